@@ -1,0 +1,25 @@
+#include "base/canonical_json.h"
+
+#include <gtest/gtest.h>
+
+namespace odin {
+namespace {
+
+TEST(CanonicalJsonTest, SortsKeysAndDropsWhitespace) {
+  auto c = CanonicalizeJson(R"({ "b": 1, "a": {"z": [1, 2], "y": "x"} })");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, R"({"a":{"y":"x","z":[1,2]},"b":1})");
+}
+
+TEST(CanonicalJsonTest, EqualValuesGiveEqualText) {
+  EXPECT_EQ(*CanonicalizeJson(R"({"x":1,"y":2})"), *CanonicalizeJson("{\"y\":2,\n\"x\":1}"));
+}
+
+TEST(CanonicalJsonTest, MalformedIsInvalidArgument) {
+  auto c = CanonicalizeJson("{\"a\":");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace odin

@@ -1,0 +1,127 @@
+#include "base/file_util.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+namespace odin {
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return PosixError(path, errno);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return PosixError(path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+  std::string tmp = path + ".odin-tmp-XXXXXX";
+  int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return PosixError(path, errno);
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t n = write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      return PosixError(path, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return PosixError(path, err);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return PosixError(path, err);
+  }
+  return Status::OK();
+}
+
+Status MakeDirs(const std::string& path, int mode) {
+  if (path.empty() || IsDirectory(path)) return Status::OK();
+  std::string parent = DirName(path);
+  if (parent != path) RETURN_IF_ERROR(MakeDirs(parent, mode));
+  if (mkdir(path.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
+    return PosixError("cannot create directory " + path, errno);
+  }
+  if (!IsDirectory(path)) return Status::FailedPrecondition(path, "exists and is not a directory");
+  return Status::OK();
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+StatusOr<std::string> RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (realpath(path.c_str(), buf) == nullptr) return PosixError(path, errno);
+  return std::string(buf);
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  std::string out(a);
+  if (out.back() != '/') out.push_back('/');
+  while (!b.empty() && b.front() == '/') b.remove_prefix(1);
+  out.append(b);
+  return out;
+}
+
+std::string DirName(std::string_view path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string ExecutableDir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  return DirName(buf);
+}
+
+StatusOr<std::string> MakeTempDir(std::string_view prefix) {
+  const char* base = getenv("TMPDIR");
+  std::string tmpl = JoinPath(base != nullptr && *base != '\0' ? base : "/tmp",
+                              std::string(prefix) + "-XXXXXX");
+  if (mkdtemp(tmpl.data()) == nullptr) return PosixError("mkdtemp " + tmpl, errno);
+  return tmpl;
+}
+
+void RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+}  // namespace odin

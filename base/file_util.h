@@ -1,0 +1,32 @@
+#pragma once
+// Small file-system helpers that return Status.
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace odin {
+
+StatusOr<std::string> ReadFileToString(const std::string& path);
+// Writes through a temporary file in the same directory, fsync, rename: readers
+// see the old contents or the new, never a mix.
+Status WriteFileAtomic(const std::string& path, std::string_view contents);
+// mkdir -p with the given mode for created directories.
+Status MakeDirs(const std::string& path, int mode = 0755);
+bool IsDirectory(const std::string& path);
+bool PathExists(const std::string& path);
+// realpath(3).
+StatusOr<std::string> RealPath(const std::string& path);
+// Joins with exactly one '/' between the parts.
+std::string JoinPath(std::string_view a, std::string_view b);
+// The directory part of path ("/a/b" -> "/a").
+std::string DirName(std::string_view path);
+// The directory holding the running executable.
+std::string ExecutableDir();
+// Creates a private (0700) temporary directory, from $TMPDIR or /tmp.
+StatusOr<std::string> MakeTempDir(std::string_view prefix);
+// Removes a directory tree; errors are ignored.
+void RemoveTree(const std::string& path);
+
+}  // namespace odin

@@ -1,0 +1,64 @@
+#include "base/secrets.h"
+
+#include <gtest/gtest.h>
+
+namespace odin {
+namespace {
+
+TEST(SecretsTest, SecretNamesFollowConvention) {
+  EXPECT_TRUE(IsSecretName("OPENAI_API_KEY"));
+  EXPECT_TRUE(IsSecretName("GITHUB_TOKEN"));
+  EXPECT_TRUE(IsSecretName("aws_secret"));
+  EXPECT_TRUE(IsSecretName("DB_PASSWORD"));
+  EXPECT_TRUE(IsSecretName("TOKEN"));
+  EXPECT_FALSE(IsSecretName("PATH"));
+  EXPECT_FALSE(IsSecretName("KEYBOARD"));
+  EXPECT_FALSE(IsSecretName("TOKENIZER_DIR"));
+}
+
+TEST(SecretsTest, ScrubRemovesSecretsAndAgentSockets) {
+  auto env = ScrubEnvironment({"PATH=/bin", "OPENAI_API_KEY=sk-1", "SSH_AUTH_SOCK=/x", "HOME=/r"});
+  EXPECT_EQ(env, (std::vector<std::string>{"PATH=/bin", "HOME=/r"}));
+}
+
+TEST(SecretsTest, RedactsEnvironmentValuesByName) {
+  Redactor r;
+  r.AddSecretsFromEnvironment({"MY_TOKEN=hunter2hunter2", "SHORT_KEY=abc", "PATH=/usr/bin"});
+  EXPECT_EQ(r.Redact("login hunter2hunter2 ok"), "login [REDACTED:MY_TOKEN] ok");
+  // Short values are not learned, and non-secret variables never are.
+  EXPECT_EQ(r.Redact("abc /usr/bin"), "abc /usr/bin");
+}
+
+TEST(SecretsTest, RedactsWellKnownKeyPatterns) {
+  Redactor r;
+  EXPECT_EQ(r.Redact("key=sk-abcdefghijklmnopqrstuvwxyz012345 end"), "key=[REDACTED] end");
+  EXPECT_EQ(r.Redact("ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"), "[REDACTED]");
+  EXPECT_EQ(r.Redact("id AKIAABCDEFGHIJKLMNOP."), "id [REDACTED].");
+  EXPECT_EQ(r.Redact("Authorization: Bearer abcdefghijklmnopqrstuvwxyz"), "Authorization: [REDACTED]");
+}
+
+TEST(SecretsTest, LeavesLookalikesAlone) {
+  Redactor r;
+  // "task-" contains "sk-" but does not start a token.
+  std::string text = "run task-abcdefghijklmnopqrstuvwxyz now; sk-short";
+  EXPECT_EQ(r.Redact(text), text);
+}
+
+TEST(SecretsTest, RedactsPemPrivateKeyBlocks) {
+  Redactor r;
+  std::string pem =
+      "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nb";
+  EXPECT_EQ(r.Redact(pem), "a\n[REDACTED]\nb");
+  std::string cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
+  EXPECT_EQ(r.Redact(cert), cert);
+}
+
+TEST(SecretsTest, WorksOnBinaryBytes) {
+  Redactor r;
+  r.AddSecret("X_KEY", "s3cr3t-value");
+  std::string data("\0\xffs3cr3t-value\0", 15);
+  EXPECT_EQ(r.Redact(data), std::string("\0\xff[REDACTED:X_KEY]\0", 19));
+}
+
+}  // namespace
+}  // namespace odin

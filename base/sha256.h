@@ -1,0 +1,34 @@
+#pragma once
+// SHA-256 over bytes (OpenSSL's libcrypto does the work).
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace odin {
+
+using Sha256Digest = std::array<uint8_t, 32>;
+
+// Incremental hashing, for data that arrives in pieces.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void Update(std::string_view data);
+  // Finishes the hash. REQUIRES: called once.
+  Sha256Digest Finish();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX*; kept opaque so OpenSSL headers stay out of here
+};
+
+Sha256Digest Sha256Of(std::string_view data);
+// Lower-case hex, 64 characters.
+std::string HexDigest(const Sha256Digest& digest);
+inline std::string Sha256Hex(std::string_view data) { return HexDigest(Sha256Of(data)); }
+
+}  // namespace odin

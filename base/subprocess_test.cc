@@ -1,0 +1,99 @@
+#include "base/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "base/secrets.h"
+
+namespace odin {
+namespace {
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+struct Ran {
+  int exit_code;
+  std::string output;
+};
+
+Ran RunSpawn(SpawnOptions o) {
+  int p[2];
+  EXPECT_EQ(pipe2(p, O_CLOEXEC), 0);
+  o.stdout_fd = p[1];
+  o.stderr_fd = p[1];
+  if (o.env.empty()) o.env = {"PATH=/usr/bin:/bin"};
+  auto pid = Spawn(o);
+  close(p[1]);
+  EXPECT_TRUE(pid.ok()) << pid.status().ToString();
+  std::string out = ReadAll(p[0]);
+  close(p[0]);
+  int status = 0;
+  if (pid.ok()) WaitPid(*pid, &status, 0);
+  return {ExitCodeFromWaitStatus(status), out};
+}
+
+TEST(SubprocessTest, ExitStatusPassesThrough) {
+  EXPECT_EQ(RunSpawn({.argv = {"sh", "-c", "exit 71"}}).exit_code, 71);
+}
+
+TEST(SubprocessTest, DeathBySignalIs128PlusN) {
+  EXPECT_EQ(RunSpawn({.argv = {"sh", "-c", "kill -ABRT $$"}}).exit_code, 134);
+  EXPECT_EQ(RunSpawn({.argv = {"sh", "-c", "kill -9 $$"}}).exit_code, 137);
+}
+
+TEST(SubprocessTest, ChildHasOwnProcessGroupAndNullStdin) {
+  Ran r = RunSpawn({.argv = {"sh", "-c", "test $(ps -o pgid= $$) = $$ && echo own; cat; echo eof"}});
+  EXPECT_EQ(r.output, "own\neof\n");
+}
+
+TEST(SubprocessTest, OnlyGivenFdsAreInherited) {
+  int leak = open("/dev/null", O_RDONLY);  // not close-on-exec on purpose
+  ASSERT_GE(leak, 3);
+  Ran r = RunSpawn({.argv = {"sh", "-c", "ls /proc/self/fd | wc -l"}});
+  close(leak);
+  // 0, 1, 2 and the fd ls uses to read the directory.
+  EXPECT_EQ(r.output, "4\n");
+}
+
+TEST(SubprocessTest, MissingProgramIsNotFound) {
+  auto pid = Spawn({.argv = {"no-such-program-odin"}, .env = {"PATH=/usr/bin:/bin"}});
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.status().code(), StatusCode::kNotFound);
+}
+
+TEST(SubprocessTest, BadCwdIsReportedNotHidden) {
+  auto pid = Spawn({.argv = {"true"}, .env = {"PATH=/usr/bin:/bin"}, .cwd = "/no/such/dir"});
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(pid.status().message().find("chdir"), std::string::npos);
+}
+
+TEST(SubprocessTest, EnvironmentIsExactlyTheGivenOne) {
+  Ran r = RunSpawn({.argv = {"/usr/bin/env"}, .env = {"A=1", "PATH=/bin"}});
+  EXPECT_EQ(r.output, "A=1\nPATH=/bin\n");
+}
+
+TEST(SubprocessTest, ResourceLimitsApply) {
+  SpawnOptions o{.argv = {"sh", "-c", "ulimit -n"}};
+  o.limits.open_files = 37;
+  EXPECT_EQ(RunSpawn(o).output, "37\n");
+}
+
+TEST(SubprocessTest, DescribesWaitStatus) {
+  EXPECT_EQ(DescribeWaitStatus(3 << 8), "exited with status 3");
+  EXPECT_EQ(DescribeWaitStatus(SIGKILL), "killed by signal 9 (Killed)");
+}
+
+}  // namespace
+}  // namespace odin

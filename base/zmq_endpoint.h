@@ -1,0 +1,69 @@
+#pragma once
+// ZmqEndpoint: one ZeroMQ socket of the worker protocol, as plain byte
+// messages, with every ZeroMQ error translated to Status here and nowhere else.
+//
+// The coordinator binds a ROUTER; each worker connects a DEALER whose routing
+// id is its worker id, so the ROUTER knows who is talking. A message is one
+// frame of payload (after the routing id on the ROUTER side).
+//
+// Thread-safety: none; one endpoint belongs to one loop.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace odin {
+
+// One extra file descriptor to wait on alongside the socket.
+struct PollFd {
+  int fd = -1;
+  bool want_read = true;
+  bool want_write = false;
+  bool readable = false;  // set by Poll
+  bool writable = false;  // set by Poll
+};
+
+class ZmqEndpoint {
+ public:
+  ~ZmqEndpoint();
+  ZmqEndpoint(const ZmqEndpoint&) = delete;
+  ZmqEndpoint& operator=(const ZmqEndpoint&) = delete;
+
+  // A ROUTER bound to endpoint (e.g. "ipc:///tmp/odin-x/w.sock").
+  static StatusOr<std::unique_ptr<ZmqEndpoint>> BindRouter(const std::string& endpoint);
+  // A DEALER connected to endpoint, with the given routing id.
+  static StatusOr<std::unique_ptr<ZmqEndpoint>> ConnectDealer(const std::string& endpoint,
+                                                              const std::string& identity);
+
+  // Sends one message. On a ROUTER, peer names the recipient; on a DEALER it is
+  // ignored. Returns ResourceExhausted iff the message would block (the peer's
+  // queue is full) and NotFound iff a ROUTER has no such peer.
+  Status Send(std::string_view peer, std::string_view payload);
+
+  // Waits up to timeout (negative: forever) until a message can be received,
+  // the socket can send (if want_send), or one of fds is ready. Fills the
+  // fds' readable/writable flags. Returns whether a message is waiting.
+  StatusOr<bool> Poll(Duration timeout, std::vector<PollFd>* fds, bool want_send = false);
+
+  // Receives one message without blocking. Returns false iff none is waiting.
+  StatusOr<bool> TryReceive(std::string* peer, std::string* payload);
+
+  // True iff the last Poll reported the socket writable.
+  bool writable() const { return writable_; }
+
+ private:
+  ZmqEndpoint(void* context, void* socket, bool router)
+      : context_(context), socket_(socket), router_(router) {}
+
+  void* context_;  // zmq context; owned
+  void* socket_;   // zmq socket; owned
+  bool router_;
+  bool writable_ = false;
+};
+
+}  // namespace odin

@@ -1,0 +1,223 @@
+// odin doctor: what this machine gives Odin. Every sandbox layer is reported
+// from a probe run through the real launcher, not from what should be true.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "base/version.h"
+#include "coordinator/cli.h"
+#include "coordinator/config.h"
+#include "coordinator/ledger.h"
+#include "coordinator/workspace.h"
+#include "sandbox/sandbox_options.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+struct Layer {
+  std::string name;
+  bool active;
+  std::string detail;
+};
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string FindTool(const std::string& name) {
+  const char* path = getenv("PATH");
+  return SearchPath(name, path ? path : "");
+}
+
+std::string ToolVersion(const std::string& path, const char* flag) {
+  if (path.empty()) return "";
+  StatusOr<CommandOutput> out = RunCommand({.argv = {path, flag}, .env = CurrentEnvironment()});
+  return out.ok() ? FirstLine(out->output) : "";
+}
+
+// What the probe saw inside the sandbox.
+struct Probe {
+  bool ran = false;
+  std::string sandbox;  // ODIN_SANDBOX
+  std::string status;   // /proc/self/status
+  std::string net_dev;  // /proc/net/dev
+  std::string mounts;   // /proc/self/mountinfo
+  int pid = 0;
+  bool root_writable = true;
+  bool state_writable = true;
+  std::string failure;
+};
+
+Probe RunProbe(const Workspace& ws, SandboxPolicy policy, const std::string& bwrap) {
+  Probe p;
+  std::string script =
+      "echo \"sandbox=$ODIN_SANDBOX\"; echo pid=$$; "
+      "test -w / && echo root=rw || echo root=ro; "
+      "if test -d '" + ws.state_dir + "'; then test -w '" + ws.state_dir +
+      "' && echo state=rw || echo state=ro; else echo state=absent; fi; "
+      "echo @status; cat /proc/self/status; echo @net; cat /proc/net/dev; "
+      "echo @mounts; cat /proc/self/mountinfo";
+  SpawnOptions o;
+  o.argv = {JoinPath(ExecutableDir(), "odin-sandbox"), "--workspace", ws.root, "--readonly",
+            ws.state_dir, "--policy", SandboxPolicyName(policy)};
+  if (!bwrap.empty()) o.argv.insert(o.argv.end(), {"--bwrap", bwrap});
+  o.argv.insert(o.argv.end(), {"--", "/bin/sh", "-c", script});
+  o.env = ScrubEnvironment(CurrentEnvironment());
+  StatusOr<CommandOutput> out = RunCommand(o);
+  if (!out.ok()) {
+    p.failure = out.status().message();
+    return p;
+  }
+  if (out->exit_code != 0) {
+    p.failure = FirstLine(out->output);
+    return p;
+  }
+  p.ran = true;
+  std::istringstream in(out->output);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.rfind("@", 0) == 0) {
+      section = line;
+      continue;
+    }
+    if (section == "@status") p.status += line + "\n";
+    else if (section == "@net") p.net_dev += line + "\n";
+    else if (section == "@mounts") p.mounts += line + "\n";
+    else if (line.rfind("odin-sandbox: WARNING", 0) == 0) continue;
+    else if (line.rfind("sandbox=", 0) == 0) p.sandbox = line.substr(8);
+    else if (line.rfind("pid=", 0) == 0) p.pid = atoi(line.c_str() + 4);
+    else if (line == "root=ro") p.root_writable = false;
+    else if (line == "state=ro") p.state_writable = false;
+  }
+  return p;
+}
+
+std::string StatusField(const std::string& status, const std::string& key) {
+  size_t pos = status.find(key + ":");
+  if (pos == std::string::npos) return "";
+  size_t start = status.find_first_not_of(" \t", pos + key.size() + 1);
+  return status.substr(start, status.find('\n', start) - start);
+}
+
+bool TmpIsPrivate(const std::string& mountinfo) {
+  std::istringstream in(mountinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "... <mount point> <options> - <fs type> ..." (fields 5 and after " - ")
+    std::istringstream f(line);
+    std::string id, parent, dev, root, point;
+    f >> id >> parent >> dev >> root >> point;
+    size_t dash = line.find(" - ");
+    if (point == "/tmp" && dash != std::string::npos && line.compare(dash + 3, 5, "tmpfs") == 0) return true;
+  }
+  return false;
+}
+
+int CountInterfacesBesidesLoopback(const std::string& net_dev) {
+  std::istringstream in(net_dev);
+  std::string line;
+  int n = 0, lineno = 0;
+  while (std::getline(in, line)) {
+    if (++lineno <= 2 || line.find(':') == std::string::npos) continue;
+    std::string name = line.substr(0, line.find(':'));
+    name.erase(0, name.find_first_not_of(' '));
+    if (name != "lo") ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+int RunDoctor(const GlobalFlags& g, bool as_json) {
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (!ws.ok()) {
+    std::cerr << "odin doctor: " << ws.status().message() << "\n";
+    return kError;
+  }
+  StatusOr<Config> config = LoadConfig(ws->config_path);
+  if (!config.ok()) {
+    std::cerr << "odin doctor: " << config.status().message() << "\n";
+    return kError;
+  }
+  SandboxPolicy policy = config->sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;
+  if (!g.sandbox.empty()) policy = *ParseSandboxPolicy(g.sandbox);
+
+  std::string bwrap = config->bwrap_path.empty() ? FindTool("bwrap") : config->bwrap_path;
+  Probe probe = RunProbe(*ws, policy, config->bwrap_path);
+  bool namespaces = probe.ran && probe.sandbox == "bwrap";
+  std::string why_not = !probe.ran ? probe.failure
+                        : namespaces ? ""
+                                     : probe.sandbox;
+
+  std::vector<Layer> layers;
+  auto add = [&](std::string name, bool active, std::string detail) {
+    layers.push_back({std::move(name), active, std::move(detail)});
+  };
+  add("bubblewrap", namespaces,
+      namespaces ? bwrap + " (" + ToolVersion(bwrap, "--version") + ")" : why_not);
+  if (probe.ran) {
+    add("pid namespace", probe.pid <= 3, "the sandboxed program is pid " + std::to_string(probe.pid));
+    int ifaces = CountInterfacesBesidesLoopback(probe.net_dev);
+    add("no network", ifaces == 0,
+        ifaces == 0 ? "no interface but loopback" : std::to_string(ifaces) + " interfaces besides loopback");
+    add("read-only root", !probe.root_writable, probe.root_writable ? "/ is writable" : "/ is read-only");
+    add("private /tmp", TmpIsPrivate(probe.mounts), "a tmpfs of its own");
+    add(".odin read-only", !probe.state_writable, ws->state_dir);
+    std::string nnp = StatusField(probe.status, "NoNewPrivs");
+    add("no_new_privs", nnp == "1", nnp == "1" ? "set (by bubblewrap)" : "not set");
+    std::string seccomp = StatusField(probe.status, "Seccomp");
+    add("seccomp filter", seccomp == "2", seccomp == "2" ? "filter mode" : "none: planned with sandbox hardening");
+  }
+  add("resource limits", false, "per-call rlimits only when a request sets them; cgroups planned");
+  add("landlock fallback", false, "planned with sandbox hardening");
+
+  std::string ledger_detail = "not created yet";
+  if (PathExists(ws->ledger_path)) {
+    StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(ws->ledger_path);
+    if (!ledger.ok()) ledger_detail = ledger.status().message();
+    else {
+      StatusOr<VerifyReport> report = (*ledger)->Verify();
+      ledger_detail = !report.ok() ? report.status().message()
+                      : report->ok ? std::to_string(report->records) + " records, hash chain intact"
+                                   : "ALTERED: " + report->problem;
+    }
+  }
+  std::string rg = FindTool("rg"), clangd = FindTool("clangd");
+  bool failed = policy == SandboxPolicy::kRequire && !namespaces;
+
+  if (as_json) {
+    json j = {{"version", ODIN_VERSION},
+              {"workspace", ws->root},
+              {"ledger", {{"path", ws->ledger_path}, {"detail", ledger_detail}}},
+              {"sandbox_policy", SandboxPolicyName(policy)},
+              {"layers", json::array()},
+              {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}}};
+    for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
+    std::cout << j.dump(2) << "\n";
+    return failed ? kError : 0;
+  }
+  printf("odin %s\nworkspace  %s\nledger     %s (%s)\nsandbox    policy %s\n", ODIN_VERSION,
+         ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(), SandboxPolicyName(policy));
+  for (const Layer& l : layers) {
+    printf("  %-18s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
+  }
+  printf("tools\n");
+  for (auto [name, path, flag] : {std::tuple{"bwrap", bwrap, "--version"}, std::tuple{"rg", rg, "--version"},
+                                  std::tuple{"clangd", clangd, "--version"}}) {
+    std::string version = ToolVersion(path, flag);
+    printf("  %-8s %s%s\n", name, path.empty() ? "not found" : path.c_str(),
+           version.empty() ? "" : (" (" + version + ")").c_str());
+  }
+  if (failed) std::cerr << "odin doctor: sandbox required but unavailable: " << why_not << "\n";
+  return failed ? kError : 0;
+}
+
+}  // namespace odin

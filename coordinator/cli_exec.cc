@@ -1,0 +1,162 @@
+// odin exec: one command, run as an ExecuteCommand tool call in a sandboxed
+// worker, recorded in the ledger, its output streamed, its exit status passed
+// through.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <iostream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/cli.h"
+#include "coordinator/runtime.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/exec_command.h"
+
+namespace odin {
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+volatile sig_atomic_t g_signal = 0;
+
+void OnSignal(int sig) {
+  g_signal = sig;
+  (void)!write(g_signal_pipe[1], "x", 1);
+}
+
+// Writes all of data to fd. Returns false iff the reader has gone away.
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+std::string Lossy(const std::string& bytes) {
+  return nlohmann::json(bytes).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+int RunExec(const GlobalFlags& g, const ExecFlags& f) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "odin exec: " << message << "\n";
+    return kExecOwnError;
+  };
+  RuntimeFlags rf;
+  rf.dir = g.dir;
+  rf.sandbox = g.sandbox;
+  rf.workers = 1;  // one call needs one worker
+  rf.session_kind = "exec";
+  rf.mode = "exec";
+  StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
+  if (!rt.ok()) return fail(rt.status().message());
+  Coordinator& coord = (*rt)->coordinator();
+
+  bool warned = false;
+  coord.on_worker_ready = [&warned](const v1::Hello& hello) {
+    if (!hello.sandbox().namespaces() && !warned) {
+      std::cerr << "odin exec: warning: running WITHOUT a sandbox (" << hello.sandbox().description()
+                << ")\n";
+      warned = true;
+    }
+  };
+
+  nlohmann::json args = {{"argv", f.argv}, {"cwd", (*rt)->workspace().cwd}};
+  ToolCall call;
+  call.tool = kExecuteCommandTool;
+  call.arguments_json = args.dump();
+  call.timeout = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(f.timeout_seconds));
+  call.stream_limit_bytes = f.json ? (*rt)->config().artifact_cap_bytes : 0;
+  call.output_head_bytes = (*rt)->config().output_head_bytes;
+  call.output_tail_bytes = (*rt)->config().output_tail_bytes;
+
+  std::optional<v1::ToolResult> result;
+  Status recorded;
+  bool reader_gone = false;
+  std::string execution_id;
+  CallHandlers handlers;
+  handlers.on_progress = [&](const v1::ToolProgress& p) {
+    if (f.json || reader_gone || !p.has_output()) return;
+    int fd = p.output().stream() == v1::OUTPUT_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO;
+    if (!WriteAll(fd, p.output().data())) {
+      // Like a shell pipeline: the command loses its reader, so it stops.
+      reader_gone = true;
+      coord.Cancel(execution_id);
+    }
+  };
+  handlers.on_done = [&](const v1::ToolResult& r, const Status& s) {
+    result = r;
+    recorded = s;
+  };
+
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return fail(strerror(errno));
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+
+  execution_id = coord.Submit(std::move(call), std::move(handlers));
+  bool cancelled = false;
+  while (!result) {
+    std::vector<PollFd> extra = {{g_signal_pipe[0]}};
+    Status s = coord.Poll(seconds(1), &extra);
+    if (!s.ok()) return fail(s.message());
+    if (g_signal != 0 && !cancelled) {
+      cancelled = true;
+      coord.Cancel(execution_id);
+    }
+  }
+  const v1::ToolResult& r = *result;
+
+  if (f.json) {
+    nlohmann::json out = {
+        {"execution_id", execution_id},
+        {"session_id", coord.session_id()},
+        {"status", ToolStatusName(r.status())},
+        {"exit_code", r.has_exit_code() ? nlohmann::json(r.exit_code()) : nlohmann::json()},
+        {"exit_reason", ExitReasonName(r.exit_reason())},
+        {"duration_ms", static_cast<double>(r.duration_us()) / 1000.0},
+        {"output_bytes", r.output_total_bytes()},
+        {"output_head", nlohmann::json::parse(Lossy(r.output_head()))},
+        {"output_tail", nlohmann::json::parse(Lossy(r.output_tail()))},
+        {"error", r.has_error() ? nlohmann::json(r.error().message()) : nlohmann::json()},
+        {"recorded", recorded.ok()},
+    };
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+  if (!recorded.ok()) std::cerr << "odin exec: " << recorded.message() << "\n";
+
+  switch (r.status()) {
+    case v1::TOOL_STATUS_OK:
+    case v1::TOOL_STATUS_ERROR:
+      if (r.has_exit_code()) {
+        if (r.exit_code() >= 126 && r.has_error() && !f.json) {
+          std::cerr << "odin exec: " << r.error().message() << "\n";
+        }
+        return r.exit_code();
+      }
+      if (!f.json) std::cerr << "odin exec: " << r.error().message() << "\n";
+      return kExecOwnError;
+    case v1::TOOL_STATUS_TIMED_OUT:
+      if (!f.json) std::cerr << "odin exec: timed out after " << f.timeout_seconds << " s; killed (" << execution_id << ")\n";
+      return 124;
+    case v1::TOOL_STATUS_CANCELLED:
+      if (reader_gone) return 128 + SIGPIPE;
+      return 128 + (g_signal != 0 ? static_cast<int>(g_signal) : SIGTERM);
+    default:
+      if (!f.json) std::cerr << "odin exec: " << r.error().message() << " (" << execution_id << ")\n";
+      return kExecOwnError;
+  }
+}
+
+}  // namespace odin

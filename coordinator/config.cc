@@ -1,0 +1,86 @@
+#include "coordinator/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+// Reads section.key into *out if present, checking its type.
+template <typename T>
+Status Read(const json& section, const std::string& path, const char* key, T* out,
+            const std::string& origin) {
+  auto it = section.find(key);
+  if (it == section.end()) return Status::OK();
+  std::string name = path + "." + key;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return Status::InvalidArgument(origin, name + " must be true or false");
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return Status::InvalidArgument(origin, name + " must be a string");
+  } else {
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      return Status::InvalidArgument(origin, name + " must be a non-negative integer");
+    }
+  }
+  *out = it->get<T>();
+  return Status::OK();
+}
+
+Status CheckKeys(const json& section, const std::string& path,
+                 std::initializer_list<const char*> allowed, const std::string& origin) {
+  if (!section.is_object()) return Status::InvalidArgument(origin, path + " must be an object");
+  for (auto it = section.begin(); it != section.end(); ++it) {
+    bool known = false;
+    for (const char* k : allowed) known = known || it.key() == k;
+    if (!known) {
+      return Status::InvalidArgument(origin, "unknown key '" + (path.empty() ? "" : path + ".") + it.key() + "'");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin) {
+  json root = json::parse(text, nullptr, false);
+  if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
+  Config c;
+  if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
+  RETURN_IF_ERROR(CheckKeys(root, "", {"sandbox", "workers", "ledger", "output"}, origin));
+  if (root.contains("sandbox")) {
+    const json& s = root["sandbox"];
+    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap"}, origin));
+    RETURN_IF_ERROR(Read(s, "sandbox", "require", &c.sandbox_require, origin));
+    RETURN_IF_ERROR(Read(s, "sandbox", "bwrap", &c.bwrap_path, origin));
+  }
+  if (root.contains("workers")) {
+    const json& w = root["workers"];
+    RETURN_IF_ERROR(CheckKeys(w, "workers", {"count", "heartbeat_ms"}, origin));
+    RETURN_IF_ERROR(Read(w, "workers", "count", &c.worker_count, origin));
+    RETURN_IF_ERROR(Read(w, "workers", "heartbeat_ms", &c.heartbeat_ms, origin));
+    if (c.heartbeat_ms < 10) return Status::InvalidArgument(origin, "workers.heartbeat_ms must be at least 10");
+  }
+  if (root.contains("ledger")) {
+    const json& l = root["ledger"];
+    RETURN_IF_ERROR(CheckKeys(l, "ledger", {"artifact_cap_bytes"}, origin));
+    RETURN_IF_ERROR(Read(l, "ledger", "artifact_cap_bytes", &c.artifact_cap_bytes, origin));
+  }
+  if (root.contains("output")) {
+    const json& o = root["output"];
+    RETURN_IF_ERROR(CheckKeys(o, "output", {"head_bytes", "tail_bytes"}, origin));
+    RETURN_IF_ERROR(Read(o, "output", "head_bytes", &c.output_head_bytes, origin));
+    RETURN_IF_ERROR(Read(o, "output", "tail_bytes", &c.output_tail_bytes, origin));
+  }
+  return c;
+}
+
+StatusOr<Config> LoadConfig(const std::string& path) {
+  if (!PathExists(path)) return Config();
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseConfig(text, path);
+}
+
+}  // namespace odin

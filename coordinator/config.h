@@ -1,0 +1,37 @@
+#pragma once
+// Config: settings from <workspace>/odinconfig.json, with defaults for
+// everything. Command-line flags override them (the CLI applies flags after
+// loading).
+//
+// {
+//   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap"},
+//   "workers": {"count": 0, "heartbeat_ms": 500},
+//   "ledger":  {"artifact_cap_bytes": 8388608},
+//   "output":  {"head_bytes": 65536, "tail_bytes": 65536}
+// }
+// Unknown keys and wrong types are errors: a typo must not silently weaken a
+// setting such as sandbox.require.
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace odin {
+
+struct Config {
+  bool sandbox_require = false;         // sandbox.require: fail instead of running unsandboxed
+  std::string bwrap_path;               // sandbox.bwrap: "" searches PATH
+  int worker_count = 0;                 // workers.count: 0 = number of cores
+  int heartbeat_ms = 500;               // workers.heartbeat_ms
+  uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this
+  uint32_t output_head_bytes = 64 * 1024;  // output.head_bytes
+  uint32_t output_tail_bytes = 64 * 1024;  // output.tail_bytes
+};
+
+// Parses config text; `origin` names it in errors.
+StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin);
+// Loads path if it exists, else returns the defaults.
+StatusOr<Config> LoadConfig(const std::string& path);
+
+}  // namespace odin

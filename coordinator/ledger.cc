@@ -1,0 +1,519 @@
+#include "coordinator/ledger.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <map>
+
+#include "base/sha256.h"
+
+namespace odin {
+
+// A column value, typed as SQLite stores it in a STRICT table.
+struct Ledger::Value {
+  enum Kind { kNull, kInt, kText, kBlob } kind = kNull;
+  int64_t i = 0;
+  std::string s;
+  static Value Null() { return {}; }
+  static Value Int(int64_t v) { return {kInt, v, {}}; }
+  static Value Text(std::string v) { return {kText, 0, std::move(v)}; }
+  static Value Blob(std::string v) { return {kBlob, 0, std::move(v)}; }
+};
+
+namespace {
+
+using Value = Ledger::Value;
+
+struct Column {
+  const char* name;
+  const char* type;
+};
+struct TableDef {
+  const char* name;
+  std::vector<Column> columns;  // besides seq (first) and hash (last)
+};
+
+// The chained tables. Adding a column changes hashes: bump kSchemaVersion.
+const std::vector<TableDef>& Tables() {
+  static const std::vector<TableDef> kTables = {
+      {"sessions",
+       {{"id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"}, {"workspace", "TEXT NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"execution_starts",
+       {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"}, {"tool", "TEXT NOT NULL"}, {"args_json", "TEXT NOT NULL"},
+        {"mode", "TEXT NOT NULL"}, {"worker_id", "TEXT NOT NULL"},
+        {"started_at_ms", "INTEGER NOT NULL"}}},
+      {"execution_ends",
+       {{"execution_id", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"}, {"exit_code", "INTEGER"},
+        {"exit_reason", "TEXT NOT NULL"}, {"finished_at_ms", "INTEGER NOT NULL"},
+        {"duration_us", "INTEGER NOT NULL"}, {"output_head", "BLOB NOT NULL"},
+        {"output_tail", "BLOB NOT NULL"}, {"output_bytes", "INTEGER NOT NULL"},
+        {"error", "TEXT NOT NULL"}}},
+      {"artifacts",
+       {{"id", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"},
+        {"content", "BLOB NOT NULL"}, {"size", "INTEGER NOT NULL"},
+        {"truncated", "INTEGER NOT NULL"}, {"sha256", "TEXT NOT NULL"}}},
+  };
+  return kTables;
+}
+
+constexpr int kSchemaVersion = 1;
+const std::string kGenesisHash(64, '0');
+
+// The bytes a record's hash covers: the previous hash, the table, then every
+// column with a type tag and a length, so no two records encode alike.
+std::string HashRecord(const std::string& prev_hash, std::string_view table, int64_t seq,
+                       const std::vector<Value>& values) {
+  Sha256 h;
+  h.Update(prev_hash);
+  h.Update("\n");
+  h.Update(table);
+  h.Update("\n");
+  h.Update("I" + std::to_string(seq) + ";");
+  for (const Value& v : values) {
+    switch (v.kind) {
+      case Value::kNull: h.Update("N;"); break;
+      case Value::kInt: h.Update("I" + std::to_string(v.i) + ";"); break;
+      case Value::kText:
+      case Value::kBlob:
+        h.Update((v.kind == Value::kText ? "T" : "B") + std::to_string(v.s.size()) + ":");
+        h.Update(v.s);
+        break;
+    }
+  }
+  return HexDigest(h.Finish());
+}
+
+Value ReadColumn(sqlite3_stmt* st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER: return Value::Int(sqlite3_column_int64(st, i));
+    case SQLITE_TEXT:
+      return Value::Text(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, i)),
+                                     static_cast<size_t>(sqlite3_column_bytes(st, i))));
+    case SQLITE_BLOB: {
+      const void* p = sqlite3_column_blob(st, i);
+      return Value::Blob(p ? std::string(static_cast<const char*>(p),
+                                         static_cast<size_t>(sqlite3_column_bytes(st, i)))
+                           : std::string());
+    }
+    default: return Value::Null();
+  }
+}
+
+std::string ColumnText(sqlite3_stmt* st, int i) {
+  const unsigned char* p = sqlite3_column_text(st, i);
+  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
+           : std::string();
+}
+
+std::string ColumnBlob(sqlite3_stmt* st, int i) {
+  const void* p = sqlite3_column_blob(st, i);
+  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
+           : std::string();
+}
+
+// Finalizes a statement when it goes out of scope.
+struct Stmt {
+  sqlite3_stmt* st = nullptr;
+  ~Stmt() { sqlite3_finalize(st); }
+};
+
+constexpr const char kExecutionColumns[] =
+    "s.seq, s.execution_id, s.session_id, s.agent_id, s.tool, s.args_json, s.mode, s.worker_id, "
+    "s.started_at_ms, e.seq, e.status, e.exit_code, e.exit_reason, e.finished_at_ms, e.duration_us, "
+    "e.output_head, e.output_tail, e.output_bytes, e.error "
+    "FROM execution_starts s LEFT JOIN execution_ends e ON e.execution_id = s.execution_id";
+
+ExecutionRow ReadExecution(sqlite3_stmt* st) {
+  ExecutionRow row;
+  row.seq = sqlite3_column_int64(st, 0);
+  row.start.execution_id = ColumnText(st, 1);
+  row.start.session_id = ColumnText(st, 2);
+  row.start.agent_id = ColumnText(st, 3);
+  row.start.tool = ColumnText(st, 4);
+  row.start.args_json = ColumnText(st, 5);
+  row.start.mode = ColumnText(st, 6);
+  row.start.worker_id = ColumnText(st, 7);
+  row.start.started_at_ms = sqlite3_column_int64(st, 8);
+  if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
+    ExecutionEnd e;
+    e.execution_id = row.start.execution_id;
+    e.status = ColumnText(st, 10);
+    if (sqlite3_column_type(st, 11) != SQLITE_NULL) e.exit_code = sqlite3_column_int(st, 11);
+    e.exit_reason = ColumnText(st, 12);
+    e.finished_at_ms = sqlite3_column_int64(st, 13);
+    e.duration_us = sqlite3_column_int64(st, 14);
+    e.output_head = ColumnBlob(st, 15);
+    e.output_tail = ColumnBlob(st, 16);
+    e.output_bytes = sqlite3_column_int64(st, 17);
+    e.error = ColumnText(st, 18);
+    row.end = std::move(e);
+  }
+  return row;
+}
+
+}  // namespace
+
+Ledger::Ledger(sqlite3* db, std::string path, Redactor redactor)
+    : db_(db), path_(std::move(path)), redactor_(std::move(redactor)) {}
+
+Ledger::~Ledger() { sqlite3_close_v2(db_); }
+
+// The one place SQLite errors become Status.
+Status Ledger::SqliteError(const std::string& context, int rc) const {
+  std::string detail = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  std::string where = "ledger " + path_ + ": " + context;
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+    case SQLITE_FORMAT:
+      return Status::Corruption(where, detail);
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOTFOUND:
+      return Status::NotFound(where, detail);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return Status::PermissionDenied(where, detail);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Unavailable(where, detail);
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+      return Status::ResourceExhausted(where, detail);
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+      return Status::InvalidArgument(where, detail);
+    default:
+      return Status::IOError(where, detail);
+  }
+}
+
+Status Ledger::Exec(const std::string& sql) {
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(sql.substr(0, sql.find_first_of(" (")), rc);
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path, Redactor redactor) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<Ledger> ledger(new Ledger(db, path, std::move(redactor)));
+  if (rc != SQLITE_OK) return ledger->SqliteError("open", rc);
+  RETURN_IF_ERROR(ledger->Init());
+  return ledger;
+}
+
+StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Status::NotFound("ledger " + path, "no ledger yet");
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<Ledger> ledger(new Ledger(db, path, Redactor()));
+  if (rc != SQLITE_OK) return ledger->SqliteError("open", rc);
+  sqlite3_busy_timeout(db, 5000);
+  // Touch the schema now, so a damaged file is reported here, by name.
+  Stmt s;
+  rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_ERROR) return Status::Corruption("ledger " + path, "not an Odin ledger");
+    return ledger->SqliteError("read schema", rc);
+  }
+  rc = sqlite3_step(s.st);
+  if (rc != SQLITE_ROW) {
+    if (rc == SQLITE_DONE) return Status::Corruption("ledger " + path, "not an Odin ledger");
+    return ledger->SqliteError("read schema", rc);
+  }
+  if (ColumnText(s.st, 0) != std::to_string(kSchemaVersion)) {
+    return Status::FailedPrecondition("ledger " + path,
+                                      "schema version " + ColumnText(s.st, 0) + " is not supported");
+  }
+  return ledger;
+}
+
+Status Ledger::Init() {
+  sqlite3_busy_timeout(db_, 5000);
+  // WAL: readers never block the writer. NORMAL: a commit survives a crash of
+  // the process (not necessarily of the machine) without an fsync per commit.
+  RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+  std::string schema = "BEGIN IMMEDIATE;";
+  schema += "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
+  schema += "INSERT OR IGNORE INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');";
+  for (const TableDef& t : Tables()) {
+    std::string name = t.name;
+    schema += "CREATE TABLE IF NOT EXISTS " + name + " (seq INTEGER PRIMARY KEY";
+    for (const Column& c : t.columns) schema += std::string(", ") + c.name + " " + c.type;
+    schema += ", hash TEXT NOT NULL) STRICT;";
+    for (const char* op : {"UPDATE", "DELETE"}) {
+      schema += "CREATE TRIGGER IF NOT EXISTS " + name + "_no_" + op + " BEFORE " + op + " ON " + name +
+                " BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;";
+    }
+  }
+  schema += "CREATE INDEX IF NOT EXISTS execution_starts_id ON execution_starts(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS execution_ends_id ON execution_ends(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS artifacts_execution ON artifacts(execution_id);";
+  schema += "COMMIT;";
+  Status s = Exec(schema);
+  if (!s.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return s;
+  }
+  Stmt v;
+  sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v.st, nullptr);
+  if (sqlite3_step(v.st) != SQLITE_ROW || ColumnText(v.st, 0) != std::to_string(kSchemaVersion)) {
+    return Status::FailedPrecondition("ledger " + path_, "unsupported schema version");
+  }
+  return LoadHead();
+}
+
+Status Ledger::LoadHead() {
+  head_seq_ = 0;
+  head_hash_ = kGenesisHash;
+  for (const TableDef& t : Tables()) {
+    Stmt s;
+    std::string sql = std::string("SELECT seq, hash FROM ") + t.name + " ORDER BY seq DESC LIMIT 1";
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+    if (rc != SQLITE_OK) return SqliteError("read chain head", rc);
+    rc = sqlite3_step(s.st);
+    if (rc == SQLITE_ROW && sqlite3_column_int64(s.st, 0) > head_seq_) {
+      head_seq_ = sqlite3_column_int64(s.st, 0);
+      head_hash_ = ColumnText(s.st, 1);
+    } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      return SqliteError("read chain head", rc);
+    }
+  }
+  Stmt dv;
+  sqlite3_prepare_v2(db_, "PRAGMA data_version", -1, &dv.st, nullptr);
+  if (sqlite3_step(dv.st) == SQLITE_ROW) data_version_ = sqlite3_column_int64(dv.st, 0);
+  return Status::OK();
+}
+
+// Inserts one record. REQUIRES: inside a write transaction with a fresh head.
+Status Ledger::Append(const char* table, std::vector<Value> values) {
+  const TableDef* def = nullptr;
+  for (const TableDef& t : Tables()) {
+    if (std::string_view(t.name) == table) def = &t;
+  }
+  if (def == nullptr || def->columns.size() != values.size()) {
+    return Status::Internal("ledger append", std::string("bad record for ") + table);
+  }
+  int64_t seq = head_seq_ + 1;
+  std::string hash = HashRecord(head_hash_, table, seq, values);
+  std::string sql = std::string("INSERT INTO ") + table + " VALUES (?";
+  for (size_t i = 0; i < values.size() + 1; ++i) sql += ", ?";
+  sql += ")";
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(std::string("insert into ") + table, rc);
+  sqlite3_bind_int64(s.st, 1, seq);
+  int i = 2;
+  for (const Value& v : values) {
+    switch (v.kind) {
+      case Value::kNull: sqlite3_bind_null(s.st, i); break;
+      case Value::kInt: sqlite3_bind_int64(s.st, i, v.i); break;
+      case Value::kText:
+        sqlite3_bind_text(s.st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+        break;
+      case Value::kBlob:
+        sqlite3_bind_blob(s.st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+        break;
+    }
+    ++i;
+  }
+  sqlite3_bind_text(s.st, i, hash.data(), static_cast<int>(hash.size()), SQLITE_STATIC);
+  rc = sqlite3_step(s.st);
+  if (rc != SQLITE_DONE) return SqliteError(std::string("insert into ") + table, rc);
+  head_seq_ = seq;
+  head_hash_ = std::move(hash);
+  return Status::OK();
+}
+
+// Another process may have appended since our last write: re-read the chain
+// head iff the database changed under us.
+Status Ledger::RefreshHead() {
+  Stmt dv;
+  sqlite3_prepare_v2(db_, "PRAGMA data_version", -1, &dv.st, nullptr);
+  if (sqlite3_step(dv.st) == SQLITE_ROW && sqlite3_column_int64(dv.st, 0) == data_version_) {
+    return Status::OK();
+  }
+  return LoadHead();
+}
+
+Status Ledger::Write(const std::function<Status()>& body) {
+  int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("begin", rc);
+  Status s = RefreshHead();
+  if (s.ok()) s = body();
+  if (s.ok()) {
+    rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return Status::OK();
+    s = SqliteError("commit", rc);
+  }
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  LoadHead();  // forget the records that were not committed
+  return s;
+}
+
+Status Ledger::AddSession(const SessionRecord& r) {
+  return Write([&] {
+    return Append("sessions", {Value::Text(r.id), Value::Text(r.kind), Value::Text(r.workspace),
+                               Value::Int(r.created_at_ms)});
+  });
+}
+
+Status Ledger::AddExecutionStart(const ExecutionStart& r) {
+  return Write([&] {
+    return Append("execution_starts",
+                  {Value::Text(r.execution_id), Value::Text(r.session_id), Value::Text(r.agent_id),
+                   Value::Text(r.tool), Value::Text(redactor_.Redact(r.args_json)), Value::Text(r.mode),
+                   Value::Text(r.worker_id), Value::Int(r.started_at_ms)});
+  });
+}
+
+Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> artifacts) {
+  return Write([&]() -> Status {
+    for (Artifact& a : artifacts) {
+      a.content = redactor_.Redact(a.content);
+      a.sha256 = Sha256Hex(a.content);
+      RETURN_IF_ERROR(Append("artifacts", {Value::Text(a.id), Value::Text(a.execution_id),
+                                           Value::Text(a.kind), Value::Blob(a.content),
+                                           Value::Int(a.size), Value::Int(a.truncated ? 1 : 0),
+                                           Value::Text(a.sha256)}));
+    }
+    return Append("execution_ends",
+                  {Value::Text(r.execution_id), Value::Text(r.status),
+                   r.exit_code ? Value::Int(*r.exit_code) : Value::Null(), Value::Text(r.exit_reason),
+                   Value::Int(r.finished_at_ms), Value::Int(r.duration_us),
+                   Value::Blob(redactor_.Redact(r.output_head)),
+                   Value::Blob(redactor_.Redact(r.output_tail)), Value::Int(r.output_bytes),
+                   Value::Text(redactor_.Redact(r.error))});
+  });
+}
+
+StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " ORDER BY s.seq DESC LIMIT ?";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list executions", rc);
+  sqlite3_bind_int(s.st, 1, limit);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list executions", rc);
+  return rows;
+}
+
+StatusOr<ExecutionRow> Ledger::FindExecution(const std::string& id) {
+  for (char c : id) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return Status::InvalidArgument("execution id '" + id + "'", "unexpected character");
+    }
+  }
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns +
+                    " WHERE s.execution_id = ?1 OR s.execution_id LIKE ?2 ORDER BY s.execution_id = ?1 DESC LIMIT 2";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find execution", rc);
+  std::string like = id + "%";
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 2, like.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("find execution", rc);
+  if (rows.empty()) return Status::NotFound("execution " + id, "no such execution in the ledger");
+  if (rows.size() > 1 && rows[0].start.execution_id != id) {
+    return Status::InvalidArgument("execution " + id, "ambiguous prefix; give more characters");
+  }
+  return rows[0];
+}
+
+StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& execution_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(
+      db_, "SELECT id, execution_id, kind, content, size, truncated, sha256 FROM artifacts "
+           "WHERE execution_id = ? ORDER BY seq", -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list artifacts", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<Artifact> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    Artifact a;
+    a.id = ColumnText(s.st, 0);
+    a.execution_id = ColumnText(s.st, 1);
+    a.kind = ColumnText(s.st, 2);
+    a.content = ColumnBlob(s.st, 3);
+    a.size = sqlite3_column_int64(s.st, 4);
+    a.truncated = sqlite3_column_int(s.st, 5) != 0;
+    a.sha256 = ColumnText(s.st, 6);
+    out.push_back(std::move(a));
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list artifacts", rc);
+  return out;
+}
+
+StatusOr<VerifyReport> Ledger::Verify() {
+  // Walk every chained table in seq order at once (a k-way merge), recomputing
+  // each record's hash from the one before.
+  struct Cursor {
+    const TableDef* def;
+    Stmt stmt;
+    bool has_row = false;
+  };
+  std::vector<std::unique_ptr<Cursor>> cursors;
+  for (const TableDef& t : Tables()) {
+    auto c = std::make_unique<Cursor>();
+    c->def = &t;
+    std::string sql = "SELECT seq";
+    for (const Column& col : t.columns) sql += std::string(", ") + col.name;
+    sql += std::string(", hash FROM ") + t.name + " ORDER BY seq";
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &c->stmt.st, nullptr);
+    if (rc != SQLITE_OK) return SqliteError("verify", rc);
+    rc = sqlite3_step(c->stmt.st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("verify", rc);
+    c->has_row = rc == SQLITE_ROW;
+    cursors.push_back(std::move(c));
+  }
+  VerifyReport report;
+  std::string prev = kGenesisHash;
+  int64_t expected_seq = 1;
+  for (;;) {
+    Cursor* next = nullptr;
+    for (auto& c : cursors) {
+      if (c->has_row && (next == nullptr || sqlite3_column_int64(c->stmt.st, 0) <
+                                                sqlite3_column_int64(next->stmt.st, 0))) {
+        next = c.get();
+      }
+    }
+    if (next == nullptr) break;
+    sqlite3_stmt* st = next->stmt.st;
+    int64_t seq = sqlite3_column_int64(st, 0);
+    std::string where = "record " + std::to_string(seq) + " (" + next->def->name + ")";
+    if (seq != expected_seq) {
+      report.ok = false;
+      report.problem = seq > expected_seq
+                           ? "record " + std::to_string(expected_seq) + " is missing (deleted?); next is " + where
+                           : where + " is duplicated";
+      return report;
+    }
+    std::vector<Value> values;
+    int ncols = static_cast<int>(next->def->columns.size());
+    for (int i = 1; i <= ncols; ++i) values.push_back(ReadColumn(st, i));
+    std::string stored = ColumnText(st, ncols + 1);
+    std::string computed = HashRecord(prev, next->def->name, seq, values);
+    if (stored != computed) {
+      report.ok = false;
+      std::string id = values.empty() || values[0].kind != Value::kText ? "" : " " + values[0].s;
+      report.problem = where + id + ": contents do not match its hash (edited behind the ledger's back)";
+      return report;
+    }
+    prev = stored;
+    ++report.records;
+    ++expected_seq;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("verify", rc);
+    next->has_row = rc == SQLITE_ROW;
+  }
+  return report;
+}
+
+}  // namespace odin

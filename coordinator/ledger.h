@@ -1,0 +1,135 @@
+#pragma once
+// Ledger: the execution ledger, an append-only SQLite database (WAL mode) at
+// <workspace>/.odin/odin.db.
+//
+// Every record (a session, the start of a call, the end of a call, an
+// artifact) is one row, numbered by a ledger-wide sequence and carrying a
+// SHA-256 chained to the previous record's hash, so Verify() detects any row
+// edited, inserted or deleted behind the ledger's back. Rows are never updated
+// or deleted (triggers refuse it). A call's start and its end are separate
+// records: a crash mid-call leaves a start with no end, shown as "started".
+// Secrets are redacted by the Redactor before anything is written.
+//
+// Several processes may append to one ledger; SQLite's write lock orders them
+// and each append re-reads the chain head if another process wrote meanwhile.
+//
+// Thread-safety: none; one Ledger belongs to one loop.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/secrets.h"
+#include "base/status.h"
+
+struct sqlite3;
+
+namespace odin {
+
+struct SessionRecord {
+  std::string id;
+  std::string kind;       // "exec", "tool", "agent"
+  std::string workspace;  // absolute path
+  int64_t created_at_ms = 0;
+};
+
+struct ExecutionStart {
+  std::string execution_id;
+  std::string session_id;
+  std::string agent_id;   // "main" for the top-level agent
+  std::string tool;
+  std::string args_json;  // canonical
+  std::string mode;       // "ask", "plan", "edit" (or "exec" for odin exec)
+  std::string worker_id;
+  int64_t started_at_ms = 0;
+};
+
+struct ExecutionEnd {
+  std::string execution_id;
+  std::string status;       // ok, error, rejected, timed_out, crashed, cancelled
+  std::optional<int> exit_code;
+  std::string exit_reason;  // normal, timeout, killed, crashed, sandbox_setup_failed, ...
+  int64_t finished_at_ms = 0;
+  int64_t duration_us = 0;
+  std::string output_head;  // bytes
+  std::string output_tail;  // bytes
+  int64_t output_bytes = 0;
+  std::string error;        // "" when none
+};
+
+struct Artifact {
+  std::string id;
+  std::string execution_id;
+  std::string kind;          // "output": the command's combined output
+  std::string content;       // bytes, possibly cut at the configured cap
+  int64_t size = 0;          // size of the whole original, in bytes
+  bool truncated = false;    // content holds only the first bytes of the original
+  std::string sha256;        // of content as stored (filled by the ledger)
+};
+
+// A call as the ledger knows it: its start, and its end if recorded.
+struct ExecutionRow {
+  int64_t seq = 0;
+  ExecutionStart start;
+  std::optional<ExecutionEnd> end;
+};
+
+struct VerifyReport {
+  int64_t records = 0;     // records checked
+  bool ok = true;
+  std::string problem;     // first bad record, when !ok
+};
+
+class Ledger {
+ public:
+  // Opens (creating if needed) the ledger at path for appending. Returns
+  // Corruption naming the file if it is not a readable ledger.
+  static StatusOr<std::unique_ptr<Ledger>> Open(const std::string& path, Redactor redactor);
+  // Opens an existing ledger for reading. NotFound if there is none.
+  static StatusOr<std::unique_ptr<Ledger>> OpenReadOnly(const std::string& path);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  Status AddSession(const SessionRecord& session);
+  Status AddExecutionStart(const ExecutionStart& start);
+  // Records the end of a call and its artifacts, in one transaction.
+  Status AddExecutionEnd(const ExecutionEnd& end, std::vector<Artifact> artifacts);
+
+  // Newest first.
+  StatusOr<std::vector<ExecutionRow>> ListExecutions(int limit);
+  // By full id or unique prefix. NotFound / InvalidArgument (ambiguous).
+  StatusOr<ExecutionRow> FindExecution(const std::string& id_or_prefix);
+  StatusOr<std::vector<Artifact>> ListArtifacts(const std::string& execution_id);
+
+  // Recomputes the whole hash chain. The report names the first bad record.
+  StatusOr<VerifyReport> Verify();
+
+  const std::string& path() const { return path_; }
+
+  // A column value (defined in ledger.cc).
+  struct Value;
+
+ private:
+  Ledger(sqlite3* db, std::string path, Redactor redactor);
+  Status Init();
+  Status Exec(const std::string& sql);
+  Status Append(const char* table, std::vector<Value> values);
+  Status LoadHead();
+  Status RefreshHead();
+  // Runs body in one write transaction; on failure nothing of it is kept.
+  Status Write(const std::function<Status()>& body);
+  Status SqliteError(const std::string& context, int rc) const;
+
+  sqlite3* db_;
+  std::string path_;
+  Redactor redactor_;
+  int64_t head_seq_ = 0;
+  std::string head_hash_;
+  int64_t data_version_ = -1;
+};
+
+}  // namespace odin

@@ -1,0 +1,113 @@
+// odin: the command-line front end. Parses arguments with CLI11 and hands over
+// to the subcommand functions of cli.h.
+
+#include <signal.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "base/logging.h"
+#include "base/version.h"
+#include "coordinator/cli.h"
+
+namespace {
+
+// Reports a usage error as one line. The exit code depends on the subcommand:
+// `odin exec` reserves its codes for the command's own status.
+int UsageError(const std::string& what, bool exec) {
+  std::cerr << (exec ? "odin exec: " : "odin: ") << what << " (see odin --help)\n";
+  return exec ? odin::kExecOwnError : odin::kUsageError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  odin::InitLogging("odin");
+  signal(SIGPIPE, SIG_IGN);  // a closed stdout is an error to handle, not a death
+
+  // `odin exec ... -- CMD ARGS`: everything after the first "--" is the
+  // command, untouched by option parsing.
+  std::vector<std::string> args;
+  std::vector<std::string> command;
+  bool saw_separator = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!saw_separator && std::strcmp(argv[i], "--") == 0) {
+      saw_separator = true;
+      continue;
+    }
+    (saw_separator ? command : args).push_back(argv[i]);
+  }
+
+  odin::GlobalFlags global;
+  odin::ExecFlags exec;
+  bool log_json = false, show_json = false, show_output = false, verify_json = false,
+       doctor_json = false;
+  int log_limit = 20;
+  std::string show_id;
+
+  CLI::App app{"Odin: a coding agent runtime that trusts tools, not the model's word.", "odin"};
+  app.set_version_flag("--version", ODIN_VERSION);
+  app.require_subcommand(1);
+  app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
+  app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
+      ->check(CLI::IsMember({"auto", "require", "off"}));
+
+  CLI::App* exec_cmd = app.add_subcommand(
+      "exec", "Run a command in a sandboxed worker and record it: odin exec [OPTIONS] -- CMD [ARGS...]");
+  exec_cmd->fallthrough();
+  exec_cmd->add_option("--timeout", exec.timeout_seconds, "Kill the command after SECONDS (exit 124)")
+      ->check(CLI::NonNegativeNumber)->type_name("SECONDS");
+  exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
+
+  CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");
+  log_cmd->fallthrough();
+  log_cmd->add_flag("--json", log_json, "Print JSON");
+  log_cmd->add_option("--limit", log_limit, "Show at most N executions")->check(CLI::PositiveNumber);
+
+  CLI::App* show_cmd = app.add_subcommand("show", "Show one execution with its artifacts");
+  show_cmd->fallthrough();
+  show_cmd->add_option("EXECUTION_ID", show_id, "Execution id or a unique prefix")->required();
+  show_cmd->add_flag("--json", show_json, "Print JSON");
+  show_cmd->add_flag("--output", show_output, "Print only the recorded output, raw");
+
+  CLI::App* ledger_cmd = app.add_subcommand("ledger", "Ledger maintenance");
+  ledger_cmd->require_subcommand(1);
+  CLI::App* verify_cmd = ledger_cmd->add_subcommand("verify", "Check the ledger's hash chain");
+  verify_cmd->fallthrough();
+  ledger_cmd->fallthrough();
+  verify_cmd->add_flag("--json", verify_json, "Print JSON");
+
+  CLI::App* doctor_cmd = app.add_subcommand("doctor", "Report sandbox layers, tools and the ledger");
+  doctor_cmd->fallthrough();
+  doctor_cmd->add_flag("--json", doctor_json, "Print JSON");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what(), exec_cmd->parsed());
+  }
+
+  if (exec_cmd->parsed()) {
+    if (!saw_separator) return UsageError("missing '--' before the command: odin exec [OPTIONS] -- CMD [ARGS...]", true);
+    if (command.empty()) return UsageError("missing command after '--'", true);
+    exec.argv = command;
+    return odin::RunExec(global, exec);
+  }
+  if (saw_separator) return UsageError("unexpected '--'", false);
+  if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
+  if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
+  if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
+  if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
+  return UsageError("no command given", false);
+}

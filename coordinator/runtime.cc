@@ -1,0 +1,96 @@
+#include "coordinator/runtime.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "sandbox/sandbox_options.h"
+
+namespace odin {
+
+int CpuCount() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+Runtime::~Runtime() {
+  if (coordinator_) coordinator_->Shutdown(milliseconds(200));
+  coordinator_.reset();
+  if (worker_log_fd_ >= 0) close(worker_log_fd_);
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
+  std::unique_ptr<Runtime> rt(new Runtime());
+  ASSIGN_OR_RETURN(rt->workspace_, FindWorkspace(flags.dir));
+  const Workspace& ws = rt->workspace_;
+  ASSIGN_OR_RETURN(rt->config_, LoadConfig(ws.config_path));
+  const Config& config = rt->config_;
+
+  SandboxPolicy policy = config.sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;
+  if (!flags.sandbox.empty()) {
+    ASSIGN_OR_RETURN(policy, ParseSandboxPolicy(flags.sandbox));
+  }
+  RETURN_IF_ERROR(PrepareStateDir(ws));
+
+  std::string log_path = JoinPath(ws.state_dir, "worker.log");
+  struct stat st;
+  bool too_big = stat(log_path.c_str(), &st) == 0 && st.st_size > (1 << 20);
+  rt->worker_log_fd_ = open(log_path.c_str(),
+                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (too_big ? O_TRUNC : 0), 0644);
+  if (rt->worker_log_fd_ < 0) return PosixError("cannot open " + log_path, errno);
+
+  ASSIGN_OR_RETURN(rt->transport_, ZmqWorkerTransport::Create());
+
+  // Workers get the environment without secrets; the ledger learns the
+  // secrets' values so it can redact them wherever they show up.
+  std::vector<std::string> env = CurrentEnvironment();
+  Redactor redactor;
+  redactor.AddSecretsFromEnvironment(env);
+  std::vector<std::string> worker_env = ScrubEnvironment(env);
+
+  CoordinatorOptions co;
+  co.session_kind = flags.session_kind;
+  co.workspace = ws.root;
+  co.mode = flags.mode;
+  co.artifact_cap_bytes = config.artifact_cap_bytes;
+  co.pool.size = flags.workers > 0 ? flags.workers
+                                   : (config.worker_count > 0 ? config.worker_count : CpuCount());
+  co.pool.heartbeat_interval = milliseconds(config.heartbeat_ms);
+  std::string bin = ExecutableDir();
+  std::string endpoint = rt->transport_->endpoint();
+  std::string socket_dir = rt->transport_->socket_dir();
+  int log_fd = rt->worker_log_fd_;
+  std::string bwrap = config.bwrap_path;
+  int heartbeat_ms = config.heartbeat_ms;
+  co.pool.spawn_spec = [=](const std::string& worker_id) {
+    SpawnOptions o;
+    o.argv = {JoinPath(bin, "odin-sandbox"), "--workspace", ws.root, "--readonly", ws.state_dir,
+              "--writable", socket_dir, "--policy", SandboxPolicyName(policy)};
+    if (!bwrap.empty()) {
+      o.argv.push_back("--bwrap");
+      o.argv.push_back(bwrap);
+    }
+    o.argv.push_back("--");
+    o.argv.insert(o.argv.end(), {JoinPath(bin, "odin-worker"), "--connect", endpoint, "--id", worker_id,
+                                 "--workspace", ws.root, "--heartbeat-ms", std::to_string(heartbeat_ms)});
+    o.env = worker_env;
+    o.stderr_fd = log_fd;
+    o.parent_death_signal = SIGKILL;
+    return o;
+  };
+
+  // Open the ledger only now: a bad ledger must not leave workers behind, and
+  // nothing is recorded before the workers exist.
+  ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
+  rt->coordinator_ = std::make_unique<Coordinator>(std::move(co), rt->ledger_.get(), RealClock::Get(),
+                                                   &rt->launcher_, rt->transport_.get());
+  RETURN_IF_ERROR(rt->coordinator_->Start());
+  return rt;
+}
+
+}  // namespace odin

@@ -1,0 +1,58 @@
+#pragma once
+// Runtime: what a coordinator process sets up before it can run a tool call,
+// in order: workspace, config, state directory, ledger, worker transport,
+// launcher and the coordinator with its worker pool. Used by `odin exec` now
+// and by every later front end (odin -p, odin serve).
+//
+// Destruction runs in reverse: the pool shuts its workers down before the
+// transport and the ledger go away.
+
+#include <memory>
+#include <string>
+
+#include "base/process_launcher.h"
+#include "base/status.h"
+#include "coordinator/config.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/ledger.h"
+#include "coordinator/worker_transport.h"
+#include "coordinator/workspace.h"
+
+namespace odin {
+
+struct RuntimeFlags {
+  std::string dir;             // -C; empty: the current directory
+  std::string sandbox;         // --sandbox auto|require|off; empty: from config
+  int workers = 0;             // 0: config, else the number of cores
+  std::string session_kind = "exec";
+  std::string mode = "exec";
+};
+
+class Runtime {
+ public:
+  // Sets everything up and starts the workers. Errors name what failed, e.g.
+  // "cannot create the state directory: ...".
+  static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags);
+  ~Runtime();
+
+  const Workspace& workspace() const { return workspace_; }
+  const Config& config() const { return config_; }
+  Coordinator& coordinator() { return *coordinator_; }
+  Ledger& ledger() { return *ledger_; }
+
+ private:
+  Runtime() = default;
+
+  Workspace workspace_;
+  Config config_;
+  std::unique_ptr<Ledger> ledger_;
+  RealProcessLauncher launcher_;
+  std::unique_ptr<ZmqWorkerTransport> transport_;
+  int worker_log_fd_ = -1;
+  std::unique_ptr<Coordinator> coordinator_;  // last: destroyed first
+};
+
+// Returns the number of online CPUs (at least 1).
+int CpuCount();
+
+}  // namespace odin

@@ -1,0 +1,385 @@
+#include "coordinator/worker_pool.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "base/ids.h"
+#include "odin/v1/worker.pb.h"
+#include "sandbox/sandbox_exit_codes.h"
+
+namespace odin {
+
+WorkerPool::WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher,
+                       WorkerTransport* transport, Listener* listener)
+    : o_(std::move(options)), clock_(clock), launcher_(launcher), transport_(transport),
+      listener_(listener), id_prefix_(NewId("w")) {}
+
+WorkerPool::~WorkerPool() {
+  if (!shutting_down_) Shutdown(Duration::zero());
+}
+
+Status WorkerPool::Start() {
+  next_heartbeat_ = clock_->Now() + o_.heartbeat_interval;
+  for (int i = 0; i < o_.size; ++i) RETURN_IF_ERROR(SpawnWorker());
+  return Status::OK();
+}
+
+Status WorkerPool::SpawnWorker() {
+  Worker w;
+  w.id = id_prefix_ + "-" + std::to_string(++next_worker_number_);
+  StatusOr<pid_t> pid = launcher_->Launch(o_.spawn_spec(w.id));
+  if (!pid.ok()) {
+    Status why = pid.status().WithContext("cannot start a tool worker");
+    GiveUp(why);
+    return why;
+  }
+  w.pid = *pid;
+  w.expiry = clock_->Now() + o_.start_timeout;
+  spdlog::debug("spawned worker {} (pid {})", w.id, w.pid);
+  workers_.emplace(w.pid, std::move(w));
+  return Status::OK();
+}
+
+void WorkerPool::Submit(ToolCall call) {
+  if (!health_.ok()) {
+    Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(health_.code()), health_.message(), std::nullopt,
+         v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
+    return;
+  }
+  queue_.push_back(std::move(call));
+  Dispatch();
+}
+
+void WorkerPool::Cancel(const std::string& execution_id, int reason) {
+  auto queued = std::find_if(queue_.begin(), queue_.end(),
+                             [&](const ToolCall& c) { return c.execution_id == execution_id; });
+  if (queued != queue_.end()) {
+    ToolCall call = std::move(*queued);
+    queue_.erase(queued);
+    Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "cancelled before it started");
+    return;
+  }
+  for (auto& [pid, w] : workers_) {
+    if (w.job && w.job->call.execution_id == execution_id && w.job->phase == JobPhase::kRunning) {
+      SendCancel(&w, reason);
+    }
+  }
+}
+
+void WorkerPool::SendCancel(Worker* w, int reason) {
+  v1::Envelope env;
+  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  env.mutable_cancel()->set_execution_id(w->job->call.execution_id);
+  env.mutable_cancel()->set_reason(static_cast<v1::CancelReason>(reason));
+  env.mutable_cancel()->set_kill_grace_ms(static_cast<uint32_t>(ToMillis(o_.command_kill_grace)));
+  Status s = transport_->Send(w->id, env);
+  if (!s.ok()) spdlog::warn("cancel to {}: {}", w->id, s.message());
+  w->job->phase = JobPhase::kCancelSent;
+  w->job->phase_at = clock_->Now();
+  w->job->cancel_reason = reason;
+}
+
+size_t WorkerPool::pending() const {
+  size_t n = queue_.size();
+  for (const auto& [pid, w] : workers_) n += w.job.has_value();
+  return n;
+}
+
+WorkerPool::Worker* WorkerPool::FindById(const std::string& id) {
+  for (auto& [pid, w] : workers_) {
+    if (w.id == id) return &w;
+  }
+  return nullptr;
+}
+
+void WorkerPool::Fail(const ToolCall& call, int tool_status, int code, const std::string& message,
+                      std::optional<int> exit_code, int exit_reason) {
+  v1::ToolResult r;
+  r.set_execution_id(call.execution_id);
+  r.set_status(static_cast<v1::ToolStatus>(tool_status));
+  if (exit_code) {
+    r.set_has_exit_code(true);
+    r.set_exit_code(*exit_code);
+  }
+  r.set_exit_reason(static_cast<v1::ExitReason>(exit_reason));
+  r.mutable_error()->set_code(static_cast<v1::Code>(code));
+  r.mutable_error()->set_message(message);
+  listener_->OnResult(r);
+}
+
+void WorkerPool::Finish(Worker* w, const v1::ToolResult& result) {
+  w->job.reset();
+  w->state = WorkerState::kIdle;
+  listener_->OnResult(result);
+}
+
+void WorkerPool::KillWorker(Worker* w, const std::string& reason) {
+  if (w->state == WorkerState::kStopping) return;
+  spdlog::warn("killing worker {}: {}", w->id, reason);
+  w->stop_reason = reason;
+  w->state = WorkerState::kStopping;
+  launcher_->SignalGroup(w->pid, SIGKILL);
+}
+
+void WorkerPool::GiveUp(Status why) {
+  if (!health_.ok()) return;
+  health_ = why;
+  spdlog::error("{}", why.message());
+  while (!queue_.empty()) {
+    ToolCall call = std::move(queue_.front());
+    queue_.pop_front();
+    Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(why.code()), why.message(), std::nullopt,
+         v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
+  }
+}
+
+void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope& env) {
+  Worker* w = FindById(worker_id);
+  if (w == nullptr || w->state == WorkerState::kStopping) return;  // stale or unknown peer
+  if (env.protocol_version() != v1::PROTOCOL_VERSION_CURRENT) {
+    return KillWorker(w, "protocol violation: bad or unparseable envelope");
+  }
+  w->expiry = clock_->Now() + o_.heartbeat_interval * o_.liveness;
+  switch (env.body_case()) {
+    case v1::Envelope::kHello:
+      if (w->state != WorkerState::kStarting || env.hello().worker_id() != w->id) {
+        return KillWorker(w, "protocol violation: unexpected Hello");
+      }
+      w->state = WorkerState::kIdle;
+      w->sandbox = env.hello().sandbox().description();
+      start_failures_ = 0;
+      listener_->OnWorkerReady(env.hello());
+      break;
+    case v1::Envelope::kHeartbeat:
+      break;
+    case v1::Envelope::kToolProgress:
+      if (!w->job || env.tool_progress().execution_id() != w->job->call.execution_id) {
+        return KillWorker(w, "protocol violation: progress for a request it does not hold");
+      }
+      listener_->OnProgress(env.tool_progress());
+      break;
+    case v1::Envelope::kToolResult:
+      if (!w->job || env.tool_result().execution_id() != w->job->call.execution_id) {
+        return KillWorker(w, "protocol violation: result for a request it does not hold");
+      }
+      Finish(w, env.tool_result());
+      break;
+    default:
+      KillWorker(w, "protocol violation: unexpected message");
+  }
+}
+
+void WorkerPool::HandleExit(pid_t pid, int wait_status) {
+  auto it = workers_.find(pid);
+  if (it == workers_.end()) return;
+  Worker w = std::move(it->second);
+  workers_.erase(it);
+  std::string how = DescribeWaitStatus(wait_status);
+  spdlog::debug("worker {} {}", w.id, how);
+
+  if (w.job) {
+    const Job& job = *w.job;
+    if (shutting_down_) {
+      Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED,
+           "the coordinator shut down while the call ran", std::nullopt, v1::EXIT_REASON_KILLED);
+    } else if (job.phase != JobPhase::kRunning && job.cancel_reason == v1::CANCEL_REASON_TIMEOUT) {
+      Fail(job.call, v1::TOOL_STATUS_TIMED_OUT, v1::CODE_DEADLINE_EXCEEDED,
+           "timed out; the worker did not stop the command and was killed", 124,
+           v1::EXIT_REASON_TIMEOUT);
+    } else if (job.phase != JobPhase::kRunning) {
+      Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED,
+           "cancelled; the worker did not stop the command and was killed", std::nullopt,
+           v1::EXIT_REASON_KILLED);
+    } else {
+      std::string why = w.stop_reason.empty() ? how : w.stop_reason;
+      Fail(job.call, v1::TOOL_STATUS_CRASHED, v1::CODE_UNAVAILABLE,
+           "worker " + w.id + " died while running the call (" + why + ")", std::nullopt,
+           v1::EXIT_REASON_CRASHED);
+    }
+  }
+  if (shutting_down_ || !health_.ok()) return;
+
+  if (w.state == WorkerState::kStarting) {
+    if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
+      return GiveUp(Status::FailedPrecondition(
+          "sandbox required but bubblewrap is unusable", "run `odin doctor` for details"));
+    }
+    if (++start_failures_ >= o_.max_start_failures) {
+      return GiveUp(Status::Unavailable("tool workers keep failing to start",
+                                        "the last one " + how + "; see .odin/worker.log"));
+    }
+  }
+  Status s = SpawnWorker();
+  if (!s.ok()) spdlog::error("{}", s.message());
+}
+
+void WorkerPool::CheckTimers() {
+  SteadyTime now = clock_->Now();
+  for (auto& [pid, w] : workers_) {
+    if (w.state != WorkerState::kStopping && now >= w.expiry) {
+      KillWorker(&w, w.state == WorkerState::kStarting
+                         ? "no Hello within the start timeout"
+                         : "stopped heartbeating for " + std::to_string(o_.liveness) + " intervals");
+      continue;
+    }
+    if (!w.job || w.state == WorkerState::kStopping) continue;
+    Job& job = *w.job;
+    switch (job.phase) {
+      case JobPhase::kRunning:
+        if (job.deadline && now >= *job.deadline) SendCancel(&w, v1::CANCEL_REASON_TIMEOUT);
+        break;
+      case JobPhase::kCancelSent:
+        if (now >= job.phase_at + o_.cancel_grace) {
+          launcher_->SignalGroup(w.pid, SIGTERM);
+          job.phase = JobPhase::kTermSent;
+          job.phase_at = now;
+        }
+        break;
+      case JobPhase::kTermSent:
+        if (now >= job.phase_at + o_.term_grace) {
+          launcher_->SignalGroup(w.pid, SIGKILL);
+          job.phase = JobPhase::kKillSent;
+          job.phase_at = now;
+        }
+        break;
+      case JobPhase::kKillSent:
+        break;
+    }
+  }
+  if (now >= next_heartbeat_) {
+    v1::Envelope hb;
+    hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    hb.mutable_heartbeat();
+    for (auto& [pid, w] : workers_) {
+      if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) transport_->Send(w.id, hb);
+    }
+    next_heartbeat_ = now + o_.heartbeat_interval;
+  }
+}
+
+void WorkerPool::Dispatch() {
+  for (auto& [pid, w] : workers_) {
+    if (queue_.empty()) return;
+    if (w.state != WorkerState::kIdle) continue;
+    ToolCall call = std::move(queue_.front());
+    queue_.pop_front();
+    Status ok = listener_->OnDispatch(call, w.id);
+    if (!ok.ok()) {
+      Fail(call, v1::TOOL_STATUS_ERROR, static_cast<int>(ok.code()), ok.message());
+      continue;
+    }
+    v1::Envelope env;
+    env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    v1::ToolRequest* req = env.mutable_tool_request();
+    req->set_execution_id(call.execution_id);
+    req->set_tool(call.tool);
+    req->set_arguments_json(call.arguments_json);
+    req->set_timeout_ms(static_cast<uint64_t>(ToMillis(call.timeout)));
+    if (call.timeout > Duration::zero()) {
+      req->set_deadline_unix_ms(clock_->WallMillis() + ToMillis(call.timeout));
+    }
+    req->set_stream_limit_bytes(call.stream_limit_bytes);
+    req->set_output_head_bytes(call.output_head_bytes);
+    req->set_output_tail_bytes(call.output_tail_bytes);
+    v1::ResourceLimits* l = req->mutable_limits();
+    l->set_cpu_seconds(call.limits.cpu_seconds);
+    l->set_address_space_bytes(call.limits.address_space_bytes);
+    l->set_file_size_bytes(call.limits.file_size_bytes);
+    l->set_open_files(call.limits.open_files);
+    l->set_processes(call.limits.processes);
+    Status sent = transport_->Send(w.id, env);
+    Job job;
+    job.call = std::move(call);
+    if (job.call.timeout > Duration::zero()) job.deadline = clock_->Now() + job.call.timeout;
+    w.job = std::move(job);
+    w.state = WorkerState::kBusy;
+    // A worker we cannot reach is as good as dead; its call ends as crashed
+    // when it is reaped.
+    if (!sent.ok()) KillWorker(&w, "cannot send to it: " + sent.message());
+  }
+}
+
+SteadyTime WorkerPool::NextTimer() const {
+  SteadyTime t = next_heartbeat_;
+  for (const auto& [pid, w] : workers_) {
+    if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
+    if (!w.job) continue;
+    const Job& job = *w.job;
+    switch (job.phase) {
+      case JobPhase::kRunning:
+        if (job.deadline) t = std::min(t, *job.deadline);
+        break;
+      case JobPhase::kCancelSent: t = std::min(t, job.phase_at + o_.cancel_grace); break;
+      case JobPhase::kTermSent: t = std::min(t, job.phase_at + o_.term_grace); break;
+      case JobPhase::kKillSent: break;
+    }
+  }
+  return t;
+}
+
+Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
+  SteadyTime now = clock_->Now();
+  Duration timeout = std::min(max_wait, std::max(Duration::zero(), NextTimer() - now));
+  std::vector<PollFd> fds;
+  if (extra_fds != nullptr) fds = *extra_fds;
+  for (int fd : launcher_->WatchFds()) fds.push_back({fd});
+  RETURN_IF_ERROR(transport_->Wait(timeout, &fds));
+  if (extra_fds != nullptr) {
+    for (size_t i = 0; i < extra_fds->size(); ++i) (*extra_fds)[i] = fds[i];
+  }
+
+  std::string worker_id;
+  v1::Envelope env;
+  for (;;) {
+    StatusOr<bool> got = transport_->Receive(&worker_id, &env);
+    if (!got.ok()) return got.status();
+    if (!*got) break;
+    HandleMessage(worker_id, env);
+  }
+  for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
+  CheckTimers();
+  Dispatch();
+  return Status::OK();
+}
+
+void WorkerPool::Shutdown(Duration wait) {
+  shutting_down_ = true;
+  v1::Envelope env;
+  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  env.mutable_shutdown();
+  for (auto& [pid, w] : workers_) {
+    if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) transport_->Send(w.id, env);
+  }
+  SteadyTime until = clock_->Now() + wait;
+  while (!workers_.empty() && clock_->Now() < until) {
+    std::vector<PollFd> fds;
+    for (int fd : launcher_->WatchFds()) fds.push_back({fd});
+    if (fds.empty()) break;  // no way to wait for exits; stop waiting
+    transport_->Wait(until - clock_->Now(), &fds);
+    for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
+  }
+  for (auto& [pid, w] : workers_) launcher_->SignalGroup(pid, SIGKILL);
+  // Calls still held end now; the launcher reaps the processes.
+  std::vector<pid_t> left;
+  for (auto& [pid, w] : workers_) left.push_back(pid);
+  for (pid_t pid : left) HandleExit(pid, SIGKILL);
+  while (!queue_.empty()) {
+    ToolCall call = std::move(queue_.front());
+    queue_.pop_front();
+    Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator is shutting down");
+  }
+}
+
+std::vector<WorkerPool::WorkerInfo> WorkerPool::workers() const {
+  std::vector<WorkerInfo> out;
+  for (const auto& [pid, w] : workers_) {
+    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : ""});
+  }
+  return out;
+}
+
+}  // namespace odin

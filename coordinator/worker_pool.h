@@ -1,0 +1,165 @@
+#pragma once
+// WorkerPool: the coordinator's tool workers, run like a Majordomo broker.
+//
+// It spawns `size` workers through a ProcessLauncher (which runs odin-sandbox),
+// waits for each one's Hello, dispatches queued tool calls to idle workers one
+// at a time, and relays their progress and results to a Listener. It keeps
+// every promise a caller relies on:
+//   - every submitted call ends in exactly one OnResult, whatever happens;
+//   - a worker silent for `liveness` heartbeat intervals is killed and replaced,
+//     and a call it held ends as TOOL_STATUS_CRASHED;
+//   - a worker that dies is replaced, and its call ends as CRASHED;
+//   - a call past its deadline is cancelled: Cancel to the worker, then SIGTERM
+//     of the worker's process group after cancel_grace, then SIGKILL after
+//     term_grace; it ends as TOOL_STATUS_TIMED_OUT with exit code 124;
+//   - a worker that breaks the protocol is killed, not argued with;
+//   - if workers cannot start (the sandbox is required but unusable, or they
+//     keep dying before Hello), the pool stops trying and fails its calls with
+//     health() saying why.
+//
+// Passive: nothing happens outside Poll(). Time comes from the Clock, so tests
+// step it across every boundary. Thread-safety: none; one loop owns the pool.
+
+#include <sys/types.h>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/process_launcher.h"
+#include "base/status.h"
+#include "coordinator/worker_transport.h"
+
+namespace odin {
+namespace v1 {
+class Hello;
+class ToolProgress;
+class ToolResult;
+}  // namespace v1
+
+struct WorkerPoolOptions {
+  int size = 1;                                  // workers kept running
+  Duration heartbeat_interval = milliseconds(500);
+  int liveness = 3;                              // silent intervals before a worker is presumed dead
+  Duration start_timeout = seconds(10);          // spawn to Hello
+  Duration cancel_grace = seconds(3);            // Cancel sent, to SIGTERM of the worker
+  Duration term_grace = seconds(1);              // SIGTERM of the worker, to SIGKILL
+  Duration command_kill_grace = seconds(1);      // told to the worker: SIGTERM to SIGKILL of a command
+  int max_start_failures = 5;                    // consecutive deaths before Hello, then give up
+  // The command line for a new worker with the given id. Required.
+  std::function<SpawnOptions(const std::string& worker_id)> spawn_spec;
+};
+
+// One tool call as the pool sees it.
+struct ToolCall {
+  std::string execution_id;
+  std::string tool;
+  std::string arguments_json;      // canonical
+  Duration timeout{};              // zero: no deadline
+  uint64_t stream_limit_bytes = 0; // 0: stream all output
+  uint32_t output_head_bytes = 64 * 1024;
+  uint32_t output_tail_bytes = 64 * 1024;
+  SpawnLimits limits;
+};
+
+class WorkerPool {
+ public:
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    // Called right before the call goes to worker_id. A non-OK Status stops
+    // it: it is not sent and ends with that error.
+    virtual Status OnDispatch(const ToolCall& call, const std::string& worker_id) = 0;
+    virtual void OnProgress(const v1::ToolProgress& progress) = 0;
+    // Exactly once per submitted call.
+    virtual void OnResult(const v1::ToolResult& result) = 0;
+    // A worker said Hello.
+    virtual void OnWorkerReady(const v1::Hello& hello) {}
+  };
+
+  WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher,
+             WorkerTransport* transport, Listener* listener);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Spawns the workers. They become usable as their Hellos arrive in Poll().
+  Status Start();
+  // Queues a call; it runs on the next idle worker.
+  void Submit(ToolCall call);
+  // Stops a queued or running call; it ends as CANCELLED (or per reason).
+  void Cancel(const std::string& execution_id, int cancel_reason);
+  // One turn of the loop: waits at most max_wait for a message, a worker exit,
+  // a timer or one of the caller's extra fds (whose readable flags it sets),
+  // then handles everything that is due.
+  Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
+  // Calls queued or running.
+  size_t pending() const;
+  // OK while the pool can run calls; else why it cannot.
+  const Status& health() const { return health_; }
+  // Tells every worker to exit, waits up to `wait` for them, kills the rest.
+  void Shutdown(Duration wait);
+
+  enum class WorkerState { kStarting, kIdle, kBusy, kStopping };
+  struct WorkerInfo {
+    std::string id;
+    pid_t pid;
+    WorkerState state;
+    std::string sandbox;  // from Hello
+    std::string execution_id;
+  };
+  std::vector<WorkerInfo> workers() const;
+
+ private:
+  enum class JobPhase { kRunning, kCancelSent, kTermSent, kKillSent };
+  struct Job {
+    ToolCall call;
+    std::optional<SteadyTime> deadline;
+    JobPhase phase = JobPhase::kRunning;
+    SteadyTime phase_at{};
+    int cancel_reason = 0;  // v1::CancelReason once cancelled
+  };
+  struct Worker {
+    std::string id;
+    pid_t pid = 0;
+    WorkerState state = WorkerState::kStarting;
+    SteadyTime expiry{};
+    std::string sandbox;
+    std::string stop_reason;  // why we killed it, for the crashed result
+    std::optional<Job> job;
+  };
+
+  Status SpawnWorker();
+  void HandleMessage(const std::string& worker_id, const v1::Envelope& env);
+  void HandleExit(pid_t pid, int wait_status);
+  void KillWorker(Worker* w, const std::string& reason);
+  void CheckTimers();
+  void Dispatch();
+  void SendCancel(Worker* w, int reason);
+  void Fail(const ToolCall& call, int tool_status, int code, const std::string& message,
+            std::optional<int> exit_code = std::nullopt, int exit_reason = 0);
+  void Finish(Worker* w, const v1::ToolResult& result);
+  Worker* FindById(const std::string& id);
+  SteadyTime NextTimer() const;
+  void GiveUp(Status why);
+
+  WorkerPoolOptions o_;
+  Clock* clock_;
+  ProcessLauncher* launcher_;
+  WorkerTransport* transport_;
+  Listener* listener_;
+  std::map<pid_t, Worker> workers_;
+  std::deque<ToolCall> queue_;
+  SteadyTime next_heartbeat_{};
+  int start_failures_ = 0;
+  int next_worker_number_ = 0;
+  std::string id_prefix_;
+  bool shutting_down_ = false;
+  Status health_;
+};
+
+}  // namespace odin

@@ -1,0 +1,417 @@
+#include "coordinator/worker_pool.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <deque>
+
+#include <gtest/gtest.h>
+
+#include "odin/v1/worker.pb.h"
+#include "sandbox/sandbox_exit_codes.h"
+
+namespace odin {
+namespace {
+
+// Records launches and signals; processes exit when the test says so.
+class FakeLauncher : public ProcessLauncher {
+ public:
+  StatusOr<pid_t> Launch(const SpawnOptions& o) override {
+    launched.push_back(o.argv);
+    return next_pid++;
+  }
+  void SignalGroup(pid_t pid, int sig) override { signals.push_back({pid, sig}); }
+  std::vector<ExitedProcess> ReapExited() override {
+    std::vector<ExitedProcess> out;
+    out.swap(exited);
+    return out;
+  }
+  std::vector<int> WatchFds() const override { return {}; }
+
+  void Exit(pid_t pid, int wait_status) { exited.push_back({pid, wait_status}); }
+  int SignalsTo(pid_t pid, int sig) const {
+    int n = 0;
+    for (auto [p, s] : signals) n += p == pid && s == sig;
+    return n;
+  }
+
+  pid_t next_pid = 100;
+  std::vector<std::vector<std::string>> launched;
+  std::vector<std::pair<pid_t, int>> signals;
+  std::vector<ExitedProcess> exited;
+};
+
+// Records what the pool sends; delivers what the test makes workers say.
+class FakeTransport : public WorkerTransport {
+ public:
+  Status Send(const std::string& id, const v1::Envelope& env) override {
+    sent.push_back({id, env});
+    return Status::OK();
+  }
+  Status Wait(Duration, std::vector<PollFd>*) override { return Status::OK(); }
+  StatusOr<bool> Receive(std::string* id, v1::Envelope* env) override {
+    if (inbox.empty()) return false;
+    *id = inbox.front().first;
+    *env = inbox.front().second;
+    inbox.pop_front();
+    return true;
+  }
+  int Count(const std::string& id, v1::Envelope::BodyCase body) const {
+    int n = 0;
+    for (const auto& [to, env] : sent) n += to == id && env.body_case() == body;
+    return n;
+  }
+
+  std::vector<std::pair<std::string, v1::Envelope>> sent;
+  std::deque<std::pair<std::string, v1::Envelope>> inbox;
+};
+
+class RecordingListener : public WorkerPool::Listener {
+ public:
+  Status OnDispatch(const ToolCall& call, const std::string& worker_id) override {
+    dispatched.push_back({call.execution_id, worker_id});
+    return dispatch_status;
+  }
+  void OnProgress(const v1::ToolProgress& p) override { progress.push_back(p); }
+  void OnResult(const v1::ToolResult& r) override { results.push_back(r); }
+  void OnWorkerReady(const v1::Hello& h) override { ready.push_back(h.worker_id()); }
+
+  Status dispatch_status;
+  std::vector<std::pair<std::string, std::string>> dispatched;
+  std::vector<v1::ToolProgress> progress;
+  std::vector<v1::ToolResult> results;
+  std::vector<std::string> ready;
+};
+
+v1::Envelope Env() {
+  v1::Envelope e;
+  e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  return e;
+}
+
+class WorkerPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.size = 2;
+    options_.heartbeat_interval = milliseconds(500);
+    options_.liveness = 3;
+    options_.start_timeout = seconds(10);
+    options_.cancel_grace = seconds(3);
+    options_.term_grace = seconds(1);
+    options_.spawn_spec = [](const std::string& id) {
+      SpawnOptions o;
+      o.argv = {"odin-worker", "--id", id};
+      return o;
+    };
+  }
+
+  void StartPool() {
+    pool_ = std::make_unique<WorkerPool>(options_, &clock_, &launcher_, &transport_, &listener_);
+    ASSERT_TRUE(pool_->Start().ok());
+  }
+
+  // The id the pool gave the worker with this pid.
+  std::string IdOf(pid_t pid) {
+    for (const auto& w : pool_->workers()) {
+      if (w.pid == pid) return w.id;
+    }
+    return "";
+  }
+
+  void SayHello(pid_t pid) {
+    v1::Envelope e = Env();
+    e.mutable_hello()->set_worker_id(IdOf(pid));
+    e.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    e.mutable_hello()->mutable_sandbox()->set_description("bwrap");
+    transport_.inbox.push_back({IdOf(pid), e});
+    Poll();
+  }
+
+  void SayHeartbeat(pid_t pid) {
+    v1::Envelope e = Env();
+    e.mutable_heartbeat();
+    transport_.inbox.push_back({IdOf(pid), e});
+    Poll();
+  }
+
+  void SayResult(pid_t pid, const std::string& execution_id, int exit_code) {
+    v1::Envelope e = Env();
+    e.mutable_tool_result()->set_execution_id(execution_id);
+    e.mutable_tool_result()->set_status(exit_code == 0 ? v1::TOOL_STATUS_OK : v1::TOOL_STATUS_ERROR);
+    e.mutable_tool_result()->set_has_exit_code(true);
+    e.mutable_tool_result()->set_exit_code(exit_code);
+    transport_.inbox.push_back({IdOf(pid), e});
+    Poll();
+  }
+
+  void Poll() { ASSERT_TRUE(pool_->Poll(Duration::zero()).ok()); }
+
+  ToolCall Call(const std::string& id, Duration timeout = Duration::zero()) {
+    ToolCall c;
+    c.execution_id = id;
+    c.tool = "ExecuteCommand";
+    c.arguments_json = R"({"argv":["true"]})";
+    c.timeout = timeout;
+    return c;
+  }
+
+  // The worker (pid) the call was dispatched to.
+  pid_t WorkerOf(const std::string& execution_id) {
+    for (const auto& w : pool_->workers()) {
+      if (w.execution_id == execution_id) return w.pid;
+    }
+    return 0;
+  }
+
+  WorkerPoolOptions options_;
+  FakeClock clock_;
+  FakeLauncher launcher_;
+  FakeTransport transport_;
+  RecordingListener listener_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+TEST_F(WorkerPoolTest, SpawnsSizeWorkersOnStart) {
+  StartPool();
+  EXPECT_EQ(launcher_.launched.size(), 2u);
+  EXPECT_EQ(pool_->workers().size(), 2u);
+}
+
+TEST_F(WorkerPoolTest, DispatchesOnlyAfterHello) {
+  StartPool();
+  pool_->Submit(Call("ex_1"));
+  Poll();
+  EXPECT_TRUE(listener_.dispatched.empty());
+  SayHello(100);
+  ASSERT_EQ(listener_.dispatched.size(), 1u);
+  EXPECT_EQ(listener_.dispatched[0].second, IdOf(100));
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kToolRequest), 1);
+  EXPECT_EQ(listener_.ready, std::vector<std::string>{IdOf(100)});
+}
+
+TEST_F(WorkerPoolTest, RelaysResultThenRunsTheNextQueuedCall) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1"));
+  pool_->Submit(Call("ex_2"));
+  EXPECT_EQ(listener_.dispatched.size(), 1u);
+  EXPECT_EQ(pool_->pending(), 2u);
+  SayResult(100, "ex_1", 0);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].execution_id(), "ex_1");
+  ASSERT_EQ(listener_.dispatched.size(), 2u);
+  EXPECT_EQ(listener_.dispatched[1].first, "ex_2");
+}
+
+TEST_F(WorkerPoolTest, SilentWorkerIsKilledAfterThreeIntervalsAndReplaced) {
+  StartPool();
+  SayHello(100);
+  SayHello(101);
+  pool_->Submit(Call("ex_1"));
+  pid_t busy = WorkerOf("ex_1");
+  pid_t other = busy == 100 ? 101 : 100;
+  // The other worker keeps talking; the busy one falls silent.
+  for (int i = 0; i < 2; ++i) {
+    clock_.Advance(milliseconds(500));
+    SayHeartbeat(other);
+  }
+  clock_.Advance(milliseconds(499));
+  SayHeartbeat(other);
+  EXPECT_EQ(launcher_.SignalsTo(busy, SIGKILL), 0);
+  clock_.Advance(milliseconds(1));
+  Poll();
+  EXPECT_EQ(launcher_.SignalsTo(busy, SIGKILL), 1);
+  EXPECT_EQ(launcher_.SignalsTo(other, SIGKILL), 0);
+
+  launcher_.Exit(busy, SIGKILL);
+  Poll();
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_EQ(listener_.results[0].exit_reason(), v1::EXIT_REASON_CRASHED);
+  EXPECT_NE(listener_.results[0].error().message().find("stopped heartbeating"), std::string::npos);
+  EXPECT_EQ(launcher_.launched.size(), 3u);  // replaced
+}
+
+TEST_F(WorkerPoolTest, DeadlineEscalatesCancelThenSigtermThenSigkill) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1", seconds(2)));
+  auto keep_alive = [&](Duration d) {  // heartbeats keep the worker alive while time passes
+    clock_.Advance(d);
+    SayHeartbeat(100);
+  };
+  keep_alive(milliseconds(1999));
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kCancel), 0);
+  keep_alive(milliseconds(1));
+  ASSERT_EQ(transport_.Count(IdOf(100), v1::Envelope::kCancel), 1);
+  EXPECT_EQ(transport_.sent.back().second.cancel().reason(), v1::CANCEL_REASON_TIMEOUT);
+
+  for (int i = 0; i < 5; ++i) keep_alive(milliseconds(500));
+  keep_alive(milliseconds(499));  // 2999 ms after Cancel
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 0);
+  keep_alive(milliseconds(1));
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
+  keep_alive(milliseconds(999));
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 0);
+  keep_alive(milliseconds(1));
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+
+  launcher_.Exit(100, SIGKILL);
+  Poll();
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_TIMED_OUT);
+  EXPECT_EQ(listener_.results[0].exit_code(), 124);
+  EXPECT_EQ(launcher_.launched.size(), 2u);
+}
+
+TEST_F(WorkerPoolTest, WorkerThatAnswersTheCancelKeepsItsResult) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1", seconds(1)));
+  clock_.Advance(seconds(1));
+  Poll();
+  ASSERT_EQ(transport_.Count(IdOf(100), v1::Envelope::kCancel), 1);
+  v1::Envelope e = Env();
+  e.mutable_tool_result()->set_execution_id("ex_1");
+  e.mutable_tool_result()->set_status(v1::TOOL_STATUS_TIMED_OUT);
+  transport_.inbox.push_back({IdOf(100), e});
+  Poll();
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_TIMED_OUT);
+  clock_.Advance(seconds(10));
+  SayHeartbeat(100);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 0);
+}
+
+TEST_F(WorkerPoolTest, WorkerDeathEndsItsCallAsCrashedAndIsReplaced) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1"));
+  launcher_.Exit(100, SIGSEGV);
+  Poll();
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_NE(listener_.results[0].error().message().find("signal 11"), std::string::npos);
+  EXPECT_EQ(launcher_.launched.size(), 2u);
+  // The replacement takes the next call once it says Hello.
+  pool_->Submit(Call("ex_2"));
+  SayHello(101);
+  EXPECT_EQ(WorkerOf("ex_2"), 101);
+}
+
+TEST_F(WorkerPoolTest, ProtocolViolationKillsTheWorker) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1"));
+  SayResult(100, "ex_somebody_else", 0);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+  EXPECT_TRUE(listener_.results.empty());
+  launcher_.Exit(100, SIGKILL);
+  Poll();
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_NE(listener_.results[0].error().message().find("protocol violation"), std::string::npos);
+}
+
+TEST_F(WorkerPoolTest, UnparseableMessageIsAProtocolViolation) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  transport_.inbox.push_back({IdOf(100), v1::Envelope()});  // version 0
+  Poll();
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+}
+
+TEST_F(WorkerPoolTest, SandboxSetupFailureStopsRespawningAndFailsCalls) {
+  options_.size = 1;
+  StartPool();
+  pool_->Submit(Call("ex_1"));
+  launcher_.Exit(100, kSandboxSetupFailedExit << 8);
+  Poll();
+  EXPECT_FALSE(pool_->health().ok());
+  EXPECT_NE(pool_->health().message().find("sandbox required"), std::string::npos);
+  EXPECT_EQ(launcher_.launched.size(), 1u);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].exit_reason(), v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
+  pool_->Submit(Call("ex_2"));
+  EXPECT_EQ(listener_.results.size(), 2u);
+}
+
+TEST_F(WorkerPoolTest, RepeatedDeathsBeforeHelloGiveUp) {
+  options_.size = 1;
+  options_.max_start_failures = 3;
+  StartPool();
+  for (pid_t pid = 100; pid < 103; ++pid) {
+    launcher_.Exit(pid, 1 << 8);
+    Poll();
+  }
+  EXPECT_EQ(pool_->health().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(launcher_.launched.size(), 3u);
+}
+
+TEST_F(WorkerPoolTest, NoHelloWithinStartTimeoutIsKilled) {
+  options_.size = 1;
+  StartPool();
+  clock_.Advance(seconds(10) - milliseconds(1));
+  Poll();
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 0);
+  clock_.Advance(milliseconds(1));
+  Poll();
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+}
+
+TEST_F(WorkerPoolTest, RefusedDispatchIsNeverSent) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  listener_.dispatch_status = Status::IOError("ledger", "disk full");
+  pool_->Submit(Call("ex_1"));
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kToolRequest), 0);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_ERROR);
+  EXPECT_EQ(listener_.results[0].error().message(), "ledger: disk full");
+}
+
+TEST_F(WorkerPoolTest, CancelOfQueuedCallEndsItAtOnce) {
+  options_.size = 1;
+  StartPool();
+  pool_->Submit(Call("ex_1"));
+  pool_->Cancel("ex_1", v1::CANCEL_REASON_USER);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CANCELLED);
+  EXPECT_EQ(pool_->pending(), 0u);
+}
+
+TEST_F(WorkerPoolTest, SendsHeartbeatsEveryInterval) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  clock_.Advance(milliseconds(499));
+  Poll();
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kHeartbeat), 0);
+  clock_.Advance(milliseconds(1));
+  Poll();
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kHeartbeat), 1);
+}
+
+TEST_F(WorkerPoolTest, ShutdownEndsHeldCallsAndKillsWorkers) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1"));
+  pool_->Submit(Call("ex_2"));
+  std::string id = IdOf(100);
+  pool_->Shutdown(Duration::zero());
+  EXPECT_EQ(transport_.Count(id, v1::Envelope::kShutdown), 1);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+  ASSERT_EQ(listener_.results.size(), 2u);
+  for (const auto& r : listener_.results) EXPECT_EQ(r.status(), v1::TOOL_STATUS_CANCELLED);
+}
+
+}  // namespace
+}  // namespace odin

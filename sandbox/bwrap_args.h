@@ -1,0 +1,31 @@
+#pragma once
+// The bubblewrap command line for a sandbox policy. Pure: no system calls, so
+// the policy can be read and tested as data.
+//
+// The namespaces it asks for:
+//   - the root file system read-only, with a fresh /dev, /proc and private /tmp;
+//   - the workspace writable (or read-only with --workspace-readonly);
+//   - --readonly paths read-only on top (e.g. <workspace>/.odin), if they exist;
+//   - new pid, ipc, uts, cgroup and network namespaces: no network at all;
+//   - a new session (no terminal to inject keystrokes into) and death with the
+//     parent.
+// Inside, the inner stage of odin-sandbox runs first (signals readiness, then
+// execs the program).
+
+#include <string>
+#include <vector>
+
+#include "sandbox/sandbox_options.h"
+
+namespace odin {
+
+struct BwrapInvocation {
+  std::string bwrap;        // path of bwrap
+  std::string self;         // path of odin-sandbox, run again as the inner stage
+  int ready_fd = -1;        // inherited fd the inner stage writes to
+  int stderr_fd = -1;       // inherited fd the inner stage restores as stderr
+};
+
+std::vector<std::string> BuildBwrapArgs(const SandboxOptions& options, const BwrapInvocation& inv);
+
+}  // namespace odin

@@ -1,0 +1,190 @@
+// odin-sandbox: runs one program inside Odin's sandbox.
+//
+// Contract:
+//  - With bubblewrap usable, the program runs in the namespaces described in
+//    bwrap_args.h: read-only root, fresh /dev, /proc and private /tmp, the
+//    workspace writable (or read-only), no network, its own pid namespace.
+//  - odin-sandbox is started with a parent-death signal by its caller and gives
+//    bwrap one too; bwrap's --die-with-parent covers the inside. So killing
+//    odin-sandbox (or its caller) kills everything it started.
+//  - If bubblewrap is missing or cannot set up its namespaces:
+//      --policy=auto     a warning on stderr, then the program runs WITHOUT
+//                        namespaces; ODIN_SANDBOX says "none: <why>";
+//      --policy=require  exit 71 (kSandboxSetupFailedExit); the program never runs.
+//    --policy=off runs the program without namespaces, on purpose.
+//  - Exit status: the program's own, or 128+N if bwrap died of signal N.
+//  - The program sees ODIN_SANDBOX: "bwrap", or "none: <why>".
+//
+// Caveats: without namespaces nothing stops the program from writing outside
+// the workspace or using the network; only the caller's own limits apply.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "sandbox/bwrap_args.h"
+#include "sandbox/sandbox_exit_codes.h"
+#include "sandbox/sandbox_options.h"
+
+namespace odin {
+namespace {
+
+[[noreturn]] void ExecProgram(const SandboxOptions& o, const std::string& description) {
+  setenv("ODIN_SANDBOX", description.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& a : o.program) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  fprintf(stderr, "odin-sandbox: exec %s: %s\n", argv[0], strerror(errno));
+  _exit(127);
+}
+
+// Inside the namespaces: tell the outer stage we got here, give the program
+// its real stderr back, become the program.
+[[noreturn]] void InnerMain(const SandboxOptions& o) {
+  if (o.ready_fd >= 0) {
+    (void)!write(o.ready_fd, "1", 1);
+    close(o.ready_fd);
+  }
+  if (o.stderr_fd >= 0) {
+    dup2(o.stderr_fd, STDERR_FILENO);
+    close(o.stderr_fd);
+  }
+  ExecProgram(o, o.description.empty() ? "bwrap" : o.description);
+}
+
+[[noreturn]] void RunWithoutNamespaces(const SandboxOptions& o, const std::string& why) {
+  if (o.policy == SandboxPolicy::kRequire) {
+    fprintf(stderr, "odin-sandbox: sandbox required but unavailable: %s\n", why.c_str());
+    _exit(kSandboxSetupFailedExit);
+  }
+  if (o.policy == SandboxPolicy::kAuto) {
+    fprintf(stderr, "odin-sandbox: WARNING: bubblewrap unusable (%s); running WITHOUT a sandbox\n",
+            why.c_str());
+  }
+  if (chdir(o.workspace.c_str()) != 0) {
+    fprintf(stderr, "odin-sandbox: chdir %s: %s\n", o.workspace.c_str(), strerror(errno));
+    _exit(127);
+  }
+  ExecProgram(o, "none: " + why);
+}
+
+std::string FirstLine(std::string text) {
+  size_t nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  return text;
+}
+
+// Copies whatever bwrap still writes to our stderr until it closes the pipe.
+void RelayUntilEof(int fd) {
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    (void)!write(STDERR_FILENO, buf, static_cast<size_t>(n));
+  }
+}
+
+int SandboxMain(int argc, char** argv) {
+  // 1. Options.
+  StatusOr<SandboxOptions> parsed = ParseSandboxOptions(argc, argv);
+  if (!parsed.ok()) {
+    fprintf(stderr, "%s\n", parsed.status().message().c_str());
+    return kSandboxUsageExit;
+  }
+  const SandboxOptions& o = *parsed;
+
+  // 2. The inner stage runs inside the namespaces and only hands over.
+  if (o.inner) InnerMain(o);
+
+  // 3. No namespaces on purpose.
+  if (o.policy == SandboxPolicy::kOff) RunWithoutNamespaces(o, "sandbox off by policy");
+
+  // 4. Find bubblewrap.
+  std::string bwrap = o.bwrap.empty() ? SearchPath("bwrap", getenv("PATH") ? getenv("PATH") : "")
+                                      : o.bwrap;
+  if (bwrap.empty() || access(bwrap.c_str(), X_OK) != 0) {
+    RunWithoutNamespaces(o, "bwrap not found" + (o.bwrap.empty() ? "" : " at " + o.bwrap));
+  }
+
+  // 5. Start bwrap. Its own error messages go to a pipe we read, so a failure
+  //    can be named; the inner stage restores the real stderr for the program.
+  int ready[2], errors[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(errors, O_CLOEXEC) != 0) {
+    fprintf(stderr, "odin-sandbox: pipe: %s\n", strerror(errno));
+    return kSandboxSetupFailedExit;
+  }
+  int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), ready[1], saved_stderr};
+  SpawnOptions spawn;
+  spawn.argv = BuildBwrapArgs(o, inv);
+  spawn.env = CurrentEnvironment();
+  spawn.stdout_fd = STDOUT_FILENO;
+  spawn.stderr_fd = errors[1];
+  spawn.keep_fds = {ready[1], saved_stderr};
+  spawn.parent_death_signal = SIGKILL;
+  spawn.new_process_group = false;  // signals to our group reach bwrap too
+  StatusOr<pid_t> pid = Spawn(spawn);
+  close(ready[1]);
+  close(errors[1]);
+  close(saved_stderr);
+  if (!pid.ok()) {
+    close(ready[0]);
+    close(errors[0]);
+    RunWithoutNamespaces(o, pid.status().message());
+  }
+
+  // 6. Wait until the inner stage reports, or bwrap gives up first.
+  std::string bwrap_errors;
+  bool inside = false;
+  pollfd fds[2] = {{ready[0], POLLIN, 0}, {errors[0], POLLIN, 0}};
+  for (;;) {
+    int n = poll(fds, 2, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (fds[1].revents != 0) {
+      char buf[1024];
+      ssize_t r = read(errors[0], buf, sizeof buf);
+      if (r > 0) bwrap_errors.append(buf, static_cast<size_t>(r));
+      if (r <= 0) fds[1].fd = -1;
+    }
+    if (fds[0].revents != 0) {
+      char c;
+      inside = read(ready[0], &c, 1) == 1;
+      break;
+    }
+  }
+  close(ready[0]);
+  if (!inside) {
+    int status = 0;
+    WaitPid(*pid, &status, 0);
+    close(errors[0]);
+    std::string why = FirstLine(bwrap_errors);
+    if (why.empty()) why = "bwrap " + DescribeWaitStatus(status) + " before the sandbox was ready";
+    RunWithoutNamespaces(o, why);
+  }
+  if (!bwrap_errors.empty()) (void)!write(STDERR_FILENO, bwrap_errors.data(), bwrap_errors.size());
+
+  // 7. The program runs; pass its exit status through.
+  RelayUntilEof(errors[0]);
+  close(errors[0]);
+  int status = 0;
+  WaitPid(*pid, &status, 0);
+  return ExitCodeFromWaitStatus(status);
+}
+
+}  // namespace
+}  // namespace odin
+
+int main(int argc, char** argv) { return odin::SandboxMain(argc, argv); }

@@ -1,0 +1,48 @@
+#include "sandbox/sandbox_options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace odin {
+
+StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text) {
+  if (text == "auto") return SandboxPolicy::kAuto;
+  if (text == "require") return SandboxPolicy::kRequire;
+  if (text == "off") return SandboxPolicy::kOff;
+  return Status::InvalidArgument("sandbox policy '" + text + "'", "expected auto, require or off");
+}
+
+const char* SandboxPolicyName(SandboxPolicy policy) {
+  switch (policy) {
+    case SandboxPolicy::kAuto: return "auto";
+    case SandboxPolicy::kRequire: return "require";
+    case SandboxPolicy::kOff: return "off";
+  }
+  return "?";
+}
+
+StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
+  SandboxOptions o;
+  std::string policy = "auto";
+  CLI::App app{"odin-sandbox: runs a program inside Odin's sandbox", "odin-sandbox"};
+  app.add_option("--workspace", o.workspace, "Workspace directory")->required();
+  app.add_flag("--workspace-readonly", o.workspace_readonly, "Mount the workspace read-only");
+  app.add_option("--readonly", o.readonly_paths, "Path kept read-only");
+  app.add_option("--writable", o.writable_paths, "Further writable path");
+  app.add_option("--policy", policy, "auto, require or off");
+  app.add_option("--bwrap", o.bwrap, "Path of bwrap");
+  app.add_flag("--inner", o.inner, "Internal: the stage inside the namespaces");
+  app.add_option("--ready-fd", o.ready_fd, "Internal: readiness fd");
+  app.add_option("--stderr-fd", o.stderr_fd, "Internal: program stderr fd");
+  app.add_option("--description", o.description, "Internal: ODIN_SANDBOX value");
+  app.add_option("program", o.program, "Program and arguments")->required();
+  app.positionals_at_end();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return Status::InvalidArgument("odin-sandbox", e.what());
+  }
+  ASSIGN_OR_RETURN(o.policy, ParseSandboxPolicy(policy));
+  return o;
+}
+
+}  // namespace odin

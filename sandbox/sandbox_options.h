@@ -1,0 +1,40 @@
+#pragma once
+// Options of the odin-sandbox launcher: a plain struct, one field per flag.
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace odin {
+
+enum class SandboxPolicy {
+  kAuto,     // use bubblewrap; if it is unusable, warn and run without namespaces
+  kRequire,  // use bubblewrap or fail (exit kSandboxSetupFailedExit)
+  kOff,      // no namespaces at all
+};
+
+// Parses "auto", "require", "off".
+StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text);
+const char* SandboxPolicyName(SandboxPolicy policy);
+
+struct SandboxOptions {
+  std::string workspace;                   // --workspace: the directory the program works in
+  bool workspace_readonly = false;         // --workspace-readonly: mount it read-only
+  std::vector<std::string> readonly_paths; // --readonly: paths kept read-only (may not exist)
+  std::vector<std::string> writable_paths; // --writable: further writable paths (e.g. a socket dir)
+  SandboxPolicy policy = SandboxPolicy::kAuto;  // --policy
+  std::string bwrap;                       // --bwrap: path of bwrap; empty searches PATH
+  std::vector<std::string> program;        // after --: the program and its arguments
+
+  // Set only for the inner stage, which runs inside the namespaces.
+  bool inner = false;                      // --inner
+  int ready_fd = -1;                       // --ready-fd: write one byte here once inside
+  int stderr_fd = -1;                      // --stderr-fd: the stderr to give the program
+  std::string description;                 // --description: goes to ODIN_SANDBOX
+};
+
+// Parses argv. On error returns InvalidArgument naming the problem.
+StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv);
+
+}  // namespace odin

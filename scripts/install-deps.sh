@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs Odin's build and runtime dependencies from Debian 12 packages.
+# Works as root (no sudo on a fresh machine) or as a user with sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
+  libzmq3-dev cppzmq-dev
+  libsqlite3-dev sqlite3
+  libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
+  libgtest-dev libgmock-dev
+  libseccomp-dev libssl-dev
+  bubblewrap ripgrep
+)
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps: need root or sudo to install packages" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,107 @@
+#pragma once
+// ExecuteCommand: one command run by a tool worker.
+//
+// Arguments (JSON): {"command": "shell text"} runs through bash -c (sh -c when
+// bash is missing); {"argv": ["prog", "arg", ...]} runs the program directly.
+// Optional "cwd": a directory inside the workspace, relative to it or absolute.
+//
+// The command runs in its own process group with stdin from /dev/null. When it
+// exits, whatever it left running (its group, and any descendant that escaped
+// the group) is killed, so a call never leaves processes behind. Output is
+// streamed to a Sink as it arrives and kept as head, tail and total size.
+//
+// Thread-safety: none; a CommandRun belongs to the worker loop.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "base/subprocess.h"
+#include "base/zmq_endpoint.h"
+#include "tools/output_capture.h"
+
+namespace odin {
+namespace v1 {
+class ToolResult;
+}
+
+constexpr const char kExecuteCommandTool[] = "ExecuteCommand";
+
+struct CommandSpec {
+  std::vector<std::string> argv;  // the shell form is already turned into bash -c
+  std::string cwd;                // absolute
+  std::vector<std::string> env;
+  SpawnLimits limits;
+};
+
+// Parses ExecuteCommand's arguments. Returns InvalidArgument naming the problem
+// (malformed JSON, neither or both of command/argv, a cwd outside workspace).
+StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view json, const std::string& workspace);
+
+// Which stream a chunk of output came from (matches odin.v1.OutputStream).
+enum class OutputStreamId { kStdout = 1, kStderr = 2 };
+
+class CommandRun {
+ public:
+  class Sink {
+   public:
+    virtual ~Sink() = default;
+    virtual void OnOutput(OutputStreamId stream, std::string_view data) = 0;
+  };
+
+  enum class CancelKind { kTimeout, kUser, kBudget };
+
+  // Starts the command. On failure to start (not found, not executable, bad
+  // cwd) returns the error; nothing is left running.
+  static StatusOr<std::unique_ptr<CommandRun>> Start(const CommandSpec& spec, size_t head_bytes,
+                                                     size_t tail_bytes, Clock* clock);
+  ~CommandRun();
+  CommandRun(const CommandRun&) = delete;
+  CommandRun& operator=(const CommandRun&) = delete;
+
+  pid_t pgid() const { return pid_; }
+  bool done() const { return done_; }
+
+  // Adds the fds to wait on: the exit notification always, the output pipes
+  // only if want_output (so a slow reader applies backpressure to the command).
+  void AddWatchFds(bool want_output, std::vector<PollFd>* fds) const;
+  // Does whatever is ready without blocking: reads output into the sink (if
+  // read_output), notices the exit, escalates a cancel to SIGKILL when due.
+  void Service(bool read_output, Sink* sink);
+  // When Service must run next even if no fd is ready, if ever.
+  std::optional<SteadyTime> NextTimer() const;
+
+  // Stops the command: SIGTERM to its group now, SIGKILL after grace.
+  void Cancel(CancelKind kind, Duration grace);
+  // Kills everything at once and waits for it (worker shutdown).
+  void KillNow();
+
+  // The outcome. REQUIRES: done().
+  void FillResult(v1::ToolResult* result) const;
+
+ private:
+  CommandRun(pid_t pid, int pidfd, int out_fd, int err_fd, size_t head, size_t tail, Clock* clock);
+  void ReadAvailable(int* fd, OutputStreamId stream, Sink* sink, size_t budget);
+  void Finish(int wait_status, Sink* sink);
+
+  pid_t pid_;
+  int pidfd_;
+  int out_fd_;
+  int err_fd_;
+  Clock* clock_;
+  SteadyTime started_;
+  SteadyTime finished_{};
+  OutputCapture capture_;
+  bool done_ = false;
+  int wait_status_ = 0;
+  std::optional<CancelKind> cancelled_;
+  std::optional<SteadyTime> kill_at_;
+};
+
+}  // namespace odin
