@@ -30,15 +30,17 @@ std::string ExitReasonName(int r) {
   }
 }
 
-Coordinator::Coordinator(CoordinatorOptions options, Ledger* ledger, Clock* clock,
-                         ProcessLauncher* launcher, WorkerTransport* transport)
-    : o_(std::move(options)), ledger_(ledger), clock_(clock),
+Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
+                         WorkerTransport* transport)
+    : o_(std::move(options)), clock_(clock),
       pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")) {}
 
 Coordinator::~Coordinator() = default;
 
-Status Coordinator::Start() {
-  RETURN_IF_ERROR(pool_.Start());
+Status Coordinator::StartWorkers() { return pool_.Start(); }
+
+Status Coordinator::AttachLedger(Ledger* ledger) {
+  ledger_ = ledger;
   return ledger_->AddSession({session_id_, o_.session_kind, o_.workspace, clock_->WallMillis()});
 }
 

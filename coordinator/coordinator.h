@@ -40,12 +40,16 @@ struct CallHandlers {
 
 class Coordinator final : private WorkerPool::Listener {
  public:
-  Coordinator(CoordinatorOptions options, Ledger* ledger, Clock* clock, ProcessLauncher* launcher,
+  Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
               WorkerTransport* transport);
   ~Coordinator() override;
 
-  // Starts the workers and records the session.
-  Status Start();
+  // Starts the workers. Their sandboxes come up while the caller opens the
+  // ledger, which is the slow part of a cold start.
+  Status StartWorkers();
+  // Records the session in ledger, which must outlive the coordinator.
+  // REQUIRES: called once, before Submit.
+  Status AttachLedger(Ledger* ledger);
   // Queues a tool call. Returns its execution id.
   std::string Submit(ToolCall call, CallHandlers handlers);
   void Cancel(const std::string& execution_id);
@@ -73,7 +77,7 @@ class Coordinator final : private WorkerPool::Listener {
   void OnWorkerReady(const v1::Hello& hello) override;
 
   CoordinatorOptions o_;
-  Ledger* ledger_;
+  Ledger* ledger_ = nullptr;
   Clock* clock_;
   WorkerPool pool_;
   std::string session_id_;

@@ -51,7 +51,6 @@ int main(int argc, char** argv) {
 
   CLI::App app{"Odin: a coding agent runtime that trusts tools, not the model's word.", "odin"};
   app.set_version_flag("--version", ODIN_VERSION);
-  app.require_subcommand(1);
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
   app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
       ->check(CLI::IsMember({"auto", "require", "off"}));
@@ -85,6 +84,9 @@ int main(int argc, char** argv) {
   doctor_cmd->fallthrough();
   doctor_cmd->add_flag("--json", doctor_json, "Print JSON");
 
+  // Extras are allowed only at the top, so that `odin frob` can be named as
+  // an unknown command below (subcommands were created without extras).
+  app.allow_extras();
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -98,6 +100,14 @@ int main(int argc, char** argv) {
     return UsageError(e.what(), exec_cmd->parsed());
   }
 
+  if (!app.remaining().empty()) {
+    const std::string first = app.remaining().front();
+    if (!app.get_subcommands().empty()) {
+      return UsageError("unexpected argument '" + first + "'", exec_cmd->parsed());
+    }
+    if (!first.empty() && first[0] == '-') return UsageError("unknown option '" + first + "'", false);
+    return UsageError("unknown command '" + first + "'", false);
+  }
   if (exec_cmd->parsed()) {
     if (!saw_separator) return UsageError("missing '--' before the command: odin exec [OPTIONS] -- CMD [ARGS...]", true);
     if (command.empty()) return UsageError("missing command after '--'", true);

@@ -84,12 +84,14 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
     return o;
   };
 
-  // Open the ledger only now: a bad ledger must not leave workers behind, and
-  // nothing is recorded before the workers exist.
+  // Workers start first: their sandboxes come up on another core while the
+  // ledger opens. A ledger that fails to open takes them down again (the
+  // Runtime's destructor).
+  rt->coordinator_ = std::make_unique<Coordinator>(std::move(co), RealClock::Get(), &rt->launcher_,
+                                                   rt->transport_.get());
+  RETURN_IF_ERROR(rt->coordinator_->StartWorkers());
   ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
-  rt->coordinator_ = std::make_unique<Coordinator>(std::move(co), rt->ledger_.get(), RealClock::Get(),
-                                                   &rt->launcher_, rt->transport_.get());
-  RETURN_IF_ERROR(rt->coordinator_->Start());
+  RETURN_IF_ERROR(rt->coordinator_->AttachLedger(rt->ledger_.get()));
   return rt;
 }
 

@@ -45,11 +45,11 @@ class Runtime {
 
   Workspace workspace_;
   Config config_;
-  std::unique_ptr<Ledger> ledger_;
   RealProcessLauncher launcher_;
+  std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<ZmqWorkerTransport> transport_;
   int worker_log_fd_ = -1;
-  std::unique_ptr<Coordinator> coordinator_;  // last: destroyed first
+  std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
 
 // Returns the number of online CPUs (at least 1).

@@ -352,7 +352,11 @@ void WorkerPool::Shutdown(Duration wait) {
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   env.mutable_shutdown();
   for (auto& [pid, w] : workers_) {
-    if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) transport_->Send(w.id, env);
+    if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) {
+      transport_->Send(w.id, env);
+    } else if (w.state == WorkerState::kStarting) {
+      launcher_->SignalGroup(pid, SIGKILL);  // holds nothing; no need to wait for it
+    }
   }
   SteadyTime until = clock_->Now() + wait;
   while (!workers_.empty() && clock_->Now() < until) {

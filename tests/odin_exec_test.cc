@@ -1,0 +1,332 @@
+// End-to-end tests of `odin exec` through the real binaries: odin, the
+// odin-sandbox launcher, bubblewrap and odin-worker.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+bool BwrapWorks() {
+  static const bool works = system("bwrap --ro-bind / / --unshare-pid --unshare-net true >/dev/null 2>&1") == 0;
+  return works;
+}
+
+#define REQUIRE_BWRAP()                                                                    \
+  if (!BwrapWorks()) GTEST_SKIP() << "bubblewrap cannot create namespaces on this machine; " \
+                                     "the sandbox layer cannot be tested here"
+
+class OdinExecTest : public ::testing::Test {
+ protected:
+  Ran Odin(const std::vector<std::string>& args) {
+    return RunOdin(ws_.path(), args, {{"ODIN_TEST_MARK", marker_}});
+  }
+  json LastExecution() {
+    Ran r = Odin({"log", "--json", "--limit", "1"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json rows = json::parse(r.out);
+    return rows.empty() ? json() : rows[0];
+  }
+  // Nothing started by this test may outlive it.
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  // After any fault, odin must still work.
+  void ExpectNextExecWorks() {
+    Ran r = Odin({"exec", "--", "echo", "still fine"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "still fine\n");
+  }
+
+  TempWorkspace ws_;
+  std::string marker_ = UniqueMarker();
+};
+
+TEST_F(OdinExecTest, PassesExitStatusAndStreamsThrough) {
+  Ran r = Odin({"exec", "--", "sh", "-c", "echo to-out; echo to-err >&2; exit 71"});
+  EXPECT_EQ(r.exit_code, 71);
+  EXPECT_EQ(r.out, "to-out\n");
+  EXPECT_EQ(r.err, "to-err\n");
+  json e = LastExecution();
+  EXPECT_EQ(e["status"], "error");
+  EXPECT_EQ(e["exit_code"], 71);
+  EXPECT_EQ(e["tool"], "ExecuteCommand");
+  EXPECT_EQ(e["output_bytes"], 14);
+}
+
+TEST_F(OdinExecTest, SegfaultGives139AndIsRecorded) {
+  Ran r = Odin({"exec", "--", "sh", "-c", "kill -SEGV $$"});
+  EXPECT_EQ(r.exit_code, 139);
+  EXPECT_EQ(LastExecution()["exit_code"], 139);
+  ExpectNextExecWorks();
+}
+
+TEST_F(OdinExecTest, SigkillGives137) {
+  Ran r = Odin({"exec", "--", "sh", "-c", "kill -KILL $$"});
+  EXPECT_EQ(r.exit_code, 137);
+  EXPECT_EQ(LastExecution()["status"], "error");
+  ExpectNextExecWorks();
+}
+
+TEST_F(OdinExecTest, CommandThatKillsItsWorkerIsRecordedAsCrashed) {
+  Ran r = Odin({"exec", "--", "sh", "-c", "kill -KILL $PPID; sleep 30"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("died while running the call"), std::string::npos) << r.err;
+  json e = LastExecution();
+  EXPECT_EQ(e["status"], "crashed");
+  EXPECT_EQ(e["exit_reason"], "crashed");
+  EXPECT_TRUE(e["exit_code"].is_null());
+  ExpectNextExecWorks();
+}
+
+TEST_F(OdinExecTest, WorkerThatStopsHeartbeatingIsReplaced) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"workers":{"heartbeat_ms":100}})").ok());
+  // The command freezes its own worker: no more heartbeats.
+  Ran r = Odin({"exec", "--", "sh", "-c", "kill -STOP $PPID; sleep 30"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("stopped heartbeating"), std::string::npos) << r.err;
+  EXPECT_EQ(LastExecution()["status"], "crashed");
+  ExpectNextExecWorks();
+}
+
+TEST_F(OdinExecTest, CommandThatNeverExitsTimesOutWith124) {
+  Ran r = Odin({"exec", "--timeout", "0.5", "--", "sh", "-c", "trap '' TERM; echo begun; sleep 1000"});
+  EXPECT_EQ(r.exit_code, 124);
+  EXPECT_EQ(r.out, "begun\n");
+  EXPECT_NE(r.err.find("timed out"), std::string::npos);
+  json e = LastExecution();
+  EXPECT_EQ(e["status"], "timed_out");
+  EXPECT_EQ(e["exit_code"], 124);
+  ExpectNextExecWorks();
+}
+
+TEST_F(OdinExecTest, ChildrenThatOutliveTheCommandAreKilled) {
+  Ran r = Odin({"exec", "--", "sh", "-c", "sleep 1000 & setsid sleep 1000 & echo started"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "started\n");
+  // TearDown checks that neither sleep survived.
+}
+
+TEST_F(OdinExecTest, GigabyteOfOutputIsCountedAndCappedInTheLedger) {
+  Ran r = Odin({"exec", "--json", "--", "head", "-c", "1073741824", "/dev/zero"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json result = json::parse(r.out);
+  EXPECT_EQ(result["output_bytes"], 1073741824LL);
+  Ran show = Odin({"show", "--json", result["execution_id"]});
+  json s = json::parse(show.out);
+  ASSERT_EQ(s["artifacts"].size(), 1u);
+  EXPECT_EQ(s["artifacts"][0]["size"], 1073741824LL);
+  EXPECT_EQ(s["artifacts"][0]["stored_bytes"], 8u << 20);
+  EXPECT_EQ(s["artifacts"][0]["truncated"], true);
+  EXPECT_EQ(s["output_head"].get<std::string>().size(), 65536u);
+  ExpectNextExecWorks();
+}
+
+TEST_F(OdinExecTest, StreamedGigabyteReachesStdout) {
+  Ran r = Odin({"exec", "--", "sh", "-c", "head -c 1073741824 /dev/zero; echo end >&2"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "end\n");
+  EXPECT_EQ(LastExecution()["output_bytes"], 1073741828LL);
+}
+
+TEST_F(OdinExecTest, MissingProgramGives127) {
+  Ran r = Odin({"exec", "--", "odin-no-such-program"});
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("odin-no-such-program: command not found"), std::string::npos);
+  EXPECT_EQ(LastExecution()["exit_code"], 127);
+}
+
+TEST_F(OdinExecTest, SecretsAreScrubbedFromTheCommandAndRedactedInTheLedger) {
+  Ran r = RunOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo key=${OPENAI_API_KEY:-unset}; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"},
+                  {{"ODIN_TEST_MARK", marker_}, {"OPENAI_API_KEY", "sk-test-1234567890abcdefghijkl"}});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("key=unset"), std::string::npos);
+  json e = LastExecution();
+  EXPECT_EQ(e["output_head"], "key=unset\n[REDACTED]\n");
+}
+
+TEST_F(OdinExecTest, SandboxKeepsRootAndLedgerReadOnlyAndNetworkOff) {
+  REQUIRE_BWRAP();
+  ASSERT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);  // creates the ledger
+  Ran r = Odin({"exec", "--", "sh", "-c",
+                "touch /usr/odin-probe 2>/dev/null && echo root-writable; "
+                "rm -f .odin/odin.db 2>/dev/null && echo ledger-deleted; "
+                "touch workspace-file && echo workspace-writable; "
+                "tail -n +3 /proc/net/dev | grep -vc ' lo:'; echo pid=$$"});
+  ASSERT_EQ(r.out.rfind("workspace-writable\n0\npid=", 0), 0u) << r.out << r.err;
+  EXPECT_LT(std::stoi(r.out.substr(r.out.find("pid=") + 4)), 10) << "not in a pid namespace";
+  EXPECT_TRUE(PathExists(ws_.Join("workspace-file")));
+  EXPECT_TRUE(PathExists(ws_.Join(".odin/odin.db")));
+  EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
+}
+
+TEST_F(OdinExecTest, MissingBwrapFallsBackLoudly) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"bwrap":"/nonexistent/bwrap"}})").ok());
+  Ran r = Odin({"exec", "--", "echo", "ran"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "ran\n");
+  EXPECT_NE(r.err.find("running WITHOUT a sandbox (none: bwrap not found at /nonexistent/bwrap)"),
+            std::string::npos) << r.err;
+}
+
+TEST_F(OdinExecTest, UnusableBwrapWithRequireFailsClosed) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"bwrap":"/bin/false"}})").ok());
+  Ran r = Odin({"--sandbox", "require", "exec", "--", "touch", "must-not-exist"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("sandbox required but bubblewrap is unusable"), std::string::npos) << r.err;
+  EXPECT_FALSE(PathExists(ws_.Join("must-not-exist")));
+  // The same through the config file.
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"),
+                              R"({"sandbox":{"bwrap":"/bin/false","require":true}})").ok());
+  EXPECT_EQ(Odin({"exec", "--", "touch", "must-not-exist"}).exit_code, 125);
+  EXPECT_FALSE(PathExists(ws_.Join("must-not-exist")));
+}
+
+TEST_F(OdinExecTest, JsonResult) {
+  Ran r = Odin({"exec", "--json", "--", "printf", "abc"});
+  ASSERT_EQ(r.exit_code, 0);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["output_head"], "abc");
+  EXPECT_EQ(j["output_bytes"], 3);
+  EXPECT_EQ(j["recorded"], true);
+  EXPECT_EQ(j["execution_id"], LastExecution()["execution_id"]);
+}
+
+TEST_F(OdinExecTest, InterruptCancelsAndRecords) {
+  int out;
+  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo ready; sleep 1000"}, &out,
+                        {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_NE(ReadUntil(out, "ready").find("ready"), std::string::npos);
+  kill(pid, SIGINT);
+  EXPECT_EQ(Wait(pid), 130);
+  close(out);
+  EXPECT_EQ(LastExecution()["status"], "cancelled");
+}
+
+TEST_F(OdinExecTest, KilledOdinLeavesAVisibleStartedCall) {
+  int out;
+  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo ready; sleep 1000"}, &out,
+                        {{"ODIN_TEST_MARK", marker_}});
+  ReadUntil(out, "ready");
+  kill(pid, SIGKILL);
+  Wait(pid);
+  close(out);
+  json e = LastExecution();
+  EXPECT_EQ(e["status"], "started");
+  Ran log = Odin({"log"});
+  EXPECT_NE(log.out.find("started"), std::string::npos);
+  // The worker and its command died with their coordinator.
+  for (int i = 0; i < 100 && !ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty(); ++i) usleep(20000);
+}
+
+TEST_F(OdinExecTest, CwdIsWhereOdinRuns) {
+  ASSERT_TRUE(MakeDirs(ws_.Join("sub")).ok());
+  ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
+  Ran r = RunOdin(ws_.Join("sub"), {"exec", "--", "pwd"}, {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(r.out, ws_.Join("sub") + "\n");
+  // The ledger lives at the workspace root (the git top level).
+  EXPECT_TRUE(PathExists(ws_.Join(".odin/odin.db")));
+  Ran c = Odin({"exec", "-C", "sub", "--", "pwd"});
+  EXPECT_EQ(c.out, ws_.Join("sub") + "\n");
+}
+
+// --- bad input: one clear line, the right exit code, nothing written --------
+
+class OdinBadInputTest : public OdinExecTest {
+ protected:
+  void ExpectNothingWritten() { EXPECT_FALSE(PathExists(ws_.Join(".odin"))); }
+  static int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+};
+
+TEST_F(OdinBadInputTest, UnknownSubcommand) {
+  Ran r = Odin({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "odin: unknown command 'frobnicate' (see odin --help)\n");
+  ExpectNothingWritten();
+}
+
+TEST_F(OdinBadInputTest, UnknownFlag) {
+  Ran r = Odin({"log", "--frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(Lines(r.err), 1);
+  Ran e = Odin({"exec", "--frobnicate", "--", "true"});
+  EXPECT_EQ(e.exit_code, 125);
+  EXPECT_EQ(e.err, "odin exec: unexpected argument '--frobnicate' (see odin --help)\n");
+  ExpectNothingWritten();
+}
+
+TEST_F(OdinBadInputTest, MissingSeparator) {
+  Ran r = Odin({"exec", "touch", "x"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_NE(r.err.find("touch"), std::string::npos);
+  Ran m = Odin({"exec", "--"});
+  EXPECT_EQ(m.exit_code, 125);
+  EXPECT_EQ(m.err, "odin exec: missing command after '--' (see odin --help)\n");
+  ExpectNothingWritten();
+  EXPECT_FALSE(PathExists(ws_.Join("x")));
+}
+
+TEST_F(OdinBadInputTest, NonexistentDirectory) {
+  Ran r = Odin({"exec", "-C", "/nonexistent/odin-dir", "--", "true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(r.err, "odin exec: /nonexistent/odin-dir: No such file or directory\n");
+  Ran l = Odin({"-C", "/nonexistent/odin-dir", "log"});
+  EXPECT_EQ(l.exit_code, 1);
+  EXPECT_EQ(Lines(l.err), 1);
+  ExpectNothingWritten();
+}
+
+TEST_F(OdinBadInputTest, StateDirThatCannotBeCreated) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".odin"), "a file where the state directory goes").ok());
+  Ran r = Odin({"exec", "--", "touch", "created"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_NE(r.err.find(ws_.Join(".odin")), std::string::npos) << r.err;
+  EXPECT_FALSE(PathExists(ws_.Join("created")));
+}
+
+TEST_F(OdinBadInputTest, ReadOnlyWorkspace) {
+  REQUIRE_BWRAP();
+  // Root ignores permission bits, so make the workspace read-only with a
+  // read-only bind mount around odin itself.
+  std::string cmd = "bwrap --bind / / --ro-bind " + ws_.path() + " " + ws_.path() + " --chdir " + ws_.path() +
+                    " " + BinDir() + "/odin exec -- true 2>&1; echo rc=$?";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  EXPECT_NE(out.find("rc=125"), std::string::npos) << out;
+  EXPECT_NE(out.find("odin exec: cannot create the state directory"), std::string::npos) << out;
+  ExpectNothingWritten();
+}
+
+TEST_F(OdinBadInputTest, MalformedConfig) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"requir":true}})").ok());
+  Ran r = Odin({"exec", "--", "true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(r.err, "odin exec: " + ws_.Join("odinconfig.json") + ": unknown key 'sandbox.requir'\n");
+  ExpectNothingWritten();
+}
+
+TEST_F(OdinBadInputTest, BadTimeout) {
+  Ran r = Odin({"exec", "--timeout", "-1", "--", "true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(Lines(r.err), 1);
+  ExpectNothingWritten();
+}
+
+}  // namespace
+}  // namespace odin::testing

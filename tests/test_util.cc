@@ -1,0 +1,142 @@
+#include "tests/test_util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "base/file_util.h"
+#include "base/ids.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+
+namespace odin::testing {
+
+std::string BinDir() { return ODIN_TEST_BIN_DIR; }
+
+TempWorkspace::TempWorkspace() {
+  auto dir = MakeTempDir("odin-it");
+  if (!dir.ok()) abort();
+  path_ = *RealPath(*dir);
+}
+
+TempWorkspace::~TempWorkspace() { RemoveTree(path_); }
+
+namespace {
+
+SpawnOptions OdinSpawn(const std::string& cwd, const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& env) {
+  SpawnOptions o;
+  o.argv = {BinDir() + "/odin"};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  for (const std::string& e : CurrentEnvironment()) {
+    std::string name = e.substr(0, e.find('='));
+    if (env.count(name) == 0) o.env.push_back(e);
+  }
+  for (const auto& [k, v] : env) o.env.push_back(k + "=" + v);
+  o.cwd = cwd;
+  return o;
+}
+
+}  // namespace
+
+Ran RunOdin(const std::string& cwd, const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) abort();
+  SpawnOptions o = OdinSpawn(cwd, args, env);
+  o.stdout_fd = out[1];
+  o.stderr_fd = err[1];
+  StatusOr<pid_t> pid = Spawn(o);
+  close(out[1]);
+  close(err[1]);
+  Ran ran;
+  if (!pid.ok()) {
+    ran.err = pid.status().ToString();
+    close(out[0]);
+    close(err[0]);
+    return ran;
+  }
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* sinks[2] = {&ran.out, &ran.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0 && errno == EINTR) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        // Keep at most 16 MiB per stream; tests that print more only count it.
+        if (sinks[i]->size() < (16u << 20)) sinks[i]->append(buf, static_cast<size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  ran.exit_code = Wait(*pid);
+  return ran;
+}
+
+pid_t StartOdin(const std::string& cwd, const std::vector<std::string>& args, int* stdout_fd,
+                const std::map<std::string, std::string>& env) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) abort();
+  SpawnOptions o = OdinSpawn(cwd, args, env);
+  o.stdout_fd = out[1];
+  o.stderr_fd = 2;
+  StatusOr<pid_t> pid = Spawn(o);
+  close(out[1]);
+  if (!pid.ok()) abort();
+  *stdout_fd = out[0];
+  return *pid;
+}
+
+std::string ReadUntil(int fd, const std::string& text) {
+  std::string got;
+  char buf[4096];
+  while (got.find(text) == std::string::npos) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+int Wait(pid_t pid) {
+  int status = 0;
+  WaitPid(pid, &status, 0);
+  return ExitCodeFromWaitStatus(status);
+}
+
+std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& value) {
+  std::vector<pid_t> found;
+  std::string needle = name + "=" + value;
+  DIR* proc = opendir("/proc");
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    StatusOr<std::string> env = ReadFileToString(std::string("/proc/") + e->d_name + "/environ");
+    if (!env.ok()) continue;
+    size_t pos = 0;
+    while (pos < env->size()) {
+      size_t end = env->find('\0', pos);
+      if (end == std::string::npos) end = env->size();
+      if (env->compare(pos, end - pos, needle) == 0) found.push_back(pid);
+      pos = end + 1;
+    }
+  }
+  closedir(proc);
+  return found;
+}
+
+std::string UniqueMarker() { return NewId("mark"); }
+
+}  // namespace odin::testing
