@@ -158,7 +158,35 @@ ExecutionRow ReadExecution(sqlite3_stmt* st) {
 Ledger::Ledger(sqlite3* db, std::string path, Redactor redactor)
     : db_(db), path_(std::move(path)), redactor_(std::move(redactor)) {}
 
-Ledger::~Ledger() { sqlite3_close_v2(db_); }
+Ledger::~Ledger() {
+  for (auto& [sql, st] : statements_) sqlite3_finalize(st);
+  sqlite3_close_v2(db_);
+}
+
+sqlite3_stmt* Ledger::Cached(const std::string& sql, int* rc) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) {
+    sqlite3_reset(it->second);
+    sqlite3_clear_bindings(it->second);
+    *rc = SQLITE_OK;
+    return it->second;
+  }
+  sqlite3_stmt* st = nullptr;
+  *rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+  if (*rc != SQLITE_OK) return nullptr;
+  statements_[sql] = st;
+  return st;
+}
+
+Status Ledger::Run(const char* sql) {
+  int rc;
+  sqlite3_stmt* st = Cached(sql, &rc);
+  if (st == nullptr) return SqliteError(sql, rc);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqliteError(sql, rc);
+  return Status::OK();
+}
 
 // The one place SQLite errors become Status.
 Status Ledger::SqliteError(const std::string& context, int rc) const {
@@ -284,9 +312,10 @@ Status Ledger::LoadHead() {
       return SqliteError("read chain head", rc);
     }
   }
-  Stmt dv;
-  sqlite3_prepare_v2(db_, "PRAGMA data_version", -1, &dv.st, nullptr);
-  if (sqlite3_step(dv.st) == SQLITE_ROW) data_version_ = sqlite3_column_int64(dv.st, 0);
+  int rc;
+  sqlite3_stmt* dv = Cached("PRAGMA data_version", &rc);
+  if (dv != nullptr && sqlite3_step(dv) == SQLITE_ROW) data_version_ = sqlite3_column_int64(dv, 0);
+  if (dv != nullptr) sqlite3_reset(dv);
   return Status::OK();
 }
 
@@ -304,26 +333,27 @@ Status Ledger::Append(const char* table, std::vector<Value> values) {
   std::string sql = std::string("INSERT INTO ") + table + " VALUES (?";
   for (size_t i = 0; i < values.size() + 1; ++i) sql += ", ?";
   sql += ")";
-  Stmt s;
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError(std::string("insert into ") + table, rc);
-  sqlite3_bind_int64(s.st, 1, seq);
+  int rc;
+  sqlite3_stmt* st = Cached(sql, &rc);
+  if (st == nullptr) return SqliteError(std::string("insert into ") + table, rc);
+  sqlite3_bind_int64(st, 1, seq);
   int i = 2;
   for (const Value& v : values) {
     switch (v.kind) {
-      case Value::kNull: sqlite3_bind_null(s.st, i); break;
-      case Value::kInt: sqlite3_bind_int64(s.st, i, v.i); break;
+      case Value::kNull: sqlite3_bind_null(st, i); break;
+      case Value::kInt: sqlite3_bind_int64(st, i, v.i); break;
       case Value::kText:
-        sqlite3_bind_text(s.st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+        sqlite3_bind_text(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
         break;
       case Value::kBlob:
-        sqlite3_bind_blob(s.st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+        sqlite3_bind_blob(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
         break;
     }
     ++i;
   }
-  sqlite3_bind_text(s.st, i, hash.data(), static_cast<int>(hash.size()), SQLITE_STATIC);
-  rc = sqlite3_step(s.st);
+  sqlite3_bind_text(st, i, hash.data(), static_cast<int>(hash.size()), SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);  // drop the bound buffers' use before they go away
   if (rc != SQLITE_DONE) return SqliteError(std::string("insert into ") + table, rc);
   head_seq_ = seq;
   head_hash_ = std::move(hash);
@@ -333,23 +363,21 @@ Status Ledger::Append(const char* table, std::vector<Value> values) {
 // Another process may have appended since our last write: re-read the chain
 // head iff the database changed under us.
 Status Ledger::RefreshHead() {
-  Stmt dv;
-  sqlite3_prepare_v2(db_, "PRAGMA data_version", -1, &dv.st, nullptr);
-  if (sqlite3_step(dv.st) == SQLITE_ROW && sqlite3_column_int64(dv.st, 0) == data_version_) {
-    return Status::OK();
-  }
-  return LoadHead();
+  int rc;
+  sqlite3_stmt* dv = Cached("PRAGMA data_version", &rc);
+  if (dv == nullptr) return SqliteError("data_version", rc);
+  bool unchanged = sqlite3_step(dv) == SQLITE_ROW && sqlite3_column_int64(dv, 0) == data_version_;
+  sqlite3_reset(dv);
+  return unchanged ? Status::OK() : LoadHead();
 }
 
 Status Ledger::Write(const std::function<Status()>& body) {
-  int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("begin", rc);
+  RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
   Status s = RefreshHead();
   if (s.ok()) s = body();
   if (s.ok()) {
-    rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
-    if (rc == SQLITE_OK) return Status::OK();
-    s = SqliteError("commit", rc);
+    s = Run("COMMIT");
+    if (s.ok()) return s;
   }
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   LoadHead();  // forget the records that were not committed

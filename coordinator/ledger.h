@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "base/status.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace odin {
 
@@ -123,6 +125,11 @@ class Ledger {
   // Runs body in one write transaction; on failure nothing of it is kept.
   Status Write(const std::function<Status()>& body);
   Status SqliteError(const std::string& context, int rc) const;
+  // A prepared statement for sql, prepared once and reset for reuse. Returns
+  // null (with *rc set) if sql does not prepare.
+  sqlite3_stmt* Cached(const std::string& sql, int* rc);
+  // Runs a statement without results (BEGIN, COMMIT) from the cache.
+  Status Run(const char* sql);
 
   sqlite3* db_;
   std::string path_;
@@ -130,6 +137,7 @@ class Ledger {
   int64_t head_seq_ = 0;
   std::string head_hash_;
   int64_t data_version_ = -1;
+  std::map<std::string, sqlite3_stmt*> statements_;  // owned; finalized on close
 };
 
 }  // namespace odin

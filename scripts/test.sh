@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Quick start, command 2: build and run the whole test suite (unit tests and
+# the integration tests that drive the real binaries) through ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh  # nothing to do when everything is installed
+cmake -S . -B build -G Ninja
+cmake --build build
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600
