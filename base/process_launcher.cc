@@ -26,6 +26,10 @@ void RealProcessLauncher::SignalGroup(pid_t pid, int sig) {
   kill(-pid, sig);
 }
 
+void RealProcessLauncher::KillOrphanedGroup(pid_t pgid) {
+  if (pgid > 1) kill(-pgid, SIGKILL);
+}
+
 std::vector<ExitedProcess> RealProcessLauncher::ReapExited() {
   std::vector<ExitedProcess> exited;
   for (auto it = children_.begin(); it != children_.end();) {

@@ -28,6 +28,10 @@ class ProcessLauncher {
   virtual StatusOr<pid_t> Launch(const SpawnOptions& options) = 0;
   // Sends sig to the child's whole process group.
   virtual void SignalGroup(pid_t pid, int sig) = 0;
+  // SIGKILLs a process group that a dead child left behind, by the pgid the
+  // child reported for it (only meaningful when the child shared our pid
+  // namespace).
+  virtual void KillOrphanedGroup(pid_t pgid) = 0;
   // Reaps the children that have exited since the last call, without blocking.
   virtual std::vector<ExitedProcess> ReapExited() = 0;
   // Fds that become readable when a child exits (to poll on), possibly none.
@@ -45,6 +49,7 @@ class RealProcessLauncher final : public ProcessLauncher {
 
   StatusOr<pid_t> Launch(const SpawnOptions& options) override;
   void SignalGroup(pid_t pid, int sig) override;
+  void KillOrphanedGroup(pid_t pgid) override;
   std::vector<ExitedProcess> ReapExited() override;
   std::vector<int> WatchFds() const override;
 

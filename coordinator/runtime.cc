@@ -80,7 +80,9 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
                                  "--workspace", ws.root, "--heartbeat-ms", std::to_string(heartbeat_ms)});
     o.env = worker_env;
     o.stderr_fd = log_fd;
-    o.parent_death_signal = SIGKILL;
+    // SIGTERM, not SIGKILL: without namespaces the launcher uses it to kill
+    // the worker's whole tree before it goes.
+    o.parent_death_signal = SIGTERM;
     return o;
   };
 

@@ -113,6 +113,7 @@ void WorkerPool::Fail(const ToolCall& call, int tool_status, int code, const std
 
 void WorkerPool::Finish(Worker* w, const v1::ToolResult& result) {
   w->job.reset();
+  w->job_pgid = 0;
   w->state = WorkerState::kIdle;
   listener_->OnResult(result);
 }
@@ -122,7 +123,10 @@ void WorkerPool::KillWorker(Worker* w, const std::string& reason) {
   spdlog::warn("killing worker {}: {}", w->id, reason);
   w->stop_reason = reason;
   w->state = WorkerState::kStopping;
-  launcher_->SignalGroup(w->pid, SIGKILL);
+  // SIGTERM first: the launcher then kills the worker's whole tree (which
+  // matters where no pid namespace does it); SIGKILL follows if it lingers.
+  launcher_->SignalGroup(w->pid, SIGTERM);
+  w->kill_at = clock_->Now() + o_.term_grace;
 }
 
 void WorkerPool::GiveUp(Status why) {
@@ -151,6 +155,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       }
       w->state = WorkerState::kIdle;
       w->sandbox = env.hello().sandbox().description();
+      w->namespaced = env.hello().sandbox().namespaces();
       start_failures_ = 0;
       listener_->OnWorkerReady(env.hello());
       break;
@@ -160,6 +165,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       if (!w->job || env.tool_progress().execution_id() != w->job->call.execution_id) {
         return KillWorker(w, "protocol violation: progress for a request it does not hold");
       }
+      if (env.tool_progress().has_started_pgid()) w->job_pgid = env.tool_progress().started_pgid();
       listener_->OnProgress(env.tool_progress());
       break;
     case v1::Envelope::kToolResult:
@@ -183,6 +189,7 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
 
   if (w.job) {
     const Job& job = *w.job;
+    if (!w.namespaced && w.job_pgid > 0) launcher_->KillOrphanedGroup(w.job_pgid);
     if (shutting_down_) {
       Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED,
            "the coordinator shut down while the call ran", std::nullopt, v1::EXIT_REASON_KILLED);
@@ -220,6 +227,10 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
 void WorkerPool::CheckTimers() {
   SteadyTime now = clock_->Now();
   for (auto& [pid, w] : workers_) {
+    if (w.state == WorkerState::kStopping && w.kill_at && now >= *w.kill_at) {
+      launcher_->SignalGroup(w.pid, SIGKILL);
+      w.kill_at.reset();
+    }
     if (w.state != WorkerState::kStopping && now >= w.expiry) {
       KillWorker(&w, w.state == WorkerState::kStarting
                          ? "no Hello within the start timeout"
@@ -307,6 +318,7 @@ SteadyTime WorkerPool::NextTimer() const {
   SteadyTime t = next_heartbeat_;
   for (const auto& [pid, w] : workers_) {
     if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
+    if (w.kill_at) t = std::min(t, *w.kill_at);
     if (!w.job) continue;
     const Job& job = *w.job;
     switch (job.phase) {

@@ -6,9 +6,12 @@
 // at a time, and relays their progress and results to a Listener. It keeps
 // every promise a caller relies on:
 //   - every submitted call ends in exactly one OnResult, whatever happens;
-//   - a worker silent for `liveness` heartbeat intervals is killed and replaced,
-//     and a call it held ends as TOOL_STATUS_CRASHED;
-//   - a worker that dies is replaced, and its call ends as CRASHED;
+//   - a worker silent for `liveness` heartbeat intervals is killed (SIGTERM to
+//     its launcher's group, SIGKILL after term_grace) and replaced, and a call
+//     it held ends as TOOL_STATUS_CRASHED;
+//   - a worker that dies is replaced, and its call ends as CRASHED; without a
+//     pid namespace around it, the call's process group is killed too, since
+//     nothing else would;
 //   - a call past its deadline is cancelled: Cancel to the worker, then SIGTERM
 //     of the worker's process group after cancel_grace, then SIGKILL after
 //     term_grace; it ends as TOOL_STATUS_TIMED_OUT with exit code 124;
@@ -129,7 +132,10 @@ class WorkerPool {
     WorkerState state = WorkerState::kStarting;
     SteadyTime expiry{};
     std::string sandbox;
+    bool namespaced = true;   // from Hello: pids it reports are its own namespace's
+    pid_t job_pgid = 0;       // process group of the held call, as the worker reported it
     std::string stop_reason;  // why we killed it, for the crashed result
+    std::optional<SteadyTime> kill_at;  // kStopping: when SIGTERM turns into SIGKILL
     std::optional<Job> job;
   };
 

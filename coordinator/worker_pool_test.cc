@@ -21,6 +21,7 @@ class FakeLauncher : public ProcessLauncher {
     return next_pid++;
   }
   void SignalGroup(pid_t pid, int sig) override { signals.push_back({pid, sig}); }
+  void KillOrphanedGroup(pid_t pgid) override { orphaned_groups_killed.push_back(pgid); }
   std::vector<ExitedProcess> ReapExited() override {
     std::vector<ExitedProcess> out;
     out.swap(exited);
@@ -39,6 +40,7 @@ class FakeLauncher : public ProcessLauncher {
   std::vector<std::vector<std::string>> launched;
   std::vector<std::pair<pid_t, int>> signals;
   std::vector<ExitedProcess> exited;
+  std::vector<pid_t> orphaned_groups_killed;
 };
 
 // Records what the pool sends; delivers what the test makes workers say.
@@ -118,11 +120,12 @@ class WorkerPoolTest : public ::testing::Test {
     return "";
   }
 
-  void SayHello(pid_t pid) {
+  void SayHello(pid_t pid, bool namespaces = true) {
     v1::Envelope e = Env();
     e.mutable_hello()->set_worker_id(IdOf(pid));
     e.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    e.mutable_hello()->mutable_sandbox()->set_description("bwrap");
+    e.mutable_hello()->mutable_sandbox()->set_namespaces(namespaces);
+    e.mutable_hello()->mutable_sandbox()->set_description(namespaces ? "bwrap" : "none: test");
     transport_.inbox.push_back({IdOf(pid), e});
     Poll();
   }
@@ -218,11 +221,18 @@ TEST_F(WorkerPoolTest, SilentWorkerIsKilledAfterThreeIntervalsAndReplaced) {
   }
   clock_.Advance(milliseconds(499));
   SayHeartbeat(other);
-  EXPECT_EQ(launcher_.SignalsTo(busy, SIGKILL), 0);
+  EXPECT_EQ(launcher_.SignalsTo(busy, SIGTERM), 0);
   clock_.Advance(milliseconds(1));
   Poll();
+  EXPECT_EQ(launcher_.SignalsTo(busy, SIGTERM), 1);
+  EXPECT_EQ(launcher_.SignalsTo(other, SIGTERM), 0);
+  // It does not go on SIGTERM: SIGKILL after the grace period.
+  clock_.Advance(milliseconds(999));
+  SayHeartbeat(other);
+  EXPECT_EQ(launcher_.SignalsTo(busy, SIGKILL), 0);
+  clock_.Advance(milliseconds(1));
+  SayHeartbeat(other);
   EXPECT_EQ(launcher_.SignalsTo(busy, SIGKILL), 1);
-  EXPECT_EQ(launcher_.SignalsTo(other, SIGKILL), 0);
 
   launcher_.Exit(busy, SIGKILL);
   Poll();
@@ -303,13 +313,43 @@ TEST_F(WorkerPoolTest, WorkerDeathEndsItsCallAsCrashedAndIsReplaced) {
   EXPECT_EQ(WorkerOf("ex_2"), 101);
 }
 
+TEST_F(WorkerPoolTest, UnsandboxedWorkerDeathKillsTheCallsProcessGroup) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100, /*namespaces=*/false);
+  pool_->Submit(Call("ex_1"));
+  v1::Envelope started = Env();
+  started.mutable_tool_progress()->set_execution_id("ex_1");
+  started.mutable_tool_progress()->set_started_pgid(4242);
+  transport_.inbox.push_back({IdOf(100), started});
+  Poll();
+  launcher_.Exit(100, SIGKILL);
+  Poll();
+  EXPECT_EQ(launcher_.orphaned_groups_killed, std::vector<pid_t>{4242});
+}
+
+TEST_F(WorkerPoolTest, SandboxedWorkerDeathLeavesPidsOfItsNamespaceAlone) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100, /*namespaces=*/true);
+  pool_->Submit(Call("ex_1"));
+  v1::Envelope started = Env();
+  started.mutable_tool_progress()->set_execution_id("ex_1");
+  started.mutable_tool_progress()->set_started_pgid(2);  // a pid inside its namespace
+  transport_.inbox.push_back({IdOf(100), started});
+  Poll();
+  launcher_.Exit(100, SIGKILL);
+  Poll();
+  EXPECT_TRUE(launcher_.orphaned_groups_killed.empty());
+}
+
 TEST_F(WorkerPoolTest, ProtocolViolationKillsTheWorker) {
   options_.size = 1;
   StartPool();
   SayHello(100);
   pool_->Submit(Call("ex_1"));
   SayResult(100, "ex_somebody_else", 0);
-  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
   EXPECT_TRUE(listener_.results.empty());
   launcher_.Exit(100, SIGKILL);
   Poll();
@@ -324,7 +364,7 @@ TEST_F(WorkerPoolTest, UnparseableMessageIsAProtocolViolation) {
   SayHello(100);
   transport_.inbox.push_back({IdOf(100), v1::Envelope()});  // version 0
   Poll();
-  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
 }
 
 TEST_F(WorkerPoolTest, SandboxSetupFailureStopsRespawningAndFailsCalls) {
@@ -359,10 +399,10 @@ TEST_F(WorkerPoolTest, NoHelloWithinStartTimeoutIsKilled) {
   StartPool();
   clock_.Advance(seconds(10) - milliseconds(1));
   Poll();
-  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 0);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 0);
   clock_.Advance(milliseconds(1));
   Poll();
-  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
 }
 
 TEST_F(WorkerPoolTest, RefusedDispatchIsNeverSent) {

@@ -1,5 +1,7 @@
 #include "sandbox/bwrap_args.h"
 
+#include "base/file_util.h"
+
 namespace odin {
 
 std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvocation& inv) {
@@ -12,6 +14,13 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   add({o.workspace_readonly ? "--ro-bind" : "--bind", o.workspace, o.workspace});
   for (const std::string& p : o.writable_paths) add({"--bind", p, p});
   for (const std::string& p : o.readonly_paths) add({"--ro-bind-try", p, p});
+  // The inner stage and the program must stay reachable even where the policy
+  // hides their directory (a build under /tmp, say): bind them read-only.
+  std::vector<std::string> exe_dirs = {DirName(inv.self)};
+  if (!o.program.empty() && o.program[0].find('/') != std::string::npos) exe_dirs.push_back(DirName(o.program[0]));
+  for (size_t i = 0; i < exe_dirs.size(); ++i) {
+    if (i == 0 || exe_dirs[i] != exe_dirs[0]) add({"--ro-bind", exe_dirs[i], exe_dirs[i]});
+  }
   add({"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"});
   add({"--die-with-parent", "--new-session", "--chdir", o.workspace});
 

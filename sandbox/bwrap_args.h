@@ -6,6 +6,8 @@
 //   - the root file system read-only, with a fresh /dev, /proc and private /tmp;
 //   - the workspace writable (or read-only with --workspace-readonly);
 //   - --readonly paths read-only on top (e.g. <workspace>/.odin), if they exist;
+//   - the directories of odin-sandbox and of the program read-only, so they
+//     run even from a directory the policy hides (such as /tmp);
 //   - new pid, ipc, uts, cgroup and network namespaces: no network at all;
 //   - a new session (no terminal to inject keystrokes into) and death with the
 //     parent.

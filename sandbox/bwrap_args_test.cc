@@ -47,6 +47,18 @@ TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableStateReadOnly) {
   EXPECT_LT(IndexOf(a, "--bind"), IndexOf(a, "--ro-bind-try"));
 }
 
+TEST(BwrapArgsTest, BinariesStayVisibleUnderPrivateTmp) {
+  SandboxOptions o = Options();
+  o.program[0] = "/tmp/build/bin/odin-worker";
+  BwrapInvocation inv = Inv();
+  inv.self = "/tmp/build/bin/odin-sandbox";
+  auto a = BuildBwrapArgs(o, inv);
+  EXPECT_TRUE(HasTriple(a, "--ro-bind", "/tmp/build/bin", "/tmp/build/bin"));
+  EXPECT_LT(IndexOf(a, "--tmpfs"), IndexOf(a, "/tmp/build/bin"));
+  // Bound once, not twice.
+  EXPECT_EQ(std::count(a.begin(), a.end(), "/tmp/build/bin"), 2);
+}
+
 TEST(BwrapArgsTest, ReadOnlyWorkspacePolicy) {
   SandboxOptions o = Options();
   o.workspace_readonly = true;

@@ -7,6 +7,10 @@
 //  - odin-sandbox is started with a parent-death signal by its caller and gives
 //    bwrap one too; bwrap's --die-with-parent covers the inside. So killing
 //    odin-sandbox (or its caller) kills everything it started.
+//  - Without namespaces it stays as the program's parent and a child
+//    subreaper, and kills every descendant when the program exits or when it
+//    gets SIGTERM/SIGINT/SIGHUP (its caller should make SIGTERM its
+//    parent-death signal), so nothing outlives it there either.
 //  - If bubblewrap is missing or cannot set up its namespaces:
 //      --policy=auto     a warning on stderr, then the program runs WITHOUT
 //                        namespaces; ODIN_SANDBOX says "none: <why>";
@@ -16,12 +20,15 @@
 //  - The program sees ODIN_SANDBOX: "bwrap", or "none: <why>".
 //
 // Caveats: without namespaces nothing stops the program from writing outside
-// the workspace or using the network; only the caller's own limits apply.
+// the workspace or using the network; only the caller's own limits apply. If
+// odin-sandbox itself is SIGKILLed there, the program's descendants survive
+// unless the caller kills their process group.
 
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +71,58 @@ namespace {
   ExecProgram(o, o.description.empty() ? "bwrap" : o.description);
 }
 
+// Without a pid namespace nothing kills what the program leaves behind when it
+// dies, so stay as its parent, a child subreaper: orphans of its tree come to
+// us, and we kill them all when the program exits or we are told to stop
+// (SIGTERM, which is also our parent-death signal). A stand-in for the pid
+// namespace, like Bazel's process-wrapper.
+[[noreturn]] void Supervise(const SandboxOptions& o, const std::string& description) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&mask, sig);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+
+  std::vector<std::string> env = CurrentEnvironment();
+  env.push_back("ODIN_SANDBOX=" + description);
+  SpawnOptions spawn;
+  spawn.argv = o.program;
+  spawn.env = env;
+  spawn.cwd = o.workspace;
+  spawn.stdout_fd = STDOUT_FILENO;
+  spawn.stderr_fd = STDERR_FILENO;
+  spawn.parent_death_signal = SIGKILL;
+  spawn.new_process_group = false;  // signals to our group reach it too
+  StatusOr<pid_t> pid = Spawn(spawn);
+  if (!pid.ok()) {
+    fprintf(stderr, "odin-sandbox: %s\n", pid.status().message().c_str());
+    _exit(127);
+  }
+  int exit_code = 0;
+  for (;;) {
+    siginfo_t info;
+    int sig = sigwaitinfo(&mask, &info);
+    if (sig == SIGCHLD) {
+      int status = 0;
+      pid_t done;
+      bool program_exited = false;
+      while ((done = WaitPid(-1, &status, WNOHANG)) > 0) {  // reap adopted orphans too
+        if (done == *pid) {
+          program_exited = true;
+          exit_code = ExitCodeFromWaitStatus(status);
+        }
+      }
+      if (program_exited) break;
+    } else if (sig > 0) {
+      kill(*pid, SIGKILL);
+      exit_code = 128 + sig;
+      break;
+    }
+  }
+  KillAllDescendants();
+  _exit(exit_code);
+}
+
 [[noreturn]] void RunWithoutNamespaces(const SandboxOptions& o, const std::string& why) {
   if (o.policy == SandboxPolicy::kRequire) {
     fprintf(stderr, "odin-sandbox: sandbox required but unavailable: %s\n", why.c_str());
@@ -73,11 +132,7 @@ namespace {
     fprintf(stderr, "odin-sandbox: WARNING: bubblewrap unusable (%s); running WITHOUT a sandbox\n",
             why.c_str());
   }
-  if (chdir(o.workspace.c_str()) != 0) {
-    fprintf(stderr, "odin-sandbox: chdir %s: %s\n", o.workspace.c_str(), strerror(errno));
-    _exit(127);
-  }
-  ExecProgram(o, "none: " + why);
+  Supervise(o, "none: " + why);
 }
 
 std::string FirstLine(std::string text) {

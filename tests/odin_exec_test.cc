@@ -27,8 +27,14 @@ bool BwrapWorks() {
 
 class OdinExecTest : public ::testing::Test {
  protected:
-  Ran Odin(const std::vector<std::string>& args) {
-    return RunOdin(ws_.path(), args, {{"ODIN_TEST_MARK", marker_}});
+  // Runs odin under this fixture's sandbox policy.
+  Ran Odin(std::vector<std::string> args) {
+    if (!sandbox_.empty()) args.insert(args.begin(), {"--sandbox", sandbox_});
+    Ran r = RunOdin(ws_.path(), args, {{"ODIN_TEST_MARK", marker_}});
+    // An unsandboxed run says so on stderr; the tests look past that line.
+    const std::string warning = "odin exec: warning: running WITHOUT a sandbox (none: sandbox off by policy)\n";
+    if (sandbox_ == "off" && r.err.rfind(warning, 0) == 0) r.err.erase(0, warning.size());
+    return r;
   }
   json LastExecution() {
     Ran r = Odin({"log", "--json", "--limit", "1"});
@@ -49,9 +55,29 @@ class OdinExecTest : public ::testing::Test {
 
   TempWorkspace ws_;
   std::string marker_ = UniqueMarker();
+  std::string sandbox_;  // empty: the default policy (auto)
 };
 
-TEST_F(OdinExecTest, PassesExitStatusAndStreamsThrough) {
+// The faults of issue 2, with the sandbox (bubblewrap) and without it (the
+// fallback when bubblewrap is unusable): both must record the right outcome
+// and leave no process behind.
+class OdinExecFaultTest : public OdinExecTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    sandbox_ = GetParam();
+    if (sandbox_ == "auto" && !BwrapWorks()) {
+      GTEST_SKIP() << "bubblewrap cannot create namespaces on this machine; the unsandboxed variant runs";
+    }
+  }
+  std::string Sandbox() const { return sandbox_; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Policies, OdinExecFaultTest, ::testing::Values("auto", "off"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "auto" ? std::string("Sandboxed") : std::string("Unsandboxed");
+                         });
+
+TEST_P(OdinExecFaultTest, PassesExitStatusAndStreamsThrough) {
   Ran r = Odin({"exec", "--", "sh", "-c", "echo to-out; echo to-err >&2; exit 71"});
   EXPECT_EQ(r.exit_code, 71);
   EXPECT_EQ(r.out, "to-out\n");
@@ -63,21 +89,21 @@ TEST_F(OdinExecTest, PassesExitStatusAndStreamsThrough) {
   EXPECT_EQ(e["output_bytes"], 14);
 }
 
-TEST_F(OdinExecTest, SegfaultGives139AndIsRecorded) {
+TEST_P(OdinExecFaultTest, SegfaultGives139AndIsRecorded) {
   Ran r = Odin({"exec", "--", "sh", "-c", "kill -SEGV $$"});
   EXPECT_EQ(r.exit_code, 139);
   EXPECT_EQ(LastExecution()["exit_code"], 139);
   ExpectNextExecWorks();
 }
 
-TEST_F(OdinExecTest, SigkillGives137) {
+TEST_P(OdinExecFaultTest, SigkillGives137) {
   Ran r = Odin({"exec", "--", "sh", "-c", "kill -KILL $$"});
   EXPECT_EQ(r.exit_code, 137);
   EXPECT_EQ(LastExecution()["status"], "error");
   ExpectNextExecWorks();
 }
 
-TEST_F(OdinExecTest, CommandThatKillsItsWorkerIsRecordedAsCrashed) {
+TEST_P(OdinExecFaultTest, CommandThatKillsItsWorkerIsRecordedAsCrashed) {
   Ran r = Odin({"exec", "--", "sh", "-c", "kill -KILL $PPID; sleep 30"});
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("died while running the call"), std::string::npos) << r.err;
@@ -88,7 +114,7 @@ TEST_F(OdinExecTest, CommandThatKillsItsWorkerIsRecordedAsCrashed) {
   ExpectNextExecWorks();
 }
 
-TEST_F(OdinExecTest, WorkerThatStopsHeartbeatingIsReplaced) {
+TEST_P(OdinExecFaultTest, WorkerThatStopsHeartbeatingIsReplaced) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"workers":{"heartbeat_ms":100}})").ok());
   // The command freezes its own worker: no more heartbeats.
   Ran r = Odin({"exec", "--", "sh", "-c", "kill -STOP $PPID; sleep 30"});
@@ -98,7 +124,7 @@ TEST_F(OdinExecTest, WorkerThatStopsHeartbeatingIsReplaced) {
   ExpectNextExecWorks();
 }
 
-TEST_F(OdinExecTest, CommandThatNeverExitsTimesOutWith124) {
+TEST_P(OdinExecFaultTest, CommandThatNeverExitsTimesOutWith124) {
   Ran r = Odin({"exec", "--timeout", "0.5", "--", "sh", "-c", "trap '' TERM; echo begun; sleep 1000"});
   EXPECT_EQ(r.exit_code, 124);
   EXPECT_EQ(r.out, "begun\n");
@@ -109,7 +135,7 @@ TEST_F(OdinExecTest, CommandThatNeverExitsTimesOutWith124) {
   ExpectNextExecWorks();
 }
 
-TEST_F(OdinExecTest, ChildrenThatOutliveTheCommandAreKilled) {
+TEST_P(OdinExecFaultTest, ChildrenThatOutliveTheCommandAreKilled) {
   Ran r = Odin({"exec", "--", "sh", "-c", "sleep 1000 & setsid sleep 1000 & echo started"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "started\n");
@@ -138,7 +164,7 @@ TEST_F(OdinExecTest, StreamedGigabyteReachesStdout) {
   EXPECT_EQ(LastExecution()["output_bytes"], 1073741828LL);
 }
 
-TEST_F(OdinExecTest, MissingProgramGives127) {
+TEST_P(OdinExecFaultTest, MissingProgramGives127) {
   Ran r = Odin({"exec", "--", "odin-no-such-program"});
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_NE(r.err.find("odin-no-such-program: command not found"), std::string::npos);
@@ -203,10 +229,10 @@ TEST_F(OdinExecTest, JsonResult) {
   EXPECT_EQ(j["execution_id"], LastExecution()["execution_id"]);
 }
 
-TEST_F(OdinExecTest, InterruptCancelsAndRecords) {
+TEST_P(OdinExecFaultTest, InterruptCancelsAndRecords) {
   int out;
-  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo ready; sleep 1000"}, &out,
-                        {{"ODIN_TEST_MARK", marker_}});
+  pid_t pid = StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"},
+                        &out, {{"ODIN_TEST_MARK", marker_}});
   EXPECT_NE(ReadUntil(out, "ready").find("ready"), std::string::npos);
   kill(pid, SIGINT);
   EXPECT_EQ(Wait(pid), 130);
@@ -214,10 +240,10 @@ TEST_F(OdinExecTest, InterruptCancelsAndRecords) {
   EXPECT_EQ(LastExecution()["status"], "cancelled");
 }
 
-TEST_F(OdinExecTest, KilledOdinLeavesAVisibleStartedCall) {
+TEST_P(OdinExecFaultTest, KilledOdinLeavesAVisibleStartedCall) {
   int out;
-  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo ready; sleep 1000"}, &out,
-                        {{"ODIN_TEST_MARK", marker_}});
+  pid_t pid = StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"},
+                        &out, {{"ODIN_TEST_MARK", marker_}});
   ReadUntil(out, "ready");
   kill(pid, SIGKILL);
   Wait(pid);

@@ -123,6 +123,8 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
   env.mutable_tool_progress()->set_execution_id(execution_id_);
   env.mutable_tool_progress()->set_started_pgid(run_->pgid());
   Queue(env);
+  // Out now: the coordinator needs the group id if the command kills us.
+  FlushOutbox();
 }
 
 void Worker::Handle(const v1::Envelope& env) {
