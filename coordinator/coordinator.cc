@@ -1,5 +1,6 @@
 #include "coordinator/coordinator.h"
 
+#include "base/canonical_json.h"
 #include "base/ids.h"
 #include "odin/v1/worker.pb.h"
 
@@ -35,7 +36,9 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
     : o_(std::move(options)), clock_(clock),
       pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")) {}
 
-Coordinator::~Coordinator() = default;
+// Calls still held end (as cancelled) while this object is whole: the pool's
+// own destructor would report them into members already destroyed.
+Coordinator::~Coordinator() { pool_.Shutdown(Duration::zero()); }
 
 Status Coordinator::StartWorkers() { return pool_.Start(); }
 
@@ -47,10 +50,23 @@ Status Coordinator::AttachLedger(Ledger* ledger) {
 std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (call.execution_id.empty()) call.execution_id = NewId("ex");
   std::string id = call.execution_id;
+  // Arguments are recorded and compared in canonical form; malformed ones end
+  // the call here, recorded as rejected, without reaching a worker.
+  StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
   Call& c = calls_[id];
   c.tool = call.tool;
-  c.arguments_json = call.arguments_json;
+  c.arguments_json = canonical.ok() ? *canonical : call.arguments_json;
   c.handlers = std::move(handlers);
+  if (!canonical.ok()) {
+    v1::ToolResult rejected;
+    rejected.set_execution_id(id);
+    rejected.set_status(v1::TOOL_STATUS_REJECTED);
+    rejected.mutable_error()->set_code(v1::CODE_INVALID_ARGUMENT);
+    rejected.mutable_error()->set_message(canonical.status().message());
+    OnResult(rejected);
+    return id;
+  }
+  call.arguments_json = *canonical;
   pool_.Submit(std::move(call));
   return id;
 }
