@@ -13,4 +13,7 @@ namespace odin {
 // the parser's message when json is malformed.
 StatusOr<std::string> CanonicalizeJson(std::string_view json);
 
+// Returns true iff text is well-formed UTF-8 (what a JSON string can carry).
+bool IsValidUtf8(std::string_view text);
+
 }  // namespace odin

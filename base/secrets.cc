@@ -42,10 +42,13 @@ using Span = std::pair<size_t, size_t>;  // [begin, end)
 
 void FindPatterns(std::string_view text, std::vector<Span>* spans) {
   for (const Pattern& p : kPatterns) {
-    for (size_t pos = text.find(p.prefix); pos != std::string_view::npos;
-         pos = text.find(p.prefix, pos + 1)) {
+    size_t pos = text.find(p.prefix);
+    while (pos != std::string_view::npos) {
       // Must start a token: "task-..." does not hold an "sk-" key.
-      if (pos > 0 && IsTokenChar(text[pos - 1])) continue;
+      if (pos > 0 && IsTokenChar(text[pos - 1])) {
+        pos = text.find(p.prefix, pos + 1);
+        continue;
+      }
       size_t end = pos + p.prefix.size();
       while (end < text.size() &&
              (p.upper_digits ? (isupper(static_cast<unsigned char>(text[end])) ||
@@ -54,6 +57,8 @@ void FindPatterns(std::string_view text, std::vector<Span>* spans) {
         ++end;
       }
       if (end - pos - p.prefix.size() >= p.min_body) spans->push_back({pos, end});
+      // Resume after the scanned body, so each byte is scanned once per pattern.
+      pos = text.find(p.prefix, std::max(end, pos + 1));
     }
   }
   // PEM private keys, header to footer.
@@ -65,8 +70,13 @@ void FindPatterns(std::string_view text, std::vector<Span>* spans) {
     if (!EndsWith(label, "PRIVATE KEY") || label.size() > 40) continue;
     std::string footer = "-----END " + std::string(label) + "-----";
     size_t end = text.find(footer, header_end);
-    end = end == std::string_view::npos ? text.size() : end + footer.size();
+    if (end == std::string_view::npos) {  // unterminated: redact to the end, done
+      spans->push_back({pos, text.size()});
+      break;
+    }
+    end += footer.size();
     spans->push_back({pos, end});
+    pos = end - 1;
   }
 }
 

@@ -53,6 +53,19 @@ TEST(SecretsTest, RedactsPemPrivateKeyBlocks) {
   EXPECT_EQ(r.Redact(cert), cert);
 }
 
+TEST(SecretsTest, PathologicalInputStaysLinear) {
+  Redactor r;
+  // Every ".sk-" would rescan to the end if the search did not resume after
+  // each match: 8 MiB of this must take milliseconds, not hours.
+  std::string text;
+  for (int i = 0; i < (8 << 20) / 4; ++i) text += ".sk-";
+  std::string redacted = r.Redact(text);
+  EXPECT_EQ(redacted.find("sk-"), std::string::npos);
+  std::string pems;
+  for (int i = 0; i < 100000; ++i) pems += "-----BEGIN RSA PRIVATE KEY-----";
+  EXPECT_EQ(r.Redact(pems), "[REDACTED]");
+}
+
 TEST(SecretsTest, WorksOnBinaryBytes) {
   Redactor r;
   r.AddSecret("X_KEY", "s3cr3t-value");

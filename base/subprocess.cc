@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,7 +70,9 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
   // Close everything else above stderr except the kept fds and the report pipe.
   int next = 3;
   auto close_until = [&](int end) {  // closes [next, end)
-    if (end > next) syscall(SYS_close_range, next, end - 1, 0);
+    if (end > next && syscall(SYS_close_range, next, end - 1, 0) != 0) {
+      for (int fd = next; fd < end; ++fd) close(fd);
+    }
   };
   // The kept fds are few, so find them by scanning rather than sorting (no
   // allocation after fork).
@@ -83,7 +86,12 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
     close_until(lowest);
     next = lowest + 1;
   }
-  syscall(SYS_close_range, next, ~0U, 0);
+  if (syscall(SYS_close_range, next, ~0U, 0) != 0) {
+    // Kernels before 5.9 have no close_range: close one by one up to the limit.
+    struct rlimit rl;
+    int limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? static_cast<int>(rl.rlim_cur) : 65536;
+    for (int fd = next; fd < limit; ++fd) close(fd);
+  }
 
   if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) ChildFail(pipe_fd, 4, errno);
   SetLimit(RLIMIT_CPU, o.limits.cpu_seconds, pipe_fd);
@@ -113,10 +121,15 @@ std::string SearchPath(const std::string& name, const std::string& path_value) {
     size_t end = path_value.find(':', start);
     if (end == std::string::npos) end = path_value.size();
     std::string dir = path_value.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
+    // Relative entries (and the empty one, meaning ".") would resolve against
+    // whatever directory the child starts in: never search them.
+    if (dir.empty() || dir[0] != '/') continue;
+    std::string candidate = dir + "/" + name;
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
   }
   return "";
 }
@@ -172,6 +185,15 @@ StatusOr<pid_t> Spawn(const SpawnOptions& o) {
     return PosixError(context, failure.err);
   }
   return pid;
+}
+
+void EnsureStandardFds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      int null_fd = open("/dev/null", O_RDWR);  // lowest free number: this fd
+      if (null_fd > 2) close(null_fd);
+    }
+  }
 }
 
 int ExitCodeFromWaitStatus(int s) {

@@ -49,6 +49,11 @@ struct SpawnOptions {
 // PermissionDenied when it cannot be executed; no child is left in that case.
 StatusOr<pid_t> Spawn(const SpawnOptions& options);
 
+// Opens /dev/null on any of fds 0, 1, 2 that is closed. Call first thing in
+// main: otherwise the next file opened takes such a number, and a child's
+// stdio set-up (dup2 onto 0-2) would clobber it.
+void EnsureStandardFds();
+
 // Maps a waitpid status to a shell-style exit code: the exit status, or
 // 128 + N for death by signal N.
 int ExitCodeFromWaitStatus(int wait_status);

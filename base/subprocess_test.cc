@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/file_util.h"
 #include "base/secrets.h"
 
 namespace odin {
@@ -88,6 +89,16 @@ TEST(SubprocessTest, ResourceLimitsApply) {
   SpawnOptions o{.argv = {"sh", "-c", "ulimit -n"}};
   o.limits.open_files = 37;
   EXPECT_EQ(RunSpawn(o).output, "37\n");
+}
+
+TEST(SubprocessTest, PathSearchSkipsDirectoriesAndRelativeEntries) {
+  // A directory named like the program comes first in PATH; it is not it.
+  auto dir = MakeTempDir("odin-path-test");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(MakeDirs(*dir + "/true").ok());
+  EXPECT_EQ(SearchPath("true", *dir + ":/usr/bin:/bin"), "/usr/bin/true");
+  EXPECT_EQ(SearchPath("true", ".:bin"), "");
+  RemoveTree(*dir);
 }
 
 TEST(SubprocessTest, DescribesWaitStatus) {

@@ -3,16 +3,20 @@
 // through.
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
+#include <cstring>
+#include <functional>
 #include <iostream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "base/canonical_json.h"
 #include "coordinator/cli.h"
 #include "coordinator/runtime.h"
 #include "odin/v1/worker.pb.h"
@@ -29,28 +33,79 @@ void OnSignal(int sig) {
   (void)!write(g_signal_pipe[1], "x", 1);
 }
 
-// Writes all of data to fd. Returns false iff the reader has gone away.
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
+// Writes the command's output to one of our stdio fds without ever blocking
+// for long: a stalled reader (a pager nobody scrolls) must not keep the loop
+// from heartbeating its workers, or they would take it for dead.
+class OutputWriter {
+ public:
+  explicit OutputWriter(int fd) : fd_(fd) {
+    // O_NONBLOCK is a property of the open file, which a terminal or pipe
+    // shares with the shell; so reopen it privately instead of changing it.
+    // Regular files never stall and keep their offset, so they stay as they are.
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+      int flags = fcntl(fd, F_GETFL);
+      std::string self = "/proc/self/fd/" + std::to_string(fd);
+      int reopened = open(self.c_str(), (flags & (O_ACCMODE | O_APPEND)) | O_NONBLOCK | O_CLOEXEC);
+      if (reopened >= 0) fd_ = owned_ = reopened;
+    }
   }
-  return true;
-}
+  ~OutputWriter() {
+    if (owned_ >= 0) close(owned_);
+  }
+
+  // Returns false iff the reader has gone away.
+  bool Write(std::string_view data, Duration heartbeat, const std::function<void()>& keep_alive) {
+    while (!data.empty()) {
+      ssize_t n = write(fd_, data.data(), data.size());
+      if (n > 0) {
+        data.remove_prefix(static_cast<size_t>(n));
+      } else if (n < 0 && errno == EAGAIN) {
+        pollfd p = {fd_, POLLOUT, 0};
+        if (poll(&p, 1, static_cast<int>(ToMillis(heartbeat))) == 0) keep_alive();
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+  int owned_ = -1;
+};
 
 std::string Lossy(const std::string& bytes) {
   return nlohmann::json(bytes).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+int Fail(const std::string& message) {
+  std::cerr << "odin exec: " << message << "\n";
+  return kExecOwnError;
+}
+
 }  // namespace
 
 int RunExec(const GlobalFlags& g, const ExecFlags& f) {
-  auto fail = [](const std::string& message) {
-    std::cerr << "odin exec: " << message << "\n";
-    return kExecOwnError;
-  };
+  // Arguments travel as JSON strings: they must be UTF-8. Checked before
+  // anything is set up, so a refusal writes nothing.
+  for (size_t i = 0; i < f.argv.size(); ++i) {
+    if (!IsValidUtf8(f.argv[i])) {
+      return Fail("argument " + std::to_string(i + 1) + " of the command is not valid UTF-8");
+    }
+  }
+
+  // Everything the call's callbacks touch outlives the runtime, whose
+  // destructor may still end the call.
+  std::optional<v1::ToolResult> result;
+  Status recorded;
+  bool reader_gone = false;
+  std::string execution_id;
+  bool warned = false;
+  OutputWriter out(STDOUT_FILENO), err(STDERR_FILENO);
+
   RuntimeFlags rf;
   rf.dir = g.dir;
   rf.sandbox = g.sandbox;
@@ -58,10 +113,11 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   rf.session_kind = "exec";
   rf.mode = "exec";
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
-  if (!rt.ok()) return fail(rt.status().message());
+  if (!rt.ok()) return Fail(rt.status().message());
   Coordinator& coord = (*rt)->coordinator();
+  const Config& config = (*rt)->config();
+  if (!IsValidUtf8((*rt)->workspace().cwd)) return Fail("the working directory's name is not valid UTF-8");
 
-  bool warned = false;
   coord.on_worker_ready = [&warned](const v1::Hello& hello) {
     if (!hello.sandbox().namespaces() && !warned) {
       std::cerr << "odin exec: warning: running WITHOUT a sandbox (" << hello.sandbox().description()
@@ -75,19 +131,16 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   call.tool = kExecuteCommandTool;
   call.arguments_json = args.dump();
   call.timeout = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(f.timeout_seconds));
-  call.stream_limit_bytes = f.json ? (*rt)->config().artifact_cap_bytes : 0;
-  call.output_head_bytes = (*rt)->config().output_head_bytes;
-  call.output_tail_bytes = (*rt)->config().output_tail_bytes;
+  call.stream_limit_bytes = f.json ? config.artifact_cap_bytes : 0;
+  call.output_head_bytes = config.output_head_bytes;
+  call.output_tail_bytes = config.output_tail_bytes;
 
-  std::optional<v1::ToolResult> result;
-  Status recorded;
-  bool reader_gone = false;
-  std::string execution_id;
+  Duration heartbeat = milliseconds(config.heartbeat_ms);
   CallHandlers handlers;
   handlers.on_progress = [&](const v1::ToolProgress& p) {
     if (f.json || reader_gone || !p.has_output()) return;
-    int fd = p.output().stream() == v1::OUTPUT_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO;
-    if (!WriteAll(fd, p.output().data())) {
+    OutputWriter& w = p.output().stream() == v1::OUTPUT_STREAM_STDERR ? err : out;
+    if (!w.Write(p.output().data(), heartbeat, [&coord] { coord.pool().SendDueHeartbeats(); })) {
       // Like a shell pipeline: the command loses its reader, so it stops.
       reader_gone = true;
       coord.Cancel(execution_id);
@@ -98,7 +151,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
     recorded = s;
   };
 
-  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return fail(strerror(errno));
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return Fail(strerror(errno));
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
@@ -110,7 +163,12 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   while (!result) {
     std::vector<PollFd> extra = {{g_signal_pipe[0]}};
     Status s = coord.Poll(seconds(1), &extra);
-    if (!s.ok()) return fail(s.message());
+    if (!s.ok()) return Fail(s.message());
+    if (extra[0].readable) {
+      char drain[64];
+      while (read(g_signal_pipe[0], drain, sizeof drain) > 0) {
+      }
+    }
     if (g_signal != 0 && !cancelled) {
       cancelled = true;
       coord.Cancel(execution_id);
@@ -119,7 +177,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   const v1::ToolResult& r = *result;
 
   if (f.json) {
-    nlohmann::json out = {
+    nlohmann::json j = {
         {"execution_id", execution_id},
         {"session_id", coord.session_id()},
         {"status", ToolStatusName(r.status())},
@@ -132,7 +190,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
         {"error", r.has_error() ? nlohmann::json(r.error().message()) : nlohmann::json()},
         {"recorded", recorded.ok()},
     };
-    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   if (!recorded.ok()) std::cerr << "odin exec: " << recorded.message() << "\n";
 
@@ -148,7 +206,9 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
       if (!f.json) std::cerr << "odin exec: " << r.error().message() << "\n";
       return kExecOwnError;
     case v1::TOOL_STATUS_TIMED_OUT:
-      if (!f.json) std::cerr << "odin exec: timed out after " << f.timeout_seconds << " s; killed (" << execution_id << ")\n";
+      if (!f.json) {
+        std::cerr << "odin exec: timed out after " << f.timeout_seconds << " s; killed (" << execution_id << ")\n";
+      }
       return 124;
     case v1::TOOL_STATUS_CANCELLED:
       if (reader_gone) return 128 + SIGPIPE;

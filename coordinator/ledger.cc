@@ -293,7 +293,10 @@ Status Ledger::Init() {
   if (sqlite3_step(v.st) != SQLITE_ROW || ColumnText(v.st, 0) != std::to_string(kSchemaVersion)) {
     return Status::FailedPrecondition("ledger " + path_, "unsupported schema version");
   }
-  return LoadHead();
+  // The chain head is read only under the write lock (RefreshHead in Write):
+  // read here, another process could append before we write.
+  data_version_ = -1;
+  return Status::OK();
 }
 
 Status Ledger::LoadHead() {
@@ -361,7 +364,7 @@ Status Ledger::Append(const char* table, std::vector<Value> values) {
 }
 
 // Another process may have appended since our last write: re-read the chain
-// head iff the database changed under us.
+// head iff the database changed under us. REQUIRES: the write lock is held.
 Status Ledger::RefreshHead() {
   int rc;
   sqlite3_stmt* dv = Cached("PRAGMA data_version", &rc);
@@ -380,7 +383,7 @@ Status Ledger::Write(const std::function<Status()>& body) {
     if (s.ok()) return s;
   }
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  LoadHead();  // forget the records that were not committed
+  data_version_ = -1;  // forget the uncommitted head; reload under the next lock
   return s;
 }
 
@@ -480,6 +483,14 @@ StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& executi
 }
 
 StatusOr<VerifyReport> Ledger::Verify() {
+  // One read transaction: a consistent snapshot even while others append.
+  RETURN_IF_ERROR(Run("BEGIN"));
+  StatusOr<VerifyReport> report = VerifySnapshot();
+  Run("COMMIT");
+  return report;
+}
+
+StatusOr<VerifyReport> Ledger::VerifySnapshot() {
   // Walk every chained table in seq order at once (a k-way merge), recomputing
   // each record's hash from the one before.
   struct Cursor {

@@ -121,6 +121,7 @@ class Ledger {
   Status Exec(const std::string& sql);
   Status Append(const char* table, std::vector<Value> values);
   Status LoadHead();
+  StatusOr<VerifyReport> VerifySnapshot();
   Status RefreshHead();
   // Runs body in one write transaction; on failure nothing of it is kept.
   Status Write(const std::function<Status()>& body);

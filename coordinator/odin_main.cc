@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/logging.h"
+#include "base/subprocess.h"
 #include "base/version.h"
 #include "coordinator/cli.h"
 
@@ -26,6 +27,7 @@ int UsageError(const std::string& what, bool exec) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  odin::EnsureStandardFds();
   odin::InitLogging("odin");
   signal(SIGPIPE, SIG_IGN);  // a closed stdout is an error to handle, not a death
 
@@ -59,7 +61,7 @@ int main(int argc, char** argv) {
       "exec", "Run a command in a sandboxed worker and record it: odin exec [OPTIONS] -- CMD [ARGS...]");
   exec_cmd->fallthrough();
   exec_cmd->add_option("--timeout", exec.timeout_seconds, "Kill the command after SECONDS (exit 124)")
-      ->check(CLI::NonNegativeNumber)->type_name("SECONDS");
+      ->check(CLI::Range(0.0, 1.0e7))->type_name("SECONDS");
   exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
 
   CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");

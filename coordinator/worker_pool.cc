@@ -154,6 +154,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
         return KillWorker(w, "protocol violation: unexpected Hello");
       }
       w->state = WorkerState::kIdle;
+      w->said_hello = true;
       w->sandbox = env.hello().sandbox().description();
       w->namespaced = env.hello().sandbox().namespaces();
       start_failures_ = 0;
@@ -168,12 +169,17 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       if (env.tool_progress().has_started_pgid()) w->job_pgid = env.tool_progress().started_pgid();
       listener_->OnProgress(env.tool_progress());
       break;
-    case v1::Envelope::kToolResult:
+    case v1::Envelope::kToolResult: {
       if (!w->job || env.tool_result().execution_id() != w->job->call.execution_id) {
         return KillWorker(w, "protocol violation: result for a request it does not hold");
       }
+      // A result can cross our SIGTERM: keep it, but finish the kill rather
+      // than hand the worker new work.
+      bool being_killed = w->job->phase == JobPhase::kTermSent || w->job->phase == JobPhase::kKillSent;
       Finish(w, env.tool_result());
+      if (being_killed) KillWorker(w, "did not stop its call in time");
       break;
+    }
     default:
       KillWorker(w, "protocol violation: unexpected message");
   }
@@ -210,7 +216,7 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
   }
   if (shutting_down_ || !health_.ok()) return;
 
-  if (w.state == WorkerState::kStarting) {
+  if (!w.said_hello) {
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
       return GiveUp(Status::FailedPrecondition(
           "sandbox required but bubblewrap is unusable", "run `odin doctor` for details"));
@@ -261,15 +267,19 @@ void WorkerPool::CheckTimers() {
         break;
     }
   }
-  if (now >= next_heartbeat_) {
-    v1::Envelope hb;
-    hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    hb.mutable_heartbeat();
-    for (auto& [pid, w] : workers_) {
-      if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) transport_->Send(w.id, hb);
-    }
-    next_heartbeat_ = now + o_.heartbeat_interval;
+  SendDueHeartbeats();
+}
+
+void WorkerPool::SendDueHeartbeats() {
+  SteadyTime now = clock_->Now();
+  if (now < next_heartbeat_) return;
+  v1::Envelope hb;
+  hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  hb.mutable_heartbeat();
+  for (auto& [pid, w] : workers_) {
+    if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) transport_->Send(w.id, hb);
   }
+  next_heartbeat_ = now + o_.heartbeat_interval;
 }
 
 void WorkerPool::Dispatch() {
@@ -319,7 +329,7 @@ SteadyTime WorkerPool::NextTimer() const {
   for (const auto& [pid, w] : workers_) {
     if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
     if (w.kill_at) t = std::min(t, *w.kill_at);
-    if (!w.job) continue;
+    if (!w.job || w.state == WorkerState::kStopping) continue;  // CheckTimers skips them too
     const Job& job = *w.job;
     switch (job.phase) {
       case JobPhase::kRunning:
@@ -333,6 +343,20 @@ SteadyTime WorkerPool::NextTimer() const {
   return t;
 }
 
+void WorkerPool::DrainMessages() {
+  std::string worker_id;
+  v1::Envelope env;
+  for (;;) {
+    StatusOr<bool> got = transport_->Receive(&worker_id, &env);
+    if (!got.ok()) {
+      spdlog::error("{}", got.status().message());
+      return;
+    }
+    if (!*got) return;
+    HandleMessage(worker_id, env);
+  }
+}
+
 Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   SteadyTime now = clock_->Now();
   Duration timeout = std::min(max_wait, std::max(Duration::zero(), NextTimer() - now));
@@ -344,14 +368,7 @@ Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
     for (size_t i = 0; i < extra_fds->size(); ++i) (*extra_fds)[i] = fds[i];
   }
 
-  std::string worker_id;
-  v1::Envelope env;
-  for (;;) {
-    StatusOr<bool> got = transport_->Receive(&worker_id, &env);
-    if (!got.ok()) return got.status();
-    if (!*got) break;
-    HandleMessage(worker_id, env);
-  }
+  DrainMessages();
   for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
   CheckTimers();
   Dispatch();
@@ -376,6 +393,7 @@ void WorkerPool::Shutdown(Duration wait) {
     for (int fd : launcher_->WatchFds()) fds.push_back({fd});
     if (fds.empty()) break;  // no way to wait for exits; stop waiting
     transport_->Wait(until - clock_->Now(), &fds);
+    DrainMessages();  // a result that arrives now is real: keep it
     for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
   }
   for (auto& [pid, w] : workers_) launcher_->SignalGroup(pid, SIGKILL);

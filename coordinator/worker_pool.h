@@ -100,6 +100,10 @@ class WorkerPool {
   // a timer or one of the caller's extra fds (whose readable flags it sets),
   // then handles everything that is due.
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
+  // Sends the heartbeats that are due, and nothing else. For a caller that
+  // must block outside Poll (writing output to a stalled reader) so that the
+  // workers do not take its silence for death.
+  void SendDueHeartbeats();
   // Calls queued or running.
   size_t pending() const;
   // OK while the pool can run calls; else why it cannot.
@@ -136,12 +140,14 @@ class WorkerPool {
     pid_t job_pgid = 0;       // process group of the held call, as the worker reported it
     std::string stop_reason;  // why we killed it, for the crashed result
     std::optional<SteadyTime> kill_at;  // kStopping: when SIGTERM turns into SIGKILL
+    bool said_hello = false;  // false: a death counts as a failure to start
     std::optional<Job> job;
   };
 
   Status SpawnWorker();
   void HandleMessage(const std::string& worker_id, const v1::Envelope& env);
   void HandleExit(pid_t pid, int wait_status);
+  void DrainMessages();
   void KillWorker(Worker* w, const std::string& reason);
   void CheckTimers();
   void Dispatch();

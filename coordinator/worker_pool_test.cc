@@ -376,6 +376,44 @@ TEST_F(WorkerPoolTest, CancelOfQueuedCallEndsItAtOnce) {
   EXPECT_EQ(pool_->pending(), 0u);
 }
 
+TEST_F(WorkerPoolTest, WorkerThatHangsBeforeHelloCountsAsAStartFailure) {
+  options_.size = 1;
+  options_.max_start_failures = 2;
+  StartPool();
+  for (pid_t pid = 100; pid < 102; ++pid) {
+    clock_.Advance(seconds(10));
+    Poll();
+    EXPECT_EQ(launcher_.SignalsTo(pid, SIGTERM), 1);
+    launcher_.Exit(pid, SIGTERM);
+    Poll();
+  }
+  EXPECT_EQ(pool_->health().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(launcher_.launched.size(), 2u);
+}
+
+TEST_F(WorkerPoolTest, ResultThatCrossesTheSigtermIsKeptAndTheWorkerStillGoes) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1", seconds(1)));
+  clock_.Advance(seconds(1));
+  SayHeartbeat(100);  // Cancel sent
+  clock_.Advance(seconds(3));
+  SayHeartbeat(100);  // SIGTERM sent
+  ASSERT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
+  SayResult(100, "ex_1", 0);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_OK);
+  // It is not given the next call; it is on its way out.
+  pool_->Submit(Call("ex_2"));
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kToolRequest), 1);
+  launcher_.Exit(100, SIGTERM);
+  Poll();
+  EXPECT_EQ(listener_.results.size(), 1u);  // no second result for ex_1
+  SayHello(101);
+  EXPECT_EQ(WorkerOf("ex_2"), 101);
+}
+
 TEST_F(WorkerPoolTest, SendsHeartbeatsEveryInterval) {
   options_.size = 1;
   StartPool();

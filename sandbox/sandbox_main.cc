@@ -153,6 +153,8 @@ void RelayUntilEof(int fd) {
 }
 
 int SandboxMain(int argc, char** argv) {
+  // 0. Standard fds open, so no pipe of ours lands on 0-2.
+  EnsureStandardFds();
   // 1. Options.
   StatusOr<SandboxOptions> parsed = ParseSandboxOptions(argc, argv);
   if (!parsed.ok()) {

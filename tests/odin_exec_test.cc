@@ -256,6 +256,26 @@ TEST_P(OdinExecFaultTest, KilledOdinLeavesAVisibleStartedCall) {
   for (int i = 0; i < 100 && !ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty(); ++i) usleep(20000);
 }
 
+TEST_F(OdinExecTest, StalledReaderDoesNotStarveTheWorker) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"workers":{"heartbeat_ms":100}})").ok());
+  int out;
+  // More output than ZeroMQ and the pipes buffer, so the worker is still
+  // running (and blocked) while the reader looks away.
+  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "head", "-c", "536870912", "/dev/zero"}, &out,
+                        {{"ODIN_TEST_MARK", marker_}});
+  // A reader that looks away (a paused pager) for ten heartbeat intervals:
+  // this pause is the scenario itself, not a way to wait for something.
+  usleep(1000 * 1000);
+  size_t got = 0;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(out, buf, sizeof buf)) > 0) got += static_cast<size_t>(n);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(got, 536870912u);
+  EXPECT_EQ(LastExecution()["status"], "ok");
+}
+
 TEST_F(OdinExecTest, CwdIsWhereOdinRuns) {
   ASSERT_TRUE(MakeDirs(ws_.Join("sub")).ok());
   ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
@@ -347,10 +367,19 @@ TEST_F(OdinBadInputTest, MalformedConfig) {
   ExpectNothingWritten();
 }
 
-TEST_F(OdinBadInputTest, BadTimeout) {
-  Ran r = Odin({"exec", "--timeout", "-1", "--", "true"});
+TEST_F(OdinBadInputTest, ArgumentThatIsNotUtf8) {
+  Ran r = Odin({"exec", "--", "echo", "caf\xe9"});
   EXPECT_EQ(r.exit_code, 125);
-  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_EQ(r.err, "odin exec: argument 2 of the command is not valid UTF-8\n");
+  ExpectNothingWritten();
+}
+
+TEST_F(OdinBadInputTest, BadTimeout) {
+  for (const char* bad : {"-1", "abc", "1e12"}) {
+    Ran r = Odin({"exec", "--timeout", bad, "--", "true"});
+    EXPECT_EQ(r.exit_code, 125) << bad;
+    EXPECT_EQ(Lines(r.err), 1) << bad;
+  }
   ExpectNothingWritten();
 }
 

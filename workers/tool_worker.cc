@@ -184,10 +184,6 @@ int Worker::Run() {
   SteadyTime silent_at = now + o_.heartbeat_interval * o_.liveness;
   while (!shutdown_) {
     now = clock_->Now();
-    if (now >= silent_at) {
-      spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
-      break;
-    }
     if (now >= next_heartbeat) {
       v1::Envelope hb;
       hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
@@ -222,6 +218,12 @@ int Worker::Run() {
         continue;
       }
       Handle(env);
+    }
+    // Judged only after reading what has arrived, so a slow turn of this
+    // loop is not mistaken for a silent coordinator.
+    if (clock_->Now() >= silent_at) {
+      spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
+      break;
     }
 
     if (run_ != nullptr) {

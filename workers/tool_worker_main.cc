@@ -8,9 +8,11 @@
 
 #include "base/clock.h"
 #include "base/logging.h"
+#include "base/subprocess.h"
 #include "workers/tool_worker.h"
 
 int main(int argc, char** argv) {
+  odin::EnsureStandardFds();
   odin::InitLogging("odin-worker");
   odin::ToolWorkerOptions o;
   int heartbeat_ms = 500;
