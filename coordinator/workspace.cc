@@ -30,7 +30,8 @@ StatusOr<Workspace> FindWorkspace(const std::string& dir) {
 }
 
 Status PrepareStateDir(const Workspace& ws) {
-  Status s = MakeDirs(ws.state_dir, 0755);
+  // 0700: the ledger holds command output, which is nobody else's business.
+  Status s = MakeDirs(ws.state_dir, 0700);
   if (!s.ok()) return s.WithContext("cannot create the state directory");
   if (access(ws.state_dir.c_str(), W_OK) != 0) {
     return PosixError("state directory " + ws.state_dir + " is not writable", errno);

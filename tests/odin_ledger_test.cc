@@ -89,6 +89,24 @@ TEST_F(OdinLedgerTest, VerifyPassesThenNamesAnEditedRow) {
   EXPECT_NE(bad.err.find("was altered: record 3 (execution_ends) " + id), std::string::npos) << bad.err;
 }
 
+TEST_F(OdinLedgerTest, ConcurrentOdinProcessesKeepOneChain) {
+  std::vector<std::pair<pid_t, int>> running;
+  for (int i = 0; i < 6; ++i) {
+    int out;
+    pid_t pid = StartOdin(ws_.path(), {"exec", "--", "echo", std::to_string(i)}, &out);
+    running.push_back({pid, out});
+  }
+  for (auto [pid, out] : running) {
+    ReadUntil(out, "\n");
+    close(out);
+    EXPECT_EQ(Wait(pid), 0);
+  }
+  Ran verify = Odin({"ledger", "verify"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  // Six sessions, six starts, six ends.
+  EXPECT_NE(verify.out.find("ledger ok: 18 records"), std::string::npos) << verify.out;
+}
+
 TEST_F(OdinLedgerTest, GarbageLedgerGivesAClearErrorNamingTheFile) {
   ASSERT_TRUE(MakeDirs(ws_.Join(".odin")).ok());
   ASSERT_TRUE(WriteFileAtomic(Db(), std::string(8192, '\x5a')).ok());
