@@ -27,7 +27,17 @@ struct ExecFlags {
   std::vector<std::string> argv;   // after --
 };
 
+struct ToolFlags {
+  std::string name;                  // the tool, e.g. "Read"
+  std::string arguments = "{}";      // its JSON arguments
+  std::string session;               // --session: continue this session
+  std::string mode = "edit";         // --mode ask|plan|edit
+  bool json = false;                 // --json
+};
+
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
+// Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.
+int RunTool(const GlobalFlags& g, const ToolFlags& f);
 int RunLog(const GlobalFlags& g, bool json, int limit);
 int RunShow(const GlobalFlags& g, const std::string& id, bool json, bool output_only);
 int RunLedgerVerify(const GlobalFlags& g, bool json);

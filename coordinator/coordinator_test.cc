@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
+#include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tests/fakes.h"
 
@@ -16,8 +17,10 @@ class CoordinatorTest : public ::testing::Test {
   void SetUp() override {
     dir_ = *MakeTempDir("odin-coord-test");
     ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
+    dir_ws_ = *RealPath(*MakeTempDir("odin-coord-ws"));
     CoordinatorOptions o;
-    o.workspace = "/ws";
+    o.workspace = dir_ws_;
+    o.mode = "edit";
     o.artifact_cap_bytes = 10;
     o.pool.size = 1;
     o.pool.spawn_spec = [](const std::string&) { return SpawnOptions{.argv = {"w"}}; };
@@ -32,6 +35,7 @@ class CoordinatorTest : public ::testing::Test {
   void TearDown() override {
     coord_.reset();
     RemoveTree(dir_);
+    RemoveTree(dir_ws_);
   }
 
   static v1::Envelope Env() {
@@ -60,17 +64,37 @@ class CoordinatorTest : public ::testing::Test {
     r->set_output_total_bytes(total);
     Say(e);
   }
-  std::string Submit(const std::string& args) {
+  std::string Submit(const std::string& args, const std::string& tool = "ExecuteCommand",
+                     const std::string& mode = "") {
     ToolCall call;
-    call.tool = "ExecuteCommand";
+    call.tool = tool;
     call.arguments_json = args;
+    call.mode = mode;
     return coord_->Submit(call, {nullptr, [this](const v1::ToolResult& r, const Status& s) {
                                    results_.push_back(r);
                                    recorded_.push_back(s);
                                  }});
   }
 
-  std::string dir_;
+  // A worker's answer to a Read of path: the whole file, as on disk.
+  void SayRead(const std::string& id, const std::string& path) {
+    std::string content = *ReadFileToString(path);
+    v1::Envelope e = Env();
+    v1::ToolResult* r = e.mutable_tool_result();
+    r->set_execution_id(id);
+    r->set_status(v1::TOOL_STATUS_OK);
+    v1::FileSnapshot* s = r->add_files_read();
+    s->set_path(path);
+    s->set_sha256(Sha256Hex(content));
+    s->set_size_bytes(content.size());
+    s->set_total_lines(1);
+    s->set_full(true);
+    s->set_content(content);
+    Say(e);
+  }
+  int Requests() { return transport_.Count(worker_id_, v1::Envelope::kToolRequest); }
+
+  std::string dir_, dir_ws_;
   std::unique_ptr<Ledger> ledger_;
   FakeClock clock_;
   testing::FakeLauncher launcher_;
@@ -139,6 +163,106 @@ TEST_F(CoordinatorTest, CallCancelledInTheQueueIsRecordedToo) {
   EXPECT_EQ(row->start.tool, "ExecuteCommand");
   EXPECT_TRUE(ledger_->Verify()->ok);
   (void)busy;
+}
+
+TEST_F(CoordinatorTest, ModeGateRefusalIsARecordedRejection) {
+  std::string id = Submit(R"({"file_path":"a.txt","content":"x"})", "WriteFile", "ask");
+  EXPECT_EQ(Requests(), 0);
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_NE(results_[0].error().message().find("not available in ask mode"), std::string::npos);
+  EXPECT_EQ(ledger_->FindExecution(id)->end->status, "rejected");
+  EXPECT_EQ(ledger_->FindExecution(id)->start.mode, "ask");
+}
+
+TEST_F(CoordinatorTest, EditWithoutReadIsRejectedAndAfterReadIsSentWithTheHash) {
+  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "hello\n").ok());
+  Submit(R"({"file_path":"a.txt","old_string":"hello","new_string":"bye"})", "EditTool");
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_EQ(Requests(), 0);
+
+  std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
+  SayRead(read, dir_ws_ + "/a.txt");
+  Submit(R"({"file_path":"a.txt","old_string":"hello","new_string":"bye"})", "EditTool");
+  ASSERT_EQ(Requests(), 2);
+  const v1::ToolRequest& req = transport_.sent.back().second.tool_request();
+  EXPECT_EQ(req.tool(), "EditTool");
+  EXPECT_EQ(req.expect().sha256(), Sha256Hex("hello\n"));
+  EXPECT_TRUE(req.expect().full_read());
+}
+
+TEST_F(CoordinatorTest, WritesToOneFileTakeTurns) {
+  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "one two\n").ok());
+  std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
+  SayRead(read, dir_ws_ + "/a.txt");
+  std::string first = Submit(R"({"file_path":"a.txt","old_string":"one","new_string":"1"})", "EditTool");
+  std::string second = Submit(R"({"file_path":"a.txt","old_string":"two","new_string":"2"})", "EditTool");
+  // Only the first is out; the second waits for its turn on the file.
+  EXPECT_EQ(Requests(), 2);  // the Read, then the first edit
+  EXPECT_EQ(transport_.sent.back().second.tool_request().execution_id(), first);
+  v1::Envelope done = Env();
+  v1::ToolResult* r = done.mutable_tool_result();
+  r->set_execution_id(first);
+  r->set_status(v1::TOOL_STATUS_OK);
+  v1::FileSnapshot* w = r->mutable_file_written();
+  w->set_path(dir_ws_ + "/a.txt");
+  w->set_sha256(Sha256Hex("1 two\n"));
+  w->set_full(true);
+  w->set_content("1 two\n");
+  r->set_diff("--- a/a.txt\n");
+  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "1 two\n").ok());  // what the worker did
+  Say(done);
+  ASSERT_EQ(Requests(), 3);
+  const v1::ToolRequest& next = transport_.sent.back().second.tool_request();
+  EXPECT_EQ(next.execution_id(), second);
+  // It is checked against the file as the first edit left it.
+  EXPECT_EQ(next.expect().sha256(), Sha256Hex("1 two\n"));
+  auto artifacts = ledger_->ListArtifacts(first);
+  ASSERT_EQ(artifacts->size(), 2u);
+  EXPECT_EQ((*artifacts)[0].kind, "diff");
+  EXPECT_EQ((*artifacts)[1].kind, "content_hashes");
+}
+
+TEST_F(CoordinatorTest, TodoWriteRunsHereAndIsRecorded) {
+  std::string id = Submit(R"({"todos":[{"id":"1","content":"read","status":"completed"},
+                                       {"id":"2","content":"edit","status":"in_progress"}]})", "TodoWrite");
+  EXPECT_EQ(Requests(), 0);
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_OK);
+  EXPECT_EQ(coord_->Todos("main").items().size(), 2u);
+  EXPECT_NE(results_[0].output_head().find("[>] 2. edit"), std::string::npos);
+  EXPECT_EQ(ledger_->FindExecution(id)->end->status, "ok");
+  Submit(R"({"todos":[{"id":"1","content":"x","status":"bogus"}]})", "TodoWrite");
+  EXPECT_EQ(results_[1].status(), v1::TOOL_STATUS_ERROR);
+  EXPECT_EQ(coord_->Todos("main").items().size(), 2u);  // unchanged
+}
+
+TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
+  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "hello\n").ok());
+  std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
+  SayRead(read, dir_ws_ + "/a.txt");
+  Submit(R"({"todos":[{"id":"1","content":"t","status":"pending"}]})", "TodoWrite");
+  std::string session = coord_->session_id();
+
+  // A new coordinator (a later `odin tool --session`) over the same ledger.
+  CoordinatorOptions o;
+  o.workspace = dir_ws_;
+  o.mode = "edit";
+  o.pool.size = 1;
+  o.pool.spawn_spec = [](const std::string&) { return SpawnOptions{.argv = {"w"}}; };
+  testing::FakeLauncher launcher;
+  testing::FakeTransport transport;
+  Coordinator again(o, &clock_, &launcher, &transport);
+  ASSERT_TRUE(again.StartWorkers().ok());
+  ASSERT_TRUE(again.ResumeSession(ledger_.get(), session).ok());
+  EXPECT_EQ(again.session_id(), session);
+  auto cached = again.CachedFiles("main");
+  ASSERT_EQ(cached.size(), 1u);
+  EXPECT_EQ(cached[0].path, dir_ws_ + "/a.txt");
+  EXPECT_TRUE(cached[0].full);
+  EXPECT_EQ(again.Todos("main").items().size(), 1u);
+  EXPECT_EQ(again.ResumeSession(ledger_.get(), "ses_nope").code(), StatusCode::kNotFound);
 }
 
 }  // namespace

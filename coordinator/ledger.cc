@@ -49,7 +49,7 @@ const std::vector<TableDef>& Tables() {
         {"exit_reason", "TEXT NOT NULL"}, {"finished_at_ms", "INTEGER NOT NULL"},
         {"duration_us", "INTEGER NOT NULL"}, {"output_head", "BLOB NOT NULL"},
         {"output_tail", "BLOB NOT NULL"}, {"output_bytes", "INTEGER NOT NULL"},
-        {"error", "TEXT NOT NULL"}}},
+        {"error", "TEXT NOT NULL"}, {"result_json", "TEXT NOT NULL"}}},
       {"artifacts",
        {{"id", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"},
         {"content", "BLOB NOT NULL"}, {"size", "INTEGER NOT NULL"},
@@ -58,7 +58,7 @@ const std::vector<TableDef>& Tables() {
   return kTables;
 }
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 const std::string kGenesisHash(64, '0');
 
 // The bytes a record's hash covers: the previous hash, the table, then every
@@ -122,7 +122,7 @@ struct Stmt {
 constexpr const char kExecutionColumns[] =
     "s.seq, s.execution_id, s.session_id, s.agent_id, s.tool, s.args_json, s.mode, s.worker_id, "
     "s.started_at_ms, e.seq, e.status, e.exit_code, e.exit_reason, e.finished_at_ms, e.duration_us, "
-    "e.output_head, e.output_tail, e.output_bytes, e.error "
+    "e.output_head, e.output_tail, e.output_bytes, e.error, e.result_json "
     "FROM execution_starts s LEFT JOIN execution_ends e ON e.execution_id = s.execution_id";
 
 ExecutionRow ReadExecution(sqlite3_stmt* st) {
@@ -148,6 +148,7 @@ ExecutionRow ReadExecution(sqlite3_stmt* st) {
     e.output_tail = ColumnBlob(st, 16);
     e.output_bytes = sqlite3_column_int64(st, 17);
     e.error = ColumnText(st, 18);
+    e.result_json = ColumnText(st, 19);
     row.end = std::move(e);
   }
   return row;
@@ -419,7 +420,7 @@ Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> arti
                    Value::Int(r.finished_at_ms), Value::Int(r.duration_us),
                    Value::Blob(redactor_.Redact(r.output_head)),
                    Value::Blob(redactor_.Redact(r.output_tail)), Value::Int(r.output_bytes),
-                   Value::Text(redactor_.Redact(r.error))});
+                   Value::Text(redactor_.Redact(r.error)), Value::Text(redactor_.Redact(r.result_json))});
   });
 }
 
@@ -433,6 +434,30 @@ StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {
   while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
   if (rc != SQLITE_DONE) return SqliteError("list executions", rc);
   return rows;
+}
+
+StatusOr<std::vector<ExecutionRow>> Ledger::ListSessionExecutions(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " WHERE s.session_id = ? ORDER BY s.seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list session executions", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list session executions", rc);
+  return rows;
+}
+
+StatusOr<SessionRecord> Ledger::FindSession(const std::string& id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions WHERE id = ?", -1,
+                              &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find session", rc);
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(s.st);
+  if (rc == SQLITE_DONE) return Status::NotFound("session " + id, "no such session in the ledger");
+  if (rc != SQLITE_ROW) return SqliteError("find session", rc);
+  return SessionRecord{ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), sqlite3_column_int64(s.st, 3)};
 }
 
 StatusOr<ExecutionRow> Ledger::FindExecution(const std::string& id) {

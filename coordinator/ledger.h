@@ -60,6 +60,7 @@ struct ExecutionEnd {
   std::string output_tail;  // bytes
   int64_t output_bytes = 0;
   std::string error;        // "" when none
+  std::string result_json;  // the tool's structured result (never file contents), or ""
 };
 
 struct Artifact {
@@ -103,6 +104,9 @@ class Ledger {
 
   // Newest first.
   StatusOr<std::vector<ExecutionRow>> ListExecutions(int limit);
+  // The calls of one session, oldest first.
+  StatusOr<std::vector<ExecutionRow>> ListSessionExecutions(const std::string& session_id);
+  StatusOr<SessionRecord> FindSession(const std::string& id);
   // By full id or unique prefix. NotFound / InvalidArgument (ambiguous).
   StatusOr<ExecutionRow> FindExecution(const std::string& id_or_prefix);
   StatusOr<std::vector<Artifact>> ListArtifacts(const std::string& execution_id);

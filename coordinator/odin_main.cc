@@ -64,6 +64,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0e7))->type_name("SECONDS");
   exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
 
+  odin::ToolFlags tool;
+  CLI::App* tool_cmd = app.add_subcommand(
+      "tool", "Run one tool call (Read, Grep, EditTool, ...) through the gates, a worker and the ledger");
+  tool_cmd->fallthrough();
+  tool_cmd->add_option("NAME", tool.name, "Tool name: LS, Glob, Grep, Read, WriteFile, EditTool, "
+                                          "MultiEditTool, TodoWrite, ExecuteCommand")->required();
+  tool_cmd->add_option("ARGS", tool.arguments, "The tool's arguments as JSON (default {})");
+  tool_cmd->add_option("--session", tool.session, "Continue this session (its file cache and todos)");
+  tool_cmd->add_option("--mode", tool.mode, "ask, plan or edit (default edit)")
+      ->check(CLI::IsMember({"ask", "plan", "edit"}));
+  tool_cmd->add_flag("--json", tool.json, "Print the result as JSON, with the session id");
+
   CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");
   log_cmd->fallthrough();
   log_cmd->add_flag("--json", log_json, "Print JSON");
@@ -117,6 +129,7 @@ int main(int argc, char** argv) {
     return odin::RunExec(global, exec);
   }
   if (saw_separator) return UsageError("unexpected '--'", false);
+  if (tool_cmd->parsed()) return odin::RunTool(global, tool);
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);

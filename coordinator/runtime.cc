@@ -67,10 +67,14 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   int log_fd = rt->worker_log_fd_;
   std::string bwrap = config.bwrap_path;
   int heartbeat_ms = config.heartbeat_ms;
+  bool readonly_workspace = flags.mode == "ask" || flags.mode == "plan";
   co.pool.spawn_spec = [=](const std::string& worker_id) {
     SpawnOptions o;
     o.argv = {JoinPath(bin, "odin-sandbox"), "--workspace", ws.root, "--readonly", ws.state_dir,
               "--writable", socket_dir, "--policy", SandboxPolicyName(policy)};
+    // Worker pools are keyed by sandbox policy: ask and plan get a read-only
+    // workspace, so the operating system enforces what the mode gate says.
+    if (readonly_workspace) o.argv.push_back("--workspace-readonly");
     if (!bwrap.empty()) {
       o.argv.push_back("--bwrap");
       o.argv.push_back(bwrap);
@@ -93,7 +97,11 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
                                                    rt->transport_.get());
   RETURN_IF_ERROR(rt->coordinator_->StartWorkers());
   ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
-  RETURN_IF_ERROR(rt->coordinator_->AttachLedger(rt->ledger_.get()));
+  if (flags.resume_session.empty()) {
+    RETURN_IF_ERROR(rt->coordinator_->AttachLedger(rt->ledger_.get()));
+  } else {
+    RETURN_IF_ERROR(rt->coordinator_->ResumeSession(rt->ledger_.get(), flags.resume_session));
+  }
   return rt;
 }
 

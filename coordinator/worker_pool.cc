@@ -312,6 +312,17 @@ void WorkerPool::Dispatch() {
     l->set_file_size_bytes(call.limits.file_size_bytes);
     l->set_open_files(call.limits.open_files);
     l->set_processes(call.limits.processes);
+    if (call.expect.set) {
+      v1::FileExpectation* e = req->mutable_expect();
+      e->set_must_not_exist(call.expect.must_not_exist);
+      e->set_sha256(call.expect.sha256);
+      e->set_full_read(call.expect.full_read);
+      for (auto [start, end] : call.expect.read_ranges) {
+        v1::LineRange* r = e->add_read_ranges();
+        r->set_start(start);
+        r->set_end(end);
+      }
+    }
     Status sent = transport_->Send(w.id, env);
     Job job;
     job.call = std::move(call);

@@ -67,6 +67,19 @@ struct ToolCall {
   uint32_t output_head_bytes = 64 * 1024;
   uint32_t output_tail_bytes = 64 * 1024;
   SpawnLimits limits;
+  // Who asks and in which mode ("ask", "plan", "edit"; "exec" for odin exec).
+  // Empty: the coordinator's defaults. The pool itself ignores them.
+  std::string agent_id;
+  std::string mode;
+  // What a writing tool expects of its file (the read-before-edit gate's
+  // verdict), checked by the worker under the file's lock.
+  struct Expectation {
+    bool set = false;
+    bool must_not_exist = false;
+    std::string sha256;
+    bool full_read = false;
+    std::vector<std::pair<uint32_t, uint32_t>> read_ranges;
+  } expect;
 };
 
 class WorkerPool {

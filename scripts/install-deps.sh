@@ -11,6 +11,7 @@ packages=(
   libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
   libgtest-dev libgmock-dev
   libseccomp-dev libssl-dev
+  libdtl-dev
   bubblewrap ripgrep
 )
 

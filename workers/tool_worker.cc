@@ -12,9 +12,13 @@
 
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "tools/file_tool_args.h"
 #include "base/zmq_endpoint.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
+#include "tools/file_tools.h"
+#include "tools/output_capture.h"
+#include "tools/search_tools.h"
 
 namespace odin {
 namespace {
@@ -32,6 +36,11 @@ class Worker : public CommandRun::Sink {
   void QueueResult(v1::ToolResult result);
   void Handle(const v1::Envelope& env);
   void StartRequest(const v1::ToolRequest& req);
+  void StartCommand(const v1::ToolRequest& req, std::vector<std::string> argv_override);
+  // Sends a finished tool's text as output (progress chunks, head and tail)
+  // and then its result.
+  void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
+  void FinishRun();
   void FlushOutbox();
 
   const ToolWorkerOptions& o_;
@@ -42,9 +51,15 @@ class Worker : public CommandRun::Sink {
 
   // The request being run, if any.
   std::unique_ptr<CommandRun> run_;
+  v1::ToolRequest request_;
   std::string execution_id_;
   uint64_t stream_limit_ = 0;  // 0: stream everything
   uint64_t streamed_ = 0;
+  // For the search tools: rg's output, kept rather than streamed.
+  bool capturing_ = false;
+  std::string captured_out_, captured_err_;
+  bool captured_truncated_ = false;
+  std::string rg_path_;
 };
 
 void Worker::Queue(const v1::Envelope& env) {
@@ -59,6 +74,20 @@ void Worker::QueueResult(v1::ToolResult result) {
 }
 
 void Worker::OnOutput(OutputStreamId stream, std::string_view data) {
+  if (capturing_) {
+    std::string& into = stream == OutputStreamId::kStdout ? captured_out_ : captured_err_;
+    size_t cap = stream == OutputStreamId::kStdout ? kMaxRgOutputBytes : 64 * 1024;
+    if (into.size() + data.size() > cap) {
+      into.append(data.substr(0, cap - std::min(cap, into.size())));
+      if (stream == OutputStreamId::kStdout && !captured_truncated_) {
+        captured_truncated_ = true;
+        run_->Cancel(CommandRun::CancelKind::kUser, Duration::zero());  // enough: stop rg
+      }
+      return;
+    }
+    into.append(data);
+    return;
+  }
   if (stream_limit_ != 0) {
     if (streamed_ >= stream_limit_) return;
     data = data.substr(0, static_cast<size_t>(std::min<uint64_t>(data.size(), stream_limit_ - streamed_)));
@@ -82,6 +111,22 @@ void Worker::FlushOutbox() {
   }
 }
 
+void Worker::EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result) {
+  execution_id_ = req.execution_id();
+  stream_limit_ = req.stream_limit_bytes();
+  streamed_ = 0;
+  OutputCapture capture(req.output_head_bytes(), req.output_tail_bytes());
+  capture.Append(text);
+  for (size_t pos = 0; pos < text.size(); pos += 64 * 1024) {
+    OnOutput(OutputStreamId::kStdout, std::string_view(text).substr(pos, 64 * 1024));
+  }
+  result.set_execution_id(req.execution_id());
+  result.set_output_head(capture.head());
+  result.set_output_tail(capture.tail());
+  result.set_output_total_bytes(capture.total());
+  QueueResult(std::move(result));
+}
+
 void Worker::StartRequest(const v1::ToolRequest& req) {
   v1::ToolResult result;
   result.set_execution_id(req.execution_id());
@@ -95,29 +140,79 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
   if (run_ != nullptr) {
     return reject(v1::CODE_FAILED_PRECONDITION, "worker " + o_.worker_id + " is busy");
   }
+  if (IsFileTool(req.tool())) {
+    // Bounded work (files are at most kMaxFileBytes): done right here.
+    SteadyTime start = clock_->Now();
+    std::string text = RunFileTool(req, o_.workspace, &result);
+    result.set_duration_us(
+        static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - start).count()));
+    return EmitTextResult(req, text, std::move(result));
+  }
+  if (IsSearchTool(req.tool())) {
+    if (rg_path_.empty()) {
+      const char* path = getenv("PATH");
+      rg_path_ = SearchPath("rg", path ? path : "");
+    }
+    if (rg_path_.empty()) return reject(v1::CODE_UNAVAILABLE, "ripgrep (rg) is not installed");
+    StatusOr<std::vector<std::string>> argv = PlanSearch(req, o_.workspace, rg_path_);
+    if (!argv.ok()) {
+      std::string text = "Error: " + argv.status().message() + "\n";
+      result.set_status(v1::TOOL_STATUS_ERROR);
+      result.set_exit_reason(v1::EXIT_REASON_NORMAL);
+      result.mutable_error()->set_code(static_cast<v1::Code>(argv.status().code()));
+      result.mutable_error()->set_message(argv.status().message());
+      return EmitTextResult(req, text, std::move(result));
+    }
+    return StartCommand(req, std::move(*argv));
+  }
   if (req.tool() != kExecuteCommandTool) {
     return reject(v1::CODE_NOT_FOUND, "unknown tool '" + req.tool() + "'");
   }
-  StatusOr<CommandSpec> spec = ParseExecuteCommandArgs(req.arguments_json(), o_.workspace);
-  if (!spec.ok()) {
-    return reject(static_cast<v1::Code>(spec.status().code()), spec.status().message());
+  StartCommand(req, {});
+}
+
+void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> argv_override) {
+  v1::ToolResult result;
+  result.set_execution_id(req.execution_id());
+  CommandSpec spec;
+  capturing_ = !argv_override.empty();
+  if (capturing_) {
+    spec.argv = std::move(argv_override);
+    spec.cwd = o_.workspace;
+  } else {
+    StatusOr<CommandSpec> parsed = ParseExecuteCommandArgs(req.arguments_json(), o_.workspace);
+    if (!parsed.ok()) {
+      result.set_status(v1::TOOL_STATUS_ERROR);
+      result.set_exit_reason(v1::EXIT_REASON_NORMAL);
+      result.mutable_error()->set_code(static_cast<v1::Code>(parsed.status().code()));
+      result.mutable_error()->set_message(parsed.status().message());
+      return QueueResult(std::move(result));
+    }
+    spec = std::move(*parsed);
   }
-  spec->env = CurrentEnvironment();
+  spec.env = CurrentEnvironment();
   const v1::ResourceLimits& l = req.limits();
-  spec->limits = {l.cpu_seconds(), l.address_space_bytes(), l.file_size_bytes(), l.open_files(),
-                  l.processes()};
+  spec.limits = {l.cpu_seconds(), l.address_space_bytes(), l.file_size_bytes(), l.open_files(), l.processes()};
   StatusOr<std::unique_ptr<CommandRun>> run =
-      CommandRun::Start(*spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
+      CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   if (!run.ok()) {
     // Shell conventions: 127 not found, 126 found but not executable.
+    result.set_status(v1::TOOL_STATUS_ERROR);
+    result.set_exit_reason(v1::EXIT_REASON_NORMAL);
     result.set_has_exit_code(true);
     result.set_exit_code(run.status().code() == StatusCode::kNotFound ? 127 : 126);
-    return reject(static_cast<v1::Code>(run.status().code()), run.status().message());
+    result.mutable_error()->set_code(static_cast<v1::Code>(run.status().code()));
+    result.mutable_error()->set_message(run.status().message());
+    return QueueResult(std::move(result));
   }
   run_ = std::move(*run);
+  request_ = req;
   execution_id_ = req.execution_id();
   stream_limit_ = req.stream_limit_bytes();
   streamed_ = 0;
+  captured_out_.clear();
+  captured_err_.clear();
+  captured_truncated_ = false;
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   env.mutable_tool_progress()->set_execution_id(execution_id_);
@@ -125,6 +220,33 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
   Queue(env);
   // Out now: the coordinator needs the group id if the command kills us.
   FlushOutbox();
+}
+
+void Worker::FinishRun() {
+  v1::ToolResult result;
+  result.set_execution_id(execution_id_);
+  run_->FillResult(&result);
+  run_.reset();
+  if (!capturing_) {
+    QueueResult(std::move(result));
+    return;
+  }
+  capturing_ = false;
+  // A search that was stopped (timeout, cancel) ends as such; one that
+  // finished, or that we stopped for producing too much, gets formatted.
+  bool stopped = result.status() == v1::TOOL_STATUS_TIMED_OUT ||
+                 (result.status() == v1::TOOL_STATUS_CANCELLED && !captured_truncated_);
+  if (stopped) {
+    QueueResult(std::move(result));
+    return;
+  }
+  v1::ToolResult formatted;
+  formatted.set_duration_us(result.duration_us());
+  std::string text = FinishSearch(request_, o_.workspace, captured_out_, captured_err_,
+                                  captured_truncated_ ? 0 : result.exit_code(), captured_truncated_, &formatted);
+  captured_out_.clear();
+  captured_err_.clear();
+  EmitTextResult(request_, text, std::move(formatted));
 }
 
 void Worker::Handle(const v1::Envelope& env) {
@@ -174,7 +296,10 @@ int Worker::Run() {
   h->set_kind(v1::WORKER_KIND_TOOL);
   h->set_pid(getpid());
   h->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  h->add_capabilities(kExecuteCommandTool);
+  for (const char* tool : {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool,
+                           kEditTool, kMultiEditTool}) {
+    h->add_capabilities(tool);
+  }
   h->mutable_sandbox()->set_namespaces(o_.sandbox_description == "bwrap");
   h->mutable_sandbox()->set_description(o_.sandbox_description);
   Queue(hello);
@@ -195,7 +320,7 @@ int Worker::Run() {
 
     std::vector<PollFd> fds;
     if (sigfd >= 0) fds.push_back({sigfd});
-    if (run_ != nullptr) run_->AddWatchFds(outbox_.empty(), &fds);
+    if (run_ != nullptr) run_->AddWatchFds(capturing_ || outbox_.empty(), &fds);
     SteadyTime wake = std::min(next_heartbeat, silent_at);
     if (run_ != nullptr) {
       if (auto t = run_->NextTimer()) wake = std::min(wake, *t);
@@ -227,13 +352,11 @@ int Worker::Run() {
     }
 
     if (run_ != nullptr) {
-      run_->Service(outbox_.empty(), this);
+      // A search keeps rg's output, so it reads whether or not the outbox is
+      // clear; a command streams, so it reads only when it is.
+      run_->Service(capturing_ || outbox_.empty(), this);
       if (run_->done()) {
-        v1::ToolResult result;
-        result.set_execution_id(execution_id_);
-        run_->FillResult(&result);
-        run_.reset();
-        QueueResult(std::move(result));
+        FinishRun();
         FlushOutbox();
       }
     }

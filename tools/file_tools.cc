@@ -1,0 +1,223 @@
+#include "tools/file_tools.h"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "base/sha256.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/edit_apply.h"
+#include "tools/file_tool_args.h"
+#include "tools/locked_file.h"
+#include "tools/text_file.h"
+#include "tools/unified_diff.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxLineChars = 2000;
+
+// Ends the result with status and error; returns the text for the model.
+std::string Fail(v1::ToolResult* r, v1::ToolStatus status, const Status& s) {
+  r->set_status(status);
+  r->set_exit_reason(v1::EXIT_REASON_NORMAL);
+  r->mutable_error()->set_code(static_cast<v1::Code>(s.code()));
+  r->mutable_error()->set_message(s.message());
+  return "Error: " + s.message() + "\n";
+}
+
+std::string Fail(v1::ToolResult* r, const Status& s) { return Fail(r, v1::TOOL_STATUS_ERROR, s); }
+
+void Snapshot(const std::string& path, std::string_view content, const FileStat& st, v1::FileSnapshot* snap) {
+  snap->set_path(path);
+  snap->set_sha256(Sha256Hex(content));
+  snap->set_size_bytes(content.size());
+  snap->set_mtime_ns(st.mtime_ns);
+  snap->set_total_lines(LineIndex(content).lines());
+}
+
+std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
+  StatusOr<ReadArgs> args = ParseReadArgs(req.arguments_json());
+  if (!args.ok()) return Fail(r, args.status());
+  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
+  if (!path.ok()) return Fail(r, path.status());
+  std::string shown = DisplayPath(*path, ws);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(*path, kMaxFileBytes);
+  if (!file.ok()) return Fail(r, file.status().WithContext("Read"));
+  if (!(*file)->exists()) return Fail(r, Status::NotFound("Read", shown + " does not exist"));
+  const std::string& content = (*file)->content();
+  if (LooksBinary(content)) {
+    return Fail(r, Status::InvalidArgument("Read", shown + " is a binary file (" + std::to_string(content.size()) +
+                                                       " bytes); its contents are not shown"));
+  }
+  LineIndex index(content);
+  uint32_t total = index.lines();
+  uint32_t first = args->offset;
+  uint32_t count = args->limit != 0 ? args->limit : kDefaultReadLines;
+  if (total > 0 && first > total) {
+    return Fail(r, Status::InvalidArgument("Read", "offset " + std::to_string(first) + " is past the end of " +
+                                                       shown + " (" + std::to_string(total) + " lines)"));
+  }
+  uint32_t last = total == 0 ? 0 : std::min<uint64_t>(total, static_cast<uint64_t>(first) + count - 1);
+
+  v1::FileSnapshot* snap = r->add_files_read();
+  Snapshot(*path, content, (*file)->stat(), snap);
+  std::string text;
+  if (total == 0) {
+    text = "(" + shown + " is empty)\n";
+    snap->set_full(true);
+  } else {
+    char number[16];
+    for (uint32_t n = first; n <= last; ++n) {
+      std::string_view line(content.data() + index.Start(n), index.Start(n + 1) - index.Start(n));
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+      snprintf(number, sizeof number, "%6u\t", n);
+      text += number;
+      if (line.size() > kMaxLineChars) {
+        text += ToDisplayText(line.substr(0, kMaxLineChars));
+        text += "... [line truncated: " + std::to_string(line.size()) + " bytes]";
+      } else {
+        text += ToDisplayText(line);
+      }
+      text += '\n';
+    }
+    bool full = first == 1 && last == total;
+    snap->set_full(full);
+    if (full) {
+      snap->set_content(content);
+    } else {
+      v1::Segment* seg = snap->add_segments();
+      seg->set_start_line(first);
+      seg->set_end_line(last);
+      seg->set_content(content.substr(index.Start(first), index.Start(last + 1) - index.Start(first)));
+      text += "(Showing lines " + std::to_string(first) + "-" + std::to_string(last) + " of " +
+              std::to_string(total) + ". Use offset and limit to read more.)\n";
+    }
+  }
+  r->set_status(v1::TOOL_STATUS_OK);
+  r->set_exit_reason(v1::EXIT_REASON_NORMAL);
+  r->set_output_json(json({{"file", shown},
+                           {"start_line", total == 0 ? 0 : first},
+                           {"end_line", last},
+                           {"total_lines", total},
+                           {"sha256", snap->sha256()},
+                           {"size", content.size()}})
+                         .dump());
+  return text;
+}
+
+// Shared end of WriteFile and the edit tools: write, and describe the change.
+std::string Commit(LockedFile* file, const std::string& path, const std::string& shown, const std::string& before,
+                   bool existed, const std::string& after, const std::string& what, v1::ToolResult* r) {
+  Status s = file->Replace(after);
+  if (s.code() == StatusCode::kAlreadyExists) {
+    return Fail(r, v1::TOOL_STATUS_REJECTED,
+                Status::FailedPrecondition(shown, "was created by someone else since you checked; Read it first"));
+  }
+  if (!s.ok()) return Fail(r, s);
+  StatusOr<FileStat> st = file->StatNow();
+  Snapshot(path, after, st.ok() ? *st : FileStat{}, r->mutable_file_written());
+  r->mutable_file_written()->set_full(true);
+  r->mutable_file_written()->set_content(after);
+  if (existed) r->set_sha256_before(Sha256Hex(before));
+  DiffResult diff = UnifiedDiff(before, after, shown);
+  r->set_diff(diff.text);
+  r->set_status(v1::TOOL_STATUS_OK);
+  r->set_exit_reason(v1::EXIT_REASON_NORMAL);
+  r->set_output_json(json({{"file", shown},
+                           {"created", !existed},
+                           {"lines_added", diff.added},
+                           {"lines_removed", diff.removed},
+                           {"sha256_before", existed ? json(r->sha256_before()) : json()},
+                           {"sha256_after", r->file_written().sha256()}})
+                         .dump());
+  return what + " (+" + std::to_string(diff.added) + " -" + std::to_string(diff.removed) + " lines)\n" + diff.text;
+}
+
+// The gate's expectation, checked against the file as it is under the lock.
+Status CheckExpectation(const v1::FileExpectation& expect, const LockedFile& file, const std::string& shown) {
+  if (expect.must_not_exist() && file.exists()) {
+    return Status::FailedPrecondition(shown, "exists now, though it did not when checked; Read it first");
+  }
+  if (!expect.sha256().empty() && file.exists() && Sha256Hex(file.content()) != expect.sha256()) {
+    return Status::FailedPrecondition(shown, "changed since you read it; Read it again, then retry");
+  }
+  return Status::OK();
+}
+
+std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
+  StatusOr<WriteArgs> args = ParseWriteArgs(req.arguments_json());
+  if (!args.ok()) return Fail(r, args.status());
+  if (args->content.size() > kMaxFileBytes) {
+    return Fail(r, Status::ResourceExhausted("WriteFile", "content is " + std::to_string(args->content.size()) +
+                                                              " bytes, over the limit of " +
+                                                              std::to_string(kMaxFileBytes)));
+  }
+  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
+  if (!path.ok()) return Fail(r, path.status());
+  std::string shown = DisplayPath(*path, ws);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(*path, kMaxFileBytes);
+  if (!file.ok()) return Fail(r, file.status().WithContext("WriteFile"));
+  Status expected = CheckExpectation(req.expect(), **file, shown);
+  if (!expected.ok()) return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
+  bool existed = (*file)->exists();
+  std::string before = existed ? (*file)->content() : "";
+  uint32_t lines = LineIndex(args->content).lines();
+  std::string what = std::string(existed ? "Wrote " : "Created ") + shown + " (" + std::to_string(lines) + " lines)";
+  return Commit(file->get(), *path, shown, before, existed, args->content, what, r);
+}
+
+std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
+  StatusOr<EditArgs> args = ParseEditArgs(req.tool(), req.arguments_json());
+  if (!args.ok()) return Fail(r, args.status());
+  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
+  if (!path.ok()) return Fail(r, path.status());
+  std::string shown = DisplayPath(*path, ws);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(*path, kMaxFileBytes);
+  if (!file.ok()) return Fail(r, file.status().WithContext(req.tool()));
+  if (!(*file)->exists()) {
+    return Fail(r, Status::NotFound(req.tool(), shown + " does not exist; use WriteFile to create it"));
+  }
+  if (LooksBinary((*file)->content())) {
+    return Fail(r, Status::InvalidArgument(req.tool(), shown + " is a binary file; it cannot be edited as text"));
+  }
+  Status expected = CheckExpectation(req.expect(), **file, shown);
+  if (!expected.ok()) return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
+
+  ReadCoverage coverage;
+  coverage.full = req.expect().full_read() || req.expect().sha256().empty();
+  for (const v1::LineRange& range : req.expect().read_ranges()) coverage.ranges.push_back({range.start(), range.end()});
+  EditOutcome out = ApplyEdits((*file)->content(), args->edits, coverage, shown);
+  switch (out.failure) {
+    case EditFailure::kNone:
+      break;
+    case EditFailure::kOutsideRead:
+      return Fail(r, v1::TOOL_STATUS_REJECTED, Status::FailedPrecondition(req.tool(), out.message));
+    case EditFailure::kNotFound:
+      return Fail(r, Status::NotFound(req.tool(), out.message));
+    default:
+      return Fail(r, Status::InvalidArgument(req.tool(), out.message));
+  }
+  std::string what = "Edited " + shown + ": " + std::to_string(out.replacements) + " replacement" +
+                     (out.replacements == 1 ? "" : "s") + ", lines " + std::to_string(out.first_changed_line) + "-" +
+                     std::to_string(out.last_changed_line);
+  return Commit(file->get(), *path, shown, (*file)->content(), true, out.content, what, r);
+}
+
+}  // namespace
+
+bool IsFileTool(const std::string& tool) {
+  return tool == kReadTool || tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool;
+}
+
+std::string RunFileTool(const v1::ToolRequest& req, const std::string& workspace, v1::ToolResult* r) {
+  r->set_execution_id(req.execution_id());
+  if (req.tool() == kReadTool) return RunRead(req, workspace, r);
+  if (req.tool() == kWriteFileTool) return RunWrite(req, workspace, r);
+  return RunEdit(req, workspace, r);
+}
+
+}  // namespace odin

@@ -1,0 +1,74 @@
+#include "tools/unified_diff.h"
+
+#include <dtl/dtl.hpp>
+
+#include <vector>
+
+#include "tools/text_file.h"
+
+namespace odin {
+namespace {
+
+constexpr size_t kContext = 3;
+
+std::vector<std::string> SplitLines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    lines.emplace_back(text.substr(start, end - start));
+    start = end;
+  }
+  return lines;
+}
+
+}  // namespace
+
+DiffResult UnifiedDiff(std::string_view before, std::string_view after, const std::string& label) {
+  DiffResult out;
+  if (before == after) return out;
+  std::vector<std::string> a = SplitLines(before), b = SplitLines(after);
+  // Only the region between the common prefix and suffix needs the diff
+  // algorithm; keep the context lines around it.
+  size_t prefix = 0;
+  while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) ++prefix;
+  size_t suffix = 0;
+  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
+         a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  size_t lead = prefix > kContext ? prefix - kContext : 0;
+  size_t tail = suffix > kContext ? suffix - kContext : 0;
+  std::vector<std::string> ma(a.begin() + static_cast<long>(lead), a.end() - static_cast<long>(tail));
+  std::vector<std::string> mb(b.begin() + static_cast<long>(lead), b.end() - static_cast<long>(tail));
+
+  dtl::Diff<std::string> diff(ma, mb);
+  diff.enableHuge();
+  diff.compose();
+  diff.composeUnifiedHunks();
+  out.text = "--- a/" + label + "\n+++ b/" + label + "\n";
+  for (const auto& hunk : diff.getUniHunks()) {
+    // dtl numbers lines within the slices; shift by what was cut off.
+    long long a_start = hunk.a + static_cast<long long>(lead), b_start = hunk.c + static_cast<long long>(lead);
+    out.text += "@@ -" + std::to_string(hunk.b == 0 ? a_start - 1 : a_start) + "," + std::to_string(hunk.b) +
+                " +" + std::to_string(hunk.d == 0 ? b_start - 1 : b_start) + "," + std::to_string(hunk.d) +
+                " @@\n";
+    auto emit = [&out](const auto& elems) {
+      for (const auto& e : elems) {
+        char mark = e.second.type == dtl::SES_ADD ? '+' : e.second.type == dtl::SES_DELETE ? '-' : ' ';
+        if (mark == '+') ++out.added;
+        if (mark == '-') ++out.removed;
+        out.text += mark;
+        out.text += e.first;
+        if (e.first.empty() || e.first.back() != '\n') out.text += "\n\\ No newline at end of file\n";
+      }
+    };
+    emit(hunk.common[0]);
+    emit(hunk.change);
+    emit(hunk.common[1]);
+  }
+  return out;
+}
+
+}  // namespace odin

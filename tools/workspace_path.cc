@@ -1,0 +1,48 @@
+#include "tools/workspace_path.h"
+
+#include <filesystem>
+
+#include "base/file_util.h"
+
+namespace odin {
+
+bool IsInsideDir(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path == root ||
+         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
+}
+
+StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
+  if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
+                                            : std::filesystem::path(workspace) / given;
+  std::string normal = p.lexically_normal().string();
+  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  auto outside = [&](const std::string& where) {
+    return Status::InvalidArgument(given, "is outside the workspace " + workspace +
+                                              (where == normal ? "" : " (it resolves to " + where + ")"));
+  };
+  if (!IsInsideDir(normal, workspace)) return outside(normal);
+  // Resolve symlinks in the longest part that exists; the rest is created later.
+  std::string existing = normal, rest;
+  while (!PathExists(existing)) {
+    size_t slash = existing.find_last_of('/');
+    if (slash == std::string::npos || existing == "/") break;
+    rest = existing.substr(slash) + rest;
+    existing = slash == 0 ? "/" : existing.substr(0, slash);
+  }
+  StatusOr<std::string> real = RealPath(existing);
+  if (!real.ok()) return real.status();
+  std::string resolved = (*real == "/" ? "" : *real) + rest;
+  if (resolved.empty()) resolved = "/";
+  if (!IsInsideDir(resolved, workspace)) return outside(resolved);
+  return resolved;
+}
+
+std::string DisplayPath(const std::string& absolute, const std::string& workspace) {
+  if (absolute == workspace) return ".";
+  if (IsInsideDir(absolute, workspace)) return absolute.substr(workspace == "/" ? 1 : workspace.size() + 1);
+  return absolute;
+}
+
+}  // namespace odin

@@ -1,0 +1,53 @@
+#include "tools/workspace_path.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "base/file_util.h"
+
+namespace odin {
+namespace {
+
+class WorkspacePathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = *RealPath(*MakeTempDir("odin-path"));
+    ws_ = root_ + "/ws";
+    ASSERT_TRUE(MakeDirs(ws_ + "/src").ok());
+  }
+  void TearDown() override { RemoveTree(root_); }
+  std::string root_, ws_;
+};
+
+TEST_F(WorkspacePathTest, RelativeAndAbsolutePathsResolveInside) {
+  EXPECT_EQ(*ResolveWorkspacePath("src/a.cc", ws_), ws_ + "/src/a.cc");
+  EXPECT_EQ(*ResolveWorkspacePath(ws_ + "/src/./b/../a.cc", ws_), ws_ + "/src/a.cc");
+  EXPECT_EQ(*ResolveWorkspacePath("new/dir/file", ws_), ws_ + "/new/dir/file");
+}
+
+TEST_F(WorkspacePathTest, DotDotOutIsRefused) {
+  auto p = ResolveWorkspacePath("../outside.txt", ws_);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("outside the workspace"), std::string::npos);
+  EXPECT_FALSE(ResolveWorkspacePath("/etc/passwd", ws_).ok());
+}
+
+TEST_F(WorkspacePathTest, SymlinkThatEscapesIsRefused) {
+  ASSERT_EQ(symlink(root_.c_str(), (ws_ + "/escape").c_str()), 0);
+  auto p = ResolveWorkspacePath("escape/secret", ws_);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("resolves to " + root_ + "/secret"), std::string::npos) << p.status().message();
+  // A symlink that stays inside is followed.
+  ASSERT_EQ(symlink((ws_ + "/src").c_str(), (ws_ + "/link").c_str()), 0);
+  EXPECT_EQ(*ResolveWorkspacePath("link/x", ws_), ws_ + "/src/x");
+}
+
+TEST_F(WorkspacePathTest, DisplayPathIsRelative) {
+  EXPECT_EQ(DisplayPath(ws_ + "/src/a.cc", ws_), "src/a.cc");
+  EXPECT_EQ(DisplayPath(ws_, ws_), ".");
+  EXPECT_EQ(DisplayPath("/etc/x", ws_), "/etc/x");
+}
+
+}  // namespace
+}  // namespace odin
