@@ -19,6 +19,7 @@
 #include "tools/file_tools.h"
 #include "tools/output_capture.h"
 #include "tools/search_tools.h"
+#include "tools/text_file.h"
 
 namespace odin {
 namespace {
@@ -67,6 +68,11 @@ void Worker::Queue(const v1::Envelope& env) {
 }
 
 void Worker::QueueResult(v1::ToolResult result) {
+  // Strings must be UTF-8 or the envelope does not parse on the other side
+  // (which would cost this worker its life); names from the file system and
+  // bytes quoted in messages need not be.
+  if (result.has_error()) result.mutable_error()->set_message(ToDisplayText(result.error().message()));
+  result.set_output_json(ToDisplayText(result.output_json()));
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   *env.mutable_tool_result() = std::move(result);
