@@ -4,8 +4,10 @@
 //      `true` -> result recorded in the ledger (start and end records).
 //   2. Cold start of `odin exec -- true`, the whole process, as a user runs it.
 //   3. The floor: a ZeroMQ ipc round trip between two processes.
+//   4. Grep over a generated tree (50k files) against rg run directly, and the
+//      EditTool round trip through a worker.
 //
-// Usage: odin_bench [--calls N] [--starts N]. Runs in a fresh temporary
+// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N]. Runs in a fresh temporary
 // workspace. Never asserts: it prints.
 
 #include <signal.h>
@@ -28,6 +30,7 @@
 #include "coordinator/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
+#include "tools/file_tool_args.h"
 
 namespace odin {
 namespace {
@@ -148,6 +151,124 @@ std::vector<double> ZmqRoundTrips(int n) {
   return ms;
 }
 
+void Print(const char* what, const Stats& s, double target_ms);
+
+// Runs one tool call through a runtime and waits for it; returns the
+// milliseconds from submit to recorded result, or -1 if it failed.
+double TimeCall(Runtime* rt, const std::string& tool, const std::string& args, std::string* output = nullptr) {
+  ToolCall call;
+  call.tool = tool;
+  call.arguments_json = args;
+  std::optional<v1::ToolResult> result;
+  std::string text;
+  Clock::time_point start = Clock::now();
+  rt->coordinator().Submit(call, {[&](const v1::ToolProgress& p) { text += p.output().data(); },
+                                  [&](const v1::ToolResult& r, const Status&) { result = r; }});
+  while (!result) {
+    if (!rt->coordinator().Poll(seconds(1)).ok()) return -1;
+  }
+  double ms = Ms(Clock::now() - start);
+  if (output != nullptr) *output = text;
+  if (result->status() != v1::TOOL_STATUS_OK) {
+    fprintf(stderr, "odin_bench: %s failed: %s\n", tool.c_str(), result->error().message().c_str());
+    return -1;
+  }
+  return ms;
+}
+
+// A tree of `files` source-like files in directories of 100, with the needle
+// in one file of every thousand.
+bool MakeTree(const std::string& root, int files) {
+  std::string filler;
+  for (int l = 0; l < 40; ++l) filler += "    value = compute(value, " + std::to_string(l) + ");  // filler line\n";
+  for (int i = 0; i < files; ++i) {
+    std::string dir = root + "/src/d" + std::to_string(i / 100);
+    if (i % 100 == 0 && !MakeDirs(dir).ok()) return false;
+    std::string body = "// file " + std::to_string(i) + "\n" + filler;
+    if (i % 1000 == 7) body += "    odin_bench_needle_xyzzy();\n";
+    FILE* f = fopen((dir + "/f" + std::to_string(i) + ".cc").c_str(), "w");
+    if (f == nullptr) return false;
+    fwrite(body.data(), 1, body.size(), f);
+    fclose(f);
+  }
+  return true;
+}
+
+double RunRgDirectly(const std::vector<std::string>& argv, const std::string& cwd) {
+  Clock::time_point start = Clock::now();
+  StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment(), .cwd = cwd});
+  if (!out.ok() || out->exit_code > 1) return -1;
+  return Ms(Clock::now() - start);
+}
+
+bool FileToolFigures(int tree_files, int runs, int edits) {
+  StatusOr<std::string> dir = MakeTempDir("odin-bench-tree");
+  if (!dir.ok()) return false;
+  std::string root = *dir;
+  printf("file tools (a generated tree of %d files, %d runs each)\n", tree_files, runs);
+  if (!MakeTree(root, tree_files)) return false;
+  RuntimeFlags flags;
+  flags.dir = root;
+  flags.workers = 1;
+  flags.session_kind = "bench";
+  flags.mode = "edit";
+  StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(flags);
+  if (!rt.ok()) {
+    fprintf(stderr, "odin_bench: %s\n", rt.status().message().c_str());
+    return false;
+  }
+  std::string rg = SearchPath("rg", getenv("PATH") ? getenv("PATH") : "");
+  struct Pair {
+    const char* what;
+    std::string args;
+    std::vector<std::string> rg_argv;
+  };
+  std::vector<Pair> pairs = {
+      {"Grep files_with_matches vs rg -l", R"({"pattern":"odin_bench_needle_xyzzy"})",
+       {rg, "-l", "odin_bench_needle_xyzzy", root}},
+      {"Grep content -n vs rg -n", R"({"pattern":"odin_bench_needle_xyzzy","output_mode":"content","-n":true})",
+       {rg, "-n", "odin_bench_needle_xyzzy", root}},
+  };
+  for (const Pair& p : pairs) {
+    std::vector<double> direct, odin;
+    RunRgDirectly(p.rg_argv, root);  // warm the page cache
+    for (int i = 0; i < runs; ++i) {
+      // Alternate, so both see the same machine.
+      double d = RunRgDirectly(p.rg_argv, root);
+      double o = TimeCall(rt->get(), kGrepTool, p.args);
+      if (d < 0 || o < 0) return false;
+      direct.push_back(d);
+      odin.push_back(o);
+    }
+    Stats sd = Summarize(direct), so = Summarize(odin);
+    printf("  %s\n", p.what);
+    Print("  rg run directly", sd, 0);
+    Print("  Odin Grep (worker, rg, format, ledger)", so, 0);
+    printf("    ratio of medians: %.3fx (target <= 1.1x)\n", so.median_ms / sd.median_ms);
+  }
+
+  // The Edit round trip: coordinator gate -> worker (lock, hash check, edit,
+  // atomic write, diff) -> ledger with artifacts.
+  std::string file = root + "/edit_me.txt";
+  std::string text;
+  for (int l = 1; l <= 200; ++l) text += "line " + std::to_string(l) + " of the file being edited\n";
+  if (!WriteFileAtomic(file, text).ok()) return false;
+  if (TimeCall(rt->get(), kReadTool, R"({"file_path":"edit_me.txt"})") < 0) return false;
+  std::vector<double> ms;
+  for (int i = 0; i < edits; ++i) {
+    const char* args = i % 2 == 0 ? R"({"file_path":"edit_me.txt","old_string":"line 100 of","new_string":"LINE 100 of"})"
+                                  : R"({"file_path":"edit_me.txt","old_string":"LINE 100 of","new_string":"line 100 of"})";
+    double t = TimeCall(rt->get(), kEditTool, args);
+    if (t < 0) return false;
+    ms.push_back(t);
+  }
+  printf("  EditTool round trip (%d edits of a 200-line file; gate, worker, atomic write, ledger)\n", edits);
+  Print("  edit", Summarize(ms), 0);
+  rt->reset();
+  RemoveTree(root);
+  return true;
+}
+
 void Print(const char* what, const Stats& s, double target_ms) {
   printf("  %-44s median %7.3f ms   p90 %7.3f ms   mean %7.3f ms", what, s.median_ms, s.p90_ms, s.mean_ms);
   if (target_ms > 0) printf("   target <= %g ms: median is %.2fx of it", target_ms, s.median_ms / target_ms);
@@ -155,10 +276,13 @@ void Print(const char* what, const Stats& s, double target_ms) {
 }
 
 int Main(int argc, char** argv) {
-  int calls = 500, starts = 40;
+  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--tree") == 0) tree = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--edits") == 0) edits = atoi(argv[i + 1]);
   }
   struct utsname u;
   uname(&u);
@@ -184,6 +308,7 @@ int Main(int argc, char** argv) {
   if (zmq.empty()) return 1;
   Print("ZeroMQ ipc round trip, 64 bytes", Summarize(zmq), 0);
   RemoveTree(*dir);
+  if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
   return 0;
 }
 

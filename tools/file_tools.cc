@@ -10,6 +10,7 @@
 #include "tools/file_tool_args.h"
 #include "tools/locked_file.h"
 #include "tools/text_file.h"
+#include "tools/tool_result.h"
 #include "tools/unified_diff.h"
 #include "tools/workspace_path.h"
 
@@ -20,16 +21,8 @@ using nlohmann::json;
 
 constexpr size_t kMaxLineChars = 2000;
 
-// Ends the result with status and error; returns the text for the model.
-std::string Fail(v1::ToolResult* r, v1::ToolStatus status, const Status& s) {
-  r->set_status(status);
-  r->set_exit_reason(v1::EXIT_REASON_NORMAL);
-  r->mutable_error()->set_code(static_cast<v1::Code>(s.code()));
-  r->mutable_error()->set_message(s.message());
-  return "Error: " + s.message() + "\n";
-}
-
-std::string Fail(v1::ToolResult* r, const Status& s) { return Fail(r, v1::TOOL_STATUS_ERROR, s); }
+std::string Fail(v1::ToolResult* r, v1::ToolStatus status, const Status& s) { return FailResult(r, status, s); }
+std::string Fail(v1::ToolResult* r, const Status& s) { return FailResult(r, v1::TOOL_STATUS_ERROR, s); }
 
 void Snapshot(const std::string& path, std::string_view content, const FileStat& st, v1::FileSnapshot* snap) {
   snap->set_path(path);

@@ -12,6 +12,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
 #include "tools/text_file.h"
+#include "tools/tool_result.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
@@ -24,13 +25,7 @@ constexpr size_t kMaxGlobResults = 1000;
 constexpr size_t kMaxLsEntries = 1000;
 constexpr size_t kMaxSortByMtime = 10000;
 
-std::string Fail(v1::ToolResult* r, const Status& s) {
-  r->set_status(v1::TOOL_STATUS_ERROR);
-  r->set_exit_reason(v1::EXIT_REASON_NORMAL);
-  r->mutable_error()->set_code(static_cast<v1::Code>(s.code()));
-  r->mutable_error()->set_message(s.message());
-  return "Error: " + s.message() + "\n";
-}
+std::string Fail(v1::ToolResult* r, const Status& s) { return FailResult(r, v1::TOOL_STATUS_ERROR, s); }
 
 void Ok(v1::ToolResult* r, json output) {
   r->set_status(v1::TOOL_STATUS_OK);

@@ -20,6 +20,7 @@
 #include "tools/output_capture.h"
 #include "tools/search_tools.h"
 #include "tools/text_file.h"
+#include "tools/tool_result.h"
 
 namespace odin {
 namespace {
@@ -136,16 +137,10 @@ void Worker::EmitTextResult(const v1::ToolRequest& req, const std::string& text,
 void Worker::StartRequest(const v1::ToolRequest& req) {
   v1::ToolResult result;
   result.set_execution_id(req.execution_id());
-  auto reject = [&](v1::Code code, const std::string& message) {
-    result.set_status(v1::TOOL_STATUS_ERROR);
-    result.set_exit_reason(v1::EXIT_REASON_NORMAL);
-    result.mutable_error()->set_code(code);
-    result.mutable_error()->set_message(message);
-    QueueResult(std::move(result));
+  auto reject = [&](const Status& why) {
+    EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, why), std::move(result));
   };
-  if (run_ != nullptr) {
-    return reject(v1::CODE_FAILED_PRECONDITION, "worker " + o_.worker_id + " is busy");
-  }
+  if (run_ != nullptr) return reject(Status::FailedPrecondition("worker " + o_.worker_id, "is busy"));
   if (IsFileTool(req.tool())) {
     // Bounded work (files are at most kMaxFileBytes): done right here.
     SteadyTime start = clock_->Now();
@@ -159,21 +154,12 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
       const char* path = getenv("PATH");
       rg_path_ = SearchPath("rg", path ? path : "");
     }
-    if (rg_path_.empty()) return reject(v1::CODE_UNAVAILABLE, "ripgrep (rg) is not installed");
+    if (rg_path_.empty()) return reject(Status::Unavailable(req.tool(), "ripgrep (rg) is not installed"));
     StatusOr<std::vector<std::string>> argv = PlanSearch(req, o_.workspace, rg_path_);
-    if (!argv.ok()) {
-      std::string text = "Error: " + argv.status().message() + "\n";
-      result.set_status(v1::TOOL_STATUS_ERROR);
-      result.set_exit_reason(v1::EXIT_REASON_NORMAL);
-      result.mutable_error()->set_code(static_cast<v1::Code>(argv.status().code()));
-      result.mutable_error()->set_message(argv.status().message());
-      return EmitTextResult(req, text, std::move(result));
-    }
+    if (!argv.ok()) return reject(argv.status());
     return StartCommand(req, std::move(*argv));
   }
-  if (req.tool() != kExecuteCommandTool) {
-    return reject(v1::CODE_NOT_FOUND, "unknown tool '" + req.tool() + "'");
-  }
+  if (req.tool() != kExecuteCommandTool) return reject(Status::NotFound("unknown tool '" + req.tool() + "'"));
   StartCommand(req, {});
 }
 
@@ -188,11 +174,7 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
   } else {
     StatusOr<CommandSpec> parsed = ParseExecuteCommandArgs(req.arguments_json(), o_.workspace);
     if (!parsed.ok()) {
-      result.set_status(v1::TOOL_STATUS_ERROR);
-      result.set_exit_reason(v1::EXIT_REASON_NORMAL);
-      result.mutable_error()->set_code(static_cast<v1::Code>(parsed.status().code()));
-      result.mutable_error()->set_message(parsed.status().message());
-      return QueueResult(std::move(result));
+      return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, parsed.status()), std::move(result));
     }
     spec = std::move(*parsed);
   }
@@ -203,12 +185,9 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
       CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   if (!run.ok()) {
     // Shell conventions: 127 not found, 126 found but not executable.
-    result.set_status(v1::TOOL_STATUS_ERROR);
-    result.set_exit_reason(v1::EXIT_REASON_NORMAL);
+    FailResult(&result, v1::TOOL_STATUS_ERROR, run.status());
     result.set_has_exit_code(true);
     result.set_exit_code(run.status().code() == StatusCode::kNotFound ? 127 : 126);
-    result.mutable_error()->set_code(static_cast<v1::Code>(run.status().code()));
-    result.mutable_error()->set_message(run.status().message());
     return QueueResult(std::move(result));
   }
   run_ = std::move(*run);
