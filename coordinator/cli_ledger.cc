@@ -51,8 +51,17 @@ std::string ArgsSummary(const ExecutionStart& s, size_t width) {
       if (!text.empty()) text += ' ';
       text += a.is_string() ? a.get<std::string>() : a.dump();
     }
-  } else if (args.is_object() && args.contains("command") && args["command"].is_string()) {
-    text = args["command"].get<std::string>();
+  } else if (args.is_object()) {
+    // The argument a reader recognizes the call by.
+    for (const char* key : {"command", "file_path", "pattern", "path"}) {
+      if (args.contains(key) && args[key].is_string()) {
+        text = args[key].get<std::string>();
+        if (std::string(key) == "pattern" && args.contains("path") && args["path"].is_string()) {
+          text += "  in " + args["path"].get<std::string>();
+        }
+        break;
+      }
+    }
   }
   for (char& c : text) {
     if (c == '\n' || c == '\t') c = ' ';

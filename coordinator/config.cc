@@ -49,7 +49,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
-  RETURN_IF_ERROR(CheckKeys(root, "", {"sandbox", "workers", "ledger", "output"}, origin));
+  RETURN_IF_ERROR(CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache"}, origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
     RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap"}, origin));
@@ -73,6 +73,26 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     RETURN_IF_ERROR(CheckKeys(o, "output", {"head_bytes", "tail_bytes"}, origin));
     RETURN_IF_ERROR(Read(o, "output", "head_bytes", &c.output_head_bytes, origin));
     RETURN_IF_ERROR(Read(o, "output", "tail_bytes", &c.output_tail_bytes, origin));
+  }
+  if (root.contains("file_cache")) {
+    const json& f = root["file_cache"];
+    RETURN_IF_ERROR(CheckKeys(f, "file_cache",
+                              {"max_total_bytes", "max_file_bytes", "max_entries", "max_segments", "eviction"},
+                              origin));
+    FileCacheOptions& o = c.file_cache;
+    RETURN_IF_ERROR(Read(f, "file_cache", "max_total_bytes", &o.max_total_bytes, origin));
+    RETURN_IF_ERROR(Read(f, "file_cache", "max_file_bytes", &o.max_file_bytes, origin));
+    RETURN_IF_ERROR(Read(f, "file_cache", "max_entries", &o.max_entries, origin));
+    RETURN_IF_ERROR(Read(f, "file_cache", "max_segments", &o.max_segments, origin));
+    std::string eviction;
+    RETURN_IF_ERROR(Read(f, "file_cache", "eviction", &eviction, origin));
+    if (eviction == "lru") o.policy = EvictionPolicy::kLru;
+    else if (eviction == "lfu") o.policy = EvictionPolicy::kLfu;
+    else if (eviction == "hybrid" || eviction.empty()) o.policy = EvictionPolicy::kHybrid;
+    else return Status::InvalidArgument(origin, "file_cache.eviction must be lru, lfu or hybrid");
+    if (o.max_entries == 0 || o.max_segments == 0) {
+      return Status::InvalidArgument(origin, "file_cache.max_entries and max_segments must be at least 1");
+    }
   }
   return c;
 }

@@ -7,7 +7,9 @@
 //   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap"},
 //   "workers": {"count": 0, "heartbeat_ms": 500},
 //   "ledger":  {"artifact_cap_bytes": 8388608},
-//   "output":  {"head_bytes": 65536, "tail_bytes": 65536}
+//   "output":  {"head_bytes": 65536, "tail_bytes": 65536},
+//   "file_cache": {"max_total_bytes": 104857600, "max_file_bytes": 10485760,
+//                  "max_entries": 500, "max_segments": 50, "eviction": "hybrid"}
 // }
 // Unknown keys and wrong types are errors: a typo must not silently weaken a
 // setting such as sandbox.require.
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "coordinator/file_cache.h"
 
 namespace odin {
 
@@ -27,6 +30,7 @@ struct Config {
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this
   uint32_t output_head_bytes = 64 * 1024;  // output.head_bytes
   uint32_t output_tail_bytes = 64 * 1024;  // output.tail_bytes
+  FileCacheOptions file_cache;             // file_cache.*; eviction: lru, lfu or hybrid
 };
 
 // Parses config text; `origin` names it in errors.

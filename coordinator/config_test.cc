@@ -27,6 +27,15 @@ TEST(ConfigTest, ReadsEverySection) {
   EXPECT_EQ(c->output_tail_bytes, 20u);
 }
 
+TEST(ConfigTest, FileCacheSettings) {
+  auto c = ParseConfig(R"({"file_cache":{"max_entries":7,"eviction":"lfu"}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->file_cache.max_entries, 7u);
+  EXPECT_EQ(c->file_cache.policy, EvictionPolicy::kLfu);
+  EXPECT_EQ(ParseConfig(R"({"file_cache":{"eviction":"fifo"}})", "f").status().message(),
+            "f: file_cache.eviction must be lru, lfu or hybrid");
+}
+
 TEST(ConfigTest, UnknownKeyIsAnErrorNamingIt) {
   auto c = ParseConfig(R"({"sandbox":{"requir":true}})", "/ws/odinconfig.json");
   ASSERT_FALSE(c.ok());

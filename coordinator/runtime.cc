@@ -58,6 +58,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.workspace = ws.root;
   co.mode = flags.mode;
   co.artifact_cap_bytes = config.artifact_cap_bytes;
+  co.file_cache = config.file_cache;
   co.pool.size = flags.workers > 0 ? flags.workers
                                    : (config.worker_count > 0 ? config.worker_count : CpuCount());
   co.pool.heartbeat_interval = milliseconds(config.heartbeat_ms);
