@@ -282,7 +282,7 @@ void Coordinator::ApplyToCache(const Call& c, const v1::ToolResult& r) {
   if (r.status() == v1::TOOL_STATUS_OK) {
     for (const v1::FileSnapshot& s : r.files_read()) cache->RecordRead(s);
     if (r.has_file_written()) cache->RecordWrite(r.file_written());
-  } else if (r.status() == v1::TOOL_STATUS_REJECTED && !c.write_path.empty()) {
+  } else if (r.stale_read() && !c.write_path.empty()) {
     // The worker found the file changed since the read: what we hold is stale.
     cache->Invalidate(c.write_path);
   }

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "odin/v1/worker.pb.h"
+#include "tools/edit_apply.h"
 #include "tools/file_tool_args.h"
 #include "tools/workspace_path.h"
 
@@ -41,6 +42,11 @@ Status CheckReadBeforeEdit(const std::string& tool, const std::string& args_json
     cache->Invalidate(path);
     return Status::FailedPrecondition(
         tool, shown + " changed since you read it. Read it again (Read with file_path=\"" + shown + "\"), then retry");
+  }
+  if (tool == kWriteFileTool && !entry->full) {
+    return Status::FailedPrecondition(
+        tool, "WriteFile replaces all of " + shown + ", but you have read only " +
+                  DescribeRanges(entry->ReadRanges()) + ". Read all of it first, or change it with EditTool");
   }
   expect->set_sha256(entry->sha256);
   expect->set_full_read(entry->full);

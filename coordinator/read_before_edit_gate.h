@@ -4,7 +4,7 @@
 //   - creating a file needs nothing, but the file must still not exist when
 //     the worker writes it;
 //   - changing an existing file (WriteFile, EditTool, MultiEditTool) needs a
-//     read of it by this agent, and the file must still have the content hash
+//     read of it by this agent (all of it, for WriteFile, which replaces it all), and the file must still have the content hash
 //     of that read (checked on disk here by mtime then SHA-256, and again by
 //     the worker under the file's lock: compare-and-swap);
 //   - after a partial read, the worker only accepts matches inside the lines

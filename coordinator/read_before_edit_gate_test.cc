@@ -69,6 +69,10 @@ TEST_F(ReadBeforeEditGateTest, PartialReadSendsItsRanges) {
   EXPECT_FALSE(expect_.full_read());
   ASSERT_EQ(expect_.read_ranges_size(), 1);
   EXPECT_EQ(expect_.read_ranges(0).start(), 2u);
+  // WriteFile replaces it all: a partial read is not enough.
+  Status w = Check("WriteFile", R"({"file_path":"a.txt","content":"x"})");
+  EXPECT_EQ(w.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(w.message().find("you have read only lines 2"), std::string::npos) << w.message();
 }
 
 TEST_F(ReadBeforeEditGateTest, FileChangedOnDiskSinceTheReadIsRefused) {

@@ -111,10 +111,13 @@ void WorkerPool::Fail(const ToolCall& call, int tool_status, int code, const std
   listener_->OnResult(r);
 }
 
-void WorkerPool::Finish(Worker* w, const v1::ToolResult& result) {
+void WorkerPool::Finish(Worker* w, const v1::ToolResult& result, bool kill_worker) {
   w->job.reset();
   w->job_pgid = 0;
   w->state = WorkerState::kIdle;
+  // Settled before the listener hears of it: the listener may submit more work
+  // at once, which must not go to a worker on its way out.
+  if (kill_worker) KillWorker(w, "did not stop its call in time");
   listener_->OnResult(result);
 }
 
@@ -176,8 +179,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       // A result can cross our SIGTERM: keep it, but finish the kill rather
       // than hand the worker new work.
       bool being_killed = w->job->phase == JobPhase::kTermSent || w->job->phase == JobPhase::kKillSent;
-      Finish(w, env.tool_result());
-      if (being_killed) KillWorker(w, "did not stop its call in time");
+      Finish(w, env.tool_result(), being_killed);
       break;
     }
     default:
@@ -365,6 +367,10 @@ void WorkerPool::DrainMessages() {
     }
     if (!*got) return;
     HandleMessage(worker_id, env);
+    // A worker streaming output can keep this loop busy for long; our
+    // heartbeats must not wait for the stream to end, or the worker takes
+    // the silence for our death.
+    SendDueHeartbeats();
   }
 }
 

@@ -167,7 +167,8 @@ class WorkerPool {
   void SendCancel(Worker* w, int reason);
   void Fail(const ToolCall& call, int tool_status, int code, const std::string& message,
             std::optional<int> exit_code = std::nullopt, int exit_reason = 0);
-  void Finish(Worker* w, const v1::ToolResult& result);
+  // Ends w's call with result; if kill_worker, w is stopped rather than idle.
+  void Finish(Worker* w, const v1::ToolResult& result, bool kill_worker = false);
   Worker* FindById(const std::string& id);
   SteadyTime NextTimer() const;
   void GiveUp(Status why);

@@ -23,7 +23,11 @@ class RecordingListener : public WorkerPool::Listener {
     dispatched.push_back({call.execution_id, worker_id});
     return dispatch_status;
   }
-  void OnProgress(const v1::ToolProgress& p) override { progress.push_back(p); }
+  void OnProgress(const v1::ToolProgress& p) override {
+    progress.push_back(p);
+    if (on_progress) on_progress();
+  }
+  std::function<void()> on_progress;
   void OnResult(const v1::ToolResult& r) override { results.push_back(r); }
   void OnWorkerReady(const v1::Hello& h) override { ready.push_back(h.worker_id()); }
 
@@ -412,6 +416,23 @@ TEST_F(WorkerPoolTest, ResultThatCrossesTheSigtermIsKeptAndTheWorkerStillGoes) {
   EXPECT_EQ(listener_.results.size(), 1u);  // no second result for ex_1
   SayHello(101);
   EXPECT_EQ(WorkerOf("ex_2"), 101);
+}
+
+TEST_F(WorkerPoolTest, HeartbeatsGoOutWhileAStreamKeepsThePoolBusy) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_1"));
+  // Output keeps arriving; time passes while the pool drains it.
+  for (int i = 0; i < 20; ++i) {
+    v1::Envelope e = Env();
+    e.mutable_tool_progress()->set_execution_id("ex_1");
+    e.mutable_tool_progress()->mutable_output()->set_data("chunk");
+    transport_.inbox.push_back({IdOf(100), e});
+  }
+  listener_.on_progress = [this] { clock_.Advance(milliseconds(100)); };
+  Poll();  // one Poll drains all 20 chunks: 2 s of "time"
+  EXPECT_GE(transport_.Count(IdOf(100), v1::Envelope::kHeartbeat), 3);
 }
 
 TEST_F(WorkerPoolTest, SendsHeartbeatsEveryInterval) {

@@ -7,7 +7,14 @@
 namespace odin {
 namespace {
 
-using Interval = std::pair<size_t, size_t>;  // [begin, end) in bytes
+// Bytes the agent has not read: [begin, end) in the current text, and where
+// they began in the original file (for messages, which must name lines of
+// the file on disk).
+struct Interval {
+  size_t first;
+  size_t second;
+  size_t original;
+};
 
 // "\n" without a preceding "\r" becomes "\r\n".
 std::string ToCrlf(const std::string& s) {
@@ -35,10 +42,17 @@ std::vector<Interval> UnreadIntervals(std::string_view text, const ReadCoverage&
     if (!out.empty() && out.back().second == b) {
       out.back().second = e;
     } else {
-      out.push_back({b, e});
+      out.push_back({b, e, b});
     }
   }
   return out;
+}
+
+// Occurrences, overlapping ones included: "}\n}" occurs twice in "}\n}\n}".
+size_t CountOverlapping(std::string_view text, std::string_view needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string_view::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
 }
 
 std::vector<size_t> FindAll(std::string_view text, std::string_view needle) {
@@ -102,17 +116,24 @@ EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& e
       return Failed(EditFailure::kNotFound, which + "old_string not found in " + path +
                                                 "; it must match the file exactly, whitespace included");
     }
-    if (at.size() > 1 && !edits[i].replace_all) {
+    size_t count = at.size() > 1 ? at.size() : CountOverlapping(content, old_s);
+    if (count > 1 && !edits[i].replace_all) {
+      if (at.size() == 1) at = {at[0], content.find(old_s, at[0] + 1)};
       return Failed(EditFailure::kAmbiguous,
-                    which + "old_string matches " + std::to_string(at.size()) + " times in " + path + " (lines " +
-                        LineList(index, at) + "); add surrounding lines to make it unique, or set replace_all");
+                    which + "old_string matches " + std::to_string(count) + " times in " + path + " (lines " +
+                        LineList(index, at) + (i > 0 ? ", counted after the earlier edits of this call" : "") +
+                        "); add surrounding lines to make it unique, or set replace_all");
     }
+    LineIndex original_index(original);
     for (size_t pos : at) {
       for (const Interval& u : unread) {
         if (pos < u.second && u.first < pos + old_s.size()) {
-          uint32_t first = index.LineOf(pos), last = index.LineOf(pos + old_s.size() - 1);
+          // Name the unread lines as they are numbered in the file on disk.
+          size_t begin = u.original + (std::max(pos, u.first) - u.first);
+          size_t end = u.original + (std::min(pos + old_s.size(), u.second) - u.first);
+          uint32_t first = original_index.LineOf(begin), last = original_index.LineOf(end - 1);
           uint32_t from = first > 3 ? first - 3 : 1;
-          uint32_t to = std::min(last + 3, index.lines());
+          uint32_t to = std::min(last + 3, original_index.lines());
           return Failed(EditFailure::kOutsideRead,
                         which + "old_string is at line" + (first == last ? " " + std::to_string(first)
                                                                           : "s " + std::to_string(first) + "-" +

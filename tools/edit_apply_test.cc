@@ -71,6 +71,25 @@ TEST(EditApplyTest, MultiEditTracksTheReadLinesAsTextMoves) {
   EXPECT_EQ(no.failure, EditFailure::kOutsideRead);
 }
 
+TEST(EditApplyTest, OverlappingMatchesAreAmbiguous) {
+  EditOutcome o = ApplyEdits("}\n}\n}\n", {{"}\n}", "x", false}}, Full(), "f");
+  EXPECT_EQ(o.failure, EditFailure::kAmbiguous);
+  EXPECT_NE(o.message.find("matches 2 times"), std::string::npos) << o.message;
+}
+
+TEST(EditApplyTest, MultiEditNamesUnreadLinesAsNumberedOnDisk) {
+  // The first edit adds 50 lines near the top; the second targets line 100
+  // of the file on disk, which was not read. The message must say 100.
+  std::string text;
+  for (int i = 1; i <= 120; ++i) text += "l" + std::to_string(i) + "\n";
+  std::string many;
+  for (int i = 0; i < 50; ++i) many += "new\n";
+  EditOutcome o = ApplyEdits(text, {{"l5\n", "l5\n" + many, false}, {"l100\n", "x\n", false}}, Lines(1, 20), "f");
+  EXPECT_EQ(o.failure, EditFailure::kOutsideRead);
+  EXPECT_NE(o.message.find("line 100 of f"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("Read lines 97-103"), std::string::npos) << o.message;
+}
+
 TEST(EditApplyTest, CrlfFilesStayCrlf) {
   std::string text = "one\r\ntwo\r\nthree\r\n";
   EditOutcome o = ApplyEdits(text, {{"one\ntwo", "uno\ndos", false}}, Full(), "f");

@@ -38,7 +38,7 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
   if (!path.ok()) return Fail(r, path.status());
   std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(*path, kMaxFileBytes);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kShared);
   if (!file.ok()) return Fail(r, file.status().WithContext("Read"));
   if (!(*file)->exists()) return Fail(r, Status::NotFound("Read", shown + " does not exist"));
   const std::string& content = (*file)->content();
@@ -63,7 +63,10 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
     text = "(" + shown + " is empty)\n";
     snap->set_full(true);
   } else {
+    // A line cut for display was not seen whole: it does not count as read,
+    // so the lines shown become one segment per run of whole lines.
     char number[16];
+    std::vector<std::pair<uint32_t, uint32_t>> runs;
     for (uint32_t n = first; n <= last; ++n) {
       std::string_view line(content.data() + index.Start(n), index.Start(n + 1) - index.Start(n));
       while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
@@ -74,18 +77,27 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
         text += "... [line truncated: " + std::to_string(line.size()) + " bytes]";
       } else {
         text += ToDisplayText(line);
+        if (!runs.empty() && runs.back().second + 1 == n) {
+          runs.back().second = n;
+        } else {
+          runs.push_back({n, n});
+        }
       }
       text += '\n';
     }
-    bool full = first == 1 && last == total;
+    bool full = runs.size() == 1 && runs[0].first == 1 && runs[0].second == total;
     snap->set_full(full);
     if (full) {
       snap->set_content(content);
     } else {
-      v1::Segment* seg = snap->add_segments();
-      seg->set_start_line(first);
-      seg->set_end_line(last);
-      seg->set_content(content.substr(index.Start(first), index.Start(last + 1) - index.Start(first)));
+      for (auto [a, b] : runs) {
+        v1::Segment* seg = snap->add_segments();
+        seg->set_start_line(a);
+        seg->set_end_line(b);
+        seg->set_content(content.substr(index.Start(a), index.Start(b + 1) - index.Start(a)));
+      }
+    }
+    if (first != 1 || last != total) {
       text += "(Showing lines " + std::to_string(first) + "-" + std::to_string(last) + " of " +
               std::to_string(total) + ". Use offset and limit to read more.)\n";
     }
@@ -105,8 +117,11 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
 // Shared end of WriteFile and the edit tools: write, and describe the change.
 std::string Commit(LockedFile* file, const std::string& path, const std::string& shown, const std::string& before,
                    bool existed, const std::string& after, const std::string& what, v1::ToolResult* r) {
+  // The diff first: once the file is replaced, nothing may fail or stall.
+  DiffResult diff = UnifiedDiff(before, after, shown);
   Status s = file->Replace(after);
   if (s.code() == StatusCode::kAlreadyExists) {
+    r->set_stale_read(true);
     return Fail(r, v1::TOOL_STATUS_REJECTED,
                 Status::FailedPrecondition(shown, "was created by someone else since you checked; Read it first"));
   }
@@ -116,7 +131,6 @@ std::string Commit(LockedFile* file, const std::string& path, const std::string&
   r->mutable_file_written()->set_full(true);
   r->mutable_file_written()->set_content(after);
   if (existed) r->set_sha256_before(Sha256Hex(before));
-  DiffResult diff = UnifiedDiff(before, after, shown);
   r->set_diff(diff.text);
   r->set_status(v1::TOOL_STATUS_OK);
   r->set_exit_reason(v1::EXIT_REASON_NORMAL);
@@ -152,10 +166,13 @@ std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::Tool
   StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
   if (!path.ok()) return Fail(r, path.status());
   std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(*path, kMaxFileBytes);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kExclusive);
   if (!file.ok()) return Fail(r, file.status().WithContext("WriteFile"));
   Status expected = CheckExpectation(req.expect(), **file, shown);
-  if (!expected.ok()) return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
+  if (!expected.ok()) {
+    r->set_stale_read(true);
+    return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
+  }
   bool existed = (*file)->exists();
   std::string before = existed ? (*file)->content() : "";
   uint32_t lines = LineIndex(args->content).lines();
@@ -169,7 +186,7 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
   if (!path.ok()) return Fail(r, path.status());
   std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(*path, kMaxFileBytes);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kExclusive);
   if (!file.ok()) return Fail(r, file.status().WithContext(req.tool()));
   if (!(*file)->exists()) {
     return Fail(r, Status::NotFound(req.tool(), shown + " does not exist; use WriteFile to create it"));
@@ -178,7 +195,10 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
     return Fail(r, Status::InvalidArgument(req.tool(), shown + " is a binary file; it cannot be edited as text"));
   }
   Status expected = CheckExpectation(req.expect(), **file, shown);
-  if (!expected.ok()) return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
+  if (!expected.ok()) {
+    r->set_stale_read(true);
+    return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
+  }
 
   ReadCoverage coverage;
   coverage.full = req.expect().full_read() || req.expect().sha256().empty();

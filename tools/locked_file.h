@@ -1,13 +1,17 @@
 #pragma once
 // LockedFile: the compare-and-swap half of the read-before-edit gate, on the
-// worker's side. Opening takes an exclusive flock on the file (a per-file lock
-// shared by every process), reads it, and only then lets the caller replace
-// it: write a temporary file in the same directory with the same mode, fsync,
-// rename over. A writer that waited for the lock while another replaced the
-// file notices (the path now names another inode) and sees the new content.
+// worker's side. Opening takes an flock on the file (shared for readers,
+// exclusive for writers; the per-file lock every process honours), reads it,
+// and only then lets a writer replace it: write a temporary file in the same
+// directory with the same mode, fsync, rename over. A writer that waited for
+// the lock while another replaced the file notices (the name now holds another
+// inode) and starts over on the new content.
 //
-// Never follows a symlink in the last path component; callers resolve paths
-// inside the workspace first (tools/workspace_path.h).
+// Every path operation is relative to the file's directory, which is opened
+// beneath the workspace without following symlinks (openat2 with
+// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a directory swapped for a symlink
+// after the path was checked cannot redirect a read or a write out of the
+// workspace. Callers resolve paths first (tools/workspace_path.h).
 
 #include <sys/types.h>
 
@@ -27,11 +31,15 @@ struct FileStat {
 
 class LockedFile {
  public:
-  // Opens and locks path. If it does not exist, returns a LockedFile with
-  // exists() false (holding no lock); Replace then creates the file, failing
-  // with AlreadyExists if someone else created it meanwhile. Errors: a
-  // directory, something other than a regular file, over max_bytes.
-  static StatusOr<std::unique_ptr<LockedFile>> Open(const std::string& path, uint64_t max_bytes);
+  enum class Lock { kShared, kExclusive };
+
+  // Opens and locks path (absolute, resolved, inside workspace). If it does
+  // not exist, returns a LockedFile with exists() false (holding no lock);
+  // Replace then creates it, failing with AlreadyExists if someone else created
+  // it meanwhile. Errors: a directory, a symlink, something other than a
+  // regular file, a file over max_bytes.
+  static StatusOr<std::unique_ptr<LockedFile>> Open(const std::string& workspace, const std::string& path,
+                                                    uint64_t max_bytes, Lock lock);
   ~LockedFile();
   LockedFile(const LockedFile&) = delete;
   LockedFile& operator=(const LockedFile&) = delete;
@@ -42,15 +50,21 @@ class LockedFile {
 
   // Atomically replaces (or creates) the file with content, keeping the mode
   // (0644 for a new file). Creates missing parent directories.
+  // REQUIRES: opened with Lock::kExclusive.
   Status Replace(std::string_view content);
   // The file's state after Replace.
   StatusOr<FileStat> StatNow() const;
 
  private:
   LockedFile(std::string path) : path_(std::move(path)) {}
+  Status OpenParents(bool create);
 
-  std::string path_;
-  int fd_ = -1;  // holds the flock
+  std::string path_;      // for messages
+  std::string rel_dir_;   // the directory, relative to the workspace ("." for the root)
+  std::string name_;      // the last component
+  int ws_fd_ = -1;        // the workspace
+  int dir_fd_ = -1;       // the file's directory; -1 while it does not exist
+  int fd_ = -1;           // the file; holds the flock
   std::string content_;
   FileStat stat_;
 };

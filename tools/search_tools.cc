@@ -93,7 +93,7 @@ struct ShownLine {
 };
 
 // Parses rg --json into lines per file, in rg's order.
-std::vector<std::pair<std::string, std::vector<ShownLine>>> ParseRgJson(const std::string& out) {
+std::vector<std::pair<std::string, std::vector<ShownLine>>> ParseRgJson(const std::string& out, size_t* skipped) {
   std::vector<std::pair<std::string, std::vector<ShownLine>>> files;
   std::map<std::string, size_t> index;
   size_t start = 0;
@@ -107,7 +107,8 @@ std::vector<std::pair<std::string, std::vector<ShownLine>>> ParseRgJson(const st
     if (type != "match" && type != "context") continue;
     const json& data = msg["data"];
     if (!data.contains("path") || !data["path"].contains("text") || !data["lines"].contains("text")) {
-      continue;  // non-UTF-8 paths or lines come base64-encoded; skip them
+      ++*skipped;  // non-UTF-8 paths or lines come base64-encoded; not shown
+      continue;
     }
     std::string path = data["path"]["text"].get<std::string>();
     auto [it, fresh] = index.emplace(path, files.size());
@@ -134,10 +135,12 @@ std::vector<std::pair<std::string, std::vector<ShownLine>>> ParseRgJson(const st
   return files;
 }
 
-// Records the lines of one file the model was shown.
-void AddShownFile(const std::string& path, const std::vector<uint32_t>& numbers, v1::ToolResult* r) {
+// Records the lines of one file the model was shown. The file is read again
+// here, after rg: a line counts as read only if its bytes now are the ones rg
+// showed, so a change in between cannot pass unseen bytes off as read.
+void AddShownFile(const std::string& path, const std::vector<const ShownLine*>& shown, v1::ToolResult* r) {
   struct stat st;
-  if (numbers.empty() || stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) > kMaxFileBytes) return;
+  if (shown.empty() || stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) > kMaxFileBytes) return;
   StatusOr<std::string> content = ReadFileToString(path);
   if (!content.ok()) return;
   LineIndex index(*content);
@@ -149,13 +152,21 @@ void AddShownFile(const std::string& path, const std::vector<uint32_t>& numbers,
   snap->set_total_lines(index.lines());
   // Runs of consecutive shown lines become segments.
   std::vector<std::pair<uint32_t, uint32_t>> runs;
-  for (uint32_t n : numbers) {
+  for (const ShownLine* line : shown) {
+    uint32_t n = line->number;
     if (n == 0 || n > index.lines()) continue;
+    std::string_view now(content->data() + index.Start(n), index.Start(n + 1) - index.Start(n));
+    while (!now.empty() && (now.back() == '\n' || now.back() == '\r')) now.remove_suffix(1);
+    if (now != line->text) continue;
     if (!runs.empty() && runs.back().second + 1 >= n) {
       runs.back().second = std::max(runs.back().second, n);
     } else {
       runs.push_back({n, n});
     }
+  }
+  if (runs.empty()) {
+    r->mutable_files_read()->RemoveLast();
+    return;
   }
   if (runs.size() == 1 && runs[0].first == 1 && runs[0].second == index.lines()) {
     snap->set_full(true);
@@ -208,7 +219,8 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
     summary["files"] = files;
     summary["matching_lines"] = matches;
   } else {
-    auto files = ParseRgJson(out);
+    size_t skipped = 0;
+    auto files = ParseRgJson(out, &skipped);
     bool context = a.after > 0 || a.before > 0 || a.context > 0;
     uint32_t first = a.offset, last = a.limit != 0 ? (a.offset == 0 ? 1 : a.offset) + a.limit - 1 : UINT32_MAX;
     if (first == 0) first = 1;
@@ -216,7 +228,7 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
     bool cut = false;
     for (auto& [path, lines] : files) {
       std::string display = DisplayPath(path, ws);
-      std::vector<uint32_t> numbers;
+      std::vector<const ShownLine*> numbers;
       uint32_t previous = 0;
       for (const ShownLine& line : lines) {
         if (line.number < first || line.number > last) continue;
@@ -233,7 +245,7 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
         }
         text += ToDisplayText(line.text);
         text += '\n';
-        numbers.push_back(line.number);
+        numbers.push_back(&line);
         previous = line.number;
         ++shown;
         match_lines += line.match;
@@ -243,6 +255,9 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
     }
     if (shown == 0) text = "No matches found\n";
     if (cut) text += "(output cut after " + std::to_string(shown) + " lines; narrow the search or use head_limit)\n";
+    if (skipped > 0) {
+      text += "(" + std::to_string(skipped) + " matching lines not shown: their bytes are not UTF-8; Read the file)\n";
+    }
     summary["lines_shown"] = shown;
     summary["matching_lines_shown"] = match_lines;
     summary["files"] = files.size();
@@ -315,7 +330,9 @@ bool IsSearchTool(const std::string& tool) { return tool == kGrepTool || tool ==
 
 StatusOr<std::vector<std::string>> PlanSearch(const v1::ToolRequest& req, const std::string& ws,
                                               const std::string& rg) {
-  std::vector<std::string> argv = {rg};
+  // --no-config: a RIPGREP_CONFIG_PATH must not change what the tool does
+  // (say, add --follow and lead the search out of the workspace).
+  std::vector<std::string> argv = {rg, "--no-config"};
   Status error;
   if (req.tool() == kGrepTool) {
     ASSIGN_OR_RETURN(GrepArgs a, ParseGrepArgs(req.arguments_json()));

@@ -25,11 +25,11 @@ class SearchToolsTest : public ::testing::Test {
 TEST_F(SearchToolsTest, GrepCommandLines) {
   auto argv = PlanSearch(Req(kGrepTool, R"({"pattern":"foo","-i":true,"glob":"*.cc","type":"cpp"})"), ws_, "rg");
   ASSERT_TRUE(argv.ok());
-  EXPECT_EQ(*argv, (std::vector<std::string>{"rg", "--files-with-matches", "--null", "-i", "--glob", "*.cc",
+  EXPECT_EQ(*argv, (std::vector<std::string>{"rg", "--no-config", "--files-with-matches", "--null", "-i", "--glob", "*.cc",
                                              "--type", "cpp", "-e", "foo", "--", ws_}));
   auto content = PlanSearch(Req(kGrepTool, R"({"pattern":"x","output_mode":"content","-C":2,"multiline":true})"),
                             ws_, "rg");
-  EXPECT_EQ(*content, (std::vector<std::string>{"rg", "--json", "-C", "2", "-U", "--multiline-dotall", "-e", "x",
+  EXPECT_EQ(*content, (std::vector<std::string>{"rg", "--no-config", "--json", "-C", "2", "-U", "--multiline-dotall", "-e", "x",
                                                 "--", ws_}));
   EXPECT_FALSE(PlanSearch(Req(kGrepTool, R"({"pattern":"x","path":"../out"})"), ws_, "rg").ok());
   EXPECT_FALSE(PlanSearch(Req(kGrepTool, R"({"pattern":"x","path":"missing"})"), ws_, "rg").ok());
@@ -57,6 +57,20 @@ TEST_F(SearchToolsTest, ContentOutputShowsLinesAndRecordsThemAsRead) {
   EXPECT_EQ(s.segments(0).end_line(), 3u);
   EXPECT_EQ(s.segments(0).content(), "a\nhello world\nb\n");
   EXPECT_EQ(s.segments(1).start_line(), 5u);
+}
+
+TEST_F(SearchToolsTest, LinesThatChangedSinceRgShowedThemAreNotRead) {
+  // rg showed "old" on line 2, but the file now has "new" there.
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/f.txt", "a\nnew\nc\n").ok());
+  std::string f = ws_ + "/f.txt";
+  std::string rg =
+      R"({"type":"match","data":{"path":{"text":")" + f + R"("},"lines":{"text":"a\n"},"line_number":1}})" "\n"
+      R"({"type":"match","data":{"path":{"text":")" + f + R"("},"lines":{"text":"old\n"},"line_number":2}})" "\n";
+  v1::ToolResult r;
+  FinishSearch(Req(kGrepTool, R"({"pattern":".","output_mode":"content"})"), ws_, rg, "", 0, false, &r);
+  ASSERT_EQ(r.files_read_size(), 1);
+  ASSERT_EQ(r.files_read(0).segments_size(), 1);
+  EXPECT_EQ(r.files_read(0).segments(0).end_line(), 1u);
 }
 
 TEST_F(SearchToolsTest, OffsetAndLimitShowOneRangeOfOneFile) {

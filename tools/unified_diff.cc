@@ -10,6 +10,7 @@ namespace odin {
 namespace {
 
 constexpr size_t kContext = 3;
+constexpr double kMaxDiffCells = 25e6;  // changed lines before x after
 
 std::vector<std::string> SplitLines(std::string_view text) {
   std::vector<std::string> lines;
@@ -43,11 +44,23 @@ DiffResult UnifiedDiff(std::string_view before, std::string_view after, const st
   std::vector<std::string> ma(a.begin() + static_cast<long>(lead), a.end() - static_cast<long>(tail));
   std::vector<std::string> mb(b.begin() + static_cast<long>(lead), b.end() - static_cast<long>(tail));
 
+  out.text = "--- a/" + label + "\n+++ b/" + label + "\n";
+  if (static_cast<double>(ma.size()) * static_cast<double>(mb.size()) > kMaxDiffCells) {
+    // dtl's cost grows with the product of the changed regions: a rewrite of
+    // a large file is summarized rather than diffed line by line.
+    out.removed = static_cast<int>(ma.size() - std::min(ma.size(), lead == 0 ? prefix : kContext) -
+                                   std::min(ma.size(), tail == 0 ? suffix : kContext));
+    out.added = static_cast<int>(mb.size() - std::min(mb.size(), lead == 0 ? prefix : kContext) -
+                                 std::min(mb.size(), tail == 0 ? suffix : kContext));
+    out.text += "@@ -" + std::to_string(prefix + 1) + "," + std::to_string(out.removed) + " +" +
+                std::to_string(prefix + 1) + "," + std::to_string(out.added) + " @@ (" + std::to_string(out.removed) +
+                " lines replaced by " + std::to_string(out.added) + "; too large to diff line by line)\n";
+    return out;
+  }
   dtl::Diff<std::string> diff(ma, mb);
   diff.enableHuge();
   diff.compose();
   diff.composeUnifiedHunks();
-  out.text = "--- a/" + label + "\n+++ b/" + label + "\n";
   for (const auto& hunk : diff.getUniHunks()) {
     // dtl numbers lines within the slices; shift by what was cut off.
     long long a_start = hunk.a + static_cast<long long>(lead), b_start = hunk.c + static_cast<long long>(lead);

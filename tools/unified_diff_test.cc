@@ -25,6 +25,19 @@ TEST(UnifiedDiffTest, NewFileAndEqualFiles) {
   EXPECT_TRUE(UnifiedDiff("same\n", "same\n", "f").text.empty());
 }
 
+TEST(UnifiedDiffTest, AWholesaleRewriteOfALargeFileIsSummarized) {
+  std::string a, b;
+  for (int i = 0; i < 20000; ++i) {
+    a += "old " + std::to_string(i) + "\n";
+    b += "new " + std::to_string(i) + "\n";
+  }
+  DiffResult d = UnifiedDiff(a, b, "gen.txt");
+  EXPECT_EQ(d.removed, 20000);
+  EXPECT_EQ(d.added, 20000);
+  EXPECT_EQ(d.text, "--- a/gen.txt\n+++ b/gen.txt\n@@ -1,20000 +1,20000 @@ (20000 lines replaced by 20000; too large to diff "
+                    "line by line)\n");
+}
+
 TEST(UnifiedDiffTest, MissingFinalNewlineIsMarked) {
   DiffResult d = UnifiedDiff("a\nb", "a\nc", "f");
   EXPECT_NE(d.text.find("-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"), std::string::npos)

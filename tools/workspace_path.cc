@@ -14,6 +14,7 @@ bool IsInsideDir(const std::string& path, const std::string& root) {
 
 StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
   if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
+  if (given.find('\0') != std::string::npos) return Status::InvalidArgument("path", "must not contain NUL");
   std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
                                             : std::filesystem::path(workspace) / given;
   std::string normal = p.lexically_normal().string();

@@ -140,9 +140,20 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
   auto reject = [&](const Status& why) {
     EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, why), std::move(result));
   };
-  if (run_ != nullptr) return reject(Status::FailedPrecondition("worker " + o_.worker_id, "is busy"));
+  if (run_ != nullptr) {
+    // A protocol slip by the coordinator: answer it without touching the
+    // call that is running.
+    FailResult(&result, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("worker " + o_.worker_id, "is busy"));
+    return QueueResult(std::move(result));
+  }
   if (IsFileTool(req.tool())) {
-    // Bounded work (files are at most kMaxFileBytes): done right here.
+    // Bounded work (files are at most kMaxFileBytes): done right here, after
+    // a heartbeat, so the whole liveness window is available for it.
+    v1::Envelope hb;
+    hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    hb.mutable_heartbeat();
+    Queue(hb);
+    FlushOutbox();
     SteadyTime start = clock_->Now();
     std::string text = RunFileTool(req, o_.workspace, &result);
     result.set_duration_us(
@@ -167,8 +178,8 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
   v1::ToolResult result;
   result.set_execution_id(req.execution_id());
   CommandSpec spec;
-  capturing_ = !argv_override.empty();
-  if (capturing_) {
+  bool capture = !argv_override.empty();
+  if (capture) {
     spec.argv = std::move(argv_override);
     spec.cwd = o_.workspace;
   } else {
@@ -191,6 +202,7 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
     return QueueResult(std::move(result));
   }
   run_ = std::move(*run);
+  capturing_ = capture;
   request_ = req;
   execution_id_ = req.execution_id();
   stream_limit_ = req.stream_limit_bytes();
