@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/llm_config.h"
+
 namespace odin {
 
 constexpr int kExecOwnError = 125;
@@ -35,7 +37,19 @@ struct ToolFlags {
   bool json = false;                 // --json
 };
 
+struct AgentFlags {
+  std::string prompt;                  // -p / run: the message; empty: interactive
+  std::string output_format = "text";  // --output-format text|json|stream-json
+  std::string mode = "edit";           // --mode ask|plan|edit
+  int max_turns = 0;                   // --max-turns; 0: from the config
+  LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
+};
+
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
+// odin -p: exit 0 when the agent finished the message, 1 when it stopped with
+// an error or at the turn limit, 130 when interrupted.
+int RunPrompt(const GlobalFlags& g, const AgentFlags& f);
+int RunInteractive(const GlobalFlags& g, const AgentFlags& f);
 // Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.
 int RunTool(const GlobalFlags& g, const ToolFlags& f);
 int RunLog(const GlobalFlags& g, bool json, int limit);

@@ -32,7 +32,7 @@ struct Layer {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string FindTool(const std::string& name) {
+std::string FindProgram(const std::string& name) {
   const char* path = getenv("PATH");
   return SearchPath(name, path ? path : "");
 }
@@ -150,7 +150,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   SandboxPolicy policy = config->sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;
   if (!g.sandbox.empty()) policy = *ParseSandboxPolicy(g.sandbox);
 
-  std::string bwrap = config->bwrap_path.empty() ? FindTool("bwrap") : config->bwrap_path;
+  std::string bwrap = config->bwrap_path.empty() ? FindProgram("bwrap") : config->bwrap_path;
   Probe probe = RunProbe(*ws, policy, config->bwrap_path);
   bool namespaces = probe.ran && probe.sandbox == "bwrap";
   std::string why_not = !probe.ran ? probe.failure
@@ -190,7 +190,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                                    : "ALTERED: " + report->problem;
     }
   }
-  std::string rg = FindTool("rg"), clangd = FindTool("clangd");
+  std::string rg = FindProgram("rg"), clangd = FindProgram("clangd");
   bool failed = policy == SandboxPolicy::kRequire && !namespaces;
 
   if (as_json) {

@@ -49,7 +49,8 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
-  RETURN_IF_ERROR(CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache"}, origin));
+  RETURN_IF_ERROR(
+      CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent"}, origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
     RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap"}, origin));
@@ -93,6 +94,38 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     if (o.max_entries == 0 || o.max_segments == 0) {
       return Status::InvalidArgument(origin, "file_cache.max_entries and max_segments must be at least 1");
     }
+  }
+  if (root.contains("llm")) {
+    const json& l = root["llm"];
+    RETURN_IF_ERROR(CheckKeys(l, "llm",
+                              {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds",
+                               "max_tokens", "prices"},
+                              origin));
+    RETURN_IF_ERROR(Read(l, "llm", "provider", &c.llm_provider, origin));
+    RETURN_IF_ERROR(Read(l, "llm", "model", &c.llm_model, origin));
+    RETURN_IF_ERROR(Read(l, "llm", "utility_model", &c.llm_utility_model, origin));
+    RETURN_IF_ERROR(Read(l, "llm", "base_url", &c.llm_base_url, origin));
+    RETURN_IF_ERROR(Read(l, "llm", "max_retries", &c.llm_max_retries, origin));
+    RETURN_IF_ERROR(Read(l, "llm", "timeout_seconds", &c.llm_timeout_seconds, origin));
+    RETURN_IF_ERROR(Read(l, "llm", "max_tokens", &c.llm_max_tokens, origin));
+    if (l.contains("prices")) {
+      const json& prices = l["prices"];
+      if (!prices.is_object()) return Status::InvalidArgument(origin, "llm.prices must be an object");
+      for (auto it = prices.begin(); it != prices.end(); ++it) {
+        const json& p = it.value();
+        std::string where = "llm.prices." + it.key();
+        if (!p.is_object() || !p.contains("input_per_mtok") || !p.contains("output_per_mtok") ||
+            !p["input_per_mtok"].is_number() || !p["output_per_mtok"].is_number()) {
+          return Status::InvalidArgument(origin, where + " must be {\"input_per_mtok\": N, \"output_per_mtok\": N}");
+        }
+        c.llm_prices[it.key()] = {p["input_per_mtok"].get<double>(), p["output_per_mtok"].get<double>()};
+      }
+    }
+  }
+  if (root.contains("agent")) {
+    const json& a = root["agent"];
+    RETURN_IF_ERROR(CheckKeys(a, "agent", {"max_turns"}, origin));
+    RETURN_IF_ERROR(Read(a, "agent", "max_turns", &c.max_turns, origin));
   }
   return c;
 }

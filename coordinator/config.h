@@ -9,12 +9,19 @@
 //   "ledger":  {"artifact_cap_bytes": 8388608},
 //   "output":  {"head_bytes": 65536, "tail_bytes": 65536},
 //   "file_cache": {"max_total_bytes": 104857600, "max_file_bytes": 10485760,
-//                  "max_entries": 500, "max_segments": 50, "eviction": "hybrid"}
+//                  "max_entries": 500, "max_segments": 50, "eviction": "hybrid"},
+//   "llm": {"provider": "openai", "model": "...", "utility_model": "...",
+//           "base_url": "...", "max_retries": 4, "timeout_seconds": 300,
+//           "max_tokens": 8192,
+//           "prices": {"MODEL": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}},
+//   "agent": {"max_turns": 50}
 // }
+// API keys are never read from this file: it is part of the repository.
 // Unknown keys and wrong types are errors: a typo must not silently weaken a
 // setting such as sandbox.require.
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "base/status.h"
@@ -31,6 +38,20 @@ struct Config {
   uint32_t output_head_bytes = 64 * 1024;  // output.head_bytes
   uint32_t output_tail_bytes = 64 * 1024;  // output.tail_bytes
   FileCacheOptions file_cache;             // file_cache.*; eviction: lru, lfu or hybrid
+  // llm.*: the model. Empty strings: decided by flags, environment, defaults.
+  std::string llm_provider;                // openai, anthropic, demo
+  std::string llm_model;
+  std::string llm_utility_model;
+  std::string llm_base_url;
+  int llm_max_retries = 4;
+  int llm_timeout_seconds = 300;
+  int llm_max_tokens = 8192;
+  struct Price {
+    double input_per_mtok;
+    double output_per_mtok;
+  };
+  std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
+  int max_turns = 50;                      // agent.max_turns: model calls per message
 };
 
 // Parses config text; `origin` names it in errors.

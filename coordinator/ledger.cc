@@ -54,11 +54,22 @@ const std::vector<TableDef>& Tables() {
        {{"id", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"},
         {"content", "BLOB NOT NULL"}, {"size", "INTEGER NOT NULL"},
         {"truncated", "INTEGER NOT NULL"}, {"sha256", "TEXT NOT NULL"}}},
+      {"messages",
+       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"role", "TEXT NOT NULL"}, {"mode", "TEXT NOT NULL"}, {"text", "TEXT NOT NULL"},
+        {"status", "TEXT NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"llm_calls",
+       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"role", "TEXT NOT NULL"}, {"provider", "TEXT NOT NULL"}, {"model", "TEXT NOT NULL"},
+        {"started_at_ms", "INTEGER NOT NULL"}, {"duration_us", "INTEGER NOT NULL"},
+        {"input_tokens", "INTEGER NOT NULL"}, {"output_tokens", "INTEGER NOT NULL"},
+        {"cost_microusd", "INTEGER NOT NULL"}, {"status", "TEXT NOT NULL"}, {"attempts", "INTEGER NOT NULL"},
+        {"error", "TEXT NOT NULL"}}},
   };
   return kTables;
 }
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 const std::string kGenesisHash(64, '0');
 
 // The bytes a record's hash covers: the previous hash, the table, then every
@@ -283,6 +294,8 @@ Status Ledger::Init() {
   schema += "CREATE INDEX IF NOT EXISTS execution_starts_id ON execution_starts(execution_id);";
   schema += "CREATE INDEX IF NOT EXISTS execution_ends_id ON execution_ends(execution_id);";
   schema += "CREATE INDEX IF NOT EXISTS artifacts_execution ON artifacts(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS llm_calls_session ON llm_calls(session_id);";
   schema += "COMMIT;";
   Status s = Exec(schema);
   if (!s.ok()) {
@@ -422,6 +435,38 @@ Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> arti
                    Value::Blob(redactor_.Redact(r.output_tail)), Value::Int(r.output_bytes),
                    Value::Text(redactor_.Redact(r.error)), Value::Text(redactor_.Redact(r.result_json))});
   });
+}
+
+Status Ledger::AddMessage(const MessageRecord& m) {
+  return Write([&] {
+    return Append("messages", {Value::Text(m.id), Value::Text(m.session_id), Value::Text(m.agent_id),
+                               Value::Text(m.role), Value::Text(m.mode), Value::Text(redactor_.Redact(m.text)),
+                               Value::Text(m.status), Value::Int(m.created_at_ms)});
+  });
+}
+
+Status Ledger::AddLlmCall(const LlmCallRecord& c) {
+  return Write([&] {
+    return Append("llm_calls",
+                  {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id), Value::Text(c.role),
+                   Value::Text(c.provider), Value::Text(c.model), Value::Int(c.started_at_ms),
+                   Value::Int(c.duration_us), Value::Int(c.input_tokens), Value::Int(c.output_tokens),
+                   Value::Int(c.cost_microusd), Value::Text(c.status), Value::Int(c.attempts),
+                   Value::Text(redactor_.Redact(c.error))});
+  });
+}
+
+StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
+                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ?",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("usage", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
+  return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
+                      sqlite3_column_int64(s.st, 3)};
 }
 
 StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {

@@ -73,6 +73,43 @@ struct Artifact {
   std::string sha256;        // of content as stored (filled by the ledger)
 };
 
+// A message of the conversation: what the user asked, what the agent answered.
+struct MessageRecord {
+  std::string id;
+  std::string session_id;
+  std::string agent_id;
+  std::string role;    // "user" or "assistant"
+  std::string mode;    // ask, plan, edit
+  std::string text;
+  std::string status;  // user: "queued"; assistant: done, error, cancelled, max_turns
+  int64_t created_at_ms = 0;
+};
+
+// One request to a model, with what it cost.
+struct LlmCallRecord {
+  std::string id;
+  std::string session_id;
+  std::string agent_id;
+  std::string role;        // "planner" or "utility"
+  std::string provider;    // openai, anthropic, demo
+  std::string model;
+  int64_t started_at_ms = 0;
+  int64_t duration_us = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cost_microusd = 0;  // millionths of a US dollar
+  std::string status;         // ok, error
+  int64_t attempts = 1;       // HTTP requests it took, retries included
+  std::string error;
+};
+
+struct SessionUsage {
+  int64_t llm_calls = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cost_microusd = 0;
+};
+
 // A call as the ledger knows it: its start, and its end if recorded.
 struct ExecutionRow {
   int64_t seq = 0;
@@ -101,6 +138,11 @@ class Ledger {
   Status AddExecutionStart(const ExecutionStart& start);
   // Records the end of a call and its artifacts, in one transaction.
   Status AddExecutionEnd(const ExecutionEnd& end, std::vector<Artifact> artifacts);
+
+  Status AddMessage(const MessageRecord& message);
+  Status AddLlmCall(const LlmCallRecord& call);
+  // Totals of a session's model calls.
+  StatusOr<SessionUsage> UsageOf(const std::string& session_id);
 
   // Newest first.
   StatusOr<std::vector<ExecutionRow>> ListExecutions(int limit);

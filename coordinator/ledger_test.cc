@@ -140,6 +140,24 @@ TEST_F(LedgerTest, VerifyPassesOnAnUntouchedLedger) {
   EXPECT_EQ(report->records, 4);
 }
 
+TEST_F(LedgerTest, MessagesAndModelCallsAreChainedAndSummed) {
+  auto l = Open();
+  ASSERT_TRUE(l->AddMessage({"msg_1", "ses_1", "main", "user", "edit", "fix it", "queued", 1}).ok());
+  LlmCallRecord c{"llm_1", "ses_1", "main", "planner", "openai", "m", 2, 1500, 100, 20, 1234, "ok", 1, ""};
+  ASSERT_TRUE(l->AddLlmCall(c).ok());
+  c.id = "llm_2";
+  c.input_tokens = 50;
+  ASSERT_TRUE(l->AddLlmCall(c).ok());
+  auto usage = l->UsageOf("ses_1");
+  ASSERT_TRUE(usage.ok());
+  EXPECT_EQ(usage->llm_calls, 2);
+  EXPECT_EQ(usage->input_tokens, 150);
+  EXPECT_EQ(usage->output_tokens, 40);
+  EXPECT_EQ(usage->cost_microusd, 2468);
+  EXPECT_EQ(l->Verify()->records, 3);
+  EXPECT_TRUE(l->Verify()->ok);
+}
+
 TEST_F(LedgerTest, RowsCannotBeUpdatedOrDeletedThroughSqlite) {
   auto l = Open();
   ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());

@@ -51,8 +51,27 @@ int main(int argc, char** argv) {
   int log_limit = 20;
   std::string show_id;
 
-  CLI::App app{"Odin: a coding agent runtime that trusts tools, not the model's word.", "odin"};
+  CLI::App app{"Odin: a coding agent runtime that trusts tools, not the model's word.\n"
+               "Without a command: an interactive session. With -p PROMPT: one message, headless.",
+               "odin"};
   app.set_version_flag("--version", ODIN_VERSION);
+  odin::AgentFlags agent;
+  bool print_given = false;
+  auto add_agent_options = [&agent](CLI::App* a) {
+    a->add_option("--output-format", agent.output_format, "text, json or stream-json (with -p)")
+        ->check(CLI::IsMember({"text", "json", "stream-json"}));
+    a->add_option("--mode", agent.mode, "ask, plan or edit (default edit)")
+        ->check(CLI::IsMember({"ask", "plan", "edit"}));
+    a->add_option("--model", agent.llm.model, "The planner model");
+    a->add_option("--utility-model", agent.llm.utility_model, "The utility model (default: the planner model)");
+    a->add_option("--provider", agent.llm.provider, "openai, anthropic or demo")
+        ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
+    a->add_option("--base-url", agent.llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
+    a->add_option("--max-turns", agent.max_turns, "Model calls per message at most")->check(CLI::PositiveNumber);
+  };
+  app.add_option("-p,--print", agent.prompt, "Run one message headless and print the result")
+      ->each([&print_given](const std::string&) { print_given = true; });
+  add_agent_options(&app);
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
   app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
       ->check(CLI::IsMember({"auto", "require", "off"}));
@@ -63,6 +82,10 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--timeout", exec.timeout_seconds, "Kill the command after SECONDS (exit 124)")
       ->check(CLI::Range(0.0, 1.0e7))->type_name("SECONDS");
   exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
+
+  CLI::App* run_cmd = app.add_subcommand("run", "Run one message headless, like -p: odin run PROMPT");
+  run_cmd->fallthrough();
+  run_cmd->add_option("PROMPT", agent.prompt, "The message")->required();
 
   odin::ToolFlags tool;
   CLI::App* tool_cmd = app.add_subcommand(
@@ -129,10 +152,14 @@ int main(int argc, char** argv) {
     return odin::RunExec(global, exec);
   }
   if (saw_separator) return UsageError("unexpected '--'", false);
+  if (run_cmd->parsed() || print_given) {
+    if (agent.prompt.empty()) return UsageError("the prompt is empty", false);
+    return odin::RunPrompt(global, agent);
+  }
   if (tool_cmd->parsed()) return odin::RunTool(global, tool);
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
-  return UsageError("no command given", false);
+  return odin::RunInteractive(global, agent);
 }

@@ -11,7 +11,7 @@ packages=(
   libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
   libgtest-dev libgmock-dev
   libseccomp-dev libssl-dev
-  libdtl-dev
+  libdtl-dev libcpp-httplib-dev
   bubblewrap ripgrep
 )
 

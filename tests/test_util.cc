@@ -98,6 +98,72 @@ pid_t StartOdin(const std::string& cwd, const std::vector<std::string>& args, in
   return *pid;
 }
 
+pid_t StartOdinPiped(const std::string& cwd, const std::vector<std::string>& args, int* stdin_fd, int* stdout_fd,
+                     const std::map<std::string, std::string>& env) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) abort();
+  SpawnOptions o = OdinSpawn(cwd, args, env);
+  o.stdout_fd = out[1];
+  o.stderr_fd = 2;
+  // Spawn gives children /dev/null as stdin; hand ours over under its own
+  // number and let a shell move it to 0.
+  std::string fd = std::to_string(in[0]);
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 0<&" + fd + " " + fd + "<&-", "sh"};
+  argv.insert(argv.end(), o.argv.begin(), o.argv.end());
+  o.argv = argv;
+  o.env.push_back("PATH=/usr/bin:/bin");
+  o.keep_fds = {in[0]};
+  StatusOr<pid_t> pid = Spawn(o);
+  close(in[0]);
+  close(out[1]);
+  if (!pid.ok()) abort();
+  *stdin_fd = in[1];
+  *stdout_fd = out[0];
+  return *pid;
+}
+
+FakeLlm::FakeLlm(const std::string& script) {
+  dir_ = *MakeTempDir("odin-fake-llm");
+  if (!WriteFileAtomic(dir_ + "/script.json", script).ok()) abort();
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) abort();
+  SpawnOptions o;
+  o.argv = {BinDir() + "/fake_llm_server", "--script", dir_ + "/script.json", "--log", dir_ + "/log.jsonl"};
+  o.env = CurrentEnvironment();
+  o.stdout_fd = out[1];
+  o.stderr_fd = 2;
+  o.parent_death_signal = SIGKILL;
+  StatusOr<pid_t> pid = Spawn(o);
+  close(out[1]);
+  if (!pid.ok()) abort();
+  pid_ = *pid;
+  std::string line = ReadUntil(out[0], "\n");
+  close(out[0]);
+  port_ = line.rfind("PORT=", 0) == 0 ? atoi(line.c_str() + 5) : 0;
+}
+
+FakeLlm::~FakeLlm() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    Wait(pid_);
+  }
+  RemoveTree(dir_);
+}
+
+std::vector<std::string> FakeLlm::LogLines() const {
+  std::vector<std::string> lines;
+  StatusOr<std::string> log = ReadFileToString(dir_ + "/log.jsonl");
+  if (!log.ok()) return lines;
+  size_t start = 0;
+  while (start < log->size()) {
+    size_t nl = log->find('\n', start);
+    if (nl == std::string::npos) nl = log->size();
+    if (nl > start) lines.push_back(log->substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
 std::string ReadUntil(int fd, const std::string& text) {
   std::string got;
   char buf[4096];

@@ -42,6 +42,28 @@ std::string ReadUntil(int fd, const std::string& text);
 // Waits for pid and returns its shell-style exit code.
 int Wait(pid_t pid);
 
+// Starts `odin args...` with pipes for stdin and stdout.
+pid_t StartOdinPiped(const std::string& cwd, const std::vector<std::string>& args, int* stdin_fd, int* stdout_fd,
+                     const std::map<std::string, std::string>& env = {});
+
+// A fake model server (tests/fake_llm_server) running a script, stopped on
+// destruction.
+class FakeLlm {
+ public:
+  // script: the JSON script (see fake_llm_server.cc).
+  explicit FakeLlm(const std::string& script);
+  ~FakeLlm();
+  std::string OpenAiUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  std::string AnthropicUrl() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // The log's lines (JSON), one per request or finished answer.
+  std::vector<std::string> LogLines() const;
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
 // Pids of live processes whose environment holds NAME=value.
 std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& value);
 

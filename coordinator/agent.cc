@@ -1,0 +1,395 @@
+#include "coordinator/agent.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "base/ids.h"
+#include "coordinator/tool_specs.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/edit_apply.h"
+#include "tools/text_file.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+// How much of a tool's output the model reads in one result.
+constexpr size_t kModelOutputHead = 20 * 1024;
+constexpr size_t kModelOutputTail = 10 * 1024;
+
+std::string FirstLine(const std::string& text, size_t max) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > max) line = line.substr(0, max) + "...";
+  return line;
+}
+
+}  // namespace
+
+int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage) {
+  auto it = prices.find(model);
+  if (it == prices.end()) it = prices.find("*");
+  if (it == prices.end()) return 0;
+  double cost = static_cast<double>(usage.input_tokens) * it->second.input_per_mtok +
+                static_cast<double>(usage.output_tokens) * it->second.output_per_mtok;
+  return static_cast<int64_t>(std::llround(cost));
+}
+
+std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
+  if (r.has_error() && !r.error().message().empty()) return FirstLine(ToDisplayText(r.error().message()), 300);
+  json out = json::parse(r.output_json(), nullptr, false);
+  auto count = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  if (out.is_object()) {
+    if (tool == "Read" && out.contains("total_lines")) {
+      return out.value("file", std::string()) + ": lines " + std::to_string(out.value("start_line", 0)) + "-" +
+             std::to_string(out.value("end_line", 0)) + " of " + std::to_string(out.value("total_lines", 0));
+    }
+    if ((tool == "WriteFile" || tool == "EditTool" || tool == "MultiEditTool") && out.contains("file")) {
+      return std::string(out.value("created", false) ? "created " : "changed ") + out.value("file", std::string()) +
+             " (+" + std::to_string(out.value("lines_added", 0)) + " -" + std::to_string(out.value("lines_removed", 0)) +
+             " lines)";
+    }
+    if (tool == "Grep" && out.value("mode", "") == "content") {
+      return count(out.value("matching_lines_shown", 0), "matching line", "matching lines") + " shown, in " +
+             count(out.value("files", 0), "file", "files");
+    }
+    if (tool == "Grep" && out.value("mode", "") == "count") {
+      return count(out.value("matching_lines", 0), "matching line", "matching lines") + " in " +
+             count(out.value("files", 0), "file", "files");
+    }
+    if ((tool == "Grep" || tool == "Glob" || tool == "LS") && out.contains("files")) {
+      return count(out.value("files", 0), "file", "files");
+    }
+  }
+  if (tool == "ExecuteCommand" && r.has_exit_code()) {
+    std::string first = FirstLine(ToDisplayText(r.output_head()), 120);
+    return "exit code " + std::to_string(r.exit_code()) + (first.empty() ? "" : ": " + first);
+  }
+  return FirstLine(ToDisplayText(r.output_head()), 200);
+}
+
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) {
+  std::string output = r.output_head();
+  uint64_t shown = r.output_head().size() + r.output_tail().size();
+  if (r.output_total_bytes() > shown) {
+    output += "\n[... " + std::to_string(r.output_total_bytes() - shown) + " bytes not shown ...]\n";
+  }
+  output += r.output_tail();
+  if (output.size() > kModelOutputHead + kModelOutputTail) {
+    size_t omitted = output.size() - kModelOutputHead - kModelOutputTail;
+    output = output.substr(0, kModelOutputHead) + "\n[... " + std::to_string(omitted) +
+             " bytes not shown; the whole output is recorded under " + execution_id + " ...]\n" +
+             output.substr(output.size() - kModelOutputTail);
+  }
+  std::string status;
+  switch (r.status()) {
+    case v1::TOOL_STATUS_OK: status = "ok"; break;
+    case v1::TOOL_STATUS_ERROR: status = "error"; break;
+    case v1::TOOL_STATUS_REJECTED: status = "rejected"; break;
+    case v1::TOOL_STATUS_TIMED_OUT: status = "timed_out"; break;
+    case v1::TOOL_STATUS_CRASHED: status = "crashed"; break;
+    case v1::TOOL_STATUS_CANCELLED: status = "cancelled"; break;
+    default: status = "unknown";
+  }
+  std::string summary = ToolSummary(tool, r);
+  json record = {{"execution_id", execution_id},
+                 {"tool", tool},
+                 {"status", status},
+                 {"authority", "ground_truth"},
+                 {"summary", ToDisplayText(summary)}};
+  if (r.has_exit_code()) record["exit_code"] = r.exit_code();
+  if (!r.diff().empty()) record["diff"] = ToDisplayText(r.diff().substr(0, 8192));
+  record["output"] = ToDisplayText(output);
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Agent::Agent(AgentOptions options, Coordinator* coordinator, LlmClient* llm, Ledger* ledger, Clock* clock,
+             AgentObserver* observer)
+    : o_(std::move(options)), coordinator_(coordinator), llm_(llm), ledger_(ledger), clock_(clock),
+      observer_(observer) {
+  totals_.status = "session";
+}
+
+std::string Agent::SystemPrompt(Mode mode) {
+  std::string p =
+      "You are Odin, a coding agent working in the repository at " + o_.workspace +
+      ". You act only through tools. Every tool result is a ground-truth record from the runtime "
+      "(\"authority\": \"ground_truth\"): trust it over your own expectations, and never claim a change or a "
+      "test result that no tool result shows.\n\n"
+      "How to work:\n"
+      "- Paths may be relative to the workspace root.\n"
+      "- Read a file before you edit it. An edit of a file you have not read, or of lines you have not read, or "
+      "of a file that changed since you read it, is rejected; the rejection says what to read.\n"
+      "- Use EditTool for a change, MultiEditTool for several changes to one file, WriteFile to create a file.\n"
+      "- Tool calls you make in one response run in parallel; make independent calls together.\n"
+      "- When you are done, answer without calling a tool.\n\n";
+  switch (mode) {
+    case Mode::kAsk:
+      p += "Mode: ask. Answer the user's question by reading and searching the code; cite files and lines. "
+           "You cannot change files in this mode: the workspace is read-only to you.\n";
+      break;
+    case Mode::kPlan:
+      p += "Mode: plan. Study the code and produce a concrete plan for the requested change: the files, the "
+           "edits, how to verify them. Do not change files: the workspace is read-only in this mode. End with "
+           "the plan.\n";
+      break;
+    case Mode::kEdit:
+      p += "Mode: edit. Make the requested change. Keep it minimal, run the relevant build or tests with "
+           "ExecuteCommand when the project has them, and end with a short summary of what changed and how it "
+           "was verified.\n";
+      break;
+  }
+  if (o_.cwd != o_.workspace) p += "\nThe user is in " + DisplayPath(o_.cwd, o_.workspace) + ".\n";
+  if (!o_.instructions.empty()) p += "\nProject instructions:\n" + o_.instructions;
+  std::vector<CachedFileInfo> cached = coordinator_->CachedFiles(o_.agent_id);
+  if (!cached.empty()) {
+    p += "\nFiles you have read (the file cache):\n";
+    for (const CachedFileInfo& f : cached) {
+      p += "- " + DisplayPath(f.path, o_.workspace) + " (" + std::to_string(f.size) + " bytes" +
+           (f.full ? "" : ", " + f.ranges) + (f.is_modified ? ", modified by you" : "") + ")\n";
+    }
+  }
+  const TodoList& todos = coordinator_->Todos(o_.agent_id);
+  if (!todos.items().empty()) p += "\nYour todo list:\n" + todos.Render();
+  return p;
+}
+
+std::string Agent::Send(const std::string& text, Mode mode) {
+  Pending m{NewId("msg"), text, mode};
+  if (ledger_ != nullptr) {
+    ledger_->AddMessage({m.id, coordinator_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued",
+                         clock_->WallMillis()});
+  }
+  queue_.push_back(m);
+  if (!current_) StartNext();
+  return m.id;
+}
+
+void Agent::StartNext() {
+  if (current_ || queue_.empty()) return;
+  current_.emplace();
+  current_->message = std::move(queue_.front());
+  queue_.pop_front();
+  current_->outcome.message_id = current_->message.id;
+  current_->outcome.mode = current_->message.mode;
+  history_.push_back({ChatMessage::Role::kUser, current_->message.text, {}, {}});
+  if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
+  AskModel();
+}
+
+void Agent::AskModel() {
+  Current& c = *current_;
+  if (c.outcome.turns >= o_.max_turns) return Finish("max_turns");
+  ++c.outcome.turns;
+  ChatRequest req;
+  req.model = o_.model;
+  req.system = SystemPrompt(c.message.mode);
+  req.messages = history_;
+  req.tools = ToolSpecsForMode(c.message.mode);
+  req.max_tokens = o_.max_tokens;
+  c.llm_started = clock_->Now();
+  c.llm_started_wall = clock_->WallMillis();
+  uint64_t generation = generation_;
+  LlmClient::Callbacks cb;
+  cb.on_text = [this, generation](const std::string& delta) {
+    if (generation == generation_ && observer_) observer_->OnTextDelta(delta);
+  };
+  cb.on_done = [this, generation](const StatusOr<ChatResponse>& r) {
+    if (generation == generation_ && current_) OnModel(r);
+  };
+  c.llm_call = llm_->Start(req, std::move(cb));
+}
+
+void Agent::OnModel(const StatusOr<ChatResponse>& response) {
+  Current& c = *current_;
+  c.llm_call.reset();
+  LlmCallRecord rec;
+  rec.id = NewId("llm");
+  rec.session_id = coordinator_->session_id();
+  rec.agent_id = o_.agent_id;
+  rec.role = "planner";
+  rec.provider = llm_->provider();
+  rec.model = o_.model;
+  rec.started_at_ms = c.llm_started_wall;
+  rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - c.llm_started).count();
+  if (response.ok()) {
+    rec.input_tokens = response->usage.input_tokens;
+    rec.output_tokens = response->usage.output_tokens;
+    rec.cost_microusd = CostMicroUsd(o_.prices, o_.model, response->usage);
+    rec.status = response->truncated ? "truncated" : "ok";
+    rec.attempts = response->attempts;
+  } else {
+    rec.status = "error";
+    rec.error = response.status().message();
+  }
+  if (ledger_ != nullptr) ledger_->AddLlmCall(rec);
+  for (MessageOutcome* o : {&c.outcome, &totals_}) {
+    ++o->llm_calls;
+    o->usage.input_tokens += rec.input_tokens;
+    o->usage.output_tokens += rec.output_tokens;
+    o->cost_microusd += rec.cost_microusd;
+  }
+  if (observer_) observer_->OnLlmCall(rec);
+  if (!response.ok()) return Finish("error", response.status());
+
+  const ChatResponse& r = *response;
+  // Every call gets an id the next request can answer to.
+  std::vector<ToolCallRequest> calls = r.tool_calls;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].id.empty()) calls[i].id = "call_" + std::to_string(c.outcome.turns) + "_" + std::to_string(i);
+  }
+  history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
+  c.outcome.text = r.text;
+  if (calls.empty()) {
+    if (r.truncated) {
+      // Cut off mid-answer: tell the model, and let it go on.
+      history_.push_back({ChatMessage::Role::kUser,
+                          "[runtime] Your previous response was cut off before it ended. Continue.", {}, {}});
+      return AskModel();
+    }
+    return Finish("done");
+  }
+  RunTools(calls, r.truncated);
+}
+
+void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) {
+  Current& c = *current_;
+  c.calls = calls;
+  c.results.assign(calls.size(), std::nullopt);
+  c.running.clear();
+  if (truncated) {
+    // The response was cut off: its tool calls may be incomplete. None runs.
+    for (size_t i = 0; i < calls.size(); ++i) {
+      json record = {{"tool", calls[i].name},
+                     {"status", "error"},
+                     {"authority", "ground_truth"},
+                     {"summary", "your response was cut off mid-stream, so this call was not run; make it again if "
+                                 "it is still needed"}};
+      c.results[i] = ToolResultMessage{calls[i].id, record.dump(), true};
+    }
+    return AllToolsDone();
+  }
+  uint64_t generation = generation_;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ToolCall call;
+    call.tool = calls[i].name;
+    call.arguments_json = calls[i].arguments_json;
+    call.agent_id = o_.agent_id;
+    call.mode = ModeName(c.message.mode);
+    if (call.tool == "ExecuteCommand") {
+      int secs = kDefaultCommandTimeoutSeconds;
+      json args = json::parse(call.arguments_json, nullptr, false);
+      if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
+        secs = std::clamp(static_cast<int>(args["timeout_seconds"].get<double>()), 1, kMaxCommandTimeoutSeconds);
+      }
+      call.timeout = seconds(secs);
+    }
+    call.execution_id = NewId("ex");
+    std::string id = call.execution_id;
+    std::string tool = call.tool;
+    c.running[id] = i;
+    c.outcome.execution_ids.push_back(id);
+    if (observer_) observer_->OnToolStart(id, calls[i]);
+    CallHandlers handlers;
+    handlers.on_progress = [this, generation](const v1::ToolProgress& p) {
+      if (generation == generation_ && observer_) observer_->OnToolProgress(p);
+    };
+    handlers.on_done = [this, generation, i, id, tool](const v1::ToolResult& r, const Status&) {
+      if (generation == generation_ && current_) OnToolDone(i, id, tool, r);
+    };
+    coordinator_->Submit(std::move(call), std::move(handlers));
+  }
+  // Every call may have ended at once (refused by a gate, run in the
+  // coordinator); then the turn is complete already.
+  if (current_ && c.running.empty() && !c.results.empty()) {
+    bool all = true;
+    for (const auto& r : c.results) all = all && r.has_value();
+    if (all) AllToolsDone();
+  }
+}
+
+void Agent::OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
+                       const v1::ToolResult& r) {
+  Current& c = *current_;
+  if (c.running.erase(execution_id) == 0) return;
+  c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r),
+                                       r.status() != v1::TOOL_STATUS_OK};
+  if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
+    std::string file = DisplayPath(r.file_written().path(), o_.workspace);
+    auto& changed = c.outcome.changed_files;
+    if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+  }
+  if (observer_) observer_->OnToolEnd(execution_id, tool, r);
+  if (c.running.empty()) {
+    bool all = true;
+    for (const auto& res : c.results) all = all && res.has_value();
+    if (all) AllToolsDone();
+  }
+}
+
+void Agent::AllToolsDone() {
+  Current& c = *current_;
+  ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
+  for (auto& r : c.results) results.results.push_back(std::move(*r));
+  history_.push_back(std::move(results));
+  c.results.clear();
+  c.calls.clear();
+  if (c.cancelled) return Finish("cancelled");
+  AskModel();
+}
+
+void Agent::CancelCurrent() {
+  if (!current_) return;
+  Current& c = *current_;
+  c.cancelled = true;
+  if (c.llm_call) {
+    llm_->Cancel(*c.llm_call);
+    c.llm_call.reset();
+    return Finish("cancelled");
+  }
+  // Running tools end as cancelled; their results close the turn.
+  std::vector<std::string> running;
+  for (const auto& [id, index] : c.running) running.push_back(id);
+  for (const std::string& id : running) coordinator_->Cancel(id);
+}
+
+bool Agent::ClearHistory() {
+  if (current_) return false;
+  history_.clear();
+  return true;
+}
+
+void Agent::Finish(const std::string& status, Status error) {
+  Current& c = *current_;
+  c.outcome.status = status;
+  c.outcome.error = error;
+  if (status == "cancelled" && !history_.empty() && history_.back().role == ChatMessage::Role::kUser) {
+    // Keep the conversation well formed: a turn the user cut short.
+    history_.push_back({ChatMessage::Role::kAssistant, "(cancelled by the user)", {}, {}});
+  }
+  if (ledger_ != nullptr) {
+    std::string text = status == "error" ? error.message() : c.outcome.text;
+    ledger_->AddMessage({NewId("msg"), coordinator_->session_id(), o_.agent_id, "assistant",
+                         ModeName(c.message.mode), text, status, clock_->WallMillis()});
+  }
+  totals_.turns += c.outcome.turns;
+  for (const std::string& id : c.outcome.execution_ids) totals_.execution_ids.push_back(id);
+  for (const std::string& f : c.outcome.changed_files) {
+    if (std::find(totals_.changed_files.begin(), totals_.changed_files.end(), f) == totals_.changed_files.end()) {
+      totals_.changed_files.push_back(f);
+    }
+  }
+  MessageOutcome outcome = std::move(c.outcome);
+  current_.reset();
+  ++generation_;  // late callbacks of this message are ignored
+  if (observer_) observer_->OnMessageDone(outcome);
+  StartNext();
+}
+
+}  // namespace odin

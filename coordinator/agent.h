@@ -1,0 +1,156 @@
+#pragma once
+// Agent: the planner loop of one agent, as a state machine the coordinator
+// loop drives.
+//
+//   message -> model -> tool calls -> gates, workers, ledger -> results -> model
+//
+// until the model ends its turn without calling a tool (or a limit, an error
+// or a cancel ends it). Tool calls the model returns together are submitted
+// together, so they run concurrently on different workers (writes to one file
+// take turns); their results go back to the model in the model's order, each
+// as a ground-truth record: {execution_id, tool, status, authority:
+// "ground_truth", summary, ...}.
+//
+// Messages that arrive while the agent works wait in a queue, each with its
+// own mode, and run in order. The model never changes anything itself: bad
+// output (malformed JSON arguments, an unknown tool, missing fields, a stream
+// cut off) becomes an error result it can read, and the loop goes on.
+//
+// Passive: it advances only on callbacks from the model client and the
+// coordinator. Thread-safety: none.
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/ledger.h"
+#include "coordinator/llm.h"
+#include "coordinator/tool_catalog.h"
+
+namespace odin {
+
+// USD per million tokens, by model name ("*" for any other).
+struct Price {
+  double input_per_mtok = 0;
+  double output_per_mtok = 0;
+};
+using PriceTable = std::map<std::string, Price>;
+// Cost of a call in millionths of a dollar (tokens x USD per million tokens).
+int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage);
+
+struct AgentOptions {
+  std::string agent_id = "main";
+  std::string provider;        // for the ledger
+  std::string model;
+  std::string workspace;       // absolute root
+  std::string cwd;             // where the user started
+  std::string instructions;    // ODIN.md / AGENTS.md text
+  int max_turns = 50;          // model calls per message
+  int max_tokens = 8192;       // per model response
+  PriceTable prices;
+};
+
+// How one message ended.
+struct MessageOutcome {
+  std::string message_id;
+  Mode mode = Mode::kEdit;
+  std::string status;  // done, error, cancelled, max_turns
+  std::string text;    // the model's final answer (its own words)
+  Status error;        // when status is error
+  std::vector<std::string> execution_ids;
+  std::vector<std::string> changed_files;  // relative to the workspace
+  int turns = 0;
+  int64_t llm_calls = 0;
+  LlmUsage usage;
+  int64_t cost_microusd = 0;
+};
+
+// What a front end (terminal, JSON stream, gRPC later) hears.
+class AgentObserver {
+ public:
+  virtual ~AgentObserver() = default;
+  virtual void OnMessageStart(const std::string& message_id, const std::string& text, Mode mode) {}
+  virtual void OnTextDelta(const std::string& text) {}
+  virtual void OnToolStart(const std::string& execution_id, const ToolCallRequest& call) {}
+  virtual void OnToolProgress(const v1::ToolProgress& progress) {}
+  virtual void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result) {}
+  virtual void OnLlmCall(const LlmCallRecord& call) {}
+  virtual void OnMessageDone(const MessageOutcome& outcome) {}
+};
+
+class Agent {
+ public:
+  // All pointers must outlive the agent. ledger may be the coordinator's.
+  Agent(AgentOptions options, Coordinator* coordinator, LlmClient* llm, Ledger* ledger, Clock* clock,
+        AgentObserver* observer);
+
+  // Queues a message; it starts now if the agent is idle. Returns its id.
+  std::string Send(const std::string& text, Mode mode);
+  // Cancels the message being worked on (the queue stays).
+  void CancelCurrent();
+  bool busy() const { return current_.has_value(); }
+  size_t queued() const { return queue_.size(); }
+  // Forgets the conversation so far (not the ledger). Returns false, and does
+  // nothing, while a message is being worked on.
+  bool ClearHistory();
+  void set_model(const std::string& model) { o_.model = model; }
+  const std::string& model() const { return o_.model; }
+  // Totals over the session so far.
+  const MessageOutcome& totals() const { return totals_; }
+
+  // The system prompt for a mode (exposed for tests).
+  std::string SystemPrompt(Mode mode);
+
+ private:
+  struct Pending {
+    std::string id;
+    std::string text;
+    Mode mode;
+  };
+  struct Current {
+    Pending message;
+    MessageOutcome outcome;
+    std::optional<uint64_t> llm_call;   // the model call in flight
+    SteadyTime llm_started{};
+    int64_t llm_started_wall = 0;
+    std::vector<ToolCallRequest> calls;         // the tool calls of the last response
+    std::vector<std::optional<ToolResultMessage>> results;  // in the model's order
+    std::map<std::string, size_t> running;      // execution id -> index
+    bool cancelled = false;
+  };
+
+  void StartNext();
+  void AskModel();
+  void OnModel(const StatusOr<ChatResponse>& response);
+  void RunTools(const std::vector<ToolCallRequest>& calls, bool truncated);
+  void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
+                  const v1::ToolResult& result);
+  void AllToolsDone();
+  void Finish(const std::string& status, Status error = Status::OK());
+
+  AgentOptions o_;
+  Coordinator* coordinator_;
+  LlmClient* llm_;
+  Ledger* ledger_;
+  Clock* clock_;
+  AgentObserver* observer_;
+  std::vector<ChatMessage> history_;
+  std::deque<Pending> queue_;
+  std::optional<Current> current_;
+  MessageOutcome totals_;
+  uint64_t generation_ = 0;  // bumps on ClearHistory/cancel so stale callbacks are ignored
+};
+
+// One line saying what a tool call did ("3 files", "exit code 0: ok",
+// "changed a.txt (+1 -1 lines)"), from its structured result.
+std::string ToolSummary(const std::string& tool, const v1::ToolResult& result);
+
+// The ground-truth record of a tool result, as the model reads it.
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool,
+                              const v1::ToolResult& result);
+
+}  // namespace odin

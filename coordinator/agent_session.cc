@@ -1,0 +1,63 @@
+#include "coordinator/agent_session.h"
+
+#include "coordinator/demo_model.h"
+#include "coordinator/http_llm_client.h"
+#include "coordinator/instructions.h"
+
+namespace odin {
+
+AgentSession::~AgentSession() {
+  agent_.reset();
+  client_.reset();
+  http_.reset();
+}
+
+StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFlags& flags, AgentObserver* observer) {
+  std::unique_ptr<AgentSession> s(new AgentSession());
+  ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.runtime.dir));
+  ASSIGN_OR_RETURN(Config config, LoadConfig(ws.config_path));
+  ASSIGN_OR_RETURN(s->llm_, ResolveLlm(flags.llm, config, EnvironmentMap()));
+
+  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(flags.runtime));
+  s->http_ = std::make_unique<HttpClient>();
+  if (s->llm_.endpoint.provider == "demo") {
+    s->client_ = std::make_unique<DemoModel>();
+  } else {
+    auto format = s->llm_.endpoint.provider == "anthropic" ? NewAnthropicFormat() : NewOpenAiFormat();
+    s->client_ = std::make_unique<HttpLlmClient>(s->llm_.endpoint, std::move(format), s->http_.get(),
+                                                 RealClock::Get(), s->llm_.retry, s->llm_.timeout);
+  }
+  AgentOptions o;
+  o.provider = s->llm_.endpoint.provider;
+  o.model = s->llm_.model;
+  o.workspace = ws.root;
+  o.cwd = ws.cwd;
+  o.instructions = LoadInstructions(ws.root, ws.cwd);
+  o.max_turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
+  o.max_tokens = s->llm_.max_tokens;
+  o.prices = s->llm_.prices;
+  s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
+                                      RealClock::Get(), observer);
+  return s;
+}
+
+Status AgentSession::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
+  SteadyTime now = RealClock::Get()->Now();
+  Duration wait = max_wait;
+  for (std::optional<SteadyTime> t : {http_->NextTimer(), client_->NextTimer()}) {
+    if (t) wait = std::min(wait, std::max(Duration::zero(), *t - now));
+  }
+  std::vector<PollFd> fds;
+  if (extra_fds != nullptr) fds = *extra_fds;
+  size_t http_first = fds.size();
+  size_t http_count = http_->AddWatchFds(&fds);
+  Status s = runtime_->coordinator().Poll(wait, &fds);
+  if (extra_fds != nullptr) {
+    for (size_t i = 0; i < extra_fds->size(); ++i) (*extra_fds)[i] = fds[i];
+  }
+  http_->Process(fds, http_first, http_count);
+  client_->Tick();
+  return s;
+}
+
+}  // namespace odin

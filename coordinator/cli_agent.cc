@@ -1,0 +1,387 @@
+// The agent's front ends: `odin -p PROMPT` (headless, text, json or
+// stream-json output) and `odin` alone (an interactive terminal session).
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "base/canonical_json.h"
+#include "base/version.h"
+#include "coordinator/agent_session.h"
+#include "coordinator/cli.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/text_file.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+int g_signal_pipe[2] = {-1, -1};
+
+void OnSignal(int sig) { (void)!write(g_signal_pipe[1], &sig, sizeof sig); }
+
+// Routes SIGINT/SIGTERM/SIGHUP into a pipe the loop polls.
+Status InstallSignalPipe() {
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return PosixError("pipe", errno);
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  return Status::OK();
+}
+
+// The signals that arrived since the last call.
+std::vector<int> DrainSignals() {
+  std::vector<int> sigs;
+  int sig;
+  while (read(g_signal_pipe[0], &sig, sizeof sig) == static_cast<ssize_t>(sizeof sig)) sigs.push_back(sig);
+  return sigs;
+}
+
+std::string Json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json UsageJson(const MessageOutcome& o) {
+  return {{"llm_calls", o.llm_calls},
+          {"input_tokens", o.usage.input_tokens},
+          {"output_tokens", o.usage.output_tokens},
+          {"cost_usd", static_cast<double>(o.cost_microusd) / 1e6}};
+}
+
+json OutcomeJson(const MessageOutcome& o, const std::string& session_id) {
+  json j = {{"type", "result"},
+            {"status", o.status},
+            {"result", o.text},
+            {"session_id", session_id},
+            {"mode", ModeName(o.mode)},
+            {"turns", o.turns},
+            {"execution_ids", o.execution_ids},
+            {"changed_files", o.changed_files},
+            {"usage", UsageJson(o)}};
+  if (!o.error.ok()) j["error"] = o.error.message();
+  return j;
+}
+
+std::string ToolLabel(const ToolCallRequest& call) {
+  // The argument a reader recognizes the call by.
+  json args = json::parse(call.arguments_json, nullptr, false);
+  std::string detail;
+  if (args.is_object()) {
+    for (const char* key : {"command", "file_path", "pattern", "path"}) {
+      if (args.contains(key) && args[key].is_string()) {
+        detail = args[key].get<std::string>();
+        break;
+      }
+    }
+  }
+  if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
+  return call.name + "(" + detail + ")";
+}
+
+std::string ResultLine(const std::string& tool, const v1::ToolResult& r) {
+  std::string detail = ToolSummary(tool, r);
+  if (detail.size() > 160) detail = detail.substr(0, 157) + "...";
+  return ToolStatusName(r.status()) + (detail.empty() ? "" : " · " + detail);
+}
+
+// ---- headless -------------------------------------------------------------
+
+class HeadlessObserver final : public AgentObserver {
+ public:
+  explicit HeadlessObserver(const std::string& format) : format_(format) {}
+  void Emit(const json& event) {
+    if (format_ == "stream-json") std::cout << Json(event) << "\n" << std::flush;
+  }
+  void OnMessageStart(const std::string& id, const std::string& text, Mode mode) override {
+    Emit({{"type", "message_start"}, {"message_id", id}, {"mode", ModeName(mode)}});
+  }
+  void OnTextDelta(const std::string& text) override { Emit({{"type", "text_delta"}, {"text", text}}); }
+  void OnToolStart(const std::string& execution_id, const ToolCallRequest& call) override {
+    json args = json::parse(call.arguments_json, nullptr, false);
+    Emit({{"type", "tool_call_start"},
+          {"execution_id", execution_id},
+          {"tool", call.name},
+          {"arguments", args.is_discarded() ? json(call.arguments_json) : args}});
+  }
+  void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) override {
+    json e = {{"type", "tool_call_end"},
+              {"execution_id", execution_id},
+              {"tool", tool},
+              {"status", ToolStatusName(r.status())},
+              {"summary", ResultLine(tool, r)}};
+    if (r.has_exit_code()) e["exit_code"] = r.exit_code();
+    Emit(e);
+  }
+  void OnLlmCall(const LlmCallRecord& c) override {
+    Emit({{"type", "llm_call"},
+          {"model", c.model},
+          {"status", c.status},
+          {"input_tokens", c.input_tokens},
+          {"output_tokens", c.output_tokens},
+          {"duration_ms", static_cast<double>(c.duration_us) / 1000.0},
+          {"attempts", c.attempts}});
+  }
+  void OnMessageDone(const MessageOutcome& o) override { outcome = o; }
+
+  std::optional<MessageOutcome> outcome;
+
+ private:
+  std::string format_;
+};
+
+// ---- interactive ------------------------------------------------------------
+
+class Terminal final : public AgentObserver {
+ public:
+  Terminal() : tty_(isatty(STDOUT_FILENO) != 0) {}
+  std::string Color(const char* code, const std::string& text) const {
+    return tty_ ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+  void Line(const std::string& text) {
+    EndText();
+    std::cout << text << "\n" << std::flush;
+  }
+  void OnMessageStart(const std::string&, const std::string& text, Mode mode) override {
+    Line(Color("2", std::string("[") + ModeName(mode) + "] ") + text);
+  }
+  void OnTextDelta(const std::string& text) override {
+    std::cout << text << std::flush;
+    in_text_ = !text.empty() && text.back() != '\n';
+  }
+  void OnToolStart(const std::string& id, const ToolCallRequest& call) override {
+    Line(Color("36", "⏺ " + ToolLabel(call)));
+    started_[id] = {call.name, RealClock::Get()->Now()};
+  }
+  void OnToolEnd(const std::string& id, const std::string& tool, const v1::ToolResult& r) override {
+    started_.erase(id);
+    const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
+    Line("  " + Color(color, "⎿ " + ResultLine(tool, r)));
+  }
+  void OnMessageDone(const MessageOutcome& o) override {
+    EndText();
+    if (o.status != "done") {
+      Line(Color("33", "(" + o.status + (o.error.ok() ? "" : ": " + o.error.message()) + ")"));
+    }
+    prompt_due_ = true;
+  }
+  // A progress line for calls that run long, at most once a second each.
+  void Progress() {
+    SteadyTime now = RealClock::Get()->Now();
+    for (auto& [id, t] : started_) {
+      Duration ran = now - t.second;
+      if (ran > seconds(2) && now - last_progress_ > seconds(1)) {
+        Line(Color("2", "  … " + t.first + " running " + std::to_string(ToMillis(ran) / 1000) +
+                            "s (Ctrl-C cancels the turn)"));
+        last_progress_ = now;
+      }
+    }
+  }
+  void EndText() {
+    if (in_text_) std::cout << "\n";
+    in_text_ = false;
+  }
+  bool prompt_due_ = true;
+
+ private:
+  bool tty_;
+  bool in_text_ = false;
+  std::map<std::string, std::pair<std::string, SteadyTime>> started_;
+  SteadyTime last_progress_{};
+};
+
+const char kHelp[] =
+    "Type a message and press Enter; messages sent while the agent works wait their turn.\n"
+    "  /ask, /plan, /edit   switch the mode of the next messages (ask and plan do not change files)\n"
+    "  /model [NAME]        show or change the model\n"
+    "  /cost                tokens and cost so far\n"
+    "  /clear               forget the conversation (the ledger keeps everything)\n"
+    "  /help                this help\n"
+    "  /quit                leave (also Ctrl-D); Ctrl-C cancels the running turn\n";
+
+}  // namespace
+
+int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
+  Mode mode;
+  if (!ParseMode(f.mode, &mode)) {
+    std::cerr << "odin: unknown mode '" << f.mode << "' (ask, plan or edit)\n";
+    return kUsageError;
+  }
+  HeadlessObserver observer(f.output_format);
+  AgentSessionFlags flags;
+  flags.runtime.dir = g.dir;
+  flags.runtime.sandbox = g.sandbox;
+  flags.runtime.session_kind = "agent";
+  flags.runtime.mode = f.mode;
+  flags.llm = f.llm;
+  flags.max_turns = f.max_turns;
+  StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &observer);
+  if (!session.ok()) {
+    std::cerr << "odin: " << session.status().message() << "\n";
+    return kError;
+  }
+  AgentSession& s = **session;
+  std::string session_id = s.runtime().coordinator().session_id();
+  observer.Emit({{"type", "session_start"},
+                 {"session_id", session_id},
+                 {"provider", s.llm().endpoint.provider},
+                 {"model", s.llm().model},
+                 {"workspace", s.runtime().workspace().root}});
+  if (Status sp = InstallSignalPipe(); !sp.ok()) {
+    std::cerr << "odin: " << sp.message() << "\n";
+    return kError;
+  }
+  s.agent().Send(f.prompt, mode);
+  bool interrupted = false;
+  while (!observer.outcome) {
+    std::vector<PollFd> extra = {{g_signal_pipe[0]}};
+    Status st = s.Poll(seconds(1), &extra);
+    if (!st.ok()) {
+      std::cerr << "odin: " << st.message() << "\n";
+      return kError;
+    }
+    if (!DrainSignals().empty() && !interrupted) {
+      interrupted = true;
+      s.agent().CancelCurrent();
+    }
+  }
+  const MessageOutcome& o = *observer.outcome;
+  if (f.output_format == "json") {
+    std::cout << Json(OutcomeJson(o, session_id)) << "\n";
+  } else if (f.output_format == "stream-json") {
+    observer.Emit(OutcomeJson(o, session_id));
+  } else {
+    std::cout << o.text;
+    if (!o.text.empty() && o.text.back() != '\n') std::cout << "\n";
+    if (o.status != "done") {
+      std::cerr << "odin: " << o.status << (o.error.ok() ? "" : ": " + o.error.message()) << "\n";
+    }
+  }
+  if (o.status == "done") return 0;
+  if (o.status == "cancelled") return 130;
+  return kError;
+}
+
+int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
+  Mode mode;
+  if (!ParseMode(f.mode, &mode)) {
+    std::cerr << "odin: unknown mode '" << f.mode << "' (ask, plan or edit)\n";
+    return kUsageError;
+  }
+  Terminal term;
+  AgentSessionFlags flags;
+  flags.runtime.dir = g.dir;
+  flags.runtime.sandbox = g.sandbox;
+  flags.runtime.session_kind = "interactive";
+  // The workers of an interactive session serve messages of every mode; the
+  // mode gate keeps ask and plan from writing.
+  flags.runtime.mode = "edit";
+  flags.llm = f.llm;
+  flags.max_turns = f.max_turns;
+  StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &term);
+  if (!session.ok()) {
+    std::cerr << "odin: " << session.status().message() << "\n";
+    return kError;
+  }
+  AgentSession& s = **session;
+  if (Status sp = InstallSignalPipe(); !sp.ok()) {
+    std::cerr << "odin: " << sp.message() << "\n";
+    return kError;
+  }
+  fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
+  bool tty_in = isatty(STDIN_FILENO) != 0;
+  term.Line("odin " ODIN_VERSION " · " + s.llm().endpoint.provider + " " + s.llm().model + " · " +
+            s.runtime().workspace().root + " · session " + s.runtime().coordinator().session_id());
+  if (s.llm().endpoint.provider == "demo") term.Line("(the demo model gives scripted answers; it is not an LLM)");
+  term.Line("Type /help for commands.");
+
+  std::string buffer;
+  bool input_open = true;
+  SteadyTime last_interrupt{};
+  for (;;) {
+    if (term.prompt_due_ && tty_in && !s.agent().busy()) {
+      std::cout << term.Color("1", std::string(ModeName(mode)) + "> ") << std::flush;
+      term.prompt_due_ = false;
+    }
+    if (!input_open && !s.agent().busy() && s.agent().queued() == 0) break;
+    std::vector<PollFd> extra = {{g_signal_pipe[0]}};
+    if (input_open) extra.push_back({STDIN_FILENO});
+    Status st = s.Poll(milliseconds(500), &extra);
+    if (!st.ok()) {
+      term.Line("odin: " + st.message());
+      return kError;
+    }
+    for (int sig : DrainSignals()) {
+      if (sig != SIGINT) return 128 + sig;
+      SteadyTime now = RealClock::Get()->Now();
+      if (s.agent().busy()) {
+        term.Line(term.Color("33", "^C: cancelling the current turn"));
+        s.agent().CancelCurrent();
+      } else if (now - last_interrupt < seconds(2)) {
+        term.Line("");
+        return 0;
+      } else {
+        term.Line("(Ctrl-C again, Ctrl-D or /quit to leave)");
+        term.prompt_due_ = true;
+      }
+      last_interrupt = now;
+    }
+    term.Progress();
+    if (!input_open || !extra.back().readable) continue;
+    char chunk[4096];
+    ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n == 0) input_open = false;  // Ctrl-D or end of piped input: finish the queue, then leave
+    if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = buffer.find('\n')) != std::string::npos || (!input_open && !buffer.empty())) {
+      std::string line = nl == std::string::npos ? buffer : buffer.substr(0, nl);
+      buffer.erase(0, nl == std::string::npos ? buffer.size() : nl + 1);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      term.prompt_due_ = true;
+      if (line.empty()) continue;
+      if (!IsValidUtf8(line)) {
+        term.Line("(that line is not valid UTF-8; not sent)");
+        continue;
+      }
+      if (line[0] != '/') {
+        s.agent().Send(line, mode);
+        if (s.agent().queued() > 0) term.Line(term.Color("2", "(queued: " + std::to_string(s.agent().queued()) + " waiting)"));
+        continue;
+      }
+      std::string cmd = line.substr(0, line.find(' '));
+      std::string arg = line.find(' ') == std::string::npos ? "" : line.substr(line.find(' ') + 1);
+      Mode m;
+      if (ParseMode(cmd.substr(1), &m)) {
+        mode = m;
+        term.Line(std::string("mode: ") + ModeName(mode));
+      } else if (cmd == "/model") {
+        if (!arg.empty()) s.agent().set_model(arg);
+        term.Line("model: " + s.agent().model());
+      } else if (cmd == "/cost") {
+        const MessageOutcome& t = s.agent().totals();
+        char cost[32];
+        snprintf(cost, sizeof cost, "%.4f", static_cast<double>(t.cost_microusd) / 1e6);
+        term.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) +
+                  " tokens in, " + std::to_string(t.usage.output_tokens) + " tokens out, $" + cost +
+                  " (prices from odinconfig.json llm.prices)");
+      } else if (cmd == "/clear") {
+        term.Line(s.agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
+      } else if (cmd == "/help") {
+        std::cout << kHelp;
+      } else if (cmd == "/quit" || cmd == "/exit") {
+        return 0;
+      } else {
+        term.Line("unknown command " + cmd + " (/help lists them)");
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace odin

@@ -1,0 +1,20 @@
+#pragma once
+// What the model is told about each tool: name, description and the JSON
+// schema of its arguments (the seed's schemas, plus Read, Grep's
+// offset/limit, and ExecuteCommand).
+
+#include <vector>
+
+#include "coordinator/llm.h"
+#include "coordinator/tool_catalog.h"
+
+namespace odin {
+
+// The tools offered in mode, described for the model.
+std::vector<ToolSpec> ToolSpecsForMode(Mode mode);
+
+// ExecuteCommand's default and largest timeout, in seconds.
+constexpr int kDefaultCommandTimeoutSeconds = 120;
+constexpr int kMaxCommandTimeoutSeconds = 600;
+
+}  // namespace odin

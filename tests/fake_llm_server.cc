@@ -1,0 +1,205 @@
+// fake_llm_server: a scriptable model server for tests and benchmarks. It
+// speaks both wire formats Odin uses, streamed as server-sent events:
+// OpenAI Chat Completions (POST /v1/chat/completions) and Anthropic Messages
+// (POST /v1/messages).
+//
+// Usage: fake_llm_server --script FILE [--log FILE]
+// Prints "PORT=<n>" once it listens on 127.0.0.1, then answers each request
+// with the next scripted response:
+//
+//   {"responses": [
+//     {"text": "hello", "tool_calls": [{"name": "Read", "arguments": {"file_path": "a"}}],
+//      "usage": {"input": 10, "output": 5}},
+//     {"tool_calls": [{"name": "EditTool", "arguments_raw": "{not json"}]},
+//     {"status": 429, "headers": {"Retry-After": "0"}, "body": "{\"error\":{\"message\":\"slow down\"}}"},
+//     {"status": 500, "repeat": 10},
+//     {"text": "cut", "truncate": true},
+//     {"text": "late", "delay_ms": 200}
+//   ]}
+//
+// After the script: a plain "(script exhausted)" answer. The log gets one JSON
+// line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
+// ({"n", "answered_ns"}), times from CLOCK_MONOTONIC.
+
+#include <time.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::mutex g_mu;
+std::vector<json> g_script;  // expanded: one entry per request
+size_t g_next = 0;
+std::ofstream g_log;
+
+void Log(const json& line) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_log.is_open()) g_log << line.dump() << "\n" << std::flush;
+}
+
+std::string Event(const std::string& event, const json& data) {
+  std::string out;
+  if (!event.empty()) out += "event: " + event + "\n";
+  return out + "data: " + data.dump() + "\n\n";
+}
+
+// Arguments as the model would stream them: split in two pieces.
+std::pair<std::string, std::string> ArgumentPieces(const json& call) {
+  std::string args = call.contains("arguments_raw") ? call["arguments_raw"].get<std::string>()
+                                                    : call.value("arguments", json::object()).dump();
+  size_t half = args.size() / 2;
+  return {args.substr(0, half), args.substr(half)};
+}
+
+std::vector<std::string> OpenAiEvents(const json& r) {
+  std::vector<std::string> ev;
+  auto chunk = [](json delta, json finish) {
+    return json{{"id", "chatcmpl-fake"}, {"object", "chat.completion.chunk"}, {"model", "fake"},
+                {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}};
+  };
+  std::string text = r.value("text", "");
+  for (size_t i = 0; i < text.size(); i += 16) {
+    ev.push_back(Event("", chunk({{"role", "assistant"}, {"content", text.substr(i, 16)}}, nullptr)));
+  }
+  const json calls = r.value("tool_calls", json::array());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto [a, b] = ArgumentPieces(calls[i]);
+    std::string id = calls[i].value("id", "call_" + std::to_string(i));
+    ev.push_back(Event("", chunk({{"tool_calls", {{{"index", i}, {"id", id}, {"type", "function"},
+                                                   {"function", {{"name", calls[i]["name"]}, {"arguments", a}}}}}}},
+                                 nullptr)));
+    ev.push_back(Event("", chunk({{"tool_calls", {{{"index", i}, {"function", {{"arguments", b}}}}}}}, nullptr)));
+  }
+  ev.push_back(Event("", chunk(json::object(), calls.empty() ? "stop" : "tool_calls")));
+  json usage = r.value("usage", json{{"input", 10}, {"output", 5}});
+  ev.push_back(Event("", {{"id", "chatcmpl-fake"}, {"object", "chat.completion.chunk"}, {"choices", json::array()},
+                          {"usage", {{"prompt_tokens", usage["input"]}, {"completion_tokens", usage["output"]}}}}));
+  ev.push_back("data: [DONE]\n\n");
+  return ev;
+}
+
+std::vector<std::string> AnthropicEvents(const json& r) {
+  std::vector<std::string> ev;
+  json usage = r.value("usage", json{{"input", 10}, {"output", 5}});
+  ev.push_back(Event("message_start",
+                     {{"type", "message_start"},
+                      {"message", {{"id", "msg_fake"}, {"type", "message"}, {"role", "assistant"}, {"model", "fake"},
+                                   {"content", json::array()},
+                                   {"usage", {{"input_tokens", usage["input"]}, {"output_tokens", 1}}}}}}));
+  int index = 0;
+  std::string text = r.value("text", "");
+  if (!text.empty()) {
+    ev.push_back(Event("content_block_start", {{"type", "content_block_start"}, {"index", index},
+                                               {"content_block", {{"type", "text"}, {"text", ""}}}}));
+    for (size_t i = 0; i < text.size(); i += 16) {
+      ev.push_back(Event("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
+                                                 {"delta", {{"type", "text_delta"}, {"text", text.substr(i, 16)}}}}));
+    }
+    ev.push_back(Event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
+    ++index;
+  }
+  const json calls = r.value("tool_calls", json::array());
+  for (size_t i = 0; i < calls.size(); ++i, ++index) {
+    auto [a, b] = ArgumentPieces(calls[i]);
+    std::string id = calls[i].value("id", "toolu_" + std::to_string(i));
+    ev.push_back(Event("content_block_start",
+                       {{"type", "content_block_start"}, {"index", index},
+                        {"content_block", {{"type", "tool_use"}, {"id", id}, {"name", calls[i]["name"]},
+                                           {"input", json::object()}}}}));
+    for (const std::string& piece : {a, b}) {
+      ev.push_back(Event("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
+                                                 {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}}));
+    }
+    ev.push_back(Event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
+  }
+  ev.push_back(Event("message_delta", {{"type", "message_delta"},
+                                       {"delta", {{"stop_reason", calls.empty() ? "end_turn" : "tool_use"}}},
+                                       {"usage", {{"output_tokens", usage["output"]}}}}));
+  ev.push_back(Event("message_stop", {{"type", "message_stop"}}));
+  return ev;
+}
+
+void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic) {
+  size_t n;
+  json r;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    n = g_next++;
+    r = n < g_script.size() ? g_script[n] : json{{"text", "(script exhausted)"}};
+  }
+  json body = json::parse(req.body, nullptr, false);
+  Log({{"n", n}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"body", body.is_discarded() ? json(req.body) : body}});
+  if (r.contains("delay_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(r["delay_ms"].get<int>()));
+  int status = r.value("status", 200);
+  if (status != 200) {
+    res.status = status;
+    for (auto& [k, v] : r.value("headers", json::object()).items()) res.set_header(k, v.get<std::string>());
+    res.set_content(r.value("body", "{\"error\":{\"message\":\"scripted failure\"}}"), "application/json");
+    Log({{"n", n}, {"answered_ns", MonotonicNs()}});
+    return;
+  }
+  auto events = std::make_shared<std::vector<std::string>>(anthropic ? AnthropicEvents(r) : OpenAiEvents(r));
+  bool truncate = r.value("truncate", false);
+  res.set_chunked_content_provider("text/event-stream", [events, truncate, n](size_t, httplib::DataSink& sink) {
+    size_t stop = truncate ? events->size() / 2 : events->size();
+    for (size_t i = 0; i < stop; ++i) sink.write((*events)[i].data(), (*events)[i].size());
+    if (truncate) {
+      // Half an event, then the connection drops: a stream cut mid-event.
+      const std::string& next = (*events)[stop];
+      sink.write(next.data(), next.size() / 2);
+      Log({{"n", n}, {"answered_ns", MonotonicNs()}});
+      return false;
+    }
+    sink.done();
+    Log({{"n", n}, {"answered_ns", MonotonicNs()}});
+    return true;
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string script_path, log_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--script") script_path = argv[i + 1];
+    if (flag == "--log") log_path = argv[i + 1];
+  }
+  std::ifstream in(script_path);
+  json script = json::parse(in, nullptr, false);
+  if (script.is_discarded() || !script.contains("responses")) {
+    std::cerr << "fake_llm_server: cannot read the script " << script_path << "\n";
+    return 2;
+  }
+  for (const json& r : script["responses"]) {
+    for (int i = 0; i < r.value("repeat", 1); ++i) g_script.push_back(r);
+  }
+  if (!log_path.empty()) g_log.open(log_path, std::ios::app);
+
+  httplib::Server server;
+  server.Post("/v1/chat/completions", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, false); });
+  server.Post("/v1/messages", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, true); });
+  int port = server.bind_to_any_port("127.0.0.1");
+  if (port <= 0) {
+    std::cerr << "fake_llm_server: cannot listen\n";
+    return 1;
+  }
+  std::cout << "PORT=" << port << std::endl;
+  server.listen_after_bind();
+  return 0;
+}

@@ -1,0 +1,329 @@
+// Whole agent sessions end to end: the real odin (headless and interactive),
+// sandbox, workers and ledger, against tests/fake_llm_server speaking the
+// OpenAI and Anthropic wire formats.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+class OdinAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok()); }
+
+  std::map<std::string, std::string> Env(const FakeLlm& llm, bool anthropic = false) {
+    if (anthropic) {
+      return {{"ANTHROPIC_BASE_URL", llm.AnthropicUrl()}, {"ANTHROPIC_API_KEY", "test-key"},
+              {"OPENAI_BASE_URL", ""}, {"OPENAI_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+    }
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+  }
+  // odin -p PROMPT --output-format json; returns the parsed result.
+  json Prompt(const FakeLlm& llm, const std::string& prompt, std::vector<std::string> more = {},
+              bool anthropic = false) {
+    std::vector<std::string> args = {"-p", prompt, "--output-format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    last_ = RunOdin(ws_.path(), args, Env(llm, anthropic));
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
+    return j;
+  }
+  // The requests the server received, parsed.
+  static std::vector<json> Requests(const FakeLlm& llm) {
+    std::vector<json> out;
+    for (const std::string& line : llm.LogLines()) {
+      json j = json::parse(line);
+      if (j.contains("path")) out.push_back(j);
+    }
+    return out;
+  }
+  // The tool results in an OpenAI request, in order, as parsed records.
+  static std::vector<json> ToolResults(const json& request) {
+    std::vector<json> out;
+    for (const json& m : request["body"]["messages"]) {
+      if (m["role"] == "tool") out.push_back(json::parse(m["content"].get<std::string>()));
+    }
+    return out;
+  }
+  void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
+  }
+  std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+
+  TempWorkspace ws_;
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+const char kReadEditRun[] = R"({"responses":[
+  {"text":"Reading first.","tool_calls":[{"name":"Read","arguments":{"file_path":"greet.sh"}}]},
+  {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"greet.sh","old_string":"hello","new_string":"goodbye"}}]},
+  {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sh greet.sh"}}]},
+  {"text":"Done: greet.sh now says goodbye, and running it prints that."}]})";
+
+TEST_F(OdinAgentTest, ReadEditRunDoneOverOpenAi) {
+  FakeLlm llm(kReadEditRun);
+  Put("greet.sh", "echo hello\n");
+  json r = Prompt(llm, "make greet.sh say goodbye");
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(r["result"], "Done: greet.sh now says goodbye, and running it prints that.");
+  EXPECT_EQ(r["changed_files"], json::array({"greet.sh"}));
+  EXPECT_EQ(r["execution_ids"].size(), 3u);
+  EXPECT_EQ(r["turns"], 4);
+  EXPECT_EQ(r["usage"]["llm_calls"], 4);
+  EXPECT_EQ(r["usage"]["input_tokens"], 40);
+  EXPECT_EQ(last_.exit_code, 0);
+  EXPECT_EQ(Get("greet.sh"), "echo goodbye\n");
+
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  // What the model got back from the command is the runtime's record.
+  std::vector<json> results = ToolResults(requests[3]);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[2]["tool"], "ExecuteCommand");
+  EXPECT_EQ(results[2]["authority"], "ground_truth");
+  EXPECT_EQ(results[2]["status"], "ok");
+  EXPECT_EQ(results[2]["exit_code"], 0);
+  EXPECT_EQ(results[2]["output"], "goodbye\n");
+  EXPECT_EQ(results[2]["execution_id"], r["execution_ids"][2]);
+  EXPECT_NE(results[1]["diff"].get<std::string>().find("+echo goodbye"), std::string::npos);
+  // The ledger agrees.
+  json log = json::parse(RunOdin(ws_.path(), {"log", "--json"}).out);
+  EXPECT_EQ(log.size(), 3u);
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
+}
+
+TEST_F(OdinAgentTest, ReadEditRunDoneOverAnthropic) {
+  FakeLlm llm(kReadEditRun);
+  Put("greet.sh", "echo hello\n");
+  json r = Prompt(llm, "make greet.sh say goodbye", {}, /*anthropic=*/true);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Get("greet.sh"), "echo goodbye\n");
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[0]["path"], "/v1/messages");
+  // Tool results travel back as tool_result blocks answering the tool_use ids.
+  const json& last = requests[3]["body"]["messages"].back();
+  EXPECT_EQ(last["role"], "user");
+  EXPECT_EQ(last["content"][0]["type"], "tool_result");
+  EXPECT_EQ(last["content"][0]["tool_use_id"], "toolu_0");
+  EXPECT_EQ(json::parse(last["content"][0]["content"].get<std::string>())["authority"], "ground_truth");
+}
+
+TEST_F(OdinAgentTest, ParallelToolCallsRunConcurrentlyAndAnswerInOrder) {
+  // Each command waits for the other's flag: both can only succeed if they
+  // run at the same time, on different workers.
+  const char* script = R"({"responses":[
+    {"tool_calls":[
+      {"id":"first","name":"ExecuteCommand","arguments":{"command":"touch a.flag; for i in $(seq 200); do [ -f b.flag ] && echo A && exit 0; sleep 0.05; done; exit 1"}},
+      {"id":"second","name":"ExecuteCommand","arguments":{"command":"touch b.flag; for i in $(seq 200); do [ -f a.flag ] && echo B && exit 0; sleep 0.05; done; exit 1"}}]},
+    {"text":"both ran"}]})";
+  FakeLlm llm(script);
+  json r = Prompt(llm, "run both");
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> tool_messages;
+  for (const json& m : requests[1]["body"]["messages"]) {
+    if (m["role"] == "tool") tool_messages.push_back(m);
+  }
+  ASSERT_EQ(tool_messages.size(), 2u);
+  EXPECT_EQ(tool_messages[0]["tool_call_id"], "first");
+  EXPECT_EQ(tool_messages[1]["tool_call_id"], "second");
+  EXPECT_EQ(json::parse(tool_messages[0]["content"].get<std::string>())["output"], "A\n");
+  EXPECT_EQ(json::parse(tool_messages[1]["content"].get<std::string>())["output"], "B\n");
+}
+
+TEST_F(OdinAgentTest, AskModeRefusesWriteFile) {
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"new.txt","content":"x"}}]},
+    {"text":"I cannot write in ask mode."}]})");
+  json r = Prompt(llm, "write a file", {"--mode", "ask"});
+  EXPECT_EQ(r["status"], "done");
+  EXPECT_FALSE(PathExists(ws_.Join("new.txt")));
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  // Ask mode does not even offer the tool...
+  for (const json& t : requests[0]["body"]["tools"]) EXPECT_NE(t["function"]["name"], "WriteFile");
+  // ...and refuses it when the model calls it anyway.
+  json result = ToolResults(requests[1])[0];
+  EXPECT_EQ(result["status"], "rejected");
+  EXPECT_NE(result["summary"].get<std::string>().find("not available in ask mode"), std::string::npos);
+}
+
+TEST_F(OdinAgentTest, RetriesA429ThenSucceeds) {
+  FakeLlm llm(R"({"responses":[
+    {"status":429,"headers":{"Retry-After":"0"},"body":"{\"error\":{\"message\":\"slow down\"}}"},
+    {"text":"fine now"}]})");
+  json r = Prompt(llm, "hello");
+  EXPECT_EQ(r["status"], "done");
+  EXPECT_EQ(r["result"], "fine now");
+  EXPECT_EQ(Requests(llm).size(), 2u);
+}
+
+TEST_F(OdinAgentTest, ServerErrorsUntilTheRetriesRunOut) {
+  Put("odinconfig.json", R"({"llm":{"max_retries":2}})");
+  FakeLlm llm(R"({"responses":[{"status":500,"repeat":10,"body":"{\"error\":{\"message\":\"boom\"}}"}]})");
+  json r = Prompt(llm, "hello");
+  EXPECT_EQ(r["status"], "error");
+  EXPECT_EQ(last_.exit_code, 1);
+  EXPECT_NE(r["error"].get<std::string>().find("gave up after 3 attempts"), std::string::npos) << r.dump();
+  EXPECT_NE(r["error"].get<std::string>().find("HTTP 500: boom"), std::string::npos) << r.dump();
+  EXPECT_EQ(Requests(llm).size(), 3u);
+}
+
+TEST_F(OdinAgentTest, TruncatedStreamIsAnErrorResultAndTheLoopGoesOn) {
+  Put("a.txt", "x\n");
+  FakeLlm llm(R"({"responses":[
+    {"text":"reading","tool_calls":[{"name":"Read","arguments":{"file_path":"a.txt"}},
+                                   {"name":"Read","arguments":{"file_path":"a.txt"}}],"truncate":true},
+    {"text":"recovered"}]})");
+  json r = Prompt(llm, "read it");
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(r["result"], "recovered");
+  EXPECT_TRUE(r["execution_ids"].empty());  // nothing from the cut-off response ran
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> results = ToolResults(requests[1]);
+  ASSERT_FALSE(results.empty());
+  for (const json& res : results) {
+    EXPECT_EQ(res["status"], "error");
+    EXPECT_NE(res["summary"].get<std::string>().find("cut off"), std::string::npos);
+  }
+}
+
+TEST_F(OdinAgentTest, InvalidToolCallsBecomeErrorResults) {
+  Put("a.txt", "x\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments_raw":"{\"file_path\": \"a.txt\""},
+                   {"name":"Frobnicate","arguments":{"x":1}},
+                   {"name":"Read","arguments":{}}]},
+    {"text":"noted"}]})");
+  json r = Prompt(llm, "go");
+  EXPECT_EQ(r["status"], "done");
+  std::vector<json> results = ToolResults(Requests(llm)[1]);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0]["status"], "rejected");
+  EXPECT_NE(results[0]["summary"].get<std::string>().find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(results[1]["status"], "rejected");
+  EXPECT_NE(results[1]["summary"].get<std::string>().find("unknown tool 'Frobnicate'"), std::string::npos);
+  EXPECT_EQ(results[2]["status"], "error");
+  EXPECT_NE(results[2]["summary"].get<std::string>().find("missing required field 'file_path'"), std::string::npos);
+  // Every one of them is on the record.
+  EXPECT_EQ(json::parse(RunOdin(ws_.path(), {"log", "--json"}).out).size(), 3u);
+}
+
+TEST_F(OdinAgentTest, StreamJsonIsOneEventPerLine) {
+  FakeLlm llm(R"({"responses":[
+    {"text":"hi","tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}}]},
+    {"text":"bye"}]})");
+  Ran run = RunOdin(ws_.path(), {"-p", "x", "--output-format", "stream-json"}, Env(llm));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> types;
+  size_t start = 0;
+  while (start < run.out.size()) {
+    size_t nl = run.out.find('\n', start);
+    types.push_back(json::parse(run.out.substr(start, nl - start))["type"]);
+    start = nl + 1;
+  }
+  std::vector<std::string> expected = {"session_start", "message_start", "text_delta", "llm_call", "tool_call_start",
+                                       "tool_call_end", "text_delta", "llm_call", "result"};
+  EXPECT_EQ(types, expected);
+}
+
+TEST_F(OdinAgentTest, TextOutputIsTheAnswer) {
+  FakeLlm llm(R"({"responses":[{"text":"The answer is 42."}]})");
+  Ran run = RunOdin(ws_.path(), {"-p", "question"}, Env(llm));
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out, "The answer is 42.\n");
+  Ran via_run = RunOdin(ws_.path(), {"run", "question"}, Env(llm));
+  EXPECT_EQ(via_run.out, "(script exhausted)\n");  // the same path: the next scripted answer
+}
+
+TEST_F(OdinAgentTest, MissingKeyAndUnreachableProviderAreOneClearLine) {
+  Ran missing = RunOdin(ws_.path(), {"-p", "x"},
+                        {{"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""},
+                         {"ANTHROPIC_BASE_URL", ""}});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err,
+            "odin: OPENAI_API_KEY is not set: it is needed for openai at https://api.openai.com/v1 "
+            "(or set OPENAI_BASE_URL to a local server)\n");
+  EXPECT_FALSE(PathExists(ws_.Join(".odin")));  // nothing started
+
+  Put("odinconfig.json", R"({"llm":{"max_retries":0}})");
+  Ran unreachable = RunOdin(ws_.path(), {"-p", "x"},
+                            {{"OPENAI_BASE_URL", "http://127.0.0.1:1/v1"}, {"OPENAI_API_KEY", "k"}});
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_NE(unreachable.err.find("cannot reach http://127.0.0.1:1/v1/chat/completions"), std::string::npos)
+      << unreachable.err;
+  EXPECT_EQ(std::count(unreachable.err.begin(), unreachable.err.end(), '\n'), 1);
+}
+
+TEST_F(OdinAgentTest, QueueOfThreeMessagesInDifferentModes) {
+  FakeLlm llm(R"({"responses":[{"text":"one"},{"text":"two"},{"text":"three"}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  // All three arrive at once: the later ones wait their turn, each with its mode.
+  std::string input = "/ask\nfirst question\n/plan\nsecond\n/edit\nthird\n";
+  ASSERT_EQ(write(in, input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  close(in);  // end of input: odin finishes the queue, then leaves
+  std::string seen = ReadUntil(out, "\nthree");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_NE(seen.find("one"), std::string::npos) << seen;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  const char* modes[] = {"Mode: ask", "Mode: plan", "Mode: edit"};
+  const char* texts[] = {"first question", "second", "third"};
+  for (int i = 0; i < 3; ++i) {
+    const json& messages = requests[i]["body"]["messages"];
+    EXPECT_NE(messages[0]["content"].get<std::string>().find(modes[i]), std::string::npos) << i;
+    EXPECT_EQ(messages.back()["content"], texts[i]);
+    bool offers_write = false;
+    for (const json& t : requests[i]["body"]["tools"]) offers_write |= t["function"]["name"] == "WriteFile";
+    EXPECT_EQ(offers_write, i == 2) << i;
+  }
+  // The conversation carries over: the third request holds the first two.
+  EXPECT_EQ(requests[2]["body"]["messages"].size(), 6u);
+}
+
+TEST_F(OdinAgentTest, CtrlCCancelsTheTurnAndTheSessionGoesOn) {
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch started.flag; sleep 30"}}]},
+    {"text":"second answer"}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  std::string first = "run the long thing\n";
+  ASSERT_EQ(write(in, first.data(), first.size()), static_cast<ssize_t>(first.size()));
+  for (int i = 0; i < 600 && !PathExists(ws_.Join("started.flag")); ++i) usleep(20000);
+  ASSERT_TRUE(PathExists(ws_.Join("started.flag")));
+  kill(pid, SIGINT);
+  std::string seen = ReadUntil(out, "(cancelled)");
+  EXPECT_NE(seen.find("cancelling the current turn"), std::string::npos) << seen;
+  std::string second = "and now?\n";
+  ASSERT_EQ(write(in, second.data(), second.size()), static_cast<ssize_t>(second.size()));
+  seen = ReadUntil(out, "second answer");
+  EXPECT_NE(seen.find("second answer"), std::string::npos) << seen;
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  json log = json::parse(RunOdin(ws_.path(), {"log", "--json"}).out);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["status"], "cancelled");
+}
+
+}  // namespace
+}  // namespace odin::testing
