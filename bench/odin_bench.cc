@@ -6,12 +6,17 @@
 //   3. The floor: a ZeroMQ ipc round trip between two processes.
 //   4. Grep over a generated tree (50k files) against rg run directly, and the
 //      EditTool round trip through a worker.
+//   5. An agent session (odin -p) against tests/fake_llm_server answering at
+//      once: time to the first model request, the per-call overhead seen by
+//      the server, the peak RSS of the largest process.
 //
-// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N]. Runs in a fresh temporary
+// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]. Runs in a fresh temporary
 // workspace. Never asserts: it prints.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -269,6 +274,116 @@ bool FileToolFigures(int tree_files, int runs, int edits) {
   return true;
 }
 
+// One agent session against the fake model server: returns the time from
+// spawning odin to the server's first request, the gaps from each answer to
+// the next request, and the peak RSS of the largest process of the session.
+struct SessionFigures {
+  double first_request_ms = -1;
+  std::vector<double> gaps_ms;
+  long peak_rss_kb = 0;
+  bool ok = false;
+};
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, const std::string& log_path) {
+  SessionFigures f;
+  // Measured in a child of our own, so RUSAGE_CHILDREN covers this session's
+  // processes and nothing reaped before.
+  int report[2];
+  if (pipe(report) != 0) return f;
+  pid_t helper = fork();
+  if (helper == 0) {
+    close(report[0]);
+    std::vector<std::string> env = CurrentEnvironment();
+    env.push_back("OPENAI_BASE_URL=" + url);
+    env.push_back("OPENAI_API_KEY=bench");
+    int64_t t0 = MonotonicNs();
+    StatusOr<CommandOutput> out = RunCommand({.argv = {JoinPath(ExecutableDir(), "odin"), "-p", "run true 20 times",
+                                                       "--output-format", "json"},
+                                              .env = env, .cwd = ws});
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    int64_t msg[3] = {t0, out.ok() && out->exit_code == 0 ? 1 : 0, ru.ru_maxrss};
+    if (msg[1] == 0) fprintf(stderr, "odin_bench: the agent session failed: %s\n", out.ok() ? out->output.c_str() : "");
+    (void)!write(report[1], msg, sizeof msg);
+    _exit(0);
+  }
+  close(report[1]);
+  int64_t msg[3] = {0, 0, 0};
+  (void)!read(report[0], msg, sizeof msg);
+  close(report[0]);
+  int status;
+  waitpid(helper, &status, 0);
+  if (msg[1] == 0) return f;
+  f.peak_rss_kb = static_cast<long>(msg[2]);
+  // The server's log: requests (t_ns) and finished answers (answered_ns).
+  StatusOr<std::string> log = ReadFileToString(log_path);
+  if (!log.ok()) return f;
+  std::vector<int64_t> requests, answers;
+  size_t start = 0;
+  while (start < log->size()) {
+    size_t nl = log->find('\n', start);
+    std::string line = log->substr(start, nl - start);
+    start = nl == std::string::npos ? log->size() : nl + 1;
+    size_t t = line.find("\"t_ns\":"), a = line.find("\"answered_ns\":");
+    if (t != std::string::npos) requests.push_back(std::atoll(line.c_str() + t + 7));
+    if (a != std::string::npos) answers.push_back(std::atoll(line.c_str() + a + 14));
+  }
+  if (requests.empty()) return f;
+  f.first_request_ms = static_cast<double>(requests[0] - msg[0]) / 1e6;
+  for (size_t i = 1; i < requests.size() && i <= answers.size(); ++i) {
+    f.gaps_ms.push_back(static_cast<double>(requests[i] - answers[i - 1]) / 1e6);
+  }
+  f.ok = true;
+  return f;
+}
+
+bool AgentFigures(int sessions) {
+  printf("agent session (odin -p against the fake model answering at once: 20 x ExecuteCommand true, %d sessions)\n",
+         sessions);
+  std::vector<double> first, gaps;
+  long peak = 0;
+  for (int i = 0; i < sessions; ++i) {
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
+    if (!dir.ok()) return false;
+    std::string script = R"({"responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}}],"repeat":20},{"text":"done"}]})";
+    if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/ws").ok()) return false;
+    int out[2];
+    if (pipe(out) != 0) return false;
+    SpawnOptions server;
+    server.argv = {JoinPath(ExecutableDir(), "fake_llm_server"), "--script", *dir + "/script.json", "--log",
+                   *dir + "/log.jsonl"};
+    server.env = CurrentEnvironment();
+    server.stdout_fd = out[1];
+    server.parent_death_signal = SIGKILL;
+    StatusOr<pid_t> pid = Spawn(server);
+    close(out[1]);
+    if (!pid.ok()) return false;
+    char buf[64] = {0};
+    (void)!read(out[0], buf, sizeof buf - 1);
+    close(out[0]);
+    std::string url = "http://127.0.0.1:" + std::to_string(std::atoi(buf + 5)) + "/v1";
+    SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
+    kill(*pid, SIGKILL);
+    int status;
+    waitpid(*pid, &status, 0);
+    RemoveTree(*dir);
+    if (!f.ok) return false;
+    first.push_back(f.first_request_ms);
+    gaps.insert(gaps.end(), f.gaps_ms.begin(), f.gaps_ms.end());
+    peak = std::max(peak, f.peak_rss_kb);
+  }
+  Print("start to first model request", Summarize(first), 30.0);
+  Print("per call, answer to next request (server side)", Summarize(gaps), 3.0);
+  printf("  %-44s %.1f MB (target <= 30 MB)\n", "peak RSS of the largest process", static_cast<double>(peak) / 1024.0);
+  return true;
+}
+
 void Print(const char* what, const Stats& s, double target_ms) {
   printf("  %-44s median %7.3f ms   p90 %7.3f ms   mean %7.3f ms", what, s.median_ms, s.p90_ms, s.mean_ms);
   if (target_ms > 0) printf("   target <= %g ms: median is %.2fx of it", target_ms, s.median_ms / target_ms);
@@ -276,13 +391,14 @@ void Print(const char* what, const Stats& s, double target_ms) {
 }
 
 int Main(int argc, char** argv) {
-  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300;
+  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--tree") == 0) tree = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--edits") == 0) edits = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--sessions") == 0) sessions = atoi(argv[i + 1]);
   }
   struct utsname u;
   uname(&u);
@@ -309,6 +425,7 @@ int Main(int argc, char** argv) {
   Print("ZeroMQ ipc round trip, 64 bytes", Summarize(zmq), 0);
   RemoveTree(*dir);
   if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
+  if (sessions > 0 && !AgentFigures(sessions)) return 1;
   return 0;
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 1: install what Odin needs (Debian 12 packages), build
-# it, and run the demo: a command in the sandbox, then the ledger that
-# recorded it. Safe to run again; it only installs what is missing.
+# it, and run the demo: a command in the sandbox, the ledger that recorded it,
+# then a whole agent session (against your provider if OPENAI_BASE_URL or
+# ANTHROPIC_BASE_URL is set, else against the scripted demo model). Safe to
+# run again; it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,3 +19,14 @@ echo "== odin log: what the ledger recorded"
 build/bin/odin log --limit 5
 echo
 build/bin/odin ledger verify
+
+echo
+prompt="Give a short tour of this repository: what it is, how it is laid out, what the TODOs are."
+if [ -n "${OPENAI_BASE_URL:-}" ] || [ -n "${ANTHROPIC_BASE_URL:-}" ]; then
+  echo "== odin -p: an agent session against your model provider"
+  build/bin/odin -p "$prompt" --mode ask
+else
+  echo "== odin -p: an agent session against the demo model (scripted answers, not an LLM;"
+  echo "   set OPENAI_BASE_URL/OPENAI_API_KEY or ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY to use a real one)"
+  build/bin/odin -p "$prompt" --mode ask --provider demo
+fi

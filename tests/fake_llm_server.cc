@@ -192,6 +192,8 @@ int main(int argc, char** argv) {
   if (!log_path.empty()) g_log.open(log_path, std::ios::app);
 
   httplib::Server server;
+  // Small SSE writes must not wait for ACKs (Nagle vs delayed ACK: 40 ms each).
+  server.set_tcp_nodelay(true);
   server.Post("/v1/chat/completions", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, false); });
   server.Post("/v1/messages", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, true); });
   int port = server.bind_to_any_port("127.0.0.1");
