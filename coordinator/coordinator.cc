@@ -101,6 +101,8 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (call.execution_id.empty()) call.execution_id = NewId("ex");
   if (call.agent_id.empty()) call.agent_id = o_.agent_id;
   if (call.mode.empty()) call.mode = o_.mode;
+  // Ask and plan calls run where the workspace is read-only.
+  call.readonly_workspace = call.mode == "ask" || call.mode == "plan";
   std::string id = call.execution_id;
   // Arguments are recorded and compared in canonical form.
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);

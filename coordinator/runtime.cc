@@ -68,8 +68,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   int log_fd = rt->worker_log_fd_;
   std::string bwrap = config.bwrap_path;
   int heartbeat_ms = config.heartbeat_ms;
-  bool readonly_workspace = flags.mode == "ask" || flags.mode == "plan";
-  co.pool.spawn_spec = [=](const std::string& worker_id) {
+  co.pool.start_readonly = flags.mode == "ask" || flags.mode == "plan";
+  co.pool.spawn_spec = [=](const std::string& worker_id, bool readonly_workspace) {
     SpawnOptions o;
     o.argv = {JoinPath(bin, "odin-sandbox"), "--workspace", ws.root, "--readonly", ws.state_dir,
               "--writable", socket_dir, "--policy", SandboxPolicyName(policy)};

@@ -25,7 +25,7 @@ struct RuntimeFlags {
   std::string sandbox;         // --sandbox auto|require|off; empty: from config
   int workers = 0;             // 0: config, else the number of cores
   std::string session_kind = "exec";
-  std::string mode = "exec";   // ask and plan workers see the workspace read-only
+  std::string mode = "exec";   // the mode whose workers start first (ask and plan: read-only)
   std::string resume_session;  // non-empty: continue this session instead of starting one
 };
 

@@ -24,14 +24,24 @@ WorkerPool::~WorkerPool() {
 
 Status WorkerPool::Start() {
   next_heartbeat_ = clock_->Now() + o_.heartbeat_interval;
-  for (int i = 0; i < o_.size; ++i) RETURN_IF_ERROR(SpawnWorker());
+  for (int i = 0; i < o_.size; ++i) RETURN_IF_ERROR(SpawnWorker(o_.start_readonly));
   return Status::OK();
 }
 
-Status WorkerPool::SpawnWorker() {
+void WorkerPool::EnsurePolicy(bool readonly) {
+  for (const auto& [pid, w] : workers_) {
+    if (w.readonly == readonly) return;
+  }
+  for (int i = 0; i < o_.size; ++i) {
+    if (!SpawnWorker(readonly).ok()) return;
+  }
+}
+
+Status WorkerPool::SpawnWorker(bool readonly) {
   Worker w;
   w.id = id_prefix_ + "-" + std::to_string(++next_worker_number_);
-  StatusOr<pid_t> pid = launcher_->Launch(o_.spawn_spec(w.id));
+  w.readonly = readonly;
+  StatusOr<pid_t> pid = launcher_->Launch(o_.spawn_spec(w.id, readonly));
   if (!pid.ok()) {
     Status why = pid.status().WithContext("cannot start a tool worker");
     GiveUp(why);
@@ -50,6 +60,7 @@ void WorkerPool::Submit(ToolCall call) {
          v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
     return;
   }
+  EnsurePolicy(call.readonly_workspace);
   queue_.push_back(std::move(call));
   Dispatch();
 }
@@ -228,7 +239,7 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
                                         "the last one " + how + "; see .odin/worker.log"));
     }
   }
-  Status s = SpawnWorker();
+  Status s = SpawnWorker(w.readonly);
   if (!s.ok()) spdlog::error("{}", s.message());
 }
 
@@ -288,8 +299,13 @@ void WorkerPool::Dispatch() {
   for (auto& [pid, w] : workers_) {
     if (queue_.empty()) return;
     if (w.state != WorkerState::kIdle) continue;
-    ToolCall call = std::move(queue_.front());
-    queue_.pop_front();
+    // The oldest call of this worker's policy; calls of the other policy
+    // wait for their own workers without holding these up.
+    auto next = std::find_if(queue_.begin(), queue_.end(),
+                             [&w](const ToolCall& c) { return c.readonly_workspace == w.readonly; });
+    if (next == queue_.end()) continue;
+    ToolCall call = std::move(*next);
+    queue_.erase(next);
     Status ok = listener_->OnDispatch(call, w.id);
     if (!ok.ok()) {
       Fail(call, v1::TOOL_STATUS_ERROR, static_cast<int>(ok.code()), ok.message());
@@ -428,7 +444,7 @@ void WorkerPool::Shutdown(Duration wait) {
 std::vector<WorkerPool::WorkerInfo> WorkerPool::workers() const {
   std::vector<WorkerInfo> out;
   for (const auto& [pid, w] : workers_) {
-    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : ""});
+    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.readonly});
   }
   return out;
 }

@@ -1,7 +1,10 @@
 #pragma once
 // WorkerPool: the coordinator's tool workers, run like a Majordomo broker.
+// Workers are keyed by sandbox policy (workspace read-only, or writable): a
+// call only ever reaches a worker of its policy, and each policy gets `size`
+// workers once a call needs it.
 //
-// It spawns `size` workers through a ProcessLauncher (which runs odin-sandbox),
+// It spawns workers through a ProcessLauncher (which runs odin-sandbox),
 // waits for each one's Hello, dispatches queued tool calls to idle workers one
 // at a time, and relays their progress and results to a Listener. It keeps
 // every promise a caller relies on:
@@ -45,7 +48,7 @@ class ToolResult;
 }  // namespace v1
 
 struct WorkerPoolOptions {
-  int size = 1;                                  // workers kept running
+  int size = 1;                                  // workers kept running, per sandbox policy in use
   Duration heartbeat_interval = milliseconds(500);
   int liveness = 3;                              // silent intervals before a worker is presumed dead
   Duration start_timeout = seconds(10);          // spawn to Hello
@@ -53,8 +56,12 @@ struct WorkerPoolOptions {
   Duration term_grace = seconds(1);              // SIGTERM of the worker, to SIGKILL
   Duration command_kill_grace = seconds(1);      // told to the worker: SIGTERM to SIGKILL of a command
   int max_start_failures = 5;                    // consecutive deaths before Hello, then give up
-  // The command line for a new worker with the given id. Required.
-  std::function<SpawnOptions(const std::string& worker_id)> spawn_spec;
+  // The sandbox policy Start() spawns workers for; workers of the other
+  // policy start when a call first needs them.
+  bool start_readonly = false;
+  // The command line for a new worker with the given id, whose sandbox shows
+  // the workspace read-only iff readonly_workspace. Required.
+  std::function<SpawnOptions(const std::string& worker_id, bool readonly_workspace)> spawn_spec;
 };
 
 // One tool call as the pool sees it.
@@ -71,6 +78,10 @@ struct ToolCall {
   // Empty: the coordinator's defaults. The pool itself ignores them.
   std::string agent_id;
   std::string mode;
+  // The sandbox policy the call needs: a worker that sees the workspace
+  // read-only (ask and plan) or writable (edit). A call only ever reaches a
+  // worker of its policy.
+  bool readonly_workspace = false;
   // What a writing tool expects of its file (the read-before-edit gate's
   // verdict), checked by the worker under the file's lock.
   struct Expectation {
@@ -131,6 +142,7 @@ class WorkerPool {
     WorkerState state;
     std::string sandbox;  // from Hello
     std::string execution_id;
+    bool readonly_workspace;
   };
   std::vector<WorkerInfo> workers() const;
 
@@ -146,6 +158,7 @@ class WorkerPool {
   struct Worker {
     std::string id;
     pid_t pid = 0;
+    bool readonly = false;  // its sandbox policy
     WorkerState state = WorkerState::kStarting;
     SteadyTime expiry{};
     std::string sandbox;
@@ -157,7 +170,9 @@ class WorkerPool {
     std::optional<Job> job;
   };
 
-  Status SpawnWorker();
+  Status SpawnWorker(bool readonly);
+  // Spawns `size` workers of a policy if it has none.
+  void EnsurePolicy(bool readonly);
   void HandleMessage(const std::string& worker_id, const v1::Envelope& env);
   void HandleExit(pid_t pid, int wait_status);
   void DrainMessages();

@@ -53,9 +53,9 @@ class WorkerPoolTest : public ::testing::Test {
     options_.start_timeout = seconds(10);
     options_.cancel_grace = seconds(3);
     options_.term_grace = seconds(1);
-    options_.spawn_spec = [](const std::string& id) {
+    options_.spawn_spec = [](const std::string& id, bool readonly) {
       SpawnOptions o;
-      o.argv = {"odin-worker", "--id", id};
+      o.argv = {"odin-worker", "--id", id, readonly ? "--readonly" : "--writable"};
       return o;
     };
   }
@@ -433,6 +433,28 @@ TEST_F(WorkerPoolTest, HeartbeatsGoOutWhileAStreamKeepsThePoolBusy) {
   listener_.on_progress = [this] { clock_.Advance(milliseconds(100)); };
   Poll();  // one Poll drains all 20 chunks: 2 s of "time"
   EXPECT_GE(transport_.Count(IdOf(100), v1::Envelope::kHeartbeat), 3);
+}
+
+TEST_F(WorkerPoolTest, CallsOnlyReachWorkersOfTheirSandboxPolicy) {
+  options_.size = 1;
+  StartPool();  // writable workers first
+  SayHello(100);
+  ToolCall ask = Call("ex_ask");
+  ask.readonly_workspace = true;
+  pool_->Submit(ask);
+  // A read-only worker is spawned for it; the idle writable one is not used.
+  ASSERT_EQ(launcher_.launched.size(), 2u);
+  EXPECT_EQ(launcher_.launched[1].back(), "--readonly");
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kToolRequest), 0);
+  // A writable call does not wait behind it.
+  pool_->Submit(Call("ex_edit"));
+  EXPECT_EQ(WorkerOf("ex_edit"), 100);
+  SayHello(101);
+  EXPECT_EQ(WorkerOf("ex_ask"), 101);
+  // A dead worker is replaced with one of its own policy.
+  launcher_.Exit(101, SIGKILL);
+  Poll();
+  EXPECT_EQ(launcher_.launched.back().back(), "--readonly");
 }
 
 TEST_F(WorkerPoolTest, SendsHeartbeatsEveryInterval) {

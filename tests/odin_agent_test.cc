@@ -300,6 +300,27 @@ TEST_F(OdinAgentTest, QueueOfThreeMessagesInDifferentModes) {
   EXPECT_EQ(requests[2]["body"]["messages"].size(), 6u);
 }
 
+TEST_F(OdinAgentTest, AskMessagesOfAnInteractiveSessionRunOnReadOnlyWorkers) {
+  if (system("bwrap --ro-bind / / --unshare-pid --unshare-net true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "bubblewrap cannot create namespaces here: no read-only workspace to test";
+  }
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch from-ask.txt"}}]},{"text":"asked"},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch from-edit.txt"}}]},{"text":"edited"}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  std::string input = "/ask\nlook only\n/edit\nnow change\n";
+  ASSERT_EQ(write(in, input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  close(in);
+  ReadUntil(out, "\nedited");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  // One session, two policies: the ask message's command met a read-only
+  // workspace, the edit message's a writable one.
+  EXPECT_FALSE(PathExists(ws_.Join("from-ask.txt")));
+  EXPECT_TRUE(PathExists(ws_.Join("from-edit.txt")));
+}
+
 TEST_F(OdinAgentTest, CtrlCCancelsTheTurnAndTheSessionGoesOn) {
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch started.flag; sleep 30"}}]},
