@@ -244,7 +244,9 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   for (size_t i = 0; i < calls.size(); ++i) {
     if (calls[i].id.empty()) calls[i].id = "call_" + std::to_string(c.outcome.turns) + "_" + std::to_string(i);
   }
-  history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
+  // An empty reply (no text, no calls) is not kept: the APIs refuse empty
+  // assistant turns, and one would poison every later request.
+  if (!r.text.empty() || !calls.empty()) history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
   c.outcome.text = r.text;
   if (calls.empty()) {
     if (r.truncated) {
@@ -286,7 +288,9 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
       int secs = kDefaultCommandTimeoutSeconds;
       json args = json::parse(call.arguments_json, nullptr, false);
       if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
-        secs = std::clamp(static_cast<int>(args["timeout_seconds"].get<double>()), 1, kMaxCommandTimeoutSeconds);
+        // Clamped while a double: a huge number must not overflow the cast.
+        double asked = std::clamp(args["timeout_seconds"].get<double>(), 1.0, double{kMaxCommandTimeoutSeconds});
+        secs = static_cast<int>(asked);
       }
       call.timeout = seconds(secs);
     }

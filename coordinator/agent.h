@@ -50,7 +50,7 @@ struct AgentOptions {
   std::string cwd;             // where the user started
   std::string instructions;    // ODIN.md / AGENTS.md text
   int max_turns = 50;          // model calls per message
-  int max_tokens = 8192;       // per model response
+  int max_tokens = 0;          // per model response; 0: the provider's default
   PriceTable prices;
 };
 

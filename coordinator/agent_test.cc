@@ -246,6 +246,18 @@ TEST_F(AgentTest, TheSystemPromptCarriesInstructionsAndTheCache) {
   EXPECT_NE(system.find("ground_truth"), std::string::npos);
 }
 
+TEST_F(AgentTest, AnEmptyAnswerIsNotKeptInTheConversation) {
+  agent_->Send("x", Mode::kEdit);
+  model_.Answer(Text(""));
+  EXPECT_EQ(recorder_.done[0].status, "done");
+  agent_->Send("y", Mode::kEdit);
+  // Two user messages, no empty assistant turn between them.
+  ASSERT_EQ(model_.requests.size(), 2u);
+  ASSERT_EQ(model_.requests[1].messages.size(), 2u);
+  EXPECT_EQ(model_.requests[1].messages[0].role, ChatMessage::Role::kUser);
+  EXPECT_EQ(model_.requests[1].messages[1].role, ChatMessage::Role::kUser);
+}
+
 TEST_F(AgentTest, ACutOffAnswerWithoutCallsAsksTheModelToContinue) {
   agent_->Send("x", Mode::kEdit);
   ChatResponse cut = Text("half an ans");

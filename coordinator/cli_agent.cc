@@ -246,7 +246,8 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       std::cerr << "odin: " << st.message() << "\n";
       return kError;
     }
-    if (!DrainSignals().empty() && !interrupted) {
+    for (int sig : DrainSignals()) {
+      if (interrupted) return 128 + sig;  // a second signal: leave now
       interrupted = true;
       s.agent().CancelCurrent();
     }
@@ -294,7 +295,16 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     std::cerr << "odin: " << sp.message() << "\n";
     return kError;
   }
-  fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
+  // Non-blocking reads of a stdin the shell shares: put its flags back on the
+  // way out, however we leave.
+  int stdin_flags = fcntl(STDIN_FILENO, F_GETFL);
+  fcntl(STDIN_FILENO, F_SETFL, stdin_flags | O_NONBLOCK);
+  struct RestoreStdin {
+    int flags;
+    ~RestoreStdin() {
+      if (flags >= 0) fcntl(STDIN_FILENO, F_SETFL, flags);
+    }
+  } restore{stdin_flags};
   bool tty_in = isatty(STDIN_FILENO) != 0;
   term.Line("odin " ODIN_VERSION " · " + s.llm().endpoint.provider + " " + s.llm().model + " · " +
             s.runtime().workspace().root + " · session " + s.runtime().coordinator().session_id());
@@ -336,7 +346,9 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     if (!input_open || !extra.back().readable) continue;
     char chunk[4096];
     ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
-    if (n == 0) input_open = false;  // Ctrl-D or end of piped input: finish the queue, then leave
+    // Ctrl-D, the end of piped input, or an input that fails: finish the
+    // queue, then leave.
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) input_open = false;
     if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
     size_t nl;
     while ((nl = buffer.find('\n')) != std::string::npos || (!input_open && !buffer.empty())) {

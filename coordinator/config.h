@@ -45,7 +45,7 @@ struct Config {
   std::string llm_base_url;
   int llm_max_retries = 4;
   int llm_timeout_seconds = 300;
-  int llm_max_tokens = 8192;
+  int llm_max_tokens = 0;                  // 0: the provider's default (Anthropic: 8192)
   struct Price {
     double input_per_mtok;
     double output_per_mtok;

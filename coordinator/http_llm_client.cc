@@ -66,11 +66,10 @@ void HttpLlmClient::Attempt(uint64_t id) {
   HttpClient::Callbacks cb;
   cb.on_head = [call](const HttpResponseHead& h) { call->head = h; };
   cb.on_body = [call](std::string_view data) {
-    if (call->head.status == 200) {
-      call->sse->Feed(data);
-    } else if (call->error_body.size() < 8192) {
-      call->error_body.append(data.substr(0, 8192 - call->error_body.size()));
-    }
+    // The first bytes of any body are kept, for the error message when the
+    // response is not what it should be.
+    if (call->error_body.size() < 8192) call->error_body.append(data.substr(0, 8192 - call->error_body.size()));
+    if (call->head.status == 200) call->sse->Feed(data);
   };
   cb.on_done = [this, id](const Status& s, int status) { Finished(id, s, status); };
   c.http_id = http_->Start(c.request, std::move(cb));
@@ -93,16 +92,26 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   std::string key_var = endpoint_.provider == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
   std::string url_var = endpoint_.provider == "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
 
-  // A 200 that delivered events is an answer, even if cut off: the model
-  // hears that it was cut off; nothing is retried behind its back.
-  if (http_status == 200 && c.stream_error.ok() && (c.any_event || transport.ok())) {
-    ChatResponse response = c.decoder->Response();
+  // A 200 that delivered events is an answer, even if cut off or ended by an
+  // error event: what streamed has been shown, so it is not silently asked
+  // again; the model hears that it was cut off.
+  ChatResponse partial = c.decoder->Response();
+  bool output_seen = !partial.text.empty() || !partial.tool_calls.empty();
+  if (http_status == 200 && (c.stream_error.ok() ? c.any_event : output_seen)) {
+    ChatResponse response = std::move(partial);
+    if (!c.stream_error.ok()) response.truncated = true;
     response.truncated = response.truncated || c.sse->pending();
     response.attempts = c.attempts;
     Callbacks cb = std::move(c.callbacks);
     calls_.erase(it);
     if (cb.on_done) cb.on_done(response);
     return;
+  }
+  if (http_status == 200 && transport.ok() && !c.any_event) {
+    // Not a stream: a server that ignores "stream": true, or a proxy's page.
+    return Fail(id, Status::Unavailable(endpoint_.provider + " at " + url,
+                                        "answered 200 without a stream of events: " +
+                                            ErrorMessageFromBody(c.error_body)));
   }
   Status why;
   if (!c.stream_error.ok()) {

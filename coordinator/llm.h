@@ -51,7 +51,7 @@ struct ChatRequest {
   std::string system;
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;
-  int max_tokens = 8192;
+  int max_tokens = 0;  // 0: the provider's default
 };
 
 struct LlmUsage {

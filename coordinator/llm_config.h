@@ -32,7 +32,7 @@ struct LlmSettings {
   std::string utility_model;  // summaries, extraction, reviewers
   RetryPolicy retry;
   Duration timeout = seconds(300);
-  int max_tokens = 8192;
+  int max_tokens = 0;  // 0: the provider's default
   PriceTable prices;
 };
 

@@ -16,9 +16,38 @@ json ParseOr(const std::string& text, json fallback) {
 
 // ---- OpenAI Chat Completions -------------------------------------------------
 
+// A server's odd JSON (null where a number was expected, an array where an
+// object was) must not throw out of a libcurl callback: the decoders' event
+// handlers run under this guard, which turns it into a stream error.
+template <typename F>
+Status Guarded(const SseEvent& e, F handle) {
+  try {
+    return handle();
+  } catch (const json::exception& ex) {
+    return Status::Unavailable("malformed stream event", std::string(ex.what()) + ": " + e.data.substr(0, 200));
+  }
+}
+
+int64_t Int(const json& object, const char* key, int64_t fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+std::string Str(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 class OpenAiDecoder final : public StreamDecoder {
  public:
   Status OnEvent(const SseEvent& e, const std::function<void(const std::string&)>& on_text) override {
+    return Guarded(e, [&] { return Handle(e, on_text); });
+  }
+
+ private:
+  Status Handle(const SseEvent& e, const std::function<void(const std::string&)>& on_text) {
     if (e.data == "[DONE]") {
       done_ = true;
       return Status::OK();
@@ -29,8 +58,8 @@ class OpenAiDecoder final : public StreamDecoder {
       return Status::Unavailable("the model server reported an error", chunk["error"].dump());
     }
     if (chunk.contains("usage") && chunk["usage"].is_object()) {
-      r_.usage.input_tokens = chunk["usage"].value("prompt_tokens", r_.usage.input_tokens);
-      r_.usage.output_tokens = chunk["usage"].value("completion_tokens", r_.usage.output_tokens);
+      r_.usage.input_tokens = Int(chunk["usage"], "prompt_tokens", r_.usage.input_tokens);
+      r_.usage.output_tokens = Int(chunk["usage"], "completion_tokens", r_.usage.output_tokens);
     }
     if (!chunk.contains("choices") || !chunk["choices"].is_array() || chunk["choices"].empty()) return Status::OK();
     const json& choice = chunk["choices"][0];
@@ -45,19 +74,29 @@ class OpenAiDecoder final : public StreamDecoder {
       if (on_text && !text.empty()) on_text(text);
     }
     if (delta.contains("tool_calls") && delta["tool_calls"].is_array()) {
-      for (const json& tc : delta["tool_calls"]) {
-        int index = tc.value("index", 0);
+      const json& list = delta["tool_calls"];
+      for (size_t pos = 0; pos < list.size(); ++pos) {
+        const json& tc = list[pos];
+        // The index says which call a piece belongs to; without one, its
+        // place in this array does (never merge two calls into one).
+        int64_t index = Int(tc, "index", static_cast<int64_t>(pos));
         ToolCallRequest& call = calls_[index];
-        if (tc.contains("id") && tc["id"].is_string()) call.id = tc["id"].get<std::string>();
-        if (tc.contains("function") && tc["function"].is_object()) {
+        std::string id = Str(tc, "id");
+        if (!id.empty()) call.id = id;
+        if (tc.is_object() && tc.contains("function") && tc["function"].is_object()) {
           const json& f = tc["function"];
-          if (f.contains("name") && f["name"].is_string()) call.name += f["name"].get<std::string>();
-          if (f.contains("arguments") && f["arguments"].is_string()) call.arguments_json += f["arguments"].get<std::string>();
+          std::string name = Str(f, "name");
+          // Some servers repeat the name in every piece.
+          if (call.name.empty()) call.name = name;
+          else if (!name.empty() && name != call.name) call.name += name;
+          call.arguments_json += Str(f, "arguments");
         }
       }
     }
     return Status::OK();
   }
+
+ public:
   // Servers that skip [DONE] still end with a finish_reason.
   bool finished() const override { return done_ || !r_.stop_reason.empty(); }
   ChatResponse Response() const override {
@@ -69,7 +108,7 @@ class OpenAiDecoder final : public StreamDecoder {
 
  private:
   ChatResponse r_;
-  std::map<int, ToolCallRequest> calls_;
+  std::map<int64_t, ToolCallRequest> calls_;
   bool done_ = false;
 };
 
@@ -104,6 +143,9 @@ class OpenAiFormat final : public WireFormat {
     }
     json body = {{"model", req.model}, {"messages", messages}, {"stream", true},
                  {"stream_options", {{"include_usage", true}}}};
+    // Only when configured: newer OpenAI models refuse max_tokens (they want
+    // max_completion_tokens), while most compatible servers take it.
+    if (req.max_tokens > 0) body["max_tokens"] = req.max_tokens;
     if (!req.tools.empty()) {
       body["tools"] = json::array();
       for (const ToolSpec& t : req.tools) {
@@ -127,45 +169,55 @@ class OpenAiFormat final : public WireFormat {
 class AnthropicDecoder final : public StreamDecoder {
  public:
   Status OnEvent(const SseEvent& e, const std::function<void(const std::string&)>& on_text) override {
+    return Guarded(e, [&] { return Handle(e, on_text); });
+  }
+
+ private:
+  Status Handle(const SseEvent& e, const std::function<void(const std::string&)>& on_text) {
     json msg = json::parse(e.data, nullptr, false);
     if (msg.is_discarded() || !msg.is_object()) return Status::OK();
-    std::string type = msg.value("type", e.event);
+    std::string type = Str(msg, "type");
+    if (type.empty()) type = e.event;
     if (type == "error") {
       return Status::Unavailable("the model server reported an error", msg.contains("error") ? msg["error"].dump() : e.data);
     }
-    if (type == "message_start" && msg.contains("message") && msg["message"].contains("usage")) {
+    if (type == "message_start" && msg.contains("message") && msg["message"].is_object() &&
+        msg["message"].contains("usage")) {
       const json& u = msg["message"]["usage"];
-      r_.usage.input_tokens = u.value("input_tokens", 0) + u.value("cache_creation_input_tokens", 0) +
-                              u.value("cache_read_input_tokens", 0);
-      r_.usage.output_tokens = u.value("output_tokens", 0);
+      r_.usage.input_tokens = Int(u, "input_tokens", 0) + Int(u, "cache_creation_input_tokens", 0) +
+                              Int(u, "cache_read_input_tokens", 0);
+      r_.usage.output_tokens = Int(u, "output_tokens", 0);
     } else if (type == "content_block_start" && msg.contains("content_block")) {
       const json& b = msg["content_block"];
-      int index = msg.value("index", 0);
-      if (b.value("type", "") == "tool_use") {
+      int64_t index = Int(msg, "index", 0);
+      if (Str(b, "type") == "tool_use") {
         ToolCallRequest& call = calls_[index];
-        call.id = b.value("id", "");
-        call.name = b.value("name", "");
+        call.id = Str(b, "id");
+        call.name = Str(b, "name");
       }
     } else if (type == "content_block_delta" && msg.contains("delta")) {
       const json& d = msg["delta"];
-      int index = msg.value("index", 0);
-      if (d.value("type", "") == "text_delta") {
-        std::string text = d.value("text", "");
+      int64_t index = Int(msg, "index", 0);
+      if (Str(d, "type") == "text_delta") {
+        std::string text = Str(d, "text");
         r_.text += text;
         if (on_text && !text.empty()) on_text(text);
-      } else if (d.value("type", "") == "input_json_delta") {
-        calls_[index].arguments_json += d.value("partial_json", "");
+      } else if (Str(d, "type") == "input_json_delta") {
+        calls_[index].arguments_json += Str(d, "partial_json");
       }
     } else if (type == "message_delta") {
-      if (msg.contains("delta") && msg["delta"].contains("stop_reason") && msg["delta"]["stop_reason"].is_string()) {
-        r_.stop_reason = msg["delta"]["stop_reason"].get<std::string>();
+      if (msg.contains("delta")) {
+        std::string stop = Str(msg["delta"], "stop_reason");
+        if (!stop.empty()) r_.stop_reason = stop;
       }
-      if (msg.contains("usage")) r_.usage.output_tokens = msg["usage"].value("output_tokens", r_.usage.output_tokens);
+      if (msg.contains("usage")) r_.usage.output_tokens = Int(msg["usage"], "output_tokens", r_.usage.output_tokens);
     } else if (type == "message_stop") {
       done_ = true;
     }
     return Status::OK();
   }
+
+ public:
   bool finished() const override { return done_; }
   ChatResponse Response() const override {
     ChatResponse out = r_;
@@ -180,7 +232,7 @@ class AnthropicDecoder final : public StreamDecoder {
 
  private:
   ChatResponse r_;
-  std::map<int, ToolCallRequest> calls_;
+  std::map<int64_t, ToolCallRequest> calls_;
   bool done_ = false;
 };
 
@@ -200,7 +252,7 @@ class AnthropicFormat final : public WireFormat {
     for (const ChatMessage& m : req.messages) {
       switch (m.role) {
         case ChatMessage::Role::kUser:
-          add("user", {{"type", "text"}, {"text", m.text.empty() ? " " : m.text}});
+          add("user", {{"type", "text"}, {"text", m.text.empty() ? "(empty message)" : m.text}});
           break;
         case ChatMessage::Role::kAssistant:
           if (!m.text.empty()) add("assistant", {{"type", "text"}, {"text", m.text}});
@@ -211,7 +263,6 @@ class AnthropicFormat final : public WireFormat {
             if (!input.is_object()) input = json::object();
             add("assistant", {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", input}});
           }
-          if (m.text.empty() && m.tool_calls.empty()) add("assistant", {{"type", "text"}, {"text", " "}});
           break;
         case ChatMessage::Role::kToolResults:
           for (const ToolResultMessage& r : m.results) {
@@ -221,7 +272,9 @@ class AnthropicFormat final : public WireFormat {
           break;
       }
     }
-    json body = {{"model", req.model}, {"max_tokens", req.max_tokens}, {"messages", messages}, {"stream", true}};
+    // Anthropic requires max_tokens.
+    json body = {{"model", req.model}, {"max_tokens", req.max_tokens > 0 ? req.max_tokens : 8192},
+                 {"messages", messages}, {"stream", true}};
     if (!req.system.empty()) body["system"] = req.system;
     if (!req.tools.empty()) {
       body["tools"] = json::array();

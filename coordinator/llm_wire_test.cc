@@ -112,6 +112,20 @@ TEST(LlmWireTest, AnthropicStreamAssemblesBlocks) {
   EXPECT_FALSE(r.truncated);
 }
 
+TEST(LlmWireTest, OddJsonFromTheServerIsAnErrorNotACrash) {
+  auto d = NewAnthropicFormat()->NewDecoder();
+  // Nullable counters are fine.
+  EXPECT_TRUE(d->OnEvent({"", R"({"type":"message_start","message":{"usage":{"input_tokens":5,"cache_creation_input_tokens":null}}})"},
+                         nullptr).ok());
+  EXPECT_EQ(d->Response().usage.input_tokens, 5);
+  EXPECT_TRUE(d->OnEvent({"", R"({"type":"message_delta","delta":null,"usage":null})"}, nullptr).ok());
+  auto o = NewOpenAiFormat()->NewDecoder();
+  EXPECT_TRUE(o->OnEvent({"", R"({"choices":[{"delta":{"tool_calls":[{"function":{"name":"A"}},{"function":{"name":"B"}}]}}]})"},
+                         nullptr).ok());
+  EXPECT_EQ(o->Response().tool_calls.size(), 2u);  // no index: two calls, not one "AB"
+  EXPECT_TRUE(o->OnEvent({"", R"({"choices":[{"delta":{"content":null}}],"usage":{"prompt_tokens":"many"}})"}, nullptr).ok());
+}
+
 TEST(LlmWireTest, ErrorEventsAndBodies) {
   auto d = NewAnthropicFormat()->NewDecoder();
   Status s = d->OnEvent({"error", R"({"type":"error","error":{"type":"overloaded_error","message":"busy"}})"}, nullptr);

@@ -22,8 +22,9 @@ Duration RetryDelay(const RetryPolicy& p, int retry, const std::string& retry_af
     char* end = nullptr;
     double secs = std::strtod(retry_after.c_str(), &end);
     if (end != retry_after.c_str() && *end == '\0' && secs >= 0) {
-      return std::min<Duration>(std::chrono::duration_cast<Duration>(std::chrono::duration<double>(secs)),
-                                p.max_retry_after);
+      // Capped while a double: "inf" or 1e30 must not overflow the cast.
+      double cap = std::chrono::duration<double>(p.max_retry_after).count();
+      return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(std::min(secs, cap)));
     }
     struct tm tm {};
     if (strptime(retry_after.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) != nullptr) {

@@ -34,6 +34,8 @@ TEST(RetryPolicyTest, RetryAfterWins) {
   // An HTTP date 5 s after "now".
   EXPECT_EQ(RetryDelay(p, 0, "Thu, 01 Jan 1970 00:00:15 GMT", 0.1, 10000), seconds(5));
   EXPECT_EQ(RetryDelay(p, 0, "nonsense", 1.0, 0), milliseconds(500));
+  EXPECT_EQ(RetryDelay(p, 0, "1e30", 0.1, 0), seconds(120));  // no overflow
+  EXPECT_EQ(RetryDelay(p, 0, "inf", 0.1, 0), seconds(120));
 }
 
 }  // namespace

@@ -61,6 +61,11 @@ void WorkerPool::Submit(ToolCall call) {
     return;
   }
   EnsurePolicy(call.readonly_workspace);
+  if (!health_.ok()) {  // the workers of its policy could not start
+    Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(health_.code()), health_.message(), std::nullopt,
+         v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
+    return;
+  }
   queue_.push_back(std::move(call));
   Dispatch();
 }

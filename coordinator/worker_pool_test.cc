@@ -457,6 +457,19 @@ TEST_F(WorkerPoolTest, CallsOnlyReachWorkersOfTheirSandboxPolicy) {
   EXPECT_EQ(launcher_.launched.back().back(), "--readonly");
 }
 
+TEST_F(WorkerPoolTest, ACallWhosePolicyCannotStartEndsAtOnce) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  launcher_.fail_launches = true;
+  ToolCall ask = Call("ex_ask");
+  ask.readonly_workspace = true;
+  pool_->Submit(ask);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_EQ(pool_->pending(), 0u);
+}
+
 TEST_F(WorkerPoolTest, SendsHeartbeatsEveryInterval) {
   options_.size = 1;
   StartPool();

@@ -14,7 +14,9 @@
 //     {"status": 429, "headers": {"Retry-After": "0"}, "body": "{\"error\":{\"message\":\"slow down\"}}"},
 //     {"status": 500, "repeat": 10},
 //     {"text": "cut", "truncate": true},
-//     {"text": "late", "delay_ms": 200}
+//     {"text": "late", "delay_ms": 200},
+//     {"status": 200, "body": "{\"not\": \"a stream\"}"},
+//     {"text": "partial", "error_after_text": true}
 //   ]}
 //
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
@@ -146,7 +148,7 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
   Log({{"n", n}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"body", body.is_discarded() ? json(req.body) : body}});
   if (r.contains("delay_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(r["delay_ms"].get<int>()));
   int status = r.value("status", 200);
-  if (status != 200) {
+  if (status != 200 || r.contains("body")) {
     res.status = status;
     for (auto& [k, v] : r.value("headers", json::object()).items()) res.set_header(k, v.get<std::string>());
     res.set_content(r.value("body", "{\"error\":{\"message\":\"scripted failure\"}}"), "application/json");
@@ -154,6 +156,17 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     return;
   }
   auto events = std::make_shared<std::vector<std::string>>(anthropic ? AnthropicEvents(r) : OpenAiEvents(r));
+  if (r.value("error_after_text", false)) {
+    // The text streams, then the server reports an error and ends the stream.
+    std::vector<std::string> cut;
+    for (const std::string& e : *events) {
+      if (e.find("content_block_stop") != std::string::npos || e.find("finish_reason\":\"") != std::string::npos) break;
+      cut.push_back(e);
+    }
+    json error = {{"type", "error"}, {"error", {{"type", "overloaded_error"}, {"message", "overloaded"}}}};
+    cut.push_back(anthropic ? Event("error", error) : Event("", {{"error", error["error"]}}));
+    *events = cut;
+  }
   bool truncate = r.value("truncate", false);
   res.set_chunked_content_provider("text/event-stream", [events, truncate, n](size_t, httplib::DataSink& sink) {
     size_t stop = truncate ? events->size() / 2 : events->size();

@@ -18,9 +18,11 @@ namespace odin::testing {
 class FakeLauncher : public ProcessLauncher {
  public:
   StatusOr<pid_t> Launch(const SpawnOptions& o) override {
+    if (fail_launches) return Status::ResourceExhausted("fork", "no more processes");
     launched.push_back(o.argv);
     return next_pid++;
   }
+  bool fail_launches = false;
   void SignalGroup(pid_t pid, int sig) override { signals.push_back({pid, sig}); }
   void KillOrphanedGroup(pid_t pgid) override { orphaned_groups_killed.push_back(pgid); }
   std::vector<ExitedProcess> ReapExited() override {

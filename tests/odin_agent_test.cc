@@ -205,6 +205,30 @@ TEST_F(OdinAgentTest, TruncatedStreamIsAnErrorResultAndTheLoopGoesOn) {
   }
 }
 
+TEST_F(OdinAgentTest, AnErrorAfterStreamedTextIsNotRetriedBehindTheModelsBack) {
+  for (bool anthropic : {false, true}) {
+    FakeLlm llm(R"({"responses":[{"text":"partial words","error_after_text":true},{"text":"the rest"}]})");
+    Ran run = RunOdin(ws_.path(), {"-p", "x", "--output-format", "stream-json"}, Env(llm, anthropic));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    // "partial words" streamed once, the model was told it was cut off, and
+    // went on: two requests, not a silent third.
+    EXPECT_EQ(Requests(llm).size(), 2u) << anthropic;
+    size_t first = run.out.find("partial words");
+    ASSERT_NE(first, std::string::npos);
+    EXPECT_EQ(run.out.find("partial words", first + 1), std::string::npos) << "streamed twice: " << run.out;
+    EXPECT_NE(Requests(llm)[1]["body"].dump().find("cut off"), std::string::npos);
+  }
+}
+
+TEST_F(OdinAgentTest, AnOkAnswerThatIsNotAStreamIsAClearError) {
+  FakeLlm llm(R"({"responses":[{"status":200,"body":"<html>captive portal</html>"}]})");
+  json r = Prompt(llm, "x");
+  EXPECT_EQ(r["status"], "error");
+  EXPECT_NE(r["error"].get<std::string>().find("answered 200 without a stream of events: <html>captive portal"),
+            std::string::npos) << r.dump();
+  EXPECT_EQ(Requests(llm).size(), 1u);
+}
+
 TEST_F(OdinAgentTest, InvalidToolCallsBecomeErrorResults) {
   Put("a.txt", "x\n");
   FakeLlm llm(R"({"responses":[
