@@ -60,9 +60,10 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
 
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) ChildFail(pipe_fd, 2, errno);
+  int in = o.stdin_fd >= 0 ? o.stdin_fd : devnull;
   int out = o.stdout_fd >= 0 ? o.stdout_fd : devnull;
   int err = o.stderr_fd >= 0 ? o.stderr_fd : devnull;
-  if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) ChildFail(pipe_fd, 3, errno);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) ChildFail(pipe_fd, 3, errno);
   for (int fd : o.keep_fds) {
     int flags = fcntl(fd, F_GETFD);
     if (flags >= 0) fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);

@@ -1,7 +1,7 @@
 #pragma once
 // Starting child processes the one way Odin does it.
 //
-// Every child: its own process group, stdin from /dev/null, only the fds it is
+// Every child: its own process group, stdin from /dev/null (or a given fd), only the fds it is
 // given (everything else is closed), default signal dispositions and an empty
 // signal mask, optionally a parent-death signal and resource limits. Exec
 // failures are reported to the caller, not hidden in the child's exit status.
@@ -32,7 +32,9 @@ struct SpawnOptions {
   std::vector<std::string> env;
   // Working directory; empty inherits the parent's.
   std::string cwd;
-  // Where the child's stdout and stderr go; -1 means /dev/null.
+  // Where the child's stdin comes from and its stdout and stderr go; -1
+  // means /dev/null.
+  int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
   // Further fds the child keeps, at the same numbers (close-on-exec cleared).

@@ -80,7 +80,7 @@ class AgentTest : public ::testing::Test {
     co.workspace = ws_;
     co.mode = "edit";
     co.pool.size = 2;
-    co.pool.spawn_spec = [](const std::string&, bool) { return SpawnOptions{.argv = {"w"}}; };
+    co.pool.spawn_spec = [](const std::string&, WorkerPolicy) { return SpawnOptions{.argv = {"w"}}; };
     coord_ = std::make_unique<Coordinator>(co, &clock_, &launcher_, &transport_);
     ASSERT_TRUE(coord_->StartWorkers().ok());
     ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());

@@ -1,5 +1,7 @@
 #include "coordinator/config.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
@@ -42,6 +44,76 @@ Status CheckKeys(const json& section, const std::string& path,
   return Status::OK();
 }
 
+// An array of strings.
+Status ReadStrings(const json& value, const std::string& name, std::vector<std::string>* out,
+                   const std::string& origin) {
+  if (!value.is_array()) return Status::InvalidArgument(origin, name + " must be an array of strings");
+  out->clear();
+  for (const json& v : value) {
+    if (!v.is_string()) return Status::InvalidArgument(origin, name + " must be an array of strings");
+    out->push_back(v.get<std::string>());
+  }
+  return Status::OK();
+}
+
+Status ParseValidation(const json& v, const std::string& origin, ValidationOptions* o) {
+  RETURN_IF_ERROR(CheckKeys(v, "validation",
+                            {"enabled", "start_timeout_ms", "file_timeout_ms", "settle_ms", "check_timeout_ms",
+                             "revert_on_new_errors", "fail_open", "servers", "check_commands"},
+                            origin));
+  RETURN_IF_ERROR(Read(v, "validation", "enabled", &o->enabled, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "start_timeout_ms", &o->start_timeout_ms, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "file_timeout_ms", &o->file_timeout_ms, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "settle_ms", &o->settle_ms, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "check_timeout_ms", &o->check_timeout_ms, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "revert_on_new_errors", &o->revert_on_new_errors, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "fail_open", &o->fail_open, origin));
+  if (o->start_timeout_ms == 0 || o->file_timeout_ms == 0 || o->check_timeout_ms == 0) {
+    return Status::InvalidArgument(origin, "validation timeouts must be at least 1 ms");
+  }
+  if (v.contains("servers")) {
+    const json& servers = v["servers"];
+    if (!servers.is_object()) return Status::InvalidArgument(origin, "validation.servers must be an object");
+    for (auto it = servers.begin(); it != servers.end(); ++it) {
+      std::string where = "validation.servers." + it.key();
+      const json& s = it.value();
+      RETURN_IF_ERROR(CheckKeys(s, where, {"command", "extensions", "start_timeout_ms", "file_timeout_ms"}, origin));
+      ServerSpec spec;
+      spec.name = it.key();
+      auto existing = std::find_if(o->servers.begin(), o->servers.end(),
+                                   [&](const ServerSpec& x) { return x.name == it.key(); });
+      if (existing != o->servers.end()) spec = *existing;
+      if (s.contains("command")) RETURN_IF_ERROR(ReadStrings(s["command"], where + ".command", &spec.command, origin));
+      if (s.contains("extensions")) {
+        RETURN_IF_ERROR(ReadStrings(s["extensions"], where + ".extensions", &spec.extensions, origin));
+        for (const std::string& ext : spec.extensions) {
+          if (ext.size() < 2 || ext[0] != '.') {
+            return Status::InvalidArgument(origin, where + ".extensions: '" + ext + "' must start with a dot");
+          }
+        }
+      }
+      RETURN_IF_ERROR(Read(s, where, "start_timeout_ms", &spec.start_timeout_ms, origin));
+      RETURN_IF_ERROR(Read(s, where, "file_timeout_ms", &spec.file_timeout_ms, origin));
+      if (existing != o->servers.end()) {
+        *existing = spec;
+      } else {
+        // Configured servers come before the defaults: they are the user's choice.
+        o->servers.insert(o->servers.begin(), spec);
+      }
+    }
+  }
+  if (v.contains("check_commands")) {
+    const json& checks = v["check_commands"];
+    if (!checks.is_object()) return Status::InvalidArgument(origin, "validation.check_commands must be an object");
+    for (auto it = checks.begin(); it != checks.end(); ++it) {
+      std::vector<std::string> argv;
+      RETURN_IF_ERROR(ReadStrings(it.value(), "validation.check_commands." + it.key(), &argv, origin));
+      o->check_commands[it.key()] = argv;
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin) {
@@ -50,7 +122,9 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   Config c;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
   RETURN_IF_ERROR(
-      CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent"}, origin));
+      CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
+                           "checks"},
+                origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
     RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap"}, origin));
@@ -124,8 +198,31 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   }
   if (root.contains("agent")) {
     const json& a = root["agent"];
-    RETURN_IF_ERROR(CheckKeys(a, "agent", {"max_turns"}, origin));
+    RETURN_IF_ERROR(CheckKeys(a, "agent", {"max_turns", "profile"}, origin));
     RETURN_IF_ERROR(Read(a, "agent", "max_turns", &c.max_turns, origin));
+    RETURN_IF_ERROR(Read(a, "agent", "profile", &c.profile, origin));
+    Profile unused;
+    if (!ParseProfile(c.profile, &unused)) {
+      return Status::InvalidArgument(origin, "agent.profile must be fast, auto, safe or strict");
+    }
+  }
+  if (root.contains("validation")) RETURN_IF_ERROR(ParseValidation(root["validation"], origin, &c.validation));
+  if (root.contains("checks")) {
+    const json& k = root["checks"];
+    RETURN_IF_ERROR(CheckKeys(k, "checks", {"build", "lint", "tests", "timeout_seconds", "retry_cap"}, origin));
+    for (auto [name, into] : {std::pair<const char*, std::optional<std::string>*>{"build", &c.checks.build},
+                              {"lint", &c.checks.lint},
+                              {"tests", &c.checks.tests}}) {
+      if (!k.contains(name)) continue;
+      std::string command;
+      RETURN_IF_ERROR(Read(k, "checks", name, &command, origin));
+      *into = command;
+    }
+    RETURN_IF_ERROR(Read(k, "checks", "timeout_seconds", &c.checks.timeout_seconds, origin));
+    RETURN_IF_ERROR(Read(k, "checks", "retry_cap", &c.checks.retry_cap, origin));
+    if (c.checks.timeout_seconds < 1 || c.checks.retry_cap < 1) {
+      return Status::InvalidArgument(origin, "checks.timeout_seconds and checks.retry_cap must be at least 1");
+    }
   }
   return c;
 }

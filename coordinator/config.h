@@ -14,8 +14,18 @@
 //           "base_url": "...", "max_retries": 4, "timeout_seconds": 300,
 //           "max_tokens": 8192,
 //           "prices": {"MODEL": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}},
-//   "agent": {"max_turns": 50}
+//   "agent": {"max_turns": 50, "profile": "auto"},
+//   "validation": {"enabled": true, "start_timeout_ms": 45000, "file_timeout_ms": 5000,
+//                  "settle_ms": 150, "check_timeout_ms": 30000,
+//                  "revert_on_new_errors": false, "fail_open": false,
+//                  "servers": {"NAME": {"command": [...], "extensions": [".x"],
+//                                       "start_timeout_ms": N, "file_timeout_ms": N}},
+//                  "check_commands": {".x": ["prog", "{file}"]}},
+//   "checks": {"build": "make", "lint": "", "tests": "make test",
+//              "timeout_seconds": 120, "retry_cap": 5}
 // }
+// A server named like a default one replaces it; an empty command or check
+// command turns one off.
 // API keys are never read from this file: it is part of the repository.
 // Unknown keys and wrong types are errors: a typo must not silently weaken a
 // setting such as sandbox.require.
@@ -25,7 +35,9 @@
 #include <string>
 
 #include "base/status.h"
+#include "coordinator/checks.h"
 #include "coordinator/file_cache.h"
+#include "coordinator/validators.h"
 
 namespace odin {
 
@@ -52,6 +64,9 @@ struct Config {
   };
   std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
   int max_turns = 50;                      // agent.max_turns: model calls per message
+  std::string profile = "auto";            // agent.profile: fast, auto, safe, strict
+  ValidationOptions validation = DefaultValidationOptions();  // validation.*
+  ChecksConfig checks;                     // checks.*
 };
 
 // Parses config text; `origin` names it in errors.

@@ -3,14 +3,19 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "base/canonical_json.h"
+#include "base/file_util.h"
 #include "base/ids.h"
+#include "base/subprocess.h"
+#include "coordinator/memory_query.h"
 #include "coordinator/mode_gate.h"
 #include "coordinator/read_before_edit_gate.h"
 #include "coordinator/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
+#include "tools/text_file.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
@@ -42,10 +47,27 @@ std::string ExitReasonName(int r) {
   }
 }
 
+struct Coordinator::Held {
+  Call write;
+  v1::ToolResult result;
+  Status recorded;
+};
+
+Coordinator::Call::Call() = default;
+Coordinator::Call::~Call() = default;
+Coordinator::Call::Call(Call&&) noexcept = default;
+Coordinator::Call& Coordinator::Call::operator=(Call&&) noexcept = default;
+
 Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
                          WorkerTransport* transport)
     : o_(std::move(options)), clock_(clock),
-      pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")) {}
+      pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")) {
+  lookup_ = o_.program_lookup;
+  if (!lookup_) {
+    const char* path = getenv("PATH");
+    lookup_ = DefaultProgramLookup(path != nullptr ? path : "", ExecutableDir());
+  }
+}
 
 // Calls still held end (as cancelled) while this object is whole: the pool's
 // own destructor would report them into members already destroyed.
@@ -75,6 +97,20 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   RETURN_IF_ERROR(ledger_->FindSession(session_id).status());
   session_id_ = session_id;
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger_->ListSessionExecutions(session_id));
+  // The latest verdict of each file the session changed, so a blocked
+  // session stays blocked. (The files' original contents are not in the
+  // ledger: each file's next write stands in as its baseline.)
+  ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger_->ListValidations(session_id));
+  for (const ValidationRecord& v : validations) {
+    FileState& f = files_[v.path];
+    if (v.mutation_id.empty() && !f.has_verdict) continue;  // a look at a file the session did not change
+    f.has_verdict = true;
+    f.verdict = {v.path, v.mutation_id, v.execution_id, v.status, v.validator, static_cast<int>(v.new_errors),
+                 v.summary, v.reason};
+  }
+  for (auto it = files_.begin(); it != files_.end();) {
+    it = it->second.has_verdict ? std::next(it) : files_.erase(it);
+  }
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {
     if (!row.end || row.end->status != "ok") continue;
@@ -102,7 +138,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (call.agent_id.empty()) call.agent_id = o_.agent_id;
   if (call.mode.empty()) call.mode = o_.mode;
   // Ask and plan calls run where the workspace is read-only.
-  call.readonly_workspace = call.mode == "ask" || call.mode == "plan";
+  call.policy = call.mode == "ask" || call.mode == "plan" ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
   std::string id = call.execution_id;
   // Arguments are recorded and compared in canonical form.
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
@@ -125,9 +161,32 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       return id;
     }
   }
+  Status blocked = CheckBlocked(tc);
+  if (!blocked.ok()) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
+    return id;
+  }
   const ToolInfo* info = FindTool(tc.tool);
+  if (tc.tool == kMemoryQueryTool) {
+    RunMemoryQuery(id);
+    return id;
+  }
   if (info != nullptr && info->in_coordinator) {
     RunTodoWrite(id);
+    return id;
+  }
+  if (tc.tool == kLspCheckTool) {
+    StatusOr<std::string> path = ResolveWorkspacePath(TargetFileOf(kReadTool, tc.arguments_json), o_.workspace);
+    StatusOr<std::string> content = path.ok() ? ReadFileToString(*path) : path.status();
+    if (content.ok() && content->size() > kMaxFileBytes) {
+      content = Status::InvalidArgument(tc.tool, "the file is larger than " + std::to_string(kMaxFileBytes >> 20) +
+                                                     " MiB");
+    }
+    if (!content.ok()) {
+      EndHere(id, v1::TOOL_STATUS_ERROR, content.status().WithContext(tc.tool));
+      return id;
+    }
+    SubmitLspCheck(id, *path, std::move(*content));
     return id;
   }
   if (info != nullptr && info->writes_files) {
@@ -213,6 +272,78 @@ void Coordinator::RunTodoWrite(const std::string& id) {
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), todos.Render());
 }
 
+void Coordinator::RunMemoryQuery(const std::string& id) {
+  Call& c = calls_[id];
+  AgentState& agent = Agent(c.call.agent_id);
+  agent.memory_query_at = ++event_seq_;
+  StatusOr<std::string> answer = odin::RunMemoryQuery(ledger_, session_id_, o_.workspace, c.call.arguments_json);
+  if (!answer.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, answer.status());
+  EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
+}
+
+namespace {
+
+bool AllowedWhileBlocked(const std::string& tool) {
+  for (const char* t : {kReadTool, kLsTool, kGlobTool, kGrepTool, kMemoryQueryTool, kLspCheckTool, kWriteFileTool,
+                        kEditTool, kMultiEditTool}) {
+    if (tool == t) return true;
+  }
+  return false;
+}
+
+bool IsWriteTool(const std::string& tool) {
+  return tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool;
+}
+
+}  // namespace
+
+Status Coordinator::CheckBlocked(const ToolCall& call) {
+  // Only edit-mode work makes progress to stop; ask and plan change nothing.
+  if (call.mode != "edit") return Status::OK();
+  if (!AllowedWhileBlocked(call.tool)) {
+    std::vector<FileVerdict> blocking = Blocking();
+    if (!blocking.empty()) {
+      std::string why;
+      for (const FileVerdict& v : blocking) {
+        why += "\n- " + DisplayPath(v.path, o_.workspace) + ": " + v.status + " after " + v.mutation_id +
+               " (lsp_check " + v.check_id + ")";
+        if (!v.summary.empty()) why += "\n" + v.summary;
+        if (!v.reason.empty()) why += "\n  " + v.reason;
+      }
+      return Status::FailedPrecondition(
+          call.tool,
+          "the session is blocked until these files validate:" + why +
+              "\nAllowed now: Read, LS, Glob, Grep, memory_query, lsp_check, and edits that fix the errors");
+    }
+  }
+  if (o_.memory_forced && IsWriteTool(call.tool)) {
+    const AgentState& agent = Agent(call.agent_id);
+    if (agent.failed_at > agent.memory_query_at) {
+      return Status::FailedPrecondition(
+          call.tool, "a validation failed since your last memory_query. Run memory_query first (e.g. "
+                     "{\"query\": \"last_validation\"} or {\"query\": \"failed_attempts\"}) and base the next "
+                     "edit on what it returns");
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<FileVerdict> Coordinator::Verdicts() const {
+  std::vector<FileVerdict> out;
+  for (const auto& [path, f] : files_) {
+    if (f.has_verdict) out.push_back(f.verdict);
+  }
+  return out;
+}
+
+std::vector<FileVerdict> Coordinator::Blocking() const {
+  std::vector<FileVerdict> out;
+  for (const FileVerdict& v : Verdicts()) {
+    if (v.status == "errors" || v.status == "timed_out") out.push_back(v);
+  }
+  return out;
+}
+
 void Coordinator::Cancel(const std::string& execution_id) {
   auto it = calls_.find(execution_id);
   if (it != calls_.end() && !it->second.write_path.empty()) {
@@ -233,7 +364,7 @@ Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
 
 Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_id) {
   ExecutionStart start{call.execution_id, session_id_, call.agent_id, call.tool, call.arguments_json,
-                       call.mode, worker_id, clock_->WallMillis()};
+                       call.mode, worker_id, clock_->WallMillis(), call.parent_id};
   // The start is durable before the worker sees the call.
   RETURN_IF_ERROR(ledger_->AddExecutionStart(start).WithContext("cannot record the call"));
   Call& c = calls_[call.execution_id];
@@ -296,17 +427,30 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   Call c = std::move(it->second);
   calls_.erase(it);
 
-  Status recorded;
   if (!c.started) {
     // Ended before reaching a worker (refused by a gate, run here, cancelled
     // in the queue, pool unusable): record a start too, so the ledger shows
     // every call that was asked for.
-    recorded = ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool,
-                                           c.call.arguments_json, c.call.mode, "", clock_->WallMillis()});
+    Status started = ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool,
+                                                 c.call.arguments_json, c.call.mode, "", clock_->WallMillis(),
+                                                 c.call.parent_id});
+    if (!started.ok()) spdlog::error("{}", started.message());
+    c.started = started.ok();
     c.dispatched_at = clock_->Now();
   }
   ApplyToCache(c, r);
+  if (!c.check_path.empty()) return FinishLspCheck(std::move(c), r);
+  Status recorded = RecordEnd(c, r);
+  if (c.validate && o_.validation.enabled && !c.write_path.empty() && r.status() == v1::TOOL_STATUS_OK &&
+      r.has_file_written()) {
+    return StartValidation(std::move(c), r, recorded);
+  }
+  Deliver(c, r, recorded);
+}
 
+Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation,
+                              const std::vector<DiagnosticRecord>& diagnostics) {
+  if (!c.started) return Status::Internal("ledger", "the call's start could not be recorded");
   ExecutionEnd end;
   end.execution_id = r.execution_id();
   end.status = ToolStatusName(r.status());
@@ -337,9 +481,11 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
                              .dump();
     artifact("content_hashes", hashes, static_cast<int64_t>(hashes.size()), false);
   }
-  if (recorded.ok()) recorded = ledger_->AddExecutionEnd(end, std::move(artifacts));
-  if (c.handlers.on_done) c.handlers.on_done(r, recorded);
+  return ledger_->AddExecutionEnd(end, std::move(artifacts), validation, diagnostics);
+}
 
+void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& recorded) {
+  if (c.handlers.on_done) c.handlers.on_done(r, recorded);
   if (!c.write_path.empty()) {
     // This write's turn on its file is over; the next one's begins.
     auto q = write_queues_.find(c.write_path);
@@ -347,6 +493,215 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       q->second.pop_front();
       DispatchNextWrite(c.write_path);
     }
+  }
+}
+
+void Coordinator::StartValidation(Call write, const v1::ToolResult& result, const Status& recorded) {
+  std::string path = write.write_path;
+  FileState& f = files_[path];
+  if (!f.original_known) {
+    // The file as it was before the session touched it: the baseline.
+    f.original_known = true;
+    f.existed = !result.sha256_before().empty();
+    f.original = result.content_before();
+    f.baseline.clear();
+    f.baseline_known = !f.existed;  // nothing was there: no old diagnostics
+  }
+  std::string id = NewId("ex");
+  Call& check = calls_[id];
+  check.call.execution_id = id;
+  check.call.tool = kLspCheckTool;
+  check.call.arguments_json = json({{"file_path", DisplayPath(path, o_.workspace)}}).dump();
+  check.call.agent_id = write.call.agent_id;
+  check.call.mode = write.call.mode;
+  check.call.parent_id = write.call.execution_id;
+  check.held = std::make_unique<Held>(Held{std::move(write), result, recorded});
+  SubmitLspCheck(id, path, result.file_written().content());
+}
+
+void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path, std::string content) {
+  Call& c = calls_[id];
+  c.check_path = path;
+  c.check_content = std::move(content);
+  c.call.policy = WorkerPolicy::kLspHost;
+  FileValidator v = ResolveValidator(o_.validation, path, lookup_);
+  if (!v.any()) {
+    // Nothing to ask the lsp host: the verdict is known here.
+    v1::ToolResult r;
+    r.set_execution_id(id);
+    r.set_status(v1::TOOL_STATUS_OK);
+    r.mutable_validation()->set_outcome(v1::VALIDATION_OUTCOME_NO_VALIDATOR);
+    r.mutable_validation()->set_reason("no language server or check command is configured (or installed) for " +
+                                       DisplayPath(path, o_.workspace));
+    return OnResult(r);
+  }
+  v1::ValidationInput in;
+  in.set_path(path);
+  in.set_content(c.check_content);
+  auto f = files_.find(path);
+  if (f != files_.end() && !f->second.baseline_known) {
+    in.set_want_baseline(true);
+    in.set_baseline_content(f->second.original);
+  }
+  if (!v.server_name.empty()) {
+    v1::LanguageServer* ls = in.mutable_server();
+    ls->set_name(v.server_name);
+    for (const std::string& a : v.server_command) ls->add_command(a);
+    ls->set_language_id(v.language_id);
+  }
+  for (const std::string& a : v.check_command) in.add_check_command(a);
+  in.set_start_timeout_ms(v.start_timeout_ms);
+  in.set_file_timeout_ms(v.file_timeout_ms);
+  in.set_settle_ms(o_.validation.settle_ms);
+  in.set_check_timeout_ms(o_.validation.check_timeout_ms);
+  // The host enforces every step's timeout itself; this deadline only
+  // catches a host that hangs.
+  c.call.timeout = milliseconds(v.start_timeout_ms + 2 * (v.file_timeout_ms + o_.validation.check_timeout_ms)) +
+                   seconds(10);
+  c.call.validation_input = in.SerializeAsString();
+  pool_.Submit(c.call);
+}
+
+namespace {
+
+Diag ToDiag(const v1::Diagnostic& d) {
+  return {d.path(), d.line(), d.column(), d.severity(), d.code(), d.message(), d.source()};
+}
+
+std::string Plural(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
+  const std::string path = c.check_path;
+  std::string shown = DisplayPath(path, o_.workspace);
+  auto f = files_.find(path);
+  bool counts = f != files_.end();
+  const v1::ValidationOutput& out = r.validation();
+
+  FileVerdict verdict;
+  verdict.path = path;
+  verdict.check_id = r.execution_id();
+  std::string mutation = c.held ? c.held->write.call.execution_id : "";
+  // A re-check the model asked for follows the file's last write.
+  verdict.mutation_id = mutation.empty() && counts && f->second.has_verdict ? f->second.verdict.mutation_id : mutation;
+  verdict.validator = out.validator();
+  std::vector<DiagnosticRecord> rows;
+  std::string text;
+  if (r.status() != v1::TOOL_STATUS_OK) {
+    // The host crashed, hung or was cancelled: nothing says the file is good.
+    verdict.status = "timed_out";
+    verdict.reason = "the lsp host did not answer: " +
+                     (r.has_error() ? r.error().message() : std::string(ToolStatusName(r.status())));
+  } else if (out.outcome() == v1::VALIDATION_OUTCOME_DIAGNOSED) {
+    if (counts && !f->second.baseline_known) {
+      for (const v1::Diagnostic& d : out.baseline()) f->second.baseline.push_back(ToDiag(d));
+      f->second.baseline_known = true;
+    }
+    std::vector<Diag> after;
+    for (const v1::Diagnostic& d : out.diagnostics()) after.push_back(ToDiag(d));
+    std::vector<bool> is_new(after.size(), true);
+    if (counts) {
+      is_new = MarkNew(f->second.baseline, after, path, MapLines(f->second.original, c.check_content));
+    }
+    std::vector<Diag> fresh;
+    for (size_t i = 0; i < after.size(); ++i) {
+      const Diag& d = after[i];
+      rows.push_back({r.execution_id(), d.path, d.line, d.column, d.severity, d.code, d.message, d.source,
+                      static_cast<bool>(is_new[i])});
+      if (is_new[i]) fresh.push_back(d);
+      if (is_new[i] && d.severity == 1) ++verdict.new_errors;
+    }
+    verdict.status = verdict.new_errors > 0 ? "errors" : "clean";
+    verdict.summary = SummarizeDiagnostics(fresh, o_.workspace);
+  } else {
+    verdict.status = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? "timed_out" : "no_validator";
+    verdict.reason = out.reason();
+  }
+
+  // What the model reads.
+  std::string by = verdict.validator.empty() ? "" : " (" + verdict.validator + ")";
+  if (verdict.status == "clean") {
+    text = "clean: no new errors in " + shown + by + "\n";
+  } else if (verdict.status == "errors" && counts) {
+    text = "errors: " + Plural(verdict.new_errors, "new error", "new errors") + " in " + shown + by + ":\n" +
+           verdict.summary;
+  } else if (verdict.status == "errors") {
+    text = "errors: " + Plural(verdict.new_errors, "error", "errors") + " in " + shown + by +
+           " (the session has not changed this file, so they do not block):\n" + verdict.summary;
+  } else if (verdict.status == "timed_out") {
+    text = "timed_out: " + verdict.reason + ". " + shown + " is unverified, which blocks completion until it " +
+           "validates (edit it again or run lsp_check on it).\n";
+  } else {
+    text = "no_validator: " + verdict.reason + " (not verified; does not block)\n";
+  }
+  v1::ValidationVerdict* v = r.mutable_verdict();
+  v->set_execution_id(r.execution_id());
+  v->set_path(path);
+  v->set_status(verdict.status);
+  v->set_new_errors(static_cast<uint32_t>(verdict.new_errors));
+  v->set_summary(verdict.summary);
+  v->set_validator(verdict.validator);
+  v->set_reason(verdict.reason);
+  v->set_counts(counts);
+
+  bool failed = verdict.status == "errors" || verdict.status == "timed_out";
+  std::optional<FileVerdict> previous;
+  if (counts) {
+    if (f->second.has_verdict) previous = f->second.verdict;
+    f->second.verdict = verdict;
+    f->second.has_verdict = true;
+    if (failed) Agent(c.call.agent_id).failed_at = ++event_seq_;
+  }
+
+  // Optionally roll a write that brought new errors back.
+  if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed) {
+    Call& w = c.held->write;
+    std::string revert_id = NewId("ex");
+    Call& rv = calls_[revert_id];
+    rv.call.execution_id = revert_id;
+    rv.call.tool = kWriteFileTool;
+    rv.call.arguments_json =
+        json({{"content", c.held->result.content_before()}, {"file_path", shown}})
+            .dump(-1, ' ', false, json::error_handler_t::replace);
+    rv.call.agent_id = w.call.agent_id;
+    rv.call.mode = w.call.mode;
+    rv.call.policy = w.call.policy;
+    rv.call.parent_id = r.execution_id();
+    rv.write_path = path;
+    rv.validate = false;
+    rv.handlers.on_done = [this, path, previous](const v1::ToolResult& result, const Status&) {
+      auto file = files_.find(path);
+      if (file == files_.end() || result.status() != v1::TOOL_STATUS_OK) return;  // the errors stay, and block
+      // Back as it was: the verdict before the write holds again.
+      file->second.has_verdict = previous.has_value();
+      if (previous) file->second.verdict = *previous;
+    };
+    // Next in line on the file, right after the write it undoes.
+    std::deque<std::string>& queue = write_queues_[path];
+    queue.insert(queue.empty() ? queue.end() : queue.begin() + 1, revert_id);
+    v->set_revert_execution_id(revert_id);
+    text += "The edit was rolled back (" + revert_id + "): the file is as it was before " + w.call.execution_id +
+            ". Do not make the same edit again; change your approach.\n";
+  }
+
+  r.set_output_head(text);
+  r.set_output_tail("");
+  r.set_output_total_bytes(text.size());
+  ValidationRecord record{r.execution_id(), session_id_, c.call.agent_id, mutation, path,
+                          verdict.status, verdict.validator, verdict.new_errors, verdict.reason, verdict.summary,
+                          static_cast<int64_t>(out.latency_us()), clock_->WallMillis()};
+  Status recorded = RecordEnd(c, r, &record, rows);
+  if (!recorded.ok()) spdlog::error("{}", recorded.message());
+  Deliver(c, r, recorded);
+  if (c.held) {
+    // The write's caller hears of it now, with the verdict.
+    Held& held = *c.held;
+    *held.result.mutable_verdict() = r.verdict();
+    held.result.clear_content_before();
+    Deliver(held.write, held.result, held.recorded);
   }
 }
 

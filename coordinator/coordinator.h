@@ -2,13 +2,26 @@
 // Coordinator: the single authority that runs tool calls.
 //
 // For each call it assigns an execution id and puts the call through the
-// gates: the mode gate (the tool must belong to the call's mode), then, for
-// tools that change files, the read-before-edit gate against the calling
-// agent's file cache, one write per file at a time. A call that passes goes to
-// a worker; its start is recorded in the ledger *before* the worker sees it,
-// and its end (with the output, the diff and content hashes as artifacts)
-// before the caller hears of it. A call a gate refuses is recorded too, as a
-// rejected execution. TodoWrite runs here, in the coordinator.
+// gates: the mode gate (the tool must belong to the call's mode), the blocked
+// state (below), then, for tools that change files, the read-before-edit gate
+// against the calling agent's file cache, one write per file at a time. A
+// call that passes goes to a worker; its start is recorded in the ledger
+// *before* the worker sees it, and its end (with the output, the diff and
+// content hashes as artifacts) before the caller hears of it. A call a gate
+// refuses is recorded too, as a rejected execution. TodoWrite and
+// memory_query run here, in the coordinator.
+//
+// The validation gate: after a write succeeds, the file is validated by the
+// lsp host (a language server, else a check command) as an lsp_check
+// execution of its own, linked to the write. Only diagnostics that are new
+// against the file as it was before the session first changed it count. The
+// write's caller hears of it only after the verdict (clean, errors,
+// timed_out, no_validator), which rides on the write's result; the next
+// write to the file waits for it too. While the latest verdict of any file is
+// errors or timed_out the session is blocked: edit-mode calls other than
+// reads, memory_query, lsp_check and corrective writes are refused, and
+// Blocking() says why (the agent refuses completion on it). The model may run
+// lsp_check itself, e.g. after fixing a header, to re-validate a file.
 //
 // Each agent has its own file cache and todo list; a session's caches can be
 // rebuilt from the ledger (ResumeSession), so scripted calls continue where
@@ -29,6 +42,8 @@
 #include "coordinator/file_cache.h"
 #include "coordinator/ledger.h"
 #include "coordinator/todo_list.h"
+#include "coordinator/validation.h"
+#include "coordinator/validators.h"
 #include "coordinator/worker_pool.h"
 #include "coordinator/worker_transport.h"
 
@@ -42,6 +57,31 @@ struct CoordinatorOptions {
   uint64_t artifact_cap_bytes = 8u << 20;
   FileCacheOptions file_cache;
   WorkerPoolOptions pool;
+  // Validation after writes; off unless the caller turns it on.
+  ValidationOptions validation = [] {
+    ValidationOptions v = DefaultValidationOptions();
+    v.enabled = false;
+    return v;
+  }();
+  // Finds validators' programs; null: PATH, then <odin's bin>/../lsp.
+  ProgramLookup program_lookup;
+  // The strict profile: after a failed validation, an agent's next write is
+  // refused until it has run memory_query.
+  bool memory_forced = false;
+};
+
+constexpr char kLspCheckTool[] = "lsp_check";
+
+// The validation gate's latest verdict on a file the session changed.
+struct FileVerdict {
+  std::string path;         // absolute
+  std::string mutation_id;  // the write it follows
+  std::string check_id;     // the lsp_check execution
+  std::string status;       // clean, errors, timed_out, no_validator
+  std::string validator;
+  int new_errors = 0;
+  std::string summary;
+  std::string reason;
 };
 
 // What the caller hears about one call.
@@ -80,10 +120,18 @@ class Coordinator final : private WorkerPool::Listener {
   // The files an agent has cached, for the planner's context.
   std::vector<CachedFileInfo> CachedFiles(const std::string& agent_id);
   const TodoList& Todos(const std::string& agent_id);
+  // Files whose latest verdict is errors or timed_out: while there are any,
+  // the session is blocked. Sorted by path.
+  std::vector<FileVerdict> Blocking() const;
+  // The latest verdict of every file the session changed, sorted by path.
+  std::vector<FileVerdict> Verdicts() const;
+  Ledger* ledger() { return ledger_; }
+  const std::string& workspace() const { return o_.workspace; }
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
   std::function<void(const v1::Hello&)> on_worker_ready;
 
  private:
+  struct Held;  // a write waiting for its validation (coordinator.cc)
   struct Call {
     ToolCall call;
     CallHandlers handlers;
@@ -91,10 +139,31 @@ class Coordinator final : private WorkerPool::Listener {
     bool started = false;
     std::string write_path;  // the file a writing tool holds the lock of
     std::string output;      // the first artifact_cap bytes of output, in arrival order
+    bool validate = true;    // false for a rollback, which is not validated
+    // For lsp_check: the file, and the content validated.
+    std::string check_path;
+    std::string check_content;
+    std::unique_ptr<Held> held;  // the write this lsp_check validates
+    Call();
+    ~Call();
+    Call(Call&&) noexcept;
+    Call& operator=(Call&&) noexcept;
   };
   struct AgentState {
     std::unique_ptr<FileCache> cache;
     TodoList todos;
+    uint64_t failed_at = 0;        // event number of its last failed validation
+    uint64_t memory_query_at = 0;  // event number of its last memory_query
+  };
+  // What the session knows of a file it changed.
+  struct FileState {
+    std::string original;      // before the session's first write to it
+    bool original_known = false;  // false after a resume: the next write's "before" stands in
+    bool existed = false;
+    bool baseline_known = false;
+    std::vector<Diag> baseline;  // the validator's diagnostics of `original`
+    bool has_verdict = false;
+    FileVerdict verdict;
   };
 
   Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
@@ -106,6 +175,18 @@ class Coordinator final : private WorkerPool::Listener {
   // Ends a call without a worker (refused by a gate, or run here).
   void EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text = "");
   void RunTodoWrite(const std::string& id);
+  void RunMemoryQuery(const std::string& id);
+  // Refusals of the blocked state and of memory-forced reasoning, if any.
+  Status CheckBlocked(const ToolCall& call);
+  // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
+  // for a write) on path's content.
+  void SubmitLspCheck(const std::string& id, const std::string& path, std::string content);
+  void StartValidation(Call write, const v1::ToolResult& result, const Status& recorded);
+  void FinishLspCheck(Call check, v1::ToolResult result);
+  Status RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation = nullptr,
+                   const std::vector<DiagnosticRecord>& diagnostics = {});
+  // Tells the caller, and gives the file's next write its turn.
+  void Deliver(Call& c, const v1::ToolResult& r, const Status& recorded);
   // Runs the read-before-edit gate for the next write queued on path, and
   // dispatches it or ends it; repeats until one is in flight or none is left.
   void DispatchNextWrite(const std::string& path);
@@ -120,6 +201,9 @@ class Coordinator final : private WorkerPool::Listener {
   std::map<std::string, Call> calls_;                         // by execution id
   std::map<std::string, AgentState> agents_;                  // by agent id
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
+  std::map<std::string, FileState> files_;                    // by absolute path
+  uint64_t event_seq_ = 0;
+  ProgramLookup lookup_;
 };
 
 // Ledger names of statuses and exit reasons ("timed_out", "sandbox_setup_failed").

@@ -23,7 +23,7 @@ class CoordinatorTest : public ::testing::Test {
     o.mode = "edit";
     o.artifact_cap_bytes = 10;
     o.pool.size = 1;
-    o.pool.spawn_spec = [](const std::string&, bool) { return SpawnOptions{.argv = {"w"}}; };
+    o.pool.spawn_spec = [](const std::string&, WorkerPolicy) { return SpawnOptions{.argv = {"w"}}; };
     coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
     ASSERT_TRUE(coord_->StartWorkers().ok());
     ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
@@ -250,7 +250,7 @@ TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
   o.workspace = dir_ws_;
   o.mode = "edit";
   o.pool.size = 1;
-  o.pool.spawn_spec = [](const std::string&, bool) { return SpawnOptions{.argv = {"w"}}; };
+  o.pool.spawn_spec = [](const std::string&, WorkerPolicy) { return SpawnOptions{.argv = {"w"}}; };
   testing::FakeLauncher launcher;
   testing::FakeTransport transport;
   Coordinator again(o, &clock_, &launcher, &transport);

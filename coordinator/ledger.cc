@@ -43,7 +43,7 @@ const std::vector<TableDef>& Tables() {
        {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"},
         {"agent_id", "TEXT NOT NULL"}, {"tool", "TEXT NOT NULL"}, {"args_json", "TEXT NOT NULL"},
         {"mode", "TEXT NOT NULL"}, {"worker_id", "TEXT NOT NULL"},
-        {"started_at_ms", "INTEGER NOT NULL"}}},
+        {"started_at_ms", "INTEGER NOT NULL"}, {"parent_id", "TEXT NOT NULL"}}},
       {"execution_ends",
        {{"execution_id", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"}, {"exit_code", "INTEGER"},
         {"exit_reason", "TEXT NOT NULL"}, {"finished_at_ms", "INTEGER NOT NULL"},
@@ -65,11 +65,24 @@ const std::vector<TableDef>& Tables() {
         {"input_tokens", "INTEGER NOT NULL"}, {"output_tokens", "INTEGER NOT NULL"},
         {"cost_microusd", "INTEGER NOT NULL"}, {"status", "TEXT NOT NULL"}, {"attempts", "INTEGER NOT NULL"},
         {"error", "TEXT NOT NULL"}}},
+      {"validations",
+       {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"mutation_id", "TEXT NOT NULL"}, {"path", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"},
+        {"validator", "TEXT NOT NULL"}, {"new_errors", "INTEGER NOT NULL"}, {"reason", "TEXT NOT NULL"},
+        {"summary", "TEXT NOT NULL"}, {"latency_us", "INTEGER NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"diagnostics",
+       {{"execution_id", "TEXT NOT NULL"}, {"path", "TEXT NOT NULL"}, {"line", "INTEGER NOT NULL"},
+        {"column", "INTEGER NOT NULL"}, {"severity", "INTEGER NOT NULL"}, {"code", "TEXT NOT NULL"},
+        {"message", "TEXT NOT NULL"}, {"source", "TEXT NOT NULL"}, {"is_new", "INTEGER NOT NULL"}}},
+      {"gate_events",
+       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"message_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"},
+        {"detail_json", "TEXT NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
   };
   return kTables;
 }
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 const std::string kGenesisHash(64, '0');
 
 // The bytes a record's hash covers: the previous hash, the table, then every
@@ -132,7 +145,7 @@ struct Stmt {
 
 constexpr const char kExecutionColumns[] =
     "s.seq, s.execution_id, s.session_id, s.agent_id, s.tool, s.args_json, s.mode, s.worker_id, "
-    "s.started_at_ms, e.seq, e.status, e.exit_code, e.exit_reason, e.finished_at_ms, e.duration_us, "
+    "s.started_at_ms, s.parent_id, e.seq, e.status, e.exit_code, e.exit_reason, e.finished_at_ms, e.duration_us, "
     "e.output_head, e.output_tail, e.output_bytes, e.error, e.result_json "
     "FROM execution_starts s LEFT JOIN execution_ends e ON e.execution_id = s.execution_id";
 
@@ -147,22 +160,44 @@ ExecutionRow ReadExecution(sqlite3_stmt* st) {
   row.start.mode = ColumnText(st, 6);
   row.start.worker_id = ColumnText(st, 7);
   row.start.started_at_ms = sqlite3_column_int64(st, 8);
-  if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
+  row.start.parent_id = ColumnText(st, 9);
+  if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
     ExecutionEnd e;
     e.execution_id = row.start.execution_id;
-    e.status = ColumnText(st, 10);
-    if (sqlite3_column_type(st, 11) != SQLITE_NULL) e.exit_code = sqlite3_column_int(st, 11);
-    e.exit_reason = ColumnText(st, 12);
-    e.finished_at_ms = sqlite3_column_int64(st, 13);
-    e.duration_us = sqlite3_column_int64(st, 14);
-    e.output_head = ColumnBlob(st, 15);
-    e.output_tail = ColumnBlob(st, 16);
-    e.output_bytes = sqlite3_column_int64(st, 17);
-    e.error = ColumnText(st, 18);
-    e.result_json = ColumnText(st, 19);
+    e.status = ColumnText(st, 11);
+    if (sqlite3_column_type(st, 12) != SQLITE_NULL) e.exit_code = sqlite3_column_int(st, 12);
+    e.exit_reason = ColumnText(st, 13);
+    e.finished_at_ms = sqlite3_column_int64(st, 14);
+    e.duration_us = sqlite3_column_int64(st, 15);
+    e.output_head = ColumnBlob(st, 16);
+    e.output_tail = ColumnBlob(st, 17);
+    e.output_bytes = sqlite3_column_int64(st, 18);
+    e.error = ColumnText(st, 19);
+    e.result_json = ColumnText(st, 20);
     row.end = std::move(e);
   }
   return row;
+}
+
+constexpr const char kValidationColumns[] =
+    "execution_id, session_id, agent_id, mutation_id, path, status, validator, new_errors, reason, summary, "
+    "latency_us, created_at_ms FROM validations";
+
+ValidationRecord ReadValidation(sqlite3_stmt* st) {
+  ValidationRecord v;
+  v.execution_id = ColumnText(st, 0);
+  v.session_id = ColumnText(st, 1);
+  v.agent_id = ColumnText(st, 2);
+  v.mutation_id = ColumnText(st, 3);
+  v.path = ColumnText(st, 4);
+  v.status = ColumnText(st, 5);
+  v.validator = ColumnText(st, 6);
+  v.new_errors = sqlite3_column_int64(st, 7);
+  v.reason = ColumnText(st, 8);
+  v.summary = ColumnText(st, 9);
+  v.latency_us = sqlite3_column_int64(st, 10);
+  v.created_at_ms = sqlite3_column_int64(st, 11);
+  return v;
 }
 
 }  // namespace
@@ -296,6 +331,10 @@ Status Ledger::Init() {
   schema += "CREATE INDEX IF NOT EXISTS artifacts_execution ON artifacts(execution_id);";
   schema += "CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id);";
   schema += "CREATE INDEX IF NOT EXISTS llm_calls_session ON llm_calls(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS execution_starts_session ON execution_starts(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS validations_session ON validations(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS diagnostics_execution ON diagnostics(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS gate_events_session ON gate_events(session_id);";
   schema += "COMMIT;";
   Status s = Exec(schema);
   if (!s.ok()) {
@@ -413,12 +452,29 @@ Status Ledger::AddExecutionStart(const ExecutionStart& r) {
     return Append("execution_starts",
                   {Value::Text(r.execution_id), Value::Text(r.session_id), Value::Text(r.agent_id),
                    Value::Text(r.tool), Value::Text(redactor_.Redact(r.args_json)), Value::Text(r.mode),
-                   Value::Text(r.worker_id), Value::Int(r.started_at_ms)});
+                   Value::Text(r.worker_id), Value::Int(r.started_at_ms), Value::Text(r.parent_id)});
   });
 }
 
-Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> artifacts) {
+Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> artifacts,
+                               const ValidationRecord* validation,
+                               const std::vector<DiagnosticRecord>& diagnostics) {
   return Write([&]() -> Status {
+    for (const DiagnosticRecord& d : diagnostics) {
+      RETURN_IF_ERROR(Append("diagnostics", {Value::Text(d.execution_id), Value::Text(d.path), Value::Int(d.line),
+                                             Value::Int(d.column), Value::Int(d.severity), Value::Text(d.code),
+                                             Value::Text(redactor_.Redact(d.message)), Value::Text(d.source),
+                                             Value::Int(d.is_new ? 1 : 0)}));
+    }
+    if (validation != nullptr) {
+      const ValidationRecord& v = *validation;
+      RETURN_IF_ERROR(Append("validations",
+                             {Value::Text(v.execution_id), Value::Text(v.session_id), Value::Text(v.agent_id),
+                              Value::Text(v.mutation_id), Value::Text(v.path), Value::Text(v.status),
+                              Value::Text(v.validator), Value::Int(v.new_errors),
+                              Value::Text(redactor_.Redact(v.reason)), Value::Text(redactor_.Redact(v.summary)),
+                              Value::Int(v.latency_us), Value::Int(v.created_at_ms)}));
+    }
     for (Artifact& a : artifacts) {
       a.content = redactor_.Redact(a.content);
       a.sha256 = Sha256Hex(a.content);
@@ -456,14 +512,79 @@ Status Ledger::AddLlmCall(const LlmCallRecord& c) {
   });
 }
 
-StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id) {
+Status Ledger::AddGateEvent(const GateEvent& g) {
+  return Write([&] {
+    return Append("gate_events", {Value::Text(g.id), Value::Text(g.session_id), Value::Text(g.agent_id),
+                                  Value::Text(g.message_id), Value::Text(g.kind), Value::Text(g.execution_id),
+                                  Value::Text(redactor_.Redact(g.detail_json)), Value::Int(g.created_at_ms)});
+  });
+}
+
+StatusOr<std::vector<ValidationRecord>> Ledger::ListValidations(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kValidationColumns + " WHERE session_id = ? ORDER BY seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list validations", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ValidationRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadValidation(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list validations", rc);
+  return out;
+}
+
+StatusOr<std::vector<DiagnosticRecord>> Ledger::ListDiagnostics(const std::string& execution_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT execution_id, path, line, column, severity, code, message, source, is_new "
+                              "FROM diagnostics WHERE execution_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list diagnostics", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<DiagnosticRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    DiagnosticRecord d;
+    d.execution_id = ColumnText(s.st, 0);
+    d.path = ColumnText(s.st, 1);
+    d.line = sqlite3_column_int64(s.st, 2);
+    d.column = sqlite3_column_int64(s.st, 3);
+    d.severity = sqlite3_column_int64(s.st, 4);
+    d.code = ColumnText(s.st, 5);
+    d.message = ColumnText(s.st, 6);
+    d.source = ColumnText(s.st, 7);
+    d.is_new = sqlite3_column_int(s.st, 8) != 0;
+    out.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list diagnostics", rc);
+  return out;
+}
+
+StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& session_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT id, session_id, agent_id, message_id, kind, execution_id, detail_json, "
+                              "created_at_ms FROM gate_events WHERE session_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list gate events", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<GateEvent> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), ColumnText(s.st, 3),
+                   ColumnText(s.st, 4), ColumnText(s.st, 5), ColumnText(s.st, 6), sqlite3_column_int64(s.st, 7)});
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list gate events", rc);
+  return out;
+}
+
+StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms) {
   Stmt s;
   int rc = sqlite3_prepare_v2(db_,
                               "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
-                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ?",
+                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ? "
+                              "AND started_at_ms >= ?",
                               -1, &s.st, nullptr);
   if (rc != SQLITE_OK) return SqliteError("usage", rc);
   sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s.st, 2, since_ms);
   if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
   return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
                       sqlite3_column_int64(s.st, 3)};

@@ -47,6 +47,7 @@ struct ExecutionStart {
   std::string mode;       // "ask", "plan", "edit" (or "exec" for odin exec)
   std::string worker_id;
   int64_t started_at_ms = 0;
+  std::string parent_id;  // the execution this one serves (a write's lsp_check), or ""
 };
 
 struct ExecutionEnd {
@@ -103,6 +104,50 @@ struct LlmCallRecord {
   std::string error;
 };
 
+// What validated one file after a mutation (or when the model asked), and
+// the verdict: clean, errors, timed_out or no_validator.
+struct ValidationRecord {
+  std::string execution_id;  // the lsp_check execution
+  std::string session_id;
+  std::string agent_id;
+  std::string mutation_id;   // the write it validates; "" when the model asked
+  std::string path;          // absolute
+  std::string status;        // clean, errors, timed_out, no_validator
+  std::string validator;     // "clangd", "g++ -fsyntax-only", ...
+  int64_t new_errors = 0;    // errors not in the baseline
+  std::string reason;        // why timed_out or no_validator
+  std::string summary;       // what the model was shown
+  int64_t latency_us = 0;    // content sent to diagnostics received
+  int64_t created_at_ms = 0;
+};
+
+// One diagnostic a validation found.
+struct DiagnosticRecord {
+  std::string execution_id;  // the lsp_check execution
+  std::string path;          // absolute
+  int64_t line = 0;          // 1-based
+  int64_t column = 0;        // 1-based
+  int64_t severity = 1;      // 1 error, 2 warning, 3 information, 4 hint
+  std::string code;
+  std::string message;
+  std::string source;
+  bool is_new = false;       // not in the baseline
+};
+
+// A decision of a gate the conversation cannot see otherwise: a backpressure
+// check's result ("check"), a refused completion ("completion_refused"), a
+// run given up ("not_converged").
+struct GateEvent {
+  std::string id;
+  std::string session_id;
+  std::string agent_id;
+  std::string message_id;
+  std::string kind;
+  std::string execution_id;  // the execution it concerns, if any
+  std::string detail_json;
+  int64_t created_at_ms = 0;
+};
+
 struct SessionUsage {
   int64_t llm_calls = 0;
   int64_t input_tokens = 0;
@@ -136,13 +181,21 @@ class Ledger {
 
   Status AddSession(const SessionRecord& session);
   Status AddExecutionStart(const ExecutionStart& start);
-  // Records the end of a call and its artifacts, in one transaction.
-  Status AddExecutionEnd(const ExecutionEnd& end, std::vector<Artifact> artifacts);
+  // Records the end of a call and its artifacts (and, for lsp_check, its
+  // validation and diagnostics), in one transaction.
+  Status AddExecutionEnd(const ExecutionEnd& end, std::vector<Artifact> artifacts,
+                         const ValidationRecord* validation = nullptr,
+                         const std::vector<DiagnosticRecord>& diagnostics = {});
+  Status AddGateEvent(const GateEvent& event);
 
   Status AddMessage(const MessageRecord& message);
   Status AddLlmCall(const LlmCallRecord& call);
-  // Totals of a session's model calls.
-  StatusOr<SessionUsage> UsageOf(const std::string& session_id);
+  // Totals of a session's model calls (those started at since_ms or later).
+  StatusOr<SessionUsage> UsageOf(const std::string& session_id, int64_t since_ms = 0);
+  // A session's validations and gate events, oldest first.
+  StatusOr<std::vector<ValidationRecord>> ListValidations(const std::string& session_id);
+  StatusOr<std::vector<GateEvent>> ListGateEvents(const std::string& session_id);
+  StatusOr<std::vector<DiagnosticRecord>> ListDiagnostics(const std::string& execution_id);
 
   // Newest first.
   StatusOr<std::vector<ExecutionRow>> ListExecutions(int limit);

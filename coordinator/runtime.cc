@@ -68,20 +68,26 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   int log_fd = rt->worker_log_fd_;
   std::string bwrap = config.bwrap_path;
   int heartbeat_ms = config.heartbeat_ms;
-  co.pool.start_readonly = flags.mode == "ask" || flags.mode == "plan";
-  co.pool.spawn_spec = [=](const std::string& worker_id, bool readonly_workspace) {
+  co.pool.start_policy =
+      flags.mode == "ask" || flags.mode == "plan" ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
+  co.validation = config.validation;
+  co.validation.enabled = config.validation.enabled && flags.validate;
+  co.memory_forced = flags.profile == "strict";
+  co.pool.spawn_spec = [=](const std::string& worker_id, WorkerPolicy worker_policy) {
     SpawnOptions o;
     o.argv = {JoinPath(bin, "odin-sandbox"), "--workspace", ws.root, "--readonly", ws.state_dir,
               "--writable", socket_dir, "--policy", SandboxPolicyName(policy)};
-    // Worker pools are keyed by sandbox policy: ask and plan get a read-only
-    // workspace, so the operating system enforces what the mode gate says.
-    if (readonly_workspace) o.argv.push_back("--workspace-readonly");
+    // Worker pools are keyed by policy: ask and plan get a read-only
+    // workspace, so the operating system enforces what the mode gate says;
+    // the lsp host only ever reads it.
+    if (worker_policy != WorkerPolicy::kWritable) o.argv.push_back("--workspace-readonly");
     if (!bwrap.empty()) {
       o.argv.push_back("--bwrap");
       o.argv.push_back(bwrap);
     }
     o.argv.push_back("--");
-    o.argv.insert(o.argv.end(), {JoinPath(bin, "odin-worker"), "--connect", endpoint, "--id", worker_id,
+    const char* program = worker_policy == WorkerPolicy::kLspHost ? "odin-lsp-host" : "odin-worker";
+    o.argv.insert(o.argv.end(), {JoinPath(bin, program), "--connect", endpoint, "--id", worker_id,
                                  "--workspace", ws.root, "--heartbeat-ms", std::to_string(heartbeat_ms)});
     o.env = worker_env;
     o.stderr_fd = log_fd;

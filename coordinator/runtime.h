@@ -27,6 +27,8 @@ struct RuntimeFlags {
   std::string session_kind = "exec";
   std::string mode = "exec";   // the mode whose workers start first (ask and plan: read-only)
   std::string resume_session;  // non-empty: continue this session instead of starting one
+  bool validate = false;       // validate writes (if validation.enabled in the config)
+  std::string profile = "auto";  // strict: memory-forced reasoning after a failed validation
 };
 
 class Runtime {

@@ -12,6 +12,8 @@ constexpr ToolInfo kTools[] = {
     {kGrepTool, false, true, false},
     {kReadTool, false, true, false},
     {kTodoWriteTool, false, false, true},
+    {"memory_query", false, false, true},
+    {"lsp_check", false, false, false},
     {kExecuteCommandTool, false, false, false},
     {kWriteFileTool, true, false, false},
     {kEditTool, true, false, false},

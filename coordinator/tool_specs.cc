@@ -31,6 +31,17 @@ constexpr Spec kSpecs[] = {
     {"TodoWrite",
      "Replaces your task list. Use it for work of three or more steps; keep one item in_progress at a time.",
      R"json({"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status","id"],"additionalProperties":false}}},"required":["todos"],"additionalProperties":false})json"},
+    {"memory_query",
+     "Queries the execution ledger: what actually happened in this session. last_edit: your newest successful "
+     "edit (of file_path), its diff and validation. last_validation: the newest validation (of file_path) with "
+     "its diagnostics. failed_attempts: edits (of file_path) that were refused or left new errors. executions: "
+     "calls by execution_id, or by tool and status. After a failed validation, query before you edit again.",
+     R"json({"type":"object","properties":{"query":{"type":"string","enum":["last_edit","last_validation","failed_attempts","executions"]},"file_path":{"type":"string","description":"Only this file"},"execution_id":{"type":"string","description":"executions: this one"},"tool":{"type":"string","description":"executions: only this tool"},"status":{"type":"string","description":"executions: only this status (ok, error, rejected, timed_out, crashed, cancelled)"},"limit":{"type":"integer","description":"At most this many records (default 10)"}},"required":["query"],"additionalProperties":false})json"},
+    {"lsp_check",
+     "Validates a file as it is now with its language server (clangd, pyright, ...) or compiler check, and "
+     "reports the errors that are new since this session first changed it. Every edit is validated "
+     "automatically; call this to re-check a file after fixing something elsewhere (e.g. a header).",
+     R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"}},"required":["file_path"],"additionalProperties":false})json"},
     {"ExecuteCommand",
      "Runs a shell command (bash -c) in a sandbox: no network, the workspace as the only writable place "
      "(read-only in ask and plan modes). Use it to build, test and inspect. Output is captured.",

@@ -22,29 +22,45 @@ WorkerPool::~WorkerPool() {
   if (!shutting_down_) Shutdown(Duration::zero());
 }
 
+const char* WorkerPolicyName(WorkerPolicy policy) {
+  switch (policy) {
+    case WorkerPolicy::kWritable: return "tool worker";
+    case WorkerPolicy::kReadonly: return "read-only tool worker";
+    case WorkerPolicy::kLspHost: return "lsp host";
+  }
+  return "worker";
+}
+
+const Status& WorkerPool::health(WorkerPolicy policy) const {
+  static const Status kOk;
+  auto it = health_.find(policy);
+  return it == health_.end() ? kOk : it->second;
+}
+
 Status WorkerPool::Start() {
   next_heartbeat_ = clock_->Now() + o_.heartbeat_interval;
-  for (int i = 0; i < o_.size; ++i) RETURN_IF_ERROR(SpawnWorker(o_.start_readonly));
-  return Status::OK();
+  EnsurePolicy(o_.start_policy);
+  return health(o_.start_policy);
 }
 
-void WorkerPool::EnsurePolicy(bool readonly) {
+void WorkerPool::EnsurePolicy(WorkerPolicy policy) {
   for (const auto& [pid, w] : workers_) {
-    if (w.readonly == readonly) return;
+    if (w.policy == policy) return;
   }
-  for (int i = 0; i < o_.size; ++i) {
-    if (!SpawnWorker(readonly).ok()) return;
+  int n = policy == WorkerPolicy::kLspHost ? 1 : o_.size;
+  for (int i = 0; i < n; ++i) {
+    if (!SpawnWorker(policy).ok()) return;
   }
 }
 
-Status WorkerPool::SpawnWorker(bool readonly) {
+Status WorkerPool::SpawnWorker(WorkerPolicy policy) {
   Worker w;
   w.id = id_prefix_ + "-" + std::to_string(++next_worker_number_);
-  w.readonly = readonly;
-  StatusOr<pid_t> pid = launcher_->Launch(o_.spawn_spec(w.id, readonly));
+  w.policy = policy;
+  StatusOr<pid_t> pid = launcher_->Launch(o_.spawn_spec(w.id, policy));
   if (!pid.ok()) {
-    Status why = pid.status().WithContext("cannot start a tool worker");
-    GiveUp(why);
+    Status why = pid.status().WithContext(std::string("cannot start a ") + WorkerPolicyName(policy));
+    GiveUp(policy, why);
     return why;
   }
   w.pid = *pid;
@@ -55,14 +71,10 @@ Status WorkerPool::SpawnWorker(bool readonly) {
 }
 
 void WorkerPool::Submit(ToolCall call) {
-  if (!health_.ok()) {
-    Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(health_.code()), health_.message(), std::nullopt,
-         v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
-    return;
-  }
-  EnsurePolicy(call.readonly_workspace);
-  if (!health_.ok()) {  // the workers of its policy could not start
-    Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(health_.code()), health_.message(), std::nullopt,
+  if (health(call.policy).ok()) EnsurePolicy(call.policy);
+  const Status& health = this->health(call.policy);
+  if (!health.ok()) {  // the workers of its policy could not start
+    Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(health.code()), health.message(), std::nullopt,
          v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
     return;
   }
@@ -148,16 +160,22 @@ void WorkerPool::KillWorker(Worker* w, const std::string& reason) {
   w->kill_at = clock_->Now() + o_.term_grace;
 }
 
-void WorkerPool::GiveUp(Status why) {
-  if (!health_.ok()) return;
-  health_ = why;
+void WorkerPool::GiveUp(WorkerPolicy policy, Status why) {
+  if (!health(policy).ok()) return;
+  health_[policy] = why;
   spdlog::error("{}", why.message());
+  std::deque<ToolCall> kept;
   while (!queue_.empty()) {
     ToolCall call = std::move(queue_.front());
     queue_.pop_front();
+    if (call.policy != policy) {
+      kept.push_back(std::move(call));
+      continue;
+    }
     Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(why.code()), why.message(), std::nullopt,
          v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
   }
+  queue_ = std::move(kept);
 }
 
 void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope& env) {
@@ -176,7 +194,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       w->said_hello = true;
       w->sandbox = env.hello().sandbox().description();
       w->namespaced = env.hello().sandbox().namespaces();
-      start_failures_ = 0;
+      start_failures_[w->policy] = 0;
       listener_->OnWorkerReady(env.hello());
       break;
     case v1::Envelope::kHeartbeat:
@@ -232,19 +250,20 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
            v1::EXIT_REASON_CRASHED);
     }
   }
-  if (shutting_down_ || !health_.ok()) return;
+  if (shutting_down_ || !health(w.policy).ok()) return;
 
   if (!w.said_hello) {
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
-      return GiveUp(Status::FailedPrecondition(
-          "sandbox required but bubblewrap is unusable", "run `odin doctor` for details"));
+      return GiveUp(w.policy, Status::FailedPrecondition("sandbox required but bubblewrap is unusable",
+                                                         "run `odin doctor` for details"));
     }
-    if (++start_failures_ >= o_.max_start_failures) {
-      return GiveUp(Status::Unavailable("tool workers keep failing to start",
-                                        "the last one " + how + "; see .odin/worker.log"));
+    if (++start_failures_[w.policy] >= o_.max_start_failures) {
+      return GiveUp(w.policy, Status::Unavailable(std::string(WorkerPolicyName(w.policy)) +
+                                                      "s keep failing to start",
+                                                  "the last one " + how + "; see .odin/worker.log"));
     }
   }
-  Status s = SpawnWorker(w.readonly);
+  Status s = SpawnWorker(w.policy);
   if (!s.ok()) spdlog::error("{}", s.message());
 }
 
@@ -307,7 +326,7 @@ void WorkerPool::Dispatch() {
     // The oldest call of this worker's policy; calls of the other policy
     // wait for their own workers without holding these up.
     auto next = std::find_if(queue_.begin(), queue_.end(),
-                             [&w](const ToolCall& c) { return c.readonly_workspace == w.readonly; });
+                             [&w](const ToolCall& c) { return c.policy == w.policy; });
     if (next == queue_.end()) continue;
     ToolCall call = std::move(*next);
     queue_.erase(next);
@@ -346,6 +365,7 @@ void WorkerPool::Dispatch() {
         r->set_end(end);
       }
     }
+    if (!call.validation_input.empty()) req->mutable_validation()->ParseFromString(call.validation_input);
     Status sent = transport_->Send(w.id, env);
     Job job;
     job.call = std::move(call);
@@ -449,7 +469,7 @@ void WorkerPool::Shutdown(Duration wait) {
 std::vector<WorkerPool::WorkerInfo> WorkerPool::workers() const {
   std::vector<WorkerInfo> out;
   for (const auto& [pid, w] : workers_) {
-    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.readonly});
+    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.policy});
   }
   return out;
 }

@@ -1,8 +1,9 @@
 #pragma once
-// WorkerPool: the coordinator's tool workers, run like a Majordomo broker.
-// Workers are keyed by sandbox policy (workspace read-only, or writable): a
-// call only ever reaches a worker of its policy, and each policy gets `size`
-// workers once a call needs it.
+// WorkerPool: the coordinator's workers, run like a Majordomo broker.
+// Workers are keyed by policy (a tool worker with the workspace writable, one
+// with it read-only, or the lsp host): a call only ever reaches a worker of its
+// policy, and each policy gets its workers (`size` tool workers, one lsp host)
+// once a call needs them.
 //
 // It spawns workers through a ProcessLauncher (which runs odin-sandbox),
 // waits for each one's Hello, dispatches queued tool calls to idle workers one
@@ -19,9 +20,9 @@
 //     of the worker's process group after cancel_grace, then SIGKILL after
 //     term_grace; it ends as TOOL_STATUS_TIMED_OUT with exit code 124;
 //   - a worker that breaks the protocol is killed, not argued with;
-//   - if workers cannot start (the sandbox is required but unusable, or they
-//     keep dying before Hello), the pool stops trying and fails its calls with
-//     health() saying why.
+//   - if workers of a policy cannot start (the sandbox is required but
+//     unusable, or they keep dying before Hello), the pool stops trying for
+//     that policy and fails its calls with health(policy) saying why.
 //
 // Passive: nothing happens outside Poll(). Time comes from the Clock, so tests
 // step it across every boundary. Thread-safety: none; one loop owns the pool.
@@ -47,6 +48,14 @@ class ToolProgress;
 class ToolResult;
 }  // namespace v1
 
+// Which workers may take a call.
+enum class WorkerPolicy {
+  kWritable,  // tool worker, workspace writable (edit mode, odin exec)
+  kReadonly,  // tool worker, workspace read-only (ask and plan modes)
+  kLspHost,   // the lsp host (workspace read-only), one per pool
+};
+const char* WorkerPolicyName(WorkerPolicy policy);
+
 struct WorkerPoolOptions {
   int size = 1;                                  // workers kept running, per sandbox policy in use
   Duration heartbeat_interval = milliseconds(500);
@@ -56,12 +65,11 @@ struct WorkerPoolOptions {
   Duration term_grace = seconds(1);              // SIGTERM of the worker, to SIGKILL
   Duration command_kill_grace = seconds(1);      // told to the worker: SIGTERM to SIGKILL of a command
   int max_start_failures = 5;                    // consecutive deaths before Hello, then give up
-  // The sandbox policy Start() spawns workers for; workers of the other
-  // policy start when a call first needs them.
-  bool start_readonly = false;
-  // The command line for a new worker with the given id, whose sandbox shows
-  // the workspace read-only iff readonly_workspace. Required.
-  std::function<SpawnOptions(const std::string& worker_id, bool readonly_workspace)> spawn_spec;
+  // The policy Start() spawns workers for; workers of the others start when a
+  // call first needs them.
+  WorkerPolicy start_policy = WorkerPolicy::kWritable;
+  // The command line for a new worker of a policy with the given id. Required.
+  std::function<SpawnOptions(const std::string& worker_id, WorkerPolicy policy)> spawn_spec;
 };
 
 // One tool call as the pool sees it.
@@ -78,10 +86,13 @@ struct ToolCall {
   // Empty: the coordinator's defaults. The pool itself ignores them.
   std::string agent_id;
   std::string mode;
-  // The sandbox policy the call needs: a worker that sees the workspace
-  // read-only (ask and plan) or writable (edit). A call only ever reaches a
-  // worker of its policy.
-  bool readonly_workspace = false;
+  // The workers that may take it: a tool worker that sees the workspace
+  // read-only (ask and plan) or writable (edit), or the lsp host.
+  WorkerPolicy policy = WorkerPolicy::kWritable;
+  // The execution this one serves (a write's validation), for the ledger.
+  std::string parent_id;
+  // For lsp_check: the serialized v1::ValidationInput.
+  std::string validation_input;
   // What a writing tool expects of its file (the read-before-edit gate's
   // verdict), checked by the worker under the file's lock.
   struct Expectation {
@@ -130,8 +141,10 @@ class WorkerPool {
   void SendDueHeartbeats();
   // Calls queued or running.
   size_t pending() const;
-  // OK while the pool can run calls; else why it cannot.
-  const Status& health() const { return health_; }
+  // OK while the pool can run calls of a policy (by default, Start's); else
+  // why it cannot.
+  const Status& health() const { return health(o_.start_policy); }
+  const Status& health(WorkerPolicy policy) const;
   // Tells every worker to exit, waits up to `wait` for them, kills the rest.
   void Shutdown(Duration wait);
 
@@ -142,7 +155,7 @@ class WorkerPool {
     WorkerState state;
     std::string sandbox;  // from Hello
     std::string execution_id;
-    bool readonly_workspace;
+    WorkerPolicy policy;
   };
   std::vector<WorkerInfo> workers() const;
 
@@ -158,7 +171,7 @@ class WorkerPool {
   struct Worker {
     std::string id;
     pid_t pid = 0;
-    bool readonly = false;  // its sandbox policy
+    WorkerPolicy policy = WorkerPolicy::kWritable;
     WorkerState state = WorkerState::kStarting;
     SteadyTime expiry{};
     std::string sandbox;
@@ -170,9 +183,9 @@ class WorkerPool {
     std::optional<Job> job;
   };
 
-  Status SpawnWorker(bool readonly);
-  // Spawns `size` workers of a policy if it has none.
-  void EnsurePolicy(bool readonly);
+  Status SpawnWorker(WorkerPolicy policy);
+  // Spawns the workers of a policy if it has none.
+  void EnsurePolicy(WorkerPolicy policy);
   void HandleMessage(const std::string& worker_id, const v1::Envelope& env);
   void HandleExit(pid_t pid, int wait_status);
   void DrainMessages();
@@ -186,7 +199,7 @@ class WorkerPool {
   void Finish(Worker* w, const v1::ToolResult& result, bool kill_worker = false);
   Worker* FindById(const std::string& id);
   SteadyTime NextTimer() const;
-  void GiveUp(Status why);
+  void GiveUp(WorkerPolicy policy, Status why);
 
   WorkerPoolOptions o_;
   Clock* clock_;
@@ -196,11 +209,11 @@ class WorkerPool {
   std::map<pid_t, Worker> workers_;
   std::deque<ToolCall> queue_;
   SteadyTime next_heartbeat_{};
-  int start_failures_ = 0;
+  std::map<WorkerPolicy, int> start_failures_;
   int next_worker_number_ = 0;
   std::string id_prefix_;
   bool shutting_down_ = false;
-  Status health_;
+  std::map<WorkerPolicy, Status> health_;  // absent: OK
 };
 
 }  // namespace odin

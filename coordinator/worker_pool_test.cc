@@ -53,7 +53,8 @@ class WorkerPoolTest : public ::testing::Test {
     options_.start_timeout = seconds(10);
     options_.cancel_grace = seconds(3);
     options_.term_grace = seconds(1);
-    options_.spawn_spec = [](const std::string& id, bool readonly) {
+    options_.spawn_spec = [](const std::string& id, WorkerPolicy policy) {
+      bool readonly = policy == WorkerPolicy::kReadonly;
       SpawnOptions o;
       o.argv = {"odin-worker", "--id", id, readonly ? "--readonly" : "--writable"};
       return o;
@@ -440,7 +441,7 @@ TEST_F(WorkerPoolTest, CallsOnlyReachWorkersOfTheirSandboxPolicy) {
   StartPool();  // writable workers first
   SayHello(100);
   ToolCall ask = Call("ex_ask");
-  ask.readonly_workspace = true;
+  ask.policy = WorkerPolicy::kReadonly;
   pool_->Submit(ask);
   // A read-only worker is spawned for it; the idle writable one is not used.
   ASSERT_EQ(launcher_.launched.size(), 2u);
@@ -463,7 +464,7 @@ TEST_F(WorkerPoolTest, ACallWhosePolicyCannotStartEndsAtOnce) {
   SayHello(100);
   launcher_.fail_launches = true;
   ToolCall ask = Call("ex_ask");
-  ask.readonly_workspace = true;
+  ask.policy = WorkerPolicy::kReadonly;
   pool_->Submit(ask);
   ASSERT_EQ(listener_.results.size(), 1u);
   EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);

@@ -130,7 +130,10 @@ std::string Commit(LockedFile* file, const std::string& path, const std::string&
   Snapshot(path, after, st.ok() ? *st : FileStat{}, r->mutable_file_written());
   r->mutable_file_written()->set_full(true);
   r->mutable_file_written()->set_content(after);
-  if (existed) r->set_sha256_before(Sha256Hex(before));
+  if (existed) {
+    r->set_sha256_before(Sha256Hex(before));
+    r->set_content_before(before);
+  }
   r->set_diff(diff.text);
   r->set_status(v1::TOOL_STATUS_OK);
   r->set_exit_reason(v1::EXIT_REASON_NORMAL);

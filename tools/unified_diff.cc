@@ -84,4 +84,57 @@ DiffResult UnifiedDiff(std::string_view before, std::string_view after, const st
   return out;
 }
 
+std::vector<MovedLine> MapLines(std::string_view before, std::string_view after) {
+  std::vector<std::string> a = SplitLines(before), b = SplitLines(after);
+  std::vector<MovedLine> map(a.size());
+  size_t prefix = 0;
+  while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) ++prefix;
+  size_t suffix = 0;
+  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
+         a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  auto line = [](size_t index) { return static_cast<uint32_t>(index + 1); };
+  for (size_t i = 0; i < prefix; ++i) map[i] = {true, line(i), line(i)};
+  for (size_t k = 0; k < suffix; ++k) {
+    map[a.size() - 1 - k] = {true, line(b.size() - 1 - k), line(b.size() - 1 - k)};
+  }
+  std::vector<std::string> ma(a.begin() + static_cast<long>(prefix), a.end() - static_cast<long>(suffix));
+  std::vector<std::string> mb(b.begin() + static_cast<long>(prefix), b.end() - static_cast<long>(suffix));
+  if (ma.empty()) return map;
+  if (static_cast<double>(ma.size()) * static_cast<double>(mb.size()) > kMaxDiffCells) {
+    // Too large to diff line by line: the whole region was replaced.
+    for (size_t i = 0; i < ma.size(); ++i) {
+      map[prefix + i] = {false, line(prefix), static_cast<uint32_t>(prefix + mb.size())};
+    }
+    return map;
+  }
+  dtl::Diff<std::string> diff(ma, mb);
+  diff.enableHuge();
+  diff.compose();
+  size_t i = 0, j = 0, hunk_start = 0;
+  std::vector<size_t> deleted;
+  auto flush = [&] {
+    for (size_t d : deleted) {
+      map[prefix + d] = {false, line(prefix + hunk_start), static_cast<uint32_t>(prefix + j)};
+    }
+    deleted.clear();
+  };
+  for (const auto& e : diff.getSes().getSequence()) {
+    if (e.second.type == dtl::SES_COMMON) {
+      flush();
+      map[prefix + i] = {true, line(prefix + j), line(prefix + j)};
+      ++i;
+      ++j;
+      hunk_start = j;
+    } else if (e.second.type == dtl::SES_DELETE) {
+      deleted.push_back(i++);
+    } else {
+      ++j;
+    }
+  }
+  flush();
+  return map;
+}
+
 }  // namespace odin

@@ -1,11 +1,8 @@
 #include "workers/tool_worker.h"
 
-#include <signal.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
-#include <deque>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -13,7 +10,6 @@
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "tools/file_tool_args.h"
-#include "base/zmq_endpoint.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/file_tools.h"
@@ -21,6 +17,7 @@
 #include "tools/search_tools.h"
 #include "tools/text_file.h"
 #include "tools/tool_result.h"
+#include "workers/worker_channel.h"
 
 namespace odin {
 namespace {
@@ -34,8 +31,6 @@ class Worker : public CommandRun::Sink {
   void OnOutput(OutputStreamId stream, std::string_view data) override;
 
  private:
-  void Queue(const v1::Envelope& env);
-  void QueueResult(v1::ToolResult result);
   void Handle(const v1::Envelope& env);
   void StartRequest(const v1::ToolRequest& req);
   void StartCommand(const v1::ToolRequest& req, std::vector<std::string> argv_override);
@@ -43,12 +38,10 @@ class Worker : public CommandRun::Sink {
   // and then its result.
   void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
   void FinishRun();
-  void FlushOutbox();
 
   const ToolWorkerOptions& o_;
   Clock* clock_;
-  std::unique_ptr<ZmqEndpoint> socket_;
-  std::deque<std::string> outbox_;
+  std::unique_ptr<WorkerChannel> channel_;
   bool shutdown_ = false;
 
   // The request being run, if any.
@@ -63,22 +56,6 @@ class Worker : public CommandRun::Sink {
   bool captured_truncated_ = false;
   std::string rg_path_;
 };
-
-void Worker::Queue(const v1::Envelope& env) {
-  outbox_.push_back(env.SerializeAsString());
-}
-
-void Worker::QueueResult(v1::ToolResult result) {
-  // Strings must be UTF-8 or the envelope does not parse on the other side
-  // (which would cost this worker its life); names from the file system and
-  // bytes quoted in messages need not be.
-  if (result.has_error()) result.mutable_error()->set_message(ToDisplayText(result.error().message()));
-  result.set_output_json(ToDisplayText(result.output_json()));
-  v1::Envelope env;
-  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  *env.mutable_tool_result() = std::move(result);
-  Queue(env);
-}
 
 void Worker::OnOutput(OutputStreamId stream, std::string_view data) {
   if (capturing_) {
@@ -101,21 +78,11 @@ void Worker::OnOutput(OutputStreamId stream, std::string_view data) {
   }
   streamed_ += data.size();
   v1::Envelope env;
-  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   v1::ToolProgress* p = env.mutable_tool_progress();
   p->set_execution_id(execution_id_);
   p->mutable_output()->set_stream(static_cast<v1::OutputStream>(stream));
   p->mutable_output()->set_data(data.data(), data.size());
-  Queue(env);
-}
-
-void Worker::FlushOutbox() {
-  while (!outbox_.empty()) {
-    Status s = socket_->Send("", outbox_.front());
-    if (s.code() == StatusCode::kResourceExhausted) return;  // coordinator is behind; wait
-    if (!s.ok()) spdlog::warn("send: {}", s.message());
-    outbox_.pop_front();
-  }
+  channel_->Queue(std::move(env));
 }
 
 void Worker::EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result) {
@@ -131,7 +98,7 @@ void Worker::EmitTextResult(const v1::ToolRequest& req, const std::string& text,
   result.set_output_head(capture.head());
   result.set_output_tail(capture.tail());
   result.set_output_total_bytes(capture.total());
-  QueueResult(std::move(result));
+  channel_->QueueResult(std::move(result));
 }
 
 void Worker::StartRequest(const v1::ToolRequest& req) {
@@ -144,16 +111,12 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     // A protocol slip by the coordinator: answer it without touching the
     // call that is running.
     FailResult(&result, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("worker " + o_.worker_id, "is busy"));
-    return QueueResult(std::move(result));
+    return channel_->QueueResult(std::move(result));
   }
   if (IsFileTool(req.tool())) {
     // Bounded work (files are at most kMaxFileBytes): done right here, after
     // a heartbeat, so the whole liveness window is available for it.
-    v1::Envelope hb;
-    hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    hb.mutable_heartbeat();
-    Queue(hb);
-    FlushOutbox();
+    channel_->HeartbeatNow();
     SteadyTime start = clock_->Now();
     std::string text = RunFileTool(req, o_.workspace, &result);
     result.set_duration_us(
@@ -199,7 +162,7 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
     FailResult(&result, v1::TOOL_STATUS_ERROR, run.status());
     result.set_has_exit_code(true);
     result.set_exit_code(run.status().code() == StatusCode::kNotFound ? 127 : 126);
-    return QueueResult(std::move(result));
+    return channel_->QueueResult(std::move(result));
   }
   run_ = std::move(*run);
   capturing_ = capture;
@@ -211,12 +174,11 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
   captured_err_.clear();
   captured_truncated_ = false;
   v1::Envelope env;
-  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   env.mutable_tool_progress()->set_execution_id(execution_id_);
   env.mutable_tool_progress()->set_started_pgid(run_->pgid());
-  Queue(env);
+  channel_->Queue(std::move(env));
   // Out now: the coordinator needs the group id if the command kills us.
-  FlushOutbox();
+  channel_->Flush();
 }
 
 void Worker::FinishRun() {
@@ -225,7 +187,7 @@ void Worker::FinishRun() {
   run_->FillResult(&result);
   run_.reset();
   if (!capturing_) {
-    QueueResult(std::move(result));
+    channel_->QueueResult(std::move(result));
     return;
   }
   capturing_ = false;
@@ -234,7 +196,7 @@ void Worker::FinishRun() {
   bool stopped = result.status() == v1::TOOL_STATUS_TIMED_OUT ||
                  (result.status() == v1::TOOL_STATUS_CANCELLED && !captured_truncated_);
   if (stopped) {
-    QueueResult(std::move(result));
+    channel_->QueueResult(std::move(result));
     return;
   }
   v1::ToolResult formatted;
@@ -272,78 +234,39 @@ void Worker::Handle(const v1::Envelope& env) {
 int Worker::Run() {
   // Orphans of the commands we run come back to us, so we can kill them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
-  int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
-  StatusOr<std::unique_ptr<ZmqEndpoint>> socket = ZmqEndpoint::ConnectDealer(o_.endpoint, o_.worker_id);
-  if (!socket.ok()) {
-    spdlog::error("{}", socket.status().message());
+  int sigfd = TerminationSignalFd();
+  StatusOr<std::unique_ptr<WorkerChannel>> channel =
+      WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.heartbeat_interval, o_.liveness}, clock_);
+  if (!channel.ok()) {
+    spdlog::error("{}", channel.status().message());
     return 1;
   }
-  socket_ = std::move(*socket);
+  channel_ = std::move(*channel);
+  channel_->SayHello(v1::WORKER_KIND_TOOL,
+                     {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool,
+                      kMultiEditTool},
+                     o_.sandbox_description);
 
-  v1::Envelope hello;
-  hello.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  v1::Hello* h = hello.mutable_hello();
-  h->set_worker_id(o_.worker_id);
-  h->set_kind(v1::WORKER_KIND_TOOL);
-  h->set_pid(getpid());
-  h->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  for (const char* tool : {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool,
-                           kEditTool, kMultiEditTool}) {
-    h->add_capabilities(tool);
-  }
-  h->mutable_sandbox()->set_namespaces(o_.sandbox_description == "bwrap");
-  h->mutable_sandbox()->set_description(o_.sandbox_description);
-  Queue(hello);
-
-  SteadyTime now = clock_->Now();
-  SteadyTime next_heartbeat = now + o_.heartbeat_interval;
-  SteadyTime silent_at = now + o_.heartbeat_interval * o_.liveness;
   while (!shutdown_) {
-    now = clock_->Now();
-    if (now >= next_heartbeat) {
-      v1::Envelope hb;
-      hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-      hb.mutable_heartbeat();
-      Queue(hb);
-      next_heartbeat = now + o_.heartbeat_interval;
-    }
-    FlushOutbox();
-
+    channel_->Tick();
     std::vector<PollFd> fds;
     if (sigfd >= 0) fds.push_back({sigfd});
-    if (run_ != nullptr) run_->AddWatchFds(capturing_ || outbox_.empty(), &fds);
-    SteadyTime wake = std::min(next_heartbeat, silent_at);
+    if (run_ != nullptr) run_->AddWatchFds(capturing_ || channel_->outbox_empty(), &fds);
+    SteadyTime wake = channel_->NextWake();
     if (run_ != nullptr) {
       if (auto t = run_->NextTimer()) wake = std::min(wake, *t);
     }
-    StatusOr<bool> ready = socket_->Poll(std::max(Duration::zero(), wake - now), &fds, !outbox_.empty());
+    StatusOr<bool> ready = channel_->Wait(wake, &fds);
     if (!ready.ok()) {
       spdlog::error("{}", ready.status().message());
       break;
     }
     if (sigfd >= 0 && fds[0].readable) break;
-
-    std::string peer, payload;
-    while (*ready) {
-      StatusOr<bool> got = socket_->TryReceive(&peer, &payload);
-      if (!got.ok() || !*got) break;
-      silent_at = clock_->Now() + o_.heartbeat_interval * o_.liveness;
-      v1::Envelope env;
-      if (!env.ParseFromString(payload) || env.protocol_version() != v1::PROTOCOL_VERSION_CURRENT) {
-        spdlog::warn("dropping a malformed message from the coordinator");
-        continue;
-      }
-      Handle(env);
-    }
+    v1::Envelope env;
+    while (*ready && channel_->Receive(&env)) Handle(env);
     // Judged only after reading what has arrived, so a slow turn of this
     // loop is not mistaken for a silent coordinator.
-    if (clock_->Now() >= silent_at) {
+    if (channel_->CoordinatorSilent()) {
       spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
       break;
     }
@@ -351,10 +274,10 @@ int Worker::Run() {
     if (run_ != nullptr) {
       // A search keeps rg's output, so it reads whether or not the outbox is
       // clear; a command streams, so it reads only when it is.
-      run_->Service(capturing_ || outbox_.empty(), this);
+      run_->Service(capturing_ || channel_->outbox_empty(), this);
       if (run_->done()) {
         FinishRun();
-        FlushOutbox();
+        channel_->Flush();
       }
     }
   }

@@ -1,0 +1,118 @@
+#pragma once
+// LspServer: one language server process, spoken to over its stdin and stdout
+// with JSON-RPC 2.0 in Content-Length frames, as the Language Server Protocol
+// specification has it.
+//
+// Start() spawns the server and sends `initialize`; once the answer arrives it
+// sends `initialized` and ready() turns true. Documents are synced whole
+// (didOpen, then didChange with the full text and a new version each time).
+// Requests from the server get answers a quiet client would give
+// (workspace/configuration: null for every item; progress and capability
+// registration: null; anything else: MethodNotFound), so no server waits on us.
+// Every textDocument/publishDiagnostics is kept, numbered in arrival order,
+// with the document version the server reported, if any.
+//
+// Passive: nothing happens outside Service(). Writes never block: what the
+// server's pipe does not take waits in an outbox. Thread-safety: none.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "base/zmq_endpoint.h"
+
+namespace odin {
+
+struct LspDiagnostic {
+  uint32_t line = 0;    // 1-based
+  uint32_t column = 0;  // 1-based, in UTF-16 code units as LSP counts them
+  uint32_t severity = 1;  // 1 error, 2 warning, 3 information, 4 hint (missing: error)
+  std::string code;
+  std::string message;
+  std::string source;
+};
+
+struct PublishedDiagnostics {
+  std::optional<int64_t> version;  // as the server reported it
+  std::vector<LspDiagnostic> items;
+  uint64_t seq = 0;                // arrival number, over all documents
+  SteadyTime at{};
+};
+
+struct LspServerOptions {
+  std::vector<std::string> command;  // argv; the program as an absolute path
+  std::vector<std::string> env;
+  std::string root;                  // the workspace; also the server's cwd
+  int stderr_fd = -1;                // where the server's stderr goes; -1: /dev/null
+};
+
+class LspServer {
+ public:
+  // Spawns the server and sends initialize. NotFound / PermissionDenied if
+  // the program cannot run.
+  static StatusOr<std::unique_ptr<LspServer>> Start(const LspServerOptions& options, Clock* clock);
+  // Kills the server (its whole process group) and reaps it.
+  ~LspServer();
+  LspServer(const LspServer&) = delete;
+  LspServer& operator=(const LspServer&) = delete;
+
+  // Answered initialize (and was sent initialized).
+  bool ready() const { return ready_; }
+  // The process ended, or broke the protocol; why.
+  bool dead() const { return dead_; }
+  const std::string& death() const { return death_; }
+  SteadyTime started_at() const { return started_at_; }
+
+  // The fds to wait on: output always, input while the outbox holds bytes,
+  // and the exit notification.
+  void AddWatchFds(std::vector<PollFd>* fds) const;
+  // Reads and handles what arrived, writes what it can, notices an exit.
+  void Service();
+
+  void DidOpen(const std::string& path, const std::string& language_id, int64_t version, const std::string& text);
+  void DidChange(const std::string& path, int64_t version, const std::string& text);
+  void DidClose(const std::string& path);
+
+  // The latest diagnostics published for path (absolute), if any.
+  const PublishedDiagnostics* Latest(const std::string& path) const;
+  // Publishes received so far, over all documents.
+  uint64_t publish_count() const { return publish_seq_; }
+
+ private:
+  LspServer(Clock* clock) : clock_(clock) {}
+  void Send(const std::string& json_text);
+  void Notify(const std::string& method, const std::string& params_json);
+  void HandleMessage(const std::string& body);
+  void Die(const std::string& why);
+
+  Clock* clock_;
+  std::string root_;
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int to_server_ = -1;    // its stdin
+  int from_server_ = -1;  // its stdout
+  std::string outbox_;
+  std::string inbox_;
+  bool ready_ = false;
+  bool dead_ = false;
+  std::string death_;
+  SteadyTime started_at_{};
+  int64_t next_id_ = 1;
+  int64_t initialize_id_ = 0;
+  uint64_t publish_seq_ = 0;
+  std::map<std::string, PublishedDiagnostics> published_;  // by absolute path
+};
+
+// file:// URIs, percent-encoded the way VS Code does.
+std::string PathToUri(const std::string& path);
+// The absolute path of a file:// URI; "" if it is not one.
+std::string UriToPath(const std::string& uri);
+
+}  // namespace odin

@@ -1,0 +1,481 @@
+#include "workers/lsp_host.h"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/check_output.h"
+#include "tools/exec_command.h"
+#include "tools/lsp_client.h"
+#include "tools/tool_result.h"
+#include "workers/worker_channel.h"
+
+namespace odin {
+namespace {
+
+constexpr char kLspCheckTool[] = "lsp_check";
+constexpr int kMaxServerStarts = 2;  // failures to start before a server is given up for the session
+constexpr size_t kMaxCheckOutput = 256 * 1024;
+
+std::string Ms(Duration d) { return std::to_string(ToMillis(d)) + " ms"; }
+
+std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+class Host : public CommandRun::Sink {
+ public:
+  Host(const LspHostOptions& o, Clock* clock) : o_(o), clock_(clock) {}
+  ~Host() override { RemoveTempDir(); }
+  int Run();
+  void OnOutput(OutputStreamId, std::string_view data) override {
+    if (job_ && job_->check_output.size() < kMaxCheckOutput) {
+      job_->check_output.append(data.substr(0, kMaxCheckOutput - job_->check_output.size()));
+    }
+  }
+
+ private:
+  struct Doc {
+    int64_t version = 0;
+    SteadyTime used{};
+  };
+  struct Server {
+    std::vector<std::string> command;
+    std::unique_ptr<LspServer> lsp;
+    int start_failures = 0;
+    std::string given_up;  // why it is not started again
+    std::map<std::string, Doc> docs;  // open documents, by path
+  };
+  enum class Phase { kStarting, kDiagnosing, kChecking };
+  struct Job {
+    v1::ToolRequest req;
+    Phase phase = Phase::kStarting;
+    bool baseline_step = false;  // what is being diagnosed is the baseline
+    Server* server = nullptr;
+    std::string server_name;
+    int64_t version = 0;
+    uint64_t seq_floor = 0;
+    SteadyTime sent_at{};
+    SteadyTime deadline{};
+    SteadyTime started{};
+    std::unique_ptr<CommandRun> check;
+    std::string check_output;
+    std::string check_copy;
+    v1::ValidationOutput out;
+  };
+
+  const v1::ValidationInput& in() const { return job_->req.validation(); }
+  void Handle(const v1::Envelope& env);
+  void StartJob(const v1::ToolRequest& req);
+  void Advance();
+  // Sends the next content (baseline or final) to the server.
+  void SendContent();
+  void StartCheck(const std::string& why_no_server);
+  void Accept(std::vector<v1::Diagnostic> diagnostics);
+  void Finish(v1::ValidationOutcome outcome, const std::string& reason);
+  void FinishCall(v1::ToolResult result);
+  void RemoveTempDir();
+  std::optional<SteadyTime> NextTimer() const;
+
+  const LspHostOptions& o_;
+  Clock* clock_;
+  std::unique_ptr<WorkerChannel> channel_;
+  bool shutdown_ = false;
+  std::map<std::string, Server> servers_;  // by name
+  std::optional<Job> job_;
+  std::string temp_dir_;
+};
+
+void Host::Handle(const v1::Envelope& env) {
+  switch (env.body_case()) {
+    case v1::Envelope::kToolRequest:
+      StartJob(env.tool_request());
+      break;
+    case v1::Envelope::kCancel:
+      if (job_ && env.cancel().execution_id() == job_->req.execution_id()) {
+        v1::ToolResult r;
+        bool timeout = env.cancel().reason() == v1::CANCEL_REASON_TIMEOUT;
+        FailResult(&r, timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
+                   timeout ? Status::DeadlineExceeded("lsp_check", "out of time")
+                           : Status::Cancelled("lsp_check cancelled"));
+        r.set_exit_reason(timeout ? v1::EXIT_REASON_TIMEOUT : v1::EXIT_REASON_KILLED);
+        FinishCall(std::move(r));
+      }
+      break;
+    case v1::Envelope::kShutdown:
+      shutdown_ = true;
+      break;
+    default:
+      break;
+  }
+}
+
+void Host::StartJob(const v1::ToolRequest& req) {
+  if (job_) {
+    v1::ToolResult r;
+    r.set_execution_id(req.execution_id());
+    FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("lsp host " + o_.worker_id, "is busy"));
+    return channel_->QueueResult(std::move(r));
+  }
+  if (req.tool() != kLspCheckTool || !req.has_validation() || req.validation().path().empty()) {
+    v1::ToolResult r;
+    r.set_execution_id(req.execution_id());
+    FailResult(&r, v1::TOOL_STATUS_ERROR,
+               Status::InvalidArgument("the lsp host runs only lsp_check with a file to validate"));
+    return channel_->QueueResult(std::move(r));
+  }
+  job_.emplace();
+  Job& j = *job_;
+  j.req = req;
+  j.started = clock_->Now();
+  j.baseline_step = in().want_baseline();
+  const v1::LanguageServer& ls = in().server();
+  if (ls.name().empty() || ls.command().empty()) return StartCheck("no language server serves this file");
+  j.server_name = ls.name();
+  Server& server = servers_[ls.name()];
+  std::vector<std::string> command(ls.command().begin(), ls.command().end());
+  if (server.command != command) {  // first use, or the configuration changed
+    server = Server();
+    server.command = command;
+  }
+  if (!server.given_up.empty()) return StartCheck(server.given_up);
+  j.server = &server;
+  j.out.set_validator(ls.name());
+  if (server.lsp == nullptr || server.lsp->dead()) {
+    server.lsp.reset();
+    server.docs.clear();
+    LspServerOptions lo{command, CurrentEnvironment(), o_.workspace, STDERR_FILENO};
+    StatusOr<std::unique_ptr<LspServer>> lsp = LspServer::Start(lo, clock_);
+    if (!lsp.ok()) {
+      server.given_up = ls.name() + " cannot start: " + lsp.status().message();
+      return StartCheck(server.given_up);
+    }
+    server.lsp = std::move(*lsp);
+  }
+  if (server.lsp->ready()) {
+    j.phase = Phase::kDiagnosing;
+    return SendContent();
+  }
+  j.phase = Phase::kStarting;
+  j.deadline = server.lsp->started_at() + milliseconds(in().start_timeout_ms());
+}
+
+void Host::SendContent() {
+  Job& j = *job_;
+  Server& server = *j.server;
+  const std::string& path = in().path();
+  const std::string& text = j.baseline_step ? in().baseline_content() : in().content();
+  auto doc = server.docs.find(path);
+  j.seq_floor = server.lsp->publish_count();
+  if (doc == server.docs.end()) {
+    // Keep the number of open documents bounded: close the least recently used.
+    if (static_cast<int>(server.docs.size()) >= o_.max_open_documents) {
+      auto oldest = std::min_element(server.docs.begin(), server.docs.end(),
+                                     [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+      server.lsp->DidClose(oldest->first);
+      server.docs.erase(oldest);
+    }
+    Doc& d = server.docs[path];
+    d.version = 1;
+    server.lsp->DidOpen(path, in().server().language_id(), d.version, text);
+    doc = server.docs.find(path);
+  } else {
+    ++doc->second.version;
+    server.lsp->DidChange(path, doc->second.version, text);
+  }
+  doc->second.used = clock_->Now();
+  j.version = doc->second.version;
+  j.sent_at = clock_->Now();
+  j.deadline = j.sent_at + milliseconds(in().file_timeout_ms());
+}
+
+void Host::StartCheck(const std::string& why_no_server) {
+  Job& j = *job_;
+  j.server = nullptr;
+  if (in().check_command().empty()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, why_no_server);
+  if (temp_dir_.empty()) {
+    StatusOr<std::string> dir = MakeTempDir("odin-check");
+    if (!dir.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, dir.status().message());
+    temp_dir_ = *dir;
+  }
+  const std::string& path = in().path();
+  j.check_copy = JoinPath(temp_dir_, BaseName(path));
+  Status written = WriteFileAtomic(j.check_copy, j.baseline_step ? in().baseline_content() : in().content());
+  if (!written.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, written.message());
+
+  CommandSpec spec;
+  spec.cwd = o_.workspace;
+  spec.env = CurrentEnvironment();
+  std::string program = BaseName(in().check_command(0));
+  bool compiler = program == "g++" || program == "gcc" || program == "c++" || program == "cc" ||
+                  program.rfind("clang", 0) == 0;
+  if (compiler) {
+    // The flags compile_commands.json gives the file, when there is one.
+    for (const char* db : {"compile_commands.json", "build/compile_commands.json"}) {
+      StatusOr<std::string> text = ReadFileToString(JoinPath(o_.workspace, db));
+      if (!text.ok()) continue;
+      std::string dir;
+      spec.argv = SyntaxCheckFromCompileDb(*text, path, j.check_copy, &dir);
+      if (!spec.argv.empty()) {
+        if (!dir.empty()) spec.cwd = dir;
+        break;
+      }
+    }
+  }
+  if (spec.argv.empty()) {
+    for (const std::string& arg : in().check_command()) {
+      std::string a = arg;
+      for (size_t pos = a.find("{file}"); pos != std::string::npos; pos = a.find("{file}", pos)) {
+        a.replace(pos, 6, j.check_copy);
+        pos += j.check_copy.size();
+      }
+      spec.argv.push_back(a);
+    }
+  }
+  // The copy lives elsewhere: "quoted" includes still resolve beside the real file.
+  if (compiler) spec.argv.insert(spec.argv.begin() + 1, {"-iquote", DirName(path)});
+  std::string shown;
+  for (const std::string& a : in().check_command()) shown += (shown.empty() ? "" : " ") + a;
+  j.out.set_validator(shown);
+  j.check_output.clear();
+  StatusOr<std::unique_ptr<CommandRun>> run = CommandRun::Start(spec, 64 * 1024, 64 * 1024, clock_);
+  if (!run.ok()) {
+    return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
+                  (why_no_server.empty() ? "" : why_no_server + "; ") + run.status().message());
+  }
+  j.check = std::move(*run);
+  j.phase = Phase::kChecking;
+  j.sent_at = clock_->Now();
+  j.deadline = j.sent_at + milliseconds(in().check_timeout_ms());
+}
+
+void Host::Accept(std::vector<v1::Diagnostic> diagnostics) {
+  Job& j = *job_;
+  if (j.baseline_step) {
+    for (v1::Diagnostic& d : diagnostics) *j.out.add_baseline() = std::move(d);
+    j.baseline_step = false;
+    if (j.phase == Phase::kChecking) {
+      j.check.reset();
+      return StartCheck("");
+    }
+    return SendContent();
+  }
+  for (v1::Diagnostic& d : diagnostics) *j.out.add_diagnostics() = std::move(d);
+  j.out.set_latency_us(
+      static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.sent_at).count()));
+  Finish(v1::VALIDATION_OUTCOME_DIAGNOSED, "");
+}
+
+void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
+  Job& j = *job_;
+  j.out.set_outcome(outcome);
+  j.out.set_reason(reason);
+  v1::ToolResult r;
+  r.set_status(v1::TOOL_STATUS_OK);
+  r.set_exit_reason(v1::EXIT_REASON_NORMAL);
+  size_t errors = 0;
+  for (const v1::Diagnostic& d : j.out.diagnostics()) errors += d.severity() == 1;
+  std::string text;
+  switch (outcome) {
+    case v1::VALIDATION_OUTCOME_DIAGNOSED:
+      text = j.out.validator() + ": " + std::to_string(j.out.diagnostics_size()) + " diagnostics, " +
+             std::to_string(errors) + " errors\n";
+      break;
+    case v1::VALIDATION_OUTCOME_TIMED_OUT:
+      text = "timed out: " + reason + "\n";
+      break;
+    default:
+      text = "no validator: " + reason + "\n";
+  }
+  r.set_output_head(text);
+  r.set_output_total_bytes(text.size());
+  *r.mutable_validation() = std::move(j.out);
+  FinishCall(std::move(r));
+}
+
+void Host::FinishCall(v1::ToolResult r) {
+  Job& j = *job_;
+  r.set_execution_id(j.req.execution_id());
+  r.set_duration_us(
+      static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.started).count()));
+  if (j.check) j.check->KillNow();
+  job_.reset();
+  RemoveTempDir();
+  channel_->QueueResult(std::move(r));
+  channel_->Flush();
+}
+
+void Host::RemoveTempDir() {
+  if (temp_dir_.empty()) return;
+  RemoveTree(temp_dir_);
+  temp_dir_.clear();
+}
+
+void Host::Advance() {
+  if (!job_) return;
+  Job& j = *job_;
+  SteadyTime now = clock_->Now();
+  const std::string& name = j.server_name;
+  if (j.phase == Phase::kStarting) {
+    Server& server = *j.server;
+    if (server.lsp->dead()) {
+      std::string why = name + " exited while starting: " + server.lsp->death();
+      server.lsp.reset();
+      if (++server.start_failures >= kMaxServerStarts) server.given_up = why;
+      return StartCheck(why);
+    }
+    if (server.lsp->ready()) {
+      j.out.set_server_start_us(
+          static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(now - server.lsp->started_at()).count()));
+      j.phase = Phase::kDiagnosing;
+      return SendContent();
+    }
+    if (now >= j.deadline) {
+      server.lsp.reset();  // killed; the next call starts it afresh
+      server.docs.clear();
+      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT,
+                    name + " did not start within " + Ms(milliseconds(in().start_timeout_ms())));
+    }
+    return;
+  }
+  if (j.phase == Phase::kDiagnosing) {
+    Server& server = *j.server;
+    if (server.lsp->dead()) {
+      std::string why = name + " exited while diagnosing " + BaseName(in().path()) + ": " + server.lsp->death();
+      server.lsp.reset();
+      server.docs.clear();
+      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, why);
+    }
+    const PublishedDiagnostics* pd = server.lsp->Latest(in().path());
+    if (pd != nullptr && pd->seq > j.seq_floor) {
+      // Versioned: only the version sent counts. Unversioned: the last
+      // publish, once the settle passed without another.
+      bool fresh = pd->version ? *pd->version == j.version
+                               : now >= pd->at + milliseconds(in().settle_ms());
+      if (fresh) {
+        std::vector<v1::Diagnostic> diagnostics;
+        for (const LspDiagnostic& l : pd->items) {
+          v1::Diagnostic d;
+          d.set_path(in().path());
+          d.set_line(l.line);
+          d.set_column(l.column);
+          d.set_severity(l.severity);
+          d.set_code(l.code);
+          d.set_message(l.message);
+          d.set_source(l.source.empty() ? name : l.source);
+          diagnostics.push_back(std::move(d));
+        }
+        return Accept(std::move(diagnostics));
+      }
+    }
+    if (now >= j.deadline) {
+      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT,
+                    name + " published no diagnostics for version " + std::to_string(j.version) + " of " +
+                        BaseName(in().path()) + " within " + Ms(milliseconds(in().file_timeout_ms())));
+    }
+    return;
+  }
+  // Checking.
+  if (j.check->done()) {
+    v1::ToolResult r;
+    j.check->FillResult(&r);
+    std::string output = j.check_output;
+    std::vector<v1::Diagnostic> diagnostics;
+    for (CheckDiagnostic& c : ParseCheckOutput(output, r.exit_code(), j.check_copy, in().path(),
+                                               BaseName(in().check_command(0)))) {
+      v1::Diagnostic d;
+      d.set_path(c.path);
+      d.set_line(c.diag.line);
+      d.set_column(c.diag.column);
+      d.set_severity(c.diag.severity);
+      d.set_code(c.diag.code);
+      d.set_message(c.diag.message);
+      d.set_source(c.diag.source);
+      diagnostics.push_back(std::move(d));
+    }
+    return Accept(std::move(diagnostics));
+  }
+  if (now >= j.deadline) {
+    return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT,
+                  j.out.validator() + " did not finish within " + Ms(milliseconds(in().check_timeout_ms())));
+  }
+}
+
+std::optional<SteadyTime> Host::NextTimer() const {
+  if (!job_) return std::nullopt;
+  SteadyTime t = job_->deadline;
+  if (job_->phase == Phase::kDiagnosing && job_->server != nullptr && job_->server->lsp) {
+    const PublishedDiagnostics* pd = job_->server->lsp->Latest(in().path());
+    if (pd != nullptr && pd->seq > job_->seq_floor && !pd->version) {
+      t = std::min(t, pd->at + milliseconds(in().settle_ms()));
+    }
+  }
+  if (job_->check) {
+    if (auto c = job_->check->NextTimer()) t = std::min(t, *c);
+  }
+  return t;
+}
+
+int Host::Run() {
+  // Orphans of the servers come back to us, so nothing outlives the host.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  int sigfd = TerminationSignalFd();
+  StatusOr<std::unique_ptr<WorkerChannel>> channel =
+      WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.heartbeat_interval, o_.liveness}, clock_);
+  if (!channel.ok()) {
+    spdlog::error("{}", channel.status().message());
+    return 1;
+  }
+  channel_ = std::move(*channel);
+  channel_->SayHello(v1::WORKER_KIND_LSP_HOST, {kLspCheckTool}, o_.sandbox_description);
+
+  while (!shutdown_) {
+    channel_->Tick();
+    std::vector<PollFd> fds;
+    if (sigfd >= 0) fds.push_back({sigfd});
+    for (auto& [name, server] : servers_) {
+      if (server.lsp) server.lsp->AddWatchFds(&fds);
+    }
+    if (job_ && job_->check) job_->check->AddWatchFds(true, &fds);
+    SteadyTime wake = channel_->NextWake();
+    if (auto t = NextTimer()) wake = std::min(wake, *t);
+    StatusOr<bool> ready = channel_->Wait(wake, &fds);
+    if (!ready.ok()) {
+      spdlog::error("{}", ready.status().message());
+      break;
+    }
+    if (sigfd >= 0 && fds[0].readable) break;
+    v1::Envelope env;
+    while (*ready && channel_->Receive(&env)) Handle(env);
+    if (channel_->CoordinatorSilent()) {
+      spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
+      break;
+    }
+    for (auto& [name, server] : servers_) {
+      if (server.lsp) server.lsp->Service();
+    }
+    if (job_ && job_->check) job_->check->Service(true, this);
+    Advance();
+  }
+  job_.reset();
+  servers_.clear();  // kills the servers
+  KillAllDescendants();
+  return 0;
+}
+
+}  // namespace
+
+int RunLspHost(const LspHostOptions& options, Clock* clock) {
+  Host host(options, clock);
+  return host.Run();
+}
+
+}  // namespace odin
