@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/ids.h"
+#include "base/sha256.h"
+#include "coordinator/report.h"
 #include "coordinator/tool_specs.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
@@ -41,6 +43,24 @@ int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const L
 
 std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
   if (r.has_error() && !r.error().message().empty()) return FirstLine(ToDisplayText(r.error().message()), 300);
+  if (tool == "lsp_check" && r.has_verdict()) return FirstLine(ToDisplayText(r.output_head()), 300);
+  if (tool == "memory_query" && r.status() == v1::TOOL_STATUS_OK) {
+    json answer = json::parse(r.output_head(), nullptr, false);
+    if (answer.is_object()) {
+      std::string query = answer.value("query", "");
+      for (const char* list : {"attempts", "executions"}) {
+        if (answer.contains(list) && answer[list].is_array()) {
+          return query + ": " + std::to_string(answer[list].size()) + " records";
+        }
+      }
+      for (const char* one : {"edit", "validation"}) {
+        if (answer.contains(one)) {
+          const json& rec = answer[one];
+          return query + ": " + (rec.is_object() ? rec.value("execution_id", std::string("?")) : "none");
+        }
+      }
+    }
+  }
   json out = json::parse(r.output_json(), nullptr, false);
   auto count = [](uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -51,9 +71,16 @@ std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
              std::to_string(out.value("end_line", 0)) + " of " + std::to_string(out.value("total_lines", 0));
     }
     if ((tool == "WriteFile" || tool == "EditTool" || tool == "MultiEditTool") && out.contains("file")) {
-      return std::string(out.value("created", false) ? "created " : "changed ") + out.value("file", std::string()) +
-             " (+" + std::to_string(out.value("lines_added", 0)) + " -" + std::to_string(out.value("lines_removed", 0)) +
-             " lines)";
+      std::string line = std::string(out.value("created", false) ? "created " : "changed ") +
+                         out.value("file", std::string()) + " (+" + std::to_string(out.value("lines_added", 0)) +
+                         " -" + std::to_string(out.value("lines_removed", 0)) + " lines)";
+      if (r.has_verdict()) {
+        const v1::ValidationVerdict& v = r.verdict();
+        line += "; validation " + v.status();
+        if (v.status() == "errors") line += " (" + std::to_string(v.new_errors()) + " new)";
+        if (!v.revert_execution_id().empty()) line += ", rolled back";
+      }
+      return line;
     }
     if (tool == "Grep" && out.value("mode", "") == "content") {
       return count(out.value("matching_lines_shown", 0), "matching line", "matching lines") + " shown, in " +
@@ -105,6 +132,19 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
                  {"summary", ToDisplayText(summary)}};
   if (r.has_exit_code()) record["exit_code"] = r.exit_code();
   if (!r.diff().empty()) record["diff"] = ToDisplayText(r.diff().substr(0, 8192));
+  if (r.has_verdict()) {
+    // The validation gate's verdict: what the file's validator says now.
+    const v1::ValidationVerdict& v = r.verdict();
+    json validation = {{"execution_id", v.execution_id()}, {"status", v.status()}, {"validator", v.validator()}};
+    if (v.status() == "errors") validation["new_errors"] = v.new_errors();
+    if (!v.summary().empty()) validation["errors"] = ToDisplayText(v.summary());
+    if (!v.reason().empty()) validation["reason"] = ToDisplayText(v.reason());
+    if (!v.revert_execution_id().empty()) validation["rolled_back_by"] = v.revert_execution_id();
+    if (v.status() == "errors" || v.status() == "timed_out") {
+      validation["blocking"] = v.counts();
+    }
+    record["validation"] = validation;
+  }
   record["output"] = ToDisplayText(output);
   return record.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -142,7 +182,12 @@ std::string Agent::SystemPrompt(Mode mode) {
     case Mode::kEdit:
       p += "Mode: edit. Make the requested change. Keep it minimal, run the relevant build or tests with "
            "ExecuteCommand when the project has them, and end with a short summary of what changed and how it "
-           "was verified.\n";
+           "was verified.\n"
+           "Every edit is validated (language server or compiler) and its result carries the verdict. While an "
+           "edit has left new errors, only reads, memory_query, lsp_check and corrective edits are allowed, and "
+           "finishing is refused. After a failed validation, use memory_query to retrieve the facts (last_edit, "
+           "last_validation, failed_attempts) and fix exactly what they say. When you finish, the project's checks "
+           "(tests, lint, build) run; if one fails you get its output and continue.\n";
       break;
   }
   if (o_.cwd != o_.workspace) p += "\nThe user is in " + DisplayPath(o_.cwd, o_.workspace) + ".\n";
@@ -178,6 +223,8 @@ void Agent::StartNext() {
   queue_.pop_front();
   current_->outcome.message_id = current_->message.id;
   current_->outcome.mode = current_->message.mode;
+  current_->started = clock_->Now();
+  current_->started_wall_ms = clock_->WallMillis();
   history_.push_back({ChatMessage::Role::kUser, current_->message.text, {}, {}});
   if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
   AskModel();
@@ -255,7 +302,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
                           "[runtime] Your previous response was cut off before it ended. Continue.", {}, {}});
       return AskModel();
     }
-    return Finish("done");
+    return ClaimCompletion();
   }
   RunTools(calls, r.truncated);
 }
@@ -299,6 +346,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     std::string tool = call.tool;
     c.running[id] = i;
     c.outcome.execution_ids.push_back(id);
+    c.model_call_ids.push_back(id);
     if (observer_) observer_->OnToolStart(id, calls[i]);
     CallHandlers handlers;
     handlers.on_progress = [this, generation](const v1::ToolProgress& p) {
@@ -348,6 +396,138 @@ void Agent::AllToolsDone() {
   AskModel();
 }
 
+namespace {
+
+std::string Fingerprint(const std::string& text) { return Sha256Hex(text).substr(0, 16); }
+
+}  // namespace
+
+void Agent::RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail) {
+  if (ledger_ == nullptr) return;
+  ledger_->AddGateEvent({NewId("gate"), coordinator_->session_id(), o_.agent_id, current_->message.id, kind,
+                         execution_id, detail, clock_->WallMillis()});
+}
+
+void Agent::ClaimCompletion() {
+  Current& c = *current_;
+  if (c.message.mode != Mode::kEdit) return Finish("done");
+  // Gate 3: no file may be left with new errors or unverified.
+  std::vector<FileVerdict> blocking = coordinator_->Blocking();
+  if (!blocking.empty()) {
+    std::string text = "[runtime] Completion refused: the validation gate has the session blocked.\n";
+    std::string key = "blocked";
+    json ids = json::array();
+    for (const FileVerdict& v : blocking) {
+      text += "- " + DisplayPath(v.path, o_.workspace) + ": " + v.status + " after " + v.mutation_id +
+              " (lsp_check " + v.check_id + ")\n";
+      if (!v.summary.empty()) text += v.summary;
+      if (!v.reason.empty()) text += "  " + v.reason + "\n";
+      key += "|" + v.path + "|" + v.status + "|" + v.summary;
+      ids.push_back(v.check_id);
+    }
+    text += "Fix these (memory_query has the details), or run lsp_check to re-validate a file, then finish.";
+    RecordGateEvent("completion_refused", blocking.front().check_id,
+                    json({{"reason", "blocked"}, {"lsp_checks", ids}}).dump());
+    return Refuse(Fingerprint(key), text);
+  }
+  // Gate 4: backpressure, when the message changed files.
+  if (c.outcome.changed_files.empty()) return Finish("done");
+  c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
+  c.check_index = 0;
+  c.check_failures.clear();
+  RunNextCheck();
+}
+
+void Agent::RunNextCheck() {
+  Current& c = *current_;
+  while (c.check_index < c.checks.size() && c.checks[c.check_index].command.empty()) {
+    const CheckSpec& spec = c.checks[c.check_index++];
+    RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
+  }
+  if (c.check_index == c.checks.size()) {
+    if (c.check_failures.empty()) return Finish("done");
+    std::string key, text = "[runtime] Completion refused: ";
+    text += c.check_failures.size() == 1 ? "a check failed.\n" : "checks failed.\n";
+    for (const auto& [fingerprint, failure] : c.check_failures) {
+      key += fingerprint;
+      text += failure;
+    }
+    text += "Fix the cause, then finish again (the checks run again).";
+    return Refuse(key, text);
+  }
+  const CheckSpec& spec = c.checks[c.check_index];
+  ToolCall call;
+  call.execution_id = NewId("ex");
+  call.tool = "ExecuteCommand";
+  call.arguments_json = json({{"command", spec.command}, {"timeout_seconds", o_.checks.timeout_seconds}}).dump();
+  call.agent_id = o_.agent_id;
+  call.mode = ModeName(c.message.mode);
+  call.timeout = seconds(o_.checks.timeout_seconds);
+  c.check_running = call.execution_id;
+  c.outcome.execution_ids.push_back(call.execution_id);
+  if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
+  uint64_t generation = generation_;
+  CallHandlers handlers;
+  handlers.on_done = [this, generation, id = call.execution_id](const v1::ToolResult& r, const Status&) {
+    if (generation == generation_ && current_) OnCheckDone(id, r);
+  };
+  coordinator_->Submit(std::move(call), std::move(handlers));
+}
+
+void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
+  Current& c = *current_;
+  c.check_running.clear();
+  if (observer_) observer_->OnToolEnd(id, "ExecuteCommand", r);
+  const CheckSpec spec = c.checks[c.check_index++];
+  if (c.cancelled) return Finish("cancelled");
+  // A check's own failure (an exit code, its timeout) is the project's; one
+  // that could not run at all (crash, sandbox) is the infrastructure's.
+  std::string status;
+  if (r.status() == v1::TOOL_STATUS_OK && r.has_exit_code() && r.exit_code() == 0) {
+    status = "passed";
+  } else if (r.status() == v1::TOOL_STATUS_TIMED_OUT || (r.status() == v1::TOOL_STATUS_OK && r.has_exit_code())) {
+    status = "failed";
+  } else {
+    status = "not_run";
+  }
+  json detail = {{"name", spec.name}, {"status", status}, {"command", spec.command}, {"origin", spec.origin}};
+  if (r.has_exit_code()) detail["exit_code"] = r.exit_code();
+  RecordGateEvent("check", id, detail.dump());
+  std::string output = r.output_head();
+  if (r.output_total_bytes() > r.output_head().size() + r.output_tail().size()) output += "\n[...]\n";
+  output += r.output_tail();
+  std::string tail = ToDisplayText(OutputTail(output, 3000));
+  if (status == "failed") {
+    std::string how = r.status() == v1::TOOL_STATUS_TIMED_OUT
+                          ? "timed out after " + std::to_string(o_.checks.timeout_seconds) + " s"
+                          : "exited with " + std::to_string(r.exit_code());
+    c.check_failures.push_back({Fingerprint(spec.name + "\n" + tail),
+                                "The " + spec.name + " check (`" + spec.command + "`, " + id + ") " + how +
+                                    ". The end of its output:\n" + tail + "\n"});
+  } else if (status == "not_run" && !o_.fail_open) {
+    std::string why = r.has_error() ? r.error().message() : ToolStatusName(r.status());
+    c.check_failures.push_back({Fingerprint(spec.name + "\nnot_run\n" + why),
+                                "The " + spec.name + " check (`" + spec.command + "`, " + id +
+                                    ") could not run: " + why + ". Completion waits until it runs.\n"});
+  }
+  RunNextCheck();
+}
+
+void Agent::Refuse(const std::string& fingerprint, const std::string& text) {
+  Current& c = *current_;
+  int times = ++c.refusals[fingerprint];
+  if (times >= o_.checks.retry_cap) {
+    RecordGateEvent("not_converged", "",
+                    json({{"refusals", times}, {"last", text.substr(0, 2000)}}).dump(-1, ' ', false,
+                                                                                   json::error_handler_t::replace));
+    c.outcome.error = Status::FailedPrecondition("not converged",
+                                      "the same refusal came back " + std::to_string(times) + " times");
+    return Finish("not_converged", c.outcome.error);
+  }
+  history_.push_back({ChatMessage::Role::kUser, text, {}, {}});
+  AskModel();
+}
+
 void Agent::CancelCurrent() {
   if (!current_) return;
   Current& c = *current_;
@@ -357,6 +537,7 @@ void Agent::CancelCurrent() {
     c.llm_call.reset();
     return Finish("cancelled");
   }
+  if (!c.check_running.empty()) return coordinator_->Cancel(c.check_running);
   // Running tools end as cancelled; their results close the turn.
   std::vector<std::string> running;
   for (const auto& [id, index] : c.running) running.push_back(id);
@@ -387,6 +568,25 @@ void Agent::Finish(const std::string& status, Status error) {
   for (const std::string& f : c.outcome.changed_files) {
     if (std::find(totals_.changed_files.begin(), totals_.changed_files.end(), f) == totals_.changed_files.end()) {
       totals_.changed_files.push_back(f);
+    }
+  }
+  if (ledger_ != nullptr) {
+    ReportInput in;
+    in.session_id = coordinator_->session_id();
+    in.agent_id = o_.agent_id;
+    in.message_id = c.message.id;
+    in.workspace = o_.workspace;
+    in.status = status;
+    in.profile = c.message.mode == Mode::kEdit ? ProfileName(o_.profile) : "";
+    in.call_ids = c.model_call_ids;
+    in.started_at_ms = c.started_wall_ms;
+    in.wall_ms = ToMillis(clock_->Now() - c.started);
+    StatusOr<Report> report = BuildReport(ledger_, in);
+    if (report.ok()) {
+      c.outcome.report_text = RenderReport(*report);
+      c.outcome.report_json = ReportJson(*report);
+    } else {
+      c.outcome.report_text = "(no report: " + report.status().message() + ")\n";
     }
   }
   MessageOutcome outcome = std::move(c.outcome);

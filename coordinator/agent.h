@@ -5,7 +5,16 @@
 //   message -> model -> tool calls -> gates, workers, ledger -> results -> model
 //
 // until the model ends its turn without calling a tool (or a limit, an error
-// or a cancel ends it). Tool calls the model returns together are submitted
+// or a cancel ends it).
+//
+// Ending the turn is a claim of completion, and in edit mode it meets the
+// convergence gate: it is refused while the coordinator's validation gate
+// has the session blocked (the refusal names the blocking executions and the
+// errors), and, when the message changed files, the profile's backpressure
+// checks (build, lint, tests) run as ExecuteCommand calls; a failure injects
+// the tail of its output and the loop goes on. The same refusal repeated
+// `retry_cap` times ends the message as not_converged. The answer then gets a
+// report built from the ledger. Tool calls the model returns together are submitted
 // together, so they run concurrently on different workers (writes to one file
 // take turns); their results go back to the model in the model's order, each
 // as a ground-truth record: {execution_id, tool, status, authority:
@@ -26,6 +35,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "coordinator/checks.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/ledger.h"
 #include "coordinator/llm.h"
@@ -52,13 +62,16 @@ struct AgentOptions {
   int max_turns = 50;          // model calls per message
   int max_tokens = 0;          // per model response; 0: the provider's default
   PriceTable prices;
+  Profile profile = Profile::kAuto;  // which backpressure checks run
+  ChecksConfig checks;         // their commands (else detected), timeout, retry cap
+  bool fail_open = false;      // a check that could not run does not block
 };
 
 // How one message ended.
 struct MessageOutcome {
   std::string message_id;
   Mode mode = Mode::kEdit;
-  std::string status;  // done, error, cancelled, max_turns
+  std::string status;  // done, not_converged, error, cancelled, max_turns
   std::string text;    // the model's final answer (its own words)
   Status error;        // when status is error
   std::vector<std::string> execution_ids;
@@ -67,6 +80,10 @@ struct MessageOutcome {
   int64_t llm_calls = 0;
   LlmUsage usage;
   int64_t cost_microusd = 0;
+  // The report from the ledger (text and JSON), when the message ran in a
+  // session with a ledger.
+  std::string report_text;
+  std::string report_json;
 };
 
 // What a front end (terminal, JSON stream, gRPC later) hears.
@@ -121,6 +138,16 @@ class Agent {
     std::vector<std::optional<ToolResultMessage>> results;  // in the model's order
     std::map<std::string, size_t> running;      // execution id -> index
     bool cancelled = false;
+    int64_t started_wall_ms = 0;
+    SteadyTime started{};
+    std::vector<std::string> model_call_ids;
+    // The convergence gate: how often each distinct refusal happened, and the
+    // checks of the completion claim being judged.
+    std::map<std::string, int> refusals;
+    std::vector<CheckSpec> checks;
+    size_t check_index = 0;
+    std::string check_running;                  // execution id
+    std::vector<std::pair<std::string, std::string>> check_failures;  // fingerprint, text for the model
   };
 
   void StartNext();
@@ -130,6 +157,14 @@ class Agent {
   void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
                   const v1::ToolResult& result);
   void AllToolsDone();
+  // The model ended its turn: the convergence gate decides.
+  void ClaimCompletion();
+  void RunNextCheck();
+  void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
+  // Tells the model why completion was refused and goes on, unless this
+  // refusal has come back retry_cap times.
+  void Refuse(const std::string& fingerprint, const std::string& text);
+  void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
   void Finish(const std::string& status, Status error = Status::OK());
 
   AgentOptions o_;

@@ -18,7 +18,15 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   ASSIGN_OR_RETURN(Config config, LoadConfig(ws.config_path));
   ASSIGN_OR_RETURN(s->llm_, ResolveLlm(flags.llm, config, EnvironmentMap()));
 
-  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(flags.runtime));
+  std::string profile_name = flags.profile.empty() ? config.profile : flags.profile;
+  Profile profile;
+  if (!ParseProfile(profile_name, &profile)) {
+    return Status::InvalidArgument("profile '" + profile_name + "'", "must be fast, auto, safe or strict");
+  }
+  RuntimeFlags runtime = flags.runtime;
+  runtime.validate = true;
+  runtime.profile = profile_name;
+  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime));
   s->http_ = std::make_unique<HttpClient>();
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();
@@ -36,6 +44,9 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.max_turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
   o.max_tokens = s->llm_.max_tokens;
   o.prices = s->llm_.prices;
+  o.profile = profile;
+  o.checks = config.checks;
+  o.fail_open = config.validation.fail_open;
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
   return s;

@@ -18,6 +18,7 @@ struct AgentSessionFlags {
   RuntimeFlags runtime;
   LlmFlags llm;
   int max_turns = 0;  // 0: from the config
+  std::string profile;  // fast, auto, safe, strict; "": from the config
 };
 
 class AgentSession {

@@ -17,6 +17,8 @@ namespace odin {
 constexpr int kExecOwnError = 125;
 constexpr int kUsageError = 2;
 constexpr int kError = 1;
+// odin -p: the convergence gate kept refusing completion (not_converged).
+constexpr int kNotConverged = 3;
 
 struct GlobalFlags {
   std::string dir;      // -C DIR
@@ -42,12 +44,14 @@ struct AgentFlags {
   std::string output_format = "text";  // --output-format text|json|stream-json
   std::string mode = "edit";           // --mode ask|plan|edit
   int max_turns = 0;                   // --max-turns; 0: from the config
+  std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
 };
 
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
-// odin -p: exit 0 when the agent finished the message, 1 when it stopped with
-// an error or at the turn limit, 130 when interrupted.
+// odin -p: exit 0 when the agent finished the message (the convergence gate
+// accepted it), 3 when it did not converge, 1 when it stopped with an error or
+// at the turn limit, 130 when interrupted.
 int RunPrompt(const GlobalFlags& g, const AgentFlags& f);
 int RunInteractive(const GlobalFlags& g, const AgentFlags& f);
 // Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.

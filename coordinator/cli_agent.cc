@@ -66,6 +66,8 @@ json OutcomeJson(const MessageOutcome& o, const std::string& session_id) {
             {"changed_files", o.changed_files},
             {"usage", UsageJson(o)}};
   if (!o.error.ok()) j["error"] = o.error.message();
+  json report = json::parse(o.report_json, nullptr, false);
+  if (!report.is_discarded()) j["report"] = report;
   return j;
 }
 
@@ -169,6 +171,8 @@ class Terminal final : public AgentObserver {
     if (o.status != "done") {
       Line(Color("33", "(" + o.status + (o.error.ok() ? "" : ": " + o.error.message()) + ")"));
     }
+    // The model's words streamed above; what the ledger says follows.
+    if (!o.report_text.empty()) std::cout << Color("2", o.report_text) << std::flush;
     prompt_due_ = true;
   }
   // A progress line for calls that run long, at most once a second each.
@@ -221,6 +225,7 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   flags.runtime.mode = f.mode;
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
+  flags.profile = f.profile;
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &observer);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";
@@ -258,14 +263,20 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   } else if (f.output_format == "stream-json") {
     observer.Emit(OutcomeJson(o, session_id));
   } else {
-    std::cout << o.text;
-    if (!o.text.empty() && o.text.back() != '\n') std::cout << "\n";
+    // The model's own words, labelled as such; then the ledger's report.
+    if (!o.text.empty()) {
+      std::cout << "Model's explanation (its own words; the report below is from the ledger):\n" << o.text;
+      if (o.text.back() != '\n') std::cout << "\n";
+      std::cout << "\n";
+    }
+    std::cout << o.report_text;
     if (o.status != "done") {
       std::cerr << "odin: " << o.status << (o.error.ok() ? "" : ": " + o.error.message()) << "\n";
     }
   }
   if (o.status == "done") return 0;
   if (o.status == "cancelled") return 130;
+  if (o.status == "not_converged") return kNotConverged;
   return kError;
 }
 
@@ -285,6 +296,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   flags.runtime.mode = "edit";
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
+  flags.profile = f.profile;
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &term);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";

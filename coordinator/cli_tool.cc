@@ -36,6 +36,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   rf.session_kind = "tool";
   rf.mode = f.mode;
   rf.resume_session = f.session;
+  rf.validate = true;
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
   if (!rt.ok()) return fail(rt.status().message());
   Coordinator& coord = (*rt)->coordinator();
@@ -71,6 +72,17 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
     if (!s.ok()) return fail(s.message());
   }
   if (!recorded.ok()) std::cerr << "odin tool: " << recorded.message() << "\n";
+  const v1::ValidationVerdict& verdict = result->verdict();
+  if (!f.json && result->has_verdict()) {
+    // lsp_check's verdict is its output; a write's follows the write's.
+    if (f.name == kLspCheckTool) {
+      std::cout << result->output_head();
+    } else {
+      std::cout << "validation: " << verdict.status() << " (lsp_check " << verdict.execution_id()
+                << (verdict.validator().empty() ? "" : ", " + verdict.validator()) << ")\n"
+                << verdict.summary() << (verdict.reason().empty() ? "" : verdict.reason() + "\n");
+    }
+  }
   if (f.json) {
     using nlohmann::json;
     json structured = json::parse(result->output_json(), nullptr, false);
@@ -83,6 +95,12 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
                 {"result", structured.is_discarded() ? json() : structured},
                 {"recorded", recorded.ok()}};
     if (result->has_exit_code()) out["exit_code"] = result->exit_code();
+    if (result->has_verdict()) {
+      out["validation"] = {{"execution_id", verdict.execution_id()}, {"status", verdict.status()},
+                           {"validator", verdict.validator()}, {"new_errors", verdict.new_errors()},
+                           {"summary", verdict.summary()}, {"reason", verdict.reason()}};
+      if (f.name == kLspCheckTool) out["output"] = result->output_head();
+    }
     std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
   return result->status() == v1::TOOL_STATUS_OK && recorded.ok() ? 0 : kError;

@@ -176,7 +176,11 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     return id;
   }
   if (tc.tool == kLspCheckTool) {
-    StatusOr<std::string> path = ResolveWorkspacePath(TargetFileOf(kReadTool, tc.arguments_json), o_.workspace);
+    json args = json::parse(tc.arguments_json, nullptr, false);
+    std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
+                            ? args["file_path"].get<std::string>()
+                            : "";
+    StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
     StatusOr<std::string> content = path.ok() ? ReadFileToString(*path) : path.status();
     if (content.ok() && content->size() > kMaxFileBytes) {
       content = Status::InvalidArgument(tc.tool, "the file is larger than " + std::to_string(kMaxFileBytes >> 20) +

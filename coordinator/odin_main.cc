@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
     a->add_option("--base-url", agent.llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
     a->add_option("--max-turns", agent.max_turns, "Model calls per message at most")->check(CLI::PositiveNumber);
+    a->add_option("--profile", agent.profile,
+                  "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
+        ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
   };
   app.add_option("-p,--print", agent.prompt, "Run one message headless and print the result")
       ->each([&print_given](const std::string&) { print_given = true; });
@@ -92,7 +95,7 @@ int main(int argc, char** argv) {
       "tool", "Run one tool call (Read, Grep, EditTool, ...) through the gates, a worker and the ledger");
   tool_cmd->fallthrough();
   tool_cmd->add_option("NAME", tool.name, "Tool name: LS, Glob, Grep, Read, WriteFile, EditTool, "
-                                          "MultiEditTool, TodoWrite, ExecuteCommand")->required();
+                                          "MultiEditTool, TodoWrite, ExecuteCommand, lsp_check, memory_query")->required();
   tool_cmd->add_option("ARGS", tool.arguments, "The tool's arguments as JSON (default {})");
   tool_cmd->add_option("--session", tool.session, "Continue this session (its file cache and todos)");
   tool_cmd->add_option("--mode", tool.mode, "ask, plan or edit (default edit)")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs Odin's build and runtime dependencies from Debian 12 packages.
+# Installs Odin's build and runtime dependencies from Debian 12 packages, then
+# the language servers Debian does not package, from npm (into build/lsp).
 # Works as root (no sudo on a fresh machine) or as a user with sudo.
 set -euo pipefail
 
@@ -13,7 +14,13 @@ packages=(
   libseccomp-dev libssl-dev
   libdtl-dev libcpp-httplib-dev
   bubblewrap ripgrep
+  clangd python3
 )
+# Node and npm from Debian only when npm is missing: they conflict with a
+# NodeSource node that may be installed already.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   as_root=()
@@ -28,9 +35,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ "${#missing[@]}" -eq 0 ]; then
-  exit 0
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get update -qq
+  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+"$(dirname "$0")/install-language-servers.sh"

@@ -100,9 +100,21 @@ TEST_F(OdinAgentTest, ReadEditRunDoneOverOpenAi) {
   EXPECT_EQ(results[2]["output"], "goodbye\n");
   EXPECT_EQ(results[2]["execution_id"], r["execution_ids"][2]);
   EXPECT_NE(results[1]["diff"].get<std::string>().find("+echo goodbye"), std::string::npos);
+  // The edit was validated (nothing validates a shell script here) in an
+  // lsp_check execution of its own, and the report says so.
+  EXPECT_EQ(results[1]["validation"]["status"], "no_validator");
+  const json& file = r["report"]["files"][0];
+  EXPECT_EQ(file["path"], "greet.sh");
+  EXPECT_EQ(file["execution_ids"], json::array({r["execution_ids"][1]}));
+  EXPECT_EQ(file["validation"]["status"], "no_validator");
+  EXPECT_EQ(file["validation"]["execution_id"], results[1]["validation"]["execution_id"]);
+  EXPECT_EQ(r["report"]["tool_calls"], 3);
   // The ledger agrees.
   json log = json::parse(RunOdin(ws_.path(), {"log", "--json"}).out);
-  EXPECT_EQ(log.size(), 3u);
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[0]["tool"], "ExecuteCommand");
+  EXPECT_EQ(log[1]["tool"], "lsp_check");
+  EXPECT_EQ(log[1]["execution_id"], file["validation"]["execution_id"]);
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
 }
 
@@ -272,9 +284,16 @@ TEST_F(OdinAgentTest, TextOutputIsTheAnswer) {
   FakeLlm llm(R"({"responses":[{"text":"The answer is 42."}]})");
   Ran run = RunOdin(ws_.path(), {"-p", "question"}, Env(llm));
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_EQ(run.out, "The answer is 42.\n");
+  // The model's words, labelled, then the report from the ledger.
+  const std::string label = "Model's explanation (its own words; the report below is from the ledger):\n";
+  EXPECT_EQ(run.out.substr(0, label.size() + 19), label + "The answer is 42.\n\n");
+  EXPECT_NE(run.out.find("── Odin report (from the ledger, session ses_"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Changed files: none\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 model calls"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Status: done\n"), std::string::npos) << run.out;
   Ran via_run = RunOdin(ws_.path(), {"run", "question"}, Env(llm));
-  EXPECT_EQ(via_run.out, "(script exhausted)\n");  // the same path: the next scripted answer
+  // The same path: the next scripted answer.
+  EXPECT_EQ(via_run.out.substr(0, label.size() + 20), label + "(script exhausted)\n\n");
 }
 
 TEST_F(OdinAgentTest, MissingKeyAndUnreachableProviderAreOneClearLine) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -228,12 +229,17 @@ void LspServer::Service() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;
-    // EOF: the server is gone.
-    int status = 0;
+    // EOF: the server is gone, or going. Give it a moment to be reaped, so
+    // the reason is its exit status rather than our kill.
     std::string how = "closed its output";
-    if (pid_ > 0 && WaitPid(pid_, &status, WNOHANG) == pid_) {
-      how = DescribeWaitStatus(status);
-      pid_ = -1;
+    for (int i = 0; i < 50 && pid_ > 0; ++i) {
+      int status = 0;
+      if (WaitPid(pid_, &status, WNOHANG) == pid_) {
+        how = DescribeWaitStatus(status);
+        pid_ = -1;
+        break;
+      }
+      usleep(2000);
     }
     return Die(how);
   }
