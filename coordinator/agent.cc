@@ -483,9 +483,10 @@ void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
   // A check's own failure (an exit code, its timeout) is the project's; one
   // that could not run at all (crash, sandbox) is the infrastructure's.
   std::string status;
-  if (r.status() == v1::TOOL_STATUS_OK && r.has_exit_code() && r.exit_code() == 0) {
+  bool ran = r.has_exit_code() && (r.status() == v1::TOOL_STATUS_OK || r.status() == v1::TOOL_STATUS_ERROR);
+  if (ran && r.exit_code() == 0) {
     status = "passed";
-  } else if (r.status() == v1::TOOL_STATUS_TIMED_OUT || (r.status() == v1::TOOL_STATUS_OK && r.has_exit_code())) {
+  } else if (ran || r.status() == v1::TOOL_STATUS_TIMED_OUT) {
     status = "failed";
   } else {
     status = "not_run";

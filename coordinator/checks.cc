@@ -27,7 +27,8 @@ bool Has(const std::string& workspace, const std::string& name) { return PathExi
 
 std::set<std::string> MakeTargets(const std::string& makefile) {
   std::set<std::string> targets;
-  static const std::regex kTarget(R"(^([A-Za-z0-9_.-]+)\s*:([^=]|$))");
+  // "name:" or "name::", but not the assignments "name := ...", "name ::= ...".
+  static const std::regex kTarget(R"(^([A-Za-z0-9_.-]+)\s*::?([^=:]|$))");
   size_t start = 0;
   while (start < makefile.size()) {
     size_t end = makefile.find('\n', start);
@@ -100,7 +101,14 @@ std::vector<Detected> Detect(const std::string& ws) {
   }
   bool python = Has(ws, "pyproject.toml") || Has(ws, "setup.py") || Has(ws, "setup.cfg");
   if (python || HasPythonTests(ws)) {
-    Detected d{"", "", "", "pyproject.toml"};
+    std::string origin = "Python tests";
+    for (const char* f : {"pyproject.toml", "setup.py", "setup.cfg"}) {
+      if (Has(ws, f)) {
+        origin = f;
+        break;
+      }
+    }
+    Detected d{"", "", "", origin};
     if (Has(ws, "ruff.toml") || Has(ws, ".ruff.toml") ||
         Read(ws, "pyproject.toml").find("[tool.ruff") != std::string::npos) {
       d.lint = "ruff check .";
@@ -167,8 +175,11 @@ std::vector<CheckSpec> ChecksForProfile(Profile profile, const ChecksConfig& con
 std::string OutputTail(const std::string& output, size_t max_bytes) {
   if (output.size() <= max_bytes) return output;
   size_t start = output.size() - max_bytes;
-  size_t newline = output.find('\n', start);
-  if (newline != std::string::npos && newline - start < 200) start = newline + 1;
+  if (output[start - 1] != '\n') {  // not already at a line start
+    size_t newline = output.find('\n', start);
+    // Only to a line that is near and that exists: the tail is never emptied.
+    if (newline != std::string::npos && newline - start < 200 && newline + 1 < output.size()) start = newline + 1;
+  }
   return "[... " + std::to_string(start) + " bytes before ...]\n" + output.substr(start);
 }
 

@@ -1,6 +1,12 @@
 #include "coordinator/config.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
+
+#include "coordinator/validators.h"
 
 namespace odin {
 namespace {
@@ -53,6 +59,253 @@ TEST(ConfigTest, MalformedJsonIsAnError) {
   auto c = ParseConfig("{", "f");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), "f: not valid JSON");
+}
+
+// validation
+
+const ServerSpec* FindServer(const ValidationOptions& o, const std::string& name) {
+  for (const ServerSpec& s : o.servers) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+// Every program is installed: at /bin/<name>, or where a path says.
+std::string Installed(const std::string& name) { return name[0] == '/' ? name : "/bin/" + name; }
+
+TEST(ConfigTest, ValidationDefaultsWhenAbsent) {
+  auto c = ParseConfig("{}", "f");
+  ASSERT_TRUE(c.ok());
+  ValidationOptions d = DefaultValidationOptions();
+  EXPECT_TRUE(c->validation.enabled);
+  EXPECT_EQ(c->validation.start_timeout_ms, d.start_timeout_ms);
+  EXPECT_EQ(c->validation.file_timeout_ms, d.file_timeout_ms);
+  ASSERT_EQ(c->validation.servers.size(), d.servers.size());
+  for (size_t i = 0; i < d.servers.size(); ++i) {
+    EXPECT_EQ(c->validation.servers[i].name, d.servers[i].name);
+    EXPECT_EQ(c->validation.servers[i].command, d.servers[i].command);
+  }
+  EXPECT_EQ(c->validation.check_commands, d.check_commands);
+  EXPECT_EQ(c->profile, "auto");
+  EXPECT_FALSE(c->checks.build.has_value());
+  EXPECT_FALSE(c->checks.lint.has_value());
+  EXPECT_FALSE(c->checks.tests.has_value());
+  EXPECT_EQ(c->checks.timeout_seconds, 120);
+  EXPECT_EQ(c->checks.retry_cap, 5);
+}
+
+TEST(ConfigTest, ValidationSettings) {
+  auto c = ParseConfig(R"({"validation":{"enabled":false,"start_timeout_ms":1000,"file_timeout_ms":200,
+                                         "settle_ms":0,"check_timeout_ms":3000,
+                                         "revert_on_new_errors":true,"fail_open":true}})",
+                       "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->validation.enabled);
+  EXPECT_EQ(c->validation.start_timeout_ms, 1000u);
+  EXPECT_EQ(c->validation.file_timeout_ms, 200u);
+  EXPECT_EQ(c->validation.settle_ms, 0u);
+  EXPECT_EQ(c->validation.check_timeout_ms, 3000u);
+  EXPECT_TRUE(c->validation.revert_on_new_errors);
+  EXPECT_TRUE(c->validation.fail_open);
+}
+
+TEST(ConfigTest, ValidationTimeoutsMustBeAtLeastOneMillisecond) {
+  for (const char* key : {"start_timeout_ms", "file_timeout_ms", "check_timeout_ms"}) {
+    auto c = ParseConfig(std::string(R"({"validation":{")") + key + R"(":0}})", "f");
+    ASSERT_FALSE(c.ok()) << key;
+    EXPECT_EQ(c.status().message(), "f: validation timeouts must be at least 1 ms") << key;
+  }
+  auto negative = ParseConfig(R"({"validation":{"file_timeout_ms":-5}})", "f");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.status().message(), "f: validation.file_timeout_ms must be a non-negative integer");
+}
+
+TEST(ConfigTest, ValidationWrongTypesAreErrors) {
+  EXPECT_EQ(ParseConfig(R"({"validation":{"enabled":"no"}})", "f").status().message(),
+            "f: validation.enabled must be true or false");
+  EXPECT_EQ(ParseConfig(R"({"validation":[]})", "f").status().message(), "f: validation must be an object");
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":[]}})", "f").status().message(),
+            "f: validation.servers must be an object");
+  EXPECT_EQ(ParseConfig(R"({"validation":{"check_commands":[]}})", "f").status().message(),
+            "f: validation.check_commands must be an object");
+}
+
+TEST(ConfigTest, UnknownValidationKeysAreErrors) {
+  EXPECT_EQ(ParseConfig(R"({"validation":{"enable":true}})", "f").status().message(),
+            "f: unknown key 'validation.enable'");
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":{"cmd":["zls"]}}}})", "f").status().message(),
+            "f: unknown key 'validation.servers.zls.cmd'");
+}
+
+TEST(ConfigTest, AServerNamedLikeADefaultReplacesItInPlace) {
+  auto c = ParseConfig(R"({"validation":{"servers":{"clangd":{"command":["/opt/clangd","--log=verbose"],
+                                                              "file_timeout_ms":9000}}}})",
+                       "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ValidationOptions d = DefaultValidationOptions();
+  ASSERT_EQ(c->validation.servers.size(), d.servers.size());
+  const ServerSpec& clangd = c->validation.servers[0];
+  EXPECT_EQ(clangd.name, "clangd");
+  EXPECT_EQ(clangd.command, (std::vector<std::string>{"/opt/clangd", "--log=verbose"}));
+  EXPECT_EQ(clangd.extensions, FindServer(d, "clangd")->extensions);  // not given: kept
+  EXPECT_EQ(clangd.file_timeout_ms, 9000u);
+  FileValidator v = ResolveValidator(c->validation, "/ws/a.cc", Installed);
+  EXPECT_EQ(v.server_name, "clangd");
+  EXPECT_EQ(v.server_command, (std::vector<std::string>{"/opt/clangd", "--log=verbose"}));
+  EXPECT_EQ(v.file_timeout_ms, 9000u);
+}
+
+TEST(ConfigTest, ReplacingOnlyTheExtensionsKeepsTheCommand) {
+  auto c = ParseConfig(R"({"validation":{"servers":{"clangd":{"extensions":[".cu",".cc"]}}}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const ServerSpec* clangd = FindServer(c->validation, "clangd");
+  ASSERT_NE(clangd, nullptr);
+  EXPECT_EQ(clangd->command, FindServer(DefaultValidationOptions(), "clangd")->command);
+  EXPECT_EQ(clangd->extensions, (std::vector<std::string>{".cu", ".cc"}));
+  EXPECT_EQ(ResolveValidator(c->validation, "/ws/k.cu", Installed).server_name, "clangd");
+  EXPECT_EQ(ResolveValidator(c->validation, "/ws/a.cpp", Installed).server_name, "");
+}
+
+TEST(ConfigTest, ANewServerComesBeforeTheDefaults) {
+  auto c = ParseConfig(R"({"validation":{"servers":{"ccls":{"command":["ccls"],"extensions":[".cc"],
+                                                            "start_timeout_ms":7000}}}})",
+                       "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->validation.servers.size(), DefaultValidationOptions().servers.size() + 1);
+  const ServerSpec& ccls = c->validation.servers[0];
+  EXPECT_EQ(ccls.name, "ccls");
+  EXPECT_EQ(ccls.command, (std::vector<std::string>{"ccls"}));
+  EXPECT_EQ(ccls.extensions, (std::vector<std::string>{".cc"}));
+  EXPECT_EQ(ccls.start_timeout_ms, 7000u);
+  EXPECT_EQ(c->validation.servers[1].name, "clangd");
+  // Preferred over clangd for the files both serve.
+  EXPECT_EQ(ResolveValidator(c->validation, "/ws/a.cc", Installed).server_name, "ccls");
+  EXPECT_EQ(ResolveValidator(c->validation, "/ws/a.cpp", Installed).server_name, "clangd");
+}
+
+TEST(ConfigTest, AnEmptyCommandDisablesAServer) {
+  auto c = ParseConfig(R"({"validation":{"servers":{"pyright":{"command":[]}}}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const ServerSpec* pyright = FindServer(c->validation, "pyright");
+  ASSERT_NE(pyright, nullptr);
+  EXPECT_TRUE(pyright->command.empty());
+  FileValidator v = ResolveValidator(c->validation, "/ws/a.py", Installed);
+  EXPECT_EQ(v.server_name, "");
+  // The check command still serves .py files.
+  EXPECT_EQ(v.check_command, (std::vector<std::string>{"/bin/python3", "-m", "py_compile", "{file}"}));
+}
+
+TEST(ConfigTest, ServerExtensionsMustStartWithADot) {
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":{"command":["zls"],"extensions":["zig"]}}}})", "f")
+                .status()
+                .message(),
+            "f: validation.servers.zls.extensions: 'zig' must start with a dot");
+  EXPECT_FALSE(ParseConfig(R"({"validation":{"servers":{"zls":{"command":["zls"],"extensions":["."]}}}})", "f").ok());
+  EXPECT_FALSE(ParseConfig(R"({"validation":{"servers":{"zls":{"command":["zls"],"extensions":[""]}}}})", "f").ok());
+}
+
+TEST(ConfigTest, ServerCommandAndExtensionsMustBeArraysOfStrings) {
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":{"command":"zls"}}}})", "f").status().message(),
+            "f: validation.servers.zls.command must be an array of strings");
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":{"command":["zls",1]}}}})", "f").status().message(),
+            "f: validation.servers.zls.command must be an array of strings");
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":{"extensions":".zig"}}}})", "f").status().message(),
+            "f: validation.servers.zls.extensions must be an array of strings");
+  EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":"zls"}}})", "f").status().message(),
+            "f: validation.servers.zls must be an object");
+}
+
+TEST(ConfigTest, CheckCommandsAreAddedReplacedOrTurnedOff) {
+  auto c = ParseConfig(R"({"validation":{"check_commands":{".zig":["zig","ast-check","{file}"],
+                                                           ".cc":["clang++","-fsyntax-only","{file}"],
+                                                           ".py":[]}}})",
+                       "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto& checks = c->validation.check_commands;
+  EXPECT_EQ(checks.at(".zig"), (std::vector<std::string>{"zig", "ast-check", "{file}"}));
+  EXPECT_EQ(checks.at(".cc"), (std::vector<std::string>{"clang++", "-fsyntax-only", "{file}"}));
+  EXPECT_TRUE(checks.at(".py").empty());
+  EXPECT_EQ(checks.at(".c"), DefaultValidationOptions().check_commands.at(".c"));  // untouched
+  ValidationOptions no_servers = c->validation;
+  no_servers.servers.clear();
+  EXPECT_TRUE(ResolveValidator(no_servers, "/ws/a.py", Installed).check_command.empty());
+  EXPECT_EQ(ResolveValidator(no_servers, "/ws/a.zig", Installed).check_command,
+            (std::vector<std::string>{"/bin/zig", "ast-check", "{file}"}));
+}
+
+TEST(ConfigTest, CheckCommandsMustBeArraysOfStrings) {
+  EXPECT_EQ(ParseConfig(R"({"validation":{"check_commands":{".zig":"zig {file}"}}})", "f").status().message(),
+            "f: validation.check_commands..zig must be an array of strings");
+}
+
+// checks
+
+TEST(ConfigTest, ChecksCommandsAndLimits) {
+  auto c = ParseConfig(R"({"checks":{"build":"make","lint":"","tests":"make test",
+                                     "timeout_seconds":60,"retry_cap":3}})",
+                       "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(c->checks.build.has_value());
+  EXPECT_EQ(*c->checks.build, "make");
+  ASSERT_TRUE(c->checks.lint.has_value());  // set, to nothing: turned off
+  EXPECT_EQ(*c->checks.lint, "");
+  ASSERT_TRUE(c->checks.tests.has_value());
+  EXPECT_EQ(*c->checks.tests, "make test");
+  EXPECT_EQ(c->checks.timeout_seconds, 60);
+  EXPECT_EQ(c->checks.retry_cap, 3);
+}
+
+TEST(ConfigTest, ChecksNotGivenStayUnset) {
+  auto c = ParseConfig(R"({"checks":{"tests":"pytest"}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->checks.build.has_value());
+  EXPECT_FALSE(c->checks.lint.has_value());
+  EXPECT_EQ(c->checks.tests, std::optional<std::string>("pytest"));
+  EXPECT_EQ(c->checks.timeout_seconds, 120);
+  EXPECT_EQ(c->checks.retry_cap, 5);
+}
+
+TEST(ConfigTest, ChecksTimeoutAndRetryCapMustBeAtLeastOne) {
+  for (const char* text : {R"({"checks":{"timeout_seconds":0}})", R"({"checks":{"retry_cap":0}})"}) {
+    auto c = ParseConfig(text, "f");
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_EQ(c.status().message(), "f: checks.timeout_seconds and checks.retry_cap must be at least 1") << text;
+  }
+  EXPECT_TRUE(ParseConfig(R"({"checks":{"timeout_seconds":1,"retry_cap":1}})", "f").ok());
+}
+
+TEST(ConfigTest, ChecksWrongTypesAndUnknownKeysAreErrors) {
+  EXPECT_EQ(ParseConfig(R"({"checks":{"build":["make"]}})", "f").status().message(),
+            "f: checks.build must be a string");
+  EXPECT_EQ(ParseConfig(R"({"checks":{"lint":null}})", "f").status().message(), "f: checks.lint must be a string");
+  EXPECT_EQ(ParseConfig(R"({"checks":{"test":"make test"}})", "f").status().message(),
+            "f: unknown key 'checks.test'");
+  EXPECT_EQ(ParseConfig(R"({"checks":{"retry_cap":"3"}})", "f").status().message(),
+            "f: checks.retry_cap must be a non-negative integer");
+  EXPECT_EQ(ParseConfig(R"({"checks":"make"})", "f").status().message(), "f: checks must be an object");
+}
+
+// agent.profile
+
+TEST(ConfigTest, AgentProfile) {
+  for (const char* profile : {"fast", "auto", "safe", "strict"}) {
+    auto c = ParseConfig(std::string(R"({"agent":{"profile":")") + profile + R"("}})", "f");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->profile, profile);
+  }
+  auto both = ParseConfig(R"({"agent":{"max_turns":7,"profile":"strict"}})", "f");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->max_turns, 7);
+}
+
+TEST(ConfigTest, AgentProfileMustBeKnown) {
+  EXPECT_EQ(ParseConfig(R"({"agent":{"profile":"turbo"}})", "f").status().message(),
+            "f: agent.profile must be fast, auto, safe or strict");
+  EXPECT_EQ(ParseConfig(R"({"agent":{"profile":""}})", "f").status().message(),
+            "f: agent.profile must be fast, auto, safe or strict");
+  EXPECT_EQ(ParseConfig(R"({"agent":{"profile":2}})", "f").status().message(), "f: agent.profile must be a string");
+  EXPECT_EQ(ParseConfig(R"({"agent":{"profiles":"fast"}})", "f").status().message(),
+            "f: unknown key 'agent.profiles'");
 }
 
 }  // namespace

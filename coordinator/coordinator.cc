@@ -661,34 +661,12 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   }
 
   // Optionally roll a write that brought new errors back.
+  std::string revert_id;
   if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed) {
-    Call& w = c.held->write;
-    std::string revert_id = NewId("ex");
-    Call& rv = calls_[revert_id];
-    rv.call.execution_id = revert_id;
-    rv.call.tool = kWriteFileTool;
-    rv.call.arguments_json =
-        json({{"content", c.held->result.content_before()}, {"file_path", shown}})
-            .dump(-1, ' ', false, json::error_handler_t::replace);
-    rv.call.agent_id = w.call.agent_id;
-    rv.call.mode = w.call.mode;
-    rv.call.policy = w.call.policy;
-    rv.call.parent_id = r.execution_id();
-    rv.write_path = path;
-    rv.validate = false;
-    rv.handlers.on_done = [this, path, previous](const v1::ToolResult& result, const Status&) {
-      auto file = files_.find(path);
-      if (file == files_.end() || result.status() != v1::TOOL_STATUS_OK) return;  // the errors stay, and block
-      // Back as it was: the verdict before the write holds again.
-      file->second.has_verdict = previous.has_value();
-      if (previous) file->second.verdict = *previous;
-    };
-    // Next in line on the file, right after the write it undoes.
-    std::deque<std::string>& queue = write_queues_[path];
-    queue.insert(queue.empty() ? queue.end() : queue.begin() + 1, revert_id);
+    revert_id = NewId("ex");
     v->set_revert_execution_id(revert_id);
-    text += "The edit was rolled back (" + revert_id + "): the file is as it was before " + w.call.execution_id +
-            ". Do not make the same edit again; change your approach.\n";
+    text += "The edit was rolled back (" + revert_id + "): the file is as it was before " +
+            c.held->write.call.execution_id + ". Do not make the same edit again; change your approach.\n";
   }
 
   r.set_output_head(text);
@@ -700,13 +678,52 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   Status recorded = RecordEnd(c, r, &record, rows);
   if (!recorded.ok()) spdlog::error("{}", recorded.message());
   Deliver(c, r, recorded);
-  if (c.held) {
+  if (!c.held) return;
+  Held& held = *c.held;
+  *held.result.mutable_verdict() = r.verdict();
+  std::string before = held.result.content_before();
+  held.result.clear_content_before();  // the caller does not need it
+  if (revert_id.empty()) {
     // The write's caller hears of it now, with the verdict.
-    Held& held = *c.held;
-    *held.result.mutable_verdict() = r.verdict();
-    held.result.clear_content_before();
-    Deliver(held.write, held.result, held.recorded);
+    return Deliver(held.write, held.result, held.recorded);
   }
+  // The rollback is a write of its own, next in line on the file; the
+  // write's caller hears of both once it is done.
+  Call& rv = calls_[revert_id];
+  rv.call.execution_id = revert_id;
+  rv.call.tool = kWriteFileTool;
+  rv.call.arguments_json = json({{"content", before}, {"file_path", shown}})
+                               .dump(-1, ' ', false, json::error_handler_t::replace);
+  rv.call.agent_id = held.write.call.agent_id;
+  rv.call.mode = held.write.call.mode;
+  rv.call.policy = held.write.call.policy;
+  rv.call.parent_id = r.execution_id();
+  rv.write_path = path;
+  rv.validate = false;
+  // Back as it was: the verdict before the write holds again, unless the
+  // rollback fails.
+  f->second.has_verdict = previous.has_value();
+  if (previous) f->second.verdict = *previous;
+  CallHandlers caller = std::move(held.write.handlers);
+  rv.handlers.on_done = [this, path, verdict, caller, result = held.result, recorded = held.recorded](
+                            const v1::ToolResult& rollback, const Status&) mutable {
+    if (rollback.status() != v1::TOOL_STATUS_OK) {
+      auto file = files_.find(path);
+      if (file != files_.end()) {
+        file->second.verdict = verdict;  // the errors stay, and block
+        file->second.has_verdict = true;
+      }
+      v1::ValidationVerdict* v = result.mutable_verdict();
+      v->clear_revert_execution_id();
+      v->set_reason("the rollback " + rollback.execution_id() + " failed: " +
+                    (rollback.has_error() ? rollback.error().message() : ToolStatusName(rollback.status())));
+    }
+    if (caller.on_done) caller.on_done(result, recorded);
+  };
+  std::deque<std::string>& queue = write_queues_[path];
+  queue.insert(queue.empty() ? queue.end() : queue.begin() + 1, revert_id);
+  // The write's turn on the file ends here, and the rollback's begins.
+  Deliver(held.write, held.result, held.recorded);
 }
 
 void Coordinator::OnWorkerReady(const v1::Hello& hello) {

@@ -19,7 +19,7 @@ std::vector<bool> MarkNew(const std::vector<Diag>& baseline, const std::vector<D
   std::vector<bool> is_new(after.size(), true);
   std::vector<bool> used(baseline.size(), false);
   auto moved = [&](const Diag& b) -> MovedLine {
-    if (b.path != path) return {true, b.line, b.line};
+    if (b.path != path || b.line == 0) return {true, b.line, b.line};  // in place
     if (b.line >= 1 && b.line <= line_map.size()) return line_map[b.line - 1];
     // Past the end (a diagnostic at EOF): it follows the end of the file.
     return {false, 1, UINT32_MAX};

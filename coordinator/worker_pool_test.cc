@@ -54,9 +54,12 @@ class WorkerPoolTest : public ::testing::Test {
     options_.cancel_grace = seconds(3);
     options_.term_grace = seconds(1);
     options_.spawn_spec = [](const std::string& id, WorkerPolicy policy) {
-      bool readonly = policy == WorkerPolicy::kReadonly;
       SpawnOptions o;
-      o.argv = {"odin-worker", "--id", id, readonly ? "--readonly" : "--writable"};
+      if (policy == WorkerPolicy::kLspHost) {
+        o.argv = {"odin-lsp-host", "--id", id, "--readonly"};
+      } else {
+        o.argv = {"odin-worker", "--id", id, policy == WorkerPolicy::kReadonly ? "--readonly" : "--writable"};
+      }
       return o;
     };
   }
@@ -469,6 +472,54 @@ TEST_F(WorkerPoolTest, ACallWhosePolicyCannotStartEndsAtOnce) {
   ASSERT_EQ(listener_.results.size(), 1u);
   EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
   EXPECT_EQ(pool_->pending(), 0u);
+}
+
+TEST_F(WorkerPoolTest, TheLspHostIsOneWorkerOfItsOwnAndTakesOnlyItsCalls) {
+  options_.size = 2;
+  StartPool();
+  SayHello(100);
+  SayHello(101);
+  ToolCall check = Call("ex_check");
+  check.tool = "lsp_check";
+  check.policy = WorkerPolicy::kLspHost;
+  check.validation_input = "\x0a\x03/ws";  // ValidationInput{path: "/ws"}
+  pool_->Submit(check);
+  ToolCall second = Call("ex_check2");
+  second.policy = WorkerPolicy::kLspHost;
+  pool_->Submit(second);
+  // One host, however many tool workers there are; the idle tool workers do
+  // not take its calls.
+  ASSERT_EQ(launcher_.launched.size(), 3u);
+  EXPECT_EQ(launcher_.launched[2][0], "odin-lsp-host");
+  EXPECT_EQ(transport_.Count(IdOf(100), v1::Envelope::kToolRequest), 0);
+  SayHello(102);
+  EXPECT_EQ(WorkerOf("ex_check"), 102);
+  const v1::ToolRequest& req = transport_.sent.back().second.tool_request();
+  EXPECT_EQ(req.validation().path(), "/ws");
+  // The second waits for the host, even with tool workers idle.
+  EXPECT_EQ(transport_.Count(IdOf(102), v1::Envelope::kToolRequest), 1);
+}
+
+TEST_F(WorkerPoolTest, AnLspHostThatCannotStartFailsOnlyItsOwnCalls) {
+  options_.size = 1;
+  options_.max_start_failures = 2;
+  StartPool();
+  SayHello(100);
+  ToolCall check = Call("ex_check");
+  check.policy = WorkerPolicy::kLspHost;
+  pool_->Submit(check);
+  for (pid_t pid = 101; pid < 103; ++pid) {
+    launcher_.Exit(pid, 1 << 8);
+    Poll();
+  }
+  EXPECT_EQ(pool_->health(WorkerPolicy::kLspHost).code(), StatusCode::kUnavailable);
+  EXPECT_NE(pool_->health(WorkerPolicy::kLspHost).message().find("lsp host"), std::string::npos);
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  // Tool calls still run.
+  EXPECT_TRUE(pool_->health().ok());
+  pool_->Submit(Call("ex_tool"));
+  EXPECT_EQ(WorkerOf("ex_tool"), 100);
 }
 
 TEST_F(WorkerPoolTest, SendsHeartbeatsEveryInterval) {

@@ -10,6 +10,8 @@
 //   silent       answers initialize, never publishes
 //   no_init      never answers initialize
 //   crash        exits when a document changes
+//   stale_first  before each real publish, one for the previous version
+//                claiming an error "stale diagnostics"
 // --delay-ms N delays every publish. --log FILE appends each method received.
 
 #include <unistd.h>
@@ -114,7 +116,14 @@ int main(int argc, char** argv) {
                                                         : m["params"]["contentChanges"][0]["text"].get<std::string>();
     if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     json params = {{"uri", doc["uri"]}, {"diagnostics", Diagnose(text)}};
-    if (mode == "versioned") {
+    if (mode == "stale_first") {
+      json stale = json::array({{{"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 1}}}}},
+                                 {"severity", 1}, {"source", "fake"}, {"message", "stale diagnostics"}}});
+      Write({{"jsonrpc", "2.0"}, {"method", "textDocument/publishDiagnostics"},
+             {"params", {{"uri", doc["uri"]}, {"version", doc["version"].get<int>() - 1}, {"diagnostics", stale}}}});
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (mode == "versioned" || mode == "stale_first") {
       params["version"] = doc["version"];
     } else {
       Write({{"jsonrpc", "2.0"}, {"method", "textDocument/publishDiagnostics"},

@@ -2,6 +2,7 @@
 // odin-sandbox (workspace read-only); keeps language servers alive and runs
 // lsp_check requests (proto/odin/v1/worker.proto).
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -15,6 +16,9 @@
 int main(int argc, char** argv) {
   odin::EnsureStandardFds();
   odin::InitLogging("odin-lsp-host");
+  // A child that exits while we write to it (a language server's stdin) is
+  // an error to handle, not our death. Children get the default back.
+  signal(SIGPIPE, SIG_IGN);
   odin::LspHostOptions o;
   int heartbeat_ms = 500;
   CLI::App app{"odin-lsp-host: runs language servers for an Odin coordinator", "odin-lsp-host"};

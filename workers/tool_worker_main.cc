@@ -1,6 +1,7 @@
 // odin-worker: a tool worker process. Started by the coordinator through
 // odin-sandbox; talks the worker protocol (proto/odin/v1/worker.proto).
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -14,6 +15,9 @@
 int main(int argc, char** argv) {
   odin::EnsureStandardFds();
   odin::InitLogging("odin-worker");
+  // A child that exits while we write to it (a language server's stdin) is
+  // an error to handle, not our death. Children get the default back.
+  signal(SIGPIPE, SIG_IGN);
   odin::ToolWorkerOptions o;
   int heartbeat_ms = 500;
   CLI::App app{"odin-worker: runs tool calls for an Odin coordinator", "odin-worker"};

@@ -1,0 +1,465 @@
+// The verification core loop end to end: the real odin, sandbox, workers, lsp
+// host and language servers (clangd, pyright; the scripted fake_lsp_server
+// for the behaviours real servers cannot be made to show), against
+// tests/fake_llm_server.
+//
+// These start language servers, which take seconds on a loaded machine: the
+// ctest entry holds the language_servers lock and a generous timeout.
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/subprocess.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+bool Installed(const std::string& name) {
+  const char* path = getenv("PATH");
+  if (!SearchPath(name, path ? path : "").empty()) return true;
+  return access((BinDir() + "/../lsp/node_modules/.bin/" + name).c_str(), X_OK) == 0;
+}
+
+class OdinValidationTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok()); }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+
+  std::map<std::string, std::string> Env(const FakeLlm& llm) {
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+  }
+  json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    last_ = RunOdin(ws_.path(), args, Env(llm));
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
+    return j;
+  }
+  json Tool(const std::string& name, const json& args, const std::string& session = "") {
+    std::vector<std::string> argv = {"tool", name, args.dump(), "--json"};
+    if (!session.empty()) argv.insert(argv.end(), {"--session", session});
+    Ran r = RunOdin(ws_.path(), argv, {{"ODIN_TEST_MARK", marker_}});
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout: " << r.out << "\nstderr: " << r.err;
+    return j;
+  }
+  // The requests the model server received, parsed.
+  static std::vector<json> Requests(const FakeLlm& llm) {
+    std::vector<json> out;
+    for (const std::string& line : llm.LogLines()) {
+      json j = json::parse(line);
+      if (j.contains("path")) out.push_back(j);
+    }
+    return out;
+  }
+  // The newest message of a request: a tool result (parsed) or the runtime's words.
+  static json Last(const json& request) {
+    const json& m = request["body"]["messages"].back();
+    if (m["role"] == "tool") return json::parse(m["content"].get<std::string>());
+    return m;
+  }
+  void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
+  }
+  std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
+  // One column of the ledger: the first row of sql with one text parameter.
+  std::string Query(const std::string& sql, const std::string& param) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, param.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr) {
+          out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+        }
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
+  }
+  void Config(const json& config) { Put("odinconfig.json", config.dump(2)); }
+  // Real language servers on a loaded 2-core machine can take far longer
+  // than the defaults (45 s to start, 5 s per file) allow.
+  void RealServerConfig(json config = json::object()) {
+    config["validation"]["start_timeout_ms"] = 240000;
+    config["validation"]["file_timeout_ms"] = 120000;
+    Config(config);
+  }
+
+  TempWorkspace ws_;
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+// An edit that breaks the build is validated as errors by clangd, completion
+// is refused, the fix validates clean, completion is accepted, and the report
+// names the executions behind it all.
+TEST_F(OdinValidationTest, CompileErrorBlocksCompletionUntilAFixValidatesClean) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("twice.cc", "int twice(int x) {\n  return x * 2;\n}\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"twice.cc"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"twice.cc","old_string":"x * 2","new_string":"y * 2"}}]},
+    {"text":"Done: twice now uses y."},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"twice.cc","old_string":"y * 2","new_string":"x + x"}}]},
+    {"text":"Fixed: twice adds x to itself."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(last_.exit_code, 0);
+  EXPECT_EQ(Get("twice.cc"), "int twice(int x) {\n  return x + x;\n}\n");
+
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 5u);
+  // The broken edit's record carries clangd's verdict.
+  json broken = Last(requests[2]);
+  EXPECT_EQ(broken["tool"], "EditTool");
+  EXPECT_EQ(broken["status"], "ok");
+  ASSERT_EQ(broken["validation"]["status"], "errors") << broken.dump();
+  EXPECT_EQ(broken["validation"]["validator"], "clangd");
+  EXPECT_EQ(broken["validation"]["new_errors"], 1);
+  EXPECT_NE(broken["validation"]["errors"].get<std::string>().find("twice.cc:2:10"), std::string::npos);
+  EXPECT_NE(broken["validation"]["errors"].get<std::string>().find("'y'"), std::string::npos);
+  std::string edit1 = broken["execution_id"], check1 = broken["validation"]["execution_id"];
+  // Completion is refused, naming the write, its lsp_check and the error.
+  json refusal = Last(requests[3]);
+  ASSERT_EQ(refusal["role"], "user");
+  std::string text = refusal["content"];
+  EXPECT_NE(text.find("Completion refused"), std::string::npos) << text;
+  EXPECT_NE(text.find(edit1), std::string::npos) << text;
+  EXPECT_NE(text.find(check1), std::string::npos) << text;
+  EXPECT_NE(text.find("'y'"), std::string::npos) << text;
+  // The fix validates clean.
+  json fixed = Last(requests[4]);
+  ASSERT_EQ(fixed["validation"]["status"], "clean") << fixed.dump();
+  std::string edit2 = fixed["execution_id"], check2 = fixed["validation"]["execution_id"];
+
+  // The report, from the ledger.
+  EXPECT_EQ(r["result"], "Fixed: twice adds x to itself.");
+  const json& report = r["report"];
+  EXPECT_EQ(report["status"], "done");
+  ASSERT_EQ(report["files"].size(), 1u);
+  EXPECT_EQ(report["files"][0]["path"], "twice.cc");
+  EXPECT_EQ(report["files"][0]["execution_ids"], json::array({edit1, edit2}));
+  EXPECT_EQ(report["files"][0]["validation"]["status"], "clean");
+  EXPECT_EQ(report["files"][0]["validation"]["execution_id"], check2);
+  EXPECT_EQ(report["validations"], 2);
+  EXPECT_EQ(report["tool_calls"], 3);
+  EXPECT_EQ(report["checks"][0]["status"], "not_applicable");
+
+  // The ledger links each lsp_check to its write and keeps the diagnostics.
+  EXPECT_EQ(Query("SELECT parent_id FROM execution_starts WHERE execution_id = ?", check1), edit1);
+  EXPECT_EQ(Query("SELECT parent_id FROM execution_starts WHERE execution_id = ?", check2), edit2);
+  EXPECT_EQ(Query("SELECT status FROM validations WHERE execution_id = ?", check1), "errors");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM diagnostics WHERE execution_id = ? AND is_new = 1 AND severity = 1", check1),
+            "1");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM diagnostics WHERE execution_id = ?", check2), "0");
+  EXPECT_EQ(Query("SELECT kind FROM gate_events WHERE execution_id = ?", check1), "completion_refused");
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
+}
+
+// Errors the file had before the session are the baseline: an edit elsewhere
+// in it is clean, with the old error on a line the edit moved.
+TEST_F(OdinValidationTest, PreexistingErrorsAreTheBaselineEvenWhenTheirLinesMove) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("old.cc", "int a() { return 1; }\nint b() { return missing; }\n");
+  json read = Tool("Read", {{"file_path", "old.cc"}});
+  std::string session = read["session_id"];
+  json edit = Tool("EditTool", {{"file_path", "old.cc"}, {"old_string", "int a() { return 1; }"},
+                                {"new_string", "// a comment\nint a() { return 1; }"}},
+                   session);
+  EXPECT_EQ(edit["status"], "ok");
+  EXPECT_EQ(edit["validation"]["status"], "clean") << edit.dump();
+  // The old error is still there, recorded, and not new.
+  std::string check = edit["validation"]["execution_id"];
+  EXPECT_NE(Query("SELECT COUNT(*) FROM diagnostics WHERE execution_id = ? AND is_new = 0 AND line = 3", check), "0");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM diagnostics WHERE execution_id = ? AND is_new = 1", check), "0");
+}
+
+TEST_F(OdinValidationTest, PyrightErrorThenFix) {
+  if (!Installed("pyright-langserver")) GTEST_SKIP() << "pyright is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"calc.py","content":"def half(n: int) -> float:\n    return m / 2\n"}}]},
+    {"text":"Created calc.py."},
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"calc.py","content":"def half(n: int) -> float:\n    return n / 2\n"}}]},
+    {"text":"Created calc.py, fixed."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json broken = Last(requests[1]);
+  ASSERT_EQ(broken["validation"]["status"], "errors") << broken.dump();
+  EXPECT_EQ(broken["validation"]["validator"], "pyright");
+  EXPECT_NE(broken["validation"]["errors"].get<std::string>().find("calc.py:2:12"), std::string::npos);
+  EXPECT_NE(Last(requests[2])["content"].get<std::string>().find("Completion refused"), std::string::npos);
+  json fixed = Last(requests[3]);
+  EXPECT_EQ(fixed["validation"]["status"], "clean") << fixed.dump();
+  EXPECT_EQ(r["report"]["files"][0]["validation"]["execution_id"], fixed["validation"]["execution_id"]);
+  EXPECT_TRUE(r["report"]["checks"].empty());  // fast: no checks
+}
+
+// A project whose test fails: under the auto profile the test runs when the
+// model claims completion, the failure's output goes back to the model, and
+// completion is accepted once the test passes.
+const char kFailingTestProject[] =
+    "test:\n\t@sh ./check.sh\n";
+const char kCheckScript[] =
+    "if grep -q '^answer = 42$' answer.txt; then echo PASS; else echo \"FAIL: expected answer = 42, got $(cat "
+    "answer.txt)\"; exit 1; fi\n";
+
+TEST_F(OdinValidationTest, FailingTestUnderAutoIsInjectedAndTheFixIsAccepted) {
+  Put("Makefile", kFailingTestProject);
+  Put("check.sh", kCheckScript);
+  Put("answer.txt", "answer = 41\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"answer.txt"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"answer.txt","old_string":"41","new_string":"40"}}]},
+    {"text":"Done."},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"answer.txt","old_string":"40","new_string":"42"}}]},
+    {"text":"Done, the test passes now."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(last_.exit_code, 0);
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 5u);
+  json refusal = Last(requests[3]);
+  ASSERT_EQ(refusal["role"], "user");
+  std::string text = refusal["content"];
+  EXPECT_NE(text.find("The tests check (`make test`"), std::string::npos) << text;
+  EXPECT_NE(text.find("exited with 2"), std::string::npos) << text;  // make's status for a failed recipe
+  EXPECT_NE(text.find("FAIL: expected answer = 42, got answer = 40"), std::string::npos) << text;
+  const json& checks = r["report"]["checks"];
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0]["name"], "lint");
+  EXPECT_EQ(checks[0]["status"], "not_applicable");
+  EXPECT_EQ(checks[1]["name"], "tests");
+  EXPECT_EQ(checks[1]["status"], "passed");
+  EXPECT_EQ(checks[1]["command"], "make test");
+  // The passing run is a recorded execution of its own.
+  std::string id = checks[1]["execution_id"];
+  EXPECT_EQ(Query("SELECT status FROM execution_ends WHERE execution_id = ?", id), "ok");
+  EXPECT_EQ(Query("SELECT tool FROM execution_starts WHERE execution_id = ?", id), "ExecuteCommand");
+}
+
+TEST_F(OdinValidationTest, TheSameFailureAgainAndAgainEndsNotConverged) {
+  Put("Makefile", kFailingTestProject);
+  Put("check.sh", kCheckScript);
+  Put("answer.txt", "answer = 41\n");
+  Config({{"checks", {{"retry_cap", 2}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"answer.txt"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"answer.txt","old_string":"41","new_string":"40"}}]},
+    {"text":"Done."},
+    {"text":"Really done."},
+    {"text":"Unreachable."}]})");
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "not_converged") << last_.err;
+  EXPECT_EQ(last_.exit_code, 3);
+  EXPECT_EQ(Requests(llm).size(), 4u);  // the cap stopped it after the second refusal
+  EXPECT_EQ(r["report"]["status"], "not_converged");
+  EXPECT_EQ(r["report"]["checks"][1]["status"], "failed");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM gate_events WHERE kind = ?", "not_converged"), "1");
+}
+
+// A validator that never answers: the write is timed_out, never clean, and it
+// blocks completion until the retry cap ends the run.
+TEST_F(OdinValidationTest, AValidationTimeoutIsReportedAndBlocks) {
+  Config({{"validation",
+           {{"servers",
+             {{"silent",
+               {{"command", {BinDir() + "/fake_lsp_server", "--mode", "silent"}},
+                {"extensions", {".fake"}},
+                {"file_timeout_ms", 300}}}}}}},
+          {"checks", {{"retry_cap", 2}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"x.fake","content":"fine\n"}}]},
+    {"text":"Done."},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}},{"name":"lsp_check","arguments":{"file_path":"x.fake"}}]},
+    {"text":"Done now."}]})");
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "not_converged") << last_.err;
+  EXPECT_EQ(last_.exit_code, 3);
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json write = Last(requests[1]);
+  ASSERT_EQ(write["validation"]["status"], "timed_out") << write.dump();
+  EXPECT_NE(write["validation"]["reason"].get<std::string>().find("published no diagnostics for version 1"),
+            std::string::npos);
+  EXPECT_NE(Last(requests[2])["content"].get<std::string>().find("timed_out"), std::string::npos);
+  // While blocked, a command is refused; lsp_check is allowed (and times out again).
+  std::vector<json> results;
+  for (const json& m : requests[3]["body"]["messages"]) {
+    if (m["role"] == "tool") results.push_back(json::parse(m["content"].get<std::string>()));
+  }
+  ASSERT_GE(results.size(), 3u);
+  json command = results[results.size() - 2], check = results.back();
+  EXPECT_EQ(command["status"], "rejected");
+  EXPECT_NE(command["summary"].get<std::string>().find("blocked"), std::string::npos);
+  EXPECT_EQ(check["tool"], "lsp_check");
+  EXPECT_EQ(check["validation"]["status"], "timed_out");
+  EXPECT_EQ(r["report"]["files"][0]["validation"]["status"], "timed_out");
+}
+
+// The strict profile: after a failed validation the next edit needs a
+// memory_query first; the rejection is a tool result and the loop goes on.
+TEST_F(OdinValidationTest, StrictProfileForcesMemoryQueryAfterAFailure) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("f.cc", "int f() { return 1; }\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"f.cc"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return 1","new_string":"return one"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2"}}]},
+    {"tool_calls":[{"name":"memory_query","arguments":{"query":"failed_attempts","file_path":"f.cc"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2"}}]},
+    {"text":"f returns 2."}]})");
+  json r = Prompt(llm, {"--profile", "strict"});
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 6u);
+  json rejected = Last(requests[3]);
+  EXPECT_EQ(rejected["status"], "rejected");
+  EXPECT_NE(rejected["summary"].get<std::string>().find("memory_query"), std::string::npos);
+  json memory = Last(requests[4]);
+  EXPECT_EQ(memory["tool"], "memory_query");
+  json answer = json::parse(memory["output"].get<std::string>());
+  // Newest first: the rejected edit, then the one that left an error.
+  ASSERT_EQ(answer["attempts"].size(), 2u) << answer.dump();
+  EXPECT_EQ(answer["attempts"][0]["status"], "rejected");
+  EXPECT_EQ(answer["attempts"][1]["status"], "ok");
+  EXPECT_EQ(answer["attempts"][1]["validation"]["status"], "errors");
+  EXPECT_EQ(Last(requests[5])["validation"]["status"], "clean");
+  EXPECT_EQ(Get("f.cc"), "int f() { return 2; }\n");
+}
+
+// validation.revert_on_new_errors puts the file back and says so.
+TEST_F(OdinValidationTest, RevertOnNewErrorsRollsTheEditBack) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig({{"validation", {{"revert_on_new_errors", true}}}});
+  Put("g.cc", "int g() { return 1; }\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"g.cc"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"g.cc","old_string":"return 1","new_string":"return nope"}}]},
+    {"text":"Gave up."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "done") << last_.err;  // rolled back: nothing blocks
+  EXPECT_EQ(Get("g.cc"), "int g() { return 1; }\n");
+  json edit = Last(Requests(llm)[2]);
+  EXPECT_EQ(edit["validation"]["status"], "errors");
+  std::string revert = edit["validation"]["rolled_back_by"];
+  EXPECT_EQ(Query("SELECT status FROM execution_ends WHERE execution_id = ?", revert), "ok");
+  EXPECT_EQ(Query("SELECT parent_id FROM execution_starts WHERE execution_id = ?", revert),
+            edit["validation"]["execution_id"].get<std::string>());
+}
+
+// ---- the lsp host's rules, with the scripted server -------------------------
+
+json FakeServer(const std::string& mode, json extra = json::object()) {
+  json server = {{"command", {BinDir() + "/fake_lsp_server", "--mode", mode}}, {"extensions", {".fake"}}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) server[it.key()] = it.value();
+  return {{"validation", {{"servers", {{"fake", server}}}}}};
+}
+
+TEST_F(OdinValidationTest, OnlyDiagnosticsForTheVersionSentCount) {
+  // The server publishes for the previous version first (an error that is
+  // no longer true), then for the version sent.
+  Config(FakeServer("stale_first"));
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"a.fake","content":"line ERROR: first problem\n"}}]},
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"a.fake","content":"all good\n"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  json first = Last(requests[1]);
+  ASSERT_EQ(first["validation"]["status"], "errors") << first.dump();
+  EXPECT_NE(first["validation"]["errors"].get<std::string>().find("first problem"), std::string::npos);
+  EXPECT_EQ(first["validation"]["errors"].get<std::string>().find("stale"), std::string::npos);
+  // Version 2: the stale publish for version 1 (with its error) is ignored.
+  EXPECT_EQ(Last(requests[2])["validation"]["status"], "clean") << Last(requests[2]).dump();
+}
+
+TEST_F(OdinValidationTest, UnversionedServersGetASettle) {
+  Config(FakeServer("unversioned"));
+  // The server publishes an empty set first, then the real one: the settle
+  // waits for the last.
+  json r = Tool("WriteFile", {{"file_path", "a.fake"}, {"content", "ERROR: late news\n"}});
+  EXPECT_EQ(r["validation"]["status"], "errors") << r.dump();
+  EXPECT_NE(r["validation"]["summary"].get<std::string>().find("late news"), std::string::npos);
+}
+
+TEST_F(OdinValidationTest, AServerThatCannotStartFallsBackToTheCheckCommand) {
+  json config = FakeServer("no_init", {{"start_timeout_ms", 300}});
+  config["validation"]["check_commands"] = {{".fake", {"/bin/sh", "-c", "grep -n ERROR {file} && exit 1; exit 0"}}};
+  Config(config);
+  // No answer to initialize in time: timed_out, never clean.
+  json r = Tool("WriteFile", {{"file_path", "a.fake"}, {"content", "ERROR here\n"}});
+  EXPECT_EQ(r["validation"]["status"], "timed_out") << r.dump();
+  EXPECT_NE(r["validation"]["reason"].get<std::string>().find("did not start within 300 ms"), std::string::npos);
+  // A server that exits at once is given up, and the check command validates.
+  json crash = FakeServer("crash");
+  crash["validation"]["servers"]["fake"]["command"] = {"/bin/sh", "-c", "exit 3"};
+  crash["validation"]["check_commands"] = config["validation"]["check_commands"];
+  Config(crash);
+  json checked = Tool("WriteFile", {{"file_path", "b.fake"}, {"content", "ok\nERROR there\n"}});
+  ASSERT_EQ(checked["validation"]["status"], "errors") << checked.dump();
+  EXPECT_EQ(checked["validation"]["validator"], "/bin/sh -c grep -n ERROR {file} && exit 1; exit 0");
+}
+
+TEST_F(OdinValidationTest, AServerThatCrashesMidCheckIsTimedOutNotClean) {
+  json config = FakeServer("crash");
+  config["checks"] = {{"retry_cap", 1}};
+  Config(config);
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"a.fake","content":"fine\n"}}]},
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"a.fake","content":"fine too\n"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(Last(requests[1])["validation"]["status"], "clean");
+  // didChange makes it exit: unverified, so it blocks.
+  json second = Last(requests[2]);
+  ASSERT_EQ(second["validation"]["status"], "timed_out") << second.dump();
+  EXPECT_NE(second["validation"]["reason"].get<std::string>().find("exited while diagnosing"), std::string::npos);
+  EXPECT_EQ(r["status"], "not_converged");
+  EXPECT_EQ(last_.exit_code, 3);
+}
+
+TEST_F(OdinValidationTest, PythonCheckCommandWhenNoServerServesTheFile) {
+  RealServerConfig({{"validation", {{"servers", {{"pyright", {{"command", json::array()}}}}}}}});
+  json r = Tool("WriteFile", {{"file_path", "s.py"}, {"content", "def f(:\n    pass\n"}});
+  ASSERT_EQ(r["validation"]["status"], "errors") << r.dump();
+  EXPECT_NE(r["validation"]["validator"].get<std::string>().find("py_compile"), std::string::npos);
+  EXPECT_NE(r["validation"]["summary"].get<std::string>().find("s.py:1:1 [SyntaxError]"), std::string::npos)
+      << r["validation"]["summary"];
+  EXPECT_EQ(Tool("WriteFile", {{"file_path", "t.py"}, {"content", "x = 1\n"}})["validation"]["status"], "clean");
+}
+
+TEST_F(OdinValidationTest, FilesNoValidatorServesAreNoValidatorAndDoNotBlock) {
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"notes.md","content":"# notes\n"}}]},
+    {"text":"Wrote the notes."}]})");
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(r["report"]["files"][0]["validation"]["status"], "no_validator");
+}
+
+}  // namespace
+}  // namespace odin::testing
