@@ -9,10 +9,15 @@
 //   5. An agent session (odin -p) against tests/fake_llm_server answering at
 //      once: time to the first model request, the per-call overhead seen by
 //      the server, the peak RSS of the largest process.
+//   6. Validation latency: an edit of a mid-size C++ file validated by a warm
+//      clangd in the lsp host (the lsp_check execution, as the ledger times
+//      it), against clangd's own time from didChange to publishing the
+//      diagnostics of the same change, asked directly.
 //
-// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]. Runs in a fresh temporary
-// workspace. Never asserts: it prints.
+// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
+// [--validations N]. Runs in a fresh temporary workspace. Never asserts: it prints.
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -24,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +40,10 @@
 #include "base/zmq_endpoint.h"
 #include "coordinator/runtime.h"
 #include "odin/v1/worker.pb.h"
+#include "coordinator/validators.h"
 #include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
+#include "tools/lsp_client.h"
 
 namespace odin {
 namespace {
@@ -390,8 +398,132 @@ void Print(const char* what, const Stats& s, double target_ms) {
   printf("\n");
 }
 
+// A C++ file of about 1,200 lines using the standard library, as a
+// mid-size translation unit.
+std::string MidSizeCpp() {
+  std::string text =
+      "#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>\n\nnamespace bench {\n\n";
+  for (int i = 0; i < 60; ++i) {
+    std::string n = std::to_string(i);
+    text += "struct Record" + n + " {\n  std::string name;\n  std::vector<int> values;\n  int weight = " + n +
+            ";\n};\n\n";
+    text += "int Score" + n + "(const std::vector<Record" + n + ">& records) {\n  int total = 0;\n" +
+            "  std::map<std::string, int> seen;\n  for (const auto& r : records) {\n" +
+            "    int sum = 0;\n    for (int v : r.values) sum += v * r.weight;\n" +
+            "    seen[r.name] += sum;\n    total += std::max(sum, 0);\n  }\n" +
+            "  return total + static_cast<int>(seen.size());\n}\n\n";
+  }
+  text += "int Tuned() {\n  return 1;\n}\n\n}  // namespace bench\n";
+  return text;
+}
+
+// Services server until done() or the limit passes.
+bool Pump(LspServer* server, const std::function<bool()>& done, Duration limit) {
+  Clock::time_point end = Clock::now() + limit;
+  while (!done()) {
+    if (server->dead() || Clock::now() >= end) return false;
+    std::vector<PollFd> fds;
+    server->AddWatchFds(&fds);
+    std::vector<pollfd> p;
+    for (const PollFd& f : fds) {
+      p.push_back({f.fd, static_cast<short>((f.want_read ? POLLIN : 0) | (f.want_write ? POLLOUT : 0)), 0});
+    }
+    poll(p.data(), p.size(), 100);
+    server->Service();
+  }
+  return true;
+}
+
+bool ValidationFigures(int rounds) {
+  std::string clangd = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir())("clangd");
+  if (clangd.empty()) {
+    printf("validation latency: skipped (clangd is not installed; scripts/install-deps.sh installs it)\n");
+    return true;
+  }
+  StatusOr<std::string> made = MakeTempDir("odin-bench-lsp");
+  if (!made.ok()) return false;
+  std::string root = *RealPath(*made);
+  std::string text = MidSizeCpp();
+  std::string file = root + "/mid.cc";
+  if (!WriteFileAtomic(file, text).ok()) return false;
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  printf("validation latency (%d edits of a %zu-line C++ file, warm clangd; alternating with clangd asked directly)\n",
+         rounds, lines);
+
+  RuntimeFlags flags;
+  flags.dir = root;
+  flags.workers = 1;
+  flags.session_kind = "bench";
+  flags.mode = "edit";
+  flags.validate = true;
+  StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(flags);
+  if (!rt.ok()) {
+    fprintf(stderr, "odin_bench: %s\n", rt.status().message().c_str());
+    return false;
+  }
+  if (TimeCall(rt->get(), kReadTool, R"({"file_path":"mid.cc"})") < 0) return false;
+  StatusOr<std::unique_ptr<LspServer>> raw = LspServer::Start(
+      {{clangd, "--background-index=false", "--log=error"}, CurrentEnvironment(), root, -1}, RealClock::Get());
+  if (!raw.ok() || !Pump(raw->get(), [&] { return (*raw)->ready(); }, seconds(120))) {
+    fprintf(stderr, "odin_bench: clangd did not start\n");
+    return false;
+  }
+  LspServer& direct = **raw;
+  int64_t version = 1;
+  direct.DidOpen(file, "cpp", version, text);
+  if (!Pump(&direct, [&] { return direct.Latest(file) && direct.Latest(file)->version == version; }, seconds(120))) {
+    return false;
+  }
+  std::vector<double> raw_ms, check_ms, edit_ms;
+  const int warmup = 3;
+  for (int i = 0; i < warmup + rounds; ++i) {
+    bool odd = i % 2 == 0;
+    std::string from = odd ? "return 1;" : "return 2;", to = odd ? "return 2;" : "return 1;";
+    std::string changed = text;
+    changed.replace(changed.find(from), from.size(), to);
+    // clangd asked directly: didChange to the publish of that version.
+    ++version;
+    Clock::time_point t0 = Clock::now();
+    direct.DidChange(file, version, changed);
+    if (!Pump(&direct, [&] { return direct.Latest(file)->version == version; }, seconds(120))) return false;
+    double direct_ms = Ms(Clock::now() - t0);
+    // Odin: the edit, then its lsp_check in the lsp host.
+    ToolCall call;
+    call.tool = kEditTool;
+    call.arguments_json = R"({"file_path":"mid.cc","old_string":")" + from + R"(","new_string":")" + to + R"("})";
+    std::optional<v1::ToolResult> result;
+    Clock::time_point t1 = Clock::now();
+    (*rt)->coordinator().Submit(call, {nullptr, [&](const v1::ToolResult& r, const Status&) { result = r; }});
+    while (!result) {
+      if (!(*rt)->coordinator().Poll(seconds(1)).ok()) return false;
+    }
+    double total = Ms(Clock::now() - t1);
+    if (result->status() != v1::TOOL_STATUS_OK || result->verdict().status() != "clean") {
+      fprintf(stderr, "odin_bench: the edit was not validated clean: %s %s\n", result->verdict().status().c_str(),
+              result->verdict().reason().c_str());
+      return false;
+    }
+    StatusOr<ExecutionRow> check = (*rt)->ledger().FindExecution(result->verdict().execution_id());
+    if (!check.ok() || !check->end) return false;
+    text = changed;
+    if (i < warmup) continue;
+    raw_ms.push_back(direct_ms);
+    check_ms.push_back(static_cast<double>(check->end->duration_us) / 1000.0);
+    edit_ms.push_back(total);
+  }
+  Stats r = Summarize(raw_ms), c = Summarize(check_ms), e = Summarize(edit_ms);
+  Print("clangd asked directly (didChange to publish)", r, 0);
+  Print("Odin lsp_check (dispatch to verdict recorded)", c, 0);
+  Print("Odin EditTool + validation, end to end", e, 0);
+  printf("    ratio of medians, lsp_check / clangd: %.3fx (target <= 1.2x)\n", c.median_ms / r.median_ms);
+  raw->reset();
+  rt->reset();
+  RemoveTree(root);
+  return true;
+}
+
 int Main(int argc, char** argv) {
-  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10;
+  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -399,6 +531,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--edits") == 0) edits = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--sessions") == 0) sessions = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--validations") == 0) validations = atoi(argv[i + 1]);
   }
   struct utsname u;
   uname(&u);
@@ -426,6 +559,7 @@ int Main(int argc, char** argv) {
   RemoveTree(*dir);
   if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
   if (sessions > 0 && !AgentFigures(sessions)) return 1;
+  if (validations > 0 && !ValidationFigures(validations)) return 1;
   return 0;
 }
 
