@@ -192,6 +192,18 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   }
   std::string rg = FindProgram("rg"), clangd = FindProgram("clangd");
   bool failed = policy == SandboxPolicy::kRequire && !namespaces;
+  // The language servers the validation gate would use, found as it finds them.
+  ProgramLookup lookup = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir());
+  struct Validator {
+    std::string name, program, extensions;
+  };
+  std::vector<Validator> validators;
+  for (const ServerSpec& server : config->validation.servers) {
+    if (server.command.empty()) continue;
+    std::string extensions;
+    for (const std::string& e : server.extensions) extensions += (extensions.empty() ? "" : " ") + e;
+    validators.push_back({server.name, lookup(server.command[0]), extensions});
+  }
 
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
@@ -199,8 +211,13 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"ledger", {{"path", ws->ledger_path}, {"detail", ledger_detail}}},
               {"sandbox_policy", SandboxPolicyName(policy)},
               {"layers", json::array()},
-              {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}}};
+              {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}},
+              {"validation_enabled", config->validation.enabled},
+              {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
+    for (const Validator& v : validators) {
+      j["language_servers"].push_back({{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}});
+    }
     std::cout << j.dump(2) << "\n";
     return failed ? kError : 0;
   }
@@ -215,6 +232,12 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     std::string version = ToolVersion(path, flag);
     printf("  %-8s %s%s\n", name, path.empty() ? "not found" : path.c_str(),
            version.empty() ? "" : (" (" + version + ")").c_str());
+  }
+  printf("language servers (validation %s)\n", config->validation.enabled ? "on" : "off");
+  for (const Validator& v : validators) {
+    printf("  %-14s %s  (%s)\n", v.name.c_str(),
+           v.program.empty() ? "not found: those files use their check command, if any" : v.program.c_str(),
+           v.extensions.c_str());
   }
   if (failed) std::cerr << "odin doctor: sandbox required but unavailable: " << why_not << "\n";
   return failed ? kError : 0;
