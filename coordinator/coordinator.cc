@@ -349,6 +349,12 @@ std::vector<FileVerdict> Coordinator::Blocking() const {
 }
 
 void Coordinator::Cancel(const std::string& execution_id) {
+  for (auto& [id, c] : calls_) {
+    if (c.held && c.held->write.call.execution_id == execution_id) {
+      // The write is done and waits for its validation: stop that instead.
+      return pool_.Cancel(id, v1::CANCEL_REASON_USER);
+    }
+  }
   auto it = calls_.find(execution_id);
   if (it != calls_.end() && !it->second.write_path.empty()) {
     std::deque<std::string>& queue = write_queues_[it->second.write_path];
@@ -620,6 +626,7 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
     }
     verdict.status = verdict.new_errors > 0 ? "errors" : "clean";
     verdict.summary = SummarizeDiagnostics(fresh, o_.workspace);
+    verdict.reason = out.reason();  // e.g. why a check command stood in for the server
   } else {
     verdict.status = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? "timed_out" : "no_validator";
     verdict.reason = out.reason();
@@ -627,11 +634,12 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
 
   // What the model reads.
   std::string by = verdict.validator.empty() ? "" : " (" + verdict.validator + ")";
+  std::string note = verdict.reason.empty() ? "" : "(" + verdict.reason + ")\n";
   if (verdict.status == "clean") {
-    text = "clean: no new errors in " + shown + by + "\n";
+    text = "clean: no new errors in " + shown + by + "\n" + note;
   } else if (verdict.status == "errors" && counts) {
     text = "errors: " + Plural(verdict.new_errors, "new error", "new errors") + " in " + shown + by + ":\n" +
-           verdict.summary;
+           verdict.summary + note;
   } else if (verdict.status == "errors") {
     text = "errors: " + Plural(verdict.new_errors, "error", "errors") + " in " + shown + by +
            " (the session has not changed this file, so they do not block):\n" + verdict.summary;

@@ -73,6 +73,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.validation = config.validation;
   co.validation.enabled = config.validation.enabled && flags.validate;
   co.memory_forced = flags.profile == "strict";
+  StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin, "../lsp"));
+  std::string bundled_lsp = lsp_dir.ok() ? *lsp_dir : "";
   co.pool.spawn_spec = [=](const std::string& worker_id, WorkerPolicy worker_policy) {
     SpawnOptions o;
     o.argv = {JoinPath(bin, "odin-sandbox"), "--workspace", ws.root, "--readonly", ws.state_dir,
@@ -81,6 +83,11 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
     // workspace, so the operating system enforces what the mode gate says;
     // the lsp host only ever reads it.
     if (worker_policy != WorkerPolicy::kWritable) o.argv.push_back("--workspace-readonly");
+    // The language servers the setup installs beside the binaries (a private
+    // /tmp would hide them when the build lives under /tmp).
+    if (worker_policy == WorkerPolicy::kLspHost && !bundled_lsp.empty()) {
+      o.argv.insert(o.argv.end(), {"--readonly", bundled_lsp});
+    }
     if (!bwrap.empty()) {
       o.argv.push_back("--bwrap");
       o.argv.push_back(bwrap);

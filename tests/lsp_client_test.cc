@@ -96,6 +96,19 @@ TEST(LspClient, AServerThatExitsIsDeadWithTheReason) {
   EXPECT_NE(s->death().find("status 7"), std::string::npos) << s->death();
 }
 
+TEST(LspClient, WritingToAServerThatClosedItsInputIsAnErrorNotADeath) {
+  TempWorkspace ws;
+  // Closes its stdin at once and lingers: our writes meet EPIPE, and this
+  // process (which does not ignore SIGPIPE) must survive them.
+  auto s = StartServer({"/bin/sh", "-c", "exec 0<&-; sleep 5"}, ws.path());
+  ASSERT_NE(s, nullptr);
+  usleep(300 * 1000);
+  s->DidOpen(ws.Join("a.txt"), "plaintext", 1, std::string(1 << 20, 'x'));
+  PumpUntil(s.get(), [&] { return s->dead(); }, seconds(10));
+  EXPECT_TRUE(s->dead());
+  EXPECT_NE(s->death().find("its input closed"), std::string::npos) << s->death();
+}
+
 TEST(LspClient, AServerThatNeverAnswersIsNotReady) {
   TempWorkspace ws;
   auto s = StartServer({BinDir() + "/fake_lsp_server", "--mode", "no_init"}, ws.path());

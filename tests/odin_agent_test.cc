@@ -323,10 +323,17 @@ TEST_F(OdinAgentTest, QueueOfThreeMessagesInDifferentModes) {
   std::string input = "/ask\nfirst question\n/plan\nsecond\n/edit\nthird\n";
   ASSERT_EQ(write(in, input.data(), input.size()), static_cast<ssize_t>(input.size()));
   close(in);  // end of input: odin finishes the queue, then leaves
-  std::string seen = ReadUntil(out, "\nthree");
+  std::string seen = ReadUntil(out, "(the end of the output)");  // all of it, to EOF
   close(out);
   EXPECT_EQ(Wait(pid), 0);
   EXPECT_NE(seen.find("one"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\nthree"), std::string::npos) << seen;
+  // Each answer is followed by its report from the ledger.
+  size_t reports = 0;
+  for (size_t at = seen.find("── Odin report"); at != std::string::npos; at = seen.find("── Odin report", at + 1)) {
+    ++reports;
+  }
+  EXPECT_EQ(reports, 3u) << seen;
   std::vector<json> requests = Requests(llm);
   ASSERT_EQ(requests.size(), 3u);
   const char* modes[] = {"Mode: ask", "Mode: plan", "Mode: edit"};

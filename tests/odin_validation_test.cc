@@ -420,6 +420,9 @@ TEST_F(OdinValidationTest, AServerThatCannotStartFallsBackToTheCheckCommand) {
   json checked = Tool("WriteFile", {{"file_path", "b.fake"}, {"content", "ok\nERROR there\n"}});
   ASSERT_EQ(checked["validation"]["status"], "errors") << checked.dump();
   EXPECT_EQ(checked["validation"]["validator"], "/bin/sh -c grep -n ERROR {file} && exit 1; exit 0");
+  // The verdict says why the check command stood in.
+  EXPECT_NE(checked["validation"]["reason"].get<std::string>().find("fake exited while starting"), std::string::npos)
+      << checked.dump();
 }
 
 TEST_F(OdinValidationTest, AServerThatCrashesMidCheckIsTimedOutNotClean) {

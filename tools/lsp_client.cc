@@ -1,6 +1,7 @@
 #include "tools/lsp_client.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +52,29 @@ std::string CodeText(const json& code) {
   if (code.is_string()) return code.get<std::string>();
   if (code.is_number_integer()) return std::to_string(code.get<int64_t>());
   return "";
+}
+
+// write(2) to a pipe whose reader is gone raises SIGPIPE, which kills a
+// process that has not ignored it. Blocked for the call, and a SIGPIPE it
+// raised is taken off the pending set, so the caller just sees EPIPE.
+ssize_t WriteNoSigpipe(int fd, const std::string& data) {
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t pending;
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  ssize_t n = write(fd, data.data(), data.size());
+  int saved = errno;
+  if (n < 0 && errno == EPIPE && !was_pending) {
+    timespec zero{};
+    while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return n;
 }
 
 }  // namespace
@@ -211,7 +235,7 @@ void LspServer::Die(const std::string& why) {
 void LspServer::Service() {
   if (dead_) return;
   while (!outbox_.empty()) {
-    ssize_t n = write(to_server_, outbox_.data(), outbox_.size());
+    ssize_t n = WriteNoSigpipe(to_server_, outbox_);
     if (n > 0) {
       outbox_.erase(0, static_cast<size_t>(n));
       continue;

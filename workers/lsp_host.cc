@@ -69,6 +69,7 @@ class Host : public CommandRun::Sink {
     std::unique_ptr<CommandRun> check;
     std::string check_output;
     std::string check_copy;
+    std::string fallback_reason;  // why the check command stands in for the server
     v1::ValidationOutput out;
   };
 
@@ -201,6 +202,7 @@ void Host::StartCheck(const std::string& why_no_server) {
   Job& j = *job_;
   j.server = nullptr;
   if (in().check_command().empty()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, why_no_server);
+  if (!in().server().name().empty() && !why_no_server.empty()) j.fallback_reason = why_no_server;
   if (temp_dir_.empty()) {
     StatusOr<std::string> dir = MakeTempDir("odin-check");
     if (!dir.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, dir.status().message());
@@ -271,7 +273,7 @@ void Host::Accept(std::vector<v1::Diagnostic> diagnostics) {
   for (v1::Diagnostic& d : diagnostics) *j.out.add_diagnostics() = std::move(d);
   j.out.set_latency_us(
       static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.sent_at).count()));
-  Finish(v1::VALIDATION_OUTCOME_DIAGNOSED, "");
+  Finish(v1::VALIDATION_OUTCOME_DIAGNOSED, j.fallback_reason);
 }
 
 void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
@@ -445,20 +447,9 @@ int Host::Run() {
       if (server.lsp) server.lsp->AddWatchFds(&fds);
     }
     if (job_ && job_->check) job_->check->AddWatchFds(true, &fds);
-    SteadyTime wake = channel_->NextWake();
-    if (auto t = NextTimer()) wake = std::min(wake, *t);
-    StatusOr<bool> ready = channel_->Wait(wake, &fds);
-    if (!ready.ok()) {
-      spdlog::error("{}", ready.status().message());
-      break;
-    }
+    SteadyTime wake = NextTimer().value_or(SteadyTime::max());
+    if (!channel_->Turn(wake, &fds, [this](const v1::Envelope& env) { Handle(env); })) break;
     if (sigfd >= 0 && fds[0].readable) break;
-    v1::Envelope env;
-    while (*ready && channel_->Receive(&env)) Handle(env);
-    if (channel_->CoordinatorSilent()) {
-      spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
-      break;
-    }
     for (auto& [name, server] : servers_) {
       if (server.lsp) server.lsp->Service();
     }

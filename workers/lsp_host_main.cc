@@ -2,34 +2,19 @@
 // odin-sandbox (workspace read-only); keeps language servers alive and runs
 // lsp_check requests (proto/odin/v1/worker.proto).
 
-#include <csignal>
-#include <cstdlib>
-#include <string>
-
-#include <CLI/CLI.hpp>
-
-#include "base/clock.h"
-#include "base/logging.h"
-#include "base/subprocess.h"
 #include "workers/lsp_host.h"
+#include "workers/worker_main.h"
 
 int main(int argc, char** argv) {
-  odin::EnsureStandardFds();
-  odin::InitLogging("odin-lsp-host");
-  // A child that exits while we write to it (a language server's stdin) is
-  // an error to handle, not our death. Children get the default back.
-  signal(SIGPIPE, SIG_IGN);
-  odin::LspHostOptions o;
-  int heartbeat_ms = 500;
-  CLI::App app{"odin-lsp-host: runs language servers for an Odin coordinator", "odin-lsp-host"};
-  app.add_option("--connect", o.endpoint, "Coordinator endpoint")->required();
-  app.add_option("--id", o.worker_id, "Worker id")->required();
-  app.add_option("--workspace", o.workspace, "Workspace directory")->required();
-  app.add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat interval in milliseconds");
-  app.add_option("--liveness", o.liveness, "Silent intervals before giving up on the coordinator");
-  CLI11_PARSE(app, argc, argv);
-  o.heartbeat_interval = odin::milliseconds(heartbeat_ms);
-  const char* sandbox = getenv("ODIN_SANDBOX");
-  o.sandbox_description = sandbox != nullptr ? sandbox : "none: not started by odin-sandbox";
-  return odin::RunLspHost(o, odin::RealClock::Get());
+  return odin::RunWorkerMain(argc, argv, "odin-lsp-host", "runs language servers for an Odin coordinator",
+                             [](const odin::WorkerFlags& f) {
+                               odin::LspHostOptions o;
+                               o.endpoint = f.endpoint;
+                               o.worker_id = f.worker_id;
+                               o.workspace = f.workspace;
+                               o.sandbox_description = f.sandbox_description;
+                               o.heartbeat_interval = f.heartbeat_interval;
+                               o.liveness = f.liveness;
+                               return odin::RunLspHost(o, odin::RealClock::Get());
+                             });
 }

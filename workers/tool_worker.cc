@@ -252,24 +252,12 @@ int Worker::Run() {
     std::vector<PollFd> fds;
     if (sigfd >= 0) fds.push_back({sigfd});
     if (run_ != nullptr) run_->AddWatchFds(capturing_ || channel_->outbox_empty(), &fds);
-    SteadyTime wake = channel_->NextWake();
+    SteadyTime wake = SteadyTime::max();
     if (run_ != nullptr) {
-      if (auto t = run_->NextTimer()) wake = std::min(wake, *t);
+      if (auto t = run_->NextTimer()) wake = *t;
     }
-    StatusOr<bool> ready = channel_->Wait(wake, &fds);
-    if (!ready.ok()) {
-      spdlog::error("{}", ready.status().message());
-      break;
-    }
+    if (!channel_->Turn(wake, &fds, [this](const v1::Envelope& env) { Handle(env); })) break;
     if (sigfd >= 0 && fds[0].readable) break;
-    v1::Envelope env;
-    while (*ready && channel_->Receive(&env)) Handle(env);
-    // Judged only after reading what has arrived, so a slow turn of this
-    // loop is not mistaken for a silent coordinator.
-    if (channel_->CoordinatorSilent()) {
-      spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
-      break;
-    }
 
     if (run_ != nullptr) {
       // A search keeps rg's output, so it reads whether or not the outbox is

@@ -96,6 +96,24 @@ bool WorkerChannel::Receive(v1::Envelope* env) {
   }
 }
 
+bool WorkerChannel::Turn(SteadyTime wake, std::vector<PollFd>* fds,
+                         const std::function<void(const v1::Envelope&)>& handle) {
+  StatusOr<bool> ready = Wait(std::min(wake, NextWake()), fds);
+  if (!ready.ok()) {
+    spdlog::error("{}", ready.status().message());
+    return false;
+  }
+  v1::Envelope env;
+  while (*ready && Receive(&env)) handle(env);
+  // Judged only after reading what has arrived, so a slow turn of the loop
+  // is not mistaken for a silent coordinator.
+  if (CoordinatorSilent()) {
+    spdlog::warn("coordinator silent for {} intervals; exiting", o_.liveness);
+    return false;
+  }
+  return true;
+}
+
 bool WorkerChannel::CoordinatorSilent() const { return clock_->Now() >= silent_at_; }
 
 int TerminationSignalFd() {

@@ -10,16 +10,15 @@
 // A worker's loop:
 //   while (...) {
 //     channel.Tick();                         // heartbeat if due, flush
-//     ... collect fds, wake = min(channel.NextWake(), own timers)
-//     ready = channel.Wait(wake, &fds);
-//     while (channel.Receive(&env)) Handle(env);
-//     if (channel.CoordinatorSilent()) break;
+//     ... collect fds and the worker's own next timer
+//     if (!channel.Turn(timer, &fds, handle)) break;
 //     ... service own fds
 //   }
 //
 // Thread-safety: none; one channel belongs to one loop.
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +60,12 @@ class WorkerChannel {
   void Tick();
   void Flush();
   bool outbox_empty() const { return outbox_.empty(); }
+
+  // One turn of a worker's loop: waits until wake (or the channel's own next
+  // deadline), a message, or one of fds; hands each message that arrived to
+  // handle. False when the worker should exit: the socket failed, or the
+  // coordinator has been silent for the whole liveness window.
+  bool Turn(SteadyTime wake, std::vector<PollFd>* fds, const std::function<void(const v1::Envelope&)>& handle);
 
   // The next time Tick must run, or silence be judged.
   SteadyTime NextWake() const;

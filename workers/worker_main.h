@@ -1,0 +1,26 @@
+#pragma once
+// What every worker binary does before its loop: standard fds, logging,
+// SIGPIPE ignored, and the command line the coordinator gives every worker.
+
+#include <functional>
+#include <string>
+
+#include "base/clock.h"
+
+namespace odin {
+
+struct WorkerFlags {
+  std::string endpoint;             // --connect: the coordinator's ROUTER
+  std::string worker_id;            // --id
+  std::string workspace;            // --workspace
+  std::string sandbox_description;  // from ODIN_SANDBOX, for Hello
+  Duration heartbeat_interval = milliseconds(500);  // --heartbeat-ms
+  int liveness = 3;                 // --liveness
+};
+
+// Parses argv (name and about for --help) and calls run with the flags.
+// Returns run's exit code, or CLI11's for a bad command line.
+int RunWorkerMain(int argc, char** argv, const char* name, const char* about,
+                  const std::function<int(const WorkerFlags&)>& run);
+
+}  // namespace odin
