@@ -220,16 +220,25 @@ void LspServer::AddWatchFds(std::vector<PollFd>* fds) const {
 void LspServer::Die(const std::string& why) {
   if (dead_) return;
   dead_ = true;
-  death_ = why;
   ready_ = false;
+  death_ = why;
   outbox_.clear();
-  if (pid_ > 0) {
-    kill(-pid_, SIGKILL);
-    kill(pid_, SIGKILL);
-    int status = 0;
-    if (WaitPid(pid_, &status, 0) == pid_ && death_.empty()) death_ = DescribeWaitStatus(status);
-    pid_ = -1;
+  if (pid_ <= 0) return;
+  // Gone or going (its output or input closed): a moment to be reaped, so
+  // the reason is its own exit status rather than our kill.
+  int status = 0;
+  for (int i = 0; i < 50; ++i) {
+    if (WaitPid(pid_, &status, WNOHANG) == pid_) {
+      death_ = DescribeWaitStatus(status);
+      pid_ = -1;
+      return;
+    }
+    usleep(2000);
   }
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+  WaitPid(pid_, &status, 0);
+  pid_ = -1;
 }
 
 void LspServer::Service() {
@@ -253,19 +262,7 @@ void LspServer::Service() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;
-    // EOF: the server is gone, or going. Give it a moment to be reaped, so
-    // the reason is its exit status rather than our kill.
-    std::string how = "closed its output";
-    for (int i = 0; i < 50 && pid_ > 0; ++i) {
-      int status = 0;
-      if (WaitPid(pid_, &status, WNOHANG) == pid_) {
-        how = DescribeWaitStatus(status);
-        pid_ = -1;
-        break;
-      }
-      usleep(2000);
-    }
-    return Die(how);
+    return Die("it closed its output");  // EOF
   }
   // Frames: headers, a blank line, then Content-Length bytes of JSON.
   for (;;) {
