@@ -31,6 +31,29 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
+StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return PosixError(path, errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return PosixError(path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::InvalidArgument(path, "not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    close(fd);
+    return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  close(fd);
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  if (text.size() > max_bytes) return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
+  return text;
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   std::string tmp = path + ".odin-tmp-XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);

@@ -1,6 +1,7 @@
 #pragma once
 // Small file-system helpers that return Status.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,10 @@
 namespace odin {
 
 StatusOr<std::string> ReadFileToString(const std::string& path);
+// The contents of a regular file of at most max_bytes. FIFOs, devices and
+// directories are refused without blocking on them (InvalidArgument), and so
+// is a larger file, before it is read.
+StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes);
 // Writes through a temporary file in the same directory, fsync, rename: readers
 // see the old contents or the new, never a mix.
 Status WriteFileAtomic(const std::string& path, std::string_view contents);

@@ -538,7 +538,10 @@ void Agent::CancelCurrent() {
     c.llm_call.reset();
     return Finish("cancelled");
   }
-  if (!c.check_running.empty()) return coordinator_->Cancel(c.check_running);
+  if (!c.check_running.empty()) {
+    std::string check = c.check_running;  // its end clears (or destroys) c
+    return coordinator_->Cancel(check);
+  }
   // Running tools end as cancelled; their results close the turn.
   std::vector<std::string> running;
   for (const auto& [id, index] : c.running) running.push_back(id);

@@ -1,6 +1,7 @@
 #include "coordinator/config.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,9 @@ Status Read(const json& section, const std::string& path, const char* key, T* ou
     if (!it->is_number_integer() || it->get<int64_t>() < 0) {
       return Status::InvalidArgument(origin, name + " must be a non-negative integer");
     }
+    if (it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+      return Status::InvalidArgument(origin, name + " is too large");
+    }
   }
   *out = it->get<T>();
   return Status::OK();
@@ -43,6 +47,8 @@ Status CheckKeys(const json& section, const std::string& path,
   }
   return Status::OK();
 }
+
+constexpr uint32_t kMaxTimeoutMs = 3600 * 1000;
 
 // An array of strings.
 Status ReadStrings(const json& value, const std::string& name, std::vector<std::string>* out,
@@ -71,13 +77,18 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
   if (o->start_timeout_ms == 0 || o->file_timeout_ms == 0 || o->check_timeout_ms == 0) {
     return Status::InvalidArgument(origin, "validation timeouts must be at least 1 ms");
   }
+  if (o->start_timeout_ms > kMaxTimeoutMs || o->file_timeout_ms > kMaxTimeoutMs ||
+      o->check_timeout_ms > kMaxTimeoutMs || o->settle_ms > kMaxTimeoutMs) {
+    return Status::InvalidArgument(origin, "validation timeouts are at most one hour (3600000 ms)");
+  }
   if (v.contains("servers")) {
     const json& servers = v["servers"];
     if (!servers.is_object()) return Status::InvalidArgument(origin, "validation.servers must be an object");
     for (auto it = servers.begin(); it != servers.end(); ++it) {
       std::string where = "validation.servers." + it.key();
       const json& s = it.value();
-      RETURN_IF_ERROR(CheckKeys(s, where, {"command", "extensions", "start_timeout_ms", "file_timeout_ms"}, origin));
+      RETURN_IF_ERROR(
+          CheckKeys(s, where, {"command", "extensions", "start_timeout_ms", "file_timeout_ms", "settle_ms"}, origin));
       ServerSpec spec;
       spec.name = it.key();
       auto existing = std::find_if(o->servers.begin(), o->servers.end(),
@@ -94,6 +105,10 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
       }
       RETURN_IF_ERROR(Read(s, where, "start_timeout_ms", &spec.start_timeout_ms, origin));
       RETURN_IF_ERROR(Read(s, where, "file_timeout_ms", &spec.file_timeout_ms, origin));
+      RETURN_IF_ERROR(Read(s, where, "settle_ms", &spec.settle_ms, origin));
+      if (spec.start_timeout_ms > kMaxTimeoutMs || spec.file_timeout_ms > kMaxTimeoutMs || spec.settle_ms > kMaxTimeoutMs) {
+        return Status::InvalidArgument(origin, where + ": timeouts are at most one hour");
+      }
       if (existing != o->servers.end()) {
         *existing = spec;
       } else {

@@ -98,18 +98,48 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   session_id_ = session_id;
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger_->ListSessionExecutions(session_id));
   // The latest verdict of each file the session changed, so a blocked
-  // session stays blocked. (The files' original contents are not in the
-  // ledger: each file's next write stands in as its baseline.)
+  // session stays blocked, in the order things happened: a rollback (a write
+  // made for an lsp_check) brings back the verdict before that check. The
+  // files' original contents come back from the artifacts that keep them.
   ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger_->ListValidations(session_id));
-  for (const ValidationRecord& v : validations) {
-    FileState& f = files_[v.path];
-    if (v.mutation_id.empty() && !f.has_verdict) continue;  // a look at a file the session did not change
-    f.has_verdict = true;
-    f.verdict = {v.path, v.mutation_id, v.execution_id, v.status, v.validator, static_cast<int>(v.new_errors),
-                 v.summary, v.reason};
+  std::map<std::string, const ValidationRecord*> validation_of;  // by lsp_check id
+  for (const ValidationRecord& v : validations) validation_of[v.execution_id] = &v;
+  std::map<std::string, std::vector<FileVerdict>> history;  // by path
+  for (const ExecutionRow& row : rows) {
+    if (!row.end || row.end->status != "ok") continue;
+    auto v = validation_of.find(row.start.execution_id);
+    if (v != validation_of.end()) {
+      const ValidationRecord& r = *v->second;
+      FileState& f = files_[r.path];
+      if (!r.mutation_id.empty() || f.has_verdict) {  // else: a look at a file the session did not change
+        f.has_verdict = true;
+        f.verdict = {r.path, r.mutation_id, r.execution_id, r.status, r.validator, static_cast<int>(r.new_errors),
+                     r.summary, r.reason};
+        history[r.path].push_back(f.verdict);
+      }
+      if (!f.original_known) {
+        ASSIGN_OR_RETURN(std::vector<Artifact> artifacts, ledger_->ListArtifacts(r.execution_id));
+        for (const Artifact& a : artifacts) {
+          if (a.kind != "original" && a.kind != "original_absent") continue;
+          f.original_known = f.original_recorded = true;
+          f.existed = a.kind == "original";
+          f.original = a.content;
+          f.baseline_known = !f.existed;  // diagnosed again when needed
+        }
+      }
+      continue;
+    }
+    if (row.start.tool == kWriteFileTool && validation_of.count(row.start.parent_id)) {
+      const std::string& path = validation_of[row.start.parent_id]->path;
+      std::vector<FileVerdict>& h = history[path];
+      if (!h.empty()) h.pop_back();
+      FileState& f = files_[path];
+      f.has_verdict = !h.empty();
+      if (!h.empty()) f.verdict = h.back();
+    }
   }
   for (auto it = files_.begin(); it != files_.end();) {
-    it = it->second.has_verdict ? std::next(it) : files_.erase(it);
+    it = it->second.has_verdict || it->second.original_known ? std::next(it) : files_.erase(it);
   }
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {
@@ -181,11 +211,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
                             ? args["file_path"].get<std::string>()
                             : "";
     StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
-    StatusOr<std::string> content = path.ok() ? ReadFileToString(*path) : path.status();
-    if (content.ok() && content->size() > kMaxFileBytes) {
-      content = Status::InvalidArgument(tc.tool, "the file is larger than " + std::to_string(kMaxFileBytes >> 20) +
-                                                     " MiB");
-    }
+    StatusOr<std::string> content = path.ok() ? ReadRegularFile(*path, kMaxFileBytes) : path.status();
     if (!content.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, content.status().WithContext(tc.tool));
       return id;
@@ -352,7 +378,8 @@ void Coordinator::Cancel(const std::string& execution_id) {
   for (auto& [id, c] : calls_) {
     if (c.held && c.held->write.call.execution_id == execution_id) {
       // The write is done and waits for its validation: stop that instead.
-      return pool_.Cancel(id, v1::CANCEL_REASON_USER);
+      std::string check = id;  // the entry may be gone when Cancel returns
+      return pool_.Cancel(check, v1::CANCEL_REASON_USER);
     }
   }
   auto it = calls_.find(execution_id);
@@ -459,7 +486,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
 }
 
 Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation,
-                              const std::vector<DiagnosticRecord>& diagnostics) {
+                              const std::vector<DiagnosticRecord>& diagnostics, std::vector<Artifact> artifacts) {
   if (!c.started) return Status::Internal("ledger", "the call's start could not be recorded");
   ExecutionEnd end;
   end.execution_id = r.execution_id();
@@ -473,7 +500,6 @@ Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const Validation
   end.output_bytes = static_cast<int64_t>(r.output_total_bytes());
   if (r.has_error()) end.error = r.error().message();
   end.result_json = ResultJson(c, r);
-  std::vector<Artifact> artifacts;
   auto artifact = [&](const char* kind, std::string content, int64_t size, bool truncated) {
     artifacts.push_back({NewId("art"), r.execution_id(), kind, std::move(content), size, truncated, ""});
   };
@@ -510,12 +536,16 @@ void Coordinator::StartValidation(Call write, const v1::ToolResult& result, cons
   std::string path = write.write_path;
   FileState& f = files_[path];
   if (!f.original_known) {
-    // The file as it was before the session touched it: the baseline.
+    // The file as it was before the session touched it: the baseline. (After
+    // a resume it comes from the ledger; a file the ledger has nothing of
+    // starts here.)
     f.original_known = true;
+    f.original_recorded = false;
     f.existed = !result.sha256_before().empty();
     f.original = result.content_before();
     f.baseline.clear();
     f.baseline_known = !f.existed;  // nothing was there: no old diagnostics
+    f.baseline_validator.clear();
   }
   std::string id = NewId("ex");
   Call& check = calls_[id];
@@ -549,9 +579,12 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
   in.set_path(path);
   in.set_content(c.check_content);
   auto f = files_.find(path);
-  if (f != files_.end() && !f->second.baseline_known) {
+  if (f != files_.end() && f->second.original_known && f->second.existed) {
+    // The host diagnoses it too unless it would use the validator whose
+    // diagnostics of it are known already.
     in.set_want_baseline(true);
     in.set_baseline_content(f->second.original);
+    if (f->second.baseline_known) in.set_baseline_validator(f->second.baseline_validator);
   }
   if (!v.server_name.empty()) {
     v1::LanguageServer* ls = in.mutable_server();
@@ -562,11 +595,12 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
   for (const std::string& a : v.check_command) in.add_check_command(a);
   in.set_start_timeout_ms(v.start_timeout_ms);
   in.set_file_timeout_ms(v.file_timeout_ms);
-  in.set_settle_ms(o_.validation.settle_ms);
+  in.set_settle_ms(v.settle_ms);
   in.set_check_timeout_ms(o_.validation.check_timeout_ms);
   // The host enforces every step's timeout itself; this deadline only
   // catches a host that hangs.
-  c.call.timeout = milliseconds(v.start_timeout_ms + 2 * (v.file_timeout_ms + o_.validation.check_timeout_ms)) +
+  c.call.timeout = milliseconds(int64_t{v.start_timeout_ms} +
+                                2 * (int64_t{v.file_timeout_ms} + int64_t{o_.validation.check_timeout_ms})) +
                    seconds(10);
   c.call.validation_input = in.SerializeAsString();
   pool_.Submit(c.call);
@@ -606,9 +640,11 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
     verdict.reason = "the lsp host did not answer: " +
                      (r.has_error() ? r.error().message() : std::string(ToolStatusName(r.status())));
   } else if (out.outcome() == v1::VALIDATION_OUTCOME_DIAGNOSED) {
-    if (counts && !f->second.baseline_known) {
+    if (counts && out.baseline_done()) {
+      f->second.baseline.clear();
       for (const v1::Diagnostic& d : out.baseline()) f->second.baseline.push_back(ToDiag(d));
       f->second.baseline_known = true;
+      f->second.baseline_validator = out.validator();
     }
     std::vector<Diag> after;
     for (const v1::Diagnostic& d : out.diagnostics()) after.push_back(ToDiag(d));
@@ -627,9 +663,21 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
     verdict.status = verdict.new_errors > 0 ? "errors" : "clean";
     verdict.summary = SummarizeDiagnostics(fresh, o_.workspace);
     verdict.reason = out.reason();  // e.g. why a check command stood in for the server
-  } else {
-    verdict.status = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? "timed_out" : "no_validator";
+  } else if (out.outcome() == v1::VALIDATION_OUTCOME_NO_VALIDATOR) {
+    verdict.status = "no_validator";
     verdict.reason = out.reason();
+    if (counts && f->second.has_verdict &&
+        (f->second.verdict.status == "errors" || f->second.verdict.status == "timed_out")) {
+      // Nothing can check the file now, and the last word on it was bad:
+      // it stays unverified.
+      verdict.status = "timed_out";
+      verdict.reason = "no validator could check it (" + out.reason() + "); the last verdict was " +
+                       f->second.verdict.status;
+    }
+  } else {
+    verdict.status = "timed_out";
+    verdict.reason = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? out.reason()
+                                                                       : "the lsp host gave no outcome";
   }
 
   // What the model reads.
@@ -670,7 +718,11 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
 
   // Optionally roll a write that brought new errors back.
   std::string revert_id;
-  if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed) {
+  if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed &&
+      !IsValidUtf8(c.held->result.content_before())) {
+    // WriteFile carries text: bytes that are not UTF-8 would not survive.
+    text += "(not rolled back: the file's earlier content is not valid UTF-8)\n";
+  } else if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed) {
     revert_id = NewId("ex");
     v->set_revert_execution_id(revert_id);
     text += "The edit was rolled back (" + revert_id + "): the file is as it was before " +
@@ -683,7 +735,16 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   ValidationRecord record{r.execution_id(), session_id_, c.call.agent_id, mutation, path,
                           verdict.status, verdict.validator, verdict.new_errors, verdict.reason, verdict.summary,
                           static_cast<int64_t>(out.latency_us()), clock_->WallMillis()};
-  Status recorded = RecordEnd(c, r, &record, rows);
+  std::vector<Artifact> extra;
+  if (counts && f->second.original_known && !f->second.original_recorded) {
+    // The file before the session changed it, so a resumed session keeps
+    // its baseline.
+    f->second.original_recorded = true;
+    const std::string& original = f->second.original;
+    extra.push_back({NewId("art"), r.execution_id(), f->second.existed ? "original" : "original_absent", original,
+                     static_cast<int64_t>(original.size()), false, ""});
+  }
+  Status recorded = RecordEnd(c, r, &record, rows, std::move(extra));
   if (!recorded.ok()) spdlog::error("{}", recorded.message());
   Deliver(c, r, recorded);
   if (!c.held) return;

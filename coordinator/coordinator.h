@@ -158,9 +158,11 @@ class Coordinator final : private WorkerPool::Listener {
   // What the session knows of a file it changed.
   struct FileState {
     std::string original;      // before the session's first write to it
-    bool original_known = false;  // false after a resume: the next write's "before" stands in
+    bool original_known = false;
     bool existed = false;
+    bool original_recorded = false;  // kept in the ledger (an artifact of an lsp_check)
     bool baseline_known = false;
+    std::string baseline_validator;  // whose diagnostics `baseline` holds
     std::vector<Diag> baseline;  // the validator's diagnostics of `original`
     bool has_verdict = false;
     FileVerdict verdict;
@@ -184,7 +186,7 @@ class Coordinator final : private WorkerPool::Listener {
   void StartValidation(Call write, const v1::ToolResult& result, const Status& recorded);
   void FinishLspCheck(Call check, v1::ToolResult result);
   Status RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation = nullptr,
-                   const std::vector<DiagnosticRecord>& diagnostics = {});
+                   const std::vector<DiagnosticRecord>& diagnostics = {}, std::vector<Artifact> artifacts = {});
   // Tells the caller, and gives the file's next write its turn.
   void Deliver(Call& c, const v1::ToolResult& r, const Status& recorded);
   // Runs the read-before-edit gate for the next write queued on path, and

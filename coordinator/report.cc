@@ -45,14 +45,32 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     f.change_ids.push_back(row.start.execution_id);
   }
   ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger->ListValidations(in.session_id));
-  for (const ValidationRecord& v : validations) {  // the latest wins
-    auto f = files.find(v.path);
-    if (f == files.end()) continue;
-    f->second.validation = v.status;
-    f->second.check_id = v.execution_id;
-    f->second.validator = v.validator;
-    f->second.new_errors = v.new_errors;
-    f->second.detail = v.status == "errors" ? v.summary : v.reason;
+  std::map<std::string, const ValidationRecord*> validation_of;  // by lsp_check id
+  for (const ValidationRecord& v : validations) validation_of[v.execution_id] = &v;
+  for (const ExecutionRow& row : rows) {  // in order: the latest word on each file wins
+    if (!row.end || row.end->status != "ok") continue;
+    auto v = validation_of.find(row.start.execution_id);
+    if (v != validation_of.end()) {
+      auto f = files.find(v->second->path);
+      if (f == files.end()) continue;
+      f->second.validation = v->second->status;
+      f->second.check_id = v->second->execution_id;
+      f->second.validator = v->second->validator;
+      f->second.new_errors = v->second->new_errors;
+      f->second.detail = v->second->status == "errors" ? v->second->summary : v->second->reason;
+      continue;
+    }
+    // A rollback: a write made for an lsp_check that found new errors.
+    auto check = validation_of.find(row.start.parent_id);
+    if (row.start.tool == kWriteFileTool && check != validation_of.end()) {
+      auto f = files.find(check->second->path);
+      if (f == files.end()) continue;
+      f->second.validation = "rolled_back";
+      f->second.check_id = check->second->execution_id;
+      f->second.new_errors = 0;
+      f->second.detail = "the change was undone by " + row.start.execution_id + " after its validation found " +
+                         std::to_string(check->second->new_errors) + " new errors";
+    }
   }
   for (auto& [path, f] : files) report.files.push_back(std::move(f));
 

@@ -125,6 +125,8 @@ class ValidationGateTest : public ::testing::Test {
     v1::ValidationOutput* out = r->mutable_validation();
     out->set_outcome(v1::VALIDATION_OUTCOME_DIAGNOSED);
     out->set_validator("clangd");
+    // As the host does: the baseline is diagnosed unless it is known for this validator.
+    out->set_baseline_done(req->validation().want_baseline() && req->validation().baseline_validator() != "clangd");
     auto add = [&](const D& d, v1::Diagnostic* to) {
       to->set_path(req->validation().path());
       to->set_line(d.line);
@@ -183,6 +185,7 @@ TEST_F(ValidationGateTest, AWriteIsDeliveredAfterItsValidationWithTheVerdict) {
   EXPECT_EQ(req->validation().content(), "int a = b;\n");
   EXPECT_TRUE(req->validation().want_baseline());
   EXPECT_EQ(req->validation().baseline_content(), "int a;\n");
+  EXPECT_EQ(req->validation().baseline_validator(), "");  // no baseline known yet
   EXPECT_EQ(req->validation().server().name(), "clangd");
   EXPECT_EQ(req->validation().server().command(0), "/usr/bin/clangd");
   EXPECT_EQ(req->validation().server().language_id(), "cpp");
@@ -218,9 +221,12 @@ TEST_F(ValidationGateTest, OldErrorsAreTheBaselineAndMovedLinesStillMatch) {
   SayDiagnosed({{2, "bad is undeclared"}}, {{1, "bad is undeclared"}});
   ASSERT_EQ(results_.size(), 1u);
   EXPECT_EQ(results_[0].verdict().status(), "clean");
-  // The baseline is asked for once per file.
+  // The baseline goes along, but is diagnosed once per validator: the host
+  // is told clangd's diagnostics of it are known.
   Write("a.cc", "// new first line\nint x = bad;\n", "// first\nint x = bad;\nint y = worse;\n");
-  EXPECT_FALSE(LastRequest(Host())->validation().want_baseline());
+  EXPECT_TRUE(LastRequest(Host())->validation().want_baseline());
+  EXPECT_EQ(LastRequest(Host())->validation().baseline_content(), "int x = bad;\n");
+  EXPECT_EQ(LastRequest(Host())->validation().baseline_validator(), "clangd");
   SayDiagnosed({{2, "bad is undeclared"}, {3, "worse is undeclared"}});
   ASSERT_EQ(results_.size(), 2u);
   EXPECT_EQ(results_[1].verdict().status(), "errors");
@@ -322,6 +328,64 @@ TEST_F(ValidationGateTest, TheModelsLspCheckOfAnUnchangedFileDoesNotBlock) {
   // A missing file is an error, not a validation.
   Submit("lsp_check", R"({"file_path":"missing.py"})");
   EXPECT_EQ(results_.back().status(), v1::TOOL_STATUS_ERROR);
+}
+
+TEST_F(ValidationGateTest, NoValidatorAfterErrorsLeavesTheFileUnverified) {
+  Write("a.cc", "int a;\n", "int a = b;\n");
+  SayDiagnosed({{1, "b?"}});
+  ASSERT_EQ(coord_->Blocking().size(), 1u);
+  // The validator is gone now (say, clangd gave up and no check command).
+  Write("a.cc", "int a = b;\n", "int a = c;\n");
+  std::string host = Host();
+  v1::Envelope e = Env();
+  e.mutable_tool_result()->set_execution_id(LastRequest(host)->execution_id());
+  e.mutable_tool_result()->set_status(v1::TOOL_STATUS_OK);
+  e.mutable_tool_result()->mutable_validation()->set_outcome(v1::VALIDATION_OUTCOME_NO_VALIDATOR);
+  e.mutable_tool_result()->mutable_validation()->set_reason("clangd cannot start");
+  Say(host, e);
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_[1].verdict().status(), "timed_out");
+  EXPECT_NE(results_[1].verdict().reason().find("the last verdict was errors"), std::string::npos);
+  EXPECT_EQ(coord_->Blocking().size(), 1u);
+}
+
+TEST_F(ValidationGateTest, AResumedSessionKeepsItsVerdictsAndTheFilesOriginals) {
+  Write("a.cc", "int a = old_error;\n", "int a = old_error + new_error;\n");
+  SayDiagnosed({{1, "old_error?"}, {1, "new_error?"}}, {{1, "old_error?"}});
+  ASSERT_EQ(results_[0].verdict().status(), "errors");
+  std::string session = coord_->session_id();
+  // Another process continues the session.
+  coord_.reset();
+  CoordinatorOptions o;
+  o.workspace = ws_;
+  o.mode = "edit";
+  o.pool.size = 1;
+  o.pool.spawn_spec = [](const std::string&, WorkerPolicy policy) {
+    return SpawnOptions{.argv = {policy == WorkerPolicy::kLspHost ? "lsp-host" : "worker"}};
+  };
+  o.validation = DefaultValidationOptions();
+  o.validation.enabled = true;
+  o.program_lookup = [](const std::string& name) { return "/usr/bin/" + name; };
+  coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
+  ASSERT_TRUE(coord_->StartWorkers().ok());
+  ASSERT_TRUE(coord_->ResumeSession(ledger_.get(), session).ok());
+  worker_ = coord_->pool().workers().back().id;
+  Hello(worker_);
+  // Still blocked.
+  ASSERT_EQ(coord_->Blocking().size(), 1u);
+  results_.clear();
+  // The next write is judged against the file as it was before the session,
+  // not as the blocked state left it: the new error, still there, still counts.
+  std::string fix = Submit("WriteFile", R"({"content":"x","file_path":"a.cc"})");
+  SayWritten(fix, "a.cc", "int a = old_error + new_error;\n", "int a = old_error + new_error + 0;\n");
+  const v1::ToolRequest* req = LastRequest(Host());
+  ASSERT_NE(req, nullptr);
+  EXPECT_TRUE(req->validation().want_baseline());
+  EXPECT_EQ(req->validation().baseline_content(), "int a = old_error;\n");
+  SayDiagnosed({{1, "old_error?"}, {1, "new_error?"}}, {{1, "old_error?"}});
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].verdict().status(), "errors");
+  EXPECT_EQ(results_[0].verdict().new_errors(), 1u);
 }
 
 }  // namespace

@@ -90,6 +90,7 @@ FileValidator ResolveValidator(const ValidationOptions& o, const std::string& pa
     v.server_command[0] = program;
     v.start_timeout_ms = s.start_timeout_ms != 0 ? s.start_timeout_ms : o.start_timeout_ms;
     v.file_timeout_ms = s.file_timeout_ms != 0 ? s.file_timeout_ms : o.file_timeout_ms;
+    v.settle_ms = s.settle_ms != 0 ? s.settle_ms : o.settle_ms;
     break;
   }
   auto check = o.check_commands.find(ext);
@@ -102,6 +103,7 @@ FileValidator ResolveValidator(const ValidationOptions& o, const std::string& pa
   }
   if (v.start_timeout_ms == 0) v.start_timeout_ms = o.start_timeout_ms;
   if (v.file_timeout_ms == 0) v.file_timeout_ms = o.file_timeout_ms;
+  if (v.settle_ms == 0) v.settle_ms = o.settle_ms;
   return v;
 }
 

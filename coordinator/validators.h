@@ -27,6 +27,7 @@ struct ServerSpec {
   std::vector<std::string> extensions;  // with the dot: ".cc"
   uint32_t start_timeout_ms = 0;        // 0: ValidationOptions' default
   uint32_t file_timeout_ms = 0;
+  uint32_t settle_ms = 0;               // for servers without versioned diagnostics
 };
 
 struct ValidationOptions {
@@ -50,6 +51,7 @@ struct FileValidator {
   std::string language_id;               // LSP languageId: "cpp", "python", ...
   uint32_t start_timeout_ms = 0;
   uint32_t file_timeout_ms = 0;
+  uint32_t settle_ms = 0;
   std::vector<std::string> check_command;  // "" when none; "{file}" for the copy
   bool any() const { return !server_name.empty() || !check_command.empty(); }
 };

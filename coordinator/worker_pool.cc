@@ -71,6 +71,10 @@ Status WorkerPool::SpawnWorker(WorkerPolicy policy) {
 }
 
 void WorkerPool::Submit(ToolCall call) {
+  if (shutting_down_) {  // e.g. a write queued behind one that ended in the shutdown
+    Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator is shutting down");
+    return;
+  }
   if (health(call.policy).ok()) EnsurePolicy(call.policy);
   const Status& health = this->health(call.policy);
   if (!health.ok()) {  // the workers of its policy could not start

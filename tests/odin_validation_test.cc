@@ -171,6 +171,26 @@ TEST_F(OdinValidationTest, CompileErrorBlocksCompletionUntilAFixValidatesClean) 
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
 }
 
+// Validating a file whose text the server has already (the model's
+// lsp_check after an edit, twice) gives a verdict, not a timeout: the
+// document is reopened so the server diagnoses it again.
+TEST_F(OdinValidationTest, RevalidatingAnUnchangedFileGivesAVerdict) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("same.cc", "int same() { return 1; }\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"same.cc"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"same.cc","old_string":"return 1","new_string":"return 2"}}]},
+    {"tool_calls":[{"name":"lsp_check","arguments":{"file_path":"same.cc"}}]},
+    {"tool_calls":[{"name":"lsp_check","arguments":{"file_path":"same.cc"}}]},
+    {"text":"Checked."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 5u);
+  for (int i : {2, 3, 4}) EXPECT_EQ(Last(requests[i])["validation"]["status"], "clean") << Last(requests[i]).dump();
+}
+
 // Errors the file had before the session are the baseline: an edit elsewhere
 // in it is clean, with the old error on a line the edit moved.
 TEST_F(OdinValidationTest, PreexistingErrorsAreTheBaselineEvenWhenTheirLinesMove) {

@@ -1,5 +1,6 @@
 #include "tools/check_output.h"
 
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <regex>
@@ -9,6 +10,16 @@
 namespace odin {
 
 namespace {
+
+// A line or column number; 0 for one that does not fit.
+uint32_t Number(const std::string& digits) {
+  uint32_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return ec == std::errc() ? n : 0;
+}
+
+// Lines longer than this are not matched (std::regex recurses per character).
+constexpr size_t kMaxLineForRegex = 4096;
 
 uint32_t Severity(const std::string& word) {
   if (word == "warning") return 2;
@@ -57,12 +68,13 @@ std::vector<CheckDiagnostic> ParseCheckOutput(const std::string& raw, int exit_c
   std::string pending_path;
   uint32_t pending_line = 0;
   for (const std::string& line : lines) {
+    if (line.size() > kMaxLineForRegex) continue;
     std::smatch m;
     if (std::regex_match(line, m, kGcc)) {
       CheckDiagnostic d;
       d.path = m[1];
-      d.diag.line = static_cast<uint32_t>(std::stoul(m[2]));
-      d.diag.column = m[3].matched ? static_cast<uint32_t>(std::stoul(m[3])) : 1;
+      d.diag.line = Number(m[2]);
+      d.diag.column = m[3].matched ? Number(m[3]) : 1;
       d.diag.severity = Severity(m[4]);
       d.diag.message = m[5];
       d.diag.source = source;
@@ -71,7 +83,7 @@ std::vector<CheckDiagnostic> ParseCheckOutput(const std::string& raw, int exit_c
     }
     if (std::regex_search(line, m, kPythonFile) || std::regex_match(line, m, kNodeFile)) {
       pending_path = m[1];
-      pending_line = static_cast<uint32_t>(std::stoul(m[2]));
+      pending_line = Number(m[2]);
       continue;
     }
     if (!pending_path.empty() && std::regex_match(line, m, kErrorLine)) {

@@ -101,8 +101,9 @@ StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec,
   }
   SetNonBlocking(out[0]);
   SetNonBlocking(err[0]);
-  return std::unique_ptr<CommandRun>(
-      new CommandRun(*pid, OpenPidFd(*pid), out[0], err[0], head_bytes, tail_bytes, clock));
+  std::unique_ptr<CommandRun> run(new CommandRun(*pid, OpenPidFd(*pid), out[0], err[0], head_bytes, tail_bytes, clock));
+  run->kill_escaped_ = spec.kill_escaped_descendants;
+  return run;
 }
 
 CommandRun::CommandRun(pid_t pid, int pidfd, int out_fd, int err_fd, size_t head, size_t tail,
@@ -176,7 +177,7 @@ void CommandRun::Finish(int wait_status, Sink* sink) {
   // Whatever the command left behind dies with it: first its group, then any
   // descendant that left the group (the worker is a child subreaper).
   kill(-pid_, SIGKILL);
-  KillAllDescendants();
+  if (kill_escaped_) KillAllDescendants();
   // Every writer is gone now, so the pipes reach EOF; the poll timeout only
   // guards against a writer we could not kill.
   for (;;) {

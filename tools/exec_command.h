@@ -38,6 +38,11 @@ struct CommandSpec {
   std::string cwd;                // absolute
   std::vector<std::string> env;
   SpawnLimits limits;
+  // When the command ends, also kill every descendant of this process that
+  // escaped its group (the tool worker, a child subreaper, inherits them).
+  // False where this process has other children to keep (the lsp host's
+  // language servers): then only the command's group is killed.
+  bool kill_escaped_descendants = true;
 };
 
 // Parses ExecuteCommand's arguments. Returns InvalidArgument naming the problem
@@ -99,6 +104,7 @@ class CommandRun {
   SteadyTime finished_{};
   OutputCapture capture_;
   bool done_ = false;
+  bool kill_escaped_ = true;
   int wait_status_ = 0;
   std::optional<CancelKind> cancelled_;
   std::optional<SteadyTime> kill_at_;

@@ -12,6 +12,7 @@
 
 #include "base/file_util.h"
 #include "base/secrets.h"
+#include "base/sha256.h"
 #include "base/subprocess.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/check_output.h"
@@ -45,12 +46,14 @@ class Host : public CommandRun::Sink {
  private:
   struct Doc {
     int64_t version = 0;
+    std::string sha256;  // of the text the server has
     SteadyTime used{};
   };
   struct Server {
     std::vector<std::string> command;
     std::unique_ptr<LspServer> lsp;
     int start_failures = 0;
+    bool versioned = false;  // it has published a version: every publish must carry the one sent
     std::string given_up;  // why it is not started again
     std::map<std::string, Doc> docs;  // open documents, by path
   };
@@ -79,12 +82,18 @@ class Host : public CommandRun::Sink {
   void Advance();
   // Sends the next content (baseline or final) to the server.
   void SendContent();
-  void StartCheck(const std::string& why_no_server);
+  // Validates with the check command; fresh unless it continues a check
+  // command's run on the baseline.
+  void StartCheck(const std::string& why_no_server, bool fresh = true);
   void Accept(std::vector<v1::Diagnostic> diagnostics);
   void Finish(v1::ValidationOutcome outcome, const std::string& reason);
   void FinishCall(v1::ToolResult result);
   void RemoveTempDir();
   std::optional<SteadyTime> NextTimer() const;
+  // Whether the baseline must be diagnosed first, by this validator.
+  bool NeedBaseline(const std::string& validator) const {
+    return in().want_baseline() && in().baseline_validator() != validator;
+  }
 
   const LspHostOptions& o_;
   Clock* clock_;
@@ -137,7 +146,6 @@ void Host::StartJob(const v1::ToolRequest& req) {
   Job& j = *job_;
   j.req = req;
   j.started = clock_->Now();
-  j.baseline_step = in().want_baseline();
   const v1::LanguageServer& ls = in().server();
   if (ls.name().empty() || ls.command().empty()) return StartCheck("no language server serves this file");
   j.server_name = ls.name();
@@ -150,6 +158,7 @@ void Host::StartJob(const v1::ToolRequest& req) {
   if (!server.given_up.empty()) return StartCheck(server.given_up);
   j.server = &server;
   j.out.set_validator(ls.name());
+  j.baseline_step = NeedBaseline(ls.name());
   if (server.lsp == nullptr || server.lsp->dead()) {
     server.lsp.reset();
     server.docs.clear();
@@ -174,7 +183,20 @@ void Host::SendContent() {
   Server& server = *j.server;
   const std::string& path = in().path();
   const std::string& text = j.baseline_step ? in().baseline_content() : in().content();
+  std::string sha = Sha256Hex(text);
   auto doc = server.docs.find(path);
+  int64_t version = 1;
+  if (doc != server.docs.end()) {
+    version = doc->second.version + 1;
+    if (doc->second.sha256 == sha) {
+      // The server has this text already and would not publish again: open
+      // the document afresh (versions keep rising), so it is diagnosed now,
+      // headers and all.
+      server.lsp->DidClose(path);
+      server.docs.erase(doc);
+      doc = server.docs.end();
+    }
+  }
   j.seq_floor = server.lsp->publish_count();
   if (doc == server.docs.end()) {
     // Keep the number of open documents bounded: close the least recently used.
@@ -184,21 +206,20 @@ void Host::SendContent() {
       server.lsp->DidClose(oldest->first);
       server.docs.erase(oldest);
     }
-    Doc& d = server.docs[path];
-    d.version = 1;
-    server.lsp->DidOpen(path, in().server().language_id(), d.version, text);
-    doc = server.docs.find(path);
+    server.lsp->DidOpen(path, in().server().language_id(), version, text);
+    doc = server.docs.emplace(path, Doc{}).first;
   } else {
-    ++doc->second.version;
-    server.lsp->DidChange(path, doc->second.version, text);
+    server.lsp->DidChange(path, version, text);
   }
+  doc->second.version = version;
+  doc->second.sha256 = sha;
   doc->second.used = clock_->Now();
-  j.version = doc->second.version;
+  j.version = version;
   j.sent_at = clock_->Now();
   j.deadline = j.sent_at + milliseconds(in().file_timeout_ms());
 }
 
-void Host::StartCheck(const std::string& why_no_server) {
+void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   Job& j = *job_;
   j.server = nullptr;
   if (in().check_command().empty()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, why_no_server);
@@ -209,6 +230,9 @@ void Host::StartCheck(const std::string& why_no_server) {
     temp_dir_ = *dir;
   }
   const std::string& path = in().path();
+  std::string shown;
+  for (const std::string& a : in().check_command()) shown += (shown.empty() ? "" : " ") + a;
+  if (fresh) j.baseline_step = NeedBaseline(shown);
   j.check_copy = JoinPath(temp_dir_, BaseName(path));
   Status written = WriteFileAtomic(j.check_copy, j.baseline_step ? in().baseline_content() : in().content());
   if (!written.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, written.message());
@@ -216,6 +240,7 @@ void Host::StartCheck(const std::string& why_no_server) {
   CommandSpec spec;
   spec.cwd = o_.workspace;
   spec.env = CurrentEnvironment();
+  spec.kill_escaped_descendants = false;  // the language servers are our children too
   std::string program = BaseName(in().check_command(0));
   bool compiler = program == "g++" || program == "gcc" || program == "c++" || program == "cc" ||
                   program.rfind("clang", 0) == 0;
@@ -244,8 +269,6 @@ void Host::StartCheck(const std::string& why_no_server) {
   }
   // The copy lives elsewhere: "quoted" includes still resolve beside the real file.
   if (compiler) spec.argv.insert(spec.argv.begin() + 1, {"-iquote", DirName(path)});
-  std::string shown;
-  for (const std::string& a : in().check_command()) shown += (shown.empty() ? "" : " ") + a;
   j.out.set_validator(shown);
   j.check_output.clear();
   StatusOr<std::unique_ptr<CommandRun>> run = CommandRun::Start(spec, 64 * 1024, 64 * 1024, clock_);
@@ -264,9 +287,10 @@ void Host::Accept(std::vector<v1::Diagnostic> diagnostics) {
   if (j.baseline_step) {
     for (v1::Diagnostic& d : diagnostics) *j.out.add_baseline() = std::move(d);
     j.baseline_step = false;
+    j.out.set_baseline_done(true);
     if (j.phase == Phase::kChecking) {
       j.check.reset();
-      return StartCheck("");
+      return StartCheck("", /*fresh=*/false);
     }
     return SendContent();
   }
@@ -343,8 +367,11 @@ void Host::Advance() {
     if (now >= j.deadline) {
       server.lsp.reset();  // killed; the next call starts it afresh
       server.docs.clear();
-      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT,
-                    name + " did not start within " + Ms(milliseconds(in().start_timeout_ms())));
+      std::string why = name + " did not start within " + Ms(milliseconds(in().start_timeout_ms()));
+      // This file is unverified; after the second time, the check command
+      // takes the server's place.
+      if (++server.start_failures >= kMaxServerStarts) server.given_up = why;
+      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, why);
     }
     return;
   }
@@ -360,8 +387,9 @@ void Host::Advance() {
     if (pd != nullptr && pd->seq > j.seq_floor) {
       // Versioned: only the version sent counts. Unversioned: the last
       // publish, once the settle passed without another.
+      if (pd->version) server.versioned = true;
       bool fresh = pd->version ? *pd->version == j.version
-                               : now >= pd->at + milliseconds(in().settle_ms());
+                               : !server.versioned && now >= pd->at + milliseconds(in().settle_ms());
       if (fresh) {
         std::vector<v1::Diagnostic> diagnostics;
         for (const LspDiagnostic& l : pd->items) {
