@@ -17,7 +17,6 @@
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
 // [--validations N]. Runs in a fresh temporary workspace. Never asserts: it prints.
 
-#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -417,23 +416,6 @@ std::string MidSizeCpp() {
   return text;
 }
 
-// Services server until done() or the limit passes.
-bool Pump(LspServer* server, const std::function<bool()>& done, Duration limit) {
-  Clock::time_point end = Clock::now() + limit;
-  while (!done()) {
-    if (server->dead() || Clock::now() >= end) return false;
-    std::vector<PollFd> fds;
-    server->AddWatchFds(&fds);
-    std::vector<pollfd> p;
-    for (const PollFd& f : fds) {
-      p.push_back({f.fd, static_cast<short>((f.want_read ? POLLIN : 0) | (f.want_write ? POLLOUT : 0)), 0});
-    }
-    poll(p.data(), p.size(), 100);
-    server->Service();
-  }
-  return true;
-}
-
 bool ValidationFigures(int rounds) {
   std::string clangd = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir())("clangd");
   if (clangd.empty()) {
@@ -464,14 +446,14 @@ bool ValidationFigures(int rounds) {
   if (TimeCall(rt->get(), kReadTool, R"({"file_path":"mid.cc"})") < 0) return false;
   StatusOr<std::unique_ptr<LspServer>> raw = LspServer::Start(
       {{clangd, "--background-index=false", "--log=error"}, CurrentEnvironment(), root, -1}, RealClock::Get());
-  if (!raw.ok() || !Pump(raw->get(), [&] { return (*raw)->ready(); }, seconds(120))) {
+  if (!raw.ok() || !(*raw)->RunUntil([&] { return (*raw)->ready(); }, seconds(120))) {
     fprintf(stderr, "odin_bench: clangd did not start\n");
     return false;
   }
   LspServer& direct = **raw;
   int64_t version = 1;
   direct.DidOpen(file, "cpp", version, text);
-  if (!Pump(&direct, [&] { return direct.Latest(file) && direct.Latest(file)->version == version; }, seconds(120))) {
+  if (!direct.RunUntil([&] { return direct.Latest(file) && direct.Latest(file)->version == version; }, seconds(120))) {
     return false;
   }
   std::vector<double> raw_ms, check_ms, edit_ms;
@@ -485,7 +467,7 @@ bool ValidationFigures(int rounds) {
     ++version;
     Clock::time_point t0 = Clock::now();
     direct.DidChange(file, version, changed);
-    if (!Pump(&direct, [&] { return direct.Latest(file)->version == version; }, seconds(120))) return false;
+    if (!direct.RunUntil([&] { return direct.Latest(file)->version == version; }, seconds(120))) return false;
     double direct_ms = Ms(Clock::now() - t0);
     // Odin: the edit, then its lsp_check in the lsp host.
     ToolCall call;

@@ -32,11 +32,6 @@ struct Layer {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string FindProgram(const std::string& name) {
-  const char* path = getenv("PATH");
-  return SearchPath(name, path ? path : "");
-}
-
 std::string ToolVersion(const std::string& path, const char* flag) {
   if (path.empty()) return "";
   StatusOr<CommandOutput> out = RunCommand({.argv = {path, flag}, .env = CurrentEnvironment()});
@@ -150,7 +145,9 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   SandboxPolicy policy = config->sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;
   if (!g.sandbox.empty()) policy = *ParseSandboxPolicy(g.sandbox);
 
-  std::string bwrap = config->bwrap_path.empty() ? FindProgram("bwrap") : config->bwrap_path;
+  // Programs are found as the runtime finds them: PATH, then <bin>/../lsp.
+  ProgramLookup lookup = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir());
+  std::string bwrap = config->bwrap_path.empty() ? lookup("bwrap") : config->bwrap_path;
   Probe probe = RunProbe(*ws, policy, config->bwrap_path);
   bool namespaces = probe.ran && probe.sandbox == "bwrap";
   std::string why_not = !probe.ran ? probe.failure
@@ -190,10 +187,9 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                                    : "ALTERED: " + report->problem;
     }
   }
-  std::string rg = FindProgram("rg"), clangd = FindProgram("clangd");
+  std::string rg = lookup("rg"), clangd = lookup("clangd");
   bool failed = policy == SandboxPolicy::kRequire && !namespaces;
-  // The language servers the validation gate would use, found as it finds them.
-  ProgramLookup lookup = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir());
+  // The language servers the validation gate would use.
   struct Validator {
     std::string name, program, extensions;
   };

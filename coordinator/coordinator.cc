@@ -649,7 +649,7 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
     std::vector<Diag> after;
     for (const v1::Diagnostic& d : out.diagnostics()) after.push_back(ToDiag(d));
     std::vector<bool> is_new(after.size(), true);
-    if (counts) {
+    if (counts && !f->second.baseline.empty()) {  // the line map (a diff) only when there is a baseline to move
       is_new = MarkNew(f->second.baseline, after, path, MapLines(f->second.original, c.check_content));
     }
     std::vector<Diag> fresh;

@@ -26,6 +26,15 @@ class ValidationGateTest : public ::testing::Test {
     dir_ = *MakeTempDir("odin-gate-test");
     ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
     ws_ = *RealPath(*MakeTempDir("odin-gate-ws"));
+    CoordinatorOptions o = Options();
+    o.memory_forced = memory_forced;
+    coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
+    ASSERT_TRUE(coord_->StartWorkers().ok());
+    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
+    worker_ = coord_->pool().workers()[0].id;
+    Hello(worker_);
+  }
+  CoordinatorOptions Options() const {
     CoordinatorOptions o;
     o.workspace = ws_;
     o.mode = "edit";
@@ -37,12 +46,7 @@ class ValidationGateTest : public ::testing::Test {
     o.validation.enabled = true;
     // Every program is "installed", so the tests do not depend on the machine.
     o.program_lookup = [](const std::string& name) { return name[0] == '/' ? name : "/usr/bin/" + name; };
-    o.memory_forced = memory_forced;
-    coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
-    ASSERT_TRUE(coord_->StartWorkers().ok());
-    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
-    worker_ = coord_->pool().workers()[0].id;
-    Hello(worker_);
+    return o;
   }
   void TearDown() override {
     coord_.reset();
@@ -356,17 +360,7 @@ TEST_F(ValidationGateTest, AResumedSessionKeepsItsVerdictsAndTheFilesOriginals) 
   std::string session = coord_->session_id();
   // Another process continues the session.
   coord_.reset();
-  CoordinatorOptions o;
-  o.workspace = ws_;
-  o.mode = "edit";
-  o.pool.size = 1;
-  o.pool.spawn_spec = [](const std::string&, WorkerPolicy policy) {
-    return SpawnOptions{.argv = {policy == WorkerPolicy::kLspHost ? "lsp-host" : "worker"}};
-  };
-  o.validation = DefaultValidationOptions();
-  o.validation.enabled = true;
-  o.program_lookup = [](const std::string& name) { return "/usr/bin/" + name; };
-  coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
+  coord_ = std::make_unique<Coordinator>(Options(), &clock_, &launcher_, &transport_);
   ASSERT_TRUE(coord_->StartWorkers().ok());
   ASSERT_TRUE(coord_->ResumeSession(ledger_.get(), session).ok());
   worker_ = coord_->pool().workers().back().id;

@@ -2,10 +2,7 @@
 
 #include "tools/lsp_client.h"
 
-#include <poll.h>
 #include <unistd.h>
-
-#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -19,23 +16,6 @@ namespace {
 
 using testing::BinDir;
 using testing::TempWorkspace;
-
-// Services the server until done() holds or the time is up.
-bool PumpUntil(LspServer* s, const std::function<bool()>& done, Duration limit) {
-  SteadyTime end = RealClock::Get()->Now() + limit;
-  while (!done()) {
-    if (s->dead() || RealClock::Get()->Now() >= end) return done();
-    std::vector<PollFd> fds;
-    s->AddWatchFds(&fds);
-    std::vector<pollfd> p;
-    for (const PollFd& f : fds) {
-      p.push_back({f.fd, static_cast<short>((f.want_read ? POLLIN : 0) | (f.want_write ? POLLOUT : 0)), 0});
-    }
-    poll(p.data(), p.size(), 50);
-    s->Service();
-  }
-  return true;
-}
 
 std::string FindServer(const std::string& name) {
   const char* path = getenv("PATH");
@@ -65,10 +45,10 @@ TEST(LspClient, VersionedDiagnosticsFromTheFakeServer) {
   TempWorkspace ws;
   auto s = StartServer({BinDir() + "/fake_lsp_server", "--mode", "versioned"}, ws.path());
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->ready(); }, seconds(10))) << s->death();
+  ASSERT_TRUE(s->RunUntil([&] { return s->ready(); }, seconds(10))) << s->death();
   std::string file = ws.Join("a.txt");
   s->DidOpen(file, "plaintext", 1, "fine\nx = ERROR: bad thing\nWARN careful\n");
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->Latest(file) != nullptr; }, seconds(10)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->Latest(file) != nullptr; }, seconds(10)));
   const PublishedDiagnostics* d = s->Latest(file);
   ASSERT_TRUE(d->version.has_value());
   EXPECT_EQ(*d->version, 1);
@@ -81,7 +61,7 @@ TEST(LspClient, VersionedDiagnosticsFromTheFakeServer) {
   EXPECT_EQ(d->items[1].severity, 2u);
   uint64_t before = s->publish_count();
   s->DidChange(file, 2, "all good\n");
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->publish_count() > before; }, seconds(10)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->publish_count() > before; }, seconds(10)));
   EXPECT_EQ(*s->Latest(file)->version, 2);
   EXPECT_TRUE(s->Latest(file)->items.empty());
 }
@@ -90,7 +70,7 @@ TEST(LspClient, AServerThatExitsIsDeadWithTheReason) {
   TempWorkspace ws;
   auto s = StartServer({"/bin/sh", "-c", "exit 7"}, ws.path());
   ASSERT_NE(s, nullptr);
-  PumpUntil(s.get(), [&] { return s->dead(); }, seconds(10));
+  s->RunUntil([&] { return s->dead(); }, seconds(10));
   EXPECT_TRUE(s->dead());
   EXPECT_FALSE(s->ready());
   EXPECT_NE(s->death().find("status 7"), std::string::npos) << s->death();
@@ -104,7 +84,7 @@ TEST(LspClient, WritingToAServerThatClosedItsInputIsAnErrorNotADeath) {
   ASSERT_NE(s, nullptr);
   usleep(300 * 1000);
   s->DidOpen(ws.Join("a.txt"), "plaintext", 1, std::string(1 << 20, 'x'));
-  PumpUntil(s.get(), [&] { return s->dead(); }, seconds(10));
+  s->RunUntil([&] { return s->dead(); }, seconds(10));
   EXPECT_TRUE(s->dead());
   EXPECT_NE(s->death().find("its input closed"), std::string::npos) << s->death();
 }
@@ -113,7 +93,7 @@ TEST(LspClient, AServerThatNeverAnswersIsNotReady) {
   TempWorkspace ws;
   auto s = StartServer({BinDir() + "/fake_lsp_server", "--mode", "no_init"}, ws.path());
   ASSERT_NE(s, nullptr);
-  PumpUntil(s.get(), [&] { return s->ready(); }, milliseconds(300));
+  s->RunUntil([&] { return s->ready(); }, milliseconds(300));
   EXPECT_FALSE(s->ready());
   EXPECT_FALSE(s->dead());
 }
@@ -130,17 +110,17 @@ TEST(LspClient, RealClangdPublishesForTheVersionSent) {
   TempWorkspace ws;
   auto s = StartServer({clangd, "--background-index=false", "--log=error"}, ws.path());
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->ready(); }, seconds(60))) << s->death();
+  ASSERT_TRUE(s->RunUntil([&] { return s->ready(); }, seconds(60))) << s->death();
   std::string file = ws.Join("a.cc");
   s->DidOpen(file, "cpp", 1, "int main() {\n  return missing_name;\n}\n");
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->Latest(file) && s->Latest(file)->version == 1; }, seconds(60)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->Latest(file) && s->Latest(file)->version == 1; }, seconds(60)));
   const PublishedDiagnostics* d = s->Latest(file);
   ASSERT_FALSE(d->items.empty());
   EXPECT_EQ(d->items[0].line, 2u);
   EXPECT_EQ(d->items[0].severity, 1u);
   EXPECT_NE(d->items[0].message.find("missing_name"), std::string::npos) << d->items[0].message;
   s->DidChange(file, 2, "int main() {\n  return 0;\n}\n");
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->Latest(file)->version == 2; }, seconds(60)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->Latest(file)->version == 2; }, seconds(60)));
   EXPECT_TRUE(s->Latest(file)->items.empty());
 }
 
@@ -150,11 +130,10 @@ TEST(LspClient, RealPyrightPublishesErrors) {
   TempWorkspace ws;
   auto s = StartServer({pyright, "--stdio"}, ws.path());
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->ready(); }, seconds(60))) << s->death();
+  ASSERT_TRUE(s->RunUntil([&] { return s->ready(); }, seconds(60))) << s->death();
   std::string file = ws.Join("a.py");
   s->DidOpen(file, "python", 1, "def f() -> int:\n    return undefined_name\n");
-  ASSERT_TRUE(PumpUntil(
-      s.get(), [&] { return s->Latest(file) && !s->Latest(file)->items.empty(); }, seconds(60)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->Latest(file) && !s->Latest(file)->items.empty(); }, seconds(60)));
   const PublishedDiagnostics* d = s->Latest(file);
   EXPECT_EQ(d->items[0].line, 2u);
   EXPECT_EQ(d->items[0].severity, 1u);
@@ -162,8 +141,7 @@ TEST(LspClient, RealPyrightPublishesErrors) {
   std::cerr << "pyright versioned: " << d->version.has_value() << "\n";
   uint64_t before = s->publish_count();
   s->DidChange(file, 2, "def f() -> int:\n    return 1\n");
-  ASSERT_TRUE(PumpUntil(
-      s.get(), [&] { return s->publish_count() > before && s->Latest(file)->items.empty(); }, seconds(60)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->publish_count() > before && s->Latest(file)->items.empty(); }, seconds(60)));
 }
 
 TEST(LspClient, RealTypeScriptServerPublishesErrors) {
@@ -172,11 +150,10 @@ TEST(LspClient, RealTypeScriptServerPublishesErrors) {
   TempWorkspace ws;
   auto s = StartServer({tsls, "--stdio"}, ws.path());
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(PumpUntil(s.get(), [&] { return s->ready(); }, seconds(60))) << s->death();
+  ASSERT_TRUE(s->RunUntil([&] { return s->ready(); }, seconds(60))) << s->death();
   std::string file = ws.Join("a.ts");
   s->DidOpen(file, "typescript", 1, "const n: number = 1;\nconst s: string = n;\n");
-  ASSERT_TRUE(PumpUntil(
-      s.get(), [&] { return s->Latest(file) && !s->Latest(file)->items.empty(); }, seconds(60)));
+  ASSERT_TRUE(s->RunUntil([&] { return s->Latest(file) && !s->Latest(file)->items.empty(); }, seconds(60)));
   const PublishedDiagnostics* d = s->Latest(file);
   EXPECT_EQ(d->items[0].line, 2u);
   EXPECT_EQ(d->items[0].severity, 1u);

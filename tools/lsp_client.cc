@@ -1,6 +1,7 @@
 #include "tools/lsp_client.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -239,6 +240,22 @@ void LspServer::Die(const std::string& why) {
   kill(pid_, SIGKILL);
   WaitPid(pid_, &status, 0);
   pid_ = -1;
+}
+
+bool LspServer::RunUntil(const std::function<bool()>& done, Duration limit) {
+  SteadyTime end = clock_->Now() + limit;
+  while (!done()) {
+    if (dead_ || clock_->Now() >= end) return done();
+    std::vector<PollFd> fds;
+    AddWatchFds(&fds);
+    std::vector<pollfd> p;
+    for (const PollFd& f : fds) {
+      p.push_back({f.fd, static_cast<short>((f.want_read ? POLLIN : 0) | (f.want_write ? POLLOUT : 0)), 0});
+    }
+    poll(p.data(), p.size(), 50);
+    Service();
+  }
+  return true;
 }
 
 void LspServer::Service() {

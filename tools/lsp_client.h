@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -75,6 +76,10 @@ class LspServer {
   void AddWatchFds(std::vector<PollFd>* fds) const;
   // Reads and handles what arrived, writes what it can, notices an exit.
   void Service();
+  // For callers without a poll loop of their own (tests, benchmarks): waits
+  // on the server's fds and services it until done() holds, the server dies
+  // or limit passes. Returns done().
+  bool RunUntil(const std::function<bool()>& done, Duration limit);
 
   void DidOpen(const std::string& path, const std::string& language_id, int64_t version, const std::string& text);
   void DidChange(const std::string& path, int64_t version, const std::string& text);

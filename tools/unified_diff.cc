@@ -1,5 +1,7 @@
 #include "tools/unified_diff.h"
 
+#include <utility>
+
 #include <dtl/dtl.hpp>
 
 #include <vector>
@@ -24,6 +26,18 @@ std::vector<std::string> SplitLines(std::string_view text) {
   return lines;
 }
 
+// The numbers of leading and trailing lines a and b share (not overlapping).
+std::pair<size_t, size_t> CommonEnds(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t prefix = 0;
+  while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) ++prefix;
+  size_t suffix = 0;
+  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
+         a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  return {prefix, suffix};
+}
+
 }  // namespace
 
 DiffResult UnifiedDiff(std::string_view before, std::string_view after, const std::string& label) {
@@ -32,13 +46,7 @@ DiffResult UnifiedDiff(std::string_view before, std::string_view after, const st
   std::vector<std::string> a = SplitLines(before), b = SplitLines(after);
   // Only the region between the common prefix and suffix needs the diff
   // algorithm; keep the context lines around it.
-  size_t prefix = 0;
-  while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) ++prefix;
-  size_t suffix = 0;
-  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
-         a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix]) {
-    ++suffix;
-  }
+  auto [prefix, suffix] = CommonEnds(a, b);
   size_t lead = prefix > kContext ? prefix - kContext : 0;
   size_t tail = suffix > kContext ? suffix - kContext : 0;
   std::vector<std::string> ma(a.begin() + static_cast<long>(lead), a.end() - static_cast<long>(tail));
@@ -87,13 +95,7 @@ DiffResult UnifiedDiff(std::string_view before, std::string_view after, const st
 std::vector<MovedLine> MapLines(std::string_view before, std::string_view after) {
   std::vector<std::string> a = SplitLines(before), b = SplitLines(after);
   std::vector<MovedLine> map(a.size());
-  size_t prefix = 0;
-  while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) ++prefix;
-  size_t suffix = 0;
-  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
-         a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix]) {
-    ++suffix;
-  }
+  auto [prefix, suffix] = CommonEnds(a, b);
   auto line = [](size_t index) { return static_cast<uint32_t>(index + 1); };
   for (size_t i = 0; i < prefix; ++i) map[i] = {true, line(i), line(i)};
   for (size_t k = 0; k < suffix; ++k) {
