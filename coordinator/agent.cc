@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/canonical_json.h"
 #include "base/ids.h"
 #include "base/sha256.h"
 #include "coordinator/report.h"
@@ -30,7 +31,56 @@ std::string FirstLine(const std::string& text, size_t max) {
   return line;
 }
 
+bool ChangesFiles(const std::string& tool) {
+  return tool == "WriteFile" || tool == "EditTool" || tool == "MultiEditTool" || tool == "ExecuteCommand";
+}
+
+// What the stall detector compares of a result: everything the model reads,
+// but not the execution id. The error of a failure is compared with digits
+// blurred, so timings and pids in a test run's output do not make the same
+// failure look new.
+StallStep StepOf(const ToolCallRequest& call, const std::string& execution_id, const v1::ToolResult& r) {
+  StallStep step;
+  step.execution_id = execution_id;
+  StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
+  step.call = call.name + "\n" + (canonical.ok() ? *canonical : call.arguments_json);
+  step.label = CallLabel(call);
+  Sha256 h;
+  for (const std::string& part : {std::to_string(r.status()), std::to_string(r.has_exit_code() ? r.exit_code() : -1),
+                                  r.error().message(), r.output_head(), r.output_tail(), r.diff(),
+                                  r.has_verdict() ? r.verdict().status() + r.verdict().summary() : std::string()}) {
+    h.Update(std::to_string(part.size()) + ":");
+    h.Update(part);
+  }
+  step.result = HexDigest(h.Finish());
+  step.failed = r.status() != v1::TOOL_STATUS_OK;
+  if (step.failed) {
+    std::string error = std::to_string(r.status()) + "|" + std::to_string(r.exit_code()) + "|" + r.error().message() +
+                        "|" + OutputTail(r.output_head() + r.output_tail(), 2000);
+    for (char& ch : error) {
+      if (ch >= '0' && ch <= '9') ch = '#';
+    }
+    step.error = Sha256Hex(error);
+  }
+  return step;
+}
+
 }  // namespace
+
+std::string CallLabel(const ToolCallRequest& call) {
+  json args = json::parse(call.arguments_json, nullptr, false);
+  std::string detail;
+  if (args.is_object()) {
+    for (const char* key : {"command", "file_path", "pattern", "path", "query"}) {
+      if (args.contains(key) && args[key].is_string()) {
+        detail = args[key].get<std::string>();
+        break;
+      }
+    }
+  }
+  if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
+  return call.name + "(" + detail + ")";
+}
 
 int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage) {
   auto it = prices.find(model);
@@ -152,7 +202,7 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
 Agent::Agent(AgentOptions options, Coordinator* coordinator, LlmClient* llm, Ledger* ledger, Clock* clock,
              AgentObserver* observer)
     : o_(std::move(options)), coordinator_(coordinator), llm_(llm), ledger_(ledger), clock_(clock),
-      observer_(observer) {
+      observer_(observer), stall_(o_.stall), fingerprint_(o_.workspace) {
   totals_.status = "session";
 }
 
@@ -202,6 +252,10 @@ std::string Agent::SystemPrompt(Mode mode) {
   }
   const TodoList& todos = coordinator_->Todos(o_.agent_id);
   if (!todos.items().empty()) p += "\nYour todo list:\n" + todos.Render();
+  if (current_ && current_->budget) {
+    std::string left = current_->budget->Remaining();
+    if (!left.empty()) p += "\nBudget for this request, after this response: " + left + ".\n";
+  }
   return p;
 }
 
@@ -225,6 +279,9 @@ void Agent::StartNext() {
   current_->outcome.mode = current_->message.mode;
   current_->started = clock_->Now();
   current_->started_wall_ms = clock_->WallMillis();
+  current_->budget = std::make_unique<Budget>(o_.budget, clock_);
+  stall_.Reset();
+  workspace_now_.clear();
   history_.push_back({ChatMessage::Role::kUser, current_->message.text, {}, {}});
   if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
   AskModel();
@@ -232,8 +289,12 @@ void Agent::StartNext() {
 
 void Agent::AskModel() {
   Current& c = *current_;
-  if (c.outcome.turns >= o_.max_turns) return Finish("max_turns");
+  if (!c.budget->TryStartTurn()) return StopForBudget(c.budget->Exceeded().value_or("turns"));
   ++c.outcome.turns;
+  if (!c.nudge.empty()) {
+    history_.push_back({ChatMessage::Role::kUser, c.nudge, {}, {}});
+    c.nudge.clear();
+  }
   ChatRequest req;
   req.model = o_.model;
   req.system = SystemPrompt(c.message.mode);
@@ -282,6 +343,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
     o->usage.output_tokens += rec.output_tokens;
     o->cost_microusd += rec.cost_microusd;
   }
+  c.budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
   if (observer_) observer_->OnLlmCall(rec);
   if (!response.ok()) return Finish("error", response.status());
 
@@ -295,7 +357,21 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   // assistant turns, and one would poison every later request.
   if (!r.text.empty() || !calls.empty()) history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
   c.outcome.text = r.text;
+  if (std::optional<std::string> limit = c.budget->Exceeded()) {
+    // Tokens, cost or time ran out with this response: nothing more runs.
+    if (!calls.empty()) {
+      ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
+      for (const ToolCallRequest& call : calls) {
+        json record = {{"tool", call.name}, {"status", "error"}, {"authority", "ground_truth"},
+                       {"summary", "not run: the budget ran out"}};
+        results.results.push_back({call.id, record.dump(), true});
+      }
+      history_.push_back(std::move(results));
+    }
+    return StopForBudget(*limit);
+  }
   if (calls.empty()) {
+    if (std::optional<StallDetection> d = stall_.AddMessage(r.text, clock_->Now()); d && HandleStall(*d)) return;
     if (r.truncated) {
       // Cut off mid-answer: tell the model, and let it go on.
       history_.push_back({ChatMessage::Role::kUser,
@@ -311,7 +387,12 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
   Current& c = *current_;
   c.calls = calls;
   c.results.assign(calls.size(), std::nullopt);
+  c.steps.assign(calls.size(), std::nullopt);
+  c.turn_mutates = false;
   c.running.clear();
+  // The workspace as the turn finds it, for the stall detector; scanned once
+  // a message first makes calls, not before every message.
+  if (workspace_now_.empty()) workspace_now_ = WorkspaceNow(c.message.mode);
   if (truncated) {
     // The response was cut off: its tool calls may be incomplete. None runs.
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -331,16 +412,22 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.arguments_json = calls[i].arguments_json;
     call.agent_id = o_.agent_id;
     call.mode = ModeName(c.message.mode);
+    call.budget = c.budget.get();
+    c.turn_mutates = c.turn_mutates || ChangesFiles(call.tool);
+    // Per-tool timeouts; a command's own timeout_seconds wins, up to the cap.
+    auto configured = o_.tool_timeouts.find(call.tool);
+    if (configured == o_.tool_timeouts.end()) configured = o_.tool_timeouts.find("*");
+    int secs = configured != o_.tool_timeouts.end() ? configured->second : 0;
     if (call.tool == "ExecuteCommand") {
-      int secs = kDefaultCommandTimeoutSeconds;
+      if (secs <= 0) secs = kDefaultCommandTimeoutSeconds;
       json args = json::parse(call.arguments_json, nullptr, false);
       if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
         // Clamped while a double: a huge number must not overflow the cast.
         double asked = std::clamp(args["timeout_seconds"].get<double>(), 1.0, double{kMaxCommandTimeoutSeconds});
         secs = static_cast<int>(asked);
       }
-      call.timeout = seconds(secs);
     }
+    if (secs > 0) call.timeout = seconds(secs);
     call.execution_id = NewId("ex");
     std::string id = call.execution_id;
     std::string tool = call.tool;
@@ -372,6 +459,8 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
   if (c.running.erase(execution_id) == 0) return;
   c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r),
                                        r.status() != v1::TOOL_STATUS_OK};
+  c.steps[index] = StepOf(c.calls[index], execution_id, r);
+  c.steps[index]->at = clock_->Now();
   if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
     std::string file = DisplayPath(r.file_written().path(), o_.workspace);
     auto& changed = c.outcome.changed_files;
@@ -393,7 +482,107 @@ void Agent::AllToolsDone() {
   c.results.clear();
   c.calls.clear();
   if (c.cancelled) return Finish("cancelled");
+  if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
+  if (std::optional<std::string> limit = c.budget->Exceeded()) return StopForBudget(*limit);
+  // Gate 6: the stall detector reads the turn, step by step.
+  std::string before = workspace_now_;
+  if (c.turn_mutates) workspace_now_ = WorkspaceNow(c.message.mode);
+  std::vector<StallDetection> found;
+  for (std::optional<StallStep>& step : c.steps) {
+    if (!step) continue;
+    step->workspace = before;
+    if (std::optional<StallDetection> d = stall_.AddStep(*step)) found.push_back(std::move(*d));
+  }
+  c.steps.clear();
+  if (std::optional<StallDetection> d = stall_.EndTurn(workspace_now_, clock_->Now())) found.push_back(std::move(*d));
+  for (const StallDetection& d : found) {
+    if (HandleStall(d)) return;
+  }
   AskModel();
+}
+
+std::string Agent::WorkspaceNow(Mode mode) {
+  // Ask and plan run with the workspace read-only: nothing they do changes it.
+  if (mode != Mode::kEdit) return "read-only";
+  return fingerprint_.Compute();
+}
+
+bool Agent::HandleStall(const StallDetection& d) {
+  Current& c = *current_;
+  json detail = {{"rule", d.rule},
+                 {"action", d.stop ? "stop" : "nudge"},
+                 {"count", d.count},
+                 {"loop_start", d.execution_ids.empty() ? json() : json(d.execution_ids.front())},
+                 {"execution_ids", d.execution_ids},
+                 {"span_ms", ToMillis(d.span)},
+                 {"description", d.description}};
+  RecordGateEvent("stall", d.execution_ids.empty() ? "" : d.execution_ids.back(),
+                  detail.dump(-1, ' ', false, json::error_handler_t::replace));
+  std::string ids;
+  for (const std::string& id : d.execution_ids) ids += (ids.empty() ? "" : ", ") + id;
+  if (d.stop) {
+    StopSoon("stalled",
+             Status::FailedPrecondition("stalled", "the stall detector saw the same loop again (" + d.rule + "): " +
+                                                       d.description),
+             v1::CANCEL_REASON_USER);
+    return true;
+  }
+  std::string text = "[runtime] Loop detected (" + d.rule + "): " + d.description +
+                     (ids.empty() ? "" : " (executions " + ids + ")") +
+                     ". Repeating it will not give a different result. Change your approach: look at what the results "
+                     "say, use memory_query for the facts, or try something else. If this loop happens again, the run "
+                     "stops as stalled.";
+  c.nudge += (c.nudge.empty() ? "" : "\n") + text;
+  return false;
+}
+
+void Agent::StopForBudget(const std::string& limit) {
+  Current& c = *current_;
+  if (!c.stopping.empty()) return;
+  std::string described = c.budget->Describe(limit);
+  BudgetUse used = c.budget->used();
+  RecordGateEvent("budget_exceeded", "",
+                  json({{"limit", limit},
+                        {"detail", described},
+                        {"turns", used.turns},
+                        {"tool_calls", used.tool_calls},
+                        {"tokens", used.tokens},
+                        {"cost_usd", static_cast<double>(used.cost_microusd) / 1e6},
+                        {"wall_ms", ToMillis(used.wall)}})
+                      .dump());
+  c.outcome.budget_limit = limit;
+  StopSoon("budget_exceeded", Status::ResourceExhausted("budget exceeded", described), v1::CANCEL_REASON_BUDGET);
+}
+
+void Agent::StopSoon(const std::string& status, Status error, int cancel_reason) {
+  Current& c = *current_;
+  c.stopping = status;
+  c.stop_error = error;
+  if (c.llm_call) {
+    llm_->Cancel(*c.llm_call);
+    c.llm_call.reset();
+  }
+  if (!c.check_running.empty()) {
+    std::string check = c.check_running;  // its end finishes the message
+    return coordinator_->Cancel(check, cancel_reason);
+  }
+  if (c.running.empty()) return Finish(status, error);
+  // The running calls are killed (their process groups with them); their
+  // results close the turn, and the message finishes then.
+  std::vector<std::string> running;
+  for (const auto& [id, index] : c.running) running.push_back(id);
+  for (const std::string& id : running) coordinator_->Cancel(id, cancel_reason);
+}
+
+std::optional<SteadyTime> Agent::NextTimer() const {
+  if (!current_ || !current_->budget || !current_->stopping.empty()) return std::nullopt;
+  return current_->budget->deadline();
+}
+
+void Agent::Tick() {
+  if (!current_ || !current_->budget || !current_->stopping.empty()) return;
+  std::optional<SteadyTime> deadline = current_->budget->deadline();
+  if (deadline && clock_->Now() >= *deadline) StopForBudget("wall_time");
 }
 
 namespace {
@@ -480,6 +669,7 @@ void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
   if (observer_) observer_->OnToolEnd(id, "ExecuteCommand", r);
   const CheckSpec spec = c.checks[c.check_index++];
   if (c.cancelled) return Finish("cancelled");
+  if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
   // A check's own failure (an exit code, its timeout) is the project's; one
   // that could not run at all (crash, sandbox) is the infrastructure's.
   std::string status;
@@ -529,6 +719,7 @@ void Agent::Refuse(const std::string& fingerprint, const std::string& text) {
   AskModel();
 }
 
+
 void Agent::CancelCurrent() {
   if (!current_) return;
   Current& c = *current_;
@@ -558,9 +749,12 @@ void Agent::Finish(const std::string& status, Status error) {
   Current& c = *current_;
   c.outcome.status = status;
   c.outcome.error = error;
-  if (status == "cancelled" && !history_.empty() && history_.back().role == ChatMessage::Role::kUser) {
-    // Keep the conversation well formed: a turn the user cut short.
-    history_.push_back({ChatMessage::Role::kAssistant, "(cancelled by the user)", {}, {}});
+  c.outcome.budget_limits = c.budget->limits();
+  c.outcome.budget_used = c.budget->used();
+  if (status != "done" && !history_.empty() && history_.back().role != ChatMessage::Role::kAssistant) {
+    // Keep the conversation well formed: a turn cut short.
+    history_.push_back({ChatMessage::Role::kAssistant,
+                        status == "cancelled" ? "(cancelled by the user)" : "(stopped: " + status + ")", {}, {}});
   }
   if (ledger_ != nullptr) {
     std::string text = status == "error" ? error.message() : c.outcome.text;

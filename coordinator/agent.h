@@ -30,16 +30,20 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "coordinator/budget.h"
 #include "coordinator/checks.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/ledger.h"
 #include "coordinator/llm.h"
+#include "coordinator/stall_detector.h"
 #include "coordinator/tool_catalog.h"
+#include "coordinator/workspace_fingerprint.h"
 
 namespace odin {
 
@@ -59,7 +63,17 @@ struct AgentOptions {
   std::string workspace;       // absolute root
   std::string cwd;             // where the user started
   std::string instructions;    // ODIN.md / AGENTS.md text
-  int max_turns = 50;          // model calls per message
+  // The budget of each message: model turns, tool calls, tokens, cost,
+  // wall time (0: no limit). Running out ends the message as budget_exceeded.
+  BudgetLimits budget = [] {
+    BudgetLimits b;
+    b.turns = 50;
+    return b;
+  }();
+  StallOptions stall;          // the stall detector's thresholds
+  // Per-tool timeouts in seconds ("*": any other tool; absent or 0: none).
+  // ExecuteCommand's is the default when the model gives none.
+  std::map<std::string, int> tool_timeouts;
   int max_tokens = 0;          // per model response; 0: the provider's default
   PriceTable prices;
   Profile profile = Profile::kAuto;  // which backpressure checks run
@@ -71,7 +85,8 @@ struct AgentOptions {
 struct MessageOutcome {
   std::string message_id;
   Mode mode = Mode::kEdit;
-  std::string status;  // done, not_converged, error, cancelled, max_turns
+  // done, not_converged, budget_exceeded, stalled, error, cancelled
+  std::string status;
   std::string text;    // the model's final answer (its own words)
   Status error;        // when status is error
   std::vector<std::string> execution_ids;
@@ -80,6 +95,10 @@ struct MessageOutcome {
   int64_t llm_calls = 0;
   LlmUsage usage;
   int64_t cost_microusd = 0;
+  // The message's budget and what it used.
+  BudgetLimits budget_limits;
+  BudgetUse budget_used;
+  std::string budget_limit;  // when budget_exceeded: which limit ran out
   // The report from the ledger (text and JSON), when the message ran in a
   // session with a ledger.
   std::string report_text;
@@ -109,6 +128,10 @@ class Agent {
   std::string Send(const std::string& text, Mode mode);
   // Cancels the message being worked on (the queue stays).
   void CancelCurrent();
+  // When Tick must run next (the wall-time budget), if ever.
+  std::optional<SteadyTime> NextTimer() const;
+  // Ends the message if its wall time ran out.
+  void Tick();
   bool busy() const { return current_.has_value(); }
   size_t queued() const { return queue_.size(); }
   // Forgets the conversation so far (not the ledger). Returns false, and does
@@ -148,6 +171,15 @@ class Agent {
     size_t check_index = 0;
     std::string check_running;                  // execution id
     std::vector<std::pair<std::string, std::string>> check_failures;  // fingerprint, text for the model
+    std::unique_ptr<Budget> budget;
+    // Set when a budget or the stall detector ends the message while calls
+    // still run: their cancelled results close the turn, then it finishes.
+    std::string stopping;
+    Status stop_error;
+    // The stall detector's view of the turn's calls, in the model's order.
+    std::vector<std::optional<StallStep>> steps;
+    bool turn_mutates = false;
+    std::string nudge;  // a stall nudge waiting for the next request
   };
 
   void StartNext();
@@ -164,6 +196,15 @@ class Agent {
   // Tells the model why completion was refused and goes on, unless this
   // refusal has come back retry_cap times.
   void Refuse(const std::string& fingerprint, const std::string& text);
+  // A budget ran out: cancels what runs, then finishes as budget_exceeded.
+  void StopForBudget(const std::string& limit);
+  // Ends the message now, or once the running calls have ended.
+  void StopSoon(const std::string& status, Status error, int cancel_reason);
+  // Records a detection; returns true if it stops the message (the caller
+  // must then return without going on).
+  bool HandleStall(const StallDetection& d);
+  // The fingerprint of the workspace now (ask and plan cannot change it).
+  std::string WorkspaceNow(Mode mode);
   void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
   void Finish(const std::string& status, Status error = Status::OK());
 
@@ -177,8 +218,14 @@ class Agent {
   std::deque<Pending> queue_;
   std::optional<Current> current_;
   MessageOutcome totals_;
+  StallDetector stall_;
+  WorkspaceFingerprint fingerprint_;
+  std::string workspace_now_;  // the fingerprint after the last turn
   uint64_t generation_ = 0;  // bumps on ClearHistory/cancel so stale callbacks are ignored
 };
+
+// How a reader recognizes a call: "Read(src/a.cc)", "ExecuteCommand(make)".
+std::string CallLabel(const ToolCallRequest& call);
 
 // One line saying what a tool call did ("3 files", "exit code 0: ok",
 // "changed a.txt (+1 -1 lines)"), from its structured result.

@@ -1,5 +1,7 @@
 #include "coordinator/agent_session.h"
 
+#include <cmath>
+
 #include "coordinator/demo_model.h"
 #include "coordinator/http_llm_client.h"
 #include "coordinator/instructions.h"
@@ -41,7 +43,15 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.workspace = ws.root;
   o.cwd = ws.cwd;
   o.instructions = LoadInstructions(ws.root, ws.cwd);
-  o.max_turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
+  o.budget.turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
+  o.budget.tool_calls = flags.max_tool_calls > 0 ? flags.max_tool_calls : config.max_tool_calls;
+  o.budget.tokens = flags.max_tokens > 0 ? flags.max_tokens : config.max_tokens;
+  double usd = flags.max_budget_usd > 0 ? flags.max_budget_usd : config.max_budget_usd;
+  o.budget.cost_microusd = static_cast<int64_t>(std::llround(usd * 1e6));
+  double wall = flags.max_wall_seconds > 0 ? flags.max_wall_seconds : static_cast<double>(config.max_wall_seconds);
+  o.budget.wall = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(wall));
+  o.stall = config.stall;
+  o.tool_timeouts = config.tool_timeouts;
   o.max_tokens = s->llm_.max_tokens;
   o.prices = s->llm_.prices;
   o.profile = profile;
@@ -55,7 +65,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
 Status AgentSession::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   SteadyTime now = RealClock::Get()->Now();
   Duration wait = max_wait;
-  for (std::optional<SteadyTime> t : {http_->NextTimer(), client_->NextTimer()}) {
+  for (std::optional<SteadyTime> t : {http_->NextTimer(), client_->NextTimer(), agent_->NextTimer()}) {
     if (t) wait = std::min(wait, std::max(Duration::zero(), *t - now));
   }
   std::vector<PollFd> fds;
@@ -68,6 +78,7 @@ Status AgentSession::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   }
   http_->Process(fds, http_first, http_count);
   client_->Tick();
+  agent_->Tick();
   return s;
 }
 

@@ -17,7 +17,12 @@ namespace odin {
 struct AgentSessionFlags {
   RuntimeFlags runtime;
   LlmFlags llm;
-  int max_turns = 0;  // 0: from the config
+  // Budget flags; 0: from the config.
+  int max_turns = 0;
+  int64_t max_tool_calls = 0;
+  int64_t max_tokens = 0;
+  double max_budget_usd = 0;
+  double max_wall_seconds = 0;
   std::string profile;  // fast, auto, safe, strict; "": from the config
 };
 

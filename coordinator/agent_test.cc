@@ -95,7 +95,7 @@ class AgentTest : public ::testing::Test {
     o.model = "test-model";
     o.workspace = ws_;
     o.cwd = ws_;
-    o.max_turns = 5;
+    o.budget.turns = 5;
     o.instructions = "## ODIN.md\nalways be testing\n";
     o.prices = {{"test-model", {3.0, 15.0}}};
     agent_ = std::make_unique<Agent>(o, coord_.get(), &model_, ledger_.get(), &clock_, &recorder_);
@@ -171,11 +171,12 @@ TEST_F(AgentTest, ParallelCallsAreSubmittedTogetherAndAnsweredInTheModelsOrder) 
   EXPECT_EQ(results.results[1].call_id, "b");
 }
 
-TEST_F(AgentTest, TheTurnLimitStopsTheMessage) {
+TEST_F(AgentTest, TheTurnBudgetStopsTheMessage) {
   agent_->Send("loop forever", Mode::kEdit);
   for (int i = 0; i < 5; ++i) model_.Answer(Calls({{"t", "TodoWrite", Todo(i)}}));
   ASSERT_EQ(recorder_.done.size(), 1u);
-  EXPECT_EQ(recorder_.done[0].status, "max_turns");
+  EXPECT_EQ(recorder_.done[0].status, "budget_exceeded");
+  EXPECT_EQ(recorder_.done[0].budget_limit, "turns");
   EXPECT_EQ(recorder_.done[0].turns, 5);
   EXPECT_EQ(model_.requests.size(), 5u);
 }

@@ -19,6 +19,10 @@ constexpr int kUsageError = 2;
 constexpr int kError = 1;
 // odin -p: the convergence gate kept refusing completion (not_converged).
 constexpr int kNotConverged = 3;
+// odin -p: a budget ran out (budget_exceeded).
+constexpr int kBudgetExceeded = 4;
+// odin -p: the stall detector stopped the run (stalled).
+constexpr int kStalled = 5;
 
 struct GlobalFlags {
   std::string dir;      // -C DIR
@@ -44,14 +48,19 @@ struct AgentFlags {
   std::string output_format = "text";  // --output-format text|json|stream-json
   std::string mode = "edit";           // --mode ask|plan|edit
   int max_turns = 0;                   // --max-turns; 0: from the config
+  int64_t max_tool_calls = 0;          // --max-tool-calls
+  int64_t max_tokens = 0;              // --max-tokens (input plus output, over the message)
+  double max_budget_usd = 0;           // --max-budget-usd
+  double max_wall_seconds = 0;         // --max-wall-seconds
   std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
 };
 
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
 // odin -p: exit 0 when the agent finished the message (the convergence gate
-// accepted it), 3 when it did not converge, 1 when it stopped with an error or
-// at the turn limit, 130 when interrupted.
+// accepted it), 3 when it did not converge, 4 when a budget ran out (turns
+// included), 5 when the stall detector stopped it, 1 on an error, 130 when
+// interrupted.
 int RunPrompt(const GlobalFlags& g, const AgentFlags& f);
 int RunInteractive(const GlobalFlags& g, const AgentFlags& f);
 // Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.

@@ -55,7 +55,39 @@ json UsageJson(const MessageOutcome& o) {
           {"cost_usd", static_cast<double>(o.cost_microusd) / 1e6}};
 }
 
-json OutcomeJson(const MessageOutcome& o, const std::string& session_id) {
+json BudgetJson(const MessageOutcome& o) {
+  const BudgetLimits& l = o.budget_limits;
+  const BudgetUse& u = o.budget_used;
+  auto limit = [](int64_t v) { return v > 0 ? json(v) : json(); };
+  json j = {{"used",
+             {{"turns", u.turns},
+              {"tool_calls", u.tool_calls},
+              {"tokens", u.tokens},
+              {"cost_usd", static_cast<double>(u.cost_microusd) / 1e6},
+              {"wall_seconds", static_cast<double>(ToMillis(u.wall)) / 1000.0}}},
+            {"limits",
+             {{"turns", limit(l.turns)},
+              {"tool_calls", limit(l.tool_calls)},
+              {"tokens", limit(l.tokens)},
+              {"cost_usd", l.cost_microusd > 0 ? json(static_cast<double>(l.cost_microusd) / 1e6) : json()},
+              {"wall_seconds", l.wall > Duration::zero() ? json(static_cast<double>(ToMillis(l.wall)) / 1000.0)
+                                                         : json()}}}};
+  if (!o.budget_limit.empty()) j["exceeded"] = o.budget_limit;
+  return j;
+}
+
+json BreakersJson(const std::vector<BreakerInfo>& breakers) {
+  json out = json::array();
+  for (const BreakerInfo& b : breakers) {
+    json j = {{"name", b.name}, {"state", BreakerStateName(b.state)}, {"consecutive_failures", b.consecutive_failures}};
+    if (!b.last_failure.empty()) j["last_failure"] = b.last_failure;
+    if (b.state == BreakerState::kOpen) j["reopens_in_ms"] = b.reopens_in_ms;
+    out.push_back(j);
+  }
+  return out;
+}
+
+json OutcomeJson(const MessageOutcome& o, const std::string& session_id, const std::vector<BreakerInfo>& breakers) {
   json j = {{"type", "result"},
             {"status", o.status},
             {"result", o.text},
@@ -64,27 +96,13 @@ json OutcomeJson(const MessageOutcome& o, const std::string& session_id) {
             {"turns", o.turns},
             {"execution_ids", o.execution_ids},
             {"changed_files", o.changed_files},
-            {"usage", UsageJson(o)}};
+            {"usage", UsageJson(o)},
+            {"budget", BudgetJson(o)},
+            {"breakers", BreakersJson(breakers)}};
   if (!o.error.ok()) j["error"] = o.error.message();
   json report = json::parse(o.report_json, nullptr, false);
   if (!report.is_discarded()) j["report"] = report;
   return j;
-}
-
-std::string ToolLabel(const ToolCallRequest& call) {
-  // The argument a reader recognizes the call by.
-  json args = json::parse(call.arguments_json, nullptr, false);
-  std::string detail;
-  if (args.is_object()) {
-    for (const char* key : {"command", "file_path", "pattern", "path"}) {
-      if (args.contains(key) && args[key].is_string()) {
-        detail = args[key].get<std::string>();
-        break;
-      }
-    }
-  }
-  if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
-  return call.name + "(" + detail + ")";
 }
 
 std::string ResultLine(const std::string& tool, const v1::ToolResult& r) {
@@ -158,7 +176,7 @@ class Terminal final : public AgentObserver {
     in_text_ = !text.empty() && text.back() != '\n';
   }
   void OnToolStart(const std::string& id, const ToolCallRequest& call) override {
-    Line(Color("36", "⏺ " + ToolLabel(call)));
+    Line(Color("36", "⏺ " + CallLabel(call)));
     started_[id] = {call.name, RealClock::Get()->Now()};
   }
   void OnToolEnd(const std::string& id, const std::string& tool, const v1::ToolResult& r) override {
@@ -225,6 +243,10 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   flags.runtime.mode = f.mode;
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
+  flags.max_tool_calls = f.max_tool_calls;
+  flags.max_tokens = f.max_tokens;
+  flags.max_budget_usd = f.max_budget_usd;
+  flags.max_wall_seconds = f.max_wall_seconds;
   flags.profile = f.profile;
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &observer);
   if (!session.ok()) {
@@ -259,9 +281,9 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   }
   const MessageOutcome& o = *observer.outcome;
   if (f.output_format == "json") {
-    std::cout << Json(OutcomeJson(o, session_id)) << "\n";
+    std::cout << Json(OutcomeJson(o, session_id, s.runtime().coordinator().Breakers())) << "\n";
   } else if (f.output_format == "stream-json") {
-    observer.Emit(OutcomeJson(o, session_id));
+    observer.Emit(OutcomeJson(o, session_id, s.runtime().coordinator().Breakers()));
   } else {
     // The model's own words, labelled as such; then the ledger's report.
     if (!o.text.empty()) {
@@ -277,6 +299,8 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   if (o.status == "done") return 0;
   if (o.status == "cancelled") return 130;
   if (o.status == "not_converged") return kNotConverged;
+  if (o.status == "budget_exceeded") return kBudgetExceeded;
+  if (o.status == "stalled") return kStalled;
   return kError;
 }
 
@@ -296,6 +320,10 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   flags.runtime.mode = "edit";
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
+  flags.max_tool_calls = f.max_tool_calls;
+  flags.max_tokens = f.max_tokens;
+  flags.max_budget_usd = f.max_budget_usd;
+  flags.max_wall_seconds = f.max_wall_seconds;
   flags.profile = f.profile;
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &term);
   if (!session.ok()) {

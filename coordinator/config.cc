@@ -129,6 +129,36 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
   return Status::OK();
 }
 
+Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
+  RETURN_IF_ERROR(CheckKeys(b, "budgets",
+                            {"max_turns", "max_tool_calls", "max_tokens", "max_budget_usd", "max_wall_seconds",
+                             "tool_timeouts"},
+                            origin));
+  RETURN_IF_ERROR(Read(b, "budgets", "max_turns", &c->max_turns, origin));
+  RETURN_IF_ERROR(Read(b, "budgets", "max_tool_calls", &c->max_tool_calls, origin));
+  RETURN_IF_ERROR(Read(b, "budgets", "max_tokens", &c->max_tokens, origin));
+  RETURN_IF_ERROR(Read(b, "budgets", "max_wall_seconds", &c->max_wall_seconds, origin));
+  if (b.contains("max_budget_usd")) {
+    if (!b["max_budget_usd"].is_number() || b["max_budget_usd"].get<double>() < 0) {
+      return Status::InvalidArgument(origin, "budgets.max_budget_usd must be a non-negative number");
+    }
+    c->max_budget_usd = b["max_budget_usd"].get<double>();
+  }
+  if (b.contains("tool_timeouts")) {
+    const json& t = b["tool_timeouts"];
+    if (!t.is_object()) return Status::InvalidArgument(origin, "budgets.tool_timeouts must be an object");
+    for (auto it = t.begin(); it != t.end(); ++it) {
+      int secs = 0;
+      RETURN_IF_ERROR(Read(t, "budgets.tool_timeouts", it.key().c_str(), &secs, origin));
+      if (secs > 3600) {
+        return Status::InvalidArgument(origin, "budgets.tool_timeouts." + it.key() + " is at most 3600 seconds");
+      }
+      c->tool_timeouts[it.key()] = secs;
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin) {
@@ -138,7 +168,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
   RETURN_IF_ERROR(
       CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
-                           "checks"},
+                           "checks", "budgets", "stall", "breakers"},
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
@@ -213,7 +243,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   }
   if (root.contains("agent")) {
     const json& a = root["agent"];
-    RETURN_IF_ERROR(CheckKeys(a, "agent", {"max_turns", "profile"}, origin));
+    RETURN_IF_ERROR(CheckKeys(a, "agent", {"max_turns", "profile"}, origin));  // max_turns: as budgets.max_turns
     RETURN_IF_ERROR(Read(a, "agent", "max_turns", &c.max_turns, origin));
     RETURN_IF_ERROR(Read(a, "agent", "profile", &c.profile, origin));
     Profile unused;
@@ -238,6 +268,41 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     if (c.checks.timeout_seconds < 1 || c.checks.retry_cap < 1) {
       return Status::InvalidArgument(origin, "checks.timeout_seconds and checks.retry_cap must be at least 1");
     }
+  }
+  if (root.contains("budgets")) RETURN_IF_ERROR(ParseBudgets(root["budgets"], origin, &c));
+  if (root.contains("stall")) {
+    const json& st = root["stall"];
+    RETURN_IF_ERROR(CheckKeys(
+        st, "stall", {"enabled", "repeat", "failures", "messages", "alternation_steps", "no_progress_turns"}, origin));
+    StallOptions& o = c.stall;
+    RETURN_IF_ERROR(Read(st, "stall", "enabled", &o.enabled, origin));
+    RETURN_IF_ERROR(Read(st, "stall", "repeat", &o.repeat, origin));
+    RETURN_IF_ERROR(Read(st, "stall", "failures", &o.failures, origin));
+    RETURN_IF_ERROR(Read(st, "stall", "messages", &o.messages, origin));
+    RETURN_IF_ERROR(Read(st, "stall", "alternation_steps", &o.alternation_steps, origin));
+    RETURN_IF_ERROR(Read(st, "stall", "no_progress_turns", &o.no_progress_turns, origin));
+    if (o.repeat < 2 || o.failures < 2 || o.messages < 2 || o.alternation_steps < 4 || o.no_progress_turns < 1) {
+      return Status::InvalidArgument(origin, "stall: repeat, failures and messages must be at least 2, "
+                                             "alternation_steps at least 4, no_progress_turns at least 1");
+    }
+  }
+  if (root.contains("breakers")) {
+    const json& b = root["breakers"];
+    RETURN_IF_ERROR(
+        CheckKeys(b, "breakers", {"enabled", "failures", "cooldown_seconds", "trials", "successes"}, origin));
+    BreakerOptions& o = c.breakers;
+    int cooldown = static_cast<int>(std::chrono::duration_cast<seconds>(o.cooldown).count());
+    RETURN_IF_ERROR(Read(b, "breakers", "enabled", &o.enabled, origin));
+    RETURN_IF_ERROR(Read(b, "breakers", "failures", &o.failures, origin));
+    RETURN_IF_ERROR(Read(b, "breakers", "cooldown_seconds", &cooldown, origin));
+    RETURN_IF_ERROR(Read(b, "breakers", "trials", &o.trials, origin));
+    RETURN_IF_ERROR(Read(b, "breakers", "successes", &o.successes, origin));
+    if (o.failures < 1 || cooldown < 1 || o.trials < 1 || o.successes < 1) {
+      return Status::InvalidArgument(origin, "breakers: failures, cooldown_seconds, trials and successes must be at "
+                                             "least 1");
+    }
+    if (cooldown > 3600) return Status::InvalidArgument(origin, "breakers.cooldown_seconds is at most 3600");
+    o.cooldown = seconds(cooldown);
   }
   return c;
 }

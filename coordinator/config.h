@@ -22,8 +22,17 @@
 //                                       "start_timeout_ms": N, "file_timeout_ms": N}},
 //                  "check_commands": {".x": ["prog", "{file}"]}},
 //   "checks": {"build": "make", "lint": "", "tests": "make test",
-//              "timeout_seconds": 120, "retry_cap": 5}
+//              "timeout_seconds": 120, "retry_cap": 5},
+//   "budgets": {"max_turns": 50, "max_tool_calls": 0, "max_tokens": 0,
+//               "max_budget_usd": 0, "max_wall_seconds": 0,
+//               "tool_timeouts": {"ExecuteCommand": 120, "*": 300}},
+//   "stall": {"enabled": true, "repeat": 3, "failures": 3, "messages": 3,
+//             "alternation_steps": 6, "no_progress_turns": 10},
+//   "breakers": {"enabled": true, "failures": 5, "cooldown_seconds": 30,
+//                "trials": 1, "successes": 2}
 // }
+// Budgets are per message; 0 means no limit. agent.max_turns is the same
+// setting as budgets.max_turns.
 // A server named like a default one replaces it; an empty command or check
 // command turns one off.
 // API keys are never read from this file: it is part of the repository.
@@ -35,8 +44,11 @@
 #include <string>
 
 #include "base/status.h"
+#include "coordinator/budget.h"
 #include "coordinator/checks.h"
+#include "coordinator/circuit_breaker.h"
 #include "coordinator/file_cache.h"
+#include "coordinator/stall_detector.h"
 #include "coordinator/validators.h"
 
 namespace odin {
@@ -67,6 +79,14 @@ struct Config {
   std::string profile = "auto";            // agent.profile: fast, auto, safe, strict
   ValidationOptions validation = DefaultValidationOptions();  // validation.*
   ChecksConfig checks;                     // checks.*
+  // budgets.*: besides max_turns (above).
+  int64_t max_tool_calls = 0;
+  int64_t max_tokens = 0;                  // input plus output, over the message
+  double max_budget_usd = 0;
+  int64_t max_wall_seconds = 0;
+  std::map<std::string, int> tool_timeouts = {{"ExecuteCommand", 120}, {"*", 300}};  // seconds
+  StallOptions stall;                      // stall.*
+  BreakerOptions breakers;                 // breakers.*
 };
 
 // Parses config text; `origin` names it in errors.

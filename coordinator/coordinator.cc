@@ -9,6 +9,7 @@
 #include "base/file_util.h"
 #include "base/ids.h"
 #include "base/subprocess.h"
+#include "coordinator/budget.h"
 #include "coordinator/memory_query.h"
 #include "coordinator/mode_gate.h"
 #include "coordinator/read_before_edit_gate.h"
@@ -178,6 +179,14 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   c.handlers = std::move(handlers);
   const ToolCall& tc = c.call;
 
+  // Gate 5: the run's budget, one choke point for every tool call.
+  if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {
+    std::string limit = tc.budget->Exceeded().value_or("tool_calls");
+    EndHere(id, v1::TOOL_STATUS_REJECTED,
+            Status::ResourceExhausted("budget exceeded", tc.budget->Describe(limit)));
+    return id;
+  }
+  c.call.budget = nullptr;  // charged; the budget may end before the call does
   if (!canonical.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, canonical.status().WithContext(tc.tool));
     return id;
@@ -203,6 +212,12 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   }
   if (info != nullptr && info->in_coordinator) {
     RunTodoWrite(id);
+    return id;
+  }
+  // Gate 7: what runs on a worker passes its breakers.
+  Status admitted = AdmitThroughBreakers(c);
+  if (!admitted.ok()) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED, admitted);
     return id;
   }
   if (tc.tool == kLspCheckTool) {
@@ -374,12 +389,12 @@ std::vector<FileVerdict> Coordinator::Blocking() const {
   return out;
 }
 
-void Coordinator::Cancel(const std::string& execution_id) {
+void Coordinator::Cancel(const std::string& execution_id, int reason) {
   for (auto& [id, c] : calls_) {
     if (c.held && c.held->write.call.execution_id == execution_id) {
       // The write is done and waits for its validation: stop that instead.
       std::string check = id;  // the entry may be gone when Cancel returns
-      return pool_.Cancel(check, v1::CANCEL_REASON_USER);
+      return pool_.Cancel(check, reason);
     }
   }
   auto it = calls_.find(execution_id);
@@ -392,7 +407,94 @@ void Coordinator::Cancel(const std::string& execution_id) {
       return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"));
     }
   }
-  pool_.Cancel(execution_id, v1::CANCEL_REASON_USER);
+  pool_.Cancel(execution_id, reason);
+}
+
+namespace {
+
+// Why a result is the infrastructure's failure rather than the tool's own,
+// or "" if it is not. A worker kind's breaker hears of crashes and sandbox
+// failures; a tool's also of timeouts.
+std::string InfrastructureFailure(const v1::ToolResult& r, bool worker_kind) {
+  if (r.exit_reason() == v1::EXIT_REASON_SANDBOX_SETUP_FAILED) return "the sandbox could not be set up";
+  if (r.status() == v1::TOOL_STATUS_CRASHED || r.exit_reason() == v1::EXIT_REASON_CRASHED) {
+    return "the worker crashed";
+  }
+  if (!worker_kind && r.status() == v1::TOOL_STATUS_TIMED_OUT) return "timed out";
+  return "";
+}
+
+}  // namespace
+
+void Coordinator::RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id) {
+  for (const BreakerTransition& t : b.TakeTransitions()) {
+    spdlog::info("circuit breaker {}: {} -> {} ({})", t.breaker, BreakerStateName(t.from), BreakerStateName(t.to),
+                 t.reason);
+    if (ledger_ == nullptr) continue;
+    Status s = ledger_->AddGateEvent({NewId("gate"), session_id_, agent_id, "", "breaker", execution_id,
+                                      json({{"breaker", t.breaker},
+                                            {"from", BreakerStateName(t.from)},
+                                            {"to", BreakerStateName(t.to)},
+                                            {"failures", t.failures},
+                                            {"reason", t.reason}})
+                                          .dump(-1, ' ', false, json::error_handler_t::replace),
+                                      clock_->WallMillis()});
+    if (!s.ok()) spdlog::error("{}", s.message());
+  }
+}
+
+Status Coordinator::AdmitThroughBreakers(Call& c) {
+  std::string kind = c.call.tool == kLspCheckTool ? "lsp_host" : WorkerPolicyName(c.call.policy);
+  SteadyTime now = clock_->Now();
+  for (const std::string& name : {"worker:" + kind, "tool:" + c.call.tool}) {
+    CircuitBreaker& b = breakers_.try_emplace(name, name, o_.breakers).first->second;
+    bool trial = false;
+    if (!b.Allow(now, &trial)) {
+      for (auto& [held, was_trial] : c.breakers) breakers_.at(held).OnAbandoned(was_trial);
+      c.breakers.clear();
+      int64_t left = std::max<int64_t>(ToMillis(b.reopens_at() - now), 0);
+      std::string why = b.state() == BreakerState::kOpen
+                            ? "open after " + std::to_string(b.consecutive_failures()) +
+                                  " infrastructure failures in a row (the last: " + b.last_failure() +
+                                  "); calls are refused for another " + std::to_string((left + 999) / 1000) + " s"
+                            : "half-open: a trial call is running; others wait for its result";
+      RecordTransitions(b, c.call.agent_id, c.call.execution_id);
+      return Status::Unavailable("circuit breaker " + name, why);
+    }
+    c.breakers.push_back({name, trial});
+    RecordTransitions(b, c.call.agent_id, c.call.execution_id);
+  }
+  return Status::OK();
+}
+
+void Coordinator::ReportToBreakers(Call& c, const v1::ToolResult& r) {
+  SteadyTime now = clock_->Now();
+  for (auto& [name, trial] : c.breakers) {
+    CircuitBreaker& b = breakers_.at(name);
+    bool worker_kind = name.rfind("worker:", 0) == 0;
+    std::string failure = InfrastructureFailure(r, worker_kind);
+    if (!failure.empty()) {
+      b.OnFailure(now, failure, trial);
+    } else if (r.status() == v1::TOOL_STATUS_CANCELLED || r.status() == v1::TOOL_STATUS_REJECTED ||
+               (worker_kind && r.status() == v1::TOOL_STATUS_TIMED_OUT)) {
+      b.OnAbandoned(trial);  // says nothing about the infrastructure
+    } else {
+      b.OnSuccess(trial);
+    }
+    RecordTransitions(b, c.call.agent_id, r.execution_id());
+  }
+  c.breakers.clear();
+}
+
+std::vector<BreakerInfo> Coordinator::Breakers() {
+  std::vector<BreakerInfo> out;
+  SteadyTime now = clock_->Now();
+  for (auto& [name, b] : breakers_) {
+    BreakerInfo info{name, b.state(), b.consecutive_failures(), b.last_failure(), 0};
+    if (b.state() == BreakerState::kOpen) info.reopens_in_ms = std::max<int64_t>(ToMillis(b.reopens_at() - now), 0);
+    out.push_back(info);
+  }
+  return out;
 }
 
 Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
@@ -476,6 +578,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     c.dispatched_at = clock_->Now();
   }
   ApplyToCache(c, r);
+  ReportToBreakers(c, r);
   if (!c.check_path.empty()) return FinishLspCheck(std::move(c), r);
   Status recorded = RecordEnd(c, r);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && r.status() == v1::TOOL_STATUS_OK &&

@@ -39,6 +39,7 @@
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
+#include "coordinator/circuit_breaker.h"
 #include "coordinator/file_cache.h"
 #include "coordinator/ledger.h"
 #include "coordinator/todo_list.h"
@@ -68,6 +69,17 @@ struct CoordinatorOptions {
   // The strict profile: after a failed validation, an agent's next write is
   // refused until it has run memory_query.
   bool memory_forced = false;
+  // Circuit breakers, one per tool and one per worker kind.
+  BreakerOptions breakers;
+};
+
+// A circuit breaker's state, for front ends.
+struct BreakerInfo {
+  std::string name;  // "tool:ExecuteCommand", "worker:writable"
+  BreakerState state = BreakerState::kClosed;
+  int consecutive_failures = 0;
+  std::string last_failure;
+  int64_t reopens_in_ms = 0;  // while open
 };
 
 constexpr char kLspCheckTool[] = "lsp_check";
@@ -111,7 +123,8 @@ class Coordinator final : private WorkerPool::Listener {
 
   // Queues a tool call. Returns its execution id.
   std::string Submit(ToolCall call, CallHandlers handlers);
-  void Cancel(const std::string& execution_id);
+  // reason: a v1::CancelReason (a budget's end kills as budget_exceeded).
+  void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */);
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
   void Shutdown(Duration wait) { pool_.Shutdown(wait); }
 
@@ -125,6 +138,8 @@ class Coordinator final : private WorkerPool::Listener {
   std::vector<FileVerdict> Blocking() const;
   // The latest verdict of every file the session changed, sorted by path.
   std::vector<FileVerdict> Verdicts() const;
+  // Every breaker that has seen a call, sorted by name.
+  std::vector<BreakerInfo> Breakers();
   Ledger* ledger() { return ledger_; }
   const std::string& workspace() const { return o_.workspace; }
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
@@ -144,6 +159,8 @@ class Coordinator final : private WorkerPool::Listener {
     std::string check_path;
     std::string check_content;
     std::unique_ptr<Held> held;  // the write this lsp_check validates
+    // The breakers that let it through, and whether as a trial.
+    std::vector<std::pair<std::string, bool>> breakers;
     Call();
     ~Call();
     Call(Call&&) noexcept;
@@ -178,6 +195,12 @@ class Coordinator final : private WorkerPool::Listener {
   void EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text = "");
   void RunTodoWrite(const std::string& id);
   void RunMemoryQuery(const std::string& id);
+  // Asks the call's breakers (its tool's, its worker kind's); refuses it if
+  // one is open.
+  Status AdmitThroughBreakers(Call& c);
+  // Tells the call's breakers how it ended, and records their transitions.
+  void ReportToBreakers(Call& c, const v1::ToolResult& r);
+  void RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
@@ -206,6 +229,7 @@ class Coordinator final : private WorkerPool::Listener {
   std::map<std::string, FileState> files_;                    // by absolute path
   uint64_t event_seq_ = 0;
   ProgramLookup lookup_;
+  std::map<std::string, CircuitBreaker> breakers_;  // by name
 };
 
 // Ledger names of statuses and exit reasons ("timed_out", "sandbox_setup_failed").

@@ -67,7 +67,15 @@ int main(int argc, char** argv) {
     a->add_option("--provider", agent.llm.provider, "openai, anthropic or demo")
         ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
     a->add_option("--base-url", agent.llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
-    a->add_option("--max-turns", agent.max_turns, "Model calls per message at most")->check(CLI::PositiveNumber);
+    a->add_option("--max-turns", agent.max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);
+    a->add_option("--max-tool-calls", agent.max_tool_calls, "Budget: tool calls per message")
+        ->check(CLI::PositiveNumber);
+    a->add_option("--max-tokens", agent.max_tokens, "Budget: input plus output tokens per message")
+        ->check(CLI::PositiveNumber);
+    a->add_option("--max-budget-usd", agent.max_budget_usd, "Budget: model cost per message, in USD")
+        ->check(CLI::Range(0.000001, 1.0e6));
+    a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
+        ->check(CLI::Range(0.001, 1.0e7));
     a->add_option("--profile", agent.profile,
                   "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
         ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));

@@ -73,6 +73,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.validation = config.validation;
   co.validation.enabled = config.validation.enabled && flags.validate;
   co.memory_forced = flags.profile == "strict";
+  co.breakers = config.breakers;
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin, "../lsp"));
   std::string bundled_lsp = lsp_dir.ok() ? *lsp_dir : "";
   co.pool.spawn_spec = [=](const std::string& worker_id, WorkerPolicy worker_policy) {

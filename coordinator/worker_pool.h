@@ -42,6 +42,8 @@
 #include "coordinator/worker_transport.h"
 
 namespace odin {
+
+class Budget;
 namespace v1 {
 class Hello;
 class ToolProgress;
@@ -91,6 +93,9 @@ struct ToolCall {
   WorkerPolicy policy = WorkerPolicy::kWritable;
   // The execution this one serves (a write's validation), for the ledger.
   std::string parent_id;
+  // The run's budget, charged one tool call when the coordinator takes the
+  // call (null: none). The pool ignores it.
+  Budget* budget = nullptr;
   // For lsp_check: the serialized v1::ValidationInput.
   std::string validation_input;
   // What a writing tool expects of its file (the read-before-edit gate's
