@@ -91,14 +91,33 @@ class AgentTest : public ::testing::Test {
       transport_.inbox.push_back({w.id, hello});
     }
     ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
-    AgentOptions o;
-    o.model = "test-model";
-    o.workspace = ws_;
-    o.cwd = ws_;
-    o.budget.turns = 5;
-    o.instructions = "## ODIN.md\nalways be testing\n";
-    o.prices = {{"test-model", {3.0, 15.0}}};
-    agent_ = std::make_unique<Agent>(o, coord_.get(), &model_, ledger_.get(), &clock_, &recorder_);
+    options_.model = "test-model";
+    options_.workspace = ws_;
+    options_.cwd = ws_;
+    options_.budget.turns = 5;
+    options_.instructions = "## ODIN.md\nalways be testing\n";
+    options_.prices = {{"test-model", {3.0, 15.0}}};
+    MakeAgent();
+  }
+  void MakeAgent() {
+    agent_ = std::make_unique<Agent>(options_, coord_.get(), &model_, ledger_.get(), &clock_, &recorder_);
+  }
+  // The gate events of the session with this kind.
+  std::vector<json> GateEvents(const std::string& kind) {
+    std::vector<json> out;
+    std::vector<GateEvent> events = ledger_->ListGateEvents(coord_->session_id()).value();
+    for (const GateEvent& e : events) {
+      if (e.kind == kind) out.push_back(json::parse(e.detail_json));
+    }
+    return out;
+  }
+  // The cancel requests sent to workers, by execution id.
+  std::map<std::string, int> CancelsSent() {
+    std::map<std::string, int> out;
+    for (const auto& [to, env] : transport_.sent) {
+      if (env.body_case() == v1::Envelope::kCancel) out[env.cancel().execution_id()] = env.cancel().reason();
+    }
+    return out;
   }
   void TearDown() override {
     agent_.reset();
@@ -136,6 +155,7 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<Coordinator> coord_;
   ScriptedModel model_;
   Recorder recorder_;
+  AgentOptions options_;
   std::unique_ptr<Agent> agent_;
 };
 
@@ -268,6 +288,106 @@ TEST_F(AgentTest, ACutOffAnswerWithoutCallsAsksTheModelToContinue) {
   EXPECT_NE(model_.requests[1].messages.back().text.find("cut off"), std::string::npos);
   model_.Answer(Text("whole answer"));
   EXPECT_EQ(recorder_.done[0].status, "done");
+}
+
+TEST_F(AgentTest, TheWallTimeBudgetCancelsRunningCallsAndStops) {
+  options_.budget.wall = seconds(10);
+  MakeAgent();
+  agent_->Send("build it", Mode::kEdit);
+  ASSERT_EQ(agent_->NextTimer(), clock_.Now() + seconds(10));
+  model_.Answer(Calls({{"a", "ExecuteCommand", R"({"command":"sleep 100"})"}}));
+  ASSERT_EQ(recorder_.started.size(), 1u);
+  clock_.Advance(seconds(10) - milliseconds(1));
+  agent_->Tick();
+  EXPECT_TRUE(CancelsSent().empty());
+  clock_.Advance(milliseconds(1));
+  agent_->Tick();
+  std::map<std::string, int> cancels = CancelsSent();
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[recorder_.started[0]], v1::CANCEL_REASON_BUDGET);
+  EXPECT_TRUE(recorder_.done.empty());  // waits for the killed call's end
+  // The worker reports the kill.
+  for (const auto& w : coord_->pool().workers()) {
+    if (w.execution_id != recorder_.started[0]) continue;
+    v1::Envelope e;
+    e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    e.mutable_tool_result()->set_execution_id(recorder_.started[0]);
+    e.mutable_tool_result()->set_status(v1::TOOL_STATUS_CANCELLED);
+    e.mutable_tool_result()->set_exit_reason(v1::EXIT_REASON_BUDGET_EXCEEDED);
+    transport_.inbox.push_back({w.id, e});
+  }
+  ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
+  ASSERT_EQ(recorder_.done.size(), 1u);
+  EXPECT_EQ(recorder_.done[0].status, "budget_exceeded");
+  EXPECT_EQ(recorder_.done[0].budget_limit, "wall_time");
+  EXPECT_EQ(model_.requests.size(), 1u);
+  std::vector<json> events = GateEvents("budget_exceeded");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["limit"], "wall_time");
+}
+
+TEST_F(AgentTest, TheTokenBudgetStopsBeforeTheCallsOfTheResponseThatCrossedIt) {
+  options_.budget.tokens = 150;
+  MakeAgent();
+  agent_->Send("go", Mode::kEdit);
+  model_.Answer(Calls({{"a", "ExecuteCommand", R"({"command":"true"})"}}));  // 110 tokens
+  WorkerAnswers(recorder_.started[0], "ok");
+  ASSERT_EQ(model_.requests.size(), 2u);
+  EXPECT_NE(model_.requests[1].system.find("tokens 40 of 150 left"), std::string::npos) << model_.requests[1].system;
+  model_.Answer(Calls({{"b", "ExecuteCommand", R"({"command":"rm -rf build"})"}}));  // 220 tokens
+  ASSERT_EQ(recorder_.done.size(), 1u);
+  EXPECT_EQ(recorder_.done[0].status, "budget_exceeded");
+  EXPECT_EQ(recorder_.done[0].budget_limit, "tokens");
+  EXPECT_EQ(recorder_.started.size(), 1u);  // the second call never ran
+}
+
+TEST_F(AgentTest, TheToolCallBudgetRefusesTheCallOverItAndStops) {
+  options_.budget.tool_calls = 2;
+  MakeAgent();
+  agent_->Send("go", Mode::kEdit);
+  model_.Answer(Calls({{"a", "TodoWrite", Todo(1)}, {"b", "TodoWrite", Todo(2)}, {"c", "TodoWrite", Todo(3)}}));
+  ASSERT_EQ(recorder_.done.size(), 1u);
+  EXPECT_EQ(recorder_.done[0].status, "budget_exceeded");
+  EXPECT_EQ(recorder_.done[0].budget_limit, "tool_calls");
+  EXPECT_EQ(recorder_.done[0].budget_used.tool_calls, 2);
+  // The third was refused, and the ledger says why.
+  std::string third = recorder_.done[0].execution_ids[2];
+  ExecutionEnd end = ledger_->FindExecution(third).value().end.value();
+  EXPECT_EQ(end.status, "rejected");
+  EXPECT_NE(end.error.find("tool calls: 2 of 2 used"), std::string::npos) << end.error;
+}
+
+TEST_F(AgentTest, ARepeatedCallIsNudgedThenStopped) {
+  agent_->Send("go", Mode::kEdit);
+  for (int i = 0; i < 3; ++i) model_.Answer(Calls({{"t", "TodoWrite", Todo(7)}}));
+  ASSERT_EQ(model_.requests.size(), 4u);
+  const ChatMessage& nudge = model_.requests[3].messages.back();
+  EXPECT_EQ(nudge.role, ChatMessage::Role::kUser);
+  EXPECT_NE(nudge.text.find("Loop detected (repeated_call)"), std::string::npos) << nudge.text;
+  EXPECT_NE(nudge.text.find(recorder_.started[0]), std::string::npos);  // names the executions
+  model_.Answer(Calls({{"t", "TodoWrite", Todo(7)}}));
+  ASSERT_EQ(recorder_.done.size(), 1u);
+  EXPECT_EQ(recorder_.done[0].status, "stalled");
+  std::vector<json> events = GateEvents("stall");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["action"], "nudge");
+  EXPECT_EQ(events[0]["loop_start"], recorder_.started[0]);
+  EXPECT_EQ(events[0]["execution_ids"].size(), 3u);
+  EXPECT_EQ(events[1]["action"], "stop");
+}
+
+TEST_F(AgentTest, ARepeatedCallAfterAFileChangedIsNotAStall) {
+  options_.budget.turns = 10;
+  MakeAgent();
+  agent_->Send("go", Mode::kEdit);
+  for (int i = 0; i < 5; ++i) {
+    // Something changes the workspace between the calls (the user, a tool).
+    ASSERT_TRUE(WriteFileAtomic(ws_ + "/f.txt", "version " + std::to_string(i) + "\n").ok());
+    model_.Answer(Calls({{"t", "TodoWrite", Todo(7)}, {"c", "ExecuteCommand", R"({"command":"make"})"}}));
+    WorkerAnswers(recorder_.started.back(), "made");
+  }
+  EXPECT_TRUE(recorder_.done.empty()) << recorder_.done[0].status;
+  EXPECT_TRUE(GateEvents("stall").empty());
 }
 
 }  // namespace

@@ -308,5 +308,58 @@ TEST(ConfigTest, AgentProfileMustBeKnown) {
             "f: unknown key 'agent.profiles'");
 }
 
+TEST(ConfigTest, BudgetsStallAndBreakers) {
+  auto c = ParseConfig(R"({"budgets":{"max_turns":7,"max_tool_calls":40,"max_tokens":90000,"max_budget_usd":1.5,
+                                      "max_wall_seconds":600,"tool_timeouts":{"ExecuteCommand":30,"Grep":10}},
+                           "stall":{"repeat":4,"failures":5,"messages":6,"alternation_steps":8,"no_progress_turns":12},
+                           "breakers":{"enabled":false,"failures":3,"cooldown_seconds":5,"trials":2,"successes":3}})",
+                       "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->max_turns, 7);
+  EXPECT_EQ(c->max_tool_calls, 40);
+  EXPECT_EQ(c->max_tokens, 90000);
+  EXPECT_DOUBLE_EQ(c->max_budget_usd, 1.5);
+  EXPECT_EQ(c->max_wall_seconds, 600);
+  EXPECT_EQ(c->tool_timeouts.at("ExecuteCommand"), 30);
+  EXPECT_EQ(c->tool_timeouts.at("Grep"), 10);
+  EXPECT_EQ(c->tool_timeouts.at("*"), 300);  // the default stays
+  EXPECT_EQ(c->stall.repeat, 4);
+  EXPECT_EQ(c->stall.failures, 5);
+  EXPECT_EQ(c->stall.messages, 6);
+  EXPECT_EQ(c->stall.alternation_steps, 8);
+  EXPECT_EQ(c->stall.no_progress_turns, 12);
+  EXPECT_FALSE(c->breakers.enabled);
+  EXPECT_EQ(c->breakers.failures, 3);
+  EXPECT_EQ(c->breakers.cooldown, seconds(5));
+  EXPECT_EQ(c->breakers.trials, 2);
+  EXPECT_EQ(c->breakers.successes, 3);
+}
+
+TEST(ConfigTest, GuardDefaults) {
+  auto c = ParseConfig("{}", "x");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->max_turns, 50);
+  EXPECT_EQ(c->max_tool_calls, 0);
+  EXPECT_EQ(c->tool_timeouts.at("ExecuteCommand"), 120);
+  EXPECT_EQ(c->stall.repeat, 3);
+  EXPECT_EQ(c->stall.no_progress_turns, 10);
+  EXPECT_EQ(c->breakers.failures, 5);
+  EXPECT_EQ(c->breakers.cooldown, seconds(30));
+}
+
+TEST(ConfigTest, BadGuardSettingsAreErrorsNamingThem) {
+  for (auto [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"budgets":{"max_budget_usd":-1}})", "budgets.max_budget_usd"},
+           {R"({"budgets":{"max_tokens":"lots"}})", "budgets.max_tokens"},
+           {R"({"budgets":{"tool_timeouts":{"Grep":99999}}})", "budgets.tool_timeouts.Grep"},
+           {R"({"budgets":{"max_wall":5}})", "budgets.max_wall"},
+           {R"({"stall":{"repeat":1}})", "stall"},
+           {R"({"breakers":{"cooldown_seconds":0}})", "breakers"}}) {
+    auto c = ParseConfig(text, "odinconfig.json");
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_NE(c.status().message().find(needle), std::string::npos) << c.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace odin

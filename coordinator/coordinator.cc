@@ -444,7 +444,9 @@ void Coordinator::RecordTransitions(CircuitBreaker& b, const std::string& agent_
 }
 
 Status Coordinator::AdmitThroughBreakers(Call& c) {
-  std::string kind = c.call.tool == kLspCheckTool ? "lsp_host" : WorkerPolicyName(c.call.policy);
+  std::string kind = c.call.tool == kLspCheckTool            ? "lsp_host"
+                     : c.call.policy == WorkerPolicy::kReadonly ? "readonly"
+                                                                : "writable";
   SteadyTime now = clock_->Now();
   for (const std::string& name : {"worker:" + kind, "tool:" + c.call.tool}) {
     CircuitBreaker& b = breakers_.try_emplace(name, name, o_.breakers).first->second;

@@ -265,5 +265,87 @@ TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
   EXPECT_EQ(again.ResumeSession(ledger_.get(), "ses_nope").code(), StatusCode::kNotFound);
 }
 
+class BreakerTest : public CoordinatorTest {
+ protected:
+  void End(const std::string& id, v1::ToolStatus status, std::optional<int> exit_code = std::nullopt) {
+    v1::Envelope e = Env();
+    v1::ToolResult* r = e.mutable_tool_result();
+    r->set_execution_id(id);
+    r->set_status(status);
+    r->set_exit_reason(status == v1::TOOL_STATUS_TIMED_OUT ? v1::EXIT_REASON_TIMEOUT : v1::EXIT_REASON_NORMAL);
+    if (exit_code) {
+      r->set_has_exit_code(true);
+      r->set_exit_code(*exit_code);
+    }
+    Say(e);
+  }
+  BreakerInfo Breaker(const std::string& name) {
+    for (const BreakerInfo& b : coord_->Breakers()) {
+      if (b.name == name) return b;
+    }
+    ADD_FAILURE() << "no breaker " << name;
+    return {};
+  }
+  std::vector<std::string> Transitions() {
+    std::vector<std::string> out;
+    std::vector<GateEvent> events = ledger_->ListGateEvents(coord_->session_id()).value();
+    for (const GateEvent& e : events) {
+      if (e.kind == "breaker") out.push_back(e.detail_json);
+    }
+    return out;
+  }
+};
+
+TEST_F(BreakerTest, TimeoutsOpenTheToolsBreakerButNotTheWorkersOne) {
+  for (int i = 0; i < 5; ++i) End(Submit(R"({"argv": ["sleep", "9"]})"), v1::TOOL_STATUS_TIMED_OUT, 124);
+  EXPECT_EQ(Breaker("tool:ExecuteCommand").state, BreakerState::kOpen);
+  EXPECT_EQ(Breaker("tool:ExecuteCommand").consecutive_failures, 5);
+  EXPECT_EQ(Breaker("worker:writable").state, BreakerState::kClosed);
+  ASSERT_EQ(Transitions().size(), 1u);
+  EXPECT_NE(Transitions()[0].find(R"("to":"open")"), std::string::npos) << Transitions()[0];
+  // Refused at once, without a worker, and recorded.
+  int sent = Requests();
+  std::string refused = Submit(R"({"argv": ["true"]})");
+  EXPECT_EQ(Requests(), sent);
+  ASSERT_EQ(results_.back().status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_NE(results_.back().error().message().find("circuit breaker tool:ExecuteCommand"), std::string::npos)
+      << results_.back().error().message();
+  EXPECT_EQ(ledger_->FindExecution(refused).value().end->status, "rejected");
+  // Other tools still run.
+  Submit(R"({"pattern": "*"})", "Glob");
+  EXPECT_EQ(Requests(), sent + 1);
+}
+
+TEST_F(BreakerTest, ACommandsOwnFailureIsNotCounted) {
+  for (int i = 0; i < 8; ++i) End(Submit(R"({"argv": ["false"]})"), v1::TOOL_STATUS_ERROR, 1);
+  EXPECT_EQ(Breaker("tool:ExecuteCommand").state, BreakerState::kClosed);
+  EXPECT_EQ(Breaker("tool:ExecuteCommand").consecutive_failures, 0);
+}
+
+TEST_F(BreakerTest, CrashesOpenTheWorkerKindsBreaker) {
+  for (int i = 0; i < 5; ++i) End(Submit(R"({"argv": ["true"]})"), v1::TOOL_STATUS_CRASHED);
+  EXPECT_EQ(Breaker("worker:writable").state, BreakerState::kOpen);
+  Submit(R"({"pattern": "*"})", "Glob");
+  ASSERT_EQ(results_.back().status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_NE(results_.back().error().message().find("circuit breaker worker:writable"), std::string::npos);
+}
+
+TEST_F(BreakerTest, AfterTheCooldownTrialsCloseIt) {
+  for (int i = 0; i < 5; ++i) End(Submit(R"({"argv": ["sleep", "9"]})"), v1::TOOL_STATUS_TIMED_OUT, 124);
+  clock_.Advance(seconds(30));
+  std::string trial = Submit(R"({"argv": ["true"]})");
+  EXPECT_EQ(Breaker("tool:ExecuteCommand").state, BreakerState::kHalfOpen);
+  // A second call while the trial runs is refused.
+  Submit(R"({"argv": ["true"]})");
+  EXPECT_EQ(results_.back().status(), v1::TOOL_STATUS_REJECTED);
+  End(trial, v1::TOOL_STATUS_OK, 0);
+  End(Submit(R"({"argv": ["true"]})"), v1::TOOL_STATUS_OK, 0);
+  EXPECT_EQ(Breaker("tool:ExecuteCommand").state, BreakerState::kClosed);
+  std::vector<std::string> t = Transitions();
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_NE(t[1].find(R"("to":"half_open")"), std::string::npos);
+  EXPECT_NE(t[2].find(R"("to":"closed")"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace odin
