@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,25 @@ void PrintJson(const json& j) {
   std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
+// The circuit breakers of a session as its last transitions left them.
+void PrintBreakers(Ledger* ledger, const std::string& session_id) {
+  StatusOr<std::vector<GateEvent>> events = ledger->ListGateEvents(session_id);
+  if (!events.ok()) return;
+  std::map<std::string, std::pair<json, int64_t>> last;  // breaker -> detail, when
+  for (const GateEvent& e : *events) {
+    if (e.kind != "breaker") continue;
+    json d = json::parse(e.detail_json, nullptr, false);
+    if (d.is_object() && d.contains("breaker")) last[d["breaker"].get<std::string>()] = {d, e.created_at_ms};
+  }
+  if (last.empty()) return;
+  printf("\nCircuit breakers of session %s:\n", session_id.c_str());
+  for (const auto& [name, entry] : last) {
+    const json& d = entry.first;
+    printf("  %-24s  %-9s  since %s  (%s)\n", name.c_str(), d.value("to", "?").c_str(),
+           FormatTime(entry.second, false).c_str(), d.value("reason", "").c_str());
+  }
+}
+
 }  // namespace
 
 int RunLog(const GlobalFlags& g, bool as_json, int limit) {
@@ -149,6 +169,7 @@ int RunLog(const GlobalFlags& g, bool as_json, int limit) {
            FormatTime(r.start.started_at_ms, false).c_str(), status.c_str(), exit.c_str(),
            duration.c_str(), r.start.tool.c_str(), ArgsSummary(r.start, 60).c_str());
   }
+  if (!rows->empty()) PrintBreakers(ledger->get(), rows->front().start.session_id);
   return 0;
 }
 

@@ -50,7 +50,7 @@ std::optional<StallDetection> StallDetector::RepeatedFailure() {
   size_t run = 1;
   while (run < steps_.size()) {
     const StallStep& s = steps_[steps_.size() - 1 - run];
-    if (!s.failed || s.call != last.call || s.error != last.error) break;
+    if (!s.failed || s.call != last.call || s.error != last.error || s.workspace != last.workspace) break;
     ++run;
   }
   if (run < static_cast<size_t>(std::max(o_.failures, 2))) return std::nullopt;
@@ -62,7 +62,7 @@ std::optional<StallDetection> StallDetector::RepeatedFailure() {
   d.execution_ids = Ids(first, steps_.end());
   d.span = last.at - first->at;
   d.description = "the same call, " + last.label + ", failed with the same error " + std::to_string(run) +
-                  " times in a row";
+                  " times in a row, with no change to the workspace";
   return d;
 }
 

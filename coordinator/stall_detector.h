@@ -9,7 +9,9 @@
 //                     same result, the workspace unchanged, `repeat` times in
 //                     a row;
 //   repeated_failure  the same call failing with the same error `failures`
-//                     times in a row, whatever else changed;
+//                     times in a row, the workspace unchanged, even if the
+//                     rest of its output differs (digits are blurred by the
+//                     caller, so timings do not hide a loop);
 //   repeated_message  the same reply (without tool calls) `messages` times
 //                     with no tool result between;
 //   alternation       two calls alternating, A,B,A,B,A,B, over

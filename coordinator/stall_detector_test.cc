@@ -88,13 +88,20 @@ TEST_F(StallDetectorTest, ARepeatWhoseResultChangesIsNotAStall) {
   for (int i = 0; i < 10; ++i) EXPECT_FALSE(Step("cat progress", "at " + std::to_string(i)));
 }
 
-TEST_F(StallDetectorTest, TheSameFailureThreeTimesFiresEvenWhenTheWorkspaceChanged) {
-  EXPECT_FALSE(Fail("Edit a", "out1", "old_string not found", "w0"));
-  EXPECT_FALSE(Fail("Edit a", "out2", "old_string not found", "w1"));
-  std::optional<StallDetection> d = Fail("Edit a", "out3", "old_string not found", "w2");
+TEST_F(StallDetectorTest, TheSameFailureThreeTimesFiresEvenWhenTheOutputDiffers) {
+  EXPECT_FALSE(Fail("make", "out1", "no rule to make target"));
+  EXPECT_FALSE(Fail("make", "out2", "no rule to make target"));
+  std::optional<StallDetection> d = Fail("make", "out3", "no rule to make target");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->rule, "repeated_failure");
   EXPECT_EQ(d->count, 3);
+}
+
+TEST_F(StallDetectorTest, TheSameFailureAfterTheWorkspaceChangedIsNotAStall) {
+  EXPECT_FALSE(Fail("make test", "out1", "1 test failed", "w0"));
+  EXPECT_FALSE(Fail("make test", "out2", "1 test failed", "w1"));
+  EXPECT_FALSE(Fail("make test", "out3", "1 test failed", "w2"));
+  EXPECT_FALSE(Fail("make test", "out4", "1 test failed", "w3"));
 }
 
 TEST_F(StallDetectorTest, DifferentErrorsAreNotTheSameFailure) {

@@ -203,6 +203,19 @@ std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& 
   return found;
 }
 
+std::vector<pid_t> ProcessesWithArg(const std::string& text) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    StatusOr<std::string> cmdline = ReadFileToString(std::string("/proc/") + e->d_name + "/cmdline");
+    if (cmdline.ok() && cmdline->find(text) != std::string::npos) found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
 std::string UniqueMarker() { return NewId("mark"); }
 
 }  // namespace odin::testing

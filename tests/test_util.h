@@ -66,6 +66,8 @@ class FakeLlm {
 
 // Pids of live processes whose environment holds NAME=value.
 std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& value);
+// The processes whose command line contains text.
+std::vector<pid_t> ProcessesWithArg(const std::string& text);
 
 // A unique marker for this test run (to find leaked processes by).
 std::string UniqueMarker();
