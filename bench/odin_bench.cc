@@ -13,9 +13,13 @@
 //      clangd in the lsp host (the lsp_check execution, as the ledger times
 //      it), against clangd's own time from didChange to publishing the
 //      diagnostics of the same change, asked directly.
+//   7. The guards' own cost per turn: the stall detector per step, and the
+//      workspace fingerprint of the generated tree (first scan, a rescan
+//      with nothing changed, a rescan after 100 files changed, as after a
+//      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
-// [--validations N]. Runs in a fresh temporary workspace. Never asserts: it prints.
+// [--validations N] [--guards 0|1]. Runs in a fresh temporary workspace. Never asserts: it prints.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -38,6 +42,8 @@
 #include "base/subprocess.h"
 #include "base/zmq_endpoint.h"
 #include "coordinator/runtime.h"
+#include "coordinator/stall_detector.h"
+#include "coordinator/workspace_fingerprint.h"
 #include "odin/v1/worker.pb.h"
 #include "coordinator/validators.h"
 #include "tools/exec_command.h"
@@ -358,7 +364,14 @@ bool AgentFigures(int sessions) {
   for (int i = 0; i < sessions; ++i) {
     StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
     if (!dir.ok()) return false;
-    std::string script = R"({"responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}}],"repeat":20},{"text":"done"}]})";
+    // Twenty different commands: the same call twenty times would be a loop,
+    // and the stall detector would stop it.
+    std::string script = R"({"responses":[)";
+    for (int c = 0; c < 20; ++c) {
+      script += R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true )" + std::to_string(c) +
+                R"("}}]},)";
+    }
+    script += R"({"text":"done"}]})";
     if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/ws").ok()) return false;
     int out[2];
     if (pipe(out) != 0) return false;
@@ -504,8 +517,75 @@ bool ValidationFigures(int rounds) {
   return true;
 }
 
+bool GuardFigures(int tree_files, int runs) {
+  printf("guards (stall detector per step; workspace fingerprint of a %d-file tree)\n", tree_files);
+  // The stall detector over a long session of varied steps.
+  StallDetector detector{StallOptions{}};
+  constexpr int kSteps = 200000;
+  std::vector<StallStep> steps(kSteps);
+  for (int i = 0; i < kSteps; ++i) {
+    steps[i].execution_id = "ex_" + std::to_string(i);
+    steps[i].call = "Read\n{\"file_path\":\"src/f" + std::to_string(i % 977) + ".cc\"}";
+    steps[i].label = "Read(src/f" + std::to_string(i % 977) + ".cc)";
+    steps[i].result = std::to_string(i);
+    steps[i].workspace = "w" + std::to_string(i / 3);
+  }
+  Clock::time_point t0 = Clock::now();
+  int fired = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    fired += detector.AddStep(steps[i]) ? 1 : 0;
+    if (i % 3 == 2) fired += detector.EndTurn(steps[i].workspace, Clock::now()) ? 1 : 0;
+  }
+  double per_step_us = Ms(Clock::now() - t0) * 1000.0 / kSteps;
+  printf("  %-44s %.2f us per step (%d detections in %d varied steps)\n", "stall detector", per_step_us, fired, kSteps);
+
+  StatusOr<std::string> dir = MakeTempDir("odin-bench-guards");
+  if (!dir.ok() || !MakeTree(*dir, tree_files)) return false;
+  std::vector<double> first, same, changed, written;
+  for (int r = 0; r < runs; ++r) {
+    WorkspaceFingerprint fp(*dir);
+    Clock::time_point a = Clock::now();
+    std::string f0 = fp.Compute();
+    first.push_back(Ms(Clock::now() - a));
+    a = Clock::now();
+    std::string f1 = fp.Compute();
+    same.push_back(Ms(Clock::now() - a));
+    if (f1 != f0) fprintf(stderr, "odin_bench: the fingerprint changed with nothing changed\n");
+    for (int i = 0; i < 100; ++i) {
+      int n = (r * 100 + i * 499) % tree_files;
+      std::string path = *dir + "/src/d" + std::to_string(n / 100) + "/f" + std::to_string(n) + ".cc";
+      FILE* file = fopen(path.c_str(), "a");
+      if (file != nullptr) {
+        fputs("// changed\n", file);
+        fclose(file);
+      }
+    }
+    a = Clock::now();
+    std::string f2 = fp.Compute();
+    changed.push_back(Ms(Clock::now() - a));
+    if (f2 == f1) fprintf(stderr, "odin_bench: the fingerprint missed a change\n");
+    // A turn whose only changes were a file tool's write: that file alone.
+    std::string rel = "src/d0/f" + std::to_string(r) + ".cc";
+    FILE* file = fopen((*dir + "/" + rel).c_str(), "a");
+    if (file != nullptr) {
+      fputs("// written\n", file);
+      fclose(file);
+    }
+    a = Clock::now();
+    std::string f3 = fp.Update({rel});
+    written.push_back(Ms(Clock::now() - a));
+    if (f3 == f2) fprintf(stderr, "odin_bench: the fingerprint missed a write\n");
+  }
+  Print("fingerprint, first scan (metadata only)", Summarize(first), 0);
+  Print("fingerprint, rescan, nothing changed", Summarize(same), 0);
+  Print("fingerprint, rescan, 100 files changed", Summarize(changed), 0);
+  Print("fingerprint, after a file tool's write", Summarize(written), 0);
+  RemoveTree(*dir);
+  return true;
+}
+
 int Main(int argc, char** argv) {
-  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30;
+  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -514,6 +594,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--edits") == 0) edits = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--sessions") == 0) sessions = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--validations") == 0) validations = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--guards") == 0) guards = atoi(argv[i + 1]);
   }
   struct utsname u;
   uname(&u);
@@ -542,6 +623,7 @@ int Main(int argc, char** argv) {
   if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
   if (sessions > 0 && !AgentFigures(sessions)) return 1;
   if (validations > 0 && !ValidationFigures(validations)) return 1;
+  if (guards > 0 && tree > 0 && !GuardFigures(tree, runs)) return 1;
   return 0;
 }
 

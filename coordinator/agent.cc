@@ -31,10 +31,6 @@ std::string FirstLine(const std::string& text, size_t max) {
   return line;
 }
 
-bool ChangesFiles(const std::string& tool) {
-  return tool == "WriteFile" || tool == "EditTool" || tool == "MultiEditTool" || tool == "ExecuteCommand";
-}
-
 // What the stall detector compares of a result: everything the model reads,
 // but not the execution id. The error of a failure is compared with digits
 // blurred, so timings and pids in a test run's output do not make the same
@@ -388,11 +384,12 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
   c.calls = calls;
   c.results.assign(calls.size(), std::nullopt);
   c.steps.assign(calls.size(), std::nullopt);
-  c.turn_mutates = false;
+  c.turn_ran_command = false;
+  c.turn_written.clear();
   c.running.clear();
   // The workspace as the turn finds it, for the stall detector; scanned once
   // a message first makes calls, not before every message.
-  if (workspace_now_.empty()) workspace_now_ = WorkspaceNow(c.message.mode);
+  if (workspace_now_.empty()) workspace_now_ = WorkspaceNow(c.message.mode, /*rescan=*/true);
   if (truncated) {
     // The response was cut off: its tool calls may be incomplete. None runs.
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -413,7 +410,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.agent_id = o_.agent_id;
     call.mode = ModeName(c.message.mode);
     call.budget = c.budget.get();
-    c.turn_mutates = c.turn_mutates || ChangesFiles(call.tool);
+    c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand";
     // Per-tool timeouts; a command's own timeout_seconds wins, up to the cap.
     auto configured = o_.tool_timeouts.find(call.tool);
     if (configured == o_.tool_timeouts.end()) configured = o_.tool_timeouts.find("*");
@@ -463,6 +460,7 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
   c.steps[index]->at = clock_->Now();
   if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
     std::string file = DisplayPath(r.file_written().path(), o_.workspace);
+    c.turn_written.push_back(file);
     auto& changed = c.outcome.changed_files;
     if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
   }
@@ -486,7 +484,9 @@ void Agent::AllToolsDone() {
   if (std::optional<std::string> limit = c.budget->Exceeded()) return StopForBudget(*limit);
   // Gate 6: the stall detector reads the turn, step by step.
   std::string before = workspace_now_;
-  if (c.turn_mutates) workspace_now_ = WorkspaceNow(c.message.mode);
+  if (c.turn_ran_command || !c.turn_written.empty()) {
+    workspace_now_ = WorkspaceNow(c.message.mode, c.turn_ran_command, c.turn_written);
+  }
   std::vector<StallDetection> found;
   for (std::optional<StallStep>& step : c.steps) {
     if (!step) continue;
@@ -501,10 +501,10 @@ void Agent::AllToolsDone() {
   AskModel();
 }
 
-std::string Agent::WorkspaceNow(Mode mode) {
+std::string Agent::WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written) {
   // Ask and plan run with the workspace read-only: nothing they do changes it.
   if (mode != Mode::kEdit) return "read-only";
-  return fingerprint_.Compute();
+  return rescan ? fingerprint_.Compute() : fingerprint_.Update(written);
 }
 
 bool Agent::HandleStall(const StallDetection& d) {

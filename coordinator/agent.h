@@ -178,7 +178,8 @@ class Agent {
     Status stop_error;
     // The stall detector's view of the turn's calls, in the model's order.
     std::vector<std::optional<StallStep>> steps;
-    bool turn_mutates = false;
+    bool turn_ran_command = false;          // in edit mode: anything may have changed
+    std::vector<std::string> turn_written;  // files the turn's writes changed (relative)
     std::string nudge;  // a stall nudge waiting for the next request
   };
 
@@ -203,8 +204,9 @@ class Agent {
   // Records a detection; returns true if it stops the message (the caller
   // must then return without going on).
   bool HandleStall(const StallDetection& d);
-  // The fingerprint of the workspace now (ask and plan cannot change it).
-  std::string WorkspaceNow(Mode mode);
+  // The fingerprint of the workspace now (ask and plan cannot change it):
+  // a full rescan, or only the written files when no command ran.
+  std::string WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written = {});
   void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
   void Finish(const std::string& status, Status error = Status::OK());
 

@@ -1,6 +1,7 @@
 #include "coordinator/stall_detector.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace odin {
 
@@ -27,42 +28,42 @@ std::optional<StallDetection> StallDetector::Escalate(StallDetection d) {
   return d;
 }
 
-std::optional<StallDetection> StallDetector::RepeatedCall() {
-  const StallStep& last = steps_.back();
+std::optional<StallDetection> StallDetector::Run(const std::string& rule, int threshold,
+                                                 const std::function<bool(const StallStep&)>& same) {
   size_t run = 1;
-  while (run < steps_.size() && SameStep(steps_[steps_.size() - 1 - run], last)) ++run;
-  if (run < static_cast<size_t>(std::max(o_.repeat, 2))) return std::nullopt;
+  while (run < steps_.size() && same(steps_[steps_.size() - 1 - run])) ++run;
+  if (run < static_cast<size_t>(std::max(threshold, 2))) return std::nullopt;
   auto first = steps_.end() - static_cast<std::ptrdiff_t>(run);
   StallDetection d;
-  d.rule = "repeated_call";
-  d.loop = d.rule + "|" + last.call;
+  d.rule = rule;
+  d.loop = rule + "|" + steps_.back().call;
   d.count = static_cast<int>(run);
   d.execution_ids = Ids(first, steps_.end());
-  d.span = last.at - first->at;
-  d.description = "you made the same call, " + last.label + ", " + std::to_string(run) +
-                  " times in a row with the same result and no change to the workspace";
+  d.span = steps_.back().at - first->at;
+  return d;
+}
+
+std::optional<StallDetection> StallDetector::RepeatedCall() {
+  const StallStep& last = steps_.back();
+  std::optional<StallDetection> d =
+      Run("repeated_call", o_.repeat, [&last](const StallStep& s) { return SameStep(s, last); });
+  if (d) {
+    d->description = "you made the same call, " + last.label + ", " + std::to_string(d->count) +
+                     " times in a row with the same result and no change to the workspace";
+  }
   return d;
 }
 
 std::optional<StallDetection> StallDetector::RepeatedFailure() {
   const StallStep& last = steps_.back();
   if (!last.failed) return std::nullopt;
-  size_t run = 1;
-  while (run < steps_.size()) {
-    const StallStep& s = steps_[steps_.size() - 1 - run];
-    if (!s.failed || s.call != last.call || s.error != last.error || s.workspace != last.workspace) break;
-    ++run;
+  std::optional<StallDetection> d = Run("repeated_failure", o_.failures, [&last](const StallStep& s) {
+    return s.failed && s.call == last.call && s.error == last.error && s.workspace == last.workspace;
+  });
+  if (d) {
+    d->description = "the same call, " + last.label + ", failed with the same error " + std::to_string(d->count) +
+                     " times in a row, with no change to the workspace";
   }
-  if (run < static_cast<size_t>(std::max(o_.failures, 2))) return std::nullopt;
-  auto first = steps_.end() - static_cast<std::ptrdiff_t>(run);
-  StallDetection d;
-  d.rule = "repeated_failure";
-  d.loop = d.rule + "|" + last.call;
-  d.count = static_cast<int>(run);
-  d.execution_ids = Ids(first, steps_.end());
-  d.span = last.at - first->at;
-  d.description = "the same call, " + last.label + ", failed with the same error " + std::to_string(run) +
-                  " times in a row, with no change to the workspace";
   return d;
 }
 

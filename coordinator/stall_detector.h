@@ -28,6 +28,7 @@
 //
 // Thread-safety: none.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -86,6 +87,10 @@ class StallDetector {
 
  private:
   std::optional<StallDetection> Escalate(StallDetection d);
+  // The run of steps at the end that are `same` as the last one, as a
+  // detection of rule if it is at least threshold long.
+  std::optional<StallDetection> Run(const std::string& rule, int threshold,
+                                    const std::function<bool(const StallStep&)>& same);
   std::optional<StallDetection> RepeatedCall();
   std::optional<StallDetection> RepeatedFailure();
   std::optional<StallDetection> Alternation();

@@ -13,8 +13,11 @@
 // Thread-safety: none.
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <unordered_map>
+#include <vector>
+
+struct stat;
 
 namespace odin {
 
@@ -26,6 +29,10 @@ class WorkspaceFingerprint {
   // Rescans the tree (a stat per entry; reads only files whose metadata
   // changed) and returns the digest (hex).
   std::string Compute();
+  // Looks again at these files only (relative paths; the ones written by
+  // file tools, when nothing else ran) and returns the digest. The first
+  // call is a full Compute.
+  std::string Update(const std::vector<std::string>& paths);
   size_t files() const { return entries_.size(); }
 
  private:
@@ -33,15 +40,24 @@ class WorkspaceFingerprint {
     int64_t size = -1;
     int64_t mtime_ns = 0;
     uint64_t ino = 0;
-    std::string digest;  // content hash once the file changed; else empty
-    bool seen = false;   // in the latest scan
+    uint64_t mix = 0;     // 64 bits of SHA-256(path, content or metadata)
+    uint64_t scan = 0;    // the latest scan that saw it
   };
   void Scan(int dir_fd, const std::string& rel, size_t* count);
+  // Records what stat says of path (name in dir_fd). A new or changed entry
+  // stands for its content if by_content, else for its metadata.
+  void Note(int dir_fd, const char* name, std::string path, const struct stat& st, bool by_content);
+  void Drop(const Entry& en);
+  std::string Digest() const;
 
   std::string root_;
   size_t max_files_;
-  std::map<std::string, Entry> entries_;
-  bool first_ = true;
+  std::unordered_map<std::string, Entry> entries_;
+  uint64_t scan_ = 0;
+  // The digest is order-independent: the sum and the xor of the entries'
+  // mixes, kept up to date as entries change.
+  uint64_t sum_ = 0;
+  uint64_t xor_ = 0;
 };
 
 }  // namespace odin

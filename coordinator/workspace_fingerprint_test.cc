@@ -78,5 +78,20 @@ TEST_F(WorkspaceFingerprintTest, GitAndOdinDirectoriesAreIgnored) {
   EXPECT_EQ(fp.Compute(), first);
 }
 
+TEST_F(WorkspaceFingerprintTest, UpdatingTheWrittenFilesAgreesWithAFullScan) {
+  WorkspaceFingerprint full(root_), partial(root_);
+  full.Compute();
+  partial.Compute();
+  Put("src/b.cc", "int b = 2;\n");
+  Put("new.txt", "n\n");
+  ASSERT_EQ(unlink(JoinPath(root_, "a.txt").c_str()), 0);
+  std::string updated = partial.Update({"src/b.cc", "new.txt", "a.txt"});
+  EXPECT_EQ(updated, full.Compute());
+  EXPECT_EQ(partial.files(), 2u);
+  // Writing the same bytes back changes nothing.
+  Put("new.txt", "n\n");
+  EXPECT_EQ(partial.Update({"new.txt"}), updated);
+}
+
 }  // namespace
 }  // namespace odin
