@@ -39,7 +39,7 @@ StallStep StepOf(const ToolCallRequest& call, const std::string& execution_id, c
   StallStep step;
   step.execution_id = execution_id;
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
-  step.call = call.name + "\n" + (canonical.ok() ? *canonical : call.arguments_json);
+  step.call = call.name + "\n" + Sha256Hex(canonical.ok() ? *canonical : call.arguments_json);
   step.label = CallLabel(call);
   Sha256 h;
   for (const std::string& part : {std::to_string(r.status()), std::to_string(r.has_exit_code() ? r.exit_code() : -1),
@@ -353,17 +353,17 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   // assistant turns, and one would poison every later request.
   if (!r.text.empty() || !calls.empty()) history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
   c.outcome.text = r.text;
-  if (std::optional<std::string> limit = c.budget->Exceeded()) {
-    // Tokens, cost or time ran out with this response: nothing more runs.
-    if (!calls.empty()) {
-      ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
-      for (const ToolCallRequest& call : calls) {
-        json record = {{"tool", call.name}, {"status", "error"}, {"authority", "ground_truth"},
-                       {"summary", "not run: the budget ran out"}};
-        results.results.push_back({call.id, record.dump(), true});
-      }
-      history_.push_back(std::move(results));
+  std::optional<std::string> limit = c.budget->Exceeded();
+  if (limit && !calls.empty()) {
+    // Tokens, cost or time ran out with this response: none of its calls
+    // runs. (A final answer that crossed the limit still counts as one.)
+    ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
+    for (const ToolCallRequest& call : calls) {
+      json record = {{"tool", call.name}, {"status", "error"}, {"authority", "ground_truth"},
+                     {"summary", "not run: the budget ran out"}};
+      results.results.push_back({call.id, record.dump(), true});
     }
+    history_.push_back(std::move(results));
     return StopForBudget(*limit);
   }
   if (calls.empty()) {
@@ -402,7 +402,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     }
     return AllToolsDone();
   }
-  uint64_t generation = generation_;
+  const uint64_t generation = generation_;
   for (size_t i = 0; i < calls.size(); ++i) {
     ToolCall call;
     call.tool = calls[i].name;
@@ -441,13 +441,17 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     };
     coordinator_->Submit(std::move(call), std::move(handlers));
   }
+  // The last call's end may have finished the message already.
+  if (generation != generation_ || !current_) return;
   // Every call may have ended at once (refused by a gate, run in the
   // coordinator); then the turn is complete already.
-  if (current_ && c.running.empty() && !c.results.empty()) {
+  if (c.running.empty() && !c.results.empty()) {
     bool all = true;
     for (const auto& r : c.results) all = all && r.has_value();
-    if (all) AllToolsDone();
+    if (all) return AllToolsDone();
   }
+  // A call refused for the tool-call budget: the ones still running stop too.
+  if (std::optional<std::string> limit = c.budget->Exceeded()) StopForBudget(*limit);
 }
 
 void Agent::OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
@@ -575,12 +579,12 @@ void Agent::StopSoon(const std::string& status, Status error, int cancel_reason)
 }
 
 std::optional<SteadyTime> Agent::NextTimer() const {
-  if (!current_ || !current_->budget || !current_->stopping.empty()) return std::nullopt;
+  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return std::nullopt;
   return current_->budget->deadline();
 }
 
 void Agent::Tick() {
-  if (!current_ || !current_->budget || !current_->stopping.empty()) return;
+  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return;
   std::optional<SteadyTime> deadline = current_->budget->deadline();
   if (deadline && clock_->Now() >= *deadline) StopForBudget("wall_time");
 }

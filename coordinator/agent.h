@@ -71,8 +71,9 @@ struct AgentOptions {
     return b;
   }();
   StallOptions stall;          // the stall detector's thresholds
-  // Per-tool timeouts in seconds ("*": any other tool; absent or 0: none).
-  // ExecuteCommand's is the default when the model gives none.
+  // Per-tool timeouts in seconds ("*": any other tool; absent or 0: none,
+  // except for ExecuteCommand, whose default is then 120 s). ExecuteCommand's
+  // is the default when the model gives no timeout_seconds.
   std::map<std::string, int> tool_timeouts;
   int max_tokens = 0;          // per model response; 0: the provider's default
   PriceTable prices;

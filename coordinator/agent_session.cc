@@ -25,6 +25,22 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (!ParseProfile(profile_name, &profile)) {
     return Status::InvalidArgument("profile '" + profile_name + "'", "must be fast, auto, safe or strict");
   }
+  // The budget, checked before anything starts.
+  BudgetLimits budget;
+  budget.turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
+  budget.tool_calls = flags.max_tool_calls > 0 ? flags.max_tool_calls : config.max_tool_calls;
+  budget.tokens = flags.max_tokens > 0 ? flags.max_tokens : config.max_tokens;
+  double usd = flags.max_budget_usd > 0 ? flags.max_budget_usd : config.max_budget_usd;
+  budget.cost_microusd = static_cast<int64_t>(std::llround(usd * 1e6));
+  double wall = flags.max_wall_seconds > 0 ? flags.max_wall_seconds : static_cast<double>(config.max_wall_seconds);
+  budget.wall = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(wall));
+  const PriceTable& prices = s->llm_.prices;
+  if (budget.cost_microusd > 0 && prices.count(s->llm_.model) == 0 && prices.count("*") == 0) {
+    // Without a price every call costs 0, and the limit could never stop anything.
+    return Status::InvalidArgument("max_budget_usd",
+                                   "llm.prices in odinconfig.json has no price for model '" + s->llm_.model +
+                                       "' (nor \"*\"), so the cost cannot be counted");
+  }
   RuntimeFlags runtime = flags.runtime;
   runtime.validate = true;
   runtime.profile = profile_name;
@@ -43,13 +59,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.workspace = ws.root;
   o.cwd = ws.cwd;
   o.instructions = LoadInstructions(ws.root, ws.cwd);
-  o.budget.turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
-  o.budget.tool_calls = flags.max_tool_calls > 0 ? flags.max_tool_calls : config.max_tool_calls;
-  o.budget.tokens = flags.max_tokens > 0 ? flags.max_tokens : config.max_tokens;
-  double usd = flags.max_budget_usd > 0 ? flags.max_budget_usd : config.max_budget_usd;
-  o.budget.cost_microusd = static_cast<int64_t>(std::llround(usd * 1e6));
-  double wall = flags.max_wall_seconds > 0 ? flags.max_wall_seconds : static_cast<double>(config.max_wall_seconds);
-  o.budget.wall = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(wall));
+  o.budget = budget;
   o.stall = config.stall;
   o.tool_timeouts = config.tool_timeouts;
   o.max_tokens = s->llm_.max_tokens;

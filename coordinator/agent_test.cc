@@ -390,5 +390,15 @@ TEST_F(AgentTest, ARepeatedCallAfterAFileChangedIsNotAStall) {
   EXPECT_TRUE(GateEvents("stall").empty());
 }
 
+TEST_F(AgentTest, AFinalAnswerThatCrossesTheTokenBudgetStillFinishes) {
+  options_.budget.tokens = 50;
+  MakeAgent();
+  agent_->Send("what is this?", Mode::kAsk);
+  model_.Answer(Text("a repository"));  // 110 tokens
+  ASSERT_EQ(recorder_.done.size(), 1u);
+  EXPECT_EQ(recorder_.done[0].status, "done");
+  EXPECT_EQ(recorder_.done[0].budget_used.tokens, 110);
+}
+
 }  // namespace
 }  // namespace odin

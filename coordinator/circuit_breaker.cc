@@ -18,10 +18,11 @@ void CircuitBreaker::MoveTo(BreakerState to, const std::string& reason) {
   state_ = to;
   trials_running_ = 0;
   trial_successes_ = 0;
+  if (to == BreakerState::kHalfOpen) ++period_;
 }
 
-bool CircuitBreaker::Allow(SteadyTime now, bool* trial) {
-  *trial = false;
+bool CircuitBreaker::Allow(SteadyTime now, uint64_t* trial) {
+  *trial = 0;
   if (!o_.enabled) return true;
   if (state_ == BreakerState::kOpen) {
     if (now < reopens_at()) return false;
@@ -30,28 +31,28 @@ bool CircuitBreaker::Allow(SteadyTime now, bool* trial) {
   if (state_ == BreakerState::kHalfOpen) {
     if (trials_running_ >= std::max(o_.trials, 1)) return false;
     ++trials_running_;
-    *trial = true;
+    *trial = period_;
   }
   return true;
 }
 
-void CircuitBreaker::OnSuccess(bool trial) {
+void CircuitBreaker::OnSuccess(uint64_t trial) {
   failures_ = 0;
-  // Only trials decide a half-open breaker; a call let through before it
-  // opened says little about now.
-  if (state_ != BreakerState::kHalfOpen || !trial) return;
+  // Only this period's trials decide a half-open breaker; a call let through
+  // before says little about now.
+  if (state_ != BreakerState::kHalfOpen || trial != period_) return;
   trials_running_ = std::max(trials_running_ - 1, 0);
   if (++trial_successes_ >= std::max(o_.successes, 1)) {
     MoveTo(BreakerState::kClosed, std::to_string(trial_successes_) + " trial calls succeeded");
   }
 }
 
-void CircuitBreaker::OnFailure(SteadyTime now, const std::string& reason, bool trial) {
+void CircuitBreaker::OnFailure(SteadyTime now, const std::string& reason, uint64_t trial) {
   ++failures_;
   last_failure_ = reason;
   if (!o_.enabled) return;
   if (state_ == BreakerState::kHalfOpen) {
-    if (!trial) return;
+    if (trial != period_) return;
     opened_at_ = now;
     MoveTo(BreakerState::kOpen, "a trial call failed: " + reason);
   } else if (state_ == BreakerState::kClosed && failures_ >= std::max(o_.failures, 1)) {
@@ -61,8 +62,8 @@ void CircuitBreaker::OnFailure(SteadyTime now, const std::string& reason, bool t
   // Open: a call that was already running when it opened; nothing changes.
 }
 
-void CircuitBreaker::OnAbandoned(bool trial) {
-  if (trial && state_ == BreakerState::kHalfOpen) trials_running_ = std::max(trials_running_ - 1, 0);
+void CircuitBreaker::OnAbandoned(uint64_t trial) {
+  if (trial == period_ && state_ == BreakerState::kHalfOpen) trials_running_ = std::max(trials_running_ - 1, 0);
 }
 
 std::vector<BreakerTransition> CircuitBreaker::TakeTransitions() {

@@ -14,6 +14,7 @@
 //
 // Thread-safety: none.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,14 @@ class CircuitBreaker {
   CircuitBreaker(std::string name, BreakerOptions options) : name_(std::move(name)), o_(options) {}
 
   // Whether a call may go now. A call let through while half-open is a
-  // trial (*trial is set): the caller reports its end with trial = true.
-  bool Allow(SteadyTime now, bool* trial);
+  // trial: *trial gets a token (else 0) the caller passes back with its end,
+  // so that a trial of an earlier half-open period cannot decide this one.
+  bool Allow(SteadyTime now, uint64_t* trial);
   // The end of a call that was let through.
-  void OnSuccess(bool trial);
-  void OnFailure(SteadyTime now, const std::string& reason, bool trial);
-  // A call that ended without telling anything (cancelled).
-  void OnAbandoned(bool trial);
+  void OnSuccess(uint64_t trial);
+  void OnFailure(SteadyTime now, const std::string& reason, uint64_t trial);
+  // A call that ended without telling anything (cancelled, never ran).
+  void OnAbandoned(uint64_t trial);
 
   BreakerState state() const { return state_; }
   const std::string& name() const { return name_; }
@@ -70,6 +72,7 @@ class CircuitBreaker {
   int failures_ = 0;
   int trials_running_ = 0;
   int trial_successes_ = 0;
+  uint64_t period_ = 0;  // numbers the half-open periods: the trial tokens
   SteadyTime opened_at_{};
   std::string last_failure_;
   std::vector<BreakerTransition> transitions_;

@@ -7,8 +7,8 @@ namespace {
 
 class CircuitBreakerTest : public ::testing::Test {
  protected:
-  bool Allow(bool* trial = nullptr) {
-    bool t = false;
+  bool Allow(uint64_t* trial = nullptr) {
+    uint64_t t = 0;
     bool ok = breaker_.Allow(clock_.Now(), &t);
     if (trial != nullptr) *trial = t;
     return ok;
@@ -16,7 +16,7 @@ class CircuitBreakerTest : public ::testing::Test {
   void Fail(int times = 1) {
     for (int i = 0; i < times; ++i) {
       ASSERT_TRUE(Allow());
-      breaker_.OnFailure(clock_.Now(), "timed out", false);
+      breaker_.OnFailure(clock_.Now(), "timed out", 0);
     }
   }
   void OpenIt() {
@@ -47,7 +47,7 @@ TEST_F(CircuitBreakerTest, FourFailuresKeepItClosedTheFifthOpensIt) {
 TEST_F(CircuitBreakerTest, ASuccessResetsTheCount) {
   Fail(4);
   ASSERT_TRUE(Allow());
-  breaker_.OnSuccess(false);
+  breaker_.OnSuccess(0);
   Fail(4);
   EXPECT_EQ(breaker_.state(), BreakerState::kClosed);
 }
@@ -58,9 +58,9 @@ TEST_F(CircuitBreakerTest, OpenRefusesUntilTheCooldownEnds) {
   EXPECT_FALSE(Allow());
   EXPECT_EQ(breaker_.state(), BreakerState::kOpen);
   clock_.Advance(milliseconds(1));
-  bool trial = false;
+  uint64_t trial = 0;
   EXPECT_TRUE(Allow(&trial));
-  EXPECT_TRUE(trial);
+  EXPECT_NE(trial, 0u);
   EXPECT_EQ(breaker_.state(), BreakerState::kHalfOpen);
   std::vector<BreakerTransition> t = breaker_.TakeTransitions();
   ASSERT_EQ(t.size(), 1u);
@@ -77,7 +77,7 @@ TEST_F(CircuitBreakerTest, HalfOpenLetsOneTrialThroughAtATime) {
 TEST_F(CircuitBreakerTest, EnoughTrialSuccessesCloseIt) {
   OpenIt();
   clock_.Advance(seconds(30));
-  bool trial = false;
+  uint64_t trial = 0;
   ASSERT_TRUE(Allow(&trial));
   breaker_.OnSuccess(trial);
   EXPECT_EQ(breaker_.state(), BreakerState::kHalfOpen);  // 1 of 2
@@ -93,7 +93,7 @@ TEST_F(CircuitBreakerTest, EnoughTrialSuccessesCloseIt) {
 TEST_F(CircuitBreakerTest, AFailedTrialReopensForANewCooldown) {
   OpenIt();
   clock_.Advance(seconds(30));
-  bool trial = false;
+  uint64_t trial = 0;
   ASSERT_TRUE(Allow(&trial));
   breaker_.OnFailure(clock_.Now(), "the worker crashed", trial);
   EXPECT_EQ(breaker_.state(), BreakerState::kOpen);
@@ -106,17 +106,17 @@ TEST_F(CircuitBreakerTest, AFailedTrialReopensForANewCooldown) {
 TEST_F(CircuitBreakerTest, ALateResultOfAnOlderCallDoesNotDecideHalfOpen) {
   OpenIt();
   clock_.Advance(seconds(30));
-  bool trial = false;
+  uint64_t trial = 0;
   ASSERT_TRUE(Allow(&trial));
-  breaker_.OnSuccess(false);                          // started before it opened
-  breaker_.OnFailure(clock_.Now(), "timed out", false);
+  breaker_.OnSuccess(0);                          // started before it opened
+  breaker_.OnFailure(clock_.Now(), "timed out", 0);
   EXPECT_EQ(breaker_.state(), BreakerState::kHalfOpen);
 }
 
 TEST_F(CircuitBreakerTest, AnAbandonedTrialFreesItsPlace) {
   OpenIt();
   clock_.Advance(seconds(30));
-  bool trial = false;
+  uint64_t trial = 0;
   ASSERT_TRUE(Allow(&trial));
   EXPECT_FALSE(Allow());
   breaker_.OnAbandoned(trial);
@@ -130,6 +130,26 @@ TEST_F(CircuitBreakerTest, DisabledNeverOpens) {
   Fail(20);
   EXPECT_EQ(breaker_.state(), BreakerState::kClosed);
   EXPECT_TRUE(Allow());
+}
+
+TEST_F(CircuitBreakerTest, ATrialOfAnEarlierHalfOpenPeriodDecidesNothing) {
+  BreakerOptions o;
+  o.trials = 2;
+  o.successes = 1;
+  breaker_ = CircuitBreaker("tool:Grep", o);
+  OpenIt();
+  clock_.Advance(seconds(30));
+  uint64_t old_trial = 0, failing = 0;
+  ASSERT_TRUE(Allow(&old_trial));
+  ASSERT_TRUE(Allow(&failing));
+  breaker_.OnFailure(clock_.Now(), "the worker crashed", failing);  // open again
+  clock_.Advance(seconds(30));
+  uint64_t trial = 0;
+  ASSERT_TRUE(Allow(&trial));  // a new half-open period
+  breaker_.OnSuccess(old_trial);
+  EXPECT_EQ(breaker_.state(), BreakerState::kHalfOpen);
+  breaker_.OnSuccess(trial);
+  EXPECT_EQ(breaker_.state(), BreakerState::kClosed);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "coordinator/tool_catalog.h"
 
 namespace odin {
 namespace {
@@ -49,6 +50,8 @@ Status CheckKeys(const json& section, const std::string& path,
 }
 
 constexpr uint32_t kMaxTimeoutMs = 3600 * 1000;
+constexpr int64_t kMaxWallSeconds = 30 * 24 * 3600;
+constexpr double kMaxBudgetUsd = 1e6;
 
 // An array of strings.
 Status ReadStrings(const json& value, const std::string& name, std::vector<std::string>* out,
@@ -138,9 +141,13 @@ Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
   RETURN_IF_ERROR(Read(b, "budgets", "max_tool_calls", &c->max_tool_calls, origin));
   RETURN_IF_ERROR(Read(b, "budgets", "max_tokens", &c->max_tokens, origin));
   RETURN_IF_ERROR(Read(b, "budgets", "max_wall_seconds", &c->max_wall_seconds, origin));
+  if (c->max_wall_seconds > kMaxWallSeconds) {
+    return Status::InvalidArgument(origin, "budgets.max_wall_seconds is at most 2592000 (30 days)");
+  }
   if (b.contains("max_budget_usd")) {
-    if (!b["max_budget_usd"].is_number() || b["max_budget_usd"].get<double>() < 0) {
-      return Status::InvalidArgument(origin, "budgets.max_budget_usd must be a non-negative number");
+    if (!b["max_budget_usd"].is_number() || b["max_budget_usd"].get<double>() < 0 ||
+        b["max_budget_usd"].get<double>() > kMaxBudgetUsd) {
+      return Status::InvalidArgument(origin, "budgets.max_budget_usd must be a number from 0 to 1000000");
     }
     c->max_budget_usd = b["max_budget_usd"].get<double>();
   }
@@ -148,6 +155,9 @@ Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
     const json& t = b["tool_timeouts"];
     if (!t.is_object()) return Status::InvalidArgument(origin, "budgets.tool_timeouts must be an object");
     for (auto it = t.begin(); it != t.end(); ++it) {
+      if (it.key() != "*" && FindTool(it.key()) == nullptr) {
+        return Status::InvalidArgument(origin, "budgets.tool_timeouts: unknown tool '" + it.key() + "'");
+      }
       int secs = 0;
       RETURN_IF_ERROR(Read(t, "budgets.tool_timeouts", it.key().c_str(), &secs, origin));
       if (secs > 3600) {
@@ -281,9 +291,11 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     RETURN_IF_ERROR(Read(st, "stall", "messages", &o.messages, origin));
     RETURN_IF_ERROR(Read(st, "stall", "alternation_steps", &o.alternation_steps, origin));
     RETURN_IF_ERROR(Read(st, "stall", "no_progress_turns", &o.no_progress_turns, origin));
-    if (o.repeat < 2 || o.failures < 2 || o.messages < 2 || o.alternation_steps < 4 || o.no_progress_turns < 1) {
-      return Status::InvalidArgument(origin, "stall: repeat, failures and messages must be at least 2, "
-                                             "alternation_steps at least 4, no_progress_turns at least 1");
+    if (o.repeat < 2 || o.failures < 2 || o.messages < 2 || o.alternation_steps < 4 || o.no_progress_turns < 1 ||
+        o.repeat > 50 || o.failures > 50 || o.messages > 50 || o.alternation_steps > 50 ||
+        o.no_progress_turns > 1000) {
+      return Status::InvalidArgument(origin, "stall: repeat, failures and messages must be from 2 to 50, "
+                                             "alternation_steps from 4 to 50, no_progress_turns from 1 to 1000");
     }
   }
   if (root.contains("breakers")) {

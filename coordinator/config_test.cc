@@ -353,6 +353,10 @@ TEST(ConfigTest, BadGuardSettingsAreErrorsNamingThem) {
            {R"({"budgets":{"max_tokens":"lots"}})", "budgets.max_tokens"},
            {R"({"budgets":{"tool_timeouts":{"Grep":99999}}})", "budgets.tool_timeouts.Grep"},
            {R"({"budgets":{"max_wall":5}})", "budgets.max_wall"},
+           {R"({"budgets":{"tool_timeouts":{"ExecuteComand":30}}})", "unknown tool 'ExecuteComand'"},
+           {R"({"budgets":{"max_wall_seconds":99999999999}})", "budgets.max_wall_seconds"},
+           {R"({"budgets":{"max_budget_usd":1e13}})", "budgets.max_budget_usd"},
+           {R"({"stall":{"alternation_steps":100}})", "stall"},
            {R"({"stall":{"repeat":1}})", "stall"},
            {R"({"breakers":{"cooldown_seconds":0}})", "breakers"}}) {
     auto c = ParseConfig(text, "odinconfig.json");

@@ -214,12 +214,6 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     RunTodoWrite(id);
     return id;
   }
-  // Gate 7: what runs on a worker passes its breakers.
-  Status admitted = AdmitThroughBreakers(c);
-  if (!admitted.ok()) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED, admitted);
-    return id;
-  }
   if (tc.tool == kLspCheckTool) {
     json args = json::parse(tc.arguments_json, nullptr, false);
     std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
@@ -253,8 +247,15 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     if (queue.size() == 1) DispatchNextWrite(*path);
     return id;
   }
-  pool_.Submit(c.call);
+  Dispatch(c);
   return id;
+}
+
+void Coordinator::Dispatch(Call& c) {
+  // Gate 7: what runs on a worker passes its breakers first.
+  Status admitted = AdmitThroughBreakers(c);
+  if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
+  pool_.Submit(c.call);
 }
 
 void Coordinator::DispatchNextWrite(const std::string& path) {
@@ -281,14 +282,15 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
   e.sha256 = expect.sha256();
   e.full_read = expect.full_read();
   for (const v1::LineRange& r : expect.read_ranges()) e.read_ranges.push_back({r.start(), r.end()});
-  pool_.Submit(c.call);
+  Dispatch(c);
 }
 
-void Coordinator::EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text) {
+void Coordinator::EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text,
+                          int exit_reason) {
   v1::ToolResult r;
   r.set_execution_id(id);
   r.set_status(static_cast<v1::ToolStatus>(tool_status));
-  r.set_exit_reason(v1::EXIT_REASON_NORMAL);
+  r.set_exit_reason(static_cast<v1::ExitReason>(exit_reason));
   std::string shown = text;
   if (!why.ok()) {
     r.mutable_error()->set_code(static_cast<v1::Code>(why.code()));
@@ -404,7 +406,8 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
     if (pos != queue.end() && pos != queue.begin()) {
       // Still waiting for its turn on the file: it never reaches the pool.
       queue.erase(pos);
-      return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"));
+      return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"), "",
+                     reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
     }
   }
   pool_.Cancel(execution_id, reason);
@@ -450,7 +453,7 @@ Status Coordinator::AdmitThroughBreakers(Call& c) {
   SteadyTime now = clock_->Now();
   for (const std::string& name : {"worker:" + kind, "tool:" + c.call.tool}) {
     CircuitBreaker& b = breakers_.try_emplace(name, name, o_.breakers).first->second;
-    bool trial = false;
+    uint64_t trial = 0;
     if (!b.Allow(now, &trial)) {
       for (auto& [held, was_trial] : c.breakers) breakers_.at(held).OnAbandoned(was_trial);
       c.breakers.clear();
@@ -708,7 +711,9 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
                                 2 * (int64_t{v.file_timeout_ms} + int64_t{o_.validation.check_timeout_ms})) +
                    seconds(10);
   c.call.validation_input = in.SerializeAsString();
-  pool_.Submit(c.call);
+  // An open lsp-host breaker refuses it at once: the verdict is timed_out
+  // (unverified), which blocks, rather than a wait for a host that fails.
+  Dispatch(c);
 }
 
 namespace {

@@ -159,8 +159,9 @@ class Coordinator final : private WorkerPool::Listener {
     std::string check_path;
     std::string check_content;
     std::unique_ptr<Held> held;  // the write this lsp_check validates
-    // The breakers that let it through, and whether as a trial.
-    std::vector<std::pair<std::string, bool>> breakers;
+    // The breakers that let it through, each with its trial token (0: not a
+    // trial).
+    std::vector<std::pair<std::string, uint64_t>> breakers;
     Call();
     ~Call();
     Call(Call&&) noexcept;
@@ -192,11 +193,13 @@ class Coordinator final : private WorkerPool::Listener {
 
   AgentState& Agent(const std::string& agent_id);
   // Ends a call without a worker (refused by a gate, or run here).
-  void EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text = "");
+  void EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text = "",
+               int exit_reason = 1 /* EXIT_REASON_NORMAL */);
   void RunTodoWrite(const std::string& id);
   void RunMemoryQuery(const std::string& id);
-  // Asks the call's breakers (its tool's, its worker kind's); refuses it if
-  // one is open.
+  // Sends a call to the pool if its breakers (its tool's, its worker
+  // kind's) let it through; else ends it as rejected.
+  void Dispatch(Call& c);
   Status AdmitThroughBreakers(Call& c);
   // Tells the call's breakers how it ended, and records their transitions.
   void ReportToBreakers(Call& c, const v1::ToolResult& r);

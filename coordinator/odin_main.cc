@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     a->add_option("--max-budget-usd", agent.max_budget_usd, "Budget: model cost per message, in USD")
         ->check(CLI::Range(0.000001, 1.0e6));
     a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
-        ->check(CLI::Range(0.001, 1.0e7));
+        ->check(CLI::Range(0.001, 2592000.0));
     a->add_option("--profile", agent.profile,
                   "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
         ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));

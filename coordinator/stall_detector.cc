@@ -23,6 +23,9 @@ std::vector<std::string> Ids(std::vector<StallStep>::const_iterator begin, std::
 }  // namespace
 
 std::optional<StallDetection> StallDetector::Escalate(StallDetection d) {
+  // One detection of a loop per turn: the model must have seen the nudge
+  // before the same loop can stop the run.
+  if (!this_turn_.insert(d.loop).second) return std::nullopt;
   int times = ++detected_[d.loop];
   d.stop = times >= 2;
   return d;
@@ -105,6 +108,7 @@ std::optional<StallDetection> StallDetector::AddStep(const StallStep& step) {
 }
 
 std::optional<StallDetection> StallDetector::AddMessage(const std::string& text, SteadyTime at) {
+  this_turn_.clear();  // a reply is a turn of its own
   if (text.empty()) return std::nullopt;
   if (message_count_ > 0 && text == message_) {
     ++message_count_;
@@ -136,13 +140,17 @@ std::optional<StallDetection> StallDetector::EndTurn(const std::string& workspac
   if (progress) {
     idle_turns_ = 0;
     idle_ids_.clear();
+    this_turn_.clear();
     return std::nullopt;
   }
   if (idle_turns_ == 0) idle_since_ = at;
   ++idle_turns_;
   idle_ids_.insert(idle_ids_.end(), ids.begin(), ids.end());
   if (idle_ids_.size() > kMaxSteps) idle_ids_.erase(idle_ids_.begin(), idle_ids_.end() - kMaxSteps);
-  if (!o_.enabled || idle_turns_ < std::max(o_.no_progress_turns, 1)) return std::nullopt;
+  if (!o_.enabled || idle_turns_ < std::max(o_.no_progress_turns, 1)) {
+    this_turn_.clear();
+    return std::nullopt;
+  }
   StallDetection d;
   d.rule = "no_progress";
   d.loop = d.rule;
@@ -151,7 +159,9 @@ std::optional<StallDetection> StallDetector::EndTurn(const std::string& workspac
   d.span = at - idle_since_;
   d.description = std::to_string(idle_turns_) +
                   " turns in a row changed nothing in the workspace and returned nothing you had not seen before";
-  return Escalate(std::move(d));
+  std::optional<StallDetection> out = Escalate(std::move(d));
+  this_turn_.clear();
+  return out;
 }
 
 void StallDetector::Reset() { *this = StallDetector(o_); }

@@ -25,6 +25,9 @@
 //
 // Escalation: the first detection of a loop asks for a nudge; the next
 // detection of the same loop (it goes on, or comes back later) asks to stop.
+// A loop is detected at most once per turn (a turn's steps end with
+// EndTurn; a reply is a turn of its own), so a nudge always reaches the model
+// before a stop.
 //
 // Thread-safety: none.
 
@@ -51,7 +54,7 @@ struct StallOptions {
 // One tool call and its result.
 struct StallStep {
   std::string execution_id;
-  std::string call;       // the tool and its canonical arguments (or a digest of them)
+  std::string call;       // the tool and a digest of its canonical arguments
   std::string label;      // how a reader names the call: "Read(src/a.cc)"
   std::string result;     // a digest of everything the call returned
   bool failed = false;
@@ -109,6 +112,7 @@ class StallDetector {
   std::vector<std::string> idle_ids_;
   SteadyTime idle_since_{};
   std::map<std::string, int> detected_;  // loop -> detections so far
+  std::set<std::string> this_turn_;      // loops detected in the current turn
 };
 
 }  // namespace odin

@@ -59,6 +59,7 @@ TEST_F(StallDetectorTest, TheSameLoopAgainStops) {
   Step("Read a", "r1");
   Step("Read a", "r1");
   ASSERT_FALSE(Step("Read a", "r1")->stop);
+  detector_.EndTurn("w0", clock_.Now());
   std::optional<StallDetection> d = Step("Read a", "r1");
   ASSERT_TRUE(d);
   EXPECT_TRUE(d->stop);
@@ -69,6 +70,7 @@ TEST_F(StallDetectorTest, TheSameLoopComingBackLaterStops) {
   Step("Read a", "r1");
   Step("Read a", "r1");
   ASSERT_FALSE(Step("Read a", "r1")->stop);
+  detector_.EndTurn("w0", clock_.Now());
   EXPECT_FALSE(Step("Grep x", "g1"));
   EXPECT_FALSE(Step("Read a", "r1"));
   EXPECT_FALSE(Step("Read a", "r1"));
@@ -121,7 +123,8 @@ TEST_F(StallDetectorTest, AlternationFiresAtTheSixthStep) {
   EXPECT_EQ(d->rule, "alternation");
   EXPECT_EQ(d->count, 6);
   EXPECT_EQ(d->execution_ids.front(), "ex1");
-  // Going on is the same loop: it stops.
+  // Going on, in a later turn, is the same loop: it stops.
+  detector_.EndTurn("w0", clock_.Now());
   std::optional<StallDetection> again = Step("Read a", "ra");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->rule, "alternation");
@@ -223,6 +226,21 @@ TEST_F(StallDetectorTest, SixtyStepsOfVariedWorkAreNotAStall) {
   }
   EXPECT_EQ(n_, 60);
   EXPECT_EQ(fired, 0);
+}
+
+TEST_F(StallDetectorTest, ALoopIsDetectedOnceATurnSoTheNudgeComesBeforeTheStop) {
+  // One response with five identical calls: a nudge, not a stop.
+  std::vector<StallDetection> found;
+  for (int i = 0; i < 5; ++i) {
+    if (auto d = Step("Read a", "r1")) found.push_back(*d);
+  }
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(found[0].stop);
+  detector_.EndTurn("w0", clock_.Now());
+  // The next turn goes on: now it stops.
+  std::optional<StallDetection> d = Step("Read a", "r1");
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->stop);
 }
 
 }  // namespace

@@ -382,5 +382,33 @@ TEST_F(ValidationGateTest, AResumedSessionKeepsItsVerdictsAndTheFilesOriginals) 
   EXPECT_EQ(results_[0].verdict().new_errors(), 1u);
 }
 
+// Validations count for the lsp host's breaker: once it opens, a write's
+// verdict is unverified at once instead of a wait on a failing host.
+TEST_F(ValidationGateTest, AnOpenLspHostBreakerGivesAnUnverifiedVerdictAtOnce) {
+  for (int i = 0; i < 5; ++i) {
+    std::string rel = "f" + std::to_string(i) + ".cc";
+    Write(rel, "int a;\n", "int a = 1;\n");
+    const v1::ToolRequest* req = LastRequest(Host());
+    ASSERT_NE(req, nullptr);
+    v1::Envelope e = Env();
+    e.mutable_tool_result()->set_execution_id(req->execution_id());
+    e.mutable_tool_result()->set_status(v1::TOOL_STATUS_CRASHED);
+    e.mutable_tool_result()->set_exit_reason(v1::EXIT_REASON_CRASHED);
+    Say(Host(), e);
+  }
+  bool open = false;
+  for (const BreakerInfo& b : coord_->Breakers()) open = open || (b.name == "worker:lsp_host" && b.state == BreakerState::kOpen);
+  ASSERT_TRUE(open);
+  int sent = transport_.Count(Host(), v1::Envelope::kToolRequest);
+  results_.clear();
+  Write("g.cc", "int g;\n", "int g = 1;\n");
+  EXPECT_EQ(transport_.Count(Host(), v1::Envelope::kToolRequest), sent) << "the host was not asked";
+  ASSERT_EQ(results_.size(), 1u);
+  ASSERT_TRUE(results_[0].has_verdict());
+  EXPECT_EQ(results_[0].verdict().status(), "timed_out");
+  EXPECT_NE(results_[0].verdict().reason().find("circuit breaker worker:lsp_host"), std::string::npos)
+      << results_[0].verdict().reason();
+}
+
 }  // namespace
 }  // namespace odin

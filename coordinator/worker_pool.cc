@@ -92,7 +92,8 @@ void WorkerPool::Cancel(const std::string& execution_id, int reason) {
   if (queued != queue_.end()) {
     ToolCall call = std::move(*queued);
     queue_.erase(queued);
-    Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "cancelled before it started");
+    Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "cancelled before it started", std::nullopt,
+         reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
     return;
   }
   for (auto& [pid, w] : workers_) {

@@ -92,7 +92,10 @@ std::string WorkspaceFingerprint::Digest() const {
 std::string WorkspaceFingerprint::Update(const std::vector<std::string>& paths) {
   if (scan_ == 0) return Compute();
   for (const std::string& rel : paths) {
+    // What a scan would skip stays out (outside, .git, .odin).
     if (rel.empty() || rel[0] == '/' || rel == ".." || rel.rfind("../", 0) == 0) continue;
+    std::string top = rel.substr(0, rel.find('/'));
+    if (top == ".git" || top == ".odin") continue;
     std::string abs = root_ + "/" + rel;
     struct stat st;
     if (lstat(abs.c_str(), &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))) {

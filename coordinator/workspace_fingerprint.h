@@ -3,12 +3,15 @@
 // detector can tell "the same call again after a real change" from "the same
 // call again".
 //
-// It covers file contents, not metadata: a file's first scan keeps only its
-// size, mtime and inode as a stand-in (hashing a whole repository at the start
-// would cost seconds); once those change, the file's bytes are hashed, and
-// from then on touching it without changing it changes nothing. Skips .git
-// and .odin, does not follow symlinks (their targets count), and stops after
-// max_files entries (the rest of the tree is then not watched).
+// It covers file contents, not metadata, as far as it can cheaply: the first
+// scan keeps only each file's size, mtime and inode as a stand-in (hashing a
+// whole repository up front would cost seconds). Once those change, the file's
+// bytes are hashed, and from then on touching it without changing it changes
+// nothing. (The one change from stand-in to hash does change the digest, even
+// when the bytes did not: one spurious "change" per file, never a missed
+// one.) Skips .git and .odin, does not follow symlinks (their targets count),
+// and stops after max_files entries (the rest of the tree is then not
+// watched).
 //
 // Thread-safety: none.
 
@@ -40,7 +43,7 @@ class WorkspaceFingerprint {
     int64_t size = -1;
     int64_t mtime_ns = 0;
     uint64_t ino = 0;
-    uint64_t mix = 0;     // 64 bits of SHA-256(path, content or metadata)
+    uint64_t mix = 0;     // a 64-bit hash of the path and its token (content hash or metadata)
     uint64_t scan = 0;    // the latest scan that saw it
   };
   void Scan(int dir_fd, const std::string& rel, size_t* count);
