@@ -60,7 +60,7 @@ class OdinAgentTest : public ::testing::Test {
   }
   std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
   void TearDown() override {
-    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
 
   TempWorkspace ws_;

@@ -44,7 +44,7 @@ class OdinExecTest : public ::testing::Test {
   }
   // Nothing started by this test may outlive it.
   void TearDown() override {
-    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
   // After any fault, odin must still work.
   void ExpectNextExecWorks() {

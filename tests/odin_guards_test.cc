@@ -30,7 +30,7 @@ class OdinGuardsTest : public ::testing::Test {
     for (const char* f : {"a.txt", "b.txt", "c.txt"}) Put(f, std::string("contents of ") + f + "\n");
   }
   void TearDown() override {
-    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
     Put("odinconfig.json", config_.dump(2));

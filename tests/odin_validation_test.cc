@@ -31,7 +31,7 @@ class OdinValidationTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok()); }
   void TearDown() override {
-    EXPECT_TRUE(ProcessesWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
 
   std::map<std::string, std::string> Env(const FakeLlm& llm) {

@@ -203,6 +203,15 @@ std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& 
   return found;
 }
 
+std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::string& value, int within_ms) {
+  std::vector<pid_t> left = ProcessesWithEnv(name, value);
+  for (int waited = 0; !left.empty() && waited < within_ms; waited += 20) {
+    usleep(20000);
+    left = ProcessesWithEnv(name, value);
+  }
+  return left;
+}
+
 std::vector<pid_t> ProcessesWithArg(const std::string& text) {
   std::vector<pid_t> found;
   DIR* proc = opendir("/proc");

@@ -66,6 +66,9 @@ class FakeLlm {
 
 // Pids of live processes whose environment holds NAME=value.
 std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& value);
+// The processes with that variable that are still there after `within`: a
+// killed process group takes a moment to disappear after its parent exits.
+std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::string& value, int within_ms = 3000);
 // The processes whose command line contains text.
 std::vector<pid_t> ProcessesWithArg(const std::string& text);
 
