@@ -195,11 +195,31 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
   return record.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-Agent::Agent(AgentOptions options, Coordinator* coordinator, LlmClient* llm, Ledger* ledger, Clock* clock,
+Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock,
              AgentObserver* observer)
-    : o_(std::move(options)), coordinator_(coordinator), llm_(llm), ledger_(ledger), clock_(clock),
+    : o_(std::move(options)), host_(host), llm_(llm), ledger_(ledger), clock_(clock),
       observer_(observer), stall_(o_.stall), fingerprint_(o_.workspace) {
   totals_.status = "session";
+}
+
+std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace,
+                           Budget* budget) {
+  std::string p;
+  std::vector<CachedFileInfo> cached = host->CachedFiles(agent_id);
+  if (!cached.empty()) {
+    p += "\nFiles you have read (the file cache):\n";
+    for (const CachedFileInfo& f : cached) {
+      p += "- " + DisplayPath(f.path, workspace) + " (" + std::to_string(f.size) + " bytes" +
+           (f.full ? "" : ", " + f.ranges) + (f.is_modified ? ", modified by you" : "") + ")\n";
+    }
+  }
+  std::string todos = host->TodosText(agent_id);
+  if (!todos.empty()) p += "\nYour todo list:\n" + todos;
+  if (budget != nullptr) {
+    std::string left = budget->Remaining();
+    if (!left.empty()) p += "\nBudget for this request, after this response: " + left + ".\n";
+  }
+  return p;
 }
 
 std::string Agent::SystemPrompt(Mode mode) {
@@ -238,27 +258,18 @@ std::string Agent::SystemPrompt(Mode mode) {
   }
   if (o_.cwd != o_.workspace) p += "\nThe user is in " + DisplayPath(o_.cwd, o_.workspace) + ".\n";
   if (!o_.instructions.empty()) p += "\nProject instructions:\n" + o_.instructions;
-  std::vector<CachedFileInfo> cached = coordinator_->CachedFiles(o_.agent_id);
-  if (!cached.empty()) {
-    p += "\nFiles you have read (the file cache):\n";
-    for (const CachedFileInfo& f : cached) {
-      p += "- " + DisplayPath(f.path, o_.workspace) + " (" + std::to_string(f.size) + " bytes" +
-           (f.full ? "" : ", " + f.ranges) + (f.is_modified ? ", modified by you" : "") + ")\n";
-    }
+  if (o_.subagent) {
+    p += "\nYou are a subagent: another agent gave you this task. Your final answer (without a tool call) goes "
+         "back to it, together with the ledger's record of what you did; make it complete and self-contained.\n";
   }
-  const TodoList& todos = coordinator_->Todos(o_.agent_id);
-  if (!todos.items().empty()) p += "\nYour todo list:\n" + todos.Render();
-  if (current_ && current_->budget) {
-    std::string left = current_->budget->Remaining();
-    if (!left.empty()) p += "\nBudget for this request, after this response: " + left + ".\n";
-  }
+  p += PlannerContext(host_, o_.agent_id, o_.workspace, current_ ? current_->budget.get() : nullptr);
   return p;
 }
 
 std::string Agent::Send(const std::string& text, Mode mode) {
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
-    ledger_->AddMessage({m.id, coordinator_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued",
+    ledger_->AddMessage({m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued",
                          clock_->WallMillis()});
   }
   queue_.push_back(m);
@@ -295,7 +306,7 @@ void Agent::AskModel() {
   req.model = o_.model;
   req.system = SystemPrompt(c.message.mode);
   req.messages = history_;
-  req.tools = ToolSpecsForMode(c.message.mode);
+  req.tools = ToolSpecsForMode(c.message.mode, o_.subagent);
   req.max_tokens = o_.max_tokens;
   c.llm_started = clock_->Now();
   c.llm_started_wall = clock_->WallMillis();
@@ -315,7 +326,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   c.llm_call.reset();
   LlmCallRecord rec;
   rec.id = NewId("llm");
-  rec.session_id = coordinator_->session_id();
+  rec.session_id = host_->session_id();
   rec.agent_id = o_.agent_id;
   rec.role = "planner";
   rec.provider = llm_->provider();
@@ -410,7 +421,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.agent_id = o_.agent_id;
     call.mode = ModeName(c.message.mode);
     call.budget = c.budget.get();
-    c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand";
+    c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand" || call.tool == kAgentTool;
     // Per-tool timeouts; a command's own timeout_seconds wins, up to the cap.
     auto configured = o_.tool_timeouts.find(call.tool);
     if (configured == o_.tool_timeouts.end()) configured = o_.tool_timeouts.find("*");
@@ -439,7 +450,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     handlers.on_done = [this, generation, i, id, tool](const v1::ToolResult& r, const Status&) {
       if (generation == generation_ && current_) OnToolDone(i, id, tool, r);
     };
-    coordinator_->Submit(std::move(call), std::move(handlers));
+    host_->Submit(std::move(call), std::move(handlers));
   }
   // The last call's end may have finished the message already.
   if (generation != generation_ || !current_) return;
@@ -462,11 +473,24 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
                                        r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
+  auto& changed = c.outcome.changed_files;
   if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
     std::string file = DisplayPath(r.file_written().path(), o_.workspace);
     c.turn_written.push_back(file);
-    auto& changed = c.outcome.changed_files;
     if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+  }
+  if (tool == kAgentTool) {
+    // What a subagent changed is this message's change too: the checks run
+    // over it, and the workspace may have changed under the stall detector.
+    json out = json::parse(r.output_json(), nullptr, false);
+    if (out.is_object() && out.contains("changed_files") && out["changed_files"].is_array()) {
+      for (const json& f : out["changed_files"]) {
+        if (!f.is_string()) continue;
+        std::string file = f.get<std::string>();
+        c.turn_written.push_back(file);
+        if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+      }
+    }
   }
   if (observer_) observer_->OnToolEnd(execution_id, tool, r);
   if (c.running.empty()) {
@@ -568,14 +592,14 @@ void Agent::StopSoon(const std::string& status, Status error, int cancel_reason)
   }
   if (!c.check_running.empty()) {
     std::string check = c.check_running;  // its end finishes the message
-    return coordinator_->Cancel(check, cancel_reason);
+    return host_->Cancel(check, cancel_reason);
   }
   if (c.running.empty()) return Finish(status, error);
   // The running calls are killed (their process groups with them); their
   // results close the turn, and the message finishes then.
   std::vector<std::string> running;
   for (const auto& [id, index] : c.running) running.push_back(id);
-  for (const std::string& id : running) coordinator_->Cancel(id, cancel_reason);
+  for (const std::string& id : running) host_->Cancel(id, cancel_reason);
 }
 
 std::optional<SteadyTime> Agent::NextTimer() const {
@@ -585,8 +609,9 @@ std::optional<SteadyTime> Agent::NextTimer() const {
 
 void Agent::Tick() {
   if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return;
-  std::optional<SteadyTime> deadline = current_->budget->deadline();
-  if (deadline && clock_->Now() >= *deadline) StopForBudget("wall_time");
+  // The wall clock, or what subagents spent of this message's budget while
+  // the loop waits for them.
+  if (std::optional<std::string> limit = current_->budget->Exceeded()) StopForBudget(*limit);
 }
 
 namespace {
@@ -596,16 +621,14 @@ std::string Fingerprint(const std::string& text) { return Sha256Hex(text).substr
 }  // namespace
 
 void Agent::RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail) {
-  if (ledger_ == nullptr) return;
-  ledger_->AddGateEvent({NewId("gate"), coordinator_->session_id(), o_.agent_id, current_->message.id, kind,
-                         execution_id, detail, clock_->WallMillis()});
+  host_->RecordGateEvent(o_.agent_id, current_->message.id, kind, execution_id, detail);
 }
 
 void Agent::ClaimCompletion() {
   Current& c = *current_;
   if (c.message.mode != Mode::kEdit) return Finish("done");
   // Gate 3: no file may be left with new errors or unverified.
-  std::vector<FileVerdict> blocking = coordinator_->Blocking();
+  std::vector<FileVerdict> blocking = host_->Blocking();
   if (!blocking.empty()) {
     std::string text = "[runtime] Completion refused: the validation gate has the session blocked.\n";
     std::string key = "blocked";
@@ -664,7 +687,7 @@ void Agent::RunNextCheck() {
   handlers.on_done = [this, generation, id = call.execution_id](const v1::ToolResult& r, const Status&) {
     if (generation == generation_ && current_) OnCheckDone(id, r);
   };
-  coordinator_->Submit(std::move(call), std::move(handlers));
+  host_->Submit(std::move(call), std::move(handlers));
 }
 
 void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
@@ -735,12 +758,12 @@ void Agent::CancelCurrent() {
   }
   if (!c.check_running.empty()) {
     std::string check = c.check_running;  // its end clears (or destroys) c
-    return coordinator_->Cancel(check);
+    return host_->Cancel(check);
   }
   // Running tools end as cancelled; their results close the turn.
   std::vector<std::string> running;
   for (const auto& [id, index] : c.running) running.push_back(id);
-  for (const std::string& id : running) coordinator_->Cancel(id);
+  for (const std::string& id : running) host_->Cancel(id);
 }
 
 bool Agent::ClearHistory() {
@@ -762,7 +785,7 @@ void Agent::Finish(const std::string& status, Status error) {
   }
   if (ledger_ != nullptr) {
     std::string text = status == "error" ? error.message() : c.outcome.text;
-    ledger_->AddMessage({NewId("msg"), coordinator_->session_id(), o_.agent_id, "assistant",
+    ledger_->AddMessage({NewId("msg"), host_->session_id(), o_.agent_id, "assistant",
                          ModeName(c.message.mode), text, status, clock_->WallMillis()});
   }
   totals_.turns += c.outcome.turns;
@@ -774,7 +797,7 @@ void Agent::Finish(const std::string& status, Status error) {
   }
   if (ledger_ != nullptr) {
     ReportInput in;
-    in.session_id = coordinator_->session_id();
+    in.session_id = host_->session_id();
     in.agent_id = o_.agent_id;
     in.message_id = c.message.id;
     in.workspace = o_.workspace;

@@ -47,15 +47,6 @@
 
 namespace odin {
 
-// USD per million tokens, by model name ("*" for any other).
-struct Price {
-  double input_per_mtok = 0;
-  double output_per_mtok = 0;
-};
-using PriceTable = std::map<std::string, Price>;
-// Cost of a call in millionths of a dollar (tokens x USD per million tokens).
-int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage);
-
 struct AgentOptions {
   std::string agent_id = "main";
   std::string provider;        // for the ledger
@@ -80,6 +71,9 @@ struct AgentOptions {
   Profile profile = Profile::kAuto;  // which backpressure checks run
   ChecksConfig checks;         // their commands (else detected), timeout, retry cap
   bool fail_open = false;      // a check that could not run does not block
+  // A subagent's loop (in a subagent worker): never offered AgentTool, and
+  // told that its answer goes to the agent that started it.
+  bool subagent = false;
 };
 
 // How one message ended.
@@ -121,9 +115,9 @@ class AgentObserver {
 
 class Agent {
  public:
-  // All pointers must outlive the agent. ledger may be the coordinator's.
-  Agent(AgentOptions options, Coordinator* coordinator, LlmClient* llm, Ledger* ledger, Clock* clock,
-        AgentObserver* observer);
+  // All pointers must outlive the agent. ledger may be the coordinator's, or
+  // null (a subagent's loop: the coordinator records for it).
+  Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock, AgentObserver* observer);
 
   // Queues a message; it starts now if the agent is idle. Returns its id.
   std::string Send(const std::string& text, Mode mode);
@@ -131,7 +125,8 @@ class Agent {
   void CancelCurrent();
   // When Tick must run next (the wall-time budget), if ever.
   std::optional<SteadyTime> NextTimer() const;
-  // Ends the message if its wall time ran out.
+  // Ends the message if its budget ran out meanwhile: the wall time, or what
+  // its subagents spent.
   void Tick();
   bool busy() const { return current_.has_value(); }
   size_t queued() const { return queue_.size(); }
@@ -212,7 +207,7 @@ class Agent {
   void Finish(const std::string& status, Status error = Status::OK());
 
   AgentOptions o_;
-  Coordinator* coordinator_;
+  ToolHost* host_;
   LlmClient* llm_;
   Ledger* ledger_;
   Clock* clock_;
@@ -229,6 +224,11 @@ class Agent {
 
 // How a reader recognizes a call: "Read(src/a.cc)", "ExecuteCommand(make)".
 std::string CallLabel(const ToolCallRequest& call);
+
+// What the planner should know of an agent's state, for its system prompt:
+// the files it has read (the file cache), its todo list and what is left of
+// budget (if not null). The coordinator adds it to a subagent's requests.
+std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace, Budget* budget);
 
 // One line saying what a tool call did ("3 files", "exit code 0: ok",
 // "changed a.txt (+1 -1 lines)"), from its structured result.

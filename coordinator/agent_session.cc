@@ -67,6 +67,10 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.profile = profile;
   o.checks = config.checks;
   o.fail_open = config.validation.fail_open;
+  // Subagents' model calls go through the session's client, from the coordinator.
+  std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
+  s->runtime_->coordinator().set_model_access(
+      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions});
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
   return s;

@@ -253,9 +253,24 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   }
   if (root.contains("agent")) {
     const json& a = root["agent"];
-    RETURN_IF_ERROR(CheckKeys(a, "agent", {"max_turns", "profile"}, origin));  // max_turns: as budgets.max_turns
+    // max_turns: as budgets.max_turns
+    RETURN_IF_ERROR(CheckKeys(
+        a, "agent", {"max_turns", "profile", "subagent_concurrency", "subagent_timeout_seconds", "subagent_model"},
+        origin));
     RETURN_IF_ERROR(Read(a, "agent", "max_turns", &c.max_turns, origin));
     RETURN_IF_ERROR(Read(a, "agent", "profile", &c.profile, origin));
+    RETURN_IF_ERROR(Read(a, "agent", "subagent_concurrency", &c.subagent_concurrency, origin));
+    RETURN_IF_ERROR(Read(a, "agent", "subagent_timeout_seconds", &c.subagent_timeout_seconds, origin));
+    RETURN_IF_ERROR(Read(a, "agent", "subagent_model", &c.subagent_model, origin));
+    if (c.subagent_model != "planner" && c.subagent_model != "utility") {
+      return Status::InvalidArgument(origin, "agent.subagent_model must be planner or utility");
+    }
+    if (c.subagent_concurrency > 64) {
+      return Status::InvalidArgument(origin, "agent.subagent_concurrency is at most 64");
+    }
+    if (c.subagent_timeout_seconds < 1 || c.subagent_timeout_seconds > 86400) {
+      return Status::InvalidArgument(origin, "agent.subagent_timeout_seconds must be from 1 to 86400");
+    }
     Profile unused;
     if (!ParseProfile(c.profile, &unused)) {
       return Status::InvalidArgument(origin, "agent.profile must be fast, auto, safe or strict");

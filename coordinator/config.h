@@ -14,7 +14,8 @@
 //           "base_url": "...", "max_retries": 4, "timeout_seconds": 300,
 //           "max_tokens": 8192,
 //           "prices": {"MODEL": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}},
-//   "agent": {"max_turns": 50, "profile": "auto"},
+//   "agent": {"max_turns": 50, "profile": "auto", "subagent_concurrency": 0,
+//             "subagent_timeout_seconds": 600, "subagent_model": "planner"},
 //   "validation": {"enabled": true, "start_timeout_ms": 45000, "file_timeout_ms": 5000,
 //                  "settle_ms": 150, "check_timeout_ms": 30000,
 //                  "revert_on_new_errors": false, "fail_open": false,
@@ -77,6 +78,9 @@ struct Config {
   std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
   int max_turns = 50;                      // agent.max_turns: model calls per message
   std::string profile = "auto";            // agent.profile: fast, auto, safe, strict
+  int subagent_concurrency = 0;            // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
+  int subagent_timeout_seconds = 600;      // agent.subagent_timeout_seconds: an AgentTool call's deadline
+  std::string subagent_model = "planner";  // agent.subagent_model: planner or utility
   ValidationOptions validation = DefaultValidationOptions();  // validation.*
   ChecksConfig checks;                     // checks.*
   // budgets.*: besides max_turns (above).

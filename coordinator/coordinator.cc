@@ -93,6 +93,19 @@ std::vector<CachedFileInfo> Coordinator::CachedFiles(const std::string& agent_id
 
 const TodoList& Coordinator::Todos(const std::string& agent_id) { return Agent(agent_id).todos; }
 
+std::string Coordinator::TodosText(const std::string& agent_id) {
+  const TodoList& todos = Agent(agent_id).todos;
+  return todos.items().empty() ? "" : todos.Render();
+}
+
+void Coordinator::RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
+                                  const std::string& execution_id, const std::string& detail_json) {
+  if (ledger_ == nullptr) return;
+  Status s = ledger_->AddGateEvent(
+      {NewId("gate"), session_id_, agent_id, message_id, kind, execution_id, detail_json, clock_->WallMillis()});
+  if (!s.ok()) spdlog::error("{}", s.message());
+}
+
 Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id) {
   ledger_ = ledger;
   RETURN_IF_ERROR(ledger_->FindSession(session_id).status());
@@ -180,6 +193,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   const ToolCall& tc = c.call;
 
   // Gate 5: the run's budget, one choke point for every tool call.
+  Budget* run_budget = tc.budget;
   if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {
     std::string limit = tc.budget->Exceeded().value_or("tool_calls");
     EndHere(id, v1::TOOL_STATUS_REJECTED,
@@ -212,6 +226,16 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   }
   if (info != nullptr && info->in_coordinator) {
     RunTodoWrite(id);
+    return id;
+  }
+  if (tc.tool == kAgentTool) {
+    Status prepared = PrepareSubagent(c, run_budget);
+    if (!prepared.ok()) {
+      EndHere(id, prepared.code() == StatusCode::kPermissionDenied ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
+              prepared);
+      return id;
+    }
+    Dispatch(c);
     return id;
   }
   if (tc.tool == kLspCheckTool) {
@@ -447,7 +471,8 @@ void Coordinator::RecordTransitions(CircuitBreaker& b, const std::string& agent_
 }
 
 Status Coordinator::AdmitThroughBreakers(Call& c) {
-  std::string kind = c.call.tool == kLspCheckTool            ? "lsp_host"
+  std::string kind = c.call.tool == kLspCheckTool               ? "lsp_host"
+                     : c.call.policy == WorkerPolicy::kSubagent ? "subagent"
                      : c.call.policy == WorkerPolicy::kReadonly ? "readonly"
                                                                 : "writable";
   SteadyTime now = clock_->Now();
@@ -584,6 +609,12 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   }
   ApplyToCache(c, r);
   ReportToBreakers(c, r);
+  if (subagents_.count(r.execution_id()) != 0) {
+    v1::ToolResult answer = r;
+    FinishSubagent(r.execution_id(), &answer);
+    Status recorded = RecordEnd(c, answer);
+    return Deliver(c, answer, recorded);
+  }
   if (!c.check_path.empty()) return FinishLspCheck(std::move(c), r);
   Status recorded = RecordEnd(c, r);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && r.status() == v1::TOOL_STATUS_OK &&

@@ -42,7 +42,10 @@
 #include "coordinator/circuit_breaker.h"
 #include "coordinator/file_cache.h"
 #include "coordinator/ledger.h"
+#include "coordinator/llm.h"
+#include "coordinator/stall_detector.h"
 #include "coordinator/todo_list.h"
+#include "coordinator/tool_host.h"
 #include "coordinator/validation.h"
 #include "coordinator/validators.h"
 #include "coordinator/worker_pool.h"
@@ -71,6 +74,22 @@ struct CoordinatorOptions {
   bool memory_forced = false;
   // Circuit breakers, one per tool and one per worker kind.
   BreakerOptions breakers;
+  // Subagents (AgentTool): their turn limit, deadline and stall thresholds.
+  int subagent_max_turns = 50;
+  Duration subagent_timeout = seconds(600);
+  StallOptions subagent_stall;
+};
+
+class Budget;
+
+// How the coordinator calls the model for subagents (which have no network):
+// the session's client, model and prices.
+struct ModelAccess {
+  LlmClient* llm = nullptr;  // null: AgentTool is refused (no agent session)
+  std::string model;
+  PriceTable prices;
+  int max_tokens = 0;
+  std::string instructions;  // ODIN.md / AGENTS.md text, handed to each subagent
 };
 
 // A circuit breaker's state, for front ends.
@@ -84,27 +103,7 @@ struct BreakerInfo {
 
 constexpr char kLspCheckTool[] = "lsp_check";
 
-// The validation gate's latest verdict on a file the session changed.
-struct FileVerdict {
-  std::string path;         // absolute
-  std::string mutation_id;  // the write it follows
-  std::string check_id;     // the lsp_check execution
-  std::string status;       // clean, errors, timed_out, no_validator
-  std::string validator;
-  int new_errors = 0;
-  std::string summary;
-  std::string reason;
-};
-
-// What the caller hears about one call.
-struct CallHandlers {
-  std::function<void(const v1::ToolProgress&)> on_progress;
-  // Called once, after the end is recorded. `recorded` is not OK iff the
-  // ledger could not record the end.
-  std::function<void(const v1::ToolResult&, const Status& recorded)> on_done;
-};
-
-class Coordinator final : private WorkerPool::Listener {
+class Coordinator final : public ToolHost, private WorkerPool::Listener {
  public:
   Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
               WorkerTransport* transport);
@@ -122,26 +121,31 @@ class Coordinator final : private WorkerPool::Listener {
   Status ResumeSession(Ledger* ledger, const std::string& session_id);
 
   // Queues a tool call. Returns its execution id.
-  std::string Submit(ToolCall call, CallHandlers handlers);
+  std::string Submit(ToolCall call, CallHandlers handlers) override;
   // reason: a v1::CancelReason (a budget's end kills as budget_exceeded).
-  void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */);
+  void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */) override;
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
   void Shutdown(Duration wait) { pool_.Shutdown(wait); }
 
-  const std::string& session_id() const { return session_id_; }
+  const std::string& session_id() const override { return session_id_; }
   WorkerPool& pool() { return pool_; }
   // The files an agent has cached, for the planner's context.
-  std::vector<CachedFileInfo> CachedFiles(const std::string& agent_id);
+  std::vector<CachedFileInfo> CachedFiles(const std::string& agent_id) override;
   const TodoList& Todos(const std::string& agent_id);
+  std::string TodosText(const std::string& agent_id) override;
+  void RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
+                       const std::string& execution_id, const std::string& detail_json) override;
   // Files whose latest verdict is errors or timed_out: while there are any,
   // the session is blocked. Sorted by path.
-  std::vector<FileVerdict> Blocking() const;
+  std::vector<FileVerdict> Blocking() const override;
   // The latest verdict of every file the session changed, sorted by path.
   std::vector<FileVerdict> Verdicts() const;
   // Every breaker that has seen a call, sorted by name.
   std::vector<BreakerInfo> Breakers();
   Ledger* ledger() { return ledger_; }
   const std::string& workspace() const { return o_.workspace; }
+  // Lets AgentTool start subagents, whose model calls go through access.llm.
+  void set_model_access(ModelAccess access) { model_ = std::move(access); }
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
   std::function<void(const v1::Hello&)> on_worker_ready;
 
@@ -190,6 +194,26 @@ class Coordinator final : private WorkerPool::Listener {
   void OnProgress(const v1::ToolProgress& progress) override;
   void OnResult(const v1::ToolResult& result) override;
   void OnWorkerReady(const v1::Hello& hello) override;
+  bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id,
+                       const v1::Envelope& env) override;
+
+  // A running subagent (subagents.cc), by its AgentTool execution.
+  struct Subagent {
+    std::string agent_id;   // "sub_..."
+    std::string parent_agent;
+    std::string mode;
+    Budget* budget = nullptr;  // the parent's run; outlives the AgentTool call
+    int64_t started_at_ms = 0;
+    std::vector<std::string> calls;          // its tool calls, in order
+    std::map<uint64_t, bool> model_calls;    // model calls in flight (ids)
+  };
+  // Checks an AgentTool call and makes it a task for a subagent worker.
+  Status PrepareSubagent(Call& c, Budget* budget);
+  void HandleModelRequest(const std::string& execution_id, const v1::ModelRequest& request);
+  void HandleSubagentCall(const std::string& execution_id, const v1::SubagentCall& call);
+  // The AgentTool call ended: the subagent's leftovers stop, and its answer
+  // gets the ledger's report of its calls.
+  void FinishSubagent(const std::string& execution_id, v1::ToolResult* result);
 
   AgentState& Agent(const std::string& agent_id);
   // Ends a call without a worker (refused by a gate, or run here).
@@ -206,6 +230,7 @@ class Coordinator final : private WorkerPool::Listener {
   void RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
+  bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
   // for a write) on path's content.
   void SubmitLspCheck(const std::string& id, const std::string& path, std::string content);
@@ -233,6 +258,9 @@ class Coordinator final : private WorkerPool::Listener {
   uint64_t event_seq_ = 0;
   ProgramLookup lookup_;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
+  ModelAccess model_;
+  std::map<std::string, Subagent> subagents_;         // by AgentTool execution id
+  std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
 };
 
 // Ledger names of statuses and exit reasons ("timed_out", "sandbox_setup_failed").

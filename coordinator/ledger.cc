@@ -575,16 +575,19 @@ StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& sessi
   return out;
 }
 
-StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms) {
+StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms,
+                                       const std::string& agent_id) {
   Stmt s;
   int rc = sqlite3_prepare_v2(db_,
                               "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
                               "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ? "
-                              "AND started_at_ms >= ?",
+                              "AND started_at_ms >= ? AND (? = '' OR agent_id = ?)",
                               -1, &s.st, nullptr);
   if (rc != SQLITE_OK) return SqliteError("usage", rc);
   sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(s.st, 2, since_ms);
+  sqlite3_bind_text(s.st, 3, agent_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 4, agent_id.c_str(), -1, SQLITE_TRANSIENT);
   if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
   return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
                       sqlite3_column_int64(s.st, 3)};

@@ -190,8 +190,10 @@ class Ledger {
 
   Status AddMessage(const MessageRecord& message);
   Status AddLlmCall(const LlmCallRecord& call);
-  // Totals of a session's model calls (those started at since_ms or later).
-  StatusOr<SessionUsage> UsageOf(const std::string& session_id, int64_t since_ms = 0);
+  // Totals of a session's model calls (those started at since_ms or later;
+  // of one agent's, if agent_id is not empty).
+  StatusOr<SessionUsage> UsageOf(const std::string& session_id, int64_t since_ms = 0,
+                                 const std::string& agent_id = "");
   // A session's validations and gate events, oldest first.
   StatusOr<std::vector<ValidationRecord>> ListValidations(const std::string& session_id);
   StatusOr<std::vector<GateEvent>> ListGateEvents(const std::string& session_id);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,15 @@ struct ChatResponse {
   LlmUsage usage;
   int attempts = 1;  // HTTP requests it took
 };
+
+// USD per million tokens, by model name ("*" for any other).
+struct Price {
+  double input_per_mtok = 0;
+  double output_per_mtok = 0;
+};
+using PriceTable = std::map<std::string, Price>;
+// Cost of a call in millionths of a dollar (tokens x USD per million tokens).
+int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage);
 
 class LlmClient {
  public:

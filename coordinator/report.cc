@@ -87,7 +87,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   }
   for (const std::string& name : order) report.checks.push_back(last[name]);
 
-  ASSIGN_OR_RETURN(SessionUsage usage, ledger->UsageOf(in.session_id, in.started_at_ms));
+  ASSIGN_OR_RETURN(SessionUsage usage, ledger->UsageOf(in.session_id, in.started_at_ms, in.usage_agent));
   report.llm_calls = usage.llm_calls;
   report.input_tokens = usage.input_tokens;
   report.output_tokens = usage.output_tokens;

@@ -58,6 +58,9 @@ struct ReportInput {
   std::vector<std::string> call_ids;  // the model's calls during the message
   int64_t started_at_ms = 0;
   int64_t wall_ms = 0;
+  // Count only this agent's model calls ("" : every agent's, subagents
+  // included, since they spend the parent's budget).
+  std::string usage_agent;
 };
 
 StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& input);

@@ -74,6 +74,10 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.validation.enabled = config.validation.enabled && flags.validate;
   co.memory_forced = flags.profile == "strict";
   co.breakers = config.breakers;
+  co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
+  co.subagent_max_turns = config.max_turns;
+  co.subagent_timeout = seconds(config.subagent_timeout_seconds);
+  co.subagent_stall = config.stall;
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin, "../lsp"));
   std::string bundled_lsp = lsp_dir.ok() ? *lsp_dir : "";
   co.pool.spawn_spec = [=](const std::string& worker_id, WorkerPolicy worker_policy) {
@@ -82,7 +86,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
               "--writable", socket_dir, "--policy", SandboxPolicyName(policy)};
     // Worker pools are keyed by policy: ask and plan get a read-only
     // workspace, so the operating system enforces what the mode gate says;
-    // the lsp host only ever reads it.
+    // the lsp host and subagents only ever read it.
     if (worker_policy != WorkerPolicy::kWritable) o.argv.push_back("--workspace-readonly");
     // The language servers the setup installs beside the binaries (a private
     // /tmp would hide them when the build lives under /tmp).
@@ -94,7 +98,9 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
       o.argv.push_back(bwrap);
     }
     o.argv.push_back("--");
-    const char* program = worker_policy == WorkerPolicy::kLspHost ? "odin-lsp-host" : "odin-worker";
+    const char* program = worker_policy == WorkerPolicy::kLspHost    ? "odin-lsp-host"
+                           : worker_policy == WorkerPolicy::kSubagent ? "odin-subagent"
+                                                                      : "odin-worker";
     o.argv.insert(o.argv.end(), {JoinPath(bin, program), "--connect", endpoint, "--id", worker_id,
                                  "--workspace", ws.root, "--heartbeat-ms", std::to_string(heartbeat_ms)});
     o.env = worker_env;

@@ -18,6 +18,7 @@ constexpr ToolInfo kTools[] = {
     {kWriteFileTool, true, false, false},
     {kEditTool, true, false, false},
     {kMultiEditTool, true, false, false},
+    {kAgentTool, false, false, false},
 };
 
 }  // namespace

@@ -14,6 +14,10 @@ enum class Mode { kAsk, kPlan, kEdit };
 bool ParseMode(std::string_view text, Mode* mode);
 const char* ModeName(Mode mode);
 
+// Starts a subagent (a planner loop in a worker of its own). Offered to the
+// main agent in every mode, never to a subagent.
+constexpr char kAgentTool[] = "AgentTool";
+
 struct ToolInfo {
   const char* name;
   bool writes_files;    // WriteFile, EditTool, MultiEditTool: edit mode only, per-file lock

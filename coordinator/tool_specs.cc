@@ -42,6 +42,13 @@ constexpr Spec kSpecs[] = {
      "reports the errors that are new since this session first changed it. Every edit is validated "
      "automatically; call this to re-check a file after fixing something elsewhere (e.g. a header).",
      R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"}},"required":["file_path"],"additionalProperties":false})json"},
+    {"AgentTool",
+     "Starts a subagent: a fresh planner loop with its own context and the tools of its mode (never AgentTool), "
+     "in a worker process of its own. Its tool calls go through the same gates, budget and ledger as yours. "
+     "Several AgentTool calls in one response run in parallel. Returns the subagent's final answer and the "
+     "ledger's report of what it did. Use it for independent research (ask mode) or separable work; give it a "
+     "complete, self-contained prompt.",
+     R"json({"type":"object","properties":{"description":{"type":"string","description":"A few words on the task"},"prompt":{"type":"string","minLength":1,"description":"The whole task for the subagent"},"mode":{"type":"string","enum":["ask","plan","edit"],"description":"Its tools: ask and plan read, edit also writes (default: your mode; never more than your mode)"}},"required":["prompt"],"additionalProperties":false})json"},
     {"ExecuteCommand",
      "Runs a shell command (bash -c) in a sandbox: no network, the workspace as the only writable place "
      "(read-only in ask and plan modes). Use it to build, test and inspect. Output is captured.",
@@ -61,9 +68,10 @@ constexpr Spec kSpecs[] = {
 
 }  // namespace
 
-std::vector<ToolSpec> ToolSpecsForMode(Mode mode) {
+std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent) {
   std::vector<ToolSpec> out;
   for (const std::string& name : ToolsForMode(mode)) {
+    if (subagent && name == kAgentTool) continue;
     for (const Spec& s : kSpecs) {
       if (name == s.name) out.push_back({s.name, s.description, s.schema});
     }

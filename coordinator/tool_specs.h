@@ -10,8 +10,9 @@
 
 namespace odin {
 
-// The tools offered in mode, described for the model.
-std::vector<ToolSpec> ToolSpecsForMode(Mode mode);
+// The tools offered in mode, described for the model; a subagent is never
+// offered AgentTool.
+std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent = false);
 
 // ExecuteCommand's default and largest timeout, in seconds.
 constexpr int kDefaultCommandTimeoutSeconds = 120;

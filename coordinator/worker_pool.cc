@@ -27,6 +27,7 @@ const char* WorkerPolicyName(WorkerPolicy policy) {
     case WorkerPolicy::kWritable: return "tool worker";
     case WorkerPolicy::kReadonly: return "read-only tool worker";
     case WorkerPolicy::kLspHost: return "lsp host";
+    case WorkerPolicy::kSubagent: return "subagent worker";
   }
   return "worker";
 }
@@ -47,7 +48,7 @@ void WorkerPool::EnsurePolicy(WorkerPolicy policy) {
   for (const auto& [pid, w] : workers_) {
     if (w.policy == policy) return;
   }
-  int n = policy == WorkerPolicy::kLspHost ? 1 : o_.size;
+  int n = policy == WorkerPolicy::kLspHost ? 1 : policy == WorkerPolicy::kSubagent ? o_.subagent_size : o_.size;
   for (int i = 0; i < n; ++i) {
     if (!SpawnWorker(policy).ok()) return;
   }
@@ -222,8 +223,24 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       break;
     }
     default:
-      KillWorker(w, "protocol violation: unexpected message");
+      // A subagent's requests: only while it holds its task. Once the task
+      // is being cancelled, late requests are dropped.
+      if (w->job && w->job->phase != JobPhase::kRunning) return;
+      if (!w->job || !listener_->OnWorkerMessage(w->id, w->job->call.execution_id, env)) {
+        KillWorker(w, "protocol violation: unexpected message");
+      }
   }
+}
+
+bool WorkerPool::SendToHolder(const std::string& execution_id, const v1::Envelope& env) {
+  for (auto& [pid, w] : workers_) {
+    if (w.job && w.job->call.execution_id == execution_id && w.state != WorkerState::kStopping) {
+      Status s = transport_->Send(w.id, env);
+      if (!s.ok()) spdlog::warn("to {}: {}", w.id, s.message());
+      return s.ok();
+    }
+  }
+  return false;
 }
 
 void WorkerPool::HandleExit(pid_t pid, int wait_status) {
@@ -371,6 +388,7 @@ void WorkerPool::Dispatch() {
       }
     }
     if (!call.validation_input.empty()) req->mutable_validation()->ParseFromString(call.validation_input);
+    if (!call.agent_task.empty()) req->mutable_agent_task()->ParseFromString(call.agent_task);
     Status sent = transport_->Send(w.id, env);
     Job job;
     job.call = std::move(call);

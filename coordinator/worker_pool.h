@@ -45,7 +45,10 @@ namespace odin {
 
 class Budget;
 namespace v1 {
+class Envelope;
 class Hello;
+class ModelRequest;
+class SubagentCall;
 class ToolProgress;
 class ToolResult;
 }  // namespace v1
@@ -55,11 +58,13 @@ enum class WorkerPolicy {
   kWritable,  // tool worker, workspace writable (edit mode, odin exec)
   kReadonly,  // tool worker, workspace read-only (ask and plan modes)
   kLspHost,   // the lsp host (workspace read-only), one per pool
+  kSubagent,  // a subagent's planner loop (workspace read-only; its calls come back to us)
 };
 const char* WorkerPolicyName(WorkerPolicy policy);
 
 struct WorkerPoolOptions {
   int size = 1;                                  // workers kept running, per sandbox policy in use
+  int subagent_size = 4;                         // subagent workers: how many subagents run at once
   Duration heartbeat_interval = milliseconds(500);
   int liveness = 3;                              // silent intervals before a worker is presumed dead
   Duration start_timeout = seconds(10);          // spawn to Hello
@@ -98,6 +103,8 @@ struct ToolCall {
   Budget* budget = nullptr;
   // For lsp_check: the serialized v1::ValidationInput.
   std::string validation_input;
+  // For AgentTool: the serialized v1::AgentTask.
+  std::string agent_task;
   // What a writing tool expects of its file (the read-before-edit gate's
   // verdict), checked by the worker under the file's lock.
   struct Expectation {
@@ -122,6 +129,13 @@ class WorkerPool {
     virtual void OnResult(const v1::ToolResult& result) = 0;
     // A worker said Hello.
     virtual void OnWorkerReady(const v1::Hello& hello) {}
+    // A message the pool does not handle itself, from a worker that holds a
+    // call (a subagent's model or tool call). Returns false if the worker has
+    // no business sending it: the pool then kills it for a protocol violation.
+    virtual bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id,
+                                 const v1::Envelope& env) {
+      return false;
+    }
   };
 
   WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher,
@@ -140,6 +154,9 @@ class WorkerPool {
   // a timer or one of the caller's extra fds (whose readable flags it sets),
   // then handles everything that is due.
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
+  // Sends a message to the worker that holds execution_id. False if none
+  // does any more.
+  bool SendToHolder(const std::string& execution_id, const v1::Envelope& env);
   // Sends the heartbeats that are due, and nothing else. For a caller that
   // must block outside Poll (writing output to a stalled reader) so that the
   // workers do not take its silence for death.

@@ -19,6 +19,17 @@
 //     {"text": "partial", "error_after_text": true}
 //   ]}
 //
+// Requests of subagents running in parallel arrive in no fixed order, so a
+// script may also route by conversation: "agents" maps a KEY to a list of
+// responses for requests whose first user message contains KEY (the
+// subagent's prompt), taken in order; such requests never use "responses".
+// An entry {"when": "TEXT", "then": [...]} is replaced by its "then" list if
+// the request's last message contains TEXT, and dropped if not:
+//
+//   {"responses": [...], "agents": {"task A": [{"tool_calls": [...]},
+//                                   {"when": "changed since", "then": [...]},
+//                                   {"text": "A done"}]}}
+//
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
 // ({"n", "answered_ns"}), times from CLOCK_MONOTONIC.
@@ -26,7 +37,10 @@
 #include <time.h>
 
 #include <cstdio>
+#include <deque>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -47,6 +61,41 @@ int64_t MonotonicNs() {
 std::mutex g_mu;
 std::vector<json> g_script;  // expanded: one entry per request
 size_t g_next = 0;
+size_t g_routed = 0;
+std::map<std::string, std::deque<json>> g_agents;  // KEY -> responses left
+
+// The text of a message in either wire format (content as a string, or as
+// blocks with text or tool results).
+std::string MessageText(const json& m) {
+  if (!m.is_object() || !m.contains("content")) return "";
+  const json& c = m["content"];
+  if (c.is_string()) return c.get<std::string>();
+  return c.dump();
+}
+
+// The response for a request from a routed conversation, if it is one.
+// REQUIRES: g_mu held.
+std::optional<json> RouteByAgent(const json& body) {
+  if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) return std::nullopt;
+  std::string first, last;
+  for (const json& m : body["messages"]) {
+    if (m.value("role", "") == "user" && first.empty()) first = MessageText(m);
+  }
+  if (!body["messages"].empty()) last = MessageText(body["messages"].back());
+  for (auto& [key, queue] : g_agents) {
+    if (first.find(key) == std::string::npos) continue;
+    while (!queue.empty()) {
+      json r = queue.front();
+      queue.pop_front();
+      if (!r.contains("when")) return r;
+      if (last.find(r["when"].get<std::string>()) == std::string::npos) continue;
+      const json& then = r["then"];
+      for (auto it = then.rbegin(); it != then.rend(); ++it) queue.push_front(*it);
+    }
+    return json{{"text", "(script exhausted for " + key + ")"}};
+  }
+  return std::nullopt;
+}
 std::ofstream g_log;
 
 void Log(const json& line) {
@@ -139,12 +188,18 @@ std::vector<std::string> AnthropicEvents(const json& r) {
 void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic) {
   size_t n;
   json r;
+  json body = json::parse(req.body, nullptr, false);
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    n = g_next++;
-    r = n < g_script.size() ? g_script[n] : json{{"text", "(script exhausted)"}};
+    std::optional<json> routed = RouteByAgent(body);
+    if (routed) {
+      n = 1000000 + g_routed++;  // numbered apart from the main script
+      r = *routed;
+    } else {
+      n = g_next++;
+      r = n < g_script.size() ? g_script[n] : json{{"text", "(script exhausted)"}};
+    }
   }
-  json body = json::parse(req.body, nullptr, false);
   Log({{"n", n}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"body", body.is_discarded() ? json(req.body) : body}});
   if (r.contains("delay_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(r["delay_ms"].get<int>()));
   int status = r.value("status", 200);
@@ -195,18 +250,25 @@ int main(int argc, char** argv) {
   }
   std::ifstream in(script_path);
   json script = json::parse(in, nullptr, false);
-  if (script.is_discarded() || !script.contains("responses")) {
+  if (script.is_discarded() || !script.is_object() || !script.contains("responses")) {
     std::cerr << "fake_llm_server: cannot read the script " << script_path << "\n";
     return 2;
   }
   for (const json& r : script["responses"]) {
     for (int i = 0; i < r.value("repeat", 1); ++i) g_script.push_back(r);
   }
+  if (script.contains("agents")) {
+    for (auto& [key, list] : script["agents"].items()) {
+      for (const json& r : list) g_agents[key].push_back(r);
+    }
+  }
   if (!log_path.empty()) g_log.open(log_path, std::ios::app);
 
   httplib::Server server;
   // Small SSE writes must not wait for ACKs (Nagle vs delayed ACK: 40 ms each).
   server.set_tcp_nodelay(true);
+  // Parallel subagents each hold a kept-alive connection: enough threads.
+  server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   server.Post("/v1/chat/completions", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, false); });
   server.Post("/v1/messages", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, true); });
   int port = server.bind_to_any_port("127.0.0.1");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "tests/llm_requests.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -39,14 +40,7 @@ class OdinAgentTest : public ::testing::Test {
     return j;
   }
   // The requests the server received, parsed.
-  static std::vector<json> Requests(const FakeLlm& llm) {
-    std::vector<json> out;
-    for (const std::string& line : llm.LogLines()) {
-      json j = json::parse(line);
-      if (j.contains("path")) out.push_back(j);
-    }
-    return out;
-  }
+  static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
   // The tool results in an OpenAI request, in order, as parsed records.
   static std::vector<json> ToolResults(const json& request) {
     std::vector<json> out;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "tests/llm_requests.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -43,14 +44,7 @@ class OdinGuardsTest : public ::testing::Test {
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
     return j;
   }
-  static std::vector<json> Requests(const FakeLlm& llm) {
-    std::vector<json> out;
-    for (const std::string& line : llm.LogLines()) {
-      json j = json::parse(line);
-      if (j.contains("path")) out.push_back(j);
-    }
-    return out;
-  }
+  static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
   // The runtime's words at the end of a request (a nudge or a refusal), or "".
   static std::string LastUserText(const json& request) {
     const json& m = request["body"]["messages"].back();

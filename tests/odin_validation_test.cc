@@ -14,6 +14,7 @@
 
 #include "base/file_util.h"
 #include "base/subprocess.h"
+#include "tests/llm_requests.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -55,14 +56,7 @@ class OdinValidationTest : public ::testing::Test {
     return j;
   }
   // The requests the model server received, parsed.
-  static std::vector<json> Requests(const FakeLlm& llm) {
-    std::vector<json> out;
-    for (const std::string& line : llm.LogLines()) {
-      json j = json::parse(line);
-      if (j.contains("path")) out.push_back(j);
-    }
-    return out;
-  }
+  static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
   // The newest message of a request: a tool result (parsed) or the runtime's words.
   static json Last(const json& request) {
     const json& m = request["body"]["messages"].back();

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -212,14 +214,18 @@ std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::stri
   return left;
 }
 
-std::vector<pid_t> ProcessesWithArg(const std::string& text) {
+std::vector<pid_t> ProcessesWithArg(const std::string& text, const std::string& more) {
   std::vector<pid_t> found;
   DIR* proc = opendir("/proc");
   while (dirent* e = readdir(proc)) {
     pid_t pid = atoi(e->d_name);
     if (pid <= 0 || pid == getpid()) continue;
     StatusOr<std::string> cmdline = ReadFileToString(std::string("/proc/") + e->d_name + "/cmdline");
-    if (cmdline.ok() && cmdline->find(text) != std::string::npos) found.push_back(pid);
+    if (cmdline.ok()) std::replace(cmdline->begin(), cmdline->end(), '\0', ' ');  // arguments, as a shell shows them
+    if (cmdline.ok() && cmdline->find(text) != std::string::npos &&
+        (more.empty() || cmdline->find(more) != std::string::npos)) {
+      found.push_back(pid);
+    }
   }
   closedir(proc);
   return found;

@@ -69,8 +69,9 @@ std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& 
 // The processes with that variable that are still there after `within`: a
 // killed process group takes a moment to disappear after its parent exits.
 std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::string& value, int within_ms = 3000);
-// The processes whose command line contains text.
-std::vector<pid_t> ProcessesWithArg(const std::string& text);
+// The processes whose command line (arguments joined by spaces) contains text
+// (and also, if given, more).
+std::vector<pid_t> ProcessesWithArg(const std::string& text, const std::string& more = "");
 
 // A unique marker for this test run (to find leaked processes by).
 std::string UniqueMarker();

@@ -1,0 +1,317 @@
+// The coordinator's side of subagents (AgentTool): it turns an AgentTool call
+// into a task for a subagent worker, makes the subagent's model calls (the
+// worker has no network) and runs its tool calls through the same gates,
+// budget and ledger as the main agent's, and ends whatever the subagent left
+// running when its task ends.
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/ids.h"
+#include "coordinator/agent.h"
+#include "coordinator/budget.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/report.h"
+#include "coordinator/tool_specs.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+ChatMessage FromTurn(const v1::ChatTurn& t) {
+  ChatMessage m;
+  switch (t.role()) {
+    case v1::ChatTurn::ROLE_ASSISTANT: m.role = ChatMessage::Role::kAssistant; break;
+    case v1::ChatTurn::ROLE_TOOL_RESULTS: m.role = ChatMessage::Role::kToolResults; break;
+    default: m.role = ChatMessage::Role::kUser;
+  }
+  m.text = t.text();
+  for (const v1::PlannedCall& c : t.tool_calls()) m.tool_calls.push_back({c.id(), c.name(), c.arguments_json()});
+  for (const v1::PlannedResult& r : t.results()) m.results.push_back({r.call_id(), r.content(), r.is_error()});
+  return m;
+}
+
+}  // namespace
+
+bool Coordinator::IsSubagent(const std::string& agent_id) const {
+  for (const auto& [id, s] : subagents_) {
+    if (s.agent_id == agent_id) return true;
+  }
+  return false;
+}
+
+Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
+  ToolCall& call = c.call;
+  if (IsSubagent(call.agent_id)) {
+    return Status::PermissionDenied("AgentTool", "a subagent cannot start subagents");
+  }
+  if (model_.llm == nullptr) {
+    return Status::FailedPrecondition("AgentTool", "subagents need a model: they run only in agent sessions");
+  }
+  json args = json::parse(call.arguments_json, nullptr, false);
+  if (!args.is_object() || !args.contains("prompt") || !args["prompt"].is_string() ||
+      args["prompt"].get<std::string>().empty()) {
+    return Status::InvalidArgument("AgentTool", "prompt must be a non-empty string");
+  }
+  Mode parent_mode = Mode::kEdit;
+  ParseMode(call.mode, &parent_mode);
+  Mode mode = parent_mode;
+  if (args.contains("mode")) {
+    if (!args["mode"].is_string() || !ParseMode(args["mode"].get<std::string>(), &mode)) {
+      return Status::InvalidArgument("AgentTool", "mode must be ask, plan or edit");
+    }
+    if (mode == Mode::kEdit && parent_mode != Mode::kEdit) {
+      return Status::PermissionDenied("AgentTool", std::string("a subagent cannot have more than your mode (") +
+                                                       ModeName(parent_mode) + ")");
+    }
+  }
+  Subagent s;
+  s.agent_id = NewId("sub");
+  s.parent_agent = call.agent_id;
+  s.mode = ModeName(mode);
+  s.budget = budget;
+  s.started_at_ms = clock_->WallMillis();
+  v1::AgentTask task;
+  task.set_agent_id(s.agent_id);
+  task.set_mode(s.mode);
+  task.set_prompt(args["prompt"].get<std::string>());
+  if (args.contains("description") && args["description"].is_string()) {
+    task.set_description(args["description"].get<std::string>());
+  }
+  task.set_max_turns(static_cast<uint32_t>(std::max(o_.subagent_max_turns, 1)));
+  task.set_instructions(model_.instructions);
+  const StallOptions& st = o_.subagent_stall;
+  task.set_stall_enabled(st.enabled);
+  task.set_stall_repeat(static_cast<uint32_t>(st.repeat));
+  task.set_stall_failures(static_cast<uint32_t>(st.failures));
+  task.set_stall_messages(static_cast<uint32_t>(st.messages));
+  task.set_stall_alternation_steps(static_cast<uint32_t>(st.alternation_steps));
+  task.set_stall_no_progress_turns(static_cast<uint32_t>(st.no_progress_turns));
+  call.agent_task = task.SerializeAsString();
+  call.policy = WorkerPolicy::kSubagent;
+  if (call.timeout == Duration::zero()) call.timeout = o_.subagent_timeout;
+  spdlog::debug("AgentTool {}: subagent {} in {} mode", call.execution_id, s.agent_id, s.mode);
+  subagents_[call.execution_id] = std::move(s);
+  return Status::OK();
+}
+
+bool Coordinator::OnWorkerMessage(const std::string& worker_id, const std::string& execution_id,
+                                  const v1::Envelope& env) {
+  auto it = subagents_.find(execution_id);
+  if (it == subagents_.end()) return false;
+  Subagent& s = it->second;
+  switch (env.body_case()) {
+    case v1::Envelope::kModelRequest:
+      HandleModelRequest(execution_id, env.model_request());
+      return true;
+    case v1::Envelope::kSubagentCall:
+      HandleSubagentCall(execution_id, env.subagent_call());
+      return true;
+    case v1::Envelope::kCancel: {
+      // Its own call only.
+      auto call = subagent_calls_.find(env.cancel().execution_id());
+      if (call == subagent_calls_.end() || call->second != execution_id) return false;
+      Cancel(env.cancel().execution_id(), env.cancel().reason());
+      return true;
+    }
+    case v1::Envelope::kGateEvent:
+      RecordGateEvent(s.agent_id, "", env.gate_event().kind(), env.gate_event().execution_id(),
+                      env.gate_event().detail_json());
+      return true;
+    default:
+      spdlog::warn("subagent worker {} sent an unexpected message", worker_id);
+      return false;
+  }
+}
+
+void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::ModelRequest& mr) {
+  Subagent& s = subagents_.at(execution_id);
+  uint64_t request_id = mr.request_id();
+  auto reply = [this, execution_id](v1::ModelResponse response) {
+    v1::Envelope env;
+    env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    *env.mutable_model_response() = std::move(response);
+    pool_.SendToHolder(execution_id, env);
+  };
+  if (s.budget != nullptr) {
+    if (std::optional<std::string> limit = s.budget->Exceeded()) {
+      v1::ModelResponse response;
+      response.set_request_id(request_id);
+      response.mutable_error()->set_code(v1::CODE_RESOURCE_EXHAUSTED);
+      response.mutable_error()->set_message("budget exceeded: " + s.budget->Describe(*limit));
+      return reply(std::move(response));
+    }
+  }
+  Mode mode = Mode::kAsk;
+  ParseMode(s.mode, &mode);
+  ChatRequest req;
+  req.model = model_.model;
+  // What the coordinator knows of the subagent goes in from here: its file
+  // cache, todo list, and what is left of its parent's budget.
+  req.system = mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
+  for (const v1::ChatTurn& t : mr.messages()) req.messages.push_back(FromTurn(t));
+  req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
+  req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;
+  auto handle = std::make_shared<uint64_t>(0);
+  SteadyTime started = clock_->Now();
+  int64_t started_wall = clock_->WallMillis();
+  LlmClient::Callbacks cb;
+  cb.on_done = [this, execution_id, request_id, handle, started, started_wall,
+                reply](const StatusOr<ChatResponse>& r) {
+    auto it = subagents_.find(execution_id);
+    if (it == subagents_.end()) return;
+    Subagent& s = it->second;
+    s.model_calls.erase(*handle);
+    LlmCallRecord rec;
+    rec.id = NewId("llm");
+    rec.session_id = session_id_;
+    rec.agent_id = s.agent_id;
+    rec.role = "subagent";
+    rec.provider = model_.llm->provider();
+    rec.model = model_.model;
+    rec.started_at_ms = started_wall;
+    rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - started).count();
+    v1::ModelResponse response;
+    response.set_request_id(request_id);
+    if (r.ok()) {
+      rec.input_tokens = r->usage.input_tokens;
+      rec.output_tokens = r->usage.output_tokens;
+      rec.cost_microusd = CostMicroUsd(model_.prices, model_.model, r->usage);
+      rec.status = r->truncated ? "truncated" : "ok";
+      rec.attempts = r->attempts;
+      response.set_text(r->text);
+      for (const ToolCallRequest& c : r->tool_calls) {
+        v1::PlannedCall* p = response.add_tool_calls();
+        p->set_id(c.id);
+        p->set_name(c.name);
+        p->set_arguments_json(c.arguments_json);
+      }
+      response.set_truncated(r->truncated);
+      response.set_stop_reason(r->stop_reason);
+      response.set_input_tokens(static_cast<uint64_t>(r->usage.input_tokens));
+      response.set_output_tokens(static_cast<uint64_t>(r->usage.output_tokens));
+      response.set_attempts(static_cast<uint32_t>(r->attempts));
+    } else {
+      rec.status = "error";
+      rec.error = r.status().message();
+      response.mutable_error()->set_code(static_cast<v1::Code>(r.status().code()));
+      response.mutable_error()->set_message(r.status().message());
+    }
+    if (ledger_ != nullptr) {
+      Status st = ledger_->AddLlmCall(rec);
+      if (!st.ok()) spdlog::error("{}", st.message());
+    }
+    // Subagents count against their parent's budget.
+    if (s.budget != nullptr) s.budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
+    reply(std::move(response));
+  };
+  *handle = model_.llm->Start(req, std::move(cb));
+  // The call may have ended already (a client that fails at once).
+  auto again = subagents_.find(execution_id);
+  if (again != subagents_.end()) again->second.model_calls[*handle] = true;
+}
+
+void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::SubagentCall& sc) {
+  Subagent& s = subagents_.at(execution_id);
+  ToolCall call;
+  call.execution_id = sc.execution_id();
+  if (call.execution_id.empty() || calls_.count(call.execution_id) != 0 ||
+      subagent_calls_.count(call.execution_id) != 0) {
+    call.execution_id = NewId("ex");  // not the subagent's to reuse; it hears the id we chose
+  }
+  call.tool = sc.tool();
+  call.arguments_json = sc.arguments_json();
+  call.agent_id = s.agent_id;
+  call.mode = s.mode;  // ours to say, not the subagent's
+  call.parent_id = execution_id;
+  call.budget = s.budget;
+  call.timeout = milliseconds(sc.timeout_ms());
+  std::string id = call.execution_id;
+  std::string proposed = sc.execution_id();
+  s.calls.push_back(id);
+  subagent_calls_[id] = execution_id;
+  CallHandlers handlers;
+  handlers.on_done = [this, execution_id, proposed](const v1::ToolResult& r, const Status&) {
+    subagent_calls_.erase(r.execution_id());
+    if (subagents_.count(execution_id) == 0) return;  // its task ended meanwhile
+    v1::Envelope env;
+    env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    v1::SubagentCallResult* out = env.mutable_subagent_call_result();
+    *out->mutable_result() = r;
+    // The subagent knows the call by the id it proposed.
+    if (!proposed.empty()) out->mutable_result()->set_execution_id(proposed);
+    for (const FileVerdict& v : Blocking()) {
+      v1::BlockingFile* b = out->add_blocking();
+      b->set_path(v.path);
+      b->set_mutation_id(v.mutation_id);
+      b->set_check_id(v.check_id);
+      b->set_status(v.status);
+      b->set_summary(v.summary);
+      b->set_reason(v.reason);
+    }
+    pool_.SendToHolder(execution_id, env);
+  };
+  Submit(std::move(call), std::move(handlers));
+}
+
+void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult* r) {
+  auto it = subagents_.find(execution_id);
+  if (it == subagents_.end()) return;
+  Subagent s = std::move(it->second);
+  subagents_.erase(it);
+  // Nothing of it outlives its task: model calls in flight are dropped, tool
+  // calls still running are cancelled (their ends are recorded as usual).
+  for (const auto& [id, unused] : s.model_calls) model_.llm->Cancel(id);
+  std::vector<std::string> running;
+  for (const auto& [call, owner] : subagent_calls_) {
+    if (owner == execution_id) running.push_back(call);
+  }
+  for (const std::string& id : running) Cancel(id, v1::CANCEL_REASON_USER);
+
+  json out = json::parse(r->output_json(), nullptr, false);
+  if (!out.is_object()) out = json::object();
+  out["agent_id"] = s.agent_id;
+  out["mode"] = s.mode;
+  out["tool_calls"] = s.calls.size();
+  std::string answer = r->output_head();
+  if (r->status() == v1::TOOL_STATUS_CRASHED || r->status() == v1::TOOL_STATUS_TIMED_OUT ||
+      r->status() == v1::TOOL_STATUS_CANCELLED) {
+    std::string why = r->has_error() ? r->error().message() : ToolStatusName(r->status());
+    answer = "The subagent " + s.agent_id + " did not finish: " + why + ".\n";
+    out["status"] = ToolStatusName(r->status());
+  }
+  if (ledger_ != nullptr) {
+    ReportInput in;
+    in.session_id = session_id_;
+    in.agent_id = s.agent_id;
+    in.workspace = o_.workspace;
+    in.status = out.value("status", ToolStatusName(r->status()));
+    in.call_ids = s.calls;
+    in.usage_agent = s.agent_id;
+    in.started_at_ms = s.started_at_ms;
+    in.wall_ms = clock_->WallMillis() - s.started_at_ms;
+    StatusOr<Report> report = BuildReport(ledger_, in);
+    if (report.ok()) {
+      answer += "\n" + RenderReport(*report);
+      json rj = json::parse(ReportJson(*report), nullptr, false);
+      if (!rj.is_discarded()) {
+        out["report"] = rj;
+        json changed = json::array();
+        if (rj.contains("files")) {
+          for (const json& f : rj["files"]) changed.push_back(f.value("path", ""));
+        }
+        out["changed_files"] = changed;
+      }
+    }
+  }
+  r->set_output_head(answer);
+  r->set_output_tail("");
+  r->set_output_total_bytes(answer.size());
+  r->set_output_json(out.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace odin

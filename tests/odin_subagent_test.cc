@@ -1,0 +1,300 @@
+// Subagents (AgentTool) end to end: the real odin, subagent workers, tool
+// workers and ledger, with the fake model routing each subagent's requests by
+// its prompt.
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/llm_requests.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+json Call(const std::string& tool, const json& args) { return {{"name", tool}, {"arguments", args}}; }
+json Turn(std::vector<json> calls) { return {{"tool_calls", calls}}; }
+json Text(const std::string& text) { return {{"text", text}}; }
+json Agent(const std::string& prompt, const std::string& mode) {
+  return Call("AgentTool", {{"description", prompt.substr(0, 6)}, {"prompt", prompt}, {"mode", mode}});
+}
+
+class OdinSubagentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
+    config_["checks"] = {{"build", ""}, {"lint", ""}, {"tests", ""}};
+    config_["agent"] = {{"subagent_concurrency", 4}};
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm) {
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+  }
+  json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
+    Put("odinconfig.json", config_.dump(2));
+    std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    last_ = RunOdin(ws_.path(), args, Env(llm));
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
+    return j;
+  }
+  static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
+  // The main script's requests (the parent's), in order.
+  static std::vector<json> ParentRequests(const FakeLlm& llm) {
+    std::vector<json> out;
+    for (const json& r : Requests(llm)) {
+      if (r["n"].get<int64_t>() < 1000000) out.push_back(r);
+    }
+    return out;
+  }
+  static std::vector<json> ToolResults(const json& request) {
+    std::vector<json> out;
+    for (const json& m : request["body"]["messages"]) {
+      if (m["role"] == "tool") out.push_back(json::parse(m["content"].get<std::string>()));
+    }
+    return out;
+  }
+  void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
+  }
+  std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
+  // Rows of the ledger: each row's columns joined by '|'.
+  std::vector<std::string> Rows(const std::string& sql) {
+    std::vector<std::string> out;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+          std::string row;
+          for (int i = 0; i < sqlite3_column_count(st); ++i) {
+            const unsigned char* v = sqlite3_column_text(st, i);
+            row += (i ? "|" : "") + std::string(v ? reinterpret_cast<const char*>(v) : "");
+          }
+          out.push_back(row);
+        }
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
+  }
+
+  TempWorkspace ws_;
+  std::string marker_ = UniqueMarker();
+  json config_ = json::object();
+  Ran last_;
+};
+
+TEST_F(OdinSubagentTest, FourResearchSubagentsRunInParallelAndEachAnswers) {
+  json agents = json::object();
+  std::vector<json> spawn;
+  for (const char* name : {"north", "south", "east", "west"}) {
+    std::string file = std::string(name) + ".txt";
+    Put(file, std::string("region ") + name + "\nsecret = " + name + "-42\n");
+    std::string prompt = "research " + std::string(name) + ": what is the secret in " + file + "?";
+    spawn.push_back(Agent(prompt, "ask"));
+    agents["research " + std::string(name)] = {
+        Turn({Call("Grep", {{"pattern", "secret"}, {"path", file}})}),
+        Turn({Call("Read", {{"file_path", file}})}),
+        Text(std::string("The secret in ") + file + " is " + name + "-42.")};
+  }
+  FakeLlm llm(json({{"responses", {Turn(spawn), Text("All four secrets found.")}}, {"agents", agents}}).dump());
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(last_.exit_code, 0);
+  ASSERT_EQ(r["execution_ids"].size(), 4u);
+
+  // The parent's next request holds the four answers, each with its report.
+  std::vector<json> parent = ParentRequests(llm);
+  ASSERT_EQ(parent.size(), 2u);
+  std::vector<json> results = ToolResults(parent[1]);
+  ASSERT_EQ(results.size(), 4u);
+  const char* names[] = {"north", "south", "east", "west"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(results[i]["tool"], "AgentTool");
+    EXPECT_EQ(results[i]["status"], "ok") << results[i].dump();
+    std::string output = results[i]["output"];
+    EXPECT_NE(output.find(std::string(names[i]) + "-42"), std::string::npos) << output;
+    EXPECT_NE(output.find("Odin report (from the ledger"), std::string::npos) << output;
+  }
+  // Every subagent call is in the ledger under the subagent's id, linked to
+  // its AgentTool execution, and went through a read-only tool worker.
+  std::vector<std::string> calls = Rows(
+      "SELECT s.agent_id, s.tool, s.parent_id, e.status FROM execution_starts s JOIN execution_ends e "
+      "ON e.execution_id = s.execution_id WHERE s.agent_id LIKE 'sub_%' ORDER BY s.seq");
+  ASSERT_EQ(calls.size(), 8u);
+  std::set<std::string> subagents, parents;
+  for (const std::string& row : calls) {
+    subagents.insert(row.substr(0, row.find('|')));
+    EXPECT_NE(row.find("|ok"), std::string::npos) << row;
+  }
+  EXPECT_EQ(subagents.size(), 4u);
+  for (const json& id : r["execution_ids"]) {
+    EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts WHERE parent_id = '" + id.get<std::string>() + "'")[0],
+              "2");
+  }
+  // Their model calls were made and recorded by the coordinator.
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM llm_calls WHERE agent_id LIKE 'sub_%' AND role = 'subagent'")[0], "12");
+  // They ran at once: every AgentTool call started before any of them ended.
+  std::vector<std::string> spans =
+      Rows("SELECT MAX(s.started_at_ms) <= MIN(e.finished_at_ms) FROM execution_starts s JOIN execution_ends e "
+           "ON e.execution_id = s.execution_id WHERE s.tool = 'AgentTool'");
+  EXPECT_EQ(spans[0], "1");
+  // A subagent is offered its mode's tools, never AgentTool.
+  for (const json& req : Requests(llm)) {
+    if (req["n"].get<int64_t>() < 1000000) continue;
+    for (const json& t : req["body"]["tools"]) EXPECT_NE(t["function"]["name"], "AgentTool");
+  }
+}
+
+TEST_F(OdinSubagentTest, ASubagentThatTriesAgentToolIsRefused) {
+  json agents = {{"nested task", {Turn({Agent("a grandchild", "ask")}), Text("I could not start one.")}}};
+  FakeLlm llm(json({{"responses", {Turn({Agent("nested task: start another agent", "ask")}), Text("done")}},
+                    {"agents", agents}})
+                  .dump());
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<std::string> refused = Rows(
+      "SELECT s.agent_id, e.status, e.error FROM execution_starts s JOIN execution_ends e ON e.execution_id = "
+      "s.execution_id WHERE s.tool = 'AgentTool' AND s.agent_id LIKE 'sub_%'");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("|rejected|"), std::string::npos) << refused[0];
+  EXPECT_NE(refused[0].find("a subagent cannot start subagents"), std::string::npos) << refused[0];
+  // No second subagent ever ran: one AgentTool call succeeded, from main.
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts WHERE tool = 'AgentTool' AND agent_id = 'main'")[0], "1");
+  EXPECT_EQ(Rows("SELECT COUNT(DISTINCT agent_id) FROM llm_calls WHERE role = 'subagent'")[0], "1");
+}
+
+TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
+  std::string slow = "sleep 47." + std::to_string(getpid());
+  json agents = {{"doomed task", {Turn({Call("ExecuteCommand", {{"command", slow}})}), Text("unreachable")}}};
+  FakeLlm llm(json({{"responses", {Turn({Agent("doomed task: wait for it", "ask")}), Text("The subagent died; I carry on.")}},
+                    {"agents", agents}})
+                  .dump());
+  Put("odinconfig.json", config_.dump(2));
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
+  // Once the subagent's command runs, its worker is killed.
+  for (int i = 0; i < 500 && ProcessesWithArg(slow).empty(); ++i) usleep(20000);
+  ASSERT_FALSE(ProcessesWithArg(slow).empty()) << "the subagent never ran its command";
+  std::vector<pid_t> workers = ProcessesWithArg("odin-subagent", ws_.path());
+  ASSERT_FALSE(workers.empty());
+  for (pid_t p : workers) kill(p, SIGKILL);
+  std::string text = ReadUntil(out, "\n}");
+  close(out);
+  int code = Wait(odin);
+  json r = json::parse(text.substr(0, text.rfind('}') + 1), nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << text;
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(r["status"], "done");
+  EXPECT_EQ(r["result"], "The subagent died; I carry on.");
+  std::vector<std::string> tool = Rows("SELECT e.status FROM execution_ends e JOIN execution_starts s ON "
+                                       "s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
+  ASSERT_EQ(tool.size(), 1u);
+  EXPECT_EQ(tool[0], "crashed");
+  // What the subagent had running ended with it.
+  EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty());
+  EXPECT_TRUE(ProcessesWithArg(slow).empty());
+  std::vector<json> parent = ParentRequests(llm);
+  ASSERT_EQ(parent.size(), 2u);
+  json record = ToolResults(parent[1])[0];
+  EXPECT_EQ(record["status"], "crashed") << record.dump();
+}
+
+TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
+  json agents = json::object();
+  std::vector<json> spawn;
+  for (const char* name : {"one", "two", "three"}) {
+    std::vector<json> turns;
+    for (int i = 0; i < 20; ++i) {
+      turns.push_back(Turn({Call("ExecuteCommand", {{"command", "sleep 0.2; echo " + std::string(name) + " " +
+                                                                     std::to_string(i)}})}));
+    }
+    turns.push_back(Text("unreachable"));
+    agents[std::string("worker ") + name] = turns;
+    spawn.push_back(Agent(std::string("worker ") + name + ": keep going", "ask"));
+  }
+  FakeLlm llm(json({{"responses", {Turn(spawn), Text("unreachable")}}, {"agents", agents}}).dump());
+  json r = Prompt(llm, {"--max-tool-calls", "9"});
+  EXPECT_EQ(r["status"], "budget_exceeded") << last_.err;
+  EXPECT_EQ(last_.exit_code, 4);
+  EXPECT_EQ(r["budget"]["exceeded"], "tool_calls");
+  // The three AgentTool calls and six of theirs were let through; a seventh
+  // of a subagent's was refused for the budget.
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts s JOIN execution_ends e ON e.execution_id = "
+                 "s.execution_id WHERE s.agent_id LIKE 'sub_%' AND e.status != 'rejected'")[0],
+            "6");
+  EXPECT_GE(std::stoi(Rows("SELECT COUNT(*) FROM execution_starts s JOIN execution_ends e ON e.execution_id = "
+                           "s.execution_id WHERE s.agent_id LIKE 'sub_%' AND e.status = 'rejected' AND e.error "
+                           "LIKE '%budget exceeded%'")[0]),
+            1);
+  // Every subagent stopped: each AgentTool call ended, none ok.
+  std::vector<std::string> ends = Rows("SELECT e.status FROM execution_ends e JOIN execution_starts s ON "
+                                       "s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
+  ASSERT_EQ(ends.size(), 3u);
+  for (const std::string& status : ends) EXPECT_NE(status, "ok");
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts WHERE execution_id NOT IN (SELECT execution_id FROM "
+                 "execution_ends)")[0],
+            "0");
+}
+
+TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
+  Put("shared.txt", "alpha = 0\nbeta = 0\n");
+  auto script = [](const std::string& me, const std::string& other, const std::string& key) {
+    json edit = Turn({Call("EditTool", {{"file_path", "shared.txt"},
+                                        {"old_string", key + " = 0"},
+                                        {"new_string", key + " = 1"}})});
+    // Both read before either edits: each waits for the other's marker.
+    std::string barrier = "touch ready_" + me + "; for i in $(seq 200); do [ -e ready_" + other +
+                          " ] && break; sleep 0.05; done";
+    return json::array({Turn({Call("Read", {{"file_path", "shared.txt"}}), Call("ExecuteCommand", {{"command", barrier}})}),
+                        edit,
+                        {{"when", "changed since you read it"},
+                         {"then", {Turn({Call("Read", {{"file_path", "shared.txt"}})}), edit}}},
+                        Text(key + " is 1 now")});
+  };
+  json agents = {{"edit alpha", script("a", "b", "alpha")}, {"edit beta", script("b", "a", "beta")}};
+  FakeLlm llm(json({{"responses",
+                     {Turn({Agent("edit alpha: set alpha to 1 in shared.txt", "edit"),
+                            Agent("edit beta: set beta to 1 in shared.txt", "edit")}),
+                      Text("Both values are 1.")}},
+                    {"agents", agents}})
+                  .dump());
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Get("shared.txt"), "alpha = 1\nbeta = 1\n");
+  // One edit landed first; the other was refused as stale, re-read, retried.
+  std::vector<std::string> edits = Rows(
+      "SELECT s.agent_id, e.status FROM execution_starts s JOIN execution_ends e ON e.execution_id = "
+      "s.execution_id WHERE s.tool = 'EditTool' ORDER BY e.seq");
+  ASSERT_EQ(edits.size(), 3u);
+  std::vector<std::string> stale = Rows(
+      "SELECT s.agent_id FROM execution_starts s JOIN execution_ends e ON e.execution_id = s.execution_id "
+      "WHERE s.tool = 'EditTool' AND e.status = 'rejected' AND e.error LIKE '%changed since you read it%'");
+  ASSERT_EQ(stale.size(), 1u);
+  std::string loser = stale[0];
+  std::vector<std::string> after = Rows(
+      "SELECT s.tool, e.status FROM execution_starts s JOIN execution_ends e ON e.execution_id = s.execution_id "
+      "WHERE s.agent_id = '" + loser + "' AND s.tool != 'lsp_check' ORDER BY s.seq");
+  ASSERT_EQ(after.size(), 5u);  // Read, barrier, stale EditTool, Read, EditTool (and its validation)
+  EXPECT_EQ(after[2], "EditTool|rejected");
+  EXPECT_EQ(after[3], "Read|ok");
+  EXPECT_EQ(after[4], "EditTool|ok");
+  EXPECT_EQ(r["changed_files"], json::array({"shared.txt"}));
+}
+
+}  // namespace
+}  // namespace odin::testing

@@ -1,0 +1,287 @@
+#include "workers/subagent_worker.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/ids.h"
+#include "coordinator/agent.h"
+#include "odin/v1/worker.pb.h"
+#include "workers/worker_channel.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+v1::ChatTurn ToTurn(const ChatMessage& m) {
+  v1::ChatTurn t;
+  switch (m.role) {
+    case ChatMessage::Role::kUser: t.set_role(v1::ChatTurn::ROLE_USER); break;
+    case ChatMessage::Role::kAssistant: t.set_role(v1::ChatTurn::ROLE_ASSISTANT); break;
+    case ChatMessage::Role::kToolResults: t.set_role(v1::ChatTurn::ROLE_TOOL_RESULTS); break;
+  }
+  t.set_text(m.text);
+  for (const ToolCallRequest& c : m.tool_calls) {
+    v1::PlannedCall* p = t.add_tool_calls();
+    p->set_id(c.id);
+    p->set_name(c.name);
+    p->set_arguments_json(c.arguments_json);
+  }
+  for (const ToolResultMessage& r : m.results) {
+    v1::PlannedResult* p = t.add_results();
+    p->set_call_id(r.call_id);
+    p->set_content(r.content);
+    p->set_is_error(r.is_error);
+  }
+  return t;
+}
+
+// The model, as the coordinator calls it for us.
+class RemoteModel final : public LlmClient {
+ public:
+  explicit RemoteModel(WorkerChannel* channel) : channel_(channel) {}
+  const std::string& provider() const override { return name_; }
+  uint64_t Start(const ChatRequest& request, Callbacks callbacks) override {
+    uint64_t id = next_++;
+    v1::Envelope env;
+    v1::ModelRequest* mr = env.mutable_model_request();
+    mr->set_request_id(id);
+    mr->set_system(request.system);
+    for (const ChatMessage& m : request.messages) *mr->add_messages() = ToTurn(m);
+    mr->set_max_tokens(static_cast<uint32_t>(std::max(request.max_tokens, 0)));
+    channel_->Queue(std::move(env));
+    pending_[id] = std::move(callbacks);
+    return id;
+  }
+  void Cancel(uint64_t id) override { pending_.erase(id); }
+  void Tick() override {}
+  std::optional<SteadyTime> NextTimer() const override { return std::nullopt; }
+
+  void Deliver(const v1::ModelResponse& r) {
+    auto it = pending_.find(r.request_id());
+    if (it == pending_.end()) return;  // cancelled
+    Callbacks cb = std::move(it->second);
+    pending_.erase(it);
+    if (r.has_error()) {
+      cb.on_done(Status(static_cast<StatusCode>(r.error().code()), r.error().message()));
+      return;
+    }
+    ChatResponse out;
+    out.text = r.text();
+    for (const v1::PlannedCall& c : r.tool_calls()) out.tool_calls.push_back({c.id(), c.name(), c.arguments_json()});
+    out.truncated = r.truncated();
+    out.stop_reason = r.stop_reason();
+    out.usage = {static_cast<int64_t>(r.input_tokens()), static_cast<int64_t>(r.output_tokens())};
+    out.attempts = static_cast<int>(r.attempts());
+    if (cb.on_text && !out.text.empty()) cb.on_text(out.text);
+    cb.on_done(out);
+  }
+
+ private:
+  WorkerChannel* channel_;
+  std::string name_ = "coordinator";
+  uint64_t next_ = 1;
+  std::map<uint64_t, Callbacks> pending_;
+};
+
+// The coordinator, as the subagent's tool host: every call is a message.
+class RemoteToolHost final : public ToolHost {
+ public:
+  explicit RemoteToolHost(WorkerChannel* channel) : channel_(channel) {}
+  std::string Submit(ToolCall call, CallHandlers handlers) override {
+    if (call.execution_id.empty()) call.execution_id = NewId("ex");
+    v1::Envelope env;
+    v1::SubagentCall* sc = env.mutable_subagent_call();
+    sc->set_execution_id(call.execution_id);
+    sc->set_tool(call.tool);
+    sc->set_arguments_json(call.arguments_json);
+    sc->set_timeout_ms(static_cast<uint64_t>(ToMillis(call.timeout)));
+    channel_->Queue(std::move(env));
+    handlers_[call.execution_id] = std::move(handlers);
+    return call.execution_id;
+  }
+  void Cancel(const std::string& execution_id, int reason) override {
+    if (handlers_.count(execution_id) == 0) return;
+    v1::Envelope env;
+    env.mutable_cancel()->set_execution_id(execution_id);
+    env.mutable_cancel()->set_reason(static_cast<v1::CancelReason>(reason));
+    channel_->Queue(std::move(env));
+  }
+  // The coordinator adds the file cache and the todo list to each request.
+  std::vector<CachedFileInfo> CachedFiles(const std::string&) override { return {}; }
+  std::string TodosText(const std::string&) override { return ""; }
+  std::vector<FileVerdict> Blocking() const override { return blocking_; }
+  const std::string& session_id() const override { return session_; }
+  void RecordGateEvent(const std::string&, const std::string&, const std::string& kind,
+                       const std::string& execution_id, const std::string& detail_json) override {
+    v1::Envelope env;
+    v1::GateEventNote* note = env.mutable_gate_event();
+    note->set_kind(kind);
+    note->set_execution_id(execution_id);
+    note->set_detail_json(detail_json);
+    channel_->Queue(std::move(env));
+  }
+
+  void Deliver(const v1::SubagentCallResult& r) {
+    blocking_.clear();
+    for (const v1::BlockingFile& b : r.blocking()) {
+      FileVerdict v;
+      v.path = b.path();
+      v.mutation_id = b.mutation_id();
+      v.check_id = b.check_id();
+      v.status = b.status();
+      v.summary = b.summary();
+      v.reason = b.reason();
+      blocking_.push_back(v);
+    }
+    auto it = handlers_.find(r.result().execution_id());
+    if (it == handlers_.end()) return;
+    CallHandlers h = std::move(it->second);
+    handlers_.erase(it);
+    if (h.on_done) h.on_done(r.result(), Status::OK());
+  }
+  void Forget() { handlers_.clear(); }
+
+ private:
+  WorkerChannel* channel_;
+  std::string session_;
+  std::map<std::string, CallHandlers> handlers_;
+  std::vector<FileVerdict> blocking_;
+};
+
+class Worker final : public AgentObserver {
+ public:
+  Worker(SubagentWorkerOptions o, Clock* clock) : o_(std::move(o)), clock_(clock) {}
+
+  int Run() {
+    int sigfd = TerminationSignalFd();
+    StatusOr<std::unique_ptr<WorkerChannel>> channel =
+        WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.heartbeat_interval, o_.liveness}, clock_);
+    if (!channel.ok()) {
+      spdlog::error("{}", channel.status().message());
+      return 1;
+    }
+    channel_ = std::move(*channel);
+    channel_->SayHello(v1::WORKER_KIND_SUBAGENT, {kAgentTool}, o_.sandbox_description);
+    while (!shutdown_) {
+      channel_->Tick();
+      std::vector<PollFd> fds;
+      if (sigfd >= 0) fds.push_back({sigfd});
+      if (!channel_->Turn(SteadyTime::max(), &fds, [this](const v1::Envelope& env) { Handle(env); })) break;
+      if (sigfd >= 0 && fds[0].readable) break;
+      if (done_) EndTask();
+    }
+    return 0;
+  }
+
+  void OnMessageDone(const MessageOutcome& o) override { done_ = o; }
+
+ private:
+  void Handle(const v1::Envelope& env) {
+    switch (env.body_case()) {
+      case v1::Envelope::kToolRequest:
+        return StartTask(env.tool_request());
+      case v1::Envelope::kModelResponse:
+        if (model_) model_->Deliver(env.model_response());
+        break;
+      case v1::Envelope::kSubagentCallResult:
+        if (host_) host_->Deliver(env.subagent_call_result());
+        break;
+      case v1::Envelope::kCancel:
+        if (agent_ && env.cancel().execution_id() == execution_id_) {
+          cancelled_ = true;
+          agent_->CancelCurrent();
+        }
+        break;
+      case v1::Envelope::kShutdown:
+        shutdown_ = true;
+        break;
+      default:
+        break;
+    }
+    if (done_) EndTask();
+  }
+
+  void StartTask(const v1::ToolRequest& req) {
+    if (agent_) return;  // one task at a time; the pool never sends two
+    const v1::AgentTask& task = req.agent_task();
+    execution_id_ = req.execution_id();
+    Mode mode = Mode::kAsk;
+    ParseMode(task.mode(), &mode);
+    AgentOptions a;
+    a.agent_id = task.agent_id();
+    a.workspace = o_.workspace;
+    a.cwd = o_.workspace;
+    a.instructions = task.instructions();
+    a.budget.turns = task.max_turns() > 0 ? task.max_turns() : 50;  // the rest is the parent's, at the coordinator
+    a.stall.enabled = task.stall_enabled();
+    if (task.stall_repeat() > 0) a.stall.repeat = static_cast<int>(task.stall_repeat());
+    if (task.stall_failures() > 0) a.stall.failures = static_cast<int>(task.stall_failures());
+    if (task.stall_messages() > 0) a.stall.messages = static_cast<int>(task.stall_messages());
+    if (task.stall_alternation_steps() > 0) a.stall.alternation_steps = static_cast<int>(task.stall_alternation_steps());
+    if (task.stall_no_progress_turns() > 0) a.stall.no_progress_turns = static_cast<int>(task.stall_no_progress_turns());
+    a.profile = Profile::kFast;  // the parent's completion runs the project's checks
+    a.subagent = true;
+    model_ = std::make_unique<RemoteModel>(channel_.get());
+    host_ = std::make_unique<RemoteToolHost>(channel_.get());
+    agent_ = std::make_unique<Agent>(a, host_.get(), model_.get(), nullptr, clock_, this);
+    agent_->Send(task.prompt(), mode);
+  }
+
+  void EndTask() {
+    MessageOutcome o = std::move(*done_);
+    done_.reset();
+    v1::ToolResult r;
+    r.set_execution_id(execution_id_);
+    bool ok = o.status == "done";
+    r.set_status(ok ? v1::TOOL_STATUS_OK : cancelled_ ? v1::TOOL_STATUS_CANCELLED : v1::TOOL_STATUS_ERROR);
+    r.set_exit_reason(o.status == "stalled"           ? v1::EXIT_REASON_STALLED
+                      : o.status == "budget_exceeded" ? v1::EXIT_REASON_BUDGET_EXCEEDED
+                      : cancelled_                    ? v1::EXIT_REASON_KILLED
+                                                      : v1::EXIT_REASON_NORMAL);
+    std::string answer = o.text;
+    if (!ok && !o.error.ok()) answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ": " + o.error.message());
+    if (!ok && o.error.ok()) answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ".");
+    if (!ok) {
+      r.mutable_error()->set_code(v1::CODE_FAILED_PRECONDITION);
+      r.mutable_error()->set_message("subagent " + o.status + (o.error.ok() ? "" : ": " + o.error.message()));
+    }
+    r.set_output_head(answer);
+    r.set_output_total_bytes(answer.size());
+    json out = {{"status", o.status}, {"turns", o.turns}, {"llm_calls", o.llm_calls}};
+    if (!o.error.ok()) out["error"] = o.error.message();
+    r.set_output_json(out.dump(-1, ' ', false, json::error_handler_t::replace));
+    channel_->QueueResult(std::move(r));
+    channel_->Flush();
+    // Ready for the next task, with a fresh context.
+    agent_.reset();
+    host_.reset();
+    model_.reset();
+    cancelled_ = false;
+    execution_id_.clear();
+  }
+
+  SubagentWorkerOptions o_;
+  Clock* clock_;
+  std::unique_ptr<WorkerChannel> channel_;
+  std::unique_ptr<RemoteModel> model_;
+  std::unique_ptr<RemoteToolHost> host_;
+  std::unique_ptr<Agent> agent_;
+  std::optional<MessageOutcome> done_;
+  std::string execution_id_;
+  bool cancelled_ = false;
+  bool shutdown_ = false;
+};
+
+}  // namespace
+
+int RunSubagentWorker(const SubagentWorkerOptions& options, Clock* clock) {
+  Worker w(options, clock);
+  return w.Run();
+}
+
+}  // namespace odin
