@@ -13,13 +13,16 @@
 //      clangd in the lsp host (the lsp_check execution, as the ledger times
 //      it), against clangd's own time from didChange to publishing the
 //      diagnostics of the same change, asked directly.
+//   8. Subagents: 8 AgentTool calls in one turn, each running 10 CPU-bound
+//      commands of ~200 ms, with 1, 2, 4 and 8 tool workers: wall time
+//      against the ideal (the commands' CPU time / cores).
 //   7. The guards' own cost per turn: the stall detector per step, and the
 //      workspace fingerprint of the generated tree (first scan, a rescan
 //      with nothing changed, a rescan after 100 files changed, as after a
 //      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
-// [--validations N] [--guards 0|1]. Runs in a fresh temporary workspace. Never asserts: it prints.
+// [--validations N] [--guards 0|1] [--subagents N]. Runs in a fresh temporary workspace. Never asserts: it prints.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -303,6 +306,30 @@ int64_t MonotonicNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// Starts tests/fake_llm_server on dir/script.json (logging to dir/log.jsonl);
+// *url gets its OpenAI base URL.
+StatusOr<pid_t> StartFakeModel(const std::string& dir, std::string* url) {
+  int out[2];
+  if (pipe(out) != 0) return PosixError("pipe", errno);
+  SpawnOptions server;
+  server.argv = {JoinPath(ExecutableDir(), "fake_llm_server"), "--script", dir + "/script.json", "--log",
+                 dir + "/log.jsonl"};
+  server.env = CurrentEnvironment();
+  server.stdout_fd = out[1];
+  server.parent_death_signal = SIGKILL;
+  StatusOr<pid_t> pid = Spawn(server);
+  close(out[1]);
+  if (!pid.ok()) {
+    close(out[0]);
+    return pid.status();
+  }
+  char buf[64] = {0};
+  (void)!read(out[0], buf, sizeof buf - 1);
+  close(out[0]);
+  *url = "http://127.0.0.1:" + std::to_string(std::atoi(buf + 5)) + "/v1";
+  return *pid;
+}
+
 SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, const std::string& log_path) {
   SessionFigures f;
   // Measured in a child of our own, so RUSAGE_CHILDREN covers this session's
@@ -373,21 +400,9 @@ bool AgentFigures(int sessions) {
     }
     script += R"({"text":"done"}]})";
     if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/ws").ok()) return false;
-    int out[2];
-    if (pipe(out) != 0) return false;
-    SpawnOptions server;
-    server.argv = {JoinPath(ExecutableDir(), "fake_llm_server"), "--script", *dir + "/script.json", "--log",
-                   *dir + "/log.jsonl"};
-    server.env = CurrentEnvironment();
-    server.stdout_fd = out[1];
-    server.parent_death_signal = SIGKILL;
-    StatusOr<pid_t> pid = Spawn(server);
-    close(out[1]);
+    std::string url;
+    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
     if (!pid.ok()) return false;
-    char buf[64] = {0};
-    (void)!read(out[0], buf, sizeof buf - 1);
-    close(out[0]);
-    std::string url = "http://127.0.0.1:" + std::to_string(std::atoi(buf + 5)) + "/v1";
     SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
     kill(*pid, SIGKILL);
     int status;
@@ -584,8 +599,98 @@ bool GuardFigures(int tree_files, int runs) {
   return true;
 }
 
+// CPU seconds (user + system) of the children reaped so far.
+double ChildCpuSeconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_CHILDREN, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// 8 subagents, each running 10 CPU-bound commands of about 200 ms through
+// the coordinator, with 1, 2, 4 and 8 tool workers: wall time against the
+// ideal (the commands' CPU time divided by the cores).
+bool SubagentFigures(int subagents, int commands) {
+  // A busy loop of about 200 ms of CPU, calibrated here.
+  auto busy = [](long n, const std::string& tag) {
+    return "awk 'BEGIN{for(i=0;i<" + std::to_string(n) + ";i++)s+=i*i; print s}' # " + tag;
+  };
+  long n = 200000;
+  double per = 0;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<double> cpu;
+    for (int i = 0; i < 5; ++i) {
+      double before = ChildCpuSeconds();
+      StatusOr<CommandOutput> out = RunCommand({.argv = {"/bin/sh", "-c", busy(n, "calibrate")},
+                                                .env = CurrentEnvironment()});
+      if (!out.ok()) return false;
+      cpu.push_back(ChildCpuSeconds() - before);
+    }
+    per = Summarize(cpu).median_ms;  // seconds here
+    if (per > 0.18 && per < 0.22) break;
+    n = static_cast<long>(static_cast<double>(n) * 0.2 / std::max(per, 0.001));
+  }
+  int cores = CpuCount();
+  double ideal = per * subagents * commands / cores;
+  printf("subagents (%d in parallel, each %d CPU-bound commands of %.0f ms CPU; %d cores; ideal = CPU / cores = "
+         "%.2f s)\n",
+         subagents, commands, per * 1000, cores, ideal);
+  printf("  %-12s %10s %10s %8s\n", "tool workers", "wall (s)", "ideal (s)", "ratio");
+  for (int workers : {1, 2, 4, 8}) {
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-subagents");
+    if (!dir.ok() || !MakeDirs(*dir + "/ws/.git").ok()) return false;
+    std::string spawn, agents;
+    for (int a = 0; a < subagents; ++a) {
+      std::string key = "job " + std::to_string(a) + ":";
+      spawn += std::string(a ? "," : "") + R"({"name":"AgentTool","arguments":{"mode":"ask","prompt":")" + key +
+               R"( run the busy loop"}})";
+      agents += std::string(a ? "," : "") + R"(")" + key + R"(":[)";
+      for (int c = 0; c < commands; ++c) {
+        // The command as a JSON string: it holds no double quote or backslash.
+        std::string cmd = busy(n, std::to_string(a) + "." + std::to_string(c));
+        agents += R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":")" + cmd + R"("}}]},)";
+      }
+      agents += R"({"text":"done"}])";
+    }
+    std::string script = R"({"responses":[{"tool_calls":[)" + spawn + R"(]},{"text":"all done"}],"agents":{)" +
+                         agents + "}}";
+    std::string config = R"({"workers":{"count":)" + std::to_string(workers) +
+                         R"(},"agent":{"subagent_concurrency":)" + std::to_string(subagents) +
+                         R"(},"checks":{"build":"","lint":"","tests":""}})";
+    if (!WriteFileAtomic(*dir + "/script.json", script).ok() ||
+        !WriteFileAtomic(*dir + "/ws/odinconfig.json", config).ok()) {
+      return false;
+    }
+    std::string url;
+    StatusOr<pid_t> server = StartFakeModel(*dir, &url);
+    if (!server.ok()) return false;
+    std::vector<std::string> env = CurrentEnvironment();
+    env.push_back("OPENAI_BASE_URL=" + url);
+    env.push_back("OPENAI_API_KEY=bench");
+    Clock::time_point t0 = Clock::now();
+    StatusOr<CommandOutput> out = RunCommand({.argv = {JoinPath(ExecutableDir(), "odin"), "-p", "run the jobs",
+                                                       "--output-format", "json", "--mode", "ask"},
+                                              .env = env, .cwd = *dir + "/ws"});
+    double wall = Ms(Clock::now() - t0) / 1000.0;
+    kill(*server, SIGKILL);
+    int status;
+    waitpid(*server, &status, 0);
+    bool ok = out.ok() && out->exit_code == 0 && out->output.find("\"status\":\"done\"") != std::string::npos;
+    if (!ok) {
+      fprintf(stderr, "odin_bench: the subagent session failed: %s\n", out.ok() ? out->output.c_str() : "");
+      RemoveTree(*dir);
+      return false;
+    }
+    RemoveTree(*dir);
+    printf("  %-12d %10.2f %10.2f %7.3fx%s\n", workers, wall, ideal, wall / ideal,
+           workers == cores ? "   (target <= 1.15x)" : "");
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
-  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1;
+  int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
+      subagents = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -595,6 +700,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--sessions") == 0) sessions = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--validations") == 0) validations = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--guards") == 0) guards = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--subagents") == 0) subagents = atoi(argv[i + 1]);
   }
   struct utsname u;
   uname(&u);
@@ -624,6 +730,7 @@ int Main(int argc, char** argv) {
   if (sessions > 0 && !AgentFigures(sessions)) return 1;
   if (validations > 0 && !ValidationFigures(validations)) return 1;
   if (guards > 0 && tree > 0 && !GuardFigures(tree, runs)) return 1;
+  if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
   return 0;
 }
 
@@ -631,3 +738,4 @@ int Main(int argc, char** argv) {
 }  // namespace odin
 
 int main(int argc, char** argv) { return odin::Main(argc, argv); }
+
