@@ -365,5 +365,24 @@ TEST(ConfigTest, BadGuardSettingsAreErrorsNamingThem) {
   }
 }
 
+TEST(ConfigTest, SubagentSettings) {
+  auto c = ParseConfig(R"({"agent":{"subagent_concurrency":6,"subagent_timeout_seconds":90,"subagent_model":"utility"}})",
+                       "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->subagent_concurrency, 6);
+  EXPECT_EQ(c->subagent_timeout_seconds, 90);
+  EXPECT_EQ(c->subagent_model, "utility");
+  auto d = ParseConfig("{}", "x");
+  EXPECT_EQ(d->subagent_concurrency, 0);  // 2 x cores
+  EXPECT_EQ(d->subagent_timeout_seconds, 600);
+  EXPECT_EQ(d->subagent_model, "planner");
+  for (const char* bad : {R"({"agent":{"subagent_model":"big"}})", R"({"agent":{"subagent_timeout_seconds":0}})",
+                          R"({"agent":{"subagent_concurrency":1000}})"}) {
+    auto e = ParseConfig(bad, "odinconfig.json");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().message().find("agent.subagent_"), std::string::npos) << e.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace odin

@@ -1,0 +1,286 @@
+// The coordinator's side of subagents, with fake workers and a scripted
+// model: the test plays the subagent worker.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "coordinator/budget.h"
+#include "coordinator/coordinator.h"
+#include "odin/v1/worker.pb.h"
+#include "tests/fakes.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+class Model : public LlmClient {
+ public:
+  const std::string& provider() const override { return name_; }
+  uint64_t Start(const ChatRequest& request, Callbacks callbacks) override {
+    requests.push_back(request);
+    pending[next_] = std::move(callbacks);
+    return next_++;
+  }
+  void Cancel(uint64_t id) override {
+    pending.erase(id);
+    ++cancelled;
+  }
+  void Tick() override {}
+  std::optional<SteadyTime> NextTimer() const override { return std::nullopt; }
+  void Answer(const ChatResponse& r) {
+    auto cb = std::move(pending.begin()->second);
+    pending.erase(pending.begin());
+    cb.on_done(r);
+  }
+  std::vector<ChatRequest> requests;
+  std::map<uint64_t, Callbacks> pending;
+  int cancelled = 0;
+
+ private:
+  std::string name_ = "scripted";
+  uint64_t next_ = 1;
+};
+
+class SubagentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = *MakeTempDir("odin-sub-test");
+    ws_ = *RealPath(*MakeTempDir("odin-sub-ws"));
+    ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
+    CoordinatorOptions o;
+    o.workspace = ws_;
+    o.mode = "edit";
+    o.pool.size = 1;
+    o.pool.subagent_size = 2;
+    o.pool.spawn_spec = [](const std::string&, WorkerPolicy p) {
+      return SpawnOptions{.argv = {p == WorkerPolicy::kSubagent ? "subagent" : "worker"}};
+    };
+    coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
+    ASSERT_TRUE(coord_->StartWorkers().ok());
+    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
+    coord_->set_model_access({&model_, "planner-model", {{"*", {1.0, 1.0}}}, 0, "be brief"});
+    HelloAll();
+  }
+  void TearDown() override {
+    coord_.reset();
+    RemoveTree(dir_);
+    RemoveTree(ws_);
+  }
+  static v1::Envelope Env() {
+    v1::Envelope e;
+    e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    return e;
+  }
+  void Say(const std::string& from, const v1::Envelope& e) {
+    transport_.inbox.push_back({from, e});
+    ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
+  }
+  void HelloAll() {
+    for (const auto& w : coord_->pool().workers()) {
+      if (w.state != WorkerPool::WorkerState::kStarting) continue;
+      v1::Envelope hello = Env();
+      hello.mutable_hello()->set_worker_id(w.id);
+      Say(w.id, hello);
+    }
+  }
+  std::string Submit(const std::string& tool, const json& args, const std::string& mode = "edit",
+                     const std::string& agent = "main") {
+    ToolCall call;
+    call.tool = tool;
+    call.arguments_json = args.dump();
+    call.mode = mode;
+    call.agent_id = agent;
+    call.budget = &budget_;
+    return coord_->Submit(call, {nullptr, [this](const v1::ToolResult& r, const Status&) { results_.push_back(r); }});
+  }
+  // The worker holding execution id, and the last request sent to it.
+  std::string Holder(const std::string& id) {
+    HelloAll();
+    for (const auto& w : coord_->pool().workers()) {
+      if (w.execution_id == id) return w.id;
+    }
+    return "";
+  }
+  const v1::Envelope* LastTo(const std::string& worker, v1::Envelope::BodyCase body) {
+    for (auto it = transport_.sent.rbegin(); it != transport_.sent.rend(); ++it) {
+      if (it->first == worker && it->second.body_case() == body) return &it->second;
+    }
+    return nullptr;
+  }
+
+  std::string dir_, ws_;
+  FakeClock clock_;
+  testing::FakeLauncher launcher_;
+  testing::FakeTransport transport_;
+  std::unique_ptr<Ledger> ledger_;
+  std::unique_ptr<Coordinator> coord_;
+  Model model_;
+  Budget budget_{BudgetLimits{}, &clock_};
+  std::vector<v1::ToolResult> results_;
+};
+
+TEST_F(SubagentsTest, AgentToolBecomesATaskForASubagentWorker) {
+  std::string id = Submit("AgentTool", {{"prompt", "find the bug"}, {"mode", "ask"}, {"description", "bug hunt"}});
+  std::string worker = Holder(id);
+  ASSERT_FALSE(worker.empty());
+  const v1::Envelope* req = LastTo(worker, v1::Envelope::kToolRequest);
+  ASSERT_NE(req, nullptr);
+  const v1::AgentTask& task = req->tool_request().agent_task();
+  EXPECT_EQ(task.mode(), "ask");
+  EXPECT_EQ(task.prompt(), "find the bug");
+  EXPECT_EQ(task.instructions(), "be brief");
+  EXPECT_EQ(task.agent_id().substr(0, 4), "sub_");
+  EXPECT_EQ(req->tool_request().timeout_ms(), 600000u);  // the default deadline
+}
+
+TEST_F(SubagentsTest, ASubagentCannotHaveMoreThanItsParentsMode) {
+  Submit("AgentTool", {{"prompt", "change things"}, {"mode", "edit"}}, "ask");
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_NE(results_[0].error().message().find("more than your mode (ask)"), std::string::npos);
+}
+
+TEST_F(SubagentsTest, AgentToolWithoutAPromptOrAModelIsAnError) {
+  Submit("AgentTool", {{"mode", "ask"}});
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_ERROR);
+  EXPECT_NE(results_[0].error().message().find("prompt"), std::string::npos);
+  coord_->set_model_access({});
+  Submit("AgentTool", {{"prompt", "x"}});
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_NE(results_[1].error().message().find("need a model"), std::string::npos);
+}
+
+TEST_F(SubagentsTest, ModelCallsAreMadeHereChargedToTheParentAndRecorded) {
+  std::string id = Submit("AgentTool", {{"prompt", "look"}, {"mode", "plan"}});
+  std::string worker = Holder(id);
+  std::string agent = LastTo(worker, v1::Envelope::kToolRequest)->tool_request().agent_task().agent_id();
+  v1::Envelope e = Env();
+  v1::ModelRequest* mr = e.mutable_model_request();
+  mr->set_request_id(7);
+  mr->set_system("subagent system");
+  v1::ChatTurn* t = mr->add_messages();
+  t->set_role(v1::ChatTurn::ROLE_USER);
+  t->set_text("look");
+  Say(worker, e);
+  ASSERT_EQ(model_.requests.size(), 1u);
+  const ChatRequest& req = model_.requests[0];
+  EXPECT_EQ(req.model, "planner-model");
+  EXPECT_EQ(req.system.substr(0, 15), "subagent system");
+  ASSERT_EQ(req.messages.size(), 1u);
+  EXPECT_EQ(req.messages[0].text, "look");
+  for (const ToolSpec& s : req.tools) {
+    EXPECT_NE(s.name, "AgentTool");
+    EXPECT_NE(s.name, "EditTool");  // plan mode
+  }
+  ChatResponse answer;
+  answer.text = "found it";
+  answer.usage = {1000, 500};
+  model_.Answer(answer);
+  const v1::Envelope* back = LastTo(worker, v1::Envelope::kModelResponse);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->model_response().request_id(), 7u);
+  EXPECT_EQ(back->model_response().text(), "found it");
+  EXPECT_EQ(budget_.used().tokens, 1500);
+  EXPECT_EQ(budget_.used().cost_microusd, 1500);  // $1 per million tokens
+  SessionUsage usage = ledger_->UsageOf(coord_->session_id(), 0, agent).value();
+  EXPECT_EQ(usage.llm_calls, 1);
+  EXPECT_EQ(usage.input_tokens, 1000);
+}
+
+TEST_F(SubagentsTest, AModelRequestOverTheParentsBudgetIsRefused) {
+  BudgetLimits limits;
+  limits.tokens = 10;
+  budget_ = Budget(limits, &clock_);
+  std::string id = Submit("AgentTool", {{"prompt", "look"}});
+  std::string worker = Holder(id);
+  budget_.ChargeModel(10, 0);  // the parent (or a sibling) spent it meanwhile
+  v1::Envelope e = Env();
+  e.mutable_model_request()->set_request_id(3);
+  Say(worker, e);
+  EXPECT_TRUE(model_.requests.empty());
+  const v1::Envelope* back = LastTo(worker, v1::Envelope::kModelResponse);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->model_response().request_id(), 3u);
+  EXPECT_NE(back->model_response().error().message().find("budget exceeded"), std::string::npos);
+}
+
+TEST_F(SubagentsTest, ASubagentsToolCallGoesThroughTheGatesUnderItsIdAndMode) {
+  std::string id = Submit("AgentTool", {{"prompt", "read"}, {"mode", "ask"}});
+  std::string worker = Holder(id);
+  std::string agent = LastTo(worker, v1::Envelope::kToolRequest)->tool_request().agent_task().agent_id();
+  // A write from an ask-mode subagent meets the mode gate.
+  v1::Envelope e = Env();
+  e.mutable_subagent_call()->set_execution_id("ex_fromsub00001");
+  e.mutable_subagent_call()->set_tool("WriteFile");
+  e.mutable_subagent_call()->set_arguments_json(R"({"file_path":"a.txt","content":"x"})");
+  Say(worker, e);
+  const v1::Envelope* back = LastTo(worker, v1::Envelope::kSubagentCallResult);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->subagent_call_result().result().execution_id(), "ex_fromsub00001");
+  EXPECT_EQ(back->subagent_call_result().result().status(), v1::TOOL_STATUS_REJECTED);
+  ExecutionRow row = ledger_->FindExecution("ex_fromsub00001").value();
+  EXPECT_EQ(row.start.agent_id, agent);
+  EXPECT_EQ(row.start.mode, "ask");
+  EXPECT_EQ(row.start.parent_id, id);
+  // And it may not start a subagent of its own.
+  v1::Envelope nested = Env();
+  nested.mutable_subagent_call()->set_execution_id("ex_fromsub00002");
+  nested.mutable_subagent_call()->set_tool("AgentTool");
+  nested.mutable_subagent_call()->set_arguments_json(R"({"prompt":"grandchild"})");
+  Say(worker, nested);
+  back = LastTo(worker, v1::Envelope::kSubagentCallResult);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->subagent_call_result().result().status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_NE(back->subagent_call_result().result().error().message().find("cannot start subagents"),
+            std::string::npos);
+}
+
+TEST_F(SubagentsTest, WhenTheTaskEndsWhatItLeftRunningStops) {
+  std::string id = Submit("AgentTool", {{"prompt", "work"}, {"mode", "edit"}});
+  std::string worker = Holder(id);
+  v1::Envelope call = Env();
+  call.mutable_subagent_call()->set_execution_id("ex_fromsub00003");
+  call.mutable_subagent_call()->set_tool("ExecuteCommand");
+  call.mutable_subagent_call()->set_arguments_json(R"({"command":"sleep 100"})");
+  Say(worker, call);
+  v1::Envelope mr = Env();
+  mr.mutable_model_request()->set_request_id(1);
+  Say(worker, mr);
+  ASSERT_EQ(model_.pending.size(), 1u);
+  // The subagent worker ends its task (it crashed, say).
+  v1::Envelope end = Env();
+  end.mutable_tool_result()->set_execution_id(id);
+  end.mutable_tool_result()->set_status(v1::TOOL_STATUS_CRASHED);
+  Say(worker, end);
+  EXPECT_EQ(model_.cancelled, 1);
+  std::string holder = Holder("ex_fromsub00003");
+  ASSERT_FALSE(holder.empty());
+  const v1::Envelope* cancel = LastTo(holder, v1::Envelope::kCancel);
+  ASSERT_NE(cancel, nullptr);
+  EXPECT_EQ(cancel->cancel().execution_id(), "ex_fromsub00003");
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_NE(results_[0].output_head().find("did not finish"), std::string::npos) << results_[0].output_head();
+}
+
+TEST_F(SubagentsTest, AWorkerWithoutATaskMayNotAskForAnything) {
+  HelloAll();
+  std::string idle;
+  for (const auto& w : coord_->pool().workers()) {
+    if (w.policy == WorkerPolicy::kWritable) idle = w.id;
+  }
+  ASSERT_FALSE(idle.empty());
+  v1::Envelope mr = Env();
+  mr.mutable_model_request()->set_request_id(1);
+  Say(idle, mr);
+  EXPECT_TRUE(model_.requests.empty());
+  bool killed = true;
+  for (const auto& w : coord_->pool().workers()) killed = killed && !(w.id == idle && w.state != WorkerPool::WorkerState::kStopping);
+  EXPECT_TRUE(killed) << "a protocol violation";
+}
+
+}  // namespace
+}  // namespace odin
