@@ -67,7 +67,7 @@ std::string CallLabel(const ToolCallRequest& call) {
   json args = json::parse(call.arguments_json, nullptr, false);
   std::string detail;
   if (args.is_object()) {
-    for (const char* key : {"command", "file_path", "pattern", "path", "query"}) {
+    for (const char* key : {"command", "file_path", "pattern", "path", "query", "description", "prompt"}) {
       if (args.contains(key) && args[key].is_string()) {
         detail = args[key].get<std::string>();
         break;
