@@ -202,6 +202,23 @@ Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledge
   totals_.status = "session";
 }
 
+Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,
+                     const std::string& arguments_json) {
+  auto configured = tool_timeouts.find(tool);
+  if (configured == tool_timeouts.end() && tool != kAgentTool) configured = tool_timeouts.find("*");
+  int secs = configured != tool_timeouts.end() ? configured->second : 0;
+  if (tool == "ExecuteCommand") {
+    if (secs <= 0) secs = kDefaultCommandTimeoutSeconds;
+    json args = json::parse(arguments_json, nullptr, false);
+    if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
+      // Clamped while a double: a huge number must not overflow the cast.
+      double asked = std::clamp(args["timeout_seconds"].get<double>(), 1.0, double{kMaxCommandTimeoutSeconds});
+      secs = static_cast<int>(asked);
+    }
+  }
+  return secs > 0 ? Duration(seconds(secs)) : Duration::zero();
+}
+
 std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace,
                            Budget* budget) {
   std::string p;
@@ -422,20 +439,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.mode = ModeName(c.message.mode);
     call.budget = c.budget.get();
     c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand" || call.tool == kAgentTool;
-    // Per-tool timeouts; a command's own timeout_seconds wins, up to the cap.
-    auto configured = o_.tool_timeouts.find(call.tool);
-    if (configured == o_.tool_timeouts.end()) configured = o_.tool_timeouts.find("*");
-    int secs = configured != o_.tool_timeouts.end() ? configured->second : 0;
-    if (call.tool == "ExecuteCommand") {
-      if (secs <= 0) secs = kDefaultCommandTimeoutSeconds;
-      json args = json::parse(call.arguments_json, nullptr, false);
-      if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
-        // Clamped while a double: a huge number must not overflow the cast.
-        double asked = std::clamp(args["timeout_seconds"].get<double>(), 1.0, double{kMaxCommandTimeoutSeconds});
-        secs = static_cast<int>(asked);
-      }
-    }
-    if (secs > 0) call.timeout = seconds(secs);
+    call.timeout = ToolTimeout(o_.tool_timeouts, call.tool, call.arguments_json);
     call.execution_id = NewId("ex");
     std::string id = call.execution_id;
     std::string tool = call.tool;
@@ -532,6 +536,7 @@ void Agent::AllToolsDone() {
 std::string Agent::WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written) {
   // Ask and plan run with the workspace read-only: nothing they do changes it.
   if (mode != Mode::kEdit) return "read-only";
+  if (rescan && o_.before_long_work) o_.before_long_work();
   return rescan ? fingerprint_.Compute() : fingerprint_.Update(written);
 }
 

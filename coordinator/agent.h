@@ -29,6 +29,7 @@
 // coordinator. Thread-safety: none.
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,6 +75,8 @@ struct AgentOptions {
   // A subagent's loop (in a subagent worker): never offered AgentTool, and
   // told that its answer goes to the agent that started it.
   bool subagent = false;
+  // Called before work that blocks the loop for a while (a workspace scan).
+  std::function<void()> before_long_work;
 };
 
 // How one message ended.
@@ -224,6 +227,13 @@ class Agent {
 
 // How a reader recognizes a call: "Read(src/a.cc)", "ExecuteCommand(make)".
 std::string CallLabel(const ToolCallRequest& call);
+
+// The deadline of a call: tool_timeouts[tool], else tool_timeouts["*"], else
+// none; for ExecuteCommand its own timeout_seconds (1 to 600), else the
+// configured default, else 120 s. AgentTool has its own deadline (the
+// coordinator's subagent timeout) unless tool_timeouts names it.
+Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,
+                     const std::string& arguments_json);
 
 // What the planner should know of an agent's state, for its system prompt:
 // the files it has read (the file cache), its todo list and what is left of

@@ -9,6 +9,13 @@
 namespace odin {
 
 AgentSession::~AgentSession() {
+  // Calls still running end while the agent and the model client can still
+  // hear of them: subagents' model calls are dropped through the live client,
+  // then the workers go.
+  if (runtime_) {
+    runtime_->coordinator().AbandonSubagents();
+    runtime_->coordinator().Shutdown(milliseconds(200));
+  }
   agent_.reset();
   client_.reset();
   http_.reset();
@@ -70,7 +77,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
   s->runtime_->coordinator().set_model_access(
-      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions});
+      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions,
+       o.budget.turns > 0 ? static_cast<int>(o.budget.turns) : 50, o.tool_timeouts});
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
   return s;

@@ -74,8 +74,7 @@ struct CoordinatorOptions {
   bool memory_forced = false;
   // Circuit breakers, one per tool and one per worker kind.
   BreakerOptions breakers;
-  // Subagents (AgentTool): their turn limit, deadline and stall thresholds.
-  int subagent_max_turns = 50;
+  // Subagents (AgentTool): their deadline and stall thresholds.
   Duration subagent_timeout = seconds(600);
   StallOptions subagent_stall;
 };
@@ -90,6 +89,8 @@ struct ModelAccess {
   PriceTable prices;
   int max_tokens = 0;
   std::string instructions;  // ODIN.md / AGENTS.md text, handed to each subagent
+  int max_turns = 50;        // model calls of each subagent
+  std::map<std::string, int> tool_timeouts;  // seconds, as AgentOptions::tool_timeouts
 };
 
 // A circuit breaker's state, for front ends.
@@ -146,6 +147,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   const std::string& workspace() const { return o_.workspace; }
   // Lets AgentTool start subagents, whose model calls go through access.llm.
   void set_model_access(ModelAccess access) { model_ = std::move(access); }
+  // Drops the subagents' model calls and forgets them (and model access):
+  // before the model client or the parent's budget goes away.
+  void AbandonSubagents();
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
   std::function<void(const v1::Hello&)> on_worker_ready;
 
@@ -205,6 +209,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     Budget* budget = nullptr;  // the parent's run; outlives the AgentTool call
     int64_t started_at_ms = 0;
     std::vector<std::string> calls;          // its tool calls, in order
+    std::map<std::string, std::string> ids;  // the id it proposed -> the id we gave the call
     std::map<uint64_t, bool> model_calls;    // model calls in flight (ids)
   };
   // Checks an AgentTool call and makes it a task for a subagent worker.

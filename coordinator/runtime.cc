@@ -75,7 +75,6 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.memory_forced = flags.profile == "strict";
   co.breakers = config.breakers;
   co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
-  co.subagent_max_turns = config.max_turns;
   co.subagent_timeout = seconds(config.subagent_timeout_seconds);
   co.subagent_stall = config.stall;
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin, "../lsp"));

@@ -82,7 +82,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   if (args.contains("description") && args["description"].is_string()) {
     task.set_description(args["description"].get<std::string>());
   }
-  task.set_max_turns(static_cast<uint32_t>(std::max(o_.subagent_max_turns, 1)));
+  task.set_max_turns(static_cast<uint32_t>(std::max(model_.max_turns, 1)));
   task.set_instructions(model_.instructions);
   const StallOptions& st = o_.subagent_stall;
   task.set_stall_enabled(st.enabled);
@@ -112,10 +112,11 @@ bool Coordinator::OnWorkerMessage(const std::string& worker_id, const std::strin
       HandleSubagentCall(execution_id, env.subagent_call());
       return true;
     case v1::Envelope::kCancel: {
-      // Its own call only.
-      auto call = subagent_calls_.find(env.cancel().execution_id());
-      if (call == subagent_calls_.end() || call->second != execution_id) return false;
-      Cancel(env.cancel().execution_id(), env.cancel().reason());
+      // Its own calls only, by the ids it proposed; one that has ended
+      // already is nothing to cancel.
+      auto id = s.ids.find(env.cancel().execution_id());
+      if (id == s.ids.end()) return false;
+      if (subagent_calls_.count(id->second) != 0) Cancel(id->second, env.cancel().reason());
       return true;
     }
     case v1::Envelope::kGateEvent:
@@ -137,6 +138,13 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     *env.mutable_model_response() = std::move(response);
     pool_.SendToHolder(execution_id, env);
   };
+  if (model_.llm == nullptr) {
+    v1::ModelResponse response;
+    response.set_request_id(request_id);
+    response.mutable_error()->set_code(v1::CODE_CANCELLED);
+    response.mutable_error()->set_message("the session is ending");
+    return reply(std::move(response));
+  }
   if (s.budget != nullptr) {
     if (std::optional<std::string> limit = s.budget->Exceeded()) {
       v1::ModelResponse response;
@@ -218,20 +226,22 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
 void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::SubagentCall& sc) {
   Subagent& s = subagents_.at(execution_id);
   ToolCall call;
-  call.execution_id = sc.execution_id();
-  if (call.execution_id.empty() || calls_.count(call.execution_id) != 0 ||
-      subagent_calls_.count(call.execution_id) != 0) {
-    call.execution_id = NewId("ex");  // not the subagent's to reuse; it hears the id we chose
-  }
+  // Execution ids are ours to give: the subagent hears of the call under the
+  // id it proposed, the ledger records it under a fresh one.
+  call.execution_id = NewId("ex");
+  std::string proposed = sc.execution_id();
+  if (proposed.empty() || s.ids.count(proposed) != 0) proposed = call.execution_id;
+  s.ids[proposed] = call.execution_id;
   call.tool = sc.tool();
   call.arguments_json = sc.arguments_json();
   call.agent_id = s.agent_id;
   call.mode = s.mode;  // ours to say, not the subagent's
   call.parent_id = execution_id;
   call.budget = s.budget;
-  call.timeout = milliseconds(sc.timeout_ms());
+  // The deadline follows the configuration, as for the main agent's calls,
+  // whatever the worker asked for.
+  call.timeout = ToolTimeout(model_.tool_timeouts, call.tool, call.arguments_json);
   std::string id = call.execution_id;
-  std::string proposed = sc.execution_id();
   s.calls.push_back(id);
   subagent_calls_[id] = execution_id;
   CallHandlers handlers;
@@ -243,7 +253,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
     v1::SubagentCallResult* out = env.mutable_subagent_call_result();
     *out->mutable_result() = r;
     // The subagent knows the call by the id it proposed.
-    if (!proposed.empty()) out->mutable_result()->set_execution_id(proposed);
+    out->mutable_result()->set_execution_id(proposed);
     for (const FileVerdict& v : Blocking()) {
       v1::BlockingFile* b = out->add_blocking();
       b->set_path(v.path);
@@ -258,6 +268,17 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
   Submit(std::move(call), std::move(handlers));
 }
 
+void Coordinator::AbandonSubagents() {
+  for (auto& [id, s] : subagents_) {
+    if (model_.llm != nullptr) {
+      for (const auto& [call, unused] : s.model_calls) model_.llm->Cancel(call);
+    }
+    s.model_calls.clear();
+    s.budget = nullptr;
+  }
+  model_ = ModelAccess{};
+}
+
 void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult* r) {
   auto it = subagents_.find(execution_id);
   if (it == subagents_.end()) return;
@@ -265,7 +286,9 @@ void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult
   subagents_.erase(it);
   // Nothing of it outlives its task: model calls in flight are dropped, tool
   // calls still running are cancelled (their ends are recorded as usual).
-  for (const auto& [id, unused] : s.model_calls) model_.llm->Cancel(id);
+  if (model_.llm != nullptr) {
+    for (const auto& [id, unused] : s.model_calls) model_.llm->Cancel(id);
+  }
   std::vector<std::string> running;
   for (const auto& [call, owner] : subagent_calls_) {
     if (owner == execution_id) running.push_back(call);

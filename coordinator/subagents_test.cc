@@ -103,6 +103,15 @@ class SubagentsTest : public ::testing::Test {
     }
     return "";
   }
+  // The calls the ledger holds under the AgentTool execution parent.
+  std::vector<ExecutionRow> Children(const std::string& parent) {
+    std::vector<ExecutionRow> out;
+    std::vector<ExecutionRow> all = ledger_->ListSessionExecutions(coord_->session_id()).value();
+    for (const ExecutionRow& row : all) {
+      if (row.start.parent_id == parent) out.push_back(row);
+    }
+    return out;
+  }
   const v1::Envelope* LastTo(const std::string& worker, v1::Envelope::BodyCase body) {
     for (auto it = transport_.sent.rbegin(); it != transport_.sent.rend(); ++it) {
       if (it->first == worker && it->second.body_case() == body) return &it->second;
@@ -219,9 +228,13 @@ TEST_F(SubagentsTest, ASubagentsToolCallGoesThroughTheGatesUnderItsIdAndMode) {
   Say(worker, e);
   const v1::Envelope* back = LastTo(worker, v1::Envelope::kSubagentCallResult);
   ASSERT_NE(back, nullptr);
+  // The subagent hears of it under the id it proposed; the ledger's id is ours.
   EXPECT_EQ(back->subagent_call_result().result().execution_id(), "ex_fromsub00001");
   EXPECT_EQ(back->subagent_call_result().result().status(), v1::TOOL_STATUS_REJECTED);
-  ExecutionRow row = ledger_->FindExecution("ex_fromsub00001").value();
+  EXPECT_FALSE(ledger_->FindExecution("ex_fromsub00001").ok());
+  std::vector<ExecutionRow> children = Children(id);
+  ASSERT_EQ(children.size(), 1u);
+  const ExecutionRow& row = children[0];
   EXPECT_EQ(row.start.agent_id, agent);
   EXPECT_EQ(row.start.mode, "ask");
   EXPECT_EQ(row.start.parent_id, id);
@@ -256,11 +269,14 @@ TEST_F(SubagentsTest, WhenTheTaskEndsWhatItLeftRunningStops) {
   end.mutable_tool_result()->set_status(v1::TOOL_STATUS_CRASHED);
   Say(worker, end);
   EXPECT_EQ(model_.cancelled, 1);
-  std::string holder = Holder("ex_fromsub00003");
+  std::vector<ExecutionRow> children = Children(id);
+  ASSERT_EQ(children.size(), 1u);
+  std::string command = children[0].start.execution_id;
+  std::string holder = Holder(command);
   ASSERT_FALSE(holder.empty());
   const v1::Envelope* cancel = LastTo(holder, v1::Envelope::kCancel);
   ASSERT_NE(cancel, nullptr);
-  EXPECT_EQ(cancel->cancel().execution_id(), "ex_fromsub00003");
+  EXPECT_EQ(cancel->cancel().execution_id(), command);
   ASSERT_EQ(results_.size(), 1u);
   EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_CRASHED);
   EXPECT_NE(results_[0].output_head().find("did not finish"), std::string::npos) << results_[0].output_head();
@@ -280,6 +296,37 @@ TEST_F(SubagentsTest, AWorkerWithoutATaskMayNotAskForAnything) {
   bool killed = true;
   for (const auto& w : coord_->pool().workers()) killed = killed && !(w.id == idle && w.state != WorkerPool::WorkerState::kStopping);
   EXPECT_TRUE(killed) << "a protocol violation";
+}
+
+TEST_F(SubagentsTest, ASubagentCancelsItsCallByTheIdItProposed) {
+  std::string id = Submit("AgentTool", {{"prompt", "work"}, {"mode", "edit"}});
+  std::string worker = Holder(id);
+  v1::Envelope call = Env();
+  call.mutable_subagent_call()->set_execution_id("ex_mine");
+  call.mutable_subagent_call()->set_tool("ExecuteCommand");
+  call.mutable_subagent_call()->set_arguments_json(R"({"command":"sleep 100","timeout_seconds":5})");
+  Say(worker, call);
+  std::vector<ExecutionRow> children = Children(id);
+  ASSERT_EQ(children.size(), 1u);
+  std::string command = children[0].start.execution_id;
+  std::string holder = Holder(command);
+  // The deadline is the coordinator's reading of the call, not the worker's.
+  const v1::Envelope* req = LastTo(holder, v1::Envelope::kToolRequest);
+  ASSERT_NE(req, nullptr);
+  EXPECT_EQ(req->tool_request().timeout_ms(), 5000u);
+  v1::Envelope cancel = Env();
+  cancel.mutable_cancel()->set_execution_id("ex_mine");
+  Say(worker, cancel);
+  const v1::Envelope* sent = LastTo(holder, v1::Envelope::kCancel);
+  ASSERT_NE(sent, nullptr);
+  EXPECT_EQ(sent->cancel().execution_id(), command);
+  // An id it never proposed is a protocol violation: the worker is stopped.
+  v1::Envelope stranger = Env();
+  stranger.mutable_cancel()->set_execution_id("ex_not_mine");
+  Say(worker, stranger);
+  bool stopping = false;
+  for (const auto& w : coord_->pool().workers()) stopping = stopping || (w.id == worker && w.state == WorkerPool::WorkerState::kStopping);
+  EXPECT_TRUE(stopping);
 }
 
 }  // namespace

@@ -225,7 +225,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
     default:
       // A subagent's requests: only while it holds its task. Once the task
       // is being cancelled, late requests are dropped.
-      if (w->job && w->job->phase != JobPhase::kRunning) return;
+      if (shutting_down_ || (w->job && w->job->phase != JobPhase::kRunning)) return;
       if (!w->job || !listener_->OnWorkerMessage(w->id, w->job->call.execution_id, env)) {
         KillWorker(w, "protocol violation: unexpected message");
       }

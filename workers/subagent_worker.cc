@@ -144,7 +144,21 @@ class RemoteToolHost final : public ToolHost {
     handlers_.erase(it);
     if (h.on_done) h.on_done(r.result(), Status::OK());
   }
-  void Forget() { handlers_.clear(); }
+  // Ends every call still waiting with a cancelled result (the coordinator
+  // cancels the calls themselves when the task ends).
+  void CancelAll(const std::string& why) {
+    std::map<std::string, CallHandlers> waiting = std::move(handlers_);
+    handlers_.clear();
+    for (auto& [id, h] : waiting) {
+      v1::ToolResult r;
+      r.set_execution_id(id);
+      r.set_status(v1::TOOL_STATUS_CANCELLED);
+      r.set_exit_reason(v1::EXIT_REASON_KILLED);
+      r.mutable_error()->set_code(v1::CODE_CANCELLED);
+      r.mutable_error()->set_message(why);
+      if (h.on_done) h.on_done(r, Status::OK());
+    }
+  }
 
  private:
   WorkerChannel* channel_;
@@ -192,9 +206,13 @@ class Worker final : public AgentObserver {
         if (host_) host_->Deliver(env.subagent_call_result());
         break;
       case v1::Envelope::kCancel:
-        if (agent_ && env.cancel().execution_id() == execution_id_) {
-          cancelled_ = true;
+        if (agent_ && env.cancel().execution_id() == execution_id_ && !cancel_reason_) {
+          // The task stops now: the loop hears of its calls as cancelled at
+          // once, and the coordinator cancels them for real when the task's
+          // end arrives.
+          cancel_reason_ = env.cancel().reason();
           agent_->CancelCurrent();
+          if (!done_ && host_) host_->CancelAll("cancelled with the subagent");
         }
         break;
       case v1::Envelope::kShutdown:
@@ -226,6 +244,9 @@ class Worker final : public AgentObserver {
     if (task.stall_no_progress_turns() > 0) a.stall.no_progress_turns = static_cast<int>(task.stall_no_progress_turns());
     a.profile = Profile::kFast;  // the parent's completion runs the project's checks
     a.subagent = true;
+    // A fingerprint scan of a big tree may take a while: the coordinator must
+    // not take the silence for death.
+    a.before_long_work = [this] { channel_->HeartbeatNow(); };
     model_ = std::make_unique<RemoteModel>(channel_.get());
     host_ = std::make_unique<RemoteToolHost>(channel_.get());
     agent_ = std::make_unique<Agent>(a, host_.get(), model_.get(), nullptr, clock_, this);
@@ -237,12 +258,20 @@ class Worker final : public AgentObserver {
     done_.reset();
     v1::ToolResult r;
     r.set_execution_id(execution_id_);
-    bool ok = o.status == "done";
-    r.set_status(ok ? v1::TOOL_STATUS_OK : cancelled_ ? v1::TOOL_STATUS_CANCELLED : v1::TOOL_STATUS_ERROR);
-    r.set_exit_reason(o.status == "stalled"           ? v1::EXIT_REASON_STALLED
-                      : o.status == "budget_exceeded" ? v1::EXIT_REASON_BUDGET_EXCEEDED
-                      : cancelled_                    ? v1::EXIT_REASON_KILLED
-                                                      : v1::EXIT_REASON_NORMAL);
+    bool ok = o.status == "done" && !cancel_reason_;
+    // Stopped by the coordinator: its reason says how the call ended.
+    v1::ToolStatus status = ok ? v1::TOOL_STATUS_OK : v1::TOOL_STATUS_ERROR;
+    v1::ExitReason reason = o.status == "stalled"           ? v1::EXIT_REASON_STALLED
+                            : o.status == "budget_exceeded" ? v1::EXIT_REASON_BUDGET_EXCEEDED
+                                                            : v1::EXIT_REASON_NORMAL;
+    if (cancel_reason_) {
+      status = *cancel_reason_ == v1::CANCEL_REASON_TIMEOUT ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED;
+      reason = *cancel_reason_ == v1::CANCEL_REASON_TIMEOUT  ? v1::EXIT_REASON_TIMEOUT
+               : *cancel_reason_ == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED
+                                                             : v1::EXIT_REASON_KILLED;
+    }
+    r.set_status(status);
+    r.set_exit_reason(reason);
     std::string answer = o.text;
     if (!ok && !o.error.ok()) answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ": " + o.error.message());
     if (!ok && o.error.ok()) answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ".");
@@ -261,7 +290,7 @@ class Worker final : public AgentObserver {
     agent_.reset();
     host_.reset();
     model_.reset();
-    cancelled_ = false;
+    cancel_reason_.reset();
     execution_id_.clear();
   }
 
@@ -273,7 +302,7 @@ class Worker final : public AgentObserver {
   std::unique_ptr<Agent> agent_;
   std::optional<MessageOutcome> done_;
   std::string execution_id_;
-  bool cancelled_ = false;
+  std::optional<int> cancel_reason_;  // a v1::CancelReason, once the coordinator cancelled the task
   bool shutdown_ = false;
 };
 
