@@ -220,6 +220,29 @@ TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
   EXPECT_EQ(record["status"], "crashed") << record.dump();
 }
 
+TEST_F(OdinSubagentTest, ASubagentPastItsDeadlineEndsAsTimedOutAndTheParentContinues) {
+  config_["agent"]["subagent_timeout_seconds"] = 1;
+  std::string slow = "sleep 59." + std::to_string(getpid());
+  json agents = {{"slow task", {Turn({Call("ExecuteCommand", {{"command", slow}})}), Text("unreachable")}}};
+  FakeLlm llm(json({{"responses", {Turn({Agent("slow task: wait", "ask")}), Text("It took too long; moving on.")}},
+                    {"agents", agents}})
+                  .dump());
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(r["result"], "It took too long; moving on.");
+  std::vector<std::string> end = Rows("SELECT e.status, e.exit_reason FROM execution_ends e JOIN execution_starts s "
+                                      "ON s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0], "timed_out|timeout");
+  EXPECT_EQ(Rows("SELECT e.status FROM execution_ends e JOIN execution_starts s ON s.execution_id = "
+                 "e.execution_id WHERE s.args_json LIKE '%sleep 59.%'"),
+            std::vector<std::string>{"cancelled"});
+  EXPECT_TRUE(ProcessesWithArg(slow).empty());
+  std::vector<json> parent = ParentRequests(llm);
+  ASSERT_EQ(parent.size(), 2u);
+  EXPECT_EQ(ToolResults(parent[1])[0]["status"], "timed_out");
+}
+
 TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
   // "one" runs short commands; "two" and "three" start one that would run for
   // a minute. The AgentTool calls and the three first commands use the
