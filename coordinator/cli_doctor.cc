@@ -169,9 +169,11 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     add("private /tmp", TmpIsPrivate(probe.mounts), "a tmpfs of its own");
     add(".odin read-only", !probe.state_writable, ws->state_dir);
     std::string nnp = StatusField(probe.status, "NoNewPrivs");
-    add("no_new_privs", nnp == "1", nnp == "1" ? "set (by bubblewrap)" : "not set");
+    add("no_new_privs", nnp == "1", nnp == "1" ? "set" : "not set");
     std::string seccomp = StatusField(probe.status, "Seccomp");
-    add("seccomp filter", seccomp == "2", seccomp == "2" ? "filter mode" : "none: planned with sandbox hardening");
+    add("seccomp filter", seccomp == "2",
+        seccomp == "2" ? "ptrace, process_vm_*, io_uring, modules, mounts and bpf denied; sockets AF_UNIX only"
+                       : "none");
   }
   add("resource limits", false, "per-call rlimits only when a request sets them; cgroups planned");
   add("landlock fallback", false, "planned with sandbox hardening");

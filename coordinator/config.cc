@@ -182,9 +182,16 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
-    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap"}, origin));
+    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap", "hide_home", "hide"}, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "require", &c.sandbox_require, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "bwrap", &c.bwrap_path, origin));
+    RETURN_IF_ERROR(Read(s, "sandbox", "hide_home", &c.sandbox_hide_home, origin));
+    if (s.contains("hide")) {
+      RETURN_IF_ERROR(ReadStrings(s["hide"], "sandbox.hide", &c.sandbox_hide, origin));
+      for (const std::string& p : c.sandbox_hide) {
+        if (p.empty() || p[0] != '/') return Status::InvalidArgument(origin, "sandbox.hide: '" + p + "' must be absolute");
+      }
+    }
   }
   if (root.contains("workers")) {
     const json& w = root["workers"];

@@ -4,7 +4,8 @@
 // loading).
 //
 // {
-//   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap"},
+//   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap", "hide_home": true,
+//               "hide": ["/srv/secrets"]},
 //   "workers": {"count": 0, "heartbeat_ms": 500},
 //   "ledger":  {"artifact_cap_bytes": 8388608},
 //   "output":  {"head_bytes": 65536, "tail_bytes": 65536},
@@ -57,6 +58,8 @@ namespace odin {
 struct Config {
   bool sandbox_require = false;         // sandbox.require: fail instead of running unsandboxed
   std::string bwrap_path;               // sandbox.bwrap: "" searches PATH
+  bool sandbox_hide_home = true;        // sandbox.hide_home: HOME and /root show empty
+  std::vector<std::string> sandbox_hide;  // sandbox.hide: more directories shown empty (secrets)
   int worker_count = 0;                 // workers.count: 0 = number of cores
   int heartbeat_ms = 500;               // workers.heartbeat_ms
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this

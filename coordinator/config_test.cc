@@ -384,5 +384,16 @@ TEST(ConfigTest, SubagentSettings) {
   }
 }
 
+TEST(ConfigTest, SandboxHiding) {
+  auto c = ParseConfig(R"({"sandbox":{"hide_home":false,"hide":["/srv/secrets","/opt/keys"]}})", "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->sandbox_hide_home);
+  EXPECT_EQ(c->sandbox_hide, (std::vector<std::string>{"/srv/secrets", "/opt/keys"}));
+  EXPECT_TRUE(ParseConfig("{}", "x")->sandbox_hide_home);
+  auto bad = ParseConfig(R"({"sandbox":{"hide":["relative/dir"]}})", "odinconfig.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("must be absolute"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace odin

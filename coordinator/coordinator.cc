@@ -12,6 +12,7 @@
 #include "coordinator/budget.h"
 #include "coordinator/memory_query.h"
 #include "coordinator/mode_gate.h"
+#include "coordinator/protected_paths.h"
 #include "coordinator/read_before_edit_gate.h"
 #include "coordinator/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
@@ -263,6 +264,13 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       Status s = CheckReadBeforeEdit(tc.tool, tc.arguments_json, o_.workspace, Agent(tc.agent_id).cache.get(),
                                      &unused, &ignored);
       EndHere(id, v1::TOOL_STATUS_ERROR, s.ok() ? path.status() : s);
+      return id;
+    }
+    if (IsProtectedPath(*path, o_.workspace)) {
+      EndHere(id, v1::TOOL_STATUS_REJECTED,
+              Status::PermissionDenied(DisplayPath(*path, o_.workspace),
+                                       "a protected path (git hooks and config, .odin, odinconfig.json, ODIN.md, "
+                                       "AGENTS.md, shell rc files): read-only to the agent"));
       return id;
     }
     c.write_path = *path;

@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "base/file_util.h"
 #include "base/secrets.h"
+#include "coordinator/protected_paths.h"
 #include "sandbox/sandbox_options.h"
 
 namespace odin {
@@ -77,6 +79,30 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
   co.subagent_timeout = seconds(config.subagent_timeout_seconds);
   co.subagent_stall = config.stall;
+  // Home directories and configured secrets show empty inside the sandbox.
+  // Toolchains installed there (pyenv, cargo, ~/.local/bin: the top
+  // directory of each PATH entry below a hidden one) stay visible, read-only,
+  // so programs run; the rest (~/.ssh, ~/.aws, ...) does not.
+  std::vector<std::string> hidden = config.sandbox_hide;
+  if (config.sandbox_hide_home) {
+    const char* home = getenv("HOME");
+    if (home != nullptr && *home != '\0') hidden.push_back(home);
+    hidden.push_back("/root");
+  }
+  std::vector<std::string> toolchains;
+  std::string path_var = getenv("PATH") ? getenv("PATH") : "";
+  for (size_t start = 0; start <= path_var.size();) {
+    size_t end = path_var.find(':', start);
+    if (end == std::string::npos) end = path_var.size();
+    std::string entry = path_var.substr(start, end - start);
+    start = end + 1;
+    for (const std::string& h : hidden) {
+      if (h.size() > 1 && entry.size() > h.size() + 1 && entry.compare(0, h.size(), h) == 0 && entry[h.size()] == '/') {
+        std::string top = entry.substr(0, entry.find('/', h.size() + 1));
+        if (std::find(toolchains.begin(), toolchains.end(), top) == toolchains.end()) toolchains.push_back(top);
+      }
+    }
+  }
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin, "../lsp"));
   std::string bundled_lsp = lsp_dir.ok() ? *lsp_dir : "";
   co.pool.spawn_spec = [=](const std::string& worker_id, WorkerPolicy worker_policy) {
@@ -87,6 +113,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
     // workspace, so the operating system enforces what the mode gate says;
     // the lsp host and subagents only ever read it.
     if (worker_policy != WorkerPolicy::kWritable) o.argv.push_back("--workspace-readonly");
+    // Protected paths stay read-only where the workspace is writable.
+    for (const std::string& rel : ProtectedRelativePaths()) {
+      std::string p = JoinPath(ws.root, rel);
+      if (worker_policy == WorkerPolicy::kWritable && PathExists(p)) o.argv.insert(o.argv.end(), {"--readonly", p});
+    }
+    for (const std::string& p : hidden) o.argv.insert(o.argv.end(), {"--hide", p});
+    for (const std::string& p : toolchains) o.argv.insert(o.argv.end(), {"--readonly", p});
     // The language servers the setup installs beside the binaries (a private
     // /tmp would hide them when the build lives under /tmp).
     if (worker_policy == WorkerPolicy::kLspHost && !bundled_lsp.empty()) {

@@ -9,6 +9,11 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   auto add = [&a](std::initializer_list<std::string> items) { a.insert(a.end(), items); };
 
   add({"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  // Home directories and secrets show empty. What must stay visible below
+  // one (the workspace, the binaries) is bound again after.
+  for (const std::string& p : o.hidden_paths) {
+    if (!p.empty() && p != "/" && IsDirectory(p)) add({"--tmpfs", p});
+  }
   // Binds come after /tmp, so a workspace under /tmp is mounted over the
   // private tmpfs rather than hidden by it.
   add({o.workspace_readonly ? "--ro-bind" : "--bind", o.workspace, o.workspace});
@@ -26,7 +31,10 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
 
   add({"--", inv.self, "--inner", "--workspace", o.workspace, "--ready-fd",
        std::to_string(inv.ready_fd), "--stderr-fd", std::to_string(inv.stderr_fd),
-       "--description", "bwrap", "--"});
+       "--description", "bwrap", "--policy", SandboxPolicyName(o.policy)});
+  if (!o.seccomp) add({"--no-seccomp"});
+  if (o.network) add({"--network"});
+  add({"--"});
   a.insert(a.end(), o.program.begin(), o.program.end());
   return a;
 }

@@ -1,5 +1,7 @@
 #include "sandbox/bwrap_args.h"
 
+#include "base/file_util.h"
+
 #include <algorithm>
 
 #include <gmock/gmock.h>
@@ -82,8 +84,32 @@ TEST(BwrapArgsTest, RunsInnerStageThenProgram) {
   ASSERT_LT(sep, a.size());
   std::vector<std::string> tail(a.begin() + static_cast<long>(sep) + 1, a.end());
   EXPECT_THAT(tail, ElementsAre("/opt/odin/odin-sandbox", "--inner", "--workspace", "/tmp/ws",
-                                "--ready-fd", "5", "--stderr-fd", "6", "--description", "bwrap",
-                                "--", "/opt/odin/odin-worker", "--id", "w1"));
+                                "--ready-fd", "5", "--stderr-fd", "6", "--description", "bwrap", "--policy",
+                                "auto", "--", "/opt/odin/odin-worker", "--id", "w1"));
+}
+
+TEST(BwrapArgsTest, HiddenDirectoriesComeBeforeTheWorkspaceAndBinaries) {
+  SandboxOptions o = Options();
+  std::string home = *MakeTempDir("odin-home");
+  o.hidden_paths = {home, "/", "/nonexistent-odin-dir"};
+  auto a = BuildBwrapArgs(o, Inv());
+  size_t hidden = IndexOf(a, home);
+  ASSERT_LT(hidden, a.size());
+  EXPECT_EQ(a[hidden - 1], "--tmpfs");
+  EXPECT_LT(hidden, IndexOf(a, "/tmp/ws"));  // the workspace is bound again after
+  EXPECT_EQ(IndexOf(a, "/nonexistent-odin-dir"), a.size());  // only directories that exist
+  EXPECT_FALSE(HasTriple(a, "--tmpfs", "/", "--bind"));
+  RemoveTree(home);
+}
+
+TEST(BwrapArgsTest, TheInnerStageHearsOfSeccompAndNetwork) {
+  SandboxOptions o = Options();
+  o.seccomp = false;
+  o.network = true;
+  auto a = BuildBwrapArgs(o, Inv());
+  size_t sep = IndexOf(a, "--no-seccomp");
+  ASSERT_LT(sep, a.size());
+  EXPECT_LT(IndexOf(a, "--network"), a.size());
 }
 
 }  // namespace

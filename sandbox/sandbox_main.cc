@@ -43,6 +43,7 @@
 #include "sandbox/bwrap_args.h"
 #include "sandbox/sandbox_exit_codes.h"
 #include "sandbox/sandbox_options.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace odin {
 namespace {
@@ -60,6 +61,15 @@ namespace {
 // Inside the namespaces: tell the outer stage we got here, give the program
 // its real stderr back, become the program.
 [[noreturn]] void InnerMain(const SandboxOptions& o) {
+  if (o.seccomp) {
+    Status s = InstallSeccompFilter({.deny_network = !o.network});
+    if (!s.ok()) {
+      // Fail closed when the sandbox is required; else say so and go on.
+      fprintf(stderr, "odin-sandbox: %s%s\n", s.message().c_str(),
+              o.policy == SandboxPolicy::kRequire ? "" : "; running without the seccomp layer");
+      if (o.policy == SandboxPolicy::kRequire) _exit(kSandboxSetupFailedExit);
+    }
+  }
   if (o.ready_fd >= 0) {
     (void)!write(o.ready_fd, "1", 1);
     close(o.ready_fd);
@@ -131,6 +141,12 @@ namespace {
   if (o.policy == SandboxPolicy::kAuto) {
     fprintf(stderr, "odin-sandbox: WARNING: bubblewrap unusable (%s); running WITHOUT a sandbox\n",
             why.c_str());
+    // The seccomp layer does not need namespaces: it still keeps the program
+    // off the network, ptrace and mounts.
+    if (o.seccomp) {
+      Status s = InstallSeccompFilter({.deny_network = !o.network});
+      if (!s.ok()) fprintf(stderr, "odin-sandbox: %s; running without the seccomp layer\n", s.message().c_str());
+    }
   }
   Supervise(o, "none: " + why);
 }

@@ -30,6 +30,10 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_option("--writable", o.writable_paths, "Further writable path");
   app.add_option("--policy", policy, "auto, require or off");
   app.add_option("--bwrap", o.bwrap, "Path of bwrap");
+  bool no_seccomp = false;
+  app.add_flag("--no-seccomp", no_seccomp, "Do not install the seccomp filter");
+  app.add_flag("--network", o.network, "Allow sockets of every family (the network namespace still applies)");
+  app.add_option("--hide", o.hidden_paths, "Directory to show empty (an empty tmpfs over it)");
   app.add_flag("--inner", o.inner, "Internal: the stage inside the namespaces");
   app.add_option("--ready-fd", o.ready_fd, "Internal: readiness fd");
   app.add_option("--stderr-fd", o.stderr_fd, "Internal: program stderr fd");
@@ -42,6 +46,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
     return Status::InvalidArgument("odin-sandbox", e.what());
   }
   ASSIGN_OR_RETURN(o.policy, ParseSandboxPolicy(policy));
+  o.seccomp = !no_seccomp;
   return o;
 }
 

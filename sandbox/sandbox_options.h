@@ -25,6 +25,9 @@ struct SandboxOptions {
   std::vector<std::string> writable_paths; // --writable: further writable paths (e.g. a socket dir)
   SandboxPolicy policy = SandboxPolicy::kAuto;  // --policy
   std::string bwrap;                       // --bwrap: path of bwrap; empty searches PATH
+  bool seccomp = true;                     // --no-seccomp turns the seccomp layer off
+  bool network = false;                    // --network: sockets of any family (else AF_UNIX only)
+  std::vector<std::string> hidden_paths;   // --hide: directories shown empty (HOME, /root, secrets)
   std::vector<std::string> program;        // after --: the program and its arguments
 
   // Set only for the inner stage, which runs inside the namespaces.

