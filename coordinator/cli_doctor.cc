@@ -14,6 +14,7 @@
 #include "base/subprocess.h"
 #include "base/version.h"
 #include "coordinator/cli.h"
+#include "sandbox/cgroup.h"
 #include "coordinator/config.h"
 #include "coordinator/ledger.h"
 #include "coordinator/workspace.h"
@@ -175,8 +176,21 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
         seccomp == "2" ? "ptrace, process_vm_*, io_uring, modules, mounts and bpf denied; sockets AF_UNIX only"
                        : "none");
   }
-  add("resource limits", false, "per-call rlimits only when a request sets them; cgroups planned");
-  add("landlock fallback", false, "planned with sandbox hardening");
+  std::string cgroup_how;
+  Status cgroup = SandboxCgroup::Probe(&cgroup_how);
+  const Config::Limits& limits = config->sandbox_limits;
+  bool limited = limits.processes > 0 || limits.memory_mb > 0;
+  add("cgroup limits", cgroup.ok() && limited,
+      !cgroup.ok() ? "none: " + cgroup.message() + " (RLIMIT_NPROC does not stop root)"
+      : limited    ? cgroup_how + ": " + std::to_string(limits.processes) + " processes, " +
+                      std::to_string(limits.memory_mb) + " MB per worker"
+                   : "off in odinconfig.json (sandbox.limits)");
+  add("command rlimits", limits.cpu_seconds || limits.file_size_mb || limits.open_files || limits.address_space_mb,
+      "cpu " + (limits.cpu_seconds ? std::to_string(limits.cpu_seconds) + " s" : std::string("-")) + ", file size " +
+          (limits.file_size_mb ? std::to_string(limits.file_size_mb) + " MB" : std::string("-")) + ", open files " +
+          (limits.open_files ? std::to_string(limits.open_files) : std::string("-")) + ", address space " +
+          (limits.address_space_mb ? std::to_string(limits.address_space_mb) + " MB" : std::string("-")));
+  add("landlock fallback", false, "not built yet (bubblewrap and seccomp only)");
 
   std::string ledger_detail = "not created yet";
   if (PathExists(ws->ledger_path)) {

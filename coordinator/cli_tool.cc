@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/canonical_json.h"
+#include "coordinator/agent.h"
 #include "coordinator/cli.h"
 #include "coordinator/runtime.h"
 #include "coordinator/tool_catalog.h"
@@ -53,6 +54,8 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   call.stream_limit_bytes = (*rt)->config().artifact_cap_bytes;
   call.output_head_bytes = (*rt)->config().output_head_bytes;
   call.output_tail_bytes = (*rt)->config().output_tail_bytes;
+  // The deadline an agent's call would get: the tool's, or the command's own.
+  call.timeout = ToolTimeout((*rt)->config().tool_timeouts, call.tool, call.arguments_json);
   CallHandlers handlers;
   handlers.on_progress = [&](const v1::ToolProgress& p) {
     if (!p.has_output()) return;

@@ -182,7 +182,27 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
-    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap", "hide_home", "hide"}, origin));
+    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap", "hide_home", "hide", "limits"}, origin));
+    if (s.contains("limits")) {
+      const json& l = s["limits"];
+      RETURN_IF_ERROR(CheckKeys(
+          l, "sandbox.limits",
+          {"processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files", "address_space_mb"}, origin));
+      Config::Limits& o = c.sandbox_limits;
+      RETURN_IF_ERROR(Read(l, "sandbox.limits", "processes", &o.processes, origin));
+      RETURN_IF_ERROR(Read(l, "sandbox.limits", "memory_mb", &o.memory_mb, origin));
+      RETURN_IF_ERROR(Read(l, "sandbox.limits", "cpu_seconds", &o.cpu_seconds, origin));
+      RETURN_IF_ERROR(Read(l, "sandbox.limits", "file_size_mb", &o.file_size_mb, origin));
+      RETURN_IF_ERROR(Read(l, "sandbox.limits", "open_files", &o.open_files, origin));
+      RETURN_IF_ERROR(Read(l, "sandbox.limits", "address_space_mb", &o.address_space_mb, origin));
+      if ((o.processes > 0 && o.processes < 16) || (o.memory_mb > 0 && o.memory_mb < 64)) {
+        return Status::InvalidArgument(origin, "sandbox.limits: processes at least 16 and memory_mb at least 64 "
+                                               "(a worker needs some), or 0 for none");
+      }
+      if (o.memory_mb > (1ull << 30) || o.file_size_mb > (1ull << 30) || o.address_space_mb > (1ull << 30)) {
+        return Status::InvalidArgument(origin, "sandbox.limits: sizes are in megabytes and at most 2^30");
+      }
+    }
     RETURN_IF_ERROR(Read(s, "sandbox", "require", &c.sandbox_require, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "bwrap", &c.bwrap_path, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "hide_home", &c.sandbox_hide_home, origin));

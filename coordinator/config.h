@@ -5,7 +5,9 @@
 //
 // {
 //   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap", "hide_home": true,
-//               "hide": ["/srv/secrets"]},
+//               "hide": ["/srv/secrets"],
+//               "limits": {"processes": 1024, "memory_mb": 8192, "cpu_seconds": 0,
+//                          "file_size_mb": 8192, "open_files": 4096, "address_space_mb": 0}},
 //   "workers": {"count": 0, "heartbeat_ms": 500},
 //   "ledger":  {"artifact_cap_bytes": 8388608},
 //   "output":  {"head_bytes": 65536, "tail_bytes": 65536},
@@ -60,6 +62,16 @@ struct Config {
   std::string bwrap_path;               // sandbox.bwrap: "" searches PATH
   bool sandbox_hide_home = true;        // sandbox.hide_home: HOME and /root show empty
   std::vector<std::string> sandbox_hide;  // sandbox.hide: more directories shown empty (secrets)
+  // sandbox.limits: per worker sandbox (a cgroup) and per command (rlimits);
+  // 0: no limit.
+  struct Limits {
+    uint64_t processes = 1024;     // processes and threads in a worker's sandbox (pids cgroup)
+    uint64_t memory_mb = 8192;     // memory of a worker's sandbox (memory cgroup)
+    uint64_t cpu_seconds = 0;      // per command (RLIMIT_CPU)
+    uint64_t file_size_mb = 8192;  // per command (RLIMIT_FSIZE)
+    uint64_t open_files = 4096;    // per command (RLIMIT_NOFILE)
+    uint64_t address_space_mb = 0; // per command (RLIMIT_AS)
+  } sandbox_limits;
   int worker_count = 0;                 // workers.count: 0 = number of cores
   int heartbeat_ms = 500;               // workers.heartbeat_ms
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this

@@ -395,5 +395,26 @@ TEST(ConfigTest, SandboxHiding) {
   EXPECT_NE(bad.status().message().find("must be absolute"), std::string::npos);
 }
 
+TEST(ConfigTest, SandboxLimits) {
+  auto d = ParseConfig("{}", "x");
+  EXPECT_EQ(d->sandbox_limits.processes, 1024u);
+  EXPECT_EQ(d->sandbox_limits.memory_mb, 8192u);
+  EXPECT_EQ(d->sandbox_limits.open_files, 4096u);
+  auto c = ParseConfig(R"({"sandbox":{"limits":{"processes":0,"memory_mb":512,"cpu_seconds":60,"file_size_mb":10,
+                                                "open_files":256,"address_space_mb":2048}}})",
+                       "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->sandbox_limits.processes, 0u);
+  EXPECT_EQ(c->sandbox_limits.memory_mb, 512u);
+  EXPECT_EQ(c->sandbox_limits.cpu_seconds, 60u);
+  EXPECT_EQ(c->sandbox_limits.address_space_mb, 2048u);
+  for (const char* bad : {R"({"sandbox":{"limits":{"processes":3}}})", R"({"sandbox":{"limits":{"memory_mb":1}}})",
+                          R"({"sandbox":{"limits":{"pids":3}}})"}) {
+    auto e = ParseConfig(bad, "odinconfig.json");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().message().find("sandbox.limits"), std::string::npos) << e.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace odin

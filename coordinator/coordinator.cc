@@ -193,6 +193,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   c.handlers = std::move(handlers);
   const ToolCall& tc = c.call;
 
+  if (tc.tool == "ExecuteCommand" && c.call.limits.cpu_seconds == 0 && c.call.limits.address_space_bytes == 0 &&
+      c.call.limits.file_size_bytes == 0 && c.call.limits.open_files == 0 && c.call.limits.processes == 0) {
+    c.call.limits = o_.command_limits;
+  }
   // Gate 5: the run's budget, one choke point for every tool call.
   Budget* run_budget = tc.budget;
   if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {

@@ -74,6 +74,8 @@ struct CoordinatorOptions {
   bool memory_forced = false;
   // Circuit breakers, one per tool and one per worker kind.
   BreakerOptions breakers;
+  // rlimits of every command (ExecuteCommand) that sets none of its own.
+  SpawnLimits command_limits;
   // Subagents (AgentTool): their deadline and stall thresholds.
   Duration subagent_timeout = seconds(600);
   StallOptions subagent_stall;

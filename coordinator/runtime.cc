@@ -87,8 +87,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   if (config.sandbox_hide_home) {
     const char* home = getenv("HOME");
     if (home != nullptr && *home != '\0') hidden.push_back(home);
-    hidden.push_back("/root");
+    if (std::find(hidden.begin(), hidden.end(), "/root") == hidden.end()) hidden.push_back("/root");
   }
+  Config::Limits limits = config.sandbox_limits;
+  co.command_limits.cpu_seconds = limits.cpu_seconds;
+  co.command_limits.file_size_bytes = limits.file_size_mb << 20;
+  co.command_limits.open_files = limits.open_files;
+  co.command_limits.address_space_bytes = limits.address_space_mb << 20;
   std::vector<std::string> toolchains;
   std::string path_var = getenv("PATH") ? getenv("PATH") : "";
   for (size_t start = 0; start <= path_var.size();) {
@@ -116,10 +121,16 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
     // Protected paths stay read-only where the workspace is writable.
     for (const std::string& rel : ProtectedRelativePaths()) {
       std::string p = JoinPath(ws.root, rel);
-      if (worker_policy == WorkerPolicy::kWritable && PathExists(p)) o.argv.insert(o.argv.end(), {"--readonly", p});
+      if (worker_policy == WorkerPolicy::kWritable && p != ws.state_dir && PathExists(p)) {
+        o.argv.insert(o.argv.end(), {"--readonly", p});
+      }
     }
     for (const std::string& p : hidden) o.argv.insert(o.argv.end(), {"--hide", p});
     for (const std::string& p : toolchains) o.argv.insert(o.argv.end(), {"--readonly", p});
+    if (limits.processes > 0) o.argv.insert(o.argv.end(), {"--pids-max", std::to_string(limits.processes)});
+    if (limits.memory_mb > 0) {
+      o.argv.insert(o.argv.end(), {"--memory-max", std::to_string(limits.memory_mb << 20)});
+    }
     // The language servers the setup installs beside the binaries (a private
     // /tmp would hide them when the build lives under /tmp).
     if (worker_policy == WorkerPolicy::kLspHost && !bundled_lsp.empty()) {

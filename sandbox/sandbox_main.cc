@@ -35,18 +35,46 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "sandbox/bwrap_args.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/sandbox_exit_codes.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace odin {
 namespace {
+
+// The sandbox's cgroup, while the launcher holds one: left (and removed)
+// before the launcher exits.
+std::unique_ptr<SandboxCgroup> g_cgroup;
+
+void LeaveCgroup() {
+  if (g_cgroup) g_cgroup->Leave();
+}
+
+// Puts the launcher (and so everything it starts) under the limits. Without
+// cgroups the sandbox runs on if it may (a warning), and fails closed when
+// it is required.
+void EnterCgroup(const SandboxOptions& o) {
+  CgroupLimits limits{o.pids_max, o.memory_max_bytes};
+  if (!limits.any()) return;
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(limits);
+  if (g.ok()) {
+    g_cgroup = std::move(*g);
+    return;
+  }
+  if (o.policy == SandboxPolicy::kRequire) {
+    fprintf(stderr, "odin-sandbox: sandbox required but its limits cannot be set: %s\n", g.status().message().c_str());
+    _exit(kSandboxSetupFailedExit);
+  }
+  fprintf(stderr, "odin-sandbox: WARNING: no process and memory limits: %s\n", g.status().message().c_str());
+}
 
 [[noreturn]] void ExecProgram(const SandboxOptions& o, const std::string& description) {
   setenv("ODIN_SANDBOX", description.c_str(), 1);
@@ -130,6 +158,7 @@ namespace {
     }
   }
   KillAllDescendants();
+  LeaveCgroup();
   _exit(exit_code);
 }
 
@@ -184,6 +213,8 @@ int SandboxMain(int argc, char** argv) {
 
   // 3. No namespaces on purpose.
   if (o.policy == SandboxPolicy::kOff) RunWithoutNamespaces(o, "sandbox off by policy");
+  // The limits hold with or without namespaces.
+  EnterCgroup(o);
 
   // 4. Find bubblewrap.
   std::string bwrap = o.bwrap.empty() ? SearchPath("bwrap", getenv("PATH") ? getenv("PATH") : "")
@@ -254,6 +285,7 @@ int SandboxMain(int argc, char** argv) {
   close(errors[0]);
   int status = 0;
   WaitPid(*pid, &status, 0);
+  LeaveCgroup();
   return ExitCodeFromWaitStatus(status);
 }
 

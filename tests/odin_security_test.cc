@@ -3,8 +3,8 @@
 // result, nothing changes outside what the mode allows, the coordinator
 // carries on and the ledger records the attempt.
 //
-// Still to come with the rest of the sandbox hardening: fork and memory bombs
-// (cgroups), command rules (deny/ask/allow) and approvals.
+// Still to come with the rest of the sandbox hardening: command rules
+// (deny/ask/allow) and approvals.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -180,6 +180,45 @@ TEST_F(OdinSecurityTest, SymlinksAndDotDotCannotLeadTheFileToolsOut) {
   json write = Tool("WriteFile", {{"file_path", "link"}, {"content", "owned\n"}});
   EXPECT_NE(write["error"].get<std::string>().find("outside the workspace"), std::string::npos) << write.dump();
   EXPECT_NE(*ReadFileToString("/etc/passwd"), "owned\n");
+}
+
+// The cgroup layer, as odin doctor reports it here; "" when it is active.
+std::string CgroupLayerMissing(const std::string& ws) {
+  json doctor = json::parse(RunOdin(ws, {"doctor", "--json"}).out, nullptr, false);
+  if (doctor.is_discarded()) return "odin doctor printed no JSON";
+  for (const json& layer : doctor["layers"]) {
+    if (layer["name"] == "cgroup limits") return layer["active"] ? "" : layer["detail"].get<std::string>();
+  }
+  return "odin doctor reports no cgroup layer";
+}
+
+TEST_F(OdinSecurityTest, AForkBombStopsAtTheProcessLimit) {
+  Put("odinconfig.json", R"({"sandbox":{"limits":{"processes":64}}})");
+  std::string missing = CgroupLayerMissing(ws_.path());
+  if (!missing.empty()) GTEST_SKIP() << "no pids cgroup on this machine (odin doctor: " << missing << ")";
+  json r = Tool("ExecuteCommand", {{"command", "bomb() { bomb | bomb; }; bomb"}, {"timeout_seconds", 5}});
+  EXPECT_NE(r["status"], "ok") << r.dump();
+  // It ran into the limit: forks failed, rather than the machine filling up.
+  EXPECT_NE(r["output"].get<std::string>().find("fork"), std::string::npos) << r.dump();
+  ExpectRecorded(r);
+  // The machine and the coordinator are fine: the next command runs.
+  Ran next = RunOdin(ws_.path(), {"tool", "ExecuteCommand", R"({"command":"echo alive"})"},
+                     {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_NE(next.out.find("alive"), std::string::npos);
+}
+
+TEST_F(OdinSecurityTest, AMemoryBombStopsAtTheMemoryLimit) {
+  Put("odinconfig.json", R"({"sandbox":{"limits":{"memory_mb":256}}})");
+  std::string missing = CgroupLayerMissing(ws_.path());
+  if (!missing.empty()) GTEST_SKIP() << "no memory cgroup on this machine (odin doctor: " << missing << ")";
+  json r = Command("python3 -c 'x = bytearray(2 * 1024 ** 3); print(\"allocated\")'");
+  EXPECT_EQ(r["status"], "error") << r.dump();
+  EXPECT_EQ(r["output"].get<std::string>().find("allocated"), std::string::npos) << r.dump();
+  ExpectRecorded(r);
+  Ran next = RunOdin(ws_.path(), {"tool", "ExecuteCommand", R"({"command":"echo alive"})"},
+                     {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
 }
 
 }  // namespace
