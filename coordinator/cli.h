@@ -32,6 +32,7 @@ struct GlobalFlags {
 struct ExecFlags {
   double timeout_seconds = 0;      // --timeout; 0: none
   bool json = false;               // --json
+  std::string mode;                // --mode ask|plan|edit: that mode's sandbox policy; "": odin exec's
   std::vector<std::string> argv;   // after --
 };
 

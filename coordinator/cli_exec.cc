@@ -111,7 +111,9 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   rf.sandbox = g.sandbox;
   rf.workers = 1;  // one call needs one worker
   rf.session_kind = "exec";
-  rf.mode = "exec";
+  // --mode picks the sandbox policy of a mode: ask and plan see the
+  // workspace read-only. Without it, odin exec's own (writable).
+  rf.mode = f.mode.empty() ? "exec" : f.mode;
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
   if (!rt.ok()) return Fail(rt.status().message());
   Coordinator& coord = (*rt)->coordinator();
@@ -130,6 +132,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   ToolCall call;
   call.tool = kExecuteCommandTool;
   call.arguments_json = args.dump();
+  call.mode = rf.mode;
   call.timeout = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(f.timeout_seconds));
   call.stream_limit_bytes = f.json ? config.artifact_cap_bytes : 0;
   call.output_head_bytes = config.output_head_bytes;

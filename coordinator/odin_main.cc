@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--timeout", exec.timeout_seconds, "Kill the command after SECONDS (exit 124)")
       ->check(CLI::Range(0.0, 1.0e7))->type_name("SECONDS");
   exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
+  exec_cmd->add_option("--mode", exec.mode, "Run under the sandbox policy of a mode: ask, plan (read-only) or edit")
+      ->check(CLI::IsMember({"ask", "plan", "edit"}));
 
   CLI::App* run_cmd = app.add_subcommand("run", "Run one message headless, like -p: odin run PROMPT");
   run_cmd->fallthrough();

@@ -115,6 +115,12 @@ TEST_F(OdinSecurityTest, AskAndPlanModesCannotWriteThroughACommand) {
     EXPECT_NE(r["output"].get<std::string>().find("Read-only file system"), std::string::npos) << r.dump();
     EXPECT_FALSE(PathExists(ws_.Join(std::string("written-in-") + mode)));
     ExpectRecorded(r);
+    // odin exec under the mode's policy, too.
+    Ran exec = RunOdin(ws_.path(), {"exec", "--mode", mode, "--", "sh", "-c", "echo x > exec-in-" + std::string(mode)},
+                       {{"ODIN_TEST_MARK", marker_}});
+    EXPECT_NE(exec.exit_code, 0) << mode;
+    EXPECT_NE(exec.err.find("Read-only file system"), std::string::npos) << exec.err;
+    EXPECT_FALSE(PathExists(ws_.Join(std::string("exec-in-") + mode)));
   }
 }
 
