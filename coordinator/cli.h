@@ -54,6 +54,7 @@ struct AgentFlags {
   double max_budget_usd = 0;           // --max-budget-usd
   double max_wall_seconds = 0;         // --max-wall-seconds
   std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
+  std::string approval = "deny";       // --approval deny|allow: commands that need approval (headless)
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
 };
 

@@ -241,6 +241,7 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   flags.runtime.sandbox = g.sandbox;
   flags.runtime.session_kind = "agent";
   flags.runtime.mode = f.mode;
+  flags.runtime.approval = f.approval;
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
   flags.max_tool_calls = f.max_tool_calls;

@@ -178,7 +178,8 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
   RETURN_IF_ERROR(
       CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
-                           "checks", "budgets", "stall", "breakers"},
+                           "checks", "budgets", "stall", "breakers", "permissions", "AllowedCommands",
+                           "ForbiddenCommands"},
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
@@ -322,6 +323,20 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     }
   }
   if (root.contains("budgets")) RETURN_IF_ERROR(ParseBudgets(root["budgets"], origin, &c));
+  if (root.contains("permissions")) {
+    const json& p = root["permissions"];
+    RETURN_IF_ERROR(CheckKeys(p, "permissions", {"deny", "ask", "allow"}, origin));
+    if (p.contains("deny")) RETURN_IF_ERROR(ReadStrings(p["deny"], "permissions.deny", &c.permissions.deny, origin));
+    if (p.contains("ask")) RETURN_IF_ERROR(ReadStrings(p["ask"], "permissions.ask", &c.permissions.ask, origin));
+    if (p.contains("allow")) RETURN_IF_ERROR(ReadStrings(p["allow"], "permissions.allow", &c.permissions.allow, origin));
+  }
+  for (auto [key, into] : {std::pair<const char*, std::vector<std::string>*>{"ForbiddenCommands", &c.permissions.deny},
+                           {"AllowedCommands", &c.permissions.allow}}) {
+    if (!root.contains(key)) continue;
+    std::vector<std::string> more;
+    RETURN_IF_ERROR(ReadStrings(root[key], key, &more, origin));
+    into->insert(into->end(), more.begin(), more.end());
+  }
   if (root.contains("stall")) {
     const json& st = root["stall"];
     RETURN_IF_ERROR(CheckKeys(

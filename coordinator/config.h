@@ -35,6 +35,7 @@
 //   "breakers": {"enabled": true, "failures": 5, "cooldown_seconds": 30,
 //                "trials": 1, "successes": 2}
 // }
+// "permissions": {"deny": ["rm", "git push"], "ask": ["npm install*"], "allow": ["make"]}
 // Budgets are per message; 0 means no limit. agent.max_turns is the same
 // setting as budgets.max_turns.
 // A server named like a default one replaces it; an empty command or check
@@ -51,6 +52,7 @@
 #include "coordinator/budget.h"
 #include "coordinator/checks.h"
 #include "coordinator/circuit_breaker.h"
+#include "coordinator/command_rules.h"
 #include "coordinator/file_cache.h"
 #include "coordinator/stall_detector.h"
 #include "coordinator/validators.h"
@@ -105,6 +107,9 @@ struct Config {
   int64_t max_wall_seconds = 0;
   std::map<std::string, int> tool_timeouts = {{"ExecuteCommand", 120}, {"*", 300}};  // seconds
   StallOptions stall;                      // stall.*
+  // permissions.{deny,ask,allow}: command rules (ForbiddenCommands and
+  // AllowedCommands, the seed's names, are accepted as deny and allow).
+  CommandRules permissions;
   BreakerOptions breakers;                 // breakers.*
 };
 

@@ -416,5 +416,18 @@ TEST(ConfigTest, SandboxLimits) {
   }
 }
 
+TEST(ConfigTest, PermissionsAndTheSeedsNamesForThem) {
+  auto c = ParseConfig(R"({"permissions":{"deny":["rm"],"ask":["npm install*"],"allow":["make"]},
+                           "ForbiddenCommands":["curl"],"AllowedCommands":["git status"]})",
+                       "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->permissions.deny, (std::vector<std::string>{"rm", "curl"}));
+  EXPECT_EQ(c->permissions.ask, (std::vector<std::string>{"npm install*"}));
+  EXPECT_EQ(c->permissions.allow, (std::vector<std::string>{"make", "git status"}));
+  auto bad = ParseConfig(R"({"permissions":{"forbid":["rm"]}})", "odinconfig.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("permissions.forbid"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace odin

@@ -224,6 +224,11 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
     return id;
   }
+  Status ruled = CheckCommandRules(tc);
+  if (!ruled.ok()) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED, ruled);
+    return id;
+  }
   const ToolInfo* info = FindTool(tc.tool);
   if (tc.tool == kMemoryQueryTool) {
     RunMemoryQuery(id);
@@ -379,6 +384,27 @@ bool IsWriteTool(const std::string& tool) {
 }
 
 }  // namespace
+
+Status Coordinator::CheckCommandRules(const ToolCall& call) {
+  // odin exec runs the user's own command: no rules.
+  if (call.tool != "ExecuteCommand" || call.mode == "exec") return Status::OK();
+  json args = json::parse(call.arguments_json, nullptr, false);
+  if (!args.is_object() || !args.contains("command") || !args["command"].is_string()) return Status::OK();
+  RuleVerdict v = JudgeCommand(args["command"].get<std::string>(), o_.command_rules);
+  if (v.decision == RuleDecision::kAllow) return Status::OK();
+  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
+  if (v.decision == RuleDecision::kDeny) {
+    RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
+    return Status::PermissionDenied("command", v.reason + " (permissions.deny in odinconfig.json)");
+  }
+  // It needs approval; headless runs answer by policy.
+  bool allowed = o_.approval == "allow";
+  detail["approval"] = allowed ? "allowed by policy" : "denied by policy";
+  RecordGateEvent(call.agent_id, "", "approval", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (allowed) return Status::OK();
+  return Status::PermissionDenied("command", "needs approval: " + v.reason + "; this run's approval policy is deny "
+                                             "(odin -p --approval allow lets such commands run)");
+}
 
 Status Coordinator::CheckBlocked(const ToolCall& call) {
   // Only edit-mode work makes progress to stop; ask and plan change nothing.

@@ -40,6 +40,7 @@
 #include "base/process_launcher.h"
 #include "base/status.h"
 #include "coordinator/circuit_breaker.h"
+#include "coordinator/command_rules.h"
 #include "coordinator/file_cache.h"
 #include "coordinator/ledger.h"
 #include "coordinator/llm.h"
@@ -76,6 +77,11 @@ struct CoordinatorOptions {
   BreakerOptions breakers;
   // rlimits of every command (ExecuteCommand) that sets none of its own.
   SpawnLimits command_limits;
+  // Rules for the agents' commands (not odin exec's), and what happens to a
+  // command that needs approval: "deny" (refused, with a clear result) or
+  // "allow".
+  CommandRules command_rules;
+  std::string approval = "deny";
   // Subagents (AgentTool): their deadline and stall thresholds.
   Duration subagent_timeout = seconds(600);
   StallOptions subagent_stall;
@@ -237,6 +243,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
+  // Gate 8: the command rules and approval, for an agent's ExecuteCommand.
+  Status CheckCommandRules(const ToolCall& call);
   bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
   // for a write) on path's content.

@@ -76,6 +76,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   co.validation.enabled = config.validation.enabled && flags.validate;
   co.memory_forced = flags.profile == "strict";
   co.breakers = config.breakers;
+  co.command_rules = config.permissions;
+  co.approval = flags.approval;
   co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
   co.subagent_timeout = seconds(config.subagent_timeout_seconds);
   co.subagent_stall = config.stall;

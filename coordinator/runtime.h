@@ -29,6 +29,7 @@ struct RuntimeFlags {
   std::string resume_session;  // non-empty: continue this session instead of starting one
   bool validate = false;       // validate writes (if validation.enabled in the config)
   std::string profile = "auto";  // strict: memory-forced reasoning after a failed validation
+  std::string approval = "deny"; // a command that needs approval: deny or allow
 };
 
 class Runtime {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Odin's build and runtime dependencies from Debian 12 packages, then
-# the language servers Debian does not package, from npm (into build/lsp).
+# the language servers Debian does not package, from npm (into build/lsp), and
+# the tree-sitter-bash grammar (npm pack, into third_party/tree-sitter-bash).
 # Works as root (no sudo on a fresh machine) or as a user with sudo.
 set -euo pipefail
 
@@ -11,7 +12,7 @@ packages=(
   libsqlite3-dev sqlite3
   libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libseccomp-dev libssl-dev
+  libseccomp-dev libssl-dev libtree-sitter-dev
   libdtl-dev libcpp-httplib-dev
   bubblewrap ripgrep
   clangd python3
@@ -42,3 +43,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 "$(dirname "$0")/install-language-servers.sh"
+"$(dirname "$0")/fetch-tree-sitter-bash.sh"

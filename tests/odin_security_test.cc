@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -60,6 +61,25 @@ class OdinSecurityTest : public ::testing::Test {
     json shown = json::parse(RunOdin(ws_.path(), {"show", r["execution_id"], "--json"}).out, nullptr, false);
     ASSERT_FALSE(shown.is_discarded());
     EXPECT_NE(shown["status"], "started") << shown.dump();
+  }
+
+  // The details of the ledger's gate events of a kind, oldest first.
+  std::vector<std::string> GateEvents(const std::string& kind) {
+    std::vector<std::string> out;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(db, "SELECT detail_json FROM gate_events WHERE kind = ? ORDER BY seq", -1, &st,
+                             nullptr) != SQLITE_OK) {
+        ADD_FAILURE() << sqlite3_errmsg(db);
+      } else {
+        sqlite3_bind_text(st, 1, kind.c_str(), -1, SQLITE_TRANSIENT);
+        while (sqlite3_step(st) == SQLITE_ROW) out.push_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
   }
 
   TempWorkspace ws_;
@@ -151,7 +171,7 @@ TEST_F(OdinSecurityTest, NoNetworkEvenToLoopbackOfTheHost) {
   socklen_t len = sizeof addr;
   getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
   std::string port = std::to_string(ntohs(addr.sin_port));
-  std::string attempt = "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected";
+  std::string attempt = "echo hi > /dev/tcp/127.0.0.1/" + port + " && echo connected";
   json r = Command(attempt);
   EXPECT_EQ(r["status"], "error");
   EXPECT_EQ(r["output"].get<std::string>().find("connected"), std::string::npos);
@@ -225,6 +245,50 @@ TEST_F(OdinSecurityTest, AMemoryBombStopsAtTheMemoryLimit) {
   Ran next = RunOdin(ws_.path(), {"tool", "ExecuteCommand", R"({"command":"echo alive"})"},
                      {{"ODIN_TEST_MARK", marker_}});
   EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+}
+
+TEST_F(OdinSecurityTest, DenyRulesHoldAgainstChainedWrappedAndSubstitutedCommands) {
+  Put("odinconfig.json", R"({"permissions":{"deny":["rm"]}})");
+  Put("x", "keep me\n");
+  for (const char* attempt : {"true && rm -rf x", "env rm x", "bash -c 'rm -rf x'", "echo $(rm x)",
+                              "timeout 5 nice rm x", "find . -name x | xargs rm"}) {
+    json r = Command(attempt);
+    EXPECT_EQ(r["status"], "rejected") << attempt << ": " << r.dump();
+    EXPECT_NE(r["error"].get<std::string>().find("deny rule 'rm'"), std::string::npos) << r.dump();
+    EXPECT_EQ(Get("x"), "keep me\n") << attempt;
+    ExpectRecorded(r);
+  }
+  // A command that computes its name cannot be vouched for: it needs
+  // approval, and headless runs deny by default.
+  json computed = Command("$(echo rm) -rf x");
+  EXPECT_EQ(computed["status"], "rejected");
+  EXPECT_NE(computed["error"].get<std::string>().find("needs approval"), std::string::npos) << computed.dump();
+  EXPECT_EQ(Get("x"), "keep me\n");
+  // What no rule names still runs, in the sandbox.
+  Ran ok = RunOdin(ws_.path(), {"tool", "ExecuteCommand", R"({"command":"cat x"})"}, {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
+TEST_F(OdinSecurityTest, AskRulesFollowTheApprovalPolicyAndEveryDecisionIsRecorded) {
+  Put("odinconfig.json", R"({"permissions":{"ask":["touch"]},"checks":{"build":"","lint":"","tests":""}})");
+  for (const char* policy : {"deny", "allow"}) {
+    std::string file = std::string("made-by-") + policy;
+    FakeLlm llm(json({{"responses",
+                       {{{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "touch " + file}}}}}}},
+                        {{"text", "done"}}}}})
+                    .dump());
+    Ran run = RunOdin(ws_.path(), {"-p", "make a file", "--output-format", "json", "--approval", policy},
+                      {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "k"}, {"ANTHROPIC_BASE_URL", ""},
+                       {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(PathExists(ws_.Join(file)), std::string(policy) == "allow") << policy;
+  }
+  // Both decisions are gate events in the ledger.
+  std::vector<std::string> approvals = GateEvents("approval");
+  ASSERT_EQ(approvals.size(), 2u);
+  EXPECT_NE(approvals[0].find("denied by policy"), std::string::npos) << approvals[0];
+  EXPECT_NE(approvals[1].find("allowed by policy"), std::string::npos) << approvals[1];
+  EXPECT_NE(approvals[0].find("ask rule 'touch'"), std::string::npos) << approvals[0];
 }
 
 }  // namespace
