@@ -54,7 +54,7 @@ struct AgentFlags {
   double max_budget_usd = 0;           // --max-budget-usd
   double max_wall_seconds = 0;         // --max-wall-seconds
   std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
-  std::string approval = "deny";       // --approval deny|allow: commands that need approval (headless)
+  std::string approval;                // --approval deny|allow|prompt; "": deny headless, prompt interactive
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
 };
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <map>
 
@@ -241,7 +242,11 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   flags.runtime.sandbox = g.sandbox;
   flags.runtime.session_kind = "agent";
   flags.runtime.mode = f.mode;
-  flags.runtime.approval = f.approval;
+  if (f.approval == "prompt") {
+    std::cerr << "odin: --approval prompt needs the interactive session (odin without -p)\n";
+    return kUsageError;
+  }
+  flags.runtime.approval = f.approval.empty() ? "deny" : f.approval;
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
   flags.max_tool_calls = f.max_tool_calls;
@@ -319,6 +324,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   // The workers of an interactive session serve messages of every mode; the
   // mode gate keeps ask and plan from writing.
   flags.runtime.mode = "edit";
+  flags.runtime.approval = f.approval.empty() ? "prompt" : f.approval;
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
   flags.max_tool_calls = f.max_tool_calls;
@@ -336,6 +342,19 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     std::cerr << "odin: " << sp.message() << "\n";
     return kError;
   }
+  // Commands that need approval wait for the user's answer: the next line.
+  std::deque<ApprovalRequest> approvals;
+  auto ask_next = [&term, &approvals] {
+    if (approvals.empty()) return;
+    const ApprovalRequest& a = approvals.front();
+    term.Line(term.Color("33", "⚠ approval needed: `" + a.command + "`"));
+    term.Line(term.Color("33", "  " + a.reason));
+    term.Line(term.Color("1", "  Allow? [y] once, [a] for this session, [n] no: "));
+  };
+  s.runtime().coordinator().on_approval_request = [&approvals, &ask_next](const ApprovalRequest& a) {
+    approvals.push_back(a);
+    if (approvals.size() == 1) ask_next();
+  };
   // Non-blocking reads of a stdin the shell shares: put its flags back on the
   // way out, however we leave.
   int stdin_flags = fcntl(STDIN_FILENO, F_GETFL);
@@ -373,6 +392,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
       SteadyTime now = RealClock::Get()->Now();
       if (s.agent().busy()) {
         term.Line(term.Color("33", "^C: cancelling the current turn"));
+        approvals.clear();  // their calls end as cancelled
         s.agent().CancelCurrent();
       } else if (now - last_interrupt < seconds(2)) {
         term.Line("");
@@ -390,6 +410,13 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     // Ctrl-D, the end of piped input, or an input that fails: finish the
     // queue, then leave.
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) input_open = false;
+    if (!input_open && buffer.empty()) {
+      // Nobody is left to answer: what waits for approval is denied.
+      while (!approvals.empty()) {
+        s.runtime().coordinator().AnswerApproval(approvals.front().execution_id, ApprovalAnswer::kDeny);
+        approvals.pop_front();
+      }
+    }
     if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
     size_t nl;
     while ((nl = buffer.find('\n')) != std::string::npos || (!input_open && !buffer.empty())) {
@@ -397,6 +424,19 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
       buffer.erase(0, nl == std::string::npos ? buffer.size() : nl + 1);
       while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
       term.prompt_due_ = true;
+      if (!approvals.empty()) {
+        ApprovalRequest a = approvals.front();
+        approvals.pop_front();
+        ApprovalAnswer answer = line == "y" || line == "yes"      ? ApprovalAnswer::kOnce
+                                : line == "a" || line == "always" ? ApprovalAnswer::kSession
+                                                                  : ApprovalAnswer::kDeny;
+        term.Line(answer == ApprovalAnswer::kOnce      ? "  allowed once"
+                  : answer == ApprovalAnswer::kSession ? "  allowed for this session"
+                                                       : "  denied");
+        s.runtime().coordinator().AnswerApproval(a.execution_id, answer);
+        ask_next();
+        continue;
+      }
       if (line.empty()) continue;
       if (!IsValidUtf8(line)) {
         term.Line("(that line is not valid UTF-8; not sent)");

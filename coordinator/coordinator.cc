@@ -224,11 +224,13 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
     return id;
   }
-  Status ruled = CheckCommandRules(tc);
+  bool wait = false;
+  Status ruled = CheckCommandRules(tc, &wait);
   if (!ruled.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, ruled);
     return id;
   }
+  if (wait) return id;  // AnswerApproval goes on from here
   const ToolInfo* info = FindTool(tc.tool);
   if (tc.tool == kMemoryQueryTool) {
     RunMemoryQuery(id);
@@ -385,7 +387,8 @@ bool IsWriteTool(const std::string& tool) {
 
 }  // namespace
 
-Status Coordinator::CheckCommandRules(const ToolCall& call) {
+Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
+  *wait = false;
   // odin exec runs the user's own command: no rules.
   if (call.tool != "ExecuteCommand" || call.mode == "exec") return Status::OK();
   json args = json::parse(call.arguments_json, nullptr, false);
@@ -397,13 +400,47 @@ Status Coordinator::CheckCommandRules(const ToolCall& call) {
     RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
     return Status::PermissionDenied("command", v.reason + " (permissions.deny in odinconfig.json)");
   }
-  // It needs approval; headless runs answer by policy.
+  // It needs approval: the user allowed its kind for the session, or asks
+  // now (interactive), or the policy answers (headless).
+  std::string key = !v.rule.empty() ? "rule:" + v.rule : "command:" + args["command"].get<std::string>();
+  if (approved_for_session_.count(key) != 0) {
+    detail["approval"] = "allowed for the session";
+    RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
+                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
+    return Status::OK();
+  }
+  if (o_.approval == "prompt" && on_approval_request) {
+    calls_[call.execution_id].approval_key = key;
+    *wait = true;
+    on_approval_request({call.execution_id, call.agent_id, args["command"].get<std::string>(), v.reason});
+    return Status::OK();
+  }
   bool allowed = o_.approval == "allow";
   detail["approval"] = allowed ? "allowed by policy" : "denied by policy";
   RecordGateEvent(call.agent_id, "", "approval", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
   if (allowed) return Status::OK();
   return Status::PermissionDenied("command", "needs approval: " + v.reason + "; this run's approval policy is deny "
                                              "(odin -p --approval allow lets such commands run)");
+}
+
+void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
+  auto it = calls_.find(execution_id);
+  if (it == calls_.end() || it->second.approval_key.empty()) return;  // answered, or cancelled meanwhile
+  Call& c = it->second;
+  std::string key = std::move(c.approval_key);
+  c.approval_key.clear();
+  const char* how = answer == ApprovalAnswer::kOnce      ? "allowed once by the user"
+                    : answer == ApprovalAnswer::kSession ? "allowed for the session by the user"
+                                                         : "denied by the user";
+  RecordGateEvent(c.call.agent_id, "", "approval", execution_id,
+                  json({{"decision", "ask"}, {"approval", how}, {"key", key}}).dump(-1, ' ', false,
+                                                                                    json::error_handler_t::replace));
+  if (answer == ApprovalAnswer::kDeny) {
+    return EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
+                   Status::PermissionDenied("command", "the user did not approve it"));
+  }
+  if (answer == ApprovalAnswer::kSession) approved_for_session_.insert(key);
+  Dispatch(c);
 }
 
 Status Coordinator::CheckBlocked(const ToolCall& call) {
@@ -454,6 +491,11 @@ std::vector<FileVerdict> Coordinator::Blocking() const {
 }
 
 void Coordinator::Cancel(const std::string& execution_id, int reason) {
+  auto waiting = calls_.find(execution_id);
+  if (waiting != calls_.end() && !waiting->second.approval_key.empty()) {
+    waiting->second.approval_key.clear();
+    return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while waiting for approval"));
+  }
   for (auto& [id, c] : calls_) {
     if (c.held && c.held->write.call.execution_id == execution_id) {
       // The write is done and waits for its validation: stop that instead.

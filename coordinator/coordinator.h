@@ -32,6 +32,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,8 +79,9 @@ struct CoordinatorOptions {
   // rlimits of every command (ExecuteCommand) that sets none of its own.
   SpawnLimits command_limits;
   // Rules for the agents' commands (not odin exec's), and what happens to a
-  // command that needs approval: "deny" (refused, with a clear result) or
-  // "allow".
+  // command that needs approval: "deny" (refused, with a clear result),
+  // "allow", or "prompt" (the call waits for AnswerApproval; the front end
+  // hears of it through on_approval_request).
   CommandRules command_rules;
   std::string approval = "deny";
   // Subagents (AgentTool): their deadline and stall thresholds.
@@ -88,6 +90,16 @@ struct CoordinatorOptions {
 };
 
 class Budget;
+
+// A command waiting for the user's approval.
+struct ApprovalRequest {
+  std::string execution_id;
+  std::string agent_id;
+  std::string command;
+  std::string reason;  // why it needs approval: the ask rule, a computed name, ...
+};
+
+enum class ApprovalAnswer { kOnce, kSession, kDeny };
 
 // How the coordinator calls the model for subagents (which have no network):
 // the session's client, model and prices.
@@ -158,6 +170,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Drops the subagents' model calls and forgets them (and model access):
   // before the model client or the parent's budget goes away.
   void AbandonSubagents();
+  // The user's answer to an approval request: the call runs (once, or every
+  // command like it for the rest of the session) or is refused.
+  void AnswerApproval(const std::string& execution_id, ApprovalAnswer answer);
+  // With approval "prompt": told of each command that waits for an answer.
+  std::function<void(const ApprovalRequest&)> on_approval_request;
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
   std::function<void(const v1::Hello&)> on_worker_ready;
 
@@ -171,6 +188,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string write_path;  // the file a writing tool holds the lock of
     std::string output;      // the first artifact_cap bytes of output, in arrival order
     bool validate = true;    // false for a rollback, which is not validated
+    std::string approval_key;  // waiting for the user: what "for the session" would allow
     // For lsp_check: the file, and the content validated.
     std::string check_path;
     std::string check_content;
@@ -244,7 +262,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
   // Gate 8: the command rules and approval, for an agent's ExecuteCommand.
-  Status CheckCommandRules(const ToolCall& call);
+  // *wait is set when the call must wait for the user's answer.
+  Status CheckCommandRules(const ToolCall& call, bool* wait);
   bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
   // for a write) on path's content.
@@ -274,6 +293,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   ProgramLookup lookup_;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;
+  std::set<std::string> approved_for_session_;  // ask rules (or commands) the user allowed for the session
   std::map<std::string, Subagent> subagents_;         // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
 };

@@ -77,8 +77,9 @@ int main(int argc, char** argv) {
     a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
         ->check(CLI::Range(0.001, 2592000.0));
     a->add_option("--approval", agent.approval,
-                  "Commands that need approval (an ask rule, or not understood): deny (default) or allow")
-        ->check(CLI::IsMember({"deny", "allow"}));
+                  "Commands that need approval (an ask rule, or not understood): deny, allow or prompt "
+                  "(default: deny with -p, prompt in the interactive session)")
+        ->check(CLI::IsMember({"deny", "allow", "prompt"}));
     a->add_option("--profile", agent.profile,
                   "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
         ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));

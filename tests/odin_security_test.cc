@@ -291,5 +291,59 @@ TEST_F(OdinSecurityTest, AskRulesFollowTheApprovalPolicyAndEveryDecisionIsRecord
   EXPECT_NE(approvals[0].find("ask rule 'touch'"), std::string::npos) << approvals[0];
 }
 
+TEST_F(OdinSecurityTest, TheInteractiveSessionAsksTheUser) {
+  Put("odinconfig.json", R"({"permissions":{"ask":["touch"]},"checks":{"build":"","lint":"","tests":""}})");
+  auto touch = [](const std::string& f) {
+    return json{{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "touch " + f}}}}}}};
+  };
+  FakeLlm llm(json({{"responses", {touch("once"), touch("refused"), touch("always"), touch("later"), {{"text", "done"}}}}})
+                  .dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out,
+                             {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "k"}, {"ANTHROPIC_BASE_URL", ""},
+                              {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+  auto say = [in](const std::string& line) {
+    std::string l = line + "\n";
+    ASSERT_EQ(write(in, l.data(), l.size()), static_cast<ssize_t>(l.size()));
+  };
+  say("make some files");
+  std::string seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("`touch once`"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("ask rule 'touch'"), std::string::npos) << seen;
+  say("y");
+  seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("`touch refused`"), std::string::npos) << seen;
+  say("n");
+  seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("`touch always`"), std::string::npos) << seen;
+  say("a");
+  // "touch later" needs no question now.
+  seen = ReadUntil(out, "── Odin report");
+  EXPECT_EQ(seen.find("Allow?"), std::string::npos) << seen;
+  close(in);
+  ReadUntil(out, "(the end)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_TRUE(PathExists(ws_.Join("once")));
+  EXPECT_FALSE(PathExists(ws_.Join("refused")));
+  EXPECT_TRUE(PathExists(ws_.Join("always")));
+  EXPECT_TRUE(PathExists(ws_.Join("later")));
+  std::vector<std::string> approvals = GateEvents("approval");
+  ASSERT_EQ(approvals.size(), 4u);
+  EXPECT_NE(approvals[0].find("allowed once by the user"), std::string::npos) << approvals[0];
+  EXPECT_NE(approvals[1].find("denied by the user"), std::string::npos) << approvals[1];
+  EXPECT_NE(approvals[2].find("allowed for the session by the user"), std::string::npos) << approvals[2];
+  EXPECT_NE(approvals[3].find("\"allowed for the session\""), std::string::npos) << approvals[3];
+  // The model read the refusal as a ground-truth record.
+  std::vector<std::string> statuses;
+  for (const std::string& line : llm.LogLines()) {
+    json j = json::parse(line);
+    if (!j.contains("body")) continue;
+    const json& last = j["body"]["messages"].back();
+    if (last["role"] == "tool") statuses.push_back(json::parse(last["content"].get<std::string>())["status"]);
+  }
+  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected", "ok", "ok"}));
+}
+
 }  // namespace
 }  // namespace odin::testing
