@@ -15,6 +15,7 @@
 #include "base/version.h"
 #include "coordinator/cli.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/landlock.h"
 #include "coordinator/config.h"
 #include "coordinator/ledger.h"
 #include "coordinator/workspace.h"
@@ -190,7 +191,11 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
           (limits.file_size_mb ? std::to_string(limits.file_size_mb) + " MB" : std::string("-")) + ", open files " +
           (limits.open_files ? std::to_string(limits.open_files) : std::string("-")) + ", address space " +
           (limits.address_space_mb ? std::to_string(limits.address_space_mb) + " MB" : std::string("-")));
-  add("landlock fallback", false, "not built yet (bubblewrap and seccomp only)");
+  int landlock = LandlockAbi();
+  add("landlock fallback", landlock > 0 && !namespaces,
+      landlock <= 0 ? "none: the kernel offers no Landlock"
+      : namespaces  ? "available (ABI " + std::to_string(landlock) + "), used when bubblewrap cannot run"
+                    : "confines writes to the workspace (ABI " + std::to_string(landlock) + ")");
 
   std::string ledger_detail = "not created yet";
   if (PathExists(ws->ledger_path)) {

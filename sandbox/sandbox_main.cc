@@ -43,6 +43,7 @@
 #include "base/subprocess.h"
 #include "sandbox/bwrap_args.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/landlock.h"
 #include "sandbox/sandbox_exit_codes.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
@@ -175,6 +176,18 @@ void EnterCgroup(const SandboxOptions& o) {
     if (o.seccomp) {
       Status s = InstallSeccompFilter({.deny_network = !o.network});
       if (!s.ok()) fprintf(stderr, "odin-sandbox: %s; running without the seccomp layer\n", s.message().c_str());
+    }
+    // Landlock keeps writes in the workspace (and the program's own
+    // directories) instead of the namespaces' read-only root.
+    std::vector<std::string> writable = o.writable_paths;
+    if (!o.workspace_readonly) writable.push_back(o.workspace);
+    for (const char* dir : {"/tmp", "/dev", "/var/tmp"}) writable.push_back(dir);
+    Status landlock = RestrictWritesTo(writable);
+    if (!landlock.ok()) {
+      fprintf(stderr, "odin-sandbox: %s; writes are not confined to the workspace\n", landlock.message().c_str());
+    } else {
+      fprintf(stderr, "odin-sandbox: Landlock confines writes to the workspace%s\n",
+              o.workspace_readonly ? " (read-only here)" : "");
     }
   }
   Supervise(o, "none: " + why);

@@ -345,5 +345,27 @@ TEST_F(OdinSecurityTest, TheInteractiveSessionAsksTheUser) {
   EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected", "ok", "ok"}));
 }
 
+TEST_F(OdinSecurityTest, WithoutNamespacesLandlockKeepsWritesInTheWorkspace) {
+  // bubblewrap unusable: the fallback runs the worker without namespaces.
+  Put("odinconfig.json", R"({"sandbox":{"bwrap":"/bin/false"}})");
+  json doctor = json::parse(RunOdin(ws_.path(), {"doctor", "--json"}).out, nullptr, false);
+  ASSERT_FALSE(doctor.is_discarded());
+  for (const json& layer : doctor["layers"]) {
+    if (layer["name"] == "landlock fallback" && !layer["active"].get<bool>()) {
+      GTEST_SKIP() << "no Landlock on this machine (odin doctor: " << layer["detail"].get<std::string>() << ")";
+    }
+  }
+  const char* home = getenv("HOME");
+  ASSERT_NE(home, nullptr);
+  std::string outside = std::string(home) + "/odin-landlock-" + std::to_string(getpid());
+  json r = Command("echo inside > inside.txt && echo owned > " + outside);
+  EXPECT_EQ(r["status"], "error") << r.dump();
+  EXPECT_NE(r["output"].get<std::string>().find("Permission denied"), std::string::npos) << r.dump();
+  EXPECT_FALSE(PathExists(outside));
+  unlink(outside.c_str());
+  EXPECT_EQ(Get("inside.txt"), "inside\n");  // the workspace stays writable
+  ExpectRecorded(r);
+}
+
 }  // namespace
 }  // namespace odin::testing
