@@ -156,6 +156,11 @@ void AddCommand(TSNode cmd, const std::string& src, int depth, ParsedCommand* ou
 
 void Walk(TSNode n, const std::string& src, int depth, ParsedCommand* out) {
   if (Is(n, "command")) AddCommand(n, src, depth, out);
+  if (Is(n, "file_redirect")) {
+    TSNode target = ts_node_child_by_field_name(n, "destination", 11);
+    std::string value;
+    if (!ts_node_is_null(target) && StaticWord(target, src, &value)) out->redirects.push_back(value);
+  }
   // Every node below: the arguments' command substitutions, bodies of
   // loops, functions and subshells.
   for (uint32_t i = 0; i < ts_node_named_child_count(n); ++i) Walk(ts_node_named_child(n, i), src, depth, out);

@@ -26,6 +26,7 @@ struct CommandPart {
 
 struct ParsedCommand {
   std::vector<CommandPart> parts;
+  std::vector<std::string> redirects;  // targets of redirections known before it runs (> file, < file)
   bool complete = true;  // false: the parser found a syntax error (the parts are a best effort)
 };
 

@@ -54,7 +54,40 @@ const char* RuleDecisionName(RuleDecision d) {
   return "?";
 }
 
-RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules) {
+bool OutsideWorkspace(const std::string& path, const std::string& workspace, const std::string& cwd) {
+  if (path.empty() || workspace.empty()) return false;
+  bool absolute = path[0] == '/';
+  if (!absolute && path.find("..") == std::string::npos) return false;  // stays below cwd
+  // Lexical resolution: ".." climbs, "." stays.
+  std::vector<std::string> parts;
+  std::string base = absolute ? "" : (cwd.empty() ? workspace : cwd);
+  std::string joined = base + "/" + path;
+  std::istringstream in(joined);
+  std::string seg;
+  while (std::getline(in, seg, '/')) {
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(seg);
+  }
+  std::string resolved;
+  for (const std::string& p : parts) resolved += "/" + p;
+  if (resolved.empty()) resolved = "/";
+  auto below = [&resolved](const std::string& dir) {
+    return resolved == dir || (resolved.size() > dir.size() && resolved.compare(0, dir.size(), dir) == 0 &&
+                               resolved[dir.size()] == '/');
+  };
+  if (below(workspace)) return false;
+  for (const char* own : {"/tmp", "/var/tmp", "/dev", "/proc"}) {
+    if (below(own)) return false;
+  }
+  return true;
+}
+
+RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace,
+                         const std::string& cwd) {
   StatusOr<ParsedCommand> parsed = ParseCommand(command);
   if (!parsed.ok()) return {RuleDecision::kAsk, "", "", "the command is " + parsed.status().message()};
   std::optional<RuleVerdict> ask;
@@ -72,6 +105,22 @@ RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules) 
         ask = RuleVerdict{RuleDecision::kAsk, *r, part.text,
                           "`" + Shown(part.text) + "` matches the ask rule '" + *r + "'"};
       }
+    }
+    // A path outside the workspace in its arguments, unless an allow rule
+    // vouches for the part.
+    if (!ask && FirstMatch(rules.allow, part) == nullptr) {
+      for (size_t i = 1; i < part.words.size(); ++i) {
+        const std::string& w = part.words[i];
+        if (w.empty() || w[0] == '-' || !OutsideWorkspace(w, workspace, cwd)) continue;
+        ask = RuleVerdict{RuleDecision::kAsk, "", part.text,
+                          "`" + Shown(part.text) + "` names " + w + ", outside the workspace"};
+        break;
+      }
+    }
+  }
+  for (const std::string& target : parsed->redirects) {
+    if (!ask && OutsideWorkspace(target, workspace, cwd)) {
+      ask = RuleVerdict{RuleDecision::kAsk, "", target, "the command writes or reads " + target + ", outside the workspace"};
     }
   }
   if (ask) return *ask;

@@ -34,6 +34,17 @@ struct RuleVerdict {
   std::string reason;  // one line for the model and the ledger
 };
 
-RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules);
+// workspace (absolute; "" to skip the check): a part's argument or a
+// redirection that names a path outside it needs approval, unless an allow
+// rule vouches for the part. The sandbox's own places are not "outside":
+// /tmp and /var/tmp (private), /dev, /proc. cwd is where relative paths start
+// (the workspace if empty).
+RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace = "",
+                         const std::string& cwd = "");
+
+// Whether path (absolute, or relative to cwd) lies outside the workspace and
+// the sandbox's own places; resolved lexically (symlinks are the sandbox's
+// business).
+bool OutsideWorkspace(const std::string& path, const std::string& workspace, const std::string& cwd);
 
 }  // namespace odin

@@ -102,5 +102,32 @@ TEST(CommandRulesTest, WordsMatchExactlyOrByPrefix) {
   EXPECT_EQ(JudgeCommand("gitk", r).decision, RuleDecision::kAllow);
 }
 
+TEST(CommandRulesTest, PathsOutsideTheWorkspaceNeedApproval) {
+  const std::string ws = "/src/repo";
+  for (const char* command : {"cat /etc/shadow", "cp notes.txt /home/me/", "echo x > /etc/profile",
+                              "ls ../../other", "cd sub && tar xf ../../../x.tar", "sort < /root/secret"}) {
+    RuleVerdict v = JudgeCommand(command, {}, ws);
+    EXPECT_EQ(v.decision, RuleDecision::kAsk) << command;
+    EXPECT_NE(v.reason.find("outside the workspace"), std::string::npos) << v.reason;
+  }
+  for (const char* command : {"cat /src/repo/a.txt", "ls sub/../b", "echo x > /dev/null", "cat /proc/cpuinfo",
+                              "mktemp -p /tmp", "grep -r x .", "make -C sub", "git diff HEAD~1 -- ./a"}) {
+    EXPECT_EQ(JudgeCommand(command, {}, ws).decision, RuleDecision::kAllow) << command;
+  }
+  // An allow rule vouches for its part, paths included.
+  CommandRules r;
+  r.allow = {"ls"};
+  EXPECT_EQ(JudgeCommand("ls /usr/include", r, ws).decision, RuleDecision::kAllow);
+  EXPECT_EQ(JudgeCommand("cat /usr/include/stdio.h", r, ws).decision, RuleDecision::kAsk);
+}
+
+TEST(CommandRulesTest, RelativePathsStartAtTheCommandsDirectory) {
+  EXPECT_TRUE(OutsideWorkspace("../x", "/src/repo", "/src/repo"));
+  EXPECT_FALSE(OutsideWorkspace("../x", "/src/repo", "/src/repo/sub"));
+  EXPECT_TRUE(OutsideWorkspace("/src/repository", "/src/repo", ""));
+  EXPECT_FALSE(OutsideWorkspace("/src/repo", "/src/repo", ""));
+  EXPECT_FALSE(OutsideWorkspace("plain/relative", "/src/repo", ""));
+}
+
 }  // namespace
 }  // namespace odin

@@ -393,7 +393,12 @@ Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
   if (call.tool != "ExecuteCommand" || call.mode == "exec") return Status::OK();
   json args = json::parse(call.arguments_json, nullptr, false);
   if (!args.is_object() || !args.contains("command") || !args["command"].is_string()) return Status::OK();
-  RuleVerdict v = JudgeCommand(args["command"].get<std::string>(), o_.command_rules);
+  std::string cwd;
+  if (args.contains("cwd") && args["cwd"].is_string()) {
+    cwd = args["cwd"].get<std::string>();
+    if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
+  }
+  RuleVerdict v = JudgeCommand(args["command"].get<std::string>(), o_.command_rules, o_.workspace, cwd);
   if (v.decision == RuleDecision::kAllow) return Status::OK();
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
   if (v.decision == RuleDecision::kDeny) {
