@@ -344,14 +344,32 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   }
   // Commands that need approval wait for the user's answer: the next line.
   std::deque<ApprovalRequest> approvals;
-  auto ask_next = [&term, &approvals] {
+  // The command is the model's: control characters are shown, not obeyed,
+  // so it cannot make itself look like something else.
+  auto visible = [](const std::string& text) {
+    std::string out;
+    for (unsigned char ch : text) {
+      if (ch < 0x20 && ch != '\t') out += "^" + std::string(1, static_cast<char>(ch + 64));
+      else if (ch == 0x7f) out += "^?";
+      else out += static_cast<char>(ch);
+    }
+    return out;
+  };
+  auto ask_next = [&term, &approvals, visible] {
     if (approvals.empty()) return;
     const ApprovalRequest& a = approvals.front();
-    term.Line(term.Color("33", "⚠ approval needed: `" + a.command + "`"));
-    term.Line(term.Color("33", "  " + a.reason));
+    term.Line(term.Color("33", "⚠ approval needed: `" + visible(a.command) + "`"));
+    term.Line(term.Color("33", "  " + visible(a.reason)));
     term.Line(term.Color("1", "  Allow? [y] once, [a] for this session, [n] no: "));
   };
-  s.runtime().coordinator().on_approval_request = [&approvals, &ask_next](const ApprovalRequest& a) {
+  bool input_open = true;
+  s.runtime().coordinator().on_approval_request = [&approvals, &ask_next, &input_open,
+                                                   &s](const ApprovalRequest& a) {
+    if (!input_open) {
+      // Nobody is left to answer.
+      s.runtime().coordinator().AnswerApproval(a.execution_id, ApprovalAnswer::kDeny);
+      return;
+    }
     approvals.push_back(a);
     if (approvals.size() == 1) ask_next();
   };
@@ -372,7 +390,6 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   term.Line("Type /help for commands.");
 
   std::string buffer;
-  bool input_open = true;
   SteadyTime last_interrupt{};
   for (;;) {
     if (term.prompt_due_ && tty_in && !s.agent().busy()) {

@@ -174,7 +174,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     add("no_new_privs", nnp == "1", nnp == "1" ? "set" : "not set");
     std::string seccomp = StatusField(probe.status, "Seccomp");
     add("seccomp filter", seccomp == "2",
-        seccomp == "2" ? "ptrace, process_vm_*, io_uring, modules, mounts and bpf denied; sockets AF_UNIX only"
+        seccomp == "2" ? "ptrace, process_vm_*, io_uring, modules, mounts and bpf denied (without namespaces also "
+                         "sockets other than AF_UNIX)"
                        : "none");
   }
   std::string cgroup_how;

@@ -86,45 +86,77 @@ bool OutsideWorkspace(const std::string& path, const std::string& workspace, con
   return true;
 }
 
+std::string ShellJoin(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    std::string q = "'";
+    for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += (out.empty() ? "" : " ") + q + "'";
+  }
+  return out;
+}
+
 RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace,
                          const std::string& cwd) {
-  StatusOr<ParsedCommand> parsed = ParseCommand(command);
-  if (!parsed.ok()) return {RuleDecision::kAsk, "", "", "the command is " + parsed.status().message()};
+  // Parsed whatever its length: deny rules hold even for a command that asks.
+  ParsedCommand parsed_value;
+  bool too_long = command.size() > kMaxParsedCommandBytes;
+  if (too_long) {
+    parsed_value = ParseCommandUnchecked(command);
+  } else {
+    parsed_value = *ParseCommand(command);
+  }
+  const ParsedCommand* parsed = &parsed_value;
   std::optional<RuleVerdict> ask;
+  std::vector<std::string> keys;
+  auto add_ask = [&ask, &keys](RuleVerdict v, std::string key) {
+    keys.push_back(std::move(key));
+    if (!ask) ask = std::move(v);
+  };
+  if (too_long) {
+    add_ask({RuleDecision::kAsk, "", "", "the command is longer than " + std::to_string(kMaxParsedCommandBytes) +
+                                             " characters"},
+            "command:" + command);
+  }
   for (const CommandPart& part : parsed->parts) {
     if (part.dynamic) {
-      if (!ask) ask = RuleVerdict{RuleDecision::kAsk, "", part.text,
-                                  "`" + Shown(part.text) + "` computes the command it runs, so no rule can judge it"};
+      add_ask({RuleDecision::kAsk, "", part.text,
+               "`" + Shown(part.text) + "` computes the command it runs, so no rule can judge it"},
+              "command:" + command);
       continue;
     }
     if (const std::string* r = FirstMatch(rules.deny, part)) {
       return {RuleDecision::kDeny, *r, part.text, "`" + Shown(part.text) + "` matches the deny rule '" + *r + "'"};
     }
-    if (!ask) {
-      if (const std::string* r = FirstMatch(rules.ask, part)) {
-        ask = RuleVerdict{RuleDecision::kAsk, *r, part.text,
-                          "`" + Shown(part.text) + "` matches the ask rule '" + *r + "'"};
-      }
+    if (const std::string* r = FirstMatch(rules.ask, part)) {
+      add_ask({RuleDecision::kAsk, *r, part.text, "`" + Shown(part.text) + "` matches the ask rule '" + *r + "'"},
+              "rule:" + *r);
+      continue;
     }
     // A path outside the workspace in its arguments, unless an allow rule
     // vouches for the part.
-    if (!ask && FirstMatch(rules.allow, part) == nullptr) {
+    if (FirstMatch(rules.allow, part) == nullptr) {
       for (size_t i = 1; i < part.words.size(); ++i) {
         const std::string& w = part.words[i];
         if (w.empty() || w[0] == '-' || !OutsideWorkspace(w, workspace, cwd)) continue;
-        ask = RuleVerdict{RuleDecision::kAsk, "", part.text,
-                          "`" + Shown(part.text) + "` names " + w + ", outside the workspace"};
-        break;
+        add_ask({RuleDecision::kAsk, "", part.text, "`" + Shown(part.text) + "` names " + w + ", outside the workspace"},
+                "path:" + w);
       }
     }
   }
   for (const std::string& target : parsed->redirects) {
-    if (!ask && OutsideWorkspace(target, workspace, cwd)) {
-      ask = RuleVerdict{RuleDecision::kAsk, "", target, "the command writes or reads " + target + ", outside the workspace"};
+    if (OutsideWorkspace(target, workspace, cwd)) {
+      add_ask({RuleDecision::kAsk, "", target, "the command writes or reads " + target + ", outside the workspace"},
+              "path:" + target);
     }
   }
-  if (ask) return *ask;
-  if (!parsed->complete) return {RuleDecision::kAsk, "", "", "the command does not parse as shell"};
+  if (!parsed->complete) {
+    add_ask({RuleDecision::kAsk, "", "", "the command does not parse as shell"}, "command:" + command);
+  }
+  if (ask) {
+    ask->ask_keys = keys;
+    return *ask;
+  }
   return {RuleDecision::kAllow, "", "", ""};
 }
 

@@ -31,8 +31,14 @@ struct RuleVerdict {
   RuleDecision decision = RuleDecision::kAllow;
   std::string rule;    // the rule that decided ("" when none did)
   std::string part;    // the simple command it decided on
-  std::string reason;  // one line for the model and the ledger
+  std::string reason;  // one line for the model and the ledger (the first reason to ask)
+  // When asking: every reason's key ("rule:npm install*", "path:/etc/x",
+  // "command:..."); an approval for the session must cover them all.
+  std::vector<std::string> ask_keys;
 };
+
+// argv as one shell command line, each word quoted, for the rules.
+std::string ShellJoin(const std::vector<std::string>& argv);
 
 // workspace (absolute; "" to skip the check): a part's argument or a
 // redirection that names a path outside it needs approval, unless an allow

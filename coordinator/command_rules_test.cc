@@ -38,6 +38,45 @@ TEST(CommandParserTest, WrappersAreUnwrapped) {
   EXPECT_EQ(Names("/usr/bin/env rm x"), (std::vector<std::string>{"rm"}));
 }
 
+TEST(CommandParserTest, WrapperOptionsAreThoseOfEachWrapper) {
+  EXPECT_EQ(Names("sudo -E rm x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("command -p rm x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("exec -a name rm x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("xargs -0 rm"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("busybox rm x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("env -S 'rm -rf x'"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("\\rm x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("r''m x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("find . -name '*.o' -exec rm {} \\;"), (std::vector<std::string>{"rm", "find"}));
+}
+
+TEST(CommandParserTest, BypassesFoundInReviewAreCaught) {
+  EXPECT_EQ(Names("c=rm; exec $c -rf x"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names("env \"$c\" x"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names("/usr/bin/r[m] -rf x"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names("taskset -c 0 rm -rf x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("flock /tmp/l -c 'rm -rf x'"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("sudo -Eu root rm x"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("xargs -0n 1 rm"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("find . -exec sh -c 'rm x' \\;"), (std::vector<std::string>{"rm", "find"}));
+  EXPECT_EQ(Names("find . -exec env rm {} +"), (std::vector<std::string>{"rm", "find"}));
+  EXPECT_EQ(Names("trap 'rm x' EXIT"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names("BASH_ENV=f bash -c :"), (std::vector<std::string>{"?"}));
+  std::string nested = "rm -rf x";
+  for (int i = 0; i < 12; ++i) nested = "eval " + nested;
+  EXPECT_EQ(Names(nested), (std::vector<std::string>{"?"}));
+}
+
+TEST(CommandParserTest, CommandsThatRunWhatTheyReadAreDynamic) {
+  EXPECT_EQ(Names("bash <<< 'rm x'"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names("source ./env.sh"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names(". ./env.sh"), (std::vector<std::string>{"?"}));
+  EXPECT_EQ(Names("bash script.sh"), (std::vector<std::string>{"bash"}));
+  EXPECT_EQ(Names("bash -x -c 'rm x'"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("sh -ec 'rm x'"), (std::vector<std::string>{"rm"}));
+  EXPECT_EQ(Names("cat <(rm x)"), (std::vector<std::string>{"cat", "rm"}));
+}
+
 TEST(CommandParserTest, ShellStringsAndEvalAreParsedAgain) {
   EXPECT_EQ(Names("bash -c 'rm -rf x'"), (std::vector<std::string>{"rm"}));
   EXPECT_EQ(Names("sh -c \"true && rm x\""), (std::vector<std::string>{"true", "rm"}));
@@ -87,6 +126,19 @@ TEST(CommandRulesTest, DenyBeatsAskBeatsAllow) {
   EXPECT_EQ(JudgeCommand("make && npm install x", Rules()).decision, RuleDecision::kAsk);
   // No rule matches: it runs, in the sandbox.
   EXPECT_EQ(JudgeCommand("ls -la", Rules()).decision, RuleDecision::kAllow);
+}
+
+TEST(CommandRulesTest, DenyHoldsInALongCommandAndEveryAskReasonIsKept) {
+  std::string padding(11000, 'x');
+  EXPECT_EQ(JudgeCommand("echo " + padding + " && rm y", Rules()).decision, RuleDecision::kDeny);
+  RuleVerdict v = JudgeCommand("npm install a && git reset --hard && cat /etc/shadow", Rules(), "/src/repo");
+  EXPECT_EQ(v.decision, RuleDecision::kAsk);
+  EXPECT_EQ(v.ask_keys, (std::vector<std::string>{"rule:npm install*", "rule:git reset", "path:/etc/shadow"}));
+}
+
+TEST(CommandRulesTest, ArgvIsJudgedAsAQuotedCommandLine) {
+  EXPECT_EQ(ShellJoin({"rm", "-rf", "it's"}), "'rm' '-rf' 'it'\\''s'");
+  EXPECT_EQ(JudgeCommand(ShellJoin({"bash", "-c", "rm -rf x"}), Rules()).decision, RuleDecision::kDeny);
 }
 
 TEST(CommandRulesTest, UnparseableOrTooLongNeedsApproval) {

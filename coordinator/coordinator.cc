@@ -392,13 +392,27 @@ Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
   // odin exec runs the user's own command: no rules.
   if (call.tool != "ExecuteCommand" || call.mode == "exec") return Status::OK();
   json args = json::parse(call.arguments_json, nullptr, false);
-  if (!args.is_object() || !args.contains("command") || !args["command"].is_string()) return Status::OK();
+  // The command as a shell line: "command", or "argv" quoted word by word.
+  // Arguments the gate cannot read are the tool's to refuse; none run unjudged.
+  std::string command;
+  if (args.is_object() && args.contains("command") && args["command"].is_string()) {
+    command = args["command"].get<std::string>();
+  } else if (args.is_object() && args.contains("argv") && args["argv"].is_array()) {
+    std::vector<std::string> argv;
+    for (const json& a : args["argv"]) {
+      if (!a.is_string()) return Status::InvalidArgument("command", "argv must be an array of strings");
+      argv.push_back(a.get<std::string>());
+    }
+    command = ShellJoin(argv);
+  } else {
+    return Status::InvalidArgument("command", "ExecuteCommand needs a command (a string)");
+  }
   std::string cwd;
   if (args.contains("cwd") && args["cwd"].is_string()) {
     cwd = args["cwd"].get<std::string>();
     if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
   }
-  RuleVerdict v = JudgeCommand(args["command"].get<std::string>(), o_.command_rules, o_.workspace, cwd);
+  RuleVerdict v = JudgeCommand(command, o_.command_rules, o_.workspace, cwd);
   if (v.decision == RuleDecision::kAllow) return Status::OK();
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
   if (v.decision == RuleDecision::kDeny) {
@@ -407,8 +421,12 @@ Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
   }
   // It needs approval: the user allowed its kind for the session, or asks
   // now (interactive), or the policy answers (headless).
-  std::string key = !v.rule.empty() ? "rule:" + v.rule : "command:" + args["command"].get<std::string>();
-  if (approved_for_session_.count(key) != 0) {
+  // Allowed for the session only if every reason to ask was.
+  bool all_approved = !v.ask_keys.empty();
+  for (const std::string& k : v.ask_keys) all_approved = all_approved && approved_for_session_.count(k) != 0;
+  std::string key;
+  for (const std::string& k : v.ask_keys) key += (key.empty() ? "" : "\n") + k;
+  if (all_approved) {
     detail["approval"] = "allowed for the session";
     RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
                     detail.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -417,7 +435,7 @@ Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
   if (o_.approval == "prompt" && on_approval_request) {
     calls_[call.execution_id].approval_key = key;
     *wait = true;
-    on_approval_request({call.execution_id, call.agent_id, args["command"].get<std::string>(), v.reason});
+    on_approval_request({call.execution_id, call.agent_id, command, v.reason});
     return Status::OK();
   }
   bool allowed = o_.approval == "allow";
@@ -444,7 +462,14 @@ void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
     return EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
                    Status::PermissionDenied("command", "the user did not approve it"));
   }
-  if (answer == ApprovalAnswer::kSession) approved_for_session_.insert(key);
+  if (answer == ApprovalAnswer::kSession) {
+    for (size_t start = 0; start <= key.size();) {
+      size_t end = key.find('\n', start);
+      if (end == std::string::npos) end = key.size();
+      approved_for_session_.insert(key.substr(start, end - start));
+      start = end + 1;
+    }
+  }
   Dispatch(c);
 }
 

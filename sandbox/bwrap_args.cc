@@ -8,7 +8,9 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   std::vector<std::string> a = {inv.bwrap};
   auto add = [&a](std::initializer_list<std::string> items) { a.insert(a.end(), items); };
 
-  add({"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  // /run holds the host's service sockets (dbus, docker, systemd): a
+  // connection to one would run code outside the sandbox.
+  add({"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"});
   // Home directories and secrets show empty. What must stay visible below
   // one (the workspace, the binaries) is bound again after.
   for (const std::string& p : o.hidden_paths) {

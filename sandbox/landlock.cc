@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -48,8 +49,12 @@ Status RestrictWritesTo(const std::vector<std::string>& writable) {
   for (const std::string& dir : writable) {
     int fd = open(dir.c_str(), O_PATH | O_CLOEXEC);
     if (fd < 0) continue;  // not there: nothing to allow
+    struct stat st;
+    bool is_dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
     landlock_path_beneath_attr rule{};
-    rule.allowed_access = access;
+    // A file (a device) takes only the accesses that apply to files.
+    rule.allowed_access =
+        is_dir ? access : access & (LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
     rule.parent_fd = fd;
     long rc = syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
     int err = errno;

@@ -19,8 +19,9 @@ namespace odin {
 // The kernel's Landlock ABI version; 0 when it has none (or it is disabled).
 int LandlockAbi();
 
-// Restricts the calling process's writes to the directories in writable
-// (those that exist). FailedPrecondition when the kernel has no Landlock.
+// Restricts the calling process's writes to what is below the directories
+// in writable, and to the files in it (devices such as /dev/null); those that
+// do not exist are skipped. FailedPrecondition when the kernel has no Landlock.
 Status RestrictWritesTo(const std::vector<std::string>& writable);
 
 }  // namespace odin

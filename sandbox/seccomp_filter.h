@@ -4,7 +4,8 @@
 //   - ptrace, process_vm_readv/writev (reading or steering other processes);
 //   - io_uring_* (a second syscall interface the filter cannot see into);
 //   - loading kernel modules, kexec, mounting and pivoting, bpf;
-//   - sockets of any family but AF_UNIX, while the network is off.
+//   - sockets of any family but AF_UNIX, where no network namespace keeps
+//     the program off the network (the fallback without bubblewrap).
 // Denied calls fail with EPERM (EAFNOSUPPORT for sockets) rather than killing
 // the caller, so a program sees an ordinary error. Syscalls of a foreign ABI
 // (i386 on x86_64) kill the caller: the filter cannot judge them.

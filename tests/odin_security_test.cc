@@ -11,7 +11,10 @@
 #include <poll.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -152,19 +155,47 @@ TEST_F(OdinSecurityTest, AskAndPlanModesCannotWriteThroughACommand) {
 }
 
 TEST_F(OdinSecurityTest, HomeAndConfiguredSecretsAreHidden) {
-  TempWorkspace home, secrets;
-  ASSERT_TRUE(WriteFileAtomic(home.Join("id_rsa"), "PRIVATE KEY\n").ok());
-  ASSERT_TRUE(WriteFileAtomic(secrets.Join("token"), "s3cr3t\n").ok());
-  Put("odinconfig.json", json({{"sandbox", {{"hide", {secrets.path()}}}}}).dump());
-  json r = Command("echo [$(ls -A " + home.path() + ")]; cat " + home.Join("id_rsa") + "; cat " +
-                       secrets.Join("token"),
-                   "ask", {{"HOME", home.path()}});
+  // Under /var/tmp: the sandbox's private /tmp would hide them anyway.
+  char home_template[] = "/var/tmp/odin-home-XXXXXX", secrets_template[] = "/var/tmp/odin-secrets-XXXXXX";
+  std::string home = mkdtemp(home_template), secrets = mkdtemp(secrets_template);
+  ASSERT_TRUE(WriteFileAtomic(home + "/id_rsa", "PRIVATE KEY\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(secrets + "/token", "s3cr3t\n").ok());
+  Put("odinconfig.json",
+      json({{"sandbox", {{"hide", {secrets}}}}, {"permissions", {{"allow", {"ls", "cat"}}}}}).dump());
+  json r = Command("echo [$(ls -A " + home + ")]; cat " + home + "/id_rsa; cat " + secrets + "/token", "ask",
+                   {{"HOME", home}});
+  RemoveTree(home);
+  RemoveTree(secrets);
   EXPECT_EQ(r["status"], "error");
   std::string out = r["output"];
   EXPECT_EQ(out.find("PRIVATE KEY"), std::string::npos) << out;
   EXPECT_EQ(out.find("s3cr3t"), std::string::npos) << out;
   EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
   EXPECT_EQ(out.substr(0, 3), "[]\n") << "HOME shows empty: " << out;
+}
+
+TEST_F(OdinSecurityTest, TheHostsServiceSocketsAreOutOfReach) {
+  // A unix socket of a host service under /run (as dbus or docker have).
+  std::string path = "/run/odin-security-" + std::to_string(getpid()) + ".sock";
+  int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(server, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(server);
+    GTEST_SKIP() << "cannot create a socket under /run here";
+  }
+  ASSERT_EQ(listen(server, 4), 0);
+  Put("odinconfig.json", R"({"permissions":{"allow":["python3"]}})");
+  json r = Command("python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                   "print(\"connected\")' " + path);
+  EXPECT_EQ(r["status"], "error") << r.dump();
+  EXPECT_EQ(r["output"].get<std::string>().find("connected"), std::string::npos) << r.dump();
+  pollfd p{server, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "a connection reached the host's socket";
+  close(server);
+  unlink(path.c_str());
 }
 
 TEST_F(OdinSecurityTest, NoNetworkEvenToLoopbackOfTheHost) {
@@ -193,10 +224,12 @@ TEST_F(OdinSecurityTest, NoNetworkEvenToLoopbackOfTheHost) {
 }
 
 TEST_F(OdinSecurityTest, PtraceOfASiblingIsDenied) {
+  // Its own child: YAMA (ptrace_scope 1) would allow that, so only the
+  // seccomp layer refuses it.
   std::string attempt =
-      "sleep 30 & victim=$!; python3 -c 'import ctypes,sys; libc=ctypes.CDLL(None, use_errno=True); "
-      "r=libc.ptrace(16, int(sys.argv[1]), 0, 0); print(\"ptrace\", r, ctypes.get_errno()); sys.exit(r != 0)' "
-      "$victim; rc=$?; kill $victim; exit $rc";
+      "python3 -c 'import ctypes,os,sys,time; libc=ctypes.CDLL(None, use_errno=True); pid=os.fork()\n"
+      "if pid == 0: time.sleep(30); os._exit(0)\n"
+      "r=libc.ptrace(16, pid, 0, 0); print(\"ptrace\", r, ctypes.get_errno()); os.kill(pid, 9); sys.exit(r != 0)'";
   json r = Command(attempt);
   EXPECT_EQ(r["status"], "error");
   EXPECT_NE(r["output"].get<std::string>().find("ptrace -1 1"), std::string::npos) << r.dump();  // EPERM
@@ -265,6 +298,11 @@ TEST_F(OdinSecurityTest, DenyRulesHoldAgainstChainedWrappedAndSubstitutedCommand
     EXPECT_EQ(Get("x"), "keep me\n") << attempt;
     ExpectRecorded(r);
   }
+  // The argv form meets the same rules.
+  json argv = Tool("ExecuteCommand", {{"argv", {"bash", "-c", "rm -rf x"}}});
+  EXPECT_EQ(argv["status"], "rejected") << argv.dump();
+  EXPECT_NE(argv["error"].get<std::string>().find("deny rule 'rm'"), std::string::npos) << argv.dump();
+  EXPECT_EQ(Get("x"), "keep me\n");
   // A command that computes its name cannot be vouched for: it needs
   // approval, and headless runs deny by default.
   json computed = Command("$(echo rm) -rf x");
@@ -350,6 +388,26 @@ TEST_F(OdinSecurityTest, TheInteractiveSessionAsksTheUser) {
     if (last["role"] == "tool") statuses.push_back(json::parse(last["content"].get<std::string>())["status"]);
   }
   EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected", "ok", "ok"}));
+}
+
+TEST_F(OdinSecurityTest, WhenInputEndsWhatWaitsForApprovalIsRefused) {
+  Put("odinconfig.json", R"({"permissions":{"ask":["touch"]},"checks":{"build":"","lint":"","tests":""}})");
+  json touch = {{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "touch unanswered"}}}}}}};
+  FakeLlm llm(json({{"responses", {touch, {{"text", "gave up"}}}}}).dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out,
+                             {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "k"}, {"ANTHROPIC_BASE_URL", ""},
+                              {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+  std::string line = "make a file\n";
+  ASSERT_EQ(write(in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  close(in);  // nobody will answer
+  std::string seen = ReadUntil(out, "(the end)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0) << seen;
+  EXPECT_FALSE(PathExists(ws_.Join("unanswered")));
+  std::vector<std::string> approvals = GateEvents("approval");
+  ASSERT_EQ(approvals.size(), 1u);
+  EXPECT_NE(approvals[0].find("denied by the user"), std::string::npos) << approvals[0];
 }
 
 TEST_F(OdinSecurityTest, WithoutNamespacesLandlockKeepsWritesInTheWorkspace) {

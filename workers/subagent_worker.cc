@@ -264,6 +264,11 @@ class Worker final : public AgentObserver {
     v1::ExitReason reason = o.status == "stalled"           ? v1::EXIT_REASON_STALLED
                             : o.status == "budget_exceeded" ? v1::EXIT_REASON_BUDGET_EXCEEDED
                                                             : v1::EXIT_REASON_NORMAL;
+    // The coordinator refused a model call for the parent's budget: stopped
+    // for the budget, as if the parent had cancelled it for that.
+    if (!cancel_reason_ && o.status == "error" && o.error.code() == StatusCode::kResourceExhausted) {
+      cancel_reason_ = v1::CANCEL_REASON_BUDGET;
+    }
     if (cancel_reason_) {
       status = *cancel_reason_ == v1::CANCEL_REASON_TIMEOUT ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED;
       reason = *cancel_reason_ == v1::CANCEL_REASON_TIMEOUT  ? v1::EXIT_REASON_TIMEOUT
