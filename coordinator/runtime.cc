@@ -110,6 +110,15 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
       }
     }
   }
+  // Credentials that live in toolchain directories stay hidden.
+  std::vector<std::string> masked;
+  for (const std::string& top : toolchains) {
+    for (const char* secret : {"credentials", "credentials.toml", "share/keyrings", ".credentials.json", "auth.json",
+                               "hosts.yml"}) {
+      std::string p = JoinPath(top, secret);
+      if (PathExists(p)) masked.push_back(p);
+    }
+  }
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin, "../lsp"));
   std::string bundled_lsp = lsp_dir.ok() ? *lsp_dir : "";
   co.pool.spawn_spec = [=](const std::string& worker_id, WorkerPolicy worker_policy) {
@@ -129,6 +138,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
     }
     for (const std::string& p : hidden) o.argv.insert(o.argv.end(), {"--hide", p});
     for (const std::string& p : toolchains) o.argv.insert(o.argv.end(), {"--readonly", p});
+    for (const std::string& p : masked) o.argv.insert(o.argv.end(), {"--mask", p});
     if (limits.processes > 0) o.argv.insert(o.argv.end(), {"--pids-max", std::to_string(limits.processes)});
     if (limits.memory_mb > 0) {
       o.argv.insert(o.argv.end(), {"--memory-max", std::to_string(limits.memory_mb << 20)});

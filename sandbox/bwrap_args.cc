@@ -28,6 +28,14 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   for (size_t i = 0; i < exe_dirs.size(); ++i) {
     if (i == 0 || exe_dirs[i] != exe_dirs[0]) add({"--ro-bind", exe_dirs[i], exe_dirs[i]});
   }
+  // Secrets inside what was bound (credentials in a toolchain's directory).
+  for (const std::string& p : o.masked_paths) {
+    if (IsDirectory(p)) {
+      add({"--tmpfs", p});
+    } else if (PathExists(p)) {
+      add({"--ro-bind", "/dev/null", p});
+    }
+  }
   add({"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"});
   add({"--die-with-parent", "--new-session", "--chdir", o.workspace});
 

@@ -34,6 +34,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_flag("--no-seccomp", no_seccomp, "Do not install the seccomp filter");
   app.add_flag("--network", o.network, "Allow sockets of every family (the network namespace still applies)");
   app.add_option("--hide", o.hidden_paths, "Directory to show empty (an empty tmpfs over it)");
+  app.add_option("--mask", o.masked_paths, "File or directory to show empty, even below a bound path");
   app.add_option("--pids-max", o.pids_max, "Processes and threads inside, at most (a cgroup)");
   app.add_option("--memory-max", o.memory_max_bytes, "Bytes of memory inside, at most (a cgroup)");
   app.add_flag("--inner", o.inner, "Internal: the stage inside the namespaces");

@@ -29,6 +29,7 @@ struct SandboxOptions {
   bool seccomp = true;                     // --no-seccomp turns the seccomp layer off
   bool network = false;                    // --network: sockets of any family (else AF_UNIX only)
   std::vector<std::string> hidden_paths;   // --hide: directories shown empty (HOME, /root, secrets)
+  std::vector<std::string> masked_paths;   // --mask: files shown empty, directories empty, after every bind
   uint64_t pids_max = 0;                   // --pids-max: processes and threads inside (a cgroup); 0: none
   uint64_t memory_max_bytes = 0;           // --memory-max: memory inside (a cgroup); 0: none
   std::vector<std::string> program;        // after --: the program and its arguments

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -172,6 +173,25 @@ TEST_F(OdinSecurityTest, HomeAndConfiguredSecretsAreHidden) {
   EXPECT_EQ(out.find("s3cr3t"), std::string::npos) << out;
   EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
   EXPECT_EQ(out.substr(0, 3), "[]\n") << "HOME shows empty: " << out;
+}
+
+TEST_F(OdinSecurityTest, ToolchainsInHomeRunButTheirCredentialsStayHidden) {
+  char home_template[] = "/var/tmp/odin-home-XXXXXX";
+  std::string home = mkdtemp(home_template);
+  ASSERT_TRUE(MakeDirs(home + "/.cargo/bin").ok());
+  ASSERT_TRUE(WriteFileAtomic(home + "/.cargo/bin/hello-tool", "#!/bin/sh\necho tool runs\n").ok());
+  chmod((home + "/.cargo/bin/hello-tool").c_str(), 0755);
+  ASSERT_TRUE(WriteFileAtomic(home + "/.cargo/credentials.toml", "token = \"s3cr3t\"\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(home + "/.netrc", "password hunter2\n").ok());
+  Put("odinconfig.json", R"({"permissions":{"allow":["cat"]}})");
+  std::string path = home + "/.cargo/bin:" + (getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+  json r = Command("hello-tool; cat " + home + "/.cargo/credentials.toml; cat " + home + "/.netrc", "edit",
+                   {{"HOME", home}, {"PATH", path}});
+  RemoveTree(home);
+  std::string out = r["output"];
+  EXPECT_NE(out.find("tool runs"), std::string::npos) << out;  // the toolchain is there
+  EXPECT_EQ(out.find("s3cr3t"), std::string::npos) << out;     // its credentials are not
+  EXPECT_EQ(out.find("hunter2"), std::string::npos) << out;    // nor the rest of HOME
 }
 
 TEST_F(OdinSecurityTest, TheHostsServiceSocketsAreOutOfReach) {
