@@ -298,6 +298,10 @@ void Coordinator::Dispatch(Call& c) {
   // Gate 7: what runs on a worker passes its breakers first.
   Status admitted = AdmitThroughBreakers(c);
   if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
+  // A command that may write: what the protected files hold now.
+  if (c.call.tool == "ExecuteCommand" && c.call.policy == WorkerPolicy::kWritable) {
+    c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace));
+  }
   pool_.Submit(c.call);
 }
 
@@ -719,6 +723,27 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   }
   ApplyToCache(c, r);
   ReportToBreakers(c, r);
+  if (c.protected_before) {
+    std::vector<std::string> restored = RestoreProtected(o_.workspace, *c.protected_before);
+    if (!restored.empty()) {
+      // The command changed what it must not: put back, recorded, and told.
+      json paths = json::array();
+      std::string list;
+      for (const std::string& p : restored) {
+        paths.push_back(p);
+        list += (list.empty() ? "" : ", ") + p;
+      }
+      RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
+                      json({{"paths", paths}}).dump(-1, ' ', false, json::error_handler_t::replace));
+      v1::ToolResult told = r;
+      std::string note = "\n[odin] the command changed protected paths, now restored: " + list + "\n";
+      told.set_output_tail(told.output_tail() + note);
+      told.set_output_total_bytes(told.output_total_bytes() + note.size());
+      c.protected_before.reset();
+      Status recorded = RecordEnd(c, told);
+      return Deliver(c, told, recorded);
+    }
+  }
   if (subagents_.count(r.execution_id()) != 0) {
     v1::ToolResult answer = r;
     FinishSubagent(r.execution_id(), &answer);

@@ -46,6 +46,7 @@
 #include "coordinator/ledger.h"
 #include "coordinator/llm.h"
 #include "coordinator/stall_detector.h"
+#include "coordinator/protected_paths.h"
 #include "coordinator/todo_list.h"
 #include "coordinator/tool_host.h"
 #include "coordinator/validation.h"
@@ -189,6 +190,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string output;      // the first artifact_cap bytes of output, in arrival order
     bool validate = true;    // false for a rollback, which is not validated
     std::string approval_key;  // waiting for the user: what "for the session" would allow
+    std::unique_ptr<ProtectedSnapshot> protected_before;  // a writable command: the protected files before it
     // For lsp_check: the file, and the content validated.
     std::string check_path;
     std::string check_content;
