@@ -63,6 +63,20 @@ StallStep StepOf(const ToolCallRequest& call, const std::string& execution_id, c
 
 }  // namespace
 
+LlmCallRecord RecordModelCall(LlmCallRecord rec, const StatusOr<ChatResponse>& response, const PriceTable& prices) {
+  if (response.ok()) {
+    rec.input_tokens = response->usage.input_tokens;
+    rec.output_tokens = response->usage.output_tokens;
+    rec.cost_microusd = CostMicroUsd(prices, rec.model, response->usage);
+    rec.status = response->truncated ? "truncated" : "ok";
+    rec.attempts = response->attempts;
+  } else {
+    rec.status = "error";
+    rec.error = response.status().message();
+  }
+  return rec;
+}
+
 std::string CallLabel(const ToolCallRequest& call) {
   json args = json::parse(call.arguments_json, nullptr, false);
   std::string detail;
@@ -350,16 +364,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   rec.model = o_.model;
   rec.started_at_ms = c.llm_started_wall;
   rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - c.llm_started).count();
-  if (response.ok()) {
-    rec.input_tokens = response->usage.input_tokens;
-    rec.output_tokens = response->usage.output_tokens;
-    rec.cost_microusd = CostMicroUsd(o_.prices, o_.model, response->usage);
-    rec.status = response->truncated ? "truncated" : "ok";
-    rec.attempts = response->attempts;
-  } else {
-    rec.status = "error";
-    rec.error = response.status().message();
-  }
+  rec = RecordModelCall(std::move(rec), response, o_.prices);
   if (ledger_ != nullptr) ledger_->AddLlmCall(rec);
   for (MessageOutcome* o : {&c.outcome, &totals_}) {
     ++o->llm_calls;

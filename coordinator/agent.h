@@ -240,6 +240,10 @@ Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std:
 // budget (if not null). The coordinator adds it to a subagent's requests.
 std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace, Budget* budget);
 
+// Completes the ledger's record of a finished model call (who, when and how
+// long are already in `call`): tokens, cost, status, attempts or the error.
+LlmCallRecord RecordModelCall(LlmCallRecord call, const StatusOr<ChatResponse>& response, const PriceTable& prices);
+
 // One line saying what a tool call did ("3 files", "exit code 0: ok",
 // "changed a.txt (+1 -1 lines)"), from its structured result.
 std::string ToolSummary(const std::string& tool, const v1::ToolResult& result);

@@ -12,39 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-// A model the test answers by hand.
-class ScriptedModel : public LlmClient {
- public:
-  const std::string& provider() const override { return name_; }
-  uint64_t Start(const ChatRequest& request, Callbacks callbacks) override {
-    requests.push_back(request);
-    pending[next_] = std::move(callbacks);
-    return next_++;
-  }
-  void Cancel(uint64_t id) override {
-    pending.erase(id);
-    ++cancelled;
-  }
-  void Tick() override {}
-  std::optional<SteadyTime> NextTimer() const override { return std::nullopt; }
-
-  // Answers the oldest open request.
-  void Answer(const StatusOr<ChatResponse>& r) {
-    ASSERT_FALSE(pending.empty());
-    auto cb = std::move(pending.begin()->second);
-    pending.erase(pending.begin());
-    if (r.ok() && cb.on_text && !r->text.empty()) cb.on_text(r->text);
-    cb.on_done(r);
-  }
-
-  std::vector<ChatRequest> requests;
-  std::map<uint64_t, Callbacks> pending;
-  int cancelled = 0;
-
- private:
-  std::string name_ = "scripted";
-  uint64_t next_ = 1;
-};
+using ScriptedModel = testing::ScriptedLlm;
 
 class Recorder : public AgentObserver {
  public:

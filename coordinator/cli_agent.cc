@@ -228,6 +228,25 @@ const char kHelp[] =
     "  /help                this help\n"
     "  /quit                leave (also Ctrl-D); Ctrl-C cancels the running turn\n";
 
+// The session's settings from the command line, for either front end.
+AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const std::string& kind,
+                               const std::string& worker_mode, const std::string& approval) {
+  AgentSessionFlags flags;
+  flags.runtime.dir = g.dir;
+  flags.runtime.sandbox = g.sandbox;
+  flags.runtime.session_kind = kind;
+  flags.runtime.mode = worker_mode;
+  flags.runtime.approval = approval;
+  flags.llm = f.llm;
+  flags.max_turns = f.max_turns;
+  flags.max_tool_calls = f.max_tool_calls;
+  flags.max_tokens = f.max_tokens;
+  flags.max_budget_usd = f.max_budget_usd;
+  flags.max_wall_seconds = f.max_wall_seconds;
+  flags.profile = f.profile;
+  return flags;
+}
+
 }  // namespace
 
 int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
@@ -237,23 +256,11 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     return kUsageError;
   }
   HeadlessObserver observer(f.output_format);
-  AgentSessionFlags flags;
-  flags.runtime.dir = g.dir;
-  flags.runtime.sandbox = g.sandbox;
-  flags.runtime.session_kind = "agent";
-  flags.runtime.mode = f.mode;
   if (f.approval == "prompt") {
     std::cerr << "odin: --approval prompt needs the interactive session (odin without -p)\n";
     return kUsageError;
   }
-  flags.runtime.approval = f.approval.empty() ? "deny" : f.approval;
-  flags.llm = f.llm;
-  flags.max_turns = f.max_turns;
-  flags.max_tool_calls = f.max_tool_calls;
-  flags.max_tokens = f.max_tokens;
-  flags.max_budget_usd = f.max_budget_usd;
-  flags.max_wall_seconds = f.max_wall_seconds;
-  flags.profile = f.profile;
+  AgentSessionFlags flags = SessionFlags(g, f, "agent", f.mode, f.approval.empty() ? "deny" : f.approval);
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &observer);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";
@@ -317,21 +324,10 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     return kUsageError;
   }
   Terminal term;
-  AgentSessionFlags flags;
-  flags.runtime.dir = g.dir;
-  flags.runtime.sandbox = g.sandbox;
-  flags.runtime.session_kind = "interactive";
   // The workers of an interactive session serve messages of every mode; the
   // mode gate keeps ask and plan from writing.
-  flags.runtime.mode = "edit";
-  flags.runtime.approval = f.approval.empty() ? "prompt" : f.approval;
-  flags.llm = f.llm;
-  flags.max_turns = f.max_turns;
-  flags.max_tool_calls = f.max_tool_calls;
-  flags.max_tokens = f.max_tokens;
-  flags.max_budget_usd = f.max_budget_usd;
-  flags.max_wall_seconds = f.max_wall_seconds;
-  flags.profile = f.profile;
+  AgentSessionFlags flags =
+      SessionFlags(g, f, "interactive", "edit", f.approval.empty() ? "prompt" : f.approval);
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &term);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";

@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -723,10 +724,18 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   }
   ApplyToCache(c, r);
   ReportToBreakers(c, r);
+  // What the coordinator adds to a result before it is recorded: a
+  // subagent's report, protected paths a command changed and that were put
+  // back. The worker's result is copied only then.
+  std::optional<v1::ToolResult> amended;
+  if (subagents_.count(r.execution_id()) != 0) {
+    amended = r;
+    FinishSubagent(r.execution_id(), &*amended);
+  }
   if (c.protected_before) {
     std::vector<std::string> restored = RestoreProtected(o_.workspace, *c.protected_before);
+    c.protected_before.reset();
     if (!restored.empty()) {
-      // The command changed what it must not: put back, recorded, and told.
       json paths = json::array();
       std::string list;
       for (const std::string& p : restored) {
@@ -735,28 +744,20 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       }
       RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
                       json({{"paths", paths}}).dump(-1, ' ', false, json::error_handler_t::replace));
-      v1::ToolResult told = r;
+      if (!amended) amended = r;
       std::string note = "\n[odin] the command changed protected paths, now restored: " + list + "\n";
-      told.set_output_tail(told.output_tail() + note);
-      told.set_output_total_bytes(told.output_total_bytes() + note.size());
-      c.protected_before.reset();
-      Status recorded = RecordEnd(c, told);
-      return Deliver(c, told, recorded);
+      amended->set_output_tail(amended->output_tail() + note);
+      amended->set_output_total_bytes(amended->output_total_bytes() + note.size());
     }
   }
-  if (subagents_.count(r.execution_id()) != 0) {
-    v1::ToolResult answer = r;
-    FinishSubagent(r.execution_id(), &answer);
-    Status recorded = RecordEnd(c, answer);
-    return Deliver(c, answer, recorded);
+  const v1::ToolResult& result = amended ? *amended : r;
+  if (!c.check_path.empty()) return FinishLspCheck(std::move(c), result);
+  Status recorded = RecordEnd(c, result);
+  if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
+      result.has_file_written()) {
+    return StartValidation(std::move(c), result, recorded);
   }
-  if (!c.check_path.empty()) return FinishLspCheck(std::move(c), r);
-  Status recorded = RecordEnd(c, r);
-  if (c.validate && o_.validation.enabled && !c.write_path.empty() && r.status() == v1::TOOL_STATUS_OK &&
-      r.has_file_written()) {
-    return StartValidation(std::move(c), r, recorded);
-  }
-  Deliver(c, r, recorded);
+  Deliver(c, result, recorded);
 }
 
 Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation,

@@ -183,14 +183,10 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     rec.model = model_.model;
     rec.started_at_ms = started_wall;
     rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - started).count();
+    rec = RecordModelCall(std::move(rec), r, model_.prices);
     v1::ModelResponse response;
     response.set_request_id(request_id);
     if (r.ok()) {
-      rec.input_tokens = r->usage.input_tokens;
-      rec.output_tokens = r->usage.output_tokens;
-      rec.cost_microusd = CostMicroUsd(model_.prices, model_.model, r->usage);
-      rec.status = r->truncated ? "truncated" : "ok";
-      rec.attempts = r->attempts;
       response.set_text(r->text);
       for (const ToolCallRequest& c : r->tool_calls) {
         v1::PlannedCall* p = response.add_tool_calls();
@@ -204,8 +200,6 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
       response.set_output_tokens(static_cast<uint64_t>(r->usage.output_tokens));
       response.set_attempts(static_cast<uint32_t>(r->attempts));
     } else {
-      rec.status = "error";
-      rec.error = r.status().message();
       response.mutable_error()->set_code(static_cast<v1::Code>(r.status().code()));
       response.mutable_error()->set_message(r.status().message());
     }

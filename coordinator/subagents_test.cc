@@ -15,33 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-class Model : public LlmClient {
- public:
-  const std::string& provider() const override { return name_; }
-  uint64_t Start(const ChatRequest& request, Callbacks callbacks) override {
-    requests.push_back(request);
-    pending[next_] = std::move(callbacks);
-    return next_++;
-  }
-  void Cancel(uint64_t id) override {
-    pending.erase(id);
-    ++cancelled;
-  }
-  void Tick() override {}
-  std::optional<SteadyTime> NextTimer() const override { return std::nullopt; }
-  void Answer(const ChatResponse& r) {
-    auto cb = std::move(pending.begin()->second);
-    pending.erase(pending.begin());
-    cb.on_done(r);
-  }
-  std::vector<ChatRequest> requests;
-  std::map<uint64_t, Callbacks> pending;
-  int cancelled = 0;
-
- private:
-  std::string name_ = "scripted";
-  uint64_t next_ = 1;
-};
+using Model = testing::ScriptedLlm;
 
 class SubagentsTest : public ::testing::Test {
  protected:

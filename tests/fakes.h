@@ -1,14 +1,17 @@
 #pragma once
 // Fakes of the coordinator's OS-facing interfaces, shared by unit tests:
-// a ProcessLauncher whose children exit when the test says so, and a
-// WorkerTransport that records what was sent and replays what workers "say".
+// a ProcessLauncher whose children exit when the test says so, a
+// WorkerTransport that records what was sent and replays what workers "say",
+// and a model client the test answers by hand.
 
 #include <deque>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/process_launcher.h"
+#include "coordinator/llm.h"
 #include "coordinator/worker_transport.h"
 #include "odin/v1/worker.pb.h"
 
@@ -69,6 +72,41 @@ class FakeTransport : public WorkerTransport {
 
   std::vector<std::pair<std::string, v1::Envelope>> sent;
   std::deque<std::pair<std::string, v1::Envelope>> inbox;
+};
+
+// A model the test answers by hand: requests are kept, answers go to the
+// oldest open one.
+class ScriptedLlm : public LlmClient {
+ public:
+  const std::string& provider() const override { return name_; }
+  uint64_t Start(const ChatRequest& request, Callbacks callbacks) override {
+    requests.push_back(request);
+    pending[next_] = std::move(callbacks);
+    return next_++;
+  }
+  void Cancel(uint64_t id) override {
+    pending.erase(id);
+    ++cancelled;
+  }
+  void Tick() override {}
+  std::optional<SteadyTime> NextTimer() const override { return std::nullopt; }
+
+  // Answers the oldest open request (its text streamed first).
+  void Answer(const StatusOr<ChatResponse>& r) {
+    if (pending.empty()) return;
+    auto cb = std::move(pending.begin()->second);
+    pending.erase(pending.begin());
+    if (r.ok() && cb.on_text && !r->text.empty()) cb.on_text(r->text);
+    cb.on_done(r);
+  }
+
+  std::vector<ChatRequest> requests;
+  std::map<uint64_t, Callbacks> pending;
+  int cancelled = 0;
+
+ private:
+  std::string name_ = "scripted";
+  uint64_t next_ = 1;
 };
 
 }  // namespace odin::testing

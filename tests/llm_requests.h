@@ -1,6 +1,7 @@
 #pragma once
-// The requests a FakeLlm received, parsed: for the integration tests that
-// check what the model was sent. (JSON stays out of test_util.h.)
+// Scripts for a FakeLlm and the requests it received, parsed: for the
+// integration tests that script a model and check what it was sent. (JSON
+// stays out of test_util.h.)
 
 #include <string>
 #include <vector>
@@ -20,5 +21,21 @@ inline std::vector<nlohmann::json> RequestsOf(const FakeLlm& llm) {
   }
   return out;
 }
+
+// The tool results in an OpenAI request, in order, as parsed records.
+inline std::vector<nlohmann::json> ToolResultsOf(const nlohmann::json& request) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& m : request["body"]["messages"]) {
+    if (m["role"] == "tool") out.push_back(nlohmann::json::parse(m["content"].get<std::string>()));
+  }
+  return out;
+}
+
+// Pieces of a script: a tool call, a response with calls, a text answer.
+inline nlohmann::json Call(const std::string& tool, const nlohmann::json& args) {
+  return {{"name", tool}, {"arguments", args}};
+}
+inline nlohmann::json Turn(std::vector<nlohmann::json> calls) { return {{"tool_calls", calls}}; }
+inline nlohmann::json Text(const std::string& text) { return {{"text", text}}; }
 
 }  // namespace odin::testing

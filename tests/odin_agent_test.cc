@@ -41,14 +41,7 @@ class OdinAgentTest : public ::testing::Test {
   }
   // The requests the server received, parsed.
   static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
-  // The tool results in an OpenAI request, in order, as parsed records.
-  static std::vector<json> ToolResults(const json& request) {
-    std::vector<json> out;
-    for (const json& m : request["body"]["messages"]) {
-      if (m["role"] == "tool") out.push_back(json::parse(m["content"].get<std::string>()));
-    }
-    return out;
-  }
+  static std::vector<json> ToolResults(const json& request) { return ToolResultsOf(request); }
   void Put(const std::string& rel, const std::string& content) {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }

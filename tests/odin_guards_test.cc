@@ -15,9 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-json Call(const std::string& tool, const json& args) { return {{"name", tool}, {"arguments", args}}; }
-json Turn(std::vector<json> calls) { return {{"tool_calls", calls}}; }
-json Text(const std::string& text) { return {{"text", text}}; }
 json Read(const std::string& path) { return Turn({Call("Read", {{"file_path", path}})}); }
 json Cmd(const std::string& command) { return Turn({Call("ExecuteCommand", {{"command", command}})}); }
 std::string Script(std::vector<json> responses) { return json({{"responses", responses}}).dump(); }

@@ -21,9 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-json Call(const std::string& tool, const json& args) { return {{"name", tool}, {"arguments", args}}; }
-json Turn(std::vector<json> calls) { return {{"tool_calls", calls}}; }
-json Text(const std::string& text) { return {{"text", text}}; }
 json Agent(const std::string& prompt, const std::string& mode) {
   return Call("AgentTool", {{"description", prompt.substr(0, 6)}, {"prompt", prompt}, {"mode", mode}});
 }
@@ -60,13 +57,7 @@ class OdinSubagentTest : public ::testing::Test {
     }
     return out;
   }
-  static std::vector<json> ToolResults(const json& request) {
-    std::vector<json> out;
-    for (const json& m : request["body"]["messages"]) {
-      if (m["role"] == "tool") out.push_back(json::parse(m["content"].get<std::string>()));
-    }
-    return out;
-  }
+  static std::vector<json> ToolResults(const json& request) { return ToolResultsOf(request); }
   void Put(const std::string& rel, const std::string& content) {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
