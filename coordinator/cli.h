@@ -42,6 +42,7 @@ struct ToolFlags {
   std::string session;               // --session: continue this session
   std::string mode = "edit";         // --mode ask|plan|edit
   bool json = false;                 // --json
+  std::string approval = "deny";     // --approval deny|allow: a call that needs approval
 };
 
 struct AgentFlags {

@@ -38,6 +38,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   rf.mode = f.mode;
   rf.resume_session = f.session;
   rf.validate = true;
+  rf.approval = f.approval;
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
   if (!rt.ok()) return fail(rt.status().message());
   Coordinator& coord = (*rt)->coordinator();

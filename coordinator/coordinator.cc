@@ -226,7 +226,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     return id;
   }
   bool wait = false;
-  Status ruled = CheckCommandRules(tc, &wait);
+  Status ruled = CheckSafeguards(c, &wait);
   if (!ruled.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, ruled);
     return id;
@@ -275,7 +275,17 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       std::string ignored;
       Status s = CheckReadBeforeEdit(tc.tool, tc.arguments_json, o_.workspace, Agent(tc.agent_id).cache.get(),
                                      &unused, &ignored);
-      EndHere(id, v1::TOOL_STATUS_ERROR, s.ok() ? path.status() : s);
+      if (s.ok()) s = path.status();
+      if (s.message().find("outside the workspace") != std::string::npos) {
+        // No approval opens it: the sandbox lets no worker write there.
+        RecordGateEvent(tc.agent_id, "", "outside_workspace", id,
+                        json({{"tool", tc.tool}, {"reason", s.ToString()}}).dump(-1, ' ', false,
+                                                                                  json::error_handler_t::replace));
+        EndHere(id, v1::TOOL_STATUS_REJECTED,
+                Status::PermissionDenied(s.ToString(), "the file tools write only inside the workspace"));
+        return id;
+      }
+      EndHere(id, v1::TOOL_STATUS_ERROR, s);
       return id;
     }
     if (IsProtectedPath(*path, o_.workspace)) {
@@ -392,10 +402,17 @@ bool IsWriteTool(const std::string& tool) {
 
 }  // namespace
 
-Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
+Status Coordinator::CheckSafeguards(Call& c, bool* wait) {
   *wait = false;
+  const ToolCall& call = c.call;
   // odin exec runs the user's own command: no rules.
-  if (call.tool != "ExecuteCommand" || call.mode == "exec") return Status::OK();
+  if (call.mode == "exec") return Status::OK();
+  if (call.tool == "ExecuteCommand") return CheckCommandRules(c, wait);
+  return CheckOutsideRead(c, wait);
+}
+
+Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
+  const ToolCall& call = c.call;
   json args = json::parse(call.arguments_json, nullptr, false);
   // The command as a shell line: "command", or "argv" quoted word by word.
   // Arguments the gate cannot read are the tool's to refuse; none run unjudged.
@@ -424,13 +441,44 @@ Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
     RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
     return Status::PermissionDenied("command", v.reason + " (permissions.deny in odinconfig.json)");
   }
-  // It needs approval: the user allowed its kind for the session, or asks
+  return AskApproval(c, command, v.reason, v.ask_keys, std::move(detail), wait);
+}
+
+Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
+  const ToolCall& call = c.call;
+  std::string given = ReadPathOf(call.tool, call.arguments_json);
+  if (given.empty() || ResolveWorkspacePath(given, o_.workspace).ok()) return Status::OK();
+  StatusOr<std::string> where = ResolvePath(given, o_.workspace);
+  if (!where.ok()) return Status::OK();  // the tool says what is wrong with it
+  std::string reason = call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") +
+                       " reads outside the workspace";
+  // For the session: reading in that directory, and below it.
+  std::string dir = IsDirectory(*where) ? *where : DirName(*where);
+  json detail = {{"decision", "ask"}, {"tool", call.tool}, {"path", *where}, {"reason", reason}};
+  c.call.approved_outside_path = *where;  // sent only if the user approves
+  return AskApproval(c, call.tool + " " + *where, reason, {"read:" + dir}, std::move(detail), wait);
+}
+
+bool Coordinator::ApprovedForSession(const std::string& key) const {
+  if (approved_for_session_.count(key) != 0) return true;
+  // Reading in a directory was allowed for the session: so is reading below it.
+  if (key.rfind("read:", 0) != 0) return false;
+  for (std::string dir = key.substr(5); dir.size() > 1;) {
+    dir = DirName(dir);
+    if (approved_for_session_.count("read:" + dir) != 0) return true;
+  }
+  return false;
+}
+
+Status Coordinator::AskApproval(Call& c, const std::string& what, const std::string& reason,
+                                const std::vector<std::string>& keys, json detail, bool* wait) {
+  const ToolCall& call = c.call;
+  // The user allowed its kind for the session (every reason to ask), or asks
   // now (interactive), or the policy answers (headless).
-  // Allowed for the session only if every reason to ask was.
-  bool all_approved = !v.ask_keys.empty();
-  for (const std::string& k : v.ask_keys) all_approved = all_approved && approved_for_session_.count(k) != 0;
+  bool all_approved = !keys.empty();
+  for (const std::string& k : keys) all_approved = all_approved && ApprovedForSession(k);
   std::string key;
-  for (const std::string& k : v.ask_keys) key += (key.empty() ? "" : "\n") + k;
+  for (const std::string& k : keys) key += (key.empty() ? "" : "\n") + k;
   if (all_approved) {
     detail["approval"] = "allowed for the session";
     RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
@@ -438,17 +486,18 @@ Status Coordinator::CheckCommandRules(const ToolCall& call, bool* wait) {
     return Status::OK();
   }
   if (o_.approval == "prompt" && on_approval_request) {
-    calls_[call.execution_id].approval_key = key;
+    c.approval_key = key;
     *wait = true;
-    on_approval_request({call.execution_id, call.agent_id, command, v.reason});
+    on_approval_request({call.execution_id, call.agent_id, what, reason});
     return Status::OK();
   }
   bool allowed = o_.approval == "allow";
   detail["approval"] = allowed ? "allowed by policy" : "denied by policy";
   RecordGateEvent(call.agent_id, "", "approval", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
   if (allowed) return Status::OK();
-  return Status::PermissionDenied("command", "needs approval: " + v.reason + "; this run's approval policy is deny "
-                                             "(odin -p --approval allow lets such commands run)");
+  return Status::PermissionDenied(call.tool == "ExecuteCommand" ? "command" : call.tool,
+                                  "needs approval: " + reason + "; this run's approval policy is deny "
+                                  "(odin -p --approval allow lets such calls run)");
 }
 
 void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
@@ -465,7 +514,8 @@ void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
                                                                                     json::error_handler_t::replace));
   if (answer == ApprovalAnswer::kDeny) {
     return EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
-                   Status::PermissionDenied("command", "the user did not approve it"));
+                   Status::PermissionDenied(c.call.tool == "ExecuteCommand" ? "command" : c.call.tool,
+                                            "the user did not approve it"));
   }
   if (answer == ApprovalAnswer::kSession) {
     for (size_t start = 0; start <= key.size();) {

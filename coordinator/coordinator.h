@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
@@ -263,9 +265,17 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
-  // Gate 8: the command rules and approval, for an agent's ExecuteCommand.
-  // *wait is set when the call must wait for the user's answer.
-  Status CheckCommandRules(const ToolCall& call, bool* wait);
+  // Gate 8, the safeguards: an agent's command meets the command rules; a
+  // reading tool's path outside the workspace needs approval. *wait is set
+  // when the call must wait for the user's answer (AnswerApproval).
+  Status CheckSafeguards(Call& c, bool* wait);
+  Status CheckCommandRules(Call& c, bool* wait);
+  Status CheckOutsideRead(Call& c, bool* wait);
+  // Approval of `what` (shown to the user) for `reason`; keys are what "for
+  // the session" allows. detail is the gate event's.
+  Status AskApproval(Call& c, const std::string& what, const std::string& reason,
+                     const std::vector<std::string>& keys, nlohmann::json detail, bool* wait);
+  bool ApprovedForSession(const std::string& key) const;
   bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
   // for a write) on path's content.

@@ -44,7 +44,7 @@ void FileCache::MakeRoom(uint64_t incoming, const std::string& keep) {
       }
       const CachedFile& a = it->second;
       const CachedFile& b = victim->second;
-      bool better;
+      bool better = false;
       switch (o_.policy) {
         case EvictionPolicy::kLru: better = a.last_accessed < b.last_accessed; break;
         case EvictionPolicy::kLfu:

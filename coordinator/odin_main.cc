@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
         ->check(CLI::Range(0.001, 2592000.0));
     a->add_option("--approval", agent.approval,
-                  "Commands that need approval (an ask rule, or not understood): deny, allow or prompt "
+                  "Calls that need approval (an ask rule, a command not understood, a read outside the workspace): deny, allow or prompt "
                   "(default: deny with -p, prompt in the interactive session)")
         ->check(CLI::IsMember({"deny", "allow", "prompt"}));
     a->add_option("--profile", agent.profile,
@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
   tool_cmd->add_option("--mode", tool.mode, "ask, plan or edit (default edit)")
       ->check(CLI::IsMember({"ask", "plan", "edit"}));
   tool_cmd->add_flag("--json", tool.json, "Print the result as JSON, with the session id");
+  tool_cmd->add_option("--approval", tool.approval,
+                       "A call that needs approval (a command's ask rule, a read outside the workspace): deny or allow")
+      ->check(CLI::IsMember({"deny", "allow"}));
 
   CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");
   log_cmd->fallthrough();

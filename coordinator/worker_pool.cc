@@ -389,6 +389,7 @@ void WorkerPool::Dispatch() {
     }
     if (!call.validation_input.empty()) req->mutable_validation()->ParseFromString(call.validation_input);
     if (!call.agent_task.empty()) req->mutable_agent_task()->ParseFromString(call.agent_task);
+    req->set_approved_outside_path(call.approved_outside_path);
     Status sent = transport_->Send(w.id, env);
     Job job;
     job.call = std::move(call);

@@ -105,6 +105,8 @@ struct ToolCall {
   std::string validation_input;
   // For AgentTool: the serialized v1::AgentTask.
   std::string agent_task;
+  // For a reading tool: the path outside the workspace the user approved.
+  std::string approved_outside_path;
   // What a writing tool expects of its file (the read-before-edit gate's
   // verdict), checked by the worker under the file's lock.
   struct Expectation {

@@ -2,9 +2,6 @@
 // odin, odin-sandbox, bubblewrap and workers: each attempt fails with a clear
 // result, nothing changes outside what the mode allows, the coordinator
 // carries on and the ledger records the attempt.
-//
-// Still to come with the rest of the sandbox hardening: command rules
-// (deny/ask/allow) and approvals.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -21,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "tests/llm_requests.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -293,8 +291,47 @@ TEST_F(OdinSecurityTest, SymlinksAndDotDotCannotLeadTheFileToolsOut) {
     EXPECT_EQ(read["output"].get<std::string>().find("root:"), std::string::npos);
   }
   json write = Tool("WriteFile", {{"file_path", "link"}, {"content", "owned\n"}});
+  EXPECT_EQ(write["status"], "rejected") << write.dump();
   EXPECT_NE(write["error"].get<std::string>().find("outside the workspace"), std::string::npos) << write.dump();
   EXPECT_NE(*ReadFileToString("/etc/passwd"), "owned\n");
+  EXPECT_EQ(GateEvents("outside_workspace").size(), 1u);
+}
+
+TEST_F(OdinSecurityTest, ReadingOutsideTheWorkspaceNeedsApproval) {
+  // Headless, the default policy refuses it, with a clear result and a record.
+  for (const char* path : {"/etc/passwd", "../../../../etc/passwd"}) {
+    json read = Tool("Read", {{"file_path", path}}, "ask");
+    EXPECT_EQ(read["status"], "rejected") << read.dump();
+    EXPECT_NE(read["error"].get<std::string>().find("needs approval: Read of"), std::string::npos) << read.dump();
+    EXPECT_NE(read["error"].get<std::string>().find("reads outside the workspace"), std::string::npos);
+    EXPECT_EQ(read["output"].get<std::string>().find("root:"), std::string::npos);
+    ExpectRecorded(read);
+  }
+  json grep = Tool("Grep", {{"pattern", "root"}, {"path", "/etc"}}, "plan");
+  EXPECT_EQ(grep["status"], "rejected") << grep.dump();
+  std::vector<std::string> denied = GateEvents("approval");
+  ASSERT_EQ(denied.size(), 3u);
+  for (const std::string& d : denied) EXPECT_NE(d.find("denied by policy"), std::string::npos) << d;
+  EXPECT_NE(denied[0].find("\"path\":\"/etc/passwd\""), std::string::npos) << denied[0];
+
+  // Approved, the tool reads it, and only what was approved.
+  Ran allowed = RunOdin(ws_.path(), {"tool", "Read", R"({"file_path":"/etc/passwd"})", "--mode", "ask", "--approval",
+                                     "allow", "--json"}, {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_NE(allowed.out.find("root:x:0:0"), std::string::npos) << allowed.out;
+  Ran found = RunOdin(ws_.path(), {"tool", "Grep", R"({"pattern":"^root:","path":"/etc/passwd","output_mode":"content"})",
+                                   "--approval", "allow"}, {{"ODIN_TEST_MARK", marker_}});
+  EXPECT_EQ(found.exit_code, 0) << found.out << found.err;
+  EXPECT_NE(found.out.find("/etc/passwd:root:x:0:0"), std::string::npos) << found.out;
+  EXPECT_NE(GateEvents("approval").back().find("allowed by policy"), std::string::npos);
+  // HOME stays hidden from an approved read, and the result says why it is not there.
+  const char* home = getenv("HOME");
+  if (home != nullptr && PathExists(std::string(home) + "/.bashrc")) {
+    Ran hidden = RunOdin(ws_.path(), {"tool", "Read", json({{"file_path", std::string(home) + "/.bashrc"}}).dump(),
+                                      "--approval", "allow", "--json"}, {{"ODIN_TEST_MARK", marker_}});
+    EXPECT_NE(hidden.exit_code, 0) << hidden.out;
+    EXPECT_NE(hidden.out.find("it hides HOME"), std::string::npos) << hidden.out;
+  }
 }
 
 // The cgroup layer, as odin doctor reports it here; "" when it is active.
@@ -429,14 +466,63 @@ TEST_F(OdinSecurityTest, TheInteractiveSessionAsksTheUser) {
   EXPECT_NE(approvals[2].find("allowed for the session by the user"), std::string::npos) << approvals[2];
   EXPECT_NE(approvals[3].find("\"allowed for the session\""), std::string::npos) << approvals[3];
   // The model read the refusal as a ground-truth record.
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_FALSE(requests.empty());
   std::vector<std::string> statuses;
-  for (const std::string& line : llm.LogLines()) {
-    json j = json::parse(line);
-    if (!j.contains("body")) continue;
-    const json& last = j["body"]["messages"].back();
-    if (last["role"] == "tool") statuses.push_back(json::parse(last["content"].get<std::string>())["status"]);
-  }
+  for (const json& r : ToolResultsOf(requests.back())) statuses.push_back(r["status"]);
   EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected", "ok", "ok"}));
+}
+
+TEST_F(OdinSecurityTest, TheInteractiveSessionAsksBeforeAReadOutsideTheWorkspace) {
+  Put("odinconfig.json", R"({"checks":{"build":"","lint":"","tests":""}})");
+  auto call = [](const std::string& tool, const json& args) {
+    return json{{"tool_calls", {{{"name", tool}, {"arguments", args}}}}};
+  };
+  // /etc for the session covers what lies below it; /usr is another question.
+  FakeLlm llm(json({{"responses",
+                     {call("LS", {{"path", "/etc/apt"}}), call("Read", {{"file_path", "/etc/apt/../passwd"}}),
+                      call("Read", {{"file_path", "/etc/passwd"}}), call("Glob", {{"pattern", "*"}, {"path", "/usr"}}),
+                      {{"text", "done"}}}}})
+                  .dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {"--mode", "ask"}, &in, &out,
+                             {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "k"}, {"ANTHROPIC_BASE_URL", ""},
+                              {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+  auto say = [in](const std::string& line) {
+    std::string l = line + "\n";
+    ASSERT_EQ(write(in, l.data(), l.size()), static_cast<ssize_t>(l.size()));
+  };
+  say("look around");
+  std::string seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("`LS /etc/apt`"), std::string::npos) << seen;
+  say("y");
+  seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("`Read /etc/passwd`"), std::string::npos) << seen;
+  say("a");
+  seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("`Glob /usr`"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("`Read /etc/passwd`"), std::string::npos) << "asked again for what the session allows";
+  say("n");
+  ReadUntil(out, "── Odin report");
+  close(in);
+  ReadUntil(out, "(the end)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  std::vector<std::string> approvals = GateEvents("approval");
+  ASSERT_EQ(approvals.size(), 4u);
+  EXPECT_NE(approvals[0].find("allowed once by the user"), std::string::npos) << approvals[0];
+  EXPECT_NE(approvals[1].find("allowed for the session by the user"), std::string::npos) << approvals[1];
+  EXPECT_NE(approvals[2].find("\"allowed for the session\""), std::string::npos) << approvals[2];
+  EXPECT_NE(approvals[3].find("denied by the user"), std::string::npos) << approvals[3];
+  // What the model saw: the reads it was allowed, and the refusal.
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_FALSE(requests.empty());
+  std::vector<json> results = ToolResultsOf(requests.back());
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0]["status"], "ok");
+  EXPECT_EQ(results[1]["status"], "ok");
+  EXPECT_NE(results[2].dump().find("root:x:0:0"), std::string::npos) << results[2].dump();
+  EXPECT_EQ(results[3]["status"], "rejected");
 }
 
 TEST_F(OdinSecurityTest, WhenInputEndsWhatWaitsForApprovalIsRefused) {

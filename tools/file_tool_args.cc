@@ -247,4 +247,24 @@ std::string TargetFileOf(std::string_view tool, std::string_view text) {
   return "";
 }
 
+std::string ReadPathOf(std::string_view tool, std::string_view text) {
+  if (tool == kReadTool) {
+    auto a = ParseReadArgs(text);
+    return a.ok() ? a->file_path : "";
+  }
+  if (tool == kGrepTool) {
+    auto a = ParseGrepArgs(text);
+    return a.ok() ? a->path : "";
+  }
+  if (tool == kGlobTool) {
+    auto a = ParseGlobArgs(text);
+    return a.ok() ? a->path : "";
+  }
+  if (tool == kLsTool) {
+    auto a = ParseLsArgs(text);
+    return a.ok() ? a->path : "";
+  }
+  return "";
+}
+
 }  // namespace odin

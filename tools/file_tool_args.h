@@ -98,4 +98,8 @@ StatusOr<TodoArgs> ParseTodoArgs(std::string_view json);
 // The file a writing tool targets, from its arguments ("" if they do not parse).
 std::string TargetFileOf(std::string_view tool, std::string_view json);
 
+// The path a reading tool (Read, Grep, Glob, LS) looks at, as given: "" if it
+// gives none (the workspace) or the arguments do not parse.
+std::string ReadPathOf(std::string_view tool, std::string_view json);
+
 }  // namespace odin

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/file_util.h"
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
@@ -35,12 +36,19 @@ void Snapshot(const std::string& path, std::string_view content, const FileStat&
 std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
   StatusOr<ReadArgs> args = ParseReadArgs(req.arguments_json());
   if (!args.ok()) return Fail(r, args.status());
-  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
+  StatusOr<std::string> path = ResolveToolPath(args->file_path, ws, req.approved_outside_path());
   if (!path.ok()) return Fail(r, path.status());
   std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kShared);
+  // A path outside the workspace (approved) is opened below its own directory.
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(IsInsideDir(*path, ws) ? ws : DirName(*path), *path,
+                                                                kMaxFileBytes, LockedFile::Lock::kShared);
   if (!file.ok()) return Fail(r, file.status().WithContext("Read"));
-  if (!(*file)->exists()) return Fail(r, Status::NotFound("Read", shown + " does not exist"));
+  if (!(*file)->exists()) {
+    return Fail(r, Status::NotFound("Read", shown + " does not exist" +
+                                                (IsInsideDir(*path, ws) ? ""
+                                                                        : " in the sandbox (it hides HOME, /root and "
+                                                                          "sandbox.hide)")));
+  }
   const std::string& content = (*file)->content();
   if (LooksBinary(content)) {
     return Fail(r, Status::InvalidArgument("Read", shown + " is a binary file (" + std::to_string(content.size()) +

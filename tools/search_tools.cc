@@ -70,15 +70,18 @@ Status RgStatus(int exit_code, const std::string& out, const std::string& err) {
   return Status::OK();
 }
 
-std::string SearchRoot(const std::string& given, const std::string& ws, Status* error) {
+// approved: a path outside the workspace the user approved for this call.
+std::string SearchRoot(const std::string& given, const std::string& ws, const std::string& approved, Status* error) {
   if (given.empty()) return ws;
-  StatusOr<std::string> p = ResolveWorkspacePath(given, ws);
+  StatusOr<std::string> p = ResolveToolPath(given, ws, approved);
   if (!p.ok()) {
     *error = p.status();
     return "";
   }
   if (!PathExists(*p)) {
-    *error = Status::NotFound(given, "no such file or directory");
+    *error = Status::NotFound(given, IsInsideDir(*p, ws) ? "no such file or directory"
+                                                         : "no such file or directory in the sandbox (it hides HOME, "
+                                                           "/root and sandbox.hide)");
     return "";
   }
   return *p;
@@ -336,7 +339,7 @@ StatusOr<std::vector<std::string>> PlanSearch(const v1::ToolRequest& req, const 
   Status error;
   if (req.tool() == kGrepTool) {
     ASSIGN_OR_RETURN(GrepArgs a, ParseGrepArgs(req.arguments_json()));
-    std::string root = SearchRoot(a.path, ws, &error);
+    std::string root = SearchRoot(a.path, ws, req.approved_outside_path(), &error);
     RETURN_IF_ERROR(error);
     if ((a.offset != 0 || a.limit != 0) && IsDirectory(root)) {
       return Status::InvalidArgument(kGrepTool, "offset and limit need 'path' to be a single file");
@@ -360,14 +363,14 @@ StatusOr<std::vector<std::string>> PlanSearch(const v1::ToolRequest& req, const 
   }
   if (req.tool() == kGlobTool) {
     ASSIGN_OR_RETURN(GlobArgs a, ParseGlobArgs(req.arguments_json()));
-    std::string root = SearchRoot(a.path, ws, &error);
+    std::string root = SearchRoot(a.path, ws, req.approved_outside_path(), &error);
     RETURN_IF_ERROR(error);
     if (!IsDirectory(root)) return Status::InvalidArgument(kGlobTool, a.path + " is not a directory");
     argv.insert(argv.end(), {"--files", "--null", "--glob", a.pattern, "--", root});
     return argv;
   }
   ASSIGN_OR_RETURN(LsArgs a, ParseLsArgs(req.arguments_json()));
-  std::string root = SearchRoot(a.path, ws, &error);
+  std::string root = SearchRoot(a.path, ws, req.approved_outside_path(), &error);
   RETURN_IF_ERROR(error);
   if (!IsDirectory(root)) return Status::InvalidArgument(kLsTool, a.path + " is not a directory");
   argv.insert(argv.end(), {"--files", "--null"});
@@ -390,7 +393,7 @@ std::string FinishSearch(const v1::ToolRequest& req, const std::string& ws, cons
   StatusOr<LsArgs> a = ParseLsArgs(req.arguments_json());
   if (!a.ok()) return Fail(r, a.status());
   Status error;
-  std::string root = SearchRoot(a->path, ws, &error);
+  std::string root = SearchRoot(a->path, ws, req.approved_outside_path(), &error);
   return FinishLs(root, ws, out, r);
 }
 

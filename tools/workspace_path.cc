@@ -12,18 +12,12 @@ bool IsInsideDir(const std::string& path, const std::string& root) {
          (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
 }
 
-StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
+StatusOr<std::string> ResolvePath(const std::string& given, const std::string& base) {
   if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
   if (given.find('\0') != std::string::npos) return Status::InvalidArgument("path", "must not contain NUL");
-  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
-                                            : std::filesystem::path(workspace) / given;
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(base) / given;
   std::string normal = p.lexically_normal().string();
   if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
-  auto outside = [&](const std::string& where) {
-    return Status::InvalidArgument(given, "is outside the workspace " + workspace +
-                                              (where == normal ? "" : " (it resolves to " + where + ")"));
-  };
-  if (!IsInsideDir(normal, workspace)) return outside(normal);
   // Resolve symlinks in the longest part that exists; the rest is created later.
   std::string existing = normal, rest;
   while (!PathExists(existing)) {
@@ -36,8 +30,33 @@ StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::
   if (!real.ok()) return real.status();
   std::string resolved = (*real == "/" ? "" : *real) + rest;
   if (resolved.empty()) resolved = "/";
+  return resolved;
+}
+
+StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
+  if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
+                                            : std::filesystem::path(workspace) / given;
+  std::string normal = p.lexically_normal().string();
+  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  auto outside = [&](const std::string& where) {
+    return Status::InvalidArgument(given, "is outside the workspace " + workspace +
+                                              (where == normal ? "" : " (it resolves to " + where + ")"));
+  };
+  // Lexically outside: refused before anything outside is looked at.
+  if (!IsInsideDir(normal, workspace)) return outside(normal);
+  ASSIGN_OR_RETURN(std::string resolved, ResolvePath(given, workspace));
   if (!IsInsideDir(resolved, workspace)) return outside(resolved);
   return resolved;
+}
+
+StatusOr<std::string> ResolveToolPath(const std::string& given, const std::string& workspace,
+                                      const std::string& approved) {
+  StatusOr<std::string> inside = ResolveWorkspacePath(given, workspace);
+  if (inside.ok() || approved.empty()) return inside;
+  StatusOr<std::string> resolved = ResolvePath(given, workspace);
+  if (resolved.ok() && IsInsideDir(*resolved, approved)) return resolved;
+  return inside;
 }
 
 std::string DisplayPath(const std::string& absolute, const std::string& workspace) {

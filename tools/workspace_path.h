@@ -1,7 +1,8 @@
 #pragma once
 // Resolving the paths tools are given. Paths may be absolute or relative to
 // the workspace root; `..` and symlinks that lead out of the workspace are
-// refused, so a tool never reads or writes outside it.
+// refused, so a tool never reads or writes outside it unless the user
+// approved that path for the call (gate 8).
 
 #include <string>
 
@@ -14,6 +15,16 @@ namespace odin {
 // is absolute with symlinks resolved. Returns InvalidArgument "... is outside
 // the workspace ..." when it leaves the workspace, and for an empty path.
 StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace);
+
+// The absolute, normalized path for `given` (relative to base), with symlinks
+// resolved for the part that exists, wherever it leads.
+StatusOr<std::string> ResolvePath(const std::string& given, const std::string& base);
+
+// As ResolveWorkspacePath, and also lets through a path at or below
+// `approved`: a path outside the workspace the user approved for this call
+// (empty: none).
+StatusOr<std::string> ResolveToolPath(const std::string& given, const std::string& workspace,
+                                      const std::string& approved);
 
 // The path as shown to the model: relative to the workspace, or absolute if
 // it is not inside it. The workspace itself is ".".

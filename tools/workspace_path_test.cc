@@ -43,6 +43,21 @@ TEST_F(WorkspacePathTest, SymlinkThatEscapesIsRefused) {
   EXPECT_EQ(*ResolveWorkspacePath("link/x", ws_), ws_ + "/src/x");
 }
 
+TEST_F(WorkspacePathTest, AnApprovedPathOutsideLetsThroughItselfAndWhatIsBelowIt) {
+  ASSERT_TRUE(MakeDirs(root_ + "/other/sub").ok());
+  std::string approved = root_ + "/other";
+  EXPECT_EQ(*ResolveToolPath(root_ + "/other/sub/f", ws_, approved), root_ + "/other/sub/f");
+  EXPECT_EQ(*ResolveToolPath("../other", ws_, approved), root_ + "/other");
+  EXPECT_EQ(*ResolveToolPath("src/x", ws_, approved), ws_ + "/src/x");
+  // Beside it, or out of it through "..", stays refused.
+  EXPECT_FALSE(ResolveToolPath(root_ + "/otherwise", ws_, approved).ok());
+  EXPECT_FALSE(ResolveToolPath(root_ + "/other/../secret", ws_, approved).ok());
+  EXPECT_FALSE(ResolveToolPath(root_ + "/other/f", ws_, "").ok());
+  // A symlink inside the approved directory is judged by where it leads.
+  ASSERT_EQ(symlink("/etc", (root_ + "/other/etc").c_str()), 0);
+  EXPECT_FALSE(ResolveToolPath(root_ + "/other/etc/passwd", ws_, approved).ok());
+}
+
 TEST_F(WorkspacePathTest, DisplayPathIsRelative) {
   EXPECT_EQ(DisplayPath(ws_ + "/src/a.cc", ws_), "src/a.cc");
   EXPECT_EQ(DisplayPath(ws_, ws_), ".");
