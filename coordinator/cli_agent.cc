@@ -12,19 +12,15 @@
 #include <iostream>
 #include <map>
 
-#include <nlohmann/json.hpp>
-
-#include "base/canonical_json.h"
 #include "base/version.h"
 #include "coordinator/agent_session.h"
 #include "coordinator/cli.h"
+#include "coordinator/session_events.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/text_file.h"
 
 namespace odin {
 namespace {
-
-using nlohmann::json;
 
 int g_signal_pipe[2] = {-1, -1};
 
@@ -46,116 +42,6 @@ std::vector<int> DrainSignals() {
   while (read(g_signal_pipe[0], &sig, sizeof sig) == static_cast<ssize_t>(sizeof sig)) sigs.push_back(sig);
   return sigs;
 }
-
-std::string Json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-json UsageJson(const MessageOutcome& o) {
-  return {{"llm_calls", o.llm_calls},
-          {"input_tokens", o.usage.input_tokens},
-          {"output_tokens", o.usage.output_tokens},
-          {"cost_usd", static_cast<double>(o.cost_microusd) / 1e6}};
-}
-
-json BudgetJson(const MessageOutcome& o) {
-  const BudgetLimits& l = o.budget_limits;
-  const BudgetUse& u = o.budget_used;
-  auto limit = [](int64_t v) { return v > 0 ? json(v) : json(); };
-  json j = {{"used",
-             {{"turns", u.turns},
-              {"tool_calls", u.tool_calls},
-              {"tokens", u.tokens},
-              {"cost_usd", static_cast<double>(u.cost_microusd) / 1e6},
-              {"wall_seconds", static_cast<double>(ToMillis(u.wall)) / 1000.0}}},
-            {"limits",
-             {{"turns", limit(l.turns)},
-              {"tool_calls", limit(l.tool_calls)},
-              {"tokens", limit(l.tokens)},
-              {"cost_usd", l.cost_microusd > 0 ? json(static_cast<double>(l.cost_microusd) / 1e6) : json()},
-              {"wall_seconds", l.wall > Duration::zero() ? json(static_cast<double>(ToMillis(l.wall)) / 1000.0)
-                                                         : json()}}}};
-  if (!o.budget_limit.empty()) j["exceeded"] = o.budget_limit;
-  return j;
-}
-
-json BreakersJson(const std::vector<BreakerInfo>& breakers) {
-  json out = json::array();
-  for (const BreakerInfo& b : breakers) {
-    json j = {{"name", b.name}, {"state", BreakerStateName(b.state)}, {"consecutive_failures", b.consecutive_failures}};
-    if (!b.last_failure.empty()) j["last_failure"] = b.last_failure;
-    if (b.state == BreakerState::kOpen) j["reopens_in_ms"] = b.reopens_in_ms;
-    out.push_back(j);
-  }
-  return out;
-}
-
-json OutcomeJson(const MessageOutcome& o, const std::string& session_id, const std::vector<BreakerInfo>& breakers) {
-  json j = {{"type", "result"},
-            {"status", o.status},
-            {"result", o.text},
-            {"session_id", session_id},
-            {"mode", ModeName(o.mode)},
-            {"turns", o.turns},
-            {"execution_ids", o.execution_ids},
-            {"changed_files", o.changed_files},
-            {"usage", UsageJson(o)},
-            {"budget", BudgetJson(o)},
-            {"breakers", BreakersJson(breakers)}};
-  if (!o.error.ok()) j["error"] = o.error.message();
-  json report = json::parse(o.report_json, nullptr, false);
-  if (!report.is_discarded()) j["report"] = report;
-  return j;
-}
-
-std::string ResultLine(const std::string& tool, const v1::ToolResult& r) {
-  std::string detail = ToolSummary(tool, r);
-  if (detail.size() > 160) detail = detail.substr(0, 157) + "...";
-  return ToolStatusName(r.status()) + (detail.empty() ? "" : " · " + detail);
-}
-
-// ---- headless -------------------------------------------------------------
-
-class HeadlessObserver final : public AgentObserver {
- public:
-  explicit HeadlessObserver(const std::string& format) : format_(format) {}
-  void Emit(const json& event) {
-    if (format_ == "stream-json") std::cout << Json(event) << "\n" << std::flush;
-  }
-  void OnMessageStart(const std::string& id, const std::string& text, Mode mode) override {
-    Emit({{"type", "message_start"}, {"message_id", id}, {"mode", ModeName(mode)}});
-  }
-  void OnTextDelta(const std::string& text) override { Emit({{"type", "text_delta"}, {"text", text}}); }
-  void OnToolStart(const std::string& execution_id, const ToolCallRequest& call) override {
-    json args = json::parse(call.arguments_json, nullptr, false);
-    Emit({{"type", "tool_call_start"},
-          {"execution_id", execution_id},
-          {"tool", call.name},
-          {"arguments", args.is_discarded() ? json(call.arguments_json) : args}});
-  }
-  void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) override {
-    json e = {{"type", "tool_call_end"},
-              {"execution_id", execution_id},
-              {"tool", tool},
-              {"status", ToolStatusName(r.status())},
-              {"summary", ResultLine(tool, r)}};
-    if (r.has_exit_code()) e["exit_code"] = r.exit_code();
-    Emit(e);
-  }
-  void OnLlmCall(const LlmCallRecord& c) override {
-    Emit({{"type", "llm_call"},
-          {"model", c.model},
-          {"status", c.status},
-          {"input_tokens", c.input_tokens},
-          {"output_tokens", c.output_tokens},
-          {"duration_ms", static_cast<double>(c.duration_us) / 1000.0},
-          {"attempts", c.attempts}});
-  }
-  void OnMessageDone(const MessageOutcome& o) override { outcome = o; }
-
-  std::optional<MessageOutcome> outcome;
-
- private:
-  std::string format_;
-};
 
 // ---- interactive ------------------------------------------------------------
 
@@ -183,7 +69,7 @@ class Terminal final : public AgentObserver {
   void OnToolEnd(const std::string& id, const std::string& tool, const v1::ToolResult& r) override {
     started_.erase(id);
     const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
-    Line("  " + Color(color, "⎿ " + ResultLine(tool, r)));
+    Line("  " + Color(color, "⎿ " + ToolResultLine(tool, r)));
   }
   void OnMessageDone(const MessageOutcome& o) override {
     EndText();
@@ -255,31 +141,45 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     std::cerr << "odin: unknown mode '" << f.mode << "' (ask, plan or edit)\n";
     return kUsageError;
   }
-  HeadlessObserver observer(f.output_format);
   if (f.approval == "prompt") {
     std::cerr << "odin: --approval prompt needs the interactive session (odin without -p)\n";
     return kUsageError;
   }
+  // The events are printed as they happen; the session id and the breakers
+  // are known once the session started.
+  AgentSession* started = nullptr;
+  std::string session_id;
+  std::optional<int> exit_code;
+  EventRecorder recorder(
+      "",
+      [&](v1::SessionEvent e) {
+        e.set_session_id(session_id);
+        PrintPromptEvent(e, f.output_format, std::cout, std::cerr);
+        if (e.has_message_finished()) exit_code = e.message_finished().exit_code();
+      },
+      [&] { return started != nullptr ? started->runtime().coordinator().Breakers() : std::vector<BreakerInfo>{}; });
   AgentSessionFlags flags = SessionFlags(g, f, "agent", f.mode, f.approval.empty() ? "deny" : f.approval);
-  StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &observer);
+  StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &recorder);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";
     return kError;
   }
   AgentSession& s = **session;
-  std::string session_id = s.runtime().coordinator().session_id();
-  observer.Emit({{"type", "session_start"},
-                 {"session_id", session_id},
-                 {"provider", s.llm().endpoint.provider},
-                 {"model", s.llm().model},
-                 {"workspace", s.runtime().workspace().root}});
+  started = &s;
+  session_id = s.runtime().coordinator().session_id();
+  recorder.set_session_id(session_id);
+  s.runtime().coordinator().on_gate_event = [&recorder](const GateEvent& g) { recorder.OnGateEvent(g); };
+  if (f.output_format == "stream-json") {
+    std::cout << SessionStartJson(session_id, s.llm().endpoint.provider, s.llm().model, s.runtime().workspace().root)
+              << "\n" << std::flush;
+  }
   if (Status sp = InstallSignalPipe(); !sp.ok()) {
     std::cerr << "odin: " << sp.message() << "\n";
     return kError;
   }
   s.agent().Send(f.prompt, mode);
   bool interrupted = false;
-  while (!observer.outcome) {
+  while (!exit_code) {
     std::vector<PollFd> extra = {{g_signal_pipe[0]}};
     Status st = s.Poll(seconds(1), &extra);
     if (!st.ok()) {
@@ -292,29 +192,7 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       s.agent().CancelCurrent();
     }
   }
-  const MessageOutcome& o = *observer.outcome;
-  if (f.output_format == "json") {
-    std::cout << Json(OutcomeJson(o, session_id, s.runtime().coordinator().Breakers())) << "\n";
-  } else if (f.output_format == "stream-json") {
-    observer.Emit(OutcomeJson(o, session_id, s.runtime().coordinator().Breakers()));
-  } else {
-    // The model's own words, labelled as such; then the ledger's report.
-    if (!o.text.empty()) {
-      std::cout << "Model's explanation (its own words; the report below is from the ledger):\n" << o.text;
-      if (o.text.back() != '\n') std::cout << "\n";
-      std::cout << "\n";
-    }
-    std::cout << o.report_text;
-    if (o.status != "done") {
-      std::cerr << "odin: " << o.status << (o.error.ok() ? "" : ": " + o.error.message()) << "\n";
-    }
-  }
-  if (o.status == "done") return 0;
-  if (o.status == "cancelled") return 130;
-  if (o.status == "not_converged") return kNotConverged;
-  if (o.status == "budget_exceeded") return kBudgetExceeded;
-  if (o.status == "stalled") return kStalled;
-  return kError;
+  return *exit_code;
 }
 
 int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {

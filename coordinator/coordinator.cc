@@ -102,10 +102,12 @@ std::string Coordinator::TodosText(const std::string& agent_id) {
 
 void Coordinator::RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
                                   const std::string& execution_id, const std::string& detail_json) {
-  if (ledger_ == nullptr) return;
-  Status s = ledger_->AddGateEvent(
-      {NewId("gate"), session_id_, agent_id, message_id, kind, execution_id, detail_json, clock_->WallMillis()});
-  if (!s.ok()) spdlog::error("{}", s.message());
+  GateEvent g{NewId("gate"), session_id_, agent_id, message_id, kind, execution_id, detail_json, clock_->WallMillis()};
+  if (ledger_ != nullptr) {
+    Status s = ledger_->AddGateEvent(g);
+    if (!s.ok()) spdlog::error("{}", s.message());
+  }
+  if (on_gate_event) on_gate_event(g);
 }
 
 Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id) {
@@ -622,16 +624,13 @@ void Coordinator::RecordTransitions(CircuitBreaker& b, const std::string& agent_
   for (const BreakerTransition& t : b.TakeTransitions()) {
     spdlog::info("circuit breaker {}: {} -> {} ({})", t.breaker, BreakerStateName(t.from), BreakerStateName(t.to),
                  t.reason);
-    if (ledger_ == nullptr) continue;
-    Status s = ledger_->AddGateEvent({NewId("gate"), session_id_, agent_id, "", "breaker", execution_id,
-                                      json({{"breaker", t.breaker},
-                                            {"from", BreakerStateName(t.from)},
-                                            {"to", BreakerStateName(t.to)},
-                                            {"failures", t.failures},
-                                            {"reason", t.reason}})
-                                          .dump(-1, ' ', false, json::error_handler_t::replace),
-                                      clock_->WallMillis()});
-    if (!s.ok()) spdlog::error("{}", s.message());
+    RecordGateEvent(agent_id, "", "breaker", execution_id,
+                    json({{"breaker", t.breaker},
+                          {"from", BreakerStateName(t.from)},
+                          {"to", BreakerStateName(t.to)},
+                          {"failures", t.failures},
+                          {"reason", t.reason}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
   }
 }
 

@@ -178,6 +178,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void AnswerApproval(const std::string& execution_id, ApprovalAnswer answer);
   // With approval "prompt": told of each command that waits for an answer.
   std::function<void(const ApprovalRequest&)> on_approval_request;
+  // Told of each gate event, after the ledger recorded it.
+  std::function<void(const GateEvent&)> on_gate_event;
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
   std::function<void(const v1::Hello&)> on_worker_ready;
 
