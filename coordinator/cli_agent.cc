@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 
+#include "base/canonical_json.h"
 #include "base/version.h"
 #include "coordinator/agent_session.h"
 #include "coordinator/cli.h"
