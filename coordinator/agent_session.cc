@@ -48,6 +48,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
                                    "llm.prices in odinconfig.json has no price for model '" + s->llm_.model +
                                        "' (nor \"*\"), so the cost cannot be counted");
   }
+  s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;
   runtime.validate = true;
   runtime.profile = profile_name;

@@ -36,6 +36,8 @@ class AgentSession {
   Agent& agent() { return *agent_; }
   Runtime& runtime() { return *runtime_; }
   const LlmSettings& llm() const { return llm_; }
+  // The budget of each message.
+  const BudgetLimits& budget() const { return budget_; }
 
   // One turn of the loop: waits at most max_wait for the workers, the model's
   // connection, a timer or one of the caller's extra fds (whose readiness it
@@ -46,6 +48,7 @@ class AgentSession {
   AgentSession() = default;
 
   LlmSettings llm_;
+  BudgetLimits budget_;
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<LlmClient> client_;

@@ -502,9 +502,9 @@ Status Coordinator::AskApproval(Call& c, const std::string& what, const std::str
                                   "(odin -p --approval allow lets such calls run)");
 }
 
-void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
+bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
   auto it = calls_.find(execution_id);
-  if (it == calls_.end() || it->second.approval_key.empty()) return;  // answered, or cancelled meanwhile
+  if (it == calls_.end() || it->second.approval_key.empty()) return false;  // answered, or cancelled meanwhile
   Call& c = it->second;
   std::string key = std::move(c.approval_key);
   c.approval_key.clear();
@@ -515,9 +515,10 @@ void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
                   json({{"decision", "ask"}, {"approval", how}, {"key", key}}).dump(-1, ' ', false,
                                                                                     json::error_handler_t::replace));
   if (answer == ApprovalAnswer::kDeny) {
-    return EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
+    EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
                    Status::PermissionDenied(c.call.tool == "ExecuteCommand" ? "command" : c.call.tool,
                                             "the user did not approve it"));
+    return true;
   }
   if (answer == ApprovalAnswer::kSession) {
     for (size_t start = 0; start <= key.size();) {
@@ -528,6 +529,7 @@ void Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
     }
   }
   Dispatch(c);
+  return true;
 }
 
 Status Coordinator::CheckBlocked(const ToolCall& call) {

@@ -175,7 +175,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void AbandonSubagents();
   // The user's answer to an approval request: the call runs (once, or every
   // command like it for the rest of the session) or is refused.
-  void AnswerApproval(const std::string& execution_id, ApprovalAnswer answer);
+  // Returns false if nothing waits under that id (answered, or cancelled).
+  bool AnswerApproval(const std::string& execution_id, ApprovalAnswer answer);
   // With approval "prompt": told of each command that waits for an answer.
   std::function<void(const ApprovalRequest&)> on_approval_request;
   // Told of each gate event, after the ledger recorded it.

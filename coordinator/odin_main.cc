@@ -2,7 +2,10 @@
 // to the subcommand functions of cli.h.
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -10,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/file_util.h"
 #include "base/logging.h"
 #include "base/subprocess.h"
 #include "base/version.h"
@@ -22,6 +26,17 @@ namespace {
 int UsageError(const std::string& what, bool exec) {
   std::cerr << (exec ? "odin exec: " : "odin: ") << what << " (see odin --help)\n";
   return exec ? odin::kExecOwnError : odin::kUsageError;
+}
+
+// Replaces this process with odin-rpc (beside odin) and the same arguments.
+int ExecRpc(const std::vector<std::string>& args) {
+  std::string rpc = odin::ExecutableDir() + "/odin-rpc";
+  std::vector<char*> argv = {const_cast<char*>(rpc.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(rpc.c_str(), argv.data());
+  std::cerr << "odin: cannot run " << rpc << ": " << std::strerror(errno) << "\n";
+  return odin::kError;
 }
 
 }  // namespace
@@ -137,6 +152,20 @@ int main(int argc, char** argv) {
   ledger_cmd->fallthrough();
   verify_cmd->add_flag("--json", verify_json, "Print JSON");
 
+  // The daemon and its clients live in odin-rpc (gRPC); odin hands them over.
+  std::string connect, token_unused, listen_unused, session_unused;
+  app.add_option("--connect", connect, "With -p: send the message to the daemon at ADDRESS (unix:PATH or HOST:PORT)")
+      ->type_name("ADDRESS");
+  app.add_option("--token", token_unused, "The daemon's bearer token (TCP); also ODIN_TOKEN");
+  app.add_option("--session", session_unused, "With -p --connect: send to this session of the daemon");
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the coordinator as a gRPC daemon for this workspace");
+  serve_cmd->fallthrough();
+  serve_cmd->add_option("--listen", listen_unused,
+                        "unix:PATH or HOST:PORT (default unix:.odin/daemon.sock, 0600; TCP needs a bearer token)");
+  CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of the workspace's daemon (a new one if none)");
+  attach_cmd->fallthrough();
+  attach_cmd->add_option("SESSION", session_unused, "The session id");
+
   CLI::App* doctor_cmd = app.add_subcommand("doctor", "Report sandbox layers, tools and the ledger");
   doctor_cmd->fallthrough();
   doctor_cmd->add_flag("--json", doctor_json, "Print JSON");
@@ -164,6 +193,18 @@ int main(int argc, char** argv) {
     }
     if (!first.empty() && first[0] == '-') return UsageError("unknown option '" + first + "'", false);
     return UsageError("unknown command '" + first + "'", false);
+  }
+  if (serve_cmd->parsed() || attach_cmd->parsed() || !connect.empty()) {
+    if (!serve_cmd->parsed() && !attach_cmd->parsed() && !run_cmd->parsed() && !print_given) {
+      return UsageError("--connect goes with -p PROMPT (or odin attach)", false);
+    }
+    // odin-rpc takes the same arguments; `run PROMPT` is `-p PROMPT` there.
+    std::vector<std::string> rpc_args = args;
+    if (run_cmd->parsed()) {
+      auto it = std::find(rpc_args.begin(), rpc_args.end(), "run");
+      if (it != rpc_args.end()) *it = "-p";
+    }
+    return ExecRpc(rpc_args);
   }
   if (exec_cmd->parsed()) {
     if (!saw_separator) return UsageError("missing '--' before the command: odin exec [OPTIONS] -- CMD [ARGS...]", true);

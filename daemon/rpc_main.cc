@@ -1,0 +1,502 @@
+// odin-rpc: everything of Odin that speaks gRPC, so the plain odin never
+// loads it. odin runs it for
+//   odin serve [--listen unix:PATH|HOST:PORT] [--token T]   the daemon
+//   odin attach [SESSION] [--connect ADDRESS]                an interactive client
+//   odin -p PROMPT --connect ADDRESS [...]                   a headless client
+// with the same arguments.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/subprocess.h"
+#include "base/logging.h"
+#include "base/version.h"
+#include "coordinator/agent.h"
+#include "coordinator/cli.h"
+#include "coordinator/session_events.h"
+#include "coordinator/workspace.h"
+#include "daemon/service.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kUsage = 2;
+
+// ---- where the daemon is -----------------------------------------------------
+
+struct DaemonFiles {
+  std::string lock, info, token, socket;
+};
+
+DaemonFiles FilesOf(const Workspace& ws) {
+  return {ws.state_dir + "/daemon.lock", ws.state_dir + "/daemon.json", ws.state_dir + "/daemon.token",
+          ws.state_dir + "/daemon.sock"};
+}
+
+// The address clients use: "unix:/abs/path" or "host:port".
+bool IsUnix(const std::string& address) { return address.rfind("unix:", 0) == 0; }
+
+std::string ReadOr(const std::string& path, const std::string& fallback) {
+  StatusOr<std::string> text = ReadFileToString(path);
+  return text.ok() ? *text : fallback;
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+std::string RandomToken() {
+  unsigned char bytes[24];
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return "";
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+Status WritePrivate(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return PosixError(tmp, errno);
+  bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return PosixError(path, errno);
+  return Status::OK();
+}
+
+// ---- the daemon ------------------------------------------------------------------
+
+struct ServeFlags {
+  std::string listen;
+  std::string token;
+};
+
+int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
+  auto fail = [](const std::string& m) {
+    std::cerr << "odin serve: " << m << "\n";
+    return kError;
+  };
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (!ws.ok()) return fail(ws.status().message());
+  if (Status s = PrepareStateDir(*ws); !s.ok()) return fail(s.message());
+  DaemonFiles files = FilesOf(*ws);
+  // One daemon per workspace: the lock says who.
+  int lock_fd = open(files.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return fail(PosixError(files.lock, errno).message());
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    json info = json::parse(ReadOr(files.info, "{}"), nullptr, false);
+    std::string where = info.is_object() ? info.value("listen", "?") : "?";
+    int pid = info.is_object() ? info.value("pid", 0) : 0;
+    return fail("a daemon already serves " + ws->root + " at " + where + " (pid " + std::to_string(pid) +
+                "); odin attach connects to it");
+  }
+  std::string listen = f.listen.empty() ? "unix:" + files.socket : f.listen;
+  std::string token = f.token.empty() ? EnvOr("ODIN_TOKEN", "") : f.token;
+  if (IsUnix(listen)) {
+    std::string path = listen.substr(5);
+    unlink(path.c_str());  // a socket left by a daemon that died: we hold the lock
+  } else {
+    // TCP reaches beyond this user: a token is required.
+    if (token.empty()) token = RandomToken();
+    if (token.empty()) return fail("cannot generate a token");
+    if (Status s = WritePrivate(files.token, token + "\n"); !s.ok()) return fail(s.message());
+  }
+
+  ServiceOptions o;
+  o.session.runtime.dir = g.dir;
+  o.session.runtime.sandbox = g.sandbox;
+  o.session.llm = a.llm;
+  o.session.max_turns = a.max_turns;
+  o.session.max_tool_calls = a.max_tool_calls;
+  o.session.max_tokens = a.max_tokens;
+  o.session.max_budget_usd = a.max_budget_usd;
+  o.session.max_wall_seconds = a.max_wall_seconds;
+  o.session.profile = a.profile;
+  o.workspace = ws->root;
+  o.ledger_path = ws->ledger_path;
+  o.listen = listen;
+  o.token = IsUnix(listen) ? "" : token;
+  CoordinatorServiceImpl service(o);
+
+  // Signals are taken by a thread of ours, not delivered to gRPC's.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  mode_t old_umask = umask(0077);  // the socket: 0600
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(old_umask);
+  if (!server || (!IsUnix(listen) && port == 0)) return fail("cannot listen on " + listen);
+  if (IsUnix(listen)) chmod(listen.substr(5).c_str(), 0600);
+  if (!IsUnix(listen) && listen.size() > 2 && listen.substr(listen.size() - 2) == ":0") {
+    listen = listen.substr(0, listen.size() - 1) + std::to_string(port);
+  }
+  json info = {{"listen", listen}, {"pid", getpid()}, {"workspace", ws->root}, {"version", ODIN_VERSION}};
+  if (Status s = WritePrivate(files.info, info.dump() + "\n"); !s.ok()) return fail(s.message());
+  std::cerr << "odin serve: listening on " << listen << " for " << ws->root
+            << (IsUnix(listen) ? "" : " (token in " + files.token + ")") << "\n";
+
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  std::cerr << "odin serve: " << strsignal(sig) << ", shutting down\n";
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  service.CloseSessions();
+  unlink(files.info.c_str());
+  if (IsUnix(listen)) unlink(listen.substr(5).c_str());
+  return 0;
+}
+
+// ---- clients ---------------------------------------------------------------------
+
+struct ClientFlags {
+  std::string connect;
+  std::string token;
+  std::string session;
+};
+
+// Where to connect and with which token: the flags, else what the
+// workspace's daemon left in .odin/.
+Status ResolveClient(const GlobalFlags& g, ClientFlags* c) {
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (c->connect.empty()) {
+    if (!ws.ok()) return ws.status();
+    json info = json::parse(ReadOr(FilesOf(*ws).info, ""), nullptr, false);
+    if (!info.is_object() || !info.contains("listen")) {
+      return Status::NotFound("no daemon serves " + ws->root, "start one with odin serve, or give --connect");
+    }
+    c->connect = info["listen"];
+  }
+  if (c->token.empty()) c->token = EnvOr("ODIN_TOKEN", "");
+  if (c->token.empty() && ws.ok() && !IsUnix(c->connect)) {
+    std::string t = ReadOr(FilesOf(*ws).token, "");
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    c->token = t;
+  }
+  return Status::OK();
+}
+
+class Client {
+ public:
+  explicit Client(const ClientFlags& f)
+      : token_(f.token),
+        stub_(v1::CoordinatorService::NewStub(grpc::CreateChannel(f.connect, grpc::InsecureChannelCredentials()))) {}
+  std::unique_ptr<grpc::ClientContext> Context() const {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    if (!token_.empty()) ctx->AddMetadata("authorization", "Bearer " + token_);
+    return ctx;
+  }
+  v1::CoordinatorService::Stub& stub() { return *stub_; }
+
+ private:
+  std::string token_;
+  std::unique_ptr<v1::CoordinatorService::Stub> stub_;
+};
+
+std::string Describe(const grpc::Status& s, const std::string& address) {
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return "cannot reach the daemon at " + address + ": " + s.error_message();
+  return s.error_message();
+}
+
+// Routes SIGINT/SIGTERM to a thread that runs on_signal; returns the set.
+sigset_t BlockSignals() {
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  return sigs;
+}
+
+int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
+  auto fail = [](const std::string& m, int code = kError) {
+    std::cerr << "odin: " << m << "\n";
+    return code;
+  };
+  if (a.approval == "prompt") return fail("--approval prompt needs the interactive session (odin attach)", kUsage);
+  if (Status s = ResolveClient(g, &c); !s.ok()) return fail(s.message());
+  Client client(c);
+  std::string session_id = c.session;
+  if (session_id.empty()) {
+    v1::CreateSessionRequest req;
+    req.set_mode(a.mode);
+    req.set_model(a.llm.model);
+    req.set_approval(a.approval.empty() ? "deny" : a.approval);
+    req.set_profile(a.profile);
+    req.set_max_turns(a.max_turns);
+    req.set_max_tool_calls(a.max_tool_calls);
+    req.set_max_tokens(a.max_tokens);
+    req.set_max_budget_usd(a.max_budget_usd);
+    req.set_max_wall_seconds(a.max_wall_seconds);
+    v1::SessionInfo info;
+    grpc::Status st = client.stub().CreateSession(client.Context().get(), req, &info);
+    if (!st.ok()) return fail(Describe(st, c.connect));
+    session_id = info.session_id();
+    if (a.output_format == "stream-json") {
+      std::cout << SessionStartJson(session_id, info.provider(), info.model(), info.workspace()) << "\n" << std::flush;
+    }
+  }
+  sigset_t sigs = BlockSignals();
+  std::unique_ptr<grpc::ClientContext> ctx = client.Context();
+  std::atomic<bool> finished{false};
+  std::thread signals([&] {
+    int sig = 0;
+    while (sigwait(&sigs, &sig) == 0 && !finished) {
+      if (sig == SIGUSR2) return;
+      v1::CancelRequest req;
+      req.set_session_id(session_id);
+      v1::CancelResponse reply;
+      client.stub().Cancel(client.Context().get(), req, &reply);
+    }
+  });
+  v1::SendRequest req;
+  req.set_session_id(session_id);
+  req.set_text(a.prompt);
+  req.set_mode(c.session.empty() ? "" : a.mode);
+  std::unique_ptr<grpc::ClientReader<v1::SessionEvent>> reader = client.stub().Send(ctx.get(), req);
+  v1::SessionEvent e;
+  std::optional<int> exit_code;
+  while (reader->Read(&e)) {
+    PrintPromptEvent(e, a.output_format, std::cout, std::cerr);
+    if (e.has_message_finished()) exit_code = e.message_finished().exit_code();
+  }
+  grpc::Status st = reader->Finish();
+  finished = true;
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  if (!st.ok()) return fail(Describe(st, c.connect));
+  if (!exit_code) return fail("the daemon ended the stream before the message finished");
+  return *exit_code;
+}
+
+// An interactive client: the session's events as the terminal shows them,
+// lines typed become messages, y/a/n answer approvals.
+int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
+  auto fail = [](const std::string& m) {
+    std::cerr << "odin attach: " << m << "\n";
+    return kError;
+  };
+  if (Status s = ResolveClient(g, &c); !s.ok()) return fail(s.message());
+  Client client(c);
+  std::string session_id = c.session;
+  if (session_id.empty()) {
+    v1::CreateSessionRequest req;
+    req.set_mode(a.mode);
+    req.set_model(a.llm.model);
+    req.set_approval("prompt");
+    req.set_profile(a.profile);
+    v1::SessionInfo info;
+    grpc::Status st = client.stub().CreateSession(client.Context().get(), req, &info);
+    if (!st.ok()) return fail(Describe(st, c.connect));
+    session_id = info.session_id();
+  }
+  std::cout << "odin " << ODIN_VERSION << " · attached to session " << session_id << " at " << c.connect
+            << " (Ctrl-D detaches, the session goes on)\n" << std::flush;
+
+  std::mutex mu;
+  std::deque<std::string> approvals;  // execution ids waiting for an answer, oldest first
+  std::atomic<bool> ended{false};
+  std::unique_ptr<grpc::ClientContext> sub_ctx = client.Context();
+  v1::SubscribeRequest sub;
+  sub.set_session_id(session_id);
+  std::unique_ptr<grpc::ClientReader<v1::SessionEvent>> events = client.stub().Subscribe(sub_ctx.get(), sub);
+  std::thread printer([&] {
+    v1::SessionEvent e;
+    bool in_text = false;
+    auto line = [&](const std::string& text) {
+      if (in_text) std::cout << "\n";
+      in_text = false;
+      std::cout << text << "\n" << std::flush;
+    };
+    while (events->Read(&e)) {
+      std::lock_guard<std::mutex> lock(mu);
+      switch (e.kind_case()) {
+        case v1::SessionEvent::kMessageStarted:
+          line("[" + e.message_started().mode() + "] " + e.message_started().text());
+          break;
+        case v1::SessionEvent::kTextDelta:
+          std::cout << e.text_delta().text() << std::flush;
+          in_text = !e.text_delta().text().empty() && e.text_delta().text().back() != '\n';
+          break;
+        case v1::SessionEvent::kToolCallStarted:
+          line("⏺ " + CallLabel({"", e.tool_call_started().tool(), e.tool_call_started().arguments_json()}));
+          break;
+        case v1::SessionEvent::kToolCallFinished:
+          line("  ⎿ " + e.tool_call_finished().summary());
+          break;
+        case v1::SessionEvent::kApprovalRequested: {
+          const v1::ApprovalRequested& r = e.approval_requested();
+          approvals.push_back(r.execution_id());
+          line("⚠ approval needed: `" + r.what() + "`\n  " + r.reason() +
+               "\n  Allow? [y] once, [a] for this session, [n] no: ");
+          break;
+        }
+        case v1::SessionEvent::kApprovalResolved: {
+          auto it = std::find(approvals.begin(), approvals.end(), e.approval_resolved().execution_id());
+          if (it != approvals.end()) approvals.erase(it);
+          line("  (approval: " + e.approval_resolved().answer() + ")");
+          break;
+        }
+        case v1::SessionEvent::kMessageFinished: {
+          const v1::MessageFinished& f = e.message_finished();
+          if (f.status() != "done") line("(" + f.status() + (f.error().empty() ? "" : ": " + f.error()) + ")");
+          line(f.report_text());
+          break;
+        }
+        case v1::SessionEvent::kSessionEnded:
+          line("(the session ended: " + e.session_ended().reason() + ")");
+          break;
+        default:
+          break;
+      }
+    }
+    ended = true;
+  });
+
+  sigset_t sigs = BlockSignals();
+  std::thread signals([&] {
+    int sig = 0;
+    while (sigwait(&sigs, &sig) == 0) {
+      if (ended) return;
+      v1::CancelRequest req;
+      req.set_session_id(session_id);
+      v1::CancelResponse reply;
+      client.stub().Cancel(client.Context().get(), req, &reply);
+    }
+  });
+  std::vector<std::thread> senders;
+  std::string input;
+  while (!ended && std::getline(std::cin, input)) {
+    if (input.empty()) continue;
+    if (input == "/quit") break;
+    std::string waiting;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!approvals.empty()) waiting = approvals.front();
+    }
+    if (!waiting.empty()) {
+      std::string answer = input == "y" || input == "yes" ? "once" : input == "a" ? "session" : "deny";
+      v1::ApproveRequest req;
+      req.set_session_id(session_id);
+      req.set_execution_id(waiting);
+      req.set_answer(answer);
+      v1::ApproveResponse reply;
+      client.stub().Approve(client.Context().get(), req, &reply);
+      continue;
+    }
+    // The message's own stream is not needed: the subscription shows it all.
+    senders.emplace_back([&client, session_id, input] {
+      auto ctx = client.Context();
+      v1::SendRequest req;
+      req.set_session_id(session_id);
+      req.set_text(input);
+      auto reader = client.stub().Send(ctx.get(), req);
+      v1::SessionEvent ignored;
+      while (reader->Read(&ignored)) {
+        if (ignored.has_message_finished()) break;
+      }
+      ctx->TryCancel();
+      reader->Finish();
+    });
+  }
+  // Detach: the session goes on in the daemon.
+  for (std::thread& t : senders) t.join();
+  sub_ctx->TryCancel();
+  printer.join();
+  events->Finish();
+  ended = true;
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  return 0;
+}
+
+}  // namespace
+}  // namespace odin
+
+int main(int argc, char** argv) {
+  odin::EnsureStandardFds();
+  odin::InitLogging("odin-rpc");
+  signal(SIGPIPE, SIG_IGN);
+  odin::GlobalFlags global;
+  odin::AgentFlags agent;
+  odin::ServeFlags serve;
+  odin::ClientFlags client;
+
+  CLI::App app{"odin-rpc: Odin's gRPC daemon and clients (run through odin serve, odin attach, odin -p --connect)",
+               "odin"};
+  app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
+  app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
+      ->check(CLI::IsMember({"auto", "require", "off"}));
+  auto agent_options = [&](CLI::App* a) {
+    a->add_option("--mode", agent.mode, "ask, plan or edit (default edit)")->check(CLI::IsMember({"ask", "plan", "edit"}));
+    a->add_option("--model", agent.llm.model, "The planner model");
+    a->add_option("--utility-model", agent.llm.utility_model, "The utility model");
+    a->add_option("--provider", agent.llm.provider, "openai, anthropic or demo")
+        ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
+    a->add_option("--base-url", agent.llm.base_url, "The provider's base URL");
+    a->add_option("--max-turns", agent.max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);
+    a->add_option("--max-tool-calls", agent.max_tool_calls, "Budget: tool calls per message")->check(CLI::PositiveNumber);
+    a->add_option("--max-tokens", agent.max_tokens, "Budget: tokens per message")->check(CLI::PositiveNumber);
+    a->add_option("--max-budget-usd", agent.max_budget_usd, "Budget: cost per message")->check(CLI::PositiveNumber);
+    a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
+        ->check(CLI::PositiveNumber);
+    a->add_option("--profile", agent.profile, "fast, auto, safe or strict")
+        ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
+  };
+  agent_options(&app);
+  app.add_option("-p,--print", agent.prompt, "Run one message headless on the daemon");
+  app.add_option("--output-format", agent.output_format, "text, json or stream-json")
+      ->check(CLI::IsMember({"text", "json", "stream-json"}));
+  app.add_option("--approval", agent.approval, "deny or allow (headless)")->check(CLI::IsMember({"deny", "allow", "prompt"}));
+  app.add_option("--connect", client.connect, "The daemon's address: unix:PATH or HOST:PORT");
+  app.add_option("--token", client.token, "The daemon's bearer token (TCP); also ODIN_TOKEN");
+  app.add_option("--session", client.session, "Send to this session instead of starting one");
+
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the coordinator as a daemon for this workspace");
+  serve_cmd->fallthrough();
+  serve_cmd->add_option("--listen", serve.listen,
+                        "unix:PATH or HOST:PORT (default: unix:.odin/daemon.sock; TCP needs a token)");
+  serve_cmd->add_option("--token", serve.token, "The bearer token TCP clients must send (default: generated "
+                                                "into .odin/daemon.token)");
+  CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of a running daemon (a new one if none)");
+  attach_cmd->fallthrough();
+  attach_cmd->add_option("SESSION", client.session, "The session id");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (serve_cmd->parsed()) return odin::Serve(global, agent, serve);
+  if (attach_cmd->parsed()) return odin::Attach(global, agent, client);
+  if (!agent.prompt.empty()) return odin::Prompt(global, agent, client);
+  std::cerr << "odin-rpc: nothing to do (serve, attach, or -p PROMPT --connect ADDRESS)\n";
+  return odin::kUsageError;
+}
