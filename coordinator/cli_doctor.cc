@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -223,6 +224,16 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     validators.push_back({server.name, lookup(server.command[0]), extensions});
   }
 
+  // A daemon serving the workspace: what it reports (through odin-rpc, which
+  // speaks gRPC).
+  std::optional<CommandOutput> daemon;
+  if (PathExists(ws->state_dir + "/daemon.json")) {
+    SpawnOptions so;
+    so.argv = {ExecutableDir() + "/odin-rpc", "-C", ws->root, "status"};
+    if (as_json) so.argv.push_back("--json");
+    StatusOr<CommandOutput> ran = RunCommand(so);
+    daemon = ran.ok() ? *ran : CommandOutput{1, ran.status().message()};
+  }
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
               {"workspace", ws->root},
@@ -235,6 +246,10 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
     for (const Validator& v : validators) {
       j["language_servers"].push_back({{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}});
+    }
+    if (daemon) {
+      json d = json::parse(daemon->output, nullptr, false);
+      j["daemon"] = daemon->exit_code == 0 && !d.is_discarded() ? d : json({{"error", daemon->output}});
     }
     std::cout << j.dump(2) << "\n";
     return failed ? kError : 0;
@@ -256,6 +271,10 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     printf("  %-14s %s  (%s)\n", v.name.c_str(),
            v.program.empty() ? "not found: those files use their check command, if any" : v.program.c_str(),
            v.extensions.c_str());
+  }
+  if (daemon) {
+    if (daemon->exit_code == 0) std::cout << daemon->output;
+    else std::cout << "daemon     not answering: " << daemon->output;
   }
   if (failed) std::cerr << "odin doctor: sandbox required but unavailable: " << why_not << "\n";
   return failed ? kError : 0;

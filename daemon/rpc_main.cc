@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -169,7 +170,8 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   int sig = 0;
   sigwait(&sigs, &sig);
   std::cerr << "odin serve: " << strsignal(sig) << ", shutting down\n";
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  // Open streams are cut at once: their sessions end below anyway.
+  server->Shutdown(std::chrono::system_clock::now());
   service.CloseSessions();
   unlink(files.info.c_str());
   if (IsUnix(listen)) unlink(listen.substr(5).c_str());
@@ -438,6 +440,84 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   return 0;
 }
 
+std::string BudgetLine(const json& b) {
+  std::string out;
+  for (const char* k : {"turns", "tool_calls", "tokens", "cost_usd", "wall_seconds"}) {
+    std::string v = "-";
+    if (!b[k].is_null()) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%g", b[k].get<double>());
+      v = buf;
+    }
+    out += (out.empty() ? "" : ", ") + std::string(k) + " " + v;
+  }
+  return out;
+}
+
+// What a running daemon reports (GetStatus), for odin doctor.
+int PrintStatus(const GlobalFlags& g, ClientFlags c, bool as_json) {
+  if (Status s = ResolveClient(g, &c); !s.ok()) {
+    std::cerr << "odin: " << s.message() << "\n";
+    return kError;
+  }
+  Client client(c);
+  auto ctx = client.Context();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::StatusResponse st;
+  grpc::Status rs = client.stub().GetStatus(ctx.get(), {}, &st);
+  if (!rs.ok()) {
+    std::cerr << "odin: " << Describe(rs, c.connect) << "\n";
+    return kError;
+  }
+  auto limit = [](double v) { return v > 0 ? json(v) : json(); };
+  json j = {{"listen", st.listen()}, {"pid", st.pid()}, {"version", st.version()}, {"sessions", json::array()}};
+  for (const v1::SessionStatus& s : st.sessions()) {
+    json workers = json::array(), breakers = json::array();
+    for (const v1::WorkerStatus& w : s.workers()) {
+      workers.push_back({{"id", w.id()}, {"pid", w.pid()}, {"kind", w.kind()}, {"state", w.state()}});
+    }
+    for (const v1::BreakerStatus& b : s.breakers()) {
+      breakers.push_back({{"name", b.name()}, {"state", b.state()}, {"consecutive_failures", b.consecutive_failures()}});
+    }
+    j["sessions"].push_back(
+        {{"session_id", s.session().session_id()},
+         {"busy", s.session().busy()},
+         {"queued", s.session().queued()},
+         {"model", s.session().model()},
+         {"workers", workers},
+         {"breakers", breakers},
+         {"budget_per_message",
+          {{"turns", limit(s.max_turns())}, {"tool_calls", limit(static_cast<double>(s.max_tool_calls()))},
+           {"tokens", limit(static_cast<double>(s.max_tokens()))}, {"cost_usd", limit(s.max_budget_usd())},
+           {"wall_seconds", limit(s.max_wall_seconds())}}},
+         {"used",
+          {{"llm_calls", s.used_llm_calls()}, {"input_tokens", s.used_input_tokens()},
+           {"output_tokens", s.used_output_tokens()}, {"cost_usd", s.used_cost_usd()}}}});
+  }
+  if (as_json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "daemon     " << st.listen() << " (pid " << st.pid() << ", odin " << st.version() << "), "
+            << st.sessions_size() << " session(s)\n";
+  for (const json& s : j["sessions"]) {
+    std::map<std::string, int> states;
+    for (const json& w : s["workers"]) ++states[w["kind"].get<std::string>() + " " + w["state"].get<std::string>()];
+    std::string workers, open;
+    for (auto& [k, n] : states) workers += (workers.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+    for (const json& b : s["breakers"]) {
+      if (b["state"] != "closed") open += (open.empty() ? "" : ", ") + b["name"].get<std::string>() + " " + b["state"].get<std::string>();
+    }
+    std::cout << "  " << s["session_id"].get<std::string>() << "  " << (s["busy"] ? "busy" : "idle") << ", "
+              << s["queued"] << " queued, model " << s["model"].get<std::string>() << ", " << s["used"]["llm_calls"]
+              << " model calls\n"
+              << "    workers   " << (workers.empty() ? "none" : workers) << "\n"
+              << "    breakers  " << s["breakers"].size() << (open.empty() ? ", all closed" : ", " + open) << "\n"
+              << "    budget    per message: " << BudgetLine(s["budget_per_message"]) << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace odin
 
@@ -489,6 +569,10 @@ int main(int argc, char** argv) {
   CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of a running daemon (a new one if none)");
   attach_cmd->fallthrough();
   attach_cmd->add_option("SESSION", client.session, "The session id");
+  bool status_json = false;
+  CLI::App* status_cmd = app.add_subcommand("status", "What the workspace's daemon reports (odin doctor shows it)");
+  status_cmd->fallthrough();
+  status_cmd->add_flag("--json", status_json, "Print JSON");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -496,6 +580,7 @@ int main(int argc, char** argv) {
   }
   if (serve_cmd->parsed()) return odin::Serve(global, agent, serve);
   if (attach_cmd->parsed()) return odin::Attach(global, agent, client);
+  if (status_cmd->parsed()) return odin::PrintStatus(global, client, status_json);
   if (!agent.prompt.empty()) return odin::Prompt(global, agent, client);
   std::cerr << "odin-rpc: nothing to do (serve, attach, or -p PROMPT --connect ADDRESS)\n";
   return odin::kUsageError;

@@ -1,0 +1,427 @@
+// The coordinator daemon end to end: the real `odin serve` (odin-rpc, its
+// sessions, workers and sandbox) driven through the generated gRPC client,
+// with a scripted fake model.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "odin/v1/coordinator.grpc.pb.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+namespace v1 = odin::v1;
+
+json Call(const std::string& tool, const json& args) {
+  return {{"tool_calls", {{{"name", tool}, {"arguments", args}}}}};
+}
+json Command(const std::string& command) { return Call("ExecuteCommand", {{"command", command}}); }
+json Text(const std::string& text) { return {{"text", text}}; }
+
+class OdinDaemonTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (pid_t pid : daemons_) {
+      kill(pid, SIGTERM);
+      EXPECT_EQ(Wait(pid), 0) << "the daemon did not shut down cleanly";
+    }
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
+  }
+  std::map<std::string, std::string> Env() {
+    return {{"OPENAI_BASE_URL", llm_->OpenAiUrl()}, {"OPENAI_API_KEY", "k"}, {"ANTHROPIC_BASE_URL", ""},
+            {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+  }
+  // Starts `odin serve` with the script and waits until it listens.
+  void Serve(const json& script, std::vector<std::string> extra = {}) {
+    Put("odinconfig.json", R"({"checks":{"build":"","lint":"","tests":""}})");
+    if (!config_.empty()) Put("odinconfig.json", config_);
+    llm_ = std::make_unique<FakeLlm>(script.dump());
+    std::vector<std::string> args = {"serve"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int out = -1;
+    daemons_.push_back(StartOdin(ws_.path(), args, &out, Env()));
+    close(out);
+    for (int i = 0; i < 200 && !PathExists(ws_.Join(".odin/daemon.json")); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    json info = json::parse(*ReadFileToString(ws_.Join(".odin/daemon.json")), nullptr, false);
+    ASSERT_TRUE(info.is_object()) << "the daemon did not start";
+    address_ = info["listen"];
+    stub_ = v1::CoordinatorService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+  std::unique_ptr<grpc::ClientContext> Context() {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    if (!token_.empty()) ctx->AddMetadata("authorization", "Bearer " + token_);
+    return ctx;
+  }
+  std::string NewSession(const std::string& approval = "deny") {
+    v1::CreateSessionRequest req;
+    req.set_approval(approval);
+    v1::SessionInfo info;
+    grpc::Status st = stub_->CreateSession(Context().get(), req, &info);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return info.session_id();
+  }
+  // Sends a message and reads its stream to the end.
+  std::vector<v1::SessionEvent> SendAll(const std::string& session, const std::string& text) {
+    v1::SendRequest req;
+    req.set_session_id(session);
+    req.set_text(text);
+    auto ctx = Context();
+    auto reader = stub_->Send(ctx.get(), req);
+    std::vector<v1::SessionEvent> events;
+    v1::SessionEvent e;
+    while (reader->Read(&e)) events.push_back(e);
+    grpc::Status st = reader->Finish();
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return events;
+  }
+  // Reads a session's events from after_seq until a message finishes.
+  std::vector<v1::SessionEvent> Follow(const std::string& session, uint64_t after_seq, size_t messages = 1) {
+    v1::SubscribeRequest req;
+    req.set_session_id(session);
+    req.set_after_seq(after_seq);
+    auto ctx = Context();
+    auto reader = stub_->Subscribe(ctx.get(), req);
+    std::vector<v1::SessionEvent> events;
+    v1::SessionEvent e;
+    size_t finished = 0;
+    while (finished < messages && reader->Read(&e)) {
+      events.push_back(e);
+      if (e.has_message_finished()) ++finished;
+    }
+    ctx->TryCancel();
+    reader->Finish();
+    return events;
+  }
+
+  TempWorkspace ws_;
+  std::string marker_ = UniqueMarker();
+  std::string config_;
+  std::unique_ptr<FakeLlm> llm_;
+  std::vector<pid_t> daemons_;
+  std::string address_, token_;
+  std::unique_ptr<v1::CoordinatorService::Stub> stub_;
+};
+
+TEST_F(OdinDaemonTest, AFullSessionWithTheFakeModel) {
+  Serve({{"responses", {Call("WriteFile", {{"file_path", "notes.txt"}, {"content", "from the daemon\n"}}),
+                        Text("wrote it")}}});
+  // The unix socket is the owner's alone.
+  struct stat st{};
+  ASSERT_EQ(stat(ws_.Join(".odin/daemon.sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string session = NewSession();
+  ASSERT_FALSE(session.empty());
+  std::vector<v1::SessionEvent> events = SendAll(session, "write a note");
+  ASSERT_FALSE(events.empty());
+  EXPECT_TRUE(events.front().has_message_started());
+  ASSERT_TRUE(events.back().has_message_finished());
+  const v1::MessageFinished& done = events.back().message_finished();
+  EXPECT_EQ(done.status(), "done") << done.error();
+  EXPECT_EQ(done.exit_code(), 0);
+  EXPECT_NE(done.report_text().find("notes.txt"), std::string::npos) << done.report_text();
+  json result = json::parse(done.result_json());
+  EXPECT_EQ(result["changed_files"], json::array({"notes.txt"}));
+  EXPECT_EQ(*ReadFileToString(ws_.Join("notes.txt")), "from the daemon\n");
+  // Numbered without gaps; the tool call's start and end carry its execution id.
+  std::string execution_id;
+  for (size_t i = 1; i < events.size(); ++i) EXPECT_EQ(events[i].seq(), events[i - 1].seq() + 1);
+  for (const v1::SessionEvent& e : events) {
+    EXPECT_EQ(e.session_id(), session);
+    if (e.has_tool_call_started()) execution_id = e.tool_call_started().execution_id();
+    if (e.has_tool_call_finished()) {
+      EXPECT_EQ(e.tool_call_finished().execution_id(), execution_id);
+      EXPECT_EQ(e.tool_call_finished().status(), "ok");
+      EXPECT_FALSE(e.tool_call_finished().validation().empty()) << "a write's validation is in its event";
+    }
+  }
+  ASSERT_FALSE(execution_id.empty());
+
+  // The ledger through the service.
+  v1::ListExecutionsRequest list;
+  list.set_session_id(session);
+  v1::ListExecutionsResponse executions;
+  ASSERT_TRUE(stub_->ListExecutions(Context().get(), list, &executions).ok());
+  bool listed = false;
+  for (const v1::Execution& e : executions.executions()) listed = listed || e.execution_id() == execution_id;
+  EXPECT_TRUE(listed);
+  v1::GetExecutionRequest get;
+  get.set_execution_id(execution_id);
+  v1::Execution execution;
+  ASSERT_TRUE(stub_->GetExecution(Context().get(), get, &execution).ok());
+  EXPECT_EQ(execution.tool(), "WriteFile");
+  EXPECT_EQ(execution.status(), "ok");
+  v1::QueryMemoryRequest memory;
+  memory.set_session_id(session);
+  memory.set_arguments_json(R"({"query":"last_edit"})");
+  v1::QueryMemoryResponse answer;
+  grpc::Status qs = stub_->QueryMemory(Context().get(), memory, &answer);
+  ASSERT_TRUE(qs.ok()) << qs.error_message();
+  EXPECT_NE(answer.result_json().find(execution_id), std::string::npos) << answer.result_json();
+  v1::ListSessionsResponse sessions;
+  ASSERT_TRUE(stub_->ListSessions(Context().get(), {}, &sessions).ok());
+  ASSERT_EQ(sessions.sessions_size(), 1);
+  EXPECT_EQ(sessions.sessions(0).session_id(), session);
+  EXPECT_FALSE(sessions.sessions(0).busy());
+  v1::StatusResponse status;
+  ASSERT_TRUE(stub_->GetStatus(Context().get(), {}, &status).ok());
+  EXPECT_EQ(status.workspace(), ws_.path());
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_GT(status.sessions(0).workers_size(), 0);
+  EXPECT_GT(status.sessions(0).breakers_size(), 0);
+  EXPECT_EQ(status.sessions(0).max_turns(), 50);
+  EXPECT_EQ(status.sessions(0).used_llm_calls(), 2);
+
+  // odin -p --connect: the same output as odin -p, through the daemon.
+  Ran via_cli = RunOdin(ws_.path(), {"-p", "again", "--connect", address_, "--output-format", "json"}, Env());
+  EXPECT_EQ(via_cli.exit_code, 0) << via_cli.err;
+  json r = json::parse(via_cli.out, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << via_cli.out;
+  EXPECT_EQ(r["type"], "result");
+  EXPECT_EQ(r["status"], "done");
+  EXPECT_EQ(r["result"], "(script exhausted)");
+  // odin doctor shows the daemon's status.
+  Ran doctor = RunOdin(ws_.path(), {"doctor"}, Env());
+  EXPECT_NE(doctor.out.find("daemon     " + address_), std::string::npos) << doctor.out;
+  EXPECT_NE(doctor.out.find(session), std::string::npos) << doctor.out;
+  EXPECT_NE(doctor.out.find("breakers"), std::string::npos) << doctor.out;
+}
+
+TEST_F(OdinDaemonTest, SubscribersSeeTheSameEventsAndMessagesQueueInOrder) {
+  Serve({{"responses", {Command("echo first"), Text("one"), Command("echo second"), Text("two")}}});
+  std::string session = NewSession();
+  std::vector<v1::SessionEvent> a, b;
+  std::thread ta([&] { a = Follow(session, 0, 2); });
+  std::thread tb([&] { b = Follow(session, 0, 2); });
+  // Two clients send at once; the second message waits for the first.
+  std::vector<v1::SessionEvent> first, second;
+  std::thread s1([&] { first = SendAll(session, "message one"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread s2([&] { second = SendAll(session, "message two"); });
+  s1.join();
+  s2.join();
+  ta.join();
+  tb.join();
+  ASSERT_FALSE(a.empty());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].SerializeAsString(), b[i].SerializeAsString()) << i;
+  std::vector<std::string> started;
+  for (const v1::SessionEvent& e : a) {
+    if (e.has_message_started()) started.push_back(e.message_started().text());
+  }
+  EXPECT_EQ(started, (std::vector<std::string>{"message one", "message two"}));
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty());
+  EXPECT_EQ(first.back().message_finished().status(), "done");
+  EXPECT_EQ(second.back().message_finished().status(), "done");
+  // Each Send streamed its own message only, and the second began after the first ended.
+  EXPECT_EQ(first.back().message_finished().text(), "one");
+  EXPECT_EQ(second.back().message_finished().text(), "two");
+  EXPECT_GT(second.front().seq(), first.back().seq());
+}
+
+TEST_F(OdinDaemonTest, AnApprovalRoundTrip) {
+  config_ = R"({"permissions":{"ask":["touch"]},"checks":{"build":"","lint":"","tests":""}})";
+  Serve({{"responses", {Command("touch approved"), Command("touch refused"), Text("done")}}});
+  std::string session = NewSession("prompt");
+  v1::SendRequest req;
+  req.set_session_id(session);
+  req.set_text("make files");
+  auto ctx = Context();
+  auto reader = stub_->Send(ctx.get(), req);
+  std::vector<v1::SessionEvent> events;
+  std::vector<std::string> asked;
+  v1::SessionEvent e;
+  while (reader->Read(&e)) {
+    events.push_back(e);
+    if (!e.has_approval_requested()) continue;
+    const v1::ApprovalRequested& a = e.approval_requested();
+    asked.push_back(a.what());
+    EXPECT_NE(a.reason().find("ask rule 'touch'"), std::string::npos) << a.reason();
+    v1::ApproveRequest answer;
+    answer.set_session_id(session);
+    answer.set_execution_id(a.execution_id());
+    answer.set_answer(asked.size() == 1 ? "once" : "deny");
+    v1::ApproveResponse applied;
+    ASSERT_TRUE(stub_->Approve(Context().get(), answer, &applied).ok());
+    EXPECT_TRUE(applied.applied());
+    // Answered: the same request cannot be answered twice.
+    ASSERT_TRUE(stub_->Approve(Context().get(), answer, &applied).ok());
+    EXPECT_FALSE(applied.applied());
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(asked, (std::vector<std::string>{"touch approved", "touch refused"}));
+  EXPECT_TRUE(PathExists(ws_.Join("approved")));
+  EXPECT_FALSE(PathExists(ws_.Join("refused")));
+  std::vector<std::string> decisions, statuses;
+  for (const v1::SessionEvent& ev : events) {
+    if (ev.has_approval_resolved()) decisions.push_back(ev.approval_resolved().answer());
+    if (ev.has_gate_event() && ev.gate_event().kind() == "approval") {
+      decisions.push_back(json::parse(ev.gate_event().detail_json())["approval"]);
+    }
+    if (ev.has_tool_call_finished()) statuses.push_back(ev.tool_call_finished().status());
+  }
+  EXPECT_EQ(decisions, (std::vector<std::string>{"allowed once by the user", "once", "denied by the user", "deny"}));
+  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected"}));
+  ASSERT_TRUE(events.back().has_message_finished());
+  EXPECT_EQ(events.back().message_finished().status(), "done");
+}
+
+TEST_F(OdinDaemonTest, CancelStopsTheRunningMessage) {
+  Serve({{"responses", {Command("sleep 60"), Text("never")}}});
+  std::string session = NewSession();
+  v1::SendRequest req;
+  req.set_session_id(session);
+  req.set_text("wait a minute");
+  auto ctx = Context();
+  auto reader = stub_->Send(ctx.get(), req);
+  v1::SessionEvent e;
+  std::vector<v1::SessionEvent> events;
+  while (reader->Read(&e)) {
+    events.push_back(e);
+    if (e.has_tool_call_started()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the command is running
+      EXPECT_FALSE(ProcessesWithArg("sleep 60").empty());
+      v1::CancelRequest cancel;
+      cancel.set_session_id(session);
+      v1::CancelResponse reply;
+      ASSERT_TRUE(stub_->Cancel(Context().get(), cancel, &reply).ok());
+      EXPECT_TRUE(reply.cancelled());
+    }
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_TRUE(events.back().has_message_finished());
+  EXPECT_EQ(events.back().message_finished().status(), "cancelled");
+  EXPECT_EQ(events.back().message_finished().exit_code(), 130);
+  bool command_cancelled = false;
+  for (const v1::SessionEvent& ev : events) {
+    command_cancelled = command_cancelled || (ev.has_tool_call_finished() && ev.tool_call_finished().status() == "cancelled");
+  }
+  EXPECT_TRUE(command_cancelled);
+  // Nothing runs now: a second cancel has nothing to stop.
+  v1::CancelRequest cancel;
+  cancel.set_session_id(session);
+  v1::CancelResponse reply;
+  ASSERT_TRUE(stub_->Cancel(Context().get(), cancel, &reply).ok());
+  EXPECT_FALSE(reply.cancelled());
+}
+
+TEST_F(OdinDaemonTest, AClientThatDisconnectsCanReattachAndTheSessionGoesOn) {
+  Serve({{"responses", {Command("sleep 1; echo hi > after.txt"), Text("finished without you")}}});
+  std::string session = NewSession();
+  uint64_t last_seen = 0;
+  {
+    v1::SendRequest req;
+    req.set_session_id(session);
+    req.set_text("work while I am away");
+    auto ctx = Context();
+    auto reader = stub_->Send(ctx.get(), req);
+    v1::SessionEvent e;
+    while (reader->Read(&e)) {
+      last_seen = e.seq();
+      if (e.has_tool_call_started()) break;
+    }
+    ctx->TryCancel();  // the client goes away mid-stream
+    reader->Finish();
+  }
+  ASSERT_GT(last_seen, 0u);
+  // Back again: the events it missed, from where it left off, without gaps.
+  std::vector<v1::SessionEvent> rest = Follow(session, last_seen);
+  ASSERT_FALSE(rest.empty());
+  EXPECT_EQ(rest.front().seq(), last_seen + 1);
+  ASSERT_TRUE(rest.back().has_message_finished());
+  EXPECT_EQ(rest.back().message_finished().status(), "done");
+  EXPECT_EQ(rest.back().message_finished().text(), "finished without you");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("after.txt")), "hi\n");
+}
+
+TEST_F(OdinDaemonTest, OverTcpATokenIsRequired) {
+  Serve({{"responses", {Text("hello")}}}, {"--listen", "127.0.0.1:0"});
+  ASSERT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
+  EXPECT_NE(address_, "127.0.0.1:0");
+  // The generated token is the owner's alone.
+  struct stat st{};
+  ASSERT_EQ(stat(ws_.Join(".odin/daemon.token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  v1::ListSessionsResponse sessions;
+  grpc::Status none = stub_->ListSessions(Context().get(), {}, &sessions);
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAUTHENTICATED) << none.error_message();
+  token_ = "not-the-token";
+  v1::SessionInfo info;
+  grpc::Status wrong = stub_->CreateSession(Context().get(), {}, &info);
+  EXPECT_EQ(wrong.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  token_ = *ReadFileToString(ws_.Join(".odin/daemon.token"));
+  while (!token_.empty() && token_.back() == '\n') token_.pop_back();
+  ASSERT_TRUE(stub_->ListSessions(Context().get(), {}, &sessions).ok());
+  // The CLI finds the token beside the daemon's address.
+  Ran cli = RunOdin(ws_.path(), {"-p", "hi", "--connect", address_}, Env());
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("hello"), std::string::npos) << cli.out;
+}
+
+TEST_F(OdinDaemonTest, BadInputGetsClearErrors) {
+  Serve({{"responses", {Text("fine")}}});
+  v1::SendRequest send;
+  send.set_session_id("ses_nope");
+  send.set_text("x");
+  auto ctx = Context();
+  auto reader = stub_->Send(ctx.get(), send);
+  v1::SessionEvent e;
+  EXPECT_FALSE(reader->Read(&e));
+  grpc::Status unknown = reader->Finish();
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(unknown.error_message().find("no session 'ses_nope'"), std::string::npos) << unknown.error_message();
+
+  v1::CreateSessionRequest bad_mode;
+  bad_mode.set_mode("yolo");
+  v1::SessionInfo info;
+  grpc::Status m = stub_->CreateSession(Context().get(), bad_mode, &info);
+  EXPECT_EQ(m.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(m.error_message().find("mode 'yolo'"), std::string::npos);
+  std::string session = NewSession();
+  send.set_session_id(session);
+  send.set_text("");
+  auto ctx2 = Context();
+  auto empty = stub_->Send(ctx2.get(), send);
+  EXPECT_FALSE(empty->Read(&e));
+  EXPECT_EQ(empty->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::ApproveRequest approve;
+  approve.set_session_id(session);
+  approve.set_execution_id("ex_1");
+  approve.set_answer("maybe");
+  v1::ApproveResponse applied;
+  EXPECT_EQ(stub_->Approve(Context().get(), approve, &applied).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::GetExecutionRequest get;
+  get.set_execution_id("ex_nope");
+  v1::Execution execution;
+  EXPECT_EQ(stub_->GetExecution(Context().get(), get, &execution).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // A second daemon on the workspace is refused, naming the first one's socket.
+  Ran second = RunOdin(ws_.path(), {"serve"}, Env());
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("a daemon already serves"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find(ws_.Join(".odin/daemon.sock")), std::string::npos) << second.err;
+  // After all that, the daemon still works.
+  std::vector<v1::SessionEvent> events = SendAll(session, "still there?");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().message_finished().status(), "done");
+}
+
+}  // namespace
+}  // namespace odin::testing
