@@ -238,6 +238,29 @@ sigset_t BlockSignals() {
   return sigs;
 }
 
+// A new session with the command line's settings.
+v1::CreateSessionRequest SessionRequest(const AgentFlags& a, const std::string& approval) {
+  v1::CreateSessionRequest req;
+  req.set_mode(a.mode);
+  req.set_model(a.llm.model);
+  req.set_approval(approval);
+  req.set_profile(a.profile);
+  req.set_max_turns(a.max_turns);
+  req.set_max_tool_calls(a.max_tool_calls);
+  req.set_max_tokens(a.max_tokens);
+  req.set_max_budget_usd(a.max_budget_usd);
+  req.set_max_wall_seconds(a.max_wall_seconds);
+  return req;
+}
+
+// Ctrl-C: the session's running message is cancelled.
+void CancelMessage(Client& client, const std::string& session_id) {
+  v1::CancelRequest req;
+  req.set_session_id(session_id);
+  v1::CancelResponse reply;
+  client.stub().Cancel(client.Context().get(), req, &reply);
+}
+
 int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   auto fail = [](const std::string& m, int code = kError) {
     std::cerr << "odin: " << m << "\n";
@@ -248,16 +271,7 @@ int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   Client client(c);
   std::string session_id = c.session;
   if (session_id.empty()) {
-    v1::CreateSessionRequest req;
-    req.set_mode(a.mode);
-    req.set_model(a.llm.model);
-    req.set_approval(a.approval.empty() ? "deny" : a.approval);
-    req.set_profile(a.profile);
-    req.set_max_turns(a.max_turns);
-    req.set_max_tool_calls(a.max_tool_calls);
-    req.set_max_tokens(a.max_tokens);
-    req.set_max_budget_usd(a.max_budget_usd);
-    req.set_max_wall_seconds(a.max_wall_seconds);
+    v1::CreateSessionRequest req = SessionRequest(a, a.approval.empty() ? "deny" : a.approval);
     v1::SessionInfo info;
     grpc::Status st = client.stub().CreateSession(client.Context().get(), req, &info);
     if (!st.ok()) return fail(Describe(st, c.connect));
@@ -272,11 +286,7 @@ int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   std::thread signals([&] {
     int sig = 0;
     while (sigwait(&sigs, &sig) == 0 && !finished) {
-      if (sig == SIGUSR2) return;
-      v1::CancelRequest req;
-      req.set_session_id(session_id);
-      v1::CancelResponse reply;
-      client.stub().Cancel(client.Context().get(), req, &reply);
+      CancelMessage(client, session_id);
     }
   });
   v1::SendRequest req;
@@ -310,11 +320,7 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   Client client(c);
   std::string session_id = c.session;
   if (session_id.empty()) {
-    v1::CreateSessionRequest req;
-    req.set_mode(a.mode);
-    req.set_model(a.llm.model);
-    req.set_approval("prompt");
-    req.set_profile(a.profile);
+    v1::CreateSessionRequest req = SessionRequest(a, "prompt");
     v1::SessionInfo info;
     grpc::Status st = client.stub().CreateSession(client.Context().get(), req, &info);
     if (!st.ok()) return fail(Describe(st, c.connect));
@@ -388,10 +394,7 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
     int sig = 0;
     while (sigwait(&sigs, &sig) == 0) {
       if (ended) return;
-      v1::CancelRequest req;
-      req.set_session_id(session_id);
-      v1::CancelResponse reply;
-      client.stub().Cancel(client.Context().get(), req, &reply);
+      CancelMessage(client, session_id);
     }
   });
   std::vector<std::thread> senders;

@@ -351,6 +351,35 @@ TEST_F(OdinDaemonTest, AClientThatDisconnectsCanReattachAndTheSessionGoesOn) {
   EXPECT_EQ(*ReadFileToString(ws_.Join("after.txt")), "hi\n");
 }
 
+TEST_F(OdinDaemonTest, OdinAttachIsATerminalClientOfASession) {
+  config_ = R"({"permissions":{"ask":["touch"]},"checks":{"build":"","lint":"","tests":""}})";
+  Serve({{"responses", {Command("touch from-attach"), Text("attached and done")}}});
+  std::string session = NewSession("prompt");
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {"attach", session}, &in, &out, Env());
+  auto say = [in](const std::string& line) {
+    std::string l = line + "\n";
+    ASSERT_EQ(write(in, l.data(), l.size()), static_cast<ssize_t>(l.size()));
+  };
+  EXPECT_NE(ReadUntil(out, "attached to session " + session).find(session), std::string::npos);
+  say("make a file");
+  std::string seen = ReadUntil(out, "Allow?");
+  EXPECT_NE(seen.find("[edit] make a file"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("approval needed: `touch from-attach`"), std::string::npos) << seen;
+  say("y");
+  seen = ReadUntil(out, "Status: done");
+  EXPECT_NE(seen.find("attached and done"), std::string::npos) << seen;
+  close(in);  // detaches; the session stays
+  ReadUntil(out, "\x04");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_TRUE(PathExists(ws_.Join("from-attach")));
+  v1::ListSessionsResponse sessions;
+  ASSERT_TRUE(stub_->ListSessions(Context().get(), {}, &sessions).ok());
+  ASSERT_EQ(sessions.sessions_size(), 1);
+  EXPECT_TRUE(sessions.sessions(0).alive());
+}
+
 TEST_F(OdinDaemonTest, OverTcpATokenIsRequired) {
   Serve({{"responses", {Text("hello")}}}, {"--listen", "127.0.0.1:0"});
   ASSERT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
