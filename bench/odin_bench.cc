@@ -22,7 +22,7 @@
 //      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
-// [--validations N] [--guards 0|1] [--subagents N]. Runs in a fresh temporary workspace. Never asserts: it prints.
+// [--validations N] [--guards 0|1] [--subagents N] [--daemon N]. Runs in a fresh temporary workspace. Never asserts: it prints.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -330,7 +330,8 @@ StatusOr<pid_t> StartFakeModel(const std::string& dir, std::string* url) {
   return *pid;
 }
 
-SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, const std::string& log_path) {
+SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, const std::string& log_path,
+                                const std::vector<std::string>& extra_args = {}) {
   SessionFigures f;
   // Measured in a child of our own, so RUSAGE_CHILDREN covers this session's
   // processes and nothing reaped before.
@@ -343,9 +344,10 @@ SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, c
     env.push_back("OPENAI_BASE_URL=" + url);
     env.push_back("OPENAI_API_KEY=bench");
     int64_t t0 = MonotonicNs();
-    StatusOr<CommandOutput> out = RunCommand({.argv = {JoinPath(ExecutableDir(), "odin"), "-p", "run true 20 times",
-                                                       "--output-format", "json"},
-                                              .env = env, .cwd = ws});
+    std::vector<std::string> argv = {JoinPath(ExecutableDir(), "odin"), "-p", "run true 20 times", "--output-format",
+                                     "json"};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = env, .cwd = ws});
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
     int64_t msg[3] = {t0, out.ok() && out->exit_code == 0 ? 1 : 0, ru.ru_maxrss};
@@ -383,6 +385,71 @@ SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, c
   return f;
 }
 
+// The script of a measured session: twenty different commands (the same
+// call twenty times would be a loop, and the stall detector would stop it).
+std::string TwentyCommandsScript() {
+  std::string script = R"({"responses":[)";
+  for (int c = 0; c < 20; ++c) {
+    script += R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true )" + std::to_string(c) +
+              R"("}}]},)";
+  }
+  return script + R"({"text":"done"}]})";
+}
+
+// The same session as AgentFigures, sent through a daemon (odin serve) with
+// odin -p --connect, next to one run locally, alternating.
+bool DaemonFigures(int sessions) {
+  printf("daemon (odin -p --connect to odin serve vs odin -p, same 20-call session, %d each, alternating)\n", sessions);
+  std::vector<double> local_first, local_gaps, remote_first, remote_gaps;
+  for (int i = 0; i < 2 * sessions; ++i) {
+    bool remote = i % 2 == 1;
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-daemon");
+    if (!dir.ok()) return false;
+    std::string ws = *dir + "/ws";
+    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(ws).ok()) return false;
+    std::string url;
+    StatusOr<pid_t> model = StartFakeModel(*dir, &url);
+    if (!model.ok()) return false;
+    pid_t daemon = -1;
+    std::vector<std::string> extra;
+    if (remote) {
+      SpawnOptions serve;
+      serve.argv = {JoinPath(ExecutableDir(), "odin"), "serve"};
+      serve.env = CurrentEnvironment();
+      serve.env.push_back("OPENAI_BASE_URL=" + url);
+      serve.env.push_back("OPENAI_API_KEY=bench");
+      serve.cwd = ws;
+      serve.parent_death_signal = SIGKILL;
+      StatusOr<pid_t> started = Spawn(serve);
+      if (!started.ok()) return false;
+      daemon = *started;
+      for (int t = 0; t < 200 && !PathExists(ws + "/.odin/daemon.json"); ++t) usleep(20000);
+      extra = {"--connect", "unix:" + ws + "/.odin/daemon.sock"};
+    }
+    SessionFigures f = AgentSessionOnce(ws, url, *dir + "/log.jsonl", extra);
+    int status;
+    if (daemon > 0) {
+      kill(daemon, SIGTERM);
+      waitpid(daemon, &status, 0);
+    }
+    kill(*model, SIGKILL);
+    waitpid(*model, &status, 0);
+    RemoveTree(*dir);
+    if (!f.ok) return false;
+    (remote ? remote_first : local_first).push_back(f.first_request_ms);
+    std::vector<double>& gaps = remote ? remote_gaps : local_gaps;
+    gaps.insert(gaps.end(), f.gaps_ms.begin(), f.gaps_ms.end());
+  }
+  Stats lf = Summarize(local_first), rf = Summarize(remote_first), lg = Summarize(local_gaps), rg = Summarize(remote_gaps);
+  Print("local: start to first model request", lf, 0);
+  Print("daemon: client start to first model request", rf, 0);
+  Print("local: per call (server side)", lg, 0);
+  Print("daemon: per call (server side)", rg, 3.0);
+  printf("  %-44s %.2fx (first request), %.2fx (per call)\n", "daemon / local, medians", rf.median_ms / lf.median_ms,
+         rg.median_ms / lg.median_ms);
+  return true;
+}
+
 bool AgentFigures(int sessions) {
   printf("agent session (odin -p against the fake model answering at once: 20 x ExecuteCommand true, %d sessions)\n",
          sessions);
@@ -391,15 +458,7 @@ bool AgentFigures(int sessions) {
   for (int i = 0; i < sessions; ++i) {
     StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
     if (!dir.ok()) return false;
-    // Twenty different commands: the same call twenty times would be a loop,
-    // and the stall detector would stop it.
-    std::string script = R"({"responses":[)";
-    for (int c = 0; c < 20; ++c) {
-      script += R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true )" + std::to_string(c) +
-                R"("}}]},)";
-    }
-    script += R"({"text":"done"}]})";
-    if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/ws").ok()) return false;
+    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(*dir + "/ws").ok()) return false;
     std::string url;
     StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
     if (!pid.ok()) return false;
@@ -690,7 +749,7 @@ bool SubagentFigures(int subagents, int commands) {
 
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
-      subagents = 8;
+      subagents = 8, daemon = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -701,6 +760,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--validations") == 0) validations = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--guards") == 0) guards = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--subagents") == 0) subagents = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--daemon") == 0) daemon = atoi(argv[i + 1]);
   }
   struct utsname u;
   uname(&u);
@@ -728,6 +788,7 @@ int Main(int argc, char** argv) {
   RemoveTree(*dir);
   if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
   if (sessions > 0 && !AgentFigures(sessions)) return 1;
+  if (daemon > 0 && !DaemonFigures(daemon)) return 1;
   if (validations > 0 && !ValidationFigures(validations)) return 1;
   if (guards > 0 && tree > 0 && !GuardFigures(tree, runs)) return 1;
   if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
