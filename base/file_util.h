@@ -15,7 +15,8 @@ StatusOr<std::string> ReadFileToString(const std::string& path);
 // is a larger file, before it is read.
 StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes);
 // Writes through a temporary file in the same directory, fsync, rename: readers
-// see the old contents or the new, never a mix.
+// see the old contents or the new, never a mix. The file is created 0600
+// (mkostemp), so it may hold a secret.
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
 // mkdir -p with the given mode for created directories.
 Status MakeDirs(const std::string& path, int mode = 0755);

@@ -45,7 +45,7 @@ bool HasPythonTests(const std::string& workspace) {
   if (Has(workspace, "pytest.ini") || Has(workspace, "conftest.py")) return true;
   if (Read(workspace, "pyproject.toml").find("[tool.pytest") != std::string::npos) return true;
   if (Read(workspace, "setup.cfg").find("[tool:pytest]") != std::string::npos) return true;
-  for (const std::string dir : {std::string(), std::string("tests"), std::string("test")}) {
+  for (const std::string& dir : {std::string(), std::string("tests"), std::string("test")}) {
     DIR* d = opendir(JoinPath(workspace, dir).c_str());
     if (d == nullptr) continue;
     bool found = false;

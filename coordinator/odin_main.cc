@@ -18,6 +18,7 @@
 #include "base/subprocess.h"
 #include "base/version.h"
 #include "coordinator/cli.h"
+#include "coordinator/cli_options.h"
 
 namespace {
 
@@ -72,36 +73,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", ODIN_VERSION);
   odin::AgentFlags agent;
   bool print_given = false;
-  auto add_agent_options = [&agent](CLI::App* a) {
-    a->add_option("--output-format", agent.output_format, "text, json or stream-json (with -p)")
-        ->check(CLI::IsMember({"text", "json", "stream-json"}));
-    a->add_option("--mode", agent.mode, "ask, plan or edit (default edit)")
-        ->check(CLI::IsMember({"ask", "plan", "edit"}));
-    a->add_option("--model", agent.llm.model, "The planner model");
-    a->add_option("--utility-model", agent.llm.utility_model, "The utility model (default: the planner model)");
-    a->add_option("--provider", agent.llm.provider, "openai, anthropic or demo")
-        ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
-    a->add_option("--base-url", agent.llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
-    a->add_option("--max-turns", agent.max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);
-    a->add_option("--max-tool-calls", agent.max_tool_calls, "Budget: tool calls per message")
-        ->check(CLI::PositiveNumber);
-    a->add_option("--max-tokens", agent.max_tokens, "Budget: input plus output tokens per message")
-        ->check(CLI::PositiveNumber);
-    a->add_option("--max-budget-usd", agent.max_budget_usd, "Budget: model cost per message, in USD")
-        ->check(CLI::Range(0.000001, 1.0e6));
-    a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
-        ->check(CLI::Range(0.001, 2592000.0));
-    a->add_option("--approval", agent.approval,
-                  "Calls that need approval (an ask rule, a command not understood, a read outside the workspace): deny, allow or prompt "
-                  "(default: deny with -p, prompt in the interactive session)")
-        ->check(CLI::IsMember({"deny", "allow", "prompt"}));
-    a->add_option("--profile", agent.profile,
-                  "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
-        ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
-  };
   app.add_option("-p,--print", agent.prompt, "Run one message headless and print the result")
       ->each([&print_given](const std::string&) { print_given = true; });
-  add_agent_options(&app);
+  odin::AddAgentOptions(&app, &agent);
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
   app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
       ->check(CLI::IsMember({"auto", "require", "off"}));

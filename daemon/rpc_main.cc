@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,11 +27,13 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/ids.h"
 #include "base/subprocess.h"
 #include "base/logging.h"
 #include "base/version.h"
 #include "coordinator/agent.h"
 #include "coordinator/cli.h"
+#include "coordinator/cli_options.h"
 #include "coordinator/session_events.h"
 #include "coordinator/workspace.h"
 #include "daemon/service.h"
@@ -68,27 +69,7 @@ std::string EnvOr(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? v : fallback;
 }
 
-std::string RandomToken() {
-  unsigned char bytes[24];
-  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return "";
-  static const char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
-}
 
-Status WritePrivate(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return PosixError(tmp, errno);
-  bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return PosixError(path, errno);
-  return Status::OK();
-}
 
 // ---- the daemon ------------------------------------------------------------------
 
@@ -123,9 +104,8 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     unlink(path.c_str());  // a socket left by a daemon that died: we hold the lock
   } else {
     // TCP reaches beyond this user: a token is required.
-    if (token.empty()) token = RandomToken();
-    if (token.empty()) return fail("cannot generate a token");
-    if (Status s = WritePrivate(files.token, token + "\n"); !s.ok()) return fail(s.message());
+    if (token.empty()) token = RandomHex(24);
+    if (Status s = WriteFileAtomic(files.token, token + "\n"); !s.ok()) return fail(s.message());
   }
 
   ServiceOptions o;
@@ -163,7 +143,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     listen = listen.substr(0, listen.size() - 1) + std::to_string(port);
   }
   json info = {{"listen", listen}, {"pid", getpid()}, {"workspace", ws->root}, {"version", ODIN_VERSION}};
-  if (Status s = WritePrivate(files.info, info.dump() + "\n"); !s.ok()) return fail(s.message());
+  if (Status s = WriteFileAtomic(files.info, info.dump() + "\n"); !s.ok()) return fail(s.message());
   std::cerr << "odin serve: listening on " << listen << " for " << ws->root
             << (IsUnix(listen) ? "" : " (token in " + files.token + ")") << "\n";
 
@@ -538,27 +518,8 @@ int main(int argc, char** argv) {
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
   app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
       ->check(CLI::IsMember({"auto", "require", "off"}));
-  auto agent_options = [&](CLI::App* a) {
-    a->add_option("--mode", agent.mode, "ask, plan or edit (default edit)")->check(CLI::IsMember({"ask", "plan", "edit"}));
-    a->add_option("--model", agent.llm.model, "The planner model");
-    a->add_option("--utility-model", agent.llm.utility_model, "The utility model");
-    a->add_option("--provider", agent.llm.provider, "openai, anthropic or demo")
-        ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
-    a->add_option("--base-url", agent.llm.base_url, "The provider's base URL");
-    a->add_option("--max-turns", agent.max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);
-    a->add_option("--max-tool-calls", agent.max_tool_calls, "Budget: tool calls per message")->check(CLI::PositiveNumber);
-    a->add_option("--max-tokens", agent.max_tokens, "Budget: tokens per message")->check(CLI::PositiveNumber);
-    a->add_option("--max-budget-usd", agent.max_budget_usd, "Budget: cost per message")->check(CLI::PositiveNumber);
-    a->add_option("--max-wall-seconds", agent.max_wall_seconds, "Budget: wall time per message")
-        ->check(CLI::PositiveNumber);
-    a->add_option("--profile", agent.profile, "fast, auto, safe or strict")
-        ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
-  };
-  agent_options(&app);
+  odin::AddAgentOptions(&app, &agent);
   app.add_option("-p,--print", agent.prompt, "Run one message headless on the daemon");
-  app.add_option("--output-format", agent.output_format, "text, json or stream-json")
-      ->check(CLI::IsMember({"text", "json", "stream-json"}));
-  app.add_option("--approval", agent.approval, "deny or allow (headless)")->check(CLI::IsMember({"deny", "allow", "prompt"}));
   app.add_option("--connect", client.connect, "The daemon's address: unix:PATH or HOST:PORT");
   app.add_option("--token", client.token, "The daemon's bearer token (TCP); also ODIN_TOKEN");
   app.add_option("--session", client.session, "Send to this session instead of starting one");
