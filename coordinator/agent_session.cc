@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "coordinator/config_loader.h"
 #include "coordinator/demo_model.h"
 #include "coordinator/http_llm_client.h"
 #include "coordinator/instructions.h"
@@ -24,8 +25,11 @@ AgentSession::~AgentSession() {
 StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFlags& flags, AgentObserver* observer) {
   std::unique_ptr<AgentSession> s(new AgentSession());
   ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.runtime.dir));
-  ASSIGN_OR_RETURN(Config config, LoadConfig(ws.config_path));
-  ASSIGN_OR_RETURN(s->llm_, ResolveLlm(flags.llm, config, EnvironmentMap()));
+  std::map<std::string, std::string> env = EnvironmentMap();
+  ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, env));
+  PrintConfigNotices(loaded);
+  const Config& config = loaded.config;
+  ASSIGN_OR_RETURN(s->llm_, ResolveLlm(flags.llm, config, env));
 
   std::string profile_name = flags.profile.empty() ? config.profile : flags.profile;
   Profile profile;
@@ -45,14 +49,14 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (budget.cost_microusd > 0 && prices.count(s->llm_.model) == 0 && prices.count("*") == 0) {
     // Without a price every call costs 0, and the limit could never stop anything.
     return Status::InvalidArgument("max_budget_usd",
-                                   "llm.prices in odinconfig.json has no price for model '" + s->llm_.model +
-                                       "' (nor \"*\"), so the cost cannot be counted");
+                                   "llm.prices (the user's odinconfig.json, or a trusted workspace's) has no price "
+                                   "for model '" + s->llm_.model + "' (nor \"*\"), so the cost cannot be counted");
   }
   s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;
   runtime.validate = true;
   runtime.profile = profile_name;
-  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime));
+  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime, ws, config));
   s->http_ = std::make_unique<HttpClient>();
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();

@@ -59,6 +59,11 @@ struct AgentFlags {
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
 };
 
+struct TrustFlags {
+  bool revoke = false;  // --revoke: stop trusting the workspace
+  bool show = false;    // --show: only say whether it is trusted and what it sets
+};
+
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
 // odin -p: exit 0 when the agent finished the message (the convergence gate
 // accepted it), 3 when it did not converge, 4 when a budget ran out (turns
@@ -72,5 +77,9 @@ int RunLog(const GlobalFlags& g, bool json, int limit);
 int RunShow(const GlobalFlags& g, const std::string& id, bool json, bool output_only);
 int RunLedgerVerify(const GlobalFlags& g, bool json);
 int RunDoctor(const GlobalFlags& g, bool json);
+// odin trust: trusts the workspace's odinconfig.json at the hash of its
+// trusted-only settings (trust.h), or revokes that. Exit 0 unless an error
+// (a malformed config, an unwritable trust store) stops it.
+int RunTrust(const GlobalFlags& g, const TrustFlags& f);
 
 }  // namespace odin

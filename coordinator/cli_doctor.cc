@@ -17,7 +17,7 @@
 #include "coordinator/cli.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
-#include "coordinator/config.h"
+#include "coordinator/config_loader.h"
 #include "coordinator/ledger.h"
 #include "coordinator/workspace.h"
 #include "sandbox/sandbox_options.h"
@@ -132,6 +132,23 @@ int CountInterfacesBesidesLoopback(const std::string& net_dev) {
   return n;
 }
 
+// Where the settings come from, in one line: "user ~/.config/odin/odinconfig.json
+// (absent); workspace odinconfig.json untrusted, ignoring llm.base_url (odin trust)".
+std::string ConfigLine(const LoadedConfig& l) {
+  std::string line = l.user_config_path.empty() ? "user config: no config directory (set HOME or XDG_CONFIG_HOME)"
+                                                 : "user " + l.user_config_path + (l.user_config_found ? "" : " (absent)");
+  line += "; workspace odinconfig.json ";
+  switch (l.trust) {
+    case WorkspaceTrust::kNoConfig: return line + "absent";
+    case WorkspaceTrust::kTrusted: return line + "trusted (sha256 " + l.security.sha256.substr(0, 12) + ")";
+    case WorkspaceTrust::kUntrusted: line += "untrusted"; break;
+    case WorkspaceTrust::kChanged: line += "untrusted (changed since odin trust)"; break;
+  }
+  std::string ignored;
+  for (const std::string& k : l.ignored) ignored += (ignored.empty() ? "" : ", ") + k;
+  return line + (ignored.empty() ? "" : ", ignoring " + ignored + " (odin trust)");
+}
+
 }  // namespace
 
 int RunDoctor(const GlobalFlags& g, bool as_json) {
@@ -140,11 +157,12 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     std::cerr << "odin doctor: " << ws.status().message() << "\n";
     return kError;
   }
-  StatusOr<Config> config = LoadConfig(ws->config_path);
-  if (!config.ok()) {
-    std::cerr << "odin doctor: " << config.status().message() << "\n";
+  StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+  if (!loaded.ok()) {
+    std::cerr << "odin doctor: " << loaded.status().message() << "\n";
     return kError;
   }
+  const Config* config = &loaded->config;
   SandboxPolicy policy = config->sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;
   if (!g.sandbox.empty()) policy = *ParseSandboxPolicy(g.sandbox);
 
@@ -241,6 +259,11 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"sandbox_policy", SandboxPolicyName(policy)},
               {"layers", json::array()},
               {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}},
+              {"config", {{"user", loaded->user_config_path},
+                          {"user_found", loaded->user_config_found},
+                          {"workspace", PathExists(ws->config_path) ? ws->config_path : ""},
+                          {"trust", WorkspaceTrustName(loaded->trust)},
+                          {"ignored", loaded->ignored}}},
               {"validation_enabled", config->validation.enabled},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
@@ -254,8 +277,9 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     std::cout << j.dump(2) << "\n";
     return failed ? kError : 0;
   }
-  printf("odin %s\nworkspace  %s\nledger     %s (%s)\nsandbox    policy %s\n", ODIN_VERSION,
-         ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(), SandboxPolicyName(policy));
+  printf("odin %s\nworkspace  %s\nledger     %s (%s)\nconfig     %s\nsandbox    policy %s\n", ODIN_VERSION,
+         ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(), ConfigLine(*loaded).c_str(),
+         SandboxPolicyName(policy));
   for (const Layer& l : layers) {
     printf("  %-18s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
   }

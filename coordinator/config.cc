@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/file_util.h"
 #include "coordinator/tool_catalog.h"
 
 namespace odin {
@@ -171,10 +170,10 @@ Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
 
 }  // namespace
 
-StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin) {
+StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin, const Config& base) {
   json root = json::parse(text, nullptr, false);
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
-  Config c;
+  Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
   RETURN_IF_ERROR(
       CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
@@ -208,10 +207,13 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     RETURN_IF_ERROR(Read(s, "sandbox", "bwrap", &c.bwrap_path, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "hide_home", &c.sandbox_hide_home, origin));
     if (s.contains("hide")) {
-      RETURN_IF_ERROR(ReadStrings(s["hide"], "sandbox.hide", &c.sandbox_hide, origin));
-      for (const std::string& p : c.sandbox_hide) {
+      // Combined with the base's: what the user hides stays hidden.
+      std::vector<std::string> more;
+      RETURN_IF_ERROR(ReadStrings(s["hide"], "sandbox.hide", &more, origin));
+      for (const std::string& p : more) {
         if (p.empty() || p[0] != '/') return Status::InvalidArgument(origin, "sandbox.hide: '" + p + "' must be absolute");
       }
+      c.sandbox_hide.insert(c.sandbox_hide.end(), more.begin(), more.end());
     }
   }
   if (root.contains("workers")) {
@@ -242,12 +244,14 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     RETURN_IF_ERROR(Read(f, "file_cache", "max_file_bytes", &o.max_file_bytes, origin));
     RETURN_IF_ERROR(Read(f, "file_cache", "max_entries", &o.max_entries, origin));
     RETURN_IF_ERROR(Read(f, "file_cache", "max_segments", &o.max_segments, origin));
-    std::string eviction;
-    RETURN_IF_ERROR(Read(f, "file_cache", "eviction", &eviction, origin));
-    if (eviction == "lru") o.policy = EvictionPolicy::kLru;
-    else if (eviction == "lfu") o.policy = EvictionPolicy::kLfu;
-    else if (eviction == "hybrid" || eviction.empty()) o.policy = EvictionPolicy::kHybrid;
-    else return Status::InvalidArgument(origin, "file_cache.eviction must be lru, lfu or hybrid");
+    if (f.contains("eviction")) {
+      std::string eviction;
+      RETURN_IF_ERROR(Read(f, "file_cache", "eviction", &eviction, origin));
+      if (eviction == "lru") o.policy = EvictionPolicy::kLru;
+      else if (eviction == "lfu") o.policy = EvictionPolicy::kLfu;
+      else if (eviction == "hybrid") o.policy = EvictionPolicy::kHybrid;
+      else return Status::InvalidArgument(origin, "file_cache.eviction must be lru, lfu or hybrid");
+    }
     if (o.max_entries == 0 || o.max_segments == 0) {
       return Status::InvalidArgument(origin, "file_cache.max_entries and max_segments must be at least 1");
     }
@@ -326,9 +330,15 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
   if (root.contains("permissions")) {
     const json& p = root["permissions"];
     RETURN_IF_ERROR(CheckKeys(p, "permissions", {"deny", "ask", "allow"}, origin));
-    if (p.contains("deny")) RETURN_IF_ERROR(ReadStrings(p["deny"], "permissions.deny", &c.permissions.deny, origin));
-    if (p.contains("ask")) RETURN_IF_ERROR(ReadStrings(p["ask"], "permissions.ask", &c.permissions.ask, origin));
-    if (p.contains("allow")) RETURN_IF_ERROR(ReadStrings(p["allow"], "permissions.allow", &c.permissions.allow, origin));
+    // Rules combine with the base's (the user's and the workspace's).
+    for (auto [key, into] : {std::pair<const char*, std::vector<std::string>*>{"deny", &c.permissions.deny},
+                             {"ask", &c.permissions.ask},
+                             {"allow", &c.permissions.allow}}) {
+      if (!p.contains(key)) continue;
+      std::vector<std::string> more;
+      RETURN_IF_ERROR(ReadStrings(p[key], std::string("permissions.") + key, &more, origin));
+      into->insert(into->end(), more.begin(), more.end());
+    }
   }
   for (auto [key, into] : {std::pair<const char*, std::vector<std::string>*>{"ForbiddenCommands", &c.permissions.deny},
                            {"AllowedCommands", &c.permissions.allow}}) {
@@ -374,12 +384,6 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin)
     o.cooldown = seconds(cooldown);
   }
   return c;
-}
-
-StatusOr<Config> LoadConfig(const std::string& path) {
-  if (!PathExists(path)) return Config();
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  return ParseConfig(text, path);
 }
 
 }  // namespace odin

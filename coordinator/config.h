@@ -1,7 +1,10 @@
 #pragma once
-// Config: settings from <workspace>/odinconfig.json, with defaults for
-// everything. Command-line flags override them (the CLI applies flags after
-// loading).
+// Config: Odin's settings, with defaults for everything. They come from the
+// user's odinconfig.json ($XDG_CONFIG_HOME/odin/, default ~/.config/odin/)
+// and the workspace's <workspace>/odinconfig.json, which config_loader.h
+// layers (the workspace's only as far as the user trusts it: trust.h).
+// Command-line flags override them (the CLI applies flags after loading).
+// Both files have this schema:
 //
 // {
 //   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap", "hide_home": true,
@@ -38,9 +41,14 @@
 // "permissions": {"deny": ["rm", "git push"], "ask": ["npm install*"], "allow": ["make"]}
 // Budgets are per message; 0 means no limit. agent.max_turns is the same
 // setting as budgets.max_turns.
+// A file parsed onto a base (ParseConfig's base: the user's settings under
+// the workspace's) replaces plain settings and merges maps key by key, but
+// lists that only ever tighten combine: permissions.deny, ask and allow
+// (ForbiddenCommands, AllowedCommands) and sandbox.hide.
 // A server named like a default one replaces it; an empty command or check
 // command turns one off.
-// API keys are never read from this file: it is part of the repository.
+// API keys are never read from these files: a workspace's is part of the
+// repository.
 // Unknown keys and wrong types are errors: a typo must not silently weaken a
 // setting such as sandbox.require.
 
@@ -113,9 +121,8 @@ struct Config {
   BreakerOptions breakers;                 // breakers.*
 };
 
-// Parses config text; `origin` names it in errors.
-StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin);
-// Loads path if it exists, else returns the defaults.
-StatusOr<Config> LoadConfig(const std::string& path);
+// Parses config text onto base (by default the defaults); `origin` names the
+// file in errors, with the key: "<origin>: unknown key 'sandbox.requir'".
+StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin, const Config& base = Config());
 
 }  // namespace odin

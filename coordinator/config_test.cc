@@ -55,6 +55,28 @@ TEST(ConfigTest, WrongTypeIsAnError) {
   EXPECT_FALSE(ParseConfig(R"({"workers":{"count":-1}})", "f").ok());
 }
 
+TEST(ConfigTest, OntoABasePlainSettingsReplaceAndRulesCombine) {
+  auto base = ParseConfig(R"({"permissions":{"deny":["rm"],"ask":["npm"],"allow":["make"]},"ForbiddenCommands":["dd"],
+                              "sandbox":{"hide":["/a"],"bwrap":"/opt/bwrap"},"llm":{"model":"m1","max_retries":2},
+                              "file_cache":{"eviction":"lfu"},"budgets":{"tool_timeouts":{"Read":10}}})", "user");
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  auto c = ParseConfig(R"({"permissions":{"deny":["curl"],"allow":["ninja"]},"AllowedCommands":["cmake"],
+                           "sandbox":{"hide":["/b"]},"llm":{"model":"m2"},"file_cache":{"max_entries":9},
+                           "budgets":{"tool_timeouts":{"Grep":20}}})", "ws", *base);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->permissions.deny, (std::vector<std::string>{"rm", "dd", "curl"}));
+  EXPECT_EQ(c->permissions.ask, std::vector<std::string>{"npm"});
+  EXPECT_EQ(c->permissions.allow, (std::vector<std::string>{"make", "ninja", "cmake"}));
+  EXPECT_EQ(c->sandbox_hide, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(c->bwrap_path, "/opt/bwrap");  // not set here: the base's
+  EXPECT_EQ(c->llm_model, "m2");
+  EXPECT_EQ(c->llm_max_retries, 2);
+  EXPECT_EQ(c->file_cache.policy, EvictionPolicy::kLfu);  // the base's, though the section is set
+  EXPECT_EQ(c->file_cache.max_entries, 9u);
+  EXPECT_EQ(c->tool_timeouts.at("Read"), 10);
+  EXPECT_EQ(c->tool_timeouts.at("Grep"), 20);
+}
+
 TEST(ConfigTest, MalformedJsonIsAnError) {
   auto c = ParseConfig("{", "f");
   ASSERT_FALSE(c.ok());

@@ -144,6 +144,13 @@ int main(int argc, char** argv) {
   doctor_cmd->fallthrough();
   doctor_cmd->add_flag("--json", doctor_json, "Print JSON");
 
+  odin::TrustFlags trust;
+  CLI::App* trust_cmd = app.add_subcommand(
+      "trust", "Trust this workspace's odinconfig.json (its sandbox, model and allow settings) as it is now");
+  trust_cmd->fallthrough();
+  CLI::Option* revoke = trust_cmd->add_flag("--revoke", trust.revoke, "Stop trusting it");
+  trust_cmd->add_flag("--show", trust.show, "Only show whether it is trusted and what it sets")->excludes(revoke);
+
   // Extras are allowed only at the top, so that `odin frob` can be named as
   // an unknown command below (subcommands were created without extras).
   app.allow_extras();
@@ -196,5 +203,6 @@ int main(int argc, char** argv) {
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
+  if (trust_cmd->parsed()) return odin::RunTrust(global, trust);
   return odin::RunInteractive(global, agent);
 }

@@ -10,6 +10,8 @@
 
 #include "base/file_util.h"
 #include "base/secrets.h"
+#include "coordinator/config_loader.h"
+#include "coordinator/llm_config.h"
 #include "coordinator/protected_paths.h"
 #include "sandbox/sandbox_options.h"
 
@@ -27,10 +29,18 @@ Runtime::~Runtime() {
 }
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
+  ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.dir));
+  ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, EnvironmentMap()));
+  PrintConfigNotices(loaded);
+  return Start(flags, ws, loaded.config);
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, const Workspace& workspace,
+                                                  const Config& loaded_config) {
   std::unique_ptr<Runtime> rt(new Runtime());
-  ASSIGN_OR_RETURN(rt->workspace_, FindWorkspace(flags.dir));
+  rt->workspace_ = workspace;
   const Workspace& ws = rt->workspace_;
-  ASSIGN_OR_RETURN(rt->config_, LoadConfig(ws.config_path));
+  rt->config_ = loaded_config;
   const Config& config = rt->config_;
 
   SandboxPolicy policy = config.sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;

@@ -35,8 +35,13 @@ struct RuntimeFlags {
 class Runtime {
  public:
   // Sets everything up and starts the workers. Errors name what failed, e.g.
-  // "cannot create the state directory: ...".
+  // "cannot create the state directory: ...". The config comes from
+  // LoadConfig (config_loader.h), whose notices go to stderr.
   static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags);
+  // The same with the workspace and its config loaded already (AgentSession
+  // reads the model settings from them first): one load, one opinion.
+  static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags, const Workspace& ws,
+                                                  const Config& config);
   ~Runtime();
 
   const Workspace& workspace() const { return workspace_; }
