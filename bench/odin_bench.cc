@@ -716,14 +716,20 @@ bool SubagentFigures(int subagents, int commands) {
     std::string config = R"({"workers":{"count":)" + std::to_string(workers) +
                          R"(},"agent":{"subagent_concurrency":)" + std::to_string(subagents) +
                          R"(},"checks":{"build":"","lint":"","tests":""}})";
-    if (!WriteFileAtomic(*dir + "/script.json", script).ok() ||
-        !WriteFileAtomic(*dir + "/ws/odinconfig.json", config).ok()) {
+    // The user's config (XDG_CONFIG_HOME below): workers and subagent
+    // settings are not an untrusted workspace's to make.
+    if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/config/odin").ok() ||
+        !WriteFileAtomic(*dir + "/config/odin/odinconfig.json", config).ok()) {
       return false;
     }
     std::string url;
     StatusOr<pid_t> server = StartFakeModel(*dir, &url);
     if (!server.ok()) return false;
-    std::vector<std::string> env = CurrentEnvironment();
+    std::vector<std::string> env;
+    for (const std::string& e : CurrentEnvironment()) {
+      if (e.rfind("XDG_CONFIG_HOME=", 0) != 0) env.push_back(e);
+    }
+    env.push_back("XDG_CONFIG_HOME=" + *dir + "/config");
     env.push_back("OPENAI_BASE_URL=" + url);
     env.push_back("OPENAI_API_KEY=bench");
     Clock::time_point t0 = Clock::now();

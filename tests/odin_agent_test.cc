@@ -23,11 +23,23 @@ class OdinAgentTest : public ::testing::Test {
 
   std::map<std::string, std::string> Env(const FakeLlm& llm, bool anthropic = false) {
     if (anthropic) {
-      return {{"ANTHROPIC_BASE_URL", llm.AnthropicUrl()}, {"ANTHROPIC_API_KEY", "test-key"},
-              {"OPENAI_BASE_URL", ""}, {"OPENAI_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+      return UserDirs({{"ANTHROPIC_BASE_URL", llm.AnthropicUrl()}, {"ANTHROPIC_API_KEY", "test-key"},
+                       {"OPENAI_BASE_URL", ""}, {"OPENAI_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
     }
-    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+    return UserDirs({{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
+                     {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+  }
+  // env plus the test's own user config and state directories.
+  std::map<std::string, std::string> UserDirs(std::map<std::string, std::string> env) {
+    env["XDG_CONFIG_HOME"] = user_.Join("config");
+    env["XDG_STATE_HOME"] = user_.Join("state");
+    return env;
+  }
+  // The user's odinconfig.json (model settings are not a workspace's to make
+  // until it is trusted).
+  void UserConfig(const std::string& text) {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), text).ok());
   }
   // odin -p PROMPT --output-format json; returns the parsed result.
   json Prompt(const FakeLlm& llm, const std::string& prompt, std::vector<std::string> more = {},
@@ -51,6 +63,7 @@ class OdinAgentTest : public ::testing::Test {
   }
 
   TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   Ran last_;
 };
@@ -174,7 +187,7 @@ TEST_F(OdinAgentTest, RetriesA429ThenSucceeds) {
 }
 
 TEST_F(OdinAgentTest, ServerErrorsUntilTheRetriesRunOut) {
-  Put("odinconfig.json", R"({"llm":{"max_retries":2}})");
+  UserConfig(R"({"llm":{"max_retries":2}})");
   FakeLlm llm(R"({"responses":[{"status":500,"repeat":10,"body":"{\"error\":{\"message\":\"boom\"}}"}]})");
   json r = Prompt(llm, "hello");
   EXPECT_EQ(r["status"], "error");
@@ -285,17 +298,17 @@ TEST_F(OdinAgentTest, TextOutputIsTheAnswer) {
 
 TEST_F(OdinAgentTest, MissingKeyAndUnreachableProviderAreOneClearLine) {
   Ran missing = RunOdin(ws_.path(), {"-p", "x"},
-                        {{"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""},
-                         {"ANTHROPIC_BASE_URL", ""}});
+                        UserDirs({{"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""},
+                                  {"ANTHROPIC_BASE_URL", ""}}));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.err,
             "odin: OPENAI_API_KEY is not set: it is needed for openai at https://api.openai.com/v1 "
             "(or set OPENAI_BASE_URL to a local server)\n");
   EXPECT_FALSE(PathExists(ws_.Join(".odin")));  // nothing started
 
-  Put("odinconfig.json", R"({"llm":{"max_retries":0}})");
+  UserConfig(R"({"llm":{"max_retries":0}})");
   Ran unreachable = RunOdin(ws_.path(), {"-p", "x"},
-                            {{"OPENAI_BASE_URL", "http://127.0.0.1:1/v1"}, {"OPENAI_API_KEY", "k"}});
+                            UserDirs({{"OPENAI_BASE_URL", "http://127.0.0.1:1/v1"}, {"OPENAI_API_KEY", "k"}}));
   EXPECT_EQ(unreachable.exit_code, 1);
   EXPECT_NE(unreachable.err.find("cannot reach http://127.0.0.1:1/v1/chat/completions"), std::string::npos)
       << unreachable.err;

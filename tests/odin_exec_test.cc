@@ -30,11 +30,24 @@ class OdinExecTest : public ::testing::Test {
   // Runs odin under this fixture's sandbox policy.
   Ran Odin(std::vector<std::string> args) {
     if (!sandbox_.empty()) args.insert(args.begin(), {"--sandbox", sandbox_});
-    Ran r = RunOdin(ws_.path(), args, {{"ODIN_TEST_MARK", marker_}});
+    Ran r = RunOdin(ws_.path(), args, Env());
     // An unsandboxed run says so on stderr; the tests look past that line.
     const std::string warning = "odin exec: warning: running WITHOUT a sandbox (none: sandbox off by policy)\n";
     if (sandbox_ == "off" && r.err.rfind(warning, 0) == 0) r.err.erase(0, warning.size());
     return r;
+  }
+  // The environment of every odin here: the user's config and state
+  // directories are the test's own.
+  std::map<std::string, std::string> Env(std::map<std::string, std::string> more = {}) {
+    more.insert({{"ODIN_TEST_MARK", marker_}, {"XDG_CONFIG_HOME", user_.Join("config")},
+                 {"XDG_STATE_HOME", user_.Join("state")}});
+    return more;
+  }
+  // The user's odinconfig.json: settings a workspace's file may not make
+  // until trusted (the sandbox's, the workers').
+  void UserConfig(const std::string& text) {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), text).ok());
   }
   json LastExecution() {
     Ran r = Odin({"log", "--json", "--limit", "1"});
@@ -54,6 +67,7 @@ class OdinExecTest : public ::testing::Test {
   }
 
   TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   std::string sandbox_;  // empty: the default policy (auto)
 };
@@ -115,7 +129,7 @@ TEST_P(OdinExecFaultTest, CommandThatKillsItsWorkerIsRecordedAsCrashed) {
 }
 
 TEST_P(OdinExecFaultTest, WorkerThatStopsHeartbeatingIsReplaced) {
-  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"workers":{"heartbeat_ms":100}})").ok());
+  UserConfig(R"({"workers":{"heartbeat_ms":100}})");
   // The command freezes its own worker: no more heartbeats.
   Ran r = Odin({"exec", "--", "sh", "-c", "kill -STOP $PPID; sleep 30"});
   EXPECT_EQ(r.exit_code, 125);
@@ -173,7 +187,7 @@ TEST_P(OdinExecFaultTest, MissingProgramGives127) {
 
 TEST_F(OdinExecTest, SecretsAreScrubbedFromTheCommandAndRedactedInTheLedger) {
   Ran r = RunOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo key=${OPENAI_API_KEY:-unset}; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"},
-                  {{"ODIN_TEST_MARK", marker_}, {"OPENAI_API_KEY", "sk-test-1234567890abcdefghijkl"}});
+                  Env({{"OPENAI_API_KEY", "sk-test-1234567890abcdefghijkl"}}));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("key=unset"), std::string::npos);
   json e = LastExecution();
@@ -196,7 +210,7 @@ TEST_F(OdinExecTest, SandboxKeepsRootAndLedgerReadOnlyAndNetworkOff) {
 }
 
 TEST_F(OdinExecTest, MissingBwrapFallsBackLoudly) {
-  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"bwrap":"/nonexistent/bwrap"}})").ok());
+  UserConfig(R"({"sandbox":{"bwrap":"/nonexistent/bwrap"}})");
   Ran r = Odin({"exec", "--", "echo", "ran"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "ran\n");
@@ -205,14 +219,13 @@ TEST_F(OdinExecTest, MissingBwrapFallsBackLoudly) {
 }
 
 TEST_F(OdinExecTest, UnusableBwrapWithRequireFailsClosed) {
-  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"bwrap":"/bin/false"}})").ok());
+  UserConfig(R"({"sandbox":{"bwrap":"/bin/false"}})");
   Ran r = Odin({"--sandbox", "require", "exec", "--", "touch", "must-not-exist"});
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("sandbox required but bubblewrap is unusable"), std::string::npos) << r.err;
   EXPECT_FALSE(PathExists(ws_.Join("must-not-exist")));
-  // The same through the config file.
-  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"),
-                              R"({"sandbox":{"bwrap":"/bin/false","require":true}})").ok());
+  // The same through the (user's) config file.
+  UserConfig(R"({"sandbox":{"bwrap":"/bin/false","require":true}})");
   EXPECT_EQ(Odin({"exec", "--", "touch", "must-not-exist"}).exit_code, 125);
   EXPECT_FALSE(PathExists(ws_.Join("must-not-exist")));
 }
@@ -232,7 +245,7 @@ TEST_F(OdinExecTest, JsonResult) {
 TEST_P(OdinExecFaultTest, InterruptCancelsAndRecords) {
   int out;
   pid_t pid = StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"},
-                        &out, {{"ODIN_TEST_MARK", marker_}});
+                        &out, Env());
   EXPECT_NE(ReadUntil(out, "ready").find("ready"), std::string::npos);
   kill(pid, SIGINT);
   EXPECT_EQ(Wait(pid), 130);
@@ -243,7 +256,7 @@ TEST_P(OdinExecFaultTest, InterruptCancelsAndRecords) {
 TEST_P(OdinExecFaultTest, KilledOdinLeavesAVisibleStartedCall) {
   int out;
   pid_t pid = StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"},
-                        &out, {{"ODIN_TEST_MARK", marker_}});
+                        &out, Env());
   ReadUntil(out, "ready");
   kill(pid, SIGKILL);
   Wait(pid);
@@ -257,12 +270,12 @@ TEST_P(OdinExecFaultTest, KilledOdinLeavesAVisibleStartedCall) {
 }
 
 TEST_F(OdinExecTest, StalledReaderDoesNotStarveTheWorker) {
-  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"workers":{"heartbeat_ms":100}})").ok());
+  UserConfig(R"({"workers":{"heartbeat_ms":100}})");
   int out;
   // More output than ZeroMQ and the pipes buffer, so the worker is still
   // running (and blocked) while the reader looks away.
   pid_t pid = StartOdin(ws_.path(), {"exec", "--", "head", "-c", "536870912", "/dev/zero"}, &out,
-                        {{"ODIN_TEST_MARK", marker_}});
+                        Env());
   // A reader that looks away (a paused pager) for ten heartbeat intervals:
   // this pause is the scenario itself, not a way to wait for something.
   usleep(1000 * 1000);
@@ -279,7 +292,7 @@ TEST_F(OdinExecTest, StalledReaderDoesNotStarveTheWorker) {
 TEST_F(OdinExecTest, CwdIsWhereOdinRuns) {
   ASSERT_TRUE(MakeDirs(ws_.Join("sub")).ok());
   ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
-  Ran r = RunOdin(ws_.Join("sub"), {"exec", "--", "pwd"}, {{"ODIN_TEST_MARK", marker_}});
+  Ran r = RunOdin(ws_.Join("sub"), {"exec", "--", "pwd"}, Env());
   EXPECT_EQ(r.out, ws_.Join("sub") + "\n");
   // The ledger lives at the workspace root (the git top level).
   EXPECT_TRUE(PathExists(ws_.Join(".odin/odin.db")));

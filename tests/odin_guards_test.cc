@@ -31,12 +31,16 @@ class OdinGuardsTest : public ::testing::Test {
     EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
-    Put("odinconfig.json", config_.dump(2));
+    // The user's config: prices, stall and breaker settings are not a
+    // workspace's to make until it is trusted.
+    EXPECT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    EXPECT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config_.dump(2)).ok());
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
     args.insert(args.end(), more.begin(), more.end());
     last_ = RunOdin(ws_.path(), args,
                     {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-                     {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+                     {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_},
+                     {"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}});
     json j = json::parse(last_.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
     return j;
@@ -94,6 +98,7 @@ class OdinGuardsTest : public ::testing::Test {
   }
 
   TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   json config_ = json::object();
   Ran last_;

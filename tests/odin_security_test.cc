@@ -42,10 +42,23 @@ class OdinSecurityTest : public ::testing::Test {
   void Put(const std::string& rel, const std::string& content) {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
+  // env plus the test's own user config and state directories.
+  std::map<std::string, std::string> UserDirs(std::map<std::string, std::string> env = {}) {
+    env["XDG_CONFIG_HOME"] = user_.Join("config");
+    env["XDG_STATE_HOME"] = user_.Join("state");
+    return env;
+  }
+  // The user's odinconfig.json: sandbox settings and allow rules are not a
+  // workspace's to make until it is trusted.
+  void UserConfig(const std::string& text) {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), text).ok());
+  }
   std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
   // One tool call through the gates and a sandboxed worker, as the agent's.
   json Tool(const std::string& name, const json& args, const std::string& mode = "edit",
             std::map<std::string, std::string> env = {}) {
+    env = UserDirs(env);
     env["ODIN_TEST_MARK"] = marker_;
     last_ = RunOdin(ws_.path(), {"tool", name, args.dump(), "--mode", mode, "--json"}, env);
     json j = json::parse(last_.out, nullptr, false);
@@ -85,6 +98,7 @@ class OdinSecurityTest : public ::testing::Test {
   }
 
   TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   Ran last_;
 };
@@ -188,8 +202,7 @@ TEST_F(OdinSecurityTest, HomeAndConfiguredSecretsAreHidden) {
   std::string home = mkdtemp(home_template), secrets = mkdtemp(secrets_template);
   ASSERT_TRUE(WriteFileAtomic(home + "/id_rsa", "PRIVATE KEY\n").ok());
   ASSERT_TRUE(WriteFileAtomic(secrets + "/token", "s3cr3t\n").ok());
-  Put("odinconfig.json",
-      json({{"sandbox", {{"hide", {secrets}}}}, {"permissions", {{"allow", {"ls", "cat"}}}}}).dump());
+  UserConfig(json({{"sandbox", {{"hide", {secrets}}}}, {"permissions", {{"allow", {"ls", "cat"}}}}}).dump());
   json r = Command("echo [$(ls -A " + home + ")]; cat " + home + "/id_rsa; cat " + secrets + "/token", "ask",
                    {{"HOME", home}});
   RemoveTree(home);
@@ -210,7 +223,7 @@ TEST_F(OdinSecurityTest, ToolchainsInHomeRunButTheirCredentialsStayHidden) {
   chmod((home + "/.cargo/bin/hello-tool").c_str(), 0755);
   ASSERT_TRUE(WriteFileAtomic(home + "/.cargo/credentials.toml", "token = \"s3cr3t\"\n").ok());
   ASSERT_TRUE(WriteFileAtomic(home + "/.netrc", "password hunter2\n").ok());
-  Put("odinconfig.json", R"({"permissions":{"allow":["cat"]}})");
+  UserConfig(R"({"permissions":{"allow":["cat"]}})");
   std::string path = home + "/.cargo/bin:" + (getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
   json r = Command("hello-tool; cat " + home + "/.cargo/credentials.toml; cat " + home + "/.netrc", "edit",
                    {{"HOME", home}, {"PATH", path}});
@@ -234,7 +247,7 @@ TEST_F(OdinSecurityTest, TheHostsServiceSocketsAreOutOfReach) {
     GTEST_SKIP() << "cannot create a socket under /run here";
   }
   ASSERT_EQ(listen(server, 4), 0);
-  Put("odinconfig.json", R"({"permissions":{"allow":["python3"]}})");
+  UserConfig(R"({"permissions":{"allow":["python3"]}})");
   json r = Command("python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
                    "print(\"connected\")' " + path);
   EXPECT_EQ(r["status"], "error") << r.dump();
@@ -261,7 +274,7 @@ TEST_F(OdinSecurityTest, NoNetworkEvenToLoopbackOfTheHost) {
   EXPECT_EQ(r["status"], "error");
   EXPECT_EQ(r["output"].get<std::string>().find("connected"), std::string::npos);
   // Without namespaces (bubblewrap unusable) the seccomp layer still holds.
-  Put("odinconfig.json", R"({"sandbox":{"bwrap":"/bin/false"}})");
+  UserConfig(R"({"sandbox":{"bwrap":"/bin/false"}})");
   json fallback = Command(attempt);
   EXPECT_EQ(fallback["status"], "error");
   EXPECT_NE(fallback["output"].get<std::string>().find("not supported"), std::string::npos) << fallback.dump();
@@ -547,8 +560,8 @@ TEST_F(OdinSecurityTest, WhenInputEndsWhatWaitsForApprovalIsRefused) {
 
 TEST_F(OdinSecurityTest, WithoutNamespacesLandlockKeepsWritesInTheWorkspace) {
   // bubblewrap unusable: the fallback runs the worker without namespaces.
-  Put("odinconfig.json", R"({"sandbox":{"bwrap":"/bin/false"}})");
-  json doctor = json::parse(RunOdin(ws_.path(), {"doctor", "--json"}).out, nullptr, false);
+  UserConfig(R"({"sandbox":{"bwrap":"/bin/false"}})");
+  json doctor = json::parse(RunOdin(ws_.path(), {"doctor", "--json"}, UserDirs()).out, nullptr, false);
   ASSERT_FALSE(doctor.is_discarded());
   for (const json& layer : doctor["layers"]) {
     if (layer["name"] == "landlock fallback" && !layer["active"].get<bool>()) {

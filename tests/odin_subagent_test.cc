@@ -37,10 +37,17 @@ class OdinSubagentTest : public ::testing::Test {
   }
   std::map<std::string, std::string> Env(const FakeLlm& llm) {
     return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_},
+            {"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}};
+  }
+  // The settings go to the user's config: subagent settings are not a
+  // workspace's to make until it is trusted.
+  void WriteConfig() {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config_.dump(2)).ok());
   }
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
-    Put("odinconfig.json", config_.dump(2));
+    WriteConfig();
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
     args.insert(args.end(), more.begin(), more.end());
     last_ = RunOdin(ws_.path(), args, Env(llm));
@@ -87,6 +94,7 @@ class OdinSubagentTest : public ::testing::Test {
   }
 
   TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   json config_ = json::object();
   Ran last_;
@@ -180,7 +188,7 @@ TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
   late["delay_ms"] = 3000;
   FakeLlm llm(json({{"responses", {Turn({Agent("doomed task: wait for it", "ask")}), late}}, {"agents", agents}})
                   .dump());
-  Put("odinconfig.json", config_.dump(2));
+  WriteConfig();
   int out = -1;
   pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
   // Once the subagent's command runs, its worker is killed.

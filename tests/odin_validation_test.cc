@@ -37,7 +37,8 @@ class OdinValidationTest : public ::testing::Test {
 
   std::map<std::string, std::string> Env(const FakeLlm& llm) {
     return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_},
+            {"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}};
   }
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
@@ -50,7 +51,9 @@ class OdinValidationTest : public ::testing::Test {
   json Tool(const std::string& name, const json& args, const std::string& session = "") {
     std::vector<std::string> argv = {"tool", name, args.dump(), "--json"};
     if (!session.empty()) argv.insert(argv.end(), {"--session", session});
-    Ran r = RunOdin(ws_.path(), argv, {{"ODIN_TEST_MARK", marker_}});
+    Ran r = RunOdin(ws_.path(), argv,
+                    {{"ODIN_TEST_MARK", marker_}, {"XDG_CONFIG_HOME", user_.Join("config")},
+                     {"XDG_STATE_HOME", user_.Join("state")}});
     json j = json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << r.out << "\nstderr: " << r.err;
     return j;
@@ -84,7 +87,12 @@ class OdinValidationTest : public ::testing::Test {
     sqlite3_close(db);
     return out;
   }
-  void Config(const json& config) { Put("odinconfig.json", config.dump(2)); }
+  // The user's odinconfig.json: language servers and longer timeouts are not
+  // a workspace's to set until it is trusted.
+  void Config(const json& config) {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump(2)).ok());
+  }
   // Real language servers on a loaded 2-core machine can take far longer
   // than the defaults (45 s to start, 5 s per file) allow.
   void RealServerConfig(json config = json::object()) {
@@ -94,6 +102,7 @@ class OdinValidationTest : public ::testing::Test {
   }
 
   TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   Ran last_;
 };
