@@ -135,8 +135,9 @@ int CountInterfacesBesidesLoopback(const std::string& net_dev) {
 // Where the settings come from, in one line: "user ~/.config/odin/odinconfig.json
 // (absent); workspace odinconfig.json untrusted, ignoring llm.base_url (odin trust)".
 std::string ConfigLine(const LoadedConfig& l) {
-  std::string line = l.user_config_path.empty() ? "user config: no config directory (set HOME or XDG_CONFIG_HOME)"
-                                                 : "user " + l.user_config_path + (l.user_config_found ? "" : " (absent)");
+  std::string line = l.user_config_path.empty()
+                         ? "user config: no config directory (set HOME or XDG_CONFIG_HOME)"
+                         : "user " + l.user_config_path + (l.user_config_found ? "" : " (absent)");
   line += "; workspace odinconfig.json ";
   switch (l.trust) {
     case WorkspaceTrust::kNoConfig: return line + "absent";
@@ -146,7 +147,8 @@ std::string ConfigLine(const LoadedConfig& l) {
   }
   std::string ignored;
   for (const std::string& k : l.ignored) ignored += (ignored.empty() ? "" : ", ") + k;
-  return line + (ignored.empty() ? "" : ", ignoring " + ignored + " (odin trust)");
+  line += ignored.empty() ? "" : ", ignoring " + ignored + " (odin trust)";
+  return line + (l.trust_store_error.empty() ? "" : "; trust store unusable: " + l.trust_store_error);
 }
 
 }  // namespace
@@ -263,6 +265,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                           {"user_found", loaded->user_config_found},
                           {"workspace", PathExists(ws->config_path) ? ws->config_path : ""},
                           {"trust", WorkspaceTrustName(loaded->trust)},
+                          {"trust_store", loaded->trust_store_path},
+                          {"trust_store_error", loaded->trust_store_error},
                           {"ignored", loaded->ignored}}},
               {"validation_enabled", config->validation.enabled},
               {"language_servers", json::array()}};

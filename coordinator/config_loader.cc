@@ -81,8 +81,12 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   std::optional<std::string> pinned;
   if (!l.trust_store_path.empty()) {
     StatusOr<std::optional<std::string>> found = TrustStore(l.trust_store_path).Find(ws.root);
-    if (found.ok()) pinned = *found;
-    else l.notices.push_back("trusting no workspace: " + found.status().message());
+    if (found.ok()) {
+      pinned = *found;
+    } else {
+      l.trust_store_error = found.status().message();
+      l.notices.push_back("trusting no workspace: " + l.trust_store_error);
+    }
   }
   l.trust = !pinned                         ? WorkspaceTrust::kUntrusted
             : *pinned == l.security.sha256 ? WorkspaceTrust::kTrusted

@@ -40,6 +40,7 @@ struct LoadedConfig {
   std::string user_config_path;     // "" if no user config directory can be found
   bool user_config_found = false;
   std::string trust_store_path;     // "" likewise
+  std::string trust_store_error;    // why the store could not be read ("" if it could): nothing is trusted
   WorkspaceTrust trust = WorkspaceTrust::kNoConfig;
   SecuritySettings security;        // the workspace's trusted-only settings (with a workspace config)
   std::vector<std::string> ignored; // the workspace's keys not applied, sorted

@@ -175,6 +175,7 @@ TEST_F(ConfigLoaderTest, AnUnreadableTrustStoreTrustsNothing) {
   LoadedConfig l = Load();
   EXPECT_EQ(l.trust, WorkspaceTrust::kUntrusted);
   EXPECT_EQ(l.config.llm_base_url, "");
+  EXPECT_NE(l.trust_store_error.find(dir_ + "/config/odin/trusted.json"), std::string::npos);
   ASSERT_EQ(l.notices.size(), 2u);
   EXPECT_EQ(l.notices[0].rfind("trusting no workspace: " + dir_ + "/config/odin/trusted.json", 0), 0u);
 }

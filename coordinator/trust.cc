@@ -42,8 +42,10 @@ const AllowedKey kAllowed[] = {
        return static_cast<double>(c.checks.timeout_seconds); }},
     {"checks.retry_cap", Merge::kNotHigher, [](const Config& c, const std::string&) {
        return static_cast<double>(c.checks.retry_cap); }},
-    {"agent.max_turns", Merge::kLowerLimit, [](const Config& c, const std::string&) { return static_cast<double>(c.max_turns); }},
-    {"budgets.max_turns", Merge::kLowerLimit, [](const Config& c, const std::string&) { return static_cast<double>(c.max_turns); }},
+    {"agent.max_turns", Merge::kLowerLimit, [](const Config& c, const std::string&) {
+       return static_cast<double>(c.max_turns); }},
+    {"budgets.max_turns", Merge::kLowerLimit, [](const Config& c, const std::string&) {
+       return static_cast<double>(c.max_turns); }},
     {"budgets.max_tool_calls", Merge::kLowerLimit, [](const Config& c, const std::string&) {
        return static_cast<double>(c.max_tool_calls); }},
     {"budgets.max_tokens", Merge::kLowerLimit, [](const Config& c, const std::string&) {

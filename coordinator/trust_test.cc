@@ -58,7 +58,8 @@ TEST(TrustTest, ValuesShownAreAsciiOnly) {
 
 TEST(TrustTest, HashIgnoresLayoutAndKeyOrder) {
   std::string a = R"({"sandbox":{"bwrap":"/usr/bin/bwrap","require":true},"llm":{"model":"m"}})";
-  std::string b = "{\n  \"llm\" : { \"model\" : \"m\" },\n  \"sandbox\": {\"require\": true,\n \"bwrap\": \"/usr/bin/bwrap\"}\n}\n";
+  std::string b =
+      "{\n  \"llm\" : { \"model\" : \"m\" },\n  \"sandbox\": {\"require\": true,\n \"bwrap\": \"/usr/bin/bwrap\"}\n}\n";
   EXPECT_EQ(TrustedOnlySettings(a).sha256, TrustedOnlySettings(b).sha256);
 }
 
@@ -107,7 +108,8 @@ TEST(TrustTest, UntrustedLimitAppliesOnlyWhenLower) {
   // Lower wins; a limit where there was none is lower; 0 (no limit) never
   // is; equal changes nothing and is not named.
   EXPECT_EQ(json::parse(s.applied_json),
-            json::parse(R"({"budgets":{"max_turns":10,"max_budget_usd":2.5},"sandbox":{"limits":{"cpu_seconds":60}}})"));
+            json::parse(R"({"budgets":{"max_turns":10,"max_budget_usd":2.5},
+                            "sandbox":{"limits":{"cpu_seconds":60}}})"));
   EXPECT_EQ(s.ignored, (Keys{"agent.max_turns", "sandbox.limits.processes"}));
 }
 

@@ -119,7 +119,8 @@ TEST_F(OdinTrustTest, TrustAppliesTheSettingsUntilTheyChangeAndRevokeEndsIt) {
 
   // Another layout, another key order and a tighter limit: still trusted.
   unlink(ran.c_str());
-  Put("odinconfig.json", "{\"budgets\": {\"max_turns\": 5},\n  \"sandbox\" : {\n \"bwrap\":\"/proc/self/cwd/evil.sh\"}}");
+  Put("odinconfig.json",
+      "{\"budgets\": {\"max_turns\": 5},\n  \"sandbox\" : {\n \"bwrap\":\"/proc/self/cwd/evil.sh\"}}");
   EXPECT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);
   EXPECT_TRUE(PathExists(ran));
 
@@ -200,7 +201,8 @@ TEST_F(OdinTrustTest, ZeroPricesOfAnUntrustedWorkspaceDoNotDefeatTheBudget) {
   json turn = Turn({Call("Read", {{"file_path", "a.txt"}})});
   turn["usage"] = {{"input", 600}, {"output", 100}};  // $0.007 a turn at the user's prices
   FakeLlm llm(json({{"responses", {turn, turn, Text("unreachable")}}}).dump());
-  User({{"llm", {{"base_url", llm.OpenAiUrl()}, {"prices", {{"*", {{"input_per_mtok", 10}, {"output_per_mtok", 10}}}}}}}});
+  User({{"llm",
+         {{"base_url", llm.OpenAiUrl()}, {"prices", {{"*", {{"input_per_mtok", 10}, {"output_per_mtok", 10}}}}}}}});
   Workspace({{"llm", {{"prices", {{"*", {{"input_per_mtok", 0}, {"output_per_mtok", 0}}}}}}},
              {"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}});
   Ran r = Odin({"-p", "read a", "--output-format", "json", "--max-budget-usd", "0.01"}, {{"OPENAI_API_KEY", "k"}});
