@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "base/sha256.h"
+
 namespace odin {
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
@@ -52,6 +54,35 @@ StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_byte
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   if (text.size() > max_bytes) return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
   return text;
+}
+
+StatusOr<std::string> ReadSymlink(const std::string& path) {
+  std::string target(4096, '\0');
+  ssize_t n = readlink(path.c_str(), target.data(), target.size());
+  if (n < 0) return PosixError(path, errno);
+  if (static_cast<size_t>(n) == target.size()) return Status::InvalidArgument(path, "symlink target too long");
+  target.resize(static_cast<size_t>(n));
+  return target;
+}
+
+StatusOr<std::string> Sha256HexOfFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return PosixError(path, errno);
+  Sha256 hash;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return PosixError(path, err);
+    }
+    if (n == 0) break;
+    hash.Update(std::string_view(buf, static_cast<size_t>(n)));
+  }
+  close(fd);
+  return HexDigest(hash.Finish());
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {

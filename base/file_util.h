@@ -21,6 +21,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents);
 // mkdir -p with the given mode for created directories.
 Status MakeDirs(const std::string& path, int mode = 0755);
 bool IsDirectory(const std::string& path);
+// The target of the symlink at path.
+StatusOr<std::string> ReadSymlink(const std::string& path);
+// SHA-256 (hex) of the file's bytes, read in pieces.
+StatusOr<std::string> Sha256HexOfFile(const std::string& path);
 bool PathExists(const std::string& path);
 // realpath(3).
 StatusOr<std::string> RealPath(const std::string& path);

@@ -13,4 +13,7 @@ std::string NewId(std::string_view prefix);
 // `bytes` random bytes from the kernel, as lowercase hex (a secret token).
 std::string RandomHex(size_t bytes);
 
+// Whether two secrets are equal, in time that depends only on their lengths.
+bool SecretsEqual(std::string_view a, std::string_view b);
+
 }  // namespace odin

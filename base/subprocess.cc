@@ -22,7 +22,7 @@ struct ChildFailure {
   int err;
 };
 constexpr const char* kSteps[] = {"setpgid", "prctl", "open /dev/null", "dup2", "chdir",
-                                  "setrlimit", "exec"};
+                                  "setrlimit", "exec", "setgroups", "setresgid", "setresuid"};
 
 [[noreturn]] void ChildFail(int pipe_fd, int step, int err) {
   ChildFailure f{step, err};
@@ -42,6 +42,15 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
                             char* const* envp, pid_t parent, int pipe_fd) {
   // Own process group, so the whole tree can be signalled as one.
   if (o.new_process_group && setpgid(0, 0) != 0) ChildFail(pipe_fd, 0, errno);
+  // Another user: raw system calls, since the C library's wrappers would
+  // broadcast the change to the threads of the process whose memory this
+  // vfork child borrows. Before the parent-death signal, which a change of
+  // credentials clears.
+  if (o.gid >= 0 || o.uid >= 0) {
+    if (syscall(SYS_setgroups, o.groups.size(), o.groups.data()) != 0) ChildFail(pipe_fd, 7, errno);
+    if (o.gid >= 0 && syscall(SYS_setresgid, o.gid, o.gid, o.gid) != 0) ChildFail(pipe_fd, 8, errno);
+    if (o.uid >= 0 && syscall(SYS_setresuid, o.uid, o.uid, o.uid) != 0) ChildFail(pipe_fd, 9, errno);
+  }
   if (o.parent_death_signal != 0) {
     if (prctl(PR_SET_PDEATHSIG, o.parent_death_signal) != 0) ChildFail(pipe_fd, 1, errno);
     // The parent may have died before prctl took effect.

@@ -44,6 +44,12 @@ struct SpawnOptions {
   // True: the child leads a new process group. False: it stays in the parent's.
   bool new_process_group = true;
   SpawnLimits limits;
+  // >= 0: the child switches to this uid and gid, with these supplementary
+  // groups, before anything else that depends on them (the caller must be
+  // root). -1: the parent's.
+  int64_t uid = -1;
+  int64_t gid = -1;
+  std::vector<gid_t> groups;
 };
 
 // Starts a child as described above. Returns its pid, which is also its

@@ -45,18 +45,28 @@ ZmqEndpoint::~ZmqEndpoint() {
   zmq_ctx_term(context_);
 }
 
-StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::BindRouter(const std::string& endpoint) {
+StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::CreateRouter() {
   ASSIGN_OR_RETURN(auto cs, NewSocket(ZMQ_ROUTER));
   std::unique_ptr<ZmqEndpoint> ep(new ZmqEndpoint(cs.first, cs.second, true));
   int one = 1;
   zmq_setsockopt(ep->socket_, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
-  // A restarted worker reusing an id takes over its old routing entry.
-  zmq_setsockopt(ep->socket_, ZMQ_ROUTER_HANDOVER, &one, sizeof one);
-  if (zmq_bind(ep->socket_, endpoint.c_str()) != 0) {
-    return ZmqError("bind " + endpoint, zmq_errno());
-  }
+  // ZMQ_ROUTER_HANDOVER stays off: an id belongs to the connection that took
+  // it first, and a restarted worker gets a new id.
   return ep;
 }
+
+StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::BindRouter(const std::string& endpoint) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ZmqEndpoint> ep, CreateRouter());
+  RETURN_IF_ERROR(ep->Bind(endpoint));
+  return ep;
+}
+
+Status ZmqEndpoint::Bind(const std::string& endpoint) {
+  if (zmq_bind(socket_, endpoint.c_str()) != 0) return ZmqError("bind " + endpoint, zmq_errno());
+  return Status::OK();
+}
+
+void ZmqEndpoint::Unbind(const std::string& endpoint) { zmq_unbind(socket_, endpoint.c_str()); }
 
 StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::ConnectDealer(const std::string& endpoint,
                                                                  const std::string& identity) {

@@ -34,8 +34,15 @@ class ZmqEndpoint {
   ZmqEndpoint(const ZmqEndpoint&) = delete;
   ZmqEndpoint& operator=(const ZmqEndpoint&) = delete;
 
-  // A ROUTER bound to endpoint (e.g. "ipc:///tmp/odin-x/w.sock").
+  // A ROUTER bound to endpoint (e.g. "ipc:///tmp/odin-x/w.sock"). Routing
+  // ids are never handed over: a second connection under an id already
+  // connected is ignored, so no one takes over a worker's id.
   static StatusOr<std::unique_ptr<ZmqEndpoint>> BindRouter(const std::string& endpoint);
+  // The same ROUTER with no endpoint yet (see Bind).
+  static StatusOr<std::unique_ptr<ZmqEndpoint>> CreateRouter();
+  // Binds one more endpoint, or unbinds one.
+  Status Bind(const std::string& endpoint);
+  void Unbind(const std::string& endpoint);
   // A DEALER connected to endpoint, with the given routing id.
   static StatusOr<std::unique_ptr<ZmqEndpoint>> ConnectDealer(const std::string& endpoint,
                                                               const std::string& identity);

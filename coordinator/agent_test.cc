@@ -48,7 +48,7 @@ class AgentTest : public ::testing::Test {
     co.workspace = ws_;
     co.mode = "edit";
     co.pool.size = 2;
-    co.pool.spawn_spec = [](const std::string&, WorkerPolicy) { return SpawnOptions{.argv = {"w"}}; };
+    co.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
     coord_ = std::make_unique<Coordinator>(co, &clock_, &launcher_, &transport_);
     ASSERT_TRUE(coord_->StartWorkers().ok());
     ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
@@ -56,6 +56,7 @@ class AgentTest : public ::testing::Test {
       v1::Envelope hello;
       hello.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
       hello.mutable_hello()->set_worker_id(w.id);
+      hello.mutable_hello()->set_secret(launcher_.SecretFor(w.id));
       transport_.inbox.push_back({w.id, hello});
     }
     ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());

@@ -20,7 +20,10 @@
 #include "coordinator/config_loader.h"
 #include "coordinator/ledger.h"
 #include "coordinator/workspace.h"
+#include "coordinator/worker_pool.h"
+#include "coordinator/worker_sandbox.h"
 #include "sandbox/sandbox_options.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace odin {
 namespace {
@@ -50,24 +53,33 @@ struct Probe {
   std::string mounts;   // /proc/self/mountinfo
   int pid = 0;
   bool root_writable = true;
-  bool state_writable = true;
+  bool state_hidden = false;     // .odin shows empty
+  bool sysctl_writable = true;   // /proc/sys/kernel/core_pattern
+  bool user_namespace = false;   // /proc/self/uid_map maps less than everything
+  std::string uid_map;
+  std::string id;                // uid and gid inside
+  std::vector<std::string> readable_root_secrets;  // of the default list, what a command could read
   std::string failure;
 };
 
-Probe RunProbe(const Workspace& ws, SandboxPolicy policy, const std::string& bwrap) {
+// Runs a probe through the very sandbox a command of edit mode gets.
+Probe RunProbe(const Workspace& ws, const WorkerSandbox& sandbox) {
   Probe p;
   std::string script =
-      "echo \"sandbox=$ODIN_SANDBOX\"; echo pid=$$; "
+      "echo \"sandbox=$ODIN_SANDBOX\"; echo pid=$$; echo \"id=$(id -u):$(id -g)\"; "
       "test -w / && echo root=rw || echo root=ro; "
-      "if test -d '" + ws.state_dir + "'; then test -w '" + ws.state_dir +
-      "' && echo state=rw || echo state=ro; else echo state=absent; fi; "
+      "test -w /proc/sys/kernel/core_pattern && echo sysctl=rw || echo sysctl=ro; "
+      "if test -z \"$(ls -A '" + ws.state_dir + "' 2>/dev/null)\"; then echo state=hidden; else echo state=visible; fi; "
+      "for f in /etc/shadow /etc/gshadow /etc/sudoers /root /home /var/lib/docker; do "
+      "  if test -f \"$f\" && test -r \"$f\" && test -s \"$f\"; then echo \"readable=$f\"; "
+      "  elif test -d \"$f\" && test -r \"$f\" && test -n \"$(ls -A \"$f\" 2>/dev/null)\"; then echo \"readable=$f\"; fi; "
+      "done; "
+      "echo @uidmap; cat /proc/self/uid_map; "
       "echo @status; cat /proc/self/status; echo @net; cat /proc/net/dev; "
       "echo @mounts; cat /proc/self/mountinfo";
   SpawnOptions o;
-  o.argv = {JoinPath(ExecutableDir(), "odin-sandbox"), "--workspace", ws.root, "--readonly",
-            ws.state_dir, "--policy", SandboxPolicyName(policy)};
-  if (!bwrap.empty()) o.argv.insert(o.argv.end(), {"--bwrap", bwrap});
-  o.argv.insert(o.argv.end(), {"--", "/bin/sh", "-c", script});
+  o.argv = sandbox.LauncherArgv(WorkerPolicy::kWritable);
+  o.argv.insert(o.argv.end(), {"/bin/sh", "-c", script});
   o.env = ScrubEnvironment(CurrentEnvironment());
   StatusOr<CommandOutput> out = RunCommand(o);
   if (!out.ok()) {
@@ -86,15 +98,21 @@ Probe RunProbe(const Workspace& ws, SandboxPolicy policy, const std::string& bwr
       section = line;
       continue;
     }
-    if (section == "@status") p.status += line + "\n";
+    if (section == "@uidmap") p.uid_map += line + "\n";
+    else if (section == "@status") p.status += line + "\n";
     else if (section == "@net") p.net_dev += line + "\n";
     else if (section == "@mounts") p.mounts += line + "\n";
     else if (line.rfind("odin-sandbox: WARNING", 0) == 0) continue;
     else if (line.rfind("sandbox=", 0) == 0) p.sandbox = line.substr(8);
     else if (line.rfind("pid=", 0) == 0) p.pid = atoi(line.c_str() + 4);
     else if (line == "root=ro") p.root_writable = false;
-    else if (line == "state=ro") p.state_writable = false;
+    else if (line == "sysctl=ro") p.sysctl_writable = false;
+    else if (line == "state=hidden") p.state_hidden = true;
+    else if (line.rfind("id=", 0) == 0) p.id = line.substr(3);
+    else if (line.rfind("readable=", 0) == 0) p.readable_root_secrets.push_back(line.substr(9));
   }
+  // The initial user namespace maps every uid: "0 0 4294967295".
+  p.user_namespace = !p.uid_map.empty() && p.uid_map.find("4294967295") == std::string::npos;
   return p;
 }
 
@@ -165,13 +183,18 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     return kError;
   }
   const Config* config = &loaded->config;
-  SandboxPolicy policy = config->sandbox_require ? SandboxPolicy::kRequire : SandboxPolicy::kAuto;
-  if (!g.sandbox.empty()) policy = *ParseSandboxPolicy(g.sandbox);
+  StatusOr<SandboxPolicy> parsed_policy = EffectiveSandboxPolicy(*config, g.sandbox);
+  if (!parsed_policy.ok()) {
+    std::cerr << "odin doctor: " << parsed_policy.status().message() << "\n";
+    return kUsageError;
+  }
+  SandboxPolicy policy = *parsed_policy;
+  WorkerSandbox sandbox = WorkerSandbox::Make(*ws, *config, policy, ExecutableDir());
 
   // Programs are found as the runtime finds them: PATH, then <bin>/../lsp.
   ProgramLookup lookup = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir());
   std::string bwrap = config->bwrap_path.empty() ? lookup("bwrap") : config->bwrap_path;
-  Probe probe = RunProbe(*ws, policy, config->bwrap_path);
+  Probe probe = RunProbe(*ws, sandbox);
   bool namespaces = probe.ran && probe.sandbox == "bwrap";
   std::string why_not = !probe.ran ? probe.failure
                         : namespaces ? ""
@@ -188,15 +211,39 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     int ifaces = CountInterfacesBesidesLoopback(probe.net_dev);
     add("no network", ifaces == 0,
         ifaces == 0 ? "no interface but loopback" : std::to_string(ifaces) + " interfaces besides loopback");
+    std::string first_map = FirstLine(probe.uid_map);
+    first_map.erase(0, first_map.find_first_not_of(' '));
+    add("user namespace", probe.user_namespace,
+        probe.user_namespace ? "uid map \"" + first_map + "\"; commands run as " + probe.id +
+                                   (sandbox.run_uid() >= 0 ? " (the workspace's owner)"
+                                    : sandbox.runs_as_root() ? " (root, mapped to the host's root)"
+                                                             : "")
+                             : "none: commands run in the host's user namespace as " + probe.id);
+    std::string cap_eff = StatusField(probe.status, "CapEff");
+    bool no_caps = !cap_eff.empty() && cap_eff.find_first_not_of('0') == std::string::npos;
+    add("no capabilities", no_caps, "CapEff " + cap_eff + ", CapBnd " + StatusField(probe.status, "CapBnd"));
     add("read-only root", !probe.root_writable, probe.root_writable ? "/ is writable" : "/ is read-only");
+    add("read-only /proc/sys", !probe.sysctl_writable,
+        probe.sysctl_writable ? "/proc/sys/kernel/core_pattern is writable" : "kernel knobs read-only");
     add("private /tmp", TmpIsPrivate(probe.mounts), "a tmpfs of its own");
-    add(".odin read-only", !probe.state_writable, ws->state_dir);
+    add(".odin hidden", probe.state_hidden, probe.state_hidden ? ws->state_dir + " shows empty" : ws->state_dir + " is visible");
+    if (sandbox.runs_as_root()) {
+      std::string readable;
+      for (const std::string& r : probe.readable_root_secrets) readable += (readable.empty() ? "" : ", ") + r;
+      add("root's secrets hidden", probe.readable_root_secrets.empty(),
+          probe.readable_root_secrets.empty()
+              ? "commands run as root: shadow, sudoers, ssh host keys, /root, /home, /var/lib/docker hidden; "
+                "other files only root may read stay readable (sandbox.root_hidden)"
+              : "readable: " + readable);
+    }
     std::string nnp = StatusField(probe.status, "NoNewPrivs");
     add("no_new_privs", nnp == "1", nnp == "1" ? "set" : "not set");
     std::string seccomp = StatusField(probe.status, "Seccomp");
     add("seccomp filter", seccomp == "2",
-        seccomp == "2" ? "ptrace, process_vm_*, io_uring, modules, mounts and bpf denied (without namespaces also "
-                         "sockets other than AF_UNIX)"
+        seccomp == "2" ? std::to_string(DeniedSyscalls().size()) +
+                             " syscalls denied, Docker's default list among them (ptrace, open_by_handle_at, "
+                             "mounts, namespaces, keyrings, the clock, modules, io_uring, bpf; without namespaces "
+                             "also sockets other than AF_UNIX)"
                        : "none");
   }
   std::string cgroup_how;

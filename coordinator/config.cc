@@ -182,7 +182,8 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
-    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "bwrap", "hide_home", "hide", "limits"}, origin));
+    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "policy", "bwrap", "hide_home", "hide", "root_hidden", "limits"},
+                              origin));
     if (s.contains("limits")) {
       const json& l = s["limits"];
       RETURN_IF_ERROR(CheckKeys(
@@ -215,6 +216,23 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       }
       c.sandbox_hide.insert(c.sandbox_hide.end(), more.begin(), more.end());
     }
+    if (s.contains("root_hidden")) {
+      c.sandbox_root_hidden.clear();
+      RETURN_IF_ERROR(ReadStrings(s["root_hidden"], "sandbox.root_hidden", &c.sandbox_root_hidden, origin));
+      for (const std::string& p : c.sandbox_root_hidden) {
+        if (p.empty() || p[0] != '/') {
+          return Status::InvalidArgument(origin, "sandbox.root_hidden: '" + p + "' must be absolute");
+        }
+      }
+    }
+    if (s.contains("policy")) {
+      std::string policy;
+      RETURN_IF_ERROR(Read(s, "sandbox", "policy", &policy, origin));
+      StatusOr<SandboxPolicy> parsed = ParseSandboxPolicy(policy);
+      if (!parsed.ok()) return Status::InvalidArgument(origin, "sandbox.policy: " + parsed.status().message());
+      c.sandbox_policy = *parsed;
+    }
+    if (c.sandbox_require) c.sandbox_policy = SandboxPolicy::kRequire;
   }
   if (root.contains("workers")) {
     const json& w = root["workers"];
@@ -384,6 +402,11 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     o.cooldown = seconds(cooldown);
   }
   return c;
+}
+
+StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
+  if (flag.empty()) return config.sandbox_policy;
+  return ParseSandboxPolicy(flag);
 }
 
 }  // namespace odin

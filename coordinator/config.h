@@ -64,6 +64,7 @@
 #include "coordinator/file_cache.h"
 #include "coordinator/stall_detector.h"
 #include "coordinator/validators.h"
+#include "sandbox/sandbox_options.h"
 
 namespace odin {
 
@@ -72,6 +73,12 @@ struct Config {
   std::string bwrap_path;               // sandbox.bwrap: "" searches PATH
   bool sandbox_hide_home = true;        // sandbox.hide_home: HOME and /root show empty
   std::vector<std::string> sandbox_hide;  // sandbox.hide: more directories shown empty (secrets)
+  // sandbox.root_hidden: hidden from commands that run as the host's root
+  // (globs; replaces the default list).
+  std::vector<std::string> sandbox_root_hidden = DefaultRootHiddenPaths();
+  // sandbox.policy: auto, require, fallback or off (sandbox.require: true is
+  // require).
+  SandboxPolicy sandbox_policy = SandboxPolicy::kAuto;
   // sandbox.limits: per worker sandbox (a cgroup) and per command (rlimits);
   // 0: no limit.
   struct Limits {
@@ -120,6 +127,10 @@ struct Config {
   CommandRules permissions;
   BreakerOptions breakers;                 // breakers.*
 };
+
+// The sandbox policy in force: the --sandbox flag if given, else the
+// config's. InvalidArgument for a bad flag.
+StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag);
 
 // Parses config text onto base (by default the defaults); `origin` names the
 // file in errors, with the key: "<origin>: unknown key 'sandbox.requir'".

@@ -290,11 +290,13 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       EndHere(id, v1::TOOL_STATUS_ERROR, s);
       return id;
     }
-    if (IsProtectedPath(*path, o_.workspace)) {
+    std::string protected_reason = ProtectedWriteReason(*path, o_.workspace);
+    if (!protected_reason.empty()) {
+      RecordGateEvent(tc.agent_id, "", "protected_path", id,
+                      json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
+                          .dump(-1, ' ', false, json::error_handler_t::replace));
       EndHere(id, v1::TOOL_STATUS_REJECTED,
-              Status::PermissionDenied(DisplayPath(*path, o_.workspace),
-                                       "a protected path (git hooks and config, .odin, odinconfig.json, ODIN.md, "
-                                       "AGENTS.md, shell rc files): read-only to the agent"));
+              Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
       return id;
     }
     c.write_path = *path;
@@ -313,7 +315,8 @@ void Coordinator::Dispatch(Call& c) {
   if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
   // A command that may write: what the protected files hold now.
   if (c.call.tool == "ExecuteCommand" && c.call.policy == WorkerPolicy::kWritable) {
-    c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace));
+    if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
+    c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace, protected_index_.get()));
   }
   pool_.Submit(c.call);
 }
@@ -449,7 +452,16 @@ Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
 Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
   const ToolCall& call = c.call;
   std::string given = ReadPathOf(call.tool, call.arguments_json);
-  if (given.empty() || ResolveWorkspacePath(given, o_.workspace).ok()) return Status::OK();
+  if (given.empty()) return Status::OK();
+  StatusOr<std::string> inside = ResolveWorkspacePath(given, o_.workspace);
+  if (inside.ok()) {
+    std::string state = o_.workspace + "/.odin";
+    if (*inside == state || inside->compare(0, state.size() + 1, state + "/") == 0) {
+      return Status::PermissionDenied(given, "Odin's state directory (the ledger, sockets, tokens) is not open to "
+                                             "the tools; memory_query reads the ledger");
+    }
+    return Status::OK();
+  }
   StatusOr<std::string> where = ResolvePath(given, o_.workspace);
   if (!where.ok()) return Status::OK();  // the tool says what is wrong with it
   std::string reason = call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") +
@@ -784,19 +796,29 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     FinishSubagent(r.execution_id(), &*amended);
   }
   if (c.protected_before) {
-    std::vector<std::string> restored = RestoreProtected(o_.workspace, *c.protected_before);
+    RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
+                                            o_.workspace + "/.odin/displaced", r.execution_id());
     c.protected_before.reset();
-    if (!restored.empty()) {
-      json paths = json::array();
-      std::string list;
-      for (const std::string& p : restored) {
-        paths.push_back(p);
-        list += (list.empty() ? "" : ", ") + p;
-      }
+    if (!report.empty()) {
+      auto list = [](const std::vector<std::string>& paths) {
+        std::string out;
+        for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+        return out;
+      };
+      std::string displaced_dir = DisplayPath(report.displaced_dir, o_.workspace);
       RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
-                      json({{"paths", paths}}).dump(-1, ' ', false, json::error_handler_t::replace));
+                      json({{"paths", report.restored},
+                            {"displaced", report.displaced},
+                            {"displaced_to", displaced_dir},
+                            {"unrestored", report.unrestored}})
+                          .dump(-1, ' ', false, json::error_handler_t::replace));
       if (!amended) amended = r;
-      std::string note = "\n[odin] the command changed protected paths, now restored: " + list + "\n";
+      std::string note = "\n[odin] the command changed protected paths (git's configuration, a nested git "
+                         "directory, Odin's settings or instructions):";
+      if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
+      if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
+      if (!report.unrestored.empty()) note += " could not be put back: " + list(report.unrestored) + ";";
+      note.back() = '\n';
       amended->set_output_tail(amended->output_tail() + note);
       amended->set_output_total_bytes(amended->output_total_bytes() + note.size());
     }
@@ -1125,6 +1147,13 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
 
 void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   if (on_worker_ready) on_worker_ready(hello);
+}
+
+void Coordinator::OnWorkerRefused(const std::string& peer, const std::string& reason) {
+  // The peer's id is whatever the impostor chose: recorded as data, escaped.
+  spdlog::warn("refused a worker connection: {}", reason);
+  RecordGateEvent("main", "", "worker_refused", "",
+                  json({{"peer", peer}, {"reason", reason}}).dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace odin

@@ -231,6 +231,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void OnProgress(const v1::ToolProgress& progress) override;
   void OnResult(const v1::ToolResult& result) override;
   void OnWorkerReady(const v1::Hello& hello) override;
+  void OnWorkerRefused(const std::string& peer, const std::string& reason) override;
   bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id,
                        const v1::Envelope& env) override;
 
@@ -303,6 +304,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Call> calls_;                         // by execution id
   std::map<std::string, AgentState> agents_;                  // by agent id
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
+  std::unique_ptr<ProtectedIndex> protected_index_;  // where nested git directories and instructions are
   std::map<std::string, FileState> files_;                    // by absolute path
   uint64_t event_seq_ = 0;
   ProgramLookup lookup_;

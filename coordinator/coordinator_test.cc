@@ -23,13 +23,14 @@ class CoordinatorTest : public ::testing::Test {
     o.mode = "edit";
     o.artifact_cap_bytes = 10;
     o.pool.size = 1;
-    o.pool.spawn_spec = [](const std::string&, WorkerPolicy) { return SpawnOptions{.argv = {"w"}}; };
+    o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
     coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
     ASSERT_TRUE(coord_->StartWorkers().ok());
     ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
     worker_id_ = coord_->pool().workers()[0].id;
     v1::Envelope hello = Env();
     hello.mutable_hello()->set_worker_id(worker_id_);
+    hello.mutable_hello()->set_secret(launcher_.SecretFor(worker_id_));
     Say(hello);
   }
   void TearDown() override {
@@ -250,7 +251,7 @@ TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
   o.workspace = dir_ws_;
   o.mode = "edit";
   o.pool.size = 1;
-  o.pool.spawn_spec = [](const std::string&, WorkerPolicy) { return SpawnOptions{.argv = {"w"}}; };
+  o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
   testing::FakeLauncher launcher;
   testing::FakeTransport transport;
   Coordinator again(o, &clock_, &launcher, &transport);

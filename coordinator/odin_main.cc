@@ -2,6 +2,7 @@
 // to the subcommand functions of cli.h.
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +45,10 @@ int ExecRpc(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   odin::EnsureStandardFds();
+  // Not dumpable: the coordinator holds API keys and the workers' secrets; a
+  // process of the same user must not read them through /proc/PID/mem or
+  // /proc/PID/environ.
+  prctl(PR_SET_DUMPABLE, 0);
   odin::InitLogging("odin");
   signal(SIGPIPE, SIG_IGN);  // a closed stdout is an error to handle, not a death
 
@@ -77,8 +82,9 @@ int main(int argc, char** argv) {
       ->each([&print_given](const std::string&) { print_given = true; });
   odin::AddAgentOptions(&app, &agent);
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
-  app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
-      ->check(CLI::IsMember({"auto", "require", "off"}));
+  app.add_option("--sandbox", global.sandbox,
+                 "Sandbox policy: auto, require, fallback (Landlock without namespaces, also as root) or off")
+      ->check(CLI::IsMember({"auto", "require", "fallback", "off"}));
 
   CLI::App* exec_cmd = app.add_subcommand(
       "exec", "Run a command in a sandboxed worker and record it: odin exec [OPTIONS] -- CMD [ARGS...]");

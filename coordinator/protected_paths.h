@@ -1,33 +1,158 @@
 #pragma once
-// Protected paths: files in the workspace that steer Odin or run code behind
-// the agent's back (git's hooks and config, Odin's state, settings and
-// instructions, shell rc files). They are read-only to the agent on every
-// path: the coordinator refuses file-tool writes to them, and the sandbox
-// mounts the ones that exist read-only for commands.
+// Protected paths: what in the workspace steers Odin or git, or runs code
+// behind the agent's back. The one source of truth for "is this path
+// protected?", asked by the file tools' gate, the sandbox's mounts and the
+// check after every command that could write.
+//
+//   - git: everything in a .git, at any depth, to the file tools; to
+//     commands, what configures or redirects git (config, commondir, hooks,
+//     info, objects/info/alternates, config.worktree, worktrees/*/gitdir and
+//     the same in submodules' git directories) and .git itself (a .git that
+//     becomes a file, a symlink or another directory). What git needs for
+//     ordinary work (objects, refs, index, logs, HEAD) stays writable to
+//     commands in edit mode.
+//   - A directory laid out like a git directory (HEAD beside objects/ and
+//     refs/, or HEAD beside commondir) is a repository of its own to git
+//     and to a git-aware shell prompt: the file tools cannot make one, and
+//     one a command makes is moved away.
+//   - Odin's state (.odin), its settings (odinconfig.json, .mcp.json), the
+//     instructions (ODIN.md and AGENTS.md in any directory) and shell rc
+//     files at the root.
+//
+// The file tools' writes to them are refused (ProtectedWriteReason). For
+// commands, the sandbox mounts the ones that exist read-only and makes .git
+// a mount point (ProtectedMounts); what a command still changes is put back
+// after it (SnapshotProtected, RestoreProtected), never by deleting or
+// overwriting what was not captured first.
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace odin {
 
-// The protected paths, relative to the workspace root.
+// The protected names at the workspace root, relative (.git's control files
+// come from GitControlPaths).
 const std::vector<std::string>& ProtectedRelativePaths();
 
-// Whether path (absolute, inside workspace) is one of them or below one, or
-// an ODIN.md or AGENTS.md in any directory.
+// Whether path (absolute, inside workspace) is protected from the file
+// tools: inside any .git, .odin, a root protected file, or an ODIN.md or
+// AGENTS.md in any directory.
 bool IsProtectedPath(const std::string& path, const std::string& workspace);
 
-// What the protected files at the root and in .git hold (git's hooks
-// included): taken before a command runs, so that what the command changed
-// there can be put back. The sandbox mounts the existing ones read-only; this
-// catches the rest (a new AGENTS.md, a .git moved away and made again).
-struct ProtectedSnapshot {
-  std::map<std::string, std::string> files;  // relative path -> content, for the files that exist
+// Why a file tool may not write path (absolute, inside workspace): "" if it
+// may. Covers IsProtectedPath and a write that would lay a directory out
+// like a git directory.
+std::string ProtectedWriteReason(const std::string& path, const std::string& workspace);
+
+// Whether the directory dir holds what makes git take it for a git
+// directory: HEAD, and objects/ and refs/ or a commondir file.
+bool LooksLikeGitDirectory(const std::string& dir);
+
+// The files and directories inside a git directory that configure git or
+// send it elsewhere, relative to it, as far as they exist: config,
+// commondir, config.worktree, hooks, info, objects/info/alternates, and the
+// same in worktrees/* (with their gitdir) and in submodules' git
+// directories under modules/.
+std::vector<std::string> GitControlPaths(const std::string& git_dir);
+
+// What the sandbox of a writable worker mounts over the workspace: .git
+// bound onto itself (writable: a mount point cannot be moved or replaced),
+// then the protected files and git control paths that exist, read-only.
+struct ProtectedMount {
+  std::string path;  // absolute
+  bool writable;
 };
-ProtectedSnapshot SnapshotProtected(const std::string& workspace);
-// Puts back what changed since `before` (rewrites changed files, removes new
-// ones). Returns the relative paths it restored.
-std::vector<std::string> RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before);
+std::vector<ProtectedMount> ProtectedMounts(const std::string& workspace);
+
+// ProtectedIndex: where in the tree the protected things below the root
+// are: nested .git entries, directories laid out like git directories, and
+// instruction files in subdirectories. Kept current cheaply: a refresh
+// stats each directory and reads again only those whose entries changed
+// (mtime, ctime, inode), or that changed too recently to judge by time.
+//
+// Thread-safety: none.
+class ProtectedIndex {
+ public:
+  explicit ProtectedIndex(std::string root, size_t max_dirs = 200000) : root_(std::move(root)), max_dirs_(max_dirs) {}
+  // Brings the index up to date (the first call reads the whole tree).
+  void Refresh();
+  // Relative paths: nested ".git" entries (files, directories, symlinks);
+  // git-like directories; instruction files below the root.
+  const std::set<std::string>& nested_git() const { return nested_git_; }
+  const std::set<std::string>& git_like() const { return git_like_; }
+  const std::set<std::string>& instructions() const { return instructions_; }
+  // False when the tree has more directories than max_dirs: what lies past
+  // them is not watched.
+  bool complete() const { return complete_; }
+
+ private:
+  struct Dir {
+    int64_t mtime_ns = 0;
+    int64_t ctime_ns = 0;
+    uint64_t ino = 0;
+    int64_t read_at_ns = 0;  // when its entries were read
+    std::vector<std::string> subdirs;
+    std::vector<std::string> names;  // entries that matter (.git, HEAD, objects, refs, commondir, ODIN.md, AGENTS.md)
+    uint64_t seen = 0;
+  };
+  void Visit(int parent_fd, const std::string& rel, const std::string& name, size_t* count);
+
+  std::string root_;
+  size_t max_dirs_;
+  std::unordered_map<std::string, Dir> dirs_;
+  uint64_t pass_ = 0;
+  bool complete_ = true;
+  std::set<std::string> nested_git_, git_like_, instructions_;
+};
+
+// What the protected paths held before a command: taken just before it
+// runs, so that what it changed there can be put back. Files are captured
+// whatever their size up to kMaxCapturedBytes each; a larger one is kept
+// as its size, times and hash, and is reported rather than restored if it
+// changes. Symlinks are captured as their targets.
+struct ProtectedSnapshot {
+  struct Entry {
+    enum Kind { kAbsent, kFile, kDirectory, kSymlink, kOther } kind = kAbsent;
+    mode_t mode = 0;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool captured = false;  // content (or link target) kept
+    std::string content;    // file bytes or symlink target
+    std::string sha256;     // of a file's bytes
+  };
+  std::map<std::string, Entry> entries;  // relative path -> what was there
+  // Nested git entries, git-like directories and instruction files below
+  // the root, as the index saw them before the command.
+  std::set<std::string> nested;
+};
+constexpr uint64_t kMaxCapturedBytes = 64ull << 20;
+
+// index: the workspace's ProtectedIndex (refreshed here); null skips what
+// lies below the root.
+ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index = nullptr);
+
+// What RestoreProtected did.
+struct RestoreReport {
+  std::vector<std::string> restored;    // put back as they were (or removed: made by the command)
+  std::vector<std::string> displaced;   // new git directories and instruction files, moved into displaced_dir
+  std::vector<std::string> unrestored;  // changed but could not be put back (too large, or the move failed)
+  std::string displaced_dir;            // absolute; where displaced paths went
+  bool empty() const { return restored.empty() && displaced.empty() && unrestored.empty(); }
+};
+// Puts back what changed since `before`: rewrites changed files, removes
+// protected files the command created, puts a replaced .git back, moves new
+// nested git directories and instruction files into displaced_root/<id>/.
+// Never deletes or overwrites a path that `before` did not capture.
+RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before,
+                               ProtectedIndex* index = nullptr, const std::string& displaced_root = "",
+                               const std::string& id = "");
 
 }  // namespace odin

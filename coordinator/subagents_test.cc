@@ -28,8 +28,8 @@ class SubagentsTest : public ::testing::Test {
     o.mode = "edit";
     o.pool.size = 1;
     o.pool.subagent_size = 2;
-    o.pool.spawn_spec = [](const std::string&, WorkerPolicy p) {
-      return SpawnOptions{.argv = {p == WorkerPolicy::kSubagent ? "subagent" : "worker"}};
+    o.pool.spawn_spec = [](const WorkerSpawn& w) {
+      return SpawnOptions{.argv = {w.policy == WorkerPolicy::kSubagent ? "subagent" : "worker"}};
     };
     coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
     ASSERT_TRUE(coord_->StartWorkers().ok());
@@ -56,6 +56,7 @@ class SubagentsTest : public ::testing::Test {
       if (w.state != WorkerPool::WorkerState::kStarting) continue;
       v1::Envelope hello = Env();
       hello.mutable_hello()->set_worker_id(w.id);
+      hello.mutable_hello()->set_secret(launcher_.SecretFor(w.id));
       Say(w.id, hello);
     }
   }

@@ -39,8 +39,8 @@ class ValidationGateTest : public ::testing::Test {
     o.workspace = ws_;
     o.mode = "edit";
     o.pool.size = 1;
-    o.pool.spawn_spec = [](const std::string&, WorkerPolicy policy) {
-      return SpawnOptions{.argv = {policy == WorkerPolicy::kLspHost ? "lsp-host" : "worker"}};
+    o.pool.spawn_spec = [](const WorkerSpawn& w) {
+      return SpawnOptions{.argv = {w.policy == WorkerPolicy::kLspHost ? "lsp-host" : "worker"}};
     };
     o.validation = DefaultValidationOptions();
     o.validation.enabled = true;
@@ -66,6 +66,7 @@ class ValidationGateTest : public ::testing::Test {
   void Hello(const std::string& id) {
     v1::Envelope hello = Env();
     hello.mutable_hello()->set_worker_id(id);
+    hello.mutable_hello()->set_secret(launcher_.SecretFor(id));
     Say(id, hello);
   }
   // The lsp host, started on demand (and said Hello).

@@ -1,9 +1,12 @@
 #include "coordinator/worker_pool.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <spdlog/spdlog.h>
 
@@ -16,7 +19,7 @@ namespace odin {
 WorkerPool::WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher,
                        WorkerTransport* transport, Listener* listener)
     : o_(std::move(options)), clock_(clock), launcher_(launcher), transport_(transport),
-      listener_(listener), id_prefix_(NewId("w")) {}
+      listener_(listener) {}
 
 WorkerPool::~WorkerPool() {
   if (!shutting_down_) Shutdown(Duration::zero());
@@ -56,13 +59,36 @@ void WorkerPool::EnsurePolicy(WorkerPolicy policy) {
 
 Status WorkerPool::SpawnWorker(WorkerPolicy policy) {
   Worker w;
-  w.id = id_prefix_ + "-" + std::to_string(++next_worker_number_);
+  // Ids are random and never in argv: a command that reads its worker's
+  // command line, or outlives it, cannot guess another worker's.
+  w.id = NewId("w");
+  w.secret = RandomHex(32);
   w.policy = policy;
-  StatusOr<pid_t> pid = launcher_->Launch(o_.spawn_spec(w.id, policy));
-  if (!pid.ok()) {
-    Status why = pid.status().WithContext(std::string("cannot start a ") + WorkerPolicyName(policy));
+  auto fail = [&](const Status& s) {
+    Status why = s.WithContext(std::string("cannot start a ") + WorkerPolicyName(policy));
     GiveUp(policy, why);
     return why;
+  };
+  StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(o_.worker_uid);
+  if (!endpoint.ok()) return fail(endpoint.status());
+  w.endpoint = endpoint->endpoint;
+  // The credentials travel on a pipe the worker inherits; the line fits the
+  // pipe's buffer, so the write end closes before the worker starts.
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    transport_->CloseEndpoint(w.endpoint);
+    return fail(PosixError("pipe", errno));
+  }
+  std::string line = w.id + " " + w.secret + "\n";
+  bool written = write(fds[1], line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  close(fds[1]);
+  SpawnOptions spec = o_.spawn_spec({w.id, policy, endpoint->endpoint, endpoint->socket_path, fds[0]});
+  spec.keep_fds.push_back(fds[0]);
+  StatusOr<pid_t> pid = written ? launcher_->Launch(spec) : StatusOr<pid_t>(PosixError("credentials pipe", EIO));
+  close(fds[0]);
+  if (!pid.ok()) {
+    transport_->CloseEndpoint(w.endpoint);
+    return fail(pid.status());
   }
   w.pid = *pid;
   w.expiry = clock_->Now() + o_.start_timeout;
@@ -186,7 +212,17 @@ void WorkerPool::GiveUp(WorkerPolicy policy, Status why) {
 
 void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope& env) {
   Worker* w = FindById(worker_id);
-  if (w == nullptr || w->state == WorkerState::kStopping) return;  // stale or unknown peer
+  if (w == nullptr) {
+    // A Hello from an id no worker was given: someone else connected to a
+    // worker's socket. Refused (its messages are never read) and recorded,
+    // once per id and at most a hundred times.
+    if (env.body_case() == v1::Envelope::kHello && refused_peers_.size() < 100 &&
+        refused_peers_.insert(worker_id).second) {
+      listener_->OnWorkerRefused(worker_id, "a Hello from an id that no worker was given");
+    }
+    return;
+  }
+  if (w->state == WorkerState::kStopping) return;  // stale
   if (env.protocol_version() != v1::PROTOCOL_VERSION_CURRENT) {
     return KillWorker(w, "protocol violation: bad or unparseable envelope");
   }
@@ -195,6 +231,12 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
     case v1::Envelope::kHello:
       if (w->state != WorkerState::kStarting || env.hello().worker_id() != w->id) {
         return KillWorker(w, "protocol violation: unexpected Hello");
+      }
+      if (!SecretsEqual(env.hello().secret(), w->secret)) {
+        // Not the process we started: it never gets work. The worker we
+        // started cannot take its id any more, so it goes too.
+        listener_->OnWorkerRefused(worker_id, "a Hello without the worker's secret");
+        return KillWorker(w, "a Hello without the worker's secret");
       }
       w->state = WorkerState::kIdle;
       w->said_hello = true;
@@ -248,6 +290,7 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
   if (it == workers_.end()) return;
   Worker w = std::move(it->second);
   workers_.erase(it);
+  transport_->CloseEndpoint(w.endpoint);
   std::string how = DescribeWaitStatus(wait_status);
   spdlog::debug("worker {} {}", w.id, how);
 
@@ -276,8 +319,11 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
 
   if (!w.said_hello) {
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
-      return GiveUp(w.policy, Status::FailedPrecondition("sandbox required but bubblewrap is unusable",
-                                                         "run `odin doctor` for details"));
+      std::string why = o_.describe_setup_failure ? o_.describe_setup_failure() : "";
+      return GiveUp(w.policy, Status::FailedPrecondition(
+                                  "the sandbox could not be set up",
+                                  (why.empty() ? std::string("bubblewrap is unusable") : why) +
+                                      " (odin doctor shows every layer)"));
     }
     if (++start_failures_[w.policy] >= o_.max_start_failures) {
       return GiveUp(w.policy, Status::Unavailable(std::string(WorkerPolicyName(w.policy)) +

@@ -32,6 +32,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,15 @@ enum class WorkerPolicy {
 };
 const char* WorkerPolicyName(WorkerPolicy policy);
 
+// What the command line of a new worker is made from.
+struct WorkerSpawn {
+  std::string id;           // its routing id: random, handed over on the credentials fd, never in argv
+  WorkerPolicy policy;
+  std::string endpoint;     // where it connects: a socket of its own
+  std::string socket_path;  // that socket's file, for its sandbox to show ("" if none)
+  int credentials_fd = -1;  // inherited fd holding "<id> <secret>\n"; the spec passes its number on
+};
+
 struct WorkerPoolOptions {
   int size = 1;                                  // workers kept running, per sandbox policy in use
   int subagent_size = 4;                         // subagent workers: how many subagents run at once
@@ -75,8 +85,14 @@ struct WorkerPoolOptions {
   // The policy Start() spawns workers for; workers of the others start when a
   // call first needs them.
   WorkerPolicy start_policy = WorkerPolicy::kWritable;
-  // The command line for a new worker of a policy with the given id. Required.
-  std::function<SpawnOptions(const std::string& worker_id, WorkerPolicy policy)> spawn_spec;
+  // The command line for a new worker. Required. The pool adds the
+  // credentials fd to keep_fds itself.
+  std::function<SpawnOptions(const WorkerSpawn& spawn)> spawn_spec;
+  // The uid workers run as (-1: ours), so their sockets let them in.
+  int64_t worker_uid = -1;
+  // Why the sandbox launcher refused to start a worker (its last word in the
+  // workers' log), for the error calls end with. Optional.
+  std::function<std::string()> describe_setup_failure;
 };
 
 // One tool call as the pool sees it.
@@ -131,6 +147,9 @@ class WorkerPool {
     virtual void OnResult(const v1::ToolResult& result) = 0;
     // A worker said Hello.
     virtual void OnWorkerReady(const v1::Hello& hello) {}
+    // A Hello was refused: from an id no worker was given, or without the
+    // worker's secret. peer is the routing id it came from.
+    virtual void OnWorkerRefused(const std::string& peer, const std::string& reason) {}
     // A message the pool does not handle itself, from a worker that holds a
     // call (a subagent's model or tool call). Returns false if the worker has
     // no business sending it: the pool then kills it for a protocol violation.
@@ -194,6 +213,8 @@ class WorkerPool {
   };
   struct Worker {
     std::string id;
+    std::string secret;       // what its Hello must carry
+    std::string endpoint;     // its own socket
     pid_t pid = 0;
     WorkerPolicy policy = WorkerPolicy::kWritable;
     WorkerState state = WorkerState::kStarting;
@@ -234,8 +255,7 @@ class WorkerPool {
   std::deque<ToolCall> queue_;
   SteadyTime next_heartbeat_{};
   std::map<WorkerPolicy, int> start_failures_;
-  int next_worker_number_ = 0;
-  std::string id_prefix_;
+  std::set<std::string> refused_peers_;  // recorded once each (bounded)
   bool shutting_down_ = false;
   std::map<WorkerPolicy, Status> health_;  // absent: OK
 };

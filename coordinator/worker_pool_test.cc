@@ -30,6 +30,10 @@ class RecordingListener : public WorkerPool::Listener {
   std::function<void()> on_progress;
   void OnResult(const v1::ToolResult& r) override { results.push_back(r); }
   void OnWorkerReady(const v1::Hello& h) override { ready.push_back(h.worker_id()); }
+  void OnWorkerRefused(const std::string& peer, const std::string& reason) override {
+    refused.push_back(peer + ": " + reason);
+  }
+  std::vector<std::string> refused;
 
   Status dispatch_status;
   std::vector<std::pair<std::string, std::string>> dispatched;
@@ -53,12 +57,12 @@ class WorkerPoolTest : public ::testing::Test {
     options_.start_timeout = seconds(10);
     options_.cancel_grace = seconds(3);
     options_.term_grace = seconds(1);
-    options_.spawn_spec = [](const std::string& id, WorkerPolicy policy) {
+    options_.spawn_spec = [](const WorkerSpawn& w) {
       SpawnOptions o;
-      if (policy == WorkerPolicy::kLspHost) {
-        o.argv = {"odin-lsp-host", "--id", id, "--readonly"};
+      if (w.policy == WorkerPolicy::kLspHost) {
+        o.argv = {"odin-lsp-host", "--readonly"};
       } else {
-        o.argv = {"odin-worker", "--id", id, policy == WorkerPolicy::kReadonly ? "--readonly" : "--writable"};
+        o.argv = {"odin-worker", w.policy == WorkerPolicy::kReadonly ? "--readonly" : "--writable"};
       }
       return o;
     };
@@ -80,6 +84,7 @@ class WorkerPoolTest : public ::testing::Test {
   void SayHello(pid_t pid, bool namespaces = true) {
     v1::Envelope e = Env();
     e.mutable_hello()->set_worker_id(IdOf(pid));
+    e.mutable_hello()->set_secret(launcher_.SecretFor(IdOf(pid)));
     e.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
     e.mutable_hello()->mutable_sandbox()->set_namespaces(namespaces);
     e.mutable_hello()->mutable_sandbox()->set_description(namespaces ? "bwrap" : "none: test");
@@ -135,6 +140,60 @@ TEST_F(WorkerPoolTest, SpawnsSizeWorkersOnStart) {
   StartPool();
   EXPECT_EQ(launcher_.launched.size(), 2u);
   EXPECT_EQ(pool_->workers().size(), 2u);
+}
+
+TEST_F(WorkerPoolTest, EachWorkerHasItsOwnEndpointAndNoIdOrSecretInItsCommandLine) {
+  StartPool();
+  ASSERT_EQ(launcher_.launched.size(), 2u);
+  std::string a = IdOf(100), b = IdOf(101);
+  EXPECT_NE(a, b);
+  EXPECT_NE(launcher_.SecretFor(a), "");
+  EXPECT_EQ(launcher_.SecretFor(a).size(), 64u);
+  EXPECT_NE(launcher_.SecretFor(a), launcher_.SecretFor(b));
+  for (const auto& argv : launcher_.launched) {
+    for (const std::string& word : argv) {
+      EXPECT_EQ(word.find(a), std::string::npos) << word;
+      EXPECT_EQ(word.find(launcher_.SecretFor(a)), std::string::npos) << word;
+    }
+  }
+  EXPECT_EQ(transport_.endpoints_opened, 2);
+  launcher_.Exit(100, 9);
+  Poll();
+  // The dead worker's endpoint goes with it; its replacement gets a new one.
+  EXPECT_EQ(transport_.closed_endpoints.size(), 1u);
+  EXPECT_EQ(transport_.endpoints_opened, 3);
+}
+
+TEST_F(WorkerPoolTest, AHelloWithoutTheSecretIsRefusedRecordedAndGetsNoWork) {
+  StartPool();
+  pool_->Submit(Call("ex_1"));
+  v1::Envelope forged = Env();
+  forged.mutable_hello()->set_worker_id(IdOf(100));
+  forged.mutable_hello()->set_secret(std::string(64, '0'));
+  transport_.inbox.push_back({IdOf(100), forged});
+  Poll();
+  ASSERT_EQ(listener_.refused.size(), 1u);
+  EXPECT_NE(listener_.refused[0].find("without the worker's secret"), std::string::npos);
+  EXPECT_TRUE(listener_.ready.empty());
+  EXPECT_TRUE(listener_.dispatched.empty());
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);  // the id is spoilt: the worker goes
+  // The other worker, with its secret, takes the call.
+  SayHello(101);
+  ASSERT_EQ(listener_.dispatched.size(), 1u);
+  EXPECT_EQ(listener_.dispatched[0].second, IdOf(101));
+}
+
+TEST_F(WorkerPoolTest, AHelloFromAnIdNoWorkerWasGivenIsRecordedOnce) {
+  StartPool();
+  v1::Envelope forged = Env();
+  forged.mutable_hello()->set_worker_id("w_impostor");
+  transport_.inbox.push_back({"w_impostor", forged});
+  transport_.inbox.push_back({"w_impostor", forged});
+  Poll();
+  ASSERT_EQ(listener_.refused.size(), 1u);
+  EXPECT_EQ(listener_.refused[0], "w_impostor: a Hello from an id that no worker was given");
+  EXPECT_TRUE(launcher_.signals.empty());
+  EXPECT_TRUE(listener_.ready.empty());
 }
 
 TEST_F(WorkerPoolTest, DispatchesOnlyAfterHello) {
@@ -326,12 +385,16 @@ TEST_F(WorkerPoolTest, UnparseableMessageIsAProtocolViolation) {
 
 TEST_F(WorkerPoolTest, SandboxSetupFailureStopsRespawningAndFailsCalls) {
   options_.size = 1;
+  // The launcher's own words, as the runtime finds them in the workers' log.
+  options_.describe_setup_failure = [] { return std::string("sandbox required but unavailable: bwrap not found"); };
   StartPool();
   pool_->Submit(Call("ex_1"));
   launcher_.Exit(100, kSandboxSetupFailedExit << 8);
   Poll();
   EXPECT_FALSE(pool_->health().ok());
-  EXPECT_NE(pool_->health().message().find("sandbox required"), std::string::npos);
+  EXPECT_EQ(pool_->health().message(),
+            "the sandbox could not be set up: sandbox required but unavailable: bwrap not found (odin doctor shows "
+            "every layer)");
   EXPECT_EQ(launcher_.launched.size(), 1u);
   ASSERT_EQ(listener_.results.size(), 1u);
   EXPECT_EQ(listener_.results[0].exit_reason(), v1::EXIT_REASON_SANDBOX_SETUP_FAILED);

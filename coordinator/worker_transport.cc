@@ -1,27 +1,145 @@
 #include "coordinator/worker_transport.h"
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "base/file_util.h"
 #include "odin/v1/worker.pb.h"
 
 namespace odin {
 
-StatusOr<std::unique_ptr<ZmqWorkerTransport>> ZmqWorkerTransport::Create() {
-  // A short private path: ipc:// paths are limited to about 100 bytes, so the
-  // socket cannot live in a deep workspace.
-  ASSIGN_OR_RETURN(std::string dir, MakeTempDir("odin"));
-  std::string endpoint = "ipc://" + dir + "/w.sock";
-  StatusOr<std::unique_ptr<ZmqEndpoint>> router = ZmqEndpoint::BindRouter(endpoint);
-  if (!router.ok()) {
-    RemoveTree(dir);
-    return router.status();
+namespace {
+
+constexpr char kPrefix[] = "odin-sock";
+constexpr char kOwnerFile[] = "owner";
+
+// The start time of pid (field 22 of /proc/PID/stat, in clock ticks since
+// boot), "" if there is no such process. With the pid it names a process
+// for good: a pid comes back, a pid with its start time does not.
+std::string StartTime(pid_t pid) {
+  StatusOr<std::string> stat = ReadFileToString("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return "";
+  size_t close_paren = stat->rfind(')');
+  if (close_paren == std::string::npos) return "";
+  // Fields after the command name, which may hold spaces: state is field 3.
+  size_t pos = close_paren + 2;
+  for (int field = 3; field < 22 && pos != std::string::npos; ++field) pos = stat->find(' ', pos) + 1;
+  if (pos == std::string::npos || pos == 0) return "";
+  return stat->substr(pos, stat->find(' ', pos) - pos);
+}
+
+// Whether the coordinator that made dir is still the process it was.
+bool OwnerAlive(const std::string& dir) {
+  StatusOr<std::string> owner = ReadFileToString(dir + "/" + kOwnerFile);
+  if (!owner.ok()) return true;  // not ours to judge (or being made right now)
+  pid_t pid = static_cast<pid_t>(atol(owner->c_str()));
+  std::string started = owner->substr(owner->find(' ') == std::string::npos ? owner->size() : owner->find(' ') + 1);
+  while (!started.empty() && started.back() == '\n') started.pop_back();
+  if (pid <= 0) return true;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::string now = StartTime(pid);
+  return now.empty() || now == started;
+}
+
+// Directories of earlier versions ("odin-XXXXXX" holding only w.sock, and no
+// owner file): stale when nothing listens on the socket any more.
+bool LegacyStale(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool only_socket = true, has_socket = false;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (n == "w.sock") has_socket = true;
+    else only_socket = false;
   }
-  return std::unique_ptr<ZmqWorkerTransport>(
-      new ZmqWorkerTransport(dir, endpoint, std::move(*router)));
+  closedir(d);
+  if (!only_socket || !has_socket) return false;
+  std::string path = dir + "/w.sock";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return false;
+  memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool refused = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == ECONNREFUSED;
+  close(fd);
+  return refused;
+}
+
+}  // namespace
+
+int ZmqWorkerTransport::SweepStale(const std::string& tmp_dir) {
+  DIR* d = opendir(tmp_dir.c_str());
+  if (d == nullptr) return 0;
+  std::vector<std::string> stale;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    bool ours = name.compare(0, sizeof kPrefix - 1, kPrefix) == 0 && name.size() == sizeof kPrefix - 1 + 7;
+    bool legacy = name.compare(0, 5, "odin-") == 0 && name.size() == 11;
+    if (!ours && !legacy) continue;
+    std::string dir = tmp_dir + "/" + name;
+    struct stat st;
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (ours ? !OwnerAlive(dir) : LegacyStale(dir)) stale.push_back(dir);
+  }
+  closedir(d);
+  for (const std::string& dir : stale) RemoveTree(dir);
+  return static_cast<int>(stale.size());
+}
+
+StatusOr<std::unique_ptr<ZmqWorkerTransport>> ZmqWorkerTransport::Create() {
+  const char* tmp = getenv("TMPDIR");
+  SweepStale(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+  // A short private path: ipc:// paths are limited to about 100 bytes, so the
+  // sockets cannot live in a deep workspace.
+  ASSIGN_OR_RETURN(std::string dir, MakeTempDir(kPrefix));
+  std::string owner = std::to_string(getpid()) + " " + StartTime(getpid()) + "\n";
+  Status wrote = WriteFileAtomic(dir + "/" + kOwnerFile, owner);
+  // A ROUTER with no endpoint yet: each worker gets its own (OpenEndpoint).
+  StatusOr<std::unique_ptr<ZmqEndpoint>> router = ZmqEndpoint::CreateRouter();
+  if (!wrote.ok() || !router.ok()) {
+    RemoveTree(dir);
+    return wrote.ok() ? router.status() : wrote;
+  }
+  return std::unique_ptr<ZmqWorkerTransport>(new ZmqWorkerTransport(dir, std::move(*router)));
 }
 
 ZmqWorkerTransport::~ZmqWorkerTransport() {
   router_.reset();
   RemoveTree(dir_);
+}
+
+StatusOr<WorkerTransport::WorkerEndpoint> ZmqWorkerTransport::OpenEndpoint(int64_t owner_uid) {
+  std::string path = dir_ + "/" + std::to_string(++next_socket_) + ".sock";
+  std::string endpoint = "ipc://" + path;
+  RETURN_IF_ERROR(router_->Bind(endpoint));
+  // Only the worker's user may connect; root reaches it anyway.
+  bool other_user = owner_uid >= 0 && owner_uid != geteuid();
+  if ((other_user && chown(path.c_str(), static_cast<uid_t>(owner_uid), static_cast<gid_t>(-1)) != 0) ||
+      chmod(path.c_str(), 0600) != 0) {
+    Status s = PosixError("socket " + path, errno);
+    router_->Unbind(endpoint);
+    return s;
+  }
+  if (other_user && !opened_for_others_) {
+    // Reachable to the worker's user, not listable: it knows its socket's name.
+    if (chmod(dir_.c_str(), 0711) != 0) return PosixError("socket directory " + dir_, errno);
+    opened_for_others_ = true;
+  }
+  return WorkerEndpoint{endpoint, path};
+}
+
+void ZmqWorkerTransport::CloseEndpoint(const std::string& endpoint) {
+  router_->Unbind(endpoint);
+  if (endpoint.compare(0, 6, "ipc://") == 0) unlink(endpoint.c_str() + 6);
 }
 
 Status ZmqWorkerTransport::Send(const std::string& worker_id, const v1::Envelope& env) {

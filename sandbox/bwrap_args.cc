@@ -11,6 +11,13 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   // /run holds the host's service sockets (dbus, docker, systemd): a
   // connection to one would run code outside the sandbox.
   add({"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"});
+  // The kernel's knobs stay read-only: bubblewrap covers /proc/irq and
+  // /proc/bus itself but judges /proc/sys by its directory, which refuses
+  // writes while the files in it take them. Docker's masked paths show empty.
+  add({"--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"});
+  for (const char* leak : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug"}) {
+    if (PathExists(leak)) add({"--ro-bind", "/dev/null", leak});
+  }
   // Home directories and secrets show empty. What must stay visible below
   // one (the workspace, the binaries) is bound again after.
   for (const std::string& p : o.hidden_paths) {
@@ -28,15 +35,19 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   for (size_t i = 0; i < exe_dirs.size(); ++i) {
     if (i == 0 || exe_dirs[i] != exe_dirs[0]) add({"--ro-bind", exe_dirs[i], exe_dirs[i]});
   }
-  // Secrets inside what was bound (credentials in a toolchain's directory).
+  // Secrets inside what was bound (credentials in a toolchain's directory,
+  // Odin's own state in the workspace): empty, and read-only so nothing can
+  // be planted there for a later command either.
   for (const std::string& p : o.masked_paths) {
     if (IsDirectory(p)) {
-      add({"--tmpfs", p});
+      add({"--perms", "0555", "--tmpfs", p, "--remount-ro", p});
     } else if (PathExists(p)) {
       add({"--ro-bind", "/dev/null", p});
     }
   }
-  add({"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"});
+  add({"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"});
+  // Run by root, bubblewrap keeps every capability unless told otherwise.
+  if (inv.privileged) add({"--cap-drop", "ALL"});
   add({"--die-with-parent", "--new-session", "--chdir", o.workspace});
 
   add({"--", inv.self, "--inner", "--workspace", o.workspace, "--ready-fd",

@@ -3,7 +3,13 @@
 // the policy can be read and tested as data.
 //
 // The namespaces it asks for:
-//   - the root file system read-only, with a fresh /dev, /proc and private /tmp;
+//   - a user namespace of its own, with every capability dropped: root inside
+//     is no one outside (no capability over the host's kernel, mounts or
+//     files of other users);
+//   - the root file system read-only, with a fresh /dev, /proc and private
+//     /tmp; /proc/sys and the other kernel knobs in /proc read-only (a
+//     sysctl checks only the writer's uid, so host root could otherwise
+//     write core_pattern and have the kernel run a program as root);
 //   - the workspace writable (or read-only with --workspace-readonly);
 //   - --readonly paths read-only on top (e.g. <workspace>/.odin), if they exist;
 //   - the directories of odin-sandbox and of the program read-only, so they
@@ -26,6 +32,7 @@ struct BwrapInvocation {
   std::string self;         // path of odin-sandbox, run again as the inner stage
   int ready_fd = -1;        // inherited fd the inner stage writes to
   int stderr_fd = -1;       // inherited fd the inner stage restores as stderr
+  bool privileged = false;  // bwrap runs as root: capabilities must be dropped explicitly
 };
 
 std::vector<std::string> BuildBwrapArgs(const SandboxOptions& options, const BwrapInvocation& inv);

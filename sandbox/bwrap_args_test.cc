@@ -28,25 +28,59 @@ size_t IndexOf(const std::vector<std::string>& args, const std::string& token) {
 SandboxOptions Options() {
   SandboxOptions o;
   o.workspace = "/tmp/ws";
-  o.readonly_paths = {"/tmp/ws/.odin"};
-  o.writable_paths = {"/tmp/odin-sock"};
-  o.program = {"/opt/odin/odin-worker", "--id", "w1"};
+  o.masked_paths = {"/tmp"};  // a directory that exists: the state directory's stand-in
+  o.readonly_paths = {"/tmp/ws/.git/config", "/tmp/odin-sock/1.sock"};
+  o.writable_paths = {"/tmp/ws/.git"};
+  o.program = {"/opt/odin/odin-worker", "--connect", "ipc:///tmp/odin-sock/1.sock"};
   return o;
 }
 
-BwrapInvocation Inv() { return {"/usr/bin/bwrap", "/opt/odin/odin-sandbox", 5, 6}; }
+BwrapInvocation Inv(bool privileged = true) { return {"/usr/bin/bwrap", "/opt/odin/odin-sandbox", 5, 6, privileged}; }
 
-TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableStateReadOnly) {
+// Index of the triple [flag, a, b], or args.size().
+size_t IndexOfTriple(const std::vector<std::string>& args, const std::string& flag, const std::string& a,
+                     const std::string& b) {
+  for (size_t i = 0; i + 2 < args.size(); ++i) {
+    if (args[i] == flag && args[i + 1] == a && args[i + 2] == b) return i;
+  }
+  return args.size();
+}
+
+TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableProtectedPathsReadOnlyStateMasked) {
   auto a = BuildBwrapArgs(Options(), Inv());
   EXPECT_EQ(a[0], "/usr/bin/bwrap");
   EXPECT_TRUE(HasTriple(a, "--ro-bind", "/", "/"));
-  EXPECT_TRUE(HasTriple(a, "--bind", "/tmp/ws", "/tmp/ws"));
-  EXPECT_TRUE(HasTriple(a, "--ro-bind-try", "/tmp/ws/.odin", "/tmp/ws/.odin"));
-  EXPECT_TRUE(HasTriple(a, "--bind", "/tmp/odin-sock", "/tmp/odin-sock"));
-  // Later mounts win: .odin must be made read-only after the workspace bind,
-  // and the workspace bound after the private /tmp.
-  EXPECT_LT(IndexOf(a, "--tmpfs"), IndexOf(a, "--bind"));
-  EXPECT_LT(IndexOf(a, "--bind"), IndexOf(a, "--ro-bind-try"));
+  size_t tmp = IndexOfTriple(a, "--tmpfs", "/tmp", "--tmpfs");
+  size_t ws = IndexOfTriple(a, "--bind", "/tmp/ws", "/tmp/ws");
+  size_t git = IndexOfTriple(a, "--bind", "/tmp/ws/.git", "/tmp/ws/.git");
+  size_t config = IndexOfTriple(a, "--ro-bind-try", "/tmp/ws/.git/config", "/tmp/ws/.git/config");
+  size_t socket = IndexOfTriple(a, "--ro-bind-try", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock");
+  size_t mask = IndexOfTriple(a, "--tmpfs", "/tmp", "--remount-ro");
+  for (size_t i : {tmp, ws, git, config, socket, mask}) ASSERT_LT(i, a.size());
+  // Later mounts win: the workspace over the private /tmp, .git bound onto
+  // itself inside it, its control files read-only on top, the masks last
+  // (empty and read-only).
+  EXPECT_LT(tmp, ws);
+  EXPECT_LT(ws, git);
+  EXPECT_LT(git, config);
+  EXPECT_LT(config, mask);
+  EXPECT_EQ(a[mask - 2], "--perms");
+  EXPECT_EQ(a[mask - 1], "0555");
+  // The worker's socket is read-only (connect(2) works on it, nothing else).
+  EXPECT_FALSE(HasTriple(a, "--bind", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock"));
+}
+
+TEST(BwrapArgsTest, ANewUserNamespaceWithoutCapabilitiesAndTheKernelsKnobsReadOnly) {
+  auto a = BuildBwrapArgs(Options(), Inv(/*privileged=*/true));
+  EXPECT_LT(IndexOf(a, "--unshare-user"), a.size());
+  EXPECT_TRUE(HasTriple(a, "--cap-drop", "ALL", "--die-with-parent"));
+  EXPECT_TRUE(HasTriple(a, "--ro-bind", "/proc/sys", "/proc/sys"));
+  EXPECT_TRUE(HasTriple(a, "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
+  EXPECT_LT(IndexOf(a, "--proc"), IndexOf(a, "/proc/sys"));  // over the fresh /proc
+  // Run by another user, bubblewrap gives the sandbox no capability itself.
+  auto unprivileged = BuildBwrapArgs(Options(), Inv(/*privileged=*/false));
+  EXPECT_LT(IndexOf(unprivileged, "--unshare-user"), unprivileged.size());
+  EXPECT_EQ(IndexOf(unprivileged, "--cap-drop"), unprivileged.size());
 }
 
 TEST(BwrapArgsTest, BinariesStayVisibleUnderPrivateTmp) {
@@ -85,7 +119,8 @@ TEST(BwrapArgsTest, RunsInnerStageThenProgram) {
   std::vector<std::string> tail(a.begin() + static_cast<long>(sep) + 1, a.end());
   EXPECT_THAT(tail, ElementsAre("/opt/odin/odin-sandbox", "--inner", "--workspace", "/tmp/ws",
                                 "--ready-fd", "5", "--stderr-fd", "6", "--description", "bwrap", "--policy",
-                                "auto", "--", "/opt/odin/odin-worker", "--id", "w1"));
+                                "auto", "--", "/opt/odin/odin-worker", "--connect",
+                                "ipc:///tmp/odin-sock/1.sock"));
 }
 
 TEST(BwrapArgsTest, HiddenDirectoriesComeBeforeTheWorkspaceAndBinaries) {

@@ -2,8 +2,12 @@
 //
 // Contract:
 //  - With bubblewrap usable, the program runs in the namespaces described in
-//    bwrap_args.h: read-only root, fresh /dev, /proc and private /tmp, the
+//    bwrap_args.h: a user namespace with no capabilities, read-only root,
+//    fresh /dev, /proc (kernel knobs read-only) and private /tmp, the
 //    workspace writable (or read-only), no network, its own pid namespace.
+//  - Started as root with --user UID:GID, bubblewrap and the program run as
+//    that user (the workspace's owner), so root's files are out of reach;
+//    odin-sandbox itself stays root only to manage the cgroup.
 //  - odin-sandbox is started with a parent-death signal by its caller and gives
 //    bwrap one too; bwrap's --die-with-parent covers the inside. So killing
 //    odin-sandbox (or its caller) kills everything it started.
@@ -13,22 +17,33 @@
 //    parent-death signal), so nothing outlives it there either.
 //  - If bubblewrap is missing or cannot set up its namespaces:
 //      --policy=auto     a warning on stderr, then the program runs WITHOUT
-//                        namespaces; ODIN_SANDBOX says "none: <why>";
+//                        namespaces, under seccomp and Landlock, with every
+//                        capability dropped; ODIN_SANDBOX says "none: <why>".
+//                        As root this fails instead (exit 71): Landlock does
+//                        not keep a root program from the host's sockets,
+//                        other processes' /proc/PID/environ or the daemon;
+//      --policy=fallback the same fallback, also as root (the user's choice);
 //      --policy=require  exit 71 (kSandboxSetupFailedExit); the program never runs.
 //    --policy=off runs the program without namespaces, on purpose.
+//    A --bwrap path that is not an executable is an error (exit 71) under
+//    every policy but off: a typo must not turn the sandbox off.
 //  - Exit status: the program's own, or 128+N if bwrap died of signal N.
 //  - The program sees ODIN_SANDBOX: "bwrap", or "none: <why>".
 //
-// Caveats: without namespaces nothing stops the program from writing outside
-// the workspace or using the network; only the caller's own limits apply. If
-// odin-sandbox itself is SIGKILLed there, the program's descendants survive
-// unless the caller kills their process group.
+// Caveats: without namespaces nothing stops the program from reading outside
+// the workspace or reaching the host's unix sockets; only Landlock (writes)
+// and seccomp apply. If odin-sandbox itself is SIGKILLed there, the
+// program's descendants survive unless the caller kills their process group.
 
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +88,45 @@ void EnterCgroup(const SandboxOptions& o) {
   // Best effort even under sandbox.require: many machines give no cgroup
   // access (non-root on v1, read-only cgroupfs); odin doctor says so.
   fprintf(stderr, "odin-sandbox: WARNING: no process and memory limits: %s\n", g.status().message().c_str());
+}
+
+// The user the program runs as, when odin-sandbox was started as root with
+// --user: the uid, gid and the user's supplementary groups, for Spawn.
+void ApplyUser(const SandboxOptions& o, SpawnOptions* spawn) {
+  if (o.run_uid < 0 || geteuid() != 0) return;
+  spawn->uid = o.run_uid;
+  spawn->gid = o.run_gid;
+  spawn->groups = {static_cast<gid_t>(o.run_gid)};
+  if (passwd* pw = getpwuid(static_cast<uid_t>(o.run_uid))) {
+    int n = 64;
+    std::vector<gid_t> groups(static_cast<size_t>(n));
+    if (getgrouplist(pw->pw_name, static_cast<gid_t>(o.run_gid), groups.data(), &n) < 0) {
+      groups.resize(static_cast<size_t>(n));
+      if (getgrouplist(pw->pw_name, static_cast<gid_t>(o.run_gid), groups.data(), &n) < 0) n = 0;
+    }
+    if (n > 0) {
+      groups.resize(static_cast<size_t>(n));
+      spawn->groups = groups;
+    }
+  }
+}
+
+// Whether the program would run as the host's root.
+bool ProgramRunsAsRoot(const SandboxOptions& o) { return geteuid() == 0 && o.run_uid <= 0; }
+
+// Drops every capability of this process and what it starts: the bounding
+// and ambient sets, then the effective, permitted and inheritable ones. For
+// root without namespaces, where no user namespace takes them away.
+Status DropAllCapabilities() {
+  for (int cap = 0; cap <= 63; ++cap) {
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  // past the kernel's last capability
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return PosixError("prctl(PR_CAPBSET_DROP)", errno);
+  }
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capset, &header, data) != 0) return PosixError("capset", errno);
+  return Status::OK();
 }
 
 [[noreturn]] void ExecProgram(const SandboxOptions& o, const std::string& description) {
@@ -130,8 +184,10 @@ void EnterCgroup(const SandboxOptions& o) {
   spawn.cwd = o.workspace;
   spawn.stdout_fd = STDOUT_FILENO;
   spawn.stderr_fd = STDERR_FILENO;
+  spawn.keep_fds = o.pass_fds;
   spawn.parent_death_signal = SIGKILL;
   spawn.new_process_group = false;  // signals to our group reach it too
+  ApplyUser(o, &spawn);
   StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) {
     fprintf(stderr, "odin-sandbox: %s\n", pid.status().message().c_str());
@@ -168,7 +224,15 @@ void EnterCgroup(const SandboxOptions& o) {
     fprintf(stderr, "odin-sandbox: sandbox required but unavailable: %s\n", why.c_str());
     _exit(kSandboxSetupFailedExit);
   }
-  if (o.policy == SandboxPolicy::kAuto) {
+  if (o.policy == SandboxPolicy::kAuto && ProgramRunsAsRoot(o)) {
+    fprintf(stderr,
+            "odin-sandbox: bubblewrap unusable (%s); refusing to run a program as root without namespaces: "
+            "Landlock cannot keep it from the host's sockets, other processes' /proc/PID/environ or Odin's "
+            "daemon (choose --sandbox fallback to accept that, or see odin doctor)\n",
+            why.c_str());
+    _exit(kSandboxSetupFailedExit);
+  }
+  if (o.policy == SandboxPolicy::kAuto || o.policy == SandboxPolicy::kFallback) {
     fprintf(stderr, "odin-sandbox: WARNING: bubblewrap unusable (%s); running WITHOUT a sandbox\n",
             why.c_str());
     // The seccomp layer does not need namespaces: it still keeps the program
@@ -192,6 +256,14 @@ void EnterCgroup(const SandboxOptions& o) {
       fprintf(stderr, "odin-sandbox: Landlock confines writes to the workspace%s\n",
               o.workspace_readonly ? " (read-only here)" : "");
     }
+    // Root keeps no capability (a uid switch for the program drops them anyway).
+    if (ProgramRunsAsRoot(o)) {
+      Status caps = DropAllCapabilities();
+      if (!caps.ok()) {
+        fprintf(stderr, "odin-sandbox: %s; refusing to run as root with capabilities\n", caps.message().c_str());
+        _exit(kSandboxSetupFailedExit);
+      }
+    }
   }
   Supervise(o, "none: " + why);
 }
@@ -214,8 +286,10 @@ void RelayUntilEof(int fd) {
 }
 
 int SandboxMain(int argc, char** argv) {
-  // 0. Standard fds open, so no pipe of ours lands on 0-2.
+  // 0. Standard fds open, so no pipe of ours lands on 0-2. Not dumpable: a
+  //    worker's secret passes through here.
   EnsureStandardFds();
+  prctl(PR_SET_DUMPABLE, 0);
   // 1. Options.
   StatusOr<SandboxOptions> parsed = ParseSandboxOptions(argc, argv);
   if (!parsed.ok()) {
@@ -232,12 +306,16 @@ int SandboxMain(int argc, char** argv) {
   // The limits hold with or without namespaces.
   EnterCgroup(o);
 
-  // 4. Find bubblewrap.
+  // 4. Find bubblewrap. A configured path that is not there is a mistake to
+  //    name, not a reason to run without namespaces.
+  if (!o.bwrap.empty() && (o.bwrap[0] != '/' || access(o.bwrap.c_str(), X_OK) != 0 || IsDirectory(o.bwrap))) {
+    fprintf(stderr, "odin-sandbox: the configured bwrap %s is not an executable file%s\n", o.bwrap.c_str(),
+            o.bwrap[0] != '/' ? " (an absolute path is required)" : "");
+    _exit(kSandboxSetupFailedExit);
+  }
   std::string bwrap = o.bwrap.empty() ? SearchPath("bwrap", getenv("PATH") ? getenv("PATH") : "")
                                       : o.bwrap;
-  if (bwrap.empty() || access(bwrap.c_str(), X_OK) != 0) {
-    RunWithoutNamespaces(o, "bwrap not found" + (o.bwrap.empty() ? "" : " at " + o.bwrap));
-  }
+  if (bwrap.empty() || access(bwrap.c_str(), X_OK) != 0) RunWithoutNamespaces(o, "bwrap not found");
 
   // 5. Start bwrap. Its own error messages go to a pipe we read, so a failure
   //    can be named; the inner stage restores the real stderr for the program.
@@ -247,13 +325,16 @@ int SandboxMain(int argc, char** argv) {
     return kSandboxSetupFailedExit;
   }
   int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), ready[1], saved_stderr};
   SpawnOptions spawn;
+  ApplyUser(o, &spawn);
+  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), ready[1], saved_stderr,
+                      /*privileged=*/geteuid() == 0 && spawn.uid < 0};
   spawn.argv = BuildBwrapArgs(o, inv);
   spawn.env = CurrentEnvironment();
   spawn.stdout_fd = STDOUT_FILENO;
   spawn.stderr_fd = errors[1];
   spawn.keep_fds = {ready[1], saved_stderr};
+  spawn.keep_fds.insert(spawn.keep_fds.end(), o.pass_fds.begin(), o.pass_fds.end());
   spawn.parent_death_signal = SIGKILL;
   spawn.new_process_group = false;  // signals to our group reach bwrap too
   StatusOr<pid_t> pid = Spawn(spawn);

@@ -7,17 +7,28 @@ namespace odin {
 StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text) {
   if (text == "auto") return SandboxPolicy::kAuto;
   if (text == "require") return SandboxPolicy::kRequire;
+  if (text == "fallback") return SandboxPolicy::kFallback;
   if (text == "off") return SandboxPolicy::kOff;
-  return Status::InvalidArgument("sandbox policy '" + text + "'", "expected auto, require or off");
+  return Status::InvalidArgument("sandbox policy '" + text + "'", "expected auto, require, fallback or off");
 }
 
 const char* SandboxPolicyName(SandboxPolicy policy) {
   switch (policy) {
     case SandboxPolicy::kAuto: return "auto";
     case SandboxPolicy::kRequire: return "require";
+    case SandboxPolicy::kFallback: return "fallback";
     case SandboxPolicy::kOff: return "off";
   }
   return "?";
+}
+
+const std::vector<std::string>& DefaultRootHiddenPaths() {
+  static const std::vector<std::string> kPaths = {
+      "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+      "/etc/ssh/ssh_host_*_key", "/etc/security/opasswd", "/home", "/root", "/var/lib/docker",
+      "/var/lib/containerd", "/run",
+  };
+  return kPaths;
 }
 
 StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
@@ -28,7 +39,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_flag("--workspace-readonly", o.workspace_readonly, "Mount the workspace read-only");
   app.add_option("--readonly", o.readonly_paths, "Path kept read-only");
   app.add_option("--writable", o.writable_paths, "Further writable path");
-  app.add_option("--policy", policy, "auto, require or off");
+  app.add_option("--policy", policy, "auto, require, fallback or off");
   app.add_option("--bwrap", o.bwrap, "Path of bwrap");
   bool no_seccomp = false;
   app.add_flag("--no-seccomp", no_seccomp, "Do not install the seccomp filter");
@@ -37,6 +48,9 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_option("--mask", o.masked_paths, "File or directory to show empty, even below a bound path");
   app.add_option("--pids-max", o.pids_max, "Processes and threads inside, at most (a cgroup)");
   app.add_option("--memory-max", o.memory_max_bytes, "Bytes of memory inside, at most (a cgroup)");
+  std::string user;
+  app.add_option("--user", user, "UID:GID to run as (when started as root)");
+  app.add_option("--pass-fd", o.pass_fds, "Inherited fd the program keeps");
   app.add_flag("--inner", o.inner, "Internal: the stage inside the namespaces");
   app.add_option("--ready-fd", o.ready_fd, "Internal: readiness fd");
   app.add_option("--stderr-fd", o.stderr_fd, "Internal: program stderr fd");
@@ -49,6 +63,16 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
     return Status::InvalidArgument("odin-sandbox", e.what());
   }
   ASSIGN_OR_RETURN(o.policy, ParseSandboxPolicy(policy));
+  if (!user.empty()) {
+    char* end = nullptr;
+    long long uid = strtoll(user.c_str(), &end, 10);
+    long long gid = *end == ':' ? strtoll(end + 1, &end, 10) : -1;
+    if (*end != '\0' || uid < 0 || gid < 0) {
+      return Status::InvalidArgument("odin-sandbox", "--user " + user + ": expected UID:GID");
+    }
+    o.run_uid = uid;
+    o.run_gid = gid;
+  }
   o.seccomp = !no_seccomp;
   return o;
 }

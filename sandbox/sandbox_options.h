@@ -10,12 +10,16 @@
 namespace odin {
 
 enum class SandboxPolicy {
-  kAuto,     // use bubblewrap; if it is unusable, warn and run without namespaces
-  kRequire,  // use bubblewrap or fail (exit kSandboxSetupFailedExit)
-  kOff,      // no namespaces at all
+  kAuto,      // use bubblewrap; if it is unusable, warn and run under the Landlock
+              // fallback, except as root (then fail: see kFallback)
+  kRequire,   // use bubblewrap or fail (exit kSandboxSetupFailedExit)
+  kFallback,  // as kAuto, and the fallback also as root: the user chose it knowing
+              // that without namespaces a root program reaches the host's sockets,
+              // other processes' /proc and the daemon
+  kOff,       // no namespaces at all
 };
 
-// Parses "auto", "require", "off".
+// Parses "auto", "require", "fallback", "off".
 StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text);
 const char* SandboxPolicyName(SandboxPolicy policy);
 
@@ -29,7 +33,14 @@ struct SandboxOptions {
   bool seccomp = true;                     // --no-seccomp turns the seccomp layer off
   bool network = false;                    // --network: sockets of any family (else AF_UNIX only)
   std::vector<std::string> hidden_paths;   // --hide: directories shown empty (HOME, /root, secrets)
-  std::vector<std::string> masked_paths;   // --mask: files shown empty, directories empty, after every bind
+  std::vector<std::string> masked_paths;   // --mask: files shown empty, directories empty and read-only,
+                                           // after every bind
+  // --user UID:GID: when odin-sandbox runs as root, the uid and gid the
+  // program runs as (bubblewrap is started as that user, in a user namespace
+  // of its own); -1: the caller's own.
+  int64_t run_uid = -1;
+  int64_t run_gid = -1;
+  std::vector<int> pass_fds;               // --pass-fd: inherited fds the program keeps (a worker's secret)
   uint64_t pids_max = 0;                   // --pids-max: processes and threads inside (a cgroup); 0: none
   uint64_t memory_max_bytes = 0;           // --memory-max: memory inside (a cgroup); 0: none
   std::vector<std::string> program;        // after --: the program and its arguments
@@ -40,6 +51,12 @@ struct SandboxOptions {
   int stderr_fd = -1;                      // --stderr-fd: the stderr to give the program
   std::string description;                 // --description: goes to ODIN_SANDBOX
 };
+
+// What only root may read, hidden from commands that run as the host's root
+// (the default of sandbox.root_hidden): the password and sudo files, ssh
+// host keys, every home, Docker's and containerd's state, /run. Globs are
+// expanded when the sandbox is built.
+const std::vector<std::string>& DefaultRootHiddenPaths();
 
 // Parses argv. On error returns InvalidArgument naming the problem.
 StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv);

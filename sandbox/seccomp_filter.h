@@ -1,9 +1,22 @@
 #pragma once
 // The sandbox's seccomp layer: no_new_privs, then a filter that lets
-// everything through except what a tool call never needs and an escape would:
-//   - ptrace, process_vm_readv/writev (reading or steering other processes);
+// everything through except what a tool call never needs and an escape would.
+// It denies at least what Docker's default profile denies to a container
+// without added capabilities:
+//   - reading or steering other processes: ptrace, process_vm_readv/writev,
+//     kcmp, pidfd_getfd, process_madvise;
+//   - the kernel's own state: modules, kexec, reboot, swap, acct, syslog,
+//     quotactl, the clock (settimeofday, clock_settime, clock_adjtime,
+//     adjtimex), keyrings (keyctl, add_key, request_key), perf_event_open,
+//     bpf, userfaultfd, lookup_dcookie, iopl/ioperm, NUMA policy calls;
+//   - file handles (open_by_handle_at, name_to_handle_at: the "shocker"
+//     escape reads any file of the file system by its handle);
+//   - mounting, pivoting, new namespaces (unshare, setns, clone with a
+//     CLONE_NEW* flag; clone3 answers ENOSYS so the C library falls back to
+//     clone, whose flags the filter can see);
 //   - io_uring_* (a second syscall interface the filter cannot see into);
-//   - loading kernel modules, kexec, mounting and pivoting, bpf;
+//   - personality() with anything but the default personas (Linux, UNAME26,
+//     LINUX32, and the query 0xffffffff), as Docker allows;
 //   - sockets of any family but AF_UNIX, where no network namespace keeps
 //     the program off the network (the fallback without bubblewrap).
 // Denied calls fail with EPERM (EAFNOSUPPORT for sockets) rather than killing
@@ -28,7 +41,8 @@ struct SeccompOptions {
 // Sets PR_SET_NO_NEW_PRIVS and loads the filter into the calling process.
 Status InstallSeccompFilter(const SeccompOptions& options);
 
-// The syscalls the filter denies (for odin doctor and the docs).
+// The syscalls the filter denies outright (for odin doctor and the docs);
+// clone, clone3 and personality are denied by their arguments besides.
 std::vector<std::string> DeniedSyscalls();
 
 }  // namespace odin

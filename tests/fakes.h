@@ -4,6 +4,8 @@
 // WorkerTransport that records what was sent and replays what workers "say",
 // and a model client the test answers by hand.
 
+#include <unistd.h>
+
 #include <deque>
 #include <map>
 #include <string>
@@ -23,8 +25,23 @@ class FakeLauncher : public ProcessLauncher {
   StatusOr<pid_t> Launch(const SpawnOptions& o) override {
     if (fail_launches) return Status::ResourceExhausted("fork", "no more processes");
     launched.push_back(o.argv);
+    // The credentials a worker would read from its inherited fd: "<id> <secret>".
+    for (int fd : o.keep_fds) {
+      std::string line;
+      char buf[256];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof buf)) > 0) line.append(buf, static_cast<size_t>(n));
+      size_t space = line.find(' ');
+      if (space != std::string::npos) secrets[line.substr(0, space)] = line.substr(space + 1, line.find('\n') - space - 1);
+    }
     return next_pid++;
   }
+  // The secret the worker with this id was given ("" if none).
+  std::string SecretFor(const std::string& id) const {
+    auto it = secrets.find(id);
+    return it == secrets.end() ? "" : it->second;
+  }
+  std::map<std::string, std::string> secrets;
   bool fail_launches = false;
   void SignalGroup(pid_t pid, int sig) override { signals.push_back({pid, sig}); }
   void KillOrphanedGroup(pid_t pgid) override { orphaned_groups_killed.push_back(pgid); }
@@ -57,6 +74,12 @@ class FakeTransport : public WorkerTransport {
     return Status::OK();
   }
   Status Wait(Duration, std::vector<PollFd>*) override { return Status::OK(); }
+  StatusOr<WorkerEndpoint> OpenEndpoint(int64_t) override {
+    return WorkerEndpoint{"inproc://fake-" + std::to_string(++endpoints_opened), ""};
+  }
+  void CloseEndpoint(const std::string& endpoint) override { closed_endpoints.push_back(endpoint); }
+  int endpoints_opened = 0;
+  std::vector<std::string> closed_endpoints;
   StatusOr<bool> Receive(std::string* id, v1::Envelope* env) override {
     if (inbox.empty()) return false;
     *id = inbox.front().first;

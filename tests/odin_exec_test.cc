@@ -194,12 +194,13 @@ TEST_F(OdinExecTest, SecretsAreScrubbedFromTheCommandAndRedactedInTheLedger) {
   EXPECT_EQ(e["output_head"], "key=unset\n[REDACTED]\n");
 }
 
-TEST_F(OdinExecTest, SandboxKeepsRootAndLedgerReadOnlyAndNetworkOff) {
+TEST_F(OdinExecTest, SandboxKeepsRootReadOnlyTheLedgerHiddenAndNetworkOff) {
   REQUIRE_BWRAP();
   ASSERT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);  // creates the ledger
   Ran r = Odin({"exec", "--", "sh", "-c",
                 "touch /usr/odin-probe 2>/dev/null && echo root-writable; "
-                "rm -f .odin/odin.db 2>/dev/null && echo ledger-deleted; "
+                "test -e .odin/odin.db && echo ledger-visible; "
+                "touch .odin/planted 2>/dev/null && echo state-writable; "
                 "touch workspace-file && echo workspace-writable; "
                 "tail -n +3 /proc/net/dev | grep -vc ' lo:'; echo pid=$$"});
   ASSERT_EQ(r.out.rfind("workspace-writable\n0\npid=", 0), 0u) << r.out << r.err;
@@ -209,20 +210,45 @@ TEST_F(OdinExecTest, SandboxKeepsRootAndLedgerReadOnlyAndNetworkOff) {
   EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
 }
 
-TEST_F(OdinExecTest, MissingBwrapFallsBackLoudly) {
+TEST_F(OdinExecTest, AMissingBwrapPathIsAnErrorNotAFallback) {
+  // A typo in sandbox.bwrap must not turn the sandbox off.
   UserConfig(R"({"sandbox":{"bwrap":"/nonexistent/bwrap"}})");
-  Ran r = Odin({"exec", "--", "echo", "ran"});
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "ran\n");
-  EXPECT_NE(r.err.find("running WITHOUT a sandbox (none: bwrap not found at /nonexistent/bwrap)"),
-            std::string::npos) << r.err;
+  Ran r = Odin({"exec", "--", "touch", "ran"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("the configured bwrap /nonexistent/bwrap is not an executable file"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(PathExists(ws_.Join("ran")));
+  // Under every policy but off.
+  r = Odin({"--sandbox", "fallback", "exec", "--", "touch", "ran"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_FALSE(PathExists(ws_.Join("ran")));
+}
+
+TEST_F(OdinExecTest, UnusableBwrapFallsBackLoudlyOnlyWhenChosen) {
+  UserConfig(R"({"sandbox":{"bwrap":"/bin/false"}})");
+  if (geteuid() == 0) {
+    // As root the Landlock fallback would leave the host's sockets and
+    // other processes' /proc in reach: refused unless chosen.
+    Ran refused = Odin({"exec", "--", "touch", "ran"});
+    EXPECT_EQ(refused.exit_code, 125);
+    EXPECT_NE(refused.err.find("refusing to run a program as root without namespaces"), std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(PathExists(ws_.Join("ran")));
+  }
+  Ran r = Odin({"--sandbox", "fallback", "exec", "--", "sh", "-c", "grep CapEff /proc/self/status"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "CapEff:\t0000000000000000\n");  // root keeps no capability there either
+  EXPECT_NE(r.err.find("running WITHOUT a sandbox"), std::string::npos) << r.err;
+  // Chosen in the user's config, the same.
+  UserConfig(R"({"sandbox":{"bwrap":"/bin/false","policy":"fallback"}})");
+  EXPECT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);
 }
 
 TEST_F(OdinExecTest, UnusableBwrapWithRequireFailsClosed) {
   UserConfig(R"({"sandbox":{"bwrap":"/bin/false"}})");
   Ran r = Odin({"--sandbox", "require", "exec", "--", "touch", "must-not-exist"});
   EXPECT_EQ(r.exit_code, 125);
-  EXPECT_NE(r.err.find("sandbox required but bubblewrap is unusable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the sandbox could not be set up: sandbox required but unavailable"), std::string::npos) << r.err;
   EXPECT_FALSE(PathExists(ws_.Join("must-not-exist")));
   // The same through the (user's) config file.
   UserConfig(R"({"sandbox":{"bwrap":"/bin/false","require":true}})");

@@ -26,6 +26,7 @@ namespace odin {
 struct LspHostOptions {
   std::string endpoint;
   std::string worker_id;
+  std::string secret;  // proves this worker at Hello (from the credentials fd)
   std::string workspace;
   std::string sandbox_description;
   Duration heartbeat_interval = milliseconds(500);

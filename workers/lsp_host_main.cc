@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
                                odin::LspHostOptions o;
                                o.endpoint = f.endpoint;
                                o.worker_id = f.worker_id;
+                               o.secret = f.secret;
                                o.workspace = f.workspace;
                                o.sandbox_description = f.sandbox_description;
                                o.heartbeat_interval = f.heartbeat_interval;

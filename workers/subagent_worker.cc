@@ -174,7 +174,7 @@ class Worker final : public AgentObserver {
   int Run() {
     int sigfd = TerminationSignalFd();
     StatusOr<std::unique_ptr<WorkerChannel>> channel =
-        WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.heartbeat_interval, o_.liveness}, clock_);
+        WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.secret, o_.heartbeat_interval, o_.liveness}, clock_);
     if (!channel.ok()) {
       spdlog::error("{}", channel.status().message());
       return 1;

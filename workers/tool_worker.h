@@ -23,6 +23,7 @@ struct ToolWorkerOptions {
   std::string sandbox_description;  // from ODIN_SANDBOX, reported in Hello
   Duration heartbeat_interval = milliseconds(500);
   int liveness = 3;                 // silent intervals before the coordinator is presumed gone
+  std::string secret;               // proves this worker at Hello (from the credentials fd)
 };
 
 // Runs the worker until it should exit. Returns the process exit code.

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
                              [](const odin::WorkerFlags& f) {
                                odin::ToolWorkerOptions o{f.endpoint, f.worker_id, f.workspace,
                                                          f.sandbox_description, f.heartbeat_interval, f.liveness};
+                               o.secret = f.secret;
                                return odin::RunToolWorker(o, odin::RealClock::Get());
                              });
 }

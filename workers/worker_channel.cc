@@ -28,6 +28,7 @@ void WorkerChannel::SayHello(int kind, const std::vector<std::string>& capabilit
   v1::Envelope hello;
   v1::Hello* h = hello.mutable_hello();
   h->set_worker_id(o_.worker_id);
+  h->set_secret(o_.secret);
   h->set_kind(static_cast<v1::WorkerKind>(kind));
   h->set_pid(getpid());
   h->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);

@@ -36,6 +36,7 @@ class ToolResult;
 struct WorkerChannelOptions {
   std::string endpoint;   // coordinator ROUTER
   std::string worker_id;  // routing id, given by the coordinator
+  std::string secret;     // handed over at spawn on an inherited fd; said in Hello
   Duration heartbeat_interval = milliseconds(500);
   int liveness = 3;
 };

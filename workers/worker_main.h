@@ -1,6 +1,10 @@
 #pragma once
 // What every worker binary does before its loop: standard fds, logging,
-// SIGPIPE ignored, and the command line the coordinator gives every worker.
+// SIGPIPE ignored, not dumpable (a command it runs, same uid, must not read
+// its memory through /proc/PID/mem), the command line the coordinator gives
+// every worker, and the credentials it hands over on an inherited fd (one
+// line: "<worker id> <secret>"), read and closed before anything runs. The
+// id stays out of argv, where commands could read it.
 
 #include <functional>
 #include <string>
@@ -11,7 +15,8 @@ namespace odin {
 
 struct WorkerFlags {
   std::string endpoint;             // --connect: the coordinator's ROUTER
-  std::string worker_id;            // --id
+  std::string worker_id;            // from the credentials fd
+  std::string secret;               // from the credentials fd
   std::string workspace;            // --workspace
   std::string sandbox_description;  // from ODIN_SANDBOX, for Hello
   Duration heartbeat_interval = milliseconds(500);  // --heartbeat-ms

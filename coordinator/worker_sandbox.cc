@@ -1,0 +1,136 @@
+#include "coordinator/worker_sandbox.h"
+
+#include <glob.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "base/file_util.h"
+#include "coordinator/protected_paths.h"
+#include "coordinator/worker_pool.h"
+
+namespace odin {
+
+namespace {
+
+void AddUnique(std::vector<std::string>* v, const std::string& s) {
+  if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
+}
+
+// Whether path is dir or below it.
+bool IsBelow(const std::string& path, const std::string& dir) {
+  return dir.size() > 1 && path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+}  // namespace
+
+WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, SandboxPolicy policy,
+                                  const std::string& bin_dir) {
+  WorkerSandbox s;
+  s.ws_ = ws;
+  s.policy_ = policy;
+  s.bin_ = bin_dir;
+  s.bwrap_ = config.bwrap_path;
+  s.limits_ = config.sandbox_limits;
+
+  // Who commands run as. Root running Odin on someone else's workspace hands
+  // it to its owner: their files, their reach, nothing of root's.
+  struct stat st;
+  bool root = geteuid() == 0;
+  if (root && stat(ws.root.c_str(), &st) == 0 && st.st_uid != 0) {
+    s.run_uid_ = st.st_uid;
+    passwd* pw = getpwuid(st.st_uid);
+    s.run_gid_ = pw != nullptr ? pw->pw_gid : st.st_gid;
+  }
+  s.runs_as_root_ = root && s.run_uid_ < 0;
+
+  // Home directories and configured secrets show empty inside the sandbox.
+  s.hidden_ = config.sandbox_hide;
+  if (config.sandbox_hide_home) {
+    const char* home = getenv("HOME");
+    if (home != nullptr && *home != '\0') AddUnique(&s.hidden_, home);
+    AddUnique(&s.hidden_, "/root");
+  }
+  // What only root may read, when commands run as root: directories are
+  // hidden (before the workspace is bound, which may lie below one), files
+  // masked.
+  if (s.runs_as_root_) {
+    for (const std::string& pattern : config.sandbox_root_hidden) {
+      glob_t g{};
+      if (glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; ++i) {
+          std::string p = g.gl_pathv[i];
+          AddUnique(&s.root_hidden_, p);
+          if (IsDirectory(p)) AddUnique(&s.hidden_, p);
+          else AddUnique(&s.masked_, p);
+        }
+      }
+      globfree(&g);
+    }
+  }
+  // Toolchains installed in a hidden directory (pyenv, cargo, ~/.local/bin:
+  // the top directory of each PATH entry below a hidden one) stay visible,
+  // read-only, so programs run; the rest (~/.ssh, ~/.aws, ...) does not.
+  std::string path_var = getenv("PATH") ? getenv("PATH") : "";
+  for (size_t start = 0; start <= path_var.size();) {
+    size_t end = path_var.find(':', start);
+    if (end == std::string::npos) end = path_var.size();
+    std::string entry = path_var.substr(start, end - start);
+    start = end + 1;
+    for (const std::string& h : s.hidden_) {
+      if (IsBelow(entry, h) && entry.size() > h.size() + 1) {
+        AddUnique(&s.toolchains_, entry.substr(0, entry.find('/', h.size() + 1)));
+      }
+    }
+  }
+  // Credentials that live in toolchain directories stay hidden.
+  for (const std::string& top : s.toolchains_) {
+    for (const char* secret : {"credentials", "credentials.toml", "share/keyrings", ".credentials.json", "auth.json",
+                               "hosts.yml"}) {
+      std::string p = JoinPath(top, secret);
+      if (PathExists(p)) AddUnique(&s.masked_, p);
+    }
+  }
+  // No sandbox sees Odin's state: the ledger, the daemon's files, tokens.
+  AddUnique(&s.masked_, ws.state_dir);
+  StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin_dir, "../lsp"));
+  if (lsp_dir.ok()) s.bundled_lsp_ = *lsp_dir;
+  return s;
+}
+
+std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path,
+                                                     int secret_fd) const {
+  std::vector<std::string> a = {JoinPath(bin_, "odin-sandbox"), "--workspace", ws_.root, "--policy",
+                                SandboxPolicyName(policy_)};
+  auto add = [&a](std::initializer_list<std::string> items) { a.insert(a.end(), items); };
+  if (run_uid_ >= 0) add({"--user", std::to_string(run_uid_) + ":" + std::to_string(run_gid_)});
+  // Worker pools are keyed by policy: ask and plan get a read-only
+  // workspace, so the operating system enforces what the mode gate says;
+  // the lsp host and subagents only ever read it.
+  if (policy != WorkerPolicy::kWritable) {
+    a.push_back("--workspace-readonly");
+  } else {
+    // Where the workspace is writable, .git becomes a mount point (it cannot
+    // be renamed, removed or replaced by a file) and the protected paths that
+    // exist are read-only on top of it.
+    for (const ProtectedMount& m : ProtectedMounts(ws_.root)) add({m.writable ? "--writable" : "--readonly", m.path});
+  }
+  if (!socket_path.empty()) add({"--readonly", socket_path});
+  if (secret_fd >= 0) add({"--pass-fd", std::to_string(secret_fd)});
+  for (const std::string& p : hidden_) add({"--hide", p});
+  for (const std::string& p : toolchains_) add({"--readonly", p});
+  for (const std::string& p : masked_) add({"--mask", p});
+  if (limits_.processes > 0) add({"--pids-max", std::to_string(limits_.processes)});
+  if (limits_.memory_mb > 0) add({"--memory-max", std::to_string(limits_.memory_mb << 20)});
+  // The language servers the setup installs beside the binaries (a private
+  // /tmp would hide them when the build lives under /tmp).
+  if (policy == WorkerPolicy::kLspHost && !bundled_lsp_.empty()) add({"--readonly", bundled_lsp_});
+  if (!bwrap_.empty()) add({"--bwrap", bwrap_});
+  a.push_back("--");
+  return a;
+}
+
+}  // namespace odin

@@ -1,0 +1,77 @@
+#pragma once
+// WorkerSandbox: the one place that decides what a worker's sandbox looks
+// like. It turns the workspace, the config and the sandbox policy into
+// odin-sandbox's command line for each worker policy; the runtime starts
+// workers with it and odin doctor probes the very same sandbox.
+//
+// What it decides, besides the policy's own layers (sandbox/bwrap_args.h):
+//   - who commands run as: the caller, or, when Odin runs as root and the
+//     workspace belongs to someone else, the workspace's owner;
+//   - what is hidden: HOME and /root (unless sandbox.hide_home is false),
+//     sandbox.hide, and, when commands run as the host's root, the files only
+//     root may read (sandbox.root_hidden; /etc/shadow, sudoers, ssh host
+//     keys, /home, /root, /var/lib/docker by default); toolchains installed
+//     below a hidden directory stay visible read-only, their credentials not;
+//   - Odin's state directory (.odin) shows empty and read-only: no sandbox
+//     sees the ledger, sockets or tokens;
+//   - the protected paths that exist are read-only where the workspace is
+//     writable, and .git itself is a mount point there, so it cannot be
+//     moved away or replaced;
+//   - a worker sees its own socket only (read-only) and gets its secret on an
+//     inherited fd.
+//
+// Thread-safety: immutable after Make.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coordinator/config.h"
+#include "coordinator/workspace.h"
+#include "sandbox/sandbox_options.h"
+
+namespace odin {
+
+enum class WorkerPolicy;
+
+class WorkerSandbox {
+ public:
+  // bin_dir: where odin-sandbox and the workers live.
+  static WorkerSandbox Make(const Workspace& ws, const Config& config, SandboxPolicy policy,
+                            const std::string& bin_dir);
+
+  // odin-sandbox's arguments for a worker of this policy, up to and
+  // including the "--" before the program. socket_path: the worker's own
+  // ipc socket, bound read-only (empty: none); secret_fd: the inherited fd
+  // that carries its secret (-1: none).
+  std::vector<std::string> LauncherArgv(WorkerPolicy policy, const std::string& socket_path = "",
+                                        int secret_fd = -1) const;
+
+  SandboxPolicy policy() const { return policy_; }
+  // The uid and gid commands run as, or -1 when they run as Odin itself.
+  int64_t run_uid() const { return run_uid_; }
+  int64_t run_gid() const { return run_gid_; }
+  // Whether commands run as the host's root (then root_hidden applies).
+  bool runs_as_root() const { return runs_as_root_; }
+  const std::vector<std::string>& root_hidden() const { return root_hidden_; }
+  const std::vector<std::string>& hidden() const { return hidden_; }
+
+ private:
+  WorkerSandbox() = default;
+
+  Workspace ws_;
+  SandboxPolicy policy_ = SandboxPolicy::kAuto;
+  std::string bin_;
+  std::string bwrap_;
+  int64_t run_uid_ = -1;
+  int64_t run_gid_ = -1;
+  bool runs_as_root_ = false;
+  std::vector<std::string> hidden_;       // directories shown empty (--hide)
+  std::vector<std::string> masked_;       // files and directories shown empty after the binds (--mask)
+  std::vector<std::string> toolchains_;   // visible again, read-only
+  std::vector<std::string> root_hidden_;  // what root alone may read, hidden when commands run as root
+  std::string bundled_lsp_;               // <bin>/../lsp, for the lsp host
+  Config::Limits limits_;
+};
+
+}  // namespace odin
