@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <cerrno>
 
+#include <spdlog/spdlog.h>
+
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "coordinator/config_loader.h"
 #include "coordinator/llm_config.h"
 #include "coordinator/worker_sandbox.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"
 
 namespace odin {
@@ -91,6 +94,22 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.command_limits.open_files = limits.open_files;
   co.command_limits.address_space_bytes = limits.address_space_mb << 20;
   WorkerSandbox sandbox = WorkerSandbox::Make(ws, config, policy, bin);
+  // cgroup v2: the sandboxes' groups need a parent that delegates pids and
+  // memory; odin may first have to move itself into a leaf. On v1 each
+  // launcher manages on its own.
+  CgroupLimits cgroup_limits{limits.processes, limits.memory_mb << 20};
+  if (cgroup_limits.any() && policy != SandboxPolicy::kOff && IsCgroupV2("/sys/fs/cgroup")) {
+    CgroupHost host = CgroupHost::Real();
+    CgroupV2Plan plan = PlanCgroupV2(host, cgroup_limits);
+    Status applied = plan.possible ? ApplyCgroupV2Plan(plan, host)
+                                   : Status::FailedPrecondition("cgroup v2", plan.reason);
+    if (applied.ok()) {
+      sandbox.set_cgroup_parent(plan.parent);
+    } else {
+      // Each launcher says so in the workers' log; odin doctor explains.
+      spdlog::debug("no cgroup v2 parent for sandboxes: {}", applied.message());
+    }
+  }
   co.pool.worker_uid = sandbox.run_uid();
   co.pool.describe_setup_failure = [log_path] {
     // The launcher's last line in the log: "odin-sandbox: <why>".

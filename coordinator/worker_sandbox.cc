@@ -125,6 +125,9 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   for (const std::string& p : masked_) add({"--mask", p});
   if (limits_.processes > 0) add({"--pids-max", std::to_string(limits_.processes)});
   if (limits_.memory_mb > 0) add({"--memory-max", std::to_string(limits_.memory_mb << 20)});
+  if (!cgroup_parent_.empty() && (limits_.processes > 0 || limits_.memory_mb > 0)) {
+    add({"--cgroup-parent", cgroup_parent_});
+  }
   // The language servers the setup installs beside the binaries (a private
   // /tmp would hide them when the build lives under /tmp).
   if (policy == WorkerPolicy::kLspHost && !bundled_lsp_.empty()) add({"--readonly", bundled_lsp_});

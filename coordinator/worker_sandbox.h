@@ -55,6 +55,8 @@ class WorkerSandbox {
   bool runs_as_root() const { return runs_as_root_; }
   const std::vector<std::string>& root_hidden() const { return root_hidden_; }
   const std::vector<std::string>& hidden() const { return hidden_; }
+  // cgroup v2: the group prepared for the sandboxes' groups ("" none).
+  void set_cgroup_parent(std::string parent) { cgroup_parent_ = std::move(parent); }
 
  private:
   WorkerSandbox() = default;
@@ -71,6 +73,7 @@ class WorkerSandbox {
   std::vector<std::string> toolchains_;   // visible again, read-only
   std::vector<std::string> root_hidden_;  // what root alone may read, hidden when commands run as root
   std::string bundled_lsp_;               // <bin>/../lsp, for the lsp host
+  std::string cgroup_parent_;
   Config::Limits limits_;
 };
 

@@ -80,13 +80,14 @@ void LeaveCgroup() {
 void EnterCgroup(const SandboxOptions& o) {
   CgroupLimits limits{o.pids_max, o.memory_max_bytes};
   if (!limits.any()) return;
-  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(limits);
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(limits, o.cgroup_parent);
   if (g.ok()) {
     g_cgroup = std::move(*g);
     return;
   }
   // Best effort even under sandbox.require: many machines give no cgroup
-  // access (non-root on v1, read-only cgroupfs); odin doctor says so.
+  // access (non-root on v1, read-only cgroupfs, v2 without delegation); the
+  // commands still get their rlimits, and odin doctor says what is missing.
   fprintf(stderr, "odin-sandbox: WARNING: no process and memory limits: %s\n", g.status().message().c_str());
 }
 

@@ -48,6 +48,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_option("--mask", o.masked_paths, "File or directory to show empty, even below a bound path");
   app.add_option("--pids-max", o.pids_max, "Processes and threads inside, at most (a cgroup)");
   app.add_option("--memory-max", o.memory_max_bytes, "Bytes of memory inside, at most (a cgroup)");
+  app.add_option("--cgroup-parent", o.cgroup_parent, "cgroup v2 group prepared for sandboxes (absolute path)");
   std::string user;
   app.add_option("--user", user, "UID:GID to run as (when started as root)");
   app.add_option("--pass-fd", o.pass_fds, "Inherited fd the program keeps");

@@ -43,6 +43,7 @@ struct SandboxOptions {
   std::vector<int> pass_fds;               // --pass-fd: inherited fds the program keeps (a worker's secret)
   uint64_t pids_max = 0;                   // --pids-max: processes and threads inside (a cgroup); 0: none
   uint64_t memory_max_bytes = 0;           // --memory-max: memory inside (a cgroup); 0: none
+  std::string cgroup_parent;               // --cgroup-parent: cgroup v2 group to make the sandbox's below
   std::vector<std::string> program;        // after --: the program and its arguments
 
   // Set only for the inner stage, which runs inside the namespaces.
