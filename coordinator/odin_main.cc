@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
 
   odin::GlobalFlags global;
   odin::ExecFlags exec;
-  bool log_json = false, show_json = false, show_output = false, verify_json = false,
+  bool log_json = false, show_json = false, show_output = false, verify_json = false, reset_json = false,
        doctor_json = false;
   int log_limit = 20;
   std::string show_id;
@@ -125,6 +125,10 @@ int main(int argc, char** argv) {
   verify_cmd->fallthrough();
   ledger_cmd->fallthrough();
   verify_cmd->add_flag("--json", verify_json, "Print JSON");
+  CLI::App* reset_cmd = ledger_cmd->add_subcommand(
+      "reset", "Start a new ledger: move the old one aside (kept, never deleted) and record the reset in its anchor");
+  reset_cmd->fallthrough();
+  reset_cmd->add_flag("--json", reset_json, "Print JSON");
 
   // The daemon and its clients live in odin-rpc (gRPC); odin hands them over.
   std::string connect, token_unused, listen_unused, session_unused;
@@ -195,6 +199,7 @@ int main(int argc, char** argv) {
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
+  if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
   return odin::RunInteractive(global, agent);
 }
