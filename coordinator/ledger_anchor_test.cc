@@ -1,5 +1,6 @@
 #include "coordinator/ledger_anchor.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,6 +102,22 @@ TEST_F(LedgerAnchorTest, AGarbledAnchorIsCorruptionNamingIt) {
   EXPECT_EQ(s.status().code(), StatusCode::kCorruption);
   EXPECT_NE(s.status().message().find(a.path()), std::string::npos);
   EXPECT_EQ(a.Advance(0, 2, "h2").code(), StatusCode::kCorruption);
+}
+
+// A write torn by a crash (here: garbage over the newest slot) leaves the
+// other slot, one write older, as the anchor; the next write repairs it.
+TEST_F(LedgerAnchorTest, ATornWriteLeavesTheOlderSlot) {
+  LedgerAnchor a(Anchors(), "/ws/.odin/odin.db");
+  ASSERT_TRUE(a.Advance(0, 1, "h1").ok());  // slot 0
+  ASSERT_TRUE(a.Advance(0, 2, "h2").ok());  // slot 1
+  int fd = open(a.path().c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "0123456789", 10, 16384 + 70), 10);
+  close(fd);
+  EXPECT_EQ(SeqNow(a), 1);
+  ASSERT_TRUE(a.Advance(0, 3, "h3").ok());
+  EXPECT_EQ(SeqNow(a), 3);
+  EXPECT_EQ((*a.Read())->hash, "h3");
 }
 
 TEST_F(LedgerAnchorTest, AnAnchorOfAnotherLedgerIsRefused) {
