@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the coordinator as a gRPC daemon for this workspace");
   serve_cmd->fallthrough();
   serve_cmd->add_option("--listen", listen_unused,
-                        "unix:PATH or HOST:PORT (default unix:.odin/daemon.sock, 0600; TCP needs a bearer token)");
+                        "unix:PATH or HOST:PORT (default: a 0600 unix socket in $XDG_RUNTIME_DIR/odin/, named in "
+                        ".odin/daemon.json; TCP needs a bearer token)");
   CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of the workspace's daemon (a new one if none)");
   attach_cmd->fallthrough();
   attach_cmd->add_option("SESSION", session_unused, "The session id");

@@ -45,7 +45,6 @@ StatusOr<std::string> DaemonSocketPath(const std::string& workspace_root) {
   else if (std::string home = AbsoluteEnv("HOME"); !home.empty()) dirs.push_back(JoinPath(home, ".local/state/odin/run"));
   std::string tmp = AbsoluteEnv("TMPDIR");
   dirs.push_back(JoinPath(tmp.empty() ? "/tmp" : tmp, "odin-" + std::to_string(geteuid())));
-  if (!tmp.empty()) dirs.push_back("/tmp/odin-" + std::to_string(geteuid()));
 
   std::string tried;
   for (const std::string& dir : dirs) {

@@ -6,7 +6,7 @@
 //                                      a directory of ours, 0700 as the XDG
 //                                      spec requires)
 //   $XDG_STATE_HOME/odin/run/          else (default ~/.local/state/odin/run/)
-//   $TMPDIR/odin-UID/ or /tmp/odin-UID/ if those paths are too long for a socket
+//   $TMPDIR/odin-UID/ (default /tmp) if those paths are too long for a socket
 //
 // named by a hash of the workspace root (a unix socket's path holds at most
 // 107 bytes). .odin/daemon.json says where it is; clients read it from there.
