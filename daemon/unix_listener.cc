@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "daemon/peer_credentials.h"
 #include "daemon/socket_location.h"
 
@@ -65,13 +67,17 @@ void UnixListener::Run(grpc::Server* serving, grpc::Server* refusing, RefusingSe
   while (!stopping_) {
     int client = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (client < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
+      int err = errno;
       if (stopping_) return;
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        usleep(10000);  // out of descriptors for a moment: let others close
-        continue;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      if (err == EBADF || err == EINVAL || err == ENOTSOCK) {  // the socket itself is gone: nothing to wait for
+        spdlog::error("odin serve: accepting on {}: {}", path_, strerror(err));
+        return;
       }
-      return;
+      // Out of descriptors or memory for a moment: let others close.
+      spdlog::warn("odin serve: accepting on {}: {}", path_, strerror(err));
+      usleep(10000);
+      continue;
     }
     Status peer = CheckPeer(client);
     if (peer.ok()) {
