@@ -80,7 +80,58 @@ void FindPatterns(std::string_view text, std::vector<Span>* spans) {
   }
 }
 
+// The userinfo password of every URL-like "scheme://user:password@host" in
+// text: the bytes between the first ':' of the userinfo and its last '@'
+// (a raw '@' in a password is common enough). The authority ends at '/', '?',
+// '#', whitespace, a quote or a bracket, and is looked at for at most
+// kMaxAuthority bytes, so the scan stays linear.
+void FindUrlPasswords(std::string_view text, std::vector<Span>* spans) {
+  constexpr size_t kMaxAuthority = 512;
+  auto is_scheme_char = [](char c) {
+    return isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  };
+  auto ends_authority = [](char c) {
+    return c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '`' || c == '<' || c == '>' ||
+           c == '\\' || c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' ||
+           isspace(static_cast<unsigned char>(c)) || c == '\0';
+  };
+  for (size_t p = text.find("://"); p != std::string_view::npos; p = text.find("://", p + 3)) {
+    size_t scheme = p;
+    while (scheme > 0 && is_scheme_char(text[scheme - 1])) --scheme;
+    if (scheme == p || !isalpha(static_cast<unsigned char>(text[scheme]))) continue;
+    size_t begin = p + 3, end = begin;
+    while (end < text.size() && end - begin < kMaxAuthority && !ends_authority(text[end])) ++end;
+    std::string_view authority = text.substr(begin, end - begin);
+    size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) continue;
+    size_t colon = authority.substr(0, at).find(':');
+    if (colon == std::string_view::npos || colon + 1 == at) continue;  // a user name alone is no secret
+    spans->push_back({begin + colon + 1, begin + at});
+  }
+}
+
+// Percent-decodes a URL component ("p%40ss" -> "p@ss").
+std::string PercentDecoded(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+bool HasUrlPassword(std::string_view value) {
+  std::vector<Span> spans;
+  FindUrlPasswords(value, &spans);
+  return !spans.empty();
+}
 
 bool IsSecretName(std::string_view name) {
   std::string n = Upper(name);
@@ -96,8 +147,11 @@ bool IsSecretName(std::string_view name) {
 std::vector<std::string> ScrubEnvironment(const std::vector<std::string>& env) {
   std::vector<std::string> out;
   for (const std::string& e : env) {
-    std::string_view name = std::string_view(e).substr(0, e.find('='));
+    size_t eq = e.find('=');
+    std::string_view name = std::string_view(e).substr(0, eq);
     if (IsSecretName(name) || name == "SSH_AUTH_SOCK" || name == "GPG_AGENT_INFO") continue;
+    // A value holding a URL with a password (DATABASE_URL, http_proxy, ...).
+    if (eq != std::string::npos && HasUrlPassword(std::string_view(e).substr(eq + 1))) continue;
     out.push_back(e);
   }
   return out;
@@ -114,7 +168,18 @@ void Redactor::AddSecretsFromEnvironment(const std::vector<std::string>& env) {
     size_t eq = e.find('=');
     if (eq == std::string::npos) continue;
     std::string name = e.substr(0, eq);
-    if (IsSecretName(name)) AddSecret(name, e.substr(eq + 1));
+    std::string_view value = std::string_view(e).substr(eq + 1);
+    if (IsSecretName(name)) AddSecret(name, std::string(value));
+    // The passwords of URLs in any variable, as written and decoded (short
+    // ones are still caught in URL form by Redact's pattern).
+    std::vector<Span> spans;
+    FindUrlPasswords(value, &spans);
+    for (auto [begin, end] : spans) {
+      std::string password(value.substr(begin, end - begin));
+      std::string decoded = PercentDecoded(password);
+      if (decoded != password) AddSecret(name, decoded);
+      AddSecret(name, std::move(password));
+    }
   }
 }
 
@@ -138,6 +203,7 @@ std::string Redactor::Redact(std::string_view text) const {
   }
   size_t named = spans.size();
   FindPatterns(text, &spans);
+  FindUrlPasswords(text, &spans);
   names.resize(spans.size());
   if (spans.empty()) return std::string(text);
 

@@ -73,5 +73,44 @@ TEST(SecretsTest, WorksOnBinaryBytes) {
   EXPECT_EQ(r.Redact(data), std::string("\0\xff[REDACTED:X_KEY]\0", 19));
 }
 
+TEST(SecretsTest, UrlPasswordsAreRedactedWhereverTheyAppear) {
+  Redactor r;
+  EXPECT_EQ(r.Redact("psql postgres://app:hunter2@db:5432/prod"), "psql postgres://app:[REDACTED]@db:5432/prod");
+  EXPECT_EQ(r.Redact(R"({"url":"https://u:p@example.com"})"), R"({"url":"https://u:[REDACTED]@example.com"})");
+  // A raw '@' in the password: up to the last '@' of the authority.
+  EXPECT_EQ(r.Redact("redis://:p@ss@cache/0 next"), "redis://:[REDACTED]@cache/0 next");
+  EXPECT_EQ(r.Redact("git+ssh://deploy:tok3n@host:22/x"), "git+ssh://deploy:[REDACTED]@host:22/x");
+}
+
+TEST(SecretsTest, UrlsWithoutAPasswordAreLeftAlone) {
+  Redactor r;
+  for (const char* text : {"https://example.com/a:b@c", "ssh://git@github.com:22/x", "http://[::1]:8080/",
+                           "mailto:a@b.c", "see //u:p@host", "http://u:@host", "a://", "://u:p@h"}) {
+    EXPECT_EQ(r.Redact(text), text);
+  }
+}
+
+TEST(SecretsTest, UrlPasswordsInTheEnvironmentAreLearnedAndScrubbed) {
+  std::vector<std::string> env = {"DATABASE_URL=postgres://app:correct-horse@db/prod",
+                                  "http_proxy=http://me:pr%40xy-pass@proxy:3128", "HOMEPAGE=https://example.com",
+                                  "PATH=/bin"};
+  EXPECT_TRUE(HasUrlPassword("postgres://app:correct-horse@db/prod"));
+  EXPECT_FALSE(HasUrlPassword("https://example.com"));
+  EXPECT_EQ(ScrubEnvironment(env), (std::vector<std::string>{"HOMEPAGE=https://example.com", "PATH=/bin"}));
+  Redactor r;
+  r.AddSecretsFromEnvironment(env);
+  // The password alone (a program may print it without the URL), as written and decoded.
+  EXPECT_EQ(r.Redact("pw correct-horse"), "pw [REDACTED:DATABASE_URL]");
+  EXPECT_EQ(r.Redact("pr@xy-pass pr%40xy-pass"), "[REDACTED:http_proxy] [REDACTED:http_proxy]");
+}
+
+TEST(SecretsTest, ManyUrlLookalikesStayLinear) {
+  Redactor r;
+  std::string text;
+  for (int i = 0; i < (8 << 20) / 8; ++i) text += "a://u:p@";
+  std::string redacted = r.Redact(text);
+  EXPECT_EQ(redacted.find(":p@"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace odin

@@ -16,13 +16,17 @@
 //   8. Subagents: 8 AgentTool calls in one turn, each running 10 CPU-bound
 //      commands of ~200 ms, with 1, 2, 4 and 8 tool workers: wall time
 //      against the ideal (the commands' CPU time / cores).
+//   9. The ledger anchor's cost: a tool call's two records (start, end) with
+//      and without the anchor outside the workspace (ledger_anchor.h).
 //   7. The guards' own cost per turn: the stall detector per step, and the
 //      workspace fingerprint of the generated tree (first scan, a rescan
 //      with nothing changed, a rescan after 100 files changed, as after a
 //      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
-// [--validations N] [--guards 0|1] [--subagents N] [--daemon N]. Runs in a fresh temporary workspace. Never asserts: it prints.
+// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N]. Runs in a fresh temporary
+// workspace, with XDG_STATE_HOME in a temporary directory too (ledger anchors; $TMPDIR decides the file
+// system). Never asserts: it prints.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -33,6 +37,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -44,6 +49,7 @@
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/zmq_endpoint.h"
+#include "coordinator/ledger.h"
 #include "coordinator/runtime.h"
 #include "coordinator/stall_detector.h"
 #include "coordinator/workspace_fingerprint.h"
@@ -424,7 +430,12 @@ bool DaemonFigures(int sessions) {
       if (!started.ok()) return false;
       daemon = *started;
       for (int t = 0; t < 200 && !PathExists(ws + "/.odin/daemon.json"); ++t) usleep(20000);
-      extra = {"--connect", "unix:" + ws + "/.odin/daemon.sock"};
+      // The socket is outside the workspace; daemon.json names it.
+      StatusOr<std::string> info = ReadFileToString(ws + "/.odin/daemon.json");
+      size_t at = info.ok() ? info->find("\"listen\":\"") : std::string::npos;
+      if (at == std::string::npos) return false;
+      at += 10;
+      extra = {"--connect", info->substr(at, info->find('"', at) - at)};
     }
     SessionFigures f = AgentSessionOnce(ws, url, *dir + "/log.jsonl", extra);
     int status;
@@ -447,6 +458,50 @@ bool DaemonFigures(int sessions) {
   Print("daemon: per call (server side)", rg, 3.0);
   printf("  %-44s %.2fx (first request), %.2fx (per call)\n", "daemon / local, medians", rf.median_ms / lf.median_ms,
          rg.median_ms / lg.median_ms);
+  return true;
+}
+
+// A tool call's two ledger records (its start, then its end with a small
+// output), `calls` times, in a ledger with the anchor and one without,
+// alternating blocks of 100 so both see the same machine.
+bool LedgerFigures(int calls) {
+  printf("ledger: a tool call's start and end records (%d calls each, with and without the anchor)\n", calls);
+  StatusOr<std::string> dir = MakeTempDir("odin-bench-ledger");
+  if (!dir.ok()) return false;
+  LedgerOptions with, without;
+  with.anchor_dir = *dir + "/anchors";
+  without.anchored = false;
+  auto a = Ledger::Open(*dir + "/anchored.db", Redactor(), with);
+  auto b = Ledger::Open(*dir + "/plain.db", Redactor(), without);
+  if (!a.ok() || !b.ok()) return false;
+  std::vector<double> anchored, plain;
+  for (int block = 0; block * 100 < calls; ++block) {
+    for (bool anchor : {true, false}) {
+      Ledger* l = anchor ? a->get() : b->get();
+      for (int i = 0; i < 100 && block * 100 + i < calls; ++i) {
+        std::string id = "ex_" + std::to_string(block) + "_" + std::to_string(i);
+        ExecutionStart start{id, "ses_1", "main", "ExecuteCommand", R"({"argv":["true"]})", "edit", "w-1", 1, ""};
+        ExecutionEnd end;
+        end.execution_id = id;
+        end.status = "ok";
+        end.exit_code = 0;
+        end.exit_reason = "normal";
+        end.output_head = "ok\n";
+        end.output_bytes = 3;
+        Clock::time_point t0 = Clock::now();
+        if (!l->AddExecutionStart(start).ok() || !l->AddExecutionEnd(end, {}).ok()) return false;
+        (anchor ? anchored : plain).push_back(Ms(Clock::now() - t0));
+      }
+    }
+  }
+  a->reset();
+  b->reset();
+  RemoveTree(*dir);
+  Stats sa = Summarize(anchored), sp = Summarize(plain);
+  Print("start + end, anchored", sa, 0);
+  Print("start + end, no anchor", sp, 0);
+  printf("  %-44s %+.3f ms median, %+.3f ms mean per call (two anchor writes)\n", "the anchor's cost",
+         sa.median_ms - sp.median_ms, sa.mean_ms - sp.mean_ms);
   return true;
 }
 
@@ -755,7 +810,7 @@ bool SubagentFigures(int subagents, int commands) {
 
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
-      subagents = 8, daemon = 5;
+      subagents = 8, daemon = 5, ledger = 2000;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -767,7 +822,13 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--guards") == 0) guards = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--subagents") == 0) subagents = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--daemon") == 0) daemon = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--ledger") == 0) ledger = atoi(argv[i + 1]);
   }
+  // Ledger anchors (and daemon sockets, without a runtime directory) of the
+  // bench's throwaway workspaces go to a directory of its own.
+  StatusOr<std::string> user_dir = MakeTempDir("odin-bench-state");
+  if (!user_dir.ok()) return 1;
+  setenv("XDG_STATE_HOME", user_dir->c_str(), 1);
   struct utsname u;
   uname(&u);
   setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -793,11 +854,13 @@ int Main(int argc, char** argv) {
   Print("ZeroMQ ipc round trip, 64 bytes", Summarize(zmq), 0);
   RemoveTree(*dir);
   if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
+  if (ledger > 0 && !LedgerFigures(ledger)) return 1;
   if (sessions > 0 && !AgentFigures(sessions)) return 1;
   if (daemon > 0 && !DaemonFigures(daemon)) return 1;
   if (validations > 0 && !ValidationFigures(validations)) return 1;
   if (guards > 0 && tree > 0 && !GuardFigures(tree, runs)) return 1;
   if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
+  RemoveTree(*user_dir);
   return 0;
 }
 

@@ -76,6 +76,8 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f);
 int RunLog(const GlobalFlags& g, bool json, int limit);
 int RunShow(const GlobalFlags& g, const std::string& id, bool json, bool output_only);
 int RunLedgerVerify(const GlobalFlags& g, bool json);
+// Moves the ledger aside and starts a new chain (Ledger::Reset).
+int RunLedgerReset(const GlobalFlags& g, bool json);
 int RunDoctor(const GlobalFlags& g, bool json);
 // odin trust: trusts the workspace's odinconfig.json at the hash of its
 // trusted-only settings (trust.h), or revokes that. Exit 0 unless an error

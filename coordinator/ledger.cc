@@ -2,9 +2,15 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
 #include "base/sha256.h"
 
 namespace odin {
@@ -200,6 +206,144 @@ ValidationRecord ReadValidation(sqlite3_stmt* st) {
   return v;
 }
 
+std::string AbsolutePath(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return JoinPath(cwd, path);
+}
+
+// The anchor of the ledger at path, or null with *note saying why none is kept.
+std::unique_ptr<LedgerAnchor> AnchorFor(const std::string& path, const LedgerOptions& o, std::string* note) {
+  if (!o.anchored) {
+    *note = "not kept (turned off)";
+    return nullptr;
+  }
+  std::string dir = o.anchor_dir;
+  if (dir.empty()) {
+    StatusOr<std::string> d = LedgerAnchor::DefaultDir();
+    if (!d.ok()) {
+      *note = "not kept: " + d.status().message();
+      return nullptr;
+    }
+    dir = *d;
+  }
+  return std::make_unique<LedgerAnchor>(dir, path);
+}
+
+std::string Plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+constexpr const char kStartOver[] = "odin ledger reset moves it aside and starts a new chain";
+
+// A ledger its anchor says holds records must be there and not empty.
+Status CheckPresent(const std::string& path, const AnchorState& a, const std::string& anchor_path) {
+  struct stat st;
+  std::string claim = "the anchor says it held " + Plural(a.seq, "record", "records");
+  std::string where = " (anchor: " + anchor_path + ")";
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) return PosixError("ledger " + path, errno);
+    return Status::Corruption("ledger " + path, "is missing but " + claim +
+                                                    ": it was deleted or moved; restore it, or start over with "
+                                                    "odin ledger reset" + where);
+  }
+  if (st.st_size == 0) {
+    return Status::Corruption("ledger " + path,
+                              "is empty (truncated to 0 bytes) but " + claim + "; " + kStartOver + where);
+  }
+  return Status::OK();
+}
+
+// A file name for SQLite's URI form (percent-encoding what would end the path).
+std::string UriPath(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string UtcStamp(int64_t ms) {
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+// Moves the ledger at path (and any -wal, -shm, -journal beside it) aside to
+// path.reset-GENERATION-TIME, after making sure no other connection has it
+// open: switching it out of WAL mode needs exclusive access, and folds the WAL
+// into the file. A file that is not a database is moved as it is.
+Status MoveAside(const std::string& path, int64_t generation, int64_t now_ms, int64_t* found_seq,
+                 std::string* moved_to) {
+  struct stat st;
+  *found_seq = 0;
+  moved_to->clear();
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::OK();
+    return PosixError("ledger " + path, errno);
+  }
+  auto in_use = [&path] {
+    return Status::Unavailable("ledger " + path,
+                               "is in use by another odin process (a session, odin -p or odin serve); "
+                               "end it and reset again");
+  };
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  struct Closer {
+    sqlite3* db;
+    ~Closer() { sqlite3_close_v2(db); }
+  } closer{db};
+  *found_seq = -1;
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 1000);
+    std::string mode;
+    rc = sqlite3_exec(
+        db, "PRAGMA journal_mode=DELETE",
+        [](void* out, int, char** values, char**) {
+          *static_cast<std::string*>(out) = values[0] ? values[0] : "";
+          return 0;
+        },
+        &mode, nullptr);
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED || (rc == SQLITE_OK && mode != "delete")) {
+      return in_use();
+    }
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr);
+      if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return in_use();
+    }
+    if (rc == SQLITE_OK) {
+      *found_seq = 0;
+      for (const TableDef& t : Tables()) {
+        Stmt q;
+        std::string sql = std::string("SELECT MAX(seq) FROM ") + t.name;
+        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q.st, nullptr) == SQLITE_OK && sqlite3_step(q.st) == SQLITE_ROW) {
+          *found_seq = std::max<int64_t>(*found_seq, sqlite3_column_int64(q.st, 0));
+        }
+      }
+    }
+  }
+  std::string target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms);
+  for (int n = 2; PathExists(target); ++n) {
+    target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms) + "." + std::to_string(n);
+  }
+  if (rename(path.c_str(), target.c_str()) != 0) return PosixError("cannot move ledger " + path + " aside", errno);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    if (PathExists(path + suffix)) rename((path + suffix).c_str(), (target + suffix).c_str());
+  }
+  *moved_to = target;
+  return Status::OK();
+}
+
 }  // namespace
 
 Ledger::Ledger(sqlite3* db, std::string path, Redactor redactor)
@@ -271,23 +415,61 @@ Status Ledger::Exec(const std::string& sql) {
   return Status::OK();
 }
 
-StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path, Redactor redactor) {
+StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path_in, Redactor redactor,
+                                               const LedgerOptions& options) {
+  const std::string path = AbsolutePath(path_in);
+  std::string note;
+  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
+  // The anchor first: whatever it says was committed before the ledger is read.
+  std::optional<AnchorState> state;
+  if (anchor != nullptr) {
+    ASSIGN_OR_RETURN(state, anchor->Read());
+    if (state && state->seq > 0) RETURN_IF_ERROR(CheckPresent(path, *state, anchor->path()));
+    if (Status s = anchor->Prepare(); !s.ok()) {
+      note = "not kept: " + s.message();
+      spdlog::warn("ledger {}: its anchor is {}; records missing at its end will go unnoticed", path, note);
+    }
+  }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   std::unique_ptr<Ledger> ledger(new Ledger(db, path, std::move(redactor)));
   if (rc != SQLITE_OK) return ledger->SqliteError("open", rc);
+  ledger->anchor_ = std::move(anchor);
+  ledger->anchor_generation_ = state ? state->generation : 0;
+  ledger->anchor_note_ = note;
   RETURN_IF_ERROR(ledger->Init());
+  RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/true));
   return ledger;
 }
 
-StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path) {
+StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path_in, const LedgerOptions& options) {
+  const std::string path = AbsolutePath(path_in);
+  std::string note;
+  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
+  std::optional<AnchorState> state;
+  if (anchor != nullptr) {
+    ASSIGN_OR_RETURN(state, anchor->Read());
+    if (state && state->seq > 0) RETURN_IF_ERROR(CheckPresent(path, *state, anchor->path()));
+  }
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return Status::NotFound("ledger " + path, "no ledger yet");
+  // Reading writes nothing: where the directory is not writable (a read-only
+  // checkout, another user's workspace) SQLite could not create the WAL's
+  // shared-memory file, so the file is opened as immutable, which is exact
+  // as long as no WAL holds records the file does not.
+  struct stat wal;
+  bool wal_has_records = stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+  std::string name = access(DirName(path).c_str(), W_OK) == 0 || wal_has_records
+                         ? path
+                         : "file:" + UriPath(path) + "?immutable=1";
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   std::unique_ptr<Ledger> ledger(new Ledger(db, path, Redactor()));
   if (rc != SQLITE_OK) return ledger->SqliteError("open", rc);
   sqlite3_busy_timeout(db, 5000);
+  ledger->anchor_ = std::move(anchor);
+  ledger->anchor_generation_ = state ? state->generation : 0;
+  ledger->anchor_note_ = note;
   // Touch the schema now, so a damaged file is reported here, by name.
   Stmt s;
   rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s.st, nullptr);
@@ -304,7 +486,38 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path) 
     return Status::FailedPrecondition("ledger " + path,
                                       "schema version " + ColumnText(s.st, 0) + " is not supported");
   }
+  if (!options.allow_short) RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/false));
   return ledger;
+}
+
+StatusOr<LedgerResetReport> Ledger::Reset(const std::string& path_in, int64_t now_ms, const LedgerOptions& options) {
+  const std::string path = AbsolutePath(path_in);
+  std::string note;
+  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
+  if (anchor == nullptr) return Status::FailedPrecondition("ledger " + path, "cannot be reset: its anchor is " + note);
+  LedgerResetReport report;
+  report.anchor_path = anchor->path();
+  RETURN_IF_ERROR(anchor->Update([&](const std::optional<AnchorState>& now) -> StatusOr<std::optional<AnchorState>> {
+    AnchorState next = now ? *now : AnchorState();
+    next.ledger = path;
+    AnchorReset r;
+    r.at_ms = now_ms;
+    r.anchored_seq = next.seq;
+    r.anchored_hash = next.hash;
+    // Moved before the anchor changes: a crash in between leaves a missing
+    // ledger the old anchor still complains about, and a second reset.
+    RETURN_IF_ERROR(MoveAside(path, next.generation + 1, now_ms, &r.found_seq, &r.moved_to));
+    next.generation += 1;
+    next.seq = 0;
+    next.hash.clear();
+    next.resets.push_back(r);
+    report.generation = next.generation;
+    report.anchored_seq = r.anchored_seq;
+    report.found_seq = r.found_seq;
+    report.moved_to = r.moved_to;
+    return std::optional<AnchorState>(std::move(next));
+  }));
+  return report;
 }
 
 Status Ledger::Init() {
@@ -352,22 +565,81 @@ Status Ledger::Init() {
   return Status::OK();
 }
 
-Status Ledger::LoadHead() {
-  head_seq_ = 0;
-  head_hash_ = kGenesisHash;
+StatusOr<Ledger::Head> Ledger::ReadHead() {
+  Head head;
   for (const TableDef& t : Tables()) {
-    Stmt s;
-    std::string sql = std::string("SELECT seq, hash FROM ") + t.name + " ORDER BY seq DESC LIMIT 1";
-    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
-    if (rc != SQLITE_OK) return SqliteError("read chain head", rc);
-    rc = sqlite3_step(s.st);
-    if (rc == SQLITE_ROW && sqlite3_column_int64(s.st, 0) > head_seq_) {
-      head_seq_ = sqlite3_column_int64(s.st, 0);
-      head_hash_ = ColumnText(s.st, 1);
-    } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-      return SqliteError("read chain head", rc);
+    int rc;
+    sqlite3_stmt* st = Cached(std::string("SELECT seq, hash FROM ") + t.name + " ORDER BY seq DESC LIMIT 1", &rc);
+    if (st == nullptr) return SqliteError("read chain head", rc);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > head.seq) {
+      head.seq = sqlite3_column_int64(st, 0);
+      head.hash = ColumnText(st, 1);
     }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("read chain head", rc);
   }
+  return head;
+}
+
+StatusOr<std::string> Ledger::HashAt(int64_t seq) {
+  for (const TableDef& t : Tables()) {
+    int rc;
+    sqlite3_stmt* st = Cached(std::string("SELECT hash FROM ") + t.name + " WHERE seq = ?", &rc);
+    if (st == nullptr) return SqliteError("read record", rc);
+    sqlite3_bind_int64(st, 1, seq);
+    rc = sqlite3_step(st);
+    std::string hash = rc == SQLITE_ROW ? ColumnText(st, 0) : "";
+    sqlite3_reset(st);
+    if (rc == SQLITE_ROW) return hash;
+    if (rc != SQLITE_DONE) return SqliteError("read record", rc);
+  }
+  return Status::NotFound("ledger " + path_, "no record " + std::to_string(seq));
+}
+
+Status Ledger::CompareWithAnchor(const AnchorState& a) {
+  ASSIGN_OR_RETURN(Head head, ReadHead());
+  std::string where = " (anchor: " + anchor_->path() + ")";
+  if (head.seq < a.seq) {
+    int64_t missing = a.seq - head.seq;
+    std::string what = head.seq == 0 ? "holds no records but the anchor says it held " + Plural(a.seq, "record", "records")
+                                     : "ends at record " + std::to_string(head.seq) + " but the anchor says " +
+                                           std::to_string(a.seq) + ": the newest " +
+                                           Plural(missing, "record is", "records are") + " missing";
+    return Status::Corruption("ledger " + path_,
+                              what + " (deleted, or the file was truncated or replaced); " + kStartOver + where);
+  }
+  StatusOr<std::string> hash = HashAt(a.seq);
+  if (!hash.ok() && hash.status().code() != StatusCode::kNotFound) return hash.status();
+  if (!hash.ok() || *hash != a.hash) {
+    return Status::Corruption("ledger " + path_, "record " + std::to_string(a.seq) +
+                                                     " is not the one the anchor holds: the ledger was rewritten or "
+                                                     "replaced; " + kStartOver + where);
+  }
+  return Status::OK();
+}
+
+Status Ledger::CheckAnchor(const std::optional<AnchorState>& state, bool adopt) {
+  if (anchor_ == nullptr) return Status::OK();
+  // One read transaction: the head and the record at the anchor agree.
+  RETURN_IF_ERROR(Run("BEGIN"));
+  StatusOr<Head> head = ReadHead();
+  Status s = head.status();
+  if (s.ok() && state && state->seq > 0) s = CompareWithAnchor(*state);
+  Run("COMMIT");
+  RETURN_IF_ERROR(s);
+  // A ledger from before anchors, or a writer that died between its commit
+  // and the anchor: anchor what is there.
+  if (adopt && anchor_note_.empty() && head->seq > (state ? state->seq : 0)) {
+    return anchor_->Advance(anchor_generation_, head->seq, head->hash);
+  }
+  return Status::OK();
+}
+
+Status Ledger::LoadHead() {
+  ASSIGN_OR_RETURN(Head head, ReadHead());
+  head_seq_ = head.seq;
+  head_hash_ = head.seq > 0 ? head.hash : kGenesisHash;
   int rc;
   sqlite3_stmt* dv = Cached("PRAGMA data_version", &rc);
   if (dv != nullptr && sqlite3_step(dv) == SQLITE_ROW) data_version_ = sqlite3_column_int64(dv, 0);
@@ -433,6 +705,11 @@ Status Ledger::Write(const std::function<Status()>& body) {
   if (s.ok()) s = body();
   if (s.ok()) {
     s = Run("COMMIT");
+    // Committed: the anchor follows (after, never before: an anchor past
+    // the ledger would be a false alarm).
+    if (s.ok() && anchor_ != nullptr && anchor_note_.empty()) {
+      return anchor_->Advance(anchor_generation_, head_seq_, head_hash_);
+    }
     if (s.ok()) return s;
   }
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -677,10 +954,41 @@ StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& executi
 }
 
 StatusOr<VerifyReport> Ledger::Verify() {
+  // The anchor before the snapshot: what it holds was committed before.
+  std::optional<AnchorState> state;
+  if (anchor_ != nullptr) {
+    ASSIGN_OR_RETURN(state, anchor_->Read());
+  }
   // One read transaction: a consistent snapshot even while others append.
   RETURN_IF_ERROR(Run("BEGIN"));
   StatusOr<VerifyReport> report = VerifySnapshot();
+  if (report.ok() && report->ok && state && state->seq > 0) {
+    Status s = CompareWithAnchor(*state);
+    if (s.code() == StatusCode::kCorruption) {
+      report->ok = false;
+      report->short_of_anchor = true;
+      report->problem = s.message();
+    } else if (!s.ok()) {
+      report = s;
+    }
+  }
   Run("COMMIT");
+  if (!report.ok()) return report;
+  if (anchor_ == nullptr) {
+    report->anchor = anchor_note_;
+  } else if (!state) {
+    report->anchor = "none yet (" + anchor_->path() + ")";
+    if (!anchor_note_.empty()) report->anchor += "; " + anchor_note_;
+  } else {
+    report->anchor = (state->seq > 0 ? "record " + std::to_string(state->seq) : std::string("no record yet")) + " (" +
+                     anchor_->path() + ")";
+    if (!state->resets.empty()) {
+      const AnchorReset& last = state->resets.back();
+      report->anchor += ", after " + Plural(state->generation, "reset", "resets") + "; the last moved " +
+                        (last.moved_to.empty() ? std::string("nothing") : last.moved_to) + " aside";
+    }
+    if (!anchor_note_.empty()) report->anchor += "; " + anchor_note_;
+  }
   return report;
 }
 

@@ -13,6 +13,12 @@
 // Several processes may append to one ledger; SQLite's write lock orders them
 // and each append re-reads the chain head if another process wrote meanwhile.
 //
+// The chain cannot show records missing at its end, so the newest record is
+// also anchored outside the workspace after each commit (ledger_anchor.h): a
+// ledger that ends before its anchor, is missing or empty is refused by every
+// Open, never silently started anew; `odin ledger reset` (Reset) is the
+// deliberate way to start over.
+//
 // Thread-safety: none; one Ledger belongs to one loop.
 
 #include <cstdint>
@@ -25,6 +31,7 @@
 
 #include "base/secrets.h"
 #include "base/status.h"
+#include "coordinator/ledger_anchor.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -165,16 +172,51 @@ struct ExecutionRow {
 struct VerifyReport {
   int64_t records = 0;     // records checked
   bool ok = true;
-  std::string problem;     // first bad record, when !ok
+  std::string problem;     // first bad record, or what is missing, when !ok
+  bool short_of_anchor = false;  // the problem: records missing (deleted, truncated) or rewritten past the anchor
+  std::string anchor;      // what the anchor holds, for people ("record 57 (path)", "none yet", ...)
+};
+
+struct LedgerOptions {
+  // The directory of the anchors (ledger_anchor.h); "": LedgerAnchor::DefaultDir().
+  std::string anchor_dir;
+  // false: keep no anchor at all (only for benchmarks that measure its cost).
+  bool anchored = true;
+  // OpenReadOnly: open a ledger that falls short of its anchor all the same,
+  // so that Verify() can report what is missing (odin ledger verify).
+  bool allow_short = false;
+};
+
+// What Ledger::Reset did.
+struct LedgerResetReport {
+  int64_t generation = 0;    // the new chain's (resets so far)
+  int64_t anchored_seq = 0;  // the old chain's anchored head
+  int64_t found_seq = 0;     // the old ledger's own head (-1: unreadable; 0: no ledger or no records)
+  std::string moved_to;      // where the old ledger went; "" if there was none
+  std::string anchor_path;
 };
 
 class Ledger {
  public:
-  // Opens (creating if needed) the ledger at path for appending. Returns
-  // Corruption naming the file if it is not a readable ledger.
-  static StatusOr<std::unique_ptr<Ledger>> Open(const std::string& path, Redactor redactor);
-  // Opens an existing ledger for reading. NotFound if there is none.
-  static StatusOr<std::unique_ptr<Ledger>> OpenReadOnly(const std::string& path);
+  // Opens (creating if needed) the ledger at path (absolute) for appending.
+  // Returns Corruption naming the file if it is not a readable ledger, or if
+  // it is missing, empty or ends before its anchor (then nothing is created).
+  // A ledger without an anchor is anchored at its head; if the anchor
+  // directory cannot be written, the ledger works unanchored and says so
+  // (anchor_note()).
+  static StatusOr<std::unique_ptr<Ledger>> Open(const std::string& path, Redactor redactor,
+                                                const LedgerOptions& options = {});
+  // Opens an existing ledger for reading, writing nothing (a read-only
+  // directory is fine). NotFound if there is none and its anchor, if any,
+  // says it never held a record; else Corruption as Open (unless
+  // options.allow_short).
+  static StatusOr<std::unique_ptr<Ledger>> OpenReadOnly(const std::string& path, const LedgerOptions& options = {});
+  // Starts over deliberately (odin ledger reset): moves the ledger file aside
+  // (never deletes it) and starts a new generation of the anchor, recording
+  // the old head, when, and where the old file went. Unavailable if another
+  // process has the ledger open.
+  static StatusOr<LedgerResetReport> Reset(const std::string& path, int64_t now_ms,
+                                           const LedgerOptions& options = {});
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -208,17 +250,36 @@ class Ledger {
   StatusOr<ExecutionRow> FindExecution(const std::string& id_or_prefix);
   StatusOr<std::vector<Artifact>> ListArtifacts(const std::string& execution_id);
 
-  // Recomputes the whole hash chain. The report names the first bad record.
+  // Recomputes the whole hash chain and compares its end with the anchor.
+  // The report names the first bad record, or the records missing.
   StatusOr<VerifyReport> Verify();
 
   const std::string& path() const { return path_; }
+  // Why this ledger keeps no anchor ("" if it keeps one).
+  const std::string& anchor_note() const { return anchor_note_; }
 
   // A column value (defined in ledger.cc).
   struct Value;
 
  private:
+  struct Head {
+    int64_t seq = 0;
+    std::string hash;
+  };
+
   Ledger(sqlite3* db, std::string path, Redactor redactor);
   Status Init();
+  // The newest record and the hash of record seq (NotFound if absent).
+  // REQUIRES: inside a transaction, for a consistent answer.
+  StatusOr<Head> ReadHead();
+  StatusOr<std::string> HashAt(int64_t seq);
+  // OK iff the ledger reaches the anchor with the same record there; else
+  // Corruption saying what is missing. REQUIRES: inside a transaction.
+  Status CompareWithAnchor(const AnchorState& anchor);
+  // Compares the ledger with the anchor as read before (if one is kept); with
+  // adopt, an anchor behind the ledger (none yet, or a writer that died
+  // between its commit and the anchor) is moved to the ledger's head.
+  Status CheckAnchor(const std::optional<AnchorState>& state, bool adopt);
   Status Exec(const std::string& sql);
   Status Append(const char* table, std::vector<Value> values);
   Status LoadHead();
@@ -240,6 +301,9 @@ class Ledger {
   std::string head_hash_;
   int64_t data_version_ = -1;
   std::map<std::string, sqlite3_stmt*> statements_;  // owned; finalized on close
+  std::unique_ptr<LedgerAnchor> anchor_;  // null: none kept (anchor_note_ says why)
+  int64_t anchor_generation_ = 0;         // the anchor's generation when opened
+  std::string anchor_note_;
 };
 
 }  // namespace odin

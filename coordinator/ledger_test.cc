@@ -15,13 +15,25 @@ class LedgerTest : public ::testing::Test {
   void SetUp() override {
     dir_ = *MakeTempDir("odin-ledger-test");
     path_ = dir_ + "/odin.db";
+    options_.anchor_dir = dir_ + "/state/odin/ledgers";
   }
   void TearDown() override { RemoveTree(dir_); }
 
   std::unique_ptr<Ledger> Open(Redactor r = Redactor()) {
-    auto l = Ledger::Open(path_, std::move(r));
+    auto l = Ledger::Open(path_, std::move(r), options_);
     EXPECT_TRUE(l.ok()) << l.status().ToString();
     return l.ok() ? std::move(*l) : nullptr;
+  }
+  StatusOr<std::unique_ptr<Ledger>> OpenReadOnly(bool allow_short = false) {
+    LedgerOptions o = options_;
+    o.allow_short = allow_short;
+    return Ledger::OpenReadOnly(path_, o);
+  }
+  std::optional<AnchorState> Anchor() { return *LedgerAnchor(options_.anchor_dir, path_).Read(); }
+  // n calls' starts, in a ledger closed afterwards.
+  void Record(int n) {
+    auto l = Open();
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(l->AddExecutionStart(Start("ex_" + std::to_string(i))).ok());
   }
 
   ExecutionStart Start(const std::string& id) {
@@ -51,6 +63,7 @@ class LedgerTest : public ::testing::Test {
   }
 
   std::string dir_, path_;
+  LedgerOptions options_;
 };
 
 TEST_F(LedgerTest, RecordsStartAndEndOfACall) {
@@ -176,7 +189,7 @@ TEST_F(LedgerTest, VerifyNamesTheFirstEditedRow) {
   l.reset();
   // Someone drops the guard and rewrites history: exit code 1 becomes 0.
   Tamper("DROP TRIGGER execution_ends_no_UPDATE; UPDATE execution_ends SET exit_code = 0, status = 'ok'");
-  auto ro = Ledger::OpenReadOnly(path_);
+  auto ro = OpenReadOnly();
   ASSERT_TRUE(ro.ok());
   auto report = (*ro)->Verify();
   ASSERT_TRUE(report.ok());
@@ -189,7 +202,7 @@ TEST_F(LedgerTest, VerifyDetectsADeletedRow) {
   for (const char* id : {"ex_a", "ex_b", "ex_c"}) ASSERT_TRUE(l->AddExecutionStart(Start(id)).ok());
   l.reset();
   Tamper("DROP TRIGGER execution_starts_no_DELETE; DELETE FROM execution_starts WHERE execution_id = 'ex_b'");
-  auto report = (*Ledger::OpenReadOnly(path_))->Verify();
+  auto report = (*OpenReadOnly())->Verify();
   EXPECT_FALSE(report->ok);
   EXPECT_NE(report->problem.find("record 2 is missing"), std::string::npos) << report->problem;
 }
@@ -207,11 +220,11 @@ TEST_F(LedgerTest, TwoWritersKeepOneChain) {
 
 TEST_F(LedgerTest, GarbageFileIsReportedByName) {
   ASSERT_TRUE(WriteFileAtomic(path_, std::string(4096, 'z')).ok());
-  auto l = Ledger::Open(path_, Redactor());
+  auto l = Ledger::Open(path_, Redactor(), options_);
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.status().code(), StatusCode::kCorruption);
   EXPECT_NE(l.status().message().find(path_), std::string::npos);
-  auto ro = Ledger::OpenReadOnly(path_);
+  auto ro = OpenReadOnly();
   ASSERT_FALSE(ro.ok());
   EXPECT_EQ(ro.status().code(), StatusCode::kCorruption);
 }
@@ -227,7 +240,7 @@ TEST_F(LedgerTest, TruncatedFileIsAnErrorNotACrash) {
   ASSERT_TRUE(content.ok());
   ASSERT_GT(content->size(), 8192u);
   ASSERT_EQ(truncate(path_.c_str(), static_cast<off_t>(content->size() / 2)), 0);
-  auto ro = Ledger::OpenReadOnly(path_);
+  auto ro = OpenReadOnly();
   Status s = ro.ok() ? (*ro)->ListExecutions(1000).status() : ro.status();
   if (s.ok()) s = (*ro)->Verify().status();
   EXPECT_FALSE(s.ok());
@@ -236,9 +249,194 @@ TEST_F(LedgerTest, TruncatedFileIsAnErrorNotACrash) {
 
 TEST_F(LedgerTest, NotALedgerIsRefusedReadOnly) {
   Tamper("CREATE TABLE other (x)");
-  auto ro = Ledger::OpenReadOnly(path_);
+  auto ro = OpenReadOnly();
   ASSERT_FALSE(ro.ok());
   EXPECT_NE(ro.status().message().find("not an Odin ledger"), std::string::npos);
+}
+
+// ---- the anchor: records missing at the end --------------------------------------
+
+TEST_F(LedgerTest, EachCommitMovesTheAnchorToTheNewestRecord) {
+  auto l = Open();
+  EXPECT_FALSE(Anchor().has_value());  // nothing recorded, nothing anchored
+  ASSERT_TRUE(l->AddSession({"ses_1", "exec", "/ws", 999}).ok());
+  ASSERT_EQ(Anchor()->seq, 1);
+  ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());
+  ASSERT_TRUE(l->AddExecutionEnd(End("ex_a"), {{"art_1", "ex_a", "output", "abc", 3, false, ""}}).ok());
+  EXPECT_EQ(Anchor()->seq, 4);
+  EXPECT_EQ(Anchor()->ledger, path_);
+  auto report = l->Verify();
+  EXPECT_TRUE(report->ok) << report->problem;
+  EXPECT_NE(report->anchor.find("record 4"), std::string::npos) << report->anchor;
+}
+
+TEST_F(LedgerTest, DeletedNewestRecordsAreNamedAndTheLedgerIsNotExtended) {
+  Record(5);
+  // Behind the ledger's back: the guard dropped, the newest two records gone.
+  Tamper("DROP TRIGGER execution_starts_no_DELETE; DELETE FROM execution_starts WHERE seq > 3");
+  const std::string expected = "ends at record 3 but the anchor says 5: the newest 2 records are missing";
+  auto ro = OpenReadOnly();
+  ASSERT_FALSE(ro.ok());
+  EXPECT_EQ(ro.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(ro.status().message().find(expected), std::string::npos) << ro.status().message();
+  EXPECT_NE(ro.status().message().find(options_.anchor_dir), std::string::npos) << ro.status().message();
+  // Verify opens it anyway, to report it.
+  auto verifiable = OpenReadOnly(/*allow_short=*/true);
+  ASSERT_TRUE(verifiable.ok()) << verifiable.status().ToString();
+  auto report = (*verifiable)->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->ok);
+  EXPECT_TRUE(report->short_of_anchor);
+  EXPECT_NE(report->problem.find("the newest 2 records are missing"), std::string::npos) << report->problem;
+  // A writer refuses it rather than write records 4 and 5 again.
+  auto w = Ledger::Open(path_, Redactor(), options_);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find(expected), std::string::npos);
+  EXPECT_EQ(Anchor()->seq, 5);
+}
+
+TEST_F(LedgerTest, ARewrittenTailIsNotTheAnchoredOne) {
+  Record(3);
+  // The last record replaced by another with a valid-looking chain position.
+  Tamper("DROP TRIGGER execution_starts_no_DELETE; DELETE FROM execution_starts WHERE seq = 3");
+  {
+    LedgerOptions unanchored = options_;
+    unanchored.anchored = false;
+    auto l = Ledger::Open(path_, Redactor(), unanchored);
+    ASSERT_TRUE(l.ok());
+    ASSERT_TRUE((*l)->AddExecutionStart(Start("ex_forged")).ok());
+  }
+  auto ro = OpenReadOnly();
+  ASSERT_FALSE(ro.ok());
+  EXPECT_NE(ro.status().message().find("record 3 is not the one the anchor"), std::string::npos)
+      << ro.status().message();
+}
+
+TEST_F(LedgerTest, ALedgerTruncatedToNothingIsNotCreatedAnew) {
+  Record(4);
+  ASSERT_EQ(truncate(path_.c_str(), 0), 0);
+  unlink((path_ + "-wal").c_str());
+  unlink((path_ + "-shm").c_str());
+  auto w = Ledger::Open(path_, Redactor(), options_);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(w.status().message().find("is empty (truncated to 0 bytes) but the anchor"), std::string::npos)
+      << w.status().message();
+  EXPECT_NE(w.status().message().find("says it held 4 records"), std::string::npos);
+  EXPECT_EQ(ReadFileToString(path_)->size(), 0u);
+  EXPECT_FALSE(OpenReadOnly().ok());
+}
+
+TEST_F(LedgerTest, AMissingLedgerIsNotCreatedAnew) {
+  Record(2);
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
+  auto w = Ledger::Open(path_, Redactor(), options_);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("is missing but the anchor"), std::string::npos) << w.status().message();
+  EXPECT_FALSE(PathExists(path_));
+  auto ro = OpenReadOnly();
+  EXPECT_EQ(ro.status().code(), StatusCode::kCorruption);  // not "no ledger yet"
+}
+
+TEST_F(LedgerTest, ALedgerFromBeforeAnchorsIsAnchoredAtItsHead) {
+  {
+    LedgerOptions unanchored = options_;
+    unanchored.anchored = false;
+    auto l = Ledger::Open(path_, Redactor(), unanchored);
+    for (const char* id : {"ex_a", "ex_b", "ex_c"}) ASSERT_TRUE((*l)->AddExecutionStart(Start(id)).ok());
+  }
+  EXPECT_FALSE(Anchor().has_value());
+  auto ro = OpenReadOnly();  // reading anchors nothing
+  ASSERT_TRUE(ro.ok());
+  EXPECT_NE((*ro)->Verify()->anchor.find("none yet"), std::string::npos);
+  EXPECT_FALSE(Anchor().has_value());
+  Open();
+  EXPECT_EQ(Anchor()->seq, 3);
+}
+
+TEST_F(LedgerTest, ResetMovesTheLedgerAsideAndStartsANewChain) {
+  Record(3);
+  auto reset = Ledger::Reset(path_, 1700000000000, options_);
+  ASSERT_TRUE(reset.ok()) << reset.status().ToString();
+  EXPECT_EQ(reset->generation, 1);
+  EXPECT_EQ(reset->anchored_seq, 3);
+  EXPECT_EQ(reset->found_seq, 3);
+  EXPECT_EQ(reset->moved_to, path_ + ".reset-1-20231114T221320Z");
+  EXPECT_FALSE(PathExists(path_));
+  // The old chain is kept whole, WAL folded in.
+  {
+    LedgerOptions unanchored = options_;
+    unanchored.anchored = false;
+    auto old = Ledger::OpenReadOnly(reset->moved_to, unanchored);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    EXPECT_EQ((*old)->Verify()->records, 3);
+  }
+  EXPECT_FALSE(PathExists(reset->moved_to + "-wal"));
+  // No ledger now is no error, and the next one starts at record 1.
+  EXPECT_EQ(OpenReadOnly().status().code(), StatusCode::kNotFound);
+  auto l = Open();
+  ASSERT_TRUE(l->AddExecutionStart(Start("ex_new")).ok());
+  auto report = l->Verify();
+  EXPECT_TRUE(report->ok) << report->problem;
+  EXPECT_EQ(report->records, 1);
+  EXPECT_NE(report->anchor.find("after 1 reset"), std::string::npos) << report->anchor;
+  std::optional<AnchorState> a = Anchor();
+  EXPECT_EQ(a->generation, 1);
+  EXPECT_EQ(a->seq, 1);
+  ASSERT_EQ(a->resets.size(), 1u);
+  EXPECT_EQ(a->resets[0].moved_to, reset->moved_to);
+  EXPECT_EQ(a->resets[0].at_ms, 1700000000000);
+}
+
+TEST_F(LedgerTest, ResetAlsoClearsTheWayAfterAMissingLedger) {
+  Record(2);
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
+  ASSERT_FALSE(Ledger::Open(path_, Redactor(), options_).ok());
+  auto reset = Ledger::Reset(path_, 1, options_);
+  ASSERT_TRUE(reset.ok()) << reset.status().ToString();
+  EXPECT_EQ(reset->moved_to, "");
+  EXPECT_EQ(reset->anchored_seq, 2);
+  EXPECT_NE(Open(), nullptr);
+}
+
+TEST_F(LedgerTest, ResetRefusesALedgerInUse) {
+  auto l = Open();
+  ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());
+  auto reset = Ledger::Reset(path_, 1, options_);
+  ASSERT_FALSE(reset.ok());
+  EXPECT_EQ(reset.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(reset.status().message().find("in use"), std::string::npos) << reset.status().message();
+  EXPECT_TRUE(PathExists(path_));
+  EXPECT_EQ(Anchor()->generation, 0);
+  ASSERT_TRUE(l->AddExecutionStart(Start("ex_b")).ok());
+}
+
+TEST_F(LedgerTest, AWriterOpenedBeforeAResetCannotMoveTheNewAnchor) {
+  auto l = Open();
+  ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());
+  // A reset that raced past the in-use check (its anchor half, simulated).
+  ASSERT_TRUE(LedgerAnchor(options_.anchor_dir, path_)
+                  .Update([](const std::optional<AnchorState>& now) -> StatusOr<std::optional<AnchorState>> {
+                    AnchorState next = *now;
+                    next.generation = 1;
+                    next.seq = 0;
+                    next.hash.clear();
+                    return std::optional<AnchorState>(next);
+                  })
+                  .ok());
+  Status s = l->AddExecutionStart(Start("ex_b"));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("was reset"), std::string::npos) << s.message();
+  EXPECT_EQ(Anchor()->seq, 0);
+}
+
+TEST_F(LedgerTest, WithoutAnAnchorDirectoryTheLedgerSaysSo) {
+  options_.anchor_dir = "/proc/odin-cannot-create-this";
+  auto l = Open();
+  ASSERT_NE(l, nullptr);
+  ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());
+  EXPECT_NE(l->anchor_note().find("not kept"), std::string::npos);
+  EXPECT_NE(l->Verify()->anchor.find("not kept"), std::string::npos) << l->Verify()->anchor;
 }
 
 }  // namespace

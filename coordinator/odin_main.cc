@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
 
   odin::GlobalFlags global;
   odin::ExecFlags exec;
-  bool log_json = false, show_json = false, show_output = false, verify_json = false,
+  bool log_json = false, show_json = false, show_output = false, verify_json = false, reset_json = false,
        doctor_json = false;
   int log_limit = 20;
   std::string show_id;
@@ -131,6 +131,10 @@ int main(int argc, char** argv) {
   verify_cmd->fallthrough();
   ledger_cmd->fallthrough();
   verify_cmd->add_flag("--json", verify_json, "Print JSON");
+  CLI::App* reset_cmd = ledger_cmd->add_subcommand(
+      "reset", "Start a new ledger: move the old one aside (kept, never deleted) and record the reset in its anchor");
+  reset_cmd->fallthrough();
+  reset_cmd->add_flag("--json", reset_json, "Print JSON");
 
   // The daemon and its clients live in odin-rpc (gRPC); odin hands them over.
   std::string connect, token_unused, listen_unused, session_unused;
@@ -141,7 +145,8 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the coordinator as a gRPC daemon for this workspace");
   serve_cmd->fallthrough();
   serve_cmd->add_option("--listen", listen_unused,
-                        "unix:PATH or HOST:PORT (default unix:.odin/daemon.sock, 0600; TCP needs a bearer token)");
+                        "unix:PATH or HOST:PORT (default: a 0600 unix socket in $XDG_RUNTIME_DIR/odin/, named in "
+                        ".odin/daemon.json; TCP needs a bearer token)");
   CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of the workspace's daemon (a new one if none)");
   attach_cmd->fallthrough();
   attach_cmd->add_option("SESSION", session_unused, "The session id");
@@ -208,6 +213,7 @@ int main(int argc, char** argv) {
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
+  if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
   if (trust_cmd->parsed()) return odin::RunTrust(global, trust);
   return odin::RunInteractive(global, agent);

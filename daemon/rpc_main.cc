@@ -30,6 +30,7 @@
 #include "base/ids.h"
 #include "base/subprocess.h"
 #include "base/logging.h"
+#include "base/terminal_text.h"
 #include "base/version.h"
 #include "coordinator/agent.h"
 #include "coordinator/cli.h"
@@ -37,6 +38,8 @@
 #include "coordinator/session_events.h"
 #include "coordinator/workspace.h"
 #include "daemon/service.h"
+#include "daemon/socket_location.h"
+#include "daemon/unix_listener.h"
 
 namespace odin {
 namespace {
@@ -47,13 +50,14 @@ constexpr int kUsage = 2;
 
 // ---- where the daemon is -----------------------------------------------------
 
+// The daemon's files in the workspace's .odin/ (which no sandbox sees). The
+// socket is elsewhere (socket_location.h); daemon.json says where.
 struct DaemonFiles {
-  std::string lock, info, token, socket;
+  std::string lock, info, token;
 };
 
 DaemonFiles FilesOf(const Workspace& ws) {
-  return {ws.state_dir + "/daemon.lock", ws.state_dir + "/daemon.json", ws.state_dir + "/daemon.token",
-          ws.state_dir + "/daemon.sock"};
+  return {ws.state_dir + "/daemon.lock", ws.state_dir + "/daemon.json", ws.state_dir + "/daemon.token"};
 }
 
 // The address clients use: "unix:/abs/path" or "host:port".
@@ -97,11 +101,21 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     return fail("a daemon already serves " + ws->root + " at " + where + " (pid " + std::to_string(pid) +
                 "); odin attach connects to it");
   }
-  std::string listen = f.listen.empty() ? "unix:" + files.socket : f.listen;
+  std::string listen = f.listen;
+  if (listen.empty()) {
+    StatusOr<std::string> socket = DaemonSocketPath(ws->root);
+    if (!socket.ok()) return fail(socket.status().message());
+    listen = "unix:" + *socket;
+  }
   std::string token = f.token.empty() ? EnvOr("ODIN_TOKEN", "") : f.token;
+  // A unix socket is accepted by us, so that each client's credentials are
+  // checked before gRPC reads from it (unix_listener.h); a socket left by a
+  // daemon that died is replaced (we hold the lock).
+  std::unique_ptr<UnixListener> listener;
   if (IsUnix(listen)) {
-    std::string path = listen.substr(5);
-    unlink(path.c_str());  // a socket left by a daemon that died: we hold the lock
+    StatusOr<std::unique_ptr<UnixListener>> l = UnixListener::Listen(listen.substr(5));
+    if (!l.ok()) return fail(l.status().message());
+    listener = std::move(*l);
   } else {
     // TCP reaches beyond this user: a token is required.
     if (token.empty()) token = RandomHex(24);
@@ -132,30 +146,44 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
 
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  if (!listener) builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
-  mode_t old_umask = umask(0077);  // the socket: 0600
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  umask(old_umask);
-  if (!server || (!IsUnix(listen) && port == 0)) return fail("cannot listen on " + listen);
-  if (IsUnix(listen)) chmod(listen.substr(5).c_str(), 0600);
-  if (!IsUnix(listen) && listen.size() > 2 && listen.substr(listen.size() - 2) == ":0") {
+  if (!server || (!listener && port == 0)) return fail("cannot listen on " + listen);
+  if (!listener && listen.size() > 2 && listen.substr(listen.size() - 2) == ":0") {
     listen = listen.substr(0, listen.size() - 1) + std::to_string(port);
   }
+  // The clients the listener refuses are answered by a server of their own.
+  RefusingService refused;
+  std::unique_ptr<grpc::Server> refusing;
+  std::thread accepting;
+  if (listener) {
+    grpc::ServerBuilder refusing_builder;
+    refusing_builder.RegisterCallbackGenericService(&refused);
+    refusing = refusing_builder.BuildAndStart();
+    if (!refusing) return fail("cannot start the server that refuses other users");
+    accepting = std::thread([&] { listener->Run(server.get(), refusing.get(), &refused); });
+  }
   json info = {{"listen", listen}, {"pid", getpid()}, {"workspace", ws->root}, {"version", ODIN_VERSION}};
-  if (Status s = WriteFileAtomic(files.info, info.dump() + "\n"); !s.ok()) return fail(s.message());
-  std::cerr << "odin serve: listening on " << listen << " for " << ws->root
-            << (IsUnix(listen) ? "" : " (token in " + files.token + ")") << "\n";
-
-  int sig = 0;
-  sigwait(&sigs, &sig);
-  std::cerr << "odin serve: " << strsignal(sig) << ", shutting down\n";
+  Status written = WriteFileAtomic(files.info, info.dump() + "\n");
+  if (written.ok()) {
+    std::cerr << "odin serve: listening on " << listen << " for " << ws->root
+              << (IsUnix(listen) ? "" : " (token in " + files.token + ")") << "\n";
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    std::cerr << "odin serve: " << strsignal(sig) << ", shutting down\n";
+  }
+  if (listener) {
+    listener->Stop();
+    accepting.join();
+    refusing->Shutdown(std::chrono::system_clock::now());
+  }
   // Open streams are cut at once: their sessions end below anyway.
   server->Shutdown(std::chrono::system_clock::now());
   service.CloseSessions();
   unlink(files.info.c_str());
-  if (IsUnix(listen)) unlink(listen.substr(5).c_str());
-  return 0;
+  listener.reset();  // removes the socket
+  return written.ok() ? 0 : fail(written.message());
 }
 
 // ---- clients ---------------------------------------------------------------------
@@ -319,10 +347,12 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   std::thread printer([&] {
     v1::SessionEvent e;
     bool in_text = false;
+    // What the model and the commands wrote reaches the terminal with its
+    // control characters made visible (base/terminal_text.h).
     auto line = [&](const std::string& text) {
       if (in_text) std::cout << "\n";
       in_text = false;
-      std::cout << text << "\n" << std::flush;
+      std::cout << VisibleControls(text) << "\n" << std::flush;
     };
     while (events->Read(&e)) {
       std::lock_guard<std::mutex> lock(mu);
@@ -331,7 +361,7 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
           line("[" + e.message_started().mode() + "] " + e.message_started().text());
           break;
         case v1::SessionEvent::kTextDelta:
-          std::cout << e.text_delta().text() << std::flush;
+          std::cout << VisibleControls(e.text_delta().text()) << std::flush;
           in_text = !e.text_delta().text().empty() && e.text_delta().text().back() != '\n';
           break;
         case v1::SessionEvent::kToolCallStarted:
@@ -343,7 +373,7 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
         case v1::SessionEvent::kApprovalRequested: {
           const v1::ApprovalRequested& r = e.approval_requested();
           approvals.push_back(r.execution_id());
-          line("⚠ approval needed: `" + r.what() + "`\n  " + r.reason() +
+          line("⚠ approval needed: `" + VisibleControls(r.what(), Layout::kOneLine) + "`\n  " + r.reason() +
                "\n  Allow? [y] once, [a] for this session, [n] no: ");
           break;
         }
@@ -527,7 +557,8 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the coordinator as a daemon for this workspace");
   serve_cmd->fallthrough();
   serve_cmd->add_option("--listen", serve.listen,
-                        "unix:PATH or HOST:PORT (default: unix:.odin/daemon.sock; TCP needs a token)");
+                        "unix:PATH or HOST:PORT (default: a unix socket in $XDG_RUNTIME_DIR/odin/, "
+                        "named in .odin/daemon.json; TCP needs a token)");
   serve_cmd->add_option("--token", serve.token, "The bearer token TCP clients must send (default: generated "
                                                 "into .odin/daemon.token)");
   CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of a running daemon (a new one if none)");

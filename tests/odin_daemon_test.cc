@@ -53,7 +53,9 @@ class OdinDaemonTest : public ::testing::Test {
     std::vector<std::string> args = {"serve"};
     args.insert(args.end(), extra.begin(), extra.end());
     int out = -1;
-    daemons_.push_back(StartOdin(ws_.path(), args, &out, Env()));
+    std::map<std::string, std::string> env = Env();
+    for (const auto& [k, v] : daemon_env_) env[k] = v;
+    daemons_.push_back(StartOdin(ws_.path(), args, &out, env));
     close(out);
     for (int i = 0; i < 200 && !PathExists(ws_.Join(".odin/daemon.json")); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -113,6 +115,7 @@ class OdinDaemonTest : public ::testing::Test {
   TempWorkspace ws_;
   std::string marker_ = UniqueMarker();
   std::string config_;
+  std::map<std::string, std::string> daemon_env_;  // the daemon's own, over Env()
   std::unique_ptr<FakeLlm> llm_;
   std::vector<pid_t> daemons_;
   std::string address_, token_;
@@ -122,10 +125,19 @@ class OdinDaemonTest : public ::testing::Test {
 TEST_F(OdinDaemonTest, AFullSessionWithTheFakeModel) {
   Serve({{"responses", {Call("WriteFile", {{"file_path", "notes.txt"}, {"content", "from the daemon\n"}}),
                         Text("wrote it")}}});
-  // The unix socket is the owner's alone.
+  // The unix socket is the owner's alone, outside the workspace (no sandbox
+  // sees it), in the runtime directory; daemon.json says where.
+  ASSERT_EQ(address_.rfind("unix:", 0), 0u) << address_;
+  std::string socket = address_.substr(5);
+  EXPECT_EQ(socket.rfind(UserDir("XDG_RUNTIME_DIR") + "/odin/", 0), 0u) << socket;
+  EXPECT_NE(socket.rfind(ws_.path(), 0), 0u) << socket;
+  EXPECT_FALSE(PathExists(ws_.Join(".odin/daemon.sock")));
   struct stat st{};
-  ASSERT_EQ(stat(ws_.Join(".odin/daemon.sock").c_str(), &st), 0);
+  ASSERT_EQ(stat(socket.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat(DirName(socket).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
   std::string session = NewSession();
   ASSERT_FALSE(session.empty());
   std::vector<v1::SessionEvent> events = SendAll(session, "write a note");
@@ -445,11 +457,108 @@ TEST_F(OdinDaemonTest, BadInputGetsClearErrors) {
   Ran second = RunOdin(ws_.path(), {"serve"}, Env());
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("a daemon already serves"), std::string::npos) << second.err;
-  EXPECT_NE(second.err.find(ws_.Join(".odin/daemon.sock")), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find(address_), std::string::npos) << second.err;
   // After all that, the daemon still works.
   std::vector<v1::SessionEvent> events = SendAll(session, "still there?");
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().message_finished().status(), "done");
+}
+
+// ---- who may connect (finding 5) -------------------------------------------------
+
+bool BwrapWorks() {
+  static const bool works = system("bwrap --ro-bind / / --unshare-pid --unshare-net true >/dev/null 2>&1") == 0;
+  return works;
+}
+
+size_t SessionCount(v1::CoordinatorService::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::ListSessionsResponse sessions;
+  EXPECT_TRUE(stub.ListSessions(&ctx, {}, &sessions).ok());
+  return static_cast<size_t>(sessions.sessions_size());
+}
+
+TEST_F(OdinDaemonTest, WithoutARuntimeDirectoryTheSocketIsInTheStateDirectory) {
+  daemon_env_ = {{"XDG_RUNTIME_DIR", ""}};
+  Serve({{"responses", {Text("hello")}}});
+  EXPECT_EQ(address_.rfind("unix:" + UserDir("XDG_STATE_HOME") + "/odin/run/", 0), 0u) << address_;
+  Ran cli = RunOdin(ws_.path(), {"-p", "hi", "--connect", address_}, Env());
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  // Clients find it through daemon.json, as before.
+  Ran doctor = RunOdin(ws_.path(), {"doctor"}, Env());
+  EXPECT_NE(doctor.out.find("daemon     " + address_), std::string::npos) << doctor.out;
+}
+
+// The review's finding: a command run by odin exec --mode ask drove the
+// daemon into an edit-mode session with approval allow.
+TEST_F(OdinDaemonTest, ASandboxedCommandCannotDriveTheDaemon) {
+  if (!BwrapWorks()) GTEST_SKIP() << "bubblewrap cannot create namespaces here: commands would not be sandboxed";
+  Serve({{"responses", {Command("touch pwned"), Text("done")}}});
+  std::vector<std::string> exploit = {BinDir() + "/odin", "-p", "go", "--connect", address_, "--mode", "edit",
+                                      "--approval", "allow"};
+  std::vector<std::string> args = {"exec", "--mode", "ask", "--"};
+  args.insert(args.end(), exploit.begin(), exploit.end());
+  Ran r = RunOdin(ws_.path(), args, Env());
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(SessionCount(*stub_), 0u);
+  EXPECT_FALSE(PathExists(ws_.Join("pwned")));
+}
+
+// Even a socket the sandbox can see (one the user put in the workspace) is no
+// way in: the client runs in the sandbox's namespaces and is refused by them.
+TEST_F(OdinDaemonTest, AClientInsideASandboxIsRefusedEvenWhereItSeesTheSocket) {
+  if (!BwrapWorks()) GTEST_SKIP() << "bubblewrap cannot create namespaces here: commands would not be sandboxed";
+  Serve({{"responses", {Command("touch pwned"), Text("done")}}}, {"--listen", "unix:" + ws_.Join("visible.sock")});
+  ASSERT_EQ(address_, "unix:" + ws_.Join("visible.sock"));
+  Ran r = RunOdin(ws_.path(), {"exec", "--mode", "ask", "--", BinDir() + "/odin", "-p", "go", "--connect", address_,
+                               "--mode", "edit", "--approval", "allow"},
+                  Env());
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("connection refused"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("namespace"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(SessionCount(*stub_), 0u);
+  EXPECT_FALSE(PathExists(ws_.Join("pwned")));
+}
+
+TEST_F(OdinDaemonTest, AClientOfAnotherUserIsRefusedWithAClearError) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+    GTEST_SKIP() << "running a client as another uid needs root and setpriv";
+  }
+  // A socket another user could reach (its mode stops no one who is root,
+  // and here it is opened up on purpose): the daemon's own check is what
+  // refuses the client.
+  std::string open_dir = *MakeTempDir("odin-open-sock");
+  chmod(open_dir.c_str(), 0755);
+  Serve({{"responses", {Text("never")}}}, {"--listen", "unix:" + open_dir + "/d.sock"});
+  ASSERT_EQ(chmod((open_dir + "/d.sock").c_str(), 0666), 0);
+  Ran probe = RunOdinWrapped({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, "/",
+                             {"--version"});
+  if (probe.exit_code != 0) {
+    RemoveTree(open_dir);
+    GTEST_SKIP() << "cannot run odin as uid 65534 here: " << probe.err;
+  }
+  Ran r = RunOdinWrapped({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, "/",
+                         {"-p", "go", "--connect", address_, "--mode", "edit", "--approval", "allow"}, Env());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("connection refused: this daemon serves only its own user's processes"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("uid 65534"), std::string::npos) << r.err;
+  EXPECT_EQ(SessionCount(*stub_), 0u);
+  // The daemon's own user still gets in.
+  Ran mine = RunOdin(ws_.path(), {"-p", "hi", "--connect", address_}, Env());
+  EXPECT_EQ(mine.exit_code, 0) << mine.err;
+  RemoveTree(open_dir);
+}
+
+TEST_F(OdinDaemonTest, AClientInAnotherPidNamespaceIsRefused) {
+  if (system("unshare --pid --fork true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "cannot create a pid namespace here (unshare --pid)";
+  }
+  Serve({{"responses", {Text("never")}}});
+  Ran r = RunOdinWrapped({"/usr/bin/unshare", "--pid", "--fork"}, ws_.path(), {"-p", "go", "--connect", address_}, Env());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("runs in another pid namespace"), std::string::npos) << r.err;
+  EXPECT_EQ(SessionCount(*stub_), 0u);
 }
 
 }  // namespace

@@ -30,27 +30,55 @@ TempWorkspace::~TempWorkspace() { RemoveTree(path_); }
 
 namespace {
 
+constexpr const char* kUserDirVariables[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"};
+
+// This test process's stand-ins for the user's directories.
+const std::string& UserDirsRoot() {
+  // Never destroyed: the exit handler below still needs it.
+  static const std::string* root = [] {
+    StatusOr<std::string> dir = MakeTempDir("odin-test-user");
+    if (!dir.ok()) abort();
+    for (const char* name : kUserDirVariables) {
+      if (!MakeDirs(JoinPath(*dir, name), 0700).ok()) abort();
+    }
+    return new std::string(*dir);
+  }();
+  static const bool cleanup = atexit([] { RemoveTree(*root); }) == 0;
+  (void)cleanup;
+  return *root;
+}
+
 SpawnOptions OdinSpawn(const std::string& cwd, const std::vector<std::string>& args,
                        const std::map<std::string, std::string>& env) {
   SpawnOptions o;
   o.argv = {BinDir() + "/odin"};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
+  std::map<std::string, std::string> all = env;
+  for (const char* name : kUserDirVariables) all.emplace(name, UserDir(name));
   for (const std::string& e : CurrentEnvironment()) {
     std::string name = e.substr(0, e.find('='));
-    if (env.count(name) == 0) o.env.push_back(e);
+    if (all.count(name) == 0) o.env.push_back(e);
   }
-  for (const auto& [k, v] : env) o.env.push_back(k + "=" + v);
+  for (const auto& [k, v] : all) o.env.push_back(k + "=" + v);
   o.cwd = cwd;
   return o;
 }
 
 }  // namespace
 
+std::string UserDir(const std::string& variable) { return JoinPath(UserDirsRoot(), variable); }
+
 Ran RunOdin(const std::string& cwd, const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env) {
+  return RunOdinWrapped({}, cwd, args, env);
+}
+
+Ran RunOdinWrapped(const std::vector<std::string>& wrapper, const std::string& cwd,
+                   const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) abort();
   SpawnOptions o = OdinSpawn(cwd, args, env);
+  o.argv.insert(o.argv.begin(), wrapper.begin(), wrapper.end());
   o.stdout_fd = out[1];
   o.stderr_fd = err[1];
   StatusOr<pid_t> pid = Spawn(o);

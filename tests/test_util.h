@@ -30,9 +30,20 @@ class TempWorkspace {
   std::string path_;
 };
 
+// Every odin these helpers start gets XDG_STATE_HOME, XDG_CONFIG_HOME and
+// XDG_RUNTIME_DIR pointing into a temporary directory of this test process
+// (made on first use, removed at exit), unless env sets them: no test writes
+// ledger anchors, sockets or trust into the real home. Returns that
+// variable's directory, e.g. UserDir("XDG_STATE_HOME").
+std::string UserDir(const std::string& variable);
+
 // Runs `odin args...` in cwd with extra environment variables, to completion.
 Ran RunOdin(const std::string& cwd, const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env = {});
+// The same, run through a wrapper: `wrapper... odin args...` (setpriv,
+// unshare, bwrap).
+Ran RunOdinWrapped(const std::vector<std::string>& wrapper, const std::string& cwd,
+                   const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
 
 // Starts `odin args...` without waiting; stdout is readable from *stdout_fd.
 pid_t StartOdin(const std::string& cwd, const std::vector<std::string>& args, int* stdout_fd,
