@@ -42,11 +42,12 @@ class PeerCredentialsTest : public ::testing::Test {
   // returns what CheckPeer says of it. *ran is false if prepare failed (the
   // test then skips).
   Status JudgeClient(const std::function<bool()>& prepare, bool* ran) {
-    int ready[2];
-    if (pipe(ready) != 0) abort();
+    int ready[2], hold[2];
+    if (pipe(ready) != 0 || pipe(hold) != 0) abort();
     pid_t pid = fork();
     if (pid == 0) {
       close(ready[0]);
+      close(hold[1]);
       char ok = prepare() ? 1 : 0;
       if (ok) {
         int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -57,10 +58,11 @@ class PeerCredentialsTest : public ::testing::Test {
       }
       (void)!write(ready[1], &ok, 1);
       char wait_for_close;
-      (void)!read(ready[1], &wait_for_close, 1);  // stay alive until judged
+      (void)!read(hold[0], &wait_for_close, 1);  // stay alive until judged (EOF)
       _exit(0);
     }
     close(ready[1]);
+    close(hold[0]);
     char ok = 0;
     (void)!read(ready[0], &ok, 1);
     *ran = ok == 1;
@@ -71,6 +73,7 @@ class PeerCredentialsTest : public ::testing::Test {
       close(conn);
     }
     close(ready[0]);
+    close(hold[1]);
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
     return s;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -536,6 +537,8 @@ int PrintStatus(const GlobalFlags& g, ClientFlags c, bool as_json) {
 
 int main(int argc, char** argv) {
   odin::EnsureStandardFds();
+  // Not dumpable: the daemon holds API keys, tokens and workers' secrets.
+  prctl(PR_SET_DUMPABLE, 0);
   odin::InitLogging("odin-rpc");
   signal(SIGPIPE, SIG_IGN);
   odin::GlobalFlags global;
@@ -546,8 +549,8 @@ int main(int argc, char** argv) {
   CLI::App app{"odin-rpc: Odin's gRPC daemon and clients (run through odin serve, odin attach, odin -p --connect)",
                "odin"};
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
-  app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require or off")
-      ->check(CLI::IsMember({"auto", "require", "off"}));
+  app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require, fallback or off")
+      ->check(CLI::IsMember({"auto", "require", "fallback", "off"}));
   odin::AddAgentOptions(&app, &agent);
   app.add_option("-p,--print", agent.prompt, "Run one message headless on the daemon");
   app.add_option("--connect", client.connect, "The daemon's address: unix:PATH or HOST:PORT");
