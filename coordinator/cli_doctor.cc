@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -72,7 +73,7 @@ Probe RunProbe(const Workspace& ws, const WorkerSandbox& sandbox) {
       "if test -z \"$(ls -A '" + ws.state_dir + "' 2>/dev/null)\"; then echo state=hidden; else echo state=visible; fi; "
       "for f in /etc/shadow /etc/gshadow /etc/sudoers /root /home /var/lib/docker; do "
       "  if test -f \"$f\" && test -r \"$f\" && test -s \"$f\"; then echo \"readable=$f\"; "
-      "  elif test -d \"$f\" && test -r \"$f\" && test -n \"$(ls -A \"$f\" 2>/dev/null)\"; then echo \"readable=$f\"; fi; "
+      "  elif test -d \"$f\"; then for e in $(ls -A \"$f\" 2>/dev/null); do echo \"readable=$f/$e\"; done; fi; "
       "done; "
       "echo @uidmap; cat /proc/self/uid_map; "
       "echo @status; cat /proc/self/status; echo @net; cat /proc/net/dev; "
@@ -211,8 +212,9 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     int ifaces = CountInterfacesBesidesLoopback(probe.net_dev);
     add("no network", ifaces == 0,
         ifaces == 0 ? "no interface but loopback" : std::to_string(ifaces) + " interfaces besides loopback");
-    std::string first_map = FirstLine(probe.uid_map);
-    first_map.erase(0, first_map.find_first_not_of(' '));
+    std::string first_map;
+    std::istringstream fields(FirstLine(probe.uid_map));
+    for (std::string field; fields >> field;) first_map += (first_map.empty() ? "" : " ") + field;
     add("user namespace", probe.user_namespace,
         probe.user_namespace ? "uid map \"" + first_map + "\"; commands run as " + probe.id +
                                    (sandbox.run_uid() >= 0 ? " (the workspace's owner)"
@@ -228,12 +230,20 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     add("private /tmp", TmpIsPrivate(probe.mounts), "a tmpfs of its own");
     add(".odin hidden", probe.state_hidden, probe.state_hidden ? ws->state_dir + " shows empty" : ws->state_dir + " is visible");
     if (sandbox.runs_as_root()) {
+      // Toolchains installed below a hidden home stay visible on purpose.
+      std::vector<std::string> exposed;
+      for (const std::string& r : probe.readable_root_secrets) {
+        bool toolchain = std::find(sandbox.toolchains().begin(), sandbox.toolchains().end(), r) !=
+                         sandbox.toolchains().end();
+        if (!toolchain) exposed.push_back(r);
+      }
+      probe.readable_root_secrets = exposed;
       std::string readable;
       for (const std::string& r : probe.readable_root_secrets) readable += (readable.empty() ? "" : ", ") + r;
       add("root's secrets hidden", probe.readable_root_secrets.empty(),
           probe.readable_root_secrets.empty()
-              ? "commands run as root: shadow, sudoers, ssh host keys, /root, /home, /var/lib/docker hidden; "
-                "other files only root may read stay readable (sandbox.root_hidden)"
+              ? "commands run as root: shadow, sudoers, ssh host keys, /root, /home, /var/lib/docker hidden (but "
+                "the toolchains in them); other files only root may read stay readable (sandbox.root_hidden)"
               : "readable: " + readable);
     }
     std::string nnp = StatusField(probe.status, "NoNewPrivs");
@@ -263,7 +273,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   int landlock = LandlockAbi();
   add("landlock fallback", landlock > 0 && !namespaces,
       landlock <= 0 ? "none: the kernel offers no Landlock"
-      : namespaces  ? "available (ABI " + std::to_string(landlock) + "), used when bubblewrap cannot run"
+      : namespaces  ? "available (ABI " + std::to_string(landlock) + "), used when bubblewrap cannot run" +
+                          std::string(geteuid() == 0 ? " (as root only when chosen: --sandbox fallback)" : "")
                     : "confines writes to the workspace (ABI " + std::to_string(landlock) + ")");
 
   // Opened even when the file is missing: its anchor may say it should not be.
@@ -333,7 +344,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
          ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(), ConfigLine(*loaded).c_str(),
          SandboxPolicyName(policy));
   for (const Layer& l : layers) {
-    printf("  %-18s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
+    printf("  %-21s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
   }
   printf("tools\n");
   for (auto [name, path, flag] : {std::tuple{"bwrap", bwrap, "--version"}, std::tuple{"rg", rg, "--version"},

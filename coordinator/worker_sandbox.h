@@ -55,6 +55,8 @@ class WorkerSandbox {
   bool runs_as_root() const { return runs_as_root_; }
   const std::vector<std::string>& root_hidden() const { return root_hidden_; }
   const std::vector<std::string>& hidden() const { return hidden_; }
+  // Toolchain directories below a hidden one, visible again (read-only).
+  const std::vector<std::string>& toolchains() const { return toolchains_; }
   // cgroup v2: the group prepared for the sandboxes' groups ("" none).
   void set_cgroup_parent(std::string parent) { cgroup_parent_ = std::move(parent); }
 
