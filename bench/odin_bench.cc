@@ -50,6 +50,7 @@
 #include "base/subprocess.h"
 #include "base/zmq_endpoint.h"
 #include "coordinator/ledger.h"
+#include "coordinator/protected_paths.h"
 #include "coordinator/runtime.h"
 #include "coordinator/stall_detector.h"
 #include "coordinator/workspace_fingerprint.h"
@@ -646,6 +647,12 @@ bool ValidationFigures(int rounds) {
   return true;
 }
 
+#define ASSERT_BENCH(cond)                                        \
+  if (!(cond)) {                                                  \
+    fprintf(stderr, "odin_bench: %s failed\n", #cond);            \
+    return false;                                                 \
+  }
+
 bool GuardFigures(int tree_files, int runs) {
   printf("guards (stall detector per step; workspace fingerprint of a %d-file tree)\n", tree_files);
   // The stall detector over a long session of varied steps.
@@ -709,6 +716,25 @@ bool GuardFigures(int tree_files, int runs) {
   Print("fingerprint, rescan, nothing changed", Summarize(same), 0);
   Print("fingerprint, rescan, 100 files changed", Summarize(changed), 0);
   Print("fingerprint, after a file tool's write", Summarize(written), 0);
+  // What every command of edit mode adds: the protected paths captured before
+  // it, checked and put back after it, with the index of nested git
+  // directories and instructions kept current (one stat per directory).
+  ASSERT_BENCH(MakeDirs(*dir + "/.git/hooks").ok() && WriteFileAtomic(*dir + "/.git/config", "[core]\n").ok() &&
+               WriteFileAtomic(*dir + "/AGENTS.md", "rules\n").ok());
+  std::vector<double> index_first, protect;
+  for (int r = 0; r < runs; ++r) {
+    ProtectedIndex index(*dir);
+    Clock::time_point a = Clock::now();
+    index.Refresh();
+    index_first.push_back(Ms(Clock::now() - a));
+    a = Clock::now();
+    ProtectedSnapshot before = SnapshotProtected(*dir, &index);
+    RestoreReport report = RestoreProtected(*dir, before, &index, *dir + "/.odin/displaced", "bench");
+    protect.push_back(Ms(Clock::now() - a));
+    if (!report.empty()) fprintf(stderr, "odin_bench: the protected paths changed with nothing changed\n");
+  }
+  Print("protected paths: first index of the tree", Summarize(index_first), 0);
+  Print("protected paths: around one command", Summarize(protect), 0);
   RemoveTree(*dir);
   return true;
 }

@@ -7,8 +7,8 @@
 // Both files have this schema:
 //
 // {
-//   "sandbox": {"require": false, "bwrap": "/usr/bin/bwrap", "hide_home": true,
-//               "hide": ["/srv/secrets"],
+//   "sandbox": {"policy": "auto", "require": false, "bwrap": "/usr/bin/bwrap", "hide_home": true,
+//               "hide": ["/srv/secrets"], "root_hidden": ["/etc/shadow", "/root", ...],
 //               "limits": {"processes": 1024, "memory_mb": 8192, "cpu_seconds": 0,
 //                          "file_size_mb": 8192, "open_files": 4096, "address_space_mb": 0}},
 //   "workers": {"count": 0, "heartbeat_ms": 500},
