@@ -53,7 +53,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   struct stat st;
   bool too_big = stat(log_path.c_str(), &st) == 0 && st.st_size > (1 << 20);
   rt->worker_log_fd_ = open(log_path.c_str(),
-                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (too_big ? O_TRUNC : 0), 0644);
+                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (too_big ? O_TRUNC : 0), 0600);
   if (rt->worker_log_fd_ < 0) return PosixError("cannot open " + log_path, errno);
 
   ASSIGN_OR_RETURN(rt->transport_, ZmqWorkerTransport::Create());

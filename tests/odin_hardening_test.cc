@@ -400,6 +400,29 @@ TEST_F(OdinHardeningTest, OdinsStateIsOutOfSightOfEveryTool) {
   EXPECT_EQ(grep.dump().find("odin.db"), std::string::npos) << grep.dump();
 }
 
+TEST_F(OdinHardeningTest, ARepositorysOwnDotOdinCannotSendOdinsWritesElsewhere) {
+  // A clone can ship .odin: as a symlink it would take the ledger and the
+  // workers' log wherever it points; a symlink inside it would have odin
+  // append to a file of the repository's choosing.
+  TempWorkspace elsewhere;
+  ASSERT_EQ(symlink(elsewhere.path().c_str(), ws_.Join(".odin").c_str()), 0);
+  Ran r = Odin({"exec", "--", "touch", "ran"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find(".odin: is a symlink"), std::string::npos) << r.err;
+  EXPECT_FALSE(PathExists(ws_.Join("ran")));
+  EXPECT_FALSE(PathExists(elsewhere.Join("odin.db")));
+  ASSERT_EQ(unlink(ws_.Join(".odin").c_str()), 0);
+  ASSERT_TRUE(MakeDirs(ws_.Join(".odin")).ok());
+  std::string victim = elsewhere.Join("bashrc");
+  ASSERT_TRUE(WriteFileAtomic(victim, "# mine\n").ok());
+  ASSERT_EQ(symlink(victim.c_str(), ws_.Join(".odin/worker.log").c_str()), 0);
+  r = Odin({"exec", "--", "touch", "ran"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("worker.log: is a symlink"), std::string::npos) << r.err;
+  EXPECT_EQ(*ReadFileToString(victim), "# mine\n");
+  EXPECT_FALSE(PathExists(ws_.Join("ran")));
+}
+
 TEST_F(OdinHardeningTest, CommandsRunAsTheWorkspacesOwnerWhenOdinRunsAsRoot) {
   REQUIRE_BWRAP();
   if (geteuid() != 0) GTEST_SKIP() << "odin runs as root only for this test (running as uid " << geteuid() << ")";
