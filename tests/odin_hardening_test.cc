@@ -371,18 +371,64 @@ TEST_F(OdinHardeningTest, GitCannotBeRedirectedByACommand) {
 }
 
 TEST_F(OdinHardeningTest, LargeProtectedFilesSurviveEveryCommand) {
-  // The review: `odin exec -- true` deleted an AGENTS.md over 1 MiB.
+  // The review: `odin exec -- true` deleted an AGENTS.md over 1 MiB (and a
+  // 1.2 MB .git/config), because the snapshot skipped files over 1 MiB. One
+  // of each kind of protected file.
   std::string big(1200 * 1024, 'x');
-  Put("AGENTS.md", big);
-  std::string config = Get(".git/config") + "#" + big + "\n";
-  Put(".git/config", config);
+  std::map<std::string, std::string> files = {
+      {"AGENTS.md", big},         {"ODIN.md", big},          {".mcp.json", big},
+      {".bashrc", "# " + big},    {".envrc", "# " + big},    {".git/hooks/pre-commit", "#!/bin/sh\n#" + big},
+      {".git/config", Get(".git/config") + "#" + big + "\n"}, {".git/info/exclude", "#" + big}};
+  for (const auto& [rel, content] : files) Put(rel, content);
   EXPECT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);
   EXPECT_EQ(Tool("ExecuteCommand", {{"command", "true"}})["status"], "ok");
-  EXPECT_EQ(Get("AGENTS.md"), big);
-  EXPECT_EQ(Get(".git/config"), config);
-  // And one a command changes comes back whole.
-  Odin({"--sandbox", "fallback", "exec", "--", "sh", "-c", "echo short > AGENTS.md"});
-  EXPECT_EQ(Get("AGENTS.md"), big);
+  for (const auto& [rel, content] : files) EXPECT_EQ(Get(rel), content) << rel;
+  // And one a command changes comes back whole (without namespaces, where no
+  // read-only mount stops the change in the first place).
+  Odin({"--sandbox", "fallback", "exec", "--", "sh", "-c",
+        "echo short > AGENTS.md; echo short > .git/config; rm -f ODIN.md .git/hooks/pre-commit"});
+  for (const auto& [rel, content] : files) EXPECT_EQ(Get(rel), content) << rel;
+  EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
+}
+
+TEST_F(OdinHardeningTest, AnAgentAndItsSubagentMeetTheSameGitProtection) {
+  // The file-tool redirection and a command's, proposed by a model, in an
+  // agent session and in a subagent it starts.
+  std::string config = "[core]\n\tfsmonitor = \"" + Payload() + "\"\n";
+  json agents = {{"redirect git",
+                  {Turn({Call("ExecuteCommand", {{"command", "echo ../docs/cfg > .git/commondir; "
+                                                             "git init -q lib; printf '" + config + "' >> lib/.git/config"}})}),
+                   Text("done")}}};
+  json script = {
+      {"responses",
+       {Turn({Call("WriteFile", {{"file_path", "docs/cfg/config"}, {"content", config}}),
+              Call("WriteFile", {{"file_path", "docs/cfg/objects/README"}, {"content", "x"}}),
+              Call("WriteFile", {{"file_path", "docs/cfg/refs/README"}, {"content", "x"}})}),
+        Turn({Call("WriteFile", {{"file_path", ".git/commondir"}, {"content", "../docs/cfg\n"}}),
+              Call("WriteFile", {{"file_path", "docs/cfg/HEAD"}, {"content", "ref: refs/heads/main\n"}})}),
+        Turn({Call("AgentTool", {{"description", "git"}, {"prompt", "redirect git"}, {"mode", "edit"}})}),
+        Text("done")}},
+      {"agents", agents}};
+  FakeLlm llm(script.dump());
+  Ran r = Odin({"-p", "go", "--output-format", "json", "--mode", "edit", "--approval", "allow"},
+               {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"}, {"ANTHROPIC_BASE_URL", ""},
+                {"ANTHROPIC_API_KEY", ""}});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(PathExists(ws_.Join(".git/commondir")));
+  EXPECT_FALSE(PathExists(ws_.Join("docs/cfg/HEAD")));
+  EXPECT_FALSE(PathExists(ws_.Join("lib/.git")));
+  for (const char* dir : {".", "docs/cfg", "lib"}) Git({"status"}, dir);
+  EXPECT_FALSE(PayloadRan());
+  // The refusals and what was moved aside are on the record, under the
+  // agents that tried.
+  EXPECT_EQ(Rows("SELECT count(*) FROM gate_events WHERE kind = 'protected_path'")[0], "2");
+  std::vector<std::string> moved =
+      Rows("SELECT agent_id, detail_json FROM gate_events WHERE kind = 'protected_path_restored'");
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].rfind("sub_", 0), 0u) << moved[0];
+  EXPECT_NE(moved[0].find("lib/.git"), std::string::npos) << moved[0];
+  EXPECT_NE(moved[0].find(".git/commondir"), std::string::npos) << moved[0];
+  EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
 }
 
 TEST_F(OdinHardeningTest, OdinsStateIsOutOfSightOfEveryTool) {
