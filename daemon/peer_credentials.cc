@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+
+#include "base/file_util.h"
 
 namespace odin {
 namespace {
@@ -47,6 +50,19 @@ Status CheckPeer(int fd) {
     }
     if (mine_dev != theirs_dev || mine_ino != theirs_ino) {
       return refuse(std::string("runs in another ") + kind + " namespace (inside a sandbox or container)");
+    }
+  }
+  // Without namespaces (the Landlock fallback) a sandboxed command shares
+  // them all, and Landlock does not govern connecting to a socket: what
+  // marks it is the seccomp filter odin-sandbox always installs, and
+  // no_new_privs.
+  StatusOr<std::string> status = ReadFileToString("/proc/" + std::to_string(peer.pid) + "/status");
+  if (!status.ok()) return refuse("cannot be looked at in /proc (gone already?)");
+  for (const char* field : {"\nSeccomp:\t", "\nNoNewPrivs:\t"}) {
+    size_t at = status->find(field);
+    if (at != std::string::npos && (*status)[at + strlen(field)] != '0') {
+      return refuse(std::string("runs under ") + (field[1] == 'S' ? "a seccomp filter" : "no_new_privs") +
+                    " (a sandboxed command)");
     }
   }
   return Status::OK();

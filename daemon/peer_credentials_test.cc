@@ -1,6 +1,7 @@
 #include "daemon/peer_credentials.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -126,6 +127,16 @@ TEST_F(PeerCredentialsTest, AProcessInAnotherPidNamespaceIsRefusedEvenAsTheSameU
   if (!ran) GTEST_SKIP() << "cannot create a pid namespace here (unshare(CLONE_NEWPID) needs privileges)";
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(s.message().find("another pid namespace"), std::string::npos) << s.message();
+}
+
+TEST_F(PeerCredentialsTest, ASandboxedCommandWithoutNamespacesIsRefused) {
+  // The Landlock fallback: same uid, same namespaces, but under the seccomp
+  // filter and no_new_privs odin-sandbox always sets.
+  bool ran = false;
+  Status s = JudgeClient([] { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0; }, &ran);
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("no_new_privs (a sandboxed command)"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -520,6 +520,25 @@ TEST_F(OdinDaemonTest, AClientInsideASandboxIsRefusedEvenWhereItSeesTheSocket) {
   EXPECT_FALSE(PathExists(ws_.Join("pwned")));
 }
 
+// Without namespaces (the fallback, chosen) a command shares the daemon's uid
+// and namespaces and can reach its socket: the seccomp filter and
+// no_new_privs every sandboxed command carries give it away.
+TEST_F(OdinDaemonTest, ACommandOfTheFallbackWithoutNamespacesIsRefused) {
+  Serve({{"responses", {Command("touch pwned"), Text("done")}}});
+  Ran r = RunOdin(ws_.path(), {"--sandbox", "fallback", "exec", "--", BinDir() + "/odin", "-p", "go", "--connect",
+                               address_, "--mode", "edit", "--approval", "allow"},
+                  [&] {
+                    std::map<std::string, std::string> env = Env();
+                    // bubblewrap unusable: the fallback runs the command.
+                    env["PATH"] = "/nonexistent";
+                    return env;
+                  }());
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("a sandboxed command"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(SessionCount(*stub_), 0u);
+  EXPECT_FALSE(PathExists(ws_.Join("pwned")));
+}
+
 TEST_F(OdinDaemonTest, AClientOfAnotherUserIsRefusedWithAClearError) {
   if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
     GTEST_SKIP() << "running a client as another uid needs root and setpriv";
