@@ -429,6 +429,7 @@ void AddCommand(Parse* p, TSNode cmd, const std::string& src, Context ctx, bool 
   part.operands = std::move(chain.operands);
   part.git_config = std::move(chain.git_config);
   part.inline_code = std::move(chain.inline_code);
+  part.input_arguments = chain.input_arguments;
   if (!chain.dynamic.empty() && !part.dynamic) {
     part.dynamic = true;
     part.why_dynamic = chain.dynamic;
@@ -502,6 +503,10 @@ void WalkElement(Parse* p, TSNode element, const std::string& src, Context ctx, 
     bool repeats;
     bool function;
   };
+  // The command that is the element (`cd x 2>/dev/null && ...` too).
+  TSNode root = element;
+  TSNode body = ts_node_child_by_field_name(element, "body", 4);
+  if (Is(element, "redirected_statement") && !ts_node_is_null(body)) root = body;
   std::vector<Item> stack = {{element, 0, ctx.repeats, ctx.function}};
   while (!stack.empty()) {
     Item it = stack.back();
@@ -518,7 +523,7 @@ void WalkElement(Parse* p, TSNode element, const std::string& src, Context ctx, 
       Context here = ctx;
       here.repeats = repeats;
       here.function = function;
-      AddCommand(p, n, src, here, ts_node_eq(n, element), dirs);
+      AddCommand(p, n, src, here, ts_node_eq(n, root), dirs);
       if (p->out->too_deep) return;
     } else if (Is(n, "variable_assignment")) {
       AddAssignment(n, src, p->out);

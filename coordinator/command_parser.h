@@ -40,6 +40,7 @@ struct CommandPart {
   std::string text;                          // the source text of the simple command
   bool dynamic = false;                      // it runs something known only when it runs
   std::string why_dynamic;                   // one line, when dynamic
+  bool input_arguments = false;              // xargs or parallel adds arguments from its input
   // Where it may run: each a path relative to where the command starts ("" is
   // there; "build/.." is resolved lexically), or absolute, after the cd's
   // before it. `cd x && y` runs y in x; `cd x; y` runs y in x or, if the cd

@@ -128,6 +128,7 @@ class Judge {
   const std::string* DeniedInWord(const std::string& word);
   std::optional<RuleVerdict> DenyFromSettings(const ParsedCommand& parsed);
   void AskForLaterWords(const CommandPart& part);
+  void AskForOpenWords(const CommandPart& part);
   void AskForPaths(const CommandPart& part);
   bool Outside(const std::string& path, const std::vector<std::string>& directories) const;
   void Ask(std::string part, std::string reason, std::string key, std::string rule = "") {
@@ -276,6 +277,38 @@ void Judge::AskForLaterWords(const CommandPart& part) {
   }
 }
 
+// A deny rule whose words a program may turn out to have: a word it needs is
+// computed when it runs (`npm $X` for "npm publish"), or comes from xargs's
+// input (`echo push | xargs git` for "git push").
+void Judge::AskForOpenWords(const CommandPart& part) {
+  std::vector<std::string> unknown;
+  for (size_t i = 0; i < part.written.size(); ++i) {
+    if (!part.known[i]) unknown.push_back(part.written[i]);
+  }
+  if (unknown.empty() && !part.input_arguments) return;
+  for (const std::vector<std::string>& program : part.programs) {
+    for (const std::string& rule : rules_.deny) {
+      std::vector<std::string> r = Words(rule);
+      bool may = !r.empty();
+      for (size_t i = 0; may && i < r.size(); ++i) {
+        if (i >= program.size()) {
+          may = part.input_arguments && &program == &part.programs.back();
+          break;
+        }
+        if (std::find(unknown.begin(), unknown.end(), program[i]) != unknown.end()) break;
+        may = WordMatches(i == 0 ? Base(r[0]) : r[i], i == 0 ? Base(program[0]) : program[i]);
+      }
+      if (may) {
+        Ask(part.text,
+            "`" + Shown(part.text) + "` may run what the deny rule '" + rule +
+                "' matches: some of its words are known only when it runs",
+            CommandKey());
+        return;
+      }
+    }
+  }
+}
+
 bool Judge::Outside(const std::string& path, const std::vector<std::string>& directories) const {
   if (path.empty() || path[0] == '/') return OutsideWorkspace(path, workspace_, cwd_);
   for (const std::string& d : directories) {
@@ -332,6 +365,7 @@ RuleVerdict Judge::Run() {
       Ask(part.text, "`" + Shown(part.text) + "` matches the ask rule '" + *r + "'", "rule:" + *r, *r);
     }
     AskForLaterWords(part);
+    AskForOpenWords(part);
     AskForPaths(part);
   }
   for (const std::string& literal : parsed.literals) {

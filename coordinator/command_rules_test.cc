@@ -97,6 +97,19 @@ TEST(CommandRulesTest, ADeniedProgramAsALaterWordNeedsApproval) {
   }
 }
 
+TEST(CommandRulesTest, WordsKnownOnlyWhenItRunsMayCompleteADenyRule) {
+  CommandRules r = ReviewRules();
+  r.deny.push_back("npm publish");
+  for (const char* command : {"git $OPTS push", "git \"$SUB\"", "npm $X", "echo push | xargs git",
+                              "echo push | parallel git", "echo rm v | xargs sh -c", "echo rm v | xargs nice",
+                              "echo rm v | xargs -0 env"}) {
+    EXPECT_EQ(Decide(command, r), RuleDecision::kAsk) << command;
+  }
+  for (const char* command : {"git commit -m \"$MSG\"", "npm run $X", "ls | xargs grep x", "echo a | xargs"}) {
+    EXPECT_EQ(Decide(command, r), RuleDecision::kAllow) << command;
+  }
+}
+
 TEST(CommandRulesTest, GitConfigurationThatMayNameAProgramNeedsApproval) {
   for (const char* command : {"git -c core.pager=less log", "git -c alias.st=status st",
                               "git -c include.path=x.cfg log", "git --config-env=core.pager=P log",
@@ -241,6 +254,7 @@ TEST(CommandRulesTest, PathsAfterACdStartThere) {
     EXPECT_EQ(JudgeCommand(command, {}, ws).decision, RuleDecision::kAsk) << command;
   }
   for (const char* command : {"cd build && cmake .. && make", "cd sub && cat ../a.txt", "cd /src/repo/sub && ls ..",
+                              "cd sub 2>/dev/null && cat ../a.txt",
                               "cd sub && cd deeper && cat ../../x", "pushd sub && make && popd"}) {
     EXPECT_EQ(JudgeCommand(command, {}, ws).decision, RuleDecision::kAllow) << command;
   }

@@ -56,6 +56,11 @@ const Wrapper kWrappers[] = {
     {"chrt", "-T -P -D --sched-runtime --sched-period --sched-deadline", "", "", 1, Then::kArgs},
     {"taskset", "", "", "", 1, Then::kArgs},
     {"busybox toybox", "", "", "", 0, Then::kArgs},
+    {"parallel",
+     "-j -P -S -a -d -E -I -N -n -L -C --jobs --sshlogin --sshloginfile --arg-file --delimiter --colsep "
+     "--max-args --max-replace-args --timeout --joblog --results --tmpdir --workdir --env --retries --delay "
+     "--memfree --load --nice --basefile --return",
+     "", "", 0, Then::kArgs},
     {"flock", "-w -E --timeout --conflict-exit-code", "", "-c --command", 1, Then::kArgs},
     {"unshare",
      "-S -G -R -w --setuid --setgid --root --wd --propagation --setgroups --map-user --map-group --map-users "
@@ -347,7 +352,11 @@ void ReadShell(const std::vector<std::string>& words, const std::vector<bool>& k
   }
   AddOperands(words, start + 1, out);
   if (dash_c) {
-    if (i < words.size()) AddCommandLine(words[i], known[i], name, out);
+    if (i < words.size()) {
+      AddCommandLine(words[i], known[i], name, out);
+    } else if (out->input_arguments) {
+      out->dynamic = "its command line comes from its input";  // echo 'rm x' | xargs sh -c
+    }
     return;
   }
   if (!out->command_lines.empty()) return;
@@ -384,7 +393,12 @@ std::vector<std::string> ReadGit(const std::vector<std::string>& words, const st
   size_t i = start + 1;
   while (i < words.size()) {
     const std::string& w = words[i];
-    if (!known[i] || w.size() < 2 || w[0] != '-') break;
+    if (!known[i]) {
+      // git $OPTS push: which word is the subcommand is known only then.
+      out->dynamic = "git's options or subcommand are computed when it runs";
+      break;
+    }
+    if (w.size() < 2 || w[0] != '-') break;
     out->operands.push_back(w);
     if (w == "-c" || w == "--config-env") {
       if (i + 1 < words.size()) {
@@ -554,6 +568,7 @@ ProgramChain ReadProgramChain(const std::vector<std::string>& words, const std::
       ReadFinal(words, known, start, &out);
       return out;
     }
+    if (base == "xargs" || base == "parallel") out.input_arguments = true;
     out.programs.push_back(Tail(words, start));
     Options o;
     o.valued = w->valued;
@@ -636,6 +651,11 @@ ProgramChain ReadProgramChain(const std::vector<std::string>& words, const std::
     if (!s.specials.empty()) {  // flock FILE -c CMD, sg GROUP -c CMD
       for (const auto& [line, line_known] : s.specials) AddCommandLine(line, line_known, base + " -c", &out);
       AddOperands(words, rest, &out);
+      return out;
+    }
+    if (rest >= words.size() && out.input_arguments && base != "xargs" && base != "parallel") {
+      // echo rm x | xargs nice: the program comes from the input.
+      out.dynamic = "the program it runs comes from its input";
       return out;
     }
     start = rest;

@@ -44,6 +44,9 @@ struct ProgramChain {
   std::vector<std::string> inline_code;  // python -c, perl -e, node -e, awk's program, sed's script, ...
   // Non-empty: the chain runs something no rule can read beforehand (why).
   std::string dynamic;
+  // xargs or parallel runs the last program: more arguments come from its
+  // input (`echo push | xargs git` runs git push).
+  bool input_arguments = false;
 };
 
 // words: a simple command's words, quotes removed, its name first; known[i]:
