@@ -3,6 +3,7 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15,8 +16,10 @@ namespace odin {
 
 namespace {
 
-// Brace expansion gives up past this many words ({a,b}{c,d}... multiplies).
+// Brace expansion gives up past this many words ({a,b}{c,d}... multiplies),
+// and on words longer than this (finding a brace's match is linear).
 constexpr size_t kMaxBraceWords = 256;
+constexpr size_t kMaxBraceWordBytes = 4096;
 
 std::string Text(TSNode n, const std::string& src) {
   uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
@@ -218,6 +221,11 @@ size_t MatchingBrace(const Spelled& w, size_t open) {
 // would make too many words.
 bool ExpandBraces(const Spelled& w, std::vector<std::string>* out, int budget = 16) {
   if (budget <= 0) return false;
+  if (w.value.size() > kMaxBraceWordBytes) {
+    for (size_t i = 0; i < w.value.size(); ++i) {
+      if (w.quoted[i] == 'u' && w.value[i] == '{') return false;
+    }
+  }
   for (size_t open = 0; open < w.value.size(); ++open) {
     if (w.quoted[open] == 'q' || w.value[open] != '{' || (open > 0 && w.value[open - 1] == '$')) continue;
     size_t close = MatchingBrace(w, open);
@@ -313,6 +321,7 @@ using Directories = std::vector<std::string>;  // as CommandPart::directories
 struct Parse {
   TSParser* parser;
   ParsedCommand* out;
+  std::chrono::steady_clock::time_point deadline;
   std::vector<size_t> anywhere;  // parts in function bodies: they run wherever a cd led
 };
 
@@ -472,7 +481,7 @@ void AddCommand(Parse* p, TSNode cmd, const std::string& src, Context ctx, bool 
     // is a place for what follows.
     Merge(Collect(p, line, inner, *dirs), dirs);
     Cap(p->out, dirs);
-    if (p->out->too_deep) return;
+    if (p->out->unreadable != Unreadable::kNo) return;
   }
 }
 
@@ -514,7 +523,7 @@ void WalkElement(Parse* p, TSNode element, const std::string& src, Context ctx, 
     TSNode n = it.node;
     int nesting = it.nesting + (Nests(n) ? 1 : 0);
     if (nesting > kMaxShellNesting) {
-      p->out->too_deep = true;
+      p->out->unreadable = Unreadable::kTooDeep;
       return;
     }
     bool repeats = it.repeats || Repeats(n);
@@ -524,7 +533,7 @@ void WalkElement(Parse* p, TSNode element, const std::string& src, Context ctx, 
       here.repeats = repeats;
       here.function = function;
       AddCommand(p, n, src, here, ts_node_eq(n, root), dirs);
-      if (p->out->too_deep) return;
+      if (p->out->unreadable != Unreadable::kNo) return;
     } else if (Is(n, "variable_assignment")) {
       AddAssignment(n, src, p->out);
     } else if (Is(n, "file_redirect")) {
@@ -581,7 +590,7 @@ Directories Walk(Parse* p, TSNode root, const std::string& src, Context ctx, Dir
     Directories current = dirs;
     for (TSNode element : AndChain(statement)) {
       WalkElement(p, element, src, ctx, &current);
-      if (p->out->too_deep) return dirs;
+      if (p->out->unreadable != Unreadable::kNo) return dirs;
       Merge(current, &after);
     }
     for (TSNode r : redirects) WalkElement(p, r, src, ctx, &current);
@@ -627,15 +636,36 @@ std::string JoinContinuations(TSNode root, const std::string& src) {
   return out;
 }
 
+// A parse within what is left of the time budget; null when it ran out.
+TSTree* ParseWithin(Parse* p, const std::string& src) {
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(p->deadline - std::chrono::steady_clock::now());
+  TSTree* tree = nullptr;
+  if (left.count() > 0) {
+    ts_parser_set_timeout_micros(p->parser, static_cast<uint64_t>(left.count()));
+    tree = ts_parser_parse_string(p->parser, nullptr, src.data(), static_cast<uint32_t>(src.size()));
+  }
+  if (tree == nullptr) {
+    ts_parser_reset(p->parser);  // the next parse starts afresh
+    p->out->unreadable = Unreadable::kTooSlow;
+  }
+  return tree;
+}
+
 Directories Collect(Parse* p, const std::string& text, Context ctx, Directories start) {
+  if (text.size() > kMaxReadableCommandBytes) {
+    p->out->unreadable = Unreadable::kTooLong;
+    return start;
+  }
   std::string src = text;
-  TSTree* tree = ts_parser_parse_string(p->parser, nullptr, src.data(), static_cast<uint32_t>(src.size()));
+  TSTree* tree = ParseWithin(p, src);
+  if (tree == nullptr) return start;
   if (src.find("\\\n") != std::string::npos) {
     std::string joined = JoinContinuations(ts_tree_root_node(tree), src);
     if (joined != src) {
       ts_tree_delete(tree);
       src = std::move(joined);
-      tree = ts_parser_parse_string(p->parser, nullptr, src.data(), static_cast<uint32_t>(src.size()));
+      tree = ParseWithin(p, src);
+      if (tree == nullptr) return start;
     }
   }
   TSNode root = ts_tree_root_node(tree);
@@ -655,9 +685,9 @@ StatusOr<ParsedCommand> ParseCommand(const std::string& command) {
   return ParseCommandUnchecked(command);
 }
 
-ParsedCommand ParseCommandUnchecked(const std::string& command) {
+ParsedCommand ParseCommandUnchecked(const std::string& command, std::chrono::microseconds time_budget) {
   ParsedCommand out;
-  Parse p{ts_parser_new(), &out, {}};
+  Parse p{ts_parser_new(), &out, std::chrono::steady_clock::now() + time_budget, {}};
   ts_parser_set_language(p.parser, tree_sitter_bash());
   Collect(&p, command, Context{}, {""});
   ts_parser_delete(p.parser);
@@ -665,9 +695,9 @@ ParsedCommand ParseCommandUnchecked(const std::string& command) {
   Directories everywhere;
   for (const CommandPart& part : out.parts) Merge(part.directories, &everywhere);
   for (size_t i : p.anywhere) out.parts[i].directories = everywhere;
-  if (out.too_deep) {
+  if (out.unreadable != Unreadable::kNo) {
     ParsedCommand refused;
-    refused.too_deep = true;
+    refused.unreadable = out.unreadable;
     refused.complete = out.complete;
     return refused;
   }

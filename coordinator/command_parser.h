@@ -18,8 +18,9 @@
 //
 // The syntax tree is walked without recursion, and a command that nests
 // substitutions, subshells or blocks deeper than kMaxShellNesting is not
-// read at all (too_deep): no input can exhaust the stack.
+// read at all: no input can exhaust the stack.
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,14 @@ struct DirectoryChange {
 // unknown.
 constexpr size_t kMaxDirectories = 16;
 
+// Why a command could not be read at all.
+enum class Unreadable {
+  kNo,
+  kTooLong,  // longer than kMaxReadableCommandBytes
+  kTooDeep,  // nests deeper than kMaxShellNesting
+  kTooSlow,  // parsing took longer than its time budget (tree-sitter's error recovery is slow on some inputs)
+};
+
 struct ParsedCommand {
   std::vector<CommandPart> parts;
   std::vector<Redirect> redirects;
@@ -85,19 +94,28 @@ struct ParsedCommand {
   // used in arithmetic): the rules read them as commands too.
   std::vector<std::string> literals;
   bool complete = true;  // false: the parser found a syntax error (the parts are a best effort)
-  bool too_deep = false;  // nested deeper than kMaxShellNesting: nothing was read
+  // Not kNo: the command could not be read, and nothing of it was.
+  Unreadable unreadable = Unreadable::kNo;
 };
 
 // Commands longer than this are not parsed by ParseCommand (they need approval).
 constexpr size_t kMaxParsedCommandBytes = 10000;
+// Nothing longer than this goes to tree-sitter: libtree-sitter 0.20.7 (the
+// one Debian ships) frees an invalid pointer during error recovery once an
+// internal array passes 65,536 entries, which crafted input reaches at about
+// 87 KB ('${' repeated) or 131 KB ('[[ (' repeated); 16 KiB keeps a margin.
+constexpr size_t kMaxReadableCommandBytes = 16 * 1024;
 // Substitutions, subshells, blocks, loops and expansions nested in one another.
 constexpr int kMaxShellNesting = 64;
 // Command lines handed to a shell inside command lines (bash -c 'bash -c ...').
 constexpr int kMaxNestedShells = 8;
+// Time to parse one command, nested command lines included (wall clock).
+constexpr std::chrono::milliseconds kParseTimeBudget{2000};
 
 // InvalidArgument if the command is too long.
 StatusOr<ParsedCommand> ParseCommand(const std::string& command);
 // The same, whatever its length (for deny rules, which hold regardless).
-ParsedCommand ParseCommandUnchecked(const std::string& command);
+ParsedCommand ParseCommandUnchecked(const std::string& command,
+                                    std::chrono::microseconds time_budget = kParseTimeBudget);
 
 }  // namespace odin

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -142,6 +143,9 @@ class Judge {
   const std::string& workspace_;
   std::string cwd_;
   int parses_left_ = kMaxEmbeddedParses;
+  // For the command lines read out of words: as long again as the command's own.
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::now() + kParseTimeBudget;
+  bool out_of_time_ = false;
   std::optional<RuleVerdict> ask_;
   std::vector<std::string> keys_;
 };
@@ -149,7 +153,13 @@ class Judge {
 const std::string* Judge::DeniedIn(const std::string& line) {
   if (rules_.deny.empty()) return nullptr;
   if (--parses_left_ < 0) return nullptr;  // Run asks for the whole command
-  ParsedCommand parsed = ParseCommandUnchecked(line);
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - std::chrono::steady_clock::now());
+  if (left.count() <= 0) {
+    out_of_time_ = true;
+    return nullptr;
+  }
+  ParsedCommand parsed = ParseCommandUnchecked(line, left);
+  out_of_time_ = out_of_time_ || parsed.unreadable == Unreadable::kTooSlow;
   for (const CommandPart& part : parsed.parts) {
     if (part.dynamic) continue;
     if (const std::string* r = ProgramMatch(rules_.deny, part)) return r;
@@ -238,6 +248,7 @@ void Judge::AskForLaterWords(const CommandPart& part) {
     for (const std::string& rule : rules_.deny) {
       std::vector<std::string> first = Words(rule);
       if (first.empty() || !WordMatches(Base(first[0]), Base(w))) continue;
+      if (--parses_left_ < 0) return;  // Run asks for the whole command
       for (const std::vector<std::string>& program : ReadProgramChain(tail, known).programs) {
         if ((r = FirstMatch(rules_.deny, program)) != nullptr) break;
       }
@@ -334,17 +345,24 @@ void Judge::AskForPaths(const CommandPart& part) {
 }
 
 RuleVerdict Judge::Run() {
-  if (command_.size() > kMaxCheckedCommandBytes) {
-    return {RuleDecision::kDeny, "", "",
-            "the command is longer than " + std::to_string(kMaxCheckedCommandBytes) + " bytes: too long to check"};
-  }
   // Parsed whatever its length: deny rules hold even for a command that asks.
   ParsedCommand parsed = ParseCommandUnchecked(command_);
-  if (parsed.too_deep) {
-    return {RuleDecision::kDeny, "", "",
-            "the command nests substitutions, subshells or blocks more than " + std::to_string(kMaxShellNesting) +
-                " levels deep: too deep to check"};
+  switch (parsed.unreadable) {
+    case Unreadable::kNo:
+      break;
+    case Unreadable::kTooLong:
+      return {RuleDecision::kDeny, "", "",
+              "the command is longer than " + std::to_string(kMaxReadableCommandBytes) + " bytes: too long to check"};
+    case Unreadable::kTooDeep:
+      return {RuleDecision::kDeny, "", "",
+              "the command nests substitutions, subshells or blocks more than " + std::to_string(kMaxShellNesting) +
+                  " levels deep: too deep to check"};
+    case Unreadable::kTooSlow:
+      return {RuleDecision::kDeny, "", "",
+              "the command took longer than " + std::to_string(kParseTimeBudget.count() / 1000) +
+                  " s to read: too complex to check"};
   }
+  deadline_ = std::chrono::steady_clock::now() + kParseTimeBudget;
   for (const CommandPart& part : parsed.parts) {
     if (part.dynamic) continue;
     if (const std::string* r = ProgramMatch(rules_.deny, part)) {
@@ -395,7 +413,7 @@ RuleVerdict Judge::Run() {
           CommandKey());
     }
   }
-  if (parses_left_ < 0) {
+  if (parses_left_ < 0 || out_of_time_) {
     Ask("", "the command holds too many command lines to check", CommandKey());
   }
   if (!parsed.complete) Ask("", "the command does not parse as shell", CommandKey());

@@ -27,8 +27,9 @@
 //     longer than kMaxParsedCommandBytes;
 //   - it names a path outside the workspace (cd's are followed; a cd to a
 //     place known only when it runs makes every later path unknown).
-// Commands longer than kMaxCheckedCommandBytes, or nested deeper than
-// kMaxShellNesting, are refused outright (rule ""): they cannot be read.
+// Commands the parser cannot read (command_parser.h: longer than
+// kMaxReadableCommandBytes, nested deeper than kMaxShellNesting, or slower
+// than kParseTimeBudget to parse) are refused outright (rule "").
 
 #include <string>
 #include <vector>
@@ -53,9 +54,6 @@ struct RuleVerdict {
   // "command:..."); an approval for the session must cover them all.
   std::vector<std::string> ask_keys;
 };
-
-// Commands longer than this are refused without being read.
-constexpr size_t kMaxCheckedCommandBytes = 1 << 20;
 
 // argv as one shell command line, each word quoted, for the rules.
 std::string ShellJoin(const std::vector<std::string>& argv);

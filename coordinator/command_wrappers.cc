@@ -547,8 +547,14 @@ bool IsShell(const std::string& base_name) {
 ProgramChain ReadProgramChain(const std::vector<std::string>& words, const std::vector<bool>& known) {
   ProgramChain out;
   size_t start = 0;
-  // Each round peels one wrapper off: at most one round per word.
+  // Each round peels one wrapper off.
   while (start < words.size()) {
+    if (out.programs.size() >= kMaxWrappers) {
+      out.programs.push_back(Tail(words, start));
+      AddOperands(words, start + 1, &out);
+      out.dynamic = "it wraps more than " + std::to_string(kMaxWrappers) + " programs in one another";
+      return out;
+    }
     if (!known[start]) {
       out.programs.push_back(Tail(words, start));
       AddOperands(words, start + 1, &out);

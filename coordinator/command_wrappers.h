@@ -49,6 +49,10 @@ struct ProgramChain {
   bool input_arguments = false;
 };
 
+// Wrappers read in one chain at most (nice nice nice ...); past this the
+// chain is dynamic.
+constexpr size_t kMaxWrappers = 32;
+
 // words: a simple command's words, quotes removed, its name first; known[i]:
 // word i is known before it runs (no expansion). REQUIRES: same sizes.
 ProgramChain ReadProgramChain(const std::vector<std::string>& words, const std::vector<bool>& known);
