@@ -4,9 +4,9 @@
 //     review found is refused, whether it comes through odin exec, odin tool
 //     (edit and ask modes) or an agent session: the file v survives, the
 //     remote gets no push, and the refusal is in the ledger.
-//   - Input nested too deep for odin to read (tool arguments 60,000 levels
-//     deep, 15,000 nested $( ) is refused with one line, the session goes
-//     on, odin exits normally and the ledger verifies.
+//   - Input too deep or too long for odin to read (tool arguments 60,000
+//     levels deep, 15,000 or 5,000 nested $( ) is refused with one line, the
+//     session goes on, odin exits normally and the ledger verifies.
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -67,12 +67,19 @@ std::string Nested(int depth, bool objects) {
   return s;
 }
 
-// $( nested 15,000 times: 45 KB.
-std::string DeepCommand() {
+std::string Repeated(const std::string& unit, int times) {
   std::string s;
-  for (int i = 0; i < 15000; ++i) s += "$(";
+  for (int i = 0; i < times; ++i) s += unit;
+  return s;
+}
+
+// $( nested levels times: 15,000 (the review's) make 45 KB, too long for
+// odin to read at all; 5,000 make 15 KB, read and found too deep.
+std::string DeepCommand(int levels = 15000) {
+  std::string s;
+  for (int i = 0; i < levels; ++i) s += "$(";
   s += "true";
-  for (int i = 0; i < 15000; ++i) s += ")";
+  for (int i = 0; i < levels; ++i) s += ")";
   return s;
 }
 
@@ -265,6 +272,8 @@ TEST_P(OdinDeepInputTest, ASessionRefusesDeepInputAndEndsNormally) {
   json calls = {{{"name", "ExecuteCommand"}, {"arguments_raw", deep_arrays}},
                 {{"name", "Read"}, {"arguments_raw", deep_objects}},
                 Call("ExecuteCommand", {{"command", DeepCommand()}}),
+                Call("ExecuteCommand", {{"command", DeepCommand(5000)}}),
+                Call("ExecuteCommand", {{"command", Repeated("[[ ( ", 40000)}}),
                 Call("ExecuteCommand", {{"command", "echo alive > alive.txt"}})};
   FakeLlm llm(json({{"responses", {{{"tool_calls", calls}}, Text("done")}}}).dump());
   // stream-json prints each call's arguments as it starts.
@@ -275,11 +284,13 @@ TEST_P(OdinDeepInputTest, ASessionRefusesDeepInputAndEndsNormally) {
   ASSERT_EQ(RequestsOf(llm).size(), 2u) << "the session went on to the model's answer";
 
   std::vector<std::string> ex = Executions();
-  ASSERT_EQ(ex.size(), 4u);
+  ASSERT_EQ(ex.size(), 6u);
   const char* reasons[] = {"ExecuteCommand: JSON arguments: nested more than 64 levels deep",
                            "Read: JSON arguments: nested more than 64 levels deep",
-                           "nests substitutions, subshells or blocks more than 64 levels deep", ""};
-  for (size_t i = 0; i < 3; ++i) {
+                           "the command is longer than 16384 bytes: too long to check",
+                           "nests substitutions, subshells or blocks more than 64 levels deep: too deep to check",
+                           "the command is longer than 16384 bytes: too long to check"};
+  for (size_t i = 0; i < 5; ++i) {
     std::string id = ex[i].substr(0, ex[i].find('|'));
     EXPECT_NE(ex[i].find("|rejected"), std::string::npos) << ex[i];
     json shown = Shown(id);
@@ -287,7 +298,7 @@ TEST_P(OdinDeepInputTest, ASessionRefusesDeepInputAndEndsNormally) {
     std::string error = shown.dump();
     EXPECT_NE(error.find(reasons[i]), std::string::npos) << error.substr(0, 500);
   }
-  EXPECT_NE(ex[3].find("|ok"), std::string::npos) << ex[3];
+  EXPECT_NE(ex[5].find("|ok"), std::string::npos) << ex[5];
   // The deep arguments are on record as text.
   std::string id0 = ex[0].substr(0, ex[0].find('|'));
   EXPECT_EQ(Rows("SELECT args_json FROM execution_starts WHERE execution_id = ?", id0)[0], json(deep_arrays).dump());
@@ -325,14 +336,22 @@ TEST_F(OdinRulesTest, ASubagentsDeepArgumentsAreRefusedToo) {
   EXPECT_EQ(agent_tool[0], "ok") << "the subagent finished its task";
 }
 
-TEST_F(OdinRulesTest, OdinToolRefusesDeepArguments) {
+TEST_F(OdinRulesTest, OdinToolRefusesInputItCannotRead) {
   json r = Run({"tool", "ExecuteCommand", "{\"command\":" + Nested(60000, false) + "}", "--json"});
   EXPECT_EQ(last_.exit_code, 1);
   EXPECT_EQ(r["status"], "rejected");
   EXPECT_EQ(r["error"], "ExecuteCommand: JSON arguments: nested more than 64 levels deep");
   json c = Run({"tool", "ExecuteCommand", json({{"command", DeepCommand()}}).dump(), "--json"});
   EXPECT_EQ(c["status"], "rejected");
-  EXPECT_NE(c["error"].get<std::string>().find("too deep to check"), std::string::npos) << c["error"];
+  EXPECT_NE(c["error"].get<std::string>().find("too long to check"), std::string::npos) << c["error"];
+  json d = Run({"tool", "ExecuteCommand", json({{"command", DeepCommand(5000)}}).dump(), "--json"});
+  EXPECT_EQ(d["status"], "rejected");
+  EXPECT_NE(d["error"].get<std::string>().find("too deep to check"), std::string::npos) << d["error"];
+  // 100 KB of ${ made libtree-sitter 0.20.7 free an invalid pointer (odin
+  // died of SIGABRT): nothing that long is parsed.
+  json e = Run({"tool", "ExecuteCommand", json({{"command", Repeated("${", 50000)}}).dump(), "--json"});
+  EXPECT_EQ(e["status"], "rejected");
+  EXPECT_NE(e["error"].get<std::string>().find("too long to check"), std::string::npos) << e["error"];
 }
 
 }  // namespace
