@@ -124,8 +124,9 @@ class Judge {
   RuleVerdict Run();
 
  private:
-  // The deny rule a command line (read as shell) runs, or null.
-  const std::string* DeniedIn(const std::string& line);
+  // The deny rule a command line (read as shell) runs, or null. counted: it
+  // spends one of kMaxEmbeddedParses (the checks that can only ask).
+  const std::string* DeniedIn(const std::string& line, bool counted = true);
   const std::string* DeniedInWord(const std::string& word);
   std::optional<RuleVerdict> DenyFromSettings(const ParsedCommand& parsed);
   void AskForLaterWords(const CommandPart& part);
@@ -150,9 +151,9 @@ class Judge {
   std::vector<std::string> keys_;
 };
 
-const std::string* Judge::DeniedIn(const std::string& line) {
+const std::string* Judge::DeniedIn(const std::string& line, bool counted) {
   if (rules_.deny.empty()) return nullptr;
-  if (--parses_left_ < 0) return nullptr;  // Run asks for the whole command
+  if (counted && --parses_left_ < 0) return nullptr;  // Run asks for the whole command
   auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - std::chrono::steady_clock::now());
   if (left.count() <= 0) {
     out_of_time_ = true;
@@ -206,7 +207,7 @@ std::optional<RuleVerdict> Judge::DenyFromSettings(const ParsedCommand& parsed) 
       std::string runs = alias ? (!s.value.empty() && s.value[0] == '!' ? s.value.substr(1) : "git " + s.value)
                                : s.value;
       if (!alias && TrivialProgram(s.value)) continue;
-      if (const std::string* r = DeniedIn(runs)) {
+      if (const std::string* r = DeniedIn(runs, /*counted=*/false)) {
         return RuleVerdict{RuleDecision::kDeny, *r, part.text,
                            shown + " to run `" + Shown(runs) + "`, which the deny rule '" + *r + "' matches", {}};
       }
@@ -221,7 +222,7 @@ std::optional<RuleVerdict> Judge::DenyFromSettings(const ParsedCommand& parsed) 
       continue;
     }
     if (TrivialProgram(a.value) && a.name.rfind("GIT_CONFIG", 0) != 0) continue;
-    if (const std::string* r = DeniedIn(a.value)) {
+    if (const std::string* r = DeniedIn(a.value, /*counted=*/false)) {
       return RuleVerdict{RuleDecision::kDeny, *r, a.name + "=" + a.value,
                          shown + ", to `" + Shown(a.value) + "`, which the deny rule '" + *r + "' matches", {}};
     }

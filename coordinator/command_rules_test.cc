@@ -110,6 +110,12 @@ TEST(CommandRulesTest, WordsKnownOnlyWhenItRunsMayCompleteADenyRule) {
   }
 }
 
+TEST(CommandRulesTest, ManySettingsAreAllChecked) {
+  std::string command = "git";
+  for (int i = 0; i < 400; ++i) command += " -c x" + std::to_string(i) + ".y=z";
+  EXPECT_EQ(Decide(command + " -c core.pager=rm log"), RuleDecision::kDeny);
+}
+
 TEST(CommandRulesTest, GitConfigurationThatMayNameAProgramNeedsApproval) {
   for (const char* command : {"git -c core.pager=less log", "git -c alias.st=status st",
                               "git -c include.path=x.cfg log", "git --config-env=core.pager=P log",
