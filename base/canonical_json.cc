@@ -1,10 +1,41 @@
 #include "base/canonical_json.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace odin {
 
+int JsonNestingDepth(std::string_view json, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return limit + 1;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 StatusOr<std::string> CanonicalizeJson(std::string_view json) {
+  if (JsonTooDeep(json)) {
+    return Status::InvalidArgument("JSON arguments",
+                                   "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
   // nlohmann::json keeps objects in a std::map, so dump() sorts keys.
   nlohmann::json value = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return Status::InvalidArgument("JSON arguments", "not valid JSON");

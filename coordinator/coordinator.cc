@@ -191,6 +191,11 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // Arguments are recorded and compared in canonical form.
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
   if (canonical.ok()) call.arguments_json = *canonical;
+  // Too deep to become a value: recorded as one JSON string, so that no
+  // reader of the ledger meets the nesting (the call is refused below).
+  if (!canonical.ok() && JsonTooDeep(call.arguments_json)) {
+    call.arguments_json = json(call.arguments_json).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
   Call& c = calls_[id];
   c.call = std::move(call);
   c.handlers = std::move(handlers);
@@ -444,7 +449,10 @@ Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
   if (v.decision == RuleDecision::kDeny) {
     RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
-    return Status::PermissionDenied("command", v.reason + " (permissions.deny in odinconfig.json)");
+    // A rule's refusal names where the rule lives; a command too long or too
+    // deep to read is refused by no rule.
+    return Status::PermissionDenied("command", v.rule.empty() ? v.reason
+                                                              : v.reason + " (permissions.deny in odinconfig.json)");
   }
   return AskApproval(c, command, v.reason, v.ask_keys, std::move(detail), wait);
 }

@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
 #include "base/sha256.h"
@@ -346,6 +347,21 @@ TEST_F(BreakerTest, AfterTheCooldownTrialsCloseIt) {
   ASSERT_EQ(t.size(), 3u);
   EXPECT_NE(t[1].find(R"("to":"half_open")"), std::string::npos);
   EXPECT_NE(t[2].find(R"("to":"closed")"), std::string::npos);
+}
+
+// Finding 6: arguments nested 60,000 deep are refused before they become a
+// value, and recorded as text, so no reader of the ledger meets the nesting.
+TEST_F(CoordinatorTest, ArgumentsNestedTooDeepAreRefusedAndRecordedAsText) {
+  std::string deep = "{\"command\":" + std::string(60000, '[') + std::string(60000, ']') + "}";
+  std::string id = Submit(deep);
+  EXPECT_EQ(Requests(), 0);
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED);
+  EXPECT_EQ(results_[0].error().message(), "ExecuteCommand: JSON arguments: nested more than 64 levels deep");
+  auto row = ledger_->FindExecution(id);
+  ASSERT_TRUE(row.ok());
+  EXPECT_EQ(row->end->status, "rejected");
+  EXPECT_EQ(row->start.args_json, nlohmann::json(deep).dump());
 }
 
 }  // namespace

@@ -4,14 +4,31 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/canonical_json.h"
+
 namespace odin {
 namespace {
 
 using nlohmann::json;
 
+// text as a value, or fallback if it is malformed or nests too deep to copy
+// and serialize (a model's tool arguments go back to it in the next request).
 json ParseOr(const std::string& text, json fallback) {
+  if (JsonTooDeep(text)) return fallback;
   json j = json::parse(text, nullptr, false);
-  return j.is_discarded() ? fallback : j;
+  if (j.is_discarded()) return fallback;
+  return j;
+}
+
+// A stream event's data as a value; discarded if malformed. An event nested
+// deeper than kMaxJsonDepth is an error: no real event is, and serializing
+// one (an error object, say) would recurse once per level.
+StatusOr<json> ParseEvent(const SseEvent& e) {
+  if (JsonTooDeep(e.data)) {
+    return Status::Unavailable("malformed stream event",
+                               "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
+  return json::parse(e.data, nullptr, false);
 }
 
 // ---- OpenAI Chat Completions -------------------------------------------------
@@ -52,7 +69,9 @@ class OpenAiDecoder final : public StreamDecoder {
       done_ = true;
       return Status::OK();
     }
-    json chunk = json::parse(e.data, nullptr, false);
+    StatusOr<json> parsed = ParseEvent(e);
+    if (!parsed.ok()) return parsed.status();
+    json chunk = std::move(*parsed);
     if (chunk.is_discarded() || !chunk.is_object()) return Status::OK();  // tolerate junk lines
     if (chunk.contains("error")) {
       return Status::Unavailable("the model server reported an error", chunk["error"].dump());
@@ -174,7 +193,9 @@ class AnthropicDecoder final : public StreamDecoder {
 
  private:
   Status Handle(const SseEvent& e, const std::function<void(const std::string&)>& on_text) {
-    json msg = json::parse(e.data, nullptr, false);
+    StatusOr<json> parsed = ParseEvent(e);
+    if (!parsed.ok()) return parsed.status();
+    json msg = std::move(*parsed);
     if (msg.is_discarded() || !msg.is_object()) return Status::OK();
     std::string type = Str(msg, "type");
     if (type.empty()) type = e.event;

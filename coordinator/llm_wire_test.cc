@@ -134,5 +134,24 @@ TEST(LlmWireTest, ErrorEventsAndBodies) {
   EXPECT_EQ(ErrorMessageFromBody("plain\ntext"), "plain text");
 }
 
+// A model can send tool arguments nested 60,000 deep: they go back to it in
+// the next request without being copied or serialized as a value, and stream
+// events nested that deep are an error, not a crash.
+TEST(LlmWireTest, DeepJsonFromTheModelIsNeverSerialized) {
+  std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  ChatRequest r = Conversation();
+  r.messages[1].tool_calls[0].arguments_json = "{\"command\":" + deep + "}";
+  json a = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}).body);
+  EXPECT_EQ(a["messages"][1]["content"][1]["input"], json::object());
+  json o = json::parse(NewOpenAiFormat()->Build(r, {"openai", "http://h", ""}).body);
+  EXPECT_EQ(o["messages"][2]["tool_calls"][0]["function"]["arguments"], r.messages[1].tool_calls[0].arguments_json);
+  for (const auto& format : {NewOpenAiFormat(), NewAnthropicFormat()}) {
+    auto d = format->NewDecoder();
+    Status s = d->OnEvent({"error", "{\"type\":\"error\",\"error\":" + deep + "}"}, nullptr);
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+    EXPECT_NE(s.message().find("nested more than 64 levels deep"), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace odin

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/canonical_json.h"
 #include "base/clock.h"
 #include "coordinator/cli.h"
 #include "coordinator/tool_catalog.h"
@@ -233,7 +234,10 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
       return Json({{"type", "text_delta"}, {"text", e.text_delta().text()}});
     case v1::SessionEvent::kToolCallStarted: {
       const v1::ToolCallStarted& s = e.tool_call_started();
-      json args = json::parse(s.arguments_json(), nullptr, false);
+      // The model's arguments as it sent them: a value if they are one, else
+      // (malformed, or too deep to serialize) the text.
+      json args = JsonTooDeep(s.arguments_json()) ? json(json::value_t::discarded)
+                                                  : json::parse(s.arguments_json(), nullptr, false);
       return Json({{"type", "tool_call_start"},
                    {"execution_id", s.execution_id()},
                    {"tool", s.tool()},
