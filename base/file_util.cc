@@ -8,15 +8,19 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 
 #include "base/sha256.h"
 
 namespace odin {
 
-StatusOr<std::string> ReadFileToString(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+namespace {
+
+// Hands the file's bytes to take, a piece at a time. Non-blocking: a path
+// swapped for a FIFO must not stall the caller.
+Status ReadInPieces(const std::string& path, const std::function<void(std::string_view)>& take) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return PosixError(path, errno);
-  std::string out;
   char buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
@@ -27,9 +31,17 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
       return PosixError(path, err);
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    take(std::string_view(buf, static_cast<size_t>(n)));
   }
   close(fd);
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::string out;
+  RETURN_IF_ERROR(ReadInPieces(path, [&out](std::string_view piece) { out.append(piece); }));
   return out;
 }
 
@@ -66,22 +78,8 @@ StatusOr<std::string> ReadSymlink(const std::string& path) {
 }
 
 StatusOr<std::string> Sha256HexOfFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return PosixError(path, errno);
   Sha256 hash;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return PosixError(path, err);
-    }
-    if (n == 0) break;
-    hash.Update(std::string_view(buf, static_cast<size_t>(n)));
-  }
-  close(fd);
+  RETURN_IF_ERROR(ReadInPieces(path, [&hash](std::string_view piece) { hash.Update(piece); }));
   return HexDigest(hash.Finish());
 }
 

@@ -24,6 +24,7 @@
 #include "base/file_util.h"
 #include "base/subprocess.h"
 #include "tests/llm_requests.h"
+#include "tests/ledger_rows.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -181,28 +182,7 @@ class OdinHardeningTest : public ::testing::Test {
     return shown["output_head"].get<std::string>() + shown["output_tail"].get<std::string>();
   }
   // The ledger's rows for a query, columns joined by '|'.
-  std::vector<std::string> Rows(const std::string& sql) {
-    std::vector<std::string> out;
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-      sqlite3_stmt* st = nullptr;
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW) {
-          std::string row;
-          for (int i = 0; i < sqlite3_column_count(st); ++i) {
-            const unsigned char* v = sqlite3_column_text(st, i);
-            row += (i ? "|" : "") + std::string(v ? reinterpret_cast<const char*>(v) : "");
-          }
-          out.push_back(row);
-        }
-      } else {
-        ADD_FAILURE() << sqlite3_errmsg(db);
-      }
-      sqlite3_finalize(st);
-    }
-    sqlite3_close(db);
-    return out;
-  }
+  std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }
   // The command's output from every entry point that runs commands, by name.
   std::map<std::string, std::string> Everywhere(const std::string& command) {
     std::map<std::string, std::string> out;

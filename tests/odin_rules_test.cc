@@ -16,6 +16,7 @@
 
 #include "base/file_util.h"
 #include "tests/llm_requests.h"
+#include "tests/ledger_rows.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -146,27 +147,7 @@ class OdinRulesTest : public ::testing::Test {
   }
   // Rows of the ledger: each row's columns joined by '|'.
   std::vector<std::string> Rows(const std::string& sql, const std::string& bind = "") {
-    std::vector<std::string> out;
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-      sqlite3_stmt* st = nullptr;
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-        ADD_FAILURE() << sqlite3_errmsg(db) << ": " << sql;
-      } else {
-        if (!bind.empty()) sqlite3_bind_text(st, 1, bind.c_str(), -1, SQLITE_TRANSIENT);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-          std::string row;
-          for (int i = 0; i < sqlite3_column_count(st); ++i) {
-            const unsigned char* v = sqlite3_column_text(st, i);
-            row += (i ? "|" : "") + std::string(v ? reinterpret_cast<const char*>(v) : "");
-          }
-          out.push_back(row);
-        }
-      }
-      sqlite3_finalize(st);
-    }
-    sqlite3_close(db);
-    return out;
+    return LedgerRows(ws_.Join(".odin/odin.db"), sql, bind);
   }
   // The execution as the ledger has it (odin show --json).
   json Shown(const std::string& execution_id) {
