@@ -112,6 +112,16 @@ void ApplyUser(const SandboxOptions& o, SpawnOptions* spawn) {
   }
 }
 
+// Told to stop (our caller's parent-death signal, a Ctrl-C) while bubblewrap
+// runs: kill the whole process group, bubblewrap's children included.
+// bubblewrap's child waits on an eventfd for its parent to write the uid map
+// before it sets its own parent-death signal; were only its parent to die
+// then, it would wait forever. Until it calls setsid it is in our group.
+void KillOurGroup(int sig) {
+  kill(0, SIGKILL);
+  _exit(128 + sig);
+}
+
 // Whether the program would run as the host's root.
 bool ProgramRunsAsRoot(const SandboxOptions& o) { return geteuid() == 0 && o.run_uid <= 0; }
 
@@ -324,6 +334,11 @@ int SandboxMain(int argc, char** argv) {
   if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(errors, O_CLOEXEC) != 0) {
     fprintf(stderr, "odin-sandbox: pipe: %s\n", strerror(errno));
     return kSandboxSetupFailedExit;
+  }
+  if (getpgrp() == getpid()) {  // our own group (as odin starts us): safe to kill it whole
+    struct sigaction stop {};
+    stop.sa_handler = KillOurGroup;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &stop, nullptr);
   }
   int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   SpawnOptions spawn;

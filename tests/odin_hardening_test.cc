@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/secrets.h"
 #include "base/subprocess.h"
 #include "tests/llm_requests.h"
 #include "tests/ledger_rows.h"
@@ -489,6 +490,28 @@ TEST_F(OdinHardeningTest, CommandsRunAsTheWorkspacesOwnerWhenOdinRunsAsRoot) {
   ASSERT_EQ(stat(ws_.Join("tool.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, nobody);
   RunCommand({.argv = {"chown", "-R", "0:0", ws_.path()}, .env = {"PATH=/usr/bin:/bin"}});
+}
+
+TEST_F(OdinHardeningTest, ALauncherStoppedWhileItsSandboxStartsLeavesNothingBehind) {
+  REQUIRE_BWRAP();
+  // bubblewrap's child waits for its parent to write the uid map before it
+  // arms its own parent-death signal: a launcher stopped at that moment (its
+  // coordinator's thread ended) used to leave that child waiting forever.
+  // Stop launchers at every point of their start.
+  std::string marker = UniqueMarker();
+  for (int i = 0; i < 40; ++i) {
+    SpawnOptions o;
+    o.argv = {BinDir() + "/odin-sandbox", "--workspace", ws_.path(), "--", "/bin/sleep", "60"};
+    o.env = CurrentEnvironment();
+    o.env.push_back("ODIN_TEST_MARK=" + marker);
+    StatusOr<pid_t> pid = Spawn(o);  // a group of its own, as odin starts it
+    ASSERT_TRUE(pid.ok()) << pid.status().message();
+    usleep(static_cast<useconds_t>(i * 500));  // 0 to 20 ms: before, during and after the setup
+    kill(*pid, SIGTERM);
+    int status;
+    waitpid(*pid, &status, 0);
+  }
+  EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker).empty()) << "a sandbox outlived its launcher";
 }
 
 TEST_F(OdinHardeningTest, SocketDirectoriesOfDeadCoordinatorsAreRemoved) {
