@@ -492,6 +492,64 @@ TEST_F(OdinHardeningTest, CommandsRunAsTheWorkspacesOwnerWhenOdinRunsAsRoot) {
   RunCommand({.argv = {"chown", "-R", "0:0", ws_.path()}, .env = {"PATH=/usr/bin:/bin"}});
 }
 
+TEST_F(OdinHardeningTest, TheCoordinatorsMemoryIsNotReadableByItsOwnUser) {
+  REQUIRE_BWRAP();
+  // odin holds API keys and the workers' secrets: another process of the
+  // same user must not read its environment or memory through /proc. Run
+  // as an unprivileged user (root reads every process anyway).
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+    GTEST_SKIP() << "running odin as another user needs root and setpriv";
+  }
+  for (std::string dir = BinDir(); dir.size() > 1; dir = DirName(dir)) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      GTEST_SKIP() << dir << " is not reachable for other users (a clone under a private directory)";
+    }
+  }
+  const uid_t nobody = 65534;
+  for (const std::string& dir : {ws_.path(), user_.path()}) {
+    ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+    StatusOr<CommandOutput> chowned =
+        RunCommand({.argv = {"chown", "-R", "65534:65534", dir}, .env = {"PATH=/usr/bin:/bin"}});
+    ASSERT_TRUE(chowned.ok() && chowned->exit_code == 0);
+  }
+  SpawnOptions o;
+  o.argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BinDir() + "/odin", "exec",
+            "--", "sleep", "30.125"};
+  o.env = {"PATH=/usr/bin:/bin", "HOME=" + user_.path(), "ODIN_TEST_MARK=" + marker_, "OPENAI_API_KEY=sk-secret-xyz",
+           "XDG_CONFIG_HOME=" + user_.Join("config"), "XDG_STATE_HOME=" + user_.Join("state"),
+           "XDG_RUNTIME_DIR=" + user_.Join("run")};
+  o.cwd = ws_.path();
+  StatusOr<pid_t> odin = Spawn(o);  // setpriv execs odin: the same pid
+  ASSERT_TRUE(odin.ok());
+  // Wait until its command runs: odin (not setpriv, whose arguments name
+  // the same command) is well past its start.
+  bool started = false;
+  for (int i = 0; i < 500 && !started; ++i) {
+    usleep(20000);
+    for (pid_t p : ProcessesWithArg("sleep 30.125")) {
+      StatusOr<std::string> cmdline = ReadFileToString("/proc/" + std::to_string(p) + "/cmdline");
+      if (p != *odin && cmdline.ok() && cmdline->rfind("sleep", 0) == 0) started = true;
+    }
+  }
+  ASSERT_TRUE(started) << "odin did not start as uid 65534";
+  // A process of the same user tries.
+  pid_t reader = fork();
+  if (reader == 0) {
+    if (setgid(nobody) != 0 || setuid(nobody) != 0) _exit(2);
+    int environ_fd = open(("/proc/" + std::to_string(*odin) + "/environ").c_str(), O_RDONLY);
+    int mem_fd = open(("/proc/" + std::to_string(*odin) + "/mem").c_str(), O_RDONLY);
+    _exit(environ_fd < 0 && mem_fd < 0 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(reader, &status, 0);
+  kill(*odin, SIGTERM);
+  Wait(*odin);
+  RunCommand({.argv = {"chown", "-R", "0:0", ws_.path(), user_.path()}, .env = {"PATH=/usr/bin:/bin"}});
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a process of odin's own user opened its environ or mem";
+}
+
 TEST_F(OdinHardeningTest, ALauncherStoppedWhileItsSandboxStartsLeavesNothingBehind) {
   REQUIRE_BWRAP();
   // bubblewrap's child waits for its parent to write the uid map before it
