@@ -9,7 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-cmake -S . -B build -G Ninja
+# Configure once: the build re-runs CMake by itself when a CMakeLists.txt
+# changes, and a second configure orders one -isystem path differently
+# (mit-krb5, from the curl and gRPC packages), which would rebuild everything.
+[ -f build/build.ninja ] || cmake -S . -B build -G Ninja
 cmake --build build
 
 echo
