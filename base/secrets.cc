@@ -236,4 +236,13 @@ std::string Redactor::Redact(std::string_view text) const {
   return out;
 }
 
+std::map<std::string, std::string> EnvironmentMap() {
+  std::map<std::string, std::string> env;
+  for (const std::string& e : CurrentEnvironment()) {
+    size_t eq = e.find('=');
+    if (eq != std::string::npos) env[e.substr(0, eq)] = e.substr(eq + 1);
+  }
+  return env;
+}
+
 }  // namespace odin

@@ -6,6 +6,7 @@
 // Thread-safety: a Redactor is immutable after setup; Redact() is const and safe
 // to call from several threads.
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,8 @@ std::vector<std::string> ScrubEnvironment(const std::vector<std::string>& env);
 
 // The current process's environment as "NAME=value" entries.
 std::vector<std::string> CurrentEnvironment();
+// The same as a map, name -> value.
+std::map<std::string, std::string> EnvironmentMap();
 
 class Redactor {
  public:

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/tool_catalog.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 namespace {

@@ -57,13 +57,13 @@
 #include <string>
 
 #include "base/status.h"
-#include "coordinator/budget.h"
-#include "coordinator/checks.h"
-#include "coordinator/circuit_breaker.h"
-#include "coordinator/command_rules.h"
+#include "planner/budget.h"
+#include "planner/checks.h"
+#include "coordinator/gates/circuit_breaker.h"
+#include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
-#include "coordinator/stall_detector.h"
-#include "coordinator/validators.h"
+#include "planner/stall_detector.h"
+#include "coordinator/gates/validators.h"
 #include "sandbox/sandbox_options.h"
 
 namespace odin {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coordinator/validators.h"
+#include "coordinator/gates/validators.h"
 
 namespace odin {
 namespace {

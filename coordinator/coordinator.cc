@@ -10,45 +10,21 @@
 #include "base/file_util.h"
 #include "base/ids.h"
 #include "base/subprocess.h"
-#include "coordinator/budget.h"
-#include "coordinator/memory_query.h"
-#include "coordinator/mode_gate.h"
-#include "coordinator/protected_paths.h"
-#include "coordinator/read_before_edit_gate.h"
-#include "coordinator/tool_catalog.h"
+#include "planner/budget.h"
+#include "ledger/memory_query.h"
+#include "coordinator/gates/mode_gate.h"
+#include "coordinator/gates/protected_paths.h"
+#include "coordinator/gates/read_before_edit_gate.h"
+#include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
+#include "tools/tool_result.h"
 
 namespace odin {
 
 using nlohmann::json;
-
-std::string ToolStatusName(int s) {
-  switch (s) {
-    case v1::TOOL_STATUS_OK: return "ok";
-    case v1::TOOL_STATUS_ERROR: return "error";
-    case v1::TOOL_STATUS_REJECTED: return "rejected";
-    case v1::TOOL_STATUS_TIMED_OUT: return "timed_out";
-    case v1::TOOL_STATUS_CRASHED: return "crashed";
-    case v1::TOOL_STATUS_CANCELLED: return "cancelled";
-    default: return "unknown";
-  }
-}
-
-std::string ExitReasonName(int r) {
-  switch (r) {
-    case v1::EXIT_REASON_NORMAL: return "normal";
-    case v1::EXIT_REASON_TIMEOUT: return "timeout";
-    case v1::EXIT_REASON_KILLED: return "killed";
-    case v1::EXIT_REASON_CRASHED: return "crashed";
-    case v1::EXIT_REASON_SANDBOX_SETUP_FAILED: return "sandbox_setup_failed";
-    case v1::EXIT_REASON_BUDGET_EXCEEDED: return "budget_exceeded";
-    case v1::EXIT_REASON_STALLED: return "stalled";
-    default: return "unspecified";
-  }
-}
 
 struct Coordinator::Held {
   Call write;

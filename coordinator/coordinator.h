@@ -42,17 +42,17 @@
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
-#include "coordinator/circuit_breaker.h"
-#include "coordinator/command_rules.h"
+#include "coordinator/gates/circuit_breaker.h"
+#include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
-#include "coordinator/ledger.h"
-#include "coordinator/llm.h"
-#include "coordinator/stall_detector.h"
-#include "coordinator/protected_paths.h"
+#include "ledger/ledger.h"
+#include "llm/llm.h"
+#include "planner/stall_detector.h"
+#include "coordinator/gates/protected_paths.h"
 #include "coordinator/todo_list.h"
-#include "coordinator/tool_host.h"
-#include "coordinator/validation.h"
-#include "coordinator/validators.h"
+#include "planner/tool_host.h"
+#include "coordinator/gates/validation.h"
+#include "coordinator/gates/validators.h"
 #include "coordinator/worker_pool.h"
 #include "coordinator/worker_transport.h"
 
@@ -314,9 +314,5 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Subagent> subagents_;         // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
 };
-
-// Ledger names of statuses and exit reasons ("timed_out", "sandbox_setup_failed").
-std::string ToolStatusName(int tool_status);
-std::string ExitReasonName(int exit_reason);
 
 }  // namespace odin

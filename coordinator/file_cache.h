@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "planner/tool_host.h"
 
 namespace odin {
 namespace v1 {
@@ -62,15 +63,6 @@ struct CachedFile {
   std::vector<std::pair<uint32_t, uint32_t>> ReadRanges() const;
   // Bytes this entry holds, for the size limits.
   uint64_t Bytes() const;
-};
-
-// A cached file as the planner sees it.
-struct CachedFileInfo {
-  std::string path;
-  uint64_t size;
-  bool full;
-  bool is_modified;
-  std::string ranges;  // "lines 1-40, 90-120" when partial
 };
 
 class FileCache {

@@ -13,7 +13,7 @@
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "coordinator/config_loader.h"
-#include "coordinator/llm_config.h"
+#include "base/secrets.h"
 #include "coordinator/worker_sandbox.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"

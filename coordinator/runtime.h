@@ -14,7 +14,7 @@
 #include "base/status.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/ledger.h"
+#include "ledger/ledger.h"
 #include "coordinator/worker_transport.h"
 #include "coordinator/workspace.h"
 

@@ -8,13 +8,14 @@
 #include <spdlog/spdlog.h>
 
 #include "base/ids.h"
-#include "coordinator/agent.h"
-#include "coordinator/budget.h"
+#include "planner/tool_calls.h"
+#include "planner/budget.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/report.h"
-#include "coordinator/tool_specs.h"
+#include "ledger/report.h"
+#include "planner/tool_specs.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/workspace_path.h"
+#include "tools/tool_result.h"
 
 namespace odin {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
-#include "coordinator/budget.h"
+#include "planner/budget.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "tests/fakes.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/sha256.h"
-#include "coordinator/agent.h"
+#include "planner/tool_calls.h"
 
 namespace odin {
 namespace {

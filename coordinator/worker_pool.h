@@ -41,10 +41,10 @@
 #include "base/process_launcher.h"
 #include "base/status.h"
 #include "coordinator/worker_transport.h"
+#include "planner/tool_host.h"
 
 namespace odin {
 
-class Budget;
 namespace v1 {
 class Envelope;
 class Hello;
@@ -54,13 +54,6 @@ class ToolProgress;
 class ToolResult;
 }  // namespace v1
 
-// Which workers may take a call.
-enum class WorkerPolicy {
-  kWritable,  // tool worker, workspace writable (edit mode, odin exec)
-  kReadonly,  // tool worker, workspace read-only (ask and plan modes)
-  kLspHost,   // the lsp host (workspace read-only), one per pool
-  kSubagent,  // a subagent's planner loop (workspace read-only; its calls come back to us)
-};
 const char* WorkerPolicyName(WorkerPolicy policy);
 
 // What the command line of a new worker is made from.
@@ -95,44 +88,6 @@ struct WorkerPoolOptions {
   std::function<std::string()> describe_setup_failure;
 };
 
-// One tool call as the pool sees it.
-struct ToolCall {
-  std::string execution_id;
-  std::string tool;
-  std::string arguments_json;      // canonical
-  Duration timeout{};              // zero: no deadline
-  uint64_t stream_limit_bytes = 0; // 0: stream all output
-  uint32_t output_head_bytes = 64 * 1024;
-  uint32_t output_tail_bytes = 64 * 1024;
-  SpawnLimits limits;
-  // Who asks and in which mode ("ask", "plan", "edit"; "exec" for odin exec).
-  // Empty: the coordinator's defaults. The pool itself ignores them.
-  std::string agent_id;
-  std::string mode;
-  // The workers that may take it: a tool worker that sees the workspace
-  // read-only (ask and plan) or writable (edit), or the lsp host.
-  WorkerPolicy policy = WorkerPolicy::kWritable;
-  // The execution this one serves (a write's validation), for the ledger.
-  std::string parent_id;
-  // The run's budget, charged one tool call when the coordinator takes the
-  // call (null: none). The pool ignores it.
-  Budget* budget = nullptr;
-  // For lsp_check: the serialized v1::ValidationInput.
-  std::string validation_input;
-  // For AgentTool: the serialized v1::AgentTask.
-  std::string agent_task;
-  // For a reading tool: the path outside the workspace the user approved.
-  std::string approved_outside_path;
-  // What a writing tool expects of its file (the read-before-edit gate's
-  // verdict), checked by the worker under the file's lock.
-  struct Expectation {
-    bool set = false;
-    bool must_not_exist = false;
-    std::string sha256;
-    bool full_read = false;
-    std::vector<std::pair<uint32_t, uint32_t>> read_ranges;
-  } expect;
-};
 
 class WorkerPool {
  public:

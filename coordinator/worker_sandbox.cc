@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "base/file_util.h"
-#include "coordinator/protected_paths.h"
+#include "coordinator/gates/protected_paths.h"
 #include "coordinator/worker_pool.h"
 
 namespace odin {

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "base/clock.h"
-#include "coordinator/tool_catalog.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 

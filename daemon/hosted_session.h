@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "coordinator/agent_session.h"
-#include "coordinator/session_events.h"
+#include "session/agent_session.h"
+#include "session/session_events.h"
 #include "odin/v1/coordinator.pb.h"
 
 namespace odin {

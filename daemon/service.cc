@@ -4,9 +4,9 @@
 
 #include "base/file_util.h"
 #include "base/version.h"
-#include "coordinator/ledger.h"
-#include "coordinator/memory_query.h"
-#include "coordinator/tool_catalog.h"
+#include "ledger/ledger.h"
+#include "ledger/memory_query.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 namespace {

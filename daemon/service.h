@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "coordinator/agent_session.h"
+#include "session/agent_session.h"
 #include "daemon/hosted_session.h"
 #include "odin/v1/coordinator.grpc.pb.h"
 

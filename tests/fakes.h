@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/process_launcher.h"
-#include "coordinator/llm.h"
+#include "llm/llm.h"
 #include "coordinator/worker_transport.h"
 #include "odin/v1/worker.pb.h"
 

@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/ids.h"
-#include "coordinator/agent.h"
+#include "planner/agent.h"
 #include "odin/v1/worker.pb.h"
 #include "workers/worker_channel.h"
 

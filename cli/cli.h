@@ -1,0 +1,74 @@
+#pragma once
+// The subcommands of `odin`, one function each; odin_main.cc parses the command
+// line (CLI11) and calls them. Each returns the process exit code and prints
+// errors as one line on stderr.
+//
+#include <string>
+#include <vector>
+
+#include "planner/run_outcome.h"  // exit codes
+#include "session/llm_config.h"
+
+namespace odin {
+
+struct GlobalFlags {
+  std::string dir;      // -C DIR
+  std::string sandbox;  // --sandbox auto|require|off
+};
+
+struct ExecFlags {
+  double timeout_seconds = 0;      // --timeout; 0: none
+  bool json = false;               // --json
+  std::string mode;                // --mode ask|plan|edit: that mode's sandbox policy; "": odin exec's
+  std::vector<std::string> argv;   // after --
+};
+
+struct ToolFlags {
+  std::string name;                  // the tool, e.g. "Read"
+  std::string arguments = "{}";      // its JSON arguments
+  std::string session;               // --session: continue this session
+  std::string mode = "edit";         // --mode ask|plan|edit
+  bool json = false;                 // --json
+  std::string approval = "deny";     // --approval deny|allow: a call that needs approval
+};
+
+struct AgentFlags {
+  std::string prompt;                  // -p / run: the message; empty: interactive
+  std::string output_format = "text";  // --output-format text|json|stream-json
+  std::string mode = "edit";           // --mode ask|plan|edit
+  int max_turns = 0;                   // --max-turns; 0: from the config
+  int64_t max_tool_calls = 0;          // --max-tool-calls
+  int64_t max_tokens = 0;              // --max-tokens (input plus output, over the message)
+  double max_budget_usd = 0;           // --max-budget-usd
+  double max_wall_seconds = 0;         // --max-wall-seconds
+  std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
+  std::string approval;                // --approval deny|allow|prompt; "": deny headless, prompt interactive
+  LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
+};
+
+struct TrustFlags {
+  bool revoke = false;  // --revoke: stop trusting the workspace
+  bool show = false;    // --show: only say whether it is trusted and what it sets
+};
+
+int RunExec(const GlobalFlags& g, const ExecFlags& f);
+// odin -p: exit 0 when the agent finished the message (the convergence gate
+// accepted it), 3 when it did not converge, 4 when a budget ran out (turns
+// included), 5 when the stall detector stopped it, 1 on an error, 130 when
+// interrupted.
+int RunPrompt(const GlobalFlags& g, const AgentFlags& f);
+int RunInteractive(const GlobalFlags& g, const AgentFlags& f);
+// Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.
+int RunTool(const GlobalFlags& g, const ToolFlags& f);
+int RunLog(const GlobalFlags& g, bool json, int limit);
+int RunShow(const GlobalFlags& g, const std::string& id, bool json, bool output_only);
+int RunLedgerVerify(const GlobalFlags& g, bool json);
+// Moves the ledger aside and starts a new chain (Ledger::Reset).
+int RunLedgerReset(const GlobalFlags& g, bool json);
+int RunDoctor(const GlobalFlags& g, bool json);
+// odin trust: trusts the workspace's odinconfig.json at the hash of its
+// trusted-only settings (trust.h), or revokes that. Exit 0 unless an error
+// (a malformed config, an unwritable trust store) stops it.
+int RunTrust(const GlobalFlags& g, const TrustFlags& f);
+
+}  // namespace odin

@@ -1,0 +1,370 @@
+// odin doctor: what this machine gives Odin. Every sandbox layer is reported
+// from a probe run through the real launcher, not from what should be true.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "base/version.h"
+#include "cli/cli.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/landlock.h"
+#include "coordinator/config_loader.h"
+#include "ledger/ledger.h"
+#include "coordinator/workspace.h"
+#include "coordinator/worker_pool.h"
+#include "coordinator/worker_sandbox.h"
+#include "sandbox/sandbox_options.h"
+#include "sandbox/seccomp_filter.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+struct Layer {
+  std::string name;
+  bool active;
+  std::string detail;
+};
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string ToolVersion(const std::string& path, const char* flag) {
+  if (path.empty()) return "";
+  StatusOr<CommandOutput> out = RunCommand({.argv = {path, flag}, .env = CurrentEnvironment()});
+  return out.ok() ? FirstLine(out->output) : "";
+}
+
+// What the probe saw inside the sandbox.
+struct Probe {
+  bool ran = false;
+  std::string sandbox;  // ODIN_SANDBOX
+  std::string status;   // /proc/self/status
+  std::string net_dev;  // /proc/net/dev
+  std::string mounts;   // /proc/self/mountinfo
+  int pid = 0;
+  bool root_writable = true;
+  bool state_hidden = false;     // .odin shows empty
+  bool sysctl_writable = true;   // /proc/sys/kernel/core_pattern
+  bool user_namespace = false;   // /proc/self/uid_map maps less than everything
+  std::string uid_map;
+  std::string id;                // uid and gid inside
+  std::vector<std::string> readable_root_secrets;  // of the default list, what a command could read
+  std::string failure;
+};
+
+// Runs a probe through the very sandbox a command of edit mode gets.
+Probe RunProbe(const Workspace& ws, const WorkerSandbox& sandbox) {
+  Probe p;
+  std::string script =
+      "echo \"sandbox=$ODIN_SANDBOX\"; echo pid=$$; echo \"id=$(id -u):$(id -g)\"; "
+      "test -w / && echo root=rw || echo root=ro; "
+      "test -w /proc/sys/kernel/core_pattern && echo sysctl=rw || echo sysctl=ro; "
+      "if test -z \"$(ls -A '" + ws.state_dir + "' 2>/dev/null)\"; then echo state=hidden; else echo state=visible; fi; "
+      "for f in /etc/shadow /etc/gshadow /etc/sudoers /root /home /var/lib/docker; do "
+      "  if test -f \"$f\" && test -r \"$f\" && test -s \"$f\"; then echo \"readable=$f\"; "
+      "  elif test -d \"$f\"; then for e in $(ls -A \"$f\" 2>/dev/null); do echo \"readable=$f/$e\"; done; fi; "
+      "done; "
+      "echo @uidmap; cat /proc/self/uid_map; "
+      "echo @status; cat /proc/self/status; echo @net; cat /proc/net/dev; "
+      "echo @mounts; cat /proc/self/mountinfo";
+  SpawnOptions o;
+  o.argv = sandbox.LauncherArgv(WorkerPolicy::kWritable);
+  o.argv.insert(o.argv.end(), {"/bin/sh", "-c", script});
+  o.env = ScrubEnvironment(CurrentEnvironment());
+  StatusOr<CommandOutput> out = RunCommand(o);
+  if (!out.ok()) {
+    p.failure = out.status().message();
+    return p;
+  }
+  if (out->exit_code != 0) {
+    p.failure = FirstLine(out->output);
+    return p;
+  }
+  p.ran = true;
+  std::istringstream in(out->output);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.rfind("@", 0) == 0) {
+      section = line;
+      continue;
+    }
+    if (section == "@uidmap") p.uid_map += line + "\n";
+    else if (section == "@status") p.status += line + "\n";
+    else if (section == "@net") p.net_dev += line + "\n";
+    else if (section == "@mounts") p.mounts += line + "\n";
+    else if (line.rfind("odin-sandbox: WARNING", 0) == 0) continue;
+    else if (line.rfind("sandbox=", 0) == 0) p.sandbox = line.substr(8);
+    else if (line.rfind("pid=", 0) == 0) p.pid = atoi(line.c_str() + 4);
+    else if (line == "root=ro") p.root_writable = false;
+    else if (line == "sysctl=ro") p.sysctl_writable = false;
+    else if (line == "state=hidden") p.state_hidden = true;
+    else if (line.rfind("id=", 0) == 0) p.id = line.substr(3);
+    else if (line.rfind("readable=", 0) == 0) p.readable_root_secrets.push_back(line.substr(9));
+  }
+  // The initial user namespace maps every uid: "0 0 4294967295".
+  p.user_namespace = !p.uid_map.empty() && p.uid_map.find("4294967295") == std::string::npos;
+  return p;
+}
+
+std::string StatusField(const std::string& status, const std::string& key) {
+  size_t pos = status.find(key + ":");
+  if (pos == std::string::npos) return "";
+  size_t start = status.find_first_not_of(" \t", pos + key.size() + 1);
+  return status.substr(start, status.find('\n', start) - start);
+}
+
+bool TmpIsPrivate(const std::string& mountinfo) {
+  std::istringstream in(mountinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "... <mount point> <options> - <fs type> ..." (fields 5 and after " - ")
+    std::istringstream f(line);
+    std::string id, parent, dev, root, point;
+    f >> id >> parent >> dev >> root >> point;
+    size_t dash = line.find(" - ");
+    if (point == "/tmp" && dash != std::string::npos && line.compare(dash + 3, 5, "tmpfs") == 0) return true;
+  }
+  return false;
+}
+
+int CountInterfacesBesidesLoopback(const std::string& net_dev) {
+  std::istringstream in(net_dev);
+  std::string line;
+  int n = 0, lineno = 0;
+  while (std::getline(in, line)) {
+    if (++lineno <= 2 || line.find(':') == std::string::npos) continue;
+    std::string name = line.substr(0, line.find(':'));
+    name.erase(0, name.find_first_not_of(' '));
+    if (name != "lo") ++n;
+  }
+  return n;
+}
+
+// Where the settings come from, in one line: "user ~/.config/odin/odinconfig.json
+// (absent); workspace odinconfig.json untrusted, ignoring llm.base_url (odin trust)".
+std::string ConfigLine(const LoadedConfig& l) {
+  std::string line = l.user_config_path.empty()
+                         ? "user config: no config directory (set HOME or XDG_CONFIG_HOME)"
+                         : "user " + l.user_config_path + (l.user_config_found ? "" : " (absent)");
+  line += "; workspace odinconfig.json ";
+  switch (l.trust) {
+    case WorkspaceTrust::kNoConfig: return line + "absent";
+    case WorkspaceTrust::kTrusted: return line + "trusted (sha256 " + l.security.sha256.substr(0, 12) + ")";
+    case WorkspaceTrust::kUntrusted: line += "untrusted"; break;
+    case WorkspaceTrust::kChanged: line += "untrusted (changed since odin trust)"; break;
+  }
+  std::string ignored;
+  for (const std::string& k : l.ignored) ignored += (ignored.empty() ? "" : ", ") + k;
+  line += ignored.empty() ? "" : ", ignoring " + ignored + " (odin trust)";
+  return line + (l.trust_store_error.empty() ? "" : "; trust store unusable: " + l.trust_store_error);
+}
+
+}  // namespace
+
+int RunDoctor(const GlobalFlags& g, bool as_json) {
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (!ws.ok()) {
+    std::cerr << "odin doctor: " << ws.status().message() << "\n";
+    return kError;
+  }
+  StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+  if (!loaded.ok()) {
+    std::cerr << "odin doctor: " << loaded.status().message() << "\n";
+    return kError;
+  }
+  const Config* config = &loaded->config;
+  StatusOr<SandboxPolicy> parsed_policy = EffectiveSandboxPolicy(*config, g.sandbox);
+  if (!parsed_policy.ok()) {
+    std::cerr << "odin doctor: " << parsed_policy.status().message() << "\n";
+    return kUsageError;
+  }
+  SandboxPolicy policy = *parsed_policy;
+  WorkerSandbox sandbox = WorkerSandbox::Make(*ws, *config, policy, ExecutableDir());
+
+  // Programs are found as the runtime finds them: PATH, then <bin>/../lsp.
+  ProgramLookup lookup = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir());
+  std::string bwrap = config->bwrap_path.empty() ? lookup("bwrap") : config->bwrap_path;
+  Probe probe = RunProbe(*ws, sandbox);
+  bool namespaces = probe.ran && probe.sandbox == "bwrap";
+  std::string why_not = !probe.ran ? probe.failure
+                        : namespaces ? ""
+                                     : probe.sandbox;
+
+  std::vector<Layer> layers;
+  auto add = [&](std::string name, bool active, std::string detail) {
+    layers.push_back({std::move(name), active, std::move(detail)});
+  };
+  add("bubblewrap", namespaces,
+      namespaces ? bwrap + " (" + ToolVersion(bwrap, "--version") + ")" : why_not);
+  if (probe.ran) {
+    add("pid namespace", probe.pid <= 3, "the sandboxed program is pid " + std::to_string(probe.pid));
+    int ifaces = CountInterfacesBesidesLoopback(probe.net_dev);
+    add("no network", ifaces == 0,
+        ifaces == 0 ? "no interface but loopback" : std::to_string(ifaces) + " interfaces besides loopback");
+    std::string first_map;
+    std::istringstream fields(FirstLine(probe.uid_map));
+    for (std::string field; fields >> field;) first_map += (first_map.empty() ? "" : " ") + field;
+    add("user namespace", probe.user_namespace,
+        probe.user_namespace ? "uid map \"" + first_map + "\"; commands run as " + probe.id +
+                                   (sandbox.run_uid() >= 0 ? " (the workspace's owner)"
+                                    : sandbox.runs_as_root() ? " (root, mapped to the host's root)"
+                                                             : "")
+                             : "none: commands run in the host's user namespace as " + probe.id);
+    std::string cap_eff = StatusField(probe.status, "CapEff");
+    bool no_caps = !cap_eff.empty() && cap_eff.find_first_not_of('0') == std::string::npos;
+    add("no capabilities", no_caps, "CapEff " + cap_eff + ", CapBnd " + StatusField(probe.status, "CapBnd"));
+    add("read-only root", !probe.root_writable, probe.root_writable ? "/ is writable" : "/ is read-only");
+    add("read-only /proc/sys", !probe.sysctl_writable,
+        probe.sysctl_writable ? "/proc/sys/kernel/core_pattern is writable" : "kernel knobs read-only");
+    add("private /tmp", TmpIsPrivate(probe.mounts), "a tmpfs of its own");
+    add(".odin hidden", probe.state_hidden, probe.state_hidden ? ws->state_dir + " shows empty" : ws->state_dir + " is visible");
+    if (sandbox.runs_as_root()) {
+      // Toolchains installed below a hidden home stay visible on purpose.
+      std::vector<std::string> exposed;
+      for (const std::string& r : probe.readable_root_secrets) {
+        bool toolchain = std::find(sandbox.toolchains().begin(), sandbox.toolchains().end(), r) !=
+                         sandbox.toolchains().end();
+        if (!toolchain) exposed.push_back(r);
+      }
+      probe.readable_root_secrets = exposed;
+      std::string readable;
+      for (const std::string& r : probe.readable_root_secrets) readable += (readable.empty() ? "" : ", ") + r;
+      add("root's secrets hidden", probe.readable_root_secrets.empty(),
+          probe.readable_root_secrets.empty()
+              ? "commands run as root: shadow, sudoers, ssh host keys, /root, /home, /var/lib/docker hidden (but "
+                "the toolchains in them); other files only root may read stay readable (sandbox.root_hidden)"
+              : "readable: " + readable);
+    }
+    std::string nnp = StatusField(probe.status, "NoNewPrivs");
+    add("no_new_privs", nnp == "1", nnp == "1" ? "set" : "not set");
+    std::string seccomp = StatusField(probe.status, "Seccomp");
+    add("seccomp filter", seccomp == "2",
+        seccomp == "2" ? std::to_string(DeniedSyscalls().size()) +
+                             " syscalls denied, Docker's default list among them (ptrace, open_by_handle_at, "
+                             "mounts, namespaces, keyrings, the clock, modules, io_uring, bpf; without namespaces "
+                             "also sockets other than AF_UNIX)"
+                       : "none");
+  }
+  std::string cgroup_how;
+  Status cgroup = SandboxCgroup::Probe(&cgroup_how);
+  const Config::Limits& limits = config->sandbox_limits;
+  bool limited = limits.processes > 0 || limits.memory_mb > 0;
+  add("cgroup limits", cgroup.ok() && limited,
+      !cgroup.ok() ? "none: " + cgroup.message() + " (RLIMIT_NPROC does not stop root)"
+      : limited    ? cgroup_how + ": " + std::to_string(limits.processes) + " processes, " +
+                      std::to_string(limits.memory_mb) + " MB per worker"
+                   : "off in odinconfig.json (sandbox.limits)");
+  add("command rlimits", limits.cpu_seconds || limits.file_size_mb || limits.open_files || limits.address_space_mb,
+      "cpu " + (limits.cpu_seconds ? std::to_string(limits.cpu_seconds) + " s" : std::string("-")) + ", file size " +
+          (limits.file_size_mb ? std::to_string(limits.file_size_mb) + " MB" : std::string("-")) + ", open files " +
+          (limits.open_files ? std::to_string(limits.open_files) : std::string("-")) + ", address space " +
+          (limits.address_space_mb ? std::to_string(limits.address_space_mb) + " MB" : std::string("-")));
+  int landlock = LandlockAbi();
+  add("landlock fallback", landlock > 0 && !namespaces,
+      landlock <= 0 ? "none: the kernel offers no Landlock"
+      : namespaces  ? "available (ABI " + std::to_string(landlock) + "), used when bubblewrap cannot run" +
+                          std::string(geteuid() == 0 ? " (as root only when chosen: --sandbox fallback)" : "")
+                    : "confines writes to the workspace (ABI " + std::to_string(landlock) + ")");
+
+  // Opened even when the file is missing: its anchor may say it should not be.
+  std::string ledger_detail = "not created yet";
+  StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(ws->ledger_path);
+  if (ledger.ok() || ledger.status().code() != StatusCode::kNotFound) {
+    if (!ledger.ok()) ledger_detail = ledger.status().message();
+    else {
+      StatusOr<VerifyReport> report = (*ledger)->Verify();
+      ledger_detail = !report.ok() ? report.status().message()
+                      : report->ok ? std::to_string(report->records) + " records, hash chain intact"
+                                   : "ALTERED: " + report->problem;
+    }
+  }
+  std::string rg = lookup("rg"), clangd = lookup("clangd");
+  bool failed = policy == SandboxPolicy::kRequire && !namespaces;
+  // The language servers the validation gate would use.
+  struct Validator {
+    std::string name, program, extensions;
+  };
+  std::vector<Validator> validators;
+  for (const ServerSpec& server : config->validation.servers) {
+    if (server.command.empty()) continue;
+    std::string extensions;
+    for (const std::string& e : server.extensions) extensions += (extensions.empty() ? "" : " ") + e;
+    validators.push_back({server.name, lookup(server.command[0]), extensions});
+  }
+
+  // A daemon serving the workspace: what it reports (through odin-rpc, which
+  // speaks gRPC).
+  std::optional<CommandOutput> daemon;
+  if (PathExists(ws->state_dir + "/daemon.json")) {
+    SpawnOptions so;
+    so.argv = {ExecutableDir() + "/odin-rpc", "-C", ws->root, "status"};
+    if (as_json) so.argv.push_back("--json");
+    StatusOr<CommandOutput> ran = RunCommand(so);
+    daemon = ran.ok() ? *ran : CommandOutput{1, ran.status().message()};
+  }
+  if (as_json) {
+    json j = {{"version", ODIN_VERSION},
+              {"workspace", ws->root},
+              {"ledger", {{"path", ws->ledger_path}, {"detail", ledger_detail}}},
+              {"sandbox_policy", SandboxPolicyName(policy)},
+              {"layers", json::array()},
+              {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}},
+              {"config", {{"user", loaded->user_config_path},
+                          {"user_found", loaded->user_config_found},
+                          {"workspace", PathExists(ws->config_path) ? ws->config_path : ""},
+                          {"trust", WorkspaceTrustName(loaded->trust)},
+                          {"trust_store", loaded->trust_store_path},
+                          {"trust_store_error", loaded->trust_store_error},
+                          {"ignored", loaded->ignored}}},
+              {"validation_enabled", config->validation.enabled},
+              {"language_servers", json::array()}};
+    for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
+    for (const Validator& v : validators) {
+      j["language_servers"].push_back({{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}});
+    }
+    if (daemon) {
+      json d = json::parse(daemon->output, nullptr, false);
+      j["daemon"] = daemon->exit_code == 0 && !d.is_discarded() ? d : json({{"error", daemon->output}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return failed ? kError : 0;
+  }
+  printf("odin %s\nworkspace  %s\nledger     %s (%s)\nconfig     %s\nsandbox    policy %s\n", ODIN_VERSION,
+         ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(), ConfigLine(*loaded).c_str(),
+         SandboxPolicyName(policy));
+  for (const Layer& l : layers) {
+    printf("  %-21s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
+  }
+  printf("tools\n");
+  for (auto [name, path, flag] : {std::tuple{"bwrap", bwrap, "--version"}, std::tuple{"rg", rg, "--version"},
+                                  std::tuple{"clangd", clangd, "--version"}}) {
+    std::string version = ToolVersion(path, flag);
+    printf("  %-8s %s%s\n", name, path.empty() ? "not found" : path.c_str(),
+           version.empty() ? "" : (" (" + version + ")").c_str());
+  }
+  printf("language servers (validation %s)\n", config->validation.enabled ? "on" : "off");
+  for (const Validator& v : validators) {
+    printf("  %-14s %s  (%s)\n", v.name.c_str(),
+           v.program.empty() ? "not found: those files use their check command, if any" : v.program.c_str(),
+           v.extensions.c_str());
+  }
+  if (daemon) {
+    if (daemon->exit_code == 0) std::cout << daemon->output;
+    else std::cout << "daemon     not answering: " << daemon->output;
+  }
+  if (failed) std::cerr << "odin doctor: sandbox required but unavailable: " << why_not << "\n";
+  return failed ? kError : 0;
+}
+
+}  // namespace odin

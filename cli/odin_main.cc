@@ -1,0 +1,220 @@
+// odin: the command-line front end. Parses arguments with CLI11 and hands over
+// to the subcommand functions of cli.h.
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "base/file_util.h"
+#include "base/logging.h"
+#include "base/subprocess.h"
+#include "base/version.h"
+#include "cli/cli.h"
+#include "cli/cli_options.h"
+
+namespace {
+
+// Reports a usage error as one line. The exit code depends on the subcommand:
+// `odin exec` reserves its codes for the command's own status.
+int UsageError(const std::string& what, bool exec) {
+  std::cerr << (exec ? "odin exec: " : "odin: ") << what << " (see odin --help)\n";
+  return exec ? odin::kExecOwnError : odin::kUsageError;
+}
+
+// Replaces this process with odin-rpc (beside odin) and the same arguments.
+int ExecRpc(const std::vector<std::string>& args) {
+  std::string rpc = odin::ExecutableDir() + "/odin-rpc";
+  std::vector<char*> argv = {const_cast<char*>(rpc.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(rpc.c_str(), argv.data());
+  std::cerr << "odin: cannot run " << rpc << ": " << std::strerror(errno) << "\n";
+  return odin::kError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  odin::EnsureStandardFds();
+  // Not dumpable: the coordinator holds API keys and the workers' secrets; a
+  // process of the same user must not read them through /proc/PID/mem or
+  // /proc/PID/environ.
+  prctl(PR_SET_DUMPABLE, 0);
+  odin::InitLogging("odin");
+  signal(SIGPIPE, SIG_IGN);  // a closed stdout is an error to handle, not a death
+
+  // `odin exec ... -- CMD ARGS`: everything after the first "--" is the
+  // command, untouched by option parsing.
+  std::vector<std::string> args;
+  std::vector<std::string> command;
+  bool saw_separator = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!saw_separator && std::strcmp(argv[i], "--") == 0) {
+      saw_separator = true;
+      continue;
+    }
+    (saw_separator ? command : args).push_back(argv[i]);
+  }
+
+  odin::GlobalFlags global;
+  odin::ExecFlags exec;
+  bool log_json = false, show_json = false, show_output = false, verify_json = false, reset_json = false,
+       doctor_json = false;
+  int log_limit = 20;
+  std::string show_id;
+
+  CLI::App app{"Odin: a coding agent runtime that trusts tools, not the model's word.\n"
+               "Without a command: an interactive session. With -p PROMPT: one message, headless.",
+               "odin"};
+  app.set_version_flag("--version", ODIN_VERSION);
+  odin::AgentFlags agent;
+  bool print_given = false;
+  app.add_option("-p,--print", agent.prompt, "Run one message headless and print the result")
+      ->each([&print_given](const std::string&) { print_given = true; });
+  odin::AddAgentOptions(&app, &agent);
+  app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
+  app.add_option("--sandbox", global.sandbox,
+                 "Sandbox policy: auto, require, fallback (Landlock without namespaces, also as root) or off")
+      ->check(CLI::IsMember({"auto", "require", "fallback", "off"}));
+
+  CLI::App* exec_cmd = app.add_subcommand(
+      "exec", "Run a command in a sandboxed worker and record it: odin exec [OPTIONS] -- CMD [ARGS...]");
+  exec_cmd->fallthrough();
+  exec_cmd->add_option("--timeout", exec.timeout_seconds, "Kill the command after SECONDS (exit 124)")
+      ->check(CLI::Range(0.0, 1.0e7))->type_name("SECONDS");
+  exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
+  exec_cmd->add_option("--mode", exec.mode, "Run under the sandbox policy of a mode: ask, plan (read-only) or edit")
+      ->check(CLI::IsMember({"ask", "plan", "edit"}));
+
+  CLI::App* run_cmd = app.add_subcommand("run", "Run one message headless, like -p: odin run PROMPT");
+  run_cmd->fallthrough();
+  run_cmd->add_option("PROMPT", agent.prompt, "The message")->required();
+
+  odin::ToolFlags tool;
+  CLI::App* tool_cmd = app.add_subcommand(
+      "tool", "Run one tool call (Read, Grep, EditTool, ...) through the gates, a worker and the ledger");
+  tool_cmd->fallthrough();
+  tool_cmd->add_option("NAME", tool.name, "Tool name: LS, Glob, Grep, Read, WriteFile, EditTool, "
+                                          "MultiEditTool, TodoWrite, ExecuteCommand, lsp_check, memory_query")->required();
+  tool_cmd->add_option("ARGS", tool.arguments, "The tool's arguments as JSON (default {})");
+  tool_cmd->add_option("--session", tool.session, "Continue this session (its file cache and todos)");
+  tool_cmd->add_option("--mode", tool.mode, "ask, plan or edit (default edit)")
+      ->check(CLI::IsMember({"ask", "plan", "edit"}));
+  tool_cmd->add_flag("--json", tool.json, "Print the result as JSON, with the session id");
+  tool_cmd->add_option("--approval", tool.approval,
+                       "A call that needs approval (a command's ask rule, a read outside the workspace): deny or allow")
+      ->check(CLI::IsMember({"deny", "allow"}));
+
+  CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");
+  log_cmd->fallthrough();
+  log_cmd->add_flag("--json", log_json, "Print JSON");
+  log_cmd->add_option("--limit", log_limit, "Show at most N executions")->check(CLI::PositiveNumber);
+
+  CLI::App* show_cmd = app.add_subcommand("show", "Show one execution with its artifacts");
+  show_cmd->fallthrough();
+  show_cmd->add_option("EXECUTION_ID", show_id, "Execution id or a unique prefix")->required();
+  show_cmd->add_flag("--json", show_json, "Print JSON");
+  show_cmd->add_flag("--output", show_output, "Print only the recorded output, raw");
+
+  CLI::App* ledger_cmd = app.add_subcommand("ledger", "Ledger maintenance");
+  ledger_cmd->require_subcommand(1);
+  CLI::App* verify_cmd = ledger_cmd->add_subcommand("verify", "Check the ledger's hash chain");
+  verify_cmd->fallthrough();
+  ledger_cmd->fallthrough();
+  verify_cmd->add_flag("--json", verify_json, "Print JSON");
+  CLI::App* reset_cmd = ledger_cmd->add_subcommand(
+      "reset", "Start a new ledger: move the old one aside (kept, never deleted) and record the reset in its anchor");
+  reset_cmd->fallthrough();
+  reset_cmd->add_flag("--json", reset_json, "Print JSON");
+
+  // The daemon and its clients live in odin-rpc (gRPC); odin hands them over.
+  std::string connect, token_unused, listen_unused, session_unused;
+  app.add_option("--connect", connect, "With -p: send the message to the daemon at ADDRESS (unix:PATH or HOST:PORT)")
+      ->type_name("ADDRESS");
+  app.add_option("--token", token_unused, "The daemon's bearer token (TCP); also ODIN_TOKEN");
+  app.add_option("--session", session_unused, "With -p --connect: send to this session of the daemon");
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the coordinator as a gRPC daemon for this workspace");
+  serve_cmd->fallthrough();
+  serve_cmd->add_option("--listen", listen_unused,
+                        "unix:PATH or HOST:PORT (default: a 0600 unix socket in $XDG_RUNTIME_DIR/odin/, named in "
+                        ".odin/daemon.json; TCP needs a bearer token)");
+  CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of the workspace's daemon (a new one if none)");
+  attach_cmd->fallthrough();
+  attach_cmd->add_option("SESSION", session_unused, "The session id");
+
+  CLI::App* doctor_cmd = app.add_subcommand("doctor", "Report sandbox layers, tools and the ledger");
+  doctor_cmd->fallthrough();
+  doctor_cmd->add_flag("--json", doctor_json, "Print JSON");
+
+  odin::TrustFlags trust;
+  CLI::App* trust_cmd = app.add_subcommand(
+      "trust", "Trust this workspace's odinconfig.json (its sandbox, model and allow settings) as it is now");
+  trust_cmd->fallthrough();
+  CLI::Option* revoke = trust_cmd->add_flag("--revoke", trust.revoke, "Stop trusting it");
+  trust_cmd->add_flag("--show", trust.show, "Only show whether it is trusted and what it sets")->excludes(revoke);
+
+  // Extras are allowed only at the top, so that `odin frob` can be named as
+  // an unknown command below (subcommands were created without extras).
+  app.allow_extras();
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what(), exec_cmd->parsed());
+  }
+
+  if (!app.remaining().empty()) {
+    const std::string first = app.remaining().front();
+    if (!app.get_subcommands().empty()) {
+      return UsageError("unexpected argument '" + first + "'", exec_cmd->parsed());
+    }
+    if (!first.empty() && first[0] == '-') return UsageError("unknown option '" + first + "'", false);
+    return UsageError("unknown command '" + first + "'", false);
+  }
+  if (serve_cmd->parsed() || attach_cmd->parsed() || !connect.empty()) {
+    if (!serve_cmd->parsed() && !attach_cmd->parsed() && !run_cmd->parsed() && !print_given) {
+      return UsageError("--connect goes with -p PROMPT (or odin attach)", false);
+    }
+    // odin-rpc takes the same arguments; `run PROMPT` is `-p PROMPT` there.
+    std::vector<std::string> rpc_args = args;
+    if (run_cmd->parsed()) {
+      auto it = std::find(rpc_args.begin(), rpc_args.end(), "run");
+      if (it != rpc_args.end()) *it = "-p";
+    }
+    return ExecRpc(rpc_args);
+  }
+  if (exec_cmd->parsed()) {
+    if (!saw_separator) return UsageError("missing '--' before the command: odin exec [OPTIONS] -- CMD [ARGS...]", true);
+    if (command.empty()) return UsageError("missing command after '--'", true);
+    exec.argv = command;
+    return odin::RunExec(global, exec);
+  }
+  if (saw_separator) return UsageError("unexpected '--'", false);
+  if (run_cmd->parsed() || print_given) {
+    if (agent.prompt.empty()) return UsageError("the prompt is empty", false);
+    return odin::RunPrompt(global, agent);
+  }
+  if (tool_cmd->parsed()) return odin::RunTool(global, tool);
+  if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
+  if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
+  if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
+  if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);
+  if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
+  if (trust_cmd->parsed()) return odin::RunTrust(global, trust);
+  return odin::RunInteractive(global, agent);
+}

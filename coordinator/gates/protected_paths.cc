@@ -1,0 +1,506 @@
+#include "coordinator/gates/protected_paths.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/file_util.h"
+#include "base/sha256.h"
+
+namespace odin {
+
+const std::vector<std::string>& ProtectedRelativePaths() {
+  static const std::vector<std::string> kPaths = {
+      ".odin",  "odinconfig.json", ".mcp.json",   "ODIN.md",  "AGENTS.md", ".bashrc",  ".bash_profile",
+      ".bash_login", ".profile",   ".zshrc",      ".zprofile", ".zshenv",  ".envrc",
+  };
+  return kPaths;
+}
+
+namespace {
+
+bool IsInstructionsName(const std::string& name) { return name == "ODIN.md" || name == "AGENTS.md"; }
+
+// path relative to workspace, or nullopt when it is not below it.
+std::optional<std::string> Relative(const std::string& path, const std::string& workspace) {
+  if (path.size() <= workspace.size() || path.compare(0, workspace.size(), workspace) != 0 ||
+      path[workspace.size()] != '/') {
+    return std::nullopt;
+  }
+  return path.substr(workspace.size() + 1);
+}
+
+std::vector<std::string> SplitPath(const std::string& rel) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string::npos) end = rel.size();
+    if (end > start) parts.push_back(rel.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+bool Lexists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+bool IsRealDirectory(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The names that make a git directory, as git's own check reads them.
+bool GitLike(bool head, bool objects, bool refs, bool commondir) { return head && ((objects && refs) || commondir); }
+
+void AddControlPaths(const std::string& git_dir, const std::string& prefix, int depth, std::vector<std::string>* out) {
+  for (const char* p : {"config", "commondir", "config.worktree", "hooks", "info", "objects/info/alternates"}) {
+    if (Lexists(git_dir + "/" + p)) out->push_back(prefix + p);
+  }
+  if (depth > 8) return;  // submodules of submodules of ...: enough
+  for (const char* sub : {"worktrees", "modules"}) {
+    std::string dir = git_dir + "/" + sub;
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    }
+    closedir(d);
+    for (const std::string& name : names) {
+      std::string child = dir + "/" + name;
+      std::string child_prefix = prefix + sub + "/" + name + "/";
+      if (!IsRealDirectory(child)) continue;
+      if (std::string(sub) == "worktrees") {
+        if (Lexists(child + "/gitdir")) out->push_back(child_prefix + "gitdir");
+        AddControlPaths(child, child_prefix, depth + 1, out);
+      } else if (Lexists(child + "/HEAD")) {
+        AddControlPaths(child, child_prefix, depth + 1, out);
+      } else {
+        // modules/<group>/<name>: a submodule whose name holds a slash.
+        AddControlPaths(child, child_prefix, depth + 1, out);
+      }
+    }
+  }
+}
+
+int64_t Ns(const timespec& t) { return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec; }
+
+int64_t NowNs() {
+  timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return Ns(t);
+}
+
+}  // namespace
+
+bool IsProtectedPath(const std::string& path, const std::string& workspace) {
+  std::optional<std::string> rel = Relative(path, workspace);
+  if (!rel) return false;
+  std::vector<std::string> parts = SplitPath(*rel);
+  if (parts.empty()) return false;
+  for (const std::string& p : parts) {
+    if (p == ".git") return true;  // any .git, at any depth, and all below it
+  }
+  // Instructions files count in every directory: they are read from the root
+  // down to the working directory.
+  if (IsInstructionsName(parts.back())) return true;
+  for (const std::string& p : ProtectedRelativePaths()) {
+    if (parts[0] == p) return true;
+  }
+  return false;
+}
+
+bool LooksLikeGitDirectory(const std::string& dir) {
+  struct stat st;
+  bool head = lstat((dir + "/HEAD").c_str(), &st) == 0;
+  if (!head) return false;
+  return GitLike(head, IsDirectory(dir + "/objects"), IsDirectory(dir + "/refs"), Lexists(dir + "/commondir"));
+}
+
+std::string ProtectedWriteReason(const std::string& path, const std::string& workspace) {
+  if (IsProtectedPath(path, workspace)) {
+    return "a protected path (git's files, .odin, odinconfig.json, .mcp.json, ODIN.md, AGENTS.md, shell rc "
+           "files): read-only to the agent";
+  }
+  std::optional<std::string> rel = Relative(path, workspace);
+  if (!rel) return "";
+  // Would the write lay a directory on its way out like a git directory?
+  // Each directory gains one entry: the next component of the path.
+  std::vector<std::string> parts = SplitPath(*rel);
+  std::string dir = workspace;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& added = parts[i];
+    bool head = added == "HEAD" || Lexists(dir + "/HEAD");
+    bool objects = added == "objects" || IsDirectory(dir + "/objects");
+    bool refs = added == "refs" || IsDirectory(dir + "/refs");
+    bool commondir = added == "commondir" || Lexists(dir + "/commondir");
+    if (GitLike(head, objects, refs, commondir)) {
+      std::string shown = dir == workspace ? "the workspace root" : dir.substr(workspace.size() + 1);
+      return "writing it would leave " + shown +
+             " laid out like a git directory (HEAD beside objects/ and refs/, or commondir), which git would "
+             "take for a repository and whose config could run programs";
+    }
+    dir += "/" + added;
+  }
+  return "";
+}
+
+std::vector<std::string> GitControlPaths(const std::string& git_dir) {
+  std::vector<std::string> out;
+  AddControlPaths(git_dir, "", 0, &out);
+  return out;
+}
+
+std::vector<ProtectedMount> ProtectedMounts(const std::string& workspace) {
+  std::vector<ProtectedMount> out;
+  std::string git = workspace + "/.git";
+  struct stat st;
+  if (lstat(git.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      out.push_back({git, true});
+      for (const std::string& rel : GitControlPaths(git)) out.push_back({git + "/" + rel, false});
+    } else if (S_ISREG(st.st_mode)) {
+      out.push_back({git, false});  // "gitdir: ..." sends git elsewhere
+    }
+  }
+  for (const std::string& rel : ProtectedRelativePaths()) {
+    if (rel == ".odin") continue;  // hidden altogether
+    std::string p = workspace + "/" + rel;
+    if (Lexists(p)) out.push_back({p, false});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// ProtectedIndex
+
+void ProtectedIndex::Refresh() {
+  ++pass_;
+  complete_ = true;
+  nested_git_.clear();
+  git_like_.clear();
+  instructions_.clear();
+  size_t count = 0;
+  int root_fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) return;
+  Visit(root_fd, "", ".", &count);
+  close(root_fd);
+  for (auto it = dirs_.begin(); it != dirs_.end();) {
+    it = it->second.seen == pass_ ? std::next(it) : dirs_.erase(it);
+  }
+}
+
+void ProtectedIndex::Visit(int parent_fd, const std::string& rel, const std::string& name, size_t* count) {
+  if (++*count > max_dirs_) {
+    complete_ = false;
+    return;
+  }
+  int fd = openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return;
+  }
+  Dir& d = dirs_[rel];
+  int64_t mtime = Ns(st.st_mtim), ctime = Ns(st.st_ctim);
+  // A directory changed within the file system's timestamp granularity of
+  // its last reading may change again without its times moving: read it
+  // again until it has been quiet for a while (git's "racy" entries).
+  constexpr int64_t kRacyNs = 2'000'000'000;
+  bool fresh = d.seen != 0 && d.mtime_ns == mtime && d.ctime_ns == ctime && d.ino == st.st_ino &&
+               d.read_at_ns - std::max(mtime, ctime) > kRacyNs;
+  if (!fresh) {
+    d.mtime_ns = mtime;
+    d.ctime_ns = ctime;
+    d.ino = st.st_ino;
+    d.read_at_ns = NowNs();
+    d.subdirs.clear();
+    d.names.clear();
+    int dup_fd = dup(fd);
+    DIR* dir = dup_fd >= 0 ? fdopendir(dup_fd) : nullptr;
+    if (dir != nullptr) {
+      while (dirent* e = readdir(dir)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..") continue;
+        if (n == ".git" || n == "HEAD" || n == "objects" || n == "refs" || n == "commondir" || IsInstructionsName(n)) {
+          d.names.push_back(n);
+        }
+        if (n == ".git" || (rel.empty() && n == ".odin")) continue;  // not walked into
+        bool is_dir = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN) {
+          struct stat cst;
+          is_dir = fstatat(fd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(cst.st_mode);
+        }
+        if (is_dir) d.subdirs.push_back(n);
+      }
+      closedir(dir);
+    } else if (dup_fd >= 0) {
+      close(dup_fd);
+    }
+  }
+  d.seen = pass_;
+  bool head = false, objects = false, refs = false, commondir = false;
+  for (const std::string& n : d.names) {
+    std::string path = rel.empty() ? n : rel + "/" + n;
+    if (n == ".git" && !rel.empty()) nested_git_.insert(path);
+    if (IsInstructionsName(n) && !rel.empty()) instructions_.insert(path);
+    head |= n == "HEAD";
+    objects |= n == "objects";
+    refs |= n == "refs";
+    commondir |= n == "commondir";
+  }
+  if (GitLike(head, objects, refs, commondir)) git_like_.insert(rel.empty() ? "." : rel);
+  std::vector<std::string> subdirs = d.subdirs;  // d may move as dirs_ grows
+  for (const std::string& sub : subdirs) Visit(fd, rel.empty() ? sub : rel + "/" + sub, sub, count);
+  close(fd);
+}
+
+// ---------------------------------------------------------------------------
+// Snapshot and restore
+
+namespace {
+
+ProtectedSnapshot::Entry Capture(const std::string& path) {
+  ProtectedSnapshot::Entry e;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return e;  // absent
+  e.mode = st.st_mode;
+  e.dev = st.st_dev;
+  e.ino = st.st_ino;
+  if (S_ISREG(st.st_mode)) {
+    e.kind = ProtectedSnapshot::Entry::kFile;
+    if (static_cast<uint64_t>(st.st_size) <= kMaxCapturedBytes) {
+      StatusOr<std::string> content = ReadRegularFile(path, kMaxCapturedBytes);
+      if (content.ok()) {
+        e.captured = true;
+        e.content = std::move(*content);
+        e.sha256 = Sha256Hex(e.content);
+      }
+    }
+    if (!e.captured) {
+      StatusOr<std::string> hash = Sha256HexOfFile(path);
+      if (hash.ok()) e.sha256 = *hash;
+    }
+  } else if (S_ISLNK(st.st_mode)) {
+    e.kind = ProtectedSnapshot::Entry::kSymlink;
+    StatusOr<std::string> target = ReadSymlink(path);
+    e.captured = target.ok();
+    if (target.ok()) e.content = *target;
+  } else if (S_ISDIR(st.st_mode)) {
+    e.kind = ProtectedSnapshot::Entry::kDirectory;
+    e.captured = true;
+  } else {
+    e.kind = ProtectedSnapshot::Entry::kOther;
+  }
+  return e;
+}
+
+bool Same(const ProtectedSnapshot::Entry& a, const ProtectedSnapshot::Entry& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case ProtectedSnapshot::Entry::kAbsent: return true;
+    case ProtectedSnapshot::Entry::kFile: return a.sha256 == b.sha256 && (a.mode & 07777) == (b.mode & 07777);
+    case ProtectedSnapshot::Entry::kSymlink: return a.content == b.content;
+    case ProtectedSnapshot::Entry::kDirectory: return a.dev == b.dev && a.ino == b.ino;
+    case ProtectedSnapshot::Entry::kOther: return a.dev == b.dev && a.ino == b.ino;
+  }
+  return false;
+}
+
+// The paths a snapshot watches, relative: the root's protected files, .git
+// and its control paths (the files inside hooks/ and info/ one by one), and
+// for each nested git directory the same.
+void AddGitWatch(const std::string& workspace, const std::string& git_rel, std::set<std::string>* out) {
+  out->insert(git_rel);
+  std::string git = workspace + "/" + git_rel;
+  if (!IsRealDirectory(git)) return;
+  // What may appear: watch the names even where they are absent now.
+  for (const char* p : {"config", "commondir", "config.worktree", "objects/info/alternates"}) {
+    out->insert(git_rel + "/" + p);
+  }
+  for (const std::string& rel : GitControlPaths(git)) {
+    std::string full = git + "/" + rel;
+    if (IsRealDirectory(full)) {
+      DIR* d = opendir(full.c_str());
+      if (d == nullptr) continue;
+      while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") out->insert(git_rel + "/" + rel + "/" + n);
+      }
+      closedir(d);
+    } else {
+      out->insert(git_rel + "/" + rel);
+    }
+  }
+}
+
+// Nested git directories (.git entries below the root, and directories laid
+// out like one) whose control paths are watched like the root's.
+std::set<std::string> NestedGitDirs(const ProtectedIndex& index) {
+  std::set<std::string> out = index.nested_git();
+  for (const std::string& g : index.git_like()) {
+    if (g != ".") out.insert(g);
+  }
+  return out;
+}
+
+std::set<std::string> Watched(const std::string& workspace, const std::set<std::string>& nested_git) {
+  std::set<std::string> out;
+  for (const std::string& p : ProtectedRelativePaths()) {
+    if (p != ".odin") out.insert(p);
+  }
+  AddGitWatch(workspace, ".git", &out);
+  for (const std::string& n : nested_git) AddGitWatch(workspace, n, &out);
+  return out;
+}
+
+// What may not appear below the root: a nested .git, the HEAD that makes a
+// directory git-like, an instruction file. Each, if new, is moved aside.
+std::set<std::string> Markers(const ProtectedIndex& index) {
+  std::set<std::string> out = index.nested_git();
+  out.insert(index.instructions().begin(), index.instructions().end());
+  for (const std::string& g : index.git_like()) {
+    if (g != ".") out.insert(g + "/HEAD");
+  }
+  return out;
+}
+
+// Moves rel (inside workspace) to displaced/rel. False if it could not.
+bool Displace(const std::string& workspace, const std::string& rel, const std::string& displaced) {
+  std::string to = displaced + "/" + rel;
+  if (!MakeDirs(DirName(to)).ok()) return false;
+  return rename((workspace + "/" + rel).c_str(), to.c_str()) == 0;
+}
+
+}  // namespace
+
+ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index) {
+  ProtectedSnapshot s;
+  std::set<std::string> nested_git;
+  if (index != nullptr) {
+    index->Refresh();
+    s.nested = Markers(*index);
+    nested_git = NestedGitDirs(*index);
+  }
+  for (const std::string& rel : Watched(workspace, nested_git)) s.entries[rel] = Capture(workspace + "/" + rel);
+  return s;
+}
+
+RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before, ProtectedIndex* index,
+                               const std::string& displaced_root, const std::string& id) {
+  RestoreReport report;
+  report.displaced_dir = displaced_root.empty() ? "" : displaced_root + "/" + (id.empty() ? "unknown" : id);
+  // Moves rel aside (never deletes it). False if it could not.
+  auto displace = [&](const std::string& rel) {
+    if (!report.displaced_dir.empty() && Displace(workspace, rel, report.displaced_dir)) {
+      report.displaced.push_back(rel);
+      return true;
+    }
+    report.unrestored.push_back(rel);
+    return false;
+  };
+
+  // 1. .git: one replaced by a file, a symlink or another directory is moved
+  //    aside, and the original put back where it can be found.
+  auto git_before = before.entries.find(".git");
+  if (git_before != before.entries.end() && git_before->second.kind != ProtectedSnapshot::Entry::kAbsent) {
+    const ProtectedSnapshot::Entry& was = git_before->second;
+    ProtectedSnapshot::Entry now = Capture(workspace + "/.git");
+    if (!Same(was, now)) {
+      bool ok = now.kind == ProtectedSnapshot::Entry::kAbsent || displace(".git");
+      if (ok && was.kind == ProtectedSnapshot::Entry::kDirectory) {
+        // The command may only have renamed it: find its inode at the root.
+        std::string found;
+        if (DIR* d = opendir(workspace.c_str())) {
+          while (dirent* e = readdir(d)) {
+            if (e->d_ino != was.ino) continue;
+            struct stat st;
+            std::string p = workspace + "/" + e->d_name;
+            if (lstat(p.c_str(), &st) == 0 && st.st_dev == was.dev && S_ISDIR(st.st_mode)) found = p;
+          }
+          closedir(d);
+        }
+        ok = !found.empty() && rename(found.c_str(), (workspace + "/.git").c_str()) == 0;
+      } else if (ok && was.kind == ProtectedSnapshot::Entry::kFile && was.captured) {
+        ok = WriteFileAtomic(workspace + "/.git", was.content).ok();
+      } else if (ok) {
+        ok = false;
+      }
+      if (ok) report.restored.push_back(".git");
+      else report.unrestored.push_back(".git");
+    }
+  }
+
+  // 2. New nested git directories, git-like layouts and instruction files
+  //    below the root are moved aside.
+  std::set<std::string> before_nested_git;
+  if (index != nullptr) {
+    index->Refresh();
+    for (const std::string& rel : Markers(*index)) {
+      if (before.nested.count(rel) == 0) displace(rel);
+    }
+    // The nested git directories that were there before keep being watched.
+    for (const std::string& rel : NestedGitDirs(*index)) {
+      if (before.entries.count(rel) != 0) before_nested_git.insert(rel);
+    }
+  }
+
+  // 3. Every watched path as it was. A path watched now but not captured
+  //    before appeared inside a watched directory (a new hook): moved aside.
+  std::set<std::string> watched = Watched(workspace, before_nested_git);
+  for (const auto& [rel, was] : before.entries) watched.insert(rel);
+  for (const std::string& rel : watched) {
+    if (rel == ".git") continue;
+    std::string path = workspace + "/" + rel;
+    ProtectedSnapshot::Entry now = Capture(path);
+    auto it = before.entries.find(rel);
+    if (it == before.entries.end()) {
+      if (now.kind != ProtectedSnapshot::Entry::kAbsent && now.kind != ProtectedSnapshot::Entry::kDirectory) {
+        displace(rel);
+      }
+      continue;
+    }
+    const ProtectedSnapshot::Entry& was = it->second;
+    if (Same(was, now)) continue;
+    if (was.kind == ProtectedSnapshot::Entry::kAbsent) {  // made by the command
+      displace(rel);
+      continue;
+    }
+    if (!was.captured || was.kind == ProtectedSnapshot::Entry::kOther) {
+      report.unrestored.push_back(rel);  // never overwrite what we hold no copy of
+      continue;
+    }
+    bool ok = true;
+    if (now.kind != ProtectedSnapshot::Entry::kAbsent && now.kind != was.kind) ok = displace(rel);
+    if (ok && was.kind == ProtectedSnapshot::Entry::kDirectory) {
+      ok = MakeDirs(path).ok();
+    } else if (ok && was.kind == ProtectedSnapshot::Entry::kFile) {
+      (void)MakeDirs(DirName(path));
+      ok = WriteFileAtomic(path, was.content).ok() && chmod(path.c_str(), was.mode & 07777) == 0;
+    } else if (ok) {  // a symlink
+      (void)MakeDirs(DirName(path));
+      std::string tmp = path + ".odin-restore";
+      unlink(tmp.c_str());
+      ok = symlink(was.content.c_str(), tmp.c_str()) == 0 && rename(tmp.c_str(), path.c_str()) == 0;
+    }
+    if (ok) report.restored.push_back(rel);
+    else report.unrestored.push_back(rel);
+  }
+  if (index != nullptr && !report.displaced.empty()) index->Refresh();
+  for (std::vector<std::string>* v : {&report.restored, &report.displaced, &report.unrestored}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return report;
+}
+
+}  // namespace odin

@@ -1,0 +1,63 @@
+#include "coordinator/gates/read_before_edit_gate.h"
+
+#include <sys/stat.h>
+
+#include "odin/v1/worker.pb.h"
+#include "tools/edit_apply.h"
+#include "tools/file_tool_args.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+Status CheckReadBeforeEdit(const std::string& tool, const std::string& args_json, const std::string& ws,
+                           FileCache* cache, v1::FileExpectation* expect, std::string* path_out) {
+  std::string given;
+  if (tool == kWriteFileTool) {
+    ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
+    given = a.file_path;
+  } else {
+    ASSIGN_OR_RETURN(EditArgs a, ParseEditArgs(tool, args_json));
+    given = a.file_path;
+  }
+  ASSIGN_OR_RETURN(std::string path, ResolveWorkspacePath(given, ws));
+  *path_out = path;
+  std::string shown = DisplayPath(path, ws);
+
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (tool != kWriteFileTool) {
+      return Status::NotFound(tool, shown + " does not exist; use WriteFile to create it");
+    }
+    expect->set_must_not_exist(true);
+    return Status::OK();
+  }
+  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(tool, shown + " is a directory, not a file");
+
+  const CachedFile* entry = cache->Find(path);
+  if (entry == nullptr) {
+    return Status::FailedPrecondition(
+        tool, "you have not read " + shown + ". Read it first (Read with file_path=\"" + shown + "\"), then retry");
+  }
+  if (!cache->IsFresh(path)) {
+    cache->Invalidate(path);
+    return Status::FailedPrecondition(
+        tool, shown + " changed since you read it. Read it again (Read with file_path=\"" + shown + "\"), then retry");
+  }
+  if (tool == kWriteFileTool && !entry->full) {
+    return Status::FailedPrecondition(
+        tool, "WriteFile replaces all of " + shown + ", but you have read only " +
+                  DescribeRanges(entry->ReadRanges()) + ". Read all of it first, or change it with EditTool");
+  }
+  expect->set_sha256(entry->sha256);
+  expect->set_full_read(entry->full);
+  if (!entry->full) {
+    for (auto [start, end] : entry->ReadRanges()) {
+      v1::LineRange* r = expect->add_read_ranges();
+      r->set_start(start);
+      r->set_end(end);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace odin

@@ -1,0 +1,1060 @@
+#include "ledger/ledger.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
+#include "base/sha256.h"
+
+namespace odin {
+
+// A column value, typed as SQLite stores it in a STRICT table.
+struct Ledger::Value {
+  enum Kind { kNull, kInt, kText, kBlob } kind = kNull;
+  int64_t i = 0;
+  std::string s;
+  static Value Null() { return {}; }
+  static Value Int(int64_t v) { return {kInt, v, {}}; }
+  static Value Text(std::string v) { return {kText, 0, std::move(v)}; }
+  static Value Blob(std::string v) { return {kBlob, 0, std::move(v)}; }
+};
+
+namespace {
+
+using Value = Ledger::Value;
+
+struct Column {
+  const char* name;
+  const char* type;
+};
+struct TableDef {
+  const char* name;
+  std::vector<Column> columns;  // besides seq (first) and hash (last)
+};
+
+// The chained tables. Adding a column changes hashes: bump kSchemaVersion.
+const std::vector<TableDef>& Tables() {
+  static const std::vector<TableDef> kTables = {
+      {"sessions",
+       {{"id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"}, {"workspace", "TEXT NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"execution_starts",
+       {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"}, {"tool", "TEXT NOT NULL"}, {"args_json", "TEXT NOT NULL"},
+        {"mode", "TEXT NOT NULL"}, {"worker_id", "TEXT NOT NULL"},
+        {"started_at_ms", "INTEGER NOT NULL"}, {"parent_id", "TEXT NOT NULL"}}},
+      {"execution_ends",
+       {{"execution_id", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"}, {"exit_code", "INTEGER"},
+        {"exit_reason", "TEXT NOT NULL"}, {"finished_at_ms", "INTEGER NOT NULL"},
+        {"duration_us", "INTEGER NOT NULL"}, {"output_head", "BLOB NOT NULL"},
+        {"output_tail", "BLOB NOT NULL"}, {"output_bytes", "INTEGER NOT NULL"},
+        {"error", "TEXT NOT NULL"}, {"result_json", "TEXT NOT NULL"}}},
+      {"artifacts",
+       {{"id", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"},
+        {"content", "BLOB NOT NULL"}, {"size", "INTEGER NOT NULL"},
+        {"truncated", "INTEGER NOT NULL"}, {"sha256", "TEXT NOT NULL"}}},
+      {"messages",
+       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"role", "TEXT NOT NULL"}, {"mode", "TEXT NOT NULL"}, {"text", "TEXT NOT NULL"},
+        {"status", "TEXT NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"llm_calls",
+       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"role", "TEXT NOT NULL"}, {"provider", "TEXT NOT NULL"}, {"model", "TEXT NOT NULL"},
+        {"started_at_ms", "INTEGER NOT NULL"}, {"duration_us", "INTEGER NOT NULL"},
+        {"input_tokens", "INTEGER NOT NULL"}, {"output_tokens", "INTEGER NOT NULL"},
+        {"cost_microusd", "INTEGER NOT NULL"}, {"status", "TEXT NOT NULL"}, {"attempts", "INTEGER NOT NULL"},
+        {"error", "TEXT NOT NULL"}}},
+      {"validations",
+       {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"mutation_id", "TEXT NOT NULL"}, {"path", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"},
+        {"validator", "TEXT NOT NULL"}, {"new_errors", "INTEGER NOT NULL"}, {"reason", "TEXT NOT NULL"},
+        {"summary", "TEXT NOT NULL"}, {"latency_us", "INTEGER NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"diagnostics",
+       {{"execution_id", "TEXT NOT NULL"}, {"path", "TEXT NOT NULL"}, {"line", "INTEGER NOT NULL"},
+        {"column", "INTEGER NOT NULL"}, {"severity", "INTEGER NOT NULL"}, {"code", "TEXT NOT NULL"},
+        {"message", "TEXT NOT NULL"}, {"source", "TEXT NOT NULL"}, {"is_new", "INTEGER NOT NULL"}}},
+      {"gate_events",
+       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
+        {"message_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"},
+        {"detail_json", "TEXT NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+  };
+  return kTables;
+}
+
+constexpr int kSchemaVersion = 4;
+const std::string kGenesisHash(64, '0');
+
+// The bytes a record's hash covers: the previous hash, the table, then every
+// column with a type tag and a length, so no two records encode alike.
+std::string HashRecord(const std::string& prev_hash, std::string_view table, int64_t seq,
+                       const std::vector<Value>& values) {
+  Sha256 h;
+  h.Update(prev_hash);
+  h.Update("\n");
+  h.Update(table);
+  h.Update("\n");
+  h.Update("I" + std::to_string(seq) + ";");
+  for (const Value& v : values) {
+    switch (v.kind) {
+      case Value::kNull: h.Update("N;"); break;
+      case Value::kInt: h.Update("I" + std::to_string(v.i) + ";"); break;
+      case Value::kText:
+      case Value::kBlob:
+        h.Update((v.kind == Value::kText ? "T" : "B") + std::to_string(v.s.size()) + ":");
+        h.Update(v.s);
+        break;
+    }
+  }
+  return HexDigest(h.Finish());
+}
+
+Value ReadColumn(sqlite3_stmt* st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER: return Value::Int(sqlite3_column_int64(st, i));
+    case SQLITE_TEXT:
+      return Value::Text(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, i)),
+                                     static_cast<size_t>(sqlite3_column_bytes(st, i))));
+    case SQLITE_BLOB: {
+      const void* p = sqlite3_column_blob(st, i);
+      return Value::Blob(p ? std::string(static_cast<const char*>(p),
+                                         static_cast<size_t>(sqlite3_column_bytes(st, i)))
+                           : std::string());
+    }
+    default: return Value::Null();
+  }
+}
+
+std::string ColumnText(sqlite3_stmt* st, int i) {
+  const unsigned char* p = sqlite3_column_text(st, i);
+  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
+           : std::string();
+}
+
+std::string ColumnBlob(sqlite3_stmt* st, int i) {
+  const void* p = sqlite3_column_blob(st, i);
+  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
+           : std::string();
+}
+
+// Finalizes a statement when it goes out of scope.
+struct Stmt {
+  sqlite3_stmt* st = nullptr;
+  ~Stmt() { sqlite3_finalize(st); }
+};
+
+constexpr const char kExecutionColumns[] =
+    "s.seq, s.execution_id, s.session_id, s.agent_id, s.tool, s.args_json, s.mode, s.worker_id, "
+    "s.started_at_ms, s.parent_id, e.seq, e.status, e.exit_code, e.exit_reason, e.finished_at_ms, e.duration_us, "
+    "e.output_head, e.output_tail, e.output_bytes, e.error, e.result_json "
+    "FROM execution_starts s LEFT JOIN execution_ends e ON e.execution_id = s.execution_id";
+
+ExecutionRow ReadExecution(sqlite3_stmt* st) {
+  ExecutionRow row;
+  row.seq = sqlite3_column_int64(st, 0);
+  row.start.execution_id = ColumnText(st, 1);
+  row.start.session_id = ColumnText(st, 2);
+  row.start.agent_id = ColumnText(st, 3);
+  row.start.tool = ColumnText(st, 4);
+  row.start.args_json = ColumnText(st, 5);
+  row.start.mode = ColumnText(st, 6);
+  row.start.worker_id = ColumnText(st, 7);
+  row.start.started_at_ms = sqlite3_column_int64(st, 8);
+  row.start.parent_id = ColumnText(st, 9);
+  if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
+    ExecutionEnd e;
+    e.execution_id = row.start.execution_id;
+    e.status = ColumnText(st, 11);
+    if (sqlite3_column_type(st, 12) != SQLITE_NULL) e.exit_code = sqlite3_column_int(st, 12);
+    e.exit_reason = ColumnText(st, 13);
+    e.finished_at_ms = sqlite3_column_int64(st, 14);
+    e.duration_us = sqlite3_column_int64(st, 15);
+    e.output_head = ColumnBlob(st, 16);
+    e.output_tail = ColumnBlob(st, 17);
+    e.output_bytes = sqlite3_column_int64(st, 18);
+    e.error = ColumnText(st, 19);
+    e.result_json = ColumnText(st, 20);
+    row.end = std::move(e);
+  }
+  return row;
+}
+
+constexpr const char kValidationColumns[] =
+    "execution_id, session_id, agent_id, mutation_id, path, status, validator, new_errors, reason, summary, "
+    "latency_us, created_at_ms FROM validations";
+
+ValidationRecord ReadValidation(sqlite3_stmt* st) {
+  ValidationRecord v;
+  v.execution_id = ColumnText(st, 0);
+  v.session_id = ColumnText(st, 1);
+  v.agent_id = ColumnText(st, 2);
+  v.mutation_id = ColumnText(st, 3);
+  v.path = ColumnText(st, 4);
+  v.status = ColumnText(st, 5);
+  v.validator = ColumnText(st, 6);
+  v.new_errors = sqlite3_column_int64(st, 7);
+  v.reason = ColumnText(st, 8);
+  v.summary = ColumnText(st, 9);
+  v.latency_us = sqlite3_column_int64(st, 10);
+  v.created_at_ms = sqlite3_column_int64(st, 11);
+  return v;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return JoinPath(cwd, path);
+}
+
+// The anchor of the ledger at path, or null with *note saying why none is kept.
+std::unique_ptr<LedgerAnchor> AnchorFor(const std::string& path, const LedgerOptions& o, std::string* note) {
+  if (!o.anchored) {
+    *note = "not kept (turned off)";
+    return nullptr;
+  }
+  std::string dir = o.anchor_dir;
+  if (dir.empty()) {
+    StatusOr<std::string> d = LedgerAnchor::DefaultDir();
+    if (!d.ok()) {
+      *note = "not kept: " + d.status().message();
+      return nullptr;
+    }
+    dir = *d;
+  }
+  return std::make_unique<LedgerAnchor>(dir, path);
+}
+
+std::string Plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+constexpr const char kStartOver[] = "odin ledger reset moves it aside and starts a new chain";
+
+// A ledger its anchor says holds records must be there and not empty.
+Status CheckPresent(const std::string& path, const AnchorState& a, const std::string& anchor_path) {
+  struct stat st;
+  std::string claim = "the anchor says it held " + Plural(a.seq, "record", "records");
+  std::string where = " (anchor: " + anchor_path + ")";
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) return PosixError("ledger " + path, errno);
+    return Status::Corruption("ledger " + path, "is missing but " + claim +
+                                                    ": it was deleted or moved; restore it, or start over with "
+                                                    "odin ledger reset" + where);
+  }
+  if (st.st_size == 0) {
+    return Status::Corruption("ledger " + path,
+                              "is empty (truncated to 0 bytes) but " + claim + "; " + kStartOver + where);
+  }
+  return Status::OK();
+}
+
+// A file name for SQLite's URI form (percent-encoding what would end the path).
+std::string UriPath(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string UtcStamp(int64_t ms) {
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+// Moves the ledger at path (and any -wal, -shm, -journal beside it) aside to
+// path.reset-GENERATION-TIME, after making sure no other connection has it
+// open: switching it out of WAL mode needs exclusive access, and folds the WAL
+// into the file. A file that is not a database is moved as it is.
+Status MoveAside(const std::string& path, int64_t generation, int64_t now_ms, int64_t* found_seq,
+                 std::string* moved_to) {
+  struct stat st;
+  *found_seq = 0;
+  moved_to->clear();
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::OK();
+    return PosixError("ledger " + path, errno);
+  }
+  auto in_use = [&path] {
+    return Status::Unavailable("ledger " + path,
+                               "is in use by another odin process (a session, odin -p or odin serve); "
+                               "end it and reset again");
+  };
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  struct Closer {
+    sqlite3* db;
+    ~Closer() { sqlite3_close_v2(db); }
+  } closer{db};
+  *found_seq = -1;
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 1000);
+    std::string mode;
+    rc = sqlite3_exec(
+        db, "PRAGMA journal_mode=DELETE",
+        [](void* out, int, char** values, char**) {
+          *static_cast<std::string*>(out) = values[0] ? values[0] : "";
+          return 0;
+        },
+        &mode, nullptr);
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED || (rc == SQLITE_OK && mode != "delete")) {
+      return in_use();
+    }
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr);
+      if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return in_use();
+    }
+    if (rc == SQLITE_OK) {
+      *found_seq = 0;
+      for (const TableDef& t : Tables()) {
+        Stmt q;
+        std::string sql = std::string("SELECT MAX(seq) FROM ") + t.name;
+        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q.st, nullptr) == SQLITE_OK && sqlite3_step(q.st) == SQLITE_ROW) {
+          *found_seq = std::max<int64_t>(*found_seq, sqlite3_column_int64(q.st, 0));
+        }
+      }
+    }
+  }
+  std::string target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms);
+  for (int n = 2; PathExists(target); ++n) {
+    target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms) + "." + std::to_string(n);
+  }
+  if (rename(path.c_str(), target.c_str()) != 0) return PosixError("cannot move ledger " + path + " aside", errno);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    if (PathExists(path + suffix)) rename((path + suffix).c_str(), (target + suffix).c_str());
+  }
+  *moved_to = target;
+  return Status::OK();
+}
+
+}  // namespace
+
+Ledger::Ledger(sqlite3* db, std::string path, Redactor redactor)
+    : db_(db), path_(std::move(path)), redactor_(std::move(redactor)) {}
+
+Ledger::~Ledger() {
+  for (auto& [sql, st] : statements_) sqlite3_finalize(st);
+  sqlite3_close_v2(db_);
+}
+
+sqlite3_stmt* Ledger::Cached(const std::string& sql, int* rc) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) {
+    sqlite3_reset(it->second);
+    sqlite3_clear_bindings(it->second);
+    *rc = SQLITE_OK;
+    return it->second;
+  }
+  sqlite3_stmt* st = nullptr;
+  *rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+  if (*rc != SQLITE_OK) return nullptr;
+  statements_[sql] = st;
+  return st;
+}
+
+Status Ledger::Run(const char* sql) {
+  int rc;
+  sqlite3_stmt* st = Cached(sql, &rc);
+  if (st == nullptr) return SqliteError(sql, rc);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqliteError(sql, rc);
+  return Status::OK();
+}
+
+// The one place SQLite errors become Status.
+Status Ledger::SqliteError(const std::string& context, int rc) const {
+  std::string detail = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  std::string where = "ledger " + path_ + ": " + context;
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+    case SQLITE_FORMAT:
+      return Status::Corruption(where, detail);
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOTFOUND:
+      return Status::NotFound(where, detail);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return Status::PermissionDenied(where, detail);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Unavailable(where, detail);
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+      return Status::ResourceExhausted(where, detail);
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+      return Status::InvalidArgument(where, detail);
+    default:
+      return Status::IOError(where, detail);
+  }
+}
+
+Status Ledger::Exec(const std::string& sql) {
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(sql.substr(0, sql.find_first_of(" (")), rc);
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path_in, Redactor redactor,
+                                               const LedgerOptions& options) {
+  const std::string path = AbsolutePath(path_in);
+  std::string note;
+  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
+  // The anchor first: whatever it says was committed before the ledger is read.
+  std::optional<AnchorState> state;
+  if (anchor != nullptr) {
+    ASSIGN_OR_RETURN(state, anchor->Read());
+    if (state && state->seq > 0) RETURN_IF_ERROR(CheckPresent(path, *state, anchor->path()));
+    if (Status s = anchor->Prepare(); !s.ok()) {
+      note = "not kept: " + s.message();
+      spdlog::warn("ledger {}: its anchor is {}; records missing at its end will go unnoticed", path, note);
+    }
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<Ledger> ledger(new Ledger(db, path, std::move(redactor)));
+  if (rc != SQLITE_OK) return ledger->SqliteError("open", rc);
+  ledger->anchor_ = std::move(anchor);
+  ledger->anchor_generation_ = state ? state->generation : 0;
+  ledger->anchor_note_ = note;
+  RETURN_IF_ERROR(ledger->Init());
+  RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/true));
+  return ledger;
+}
+
+StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path_in, const LedgerOptions& options) {
+  const std::string path = AbsolutePath(path_in);
+  std::string note;
+  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
+  std::optional<AnchorState> state;
+  if (anchor != nullptr) {
+    ASSIGN_OR_RETURN(state, anchor->Read());
+    if (state && state->seq > 0) RETURN_IF_ERROR(CheckPresent(path, *state, anchor->path()));
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Status::NotFound("ledger " + path, "no ledger yet");
+  // Reading writes nothing: where the directory is not writable (a read-only
+  // checkout, another user's workspace) SQLite could not create the WAL's
+  // shared-memory file, so the file is opened as immutable, which is exact
+  // as long as no WAL holds records the file does not.
+  struct stat wal;
+  bool wal_has_records = stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+  std::string name = access(DirName(path).c_str(), W_OK) == 0 || wal_has_records
+                         ? path
+                         : "file:" + UriPath(path) + "?immutable=1";
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  std::unique_ptr<Ledger> ledger(new Ledger(db, path, Redactor()));
+  if (rc != SQLITE_OK) return ledger->SqliteError("open", rc);
+  sqlite3_busy_timeout(db, 5000);
+  ledger->anchor_ = std::move(anchor);
+  ledger->anchor_generation_ = state ? state->generation : 0;
+  ledger->anchor_note_ = note;
+  // Touch the schema now, so a damaged file is reported here, by name.
+  Stmt s;
+  rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_ERROR) return Status::Corruption("ledger " + path, "not an Odin ledger");
+    return ledger->SqliteError("read schema", rc);
+  }
+  rc = sqlite3_step(s.st);
+  if (rc != SQLITE_ROW) {
+    if (rc == SQLITE_DONE) return Status::Corruption("ledger " + path, "not an Odin ledger");
+    return ledger->SqliteError("read schema", rc);
+  }
+  if (ColumnText(s.st, 0) != std::to_string(kSchemaVersion)) {
+    return Status::FailedPrecondition("ledger " + path,
+                                      "schema version " + ColumnText(s.st, 0) + " is not supported");
+  }
+  if (!options.allow_short) RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/false));
+  return ledger;
+}
+
+StatusOr<LedgerResetReport> Ledger::Reset(const std::string& path_in, int64_t now_ms, const LedgerOptions& options) {
+  const std::string path = AbsolutePath(path_in);
+  std::string note;
+  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
+  if (anchor == nullptr) return Status::FailedPrecondition("ledger " + path, "cannot be reset: its anchor is " + note);
+  LedgerResetReport report;
+  report.anchor_path = anchor->path();
+  RETURN_IF_ERROR(anchor->Update([&](const std::optional<AnchorState>& now) -> StatusOr<std::optional<AnchorState>> {
+    AnchorState next = now ? *now : AnchorState();
+    next.ledger = path;
+    AnchorReset r;
+    r.at_ms = now_ms;
+    r.anchored_seq = next.seq;
+    r.anchored_hash = next.hash;
+    // Moved before the anchor changes: a crash in between leaves a missing
+    // ledger the old anchor still complains about, and a second reset.
+    RETURN_IF_ERROR(MoveAside(path, next.generation + 1, now_ms, &r.found_seq, &r.moved_to));
+    next.generation += 1;
+    next.seq = 0;
+    next.hash.clear();
+    next.resets.push_back(r);
+    report.generation = next.generation;
+    report.anchored_seq = r.anchored_seq;
+    report.found_seq = r.found_seq;
+    report.moved_to = r.moved_to;
+    return std::optional<AnchorState>(std::move(next));
+  }));
+  return report;
+}
+
+Status Ledger::Init() {
+  sqlite3_busy_timeout(db_, 5000);
+  // WAL: readers never block the writer. NORMAL: a commit survives a crash of
+  // the process (not necessarily of the machine) without an fsync per commit.
+  RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+  std::string schema = "BEGIN IMMEDIATE;";
+  schema += "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
+  schema += "INSERT OR IGNORE INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');";
+  for (const TableDef& t : Tables()) {
+    std::string name = t.name;
+    schema += "CREATE TABLE IF NOT EXISTS " + name + " (seq INTEGER PRIMARY KEY";
+    for (const Column& c : t.columns) schema += std::string(", ") + c.name + " " + c.type;
+    schema += ", hash TEXT NOT NULL) STRICT;";
+    for (const char* op : {"UPDATE", "DELETE"}) {
+      schema += "CREATE TRIGGER IF NOT EXISTS " + name + "_no_" + op + " BEFORE " + op + " ON " + name +
+                " BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;";
+    }
+  }
+  schema += "CREATE INDEX IF NOT EXISTS execution_starts_id ON execution_starts(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS execution_ends_id ON execution_ends(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS artifacts_execution ON artifacts(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS llm_calls_session ON llm_calls(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS execution_starts_session ON execution_starts(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS validations_session ON validations(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS diagnostics_execution ON diagnostics(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS gate_events_session ON gate_events(session_id);";
+  schema += "COMMIT;";
+  Status s = Exec(schema);
+  if (!s.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return s;
+  }
+  Stmt v;
+  sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v.st, nullptr);
+  if (sqlite3_step(v.st) != SQLITE_ROW || ColumnText(v.st, 0) != std::to_string(kSchemaVersion)) {
+    return Status::FailedPrecondition("ledger " + path_, "unsupported schema version");
+  }
+  // The chain head is read only under the write lock (RefreshHead in Write):
+  // read here, another process could append before we write.
+  data_version_ = -1;
+  return Status::OK();
+}
+
+StatusOr<Ledger::Head> Ledger::ReadHead() {
+  Head head;
+  for (const TableDef& t : Tables()) {
+    int rc;
+    sqlite3_stmt* st = Cached(std::string("SELECT seq, hash FROM ") + t.name + " ORDER BY seq DESC LIMIT 1", &rc);
+    if (st == nullptr) return SqliteError("read chain head", rc);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > head.seq) {
+      head.seq = sqlite3_column_int64(st, 0);
+      head.hash = ColumnText(st, 1);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("read chain head", rc);
+  }
+  return head;
+}
+
+StatusOr<std::string> Ledger::HashAt(int64_t seq) {
+  for (const TableDef& t : Tables()) {
+    int rc;
+    sqlite3_stmt* st = Cached(std::string("SELECT hash FROM ") + t.name + " WHERE seq = ?", &rc);
+    if (st == nullptr) return SqliteError("read record", rc);
+    sqlite3_bind_int64(st, 1, seq);
+    rc = sqlite3_step(st);
+    std::string hash = rc == SQLITE_ROW ? ColumnText(st, 0) : "";
+    sqlite3_reset(st);
+    if (rc == SQLITE_ROW) return hash;
+    if (rc != SQLITE_DONE) return SqliteError("read record", rc);
+  }
+  return Status::NotFound("ledger " + path_, "no record " + std::to_string(seq));
+}
+
+Status Ledger::CompareWithAnchor(const AnchorState& a) {
+  ASSIGN_OR_RETURN(Head head, ReadHead());
+  std::string where = " (anchor: " + anchor_->path() + ")";
+  if (head.seq < a.seq) {
+    int64_t missing = a.seq - head.seq;
+    std::string what = head.seq == 0 ? "holds no records but the anchor says it held " + Plural(a.seq, "record", "records")
+                                     : "ends at record " + std::to_string(head.seq) + " but the anchor says " +
+                                           std::to_string(a.seq) + ": the newest " +
+                                           Plural(missing, "record is", "records are") + " missing";
+    return Status::Corruption("ledger " + path_,
+                              what + " (deleted, or the file was truncated or replaced); " + kStartOver + where);
+  }
+  StatusOr<std::string> hash = HashAt(a.seq);
+  if (!hash.ok() && hash.status().code() != StatusCode::kNotFound) return hash.status();
+  if (!hash.ok() || *hash != a.hash) {
+    return Status::Corruption("ledger " + path_, "record " + std::to_string(a.seq) +
+                                                     " is not the one the anchor holds: the ledger was rewritten or "
+                                                     "replaced; " + kStartOver + where);
+  }
+  return Status::OK();
+}
+
+Status Ledger::CheckAnchor(const std::optional<AnchorState>& state, bool adopt) {
+  if (anchor_ == nullptr) return Status::OK();
+  // One read transaction: the head and the record at the anchor agree.
+  RETURN_IF_ERROR(Run("BEGIN"));
+  StatusOr<Head> head = ReadHead();
+  Status s = head.status();
+  if (s.ok() && state && state->seq > 0) s = CompareWithAnchor(*state);
+  Run("COMMIT");
+  RETURN_IF_ERROR(s);
+  // A ledger from before anchors, or a writer that died between its commit
+  // and the anchor: anchor what is there.
+  if (adopt && anchor_note_.empty() && head->seq > (state ? state->seq : 0)) {
+    return anchor_->Advance(anchor_generation_, head->seq, head->hash);
+  }
+  return Status::OK();
+}
+
+Status Ledger::LoadHead() {
+  ASSIGN_OR_RETURN(Head head, ReadHead());
+  head_seq_ = head.seq;
+  head_hash_ = head.seq > 0 ? head.hash : kGenesisHash;
+  int rc;
+  sqlite3_stmt* dv = Cached("PRAGMA data_version", &rc);
+  if (dv != nullptr && sqlite3_step(dv) == SQLITE_ROW) data_version_ = sqlite3_column_int64(dv, 0);
+  if (dv != nullptr) sqlite3_reset(dv);
+  return Status::OK();
+}
+
+// Inserts one record. REQUIRES: inside a write transaction with a fresh head.
+Status Ledger::Append(const char* table, std::vector<Value> values) {
+  const TableDef* def = nullptr;
+  for (const TableDef& t : Tables()) {
+    if (std::string_view(t.name) == table) def = &t;
+  }
+  if (def == nullptr || def->columns.size() != values.size()) {
+    return Status::Internal("ledger append", std::string("bad record for ") + table);
+  }
+  int64_t seq = head_seq_ + 1;
+  std::string hash = HashRecord(head_hash_, table, seq, values);
+  std::string sql = std::string("INSERT INTO ") + table + " VALUES (?";
+  for (size_t i = 0; i < values.size() + 1; ++i) sql += ", ?";
+  sql += ")";
+  int rc;
+  sqlite3_stmt* st = Cached(sql, &rc);
+  if (st == nullptr) return SqliteError(std::string("insert into ") + table, rc);
+  sqlite3_bind_int64(st, 1, seq);
+  int i = 2;
+  for (const Value& v : values) {
+    switch (v.kind) {
+      case Value::kNull: sqlite3_bind_null(st, i); break;
+      case Value::kInt: sqlite3_bind_int64(st, i, v.i); break;
+      case Value::kText:
+        sqlite3_bind_text(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+        break;
+      case Value::kBlob:
+        sqlite3_bind_blob(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+        break;
+    }
+    ++i;
+  }
+  sqlite3_bind_text(st, i, hash.data(), static_cast<int>(hash.size()), SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);  // drop the bound buffers' use before they go away
+  if (rc != SQLITE_DONE) return SqliteError(std::string("insert into ") + table, rc);
+  head_seq_ = seq;
+  head_hash_ = std::move(hash);
+  return Status::OK();
+}
+
+// Another process may have appended since our last write: re-read the chain
+// head iff the database changed under us. REQUIRES: the write lock is held.
+Status Ledger::RefreshHead() {
+  int rc;
+  sqlite3_stmt* dv = Cached("PRAGMA data_version", &rc);
+  if (dv == nullptr) return SqliteError("data_version", rc);
+  bool unchanged = sqlite3_step(dv) == SQLITE_ROW && sqlite3_column_int64(dv, 0) == data_version_;
+  sqlite3_reset(dv);
+  return unchanged ? Status::OK() : LoadHead();
+}
+
+Status Ledger::Write(const std::function<Status()>& body) {
+  RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
+  Status s = RefreshHead();
+  if (s.ok()) s = body();
+  if (s.ok()) {
+    s = Run("COMMIT");
+    // Committed: the anchor follows (after, never before: an anchor past
+    // the ledger would be a false alarm).
+    if (s.ok() && anchor_ != nullptr && anchor_note_.empty()) {
+      return anchor_->Advance(anchor_generation_, head_seq_, head_hash_);
+    }
+    if (s.ok()) return s;
+  }
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  data_version_ = -1;  // forget the uncommitted head; reload under the next lock
+  return s;
+}
+
+Status Ledger::AddSession(const SessionRecord& r) {
+  return Write([&] {
+    return Append("sessions", {Value::Text(r.id), Value::Text(r.kind), Value::Text(r.workspace),
+                               Value::Int(r.created_at_ms)});
+  });
+}
+
+Status Ledger::AddExecutionStart(const ExecutionStart& r) {
+  return Write([&] {
+    return Append("execution_starts",
+                  {Value::Text(r.execution_id), Value::Text(r.session_id), Value::Text(r.agent_id),
+                   Value::Text(r.tool), Value::Text(redactor_.Redact(r.args_json)), Value::Text(r.mode),
+                   Value::Text(r.worker_id), Value::Int(r.started_at_ms), Value::Text(r.parent_id)});
+  });
+}
+
+Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> artifacts,
+                               const ValidationRecord* validation,
+                               const std::vector<DiagnosticRecord>& diagnostics) {
+  return Write([&]() -> Status {
+    for (const DiagnosticRecord& d : diagnostics) {
+      RETURN_IF_ERROR(Append("diagnostics", {Value::Text(d.execution_id), Value::Text(d.path), Value::Int(d.line),
+                                             Value::Int(d.column), Value::Int(d.severity), Value::Text(d.code),
+                                             Value::Text(redactor_.Redact(d.message)), Value::Text(d.source),
+                                             Value::Int(d.is_new ? 1 : 0)}));
+    }
+    if (validation != nullptr) {
+      const ValidationRecord& v = *validation;
+      RETURN_IF_ERROR(Append("validations",
+                             {Value::Text(v.execution_id), Value::Text(v.session_id), Value::Text(v.agent_id),
+                              Value::Text(v.mutation_id), Value::Text(v.path), Value::Text(v.status),
+                              Value::Text(v.validator), Value::Int(v.new_errors),
+                              Value::Text(redactor_.Redact(v.reason)), Value::Text(redactor_.Redact(v.summary)),
+                              Value::Int(v.latency_us), Value::Int(v.created_at_ms)}));
+    }
+    for (Artifact& a : artifacts) {
+      a.content = redactor_.Redact(a.content);
+      a.sha256 = Sha256Hex(a.content);
+      RETURN_IF_ERROR(Append("artifacts", {Value::Text(a.id), Value::Text(a.execution_id),
+                                           Value::Text(a.kind), Value::Blob(a.content),
+                                           Value::Int(a.size), Value::Int(a.truncated ? 1 : 0),
+                                           Value::Text(a.sha256)}));
+    }
+    return Append("execution_ends",
+                  {Value::Text(r.execution_id), Value::Text(r.status),
+                   r.exit_code ? Value::Int(*r.exit_code) : Value::Null(), Value::Text(r.exit_reason),
+                   Value::Int(r.finished_at_ms), Value::Int(r.duration_us),
+                   Value::Blob(redactor_.Redact(r.output_head)),
+                   Value::Blob(redactor_.Redact(r.output_tail)), Value::Int(r.output_bytes),
+                   Value::Text(redactor_.Redact(r.error)), Value::Text(redactor_.Redact(r.result_json))});
+  });
+}
+
+Status Ledger::AddMessage(const MessageRecord& m) {
+  return Write([&] {
+    return Append("messages", {Value::Text(m.id), Value::Text(m.session_id), Value::Text(m.agent_id),
+                               Value::Text(m.role), Value::Text(m.mode), Value::Text(redactor_.Redact(m.text)),
+                               Value::Text(m.status), Value::Int(m.created_at_ms)});
+  });
+}
+
+Status Ledger::AddLlmCall(const LlmCallRecord& c) {
+  return Write([&] {
+    return Append("llm_calls",
+                  {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id), Value::Text(c.role),
+                   Value::Text(c.provider), Value::Text(c.model), Value::Int(c.started_at_ms),
+                   Value::Int(c.duration_us), Value::Int(c.input_tokens), Value::Int(c.output_tokens),
+                   Value::Int(c.cost_microusd), Value::Text(c.status), Value::Int(c.attempts),
+                   Value::Text(redactor_.Redact(c.error))});
+  });
+}
+
+Status Ledger::AddGateEvent(const GateEvent& g) {
+  return Write([&] {
+    return Append("gate_events", {Value::Text(g.id), Value::Text(g.session_id), Value::Text(g.agent_id),
+                                  Value::Text(g.message_id), Value::Text(g.kind), Value::Text(g.execution_id),
+                                  Value::Text(redactor_.Redact(g.detail_json)), Value::Int(g.created_at_ms)});
+  });
+}
+
+StatusOr<std::vector<ValidationRecord>> Ledger::ListValidations(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kValidationColumns + " WHERE session_id = ? ORDER BY seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list validations", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ValidationRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadValidation(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list validations", rc);
+  return out;
+}
+
+StatusOr<std::vector<DiagnosticRecord>> Ledger::ListDiagnostics(const std::string& execution_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT execution_id, path, line, column, severity, code, message, source, is_new "
+                              "FROM diagnostics WHERE execution_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list diagnostics", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<DiagnosticRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    DiagnosticRecord d;
+    d.execution_id = ColumnText(s.st, 0);
+    d.path = ColumnText(s.st, 1);
+    d.line = sqlite3_column_int64(s.st, 2);
+    d.column = sqlite3_column_int64(s.st, 3);
+    d.severity = sqlite3_column_int64(s.st, 4);
+    d.code = ColumnText(s.st, 5);
+    d.message = ColumnText(s.st, 6);
+    d.source = ColumnText(s.st, 7);
+    d.is_new = sqlite3_column_int(s.st, 8) != 0;
+    out.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list diagnostics", rc);
+  return out;
+}
+
+StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& session_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT id, session_id, agent_id, message_id, kind, execution_id, detail_json, "
+                              "created_at_ms FROM gate_events WHERE session_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list gate events", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<GateEvent> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), ColumnText(s.st, 3),
+                   ColumnText(s.st, 4), ColumnText(s.st, 5), ColumnText(s.st, 6), sqlite3_column_int64(s.st, 7)});
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list gate events", rc);
+  return out;
+}
+
+StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms,
+                                       const std::string& agent_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
+                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ? "
+                              "AND started_at_ms >= ? AND (? = '' OR agent_id = ?)",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("usage", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s.st, 2, since_ms);
+  sqlite3_bind_text(s.st, 3, agent_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 4, agent_id.c_str(), -1, SQLITE_TRANSIENT);
+  if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
+  return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
+                      sqlite3_column_int64(s.st, 3)};
+}
+
+StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " ORDER BY s.seq DESC LIMIT ?";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list executions", rc);
+  sqlite3_bind_int(s.st, 1, limit);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list executions", rc);
+  return rows;
+}
+
+StatusOr<std::vector<ExecutionRow>> Ledger::ListSessionExecutions(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " WHERE s.session_id = ? ORDER BY s.seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list session executions", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list session executions", rc);
+  return rows;
+}
+
+StatusOr<SessionRecord> Ledger::FindSession(const std::string& id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions WHERE id = ?", -1,
+                              &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find session", rc);
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(s.st);
+  if (rc == SQLITE_DONE) return Status::NotFound("session " + id, "no such session in the ledger");
+  if (rc != SQLITE_ROW) return SqliteError("find session", rc);
+  return SessionRecord{ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), sqlite3_column_int64(s.st, 3)};
+}
+
+StatusOr<ExecutionRow> Ledger::FindExecution(const std::string& id) {
+  for (char c : id) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return Status::InvalidArgument("execution id '" + id + "'", "unexpected character");
+    }
+  }
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns +
+                    " WHERE s.execution_id = ?1 OR s.execution_id LIKE ?2 ORDER BY s.execution_id = ?1 DESC LIMIT 2";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find execution", rc);
+  std::string like = id + "%";
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 2, like.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("find execution", rc);
+  if (rows.empty()) return Status::NotFound("execution " + id, "no such execution in the ledger");
+  if (rows.size() > 1 && rows[0].start.execution_id != id) {
+    return Status::InvalidArgument("execution " + id, "ambiguous prefix; give more characters");
+  }
+  return rows[0];
+}
+
+StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& execution_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(
+      db_, "SELECT id, execution_id, kind, content, size, truncated, sha256 FROM artifacts "
+           "WHERE execution_id = ? ORDER BY seq", -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list artifacts", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<Artifact> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    Artifact a;
+    a.id = ColumnText(s.st, 0);
+    a.execution_id = ColumnText(s.st, 1);
+    a.kind = ColumnText(s.st, 2);
+    a.content = ColumnBlob(s.st, 3);
+    a.size = sqlite3_column_int64(s.st, 4);
+    a.truncated = sqlite3_column_int(s.st, 5) != 0;
+    a.sha256 = ColumnText(s.st, 6);
+    out.push_back(std::move(a));
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list artifacts", rc);
+  return out;
+}
+
+StatusOr<VerifyReport> Ledger::Verify() {
+  // The anchor before the snapshot: what it holds was committed before.
+  std::optional<AnchorState> state;
+  if (anchor_ != nullptr) {
+    ASSIGN_OR_RETURN(state, anchor_->Read());
+  }
+  // One read transaction: a consistent snapshot even while others append.
+  RETURN_IF_ERROR(Run("BEGIN"));
+  StatusOr<VerifyReport> report = VerifySnapshot();
+  if (report.ok() && report->ok && state && state->seq > 0) {
+    Status s = CompareWithAnchor(*state);
+    if (s.code() == StatusCode::kCorruption) {
+      report->ok = false;
+      report->short_of_anchor = true;
+      report->problem = s.message();
+    } else if (!s.ok()) {
+      report = s;
+    }
+  }
+  Run("COMMIT");
+  if (!report.ok()) return report;
+  if (anchor_ == nullptr) {
+    report->anchor = anchor_note_;
+  } else if (!state) {
+    report->anchor = "none yet (" + anchor_->path() + ")";
+    if (!anchor_note_.empty()) report->anchor += "; " + anchor_note_;
+  } else {
+    report->anchor = (state->seq > 0 ? "record " + std::to_string(state->seq) : std::string("no record yet")) + " (" +
+                     anchor_->path() + ")";
+    if (!state->resets.empty()) {
+      const AnchorReset& last = state->resets.back();
+      report->anchor += ", after " + Plural(state->generation, "reset", "resets") + "; the last moved " +
+                        (last.moved_to.empty() ? std::string("nothing") : last.moved_to) + " aside";
+    }
+    if (!anchor_note_.empty()) report->anchor += "; " + anchor_note_;
+  }
+  return report;
+}
+
+StatusOr<VerifyReport> Ledger::VerifySnapshot() {
+  // Walk every chained table in seq order at once (a k-way merge), recomputing
+  // each record's hash from the one before.
+  struct Cursor {
+    const TableDef* def;
+    Stmt stmt;
+    bool has_row = false;
+  };
+  std::vector<std::unique_ptr<Cursor>> cursors;
+  for (const TableDef& t : Tables()) {
+    auto c = std::make_unique<Cursor>();
+    c->def = &t;
+    std::string sql = "SELECT seq";
+    for (const Column& col : t.columns) sql += std::string(", ") + col.name;
+    sql += std::string(", hash FROM ") + t.name + " ORDER BY seq";
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &c->stmt.st, nullptr);
+    if (rc != SQLITE_OK) return SqliteError("verify", rc);
+    rc = sqlite3_step(c->stmt.st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("verify", rc);
+    c->has_row = rc == SQLITE_ROW;
+    cursors.push_back(std::move(c));
+  }
+  VerifyReport report;
+  std::string prev = kGenesisHash;
+  int64_t expected_seq = 1;
+  for (;;) {
+    Cursor* next = nullptr;
+    for (auto& c : cursors) {
+      if (c->has_row && (next == nullptr || sqlite3_column_int64(c->stmt.st, 0) <
+                                                sqlite3_column_int64(next->stmt.st, 0))) {
+        next = c.get();
+      }
+    }
+    if (next == nullptr) break;
+    sqlite3_stmt* st = next->stmt.st;
+    int64_t seq = sqlite3_column_int64(st, 0);
+    std::string where = "record " + std::to_string(seq) + " (" + next->def->name + ")";
+    if (seq != expected_seq) {
+      report.ok = false;
+      report.problem = seq > expected_seq
+                           ? "record " + std::to_string(expected_seq) + " is missing (deleted?); next is " + where
+                           : where + " is duplicated";
+      return report;
+    }
+    std::vector<Value> values;
+    int ncols = static_cast<int>(next->def->columns.size());
+    for (int i = 1; i <= ncols; ++i) values.push_back(ReadColumn(st, i));
+    std::string stored = ColumnText(st, ncols + 1);
+    std::string computed = HashRecord(prev, next->def->name, seq, values);
+    if (stored != computed) {
+      report.ok = false;
+      std::string id = values.empty() || values[0].kind != Value::kText ? "" : " " + values[0].s;
+      report.problem = where + id + ": contents do not match its hash (edited behind the ledger's back)";
+      return report;
+    }
+    prev = stored;
+    ++report.records;
+    ++expected_seq;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("verify", rc);
+    next->has_row = rc == SQLITE_ROW;
+  }
+  return report;
+}
+
+}  // namespace odin

@@ -1,0 +1,186 @@
+#include "ledger/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/file_tool_args.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
+  Report report;
+  report.session_id = in.session_id;
+  report.status = in.status;
+  report.profile = in.profile;
+  report.wall_ms = in.wall_ms;
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(in.session_id));
+  // The message's calls, and what they caused: validations, rollbacks.
+  std::set<std::string> mine(in.call_ids.begin(), in.call_ids.end());
+  report.tool_calls = static_cast<int64_t>(in.call_ids.size());
+  for (const ExecutionRow& row : rows) {  // oldest first: children follow parents
+    if (!row.start.parent_id.empty() && mine.count(row.start.parent_id)) mine.insert(row.start.execution_id);
+  }
+  std::map<std::string, ReportFile> files;  // by absolute path
+  for (const ExecutionRow& row : rows) {
+    if (!mine.count(row.start.execution_id) || !row.end || row.end->status != "ok") continue;
+    const std::string& tool = row.start.tool;
+    if (tool == "lsp_check") ++report.validations;
+    if (tool != kWriteFileTool && tool != kEditTool && tool != kMultiEditTool) continue;
+    StatusOr<std::string> path = ResolveWorkspacePath(TargetFileOf(tool, row.start.args_json), in.workspace);
+    if (!path.ok()) continue;
+    ReportFile& f = files[*path];
+    f.path = DisplayPath(*path, in.workspace);
+    json result = json::parse(row.end->result_json, nullptr, false);
+    if (result.is_object()) {
+      f.added += result.value("lines_added", 0);
+      f.removed += result.value("lines_removed", 0);
+    }
+    f.change_ids.push_back(row.start.execution_id);
+  }
+  ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger->ListValidations(in.session_id));
+  std::map<std::string, const ValidationRecord*> validation_of;  // by lsp_check id
+  for (const ValidationRecord& v : validations) validation_of[v.execution_id] = &v;
+  for (const ExecutionRow& row : rows) {  // in order: the latest word on each file wins
+    if (!row.end || row.end->status != "ok") continue;
+    auto v = validation_of.find(row.start.execution_id);
+    if (v != validation_of.end()) {
+      auto f = files.find(v->second->path);
+      if (f == files.end()) continue;
+      f->second.validation = v->second->status;
+      f->second.check_id = v->second->execution_id;
+      f->second.validator = v->second->validator;
+      f->second.new_errors = v->second->new_errors;
+      f->second.detail = v->second->status == "errors" ? v->second->summary : v->second->reason;
+      continue;
+    }
+    // A rollback: a write made for an lsp_check that found new errors.
+    auto check = validation_of.find(row.start.parent_id);
+    if (row.start.tool == kWriteFileTool && check != validation_of.end()) {
+      auto f = files.find(check->second->path);
+      if (f == files.end()) continue;
+      f->second.validation = "rolled_back";
+      f->second.check_id = check->second->execution_id;
+      f->second.new_errors = 0;
+      f->second.detail = "the change was undone by " + row.start.execution_id + " after its validation found " +
+                         std::to_string(check->second->new_errors) + " new errors";
+    }
+  }
+  for (auto& [path, f] : files) report.files.push_back(std::move(f));
+
+  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(in.session_id));
+  std::map<std::string, ReportCheck> last;  // by check name, the latest
+  std::vector<std::string> order;
+  for (const GateEvent& e : events) {
+    if (e.kind != "check" || e.message_id != in.message_id) continue;
+    json d = json::parse(e.detail_json, nullptr, false);
+    if (!d.is_object()) continue;
+    std::string name = d.value("name", "");
+    if (!last.count(name)) order.push_back(name);
+    last[name] = {name, d.value("status", ""), d.value("command", ""), e.execution_id, d.value("exit_code", -1)};
+  }
+  for (const std::string& name : order) report.checks.push_back(last[name]);
+
+  ASSIGN_OR_RETURN(SessionUsage usage, ledger->UsageOf(in.session_id, in.started_at_ms, in.usage_agent));
+  report.llm_calls = usage.llm_calls;
+  report.input_tokens = usage.input_tokens;
+  report.output_tokens = usage.output_tokens;
+  report.cost_microusd = usage.cost_microusd;
+  return report;
+}
+
+std::string RenderReport(const Report& r) {
+  std::string out = "── Odin report (from the ledger, session " + r.session_id + ") ──\n";
+  if (r.files.empty()) {
+    out += "Changed files: none\n";
+  } else {
+    out += "Changed files:\n";
+    for (const ReportFile& f : r.files) {
+      std::string ids;
+      for (const std::string& id : f.change_ids) ids += (ids.empty() ? "" : ", ") + id;
+      out += "  " + f.path + "  +" + std::to_string(f.added) + " -" + std::to_string(f.removed) + "  (" + ids +
+             ")\n";
+      if (f.validation.empty()) {
+        out += "    validation: not validated\n";
+      } else {
+        out += "    validation: " + f.validation + " (lsp_check " + f.check_id +
+               (f.validator.empty() ? "" : ", " + f.validator) + ")";
+        if (f.validation == "errors") out += ", " + std::to_string(f.new_errors) + " new errors";
+        out += "\n";
+        std::string detail = f.detail;
+        while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+        for (size_t start = 0, lines = 0; start < detail.size() && lines < 5; ++lines) {
+          size_t end = detail.find('\n', start);
+          if (end == std::string::npos) end = detail.size();
+          out += "      " + detail.substr(start, end - start) + "\n";
+          start = end + 1;
+        }
+      }
+    }
+  }
+  if (!r.checks.empty()) {
+    out += "Checks (profile " + r.profile + "):\n";
+    for (const ReportCheck& c : r.checks) {
+      out += "  " + c.name + ": " + c.status;
+      if (!c.command.empty()) out += "  `" + c.command + "`";
+      if (c.exit_code >= 0 && c.status != "passed") out += " exit " + std::to_string(c.exit_code);
+      if (!c.execution_id.empty()) out += " (" + c.execution_id + ")";
+      out += "\n";
+    }
+  } else if (!r.profile.empty()) {
+    out += "Checks (profile " + r.profile + "): none run\n";
+  }
+  char used[256];
+  snprintf(used, sizeof used,
+           "Used: %lld tool calls, %lld validations, %lld model calls, %lld tokens in, %lld out, $%.4f, %.1f s\n",
+           static_cast<long long>(r.tool_calls), static_cast<long long>(r.validations),
+           static_cast<long long>(r.llm_calls), static_cast<long long>(r.input_tokens),
+           static_cast<long long>(r.output_tokens), static_cast<double>(r.cost_microusd) / 1e6,
+           static_cast<double>(r.wall_ms) / 1000.0);
+  out += used;
+  out += "Status: " + r.status + "\n";
+  return out;
+}
+
+std::string ReportJson(const Report& r) {
+  json files = json::array();
+  for (const ReportFile& f : r.files) {
+    json v = nullptr;
+    if (!f.validation.empty()) {
+      v = {{"status", f.validation}, {"execution_id", f.check_id}, {"validator", f.validator},
+           {"new_errors", f.new_errors}, {"detail", f.detail}};
+    }
+    files.push_back({{"path", f.path},
+                     {"lines_added", f.added},
+                     {"lines_removed", f.removed},
+                     {"execution_ids", f.change_ids},
+                     {"validation", v}});
+  }
+  json checks = json::array();
+  for (const ReportCheck& c : r.checks) {
+    json check = {{"name", c.name}, {"status", c.status}, {"command", c.command}, {"execution_id", c.execution_id}};
+    if (c.exit_code >= 0) check["exit_code"] = c.exit_code;
+    checks.push_back(check);
+  }
+  json out = {{"session_id", r.session_id},
+              {"status", r.status},
+              {"profile", r.profile},
+              {"files", files},
+              {"checks", checks},
+              {"tool_calls", r.tool_calls},
+              {"validations", r.validations},
+              {"llm_calls", r.llm_calls},
+              {"input_tokens", r.input_tokens},
+              {"output_tokens", r.output_tokens},
+              {"cost_usd", static_cast<double>(r.cost_microusd) / 1e6},
+              {"wall_ms", r.wall_ms}};
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace odin

@@ -1,0 +1,72 @@
+#pragma once
+// The report that ends every answer, built from the ledger and never from
+// the model: the files changed (with +/- lines and the executions behind each
+// change), each file's validation with its lsp_check execution, the
+// backpressure checks, and what the work cost.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ledger/ledger.h"
+
+namespace odin {
+
+struct ReportFile {
+  std::string path;  // relative to the workspace
+  int64_t added = 0;
+  int64_t removed = 0;
+  std::vector<std::string> change_ids;  // the writes, oldest first (rollbacks included)
+  std::string validation;               // clean, errors, timed_out, no_validator; "" if never validated
+  std::string check_id;                 // the latest lsp_check
+  std::string validator;
+  int64_t new_errors = 0;
+  std::string detail;                   // summary or reason
+};
+
+struct ReportCheck {
+  std::string name;     // build, lint, tests
+  std::string status;   // passed, failed, not_applicable, not_run
+  std::string command;
+  std::string execution_id;
+  int exit_code = -1;   // -1: none
+};
+
+struct Report {
+  std::string session_id;
+  std::string status;  // the message's: done, not_converged, ...
+  std::string profile;
+  std::vector<ReportFile> files;
+  std::vector<ReportCheck> checks;  // the last run of each check
+  int64_t tool_calls = 0;           // the model's
+  int64_t validations = 0;
+  int64_t llm_calls = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cost_microusd = 0;
+  int64_t wall_ms = 0;
+};
+
+struct ReportInput {
+  std::string session_id;
+  std::string agent_id;
+  std::string message_id;
+  std::string workspace;
+  std::string status;
+  std::string profile;
+  std::vector<std::string> call_ids;  // the model's calls during the message
+  int64_t started_at_ms = 0;
+  int64_t wall_ms = 0;
+  // Count only this agent's model calls ("" : every agent's, subagents
+  // included, since they spend the parent's budget).
+  std::string usage_agent;
+};
+
+StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& input);
+// Plain text, a few lines.
+std::string RenderReport(const Report& report);
+// The report as a JSON object (text).
+std::string ReportJson(const Report& report);
+
+}  // namespace odin

@@ -1,0 +1,223 @@
+#include "llm/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace odin {
+
+struct HttpClient::Transfer {
+  Id id;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  HttpRequest request;
+  Callbacks callbacks;
+  HttpResponseHead head;
+  bool head_sent = false;
+  bool cancelled = false;
+  char error[CURL_ERROR_SIZE] = {0};
+  void SendHead() {
+    if (head_sent || cancelled) return;
+    head_sent = true;
+    if (callbacks.on_head) callbacks.on_head(head);
+  }
+  ~Transfer() {
+    if (headers != nullptr) curl_slist_free_all(headers);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+};
+
+namespace {
+
+// The one place libcurl's errors become Status.
+Status CurlError(const std::string& url, CURLcode code, const char* detail) {
+  std::string what = std::string(detail != nullptr && *detail ? detail : curl_easy_strerror(code));
+  std::string context = "cannot reach " + url;
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR:
+      return Status::Unavailable(context, what);
+    case CURLE_OPERATION_TIMEDOUT:
+      return Status::DeadlineExceeded(url, what);
+    case CURLE_PARTIAL_FILE:
+      return Status::Unavailable(url, "the response was cut off: " + what);
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return Status::InvalidArgument(url, what);
+    default:
+      return Status::IOError(url, what);
+  }
+}
+
+}  // namespace
+
+HttpClient::HttpClient() {
+  static const bool init = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+  (void)init;
+  multi_ = curl_multi_init();
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &HttpClient::OnSocket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &HttpClient::OnTimer);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+}
+
+HttpClient::~HttpClient() {
+  for (auto& [id, t] : transfers_) curl_multi_remove_handle(multi_, t->easy);
+  transfers_.clear();
+  curl_multi_cleanup(multi_);
+}
+
+int HttpClient::OnSocket(void*, int fd, int what, void* self, void*) {
+  auto* client = static_cast<HttpClient*>(self);
+  if (what == CURL_POLL_REMOVE) {
+    client->sockets_.erase(fd);
+  } else {
+    client->sockets_[fd] = what;
+  }
+  return 0;
+}
+
+int HttpClient::OnTimer(void*, long timeout_ms, void* self) {
+  auto* client = static_cast<HttpClient*>(self);
+  if (timeout_ms < 0) {
+    client->timer_.reset();
+  } else {
+    client->timer_ = RealClock::Get()->Now() + milliseconds(timeout_ms);
+  }
+  return 0;
+}
+
+size_t HttpClient::OnHeader(char* data, size_t size, size_t n, void* p) {
+  auto* t = static_cast<Transfer*>(p);
+  std::string_view line(data, size * n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.rfind("HTTP/", 0) == 0) {
+    // A new status line (after a redirect or 100 Continue): start over.
+    t->head = HttpResponseHead();
+    size_t sp = line.find(' ');
+    if (sp != std::string_view::npos) t->head.status = std::atoi(std::string(line.substr(sp + 1, 3)).c_str());
+  } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    t->head.headers[name] = std::string(value);
+  }
+  return size * n;
+}
+
+size_t HttpClient::OnWrite(char* data, size_t size, size_t n, void* p) {
+  auto* t = static_cast<Transfer*>(p);
+  t->SendHead();
+  if (t->cancelled) return 0;  // aborts the transfer
+  if (t->callbacks.on_body) t->callbacks.on_body(std::string_view(data, size * n));
+  return size * n;
+}
+
+HttpClient::Id HttpClient::Start(HttpRequest request, Callbacks callbacks) {
+  auto t = std::make_unique<Transfer>();
+  t->id = next_id_++;
+  t->request = std::move(request);
+  t->callbacks = std::move(callbacks);
+  CURL* e = curl_easy_init();
+  t->easy = e;
+  curl_easy_setopt(e, CURLOPT_URL, t->request.url.c_str());
+  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, t->request.method.c_str());
+  if (t->request.method == "POST") {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.c_str());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t->request.body.size()));
+  }
+  for (const std::string& h : t->request.headers) t->headers = curl_slist_append(t->headers, h.c_str());
+  // No "Expect: 100-continue" round trip for large bodies.
+  t->headers = curl_slist_append(t->headers, "Expect:");
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(ToMillis(t->request.connect_timeout)));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(ToMillis(t->request.total_timeout)));
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &HttpClient::OnHeader);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &HttpClient::OnWrite);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
+  Id id = t->id;
+  transfers_[id] = std::move(t);
+  curl_multi_add_handle(multi_, e);
+  return id;
+}
+
+void HttpClient::Cancel(Id id) {
+  auto it = transfers_.find(id);
+  if (it == transfers_.end()) return;
+  if (processing_) {
+    // Inside one of its callbacks: libcurl still holds it; remove it after.
+    it->second->cancelled = true;
+    return;
+  }
+  curl_multi_remove_handle(multi_, it->second->easy);
+  transfers_.erase(it);
+}
+
+size_t HttpClient::AddWatchFds(std::vector<PollFd>* fds) const {
+  for (const auto& [fd, what] : sockets_) {
+    fds->push_back({fd, what == CURL_POLL_IN || what == CURL_POLL_INOUT,
+                    what == CURL_POLL_OUT || what == CURL_POLL_INOUT});
+  }
+  return sockets_.size();
+}
+
+std::optional<SteadyTime> HttpClient::NextTimer() const { return timer_; }
+
+void HttpClient::Process(const std::vector<PollFd>& fds, size_t first, size_t count) {
+  processing_ = true;
+  int running = 0;
+  for (size_t i = first; i < first + count && i < fds.size(); ++i) {
+    int mask = (fds[i].readable ? CURL_CSELECT_IN : 0) | (fds[i].writable ? CURL_CSELECT_OUT : 0);
+    if (mask != 0) curl_multi_socket_action(multi_, fds[i].fd, mask, &running);
+  }
+  if (timer_ && RealClock::Get()->Now() >= *timer_) {
+    timer_.reset();
+    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+  }
+  Drain();
+  processing_ = false;
+  for (auto it = transfers_.begin(); it != transfers_.end();) {
+    if (it->second->cancelled) {
+      curl_multi_remove_handle(multi_, it->second->easy);
+      it = transfers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void HttpClient::Drain() {
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    Transfer* raw = nullptr;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &raw);
+    CURLcode code = msg->data.result;
+    auto it = transfers_.find(raw->id);
+    if (it == transfers_.end()) continue;
+    std::unique_ptr<Transfer> t = std::move(it->second);
+    transfers_.erase(it);
+    curl_multi_remove_handle(multi_, t->easy);
+    if (t->cancelled) continue;
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 0) t->SendHead();
+    Status s = code == CURLE_OK ? Status::OK() : CurlError(t->request.url, code, t->error);
+    if (t->callbacks.on_done) t->callbacks.on_done(s, static_cast<int>(status));
+  }
+}
+
+}  // namespace odin

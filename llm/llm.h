@@ -1,0 +1,110 @@
+#pragma once
+// What Odin says to a model and what a model says back, independent of the
+// wire format (OpenAI Chat Completions or Anthropic Messages), and the
+// interface of a model client.
+//
+// A client is passive like everything in the coordinator loop: Start begins a
+// call, callbacks report the streamed text and the end, and the loop drives
+// it through Tick and the HttpClient it shares.
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace odin {
+
+// A tool call the model asked for.
+struct ToolCallRequest {
+  std::string id;              // the model's id for the call (echoed in the result)
+  std::string name;
+  std::string arguments_json;  // as the model wrote it: may be malformed
+};
+
+// The answer to one tool call, as the model will read it.
+struct ToolResultMessage {
+  std::string call_id;
+  std::string content;  // the ground-truth record (JSON)
+  bool is_error = false;
+};
+
+struct ChatMessage {
+  enum class Role { kUser, kAssistant, kToolResults };
+  Role role = Role::kUser;
+  std::string text;                          // user or assistant text
+  std::vector<ToolCallRequest> tool_calls;   // assistant
+  std::vector<ToolResultMessage> results;    // tool results
+};
+
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  std::string input_schema_json;  // JSON Schema of the arguments
+};
+
+struct ChatRequest {
+  std::string model;
+  std::string system;
+  std::vector<ChatMessage> messages;
+  std::vector<ToolSpec> tools;
+  int max_tokens = 0;  // 0: the provider's default
+};
+
+struct LlmUsage {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+};
+
+struct ChatResponse {
+  std::string text;
+  std::vector<ToolCallRequest> tool_calls;
+  std::string stop_reason;  // as the server said it
+  // True iff the stream ended without its end marker: the response is cut
+  // off, and its tool calls may be incomplete.
+  bool truncated = false;
+  LlmUsage usage;
+  int attempts = 1;  // HTTP requests it took
+};
+
+// USD per million tokens, by model name ("*" for any other).
+struct Price {
+  double input_per_mtok = 0;
+  double output_per_mtok = 0;
+};
+using PriceTable = std::map<std::string, Price>;
+// Cost of a call in millionths of a dollar (tokens x USD per million tokens).
+inline int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage) {
+  auto it = prices.find(model);
+  if (it == prices.end()) it = prices.find("*");
+  if (it == prices.end()) return 0;
+  double cost = static_cast<double>(usage.input_tokens) * it->second.input_per_mtok +
+                static_cast<double>(usage.output_tokens) * it->second.output_per_mtok;
+  return static_cast<int64_t>(std::llround(cost));
+}
+
+class LlmClient {
+ public:
+  struct Callbacks {
+    std::function<void(const std::string& delta)> on_text;  // streamed text
+    // Once: the response, or why there is none (after retries).
+    std::function<void(const StatusOr<ChatResponse>&)> on_done;
+  };
+  virtual ~LlmClient() = default;
+  virtual const std::string& provider() const = 0;
+  // Begins a call. Returns an id for Cancel.
+  virtual uint64_t Start(const ChatRequest& request, Callbacks callbacks) = 0;
+  // Stops a call; its on_done is not called.
+  virtual void Cancel(uint64_t id) = 0;
+  // Fires what is due (retries after their backoff). Called every loop turn.
+  virtual void Tick() = 0;
+  // When Tick must run next, if ever.
+  virtual std::optional<SteadyTime> NextTimer() const = 0;
+};
+
+}  // namespace odin

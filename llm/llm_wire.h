@@ -1,0 +1,50 @@
+#pragma once
+// The two wire formats Odin speaks to models: OpenAI Chat Completions and
+// Anthropic Messages, both streamed as server-sent events. A WireFormat turns
+// a ChatRequest into an HTTP request; a StreamDecoder turns the events of one
+// response back into a ChatResponse.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "llm/http_client.h"
+#include "llm/llm.h"
+#include "llm/sse_parser.h"
+
+namespace odin {
+
+struct ProviderEndpoint {
+  std::string provider;  // "openai" or "anthropic"
+  std::string base_url;  // OpenAI: includes /v1; Anthropic: does not
+  std::string api_key;   // may be empty for local servers
+};
+
+class StreamDecoder {
+ public:
+  virtual ~StreamDecoder() = default;
+  // Handles one event; streamed text goes to on_text. Returns an error for an
+  // error event from the server.
+  virtual Status OnEvent(const SseEvent& event, const std::function<void(const std::string&)>& on_text) = 0;
+  // True iff the response's end marker arrived.
+  virtual bool finished() const = 0;
+  // What arrived so far.
+  virtual ChatResponse Response() const = 0;
+};
+
+class WireFormat {
+ public:
+  virtual ~WireFormat() = default;
+  virtual HttpRequest Build(const ChatRequest& request, const ProviderEndpoint& endpoint) const = 0;
+  virtual std::unique_ptr<StreamDecoder> NewDecoder() const = 0;
+};
+
+std::unique_ptr<WireFormat> NewOpenAiFormat();
+std::unique_ptr<WireFormat> NewAnthropicFormat();
+
+// The message in an error response body ({"error": {"message": ...}} in both
+// formats), or the body itself, cut short.
+std::string ErrorMessageFromBody(const std::string& body);
+
+}  // namespace odin

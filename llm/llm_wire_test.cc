@@ -1,0 +1,157 @@
+#include "llm/llm_wire.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+ChatRequest Conversation() {
+  ChatRequest r;
+  r.model = "m";
+  r.system = "be good";
+  r.messages = {{ChatMessage::Role::kUser, "fix it", {}, {}},
+                {ChatMessage::Role::kAssistant, "reading", {{"c1", "Read", R"({"file_path":"a"})"}}, {}},
+                {ChatMessage::Role::kToolResults, "", {}, {{"c1", "{\"status\":\"ok\"}", false}}},
+                {ChatMessage::Role::kUser, "and then?", {}, {}}};
+  r.tools = {{"Read", "reads", R"({"type":"object"})"}};
+  return r;
+}
+
+// Feeds SSE text to a decoder and returns the response.
+ChatResponse Decode(const WireFormat& f, const std::string& sse, std::string* streamed = nullptr) {
+  auto d = f.NewDecoder();
+  std::string text;
+  SseParser p([&](const SseEvent& e) { EXPECT_TRUE(d->OnEvent(e, [&](const std::string& t) { text += t; }).ok()); });
+  p.Feed(sse);
+  if (streamed != nullptr) *streamed = text;
+  return d->Response();
+}
+
+TEST(LlmWireTest, OpenAiRequestShape) {
+  ProviderEndpoint ep{"openai", "http://h/v1", "k"};
+  HttpRequest h = NewOpenAiFormat()->Build(Conversation(), ep);
+  EXPECT_EQ(h.url, "http://h/v1/chat/completions");
+  EXPECT_NE(std::find(h.headers.begin(), h.headers.end(), "Authorization: Bearer k"), h.headers.end());
+  json b = json::parse(h.body);
+  EXPECT_EQ(b["stream"], true);
+  ASSERT_EQ(b["messages"].size(), 5u);
+  EXPECT_EQ(b["messages"][0]["role"], "system");
+  EXPECT_EQ(b["messages"][2]["tool_calls"][0]["function"]["arguments"], R"({"file_path":"a"})");
+  EXPECT_EQ(b["messages"][3]["role"], "tool");
+  EXPECT_EQ(b["messages"][3]["tool_call_id"], "c1");
+  EXPECT_EQ(b["tools"][0]["function"]["name"], "Read");
+}
+
+TEST(LlmWireTest, AnthropicRequestShapeMergesConsecutiveUserContent) {
+  ProviderEndpoint ep{"anthropic", "http://h", "k"};
+  HttpRequest h = NewAnthropicFormat()->Build(Conversation(), ep);
+  EXPECT_EQ(h.url, "http://h/v1/messages");
+  EXPECT_NE(std::find(h.headers.begin(), h.headers.end(), "x-api-key: k"), h.headers.end());
+  json b = json::parse(h.body);
+  EXPECT_EQ(b["system"], "be good");
+  ASSERT_EQ(b["messages"].size(), 3u);  // user, assistant, user (tool result + text)
+  EXPECT_EQ(b["messages"][1]["content"][1]["type"], "tool_use");
+  EXPECT_EQ(b["messages"][1]["content"][1]["input"]["file_path"], "a");
+  EXPECT_EQ(b["messages"][2]["content"][0]["type"], "tool_result");
+  EXPECT_EQ(b["messages"][2]["content"][1]["text"], "and then?");
+}
+
+TEST(LlmWireTest, AnthropicGetsAnObjectForMalformedArguments) {
+  ChatRequest r = Conversation();
+  r.messages[1].tool_calls[0].arguments_json = "{oops";
+  json b = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}).body);
+  EXPECT_TRUE(b["messages"][1]["content"][1]["input"].is_object());
+}
+
+TEST(LlmWireTest, OpenAiStreamAssemblesTextToolCallsAndUsage) {
+  std::string sse =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"Read\",\"arguments\":\"{\\\"fi\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"le_path\\\":1}\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n"
+      "data: [DONE]\n\n";
+  std::string streamed;
+  ChatResponse r = Decode(*NewOpenAiFormat(), sse, &streamed);
+  EXPECT_EQ(streamed, "Hello");
+  EXPECT_EQ(r.text, "Hello");
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].id, "c");
+  EXPECT_EQ(r.tool_calls[0].arguments_json, R"({"file_path":1})");
+  EXPECT_EQ(r.usage.input_tokens, 12);
+  EXPECT_EQ(r.usage.output_tokens, 3);
+  EXPECT_FALSE(r.truncated);
+}
+
+TEST(LlmWireTest, OpenAiStreamWithoutEndIsTruncated) {
+  ChatResponse r = Decode(*NewOpenAiFormat(), "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n");
+  EXPECT_TRUE(r.truncated);
+}
+
+TEST(LlmWireTest, AnthropicStreamAssemblesBlocks) {
+  std::string sse =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7}}}\n\n"
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n"
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"LS\"}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\".\\\"}\"}}\n\n"
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  ChatResponse r = Decode(*NewAnthropicFormat(), sse);
+  EXPECT_EQ(r.text, "ok");
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].name, "LS");
+  EXPECT_EQ(r.tool_calls[0].arguments_json, R"({"path":"."})");
+  EXPECT_EQ(r.usage.input_tokens, 7);
+  EXPECT_EQ(r.usage.output_tokens, 4);
+  EXPECT_EQ(r.stop_reason, "tool_use");
+  EXPECT_FALSE(r.truncated);
+}
+
+TEST(LlmWireTest, OddJsonFromTheServerIsAnErrorNotACrash) {
+  auto d = NewAnthropicFormat()->NewDecoder();
+  // Nullable counters are fine.
+  EXPECT_TRUE(d->OnEvent({"", R"({"type":"message_start","message":{"usage":{"input_tokens":5,"cache_creation_input_tokens":null}}})"},
+                         nullptr).ok());
+  EXPECT_EQ(d->Response().usage.input_tokens, 5);
+  EXPECT_TRUE(d->OnEvent({"", R"({"type":"message_delta","delta":null,"usage":null})"}, nullptr).ok());
+  auto o = NewOpenAiFormat()->NewDecoder();
+  EXPECT_TRUE(o->OnEvent({"", R"({"choices":[{"delta":{"tool_calls":[{"function":{"name":"A"}},{"function":{"name":"B"}}]}}]})"},
+                         nullptr).ok());
+  EXPECT_EQ(o->Response().tool_calls.size(), 2u);  // no index: two calls, not one "AB"
+  EXPECT_TRUE(o->OnEvent({"", R"({"choices":[{"delta":{"content":null}}],"usage":{"prompt_tokens":"many"}})"}, nullptr).ok());
+}
+
+TEST(LlmWireTest, ErrorEventsAndBodies) {
+  auto d = NewAnthropicFormat()->NewDecoder();
+  Status s = d->OnEvent({"error", R"({"type":"error","error":{"type":"overloaded_error","message":"busy"}})"}, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(ErrorMessageFromBody(R"({"error":{"message":"bad key"}})"), "bad key");
+  EXPECT_EQ(ErrorMessageFromBody("plain\ntext"), "plain text");
+}
+
+// A model can send tool arguments nested 60,000 deep: they go back to it in
+// the next request without being copied or serialized as a value, and stream
+// events nested that deep are an error, not a crash.
+TEST(LlmWireTest, DeepJsonFromTheModelIsNeverSerialized) {
+  std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  ChatRequest r = Conversation();
+  r.messages[1].tool_calls[0].arguments_json = "{\"command\":" + deep + "}";
+  json a = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}).body);
+  EXPECT_EQ(a["messages"][1]["content"][1]["input"], json::object());
+  json o = json::parse(NewOpenAiFormat()->Build(r, {"openai", "http://h", ""}).body);
+  EXPECT_EQ(o["messages"][2]["tool_calls"][0]["function"]["arguments"], r.messages[1].tool_calls[0].arguments_json);
+  for (const auto& format : {NewOpenAiFormat(), NewAnthropicFormat()}) {
+    auto d = format->NewDecoder();
+    Status s = d->OnEvent({"error", "{\"type\":\"error\",\"error\":" + deep + "}"}, nullptr);
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+    EXPECT_NE(s.message().find("nested more than 64 levels deep"), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace odin

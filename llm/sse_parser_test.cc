@@ -1,0 +1,42 @@
+#include "llm/sse_parser.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace odin {
+namespace {
+
+std::vector<SseEvent> Parse(const std::vector<std::string>& pieces, bool* pending = nullptr) {
+  std::vector<SseEvent> events;
+  SseParser p([&events](const SseEvent& e) { events.push_back(e); });
+  for (const std::string& piece : pieces) p.Feed(piece);
+  if (pending != nullptr) *pending = p.pending();
+  return events;
+}
+
+TEST(SseParserTest, EventsEndAtBlankLines) {
+  auto e = Parse({"event: ping\ndata: {}\n\ndata: a\ndata: b\n\n"});
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].event, "ping");
+  EXPECT_EQ(e[0].data, "{}");
+  EXPECT_EQ(e[1].data, "a\nb");
+}
+
+TEST(SseParserTest, PiecesOfAnySizeAndCrlf) {
+  auto e = Parse({"da", "ta: x", "y\r", "\n\r\n", ": comment\n\n"});
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].data, "xy");
+}
+
+TEST(SseParserTest, AnUnfinishedEventIsPending) {
+  bool pending = false;
+  auto e = Parse({"data: {\"half\":"}, &pending);
+  EXPECT_TRUE(e.empty());
+  EXPECT_TRUE(pending);
+  Parse({"data: done\n\n"}, &pending);
+  EXPECT_FALSE(pending);
+}
+
+}  // namespace
+}  // namespace odin

@@ -1,0 +1,642 @@
+#include "planner/agent.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "base/canonical_json.h"
+#include "base/ids.h"
+#include "base/sha256.h"
+#include "ledger/report.h"
+#include "planner/tool_specs.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/edit_apply.h"
+#include "tools/text_file.h"
+#include "tools/workspace_path.h"
+#include "tools/tool_result.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+// What the stall detector compares of a result: everything the model reads,
+// but not the execution id. The error of a failure is compared with digits
+// blurred, so timings and pids in a test run's output do not make the same
+// failure look new.
+StallStep StepOf(const ToolCallRequest& call, const std::string& execution_id, const v1::ToolResult& r) {
+  StallStep step;
+  step.execution_id = execution_id;
+  StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
+  step.call = call.name + "\n" + Sha256Hex(canonical.ok() ? *canonical : call.arguments_json);
+  step.label = CallLabel(call);
+  Sha256 h;
+  for (const std::string& part : {std::to_string(r.status()), std::to_string(r.has_exit_code() ? r.exit_code() : -1),
+                                  r.error().message(), r.output_head(), r.output_tail(), r.diff(),
+                                  r.has_verdict() ? r.verdict().status() + r.verdict().summary() : std::string()}) {
+    h.Update(std::to_string(part.size()) + ":");
+    h.Update(part);
+  }
+  step.result = HexDigest(h.Finish());
+  step.failed = r.status() != v1::TOOL_STATUS_OK;
+  if (step.failed) {
+    std::string error = std::to_string(r.status()) + "|" + std::to_string(r.exit_code()) + "|" + r.error().message() +
+                        "|" + OutputTail(r.output_head() + r.output_tail(), 2000);
+    for (char& ch : error) {
+      if (ch >= '0' && ch <= '9') ch = '#';
+    }
+    step.error = Sha256Hex(error);
+  }
+  return step;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock,
+             AgentObserver* observer)
+    : o_(std::move(options)), host_(host), llm_(llm), ledger_(ledger), clock_(clock),
+      observer_(observer), stall_(o_.stall), fingerprint_(o_.workspace) {
+  totals_.status = "session";
+}
+
+std::string Agent::SystemPrompt(Mode mode) {
+  std::string p =
+      "You are Odin, a coding agent working in the repository at " + o_.workspace +
+      ". You act only through tools. Every tool result is a ground-truth record from the runtime "
+      "(\"authority\": \"ground_truth\"): trust it over your own expectations, and never claim a change or a "
+      "test result that no tool result shows.\n\n"
+      "How to work:\n"
+      "- Paths may be relative to the workspace root.\n"
+      "- Read a file before you edit it. An edit of a file you have not read, or of lines you have not read, or "
+      "of a file that changed since you read it, is rejected; the rejection says what to read.\n"
+      "- Use EditTool for a change, MultiEditTool for several changes to one file, WriteFile to create a file.\n"
+      "- Tool calls you make in one response run in parallel; make independent calls together.\n"
+      "- When you are done, answer without calling a tool.\n\n";
+  switch (mode) {
+    case Mode::kAsk:
+      p += "Mode: ask. Answer the user's question by reading and searching the code; cite files and lines. "
+           "You cannot change files in this mode: the workspace is read-only to you.\n";
+      break;
+    case Mode::kPlan:
+      p += "Mode: plan. Study the code and produce a concrete plan for the requested change: the files, the "
+           "edits, how to verify them. Do not change files: the workspace is read-only in this mode. End with "
+           "the plan.\n";
+      break;
+    case Mode::kEdit:
+      p += "Mode: edit. Make the requested change. Keep it minimal, run the relevant build or tests with "
+           "ExecuteCommand when the project has them, and end with a short summary of what changed and how it "
+           "was verified.\n"
+           "Every edit is validated (language server or compiler) and its result carries the verdict. While an "
+           "edit has left new errors, only reads, memory_query, lsp_check and corrective edits are allowed, and "
+           "finishing is refused. After a failed validation, use memory_query to retrieve the facts (last_edit, "
+           "last_validation, failed_attempts) and fix exactly what they say. When you finish, the project's checks "
+           "(tests, lint, build) run; if one fails you get its output and continue.\n";
+      break;
+  }
+  if (o_.cwd != o_.workspace) p += "\nThe user is in " + DisplayPath(o_.cwd, o_.workspace) + ".\n";
+  if (!o_.instructions.empty()) p += "\nProject instructions:\n" + o_.instructions;
+  if (o_.subagent) {
+    p += "\nYou are a subagent: another agent gave you this task. Your final answer (without a tool call) goes "
+         "back to it, together with the ledger's record of what you did; make it complete and self-contained.\n";
+  }
+  p += PlannerContext(host_, o_.agent_id, o_.workspace, current_ ? current_->budget.get() : nullptr);
+  return p;
+}
+
+std::string Agent::Send(const std::string& text, Mode mode) {
+  Pending m{NewId("msg"), text, mode};
+  if (ledger_ != nullptr) {
+    ledger_->AddMessage({m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued",
+                         clock_->WallMillis()});
+  }
+  queue_.push_back(m);
+  if (!current_) StartNext();
+  return m.id;
+}
+
+void Agent::StartNext() {
+  if (current_ || queue_.empty()) return;
+  current_.emplace();
+  current_->message = std::move(queue_.front());
+  queue_.pop_front();
+  current_->outcome.message_id = current_->message.id;
+  current_->outcome.mode = current_->message.mode;
+  current_->started = clock_->Now();
+  current_->started_wall_ms = clock_->WallMillis();
+  current_->budget = std::make_unique<Budget>(o_.budget, clock_);
+  stall_.Reset();
+  workspace_now_.clear();
+  history_.push_back({ChatMessage::Role::kUser, current_->message.text, {}, {}});
+  if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
+  AskModel();
+}
+
+void Agent::AskModel() {
+  Current& c = *current_;
+  if (!c.budget->TryStartTurn()) return StopForBudget(c.budget->Exceeded().value_or("turns"));
+  ++c.outcome.turns;
+  if (!c.nudge.empty()) {
+    history_.push_back({ChatMessage::Role::kUser, c.nudge, {}, {}});
+    c.nudge.clear();
+  }
+  ChatRequest req;
+  req.model = o_.model;
+  req.system = SystemPrompt(c.message.mode);
+  req.messages = history_;
+  req.tools = ToolSpecsForMode(c.message.mode, o_.subagent);
+  req.max_tokens = o_.max_tokens;
+  c.llm_started = clock_->Now();
+  c.llm_started_wall = clock_->WallMillis();
+  uint64_t generation = generation_;
+  LlmClient::Callbacks cb;
+  cb.on_text = [this, generation](const std::string& delta) {
+    if (generation == generation_ && observer_) observer_->OnTextDelta(delta);
+  };
+  cb.on_done = [this, generation](const StatusOr<ChatResponse>& r) {
+    if (generation == generation_ && current_) OnModel(r);
+  };
+  c.llm_call = llm_->Start(req, std::move(cb));
+}
+
+void Agent::OnModel(const StatusOr<ChatResponse>& response) {
+  Current& c = *current_;
+  c.llm_call.reset();
+  LlmCallRecord rec;
+  rec.id = NewId("llm");
+  rec.session_id = host_->session_id();
+  rec.agent_id = o_.agent_id;
+  rec.role = "planner";
+  rec.provider = llm_->provider();
+  rec.model = o_.model;
+  rec.started_at_ms = c.llm_started_wall;
+  rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - c.llm_started).count();
+  rec = RecordModelCall(std::move(rec), response, o_.prices);
+  if (ledger_ != nullptr) ledger_->AddLlmCall(rec);
+  for (MessageOutcome* o : {&c.outcome, &totals_}) {
+    ++o->llm_calls;
+    o->usage.input_tokens += rec.input_tokens;
+    o->usage.output_tokens += rec.output_tokens;
+    o->cost_microusd += rec.cost_microusd;
+  }
+  c.budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
+  if (observer_) observer_->OnLlmCall(rec);
+  if (!response.ok()) return Finish("error", response.status());
+
+  const ChatResponse& r = *response;
+  // Every call gets an id the next request can answer to.
+  std::vector<ToolCallRequest> calls = r.tool_calls;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].id.empty()) calls[i].id = "call_" + std::to_string(c.outcome.turns) + "_" + std::to_string(i);
+  }
+  // An empty reply (no text, no calls) is not kept: the APIs refuse empty
+  // assistant turns, and one would poison every later request.
+  if (!r.text.empty() || !calls.empty()) history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
+  c.outcome.text = r.text;
+  std::optional<std::string> limit = c.budget->Exceeded();
+  if (limit && !calls.empty()) {
+    // Tokens, cost or time ran out with this response: none of its calls
+    // runs. (A final answer that crossed the limit still counts as one.)
+    ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
+    for (const ToolCallRequest& call : calls) {
+      json record = {{"tool", call.name}, {"status", "error"}, {"authority", "ground_truth"},
+                     {"summary", "not run: the budget ran out"}};
+      results.results.push_back({call.id, record.dump(), true});
+    }
+    history_.push_back(std::move(results));
+    return StopForBudget(*limit);
+  }
+  if (calls.empty()) {
+    if (std::optional<StallDetection> d = stall_.AddMessage(r.text, clock_->Now()); d && HandleStall(*d)) return;
+    if (r.truncated) {
+      // Cut off mid-answer: tell the model, and let it go on.
+      history_.push_back({ChatMessage::Role::kUser,
+                          "[runtime] Your previous response was cut off before it ended. Continue.", {}, {}});
+      return AskModel();
+    }
+    return ClaimCompletion();
+  }
+  RunTools(calls, r.truncated);
+}
+
+void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) {
+  Current& c = *current_;
+  c.calls = calls;
+  c.results.assign(calls.size(), std::nullopt);
+  c.steps.assign(calls.size(), std::nullopt);
+  c.turn_ran_command = false;
+  c.turn_written.clear();
+  c.running.clear();
+  // The workspace as the turn finds it, for the stall detector; scanned once
+  // a message first makes calls, not before every message.
+  if (workspace_now_.empty()) workspace_now_ = WorkspaceNow(c.message.mode, /*rescan=*/true);
+  if (truncated) {
+    // The response was cut off: its tool calls may be incomplete. None runs.
+    for (size_t i = 0; i < calls.size(); ++i) {
+      json record = {{"tool", calls[i].name},
+                     {"status", "error"},
+                     {"authority", "ground_truth"},
+                     {"summary", "your response was cut off mid-stream, so this call was not run; make it again if "
+                                 "it is still needed"}};
+      c.results[i] = ToolResultMessage{calls[i].id, record.dump(), true};
+    }
+    return AllToolsDone();
+  }
+  const uint64_t generation = generation_;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ToolCall call;
+    call.tool = calls[i].name;
+    call.arguments_json = calls[i].arguments_json;
+    call.agent_id = o_.agent_id;
+    call.mode = ModeName(c.message.mode);
+    call.budget = c.budget.get();
+    c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand" || call.tool == kAgentTool;
+    call.timeout = ToolTimeout(o_.tool_timeouts, call.tool, call.arguments_json);
+    call.execution_id = NewId("ex");
+    std::string id = call.execution_id;
+    std::string tool = call.tool;
+    c.running[id] = i;
+    c.outcome.execution_ids.push_back(id);
+    c.model_call_ids.push_back(id);
+    if (observer_) observer_->OnToolStart(id, calls[i]);
+    CallHandlers handlers;
+    handlers.on_progress = [this, generation](const v1::ToolProgress& p) {
+      if (generation == generation_ && observer_) observer_->OnToolProgress(p);
+    };
+    handlers.on_done = [this, generation, i, id, tool](const v1::ToolResult& r, const Status&) {
+      if (generation == generation_ && current_) OnToolDone(i, id, tool, r);
+    };
+    host_->Submit(std::move(call), std::move(handlers));
+  }
+  // The last call's end may have finished the message already.
+  if (generation != generation_ || !current_) return;
+  // Every call may have ended at once (refused by a gate, run in the
+  // coordinator); then the turn is complete already.
+  if (c.running.empty() && !c.results.empty()) {
+    bool all = true;
+    for (const auto& r : c.results) all = all && r.has_value();
+    if (all) return AllToolsDone();
+  }
+  // A call refused for the tool-call budget: the ones still running stop too.
+  if (std::optional<std::string> limit = c.budget->Exceeded()) StopForBudget(*limit);
+}
+
+void Agent::OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
+                       const v1::ToolResult& r) {
+  Current& c = *current_;
+  if (c.running.erase(execution_id) == 0) return;
+  c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r),
+                                       r.status() != v1::TOOL_STATUS_OK};
+  c.steps[index] = StepOf(c.calls[index], execution_id, r);
+  c.steps[index]->at = clock_->Now();
+  auto& changed = c.outcome.changed_files;
+  if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
+    std::string file = DisplayPath(r.file_written().path(), o_.workspace);
+    c.turn_written.push_back(file);
+    if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+  }
+  if (tool == kAgentTool) {
+    // What a subagent changed is this message's change too: the checks run
+    // over it, and the workspace may have changed under the stall detector.
+    json out = json::parse(r.output_json(), nullptr, false);
+    if (out.is_object() && out.contains("changed_files") && out["changed_files"].is_array()) {
+      for (const json& f : out["changed_files"]) {
+        if (!f.is_string()) continue;
+        std::string file = f.get<std::string>();
+        c.turn_written.push_back(file);
+        if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+      }
+    }
+  }
+  if (observer_) observer_->OnToolEnd(execution_id, tool, r);
+  if (c.running.empty()) {
+    bool all = true;
+    for (const auto& res : c.results) all = all && res.has_value();
+    if (all) AllToolsDone();
+  }
+}
+
+void Agent::AllToolsDone() {
+  Current& c = *current_;
+  ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
+  for (auto& r : c.results) results.results.push_back(std::move(*r));
+  history_.push_back(std::move(results));
+  c.results.clear();
+  c.calls.clear();
+  if (c.cancelled) return Finish("cancelled");
+  if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
+  if (std::optional<std::string> limit = c.budget->Exceeded()) return StopForBudget(*limit);
+  // Gate 6: the stall detector reads the turn, step by step.
+  std::string before = workspace_now_;
+  if (c.turn_ran_command || !c.turn_written.empty()) {
+    workspace_now_ = WorkspaceNow(c.message.mode, c.turn_ran_command, c.turn_written);
+  }
+  std::vector<StallDetection> found;
+  for (std::optional<StallStep>& step : c.steps) {
+    if (!step) continue;
+    step->workspace = before;
+    if (std::optional<StallDetection> d = stall_.AddStep(*step)) found.push_back(std::move(*d));
+  }
+  c.steps.clear();
+  if (std::optional<StallDetection> d = stall_.EndTurn(workspace_now_, clock_->Now())) found.push_back(std::move(*d));
+  for (const StallDetection& d : found) {
+    if (HandleStall(d)) return;
+  }
+  AskModel();
+}
+
+std::string Agent::WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written) {
+  // Ask and plan run with the workspace read-only: nothing they do changes it.
+  if (mode != Mode::kEdit) return "read-only";
+  if (rescan && o_.before_long_work) o_.before_long_work();
+  return rescan ? fingerprint_.Compute() : fingerprint_.Update(written);
+}
+
+bool Agent::HandleStall(const StallDetection& d) {
+  Current& c = *current_;
+  json detail = {{"rule", d.rule},
+                 {"action", d.stop ? "stop" : "nudge"},
+                 {"count", d.count},
+                 {"loop_start", d.execution_ids.empty() ? json() : json(d.execution_ids.front())},
+                 {"execution_ids", d.execution_ids},
+                 {"span_ms", ToMillis(d.span)},
+                 {"description", d.description}};
+  RecordGateEvent("stall", d.execution_ids.empty() ? "" : d.execution_ids.back(),
+                  detail.dump(-1, ' ', false, json::error_handler_t::replace));
+  std::string ids;
+  for (const std::string& id : d.execution_ids) ids += (ids.empty() ? "" : ", ") + id;
+  if (d.stop) {
+    StopSoon("stalled",
+             Status::FailedPrecondition("stalled", "the stall detector saw the same loop again (" + d.rule + "): " +
+                                                       d.description),
+             v1::CANCEL_REASON_USER);
+    return true;
+  }
+  std::string text = "[runtime] Loop detected (" + d.rule + "): " + d.description +
+                     (ids.empty() ? "" : " (executions " + ids + ")") +
+                     ". Repeating it will not give a different result. Change your approach: look at what the results "
+                     "say, use memory_query for the facts, or try something else. If this loop happens again, the run "
+                     "stops as stalled.";
+  c.nudge += (c.nudge.empty() ? "" : "\n") + text;
+  return false;
+}
+
+void Agent::StopForBudget(const std::string& limit) {
+  Current& c = *current_;
+  if (!c.stopping.empty()) return;
+  std::string described = c.budget->Describe(limit);
+  BudgetUse used = c.budget->used();
+  RecordGateEvent("budget_exceeded", "",
+                  json({{"limit", limit},
+                        {"detail", described},
+                        {"turns", used.turns},
+                        {"tool_calls", used.tool_calls},
+                        {"tokens", used.tokens},
+                        {"cost_usd", static_cast<double>(used.cost_microusd) / 1e6},
+                        {"wall_ms", ToMillis(used.wall)}})
+                      .dump());
+  c.outcome.budget_limit = limit;
+  StopSoon("budget_exceeded", Status::ResourceExhausted("budget exceeded", described), v1::CANCEL_REASON_BUDGET);
+}
+
+void Agent::StopSoon(const std::string& status, Status error, int cancel_reason) {
+  Current& c = *current_;
+  c.stopping = status;
+  c.stop_error = error;
+  if (c.llm_call) {
+    llm_->Cancel(*c.llm_call);
+    c.llm_call.reset();
+  }
+  if (!c.check_running.empty()) {
+    std::string check = c.check_running;  // its end finishes the message
+    return host_->Cancel(check, cancel_reason);
+  }
+  if (c.running.empty()) return Finish(status, error);
+  // The running calls are killed (their process groups with them); their
+  // results close the turn, and the message finishes then.
+  std::vector<std::string> running;
+  for (const auto& [id, index] : c.running) running.push_back(id);
+  for (const std::string& id : running) host_->Cancel(id, cancel_reason);
+}
+
+std::optional<SteadyTime> Agent::NextTimer() const {
+  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return std::nullopt;
+  return current_->budget->deadline();
+}
+
+void Agent::Tick() {
+  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return;
+  // The wall clock, or what subagents spent of this message's budget while
+  // the loop waits for them.
+  if (std::optional<std::string> limit = current_->budget->Exceeded()) StopForBudget(*limit);
+}
+
+namespace {
+
+std::string Fingerprint(const std::string& text) { return Sha256Hex(text).substr(0, 16); }
+
+}  // namespace
+
+void Agent::RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail) {
+  host_->RecordGateEvent(o_.agent_id, current_->message.id, kind, execution_id, detail);
+}
+
+void Agent::ClaimCompletion() {
+  Current& c = *current_;
+  if (c.message.mode != Mode::kEdit) return Finish("done");
+  // Gate 3: no file may be left with new errors or unverified.
+  std::vector<FileVerdict> blocking = host_->Blocking();
+  if (!blocking.empty()) {
+    std::string text = "[runtime] Completion refused: the validation gate has the session blocked.\n";
+    std::string key = "blocked";
+    json ids = json::array();
+    for (const FileVerdict& v : blocking) {
+      text += "- " + DisplayPath(v.path, o_.workspace) + ": " + v.status + " after " + v.mutation_id +
+              " (lsp_check " + v.check_id + ")\n";
+      if (!v.summary.empty()) text += v.summary;
+      if (!v.reason.empty()) text += "  " + v.reason + "\n";
+      key += "|" + v.path + "|" + v.status + "|" + v.summary;
+      ids.push_back(v.check_id);
+    }
+    text += "Fix these (memory_query has the details), or run lsp_check to re-validate a file, then finish.";
+    RecordGateEvent("completion_refused", blocking.front().check_id,
+                    json({{"reason", "blocked"}, {"lsp_checks", ids}}).dump());
+    return Refuse(Fingerprint(key), text);
+  }
+  // Gate 4: backpressure, when the message changed files.
+  if (c.outcome.changed_files.empty()) return Finish("done");
+  c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
+  c.check_index = 0;
+  c.check_failures.clear();
+  RunNextCheck();
+}
+
+void Agent::RunNextCheck() {
+  Current& c = *current_;
+  while (c.check_index < c.checks.size() && c.checks[c.check_index].command.empty()) {
+    const CheckSpec& spec = c.checks[c.check_index++];
+    RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
+  }
+  if (c.check_index == c.checks.size()) {
+    if (c.check_failures.empty()) return Finish("done");
+    std::string key, text = "[runtime] Completion refused: ";
+    text += c.check_failures.size() == 1 ? "a check failed.\n" : "checks failed.\n";
+    for (const auto& [fingerprint, failure] : c.check_failures) {
+      key += fingerprint;
+      text += failure;
+    }
+    text += "Fix the cause, then finish again (the checks run again).";
+    return Refuse(key, text);
+  }
+  const CheckSpec& spec = c.checks[c.check_index];
+  ToolCall call;
+  call.execution_id = NewId("ex");
+  call.tool = "ExecuteCommand";
+  call.arguments_json = json({{"command", spec.command}, {"timeout_seconds", o_.checks.timeout_seconds}}).dump();
+  call.agent_id = o_.agent_id;
+  call.mode = ModeName(c.message.mode);
+  call.timeout = seconds(o_.checks.timeout_seconds);
+  c.check_running = call.execution_id;
+  c.outcome.execution_ids.push_back(call.execution_id);
+  if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
+  uint64_t generation = generation_;
+  CallHandlers handlers;
+  handlers.on_done = [this, generation, id = call.execution_id](const v1::ToolResult& r, const Status&) {
+    if (generation == generation_ && current_) OnCheckDone(id, r);
+  };
+  host_->Submit(std::move(call), std::move(handlers));
+}
+
+void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
+  Current& c = *current_;
+  c.check_running.clear();
+  if (observer_) observer_->OnToolEnd(id, "ExecuteCommand", r);
+  const CheckSpec spec = c.checks[c.check_index++];
+  if (c.cancelled) return Finish("cancelled");
+  if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
+  // A check's own failure (an exit code, its timeout) is the project's; one
+  // that could not run at all (crash, sandbox) is the infrastructure's.
+  std::string status;
+  bool ran = r.has_exit_code() && (r.status() == v1::TOOL_STATUS_OK || r.status() == v1::TOOL_STATUS_ERROR);
+  if (ran && r.exit_code() == 0) {
+    status = "passed";
+  } else if (ran || r.status() == v1::TOOL_STATUS_TIMED_OUT) {
+    status = "failed";
+  } else {
+    status = "not_run";
+  }
+  json detail = {{"name", spec.name}, {"status", status}, {"command", spec.command}, {"origin", spec.origin}};
+  if (r.has_exit_code()) detail["exit_code"] = r.exit_code();
+  RecordGateEvent("check", id, detail.dump());
+  std::string output = r.output_head();
+  if (r.output_total_bytes() > r.output_head().size() + r.output_tail().size()) output += "\n[...]\n";
+  output += r.output_tail();
+  std::string tail = ToDisplayText(OutputTail(output, 3000));
+  if (status == "failed") {
+    std::string how = r.status() == v1::TOOL_STATUS_TIMED_OUT
+                          ? "timed out after " + std::to_string(o_.checks.timeout_seconds) + " s"
+                          : "exited with " + std::to_string(r.exit_code());
+    c.check_failures.push_back({Fingerprint(spec.name + "\n" + tail),
+                                "The " + spec.name + " check (`" + spec.command + "`, " + id + ") " + how +
+                                    ". The end of its output:\n" + tail + "\n"});
+  } else if (status == "not_run" && !o_.fail_open) {
+    std::string why = r.has_error() ? r.error().message() : ToolStatusName(r.status());
+    c.check_failures.push_back({Fingerprint(spec.name + "\nnot_run\n" + why),
+                                "The " + spec.name + " check (`" + spec.command + "`, " + id +
+                                    ") could not run: " + why + ". Completion waits until it runs.\n"});
+  }
+  RunNextCheck();
+}
+
+void Agent::Refuse(const std::string& fingerprint, const std::string& text) {
+  Current& c = *current_;
+  int times = ++c.refusals[fingerprint];
+  if (times >= o_.checks.retry_cap) {
+    RecordGateEvent("not_converged", "",
+                    json({{"refusals", times}, {"last", text.substr(0, 2000)}}).dump(-1, ' ', false,
+                                                                                   json::error_handler_t::replace));
+    c.outcome.error = Status::FailedPrecondition("not converged",
+                                      "the same refusal came back " + std::to_string(times) + " times");
+    return Finish("not_converged", c.outcome.error);
+  }
+  history_.push_back({ChatMessage::Role::kUser, text, {}, {}});
+  AskModel();
+}
+
+
+void Agent::CancelCurrent() {
+  if (!current_) return;
+  Current& c = *current_;
+  c.cancelled = true;
+  if (c.llm_call) {
+    llm_->Cancel(*c.llm_call);
+    c.llm_call.reset();
+    return Finish("cancelled");
+  }
+  if (!c.check_running.empty()) {
+    std::string check = c.check_running;  // its end clears (or destroys) c
+    return host_->Cancel(check);
+  }
+  // Running tools end as cancelled; their results close the turn.
+  std::vector<std::string> running;
+  for (const auto& [id, index] : c.running) running.push_back(id);
+  for (const std::string& id : running) host_->Cancel(id);
+}
+
+bool Agent::ClearHistory() {
+  if (current_) return false;
+  history_.clear();
+  return true;
+}
+
+void Agent::Finish(const std::string& status, Status error) {
+  Current& c = *current_;
+  c.outcome.status = status;
+  c.outcome.error = error;
+  c.outcome.budget_limits = c.budget->limits();
+  c.outcome.budget_used = c.budget->used();
+  if (status != "done" && !history_.empty() && history_.back().role != ChatMessage::Role::kAssistant) {
+    // Keep the conversation well formed: a turn cut short.
+    history_.push_back({ChatMessage::Role::kAssistant,
+                        status == "cancelled" ? "(cancelled by the user)" : "(stopped: " + status + ")", {}, {}});
+  }
+  if (ledger_ != nullptr) {
+    std::string text = status == "error" ? error.message() : c.outcome.text;
+    ledger_->AddMessage({NewId("msg"), host_->session_id(), o_.agent_id, "assistant",
+                         ModeName(c.message.mode), text, status, clock_->WallMillis()});
+  }
+  totals_.turns += c.outcome.turns;
+  for (const std::string& id : c.outcome.execution_ids) totals_.execution_ids.push_back(id);
+  for (const std::string& f : c.outcome.changed_files) {
+    if (std::find(totals_.changed_files.begin(), totals_.changed_files.end(), f) == totals_.changed_files.end()) {
+      totals_.changed_files.push_back(f);
+    }
+  }
+  if (ledger_ != nullptr) {
+    ReportInput in;
+    in.session_id = host_->session_id();
+    in.agent_id = o_.agent_id;
+    in.message_id = c.message.id;
+    in.workspace = o_.workspace;
+    in.status = status;
+    in.profile = c.message.mode == Mode::kEdit ? ProfileName(o_.profile) : "";
+    in.call_ids = c.model_call_ids;
+    in.started_at_ms = c.started_wall_ms;
+    in.wall_ms = ToMillis(clock_->Now() - c.started);
+    StatusOr<Report> report = BuildReport(ledger_, in);
+    if (report.ok()) {
+      c.outcome.report_text = RenderReport(*report);
+      c.outcome.report_json = ReportJson(*report);
+    } else {
+      c.outcome.report_text = "(no report: " + report.status().message() + ")\n";
+    }
+  }
+  MessageOutcome outcome = std::move(c.outcome);
+  current_.reset();
+  ++generation_;  // late callbacks of this message are ignored
+  if (observer_) observer_->OnMessageDone(outcome);
+  StartNext();
+}
+
+}  // namespace odin

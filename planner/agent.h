@@ -1,0 +1,229 @@
+#pragma once
+// Agent: the planner loop of one agent, as a state machine the coordinator
+// loop drives.
+//
+//   message -> model -> tool calls -> gates, workers, ledger -> results -> model
+//
+// until the model ends its turn without calling a tool (or a limit, an error
+// or a cancel ends it).
+//
+// Ending the turn is a claim of completion, and in edit mode it meets the
+// convergence gate: it is refused while the coordinator's validation gate
+// has the session blocked (the refusal names the blocking executions and the
+// errors), and, when the message changed files, the profile's backpressure
+// checks (build, lint, tests) run as ExecuteCommand calls; a failure injects
+// the tail of its output and the loop goes on. The same refusal repeated
+// `retry_cap` times ends the message as not_converged. The answer then gets a
+// report built from the ledger. Tool calls the model returns together are submitted
+// together, so they run concurrently on different workers (writes to one file
+// take turns); their results go back to the model in the model's order, each
+// as a ground-truth record: {execution_id, tool, status, authority:
+// "ground_truth", summary, ...}.
+//
+// Messages that arrive while the agent works wait in a queue, each with its
+// own mode, and run in order. The model never changes anything itself: bad
+// output (malformed JSON arguments, an unknown tool, missing fields, a stream
+// cut off) becomes an error result it can read, and the loop goes on.
+//
+// Passive: it advances only on callbacks from the model client and the
+// coordinator. Thread-safety: none.
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "planner/budget.h"
+#include "planner/checks.h"
+#include "planner/tool_calls.h"
+#include "planner/tool_host.h"
+#include "ledger/ledger.h"
+#include "llm/llm.h"
+#include "planner/stall_detector.h"
+#include "tools/tool_catalog.h"
+#include "planner/workspace_fingerprint.h"
+
+namespace odin {
+
+struct AgentOptions {
+  std::string agent_id = "main";
+  std::string provider;        // for the ledger
+  std::string model;
+  std::string workspace;       // absolute root
+  std::string cwd;             // where the user started
+  std::string instructions;    // ODIN.md / AGENTS.md text
+  // The budget of each message: model turns, tool calls, tokens, cost,
+  // wall time (0: no limit). Running out ends the message as budget_exceeded.
+  BudgetLimits budget = [] {
+    BudgetLimits b;
+    b.turns = 50;
+    return b;
+  }();
+  StallOptions stall;          // the stall detector's thresholds
+  // Per-tool timeouts in seconds ("*": any other tool; absent or 0: none,
+  // except for ExecuteCommand, whose default is then 120 s). ExecuteCommand's
+  // is the default when the model gives no timeout_seconds.
+  std::map<std::string, int> tool_timeouts;
+  int max_tokens = 0;          // per model response; 0: the provider's default
+  PriceTable prices;
+  Profile profile = Profile::kAuto;  // which backpressure checks run
+  ChecksConfig checks;         // their commands (else detected), timeout, retry cap
+  bool fail_open = false;      // a check that could not run does not block
+  // A subagent's loop (in a subagent worker): never offered AgentTool, and
+  // told that its answer goes to the agent that started it.
+  bool subagent = false;
+  // Called before work that blocks the loop for a while (a workspace scan).
+  std::function<void()> before_long_work;
+};
+
+// How one message ended.
+struct MessageOutcome {
+  std::string message_id;
+  Mode mode = Mode::kEdit;
+  // done, not_converged, budget_exceeded, stalled, error, cancelled
+  std::string status;
+  std::string text;    // the model's final answer (its own words)
+  Status error;        // when status is error
+  std::vector<std::string> execution_ids;
+  std::vector<std::string> changed_files;  // relative to the workspace
+  int turns = 0;
+  int64_t llm_calls = 0;
+  LlmUsage usage;
+  int64_t cost_microusd = 0;
+  // The message's budget and what it used.
+  BudgetLimits budget_limits;
+  BudgetUse budget_used;
+  std::string budget_limit;  // when budget_exceeded: which limit ran out
+  // The report from the ledger (text and JSON), when the message ran in a
+  // session with a ledger.
+  std::string report_text;
+  std::string report_json;
+};
+
+// What a front end (terminal, JSON stream, gRPC later) hears.
+class AgentObserver {
+ public:
+  virtual ~AgentObserver() = default;
+  virtual void OnMessageStart(const std::string& message_id, const std::string& text, Mode mode) {}
+  virtual void OnTextDelta(const std::string& text) {}
+  virtual void OnToolStart(const std::string& execution_id, const ToolCallRequest& call) {}
+  virtual void OnToolProgress(const v1::ToolProgress& progress) {}
+  virtual void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result) {}
+  virtual void OnLlmCall(const LlmCallRecord& call) {}
+  virtual void OnMessageDone(const MessageOutcome& outcome) {}
+};
+
+class Agent {
+ public:
+  // All pointers must outlive the agent. ledger may be the coordinator's, or
+  // null (a subagent's loop: the coordinator records for it).
+  Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock, AgentObserver* observer);
+
+  // Queues a message; it starts now if the agent is idle. Returns its id.
+  std::string Send(const std::string& text, Mode mode);
+  // Cancels the message being worked on (the queue stays).
+  void CancelCurrent();
+  // When Tick must run next (the wall-time budget), if ever.
+  std::optional<SteadyTime> NextTimer() const;
+  // Ends the message if its budget ran out meanwhile: the wall time, or what
+  // its subagents spent.
+  void Tick();
+  bool busy() const { return current_.has_value(); }
+  size_t queued() const { return queue_.size(); }
+  // Forgets the conversation so far (not the ledger). Returns false, and does
+  // nothing, while a message is being worked on.
+  bool ClearHistory();
+  void set_model(const std::string& model) { o_.model = model; }
+  const std::string& model() const { return o_.model; }
+  // Totals over the session so far.
+  const MessageOutcome& totals() const { return totals_; }
+
+  // The system prompt for a mode (exposed for tests).
+  std::string SystemPrompt(Mode mode);
+
+ private:
+  struct Pending {
+    std::string id;
+    std::string text;
+    Mode mode;
+  };
+  struct Current {
+    Pending message;
+    MessageOutcome outcome;
+    std::optional<uint64_t> llm_call;   // the model call in flight
+    SteadyTime llm_started{};
+    int64_t llm_started_wall = 0;
+    std::vector<ToolCallRequest> calls;         // the tool calls of the last response
+    std::vector<std::optional<ToolResultMessage>> results;  // in the model's order
+    std::map<std::string, size_t> running;      // execution id -> index
+    bool cancelled = false;
+    int64_t started_wall_ms = 0;
+    SteadyTime started{};
+    std::vector<std::string> model_call_ids;
+    // The convergence gate: how often each distinct refusal happened, and the
+    // checks of the completion claim being judged.
+    std::map<std::string, int> refusals;
+    std::vector<CheckSpec> checks;
+    size_t check_index = 0;
+    std::string check_running;                  // execution id
+    std::vector<std::pair<std::string, std::string>> check_failures;  // fingerprint, text for the model
+    std::unique_ptr<Budget> budget;
+    // Set when a budget or the stall detector ends the message while calls
+    // still run: their cancelled results close the turn, then it finishes.
+    std::string stopping;
+    Status stop_error;
+    // The stall detector's view of the turn's calls, in the model's order.
+    std::vector<std::optional<StallStep>> steps;
+    bool turn_ran_command = false;          // in edit mode: anything may have changed
+    std::vector<std::string> turn_written;  // files the turn's writes changed (relative)
+    std::string nudge;  // a stall nudge waiting for the next request
+  };
+
+  void StartNext();
+  void AskModel();
+  void OnModel(const StatusOr<ChatResponse>& response);
+  void RunTools(const std::vector<ToolCallRequest>& calls, bool truncated);
+  void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
+                  const v1::ToolResult& result);
+  void AllToolsDone();
+  // The model ended its turn: the convergence gate decides.
+  void ClaimCompletion();
+  void RunNextCheck();
+  void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
+  // Tells the model why completion was refused and goes on, unless this
+  // refusal has come back retry_cap times.
+  void Refuse(const std::string& fingerprint, const std::string& text);
+  // A budget ran out: cancels what runs, then finishes as budget_exceeded.
+  void StopForBudget(const std::string& limit);
+  // Ends the message now, or once the running calls have ended.
+  void StopSoon(const std::string& status, Status error, int cancel_reason);
+  // Records a detection; returns true if it stops the message (the caller
+  // must then return without going on).
+  bool HandleStall(const StallDetection& d);
+  // The fingerprint of the workspace now (ask and plan cannot change it):
+  // a full rescan, or only the written files when no command ran.
+  std::string WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written = {});
+  void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
+  void Finish(const std::string& status, Status error = Status::OK());
+
+  AgentOptions o_;
+  ToolHost* host_;
+  LlmClient* llm_;
+  Ledger* ledger_;
+  Clock* clock_;
+  AgentObserver* observer_;
+  std::vector<ChatMessage> history_;
+  std::deque<Pending> queue_;
+  std::optional<Current> current_;
+  MessageOutcome totals_;
+  StallDetector stall_;
+  WorkspaceFingerprint fingerprint_;
+  std::string workspace_now_;  // the fingerprint after the last turn
+  uint64_t generation_ = 0;  // bumps on ClearHistory/cancel so stale callbacks are ignored
+};
+
+}  // namespace odin

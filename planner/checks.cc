@@ -1,0 +1,186 @@
+#include "planner/checks.h"
+
+#include <dirent.h>
+
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+
+namespace odin {
+
+namespace {
+
+struct Detected {
+  std::string build, lint, tests;
+  std::string origin;
+};
+
+std::string Read(const std::string& workspace, const std::string& name) {
+  StatusOr<std::string> text = ReadFileToString(JoinPath(workspace, name));
+  return text.ok() ? *text : "";
+}
+
+bool Has(const std::string& workspace, const std::string& name) { return PathExists(JoinPath(workspace, name)); }
+
+std::set<std::string> MakeTargets(const std::string& makefile) {
+  std::set<std::string> targets;
+  // "name:" or "name::", but not the assignments "name := ...", "name ::= ...".
+  static const std::regex kTarget(R"(^([A-Za-z0-9_.-]+)\s*::?([^=:]|$))");
+  size_t start = 0;
+  while (start < makefile.size()) {
+    size_t end = makefile.find('\n', start);
+    if (end == std::string::npos) end = makefile.size();
+    std::string line = makefile.substr(start, end - start);
+    std::smatch m;
+    if (std::regex_search(line, m, kTarget)) targets.insert(m[1]);
+    start = end + 1;
+  }
+  return targets;
+}
+
+bool HasPythonTests(const std::string& workspace) {
+  if (Has(workspace, "pytest.ini") || Has(workspace, "conftest.py")) return true;
+  if (Read(workspace, "pyproject.toml").find("[tool.pytest") != std::string::npos) return true;
+  if (Read(workspace, "setup.cfg").find("[tool:pytest]") != std::string::npos) return true;
+  for (const std::string& dir : {std::string(), std::string("tests"), std::string("test")}) {
+    DIR* d = opendir(JoinPath(workspace, dir).c_str());
+    if (d == nullptr) continue;
+    bool found = false;
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if ((name.rfind("test_", 0) == 0 && name.size() > 8 && name.substr(name.size() - 3) == ".py") ||
+          (name.size() > 8 && name.substr(name.size() - 8) == "_test.py")) {
+        found = true;
+        break;
+      }
+    }
+    closedir(d);
+    if (found) return true;
+  }
+  return false;
+}
+
+// The first kind of project found, in order of how specific its files are.
+std::vector<Detected> Detect(const std::string& ws) {
+  std::vector<Detected> found;
+  if (Has(ws, "CMakeLists.txt")) {
+    std::string configure = Has(ws, "build/CMakeCache.txt") ? "" : "cmake -S . -B build && ";
+    found.push_back({configure + "cmake --build build", "",
+                     configure + "cmake --build build && ctest --test-dir build --output-on-failure",
+                     "CMakeLists.txt"});
+  }
+  if (Has(ws, "Cargo.toml")) found.push_back({"cargo build", "cargo clippy", "cargo test", "Cargo.toml"});
+  if (Has(ws, "go.mod")) found.push_back({"go build ./...", "go vet ./...", "go test ./...", "go.mod"});
+  if (Has(ws, "package.json")) {
+    nlohmann::json pkg = nlohmann::json::parse(Read(ws, "package.json"), nullptr, false);
+    Detected d{"", "", "", "package.json"};
+    if (pkg.is_object() && pkg.contains("scripts") && pkg["scripts"].is_object()) {
+      const auto& scripts = pkg["scripts"];
+      auto has = [&](const char* name) { return scripts.contains(name) && scripts[name].is_string(); };
+      if (has("build")) d.build = "npm run build";
+      if (has("lint")) d.lint = "npm run lint";
+      // npm init's placeholder fails on purpose: it is no test suite.
+      if (has("test") && scripts["test"].get<std::string>().find("no test specified") == std::string::npos) {
+        d.tests = "npm test";
+      }
+    }
+    found.push_back(d);
+  }
+  for (const char* name : {"GNUmakefile", "makefile", "Makefile"}) {
+    if (!Has(ws, name)) continue;
+    std::set<std::string> targets = MakeTargets(Read(ws, name));
+    Detected d{"make", "", "", name};
+    if (targets.count("lint")) d.lint = "make lint";
+    if (targets.count("test")) d.tests = "make test";
+    else if (targets.count("check")) d.tests = "make check";
+    found.push_back(d);
+    break;
+  }
+  bool python = Has(ws, "pyproject.toml") || Has(ws, "setup.py") || Has(ws, "setup.cfg");
+  if (python || HasPythonTests(ws)) {
+    std::string origin = "Python tests";
+    for (const char* f : {"pyproject.toml", "setup.py", "setup.cfg"}) {
+      if (Has(ws, f)) {
+        origin = f;
+        break;
+      }
+    }
+    Detected d{"", "", "", origin};
+    if (Has(ws, "ruff.toml") || Has(ws, ".ruff.toml") ||
+        Read(ws, "pyproject.toml").find("[tool.ruff") != std::string::npos) {
+      d.lint = "ruff check .";
+    }
+    if (HasPythonTests(ws)) d.tests = "python3 -m pytest -q";
+    found.push_back(d);
+  }
+  return found;
+}
+
+}  // namespace
+
+bool ParseProfile(const std::string& text, Profile* profile) {
+  if (text == "fast") *profile = Profile::kFast;
+  else if (text == "auto") *profile = Profile::kAuto;
+  else if (text == "safe") *profile = Profile::kSafe;
+  else if (text == "strict") *profile = Profile::kStrict;
+  else return false;
+  return true;
+}
+
+const char* ProfileName(Profile p) {
+  switch (p) {
+    case Profile::kFast: return "fast";
+    case Profile::kAuto: return "auto";
+    case Profile::kSafe: return "safe";
+    case Profile::kStrict: return "strict";
+  }
+  return "?";
+}
+
+std::vector<CheckSpec> ChecksForProfile(Profile profile, const ChecksConfig& config, const std::string& workspace) {
+  std::vector<std::string> names;
+  if (profile == Profile::kSafe || profile == Profile::kStrict) names.push_back("build");
+  if (profile != Profile::kFast) {
+    names.push_back("lint");
+    names.push_back("tests");
+  }
+  if (names.empty()) return {};
+  std::vector<Detected> detected = Detect(workspace);
+  std::vector<CheckSpec> out;
+  for (const std::string& name : names) {
+    const std::optional<std::string>& configured =
+        name == "build" ? config.build : name == "lint" ? config.lint : config.tests;
+    CheckSpec spec{name, "", ""};
+    if (configured) {
+      spec.command = *configured;
+      spec.origin = "odinconfig.json";
+    } else {
+      for (const Detected& d : detected) {
+        const std::string& command = name == "build" ? d.build : name == "lint" ? d.lint : d.tests;
+        if (!command.empty()) {
+          spec.command = command;
+          spec.origin = d.origin;
+          break;
+        }
+      }
+    }
+    out.push_back(spec);
+  }
+  return out;
+}
+
+std::string OutputTail(const std::string& output, size_t max_bytes) {
+  if (output.size() <= max_bytes) return output;
+  size_t start = output.size() - max_bytes;
+  if (output[start - 1] != '\n') {  // not already at a line start
+    size_t newline = output.find('\n', start);
+    // Only to a line that is near and that exists: the tail is never emptied.
+    if (newline != std::string::npos && newline - start < 200 && newline + 1 < output.size()) start = newline + 1;
+  }
+  return "[... " + std::to_string(start) + " bytes before ...]\n" + output.substr(start);
+}
+
+}  // namespace odin

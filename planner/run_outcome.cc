@@ -1,0 +1,43 @@
+#include "planner/run_outcome.h"
+
+namespace odin {
+
+namespace {
+
+constexpr RunOutcome kAll[] = {RunOutcome::kDone,    RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,
+                               RunOutcome::kStalled, RunOutcome::kError,        RunOutcome::kCancelled};
+
+}  // namespace
+
+const char* RunOutcomeName(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kDone: return "done";
+    case RunOutcome::kNotConverged: return "not_converged";
+    case RunOutcome::kBudgetExceeded: return "budget_exceeded";
+    case RunOutcome::kStalled: return "stalled";
+    case RunOutcome::kError: return "error";
+    case RunOutcome::kCancelled: return "cancelled";
+  }
+  return "error";
+}
+
+std::optional<RunOutcome> ParseRunOutcome(std::string_view name) {
+  for (RunOutcome o : kAll) {
+    if (name == RunOutcomeName(o)) return o;
+  }
+  return std::nullopt;
+}
+
+int ExitCode(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kDone: return 0;
+    case RunOutcome::kNotConverged: return kNotConverged;
+    case RunOutcome::kBudgetExceeded: return kBudgetExceeded;
+    case RunOutcome::kStalled: return kStalled;
+    case RunOutcome::kCancelled: return kCancelledExit;
+    case RunOutcome::kError: return kError;
+  }
+  return kError;
+}
+
+}  // namespace odin

@@ -1,0 +1,37 @@
+#pragma once
+// How a message (a run) ends, and the exit code each ending gives `odin -p`
+// and `odin-rpc prompt`. Below the front ends, so the session's event stream
+// and every front end agree.
+
+#include <optional>
+#include <string_view>
+
+namespace odin {
+
+enum class RunOutcome {
+  kDone,
+  kNotConverged,   // the convergence gate kept refusing completion
+  kBudgetExceeded,
+  kStalled,        // the stall detector stopped the run
+  kError,
+  kCancelled,
+};
+
+// "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled".
+const char* RunOutcomeName(RunOutcome outcome);
+std::optional<RunOutcome> ParseRunOutcome(std::string_view name);
+
+// Exit codes. `odin exec` passes the command's status through and uses 125
+// for its own errors (as timeout(1) and env(1) do); the other subcommands
+// exit 2 on usage errors and 1 on other errors.
+constexpr int kExecOwnError = 125;
+constexpr int kUsageError = 2;
+constexpr int kError = 1;
+constexpr int kNotConverged = 3;
+constexpr int kBudgetExceeded = 4;
+constexpr int kStalled = 5;
+constexpr int kCancelledExit = 130;
+
+int ExitCode(RunOutcome outcome);
+
+}  // namespace odin

@@ -1,0 +1,208 @@
+#include "planner/tool_calls.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "base/terminal_text.h"
+#include "odin/v1/worker.pb.h"
+#include "planner/budget.h"
+#include "planner/tool_specs.h"
+#include "tools/text_file.h"
+#include "tools/tool_catalog.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+// How much of a tool's output the model reads in one result.
+constexpr size_t kModelOutputHead = 20 * 1024;
+constexpr size_t kModelOutputTail = 10 * 1024;
+
+std::string FirstLine(const std::string& text, size_t max) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > max) line = line.substr(0, max) + "...";
+  return line;
+}
+
+}  // namespace
+
+LlmCallRecord RecordModelCall(LlmCallRecord rec, const StatusOr<ChatResponse>& response, const PriceTable& prices) {
+  if (response.ok()) {
+    rec.input_tokens = response->usage.input_tokens;
+    rec.output_tokens = response->usage.output_tokens;
+    rec.cost_microusd = CostMicroUsd(prices, rec.model, response->usage);
+    rec.status = response->truncated ? "truncated" : "ok";
+    rec.attempts = response->attempts;
+  } else {
+    rec.status = "error";
+    rec.error = response.status().message();
+  }
+  return rec;
+}
+
+std::string CallLabel(const ToolCallRequest& call) {
+  json args = json::parse(call.arguments_json, nullptr, false);
+  std::string detail;
+  if (args.is_object()) {
+    for (const char* key : {"command", "file_path", "pattern", "path", "query", "description", "prompt"}) {
+      if (args.contains(key) && args[key].is_string()) {
+        detail = args[key].get<std::string>();
+        break;
+      }
+    }
+  }
+  if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
+  return call.name + "(" + detail + ")";
+}
+
+std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
+  if (r.has_error() && !r.error().message().empty()) return FirstLine(ToDisplayText(r.error().message()), 300);
+  if (tool == "lsp_check" && r.has_verdict()) return FirstLine(ToDisplayText(r.output_head()), 300);
+  if (tool == "memory_query" && r.status() == v1::TOOL_STATUS_OK) {
+    json answer = json::parse(r.output_head(), nullptr, false);
+    if (answer.is_object()) {
+      std::string query = answer.value("query", "");
+      for (const char* list : {"attempts", "executions"}) {
+        if (answer.contains(list) && answer[list].is_array()) {
+          return query + ": " + std::to_string(answer[list].size()) + " records";
+        }
+      }
+      for (const char* one : {"edit", "validation"}) {
+        if (answer.contains(one)) {
+          const json& rec = answer[one];
+          return query + ": " + (rec.is_object() ? rec.value("execution_id", std::string("?")) : "none");
+        }
+      }
+    }
+  }
+  json out = json::parse(r.output_json(), nullptr, false);
+  auto count = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  if (out.is_object()) {
+    if (tool == "Read" && out.contains("total_lines")) {
+      return out.value("file", std::string()) + ": lines " + std::to_string(out.value("start_line", 0)) + "-" +
+             std::to_string(out.value("end_line", 0)) + " of " + std::to_string(out.value("total_lines", 0));
+    }
+    if ((tool == "WriteFile" || tool == "EditTool" || tool == "MultiEditTool") && out.contains("file")) {
+      std::string line = std::string(out.value("created", false) ? "created " : "changed ") +
+                         out.value("file", std::string()) + " (+" + std::to_string(out.value("lines_added", 0)) +
+                         " -" + std::to_string(out.value("lines_removed", 0)) + " lines)";
+      if (r.has_verdict()) {
+        const v1::ValidationVerdict& v = r.verdict();
+        line += "; validation " + v.status();
+        if (v.status() == "errors") line += " (" + std::to_string(v.new_errors()) + " new)";
+        if (!v.revert_execution_id().empty()) line += ", rolled back";
+      }
+      return line;
+    }
+    if (tool == "Grep" && out.value("mode", "") == "content") {
+      return count(out.value("matching_lines_shown", 0), "matching line", "matching lines") + " shown, in " +
+             count(out.value("files", 0), "file", "files");
+    }
+    if (tool == "Grep" && out.value("mode", "") == "count") {
+      return count(out.value("matching_lines", 0), "matching line", "matching lines") + " in " +
+             count(out.value("files", 0), "file", "files");
+    }
+    if ((tool == "Grep" || tool == "Glob" || tool == "LS") && out.contains("files")) {
+      return count(out.value("files", 0), "file", "files");
+    }
+  }
+  if (tool == "ExecuteCommand" && r.has_exit_code()) {
+    std::string first = FirstLine(ToDisplayText(r.output_head()), 120);
+    return "exit code " + std::to_string(r.exit_code()) + (first.empty() ? "" : ": " + first);
+  }
+  return FirstLine(ToDisplayText(r.output_head()), 200);
+}
+
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) {
+  std::string output = r.output_head();
+  uint64_t shown = r.output_head().size() + r.output_tail().size();
+  if (r.output_total_bytes() > shown) {
+    output += "\n[... " + std::to_string(r.output_total_bytes() - shown) + " bytes not shown ...]\n";
+  }
+  output += r.output_tail();
+  if (output.size() > kModelOutputHead + kModelOutputTail) {
+    size_t omitted = output.size() - kModelOutputHead - kModelOutputTail;
+    output = output.substr(0, kModelOutputHead) + "\n[... " + std::to_string(omitted) +
+             " bytes not shown; the whole output is recorded under " + execution_id + " ...]\n" +
+             output.substr(output.size() - kModelOutputTail);
+  }
+  std::string status;
+  switch (r.status()) {
+    case v1::TOOL_STATUS_OK: status = "ok"; break;
+    case v1::TOOL_STATUS_ERROR: status = "error"; break;
+    case v1::TOOL_STATUS_REJECTED: status = "rejected"; break;
+    case v1::TOOL_STATUS_TIMED_OUT: status = "timed_out"; break;
+    case v1::TOOL_STATUS_CRASHED: status = "crashed"; break;
+    case v1::TOOL_STATUS_CANCELLED: status = "cancelled"; break;
+    default: status = "unknown";
+  }
+  std::string summary = ToolSummary(tool, r);
+  json record = {{"execution_id", execution_id},
+                 {"tool", tool},
+                 {"status", status},
+                 {"authority", "ground_truth"},
+                 {"summary", ToDisplayText(summary)}};
+  if (r.has_exit_code()) record["exit_code"] = r.exit_code();
+  if (!r.diff().empty()) record["diff"] = ToDisplayText(r.diff().substr(0, 8192));
+  if (r.has_verdict()) {
+    // The validation gate's verdict: what the file's validator says now.
+    const v1::ValidationVerdict& v = r.verdict();
+    json validation = {{"execution_id", v.execution_id()}, {"status", v.status()}, {"validator", v.validator()}};
+    if (v.status() == "errors") validation["new_errors"] = v.new_errors();
+    if (!v.summary().empty()) validation["errors"] = ToDisplayText(v.summary());
+    if (!v.reason().empty()) validation["reason"] = ToDisplayText(v.reason());
+    if (!v.revert_execution_id().empty()) validation["rolled_back_by"] = v.revert_execution_id();
+    if (v.status() == "errors" || v.status() == "timed_out") {
+      validation["blocking"] = v.counts();
+    }
+    record["validation"] = validation;
+  }
+  record["output"] = ToDisplayText(output);
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,
+                     const std::string& arguments_json) {
+  auto configured = tool_timeouts.find(tool);
+  if (configured == tool_timeouts.end() && tool != kAgentTool) configured = tool_timeouts.find("*");
+  int secs = configured != tool_timeouts.end() ? configured->second : 0;
+  if (tool == "ExecuteCommand") {
+    if (secs <= 0) secs = kDefaultCommandTimeoutSeconds;
+    json args = json::parse(arguments_json, nullptr, false);
+    if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
+      // Clamped while a double: a huge number must not overflow the cast.
+      double asked = std::clamp(args["timeout_seconds"].get<double>(), 1.0, double{kMaxCommandTimeoutSeconds});
+      secs = static_cast<int>(asked);
+    }
+  }
+  return secs > 0 ? Duration(seconds(secs)) : Duration::zero();
+}
+
+std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace,
+                           Budget* budget) {
+  std::string p;
+  std::vector<CachedFileInfo> cached = host->CachedFiles(agent_id);
+  if (!cached.empty()) {
+    p += "\nFiles you have read (the file cache):\n";
+    for (const CachedFileInfo& f : cached) {
+      p += "- " + DisplayPath(f.path, workspace) + " (" + std::to_string(f.size) + " bytes" +
+           (f.full ? "" : ", " + f.ranges) + (f.is_modified ? ", modified by you" : "") + ")\n";
+    }
+  }
+  std::string todos = host->TodosText(agent_id);
+  if (!todos.empty()) p += "\nYour todo list:\n" + todos;
+  if (budget != nullptr) {
+    std::string left = budget->Remaining();
+    if (!left.empty()) p += "\nBudget for this request, after this response: " + left + ".\n";
+  }
+  return p;
+}
+
+}  // namespace odin

@@ -1,0 +1,47 @@
+#pragma once
+// How the planner frames calls, for itself and for the coordinator's relay of
+// a subagent's calls: a call's label and deadline, the one-line summary and
+// the ground-truth record of a result, the planner context of the system
+// prompt, and the ledger record of a model call.
+
+#include <map>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "ledger/ledger.h"
+#include "llm/llm.h"
+#include "planner/tool_host.h"
+
+namespace odin {
+
+class Budget;
+
+// How a reader recognizes a call: "Read(src/a.cc)", "ExecuteCommand(make)".
+std::string CallLabel(const ToolCallRequest& call);
+
+// The deadline of a call: tool_timeouts[tool], else tool_timeouts["*"], else
+// none; for ExecuteCommand its own timeout_seconds (1 to 600), else the
+// configured default, else 120 s. AgentTool has its own deadline (the
+// coordinator's subagent timeout) unless tool_timeouts names it.
+Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,
+                     const std::string& arguments_json);
+
+// What the planner should know of an agent's state, for its system prompt:
+// the files it has read (the file cache), its todo list and what is left of
+// budget (if not null). The coordinator adds it to a subagent's requests.
+std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace, Budget* budget);
+
+// Completes the ledger's record of a finished model call (who, when and how
+// long are already in `call`): tokens, cost, status, attempts or the error.
+LlmCallRecord RecordModelCall(LlmCallRecord call, const StatusOr<ChatResponse>& response, const PriceTable& prices);
+
+// One line saying what a tool call did ("3 files", "exit code 0: ok",
+// "changed a.txt (+1 -1 lines)"), from its structured result.
+std::string ToolSummary(const std::string& tool, const v1::ToolResult& result);
+
+// The ground-truth record of a tool result, as the model reads it.
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool,
+                              const v1::ToolResult& result);
+
+}  // namespace odin

@@ -1,0 +1,122 @@
+#pragma once
+// ToolHost: what a planner loop needs of whoever runs its tool calls. In the
+// coordinator's process that is the Coordinator itself; in a subagent worker
+// it is a proxy that sends every call to the coordinator (subagent_worker),
+// so the coordinator's gates, budgets and ledger see a subagent's calls as
+// they see the main agent's.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "base/clock.h"
+#include "base/process_launcher.h"
+
+namespace odin {
+
+class Budget;
+namespace v1 {
+class ToolProgress;
+class ToolResult;
+}  // namespace v1
+
+// Which workers may take a call.
+enum class WorkerPolicy {
+  kWritable,  // tool worker, workspace writable (edit mode, odin exec)
+  kReadonly,  // tool worker, workspace read-only (ask and plan modes)
+  kLspHost,   // the lsp host (workspace read-only), one per pool
+  kSubagent,  // a subagent's planner loop (workspace read-only; its calls come back to us)
+};
+
+// One tool call as the planner asks for it and the coordinator runs it.
+struct ToolCall {
+  std::string execution_id;
+  std::string tool;
+  std::string arguments_json;      // canonical
+  Duration timeout{};              // zero: no deadline
+  uint64_t stream_limit_bytes = 0; // 0: stream all output
+  uint32_t output_head_bytes = 64 * 1024;
+  uint32_t output_tail_bytes = 64 * 1024;
+  SpawnLimits limits;
+  // Who asks and in which mode ("ask", "plan", "edit"; "exec" for odin exec).
+  // Empty: the coordinator's defaults. The pool itself ignores them.
+  std::string agent_id;
+  std::string mode;
+  // The workers that may take it: a tool worker that sees the workspace
+  // read-only (ask and plan) or writable (edit), or the lsp host.
+  WorkerPolicy policy = WorkerPolicy::kWritable;
+  // The execution this one serves (a write's validation), for the ledger.
+  std::string parent_id;
+  // The run's budget, charged one tool call when the coordinator takes the
+  // call (null: none). The pool ignores it.
+  Budget* budget = nullptr;
+  // For lsp_check: the serialized v1::ValidationInput.
+  std::string validation_input;
+  // For AgentTool: the serialized v1::AgentTask.
+  std::string agent_task;
+  // For a reading tool: the path outside the workspace the user approved.
+  std::string approved_outside_path;
+  // What a writing tool expects of its file (the read-before-edit gate's
+  // verdict), checked by the worker under the file's lock.
+  struct Expectation {
+    bool set = false;
+    bool must_not_exist = false;
+    std::string sha256;
+    bool full_read = false;
+    std::vector<std::pair<uint32_t, uint32_t>> read_ranges;
+  } expect;
+};
+
+// A cached file as the planner sees it.
+struct CachedFileInfo {
+  std::string path;
+  uint64_t size;
+  bool full;
+  bool is_modified;
+  std::string ranges;  // "lines 1-40, 90-120" when partial
+};
+
+
+// The validation gate's latest verdict on a file the session changed.
+struct FileVerdict {
+  std::string path;         // absolute
+  std::string mutation_id;  // the write it follows
+  std::string check_id;     // the lsp_check execution
+  std::string status;       // clean, errors, timed_out, no_validator
+  std::string validator;
+  int new_errors = 0;
+  std::string summary;
+  std::string reason;
+};
+
+// What the caller hears about one call.
+struct CallHandlers {
+  std::function<void(const v1::ToolProgress&)> on_progress;
+  // Called once, after the end is recorded. `recorded` is not OK iff the
+  // ledger could not record the end.
+  std::function<void(const v1::ToolResult&, const Status& recorded)> on_done;
+};
+
+class ToolHost {
+ public:
+  virtual ~ToolHost() = default;
+  // Queues a tool call. Returns its execution id.
+  virtual std::string Submit(ToolCall call, CallHandlers handlers) = 0;
+  // reason: a v1::CancelReason (2: the user's).
+  virtual void Cancel(const std::string& execution_id, int reason = 2) = 0;
+  // The files an agent has cached, for its system prompt.
+  virtual std::vector<CachedFileInfo> CachedFiles(const std::string& agent_id) = 0;
+  // An agent's todo list, rendered ("" when empty).
+  virtual std::string TodosText(const std::string& agent_id) = 0;
+  // Files whose latest verdict is errors or timed_out, sorted by path.
+  virtual std::vector<FileVerdict> Blocking() const = 0;
+  virtual const std::string& session_id() const = 0;
+  // Records a gate event of an agent's loop (a stall, a refused completion).
+  virtual void RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
+                               const std::string& execution_id, const std::string& detail_json) = 0;
+};
+
+}  // namespace odin

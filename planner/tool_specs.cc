@@ -1,0 +1,82 @@
+#include "planner/tool_specs.h"
+
+#include <string>
+
+namespace odin {
+namespace {
+
+struct Spec {
+  const char* name;
+  const char* description;
+  const char* schema;
+};
+
+constexpr Spec kSpecs[] = {
+    {"LS",
+     "Lists the files under a directory as a tree (ignoring what .gitignore ignores). Prefer Glob and Grep "
+     "when you know what you are looking for.",
+     R"json({"type":"object","properties":{"path":{"type":"string","description":"Directory to list, absolute or relative to the workspace root"},"ignore":{"type":"array","items":{"type":"string"},"description":"Glob patterns to leave out"}},"required":["path"],"additionalProperties":false})json"},
+    {"Glob",
+     "Finds files by name pattern (e.g. \"**/*.ts\", \"src/**/test_*.py\"), newest first.",
+     R"json({"type":"object","properties":{"pattern":{"type":"string","description":"The glob pattern"},"path":{"type":"string","description":"Directory to search in; omit for the working directory"}},"required":["pattern"],"additionalProperties":false})json"},
+    {"Grep",
+     "Searches file contents with ripgrep. output_mode files_with_matches (default) lists files, content shows "
+     "the matching lines (and counts as reading them), count counts them. With path set to one file, "
+     "offset and limit restrict the search to that line range.",
+     R"json({"type":"object","properties":{"pattern":{"type":"string","description":"Regular expression"},"path":{"type":"string","description":"File or directory to search; default: the working directory"},"glob":{"type":"string","description":"Only files matching this glob, e.g. \"*.js\""},"type":{"type":"string","description":"rg file type, e.g. js, py, rust, cpp"},"output_mode":{"type":"string","enum":["content","files_with_matches","count"]},"-n":{"type":"boolean","description":"Line numbers (content mode)"},"-i":{"type":"boolean","description":"Case insensitive"},"-A":{"type":"number","description":"Lines after each match (content mode)"},"-B":{"type":"number","description":"Lines before each match (content mode)"},"-C":{"type":"number","description":"Lines around each match (content mode)"},"head_limit":{"type":"number","description":"Show at most this many lines or entries"},"multiline":{"type":"boolean","description":"Let patterns span lines"},"offset":{"type":"number","description":"First line (with limit, content mode, one file)"},"limit":{"type":"number","description":"Number of lines (with offset)"}},"required":["pattern"],"additionalProperties":false})json"},
+    {"Read",
+     "Reads a file with line numbers (the first 2000 lines unless offset/limit say otherwise). You must read a "
+     "file before editing it.",
+     R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"},"offset":{"type":"number","description":"First line to read, 1-based"},"limit":{"type":"number","description":"Number of lines to read"}},"required":["file_path"],"additionalProperties":false})json"},
+    {"TodoWrite",
+     "Replaces your task list. Use it for work of three or more steps; keep one item in_progress at a time.",
+     R"json({"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status","id"],"additionalProperties":false}}},"required":["todos"],"additionalProperties":false})json"},
+    {"memory_query",
+     "Queries the execution ledger: what actually happened in this session. last_edit: your newest successful "
+     "edit (of file_path), its diff and validation. last_validation: the newest validation (of file_path) with "
+     "its diagnostics. failed_attempts: edits (of file_path) that were refused or left new errors. executions: "
+     "calls by execution_id, or by tool and status. After a failed validation, query before you edit again.",
+     R"json({"type":"object","properties":{"query":{"type":"string","enum":["last_edit","last_validation","failed_attempts","executions"]},"file_path":{"type":"string","description":"Only this file"},"execution_id":{"type":"string","description":"executions: this one"},"tool":{"type":"string","description":"executions: only this tool"},"status":{"type":"string","description":"executions: only this status (ok, error, rejected, timed_out, crashed, cancelled)"},"limit":{"type":"integer","description":"At most this many records (default 10)"}},"required":["query"],"additionalProperties":false})json"},
+    {"lsp_check",
+     "Validates a file as it is now with its language server (clangd, pyright, ...) or compiler check, and "
+     "reports the errors that are new since this session first changed it. Every edit is validated "
+     "automatically; call this to re-check a file after fixing something elsewhere (e.g. a header).",
+     R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"}},"required":["file_path"],"additionalProperties":false})json"},
+    {"AgentTool",
+     "Starts a subagent: a fresh planner loop with its own context and the tools of its mode (never AgentTool), "
+     "in a worker process of its own. Its tool calls go through the same gates, budget and ledger as yours. "
+     "Several AgentTool calls in one response run in parallel. Returns the subagent's final answer and the "
+     "ledger's report of what it did. Use it for independent research (ask mode) or separable work; give it a "
+     "complete, self-contained prompt.",
+     R"json({"type":"object","properties":{"description":{"type":"string","description":"A few words on the task"},"prompt":{"type":"string","minLength":1,"description":"The whole task for the subagent"},"mode":{"type":"string","enum":["ask","plan","edit"],"description":"Its tools: ask and plan read, edit also writes (default: your mode; never more than your mode)"}},"required":["prompt"],"additionalProperties":false})json"},
+    {"ExecuteCommand",
+     "Runs a shell command (bash -c) in a sandbox: no network, the workspace as the only writable place "
+     "(read-only in ask and plan modes). Use it to build, test and inspect. Output is captured.",
+     R"json({"type":"object","properties":{"command":{"type":"string","description":"The shell command"},"cwd":{"type":"string","description":"Directory to run in, relative to the workspace root"},"timeout_seconds":{"type":"number","description":"Kill the command after this many seconds (default 120, at most 600)"}},"required":["command"],"additionalProperties":false})json"},
+    {"WriteFile",
+     "Creates a file, or replaces all of an existing file (which you must have read whole first).",
+     R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"},"content":{"type":"string","description":"The whole new content"}},"required":["file_path","content"],"additionalProperties":false})json"},
+    {"EditTool",
+     "Replaces exact text in a file you have read. old_string must match exactly (whitespace included) and be "
+     "unique unless replace_all is set; it must lie in lines you have read.",
+     R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file to change"},"old_string":{"type":"string","description":"The text to replace"},"new_string":{"type":"string","description":"The text to replace it with (different from old_string)"},"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false})json"},
+    {"MultiEditTool",
+     "Several exact replacements in one file, applied in order to one copy and written once: all of them "
+     "land, or none does.",
+     R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file to change"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["old_string","new_string"],"additionalProperties":false}}},"required":["file_path","edits"],"additionalProperties":false})json"},
+};
+
+}  // namespace
+
+std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent) {
+  std::vector<ToolSpec> out;
+  for (const std::string& name : ToolsForMode(mode)) {
+    if (subagent && name == kAgentTool) continue;
+    for (const Spec& s : kSpecs) {
+      if (name == s.name) out.push_back({s.name, s.description, s.schema});
+    }
+  }
+  return out;
+}
+
+}  // namespace odin

@@ -1,0 +1,21 @@
+#pragma once
+// What the model is told about each tool: name, description and the JSON
+// schema of its arguments (the seed's schemas, plus Read, Grep's
+// offset/limit, and ExecuteCommand).
+
+#include <vector>
+
+#include "llm/llm.h"
+#include "tools/tool_catalog.h"
+
+namespace odin {
+
+// The tools offered in mode, described for the model; a subagent is never
+// offered AgentTool.
+std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent = false);
+
+// ExecuteCommand's default and largest timeout, in seconds.
+constexpr int kDefaultCommandTimeoutSeconds = 120;
+constexpr int kMaxCommandTimeoutSeconds = 600;
+
+}  // namespace odin

@@ -1,0 +1,112 @@
+#include "session/agent_session.h"
+
+#include <cmath>
+
+#include "coordinator/config_loader.h"
+#include "llm/demo_model.h"
+#include "llm/http_llm_client.h"
+#include "planner/instructions.h"
+
+namespace odin {
+
+AgentSession::~AgentSession() {
+  // Calls still running end while the agent and the model client can still
+  // hear of them: subagents' model calls are dropped through the live client,
+  // then the workers go.
+  if (runtime_) {
+    runtime_->coordinator().AbandonSubagents();
+    runtime_->coordinator().Shutdown(milliseconds(200));
+  }
+  agent_.reset();
+  client_.reset();
+  http_.reset();
+}
+
+StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFlags& flags, AgentObserver* observer) {
+  std::unique_ptr<AgentSession> s(new AgentSession());
+  ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.runtime.dir));
+  std::map<std::string, std::string> env = EnvironmentMap();
+  ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, env));
+  PrintConfigNotices(loaded);
+  const Config& config = loaded.config;
+  ASSIGN_OR_RETURN(s->llm_, ResolveLlm(flags.llm, config, env));
+
+  std::string profile_name = flags.profile.empty() ? config.profile : flags.profile;
+  Profile profile;
+  if (!ParseProfile(profile_name, &profile)) {
+    return Status::InvalidArgument("profile '" + profile_name + "'", "must be fast, auto, safe or strict");
+  }
+  // The budget, checked before anything starts.
+  BudgetLimits budget;
+  budget.turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
+  budget.tool_calls = flags.max_tool_calls > 0 ? flags.max_tool_calls : config.max_tool_calls;
+  budget.tokens = flags.max_tokens > 0 ? flags.max_tokens : config.max_tokens;
+  double usd = flags.max_budget_usd > 0 ? flags.max_budget_usd : config.max_budget_usd;
+  budget.cost_microusd = static_cast<int64_t>(std::llround(usd * 1e6));
+  double wall = flags.max_wall_seconds > 0 ? flags.max_wall_seconds : static_cast<double>(config.max_wall_seconds);
+  budget.wall = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(wall));
+  const PriceTable& prices = s->llm_.prices;
+  if (budget.cost_microusd > 0 && prices.count(s->llm_.model) == 0 && prices.count("*") == 0) {
+    // Without a price every call costs 0, and the limit could never stop anything.
+    return Status::InvalidArgument("max_budget_usd",
+                                   "llm.prices (the user's odinconfig.json, or a trusted workspace's) has no price "
+                                   "for model '" + s->llm_.model + "' (nor \"*\"), so the cost cannot be counted");
+  }
+  s->budget_ = budget;
+  RuntimeFlags runtime = flags.runtime;
+  runtime.validate = true;
+  runtime.profile = profile_name;
+  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime, ws, config));
+  s->http_ = std::make_unique<HttpClient>();
+  if (s->llm_.endpoint.provider == "demo") {
+    s->client_ = std::make_unique<DemoModel>();
+  } else {
+    auto format = s->llm_.endpoint.provider == "anthropic" ? NewAnthropicFormat() : NewOpenAiFormat();
+    s->client_ = std::make_unique<HttpLlmClient>(s->llm_.endpoint, std::move(format), s->http_.get(),
+                                                 RealClock::Get(), s->llm_.retry, s->llm_.timeout);
+  }
+  AgentOptions o;
+  o.provider = s->llm_.endpoint.provider;
+  o.model = s->llm_.model;
+  o.workspace = ws.root;
+  o.cwd = ws.cwd;
+  o.instructions = LoadInstructions(ws.root, ws.cwd);
+  o.budget = budget;
+  o.stall = config.stall;
+  o.tool_timeouts = config.tool_timeouts;
+  o.max_tokens = s->llm_.max_tokens;
+  o.prices = s->llm_.prices;
+  o.profile = profile;
+  o.checks = config.checks;
+  o.fail_open = config.validation.fail_open;
+  // Subagents' model calls go through the session's client, from the coordinator.
+  std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
+  s->runtime_->coordinator().set_model_access(
+      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions,
+       o.budget.turns > 0 ? static_cast<int>(o.budget.turns) : 50, o.tool_timeouts});
+  s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
+                                      RealClock::Get(), observer);
+  return s;
+}
+
+Status AgentSession::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
+  SteadyTime now = RealClock::Get()->Now();
+  Duration wait = max_wait;
+  for (std::optional<SteadyTime> t : {http_->NextTimer(), client_->NextTimer(), agent_->NextTimer()}) {
+    if (t) wait = std::min(wait, std::max(Duration::zero(), *t - now));
+  }
+  std::vector<PollFd> fds;
+  if (extra_fds != nullptr) fds = *extra_fds;
+  size_t http_first = fds.size();
+  size_t http_count = http_->AddWatchFds(&fds);
+  Status s = runtime_->coordinator().Poll(wait, &fds);
+  if (extra_fds != nullptr) {
+    for (size_t i = 0; i < extra_fds->size(); ++i) (*extra_fds)[i] = fds[i];
+  }
+  http_->Process(fds, http_first, http_count);
+  client_->Tick();
+  agent_->Tick();
+  return s;
+}
+
+}  // namespace odin

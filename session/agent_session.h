@@ -1,0 +1,58 @@
+#pragma once
+// AgentSession: an agent at work in a workspace. It puts together the runtime
+// (workers, ledger, coordinator), the HTTP client and model client, and the
+// planner loop, and drives them all from one poll loop. Front ends (odin -p,
+// the interactive terminal, and later the daemon) own one and call Poll.
+
+#include <memory>
+#include <vector>
+
+#include "planner/agent.h"
+#include "llm/http_client.h"
+#include "session/llm_config.h"
+#include "coordinator/runtime.h"
+
+namespace odin {
+
+struct AgentSessionFlags {
+  RuntimeFlags runtime;
+  LlmFlags llm;
+  // Budget flags; 0: from the config.
+  int max_turns = 0;
+  int64_t max_tool_calls = 0;
+  int64_t max_tokens = 0;
+  double max_budget_usd = 0;
+  double max_wall_seconds = 0;
+  std::string profile;  // fast, auto, safe, strict; "": from the config
+};
+
+class AgentSession {
+ public:
+  // Resolves the model settings first (a missing API key fails here, before
+  // anything starts), then starts the runtime. observer must outlive it.
+  static StatusOr<std::unique_ptr<AgentSession>> Start(const AgentSessionFlags& flags, AgentObserver* observer);
+  ~AgentSession();
+
+  Agent& agent() { return *agent_; }
+  Runtime& runtime() { return *runtime_; }
+  const LlmSettings& llm() const { return llm_; }
+  // The budget of each message.
+  const BudgetLimits& budget() const { return budget_; }
+
+  // One turn of the loop: waits at most max_wait for the workers, the model's
+  // connection, a timer or one of the caller's extra fds (whose readiness it
+  // fills in), then handles whatever is due.
+  Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
+
+ private:
+  AgentSession() = default;
+
+  LlmSettings llm_;
+  BudgetLimits budget_;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<LlmClient> client_;
+  std::unique_ptr<Agent> agent_;  // last: destroyed first
+};
+
+}  // namespace odin

@@ -1,0 +1,317 @@
+#include "session/session_events.h"
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/canonical_json.h"
+#include "base/clock.h"
+#include "planner/run_outcome.h"
+#include "tools/tool_catalog.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/tool_result.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+std::string Json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json UsageJson(const MessageOutcome& o) {
+  return {{"llm_calls", o.llm_calls},
+          {"input_tokens", o.usage.input_tokens},
+          {"output_tokens", o.usage.output_tokens},
+          {"cost_usd", static_cast<double>(o.cost_microusd) / 1e6}};
+}
+
+json BudgetJson(const MessageOutcome& o) {
+  const BudgetLimits& l = o.budget_limits;
+  const BudgetUse& u = o.budget_used;
+  auto limit = [](int64_t v) { return v > 0 ? json(v) : json(); };
+  json j = {{"used",
+             {{"turns", u.turns},
+              {"tool_calls", u.tool_calls},
+              {"tokens", u.tokens},
+              {"cost_usd", static_cast<double>(u.cost_microusd) / 1e6},
+              {"wall_seconds", static_cast<double>(ToMillis(u.wall)) / 1000.0}}},
+            {"limits",
+             {{"turns", limit(l.turns)},
+              {"tool_calls", limit(l.tool_calls)},
+              {"tokens", limit(l.tokens)},
+              {"cost_usd", l.cost_microusd > 0 ? json(static_cast<double>(l.cost_microusd) / 1e6) : json()},
+              {"wall_seconds", l.wall > Duration::zero() ? json(static_cast<double>(ToMillis(l.wall)) / 1000.0)
+                                                         : json()}}}};
+  if (!o.budget_limit.empty()) j["exceeded"] = o.budget_limit;
+  return j;
+}
+
+json BreakersJson(const std::vector<BreakerInfo>& breakers) {
+  json out = json::array();
+  for (const BreakerInfo& b : breakers) {
+    json j = {{"name", b.name}, {"state", BreakerStateName(b.state)}, {"consecutive_failures", b.consecutive_failures}};
+    if (!b.last_failure.empty()) j["last_failure"] = b.last_failure;
+    if (b.state == BreakerState::kOpen) j["reopens_in_ms"] = b.reopens_in_ms;
+    out.push_back(j);
+  }
+  return out;
+}
+
+json OutcomeObject(const MessageOutcome& o, const std::string& session_id, const std::vector<BreakerInfo>& breakers) {
+  json j = {{"type", "result"},
+            {"status", o.status},
+            {"result", o.text},
+            {"session_id", session_id},
+            {"mode", ModeName(o.mode)},
+            {"turns", o.turns},
+            {"execution_ids", o.execution_ids},
+            {"changed_files", o.changed_files},
+            {"usage", UsageJson(o)},
+            {"budget", BudgetJson(o)},
+            {"breakers", BreakersJson(breakers)}};
+  if (!o.error.ok()) j["error"] = o.error.message();
+  json report = json::parse(o.report_json, nullptr, false);
+  if (!report.is_discarded()) j["report"] = report;
+  return j;
+}
+
+}  // namespace
+
+std::string ToolResultLine(const std::string& tool, const v1::ToolResult& r) {
+  std::string detail = ToolSummary(tool, r);
+  if (detail.size() > 160) detail = detail.substr(0, 157) + "...";
+  return ToolStatusName(r.status()) + (detail.empty() ? "" : " · " + detail);
+}
+
+namespace {
+
+}  // namespace
+
+EventRecorder::EventRecorder(std::string session_id, Sink sink, std::function<std::vector<BreakerInfo>()> breakers)
+    : session_id_(std::move(session_id)), sink_(std::move(sink)), breakers_(std::move(breakers)) {}
+
+v1::SessionEvent EventRecorder::Next() {
+  v1::SessionEvent e;
+  e.set_session_id(session_id_);
+  e.set_message_id(message_id_);
+  e.set_time_unix_ms(RealClock::Get()->WallMillis());
+  return e;
+}
+
+void EventRecorder::Emit(v1::SessionEvent e) {
+  e.set_seq(++seq_);
+  sink_(std::move(e));
+}
+
+void EventRecorder::OnMessageStart(const std::string& message_id, const std::string& text, Mode mode) {
+  message_id_ = message_id;
+  v1::SessionEvent e = Next();
+  e.mutable_message_started()->set_text(text);
+  e.mutable_message_started()->set_mode(ModeName(mode));
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnTextDelta(const std::string& text) {
+  v1::SessionEvent e = Next();
+  e.mutable_text_delta()->set_text(text);
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnToolStart(const std::string& execution_id, const ToolCallRequest& call) {
+  v1::SessionEvent e = Next();
+  v1::ToolCallStarted* s = e.mutable_tool_call_started();
+  s->set_execution_id(execution_id);
+  s->set_tool(call.name);
+  s->set_arguments_json(call.arguments_json);
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) {
+  v1::SessionEvent e = Next();
+  v1::ToolCallFinished* f = e.mutable_tool_call_finished();
+  f->set_execution_id(execution_id);
+  f->set_tool(tool);
+  f->set_status(ToolStatusName(r.status()));
+  f->set_summary(ToolResultLine(tool, r));
+  if (r.has_exit_code()) f->set_exit_code(r.exit_code());
+  if (r.has_verdict()) {
+    f->set_validation(r.verdict().status());
+    f->set_new_diagnostics(r.verdict().summary());
+  }
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnLlmCall(const LlmCallRecord& c) {
+  v1::SessionEvent e = Next();
+  v1::LlmCallFinished* l = e.mutable_llm_call();
+  l->set_model(c.model);
+  l->set_status(c.status);
+  l->set_input_tokens(c.input_tokens);
+  l->set_output_tokens(c.output_tokens);
+  l->set_duration_ms(static_cast<double>(c.duration_us) / 1000.0);
+  l->set_attempts(c.attempts);
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnMessageDone(const MessageOutcome& o) {
+  last_outcome_ = o;
+  v1::SessionEvent e = Next();
+  e.set_message_id(o.message_id);
+  v1::MessageFinished* f = e.mutable_message_finished();
+  f->set_status(o.status);
+  f->set_exit_code(ExitCodeOfStatus(o.status));
+  f->set_text(o.text);
+  f->set_report_text(o.report_text);
+  f->set_result_json(OutcomeJson(o, session_id_, breakers_ ? breakers_() : std::vector<BreakerInfo>{}));
+  if (!o.error.ok()) f->set_error(o.error.message());
+  message_id_.clear();
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnGateEvent(const GateEvent& g) {
+  v1::SessionEvent e = Next();
+  if (!g.message_id.empty()) e.set_message_id(g.message_id);
+  v1::GateEventOccurred* o = e.mutable_gate_event();
+  o->set_kind(g.kind);
+  o->set_execution_id(g.execution_id);
+  o->set_detail_json(g.detail_json);
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnApprovalRequest(const ApprovalRequest& a) {
+  v1::SessionEvent e = Next();
+  v1::ApprovalRequested* r = e.mutable_approval_requested();
+  r->set_execution_id(a.execution_id);
+  r->set_agent_id(a.agent_id);
+  r->set_what(a.command);
+  r->set_reason(a.reason);
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnApprovalResolved(const std::string& execution_id, const std::string& answer) {
+  v1::SessionEvent e = Next();
+  e.mutable_approval_resolved()->set_execution_id(execution_id);
+  e.mutable_approval_resolved()->set_answer(answer);
+  Emit(std::move(e));
+}
+
+void EventRecorder::OnSessionEnded(const std::string& reason) {
+  v1::SessionEvent e = Next();
+  e.mutable_session_ended()->set_reason(reason);
+  Emit(std::move(e));
+}
+
+int ExitCodeOfStatus(const std::string& status) {
+  std::optional<RunOutcome> o = ParseRunOutcome(status);
+  return ExitCode(o.value_or(RunOutcome::kError));
+}
+
+std::string OutcomeJson(const MessageOutcome& o, const std::string& session_id,
+                        const std::vector<BreakerInfo>& breakers) {
+  return Json(OutcomeObject(o, session_id, breakers));
+}
+
+std::string SessionStartJson(const std::string& session_id, const std::string& provider, const std::string& model,
+                             const std::string& workspace) {
+  return Json({{"type", "session_start"},
+               {"session_id", session_id},
+               {"provider", provider},
+               {"model", model},
+               {"workspace", workspace}});
+}
+
+namespace {
+
+// The stream-json line of an event; "" for none.
+std::string StreamJsonLine(const v1::SessionEvent& e) {
+  switch (e.kind_case()) {
+    case v1::SessionEvent::kMessageStarted:
+      return Json({{"type", "message_start"}, {"message_id", e.message_id()}, {"mode", e.message_started().mode()}});
+    case v1::SessionEvent::kTextDelta:
+      return Json({{"type", "text_delta"}, {"text", e.text_delta().text()}});
+    case v1::SessionEvent::kToolCallStarted: {
+      const v1::ToolCallStarted& s = e.tool_call_started();
+      // The model's arguments as it sent them: a value if they are one, else
+      // (malformed, or too deep to serialize) the text.
+      json args = JsonTooDeep(s.arguments_json()) ? json(json::value_t::discarded)
+                                                  : json::parse(s.arguments_json(), nullptr, false);
+      return Json({{"type", "tool_call_start"},
+                   {"execution_id", s.execution_id()},
+                   {"tool", s.tool()},
+                   {"arguments", args.is_discarded() ? json(s.arguments_json()) : args}});
+    }
+    case v1::SessionEvent::kToolCallFinished: {
+      const v1::ToolCallFinished& f = e.tool_call_finished();
+      json j = {{"type", "tool_call_end"},
+                {"execution_id", f.execution_id()},
+                {"tool", f.tool()},
+                {"status", f.status()},
+                {"summary", f.summary()}};
+      if (f.has_exit_code()) j["exit_code"] = f.exit_code();
+      if (!f.validation().empty()) j["validation"] = f.validation();
+      return Json(j);
+    }
+    case v1::SessionEvent::kGateEvent: {
+      const v1::GateEventOccurred& g = e.gate_event();
+      json detail = json::parse(g.detail_json(), nullptr, false);
+      json j = {{"type", "gate_event"}, {"kind", g.kind()}, {"detail", detail.is_discarded() ? json(g.detail_json()) : detail}};
+      if (!g.execution_id().empty()) j["execution_id"] = g.execution_id();
+      return Json(j);
+    }
+    case v1::SessionEvent::kApprovalRequested: {
+      const v1::ApprovalRequested& a = e.approval_requested();
+      return Json({{"type", "approval_request"},
+                   {"execution_id", a.execution_id()},
+                   {"agent_id", a.agent_id()},
+                   {"what", a.what()},
+                   {"reason", a.reason()}});
+    }
+    case v1::SessionEvent::kApprovalResolved:
+      return Json({{"type", "approval_resolved"},
+                   {"execution_id", e.approval_resolved().execution_id()},
+                   {"answer", e.approval_resolved().answer()}});
+    case v1::SessionEvent::kLlmCall: {
+      const v1::LlmCallFinished& c = e.llm_call();
+      return Json({{"type", "llm_call"},
+                   {"model", c.model()},
+                   {"status", c.status()},
+                   {"input_tokens", c.input_tokens()},
+                   {"output_tokens", c.output_tokens()},
+                   {"duration_ms", c.duration_ms()},
+                   {"attempts", c.attempts()}});
+    }
+    case v1::SessionEvent::kMessageFinished:
+      return e.message_finished().result_json();
+    case v1::SessionEvent::kSessionEnded:
+      return Json({{"type", "session_end"}, {"reason", e.session_ended().reason()}});
+    case v1::SessionEvent::KIND_NOT_SET:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+void PrintPromptEvent(const v1::SessionEvent& e, const std::string& format, std::ostream& out, std::ostream& err) {
+  if (format == "stream-json") {
+    std::string line = StreamJsonLine(e);
+    if (!line.empty()) out << line << "\n" << std::flush;
+    return;
+  }
+  if (!e.has_message_finished()) return;
+  const v1::MessageFinished& f = e.message_finished();
+  if (format == "json") {
+    out << f.result_json() << "\n";
+    return;
+  }
+  // The model's own words, labelled as such; then the ledger's report.
+  if (!f.text().empty()) {
+    out << "Model's explanation (its own words; the report below is from the ledger):\n" << f.text();
+    if (f.text().back() != '\n') out << "\n";
+    out << "\n";
+  }
+  out << f.report_text();
+  if (f.status() != "done") err << "odin: " << f.status() << (f.error().empty() ? "" : ": " + f.error()) << "\n";
+}
+
+}  // namespace odin
