@@ -15,6 +15,7 @@
 #include "coordinator/gates/mode_gate.h"
 #include "coordinator/gates/protected_paths.h"
 #include "coordinator/gates/read_before_edit_gate.h"
+#include "coordinator/gates/validation_gate.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
@@ -40,13 +41,12 @@ Coordinator::Call& Coordinator::Call::operator=(Call&&) noexcept = default;
 Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
                          WorkerTransport* transport)
     : o_(std::move(options)), clock_(clock),
-      pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")) {
-  lookup_ = o_.program_lookup;
-  if (!lookup_) {
-    const char* path = getenv("PATH");
-    lookup_ = DefaultProgramLookup(path != nullptr ? path : "", ExecutableDir());
-  }
-}
+      pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")),
+      validation_(o_.validation, o_.workspace, [this] {
+        if (o_.program_lookup) return o_.program_lookup;
+        const char* path = getenv("PATH");
+        return DefaultProgramLookup(path != nullptr ? path : "", ExecutableDir());
+      }()) {}
 
 // Calls still held end (as cancelled) while this object is whole: the pool's
 // own destructor would report them into members already destroyed.
@@ -92,49 +92,8 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   session_id_ = session_id;
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger_->ListSessionExecutions(session_id));
   // The latest verdict of each file the session changed, so a blocked
-  // session stays blocked, in the order things happened: a rollback (a write
-  // made for an lsp_check) brings back the verdict before that check. The
-  // files' original contents come back from the artifacts that keep them.
-  ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger_->ListValidations(session_id));
-  std::map<std::string, const ValidationRecord*> validation_of;  // by lsp_check id
-  for (const ValidationRecord& v : validations) validation_of[v.execution_id] = &v;
-  std::map<std::string, std::vector<FileVerdict>> history;  // by path
-  for (const ExecutionRow& row : rows) {
-    if (!row.end || row.end->status != "ok") continue;
-    auto v = validation_of.find(row.start.execution_id);
-    if (v != validation_of.end()) {
-      const ValidationRecord& r = *v->second;
-      FileState& f = files_[r.path];
-      if (!r.mutation_id.empty() || f.has_verdict) {  // else: a look at a file the session did not change
-        f.has_verdict = true;
-        f.verdict = {r.path, r.mutation_id, r.execution_id, r.status, r.validator, static_cast<int>(r.new_errors),
-                     r.summary, r.reason};
-        history[r.path].push_back(f.verdict);
-      }
-      if (!f.original_known) {
-        ASSIGN_OR_RETURN(std::vector<Artifact> artifacts, ledger_->ListArtifacts(r.execution_id));
-        for (const Artifact& a : artifacts) {
-          if (a.kind != "original" && a.kind != "original_absent") continue;
-          f.original_known = f.original_recorded = true;
-          f.existed = a.kind == "original";
-          f.original = a.content;
-          f.baseline_known = !f.existed;  // diagnosed again when needed
-        }
-      }
-      continue;
-    }
-    if (row.start.tool == kWriteFileTool && validation_of.count(row.start.parent_id)) {
-      const std::string& path = validation_of[row.start.parent_id]->path;
-      std::vector<FileVerdict>& h = history[path];
-      if (!h.empty()) h.pop_back();
-      FileState& f = files_[path];
-      f.has_verdict = !h.empty();
-      if (!h.empty()) f.verdict = h.back();
-    }
-  }
-  for (auto it = files_.begin(); it != files_.end();) {
-    it = it->second.has_verdict || it->second.original_known ? std::next(it) : files_.erase(it);
-  }
+  // session stays blocked.
+  RETURN_IF_ERROR(validation_.Resume(ledger_, session_id, rows));
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {
     if (!row.end || row.end->status != "ok") continue;
@@ -374,14 +333,6 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
 
 namespace {
 
-bool AllowedWhileBlocked(const std::string& tool) {
-  for (const char* t : {kReadTool, kLsTool, kGlobTool, kGrepTool, kMemoryQueryTool, kLspCheckTool, kWriteFileTool,
-                        kEditTool, kMultiEditTool}) {
-    if (tool == t) return true;
-  }
-  return false;
-}
-
 bool IsWriteTool(const std::string& tool) {
   return tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool;
 }
@@ -531,22 +482,7 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
 Status Coordinator::CheckBlocked(const ToolCall& call) {
   // Only edit-mode work makes progress to stop; ask and plan change nothing.
   if (call.mode != "edit") return Status::OK();
-  if (!AllowedWhileBlocked(call.tool)) {
-    std::vector<FileVerdict> blocking = Blocking();
-    if (!blocking.empty()) {
-      std::string why;
-      for (const FileVerdict& v : blocking) {
-        why += "\n- " + DisplayPath(v.path, o_.workspace) + ": " + v.status + " after " + v.mutation_id +
-               " (lsp_check " + v.check_id + ")";
-        if (!v.summary.empty()) why += "\n" + v.summary;
-        if (!v.reason.empty()) why += "\n  " + v.reason;
-      }
-      return Status::FailedPrecondition(
-          call.tool,
-          "the session is blocked until these files validate:" + why +
-              "\nAllowed now: Read, LS, Glob, Grep, memory_query, lsp_check, and edits that fix the errors");
-    }
-  }
+  RETURN_IF_ERROR(validation_.CheckBlocked(call.tool));
   if (o_.memory_forced && IsWriteTool(call.tool)) {
     const AgentState& agent = Agent(call.agent_id);
     if (agent.failed_at > agent.memory_query_at) {
@@ -559,21 +495,9 @@ Status Coordinator::CheckBlocked(const ToolCall& call) {
   return Status::OK();
 }
 
-std::vector<FileVerdict> Coordinator::Verdicts() const {
-  std::vector<FileVerdict> out;
-  for (const auto& [path, f] : files_) {
-    if (f.has_verdict) out.push_back(f.verdict);
-  }
-  return out;
-}
+std::vector<FileVerdict> Coordinator::Verdicts() const { return validation_.Verdicts(); }
 
-std::vector<FileVerdict> Coordinator::Blocking() const {
-  std::vector<FileVerdict> out;
-  for (const FileVerdict& v : Verdicts()) {
-    if (v.status == "errors" || v.status == "timed_out") out.push_back(v);
-  }
-  return out;
-}
+std::vector<FileVerdict> Coordinator::Blocking() const { return validation_.Blocking(); }
 
 void Coordinator::Cancel(const std::string& execution_id, int reason) {
   auto waiting = calls_.find(execution_id);
@@ -866,19 +790,7 @@ void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& record
 
 void Coordinator::StartValidation(Call write, const v1::ToolResult& result, const Status& recorded) {
   std::string path = write.write_path;
-  FileState& f = files_[path];
-  if (!f.original_known) {
-    // The file as it was before the session touched it: the baseline. (After
-    // a resume it comes from the ledger; a file the ledger has nothing of
-    // starts here.)
-    f.original_known = true;
-    f.original_recorded = false;
-    f.existed = !result.sha256_before().empty();
-    f.original = result.content_before();
-    f.baseline.clear();
-    f.baseline_known = !f.existed;  // nothing was there: no old diagnostics
-    f.baseline_validator.clear();
-  }
+  validation_.NoteWrite(path, result);
   std::string id = NewId("ex");
   Call& check = calls_[id];
   check.call.execution_id = id;
@@ -896,206 +808,47 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
   c.check_path = path;
   c.check_content = std::move(content);
   c.call.policy = WorkerPolicy::kLspHost;
-  FileValidator v = ResolveValidator(o_.validation, path, lookup_);
-  if (!v.any()) {
+  v1::ToolResult no_validator;
+  std::optional<ValidationGate::CheckRequest> request = validation_.PrepareCheck(path, c.check_content, &no_validator);
+  if (!request) {
     // Nothing to ask the lsp host: the verdict is known here.
-    v1::ToolResult r;
-    r.set_execution_id(id);
-    r.set_status(v1::TOOL_STATUS_OK);
-    r.mutable_validation()->set_outcome(v1::VALIDATION_OUTCOME_NO_VALIDATOR);
-    r.mutable_validation()->set_reason("no language server or check command is configured (or installed) for " +
-                                       DisplayPath(path, o_.workspace));
-    return OnResult(r);
+    no_validator.set_execution_id(id);
+    return OnResult(no_validator);
   }
-  v1::ValidationInput in;
-  in.set_path(path);
-  in.set_content(c.check_content);
-  auto f = files_.find(path);
-  if (f != files_.end() && f->second.original_known && f->second.existed) {
-    // The host diagnoses it too unless it would use the validator whose
-    // diagnostics of it are known already.
-    in.set_want_baseline(true);
-    in.set_baseline_content(f->second.original);
-    if (f->second.baseline_known) in.set_baseline_validator(f->second.baseline_validator);
-  }
-  if (!v.server_name.empty()) {
-    v1::LanguageServer* ls = in.mutable_server();
-    ls->set_name(v.server_name);
-    for (const std::string& a : v.server_command) ls->add_command(a);
-    ls->set_language_id(v.language_id);
-  }
-  for (const std::string& a : v.check_command) in.add_check_command(a);
-  in.set_start_timeout_ms(v.start_timeout_ms);
-  in.set_file_timeout_ms(v.file_timeout_ms);
-  in.set_settle_ms(v.settle_ms);
-  in.set_check_timeout_ms(o_.validation.check_timeout_ms);
-  // The host enforces every step's timeout itself; this deadline only
-  // catches a host that hangs.
-  c.call.timeout = milliseconds(int64_t{v.start_timeout_ms} +
-                                2 * (int64_t{v.file_timeout_ms} + int64_t{o_.validation.check_timeout_ms})) +
-                   seconds(10);
-  c.call.validation_input = in.SerializeAsString();
+  c.call.timeout = request->timeout;
+  c.call.validation_input = std::move(request->validation_input);
   // An open lsp-host breaker refuses it at once: the verdict is timed_out
   // (unverified), which blocks, rather than a wait for a host that fails.
   Dispatch(c);
 }
 
-namespace {
-
-Diag ToDiag(const v1::Diagnostic& d) {
-  return {d.path(), d.line(), d.column(), d.severity(), d.code(), d.message(), d.source()};
-}
-
-std::string Plural(int n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-}  // namespace
-
 void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   const std::string path = c.check_path;
-  std::string shown = DisplayPath(path, o_.workspace);
-  auto f = files_.find(path);
-  bool counts = f != files_.end();
-  const v1::ValidationOutput& out = r.validation();
-
-  FileVerdict verdict;
-  verdict.path = path;
-  verdict.check_id = r.execution_id();
   std::string mutation = c.held ? c.held->write.call.execution_id : "";
-  // A re-check the model asked for follows the file's last write.
-  verdict.mutation_id = mutation.empty() && counts && f->second.has_verdict ? f->second.verdict.mutation_id : mutation;
-  verdict.validator = out.validator();
-  std::vector<DiagnosticRecord> rows;
-  std::string text;
-  if (r.status() != v1::TOOL_STATUS_OK) {
-    // The host crashed, hung or was cancelled: nothing says the file is good.
-    verdict.status = "timed_out";
-    verdict.reason = "the lsp host did not answer: " +
-                     (r.has_error() ? r.error().message() : std::string(ToolStatusName(r.status())));
-  } else if (out.outcome() == v1::VALIDATION_OUTCOME_DIAGNOSED) {
-    if (counts && out.baseline_done()) {
-      f->second.baseline.clear();
-      for (const v1::Diagnostic& d : out.baseline()) f->second.baseline.push_back(ToDiag(d));
-      f->second.baseline_known = true;
-      f->second.baseline_validator = out.validator();
-    }
-    std::vector<Diag> after;
-    for (const v1::Diagnostic& d : out.diagnostics()) after.push_back(ToDiag(d));
-    std::vector<bool> is_new(after.size(), true);
-    if (counts && !f->second.baseline.empty()) {  // the line map (a diff) only when there is a baseline to move
-      is_new = MarkNew(f->second.baseline, after, path, MapLines(f->second.original, c.check_content));
-    }
-    std::vector<Diag> fresh;
-    for (size_t i = 0; i < after.size(); ++i) {
-      const Diag& d = after[i];
-      rows.push_back({r.execution_id(), d.path, d.line, d.column, d.severity, d.code, d.message, d.source,
-                      static_cast<bool>(is_new[i])});
-      if (is_new[i]) fresh.push_back(d);
-      if (is_new[i] && d.severity == 1) ++verdict.new_errors;
-    }
-    verdict.status = verdict.new_errors > 0 ? "errors" : "clean";
-    verdict.summary = SummarizeDiagnostics(fresh, o_.workspace);
-    verdict.reason = out.reason();  // e.g. why a check command stood in for the server
-  } else if (out.outcome() == v1::VALIDATION_OUTCOME_NO_VALIDATOR) {
-    verdict.status = "no_validator";
-    verdict.reason = out.reason();
-    if (counts && f->second.has_verdict &&
-        (f->second.verdict.status == "errors" || f->second.verdict.status == "timed_out")) {
-      // Nothing can check the file now, and the last word on it was bad:
-      // it stays unverified.
-      verdict.status = "timed_out";
-      verdict.reason = "no validator could check it (" + out.reason() + "); the last verdict was " +
-                       f->second.verdict.status;
-    }
-  } else {
-    verdict.status = "timed_out";
-    verdict.reason = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? out.reason()
-                                                                       : "the lsp host gave no outcome";
-  }
-
-  // What the model reads.
-  std::string by = verdict.validator.empty() ? "" : " (" + verdict.validator + ")";
-  std::string note = verdict.reason.empty() ? "" : "(" + verdict.reason + ")\n";
-  if (verdict.status == "clean") {
-    text = "clean: no new errors in " + shown + by + "\n" + note;
-  } else if (verdict.status == "errors" && counts) {
-    text = "errors: " + Plural(verdict.new_errors, "new error", "new errors") + " in " + shown + by + ":\n" +
-           verdict.summary + note;
-  } else if (verdict.status == "errors") {
-    text = "errors: " + Plural(verdict.new_errors, "error", "errors") + " in " + shown + by +
-           " (the session has not changed this file, so they do not block):\n" + verdict.summary;
-  } else if (verdict.status == "timed_out") {
-    text = "timed_out: " + verdict.reason + ". " + shown + " is unverified, which blocks completion until it " +
-           "validates (edit it again or run lsp_check on it).\n";
-  } else {
-    text = "no_validator: " + verdict.reason + " (not verified; does not block)\n";
-  }
-  v1::ValidationVerdict* v = r.mutable_verdict();
-  v->set_execution_id(r.execution_id());
-  v->set_path(path);
-  v->set_status(verdict.status);
-  v->set_new_errors(static_cast<uint32_t>(verdict.new_errors));
-  v->set_summary(verdict.summary);
-  v->set_validator(verdict.validator);
-  v->set_reason(verdict.reason);
-  v->set_counts(counts);
-
-  bool failed = verdict.status == "errors" || verdict.status == "timed_out";
-  std::optional<FileVerdict> previous;
-  if (counts) {
-    if (f->second.has_verdict) previous = f->second.verdict;
-    f->second.verdict = verdict;
-    f->second.has_verdict = true;
-    if (failed) Agent(c.call.agent_id).failed_at = ++event_seq_;
-  }
-
-  // Optionally roll a write that brought new errors back.
-  std::string revert_id;
-  if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed &&
-      !IsValidUtf8(c.held->result.content_before())) {
-    // WriteFile carries text: bytes that are not UTF-8 would not survive.
-    text += "(not rolled back: the file's earlier content is not valid UTF-8)\n";
-  } else if (c.held && verdict.status == "errors" && o_.validation.revert_on_new_errors && f->second.existed) {
-    revert_id = NewId("ex");
-    v->set_revert_execution_id(revert_id);
-    text += "The edit was rolled back (" + revert_id + "): the file is as it was before " +
-            c.held->write.call.execution_id + ". Do not make the same edit again; change your approach.\n";
-  }
-
-  r.set_output_head(text);
-  r.set_output_tail("");
-  r.set_output_total_bytes(text.size());
-  ValidationRecord record{r.execution_id(), session_id_, c.call.agent_id, mutation, path,
-                          verdict.status, verdict.validator, verdict.new_errors, verdict.reason, verdict.summary,
-                          static_cast<int64_t>(out.latency_us()), clock_->WallMillis()};
-  std::vector<Artifact> extra;
-  if (counts && f->second.original_known && !f->second.original_recorded) {
-    // The file before the session changed it, so a resumed session keeps
-    // its baseline.
-    f->second.original_recorded = true;
-    const std::string& original = f->second.original;
-    extra.push_back({NewId("art"), r.execution_id(), f->second.existed ? "original" : "original_absent", original,
-                     static_cast<int64_t>(original.size()), false, ""});
-  }
-  Status recorded = RecordEnd(c, r, &record, rows, std::move(extra));
+  ValidationGate::Judgement j =
+      validation_.Judge(path, c.check_content, mutation, c.held ? &c.held->result : nullptr, &r);
+  if (j.failed) Agent(c.call.agent_id).failed_at = ++event_seq_;
+  j.record.session_id = session_id_;
+  j.record.agent_id = c.call.agent_id;
+  j.record.created_at_ms = clock_->WallMillis();
+  Status recorded = RecordEnd(c, r, &j.record, j.diagnostics, std::move(j.artifacts));
   if (!recorded.ok()) spdlog::error("{}", recorded.message());
   Deliver(c, r, recorded);
   if (!c.held) return;
   Held& held = *c.held;
   *held.result.mutable_verdict() = r.verdict();
-  std::string before = held.result.content_before();
   held.result.clear_content_before();  // the caller does not need it
-  if (revert_id.empty()) {
+  if (j.rollback_id.empty()) {
     // The write's caller hears of it now, with the verdict.
     return Deliver(held.write, held.result, held.recorded);
   }
   // The rollback is a write of its own, next in line on the file; the
   // write's caller hears of both once it is done.
+  const std::string& revert_id = j.rollback_id;
   Call& rv = calls_[revert_id];
   rv.call.execution_id = revert_id;
   rv.call.tool = kWriteFileTool;
-  rv.call.arguments_json = json({{"content", before}, {"file_path", shown}})
+  rv.call.arguments_json = json({{"content", j.content_before}, {"file_path", DisplayPath(path, o_.workspace)}})
                                .dump(-1, ' ', false, json::error_handler_t::replace);
   rv.call.agent_id = held.write.call.agent_id;
   rv.call.mode = held.write.call.mode;
@@ -1105,17 +858,12 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   rv.validate = false;
   // Back as it was: the verdict before the write holds again, unless the
   // rollback fails.
-  f->second.has_verdict = previous.has_value();
-  if (previous) f->second.verdict = *previous;
+  validation_.RolledBack(path, j.previous);
   CallHandlers caller = std::move(held.write.handlers);
-  rv.handlers.on_done = [this, path, verdict, caller, result = held.result, recorded = held.recorded](
+  rv.handlers.on_done = [this, path, verdict = j.verdict, caller, result = held.result, recorded = held.recorded](
                             const v1::ToolResult& rollback, const Status&) mutable {
     if (rollback.status() != v1::TOOL_STATUS_OK) {
-      auto file = files_.find(path);
-      if (file != files_.end()) {
-        file->second.verdict = verdict;  // the errors stay, and block
-        file->second.has_verdict = true;
-      }
+      validation_.RollbackFailed(path, verdict);
       v1::ValidationVerdict* v = result.mutable_verdict();
       v->clear_revert_execution_id();
       v->set_reason("the rollback " + rollback.execution_id() + " failed: " +

@@ -51,7 +51,7 @@
 #include "coordinator/gates/protected_paths.h"
 #include "coordinator/todo_list.h"
 #include "planner/tool_host.h"
-#include "coordinator/gates/validation.h"
+#include "coordinator/gates/validation_gate.h"
 #include "coordinator/gates/validators.h"
 #include "coordinator/worker_pool.h"
 #include "coordinator/worker_transport.h"
@@ -124,8 +124,6 @@ struct BreakerInfo {
   std::string last_failure;
   int64_t reopens_in_ms = 0;  // while open
 };
-
-constexpr char kLspCheckTool[] = "lsp_check";
 
 class Coordinator final : public ToolHost, private WorkerPool::Listener {
  public:
@@ -214,19 +212,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     uint64_t failed_at = 0;        // event number of its last failed validation
     uint64_t memory_query_at = 0;  // event number of its last memory_query
   };
-  // What the session knows of a file it changed.
-  struct FileState {
-    std::string original;      // before the session's first write to it
-    bool original_known = false;
-    bool existed = false;
-    bool original_recorded = false;  // kept in the ledger (an artifact of an lsp_check)
-    bool baseline_known = false;
-    std::string baseline_validator;  // whose diagnostics `baseline` holds
-    std::vector<Diag> baseline;  // the validator's diagnostics of `original`
-    bool has_verdict = false;
-    FileVerdict verdict;
-  };
-
   Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
   void OnResult(const v1::ToolResult& result) override;
@@ -305,9 +290,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, AgentState> agents_;                  // by agent id
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
   std::unique_ptr<ProtectedIndex> protected_index_;  // where nested git directories and instructions are
-  std::map<std::string, FileState> files_;                    // by absolute path
+  ValidationGate validation_;  // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
-  ProgramLookup lookup_;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;
   std::set<std::string> approved_for_session_;  // ask rules (or commands) the user allowed for the session

@@ -254,7 +254,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
       b->set_path(v.path);
       b->set_mutation_id(v.mutation_id);
       b->set_check_id(v.check_id);
-      b->set_status(v.status);
+      b->set_status(VerdictName(v.status));
       b->set_summary(v.summary);
       b->set_reason(v.reason);
     }

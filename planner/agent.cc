@@ -452,11 +452,11 @@ void Agent::ClaimCompletion() {
     std::string key = "blocked";
     json ids = json::array();
     for (const FileVerdict& v : blocking) {
-      text += "- " + DisplayPath(v.path, o_.workspace) + ": " + v.status + " after " + v.mutation_id +
+      text += "- " + DisplayPath(v.path, o_.workspace) + ": " + VerdictName(v.status) + " after " + v.mutation_id +
               " (lsp_check " + v.check_id + ")\n";
       if (!v.summary.empty()) text += v.summary;
       if (!v.reason.empty()) text += "  " + v.reason + "\n";
-      key += "|" + v.path + "|" + v.status + "|" + v.summary;
+      key += "|" + v.path + "|" + VerdictName(v.status) + "|" + v.summary;
       ids.push_back(v.check_id);
     }
     text += "Fix these (memory_query has the details), or run lsp_check to re-validate a file, then finish.";

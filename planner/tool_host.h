@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,13 +80,22 @@ struct CachedFileInfo {
   std::string ranges;  // "lines 1-40, 90-120" when partial
 };
 
+// The validation gate's verdict on a file. errors and timed_out (unverified)
+// block the session; no_validator does not (nothing could check the file).
+enum class Verdict { kClean, kErrors, kTimedOut, kNoValidator };
+// "clean", "errors", "timed_out", "no_validator": the ledger's and the wire's names.
+const char* VerdictName(Verdict verdict);
+// The verdict named `name`; timed_out (unverified) for a name it does not know.
+Verdict ParseVerdict(std::string_view name);
+// errors and timed_out.
+bool IsBlocking(Verdict verdict);
 
 // The validation gate's latest verdict on a file the session changed.
 struct FileVerdict {
   std::string path;         // absolute
   std::string mutation_id;  // the write it follows
   std::string check_id;     // the lsp_check execution
-  std::string status;       // clean, errors, timed_out, no_validator
+  Verdict status = Verdict::kTimedOut;
   std::string validator;
   int new_errors = 0;
   std::string summary;

@@ -133,7 +133,7 @@ class RemoteToolHost final : public ToolHost {
       v.path = b.path();
       v.mutation_id = b.mutation_id();
       v.check_id = b.check_id();
-      v.status = b.status();
+      v.status = ParseVerdict(b.status());
       v.summary = b.summary();
       v.reason = b.reason();
       blocking_.push_back(v);

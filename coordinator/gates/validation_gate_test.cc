@@ -266,7 +266,7 @@ TEST_F(ValidationGateTest, BlockedSessionRefusesCommandsAndAllowsReadsAndFixes) 
   Write("a.cc", "int a = b;\n", "int a = 1;\n");
   SayDiagnosed({});
   EXPECT_TRUE(coord_->Blocking().empty());
-  EXPECT_EQ(coord_->Verdicts()[0].status, "clean");
+  EXPECT_EQ(coord_->Verdicts()[0].status, Verdict::kClean);
 }
 
 TEST_F(ValidationGateTest, AHostThatFailsIsTimedOutNeverClean) {
