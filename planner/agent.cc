@@ -126,6 +126,7 @@ void Agent::StartNext() {
   current_->started = clock_->Now();
   current_->started_wall_ms = clock_->WallMillis();
   current_->budget = std::make_unique<Budget>(o_.budget, clock_);
+  current_->refusals = RefusalCounter(o_.checks.retry_cap);
   stall_.Reset();
   workspace_now_.clear();
   history_.push_back({ChatMessage::Role::kUser, current_->message.text, {}, {}});
@@ -432,12 +433,6 @@ void Agent::Tick() {
   if (std::optional<std::string> limit = current_->budget->Exceeded()) StopForBudget(*limit);
 }
 
-namespace {
-
-std::string Fingerprint(const std::string& text) { return Sha256Hex(text).substr(0, 16); }
-
-}  // namespace
-
 void Agent::RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail) {
   host_->RecordGateEvent(o_.agent_id, current_->message.id, kind, execution_id, detail);
 }
@@ -445,26 +440,13 @@ void Agent::RecordGateEvent(const std::string& kind, const std::string& executio
 void Agent::ClaimCompletion() {
   Current& c = *current_;
   if (c.message.mode != Mode::kEdit) return Finish("done");
-  // Gate 3: no file may be left with new errors or unverified.
-  std::vector<FileVerdict> blocking = host_->Blocking();
-  if (!blocking.empty()) {
-    std::string text = "[runtime] Completion refused: the validation gate has the session blocked.\n";
-    std::string key = "blocked";
-    json ids = json::array();
-    for (const FileVerdict& v : blocking) {
-      text += "- " + DisplayPath(v.path, o_.workspace) + ": " + VerdictName(v.status) + " after " + v.mutation_id +
-              " (lsp_check " + v.check_id + ")\n";
-      if (!v.summary.empty()) text += v.summary;
-      if (!v.reason.empty()) text += "  " + v.reason + "\n";
-      key += "|" + v.path + "|" + VerdictName(v.status) + "|" + v.summary;
-      ids.push_back(v.check_id);
-    }
-    text += "Fix these (memory_query has the details), or run lsp_check to re-validate a file, then finish.";
-    RecordGateEvent("completion_refused", blocking.front().check_id,
-                    json({{"reason", "blocked"}, {"lsp_checks", ids}}).dump());
-    return Refuse(Fingerprint(key), text);
+  // No file may be left with new errors or unverified.
+  std::string event;
+  if (std::optional<Refusal> blocked = RefuseWhileBlocked(host_->Blocking(), o_.workspace, &event)) {
+    RecordGateEvent("completion_refused", host_->Blocking().front().check_id, event);
+    return Refuse(*blocked);
   }
-  // Gate 4: backpressure, when the message changed files.
+  // Backpressure, when the message changed files.
   if (c.outcome.changed_files.empty()) return Finish("done");
   c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
   c.check_index = 0;
@@ -480,14 +462,7 @@ void Agent::RunNextCheck() {
   }
   if (c.check_index == c.checks.size()) {
     if (c.check_failures.empty()) return Finish("done");
-    std::string key, text = "[runtime] Completion refused: ";
-    text += c.check_failures.size() == 1 ? "a check failed.\n" : "checks failed.\n";
-    for (const auto& [fingerprint, failure] : c.check_failures) {
-      key += fingerprint;
-      text += failure;
-    }
-    text += "Fix the cause, then finish again (the checks run again).";
-    return Refuse(key, text);
+    return Refuse(RefuseForChecks(c.check_failures));
   }
   const CheckSpec& spec = c.checks[c.check_index];
   ToolCall call;
@@ -515,55 +490,26 @@ void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
   const CheckSpec spec = c.checks[c.check_index++];
   if (c.cancelled) return Finish("cancelled");
   if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
-  // A check's own failure (an exit code, its timeout) is the project's; one
-  // that could not run at all (crash, sandbox) is the infrastructure's.
-  std::string status;
-  bool ran = r.has_exit_code() && (r.status() == v1::TOOL_STATUS_OK || r.status() == v1::TOOL_STATUS_ERROR);
-  if (ran && r.exit_code() == 0) {
-    status = "passed";
-  } else if (ran || r.status() == v1::TOOL_STATUS_TIMED_OUT) {
-    status = "failed";
-  } else {
-    status = "not_run";
-  }
-  json detail = {{"name", spec.name}, {"status", status}, {"command", spec.command}, {"origin", spec.origin}};
-  if (r.has_exit_code()) detail["exit_code"] = r.exit_code();
-  RecordGateEvent("check", id, detail.dump());
-  std::string output = r.output_head();
-  if (r.output_total_bytes() > r.output_head().size() + r.output_tail().size()) output += "\n[...]\n";
-  output += r.output_tail();
-  std::string tail = ToDisplayText(OutputTail(output, 3000));
-  if (status == "failed") {
-    std::string how = r.status() == v1::TOOL_STATUS_TIMED_OUT
-                          ? "timed out after " + std::to_string(o_.checks.timeout_seconds) + " s"
-                          : "exited with " + std::to_string(r.exit_code());
-    c.check_failures.push_back({Fingerprint(spec.name + "\n" + tail),
-                                "The " + spec.name + " check (`" + spec.command + "`, " + id + ") " + how +
-                                    ". The end of its output:\n" + tail + "\n"});
-  } else if (status == "not_run" && !o_.fail_open) {
-    std::string why = r.has_error() ? r.error().message() : ToolStatusName(r.status());
-    c.check_failures.push_back({Fingerprint(spec.name + "\nnot_run\n" + why),
-                                "The " + spec.name + " check (`" + spec.command + "`, " + id +
-                                    ") could not run: " + why + ". Completion waits until it runs.\n"});
-  }
+  CheckVerdict v = JudgeCheck(spec, id, r, o_.checks.timeout_seconds, o_.fail_open);
+  RecordGateEvent("check", id, v.event);
+  if (v.failure) c.check_failures.push_back(*v.failure);
   RunNextCheck();
 }
 
-void Agent::Refuse(const std::string& fingerprint, const std::string& text) {
+void Agent::Refuse(const Refusal& refusal) {
   Current& c = *current_;
-  int times = ++c.refusals[fingerprint];
-  if (times >= o_.checks.retry_cap) {
+  int times = c.refusals.Count(refusal.fingerprint);
+  if (c.refusals.GaveUp(times)) {
     RecordGateEvent("not_converged", "",
-                    json({{"refusals", times}, {"last", text.substr(0, 2000)}}).dump(-1, ' ', false,
-                                                                                   json::error_handler_t::replace));
+                    json({{"refusals", times}, {"last", refusal.text.substr(0, 2000)}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
     c.outcome.error = Status::FailedPrecondition("not converged",
                                       "the same refusal came back " + std::to_string(times) + " times");
     return Finish("not_converged", c.outcome.error);
   }
-  history_.push_back({ChatMessage::Role::kUser, text, {}, {}});
+  history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
   AskModel();
 }
-
 
 void Agent::CancelCurrent() {
   if (!current_) return;

@@ -39,6 +39,7 @@
 #include "base/clock.h"
 #include "planner/budget.h"
 #include "planner/checks.h"
+#include "planner/convergence_gate.h"
 #include "planner/tool_calls.h"
 #include "planner/tool_host.h"
 #include "ledger/ledger.h"
@@ -166,11 +167,11 @@ class Agent {
     std::vector<std::string> model_call_ids;
     // The convergence gate: how often each distinct refusal happened, and the
     // checks of the completion claim being judged.
-    std::map<std::string, int> refusals;
+    RefusalCounter refusals{0};
     std::vector<CheckSpec> checks;
     size_t check_index = 0;
-    std::string check_running;                  // execution id
-    std::vector<std::pair<std::string, std::string>> check_failures;  // fingerprint, text for the model
+    std::string check_running;            // execution id
+    std::vector<Refusal> check_failures;  // what failed, for the model
     std::unique_ptr<Budget> budget;
     // Set when a budget or the stall detector ends the message while calls
     // still run: their cancelled results close the turn, then it finishes.
@@ -196,7 +197,7 @@ class Agent {
   void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
   // Tells the model why completion was refused and goes on, unless this
   // refusal has come back retry_cap times.
-  void Refuse(const std::string& fingerprint, const std::string& text);
+  void Refuse(const Refusal& refusal);
   // A budget ran out: cancels what runs, then finishes as budget_exceeded.
   void StopForBudget(const std::string& limit);
   // Ends the message now, or once the running calls have ended.
