@@ -1,5 +1,9 @@
 #include "coordinator/coordinator.h"
 
+// Long file: the central orchestrator (STYLE.md rule 1). Each gate's
+// decisions live in gates/; what stays here is the order they run in, the
+// calls' lifecycle (Submit, dispatch, record, deliver) and the write queues.
+
 #include <algorithm>
 #include <optional>
 

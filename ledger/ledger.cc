@@ -1,5 +1,10 @@
 #include "ledger/ledger.h"
 
+// Long file: the hash chain's writer and its verifiers share the table
+// definitions and the bytes each record's hash covers; they stay in one file
+// so the encoding has one definition. Readers (ledger_queries.cc) and reset
+// (ledger_reset.cc) live apart.
+
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -12,6 +17,7 @@
 
 #include "base/file_util.h"
 #include "base/sha256.h"
+#include "ledger/ledger_internal.h"
 
 namespace odin {
 
@@ -28,6 +34,7 @@ struct Ledger::Value {
 
 namespace {
 
+using namespace ledger_internal;
 using Value = Ledger::Value;
 
 struct Column {
@@ -131,106 +138,6 @@ Value ReadColumn(sqlite3_stmt* st, int i) {
   }
 }
 
-std::string ColumnText(sqlite3_stmt* st, int i) {
-  const unsigned char* p = sqlite3_column_text(st, i);
-  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
-           : std::string();
-}
-
-std::string ColumnBlob(sqlite3_stmt* st, int i) {
-  const void* p = sqlite3_column_blob(st, i);
-  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
-           : std::string();
-}
-
-// Finalizes a statement when it goes out of scope.
-struct Stmt {
-  sqlite3_stmt* st = nullptr;
-  ~Stmt() { sqlite3_finalize(st); }
-};
-
-constexpr const char kExecutionColumns[] =
-    "s.seq, s.execution_id, s.session_id, s.agent_id, s.tool, s.args_json, s.mode, s.worker_id, "
-    "s.started_at_ms, s.parent_id, e.seq, e.status, e.exit_code, e.exit_reason, e.finished_at_ms, e.duration_us, "
-    "e.output_head, e.output_tail, e.output_bytes, e.error, e.result_json "
-    "FROM execution_starts s LEFT JOIN execution_ends e ON e.execution_id = s.execution_id";
-
-ExecutionRow ReadExecution(sqlite3_stmt* st) {
-  ExecutionRow row;
-  row.seq = sqlite3_column_int64(st, 0);
-  row.start.execution_id = ColumnText(st, 1);
-  row.start.session_id = ColumnText(st, 2);
-  row.start.agent_id = ColumnText(st, 3);
-  row.start.tool = ColumnText(st, 4);
-  row.start.args_json = ColumnText(st, 5);
-  row.start.mode = ColumnText(st, 6);
-  row.start.worker_id = ColumnText(st, 7);
-  row.start.started_at_ms = sqlite3_column_int64(st, 8);
-  row.start.parent_id = ColumnText(st, 9);
-  if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
-    ExecutionEnd e;
-    e.execution_id = row.start.execution_id;
-    e.status = ColumnText(st, 11);
-    if (sqlite3_column_type(st, 12) != SQLITE_NULL) e.exit_code = sqlite3_column_int(st, 12);
-    e.exit_reason = ColumnText(st, 13);
-    e.finished_at_ms = sqlite3_column_int64(st, 14);
-    e.duration_us = sqlite3_column_int64(st, 15);
-    e.output_head = ColumnBlob(st, 16);
-    e.output_tail = ColumnBlob(st, 17);
-    e.output_bytes = sqlite3_column_int64(st, 18);
-    e.error = ColumnText(st, 19);
-    e.result_json = ColumnText(st, 20);
-    row.end = std::move(e);
-  }
-  return row;
-}
-
-constexpr const char kValidationColumns[] =
-    "execution_id, session_id, agent_id, mutation_id, path, status, validator, new_errors, reason, summary, "
-    "latency_us, created_at_ms FROM validations";
-
-ValidationRecord ReadValidation(sqlite3_stmt* st) {
-  ValidationRecord v;
-  v.execution_id = ColumnText(st, 0);
-  v.session_id = ColumnText(st, 1);
-  v.agent_id = ColumnText(st, 2);
-  v.mutation_id = ColumnText(st, 3);
-  v.path = ColumnText(st, 4);
-  v.status = ColumnText(st, 5);
-  v.validator = ColumnText(st, 6);
-  v.new_errors = sqlite3_column_int64(st, 7);
-  v.reason = ColumnText(st, 8);
-  v.summary = ColumnText(st, 9);
-  v.latency_us = sqlite3_column_int64(st, 10);
-  v.created_at_ms = sqlite3_column_int64(st, 11);
-  return v;
-}
-
-std::string AbsolutePath(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  char cwd[4096];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
-  return JoinPath(cwd, path);
-}
-
-// The anchor of the ledger at path, or null with *note saying why none is kept.
-std::unique_ptr<LedgerAnchor> AnchorFor(const std::string& path, const LedgerOptions& o, std::string* note) {
-  if (!o.anchored) {
-    *note = "not kept (turned off)";
-    return nullptr;
-  }
-  std::string dir = o.anchor_dir;
-  if (dir.empty()) {
-    StatusOr<std::string> d = LedgerAnchor::DefaultDir();
-    if (!d.ok()) {
-      *note = "not kept: " + d.status().message();
-      return nullptr;
-    }
-    dir = *d;
-  }
-  return std::make_unique<LedgerAnchor>(dir, path);
-}
-
 std::string Plural(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -255,96 +162,13 @@ Status CheckPresent(const std::string& path, const AnchorState& a, const std::st
   return Status::OK();
 }
 
-// A file name for SQLite's URI form (percent-encoding what would end the path).
-std::string UriPath(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    if (c == '%' || c == '?' || c == '#') {
-      char buf[4];
-      snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string UtcStamp(int64_t ms) {
-  time_t secs = static_cast<time_t>(ms / 1000);
-  struct tm tm;
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
-// Moves the ledger at path (and any -wal, -shm, -journal beside it) aside to
-// path.reset-GENERATION-TIME, after making sure no other connection has it
-// open: switching it out of WAL mode needs exclusive access, and folds the WAL
-// into the file. A file that is not a database is moved as it is.
-Status MoveAside(const std::string& path, int64_t generation, int64_t now_ms, int64_t* found_seq,
-                 std::string* moved_to) {
-  struct stat st;
-  *found_seq = 0;
-  moved_to->clear();
-  if (stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Status::OK();
-    return PosixError("ledger " + path, errno);
-  }
-  auto in_use = [&path] {
-    return Status::Unavailable("ledger " + path,
-                               "is in use by another odin process (a session, odin -p or odin serve); "
-                               "end it and reset again");
-  };
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
-  struct Closer {
-    sqlite3* db;
-    ~Closer() { sqlite3_close_v2(db); }
-  } closer{db};
-  *found_seq = -1;
-  if (rc == SQLITE_OK) {
-    sqlite3_busy_timeout(db, 1000);
-    std::string mode;
-    rc = sqlite3_exec(
-        db, "PRAGMA journal_mode=DELETE",
-        [](void* out, int, char** values, char**) {
-          *static_cast<std::string*>(out) = values[0] ? values[0] : "";
-          return 0;
-        },
-        &mode, nullptr);
-    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED || (rc == SQLITE_OK && mode != "delete")) {
-      return in_use();
-    }
-    if (rc == SQLITE_OK) {
-      rc = sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr);
-      if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return in_use();
-    }
-    if (rc == SQLITE_OK) {
-      *found_seq = 0;
-      for (const TableDef& t : Tables()) {
-        Stmt q;
-        std::string sql = std::string("SELECT MAX(seq) FROM ") + t.name;
-        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q.st, nullptr) == SQLITE_OK && sqlite3_step(q.st) == SQLITE_ROW) {
-          *found_seq = std::max<int64_t>(*found_seq, sqlite3_column_int64(q.st, 0));
-        }
-      }
-    }
-  }
-  std::string target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms);
-  for (int n = 2; PathExists(target); ++n) {
-    target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms) + "." + std::to_string(n);
-  }
-  if (rename(path.c_str(), target.c_str()) != 0) return PosixError("cannot move ledger " + path + " aside", errno);
-  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
-    if (PathExists(path + suffix)) rename((path + suffix).c_str(), (target + suffix).c_str());
-  }
-  *moved_to = target;
-  return Status::OK();
-}
-
 }  // namespace
+
+std::vector<std::string> ledger_internal::ChainedTables() {
+  std::vector<std::string> names;
+  for (const TableDef& t : Tables()) names.push_back(t.name);
+  return names;
+}
 
 Ledger::Ledger(sqlite3* db, std::string path, Redactor redactor)
     : db_(db), path_(std::move(path)), redactor_(std::move(redactor)) {}
@@ -488,36 +312,6 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path_i
   }
   if (!options.allow_short) RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/false));
   return ledger;
-}
-
-StatusOr<LedgerResetReport> Ledger::Reset(const std::string& path_in, int64_t now_ms, const LedgerOptions& options) {
-  const std::string path = AbsolutePath(path_in);
-  std::string note;
-  std::unique_ptr<LedgerAnchor> anchor = AnchorFor(path, options, &note);
-  if (anchor == nullptr) return Status::FailedPrecondition("ledger " + path, "cannot be reset: its anchor is " + note);
-  LedgerResetReport report;
-  report.anchor_path = anchor->path();
-  RETURN_IF_ERROR(anchor->Update([&](const std::optional<AnchorState>& now) -> StatusOr<std::optional<AnchorState>> {
-    AnchorState next = now ? *now : AnchorState();
-    next.ledger = path;
-    AnchorReset r;
-    r.at_ms = now_ms;
-    r.anchored_seq = next.seq;
-    r.anchored_hash = next.hash;
-    // Moved before the anchor changes: a crash in between leaves a missing
-    // ledger the old anchor still complains about, and a second reset.
-    RETURN_IF_ERROR(MoveAside(path, next.generation + 1, now_ms, &r.found_seq, &r.moved_to));
-    next.generation += 1;
-    next.seq = 0;
-    next.hash.clear();
-    next.resets.push_back(r);
-    report.generation = next.generation;
-    report.anchored_seq = r.anchored_seq;
-    report.found_seq = r.found_seq;
-    report.moved_to = r.moved_to;
-    return std::optional<AnchorState>(std::move(next));
-  }));
-  return report;
 }
 
 Status Ledger::Init() {
@@ -795,162 +589,6 @@ Status Ledger::AddGateEvent(const GateEvent& g) {
                                   Value::Text(g.message_id), Value::Text(g.kind), Value::Text(g.execution_id),
                                   Value::Text(redactor_.Redact(g.detail_json)), Value::Int(g.created_at_ms)});
   });
-}
-
-StatusOr<std::vector<ValidationRecord>> Ledger::ListValidations(const std::string& session_id) {
-  Stmt s;
-  std::string sql = std::string("SELECT ") + kValidationColumns + " WHERE session_id = ? ORDER BY seq";
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("list validations", rc);
-  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<ValidationRecord> out;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadValidation(s.st));
-  if (rc != SQLITE_DONE) return SqliteError("list validations", rc);
-  return out;
-}
-
-StatusOr<std::vector<DiagnosticRecord>> Ledger::ListDiagnostics(const std::string& execution_id) {
-  Stmt s;
-  int rc = sqlite3_prepare_v2(db_,
-                              "SELECT execution_id, path, line, column, severity, code, message, source, is_new "
-                              "FROM diagnostics WHERE execution_id = ? ORDER BY seq",
-                              -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("list diagnostics", rc);
-  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<DiagnosticRecord> out;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
-    DiagnosticRecord d;
-    d.execution_id = ColumnText(s.st, 0);
-    d.path = ColumnText(s.st, 1);
-    d.line = sqlite3_column_int64(s.st, 2);
-    d.column = sqlite3_column_int64(s.st, 3);
-    d.severity = sqlite3_column_int64(s.st, 4);
-    d.code = ColumnText(s.st, 5);
-    d.message = ColumnText(s.st, 6);
-    d.source = ColumnText(s.st, 7);
-    d.is_new = sqlite3_column_int(s.st, 8) != 0;
-    out.push_back(std::move(d));
-  }
-  if (rc != SQLITE_DONE) return SqliteError("list diagnostics", rc);
-  return out;
-}
-
-StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& session_id) {
-  Stmt s;
-  int rc = sqlite3_prepare_v2(db_,
-                              "SELECT id, session_id, agent_id, message_id, kind, execution_id, detail_json, "
-                              "created_at_ms FROM gate_events WHERE session_id = ? ORDER BY seq",
-                              -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("list gate events", rc);
-  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<GateEvent> out;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
-    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), ColumnText(s.st, 3),
-                   ColumnText(s.st, 4), ColumnText(s.st, 5), ColumnText(s.st, 6), sqlite3_column_int64(s.st, 7)});
-  }
-  if (rc != SQLITE_DONE) return SqliteError("list gate events", rc);
-  return out;
-}
-
-StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms,
-                                       const std::string& agent_id) {
-  Stmt s;
-  int rc = sqlite3_prepare_v2(db_,
-                              "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
-                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ? "
-                              "AND started_at_ms >= ? AND (? = '' OR agent_id = ?)",
-                              -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("usage", rc);
-  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s.st, 2, since_ms);
-  sqlite3_bind_text(s.st, 3, agent_id.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s.st, 4, agent_id.c_str(), -1, SQLITE_TRANSIENT);
-  if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
-  return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
-                      sqlite3_column_int64(s.st, 3)};
-}
-
-StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {
-  Stmt s;
-  std::string sql = std::string("SELECT ") + kExecutionColumns + " ORDER BY s.seq DESC LIMIT ?";
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("list executions", rc);
-  sqlite3_bind_int(s.st, 1, limit);
-  std::vector<ExecutionRow> rows;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
-  if (rc != SQLITE_DONE) return SqliteError("list executions", rc);
-  return rows;
-}
-
-StatusOr<std::vector<ExecutionRow>> Ledger::ListSessionExecutions(const std::string& session_id) {
-  Stmt s;
-  std::string sql = std::string("SELECT ") + kExecutionColumns + " WHERE s.session_id = ? ORDER BY s.seq";
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("list session executions", rc);
-  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<ExecutionRow> rows;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
-  if (rc != SQLITE_DONE) return SqliteError("list session executions", rc);
-  return rows;
-}
-
-StatusOr<SessionRecord> Ledger::FindSession(const std::string& id) {
-  Stmt s;
-  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions WHERE id = ?", -1,
-                              &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("find session", rc);
-  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
-  rc = sqlite3_step(s.st);
-  if (rc == SQLITE_DONE) return Status::NotFound("session " + id, "no such session in the ledger");
-  if (rc != SQLITE_ROW) return SqliteError("find session", rc);
-  return SessionRecord{ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), sqlite3_column_int64(s.st, 3)};
-}
-
-StatusOr<ExecutionRow> Ledger::FindExecution(const std::string& id) {
-  for (char c : id) {
-    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
-      return Status::InvalidArgument("execution id '" + id + "'", "unexpected character");
-    }
-  }
-  Stmt s;
-  std::string sql = std::string("SELECT ") + kExecutionColumns +
-                    " WHERE s.execution_id = ?1 OR s.execution_id LIKE ?2 ORDER BY s.execution_id = ?1 DESC LIMIT 2";
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("find execution", rc);
-  std::string like = id + "%";
-  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s.st, 2, like.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<ExecutionRow> rows;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
-  if (rc != SQLITE_DONE) return SqliteError("find execution", rc);
-  if (rows.empty()) return Status::NotFound("execution " + id, "no such execution in the ledger");
-  if (rows.size() > 1 && rows[0].start.execution_id != id) {
-    return Status::InvalidArgument("execution " + id, "ambiguous prefix; give more characters");
-  }
-  return rows[0];
-}
-
-StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& execution_id) {
-  Stmt s;
-  int rc = sqlite3_prepare_v2(
-      db_, "SELECT id, execution_id, kind, content, size, truncated, sha256 FROM artifacts "
-           "WHERE execution_id = ? ORDER BY seq", -1, &s.st, nullptr);
-  if (rc != SQLITE_OK) return SqliteError("list artifacts", rc);
-  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<Artifact> out;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
-    Artifact a;
-    a.id = ColumnText(s.st, 0);
-    a.execution_id = ColumnText(s.st, 1);
-    a.kind = ColumnText(s.st, 2);
-    a.content = ColumnBlob(s.st, 3);
-    a.size = sqlite3_column_int64(s.st, 4);
-    a.truncated = sqlite3_column_int(s.st, 5) != 0;
-    a.sha256 = ColumnText(s.st, 6);
-    out.push_back(std::move(a));
-  }
-  if (rc != SQLITE_DONE) return SqliteError("list artifacts", rc);
-  return out;
 }
 
 StatusOr<VerifyReport> Ledger::Verify() {

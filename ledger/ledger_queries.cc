@@ -1,0 +1,168 @@
+// The ledger's readers: sessions, executions, validations, diagnostics,
+// gate events, artifacts and usage, as records.
+#include <sqlite3.h>
+
+#include "ledger/ledger.h"
+#include "ledger/ledger_internal.h"
+
+namespace odin {
+
+using namespace ledger_internal;
+
+StatusOr<std::vector<ValidationRecord>> Ledger::ListValidations(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kValidationColumns + " WHERE session_id = ? ORDER BY seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list validations", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ValidationRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadValidation(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list validations", rc);
+  return out;
+}
+
+StatusOr<std::vector<DiagnosticRecord>> Ledger::ListDiagnostics(const std::string& execution_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT execution_id, path, line, column, severity, code, message, source, is_new "
+                              "FROM diagnostics WHERE execution_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list diagnostics", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<DiagnosticRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    DiagnosticRecord d;
+    d.execution_id = ColumnText(s.st, 0);
+    d.path = ColumnText(s.st, 1);
+    d.line = sqlite3_column_int64(s.st, 2);
+    d.column = sqlite3_column_int64(s.st, 3);
+    d.severity = sqlite3_column_int64(s.st, 4);
+    d.code = ColumnText(s.st, 5);
+    d.message = ColumnText(s.st, 6);
+    d.source = ColumnText(s.st, 7);
+    d.is_new = sqlite3_column_int(s.st, 8) != 0;
+    out.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list diagnostics", rc);
+  return out;
+}
+
+StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& session_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT id, session_id, agent_id, message_id, kind, execution_id, detail_json, "
+                              "created_at_ms FROM gate_events WHERE session_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list gate events", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<GateEvent> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), ColumnText(s.st, 3),
+                   ColumnText(s.st, 4), ColumnText(s.st, 5), ColumnText(s.st, 6), sqlite3_column_int64(s.st, 7)});
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list gate events", rc);
+  return out;
+}
+
+StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms,
+                                       const std::string& agent_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
+                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ? "
+                              "AND started_at_ms >= ? AND (? = '' OR agent_id = ?)",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("usage", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s.st, 2, since_ms);
+  sqlite3_bind_text(s.st, 3, agent_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 4, agent_id.c_str(), -1, SQLITE_TRANSIENT);
+  if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
+  return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
+                      sqlite3_column_int64(s.st, 3)};
+}
+
+StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " ORDER BY s.seq DESC LIMIT ?";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list executions", rc);
+  sqlite3_bind_int(s.st, 1, limit);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list executions", rc);
+  return rows;
+}
+
+StatusOr<std::vector<ExecutionRow>> Ledger::ListSessionExecutions(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " WHERE s.session_id = ? ORDER BY s.seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list session executions", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list session executions", rc);
+  return rows;
+}
+
+StatusOr<SessionRecord> Ledger::FindSession(const std::string& id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions WHERE id = ?", -1,
+                              &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find session", rc);
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(s.st);
+  if (rc == SQLITE_DONE) return Status::NotFound("session " + id, "no such session in the ledger");
+  if (rc != SQLITE_ROW) return SqliteError("find session", rc);
+  return SessionRecord{ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), sqlite3_column_int64(s.st, 3)};
+}
+
+StatusOr<ExecutionRow> Ledger::FindExecution(const std::string& id) {
+  for (char c : id) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return Status::InvalidArgument("execution id '" + id + "'", "unexpected character");
+    }
+  }
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns +
+                    " WHERE s.execution_id = ?1 OR s.execution_id LIKE ?2 ORDER BY s.execution_id = ?1 DESC LIMIT 2";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find execution", rc);
+  std::string like = id + "%";
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 2, like.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("find execution", rc);
+  if (rows.empty()) return Status::NotFound("execution " + id, "no such execution in the ledger");
+  if (rows.size() > 1 && rows[0].start.execution_id != id) {
+    return Status::InvalidArgument("execution " + id, "ambiguous prefix; give more characters");
+  }
+  return rows[0];
+}
+
+StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& execution_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(
+      db_, "SELECT id, execution_id, kind, content, size, truncated, sha256 FROM artifacts "
+           "WHERE execution_id = ? ORDER BY seq", -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list artifacts", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<Artifact> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    Artifact a;
+    a.id = ColumnText(s.st, 0);
+    a.execution_id = ColumnText(s.st, 1);
+    a.kind = ColumnText(s.st, 2);
+    a.content = ColumnBlob(s.st, 3);
+    a.size = sqlite3_column_int64(s.st, 4);
+    a.truncated = sqlite3_column_int(s.st, 5) != 0;
+    a.sha256 = ColumnText(s.st, 6);
+    out.push_back(std::move(a));
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list artifacts", rc);
+  return out;
+}
+
+}  // namespace odin
