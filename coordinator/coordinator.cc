@@ -22,6 +22,7 @@
 #include "coordinator/gates/validation_gate.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
+#include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
@@ -211,10 +212,11 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     SubmitLspCheck(id, *path, std::move(*content));
     return id;
   }
-  if (info != nullptr && info->writes_files) {
+  if (info != nullptr && info->writes_files()) {
     // One write per file at a time: later ones wait, and meet the gate only
     // when their turn comes, against the file as the earlier write left it.
-    StatusOr<std::string> path = ResolveWorkspacePath(TargetFileOf(tc.tool, tc.arguments_json), o_.workspace);
+    std::string given = TargetFileOf(tc.tool, tc.arguments_json);
+    StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
     if (!path.ok()) {
       // Malformed arguments or a path outside the workspace: the gate says which.
       v1::FileExpectation unused;
@@ -222,7 +224,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       Status s = CheckReadBeforeEdit(tc.tool, tc.arguments_json, o_.workspace, Agent(tc.agent_id).cache.get(),
                                      &unused, &ignored);
       if (s.ok()) s = path.status();
-      if (s.message().find("outside the workspace") != std::string::npos) {
+      if (IsOutsideWorkspace(given, o_.workspace)) {
         // No approval opens it: the sandbox lets no worker write there.
         RecordGateEvent(tc.agent_id, "", "outside_workspace", id,
                         json({{"tool", tc.tool}, {"reason", s.ToString()}}).dump(-1, ' ', false,
@@ -335,14 +337,6 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }
 
-namespace {
-
-bool IsWriteTool(const std::string& tool) {
-  return tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool;
-}
-
-}  // namespace
-
 Status Coordinator::CheckSafeguards(Call& c, bool* wait) {
   *wait = false;
   const ToolCall& call = c.call;
@@ -354,27 +348,13 @@ Status Coordinator::CheckSafeguards(Call& c, bool* wait) {
 
 Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
   const ToolCall& call = c.call;
-  json args = json::parse(call.arguments_json, nullptr, false);
-  // The command as a shell line: "command", or "argv" quoted word by word.
-  // Arguments the gate cannot read are the tool's to refuse; none run unjudged.
-  std::string command;
-  if (args.is_object() && args.contains("command") && args["command"].is_string()) {
-    command = args["command"].get<std::string>();
-  } else if (args.is_object() && args.contains("argv") && args["argv"].is_array()) {
-    std::vector<std::string> argv;
-    for (const json& a : args["argv"]) {
-      if (!a.is_string()) return Status::InvalidArgument("command", "argv must be an array of strings");
-      argv.push_back(a.get<std::string>());
-    }
-    command = ShellJoin(argv);
-  } else {
-    return Status::InvalidArgument("command", "ExecuteCommand needs a command (a string)");
-  }
-  std::string cwd;
-  if (args.contains("cwd") && args["cwd"].is_string()) {
-    cwd = args["cwd"].get<std::string>();
-    if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
-  }
+  // The same parser as the worker's, on the same bytes: the gate judges
+  // what will run. Arguments it cannot read are refused; none run unjudged.
+  ASSIGN_OR_RETURN(CommandArgs args, ParseCommandArgs(call.arguments_json));
+  // The command as a shell line: the script, or argv quoted word by word.
+  std::string command = args.script.empty() ? ShellJoin(args.argv) : args.script;
+  std::string cwd = args.cwd;
+  if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
   RuleVerdict v = JudgeCommand(command, o_.command_rules, o_.workspace, cwd);
   if (v.decision == RuleDecision::kAllow) return Status::OK();
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};

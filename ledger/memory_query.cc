@@ -7,6 +7,7 @@
 
 #include "tools/file_tool_args.h"
 #include "tools/text_file.h"
+#include "tools/tool_catalog.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
@@ -17,10 +18,6 @@ namespace {
 
 constexpr size_t kDiffShown = 4096;
 constexpr int kMaxLimit = 50;
-
-bool IsWrite(const std::string& tool) {
-  return tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool;
-}
 
 std::string FirstLine(const std::string& text) {
   std::string line = ToDisplayText(text.substr(0, text.find('\n')));
@@ -103,7 +100,7 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
 
   if (query == "last_edit") {
     for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-      if (!IsWrite(it->start.tool) || !it->end || it->end->status != "ok") continue;
+      if (!IsWriteTool(it->start.tool) || !it->end || it->end->status != "ok") continue;
       std::string path = FileOf(*it, workspace);
       if (!file.empty() && path != file) continue;
       json edit = ExecutionJson(*it);
@@ -144,7 +141,7 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
   } else if (query == "failed_attempts") {
     json attempts = json::array();
     for (auto it = rows.rbegin(); it != rows.rend() && attempts.size() < static_cast<size_t>(limit); ++it) {
-      if (!IsWrite(it->start.tool) || !it->end) continue;
+      if (!IsWriteTool(it->start.tool) || !it->end) continue;
       std::string path = FileOf(*it, workspace);
       if (!file.empty() && path != file) continue;
       auto v = validation_of.find(it->start.execution_id);
@@ -166,7 +163,7 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
       if (!tool.empty() && it->start.tool != tool) continue;
       if (!status.empty() && (it->end ? it->end->status : "started") != status) continue;
       json e = ExecutionJson(*it);
-      if (IsWrite(it->start.tool)) e["file"] = DisplayPath(FileOf(*it, workspace), workspace);
+      if (IsWriteTool(it->start.tool)) e["file"] = DisplayPath(FileOf(*it, workspace), workspace);
       auto v = validation_of.find(it->start.execution_id);
       if (v != validation_of.end()) e["validation"] = ValidationJson(*v->second, workspace);
       list.push_back(e);

@@ -27,13 +27,13 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 }  // namespace
 
-StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const std::string& workspace) {
+StatusOr<CommandArgs> ParseCommandArgs(std::string_view arguments) {
   using nlohmann::json;
   json args = json::parse(arguments, nullptr, false);
   if (args.is_discarded() || !args.is_object()) {
     return Status::InvalidArgument("ExecuteCommand", "arguments must be a JSON object");
   }
-  CommandSpec spec;
+  CommandArgs parsed;
   bool has_command = args.contains("command");
   bool has_argv = args.contains("argv");
   if (has_command == has_argv) {
@@ -43,8 +43,7 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
     if (!args["command"].is_string() || args["command"].get<std::string>().empty()) {
       return Status::InvalidArgument("ExecuteCommand", "\"command\" must be a non-empty string");
     }
-    std::string shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
-    spec.argv = {shell, "-c", args["command"].get<std::string>()};
+    parsed.script = args["command"].get<std::string>();
   } else {
     const json& argv = args["argv"];
     if (!argv.is_array() || argv.empty()) {
@@ -54,15 +53,27 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
       if (!a.is_string()) {
         return Status::InvalidArgument("ExecuteCommand", "\"argv\" must be a non-empty array of strings");
       }
-      spec.argv.push_back(a.get<std::string>());
+      parsed.argv.push_back(a.get<std::string>());
     }
   }
-  std::string cwd = workspace;
   if (args.contains("cwd")) {
     if (!args["cwd"].is_string()) return Status::InvalidArgument("ExecuteCommand", "\"cwd\" must be a string");
-    std::string given = args["cwd"].get<std::string>();
-    cwd = !given.empty() && given[0] == '/' ? given : JoinPath(workspace, given);
+    parsed.cwd = args["cwd"].get<std::string>();
   }
+  return parsed;
+}
+
+StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const std::string& workspace) {
+  ASSIGN_OR_RETURN(CommandArgs args, ParseCommandArgs(arguments));
+  CommandSpec spec;
+  if (!args.script.empty()) {
+    std::string shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+    spec.argv = {shell, "-c", args.script};
+  } else {
+    spec.argv = std::move(args.argv);
+  }
+  std::string cwd = workspace;
+  if (!args.cwd.empty()) cwd = args.cwd[0] == '/' ? args.cwd : JoinPath(workspace, args.cwd);
   StatusOr<std::string> real = RealPath(cwd);
   if (!real.ok()) return Status::InvalidArgument("ExecuteCommand: cwd", real.status().message());
   if (!IsInside(*real, workspace)) {

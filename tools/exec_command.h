@@ -45,8 +45,21 @@ struct CommandSpec {
   bool kill_escaped_descendants = true;
 };
 
-// Parses ExecuteCommand's arguments. Returns InvalidArgument naming the problem
-// (malformed JSON, neither or both of command/argv, a cwd outside workspace).
+// ExecuteCommand's arguments, parsed once: the command-rule gate judges what
+// this holds, and the worker runs what ParseExecuteCommandArgs makes of the
+// same bytes with the same parser, so the two cannot disagree.
+struct CommandArgs {
+  std::string script;             // "command": shell text, run by bash -c; empty when argv is given
+  std::vector<std::string> argv;  // "argv": the program and its arguments, run directly
+  std::string cwd;                // "cwd" as given, relative to the workspace or absolute; "" for none
+};
+// Returns InvalidArgument naming the problem (malformed JSON, neither or both
+// of command/argv, an empty command, an argv that is not strings).
+StatusOr<CommandArgs> ParseCommandArgs(std::string_view json);
+
+// What the worker runs: the arguments parsed, the shell form turned into
+// bash -c, the cwd resolved. Returns InvalidArgument as ParseCommandArgs
+// does, and for a cwd outside workspace.
 StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view json, const std::string& workspace);
 
 // Which stream a chunk of output came from (matches odin.v1.OutputStream).

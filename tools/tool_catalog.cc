@@ -7,18 +7,18 @@ namespace odin {
 namespace {
 
 constexpr ToolInfo kTools[] = {
-    {kLsTool, false, false, false},
-    {kGlobTool, false, false, false},
-    {kGrepTool, false, true, false},
-    {kReadTool, false, true, false},
-    {kTodoWriteTool, false, false, true},
-    {"memory_query", false, false, true},
-    {"lsp_check", false, false, false},
-    {kExecuteCommandTool, false, false, false},
-    {kWriteFileTool, true, false, false},
-    {kEditTool, true, false, false},
-    {kMultiEditTool, true, false, false},
-    {kAgentTool, false, false, false},
+    {kLsTool, ToolClass::kRead, false, false},
+    {kGlobTool, ToolClass::kRead, false, false},
+    {kGrepTool, ToolClass::kRead, true, false},
+    {kReadTool, ToolClass::kRead, true, false},
+    {kTodoWriteTool, ToolClass::kRead, false, true},  // the agent's own list, not the workspace
+    {"memory_query", ToolClass::kRead, false, true},
+    {"lsp_check", ToolClass::kRead, false, false},
+    {kExecuteCommandTool, ToolClass::kExec, false, false},
+    {kWriteFileTool, ToolClass::kWrite, false, false},
+    {kEditTool, ToolClass::kWrite, false, false},
+    {kMultiEditTool, ToolClass::kWrite, false, false},
+    {kAgentTool, ToolClass::kAgent, false, false},
 };
 
 }  // namespace
@@ -47,10 +47,15 @@ const ToolInfo* FindTool(std::string_view name) {
   return nullptr;
 }
 
+bool IsWriteTool(std::string_view name) {
+  const ToolInfo* t = FindTool(name);
+  return t != nullptr && t->writes_files();
+}
+
 std::vector<std::string> ToolsForMode(Mode mode) {
   std::vector<std::string> out;
   for (const ToolInfo& t : kTools) {
-    if (!t.writes_files || mode == Mode::kEdit) out.push_back(t.name);
+    if (!t.writes_files() || mode == Mode::kEdit) out.push_back(t.name);
   }
   return out;
 }

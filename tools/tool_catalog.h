@@ -18,15 +18,28 @@ const char* ModeName(Mode mode);
 // main agent in every mode, never to a subagent.
 constexpr char kAgentTool[] = "AgentTool";
 
+// What a tool may do: the gates judge a call by its class.
+enum class ToolClass {
+  kRead,     // looks at the workspace (Read, Grep, LS, ...), or at Odin's own state
+  kWrite,    // changes one file through the file tools: edit mode only, one write per file at a time
+  kExec,     // runs a command (ExecuteCommand): what it changes, the command rules and the sandbox decide
+  kAgent,    // starts a subagent, whose own calls meet the gates
+};
+
+// A tool's descriptor. The table (tool_catalog.cc) is the one place that
+// answers "does it write", "does it feed the file cache", "where does it run".
 struct ToolInfo {
   const char* name;
-  bool writes_files;    // WriteFile, EditTool, MultiEditTool: edit mode only, per-file lock
+  ToolClass tool_class;
   bool reads_files;     // feeds the file cache (Read, Grep with content output)
-  bool in_coordinator;  // runs in the coordinator itself (TodoWrite), not a worker
+  bool in_coordinator;  // runs in the coordinator itself (TodoWrite, memory_query), not a worker
+  bool writes_files() const { return tool_class == ToolClass::kWrite; }
 };
 
 // The tool named name, or null if Odin has no such tool.
 const ToolInfo* FindTool(std::string_view name);
+// True iff name is a file-writing tool (WriteFile, EditTool, MultiEditTool).
+bool IsWriteTool(std::string_view name);
 
 // The names of the tools offered in mode, in a stable order.
 std::vector<std::string> ToolsForMode(Mode mode);

@@ -33,6 +33,15 @@ StatusOr<std::string> ResolvePath(const std::string& given, const std::string& b
   return resolved;
 }
 
+bool IsOutsideWorkspace(const std::string& given, const std::string& workspace) {
+  if (given.empty()) return false;
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
+                                            : std::filesystem::path(workspace) / given;
+  if (!IsInsideDir(p.lexically_normal().string(), workspace)) return true;
+  StatusOr<std::string> resolved = ResolvePath(given, workspace);
+  return resolved.ok() && !IsInsideDir(*resolved, workspace);
+}
+
 StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
   if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
   std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)

@@ -15,6 +15,9 @@ namespace odin {
 // is absolute with symlinks resolved. Returns InvalidArgument "... is outside
 // the workspace ..." when it leaves the workspace, and for an empty path.
 StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace);
+// True iff given names a place outside workspace, lexically or once its
+// symlinks are resolved: the case ResolveWorkspacePath refuses as outside.
+bool IsOutsideWorkspace(const std::string& given, const std::string& workspace);
 
 // The absolute, normalized path for `given` (relative to base), with symlinks
 // resolved for the part that exists, wherever it leads.

@@ -58,6 +58,16 @@ TEST_F(WorkspacePathTest, AnApprovedPathOutsideLetsThroughItselfAndWhatIsBelowIt
   EXPECT_FALSE(ResolveToolPath(root_ + "/other/etc/passwd", ws_, approved).ok());
 }
 
+TEST_F(WorkspacePathTest, IsOutsideWorkspaceAnswersWithoutReadingAMessage) {
+  EXPECT_TRUE(IsOutsideWorkspace("../outside.txt", ws_));
+  EXPECT_TRUE(IsOutsideWorkspace("/etc/passwd", ws_));
+  ASSERT_EQ(symlink(root_.c_str(), (ws_ + "/up").c_str()), 0);
+  EXPECT_TRUE(IsOutsideWorkspace("up/x", ws_));
+  EXPECT_FALSE(IsOutsideWorkspace("src/a.cc", ws_));
+  EXPECT_FALSE(IsOutsideWorkspace("new/dir/file", ws_));
+  EXPECT_FALSE(IsOutsideWorkspace("", ws_));  // malformed, not outside
+}
+
 TEST_F(WorkspacePathTest, DisplayPathIsRelative) {
   EXPECT_EQ(DisplayPath(ws_ + "/src/a.cc", ws_), "src/a.cc");
   EXPECT_EQ(DisplayPath(ws_, ws_), ".");
