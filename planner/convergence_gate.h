@@ -1,5 +1,5 @@
 #pragma once
-// The convergence gate (gate 3 of DESIGN.md): what stands between a model's
+// The convergence gate (gate 4 of DESIGN.md): what stands between a model's
 // "I am done" and a message that ends as done, in edit mode.
 //
 // A claim of completion is refused while the validation gate has the session

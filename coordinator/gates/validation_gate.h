@@ -1,5 +1,5 @@
 #pragma once
-// ValidationGate: gate 4 of DESIGN.md, the verdicts on the files a session
+// ValidationGate: gate 3 of DESIGN.md, the verdicts on the files a session
 // changed, and the blocked state they make.
 //
 // After a write succeeds, the coordinator asks the lsp host (a language
