@@ -1,8 +1,9 @@
 #pragma once
 // Runtime: what a coordinator process sets up before it can run a tool call,
 // in order: workspace, config, state directory, ledger, worker transport,
-// launcher and the coordinator with its worker pool. Used by `odin exec` now
-// and by every later front end (odin -p, odin serve).
+// launcher and the coordinator with its worker pool. Every front end uses it:
+// odin exec, odin tool, and (through AgentSession) odin -p, the interactive
+// session and odin serve.
 //
 // Destruction runs in reverse: the pool shuts its workers down before the
 // transport and the ledger go away.

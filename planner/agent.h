@@ -105,7 +105,7 @@ struct MessageOutcome {
   std::string report_json;
 };
 
-// What a front end (terminal, JSON stream, gRPC later) hears.
+// What a front end (terminal, JSON stream, the daemon's event stream) hears.
 class AgentObserver {
  public:
   virtual ~AgentObserver() = default;

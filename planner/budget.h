@@ -1,6 +1,6 @@
 #pragma once
-// Budget: the limits of one run (a message, and later the subagents it
-// starts, which charge their parent's budget) and what it has used: model
+// Budget: the limits of one run (a message, and the subagents it starts,
+// which charge their parent's budget) and what it has used: model
 // turns, tool calls, tokens, cost and wall time.
 //
 // It is the one choke point: the agent asks it before each model call, the

@@ -2,7 +2,7 @@
 // AgentSession: an agent at work in a workspace. It puts together the runtime
 // (workers, ledger, coordinator), the HTTP client and model client, and the
 // planner loop, and drives them all from one poll loop. Front ends (odin -p,
-// the interactive terminal, and later the daemon) own one and call Poll.
+// the interactive terminal, the daemon's hosted sessions) own one and call Poll.
 
 #include <memory>
 #include <vector>
