@@ -15,7 +15,7 @@ packages=(
   libseccomp-dev libssl-dev libtree-sitter-dev
   libdtl-dev libcpp-httplib-dev
   bubblewrap ripgrep
-  clangd python3
+  clangd clang-format python3
 )
 # Node and npm from Debian only when npm is missing: they conflict with a
 # NodeSource node that may be installed already.
