@@ -1,0 +1,25 @@
+#include "base/unique_fd.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace odin {
+
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0 && fd_ != fd) {
+    int saved = errno;
+    close(fd_);
+    errno = saved;
+  }
+  fd_ = fd;
+}
+
+StatusOr<Pipe> MakePipe(int flags) {
+  int fds[2];
+  if (pipe2(fds, flags) != 0) return PosixError("pipe", errno);
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+}  // namespace odin
