@@ -13,6 +13,8 @@
 
 #include <cerrno>
 
+#include "base/unique_fd.h"
+
 namespace odin {
 namespace {
 
@@ -156,8 +158,8 @@ StatusOr<pid_t> Spawn(const SpawnOptions& o) {
   for (const std::string& e : o.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) return PosixError("spawn: pipe", errno);
+  StatusOr<Pipe> report = MakePipe(O_CLOEXEC);
+  if (!report.ok()) return report.status().WithContext("spawn");
   pid_t parent = getpid();
   // vfork: the child borrows our memory until it execs, so starting it costs
   // no page-table copy (fork of a threaded process also costs TLB shootdowns
@@ -168,15 +170,11 @@ StatusOr<pid_t> Spawn(const SpawnOptions& o) {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
   pid_t pid = vfork();
-  if (pid == 0) ChildMain(o, path.c_str(), argv.data(), envp.data(), parent, report[1]);
+  if (pid == 0) ChildMain(o, path.c_str(), argv.data(), envp.data(), parent, report->write_end.get());
   int vfork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (pid < 0) {
-    close(report[0]);
-    close(report[1]);
-    return PosixError("spawn: vfork", vfork_errno);
-  }
-  close(report[1]);
+  if (pid < 0) return PosixError("spawn: vfork", vfork_errno);
+  report->write_end.reset();
   // Also set the group from the parent side, so it holds before we return
   // (the child may not have run yet).
   if (o.new_process_group) setpgid(pid, pid);
@@ -184,9 +182,9 @@ StatusOr<pid_t> Spawn(const SpawnOptions& o) {
   ChildFailure failure{};
   ssize_t n;
   do {
-    n = read(report[0], &failure, sizeof failure);
+    n = read(report->read_end.get(), &failure, sizeof failure);
   } while (n < 0 && errno == EINTR);
-  close(report[0]);
+  report->read_end.reset();
   if (n == static_cast<ssize_t>(sizeof failure)) {
     int status;
     WaitPid(pid, &status, 0);
@@ -287,25 +285,21 @@ int KillAllDescendants() {
 namespace odin {
 
 StatusOr<CommandOutput> RunCommand(SpawnOptions options) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return PosixError("pipe", errno);
-  options.stdout_fd = p[1];
-  options.stderr_fd = p[1];
+  ASSIGN_OR_RETURN(Pipe output, MakePipe(O_CLOEXEC));
+  options.stdout_fd = output.write_end.get();
+  options.stderr_fd = output.write_end.get();
   StatusOr<pid_t> pid = Spawn(options);
-  close(p[1]);
-  if (!pid.ok()) {
-    close(p[0]);
-    return pid.status();
-  }
+  output.write_end.reset();
+  if (!pid.ok()) return pid.status();
   CommandOutput result;
   char buf[4096];
   for (;;) {
-    ssize_t n = read(p[0], buf, sizeof buf);
+    ssize_t n = read(output.read_end.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     result.output.append(buf, static_cast<size_t>(n));
   }
-  close(p[0]);
+  output.read_end.reset();
   int status = 0;
   WaitPid(*pid, &status, 0);
   result.exit_code = ExitCodeFromWaitStatus(status);

@@ -11,6 +11,7 @@
 
 #include "base/file_util.h"
 #include "base/secrets.h"
+#include "base/unique_fd.h"
 
 namespace odin {
 namespace {
@@ -29,16 +30,18 @@ struct Ran {
 };
 
 Ran RunSpawn(SpawnOptions o) {
-  int p[2];
-  EXPECT_EQ(pipe2(p, O_CLOEXEC), 0);
-  o.stdout_fd = p[1];
-  o.stderr_fd = p[1];
+  StatusOr<Pipe> p = MakePipe(O_CLOEXEC);
+  if (!p.ok()) {
+    ADD_FAILURE() << p.status().ToString();
+    return {-1, ""};
+  }
+  o.stdout_fd = p->write_end.get();
+  o.stderr_fd = p->write_end.get();
   if (o.env.empty()) o.env = {"PATH=/usr/bin:/bin"};
   auto pid = Spawn(o);
-  close(p[1]);
+  p->write_end.reset();
   EXPECT_TRUE(pid.ok()) << pid.status().ToString();
-  std::string out = ReadAll(p[0]);
-  close(p[0]);
+  std::string out = ReadAll(p->read_end.get());
   int status = 0;
   if (pid.ok()) WaitPid(*pid, &status, 0);
   return {ExitCodeFromWaitStatus(status), out};
