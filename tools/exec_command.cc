@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/unique_fd.h"
 #include "odin/v1/worker.pb.h"
 
 namespace odin {
@@ -85,34 +86,25 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
 
 StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec, size_t head_bytes,
                                                         size_t tail_bytes, Clock* clock) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return PosixError("pipe", errno);
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    int e = errno;
-    close(out[0]);
-    close(out[1]);
-    return PosixError("pipe", e);
-  }
+  ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
+  ASSIGN_OR_RETURN(Pipe err, MakePipe(O_CLOEXEC));
   SpawnOptions o;
   o.argv = spec.argv;
   o.env = spec.env;
   o.cwd = spec.cwd;
-  o.stdout_fd = out[1];
-  o.stderr_fd = err[1];
+  o.stdout_fd = out.write_end.get();
+  o.stderr_fd = err.write_end.get();
   o.limits = spec.limits;
   // The worker dying must not orphan the command.
   o.parent_death_signal = SIGKILL;
   StatusOr<pid_t> pid = Spawn(o);
-  close(out[1]);
-  close(err[1]);
-  if (!pid.ok()) {
-    close(out[0]);
-    close(err[0]);
-    return pid.status();
-  }
-  SetNonBlocking(out[0]);
-  SetNonBlocking(err[0]);
-  std::unique_ptr<CommandRun> run(new CommandRun(*pid, OpenPidFd(*pid), out[0], err[0], head_bytes, tail_bytes, clock));
+  out.write_end.reset();
+  err.write_end.reset();
+  if (!pid.ok()) return pid.status();
+  SetNonBlocking(out.read_end.get());
+  SetNonBlocking(err.read_end.get());
+  std::unique_ptr<CommandRun> run(new CommandRun(*pid, OpenPidFd(*pid), out.read_end.release(),
+                                                 err.read_end.release(), head_bytes, tail_bytes, clock));
   run->kill_escaped_ = spec.kill_escaped_descendants;
   return run;
 }

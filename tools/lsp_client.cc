@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 
 namespace odin {
 
@@ -112,36 +113,26 @@ std::string UriToPath(const std::string& uri) {
 
 StatusOr<std::unique_ptr<LspServer>> LspServer::Start(const LspServerOptions& o, Clock* clock) {
   if (o.command.empty()) return Status::InvalidArgument("language server: no command");
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) return PosixError("pipe", errno);
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    int e = errno;
-    close(in[0]);
-    close(in[1]);
-    return PosixError("pipe", e);
-  }
+  ASSIGN_OR_RETURN(Pipe in, MakePipe(O_CLOEXEC));
+  ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
   SpawnOptions spawn;
   spawn.argv = o.command;
   spawn.env = o.env;
   spawn.cwd = o.root;
-  spawn.stdin_fd = in[0];
-  spawn.stdout_fd = out[1];
+  spawn.stdin_fd = in.read_end.get();
+  spawn.stdout_fd = out.write_end.get();
   spawn.stderr_fd = o.stderr_fd;
   spawn.parent_death_signal = SIGKILL;
   StatusOr<pid_t> pid = Spawn(spawn);
-  close(in[0]);
-  close(out[1]);
-  if (!pid.ok()) {
-    close(in[1]);
-    close(out[0]);
-    return pid.status();
-  }
+  in.read_end.reset();
+  out.write_end.reset();
+  if (!pid.ok()) return pid.status();
   std::unique_ptr<LspServer> s(new LspServer(clock));
   s->root_ = o.root;
   s->pid_ = *pid;
   s->pidfd_ = OpenPidFd(*pid);
-  s->to_server_ = in[1];
-  s->from_server_ = out[0];
+  s->to_server_ = in.write_end.release();
+  s->from_server_ = out.read_end.release();
   fcntl(s->to_server_, F_SETFL, fcntl(s->to_server_, F_GETFL) | O_NONBLOCK);
   fcntl(s->from_server_, F_SETFL, fcntl(s->from_server_, F_GETFL) | O_NONBLOCK);
   s->started_at_ = clock->Now();
