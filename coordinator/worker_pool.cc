@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/ids.h"
+#include "base/unique_fd.h"
 #include "odin/v1/worker.pb.h"
 #include "sandbox/sandbox_exit_codes.h"
 
@@ -74,18 +75,19 @@ Status WorkerPool::SpawnWorker(WorkerPolicy policy) {
   w.endpoint = endpoint->endpoint;
   // The credentials travel on a pipe the worker inherits; the line fits the
   // pipe's buffer, so the write end closes before the worker starts.
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
+  StatusOr<Pipe> credentials = MakePipe(O_CLOEXEC);
+  if (!credentials.ok()) {
     transport_->CloseEndpoint(w.endpoint);
-    return fail(PosixError("pipe", errno));
+    return fail(credentials.status());
   }
+  int credentials_fd = credentials->read_end.get();
   std::string line = w.id + " " + w.secret + "\n";
-  bool written = write(fds[1], line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  close(fds[1]);
-  SpawnOptions spec = o_.spawn_spec({w.id, policy, endpoint->endpoint, endpoint->socket_path, fds[0]});
-  spec.keep_fds.push_back(fds[0]);
+  bool written = write(credentials->write_end.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  credentials->write_end.reset();
+  SpawnOptions spec = o_.spawn_spec({w.id, policy, endpoint->endpoint, endpoint->socket_path, credentials_fd});
+  spec.keep_fds.push_back(credentials_fd);
   StatusOr<pid_t> pid = written ? launcher_->Launch(spec) : StatusOr<pid_t>(PosixError("credentials pipe", EIO));
-  close(fds[0]);
+  credentials->read_end.reset();
   if (!pid.ok()) {
     transport_->CloseEndpoint(w.endpoint);
     return fail(pid.status());
