@@ -56,6 +56,7 @@
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 #include "sandbox/bwrap_args.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
@@ -330,9 +331,10 @@ int SandboxMain(int argc, char** argv) {
 
   // 5. Start bwrap. Its own error messages go to a pipe we read, so a failure
   //    can be named; the inner stage restores the real stderr for the program.
-  int ready[2], errors[2];
-  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(errors, O_CLOEXEC) != 0) {
-    fprintf(stderr, "odin-sandbox: pipe: %s\n", strerror(errno));
+  StatusOr<Pipe> ready = MakePipe(O_CLOEXEC);
+  StatusOr<Pipe> errors = MakePipe(O_CLOEXEC);
+  if (!ready.ok() || !errors.ok()) {
+    fprintf(stderr, "odin-sandbox: %s\n", (ready.ok() ? errors.status() : ready.status()).message().c_str());
     return kSandboxSetupFailedExit;
   }
   if (getpgrp() == getpid()) {  // our own group (as odin starts us): safe to kill it whole
@@ -343,50 +345,50 @@ int SandboxMain(int argc, char** argv) {
   int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   SpawnOptions spawn;
   ApplyUser(o, &spawn);
-  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), ready[1], saved_stderr,
+  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), ready->write_end.get(), saved_stderr,
                       /*privileged=*/geteuid() == 0 && spawn.uid < 0};
   spawn.argv = BuildBwrapArgs(o, inv);
   spawn.env = CurrentEnvironment();
   spawn.stdout_fd = STDOUT_FILENO;
-  spawn.stderr_fd = errors[1];
-  spawn.keep_fds = {ready[1], saved_stderr};
+  spawn.stderr_fd = errors->write_end.get();
+  spawn.keep_fds = {ready->write_end.get(), saved_stderr};
   spawn.keep_fds.insert(spawn.keep_fds.end(), o.pass_fds.begin(), o.pass_fds.end());
   spawn.parent_death_signal = SIGKILL;
   spawn.new_process_group = false;  // signals to our group reach bwrap too
   StatusOr<pid_t> pid = Spawn(spawn);
-  close(ready[1]);
-  close(errors[1]);
+  ready->write_end.reset();
+  errors->write_end.reset();
   close(saved_stderr);
   if (!pid.ok()) {
-    close(ready[0]);
-    close(errors[0]);
+    ready->read_end.reset();
+    errors->read_end.reset();
     RunWithoutNamespaces(o, pid.status().message());
   }
 
   // 6. Wait until the inner stage reports, or bwrap gives up first.
   std::string bwrap_errors;
   bool inside = false;
-  pollfd fds[2] = {{ready[0], POLLIN, 0}, {errors[0], POLLIN, 0}};
+  pollfd fds[2] = {{ready->read_end.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}};
   for (;;) {
     int n = poll(fds, 2, -1);
     if (n < 0 && errno == EINTR) continue;
     if (fds[1].revents != 0) {
       char buf[1024];
-      ssize_t r = read(errors[0], buf, sizeof buf);
+      ssize_t r = read(errors->read_end.get(), buf, sizeof buf);
       if (r > 0) bwrap_errors.append(buf, static_cast<size_t>(r));
       if (r <= 0) fds[1].fd = -1;
     }
     if (fds[0].revents != 0) {
       char c;
-      inside = read(ready[0], &c, 1) == 1;
+      inside = read(ready->read_end.get(), &c, 1) == 1;
       break;
     }
   }
-  close(ready[0]);
+  ready->read_end.reset();
   if (!inside) {
     int status = 0;
     WaitPid(*pid, &status, 0);
-    close(errors[0]);
+    errors->read_end.reset();
     std::string why = FirstLine(bwrap_errors);
     if (why.empty()) why = "bwrap " + DescribeWaitStatus(status) + " before the sandbox was ready";
     RunWithoutNamespaces(o, why);
@@ -394,8 +396,8 @@ int SandboxMain(int argc, char** argv) {
   if (!bwrap_errors.empty()) (void)!write(STDERR_FILENO, bwrap_errors.data(), bwrap_errors.size());
 
   // 7. The program runs; pass its exit status through.
-  RelayUntilEof(errors[0]);
-  close(errors[0]);
+  RelayUntilEof(errors->read_end.get());
+  errors->read_end.reset();
   int status = 0;
   WaitPid(*pid, &status, 0);
   LeaveCgroup();
