@@ -13,6 +13,7 @@
 #include <map>
 
 #include "base/canonical_json.h"
+#include "base/unique_fd.h"
 #include "base/version.h"
 #include "session/agent_session.h"
 #include "cli/cli.h"
@@ -29,7 +30,10 @@ void OnSignal(int sig) { (void)!write(g_signal_pipe[1], &sig, sizeof sig); }
 
 // Routes SIGINT/SIGTERM/SIGHUP into a pipe the loop polls.
 Status InstallSignalPipe() {
-  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return PosixError("pipe", errno);
+  // Both ends stay open for the rest of the process: the handler may run any time.
+  ASSIGN_OR_RETURN(Pipe p, MakePipe(O_CLOEXEC | O_NONBLOCK));
+  g_signal_pipe[0] = p.read_end.release();
+  g_signal_pipe[1] = p.write_end.release();
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/canonical_json.h"
+#include "base/unique_fd.h"
 #include "cli/cli.h"
 #include "coordinator/runtime.h"
 #include "odin/v1/worker.pb.h"
@@ -155,7 +156,10 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
     recorded = s;
   };
 
-  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return Fail(strerror(errno));
+  StatusOr<Pipe> signal_pipe = MakePipe(O_CLOEXEC | O_NONBLOCK);
+  if (!signal_pipe.ok()) return Fail(signal_pipe.status().message());
+  g_signal_pipe[0] = signal_pipe->read_end.release();  // open for the rest of the process, like the handler
+  g_signal_pipe[1] = signal_pipe->write_end.release();
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
