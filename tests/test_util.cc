@@ -15,6 +15,7 @@
 #include "base/ids.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 
 namespace odin::testing {
 
@@ -75,23 +76,22 @@ Ran RunOdin(const std::string& cwd, const std::vector<std::string>& args,
 
 Ran RunOdinWrapped(const std::vector<std::string>& wrapper, const std::string& cwd,
                    const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) abort();
+  StatusOr<Pipe> out = MakePipe(O_CLOEXEC);
+  StatusOr<Pipe> err = MakePipe(O_CLOEXEC);
+  if (!out.ok() || !err.ok()) abort();
   SpawnOptions o = OdinSpawn(cwd, args, env);
   o.argv.insert(o.argv.begin(), wrapper.begin(), wrapper.end());
-  o.stdout_fd = out[1];
-  o.stderr_fd = err[1];
+  o.stdout_fd = out->write_end.get();
+  o.stderr_fd = err->write_end.get();
   StatusOr<pid_t> pid = Spawn(o);
-  close(out[1]);
-  close(err[1]);
+  out->write_end.reset();
+  err->write_end.reset();
   Ran ran;
   if (!pid.ok()) {
     ran.err = pid.status().ToString();
-    close(out[0]);
-    close(err[0]);
     return ran;
   }
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  pollfd fds[2] = {{out->read_end.get(), POLLIN, 0}, {err->read_end.get(), POLLIN, 0}};
   std::string* sinks[2] = {&ran.out, &ran.err};
   int open_fds = 2;
   char buf[65536];
@@ -103,8 +103,7 @@ Ran RunOdinWrapped(const std::vector<std::string>& wrapper, const std::string& c
       if (n > 0) {
         // Keep at most 16 MiB per stream; tests that print more only count it.
         if (sinks[i]->size() < (16u << 20)) sinks[i]->append(buf, static_cast<size_t>(n));
-      } else {
-        close(fds[i].fd);
+      } else {  // end of the stream; its owner closes it
         fds[i].fd = -1;
         --open_fds;
       }
@@ -116,59 +115,60 @@ Ran RunOdinWrapped(const std::vector<std::string>& wrapper, const std::string& c
 
 pid_t StartOdin(const std::string& cwd, const std::vector<std::string>& args, int* stdout_fd,
                 const std::map<std::string, std::string>& env) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) abort();
+  StatusOr<Pipe> out = MakePipe(O_CLOEXEC);
+  if (!out.ok()) abort();
   SpawnOptions o = OdinSpawn(cwd, args, env);
-  o.stdout_fd = out[1];
+  o.stdout_fd = out->write_end.get();
   o.stderr_fd = 2;
   StatusOr<pid_t> pid = Spawn(o);
-  close(out[1]);
+  out->write_end.reset();
   if (!pid.ok()) abort();
-  *stdout_fd = out[0];
+  *stdout_fd = out->read_end.release();
   return *pid;
 }
 
 pid_t StartOdinPiped(const std::string& cwd, const std::vector<std::string>& args, int* stdin_fd, int* stdout_fd,
                      const std::map<std::string, std::string>& env) {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) abort();
+  StatusOr<Pipe> in = MakePipe(O_CLOEXEC);
+  StatusOr<Pipe> out = MakePipe(O_CLOEXEC);
+  if (!in.ok() || !out.ok()) abort();
   SpawnOptions o = OdinSpawn(cwd, args, env);
-  o.stdout_fd = out[1];
+  o.stdout_fd = out->write_end.get();
   o.stderr_fd = 2;
   // Spawn gives children /dev/null as stdin; hand ours over under its own
   // number and let a shell move it to 0.
-  std::string fd = std::to_string(in[0]);
+  std::string fd = std::to_string(in->read_end.get());
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 0<&" + fd + " " + fd + "<&-", "sh"};
   argv.insert(argv.end(), o.argv.begin(), o.argv.end());
   o.argv = argv;
   o.env.push_back("PATH=/usr/bin:/bin");
-  o.keep_fds = {in[0]};
+  o.keep_fds = {in->read_end.get()};
   StatusOr<pid_t> pid = Spawn(o);
-  close(in[0]);
-  close(out[1]);
+  in->read_end.reset();
+  out->write_end.reset();
   if (!pid.ok()) abort();
-  *stdin_fd = in[1];
-  *stdout_fd = out[0];
+  *stdin_fd = in->write_end.release();
+  *stdout_fd = out->read_end.release();
   return *pid;
 }
 
 FakeLlm::FakeLlm(const std::string& script) {
   dir_ = *MakeTempDir("odin-fake-llm");
   if (!WriteFileAtomic(dir_ + "/script.json", script).ok()) abort();
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) abort();
+  StatusOr<Pipe> out = MakePipe(O_CLOEXEC);
+  if (!out.ok()) abort();
   SpawnOptions o;
   o.argv = {BinDir() + "/fake_llm_server", "--script", dir_ + "/script.json", "--log", dir_ + "/log.jsonl"};
   o.env = CurrentEnvironment();
-  o.stdout_fd = out[1];
+  o.stdout_fd = out->write_end.get();
   o.stderr_fd = 2;
   o.parent_death_signal = SIGKILL;
   StatusOr<pid_t> pid = Spawn(o);
-  close(out[1]);
+  out->write_end.reset();
   if (!pid.ok()) abort();
   pid_ = *pid;
-  std::string line = ReadUntil(out[0], "\n");
-  close(out[0]);
+  std::string line = ReadUntil(out->read_end.get(), "\n");
+  out->read_end.reset();
   port_ = line.rfind("PORT=", 0) == 0 ? atoi(line.c_str() + 5) : 0;
 }
 
