@@ -32,11 +32,18 @@ std::string Ms(Duration d) { return std::to_string(ToMillis(d)) + " ms"; }
 
 std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
-class Host : public CommandRun::Sink {
+class Host : public CommandRun::Sink, public WorkerLogic {
  public:
   Host(const LspHostOptions& o, Clock* clock) : o_(o), clock_(clock) {}
   ~Host() override { RemoveTempDir(); }
-  int Run();
+
+  void Attach(WorkerChannel* channel) override { channel_ = channel; }
+  void Handle(const v1::Envelope& env) override;
+  void AddWatchFds(std::vector<PollFd>* fds) override;
+  SteadyTime NextTimer() const override;
+  void Service() override;
+  void Stop() override;
+
   void OnOutput(OutputStreamId, std::string_view data) override {
     if (job_ && job_->check_output.size() < kMaxCheckOutput) {
       job_->check_output.append(data.substr(0, kMaxCheckOutput - job_->check_output.size()));
@@ -77,7 +84,6 @@ class Host : public CommandRun::Sink {
   };
 
   const v1::ValidationInput& in() const { return job_->req.validation(); }
-  void Handle(const v1::Envelope& env);
   void StartJob(const v1::ToolRequest& req);
   void Advance();
   // Sends the next content (baseline or final) to the server.
@@ -89,7 +95,6 @@ class Host : public CommandRun::Sink {
   void Finish(v1::ValidationOutcome outcome, const std::string& reason);
   void FinishCall(v1::ToolResult result);
   void RemoveTempDir();
-  std::optional<SteadyTime> NextTimer() const;
   // Whether the baseline must be diagnosed first, by this validator.
   bool NeedBaseline(const std::string& validator) const {
     return in().want_baseline() && in().baseline_validator() != validator;
@@ -97,8 +102,7 @@ class Host : public CommandRun::Sink {
 
   const LspHostOptions& o_;
   Clock* clock_;
-  std::unique_ptr<WorkerChannel> channel_;
-  bool shutdown_ = false;
+  WorkerChannel* channel_ = nullptr;
   std::map<std::string, Server> servers_;  // by name
   std::optional<Job> job_;
   std::string temp_dir_;
@@ -120,9 +124,6 @@ void Host::Handle(const v1::Envelope& env) {
         FinishCall(std::move(r));
       }
       break;
-    case v1::Envelope::kShutdown:
-      shutdown_ = true;
-      break;
     default:
       break;
   }
@@ -132,7 +133,7 @@ void Host::StartJob(const v1::ToolRequest& req) {
   if (job_) {
     v1::ToolResult r;
     r.set_execution_id(req.execution_id());
-    FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("lsp host " + o_.worker_id, "is busy"));
+    FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("lsp host " + o_.worker.worker_id, "is busy"));
     return channel_->QueueResult(std::move(r));
   }
   if (req.tool() != kLspCheckTool || !req.has_validation() || req.validation().path().empty()) {
@@ -162,7 +163,7 @@ void Host::StartJob(const v1::ToolRequest& req) {
   if (server.lsp == nullptr || server.lsp->dead()) {
     server.lsp.reset();
     server.docs.clear();
-    LspServerOptions lo{command, CurrentEnvironment(), o_.workspace, STDERR_FILENO};
+    LspServerOptions lo{command, CurrentEnvironment(), o_.worker.workspace, STDERR_FILENO};
     StatusOr<std::unique_ptr<LspServer>> lsp = LspServer::Start(lo, clock_);
     if (!lsp.ok()) {
       server.given_up = ls.name() + " cannot start: " + lsp.status().message();
@@ -238,7 +239,7 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   if (!written.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, written.message());
 
   CommandSpec spec;
-  spec.cwd = o_.workspace;
+  spec.cwd = o_.worker.workspace;
   spec.env = CurrentEnvironment();
   spec.kill_escaped_descendants = false;  // the language servers are our children too
   std::string program = BaseName(in().check_command(0));
@@ -247,7 +248,7 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   if (compiler) {
     // The flags compile_commands.json gives the file, when there is one.
     for (const char* db : {"compile_commands.json", "build/compile_commands.json"}) {
-      StatusOr<std::string> text = ReadFileToString(JoinPath(o_.workspace, db));
+      StatusOr<std::string> text = ReadFileToString(JoinPath(o_.worker.workspace, db));
       if (!text.ok()) continue;
       std::string dir;
       spec.argv = SyntaxCheckFromCompileDb(*text, path, j.check_copy, &dir);
@@ -439,8 +440,8 @@ void Host::Advance() {
   }
 }
 
-std::optional<SteadyTime> Host::NextTimer() const {
-  if (!job_) return std::nullopt;
+SteadyTime Host::NextTimer() const {
+  if (!job_) return SteadyTime::max();
   SteadyTime t = job_->deadline;
   if (job_->phase == Phase::kDiagnosing && job_->server != nullptr && job_->server->lsp) {
     const PublishedDiagnostics* pd = job_->server->lsp->Latest(in().path());
@@ -454,47 +455,34 @@ std::optional<SteadyTime> Host::NextTimer() const {
   return t;
 }
 
-int Host::Run() {
-  // Orphans of the servers come back to us, so nothing outlives the host.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  int sigfd = TerminationSignalFd();
-  StatusOr<std::unique_ptr<WorkerChannel>> channel =
-      WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.secret, o_.heartbeat_interval, o_.liveness}, clock_);
-  if (!channel.ok()) {
-    spdlog::error("{}", channel.status().message());
-    return 1;
+void Host::AddWatchFds(std::vector<PollFd>* fds) {
+  for (auto& [name, server] : servers_) {
+    if (server.lsp) server.lsp->AddWatchFds(fds);
   }
-  channel_ = std::move(*channel);
-  channel_->SayHello(v1::WORKER_KIND_LSP_HOST, {kLspCheckTool}, o_.sandbox_description);
+  if (job_ && job_->check) job_->check->AddWatchFds(true, fds);
+}
 
-  while (!shutdown_) {
-    channel_->Tick();
-    std::vector<PollFd> fds;
-    if (sigfd >= 0) fds.push_back({sigfd});
-    for (auto& [name, server] : servers_) {
-      if (server.lsp) server.lsp->AddWatchFds(&fds);
-    }
-    if (job_ && job_->check) job_->check->AddWatchFds(true, &fds);
-    SteadyTime wake = NextTimer().value_or(SteadyTime::max());
-    if (!channel_->Turn(wake, &fds, [this](const v1::Envelope& env) { Handle(env); })) break;
-    if (sigfd >= 0 && fds[0].readable) break;
-    for (auto& [name, server] : servers_) {
-      if (server.lsp) server.lsp->Service();
-    }
-    if (job_ && job_->check) job_->check->Service(true, this);
-    Advance();
+void Host::Service() {
+  for (auto& [name, server] : servers_) {
+    if (server.lsp) server.lsp->Service();
   }
+  if (job_ && job_->check) job_->check->Service(true, this);
+  Advance();
+}
+
+void Host::Stop() {
   job_.reset();
   servers_.clear();  // kills the servers
   KillAllDescendants();
-  return 0;
 }
 
 }  // namespace
 
 int RunLspHost(const LspHostOptions& options, Clock* clock) {
+  // Orphans of the servers come back to us, so nothing outlives the host.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   Host host(options, clock);
-  return host.Run();
+  return RunWorkerLoop(options.worker, {v1::WORKER_KIND_LSP_HOST, {kLspCheckTool}}, clock, &host);
 }
 
 }  // namespace odin

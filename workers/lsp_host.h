@@ -1,6 +1,7 @@
 #pragma once
-// LspHost: the loop of the lsp host worker, which keeps language servers alive
-// for one workspace and runs lsp_check requests on them.
+// LspHost: what the lsp host worker does in the shared worker loop
+// (workers/worker_loop.h): it keeps language servers alive for one workspace
+// and runs lsp_check requests on them.
 //
 // A request (ToolRequest.validation) names a file, its new content, the
 // server that serves it and a fallback check command. The host starts the
@@ -15,22 +16,15 @@
 // private temporary directory; without one the outcome is NO_VALIDATOR.
 //
 // One request at a time (the pool sends no second one while the first runs).
-// One passive loop, no threads of its own.
-
-#include <string>
+// However the loop ends, the servers and checks it started are killed.
 
 #include "base/clock.h"
+#include "workers/worker_loop.h"
 
 namespace odin {
 
 struct LspHostOptions {
-  std::string endpoint;
-  std::string worker_id;
-  std::string secret;  // proves this worker at Hello (from the credentials fd)
-  std::string workspace;
-  std::string sandbox_description;
-  Duration heartbeat_interval = milliseconds(500);
-  int liveness = 3;
+  WorkerOptions worker;
   int max_open_documents = 32;  // per server; the least recently used is closed beyond it
 };
 

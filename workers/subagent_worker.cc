@@ -167,35 +167,25 @@ class RemoteToolHost final : public ToolHost {
   std::vector<FileVerdict> blocking_;
 };
 
-class Worker final : public AgentObserver {
+class Worker final : public AgentObserver, public WorkerLogic {
  public:
-  Worker(SubagentWorkerOptions o, Clock* clock) : o_(std::move(o)), clock_(clock) {}
-
-  int Run() {
-    int sigfd = TerminationSignalFd();
-    StatusOr<std::unique_ptr<WorkerChannel>> channel =
-        WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.secret, o_.heartbeat_interval, o_.liveness}, clock_);
-    if (!channel.ok()) {
-      spdlog::error("{}", channel.status().message());
-      return 1;
-    }
-    channel_ = std::move(*channel);
-    channel_->SayHello(v1::WORKER_KIND_SUBAGENT, {kAgentTool}, o_.sandbox_description);
-    while (!shutdown_) {
-      channel_->Tick();
-      std::vector<PollFd> fds;
-      if (sigfd >= 0) fds.push_back({sigfd});
-      if (!channel_->Turn(SteadyTime::max(), &fds, [this](const v1::Envelope& env) { Handle(env); })) break;
-      if (sigfd >= 0 && fds[0].readable) break;
-      if (done_) EndTask();
-    }
-    return 0;
-  }
+  Worker(const WorkerOptions& o, Clock* clock) : o_(o), clock_(clock) {}
 
   void OnMessageDone(const MessageOutcome& o) override { done_ = o; }
 
- private:
-  void Handle(const v1::Envelope& env) {
+  void Attach(WorkerChannel* channel) override { channel_ = channel; }
+  void Service() override {
+    if (done_) EndTask();
+  }
+  // The task's agent, model and tool host hold the channel, which closes
+  // after Stop: they go now, the agent (which uses the other two) first.
+  void Stop() override {
+    agent_.reset();
+    host_.reset();
+    model_.reset();
+  }
+
+  void Handle(const v1::Envelope& env) override {
     switch (env.body_case()) {
       case v1::Envelope::kToolRequest:
         return StartTask(env.tool_request());
@@ -215,15 +205,13 @@ class Worker final : public AgentObserver {
           if (!done_ && host_) host_->CancelAll("cancelled with the subagent");
         }
         break;
-      case v1::Envelope::kShutdown:
-        shutdown_ = true;
-        break;
       default:
         break;
     }
     if (done_) EndTask();
   }
 
+ private:
   void StartTask(const v1::ToolRequest& req) {
     if (agent_) return;  // one task at a time; the pool never sends two
     const v1::AgentTask& task = req.agent_task();
@@ -247,8 +235,8 @@ class Worker final : public AgentObserver {
     // A fingerprint scan of a big tree may take a while: the coordinator must
     // not take the silence for death.
     a.before_long_work = [this] { channel_->HeartbeatNow(); };
-    model_ = std::make_unique<RemoteModel>(channel_.get());
-    host_ = std::make_unique<RemoteToolHost>(channel_.get());
+    model_ = std::make_unique<RemoteModel>(channel_);
+    host_ = std::make_unique<RemoteToolHost>(channel_);
     agent_ = std::make_unique<Agent>(a, host_.get(), model_.get(), nullptr, clock_, this);
     agent_->Send(task.prompt(), mode);
   }
@@ -299,23 +287,22 @@ class Worker final : public AgentObserver {
     execution_id_.clear();
   }
 
-  SubagentWorkerOptions o_;
+  const WorkerOptions& o_;
   Clock* clock_;
-  std::unique_ptr<WorkerChannel> channel_;
+  WorkerChannel* channel_ = nullptr;
   std::unique_ptr<RemoteModel> model_;
   std::unique_ptr<RemoteToolHost> host_;
   std::unique_ptr<Agent> agent_;
   std::optional<MessageOutcome> done_;
   std::string execution_id_;
   std::optional<int> cancel_reason_;  // a v1::CancelReason, once the coordinator cancelled the task
-  bool shutdown_ = false;
 };
 
 }  // namespace
 
-int RunSubagentWorker(const SubagentWorkerOptions& options, Clock* clock) {
+int RunSubagentWorker(const WorkerOptions& options, Clock* clock) {
   Worker w(options, clock);
-  return w.Run();
+  return RunWorkerLoop(options, {v1::WORKER_KIND_SUBAGENT, {kAgentTool}}, clock, &w);
 }
 
 }  // namespace odin

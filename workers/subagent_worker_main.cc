@@ -7,15 +7,7 @@
 
 int main(int argc, char** argv) {
   return odin::RunWorkerMain(argc, argv, "odin-subagent", "runs subagents for an Odin coordinator",
-                             [](const odin::WorkerFlags& f) {
-                               odin::SubagentWorkerOptions o;
-                               o.endpoint = f.endpoint;
-                               o.worker_id = f.worker_id;
-                               o.secret = f.secret;
-                               o.workspace = f.workspace;
-                               o.sandbox_description = f.sandbox_description;
-                               o.heartbeat_interval = f.heartbeat_interval;
-                               o.liveness = f.liveness;
+                             [](const odin::WorkerOptions& o) {
                                return odin::RunSubagentWorker(o, odin::RealClock::Get());
                              });
 }

@@ -22,16 +22,20 @@
 namespace odin {
 namespace {
 
-class Worker : public CommandRun::Sink {
+class Worker : public CommandRun::Sink, public WorkerLogic {
  public:
-  Worker(const ToolWorkerOptions& o, Clock* clock) : o_(o), clock_(clock) {}
-
-  int Run();
+  Worker(const WorkerOptions& o, Clock* clock) : o_(o), clock_(clock) {}
 
   void OnOutput(OutputStreamId stream, std::string_view data) override;
 
+  void Attach(WorkerChannel* channel) override { channel_ = channel; }
+  void Handle(const v1::Envelope& env) override;
+  void AddWatchFds(std::vector<PollFd>* fds) override;
+  SteadyTime NextTimer() const override;
+  void Service() override;
+  void Stop() override;
+
  private:
-  void Handle(const v1::Envelope& env);
   void StartRequest(const v1::ToolRequest& req);
   void StartCommand(const v1::ToolRequest& req, std::vector<std::string> argv_override);
   // Sends a finished tool's text as output (progress chunks, head and tail)
@@ -39,10 +43,9 @@ class Worker : public CommandRun::Sink {
   void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
   void FinishRun();
 
-  const ToolWorkerOptions& o_;
+  const WorkerOptions& o_;
   Clock* clock_;
-  std::unique_ptr<WorkerChannel> channel_;
-  bool shutdown_ = false;
+  WorkerChannel* channel_ = nullptr;
 
   // The request being run, if any.
   std::unique_ptr<CommandRun> run_;
@@ -221,64 +224,46 @@ void Worker::Handle(const v1::Envelope& env) {
         run_->Cancel(kind, milliseconds(env.cancel().kill_grace_ms()));
       }
       break;
-    case v1::Envelope::kShutdown:
-      shutdown_ = true;
-      break;
-    case v1::Envelope::kHeartbeat:
-      break;
     default:
       spdlog::warn("ignoring unexpected message {}", static_cast<int>(env.body_case()));
   }
 }
 
-int Worker::Run() {
-  // Orphans of the commands we run come back to us, so we can kill them.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  int sigfd = TerminationSignalFd();
-  StatusOr<std::unique_ptr<WorkerChannel>> channel =
-      WorkerChannel::Connect({o_.endpoint, o_.worker_id, o_.secret, o_.heartbeat_interval, o_.liveness}, clock_);
-  if (!channel.ok()) {
-    spdlog::error("{}", channel.status().message());
-    return 1;
-  }
-  channel_ = std::move(*channel);
-  channel_->SayHello(v1::WORKER_KIND_TOOL,
-                     {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool,
-                      kMultiEditTool},
-                     o_.sandbox_description);
+void Worker::AddWatchFds(std::vector<PollFd>* fds) {
+  if (run_ != nullptr) run_->AddWatchFds(capturing_ || channel_->outbox_empty(), fds);
+}
 
-  while (!shutdown_) {
-    channel_->Tick();
-    std::vector<PollFd> fds;
-    if (sigfd >= 0) fds.push_back({sigfd});
-    if (run_ != nullptr) run_->AddWatchFds(capturing_ || channel_->outbox_empty(), &fds);
-    SteadyTime wake = SteadyTime::max();
-    if (run_ != nullptr) {
-      if (auto t = run_->NextTimer()) wake = *t;
-    }
-    if (!channel_->Turn(wake, &fds, [this](const v1::Envelope& env) { Handle(env); })) break;
-    if (sigfd >= 0 && fds[0].readable) break;
+SteadyTime Worker::NextTimer() const {
+  if (run_ == nullptr) return SteadyTime::max();
+  return run_->NextTimer().value_or(SteadyTime::max());
+}
 
-    if (run_ != nullptr) {
-      // A search keeps rg's output, so it reads whether or not the outbox is
-      // clear; a command streams, so it reads only when it is.
-      run_->Service(capturing_ || channel_->outbox_empty(), this);
-      if (run_->done()) {
-        FinishRun();
-        channel_->Flush();
-      }
-    }
+void Worker::Service() {
+  if (run_ == nullptr) return;
+  // A search keeps rg's output, so it reads whether or not the outbox is
+  // clear; a command streams, so it reads only when it is.
+  run_->Service(capturing_ || channel_->outbox_empty(), this);
+  if (run_->done()) {
+    FinishRun();
+    channel_->Flush();
   }
+}
+
+void Worker::Stop() {
   if (run_ != nullptr) run_->KillNow();
   KillAllDescendants();
-  return 0;
 }
 
 }  // namespace
 
-int RunToolWorker(const ToolWorkerOptions& options, Clock* clock) {
+int RunToolWorker(const WorkerOptions& options, Clock* clock) {
+  // Orphans of the commands we run come back to us, so we can kill them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   Worker worker(options, clock);
-  return worker.Run();
+  WorkerHello hello{v1::WORKER_KIND_TOOL,
+                    {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool,
+                     kMultiEditTool}};
+  return RunWorkerLoop(options, hello, clock, &worker);
 }
 
 }  // namespace odin

@@ -6,10 +6,7 @@
 
 int main(int argc, char** argv) {
   return odin::RunWorkerMain(argc, argv, "odin-worker", "runs tool calls for an Odin coordinator",
-                             [](const odin::WorkerFlags& f) {
-                               odin::ToolWorkerOptions o{f.endpoint, f.worker_id, f.workspace,
-                                                         f.sandbox_description, f.heartbeat_interval, f.liveness};
-                               o.secret = f.secret;
+                             [](const odin::WorkerOptions& o) {
                                return odin::RunToolWorker(o, odin::RealClock::Get());
                              });
 }

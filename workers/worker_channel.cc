@@ -1,7 +1,5 @@
 #include "workers/worker_channel.h"
 
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -116,14 +114,5 @@ bool WorkerChannel::Turn(SteadyTime wake, std::vector<PollFd>* fds,
 }
 
 bool WorkerChannel::CoordinatorSilent() const { return clock_->Now() >= silent_at_; }
-
-int TerminationSignalFd() {
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
-  return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
 
 }  // namespace odin

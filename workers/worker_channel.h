@@ -1,13 +1,13 @@
 #pragma once
 // WorkerChannel: a worker's side of the worker protocol, shared by every kind
-// of worker (tool worker, lsp host).
+// of worker (tool worker, lsp host, subagent worker).
 //
 // It connects a DEALER to the coordinator under the worker's id, says Hello,
 // heartbeats every interval, and presumes the coordinator gone after
 // `liveness` silent intervals. Messages go out through an outbox, so a
 // coordinator that is behind never blocks the worker's loop.
 //
-// A worker's loop:
+// A worker's loop (the one in workers/worker_loop.h):
 //   while (...) {
 //     channel.Tick();                         // heartbeat if due, flush
 //     ... collect fds and the worker's own next timer
@@ -88,9 +88,5 @@ class WorkerChannel {
   SteadyTime next_heartbeat_{};
   SteadyTime silent_at_{};
 };
-
-// Blocks SIGTERM and SIGINT and returns a signalfd that becomes readable when
-// one arrives (or -1 if the kernel has none).
-int TerminationSignalFd();
 
 }  // namespace odin

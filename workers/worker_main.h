@@ -7,25 +7,15 @@
 // id stays out of argv, where commands could read it.
 
 #include <functional>
-#include <string>
 
-#include "base/clock.h"
+#include "workers/worker_loop.h"
 
 namespace odin {
 
-struct WorkerFlags {
-  std::string endpoint;             // --connect: the coordinator's ROUTER
-  std::string worker_id;            // from the credentials fd
-  std::string secret;               // from the credentials fd
-  std::string workspace;            // --workspace
-  std::string sandbox_description;  // from ODIN_SANDBOX, for Hello
-  Duration heartbeat_interval = milliseconds(500);  // --heartbeat-ms
-  int liveness = 3;                 // --liveness
-};
-
-// Parses argv (name and about for --help) and calls run with the flags.
-// Returns run's exit code, or CLI11's for a bad command line.
+// Parses argv (name and about for --help) into the options every worker
+// starts from, and calls run with them. Returns run's exit code, or CLI11's
+// for a bad command line.
 int RunWorkerMain(int argc, char** argv, const char* name, const char* about,
-                  const std::function<int(const WorkerFlags&)>& run);
+                  const std::function<int(const WorkerOptions&)>& run);
 
 }  // namespace odin
