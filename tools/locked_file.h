@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace odin {
 
@@ -40,11 +41,10 @@ class LockedFile {
   // regular file, a file over max_bytes.
   static StatusOr<std::unique_ptr<LockedFile>> Open(const std::string& workspace, const std::string& path,
                                                     uint64_t max_bytes, Lock lock);
-  ~LockedFile();
   LockedFile(const LockedFile&) = delete;
   LockedFile& operator=(const LockedFile&) = delete;
 
-  bool exists() const { return fd_ >= 0; }
+  bool exists() const { return fd_.valid(); }
   const std::string& content() const { return content_; }
   const FileStat& stat() const { return stat_; }
 
@@ -62,9 +62,10 @@ class LockedFile {
   std::string path_;      // for messages
   std::string rel_dir_;   // the directory, relative to the workspace ("." for the root)
   std::string name_;      // the last component
-  int ws_fd_ = -1;        // the workspace
-  int dir_fd_ = -1;       // the file's directory; -1 while it does not exist
-  int fd_ = -1;           // the file; holds the flock
+  // Closed in reverse: the file first, which releases the flock.
+  UniqueFd ws_fd_;        // the workspace
+  UniqueFd dir_fd_;       // the file's directory; none while it does not exist
+  UniqueFd fd_;           // the file; holds the flock
   std::string content_;
   FileStat stat_;
 };
