@@ -65,9 +65,7 @@ class FakeCoordinator {
     env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
     return SendRaw(worker_id, env.SerializeAsString());
   }
-  Status SendRaw(const std::string& worker_id, const std::string& payload) {
-    return router_->Send(worker_id, payload);
-  }
+  Status SendRaw(const std::string& worker_id, const std::string& payload) { return router_->Send(worker_id, payload); }
 
  private:
   std::string dir_;

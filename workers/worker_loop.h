@@ -38,7 +38,7 @@ struct WorkerOptions {
   std::string workspace;            // --workspace: absolute
   std::string sandbox_description;  // from ODIN_SANDBOX, reported in Hello
   Duration heartbeat_interval = milliseconds(500);  // --heartbeat-ms
-  int liveness = 3;                 // --liveness: silent intervals before the coordinator is presumed gone
+  int liveness = 3;  // --liveness: silent intervals before the coordinator is presumed gone
 };
 
 // What a kind of worker adds to the loop. Every call comes from the loop,

@@ -61,11 +61,11 @@ class RecordingWorker : public WorkerLogic {
   void Stop() override { ++stopped; }
 
   // Set up before the loop starts.
-  Clock* clock = RealClock::Get();   // the loop's
-  int watch_fd = -1;                 // non-blocking
-  std::optional<SteadyTime> timer;   // fires once
-  bool always_due = false;           // every turn is due at once
-  Duration advance_per_service{};    // REQUIRES: clock is a FakeClock
+  Clock* clock = RealClock::Get();  // the loop's
+  int watch_fd = -1;                // non-blocking
+  std::optional<SteadyTime> timer;  // fires once
+  bool always_due = false;          // every turn is due at once
+  Duration advance_per_service{};   // REQUIRES: clock is a FakeClock
 
   // What happened.
   int attached = 0;
