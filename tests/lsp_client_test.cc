@@ -2,6 +2,7 @@
 
 #include "tools/lsp_client.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -78,11 +79,18 @@ TEST(LspClient, AServerThatExitsIsDeadWithTheReason) {
 
 TEST(LspClient, WritingToAServerThatClosedItsInputIsAnErrorNotADeath) {
   TempWorkspace ws;
-  // Closes its stdin at once and lingers: our writes meet EPIPE, and this
-  // process (which does not ignore SIGPIPE) must survive them.
-  auto s = StartServer({"/bin/sh", "-c", "exec 0<&-; sleep 5"}, ws.path());
-  ASSERT_NE(s, nullptr);
-  usleep(300 * 1000);
+  // Closes its stdin at once, says so on stderr and lingers: our writes meet
+  // EPIPE, and this process (which does not ignore SIGPIPE) must survive them.
+  int err[2];
+  ASSERT_EQ(pipe2(err, O_CLOEXEC), 0);
+  StatusOr<std::unique_ptr<LspServer>> started = LspServer::Start(
+      {{"/bin/sh", "-c", "exec 0<&-; echo closed >&2; exec sleep 5"}, CurrentEnvironment(), ws.path(), err[1]},
+      RealClock::Get());
+  close(err[1]);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  std::unique_ptr<LspServer> s = std::move(*started);
+  EXPECT_NE(testing::ReadUntil(err[0], "closed\n").find("closed"), std::string::npos);
+  close(err[0]);
   s->DidOpen(ws.Join("a.txt"), "plaintext", 1, std::string(1 << 20, 'x'));
   s->RunUntil([&] { return s->dead(); }, seconds(10));
   EXPECT_TRUE(s->dead());

@@ -379,8 +379,7 @@ TEST_F(OdinAgentTest, CtrlCCancelsTheTurnAndTheSessionGoesOn) {
   pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
   std::string first = "run the long thing\n";
   ASSERT_EQ(write(in, first.data(), first.size()), static_cast<ssize_t>(first.size()));
-  for (int i = 0; i < 600 && !PathExists(ws_.Join("started.flag")); ++i) usleep(20000);
-  ASSERT_TRUE(PathExists(ws_.Join("started.flag")));
+  ASSERT_TRUE(WaitUntil([&] { return PathExists(ws_.Join("started.flag")); }, std::chrono::seconds(12)));
   kill(pid, SIGINT);
   std::string seen = ReadUntil(out, "(cancelled)");
   EXPECT_NE(seen.find("cancelling the current turn"), std::string::npos) << seen;

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
+#include <future>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -57,9 +59,8 @@ class OdinDaemonTest : public ::testing::Test {
     for (const auto& [k, v] : daemon_env_) env[k] = v;
     daemons_.push_back(StartOdin(ws_.path(), args, &out, env));
     close(out);
-    for (int i = 0; i < 200 && !PathExists(ws_.Join(".odin/daemon.json")); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    // It writes daemon.json once it listens.
+    WaitUntil([&] { return PathExists(ws_.Join(".odin/daemon.json")); });
     json info = json::parse(*ReadFileToString(ws_.Join(".odin/daemon.json")), nullptr, false);
     ASSERT_TRUE(info.is_object()) << "the daemon did not start";
     address_ = info["listen"];
@@ -79,8 +80,10 @@ class OdinDaemonTest : public ::testing::Test {
     EXPECT_TRUE(st.ok()) << st.error_message();
     return info.session_id();
   }
-  // Sends a message and reads its stream to the end.
-  std::vector<v1::SessionEvent> SendAll(const std::string& session, const std::string& text) {
+  // Sends a message and reads its stream to the end; on_first runs when its
+  // first event arrives (the daemon has taken the message).
+  std::vector<v1::SessionEvent> SendAll(const std::string& session, const std::string& text,
+                                        const std::function<void()>& on_first = nullptr) {
     v1::SendRequest req;
     req.set_session_id(session);
     req.set_text(text);
@@ -88,7 +91,10 @@ class OdinDaemonTest : public ::testing::Test {
     auto reader = stub_->Send(ctx.get(), req);
     std::vector<v1::SessionEvent> events;
     v1::SessionEvent e;
-    while (reader->Read(&e)) events.push_back(e);
+    while (reader->Read(&e)) {
+      events.push_back(e);
+      if (events.size() == 1 && on_first) on_first();
+    }
     grpc::Status st = reader->Finish();
     EXPECT_TRUE(st.ok()) << st.error_message();
     return events;
@@ -221,10 +227,12 @@ TEST_F(OdinDaemonTest, SubscribersSeeTheSameEventsAndMessagesQueueInOrder) {
   std::vector<v1::SessionEvent> a, b;
   std::thread ta([&] { a = Follow(session, 0, 2); });
   std::thread tb([&] { b = Follow(session, 0, 2); });
-  // Two clients send at once; the second message waits for the first.
+  // Two clients send at once; the second message waits for the first. The
+  // second is sent once the first one's stream has begun.
   std::vector<v1::SessionEvent> first, second;
-  std::thread s1([&] { first = SendAll(session, "message one"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::promise<void> first_taken;
+  std::thread s1([&] { first = SendAll(session, "message one", [&] { first_taken.set_value(); }); });
+  EXPECT_EQ(first_taken.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
   std::thread s2([&] { second = SendAll(session, "message two"); });
   s1.join();
   s2.join();
@@ -308,8 +316,8 @@ TEST_F(OdinDaemonTest, CancelStopsTheRunningMessage) {
   while (reader->Read(&e)) {
     events.push_back(e);
     if (e.has_tool_call_started()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the command is running
-      EXPECT_FALSE(ProcessesWithArg("sleep 60").empty());
+      // Cancelled once the command is running.
+      EXPECT_TRUE(WaitUntil([] { return !ProcessesWithArg("sleep 60").empty(); }));
       v1::CancelRequest cancel;
       cancel.set_session_id(session);
       v1::CancelResponse reply;

@@ -183,9 +183,7 @@ TEST_F(OdinTrustTest, TheDaemonsSessionsIgnoreAnUntrustedBaseUrl) {
   int out = -1;
   pid_t daemon = StartOdin(ws_.path(), {"serve"}, &out, Env({{"OPENAI_API_KEY", "sk-the-users-secret"}}));
   close(out);
-  for (int i = 0; i < 200 && !PathExists(ws_.Join(".odin/daemon.json")); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitUntil([&] { return PathExists(ws_.Join(".odin/daemon.json")); });  // written once it listens
   json info = json::parse(*ReadFileToString(ws_.Join(".odin/daemon.json")), nullptr, false);
   ASSERT_TRUE(info.is_object()) << "the daemon did not start";
   Ran r = Odin({"-p", "hi", "--connect", info["listen"].get<std::string>()});

@@ -233,12 +233,18 @@ std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& 
   return found;
 }
 
-std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::string& value, int within_ms) {
-  std::vector<pid_t> left = ProcessesWithEnv(name, value);
-  for (int waited = 0; !left.empty() && waited < within_ms; waited += 20) {
-    usleep(20000);
-    left = ProcessesWithEnv(name, value);
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    usleep(10000);
   }
+  return true;
+}
+
+std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::string& value, int within_ms) {
+  std::vector<pid_t> left;
+  WaitUntil([&] { return (left = ProcessesWithEnv(name, value)).empty(); }, std::chrono::milliseconds(within_ms));
   return left;
 }
 

@@ -3,6 +3,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +76,15 @@ class FakeLlm {
   pid_t pid_ = -1;
   int port_ = 0;
 };
+
+// Waits for another process to bring condition about when it announces it
+// no other way (a file it creates, a process that appears or goes): checks
+// condition every 10 ms and returns as soon as it holds, or false once
+// timeout has passed. The timeout only bounds a failure; no test waits for
+// it. Prefer reading the process's output until a line appears (ReadUntil)
+// where there is output to read.
+bool WaitUntil(const std::function<bool()>& condition,
+               std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // Pids of live processes whose environment holds NAME=value.
 std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& value);
