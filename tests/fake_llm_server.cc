@@ -15,6 +15,7 @@
 //     {"status": 500, "repeat": 10},
 //     {"text": "cut", "truncate": true},
 //     {"text": "late", "delay_ms": 200},
+//     {"text": "when told", "hold_until": "/tmp/dir/go"},
 //     {"status": 200, "body": "{\"not\": \"a stream\"}"},
 //     {"text": "partial", "error_after_text": true}
 //   ]}
@@ -30,11 +31,15 @@
 //                                   {"when": "changed since", "then": [...]},
 //                                   {"text": "A done"}]}}
 //
+// "hold_until" holds the answer until the test creates that file (checked
+// every 10 ms, for at most a minute): the test decides when it arrives.
+//
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
 // ({"n", "answered_ns"}), times from CLOCK_MONOTONIC.
 
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <deque>
@@ -202,6 +207,12 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
   }
   Log({{"n", n}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"body", body.is_discarded() ? json(req.body) : body}});
   if (r.contains("delay_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(r["delay_ms"].get<int>()));
+  if (r.contains("hold_until")) {
+    std::string path = r["hold_until"];
+    for (int i = 0; i < 6000 && access(path.c_str(), F_OK) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   int status = r.value("status", 200);
   if (status != 200 || r.contains("body")) {
     res.status = status;

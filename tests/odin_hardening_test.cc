@@ -513,25 +513,22 @@ TEST_F(OdinHardeningTest, TheCoordinatorsMemoryIsNotReadableByItsOwnUser) {
         RunCommand({.argv = {"chown", "-R", "65534:65534", dir}, .env = {"PATH=/usr/bin:/bin"}});
     ASSERT_TRUE(chowned.ok() && chowned->exit_code == 0);
   }
+  int out[2];
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
   SpawnOptions o;
   o.argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BinDir() + "/odin", "exec",
-            "--", "sleep", "30.125"};
+            "--", "sh", "-c", "echo started; exec sleep 30.125"};
+  o.stdout_fd = out[1];
   o.env = {"PATH=/usr/bin:/bin", "HOME=" + user_.path(), "ODIN_TEST_MARK=" + marker_, "OPENAI_API_KEY=sk-secret-xyz",
            "XDG_CONFIG_HOME=" + user_.Join("config"), "XDG_STATE_HOME=" + user_.Join("state"),
            "XDG_RUNTIME_DIR=" + user_.Join("run")};
   o.cwd = ws_.path();
   StatusOr<pid_t> odin = Spawn(o);  // setpriv execs odin: the same pid
+  close(out[1]);
   ASSERT_TRUE(odin.ok());
-  // Wait until its command runs: odin (not setpriv, whose arguments name
-  // the same command) is well past its start.
-  bool started = false;
-  for (int i = 0; i < 500 && !started; ++i) {
-    usleep(20000);
-    for (pid_t p : ProcessesWithArg("sleep 30.125")) {
-      StatusOr<std::string> cmdline = ReadFileToString("/proc/" + std::to_string(p) + "/cmdline");
-      if (p != *odin && cmdline.ok() && cmdline->rfind("sleep", 0) == 0) started = true;
-    }
-  }
+  // Wait until its command runs (it says so): odin is well past its start.
+  bool started = ReadUntil(out[0], "started\n").find("started") != std::string::npos;
+  close(out[0]);
   ASSERT_TRUE(started) << "odin did not start as uid 65534";
   // A process of the same user tries.
   pid_t reader = fork();
@@ -594,16 +591,16 @@ TEST_F(OdinHardeningTest, SocketDirectoriesOfDeadCoordinatorsAreRemoved) {
   EXPECT_TRUE(PathExists(legacy));
   // A killed odin leaves its directory; the next start removes it.
   int out = -1;
-  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "sleep", "30"}, &out, Env({{"TMPDIR", tmp.path()}}));
+  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo started; exec sleep 30"}, &out,
+                        Env({{"TMPDIR", tmp.path()}}));
+  // Its command runs: its worker is connected through its socket.
+  EXPECT_NE(ReadUntil(out, "started\n").find("started"), std::string::npos);
   std::string mine;  // the socket directory of the odin about to be killed
-  for (int i = 0; i < 500 && mine.empty(); ++i) {
-    usleep(20000);
-    StatusOr<CommandOutput> ls = RunCommand({.argv = {"ls", tmp.path()}, .env = {"PATH=/usr/bin:/bin"}});
-    if (!ls.ok()) continue;
-    for (size_t at = 0; (at = ls->output.find("odin-sock-", at)) != std::string::npos; at += 10) {
-      std::string n = ls->output.substr(at, ls->output.find('\n', at) - at);
-      if (n != "odin-sock-BBBBBB" && PathExists(tmp.Join(n) + "/1.sock")) mine = n;
-    }
+  StatusOr<CommandOutput> ls = RunCommand({.argv = {"ls", tmp.path()}, .env = {"PATH=/usr/bin:/bin"}});
+  ASSERT_TRUE(ls.ok());
+  for (size_t at = 0; (at = ls->output.find("odin-sock-", at)) != std::string::npos; at += 10) {
+    std::string n = ls->output.substr(at, ls->output.find('\n', at) - at);
+    if (n != "odin-sock-BBBBBB" && PathExists(tmp.Join(n) + "/1.sock")) mine = n;
   }
   ASSERT_FALSE(mine.empty());
   kill(pid, SIGKILL);

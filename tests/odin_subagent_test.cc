@@ -163,24 +163,25 @@ TEST_F(OdinSubagentTest, ASubagentThatTriesAgentToolIsRefused) {
 TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
   std::string slow = "sleep 47." + std::to_string(getpid());
   json agents = {{"doomed task", {Turn({Call("ExecuteCommand", {{"command", slow}})}), Text("unreachable")}}};
-  // The parent's answer comes late, so the test can watch what the crash left.
+  // The parent's answer is held until the test has watched what the crash left.
+  TempWorkspace release;
   json late = Text("The subagent died; I carry on.");
-  late["delay_ms"] = 3000;
+  late["hold_until"] = release.Join("answer");
   FakeLlm llm(json({{"responses", {Turn({Agent("doomed task: wait for it", "ask")}), late}}, {"agents", agents}})
                   .dump());
   WriteConfig();
   int out = -1;
   pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
   // Once the subagent's command runs, its worker is killed.
-  for (int i = 0; i < 500 && ProcessesWithArg(slow).empty(); ++i) usleep(20000);
-  ASSERT_FALSE(ProcessesWithArg(slow).empty()) << "the subagent never ran its command";
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(slow).empty(); })) << "the subagent never ran its command";
   std::vector<pid_t> workers = ProcessesWithArg("odin-subagent", ws_.path());
   ASSERT_FALSE(workers.empty());
   for (pid_t p : workers) kill(p, SIGKILL);
   // What the subagent had running ends with it, while the parent goes on.
-  for (int i = 0; i < 100 && !ProcessesWithArg(slow).empty(); ++i) usleep(20000);
-  EXPECT_TRUE(ProcessesWithArg(slow).empty()) << "the subagent's command outlived it";
+  EXPECT_TRUE(WaitUntil([&] { return ProcessesWithArg(slow).empty(); }, std::chrono::seconds(2)))
+      << "the subagent's command outlived it";
   EXPECT_EQ(waitpid(odin, nullptr, WNOHANG), 0) << "odin was still running then";
+  ASSERT_TRUE(WriteFileAtomic(release.Join("answer"), "").ok());
   std::string text = ReadUntil(out, "\n}");
   close(out);
   int code = Wait(odin);
@@ -226,19 +227,26 @@ TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
   // "one" runs short commands; "two" and "three" start one that would run for
   // a minute. The AgentTool calls and the three first commands use the
   // budget of 6 tool calls: one's second command is refused, and every
-  // subagent stops, the long commands killed.
+  // subagent stops, the long commands killed. One's first command ends once
+  // the other two have started theirs (their marker files in the workspace,
+  // hence edit mode, and a worker for each of the three commands), so its
+  // second comes last.
+  config_["workers"] = {{"count", 3}};
   std::string slow = "sleep 61." + std::to_string(getpid());
+  std::string others_started =
+      "for i in $(seq 600); do [ -e started_two ] && [ -e started_three ] && break; sleep 0.05; done; ";
   json agents = json::object();
   std::vector<json> spawn;
   for (const char* name : {"one", "two", "three"}) {
     std::vector<json> turns;
     for (int i = 0; i < 5; ++i) {
-      std::string command = std::string(name) == "one" ? "sleep 0.2; echo " + std::to_string(i) : slow;
+      std::string command = std::string(name) == "one" ? (i == 0 ? others_started : "") + "echo " + std::to_string(i)
+                                                       : "touch started_" + std::string(name) + "; " + slow;
       turns.push_back(Turn({Call("ExecuteCommand", {{"command", command + " # " + std::to_string(i)}})}));
     }
     turns.push_back(Text("unreachable"));
     agents[std::string("worker ") + name] = turns;
-    spawn.push_back(Agent(std::string("worker ") + name + ": keep going", "ask"));
+    spawn.push_back(Agent(std::string("worker ") + name + ": keep going", "edit"));
   }
   FakeLlm llm(json({{"responses", {Turn(spawn), Text("unreachable")}}, {"agents", agents}}).dump());
   json r = Prompt(llm, {"--max-tool-calls", "6"});
