@@ -147,5 +147,57 @@ TEST(BwrapArgsTest, TheInnerStageHearsOfSeccompAndNetwork) {
   EXPECT_LT(IndexOf(a, "--network"), a.size());
 }
 
+// The values given to flag, in order.
+std::vector<std::string> ValuesOf(const std::vector<std::string>& args, const std::string& flag) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == flag) out.push_back(args[i + 1]);
+  }
+  return out;
+}
+
+TEST(BwrapArgsTest, OnlyTheWorkspaceAndTheWritablePathsAreBoundWritable) {
+  auto a = BuildBwrapArgs(Options(), Inv());
+  EXPECT_THAT(ValuesOf(a, "--bind"), ElementsAre("/tmp/ws", "/tmp/ws/.git"));
+  // A read-only policy's options carry no writable path: nothing is.
+  SandboxOptions o = Options();
+  o.workspace_readonly = true;
+  o.writable_paths.clear();
+  EXPECT_TRUE(ValuesOf(BuildBwrapArgs(o, Inv()), "--bind").empty());
+}
+
+TEST(BwrapArgsTest, TheNetworkNamespaceStaysWhenSocketsOfEveryFamilyAreAllowed) {
+  // --network lifts the seccomp layer's socket rule only; inside bubblewrap
+  // there is still no network to reach.
+  SandboxOptions o = Options();
+  o.network = true;
+  auto a = BuildBwrapArgs(o, Inv());
+  EXPECT_LT(IndexOf(a, "--unshare-net"), IndexOf(a, "--"));
+}
+
+TEST(BwrapArgsTest, TheHostsServiceSocketsAndKernelLeaksAreOutOfSight) {
+  auto a = BuildBwrapArgs(Options(), Inv());
+  EXPECT_TRUE(HasTriple(a, "--tmpfs", "/run", "--ro-bind"));
+  for (const char* leak : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug"}) {
+    if (PathExists(leak)) {
+      EXPECT_TRUE(HasTriple(a, "--ro-bind", "/dev/null", leak)) << leak;
+    }
+  }
+}
+
+TEST(BwrapArgsTest, AMaskedFileShowsEmptyAfterTheBindsAndAMissingOneIsSkipped) {
+  std::string dir = *MakeTempDir("odin-mask");
+  ASSERT_TRUE(WriteFileAtomic(dir + "/credentials", "secret").ok());
+  SandboxOptions o = Options();
+  o.masked_paths = {dir + "/credentials", dir + "/absent"};
+  o.readonly_paths.push_back(dir);
+  auto a = BuildBwrapArgs(o, Inv());
+  size_t mask = IndexOfTriple(a, "--ro-bind", "/dev/null", dir + "/credentials");
+  ASSERT_LT(mask, a.size());
+  EXPECT_LT(IndexOfTriple(a, "--ro-bind-try", dir, dir), mask);  // what it is in is bound first
+  EXPECT_EQ(IndexOf(a, dir + "/absent"), a.size());
+  RemoveTree(dir);
+}
+
 }  // namespace
 }  // namespace odin

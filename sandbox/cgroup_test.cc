@@ -146,5 +146,65 @@ TEST_F(FakeCgroupTree, CgroupV1GroupsAreMadeBelowTheLaunchersOwn) {
   EXPECT_EQ(Read("/pids/user/odin/cgroup.procs"), "5000");
 }
 
+TEST_F(FakeCgroupTree, GroupsOfLaunchersThatAreGoneAreRemovedByTheNextOne) {
+  Group("/", "memory pids", "memory pids", "1\n");
+  Group("/svc", "memory pids", "memory pids", "");
+  // A killed launcher's group (its pid beyond pid_max: gone for sure), a
+  // live one's (this test's own pid) and something else.
+  ASSERT_TRUE(MakeDirs(root_ + "/svc/odin-sandbox-999999999").ok());
+  std::string live = "/svc/odin-sandbox-" + std::to_string(getpid());
+  ASSERT_TRUE(MakeDirs(root_ + live).ok());
+  ASSERT_TRUE(MakeDirs(root_ + "/svc/other").ok());
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(Limits(), root_ + "/svc", Host("/svc", 0, 5000));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_FALSE(IsDirectory(root_ + "/svc/odin-sandbox-999999999"));
+  EXPECT_TRUE(IsDirectory(root_ + live));
+  EXPECT_TRUE(IsDirectory(root_ + "/svc/other"));
+}
+
+TEST_F(FakeCgroupTree, WithoutLimitsOrAV2GroupThereIsNoPlan) {
+  Group("/", "memory pids", "memory pids", "1\n");
+  CgroupV2Plan none = PlanCgroupV2(Host("/"), CgroupLimits{});
+  EXPECT_FALSE(none.possible);
+  EXPECT_THAT(none.reason, HasSubstr("no limits asked for"));
+  // Only v1 lines in /proc/self/cgroup: this process is in no v2 group.
+  CgroupV2Plan v1_only = PlanCgroupV2(CgroupHost{root_, "12:pids:/user\n", 4242, 0}, Limits());
+  EXPECT_FALSE(v1_only.possible);
+  EXPECT_THAT(v1_only.reason, HasSubstr("in no cgroup v2 group"));
+}
+
+TEST_F(FakeCgroupTree, ALimitThatCannotBeWrittenSaysItWasNotDelegated) {
+  Group("/", "memory pids", "memory pids", "1\n");
+  Group("/svc", "memory", "memory", "");
+  // pids.max cannot be written there (here: a directory in its place).
+  ASSERT_TRUE(MakeDirs(root_ + "/svc/odin-sandbox-5000/pids.max").ok());
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(Limits(), root_ + "/svc", Host("/svc", 0, 5000));
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(g.status().message(), HasSubstr("pids not delegated here"));
+}
+
+TEST_F(FakeCgroupTree, AParentThatIsNotThereIsRefused) {
+  Group("/", "memory pids", "memory pids", "1\n");
+  StatusOr<std::unique_ptr<SandboxCgroup>> g =
+      SandboxCgroup::Enter(Limits(), root_ + "/never-prepared", Host("/", 0, 5000));
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(g.status().message(), HasSubstr("is not there"));
+}
+
+TEST_F(FakeCgroupTree, CgroupV1WithoutThePidsControllerSaysSo) {
+  ASSERT_TRUE(MakeDirs(root_ + "/memory/user").ok());
+  CgroupHost host{root_, "9:memory:/user\n0::/\n", 5000, 0};
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(Limits(), "", host);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.status().message(), HasSubstr("no pids controller"));
+  // Asked for memory alone, it makes the memory group only.
+  g = SandboxCgroup::Enter(CgroupLimits{0, 1 << 20}, "", host);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->description(), "cgroup v1 (memory)");
+  EXPECT_EQ(Read("/memory/user/odin-sandbox-5000/memory.limit_in_bytes"), std::to_string(1 << 20));
+}
+
 }  // namespace
 }  // namespace odin
