@@ -6,49 +6,29 @@
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
-#include "tests/fakes.h"
+#include "tests/coordinator_fixture.h"
 
 namespace odin {
 namespace {
 
 // The coordinator with a real ledger (in a temporary directory) and fake
 // workers: checks what is recorded, and when.
-class CoordinatorTest : public ::testing::Test {
+class CoordinatorTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override {
-    dir_ = *MakeTempDir("odin-coord-test");
-    ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
-    dir_ws_ = *RealPath(*MakeTempDir("odin-coord-ws"));
     CoordinatorOptions o;
-    o.workspace = dir_ws_;
     o.mode = "edit";
     o.artifact_cap_bytes = 10;
     o.pool.size = 1;
     o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
-    coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
-    ASSERT_TRUE(coord_->StartWorkers().ok());
-    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(o));
     worker_id_ = coord_->pool().workers()[0].id;
-    v1::Envelope hello = Env();
-    hello.mutable_hello()->set_worker_id(worker_id_);
-    hello.mutable_hello()->set_secret(launcher_.SecretFor(worker_id_));
-    Say(hello);
-  }
-  void TearDown() override {
-    coord_.reset();
-    RemoveTree(dir_);
-    RemoveTree(dir_ws_);
+    Hello(worker_id_);
   }
 
-  static v1::Envelope Env() {
-    v1::Envelope e;
-    e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    return e;
-  }
-  void Say(const v1::Envelope& e) {
-    transport_.inbox.push_back({worker_id_, e});
-    ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
-  }
+  // The one worker says e.
+  using CoordinatorFixture::Say;
+  void Say(const v1::Envelope& e) { Say(worker_id_, e); }
   void SayOutput(const std::string& id, const std::string& data) {
     v1::Envelope e = Env();
     e.mutable_tool_progress()->set_execution_id(id);
@@ -72,10 +52,7 @@ class CoordinatorTest : public ::testing::Test {
     call.tool = tool;
     call.arguments_json = args;
     call.mode = mode;
-    return coord_->Submit(call, {nullptr, [this](const v1::ToolResult& r, const Status& s) {
-                                   results_.push_back(r);
-                                   recorded_.push_back(s);
-                                 }});
+    return SubmitCall(call);
   }
 
   // A worker's answer to a Read of path: the whole file, as on disk.
@@ -96,15 +73,7 @@ class CoordinatorTest : public ::testing::Test {
   }
   int Requests() { return transport_.Count(worker_id_, v1::Envelope::kToolRequest); }
 
-  std::string dir_, dir_ws_;
-  std::unique_ptr<Ledger> ledger_;
-  FakeClock clock_;
-  testing::FakeLauncher launcher_;
-  testing::FakeTransport transport_;
-  std::unique_ptr<Coordinator> coord_;
   std::string worker_id_;
-  std::vector<v1::ToolResult> results_;
-  std::vector<Status> recorded_;
 };
 
 TEST_F(CoordinatorTest, StartIsRecordedBeforeTheWorkerRunsAndEndAfter) {
@@ -178,14 +147,14 @@ TEST_F(CoordinatorTest, ModeGateRefusalIsARecordedRejection) {
 }
 
 TEST_F(CoordinatorTest, EditWithoutReadIsRejectedAndAfterReadIsSentWithTheHash) {
-  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "hello\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "hello\n").ok());
   Submit(R"({"file_path":"a.txt","old_string":"hello","new_string":"bye"})", "EditTool");
   ASSERT_EQ(results_.size(), 1u);
   EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED);
   EXPECT_EQ(Requests(), 0);
 
   std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
-  SayRead(read, dir_ws_ + "/a.txt");
+  SayRead(read, ws_ + "/a.txt");
   Submit(R"({"file_path":"a.txt","old_string":"hello","new_string":"bye"})", "EditTool");
   ASSERT_EQ(Requests(), 2);
   const v1::ToolRequest& req = transport_.sent.back().second.tool_request();
@@ -195,9 +164,9 @@ TEST_F(CoordinatorTest, EditWithoutReadIsRejectedAndAfterReadIsSentWithTheHash) 
 }
 
 TEST_F(CoordinatorTest, WritesToOneFileTakeTurns) {
-  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "one two\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "one two\n").ok());
   std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
-  SayRead(read, dir_ws_ + "/a.txt");
+  SayRead(read, ws_ + "/a.txt");
   std::string first = Submit(R"({"file_path":"a.txt","old_string":"one","new_string":"1"})", "EditTool");
   std::string second = Submit(R"({"file_path":"a.txt","old_string":"two","new_string":"2"})", "EditTool");
   // Only the first is out; the second waits for its turn on the file.
@@ -208,12 +177,12 @@ TEST_F(CoordinatorTest, WritesToOneFileTakeTurns) {
   r->set_execution_id(first);
   r->set_status(v1::TOOL_STATUS_OK);
   v1::FileSnapshot* w = r->mutable_file_written();
-  w->set_path(dir_ws_ + "/a.txt");
+  w->set_path(ws_ + "/a.txt");
   w->set_sha256(Sha256Hex("1 two\n"));
   w->set_full(true);
   w->set_content("1 two\n");
   r->set_diff("--- a/a.txt\n");
-  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "1 two\n").ok());  // what the worker did
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "1 two\n").ok());  // what the worker did
   Say(done);
   ASSERT_EQ(Requests(), 3);
   const v1::ToolRequest& next = transport_.sent.back().second.tool_request();
@@ -241,15 +210,15 @@ TEST_F(CoordinatorTest, TodoWriteRunsHereAndIsRecorded) {
 }
 
 TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
-  ASSERT_TRUE(WriteFileAtomic(dir_ws_ + "/a.txt", "hello\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "hello\n").ok());
   std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
-  SayRead(read, dir_ws_ + "/a.txt");
+  SayRead(read, ws_ + "/a.txt");
   Submit(R"({"todos":[{"id":"1","content":"t","status":"pending"}]})", "TodoWrite");
   std::string session = coord_->session_id();
 
   // A new coordinator (a later `odin tool --session`) over the same ledger.
   CoordinatorOptions o;
-  o.workspace = dir_ws_;
+  o.workspace = ws_;
   o.mode = "edit";
   o.pool.size = 1;
   o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
@@ -261,7 +230,7 @@ TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
   EXPECT_EQ(again.session_id(), session);
   auto cached = again.CachedFiles("main");
   ASSERT_EQ(cached.size(), 1u);
-  EXPECT_EQ(cached[0].path, dir_ws_ + "/a.txt");
+  EXPECT_EQ(cached[0].path, ws_ + "/a.txt");
   EXPECT_TRUE(cached[0].full);
   EXPECT_EQ(again.Todos("main").items().size(), 1u);
   EXPECT_EQ(again.ResumeSession(ledger_.get(), "ses_nope").code(), StatusCode::kNotFound);

@@ -8,7 +8,7 @@
 #include "planner/budget.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
-#include "tests/fakes.h"
+#include "tests/coordinator_fixture.h"
 
 namespace odin {
 namespace {
@@ -17,48 +17,19 @@ using nlohmann::json;
 
 using Model = testing::ScriptedLlm;
 
-class SubagentsTest : public ::testing::Test {
+class SubagentsTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override {
-    dir_ = *MakeTempDir("odin-sub-test");
-    ws_ = *RealPath(*MakeTempDir("odin-sub-ws"));
-    ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
     CoordinatorOptions o;
-    o.workspace = ws_;
     o.mode = "edit";
     o.pool.size = 1;
     o.pool.subagent_size = 2;
     o.pool.spawn_spec = [](const WorkerSpawn& w) {
       return SpawnOptions{.argv = {w.policy == WorkerPolicy::kSubagent ? "subagent" : "worker"}};
     };
-    coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
-    ASSERT_TRUE(coord_->StartWorkers().ok());
-    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(o));
     coord_->set_model_access({&model_, "planner-model", {{"*", {1.0, 1.0}}}, 0, "be brief"});
     HelloAll();
-  }
-  void TearDown() override {
-    coord_.reset();
-    RemoveTree(dir_);
-    RemoveTree(ws_);
-  }
-  static v1::Envelope Env() {
-    v1::Envelope e;
-    e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    return e;
-  }
-  void Say(const std::string& from, const v1::Envelope& e) {
-    transport_.inbox.push_back({from, e});
-    ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
-  }
-  void HelloAll() {
-    for (const auto& w : coord_->pool().workers()) {
-      if (w.state != WorkerPool::WorkerState::kStarting) continue;
-      v1::Envelope hello = Env();
-      hello.mutable_hello()->set_worker_id(w.id);
-      hello.mutable_hello()->set_secret(launcher_.SecretFor(w.id));
-      Say(w.id, hello);
-    }
   }
   std::string Submit(const std::string& tool, const json& args, const std::string& mode = "edit",
                      const std::string& agent = "main") {
@@ -68,15 +39,12 @@ class SubagentsTest : public ::testing::Test {
     call.mode = mode;
     call.agent_id = agent;
     call.budget = &budget_;
-    return coord_->Submit(call, {nullptr, [this](const v1::ToolResult& r, const Status&) { results_.push_back(r); }});
+    return SubmitCall(call);
   }
   // The worker holding execution id, and the last request sent to it.
   std::string Holder(const std::string& id) {
     HelloAll();
-    for (const auto& w : coord_->pool().workers()) {
-      if (w.execution_id == id) return w.id;
-    }
-    return "";
+    return WorkerHolding(id);
   }
   // The calls the ledger holds under the AgentTool execution parent.
   std::vector<ExecutionRow> Children(const std::string& parent) {
@@ -87,22 +55,9 @@ class SubagentsTest : public ::testing::Test {
     }
     return out;
   }
-  const v1::Envelope* LastTo(const std::string& worker, v1::Envelope::BodyCase body) {
-    for (auto it = transport_.sent.rbegin(); it != transport_.sent.rend(); ++it) {
-      if (it->first == worker && it->second.body_case() == body) return &it->second;
-    }
-    return nullptr;
-  }
 
-  std::string dir_, ws_;
-  FakeClock clock_;
-  testing::FakeLauncher launcher_;
-  testing::FakeTransport transport_;
-  std::unique_ptr<Ledger> ledger_;
-  std::unique_ptr<Coordinator> coord_;
   Model model_;
   Budget budget_{BudgetLimits{}, &clock_};
-  std::vector<v1::ToolResult> results_;
 };
 
 TEST_F(SubagentsTest, AgentToolBecomesATaskForASubagentWorker) {

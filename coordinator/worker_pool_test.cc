@@ -16,6 +16,7 @@ namespace {
 
 using testing::FakeLauncher;
 using testing::FakeTransport;
+using testing::NewEnvelope;
 
 class RecordingListener : public WorkerPool::Listener {
  public:
@@ -42,11 +43,6 @@ class RecordingListener : public WorkerPool::Listener {
   std::vector<std::string> ready;
 };
 
-v1::Envelope Env() {
-  v1::Envelope e;
-  e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  return e;
-}
 
 class WorkerPoolTest : public ::testing::Test {
  protected:
@@ -82,7 +78,7 @@ class WorkerPoolTest : public ::testing::Test {
   }
 
   void SayHello(pid_t pid, bool namespaces = true) {
-    v1::Envelope e = Env();
+    v1::Envelope e = NewEnvelope();
     e.mutable_hello()->set_worker_id(IdOf(pid));
     e.mutable_hello()->set_secret(launcher_.SecretFor(IdOf(pid)));
     e.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
@@ -93,14 +89,14 @@ class WorkerPoolTest : public ::testing::Test {
   }
 
   void SayHeartbeat(pid_t pid) {
-    v1::Envelope e = Env();
+    v1::Envelope e = NewEnvelope();
     e.mutable_heartbeat();
     transport_.inbox.push_back({IdOf(pid), e});
     Poll();
   }
 
   void SayResult(pid_t pid, const std::string& execution_id, int exit_code) {
-    v1::Envelope e = Env();
+    v1::Envelope e = NewEnvelope();
     e.mutable_tool_result()->set_execution_id(execution_id);
     e.mutable_tool_result()->set_status(exit_code == 0 ? v1::TOOL_STATUS_OK : v1::TOOL_STATUS_ERROR);
     e.mutable_tool_result()->set_has_exit_code(true);
@@ -167,7 +163,7 @@ TEST_F(WorkerPoolTest, EachWorkerHasItsOwnEndpointAndNoIdOrSecretInItsCommandLin
 TEST_F(WorkerPoolTest, AHelloWithoutTheSecretIsRefusedRecordedAndGetsNoWork) {
   StartPool();
   pool_->Submit(Call("ex_1"));
-  v1::Envelope forged = Env();
+  v1::Envelope forged = NewEnvelope();
   forged.mutable_hello()->set_worker_id(IdOf(100));
   forged.mutable_hello()->set_secret(std::string(64, '0'));
   transport_.inbox.push_back({IdOf(100), forged});
@@ -185,7 +181,7 @@ TEST_F(WorkerPoolTest, AHelloWithoutTheSecretIsRefusedRecordedAndGetsNoWork) {
 
 TEST_F(WorkerPoolTest, AHelloFromAnIdNoWorkerWasGivenIsRecordedOnce) {
   StartPool();
-  v1::Envelope forged = Env();
+  v1::Envelope forged = NewEnvelope();
   forged.mutable_hello()->set_worker_id("w_impostor");
   transport_.inbox.push_back({"w_impostor", forged});
   transport_.inbox.push_back({"w_impostor", forged});
@@ -300,7 +296,7 @@ TEST_F(WorkerPoolTest, WorkerThatAnswersTheCancelKeepsItsResult) {
   clock_.Advance(seconds(1));
   Poll();
   ASSERT_EQ(transport_.Count(IdOf(100), v1::Envelope::kCancel), 1);
-  v1::Envelope e = Env();
+  v1::Envelope e = NewEnvelope();
   e.mutable_tool_result()->set_execution_id("ex_1");
   e.mutable_tool_result()->set_status(v1::TOOL_STATUS_TIMED_OUT);
   transport_.inbox.push_back({IdOf(100), e});
@@ -334,7 +330,7 @@ TEST_F(WorkerPoolTest, UnsandboxedWorkerDeathKillsTheCallsProcessGroup) {
   StartPool();
   SayHello(100, /*namespaces=*/false);
   pool_->Submit(Call("ex_1"));
-  v1::Envelope started = Env();
+  v1::Envelope started = NewEnvelope();
   started.mutable_tool_progress()->set_execution_id("ex_1");
   started.mutable_tool_progress()->set_started_pgid(4242);
   transport_.inbox.push_back({IdOf(100), started});
@@ -349,7 +345,7 @@ TEST_F(WorkerPoolTest, SandboxedWorkerDeathLeavesPidsOfItsNamespaceAlone) {
   StartPool();
   SayHello(100, /*namespaces=*/true);
   pool_->Submit(Call("ex_1"));
-  v1::Envelope started = Env();
+  v1::Envelope started = NewEnvelope();
   started.mutable_tool_progress()->set_execution_id("ex_1");
   started.mutable_tool_progress()->set_started_pgid(2);  // a pid inside its namespace
   transport_.inbox.push_back({IdOf(100), started});
@@ -492,7 +488,7 @@ TEST_F(WorkerPoolTest, HeartbeatsGoOutWhileAStreamKeepsThePoolBusy) {
   pool_->Submit(Call("ex_1"));
   // Output keeps arriving; time passes while the pool drains it.
   for (int i = 0; i < 20; ++i) {
-    v1::Envelope e = Env();
+    v1::Envelope e = NewEnvelope();
     e.mutable_tool_progress()->set_execution_id("ex_1");
     e.mutable_tool_progress()->mutable_output()->set_data("chunk");
     transport_.inbox.push_back({IdOf(100), e});

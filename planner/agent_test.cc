@@ -6,7 +6,7 @@
 #include "base/file_util.h"
 #include "odin/v1/worker.pb.h"
 #include "coordinator/coordinator.h"
-#include "tests/fakes.h"
+#include "tests/coordinator_fixture.h"
 
 namespace odin {
 namespace {
@@ -39,28 +39,15 @@ ChatResponse Calls(std::vector<ToolCallRequest> calls) {
   return r;
 }
 
-class AgentTest : public ::testing::Test {
+class AgentTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override {
-    dir_ = *MakeTempDir("odin-agent-test");
-    ws_ = *RealPath(*MakeTempDir("odin-agent-ws"));
-    ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
     CoordinatorOptions co;
-    co.workspace = ws_;
     co.mode = "edit";
     co.pool.size = 2;
     co.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
-    coord_ = std::make_unique<Coordinator>(co, &clock_, &launcher_, &transport_);
-    ASSERT_TRUE(coord_->StartWorkers().ok());
-    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
-    for (const auto& w : coord_->pool().workers()) {
-      v1::Envelope hello;
-      hello.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-      hello.mutable_hello()->set_worker_id(w.id);
-      hello.mutable_hello()->set_secret(launcher_.SecretFor(w.id));
-      transport_.inbox.push_back({w.id, hello});
-    }
-    ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(co));
+    HelloAll();
     options_.model = "test-model";
     options_.workspace = ws_;
     options_.cwd = ws_;
@@ -90,18 +77,15 @@ class AgentTest : public ::testing::Test {
     return out;
   }
   void TearDown() override {
-    agent_.reset();
-    coord_.reset();
-    RemoveTree(dir_);
-    RemoveTree(ws_);
+    agent_.reset();  // before the coordinator it calls
+    CoordinatorFixture::TearDown();
   }
 
   // The fake worker holding execution id answers it.
   void WorkerAnswers(const std::string& execution_id, const std::string& output) {
     for (const auto& w : coord_->pool().workers()) {
       if (w.execution_id != execution_id) continue;
-      v1::Envelope e;
-      e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+      v1::Envelope e = Env();
       v1::ToolResult* r = e.mutable_tool_result();
       r->set_execution_id(execution_id);
       r->set_status(v1::TOOL_STATUS_OK);
@@ -117,12 +101,6 @@ class AgentTest : public ::testing::Test {
     return R"({"todos":[{"id":")" + std::to_string(n) + R"(","content":"step","status":"pending"}]})";
   }
 
-  std::string dir_, ws_;
-  FakeClock clock_;
-  testing::FakeLauncher launcher_;
-  testing::FakeTransport transport_;
-  std::unique_ptr<Ledger> ledger_;
-  std::unique_ptr<Coordinator> coord_;
   ScriptedModel model_;
   Recorder recorder_;
   AgentOptions options_;
@@ -279,8 +257,7 @@ TEST_F(AgentTest, TheWallTimeBudgetCancelsRunningCallsAndStops) {
   // The worker reports the kill.
   for (const auto& w : coord_->pool().workers()) {
     if (w.execution_id != recorder_.started[0]) continue;
-    v1::Envelope e;
-    e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    v1::Envelope e = Env();
     e.mutable_tool_result()->set_execution_id(recorder_.started[0]);
     e.mutable_tool_result()->set_status(v1::TOOL_STATUS_CANCELLED);
     e.mutable_tool_result()->set_exit_reason(v1::EXIT_REASON_BUDGET_EXCEEDED);

@@ -19,6 +19,14 @@
 
 namespace odin::testing {
 
+// An envelope of the current protocol version, its body still to be set:
+// what a fake worker says.
+inline v1::Envelope NewEnvelope() {
+  v1::Envelope e;
+  e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  return e;
+}
+
 // Records launches and signals; processes exit when the test says so.
 class FakeLauncher : public ProcessLauncher {
  public:

@@ -11,29 +11,22 @@
 #include "base/sha256.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
-#include "tests/fakes.h"
+#include "tests/coordinator_fixture.h"
 
 namespace odin {
 namespace {
 
-class ValidationGateTest : public ::testing::Test {
+class ValidationGateTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override { Start(false); }
   void Start(bool memory_forced) {
-    coord_.reset();
-    if (!dir_.empty()) RemoveTree(dir_);
-    if (!ws_.empty()) RemoveTree(ws_);
-    dir_ = *MakeTempDir("odin-gate-test");
-    ledger_ = std::move(Ledger::Open(dir_ + "/odin.db", Redactor()).value());
-    ws_ = *RealPath(*MakeTempDir("odin-gate-ws"));
     CoordinatorOptions o = Options();
     o.memory_forced = memory_forced;
-    coord_ = std::make_unique<Coordinator>(o, &clock_, &launcher_, &transport_);
-    ASSERT_TRUE(coord_->StartWorkers().ok());
-    ASSERT_TRUE(coord_->AttachLedger(ledger_.get()).ok());
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(o));
     worker_ = coord_->pool().workers()[0].id;
     Hello(worker_);
   }
+  // The options of every start (resuming too) in the current workspace.
   CoordinatorOptions Options() const {
     CoordinatorOptions o;
     o.workspace = ws_;
@@ -48,27 +41,7 @@ class ValidationGateTest : public ::testing::Test {
     o.program_lookup = [](const std::string& name) { return name[0] == '/' ? name : "/usr/bin/" + name; };
     return o;
   }
-  void TearDown() override {
-    coord_.reset();
-    RemoveTree(dir_);
-    RemoveTree(ws_);
-  }
 
-  static v1::Envelope Env() {
-    v1::Envelope e;
-    e.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    return e;
-  }
-  void Say(const std::string& from, const v1::Envelope& e) {
-    transport_.inbox.push_back({from, e});
-    ASSERT_TRUE(coord_->Poll(Duration::zero()).ok());
-  }
-  void Hello(const std::string& id) {
-    v1::Envelope hello = Env();
-    hello.mutable_hello()->set_worker_id(id);
-    hello.mutable_hello()->set_secret(launcher_.SecretFor(id));
-    Say(id, hello);
-  }
   // The lsp host, started on demand (and said Hello).
   std::string Host() {
     for (const auto& w : coord_->pool().workers()) {
@@ -84,14 +57,12 @@ class ValidationGateTest : public ::testing::Test {
     call.tool = tool;
     call.arguments_json = args;
     call.mode = mode;
-    return coord_->Submit(call, {nullptr, [this](const v1::ToolResult& r, const Status&) { results_.push_back(r); }});
+    return SubmitCall(call);
   }
   // The last request sent to a worker.
   const v1::ToolRequest* LastRequest(const std::string& worker) {
-    for (auto it = transport_.sent.rbegin(); it != transport_.sent.rend(); ++it) {
-      if (it->first == worker && it->second.has_tool_request()) return &it->second.tool_request();
-    }
-    return nullptr;
+    const v1::Envelope* e = LastTo(worker, v1::Envelope::kToolRequest);
+    return e != nullptr ? &e->tool_request() : nullptr;
   }
   // The tool worker's answer to a write: the file now holds `after`.
   void SayWritten(const std::string& id, const std::string& rel, const std::string& before, const std::string& after,
@@ -167,15 +138,8 @@ class ValidationGateTest : public ::testing::Test {
     SayWritten(id, rel, before, after);
     return id;
   }
-  std::string dir_, ws_;
-  std::unique_ptr<Ledger> ledger_;
-  FakeClock clock_;
-  testing::FakeLauncher launcher_;
-  testing::FakeTransport transport_;
-  std::unique_ptr<Coordinator> coord_;
   std::string worker_;
   std::set<std::string> reads_;
-  std::vector<v1::ToolResult> results_;
 };
 
 TEST_F(ValidationGateTest, AWriteIsDeliveredAfterItsValidationWithTheVerdict) {
