@@ -43,7 +43,6 @@ class RecordingListener : public WorkerPool::Listener {
   std::vector<std::string> ready;
 };
 
-
 class WorkerPoolTest : public ::testing::Test {
  protected:
   void SetUp() override {

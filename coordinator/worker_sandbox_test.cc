@@ -34,8 +34,7 @@ using ::testing::Not;
 
 constexpr WorkerPolicy kAllPolicies[] = {WorkerPolicy::kWritable, WorkerPolicy::kReadonly, WorkerPolicy::kLspHost,
                                          WorkerPolicy::kSubagent};
-constexpr WorkerPolicy kReadOnlyPolicies[] = {WorkerPolicy::kReadonly, WorkerPolicy::kLspHost,
-                                              WorkerPolicy::kSubagent};
+constexpr WorkerPolicy kReadOnlyPolicies[] = {WorkerPolicy::kReadonly, WorkerPolicy::kLspHost, WorkerPolicy::kSubagent};
 
 const char* Name(WorkerPolicy p) {
   switch (p) {
@@ -118,8 +117,8 @@ class WorkerSandboxTest : public ::testing::Test {
     ws_.state_dir = ws_.root + "/.odin";
     ws_.ledger_path = ws_.state_dir + "/odin.db";
     ws_.config_path = ws_.root + "/odinconfig.json";
-    for (const std::string& d : {ws_.state_dir, ws_.root + "/.git/hooks", top_ + "/odin/bin", top_ + "/odin/lsp",
-                                 top_ + "/sockets"}) {
+    for (const std::string& d :
+         {ws_.state_dir, ws_.root + "/.git/hooks", top_ + "/odin/bin", top_ + "/odin/lsp", top_ + "/sockets"}) {
       ASSERT_TRUE(MakeDirs(d).ok()) << d;
     }
     for (const std::string& f : {ws_.root + "/.git/config", ws_.root + "/.git/HEAD", ws_.config_path,
@@ -330,7 +329,7 @@ TEST_F(WorkerSandboxTest, CommandsRunningAsRootDoNotSeeWhatOnlyRootMayRead) {
   for (WorkerPolicy p : kAllPolicies) {
     std::vector<std::string> launcher = s.LauncherArgv(p, socket_, 9);
     EXPECT_TRUE(ValuesOf(launcher, "--user").empty()) << Name(p);
-    EXPECT_TRUE(HasPair(launcher, "--hide", dir)) << Name(p);  // a directory: hidden before the binds
+    EXPECT_TRUE(HasPair(launcher, "--hide", dir)) << Name(p);                   // a directory: hidden before the binds
     EXPECT_TRUE(HasPair(launcher, "--mask", top_ + "/host_a_key")) << Name(p);  // files: masked after
     EXPECT_TRUE(HasPair(launcher, "--mask", top_ + "/host_b_key")) << Name(p);
     EXPECT_THAT(launcher, Not(Contains(top_ + "/absent"))) << Name(p);

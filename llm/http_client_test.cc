@@ -334,7 +334,8 @@ TEST_F(HttpClientTest, ACancelledTransferSaysNothingMore) {
       return sink.write(event.data(), event.size());
     });
   });
-  server_.Get("/after", [](const httplib::Request&, httplib::Response& res) { res.set_content("after", "text/plain"); });
+  server_.Get("/after",
+              [](const httplib::Request&, httplib::Response& res) { res.set_content("after", "text/plain"); });
   ASSERT_NO_FATAL_FAILURE(Listen());
   HttpRequest r;
   r.url = Url("/v1/stream");
@@ -408,7 +409,8 @@ TEST_F(HttpClientTest, TransfersRunSideBySide) {
     release_.Wait();
     res.set_content("held", "text/plain");
   });
-  server_.Post("/quick", [](const httplib::Request&, httplib::Response& res) { res.set_content("quick", "text/plain"); });
+  server_.Post("/quick",
+               [](const httplib::Request&, httplib::Response& res) { res.set_content("quick", "text/plain"); });
   ASSERT_NO_FATAL_FAILURE(Listen());
   HttpRequest held, quick;
   held.url = Url("/held");

@@ -58,7 +58,7 @@ TEST_F(LandlockTest, WritesLandOnlyBelowTheWritableDirectories) {
     f += unlink((top + "/outside/existing").c_str()) == -1 && errno == EACCES ? "" : "unlink outside was not refused\n";
     f += mkdir((top + "/outside/sub").c_str(), 0755) == -1 && errno == EACCES ? "" : "mkdir outside was not refused\n";
     f += rename((top + "/inside/new").c_str(), (top + "/outside/moved").c_str()) == -1 ? ""
-                                                                                      : "a rename out of it worked\n";
+                                                                                       : "a rename out of it worked\n";
     // A device file given by name stays writable; reads are untouched.
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     f += null >= 0 ? "" : "/dev/null: " + std::string(strerror(errno)) + "\n";

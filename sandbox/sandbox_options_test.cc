@@ -41,12 +41,43 @@ TEST(SandboxOptionsTest, DefaultsAreTheStrictOnes) {
 }
 
 TEST(SandboxOptionsTest, EveryFlagLandsInItsFieldAndRepeatedOnesAccumulate) {
-  StatusOr<SandboxOptions> o =
-      Parse({"--workspace", "/w", "--workspace-readonly", "--readonly", "/w/.git/config", "--readonly", "/s/1.sock",
-             "--writable", "/w/.git", "--policy", "require", "--bwrap", "/opt/bwrap", "--no-seccomp", "--network",
-             "--hide", "/home/u", "--hide", "/root", "--mask", "/w/.odin", "--user", "1000:100", "--pass-fd", "7",
-             "--pass-fd", "8", "--pids-max", "64", "--memory-max", "1048576", "--cgroup-parent", "/sys/fs/cgroup/odin",
-             "--", "/bin/worker", "--connect", "ipc:///s/1.sock"});
+  StatusOr<SandboxOptions> o = Parse({"--workspace",
+                                      "/w",
+                                      "--workspace-readonly",
+                                      "--readonly",
+                                      "/w/.git/config",
+                                      "--readonly",
+                                      "/s/1.sock",
+                                      "--writable",
+                                      "/w/.git",
+                                      "--policy",
+                                      "require",
+                                      "--bwrap",
+                                      "/opt/bwrap",
+                                      "--no-seccomp",
+                                      "--network",
+                                      "--hide",
+                                      "/home/u",
+                                      "--hide",
+                                      "/root",
+                                      "--mask",
+                                      "/w/.odin",
+                                      "--user",
+                                      "1000:100",
+                                      "--pass-fd",
+                                      "7",
+                                      "--pass-fd",
+                                      "8",
+                                      "--pids-max",
+                                      "64",
+                                      "--memory-max",
+                                      "1048576",
+                                      "--cgroup-parent",
+                                      "/sys/fs/cgroup/odin",
+                                      "--",
+                                      "/bin/worker",
+                                      "--connect",
+                                      "ipc:///s/1.sock"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_TRUE(o->workspace_readonly);
   EXPECT_THAT(o->readonly_paths, ElementsAre("/w/.git/config", "/s/1.sock"));
@@ -67,8 +98,8 @@ TEST(SandboxOptionsTest, EveryFlagLandsInItsFieldAndRepeatedOnesAccumulate) {
 }
 
 TEST(SandboxOptionsTest, TheProgramsOwnFlagsAreNotTakenForOdinSandboxs) {
-  StatusOr<SandboxOptions> o = Parse({"--workspace", "/w", "--", "sh", "-c", "x", "--workspace", "/elsewhere",
-                                      "--network", "--writable", "/"});
+  StatusOr<SandboxOptions> o =
+      Parse({"--workspace", "/w", "--", "sh", "-c", "x", "--workspace", "/elsewhere", "--network", "--writable", "/"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_EQ(o->workspace, "/w");
   EXPECT_FALSE(o->network);
@@ -77,8 +108,8 @@ TEST(SandboxOptionsTest, TheProgramsOwnFlagsAreNotTakenForOdinSandboxs) {
 }
 
 TEST(SandboxOptionsTest, TheInnerStagesFlags) {
-  StatusOr<SandboxOptions> o = Parse({"--inner", "--workspace", "/w", "--ready-fd", "5", "--stderr-fd", "6",
-                                      "--description", "bwrap", "--", "true"});
+  StatusOr<SandboxOptions> o = Parse(
+      {"--inner", "--workspace", "/w", "--ready-fd", "5", "--stderr-fd", "6", "--description", "bwrap", "--", "true"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_TRUE(o->inner);
   EXPECT_EQ(o->ready_fd, 5);
@@ -110,7 +141,8 @@ TEST(SandboxOptionsTest, BadInputIsAnInvalidArgumentNamingIt) {
 }
 
 TEST(SandboxOptionsTest, PolicyNamesRoundTrip) {
-  for (SandboxPolicy p : {SandboxPolicy::kAuto, SandboxPolicy::kRequire, SandboxPolicy::kFallback, SandboxPolicy::kOff}) {
+  for (SandboxPolicy p :
+       {SandboxPolicy::kAuto, SandboxPolicy::kRequire, SandboxPolicy::kFallback, SandboxPolicy::kOff}) {
     StatusOr<SandboxPolicy> back = ParseSandboxPolicy(SandboxPolicyName(p));
     ASSERT_TRUE(back.ok()) << SandboxPolicyName(p);
     EXPECT_EQ(*back, p);

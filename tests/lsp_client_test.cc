@@ -10,6 +10,7 @@
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 #include "tests/test_util.h"
 
 namespace odin {
@@ -81,16 +82,16 @@ TEST(LspClient, WritingToAServerThatClosedItsInputIsAnErrorNotADeath) {
   TempWorkspace ws;
   // Closes its stdin at once, says so on stderr and lingers: our writes meet
   // EPIPE, and this process (which does not ignore SIGPIPE) must survive them.
-  int err[2];
-  ASSERT_EQ(pipe2(err, O_CLOEXEC), 0);
+  StatusOr<Pipe> err = MakePipe(O_CLOEXEC);
+  ASSERT_TRUE(err.ok());
   StatusOr<std::unique_ptr<LspServer>> started = LspServer::Start(
-      {{"/bin/sh", "-c", "exec 0<&-; echo closed >&2; exec sleep 5"}, CurrentEnvironment(), ws.path(), err[1]},
+      {{"/bin/sh", "-c", "exec 0<&-; echo closed >&2; exec sleep 5"}, CurrentEnvironment(), ws.path(),
+       err->write_end.get()},
       RealClock::Get());
-  close(err[1]);
+  err->write_end.reset();
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   std::unique_ptr<LspServer> s = std::move(*started);
-  EXPECT_NE(testing::ReadUntil(err[0], "closed\n").find("closed"), std::string::npos);
-  close(err[0]);
+  EXPECT_NE(testing::ReadUntil(err->read_end.get(), "closed\n").find("closed"), std::string::npos);
   s->DidOpen(ws.Join("a.txt"), "plaintext", 1, std::string(1 << 20, 'x'));
   s->RunUntil([&] { return s->dead(); }, seconds(10));
   EXPECT_TRUE(s->dead());

@@ -24,6 +24,7 @@
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 #include "tests/llm_requests.h"
 #include "tests/ledger_rows.h"
 #include "tests/test_util.h"
@@ -513,23 +514,22 @@ TEST_F(OdinHardeningTest, TheCoordinatorsMemoryIsNotReadableByItsOwnUser) {
         RunCommand({.argv = {"chown", "-R", "65534:65534", dir}, .env = {"PATH=/usr/bin:/bin"}});
     ASSERT_TRUE(chowned.ok() && chowned->exit_code == 0);
   }
-  int out[2];
-  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+  StatusOr<Pipe> out = MakePipe(O_CLOEXEC);
+  ASSERT_TRUE(out.ok());
   SpawnOptions o;
   o.argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BinDir() + "/odin", "exec",
             "--", "sh", "-c", "echo started; exec sleep 30.125"};
-  o.stdout_fd = out[1];
+  o.stdout_fd = out->write_end.get();
   o.env = {"PATH=/usr/bin:/bin", "HOME=" + user_.path(), "ODIN_TEST_MARK=" + marker_, "OPENAI_API_KEY=sk-secret-xyz",
            "XDG_CONFIG_HOME=" + user_.Join("config"), "XDG_STATE_HOME=" + user_.Join("state"),
            "XDG_RUNTIME_DIR=" + user_.Join("run")};
   o.cwd = ws_.path();
   StatusOr<pid_t> odin = Spawn(o);  // setpriv execs odin: the same pid
-  close(out[1]);
+  out->write_end.reset();
   ASSERT_TRUE(odin.ok());
   // Wait until its command runs (it says so): odin is well past its start.
-  bool started = ReadUntil(out[0], "started\n").find("started") != std::string::npos;
-  close(out[0]);
-  ASSERT_TRUE(started) << "odin did not start as uid 65534";
+  ASSERT_NE(ReadUntil(out->read_end.get(), "started\n").find("started"), std::string::npos)
+      << "odin did not start as uid 65534";
   // A process of the same user tries.
   pid_t reader = fork();
   if (reader == 0) {

@@ -83,8 +83,7 @@ class FakeLlm {
 // timeout has passed. The timeout only bounds a failure; no test waits for
 // it. Prefer reading the process's output until a line appears (ReadUntil)
 // where there is output to read.
-bool WaitUntil(const std::function<bool()>& condition,
-               std::chrono::milliseconds timeout = std::chrono::seconds(10));
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // Pids of live processes whose environment holds NAME=value.
 std::vector<pid_t> ProcessesWithEnv(const std::string& name, const std::string& value);
