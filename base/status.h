@@ -35,7 +35,7 @@ constexpr int kMaxStatusCode = 12;
 // Returns a lower-case name such as "invalid argument".
 std::string_view StatusCodeName(StatusCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string_view context, std::string_view detail = {});
@@ -83,7 +83,7 @@ Status PosixError(std::string_view context, int err);
 // A value or the Status saying why there is none.
 // REQUIRES: a StatusOr is never built from an OK Status.
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(const Status& s) : v_(s) {}
   StatusOr(Status&& s) : v_(std::move(s)) {}

@@ -104,7 +104,8 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
     if (!row.end || row.end->status != "ok") continue;
     AgentState& agent = Agent(row.start.agent_id);
     if (row.start.tool == kTodoWriteTool) {
-      agent.todos.Write(row.start.args_json);
+      Status replayed = agent.todos.Write(row.start.args_json);
+      if (!replayed.ok()) spdlog::warn("cannot replay {}: {}", row.start.execution_id, replayed.message());
       continue;
     }
     json result = json::parse(row.end->result_json, nullptr, false);

@@ -384,7 +384,10 @@ void WorkerPool::SendDueHeartbeats() {
   hb.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   hb.mutable_heartbeat();
   for (auto& [pid, w] : workers_) {
-    if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) transport_->Send(w.id, hb);
+    if (w.state != WorkerState::kIdle && w.state != WorkerState::kBusy) continue;
+    // A heartbeat that cannot be sent is not an error: liveness judges the worker.
+    Status sent = transport_->Send(w.id, hb);
+    if (!sent.ok()) spdlog::debug("heartbeat to {}: {}", w.id, sent.message());
   }
   next_heartbeat_ = now + o_.heartbeat_interval;
 }
@@ -512,7 +515,9 @@ void WorkerPool::Shutdown(Duration wait) {
   env.mutable_shutdown();
   for (auto& [pid, w] : workers_) {
     if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) {
-      transport_->Send(w.id, env);
+      // One that cannot hear it is killed when the wait ends.
+      Status sent = transport_->Send(w.id, env);
+      if (!sent.ok()) spdlog::debug("shutdown to {}: {}", w.id, sent.message());
     } else if (w.state == WorkerState::kStarting) {
       launcher_->SignalGroup(pid, SIGKILL);  // holds nothing; no need to wait for it
     }
@@ -522,7 +527,11 @@ void WorkerPool::Shutdown(Duration wait) {
     std::vector<PollFd> fds;
     for (int fd : launcher_->WatchFds()) fds.push_back({fd});
     if (fds.empty()) break;  // no way to wait for exits; stop waiting
-    transport_->Wait(until - clock_->Now(), &fds);
+    Status waited = transport_->Wait(until - clock_->Now(), &fds);
+    if (!waited.ok()) {
+      spdlog::warn("shutdown: {}", waited.message());
+      break;  // the workers left are killed below
+    }
     DrainMessages();  // a result that arrives now is real: keep it
     for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
   }

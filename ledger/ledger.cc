@@ -420,8 +420,9 @@ Status Ledger::CheckAnchor(const std::optional<AnchorState>& state, bool adopt) 
   StatusOr<Head> head = ReadHead();
   Status s = head.status();
   if (s.ok() && state && state->seq > 0) s = CompareWithAnchor(*state);
-  Run("COMMIT");
+  Status committed = Run("COMMIT");
   RETURN_IF_ERROR(s);
+  RETURN_IF_ERROR(committed);
   // A ledger from before anchors, or a writer that died between its commit
   // and the anchor: anchor what is there.
   if (adopt && anchor_note_.empty() && head->seq > (state ? state->seq : 0)) {
@@ -610,8 +611,9 @@ StatusOr<VerifyReport> Ledger::Verify() {
       report = s;
     }
   }
-  Run("COMMIT");
+  Status committed = Run("COMMIT");
   if (!report.ok()) return report;
+  RETURN_IF_ERROR(committed);
   if (anchor_ == nullptr) {
     report->anchor = anchor_note_;
   } else if (!state) {

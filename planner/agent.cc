@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "base/canonical_json.h"
 #include "base/ids.h"
@@ -19,40 +20,6 @@
 namespace odin {
 
 using nlohmann::json;
-
-namespace {
-
-// What the stall detector compares of a result: everything the model reads,
-// but not the execution id. The error of a failure is compared with digits
-// blurred, so timings and pids in a test run's output do not make the same
-// failure look new.
-StallStep StepOf(const ToolCallRequest& call, const std::string& execution_id, const v1::ToolResult& r) {
-  StallStep step;
-  step.execution_id = execution_id;
-  StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
-  step.call = call.name + "\n" + Sha256Hex(canonical.ok() ? *canonical : call.arguments_json);
-  step.label = CallLabel(call);
-  Sha256 h;
-  for (const std::string& part : {std::to_string(r.status()), std::to_string(r.has_exit_code() ? r.exit_code() : -1),
-                                  r.error().message(), r.output_head(), r.output_tail(), r.diff(),
-                                  r.has_verdict() ? r.verdict().status() + r.verdict().summary() : std::string()}) {
-    h.Update(std::to_string(part.size()) + ":");
-    h.Update(part);
-  }
-  step.result = HexDigest(h.Finish());
-  step.failed = r.status() != v1::TOOL_STATUS_OK;
-  if (step.failed) {
-    std::string error = std::to_string(r.status()) + "|" + std::to_string(r.exit_code()) + "|" + r.error().message() +
-                        "|" + OutputTail(r.output_head() + r.output_tail(), 2000);
-    for (char& ch : error) {
-      if (ch >= '0' && ch <= '9') ch = '#';
-    }
-    step.error = Sha256Hex(error);
-  }
-  return step;
-}
-
-}  // namespace
 
 Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock,
              AgentObserver* observer)
@@ -108,8 +75,8 @@ std::string Agent::SystemPrompt(Mode mode) {
 std::string Agent::Send(const std::string& text, Mode mode) {
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
-    ledger_->AddMessage({m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued",
-                         clock_->WallMillis()});
+    NoteLedgerWrite(ledger_->AddMessage({m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text,
+                                         "queued", clock_->WallMillis()}));
   }
   queue_.push_back(m);
   if (!current_) StartNext();
@@ -174,7 +141,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   rec.started_at_ms = c.llm_started_wall;
   rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - c.llm_started).count();
   rec = RecordModelCall(std::move(rec), response, o_.prices);
-  if (ledger_ != nullptr) ledger_->AddLlmCall(rec);
+  if (ledger_ != nullptr) NoteLedgerWrite(ledger_->AddLlmCall(rec));
   for (MessageOutcome* o : {&c.outcome, &totals_}) {
     ++o->llm_calls;
     o->usage.input_tokens += rec.input_tokens;
@@ -289,7 +256,7 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
   if (c.running.erase(execution_id) == 0) return;
   c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r),
                                        r.status() != v1::TOOL_STATUS_OK};
-  c.steps[index] = StepOf(c.calls[index], execution_id, r);
+  c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
   auto& changed = c.outcome.changed_files;
   if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
@@ -536,8 +503,22 @@ bool Agent::ClearHistory() {
   return true;
 }
 
-void Agent::Finish(const std::string& status, Status error) {
+void Agent::NoteLedgerWrite(const Status& recorded) {
+  if (recorded.ok()) return;
+  spdlog::error("the ledger could not record: {}", recorded.message());
+  if (ledger_failure_.ok()) ledger_failure_ = recorded;
+}
+
+void Agent::Finish(const std::string& status_in, Status error) {
   Current& c = *current_;
+  // A message the ledger could not record cannot be shown done: the ledger is
+  // the proof.
+  std::string status = status_in;
+  if (status == "done" && !ledger_failure_.ok()) {
+    status = "error";
+    error = ledger_failure_.WithContext("the ledger could not record the message");
+  }
+  ledger_failure_ = Status::OK();
   c.outcome.status = status;
   c.outcome.error = error;
   c.outcome.budget_limits = c.budget->limits();
@@ -549,8 +530,9 @@ void Agent::Finish(const std::string& status, Status error) {
   }
   if (ledger_ != nullptr) {
     std::string text = status == "error" ? error.message() : c.outcome.text;
-    ledger_->AddMessage({NewId("msg"), host_->session_id(), o_.agent_id, "assistant",
-                         ModeName(c.message.mode), text, status, clock_->WallMillis()});
+    Status recorded = ledger_->AddMessage({NewId("msg"), host_->session_id(), o_.agent_id, "assistant",
+                                           ModeName(c.message.mode), text, status, clock_->WallMillis()});
+    if (!recorded.ok()) spdlog::error("the ledger could not record the answer: {}", recorded.message());
   }
   totals_.turns += c.outcome.turns;
   for (const std::string& id : c.outcome.execution_ids) totals_.execution_ids.push_back(id);

@@ -210,6 +210,8 @@ class Agent {
   std::string WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written = {});
   void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
   void Finish(const std::string& status, Status error = Status::OK());
+  // Remembers a failed ledger write: the message it belongs to cannot end done.
+  void NoteLedgerWrite(const Status& recorded);
 
   AgentOptions o_;
   ToolHost* host_;
@@ -224,6 +226,7 @@ class Agent {
   StallDetector stall_;
   WorkspaceFingerprint fingerprint_;
   std::string workspace_now_;  // the fingerprint after the last turn
+  Status ledger_failure_;  // a ledger write of the current message that failed
   uint64_t generation_ = 0;  // bumps on ClearHistory/cancel so stale callbacks are ignored
 };
 

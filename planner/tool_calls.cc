@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/terminal_text.h"
+#include "base/canonical_json.h"
+#include "base/sha256.h"
+#include "planner/checks.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/budget.h"
 #include "planner/tool_specs.h"
@@ -203,6 +206,36 @@ std::string PlannerContext(ToolHost* host, const std::string& agent_id, const st
     if (!left.empty()) p += "\nBudget for this request, after this response: " + left + ".\n";
   }
   return p;
+}
+
+// What the stall detector compares of a result: everything the model reads,
+// but not the execution id. The error of a failure is compared with digits
+// blurred, so timings and pids in a test run's output do not make the same
+// failure look new.
+StallStep StallStepOf(const ToolCallRequest& call, const std::string& execution_id, const v1::ToolResult& r) {
+  StallStep step;
+  step.execution_id = execution_id;
+  StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
+  step.call = call.name + "\n" + Sha256Hex(canonical.ok() ? *canonical : call.arguments_json);
+  step.label = CallLabel(call);
+  Sha256 h;
+  for (const std::string& part : {std::to_string(r.status()), std::to_string(r.has_exit_code() ? r.exit_code() : -1),
+                                  r.error().message(), r.output_head(), r.output_tail(), r.diff(),
+                                  r.has_verdict() ? r.verdict().status() + r.verdict().summary() : std::string()}) {
+    h.Update(std::to_string(part.size()) + ":");
+    h.Update(part);
+  }
+  step.result = HexDigest(h.Finish());
+  step.failed = r.status() != v1::TOOL_STATUS_OK;
+  if (step.failed) {
+    std::string error = std::to_string(r.status()) + "|" + std::to_string(r.exit_code()) + "|" + r.error().message() +
+                        "|" + OutputTail(r.output_head() + r.output_tail(), 2000);
+    for (char& ch : error) {
+      if (ch >= '0' && ch <= '9') ch = '#';
+    }
+    step.error = Sha256Hex(error);
+  }
+  return step;
 }
 
 }  // namespace odin

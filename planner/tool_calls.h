@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "ledger/ledger.h"
 #include "llm/llm.h"
+#include "planner/stall_detector.h"
 #include "planner/tool_host.h"
 
 namespace odin {
@@ -43,5 +44,10 @@ std::string ToolSummary(const std::string& tool, const v1::ToolResult& result);
 // The ground-truth record of a tool result, as the model reads it.
 std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool,
                               const v1::ToolResult& result);
+
+// What the stall detector compares of a result: everything the model reads,
+// but not the execution id; a failure's error with digits blurred, so timings
+// and pids in a test run's output do not make the same failure look new.
+StallStep StallStepOf(const ToolCallRequest& call, const std::string& execution_id, const v1::ToolResult& result);
 
 }  // namespace odin

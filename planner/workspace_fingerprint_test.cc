@@ -24,7 +24,7 @@ class WorkspaceFingerprintTest : public ::testing::Test {
   }
   void TearDown() override { RemoveTree(root_); }
   void Put(const std::string& rel, const std::string& text) {
-    MakeDirs(DirName(JoinPath(root_, rel)));
+    ASSERT_TRUE(MakeDirs(DirName(JoinPath(root_, rel))).ok());
     ASSERT_TRUE(WriteFileAtomic(JoinPath(root_, rel), text).ok());
   }
   // Sets a file's mtime to an explicit value, as a touch would.

@@ -490,7 +490,7 @@ TEST_F(OdinHardeningTest, CommandsRunAsTheWorkspacesOwnerWhenOdinRunsAsRoot) {
   EXPECT_EQ(w["status"], "ok") << w.dump();
   ASSERT_EQ(stat(ws_.Join("tool.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, nobody);
-  RunCommand({.argv = {"chown", "-R", "0:0", ws_.path()}, .env = {"PATH=/usr/bin:/bin"}});
+  EXPECT_TRUE(RunCommand({.argv = {"chown", "-R", "0:0", ws_.path()}, .env = {"PATH=/usr/bin:/bin"}}).ok());
 }
 
 TEST_F(OdinHardeningTest, TheCoordinatorsMemoryIsNotReadableByItsOwnUser) {
@@ -542,7 +542,7 @@ TEST_F(OdinHardeningTest, TheCoordinatorsMemoryIsNotReadableByItsOwnUser) {
   waitpid(reader, &status, 0);
   kill(*odin, SIGTERM);
   Wait(*odin);
-  RunCommand({.argv = {"chown", "-R", "0:0", ws_.path(), user_.path()}, .env = {"PATH=/usr/bin:/bin"}});
+  EXPECT_TRUE(RunCommand({.argv = {"chown", "-R", "0:0", ws_.path(), user_.path()}, .env = {"PATH=/usr/bin:/bin"}}).ok());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "a process of odin's own user opened its environ or mem";
 }
