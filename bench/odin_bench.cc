@@ -2,13 +2,15 @@
 //
 //   1. Round trip of a trivial tool call: coordinator -> sandboxed worker ->
 //      `true` -> result recorded in the ledger (start and end records).
-//   2. Cold start of `odin exec -- true`, the whole process, as a user runs it.
+//   2. Cold start of `odin exec -- true`, the whole process, as a user runs it,
+//      beside `odin --version` and a bare bwrap sandbox, interleaved.
 //   3. The floor: a ZeroMQ ipc round trip between two processes.
 //   4. Grep over a generated tree (50k files) against rg run directly, and the
 //      EditTool round trip through a worker.
 //   5. An agent session (odin -p) against tests/fake_llm_server answering at
 //      once: time to the first model request, the per-call overhead seen by
-//      the server, the peak RSS of the largest process.
+//      the server, the time from its final answer to odin's exit, the peak
+//      RSS of the largest process.
 //   6. Validation latency: an edit of a mid-size C++ file validated by a warm
 //      clangd in the lsp host (the lsp_check execution, as the ledger times
 //      it), against clangd's own time from didChange to publishing the
@@ -118,21 +120,42 @@ bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int 
   return true;
 }
 
-std::vector<double> ColdStarts(const std::string& dir, int runs) {
+// Start and stop of whole processes, as a user runs them, back to back so
+// that all three see the same machine: `odin exec -- true` (a sandboxed
+// worker started, one call recorded, everything stopped), `odin --version`
+// (the odin binary's own start) and a bare bubblewrap sandbox (the floor of
+// any sandboxed start). Empty if odin exec fails; bwrap's is empty without bwrap.
+struct StartFigures {
+  std::vector<double> exec_ms, version_ms, bwrap_ms;
+};
+
+StartFigures StartStopFigures(const std::string& dir, int runs) {
   std::string odin = JoinPath(ExecutableDir(), "odin");
-  std::vector<double> ms;
-  for (int i = -3; i < runs; ++i) {
+  std::string bwrap = SearchPath("bwrap", getenv("PATH") != nullptr ? getenv("PATH") : "");
+  std::string true_path = SearchPath("true", getenv("PATH") != nullptr ? getenv("PATH") : "");
+  StartFigures f;
+  auto time_one = [&](std::vector<std::string> argv, std::vector<double>* into, bool warm) {
     Clock::time_point start = Clock::now();
-    StatusOr<CommandOutput> out =
-        RunCommand({.argv = {odin, "exec", "--", "true"}, .env = CurrentEnvironment(), .cwd = dir});
+    StatusOr<CommandOutput> out = RunCommand({.argv = std::move(argv), .env = CurrentEnvironment(), .cwd = dir});
     Clock::time_point end = Clock::now();
     if (!out.ok() || out->exit_code != 0) {
-      fprintf(stderr, "odin_bench: odin exec failed: %s\n", out.ok() ? out->output.c_str() : out.status().message().c_str());
-      return {};
+      fprintf(stderr, "odin_bench: %s failed: %s\n", into == &f.exec_ms ? "odin exec" : "a start",
+              out.ok() ? out->output.c_str() : out.status().message().c_str());
+      return false;
     }
-    if (i >= 0) ms.push_back(Ms(end - start));
+    if (!warm) into->push_back(Ms(end - start));
+    return true;
+  };
+  for (int i = -3; i < runs; ++i) {
+    if (!time_one({odin, "exec", "--", "true"}, &f.exec_ms, i < 0)) return {};
+    if (!time_one({odin, "--version"}, &f.version_ms, i < 0)) return {};
+    if (!bwrap.empty() && !time_one({bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", true_path},
+                                    &f.bwrap_ms, i < 0)) {
+      bwrap.clear();
+      f.bwrap_ms.clear();
+    }
   }
-  return ms;
+  return f;
 }
 
 // Ping-pong between a ROUTER and a DEALER in another process, as coordinator
@@ -299,10 +322,13 @@ bool FileToolFigures(int tree_files, int runs, int edits) {
 
 // One agent session against the fake model server: returns the time from
 // spawning odin to the server's first request, the gaps from each answer to
-// the next request, and the peak RSS of the largest process of the session.
+// the next request, the time from the model's final answer to odin's exit
+// (reaped, its output read), and the peak RSS of the largest process of the
+// session.
 struct SessionFigures {
   double first_request_ms = -1;
   std::vector<double> gaps_ms;
+  double answer_to_exit_ms = -1;
   long peak_rss_kb = 0;
   bool ok = false;
 };
@@ -355,15 +381,16 @@ SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, c
                                      "json"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = env, .cwd = ws});
+    int64_t t_exit = MonotonicNs();
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    int64_t msg[3] = {t0, out.ok() && out->exit_code == 0 ? 1 : 0, ru.ru_maxrss};
+    int64_t msg[4] = {t0, out.ok() && out->exit_code == 0 ? 1 : 0, ru.ru_maxrss, t_exit};
     if (msg[1] == 0) fprintf(stderr, "odin_bench: the agent session failed: %s\n", out.ok() ? out->output.c_str() : "");
     (void)!write(report[1], msg, sizeof msg);
     _exit(0);
   }
   close(report[1]);
-  int64_t msg[3] = {0, 0, 0};
+  int64_t msg[4] = {0, 0, 0, 0};
   (void)!read(report[0], msg, sizeof msg);
   close(report[0]);
   int status;
@@ -388,6 +415,7 @@ SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, c
   for (size_t i = 1; i < requests.size() && i <= answers.size(); ++i) {
     f.gaps_ms.push_back(static_cast<double>(requests[i] - answers[i - 1]) / 1e6);
   }
+  if (!answers.empty()) f.answer_to_exit_ms = static_cast<double>(msg[3] - answers.back()) / 1e6;
   f.ok = true;
   return f;
 }
@@ -509,7 +537,7 @@ bool LedgerFigures(int calls) {
 bool AgentFigures(int sessions) {
   printf("agent session (odin -p against the fake model answering at once: 20 x ExecuteCommand true, %d sessions)\n",
          sessions);
-  std::vector<double> first, gaps;
+  std::vector<double> first, gaps, to_exit;
   long peak = 0;
   for (int i = 0; i < sessions; ++i) {
     StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
@@ -526,10 +554,12 @@ bool AgentFigures(int sessions) {
     if (!f.ok) return false;
     first.push_back(f.first_request_ms);
     gaps.insert(gaps.end(), f.gaps_ms.begin(), f.gaps_ms.end());
+    if (f.answer_to_exit_ms >= 0) to_exit.push_back(f.answer_to_exit_ms);
     peak = std::max(peak, f.peak_rss_kb);
   }
   Print("start to first model request", Summarize(first), 30.0);
   Print("per call, answer to next request (server side)", Summarize(gaps), 3.0);
+  if (!to_exit.empty()) Print("final answer to exit (odin reaped)", Summarize(to_exit), 10.0);
   printf("  %-44s %.1f MB (target <= 30 MB)\n", "peak RSS of the largest process", static_cast<double>(peak) / 1024.0);
   return true;
 }
@@ -863,6 +893,7 @@ int Main(int argc, char** argv) {
   if (!dir.ok()) return 1;
 
   for (const char* sandbox : {"auto", "off"}) {
+    if (calls <= 0) break;
     std::vector<double> total, worker;
     std::string how;
     if (!ToolCallRoundTrips(*dir, sandbox, calls, &total, &worker, &how)) return 1;
@@ -870,14 +901,26 @@ int Main(int argc, char** argv) {
     Print("coordinator -> worker -> `true` -> ledger", Summarize(total), strcmp(sandbox, "auto") == 0 ? 3.0 : 0);
     Print("  of which inside the worker (spawn, wait)", Summarize(worker), 0);
   }
-  std::vector<double> cold = ColdStarts(*dir, starts);
-  if (cold.empty()) return 1;
-  printf("cold start (%d runs)\n", starts);
-  Print("odin exec -- true", Summarize(cold), 30.0);
-  printf("floor\n");
-  std::vector<double> zmq = ZmqRoundTrips(2000);
-  if (zmq.empty()) return 1;
-  Print("ZeroMQ ipc round trip, 64 bytes", Summarize(zmq), 0);
+  if (starts > 0) {
+    StartFigures sf = StartStopFigures(*dir, starts);
+    if (sf.exec_ms.empty()) return 1;
+    printf("cold start (%d runs each, interleaved; whole processes)\n", starts);
+    Stats exec = Summarize(sf.exec_ms), version = Summarize(sf.version_ms);
+    Print("odin exec -- true", exec, 13.0);
+    Print("odin --version", version, 0);
+    if (!sf.bwrap_ms.empty()) {
+      Stats bwrap = Summarize(sf.bwrap_ms);
+      Print("bwrap --unshare-all --unshare-user true", bwrap, 0);
+      printf("  %-44s %.2fx odin --version, %.2fx bare bwrap\n", "odin exec -- true, median",
+             exec.median_ms / version.median_ms, exec.median_ms / bwrap.median_ms);
+    }
+  }
+  if (calls > 0) {
+    printf("floor\n");
+    std::vector<double> zmq = ZmqRoundTrips(2000);
+    if (zmq.empty()) return 1;
+    Print("ZeroMQ ipc round trip, 64 bytes", Summarize(zmq), 0);
+  }
   RemoveTree(*dir);
   if (tree > 0 && !FileToolFigures(tree, runs, edits)) return 1;
   if (ledger > 0 && !LedgerFigures(ledger)) return 1;
