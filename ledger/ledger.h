@@ -304,6 +304,7 @@ class Ledger {
   std::unique_ptr<LedgerAnchor> anchor_;  // null: none kept (anchor_note_ says why)
   int64_t anchor_generation_ = 0;         // the anchor's generation when opened
   std::string anchor_note_;
+  bool writer_ = false;  // opened by Open: its WAL is flushed on close
 };
 
 }  // namespace odin
