@@ -253,12 +253,18 @@ Status SandboxCgroup::Probe(std::string* how) {
   return Status::OK();
 }
 
+void SandboxCgroup::MoveBack() {
+  if (moved_back_) return;
+  moved_back_ = true;
+  std::string pid = std::to_string(pid_);
+  for (const Dir& d : dirs_) (void)WriteValue(d.back + "/cgroup.procs", pid);
+}
+
 void SandboxCgroup::Leave() {
   if (left_) return;
   left_ = true;
-  std::string pid = std::to_string(pid_);
+  MoveBack();
   for (const Dir& d : dirs_) {
-    (void)WriteValue(d.back + "/cgroup.procs", pid);
     // The processes inside are gone (or going): a few tries.
     for (int i = 0; i < 50 && rmdir(d.path.c_str()) != 0 && errno == EBUSY; ++i) usleep(2000);
   }

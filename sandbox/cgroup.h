@@ -22,8 +22,8 @@
 // The launcher then makes its group below that parent (--cgroup-parent).
 //
 // Each launcher moves itself into its group before it starts bubblewrap, so
-// everything inside inherits it; Leave moves it back to where it was and
-// removes the group once the processes are gone. Groups left behind by a
+// everything inside inherits it, and back out (MoveBack) once the sandbox is
+// up; Leave removes the group once the processes are gone. Groups left behind by a
 // launcher that was killed are removed by the next one.
 //
 // Every path is below a root (/sys/fs/cgroup by default) and the process's
@@ -90,7 +90,12 @@ class SandboxCgroup {
   // doctor): "cgroup v1 (pids, memory)", or the reason it cannot.
   static Status Probe(std::string* how);
   ~SandboxCgroup();
-  // Moves the calling process back to where it was and removes the group.
+  // Moves the calling process back to where it was; what it started stays
+  // in the group. For a launcher whose sandbox is up: the move (an RCU grace
+  // period on cgroup v1, several ms) then overlaps the program's start
+  // instead of delaying its exit.
+  void MoveBack();
+  // Moves the calling process back (if it has not) and removes the group.
   void Leave();
   const std::string& description() const { return description_; }
 
@@ -103,6 +108,7 @@ class SandboxCgroup {
   std::vector<Dir> dirs_;
   std::string description_;
   pid_t pid_ = 0;
+  bool moved_back_ = false;
   bool left_ = false;
 };
 

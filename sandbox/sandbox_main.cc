@@ -394,6 +394,9 @@ int SandboxMain(int argc, char** argv) {
     RunWithoutNamespaces(o, why);
   }
   if (!bwrap_errors.empty()) (void)!write(STDERR_FILENO, bwrap_errors.data(), bwrap_errors.size());
+  // The sandbox is up, inside the group: we need not stay in it, and moving
+  // out now, while the program starts, spares its exit the wait.
+  if (g_cgroup) g_cgroup->MoveBack();
 
   // 7. The program runs; pass its exit status through.
   RelayUntilEof(errors->read_end.get());
