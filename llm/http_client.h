@@ -4,7 +4,9 @@
 // long it may sleep, polls them with everything else, then hands the readiness
 // back. Connections are reused across requests to the same server.
 //
-// Every libcurl error becomes a Status here and nowhere else.
+// Every libcurl error becomes a Status here and nowhere else. libcurl is
+// loaded when the first HttpClient is made, not when the process starts; if
+// it cannot be, every transfer ends with FailedPrecondition saying why.
 // Thread-safety: none; the loop owns it.
 
 #include <cstdint>
@@ -69,6 +71,7 @@ class HttpClient {
   void Process(const std::vector<PollFd>& fds, size_t first, size_t count);
 
  private:
+  struct CurlApi;
   struct Transfer;
   static int OnSocket(void* easy, int fd, int what, void* self, void* socket_data);
   static int OnTimer(void* multi, long timeout_ms, void* self);
@@ -76,7 +79,9 @@ class HttpClient {
   static size_t OnWrite(char* data, size_t size, size_t n, void* transfer);
   void Drain();
 
-  void* multi_;                       // CURLM*
+  const CurlApi* curl_ = nullptr;     // null: libcurl could not be loaded
+  std::string load_error_;            // why not
+  void* multi_ = nullptr;             // CURLM*
   std::map<int, int> sockets_;        // fd -> CURL_POLL_IN/OUT/INOUT
   std::optional<SteadyTime> timer_;
   std::map<Id, std::unique_ptr<Transfer>> transfers_;
