@@ -1,6 +1,7 @@
 #include "coordinator/worker_transport.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -74,6 +75,33 @@ bool LegacyStale(const std::string& dir) {
   return refused;
 }
 
+// Writes dir's owner file whole before it appears under its name (a sweep by
+// another coordinator must never judge a half-written one), without the
+// fsync of WriteFileAtomic: the directory is fresh and private, and lives
+// in the temporary directory only as long as this process (~1-3 ms saved
+// on every start).
+Status WriteOwner(const std::string& dir, const std::string& text) {
+  std::string tmp = dir + "/" + kOwnerFile + ".tmp", path = dir + "/" + kOwnerFile;
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return PosixError(tmp, errno);
+  ssize_t n = write(fd, text.data(), text.size());
+  bool ok = n == static_cast<ssize_t>(text.size());
+  int err = n < 0 ? errno : EIO;
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    unlink(tmp.c_str());
+    return PosixError(path, err);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 int ZmqWorkerTransport::SweepStale(const std::string& tmp_dir) {
@@ -102,7 +130,7 @@ StatusOr<std::unique_ptr<ZmqWorkerTransport>> ZmqWorkerTransport::Create() {
   // sockets cannot live in a deep workspace.
   ASSIGN_OR_RETURN(std::string dir, MakeTempDir(kPrefix));
   std::string owner = std::to_string(getpid()) + " " + StartTime(getpid()) + "\n";
-  Status wrote = WriteFileAtomic(dir + "/" + kOwnerFile, owner);
+  Status wrote = WriteOwner(dir, owner);
   // A ROUTER with no endpoint yet: each worker gets its own (OpenEndpoint).
   StatusOr<std::unique_ptr<ZmqEndpoint>> router = ZmqEndpoint::CreateRouter();
   if (!wrote.ok() || !router.ok()) {
