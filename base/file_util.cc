@@ -10,14 +10,9 @@
 #include <filesystem>
 #include <functional>
 
-#include "base/sha256.h"
 
 namespace odin {
 
-namespace {
-
-// Hands the file's bytes to take, a piece at a time. Non-blocking: a path
-// swapped for a FIFO must not stall the caller.
 Status ReadInPieces(const std::string& path, const std::function<void(std::string_view)>& take) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return PosixError(path, errno);
@@ -36,8 +31,6 @@ Status ReadInPieces(const std::string& path, const std::function<void(std::strin
   close(fd);
   return Status::OK();
 }
-
-}  // namespace
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
   std::string out;
@@ -75,12 +68,6 @@ StatusOr<std::string> ReadSymlink(const std::string& path) {
   if (static_cast<size_t>(n) == target.size()) return Status::InvalidArgument(path, "symlink target too long");
   target.resize(static_cast<size_t>(n));
   return target;
-}
-
-StatusOr<std::string> Sha256HexOfFile(const std::string& path) {
-  Sha256 hash;
-  RETURN_IF_ERROR(ReadInPieces(path, [&hash](std::string_view piece) { hash.Update(piece); }));
-  return HexDigest(hash.Finish());
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {

@@ -2,6 +2,7 @@
 // Small file-system helpers that return Status.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,9 @@
 namespace odin {
 
 StatusOr<std::string> ReadFileToString(const std::string& path);
+// Hands the file's bytes to take, a piece at a time. Non-blocking: a path
+// swapped for a FIFO must not stall the caller.
+Status ReadInPieces(const std::string& path, const std::function<void(std::string_view)>& take);
 // The contents of a regular file of at most max_bytes. FIFOs, devices and
 // directories are refused without blocking on them (InvalidArgument), and so
 // is a larger file, before it is read.
@@ -23,8 +27,6 @@ Status MakeDirs(const std::string& path, int mode = 0755);
 bool IsDirectory(const std::string& path);
 // The target of the symlink at path.
 StatusOr<std::string> ReadSymlink(const std::string& path);
-// SHA-256 (hex) of the file's bytes, read in pieces.
-StatusOr<std::string> Sha256HexOfFile(const std::string& path);
 bool PathExists(const std::string& path);
 // realpath(3).
 StatusOr<std::string> RealPath(const std::string& path);

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "base/file_util.h"
+
 namespace odin {
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
@@ -40,6 +42,12 @@ std::string HexDigest(const Sha256Digest& digest) {
     out.push_back(kHex[b & 15]);
   }
   return out;
+}
+
+StatusOr<std::string> Sha256HexOfFile(const std::string& path) {
+  Sha256 hash;
+  RETURN_IF_ERROR(ReadInPieces(path, [&hash](std::string_view piece) { hash.Update(piece); }));
+  return HexDigest(hash.Finish());
 }
 
 }  // namespace odin

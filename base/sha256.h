@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
+
 namespace odin {
 
 using Sha256Digest = std::array<uint8_t, 32>;
@@ -30,5 +32,9 @@ Sha256Digest Sha256Of(std::string_view data);
 // Lower-case hex, 64 characters.
 std::string HexDigest(const Sha256Digest& digest);
 inline std::string Sha256Hex(std::string_view data) { return HexDigest(Sha256Of(data)); }
+// SHA-256 (hex) of the file's bytes, read in pieces. (Here, not in
+// file_util: what uses only file_util, like odin-sandbox, then does not load
+// libcrypto.)
+StatusOr<std::string> Sha256HexOfFile(const std::string& path);
 
 }  // namespace odin
