@@ -20,8 +20,10 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   }
   // Home directories and secrets show empty. What must stay visible below
   // one (the workspace, the binaries) is bound again after.
+  // (/tmp and /run have theirs already: a second empty tmpfs would only be
+  // one more mount to set up.)
   for (const std::string& p : o.hidden_paths) {
-    if (!p.empty() && p != "/" && IsDirectory(p)) add({"--tmpfs", p});
+    if (!p.empty() && p != "/" && p != "/tmp" && p != "/run" && IsDirectory(p)) add({"--tmpfs", p});
   }
   // Binds come after /tmp, so a workspace under /tmp is mounted over the
   // private tmpfs rather than hidden by it.

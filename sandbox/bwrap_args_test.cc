@@ -2,8 +2,6 @@
 
 #include "base/file_util.h"
 
-#include <algorithm>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -135,6 +133,18 @@ TEST(BwrapArgsTest, HiddenDirectoriesComeBeforeTheWorkspaceAndBinaries) {
   EXPECT_EQ(IndexOf(a, "/nonexistent-odin-dir"), a.size());  // only directories that exist
   EXPECT_FALSE(HasTriple(a, "--tmpfs", "/", "--bind"));
   RemoveTree(home);
+}
+
+TEST(BwrapArgsTest, HidingTmpOrRunAddsNoSecondTmpfs) {
+  SandboxOptions o = Options();
+  o.masked_paths.clear();
+  o.hidden_paths = {"/run", "/tmp"};
+  auto a = BuildBwrapArgs(o, Inv());
+  for (const char* dir : {"/run", "/tmp"}) {
+    int tmpfs = 0;
+    for (size_t i = 0; i + 1 < a.size(); ++i) tmpfs += a[i] == "--tmpfs" && a[i + 1] == dir;
+    EXPECT_EQ(tmpfs, 1) << dir;
+  }
 }
 
 TEST(BwrapArgsTest, TheInnerStageHearsOfSeccompAndNetwork) {
