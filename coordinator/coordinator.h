@@ -147,7 +147,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // reason: a v1::CancelReason (a budget's end kills as budget_exceeded).
   void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */) override;
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
-  void Shutdown(Duration wait) { pool_.Shutdown(wait); }
+  void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) { pool_.Shutdown(wait, meanwhile); }
 
   const std::string& session_id() const override { return session_id_; }
   WorkerPool& pool() { return pool_; }

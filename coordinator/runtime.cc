@@ -26,7 +26,8 @@ int CpuCount() {
 }
 
 Runtime::~Runtime() {
-  if (coordinator_) coordinator_->Shutdown(milliseconds(200));
+  // The ledger's last records reach the disk while the workers exit.
+  if (coordinator_) coordinator_->Shutdown(milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
   if (worker_log_fd_ >= 0) close(worker_log_fd_);
 }

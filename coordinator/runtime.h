@@ -49,6 +49,11 @@ class Runtime {
   const Config& config() const { return config_; }
   Coordinator& coordinator() { return *coordinator_; }
   Ledger& ledger() { return *ledger_; }
+  // Ledger::Flush, if the ledger is open (a failed Start may not have got
+  // that far).
+  void FlushLedger() {
+    if (ledger_) ledger_->Flush();
+  }
 
  private:
   Runtime() = default;

@@ -508,7 +508,7 @@ Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   return Status::OK();
 }
 
-void WorkerPool::Shutdown(Duration wait) {
+void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile) {
   shutting_down_ = true;
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
@@ -522,6 +522,7 @@ void WorkerPool::Shutdown(Duration wait) {
       launcher_->SignalGroup(pid, SIGKILL);  // holds nothing; no need to wait for it
     }
   }
+  if (meanwhile) meanwhile();
   SteadyTime until = clock_->Now() + wait;
   while (!workers_.empty() && clock_->Now() < until) {
     std::vector<PollFd> fds;

@@ -144,7 +144,8 @@ class WorkerPool {
   const Status& health() const { return health(o_.start_policy); }
   const Status& health(WorkerPolicy policy) const;
   // Tells every worker to exit, waits up to `wait` for them, kills the rest.
-  void Shutdown(Duration wait);
+  // meanwhile, if set, runs once the workers were told, while they exit.
+  void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr);
 
   enum class WorkerState { kStarting, kIdle, kBusy, kStopping };
   struct WorkerInfo {

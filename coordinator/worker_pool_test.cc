@@ -606,5 +606,20 @@ TEST_F(WorkerPoolTest, ShutdownEndsHeldCallsAndKillsWorkers) {
   for (const auto& r : listener_.results) EXPECT_EQ(r.status(), v1::TOOL_STATUS_CANCELLED);
 }
 
+TEST_F(WorkerPoolTest, ShutdownRunsMeanwhileOnceTheWorkersWereToldAndBeforeKillingThem) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  std::string id = IdOf(100);
+  int runs = 0;
+  pool_->Shutdown(Duration::zero(), [&] {
+    ++runs;
+    EXPECT_EQ(transport_.Count(id, v1::Envelope::kShutdown), 1);
+    EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 0);
+  });
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+}
+
 }  // namespace
 }  // namespace odin

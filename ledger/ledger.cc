@@ -176,16 +176,20 @@ Ledger::Ledger(sqlite3* db, std::string path, Redactor redactor)
 
 Ledger::~Ledger() {
   for (auto& [sql, st] : statements_) sqlite3_finalize(st);
-  if (writer_) {
-    // The WAL stays (see Open); its committed frames reach the disk here, so
-    // a clean exit is as durable as the checkpoint on close made it.
-    int fd = open((path_ + "-wal").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0) {
-      fdatasync(fd);
-      close(fd);
-    }
-  }
+  // The WAL stays (see Open); its committed frames reach the disk here, so
+  // a clean exit is as durable as the checkpoint on close made it.
+  Flush();
   sqlite3_close_v2(db_);
+}
+
+void Ledger::Flush() {
+  if (!writer_ || !unflushed_) return;
+  unflushed_ = false;
+  int fd = open((path_ + "-wal").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) {
+    fdatasync(fd);
+    close(fd);
+  }
 }
 
 sqlite3_stmt* Ledger::Cached(const std::string& sql, int* rc) {
@@ -366,6 +370,7 @@ Status Ledger::Init() {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return s;
   }
+  if (sqlite3_total_changes(db_) > 0) unflushed_ = true;  // a new ledger: its schema
   Stmt v;
   sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v.st, nullptr);
   if (sqlite3_step(v.st) != SQLITE_ROW || ColumnText(v.st, 0) != std::to_string(kSchemaVersion)) {
@@ -518,6 +523,7 @@ Status Ledger::Write(const std::function<Status()>& body) {
   if (s.ok()) s = body();
   if (s.ok()) {
     s = Run("COMMIT");
+    if (s.ok()) unflushed_ = true;
     // Committed: the anchor follows (after, never before: an anchor past
     // the ledger would be a false alarm).
     if (s.ok() && anchor_ != nullptr && anchor_note_.empty()) {

@@ -217,9 +217,17 @@ class Ledger {
   // process has the ledger open.
   static StatusOr<LedgerResetReport> Reset(const std::string& path, int64_t now_ms,
                                            const LedgerOptions& options = {});
+  // Flushes (Flush), then closes.
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
+
+  // Makes the records committed so far survive a crash of the machine, not
+  // only of the process (one fdatasync of the WAL; nothing if nothing was
+  // committed since the last Flush). Closing does it too; an owner that is
+  // about to close may call it earlier, while other work (workers exiting)
+  // overlaps the wait.
+  void Flush();
 
   Status AddSession(const SessionRecord& session);
   Status AddExecutionStart(const ExecutionStart& start);
@@ -304,7 +312,8 @@ class Ledger {
   std::unique_ptr<LedgerAnchor> anchor_;  // null: none kept (anchor_note_ says why)
   int64_t anchor_generation_ = 0;         // the anchor's generation when opened
   std::string anchor_note_;
-  bool writer_ = false;  // opened by Open: its WAL is flushed on close
+  bool writer_ = false;     // opened by Open: its WAL is flushed on close
+  bool unflushed_ = false;  // committed since the last Flush
 };
 
 }  // namespace odin

@@ -15,7 +15,8 @@ AgentSession::~AgentSession() {
   // then the workers go.
   if (runtime_) {
     runtime_->coordinator().AbandonSubagents();
-    runtime_->coordinator().Shutdown(milliseconds(200));
+    // The ledger's last records reach the disk while the workers exit.
+    runtime_->coordinator().Shutdown(milliseconds(200), [this] { runtime_->FlushLedger(); });
   }
   agent_.reset();
   client_.reset();
