@@ -185,6 +185,14 @@ Status ApplyCgroupV2Plan(const CgroupV2Plan& plan, const CgroupHost& given) {
 StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Enter(const CgroupLimits& limits, const std::string& parent,
                                                                const CgroupHost& given) {
   CgroupHost host = Resolve(given);
+  ASSIGN_OR_RETURN(std::unique_ptr<SandboxCgroup> g, Create(limits, parent, host));
+  RETURN_IF_ERROR(g->Add(host.pid));  // else the group goes with g
+  return g;
+}
+
+StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits& limits, const std::string& parent,
+                                                                const CgroupHost& given) {
+  CgroupHost host = Resolve(given);
   std::unique_ptr<SandboxCgroup> g(new SandboxCgroup());
   g->pid_ = host.pid;
   std::string pid = std::to_string(host.pid);
@@ -209,7 +217,6 @@ StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Enter(const CgroupLimits
       Status s = WriteValue(dir + "/memory.max", std::to_string(limits.memory_max_bytes));
       if (!s.ok()) return Status::FailedPrecondition("cgroup v2", "memory not delegated here: " + s.message());
     }
-    RETURN_IF_ERROR(WriteValue(dir + "/cgroup.procs", pid));
     g->description_ = "cgroup v2";
     return g;
   }
@@ -220,7 +227,6 @@ StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Enter(const CgroupLimits
     std::string back = Join(host.root + "/pids", own);
     ASSIGN_OR_RETURN(std::string dir, make(back, back));
     RETURN_IF_ERROR(WriteValue(dir + "/pids.max", std::to_string(limits.pids_max)));
-    RETURN_IF_ERROR(WriteValue(dir + "/cgroup.procs", pid));
     used.push_back("pids");
   }
   if (limits.memory_max_bytes > 0) {
@@ -229,7 +235,6 @@ StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Enter(const CgroupLimits
     std::string back = Join(host.root + "/memory", own);
     ASSIGN_OR_RETURN(std::string dir, make(back, back));
     RETURN_IF_ERROR(WriteValue(dir + "/memory.limit_in_bytes", std::to_string(limits.memory_max_bytes)));
-    RETURN_IF_ERROR(WriteValue(dir + "/cgroup.procs", pid));
     used.push_back("memory");
   }
   g->description_ = "cgroup v1 (" + ListOf(used) + ")";
@@ -253,9 +258,15 @@ Status SandboxCgroup::Probe(std::string* how) {
   return Status::OK();
 }
 
+Status SandboxCgroup::Add(pid_t pid) {
+  for (const Dir& d : dirs_) RETURN_IF_ERROR(WriteValue(d.path + "/cgroup.procs", std::to_string(pid)));
+  if (pid == pid_) self_added_ = true;
+  return Status::OK();
+}
+
 void SandboxCgroup::MoveBack() {
-  if (moved_back_) return;
-  moved_back_ = true;
+  if (!self_added_) return;
+  self_added_ = false;
   std::string pid = std::to_string(pid_);
   for (const Dir& d : dirs_) (void)WriteValue(d.back + "/cgroup.procs", pid);
 }

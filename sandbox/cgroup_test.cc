@@ -206,5 +206,20 @@ TEST_F(FakeCgroupTree, CgroupV1WithoutThePidsControllerSaysSo) {
   EXPECT_EQ(Read("/memory/user/odin-sandbox-5000/memory.limit_in_bytes"), std::to_string(1 << 20));
 }
 
+TEST_F(FakeCgroupTree, CreateMovesNoProcessAddMovesTheOneGivenAndLeaveBringsNoOneBack) {
+  ASSERT_TRUE(MakeDirs(root_ + "/pids/user/odin").ok());
+  ASSERT_TRUE(MakeDirs(root_ + "/memory/user/odin").ok());
+  CgroupHost host{root_, "12:pids:/user/odin\n9:memory:/user/odin\n0::/\n", 5000, 0};
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Create(Limits(), "", host);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Read("/pids/user/odin/odin-sandbox-5000/pids.max"), "1024");
+  EXPECT_EQ(Read("/pids/user/odin/odin-sandbox-5000/cgroup.procs"), "<absent>");
+  ASSERT_TRUE((*g)->Add(7000).ok());  // bubblewrap, say
+  EXPECT_EQ(Read("/pids/user/odin/odin-sandbox-5000/cgroup.procs"), "7000");
+  EXPECT_EQ(Read("/memory/user/odin/odin-sandbox-5000/cgroup.procs"), "7000");
+  (*g)->Leave();
+  EXPECT_EQ(Read("/pids/user/odin/cgroup.procs"), "<absent>");  // the launcher never went in
+}
+
 }  // namespace
 }  // namespace odin

@@ -8,6 +8,9 @@
 //  - Started as root with --user UID:GID, bubblewrap and the program run as
 //    that user (the workspace's owner), so root's files are out of reach;
 //    odin-sandbox itself stays root only to manage the cgroup.
+//  - With --pids-max or --memory-max, the program and everything it starts
+//    run in a cgroup of the sandbox's own (sandbox/cgroup.h): the inner stage
+//    starts the program only once the launcher has put it there.
 //  - odin-sandbox is started with a parent-death signal by its caller and gives
 //    bwrap one too; bwrap's --die-with-parent covers the inside. So killing
 //    odin-sandbox (or its caller) kills everything it started.
@@ -43,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,29 +71,71 @@
 namespace odin {
 namespace {
 
-// The sandbox's cgroup, while the launcher holds one: left (and removed)
-// before the launcher exits.
+// The sandbox's cgroup, while the launcher holds one: removed before the
+// launcher exits. g_cgroup_failed: a process could not be put in it.
 std::unique_ptr<SandboxCgroup> g_cgroup;
+bool g_cgroup_failed = false;
 
 void LeaveCgroup() {
   if (g_cgroup) g_cgroup->Leave();
 }
 
-// Puts the launcher (and so everything it starts) under the limits. Without
-// cgroups the sandbox runs on if it may (a warning), and fails closed when
-// it is required.
-void EnterCgroup(const SandboxOptions& o) {
+// Best effort even under sandbox.require: many machines give no cgroup
+// access (non-root on v1, read-only cgroupfs, v2 without delegation); the
+// commands still get their rlimits, and odin doctor says what is missing.
+void WarnNoLimits(const Status& why) {
+  fprintf(stderr, "odin-sandbox: WARNING: no process and memory limits: %s\n", why.message().c_str());
+}
+
+// Makes the sandbox's group with its limits; AddToCgroup puts processes in.
+void CreateCgroup(const SandboxOptions& o) {
   CgroupLimits limits{o.pids_max, o.memory_max_bytes};
   if (!limits.any()) return;
-  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Enter(limits, o.cgroup_parent);
+  StatusOr<std::unique_ptr<SandboxCgroup>> g = SandboxCgroup::Create(limits, o.cgroup_parent);
   if (g.ok()) {
     g_cgroup = std::move(*g);
-    return;
+  } else {
+    WarnNoLimits(g.status());
   }
-  // Best effort even under sandbox.require: many machines give no cgroup
-  // access (non-root on v1, read-only cgroupfs, v2 without delegation); the
-  // commands still get their rlimits, and odin doctor says what is missing.
-  fprintf(stderr, "odin-sandbox: WARNING: no process and memory limits: %s\n", g.status().message().c_str());
+}
+
+// Puts pid, and what it starts from now on, under the limits (if there is a
+// group). The first move waits for an RCU grace period (5-20 ms here).
+void AddToCgroup(pid_t pid) {
+  if (!g_cgroup || g_cgroup_failed) return;
+  Status s = g_cgroup->Add(pid);
+  if (!s.ok()) {
+    g_cgroup_failed = true;
+    WarnNoLimits(s);
+  }
+}
+
+// Reads the inner stage's report from the ready socket. Returns true iff it
+// came; *sender is its pid as this process sees it (SCM_CREDENTIALS: the
+// kernel's word, translated out of the sandbox's pid namespace), or -1.
+bool ReadReport(int fd, pid_t* sender) {
+  char c;
+  iovec iov{&c, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  *sender = -1;
+  if (n != 1) return false;
+  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
+    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS) {
+      ucred cred;
+      memcpy(&cred, CMSG_DATA(h), sizeof cred);
+      *sender = cred.pid;
+    }
+  }
+  return true;
 }
 
 // The user the program runs as, when odin-sandbox was started as root with
@@ -151,7 +197,8 @@ Status DropAllCapabilities() {
   _exit(127);
 }
 
-// Inside the namespaces: tell the outer stage we got here, give the program
+// Inside the namespaces: tell the outer stage we got here, wait for its
+// answer (this process is then under the sandbox's limits), give the program
 // its real stderr back, become the program.
 [[noreturn]] void InnerMain(const SandboxOptions& o) {
   if (o.seccomp) {
@@ -167,6 +214,12 @@ Status DropAllCapabilities() {
   }
   if (o.ready_fd >= 0) {
     (void)!write(o.ready_fd, "1", 1);
+    char go;
+    ssize_t n;
+    do {
+      n = read(o.ready_fd, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(kSandboxSetupFailedExit);  // the launcher is gone
     close(o.ready_fd);
   }
   if (o.stderr_fd >= 0) {
@@ -200,6 +253,9 @@ Status DropAllCapabilities() {
   spawn.parent_death_signal = SIGKILL;
   spawn.new_process_group = false;  // signals to our group reach it too
   ApplyUser(o, &spawn);
+  // Under the limits (if any) before the program starts: what it starts
+  // inherits them.
+  AddToCgroup(getpid());
   StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) {
     fprintf(stderr, "odin-sandbox: %s\n", pid.status().message().c_str());
@@ -316,7 +372,7 @@ int SandboxMain(int argc, char** argv) {
   // 3. No namespaces on purpose.
   if (o.policy == SandboxPolicy::kOff) RunWithoutNamespaces(o, "sandbox off by policy");
   // The limits hold with or without namespaces.
-  EnterCgroup(o);
+  CreateCgroup(o);
 
   // 4. Find bubblewrap. A configured path that is not there is a mistake to
   //    name, not a reason to run without namespaces.
@@ -331,10 +387,19 @@ int SandboxMain(int argc, char** argv) {
 
   // 5. Start bwrap. Its own error messages go to a pipe we read, so a failure
   //    can be named; the inner stage restores the real stderr for the program.
-  StatusOr<Pipe> ready = MakePipe(O_CLOEXEC);
+  //    The inner stage reports on a socket and waits for our answer before
+  //    it starts the program; the message carries its pid (SO_PASSCRED).
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0) {
+    fprintf(stderr, "odin-sandbox: %s\n", PosixError("socketpair", errno).message().c_str());
+    return kSandboxSetupFailedExit;
+  }
+  UniqueFd ready(sockets[0]), inner_end(sockets[1]);
+  int on = 1;
+  setsockopt(ready.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
   StatusOr<Pipe> errors = MakePipe(O_CLOEXEC);
-  if (!ready.ok() || !errors.ok()) {
-    fprintf(stderr, "odin-sandbox: %s\n", (ready.ok() ? errors.status() : ready.status()).message().c_str());
+  if (!errors.ok()) {
+    fprintf(stderr, "odin-sandbox: %s\n", errors.status().message().c_str());
     return kSandboxSetupFailedExit;
   }
   if (getpgrp() == getpid()) {  // our own group (as odin starts us): safe to kill it whole
@@ -345,30 +410,36 @@ int SandboxMain(int argc, char** argv) {
   int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   SpawnOptions spawn;
   ApplyUser(o, &spawn);
-  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), ready->write_end.get(), saved_stderr,
+  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), inner_end.get(), saved_stderr,
                       /*privileged=*/geteuid() == 0 && spawn.uid < 0};
   spawn.argv = BuildBwrapArgs(o, inv);
   spawn.env = CurrentEnvironment();
   spawn.stdout_fd = STDOUT_FILENO;
   spawn.stderr_fd = errors->write_end.get();
-  spawn.keep_fds = {ready->write_end.get(), saved_stderr};
+  spawn.keep_fds = {inner_end.get(), saved_stderr};
   spawn.keep_fds.insert(spawn.keep_fds.end(), o.pass_fds.begin(), o.pass_fds.end());
   spawn.parent_death_signal = SIGKILL;
   spawn.new_process_group = false;  // signals to our group reach bwrap too
   StatusOr<pid_t> pid = Spawn(spawn);
-  ready->write_end.reset();
+  inner_end.reset();
   errors->write_end.reset();
   close(saved_stderr);
   if (!pid.ok()) {
-    ready->read_end.reset();
+    ready.reset();
     errors->read_end.reset();
     RunWithoutNamespaces(o, pid.status().message());
   }
+  // bwrap under the limits at once: the grace period the first move waits
+  // for passes while bwrap sets the sandbox up (moving ourselves in first
+  // would put it before). What bwrap started before the move is the inner
+  // stage's process (added when it reports, before the program starts) and
+  // bwrap's pid-1 monitor, which starts nothing after it.
+  AddToCgroup(*pid);
 
   // 6. Wait until the inner stage reports, or bwrap gives up first.
   std::string bwrap_errors;
   bool inside = false;
-  pollfd fds[2] = {{ready->read_end.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}};
+  pollfd fds[2] = {{ready.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}};
   for (;;) {
     int n = poll(fds, 2, -1);
     if (n < 0 && errno == EINTR) continue;
@@ -379,12 +450,20 @@ int SandboxMain(int argc, char** argv) {
       if (r <= 0) fds[1].fd = -1;
     }
     if (fds[0].revents != 0) {
-      char c;
-      inside = read(ready->read_end.get(), &c, 1) == 1;
+      pid_t inner = -1;
+      inside = ReadReport(ready.get(), &inner);
+      if (inside) {
+        if (g_cgroup && inner <= 0) {
+          g_cgroup_failed = true;
+          WarnNoLimits(Status::FailedPrecondition("odin-sandbox", "the inner stage's report carried no pid"));
+        }
+        if (inner > 0) AddToCgroup(inner);
+        (void)!send(ready.get(), "g", 1, MSG_NOSIGNAL);  // go: start the program
+      }
       break;
     }
   }
-  ready->read_end.reset();
+  ready.reset();
   if (!inside) {
     int status = 0;
     WaitPid(*pid, &status, 0);
@@ -394,9 +473,6 @@ int SandboxMain(int argc, char** argv) {
     RunWithoutNamespaces(o, why);
   }
   if (!bwrap_errors.empty()) (void)!write(STDERR_FILENO, bwrap_errors.data(), bwrap_errors.size());
-  // The sandbox is up, inside the group: we need not stay in it, and moving
-  // out now, while the program starts, spares its exit the wait.
-  if (g_cgroup) g_cgroup->MoveBack();
 
   // 7. The program runs; pass its exit status through.
   RelayUntilEof(errors->read_end.get());

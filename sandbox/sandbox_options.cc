@@ -53,7 +53,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_option("--user", user, "UID:GID to run as (when started as root)");
   app.add_option("--pass-fd", o.pass_fds, "Inherited fd the program keeps");
   app.add_flag("--inner", o.inner, "Internal: the stage inside the namespaces");
-  app.add_option("--ready-fd", o.ready_fd, "Internal: readiness fd");
+  app.add_option("--ready-fd", o.ready_fd, "Internal: readiness socket");
   app.add_option("--stderr-fd", o.stderr_fd, "Internal: program stderr fd");
   app.add_option("--description", o.description, "Internal: ODIN_SANDBOX value");
   app.add_option("program", o.program, "Program and arguments")->required();

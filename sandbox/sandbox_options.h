@@ -48,7 +48,7 @@ struct SandboxOptions {
 
   // Set only for the inner stage, which runs inside the namespaces.
   bool inner = false;                      // --inner
-  int ready_fd = -1;                       // --ready-fd: write one byte here once inside
+  int ready_fd = -1;                       // --ready-fd: a socket; one byte once inside, then wait for one back
   int stderr_fd = -1;                      // --stderr-fd: the stderr to give the program
   std::string description;                 // --description: goes to ODIN_SANDBOX
 };
