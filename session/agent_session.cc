@@ -57,8 +57,11 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   RuntimeFlags runtime = flags.runtime;
   runtime.validate = true;
   runtime.profile = profile_name;
-  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime, ws, config));
+  // The HTTP client (it loads libcurl) before the runtime: the first model
+  // request waits for it, the workers are needed only after the first
+  // answer, and their start would slow the loading down on a busy machine.
   s->http_ = std::make_unique<HttpClient>();
+  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime, ws, config));
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();
   } else {
