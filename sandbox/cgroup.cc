@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -275,11 +276,12 @@ void SandboxCgroup::Leave() {
   if (left_) return;
   left_ = true;
   MoveBack();
+  // The processes inside are gone (or going): the kernel unlinks a task that
+  // was reaped from its group a little later, usually within 1-2 ms (cgroup
+  // v1 has no event to wait for). Short tries, 100 ms at most in all.
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
   for (const Dir& d : dirs_) {
-    // The processes inside are gone (or going): the kernel unlinks a task
-    // that was reaped from its group a little later, usually within 1-2 ms
-    // (cgroup v1 has no event to wait for). Short tries, 100 ms at most.
-    for (int i = 0; i < 500 && rmdir(d.path.c_str()) != 0 && errno == EBUSY; ++i) usleep(200);
+    while (rmdir(d.path.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < until) usleep(200);
   }
 }
 
