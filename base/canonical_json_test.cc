@@ -71,9 +71,9 @@ TEST(CanonicalJsonTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("gr\xc3\xbc\xc3\x9f \xe2\x82\xac \xf0\x9f\x98\x80"));
   EXPECT_FALSE(IsValidUtf8("\xff"));
-  EXPECT_FALSE(IsValidUtf8("\xc3"));              // cut short
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong "/"
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(IsValidUtf8("\xc3"));          // cut short
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));      // overlong "/"
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));  // a surrogate
 }
 
 }  // namespace

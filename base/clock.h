@@ -12,8 +12,8 @@ namespace odin {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 using Duration = std::chrono::steady_clock::duration;
-using std::chrono::milliseconds;
 using std::chrono::microseconds;
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 class Clock {

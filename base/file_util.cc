@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <functional>
 
-
 namespace odin {
 
 Status ReadInPieces(const std::string& path, const std::function<void(std::string_view)>& take) {
@@ -57,7 +56,8 @@ StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_byte
   }
   close(fd);
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  if (text.size() > max_bytes) return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
+  if (text.size() > max_bytes)
+    return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
   return text;
 }
 
@@ -152,8 +152,7 @@ std::string ExecutableDir() {
 
 StatusOr<std::string> MakeTempDir(std::string_view prefix) {
   const char* base = getenv("TMPDIR");
-  std::string tmpl = JoinPath(base != nullptr && *base != '\0' ? base : "/tmp",
-                              std::string(prefix) + "-XXXXXX");
+  std::string tmpl = JoinPath(base != nullptr && *base != '\0' ? base : "/tmp", std::string(prefix) + "-XXXXXX");
   if (mkdtemp(tmpl.data()) == nullptr) return PosixError("mkdtemp " + tmpl, errno);
   return tmpl;
 }

@@ -27,7 +27,8 @@ std::string NewId(std::string_view prefix) { return std::string(prefix) + "_" + 
 
 bool SecretsEqual(std::string_view a, std::string_view b) {
   unsigned diff = a.size() ^ b.size();
-  for (size_t i = 0; i < b.size(); ++i) diff |= static_cast<unsigned char>(i < a.size() ? a[i] : 0) ^ static_cast<unsigned char>(b[i]);
+  for (size_t i = 0; i < b.size(); ++i)
+    diff |= static_cast<unsigned char>(i < a.size() ? a[i] : 0) ^ static_cast<unsigned char>(b[i]);
   return diff == 0;
 }
 

@@ -18,24 +18,20 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool IsTokenChar(char c) {
-  return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-}
+bool IsTokenChar(char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
 // A credential that starts with a fixed prefix followed by token characters.
 struct Pattern {
   std::string_view prefix;
-  size_t min_body;      // minimum number of token characters after the prefix
-  bool upper_digits;    // body restricted to [A-Z0-9]
+  size_t min_body;    // minimum number of token characters after the prefix
+  bool upper_digits;  // body restricted to [A-Z0-9]
 };
 
 constexpr Pattern kPatterns[] = {
-    {"sk-", 20, false},        {"ghp_", 30, false},   {"gho_", 30, false},
-    {"ghu_", 30, false},       {"ghs_", 30, false},   {"ghr_", 30, false},
-    {"github_pat_", 20, false}, {"AKIA", 16, true},   {"ASIA", 16, true},
-    {"xoxb-", 10, false},      {"xoxp-", 10, false},  {"xoxa-", 10, false},
-    {"xoxr-", 10, false},      {"xoxs-", 10, false},  {"AIza", 30, false},
-    {"glpat-", 20, false},     {"Bearer ", 20, false},
+    {"sk-", 20, false},    {"ghp_", 30, false},        {"gho_", 30, false},  {"ghu_", 30, false},  {"ghs_", 30, false},
+    {"ghr_", 30, false},   {"github_pat_", 20, false}, {"AKIA", 16, true},   {"ASIA", 16, true},   {"xoxb-", 10, false},
+    {"xoxp-", 10, false},  {"xoxa-", 10, false},       {"xoxr-", 10, false}, {"xoxs-", 10, false}, {"AIza", 30, false},
+    {"glpat-", 20, false}, {"Bearer ", 20, false},
 };
 
 using Span = std::pair<size_t, size_t>;  // [begin, end)
@@ -50,10 +46,9 @@ void FindPatterns(std::string_view text, std::vector<Span>* spans) {
         continue;
       }
       size_t end = pos + p.prefix.size();
-      while (end < text.size() &&
-             (p.upper_digits ? (isupper(static_cast<unsigned char>(text[end])) ||
-                                isdigit(static_cast<unsigned char>(text[end])))
-                             : IsTokenChar(text[end]) || text[end] == '.')) {
+      while (end < text.size() && (p.upper_digits ? (isupper(static_cast<unsigned char>(text[end])) ||
+                                                     isdigit(static_cast<unsigned char>(text[end])))
+                                                  : IsTokenChar(text[end]) || text[end] == '.')) {
         ++end;
       }
       if (end - pos - p.prefix.size() >= p.min_body) spans->push_back({pos, end});
@@ -91,8 +86,8 @@ void FindUrlPasswords(std::string_view text, std::vector<Span>* spans) {
     return isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
   };
   auto ends_authority = [](char c) {
-    return c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '`' || c == '<' || c == '>' ||
-           c == '\\' || c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' ||
+    return c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '`' || c == '<' || c == '>' || c == '\\' ||
+           c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' ||
            isspace(static_cast<unsigned char>(c)) || c == '\0';
   };
   for (size_t p = text.find("://"); p != std::string_view::npos; p = text.find("://", p + 3)) {
@@ -135,8 +130,7 @@ bool HasUrlPassword(std::string_view value) {
 
 bool IsSecretName(std::string_view name) {
   std::string n = Upper(name);
-  static constexpr std::string_view kWords[] = {"KEY", "TOKEN", "SECRET", "PASSWORD",
-                                                "PASSWD", "CREDENTIALS", "PAT"};
+  static constexpr std::string_view kWords[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIALS", "PAT"};
   for (std::string_view w : kWords) {
     if (n == w) return true;
     if (EndsWith(n, std::string("_") + std::string(w))) return true;
@@ -195,8 +189,7 @@ std::string Redactor::Redact(std::string_view text) const {
   std::vector<Span> spans;
   std::vector<std::string_view> names;  // parallel to spans: "" for patterns
   for (const auto& [name, value] : secrets_) {
-    for (size_t pos = text.find(value); pos != std::string_view::npos;
-         pos = text.find(value, pos + value.size())) {
+    for (size_t pos = text.find(value); pos != std::string_view::npos; pos = text.find(value, pos + value.size())) {
       spans.push_back({pos, pos + value.size()});
       names.push_back(name);
     }

@@ -46,8 +46,7 @@ TEST(SecretsTest, LeavesLookalikesAlone) {
 
 TEST(SecretsTest, RedactsPemPrivateKeyBlocks) {
   Redactor r;
-  std::string pem =
-      "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nb";
+  std::string pem = "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nb";
   EXPECT_EQ(r.Redact(pem), "a\n[REDACTED]\nb");
   std::string cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
   EXPECT_EQ(r.Redact(cert), cert);

@@ -53,33 +53,25 @@ Status PosixError(std::string_view context, int err) {
   const char* detail = strerror(err);
   switch (err) {
     case ENOENT:
-    case ENOTDIR:
-      return Status::NotFound(context, detail);
-    case EEXIST:
-      return Status::AlreadyExists(context, detail);
+    case ENOTDIR: return Status::NotFound(context, detail);
+    case EEXIST: return Status::AlreadyExists(context, detail);
     case EACCES:
     case EPERM:
-    case EROFS:
-      return Status::PermissionDenied(context, detail);
+    case EROFS: return Status::PermissionDenied(context, detail);
     case EINVAL:
     case ENAMETOOLONG:
-    case E2BIG:
-      return Status::InvalidArgument(context, detail);
+    case E2BIG: return Status::InvalidArgument(context, detail);
     case ENOSPC:
     case EMFILE:
     case ENFILE:
     case ENOMEM:
     case EAGAIN:
     case EDQUOT:
-    case EFBIG:
-      return Status::ResourceExhausted(context, detail);
-    case ETIMEDOUT:
-      return Status::DeadlineExceeded(context, detail);
+    case EFBIG: return Status::ResourceExhausted(context, detail);
+    case ETIMEDOUT: return Status::DeadlineExceeded(context, detail);
     case ECANCELED:
-    case EINTR:
-      return Status::Cancelled(context, detail);
-    default:
-      return Status::IOError(context, detail);
+    case EINTR: return Status::Cancelled(context, detail);
+    default: return Status::IOError(context, detail);
   }
 }
 

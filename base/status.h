@@ -41,13 +41,25 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string_view context, std::string_view detail = {});
 
   static Status OK() { return Status(); }
-  static Status InvalidArgument(std::string_view c, std::string_view d = {}) { return {StatusCode::kInvalidArgument, c, d}; }
+  static Status InvalidArgument(std::string_view c, std::string_view d = {}) {
+    return {StatusCode::kInvalidArgument, c, d};
+  }
   static Status NotFound(std::string_view c, std::string_view d = {}) { return {StatusCode::kNotFound, c, d}; }
-  static Status AlreadyExists(std::string_view c, std::string_view d = {}) { return {StatusCode::kAlreadyExists, c, d}; }
-  static Status PermissionDenied(std::string_view c, std::string_view d = {}) { return {StatusCode::kPermissionDenied, c, d}; }
-  static Status FailedPrecondition(std::string_view c, std::string_view d = {}) { return {StatusCode::kFailedPrecondition, c, d}; }
-  static Status DeadlineExceeded(std::string_view c, std::string_view d = {}) { return {StatusCode::kDeadlineExceeded, c, d}; }
-  static Status ResourceExhausted(std::string_view c, std::string_view d = {}) { return {StatusCode::kResourceExhausted, c, d}; }
+  static Status AlreadyExists(std::string_view c, std::string_view d = {}) {
+    return {StatusCode::kAlreadyExists, c, d};
+  }
+  static Status PermissionDenied(std::string_view c, std::string_view d = {}) {
+    return {StatusCode::kPermissionDenied, c, d};
+  }
+  static Status FailedPrecondition(std::string_view c, std::string_view d = {}) {
+    return {StatusCode::kFailedPrecondition, c, d};
+  }
+  static Status DeadlineExceeded(std::string_view c, std::string_view d = {}) {
+    return {StatusCode::kDeadlineExceeded, c, d};
+  }
+  static Status ResourceExhausted(std::string_view c, std::string_view d = {}) {
+    return {StatusCode::kResourceExhausted, c, d};
+  }
   static Status Unavailable(std::string_view c, std::string_view d = {}) { return {StatusCode::kUnavailable, c, d}; }
   static Status Cancelled(std::string_view c, std::string_view d = {}) { return {StatusCode::kCancelled, c, d}; }
   static Status Corruption(std::string_view c, std::string_view d = {}) { return {StatusCode::kCorruption, c, d}; }
@@ -72,9 +84,7 @@ class [[nodiscard]] Status {
   std::shared_ptr<const Rep> rep_;  // null iff OK; immutable, so sharing is safe
 };
 
-inline bool operator==(const Status& a, const Status& b) {
-  return a.code() == b.code() && a.message() == b.message();
-}
+inline bool operator==(const Status& a, const Status& b) { return a.code() == b.code() && a.message() == b.message(); }
 
 // Translates an errno value: ENOENT -> kNotFound, EACCES/EPERM/EROFS ->
 // kPermissionDenied, ... The message is "context: strerror(err)".
@@ -89,9 +99,9 @@ class [[nodiscard]] StatusOr {
   StatusOr(Status&& s) : v_(std::move(s)) {}
   StatusOr(const T& value) : v_(value) {}
   StatusOr(T&& value) : v_(std::move(value)) {}
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
-                                                    !std::is_same_v<std::decay_t<U>, Status> &&
-                                                    !std::is_same_v<std::decay_t<U>, T>>>
+  template <typename U,
+            typename = std::enable_if_t<std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, Status> &&
+                                        !std::is_same_v<std::decay_t<U>, T>>>
   StatusOr(U&& value) : v_(T(std::forward<U>(value))) {}
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -117,15 +127,14 @@ class [[nodiscard]] StatusOr {
 #define ODIN_STATUS_CONCAT_(a, b) ODIN_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if expr yields a non-OK Status.
-#define RETURN_IF_ERROR(expr)                         \
-  do {                                                \
-    ::odin::Status odin_status_ = (expr);             \
-    if (!odin_status_.ok()) return odin_status_;      \
+#define RETURN_IF_ERROR(expr)                    \
+  do {                                           \
+    ::odin::Status odin_status_ = (expr);        \
+    if (!odin_status_.ok()) return odin_status_; \
   } while (0)
 
 // Declares or assigns lhs from a StatusOr expr, returning its Status on error.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL_(ODIN_STATUS_CONCAT_(odin_statusor_, __LINE__), lhs, expr)
+#define ASSIGN_OR_RETURN(lhs, expr) ASSIGN_OR_RETURN_IMPL_(ODIN_STATUS_CONCAT_(odin_statusor_, __LINE__), lhs, expr)
 #define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \

@@ -23,8 +23,8 @@ struct ChildFailure {
   int step;  // index into kSteps
   int err;
 };
-constexpr const char* kSteps[] = {"setpgid", "prctl", "open /dev/null", "dup2", "chdir",
-                                  "setrlimit", "exec", "setgroups", "setresgid", "setresuid"};
+constexpr const char* kSteps[] = {"setpgid",   "prctl", "open /dev/null", "dup2",      "chdir",
+                                  "setrlimit", "exec",  "setgroups",      "setresgid", "setresuid"};
 
 [[noreturn]] void ChildFail(int pipe_fd, int step, int err) {
   ChildFailure f{step, err};
@@ -40,8 +40,8 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
 
 // Runs in the child between vfork and exec, on the parent's memory: system
 // calls only, no allocation, no return.
-[[noreturn]] void ChildMain(const SpawnOptions& o, const char* path, char* const* argv,
-                            char* const* envp, pid_t parent, int pipe_fd) {
+[[noreturn]] void ChildMain(const SpawnOptions& o, const char* path, char* const* argv, char* const* envp, pid_t parent,
+                            int pipe_fd) {
   // Own process group, so the whole tree can be signalled as one.
   if (o.new_process_group && setpgid(0, 0) != 0) ChildFail(pipe_fd, 0, errno);
   // Another user: raw system calls, since the C library's wrappers would
@@ -218,9 +218,7 @@ std::string DescribeWaitStatus(int s) {
   return "stopped";
 }
 
-int OpenPidFd(pid_t pid) {
-  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-}
+int OpenPidFd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
 pid_t WaitPid(pid_t pid, int* wait_status, int flags) {
   pid_t r;

@@ -47,9 +47,7 @@ Ran RunSpawn(SpawnOptions o) {
   return {ExitCodeFromWaitStatus(status), out};
 }
 
-TEST(SubprocessTest, ExitStatusPassesThrough) {
-  EXPECT_EQ(RunSpawn({.argv = {"sh", "-c", "exit 71"}}).exit_code, 71);
-}
+TEST(SubprocessTest, ExitStatusPassesThrough) { EXPECT_EQ(RunSpawn({.argv = {"sh", "-c", "exit 71"}}).exit_code, 71); }
 
 TEST(SubprocessTest, DeathBySignalIs128PlusN) {
   EXPECT_EQ(RunSpawn({.argv = {"sh", "-c", "kill -ABRT $$"}}).exit_code, 134);

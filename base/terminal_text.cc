@@ -53,8 +53,10 @@ std::string VisibleControls(std::string_view text, Layout layout) {
       continue;
     }
     if (c == '\n' || c == '\t') {
-      if (layout == Layout::kKeep) out += static_cast<char>(c);
-      else out += c == '\n' ? "\\n" : "\\t";
+      if (layout == Layout::kKeep)
+        out += static_cast<char>(c);
+      else
+        out += c == '\n' ? "\\n" : "\\t";
     } else if (c == 0) {
       out += "\\0";
     } else if (c == '\r') {

@@ -19,8 +19,12 @@ TEST(TerminalTextTest, LayoutStaysUnlessOneLineIsAsked) {
 }
 
 TEST(TerminalTextTest, C1ControlsAndBidiOverridesBecomeVisible) {
-  EXPECT_EQ(VisibleControls("\xc2\x9b" "31m"), "\\u009b31m");  // CSI, as one code point
-  EXPECT_EQ(VisibleControls("ls \xe2\x80\xae" "txt.exe"), "ls \\u202etxt.exe");
+  EXPECT_EQ(VisibleControls("\xc2\x9b"
+                            "31m"),
+            "\\u009b31m");  // CSI, as one code point
+  EXPECT_EQ(VisibleControls("ls \xe2\x80\xae"
+                            "txt.exe"),
+            "ls \\u202etxt.exe");
   EXPECT_EQ(VisibleControls("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
 }
 
@@ -30,9 +34,11 @@ TEST(TerminalTextTest, TextAndOtherUnicodePassUnchanged) {
 }
 
 TEST(TerminalTextTest, BytesThatAreNotUtf8AreShownInHex) {
-  EXPECT_EQ(VisibleControls("a\x9b" "b"), "a\\x9bb");           // a raw C1 byte (CSI in 8-bit terminals)
-  EXPECT_EQ(VisibleControls("\xc0\xaf"), "\\xc0\\xaf");         // overlong '/'
-  EXPECT_EQ(VisibleControls("\xe2\x80"), "\\xe2\\x80");         // cut short
+  EXPECT_EQ(VisibleControls("a\x9b"
+                            "b"),
+            "a\\x9bb");                                           // a raw C1 byte (CSI in 8-bit terminals)
+  EXPECT_EQ(VisibleControls("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(VisibleControls("\xe2\x80"), "\\xe2\\x80");           // cut short
   EXPECT_EQ(VisibleControls("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
 }
 
@@ -43,7 +49,11 @@ TEST(TerminalTextTest, CutsAtACharacterBoundary) {
 }
 
 TEST(TerminalTextTest, JsonKeepsItsMeaningWithoutRawControls) {
-  EXPECT_EQ(JsonForTerminal(R"({"a":"x)" "\xe2\x80\xae" "\x7f" "\xc2\x9b" R"(y é"})"),
+  EXPECT_EQ(JsonForTerminal(R"({"a":"x)"
+                            "\xe2\x80\xae"
+                            "\x7f"
+                            "\xc2\x9b"
+                            R"(y é"})"),
             R"({"a":"x\u202e\u007f\u009by é"})");
   std::string plain = R"({"a":"\u001b[31m","b":[1,2]})";
   EXPECT_EQ(JsonForTerminal(plain), plain);

@@ -18,8 +18,7 @@ Status ZmqError(std::string_view context, int err) {
     case EADDRINUSE: return Status::AlreadyExists(context, detail);
     case ENOENT:
     case EINVAL:
-    case EPROTONOSUPPORT:
-      return Status::InvalidArgument(context, detail);
+    case EPROTONOSUPPORT: return Status::InvalidArgument(context, detail);
     default: return Status::IOError(context, detail);
   }
 }
@@ -69,7 +68,7 @@ Status ZmqEndpoint::Bind(const std::string& endpoint) {
 void ZmqEndpoint::Unbind(const std::string& endpoint) { zmq_unbind(socket_, endpoint.c_str()); }
 
 StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::ConnectDealer(const std::string& endpoint,
-                                                                 const std::string& identity) {
+                                                                  const std::string& identity) {
   ASSIGN_OR_RETURN(auto cs, NewSocket(ZMQ_DEALER));
   std::unique_ptr<ZmqEndpoint> ep(new ZmqEndpoint(cs.first, cs.second, false));
   zmq_setsockopt(ep->socket_, ZMQ_ROUTING_ID, identity.data(), identity.size());

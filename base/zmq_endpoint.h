@@ -44,8 +44,7 @@ class ZmqEndpoint {
   Status Bind(const std::string& endpoint);
   void Unbind(const std::string& endpoint);
   // A DEALER connected to endpoint, with the given routing id.
-  static StatusOr<std::unique_ptr<ZmqEndpoint>> ConnectDealer(const std::string& endpoint,
-                                                              const std::string& identity);
+  static StatusOr<std::unique_ptr<ZmqEndpoint>> ConnectDealer(const std::string& endpoint, const std::string& identity);
 
   // Sends one message. On a ROUTER, peer names the recipient; on a DEALER it is
   // ignored. Returns ResourceExhausted iff the message would block (the peer's
@@ -64,8 +63,7 @@ class ZmqEndpoint {
   bool writable() const { return writable_; }
 
  private:
-  ZmqEndpoint(void* context, void* socket, bool router)
-      : context_(context), socket_(socket), router_(router) {}
+  ZmqEndpoint(void* context, void* socket, bool router) : context_(context), socket_(socket), router_(router) {}
 
   void* context_;  // zmq context; owned
   void* socket_;   // zmq socket; owned

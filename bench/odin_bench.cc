@@ -82,8 +82,8 @@ double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 
 // Runs `calls` trivial tool calls one after another; returns each round trip
 // and the part of it spent in the worker.
-bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int calls,
-                        std::vector<double>* total, std::vector<double>* in_worker, std::string* how) {
+bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int calls, std::vector<double>* total,
+                        std::vector<double>* in_worker, std::string* how) {
   RuntimeFlags flags;
   flags.dir = dir;
   flags.sandbox = sandbox;
@@ -149,8 +149,8 @@ StartFigures StartStopFigures(const std::string& dir, int runs) {
   for (int i = -3; i < runs; ++i) {
     if (!time_one({odin, "exec", "--", "true"}, &f.exec_ms, i < 0)) return {};
     if (!time_one({odin, "--version"}, &f.version_ms, i < 0)) return {};
-    if (!bwrap.empty() && !time_one({bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", true_path},
-                                    &f.bwrap_ms, i < 0)) {
+    if (!bwrap.empty() &&
+        !time_one({bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", true_path}, &f.bwrap_ms, i < 0)) {
       bwrap.clear();
       f.bwrap_ms.clear();
     }
@@ -275,9 +275,11 @@ bool FileToolFigures(int tree_files, int runs, int edits) {
     std::vector<std::string> rg_argv;
   };
   std::vector<Pair> pairs = {
-      {"Grep files_with_matches vs rg -l", R"({"pattern":"odin_bench_needle_xyzzy"})",
+      {"Grep files_with_matches vs rg -l",
+       R"({"pattern":"odin_bench_needle_xyzzy"})",
        {rg, "-l", "odin_bench_needle_xyzzy", root}},
-      {"Grep content -n vs rg -n", R"({"pattern":"odin_bench_needle_xyzzy","output_mode":"content","-n":true})",
+      {"Grep content -n vs rg -n",
+       R"({"pattern":"odin_bench_needle_xyzzy","output_mode":"content","-n":true})",
        {rg, "-n", "odin_bench_needle_xyzzy", root}},
   };
   for (const Pair& p : pairs) {
@@ -307,8 +309,9 @@ bool FileToolFigures(int tree_files, int runs, int edits) {
   if (TimeCall(rt->get(), kReadTool, R"({"file_path":"edit_me.txt"})") < 0) return false;
   std::vector<double> ms;
   for (int i = 0; i < edits; ++i) {
-    const char* args = i % 2 == 0 ? R"({"file_path":"edit_me.txt","old_string":"line 100 of","new_string":"LINE 100 of"})"
-                                  : R"({"file_path":"edit_me.txt","old_string":"LINE 100 of","new_string":"line 100 of"})";
+    const char* args = i % 2 == 0
+                           ? R"({"file_path":"edit_me.txt","old_string":"line 100 of","new_string":"LINE 100 of"})"
+                           : R"({"file_path":"edit_me.txt","old_string":"LINE 100 of","new_string":"line 100 of"})";
     double t = TimeCall(rt->get(), kEditTool, args);
     if (t < 0) return false;
     ms.push_back(t);
@@ -425,8 +428,8 @@ SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, c
 std::string TwentyCommandsScript() {
   std::string script = R"({"responses":[)";
   for (int c = 0; c < 20; ++c) {
-    script += R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true )" + std::to_string(c) +
-              R"("}}]},)";
+    script +=
+        R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true )" + std::to_string(c) + R"("}}]},)";
   }
   return script + R"({"text":"done"}]})";
 }
@@ -480,7 +483,8 @@ bool DaemonFigures(int sessions) {
     std::vector<double>& gaps = remote ? remote_gaps : local_gaps;
     gaps.insert(gaps.end(), f.gaps_ms.begin(), f.gaps_ms.end());
   }
-  Stats lf = Summarize(local_first), rf = Summarize(remote_first), lg = Summarize(local_gaps), rg = Summarize(remote_gaps);
+  Stats lf = Summarize(local_first), rf = Summarize(remote_first), lg = Summarize(local_gaps),
+        rg = Summarize(remote_gaps);
   Print("local: start to first model request", lf, 0);
   Print("daemon: client start to first model request", rf, 0);
   Print("local: per call (server side)", lg, 0);
@@ -542,7 +546,8 @@ bool AgentFigures(int sessions) {
   for (int i = 0; i < sessions; ++i) {
     StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
     if (!dir.ok()) return false;
-    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(*dir + "/ws").ok()) return false;
+    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(*dir + "/ws").ok())
+      return false;
     std::string url;
     StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
     if (!pid.ok()) return false;
@@ -577,8 +582,8 @@ std::string MidSizeCpp() {
       "#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>\n\nnamespace bench {\n\n";
   for (int i = 0; i < 60; ++i) {
     std::string n = std::to_string(i);
-    text += "struct Record" + n + " {\n  std::string name;\n  std::vector<int> values;\n  int weight = " + n +
-            ";\n};\n\n";
+    text +=
+        "struct Record" + n + " {\n  std::string name;\n  std::vector<int> values;\n  int weight = " + n + ";\n};\n\n";
     text += "int Score" + n + "(const std::vector<Record" + n + ">& records) {\n  int total = 0;\n" +
             "  std::map<std::string, int> seen;\n  for (const auto& r : records) {\n" +
             "    int sum = 0;\n    for (int v : r.values) sum += v * r.weight;\n" +
@@ -677,10 +682,10 @@ bool ValidationFigures(int rounds) {
   return true;
 }
 
-#define ASSERT_BENCH(cond)                                        \
-  if (!(cond)) {                                                  \
-    fprintf(stderr, "odin_bench: %s failed\n", #cond);            \
-    return false;                                                 \
+#define ASSERT_BENCH(cond)                             \
+  if (!(cond)) {                                       \
+    fprintf(stderr, "odin_bench: %s failed\n", #cond); \
+    return false;                                      \
   }
 
 bool GuardFigures(int tree_files, int runs) {
@@ -791,8 +796,8 @@ bool SubagentFigures(int subagents, int commands) {
     std::vector<double> cpu;
     for (int i = 0; i < 5; ++i) {
       double before = ChildCpuSeconds();
-      StatusOr<CommandOutput> out = RunCommand({.argv = {"/bin/sh", "-c", busy(n, "calibrate")},
-                                                .env = CurrentEnvironment()});
+      StatusOr<CommandOutput> out =
+          RunCommand({.argv = {"/bin/sh", "-c", busy(n, "calibrate")}, .env = CurrentEnvironment()});
       if (!out.ok()) return false;
       cpu.push_back(ChildCpuSeconds() - before);
     }
@@ -802,9 +807,10 @@ bool SubagentFigures(int subagents, int commands) {
   }
   int cores = CpuCount();
   double ideal = per * subagents * commands / cores;
-  printf("subagents (%d in parallel, each %d CPU-bound commands of %.0f ms CPU; %d cores; ideal = CPU / cores = "
-         "%.2f s)\n",
-         subagents, commands, per * 1000, cores, ideal);
+  printf(
+      "subagents (%d in parallel, each %d CPU-bound commands of %.0f ms CPU; %d cores; ideal = CPU / cores = "
+      "%.2f s)\n",
+      subagents, commands, per * 1000, cores, ideal);
   printf("  %-12s %10s %10s %8s\n", "tool workers", "wall (s)", "ideal (s)", "ratio");
   for (int workers : {1, 2, 4, 8}) {
     StatusOr<std::string> dir = MakeTempDir("odin-bench-subagents");
@@ -822,11 +828,10 @@ bool SubagentFigures(int subagents, int commands) {
       }
       agents += R"({"text":"done"}])";
     }
-    std::string script = R"({"responses":[{"tool_calls":[)" + spawn + R"(]},{"text":"all done"}],"agents":{)" +
-                         agents + "}}";
-    std::string config = R"({"workers":{"count":)" + std::to_string(workers) +
-                         R"(},"agent":{"subagent_concurrency":)" + std::to_string(subagents) +
-                         R"(},"checks":{"build":"","lint":"","tests":""}})";
+    std::string script =
+        R"({"responses":[{"tool_calls":[)" + spawn + R"(]},{"text":"all done"}],"agents":{)" + agents + "}}";
+    std::string config = R"({"workers":{"count":)" + std::to_string(workers) + R"(},"agent":{"subagent_concurrency":)" +
+                         std::to_string(subagents) + R"(},"checks":{"build":"","lint":"","tests":""}})";
     // The user's config (XDG_CONFIG_HOME below): workers and subagent
     // settings are not an untrusted workspace's to make.
     if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/config/odin").ok() ||
@@ -844,9 +849,10 @@ bool SubagentFigures(int subagents, int commands) {
     env.push_back("OPENAI_BASE_URL=" + url);
     env.push_back("OPENAI_API_KEY=bench");
     Clock::time_point t0 = Clock::now();
-    StatusOr<CommandOutput> out = RunCommand({.argv = {JoinPath(ExecutableDir(), "odin"), "-p", "run the jobs",
-                                                       "--output-format", "json", "--mode", "ask"},
-                                              .env = env, .cwd = *dir + "/ws"});
+    StatusOr<CommandOutput> out = RunCommand(
+        {.argv = {JoinPath(ExecutableDir(), "odin"), "-p", "run the jobs", "--output-format", "json", "--mode", "ask"},
+         .env = env,
+         .cwd = *dir + "/ws"});
     double wall = Ms(Clock::now() - t0) / 1000.0;
     kill(*server, SIGKILL);
     int status;
@@ -937,4 +943,3 @@ int Main(int argc, char** argv) {
 }  // namespace odin
 
 int main(int argc, char** argv) { return odin::Main(argc, argv); }
-

@@ -17,19 +17,19 @@ struct GlobalFlags {
 };
 
 struct ExecFlags {
-  double timeout_seconds = 0;      // --timeout; 0: none
-  bool json = false;               // --json
-  std::string mode;                // --mode ask|plan|edit: that mode's sandbox policy; "": odin exec's
-  std::vector<std::string> argv;   // after --
+  double timeout_seconds = 0;     // --timeout; 0: none
+  bool json = false;              // --json
+  std::string mode;               // --mode ask|plan|edit: that mode's sandbox policy; "": odin exec's
+  std::vector<std::string> argv;  // after --
 };
 
 struct ToolFlags {
-  std::string name;                  // the tool, e.g. "Read"
-  std::string arguments = "{}";      // its JSON arguments
-  std::string session;               // --session: continue this session
-  std::string mode = "edit";         // --mode ask|plan|edit
-  bool json = false;                 // --json
-  std::string approval = "deny";     // --approval deny|allow: a call that needs approval
+  std::string name;               // the tool, e.g. "Read"
+  std::string arguments = "{}";   // its JSON arguments
+  std::string session;            // --session: continue this session
+  std::string mode = "edit";      // --mode ask|plan|edit
+  bool json = false;              // --json
+  std::string approval = "deny";  // --approval deny|allow: a call that needs approval
 };
 
 struct AgentFlags {

@@ -176,7 +176,8 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   s.runtime().coordinator().on_gate_event = [&recorder](const GateEvent& g) { recorder.OnGateEvent(g); };
   if (f.output_format == "stream-json") {
     std::cout << SessionStartJson(session_id, s.llm().endpoint.provider, s.llm().model, s.runtime().workspace().root)
-              << "\n" << std::flush;
+              << "\n"
+              << std::flush;
   }
   if (Status sp = InstallSignalPipe(); !sp.ok()) {
     std::cerr << "odin: " << sp.message() << "\n";
@@ -209,8 +210,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   Terminal term;
   // The workers of an interactive session serve messages of every mode; the
   // mode gate keeps ask and plan from writing.
-  AgentSessionFlags flags =
-      SessionFlags(g, f, "interactive", "edit", f.approval.empty() ? "prompt" : f.approval);
+  AgentSessionFlags flags = SessionFlags(g, f, "interactive", "edit", f.approval.empty() ? "prompt" : f.approval);
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &term);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";
@@ -228,9 +228,12 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   auto visible = [](const std::string& text) {
     std::string out;
     for (unsigned char ch : text) {
-      if (ch < 0x20 && ch != '\t') out += "^" + std::string(1, static_cast<char>(ch + 64));
-      else if (ch == 0x7f) out += "^?";
-      else out += static_cast<char>(ch);
+      if (ch < 0x20 && ch != '\t')
+        out += "^" + std::string(1, static_cast<char>(ch + 64));
+      else if (ch == 0x7f)
+        out += "^?";
+      else
+        out += static_cast<char>(ch);
     }
     return out;
   };
@@ -242,8 +245,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     term.Line(term.Color("1", "  Allow? [y] once, [a] for this session, [n] no: "));
   };
   bool input_open = true;
-  s.runtime().coordinator().on_approval_request = [&approvals, &ask_next, &input_open,
-                                                   &s](const ApprovalRequest& a) {
+  s.runtime().coordinator().on_approval_request = [&approvals, &ask_next, &input_open, &s](const ApprovalRequest& a) {
     if (!input_open) {
       // Nobody is left to answer.
       s.runtime().coordinator().AnswerApproval(a.execution_id, ApprovalAnswer::kDeny);
@@ -340,7 +342,8 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
       }
       if (line[0] != '/') {
         s.agent().Send(line, mode);
-        if (s.agent().queued() > 0) term.Line(term.Color("2", "(queued: " + std::to_string(s.agent().queued()) + " waiting)"));
+        if (s.agent().queued() > 0)
+          term.Line(term.Color("2", "(queued: " + std::to_string(s.agent().queued()) + " waiting)"));
         continue;
       }
       std::string cmd = line.substr(0, line.find(' '));

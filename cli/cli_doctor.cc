@@ -54,11 +54,11 @@ struct Probe {
   std::string mounts;   // /proc/self/mountinfo
   int pid = 0;
   bool root_writable = true;
-  bool state_hidden = false;     // .odin shows empty
-  bool sysctl_writable = true;   // /proc/sys/kernel/core_pattern
-  bool user_namespace = false;   // /proc/self/uid_map maps less than everything
+  bool state_hidden = false;    // .odin shows empty
+  bool sysctl_writable = true;  // /proc/sys/kernel/core_pattern
+  bool user_namespace = false;  // /proc/self/uid_map maps less than everything
   std::string uid_map;
-  std::string id;                // uid and gid inside
+  std::string id;                                  // uid and gid inside
   std::vector<std::string> readable_root_secrets;  // of the default list, what a command could read
   std::string failure;
 };
@@ -70,7 +70,9 @@ Probe RunProbe(const Workspace& ws, const WorkerSandbox& sandbox) {
       "echo \"sandbox=$ODIN_SANDBOX\"; echo pid=$$; echo \"id=$(id -u):$(id -g)\"; "
       "test -w / && echo root=rw || echo root=ro; "
       "test -w /proc/sys/kernel/core_pattern && echo sysctl=rw || echo sysctl=ro; "
-      "if test -z \"$(ls -A '" + ws.state_dir + "' 2>/dev/null)\"; then echo state=hidden; else echo state=visible; fi; "
+      "if test -z \"$(ls -A '" +
+      ws.state_dir +
+      "' 2>/dev/null)\"; then echo state=hidden; else echo state=visible; fi; "
       "for f in /etc/shadow /etc/gshadow /etc/sudoers /root /home /var/lib/docker; do "
       "  if test -f \"$f\" && test -r \"$f\" && test -s \"$f\"; then echo \"readable=$f\"; "
       "  elif test -d \"$f\"; then for e in $(ls -A \"$f\" 2>/dev/null); do echo \"readable=$f/$e\"; done; fi; "
@@ -99,18 +101,30 @@ Probe RunProbe(const Workspace& ws, const WorkerSandbox& sandbox) {
       section = line;
       continue;
     }
-    if (section == "@uidmap") p.uid_map += line + "\n";
-    else if (section == "@status") p.status += line + "\n";
-    else if (section == "@net") p.net_dev += line + "\n";
-    else if (section == "@mounts") p.mounts += line + "\n";
-    else if (line.rfind("odin-sandbox: WARNING", 0) == 0) continue;
-    else if (line.rfind("sandbox=", 0) == 0) p.sandbox = line.substr(8);
-    else if (line.rfind("pid=", 0) == 0) p.pid = atoi(line.c_str() + 4);
-    else if (line == "root=ro") p.root_writable = false;
-    else if (line == "sysctl=ro") p.sysctl_writable = false;
-    else if (line == "state=hidden") p.state_hidden = true;
-    else if (line.rfind("id=", 0) == 0) p.id = line.substr(3);
-    else if (line.rfind("readable=", 0) == 0) p.readable_root_secrets.push_back(line.substr(9));
+    if (section == "@uidmap")
+      p.uid_map += line + "\n";
+    else if (section == "@status")
+      p.status += line + "\n";
+    else if (section == "@net")
+      p.net_dev += line + "\n";
+    else if (section == "@mounts")
+      p.mounts += line + "\n";
+    else if (line.rfind("odin-sandbox: WARNING", 0) == 0)
+      continue;
+    else if (line.rfind("sandbox=", 0) == 0)
+      p.sandbox = line.substr(8);
+    else if (line.rfind("pid=", 0) == 0)
+      p.pid = atoi(line.c_str() + 4);
+    else if (line == "root=ro")
+      p.root_writable = false;
+    else if (line == "sysctl=ro")
+      p.sysctl_writable = false;
+    else if (line == "state=hidden")
+      p.state_hidden = true;
+    else if (line.rfind("id=", 0) == 0)
+      p.id = line.substr(3);
+    else if (line.rfind("readable=", 0) == 0)
+      p.readable_root_secrets.push_back(line.substr(9));
   }
   // The initial user namespace maps every uid: "0 0 4294967295".
   p.user_namespace = !p.uid_map.empty() && p.uid_map.find("4294967295") == std::string::npos;
@@ -197,16 +211,13 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   std::string bwrap = config->bwrap_path.empty() ? lookup("bwrap") : config->bwrap_path;
   Probe probe = RunProbe(*ws, sandbox);
   bool namespaces = probe.ran && probe.sandbox == "bwrap";
-  std::string why_not = !probe.ran ? probe.failure
-                        : namespaces ? ""
-                                     : probe.sandbox;
+  std::string why_not = !probe.ran ? probe.failure : namespaces ? "" : probe.sandbox;
 
   std::vector<Layer> layers;
   auto add = [&](std::string name, bool active, std::string detail) {
     layers.push_back({std::move(name), active, std::move(detail)});
   };
-  add("bubblewrap", namespaces,
-      namespaces ? bwrap + " (" + ToolVersion(bwrap, "--version") + ")" : why_not);
+  add("bubblewrap", namespaces, namespaces ? bwrap + " (" + ToolVersion(bwrap, "--version") + ")" : why_not);
   if (probe.ran) {
     add("pid namespace", probe.pid <= 3, "the sandboxed program is pid " + std::to_string(probe.pid));
     int ifaces = CountInterfacesBesidesLoopback(probe.net_dev);
@@ -217,7 +228,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     for (std::string field; fields >> field;) first_map += (first_map.empty() ? "" : " ") + field;
     add("user namespace", probe.user_namespace,
         probe.user_namespace ? "uid map \"" + first_map + "\"; commands run as " + probe.id +
-                                   (sandbox.run_uid() >= 0 ? " (the workspace's owner)"
+                                   (sandbox.run_uid() >= 0   ? " (the workspace's owner)"
                                     : sandbox.runs_as_root() ? " (root, mapped to the host's root)"
                                                              : "")
                              : "none: commands run in the host's user namespace as " + probe.id);
@@ -228,13 +239,14 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     add("read-only /proc/sys", !probe.sysctl_writable,
         probe.sysctl_writable ? "/proc/sys/kernel/core_pattern is writable" : "kernel knobs read-only");
     add("private /tmp", TmpIsPrivate(probe.mounts), "a tmpfs of its own");
-    add(".odin hidden", probe.state_hidden, probe.state_hidden ? ws->state_dir + " shows empty" : ws->state_dir + " is visible");
+    add(".odin hidden", probe.state_hidden,
+        probe.state_hidden ? ws->state_dir + " shows empty" : ws->state_dir + " is visible");
     if (sandbox.runs_as_root()) {
       // Toolchains installed below a hidden home stay visible on purpose.
       std::vector<std::string> exposed;
       for (const std::string& r : probe.readable_root_secrets) {
-        bool toolchain = std::find(sandbox.toolchains().begin(), sandbox.toolchains().end(), r) !=
-                         sandbox.toolchains().end();
+        bool toolchain =
+            std::find(sandbox.toolchains().begin(), sandbox.toolchains().end(), r) != sandbox.toolchains().end();
         if (!toolchain) exposed.push_back(r);
       }
       probe.readable_root_secrets = exposed;
@@ -264,7 +276,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
       !cgroup.ok() ? "none: " + cgroup.message() + " (RLIMIT_NPROC does not stop root)"
       : limited    ? cgroup_how + ": " + std::to_string(limits.processes) + " processes, " +
                       std::to_string(limits.memory_mb) + " MB per worker"
-                   : "off in odinconfig.json (sandbox.limits)");
+                : "off in odinconfig.json (sandbox.limits)");
   add("command rlimits", limits.cpu_seconds || limits.file_size_mb || limits.open_files || limits.address_space_mb,
       "cpu " + (limits.cpu_seconds ? std::to_string(limits.cpu_seconds) + " s" : std::string("-")) + ", file size " +
           (limits.file_size_mb ? std::to_string(limits.file_size_mb) + " MB" : std::string("-")) + ", open files " +
@@ -274,14 +286,15 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   add("landlock fallback", landlock > 0 && !namespaces,
       landlock <= 0 ? "none: the kernel offers no Landlock"
       : namespaces  ? "available (ABI " + std::to_string(landlock) + "), used when bubblewrap cannot run" +
-                          std::string(geteuid() == 0 ? " (as root only when chosen: --sandbox fallback)" : "")
-                    : "confines writes to the workspace (ABI " + std::to_string(landlock) + ")");
+                         std::string(geteuid() == 0 ? " (as root only when chosen: --sandbox fallback)" : "")
+                   : "confines writes to the workspace (ABI " + std::to_string(landlock) + ")");
 
   // Opened even when the file is missing: its anchor may say it should not be.
   std::string ledger_detail = "not created yet";
   StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(ws->ledger_path);
   if (ledger.ok() || ledger.status().code() != StatusCode::kNotFound) {
-    if (!ledger.ok()) ledger_detail = ledger.status().message();
+    if (!ledger.ok())
+      ledger_detail = ledger.status().message();
     else {
       StatusOr<VerifyReport> report = (*ledger)->Verify();
       ledger_detail = !report.ok() ? report.status().message()
@@ -320,13 +333,14 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"sandbox_policy", SandboxPolicyName(policy)},
               {"layers", json::array()},
               {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}},
-              {"config", {{"user", loaded->user_config_path},
-                          {"user_found", loaded->user_config_found},
-                          {"workspace", PathExists(ws->config_path) ? ws->config_path : ""},
-                          {"trust", WorkspaceTrustName(loaded->trust)},
-                          {"trust_store", loaded->trust_store_path},
-                          {"trust_store_error", loaded->trust_store_error},
-                          {"ignored", loaded->ignored}}},
+              {"config",
+               {{"user", loaded->user_config_path},
+                {"user_found", loaded->user_config_found},
+                {"workspace", PathExists(ws->config_path) ? ws->config_path : ""},
+                {"trust", WorkspaceTrustName(loaded->trust)},
+                {"trust_store", loaded->trust_store_path},
+                {"trust_store_error", loaded->trust_store_error},
+                {"ignored", loaded->ignored}}},
               {"validation_enabled", config->validation.enabled},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
@@ -360,8 +374,10 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
            v.extensions.c_str());
   }
   if (daemon) {
-    if (daemon->exit_code == 0) std::cout << daemon->output;
-    else std::cout << "daemon     not answering: " << daemon->output;
+    if (daemon->exit_code == 0)
+      std::cout << daemon->output;
+    else
+      std::cout << "daemon     not answering: " << daemon->output;
   }
   if (failed) std::cerr << "odin doctor: sandbox required but unavailable: " << why_not << "\n";
   return failed ? kError : 0;

@@ -124,8 +124,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
 
   coord.on_worker_ready = [&warned](const v1::Hello& hello) {
     if (!hello.sandbox().namespaces() && !warned) {
-      std::cerr << "odin exec: warning: running WITHOUT a sandbox (" << hello.sandbox().description()
-                << ")\n";
+      std::cerr << "odin exec: warning: running WITHOUT a sandbox (" << hello.sandbox().description() << ")\n";
       warned = true;
     }
   };

@@ -43,9 +43,12 @@ std::string FormatTime(int64_t ms, bool with_millis) {
 
 std::string FormatDuration(int64_t us) {
   char buf[32];
-  if (us < 1000) snprintf(buf, sizeof buf, "%lld us", static_cast<long long>(us));
-  else if (us < 10'000'000) snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(us) / 1000.0);
-  else snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(us) / 1e6);
+  if (us < 1000)
+    snprintf(buf, sizeof buf, "%lld us", static_cast<long long>(us));
+  else if (us < 10'000'000)
+    snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(us) / 1000.0);
+  else
+    snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(us) / 1e6);
   return buf;
 }
 
@@ -116,8 +119,7 @@ json ExecutionJson(const ExecutionRow& row) {
 // read-only workspace is fine). Sets *missing iff there is none and its anchor
 // says there never was one with records (not an error for read-only
 // commands); a ledger that lost records is an error.
-StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalFlags& g, bool* missing,
-                                             const LedgerOptions& options = {}) {
+StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalFlags& g, bool* missing, const LedgerOptions& options = {}) {
   *missing = false;
   ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(g.dir));
   StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(ws.ledger_path, options);
@@ -162,8 +164,10 @@ int RunLog(const GlobalFlags& g, bool as_json, int limit) {
   bool missing = false;
   StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(g, &missing);
   if (missing) {
-    if (as_json) std::cout << "[]\n";
-    else std::cerr << "odin log: no executions recorded yet\n";
+    if (as_json)
+      std::cout << "[]\n";
+    else
+      std::cerr << "odin log: no executions recorded yet\n";
     return 0;
   }
   if (!ledger.ok()) return Fail("log", ledger.status());
@@ -175,15 +179,15 @@ int RunLog(const GlobalFlags& g, bool as_json, int limit) {
     PrintJson(out);
     return 0;
   }
-  printf("%-16s  %-19s  %-9s  %4s  %9s  %-15s  %s\n", "EXECUTION", "STARTED", "STATUS", "EXIT",
-         "DURATION", "TOOL", "ARGUMENTS");
+  printf("%-16s  %-19s  %-9s  %4s  %9s  %-15s  %s\n", "EXECUTION", "STARTED", "STATUS", "EXIT", "DURATION", "TOOL",
+         "ARGUMENTS");
   for (const ExecutionRow& r : *rows) {
     std::string status = r.end ? r.end->status : "started";
     std::string exit = r.end && r.end->exit_code ? std::to_string(*r.end->exit_code) : "-";
     std::string duration = r.end ? FormatDuration(r.end->duration_us) : "-";
     printf("%-16s  %-19s  %-9s  %4s  %9s  %-15s  %s\n", Shown(r.start.execution_id).c_str(),
-           FormatTime(r.start.started_at_ms, false).c_str(), Shown(status).c_str(), exit.c_str(),
-           duration.c_str(), Shown(r.start.tool).c_str(), ArgsSummary(r.start, 60).c_str());
+           FormatTime(r.start.started_at_ms, false).c_str(), Shown(status).c_str(), exit.c_str(), duration.c_str(),
+           Shown(r.start.tool).c_str(), ArgsSummary(r.start, 60).c_str());
   }
   if (!rows->empty()) PrintBreakers(ledger->get(), rows->front().start.session_id);
   return 0;
@@ -223,19 +227,23 @@ int RunShow(const GlobalFlags& g, const std::string& id, bool as_json, bool outp
     json j = ExecutionJson(*row);
     j["artifacts"] = json::array();
     for (const Artifact& a : *artifacts) {
-      j["artifacts"].push_back({{"id", a.id}, {"kind", a.kind}, {"size", a.size},
-                                {"stored_bytes", a.content.size()}, {"truncated", a.truncated},
+      j["artifacts"].push_back({{"id", a.id},
+                                {"kind", a.kind},
+                                {"size", a.size},
+                                {"stored_bytes", a.content.size()},
+                                {"truncated", a.truncated},
                                 {"sha256", a.sha256}});
     }
     PrintJson(j);
     return 0;
   }
   const ExecutionStart& s = row->start;
-  printf("execution  %s\nsession    %s\nagent      %s\ntool       %s\narguments  %s\nmode       %s\n"
-         "worker     %s\nstarted    %s\n",
-         Shown(s.execution_id).c_str(), Shown(s.session_id).c_str(), Shown(s.agent_id).c_str(),
-         Shown(s.tool).c_str(), VisibleControls(s.args_json, Layout::kOneLine).c_str(), Shown(s.mode).c_str(),
-         s.worker_id.empty() ? "-" : Shown(s.worker_id).c_str(), FormatTime(s.started_at_ms, true).c_str());
+  printf(
+      "execution  %s\nsession    %s\nagent      %s\ntool       %s\narguments  %s\nmode       %s\n"
+      "worker     %s\nstarted    %s\n",
+      Shown(s.execution_id).c_str(), Shown(s.session_id).c_str(), Shown(s.agent_id).c_str(), Shown(s.tool).c_str(),
+      VisibleControls(s.args_json, Layout::kOneLine).c_str(), Shown(s.mode).c_str(),
+      s.worker_id.empty() ? "-" : Shown(s.worker_id).c_str(), FormatTime(s.started_at_ms, true).c_str());
   if (!row->end) {
     printf("status     started (no end recorded: the call was interrupted)\n");
   } else {
@@ -277,8 +285,10 @@ int RunLedgerVerify(const GlobalFlags& g, bool as_json) {
   if (missing) {
     // Nothing recorded yet (a fresh workspace, or just after a reset), and
     // the anchor agrees.
-    if (as_json) PrintJson({{"ok", true}, {"records", 0}, {"problem", json()}});
-    else printf("ledger ok: no records yet\n");
+    if (as_json)
+      PrintJson({{"ok", true}, {"records", 0}, {"problem", json()}});
+    else
+      printf("ledger ok: no records yet\n");
     return 0;
   }
   if (!ledger.ok()) return Fail("ledger verify", ledger.status());
@@ -304,9 +314,9 @@ int RunLedgerVerify(const GlobalFlags& g, bool as_json) {
 int RunLedgerReset(const GlobalFlags& g, bool as_json) {
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) return Fail("ledger reset", ws.status());
-  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   StatusOr<LedgerResetReport> r = Ledger::Reset(ws->ledger_path, now_ms);
   if (!r.ok()) return Fail("ledger reset", r.status());
   if (as_json) {

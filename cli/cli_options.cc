@@ -26,11 +26,12 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_option("--max-wall-seconds", agent->max_wall_seconds, "Budget: wall time per message")
       ->check(CLI::Range(0.001, 2592000.0));
   a->add_option("--approval", agent->approval,
-                  "Calls that need approval (an ask rule, a command not understood, a read outside the workspace): deny, allow or prompt "
-                  "(default: deny with -p, prompt in the interactive session)")
+                "Calls that need approval (an ask rule, a command not understood, a read outside the workspace): deny, "
+                "allow or prompt "
+                "(default: deny with -p, prompt in the interactive session)")
       ->check(CLI::IsMember({"deny", "allow", "prompt"}));
   a->add_option("--profile", agent->profile,
-                  "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
+                "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
       ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
 }
 

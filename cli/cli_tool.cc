@@ -102,8 +102,8 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
     if (result->has_exit_code()) out["exit_code"] = result->exit_code();
     if (result->has_verdict()) {
       out["validation"] = {{"execution_id", verdict.execution_id()}, {"status", verdict.status()},
-                           {"validator", verdict.validator()}, {"new_errors", verdict.new_errors()},
-                           {"summary", verdict.summary()}, {"reason", verdict.reason()}};
+                           {"validator", verdict.validator()},       {"new_errors", verdict.new_errors()},
+                           {"summary", verdict.summary()},           {"reason", verdict.reason()}};
       if (f.name == kLspCheckTool) out["output"] = result->output_head();
     }
     std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";

@@ -72,9 +72,10 @@ int main(int argc, char** argv) {
   int log_limit = 20;
   std::string show_id;
 
-  CLI::App app{"Odin: a coding agent runtime that trusts tools, not the model's word.\n"
-               "Without a command: an interactive session. With -p PROMPT: one message, headless.",
-               "odin"};
+  CLI::App app{
+      "Odin: a coding agent runtime that trusts tools, not the model's word.\n"
+      "Without a command: an interactive session. With -p PROMPT: one message, headless.",
+      "odin"};
   app.set_version_flag("--version", ODIN_VERSION);
   odin::AgentFlags agent;
   bool print_given = false;
@@ -90,7 +91,8 @@ int main(int argc, char** argv) {
       "exec", "Run a command in a sandboxed worker and record it: odin exec [OPTIONS] -- CMD [ARGS...]");
   exec_cmd->fallthrough();
   exec_cmd->add_option("--timeout", exec.timeout_seconds, "Kill the command after SECONDS (exit 124)")
-      ->check(CLI::Range(0.0, 1.0e7))->type_name("SECONDS");
+      ->check(CLI::Range(0.0, 1.0e7))
+      ->type_name("SECONDS");
   exec_cmd->add_flag("--json", exec.json, "Print the result as JSON instead of streaming output");
   exec_cmd->add_option("--mode", exec.mode, "Run under the sandbox policy of a mode: ask, plan (read-only) or edit")
       ->check(CLI::IsMember({"ask", "plan", "edit"}));
@@ -103,15 +105,19 @@ int main(int argc, char** argv) {
   CLI::App* tool_cmd = app.add_subcommand(
       "tool", "Run one tool call (Read, Grep, EditTool, ...) through the gates, a worker and the ledger");
   tool_cmd->fallthrough();
-  tool_cmd->add_option("NAME", tool.name, "Tool name: LS, Glob, Grep, Read, WriteFile, EditTool, "
-                                          "MultiEditTool, TodoWrite, ExecuteCommand, lsp_check, memory_query")->required();
+  tool_cmd
+      ->add_option("NAME", tool.name,
+                   "Tool name: LS, Glob, Grep, Read, WriteFile, EditTool, "
+                   "MultiEditTool, TodoWrite, ExecuteCommand, lsp_check, memory_query")
+      ->required();
   tool_cmd->add_option("ARGS", tool.arguments, "The tool's arguments as JSON (default {})");
   tool_cmd->add_option("--session", tool.session, "Continue this session (its file cache and todos)");
   tool_cmd->add_option("--mode", tool.mode, "ask, plan or edit (default edit)")
       ->check(CLI::IsMember({"ask", "plan", "edit"}));
   tool_cmd->add_flag("--json", tool.json, "Print the result as JSON, with the session id");
-  tool_cmd->add_option("--approval", tool.approval,
-                       "A call that needs approval (a command's ask rule, a read outside the workspace): deny or allow")
+  tool_cmd
+      ->add_option("--approval", tool.approval,
+                   "A call that needs approval (a command's ask rule, a read outside the workspace): deny or allow")
       ->check(CLI::IsMember({"deny", "allow"}));
 
   CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");
@@ -147,7 +153,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--listen", listen_unused,
                         "unix:PATH or HOST:PORT (default: a 0600 unix socket in $XDG_RUNTIME_DIR/odin/, named in "
                         ".odin/daemon.json; TCP needs a bearer token)");
-  CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of the workspace's daemon (a new one if none)");
+  CLI::App* attach_cmd =
+      app.add_subcommand("attach", "Attach to a session of the workspace's daemon (a new one if none)");
   attach_cmd->fallthrough();
   attach_cmd->add_option("SESSION", session_unused, "The session id");
 
@@ -199,7 +206,8 @@ int main(int argc, char** argv) {
     return ExecRpc(rpc_args);
   }
   if (exec_cmd->parsed()) {
-    if (!saw_separator) return UsageError("missing '--' before the command: odin exec [OPTIONS] -- CMD [ARGS...]", true);
+    if (!saw_separator)
+      return UsageError("missing '--' before the command: odin exec [OPTIONS] -- CMD [ARGS...]", true);
     if (command.empty()) return UsageError("missing command after '--'", true);
     exec.argv = command;
     return odin::RunExec(global, exec);

@@ -14,8 +14,7 @@ using nlohmann::json;
 
 // Reads section.key into *out if present, checking its type.
 template <typename T>
-Status Read(const json& section, const std::string& path, const char* key, T* out,
-            const std::string& origin) {
+Status Read(const json& section, const std::string& path, const char* key, T* out, const std::string& origin) {
   auto it = section.find(key);
   if (it == section.end()) return Status::OK();
   std::string name = path + "." + key;
@@ -35,8 +34,8 @@ Status Read(const json& section, const std::string& path, const char* key, T* ou
   return Status::OK();
 }
 
-Status CheckKeys(const json& section, const std::string& path,
-                 std::initializer_list<const char*> allowed, const std::string& origin) {
+Status CheckKeys(const json& section, const std::string& path, std::initializer_list<const char*> allowed,
+                 const std::string& origin) {
   if (!section.is_object()) return Status::InvalidArgument(origin, path + " must be an object");
   for (auto it = section.begin(); it != section.end(); ++it) {
     bool known = false;
@@ -93,8 +92,8 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
           CheckKeys(s, where, {"command", "extensions", "start_timeout_ms", "file_timeout_ms", "settle_ms"}, origin));
       ServerSpec spec;
       spec.name = it.key();
-      auto existing = std::find_if(o->servers.begin(), o->servers.end(),
-                                   [&](const ServerSpec& x) { return x.name == it.key(); });
+      auto existing =
+          std::find_if(o->servers.begin(), o->servers.end(), [&](const ServerSpec& x) { return x.name == it.key(); });
       if (existing != o->servers.end()) spec = *existing;
       if (s.contains("command")) RETURN_IF_ERROR(ReadStrings(s["command"], where + ".command", &spec.command, origin));
       if (s.contains("extensions")) {
@@ -108,7 +107,8 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
       RETURN_IF_ERROR(Read(s, where, "start_timeout_ms", &spec.start_timeout_ms, origin));
       RETURN_IF_ERROR(Read(s, where, "file_timeout_ms", &spec.file_timeout_ms, origin));
       RETURN_IF_ERROR(Read(s, where, "settle_ms", &spec.settle_ms, origin));
-      if (spec.start_timeout_ms > kMaxTimeoutMs || spec.file_timeout_ms > kMaxTimeoutMs || spec.settle_ms > kMaxTimeoutMs) {
+      if (spec.start_timeout_ms > kMaxTimeoutMs || spec.file_timeout_ms > kMaxTimeoutMs ||
+          spec.settle_ms > kMaxTimeoutMs) {
         return Status::InvalidArgument(origin, where + ": timeouts are at most one hour");
       }
       if (existing != o->servers.end()) {
@@ -132,10 +132,9 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
 }
 
 Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
-  RETURN_IF_ERROR(CheckKeys(b, "budgets",
-                            {"max_turns", "max_tool_calls", "max_tokens", "max_budget_usd", "max_wall_seconds",
-                             "tool_timeouts"},
-                            origin));
+  RETURN_IF_ERROR(CheckKeys(
+      b, "budgets",
+      {"max_turns", "max_tool_calls", "max_tokens", "max_budget_usd", "max_wall_seconds", "tool_timeouts"}, origin));
   RETURN_IF_ERROR(Read(b, "budgets", "max_turns", &c->max_turns, origin));
   RETURN_IF_ERROR(Read(b, "budgets", "max_tool_calls", &c->max_tool_calls, origin));
   RETURN_IF_ERROR(Read(b, "budgets", "max_tokens", &c->max_tokens, origin));
@@ -176,14 +175,14 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
   RETURN_IF_ERROR(
-      CheckKeys(root, "", {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
-                           "checks", "budgets", "stall", "breakers", "permissions", "AllowedCommands",
-                           "ForbiddenCommands"},
+      CheckKeys(root, "",
+                {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation", "checks",
+                 "budgets", "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands"},
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
-    RETURN_IF_ERROR(CheckKeys(s, "sandbox", {"require", "policy", "bwrap", "hide_home", "hide", "root_hidden", "limits"},
-                              origin));
+    RETURN_IF_ERROR(
+        CheckKeys(s, "sandbox", {"require", "policy", "bwrap", "hide_home", "hide", "root_hidden", "limits"}, origin));
     if (s.contains("limits")) {
       const json& l = s["limits"];
       RETURN_IF_ERROR(CheckKeys(
@@ -197,8 +196,9 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       RETURN_IF_ERROR(Read(l, "sandbox.limits", "open_files", &o.open_files, origin));
       RETURN_IF_ERROR(Read(l, "sandbox.limits", "address_space_mb", &o.address_space_mb, origin));
       if ((o.processes > 0 && o.processes < 16) || (o.memory_mb > 0 && o.memory_mb < 64)) {
-        return Status::InvalidArgument(origin, "sandbox.limits: processes at least 16 and memory_mb at least 64 "
-                                               "(a worker needs some), or 0 for none");
+        return Status::InvalidArgument(origin,
+                                       "sandbox.limits: processes at least 16 and memory_mb at least 64 "
+                                       "(a worker needs some), or 0 for none");
       }
       if (o.memory_mb > (1ull << 30) || o.file_size_mb > (1ull << 30) || o.address_space_mb > (1ull << 30)) {
         return Status::InvalidArgument(origin, "sandbox.limits: sizes are in megabytes and at most 2^30");
@@ -212,7 +212,8 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       std::vector<std::string> more;
       RETURN_IF_ERROR(ReadStrings(s["hide"], "sandbox.hide", &more, origin));
       for (const std::string& p : more) {
-        if (p.empty() || p[0] != '/') return Status::InvalidArgument(origin, "sandbox.hide: '" + p + "' must be absolute");
+        if (p.empty() || p[0] != '/')
+          return Status::InvalidArgument(origin, "sandbox.hide: '" + p + "' must be absolute");
       }
       c.sandbox_hide.insert(c.sandbox_hide.end(), more.begin(), more.end());
     }
@@ -254,9 +255,8 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   }
   if (root.contains("file_cache")) {
     const json& f = root["file_cache"];
-    RETURN_IF_ERROR(CheckKeys(f, "file_cache",
-                              {"max_total_bytes", "max_file_bytes", "max_entries", "max_segments", "eviction"},
-                              origin));
+    RETURN_IF_ERROR(CheckKeys(
+        f, "file_cache", {"max_total_bytes", "max_file_bytes", "max_entries", "max_segments", "eviction"}, origin));
     FileCacheOptions& o = c.file_cache;
     RETURN_IF_ERROR(Read(f, "file_cache", "max_total_bytes", &o.max_total_bytes, origin));
     RETURN_IF_ERROR(Read(f, "file_cache", "max_file_bytes", &o.max_file_bytes, origin));
@@ -265,10 +265,14 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     if (f.contains("eviction")) {
       std::string eviction;
       RETURN_IF_ERROR(Read(f, "file_cache", "eviction", &eviction, origin));
-      if (eviction == "lru") o.policy = EvictionPolicy::kLru;
-      else if (eviction == "lfu") o.policy = EvictionPolicy::kLfu;
-      else if (eviction == "hybrid") o.policy = EvictionPolicy::kHybrid;
-      else return Status::InvalidArgument(origin, "file_cache.eviction must be lru, lfu or hybrid");
+      if (eviction == "lru")
+        o.policy = EvictionPolicy::kLru;
+      else if (eviction == "lfu")
+        o.policy = EvictionPolicy::kLfu;
+      else if (eviction == "hybrid")
+        o.policy = EvictionPolicy::kHybrid;
+      else
+        return Status::InvalidArgument(origin, "file_cache.eviction must be lru, lfu or hybrid");
     }
     if (o.max_entries == 0 || o.max_segments == 0) {
       return Status::InvalidArgument(origin, "file_cache.max_entries and max_segments must be at least 1");
@@ -276,10 +280,10 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   }
   if (root.contains("llm")) {
     const json& l = root["llm"];
-    RETURN_IF_ERROR(CheckKeys(l, "llm",
-                              {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds",
-                               "max_tokens", "prices"},
-                              origin));
+    RETURN_IF_ERROR(CheckKeys(
+        l, "llm",
+        {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds", "max_tokens", "prices"},
+        origin));
     RETURN_IF_ERROR(Read(l, "llm", "provider", &c.llm_provider, origin));
     RETURN_IF_ERROR(Read(l, "llm", "model", &c.llm_model, origin));
     RETURN_IF_ERROR(Read(l, "llm", "utility_model", &c.llm_utility_model, origin));
@@ -377,10 +381,10 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     RETURN_IF_ERROR(Read(st, "stall", "alternation_steps", &o.alternation_steps, origin));
     RETURN_IF_ERROR(Read(st, "stall", "no_progress_turns", &o.no_progress_turns, origin));
     if (o.repeat < 2 || o.failures < 2 || o.messages < 2 || o.alternation_steps < 4 || o.no_progress_turns < 1 ||
-        o.repeat > 50 || o.failures > 50 || o.messages > 50 || o.alternation_steps > 50 ||
-        o.no_progress_turns > 1000) {
-      return Status::InvalidArgument(origin, "stall: repeat, failures and messages must be from 2 to 50, "
-                                             "alternation_steps from 4 to 50, no_progress_turns from 1 to 1000");
+        o.repeat > 50 || o.failures > 50 || o.messages > 50 || o.alternation_steps > 50 || o.no_progress_turns > 1000) {
+      return Status::InvalidArgument(origin,
+                                     "stall: repeat, failures and messages must be from 2 to 50, "
+                                     "alternation_steps from 4 to 50, no_progress_turns from 1 to 1000");
     }
   }
   if (root.contains("breakers")) {
@@ -395,8 +399,9 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     RETURN_IF_ERROR(Read(b, "breakers", "trials", &o.trials, origin));
     RETURN_IF_ERROR(Read(b, "breakers", "successes", &o.successes, origin));
     if (o.failures < 1 || cooldown < 1 || o.trials < 1 || o.successes < 1) {
-      return Status::InvalidArgument(origin, "breakers: failures, cooldown_seconds, trials and successes must be at "
-                                             "least 1");
+      return Status::InvalidArgument(origin,
+                                     "breakers: failures, cooldown_seconds, trials and successes must be at "
+                                     "least 1");
     }
     if (cooldown > 3600) return Status::InvalidArgument(origin, "breakers.cooldown_seconds is at most 3600");
     o.cooldown = seconds(cooldown);

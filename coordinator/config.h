@@ -69,9 +69,9 @@
 namespace odin {
 
 struct Config {
-  bool sandbox_require = false;         // sandbox.require: fail instead of running unsandboxed
-  std::string bwrap_path;               // sandbox.bwrap: "" searches PATH
-  bool sandbox_hide_home = true;        // sandbox.hide_home: HOME and /root show empty
+  bool sandbox_require = false;           // sandbox.require: fail instead of running unsandboxed
+  std::string bwrap_path;                 // sandbox.bwrap: "" searches PATH
+  bool sandbox_hide_home = true;          // sandbox.hide_home: HOME and /root show empty
   std::vector<std::string> sandbox_hide;  // sandbox.hide: more directories shown empty (secrets)
   // sandbox.root_hidden: hidden from commands that run as the host's root
   // (globs; replaces the default list).
@@ -82,50 +82,50 @@ struct Config {
   // sandbox.limits: per worker sandbox (a cgroup) and per command (rlimits);
   // 0: no limit.
   struct Limits {
-    uint64_t processes = 1024;     // processes and threads in a worker's sandbox (pids cgroup)
-    uint64_t memory_mb = 8192;     // memory of a worker's sandbox (memory cgroup)
-    uint64_t cpu_seconds = 0;      // per command (RLIMIT_CPU)
-    uint64_t file_size_mb = 8192;  // per command (RLIMIT_FSIZE)
-    uint64_t open_files = 4096;    // per command (RLIMIT_NOFILE)
-    uint64_t address_space_mb = 0; // per command (RLIMIT_AS)
+    uint64_t processes = 1024;      // processes and threads in a worker's sandbox (pids cgroup)
+    uint64_t memory_mb = 8192;      // memory of a worker's sandbox (memory cgroup)
+    uint64_t cpu_seconds = 0;       // per command (RLIMIT_CPU)
+    uint64_t file_size_mb = 8192;   // per command (RLIMIT_FSIZE)
+    uint64_t open_files = 4096;     // per command (RLIMIT_NOFILE)
+    uint64_t address_space_mb = 0;  // per command (RLIMIT_AS)
   } sandbox_limits;
-  int worker_count = 0;                 // workers.count: 0 = number of cores
-  int heartbeat_ms = 500;               // workers.heartbeat_ms
+  int worker_count = 0;                    // workers.count: 0 = number of cores
+  int heartbeat_ms = 500;                  // workers.heartbeat_ms
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this
   uint32_t output_head_bytes = 64 * 1024;  // output.head_bytes
   uint32_t output_tail_bytes = 64 * 1024;  // output.tail_bytes
   FileCacheOptions file_cache;             // file_cache.*; eviction: lru, lfu or hybrid
   // llm.*: the model. Empty strings: decided by flags, environment, defaults.
-  std::string llm_provider;                // openai, anthropic, demo
+  std::string llm_provider;  // openai, anthropic, demo
   std::string llm_model;
   std::string llm_utility_model;
   std::string llm_base_url;
   int llm_max_retries = 4;
   int llm_timeout_seconds = 300;
-  int llm_max_tokens = 0;                  // 0: the provider's default (Anthropic: 8192)
+  int llm_max_tokens = 0;  // 0: the provider's default (Anthropic: 8192)
   struct Price {
     double input_per_mtok;
     double output_per_mtok;
   };
   std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
-  int max_turns = 50;                      // agent.max_turns: model calls per message
-  std::string profile = "auto";            // agent.profile: fast, auto, safe, strict
-  int subagent_concurrency = 0;            // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
-  int subagent_timeout_seconds = 600;      // agent.subagent_timeout_seconds: an AgentTool call's deadline
-  std::string subagent_model = "planner";  // agent.subagent_model: planner or utility
+  int max_turns = 50;                       // agent.max_turns: model calls per message
+  std::string profile = "auto";             // agent.profile: fast, auto, safe, strict
+  int subagent_concurrency = 0;             // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
+  int subagent_timeout_seconds = 600;       // agent.subagent_timeout_seconds: an AgentTool call's deadline
+  std::string subagent_model = "planner";   // agent.subagent_model: planner or utility
   ValidationOptions validation = DefaultValidationOptions();  // validation.*
-  ChecksConfig checks;                     // checks.*
+  ChecksConfig checks;                                        // checks.*
   // budgets.*: besides max_turns (above).
   int64_t max_tool_calls = 0;
-  int64_t max_tokens = 0;                  // input plus output, over the message
+  int64_t max_tokens = 0;  // input plus output, over the message
   double max_budget_usd = 0;
   int64_t max_wall_seconds = 0;
   std::map<std::string, int> tool_timeouts = {{"ExecuteCommand", 120}, {"*", 300}};  // seconds
-  StallOptions stall;                      // stall.*
+  StallOptions stall;                                                                // stall.*
   // permissions.{deny,ask,allow}: command rules (ForbiddenCommands and
   // AllowedCommands, the seed's names, are accepted as deny and allow).
   CommandRules permissions;
-  BreakerOptions breakers;                 // breakers.*
+  BreakerOptions breakers;  // breakers.*
 };
 
 // The sandbox policy in force: the --sandbox flag if given, else the

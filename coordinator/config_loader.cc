@@ -88,9 +88,9 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
       l.notices.push_back("trusting no workspace: " + l.trust_store_error);
     }
   }
-  l.trust = !pinned                         ? WorkspaceTrust::kUntrusted
+  l.trust = !pinned                        ? WorkspaceTrust::kUntrusted
             : *pinned == l.security.sha256 ? WorkspaceTrust::kTrusted
-                                            : WorkspaceTrust::kChanged;
+                                           : WorkspaceTrust::kChanged;
   if (l.trust == WorkspaceTrust::kTrusted) {
     l.config = std::move(whole);
     return l;

@@ -36,14 +36,14 @@ enum class WorkspaceTrust {
 const char* WorkspaceTrustName(WorkspaceTrust t);
 
 struct LoadedConfig {
-  Config config;                    // the effective settings (before flags)
-  std::string user_config_path;     // "" if no user config directory can be found
+  Config config;                 // the effective settings (before flags)
+  std::string user_config_path;  // "" if no user config directory can be found
   bool user_config_found = false;
-  std::string trust_store_path;     // "" likewise
-  std::string trust_store_error;    // why the store could not be read ("" if it could): nothing is trusted
+  std::string trust_store_path;   // "" likewise
+  std::string trust_store_error;  // why the store could not be read ("" if it could): nothing is trusted
   WorkspaceTrust trust = WorkspaceTrust::kNoConfig;
-  SecuritySettings security;        // the workspace's trusted-only settings (with a workspace config)
-  std::vector<std::string> ignored; // the workspace's keys not applied, sorted
+  SecuritySettings security;         // the workspace's trusted-only settings (with a workspace config)
+  std::vector<std::string> ignored;  // the workspace's keys not applied, sorted
   // One line each for stderr, without a program prefix, e.g. "untrusted
   // workspace: ignoring llm.base_url, sandbox.bwrap in odinconfig.json (run
   // `odin trust` to trust it)".

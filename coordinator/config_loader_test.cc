@@ -88,9 +88,9 @@ TEST_F(ConfigLoaderTest, RulesCombineLowerLimitsWinHigherAreIgnored) {
   EXPECT_EQ(l.config.permissions.deny, (Keys{"rm", "curl"}));
   EXPECT_EQ(l.config.permissions.ask, (Keys{"git push", "npm install*"}));
   EXPECT_EQ(l.config.permissions.allow, Keys{"make"});
-  EXPECT_EQ(l.config.max_turns, 10);           // lower: the workspace's
-  EXPECT_EQ(l.config.max_budget_usd, 5);       // higher: the user's
-  EXPECT_EQ(l.config.max_tool_calls, 30);      // none before: the workspace's
+  EXPECT_EQ(l.config.max_turns, 10);       // lower: the workspace's
+  EXPECT_EQ(l.config.max_budget_usd, 5);   // higher: the user's
+  EXPECT_EQ(l.config.max_tool_calls, 30);  // none before: the workspace's
   EXPECT_EQ(l.config.sandbox_limits.processes, 512u);
   EXPECT_EQ(l.config.sandbox_limits.memory_mb, 1024u);
   EXPECT_EQ(l.ignored, (Keys{"budgets.max_budget_usd", "permissions.allow", "sandbox.limits.processes"}));

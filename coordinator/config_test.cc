@@ -23,7 +23,8 @@ TEST(ConfigTest, ReadsEverySection) {
   auto c = ParseConfig(R"({"sandbox":{"require":true,"bwrap":"/opt/bwrap"},
                            "workers":{"count":4,"heartbeat_ms":100},
                            "ledger":{"artifact_cap_bytes":1024},
-                           "output":{"head_bytes":10,"tail_bytes":20}})", "x");
+                           "output":{"head_bytes":10,"tail_bytes":20}})",
+                       "x");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(c->sandbox_require);
   EXPECT_EQ(c->bwrap_path, "/opt/bwrap");
@@ -58,11 +59,13 @@ TEST(ConfigTest, WrongTypeIsAnError) {
 TEST(ConfigTest, OntoABasePlainSettingsReplaceAndRulesCombine) {
   auto base = ParseConfig(R"({"permissions":{"deny":["rm"],"ask":["npm"],"allow":["make"]},"ForbiddenCommands":["dd"],
                               "sandbox":{"hide":["/a"],"bwrap":"/opt/bwrap"},"llm":{"model":"m1","max_retries":2},
-                              "file_cache":{"eviction":"lfu"},"budgets":{"tool_timeouts":{"Read":10}}})", "user");
+                              "file_cache":{"eviction":"lfu"},"budgets":{"tool_timeouts":{"Read":10}}})",
+                          "user");
   ASSERT_TRUE(base.ok()) << base.status().ToString();
   auto c = ParseConfig(R"({"permissions":{"deny":["curl"],"allow":["ninja"]},"AllowedCommands":["cmake"],
                            "sandbox":{"hide":["/b"]},"llm":{"model":"m2"},"file_cache":{"max_entries":9},
-                           "budgets":{"tool_timeouts":{"Grep":20}}})", "ws", *base);
+                           "budgets":{"tool_timeouts":{"Grep":20}}})",
+                       "ws", *base);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->permissions.deny, (std::vector<std::string>{"rm", "dd", "curl"}));
   EXPECT_EQ(c->permissions.ask, std::vector<std::string>{"npm"});
@@ -300,8 +303,7 @@ TEST(ConfigTest, ChecksWrongTypesAndUnknownKeysAreErrors) {
   EXPECT_EQ(ParseConfig(R"({"checks":{"build":["make"]}})", "f").status().message(),
             "f: checks.build must be a string");
   EXPECT_EQ(ParseConfig(R"({"checks":{"lint":null}})", "f").status().message(), "f: checks.lint must be a string");
-  EXPECT_EQ(ParseConfig(R"({"checks":{"test":"make test"}})", "f").status().message(),
-            "f: unknown key 'checks.test'");
+  EXPECT_EQ(ParseConfig(R"({"checks":{"test":"make test"}})", "f").status().message(), "f: unknown key 'checks.test'");
   EXPECT_EQ(ParseConfig(R"({"checks":{"retry_cap":"3"}})", "f").status().message(),
             "f: checks.retry_cap must be a non-negative integer");
   EXPECT_EQ(ParseConfig(R"({"checks":"make"})", "f").status().message(), "f: checks must be an object");
@@ -326,8 +328,7 @@ TEST(ConfigTest, AgentProfileMustBeKnown) {
   EXPECT_EQ(ParseConfig(R"({"agent":{"profile":""}})", "f").status().message(),
             "f: agent.profile must be fast, auto, safe or strict");
   EXPECT_EQ(ParseConfig(R"({"agent":{"profile":2}})", "f").status().message(), "f: agent.profile must be a string");
-  EXPECT_EQ(ParseConfig(R"({"agent":{"profiles":"fast"}})", "f").status().message(),
-            "f: unknown key 'agent.profiles'");
+  EXPECT_EQ(ParseConfig(R"({"agent":{"profiles":"fast"}})", "f").status().message(), "f: unknown key 'agent.profiles'");
 }
 
 TEST(ConfigTest, BudgetsStallAndBreakers) {
@@ -388,8 +389,8 @@ TEST(ConfigTest, BadGuardSettingsAreErrorsNamingThem) {
 }
 
 TEST(ConfigTest, SubagentSettings) {
-  auto c = ParseConfig(R"({"agent":{"subagent_concurrency":6,"subagent_timeout_seconds":90,"subagent_model":"utility"}})",
-                       "x");
+  auto c = ParseConfig(
+      R"({"agent":{"subagent_concurrency":6,"subagent_timeout_seconds":90,"subagent_model":"utility"}})", "x");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->subagent_concurrency, 6);
   EXPECT_EQ(c->subagent_timeout_seconds, 90);

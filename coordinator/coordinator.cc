@@ -45,8 +45,10 @@ Coordinator::Call& Coordinator::Call::operator=(Call&&) noexcept = default;
 
 Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
                          WorkerTransport* transport)
-    : o_(std::move(options)), clock_(clock),
-      pool_(o_.pool, clock, launcher, transport, this), session_id_(NewId("ses")),
+    : o_(std::move(options)),
+      clock_(clock),
+      pool_(o_.pool, clock, launcher, transport, this),
+      session_id_(NewId("ses")),
       validation_(o_.validation, o_.workspace, [this] {
         if (o_.program_lookup) return o_.program_lookup;
         const char* path = getenv("PATH");
@@ -114,9 +116,9 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
       std::vector<std::pair<uint32_t, uint32_t>> ranges;
       for (const json& r : f.value("ranges", json::array())) ranges.push_back({r[0], r[1]});
       std::string path = f.value("path", "");
-      agent.cache->RecordReadRanges(path, f.value("sha256", ""), f.value("size", 0), f.value("total_lines", 0),
-                                    f.value("mtime_ns", int64_t{0}), f.value("full", false) || f.value("written", false),
-                                    ranges, f.value("written", false));
+      agent.cache->RecordReadRanges(
+          path, f.value("sha256", ""), f.value("size", 0), f.value("total_lines", 0), f.value("mtime_ns", int64_t{0}),
+          f.value("full", false) || f.value("written", false), ranges, f.value("written", false));
     }
   }
   return Status::OK();
@@ -150,8 +152,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   Budget* run_budget = tc.budget;
   if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {
     std::string limit = tc.budget->Exceeded().value_or("tool_calls");
-    EndHere(id, v1::TOOL_STATUS_REJECTED,
-            Status::ResourceExhausted("budget exceeded", tc.budget->Describe(limit)));
+    EndHere(id, v1::TOOL_STATUS_REJECTED, Status::ResourceExhausted("budget exceeded", tc.budget->Describe(limit)));
     return id;
   }
   c.call.budget = nullptr;  // charged; the budget may end before the call does
@@ -222,14 +223,14 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       // Malformed arguments or a path outside the workspace: the gate says which.
       v1::FileExpectation unused;
       std::string ignored;
-      Status s = CheckReadBeforeEdit(tc.tool, tc.arguments_json, o_.workspace, Agent(tc.agent_id).cache.get(),
-                                     &unused, &ignored);
+      Status s = CheckReadBeforeEdit(tc.tool, tc.arguments_json, o_.workspace, Agent(tc.agent_id).cache.get(), &unused,
+                                     &ignored);
       if (s.ok()) s = path.status();
       if (IsOutsideWorkspace(given, o_.workspace)) {
         // No approval opens it: the sandbox lets no worker write there.
-        RecordGateEvent(tc.agent_id, "", "outside_workspace", id,
-                        json({{"tool", tc.tool}, {"reason", s.ToString()}}).dump(-1, ' ', false,
-                                                                                  json::error_handler_t::replace));
+        RecordGateEvent(
+            tc.agent_id, "", "outside_workspace", id,
+            json({{"tool", tc.tool}, {"reason", s.ToString()}}).dump(-1, ' ', false, json::error_handler_t::replace));
         EndHere(id, v1::TOOL_STATUS_REJECTED,
                 Status::PermissionDenied(s.ToString(), "the file tools write only inside the workspace"));
         return id;
@@ -239,9 +240,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     }
     std::string protected_reason = ProtectedWriteReason(*path, o_.workspace);
     if (!protected_reason.empty()) {
-      RecordGateEvent(tc.agent_id, "", "protected_path", id,
-                      json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
-                          .dump(-1, ' ', false, json::error_handler_t::replace));
+      RecordGateEvent(
+          tc.agent_id, "", "protected_path", id,
+          json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
+              .dump(-1, ' ', false, json::error_handler_t::replace));
       EndHere(id, v1::TOOL_STATUS_REJECTED,
               Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
       return id;
@@ -360,11 +362,12 @@ Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
   if (v.decision == RuleDecision::kAllow) return Status::OK();
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
   if (v.decision == RuleDecision::kDeny) {
-    RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
+    RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id,
+                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
     // A rule's refusal names where the rule lives; a command too long or too
     // deep to read is refused by no rule.
-    return Status::PermissionDenied("command", v.rule.empty() ? v.reason
-                                                              : v.reason + " (permissions.deny in odinconfig.json)");
+    return Status::PermissionDenied("command",
+                                    v.rule.empty() ? v.reason : v.reason + " (permissions.deny in odinconfig.json)");
   }
   return AskApproval(c, command, v.reason, v.ask_keys, std::move(detail), wait);
 }
@@ -377,15 +380,16 @@ Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
   if (inside.ok()) {
     std::string state = o_.workspace + "/.odin";
     if (*inside == state || inside->compare(0, state.size() + 1, state + "/") == 0) {
-      return Status::PermissionDenied(given, "Odin's state directory (the ledger, sockets, tokens) is not open to "
-                                             "the tools; memory_query reads the ledger");
+      return Status::PermissionDenied(given,
+                                      "Odin's state directory (the ledger, sockets, tokens) is not open to "
+                                      "the tools; memory_query reads the ledger");
     }
     return Status::OK();
   }
   StatusOr<std::string> where = ResolvePath(given, o_.workspace);
   if (!where.ok()) return Status::OK();  // the tool says what is wrong with it
-  std::string reason = call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") +
-                       " reads outside the workspace";
+  std::string reason =
+      call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") + " reads outside the workspace";
   // For the session: reading in that directory, and below it.
   std::string dir = IsDirectory(*where) ? *where : DirName(*where);
   json detail = {{"decision", "ask"}, {"tool", call.tool}, {"path", *where}, {"reason", reason}};
@@ -427,11 +431,13 @@ Status Coordinator::AskApproval(Call& c, const std::string& what, const std::str
   }
   bool allowed = o_.approval == "allow";
   detail["approval"] = allowed ? "allowed by policy" : "denied by policy";
-  RecordGateEvent(call.agent_id, "", "approval", call.execution_id, detail.dump(-1, ' ', false, json::error_handler_t::replace));
+  RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
+                  detail.dump(-1, ' ', false, json::error_handler_t::replace));
   if (allowed) return Status::OK();
   return Status::PermissionDenied(call.tool == "ExecuteCommand" ? "command" : call.tool,
-                                  "needs approval: " + reason + "; this run's approval policy is deny "
-                                  "(odin -p --approval allow lets such calls run)");
+                                  "needs approval: " + reason +
+                                      "; this run's approval policy is deny "
+                                      "(odin -p --approval allow lets such calls run)");
 }
 
 bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
@@ -444,12 +450,12 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
                     : answer == ApprovalAnswer::kSession ? "allowed for the session by the user"
                                                          : "denied by the user";
   RecordGateEvent(c.call.agent_id, "", "approval", execution_id,
-                  json({{"decision", "ask"}, {"approval", how}, {"key", key}}).dump(-1, ' ', false,
-                                                                                    json::error_handler_t::replace));
+                  json({{"decision", "ask"}, {"approval", how}, {"key", key}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
   if (answer == ApprovalAnswer::kDeny) {
     EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
-                   Status::PermissionDenied(c.call.tool == "ExecuteCommand" ? "command" : c.call.tool,
-                                            "the user did not approve it"));
+            Status::PermissionDenied(c.call.tool == "ExecuteCommand" ? "command" : c.call.tool,
+                                     "the user did not approve it"));
     return true;
   }
   if (answer == ApprovalAnswer::kSession) {
@@ -472,9 +478,10 @@ Status Coordinator::CheckBlocked(const ToolCall& call) {
     const AgentState& agent = Agent(call.agent_id);
     if (agent.failed_at > agent.memory_query_at) {
       return Status::FailedPrecondition(
-          call.tool, "a validation failed since your last memory_query. Run memory_query first (e.g. "
-                     "{\"query\": \"last_validation\"} or {\"query\": \"failed_attempts\"}) and base the next "
-                     "edit on what it returns");
+          call.tool,
+          "a validation failed since your last memory_query. Run memory_query first (e.g. "
+          "{\"query\": \"last_validation\"} or {\"query\": \"failed_attempts\"}) and base the next "
+          "edit on what it returns");
     }
   }
   return Status::OK();
@@ -598,13 +605,11 @@ std::vector<BreakerInfo> Coordinator::Breakers() {
   return out;
 }
 
-Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
-  return pool_.Poll(max_wait, extra_fds);
-}
+Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) { return pool_.Poll(max_wait, extra_fds); }
 
 Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_id) {
-  ExecutionStart start{call.execution_id, session_id_, call.agent_id, call.tool, call.arguments_json,
-                       call.mode, worker_id, clock_->WallMillis(), call.parent_id};
+  ExecutionStart start{call.execution_id, session_id_, call.agent_id,        call.tool,     call.arguments_json,
+                       call.mode,         worker_id,   clock_->WallMillis(), call.parent_id};
   // The start is durable before the worker sees the call.
   RETURN_IF_ERROR(ledger_->AddExecutionStart(start).WithContext("cannot record the call"));
   Call& c = calls_[call.execution_id];
@@ -629,9 +634,14 @@ namespace {
 json SnapshotJson(const v1::FileSnapshot& s, bool written) {
   json ranges = json::array();
   for (const v1::Segment& seg : s.segments()) ranges.push_back({seg.start_line(), seg.end_line()});
-  return {{"path", s.path()},       {"sha256", s.sha256()},         {"size", s.size_bytes()},
-          {"mtime_ns", s.mtime_ns()}, {"total_lines", s.total_lines()}, {"full", s.full()},
-          {"ranges", ranges},         {"written", written}};
+  return {{"path", s.path()},
+          {"sha256", s.sha256()},
+          {"size", s.size_bytes()},
+          {"mtime_ns", s.mtime_ns()},
+          {"total_lines", s.total_lines()},
+          {"full", s.full()},
+          {"ranges", ranges},
+          {"written", written}};
 }
 
 }  // namespace
@@ -671,9 +681,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     // Ended before reaching a worker (refused by a gate, run here, cancelled
     // in the queue, pool unusable): record a start too, so the ledger shows
     // every call that was asked for.
-    Status started = ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool,
-                                                 c.call.arguments_json, c.call.mode, "", clock_->WallMillis(),
-                                                 c.call.parent_id});
+    Status started =
+        ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool, c.call.arguments_json,
+                                    c.call.mode, "", clock_->WallMillis(), c.call.parent_id});
     if (!started.ok()) spdlog::error("{}", started.message());
     c.started = started.ok();
     c.dispatched_at = clock_->Now();
@@ -706,8 +716,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
                             {"unrestored", report.unrestored}})
                           .dump(-1, ' ', false, json::error_handler_t::replace));
       if (!amended) amended = r;
-      std::string note = "\n[odin] the command changed protected paths (git's configuration, a nested git "
-                         "directory, Odin's settings or instructions):";
+      std::string note =
+          "\n[odin] the command changed protected paths (git's configuration, a nested git "
+          "directory, Odin's settings or instructions):";
       if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
       if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
       if (!report.unrestored.empty()) note += " could not be put back: " + list(report.unrestored) + ";";

@@ -111,8 +111,8 @@ struct ModelAccess {
   std::string model;
   PriceTable prices;
   int max_tokens = 0;
-  std::string instructions;  // ODIN.md / AGENTS.md text, handed to each subagent
-  int max_turns = 50;        // model calls of each subagent
+  std::string instructions;                  // ODIN.md / AGENTS.md text, handed to each subagent
+  int max_turns = 50;                        // model calls of each subagent
   std::map<std::string, int> tool_timeouts;  // seconds, as AgentOptions::tool_timeouts
 };
 
@@ -127,8 +127,7 @@ struct BreakerInfo {
 
 class Coordinator final : public ToolHost, private WorkerPool::Listener {
  public:
-  Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher,
-              WorkerTransport* transport);
+  Coordinator(CoordinatorOptions options, Clock* clock, ProcessLauncher* launcher, WorkerTransport* transport);
   ~Coordinator() override;
 
   // Starts the workers. Their sandboxes come up while the caller opens the
@@ -189,10 +188,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     CallHandlers handlers;
     SteadyTime dispatched_at{};
     bool started = false;
-    std::string write_path;  // the file a writing tool holds the lock of
-    std::string output;      // the first artifact_cap bytes of output, in arrival order
-    bool validate = true;    // false for a rollback, which is not validated
-    std::string approval_key;  // waiting for the user: what "for the session" would allow
+    std::string write_path;                               // the file a writing tool holds the lock of
+    std::string output;                                   // the first artifact_cap bytes of output, in arrival order
+    bool validate = true;                                 // false for a rollback, which is not validated
+    std::string approval_key;                             // waiting for the user: what "for the session" would allow
     std::unique_ptr<ProtectedSnapshot> protected_before;  // a writable command: the protected files before it
     // For lsp_check: the file, and the content validated.
     std::string check_path;
@@ -217,12 +216,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void OnResult(const v1::ToolResult& result) override;
   void OnWorkerReady(const v1::Hello& hello) override;
   void OnWorkerRefused(const std::string& peer, const std::string& reason) override;
-  bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id,
-                       const v1::Envelope& env) override;
+  bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id, const v1::Envelope& env) override;
 
   // A running subagent (subagents.cc), by its AgentTool execution.
   struct Subagent {
-    std::string agent_id;   // "sub_..."
+    std::string agent_id;  // "sub_..."
     std::string parent_agent;
     std::string mode;
     Budget* budget = nullptr;  // the parent's run; outlives the AgentTool call
@@ -262,8 +260,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   Status CheckOutsideRead(Call& c, bool* wait);
   // Approval of `what` (shown to the user) for `reason`; keys are what "for
   // the session" allows. detail is the gate event's.
-  Status AskApproval(Call& c, const std::string& what, const std::string& reason,
-                     const std::vector<std::string>& keys, nlohmann::json detail, bool* wait);
+  Status AskApproval(Call& c, const std::string& what, const std::string& reason, const std::vector<std::string>& keys,
+                     nlohmann::json detail, bool* wait);
   bool ApprovedForSession(const std::string& key) const;
   bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
@@ -286,16 +284,16 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   Clock* clock_;
   WorkerPool pool_;
   std::string session_id_;
-  std::map<std::string, Call> calls_;                         // by execution id
-  std::map<std::string, AgentState> agents_;                  // by agent id
+  std::map<std::string, Call> calls_;                            // by execution id
+  std::map<std::string, AgentState> agents_;                     // by agent id
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
-  std::unique_ptr<ProtectedIndex> protected_index_;  // where nested git directories and instructions are
-  ValidationGate validation_;  // the files' verdicts, and the blocked state
+  std::unique_ptr<ProtectedIndex> protected_index_;              // where nested git directories and instructions are
+  ValidationGate validation_;                                    // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;
-  std::set<std::string> approved_for_session_;  // ask rules (or commands) the user allowed for the session
-  std::map<std::string, Subagent> subagents_;         // by AgentTool execution id
+  std::set<std::string> approved_for_session_;         // ask rules (or commands) the user allowed for the session
+  std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
 };
 

@@ -197,7 +197,8 @@ TEST_F(CoordinatorTest, WritesToOneFileTakeTurns) {
 
 TEST_F(CoordinatorTest, TodoWriteRunsHereAndIsRecorded) {
   std::string id = Submit(R"({"todos":[{"id":"1","content":"read","status":"completed"},
-                                       {"id":"2","content":"edit","status":"in_progress"}]})", "TodoWrite");
+                                       {"id":"2","content":"edit","status":"in_progress"}]})",
+                          "TodoWrite");
   EXPECT_EQ(Requests(), 0);
   ASSERT_EQ(results_.size(), 1u);
   EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_OK);

@@ -30,8 +30,7 @@ uint64_t FileCache::total_bytes() const {
 
 void FileCache::MakeRoom(uint64_t incoming, const std::string& keep) {
   for (;;) {
-    bool too_many = files_.size() > o_.max_entries ||
-                    (files_.size() == o_.max_entries && files_.count(keep) == 0);
+    bool too_many = files_.size() > o_.max_entries || (files_.size() == o_.max_entries && files_.count(keep) == 0);
     uint64_t total = total_bytes();
     if (!too_many && total + incoming <= o_.max_total_bytes) return;
     // Pick the victim by policy; never the entry being filled.

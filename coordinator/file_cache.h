@@ -44,20 +44,20 @@ struct CachedSegment {
 };
 
 struct CachedFile {
-  std::string path;            // absolute; the key
-  bool full = false;           // the whole file was read
-  bool content_known = true;   // false when rebuilt from the ledger (ranges and hash only)
-  std::string content;         // when full
+  std::string path;                            // absolute; the key
+  bool full = false;                           // the whole file was read
+  bool content_known = true;                   // false when rebuilt from the ledger (ranges and hash only)
+  std::string content;                         // when full
   std::map<uint32_t, CachedSegment> segments;  // when partial, by start line
-  std::string sha256;          // of the whole file at the read (or write)
+  std::string sha256;                          // of the whole file at the read (or write)
   uint64_t size = 0;
   uint32_t total_lines = 0;
   int64_t mtime_ns = 0;
   SteadyTime cached_at{};
   SteadyTime last_accessed{};
   uint64_t access_count = 0;
-  bool is_modified = false;    // this agent wrote it
-  std::string original_hash;   // hash at the first read
+  bool is_modified = false;   // this agent wrote it
+  std::string original_hash;  // hash at the first read
 
   // The line ranges read, in order; one range 1-total_lines when full.
   std::vector<std::pair<uint32_t, uint32_t>> ReadRanges() const;

@@ -53,8 +53,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   std::string log_path = JoinPath(ws.state_dir, "worker.log");
   struct stat st;
   bool too_big = stat(log_path.c_str(), &st) == 0 && st.st_size > (1 << 20);
-  rt->worker_log_fd_ = open(log_path.c_str(),
-                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (too_big ? O_TRUNC : 0), 0600);
+  rt->worker_log_fd_ =
+      open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (too_big ? O_TRUNC : 0), 0600);
   if (rt->worker_log_fd_ < 0) return PosixError("cannot open " + log_path, errno);
 
   ASSIGN_OR_RETURN(rt->transport_, ZmqWorkerTransport::Create());
@@ -72,8 +72,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.mode = flags.mode;
   co.artifact_cap_bytes = config.artifact_cap_bytes;
   co.file_cache = config.file_cache;
-  co.pool.size = flags.workers > 0 ? flags.workers
-                                   : (config.worker_count > 0 ? config.worker_count : CpuCount());
+  co.pool.size = flags.workers > 0 ? flags.workers : (config.worker_count > 0 ? config.worker_count : CpuCount());
   co.pool.heartbeat_interval = milliseconds(config.heartbeat_ms);
   std::string bin = ExecutableDir();
   int log_fd = rt->worker_log_fd_;
@@ -102,8 +101,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   if (cgroup_limits.any() && policy != SandboxPolicy::kOff && IsCgroupV2("/sys/fs/cgroup")) {
     CgroupHost host = CgroupHost::Real();
     CgroupV2Plan plan = PlanCgroupV2(host, cgroup_limits);
-    Status applied = plan.possible ? ApplyCgroupV2Plan(plan, host)
-                                   : Status::FailedPrecondition("cgroup v2", plan.reason);
+    Status applied =
+        plan.possible ? ApplyCgroupV2Plan(plan, host) : Status::FailedPrecondition("cgroup v2", plan.reason);
     if (applied.ok()) {
       sandbox.set_cgroup_parent(plan.parent);
     } else {
@@ -141,8 +140,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // Workers start first: their sandboxes come up on another core while the
   // ledger opens. A ledger that fails to open takes them down again (the
   // Runtime's destructor).
-  rt->coordinator_ = std::make_unique<Coordinator>(std::move(co), RealClock::Get(), &rt->launcher_,
-                                                   rt->transport_.get());
+  rt->coordinator_ =
+      std::make_unique<Coordinator>(std::move(co), RealClock::Get(), &rt->launcher_, rt->transport_.get());
   RETURN_IF_ERROR(rt->coordinator_->StartWorkers());
   ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
   if (flags.resume_session.empty()) {

@@ -22,15 +22,15 @@
 namespace odin {
 
 struct RuntimeFlags {
-  std::string dir;             // -C; empty: the current directory
-  std::string sandbox;         // --sandbox auto|require|off; empty: from config
-  int workers = 0;             // 0: config, else the number of cores
+  std::string dir;      // -C; empty: the current directory
+  std::string sandbox;  // --sandbox auto|require|off; empty: from config
+  int workers = 0;      // 0: config, else the number of cores
   std::string session_kind = "exec";
-  std::string mode = "exec";   // the mode whose workers start first (ask and plan: read-only)
-  std::string resume_session;  // non-empty: continue this session instead of starting one
-  bool validate = false;       // validate writes (if validation.enabled in the config)
-  std::string profile = "auto";  // strict: memory-forced reasoning after a failed validation
-  std::string approval = "deny"; // a command that needs approval: deny or allow
+  std::string mode = "exec";      // the mode whose workers start first (ask and plan: read-only)
+  std::string resume_session;     // non-empty: continue this session instead of starting one
+  bool validate = false;          // validate writes (if validation.enabled in the config)
+  std::string profile = "auto";   // strict: memory-forced reasoning after a failed validation
+  std::string approval = "deny";  // a command that needs approval: deny or allow
 };
 
 class Runtime {
@@ -41,8 +41,7 @@ class Runtime {
   static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags);
   // The same with the workspace and its config loaded already (AgentSession
   // reads the model settings from them first): one load, one opinion.
-  static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags, const Workspace& ws,
-                                                  const Config& config);
+  static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags, const Workspace& ws, const Config& config);
   ~Runtime();
 
   const Workspace& workspace() const { return workspace_; }

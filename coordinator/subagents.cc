@@ -66,8 +66,8 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
       return Status::InvalidArgument("AgentTool", "mode must be ask, plan or edit");
     }
     if (mode == Mode::kEdit && parent_mode != Mode::kEdit) {
-      return Status::PermissionDenied("AgentTool", std::string("a subagent cannot have more than your mode (") +
-                                                       ModeName(parent_mode) + ")");
+      return Status::PermissionDenied(
+          "AgentTool", std::string("a subagent cannot have more than your mode (") + ModeName(parent_mode) + ")");
     }
   }
   Subagent s;
@@ -106,12 +106,8 @@ bool Coordinator::OnWorkerMessage(const std::string& worker_id, const std::strin
   if (it == subagents_.end()) return false;
   Subagent& s = it->second;
   switch (env.body_case()) {
-    case v1::Envelope::kModelRequest:
-      HandleModelRequest(execution_id, env.model_request());
-      return true;
-    case v1::Envelope::kSubagentCall:
-      HandleSubagentCall(execution_id, env.subagent_call());
-      return true;
+    case v1::Envelope::kModelRequest: HandleModelRequest(execution_id, env.model_request()); return true;
+    case v1::Envelope::kSubagentCall: HandleSubagentCall(execution_id, env.subagent_call()); return true;
     case v1::Envelope::kCancel: {
       // Its own calls only, by the ids it proposed; one that has ended
       // already is nothing to cancel.
@@ -124,9 +120,7 @@ bool Coordinator::OnWorkerMessage(const std::string& worker_id, const std::strin
       RecordGateEvent(s.agent_id, "", env.gate_event().kind(), env.gate_event().execution_id(),
                       env.gate_event().detail_json());
       return true;
-    default:
-      spdlog::warn("subagent worker {} sent an unexpected message", worker_id);
-      return false;
+    default: spdlog::warn("subagent worker {} sent an unexpected message", worker_id); return false;
   }
 }
 
@@ -169,8 +163,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
   SteadyTime started = clock_->Now();
   int64_t started_wall = clock_->WallMillis();
   LlmClient::Callbacks cb;
-  cb.on_done = [this, execution_id, request_id, handle, started, started_wall,
-                reply](const StatusOr<ChatResponse>& r) {
+  cb.on_done = [this, execution_id, request_id, handle, started, started_wall, reply](const StatusOr<ChatResponse>& r) {
     auto it = subagents_.find(execution_id);
     if (it == subagents_.end()) return;
     Subagent& s = it->second;

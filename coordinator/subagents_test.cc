@@ -177,8 +177,7 @@ TEST_F(SubagentsTest, ASubagentsToolCallGoesThroughTheGatesUnderItsIdAndMode) {
   back = LastTo(worker, v1::Envelope::kSubagentCallResult);
   ASSERT_NE(back, nullptr);
   EXPECT_EQ(back->subagent_call_result().result().status(), v1::TOOL_STATUS_REJECTED);
-  EXPECT_NE(back->subagent_call_result().result().error().message().find("cannot start subagents"),
-            std::string::npos);
+  EXPECT_NE(back->subagent_call_result().result().error().message().find("cannot start subagents"), std::string::npos);
 }
 
 TEST_F(SubagentsTest, WhenTheTaskEndsWhatItLeftRunningStops) {
@@ -224,7 +223,8 @@ TEST_F(SubagentsTest, AWorkerWithoutATaskMayNotAskForAnything) {
   Say(idle, mr);
   EXPECT_TRUE(model_.requests.empty());
   bool killed = true;
-  for (const auto& w : coord_->pool().workers()) killed = killed && !(w.id == idle && w.state != WorkerPool::WorkerState::kStopping);
+  for (const auto& w : coord_->pool().workers())
+    killed = killed && !(w.id == idle && w.state != WorkerPool::WorkerState::kStopping);
   EXPECT_TRUE(killed) << "a protocol violation";
 }
 
@@ -255,7 +255,8 @@ TEST_F(SubagentsTest, ASubagentCancelsItsCallByTheIdItProposed) {
   stranger.mutable_cancel()->set_execution_id("ex_not_mine");
   Say(worker, stranger);
   bool stopping = false;
-  for (const auto& w : coord_->pool().workers()) stopping = stopping || (w.id == worker && w.state == WorkerPool::WorkerState::kStopping);
+  for (const auto& w : coord_->pool().workers())
+    stopping = stopping || (w.id == worker && w.state == WorkerPool::WorkerState::kStopping);
   EXPECT_TRUE(stopping);
 }
 

@@ -17,9 +17,8 @@ std::string TodoList::Render() const {
     active += t.status == "in_progress";
     out += std::string(mark) + " " + t.id + ". " + t.content + "\n";
   }
-  out += "Todo list updated: " + std::to_string(items_.size()) + " items, " + std::to_string(done) +
-         " completed, " + std::to_string(active) + " in progress, " +
-         std::to_string(items_.size() - done - active) + " pending\n";
+  out += "Todo list updated: " + std::to_string(items_.size()) + " items, " + std::to_string(done) + " completed, " +
+         std::to_string(active) + " in progress, " + std::to_string(items_.size() - done - active) + " pending\n";
   return out;
 }
 

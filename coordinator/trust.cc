@@ -38,47 +38,49 @@ const AllowedKey kAllowed[] = {
     {"checks.build", Merge::kProjectValue},
     {"checks.lint", Merge::kProjectValue},
     {"checks.tests", Merge::kProjectValue},
-    {"checks.timeout_seconds", Merge::kNotHigher, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.checks.timeout_seconds); }},
-    {"checks.retry_cap", Merge::kNotHigher, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.checks.retry_cap); }},
-    {"agent.max_turns", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.max_turns); }},
-    {"budgets.max_turns", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.max_turns); }},
-    {"budgets.max_tool_calls", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.max_tool_calls); }},
-    {"budgets.max_tokens", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.max_tokens); }},
-    {"budgets.max_budget_usd", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return c.max_budget_usd; }},
-    {"budgets.max_wall_seconds", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.max_wall_seconds); }},
+    {"checks.timeout_seconds", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.checks.timeout_seconds); }},
+    {"checks.retry_cap", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.checks.retry_cap); }},
+    {"agent.max_turns", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.max_turns); }},
+    {"budgets.max_turns", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.max_turns); }},
+    {"budgets.max_tool_calls", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.max_tool_calls); }},
+    {"budgets.max_tokens", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.max_tokens); }},
+    {"budgets.max_budget_usd", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return c.max_budget_usd; }},
+    {"budgets.max_wall_seconds", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.max_wall_seconds); }},
     // A tool's deadline as the agent computes it (its own, else "*", else
     // ExecuteCommand's default), in seconds.
-    {"budgets.tool_timeouts.*", Merge::kLowerLimit, [](const Config& c, const std::string& tool) {
-       return std::chrono::duration<double>(ToolTimeout(c.tool_timeouts, tool, "{}")).count(); }},
-    {"sandbox.limits.processes", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.sandbox_limits.processes); }},
-    {"sandbox.limits.memory_mb", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.sandbox_limits.memory_mb); }},
-    {"sandbox.limits.cpu_seconds", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.sandbox_limits.cpu_seconds); }},
-    {"sandbox.limits.file_size_mb", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.sandbox_limits.file_size_mb); }},
-    {"sandbox.limits.open_files", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.sandbox_limits.open_files); }},
-    {"sandbox.limits.address_space_mb", Merge::kLowerLimit, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.sandbox_limits.address_space_mb); }},
+    {"budgets.tool_timeouts.*", Merge::kLowerLimit,
+     [](const Config& c, const std::string& tool) {
+       return std::chrono::duration<double>(ToolTimeout(c.tool_timeouts, tool, "{}")).count();
+     }},
+    {"sandbox.limits.processes", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.sandbox_limits.processes); }},
+    {"sandbox.limits.memory_mb", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.sandbox_limits.memory_mb); }},
+    {"sandbox.limits.cpu_seconds", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.sandbox_limits.cpu_seconds); }},
+    {"sandbox.limits.file_size_mb", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.sandbox_limits.file_size_mb); }},
+    {"sandbox.limits.open_files", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.sandbox_limits.open_files); }},
+    {"sandbox.limits.address_space_mb", Merge::kLowerLimit,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.sandbox_limits.address_space_mb); }},
     // A validation that times out blocks (it never looks clean), so a shorter
     // timeout can only block more. settle_ms is not among them: a shorter
     // settle could take diagnostics for final before they are.
-    {"validation.start_timeout_ms", Merge::kNotHigher, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.validation.start_timeout_ms); }},
-    {"validation.file_timeout_ms", Merge::kNotHigher, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.validation.file_timeout_ms); }},
-    {"validation.check_timeout_ms", Merge::kNotHigher, [](const Config& c, const std::string&) {
-       return static_cast<double>(c.validation.check_timeout_ms); }},
+    {"validation.start_timeout_ms", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.validation.start_timeout_ms); }},
+    {"validation.file_timeout_ms", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.validation.file_timeout_ms); }},
+    {"validation.check_timeout_ms", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.validation.check_timeout_ms); }},
 };
 
 std::vector<std::string> SplitPath(const std::string& path) {
@@ -160,11 +162,12 @@ SecuritySettings TrustedOnlySettings(const std::string& workspace_json) {
   json subset = json::object();
   std::vector<std::string> parts;
   if (root.is_object()) {
-    Walk(root, parts, [](const std::vector<std::string>&, const AllowedKey&, const json&) {},
-         [&](const std::vector<std::string>& at, const json& value) {
-           s.keys.push_back(Join(at));
-           Put(&subset, at, value);
-         });
+    Walk(
+        root, parts, [](const std::vector<std::string>&, const AllowedKey&, const json&) {},
+        [&](const std::vector<std::string>& at, const json& value) {
+          s.keys.push_back(Join(at));
+          Put(&subset, at, value);
+        });
   }
   std::sort(s.keys.begin(), s.keys.end());
   for (const std::string& key : s.keys) {
@@ -195,8 +198,10 @@ UntrustedSplit SplitUntrusted(const std::string& workspace_json, const Config& b
           // ParseConfig accepted the file: limits are numbers.
           double v = value.get<double>(), now = a.current(base, at.back());
           bool tightens = a.merge == Merge::kLowerLimit ? v > 0 && (now == 0 || v < now) : v <= now;
-          if (tightens) Put(&applied, at, value);
-          else if (v != now) split.ignored.push_back(Join(at));
+          if (tightens)
+            Put(&applied, at, value);
+          else if (v != now)
+            split.ignored.push_back(Join(at));
         },
         [&](const std::vector<std::string>& at, const json&) { split.ignored.push_back(Join(at)); });
   }

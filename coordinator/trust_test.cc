@@ -13,23 +13,41 @@ using nlohmann::json;
 using Keys = std::vector<std::string>;
 
 TEST(TrustTest, OnlyTheAllowlistMayBeSetUntrusted) {
-  for (const char* key : {"permissions.deny", "permissions.ask", "ForbiddenCommands", "checks.build", "checks.lint",
-                          "checks.tests", "checks.timeout_seconds", "checks.retry_cap", "agent.max_turns",
-                          "budgets.max_turns", "budgets.max_tool_calls", "budgets.max_tokens", "budgets.max_budget_usd",
-                          "budgets.max_wall_seconds", "budgets.tool_timeouts.Read", "budgets.tool_timeouts.*",
-                          "sandbox.limits.processes", "sandbox.limits.memory_mb", "sandbox.limits.cpu_seconds",
-                          "sandbox.limits.file_size_mb", "sandbox.limits.open_files", "sandbox.limits.address_space_mb",
-                          "validation.start_timeout_ms", "validation.file_timeout_ms", "validation.check_timeout_ms"}) {
+  for (const char* key : {"permissions.deny",
+                          "permissions.ask",
+                          "ForbiddenCommands",
+                          "checks.build",
+                          "checks.lint",
+                          "checks.tests",
+                          "checks.timeout_seconds",
+                          "checks.retry_cap",
+                          "agent.max_turns",
+                          "budgets.max_turns",
+                          "budgets.max_tool_calls",
+                          "budgets.max_tokens",
+                          "budgets.max_budget_usd",
+                          "budgets.max_wall_seconds",
+                          "budgets.tool_timeouts.Read",
+                          "budgets.tool_timeouts.*",
+                          "sandbox.limits.processes",
+                          "sandbox.limits.memory_mb",
+                          "sandbox.limits.cpu_seconds",
+                          "sandbox.limits.file_size_mb",
+                          "sandbox.limits.open_files",
+                          "sandbox.limits.address_space_mb",
+                          "validation.start_timeout_ms",
+                          "validation.file_timeout_ms",
+                          "validation.check_timeout_ms"}) {
     EXPECT_TRUE(UntrustedMaySet(key)) << key;
   }
-  for (const char* key : {"sandbox.bwrap", "sandbox.require", "sandbox.hide_home", "sandbox.hide", "sandbox.limits",
-                          "sandbox", "llm.base_url", "llm.prices", "llm.provider", "llm.model", "permissions.allow",
-                          "AllowedCommands", "validation.enabled", "validation.fail_open", "validation.servers",
-                          "validation.check_commands", "validation.settle_ms", "validation.revert_on_new_errors",
-                          "stall.enabled", "breakers.enabled", "workers.count", "agent.profile",
-                          "agent.subagent_model", "budgets.tool_timeouts", "budgets", "checks",
-                          // Keys that do not exist yet are trusted-only too.
-                          "sandbox.policy", "sandbox.hide_from_root", "hooks", "mcp_servers", "permissions.deny.x"}) {
+  for (const char* key :
+       {"sandbox.bwrap", "sandbox.require", "sandbox.hide_home", "sandbox.hide", "sandbox.limits", "sandbox",
+        "llm.base_url", "llm.prices", "llm.provider", "llm.model", "permissions.allow", "AllowedCommands",
+        "validation.enabled", "validation.fail_open", "validation.servers", "validation.check_commands",
+        "validation.settle_ms", "validation.revert_on_new_errors", "stall.enabled", "breakers.enabled", "workers.count",
+        "agent.profile", "agent.subagent_model", "budgets.tool_timeouts", "budgets", "checks",
+        // Keys that do not exist yet are trusted-only too.
+        "sandbox.policy", "sandbox.hide_from_root", "hooks", "mcp_servers", "permissions.deny.x"}) {
     EXPECT_FALSE(UntrustedMaySet(key)) << key;
   }
 }
@@ -107,8 +125,7 @@ TEST(TrustTest, UntrustedLimitAppliesOnlyWhenLower) {
       base);
   // Lower wins; a limit where there was none is lower; 0 (no limit) never
   // is; equal changes nothing and is not named.
-  EXPECT_EQ(json::parse(s.applied_json),
-            json::parse(R"({"budgets":{"max_turns":10,"max_budget_usd":2.5},
+  EXPECT_EQ(json::parse(s.applied_json), json::parse(R"({"budgets":{"max_turns":10,"max_budget_usd":2.5},
                             "sandbox":{"limits":{"cpu_seconds":60}}})"));
   EXPECT_EQ(s.ignored, (Keys{"agent.max_turns", "sandbox.limits.processes"}));
 }
@@ -123,8 +140,8 @@ TEST(TrustTest, UntrustedZeroDoesNotLiftALimit) {
 
 TEST(TrustTest, UntrustedToolTimeoutsCompareWithTheEffectiveDeadline) {
   Config base;  // ExecuteCommand 120, "*" 300
-  UntrustedSplit s = SplitUntrusted(
-      R"({"budgets":{"tool_timeouts":{"ExecuteCommand":600,"Read":10,"Grep":900,"*":60}}})", base);
+  UntrustedSplit s =
+      SplitUntrusted(R"({"budgets":{"tool_timeouts":{"ExecuteCommand":600,"Read":10,"Grep":900,"*":60}}})", base);
   EXPECT_EQ(json::parse(s.applied_json), json::parse(R"({"budgets":{"tool_timeouts":{"Read":10,"*":60}}})"));
   EXPECT_EQ(s.ignored, (Keys{"budgets.tool_timeouts.ExecuteCommand", "budgets.tool_timeouts.Grep"}));
 }

@@ -17,10 +17,9 @@
 
 namespace odin {
 
-WorkerPool::WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher,
-                       WorkerTransport* transport, Listener* listener)
-    : o_(std::move(options)), clock_(clock), launcher_(launcher), transport_(transport),
-      listener_(listener) {}
+WorkerPool::WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher, WorkerTransport* transport,
+                       Listener* listener)
+    : o_(std::move(options)), clock_(clock), launcher_(launcher), transport_(transport), listener_(listener) {}
 
 WorkerPool::~WorkerPool() {
   if (!shutting_down_) Shutdown(Duration::zero());
@@ -116,8 +115,8 @@ void WorkerPool::Submit(ToolCall call) {
 }
 
 void WorkerPool::Cancel(const std::string& execution_id, int reason) {
-  auto queued = std::find_if(queue_.begin(), queue_.end(),
-                             [&](const ToolCall& c) { return c.execution_id == execution_id; });
+  auto queued =
+      std::find_if(queue_.begin(), queue_.end(), [&](const ToolCall& c) { return c.execution_id == execution_id; });
   if (queued != queue_.end()) {
     ToolCall call = std::move(*queued);
     queue_.erase(queued);
@@ -247,8 +246,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       start_failures_[w->policy] = 0;
       listener_->OnWorkerReady(env.hello());
       break;
-    case v1::Envelope::kHeartbeat:
-      break;
+    case v1::Envelope::kHeartbeat: break;
     case v1::Envelope::kToolProgress:
       if (!w->job || env.tool_progress().execution_id() != w->job->call.execution_id) {
         return KillWorker(w, "protocol violation: progress for a request it does not hold");
@@ -300,21 +298,18 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
     const Job& job = *w.job;
     if (!w.namespaced && w.job_pgid > 0) launcher_->KillOrphanedGroup(w.job_pgid);
     if (shutting_down_) {
-      Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED,
-           "the coordinator shut down while the call ran", std::nullopt, v1::EXIT_REASON_KILLED);
+      Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator shut down while the call ran",
+           std::nullopt, v1::EXIT_REASON_KILLED);
     } else if (job.phase != JobPhase::kRunning && job.cancel_reason == v1::CANCEL_REASON_TIMEOUT) {
       Fail(job.call, v1::TOOL_STATUS_TIMED_OUT, v1::CODE_DEADLINE_EXCEEDED,
-           "timed out; the worker did not stop the command and was killed", 124,
-           v1::EXIT_REASON_TIMEOUT);
+           "timed out; the worker did not stop the command and was killed", 124, v1::EXIT_REASON_TIMEOUT);
     } else if (job.phase != JobPhase::kRunning) {
       Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED,
-           "cancelled; the worker did not stop the command and was killed", std::nullopt,
-           v1::EXIT_REASON_KILLED);
+           "cancelled; the worker did not stop the command and was killed", std::nullopt, v1::EXIT_REASON_KILLED);
     } else {
       std::string why = w.stop_reason.empty() ? how : w.stop_reason;
       Fail(job.call, v1::TOOL_STATUS_CRASHED, v1::CODE_UNAVAILABLE,
-           "worker " + w.id + " died while running the call (" + why + ")", std::nullopt,
-           v1::EXIT_REASON_CRASHED);
+           "worker " + w.id + " died while running the call (" + why + ")", std::nullopt, v1::EXIT_REASON_CRASHED);
     }
   }
   if (shutting_down_ || !health(w.policy).ok()) return;
@@ -322,14 +317,12 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
   if (!w.said_hello) {
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
       std::string why = o_.describe_setup_failure ? o_.describe_setup_failure() : "";
-      return GiveUp(w.policy, Status::FailedPrecondition(
-                                  "the sandbox could not be set up",
-                                  (why.empty() ? std::string("bubblewrap is unusable") : why) +
-                                      " (odin doctor shows every layer)"));
+      return GiveUp(w.policy, Status::FailedPrecondition("the sandbox could not be set up",
+                                                         (why.empty() ? std::string("bubblewrap is unusable") : why) +
+                                                             " (odin doctor shows every layer)"));
     }
     if (++start_failures_[w.policy] >= o_.max_start_failures) {
-      return GiveUp(w.policy, Status::Unavailable(std::string(WorkerPolicyName(w.policy)) +
-                                                      "s keep failing to start",
+      return GiveUp(w.policy, Status::Unavailable(std::string(WorkerPolicyName(w.policy)) + "s keep failing to start",
                                                   "the last one " + how + "; see .odin/worker.log"));
     }
   }
@@ -370,8 +363,7 @@ void WorkerPool::CheckTimers() {
           job.phase_at = now;
         }
         break;
-      case JobPhase::kKillSent:
-        break;
+      case JobPhase::kKillSent: break;
     }
   }
   SendDueHeartbeats();
@@ -398,8 +390,7 @@ void WorkerPool::Dispatch() {
     if (w.state != WorkerState::kIdle) continue;
     // The oldest call of this worker's policy; calls of the other policy
     // wait for their own workers without holding these up.
-    auto next = std::find_if(queue_.begin(), queue_.end(),
-                             [&w](const ToolCall& c) { return c.policy == w.policy; });
+    auto next = std::find_if(queue_.begin(), queue_.end(), [&w](const ToolCall& c) { return c.policy == w.policy; });
     if (next == queue_.end()) continue;
     ToolCall call = std::move(*next);
     queue_.erase(next);

@@ -58,7 +58,7 @@ const char* WorkerPolicyName(WorkerPolicy policy);
 
 // What the command line of a new worker is made from.
 struct WorkerSpawn {
-  std::string id;           // its routing id: random, handed over on the credentials fd, never in argv
+  std::string id;  // its routing id: random, handed over on the credentials fd, never in argv
   WorkerPolicy policy;
   std::string endpoint;     // where it connects: a socket of its own
   std::string socket_path;  // that socket's file, for its sandbox to show ("" if none)
@@ -66,15 +66,15 @@ struct WorkerSpawn {
 };
 
 struct WorkerPoolOptions {
-  int size = 1;                                  // workers kept running, per sandbox policy in use
-  int subagent_size = 4;                         // subagent workers: how many subagents run at once
+  int size = 1;           // workers kept running, per sandbox policy in use
+  int subagent_size = 4;  // subagent workers: how many subagents run at once
   Duration heartbeat_interval = milliseconds(500);
-  int liveness = 3;                              // silent intervals before a worker is presumed dead
-  Duration start_timeout = seconds(10);          // spawn to Hello
-  Duration cancel_grace = seconds(3);            // Cancel sent, to SIGTERM of the worker
-  Duration term_grace = seconds(1);              // SIGTERM of the worker, to SIGKILL
-  Duration command_kill_grace = seconds(1);      // told to the worker: SIGTERM to SIGKILL of a command
-  int max_start_failures = 5;                    // consecutive deaths before Hello, then give up
+  int liveness = 3;                          // silent intervals before a worker is presumed dead
+  Duration start_timeout = seconds(10);      // spawn to Hello
+  Duration cancel_grace = seconds(3);        // Cancel sent, to SIGTERM of the worker
+  Duration term_grace = seconds(1);          // SIGTERM of the worker, to SIGKILL
+  Duration command_kill_grace = seconds(1);  // told to the worker: SIGTERM to SIGKILL of a command
+  int max_start_failures = 5;                // consecutive deaths before Hello, then give up
   // The policy Start() spawns workers for; workers of the others start when a
   // call first needs them.
   WorkerPolicy start_policy = WorkerPolicy::kWritable;
@@ -87,7 +87,6 @@ struct WorkerPoolOptions {
   // workers' log), for the error calls end with. Optional.
   std::function<std::string()> describe_setup_failure;
 };
-
 
 class WorkerPool {
  public:
@@ -114,8 +113,8 @@ class WorkerPool {
     }
   };
 
-  WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher,
-             WorkerTransport* transport, Listener* listener);
+  WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher, WorkerTransport* transport,
+             Listener* listener);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -169,18 +168,18 @@ class WorkerPool {
   };
   struct Worker {
     std::string id;
-    std::string secret;       // what its Hello must carry
-    std::string endpoint;     // its own socket
+    std::string secret;    // what its Hello must carry
+    std::string endpoint;  // its own socket
     pid_t pid = 0;
     WorkerPolicy policy = WorkerPolicy::kWritable;
     WorkerState state = WorkerState::kStarting;
     SteadyTime expiry{};
     std::string sandbox;
-    bool namespaced = true;   // from Hello: pids it reports are its own namespace's
-    pid_t job_pgid = 0;       // process group of the held call, as the worker reported it
-    std::string stop_reason;  // why we killed it, for the crashed result
+    bool namespaced = true;             // from Hello: pids it reports are its own namespace's
+    pid_t job_pgid = 0;                 // process group of the held call, as the worker reported it
+    std::string stop_reason;            // why we killed it, for the crashed result
     std::optional<SteadyTime> kill_at;  // kStopping: when SIGTERM turns into SIGKILL
-    bool said_hello = false;  // false: a death counts as a failure to start
+    bool said_hello = false;            // false: a death counts as a failure to start
     std::optional<Job> job;
   };
 

@@ -64,8 +64,10 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
         for (size_t i = 0; i < g.gl_pathc; ++i) {
           std::string p = g.gl_pathv[i];
           AddUnique(&s.root_hidden_, p);
-          if (IsDirectory(p)) AddUnique(&s.hidden_, p);
-          else AddUnique(&s.masked_, p);
+          if (IsDirectory(p))
+            AddUnique(&s.hidden_, p);
+          else
+            AddUnique(&s.masked_, p);
         }
       }
       globfree(&g);
@@ -88,8 +90,8 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   }
   // Credentials that live in toolchain directories stay hidden.
   for (const std::string& top : s.toolchains_) {
-    for (const char* secret : {"credentials", "credentials.toml", "share/keyrings", ".credentials.json", "auth.json",
-                               "hosts.yml"}) {
+    for (const char* secret :
+         {"credentials", "credentials.toml", "share/keyrings", ".credentials.json", "auth.json", "hosts.yml"}) {
       std::string p = JoinPath(top, secret);
       if (PathExists(p)) AddUnique(&s.masked_, p);
     }

@@ -58,8 +58,10 @@ bool LegacyStale(const std::string& dir) {
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
     if (n == "." || n == "..") continue;
-    if (n == "w.sock") has_socket = true;
-    else only_socket = false;
+    if (n == "w.sock")
+      has_socket = true;
+    else
+      only_socket = false;
   }
   closedir(d);
   if (!only_socket || !has_socket) return false;

@@ -37,9 +37,10 @@ Status PrepareStateDir(const Workspace& ws) {
   // would make odin append to a file of the user's choosing (~/.bashrc).
   struct stat st;
   if (lstat(ws.state_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    return Status::FailedPrecondition(ws.state_dir, std::string(S_ISLNK(st.st_mode) ? "is a symlink" : "is not a directory") +
-                                                        ": Odin keeps its state only in a directory of its own "
-                                                        "(remove it, or run odin elsewhere)");
+    return Status::FailedPrecondition(ws.state_dir,
+                                      std::string(S_ISLNK(st.st_mode) ? "is a symlink" : "is not a directory") +
+                                          ": Odin keeps its state only in a directory of its own "
+                                          "(remove it, or run odin elsewhere)");
   }
   // 0700: the ledger holds command output, which is nobody else's business.
   Status s = MakeDirs(ws.state_dir, 0700);

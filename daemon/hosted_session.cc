@@ -144,7 +144,7 @@ StatusOr<std::pair<std::string, uint64_t>> HostedSession::Send(const std::string
 }
 
 bool HostedSession::Approve(const std::string& execution_id, const std::string& answer) {
-  ApprovalAnswer a = answer == "once" ? ApprovalAnswer::kOnce
+  ApprovalAnswer a = answer == "once"      ? ApprovalAnswer::kOnce
                      : answer == "session" ? ApprovalAnswer::kSession
                                            : ApprovalAnswer::kDeny;
   return RunOnLoop<bool>([this, execution_id, a, answer] {

@@ -37,9 +37,11 @@ Status CheckPeer(int fd) {
   auto refuse = [&who](const std::string& why) {
     return Status::PermissionDenied("connection refused",
                                     "this daemon serves only its own user's processes outside any sandbox; the "
-                                    "client (" + who + ") " + why);
+                                    "client (" +
+                                        who + ") " + why);
   };
-  if (peer.uid != geteuid()) return refuse("is another user (the daemon runs as uid " + std::to_string(geteuid()) + ")");
+  if (peer.uid != geteuid())
+    return refuse("is another user (the daemon runs as uid " + std::to_string(geteuid()) + ")");
   if (peer.pid <= 0) return refuse("lives in a pid namespace the daemon cannot see");
   for (const char* kind : {"user", "pid"}) {
     dev_t mine_dev, theirs_dev;

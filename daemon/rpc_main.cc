@@ -74,8 +74,6 @@ std::string EnvOr(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? v : fallback;
 }
 
-
-
 // ---- the daemon ------------------------------------------------------------------
 
 struct ServeFlags {
@@ -234,7 +232,8 @@ class Client {
 };
 
 std::string Describe(const grpc::Status& s, const std::string& address) {
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return "cannot reach the daemon at " + address + ": " + s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE)
+    return "cannot reach the daemon at " + address + ": " + s.error_message();
   return s.error_message();
 }
 
@@ -336,7 +335,8 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
     session_id = info.session_id();
   }
   std::cout << "odin " << ODIN_VERSION << " · attached to session " << session_id << " at " << c.connect
-            << " (Ctrl-D detaches, the session goes on)\n" << std::flush;
+            << " (Ctrl-D detaches, the session goes on)\n"
+            << std::flush;
 
   std::mutex mu;
   std::deque<std::string> approvals;  // execution ids waiting for an answer, oldest first
@@ -368,9 +368,7 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
         case v1::SessionEvent::kToolCallStarted:
           line("⏺ " + CallLabel({"", e.tool_call_started().tool(), e.tool_call_started().arguments_json()}));
           break;
-        case v1::SessionEvent::kToolCallFinished:
-          line("  ⎿ " + e.tool_call_finished().summary());
-          break;
+        case v1::SessionEvent::kToolCallFinished: line("  ⎿ " + e.tool_call_finished().summary()); break;
         case v1::SessionEvent::kApprovalRequested: {
           const v1::ApprovalRequested& r = e.approval_requested();
           approvals.push_back(r.execution_id());
@@ -390,11 +388,8 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
           line(f.report_text());
           break;
         }
-        case v1::SessionEvent::kSessionEnded:
-          line("(the session ended: " + e.session_ended().reason() + ")");
-          break;
-        default:
-          break;
+        case v1::SessionEvent::kSessionEnded: line("(the session ended: " + e.session_ended().reason() + ")"); break;
+        default: break;
       }
     }
     ended = true;
@@ -491,22 +486,26 @@ int PrintStatus(const GlobalFlags& g, ClientFlags c, bool as_json) {
       workers.push_back({{"id", w.id()}, {"pid", w.pid()}, {"kind", w.kind()}, {"state", w.state()}});
     }
     for (const v1::BreakerStatus& b : s.breakers()) {
-      breakers.push_back({{"name", b.name()}, {"state", b.state()}, {"consecutive_failures", b.consecutive_failures()}});
+      breakers.push_back(
+          {{"name", b.name()}, {"state", b.state()}, {"consecutive_failures", b.consecutive_failures()}});
     }
-    j["sessions"].push_back(
-        {{"session_id", s.session().session_id()},
-         {"busy", s.session().busy()},
-         {"queued", s.session().queued()},
-         {"model", s.session().model()},
-         {"workers", workers},
-         {"breakers", breakers},
-         {"budget_per_message",
-          {{"turns", limit(s.max_turns())}, {"tool_calls", limit(static_cast<double>(s.max_tool_calls()))},
-           {"tokens", limit(static_cast<double>(s.max_tokens()))}, {"cost_usd", limit(s.max_budget_usd())},
-           {"wall_seconds", limit(s.max_wall_seconds())}}},
-         {"used",
-          {{"llm_calls", s.used_llm_calls()}, {"input_tokens", s.used_input_tokens()},
-           {"output_tokens", s.used_output_tokens()}, {"cost_usd", s.used_cost_usd()}}}});
+    j["sessions"].push_back({{"session_id", s.session().session_id()},
+                             {"busy", s.session().busy()},
+                             {"queued", s.session().queued()},
+                             {"model", s.session().model()},
+                             {"workers", workers},
+                             {"breakers", breakers},
+                             {"budget_per_message",
+                              {{"turns", limit(s.max_turns())},
+                               {"tool_calls", limit(static_cast<double>(s.max_tool_calls()))},
+                               {"tokens", limit(static_cast<double>(s.max_tokens()))},
+                               {"cost_usd", limit(s.max_budget_usd())},
+                               {"wall_seconds", limit(s.max_wall_seconds())}}},
+                             {"used",
+                              {{"llm_calls", s.used_llm_calls()},
+                               {"input_tokens", s.used_input_tokens()},
+                               {"output_tokens", s.used_output_tokens()},
+                               {"cost_usd", s.used_cost_usd()}}}});
   }
   if (as_json) {
     std::cout << j.dump(2) << "\n";
@@ -520,7 +519,8 @@ int PrintStatus(const GlobalFlags& g, ClientFlags c, bool as_json) {
     std::string workers, open;
     for (auto& [k, n] : states) workers += (workers.empty() ? "" : ", ") + std::to_string(n) + " " + k;
     for (const json& b : s["breakers"]) {
-      if (b["state"] != "closed") open += (open.empty() ? "" : ", ") + b["name"].get<std::string>() + " " + b["state"].get<std::string>();
+      if (b["state"] != "closed")
+        open += (open.empty() ? "" : ", ") + b["name"].get<std::string>() + " " + b["state"].get<std::string>();
     }
     std::cout << "  " << s["session_id"].get<std::string>() << "  " << (s["busy"] ? "busy" : "idle") << ", "
               << s["queued"] << " queued, model " << s["model"].get<std::string>() << ", " << s["used"]["llm_calls"]
@@ -562,8 +562,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--listen", serve.listen,
                         "unix:PATH or HOST:PORT (default: a unix socket in $XDG_RUNTIME_DIR/odin/, "
                         "named in .odin/daemon.json; TCP needs a token)");
-  serve_cmd->add_option("--token", serve.token, "The bearer token TCP clients must send (default: generated "
-                                                "into .odin/daemon.token)");
+  serve_cmd->add_option("--token", serve.token,
+                        "The bearer token TCP clients must send (default: generated "
+                        "into .odin/daemon.token)");
   CLI::App* attach_cmd = app.add_subcommand("attach", "Attach to a session of a running daemon (a new one if none)");
   attach_cmd->fallthrough();
   attach_cmd->add_option("SESSION", client.session, "The session id");

@@ -95,8 +95,9 @@ grpc::Status CoordinatorServiceImpl::Authorize(grpc::ServerContext* ctx) const {
   unsigned diff = given.size() ^ expected.size();
   for (size_t i = 0; i < expected.size(); ++i) diff |= (i < given.size() ? given[i] : 0) ^ expected[i];
   if (diff != 0) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "this daemon needs \"authorization: Bearer TOKEN\" (odin --token, ODIN_TOKEN, or .odin/daemon.token)");
+    return grpc::Status(
+        grpc::StatusCode::UNAUTHENTICATED,
+        "this daemon needs \"authorization: Bearer TOKEN\" (odin --token, ODIN_TOKEN, or .odin/daemon.token)");
   }
   return grpc::Status::OK;
 }
@@ -106,7 +107,8 @@ grpc::Status CoordinatorServiceImpl::Find(const std::string& id, std::shared_ptr
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no session '" + id + "' in this daemon (ListSessions lists them)");
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "no session '" + id + "' in this daemon (ListSessions lists them)");
   }
   *session = it->second;
   return grpc::Status::OK;
@@ -247,9 +249,8 @@ grpc::Status CoordinatorServiceImpl::QueryMemory(grpc::ServerContext* ctx, const
   if (!(*ledger)->FindSession(req->session_id()).ok()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "no session '" + req->session_id() + "' in the ledger");
   }
-  StatusOr<std::string> answer =
-      RunMemoryQuery(ledger->get(), req->session_id(), o_.workspace,
-                     req->arguments_json().empty() ? "{}" : req->arguments_json());
+  StatusOr<std::string> answer = RunMemoryQuery(ledger->get(), req->session_id(), o_.workspace,
+                                                req->arguments_json().empty() ? "{}" : req->arguments_json());
   if (!answer.ok()) return ToGrpc(answer.status());
   reply->set_result_json(*answer);
   return grpc::Status::OK;

@@ -17,8 +17,8 @@ struct ServiceOptions {
   AgentSessionFlags session;  // what each new session starts from
   std::string workspace;      // absolute root
   std::string ledger_path;
-  std::string listen;         // as clients reach it, for GetStatus
-  std::string token;          // non-empty: every call needs "authorization: Bearer TOKEN"
+  std::string listen;  // as clients reach it, for GetStatus
+  std::string token;   // non-empty: every call needs "authorization: Bearer TOKEN"
 };
 
 class CoordinatorServiceImpl final : public v1::CoordinatorService::Service {
@@ -43,8 +43,7 @@ class CoordinatorServiceImpl final : public v1::CoordinatorService::Service {
                             v1::Execution* reply) override;
   grpc::Status QueryMemory(grpc::ServerContext* ctx, const v1::QueryMemoryRequest* req,
                            v1::QueryMemoryResponse* reply) override;
-  grpc::Status GetStatus(grpc::ServerContext* ctx, const v1::GetStatusRequest* req,
-                         v1::StatusResponse* reply) override;
+  grpc::Status GetStatus(grpc::ServerContext* ctx, const v1::GetStatusRequest* req, v1::StatusResponse* reply) override;
 
  private:
   grpc::Status Authorize(grpc::ServerContext* ctx) const;

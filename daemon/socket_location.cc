@@ -41,17 +41,18 @@ StatusOr<std::string> DaemonSocketPath(const std::string& workspace_root) {
   // Only a runtime directory as the spec describes it: never one to create.
   if (!runtime.empty() && CheckPrivate(runtime, /*close_up=*/false).ok()) dirs.push_back(JoinPath(runtime, "odin"));
   std::string state = AbsoluteEnv("XDG_STATE_HOME");
-  if (!state.empty()) dirs.push_back(JoinPath(state, "odin/run"));
-  else if (std::string home = AbsoluteEnv("HOME"); !home.empty()) dirs.push_back(JoinPath(home, ".local/state/odin/run"));
+  if (!state.empty())
+    dirs.push_back(JoinPath(state, "odin/run"));
+  else if (std::string home = AbsoluteEnv("HOME"); !home.empty())
+    dirs.push_back(JoinPath(home, ".local/state/odin/run"));
   std::string tmp = AbsoluteEnv("TMPDIR");
   dirs.push_back(JoinPath(tmp.empty() ? "/tmp" : tmp, "odin-" + std::to_string(geteuid())));
 
   std::string tried;
   for (const std::string& dir : dirs) {
     std::string path = JoinPath(dir, name);
-    Status s = path.size() > kMaxUnixSocketPath
-                   ? Status::FailedPrecondition(dir, "too long for a unix socket's path")
-                   : MakeDirs(dir, 0700);
+    Status s = path.size() > kMaxUnixSocketPath ? Status::FailedPrecondition(dir, "too long for a unix socket's path")
+                                                : MakeDirs(dir, 0700);
     if (s.ok()) s = CheckPrivate(dir, /*close_up=*/true);
     if (s.ok()) return path;
     tried += (tried.empty() ? "" : "; ") + s.message();

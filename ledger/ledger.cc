@@ -51,47 +51,96 @@ struct TableDef {
 const std::vector<TableDef>& Tables() {
   static const std::vector<TableDef> kTables = {
       {"sessions",
-       {{"id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"}, {"workspace", "TEXT NOT NULL"},
+       {{"id", "TEXT NOT NULL"},
+        {"kind", "TEXT NOT NULL"},
+        {"workspace", "TEXT NOT NULL"},
         {"created_at_ms", "INTEGER NOT NULL"}}},
       {"execution_starts",
-       {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"},
-        {"agent_id", "TEXT NOT NULL"}, {"tool", "TEXT NOT NULL"}, {"args_json", "TEXT NOT NULL"},
-        {"mode", "TEXT NOT NULL"}, {"worker_id", "TEXT NOT NULL"},
-        {"started_at_ms", "INTEGER NOT NULL"}, {"parent_id", "TEXT NOT NULL"}}},
+       {{"execution_id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"tool", "TEXT NOT NULL"},
+        {"args_json", "TEXT NOT NULL"},
+        {"mode", "TEXT NOT NULL"},
+        {"worker_id", "TEXT NOT NULL"},
+        {"started_at_ms", "INTEGER NOT NULL"},
+        {"parent_id", "TEXT NOT NULL"}}},
       {"execution_ends",
-       {{"execution_id", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"}, {"exit_code", "INTEGER"},
-        {"exit_reason", "TEXT NOT NULL"}, {"finished_at_ms", "INTEGER NOT NULL"},
-        {"duration_us", "INTEGER NOT NULL"}, {"output_head", "BLOB NOT NULL"},
-        {"output_tail", "BLOB NOT NULL"}, {"output_bytes", "INTEGER NOT NULL"},
-        {"error", "TEXT NOT NULL"}, {"result_json", "TEXT NOT NULL"}}},
+       {{"execution_id", "TEXT NOT NULL"},
+        {"status", "TEXT NOT NULL"},
+        {"exit_code", "INTEGER"},
+        {"exit_reason", "TEXT NOT NULL"},
+        {"finished_at_ms", "INTEGER NOT NULL"},
+        {"duration_us", "INTEGER NOT NULL"},
+        {"output_head", "BLOB NOT NULL"},
+        {"output_tail", "BLOB NOT NULL"},
+        {"output_bytes", "INTEGER NOT NULL"},
+        {"error", "TEXT NOT NULL"},
+        {"result_json", "TEXT NOT NULL"}}},
       {"artifacts",
-       {{"id", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"},
-        {"content", "BLOB NOT NULL"}, {"size", "INTEGER NOT NULL"},
-        {"truncated", "INTEGER NOT NULL"}, {"sha256", "TEXT NOT NULL"}}},
+       {{"id", "TEXT NOT NULL"},
+        {"execution_id", "TEXT NOT NULL"},
+        {"kind", "TEXT NOT NULL"},
+        {"content", "BLOB NOT NULL"},
+        {"size", "INTEGER NOT NULL"},
+        {"truncated", "INTEGER NOT NULL"},
+        {"sha256", "TEXT NOT NULL"}}},
       {"messages",
-       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
-        {"role", "TEXT NOT NULL"}, {"mode", "TEXT NOT NULL"}, {"text", "TEXT NOT NULL"},
-        {"status", "TEXT NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+       {{"id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"role", "TEXT NOT NULL"},
+        {"mode", "TEXT NOT NULL"},
+        {"text", "TEXT NOT NULL"},
+        {"status", "TEXT NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
       {"llm_calls",
-       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
-        {"role", "TEXT NOT NULL"}, {"provider", "TEXT NOT NULL"}, {"model", "TEXT NOT NULL"},
-        {"started_at_ms", "INTEGER NOT NULL"}, {"duration_us", "INTEGER NOT NULL"},
-        {"input_tokens", "INTEGER NOT NULL"}, {"output_tokens", "INTEGER NOT NULL"},
-        {"cost_microusd", "INTEGER NOT NULL"}, {"status", "TEXT NOT NULL"}, {"attempts", "INTEGER NOT NULL"},
+       {{"id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"role", "TEXT NOT NULL"},
+        {"provider", "TEXT NOT NULL"},
+        {"model", "TEXT NOT NULL"},
+        {"started_at_ms", "INTEGER NOT NULL"},
+        {"duration_us", "INTEGER NOT NULL"},
+        {"input_tokens", "INTEGER NOT NULL"},
+        {"output_tokens", "INTEGER NOT NULL"},
+        {"cost_microusd", "INTEGER NOT NULL"},
+        {"status", "TEXT NOT NULL"},
+        {"attempts", "INTEGER NOT NULL"},
         {"error", "TEXT NOT NULL"}}},
       {"validations",
-       {{"execution_id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
-        {"mutation_id", "TEXT NOT NULL"}, {"path", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"},
-        {"validator", "TEXT NOT NULL"}, {"new_errors", "INTEGER NOT NULL"}, {"reason", "TEXT NOT NULL"},
-        {"summary", "TEXT NOT NULL"}, {"latency_us", "INTEGER NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+       {{"execution_id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"mutation_id", "TEXT NOT NULL"},
+        {"path", "TEXT NOT NULL"},
+        {"status", "TEXT NOT NULL"},
+        {"validator", "TEXT NOT NULL"},
+        {"new_errors", "INTEGER NOT NULL"},
+        {"reason", "TEXT NOT NULL"},
+        {"summary", "TEXT NOT NULL"},
+        {"latency_us", "INTEGER NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
       {"diagnostics",
-       {{"execution_id", "TEXT NOT NULL"}, {"path", "TEXT NOT NULL"}, {"line", "INTEGER NOT NULL"},
-        {"column", "INTEGER NOT NULL"}, {"severity", "INTEGER NOT NULL"}, {"code", "TEXT NOT NULL"},
-        {"message", "TEXT NOT NULL"}, {"source", "TEXT NOT NULL"}, {"is_new", "INTEGER NOT NULL"}}},
+       {{"execution_id", "TEXT NOT NULL"},
+        {"path", "TEXT NOT NULL"},
+        {"line", "INTEGER NOT NULL"},
+        {"column", "INTEGER NOT NULL"},
+        {"severity", "INTEGER NOT NULL"},
+        {"code", "TEXT NOT NULL"},
+        {"message", "TEXT NOT NULL"},
+        {"source", "TEXT NOT NULL"},
+        {"is_new", "INTEGER NOT NULL"}}},
       {"gate_events",
-       {{"id", "TEXT NOT NULL"}, {"session_id", "TEXT NOT NULL"}, {"agent_id", "TEXT NOT NULL"},
-        {"message_id", "TEXT NOT NULL"}, {"kind", "TEXT NOT NULL"}, {"execution_id", "TEXT NOT NULL"},
-        {"detail_json", "TEXT NOT NULL"}, {"created_at_ms", "INTEGER NOT NULL"}}},
+       {{"id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"message_id", "TEXT NOT NULL"},
+        {"kind", "TEXT NOT NULL"},
+        {"execution_id", "TEXT NOT NULL"},
+        {"detail_json", "TEXT NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
   };
   return kTables;
 }
@@ -131,8 +180,7 @@ Value ReadColumn(sqlite3_stmt* st, int i) {
                                      static_cast<size_t>(sqlite3_column_bytes(st, i))));
     case SQLITE_BLOB: {
       const void* p = sqlite3_column_blob(st, i);
-      return Value::Blob(p ? std::string(static_cast<const char*>(p),
-                                         static_cast<size_t>(sqlite3_column_bytes(st, i)))
+      return Value::Blob(p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
                            : std::string());
     }
     default: return Value::Null();
@@ -154,7 +202,8 @@ Status CheckPresent(const std::string& path, const AnchorState& a, const std::st
     if (errno != ENOENT && errno != ENOTDIR) return PosixError("ledger " + path, errno);
     return Status::Corruption("ledger " + path, "is missing but " + claim +
                                                     ": it was deleted or moved; restore it, or start over with "
-                                                    "odin ledger reset" + where);
+                                                    "odin ledger reset" +
+                                                    where);
   }
   if (st.st_size == 0) {
     return Status::Corruption("ledger " + path,
@@ -224,26 +273,19 @@ Status Ledger::SqliteError(const std::string& context, int rc) const {
   switch (rc & 0xff) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
-    case SQLITE_FORMAT:
-      return Status::Corruption(where, detail);
+    case SQLITE_FORMAT: return Status::Corruption(where, detail);
     case SQLITE_CANTOPEN:
-    case SQLITE_NOTFOUND:
-      return Status::NotFound(where, detail);
+    case SQLITE_NOTFOUND: return Status::NotFound(where, detail);
     case SQLITE_READONLY:
     case SQLITE_PERM:
-    case SQLITE_AUTH:
-      return Status::PermissionDenied(where, detail);
+    case SQLITE_AUTH: return Status::PermissionDenied(where, detail);
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Unavailable(where, detail);
+    case SQLITE_LOCKED: return Status::Unavailable(where, detail);
     case SQLITE_FULL:
-    case SQLITE_NOMEM:
-      return Status::ResourceExhausted(where, detail);
+    case SQLITE_NOMEM: return Status::ResourceExhausted(where, detail);
     case SQLITE_CONSTRAINT:
-    case SQLITE_MISMATCH:
-      return Status::InvalidArgument(where, detail);
-    default:
-      return Status::IOError(where, detail);
+    case SQLITE_MISMATCH: return Status::InvalidArgument(where, detail);
+    default: return Status::IOError(where, detail);
   }
 }
 
@@ -305,9 +347,8 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path_i
   // as long as no WAL holds records the file does not.
   struct stat wal;
   bool wal_has_records = stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
-  std::string name = access(DirName(path).c_str(), W_OK) == 0 || wal_has_records
-                         ? path
-                         : "file:" + UriPath(path) + "?immutable=1";
+  std::string name =
+      access(DirName(path).c_str(), W_OK) == 0 || wal_has_records ? path : "file:" + UriPath(path) + "?immutable=1";
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   std::unique_ptr<Ledger> ledger(new Ledger(db, path, Redactor()));
@@ -329,8 +370,7 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path_i
     return ledger->SqliteError("read schema", rc);
   }
   if (ColumnText(s.st, 0) != std::to_string(kSchemaVersion)) {
-    return Status::FailedPrecondition("ledger " + path,
-                                      "schema version " + ColumnText(s.st, 0) + " is not supported");
+    return Status::FailedPrecondition("ledger " + path, "schema version " + ColumnText(s.st, 0) + " is not supported");
   }
   if (!options.allow_short) RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/false));
   return ledger;
@@ -419,10 +459,10 @@ Status Ledger::CompareWithAnchor(const AnchorState& a) {
   std::string where = " (anchor: " + anchor_->path() + ")";
   if (head.seq < a.seq) {
     int64_t missing = a.seq - head.seq;
-    std::string what = head.seq == 0 ? "holds no records but the anchor says it held " + Plural(a.seq, "record", "records")
-                                     : "ends at record " + std::to_string(head.seq) + " but the anchor says " +
-                                           std::to_string(a.seq) + ": the newest " +
-                                           Plural(missing, "record is", "records are") + " missing";
+    std::string what =
+        head.seq == 0 ? "holds no records but the anchor says it held " + Plural(a.seq, "record", "records")
+                      : "ends at record " + std::to_string(head.seq) + " but the anchor says " + std::to_string(a.seq) +
+                            ": the newest " + Plural(missing, "record is", "records are") + " missing";
     return Status::Corruption("ledger " + path_,
                               what + " (deleted, or the file was truncated or replaced); " + kStartOver + where);
   }
@@ -431,7 +471,8 @@ Status Ledger::CompareWithAnchor(const AnchorState& a) {
   if (!hash.ok() || *hash != a.hash) {
     return Status::Corruption("ledger " + path_, "record " + std::to_string(a.seq) +
                                                      " is not the one the anchor holds: the ledger was rewritten or "
-                                                     "replaced; " + kStartOver + where);
+                                                     "replaced; " +
+                                                     kStartOver + where);
   }
   return Status::OK();
 }
@@ -488,12 +529,8 @@ Status Ledger::Append(const char* table, std::vector<Value> values) {
     switch (v.kind) {
       case Value::kNull: sqlite3_bind_null(st, i); break;
       case Value::kInt: sqlite3_bind_int64(st, i, v.i); break;
-      case Value::kText:
-        sqlite3_bind_text(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
-        break;
-      case Value::kBlob:
-        sqlite3_bind_blob(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
-        break;
+      case Value::kText: sqlite3_bind_text(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC); break;
+      case Value::kBlob: sqlite3_bind_blob(st, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC); break;
     }
     ++i;
   }
@@ -538,54 +575,52 @@ Status Ledger::Write(const std::function<Status()>& body) {
 
 Status Ledger::AddSession(const SessionRecord& r) {
   return Write([&] {
-    return Append("sessions", {Value::Text(r.id), Value::Text(r.kind), Value::Text(r.workspace),
-                               Value::Int(r.created_at_ms)});
+    return Append("sessions",
+                  {Value::Text(r.id), Value::Text(r.kind), Value::Text(r.workspace), Value::Int(r.created_at_ms)});
   });
 }
 
 Status Ledger::AddExecutionStart(const ExecutionStart& r) {
   return Write([&] {
     return Append("execution_starts",
-                  {Value::Text(r.execution_id), Value::Text(r.session_id), Value::Text(r.agent_id),
-                   Value::Text(r.tool), Value::Text(redactor_.Redact(r.args_json)), Value::Text(r.mode),
-                   Value::Text(r.worker_id), Value::Int(r.started_at_ms), Value::Text(r.parent_id)});
+                  {Value::Text(r.execution_id), Value::Text(r.session_id), Value::Text(r.agent_id), Value::Text(r.tool),
+                   Value::Text(redactor_.Redact(r.args_json)), Value::Text(r.mode), Value::Text(r.worker_id),
+                   Value::Int(r.started_at_ms), Value::Text(r.parent_id)});
   });
 }
 
 Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> artifacts,
-                               const ValidationRecord* validation,
-                               const std::vector<DiagnosticRecord>& diagnostics) {
+                               const ValidationRecord* validation, const std::vector<DiagnosticRecord>& diagnostics) {
   return Write([&]() -> Status {
     for (const DiagnosticRecord& d : diagnostics) {
-      RETURN_IF_ERROR(Append("diagnostics", {Value::Text(d.execution_id), Value::Text(d.path), Value::Int(d.line),
-                                             Value::Int(d.column), Value::Int(d.severity), Value::Text(d.code),
-                                             Value::Text(redactor_.Redact(d.message)), Value::Text(d.source),
-                                             Value::Int(d.is_new ? 1 : 0)}));
+      RETURN_IF_ERROR(Append(
+          "diagnostics", {Value::Text(d.execution_id), Value::Text(d.path), Value::Int(d.line), Value::Int(d.column),
+                          Value::Int(d.severity), Value::Text(d.code), Value::Text(redactor_.Redact(d.message)),
+                          Value::Text(d.source), Value::Int(d.is_new ? 1 : 0)}));
     }
     if (validation != nullptr) {
       const ValidationRecord& v = *validation;
-      RETURN_IF_ERROR(Append("validations",
-                             {Value::Text(v.execution_id), Value::Text(v.session_id), Value::Text(v.agent_id),
-                              Value::Text(v.mutation_id), Value::Text(v.path), Value::Text(v.status),
-                              Value::Text(v.validator), Value::Int(v.new_errors),
-                              Value::Text(redactor_.Redact(v.reason)), Value::Text(redactor_.Redact(v.summary)),
-                              Value::Int(v.latency_us), Value::Int(v.created_at_ms)}));
+      RETURN_IF_ERROR(
+          Append("validations",
+                 {Value::Text(v.execution_id), Value::Text(v.session_id), Value::Text(v.agent_id),
+                  Value::Text(v.mutation_id), Value::Text(v.path), Value::Text(v.status), Value::Text(v.validator),
+                  Value::Int(v.new_errors), Value::Text(redactor_.Redact(v.reason)),
+                  Value::Text(redactor_.Redact(v.summary)), Value::Int(v.latency_us), Value::Int(v.created_at_ms)}));
     }
     for (Artifact& a : artifacts) {
       a.content = redactor_.Redact(a.content);
       a.sha256 = Sha256Hex(a.content);
-      RETURN_IF_ERROR(Append("artifacts", {Value::Text(a.id), Value::Text(a.execution_id),
-                                           Value::Text(a.kind), Value::Blob(a.content),
-                                           Value::Int(a.size), Value::Int(a.truncated ? 1 : 0),
-                                           Value::Text(a.sha256)}));
+      RETURN_IF_ERROR(Append(
+          "artifacts", {Value::Text(a.id), Value::Text(a.execution_id), Value::Text(a.kind), Value::Blob(a.content),
+                        Value::Int(a.size), Value::Int(a.truncated ? 1 : 0), Value::Text(a.sha256)}));
     }
-    return Append("execution_ends",
-                  {Value::Text(r.execution_id), Value::Text(r.status),
-                   r.exit_code ? Value::Int(*r.exit_code) : Value::Null(), Value::Text(r.exit_reason),
-                   Value::Int(r.finished_at_ms), Value::Int(r.duration_us),
-                   Value::Blob(redactor_.Redact(r.output_head)),
-                   Value::Blob(redactor_.Redact(r.output_tail)), Value::Int(r.output_bytes),
-                   Value::Text(redactor_.Redact(r.error)), Value::Text(redactor_.Redact(r.result_json))});
+    return Append(
+        "execution_ends",
+        {Value::Text(r.execution_id), Value::Text(r.status), r.exit_code ? Value::Int(*r.exit_code) : Value::Null(),
+         Value::Text(r.exit_reason), Value::Int(r.finished_at_ms), Value::Int(r.duration_us),
+         Value::Blob(redactor_.Redact(r.output_head)), Value::Blob(redactor_.Redact(r.output_tail)),
+         Value::Int(r.output_bytes), Value::Text(redactor_.Redact(r.error)),
+         Value::Text(redactor_.Redact(r.result_json))});
   });
 }
 
@@ -599,12 +634,11 @@ Status Ledger::AddMessage(const MessageRecord& m) {
 
 Status Ledger::AddLlmCall(const LlmCallRecord& c) {
   return Write([&] {
-    return Append("llm_calls",
-                  {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id), Value::Text(c.role),
-                   Value::Text(c.provider), Value::Text(c.model), Value::Int(c.started_at_ms),
-                   Value::Int(c.duration_us), Value::Int(c.input_tokens), Value::Int(c.output_tokens),
-                   Value::Int(c.cost_microusd), Value::Text(c.status), Value::Int(c.attempts),
-                   Value::Text(redactor_.Redact(c.error))});
+    return Append("llm_calls", {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id),
+                                Value::Text(c.role), Value::Text(c.provider), Value::Text(c.model),
+                                Value::Int(c.started_at_ms), Value::Int(c.duration_us), Value::Int(c.input_tokens),
+                                Value::Int(c.output_tokens), Value::Int(c.cost_microusd), Value::Text(c.status),
+                                Value::Int(c.attempts), Value::Text(redactor_.Redact(c.error))});
   });
 }
 
@@ -684,8 +718,8 @@ StatusOr<VerifyReport> Ledger::VerifySnapshot() {
   for (;;) {
     Cursor* next = nullptr;
     for (auto& c : cursors) {
-      if (c->has_row && (next == nullptr || sqlite3_column_int64(c->stmt.st, 0) <
-                                                sqlite3_column_int64(next->stmt.st, 0))) {
+      if (c->has_row &&
+          (next == nullptr || sqlite3_column_int64(c->stmt.st, 0) < sqlite3_column_int64(next->stmt.st, 0))) {
         next = c.get();
       }
     }

@@ -48,7 +48,7 @@ struct SessionRecord {
 struct ExecutionStart {
   std::string execution_id;
   std::string session_id;
-  std::string agent_id;   // "main" for the top-level agent
+  std::string agent_id;  // "main" for the top-level agent
   std::string tool;
   std::string args_json;  // canonical
   std::string mode;       // "ask", "plan", "edit" (or "exec" for odin exec)
@@ -59,7 +59,7 @@ struct ExecutionStart {
 
 struct ExecutionEnd {
   std::string execution_id;
-  std::string status;       // ok, error, rejected, timed_out, crashed, cancelled
+  std::string status;  // ok, error, rejected, timed_out, crashed, cancelled
   std::optional<int> exit_code;
   std::string exit_reason;  // normal, timeout, killed, crashed, sandbox_setup_failed, ...
   int64_t finished_at_ms = 0;
@@ -74,11 +74,11 @@ struct ExecutionEnd {
 struct Artifact {
   std::string id;
   std::string execution_id;
-  std::string kind;          // "output": the command's combined output
-  std::string content;       // bytes, possibly cut at the configured cap
-  int64_t size = 0;          // size of the whole original, in bytes
-  bool truncated = false;    // content holds only the first bytes of the original
-  std::string sha256;        // of content as stored (filled by the ledger)
+  std::string kind;        // "output": the command's combined output
+  std::string content;     // bytes, possibly cut at the configured cap
+  int64_t size = 0;        // size of the whole original, in bytes
+  bool truncated = false;  // content holds only the first bytes of the original
+  std::string sha256;      // of content as stored (filled by the ledger)
 };
 
 // A message of the conversation: what the user asked, what the agent answered.
@@ -86,8 +86,8 @@ struct MessageRecord {
   std::string id;
   std::string session_id;
   std::string agent_id;
-  std::string role;    // "user" or "assistant"
-  std::string mode;    // ask, plan, edit
+  std::string role;  // "user" or "assistant"
+  std::string mode;  // ask, plan, edit
   std::string text;
   std::string status;  // user: "queued"; assistant: done, error, cancelled, max_turns
   int64_t created_at_ms = 0;
@@ -98,8 +98,8 @@ struct LlmCallRecord {
   std::string id;
   std::string session_id;
   std::string agent_id;
-  std::string role;        // "planner" or "utility"
-  std::string provider;    // openai, anthropic, demo
+  std::string role;      // "planner" or "utility"
+  std::string provider;  // openai, anthropic, demo
   std::string model;
   int64_t started_at_ms = 0;
   int64_t duration_us = 0;
@@ -117,14 +117,14 @@ struct ValidationRecord {
   std::string execution_id;  // the lsp_check execution
   std::string session_id;
   std::string agent_id;
-  std::string mutation_id;   // the write it validates; "" when the model asked
-  std::string path;          // absolute
-  std::string status;        // clean, errors, timed_out, no_validator
-  std::string validator;     // "clangd", "g++ -fsyntax-only", ...
-  int64_t new_errors = 0;    // errors not in the baseline
-  std::string reason;        // why timed_out or no_validator
-  std::string summary;       // what the model was shown
-  int64_t latency_us = 0;    // content sent to diagnostics received
+  std::string mutation_id;  // the write it validates; "" when the model asked
+  std::string path;         // absolute
+  std::string status;       // clean, errors, timed_out, no_validator
+  std::string validator;    // "clangd", "g++ -fsyntax-only", ...
+  int64_t new_errors = 0;   // errors not in the baseline
+  std::string reason;       // why timed_out or no_validator
+  std::string summary;      // what the model was shown
+  int64_t latency_us = 0;   // content sent to diagnostics received
   int64_t created_at_ms = 0;
 };
 
@@ -138,7 +138,7 @@ struct DiagnosticRecord {
   std::string code;
   std::string message;
   std::string source;
-  bool is_new = false;       // not in the baseline
+  bool is_new = false;  // not in the baseline
 };
 
 // A decision of a gate the conversation cannot see otherwise: a backpressure
@@ -170,11 +170,11 @@ struct ExecutionRow {
 };
 
 struct VerifyReport {
-  int64_t records = 0;     // records checked
+  int64_t records = 0;  // records checked
   bool ok = true;
-  std::string problem;     // first bad record, or what is missing, when !ok
+  std::string problem;           // first bad record, or what is missing, when !ok
   bool short_of_anchor = false;  // the problem: records missing (deleted, truncated) or rewritten past the anchor
-  std::string anchor;      // what the anchor holds, for people ("record 57 (path)", "none yet", ...)
+  std::string anchor;            // what the anchor holds, for people ("record 57 (path)", "none yet", ...)
 };
 
 struct LedgerOptions {
@@ -215,8 +215,7 @@ class Ledger {
   // (never deletes it) and starts a new generation of the anchor, recording
   // the old head, when, and where the old file went. Unavailable if another
   // process has the ledger open.
-  static StatusOr<LedgerResetReport> Reset(const std::string& path, int64_t now_ms,
-                                           const LedgerOptions& options = {});
+  static StatusOr<LedgerResetReport> Reset(const std::string& path, int64_t now_ms, const LedgerOptions& options = {});
   // Flushes (Flush), then closes.
   ~Ledger();
   Ledger(const Ledger&) = delete;
@@ -242,8 +241,7 @@ class Ledger {
   Status AddLlmCall(const LlmCallRecord& call);
   // Totals of a session's model calls (those started at since_ms or later;
   // of one agent's, if agent_id is not empty).
-  StatusOr<SessionUsage> UsageOf(const std::string& session_id, int64_t since_ms = 0,
-                                 const std::string& agent_id = "");
+  StatusOr<SessionUsage> UsageOf(const std::string& session_id, int64_t since_ms = 0, const std::string& agent_id = "");
   // A session's validations and gate events, oldest first.
   StatusOr<std::vector<ValidationRecord>> ListValidations(const std::string& session_id);
   StatusOr<std::vector<GateEvent>> ListGateEvents(const std::string& session_id);
@@ -309,8 +307,8 @@ class Ledger {
   std::string head_hash_;
   int64_t data_version_ = -1;
   std::map<std::string, sqlite3_stmt*> statements_;  // owned; finalized on close
-  std::unique_ptr<LedgerAnchor> anchor_;  // null: none kept (anchor_note_ says why)
-  int64_t anchor_generation_ = 0;         // the anchor's generation when opened
+  std::unique_ptr<LedgerAnchor> anchor_;             // null: none kept (anchor_note_ says why)
+  int64_t anchor_generation_ = 0;                    // the anchor's generation when opened
   std::string anchor_note_;
   bool writer_ = false;     // opened by Open: its WAL is flushed on close
   bool unflushed_ = false;  // committed since the last Flush

@@ -39,9 +39,8 @@ std::string Line(const AnchorState& s, uint64_t n) {
                       {"found_seq", r.found_seq},
                       {"moved_to", r.moved_to}});
   }
-  std::string payload = json{{"version", 2},        {"n", n},          {"ledger", s.ledger},
-                             {"generation", s.generation}, {"seq", s.seq}, {"hash", s.hash},
-                             {"resets", resets}}
+  std::string payload = json{{"version", 2}, {"n", n},         {"ledger", s.ledger}, {"generation", s.generation},
+                             {"seq", s.seq}, {"hash", s.hash}, {"resets", resets}}
                             .dump();
   return Sha256Hex(payload) + " " + payload + "\n";
 }
@@ -197,8 +196,9 @@ Status LedgerAnchor::Advance(int64_t generation, int64_t seq, const std::string&
       if (now->generation > generation) {
         const std::string moved = now->resets.empty() ? "" : now->resets.back().moved_to;
         return Status::FailedPrecondition(
-            "ledger " + ledger_, "was reset (odin ledger reset) after this process opened it" +
-                                     (moved.empty() ? std::string() : "; this process wrote to the old ledger, now " + moved));
+            "ledger " + ledger_,
+            "was reset (odin ledger reset) after this process opened it" +
+                (moved.empty() ? std::string() : "; this process wrote to the old ledger, now " + moved));
       }
       if (now->generation == generation && now->seq >= seq) {
         if (now->seq == seq && now->hash != hash) {
@@ -237,8 +237,10 @@ Status LedgerAnchor::Update(
       // The slot the newest is not in (the first write goes to slot 0).
       off_t offset = writes_ % 2 == 0 ? 0 : static_cast<off_t>(kSlotBytes);
       ssize_t n = pwrite(fd_, line.data(), line.size(), offset);
-      if (n != static_cast<ssize_t>(line.size())) s = PosixError("ledger anchor " + path_, n < 0 ? errno : EIO);
-      else ++writes_;
+      if (n != static_cast<ssize_t>(line.size()))
+        s = PosixError("ledger anchor " + path_, n < 0 ? errno : EIO);
+      else
+        ++writes_;
     }
   }
   Unlock();

@@ -43,18 +43,18 @@ namespace odin {
 
 // One deliberate reset (odin ledger reset).
 struct AnchorReset {
-  int64_t at_ms = 0;          // when, wall clock
-  int64_t anchored_seq = 0;   // the old chain's anchored head
+  int64_t at_ms = 0;         // when, wall clock
+  int64_t anchored_seq = 0;  // the old chain's anchored head
   std::string anchored_hash;
-  int64_t found_seq = 0;      // the old ledger's own head when it was moved (-1: unreadable, 0: none)
-  std::string moved_to;       // where the old ledger file went; "" if there was none
+  int64_t found_seq = 0;  // the old ledger's own head when it was moved (-1: unreadable, 0: none)
+  std::string moved_to;   // where the old ledger file went; "" if there was none
 };
 
 struct AnchorState {
-  std::string ledger;          // the ledger's absolute path
-  int64_t generation = 0;      // resets so far
-  int64_t seq = 0;             // the newest anchored record; 0: none yet
-  std::string hash;            // its hash ("" when seq is 0)
+  std::string ledger;               // the ledger's absolute path
+  int64_t generation = 0;           // resets so far
+  int64_t seq = 0;                  // the newest anchored record; 0: none yet
+  std::string hash;                 // its hash ("" when seq is 0)
   std::vector<AnchorReset> resets;  // oldest first; the last kKeptResets
 };
 

@@ -12,8 +12,7 @@ std::string ColumnText(sqlite3_stmt* st, int i) {
 
 std::string ColumnBlob(sqlite3_stmt* st, int i) {
   const void* p = sqlite3_column_blob(st, i);
-  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i)))
-           : std::string();
+  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, i))) : std::string();
 }
 
 const char kExecutionColumns[] =
@@ -72,7 +71,6 @@ ValidationRecord ReadValidation(sqlite3_stmt* st) {
   v.created_at_ms = sqlite3_column_int64(st, 11);
   return v;
 }
-
 
 std::string AbsolutePath(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;

@@ -64,8 +64,7 @@ StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& sessi
   return out;
 }
 
-StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms,
-                                       const std::string& agent_id) {
+StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms, const std::string& agent_id) {
   Stmt s;
   int rc = sqlite3_prepare_v2(db_,
                               "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
@@ -108,8 +107,8 @@ StatusOr<std::vector<ExecutionRow>> Ledger::ListSessionExecutions(const std::str
 
 StatusOr<SessionRecord> Ledger::FindSession(const std::string& id) {
   Stmt s;
-  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions WHERE id = ?", -1,
-                              &s.st, nullptr);
+  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions WHERE id = ?", -1, &s.st,
+                              nullptr);
   if (rc != SQLITE_OK) return SqliteError("find session", rc);
   sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
   rc = sqlite3_step(s.st);
@@ -144,9 +143,10 @@ StatusOr<ExecutionRow> Ledger::FindExecution(const std::string& id) {
 
 StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& execution_id) {
   Stmt s;
-  int rc = sqlite3_prepare_v2(
-      db_, "SELECT id, execution_id, kind, content, size, truncated, sha256 FROM artifacts "
-           "WHERE execution_id = ? ORDER BY seq", -1, &s.st, nullptr);
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT id, execution_id, kind, content, size, truncated, sha256 FROM artifacts "
+                              "WHERE execution_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
   if (rc != SQLITE_OK) return SqliteError("list artifacts", rc);
   sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<Artifact> out;

@@ -63,8 +63,10 @@ json ExecutionJson(const ExecutionRow& row) {
   out["status"] = row.end->status;
   if (row.end->exit_code) out["exit_code"] = *row.end->exit_code;
   out["duration_ms"] = row.end->duration_us / 1000;
-  if (!row.end->error.empty()) out["error"] = FirstLine(row.end->error);
-  else if (!row.end->output_head.empty()) out["output_first_line"] = FirstLine(row.end->output_head);
+  if (!row.end->error.empty())
+    out["error"] = FirstLine(row.end->error);
+  else if (!row.end->output_head.empty())
+    out["output_first_line"] = FirstLine(row.end->output_head);
   return out;
 }
 
@@ -128,7 +130,9 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
         list.push_back({{"file", DisplayPath(d.path, workspace)},
                         {"line", d.line},
                         {"column", d.column},
-                        {"severity", d.severity == 1 ? "error" : d.severity == 2 ? "warning" : "note"},
+                        {"severity", d.severity == 1   ? "error"
+                                     : d.severity == 2 ? "warning"
+                                                       : "note"},
                         {"code", d.code},
                         {"message", d.message},
                         {"new", d.is_new}});
@@ -145,7 +149,8 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
       std::string path = FileOf(*it, workspace);
       if (!file.empty() && path != file) continue;
       auto v = validation_of.find(it->start.execution_id);
-      bool bad_validation = v != validation_of.end() && (v->second->status == "errors" || v->second->status == "timed_out");
+      bool bad_validation =
+          v != validation_of.end() && (v->second->status == "errors" || v->second->status == "timed_out");
       if (it->end->status == "ok" && !bad_validation) continue;
       json a = ExecutionJson(*it);
       a["file"] = DisplayPath(path, workspace);

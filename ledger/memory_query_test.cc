@@ -71,8 +71,8 @@ class MemoryQueryTest : public ::testing::Test {
   }
 
   // The lsp_check of write (file relative), with its verdict and diagnostics.
-  void AddCheck(const std::string& id, const std::string& write, const std::string& file,
-                const std::string& status, int64_t new_errors = 0, std::vector<DiagnosticRecord> diagnostics = {},
+  void AddCheck(const std::string& id, const std::string& write, const std::string& file, const std::string& status,
+                int64_t new_errors = 0, std::vector<DiagnosticRecord> diagnostics = {},
                 const std::string& session = kSession) {
     Start(id, "lsp_check", json{{"file_path", file}}.dump(), write, session);
     ValidationRecord v;
@@ -362,8 +362,7 @@ TEST_F(MemoryQueryTest, ExecutionsFilteredByToolAndStatus) {
   AddWrite("ex_w2", "WriteFile", "a.cc", "error");
   AddCommand("ex_c2", "ok", 0);
   AddWrite("ex_w3", "EditTool", "a.cc", "started");
-  EXPECT_EQ(IdsOf(Query({{"query", "executions"}, {"tool", "ExecuteCommand"}})["executions"]),
-            (Ids{"ex_c2", "ex_c1"}));
+  EXPECT_EQ(IdsOf(Query({{"query", "executions"}, {"tool", "ExecuteCommand"}})["executions"]), (Ids{"ex_c2", "ex_c1"}));
   EXPECT_EQ(IdsOf(Query({{"query", "executions"}, {"status", "error"}})["executions"]), (Ids{"ex_w2", "ex_c1"}));
   EXPECT_EQ(IdsOf(Query({{"query", "executions"}, {"tool", "ExecuteCommand"}, {"status", "error"}})["executions"]),
             (Ids{"ex_c1"}));
@@ -426,8 +425,7 @@ TEST_F(MemoryQueryTest, UnknownOrMissingQueryIsRefused) {
 }
 
 TEST_F(MemoryQueryTest, AFilePathOutsideTheWorkspaceIsRefused) {
-  EXPECT_EQ(QueryError(R"({"query":"last_edit","file_path":"../elsewhere.cc"})").code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(QueryError(R"({"query":"last_edit","file_path":"../elsewhere.cc"})").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(QueryError(R"({"query":"last_edit","file_path":"/etc/passwd"})").code(), StatusCode::kInvalidArgument);
 }
 

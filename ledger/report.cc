@@ -104,8 +104,7 @@ std::string RenderReport(const Report& r) {
     for (const ReportFile& f : r.files) {
       std::string ids;
       for (const std::string& id : f.change_ids) ids += (ids.empty() ? "" : ", ") + id;
-      out += "  " + f.path + "  +" + std::to_string(f.added) + " -" + std::to_string(f.removed) + "  (" + ids +
-             ")\n";
+      out += "  " + f.path + "  +" + std::to_string(f.added) + " -" + std::to_string(f.removed) + "  (" + ids + ")\n";
       if (f.validation.empty()) {
         out += "    validation: not validated\n";
       } else {
@@ -153,8 +152,11 @@ std::string ReportJson(const Report& r) {
   for (const ReportFile& f : r.files) {
     json v = nullptr;
     if (!f.validation.empty()) {
-      v = {{"status", f.validation}, {"execution_id", f.check_id}, {"validator", f.validator},
-           {"new_errors", f.new_errors}, {"detail", f.detail}};
+      v = {{"status", f.validation},
+           {"execution_id", f.check_id},
+           {"validator", f.validator},
+           {"new_errors", f.new_errors},
+           {"detail", f.detail}};
     }
     files.push_back({{"path", f.path},
                      {"lines_added", f.added},

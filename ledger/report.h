@@ -22,15 +22,15 @@ struct ReportFile {
   std::string check_id;                 // the latest lsp_check
   std::string validator;
   int64_t new_errors = 0;
-  std::string detail;                   // summary or reason
+  std::string detail;  // summary or reason
 };
 
 struct ReportCheck {
-  std::string name;     // build, lint, tests
-  std::string status;   // passed, failed, not_applicable, not_run
+  std::string name;    // build, lint, tests
+  std::string status;  // passed, failed, not_applicable, not_run
   std::string command;
   std::string execution_id;
-  int exit_code = -1;   // -1: none
+  int exit_code = -1;  // -1: none
 };
 
 struct Report {

@@ -435,9 +435,10 @@ TEST(ReportJsonTest, HoldsEveryField) {
                                    {"detail", "src/a.cc:1:1 [c] bad\nsrc/a.cc:2:1 [c] worse\n"}}}}));
   EXPECT_TRUE(j["files"][1]["validation"].is_null());
   ASSERT_EQ(j["checks"].size(), 3u);
-  EXPECT_EQ(j["checks"][0],
-            (json{{"name", "build"}, {"status", "passed"}, {"command", "make"}, {"execution_id", "ex_k1"},
-                  {"exit_code", 0}}));
+  EXPECT_EQ(
+      j["checks"][0],
+      (json{
+          {"name", "build"}, {"status", "passed"}, {"command", "make"}, {"execution_id", "ex_k1"}, {"exit_code", 0}}));
   EXPECT_FALSE(j["checks"][1].contains("exit_code"));
   EXPECT_EQ(j["checks"][2]["exit_code"], 2);
   EXPECT_EQ(j["tool_calls"], 4);

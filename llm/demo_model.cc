@@ -32,11 +32,13 @@ ChatResponse Script(const ChatRequest& req) {
     r.stop_reason = "tool_use";
   } else if (answered == 1) {
     r.text = "Now one command, in the sandbox.\n";
-    r.tool_calls = {{"demo_3", "ExecuteCommand",
-                     R"({"command":"echo \"$(ls | wc -l) entries at the top; network interfaces besides loopback: $(tail -n +3 /proc/net/dev | grep -vc ' lo:')\""})"}};
+    r.tool_calls = {
+        {"demo_3", "ExecuteCommand",
+         R"({"command":"echo \"$(ls | wc -l) entries at the top; network interfaces besides loopback: $(tail -n +3 /proc/net/dev | grep -vc ' lo:')\""})"}};
     r.stop_reason = "tool_use";
   } else {
-    r.text = std::string(kLabel) + "\nHere is what the runtime recorded for this session (ground truth, not my word):\n";
+    r.text =
+        std::string(kLabel) + "\nHere is what the runtime recorded for this session (ground truth, not my word):\n";
     for (const ToolResultMessage* res : results) {
       json rec = json::parse(res->content, nullptr, false);
       if (!rec.is_object()) continue;

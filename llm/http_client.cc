@@ -35,7 +35,7 @@ struct HttpClient::CurlApi {
   // with *error saying why, if it cannot be loaded.
   static const CurlApi* Get(std::string* error) {
     static std::string failed;
-    static const CurlApi* api = [] () -> const CurlApi* {
+    static const CurlApi* api = []() -> const CurlApi* {
       void* lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
       if (lib == nullptr) {
         failed = dlerror();
@@ -112,17 +112,12 @@ Status CurlError(const std::string& url, CURLcode code, const char* detail, cons
     case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
-    case CURLE_SSL_CONNECT_ERROR:
-      return Status::Unavailable(context, what);
-    case CURLE_OPERATION_TIMEDOUT:
-      return Status::DeadlineExceeded(url, what);
-    case CURLE_PARTIAL_FILE:
-      return Status::Unavailable(url, "the response was cut off: " + what);
+    case CURLE_SSL_CONNECT_ERROR: return Status::Unavailable(context, what);
+    case CURLE_OPERATION_TIMEDOUT: return Status::DeadlineExceeded(url, what);
+    case CURLE_PARTIAL_FILE: return Status::Unavailable(url, "the response was cut off: " + what);
     case CURLE_URL_MALFORMAT:
-    case CURLE_UNSUPPORTED_PROTOCOL:
-      return Status::InvalidArgument(url, what);
-    default:
-      return Status::IOError(url, what);
+    case CURLE_UNSUPPORTED_PROTOCOL: return Status::InvalidArgument(url, what);
+    default: return Status::IOError(url, what);
   }
 }
 
@@ -252,8 +247,8 @@ void HttpClient::Cancel(Id id) {
 
 size_t HttpClient::AddWatchFds(std::vector<PollFd>* fds) const {
   for (const auto& [fd, what] : sockets_) {
-    fds->push_back({fd, what == CURL_POLL_IN || what == CURL_POLL_INOUT,
-                    what == CURL_POLL_OUT || what == CURL_POLL_INOUT});
+    fds->push_back(
+        {fd, what == CURL_POLL_IN || what == CURL_POLL_INOUT, what == CURL_POLL_OUT || what == CURL_POLL_INOUT});
   }
   return sockets_.size();
 }

@@ -79,10 +79,10 @@ class HttpClient {
   static size_t OnWrite(char* data, size_t size, size_t n, void* transfer);
   void Drain();
 
-  const CurlApi* curl_ = nullptr;     // null: libcurl could not be loaded
-  std::string load_error_;            // why not
-  void* multi_ = nullptr;             // CURLM*
-  std::map<int, int> sockets_;        // fd -> CURL_POLL_IN/OUT/INOUT
+  const CurlApi* curl_ = nullptr;  // null: libcurl could not be loaded
+  std::string load_error_;         // why not
+  void* multi_ = nullptr;          // CURLM*
+  std::map<int, int> sockets_;     // fd -> CURL_POLL_IN/OUT/INOUT
   std::optional<SteadyTime> timer_;
   std::map<Id, std::unique_ptr<Transfer>> transfers_;
   Id next_id_ = 1;

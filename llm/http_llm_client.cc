@@ -21,8 +21,13 @@ struct HttpLlmClient::Call {
 
 HttpLlmClient::HttpLlmClient(ProviderEndpoint endpoint, std::unique_ptr<WireFormat> format, HttpClient* http,
                              Clock* clock, RetryPolicy retry, Duration request_timeout)
-    : endpoint_(std::move(endpoint)), format_(std::move(format)), http_(http), clock_(clock), retry_(retry),
-      timeout_(request_timeout), random_(std::random_device()()) {}
+    : endpoint_(std::move(endpoint)),
+      format_(std::move(format)),
+      http_(http),
+      clock_(clock),
+      retry_(retry),
+      timeout_(request_timeout),
+      random_(std::random_device()()) {}
 
 HttpLlmClient::~HttpLlmClient() {
   for (auto& [id, c] : calls_) {
@@ -109,9 +114,8 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   }
   if (http_status == 200 && transport.ok() && !c.any_event) {
     // Not a stream: a server that ignores "stream": true, or a proxy's page.
-    return Fail(id, Status::Unavailable(endpoint_.provider + " at " + url,
-                                        "answered 200 without a stream of events: " +
-                                            ErrorMessageFromBody(c.error_body)));
+    return Fail(id, Status::Unavailable(endpoint_.provider + " at " + url, "answered 200 without a stream of events: " +
+                                                                               ErrorMessageFromBody(c.error_body)));
   }
   Status why;
   if (!c.stream_error.ok()) {
@@ -125,8 +129,8 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   if (retryable && c.attempts <= retry_.max_retries) {
     auto ra = c.head.headers.find("retry-after");
     double jitter = std::uniform_real_distribution<double>(0.0, 1.0)(random_);
-    Duration delay = RetryDelay(retry_, c.attempts - 1, ra == c.head.headers.end() ? "" : ra->second, jitter,
-                                clock_->WallMillis());
+    Duration delay =
+        RetryDelay(retry_, c.attempts - 1, ra == c.head.headers.end() ? "" : ra->second, jitter, clock_->WallMillis());
     spdlog::info("{} (attempt {}); retrying in {} ms", why.message(), c.attempts, ToMillis(delay));
     c.retry_at = clock_->Now() + delay;
     return;
@@ -137,9 +141,9 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
                                                  ErrorMessageFromBody(c.error_body) + " (check " + key_var + ")"));
   }
   if (http_status == 404) {
-    return Fail(id, Status::NotFound(endpoint_.provider + " at " + url,
-                                     "HTTP 404: " + ErrorMessageFromBody(c.error_body) + " (check the model name and " +
-                                         url_var + ")"));
+    return Fail(id,
+                Status::NotFound(endpoint_.provider + " at " + url, "HTTP 404: " + ErrorMessageFromBody(c.error_body) +
+                                                                        " (check the model name and " + url_var + ")"));
   }
   if (retryable) {
     return Fail(id, Status(why.code(), "gave up after " + std::to_string(c.attempts) + " attempts", why.message()));

@@ -22,7 +22,7 @@ namespace odin {
 
 // A tool call the model asked for.
 struct ToolCallRequest {
-  std::string id;              // the model's id for the call (echoed in the result)
+  std::string id;  // the model's id for the call (echoed in the result)
   std::string name;
   std::string arguments_json;  // as the model wrote it: may be malformed
 };
@@ -37,9 +37,9 @@ struct ToolResultMessage {
 struct ChatMessage {
   enum class Role { kUser, kAssistant, kToolResults };
   Role role = Role::kUser;
-  std::string text;                          // user or assistant text
-  std::vector<ToolCallRequest> tool_calls;   // assistant
-  std::vector<ToolResultMessage> results;    // tool results
+  std::string text;                         // user or assistant text
+  std::vector<ToolCallRequest> tool_calls;  // assistant
+  std::vector<ToolResultMessage> results;   // tool results
 };
 
 struct ToolSpec {

@@ -106,8 +106,10 @@ class OpenAiDecoder final : public StreamDecoder {
           const json& f = tc["function"];
           std::string name = Str(f, "name");
           // Some servers repeat the name in every piece.
-          if (call.name.empty()) call.name = name;
-          else if (!name.empty() && name != call.name) call.name += name;
+          if (call.name.empty())
+            call.name = name;
+          else if (!name.empty() && name != call.name)
+            call.name += name;
           call.arguments_json += Str(f, "arguments");
         }
       }
@@ -138,16 +140,15 @@ class OpenAiFormat final : public WireFormat {
     if (!req.system.empty()) messages.push_back({{"role", "system"}, {"content", req.system}});
     for (const ChatMessage& m : req.messages) {
       switch (m.role) {
-        case ChatMessage::Role::kUser:
-          messages.push_back({{"role", "user"}, {"content", m.text}});
-          break;
+        case ChatMessage::Role::kUser: messages.push_back({{"role", "user"}, {"content", m.text}}); break;
         case ChatMessage::Role::kAssistant: {
           json msg = {{"role", "assistant"}, {"content", m.text.empty() ? json() : json(m.text)}};
           if (!m.tool_calls.empty()) {
             msg["tool_calls"] = json::array();
             for (const ToolCallRequest& c : m.tool_calls) {
-              msg["tool_calls"].push_back(
-                  {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments_json}}}});
+              msg["tool_calls"].push_back({{"id", c.id},
+                                           {"type", "function"},
+                                           {"function", {{"name", c.name}, {"arguments", c.arguments_json}}}});
             }
           }
           messages.push_back(msg);
@@ -160,8 +161,8 @@ class OpenAiFormat final : public WireFormat {
           break;
       }
     }
-    json body = {{"model", req.model}, {"messages", messages}, {"stream", true},
-                 {"stream_options", {{"include_usage", true}}}};
+    json body = {
+        {"model", req.model}, {"messages", messages}, {"stream", true}, {"stream_options", {{"include_usage", true}}}};
     // Only when configured: newer OpenAI models refuse max_tokens (they want
     // max_completion_tokens), while most compatible servers take it.
     if (req.max_tokens > 0) body["max_tokens"] = req.max_tokens;
@@ -169,8 +170,10 @@ class OpenAiFormat final : public WireFormat {
       body["tools"] = json::array();
       for (const ToolSpec& t : req.tools) {
         body["tools"].push_back({{"type", "function"},
-                                 {"function", {{"name", t.name}, {"description", t.description},
-                                               {"parameters", ParseOr(t.input_schema_json, json::object())}}}});
+                                 {"function",
+                                  {{"name", t.name},
+                                   {"description", t.description},
+                                   {"parameters", ParseOr(t.input_schema_json, json::object())}}}});
       }
     }
     HttpRequest http;
@@ -200,13 +203,14 @@ class AnthropicDecoder final : public StreamDecoder {
     std::string type = Str(msg, "type");
     if (type.empty()) type = e.event;
     if (type == "error") {
-      return Status::Unavailable("the model server reported an error", msg.contains("error") ? msg["error"].dump() : e.data);
+      return Status::Unavailable("the model server reported an error",
+                                 msg.contains("error") ? msg["error"].dump() : e.data);
     }
     if (type == "message_start" && msg.contains("message") && msg["message"].is_object() &&
         msg["message"].contains("usage")) {
       const json& u = msg["message"]["usage"];
-      r_.usage.input_tokens = Int(u, "input_tokens", 0) + Int(u, "cache_creation_input_tokens", 0) +
-                              Int(u, "cache_read_input_tokens", 0);
+      r_.usage.input_tokens =
+          Int(u, "input_tokens", 0) + Int(u, "cache_creation_input_tokens", 0) + Int(u, "cache_read_input_tokens", 0);
       r_.usage.output_tokens = Int(u, "output_tokens", 0);
     } else if (type == "content_block_start" && msg.contains("content_block")) {
       const json& b = msg["content_block"];
@@ -287,20 +291,25 @@ class AnthropicFormat final : public WireFormat {
           break;
         case ChatMessage::Role::kToolResults:
           for (const ToolResultMessage& r : m.results) {
-            add("user", {{"type", "tool_result"}, {"tool_use_id", r.call_id}, {"content", r.content},
+            add("user", {{"type", "tool_result"},
+                         {"tool_use_id", r.call_id},
+                         {"content", r.content},
                          {"is_error", r.is_error}});
           }
           break;
       }
     }
     // Anthropic requires max_tokens.
-    json body = {{"model", req.model}, {"max_tokens", req.max_tokens > 0 ? req.max_tokens : 8192},
-                 {"messages", messages}, {"stream", true}};
+    json body = {{"model", req.model},
+                 {"max_tokens", req.max_tokens > 0 ? req.max_tokens : 8192},
+                 {"messages", messages},
+                 {"stream", true}};
     if (!req.system.empty()) body["system"] = req.system;
     if (!req.tools.empty()) {
       body["tools"] = json::array();
       for (const ToolSpec& t : req.tools) {
-        body["tools"].push_back({{"name", t.name}, {"description", t.description},
+        body["tools"].push_back({{"name", t.name},
+                                 {"description", t.description},
                                  {"input_schema", ParseOr(t.input_schema_json, json::object())}});
       }
     }

@@ -70,8 +70,12 @@ TEST(LlmWireTest, OpenAiStreamAssemblesTextToolCallsAndUsage) {
   std::string sse =
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n"
-      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"Read\",\"arguments\":\"{\\\"fi\"}}]}}]}\n\n"
-      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"le_path\\\":1}\"}}]}}]}\n\n"
+      "data: "
+      "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"Read\","
+      "\"arguments\":\"{\\\"fi\"}}]}}]}\n\n"
+      "data: "
+      "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"le_path\\\":1}"
+      "\"}}]}}]}\n\n"
       "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
       "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n"
       "data: [DONE]\n\n";
@@ -95,11 +99,18 @@ TEST(LlmWireTest, OpenAiStreamWithoutEndIsTruncated) {
 TEST(LlmWireTest, AnthropicStreamAssemblesBlocks) {
   std::string sse =
       "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7}}}\n\n"
-      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\n"
-      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n"
-      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"LS\"}}\n\n"
-      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\".\\\"}\"}}\n\n"
-      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n"
+      "event: content_block_start\ndata: "
+      "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\n"
+      "event: content_block_delta\ndata: "
+      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n"
+      "event: content_block_start\ndata: "
+      "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":"
+      "\"LS\"}}\n\n"
+      "event: content_block_delta\ndata: "
+      "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{"
+      "\\\"path\\\":\\\".\\\"}\"}}\n\n"
+      "event: message_delta\ndata: "
+      "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n"
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
   ChatResponse r = Decode(*NewAnthropicFormat(), sse);
   EXPECT_EQ(r.text, "ok");
@@ -115,15 +126,23 @@ TEST(LlmWireTest, AnthropicStreamAssemblesBlocks) {
 TEST(LlmWireTest, OddJsonFromTheServerIsAnErrorNotACrash) {
   auto d = NewAnthropicFormat()->NewDecoder();
   // Nullable counters are fine.
-  EXPECT_TRUE(d->OnEvent({"", R"({"type":"message_start","message":{"usage":{"input_tokens":5,"cache_creation_input_tokens":null}}})"},
-                         nullptr).ok());
+  EXPECT_TRUE(
+      d->OnEvent(
+           {"",
+            R"({"type":"message_start","message":{"usage":{"input_tokens":5,"cache_creation_input_tokens":null}}})"},
+           nullptr)
+          .ok());
   EXPECT_EQ(d->Response().usage.input_tokens, 5);
   EXPECT_TRUE(d->OnEvent({"", R"({"type":"message_delta","delta":null,"usage":null})"}, nullptr).ok());
   auto o = NewOpenAiFormat()->NewDecoder();
-  EXPECT_TRUE(o->OnEvent({"", R"({"choices":[{"delta":{"tool_calls":[{"function":{"name":"A"}},{"function":{"name":"B"}}]}}]})"},
-                         nullptr).ok());
+  EXPECT_TRUE(
+      o->OnEvent(
+           {"", R"({"choices":[{"delta":{"tool_calls":[{"function":{"name":"A"}},{"function":{"name":"B"}}]}}]})"},
+           nullptr)
+          .ok());
   EXPECT_EQ(o->Response().tool_calls.size(), 2u);  // no index: two calls, not one "AB"
-  EXPECT_TRUE(o->OnEvent({"", R"({"choices":[{"delta":{"content":null}}],"usage":{"prompt_tokens":"many"}})"}, nullptr).ok());
+  EXPECT_TRUE(
+      o->OnEvent({"", R"({"choices":[{"delta":{"content":null}}],"usage":{"prompt_tokens":"many"}})"}, nullptr).ok());
 }
 
 TEST(LlmWireTest, ErrorEventsAndBodies) {

@@ -33,8 +33,7 @@ Duration RetryDelay(const RetryPolicy& p, int retry, const std::string& retry_af
     }
   }
   double factor = std::ldexp(1.0, std::min(retry, 30));
-  Duration backoff = std::min<Duration>(
-      std::chrono::duration_cast<Duration>(p.base_delay * factor), p.max_delay);
+  Duration backoff = std::min<Duration>(std::chrono::duration_cast<Duration>(p.base_delay * factor), p.max_delay);
   return std::chrono::duration_cast<Duration>(backoff * std::clamp(random01, 0.0, 1.0));
 }
 

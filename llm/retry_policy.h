@@ -10,9 +10,9 @@
 namespace odin {
 
 struct RetryPolicy {
-  int max_retries = 4;               // retries after the first attempt
+  int max_retries = 4;  // retries after the first attempt
   Duration base_delay = milliseconds(500);
-  Duration max_delay = seconds(30);  // backoff cap
+  Duration max_delay = seconds(30);         // backoff cap
   Duration max_retry_after = seconds(120);  // longest Retry-After honoured
 };
 

@@ -23,8 +23,14 @@ using nlohmann::json;
 
 Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock,
              AgentObserver* observer)
-    : o_(std::move(options)), host_(host), llm_(llm), ledger_(ledger), clock_(clock),
-      observer_(observer), stall_(o_.stall), fingerprint_(o_.workspace) {
+    : o_(std::move(options)),
+      host_(host),
+      llm_(llm),
+      ledger_(ledger),
+      clock_(clock),
+      observer_(observer),
+      stall_(o_.stall),
+      fingerprint_(o_.workspace) {
   totals_.status = "session";
 }
 
@@ -75,8 +81,8 @@ std::string Agent::SystemPrompt(Mode mode) {
 std::string Agent::Send(const std::string& text, Mode mode) {
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
-    NoteLedgerWrite(ledger_->AddMessage({m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text,
-                                         "queued", clock_->WallMillis()}));
+    NoteLedgerWrite(ledger_->AddMessage(
+        {m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued", clock_->WallMillis()}));
   }
   queue_.push_back(m);
   if (!current_) StartNext();
@@ -168,7 +174,9 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
     // runs. (A final answer that crossed the limit still counts as one.)
     ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
     for (const ToolCallRequest& call : calls) {
-      json record = {{"tool", call.name}, {"status", "error"}, {"authority", "ground_truth"},
+      json record = {{"tool", call.name},
+                     {"status", "error"},
+                     {"authority", "ground_truth"},
                      {"summary", "not run: the budget ran out"}};
       results.results.push_back({call.id, record.dump(), true});
     }
@@ -180,7 +188,9 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
     if (r.truncated) {
       // Cut off mid-answer: tell the model, and let it go on.
       history_.push_back({ChatMessage::Role::kUser,
-                          "[runtime] Your previous response was cut off before it ended. Continue.", {}, {}});
+                          "[runtime] Your previous response was cut off before it ended. Continue.",
+                          {},
+                          {}});
       return AskModel();
     }
     return ClaimCompletion();
@@ -205,8 +215,9 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
       json record = {{"tool", calls[i].name},
                      {"status", "error"},
                      {"authority", "ground_truth"},
-                     {"summary", "your response was cut off mid-stream, so this call was not run; make it again if "
-                                 "it is still needed"}};
+                     {"summary",
+                      "your response was cut off mid-stream, so this call was not run; make it again if "
+                      "it is still needed"}};
       c.results[i] = ToolResultMessage{calls[i].id, record.dump(), true};
     }
     return AllToolsDone();
@@ -254,8 +265,8 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
                        const v1::ToolResult& r) {
   Current& c = *current_;
   if (c.running.erase(execution_id) == 0) return;
-  c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r),
-                                       r.status() != v1::TOOL_STATUS_OK};
+  c.results[index] =
+      ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r), r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
   auto& changed = c.outcome.changed_files;
@@ -336,8 +347,8 @@ bool Agent::HandleStall(const StallDetection& d) {
   for (const std::string& id : d.execution_ids) ids += (ids.empty() ? "" : ", ") + id;
   if (d.stop) {
     StopSoon("stalled",
-             Status::FailedPrecondition("stalled", "the stall detector saw the same loop again (" + d.rule + "): " +
-                                                       d.description),
+             Status::FailedPrecondition(
+                 "stalled", "the stall detector saw the same loop again (" + d.rule + "): " + d.description),
              v1::CANCEL_REASON_USER);
     return true;
   }
@@ -470,8 +481,8 @@ void Agent::Refuse(const Refusal& refusal) {
     RecordGateEvent("not_converged", "",
                     json({{"refusals", times}, {"last", refusal.text.substr(0, 2000)}})
                         .dump(-1, ' ', false, json::error_handler_t::replace));
-    c.outcome.error = Status::FailedPrecondition("not converged",
-                                      "the same refusal came back " + std::to_string(times) + " times");
+    c.outcome.error =
+        Status::FailedPrecondition("not converged", "the same refusal came back " + std::to_string(times) + " times");
     return Finish("not_converged", c.outcome.error);
   }
   history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
@@ -526,7 +537,9 @@ void Agent::Finish(const std::string& status_in, Status error) {
   if (status != "done" && !history_.empty() && history_.back().role != ChatMessage::Role::kAssistant) {
     // Keep the conversation well formed: a turn cut short.
     history_.push_back({ChatMessage::Role::kAssistant,
-                        status == "cancelled" ? "(cancelled by the user)" : "(stopped: " + status + ")", {}, {}});
+                        status == "cancelled" ? "(cancelled by the user)" : "(stopped: " + status + ")",
+                        {},
+                        {}});
   }
   if (ledger_ != nullptr) {
     std::string text = status == "error" ? error.message() : c.outcome.text;

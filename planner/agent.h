@@ -52,11 +52,11 @@ namespace odin {
 
 struct AgentOptions {
   std::string agent_id = "main";
-  std::string provider;        // for the ledger
+  std::string provider;  // for the ledger
   std::string model;
-  std::string workspace;       // absolute root
-  std::string cwd;             // where the user started
-  std::string instructions;    // ODIN.md / AGENTS.md text
+  std::string workspace;     // absolute root
+  std::string cwd;           // where the user started
+  std::string instructions;  // ODIN.md / AGENTS.md text
   // The budget of each message: model turns, tool calls, tokens, cost,
   // wall time (0: no limit). Running out ends the message as budget_exceeded.
   BudgetLimits budget = [] {
@@ -64,16 +64,16 @@ struct AgentOptions {
     b.turns = 50;
     return b;
   }();
-  StallOptions stall;          // the stall detector's thresholds
+  StallOptions stall;  // the stall detector's thresholds
   // Per-tool timeouts in seconds ("*": any other tool; absent or 0: none,
   // except for ExecuteCommand, whose default is then 120 s). ExecuteCommand's
   // is the default when the model gives no timeout_seconds.
   std::map<std::string, int> tool_timeouts;
-  int max_tokens = 0;          // per model response; 0: the provider's default
+  int max_tokens = 0;  // per model response; 0: the provider's default
   PriceTable prices;
   Profile profile = Profile::kAuto;  // which backpressure checks run
-  ChecksConfig checks;         // their commands (else detected), timeout, retry cap
-  bool fail_open = false;      // a check that could not run does not block
+  ChecksConfig checks;               // their commands (else detected), timeout, retry cap
+  bool fail_open = false;            // a check that could not run does not block
   // A subagent's loop (in a subagent worker): never offered AgentTool, and
   // told that its answer goes to the agent that started it.
   bool subagent = false;
@@ -87,8 +87,8 @@ struct MessageOutcome {
   Mode mode = Mode::kEdit;
   // done, not_converged, budget_exceeded, stalled, error, cancelled
   std::string status;
-  std::string text;    // the model's final answer (its own words)
-  Status error;        // when status is error
+  std::string text;  // the model's final answer (its own words)
+  Status error;      // when status is error
   std::vector<std::string> execution_ids;
   std::vector<std::string> changed_files;  // relative to the workspace
   int turns = 0;
@@ -155,12 +155,12 @@ class Agent {
   struct Current {
     Pending message;
     MessageOutcome outcome;
-    std::optional<uint64_t> llm_call;   // the model call in flight
+    std::optional<uint64_t> llm_call;  // the model call in flight
     SteadyTime llm_started{};
     int64_t llm_started_wall = 0;
-    std::vector<ToolCallRequest> calls;         // the tool calls of the last response
+    std::vector<ToolCallRequest> calls;                     // the tool calls of the last response
     std::vector<std::optional<ToolResultMessage>> results;  // in the model's order
-    std::map<std::string, size_t> running;      // execution id -> index
+    std::map<std::string, size_t> running;                  // execution id -> index
     bool cancelled = false;
     int64_t started_wall_ms = 0;
     SteadyTime started{};
@@ -181,15 +181,14 @@ class Agent {
     std::vector<std::optional<StallStep>> steps;
     bool turn_ran_command = false;          // in edit mode: anything may have changed
     std::vector<std::string> turn_written;  // files the turn's writes changed (relative)
-    std::string nudge;  // a stall nudge waiting for the next request
+    std::string nudge;                      // a stall nudge waiting for the next request
   };
 
   void StartNext();
   void AskModel();
   void OnModel(const StatusOr<ChatResponse>& response);
   void RunTools(const std::vector<ToolCallRequest>& calls, bool truncated);
-  void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
-                  const v1::ToolResult& result);
+  void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool, const v1::ToolResult& result);
   void AllToolsDone();
   // The model ended its turn: the convergence gate decides.
   void ClaimCompletion();
@@ -226,8 +225,8 @@ class Agent {
   StallDetector stall_;
   WorkspaceFingerprint fingerprint_;
   std::string workspace_now_;  // the fingerprint after the last turn
-  Status ledger_failure_;  // a ledger write of the current message that failed
-  uint64_t generation_ = 0;  // bumps on ClearHistory/cancel so stale callbacks are ignored
+  Status ledger_failure_;      // a ledger write of the current message that failed
+  uint64_t generation_ = 0;    // bumps on ClearHistory/cancel so stale callbacks are ignored
 };
 
 }  // namespace odin

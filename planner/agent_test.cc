@@ -119,8 +119,8 @@ TEST_F(AgentTest, AnswerWithoutToolsEndsTheMessage) {
 
 TEST_F(AgentTest, ParallelCallsAreSubmittedTogetherAndAnsweredInTheModelsOrder) {
   agent_->Send("run two", Mode::kEdit);
-  model_.Answer(Calls({{"a", "ExecuteCommand", R"({"command":"one"})"},
-                       {"b", "ExecuteCommand", R"({"command":"two"})"}}));
+  model_.Answer(
+      Calls({{"a", "ExecuteCommand", R"({"command":"one"})"}, {"b", "ExecuteCommand", R"({"command":"two"})"}}));
   // Both are out at once, on the two workers.
   ASSERT_EQ(recorder_.started.size(), 2u);
   EXPECT_EQ(transport_.Count(coord_->pool().workers()[0].id, v1::Envelope::kToolRequest) +

@@ -75,7 +75,8 @@ std::string Budget::Describe(const std::string& limit) {
   if (limit == "tokens") {
     return "tokens: " + std::to_string(u.tokens) + " used, the limit is " + std::to_string(limits_.tokens);
   }
-  if (limit == "cost") return "cost: " + Dollars(u.cost_microusd) + " used, the limit is " + Dollars(limits_.cost_microusd);
+  if (limit == "cost")
+    return "cost: " + Dollars(u.cost_microusd) + " used, the limit is " + Dollars(limits_.cost_microusd);
   if (limit == "wall_time") return "wall time: " + Seconds(u.wall) + " used, the limit is " + Seconds(limits_.wall);
   return limit;
 }
@@ -85,11 +86,13 @@ std::string Budget::Remaining() {
   std::string out;
   auto add = [&out](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
   auto left = [](int64_t limit, int64_t used) { return std::to_string(used >= limit ? 0 : limit - used); };
-  if (limits_.turns > 0) add("turns " + left(limits_.turns, u.turns) + " of " + std::to_string(limits_.turns) + " left");
+  if (limits_.turns > 0)
+    add("turns " + left(limits_.turns, u.turns) + " of " + std::to_string(limits_.turns) + " left");
   if (limits_.tool_calls > 0) {
     add("tool calls " + left(limits_.tool_calls, u.tool_calls) + " of " + std::to_string(limits_.tool_calls) + " left");
   }
-  if (limits_.tokens > 0) add("tokens " + left(limits_.tokens, u.tokens) + " of " + std::to_string(limits_.tokens) + " left");
+  if (limits_.tokens > 0)
+    add("tokens " + left(limits_.tokens, u.tokens) + " of " + std::to_string(limits_.tokens) + " left");
   if (limits_.cost_microusd > 0) {
     add(Dollars(u.cost_microusd >= limits_.cost_microusd ? 0 : limits_.cost_microusd - u.cost_microusd) + " of " +
         Dollars(limits_.cost_microusd) + " left");

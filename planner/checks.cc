@@ -94,8 +94,10 @@ std::vector<Detected> Detect(const std::string& ws) {
     std::set<std::string> targets = MakeTargets(Read(ws, name));
     Detected d{"make", "", "", name};
     if (targets.count("lint")) d.lint = "make lint";
-    if (targets.count("test")) d.tests = "make test";
-    else if (targets.count("check")) d.tests = "make check";
+    if (targets.count("test"))
+      d.tests = "make test";
+    else if (targets.count("check"))
+      d.tests = "make check";
     found.push_back(d);
     break;
   }
@@ -122,11 +124,16 @@ std::vector<Detected> Detect(const std::string& ws) {
 }  // namespace
 
 bool ParseProfile(const std::string& text, Profile* profile) {
-  if (text == "fast") *profile = Profile::kFast;
-  else if (text == "auto") *profile = Profile::kAuto;
-  else if (text == "safe") *profile = Profile::kSafe;
-  else if (text == "strict") *profile = Profile::kStrict;
-  else return false;
+  if (text == "fast")
+    *profile = Profile::kFast;
+  else if (text == "auto")
+    *profile = Profile::kAuto;
+  else if (text == "safe")
+    *profile = Profile::kSafe;
+  else if (text == "strict")
+    *profile = Profile::kStrict;
+  else
+    return false;
   return true;
 }
 
@@ -151,8 +158,9 @@ std::vector<CheckSpec> ChecksForProfile(Profile profile, const ChecksConfig& con
   std::vector<Detected> detected = Detect(workspace);
   std::vector<CheckSpec> out;
   for (const std::string& name : names) {
-    const std::optional<std::string>& configured =
-        name == "build" ? config.build : name == "lint" ? config.lint : config.tests;
+    const std::optional<std::string>& configured = name == "build"  ? config.build
+                                                   : name == "lint" ? config.lint
+                                                                    : config.tests;
     CheckSpec spec{name, "", ""};
     if (configured) {
       spec.command = *configured;

@@ -123,14 +123,14 @@ TEST_F(ChecksTest, CMakeProjectWithAConfiguredBuildDirectoryJustBuilds) {
 
 TEST_F(ChecksTest, GoModule) {
   Write("go.mod", "module example.com/x\n");
-  EXPECT_EQ(Checks(Profile::kSafe), (Lines{"build: go build ./... | go.mod", "lint: go vet ./... | go.mod",
-                                           "tests: go test ./... | go.mod"}));
+  EXPECT_EQ(Checks(Profile::kSafe),
+            (Lines{"build: go build ./... | go.mod", "lint: go vet ./... | go.mod", "tests: go test ./... | go.mod"}));
 }
 
 TEST_F(ChecksTest, PackageJsonUsesTheScriptsThatExist) {
   Write("package.json", R"({"name":"x","scripts":{"build":"tsc","test":"jest"}})");
-  EXPECT_EQ(Checks(Profile::kSafe), (Lines{"build: npm run build | package.json", "lint:  | ",
-                                           "tests: npm test | package.json"}));
+  EXPECT_EQ(Checks(Profile::kSafe),
+            (Lines{"build: npm run build | package.json", "lint:  | ", "tests: npm test | package.json"}));
 }
 
 TEST_F(ChecksTest, PackageJsonLintScript) {
@@ -152,8 +152,8 @@ TEST_F(ChecksTest, MalformedPackageJsonGivesNoCommands) {
 
 TEST_F(ChecksTest, MakefileTargetsThatExist) {
   Write("Makefile", "all: prog\n\nprog: main.o\n\tcc -o prog main.o\n\nlint:\n\tcppcheck .\n\ntest: prog\n\t./prog\n");
-  EXPECT_EQ(Checks(Profile::kSafe), (Lines{"build: make | Makefile", "lint: make lint | Makefile",
-                                           "tests: make test | Makefile"}));
+  EXPECT_EQ(Checks(Profile::kSafe),
+            (Lines{"build: make | Makefile", "lint: make lint | Makefile", "tests: make test | Makefile"}));
 }
 
 TEST_F(ChecksTest, MakefileWithoutATestTargetFallsBackToCheck) {
@@ -196,11 +196,11 @@ TEST_F(ChecksTest, PythonProjectWithoutTestsOrRuffHasNothingToRun) {
 }
 
 TEST_F(ChecksTest, PytestIsFoundFromItsConfiguration) {
-  for (auto [file, content] : std::vector<std::pair<std::string, std::string>>{
-           {"pytest.ini", "[pytest]\n"},
-           {"conftest.py", ""},
-           {"pyproject.toml", "[tool.pytest.ini_options]\n"},
-           {"setup.cfg", "[tool:pytest]\n"}}) {
+  for (auto [file, content] :
+       std::vector<std::pair<std::string, std::string>>{{"pytest.ini", "[pytest]\n"},
+                                                        {"conftest.py", ""},
+                                                        {"pyproject.toml", "[tool.pytest.ini_options]\n"},
+                                                        {"setup.cfg", "[tool:pytest]\n"}}) {
     RemoveTree(ws_);
     ASSERT_TRUE(MakeDirs(ws_).ok());
     Write(file, content);

@@ -46,8 +46,8 @@ const char* CheckStatusName(CheckStatus status) {
   return "not_run";
 }
 
-CheckVerdict JudgeCheck(const CheckSpec& spec, const std::string& id, const v1::ToolResult& r,
-                        int timeout_seconds, bool fail_open) {
+CheckVerdict JudgeCheck(const CheckSpec& spec, const std::string& id, const v1::ToolResult& r, int timeout_seconds,
+                        bool fail_open) {
   CheckVerdict v;
   // A check's own failure (an exit code, its timeout) is the project's; one
   // that could not run at all (crash, sandbox) is the infrastructure's.
@@ -71,14 +71,14 @@ CheckVerdict JudgeCheck(const CheckSpec& spec, const std::string& id, const v1::
     std::string how = r.status() == v1::TOOL_STATUS_TIMED_OUT
                           ? "timed out after " + std::to_string(timeout_seconds) + " s"
                           : "exited with " + std::to_string(r.exit_code());
-    v.failure = Refusal{Fingerprint(spec.name + "\n" + tail), "The " + spec.name + " check (`" + spec.command +
-                                                                  "`, " + id + ") " + how +
-                                                                  ". The end of its output:\n" + tail + "\n"};
+    v.failure =
+        Refusal{Fingerprint(spec.name + "\n" + tail), "The " + spec.name + " check (`" + spec.command + "`, " + id +
+                                                          ") " + how + ". The end of its output:\n" + tail + "\n"};
   } else if (v.status == CheckStatus::kNotRun && !fail_open) {
     std::string why = r.has_error() ? r.error().message() : ToolStatusName(r.status());
-    v.failure = Refusal{Fingerprint(spec.name + "\nnot_run\n" + why),
-                        "The " + spec.name + " check (`" + spec.command + "`, " + id + ") could not run: " + why +
-                            ". Completion waits until it runs.\n"};
+    v.failure = Refusal{Fingerprint(spec.name + "\nnot_run\n" + why), "The " + spec.name + " check (`" + spec.command +
+                                                                          "`, " + id + ") could not run: " + why +
+                                                                          ". Completion waits until it runs.\n"};
   }
   return v;
 }

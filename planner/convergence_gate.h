@@ -51,8 +51,8 @@ struct CheckVerdict {
   std::string event;               // the check gate event's detail
 };
 // Judges the check `spec`, run as execution `id` with result r.
-CheckVerdict JudgeCheck(const CheckSpec& spec, const std::string& id, const v1::ToolResult& r,
-                        int timeout_seconds, bool fail_open);
+CheckVerdict JudgeCheck(const CheckSpec& spec, const std::string& id, const v1::ToolResult& r, int timeout_seconds,
+                        bool fail_open);
 
 // One refusal for all the checks that failed, in order.
 Refusal RefuseForChecks(const std::vector<Refusal>& failures);

@@ -10,9 +10,9 @@ namespace odin {
 
 enum class RunOutcome {
   kDone,
-  kNotConverged,   // the convergence gate kept refusing completion
+  kNotConverged,  // the convergence gate kept refusing completion
   kBudgetExceeded,
-  kStalled,        // the stall detector stopped the run
+  kStalled,  // the stall detector stopped the run
   kError,
   kCancelled,
 };

@@ -86,8 +86,8 @@ std::optional<StallDetection> StallDetector::Alternation() {
   d.count = static_cast<int>(n);
   d.execution_ids = Ids(first, steps_.end());
   d.span = steps_.back().at - a.at;
-  d.description = "you alternated between two calls, " + a.label + " and " + b.label + ", over " +
-                  std::to_string(n) + " steps with the same results and no change to the workspace";
+  d.description = "you alternated between two calls, " + a.label + " and " + b.label + ", over " + std::to_string(n) +
+                  " steps with the same results and no change to the workspace";
   return d;
 }
 
@@ -123,8 +123,8 @@ std::optional<StallDetection> StallDetector::AddMessage(const std::string& text,
   d.loop = d.rule + "|" + text;
   d.count = message_count_;
   d.span = at - message_since_;
-  d.description = "you gave the same reply " + std::to_string(message_count_) +
-                  " times in a row without making a tool call";
+  d.description =
+      "you gave the same reply " + std::to_string(message_count_) + " times in a row without making a tool call";
   return Escalate(std::move(d));
 }
 

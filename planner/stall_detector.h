@@ -54,9 +54,9 @@ struct StallOptions {
 // One tool call and its result.
 struct StallStep {
   std::string execution_id;
-  std::string call;       // the tool and a digest of its canonical arguments
-  std::string label;      // how a reader names the call: "Read(src/a.cc)"
-  std::string result;     // a digest of everything the call returned
+  std::string call;    // the tool and a digest of its canonical arguments
+  std::string label;   // how a reader names the call: "Read(src/a.cc)"
+  std::string result;  // a digest of everything the call returned
   bool failed = false;
   std::string error;      // a digest of the error, when failed
   std::string workspace;  // the workspace fingerprint before the call

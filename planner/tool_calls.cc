@@ -94,8 +94,8 @@ std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
     }
     if ((tool == "WriteFile" || tool == "EditTool" || tool == "MultiEditTool") && out.contains("file")) {
       std::string line = std::string(out.value("created", false) ? "created " : "changed ") +
-                         out.value("file", std::string()) + " (+" + std::to_string(out.value("lines_added", 0)) +
-                         " -" + std::to_string(out.value("lines_removed", 0)) + " lines)";
+                         out.value("file", std::string()) + " (+" + std::to_string(out.value("lines_added", 0)) + " -" +
+                         std::to_string(out.value("lines_removed", 0)) + " lines)";
       if (r.has_verdict()) {
         const v1::ValidationVerdict& v = r.verdict();
         line += "; validation " + v.status();
@@ -188,8 +188,7 @@ Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std:
   return secs > 0 ? Duration(seconds(secs)) : Duration::zero();
 }
 
-std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace,
-                           Budget* budget) {
+std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace, Budget* budget) {
   std::string p;
   std::vector<CachedFileInfo> cached = host->CachedFiles(agent_id);
   if (!cached.empty()) {

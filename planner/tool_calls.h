@@ -42,8 +42,7 @@ LlmCallRecord RecordModelCall(LlmCallRecord call, const StatusOr<ChatResponse>& 
 std::string ToolSummary(const std::string& tool, const v1::ToolResult& result);
 
 // The ground-truth record of a tool result, as the model reads it.
-std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool,
-                              const v1::ToolResult& result);
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result);
 
 // What the stall detector compares of a result: everything the model reads,
 // but not the execution id; a failure's error with digits blurred, so timings

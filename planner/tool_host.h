@@ -36,9 +36,9 @@ enum class WorkerPolicy {
 struct ToolCall {
   std::string execution_id;
   std::string tool;
-  std::string arguments_json;      // canonical
-  Duration timeout{};              // zero: no deadline
-  uint64_t stream_limit_bytes = 0; // 0: stream all output
+  std::string arguments_json;       // canonical
+  Duration timeout{};               // zero: no deadline
+  uint64_t stream_limit_bytes = 0;  // 0: stream all output
   uint32_t output_head_bytes = 64 * 1024;
   uint32_t output_tail_bytes = 64 * 1024;
   SpawnLimits limits;

@@ -16,8 +16,7 @@ constexpr Spec kSpecs[] = {
      "Lists the files under a directory as a tree (ignoring what .gitignore ignores). Prefer Glob and Grep "
      "when you know what you are looking for.",
      R"json({"type":"object","properties":{"path":{"type":"string","description":"Directory to list, absolute or relative to the workspace root"},"ignore":{"type":"array","items":{"type":"string"},"description":"Glob patterns to leave out"}},"required":["path"],"additionalProperties":false})json"},
-    {"Glob",
-     "Finds files by name pattern (e.g. \"**/*.ts\", \"src/**/test_*.py\"), newest first.",
+    {"Glob", "Finds files by name pattern (e.g. \"**/*.ts\", \"src/**/test_*.py\"), newest first.",
      R"json({"type":"object","properties":{"pattern":{"type":"string","description":"The glob pattern"},"path":{"type":"string","description":"Directory to search in; omit for the working directory"}},"required":["pattern"],"additionalProperties":false})json"},
     {"Grep",
      "Searches file contents with ripgrep. output_mode files_with_matches (default) lists files, content shows "
@@ -53,8 +52,7 @@ constexpr Spec kSpecs[] = {
      "Runs a shell command (bash -c) in a sandbox: no network, the workspace as the only writable place "
      "(read-only in ask and plan modes). Use it to build, test and inspect. Output is captured.",
      R"json({"type":"object","properties":{"command":{"type":"string","description":"The shell command"},"cwd":{"type":"string","description":"Directory to run in, relative to the workspace root"},"timeout_seconds":{"type":"number","description":"Kill the command after this many seconds (default 120, at most 600)"}},"required":["command"],"additionalProperties":false})json"},
-    {"WriteFile",
-     "Creates a file, or replaces all of an existing file (which you must have read whole first).",
+    {"WriteFile", "Creates a file, or replaces all of an existing file (which you must have read whole first).",
      R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"},"content":{"type":"string","description":"The whole new content"}},"required":["file_path","content"],"additionalProperties":false})json"},
     {"EditTool",
      "Replaces exact text in a file you have read. old_string must match exactly (whitespace included) and be "

@@ -49,7 +49,7 @@ uint64_t Mix(const std::string& path, const std::string& token) {
   std::string both = path;
   both.push_back('\0');
   both += token;
-  return std::hash<std::string>{}(both) * 0x9E3779B97F4A7C15ull + 1;
+  return std::hash<std::string>{}(both)*0x9E3779B97F4A7C15ull + 1;
 }
 
 std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
@@ -65,8 +65,8 @@ void WorkspaceFingerprint::Note(int dir_fd, const char* name, std::string path, 
   if (!added && en.size == st.st_size && en.mtime_ns == mtime && en.ino == st.st_ino) return;
   // New or changed. Files there at the first scan stand in by metadata
   // until they change; from then on (and for later files) by content.
-  std::string token = by_content ? HashFileAt(dir_fd, name, st)
-                                 : "meta:" + std::to_string(st.st_size) + ":" + std::to_string(mtime);
+  std::string token =
+      by_content ? HashFileAt(dir_fd, name, st) : "meta:" + std::to_string(st.st_size) + ":" + std::to_string(mtime);
   uint64_t mix = Mix(it->first, token);
   if (!added) Drop(en);
   en.mix = mix;

@@ -43,8 +43,8 @@ class WorkspaceFingerprint {
     int64_t size = -1;
     int64_t mtime_ns = 0;
     uint64_t ino = 0;
-    uint64_t mix = 0;     // a 64-bit hash of the path and its token (content hash or metadata)
-    uint64_t scan = 0;    // the latest scan that saw it
+    uint64_t mix = 0;   // a 64-bit hash of the path and its token (content hash or metadata)
+    uint64_t scan = 0;  // the latest scan that saw it
   };
   void Scan(int dir_fd, const std::string& rel, size_t* count);
   // Records what stat says of path (name in dir_fd). A new or changed entry

@@ -52,9 +52,8 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   if (inv.privileged) add({"--cap-drop", "ALL"});
   add({"--die-with-parent", "--new-session", "--chdir", o.workspace});
 
-  add({"--", inv.self, "--inner", "--workspace", o.workspace, "--ready-fd",
-       std::to_string(inv.ready_fd), "--stderr-fd", std::to_string(inv.stderr_fd),
-       "--description", "bwrap", "--policy", SandboxPolicyName(o.policy)});
+  add({"--", inv.self, "--inner", "--workspace", o.workspace, "--ready-fd", std::to_string(inv.ready_fd), "--stderr-fd",
+       std::to_string(inv.stderr_fd), "--description", "bwrap", "--policy", SandboxPolicyName(o.policy)});
   if (!o.seccomp) add({"--no-seccomp"});
   if (o.network) add({"--network"});
   add({"--"});

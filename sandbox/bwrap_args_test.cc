@@ -103,8 +103,8 @@ TEST(BwrapArgsTest, ReadOnlyWorkspacePolicy) {
 
 TEST(BwrapArgsTest, IsolatesNetworkPidsAndDiesWithParent) {
   auto a = BuildBwrapArgs(Options(), Inv());
-  for (const char* flag : {"--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                           "--die-with-parent", "--new-session"}) {
+  for (const char* flag :
+       {"--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"}) {
     EXPECT_LT(IndexOf(a, flag), a.size()) << flag;
   }
   EXPECT_TRUE(HasTriple(a, "--proc", "/proc", "--tmpfs"));
@@ -115,10 +115,9 @@ TEST(BwrapArgsTest, RunsInnerStageThenProgram) {
   size_t sep = IndexOf(a, "--");
   ASSERT_LT(sep, a.size());
   std::vector<std::string> tail(a.begin() + static_cast<long>(sep) + 1, a.end());
-  EXPECT_THAT(tail, ElementsAre("/opt/odin/odin-sandbox", "--inner", "--workspace", "/tmp/ws",
-                                "--ready-fd", "5", "--stderr-fd", "6", "--description", "bwrap", "--policy",
-                                "auto", "--", "/opt/odin/odin-worker", "--connect",
-                                "ipc:///tmp/odin-sock/1.sock"));
+  EXPECT_THAT(tail, ElementsAre("/opt/odin/odin-sandbox", "--inner", "--workspace", "/tmp/ws", "--ready-fd", "5",
+                                "--stderr-fd", "6", "--description", "bwrap", "--policy", "auto", "--",
+                                "/opt/odin/odin-worker", "--connect", "ipc:///tmp/odin-sock/1.sock"));
 }
 
 TEST(BwrapArgsTest, HiddenDirectoriesComeBeforeTheWorkspaceAndBinaries) {
@@ -129,7 +128,7 @@ TEST(BwrapArgsTest, HiddenDirectoriesComeBeforeTheWorkspaceAndBinaries) {
   size_t hidden = IndexOf(a, home);
   ASSERT_LT(hidden, a.size());
   EXPECT_EQ(a[hidden - 1], "--tmpfs");
-  EXPECT_LT(hidden, IndexOf(a, "/tmp/ws"));  // the workspace is bound again after
+  EXPECT_LT(hidden, IndexOf(a, "/tmp/ws"));                  // the workspace is bound again after
   EXPECT_EQ(IndexOf(a, "/nonexistent-odin-dir"), a.size());  // only directories that exist
   EXPECT_FALSE(HasTriple(a, "--tmpfs", "/", "--bind"));
   RemoveTree(home);

@@ -129,8 +129,7 @@ CgroupV2Plan PlanCgroupV2(const CgroupHost& given, const CgroupLimits& limits) {
   }
   // 2. Ours to delegate, and we are alone in it: move into a leaf first.
   bool available = has_all(group + "/cgroup.controllers");
-  bool writable = access((group + "/cgroup.subtree_control").c_str(), W_OK) == 0 &&
-                  access(group.c_str(), W_OK) == 0;
+  bool writable = access((group + "/cgroup.subtree_control").c_str(), W_OK) == 0 && access(group.c_str(), W_OK) == 0;
   std::vector<std::string> procs = Words(ReadValue(group + "/cgroup.procs"));
   procs.erase(std::remove(procs.begin(), procs.end(), std::to_string(host.pid)), procs.end());
   std::string why;
@@ -159,8 +158,9 @@ CgroupV2Plan PlanCgroupV2(const CgroupHost& given, const CgroupLimits& limits) {
     plan.description = "cgroup v2 (" + wanted + ") below /odin (" + why + ")";
     return plan;
   }
-  return fail(why + "; run odin in a group of its own with the controllers delegated, e.g. `systemd-run --user "
-                    "--scope -p Delegate=yes odin ...`");
+  return fail(why +
+              "; run odin in a group of its own with the controllers delegated, e.g. `systemd-run --user "
+              "--scope -p Delegate=yes odin ...`");
 }
 
 Status ApplyCgroupV2Plan(const CgroupV2Plan& plan, const CgroupHost& given) {
@@ -184,7 +184,7 @@ Status ApplyCgroupV2Plan(const CgroupV2Plan& plan, const CgroupHost& given) {
 }
 
 StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Enter(const CgroupLimits& limits, const std::string& parent,
-                                                               const CgroupHost& given) {
+                                                              const CgroupHost& given) {
   CgroupHost host = Resolve(given);
   ASSIGN_OR_RETURN(std::unique_ptr<SandboxCgroup> g, Create(limits, parent, host));
   RETURN_IF_ERROR(g->Add(host.pid));  // else the group goes with g
@@ -192,7 +192,7 @@ StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Enter(const CgroupLimits
 }
 
 StatusOr<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits& limits, const std::string& parent,
-                                                                const CgroupHost& given) {
+                                                               const CgroupHost& given) {
   CgroupHost host = Resolve(given);
   std::unique_ptr<SandboxCgroup> g(new SandboxCgroup());
   g->pid_ = host.pid;

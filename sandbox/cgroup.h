@@ -68,13 +68,13 @@ bool IsCgroupV2(const std::string& root);
 // What the coordinator does on cgroup v2 so that sandboxes can be limited.
 struct CgroupV2Plan {
   bool possible = false;
-  std::string reason;        // why not, when not possible
-  std::string parent;        // absolute: where the sandboxes' groups go
-  std::string make_parent;   // absolute: a directory to create first ("" none)
-  std::string move_self_to;  // absolute: a leaf to move this process into first ("" none)
-  bool enable = false;       // write the controllers into parent/cgroup.subtree_control
+  std::string reason;                    // why not, when not possible
+  std::string parent;                    // absolute: where the sandboxes' groups go
+  std::string make_parent;               // absolute: a directory to create first ("" none)
+  std::string move_self_to;              // absolute: a leaf to move this process into first ("" none)
+  bool enable = false;                   // write the controllers into parent/cgroup.subtree_control
   std::vector<std::string> controllers;  // "pids", "memory"
-  std::string description;   // one line for odin doctor
+  std::string description;               // one line for odin doctor
 };
 CgroupV2Plan PlanCgroupV2(const CgroupHost& host, const CgroupLimits& limits);
 // Carries the plan out. REQUIRES: plan.possible.

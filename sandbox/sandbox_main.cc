@@ -301,8 +301,7 @@ Status DropAllCapabilities() {
     _exit(kSandboxSetupFailedExit);
   }
   if (o.policy == SandboxPolicy::kAuto || o.policy == SandboxPolicy::kFallback) {
-    fprintf(stderr, "odin-sandbox: WARNING: bubblewrap unusable (%s); running WITHOUT a sandbox\n",
-            why.c_str());
+    fprintf(stderr, "odin-sandbox: WARNING: bubblewrap unusable (%s); running WITHOUT a sandbox\n", why.c_str());
     // The seccomp layer does not need namespaces: it still keeps the program
     // off the network, ptrace and mounts.
     if (o.seccomp) {
@@ -381,8 +380,7 @@ int SandboxMain(int argc, char** argv) {
             o.bwrap[0] != '/' ? " (an absolute path is required)" : "");
     _exit(kSandboxSetupFailedExit);
   }
-  std::string bwrap = o.bwrap.empty() ? SearchPath("bwrap", getenv("PATH") ? getenv("PATH") : "")
-                                      : o.bwrap;
+  std::string bwrap = o.bwrap.empty() ? SearchPath("bwrap", getenv("PATH") ? getenv("PATH") : "") : o.bwrap;
   if (bwrap.empty() || access(bwrap.c_str(), X_OK) != 0) RunWithoutNamespaces(o, "bwrap not found");
 
   // 5. Start bwrap. Its own error messages go to a pipe we read, so a failure

@@ -24,9 +24,19 @@ const char* SandboxPolicyName(SandboxPolicy policy) {
 
 const std::vector<std::string>& DefaultRootHiddenPaths() {
   static const std::vector<std::string> kPaths = {
-      "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-      "/etc/ssh/ssh_host_*_key", "/etc/security/opasswd", "/home", "/root", "/var/lib/docker",
-      "/var/lib/containerd", "/run",
+      "/etc/shadow",
+      "/etc/shadow-",
+      "/etc/gshadow",
+      "/etc/gshadow-",
+      "/etc/sudoers",
+      "/etc/sudoers.d",
+      "/etc/ssh/ssh_host_*_key",
+      "/etc/security/opasswd",
+      "/home",
+      "/root",
+      "/var/lib/docker",
+      "/var/lib/containerd",
+      "/run",
   };
   return kPaths;
 }

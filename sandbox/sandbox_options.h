@@ -24,33 +24,33 @@ StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text);
 const char* SandboxPolicyName(SandboxPolicy policy);
 
 struct SandboxOptions {
-  std::string workspace;                   // --workspace: the directory the program works in
-  bool workspace_readonly = false;         // --workspace-readonly: mount it read-only
-  std::vector<std::string> readonly_paths; // --readonly: paths kept read-only (may not exist)
-  std::vector<std::string> writable_paths; // --writable: further writable paths (e.g. a socket dir)
+  std::string workspace;                        // --workspace: the directory the program works in
+  bool workspace_readonly = false;              // --workspace-readonly: mount it read-only
+  std::vector<std::string> readonly_paths;      // --readonly: paths kept read-only (may not exist)
+  std::vector<std::string> writable_paths;      // --writable: further writable paths (e.g. a socket dir)
   SandboxPolicy policy = SandboxPolicy::kAuto;  // --policy
-  std::string bwrap;                       // --bwrap: path of bwrap; empty searches PATH
-  bool seccomp = true;                     // --no-seccomp turns the seccomp layer off
-  bool network = false;                    // --network: sockets of any family (else AF_UNIX only)
-  std::vector<std::string> hidden_paths;   // --hide: directories shown empty (HOME, /root, secrets)
-  std::vector<std::string> masked_paths;   // --mask: files shown empty, directories empty and read-only,
-                                           // after every bind
+  std::string bwrap;                            // --bwrap: path of bwrap; empty searches PATH
+  bool seccomp = true;                          // --no-seccomp turns the seccomp layer off
+  bool network = false;                         // --network: sockets of any family (else AF_UNIX only)
+  std::vector<std::string> hidden_paths;        // --hide: directories shown empty (HOME, /root, secrets)
+  std::vector<std::string> masked_paths;        // --mask: files shown empty, directories empty and read-only,
+                                                // after every bind
   // --user UID:GID: when odin-sandbox runs as root, the uid and gid the
   // program runs as (bubblewrap is started as that user, in a user namespace
   // of its own); -1: the caller's own.
   int64_t run_uid = -1;
   int64_t run_gid = -1;
-  std::vector<int> pass_fds;               // --pass-fd: inherited fds the program keeps (a worker's secret)
-  uint64_t pids_max = 0;                   // --pids-max: processes and threads inside (a cgroup); 0: none
-  uint64_t memory_max_bytes = 0;           // --memory-max: memory inside (a cgroup); 0: none
-  std::string cgroup_parent;               // --cgroup-parent: cgroup v2 group to make the sandbox's below
-  std::vector<std::string> program;        // after --: the program and its arguments
+  std::vector<int> pass_fds;         // --pass-fd: inherited fds the program keeps (a worker's secret)
+  uint64_t pids_max = 0;             // --pids-max: processes and threads inside (a cgroup); 0: none
+  uint64_t memory_max_bytes = 0;     // --memory-max: memory inside (a cgroup); 0: none
+  std::string cgroup_parent;         // --cgroup-parent: cgroup v2 group to make the sandbox's below
+  std::vector<std::string> program;  // after --: the program and its arguments
 
   // Set only for the inner stage, which runs inside the namespaces.
-  bool inner = false;                      // --inner
-  int ready_fd = -1;                       // --ready-fd: a socket; one byte once inside, then wait for one back
-  int stderr_fd = -1;                      // --stderr-fd: the stderr to give the program
-  std::string description;                 // --description: goes to ODIN_SANDBOX
+  bool inner = false;       // --inner
+  int ready_fd = -1;        // --ready-fd: a socket; one byte once inside, then wait for one back
+  int stderr_fd = -1;       // --stderr-fd: the stderr to give the program
+  std::string description;  // --description: goes to ODIN_SANDBOX
 };
 
 // What only root may read, hidden from commands that run as the host's root

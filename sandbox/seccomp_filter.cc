@@ -20,30 +20,84 @@ namespace {
 // architecture are skipped (nothing to deny).
 const char* const kDenied[] = {
     // Other processes.
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "process_madvise",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
+    "process_madvise",
     // A syscall interface the filter cannot see into.
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
     // Kernel modules, kexec, reboot, swap, accounting, the kernel log, quotas.
-    "init_module", "finit_module", "delete_module", "create_module", "query_module", "get_kernel_syms",
-    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "syslog", "quotactl",
-    "quotactl_fd", "nfsservctl", "_sysctl", "sysfs", "ustat", "uselib", "lookup_dcookie",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "create_module",
+    "query_module",
+    "get_kernel_syms",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "syslog",
+    "quotactl",
+    "quotactl_fd",
+    "nfsservctl",
+    "_sysctl",
+    "sysfs",
+    "ustat",
+    "uselib",
+    "lookup_dcookie",
     // The host's clock.
-    "settimeofday", "stime", "clock_settime", "clock_adjtime", "adjtimex",
+    "settimeofday",
+    "stime",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
     // Keyrings, performance counters, bpf, userfaultfd.
-    "keyctl", "add_key", "request_key", "perf_event_open", "bpf", "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "perf_event_open",
+    "bpf",
+    "userfaultfd",
     // Port I/O and NUMA policy (Docker allows these only with CAP_SYS_RAWIO
     // and CAP_SYS_NICE).
-    "iopl", "ioperm", "vm86", "vm86old", "mbind", "set_mempolicy", "move_pages", "migrate_pages",
+    "iopl",
+    "ioperm",
+    "vm86",
+    "vm86old",
+    "mbind",
+    "set_mempolicy",
+    "move_pages",
+    "migrate_pages",
     // File handles: open_by_handle_at reads any file of a file system.
-    "open_by_handle_at", "name_to_handle_at",
+    "open_by_handle_at",
+    "name_to_handle_at",
     // Mounts and namespaces.
-    "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
-    "fspick", "mount_setattr", "unshare", "setns", "chroot",
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "chroot",
 };
 
 // clone() flags that make a namespace.
-constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-                                        CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET};
+constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+                                        CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET};
 
 // libseccomp's errors are negative errno values.
 Status SeccompError(const std::string& what, int rc) { return PosixError("seccomp: " + what, -rc); }
@@ -110,16 +164,16 @@ Status InstallSeccompFilter(const SeccompOptions& options) {
   // A new namespace through clone: one rule per flag (a rule compares an
   // argument once).
   for (uint64_t flag : kNamespaceFlags) {
-    add("clone", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)));
+    add("clone",
+        seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)));
   }
   // clone3 passes its flags in memory the filter cannot read: ENOSYS makes
   // the C library fall back to clone.
   int clone3 = seccomp_syscall_resolve_name("clone3");
   if (clone3 != __NR_SCMP_ERROR && clone3 >= 0) add("clone3", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0));
   if (options.deny_network) {
-    add("socket", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                                   SCMP_A0(SCMP_CMP_NE, AF_UNIX)));
+    add("socket",
+        seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)));
   }
   if (result.ok()) {
     int rc = seccomp_load(ctx);

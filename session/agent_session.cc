@@ -51,7 +51,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     // Without a price every call costs 0, and the limit could never stop anything.
     return Status::InvalidArgument("max_budget_usd",
                                    "llm.prices (the user's odinconfig.json, or a trusted workspace's) has no price "
-                                   "for model '" + s->llm_.model + "' (nor \"*\"), so the cost cannot be counted");
+                                   "for model '" +
+                                       s->llm_.model + "' (nor \"*\"), so the cost cannot be counted");
   }
   s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;
@@ -66,8 +67,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     s->client_ = std::make_unique<DemoModel>();
   } else {
     auto format = s->llm_.endpoint.provider == "anthropic" ? NewAnthropicFormat() : NewOpenAiFormat();
-    s->client_ = std::make_unique<HttpLlmClient>(s->llm_.endpoint, std::move(format), s->http_.get(),
-                                                 RealClock::Get(), s->llm_.retry, s->llm_.timeout);
+    s->client_ = std::make_unique<HttpLlmClient>(s->llm_.endpoint, std::move(format), s->http_.get(), RealClock::Get(),
+                                                 s->llm_.retry, s->llm_.timeout);
   }
   AgentOptions o;
   o.provider = s->llm_.endpoint.provider;
@@ -85,9 +86,9 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.fail_open = config.validation.fail_open;
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
-  s->runtime_->coordinator().set_model_access(
-      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions,
-       o.budget.turns > 0 ? static_cast<int>(o.budget.turns) : 50, o.tool_timeouts});
+  s->runtime_->coordinator().set_model_access({s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions,
+                                               o.budget.turns > 0 ? static_cast<int>(o.budget.turns) : 50,
+                                               o.tool_timeouts});
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
   return s;

@@ -31,24 +31,24 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
   if (provider != "demo") {
     std::string prefix = provider == "openai" ? "OPENAI" : "ANTHROPIC";
     std::string official = provider == "openai" ? kOpenAiUrl : kAnthropicUrl;
-    std::string url = !flags.base_url.empty()              ? flags.base_url
+    std::string url = !flags.base_url.empty()                   ? flags.base_url
                       : !Get(env, prefix + "_BASE_URL").empty() ? Get(env, prefix + "_BASE_URL")
-                      : !config.llm_base_url.empty()       ? config.llm_base_url
-                                                           : official;
+                      : !config.llm_base_url.empty()            ? config.llm_base_url
+                                                                : official;
     while (!url.empty() && url.back() == '/') url.pop_back();
     s.endpoint.base_url = url;
     s.endpoint.api_key = Get(env, prefix + "_API_KEY");
     if (s.endpoint.api_key.empty() && url == official) {
-      return Status::FailedPrecondition(prefix + "_API_KEY is not set",
-                                        "it is needed for " + provider + " at " + url +
-                                            " (or set " + prefix + "_BASE_URL to a local server)");
+      return Status::FailedPrecondition(
+          prefix + "_API_KEY is not set",
+          "it is needed for " + provider + " at " + url + " (or set " + prefix + "_BASE_URL to a local server)");
     }
   }
   std::string fallback = provider == "openai" ? "gpt-4.1" : provider == "anthropic" ? "claude-sonnet-4-5" : "demo";
   s.model = !flags.model.empty() ? flags.model : !config.llm_model.empty() ? config.llm_model : fallback;
-  s.utility_model = !flags.utility_model.empty()      ? flags.utility_model
+  s.utility_model = !flags.utility_model.empty()        ? flags.utility_model
                     : !config.llm_utility_model.empty() ? config.llm_utility_model
-                                                      : s.model;
+                                                        : s.model;
   s.retry.max_retries = config.llm_max_retries;
   s.timeout = seconds(config.llm_timeout_seconds);
   s.max_tokens = config.llm_max_tokens;

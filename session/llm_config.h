@@ -43,5 +43,4 @@ struct LlmSettings {
 StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
                                  const std::map<std::string, std::string>& env);
 
-
 }  // namespace odin

@@ -29,19 +29,19 @@ json BudgetJson(const MessageOutcome& o) {
   const BudgetLimits& l = o.budget_limits;
   const BudgetUse& u = o.budget_used;
   auto limit = [](int64_t v) { return v > 0 ? json(v) : json(); };
-  json j = {{"used",
-             {{"turns", u.turns},
-              {"tool_calls", u.tool_calls},
-              {"tokens", u.tokens},
-              {"cost_usd", static_cast<double>(u.cost_microusd) / 1e6},
-              {"wall_seconds", static_cast<double>(ToMillis(u.wall)) / 1000.0}}},
-            {"limits",
-             {{"turns", limit(l.turns)},
-              {"tool_calls", limit(l.tool_calls)},
-              {"tokens", limit(l.tokens)},
-              {"cost_usd", l.cost_microusd > 0 ? json(static_cast<double>(l.cost_microusd) / 1e6) : json()},
-              {"wall_seconds", l.wall > Duration::zero() ? json(static_cast<double>(ToMillis(l.wall)) / 1000.0)
-                                                         : json()}}}};
+  json j = {
+      {"used",
+       {{"turns", u.turns},
+        {"tool_calls", u.tool_calls},
+        {"tokens", u.tokens},
+        {"cost_usd", static_cast<double>(u.cost_microusd) / 1e6},
+        {"wall_seconds", static_cast<double>(ToMillis(u.wall)) / 1000.0}}},
+      {"limits",
+       {{"turns", limit(l.turns)},
+        {"tool_calls", limit(l.tool_calls)},
+        {"tokens", limit(l.tokens)},
+        {"cost_usd", l.cost_microusd > 0 ? json(static_cast<double>(l.cost_microusd) / 1e6) : json()},
+        {"wall_seconds", l.wall > Duration::zero() ? json(static_cast<double>(ToMillis(l.wall)) / 1000.0) : json()}}}};
   if (!o.budget_limit.empty()) j["exceeded"] = o.budget_limit;
   return j;
 }
@@ -83,9 +83,7 @@ std::string ToolResultLine(const std::string& tool, const v1::ToolResult& r) {
   return ToolStatusName(r.status()) + (detail.empty() ? "" : " · " + detail);
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 EventRecorder::EventRecorder(std::string session_id, Sink sink, std::function<std::vector<BreakerInfo>()> breakers)
     : session_id_(std::move(session_id)), sink_(std::move(sink)), breakers_(std::move(breakers)) {}
@@ -227,8 +225,7 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
   switch (e.kind_case()) {
     case v1::SessionEvent::kMessageStarted:
       return Json({{"type", "message_start"}, {"message_id", e.message_id()}, {"mode", e.message_started().mode()}});
-    case v1::SessionEvent::kTextDelta:
-      return Json({{"type", "text_delta"}, {"text", e.text_delta().text()}});
+    case v1::SessionEvent::kTextDelta: return Json({{"type", "text_delta"}, {"text", e.text_delta().text()}});
     case v1::SessionEvent::kToolCallStarted: {
       const v1::ToolCallStarted& s = e.tool_call_started();
       // The model's arguments as it sent them: a value if they are one, else
@@ -254,7 +251,9 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
     case v1::SessionEvent::kGateEvent: {
       const v1::GateEventOccurred& g = e.gate_event();
       json detail = json::parse(g.detail_json(), nullptr, false);
-      json j = {{"type", "gate_event"}, {"kind", g.kind()}, {"detail", detail.is_discarded() ? json(g.detail_json()) : detail}};
+      json j = {{"type", "gate_event"},
+                {"kind", g.kind()},
+                {"detail", detail.is_discarded() ? json(g.detail_json()) : detail}};
       if (!g.execution_id().empty()) j["execution_id"] = g.execution_id();
       return Json(j);
     }
@@ -280,12 +279,10 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
                    {"duration_ms", c.duration_ms()},
                    {"attempts", c.attempts()}});
     }
-    case v1::SessionEvent::kMessageFinished:
-      return e.message_finished().result_json();
+    case v1::SessionEvent::kMessageFinished: return e.message_finished().result_json();
     case v1::SessionEvent::kSessionEnded:
       return Json({{"type", "session_end"}, {"reason", e.session_ended().reason()}});
-    case v1::SessionEvent::KIND_NOT_SET:
-      break;
+    case v1::SessionEvent::KIND_NOT_SET: break;
   }
   return "";
 }

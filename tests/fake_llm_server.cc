@@ -125,7 +125,9 @@ std::pair<std::string, std::string> ArgumentPieces(const json& call) {
 std::vector<std::string> OpenAiEvents(const json& r) {
   std::vector<std::string> ev;
   auto chunk = [](json delta, json finish) {
-    return json{{"id", "chatcmpl-fake"}, {"object", "chat.completion.chunk"}, {"model", "fake"},
+    return json{{"id", "chatcmpl-fake"},
+                {"object", "chat.completion.chunk"},
+                {"model", "fake"},
                 {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}};
   };
   std::string text = r.value("text", "");
@@ -136,14 +138,19 @@ std::vector<std::string> OpenAiEvents(const json& r) {
   for (size_t i = 0; i < calls.size(); ++i) {
     auto [a, b] = ArgumentPieces(calls[i]);
     std::string id = calls[i].value("id", "call_" + std::to_string(i));
-    ev.push_back(Event("", chunk({{"tool_calls", {{{"index", i}, {"id", id}, {"type", "function"},
-                                                   {"function", {{"name", calls[i]["name"]}, {"arguments", a}}}}}}},
+    ev.push_back(Event("", chunk({{"tool_calls",
+                                   {{{"index", i},
+                                     {"id", id},
+                                     {"type", "function"},
+                                     {"function", {{"name", calls[i]["name"]}, {"arguments", a}}}}}}},
                                  nullptr)));
     ev.push_back(Event("", chunk({{"tool_calls", {{{"index", i}, {"function", {{"arguments", b}}}}}}}, nullptr)));
   }
   ev.push_back(Event("", chunk(json::object(), calls.empty() ? "stop" : "tool_calls")));
   json usage = r.value("usage", json{{"input", 10}, {"output", 5}});
-  ev.push_back(Event("", {{"id", "chatcmpl-fake"}, {"object", "chat.completion.chunk"}, {"choices", json::array()},
+  ev.push_back(Event("", {{"id", "chatcmpl-fake"},
+                          {"object", "chat.completion.chunk"},
+                          {"choices", json::array()},
                           {"usage", {{"prompt_tokens", usage["input"]}, {"completion_tokens", usage["output"]}}}}));
   ev.push_back("data: [DONE]\n\n");
   return ev;
@@ -152,18 +159,23 @@ std::vector<std::string> OpenAiEvents(const json& r) {
 std::vector<std::string> AnthropicEvents(const json& r) {
   std::vector<std::string> ev;
   json usage = r.value("usage", json{{"input", 10}, {"output", 5}});
-  ev.push_back(Event("message_start",
-                     {{"type", "message_start"},
-                      {"message", {{"id", "msg_fake"}, {"type", "message"}, {"role", "assistant"}, {"model", "fake"},
-                                   {"content", json::array()},
-                                   {"usage", {{"input_tokens", usage["input"]}, {"output_tokens", 1}}}}}}));
+  ev.push_back(Event("message_start", {{"type", "message_start"},
+                                       {"message",
+                                        {{"id", "msg_fake"},
+                                         {"type", "message"},
+                                         {"role", "assistant"},
+                                         {"model", "fake"},
+                                         {"content", json::array()},
+                                         {"usage", {{"input_tokens", usage["input"]}, {"output_tokens", 1}}}}}}));
   int index = 0;
   std::string text = r.value("text", "");
   if (!text.empty()) {
-    ev.push_back(Event("content_block_start", {{"type", "content_block_start"}, {"index", index},
-                                               {"content_block", {{"type", "text"}, {"text", ""}}}}));
+    ev.push_back(Event(
+        "content_block_start",
+        {{"type", "content_block_start"}, {"index", index}, {"content_block", {{"type", "text"}, {"text", ""}}}}));
     for (size_t i = 0; i < text.size(); i += 16) {
-      ev.push_back(Event("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
+      ev.push_back(Event("content_block_delta", {{"type", "content_block_delta"},
+                                                 {"index", index},
                                                  {"delta", {{"type", "text_delta"}, {"text", text.substr(i, 16)}}}}));
     }
     ev.push_back(Event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
@@ -174,11 +186,13 @@ std::vector<std::string> AnthropicEvents(const json& r) {
     auto [a, b] = ArgumentPieces(calls[i]);
     std::string id = calls[i].value("id", "toolu_" + std::to_string(i));
     ev.push_back(Event("content_block_start",
-                       {{"type", "content_block_start"}, {"index", index},
-                        {"content_block", {{"type", "tool_use"}, {"id", id}, {"name", calls[i]["name"]},
-                                           {"input", json::object()}}}}));
+                       {{"type", "content_block_start"},
+                        {"index", index},
+                        {"content_block",
+                         {{"type", "tool_use"}, {"id", id}, {"name", calls[i]["name"]}, {"input", json::object()}}}}));
     for (const std::string& piece : {a, b}) {
-      ev.push_back(Event("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
+      ev.push_back(Event("content_block_delta", {{"type", "content_block_delta"},
+                                                 {"index", index},
                                                  {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}}));
     }
     ev.push_back(Event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));

@@ -65,11 +65,13 @@ json Diagnose(const std::string& text) {
       std::string message = l.substr(at + std::string(word).size());
       size_t first = message.find_first_not_of(" :");
       message = first == std::string::npos ? std::string(word) : message.substr(first);
-      items.push_back({{"range", {{"start", {{"line", line}, {"character", at}}}, {"end", {{"line", line}, {"character", at + 1}}}}},
-                       {"severity", severity},
-                       {"code", "fake" + std::to_string(severity)},
-                       {"source", "fake"},
-                       {"message", message}});
+      items.push_back(
+          {{"range",
+            {{"start", {{"line", line}, {"character", at}}}, {"end", {{"line", line}, {"character", at + 1}}}}},
+           {"severity", severity},
+           {"code", "fake" + std::to_string(severity)},
+           {"source", "fake"},
+           {"message", message}});
     }
     ++line;
     start = end + 1;
@@ -99,7 +101,9 @@ int main(int argc, char** argv) {
       if (mode == "no_init") continue;
       Write({{"jsonrpc", "2.0"}, {"id", m["id"]}, {"result", {{"capabilities", {{"textDocumentSync", 1}}}}}});
       // Servers ask for configuration; the client must answer.
-      Write({{"jsonrpc", "2.0"}, {"id", 900}, {"method", "workspace/configuration"},
+      Write({{"jsonrpc", "2.0"},
+             {"id", 900},
+             {"method", "workspace/configuration"},
              {"params", {{"items", json::array({{{"section", "fake"}}})}}}});
       continue;
     }
@@ -117,16 +121,21 @@ int main(int argc, char** argv) {
     if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     json params = {{"uri", doc["uri"]}, {"diagnostics", Diagnose(text)}};
     if (mode == "stale_first") {
-      json stale = json::array({{{"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 1}}}}},
-                                 {"severity", 1}, {"source", "fake"}, {"message", "stale diagnostics"}}});
-      Write({{"jsonrpc", "2.0"}, {"method", "textDocument/publishDiagnostics"},
+      json stale = json::array(
+          {{{"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 1}}}}},
+            {"severity", 1},
+            {"source", "fake"},
+            {"message", "stale diagnostics"}}});
+      Write({{"jsonrpc", "2.0"},
+             {"method", "textDocument/publishDiagnostics"},
              {"params", {{"uri", doc["uri"]}, {"version", doc["version"].get<int>() - 1}, {"diagnostics", stale}}}});
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (mode == "versioned" || mode == "stale_first") {
       params["version"] = doc["version"];
     } else {
-      Write({{"jsonrpc", "2.0"}, {"method", "textDocument/publishDiagnostics"},
+      Write({{"jsonrpc", "2.0"},
+             {"method", "textDocument/publishDiagnostics"},
              {"params", {{"uri", doc["uri"]}, {"diagnostics", json::array()}}}});
     }
     Write({{"jsonrpc", "2.0"}, {"method", "textDocument/publishDiagnostics"}, {"params", params}});

@@ -40,7 +40,8 @@ class FakeLauncher : public ProcessLauncher {
       ssize_t n;
       while ((n = read(fd, buf, sizeof buf)) > 0) line.append(buf, static_cast<size_t>(n));
       size_t space = line.find(' ');
-      if (space != std::string::npos) secrets[line.substr(0, space)] = line.substr(space + 1, line.find('\n') - space - 1);
+      if (space != std::string::npos)
+        secrets[line.substr(0, space)] = line.substr(space + 1, line.find('\n') - space - 1);
     }
     return next_pid++;
   }

@@ -84,10 +84,12 @@ TEST(LspClient, WritingToAServerThatClosedItsInputIsAnErrorNotADeath) {
   // EPIPE, and this process (which does not ignore SIGPIPE) must survive them.
   StatusOr<Pipe> err = MakePipe(O_CLOEXEC);
   ASSERT_TRUE(err.ok());
-  StatusOr<std::unique_ptr<LspServer>> started = LspServer::Start(
-      {{"/bin/sh", "-c", "exec 0<&-; echo closed >&2; exec sleep 5"}, CurrentEnvironment(), ws.path(),
-       err->write_end.get()},
-      RealClock::Get());
+  StatusOr<std::unique_ptr<LspServer>> started =
+      LspServer::Start({{"/bin/sh", "-c", "exec 0<&-; echo closed >&2; exec sleep 5"},
+                        CurrentEnvironment(),
+                        ws.path(),
+                        err->write_end.get()},
+                       RealClock::Get());
   err->write_end.reset();
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   std::unique_ptr<LspServer> s = std::move(*started);

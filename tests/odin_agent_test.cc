@@ -23,11 +23,17 @@ class OdinAgentTest : public ::testing::Test {
 
   std::map<std::string, std::string> Env(const FakeLlm& llm, bool anthropic = false) {
     if (anthropic) {
-      return UserDirs({{"ANTHROPIC_BASE_URL", llm.AnthropicUrl()}, {"ANTHROPIC_API_KEY", "test-key"},
-                       {"OPENAI_BASE_URL", ""}, {"OPENAI_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+      return UserDirs({{"ANTHROPIC_BASE_URL", llm.AnthropicUrl()},
+                       {"ANTHROPIC_API_KEY", "test-key"},
+                       {"OPENAI_BASE_URL", ""},
+                       {"OPENAI_API_KEY", ""},
+                       {"ODIN_TEST_MARK", marker_}});
     }
-    return UserDirs({{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-                     {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}});
+    return UserDirs({{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+                     {"OPENAI_API_KEY", "test-key"},
+                     {"ANTHROPIC_BASE_URL", ""},
+                     {"ANTHROPIC_API_KEY", ""},
+                     {"ODIN_TEST_MARK", marker_}});
   }
   // env plus the test's own user config and state directories.
   std::map<std::string, std::string> UserDirs(std::map<std::string, std::string> env) {
@@ -237,7 +243,8 @@ TEST_F(OdinAgentTest, AnOkAnswerThatIsNotAStreamIsAClearError) {
   json r = Prompt(llm, "x");
   EXPECT_EQ(r["status"], "error");
   EXPECT_NE(r["error"].get<std::string>().find("answered 200 without a stream of events: <html>captive portal"),
-            std::string::npos) << r.dump();
+            std::string::npos)
+      << r.dump();
   EXPECT_EQ(Requests(llm).size(), 1u);
 }
 
@@ -276,7 +283,7 @@ TEST_F(OdinAgentTest, StreamJsonIsOneEventPerLine) {
     start = nl + 1;
   }
   std::vector<std::string> expected = {"session_start", "message_start", "text_delta", "llm_call", "tool_call_start",
-                                       "tool_call_end", "text_delta", "llm_call", "result"};
+                                       "tool_call_end", "text_delta",    "llm_call",   "result"};
   EXPECT_EQ(types, expected);
 }
 
@@ -297,9 +304,10 @@ TEST_F(OdinAgentTest, TextOutputIsTheAnswer) {
 }
 
 TEST_F(OdinAgentTest, MissingKeyAndUnreachableProviderAreOneClearLine) {
-  Ran missing = RunOdin(ws_.path(), {"-p", "x"},
-                        UserDirs({{"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""},
-                                  {"ANTHROPIC_BASE_URL", ""}}));
+  Ran missing = RunOdin(
+      ws_.path(), {"-p", "x"},
+      UserDirs(
+          {{"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ANTHROPIC_BASE_URL", ""}}));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.err,
             "odin: OPENAI_API_KEY is not set: it is needed for openai at https://api.openai.com/v1 "
@@ -322,7 +330,7 @@ TEST_F(OdinAgentTest, QueueOfThreeMessagesInDifferentModes) {
   // All three arrive at once: the later ones wait their turn, each with its mode.
   std::string input = "/ask\nfirst question\n/plan\nsecond\n/edit\nthird\n";
   ASSERT_EQ(write(in, input.data(), input.size()), static_cast<ssize_t>(input.size()));
-  close(in);  // end of input: odin finishes the queue, then leaves
+  close(in);                                                     // end of input: odin finishes the queue, then leaves
   std::string seen = ReadUntil(out, "(the end of the output)");  // all of it, to EOF
   close(out);
   EXPECT_EQ(Wait(pid), 0);

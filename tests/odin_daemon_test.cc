@@ -44,8 +44,11 @@ class OdinDaemonTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
   std::map<std::string, std::string> Env() {
-    return {{"OPENAI_BASE_URL", llm_->OpenAiUrl()}, {"OPENAI_API_KEY", "k"}, {"ANTHROPIC_BASE_URL", ""},
-            {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}};
+    return {{"OPENAI_BASE_URL", llm_->OpenAiUrl()},
+            {"OPENAI_API_KEY", "k"},
+            {"ANTHROPIC_BASE_URL", ""},
+            {"ANTHROPIC_API_KEY", ""},
+            {"ODIN_TEST_MARK", marker_}};
   }
   // Starts `odin serve` with the script and waits until it listens.
   void Serve(const json& script, std::vector<std::string> extra = {}) {
@@ -129,8 +132,8 @@ class OdinDaemonTest : public ::testing::Test {
 };
 
 TEST_F(OdinDaemonTest, AFullSessionWithTheFakeModel) {
-  Serve({{"responses", {Call("WriteFile", {{"file_path", "notes.txt"}, {"content", "from the daemon\n"}}),
-                        Text("wrote it")}}});
+  Serve({{"responses",
+          {Call("WriteFile", {{"file_path", "notes.txt"}, {"content", "from the daemon\n"}}), Text("wrote it")}}});
   // The unix socket is the owner's alone, outside the workspace (no sandbox
   // sees it), in the runtime directory; daemon.json says where.
   ASSERT_EQ(address_.rfind("unix:", 0), 0u) << address_;
@@ -138,7 +141,7 @@ TEST_F(OdinDaemonTest, AFullSessionWithTheFakeModel) {
   EXPECT_EQ(socket.rfind(UserDir("XDG_RUNTIME_DIR") + "/odin/", 0), 0u) << socket;
   EXPECT_NE(socket.rfind(ws_.path(), 0), 0u) << socket;
   EXPECT_FALSE(PathExists(ws_.Join(".odin/daemon.sock")));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(socket.c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -331,7 +334,8 @@ TEST_F(OdinDaemonTest, CancelStopsTheRunningMessage) {
   EXPECT_EQ(events.back().message_finished().exit_code(), 130);
   bool command_cancelled = false;
   for (const v1::SessionEvent& ev : events) {
-    command_cancelled = command_cancelled || (ev.has_tool_call_finished() && ev.tool_call_finished().status() == "cancelled");
+    command_cancelled =
+        command_cancelled || (ev.has_tool_call_finished() && ev.tool_call_finished().status() == "cancelled");
   }
   EXPECT_TRUE(command_cancelled);
   // Nothing runs now: a second cancel has nothing to stop.
@@ -405,7 +409,7 @@ TEST_F(OdinDaemonTest, OverTcpATokenIsRequired) {
   ASSERT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
   EXPECT_NE(address_, "127.0.0.1:0");
   // The generated token is the owner's alone.
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(ws_.Join(".odin/daemon.token").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   v1::ListSessionsResponse sessions;
@@ -502,8 +506,8 @@ TEST_F(OdinDaemonTest, WithoutARuntimeDirectoryTheSocketIsInTheStateDirectory) {
 TEST_F(OdinDaemonTest, ASandboxedCommandCannotDriveTheDaemon) {
   if (!BwrapWorks()) GTEST_SKIP() << "bubblewrap cannot create namespaces here: commands would not be sandboxed";
   Serve({{"responses", {Command("touch pwned"), Text("done")}}});
-  std::vector<std::string> exploit = {BinDir() + "/odin", "-p", "go", "--connect", address_, "--mode", "edit",
-                                      "--approval", "allow"};
+  std::vector<std::string> exploit = {BinDir() + "/odin", "-p",   "go",         "--connect", address_,
+                                      "--mode",           "edit", "--approval", "allow"};
   std::vector<std::string> args = {"exec", "--mode", "ask", "--"};
   args.insert(args.end(), exploit.begin(), exploit.end());
   Ran r = RunOdin(ws_.path(), args, Env());
@@ -518,8 +522,9 @@ TEST_F(OdinDaemonTest, AClientInsideASandboxIsRefusedEvenWhereItSeesTheSocket) {
   if (!BwrapWorks()) GTEST_SKIP() << "bubblewrap cannot create namespaces here: commands would not be sandboxed";
   Serve({{"responses", {Command("touch pwned"), Text("done")}}}, {"--listen", "unix:" + ws_.Join("visible.sock")});
   ASSERT_EQ(address_, "unix:" + ws_.Join("visible.sock"));
-  Ran r = RunOdin(ws_.path(), {"exec", "--mode", "ask", "--", BinDir() + "/odin", "-p", "go", "--connect", address_,
-                               "--mode", "edit", "--approval", "allow"},
+  Ran r = RunOdin(ws_.path(),
+                  {"exec", "--mode", "ask", "--", BinDir() + "/odin", "-p", "go", "--connect", address_, "--mode",
+                   "edit", "--approval", "allow"},
                   Env());
   EXPECT_NE(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE((r.out + r.err).find("connection refused"), std::string::npos) << r.out << r.err;
@@ -533,8 +538,9 @@ TEST_F(OdinDaemonTest, AClientInsideASandboxIsRefusedEvenWhereItSeesTheSocket) {
 // no_new_privs every sandboxed command carries give it away.
 TEST_F(OdinDaemonTest, ACommandOfTheFallbackWithoutNamespacesIsRefused) {
   Serve({{"responses", {Command("touch pwned"), Text("done")}}});
-  Ran r = RunOdin(ws_.path(), {"--sandbox", "fallback", "exec", "--", BinDir() + "/odin", "-p", "go", "--connect",
-                               address_, "--mode", "edit", "--approval", "allow"},
+  Ran r = RunOdin(ws_.path(),
+                  {"--sandbox", "fallback", "exec", "--", BinDir() + "/odin", "-p", "go", "--connect", address_,
+                   "--mode", "edit", "--approval", "allow"},
                   [&] {
                     std::map<std::string, std::string> env = Env();
                     // bubblewrap unusable: the fallback runs the command.
@@ -567,8 +573,8 @@ TEST_F(OdinDaemonTest, AClientOfAnotherUserIsRefusedWithAClearError) {
       GTEST_SKIP() << dir << " is not reachable for uid 65534, so no client can run as that user here";
     }
   }
-  Ran probe = RunOdinWrapped({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, "/",
-                             {"--version"});
+  Ran probe =
+      RunOdinWrapped({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, "/", {"--version"});
   if (probe.exit_code != 0) {
     RemoveTree(open_dir);
     GTEST_SKIP() << "cannot run odin as uid 65534 here: " << probe.err;
@@ -591,7 +597,8 @@ TEST_F(OdinDaemonTest, AClientInAnotherPidNamespaceIsRefused) {
     GTEST_SKIP() << "cannot create a pid namespace here (unshare --pid)";
   }
   Serve({{"responses", {Text("never")}}});
-  Ran r = RunOdinWrapped({"/usr/bin/unshare", "--pid", "--fork"}, ws_.path(), {"-p", "go", "--connect", address_}, Env());
+  Ran r =
+      RunOdinWrapped({"/usr/bin/unshare", "--pid", "--fork"}, ws_.path(), {"-p", "go", "--connect", address_}, Env());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("runs in another pid namespace"), std::string::npos) << r.err;
   EXPECT_EQ(SessionCount(*stub_), 0u);

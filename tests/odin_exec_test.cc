@@ -21,9 +21,10 @@ bool BwrapWorks() {
   return works;
 }
 
-#define REQUIRE_BWRAP()                                                                    \
-  if (!BwrapWorks()) GTEST_SKIP() << "bubblewrap cannot create namespaces on this machine; " \
-                                     "the sandbox layer cannot be tested here"
+#define REQUIRE_BWRAP()                                                   \
+  if (!BwrapWorks())                                                      \
+  GTEST_SKIP() << "bubblewrap cannot create namespaces on this machine; " \
+                  "the sandbox layer cannot be tested here"
 
 class OdinExecTest : public ::testing::Test {
  protected:
@@ -39,7 +40,8 @@ class OdinExecTest : public ::testing::Test {
   // The environment of every odin here: the user's config and state
   // directories are the test's own.
   std::map<std::string, std::string> Env(std::map<std::string, std::string> more = {}) {
-    more.insert({{"ODIN_TEST_MARK", marker_}, {"XDG_CONFIG_HOME", user_.Join("config")},
+    more.insert({{"ODIN_TEST_MARK", marker_},
+                 {"XDG_CONFIG_HOME", user_.Join("config")},
                  {"XDG_STATE_HOME", user_.Join("state")}});
     return more;
   }
@@ -186,8 +188,10 @@ TEST_P(OdinExecFaultTest, MissingProgramGives127) {
 }
 
 TEST_F(OdinExecTest, SecretsAreScrubbedFromTheCommandAndRedactedInTheLedger) {
-  Ran r = RunOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo key=${OPENAI_API_KEY:-unset}; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"},
-                  Env({{"OPENAI_API_KEY", "sk-test-1234567890abcdefghijkl"}}));
+  Ran r = RunOdin(
+      ws_.path(),
+      {"exec", "--", "sh", "-c", "echo key=${OPENAI_API_KEY:-unset}; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"},
+      Env({{"OPENAI_API_KEY", "sk-test-1234567890abcdefghijkl"}}));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("key=unset"), std::string::npos);
   json e = LastExecution();
@@ -248,7 +252,8 @@ TEST_F(OdinExecTest, UnusableBwrapWithRequireFailsClosed) {
   UserConfig(R"({"sandbox":{"bwrap":"/bin/false"}})");
   Ran r = Odin({"--sandbox", "require", "exec", "--", "touch", "must-not-exist"});
   EXPECT_EQ(r.exit_code, 125);
-  EXPECT_NE(r.err.find("the sandbox could not be set up: sandbox required but unavailable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the sandbox could not be set up: sandbox required but unavailable"), std::string::npos)
+      << r.err;
   EXPECT_FALSE(PathExists(ws_.Join("must-not-exist")));
   // The same through the (user's) config file.
   UserConfig(R"({"sandbox":{"bwrap":"/bin/false","require":true}})");
@@ -270,8 +275,8 @@ TEST_F(OdinExecTest, JsonResult) {
 
 TEST_P(OdinExecFaultTest, InterruptCancelsAndRecords) {
   int out;
-  pid_t pid = StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"},
-                        &out, Env());
+  pid_t pid =
+      StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"}, &out, Env());
   EXPECT_NE(ReadUntil(out, "ready").find("ready"), std::string::npos);
   kill(pid, SIGINT);
   EXPECT_EQ(Wait(pid), 130);
@@ -281,8 +286,8 @@ TEST_P(OdinExecFaultTest, InterruptCancelsAndRecords) {
 
 TEST_P(OdinExecFaultTest, KilledOdinLeavesAVisibleStartedCall) {
   int out;
-  pid_t pid = StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"},
-                        &out, Env());
+  pid_t pid =
+      StartOdin(ws_.path(), {"--sandbox", Sandbox(), "exec", "--", "sh", "-c", "echo ready; sleep 1000"}, &out, Env());
   ReadUntil(out, "ready");
   kill(pid, SIGKILL);
   Wait(pid);
@@ -299,8 +304,7 @@ TEST_F(OdinExecTest, StalledReaderDoesNotStarveTheWorker) {
   int out;
   // More output than ZeroMQ and the pipes buffer, so the worker is still
   // running (and blocked) while the reader looks away.
-  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "head", "-c", "536870912", "/dev/zero"}, &out,
-                        Env());
+  pid_t pid = StartOdin(ws_.path(), {"exec", "--", "head", "-c", "536870912", "/dev/zero"}, &out, Env());
   // A reader that looks away (a paused pager) for ten heartbeat intervals:
   // this pause is the scenario itself, not a way to wait for something.
   usleep(1000 * 1000);
@@ -385,8 +389,8 @@ TEST_F(OdinBadInputTest, ReadOnlyWorkspace) {
   REQUIRE_BWRAP();
   // Root ignores permission bits, so make the workspace read-only with a
   // read-only bind mount around odin itself.
-  std::string cmd = "bwrap --bind / / --ro-bind " + ws_.path() + " " + ws_.path() + " --chdir " + ws_.path() +
-                    " " + BinDir() + "/odin exec -- true 2>&1; echo rc=$?";
+  std::string cmd = "bwrap --bind / / --ro-bind " + ws_.path() + " " + ws_.path() + " --chdir " + ws_.path() + " " +
+                    BinDir() + "/odin exec -- true 2>&1; echo rc=$?";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[512];

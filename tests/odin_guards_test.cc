@@ -38,9 +38,13 @@ class OdinGuardsTest : public ::testing::Test {
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
     args.insert(args.end(), more.begin(), more.end());
     last_ = RunOdin(ws_.path(), args,
-                    {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-                     {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_},
-                     {"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}});
+                    {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+                     {"OPENAI_API_KEY", "test-key"},
+                     {"ANTHROPIC_BASE_URL", ""},
+                     {"ANTHROPIC_API_KEY", ""},
+                     {"ODIN_TEST_MARK", marker_},
+                     {"XDG_CONFIG_HOME", user_.Join("config")},
+                     {"XDG_STATE_HOME", user_.Join("state")}});
     json j = json::parse(last_.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
     return j;
@@ -262,7 +266,7 @@ TEST_F(OdinGuardsTest, TurnsWithoutProgressAreNudgedThenStopped) {
   config_["stall"] = {{"no_progress_turns", 3}};
   FakeLlm llm(Script({Read("a.txt"), Read("b.txt"), Read("c.txt"),  // new
                       Read("b.txt"), Read("a.txt"), Read("c.txt"),  // seen before: 3 idle turns
-                      Read("a.txt"),                                 // a 4th
+                      Read("a.txt"),                                // a 4th
                       Text("unreachable")}));
   json r = Prompt(llm);
   ExpectStalled(r, llm, "no_progress", 6);

@@ -101,7 +101,8 @@ TEST_F(OdinLedgerTest, VerifyPassesThenNamesAnEditedRow) {
   std::string id = json::parse(Odin({"log", "--json"}).out)[1]["execution_id"];
   // Rewrite history: the failed command "succeeded".
   Sql("DROP TRIGGER execution_ends_no_UPDATE;"
-      "UPDATE execution_ends SET exit_code = 0, status = 'ok' WHERE execution_id = '" + id + "'");
+      "UPDATE execution_ends SET exit_code = 0, status = 'ok' WHERE execution_id = '" +
+      id + "'");
   Ran bad = Odin({"ledger", "verify"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("was altered: record 3 (execution_ends) " + id), std::string::npos) << bad.err;
@@ -167,7 +168,8 @@ TEST_F(OdinLedgerTest, DeletedNewestRecordsAreNamedAndNothingRunsOnTop) {
   Sql("DROP TRIGGER execution_starts_no_DELETE; DROP TRIGGER execution_ends_no_DELETE;"
       "DELETE FROM execution_ends WHERE seq = (SELECT MAX(seq) FROM execution_ends);"
       "DELETE FROM execution_starts WHERE seq = (SELECT MAX(seq) FROM execution_starts)");
-  const std::string missing = "ledger " + Db() + ": ends at record 4 but the anchor says 6: the newest 2 records are missing";
+  const std::string missing =
+      "ledger " + Db() + ": ends at record 4 but the anchor says 6: the newest 2 records are missing";
   Ran verify = Odin({"ledger", "verify"});
   EXPECT_EQ(verify.exit_code, 1);
   EXPECT_EQ(verify.err.rfind("odin ledger verify: " + missing, 0), 0u) << verify.err;
@@ -225,7 +227,7 @@ TEST_F(OdinLedgerTest, ResetMovesTheOldLedgerAsideAndVerifyAcceptsTheNewChain) {
   EXPECT_EQ(r["found_records"], 5);
   std::string moved = r["moved_to"];
   EXPECT_EQ(moved.rfind(Db() + ".reset-1-", 0), 0u) << moved;
-  EXPECT_TRUE(PathExists(moved));  // kept, never deleted
+  EXPECT_TRUE(PathExists(moved));                      // kept, never deleted
   EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);  // nothing recorded yet: fine
   ASSERT_EQ(Odin({"exec", "--", "echo", "new"}).exit_code, 0);
   Ran verify = Odin({"ledger", "verify"});
@@ -290,15 +292,15 @@ TEST_F(OdinLedgerTest, AReadOnlyWorkspaceCanBeReadAndVerified) {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
       struct stat st;
       if (stat((Db() + suffix).c_str(), &st) != 0) continue;
-      listing += std::string(suffix) + " " + std::to_string(st.st_size) + " " +
-                 std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+      listing += std::string(suffix) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+                 "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
     }
     return listing;
   };
   std::string before = files();
   // Root ignores permission bits: a read-only bind mount around odin itself.
-  std::vector<std::string> ro = {"/usr/bin/bwrap", "--bind", "/", "/", "--ro-bind", ws_.path(), ws_.path(),
-                                 "--chdir", ws_.path()};
+  std::vector<std::string> ro = {"/usr/bin/bwrap", "--bind",   "/",       "/",       "--ro-bind",
+                                 ws_.path(),       ws_.path(), "--chdir", ws_.path()};
   Ran log = RunOdinWrapped(ro, ws_.path(), {"log", "--json"});
   ASSERT_EQ(log.exit_code, 0) << log.err;
   json rows = json::parse(log.out);
@@ -316,7 +318,10 @@ TEST_F(OdinLedgerTest, AReadOnlyWorkspaceCanBeReadAndVerified) {
 // ---- what a command prints does not drive the terminal (finding 9) -----------------
 
 TEST_F(OdinLedgerTest, ShowAndLogMakeControlCharactersVisible) {
-  const std::string forged = "\x1b[2J\x1b]0;pwned\x07" "ok\r\xe2\x80\xae" "gnp.exe";
+  const std::string forged =
+      "\x1b[2J\x1b]0;pwned\x07"
+      "ok\r\xe2\x80\xae"
+      "gnp.exe";
   const std::string printed = forged + std::string("\0tail\n", 6);
   ASSERT_EQ(Odin({"exec", "--", "printf", "%s\\0tail\\n", forged}).exit_code, 0);
   Ran log = Odin({"log"});
@@ -345,9 +350,11 @@ TEST_F(OdinLedgerTest, ShowAndLogMakeControlCharactersVisible) {
 // ---- credentials in URLs (finding 9) -----------------------------------------------
 
 TEST_F(OdinLedgerTest, UrlPasswordsNeitherReachTheCommandNorTheLedger) {
-  const std::map<std::string, std::string> env = {{"DATABASE_URL", "postgres://app:correct-horse-battery@db:5432/prod"}};
-  Ran r = RunOdin(ws_.path(),
-                  {"exec", "--", "sh", "-c", "echo db=${DATABASE_URL:-unset}; echo postgres://app:s3cret-pw@db/x"}, env);
+  const std::map<std::string, std::string> env = {
+      {"DATABASE_URL", "postgres://app:correct-horse-battery@db:5432/prod"}};
+  Ran r =
+      RunOdin(ws_.path(),
+              {"exec", "--", "sh", "-c", "echo db=${DATABASE_URL:-unset}; echo postgres://app:s3cret-pw@db/x"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("db=unset"), std::string::npos) << r.out;
   Ran a = RunOdin(ws_.path(), {"exec", "--", "echo", "mysql://root:hunter22@localhost"}, env);

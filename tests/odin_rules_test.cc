@@ -296,8 +296,9 @@ TEST_F(OdinRulesTest, ASubagentsDeepArgumentsAreRefusedToo) {
   config_["agent"] = {{"subagent_concurrency", 1}};
   Put("odinconfig.json", config_.dump(2));
   json agents = {{"deep task",
-                  {{{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments_raw", "{\"command\":" + Nested(60000, true) + "}"}},
-                                    Call("ExecuteCommand", {{"command", DeepCommand()}})}}},
+                  {{{"tool_calls",
+                     {{{"name", "ExecuteCommand"}, {"arguments_raw", "{\"command\":" + Nested(60000, true) + "}"}},
+                      Call("ExecuteCommand", {{"command", DeepCommand()}})}}},
                    Text("sub done")}}};
   FakeLlm llm(json({{"responses",
                      {Turn({Call("AgentTool", {{"description", "deep"}, {"prompt", "deep task"}, {"mode", "ask"}})}),

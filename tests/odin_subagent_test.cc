@@ -37,9 +37,13 @@ class OdinSubagentTest : public ::testing::Test {
     EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
   std::map<std::string, std::string> Env(const FakeLlm& llm) {
-    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_},
-            {"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}};
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+            {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""},
+            {"ANTHROPIC_API_KEY", ""},
+            {"ODIN_TEST_MARK", marker_},
+            {"XDG_CONFIG_HOME", user_.Join("config")},
+            {"XDG_STATE_HOME", user_.Join("state")}};
   }
   // The settings go to the user's config: subagent settings are not a
   // workspace's to make until it is trusted.
@@ -88,10 +92,9 @@ TEST_F(OdinSubagentTest, FourResearchSubagentsRunInParallelAndEachAnswers) {
     Put(file, std::string("region ") + name + "\nsecret = " + name + "-42\n");
     std::string prompt = "research " + std::string(name) + ": what is the secret in " + file + "?";
     spawn.push_back(Agent(prompt, "ask"));
-    agents["research " + std::string(name)] = {
-        Turn({Call("Grep", {{"pattern", "secret"}, {"path", file}})}),
-        Turn({Call("Read", {{"file_path", file}})}),
-        Text(std::string("The secret in ") + file + " is " + name + "-42.")};
+    agents["research " + std::string(name)] = {Turn({Call("Grep", {{"pattern", "secret"}, {"path", file}})}),
+                                               Turn({Call("Read", {{"file_path", file}})}),
+                                               Text(std::string("The secret in ") + file + " is " + name + "-42.")};
   }
   FakeLlm llm(json({{"responses", {Turn(spawn), Text("All four secrets found.")}}, {"agents", agents}}).dump());
   json r = Prompt(llm);
@@ -125,15 +128,14 @@ TEST_F(OdinSubagentTest, FourResearchSubagentsRunInParallelAndEachAnswers) {
   }
   EXPECT_EQ(subagents.size(), 4u);
   for (const json& id : r["execution_ids"]) {
-    EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts WHERE parent_id = '" + id.get<std::string>() + "'")[0],
-              "2");
+    EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts WHERE parent_id = '" + id.get<std::string>() + "'")[0], "2");
   }
   // Their model calls were made and recorded by the coordinator.
   EXPECT_EQ(Rows("SELECT COUNT(*) FROM llm_calls WHERE agent_id LIKE 'sub_%' AND role = 'subagent'")[0], "12");
   // They ran at once: every AgentTool call started before any of them ended.
-  std::vector<std::string> spans =
-      Rows("SELECT MAX(s.started_at_ms) <= MIN(e.finished_at_ms) FROM execution_starts s JOIN execution_ends e "
-           "ON e.execution_id = s.execution_id WHERE s.tool = 'AgentTool'");
+  std::vector<std::string> spans = Rows(
+      "SELECT MAX(s.started_at_ms) <= MIN(e.finished_at_ms) FROM execution_starts s JOIN execution_ends e "
+      "ON e.execution_id = s.execution_id WHERE s.tool = 'AgentTool'");
   EXPECT_EQ(spans[0], "1");
   // A subagent is offered its mode's tools, never AgentTool.
   for (const json& req : Requests(llm)) {
@@ -167,8 +169,8 @@ TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
   TempWorkspace release;
   json late = Text("The subagent died; I carry on.");
   late["hold_until"] = release.Join("answer");
-  FakeLlm llm(json({{"responses", {Turn({Agent("doomed task: wait for it", "ask")}), late}}, {"agents", agents}})
-                  .dump());
+  FakeLlm llm(
+      json({{"responses", {Turn({Agent("doomed task: wait for it", "ask")}), late}}, {"agents", agents}}).dump());
   WriteConfig();
   int out = -1;
   pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
@@ -190,8 +192,9 @@ TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
   EXPECT_EQ(code, 0);
   EXPECT_EQ(r["status"], "done");
   EXPECT_EQ(r["result"], "The subagent died; I carry on.");
-  std::vector<std::string> tool = Rows("SELECT e.status FROM execution_ends e JOIN execution_starts s ON "
-                                       "s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
+  std::vector<std::string> tool = Rows(
+      "SELECT e.status FROM execution_ends e JOIN execution_starts s ON "
+      "s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
   ASSERT_EQ(tool.size(), 1u);
   EXPECT_EQ(tool[0], "crashed");
   std::vector<json> parent = ParentRequests(llm);
@@ -210,8 +213,9 @@ TEST_F(OdinSubagentTest, ASubagentPastItsDeadlineEndsAsTimedOutAndTheParentConti
   json r = Prompt(llm);
   EXPECT_EQ(r["status"], "done") << last_.err;
   EXPECT_EQ(r["result"], "It took too long; moving on.");
-  std::vector<std::string> end = Rows("SELECT e.status, e.exit_reason FROM execution_ends e JOIN execution_starts s "
-                                      "ON s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
+  std::vector<std::string> end = Rows(
+      "SELECT e.status, e.exit_reason FROM execution_ends e JOIN execution_starts s "
+      "ON s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
   ASSERT_EQ(end.size(), 1u);
   EXPECT_EQ(end[0], "timed_out|timeout");
   EXPECT_EQ(Rows("SELECT e.status FROM execution_ends e JOIN execution_starts s ON s.execution_id = "
@@ -263,13 +267,15 @@ TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
                  "LIKE '%budget exceeded%'")[0],
             "1");
   // Every subagent stopped for the budget, none crashed or was killed.
-  std::vector<std::string> ends = Rows("SELECT e.status, e.exit_reason FROM execution_ends e JOIN execution_starts s "
-                                       "ON s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
+  std::vector<std::string> ends = Rows(
+      "SELECT e.status, e.exit_reason FROM execution_ends e JOIN execution_starts s "
+      "ON s.execution_id = e.execution_id WHERE s.tool = 'AgentTool'");
   ASSERT_EQ(ends.size(), 3u);
   for (const std::string& end : ends) EXPECT_EQ(end, "cancelled|budget_exceeded");
   // So did their long commands.
-  std::vector<std::string> commands = Rows("SELECT e.status FROM execution_ends e JOIN execution_starts s ON "
-                                           "s.execution_id = e.execution_id WHERE s.args_json LIKE '%sleep 61.%'");
+  std::vector<std::string> commands = Rows(
+      "SELECT e.status FROM execution_ends e JOIN execution_starts s ON "
+      "s.execution_id = e.execution_id WHERE s.args_json LIKE '%sleep 61.%'");
   ASSERT_EQ(commands.size(), 2u);
   for (const std::string& status : commands) EXPECT_EQ(status, "cancelled");
   EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts WHERE execution_id NOT IN (SELECT execution_id FROM "
@@ -280,17 +286,16 @@ TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
 TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
   Put("shared.txt", "alpha = 0\nbeta = 0\n");
   auto script = [](const std::string& me, const std::string& other, const std::string& key) {
-    json edit = Turn({Call("EditTool", {{"file_path", "shared.txt"},
-                                        {"old_string", key + " = 0"},
-                                        {"new_string", key + " = 1"}})});
+    json edit = Turn(
+        {Call("EditTool", {{"file_path", "shared.txt"}, {"old_string", key + " = 0"}, {"new_string", key + " = 1"}})});
     // Both read before either edits: each waits for the other's marker.
-    std::string barrier = "touch ready_" + me + "; for i in $(seq 200); do [ -e ready_" + other +
-                          " ] && break; sleep 0.05; done";
-    return json::array({Turn({Call("Read", {{"file_path", "shared.txt"}}), Call("ExecuteCommand", {{"command", barrier}})}),
-                        edit,
-                        {{"when", "changed since you read it"},
-                         {"then", {Turn({Call("Read", {{"file_path", "shared.txt"}})}), edit}}},
-                        Text(key + " is 1 now")});
+    std::string barrier =
+        "touch ready_" + me + "; for i in $(seq 200); do [ -e ready_" + other + " ] && break; sleep 0.05; done";
+    return json::array(
+        {Turn({Call("Read", {{"file_path", "shared.txt"}}), Call("ExecuteCommand", {{"command", barrier}})}),
+         edit,
+         {{"when", "changed since you read it"}, {"then", {Turn({Call("Read", {{"file_path", "shared.txt"}})}), edit}}},
+         Text(key + " is 1 now")});
   };
   json agents = {{"edit alpha", script("a", "b", "alpha")}, {"edit beta", script("b", "a", "beta")}};
   FakeLlm llm(json({{"responses",
@@ -314,7 +319,8 @@ TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
   std::string loser = stale[0];
   std::vector<std::string> after = Rows(
       "SELECT s.tool, e.status FROM execution_starts s JOIN execution_ends e ON e.execution_id = s.execution_id "
-      "WHERE s.agent_id = '" + loser + "' AND s.tool != 'lsp_check' ORDER BY s.seq");
+      "WHERE s.agent_id = '" +
+      loser + "' AND s.tool != 'lsp_check' ORDER BY s.seq");
   ASSERT_EQ(after.size(), 5u);  // Read, barrier, stale EditTool, Read, EditTool (and its validation)
   EXPECT_EQ(after[2], "EditTool|rejected");
   EXPECT_EQ(after[3], "Read|ok");

@@ -20,8 +20,7 @@ class OdinToolTest : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok()); }
 
   // Runs a tool; returns its parsed --json result.
-  json Tool(const std::string& name, const json& args, const std::string& session = "",
-            const std::string& mode = "") {
+  json Tool(const std::string& name, const json& args, const std::string& session = "", const std::string& mode = "") {
     std::vector<std::string> argv = {"tool", name, args.dump(), "--json"};
     if (!session.empty()) argv.insert(argv.end(), {"--session", session});
     if (!mode.empty()) argv.insert(argv.end(), {"--mode", mode});
@@ -46,9 +45,10 @@ TEST_F(OdinToolTest, GrepContentThenEdit) {
   Put("auth.go", "package auth\n\n// TODO: check tokens\nfunc Check() {}\n");
   json g = Tool("Grep", {{"pattern", "TODO"}, {"output_mode", "content"}, {"-n", true}, {"-C", 5}});
   ASSERT_EQ(g["status"], "ok");
-  EXPECT_EQ(g["output"], "auth.go-1-package auth\nauth.go-2-\nauth.go:3:// TODO: check tokens\nauth.go-4-func Check() {}\n");
-  json e = Tool("EditTool", {{"file_path", "auth.go"}, {"old_string", "TODO"}, {"new_string", "FIXME"}},
-                g["session_id"]);
+  EXPECT_EQ(g["output"],
+            "auth.go-1-package auth\nauth.go-2-\nauth.go:3:// TODO: check tokens\nauth.go-4-func Check() {}\n");
+  json e =
+      Tool("EditTool", {{"file_path", "auth.go"}, {"old_string", "TODO"}, {"new_string", "FIXME"}}, g["session_id"]);
   ASSERT_EQ(e["status"], "ok") << e.dump();
   EXPECT_EQ(Get("auth.go"), "package auth\n\n// FIXME: check tokens\nfunc Check() {}\n");
 }
@@ -78,9 +78,11 @@ TEST_F(OdinToolTest, InsufficientCacheNamesTheRangeToRead) {
   json edit = {{"file_path", "config.go"}, {"old_string", "config.timeout"}, {"new_string", "config.requestTimeout"}};
   json refused = Tool("EditTool", edit, session);
   EXPECT_EQ(refused["status"], "rejected");
-  EXPECT_NE(refused["error"].get<std::string>().find("line 120 of config.go, which you have not read (you read lines 1-50). "
-                                                      "Read lines 117-123 first (Read with offset=117 limit=7)"),
-            std::string::npos) << refused.dump();
+  EXPECT_NE(
+      refused["error"].get<std::string>().find("line 120 of config.go, which you have not read (you read lines 1-50). "
+                                               "Read lines 117-123 first (Read with offset=117 limit=7)"),
+      std::string::npos)
+      << refused.dump();
   EXPECT_EQ(Get("config.go"), text);
   ASSERT_EQ(Tool("Read", {{"file_path", "config.go"}, {"offset", 117}, {"limit", 7}}, session)["status"], "ok");
   json retried = Tool("EditTool", edit, session);
@@ -92,7 +94,8 @@ TEST_F(OdinToolTest, EditWithoutAnyReadIsRejectedAndRecorded) {
   Put("a.txt", "alpha\n");
   json e = Tool("EditTool", {{"file_path", "a.txt"}, {"old_string", "alpha"}, {"new_string", "beta"}});
   EXPECT_EQ(e["status"], "rejected");
-  EXPECT_EQ(e["output"], "Rejected: EditTool: you have not read a.txt. Read it first (Read with file_path=\"a.txt\"), then retry\n");
+  EXPECT_EQ(e["output"],
+            "Rejected: EditTool: you have not read a.txt. Read it first (Read with file_path=\"a.txt\"), then retry\n");
   EXPECT_EQ(Get("a.txt"), "alpha\n");
   json log = json::parse(RunOdin(ws_.path(), {"log", "--json", "--limit", "1"}).out);
   EXPECT_EQ(log[0]["status"], "rejected");
@@ -108,8 +111,9 @@ TEST_F(OdinToolTest, FileChangedOnDiskBetweenReadAndEdit) {
   EXPECT_NE(e["error"].get<std::string>().find("a.txt changed since you read it"), std::string::npos);
   EXPECT_EQ(Get("a.txt"), "version 2\n");
   Tool("Read", {{"file_path", "a.txt"}}, session);
-  EXPECT_EQ(Tool("EditTool", {{"file_path", "a.txt"}, {"old_string", "version"}, {"new_string", "v"}}, session)["status"],
-            "ok");
+  EXPECT_EQ(
+      Tool("EditTool", {{"file_path", "a.txt"}, {"old_string", "version"}, {"new_string", "v"}}, session)["status"],
+      "ok");
   EXPECT_EQ(Get("a.txt"), "v 2\n");
 }
 
@@ -122,8 +126,8 @@ TEST_F(OdinToolTest, ConcurrentEditsOfOneFileLandOneAtATime) {
   for (const char* to : {"1", "2"}) {
     int out;
     json args = {{"file_path", "shared.txt"}, {"old_string", "0"}, {"new_string", to}};
-    running.push_back({StartOdin(ws_.path(), {"tool", "EditTool", args.dump(), "--json", "--session", session}, &out),
-                       out});
+    running.push_back(
+        {StartOdin(ws_.path(), {"tool", "EditTool", args.dump(), "--json", "--session", session}, &out), out});
   }
   int ok = 0, rejected = 0;
   for (auto [pid, out] : running) {
@@ -143,14 +147,18 @@ TEST_F(OdinToolTest, ConcurrentEditsOfOneFileLandOneAtATime) {
 TEST_F(OdinToolTest, MultiEditIsAllOrNothing) {
   Put("m.txt", "a b c\n");
   std::string session = Tool("Read", {{"file_path", "m.txt"}})["session_id"];
-  json bad = Tool("MultiEditTool", {{"file_path", "m.txt"},
-                                    {"edits", {{{"old_string", "a"}, {"new_string", "A"}},
-                                               {{"old_string", "zzz"}, {"new_string", "Z"}}}}}, session);
+  json bad =
+      Tool("MultiEditTool",
+           {{"file_path", "m.txt"},
+            {"edits", {{{"old_string", "a"}, {"new_string", "A"}}, {{"old_string", "zzz"}, {"new_string", "Z"}}}}},
+           session);
   EXPECT_EQ(bad["status"], "error");
   EXPECT_EQ(Get("m.txt"), "a b c\n");
-  json good = Tool("MultiEditTool", {{"file_path", "m.txt"},
-                                     {"edits", {{{"old_string", "a"}, {"new_string", "A"}},
-                                                {{"old_string", "A b"}, {"new_string", "AB"}}}}}, session);
+  json good =
+      Tool("MultiEditTool",
+           {{"file_path", "m.txt"},
+            {"edits", {{{"old_string", "a"}, {"new_string", "A"}}, {{"old_string", "A b"}, {"new_string", "AB"}}}}},
+           session);
   ASSERT_EQ(good["status"], "ok") << good.dump();
   EXPECT_EQ(Get("m.txt"), "AB c\n");
 }
@@ -173,7 +181,8 @@ TEST_F(OdinToolTest, CrlfAndLatin1FilesKeepTheirBytes) {
   Put("dos.txt", "first\r\nsecond caf\xe9\r\n");
   std::string session = Tool("Read", {{"file_path", "dos.txt"}})["session_id"];
   ASSERT_EQ(Tool("EditTool", {{"file_path", "dos.txt"}, {"old_string", "first\nsecond"}, {"new_string", "1\n2"}},
-                 session)["status"], "ok");
+                 session)["status"],
+            "ok");
   EXPECT_EQ(Get("dos.txt"), "1\r\n2 caf\xe9\r\n");
 }
 
@@ -205,11 +214,13 @@ TEST_F(OdinToolTest, AskModeRefusesWritesAndItsWorkersCannotWrite) {
 }
 
 TEST_F(OdinToolTest, TodoWriteIsKeptAndRecorded) {
-  json t = Tool("TodoWrite", {{"todos", {{{"id", "1"}, {"content", "read the code"}, {"status", "completed"}},
-                                          {{"id", "2"}, {"content", "fix the bug"}, {"status", "in_progress"}}}}});
+  json t = Tool("TodoWrite", {{"todos",
+                               {{{"id", "1"}, {"content", "read the code"}, {"status", "completed"}},
+                                {{"id", "2"}, {"content", "fix the bug"}, {"status", "in_progress"}}}}});
   ASSERT_EQ(t["status"], "ok");
-  EXPECT_EQ(t["output"], "[x] 1. read the code\n[>] 2. fix the bug\n"
-                         "Todo list updated: 2 items, 1 completed, 1 in progress, 0 pending\n");
+  EXPECT_EQ(t["output"],
+            "[x] 1. read the code\n[>] 2. fix the bug\n"
+            "Todo list updated: 2 items, 1 completed, 1 in progress, 0 pending\n");
 }
 
 // --- bad input: a clear error, nothing written -------------------------------
@@ -240,7 +251,8 @@ TEST_F(OdinToolTest, BadInputGetsClearErrors) {
       {"EditTool", {{"file_path", "a.txt"}, {"old_string", "content"}, {"new_string", "content"}}, "identical"},
       {"EditTool", {{"file_path", "a.txt"}, {"old_string", "absent"}, {"new_string", "x"}}, "old_string not found"},
       {"EditTool", {{"file_path", "a.txt"}, {"old_string", "x"}}, "missing required field 'new_string'"},
-      {"EditTool", {{"file_path", "missing.txt"}, {"old_string", "a"}, {"new_string", "b"}},
+      {"EditTool",
+       {{"file_path", "missing.txt"}, {"old_string", "a"}, {"new_string", "b"}},
        "missing.txt does not exist; use WriteFile to create it"},
       {"WriteFile", {{"file_path", "dir"}, {"content", "x"}}, "is a directory, not a file"},
       {"Frobnicate", {{"x", 1}}, "unknown tool 'Frobnicate'"},

@@ -106,7 +106,7 @@ TEST_F(OdinTrustTest, TrustAppliesTheSettingsUntilTheyChangeAndRevokeEndsIt) {
   EXPECT_NE(trust.out.find("trusted: " + ws_.path() + "\n"), std::string::npos) << trust.out;
   EXPECT_NE(trust.out.find("sandbox.bwrap = \"/proc/self/cwd/evil.sh\""), std::string::npos) << trust.out;
   EXPECT_NE(trust.out.find("sha256    "), std::string::npos) << trust.out;
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(user_.Join("config/odin/trusted.json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 

@@ -36,9 +36,13 @@ class OdinValidationTest : public ::testing::Test {
   }
 
   std::map<std::string, std::string> Env(const FakeLlm& llm) {
-    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()}, {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_},
-            {"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}};
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+            {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""},
+            {"ANTHROPIC_API_KEY", ""},
+            {"ODIN_TEST_MARK", marker_},
+            {"XDG_CONFIG_HOME", user_.Join("config")},
+            {"XDG_STATE_HOME", user_.Join("state")}};
   }
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
@@ -52,7 +56,8 @@ class OdinValidationTest : public ::testing::Test {
     std::vector<std::string> argv = {"tool", name, args.dump(), "--json"};
     if (!session.empty()) argv.insert(argv.end(), {"--session", session});
     Ran r = RunOdin(ws_.path(), argv,
-                    {{"ODIN_TEST_MARK", marker_}, {"XDG_CONFIG_HOME", user_.Join("config")},
+                    {{"ODIN_TEST_MARK", marker_},
+                     {"XDG_CONFIG_HOME", user_.Join("config")},
                      {"XDG_STATE_HOME", user_.Join("state")}});
     json j = json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << r.out << "\nstderr: " << r.err;
@@ -202,8 +207,10 @@ TEST_F(OdinValidationTest, PreexistingErrorsAreTheBaselineEvenWhenTheirLinesMove
   Put("old.cc", "int a() { return 1; }\nint b() { return missing; }\n");
   json read = Tool("Read", {{"file_path", "old.cc"}});
   std::string session = read["session_id"];
-  json edit = Tool("EditTool", {{"file_path", "old.cc"}, {"old_string", "int a() { return 1; }"},
-                                {"new_string", "// a comment\nint a() { return 1; }"}},
+  json edit = Tool("EditTool",
+                   {{"file_path", "old.cc"},
+                    {"old_string", "int a() { return 1; }"},
+                    {"new_string", "// a comment\nint a() { return 1; }"}},
                    session);
   EXPECT_EQ(edit["status"], "ok");
   EXPECT_EQ(edit["validation"]["status"], "clean") << edit.dump();
@@ -214,7 +221,8 @@ TEST_F(OdinValidationTest, PreexistingErrorsAreTheBaselineEvenWhenTheirLinesMove
 }
 
 TEST_F(OdinValidationTest, PyrightErrorThenFix) {
-  if (!Installed("pyright-langserver")) GTEST_SKIP() << "pyright is not installed (scripts/install-deps.sh installs it)";
+  if (!Installed("pyright-langserver"))
+    GTEST_SKIP() << "pyright is not installed (scripts/install-deps.sh installs it)";
   RealServerConfig();
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"calc.py","content":"def half(n: int) -> float:\n    return m / 2\n"}}]},
@@ -239,8 +247,7 @@ TEST_F(OdinValidationTest, PyrightErrorThenFix) {
 // A project whose test fails: under the auto profile the test runs when the
 // model claims completion, the failure's output goes back to the model, and
 // completion is accepted once the test passes.
-const char kFailingTestProject[] =
-    "test:\n\t@sh ./check.sh\n";
+const char kFailingTestProject[] = "test:\n\t@sh ./check.sh\n";
 const char kCheckScript[] =
     "if grep -q '^answer = 42$' answer.txt; then echo PASS; else echo \"FAIL: expected answer = 42, got $(cat "
     "answer.txt)\"; exit 1; fi\n";

@@ -36,7 +36,8 @@ std::string Replace(std::string text, const std::string& from, const std::string
 }
 
 std::string Normal(const std::string& dir, const std::string& path) {
-  std::filesystem::path p = !path.empty() && path[0] != '/' ? std::filesystem::path(dir) / path : std::filesystem::path(path);
+  std::filesystem::path p =
+      !path.empty() && path[0] != '/' ? std::filesystem::path(dir) / path : std::filesystem::path(path);
   return p.lexically_normal().string();
 }
 

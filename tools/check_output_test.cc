@@ -78,7 +78,8 @@ TEST(CheckOutput, CompileDbEntryBecomesASyntaxCheck) {
   EXPECT_EQ(argv, (std::vector<std::string>{"/usr/bin/g++", "-fsyntax-only", "-DFOO", "-I/ws/include", "-std=c++20",
                                             "/tmp/c/a.cc"}));
   EXPECT_EQ(dir, "/ws/build");
-  std::string args_db = R"([{"directory": "/ws", "file": "/ws/b.cc", "arguments": ["cc", "-c", "/ws/b.cc", "-o", "b.o"]}])";
+  std::string args_db =
+      R"([{"directory": "/ws", "file": "/ws/b.cc", "arguments": ["cc", "-c", "/ws/b.cc", "-o", "b.o"]}])";
   EXPECT_EQ(SyntaxCheckFromCompileDb(args_db, "/ws/b.cc", "/t/b.cc", &dir),
             (std::vector<std::string>{"cc", "-fsyntax-only", "/t/b.cc"}));
   EXPECT_TRUE(SyntaxCheckFromCompileDb(args_db, "/ws/none.cc", "/t/x.cc", &dir).empty());

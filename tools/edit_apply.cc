@@ -92,8 +92,8 @@ std::string DescribeRanges(const std::vector<std::pair<uint32_t, uint32_t>>& ran
   return ranges.empty() ? "no lines" : out;
 }
 
-EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& edits,
-                       const ReadCoverage& read, const std::string& path) {
+EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& edits, const ReadCoverage& read,
+                       const std::string& path) {
   bool crlf = UsesCrlf(original);
   std::string content(original);
   std::vector<Interval> unread = UnreadIntervals(original, read);
@@ -119,10 +119,10 @@ EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& e
     size_t count = at.size() > 1 ? at.size() : CountOverlapping(content, old_s);
     if (count > 1 && !edits[i].replace_all) {
       if (at.size() == 1) at = {at[0], content.find(old_s, at[0] + 1)};
-      return Failed(EditFailure::kAmbiguous,
-                    which + "old_string matches " + std::to_string(count) + " times in " + path + " (lines " +
-                        LineList(index, at) + (i > 0 ? ", counted after the earlier edits of this call" : "") +
-                        "); add surrounding lines to make it unique, or set replace_all");
+      return Failed(EditFailure::kAmbiguous, which + "old_string matches " + std::to_string(count) + " times in " +
+                                                 path + " (lines " + LineList(index, at) +
+                                                 (i > 0 ? ", counted after the earlier edits of this call" : "") +
+                                                 "); add surrounding lines to make it unique, or set replace_all");
     }
     LineIndex original_index(original);
     for (size_t pos : at) {
@@ -135,9 +135,9 @@ EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& e
           uint32_t from = first > 3 ? first - 3 : 1;
           uint32_t to = std::min(last + 3, original_index.lines());
           return Failed(EditFailure::kOutsideRead,
-                        which + "old_string is at line" + (first == last ? " " + std::to_string(first)
-                                                                          : "s " + std::to_string(first) + "-" +
-                                                                                std::to_string(last)) +
+                        which + "old_string is at line" +
+                            (first == last ? " " + std::to_string(first)
+                                           : "s " + std::to_string(first) + "-" + std::to_string(last)) +
                             " of " + path + ", which you have not read (you read " + DescribeRanges(read.ranges) +
                             "). Read lines " + std::to_string(from) + "-" + std::to_string(to) +
                             " first (Read with offset=" + std::to_string(from) +

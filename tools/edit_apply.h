@@ -37,15 +37,15 @@ enum class EditFailure {
 
 struct EditOutcome {
   EditFailure failure = EditFailure::kNone;
-  std::string message;   // for the model, when failed
-  std::string content;   // the new content, when not failed
+  std::string message;  // for the model, when failed
+  std::string content;  // the new content, when not failed
   int replacements = 0;
   uint32_t first_changed_line = 0;  // in the new content, 1-based; 0 if none
   uint32_t last_changed_line = 0;
 };
 
-EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& edits,
-                       const ReadCoverage& read, const std::string& display_path);
+EditOutcome ApplyEdits(std::string_view original, const std::vector<EditSpec>& edits, const ReadCoverage& read,
+                       const std::string& display_path);
 
 // "lines 3-9, 20-25" (or "lines 4" for one line).
 std::string DescribeRanges(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);

@@ -104,9 +104,7 @@ TEST(EditApplyTest, NonUtf8BytesOutsideTheEditSurvive) {
   EXPECT_EQ(o.content, "caf\xe9\nkeep \xff\xfe bytes\nchanged\n");
 }
 
-TEST(EditApplyTest, DescribesRanges) {
-  EXPECT_EQ(DescribeRanges({{1, 5}, {9, 9}}), "lines 1-5, 9");
-}
+TEST(EditApplyTest, DescribesRanges) { EXPECT_EQ(DescribeRanges({{1, 5}, {9, 9}}), "lines 1-5, 9"); }
 
 }  // namespace
 }  // namespace odin

@@ -20,8 +20,8 @@ constexpr size_t kChunkBytes = 64 * 1024;
 
 bool IsInside(const std::string& path, const std::string& root) {
   if (root == "/") return true;
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          path[root.size()] == '/');
+  return path == root ||
+         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
 }
 
 void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -84,8 +84,8 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
   return spec;
 }
 
-StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec, size_t head_bytes,
-                                                        size_t tail_bytes, Clock* clock) {
+StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec, size_t head_bytes, size_t tail_bytes,
+                                                        Clock* clock) {
   ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
   ASSIGN_OR_RETURN(Pipe err, MakePipe(O_CLOEXEC));
   SpawnOptions o;
@@ -103,16 +103,20 @@ StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec,
   if (!pid.ok()) return pid.status();
   SetNonBlocking(out.read_end.get());
   SetNonBlocking(err.read_end.get());
-  std::unique_ptr<CommandRun> run(new CommandRun(*pid, OpenPidFd(*pid), out.read_end.release(),
-                                                 err.read_end.release(), head_bytes, tail_bytes, clock));
+  std::unique_ptr<CommandRun> run(new CommandRun(*pid, OpenPidFd(*pid), out.read_end.release(), err.read_end.release(),
+                                                 head_bytes, tail_bytes, clock));
   run->kill_escaped_ = spec.kill_escaped_descendants;
   return run;
 }
 
-CommandRun::CommandRun(pid_t pid, int pidfd, int out_fd, int err_fd, size_t head, size_t tail,
-                       Clock* clock)
-    : pid_(pid), pidfd_(pidfd), out_fd_(out_fd), err_fd_(err_fd), clock_(clock),
-      started_(clock->Now()), capture_(head, tail) {}
+CommandRun::CommandRun(pid_t pid, int pidfd, int out_fd, int err_fd, size_t head, size_t tail, Clock* clock)
+    : pid_(pid),
+      pidfd_(pidfd),
+      out_fd_(out_fd),
+      err_fd_(err_fd),
+      clock_(clock),
+      started_(clock->Now()),
+      capture_(head, tail) {}
 
 CommandRun::~CommandRun() {
   if (!done_) KillNow();
@@ -214,8 +218,7 @@ void CommandRun::FillResult(v1::ToolResult* r) const {
   r->set_output_head(capture_.head());
   r->set_output_tail(capture_.tail());
   r->set_output_total_bytes(capture_.total());
-  r->set_duration_us(static_cast<uint64_t>(
-      std::chrono::duration_cast<microseconds>(finished_ - started_).count()));
+  r->set_duration_us(static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(finished_ - started_).count()));
   r->set_has_exit_code(true);
   int code = ExitCodeFromWaitStatus(wait_status_);
   if (cancelled_) {
@@ -230,8 +233,7 @@ void CommandRun::FillResult(v1::ToolResult* r) const {
       case CancelKind::kUser:
       case CancelKind::kBudget:
         r->set_status(v1::TOOL_STATUS_CANCELLED);
-        r->set_exit_reason(*cancelled_ == CancelKind::kUser ? v1::EXIT_REASON_KILLED
-                                                            : v1::EXIT_REASON_BUDGET_EXCEEDED);
+        r->set_exit_reason(*cancelled_ == CancelKind::kUser ? v1::EXIT_REASON_KILLED : v1::EXIT_REASON_BUDGET_EXCEEDED);
         r->set_exit_code(code);
         r->mutable_error()->set_code(v1::CODE_CANCELLED);
         r->mutable_error()->set_message("command cancelled");

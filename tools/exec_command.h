@@ -77,8 +77,8 @@ class CommandRun {
 
   // Starts the command. On failure to start (not found, not executable, bad
   // cwd) returns the error; nothing is left running.
-  static StatusOr<std::unique_ptr<CommandRun>> Start(const CommandSpec& spec, size_t head_bytes,
-                                                     size_t tail_bytes, Clock* clock);
+  static StatusOr<std::unique_ptr<CommandRun>> Start(const CommandSpec& spec, size_t head_bytes, size_t tail_bytes,
+                                                     Clock* clock);
   ~CommandRun();
   CommandRun(const CommandRun&) = delete;
   CommandRun& operator=(const CommandRun&) = delete;

@@ -80,7 +80,7 @@ TEST_F(ExecCommandTest, ArgvRunsWithoutShell) {
 TEST_F(ExecCommandTest, HeadAndTailOfLargeOutput) {
   v1::ToolResult r = Run(Spec(R"({"command":"seq 1 10000"})"));
   EXPECT_EQ(r.output_head(), "1\n2\n3\n4\n5\n6\n7\n8\n");  // 16 bytes
-  EXPECT_EQ(r.output_tail(), "9998\n9999\n10000\n");  // the last 16
+  EXPECT_EQ(r.output_tail(), "9998\n9999\n10000\n");       // the last 16
   EXPECT_EQ(r.output_total_bytes(), sink_.out.size());
 }
 
@@ -116,8 +116,8 @@ TEST_F(ExecCommandTest, CwdIsInsideWorkspace) {
 }
 
 TEST_F(ExecCommandTest, MalformedArgumentsAreRejected) {
-  for (const char* bad : {"", "[]", "{}", R"({"command":""})", R"({"argv":[]})",
-                          R"({"argv":[1]})", R"({"command":"x","argv":["x"]})"}) {
+  for (const char* bad :
+       {"", "[]", "{}", R"({"command":""})", R"({"argv":[]})", R"({"argv":[1]})", R"({"command":"x","argv":["x"]})"}) {
     auto spec = ParseExecuteCommandArgs(bad, workspace_);
     ASSERT_FALSE(spec.ok()) << bad;
     EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument) << bad;

@@ -53,16 +53,16 @@ struct EditArgs {
 
 struct GrepArgs {
   std::string pattern;
-  std::string path;                 // "" : the working directory
+  std::string path;  // "" : the working directory
   std::string glob;
   std::string type;
   std::string output_mode = "files_with_matches";  // or "content", "count"
-  bool line_numbers = false;        // -n
-  bool ignore_case = false;         // -i
-  int after = -1, before = -1, context = -1;  // -A, -B, -C; -1: unset
-  uint32_t head_limit = 0;          // 0: no limit
+  bool line_numbers = false;                       // -n
+  bool ignore_case = false;                        // -i
+  int after = -1, before = -1, context = -1;       // -A, -B, -C; -1: unset
+  uint32_t head_limit = 0;                         // 0: no limit
   bool multiline = false;
-  uint32_t offset = 0;              // with limit: a line range of one file; 0: unset
+  uint32_t offset = 0;  // with limit: a line range of one file; 0: unset
   uint32_t limit = 0;
 };
 

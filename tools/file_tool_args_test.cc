@@ -51,7 +51,8 @@ TEST(FileToolArgsTest, TodoStatusesAndIds) {
   EXPECT_TRUE(ParseTodoArgs(R"({"todos":[{"id":"1","content":"a","status":"pending"}]})").ok());
   EXPECT_FALSE(ParseTodoArgs(R"({"todos":[{"id":"1","content":"a","status":"done"}]})").ok());
   EXPECT_FALSE(ParseTodoArgs(R"({"todos":[{"id":"1","content":"a","status":"pending"},
-                                          {"id":"1","content":"b","status":"pending"}]})").ok());
+                                          {"id":"1","content":"b","status":"pending"}]})")
+                   .ok());
 }
 
 }  // namespace

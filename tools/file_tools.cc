@@ -40,8 +40,8 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   if (!path.ok()) return Fail(r, path.status());
   std::string shown = DisplayPath(*path, ws);
   // A path outside the workspace (approved) is opened below its own directory.
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(IsInsideDir(*path, ws) ? ws : DirName(*path), *path,
-                                                                kMaxFileBytes, LockedFile::Lock::kShared);
+  StatusOr<std::unique_ptr<LockedFile>> file =
+      LockedFile::Open(IsInsideDir(*path, ws) ? ws : DirName(*path), *path, kMaxFileBytes, LockedFile::Lock::kShared);
   if (!file.ok()) return Fail(r, file.status().WithContext("Read"));
   if (!(*file)->exists()) {
     return Fail(r, Status::NotFound("Read", shown + " does not exist" +
@@ -59,8 +59,8 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   uint32_t first = args->offset;
   uint32_t count = args->limit != 0 ? args->limit : kDefaultReadLines;
   if (total > 0 && first > total) {
-    return Fail(r, Status::InvalidArgument("Read", "offset " + std::to_string(first) + " is past the end of " +
-                                                       shown + " (" + std::to_string(total) + " lines)"));
+    return Fail(r, Status::InvalidArgument("Read", "offset " + std::to_string(first) + " is past the end of " + shown +
+                                                       " (" + std::to_string(total) + " lines)"));
   }
   uint32_t last = total == 0 ? 0 : std::min<uint64_t>(total, static_cast<uint64_t>(first) + count - 1);
 
@@ -106,8 +106,8 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
       }
     }
     if (first != 1 || last != total) {
-      text += "(Showing lines " + std::to_string(first) + "-" + std::to_string(last) + " of " +
-              std::to_string(total) + ". Use offset and limit to read more.)\n";
+      text += "(Showing lines " + std::to_string(first) + "-" + std::to_string(last) + " of " + std::to_string(total) +
+              ". Use offset and limit to read more.)\n";
     }
   }
   r->set_status(v1::TOOL_STATUS_OK);
@@ -170,9 +170,9 @@ std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::Tool
   StatusOr<WriteArgs> args = ParseWriteArgs(req.arguments_json());
   if (!args.ok()) return Fail(r, args.status());
   if (args->content.size() > kMaxFileBytes) {
-    return Fail(r, Status::ResourceExhausted("WriteFile", "content is " + std::to_string(args->content.size()) +
-                                                              " bytes, over the limit of " +
-                                                              std::to_string(kMaxFileBytes)));
+    return Fail(
+        r, Status::ResourceExhausted("WriteFile", "content is " + std::to_string(args->content.size()) +
+                                                      " bytes, over the limit of " + std::to_string(kMaxFileBytes)));
   }
   StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
   if (!path.ok()) return Fail(r, path.status());
@@ -216,14 +216,11 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   for (const v1::LineRange& range : req.expect().read_ranges()) coverage.ranges.push_back({range.start(), range.end()});
   EditOutcome out = ApplyEdits((*file)->content(), args->edits, coverage, shown);
   switch (out.failure) {
-    case EditFailure::kNone:
-      break;
+    case EditFailure::kNone: break;
     case EditFailure::kOutsideRead:
       return Fail(r, v1::TOOL_STATUS_REJECTED, Status::FailedPrecondition(req.tool(), out.message));
-    case EditFailure::kNotFound:
-      return Fail(r, Status::NotFound(req.tool(), out.message));
-    default:
-      return Fail(r, Status::InvalidArgument(req.tool(), out.message));
+    case EditFailure::kNotFound: return Fail(r, Status::NotFound(req.tool(), out.message));
+    default: return Fail(r, Status::InvalidArgument(req.tool(), out.message));
   }
   std::string what = "Edited " + shown + ": " + std::to_string(out.replacements) + " replacement" +
                      (out.replacements == 1 ? "" : "s") + ", lines " + std::to_string(out.first_changed_line) + "-" +

@@ -69,7 +69,8 @@ TEST_F(FileToolsTest, PartialReadIsASegment) {
   Put("a.txt", content);
   std::string text;
   v1::ToolResult r = Run(kReadTool, R"({"file_path":"a.txt","offset":4,"limit":3})", &text);
-  EXPECT_EQ(text, "     4\tl4\n     5\tl5\n     6\tl6\n(Showing lines 4-6 of 10. Use offset and limit to read more.)\n");
+  EXPECT_EQ(text,
+            "     4\tl4\n     5\tl5\n     6\tl6\n(Showing lines 4-6 of 10. Use offset and limit to read more.)\n");
   const v1::FileSnapshot& s = r.files_read(0);
   EXPECT_FALSE(s.full());
   ASSERT_EQ(s.segments_size(), 1);
@@ -90,7 +91,9 @@ TEST_F(FileToolsTest, LongFilesShowTheFirst2000Lines) {
 }
 
 TEST_F(FileToolsTest, ReadRefusesWhatItCannotShow) {
-  Put("bin.dat", std::string("\x7f" "ELF\0\0\0", 7));
+  Put("bin.dat", std::string("\x7f"
+                             "ELF\0\0\0",
+                             7));
   Put("empty.txt", "");
   ASSERT_TRUE(MakeDirs(ws_ + "/dir").ok());
   std::string text;
@@ -138,13 +141,15 @@ TEST_F(FileToolsTest, EditKeepsModeAndRefusesAStaleHash) {
   Put("s.sh", "echo changed behind our back\n");
   ASSERT_EQ(chmod((ws_ + "/s.sh").c_str(), 0751), 0);
   std::string text;
-  v1::ToolResult stale = Run(kEditTool, R"({"file_path":"s.sh","old_string":"echo","new_string":"printf"})", &text, &read);
+  v1::ToolResult stale =
+      Run(kEditTool, R"({"file_path":"s.sh","old_string":"echo","new_string":"printf"})", &text, &read);
   EXPECT_EQ(stale.status(), v1::TOOL_STATUS_REJECTED);
   EXPECT_NE(text.find("changed since you read it"), std::string::npos);
   EXPECT_EQ(Get("s.sh"), "echo changed behind our back\n");
 
   v1::FileExpectation fresh = ReadAll("s.sh");
-  v1::ToolResult ok = Run(kEditTool, R"({"file_path":"s.sh","old_string":"echo","new_string":"printf"})", &text, &fresh);
+  v1::ToolResult ok =
+      Run(kEditTool, R"({"file_path":"s.sh","old_string":"echo","new_string":"printf"})", &text, &fresh);
   ASSERT_EQ(ok.status(), v1::TOOL_STATUS_OK) << text;
   EXPECT_EQ(Get("s.sh"), "printf changed behind our back\n");
   struct stat st;
@@ -168,8 +173,8 @@ TEST_F(FileToolsTest, EditThroughASymlinkChangesTheTargetAndKeepsTheLink) {
 TEST_F(FileToolsTest, CrlfAndNonUtf8FilesAreEditedByteExactly) {
   Put("w.txt", "first\r\nsecond \xe9\r\nthird\r\n");
   v1::FileExpectation read = ReadAll("w.txt");
-  v1::ToolResult r = Run(kEditTool, R"({"file_path":"w.txt","old_string":"first\nsecond","new_string":"1st\n2nd"})",
-                         nullptr, &read);
+  v1::ToolResult r =
+      Run(kEditTool, R"({"file_path":"w.txt","old_string":"first\nsecond","new_string":"1st\n2nd"})", nullptr, &read);
   ASSERT_EQ(r.status(), v1::TOOL_STATUS_OK) << r.error().message();
   EXPECT_EQ(Get("w.txt"), "1st\r\n2nd \xe9\r\nthird\r\n");
 }
@@ -203,8 +208,10 @@ TEST_F(FileToolsTest, ConcurrentEditsFromOneReadLandOnce) {
   Put("c.txt", "counter = 0\n");
   v1::FileExpectation read = ReadAll("c.txt");
   v1::ToolResult a, b;
-  std::thread t1([&] { a = Run(kEditTool, R"({"file_path":"c.txt","old_string":"0","new_string":"1"})", nullptr, &read); });
-  std::thread t2([&] { b = Run(kEditTool, R"({"file_path":"c.txt","old_string":"0","new_string":"2"})", nullptr, &read); });
+  std::thread t1(
+      [&] { a = Run(kEditTool, R"({"file_path":"c.txt","old_string":"0","new_string":"1"})", nullptr, &read); });
+  std::thread t2(
+      [&] { b = Run(kEditTool, R"({"file_path":"c.txt","old_string":"0","new_string":"2"})", nullptr, &read); });
   t1.join();
   t2.join();
   // Both read the same version: exactly one may land; the other sees the change.

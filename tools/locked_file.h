@@ -59,13 +59,13 @@ class LockedFile {
   LockedFile(std::string path) : path_(std::move(path)) {}
   Status OpenParents(bool create);
 
-  std::string path_;      // for messages
-  std::string rel_dir_;   // the directory, relative to the workspace ("." for the root)
-  std::string name_;      // the last component
+  std::string path_;     // for messages
+  std::string rel_dir_;  // the directory, relative to the workspace ("." for the root)
+  std::string name_;     // the last component
   // Closed in reverse: the file first, which releases the flock.
-  UniqueFd ws_fd_;        // the workspace
-  UniqueFd dir_fd_;       // the file's directory; none while it does not exist
-  UniqueFd fd_;           // the file; holds the flock
+  UniqueFd ws_fd_;   // the workspace
+  UniqueFd dir_fd_;  // the file's directory; none while it does not exist
+  UniqueFd fd_;      // the file; holds the flock
   std::string content_;
   FileStat stat_;
 };

@@ -24,9 +24,7 @@ namespace {
 
 constexpr size_t kMaxMessageBytes = 64u << 20;  // a server that sends more is broken
 
-bool Unreserved(unsigned char c) {
-  return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-}
+bool Unreserved(unsigned char c) { return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/'; }
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -181,8 +179,8 @@ void LspServer::Notify(const std::string& method, const std::string& params_json
 
 void LspServer::DidOpen(const std::string& path, const std::string& language_id, int64_t version,
                         const std::string& text) {
-  json params = {{"textDocument",
-                  {{"uri", PathToUri(path)}, {"languageId", language_id}, {"version", version}, {"text", text}}}};
+  json params = {
+      {"textDocument", {{"uri", PathToUri(path)}, {"languageId", language_id}, {"version", version}, {"text", text}}}};
   Notify("textDocument/didOpen", params.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 

@@ -32,8 +32,8 @@
 namespace odin {
 
 struct LspDiagnostic {
-  uint32_t line = 0;    // 1-based
-  uint32_t column = 0;  // 1-based, in UTF-16 code units as LSP counts them
+  uint32_t line = 0;      // 1-based
+  uint32_t column = 0;    // 1-based, in UTF-16 code units as LSP counts them
   uint32_t severity = 1;  // 1 error, 2 warning, 3 information, 4 hint (missing: error)
   std::string code;
   std::string message;
@@ -43,15 +43,15 @@ struct LspDiagnostic {
 struct PublishedDiagnostics {
   std::optional<int64_t> version;  // as the server reported it
   std::vector<LspDiagnostic> items;
-  uint64_t seq = 0;                // arrival number, over all documents
+  uint64_t seq = 0;  // arrival number, over all documents
   SteadyTime at{};
 };
 
 struct LspServerOptions {
   std::vector<std::string> command;  // argv; the program as an absolute path
   std::vector<std::string> env;
-  std::string root;                  // the workspace; also the server's cwd
-  int stderr_fd = -1;                // where the server's stderr goes; -1: /dev/null
+  std::string root;    // the workspace; also the server's cwd
+  int stderr_fd = -1;  // where the server's stderr goes; -1: /dev/null
 };
 
 class LspServer {

@@ -103,7 +103,8 @@ std::vector<std::pair<std::string, std::vector<ShownLine>>> ParseRgJson(const st
   while (start < out.size()) {
     size_t end = out.find('\n', start);
     if (end == std::string::npos) end = out.size();
-    json msg = json::parse(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), nullptr, false);
+    json msg =
+        json::parse(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), nullptr, false);
     start = end + 1;
     if (msg.is_discarded() || !msg.contains("type")) continue;
     std::string type = msg["type"].get<std::string>();
@@ -193,7 +194,8 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
     SortByMtime(&paths);
     size_t total = paths.size();
     if (a.head_limit != 0 && paths.size() > a.head_limit) paths.resize(a.head_limit);
-    text = total == 0 ? "No files found\n" : "Found " + std::to_string(total) + " file" + (total == 1 ? "" : "s") + "\n";
+    text =
+        total == 0 ? "No files found\n" : "Found " + std::to_string(total) + " file" + (total == 1 ? "" : "s") + "\n";
     for (const std::string& p : paths) {
       if (text.size() > kMaxTextBytes) {
         text += "(output cut at " + std::to_string(kMaxTextBytes) + " bytes; narrow the search)\n";

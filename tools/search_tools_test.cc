@@ -25,12 +25,12 @@ class SearchToolsTest : public ::testing::Test {
 TEST_F(SearchToolsTest, GrepCommandLines) {
   auto argv = PlanSearch(Req(kGrepTool, R"({"pattern":"foo","-i":true,"glob":"*.cc","type":"cpp"})"), ws_, "rg");
   ASSERT_TRUE(argv.ok());
-  EXPECT_EQ(*argv, (std::vector<std::string>{"rg", "--no-config", "--files-with-matches", "--null", "-i", "--glob", "*.cc",
-                                             "--type", "cpp", "-e", "foo", "--", ws_}));
-  auto content = PlanSearch(Req(kGrepTool, R"({"pattern":"x","output_mode":"content","-C":2,"multiline":true})"),
-                            ws_, "rg");
-  EXPECT_EQ(*content, (std::vector<std::string>{"rg", "--no-config", "--json", "-C", "2", "-U", "--multiline-dotall", "-e", "x",
-                                                "--", ws_}));
+  EXPECT_EQ(*argv, (std::vector<std::string>{"rg", "--no-config", "--files-with-matches", "--null", "-i", "--glob",
+                                             "*.cc", "--type", "cpp", "-e", "foo", "--", ws_}));
+  auto content =
+      PlanSearch(Req(kGrepTool, R"({"pattern":"x","output_mode":"content","-C":2,"multiline":true})"), ws_, "rg");
+  EXPECT_EQ(*content, (std::vector<std::string>{"rg", "--no-config", "--json", "-C", "2", "-U", "--multiline-dotall",
+                                                "-e", "x", "--", ws_}));
   EXPECT_FALSE(PlanSearch(Req(kGrepTool, R"({"pattern":"x","path":"../out"})"), ws_, "rg").ok());
   EXPECT_FALSE(PlanSearch(Req(kGrepTool, R"({"pattern":"x","path":"missing"})"), ws_, "rg").ok());
 }
@@ -38,13 +38,29 @@ TEST_F(SearchToolsTest, GrepCommandLines) {
 TEST_F(SearchToolsTest, ContentOutputShowsLinesAndRecordsThemAsRead) {
   ASSERT_TRUE(WriteFileAtomic(ws_ + "/f.txt", "a\nhello world\nb\nc\nd\nhello\n").ok());
   std::string f = ws_ + "/f.txt";
-  std::string rg =
-      R"({"type":"begin","data":{"path":{"text":")" + f + R"("}}})" "\n"
-      R"({"type":"context","data":{"path":{"text":")" + f + R"("},"lines":{"text":"a\n"},"line_number":1}})" "\n"
-      R"({"type":"match","data":{"path":{"text":")" + f + R"("},"lines":{"text":"hello world\n"},"line_number":2}})" "\n"
-      R"({"type":"context","data":{"path":{"text":")" + f + R"("},"lines":{"text":"b\n"},"line_number":3}})" "\n"
-      R"({"type":"context","data":{"path":{"text":")" + f + R"("},"lines":{"text":"d\n"},"line_number":5}})" "\n"
-      R"({"type":"match","data":{"path":{"text":")" + f + R"("},"lines":{"text":"hello\n"},"line_number":6}})" "\n";
+  std::string rg = R"({"type":"begin","data":{"path":{"text":")" + f +
+                   R"("}}})"
+                   "\n"
+                   R"({"type":"context","data":{"path":{"text":")" +
+                   f +
+                   R"("},"lines":{"text":"a\n"},"line_number":1}})"
+                   "\n"
+                   R"({"type":"match","data":{"path":{"text":")" +
+                   f +
+                   R"("},"lines":{"text":"hello world\n"},"line_number":2}})"
+                   "\n"
+                   R"({"type":"context","data":{"path":{"text":")" +
+                   f +
+                   R"("},"lines":{"text":"b\n"},"line_number":3}})"
+                   "\n"
+                   R"({"type":"context","data":{"path":{"text":")" +
+                   f +
+                   R"("},"lines":{"text":"d\n"},"line_number":5}})"
+                   "\n"
+                   R"({"type":"match","data":{"path":{"text":")" +
+                   f +
+                   R"("},"lines":{"text":"hello\n"},"line_number":6}})"
+                   "\n";
   v1::ToolRequest req = Req(kGrepTool, R"({"pattern":"hello","output_mode":"content","-n":true,"-C":1})");
   v1::ToolResult r;
   std::string text = FinishSearch(req, ws_, rg, "", 0, false, &r);
@@ -63,9 +79,13 @@ TEST_F(SearchToolsTest, LinesThatChangedSinceRgShowedThemAreNotRead) {
   // rg showed "old" on line 2, but the file now has "new" there.
   ASSERT_TRUE(WriteFileAtomic(ws_ + "/f.txt", "a\nnew\nc\n").ok());
   std::string f = ws_ + "/f.txt";
-  std::string rg =
-      R"({"type":"match","data":{"path":{"text":")" + f + R"("},"lines":{"text":"a\n"},"line_number":1}})" "\n"
-      R"({"type":"match","data":{"path":{"text":")" + f + R"("},"lines":{"text":"old\n"},"line_number":2}})" "\n";
+  std::string rg = R"({"type":"match","data":{"path":{"text":")" + f +
+                   R"("},"lines":{"text":"a\n"},"line_number":1}})"
+                   "\n"
+                   R"({"type":"match","data":{"path":{"text":")" +
+                   f +
+                   R"("},"lines":{"text":"old\n"},"line_number":2}})"
+                   "\n";
   v1::ToolResult r;
   FinishSearch(Req(kGrepTool, R"({"pattern":".","output_mode":"content"})"), ws_, rg, "", 0, false, &r);
   ASSERT_EQ(r.files_read_size(), 1);
@@ -81,9 +101,9 @@ TEST_F(SearchToolsTest, OffsetAndLimitShowOneRangeOfOneFile) {
           R"(\n"},"line_number":)" + std::to_string(i) + "}}\n";
   }
   v1::ToolResult r;
-  std::string text =
-      FinishSearch(Req(kGrepTool, R"({"pattern":"x","path":"f.txt","output_mode":"content","offset":2,"limit":2,"-n":true})"),
-                   ws_, rg, "", 0, false, &r);
+  std::string text = FinishSearch(
+      Req(kGrepTool, R"({"pattern":"x","path":"f.txt","output_mode":"content","offset":2,"limit":2,"-n":true})"), ws_,
+      rg, "", 0, false, &r);
   EXPECT_EQ(text, "f.txt:2:x2\nf.txt:3:x3\n");
   EXPECT_EQ(r.files_read(0).segments(0).start_line(), 2u);
   EXPECT_EQ(r.files_read(0).segments(0).end_line(), 3u);
@@ -105,8 +125,8 @@ TEST_F(SearchToolsTest, FilesWithMatchesAndCountAndHeadLimit) {
 
 TEST_F(SearchToolsTest, RgErrorsBecomeToolErrors) {
   v1::ToolResult r;
-  std::string text = FinishSearch(Req(kGrepTool, R"({"pattern":"("})"), ws_, "",
-                                  "rg: regex parse error:\n    (\n", 2, false, &r);
+  std::string text =
+      FinishSearch(Req(kGrepTool, R"({"pattern":"("})"), ws_, "", "rg: regex parse error:\n    (\n", 2, false, &r);
   EXPECT_EQ(r.status(), v1::TOOL_STATUS_ERROR);
   EXPECT_EQ(text, "Error: Grep: rg: rg: regex parse error:\n");
   v1::ToolResult none;

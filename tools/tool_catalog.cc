@@ -24,10 +24,14 @@ constexpr ToolInfo kTools[] = {
 }  // namespace
 
 bool ParseMode(std::string_view text, Mode* mode) {
-  if (text == "ask") *mode = Mode::kAsk;
-  else if (text == "plan") *mode = Mode::kPlan;
-  else if (text == "edit") *mode = Mode::kEdit;
-  else return false;
+  if (text == "ask")
+    *mode = Mode::kAsk;
+  else if (text == "plan")
+    *mode = Mode::kPlan;
+  else if (text == "edit")
+    *mode = Mode::kEdit;
+  else
+    return false;
   return true;
 }
 

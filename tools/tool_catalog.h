@@ -20,10 +20,10 @@ constexpr char kAgentTool[] = "AgentTool";
 
 // What a tool may do: the gates judge a call by its class.
 enum class ToolClass {
-  kRead,     // looks at the workspace (Read, Grep, LS, ...), or at Odin's own state
-  kWrite,    // changes one file through the file tools: edit mode only, one write per file at a time
-  kExec,     // runs a command (ExecuteCommand): what it changes, the command rules and the sandbox decide
-  kAgent,    // starts a subagent, whose own calls meet the gates
+  kRead,   // looks at the workspace (Read, Grep, LS, ...), or at Odin's own state
+  kWrite,  // changes one file through the file tools: edit mode only, one write per file at a time
+  kExec,   // runs a command (ExecuteCommand): what it changes, the command rules and the sandbox decide
+  kAgent,  // starts a subagent, whose own calls meet the gates
 };
 
 // A tool's descriptor. The table (tool_catalog.cc) is the one place that

@@ -72,9 +72,8 @@ DiffResult UnifiedDiff(std::string_view before, std::string_view after, const st
   for (const auto& hunk : diff.getUniHunks()) {
     // dtl numbers lines within the slices; shift by what was cut off.
     long long a_start = hunk.a + static_cast<long long>(lead), b_start = hunk.c + static_cast<long long>(lead);
-    out.text += "@@ -" + std::to_string(hunk.b == 0 ? a_start - 1 : a_start) + "," + std::to_string(hunk.b) +
-                " +" + std::to_string(hunk.d == 0 ? b_start - 1 : b_start) + "," + std::to_string(hunk.d) +
-                " @@\n";
+    out.text += "@@ -" + std::to_string(hunk.b == 0 ? a_start - 1 : a_start) + "," + std::to_string(hunk.b) + " +" +
+                std::to_string(hunk.d == 0 ? b_start - 1 : b_start) + "," + std::to_string(hunk.d) + " @@\n";
     auto emit = [&out](const auto& elems) {
       for (const auto& e : elems) {
         char mark = e.second.type == dtl::SES_ADD ? '+' : e.second.type == dtl::SES_DELETE ? '-' : ' ';

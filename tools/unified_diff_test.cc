@@ -17,8 +17,7 @@ TEST(UnifiedDiffTest, OneChangedLineWithContext) {
   DiffResult d = UnifiedDiff(a, b, "f.txt");
   EXPECT_EQ(d.added, 1);
   EXPECT_EQ(d.removed, 1);
-  EXPECT_EQ(d.text,
-            "--- a/f.txt\n+++ b/f.txt\n@@ -7,7 +7,7 @@\n l7\n l8\n l9\n-l10\n+CHANGED\n l11\n l12\n l13\n");
+  EXPECT_EQ(d.text, "--- a/f.txt\n+++ b/f.txt\n@@ -7,7 +7,7 @@\n l7\n l8\n l9\n-l10\n+CHANGED\n l11\n l12\n l13\n");
 }
 
 TEST(UnifiedDiffTest, NewFileAndEqualFiles) {
@@ -37,8 +36,9 @@ TEST(UnifiedDiffTest, AWholesaleRewriteOfALargeFileIsSummarized) {
   DiffResult d = UnifiedDiff(a, b, "gen.txt");
   EXPECT_EQ(d.removed, 20000);
   EXPECT_EQ(d.added, 20000);
-  EXPECT_EQ(d.text, "--- a/gen.txt\n+++ b/gen.txt\n@@ -1,20000 +1,20000 @@ (20000 lines replaced by 20000; too large to diff "
-                    "line by line)\n");
+  EXPECT_EQ(d.text,
+            "--- a/gen.txt\n+++ b/gen.txt\n@@ -1,20000 +1,20000 @@ (20000 lines replaced by 20000; too large to diff "
+            "line by line)\n");
 }
 
 TEST(UnifiedDiffTest, MissingFinalNewlineIsMarked) {

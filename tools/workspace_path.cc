@@ -35,8 +35,7 @@ StatusOr<std::string> ResolvePath(const std::string& given, const std::string& b
 
 bool IsOutsideWorkspace(const std::string& given, const std::string& workspace) {
   if (given.empty()) return false;
-  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
-                                            : std::filesystem::path(workspace) / given;
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(workspace) / given;
   if (!IsInsideDir(p.lexically_normal().string(), workspace)) return true;
   StatusOr<std::string> resolved = ResolvePath(given, workspace);
   return resolved.ok() && !IsInsideDir(*resolved, workspace);
@@ -44,13 +43,12 @@ bool IsOutsideWorkspace(const std::string& given, const std::string& workspace) 
 
 StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
   if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
-  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given)
-                                            : std::filesystem::path(workspace) / given;
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(workspace) / given;
   std::string normal = p.lexically_normal().string();
   if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
   auto outside = [&](const std::string& where) {
-    return Status::InvalidArgument(given, "is outside the workspace " + workspace +
-                                              (where == normal ? "" : " (it resolves to " + where + ")"));
+    return Status::InvalidArgument(
+        given, "is outside the workspace " + workspace + (where == normal ? "" : " (it resolves to " + where + ")"));
   };
   // Lexically outside: refused before anything outside is looked at.
   if (!IsInsideDir(normal, workspace)) return outside(normal);

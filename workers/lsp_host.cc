@@ -60,8 +60,8 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     std::vector<std::string> command;
     std::unique_ptr<LspServer> lsp;
     int start_failures = 0;
-    bool versioned = false;  // it has published a version: every publish must carry the one sent
-    std::string given_up;  // why it is not started again
+    bool versioned = false;           // it has published a version: every publish must carry the one sent
+    std::string given_up;             // why it is not started again
     std::map<std::string, Doc> docs;  // open documents, by path
   };
   enum class Phase { kStarting, kDiagnosing, kChecking };
@@ -110,22 +110,19 @@ class Host : public CommandRun::Sink, public WorkerLogic {
 
 void Host::Handle(const v1::Envelope& env) {
   switch (env.body_case()) {
-    case v1::Envelope::kToolRequest:
-      StartJob(env.tool_request());
-      break;
+    case v1::Envelope::kToolRequest: StartJob(env.tool_request()); break;
     case v1::Envelope::kCancel:
       if (job_ && env.cancel().execution_id() == job_->req.execution_id()) {
         v1::ToolResult r;
         bool timeout = env.cancel().reason() == v1::CANCEL_REASON_TIMEOUT;
-        FailResult(&r, timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
-                   timeout ? Status::DeadlineExceeded("lsp_check", "out of time")
-                           : Status::Cancelled("lsp_check cancelled"));
+        FailResult(
+            &r, timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
+            timeout ? Status::DeadlineExceeded("lsp_check", "out of time") : Status::Cancelled("lsp_check cancelled"));
         r.set_exit_reason(timeout ? v1::EXIT_REASON_TIMEOUT : v1::EXIT_REASON_KILLED);
         FinishCall(std::move(r));
       }
       break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -243,8 +240,8 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   spec.env = CurrentEnvironment();
   spec.kill_escaped_descendants = false;  // the language servers are our children too
   std::string program = BaseName(in().check_command(0));
-  bool compiler = program == "g++" || program == "gcc" || program == "c++" || program == "cc" ||
-                  program.rfind("clang", 0) == 0;
+  bool compiler =
+      program == "g++" || program == "gcc" || program == "c++" || program == "cc" || program.rfind("clang", 0) == 0;
   if (compiler) {
     // The flags compile_commands.json gives the file, when there is one.
     for (const char* db : {"compile_commands.json", "build/compile_commands.json"}) {
@@ -316,11 +313,8 @@ void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
       text = j.out.validator() + ": " + std::to_string(j.out.diagnostics_size()) + " diagnostics, " +
              std::to_string(errors) + " errors\n";
       break;
-    case v1::VALIDATION_OUTCOME_TIMED_OUT:
-      text = "timed out: " + reason + "\n";
-      break;
-    default:
-      text = "no validator: " + reason + "\n";
+    case v1::VALIDATION_OUTCOME_TIMED_OUT: text = "timed out: " + reason + "\n"; break;
+    default: text = "no validator: " + reason + "\n";
   }
   r.set_output_head(text);
   r.set_output_total_bytes(text.size());
@@ -331,8 +325,7 @@ void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
 void Host::FinishCall(v1::ToolResult r) {
   Job& j = *job_;
   r.set_execution_id(j.req.execution_id());
-  r.set_duration_us(
-      static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.started).count()));
+  r.set_duration_us(static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.started).count()));
   if (j.check) j.check->KillNow();
   job_.reset();
   RemoveTempDir();
@@ -389,8 +382,8 @@ void Host::Advance() {
       // Versioned: only the version sent counts. Unversioned: the last
       // publish, once the settle passed without another.
       if (pd->version) server.versioned = true;
-      bool fresh = pd->version ? *pd->version == j.version
-                               : !server.versioned && now >= pd->at + milliseconds(in().settle_ms());
+      bool fresh =
+          pd->version ? *pd->version == j.version : !server.versioned && now >= pd->at + milliseconds(in().settle_ms());
       if (fresh) {
         std::vector<v1::Diagnostic> diagnostics;
         for (const LspDiagnostic& l : pd->items) {
@@ -408,9 +401,9 @@ void Host::Advance() {
       }
     }
     if (now >= j.deadline) {
-      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT,
-                    name + " published no diagnostics for version " + std::to_string(j.version) + " of " +
-                        BaseName(in().path()) + " within " + Ms(milliseconds(in().file_timeout_ms())));
+      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, name + " published no diagnostics for version " +
+                                                          std::to_string(j.version) + " of " + BaseName(in().path()) +
+                                                          " within " + Ms(milliseconds(in().file_timeout_ms())));
     }
     return;
   }
@@ -420,8 +413,8 @@ void Host::Advance() {
     j.check->FillResult(&r);
     std::string output = j.check_output;
     std::vector<v1::Diagnostic> diagnostics;
-    for (CheckDiagnostic& c : ParseCheckOutput(output, r.exit_code(), j.check_copy, in().path(),
-                                               BaseName(in().check_command(0)))) {
+    for (CheckDiagnostic& c :
+         ParseCheckOutput(output, r.exit_code(), j.check_copy, in().path(), BaseName(in().check_command(0)))) {
       v1::Diagnostic d;
       d.set_path(c.path);
       d.set_line(c.diag.line);

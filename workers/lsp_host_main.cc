@@ -6,8 +6,7 @@
 #include "workers/worker_main.h"
 
 int main(int argc, char** argv) {
-  return odin::RunWorkerMain(argc, argv, "odin-lsp-host", "runs language servers for an Odin coordinator",
-                             [](const odin::WorkerOptions& o) {
-                               return odin::RunLspHost({.worker = o}, odin::RealClock::Get());
-                             });
+  return odin::RunWorkerMain(
+      argc, argv, "odin-lsp-host", "runs language servers for an Odin coordinator",
+      [](const odin::WorkerOptions& o) { return odin::RunLspHost({.worker = o}, odin::RealClock::Get()); });
 }

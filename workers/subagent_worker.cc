@@ -116,8 +116,8 @@ class RemoteToolHost final : public ToolHost {
   std::string TodosText(const std::string&) override { return ""; }
   std::vector<FileVerdict> Blocking() const override { return blocking_; }
   const std::string& session_id() const override { return session_; }
-  void RecordGateEvent(const std::string&, const std::string&, const std::string& kind,
-                       const std::string& execution_id, const std::string& detail_json) override {
+  void RecordGateEvent(const std::string&, const std::string&, const std::string& kind, const std::string& execution_id,
+                       const std::string& detail_json) override {
     v1::Envelope env;
     v1::GateEventNote* note = env.mutable_gate_event();
     note->set_kind(kind);
@@ -187,8 +187,7 @@ class Worker final : public AgentObserver, public WorkerLogic {
 
   void Handle(const v1::Envelope& env) override {
     switch (env.body_case()) {
-      case v1::Envelope::kToolRequest:
-        return StartTask(env.tool_request());
+      case v1::Envelope::kToolRequest: return StartTask(env.tool_request());
       case v1::Envelope::kModelResponse:
         if (model_) model_->Deliver(env.model_response());
         break;
@@ -205,8 +204,7 @@ class Worker final : public AgentObserver, public WorkerLogic {
           if (!done_ && host_) host_->CancelAll("cancelled with the subagent");
         }
         break;
-      default:
-        break;
+      default: break;
     }
     if (done_) EndTask();
   }
@@ -228,8 +226,10 @@ class Worker final : public AgentObserver, public WorkerLogic {
     if (task.stall_repeat() > 0) a.stall.repeat = static_cast<int>(task.stall_repeat());
     if (task.stall_failures() > 0) a.stall.failures = static_cast<int>(task.stall_failures());
     if (task.stall_messages() > 0) a.stall.messages = static_cast<int>(task.stall_messages());
-    if (task.stall_alternation_steps() > 0) a.stall.alternation_steps = static_cast<int>(task.stall_alternation_steps());
-    if (task.stall_no_progress_turns() > 0) a.stall.no_progress_turns = static_cast<int>(task.stall_no_progress_turns());
+    if (task.stall_alternation_steps() > 0)
+      a.stall.alternation_steps = static_cast<int>(task.stall_alternation_steps());
+    if (task.stall_no_progress_turns() > 0)
+      a.stall.no_progress_turns = static_cast<int>(task.stall_no_progress_turns());
     a.profile = Profile::kFast;  // the parent's completion runs the project's checks
     a.subagent = true;
     // A fingerprint scan of a big tree may take a while: the coordinator must
@@ -266,7 +266,8 @@ class Worker final : public AgentObserver, public WorkerLogic {
     r.set_status(status);
     r.set_exit_reason(reason);
     std::string answer = o.text;
-    if (!ok && !o.error.ok()) answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ": " + o.error.message());
+    if (!ok && !o.error.ok())
+      answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ": " + o.error.message());
     if (!ok && o.error.ok()) answer += (answer.empty() ? "" : "\n") + ("The subagent ended " + o.status + ".");
     if (!ok) {
       r.mutable_error()->set_code(v1::CODE_FAILED_PRECONDITION);

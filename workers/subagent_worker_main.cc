@@ -6,8 +6,7 @@
 #include "workers/worker_main.h"
 
 int main(int argc, char** argv) {
-  return odin::RunWorkerMain(argc, argv, "odin-subagent", "runs subagents for an Odin coordinator",
-                             [](const odin::WorkerOptions& o) {
-                               return odin::RunSubagentWorker(o, odin::RealClock::Get());
-                             });
+  return odin::RunWorkerMain(
+      argc, argv, "odin-subagent", "runs subagents for an Odin coordinator",
+      [](const odin::WorkerOptions& o) { return odin::RunSubagentWorker(o, odin::RealClock::Get()); });
 }

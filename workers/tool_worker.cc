@@ -213,9 +213,7 @@ void Worker::FinishRun() {
 
 void Worker::Handle(const v1::Envelope& env) {
   switch (env.body_case()) {
-    case v1::Envelope::kToolRequest:
-      StartRequest(env.tool_request());
-      break;
+    case v1::Envelope::kToolRequest: StartRequest(env.tool_request()); break;
     case v1::Envelope::kCancel:
       if (run_ != nullptr && env.cancel().execution_id() == execution_id_) {
         CommandRun::CancelKind kind = CommandRun::CancelKind::kUser;
@@ -224,8 +222,7 @@ void Worker::Handle(const v1::Envelope& env) {
         run_->Cancel(kind, milliseconds(env.cancel().kill_grace_ms()));
       }
       break;
-    default:
-      spdlog::warn("ignoring unexpected message {}", static_cast<int>(env.body_case()));
+    default: spdlog::warn("ignoring unexpected message {}", static_cast<int>(env.body_case()));
   }
 }
 
@@ -260,9 +257,9 @@ int RunToolWorker(const WorkerOptions& options, Clock* clock) {
   // Orphans of the commands we run come back to us, so we can kill them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   Worker worker(options, clock);
-  WorkerHello hello{v1::WORKER_KIND_TOOL,
-                    {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool,
-                     kMultiEditTool}};
+  WorkerHello hello{
+      v1::WORKER_KIND_TOOL,
+      {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool, kMultiEditTool}};
   return RunWorkerLoop(options, hello, clock, &worker);
 }
 

@@ -5,8 +5,7 @@
 #include "workers/worker_main.h"
 
 int main(int argc, char** argv) {
-  return odin::RunWorkerMain(argc, argv, "odin-worker", "runs tool calls for an Odin coordinator",
-                             [](const odin::WorkerOptions& o) {
-                               return odin::RunToolWorker(o, odin::RealClock::Get());
-                             });
+  return odin::RunWorkerMain(
+      argc, argv, "odin-worker", "runs tool calls for an Odin coordinator",
+      [](const odin::WorkerOptions& o) { return odin::RunToolWorker(o, odin::RealClock::Get()); });
 }

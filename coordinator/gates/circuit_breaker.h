@@ -37,8 +37,8 @@ struct BreakerTransition {
   std::string breaker;  // "tool:ExecuteCommand", "worker:writable"
   BreakerState from;
   BreakerState to;
-  int failures = 0;     // consecutive failures when it opened
-  std::string reason;   // the failure or success that caused it
+  int failures = 0;    // consecutive failures when it opened
+  std::string reason;  // the failure or success that caused it
 };
 
 class CircuitBreaker {

@@ -108,7 +108,7 @@ TEST_F(CircuitBreakerTest, ALateResultOfAnOlderCallDoesNotDecideHalfOpen) {
   clock_.Advance(seconds(30));
   uint64_t trial = 0;
   ASSERT_TRUE(Allow(&trial));
-  breaker_.OnSuccess(0);                          // started before it opened
+  breaker_.OnSuccess(0);  // started before it opened
   breaker_.OnFailure(clock_.Now(), "timed out", 0);
   EXPECT_EQ(breaker_.state(), BreakerState::kHalfOpen);
 }

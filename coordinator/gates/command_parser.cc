@@ -94,7 +94,10 @@ void DecodeAnsiC(const std::string& body, Spelled* out) {
     size_t n = 0;
     while (n < max && *i < body.size()) {
       char c = body[*i];
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : 99;
       if (d >= base) break;
       v = v * static_cast<uint32_t>(base) + static_cast<uint32_t>(d);
       ++*i;
@@ -113,17 +116,21 @@ void DecodeAnsiC(const std::string& body, Spelled* out) {
     switch (e) {
       case 'a': cp = 7; break;
       case 'b': cp = 8; break;
-      case 'e': case 'E': cp = 27; break;
+      case 'e':
+      case 'E': cp = 27; break;
       case 'f': cp = 12; break;
       case 'n': cp = 10; break;
       case 'r': cp = 13; break;
       case 't': cp = 9; break;
       case 'v': cp = 11; break;
-      case '\\': case '\'': case '"': case '?': cp = static_cast<unsigned char>(e); break;
-      case 'c':
-        cp = i < body.size() ? static_cast<unsigned char>(body[i++]) & 0x1F : '\\';
-        break;
-      case 'x': case 'u': case 'U': {
+      case '\\':
+      case '\'':
+      case '"':
+      case '?': cp = static_cast<unsigned char>(e); break;
+      case 'c': cp = i < body.size() ? static_cast<unsigned char>(body[i++]) & 0x1F : '\\'; break;
+      case 'x':
+      case 'u':
+      case 'U': {
         auto [v, n] = digits(&i, 16, e == 'x' ? 2 : e == 'u' ? 4 : 8);
         if (n == 0) {
           out->Add('\\', true);
@@ -334,9 +341,9 @@ struct Parse {
 // their body more than once.
 bool Nests(TSNode n) {
   return IsAny(n, {"command_substitution", "process_substitution", "subshell", "compound_statement", "if_statement",
-                   "while_statement", "for_statement", "c_style_for_statement", "case_statement",
-                   "function_definition", "arithmetic_expansion", "expansion", "parenthesized_expression",
-                   "test_command", "negated_command", "redirected_statement"});
+                   "while_statement", "for_statement", "c_style_for_statement", "case_statement", "function_definition",
+                   "arithmetic_expansion", "expansion", "parenthesized_expression", "test_command", "negated_command",
+                   "redirected_statement"});
 }
 bool Repeats(TSNode n) {
   return IsAny(n, {"while_statement", "for_statement", "c_style_for_statement", "function_definition"});
@@ -684,8 +691,8 @@ Directories Collect(Parse* p, const std::string& text, Context ctx, Directories 
 
 StatusOr<ParsedCommand> ParseCommand(const std::string& command) {
   if (command.size() > kMaxParsedCommandBytes) {
-    return Status::InvalidArgument("command", "longer than " + std::to_string(kMaxParsedCommandBytes) +
-                                                  " characters: not parsed");
+    return Status::InvalidArgument("command",
+                                   "longer than " + std::to_string(kMaxParsedCommandBytes) + " characters: not parsed");
   }
   return ParseCommandUnchecked(command);
 }

@@ -33,9 +33,9 @@ struct CommandPart {
   std::vector<std::string> words;  // what finally runs: its name (as written) and arguments, quotes removed
   // Every program of the chain, outermost first (words is the last).
   std::vector<std::vector<std::string>> programs;
-  std::vector<std::string> operands;  // the words that are not program names: options, values, arguments
-  std::vector<std::string> written;   // every word as written, quotes removed; a computed one as its source text
-  std::vector<bool> known;            // per written word: known before it runs
+  std::vector<std::string> operands;         // the words that are not program names: options, values, arguments
+  std::vector<std::string> written;          // every word as written, quotes removed; a computed one as its source text
+  std::vector<bool> known;                   // per written word: known before it runs
   std::vector<GitConfigSetting> git_config;  // git -c KEY=VALUE, --config-env, --exec-path=
   std::vector<std::string> inline_code;      // code given to an interpreter (python -c, awk's program, ...)
   std::string text;                          // the source text of the simple command

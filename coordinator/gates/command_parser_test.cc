@@ -23,7 +23,9 @@ Strings Runs(const std::string& command) {
   return parsed.parts.empty() ? Strings{} : parsed.parts.back().words;
 }
 
-Strings Chain(const Strings& words) { return ReadProgramChain(words, std::vector<bool>(words.size(), true)).programs.back(); }
+Strings Chain(const Strings& words) {
+  return ReadProgramChain(words, std::vector<bool>(words.size(), true)).programs.back();
+}
 
 TEST(CommandParserTest, ListsPipelinesAndSubshellsAreSplit) {
   EXPECT_EQ(Names("true && rm -rf x"), (Strings{"true", "rm"}));
@@ -52,7 +54,8 @@ TEST(CommandParserTest, WrappersAreUnwrapped) {
   // Every program of the chain is kept, for rules that name a wrapper.
   ParsedCommand p = ParseCommandUnchecked("sudo timeout 5 rm x");
   ASSERT_EQ(p.parts.size(), 1u);
-  EXPECT_EQ(p.parts[0].programs, (std::vector<Strings>{{"sudo", "timeout", "5", "rm", "x"}, {"timeout", "5", "rm", "x"}, {"rm", "x"}}));
+  EXPECT_EQ(p.parts[0].programs,
+            (std::vector<Strings>{{"sudo", "timeout", "5", "rm", "x"}, {"timeout", "5", "rm", "x"}, {"rm", "x"}}));
   EXPECT_EQ(p.parts[0].operands, (Strings{"5", "x"}));
 }
 
@@ -345,8 +348,8 @@ TEST(CommandParserTest, CdIsFollowed) {
   ASSERT_EQ(p.directory_changes.size(), 2u);
   EXPECT_FALSE(p.directory_changes[0].known);  // $HOME
   EXPECT_TRUE(p.directory_changes[1].known);
-  for (const char* unknown : {"cd -", "cd ~", "cd ~/x", "cd \"$D\"", "cd $(mktemp -d)", "for i in 1 2; do cd ..; done",
-                              "f() { cd x; }"}) {
+  for (const char* unknown :
+       {"cd -", "cd ~", "cd ~/x", "cd \"$D\"", "cd $(mktemp -d)", "for i in 1 2; do cd ..; done", "f() { cd x; }"}) {
     ParsedCommand q = ParseCommandUnchecked(unknown);
     ASSERT_FALSE(q.directory_changes.empty()) << unknown;
     EXPECT_FALSE(q.directory_changes[0].known) << unknown;

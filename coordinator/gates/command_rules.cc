@@ -33,7 +33,8 @@ std::string Lower(std::string s) {
 }
 
 bool WordMatches(const std::string& pattern, const std::string& word) {
-  if (!pattern.empty() && pattern.back() == '*') return word.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+  if (!pattern.empty() && pattern.back() == '*')
+    return word.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
   return pattern == word;
 }
 
@@ -72,17 +73,66 @@ std::string Shown(const std::string& text) {
 
 // git -c keys that name no program and include nothing (lower case; a
 // trailing '.' matches the section).
-const char* const kHarmlessGitKeys[] = {
-    "user.", "color.", "advice.", "i18n.", "column.", "init.defaultbranch", "core.quotepath", "core.autocrlf",
-    "core.safecrlf", "core.filemode", "core.abbrev", "core.eol", "core.ignorecase", "core.precomposeunicode",
-    "core.longpaths", "core.symlinks", "core.whitespace", "commit.gpgsign", "tag.gpgsign", "log.decorate",
-    "log.abbrevcommit", "log.date", "log.follow", "diff.noprefix", "diff.renames", "diff.algorithm", "diff.context",
-    "diff.mnemonicprefix", "diff.relative", "diff.indentheuristic", "merge.conflictstyle", "merge.ff",
-    "pull.rebase", "pull.ff", "rebase.autostash", "rebase.autosquash", "push.default", "push.autosetupremote",
-    "fetch.prune", "status.showuntrackedfiles", "status.short", "status.branch", "format.pretty",
-    "grep.linenumber", "protocol.version", "gc.auto", "maintenance.auto", "safe.directory", "feature.manyfiles",
-    "index.version", "pack.threads", "commit.verbose", "commit.cleanup", "branch.sort", "tag.sort",
-    "versionsort.suffix", "blame.date", "blame.coloring", "pager.branch", "pager.status"};
+const char* const kHarmlessGitKeys[] = {"user.",
+                                        "color.",
+                                        "advice.",
+                                        "i18n.",
+                                        "column.",
+                                        "init.defaultbranch",
+                                        "core.quotepath",
+                                        "core.autocrlf",
+                                        "core.safecrlf",
+                                        "core.filemode",
+                                        "core.abbrev",
+                                        "core.eol",
+                                        "core.ignorecase",
+                                        "core.precomposeunicode",
+                                        "core.longpaths",
+                                        "core.symlinks",
+                                        "core.whitespace",
+                                        "commit.gpgsign",
+                                        "tag.gpgsign",
+                                        "log.decorate",
+                                        "log.abbrevcommit",
+                                        "log.date",
+                                        "log.follow",
+                                        "diff.noprefix",
+                                        "diff.renames",
+                                        "diff.algorithm",
+                                        "diff.context",
+                                        "diff.mnemonicprefix",
+                                        "diff.relative",
+                                        "diff.indentheuristic",
+                                        "merge.conflictstyle",
+                                        "merge.ff",
+                                        "pull.rebase",
+                                        "pull.ff",
+                                        "rebase.autostash",
+                                        "rebase.autosquash",
+                                        "push.default",
+                                        "push.autosetupremote",
+                                        "fetch.prune",
+                                        "status.showuntrackedfiles",
+                                        "status.short",
+                                        "status.branch",
+                                        "format.pretty",
+                                        "grep.linenumber",
+                                        "protocol.version",
+                                        "gc.auto",
+                                        "maintenance.auto",
+                                        "safe.directory",
+                                        "feature.manyfiles",
+                                        "index.version",
+                                        "pack.threads",
+                                        "commit.verbose",
+                                        "commit.cleanup",
+                                        "branch.sort",
+                                        "tag.sort",
+                                        "versionsort.suffix",
+                                        "blame.date",
+                                        "blame.coloring",
+                                        "pager.branch",
+                                        "pager.status"};
 
 bool HarmlessGitKey(const std::string& key) {
   std::string k = Lower(key);
@@ -96,12 +146,38 @@ bool HarmlessGitKey(const std::string& key) {
 // Environment variables whose value names a program another program runs
 // (or configures git, which runs programs).
 bool NamesPrograms(const std::string& name) {
-  for (const char* v :
-       {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
-        "SUDO_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
-        "GIT_EXTERNAL_DIFF", "GIT_EXEC_PATH", "GIT_PROXY_COMMAND", "GIT_TEMPLATE_DIR", "GIT_CONFIG",
-        "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "LESSOPEN",
-        "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "PS4", "BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT"}) {
+  for (const char* v : {"PAGER",
+                        "GIT_PAGER",
+                        "MANPAGER",
+                        "SYSTEMD_PAGER",
+                        "EDITOR",
+                        "VISUAL",
+                        "GIT_EDITOR",
+                        "GIT_SEQUENCE_EDITOR",
+                        "SUDO_EDITOR",
+                        "GIT_SSH",
+                        "GIT_SSH_COMMAND",
+                        "GIT_ASKPASS",
+                        "SSH_ASKPASS",
+                        "SUDO_ASKPASS",
+                        "GIT_EXTERNAL_DIFF",
+                        "GIT_EXEC_PATH",
+                        "GIT_PROXY_COMMAND",
+                        "GIT_TEMPLATE_DIR",
+                        "GIT_CONFIG",
+                        "GIT_CONFIG_GLOBAL",
+                        "GIT_CONFIG_SYSTEM",
+                        "GIT_CONFIG_PARAMETERS",
+                        "GIT_CONFIG_COUNT",
+                        "LESSOPEN",
+                        "LESSCLOSE",
+                        "BROWSER",
+                        "PROMPT_COMMAND",
+                        "PS4",
+                        "BASH_ENV",
+                        "ENV",
+                        "LD_PRELOAD",
+                        "LD_AUDIT"}) {
     if (name == v) return true;
   }
   return name.rfind("GIT_CONFIG_KEY_", 0) == 0 || name.rfind("GIT_CONFIG_VALUE_", 0) == 0;
@@ -112,9 +188,7 @@ bool TrivialProgram(const std::string& value) {
   return value.empty() || value == "cat" || value == "true" || value == ":";
 }
 
-bool HasShellSyntax(const std::string& s) {
-  return s.find_first_of(" \t\n;&|<>()$`\\'\"!{}") != std::string::npos;
-}
+bool HasShellSyntax(const std::string& s) { return s.find_first_of(" \t\n;&|<>()$`\\'\"!{}") != std::string::npos; }
 
 class Judge {
  public:
@@ -204,12 +278,15 @@ std::optional<RuleVerdict> Judge::DenyFromSettings(const ParsedCommand& parsed) 
       }
       bool alias = key.rfind("alias.", 0) == 0;
       // An alias runs a shell command (!cmd) or git with its words.
-      std::string runs = alias ? (!s.value.empty() && s.value[0] == '!' ? s.value.substr(1) : "git " + s.value)
-                               : s.value;
+      std::string runs =
+          alias ? (!s.value.empty() && s.value[0] == '!' ? s.value.substr(1) : "git " + s.value) : s.value;
       if (!alias && TrivialProgram(s.value)) continue;
       if (const std::string* r = DeniedIn(runs, /*counted=*/false)) {
-        return RuleVerdict{RuleDecision::kDeny, *r, part.text,
-                           shown + " to run `" + Shown(runs) + "`, which the deny rule '" + *r + "' matches", {}};
+        return RuleVerdict{RuleDecision::kDeny,
+                           *r,
+                           part.text,
+                           shown + " to run `" + Shown(runs) + "`, which the deny rule '" + *r + "' matches",
+                           {}};
       }
       Ask(part.text, shown + (alias ? ", a git alias" : ", which may name a program git runs"), CommandKey());
     }
@@ -223,8 +300,11 @@ std::optional<RuleVerdict> Judge::DenyFromSettings(const ParsedCommand& parsed) 
     }
     if (TrivialProgram(a.value) && a.name.rfind("GIT_CONFIG", 0) != 0) continue;
     if (const std::string* r = DeniedIn(a.value, /*counted=*/false)) {
-      return RuleVerdict{RuleDecision::kDeny, *r, a.name + "=" + a.value,
-                         shown + ", to `" + Shown(a.value) + "`, which the deny rule '" + *r + "' matches", {}};
+      return RuleVerdict{RuleDecision::kDeny,
+                         *r,
+                         a.name + "=" + a.value,
+                         shown + ", to `" + Shown(a.value) + "`, which the deny rule '" + *r + "' matches",
+                         {}};
     }
     Ask(a.name, shown, CommandKey());
   }
@@ -349,8 +429,7 @@ RuleVerdict Judge::Run() {
   // Parsed whatever its length: deny rules hold even for a command that asks.
   ParsedCommand parsed = ParseCommandUnchecked(command_);
   switch (parsed.unreadable) {
-    case Unreadable::kNo:
-      break;
+    case Unreadable::kNo: break;
     case Unreadable::kTooLong:
       return {RuleDecision::kDeny, "", "",
               "the command is longer than " + std::to_string(kMaxReadableCommandBytes) + " bytes: too long to check"};
@@ -410,7 +489,8 @@ RuleVerdict Judge::Run() {
   for (const DirectoryChange& d : parsed.directory_changes) {
     if (!d.known || cdpath) {
       Ask(d.text,
-          "`" + Shown(d.text) + "` goes to a directory known only when it runs, so the paths after it cannot be checked",
+          "`" + Shown(d.text) +
+              "` goes to a directory known only when it runs, so the paths after it cannot be checked",
           CommandKey());
     }
   }
@@ -462,8 +542,8 @@ bool OutsideWorkspace(const std::string& path, const std::string& workspace, con
   for (const std::string& p : parts) resolved += "/" + p;
   if (resolved.empty()) resolved = "/";
   auto below = [&resolved](const std::string& dir) {
-    return resolved == dir || (resolved.size() > dir.size() && resolved.compare(0, dir.size(), dir) == 0 &&
-                               resolved[dir.size()] == '/');
+    return resolved == dir ||
+           (resolved.size() > dir.size() && resolved.compare(0, dir.size(), dir) == 0 && resolved[dir.size()] == '/');
   };
   if (below(workspace)) return false;
   // /proc/PID/root, cwd, fd/N and map_files lead anywhere.

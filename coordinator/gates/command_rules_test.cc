@@ -40,12 +40,28 @@ TEST(CommandRulesTest, DenyRulesCatchChainedWrappedAndSubstitutedCommands) {
 
 // Every bypass of finding 8, as the review listed it.
 TEST(CommandRulesTest, TheReviewsBypassesAreDenied) {
-  for (const char* command :
-       {"r\\\nm v", "coproc rm v", "coproc X { rm v; }", "sh -c -- 'rm v'", "bash -c -- 'rm v'", "eval -- rm v",
-        "env -S'rm v'", "git -C . push", "git -c a=b push", "git -P push", "git --git-dir=.git push",
-        "unshare -r rm v", "prlimit --nofile=1024 rm v", "runuser -u root -- rm v", "su -c 'rm v'",
-        "script -qc 'rm v' /dev/null", "watch -g rm v", "nsenter -t 1 rm v", "fakeroot rm v", "valgrind rm v",
-        "git -c alias.x='!rm v' x", "git -c core.pager='rm v' log"}) {
+  for (const char* command : {"r\\\nm v",
+                              "coproc rm v",
+                              "coproc X { rm v; }",
+                              "sh -c -- 'rm v'",
+                              "bash -c -- 'rm v'",
+                              "eval -- rm v",
+                              "env -S'rm v'",
+                              "git -C . push",
+                              "git -c a=b push",
+                              "git -P push",
+                              "git --git-dir=.git push",
+                              "unshare -r rm v",
+                              "prlimit --nofile=1024 rm v",
+                              "runuser -u root -- rm v",
+                              "su -c 'rm v'",
+                              "script -qc 'rm v' /dev/null",
+                              "watch -g rm v",
+                              "nsenter -t 1 rm v",
+                              "fakeroot rm v",
+                              "valgrind rm v",
+                              "git -c alias.x='!rm v' x",
+                              "git -c core.pager='rm v' log"}) {
     RuleVerdict v = JudgeCommand(command, ReviewRules());
     EXPECT_EQ(v.decision, RuleDecision::kDeny) << command << ": " << v.reason;
   }
@@ -53,22 +69,70 @@ TEST(CommandRulesTest, TheReviewsBypassesAreDenied) {
 
 // Siblings of the review's bypasses, found while fixing them.
 TEST(CommandRulesTest, SiblingBypassesAreDenied) {
-  for (const char* command :
-       {"command -p rm v", "exec -a name rm v", "builtin exec rm v", "nice -n5 rm v", "stdbuf -o0 rm v",
-        "busybox rm v", "toybox rm v", "/usr/bin/rm v", "\\rm v", "'r'm v", "r''m v", "$'rm' v", "$'r\\x6d' v",
-        "$\"rm\" v", "r{m,x} v", "/bin/{rm,true} v", "ionice -c2 rm v", "chrt -f 1 rm v", "taskset -c 0 rm v",
-        "setpriv --reuid 0 rm v", "flock /tmp/l rm v", "flock /tmp/l -c 'rm v'", "sudo -u x rm v",
-        "sudo -Eu x rm v", "doas rm v", "time -p rm v", "xargs -I{} rm {}", "xargs -0n1 rm", "find . -exec rm {} +",
-        "find . -execdir rm {} \\;", "find . -ok rm {} \\;", "cat <(rm v)", "cat <<< \"$(rm v)\"",
-        "ls() { rm v; }; ls", "\"r\\\nm\" v", "env --split-string='rm v'", "env --split-s='rm v'",
-        "env -vS'rm v'", "watch -n1 'rm v'", "su root -c 'rm v'", "sg grp -c 'rm v'", "sudo sh -c 'rm v'",
-        "strace -f rm v", "chroot / rm v", "setarch x86_64 -R rm v", "fish -c 'rm v'", "bash -o pipefail -c 'rm v'",
-        "git -c alias.p=push p", "git -c alias.p='push --force' p", "git -c alias.x='!git push' x",
-        "git -c core.sshCommand='rm v' fetch", "git -c diff.external=rm diff", "git -c core.editor=rm commit",
-        "git --exec-path=/x -c credential.helper='!rm v' push", "/usr/lib/git-core/git-push origin",
-        "git --no-pager --namespace x push", "git --work-tree . --git-dir .git push", "GIT_PAGER='rm v' git log",
-        "env GIT_SSH_COMMAND='rm v' git fetch", "export PAGER=rm; git log", "GIT_CONFIG_COUNT=1 "
-        "GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm v' git log", "eval $'rm v'", "eval 'r''m v'"}) {
+  for (const char* command : {"command -p rm v",
+                              "exec -a name rm v",
+                              "builtin exec rm v",
+                              "nice -n5 rm v",
+                              "stdbuf -o0 rm v",
+                              "busybox rm v",
+                              "toybox rm v",
+                              "/usr/bin/rm v",
+                              "\\rm v",
+                              "'r'm v",
+                              "r''m v",
+                              "$'rm' v",
+                              "$'r\\x6d' v",
+                              "$\"rm\" v",
+                              "r{m,x} v",
+                              "/bin/{rm,true} v",
+                              "ionice -c2 rm v",
+                              "chrt -f 1 rm v",
+                              "taskset -c 0 rm v",
+                              "setpriv --reuid 0 rm v",
+                              "flock /tmp/l rm v",
+                              "flock /tmp/l -c 'rm v'",
+                              "sudo -u x rm v",
+                              "sudo -Eu x rm v",
+                              "doas rm v",
+                              "time -p rm v",
+                              "xargs -I{} rm {}",
+                              "xargs -0n1 rm",
+                              "find . -exec rm {} +",
+                              "find . -execdir rm {} \\;",
+                              "find . -ok rm {} \\;",
+                              "cat <(rm v)",
+                              "cat <<< \"$(rm v)\"",
+                              "ls() { rm v; }; ls",
+                              "\"r\\\nm\" v",
+                              "env --split-string='rm v'",
+                              "env --split-s='rm v'",
+                              "env -vS'rm v'",
+                              "watch -n1 'rm v'",
+                              "su root -c 'rm v'",
+                              "sg grp -c 'rm v'",
+                              "sudo sh -c 'rm v'",
+                              "strace -f rm v",
+                              "chroot / rm v",
+                              "setarch x86_64 -R rm v",
+                              "fish -c 'rm v'",
+                              "bash -o pipefail -c 'rm v'",
+                              "git -c alias.p=push p",
+                              "git -c alias.p='push --force' p",
+                              "git -c alias.x='!git push' x",
+                              "git -c core.sshCommand='rm v' fetch",
+                              "git -c diff.external=rm diff",
+                              "git -c core.editor=rm commit",
+                              "git --exec-path=/x -c credential.helper='!rm v' push",
+                              "/usr/lib/git-core/git-push origin",
+                              "git --no-pager --namespace x push",
+                              "git --work-tree . --git-dir .git push",
+                              "GIT_PAGER='rm v' git log",
+                              "env GIT_SSH_COMMAND='rm v' git fetch",
+                              "export PAGER=rm; git log",
+                              "GIT_CONFIG_COUNT=1 "
+                              "GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm v' git log",
+                              "eval $'rm v'",
+                              "eval 'r''m v'"}) {
     RuleVerdict v = JudgeCommand(command, ReviewRules());
     EXPECT_EQ(v.decision, RuleDecision::kDeny) << command << ": " << v.reason;
   }
@@ -77,12 +141,26 @@ TEST(CommandRulesTest, SiblingBypassesAreDenied) {
 // What no list can cover needs approval: a denied program where something
 // else may run it.
 TEST(CommandRulesTest, ADeniedProgramAsALaterWordNeedsApproval) {
-  for (const char* command :
-       {"foo --exec rm", "foo --exec=rm", "foo --exec=/bin/rm x", "parallel rm ::: v", "ssh host 'rm v'",
-        "perf stat rm v", "foo git -C . push", "git bisect run rm v", "git rebase --exec 'rm v' HEAD~1",
-        "git submodule foreach 'rm v'", "tar --to-command='rm v' -xf a.tar", "ssh -o ProxyCommand='rm v' h",
-        "uv run rm v", "xyz -c 'a; rm v'", "sudo -u rm ls", "mapfile -C 'rm v' -c 1 < f", "echo rm",
-        "{rm,x} v", "prlimit -n 1024 rm v", "coproc X (rm v) && true"}) {
+  for (const char* command : {"foo --exec rm",
+                              "foo --exec=rm",
+                              "foo --exec=/bin/rm x",
+                              "parallel rm ::: v",
+                              "ssh host 'rm v'",
+                              "perf stat rm v",
+                              "foo git -C . push",
+                              "git bisect run rm v",
+                              "git rebase --exec 'rm v' HEAD~1",
+                              "git submodule foreach 'rm v'",
+                              "tar --to-command='rm v' -xf a.tar",
+                              "ssh -o ProxyCommand='rm v' h",
+                              "uv run rm v",
+                              "xyz -c 'a; rm v'",
+                              "sudo -u rm ls",
+                              "mapfile -C 'rm v' -c 1 < f",
+                              "echo rm",
+                              "{rm,x} v",
+                              "prlimit -n 1024 rm v",
+                              "coproc X (rm v) && true"}) {
     RuleVerdict v = JudgeCommand(command, ReviewRules());
     EXPECT_NE(v.decision, RuleDecision::kAllow) << command << ": " << v.reason;
   }
@@ -91,8 +169,8 @@ TEST(CommandRulesTest, ADeniedProgramAsALaterWordNeedsApproval) {
   EXPECT_NE(v.reason.find("deny rule 'rm'"), std::string::npos) << v.reason;
   EXPECT_EQ(v.ask_keys, (std::vector<std::string>{"command:foo --exec rm"}));
   // Words that only mention it are fine.
-  for (const char* command : {"git commit -m 'remove the rm call'", "grep -rn rmdir .", "echo permanent",
-                              "git log --format=%H", "ls -la"}) {
+  for (const char* command :
+       {"git commit -m 'remove the rm call'", "grep -rn rmdir .", "echo permanent", "git log --format=%H", "ls -la"}) {
     EXPECT_EQ(Decide(command), RuleDecision::kAllow) << command;
   }
 }
@@ -100,9 +178,9 @@ TEST(CommandRulesTest, ADeniedProgramAsALaterWordNeedsApproval) {
 TEST(CommandRulesTest, WordsKnownOnlyWhenItRunsMayCompleteADenyRule) {
   CommandRules r = ReviewRules();
   r.deny.push_back("npm publish");
-  for (const char* command : {"git $OPTS push", "git \"$SUB\"", "npm $X", "echo push | xargs git",
-                              "echo push | parallel git", "echo rm v | xargs sh -c", "echo rm v | xargs nice",
-                              "echo rm v | xargs -0 env"}) {
+  for (const char* command :
+       {"git $OPTS push", "git \"$SUB\"", "npm $X", "echo push | xargs git", "echo push | parallel git",
+        "echo rm v | xargs sh -c", "echo rm v | xargs nice", "echo rm v | xargs -0 env"}) {
     EXPECT_EQ(Decide(command, r), RuleDecision::kAsk) << command;
   }
   for (const char* command : {"git commit -m \"$MSG\"", "npm run $X", "ls | xargs grep x", "echo a | xargs"}) {
@@ -117,27 +195,27 @@ TEST(CommandRulesTest, ManySettingsAreAllChecked) {
 }
 
 TEST(CommandRulesTest, GitConfigurationThatMayNameAProgramNeedsApproval) {
-  for (const char* command : {"git -c core.pager=less log", "git -c alias.st=status st",
-                              "git -c include.path=x.cfg log", "git --config-env=core.pager=P log",
-                              "git -c core.hooksPath=hooks commit", "git -c protocol.ext.allow=always fetch",
-                              "git --exec-path=./x status", "GIT_CONFIG_PARAMETERS=\"'x=y'\" git log",
-                              "PAGER=less git log", "GIT_EDITOR=vim git commit", "LD_PRELOAD=./x.so ls",
-                              "GIT_SSH_COMMAND=\"$X\" git fetch"}) {
+  for (const char* command :
+       {"git -c core.pager=less log", "git -c alias.st=status st", "git -c include.path=x.cfg log",
+        "git --config-env=core.pager=P log", "git -c core.hooksPath=hooks commit",
+        "git -c protocol.ext.allow=always fetch", "git --exec-path=./x status",
+        "GIT_CONFIG_PARAMETERS=\"'x=y'\" git log", "PAGER=less git log", "GIT_EDITOR=vim git commit",
+        "LD_PRELOAD=./x.so ls", "GIT_SSH_COMMAND=\"$X\" git fetch"}) {
     EXPECT_EQ(Decide(command), RuleDecision::kAsk) << command;
   }
-  for (const char* command : {"git -c color.ui=always log", "git -c user.name=x -c user.email=y commit -m m",
-                              "git -c core.pager=cat log", "GIT_PAGER=cat git log", "GIT_EDITOR=true git commit",
-                              "git --no-pager log", "git -C sub status"}) {
+  for (const char* command :
+       {"git -c color.ui=always log", "git -c user.name=x -c user.email=y commit -m m", "git -c core.pager=cat log",
+        "GIT_PAGER=cat git log", "GIT_EDITOR=true git commit", "git --no-pager log", "git -C sub status"}) {
     EXPECT_EQ(Decide(command), RuleDecision::kAllow) << command;
   }
 }
 
 TEST(CommandRulesTest, InterpreterCodeNamingADeniedProgramNeedsApproval) {
-  for (const char* command : {"python3 -c 'import os; os.system(\"rm v\")'",
-                              "perl -e 'system qw(rm v)'", "node -e 'require(\"child_process\").execSync(\"rm v\")'",
-                              "awk 'BEGIN { system(\"rm v\") }'", "sed -n '1e rm v' f", "gdb -batch -ex 'shell rm v'",
-                              "python3 -c 'import subprocess; subprocess.run([\"git\", \"push\"])'",
-                              "vim -c '!rm v' -c q"}) {
+  for (const char* command :
+       {"python3 -c 'import os; os.system(\"rm v\")'", "perl -e 'system qw(rm v)'",
+        "node -e 'require(\"child_process\").execSync(\"rm v\")'", "awk 'BEGIN { system(\"rm v\") }'",
+        "sed -n '1e rm v' f", "gdb -batch -ex 'shell rm v'",
+        "python3 -c 'import subprocess; subprocess.run([\"git\", \"push\"])'", "vim -c '!rm v' -c q"}) {
     EXPECT_EQ(Decide(command), RuleDecision::kAsk) << command;
   }
   EXPECT_EQ(Decide("python3 -c 'print(1)'"), RuleDecision::kAllow);
@@ -233,17 +311,17 @@ TEST(CommandRulesTest, WordsMatchExactlyOrByPrefix) {
 
 TEST(CommandRulesTest, PathsOutsideTheWorkspaceNeedApproval) {
   const std::string ws = "/src/repo";
-  for (const char* command : {"cat /etc/shadow", "cp notes.txt /home/me/", "echo x > /etc/profile",
-                              "ls ../../other", "cd sub && tar xf ../../../x.tar", "sort < /root/secret",
-                              "cat ~/.ssh/id_rsa", "cat $HOME/.ssh/id_rsa", "tool --config=/etc/passwd",
-                              "git -C /etc status", "env -C /etc cat shadow"}) {
+  for (const char* command :
+       {"cat /etc/shadow", "cp notes.txt /home/me/", "echo x > /etc/profile", "ls ../../other",
+        "cd sub && tar xf ../../../x.tar", "sort < /root/secret", "cat ~/.ssh/id_rsa", "cat $HOME/.ssh/id_rsa",
+        "tool --config=/etc/passwd", "git -C /etc status", "env -C /etc cat shadow"}) {
     RuleVerdict v = JudgeCommand(command, {}, ws);
     EXPECT_EQ(v.decision, RuleDecision::kAsk) << command;
     EXPECT_NE(v.reason.find("outside the workspace"), std::string::npos) << v.reason;
   }
-  for (const char* command : {"cat /src/repo/a.txt", "ls sub/../b", "echo x > /dev/null", "cat /proc/cpuinfo",
-                              "mktemp -p /tmp", "grep -r x .", "make -C sub", "git diff HEAD~1 -- ./a",
-                              "timeout 5 /usr/bin/make"}) {
+  for (const char* command :
+       {"cat /src/repo/a.txt", "ls sub/../b", "echo x > /dev/null", "cat /proc/cpuinfo", "mktemp -p /tmp",
+        "grep -r x .", "make -C sub", "git diff HEAD~1 -- ./a", "timeout 5 /usr/bin/make"}) {
     EXPECT_EQ(JudgeCommand(command, {}, ws).decision, RuleDecision::kAllow) << command;
   }
   // An allow rule vouches for its part, paths included.
@@ -259,16 +337,16 @@ TEST(CommandRulesTest, PathsAfterACdStartThere) {
   RuleVerdict v = JudgeCommand("cd; cd ../etc; head shadow", {}, ws);
   EXPECT_EQ(v.decision, RuleDecision::kAsk);
   EXPECT_NE(std::find(v.ask_keys.begin(), v.ask_keys.end(), "command:cd; cd ../etc; head shadow"), v.ask_keys.end());
-  for (const char* command : {"cd /etc && head shadow", "cd sub; cat ../x", "cd sub && cd ../.. && cat x",
-                              "(cd sub); cat ../x", "cd sub || cat ../x", "cd - && cat x", "cd \"$D\" && ls",
-                              "cd sub && echo x > ../../y", "for d in a b; do cd ..; done; ls",
-                              "CDPATH=/ cd etc && cat shadow", "shopt -s cdable_vars; cd x && cat shadow",
-                              "pushd sub && popd && cat ../x", "f() { cat ../x; }; cd sub && f"}) {
+  for (const char* command :
+       {"cd /etc && head shadow", "cd sub; cat ../x", "cd sub && cd ../.. && cat x", "(cd sub); cat ../x",
+        "cd sub || cat ../x", "cd - && cat x", "cd \"$D\" && ls", "cd sub && echo x > ../../y",
+        "for d in a b; do cd ..; done; ls", "CDPATH=/ cd etc && cat shadow", "shopt -s cdable_vars; cd x && cat shadow",
+        "pushd sub && popd && cat ../x", "f() { cat ../x; }; cd sub && f"}) {
     EXPECT_EQ(JudgeCommand(command, {}, ws).decision, RuleDecision::kAsk) << command;
   }
-  for (const char* command : {"cd build && cmake .. && make", "cd sub && cat ../a.txt", "cd /src/repo/sub && ls ..",
-                              "cd sub 2>/dev/null && cat ../a.txt",
-                              "cd sub && cd deeper && cat ../../x", "pushd sub && make && popd"}) {
+  for (const char* command :
+       {"cd build && cmake .. && make", "cd sub && cat ../a.txt", "cd /src/repo/sub && ls ..",
+        "cd sub 2>/dev/null && cat ../a.txt", "cd sub && cd deeper && cat ../../x", "pushd sub && make && popd"}) {
     EXPECT_EQ(JudgeCommand(command, {}, ws).decision, RuleDecision::kAllow) << command;
   }
   // From a subdirectory, a cd up is still inside.

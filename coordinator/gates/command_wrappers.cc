@@ -36,8 +36,8 @@ struct Wrapper {
 // Wrappers run the program that follows their options (getopt with "+":
 // options end at the first operand).
 const Wrapper kWrappers[] = {
-    {"env", "-u -C -S --unset --chdir --split-string", "--block-signal --default-signal --ignore-signal",
-     "", 0, Then::kEnv},
+    {"env", "-u -C -S --unset --chdir --split-string", "--block-signal --default-signal --ignore-signal", "", 0,
+     Then::kEnv},
     {"timeout", "-s -k --signal --kill-after", "", "", 1, Then::kArgs},
     {"nice", "-n --adjustment", "", "", 0, Then::kArgs},
     {"nohup setsid unbuffer catchsegv nocache eatmydata chronic ifne torsocks tsocks linux32 linux64 ccache distcc "
@@ -70,8 +70,8 @@ const Wrapper kWrappers[] = {
     {"unshare",
      "-S -G -R -w --setuid --setgid --root --wd --propagation --setgroups --map-user --map-group --map-users "
      "--map-groups",
-     "--mount --uts --ipc --net --pid --user --cgroup --time --kill-child --mount-proc --monotonic --boottime",
-     "", 0, Then::kArgs},
+     "--mount --uts --ipc --net --pid --user --cgroup --time --kill-child --mount-proc --monotonic --boottime", "", 0,
+     Then::kArgs},
     {"prlimit", "-p -o --pid --output",
      "-c -d -e -f -i -l -m -n -q -r -s -t -u -v -x -y --core --data --nice --fsize --sigpending --memlock --rss "
      "--nofile --msgqueue --rtprio --stack --cpu --nproc --as --locks --rttime",
@@ -85,14 +85,13 @@ const Wrapper kWrappers[] = {
      "", "", 0, Then::kArgs},
     {"fakeroot", "-l -i -s -b --lib --faked", "", "", 0, Then::kArgs},
     {"valgrind", "", "", "", 0, Then::kArgs},
-    {"strace", "-e -o -p -s -u -E -a -b -I -O -P -S -X -U --output --attach --string-limit --user --env",
-     "", "", 0, Then::kArgs},
+    {"strace", "-e -o -p -s -u -E -a -b -I -O -P -S -X -U --output --attach --string-limit --user --env", "", "", 0,
+     Then::kArgs},
     {"ltrace", "-e -o -p -s -u -a -n -A -D -F -l -x --output --library", "", "", 0, Then::kArgs},
     {"setarch", "", "", "", 1, Then::kArgs},
     {"chroot", "--userspec --groups", "", "", 1, Then::kArgs},
-    {"numactl",
-     "-i -m -N -C -p --interleave --membind --cpunodebind --physcpubind --preferred --preferred-many", "", "", 0,
-     Then::kArgs},
+    {"numactl", "-i -m -N -C -p --interleave --membind --cpunodebind --physcpubind --preferred --preferred-many", "",
+     "", 0, Then::kArgs},
     {"proxychains proxychains4", "-f", "", "", 0, Then::kArgs},
     {"faketime", "-f -m", "", "", 1, Then::kArgs},
     {"sg", "", "", "-c", 1, Then::kArgs},
@@ -102,10 +101,9 @@ const Wrapper kWrappers[] = {
      "", "", 0, Then::kArgs},
     {"runuser", "-u -g -G -s -w --user --group --supp-group --shell --whitelist-environment", "",
      "-c --command --session-command", 0, Then::kSu},
-    {"su", "-g -G -s -w --group --supp-group --shell --whitelist-environment", "",
-     "-c --command --session-command", 0, Then::kSu},
-    {"script",
-     "-E -I -O -B -T -m -o --echo --log-in --log-out --log-io --log-timing --logging-format --output-limit",
+    {"su", "-g -G -s -w --group --supp-group --shell --whitelist-environment", "", "-c --command --session-command", 0,
+     Then::kSu},
+    {"script", "-E -I -O -B -T -m -o --echo --log-in --log-out --log-io --log-timing --logging-format --output-limit",
      "-t --timing", "-c --command", 0, Then::kScript},
     {"watch", "-n -q --interval --equexit", "-d --differences", "", 0, Then::kJoined},
     {"coproc", "", "", "", 0, Then::kCoproc},
@@ -113,10 +111,10 @@ const Wrapper kWrappers[] = {
 
 // Interpreters whose inline code the rules look into.
 struct Interpreter {
-  const char* names;    // base names without a version suffix (python3.11 is python)
-  const char* code;     // options whose value is code (exact words, e.g. gdb's -ex)
-  const char* valued;   // other options that take a value
-  bool program_first;   // awk, sed: the first operand is the program, unless an option gave it
+  const char* names;   // base names without a version suffix (python3.11 is python)
+  const char* code;    // options whose value is code (exact words, e.g. gdb's -ex)
+  const char* valued;  // other options that take a value
+  bool program_first;  // awk, sed: the first operand is the program, unless an option gave it
 };
 
 const Interpreter kInterpreters[] = {
@@ -135,8 +133,8 @@ const Interpreter kInterpreters[] = {
     {"expect", "-c", "-f", false},
 };
 
-const char* const kShells[] = {"bash", "sh", "dash", "zsh", "ksh", "mksh", "yash", "ash", "posh", "fish",
-                               "csh", "tcsh", "rbash", "ksh93", "oksh", "loksh", "pdksh"};
+const char* const kShells[] = {"bash", "sh",  "dash", "zsh",   "ksh",   "mksh", "yash",  "ash",  "posh",
+                               "fish", "csh", "tcsh", "rbash", "ksh93", "oksh", "loksh", "pdksh"};
 
 // Whether word is one of list's space-separated entries.
 bool InList(const char* list, const std::string& word) {
@@ -207,10 +205,10 @@ struct Options {
 };
 
 struct Scanned {
-  size_t rest = 0;  // the first word after the options
-  std::vector<std::string> seen;                        // options seen: "-x" or "--long"
-  std::vector<std::pair<std::string, bool>> specials;   // the special options' values, and whether known
-  bool unknown_option = false;                          // a computed word where an option may be
+  size_t rest = 0;                                     // the first word after the options
+  std::vector<std::string> seen;                       // options seen: "-x" or "--long"
+  std::vector<std::pair<std::string, bool>> specials;  // the special options' values, and whether known
+  bool unknown_option = false;                         // a computed word where an option may be
 };
 
 Scanned ScanOptions(const Options& o, const std::vector<std::string>& words, const std::vector<bool>& known,
@@ -325,8 +323,7 @@ std::string VersionlessName(const std::string& base) {
 
 // A shell: its -c string is a command line; without one it runs a script
 // file, or the commands on its input.
-void ReadShell(const std::vector<std::string>& words, const std::vector<bool>& known, size_t start,
-               ProgramChain* out) {
+void ReadShell(const std::vector<std::string>& words, const std::vector<bool>& known, size_t start, ProgramChain* out) {
   const std::string& name = words[start];
   bool dash_c = false, reads_input = false;
   size_t i = start + 1;
@@ -377,8 +374,8 @@ void ReadShell(const std::vector<std::string>& words, const std::vector<bool>& k
 
 // git [global options] SUBCOMMAND ...: the global options are skipped, what
 // -c and --config-env set is kept.
-std::vector<std::string> ReadGit(const std::vector<std::string>& words, const std::vector<bool>& known,
-                                 size_t start, ProgramChain* out) {
+std::vector<std::string> ReadGit(const std::vector<std::string>& words, const std::vector<bool>& known, size_t start,
+                                 ProgramChain* out) {
   std::string base = ProgramBaseName(words[start]);
   if (base != "git") {  // git-push: what git itself runs for `git push`
     std::vector<std::string> prog = {"git", base.substr(4)};
@@ -430,7 +427,8 @@ std::vector<std::string> ReadGit(const std::vector<std::string>& words, const st
     // git grep -O<pager> runs the pager on the files it finds.
     for (size_t j = 2; j < prog.size(); ++j) {
       const std::string& w = prog[j];
-      if (w.rfind("-O", 0) == 0 && w.size() > 2) out->git_config.push_back({"grep --open-files-in-pager", w.substr(2), false});
+      if (w.rfind("-O", 0) == 0 && w.size() > 2)
+        out->git_config.push_back({"grep --open-files-in-pager", w.substr(2), false});
       if (w.rfind("--open-files-in-pager=", 0) == 0) {
         out->git_config.push_back({"grep --open-files-in-pager", w.substr(22), false});
       }
@@ -478,8 +476,7 @@ void ReadInterpreter(const Interpreter& in, const std::vector<std::string>& word
 }
 
 // The program a chain finally runs: shells, eval, find and git read further.
-void ReadFinal(const std::vector<std::string>& words, const std::vector<bool>& known, size_t start,
-               ProgramChain* out) {
+void ReadFinal(const std::vector<std::string>& words, const std::vector<bool>& known, size_t start, ProgramChain* out) {
   std::string base = ProgramBaseName(words[start]);
   std::vector<std::string> prog = Tail(words, start);
   if (IsShell(base)) {
@@ -494,8 +491,8 @@ void ReadFinal(const std::vector<std::string>& words, const std::vector<bool>& k
     }
     AddOperands(words, start + 1, out);
     AddCommandLine(joined, all_known, "eval", out);
-  } else if (base == "source" || base == "." || base == "trap" || base == "alias" || base == "enable" ||
-             base == "fc" || base == "at" || base == "batch" ||
+  } else if (base == "source" || base == "." || base == "trap" || base == "alias" || base == "enable" || base == "fc" ||
+             base == "at" || base == "batch" ||
              (base == "hash" && words.size() > start + 1 && words[start + 1] == "-p")) {
     AddOperands(words, start + 1, out);
     out->dynamic = "it runs commands that no rule sees beforehand";
@@ -656,8 +653,7 @@ ProgramChain ReadProgramChain(const std::vector<std::string>& words, const std::
         }
         if (rest < words.size() && words[rest] == "{") ++rest;
         break;
-      case Then::kArgs:
-        break;
+      case Then::kArgs: break;
     }
     if (!s.specials.empty()) {  // flock FILE -c CMD, sg GROUP -c CMD
       for (const auto& [line, line_known] : s.specials) AddCommandLine(line, line_known, base + " -c", &out);

@@ -26,9 +26,9 @@ namespace odin {
 // One setting on git's command line: -c KEY=VALUE, --config-env KEY=VAR, or
 // --exec-path=DIR (as key "--exec-path").
 struct GitConfigSetting {
-  std::string key;         // as written (git compares sections and names case-insensitively)
-  std::string value;       // "" when from_env
-  bool from_env = false;   // --config-env: the value is known only when it runs
+  std::string key;        // as written (git compares sections and names case-insensitively)
+  std::string value;      // "" when from_env
+  bool from_env = false;  // --config-env: the value is known only when it runs
 };
 
 struct ProgramChain {

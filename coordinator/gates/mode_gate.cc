@@ -12,9 +12,8 @@ Status CheckMode(std::string_view tool, Mode mode) {
     return Status::NotFound("unknown tool '" + std::string(tool) + "'", "the tools are " + known);
   }
   if (info->writes_files() && mode != Mode::kEdit) {
-    return Status::PermissionDenied(std::string(tool),
-                                    std::string("not available in ") + ModeName(mode) +
-                                        " mode, which does not change files; it needs edit mode");
+    return Status::PermissionDenied(std::string(tool), std::string("not available in ") + ModeName(mode) +
+                                                           " mode, which does not change files; it needs edit mode");
   }
   return Status::OK();
 }

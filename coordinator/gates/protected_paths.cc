@@ -16,8 +16,8 @@ namespace odin {
 
 const std::vector<std::string>& ProtectedRelativePaths() {
   static const std::vector<std::string> kPaths = {
-      ".odin",  "odinconfig.json", ".mcp.json",   "ODIN.md",  "AGENTS.md", ".bashrc",  ".bash_profile",
-      ".bash_login", ".profile",   ".zshrc",      ".zprofile", ".zshenv",  ".envrc",
+      ".odin",       "odinconfig.json", ".mcp.json", "ODIN.md",   "AGENTS.md", ".bashrc", ".bash_profile",
+      ".bash_login", ".profile",        ".zshrc",    ".zprofile", ".zshenv",   ".envrc",
   };
   return kPaths;
 }
@@ -435,8 +435,10 @@ RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnap
       } else if (ok) {
         ok = false;
       }
-      if (ok) report.restored.push_back(".git");
-      else report.unrestored.push_back(".git");
+      if (ok)
+        report.restored.push_back(".git");
+      else
+        report.unrestored.push_back(".git");
     }
   }
 
@@ -492,8 +494,10 @@ RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnap
       unlink(tmp.c_str());
       ok = symlink(was.content.c_str(), tmp.c_str()) == 0 && rename(tmp.c_str(), path.c_str()) == 0;
     }
-    if (ok) report.restored.push_back(rel);
-    else report.unrestored.push_back(rel);
+    if (ok)
+      report.restored.push_back(rel);
+    else
+      report.unrestored.push_back(rel);
   }
   if (index != nullptr && !report.displaced.empty()) index->Refresh();
   for (std::vector<std::string>* v : {&report.restored, &report.displaced, &report.unrestored}) {

@@ -44,9 +44,9 @@ Status CheckReadBeforeEdit(const std::string& tool, const std::string& args_json
         tool, shown + " changed since you read it. Read it again (Read with file_path=\"" + shown + "\"), then retry");
   }
   if (tool == kWriteFileTool && !entry->full) {
-    return Status::FailedPrecondition(
-        tool, "WriteFile replaces all of " + shown + ", but you have read only " +
-                  DescribeRanges(entry->ReadRanges()) + ". Read all of it first, or change it with EditTool");
+    return Status::FailedPrecondition(tool, "WriteFile replaces all of " + shown + ", but you have read only " +
+                                                DescribeRanges(entry->ReadRanges()) +
+                                                ". Read all of it first, or change it with EditTool");
   }
   expect->set_sha256(entry->sha256);
   expect->set_full_read(entry->full);

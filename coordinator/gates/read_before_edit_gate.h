@@ -4,9 +4,9 @@
 //   - creating a file needs nothing, but the file must still not exist when
 //     the worker writes it;
 //   - changing an existing file (WriteFile, EditTool, MultiEditTool) needs a
-//     read of it by this agent (all of it, for WriteFile, which replaces it all), and the file must still have the content hash
-//     of that read (checked on disk here by mtime then SHA-256, and again by
-//     the worker under the file's lock: compare-and-swap);
+//     read of it by this agent (all of it, for WriteFile, which replaces it all), and the file must still have the
+//     content hash of that read (checked on disk here by mtime then SHA-256, and again by the worker under the file's
+//     lock: compare-and-swap);
 //   - after a partial read, the worker only accepts matches inside the lines
 //     read; the expectation this gate returns carries those ranges.
 // A refusal says why and what to read. Pure apart from stat/read of the file.
@@ -25,8 +25,7 @@ class FileExpectation;
 // *expect for the worker and *path with the resolved file. Returns
 // InvalidArgument / NotFound for bad input (an error result) and
 // FailedPrecondition for a refusal by the gate (a rejected result).
-Status CheckReadBeforeEdit(const std::string& tool, const std::string& arguments_json,
-                           const std::string& workspace, FileCache* cache, v1::FileExpectation* expect,
-                           std::string* path);
+Status CheckReadBeforeEdit(const std::string& tool, const std::string& arguments_json, const std::string& workspace,
+                           FileCache* cache, v1::FileExpectation* expect, std::string* path);
 
 }  // namespace odin

@@ -31,8 +31,8 @@ std::vector<bool> MarkNew(const std::vector<Diag>& baseline, const std::vector<D
       for (size_t b = 0; b < baseline.size(); ++b) {
         if (used[b] || baseline[b].path != after[a].path || Key(baseline[b]) != Key(after[a])) continue;
         MovedLine m = moved(baseline[b]);
-        bool match = exact ? m.kept && m.first == after[a].line
-                           : !m.kept && after[a].line >= m.first && after[a].line <= m.last;
+        bool match =
+            exact ? m.kept && m.first == after[a].line : !m.kept && after[a].line >= m.first && after[a].line <= m.last;
         if (match) {
           used[b] = true;
           is_new[a] = false;

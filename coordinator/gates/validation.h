@@ -34,8 +34,8 @@ struct Diag {
 // For each diagnostic of `after`, whether it is new. line_map maps the
 // lines of `path` (the validated file) from the baseline content to the
 // current one; diagnostics in other files are matched in place.
-std::vector<bool> MarkNew(const std::vector<Diag>& baseline, const std::vector<Diag>& after,
-                          const std::string& path, const std::vector<MovedLine>& line_map);
+std::vector<bool> MarkNew(const std::vector<Diag>& baseline, const std::vector<Diag>& after, const std::string& path,
+                          const std::vector<MovedLine>& line_map);
 
 struct SummaryLimits {
   size_t per_file = 20;

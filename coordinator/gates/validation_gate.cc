@@ -20,9 +20,7 @@ Diag ToDiag(const v1::Diagnostic& d) {
   return {d.path(), d.line(), d.column(), d.severity(), d.code(), d.message(), d.source()};
 }
 
-std::string Plural(int n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
+std::string Plural(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 // What an edit-mode call may still do while the session is blocked: look,
 // ask the ledger, re-validate, and fix.
@@ -84,8 +82,10 @@ Status ValidationGate::Resume(Ledger* ledger, const std::string& session_id, con
       FileState& f = files_[r.path];
       if (!r.mutation_id.empty() || f.has_verdict) {  // else: a look at a file the session did not change
         f.has_verdict = true;
-        f.verdict = {r.path,      r.mutation_id, r.execution_id, ParseVerdict(r.status), r.validator,
-                     static_cast<int>(r.new_errors), r.summary, r.reason};
+        f.verdict = {r.path,         r.mutation_id,
+                     r.execution_id, ParseVerdict(r.status),
+                     r.validator,    static_cast<int>(r.new_errors),
+                     r.summary,      r.reason};
         history[r.path].push_back(f.verdict);
       }
       if (!f.original_known) {
@@ -170,9 +170,9 @@ std::optional<ValidationGate::CheckRequest> ValidationGate::PrepareCheck(const s
   request.validation_input = in.SerializeAsString();
   // The host enforces every step's timeout itself; this deadline only
   // catches a host that hangs.
-  request.timeout = milliseconds(int64_t{v.start_timeout_ms} +
-                                 2 * (int64_t{v.file_timeout_ms} + int64_t{o_.check_timeout_ms})) +
-                    seconds(10);
+  request.timeout =
+      milliseconds(int64_t{v.start_timeout_ms} + 2 * (int64_t{v.file_timeout_ms} + int64_t{o_.check_timeout_ms})) +
+      seconds(10);
   return request;
 }
 
@@ -189,8 +189,8 @@ ValidationGate::Judgement ValidationGate::Judge(const std::string& path, const s
   verdict.path = path;
   verdict.check_id = r->execution_id();
   // A re-check the model asked for follows the file's last write.
-  verdict.mutation_id = mutation_id.empty() && counts && f->second.has_verdict ? f->second.verdict.mutation_id
-                                                                               : mutation_id;
+  verdict.mutation_id =
+      mutation_id.empty() && counts && f->second.has_verdict ? f->second.verdict.mutation_id : mutation_id;
   verdict.validator = out.validator();
   if (r->status() != v1::TOOL_STATUS_OK) {
     // The host crashed, hung or was cancelled: nothing says the file is good.
@@ -233,8 +233,7 @@ ValidationGate::Judgement ValidationGate::Judge(const std::string& path, const s
     }
   } else {
     verdict.status = Verdict::kTimedOut;
-    verdict.reason = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? out.reason()
-                                                                       : "the lsp host gave no outcome";
+    verdict.reason = out.outcome() == v1::VALIDATION_OUTCOME_TIMED_OUT ? out.reason() : "the lsp host gave no outcome";
   }
 
   // What the model reads.
@@ -242,12 +241,10 @@ ValidationGate::Judgement ValidationGate::Judge(const std::string& path, const s
   std::string by = verdict.validator.empty() ? "" : " (" + verdict.validator + ")";
   std::string note = verdict.reason.empty() ? "" : "(" + verdict.reason + ")\n";
   switch (verdict.status) {
-    case Verdict::kClean:
-      text = "clean: no new errors in " + shown + by + "\n" + note;
-      break;
+    case Verdict::kClean: text = "clean: no new errors in " + shown + by + "\n" + note; break;
     case Verdict::kErrors:
-      text = counts ? "errors: " + Plural(verdict.new_errors, "new error", "new errors") + " in " + shown + by +
-                          ":\n" + verdict.summary + note
+      text = counts ? "errors: " + Plural(verdict.new_errors, "new error", "new errors") + " in " + shown + by + ":\n" +
+                          verdict.summary + note
                     : "errors: " + Plural(verdict.new_errors, "error", "errors") + " in " + shown + by +
                           " (the session has not changed this file, so they do not block):\n" + verdict.summary;
       break;
@@ -255,9 +252,7 @@ ValidationGate::Judgement ValidationGate::Judge(const std::string& path, const s
       text = "timed_out: " + verdict.reason + ". " + shown + " is unverified, which blocks completion until it " +
              "validates (edit it again or run lsp_check on it).\n";
       break;
-    case Verdict::kNoValidator:
-      text = "no_validator: " + verdict.reason + " (not verified; does not block)\n";
-      break;
+    case Verdict::kNoValidator: text = "no_validator: " + verdict.reason + " (not verified; does not block)\n"; break;
   }
   v1::ValidationVerdict* v = r->mutable_verdict();
   v->set_execution_id(r->execution_id());

@@ -74,11 +74,11 @@ class ValidationGate {
   // and the text the model reads in place of the output.
   struct Judgement {
     FileVerdict verdict;
-    bool failed = false;             // errors or timed_out on a file the session changed
-    std::string rollback_id;         // non-empty: roll the write back, as this execution
-    std::string content_before;      // what the rollback writes
+    bool failed = false;                  // errors or timed_out on a file the session changed
+    std::string rollback_id;              // non-empty: roll the write back, as this execution
+    std::string content_before;           // what the rollback writes
     std::optional<FileVerdict> previous;  // the file's verdict before this one
-    ValidationRecord record;         // for the ledger, with:
+    ValidationRecord record;              // for the ledger, with:
     std::vector<DiagnosticRecord> diagnostics;
     std::vector<Artifact> artifacts;  // the file's original content, the first time
   };

@@ -362,7 +362,8 @@ TEST_F(ValidationGateTest, AnOpenLspHostBreakerGivesAnUnverifiedVerdictAtOnce) {
     Say(Host(), e);
   }
   bool open = false;
-  for (const BreakerInfo& b : coord_->Breakers()) open = open || (b.name == "worker:lsp_host" && b.state == BreakerState::kOpen);
+  for (const BreakerInfo& b : coord_->Breakers())
+    open = open || (b.name == "worker:lsp_host" && b.state == BreakerState::kOpen);
   ASSERT_TRUE(open);
   int sent = transport_.Count(Host(), v1::Envelope::kToolRequest);
   results_.clear();

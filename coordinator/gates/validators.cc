@@ -26,7 +26,8 @@ std::string Extension(const std::string& path) {
 ValidationOptions DefaultValidationOptions() {
   ValidationOptions o;
   o.servers = {
-      {"clangd", {"clangd", "--background-index=false", "--log=error"},
+      {"clangd",
+       {"clangd", "--background-index=false", "--log=error"},
        {".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".ipp"}},
       {"pyright", {"pyright-langserver", "--stdio"}, {".py", ".pyi"}},
       {"typescript", {"typescript-language-server", "--stdio"}, {".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs"}},
@@ -45,11 +46,26 @@ ValidationOptions DefaultValidationOptions() {
 
 std::string LanguageIdFor(const std::string& path) {
   static const std::map<std::string, std::string> kIds = {
-      {".c", "c"},          {".h", "cpp"},        {".cc", "cpp"},        {".cpp", "cpp"},
-      {".cxx", "cpp"},      {".c++", "cpp"},      {".hh", "cpp"},        {".hpp", "cpp"},
-      {".hxx", "cpp"},      {".ipp", "cpp"},      {".py", "python"},     {".pyi", "python"},
-      {".ts", "typescript"}, {".tsx", "typescriptreact"}, {".js", "javascript"}, {".mjs", "javascript"},
-      {".cjs", "javascript"}, {".jsx", "javascriptreact"}, {".go", "go"}, {".rs", "rust"},
+      {".c", "c"},
+      {".h", "cpp"},
+      {".cc", "cpp"},
+      {".cpp", "cpp"},
+      {".cxx", "cpp"},
+      {".c++", "cpp"},
+      {".hh", "cpp"},
+      {".hpp", "cpp"},
+      {".hxx", "cpp"},
+      {".ipp", "cpp"},
+      {".py", "python"},
+      {".pyi", "python"},
+      {".ts", "typescript"},
+      {".tsx", "typescriptreact"},
+      {".js", "javascript"},
+      {".mjs", "javascript"},
+      {".cjs", "javascript"},
+      {".jsx", "javascriptreact"},
+      {".go", "go"},
+      {".rs", "rust"},
   };
   auto it = kIds.find(Extension(path));
   return it == kIds.end() ? "plaintext" : it->second;

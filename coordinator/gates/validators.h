@@ -27,18 +27,18 @@ struct ServerSpec {
   std::vector<std::string> extensions;  // with the dot: ".cc"
   uint32_t start_timeout_ms = 0;        // 0: ValidationOptions' default
   uint32_t file_timeout_ms = 0;
-  uint32_t settle_ms = 0;               // for servers without versioned diagnostics
+  uint32_t settle_ms = 0;  // for servers without versioned diagnostics
 };
 
 struct ValidationOptions {
-  bool enabled = true;                  // validation.enabled
-  uint32_t start_timeout_ms = 45000;    // a server's start, to its answer to initialize
-  uint32_t file_timeout_ms = 5000;      // one version of a file, to its diagnostics
-  uint32_t settle_ms = 150;             // servers without versioned diagnostics only
-  uint32_t check_timeout_ms = 30000;    // a check command
-  bool revert_on_new_errors = false;    // roll back an edit that brings new errors
-  bool fail_open = false;               // a backpressure check that could not run does not block
-  std::vector<ServerSpec> servers;      // in order of preference
+  bool enabled = true;                // validation.enabled
+  uint32_t start_timeout_ms = 45000;  // a server's start, to its answer to initialize
+  uint32_t file_timeout_ms = 5000;    // one version of a file, to its diagnostics
+  uint32_t settle_ms = 150;           // servers without versioned diagnostics only
+  uint32_t check_timeout_ms = 30000;  // a check command
+  bool revert_on_new_errors = false;  // roll back an edit that brings new errors
+  bool fail_open = false;             // a backpressure check that could not run does not block
+  std::vector<ServerSpec> servers;    // in order of preference
   std::map<std::string, std::vector<std::string>> check_commands;  // ".py" -> argv with {file}; empty: none
 };
 
@@ -46,9 +46,9 @@ ValidationOptions DefaultValidationOptions();
 
 // What validates one file, programs resolved to absolute paths.
 struct FileValidator {
-  std::string server_name;               // "" when no installed server serves it
+  std::string server_name;  // "" when no installed server serves it
   std::vector<std::string> server_command;
-  std::string language_id;               // LSP languageId: "cpp", "python", ...
+  std::string language_id;  // LSP languageId: "cpp", "python", ...
   uint32_t start_timeout_ms = 0;
   uint32_t file_timeout_ms = 0;
   uint32_t settle_ms = 0;
@@ -61,8 +61,7 @@ using ProgramLookup = std::function<std::string(const std::string& name)>;
 // PATH, then bin_dir/../lsp/node_modules/.bin. Remembers answers.
 ProgramLookup DefaultProgramLookup(const std::string& path_value, const std::string& bin_dir);
 
-FileValidator ResolveValidator(const ValidationOptions& options, const std::string& path,
-                               const ProgramLookup& lookup);
+FileValidator ResolveValidator(const ValidationOptions& options, const std::string& path, const ProgramLookup& lookup);
 
 // The LSP languageId for a file name ("a.cc" -> "cpp"); "plaintext" if unknown.
 std::string LanguageIdFor(const std::string& path);
