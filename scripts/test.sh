@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh  # nothing to do when everything is installed
 # Which folder may include which (the code map in ARCHITECTURE.md).
 python3 scripts/check-layering.py
+# Formatting (.clang-format).
+scripts/format.sh --check
 # Configure once: the build re-runs CMake by itself when a CMakeLists.txt
 # changes, and a second configure orders one -isystem path differently
 # (mit-krb5, from the curl and gRPC packages), which would rebuild everything.
