@@ -16,6 +16,7 @@
 #include "base/subprocess.h"
 #include "planner/budget.h"
 #include "ledger/memory_query.h"
+#include "coordinator/gates/approval_gate.h"
 #include "coordinator/gates/mode_gate.h"
 #include "coordinator/gates/protected_paths.h"
 #include "coordinator/gates/read_before_edit_gate.h"
@@ -49,6 +50,7 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
       clock_(clock),
       pool_(o_.pool, clock, launcher, transport, this),
       session_id_(NewId("ses")),
+      approvals_(ParseApprovalPolicy(o_.approval), false),
       validation_(o_.validation, o_.workspace, [this] {
         if (o_.program_lookup) return o_.program_lookup;
         const char* path = getenv("PATH");
@@ -397,43 +399,23 @@ Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
   return AskApproval(c, call.tool + " " + *where, reason, {"read:" + dir}, std::move(detail), wait);
 }
 
-bool Coordinator::ApprovedForSession(const std::string& key) const {
-  if (approved_for_session_.count(key) != 0) return true;
-  // Reading in a directory was allowed for the session: so is reading below it.
-  if (key.rfind("read:", 0) != 0) return false;
-  for (std::string dir = key.substr(5); dir.size() > 1;) {
-    dir = DirName(dir);
-    if (approved_for_session_.count("read:" + dir) != 0) return true;
-  }
-  return false;
-}
-
 Status Coordinator::AskApproval(Call& c, const std::string& what, const std::string& reason,
                                 const std::vector<std::string>& keys, json detail, bool* wait) {
   const ToolCall& call = c.call;
-  // The user allowed its kind for the session (every reason to ask), or asks
-  // now (interactive), or the policy answers (headless).
-  bool all_approved = !keys.empty();
-  for (const std::string& k : keys) all_approved = all_approved && ApprovedForSession(k);
-  std::string key;
-  for (const std::string& k : keys) key += (key.empty() ? "" : "\n") + k;
-  if (all_approved) {
-    detail["approval"] = "allowed for the session";
-    RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
-                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
-    return Status::OK();
-  }
-  if (o_.approval == "prompt" && on_approval_request) {
+  approvals_.set_can_prompt(static_cast<bool>(on_approval_request));
+  ApprovalGate::Decision decision = approvals_.Decide(keys);
+  if (decision == ApprovalGate::Decision::kAskUser) {
+    std::string key;
+    for (const std::string& k : keys) key += (key.empty() ? "" : "\n") + k;
     c.approval_key = key;
     *wait = true;
     on_approval_request({call.execution_id, call.agent_id, what, reason});
     return Status::OK();
   }
-  bool allowed = o_.approval == "allow";
-  detail["approval"] = allowed ? "allowed by policy" : "denied by policy";
+  detail["approval"] = ApprovalDecisionName(decision);
   RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
                   detail.dump(-1, ' ', false, json::error_handler_t::replace));
-  if (allowed) return Status::OK();
+  if (decision != ApprovalGate::Decision::kDeniedByPolicy) return Status::OK();
   return Status::PermissionDenied(call.tool == "ExecuteCommand" ? "command" : call.tool,
                                   "needs approval: " + reason +
                                       "; this run's approval policy is deny "
@@ -459,12 +441,14 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
     return true;
   }
   if (answer == ApprovalAnswer::kSession) {
+    std::vector<std::string> keys;
     for (size_t start = 0; start <= key.size();) {
       size_t end = key.find('\n', start);
       if (end == std::string::npos) end = key.size();
-      approved_for_session_.insert(key.substr(start, end - start));
+      keys.push_back(key.substr(start, end - start));
       start = end + 1;
     }
+    approvals_.ApproveForSession(keys);
   }
   Dispatch(c);
   return true;

@@ -51,6 +51,7 @@
 #include "coordinator/gates/protected_paths.h"
 #include "coordinator/todo_list.h"
 #include "planner/tool_host.h"
+#include "coordinator/gates/approval_gate.h"
 #include "coordinator/gates/validation_gate.h"
 #include "coordinator/gates/validators.h"
 #include "coordinator/worker_pool.h"
@@ -262,7 +263,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // the session" allows. detail is the gate event's.
   Status AskApproval(Call& c, const std::string& what, const std::string& reason, const std::vector<std::string>& keys,
                      nlohmann::json detail, bool* wait);
-  bool ApprovedForSession(const std::string& key) const;
   bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
   // for a write) on path's content.
@@ -288,11 +288,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, AgentState> agents_;                     // by agent id
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
   std::unique_ptr<ProtectedIndex> protected_index_;              // where nested git directories and instructions are
+  ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
   ValidationGate validation_;                                    // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;
-  std::set<std::string> approved_for_session_;         // ask rules (or commands) the user allowed for the session
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
 };
