@@ -219,25 +219,22 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (info != nullptr && info->writes_files()) {
     // One write per file at a time: later ones wait, and meet the gate only
     // when their turn comes, against the file as the earlier write left it.
-    std::string given = TargetFileOf(tc.tool, tc.arguments_json);
-    StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
+    // The arguments are parsed and the file resolved here, once: the gates
+    // below and the write queue work on the resolved path.
+    std::string given;
+    StatusOr<std::string> path = ResolveWriteTarget(tc.tool, tc.arguments_json, o_.workspace, &given);
     if (!path.ok()) {
-      // Malformed arguments or a path outside the workspace: the gate says which.
-      v1::FileExpectation unused;
-      std::string ignored;
-      Status s = CheckReadBeforeEdit(tc.tool, tc.arguments_json, o_.workspace, Agent(tc.agent_id).cache.get(), &unused,
-                                     &ignored);
-      if (s.ok()) s = path.status();
       if (IsOutsideWorkspace(given, o_.workspace)) {
         // No approval opens it: the sandbox lets no worker write there.
+        std::string why = path.status().ToString();
         RecordGateEvent(
             tc.agent_id, "", "outside_workspace", id,
-            json({{"tool", tc.tool}, {"reason", s.ToString()}}).dump(-1, ' ', false, json::error_handler_t::replace));
+            json({{"tool", tc.tool}, {"reason", why}}).dump(-1, ' ', false, json::error_handler_t::replace));
         EndHere(id, v1::TOOL_STATUS_REJECTED,
-                Status::PermissionDenied(s.ToString(), "the file tools write only inside the workspace"));
+                Status::PermissionDenied(why, "the file tools write only inside the workspace"));
         return id;
       }
-      EndHere(id, v1::TOOL_STATUS_ERROR, s);
+      EndHere(id, v1::TOOL_STATUS_ERROR, path.status());
       return id;
     }
     std::string protected_reason = ProtectedWriteReason(*path, o_.workspace);
@@ -281,9 +278,8 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
   std::string id = q->second.front();
   Call& c = calls_[id];
   v1::FileExpectation expect;
-  std::string resolved;
-  Status gate = CheckReadBeforeEdit(c.call.tool, c.call.arguments_json, o_.workspace,
-                                    Agent(c.call.agent_id).cache.get(), &expect, &resolved);
+  Status gate =
+      CheckReadBeforeEdit(c.call.tool, c.write_path, o_.workspace, Agent(c.call.agent_id).cache.get(), &expect);
   if (!gate.ok()) {
     // Ending it pops it from the queue and gives the next write its turn.
     EndHere(id, gate.code() == StatusCode::kFailedPrecondition ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,

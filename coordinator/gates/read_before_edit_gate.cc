@@ -9,18 +9,20 @@
 
 namespace odin {
 
-Status CheckReadBeforeEdit(const std::string& tool, const std::string& args_json, const std::string& ws,
-                           FileCache* cache, v1::FileExpectation* expect, std::string* path_out) {
-  std::string given;
+StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& args_json, const std::string& ws,
+                                         std::string* given) {
   if (tool == kWriteFileTool) {
     ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
-    given = a.file_path;
+    *given = a.file_path;
   } else {
     ASSIGN_OR_RETURN(EditArgs a, ParseEditArgs(tool, args_json));
-    given = a.file_path;
+    *given = a.file_path;
   }
-  ASSIGN_OR_RETURN(std::string path, ResolveWorkspacePath(given, ws));
-  *path_out = path;
+  return ResolveWorkspacePath(*given, ws);
+}
+
+Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, const std::string& ws, FileCache* cache,
+                           v1::FileExpectation* expect) {
   std::string shown = DisplayPath(path, ws);
 
   struct stat st;

@@ -21,11 +21,19 @@ namespace v1 {
 class FileExpectation;
 }
 
-// Checks a writing tool's call for this agent's cache. On success fills
-// *expect for the worker and *path with the resolved file. Returns
-// InvalidArgument / NotFound for bad input (an error result) and
-// FailedPrecondition for a refusal by the gate (a rejected result).
-Status CheckReadBeforeEdit(const std::string& tool, const std::string& arguments_json, const std::string& workspace,
-                           FileCache* cache, v1::FileExpectation* expect, std::string* path);
+// Parses a writing tool's arguments, with that tool's own parser, and
+// resolves the file it writes in workspace. *given is the path as the model
+// wrote it (set once the arguments parse). Returns InvalidArgument for bad
+// arguments or a path outside the workspace (IsOutsideWorkspace(*given)
+// tells which), NotFound and the like from the resolution.
+StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& arguments_json,
+                                         const std::string& workspace, std::string* given);
+
+// Checks a writing tool's call on the resolved file `path` against this
+// agent's cache. On success fills *expect for the worker. Returns NotFound /
+// InvalidArgument for bad input (an error result) and FailedPrecondition
+// for a refusal by the gate (a rejected result).
+Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, const std::string& workspace,
+                           FileCache* cache, v1::FileExpectation* expect);
 
 }  // namespace odin

@@ -20,7 +20,11 @@ class ReadBeforeEditGateTest : public ::testing::Test {
 
   Status Check(const std::string& tool, const std::string& args) {
     expect_.Clear();
-    return CheckReadBeforeEdit(tool, args, ws_, &cache_, &expect_, &path_);
+    std::string given;
+    StatusOr<std::string> path = ResolveWriteTarget(tool, args, ws_, &given);
+    if (!path.ok()) return path.status();
+    path_ = *path;
+    return CheckReadBeforeEdit(tool, path_, ws_, &cache_, &expect_);
   }
   void ReadWhole() {
     std::string content = *ReadFileToString(ws_ + "/a.txt");
