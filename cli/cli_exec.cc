@@ -133,7 +133,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   ToolCall call;
   call.tool = kExecuteCommandTool;
   call.arguments_json = args.dump();
-  call.mode = rf.mode;
+  call.mode = ParseCallMode(rf.mode);
   call.timeout = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(f.timeout_seconds));
   call.stream_limit_bytes = f.json ? config.artifact_cap_bytes : 0;
   call.output_head_bytes = config.output_head_bytes;

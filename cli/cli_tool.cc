@@ -52,7 +52,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   ToolCall call;
   call.tool = f.name;
   call.arguments_json = f.arguments;
-  call.mode = f.mode;
+  call.mode = CallModeOf(mode);
   call.stream_limit_bytes = (*rt)->config().artifact_cap_bytes;
   call.output_head_bytes = (*rt)->config().output_head_bytes;
   call.output_tail_bytes = (*rt)->config().output_tail_bytes;

@@ -129,9 +129,10 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
 std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (call.execution_id.empty()) call.execution_id = NewId("ex");
   if (call.agent_id.empty()) call.agent_id = o_.agent_id;
-  if (call.mode.empty()) call.mode = o_.mode;
+  if (!call.mode) call.mode = o_.mode;
   // Ask and plan calls run where the workspace is read-only.
-  call.policy = call.mode == "ask" || call.mode == "plan" ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
+  call.policy =
+      *call.mode == CallMode::kAsk || *call.mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
   std::string id = call.execution_id;
   // Arguments are recorded and compared in canonical form.
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
@@ -163,9 +164,8 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     return id;
   }
   // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
-  Mode mode;
-  if (ParseMode(tc.mode, &mode)) {
-    Status allowed = CheckMode(tc.tool, mode);
+  if (std::optional<Mode> mode = AgentModeOf(*tc.mode)) {
+    Status allowed = CheckMode(tc.tool, *mode);
     if (!allowed.ok()) {
       EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
       return id;
@@ -342,7 +342,7 @@ Status Coordinator::CheckSafeguards(Call& c, bool* wait) {
   *wait = false;
   const ToolCall& call = c.call;
   // odin exec runs the user's own command: no rules.
-  if (call.mode == "exec") return Status::OK();
+  if (*call.mode == CallMode::kExec) return Status::OK();
   if (call.tool == "ExecuteCommand") return CheckCommandRules(c, wait);
   return CheckOutsideRead(c, wait);
 }
@@ -452,7 +452,7 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
 
 Status Coordinator::CheckBlocked(const ToolCall& call) {
   // Only edit-mode work makes progress to stop; ask and plan change nothing.
-  if (call.mode != "edit") return Status::OK();
+  if (*call.mode != CallMode::kEdit) return Status::OK();
   RETURN_IF_ERROR(validation_.CheckBlocked(call.tool));
   if (o_.memory_forced && IsWriteTool(call.tool)) {
     const AgentState& agent = Agent(call.agent_id);
@@ -588,8 +588,8 @@ std::vector<BreakerInfo> Coordinator::Breakers() {
 Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) { return pool_.Poll(max_wait, extra_fds); }
 
 Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_id) {
-  ExecutionStart start{call.execution_id, session_id_, call.agent_id,        call.tool,     call.arguments_json,
-                       call.mode,         worker_id,   clock_->WallMillis(), call.parent_id};
+  ExecutionStart start{call.execution_id,        session_id_, call.agent_id,        call.tool,     call.arguments_json,
+                       CallModeName(*call.mode), worker_id,   clock_->WallMillis(), call.parent_id};
   // The start is durable before the worker sees the call.
   RETURN_IF_ERROR(ledger_->AddExecutionStart(start).WithContext("cannot record the call"));
   Call& c = calls_[call.execution_id];
@@ -663,7 +663,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     // every call that was asked for.
     Status started =
         ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool, c.call.arguments_json,
-                                    c.call.mode, "", clock_->WallMillis(), c.call.parent_id});
+                                    CallModeName(*c.call.mode), "", clock_->WallMillis(), c.call.parent_id});
     if (!started.ok()) spdlog::error("{}", started.message());
     c.started = started.ok();
     c.dispatched_at = clock_->Now();

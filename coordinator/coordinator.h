@@ -62,7 +62,7 @@ namespace odin {
 struct CoordinatorOptions {
   std::string session_kind = "exec";  // recorded with the session
   std::string workspace;              // absolute root, symlinks resolved
-  std::string mode = "exec";          // default mode of calls
+  CallMode mode = CallMode::kExec;    // default mode of calls
   std::string agent_id = "main";      // default agent of calls
   uint64_t artifact_cap_bytes = 8u << 20;
   FileCacheOptions file_cache;
@@ -223,7 +223,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   struct Subagent {
     std::string agent_id;  // "sub_..."
     std::string parent_agent;
-    std::string mode;
+    Mode mode = Mode::kAsk;
     Budget* budget = nullptr;  // the parent's run; outlives the AgentTool call
     int64_t started_at_ms = 0;
     std::vector<std::string> calls;          // its tool calls, in order

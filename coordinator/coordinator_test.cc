@@ -17,7 +17,7 @@ class CoordinatorTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override {
     CoordinatorOptions o;
-    o.mode = "edit";
+    o.mode = CallMode::kEdit;
     o.artifact_cap_bytes = 10;
     o.pool.size = 1;
     o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
@@ -51,7 +51,7 @@ class CoordinatorTest : public testing::CoordinatorFixture {
     ToolCall call;
     call.tool = tool;
     call.arguments_json = args;
-    call.mode = mode;
+    call.mode = ParseCallMode(mode);
     return SubmitCall(call);
   }
 
@@ -220,7 +220,7 @@ TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
   // A new coordinator (a later `odin tool --session`) over the same ledger.
   CoordinatorOptions o;
   o.workspace = ws_;
-  o.mode = "edit";
+  o.mode = CallMode::kEdit;
   o.pool.size = 1;
   o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
   testing::FakeLauncher launcher;

@@ -66,10 +66,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   redactor.AddSecretsFromEnvironment(env);
   std::vector<std::string> worker_env = ScrubEnvironment(env);
 
+  std::optional<CallMode> parsed_mode = ParseCallMode(flags.mode);
+  if (!parsed_mode) return Status::InvalidArgument("mode " + flags.mode, "must be ask, plan, edit or exec");
+  CallMode call_mode = *parsed_mode;
   CoordinatorOptions co;
   co.session_kind = flags.session_kind;
   co.workspace = ws.root;
-  co.mode = flags.mode;
+  co.mode = call_mode;
   co.artifact_cap_bytes = config.artifact_cap_bytes;
   co.file_cache = config.file_cache;
   co.pool.size = flags.workers > 0 ? flags.workers : (config.worker_count > 0 ? config.worker_count : CpuCount());
@@ -78,7 +81,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   int log_fd = rt->worker_log_fd_;
   int heartbeat_ms = config.heartbeat_ms;
   co.pool.start_policy =
-      flags.mode == "ask" || flags.mode == "plan" ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
+      call_mode == CallMode::kAsk || call_mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
   co.validation = config.validation;
   co.validation.enabled = config.validation.enabled && flags.validate;
   co.memory_forced = flags.profile == "strict";

@@ -58,8 +58,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
       args["prompt"].get<std::string>().empty()) {
     return Status::InvalidArgument("AgentTool", "prompt must be a non-empty string");
   }
-  Mode parent_mode = Mode::kEdit;
-  ParseMode(call.mode, &parent_mode);
+  Mode parent_mode = AgentModeOf(*call.mode).value_or(Mode::kEdit);
   Mode mode = parent_mode;
   if (args.contains("mode")) {
     if (!args["mode"].is_string() || !ParseMode(args["mode"].get<std::string>(), &mode)) {
@@ -73,12 +72,12 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   Subagent s;
   s.agent_id = NewId("sub");
   s.parent_agent = call.agent_id;
-  s.mode = ModeName(mode);
+  s.mode = mode;
   s.budget = budget;
   s.started_at_ms = clock_->WallMillis();
   v1::AgentTask task;
   task.set_agent_id(s.agent_id);
-  task.set_mode(s.mode);
+  task.set_mode(ModeName(s.mode));
   task.set_prompt(args["prompt"].get<std::string>());
   if (args.contains("description") && args["description"].is_string()) {
     task.set_description(args["description"].get<std::string>());
@@ -95,7 +94,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   call.agent_task = task.SerializeAsString();
   call.policy = WorkerPolicy::kSubagent;
   if (call.timeout == Duration::zero()) call.timeout = o_.subagent_timeout;
-  spdlog::debug("AgentTool {}: subagent {} in {} mode", call.execution_id, s.agent_id, s.mode);
+  spdlog::debug("AgentTool {}: subagent {} in {} mode", call.execution_id, s.agent_id, ModeName(s.mode));
   subagents_[call.execution_id] = std::move(s);
   return Status::OK();
 }
@@ -149,8 +148,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
       return reply(std::move(response));
     }
   }
-  Mode mode = Mode::kAsk;
-  ParseMode(s.mode, &mode);
+  Mode mode = s.mode;
   ChatRequest req;
   req.model = model_.model;
   // What the coordinator knows of the subagent goes in from here: its file
@@ -223,7 +221,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
   call.tool = sc.tool();
   call.arguments_json = sc.arguments_json();
   call.agent_id = s.agent_id;
-  call.mode = s.mode;  // ours to say, not the subagent's
+  call.mode = CallModeOf(s.mode);  // ours to say, not the subagent's
   call.parent_id = execution_id;
   call.budget = s.budget;
   // The deadline follows the configuration, as for the main agent's calls,
@@ -286,7 +284,7 @@ void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult
   json out = json::parse(r->output_json(), nullptr, false);
   if (!out.is_object()) out = json::object();
   out["agent_id"] = s.agent_id;
-  out["mode"] = s.mode;
+  out["mode"] = ModeName(s.mode);
   out["tool_calls"] = s.calls.size();
   std::string answer = r->output_head();
   if (r->status() == v1::TOOL_STATUS_CRASHED || r->status() == v1::TOOL_STATUS_TIMED_OUT ||

@@ -21,7 +21,7 @@ class SubagentsTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override {
     CoordinatorOptions o;
-    o.mode = "edit";
+    o.mode = CallMode::kEdit;
     o.pool.size = 1;
     o.pool.subagent_size = 2;
     o.pool.spawn_spec = [](const WorkerSpawn& w) {
@@ -36,7 +36,7 @@ class SubagentsTest : public testing::CoordinatorFixture {
     ToolCall call;
     call.tool = tool;
     call.arguments_json = args.dump();
-    call.mode = mode;
+    call.mode = ParseCallMode(mode);
     call.agent_id = agent;
     call.budget = &budget_;
     return SubmitCall(call);

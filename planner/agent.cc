@@ -228,7 +228,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.tool = calls[i].name;
     call.arguments_json = calls[i].arguments_json;
     call.agent_id = o_.agent_id;
-    call.mode = ModeName(c.message.mode);
+    call.mode = CallModeOf(c.message.mode);
     call.budget = c.budget.get();
     c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand" || call.tool == kAgentTool;
     call.timeout = ToolTimeout(o_.tool_timeouts, call.tool, call.arguments_json);
@@ -448,7 +448,7 @@ void Agent::RunNextCheck() {
   call.tool = "ExecuteCommand";
   call.arguments_json = json({{"command", spec.command}, {"timeout_seconds", o_.checks.timeout_seconds}}).dump();
   call.agent_id = o_.agent_id;
-  call.mode = ModeName(c.message.mode);
+  call.mode = CallModeOf(c.message.mode);
   call.timeout = seconds(o_.checks.timeout_seconds);
   c.check_running = call.execution_id;
   c.outcome.execution_ids.push_back(call.execution_id);

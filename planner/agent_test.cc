@@ -43,7 +43,7 @@ class AgentTest : public testing::CoordinatorFixture {
  protected:
   void SetUp() override {
     CoordinatorOptions co;
-    co.mode = "edit";
+    co.mode = CallMode::kEdit;
     co.pool.size = 2;
     co.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
     ASSERT_NO_FATAL_FAILURE(StartCoordinator(co));

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "base/status.h"
 #include "base/clock.h"
 #include "base/process_launcher.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 
@@ -32,6 +34,16 @@ enum class WorkerPolicy {
   kSubagent,  // a subagent's planner loop (workspace read-only; its calls come back to us)
 };
 
+// The mode a call runs in: one an agent works in (ask, plan, edit), or exec,
+// odin exec's own command: edit's sandbox, no command rules (the user typed it).
+enum class CallMode { kAsk, kPlan, kEdit, kExec };
+// "ask", "plan", "edit", "exec": the ledger's names.
+const char* CallModeName(CallMode mode);
+std::optional<CallMode> ParseCallMode(std::string_view name);
+CallMode CallModeOf(Mode mode);
+// The agent mode of a call's mode; nullopt for exec.
+std::optional<Mode> AgentModeOf(CallMode mode);
+
 // One tool call as the planner asks for it and the coordinator runs it.
 struct ToolCall {
   std::string execution_id;
@@ -42,10 +54,10 @@ struct ToolCall {
   uint32_t output_head_bytes = 64 * 1024;
   uint32_t output_tail_bytes = 64 * 1024;
   SpawnLimits limits;
-  // Who asks and in which mode ("ask", "plan", "edit"; "exec" for odin exec).
-  // Empty: the coordinator's defaults. The pool itself ignores them.
+  // Who asks and in which mode. Empty: the coordinator's defaults. The pool
+  // itself ignores them.
   std::string agent_id;
-  std::string mode;
+  std::optional<CallMode> mode;
   // The workers that may take it: a tool worker that sees the workspace
   // read-only (ask and plan) or writable (edit), or the lsp host.
   WorkerPolicy policy = WorkerPolicy::kWritable;

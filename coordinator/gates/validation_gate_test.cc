@@ -30,7 +30,7 @@ class ValidationGateTest : public testing::CoordinatorFixture {
   CoordinatorOptions Options() const {
     CoordinatorOptions o;
     o.workspace = ws_;
-    o.mode = "edit";
+    o.mode = CallMode::kEdit;
     o.pool.size = 1;
     o.pool.spawn_spec = [](const WorkerSpawn& w) {
       return SpawnOptions{.argv = {w.policy == WorkerPolicy::kLspHost ? "lsp-host" : "worker"}};
@@ -56,7 +56,7 @@ class ValidationGateTest : public testing::CoordinatorFixture {
     ToolCall call;
     call.tool = tool;
     call.arguments_json = args;
-    call.mode = mode;
+    call.mode = ParseCallMode(mode);
     return SubmitCall(call);
   }
   // The last request sent to a worker.
