@@ -50,7 +50,7 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
       clock_(clock),
       pool_(o_.pool, clock, launcher, transport, this),
       session_id_(NewId("ses")),
-      approvals_(ParseApprovalPolicy(o_.approval), false),
+      approvals_(ParseApprovalPolicy(o_.approval)),
       validation_(o_.validation, o_.workspace, [this] {
         if (o_.program_lookup) return o_.program_lookup;
         const char* path = getenv("PATH");
@@ -398,8 +398,7 @@ Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
 Status Coordinator::AskApproval(Call& c, const std::string& what, const std::string& reason,
                                 const std::vector<std::string>& keys, json detail, bool* wait) {
   const ToolCall& call = c.call;
-  approvals_.set_can_prompt(static_cast<bool>(on_approval_request));
-  ApprovalGate::Decision decision = approvals_.Decide(keys);
+  ApprovalGate::Decision decision = approvals_.Decide(keys, static_cast<bool>(on_approval_request));
   if (decision == ApprovalGate::Decision::kAskUser) {
     std::string key;
     for (const std::string& k : keys) key += (key.empty() ? "" : "\n") + k;

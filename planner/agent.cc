@@ -420,8 +420,9 @@ void Agent::ClaimCompletion() {
   if (c.message.mode != Mode::kEdit) return Finish("done");
   // No file may be left with new errors or unverified.
   std::string event;
-  if (std::optional<Refusal> blocked = RefuseWhileBlocked(host_->Blocking(), o_.workspace, &event)) {
-    RecordGateEvent("completion_refused", host_->Blocking().front().check_id, event);
+  std::vector<FileVerdict> blocking = host_->Blocking();
+  if (std::optional<Refusal> blocked = RefuseWhileBlocked(blocking, o_.workspace, &event)) {
+    RecordGateEvent("completion_refused", blocking.front().check_id, event);
     return Refuse(*blocked);
   }
   // Backpressure, when the message changed files.

@@ -33,19 +33,28 @@ StatusOr<std::string> ResolvePath(const std::string& given, const std::string& b
   return resolved;
 }
 
+namespace {
+
+// given against workspace, "." and ".." folded, no symlink looked at.
+std::string LexicalPath(const std::string& given, const std::string& workspace) {
+  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(workspace) / given;
+  std::string normal = p.lexically_normal().string();
+  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
+}
+
+}  // namespace
+
 bool IsOutsideWorkspace(const std::string& given, const std::string& workspace) {
   if (given.empty()) return false;
-  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(workspace) / given;
-  if (!IsInsideDir(p.lexically_normal().string(), workspace)) return true;
+  if (!IsInsideDir(LexicalPath(given, workspace), workspace)) return true;
   StatusOr<std::string> resolved = ResolvePath(given, workspace);
   return resolved.ok() && !IsInsideDir(*resolved, workspace);
 }
 
 StatusOr<std::string> ResolveWorkspacePath(const std::string& given, const std::string& workspace) {
   if (given.empty()) return Status::InvalidArgument("path", "must not be empty");
-  std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(workspace) / given;
-  std::string normal = p.lexically_normal().string();
-  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  std::string normal = LexicalPath(given, workspace);
   auto outside = [&](const std::string& where) {
     return Status::InvalidArgument(
         given, "is outside the workspace " + workspace + (where == normal ? "" : " (it resolves to " + where + ")"));

@@ -10,13 +10,13 @@ ApprovalPolicy ParseApprovalPolicy(std::string_view name) {
   return ApprovalPolicy::kDeny;
 }
 
-ApprovalGate::Decision ApprovalGate::Decide(const std::vector<std::string>& keys) const {
+ApprovalGate::Decision ApprovalGate::Decide(const std::vector<std::string>& keys, bool can_prompt) const {
   // The user allowed its kind for the session (every reason to ask), or asks
   // now (interactive), or the policy answers (headless).
   bool all_approved = !keys.empty();
   for (const std::string& k : keys) all_approved = all_approved && ApprovedForSession(k);
   if (all_approved) return Decision::kApprovedForSession;
-  if (policy_ == ApprovalPolicy::kPrompt && can_prompt_) return Decision::kAskUser;
+  if (policy_ == ApprovalPolicy::kPrompt && can_prompt) return Decision::kAskUser;
   return policy_ == ApprovalPolicy::kAllow ? Decision::kAllowedByPolicy : Decision::kDeniedByPolicy;
 }
 

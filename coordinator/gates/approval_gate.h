@@ -35,21 +35,19 @@ class ApprovalGate {
     kDeniedByPolicy,
   };
 
-  // can_prompt: someone listens for approval requests.
-  ApprovalGate(ApprovalPolicy policy, bool can_prompt) : policy_(policy), can_prompt_(can_prompt) {}
+  explicit ApprovalGate(ApprovalPolicy policy) : policy_(policy) {}
 
-  // What happens to a call that needs approval for `keys`.
-  Decision Decide(const std::vector<std::string>& keys) const;
+  // What happens to a call that needs approval for `keys`. can_prompt:
+  // someone listens for approval requests (else prompt answers as deny).
+  Decision Decide(const std::vector<std::string>& keys, bool can_prompt) const;
   // The user allowed these keys for the rest of the session.
   void ApproveForSession(const std::vector<std::string>& keys);
   // True iff key was approved for the session: itself, or for "read:<dir>",
   // a directory above it.
   bool ApprovedForSession(const std::string& key) const;
-  void set_can_prompt(bool can_prompt) { can_prompt_ = can_prompt; }
 
  private:
   ApprovalPolicy policy_;
-  bool can_prompt_;
   std::set<std::string> approved_;
 };
 

@@ -8,29 +8,29 @@ namespace {
 using Decision = ApprovalGate::Decision;
 
 TEST(ApprovalGateTest, HeadlessThePolicyAnswers) {
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kDeny, false).Decide({"rule:rm"}), Decision::kDeniedByPolicy);
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kAllow, false).Decide({"rule:rm"}), Decision::kAllowedByPolicy);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kDeny).Decide({"rule:rm"}, false), Decision::kDeniedByPolicy);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kAllow).Decide({"rule:rm"}, false), Decision::kAllowedByPolicy);
   // Prompt with nobody to ask: the safe answer.
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt, false).Decide({"rule:rm"}), Decision::kDeniedByPolicy);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt).Decide({"rule:rm"}, false), Decision::kDeniedByPolicy);
 }
 
 TEST(ApprovalGateTest, InteractiveTheUserIsAsked) {
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt, true).Decide({"rule:rm"}), Decision::kAskUser);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt).Decide({"rule:rm"}, true), Decision::kAskUser);
 }
 
 TEST(ApprovalGateTest, ASessionApprovalCoversEveryKeyItNamesAndNoOther) {
-  ApprovalGate gate(ApprovalPolicy::kPrompt, true);
+  ApprovalGate gate(ApprovalPolicy::kPrompt);
   gate.ApproveForSession({"rule:rm"});
-  EXPECT_EQ(gate.Decide({"rule:rm"}), Decision::kApprovedForSession);
+  EXPECT_EQ(gate.Decide({"rule:rm"}, true), Decision::kApprovedForSession);
   // Every reason to ask must have been approved.
-  EXPECT_EQ(gate.Decide({"rule:rm", "path:/etc"}), Decision::kAskUser);
-  EXPECT_EQ(gate.Decide({"rule:curl"}), Decision::kAskUser);
+  EXPECT_EQ(gate.Decide({"rule:rm", "path:/etc"}, true), Decision::kAskUser);
+  EXPECT_EQ(gate.Decide({"rule:curl"}, true), Decision::kAskUser);
   // No keys: nothing was approved.
-  EXPECT_EQ(gate.Decide({}), Decision::kAskUser);
+  EXPECT_EQ(gate.Decide({}, true), Decision::kAskUser);
 }
 
 TEST(ApprovalGateTest, ReadingADirectoryApprovesWhatLiesBelowItOnly) {
-  ApprovalGate gate(ApprovalPolicy::kDeny, false);
+  ApprovalGate gate(ApprovalPolicy::kDeny);
   gate.ApproveForSession({"read:/srv/data"});
   EXPECT_TRUE(gate.ApprovedForSession("read:/srv/data"));
   EXPECT_TRUE(gate.ApprovedForSession("read:/srv/data/a/b"));
