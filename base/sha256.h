@@ -3,10 +3,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+
+struct SHA256state_st;  // OpenSSL's SHA256_CTX
 
 namespace odin {
 
@@ -25,7 +28,8 @@ class Sha256 {
   Sha256Digest Finish();
 
  private:
-  void* ctx_;  // EVP_MD_CTX*; kept opaque so OpenSSL headers stay out of here
+  // OpenSSL's SHA256_CTX, kept opaque so its headers stay out of here.
+  std::unique_ptr<SHA256state_st> ctx_;
 };
 
 Sha256Digest Sha256Of(std::string_view data);

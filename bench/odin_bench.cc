@@ -54,6 +54,9 @@
 #include "ledger/ledger.h"
 #include "coordinator/gates/protected_paths.h"
 #include "coordinator/runtime.h"
+#include "coordinator/worker_sandbox.h"
+#include "coordinator/config_loader.h"
+#include "coordinator/workspace.h"
 #include "planner/stall_detector.h"
 #include "planner/workspace_fingerprint.h"
 #include "odin/v1/worker.pb.h"
@@ -127,6 +130,10 @@ bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int 
 // any sandboxed start). Empty if odin exec fails; bwrap's is empty without bwrap.
 struct StartFigures {
   std::vector<double> exec_ms, version_ms, bwrap_ms;
+  // odin-sandbox with a tool worker's policy (Odin's mounts, seccomp,
+  // landlock, limits) running `true`: the floor of odin exec's sandboxed
+  // worker, before the worker itself starts.
+  std::vector<double> sandbox_ms;
 };
 
 StartFigures StartStopFigures(const std::string& dir, int runs) {
@@ -134,6 +141,17 @@ StartFigures StartStopFigures(const std::string& dir, int runs) {
   std::string bwrap = SearchPath("bwrap", getenv("PATH") != nullptr ? getenv("PATH") : "");
   std::string true_path = SearchPath("true", getenv("PATH") != nullptr ? getenv("PATH") : "");
   StartFigures f;
+  std::vector<std::string> sandboxed;
+  StatusOr<Workspace> ws = FindWorkspace(dir);
+  StatusOr<LoadedConfig> loaded = ws.ok() ? LoadConfig(*ws, EnvironmentMap()) : StatusOr<LoadedConfig>(ws.status());
+  if (loaded.ok()) {
+    StatusOr<SandboxPolicy> policy = EffectiveSandboxPolicy(loaded->config, "");
+    if (policy.ok()) {
+      sandboxed =
+          WorkerSandbox::Make(*ws, loaded->config, *policy, ExecutableDir()).LauncherArgv(WorkerPolicy::kWritable);
+      sandboxed.push_back(true_path);
+    }
+  }
   auto time_one = [&](std::vector<std::string> argv, std::vector<double>* into, bool warm) {
     Clock::time_point start = Clock::now();
     StatusOr<CommandOutput> out = RunCommand({.argv = std::move(argv), .env = CurrentEnvironment(), .cwd = dir});
@@ -153,6 +171,10 @@ StartFigures StartStopFigures(const std::string& dir, int runs) {
         !time_one({bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", true_path}, &f.bwrap_ms, i < 0)) {
       bwrap.clear();
       f.bwrap_ms.clear();
+    }
+    if (!sandboxed.empty() && !time_one(sandboxed, &f.sandbox_ms, i < 0)) {
+      sandboxed.clear();
+      f.sandbox_ms.clear();
     }
   }
   return f;
@@ -919,6 +941,12 @@ int Main(int argc, char** argv) {
       Print("bwrap --unshare-all --unshare-user true", bwrap, 0);
       printf("  %-44s %.2fx odin --version, %.2fx bare bwrap\n", "odin exec -- true, median",
              exec.median_ms / version.median_ms, exec.median_ms / bwrap.median_ms);
+    }
+    if (!sf.sandbox_ms.empty()) {
+      Stats sandbox = Summarize(sf.sandbox_ms);
+      Print("odin-sandbox (a tool worker's policy) true", sandbox, 0);
+      printf("  %-44s %.2f ms (odin --version + the worker's sandbox)\n", "floor of odin exec, sum of medians",
+             version.median_ms + sandbox.median_ms);
     }
   }
   if (calls > 0) {
