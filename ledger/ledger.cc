@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/file_util.h"
+#include "base/ids.h"
 #include "base/sha256.h"
 #include "ledger/ledger_internal.h"
 
@@ -141,11 +142,52 @@ const std::vector<TableDef>& Tables() {
         {"execution_id", "TEXT NOT NULL"},
         {"detail_json", "TEXT NOT NULL"},
         {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"mutations",
+       {{"id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"execution_id", "TEXT NOT NULL"},
+        {"source", "TEXT NOT NULL"},
+        {"path", "TEXT NOT NULL"},
+        {"change", "TEXT NOT NULL"},
+        {"file_type", "TEXT NOT NULL"},
+        {"before_sha256", "TEXT NOT NULL"},
+        {"before_size", "INTEGER NOT NULL"},
+        {"before_mode", "INTEGER NOT NULL"},
+        {"after_sha256", "TEXT NOT NULL"},
+        {"after_size", "INTEGER NOT NULL"},
+        {"after_mode", "INTEGER NOT NULL"},
+        {"link_target", "TEXT NOT NULL"},
+        {"before_artifact", "TEXT NOT NULL"},
+        {"undoable", "INTEGER NOT NULL"},
+        {"entries", "INTEGER NOT NULL"},
+        {"lines_added", "INTEGER NOT NULL"},
+        {"lines_removed", "INTEGER NOT NULL"},
+        {"note", "TEXT NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
   };
   return kTables;
 }
 
-constexpr int kSchemaVersion = 4;
+// 5 added the mutations table. A version 4 ledger is upgraded in place by
+// the first writer (its records and hashes stay as they are); a reader of
+// one sees an empty mutations table.
+constexpr int kSchemaVersion = 5;
+constexpr int kOldestSchemaVersion = 4;
+
+bool SupportedSchema(const std::string& version) {
+  for (int v = kOldestSchemaVersion; v <= kSchemaVersion; ++v) {
+    if (version == std::to_string(v)) return true;
+  }
+  return false;
+}
+
+// The CREATE TABLE statement of a chained table (prefix: "" or "TEMP ").
+std::string CreateTableSql(const TableDef& t, const char* prefix) {
+  std::string sql = std::string("CREATE ") + prefix + "TABLE IF NOT EXISTS " + t.name + " (seq INTEGER PRIMARY KEY";
+  for (const Column& c : t.columns) sql += std::string(", ") + c.name + " " + c.type;
+  return sql + ", hash TEXT NOT NULL) STRICT;";
+}
 const std::string kGenesisHash(64, '0');
 
 // The bytes a record's hash covers: the previous hash, the table, then every
@@ -369,8 +411,18 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::OpenReadOnly(const std::string& path_i
     if (rc == SQLITE_DONE) return Status::Corruption("ledger " + path, "not an Odin ledger");
     return ledger->SqliteError("read schema", rc);
   }
-  if (ColumnText(s.st, 0) != std::to_string(kSchemaVersion)) {
-    return Status::FailedPrecondition("ledger " + path, "schema version " + ColumnText(s.st, 0) + " is not supported");
+  std::string version = ColumnText(s.st, 0);
+  if (!SupportedSchema(version)) {
+    return Status::FailedPrecondition("ledger " + path, "schema version " + version + " is not supported");
+  }
+  sqlite3_reset(s.st);
+  // Tables an older ledger lacks read as empty: a temporary table of the
+  // same shape, which this connection alone sees (nothing is written).
+  for (const TableDef& t : Tables()) {
+    Stmt has;
+    sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &has.st, nullptr);
+    sqlite3_bind_text(has.st, 1, t.name, -1, SQLITE_STATIC);
+    if (sqlite3_step(has.st) != SQLITE_ROW) RETURN_IF_ERROR(ledger->Exec(CreateTableSql(t, "TEMP ")));
   }
   if (!options.allow_short) RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/false));
   return ledger;
@@ -387,9 +439,7 @@ Status Ledger::Init() {
   schema += "INSERT OR IGNORE INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');";
   for (const TableDef& t : Tables()) {
     std::string name = t.name;
-    schema += "CREATE TABLE IF NOT EXISTS " + name + " (seq INTEGER PRIMARY KEY";
-    for (const Column& c : t.columns) schema += std::string(", ") + c.name + " " + c.type;
-    schema += ", hash TEXT NOT NULL) STRICT;";
+    schema += CreateTableSql(t, "");
     for (const char* op : {"UPDATE", "DELETE"}) {
       schema += "CREATE TRIGGER IF NOT EXISTS " + name + "_no_" + op + " BEFORE " + op + " ON " + name +
                 " BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;";
@@ -404,6 +454,14 @@ Status Ledger::Init() {
   schema += "CREATE INDEX IF NOT EXISTS validations_session ON validations(session_id);";
   schema += "CREATE INDEX IF NOT EXISTS diagnostics_execution ON diagnostics(execution_id);";
   schema += "CREATE INDEX IF NOT EXISTS gate_events_session ON gate_events(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS mutations_session ON mutations(session_id);";
+  schema += "CREATE INDEX IF NOT EXISTS mutations_execution ON mutations(execution_id);";
+  schema += "CREATE INDEX IF NOT EXISTS artifacts_sha256 ON artifacts(sha256);";
+  // An older ledger now has every table: it is of this version.
+  for (int v = kOldestSchemaVersion; v < kSchemaVersion; ++v) {
+    schema += "UPDATE meta SET value = '" + std::to_string(kSchemaVersion) +
+              "' WHERE key = 'schema_version' AND value = '" + std::to_string(v) + "';";
+  }
   schema += "COMMIT;";
   Status s = Exec(schema);
   if (!s.ok()) {
@@ -647,6 +705,69 @@ Status Ledger::AddGateEvent(const GateEvent& g) {
     return Append("gate_events", {Value::Text(g.id), Value::Text(g.session_id), Value::Text(g.agent_id),
                                   Value::Text(g.message_id), Value::Text(g.kind), Value::Text(g.execution_id),
                                   Value::Text(redactor_.Redact(g.detail_json)), Value::Int(g.created_at_ms)});
+  });
+}
+
+Status Ledger::AddMutations(std::vector<MutationRecord> mutations, const std::vector<BeforeImage>& images) {
+  if (mutations.empty()) return Status::OK();
+  return Write([&]() -> Status {
+    std::map<std::string, std::string> artifact_of;  // sha256 -> artifact id
+    for (const BeforeImage& image : images) {
+      if (artifact_of.count(image.sha256)) continue;
+      int rc;
+      sqlite3_stmt* st = Cached("SELECT id FROM artifacts WHERE sha256 = ? AND kind = 'before_image' LIMIT 1", &rc);
+      if (st == nullptr) return SqliteError("find before-image", rc);
+      sqlite3_bind_text(st, 1, image.sha256.c_str(), -1, SQLITE_TRANSIENT);
+      rc = sqlite3_step(st);
+      std::string existing = rc == SQLITE_ROW ? ColumnText(st, 0) : "";
+      sqlite3_reset(st);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError("find before-image", rc);
+      if (existing.empty()) {
+        // Stored under the execution of the first mutation that needs it.
+        std::string owner;
+        for (const MutationRecord& m : mutations) {
+          if (m.before_sha256 == image.sha256) {
+            owner = m.execution_id;
+            break;
+          }
+        }
+        existing = NewId("art");
+        RETURN_IF_ERROR(
+            Append("artifacts",
+                   {Value::Text(existing), Value::Text(owner), Value::Text("before_image"), Value::Blob(image.content),
+                    Value::Int(static_cast<int64_t>(image.content.size())), Value::Int(0), Value::Text(image.sha256)}));
+      }
+      artifact_of[image.sha256] = existing;
+    }
+    for (MutationRecord& m : mutations) {
+      if (m.before_artifact.empty() && !m.before_sha256.empty()) {
+        auto it = artifact_of.find(m.before_sha256);
+        if (it != artifact_of.end()) m.before_artifact = it->second;
+      }
+      RETURN_IF_ERROR(Append("mutations", {Value::Text(m.id),
+                                           Value::Text(m.session_id),
+                                           Value::Text(m.agent_id),
+                                           Value::Text(m.execution_id),
+                                           Value::Text(m.source),
+                                           Value::Text(m.path),
+                                           Value::Text(m.change),
+                                           Value::Text(m.file_type),
+                                           Value::Text(m.before_sha256),
+                                           Value::Int(m.before_size),
+                                           Value::Int(m.before_mode),
+                                           Value::Text(m.after_sha256),
+                                           Value::Int(m.after_size),
+                                           Value::Int(m.after_mode),
+                                           Value::Text(m.link_target),
+                                           Value::Text(m.before_artifact),
+                                           Value::Int(m.undoable ? 1 : 0),
+                                           Value::Int(m.entries),
+                                           Value::Int(m.lines_added),
+                                           Value::Int(m.lines_removed),
+                                           Value::Text(redactor_.Redact(m.note)),
+                                           Value::Int(m.created_at_ms)}));
+    }
+    return Status::OK();
   });
 }
 

@@ -155,6 +155,41 @@ struct GateEvent {
   int64_t created_at_ms = 0;
 };
 
+// One path a call changed (or that changed between calls): the one record
+// of change that the report, changed_files, memory_query and undo read.
+// File-tool writes and commands' change sets alike become these.
+struct MutationRecord {
+  std::string id;  // "mut_..."
+  std::string session_id;
+  std::string agent_id;
+  std::string execution_id;   // the call that made it; "" for an external change
+  std::string source;         // file_tool, command, external, undo
+  std::string path;           // absolute; for an ignored summary, the ignored directory
+  std::string change;         // created, modified, deleted, ignored (a summary of `entries` changes)
+  std::string file_type;      // file, symlink, directory, other (after; before for a deletion)
+  std::string before_sha256;  // "" when it did not exist or is not known
+  int64_t before_size = -1;   // -1: did not exist, or not known
+  int64_t before_mode = -1;   // permission bits; -1 as above
+  std::string after_sha256;   // "" when deleted
+  int64_t after_size = -1;
+  int64_t after_mode = -1;
+  std::string link_target;      // a symlink's target (after; before for a deletion)
+  std::string before_artifact;  // the artifact holding the before-image, "" if none is kept
+  bool undoable = false;
+  int64_t entries = 1;       // >1 only for an ignored summary
+  int64_t lines_added = -1;  // -1: not known (binary, or no before-image)
+  int64_t lines_removed = -1;
+  std::string note;  // why not undoable, what was put back, ...
+  int64_t created_at_ms = 0;
+};
+
+// A file's content before a mutation, stored once per distinct content
+// (content-addressed by its SHA-256) as an artifact of kind "before_image".
+struct BeforeImage {
+  std::string sha256;  // of content
+  std::string content;
+};
+
 struct SessionUsage {
   int64_t llm_calls = 0;
   int64_t input_tokens = 0;
@@ -236,6 +271,16 @@ class Ledger {
                          const ValidationRecord* validation = nullptr,
                          const std::vector<DiagnosticRecord>& diagnostics = {});
   Status AddGateEvent(const GateEvent& event);
+  // Records mutations in one transaction, with the before-images they need
+  // (each stored once: one already in the ledger is reused). A mutation
+  // whose before_sha256 matches an image gets that artifact's id. Images
+  // are kept as they were, never redacted: undo must restore the bytes.
+  Status AddMutations(std::vector<MutationRecord> mutations, const std::vector<BeforeImage>& images = {});
+  // A session's mutations, oldest first; one execution's.
+  StatusOr<std::vector<MutationRecord>> ListMutations(const std::string& session_id);
+  StatusOr<std::vector<MutationRecord>> ListMutationsOf(const std::string& execution_id);
+  // The content of a before-image artifact. NotFound if there is none.
+  StatusOr<std::string> ReadBeforeImage(const std::string& artifact_id);
 
   Status AddMessage(const MessageRecord& message);
   Status AddLlmCall(const LlmCallRecord& call);

@@ -165,4 +165,79 @@ StatusOr<std::vector<Artifact>> Ledger::ListArtifacts(const std::string& executi
   return out;
 }
 
+namespace {
+
+constexpr char kMutationColumns[] =
+    "id, session_id, agent_id, execution_id, source, path, change, file_type, before_sha256, before_size, "
+    "before_mode, after_sha256, after_size, after_mode, link_target, before_artifact, undoable, entries, "
+    "lines_added, lines_removed, note, created_at_ms FROM mutations";
+
+MutationRecord ReadMutation(sqlite3_stmt* st) {
+  MutationRecord m;
+  int i = 0;
+  auto text = [&] { return ColumnText(st, i++); };
+  auto num = [&] { return sqlite3_column_int64(st, i++); };
+  m.id = text();
+  m.session_id = text();
+  m.agent_id = text();
+  m.execution_id = text();
+  m.source = text();
+  m.path = text();
+  m.change = text();
+  m.file_type = text();
+  m.before_sha256 = text();
+  m.before_size = num();
+  m.before_mode = num();
+  m.after_sha256 = text();
+  m.after_size = num();
+  m.after_mode = num();
+  m.link_target = text();
+  m.before_artifact = text();
+  m.undoable = num() != 0;
+  m.entries = num();
+  m.lines_added = num();
+  m.lines_removed = num();
+  m.note = text();
+  m.created_at_ms = num();
+  return m;
+}
+
+}  // namespace
+
+StatusOr<std::vector<MutationRecord>> Ledger::ListMutations(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kMutationColumns + " WHERE session_id = ? ORDER BY seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list mutations", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<MutationRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadMutation(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list mutations", rc);
+  return out;
+}
+
+StatusOr<std::vector<MutationRecord>> Ledger::ListMutationsOf(const std::string& execution_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kMutationColumns + " WHERE execution_id = ? ORDER BY seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list mutations", rc);
+  sqlite3_bind_text(s.st, 1, execution_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<MutationRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadMutation(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list mutations", rc);
+  return out;
+}
+
+StatusOr<std::string> Ledger::ReadBeforeImage(const std::string& artifact_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_, "SELECT content FROM artifacts WHERE id = ? AND kind = 'before_image'", -1, &s.st,
+                              nullptr);
+  if (rc != SQLITE_OK) return SqliteError("read before-image", rc);
+  sqlite3_bind_text(s.st, 1, artifact_id.c_str(), -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(s.st);
+  if (rc == SQLITE_ROW) return ColumnBlob(s.st, 0);
+  if (rc != SQLITE_DONE) return SqliteError("read before-image", rc);
+  return Status::NotFound("ledger " + path_, "no before-image " + artifact_id);
+}
+
 }  // namespace odin

@@ -12,7 +12,7 @@ packages=(
   libsqlite3-dev sqlite3
   libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libseccomp-dev libssl-dev libtree-sitter-dev
+  libseccomp-dev libssl-dev libtree-sitter-dev libgit2-dev
   libdtl-dev libcpp-httplib-dev
   bubblewrap ripgrep
   clangd clang-format python3

@@ -1,0 +1,295 @@
+#include "coordinator/change_tracker.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/sha256.h"
+#include "coordinator/git_ignore.h"
+
+namespace odin {
+
+const char* EntryTypeName(EntryType type) {
+  switch (type) {
+    case EntryType::kFile: return "file";
+    case EntryType::kSymlink: return "symlink";
+    case EntryType::kDirectory: return "directory";
+    case EntryType::kOther: return "other";
+  }
+  return "other";
+}
+
+const char* ChangeKindName(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kCreated: return "created";
+    case ChangeKind::kModified: return "modified";
+    case ChangeKind::kDeleted: return "deleted";
+  }
+  return "modified";
+}
+
+namespace {
+
+EntryState StateOf(const struct stat& st) {
+  EntryState s;
+  s.type = S_ISREG(st.st_mode)   ? EntryType::kFile
+           : S_ISLNK(st.st_mode) ? EntryType::kSymlink
+           : S_ISDIR(st.st_mode) ? EntryType::kDirectory
+                                 : EntryType::kOther;
+  s.size = s.type == EntryType::kDirectory ? 0 : static_cast<int64_t>(st.st_size);
+  s.mode = st.st_mode & 07777;
+  s.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+  s.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  s.ino = st.st_ino;
+  return s;
+}
+
+// Whether what stat says differs from what was seen. A directory's own
+// times move whenever an entry inside it does: only its mode counts.
+bool MetadataDiffers(const EntryState& a, const EntryState& b) {
+  if (a.type != b.type || a.mode != b.mode) return true;
+  if (a.type == EntryType::kDirectory) return false;
+  return a.size != b.size || a.mtime_ns != b.mtime_ns || a.ctime_ns != b.ctime_ns || a.ino != b.ino;
+}
+
+std::string ReadLinkAt(int dir_fd, const char* name) {
+  char target[4096];
+  ssize_t n = readlinkat(dir_fd, name, target, sizeof target);
+  return std::string(target, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+}  // namespace
+
+ChangeTracker::ChangeTracker(std::string root, std::unique_ptr<GitIgnore> ignore, ChangeTrackerOptions options)
+    : root_(std::move(root)), ignore_(std::move(ignore)), o_(options) {}
+
+ChangeTracker::~ChangeTracker() = default;
+
+void ChangeTracker::Keep(const std::string& path, std::string content) {
+  Forget(path);
+  int64_t size = static_cast<int64_t>(content.size());
+  if (size > o_.image_cap_bytes || images_bytes_ + size > o_.images_total_bytes) return;
+  images_bytes_ += size;
+  images_[path] = std::move(content);
+}
+
+void ChangeTracker::Forget(const std::string& path) {
+  auto it = images_.find(path);
+  if (it == images_.end()) return;
+  images_bytes_ -= static_cast<int64_t>(it->second.size());
+  images_.erase(it);
+}
+
+void ChangeTracker::Hash(int dir_fd, const char* name, EntryState* state, std::optional<std::string>* content) {
+  int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return;
+  Sha256 h;
+  std::string kept;
+  bool keep = state->size <= o_.image_cap_bytes;
+  char buf[64 * 1024];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    std::string_view piece(buf, static_cast<size_t>(n));
+    h.Update(piece);
+    if (keep) kept.append(piece);
+    if (static_cast<int64_t>(kept.size()) > o_.image_cap_bytes) {
+      keep = false;
+      kept.clear();
+    }
+  }
+  close(fd);
+  if (n < 0) return;
+  state->sha256 = HexDigest(h.Finish());
+  if (keep && content != nullptr) *content = std::move(kept);
+}
+
+bool ChangeTracker::Ignored(const std::string& rel, EntryType type) {
+  return ignore_ && !IgnoredRootOf(rel, type).empty();
+}
+
+std::string ChangeTracker::IgnoredRootOf(const std::string& rel, EntryType type) {
+  if (!ignore_) return "";
+  // A directory asks with a trailing slash: patterns like "build/" match
+  // directories only.
+  std::string root = ignore_->IgnoredRoot(type == EntryType::kDirectory ? rel + "/" : rel);
+  if (!root.empty() && root.back() == '/') root.pop_back();
+  return root;
+}
+
+void ChangeTracker::Add(PathChange change, ChangeSet* out) {
+  const EntryState& state = change.after ? *change.after : *change.before;
+  std::string root = IgnoredRootOf(change.path, state.type);
+  if (!root.empty()) {
+    ++out->ignored[root];
+    return;
+  }
+  out->changes.push_back(std::move(change));
+}
+
+void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st,
+                            ChangeSet* out) {
+  EntryState now = StateOf(st);
+  auto it = entries_.find(rel);
+  if (it == entries_.end()) {
+    Seen& seen = entries_[rel];
+    seen.scan = scans_;
+    if (scans_ == 1) {
+      seen.state = std::move(now);
+      return;  // the first look: the reference, not a change
+    }
+    PathChange c;
+    c.path = rel;
+    c.kind = ChangeKind::kCreated;
+    std::optional<std::string> content;
+    if (now.type == EntryType::kFile && !Ignored(rel, now.type)) Hash(dir_fd, name, &now, &content);
+    if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
+    if (content) Keep(rel, std::move(*content));
+    seen.state = now;
+    c.after = std::move(now);
+    Add(std::move(c), out);
+    return;
+  }
+  Seen& seen = it->second;
+  seen.scan = scans_;
+  if (!MetadataDiffers(seen.state, now)) return;
+  EntryState before = seen.state;
+  std::optional<std::string> before_content;
+  if (auto img = images_.find(rel); img != images_.end()) before_content = img->second;
+  std::optional<std::string> content;
+  if (now.type == EntryType::kFile && !Ignored(rel, now.type)) Hash(dir_fd, name, &now, &content);
+  if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
+  seen.state = now;
+  if (content) {
+    Keep(rel, std::move(*content));
+  } else {
+    Forget(rel);
+  }
+  if (before.type != now.type) {
+    // Replaced by another kind of thing: a deletion and a creation.
+    PathChange gone;
+    gone.path = rel;
+    gone.kind = ChangeKind::kDeleted;
+    gone.before = std::move(before);
+    gone.before_content = std::move(before_content);
+    Add(std::move(gone), out);
+    PathChange made;
+    made.path = rel;
+    made.kind = ChangeKind::kCreated;
+    made.after = std::move(now);
+    Add(std::move(made), out);
+    return;
+  }
+  // Touched, not changed: same bytes (when the bytes before are known), same
+  // mode, same target.
+  bool same_bytes = now.type == EntryType::kFile && !before.sha256.empty() && before.sha256 == now.sha256;
+  bool same_link = now.type == EntryType::kSymlink && !before.link_target.empty() &&
+                   before.link_target == now.link_target;
+  if (before.mode == now.mode && (same_bytes || same_link)) return;
+  if (now.type == EntryType::kDirectory && before.mode == now.mode) return;
+  PathChange c;
+  c.path = rel;
+  c.kind = ChangeKind::kModified;
+  c.before = std::move(before);
+  c.after = std::move(now);
+  c.before_content = std::move(before_content);
+  Add(std::move(c), out);
+}
+
+void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out) {
+  int own = dup(dir_fd);
+  if (own < 0) return;
+  DIR* d = fdopendir(own);
+  if (d == nullptr) {
+    close(own);
+    return;
+  }
+  std::vector<std::string> dirs;
+  while (dirent* e = readdir(d)) {
+    const char* name = e->d_name;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+    // Git's own directories, at any depth, and Odin's state are not part of
+    // the workspace's content.
+    if (strcmp(name, ".git") == 0 || (rel.empty() && strcmp(name, ".odin") == 0)) continue;
+    if (++*count > o_.max_entries) {
+      out->truncated = true;
+      break;
+    }
+    struct stat st;
+    if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::string child = rel.empty() ? std::string(name) : rel + "/" + name;
+    Observe(dir_fd, name, child, st, out);
+    if (S_ISDIR(st.st_mode)) dirs.push_back(name);
+  }
+  for (const std::string& name : dirs) {
+    if (out->truncated) break;
+    int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    Scan(fd, rel.empty() ? name : rel + "/" + name, count, out);
+    close(fd);
+  }
+  closedir(d);
+}
+
+ChangeSet ChangeTracker::Rescan() {
+  ++scans_;
+  ChangeSet out;
+  int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return out;
+  size_t count = 0;
+  Scan(fd, "", &count, &out);
+  close(fd);
+  // What was there and is not any more. (A look cut short cannot tell.)
+  if (!out.truncated) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.scan == scans_) {
+        ++it;
+        continue;
+      }
+      PathChange c;
+      c.path = it->first;
+      c.kind = ChangeKind::kDeleted;
+      c.before = std::move(it->second.state);
+      if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
+      Forget(c.path);
+      it = entries_.erase(it);
+      Add(std::move(c), &out);
+    }
+  }
+  std::stable_sort(out.changes.begin(), out.changes.end(),
+                   [](const PathChange& a, const PathChange& b) { return a.path < b.path; });
+  return out;
+}
+
+void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content) {
+  if (scans_ == 0) return;  // the first look will see it
+  struct stat st;
+  if (lstat((root_ + "/" + path).c_str(), &st) != 0) {
+    entries_.erase(path);
+    Forget(path);
+    return;
+  }
+  Seen& seen = entries_[path];
+  seen.state = StateOf(st);
+  seen.state.sha256 = sha256;
+  seen.scan = scans_;
+  if (content != nullptr) {
+    Keep(path, *content);
+  } else {
+    Forget(path);
+  }
+}
+
+void ChangeTracker::NoteRead(const std::string& path, const std::string& sha256, const std::string* content) {
+  auto it = entries_.find(path);
+  if (it == entries_.end()) return;
+  struct stat st;
+  if (lstat((root_ + "/" + path).c_str(), &st) != 0 || MetadataDiffers(it->second.state, StateOf(st))) return;
+  it->second.state.sha256 = sha256;
+  if (content != nullptr) Keep(path, *content);
+}
+
+}  // namespace odin

@@ -1,0 +1,124 @@
+#pragma once
+// ChangeTracker: what changed in the workspace between two looks at it, for
+// the change set of a command that can write (a metadata scan: the fallback
+// design of DESIGN's mutation tracking, which needs no kernel support).
+//
+// The first Rescan takes the tree as it is (lstat of every entry, no
+// reading); each later Rescan compares the tree with the previous look and
+// returns the paths created, modified and deleted, with their type, size,
+// mode, symlink target and, for regular files, SHA-256 before (when known)
+// and after. A file whose metadata changed but whose bytes and mode did not
+// is not a change. .git (at any depth) and the workspace's .odin are not
+// looked at: changes inside a git directory are not mutations.
+//
+// Before-images: the tracker remembers the content of small files it has
+// read (a change it hashed, a write the coordinator told it of), so the
+// next change of such a file has its before-image. Other files changed for
+// the first time have a before hash only if it was told one, and no image.
+//
+// Ignored paths (GitIgnore) come back summarised: a count per outermost
+// ignored directory, never listed one by one.
+//
+// Thread-safety: none.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+struct stat;
+
+namespace odin {
+
+class GitIgnore;
+
+enum class EntryType : uint8_t { kFile, kSymlink, kDirectory, kOther };
+const char* EntryTypeName(EntryType type);
+
+struct EntryState {
+  EntryType type = EntryType::kOther;
+  int64_t size = 0;
+  uint32_t mode = 0;  // permission bits (07777)
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t ino = 0;
+  std::string sha256;       // regular files: hex, once known
+  std::string link_target;  // symlinks, once read
+};
+
+enum class ChangeKind : uint8_t { kCreated, kModified, kDeleted };
+const char* ChangeKindName(ChangeKind kind);
+
+struct PathChange {
+  std::string path;  // relative to the workspace
+  ChangeKind kind = ChangeKind::kModified;
+  std::optional<EntryState> before;  // unset when created
+  std::optional<EntryState> after;   // unset when deleted
+  // The file's bytes before the change, when the tracker held them.
+  std::optional<std::string> before_content;
+};
+
+struct ChangeSet {
+  std::vector<PathChange> changes;  // sorted by path
+  // Changes under ignored paths: the outermost ignored directory (or file),
+  // relative, and how many entries changed there.
+  std::map<std::string, int64_t> ignored;
+  bool truncated = false;  // the tree has more entries than the tracker looks at
+  bool empty() const { return changes.empty() && ignored.empty(); }
+};
+
+struct ChangeTrackerOptions {
+  size_t max_entries = 500000;        // entries looked at per scan
+  int64_t image_cap_bytes = 1 << 20;  // files kept in memory for before-images
+  int64_t images_total_bytes = 64 << 20;
+};
+
+class ChangeTracker {
+ public:
+  // ignore may be null (nothing is ignored).
+  ChangeTracker(std::string root, std::unique_ptr<GitIgnore> ignore, ChangeTrackerOptions options = {});
+  ~ChangeTracker();
+
+  // Looks at the whole tree. Returns what changed since the previous look
+  // (nothing, the first time), which becomes the new reference.
+  ChangeSet Rescan();
+  bool started() const { return scans_ > 0; }
+
+  // A write the coordinator knows of (a file tool's): the file at path
+  // (relative) now holds content with this hash, so the next Rescan sees no
+  // change there and a later change has its before-image.
+  void NoteWrite(const std::string& path, const std::string& sha256, const std::string* content);
+  // The hash (and content, if small) of a file as read, so a later change
+  // has a before hash and image. Ignored if the file's metadata changed.
+  void NoteRead(const std::string& path, const std::string& sha256, const std::string* content);
+
+  size_t entries() const { return entries_.size(); }
+
+ private:
+  struct Seen {
+    EntryState state;
+    uint64_t scan = 0;
+  };
+  void Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out);
+  void Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st, ChangeSet* out);
+  void Add(PathChange change, ChangeSet* out);
+  bool Ignored(const std::string& rel, EntryType type);
+  std::string IgnoredRootOf(const std::string& rel, EntryType type);
+  // Reads a regular file's hash (and content, if small enough to keep).
+  void Hash(int dir_fd, const char* name, EntryState* state, std::optional<std::string>* content);
+  void Keep(const std::string& path, std::string content);
+  void Forget(const std::string& path);
+
+  std::string root_;
+  std::unique_ptr<GitIgnore> ignore_;
+  ChangeTrackerOptions o_;
+  std::unordered_map<std::string, Seen> entries_;
+  std::unordered_map<std::string, std::string> images_;  // path -> content as last seen
+  int64_t images_bytes_ = 0;
+  uint64_t scans_ = 0;
+};
+
+}  // namespace odin

@@ -1,0 +1,222 @@
+#include "coordinator/change_tracker.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "coordinator/git_ignore.h"
+
+namespace odin {
+namespace {
+
+class ChangeTrackerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { root_ = *MakeTempDir("odin-tracker-test"); }
+  void TearDown() override { RemoveTree(root_); }
+
+  void Write(const std::string& rel, const std::string& content) {
+    std::ofstream(root_ + "/" + rel, std::ios::binary | std::ios::trunc) << content;
+  }
+  // A change whose metadata the first look cannot tell from the earlier
+  // one: same size, and a clock that may not have moved.
+  void Rewrite(const std::string& rel, const std::string& content) {
+    Write(rel, content);
+    struct timespec later[2] = {{0, UTIME_OMIT}, {2000000000, 0}};
+    utimensat(AT_FDCWD, (root_ + "/" + rel).c_str(), later, AT_SYMLINK_NOFOLLOW);
+  }
+  const PathChange* Find(const ChangeSet& cs, const std::string& path) {
+    for (const PathChange& c : cs.changes) {
+      if (c.path == path) return &c;
+    }
+    return nullptr;
+  }
+
+  std::string root_;
+};
+
+TEST_F(ChangeTrackerTest, FirstLookIsTheReferenceThenCreatedModifiedDeleted) {
+  Write("a.c", "int a;\n");
+  Write("gone.c", "int g;\n");
+  ChangeTracker t(root_, nullptr);
+  EXPECT_TRUE(t.Rescan().empty());
+
+  Write("new.c", "int n;\n");
+  Rewrite("a.c", "int b;\n");
+  unlink((root_ + "/gone.c").c_str());
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 3u);
+  EXPECT_EQ(cs.changes[0].path, "a.c");  // sorted by path
+  EXPECT_EQ(cs.changes[0].kind, ChangeKind::kModified);
+  EXPECT_EQ(cs.changes[0].after->sha256, Sha256Hex("int b;\n"));
+  EXPECT_TRUE(cs.changes[0].before->sha256.empty());  // never read: not known
+  EXPECT_FALSE(cs.changes[0].before_content.has_value());
+  EXPECT_EQ(cs.changes[1].path, "gone.c");
+  EXPECT_EQ(cs.changes[1].kind, ChangeKind::kDeleted);
+  EXPECT_FALSE(cs.changes[1].after.has_value());
+  EXPECT_EQ(cs.changes[2].path, "new.c");
+  EXPECT_EQ(cs.changes[2].kind, ChangeKind::kCreated);
+  EXPECT_EQ(cs.changes[2].after->size, 7);
+  EXPECT_EQ(cs.changes[2].after->type, EntryType::kFile);
+
+  EXPECT_TRUE(t.Rescan().empty());  // the new reference
+}
+
+TEST_F(ChangeTrackerTest, ASecondChangeHasTheBeforeImageOfTheFirst) {
+  Write("a.c", "one\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  Rewrite("a.c", "two\n");
+  t.Rescan();
+  Write("a.c", "three\n");
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].before->sha256, Sha256Hex("two\n"));
+  ASSERT_TRUE(cs.changes[0].before_content.has_value());
+  EXPECT_EQ(*cs.changes[0].before_content, "two\n");
+  unlink((root_ + "/a.c").c_str());
+  cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].kind, ChangeKind::kDeleted);
+  EXPECT_EQ(*cs.changes[0].before_content, "three\n");
+}
+
+TEST_F(ChangeTrackerTest, TouchingAKnownFileIsNotAChangeButChmodIs) {
+  Write("a.sh", "echo hi\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  std::string content = "echo hi\n";
+  t.NoteRead("a.sh", Sha256Hex(content), &content);
+  Rewrite("a.sh", "echo hi\n");  // new mtime, same bytes
+  EXPECT_TRUE(t.Rescan().empty());
+  chmod((root_ + "/a.sh").c_str(), 0755);
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_NE(cs.changes[0].before->mode, 0755u);
+  EXPECT_EQ(cs.changes[0].after->mode, 0755u);
+}
+
+TEST_F(ChangeTrackerTest, AWriteItWasToldOfIsNotSeenAgain) {
+  Write("a.c", "old\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  std::string now = "new content\n";
+  Write("a.c", now);
+  t.NoteWrite("a.c", Sha256Hex(now), &now);
+  EXPECT_TRUE(t.Rescan().empty());
+  Write("a.c", "by a command\n");
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].before->sha256, Sha256Hex(now));
+  EXPECT_EQ(*cs.changes[0].before_content, now);
+}
+
+TEST_F(ChangeTrackerTest, SymlinksAreComparedByTargetAndNeverFollowed) {
+  ASSERT_EQ(symlink("/etc/passwd", (root_ + "/l").c_str()), 0);
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  unlink((root_ + "/l").c_str());
+  ASSERT_EQ(symlink("/etc/hostname", (root_ + "/l").c_str()), 0);
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].kind, ChangeKind::kModified);
+  EXPECT_EQ(cs.changes[0].after->type, EntryType::kSymlink);
+  EXPECT_EQ(cs.changes[0].after->link_target, "/etc/hostname");
+  EXPECT_TRUE(cs.changes[0].after->sha256.empty());  // not the target's bytes
+}
+
+TEST_F(ChangeTrackerTest, ADirectoryReplacedByAFileIsADeletionAndACreation) {
+  ASSERT_EQ(mkdir((root_ + "/d").c_str(), 0755), 0);
+  Write("d/x", "x\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  RemoveTree(root_ + "/d");
+  Write("d", "now a file\n");
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 3u);
+  EXPECT_EQ(cs.changes[0].path, "d");
+  EXPECT_EQ(cs.changes[0].kind, ChangeKind::kDeleted);
+  EXPECT_EQ(cs.changes[0].before->type, EntryType::kDirectory);
+  EXPECT_EQ(cs.changes[1].path, "d");
+  EXPECT_EQ(cs.changes[1].kind, ChangeKind::kCreated);
+  EXPECT_EQ(cs.changes[1].after->type, EntryType::kFile);
+  EXPECT_EQ(cs.changes[2].path, "d/x");
+  EXPECT_EQ(cs.changes[2].kind, ChangeKind::kDeleted);
+}
+
+TEST_F(ChangeTrackerTest, GitDirectoriesAndOdinStateAreNotContent) {
+  ASSERT_EQ(mkdir((root_ + "/.git").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/.odin").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/sub").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/sub/.git").c_str(), 0755), 0);
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  Write(".git/index", "x");
+  Write(".odin/odin.db", "x");
+  Write("sub/.git/HEAD", "x");
+  EXPECT_TRUE(t.Rescan().empty());
+}
+
+TEST_F(ChangeTrackerTest, IgnoredPathsAreCountedPerOutermostIgnoredDirectory) {
+  StatusOr<CommandOutput> init = RunCommand({.argv = {"git", "init", "-q", root_}, .env = CurrentEnvironment()});
+  ASSERT_TRUE(init.ok() && init->exit_code == 0) << (init.ok() ? init->output : init.status().message());
+  Write(".gitignore", "node_modules/\n*.log\n");
+  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(root_);
+  if (!ignore->unavailable().empty()) GTEST_SKIP() << "git's ignore rules unavailable: " << ignore->unavailable();
+  ChangeTracker t(root_, std::move(ignore));
+  t.Rescan();
+  ASSERT_EQ(mkdir((root_ + "/node_modules").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/node_modules/pkg").c_str(), 0755), 0);
+  Write("node_modules/pkg/index.js", "x");
+  Write("build.log", "x");
+  Write("main.c", "int main;\n");
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].path, "main.c");
+  EXPECT_EQ(cs.ignored["node_modules"], 3);
+  EXPECT_EQ(cs.ignored["build.log"], 1);
+}
+
+TEST_F(ChangeTrackerTest, OutsideARepositoryNothingIsIgnored) {
+  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(root_);
+  EXPECT_FALSE(ignore->unavailable().empty());
+  EXPECT_EQ(ignore->IgnoredRoot("node_modules/x"), "");
+}
+
+TEST_F(ChangeTrackerTest, ALookCutShortReportsNoDeletions) {
+  for (int i = 0; i < 10; ++i) Write("f" + std::to_string(i), "x");
+  ChangeTrackerOptions o;
+  o.max_entries = 5;
+  ChangeTracker t(root_, nullptr, o);
+  t.Rescan();
+  ChangeSet cs = t.Rescan();
+  EXPECT_TRUE(cs.truncated);
+  for (const PathChange& c : cs.changes) EXPECT_NE(c.kind, ChangeKind::kDeleted) << c.path;
+}
+
+TEST_F(ChangeTrackerTest, LargeFilesAreHashedButNotKept) {
+  ChangeTrackerOptions o;
+  o.image_cap_bytes = 16;
+  Write("big", std::string(100, 'a'));
+  ChangeTracker t(root_, nullptr, o);
+  t.Rescan();
+  Write("big", std::string(101, 'b'));
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].after->sha256, Sha256Hex(std::string(101, 'b')));
+  Write("big", std::string(102, 'c'));
+  cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].before->sha256, Sha256Hex(std::string(101, 'b')));
+  EXPECT_FALSE(cs.changes[0].before_content.has_value());
+}
+
+}  // namespace
+}  // namespace odin
