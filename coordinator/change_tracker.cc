@@ -186,8 +186,8 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
   // Touched, not changed: same bytes (when the bytes before are known), same
   // mode, same target.
   bool same_bytes = now.type == EntryType::kFile && !before.sha256.empty() && before.sha256 == now.sha256;
-  bool same_link = now.type == EntryType::kSymlink && !before.link_target.empty() &&
-                   before.link_target == now.link_target;
+  bool same_link =
+      now.type == EntryType::kSymlink && !before.link_target.empty() && before.link_target == now.link_target;
   if (before.mode == now.mode && (same_bytes || same_link)) return;
   if (now.type == EntryType::kDirectory && before.mode == now.mode) return;
   PathChange c;

@@ -66,7 +66,7 @@ Status ReadStrings(const json& value, const std::string& name, std::vector<std::
 Status ParseValidation(const json& v, const std::string& origin, ValidationOptions* o) {
   RETURN_IF_ERROR(CheckKeys(v, "validation",
                             {"enabled", "start_timeout_ms", "file_timeout_ms", "settle_ms", "check_timeout_ms",
-                             "revert_on_new_errors", "fail_open", "servers", "check_commands"},
+                             "revert_on_new_errors", "fail_open", "max_files_per_command", "servers", "check_commands"},
                             origin));
   RETURN_IF_ERROR(Read(v, "validation", "enabled", &o->enabled, origin));
   RETURN_IF_ERROR(Read(v, "validation", "start_timeout_ms", &o->start_timeout_ms, origin));
@@ -75,6 +75,7 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
   RETURN_IF_ERROR(Read(v, "validation", "check_timeout_ms", &o->check_timeout_ms, origin));
   RETURN_IF_ERROR(Read(v, "validation", "revert_on_new_errors", &o->revert_on_new_errors, origin));
   RETURN_IF_ERROR(Read(v, "validation", "fail_open", &o->fail_open, origin));
+  RETURN_IF_ERROR(Read(v, "validation", "max_files_per_command", &o->max_files_per_command, origin));
   if (o->start_timeout_ms == 0 || o->file_timeout_ms == 0 || o->check_timeout_ms == 0) {
     return Status::InvalidArgument(origin, "validation timeouts must be at least 1 ms");
   }

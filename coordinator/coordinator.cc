@@ -16,6 +16,7 @@
 #include "base/subprocess.h"
 #include "planner/budget.h"
 #include "ledger/memory_query.h"
+#include "coordinator/coordinator_holds.h"
 #include "coordinator/gates/approval_gate.h"
 #include "coordinator/gates/mode_gate.h"
 #include "coordinator/gates/protected_paths.h"
@@ -32,12 +33,6 @@
 namespace odin {
 
 using nlohmann::json;
-
-struct Coordinator::Held {
-  Call write;
-  v1::ToolResult result;
-  Status recorded;
-};
 
 Coordinator::Call::Call() = default;
 Coordinator::Call::~Call() = default;
@@ -261,7 +256,9 @@ void Coordinator::Dispatch(Call& c) {
   // Gate 7: what runs on a worker passes its breakers first.
   Status admitted = AdmitThroughBreakers(c);
   if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
-  // A command that may write: what the protected files hold now.
+  // A command that may write: the tree before it, and what the protected
+  // files hold now.
+  if (TracksChanges(c)) StartTracking(c);
   if (c.call.tool == "ExecuteCommand" && c.call.policy == WorkerPolicy::kWritable) {
     if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
     c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace, protected_index_.get()));
@@ -642,7 +639,16 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
 void Coordinator::ApplyToCache(const Call& c, const v1::ToolResult& r) {
   FileCache* cache = Agent(c.call.agent_id).cache.get();
   if (r.status() == v1::TOOL_STATUS_OK) {
-    for (const v1::FileSnapshot& s : r.files_read()) cache->RecordRead(s);
+    for (const v1::FileSnapshot& s : r.files_read()) {
+      cache->RecordRead(s);
+      // A whole file read: a later change of it has its bytes before.
+      const std::string& path = s.path();
+      if (tracker_ && s.full() && path.size() > o_.workspace.size() + 1 &&
+          path.compare(0, o_.workspace.size() + 1, o_.workspace + "/") == 0) {
+        bool small = static_cast<int64_t>(s.content().size()) <= o_.image_cap_bytes;
+        tracker_->NoteRead(path.substr(o_.workspace.size() + 1), s.sha256(), small ? &s.content() : nullptr);
+      }
+    }
     if (r.has_file_written()) cache->RecordWrite(r.file_written());
   } else if (r.stale_read() && !c.write_path.empty()) {
     // The worker found the file changed since the read: what we hold is stale.
@@ -706,12 +712,35 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       amended->set_output_total_bytes(amended->output_total_bytes() + note.size());
     }
   }
+  // A command that could write: what it changed, as the tracker sees it
+  // (protected paths already put back).
+  std::vector<ChangedFile> changed;
+  if (c.tracked) {
+    commands_running_.erase(r.execution_id());
+    ChangeSet changes = tracker_->Rescan();
+    if (!amended) amended = r;
+    amended->set_changes_tracked(!changes.truncated);
+    for (const std::string& path : c.external) {
+      v1::FileChange* fc = amended->add_external_changes();
+      fc->set_path(path);
+      fc->set_change("modified");
+    }
+    if (!changes.empty()) {
+      changed = RecordChanges(r.execution_id(), c.call.agent_id, "command", changes, &*amended, c.overlapped);
+    }
+  }
   const v1::ToolResult& result = amended ? *amended : r;
   if (!c.check_path.empty()) return FinishLspCheck(std::move(c), result);
+  if (!c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK && result.has_file_written()) {
+    RecordFileToolWrite(c, result);
+  }
   Status recorded = RecordEnd(c, result);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
       result.has_file_written()) {
     return StartValidation(std::move(c), result, recorded);
+  }
+  if (!changed.empty() && o_.validation.enabled) {
+    return ValidateCommandChanges(std::move(c), result, recorded, std::move(changed));
   }
   Deliver(c, result, recorded);
 }
@@ -809,6 +838,7 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   Status recorded = RecordEnd(c, r, &j.record, j.diagnostics, std::move(j.artifacts));
   if (!recorded.ok()) spdlog::error("{}", recorded.message());
   Deliver(c, r, recorded);
+  if (!c.validates_command.empty()) return FinishCommandCheck(c.validates_command, r);
   if (!c.held) return;
   Held& held = *c.held;
   *held.result.mutable_verdict() = r.verdict();

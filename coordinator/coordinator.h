@@ -23,6 +23,15 @@
 // Blocking() says why (the agent refuses completion on it). The model may run
 // lsp_check itself, e.g. after fixing a header, to re-validate a file.
 //
+// Every change is a mutation (command_changes.cc): what a command that can
+// write changed in the workspace (ChangeTracker, looking when it ends)
+// becomes mutation records in the ledger, marks
+// the file stale in every agent's cache, rides on its result, and each
+// changed source file is validated like a file tool's write; the command's
+// caller hears of it after the verdicts. A file-tool write is recorded as a
+// mutation too; changes made between calls by no call are recorded as
+// external.
+//
 // Each agent has its own file cache and todo list; a session's caches can be
 // rebuilt from the ledger (ResumeSession), so scripted calls continue where
 // they left off.
@@ -32,6 +41,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <memory>
 #include <string>
@@ -42,6 +52,7 @@
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
+#include "coordinator/change_tracker.h"
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
@@ -91,6 +102,13 @@ struct CoordinatorOptions {
   // Subagents (AgentTool): their deadline and stall thresholds.
   Duration subagent_timeout = seconds(600);
   StallOptions subagent_stall;
+  // What commands that can write change is tracked (false: only for
+  // benchmarks that measure what tracking costs).
+  bool track_changes = true;
+  // Before-images kept per file and per command (past a cap only the hash
+  // is, and the mutation is not undoable).
+  int64_t image_cap_bytes = 1 << 20;
+  int64_t images_per_command_bytes = 64 << 20;
 };
 
 class Budget;
@@ -197,7 +215,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // For lsp_check: the file, and the content validated.
     std::string check_path;
     std::string check_content;
-    std::unique_ptr<Held> held;  // the write this lsp_check validates
+    std::unique_ptr<Held> held;         // the write this lsp_check validates
+    std::string validates_command;      // the command whose changed file this lsp_check validates
+    bool tracked = false;               // a command whose changes are tracked
+    std::set<std::string> overlapped;   // tracked commands that ran while it ran
+    std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
     std::vector<std::pair<std::string, uint64_t>> breakers;
@@ -279,6 +301,30 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void ApplyToCache(const Call& c, const v1::ToolResult& r);
   std::string ResultJson(const Call& c, const v1::ToolResult& r) const;
 
+  // Change tracking (command_changes.cc).
+  struct CommandHold;  // a command whose changed files are being validated
+  bool TracksChanges(const Call& c) const;
+  // A tracked command starts: the tree's state before it (and what changed
+  // since the last look, by no call: external).
+  void StartTracking(Call& c);
+  // Records a change set as mutations of `source` by execution_id (""
+  // for external changes), marks the paths stale in every cache, and fills
+  // *result's changes. Returns the files to validate.
+  struct ChangedFile {
+    std::string path;  // absolute
+    bool existed = false;
+    std::optional<std::string> before;
+    std::string content;
+  };
+  std::vector<ChangedFile> RecordChanges(const std::string& execution_id, const std::string& agent_id,
+                                         const char* source, const ChangeSet& changes, v1::ToolResult* result,
+                                         const std::set<std::string>& overlapped = {});
+  void RecordFileToolWrite(const Call& c, const v1::ToolResult& r);
+  // Validates a command's changed files; its caller hears of it after.
+  void ValidateCommandChanges(Call command, v1::ToolResult result, const Status& recorded,
+                              std::vector<ChangedFile> files);
+  void FinishCommandCheck(const std::string& command_id, const v1::ToolResult& check);
+
   CoordinatorOptions o_;
   Ledger* ledger_ = nullptr;
   Clock* clock_;
@@ -289,7 +335,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
   std::unique_ptr<ProtectedIndex> protected_index_;              // where nested git directories and instructions are
   ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
-  ValidationGate validation_;                                    // the files' verdicts, and the blocked state
+  // Change tracking (command_changes.cc).
+  std::unique_ptr<ChangeTracker> tracker_;
+  std::set<std::string> commands_running_;                             // tracked commands in flight
+  std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
+  ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;

@@ -74,6 +74,7 @@ CachedFile* FileCache::Entry(const std::string& path, const std::string& sha256)
     f.original_hash = original;
   }
   if (it == files_.end()) it = files_.find(path);
+  if (it != files_.end()) it->second.changed_by.clear();  // known again, as it is now
   if (it == files_.end()) it = files_.emplace(path, CachedFile()).first;
   CachedFile& f = it->second;
   SteadyTime now = clock_->Now();
@@ -205,6 +206,16 @@ void FileCache::RecordWrite(const v1::FileSnapshot& s) {
 
 void FileCache::Invalidate(const std::string& path) { files_.erase(path); }
 
+void FileCache::MarkChanged(const std::string& path, const std::string& by) {
+  auto it = files_.find(path);
+  if (it != files_.end()) it->second.changed_by = by;
+}
+
+std::string FileCache::ChangedBy(const std::string& path) const {
+  auto it = files_.find(path);
+  return it == files_.end() ? "" : it->second.changed_by;
+}
+
 const CachedFile* FileCache::Find(const std::string& path) {
   auto it = files_.find(path);
   if (it == files_.end()) return nullptr;
@@ -217,6 +228,7 @@ bool FileCache::IsFresh(const std::string& path) {
   auto it = files_.find(path);
   if (it == files_.end()) return false;
   CachedFile& f = it->second;
+  if (!f.changed_by.empty()) return false;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return false;
   int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;

@@ -57,6 +57,7 @@ struct CachedFile {
   SteadyTime last_accessed{};
   uint64_t access_count = 0;
   bool is_modified = false;   // this agent wrote it
+  std::string changed_by;     // a command changed the file since: its execution id (stale until read again)
   std::string original_hash;  // hash at the first read
 
   // The line ranges read, in order; one range 1-total_lines when full.
@@ -80,6 +81,11 @@ class FileCache {
   // Records a write by this agent: the new full content, IsModified.
   void RecordWrite(const v1::FileSnapshot& snapshot);
   void Invalidate(const std::string& path);
+  // A command (execution `by`) changed the file: what this cache holds of
+  // it is stale until the agent reads it again, even if the bytes came back.
+  void MarkChanged(const std::string& path, const std::string& by);
+  // The execution that changed the file since it was read, or "".
+  std::string ChangedBy(const std::string& path) const;
 
   // The entry for path, or null. Counts as an access.
   const CachedFile* Find(const std::string& path);

@@ -104,8 +104,7 @@ bool GitIgnore::Ask(const std::string& relative_path) {
 std::string GitIgnore::IgnoredRoot(const std::string& relative_path) {
   if (repo_ == nullptr || relative_path.empty()) return "";
   // Each directory on the way, outermost first, then the path itself.
-  for (size_t slash = relative_path.find('/'); slash != std::string::npos;
-       slash = relative_path.find('/', slash + 1)) {
+  for (size_t slash = relative_path.find('/'); slash != std::string::npos; slash = relative_path.find('/', slash + 1)) {
     std::string dir = relative_path.substr(0, slash);
     auto it = memo_.find(dir);
     bool ignored = it != memo_.end() ? it->second : (memo_[dir] = Ask(dir + "/"));

@@ -61,9 +61,9 @@ class MutationsTest : public ::testing::Test {
 
 TEST_F(MutationsTest, RecordsAreChainedListedAndLinkedToTheirBeforeImage) {
   auto l = Open();
-  ASSERT_TRUE(l->AddMutations({Modified("mut_1", "ex_1", "/w/a.c", "int a;\n"),
-                               Modified("mut_2", "ex_1", "/w/b.c", "int b;\n")},
-                              {{Sha256Hex("int a;\n"), "int a;\n"}, {Sha256Hex("int b;\n"), "int b;\n"}})
+  ASSERT_TRUE(l->AddMutations(
+                   {Modified("mut_1", "ex_1", "/w/a.c", "int a;\n"), Modified("mut_2", "ex_1", "/w/b.c", "int b;\n")},
+                   {{Sha256Hex("int a;\n"), "int a;\n"}, {Sha256Hex("int b;\n"), "int b;\n"}})
                   .ok());
   StatusOr<std::vector<MutationRecord>> all = l->ListMutations("ses_1");
   ASSERT_TRUE(all.ok()) << all.status().ToString();

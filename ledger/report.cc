@@ -28,11 +28,41 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     if (!row.start.parent_id.empty() && mine.count(row.start.parent_id)) mine.insert(row.start.execution_id);
   }
   std::map<std::string, ReportFile> files;  // by absolute path
+  // What changed: the mutation records of the message's calls, file tools'
+  // and commands' alike.
+  ASSIGN_OR_RETURN(std::vector<MutationRecord> mutations, ledger->ListMutations(in.session_id));
+  std::set<std::string> recorded;  // executions with mutation records
+  for (const MutationRecord& m : mutations) {
+    if (m.execution_id.empty() || !mine.count(m.execution_id)) continue;
+    recorded.insert(m.execution_id);
+    if (m.change == "ignored") {
+      report.ignored.push_back({DisplayPath(m.path, in.workspace), m.entries, m.execution_id});
+      continue;
+    }
+    if (m.file_type == "directory") continue;
+    ReportFile& f = files[m.path];
+    f.path = DisplayPath(m.path, in.workspace);
+    if (m.lines_added >= 0 && m.lines_removed >= 0) {
+      f.added += m.lines_added;
+      f.removed += m.lines_removed;
+    } else {
+      f.lines_known = false;
+    }
+    if (f.change.empty()) f.change = m.change;  // the first change says whether it was there before
+    if (m.change == "deleted") f.change = f.change == "created" ? "created and deleted" : "deleted";
+    if (std::find(f.change_ids.begin(), f.change_ids.end(), m.execution_id) == f.change_ids.end()) {
+      f.change_ids.push_back(m.execution_id);
+    }
+    if (m.source == "command") f.by_command = true;
+  }
+  // A ledger from before mutation records: the file tools' writes, from
+  // their arguments.
   for (const ExecutionRow& row : rows) {
     if (!mine.count(row.start.execution_id) || !row.end || row.end->status != "ok") continue;
     const std::string& tool = row.start.tool;
     if (tool == "lsp_check") ++report.validations;
     if (tool != kWriteFileTool && tool != kEditTool && tool != kMultiEditTool) continue;
+    if (recorded.count(row.start.execution_id)) continue;
     StatusOr<std::string> path = ResolveWorkspacePath(TargetFileOf(tool, row.start.args_json), in.workspace);
     if (!path.ok()) continue;
     ReportFile& f = files[*path];
@@ -104,7 +134,9 @@ std::string RenderReport(const Report& r) {
     for (const ReportFile& f : r.files) {
       std::string ids;
       for (const std::string& id : f.change_ids) ids += (ids.empty() ? "" : ", ") + id;
-      out += "  " + f.path + "  +" + std::to_string(f.added) + " -" + std::to_string(f.removed) + "  (" + ids + ")\n";
+      std::string lines = f.lines_known ? "+" + std::to_string(f.added) + " -" + std::to_string(f.removed) : "+? -?";
+      std::string what = f.change.empty() || f.change == "modified" ? "" : f.change + ", ";
+      out += "  " + f.path + "  " + lines + "  (" + what + (f.by_command ? "by command, " : "") + ids + ")\n";
       if (f.validation.empty()) {
         out += "    validation: not validated\n";
       } else {
@@ -122,6 +154,10 @@ std::string RenderReport(const Report& r) {
         }
       }
     }
+  }
+  for (const ReportIgnored& i : r.ignored) {
+    out += "  " + i.path + "/: " + std::to_string(i.entries) + " changes git ignores (" + i.execution_id +
+           "; not validated, not undoable)\n";
   }
   if (!r.checks.empty()) {
     out += "Checks (profile " + r.profile + "):\n";
@@ -159,10 +195,16 @@ std::string ReportJson(const Report& r) {
            {"detail", f.detail}};
     }
     files.push_back({{"path", f.path},
-                     {"lines_added", f.added},
-                     {"lines_removed", f.removed},
+                     {"change", f.change.empty() ? "modified" : f.change},
+                     {"lines_added", f.lines_known ? json(f.added) : json()},
+                     {"lines_removed", f.lines_known ? json(f.removed) : json()},
+                     {"by_command", f.by_command},
                      {"execution_ids", f.change_ids},
                      {"validation", v}});
+  }
+  json ignored = json::array();
+  for (const ReportIgnored& i : r.ignored) {
+    ignored.push_back({{"path", i.path}, {"entries", i.entries}, {"execution_id", i.execution_id}});
   }
   json checks = json::array();
   for (const ReportCheck& c : r.checks) {
@@ -174,6 +216,7 @@ std::string ReportJson(const Report& r) {
               {"status", r.status},
               {"profile", r.profile},
               {"files", files},
+              {"ignored_changes", ignored},
               {"checks", checks},
               {"tool_calls", r.tool_calls},
               {"validations", r.validations},

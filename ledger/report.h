@@ -14,15 +14,25 @@
 namespace odin {
 
 struct ReportFile {
-  std::string path;  // relative to the workspace
+  std::string path;    // relative to the workspace
+  std::string change;  // created, modified, deleted, "created and deleted" ("" : modified)
   int64_t added = 0;
   int64_t removed = 0;
+  bool lines_known = true;              // false when a change's bytes before were not known (+? -?)
+  bool by_command = false;              // a command changed it (not only file tools)
   std::vector<std::string> change_ids;  // the writes, oldest first (rollbacks included)
   std::string validation;               // clean, errors, timed_out, no_validator; "" if never validated
   std::string check_id;                 // the latest lsp_check
   std::string validator;
   int64_t new_errors = 0;
   std::string detail;  // summary or reason
+};
+
+// Changes under a path git ignores: counted, never listed.
+struct ReportIgnored {
+  std::string path;  // relative to the workspace
+  int64_t entries = 0;
+  std::string execution_id;
 };
 
 struct ReportCheck {
@@ -38,6 +48,7 @@ struct Report {
   std::string status;  // the message's: done, not_converged, ...
   std::string profile;
   std::vector<ReportFile> files;
+  std::vector<ReportIgnored> ignored;
   std::vector<ReportCheck> checks;  // the last run of each check
   int64_t tool_calls = 0;           // the model's
   int64_t validations = 0;

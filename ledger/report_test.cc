@@ -424,6 +424,8 @@ TEST(ReportJsonTest, HoldsEveryField) {
   EXPECT_EQ(j["profile"], "safe");
   ASSERT_EQ(j["files"].size(), 2u);
   EXPECT_EQ(j["files"][0], (json{{"path", "src/a.cc"},
+                                 {"change", "modified"},
+                                 {"by_command", false},
                                  {"lines_added", 5},
                                  {"lines_removed", 1},
                                  {"execution_ids", {"ex_w1", "ex_w2"}},

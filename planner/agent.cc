@@ -230,7 +230,9 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.agent_id = o_.agent_id;
     call.mode = CallModeOf(c.message.mode);
     call.budget = c.budget.get();
-    c.turn_ran_command = c.turn_ran_command || call.tool == "ExecuteCommand" || call.tool == kAgentTool;
+    // A subagent may change anything; a command's change set comes back with
+    // its result, unless the host could not track it (OnToolDone).
+    c.turn_ran_command = c.turn_ran_command || call.tool == kAgentTool;
     call.timeout = ToolTimeout(o_.tool_timeouts, call.tool, call.arguments_json);
     call.execution_id = NewId("ex");
     std::string id = call.execution_id;
@@ -274,6 +276,22 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
     std::string file = DisplayPath(r.file_written().path(), o_.workspace);
     c.turn_written.push_back(file);
     if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+  }
+  if (tool == "ExecuteCommand") {
+    // What the command changed, as the coordinator saw it: this message's
+    // change, for the checks and the stall detector, like a file tool's.
+    if (!r.changes_tracked()) c.turn_ran_command = true;
+    // Changed by no call before it ran: not this message's change, but the
+    // workspace the stall detector watches moved.
+    for (const v1::FileChange& fc : r.external_changes()) {
+      c.turn_written.push_back(DisplayPath(fc.path(), o_.workspace));
+    }
+    for (const v1::FileChange& fc : r.changes()) {
+      if (fc.file_type() == "directory") continue;
+      std::string file = DisplayPath(fc.path(), o_.workspace);
+      c.turn_written.push_back(file);
+      if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
+    }
   }
   if (tool == kAgentTool) {
     // What a subagent changed is this message's change too: the checks run

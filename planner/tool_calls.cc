@@ -123,6 +123,11 @@ std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
   return FirstLine(ToDisplayText(r.output_head()), 200);
 }
 
+namespace {
+// Paths of a command's change set listed to the model; the rest are counted.
+constexpr int kMaxChangesShown = 50;
+}  // namespace
+
 std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) {
   std::string output = r.output_head();
   uint64_t shown = r.output_head().size() + r.output_tail().size();
@@ -166,6 +171,32 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
       validation["blocking"] = v.counts();
     }
     record["validation"] = validation;
+  }
+  if (r.changes_size() > 0 || r.ignored_changes_size() > 0) {
+    // What the command changed, as the coordinator saw it: each path is a
+    // mutation, validated like a file tool's write.
+    json changes = json::array();
+    for (int i = 0; i < r.changes_size() && i < kMaxChangesShown; ++i) {
+      const v1::FileChange& c = r.changes(i);
+      changes.push_back({{"path", ToDisplayText(c.path())}, {"change", c.change()}});
+    }
+    record["changes"] = changes;
+    if (r.changes_size() > kMaxChangesShown) record["changes_not_shown"] = r.changes_size() - kMaxChangesShown;
+    for (const v1::IgnoredChanges& ic : r.ignored_changes()) {
+      record["ignored_changes"][ToDisplayText(ic.path())] = ic.entries();
+    }
+  }
+  if (r.command_verdicts_size() > 0) {
+    json validations = json::array();
+    for (const v1::ValidationVerdict& v : r.command_verdicts()) {
+      json one = {{"path", ToDisplayText(v.path())}, {"execution_id", v.execution_id()}, {"status", v.status()}};
+      if (v.status() == "errors") one["new_errors"] = v.new_errors();
+      if (!v.summary().empty()) one["errors"] = ToDisplayText(v.summary());
+      if (!v.reason().empty()) one["reason"] = ToDisplayText(v.reason());
+      if (v.status() == "errors" || v.status() == "timed_out") one["blocking"] = v.counts();
+      validations.push_back(one);
+    }
+    record["validations"] = validations;
   }
   record["output"] = ToDisplayText(output);
   return record.dump(-1, ' ', false, json::error_handler_t::replace);

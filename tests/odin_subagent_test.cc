@@ -325,7 +325,8 @@ TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
   EXPECT_EQ(after[2], "EditTool|rejected");
   EXPECT_EQ(after[3], "Read|ok");
   EXPECT_EQ(after[4], "EditTool|ok");
-  EXPECT_EQ(r["changed_files"], json::array({"shared.txt"}));
+  // The barrier commands' markers are changes too, each subagent's own.
+  EXPECT_EQ(r["changed_files"], json::array({"ready_a", "ready_b", "shared.txt"}));
 }
 
 }  // namespace

@@ -41,9 +41,11 @@ Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, con
         tool, "you have not read " + shown + ". Read it first (Read with file_path=\"" + shown + "\"), then retry");
   }
   if (!cache->IsFresh(path)) {
+    std::string by = cache->ChangedBy(path);
     cache->Invalidate(path);
-    return Status::FailedPrecondition(
-        tool, shown + " changed since you read it. Read it again (Read with file_path=\"" + shown + "\"), then retry");
+    return Status::FailedPrecondition(tool, shown + " changed since you read it" +
+                                                (by.empty() ? "" : " (by " + by + ")") +
+                                                ". Read it again (Read with file_path=\"" + shown + "\"), then retry");
   }
   if (tool == kWriteFileTool && !entry->full) {
     return Status::FailedPrecondition(tool, "WriteFile replaces all of " + shown + ", but you have read only " +

@@ -133,6 +133,20 @@ void ValidationGate::NoteWrite(const std::string& path, const v1::ToolResult& wr
   f.baseline_validator.clear();
 }
 
+bool ValidationGate::Covers(const std::string& path) const { return ResolveValidator(o_, path, lookup_).any(); }
+
+void ValidationGate::NoteChange(const std::string& path, bool existed, const std::string* before) {
+  FileState& f = files_[path];
+  if (f.original_known || f.has_verdict) return;  // known from an earlier change
+  f.existed = existed;
+  f.original_known = !existed || before != nullptr;
+  f.original_recorded = false;
+  f.original = before != nullptr ? *before : "";
+  f.baseline.clear();
+  f.baseline_known = !existed;
+  f.baseline_validator.clear();
+}
+
 std::optional<ValidationGate::CheckRequest> ValidationGate::PrepareCheck(const std::string& path,
                                                                          const std::string& content,
                                                                          v1::ToolResult* no_validator) {

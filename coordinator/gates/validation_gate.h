@@ -57,6 +57,13 @@ class ValidationGate {
   // A write to path succeeded and is about to be validated: remembers the
   // file as it was before the session first changed it (the baseline).
   void NoteWrite(const std::string& path, const v1::ToolResult& write);
+  // The same for a file a command changed: existed says whether it was
+  // there before; before is its content then, or null when not known (then
+  // no baseline: every error in it counts as new).
+  void NoteChange(const std::string& path, bool existed, const std::string* before);
+
+  // Whether a language server or check command is there for path.
+  bool Covers(const std::string& path) const;
 
   // What to send the lsp host to validate `content` as path. Returns nullopt
   // when nothing is configured or installed for the file; *no_validator is

@@ -31,14 +31,15 @@ struct ServerSpec {
 };
 
 struct ValidationOptions {
-  bool enabled = true;                // validation.enabled
-  uint32_t start_timeout_ms = 45000;  // a server's start, to its answer to initialize
-  uint32_t file_timeout_ms = 5000;    // one version of a file, to its diagnostics
-  uint32_t settle_ms = 150;           // servers without versioned diagnostics only
-  uint32_t check_timeout_ms = 30000;  // a check command
-  bool revert_on_new_errors = false;  // roll back an edit that brings new errors
-  bool fail_open = false;             // a backpressure check that could not run does not block
-  std::vector<ServerSpec> servers;    // in order of preference
+  bool enabled = true;                  // validation.enabled
+  uint32_t start_timeout_ms = 45000;    // a server's start, to its answer to initialize
+  uint32_t file_timeout_ms = 5000;      // one version of a file, to its diagnostics
+  uint32_t settle_ms = 150;             // servers without versioned diagnostics only
+  uint32_t check_timeout_ms = 30000;    // a check command
+  bool revert_on_new_errors = false;    // roll back an edit that brings new errors
+  bool fail_open = false;               // a backpressure check that could not run does not block
+  uint32_t max_files_per_command = 50;  // files of one command's change set that are validated
+  std::vector<ServerSpec> servers;      // in order of preference
   std::map<std::string, std::vector<std::string>> check_commands;  // ".py" -> argv with {file}; empty: none
 };
 

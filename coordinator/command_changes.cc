@@ -1,0 +1,278 @@
+// Every change is a mutation: what commands that can write change in the
+// workspace, recorded, staled, validated and reported like a file tool's
+// write (the coordinator's side; ChangeTracker finds the changes).
+//
+// The tracker looks at the tree when such a command starts (unless another
+// one runs) and when it ends; what changed in between is the command's.
+// Commands that ran at the same time cannot be told apart by looking: their
+// records name each other. What changed while no command ran was changed by
+// no call of ours (a file-tool write is told to the tracker as it lands): an
+// external change, recorded as such.
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
+#include "base/ids.h"
+#include "base/sha256.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/coordinator_holds.h"
+#include "coordinator/git_ignore.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/exec_command.h"
+#include "tools/unified_diff.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+// Changed files bigger than this are recorded but not validated.
+constexpr int64_t kMaxValidatedBytes = 4 << 20;
+
+std::string RelativeTo(const std::string& path, const std::string& workspace) {
+  if (path.size() > workspace.size() && path.compare(0, workspace.size(), workspace) == 0 &&
+      path[workspace.size()] == '/') {
+    return path.substr(workspace.size() + 1);
+  }
+  return "";
+}
+
+}  // namespace
+
+bool Coordinator::TracksChanges(const Call& c) const {
+  return o_.track_changes && c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable;
+}
+
+void Coordinator::StartTracking(Call& c) {
+  c.tracked = true;
+  if (!tracker_) {
+    ChangeTrackerOptions o;
+    o.image_cap_bytes = o_.image_cap_bytes;
+    o.images_total_bytes = o_.images_per_command_bytes;
+    tracker_ = std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
+  }
+  if (commands_running_.empty()) {
+    // The first look is the reference; a later one finds what changed since
+    // the last command by no call of ours.
+    ChangeSet external = tracker_->Rescan();
+    if (!external.empty()) RecordChanges("", c.call.agent_id, "external", external, nullptr);
+    for (const PathChange& pc : external.changes) c.external.push_back(JoinPath(o_.workspace, pc.path));
+  }
+  // Commands that run at the same time share one tree: what each finds when
+  // it ends may be partly the others' work, and its record says so.
+  for (const std::string& other : commands_running_) {
+    c.overlapped.insert(other);
+    auto it = calls_.find(other);
+    if (it != calls_.end()) it->second.overlapped.insert(c.call.execution_id);
+  }
+  commands_running_.insert(c.call.execution_id);
+}
+
+std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::string& execution_id,
+                                                                 const std::string& agent_id, const char* source,
+                                                                 const ChangeSet& changes, v1::ToolResult* result,
+                                                                 const std::set<std::string>& overlapped) {
+  std::vector<MutationRecord> records;
+  std::vector<BeforeImage> images;
+  std::vector<ChangedFile> files;
+  int64_t images_bytes = 0;
+  int64_t now = clock_->WallMillis();
+  for (const PathChange& change : changes.changes) {
+    std::string path = JoinPath(o_.workspace, change.path);
+    MutationRecord m;
+    m.id = NewId("mut");
+    m.session_id = session_id_;
+    m.agent_id = execution_id.empty() ? "" : agent_id;
+    m.execution_id = execution_id;
+    m.source = source;
+    m.path = path;
+    m.change = ChangeKindName(change.kind);
+    const EntryState& state = change.after ? *change.after : *change.before;
+    m.file_type = EntryTypeName(state.type);
+    if (change.before) {
+      m.before_sha256 = change.before->sha256;
+      m.before_size = change.before->size;
+      m.before_mode = change.before->mode;
+    }
+    if (change.after) {
+      m.after_sha256 = change.after->sha256;
+      m.after_size = change.after->size;
+      m.after_mode = change.after->mode;
+    }
+    m.link_target = state.link_target;
+    m.created_at_ms = now;
+    // Undoable when what was there can be put back: nothing (a creation), a
+    // directory or a symlink (its metadata says all), or bytes kept.
+    bool image = false;
+    if (change.before && change.before->type == EntryType::kFile && change.before_content) {
+      int64_t size = static_cast<int64_t>(change.before_content->size());
+      if (images_bytes + size <= o_.images_per_command_bytes) {
+        images_bytes += size;
+        image = true;
+        if (m.before_sha256.empty()) m.before_sha256 = Sha256Hex(*change.before_content);
+        images.push_back({m.before_sha256, *change.before_content});
+      }
+    }
+    m.undoable = !change.before || change.before->type == EntryType::kDirectory ||
+                 (change.before->type == EntryType::kSymlink && !change.before->link_target.empty()) || image;
+    if (!m.undoable) m.note = "not undoable: its content before was not kept";
+    if (!overlapped.empty()) {
+      std::string others;
+      for (const std::string& o : overlapped) others += (others.empty() ? "" : ", ") + o;
+      m.note += std::string(m.note.empty() ? "" : "; ") + "ran at the same time as " + others +
+                ", which may have made this change";
+    }
+
+    // A regular file there now: its +/- lines counted when the bytes before
+    // are known, and validated when a validator covers it.
+    if (change.after && change.after->type == EntryType::kFile && change.after->size <= kMaxValidatedBytes) {
+      StatusOr<std::string> content = ReadFileToString(path);
+      if (content.ok() && Sha256Hex(*content) == change.after->sha256) {
+        ChangedFile f;
+        f.path = path;
+        f.existed = change.before && change.before->type == EntryType::kFile;
+        if (f.existed && change.before_content) f.before = *change.before_content;
+        if (!f.existed) f.before = std::string();
+        if (f.before) {
+          DiffResult diff = UnifiedDiff(*f.before, *content, DisplayPath(path, o_.workspace));
+          m.lines_added = diff.added;
+          m.lines_removed = diff.removed;
+        }
+        if (validation_.Covers(path)) {
+          f.content = std::move(*content);
+          files.push_back(std::move(f));
+        }
+      }
+    }
+    if (result != nullptr) {
+      v1::FileChange* fc = result->add_changes();
+      fc->set_path(path);
+      fc->set_change(m.change);
+      fc->set_file_type(m.file_type);
+      fc->set_sha256_before(m.before_sha256);
+      fc->set_sha256_after(m.after_sha256);
+      fc->set_undoable(m.undoable);
+    }
+    // No agent may edit it on the strength of an earlier Read.
+    for (auto& [id, agent] : agents_) {
+      if (agent.cache) agent.cache->MarkChanged(path, execution_id.empty() ? "a change outside Odin" : execution_id);
+    }
+    records.push_back(std::move(m));
+  }
+  for (const auto& [dir, count] : changes.ignored) {
+    MutationRecord m;
+    m.id = NewId("mut");
+    m.session_id = session_id_;
+    m.agent_id = execution_id.empty() ? "" : agent_id;
+    m.execution_id = execution_id;
+    m.source = source;
+    m.path = JoinPath(o_.workspace, dir);
+    m.change = "ignored";
+    m.file_type = "other";
+    m.entries = count;
+    m.note = "changes under a path git ignores: counted, not validated, not undoable";
+    m.created_at_ms = now;
+    records.push_back(std::move(m));
+    if (result != nullptr) {
+      v1::IgnoredChanges* ic = result->add_ignored_changes();
+      ic->set_path(dir);
+      ic->set_entries(static_cast<uint64_t>(count));
+    }
+  }
+  if (ledger_ != nullptr) {
+    Status s = ledger_->AddMutations(std::move(records), images);
+    if (!s.ok()) spdlog::error("{}", s.message());
+  }
+  return files;
+}
+
+void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
+  const v1::FileSnapshot& written = r.file_written();
+  std::string path = written.path();
+  bool existed = !r.sha256_before().empty();
+  MutationRecord m;
+  m.id = NewId("mut");
+  m.session_id = session_id_;
+  m.agent_id = c.call.agent_id;
+  m.execution_id = r.execution_id();
+  m.source = "file_tool";
+  m.path = path;
+  m.change = existed ? "modified" : "created";
+  m.file_type = "file";
+  m.before_sha256 = r.sha256_before();
+  m.before_size = existed ? static_cast<int64_t>(r.content_before().size()) : -1;
+  m.after_sha256 = written.sha256();
+  m.after_size = static_cast<int64_t>(written.size_bytes());
+  m.created_at_ms = clock_->WallMillis();
+  json out = json::parse(r.output_json(), nullptr, false);
+  if (out.is_object()) {
+    m.lines_added = out.value("lines_added", -1);
+    m.lines_removed = out.value("lines_removed", -1);
+  }
+  std::vector<BeforeImage> images;
+  bool image = existed && static_cast<int64_t>(r.content_before().size()) <= o_.image_cap_bytes;
+  if (image) images.push_back({r.sha256_before(), r.content_before()});
+  m.undoable = !existed || image;
+  if (!m.undoable) m.note = "not undoable: its content before is past the cap";
+  if (ledger_ != nullptr) {
+    Status s = ledger_->AddMutations({m}, images);
+    if (!s.ok()) spdlog::error("{}", s.message());
+  }
+  // The tracker learns of it, so the next command is not charged with it.
+  std::string rel = RelativeTo(path, o_.workspace);
+  if (tracker_ && !rel.empty()) {
+    tracker_->NoteWrite(rel, written.sha256(),
+                        static_cast<int64_t>(written.content().size()) <= o_.image_cap_bytes ? &written.content()
+                                                                                              : nullptr);
+  }
+}
+
+void Coordinator::ValidateCommandChanges(Call command, v1::ToolResult result, const Status& recorded,
+                                         std::vector<ChangedFile> files) {
+  std::string id = command.call.execution_id;
+  size_t limit = o_.validation.max_files_per_command;
+  std::vector<std::string> skipped;
+  if (files.size() > limit) {
+    for (size_t i = limit; i < files.size(); ++i) skipped.push_back(DisplayPath(files[i].path, o_.workspace));
+    files.resize(limit);
+  }
+  if (files.empty()) return Deliver(command, result, recorded);
+  auto hold = std::make_unique<CommandHold>();
+  hold->command = std::move(command);
+  hold->result = std::move(result);
+  hold->recorded = recorded;
+  hold->outstanding = files.size();
+  std::string agent = hold->command.call.agent_id;
+  std::optional<CallMode> mode = hold->command.call.mode;
+  command_holds_[id] = std::move(hold);
+  // Every check is counted before the first is submitted: one may end at once.
+  for (ChangedFile& f : files) {
+    validation_.NoteChange(f.path, f.existed, f.before ? &*f.before : nullptr);
+    std::string check_id = NewId("ex");
+    Call& check = calls_[check_id];
+    check.call.execution_id = check_id;
+    check.call.tool = kLspCheckTool;
+    check.call.arguments_json = json({{"file_path", DisplayPath(f.path, o_.workspace)}}).dump();
+    check.call.agent_id = agent;
+    check.call.mode = mode;
+    check.call.parent_id = id;
+    check.validates_command = id;
+    SubmitLspCheck(check_id, f.path, std::move(f.content));
+  }
+}
+
+void Coordinator::FinishCommandCheck(const std::string& command_id, const v1::ToolResult& check) {
+  auto it = command_holds_.find(command_id);
+  if (it == command_holds_.end()) return;
+  CommandHold& hold = *it->second;
+  *hold.result.add_command_verdicts() = check.verdict();
+  if (--hold.outstanding > 0) return;
+  std::unique_ptr<CommandHold> done = std::move(it->second);
+  command_holds_.erase(it);
+  Deliver(done->command, done->result, done->recorded);
+}
+
+}  // namespace odin
