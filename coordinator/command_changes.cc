@@ -224,9 +224,9 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   // The tracker learns of it, so the next command is not charged with it.
   std::string rel = RelativeTo(path, o_.workspace);
   if (tracker_ && !rel.empty()) {
-    tracker_->NoteWrite(rel, written.sha256(),
-                        static_cast<int64_t>(written.content().size()) <= o_.image_cap_bytes ? &written.content()
-                                                                                              : nullptr);
+    tracker_->NoteWrite(
+        rel, written.sha256(),
+        static_cast<int64_t>(written.content().size()) <= o_.image_cap_bytes ? &written.content() : nullptr);
   }
 }
 

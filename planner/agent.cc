@@ -271,41 +271,14 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
       ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r), r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
+  CallChanges changes = ChangesOf(tool, r, o_.workspace);
+  c.turn_ran_command = c.turn_ran_command || changes.untracked;
   auto& changed = c.outcome.changed_files;
-  if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
-    std::string file = DisplayPath(r.file_written().path(), o_.workspace);
+  for (const std::string& file : changes.changed) {
     c.turn_written.push_back(file);
     if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
   }
-  if (tool == "ExecuteCommand") {
-    // What the command changed, as the coordinator saw it: this message's
-    // change, for the checks and the stall detector, like a file tool's.
-    if (!r.changes_tracked()) c.turn_ran_command = true;
-    // Changed by no call before it ran: not this message's change, but the
-    // workspace the stall detector watches moved.
-    for (const v1::FileChange& fc : r.external_changes()) {
-      c.turn_written.push_back(DisplayPath(fc.path(), o_.workspace));
-    }
-    for (const v1::FileChange& fc : r.changes()) {
-      if (fc.file_type() == "directory") continue;
-      std::string file = DisplayPath(fc.path(), o_.workspace);
-      c.turn_written.push_back(file);
-      if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
-    }
-  }
-  if (tool == kAgentTool) {
-    // What a subagent changed is this message's change too: the checks run
-    // over it, and the workspace may have changed under the stall detector.
-    json out = json::parse(r.output_json(), nullptr, false);
-    if (out.is_object() && out.contains("changed_files") && out["changed_files"].is_array()) {
-      for (const json& f : out["changed_files"]) {
-        if (!f.is_string()) continue;
-        std::string file = f.get<std::string>();
-        c.turn_written.push_back(file);
-        if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
-      }
-    }
-  }
+  c.turn_written.insert(c.turn_written.end(), changes.external.begin(), changes.external.end());
   if (observer_) observer_->OnToolEnd(execution_id, tool, r);
   if (c.running.empty()) {
     bool all = true;

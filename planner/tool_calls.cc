@@ -11,6 +11,8 @@
 #include "planner/checks.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/budget.h"
+#include "tools/tool_catalog.h"
+#include "tools/workspace_path.h"
 #include "planner/tool_specs.h"
 #include "tools/text_file.h"
 #include "tools/tool_catalog.h"
@@ -200,6 +202,30 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
   }
   record["output"] = ToDisplayText(output);
   return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+CallChanges ChangesOf(const std::string& tool, const v1::ToolResult& r, const std::string& workspace) {
+  CallChanges out;
+  if (r.status() == v1::TOOL_STATUS_OK && !r.file_written().path().empty()) {
+    out.changed.push_back(DisplayPath(r.file_written().path(), workspace));
+  }
+  if (tool == "ExecuteCommand") {
+    out.untracked = !r.changes_tracked();
+    for (const v1::FileChange& fc : r.changes()) {
+      if (fc.file_type() != "directory") out.changed.push_back(DisplayPath(fc.path(), workspace));
+    }
+    for (const v1::FileChange& fc : r.external_changes()) out.external.push_back(DisplayPath(fc.path(), workspace));
+  }
+  if (tool == kAgentTool) {
+    // What a subagent changed is this message's change too.
+    json report = json::parse(r.output_json(), nullptr, false);
+    if (report.is_object() && report.contains("changed_files") && report["changed_files"].is_array()) {
+      for (const json& f : report["changed_files"]) {
+        if (f.is_string()) out.changed.push_back(f.get<std::string>());
+      }
+    }
+  }
+  return out;
 }
 
 Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,

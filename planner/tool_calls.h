@@ -49,4 +49,17 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
 // and pids in a test run's output do not make the same failure look new.
 StallStep StallStepOf(const ToolCallRequest& call, const std::string& execution_id, const v1::ToolResult& result);
 
+// What a finished call changed, as its result says (relative paths): a
+// write's file, a command's change set (as the coordinator saw it), a
+// subagent's changed files. These are the message's changes (the checks run
+// over them). external: paths changed by no call, found when a command
+// started (the stall detector's concern only). untracked: a command whose
+// changes are not known (anything may have changed).
+struct CallChanges {
+  std::vector<std::string> changed;
+  std::vector<std::string> external;
+  bool untracked = false;
+};
+CallChanges ChangesOf(const std::string& tool, const v1::ToolResult& result, const std::string& workspace);
+
 }  // namespace odin
