@@ -23,6 +23,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/tool_result.h"
+#include "tools/workspace_path.h"
 
 namespace odin {
 namespace {
@@ -184,6 +185,11 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   const v1::ToolResult& r = *result;
 
   if (f.json) {
+    // What the command changed, as the coordinator saw it.
+    nlohmann::json changed = nlohmann::json::array();
+    for (const v1::FileChange& c : r.changes()) {
+      if (c.file_type() != "directory") changed.push_back(DisplayPath(c.path(), (*rt)->workspace().root));
+    }
     nlohmann::json j = {
         {"execution_id", execution_id},
         {"session_id", coord.session_id()},
@@ -196,6 +202,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
         {"output_tail", nlohmann::json::parse(Lossy(r.output_tail()))},
         {"error", r.has_error() ? nlohmann::json(r.error().message()) : nlohmann::json()},
         {"recorded", recorded.ok()},
+        {"changed_files", changed},
     };
     std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }

@@ -53,6 +53,17 @@ void Coordinator::StartTracking(Call& c) {
     o.image_cap_bytes = o_.image_cap_bytes;
     o.images_total_bytes = o_.images_per_command_bytes;
     tracker_ = std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
+    tracker_->Rescan();  // the reference
+    // What the agents read before: a change of it has its bytes before.
+    for (auto& [id, agent] : agents_) {
+      if (!agent.cache) continue;
+      for (const CachedFile* f : agent.cache->Entries()) {
+        std::string rel = RelativeTo(f->path, o_.workspace);
+        if (rel.empty() || !f->full || !f->content_known || !agent.cache->IsFresh(f->path)) continue;
+        bool small = static_cast<int64_t>(f->content.size()) <= o_.image_cap_bytes;
+        tracker_->NoteRead(rel, f->sha256, small ? &f->content : nullptr);
+      }
+    }
   }
   if (commands_running_.empty()) {
     // The first look is the reference; a later one finds what changed since

@@ -449,7 +449,10 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
 Status Coordinator::CheckBlocked(const ToolCall& call) {
   // Only edit-mode work makes progress to stop; ask and plan change nothing.
   if (*call.mode != CallMode::kEdit) return Status::OK();
-  RETURN_IF_ERROR(validation_.CheckBlocked(call.tool));
+  // A command is a mutation like an edit: what it changes is validated, so
+  // it may be what fixes the errors.
+  bool tracked_command = o_.track_changes && call.tool == kExecuteCommandTool;
+  if (!tracked_command) RETURN_IF_ERROR(validation_.CheckBlocked(call.tool));
   if (o_.memory_forced && IsWriteTool(call.tool)) {
     const AgentState& agent = Agent(call.agent_id);
     if (agent.failed_at > agent.memory_query_at) {
@@ -828,7 +831,7 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
 
 void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   const std::string path = c.check_path;
-  std::string mutation = c.held ? c.held->write.call.execution_id : "";
+  std::string mutation = c.held ? c.held->write.call.execution_id : c.validates_command;
   ValidationGate::Judgement j =
       validation_.Judge(path, c.check_content, mutation, c.held ? &c.held->result : nullptr, &r);
   if (j.failed) Agent(c.call.agent_id).failed_at = ++event_seq_;

@@ -206,6 +206,13 @@ void FileCache::RecordWrite(const v1::FileSnapshot& s) {
 
 void FileCache::Invalidate(const std::string& path) { files_.erase(path); }
 
+std::vector<const CachedFile*> FileCache::Entries() const {
+  std::vector<const CachedFile*> out;
+  out.reserve(files_.size());
+  for (const auto& [path, f] : files_) out.push_back(&f);
+  return out;
+}
+
 void FileCache::MarkChanged(const std::string& path, const std::string& by) {
   auto it = files_.find(path);
   if (it != files_.end()) it->second.changed_by = by;

@@ -95,6 +95,8 @@ class FileCache {
   bool IsFresh(const std::string& path);
 
   std::vector<CachedFileInfo> List() const;
+  // Every entry, in no particular order.
+  std::vector<const CachedFile*> Entries() const;
   size_t entries() const { return files_.size(); }
   uint64_t total_bytes() const;
 

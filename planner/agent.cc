@@ -267,8 +267,8 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
                        const v1::ToolResult& r) {
   Current& c = *current_;
   if (c.running.erase(execution_id) == 0) return;
-  c.results[index] =
-      ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r), r.status() != v1::TOOL_STATUS_OK};
+  c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r, o_.workspace),
+                                       r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
   CallChanges changes = ChangesOf(tool, r, o_.workspace);

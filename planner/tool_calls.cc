@@ -130,7 +130,8 @@ namespace {
 constexpr int kMaxChangesShown = 50;
 }  // namespace
 
-std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) {
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r,
+                              const std::string& workspace) {
   std::string output = r.output_head();
   uint64_t shown = r.output_head().size() + r.output_tail().size();
   if (r.output_total_bytes() > shown) {
@@ -180,7 +181,7 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
     json changes = json::array();
     for (int i = 0; i < r.changes_size() && i < kMaxChangesShown; ++i) {
       const v1::FileChange& c = r.changes(i);
-      changes.push_back({{"path", ToDisplayText(c.path())}, {"change", c.change()}});
+      changes.push_back({{"path", ToDisplayText(DisplayPath(c.path(), workspace))}, {"change", c.change()}});
     }
     record["changes"] = changes;
     if (r.changes_size() > kMaxChangesShown) record["changes_not_shown"] = r.changes_size() - kMaxChangesShown;
@@ -191,7 +192,9 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
   if (r.command_verdicts_size() > 0) {
     json validations = json::array();
     for (const v1::ValidationVerdict& v : r.command_verdicts()) {
-      json one = {{"path", ToDisplayText(v.path())}, {"execution_id", v.execution_id()}, {"status", v.status()}};
+      json one = {{"path", ToDisplayText(DisplayPath(v.path(), workspace))},
+                  {"execution_id", v.execution_id()},
+                  {"status", v.status()}};
       if (v.status() == "errors") one["new_errors"] = v.new_errors();
       if (!v.summary().empty()) one["errors"] = ToDisplayText(v.summary());
       if (!v.reason().empty()) one["reason"] = ToDisplayText(v.reason());

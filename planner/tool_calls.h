@@ -42,7 +42,9 @@ LlmCallRecord RecordModelCall(LlmCallRecord call, const StatusOr<ChatResponse>& 
 std::string ToolSummary(const std::string& tool, const v1::ToolResult& result);
 
 // The ground-truth record of a tool result, as the model reads it.
-std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result);
+// Paths are shown relative to workspace.
+std::string GroundTruthRecord(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result,
+                              const std::string& workspace);
 
 // What the stall detector compares of a result: everything the model reads,
 // but not the execution id; a failure's error with digits blurred, so timings

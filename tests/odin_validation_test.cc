@@ -179,6 +179,52 @@ TEST_F(OdinValidationTest, CompileErrorBlocksCompletionUntilAFixValidatesClean) 
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
 }
 
+// The same through the shell: a command that writes broken C is validated
+// by clangd like an edit, completion is refused, and a command that fixes
+// it validates clean (every change is a mutation).
+TEST_F(OdinValidationTest, ACommandThatBreaksTheBuildBlocksUntilACommandFixesIt) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("calc.c", "int twice(int x) {\n  return x * 2;\n}\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"printf 'int twice(int x) {\\n  return y * 2;\\n}\\n' > calc.c"}}]},
+    {"text":"Done."},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sed -i 's/y \\* 2/x + x/' calc.c"}}]},
+    {"text":"Fixed."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_EQ(Get("calc.c"), "int twice(int x) {\n  return x + x;\n}\n");
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json broken = Last(requests[1]);
+  EXPECT_EQ(broken["tool"], "ExecuteCommand");
+  EXPECT_EQ(broken["changes"], json::array({{{"path", "calc.c"}, {"change", "modified"}}})) << broken.dump();
+  ASSERT_EQ(broken["validations"].size(), 1u) << broken.dump();
+  EXPECT_EQ(broken["validations"][0]["status"], "errors");
+  EXPECT_EQ(broken["validations"][0]["blocking"], true);
+  EXPECT_NE(broken["validations"][0]["errors"].get<std::string>().find("'y'"), std::string::npos);
+  std::string command1 = broken["execution_id"], check1 = broken["validations"][0]["execution_id"];
+  json refusal = Last(requests[2]);
+  ASSERT_EQ(refusal["role"], "user");
+  std::string text = refusal["content"];
+  EXPECT_NE(text.find("Completion refused"), std::string::npos) << text;
+  EXPECT_NE(text.find(command1), std::string::npos) << text;
+  json fixed = Last(requests[3]);
+  ASSERT_EQ(fixed["validations"][0]["status"], "clean") << fixed.dump();
+  std::string command2 = fixed["execution_id"];
+
+  const json& report = r["report"];
+  ASSERT_EQ(report["files"].size(), 1u);
+  EXPECT_EQ(report["files"][0]["path"], "calc.c");
+  EXPECT_EQ(report["files"][0]["by_command"], true);
+  EXPECT_EQ(report["files"][0]["execution_ids"], json::array({command1, command2}));
+  EXPECT_EQ(report["files"][0]["validation"]["status"], "clean");
+  EXPECT_EQ(Query("SELECT parent_id FROM execution_starts WHERE execution_id = ?", check1), command1);
+  EXPECT_EQ(Query("SELECT mutation_id FROM validations WHERE execution_id = ?", check1), command1);
+  EXPECT_EQ(r["changed_files"], json::array({"calc.c"}));
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
+}
+
 // Validating a file whose text the server has already (the model's
 // lsp_check after an edit, twice) gives a verdict, not a timeout: the
 // document is reopened so the server diagnoses it again.
@@ -319,7 +365,7 @@ TEST_F(OdinValidationTest, AValidationTimeoutIsReportedAndBlocks) {
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"x.fake","content":"fine\n"}}]},
     {"text":"Done."},
-    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}},{"name":"lsp_check","arguments":{"file_path":"x.fake"}}]},
+    {"tool_calls":[{"name":"TodoWrite","arguments":{"todos":[{"id":"1","content":"more","status":"pending"}]}},{"name":"ExecuteCommand","arguments":{"command":"true"}},{"name":"lsp_check","arguments":{"file_path":"x.fake"}}]},
     {"text":"Done now."}]})");
   json r = Prompt(llm);
   EXPECT_EQ(r["status"], "not_converged") << last_.err;
@@ -331,15 +377,18 @@ TEST_F(OdinValidationTest, AValidationTimeoutIsReportedAndBlocks) {
   EXPECT_NE(write["validation"]["reason"].get<std::string>().find("published no diagnostics for version 1"),
             std::string::npos);
   EXPECT_NE(Last(requests[2])["content"].get<std::string>().find("timed_out"), std::string::npos);
-  // While blocked, a command is refused; lsp_check is allowed (and times out again).
+  // While blocked, other work is refused; a command runs (what it changes is
+  // validated like an edit, so it may be the fix), and lsp_check is allowed
+  // (and times out again).
   std::vector<json> results;
   for (const json& m : requests[3]["body"]["messages"]) {
     if (m["role"] == "tool") results.push_back(json::parse(m["content"].get<std::string>()));
   }
-  ASSERT_GE(results.size(), 3u);
-  json command = results[results.size() - 2], check = results.back();
-  EXPECT_EQ(command["status"], "rejected");
-  EXPECT_NE(command["summary"].get<std::string>().find("blocked"), std::string::npos);
+  ASSERT_GE(results.size(), 4u);
+  json todo = results[results.size() - 3], command = results[results.size() - 2], check = results.back();
+  EXPECT_EQ(todo["status"], "rejected");
+  EXPECT_NE(todo["summary"].get<std::string>().find("blocked"), std::string::npos);
+  EXPECT_EQ(command["status"], "ok");
   EXPECT_EQ(check["tool"], "lsp_check");
   EXPECT_EQ(check["validation"]["status"], "timed_out");
   EXPECT_EQ(r["report"]["files"][0]["validation"]["status"], "timed_out");

@@ -66,7 +66,8 @@ Status ValidationGate::CheckBlocked(const std::string& tool) const {
   }
   return Status::FailedPrecondition(
       tool, "the session is blocked until these files validate:" + why +
-                "\nAllowed now: Read, LS, Glob, Grep, memory_query, lsp_check, and edits that fix the errors");
+                "\nAllowed now: Read, LS, Glob, Grep, memory_query, lsp_check, and edits or commands that fix the "
+                "errors");
 }
 
 Status ValidationGate::Resume(Ledger* ledger, const std::string& session_id, const std::vector<ExecutionRow>& rows) {

@@ -203,24 +203,38 @@ TEST_F(ValidationGateTest, OldErrorsAreTheBaselineAndMovedLinesStillMatch) {
   EXPECT_EQ(results_[1].verdict().summary(), "a.cc:3:1 [c] worse is undeclared\n");
 }
 
-TEST_F(ValidationGateTest, BlockedSessionRefusesCommandsAndAllowsReadsAndFixes) {
+TEST_F(ValidationGateTest, BlockedSessionRefusesOtherWorkAndAllowsReadsCommandsAndFixes) {
   Write("a.cc", "int a;\n", "int a = b;\n");
   SayDiagnosed({{1, "b?"}});
   ASSERT_EQ(coord_->Blocking().size(), 1u);
   results_.clear();
-  Submit("ExecuteCommand", R"({"command":"make"})");
+  Submit("TodoWrite", R"({"todos":[{"id":"1","content":"more","status":"pending"}]})");
   ASSERT_EQ(results_.size(), 1u);
   EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED);
   EXPECT_NE(results_[0].error().message().find("blocked"), std::string::npos);
   EXPECT_NE(results_[0].error().message().find(coord_->Blocking()[0].check_id), std::string::npos);
+  // A command is a mutation like an edit (what it changes is validated): it
+  // may be the fix, so it runs.
+  size_t before_command = transport_.sent.size();
+  std::string make = Submit("ExecuteCommand", R"({"command":"make"})");
+  EXPECT_EQ(results_.size(), 1u);
+  EXPECT_GT(transport_.sent.size(), before_command);
+  v1::Envelope made = Env();
+  made.mutable_tool_result()->set_execution_id(make);
+  made.mutable_tool_result()->set_status(v1::TOOL_STATUS_OK);
+  Say(worker_, made);
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_[1].status(), v1::TOOL_STATUS_OK);
+  EXPECT_TRUE(results_[1].changes_tracked());
+  results_.clear();
   // Ask mode changes nothing, so it is not held back.
   size_t sent = transport_.sent.size();
   Submit("ExecuteCommand", R"({"command":"ls"})", "ask");
-  EXPECT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_.size(), 0u);
   EXPECT_GT(launcher_.launched.size(), 2u);  // a read-only worker starts for it
   // Reads go through.
   std::string grep = Submit("Grep", R"({"pattern":"a"})");
-  EXPECT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_.size(), 0u);
   EXPECT_GT(transport_.sent.size(), sent);
   v1::Envelope done = Env();
   done.mutable_tool_result()->set_execution_id(grep);
