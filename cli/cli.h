@@ -46,6 +46,15 @@ struct AgentFlags {
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
 };
 
+struct UndoFlags {
+  std::string execution_id;  // EXECUTION_ID: that call's changes
+  std::string message_id;    // --message: every call of that message
+  bool last = false;         // --last: the newest call that changed files, not undone yet
+  bool dry_run = false;      // --dry-run: print the diff, change nothing
+  bool force = false;        // --force: over later changes; skip what cannot be undone
+  bool json = false;
+};
+
 struct TrustFlags {
   bool revoke = false;  // --revoke: stop trusting the workspace
   bool show = false;    // --show: only say whether it is trusted and what it sets
@@ -70,5 +79,8 @@ int RunDoctor(const GlobalFlags& g, bool json);
 // trusted-only settings (trust.h), or revokes that. Exit 0 unless an error
 // (a malformed config, an unwritable trust store) stops it.
 int RunTrust(const GlobalFlags& g, const TrustFlags& f);
+// Exit 0 when the changes were put back (or, with --dry-run, shown); 1 when
+// refused (a later change, a change that cannot be undone) or on an error.
+int RunUndo(const GlobalFlags& g, const UndoFlags& f);
 
 }  // namespace odin

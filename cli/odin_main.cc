@@ -131,6 +131,16 @@ int main(int argc, char** argv) {
   show_cmd->add_flag("--json", show_json, "Print JSON");
   show_cmd->add_flag("--output", show_output, "Print only the recorded output, raw");
 
+  odin::UndoFlags undo;
+  CLI::App* undo_cmd = app.add_subcommand("undo", "Put back what a call, a message or the last call changed");
+  undo_cmd->fallthrough();
+  undo_cmd->add_option("EXECUTION_ID", undo.execution_id, "Undo this call's changes (id or unique prefix)");
+  undo_cmd->add_option("--message", undo.message_id, "Undo the changes of every call of this message");
+  undo_cmd->add_flag("--last", undo.last, "Undo the newest call that changed files");
+  undo_cmd->add_flag("--dry-run", undo.dry_run, "Print the diff it would apply; change nothing");
+  undo_cmd->add_flag("--force", undo.force, "Overwrite later changes; skip what cannot be undone");
+  undo_cmd->add_flag("--json", undo.json, "Print JSON");
+
   CLI::App* ledger_cmd = app.add_subcommand("ledger", "Ledger maintenance");
   ledger_cmd->require_subcommand(1);
   CLI::App* verify_cmd = ledger_cmd->add_subcommand("verify", "Check the ledger's hash chain");
@@ -222,6 +232,7 @@ int main(int argc, char** argv) {
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
   if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);
+  if (undo_cmd->parsed()) return odin::RunUndo(global, undo);
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
   if (trust_cmd->parsed()) return odin::RunTrust(global, trust);
   return odin::RunInteractive(global, agent);

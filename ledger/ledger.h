@@ -279,6 +279,11 @@ class Ledger {
   // A session's mutations, oldest first; one execution's.
   StatusOr<std::vector<MutationRecord>> ListMutations(const std::string& session_id);
   StatusOr<std::vector<MutationRecord>> ListMutationsOf(const std::string& execution_id);
+  // The newest mutations of the whole ledger, newest first.
+  StatusOr<std::vector<MutationRecord>> ListRecentMutations(int limit);
+  // A session's messages, oldest first; one by id or unique prefix.
+  StatusOr<std::vector<MessageRecord>> ListMessages(const std::string& session_id);
+  StatusOr<MessageRecord> FindMessage(const std::string& id_or_prefix);
   // The content of a before-image artifact. NotFound if there is none.
   StatusOr<std::string> ReadBeforeImage(const std::string& artifact_id);
 

@@ -228,6 +228,63 @@ StatusOr<std::vector<MutationRecord>> Ledger::ListMutationsOf(const std::string&
   return out;
 }
 
+StatusOr<std::vector<MutationRecord>> Ledger::ListRecentMutations(int limit) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kMutationColumns + " ORDER BY seq DESC LIMIT ?";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list mutations", rc);
+  sqlite3_bind_int(s.st, 1, limit);
+  std::vector<MutationRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadMutation(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list mutations", rc);
+  return out;
+}
+
+namespace {
+
+constexpr char kMessageColumns[] = "id, session_id, agent_id, role, mode, text, status, created_at_ms FROM messages";
+
+MessageRecord ReadMessage(sqlite3_stmt* st) {
+  return {ColumnText(st, 0), ColumnText(st, 1), ColumnText(st, 2), ColumnText(st, 3),
+          ColumnText(st, 4), ColumnText(st, 5), ColumnText(st, 6), sqlite3_column_int64(st, 7)};
+}
+
+}  // namespace
+
+StatusOr<std::vector<MessageRecord>> Ledger::ListMessages(const std::string& session_id) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kMessageColumns + " WHERE session_id = ? ORDER BY seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list messages", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<MessageRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) out.push_back(ReadMessage(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list messages", rc);
+  return out;
+}
+
+StatusOr<MessageRecord> Ledger::FindMessage(const std::string& id) {
+  for (char c : id) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return Status::InvalidArgument("message id '" + id + "'", "unexpected character");
+    }
+  }
+  Stmt s;
+  std::string sql =
+      std::string("SELECT ") + kMessageColumns + " WHERE id = ?1 OR id LIKE ?2 ORDER BY id = ?1 DESC LIMIT 2";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("find message", rc);
+  std::string like = id + "%";
+  sqlite3_bind_text(s.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 2, like.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<MessageRecord> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadMessage(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("find message", rc);
+  if (rows.empty()) return Status::NotFound("message " + id, "no such message in the ledger");
+  if (rows.size() > 1 && rows[0].id != id) return Status::InvalidArgument("message " + id, "ambiguous prefix");
+  return rows[0];
+}
+
 StatusOr<std::string> Ledger::ReadBeforeImage(const std::string& artifact_id) {
   Stmt s;
   int rc = sqlite3_prepare_v2(db_, "SELECT content FROM artifacts WHERE id = ? AND kind = 'before_image'", -1, &s.st,

@@ -25,8 +25,7 @@ class OdinMutationsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // A real repository: its .gitignore decides what is summarised.
-    StatusOr<CommandOutput> init =
-        RunCommand({.argv = {"git", "init", "-q", ws_.path()}, .env = CurrentEnvironment()});
+    StatusOr<CommandOutput> init = RunCommand({.argv = {"git", "init", "-q", ws_.path()}, .env = CurrentEnvironment()});
     ASSERT_TRUE(init.ok() && init->exit_code == 0);
   }
   void TearDown() override {
@@ -102,13 +101,13 @@ TEST_F(OdinMutationsTest, ACommandsChangesAreRecordedReportedAndIgnoredOnesCount
   EXPECT_EQ(r["report"]["ignored_changes"][0]["entries"], 3);
 
   // One record per path, chained like every other record.
-  std::vector<std::string> rows = Rows(
-      "SELECT substr(path, length(?) + 2), change, source, undoable FROM mutations WHERE execution_id = '" + command +
-          "' ORDER BY path",
-      ws_.path());
+  std::vector<std::string> rows =
+      Rows("SELECT substr(path, length(?) + 2), change, source, undoable FROM mutations WHERE execution_id = '" +
+               command + "' ORDER BY path",
+           ws_.path());
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows[0], "keep.txt|modified|command|0");      // its bytes before were never seen
-  EXPECT_EQ(rows[1], "new.txt|created|command|1");        // undone by deleting it
+  EXPECT_EQ(rows[0], "keep.txt|modified|command|0");  // its bytes before were never seen
+  EXPECT_EQ(rows[1], "new.txt|created|command|1");    // undone by deleting it
   EXPECT_EQ(rows[2], "node_modules|ignored|command|0");
   EXPECT_EQ(rows[3], "old.txt|deleted|command|0");
   EXPECT_EQ(Rows("SELECT after_sha256 FROM mutations WHERE path LIKE '%/new.txt'")[0],
@@ -135,15 +134,14 @@ TEST_F(OdinMutationsTest, AnEditAfterACommandChangedTheFileWaitsForANewRead) {
   std::string sed = LastResult(requests[2])["execution_id"];
   json refused = LastResult(requests[3]);
   EXPECT_EQ(refused["status"], "rejected");
-  EXPECT_NE(refused["output"].get<std::string>().find("changed since you read it (by " + sed + ")"),
-            std::string::npos)
+  EXPECT_NE(refused["output"].get<std::string>().find("changed since you read it (by " + sed + ")"), std::string::npos)
       << refused.dump();
   EXPECT_EQ(LastResult(requests[5])["status"], "ok");
   // The command's change had its before-image (the Read held the bytes):
   // counted in lines, and undoable.
-  EXPECT_EQ(Rows("SELECT lines_added || '/' || lines_removed || '/' || undoable FROM mutations WHERE execution_id = ?",
-                 sed),
-            std::vector<std::string>{"1/1/1"});
+  EXPECT_EQ(
+      Rows("SELECT lines_added || '/' || lines_removed || '/' || undoable FROM mutations WHERE execution_id = ?", sed),
+      std::vector<std::string>{"1/1/1"});
   // The report lists both changes of the file, the command's and the edit's.
   const json& files = r["report"]["files"];
   ASSERT_EQ(files.size(), 1u);
@@ -164,6 +162,123 @@ TEST_F(OdinMutationsTest, OdinExecRecordsWhatItsCommandChanged) {
   std::string id = out["execution_id"];
   EXPECT_EQ(Rows("SELECT change || '|' || source FROM mutations WHERE execution_id = ?", id),
             std::vector<std::string>{"created|command"});
+}
+
+// odin undo: a command's changes and a file tool's edit put back from the
+// ledger's before-images; refused after a later change unless forced; a
+// dry run changes nothing; the undo is recorded, and can itself be undone.
+TEST_F(OdinMutationsTest, UndoPutsBackACommandsChangesAndIsRecorded) {
+  Put("a.txt", "one\n");
+  Put("old.txt", "old\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"a.txt"}},{"name":"Read","arguments":{"file_path":"old.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sed -i s/one/two/ a.txt && echo new > new.txt && rm old.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::string command = LastResult(RequestsOf(llm)[2])["execution_id"];
+  auto user = [&] {
+    return std::map<std::string, std::string>{{"XDG_CONFIG_HOME", user_.Join("config")},
+                                              {"XDG_STATE_HOME", user_.Join("state")}};
+  };
+
+  // A dry run shows the diff and writes nothing.
+  Ran dry = RunOdin(ws_.path(), {"undo", command, "--dry-run"}, user());
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("restore a.txt"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("-two"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("+one"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("remove new.txt"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("recreate old.txt"), std::string::npos) << dry.out;
+  EXPECT_EQ(Get("a.txt"), "two\n");
+
+  // A later change to one of its files: refused, nothing written.
+  Put("a.txt", "two, then edited by hand\n");
+  Ran refused = RunOdin(ws_.path(), {"undo", command}, user());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("a.txt: it changed since"), std::string::npos) << refused.err;
+  EXPECT_TRUE(PathExists(ws_.Join("new.txt")));
+  EXPECT_FALSE(PathExists(ws_.Join("old.txt")));
+
+  // Forced: everything as it was before the command.
+  Ran forced = RunOdin(ws_.path(), {"undo", command, "--force", "--json"}, user());
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  std::string undo = json::parse(forced.out)["execution_id"];
+  EXPECT_EQ(Get("a.txt"), "one\n");
+  EXPECT_EQ(Get("old.txt"), "old\n");
+  EXPECT_FALSE(PathExists(ws_.Join("new.txt")));
+  EXPECT_EQ(Rows("SELECT tool FROM execution_starts WHERE execution_id = ?", undo), std::vector<std::string>{"Undo"});
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM mutations WHERE execution_id = ? AND source = 'undo'", undo)[0], "3");
+
+  // --last goes further back, never to an undo, and never twice to one call:
+  // nothing else changed files here.
+  Ran last = RunOdin(ws_.path(), {"undo", "--last"}, user());
+  EXPECT_EQ(last.exit_code, 1);
+  EXPECT_NE(last.err.find("not undone already"), std::string::npos) << last.err;
+  // The undo is a call like any: undoing it brings back what it replaced.
+  Ran redo = RunOdin(ws_.path(), {"undo", undo}, user());
+  ASSERT_EQ(redo.exit_code, 0) << redo.err;
+  EXPECT_NE(redo.out.find(undo), std::string::npos) << redo.out;
+  EXPECT_EQ(Get("a.txt"), "two, then edited by hand\n");
+  EXPECT_EQ(Get("new.txt"), "new\n");
+  EXPECT_FALSE(PathExists(ws_.Join("old.txt")));
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, user()).exit_code, 0);
+}
+
+// A command's first change to a file nobody read has no before-image: undo
+// says so and refuses; --force skips it and puts back the rest. A whole
+// message's calls are undone with --message, a file tool's edit included.
+TEST_F(OdinMutationsTest, UndoOfAMessageAndWhatCannotBeUndone) {
+  Put("unread.txt", "unread\n");
+  Put("b.txt", "b\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"b.txt"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"b.txt","old_string":"b","new_string":"B"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo changed > unread.txt && echo c > c.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", user_.Join("config")},
+                                            {"XDG_STATE_HOME", user_.Join("state")}};
+  std::string message = Rows("SELECT id FROM messages WHERE role = 'user'")[0];
+  Ran refused = RunOdin(ws_.path(), {"undo", "--message", message}, env);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("cannot undo unread.txt"), std::string::npos) << refused.err;
+  EXPECT_EQ(Get("b.txt"), "B\n");
+  Ran forced = RunOdin(ws_.path(), {"undo", "--message", message, "--force"}, env);
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("skipped unread.txt"), std::string::npos) << forced.out;
+  EXPECT_EQ(Get("b.txt"), "b\n");
+  EXPECT_FALSE(PathExists(ws_.Join("c.txt")));
+  EXPECT_EQ(Get("unread.txt"), "changed\n");
+  // Bad input: one line, non-zero, nothing done.
+  Ran bad = RunOdin(ws_.path(), {"undo", "ex_nonexistent"}, env);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("no such execution"), std::string::npos) << bad.err;
+  Ran two = RunOdin(ws_.path(), {"undo", "--last", "--message", message}, env);
+  EXPECT_EQ(two.exit_code, 1);
+}
+
+// A directory replaced by a symlink since: undo never writes through it.
+TEST_F(OdinMutationsTest, UndoNeverWritesThroughASymlinkedDirectory) {
+  TempWorkspace outside;
+  ASSERT_TRUE(MakeDirs(ws_.Join("d")).ok());
+  Put("d/x.txt", "x\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"d/x.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo y > d/x.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::string command = LastResult(RequestsOf(llm)[2])["execution_id"];
+  RemoveTree(ws_.Join("d"));
+  ASSERT_EQ(symlink(outside.path().c_str(), ws_.Join("d").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomic(outside.Join("x.txt"), "y\n").ok());
+  std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", user_.Join("config")},
+                                            {"XDG_STATE_HOME", user_.Join("state")}};
+  Ran forced = RunOdin(ws_.path(), {"undo", command, "--force"}, env);
+  EXPECT_EQ(*ReadFileToString(outside.Join("x.txt")), "y\n");  // untouched
+  EXPECT_NE((forced.err + forced.out).find("not where it was"), std::string::npos) << forced.err << forced.out;
 }
 
 }  // namespace

@@ -1,0 +1,328 @@
+#include "coordinator/undo.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/ids.h"
+#include "base/sha256.h"
+#include "coordinator/gates/protected_paths.h"
+#include "tools/unified_diff.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr char kUndoTool[] = "Undo";
+
+// The executions earlier undos undid.
+StatusOr<std::set<std::string>> UndoneCalls(Ledger* ledger) {
+  std::set<std::string> undone;
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListExecutions(100000));
+  for (const ExecutionRow& row : rows) {
+    if (row.start.tool != kUndoTool || !row.end || row.end->status != "ok") continue;
+    json args = json::parse(row.start.args_json, nullptr, false);
+    if (!args.is_object() || !args.contains("undo") || !args["undo"].is_array()) continue;
+    for (const json& id : args["undo"]) {
+      if (id.is_string()) undone.insert(id.get<std::string>());
+    }
+  }
+  return undone;
+}
+
+// What is at path now.
+struct Now {
+  bool exists = false;
+  bool is_file = false, is_link = false, is_dir = false;
+  std::string content;  // a file's
+  std::string sha256;
+  std::string link_target;
+};
+
+Now Look(const std::string& path) {
+  Now n;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return n;
+  n.exists = true;
+  n.is_file = S_ISREG(st.st_mode);
+  n.is_link = S_ISLNK(st.st_mode);
+  n.is_dir = S_ISDIR(st.st_mode);
+  if (n.is_file) {
+    StatusOr<std::string> content = ReadFileToString(path);
+    if (content.ok()) {
+      n.content = std::move(*content);
+      n.sha256 = Sha256Hex(n.content);
+    }
+  } else if (n.is_link) {
+    char target[4096];
+    ssize_t len = readlink(path.c_str(), target, sizeof target);
+    if (len > 0) n.link_target.assign(target, static_cast<size_t>(len));
+  }
+  return n;
+}
+
+// Whether what is at path now is what the newest change left.
+std::string Differs(const Now& now, const MutationRecord& last) {
+  if (last.change == "deleted") return now.exists ? "it was created again since" : "";
+  if (!now.exists) return "it was deleted since";
+  if (last.file_type == "file") {
+    if (!now.is_file) return "it is no longer a file";
+    if (!last.after_sha256.empty() && now.sha256 != last.after_sha256) return "it changed since";
+  } else if (last.file_type == "symlink") {
+    if (!now.is_link || (!last.link_target.empty() && now.link_target != last.link_target)) {
+      return "the link changed since";
+    }
+  } else if (last.file_type == "directory" && !now.is_dir) {
+    return "it is no longer a directory";
+  }
+  return "";
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> LastChangingCall(Ledger* ledger) {
+  ASSIGN_OR_RETURN(std::set<std::string> undone, UndoneCalls(ledger));
+  ASSIGN_OR_RETURN(std::vector<MutationRecord> recent, ledger->ListRecentMutations(10000));
+  for (const MutationRecord& m : recent) {
+    if (m.execution_id.empty() || m.source == "undo" || m.change == "ignored" || undone.count(m.execution_id)) {
+      continue;
+    }
+    return std::vector<std::string>{m.execution_id};
+  }
+  return Status::NotFound("undo", "no call has changed a file that is not undone already");
+}
+
+StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::string& message_id) {
+  ASSIGN_OR_RETURN(MessageRecord message, ledger->FindMessage(message_id));
+  ASSIGN_OR_RETURN(std::vector<MessageRecord> messages, ledger->ListMessages(message.session_id));
+  int64_t until = INT64_MAX;
+  for (const MessageRecord& m : messages) {
+    if (m.role == message.role && m.agent_id == message.agent_id && m.created_at_ms > message.created_at_ms) {
+      until = std::min(until, m.created_at_ms);
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(message.session_id));
+  std::vector<std::string> calls;
+  for (const ExecutionRow& row : rows) {
+    if (row.start.started_at_ms >= message.created_at_ms && row.start.started_at_ms < until) {
+      calls.push_back(row.start.execution_id);
+    }
+  }
+  if (calls.empty()) return Status::NotFound("message " + message.id, "made no calls");
+  return calls;
+}
+
+StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions) {
+  UndoPlan plan;
+  plan.executions = executions;
+  // Each path's changes by these calls, oldest first.
+  std::map<std::string, std::vector<MutationRecord>> by_path;
+  for (const std::string& id : executions) {
+    ASSIGN_OR_RETURN(std::vector<MutationRecord> mine, ledger->ListMutationsOf(id));
+    for (MutationRecord& m : mine) {
+      if (m.change == "ignored") {
+        plan.not_undoable.push_back(DisplayPath(m.path, workspace) + "/: " + std::to_string(m.entries) +
+                                    " changes git ignores (never undone)");
+        continue;
+      }
+      by_path[m.path].push_back(std::move(m));
+    }
+  }
+  for (auto& [path, changes] : by_path) {
+    std::sort(changes.begin(), changes.end(),
+              [](const MutationRecord& a, const MutationRecord& b) { return a.created_at_ms < b.created_at_ms; });
+    const MutationRecord& first = changes.front();
+    const MutationRecord& last = changes.back();
+    std::string shown = DisplayPath(path, workspace);
+    UndoStep step;
+    step.path = path;
+    // Only inside the workspace, never through a symlinked directory, never
+    // a protected path.
+    StatusOr<std::string> resolved = ResolveWorkspacePath(DirName(path), workspace);
+    if (!resolved.ok() || *resolved != DirName(path)) {
+      plan.not_undoable.push_back(shown + ": its directory is not where it was (a symlink, or outside the workspace)");
+      continue;
+    }
+    std::string protected_reason = ProtectedWriteReason(path, workspace);
+    if (!protected_reason.empty()) {
+      plan.not_undoable.push_back(shown + ": " + protected_reason);
+      continue;
+    }
+    Now now = Look(path);
+    step.current_exists = now.exists;
+    step.current = now.content;
+    std::string differs = Differs(now, last);
+    if (!differs.empty()) {
+      step.conflict = true;
+      step.why = differs;
+      plan.conflicts.push_back(shown + ": " + differs + " (after " + last.execution_id + ")");
+    }
+    // What it was before the first change.
+    if (first.change == "created") {
+      step.action = first.file_type == "directory" ? UndoStep::Action::kRemoveDirectory : UndoStep::Action::kRemove;
+    } else if (first.file_type == "directory") {
+      step.action = UndoStep::Action::kMakeDirectory;
+      step.mode = first.before_mode >= 0 ? first.before_mode : 0755;
+    } else if (first.file_type == "symlink" && first.change == "deleted" && !first.link_target.empty()) {
+      step.action = UndoStep::Action::kSymlink;
+      step.link_target = first.link_target;
+    } else if (first.file_type == "file" && !first.before_artifact.empty()) {
+      StatusOr<std::string> image = ledger->ReadBeforeImage(first.before_artifact);
+      if (!image.ok()) {
+        plan.not_undoable.push_back(shown + ": its before-image is missing from the ledger");
+        continue;
+      }
+      step.action = UndoStep::Action::kWriteFile;
+      step.content = std::move(*image);
+      step.mode = first.before_mode >= 0 ? first.before_mode : 0644;
+    } else {
+      plan.not_undoable.push_back(shown + ": its content before " + first.execution_id + " was not kept" +
+                                  (first.note.empty() ? "" : " (" + first.note + ")"));
+      continue;
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  if (plan.empty()) return Status::NotFound("undo", "the calls changed nothing that can be undone");
+  return plan;
+}
+
+std::string RenderUndo(const UndoPlan& plan, const std::string& workspace) {
+  std::string out;
+  for (const UndoStep& s : plan.steps) {
+    std::string shown = DisplayPath(s.path, workspace);
+    std::string mark = s.conflict ? "  (conflict: " + s.why + ")" : "";
+    switch (s.action) {
+      case UndoStep::Action::kWriteFile: {
+        DiffResult diff = UnifiedDiff(s.current_exists ? s.current : "", s.content, shown);
+        out += (s.current_exists ? "restore " : "recreate ") + shown + mark + "\n" + diff.text;
+        break;
+      }
+      case UndoStep::Action::kRemove: out += "remove " + shown + mark + "\n"; break;
+      case UndoStep::Action::kRemoveDirectory: out += "remove directory " + shown + " (if empty)" + mark + "\n"; break;
+      case UndoStep::Action::kMakeDirectory: out += "recreate directory " + shown + mark + "\n"; break;
+      case UndoStep::Action::kSymlink: out += "recreate link " + shown + " -> " + s.link_target + mark + "\n"; break;
+    }
+  }
+  for (const std::string& n : plan.not_undoable) out += "cannot undo " + n + "\n";
+  return out;
+}
+
+StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, const UndoPlan& plan, bool force,
+                                int64_t now_ms) {
+  if (!force && (!plan.conflicts.empty() || !plan.not_undoable.empty())) {
+    std::string why;
+    for (const std::string& c : plan.conflicts) why += "\n  " + c;
+    for (const std::string& n : plan.not_undoable) why += "\n  cannot undo " + n;
+    return Status::FailedPrecondition("undo", "nothing was changed; --force overrides:" + why);
+  }
+  std::string session = NewId("ses");
+  std::string id = NewId("ex");
+  RETURN_IF_ERROR(ledger->AddSession({session, "undo", workspace, now_ms}));
+  RETURN_IF_ERROR(ledger->AddExecutionStart({id, session, "user", kUndoTool,
+                                             json({{"undo", plan.executions}, {"force", force}}).dump(), "edit", "",
+                                             now_ms, ""}));
+  // Directories first (shallowest first), then files and links, then the
+  // directories the calls created (deepest first, if empty now).
+  std::vector<const UndoStep*> order;
+  for (const UndoStep& s : plan.steps) order.push_back(&s);
+  auto rank = [](const UndoStep* s) {
+    return s->action == UndoStep::Action::kMakeDirectory ? 0 : s->action == UndoStep::Action::kRemoveDirectory ? 2 : 1;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const UndoStep* a, const UndoStep* b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return rank(a) == 2 ? a->path.size() > b->path.size() : a->path.size() < b->path.size();
+  });
+  std::vector<MutationRecord> records;
+  std::vector<BeforeImage> images;
+  std::vector<std::string> failed;
+  for (const UndoStep* s : order) {
+    Now now = Look(s->path);
+    MutationRecord m;
+    m.id = NewId("mut");
+    m.session_id = session;
+    m.agent_id = "user";
+    m.execution_id = id;
+    m.source = "undo";
+    m.path = s->path;
+    m.created_at_ms = now_ms;
+    if (now.exists) {
+      m.before_size = static_cast<int64_t>(now.content.size());
+      if (now.is_file) {
+        m.before_sha256 = now.sha256;
+        images.push_back({now.sha256, now.content});
+      }
+      m.link_target = now.link_target;
+    }
+    m.undoable = !now.exists || now.is_file || now.is_dir || now.is_link;
+    Status done;
+    switch (s->action) {
+      case UndoStep::Action::kWriteFile:
+        if (now.is_dir) {
+          done = Status::FailedPrecondition(s->path, "a directory is there now");
+          break;
+        }
+        done = WriteFileAtomic(s->path, s->content);
+        if (done.ok()) chmod(s->path.c_str(), static_cast<mode_t>(s->mode & 07777));
+        m.change = now.exists ? "modified" : "created";
+        m.file_type = "file";
+        m.after_sha256 = Sha256Hex(s->content);
+        m.after_size = static_cast<int64_t>(s->content.size());
+        m.after_mode = s->mode;
+        break;
+      case UndoStep::Action::kSymlink:
+        if (now.exists && !now.is_dir) unlink(s->path.c_str());
+        done = symlink(s->link_target.c_str(), s->path.c_str()) == 0 ? Status::OK() : PosixError(s->path, errno);
+        m.change = now.exists ? "modified" : "created";
+        m.file_type = "symlink";
+        m.link_target = s->link_target;
+        break;
+      case UndoStep::Action::kMakeDirectory:
+        if (!now.is_dir) done = MakeDirs(s->path, static_cast<int>(s->mode & 07777));
+        m.change = "created";
+        m.file_type = "directory";
+        break;
+      case UndoStep::Action::kRemove:
+        if (now.exists && !now.is_dir && unlink(s->path.c_str()) != 0) done = PosixError(s->path, errno);
+        m.change = "deleted";
+        m.file_type = now.is_link ? "symlink" : "file";
+        break;
+      case UndoStep::Action::kRemoveDirectory:
+        if (now.is_dir && rmdir(s->path.c_str()) != 0) done = PosixError(s->path, errno);
+        m.change = "deleted";
+        m.file_type = "directory";
+        break;
+    }
+    if (!done.ok()) {
+      failed.push_back(DisplayPath(s->path, workspace) + ": " + done.message());
+      continue;
+    }
+    records.push_back(std::move(m));
+  }
+  Status recorded = ledger->AddMutations(std::move(records), images);
+  ExecutionEnd end;
+  end.execution_id = id;
+  end.status = failed.empty() ? "ok" : "error";
+  end.exit_reason = "normal";
+  end.finished_at_ms = now_ms;
+  std::string text = std::to_string(plan.steps.size() - failed.size()) + " paths put back";
+  for (const std::string& f : failed) text += "\nfailed: " + f;
+  end.output_head = text;
+  end.output_bytes = static_cast<int64_t>(text.size());
+  if (!failed.empty()) end.error = "some paths could not be put back";
+  RETURN_IF_ERROR(ledger->AddExecutionEnd(end, {}));
+  RETURN_IF_ERROR(recorded);
+  if (!failed.empty()) return Status::IOError("undo " + id, text);
+  return id;
+}
+
+}  // namespace odin

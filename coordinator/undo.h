@@ -1,0 +1,67 @@
+#pragma once
+// Undo: puts back what calls changed, from their mutation records and the
+// before-images the ledger keeps (odin undo).
+//
+// For each path the calls changed, the target is the state before the
+// oldest of their changes to it, and the precondition is the state after
+// the newest: a file changed since (by anything) is a conflict, refused
+// unless forced. A path whose state before was not kept (no before-image:
+// past the caps, or a first change by a command to a file never read) and
+// changes git ignores cannot be undone: named, refused unless forced (then
+// skipped). Paths are checked again before anything is written: inside the
+// workspace, not through a symlink, not protected.
+//
+// The undo is an execution of its own ("Undo"), with mutation records of
+// its own (source "undo", with before-images of what it replaced), so an
+// undo can be undone; history is never edited.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ledger/ledger.h"
+
+namespace odin {
+
+struct UndoStep {
+  enum class Action { kWriteFile, kSymlink, kMakeDirectory, kRemove, kRemoveDirectory };
+  std::string path;  // absolute
+  Action action = Action::kWriteFile;
+  std::string content;      // kWriteFile
+  int64_t mode = 0644;      // kWriteFile, kMakeDirectory
+  std::string link_target;  // kSymlink
+  std::string current;      // what is there now (file content), for the diff and the undo's own before-image
+  bool current_exists = false;
+  bool conflict = false;  // changed since the calls: refused unless forced
+  std::string why;        // the conflict, or why it cannot be undone
+  bool undoable = true;
+};
+
+struct UndoPlan {
+  std::vector<std::string> executions;  // the calls undone
+  std::vector<UndoStep> steps;
+  std::vector<std::string> not_undoable;  // display paths, with why
+  std::vector<std::string> conflicts;     // display paths, with why
+  bool empty() const { return steps.empty() && not_undoable.empty(); }
+};
+
+// The calls `--last` means: the newest call that changed files and is not
+// undone yet.
+StatusOr<std::vector<std::string>> LastChangingCall(Ledger* ledger);
+// The calls of a message (its id or a unique prefix): those its session
+// started between it and the next message of the same agent.
+StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::string& message_id);
+
+StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions);
+
+// A unified diff of each step (now -> after the undo), for --dry-run.
+std::string RenderUndo(const UndoPlan& plan, const std::string& workspace);
+
+// Applies the plan and records it. With force, conflicts are overwritten and
+// what cannot be undone is skipped; without, either refuses it all (nothing
+// written). Returns the Undo execution's id.
+StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, const UndoPlan& plan, bool force,
+                                int64_t now_ms);
+
+}  // namespace odin
