@@ -64,9 +64,9 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
     }
     return 0;
   }
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   StatusOr<std::string> undo = ApplyUndo(ledger->get(), ws->root, *plan, f.force, now);
   if (!undo.ok()) return Fail(undo.status());
   if (f.json) {

@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "base/sha256.h"
 #include "coordinator/git_ignore.h"
@@ -66,8 +68,6 @@ std::string ReadLinkAt(int dir_fd, const char* name) {
 
 ChangeTracker::ChangeTracker(std::string root, std::unique_ptr<GitIgnore> ignore, ChangeTrackerOptions options)
     : root_(std::move(root)), ignore_(std::move(ignore)), o_(options) {}
-
-ChangeTracker::~ChangeTracker() = default;
 
 void ChangeTracker::Keep(const std::string& path, std::string content) {
   Forget(path);
@@ -222,7 +222,10 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, Chan
     if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     std::string child = rel.empty() ? std::string(name) : rel + "/" + name;
     Observe(dir_fd, name, child, st, out);
-    if (S_ISDIR(st.st_mode)) dirs.push_back(name);
+    if (S_ISDIR(st.st_mode)) {
+      dirs.push_back(name);
+      Watch(child);
+    }
   }
   for (const std::string& name : dirs) {
     if (out->truncated) break;
@@ -234,16 +237,55 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, Chan
   closedir(d);
 }
 
-ChangeSet ChangeTracker::Rescan() {
-  ++scans_;
-  ChangeSet out;
+namespace {
+
+constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO |
+                                IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW |
+                                IN_EXCL_UNLINK;
+
+bool Skipped(const std::string& rel) {
+  // .git at any depth, .odin at the root.
+  if (rel == ".odin" || rel.rfind(".odin/", 0) == 0) return true;
+  size_t start = 0;
+  while (start <= rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string::npos) end = rel.size();
+    if (rel.compare(start, end - start, ".git") == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+void ChangeTracker::Watch(const std::string& rel) {
+  if (inotify_fd_ < 0) return;
+  std::string path = rel.empty() ? root_ : root_ + "/" + rel;
+  int wd = inotify_add_watch(inotify_fd_, path.c_str(), kWatchMask);
+  if (wd < 0) {
+    StopWatching();  // out of watches (fs.inotify.max_user_watches): full looks from now on
+    return;
+  }
+  watched_[wd] = rel;
+}
+
+void ChangeTracker::StopWatching() {
+  if (inotify_fd_ >= 0) close(inotify_fd_);
+  inotify_fd_ = -1;
+  watched_.clear();
+}
+
+ChangeTracker::~ChangeTracker() { StopWatching(); }
+
+void ChangeTracker::FullScan(ChangeSet* out) {
   int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return out;
+  if (fd < 0) return;
   size_t count = 0;
-  Scan(fd, "", &count, &out);
+  Watch("");
+  Scan(fd, "", &count, out);
   close(fd);
   // What was there and is not any more. (A look cut short cannot tell.)
-  if (!out.truncated) {
+  if (!out->truncated) {
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (it->second.scan == scans_) {
         ++it;
@@ -256,8 +298,100 @@ ChangeSet ChangeTracker::Rescan() {
       if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
       Forget(c.path);
       it = entries_.erase(it);
-      Add(std::move(c), &out);
+      Add(std::move(c), out);
     }
+  }
+}
+
+void ChangeTracker::Deleted(const std::string& rel, ChangeSet* out) {
+  auto it = entries_.find(rel);
+  std::string prefix = rel + "/";
+  auto gone = [&](std::map<std::string, Seen>::iterator at) {
+    PathChange c;
+    c.path = at->first;
+    c.kind = ChangeKind::kDeleted;
+    c.before = std::move(at->second.state);
+    if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
+    Forget(c.path);
+    Add(std::move(c), out);
+    return entries_.erase(at);
+  };
+  if (it != entries_.end()) gone(it);
+  for (auto at = entries_.lower_bound(prefix);
+       at != entries_.end() && at->first.compare(0, prefix.size(), prefix) == 0;) {
+    at = gone(at);
+  }
+}
+
+void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
+  if (rel.empty() || Skipped(rel)) return;
+  std::string path = root_ + "/" + rel;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return Deleted(rel, out);
+  size_t slash = rel.rfind('/');
+  std::string parent = slash == std::string::npos ? root_ : root_ + "/" + rel.substr(0, slash);
+  std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  int dir_fd = open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return;
+  auto known = entries_.find(rel);
+  bool was_dir = known != entries_.end() && known->second.state.type == EntryType::kDirectory;
+  if (was_dir && !S_ISDIR(st.st_mode)) Deleted(rel, out);  // a directory replaced: what was under it is gone
+  Observe(dir_fd, name.c_str(), rel, st, out);
+  if (S_ISDIR(st.st_mode) && !was_dir) {
+    // A directory new here (made, or moved in): everything in it, watched.
+    int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      Watch(rel);
+      size_t count = 0;
+      Scan(fd, rel, &count, out);
+      close(fd);
+    }
+  }
+  close(dir_fd);
+}
+
+bool ChangeTracker::DirtyScan(ChangeSet* out) {
+  std::set<std::string> dirty;
+  alignas(inotify_event) char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* e = reinterpret_cast<inotify_event*>(p);
+      p += sizeof(inotify_event) + e->len;
+      if (e->mask & IN_Q_OVERFLOW) return false;
+      auto w = watched_.find(e->wd);
+      if (w == watched_.end()) continue;
+      if (e->mask & IN_IGNORED) {
+        watched_.erase(w);
+        continue;
+      }
+      if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+        if (!w->second.empty()) dirty.insert(w->second);
+        continue;
+      }
+      if (e->len == 0) continue;
+      std::string rel = w->second.empty() ? std::string(e->name) : w->second + "/" + e->name;
+      dirty.insert(rel);
+    }
+  }
+  for (const std::string& rel : dirty) LookAt(rel, out);
+  return true;
+}
+
+ChangeSet ChangeTracker::Rescan() {
+  ++scans_;
+  ChangeSet out;
+  if (scans_ == 1) {
+    // The reference, with a watch on every directory from here on.
+    inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    FullScan(&out);
+    if (out.truncated) StopWatching();
+  } else if (inotify_fd_ < 0 || !DirtyScan(&out)) {
+    // No watches, or they lost events: look at everything again.
+    out = ChangeSet();
+    StopWatching();
+    FullScan(&out);
   }
   std::stable_sort(out.changes.begin(), out.changes.end(),
                    [](const PathChange& a, const PathChange& b) { return a.path < b.path; });

@@ -4,8 +4,10 @@
 // design of DESIGN's mutation tracking, which needs no kernel support).
 //
 // The first Rescan takes the tree as it is (lstat of every entry, no
-// reading); each later Rescan compares the tree with the previous look and
-// returns the paths created, modified and deleted, with their type, size,
+// reading) and puts an inotify watch on every directory; each later Rescan
+// looks again only at the paths the kernel said changed (a full look when
+// the watches overflowed or could not be set up), and returns the paths
+// created, modified and deleted, with their type, size,
 // mode, symlink target and, for regular files, SHA-256 before (when known)
 // and after. A file whose metadata changed but whose bytes and mode did not
 // is not a change. .git (at any depth) and the workspace's .odin are not
@@ -96,6 +98,8 @@ class ChangeTracker {
   void NoteRead(const std::string& path, const std::string& sha256, const std::string* content);
 
   size_t entries() const { return entries_.size(); }
+  // Whether later looks are incremental (the inotify watches are in place).
+  bool watching() const { return inotify_fd_ >= 0; }
 
  private:
   struct Seen {
@@ -103,6 +107,15 @@ class ChangeTracker {
     uint64_t scan = 0;
   };
   void Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out);
+  // A full look at the tree (the first, or after the watches failed).
+  void FullScan(ChangeSet* out);
+  // A look at the paths the watches reported. False if they cannot be
+  // trusted (a queue overflow): then a full look is needed.
+  bool DirtyScan(ChangeSet* out);
+  void LookAt(const std::string& rel, ChangeSet* out);
+  void Deleted(const std::string& rel, ChangeSet* out);  // rel and everything under it
+  void Watch(const std::string& rel);
+  void StopWatching();
   void Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st, ChangeSet* out);
   void Add(PathChange change, ChangeSet* out);
   bool Ignored(const std::string& rel, EntryType type);
@@ -115,7 +128,9 @@ class ChangeTracker {
   std::string root_;
   std::unique_ptr<GitIgnore> ignore_;
   ChangeTrackerOptions o_;
-  std::unordered_map<std::string, Seen> entries_;
+  std::map<std::string, Seen> entries_;  // ordered: a directory's entries follow it
+  int inotify_fd_ = -1;
+  std::unordered_map<int, std::string> watched_;         // watch descriptor -> directory (relative; "" the root)
   std::unordered_map<std::string, std::string> images_;  // path -> content as last seen
   int64_t images_bytes_ = 0;
   uint64_t scans_ = 0;

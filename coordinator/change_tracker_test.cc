@@ -218,5 +218,34 @@ TEST_F(ChangeTrackerTest, LargeFilesAreHashedButNotKept) {
   EXPECT_FALSE(cs.changes[0].before_content.has_value());
 }
 
+TEST_F(ChangeTrackerTest, LaterLooksFollowTheKernelsWordOnlyAndMissNothing) {
+  ASSERT_EQ(mkdir((root_ + "/a").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/a/sub").c_str(), 0755), 0);
+  Write("a/sub/x.c", "x\n");
+  Write("top.c", "t\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  ASSERT_TRUE(t.watching());
+  // A tree made at once, a file appended to in place, a directory moved.
+  ASSERT_EQ(mkdir((root_ + "/n").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/n/m").c_str(), 0755), 0);
+  Write("n/m/deep.c", "d\n");
+  std::ofstream(root_ + "/top.c", std::ios::app) << "more\n";
+  ASSERT_EQ(rename((root_ + "/a").c_str(), (root_ + "/b").c_str()), 0);
+  ChangeSet cs = t.Rescan();
+  std::vector<std::string> seen;
+  for (const PathChange& c : cs.changes) seen.push_back(std::string(ChangeKindName(c.kind)) + " " + c.path);
+  EXPECT_EQ(seen, (std::vector<std::string>{"deleted a", "deleted a/sub", "deleted a/sub/x.c", "created b",
+                                            "created b/sub", "created b/sub/x.c", "created n", "created n/m",
+                                            "created n/m/deep.c", "modified top.c"}));
+  // The moved directory is watched under its new name.
+  Write("b/sub/x.c", "changed\n");
+  cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].path, "b/sub/x.c");
+  EXPECT_EQ(cs.changes[0].kind, ChangeKind::kModified);
+  EXPECT_EQ(*cs.changes[0].before_content, "x\n");  // hashed and kept when it was created under b
+}
+
 }  // namespace
 }  // namespace odin

@@ -31,6 +31,7 @@ struct RuntimeFlags {
   bool validate = false;          // validate writes (if validation.enabled in the config)
   std::string profile = "auto";   // strict: memory-forced reasoning after a failed validation
   std::string approval = "deny";  // a command that needs approval: deny or allow
+  bool track_changes = true;      // false only for benchmarks of what tracking costs
 };
 
 class Runtime {

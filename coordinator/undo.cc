@@ -228,9 +228,9 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
   std::string session = NewId("ses");
   std::string id = NewId("ex");
   RETURN_IF_ERROR(ledger->AddSession({session, "undo", workspace, now_ms}));
-  RETURN_IF_ERROR(ledger->AddExecutionStart({id, session, "user", kUndoTool,
-                                             json({{"undo", plan.executions}, {"force", force}}).dump(), "edit", "",
-                                             now_ms, ""}));
+  RETURN_IF_ERROR(
+      ledger->AddExecutionStart({id, session, "user", kUndoTool,
+                                 json({{"undo", plan.executions}, {"force", force}}).dump(), "edit", "", now_ms, ""}));
   // Directories first (shallowest first), then files and links, then the
   // directories the calls created (deepest first, if empty now).
   std::vector<const UndoStep*> order;
