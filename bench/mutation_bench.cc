@@ -156,7 +156,8 @@ int Main(int argc, char** argv) {
       printf("  rewrite a 100 MB file    tracking on %8.1f ms (created: %.1f ms)  off %8.1f ms\n", big2, big, big_off);
       std::string many = "mkdir -p node_modules/p && cd node_modules/p && seq 20000 | xargs touch";
       double m_on = RunOne(on->coordinator(), many);
-      double m_off = RunOne(off->coordinator(), "mkdir -p node_modules/q && cd node_modules/q && seq 20000 | xargs touch");
+      double m_off =
+          RunOne(off->coordinator(), "mkdir -p node_modules/q && cd node_modules/q && seq 20000 | xargs touch");
       printf("  add 20,000 ignored files tracking on %8.1f ms  off %8.1f ms\n", m_on, m_off);
     }
     printf("  coordinator process max RSS so far: %.1f MB\n", static_cast<double>(RssKb()) / 1024);

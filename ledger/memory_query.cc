@@ -174,9 +174,29 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
       list.push_back(e);
     }
     out["executions"] = list;
+  } else if (query == "changes") {
+    // The mutation records: file tools', commands' and external changes.
+    ASSIGN_OR_RETURN(std::vector<MutationRecord> mutations, ledger->ListMutations(session_id));
+    json list = json::array();
+    for (auto it = mutations.rbegin(); it != mutations.rend() && list.size() < static_cast<size_t>(limit); ++it) {
+      if (!file.empty() && it->path != file) continue;
+      json m = {{"path", DisplayPath(it->path, workspace)},
+                {"change", it->change},
+                {"source", it->source},
+                {"execution_id", it->execution_id.empty() ? json() : json(it->execution_id)},
+                {"undoable", it->undoable}};
+      if (it->change == "ignored") m["entries"] = it->entries;
+      if (it->lines_added >= 0) m["lines_added"] = it->lines_added;
+      if (it->lines_removed >= 0) m["lines_removed"] = it->lines_removed;
+      auto v = validation_of.find(it->execution_id);
+      if (v != validation_of.end() && v->second->path == it->path)
+        m["validation"] = ValidationJson(*v->second, workspace);
+      list.push_back(m);
+    }
+    out["changes"] = list;
   } else {
     return Status::InvalidArgument("memory_query",
-                                   "query must be last_edit, last_validation, failed_attempts or executions");
+                                   "query must be last_edit, last_validation, failed_attempts, executions or changes");
   }
   return out.dump(2, ' ', false, json::error_handler_t::replace);
 }

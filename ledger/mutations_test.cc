@@ -3,10 +3,12 @@
 #include <sqlite3.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "ledger/ledger.h"
+#include "ledger/memory_query.h"
 
 namespace odin {
 namespace {
@@ -159,6 +161,30 @@ TEST_F(MutationsTest, AnEditedMutationBreaksTheChain) {
   ASSERT_TRUE(v.ok());
   EXPECT_FALSE(v->ok);
   EXPECT_NE(v->problem.find("1"), std::string::npos) << v->problem;
+}
+
+TEST_F(MutationsTest, MemoryQueryListsChangesNewestFirst) {
+  auto l = Open();
+  MutationRecord a = Modified("mut_1", "ex_1", "/w/a.c", "x");
+  MutationRecord b = Modified("mut_2", "ex_2", "/w/b.c", "y");
+  b.source = "external";
+  b.execution_id = "";
+  MutationRecord ignored = Modified("mut_3", "ex_2", "/w/node_modules", "z");
+  ignored.change = "ignored";
+  ignored.entries = 20000;
+  ASSERT_TRUE(l->AddMutations({a, b, ignored}).ok());
+  StatusOr<std::string> out = RunMemoryQuery(l.get(), "ses_1", "/w", R"({"query":"changes"})");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  nlohmann::json j = nlohmann::json::parse(*out);
+  ASSERT_EQ(j["changes"].size(), 3u);
+  EXPECT_EQ(j["changes"][0]["path"], "node_modules");
+  EXPECT_EQ(j["changes"][0]["entries"], 20000);
+  EXPECT_EQ(j["changes"][1]["source"], "external");
+  EXPECT_TRUE(j["changes"][1]["execution_id"].is_null());
+  EXPECT_EQ(j["changes"][2]["path"], "a.c");
+  out = RunMemoryQuery(l.get(), "ses_1", "/w", R"({"query":"changes","file_path":"a.c"})");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(nlohmann::json::parse(*out)["changes"].size(), 1u);
 }
 
 }  // namespace

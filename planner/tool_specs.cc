@@ -34,8 +34,9 @@ constexpr Spec kSpecs[] = {
      "Queries the execution ledger: what actually happened in this session. last_edit: your newest successful "
      "edit (of file_path), its diff and validation. last_validation: the newest validation (of file_path) with "
      "its diagnostics. failed_attempts: edits (of file_path) that were refused or left new errors. executions: "
-     "calls by execution_id, or by tool and status. After a failed validation, query before you edit again.",
-     R"json({"type":"object","properties":{"query":{"type":"string","enum":["last_edit","last_validation","failed_attempts","executions"]},"file_path":{"type":"string","description":"Only this file"},"execution_id":{"type":"string","description":"executions: this one"},"tool":{"type":"string","description":"executions: only this tool"},"status":{"type":"string","description":"executions: only this status (ok, error, rejected, timed_out, crashed, cancelled)"},"limit":{"type":"integer","description":"At most this many records (default 10)"}},"required":["query"],"additionalProperties":false})json"},
+     "calls by execution_id, or by tool and status. changes: what changed (of file_path), by file tools, "
+     "commands or outside Odin, newest first. After a failed validation, query before you edit again.",
+     R"json({"type":"object","properties":{"query":{"type":"string","enum":["last_edit","last_validation","failed_attempts","executions","changes"]},"file_path":{"type":"string","description":"Only this file"},"execution_id":{"type":"string","description":"executions: this one"},"tool":{"type":"string","description":"executions: only this tool"},"status":{"type":"string","description":"executions: only this status (ok, error, rejected, timed_out, crashed, cancelled)"},"limit":{"type":"integer","description":"At most this many records (default 10)"}},"required":["query"],"additionalProperties":false})json"},
     {"lsp_check",
      "Validates a file as it is now with its language server (clangd, pyright, ...) or compiler check, and "
      "reports the errors that are new since this session first changed it. Every edit is validated "
