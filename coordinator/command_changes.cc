@@ -245,9 +245,10 @@ void Coordinator::ValidateCommandChanges(Call command, v1::ToolResult result, co
                                          std::vector<ChangedFile> files) {
   std::string id = command.call.execution_id;
   size_t limit = o_.validation.max_files_per_command;
-  std::vector<std::string> skipped;
   if (files.size() > limit) {
-    for (size_t i = limit; i < files.size(); ++i) skipped.push_back(DisplayPath(files[i].path, o_.workspace));
+    // The rest are not validated: the session cannot complete until the
+    // checks vouch for them (the convergence gate).
+    for (size_t i = limit; i < files.size(); ++i) result.add_not_validated(files[i].path);
     files.resize(limit);
   }
   if (files.empty()) return Deliver(command, result, recorded);

@@ -279,6 +279,8 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
     if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
   }
   c.turn_written.insert(c.turn_written.end(), changes.external.begin(), changes.external.end());
+  c.outcome.not_validated.insert(c.outcome.not_validated.end(), changes.not_validated.begin(),
+                                 changes.not_validated.end());
   if (observer_) observer_->OnToolEnd(execution_id, tool, r);
   if (c.running.empty()) {
     bool all = true;
@@ -419,6 +421,22 @@ void Agent::ClaimCompletion() {
   // Backpressure, when the message changed files.
   if (c.outcome.changed_files.empty()) return Finish("done");
   c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
+  if (!c.outcome.not_validated.empty()) {
+    // Files no validator looked at: in every profile, fast included, checks
+    // that run and pass must vouch for them.
+    if (o_.profile == Profile::kFast) c.checks = ChecksForProfile(Profile::kAuto, o_.checks, o_.workspace);
+    bool any = false;
+    for (const CheckSpec& spec : c.checks) any = any || !spec.command.empty();
+    if (!any) {
+      std::string text = "[runtime] Completion refused: " + std::to_string(c.outcome.not_validated.size()) +
+                         " changed files were not validated (too many changed by one command) and no build, lint "
+                         "or test command is configured or detected to vouch for them. Configure checks in "
+                         "odinconfig.json, or change fewer files at a time.";
+      RecordGateEvent("completion_refused", "",
+                      json({{"reason", "not_validated"}, {"files", c.outcome.not_validated.size()}}).dump());
+      return Refuse({"not_validated", text});
+    }
+  }
   c.check_index = 0;
   c.check_failures.clear();
   RunNextCheck();

@@ -91,6 +91,7 @@ struct MessageOutcome {
   Status error;      // when status is error
   std::vector<std::string> execution_ids;
   std::vector<std::string> changed_files;  // relative to the workspace
+  std::vector<std::string> not_validated;  // changed files no validator looked at: the checks must vouch for them
   int turns = 0;
   int64_t llm_calls = 0;
   LlmUsage usage;

@@ -203,6 +203,11 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
     }
     record["validations"] = validations;
   }
+  if (r.not_validated_size() > 0) {
+    record["not_validated"] = r.not_validated_size();
+    record["not_validated_note"] =
+        "these changed files were not validated (too many in one command); completion waits for the checks";
+  }
   record["output"] = ToDisplayText(output);
   return record.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -218,6 +223,7 @@ CallChanges ChangesOf(const std::string& tool, const v1::ToolResult& r, const st
       if (fc.file_type() != "directory") out.changed.push_back(DisplayPath(fc.path(), workspace));
     }
     for (const v1::FileChange& fc : r.external_changes()) out.external.push_back(DisplayPath(fc.path(), workspace));
+    for (const std::string& path : r.not_validated()) out.not_validated.push_back(DisplayPath(path, workspace));
   }
   if (tool == kAgentTool) {
     // What a subagent changed is this message's change too.

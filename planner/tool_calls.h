@@ -59,6 +59,7 @@ StallStep StallStepOf(const ToolCallRequest& call, const std::string& execution_
 // changes are not known (anything may have changed).
 struct CallChanges {
   std::vector<std::string> changed;
+  std::vector<std::string> not_validated;  // changed files no validator looked at (too many at once)
   std::vector<std::string> external;
   bool untracked = false;
 };

@@ -4,7 +4,8 @@
 # (scripts/test.sh runs it so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^third_party/')
+# Tracked files and new ones not yet added (a file about to be committed).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' | grep -v '^third_party/')
 if [ "${1:-}" = "--check" ]; then
   # One clang-format for the whole tree; on a difference, the files it names.
   if out=$(clang-format --dry-run --Werror "${files[@]}" 2>&1); then

@@ -40,8 +40,10 @@ class OdinMutationsTest : public ::testing::Test {
             {"XDG_CONFIG_HOME", user_.Join("config")},
             {"XDG_STATE_HOME", user_.Join("state")}};
   }
-  json Prompt(const FakeLlm& llm) {
-    last_ = RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, Env(llm));
+  json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    last_ = RunOdin(ws_.path(), args, Env(llm));
     json j = json::parse(last_.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
     return j;
@@ -279,6 +281,47 @@ TEST_F(OdinMutationsTest, UndoNeverWritesThroughASymlinkedDirectory) {
   Ran forced = RunOdin(ws_.path(), {"undo", command, "--force"}, env);
   EXPECT_EQ(*ReadFileToString(outside.Join("x.txt")), "y\n");  // untouched
   EXPECT_NE((forced.err + forced.out).find("not where it was"), std::string::npos) << forced.err << forced.out;
+}
+
+// A command that changes more files than validation.max_files_per_command:
+// the rest are not validated, so completion waits for checks that pass, in
+// every profile (fast included); with none to run, it is refused.
+class NotValidatedTest : public OdinMutationsTest {
+ protected:
+  void UserConfig(json config) {
+    config["validation"]["max_files_per_command"] = 1;
+    config["validation"]["check_commands"] = {{".zz", {"true"}}};
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  }
+  static constexpr const char* kScript = R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"for i in 1 2 3; do echo x > f$i.zz; done"}}]},
+    {"text":"Done."},{"text":"Done."},{"text":"Done."}]})";
+};
+
+TEST_F(NotValidatedTest, WithoutChecksCompletionIsRefused) {
+  UserConfig({{"checks", {{"retry_cap", 2}}}});
+  FakeLlm llm(kScript);
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "not_converged") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_GE(requests.size(), 3u);
+  json record = LastResult(requests[1]);
+  EXPECT_EQ(record["validations"].size(), 1u) << record.dump();
+  EXPECT_EQ(record["not_validated"], 2) << record.dump();
+  std::string refusal = requests[2]["body"]["messages"].back()["content"];
+  EXPECT_NE(refusal.find("2 changed files were not validated"), std::string::npos) << refusal;
+}
+
+TEST_F(NotValidatedTest, ChecksThatPassVouchForThemEvenInFastProfile) {
+  UserConfig({{"checks", {{"tests", "true"}}}});
+  FakeLlm llm(kScript);
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  bool tests_passed = false;
+  for (const json& c : r["report"]["checks"])
+    tests_passed = tests_passed || (c["name"] == "tests" && c["status"] == "passed");
+  EXPECT_TRUE(tests_passed) << r["report"].dump();
 }
 
 }  // namespace
