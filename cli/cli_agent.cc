@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -14,12 +15,15 @@
 
 #include "base/canonical_json.h"
 #include "base/unique_fd.h"
+#include "base/terminal_text.h"
 #include "base/version.h"
+#include "coordinator/undo.h"
 #include "session/agent_session.h"
 #include "cli/cli.h"
 #include "session/session_events.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/text_file.h"
+#include "tools/workspace_path.h"
 
 namespace odin {
 namespace {
@@ -116,8 +120,41 @@ const char kHelp[] =
     "  /model [NAME]        show or change the model\n"
     "  /cost                tokens and cost so far\n"
     "  /clear               forget the conversation (the ledger keeps everything)\n"
+    "  /undo [force]        put back what your last message's calls changed (shown first)\n"
     "  /help                this help\n"
     "  /quit                leave (also Ctrl-D); Ctrl-C cancels the running turn\n";
+
+// /undo: what the calls of the session's last message changed, shown, then
+// put back (odin undo --message); the model hears of it with the next
+// message.
+template <typename Term>
+void UndoLastMessage(AgentSession& s, bool force, Term& term) {
+  if (s.agent().busy()) return term.Line("(busy: cancel the turn first)");
+  Ledger& ledger = s.runtime().ledger();
+  StatusOr<std::vector<MessageRecord>> messages = ledger.ListMessages(s.runtime().coordinator().session_id());
+  std::string last;
+  if (messages.ok()) {
+    for (const MessageRecord& m : *messages) {
+      if (m.role == "user" && m.agent_id == "main") last = m.id;
+    }
+  }
+  if (last.empty()) return term.Line("nothing to undo: no message yet");
+  const std::string& root = s.runtime().workspace().root;
+  StatusOr<std::vector<std::string>> calls = CallsOfMessage(&ledger, last);
+  StatusOr<UndoPlan> plan = calls.ok() ? PlanUndo(&ledger, root, *calls) : StatusOr<UndoPlan>(calls.status());
+  if (!plan.ok()) return term.Line("nothing to undo: " + plan.status().message());
+  std::cout << VisibleControls(RenderUndo(*plan, root));
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  StatusOr<std::string> undo = ApplyUndo(&ledger, root, *plan, force, now);
+  if (!undo.ok()) return term.Line(undo.status().message() + " (/undo force overrides)");
+  std::string paths;
+  for (const UndoStep& step : plan->steps) paths += (paths.empty() ? "" : ", ") + DisplayPath(step.path, root);
+  term.Line("undone: " + std::to_string(plan->steps.size()) + " paths put back (recorded as " + *undo + ")");
+  s.agent().AddNote("The user undid the changes of their previous message (" + *undo + "): " + paths +
+                    " are as they were before it. Read them again before you edit them.");
+}
 
 // The session's settings from the command line, for either front end.
 AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const std::string& kind,
@@ -362,6 +399,8 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
         term.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) +
                   " tokens in, " + std::to_string(t.usage.output_tokens) + " tokens out, $" + cost +
                   " (prices from odinconfig.json llm.prices)");
+      } else if (cmd == "/undo") {
+        UndoLastMessage(s, arg == "force", term);
       } else if (cmd == "/clear") {
         term.Line(s.agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
       } else if (cmd == "/help") {

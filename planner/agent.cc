@@ -78,7 +78,9 @@ std::string Agent::SystemPrompt(Mode mode) {
   return p;
 }
 
-std::string Agent::Send(const std::string& text, Mode mode) {
+std::string Agent::Send(const std::string& text_in, Mode mode) {
+  std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
+  notes_.clear();
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(

@@ -139,6 +139,9 @@ class Agent {
   // Forgets the conversation so far (not the ledger). Returns false, and does
   // nothing, while a message is being worked on.
   bool ClearHistory();
+  // Something the model must know that happened outside its calls (the
+  // user's /undo): it reads it, as [runtime] words, before the next message.
+  void AddNote(const std::string& text) { notes_ += (notes_.empty() ? "" : "\n") + text; }
   void set_model(const std::string& model) { o_.model = model; }
   const std::string& model() const { return o_.model; }
   // Totals over the session so far.
@@ -220,6 +223,7 @@ class Agent {
   Clock* clock_;
   AgentObserver* observer_;
   std::vector<ChatMessage> history_;
+  std::string notes_;  // for the next message (AddNote)
   std::deque<Pending> queue_;
   std::optional<Current> current_;
   MessageOutcome totals_;

@@ -283,6 +283,39 @@ TEST_F(OdinMutationsTest, UndoNeverWritesThroughASymlinkedDirectory) {
   EXPECT_NE((forced.err + forced.out).find("not where it was"), std::string::npos) << forced.err << forced.out;
 }
 
+// /undo in the interactive session: the last message's changes shown, put
+// back, and the model told with the next message.
+TEST_F(OdinMutationsTest, InteractiveUndoPutsBackTheLastMessageAndTellsTheModel) {
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo made > made.txt"}}]},
+    {"text":"made it"},
+    {"text":"understood"}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [&](const std::string& line) {
+    std::string text = line + "\n";
+    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  say("make the file");
+  std::string seen = ReadUntil(out, "made it");
+  ASSERT_TRUE(PathExists(ws_.Join("made.txt"))) << seen;
+  say("/undo");
+  seen = ReadUntil(out, "undone:");
+  EXPECT_NE(seen.find("remove made.txt"), std::string::npos) << seen;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  say("what now?");
+  seen = ReadUntil(out, "understood");
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  std::string next = requests[2]["body"]["messages"].back()["content"];
+  EXPECT_NE(next.find("The user undid the changes of their previous message"), std::string::npos) << next;
+  EXPECT_NE(next.find("made.txt"), std::string::npos) << next;
+  EXPECT_NE(next.find("what now?"), std::string::npos) << next;
+}
+
 // A command that changes more files than validation.max_files_per_command:
 // the rest are not validated, so completion waits for checks that pass, in
 // every profile (fast included); with none to run, it is refused.
