@@ -68,29 +68,35 @@ struct GitIgnore::Repo {
 
 std::unique_ptr<GitIgnore> GitIgnore::Open(const std::string& workspace) {
   std::unique_ptr<GitIgnore> g(new GitIgnore());
-  const GitApi* api = GitApi::Get(&g->unavailable_);
-  if (api == nullptr) return g;
+  g->workspace_ = workspace;
+  return g;
+}
+
+void GitIgnore::Load() {
+  if (loaded_) return;
+  loaded_ = true;
+  const GitApi* api = GitApi::Get(&unavailable_);
+  if (api == nullptr) return;
   auto repo = std::make_unique<Repo>();
   repo->api = api;
-  if (api->open_ext(&repo->repo, workspace.c_str(), 0, nullptr) != 0 || repo->repo == nullptr) {
+  if (api->open_ext(&repo->repo, workspace_.c_str(), 0, nullptr) != 0 || repo->repo == nullptr) {
     repo->repo = nullptr;
-    g->unavailable_ = "not in a git repository";
-    return g;
+    unavailable_ = "not in a git repository";
+    return;
   }
   const char* workdir = api->workdir(repo->repo);
   if (workdir == nullptr) {
-    g->unavailable_ = "a bare repository";
-    return g;
+    unavailable_ = "a bare repository";
+    return;
   }
   std::string root = workdir;  // ends with '/'
-  std::string ws = workspace + "/";
+  std::string ws = workspace_ + "/";
   if (ws.compare(0, root.size(), root) != 0) {
-    g->unavailable_ = "the workspace is not inside its repository's work tree";
-    return g;
+    unavailable_ = "the workspace is not inside its repository's work tree";
+    return;
   }
-  g->prefix_ = ws.substr(root.size());
-  g->repo_ = std::move(repo);
-  return g;
+  prefix_ = ws.substr(root.size());
+  repo_ = std::move(repo);
 }
 
 GitIgnore::~GitIgnore() = default;
@@ -102,7 +108,9 @@ bool GitIgnore::Ask(const std::string& relative_path) {
 }
 
 std::string GitIgnore::IgnoredRoot(const std::string& relative_path) {
-  if (repo_ == nullptr || relative_path.empty()) return "";
+  if (relative_path.empty()) return "";
+  Load();
+  if (repo_ == nullptr) return "";
   // Each directory on the way, outermost first, then the path itself.
   for (size_t slash = relative_path.find('/'); slash != std::string::npos; slash = relative_path.find('/', slash + 1)) {
     std::string dir = relative_path.substr(0, slash);

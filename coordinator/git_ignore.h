@@ -21,6 +21,7 @@ class GitIgnore {
  public:
   // The rules of the repository that holds workspace. Outside a repository,
   // or without libgit2, nothing is ignored and unavailable() says why.
+  // libgit2 and the repository are opened at the first question, not here.
   static std::unique_ptr<GitIgnore> Open(const std::string& workspace);
   ~GitIgnore();
   GitIgnore(const GitIgnore&) = delete;
@@ -32,11 +33,18 @@ class GitIgnore {
   std::string IgnoredRoot(const std::string& relative_path);
 
   // Why nothing is ignored ("" when the rules are in use).
-  const std::string& unavailable() const { return unavailable_; }
+  const std::string& unavailable() {
+    Load();
+    return unavailable_;
+  }
 
  private:
   GitIgnore() = default;
+  void Load();
   bool Ask(const std::string& relative_path);
+
+  std::string workspace_;
+  bool loaded_ = false;
 
   struct Repo;
   std::unique_ptr<Repo> repo_;
