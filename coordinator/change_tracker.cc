@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "base/sha256.h"
 #include "coordinator/git_ignore.h"
@@ -275,7 +276,19 @@ void ChangeTracker::StopWatching() {
   watched_.clear();
 }
 
-ChangeTracker::~ChangeTracker() { StopWatching(); }
+void ChangeTracker::ReleaseWatches() {
+  if (inotify_fd_ < 0) return;
+  int fd = inotify_fd_;
+  inotify_fd_ = -1;
+  // Removing the watches hands their marks to the kernel's reaper, which
+  // waits for the grace period in the background; by the time the fd is
+  // closed there is usually nothing left to wait for.
+  for (const auto& [wd, dir] : watched_) inotify_rm_watch(fd, wd);
+  watched_.clear();
+  std::thread([fd] { close(fd); }).detach();  // touches nothing but the fd
+}
+
+ChangeTracker::~ChangeTracker() { ReleaseWatches(); }
 
 void ChangeTracker::FullScan(ChangeSet* out) {
   int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -384,7 +397,7 @@ ChangeSet ChangeTracker::Rescan() {
   ChangeSet out;
   if (scans_ == 1) {
     // The reference, with a watch on every directory from here on.
-    inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    inotify_fd_ = o_.watch ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
     FullScan(&out);
     if (out.truncated) StopWatching();
   } else if (inotify_fd_ < 0 || !DirtyScan(&out)) {

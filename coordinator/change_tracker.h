@@ -76,6 +76,10 @@ struct ChangeTrackerOptions {
   size_t max_entries = 500000;        // entries looked at per scan
   int64_t image_cap_bytes = 1 << 20;  // files kept in memory for before-images
   int64_t images_total_bytes = 64 << 20;
+  // Watch the tree (inotify) so later looks are incremental. Not worth it
+  // for one look after the first (odin exec): the watches cost a grace
+  // period of the kernel's to release.
+  bool watch = true;
 };
 
 class ChangeTracker {
@@ -100,6 +104,11 @@ class ChangeTracker {
   size_t entries() const { return entries_.size(); }
   // Whether later looks are incremental (the inotify watches are in place).
   bool watching() const { return inotify_fd_ >= 0; }
+  // Drops the watches (later looks are full ones). Closing an inotify fd
+  // waits for the kernel's SRCU grace period, 5 to 15 ms; that wait happens
+  // on a thread of its own, so a process on its way out overlaps it with
+  // the rest of its shutdown. The destructor does the same.
+  void ReleaseWatches();
 
  private:
   struct Seen {

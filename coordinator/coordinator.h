@@ -166,6 +166,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */) override;
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
   void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) { pool_.Shutdown(wait, meanwhile); }
+  // No more commands will be tracked: the tracker's watches go now, their
+  // release overlapping the workers' exit (ChangeTracker::ReleaseWatches).
+  void StopTracking() {
+    if (tracker_) tracker_->ReleaseWatches();
+  }
 
   const std::string& session_id() const override { return session_id_; }
   WorkerPool& pool() { return pool_; }

@@ -26,7 +26,9 @@ int CpuCount() {
 }
 
 Runtime::~Runtime() {
-  // The ledger's last records reach the disk while the workers exit.
+  // The ledger's last records reach the disk, and the change tracker's
+  // watches are released, while the workers exit.
+  if (coordinator_) coordinator_->StopTracking();
   if (coordinator_) coordinator_->Shutdown(milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
   if (worker_log_fd_ >= 0) close(worker_log_fd_);
