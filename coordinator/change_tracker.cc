@@ -397,8 +397,16 @@ ChangeSet ChangeTracker::Rescan() {
   ChangeSet out;
   if (scans_ == 1) {
     // The reference, with a watch on every directory from here on.
-    inotify_fd_ = o_.watch ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+    if (o_.watch_from_entries == 0) inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     FullScan(&out);
+    if (inotify_fd_ < 0 && o_.watch_from_entries > 0 && entries_.size() >= o_.watch_from_entries && !out.truncated) {
+      // A large tree: watched after all (nothing has run since the look).
+      inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      Watch("");
+      for (const auto& [rel, seen] : entries_) {
+        if (seen.state.type == EntryType::kDirectory) Watch(rel);
+      }
+    }
     if (out.truncated) StopWatching();
   } else if (inotify_fd_ < 0 || !DirtyScan(&out)) {
     // No watches, or they lost events: look at everything again.

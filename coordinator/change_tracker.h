@@ -76,10 +76,12 @@ struct ChangeTrackerOptions {
   size_t max_entries = 500000;        // entries looked at per scan
   int64_t image_cap_bytes = 1 << 20;  // files kept in memory for before-images
   int64_t images_total_bytes = 64 << 20;
-  // Watch the tree (inotify) so later looks are incremental. Not worth it
-  // for one look after the first (odin exec): the watches cost a grace
-  // period of the kernel's to release.
-  bool watch = true;
+  // Watch the tree (inotify) so later looks are incremental, when it has at
+  // least this many entries (0: always). The watches cost a grace period of
+  // the kernel's (5 to 15 ms) to release, more than a full look at a small
+  // tree: odin exec, which looks once more after the first, watches only
+  // large trees.
+  size_t watch_from_entries = 0;
 };
 
 class ChangeTracker {

@@ -247,5 +247,25 @@ TEST_F(ChangeTrackerTest, LaterLooksFollowTheKernelsWordOnlyAndMissNothing) {
   EXPECT_EQ(*cs.changes[0].before_content, "x\n");  // hashed and kept when it was created under b
 }
 
+TEST_F(ChangeTrackerTest, ASmallTreeIsNotWatchedWhenOnlyLargeOnesShouldBe) {
+  for (int i = 0; i < 10; ++i) Write("f" + std::to_string(i), "x");
+  ChangeTrackerOptions small;
+  small.watch_from_entries = 100;
+  ChangeTracker t(root_, nullptr, small);
+  t.Rescan();
+  EXPECT_FALSE(t.watching());
+  Write("f0", "changed");
+  EXPECT_EQ(t.Rescan().changes.size(), 1u);  // a full look finds it
+  ChangeTrackerOptions large;
+  large.watch_from_entries = 5;
+  ChangeTracker u(root_, nullptr, large);
+  u.Rescan();
+  EXPECT_TRUE(u.watching());
+  Write("f1", "changed too");
+  ChangeSet cs = u.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].path, "f1");
+}
+
 }  // namespace
 }  // namespace odin
