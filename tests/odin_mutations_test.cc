@@ -316,6 +316,23 @@ TEST_F(OdinMutationsTest, InteractiveUndoPutsBackTheLastMessageAndTellsTheModel)
   EXPECT_NE(next.find("what now?"), std::string::npos) << next;
 }
 
+// Protected names anywhere in the tree never land from a command: put back
+// or moved aside, recorded as such, and never in the change set.
+TEST_F(OdinMutationsTest, ProtectedPathsACommandMakesNeverLandAndAreNotItsChanges) {
+  ASSERT_TRUE(MakeDirs(ws_.Join("sub")).ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo evil > sub/AGENTS.md; echo '{}' > .mcp.json; echo ok > fine.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join("sub/AGENTS.md")));
+  EXPECT_FALSE(PathExists(ws_.Join(".mcp.json")));
+  json record = LastResult(RequestsOf(llm)[1]);
+  EXPECT_EQ(record["changes"], json::array({{{"path", "fine.txt"}, {"change", "created"}}})) << record.dump();
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'protected_path_restored'")[0], "1");
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM mutations WHERE path LIKE '%AGENTS.md' OR path LIKE '%.mcp.json'")[0], "0");
+}
+
 // A command that changes more files than validation.max_files_per_command:
 // the rest are not validated, so completion waits for checks that pass, in
 // every profile (fast included); with none to run, it is refused.
