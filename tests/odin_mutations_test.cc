@@ -297,14 +297,16 @@ TEST_F(OdinMutationsTest, InteractiveUndoPutsBackTheLastMessageAndTellsTheModel)
     ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   };
   say("make the file");
-  std::string seen = ReadUntil(out, "made it");
+  // The message's end (its report), not only the model's words: /undo
+  // waits for a turn that is over.
+  std::string seen = ReadUntil(out, "Status: done");
   ASSERT_TRUE(PathExists(ws_.Join("made.txt"))) << seen;
   say("/undo");
   seen = ReadUntil(out, "undone:");
   EXPECT_NE(seen.find("remove made.txt"), std::string::npos) << seen;
   EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
   say("what now?");
-  seen = ReadUntil(out, "understood");
+  seen = ReadUntil(out, "Status: done");
   close(in);
   close(out);
   EXPECT_EQ(Wait(pid), 0);
