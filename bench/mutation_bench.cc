@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "bench/bench_stats.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "coordinator/runtime.h"
@@ -30,18 +31,10 @@
 namespace odin {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-struct Stats {
-  double median = 0, p90 = 0;
-};
-Stats Summarize(std::vector<double> v) {
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 9 / 10)]};
-}
+using bench::Clock;
+using bench::Ms;
+using bench::Stats;
+using bench::Summarize;
 
 // A tree of `files` small source files, 100 per directory, in a git
 // repository that ignores node_modules/.
@@ -114,6 +107,7 @@ int Main(int argc, char** argv) {
       for (char* p = strtok(argv[++i], ","); p != nullptr; p = strtok(nullptr, ",")) sizes.push_back(atoi(p));
     }
   }
+  calls = std::max(calls, 1);
   StatusOr<std::string> base = MakeTempDir("odin-mutation-bench");
   if (!base.ok()) return 1;
   printf("mutation_bench: a command that changes 3 files, %d runs each, tracking on and off interleaved\n", calls);
@@ -143,10 +137,10 @@ int Main(int argc, char** argv) {
     }
     Stats w = Summarize(with), wo = Summarize(without);
     printf("  first tracked command (the whole tree's reference)   %9.1f ms\n", setup);
-    printf("  command, tracking on     median %8.2f ms  p90 %8.2f ms\n", w.median, w.p90);
-    printf("  command, tracking off    median %8.2f ms  p90 %8.2f ms\n", wo.median, wo.p90);
+    printf("  command, tracking on     median %8.2f ms  p90 %8.2f ms\n", w.median_ms, w.p90_ms);
+    printf("  command, tracking off    median %8.2f ms  p90 %8.2f ms\n", wo.median_ms, wo.p90_ms);
     printf("  tracking overhead        median %+8.2f ms  p90 %+8.2f ms   (target <= 5 ms at 100,000 files)\n",
-           w.median - wo.median, w.p90 - wo.p90);
+           w.median_ms - wo.median_ms, w.p90_ms - wo.p90_ms);
     if (size == sizes.front()) {
       // A 100 MB file rewritten, and 20,000 files added under an ignored
       // directory (an npm install).

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "bench/bench_stats.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/zmq_endpoint.h"
@@ -68,20 +69,10 @@
 namespace odin {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-struct Stats {
-  double median_ms, p90_ms, mean_ms;
-};
-
-Stats Summarize(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  double sum = 0;
-  for (double v : ms) sum += v;
-  return {ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)], sum / static_cast<double>(ms.size())};
-}
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+using bench::Clock;
+using bench::Ms;
+using bench::Stats;
+using bench::Summarize;
 
 // Runs `calls` trivial tool calls one after another; returns each round trip
 // and the part of it spent in the worker.

@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <iostream>
 #include <map>
 
+#include "base/clock.h"
 #include "base/canonical_json.h"
 #include "base/unique_fd.h"
 #include "base/terminal_text.h"
@@ -144,10 +144,7 @@ void UndoLastMessage(AgentSession& s, bool force, Term& term) {
   StatusOr<UndoPlan> plan = calls.ok() ? PlanUndo(&ledger, root, *calls) : StatusOr<UndoPlan>(calls.status());
   if (!plan.ok()) return term.Line("nothing to undo: " + plan.status().message());
   std::cout << VisibleControls(RenderUndo(*plan, root));
-  int64_t now =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  StatusOr<std::string> undo = ApplyUndo(&ledger, root, *plan, force, now);
+  StatusOr<std::string> undo = ApplyUndo(&ledger, root, *plan, force, RealClock::Get()->WallMillis());
   if (!undo.ok()) return term.Line(undo.status().message() + " (/undo force overrides)");
   std::string paths;
   for (const UndoStep& step : plan->steps) paths += (paths.empty() ? "" : ", ") + DisplayPath(step.path, root);

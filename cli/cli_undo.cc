@@ -1,11 +1,11 @@
 // odin undo: puts back what calls changed (coordinator/undo.h), file tools'
 // writes and commands' changes alike, newest first.
 
-#include <chrono>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "base/secrets.h"
 #include "base/terminal_text.h"
 #include "cli/cli.h"
@@ -64,10 +64,7 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
     }
     return 0;
   }
-  int64_t now =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  StatusOr<std::string> undo = ApplyUndo(ledger->get(), ws->root, *plan, f.force, now);
+  StatusOr<std::string> undo = ApplyUndo(ledger->get(), ws->root, *plan, f.force, RealClock::Get()->WallMillis());
   if (!undo.ok()) return Fail(undo.status());
   if (f.json) {
     nlohmann::json j = {{"execution_id", *undo}, {"undone", plan->executions}, {"paths", plan->steps.size()}};

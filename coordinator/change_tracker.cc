@@ -108,10 +108,6 @@ void ChangeTracker::Hash(int dir_fd, const char* name, EntryState* state, std::o
   if (keep && content != nullptr) *content = std::move(kept);
 }
 
-bool ChangeTracker::Ignored(const std::string& rel, EntryType type) {
-  return ignore_ && !IgnoredRootOf(rel, type).empty();
-}
-
 std::string ChangeTracker::IgnoredRootOf(const std::string& rel, EntryType type) {
   if (!ignore_) return "";
   // A directory asks with a trailing slash: patterns like "build/" match
@@ -121,14 +117,25 @@ std::string ChangeTracker::IgnoredRootOf(const std::string& rel, EntryType type)
   return root;
 }
 
-void ChangeTracker::Add(PathChange change, ChangeSet* out) {
-  const EntryState& state = change.after ? *change.after : *change.before;
-  std::string root = IgnoredRootOf(change.path, state.type);
-  if (!root.empty()) {
-    ++out->ignored[root];
+void ChangeTracker::Add(PathChange change, const std::string& ignored_root, ChangeSet* out) {
+  if (!ignored_root.empty()) {
+    ++out->ignored[ignored_root];
     return;
   }
   out->changes.push_back(std::move(change));
+}
+
+std::map<std::string, ChangeTracker::Seen>::iterator ChangeTracker::EraseAsDeleted(
+    std::map<std::string, Seen>::iterator at, ChangeSet* out) {
+  PathChange c;
+  c.path = at->first;
+  c.kind = ChangeKind::kDeleted;
+  c.before = std::move(at->second.state);
+  if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
+  Forget(c.path);
+  std::string root = IgnoredRootOf(c.path, c.before->type);
+  Add(std::move(c), root, out);
+  return entries_.erase(at);
 }
 
 void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st,
@@ -145,13 +152,13 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
     PathChange c;
     c.path = rel;
     c.kind = ChangeKind::kCreated;
-    std::optional<std::string> content;
-    if (now.type == EntryType::kFile && !Ignored(rel, now.type)) Hash(dir_fd, name, &now, &content);
+    std::string root = IgnoredRootOf(rel, now.type);
+    if (now.type == EntryType::kFile && root.empty()) Hash(dir_fd, name, &now, &c.after_content);
     if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
-    if (content) Keep(rel, std::move(*content));
+    if (c.after_content) Keep(rel, *c.after_content);
     seen.state = now;
     c.after = std::move(now);
-    Add(std::move(c), out);
+    Add(std::move(c), root, out);
     return;
   }
   Seen& seen = it->second;
@@ -160,12 +167,13 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
   EntryState before = seen.state;
   std::optional<std::string> before_content;
   if (auto img = images_.find(rel); img != images_.end()) before_content = img->second;
+  std::string root = IgnoredRootOf(rel, now.type);
   std::optional<std::string> content;
-  if (now.type == EntryType::kFile && !Ignored(rel, now.type)) Hash(dir_fd, name, &now, &content);
+  if (now.type == EntryType::kFile && root.empty()) Hash(dir_fd, name, &now, &content);
   if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
   seen.state = now;
   if (content) {
-    Keep(rel, std::move(*content));
+    Keep(rel, *content);
   } else {
     Forget(rel);
   }
@@ -174,14 +182,16 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
     PathChange gone;
     gone.path = rel;
     gone.kind = ChangeKind::kDeleted;
+    std::string gone_root = IgnoredRootOf(rel, before.type);
     gone.before = std::move(before);
     gone.before_content = std::move(before_content);
-    Add(std::move(gone), out);
+    Add(std::move(gone), gone_root, out);
     PathChange made;
     made.path = rel;
     made.kind = ChangeKind::kCreated;
     made.after = std::move(now);
-    Add(std::move(made), out);
+    made.after_content = std::move(content);
+    Add(std::move(made), root, out);
     return;
   }
   // Touched, not changed: same bytes (when the bytes before are known), same
@@ -197,7 +207,8 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
   c.before = std::move(before);
   c.after = std::move(now);
   c.before_content = std::move(before_content);
-  Add(std::move(c), out);
+  c.after_content = std::move(content);
+  Add(std::move(c), root, out);
 }
 
 void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out) {
@@ -300,39 +311,18 @@ void ChangeTracker::FullScan(ChangeSet* out) {
   // What was there and is not any more. (A look cut short cannot tell.)
   if (!out->truncated) {
     for (auto it = entries_.begin(); it != entries_.end();) {
-      if (it->second.scan == scans_) {
-        ++it;
-        continue;
-      }
-      PathChange c;
-      c.path = it->first;
-      c.kind = ChangeKind::kDeleted;
-      c.before = std::move(it->second.state);
-      if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
-      Forget(c.path);
-      it = entries_.erase(it);
-      Add(std::move(c), out);
+      it = it->second.scan == scans_ ? std::next(it) : EraseAsDeleted(it, out);
     }
   }
 }
 
 void ChangeTracker::Deleted(const std::string& rel, ChangeSet* out) {
   auto it = entries_.find(rel);
+  if (it != entries_.end()) EraseAsDeleted(it, out);
   std::string prefix = rel + "/";
-  auto gone = [&](std::map<std::string, Seen>::iterator at) {
-    PathChange c;
-    c.path = at->first;
-    c.kind = ChangeKind::kDeleted;
-    c.before = std::move(at->second.state);
-    if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
-    Forget(c.path);
-    Add(std::move(c), out);
-    return entries_.erase(at);
-  };
-  if (it != entries_.end()) gone(it);
   for (auto at = entries_.lower_bound(prefix);
        at != entries_.end() && at->first.compare(0, prefix.size(), prefix) == 0;) {
-    at = gone(at);
+    at = EraseAsDeleted(at, out);
   }
 }
 

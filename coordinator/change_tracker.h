@@ -59,8 +59,10 @@ struct PathChange {
   ChangeKind kind = ChangeKind::kModified;
   std::optional<EntryState> before;  // unset when created
   std::optional<EntryState> after;   // unset when deleted
-  // The file's bytes before the change, when the tracker held them.
+  // The file's bytes before the change, when the tracker held them, and
+  // after it, when small enough to keep (image_cap_bytes).
   std::optional<std::string> before_content;
+  std::optional<std::string> after_content;
 };
 
 struct ChangeSet {
@@ -128,9 +130,11 @@ class ChangeTracker {
   void Watch(const std::string& rel);
   void StopWatching();
   void Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st, ChangeSet* out);
-  void Add(PathChange change, ChangeSet* out);
-  bool Ignored(const std::string& rel, EntryType type);
+  // Adds change, or counts it under ignored_root ("" when not ignored).
+  void Add(PathChange change, const std::string& ignored_root, ChangeSet* out);
   std::string IgnoredRootOf(const std::string& rel, EntryType type);
+  // Records the entry at `at` as deleted and forgets it; returns the next.
+  std::map<std::string, Seen>::iterator EraseAsDeleted(std::map<std::string, Seen>::iterator at, ChangeSet* out);
   // Reads a regular file's hash (and content, if small enough to keep).
   void Hash(int dir_fd, const char* name, EntryState* state, std::optional<std::string>* content);
   void Keep(const std::string& path, std::string content);

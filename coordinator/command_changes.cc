@@ -32,12 +32,10 @@ namespace {
 // Changed files bigger than this are recorded but not validated.
 constexpr int64_t kMaxValidatedBytes = 4 << 20;
 
+// The path relative to the workspace, or "" for the workspace itself and
+// what is outside it.
 std::string RelativeTo(const std::string& path, const std::string& workspace) {
-  if (path.size() > workspace.size() && path.compare(0, workspace.size(), workspace) == 0 &&
-      path[workspace.size()] == '/') {
-    return path.substr(workspace.size() + 1);
-  }
-  return "";
+  return path != workspace && IsInsideDir(path, workspace) ? DisplayPath(path, workspace) : "";
 }
 
 }  // namespace
@@ -141,8 +139,12 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     // A regular file there now: its +/- lines counted when the bytes before
     // are known, and validated when a validator covers it.
     if (change.after && change.after->type == EntryType::kFile && change.after->size <= kMaxValidatedBytes) {
-      StatusOr<std::string> content = ReadFileToString(path);
-      if (content.ok() && Sha256Hex(*content) == change.after->sha256) {
+      // The tracker hands over the bytes it hashed when they were small
+      // enough to keep; larger ones are read again (and must still be what
+      // it hashed).
+      StatusOr<std::string> content =
+          change.after_content ? StatusOr<std::string>(*change.after_content) : ReadFileToString(path);
+      if (content.ok() && (change.after_content || Sha256Hex(*content) == change.after->sha256)) {
         ChangedFile f;
         f.path = path;
         f.existed = change.before && change.before->type == EntryType::kFile;
@@ -199,6 +201,14 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     if (!s.ok()) spdlog::error("{}", s.message());
   }
   return files;
+}
+
+void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
+  // A whole file read: a later change of it has its bytes before.
+  std::string rel = RelativeTo(read.path(), o_.workspace);
+  if (!tracker_ || !read.full() || rel.empty()) return;
+  bool small = static_cast<int64_t>(read.content().size()) <= o_.image_cap_bytes;
+  tracker_->NoteRead(rel, read.sha256(), small ? &read.content() : nullptr);
 }
 
 void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {

@@ -644,13 +644,7 @@ void Coordinator::ApplyToCache(const Call& c, const v1::ToolResult& r) {
   if (r.status() == v1::TOOL_STATUS_OK) {
     for (const v1::FileSnapshot& s : r.files_read()) {
       cache->RecordRead(s);
-      // A whole file read: a later change of it has its bytes before.
-      const std::string& path = s.path();
-      if (tracker_ && s.full() && path.size() > o_.workspace.size() + 1 &&
-          path.compare(0, o_.workspace.size() + 1, o_.workspace + "/") == 0) {
-        bool small = static_cast<int64_t>(s.content().size()) <= o_.image_cap_bytes;
-        tracker_->NoteRead(path.substr(o_.workspace.size() + 1), s.sha256(), small ? &s.content() : nullptr);
-      }
+      NoteReadForTracking(s);
     }
     if (r.has_file_written()) cache->RecordWrite(r.file_written());
   } else if (r.stale_read() && !c.write_path.empty()) {

@@ -325,6 +325,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
                                          const char* source, const ChangeSet& changes, v1::ToolResult* result,
                                          const std::set<std::string>& overlapped = {});
   void RecordFileToolWrite(const Call& c, const v1::ToolResult& r);
+  // Tells the tracker of a file read (a later change has its bytes before).
+  void NoteReadForTracking(const v1::FileSnapshot& read);
   // Validates a command's changed files; its caller hears of it after.
   void ValidateCommandChanges(Call command, v1::ToolResult result, const Status& recorded,
                               std::vector<ChangedFile> files);

@@ -120,25 +120,18 @@ Status ValidationGate::Resume(Ledger* ledger, const std::string& session_id, con
 }
 
 void ValidationGate::NoteWrite(const std::string& path, const v1::ToolResult& write) {
-  FileState& f = files_[path];
-  if (f.original_known) return;
-  // The file as it was before the session touched it: the baseline. (After
-  // a resume it comes from the ledger; a file the ledger has nothing of
-  // starts here.)
-  f.original_known = true;
-  f.original_recorded = false;
-  f.existed = !write.sha256_before().empty();
-  f.original = write.content_before();
-  f.baseline.clear();
-  f.baseline_known = !f.existed;  // nothing was there: no old diagnostics
-  f.baseline_validator.clear();
+  NoteChange(path, !write.sha256_before().empty(), &write.content_before());
 }
 
 bool ValidationGate::Covers(const std::string& path) const { return ResolveValidator(o_, path, lookup_).any(); }
 
 void ValidationGate::NoteChange(const std::string& path, bool existed, const std::string* before) {
   FileState& f = files_[path];
-  if (f.original_known || f.has_verdict) return;  // known from an earlier change
+  // The file as it was before the session first changed it: the baseline.
+  // (After a resume it comes from the ledger; a file the ledger has nothing
+  // of starts here.) A file with a verdict was changed before, even if its
+  // bytes then were not known: what is there now is not its original.
+  if (f.original_known || f.has_verdict) return;
   f.existed = existed;
   f.original_known = !existed || before != nullptr;
   f.original_recorded = false;
