@@ -2,12 +2,12 @@
 // workspace, recorded, staled, validated and reported like a file tool's
 // write (the coordinator's side; ChangeTracker finds the changes).
 //
-// The tracker looks at the tree when such a command starts (unless another
-// one runs) and when it ends; what changed in between is the command's.
-// Commands that ran at the same time cannot be told apart by looking: their
-// records name each other. What changed while no command ran was changed by
-// no call of ours (a file-tool write is told to the tracker as it lands): an
-// external change, recorded as such.
+// The tracker looks at the tree when such a command starts and when it
+// ends. Such a command runs alone in the writers' lane (no other command
+// that can write, no file-tool write beside it), so what changed in between
+// is its own. What changed while no call of ours could write is an external
+// change: looked for at every call's boundary, recorded as such, never
+// charged to a call.
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -64,27 +64,71 @@ void Coordinator::StartTracking(Call& c) {
       }
     }
   }
-  if (commands_running_.empty()) {
-    // The first look is the reference; a later one finds what changed since
-    // the last command by no call of ours.
-    ChangeSet external = tracker_->Rescan();
-    if (!external.empty()) RecordChanges("", c.call.agent_id, "external", external, nullptr);
-    for (const PathChange& pc : external.changes) c.external.push_back(JoinPath(o_.workspace, pc.path));
+  // The first look is the reference; a later one finds what changed since
+  // the last call by no call of ours (the lane holds no other writer now).
+  RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
+}
+
+void Coordinator::DetectExternalChanges(const std::string& agent_id) {
+  // Only while no call of ours can be writing, and only while a look is
+  // cheap (the watches hold): a full look waits for a command's start.
+  if (!tracker_ || !tracker_->watching() || !lane_command_.empty() || lane_writes_ > 0) return;
+  RecordExternal(agent_id, tracker_->Rescan(), nullptr);
+}
+
+void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& external,
+                                 std::vector<std::string>* paths) {
+  if (external.empty()) return;
+  RecordChanges("", agent_id, "external", external, nullptr);
+  if (paths == nullptr) return;
+  for (const PathChange& pc : external.changes) paths->push_back(JoinPath(o_.workspace, pc.path));
+}
+
+bool Coordinator::UsesLane(const Call& c) const {
+  return o_.track_changes && (TracksChanges(c) || !c.write_path.empty());
+}
+
+bool Coordinator::LaneAdmits(const Call& c) const {
+  if (!lane_command_.empty()) return false;
+  return !TracksChanges(c) || lane_writes_ == 0;
+}
+
+void Coordinator::EnterLane(Call& c) {
+  c.in_lane = true;
+  if (TracksChanges(c)) {
+    lane_command_ = c.call.execution_id;
+  } else {
+    ++lane_writes_;
   }
-  // Commands that run at the same time share one tree: what each finds when
-  // it ends may be partly the others' work, and its record says so.
-  for (const std::string& other : commands_running_) {
-    c.overlapped.insert(other);
-    auto it = calls_.find(other);
-    if (it != calls_.end()) it->second.overlapped.insert(c.call.execution_id);
+}
+
+void Coordinator::LeaveLane(Call& c) {
+  if (!c.in_lane) return;
+  c.in_lane = false;
+  if (lane_command_ == c.call.execution_id) {
+    lane_command_.clear();
+  } else {
+    --lane_writes_;
   }
-  commands_running_.insert(c.call.execution_id);
+  PumpLane();
+}
+
+void Coordinator::PumpLane() {
+  while (!lane_waiting_.empty()) {
+    auto it = calls_.find(lane_waiting_.front());
+    if (it == calls_.end()) {
+      lane_waiting_.pop_front();
+      continue;
+    }
+    if (!LaneAdmits(it->second)) return;
+    lane_waiting_.pop_front();
+    DispatchNow(it->second);  // may end it at once, and pump again
+  }
 }
 
 std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::string& execution_id,
                                                                  const std::string& agent_id, const char* source,
-                                                                 const ChangeSet& changes, v1::ToolResult* result,
-                                                                 const std::set<std::string>& overlapped) {
+                                                                 const ChangeSet& changes, v1::ToolResult* result) {
   std::vector<MutationRecord> records;
   std::vector<BeforeImage> images;
   std::vector<ChangedFile> files;
@@ -129,12 +173,6 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     m.undoable = !change.before || change.before->type == EntryType::kDirectory ||
                  (change.before->type == EntryType::kSymlink && !change.before->link_target.empty()) || image;
     if (!m.undoable) m.note = "not undoable: its content before was not kept";
-    if (!overlapped.empty()) {
-      std::string others;
-      for (const std::string& o : overlapped) others += (others.empty() ? "" : ", ") + o;
-      m.note += std::string(m.note.empty() ? "" : "; ") + "ran at the same time as " + others +
-                ", which may have made this change";
-    }
 
     // A regular file there now: its +/- lines counted when the bytes before
     // are known, and validated when a validator covers it.

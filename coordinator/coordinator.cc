@@ -141,6 +141,8 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   c.call = std::move(call);
   c.handlers = std::move(handlers);
   const ToolCall& tc = c.call;
+  // A call boundary: what changed since by no call of ours is found now.
+  DetectExternalChanges(tc.agent_id);
 
   if (tc.tool == "ExecuteCommand" && c.call.limits.cpu_seconds == 0 && c.call.limits.address_space_bytes == 0 &&
       c.call.limits.file_size_bytes == 0 && c.call.limits.open_files == 0 && c.call.limits.processes == 0) {
@@ -256,6 +258,15 @@ void Coordinator::Dispatch(Call& c) {
   // Gate 7: what runs on a worker passes its breakers first.
   Status admitted = AdmitThroughBreakers(c);
   if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
+  if (UsesLane(c) && (!lane_waiting_.empty() || !LaneAdmits(c))) {
+    lane_waiting_.push_back(c.call.execution_id);
+    return;
+  }
+  DispatchNow(c);
+}
+
+void Coordinator::DispatchNow(Call& c) {
+  if (UsesLane(c)) EnterLane(c);
   // A command that may write: the tree before it, and what the protected
   // files hold now.
   if (TracksChanges(c)) StartTracking(c);
@@ -482,6 +493,13 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
       std::string check = id;  // the entry may be gone when Cancel returns
       return pool_.Cancel(check, reason);
     }
+  }
+  auto lane = std::find(lane_waiting_.begin(), lane_waiting_.end(), execution_id);
+  if (lane != lane_waiting_.end()) {
+    // Still waiting for the writers' lane: it never reaches the pool.
+    lane_waiting_.erase(lane);
+    return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"), "",
+                   reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
   }
   auto it = calls_.find(execution_id);
   if (it != calls_.end() && !it->second.write_path.empty()) {
@@ -713,7 +731,6 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // (protected paths already put back).
   std::vector<ChangedFile> changed;
   if (c.tracked) {
-    commands_running_.erase(r.execution_id());
     ChangeSet changes = tracker_->Rescan();
     if (!amended) amended = r;
     amended->set_changes_tracked(!changes.truncated);
@@ -723,7 +740,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       fc->set_change("modified");
     }
     if (!changes.empty()) {
-      changed = RecordChanges(r.execution_id(), c.call.agent_id, "command", changes, &*amended, c.overlapped);
+      changed = RecordChanges(r.execution_id(), c.call.agent_id, "command", changes, &*amended);
     }
   }
   const v1::ToolResult& result = amended ? *amended : r;
@@ -731,6 +748,8 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   if (!c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK && result.has_file_written()) {
     RecordFileToolWrite(c, result);
   }
+  // What it changed is known to the tracker: the next writer may go.
+  LeaveLane(c);
   Status recorded = RecordEnd(c, result);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
       result.has_file_written()) {

@@ -223,7 +223,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::unique_ptr<Held> held;         // the write this lsp_check validates
     std::string validates_command;      // the command whose changed file this lsp_check validates
     bool tracked = false;               // a command whose changes are tracked
-    std::set<std::string> overlapped;   // tracked commands that ran while it ran
+    bool in_lane = false;               // admitted to the writers' lane (see PumpLane)
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
@@ -272,8 +272,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void RunTodoWrite(const std::string& id);
   void RunMemoryQuery(const std::string& id);
   // Sends a call to the pool if its breakers (its tool's, its worker
-  // kind's) let it through; else ends it as rejected.
+  // kind's) let it through; else ends it as rejected. A writer waits for
+  // its turn in the lane first.
   void Dispatch(Call& c);
+  void DispatchNow(Call& c);
   Status AdmitThroughBreakers(Call& c);
   // Tells the call's breakers how it ended, and records their transitions.
   void ReportToBreakers(Call& c, const v1::ToolResult& r);
@@ -322,8 +324,25 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string content;
   };
   std::vector<ChangedFile> RecordChanges(const std::string& execution_id, const std::string& agent_id,
-                                         const char* source, const ChangeSet& changes, v1::ToolResult* result,
-                                         const std::set<std::string>& overlapped = {});
+                                         const char* source, const ChangeSet& changes, v1::ToolResult* result);
+  // The writers' lane: while changes are tracked, a command that can write
+  // runs alone, and file-tool writes (to different files) run together but
+  // never beside such a command. So what the tracker finds when a command
+  // ends is that command's alone, and a write never lands under a running
+  // command. Waiting calls go in order of arrival.
+  bool UsesLane(const Call& c) const;
+  bool LaneAdmits(const Call& c) const;
+  void EnterLane(Call& c);
+  // c's turn is over: the calls waiting for the lane go, as far as it admits
+  // them.
+  void LeaveLane(Call& c);
+  void PumpLane();
+  // What changed while no call of ours could write: recorded as external
+  // changes, staled in the caches. Called at each call's boundary; a cheap
+  // look while the tracker's watches hold.
+  void DetectExternalChanges(const std::string& agent_id);
+  // Records external changes; their absolute paths go to *paths if given.
+  void RecordExternal(const std::string& agent_id, const ChangeSet& external, std::vector<std::string>* paths);
   void RecordFileToolWrite(const Call& c, const v1::ToolResult& r);
   // Tells the tracker of a file read (a later change has its bytes before).
   void NoteReadForTracking(const v1::FileSnapshot& read);
@@ -344,7 +363,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
   // Change tracking (command_changes.cc).
   std::unique_ptr<ChangeTracker> tracker_;
-  std::set<std::string> commands_running_;                             // tracked commands in flight
+  std::deque<std::string> lane_waiting_;                               // execution ids, in order of arrival
+  int lane_writes_ = 0;                                                // file-tool writes in flight
+  std::string lane_command_;                                           // the command that can write, in flight
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;

@@ -119,8 +119,7 @@ TEST_F(AgentTest, AnswerWithoutToolsEndsTheMessage) {
 
 TEST_F(AgentTest, ParallelCallsAreSubmittedTogetherAndAnsweredInTheModelsOrder) {
   agent_->Send("run two", Mode::kEdit);
-  model_.Answer(
-      Calls({{"a", "ExecuteCommand", R"({"command":"one"})"}, {"b", "ExecuteCommand", R"({"command":"two"})"}}));
+  model_.Answer(Calls({{"a", "ExecuteCommand", R"({"command":"one"})"}, {"b", "Grep", R"({"pattern":"two"})"}}));
   // Both are out at once, on the two workers.
   ASSERT_EQ(recorder_.started.size(), 2u);
   EXPECT_EQ(transport_.Count(coord_->pool().workers()[0].id, v1::Envelope::kToolRequest) +
@@ -137,6 +136,42 @@ TEST_F(AgentTest, ParallelCallsAreSubmittedTogetherAndAnsweredInTheModelsOrder) 
   EXPECT_EQ(json::parse(results.results[0].content)["output"], "one done");
   EXPECT_EQ(json::parse(results.results[0].content)["authority"], "ground_truth");
   EXPECT_EQ(results.results[1].call_id, "b");
+}
+
+TEST_F(AgentTest, CommandsThatCanWriteRunOneAtATime) {
+  // Each one's change set must be its own: the second waits for the first.
+  agent_->Send("run two", Mode::kEdit);
+  model_.Answer(
+      Calls({{"a", "ExecuteCommand", R"({"command":"one"})"}, {"b", "ExecuteCommand", R"({"command":"two"})"}}));
+  ASSERT_EQ(recorder_.started.size(), 2u);
+  auto sent = [&] {
+    return transport_.Count(coord_->pool().workers()[0].id, v1::Envelope::kToolRequest) +
+           transport_.Count(coord_->pool().workers()[1].id, v1::Envelope::kToolRequest);
+  };
+  EXPECT_EQ(sent(), 1);
+  WorkerAnswers(recorder_.started[0], "one done");
+  EXPECT_EQ(sent(), 2);
+  EXPECT_EQ(model_.requests.size(), 1u);
+  WorkerAnswers(recorder_.started[1], "two done");
+  ASSERT_EQ(model_.requests.size(), 2u);
+  const ChatMessage& results = model_.requests[1].messages.back();
+  ASSERT_EQ(results.results.size(), 2u);
+  EXPECT_EQ(json::parse(results.results[0].content)["output"], "one done");
+  EXPECT_EQ(json::parse(results.results[1].content)["output"], "two done");
+}
+
+TEST_F(AgentTest, AWaitingCommandCanBeCancelled) {
+  agent_->Send("run two", Mode::kEdit);
+  model_.Answer(
+      Calls({{"a", "ExecuteCommand", R"({"command":"one"})"}, {"b", "ExecuteCommand", R"({"command":"two"})"}}));
+  ASSERT_EQ(recorder_.started.size(), 2u);
+  agent_->CancelCurrent();
+  // The running one is asked to stop; the waiting one never reaches a worker.
+  EXPECT_EQ(CancelsSent().count(recorder_.started[0]), 1u);
+  EXPECT_EQ(CancelsSent().count(recorder_.started[1]), 0u);
+  ExecutionRow waiting = ledger_->FindExecution(recorder_.started[1]).value();
+  ASSERT_TRUE(waiting.end);
+  EXPECT_EQ(waiting.end->status, "cancelled");
 }
 
 TEST_F(AgentTest, TheTurnBudgetStopsTheMessage) {

@@ -117,6 +117,44 @@ TEST_F(OdinMutationsTest, ACommandsChangesAreRecordedReportedAndIgnoredOnesCount
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
 }
 
+// Two commands that can write, asked for in one turn: they run one after
+// the other (the writers' lane), so each change set is exactly its own
+// command's, and two writes to one file both land, the second on top of the
+// first: nothing lost, and the records chain the file's hashes.
+TEST_F(OdinMutationsTest, TwoCommandsInOneTurnEachGetTheirOwnChangesAndNothingIsLost) {
+  Put("shared.txt", "base\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[
+      {"id":"first","name":"ExecuteCommand","arguments":{"command":"echo one > a.txt; echo first >> shared.txt; sleep 0.3; if [ -f b.txt ]; then echo overlapped; else echo alone; fi"}},
+      {"id":"second","name":"ExecuteCommand","arguments":{"command":"if [ -f a.txt ]; then echo after-first; fi; echo two > b.txt; echo second >> shared.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Get("shared.txt"), "base\nfirst\nsecond\n");
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> results = ToolResultsOf(requests[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["output"], "alone\n");
+  EXPECT_EQ(results[1]["output"], "after-first\n");
+  EXPECT_EQ(results[0]["changes"],
+            json::array({{{"path", "a.txt"}, {"change", "created"}}, {{"path", "shared.txt"}, {"change", "modified"}}}))
+      << results[0].dump();
+  EXPECT_EQ(results[1]["changes"],
+            json::array({{{"path", "b.txt"}, {"change", "created"}}, {{"path", "shared.txt"}, {"change", "modified"}}}))
+      << results[1].dump();
+  std::string first = results[0]["execution_id"], second = results[1]["execution_id"];
+  auto column = [&](const std::string& name) {
+    return Rows("SELECT " + name + " FROM mutations WHERE path = ? ORDER BY rowid", ws_.Join("shared.txt"));
+  };
+  EXPECT_EQ(column("execution_id"), std::vector<std::string>({first, second}));
+  std::vector<std::string> before = column("before_sha256"), after = column("after_sha256");
+  ASSERT_EQ(before.size(), 2u);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(before[1], after[0]);  // the second changed what the first left
+  EXPECT_EQ(Rows("SELECT count(*) FROM mutations WHERE note LIKE '%same time%'")[0], "0");
+}
+
 // A file changed by a command since the model read it: an edit based on
 // that Read is refused, naming the command; after a new Read it lands.
 TEST_F(OdinMutationsTest, AnEditAfterACommandChangedTheFileWaitsForANewRead) {
