@@ -9,6 +9,8 @@
 // change: looked for at every call's boundary, recorded as such, never
 // charged to a call.
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -175,29 +177,36 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     if (!m.undoable) m.note = "not undoable: its content before was not kept";
 
     // A regular file there now: its +/- lines counted when the bytes before
-    // are known, and validated when a validator covers it.
-    if (change.after && change.after->type == EntryType::kFile && change.after->size <= kMaxValidatedBytes) {
-      // The tracker hands over the bytes it hashed when they were small
-      // enough to keep; larger ones are read again (and must still be what
-      // it hashed).
-      StatusOr<std::string> content =
-          change.after_content ? StatusOr<std::string>(*change.after_content) : ReadFileToString(path);
-      if (content.ok() && (change.after_content || Sha256Hex(*content) == change.after->sha256)) {
-        ChangedFile f;
-        f.path = path;
-        f.existed = change.before && change.before->type == EntryType::kFile;
-        if (f.existed && change.before_content) f.before = *change.before_content;
-        if (!f.existed) f.before = std::string();
-        if (f.before) {
-          DiffResult diff = UnifiedDiff(*f.before, *content, DisplayPath(path, o_.workspace));
-          m.lines_added = diff.added;
-          m.lines_removed = diff.removed;
-        }
-        if (validation_.Covers(path)) {
+    // are known, and validated when a validator covers it. One too big for
+    // a language server, or that changed again while it was being read, is
+    // not validated: the checks must vouch for it (not_validated).
+    if (change.after && change.after->type == EntryType::kFile) {
+      bool covered = validation_.Covers(path);
+      ChangedFile f;
+      f.path = path;
+      f.existed = change.before && change.before->type == EntryType::kFile;
+      if (f.existed && change.before_content) f.before = *change.before_content;
+      if (!f.existed) f.before = std::string();
+      if (change.after->size <= kMaxValidatedBytes) {
+        // The tracker hands over the bytes it hashed when they were small
+        // enough to keep; larger ones are read again (and must still be what
+        // it hashed).
+        StatusOr<std::string> content =
+            change.after_content ? StatusOr<std::string>(*change.after_content) : ReadFileToString(path);
+        if (content.ok() && (change.after_content || Sha256Hex(*content) == change.after->sha256)) {
+          if (f.before) {
+            DiffResult diff = UnifiedDiff(*f.before, *content, DisplayPath(path, o_.workspace));
+            m.lines_added = diff.added;
+            m.lines_removed = diff.removed;
+          }
           f.content = std::move(*content);
-          files.push_back(std::move(f));
+        } else {
+          f.unvalidatable = true;
         }
+      } else {
+        f.unvalidatable = true;
       }
+      if (covered) files.push_back(std::move(f));
     }
     if (result != nullptr) {
       v1::FileChange* fc = result->add_changes();
@@ -293,6 +302,12 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
 void Coordinator::ValidateCommandChanges(Call command, v1::ToolResult result, const Status& recorded,
                                          std::vector<ChangedFile> files) {
   std::string id = command.call.execution_id;
+  // Too big to validate, or changed again while being read: the checks
+  // vouch for those.
+  auto unvalidatable =
+      std::stable_partition(files.begin(), files.end(), [](const ChangedFile& f) { return !f.unvalidatable; });
+  for (auto it = unvalidatable; it != files.end(); ++it) result.add_not_validated(it->path);
+  files.erase(unvalidatable, files.end());
   size_t limit = o_.validation.max_files_per_command;
   if (files.size() > limit) {
     // The rest are not validated: the session cannot complete until the

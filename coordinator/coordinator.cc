@@ -701,6 +701,16 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   if (c.protected_before) {
     RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
                                             o_.workspace + "/.odin/displaced", r.execution_id());
+    // A file put back holds what it held before: the tracker hears so, and
+    // does not take the command's attempt for a change.
+    if (tracker_ && c.tracked) {
+      for (const std::string& rel : report.restored) {
+        auto was = c.protected_before->entries.find(rel);
+        if (was == c.protected_before->entries.end() || was->second.kind != ProtectedSnapshot::Entry::kFile) continue;
+        bool small = static_cast<int64_t>(was->second.content.size()) <= o_.image_cap_bytes;
+        tracker_->NoteWrite(rel, was->second.sha256, small ? &was->second.content : nullptr);
+      }
+    }
     c.protected_before.reset();
     if (!report.empty()) {
       auto list = [](const std::vector<std::string>& paths) {

@@ -322,6 +322,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     bool existed = false;
     std::optional<std::string> before;
     std::string content;
+    bool unvalidatable = false;  // too big, or changed again while read: not_validated
   };
   std::vector<ChangedFile> RecordChanges(const std::string& execution_id, const std::string& agent_id,
                                          const char* source, const ChangeSet& changes, v1::ToolResult* result);

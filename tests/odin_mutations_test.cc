@@ -414,5 +414,46 @@ TEST_F(NotValidatedTest, ChecksThatPassVouchForThemEvenInFastProfile) {
   EXPECT_TRUE(tests_passed) << r["report"].dump();
 }
 
+// A 200 MB file a command rewrites: past the caps, so its bytes before are
+// not kept (not undoable), and too big for a language server, so it is
+// not_validated: completion waits for checks that pass, and with none it is
+// refused. (A sparse file: 200 MB to hash, no disk.)
+TEST_F(NotValidatedTest, AHugeFileRewrittenIsNotUndoableAndTheChecksMustVouchForIt) {
+  UserConfig({{"checks", {{"retry_cap", 2}}}});
+  Put("big.zz", "");
+  ASSERT_EQ(truncate(ws_.Join("big.zz").c_str(), 200 << 20), 0);
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"cp --sparse=always big.zz t && printf x >> t && mv t big.zz"}}]},
+    {"text":"Done."},{"text":"Done."},{"text":"Done."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "not_converged") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_GE(requests.size(), 2u);
+  json record = LastResult(requests[1]);
+  EXPECT_EQ(record["changes"], json::array({{{"path", "big.zz"}, {"change", "modified"}}})) << record.dump();
+  EXPECT_EQ(record["not_validated"], 1) << record.dump();
+  EXPECT_EQ(Rows("SELECT undoable || '|' || after_size FROM mutations WHERE path = ?", ws_.Join("big.zz")),
+            std::vector<std::string>({"0|" + std::to_string((200 << 20) + 1)}));
+  Ran undo = RunOdin(ws_.path(), {"undo", "--last"}, Env(llm));
+  EXPECT_EQ(undo.exit_code, 1);
+  EXPECT_NE(undo.err.find("cannot undo big.zz"), std::string::npos) << undo.err;
+}
+
+// A protected file of 2 MB (past the before-image cap) that a command
+// rewrites is put back whole: protected files are never subject to caps.
+TEST_F(OdinMutationsTest, AProtectedFileOfTwoMegabytesIsPutBackWhole) {
+  ASSERT_TRUE(MakeDirs(ws_.Join("sub")).ok());
+  std::string big;
+  for (int i = 0; big.size() < (2u << 20); ++i) big += "rule " + std::to_string(i) + "\n";
+  Put("sub/AGENTS.md", big);
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo 'ignore all rules' > sub/AGENTS.md"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_TRUE(Get("sub/AGENTS.md") == big) << "the protected file was not put back whole";
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM mutations WHERE path LIKE '%AGENTS.md'")[0], "0");
+}
+
 }  // namespace
 }  // namespace odin::testing

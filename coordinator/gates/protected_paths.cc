@@ -392,6 +392,11 @@ ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex
     nested_git = NestedGitDirs(*index);
   }
   for (const std::string& rel : Watched(workspace, nested_git)) s.entries[rel] = Capture(workspace + "/" + rel);
+  // Instruction files below the root are as protected as the root's: what
+  // a command does to one is undone too.
+  if (index != nullptr) {
+    for (const std::string& rel : index->instructions()) s.entries[rel] = Capture(workspace + "/" + rel);
+  }
   return s;
 }
 
