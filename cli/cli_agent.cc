@@ -144,6 +144,7 @@ void UndoLastMessage(AgentSession& s, bool force, Term& term) {
   StatusOr<UndoPlan> plan = calls.ok() ? PlanUndo(&ledger, root, *calls) : StatusOr<UndoPlan>(calls.status());
   if (!plan.ok()) return term.Line("nothing to undo: " + plan.status().message());
   std::cout << VisibleControls(RenderUndo(*plan, root));
+  for (const std::string& w : plan->warnings) term.Line("warning: " + w);
   StatusOr<std::string> undo = ApplyUndo(&ledger, root, *plan, force, RealClock::Get()->WallMillis());
   if (!undo.ok()) return term.Line(undo.status().message() + " (/undo force overrides)");
   std::string paths;

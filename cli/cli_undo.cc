@@ -48,12 +48,14 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
   StatusOr<UndoPlan> plan = PlanUndo(ledger->get(), ws->root, *calls);
   if (!plan.ok()) return Fail(plan.status());
 
+  for (const std::string& w : plan->warnings) std::cerr << "odin undo: warning: " << VisibleControls(w) << "\n";
   if (f.dry_run) {
     std::string text = RenderUndo(*plan, ws->root);
     if (f.json) {
       nlohmann::json j = {{"executions", plan->executions},
                           {"conflicts", plan->conflicts},
                           {"not_undoable", plan->not_undoable},
+                          {"warnings", plan->warnings},
                           {"diff", text}};
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
@@ -67,7 +69,10 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
   StatusOr<std::string> undo = ApplyUndo(ledger->get(), ws->root, *plan, f.force, RealClock::Get()->WallMillis());
   if (!undo.ok()) return Fail(undo.status());
   if (f.json) {
-    nlohmann::json j = {{"execution_id", *undo}, {"undone", plan->executions}, {"paths", plan->steps.size()}};
+    nlohmann::json j = {{"execution_id", *undo},
+                        {"undone", plan->executions},
+                        {"paths", plan->steps.size()},
+                        {"warnings", plan->warnings}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::string ids;

@@ -19,6 +19,7 @@
 #include "base/sha256.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/coordinator_holds.h"
+#include "coordinator/git_head.h"
 #include "coordinator/git_ignore.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
@@ -244,10 +245,29 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     }
   }
   if (ledger_ != nullptr) {
+    bool any = !records.empty();
     Status s = ledger_->AddMutations(std::move(records), images);
     if (!s.ok()) spdlog::error("{}", s.message());
+    if (any && !execution_id.empty()) RecordGitHead(agent_id, execution_id);
   }
   return files;
+}
+
+void Coordinator::RecordGitHead(const std::string& agent_id, const std::string& execution_id) {
+  // Where git's HEAD was once the call's changes landed: undo warns when it
+  // has moved since. Straight to the ledger, not the event stream.
+  GitHead head = ReadGitHead(o_.workspace);
+  if (head.commit.empty() && head.ref.empty()) return;
+  GateEvent g{NewId("gate"),
+              session_id_,
+              agent_id,
+              "",
+              "git_head",
+              execution_id,
+              json({{"commit", head.commit}, {"ref", head.ref}}).dump(-1, ' ', false, json::error_handler_t::replace),
+              clock_->WallMillis()};
+  Status s = ledger_->AddGateEvent(g);
+  if (!s.ok()) spdlog::error("{}", s.message());
 }
 
 void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
@@ -289,6 +309,7 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   if (ledger_ != nullptr) {
     Status s = ledger_->AddMutations({m}, images);
     if (!s.ok()) spdlog::error("{}", s.message());
+    RecordGitHead(c.call.agent_id, r.execution_id());
   }
   // The tracker learns of it, so the next command is not charged with it.
   std::string rel = RelativeTo(path, o_.workspace);

@@ -345,6 +345,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Records external changes; their absolute paths go to *paths if given.
   void RecordExternal(const std::string& agent_id, const ChangeSet& external, std::vector<std::string>* paths);
   void RecordFileToolWrite(const Call& c, const v1::ToolResult& r);
+  void RecordGitHead(const std::string& agent_id, const std::string& execution_id);
   // Tells the tracker of a file read (a later change has its bytes before).
   void NoteReadForTracking(const v1::FileSnapshot& read);
   // Validates a command's changed files; its caller hears of it after.

@@ -14,6 +14,7 @@
 #include "base/ids.h"
 #include "base/sha256.h"
 #include "coordinator/gates/protected_paths.h"
+#include "coordinator/git_head.h"
 #include "tools/unified_diff.h"
 #include "tools/workspace_path.h"
 
@@ -86,6 +87,32 @@ std::string Differs(const Now& now, const MutationRecord& last) {
     return "it is no longer a directory";
   }
   return "";
+}
+
+// A warning for each call whose changes landed where git's HEAD was not
+// where it is now.
+void HeadMoves(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions,
+               std::vector<std::string>* warnings) {
+  GitHead now = ReadGitHead(workspace);
+  std::set<std::string> wanted(executions.begin(), executions.end());
+  std::set<std::string> sessions;
+  for (const std::string& id : executions) {
+    StatusOr<ExecutionRow> row = ledger->FindExecution(id);
+    if (row.ok()) sessions.insert(row->start.session_id);
+  }
+  for (const std::string& session : sessions) {
+    StatusOr<std::vector<GateEvent>> events = ledger->ListGateEvents(session);
+    if (!events.ok()) continue;
+    for (const GateEvent& e : *events) {
+      if (e.kind != "git_head" || wanted.count(e.execution_id) == 0) continue;
+      json d = json::parse(e.detail_json, nullptr, false);
+      if (!d.is_object()) continue;
+      GitHead then{d.value("commit", ""), d.value("ref", "")};
+      if (then == now) continue;
+      warnings->push_back("git's HEAD moved since " + e.execution_id + ": it was " + then.Describe() + ", it is " +
+                          now.Describe());
+    }
+  }
 }
 
 }  // namespace
@@ -193,6 +220,7 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
     plan.steps.push_back(std::move(step));
   }
   if (plan.empty()) return Status::NotFound("undo", "the calls changed nothing that can be undone");
+  HeadMoves(ledger, workspace, executions, &plan.warnings);
   return plan;
 }
 
@@ -309,6 +337,11 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
     records.push_back(std::move(m));
   }
   Status recorded = ledger->AddMutations(std::move(records), images);
+  GitHead head = ReadGitHead(workspace);
+  if (recorded.ok() && !(head.commit.empty() && head.ref.empty())) {
+    recorded = ledger->AddGateEvent({NewId("gate"), session, "user", "", "git_head", id,
+                                     json({{"commit", head.commit}, {"ref", head.ref}}).dump(), now_ms});
+  }
   ExecutionEnd end;
   end.execution_id = id;
   end.status = failed.empty() ? "ok" : "error";

@@ -8,8 +8,10 @@
 // unless forced. A path whose state before was not kept (no before-image:
 // past the caps, or a first change by a command to a file never read) and
 // changes git ignores cannot be undone: named, refused unless forced (then
-// skipped). Paths are checked again before anything is written: inside the
-// workspace, not through a symlink, not protected.
+// skipped). It warns when git's HEAD moved since the calls (a checkout, a
+// commit): what it puts back may be older than the user expects. Paths are
+// checked again before anything is written: inside the workspace, not
+// through a symlink, not protected.
 //
 // The undo is an execution of its own ("Undo"), with mutation records of
 // its own (source "undo", with before-images of what it replaced), so an
@@ -43,6 +45,7 @@ struct UndoPlan {
   std::vector<UndoStep> steps;
   std::vector<std::string> not_undoable;  // display paths, with why
   std::vector<std::string> conflicts;     // display paths, with why
+  std::vector<std::string> warnings;      // git's HEAD moved since the calls: undo goes on
   bool empty() const { return steps.empty() && not_undoable.empty(); }
 };
 

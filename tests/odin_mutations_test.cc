@@ -299,6 +299,33 @@ TEST_F(OdinMutationsTest, UndoOfAMessageAndWhatCannotBeUndone) {
   EXPECT_EQ(two.exit_code, 1);
 }
 
+// Undo after git's HEAD moved (a commit since the call): it warns, naming
+// where HEAD was and is, and still undoes.
+TEST_F(OdinMutationsTest, UndoWarnsWhenGitsHeadMovedSince) {
+  auto git = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git", "-C", ws_.path(), "-c", "user.name=t", "-c", "user.email=t@t"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment()});
+    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().message());
+  };
+  Put("a.txt", "one\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo made > made.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  Ran quiet = RunOdin(ws_.path(), {"undo", "--last", "--dry-run"}, Env(llm));
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("HEAD moved"), std::string::npos) << quiet.err;  // the branch had no commit then, nor now
+  git({"add", "a.txt"});
+  git({"commit", "-q", "-m", "since"});
+  Ran undo = RunOdin(ws_.path(), {"undo", "--last"}, Env(llm));
+  ASSERT_EQ(undo.exit_code, 0) << undo.err;
+  EXPECT_NE(undo.err.find("warning: git's HEAD moved since ex_"), std::string::npos) << undo.err;
+  EXPECT_NE(undo.err.find("(no commit yet), it is"), std::string::npos) << undo.err;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+}
+
 // A directory replaced by a symlink since: undo never writes through it.
 TEST_F(OdinMutationsTest, UndoNeverWritesThroughASymlinkedDirectory) {
   TempWorkspace outside;
