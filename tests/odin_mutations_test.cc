@@ -326,6 +326,61 @@ TEST_F(OdinMutationsTest, UndoWarnsWhenGitsHeadMovedSince) {
   EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
 }
 
+// Changes nobody asked for: what a command leaves running dies with it, and
+// what changes between calls (an editor, another program) is found at the
+// next call's boundary, recorded as external (no call's), and staled in the
+// file cache, so an edit based on the earlier Read is refused.
+TEST_F(OdinMutationsTest, ABackgroundWriterDiesWithItsCommandAndOutsideChangesAreExternal) {
+  Put("b.txt", "b\n");
+  TempWorkspace release;
+  std::string sleeper = "sleep 3." + std::to_string(getpid());
+  json script = {
+      {"responses",
+       {{{"tool_calls",
+          {{{"name", "Read"}, {"arguments", {{"file_path", "b.txt"}}}},
+           {{"name", "ExecuteCommand"},
+            {"arguments",
+             {{"command", "echo a > a.txt; (" + sleeper + "; echo late > late.txt) & setsid sh -c '" + sleeper +
+                              "; echo escaped > escaped.txt' & echo started"}}}}}}},
+        {{"hold_until", release.Join("go")},
+         {"tool_calls",
+          {{{"name", "EditTool"}, {"arguments", {{"file_path", "b.txt"}, {"old_string", "b"}, {"new_string", "B"}}}}}}},
+        {{"text", "Done."}}}}};
+  FakeLlm llm(script.dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return RequestsOf(llm).size() >= 2; })) << "the command never ended";
+  // The command has ended: what it left running is gone.
+  EXPECT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(2)))
+      << "a background writer outlived its command";
+  // Meanwhile, outside Odin:
+  Put("b.txt", "changed outside\n");
+  Put("ext.txt", "new outside\n");
+  ASSERT_TRUE(WriteFileAtomic(release.Join("go"), "").ok());
+  std::string text = ReadUntil(out, "\n}");
+  close(out);
+  EXPECT_EQ(Wait(odin), 0);
+  json r = json::parse(text.substr(0, text.rfind('}') + 1), nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << text;
+  EXPECT_EQ(r["status"], "done");
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  json edit = LastResult(requests[2]);
+  EXPECT_EQ(edit["status"], "rejected") << edit.dump();
+  EXPECT_NE(edit["summary"].get<std::string>().find("changed since you read it (by a change outside Odin)"),
+            std::string::npos)
+      << edit.dump();
+  EXPECT_EQ(Get("b.txt"), "changed outside\n");
+  EXPECT_FALSE(PathExists(ws_.Join("late.txt")));
+  EXPECT_FALSE(PathExists(ws_.Join("escaped.txt")));
+  EXPECT_EQ(Rows("SELECT substr(path, length(?) + 2) || '|' || change || '|' || execution_id FROM mutations "
+                 "WHERE source = 'external' ORDER BY path",
+                 ws_.path()),
+            std::vector<std::string>({"b.txt|modified|", "ext.txt|created|"}));
+  // Outside changes are nobody's: not in the message's changed files.
+  EXPECT_EQ(r["changed_files"], json::array({"a.txt"}));
+}
+
 // A directory replaced by a symlink since: undo never writes through it.
 TEST_F(OdinMutationsTest, UndoNeverWritesThroughASymlinkedDirectory) {
   TempWorkspace outside;

@@ -225,6 +225,39 @@ TEST_F(OdinValidationTest, ACommandThatBreaksTheBuildBlocksUntilACommandFixesIt)
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
 }
 
+// A file that changes again while its validation runs: two commands in
+// one turn, the second (which fixes what the first broke) runs as soon as
+// the first ends, while clangd still checks the first's version. Each
+// version gets its own verdict; the file as it is now decides.
+TEST_F(OdinValidationTest, AFileThatChangesWhileItIsBeingValidated) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("calc.c", "int twice(int x) {\n  return x * 2;\n}\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[
+      {"id":"break","name":"ExecuteCommand","arguments":{"command":"printf 'int twice(int x) {\\n  return y * 2;\\n}\\n' > calc.c"}},
+      {"id":"fix","name":"ExecuteCommand","arguments":{"command":"sed -i 's/y \\* 2/x + x/' calc.c"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_EQ(Get("calc.c"), "int twice(int x) {\n  return x + x;\n}\n");
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> results = ToolResultsOf(requests[1]);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(results[0]["validations"].size(), 1u) << results[0].dump();
+  EXPECT_EQ(results[0]["validations"][0]["status"], "errors") << results[0].dump();
+  ASSERT_EQ(results[1]["validations"].size(), 1u) << results[1].dump();
+  EXPECT_EQ(results[1]["validations"][0]["status"], "clean") << results[1].dump();
+  EXPECT_EQ(r["report"]["files"][0]["validation"]["status"], "clean") << r["report"].dump();
+  // The premise: the fix started before the check of the broken version ended.
+  std::string check1 = results[0]["validations"][0]["execution_id"];
+  std::string fix_started = Query("SELECT started_at_ms FROM execution_starts WHERE execution_id = ?",
+                                  results[1]["execution_id"].get<std::string>());
+  std::string check1_ended = Query("SELECT finished_at_ms FROM execution_ends WHERE execution_id = ?", check1);
+  EXPECT_LE(std::stoll(fix_started), std::stoll(check1_ended));
+}
+
 // Validating a file whose text the server has already (the model's
 // lsp_check after an edit, twice) gives a verdict, not a timeout: the
 // document is reopened so the server diagnoses it again.
