@@ -122,6 +122,25 @@ void ChangeTracker::Add(PathChange change, const std::string& ignored_root, Chan
     ++out->ignored[ignored_root];
     return;
   }
+  // A file changed whose bytes before nobody kept: git's index has them
+  // when git's recorded stat says the file was what git committed or staged.
+  if (ignore_ && change.before && change.before->type == EntryType::kFile && !change.before_content) {
+    const EntryState& b = *change.before;
+    std::optional<std::string> blob =
+        ignore_->IndexedContent(change.path, {b.size, b.mode, b.mtime_ns, b.ctime_ns, b.ino}, o_.image_cap_bytes);
+    if (blob) {
+      std::string sha = Sha256Hex(*blob);
+      if (b.sha256.empty() || b.sha256 == sha) {
+        change.before->sha256 = sha;
+        change.before_content = std::move(blob);
+        // Touched, not changed.
+        if (change.kind == ChangeKind::kModified && change.after && change.after->sha256 == sha &&
+            change.after->mode == b.mode) {
+          return;
+        }
+      }
+    }
+  }
   out->changes.push_back(std::move(change));
 }
 

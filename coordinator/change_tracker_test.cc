@@ -269,3 +269,52 @@ TEST_F(ChangeTrackerTest, ASmallTreeIsNotWatchedWhenOnlyLargeOnesShouldBe) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+// Files git committed: a change of one nobody read has its bytes before
+// from git's index, when git's recorded stat vouches for them.
+class ChangeTrackerGitTest : public ChangeTrackerTest {
+ protected:
+  void Git(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git", "-C", root_, "-c", "user.name=t", "-c", "user.email=t@t"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment()});
+    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().message());
+  }
+};
+
+TEST_F(ChangeTrackerGitTest, GitsIndexGivesBeforeImagesOfCommittedFiles) {
+  Git({"init", "-q"});
+  Write("committed.c", "int a;\n");
+  Write("touched.c", "int t;\n");
+  Write("dirty.c", "int d;\n");
+  Write("gone.c", "int g;\n");
+  Git({"add", "."});
+  Git({"commit", "-q", "-m", "one"});
+  Rewrite("dirty.c", "int D;\n");  // changed since git recorded it: git cannot vouch
+  ChangeTracker t(root_, GitIgnore::Open(root_));
+  ASSERT_TRUE(t.Rescan().empty());
+  Rewrite("committed.c", "int b;\n");
+  Rewrite("touched.c", "int t;\n");  // the same bytes written again
+  Rewrite("dirty.c", "int E;\n");
+  ASSERT_EQ(unlink((root_ + "/gone.c").c_str()), 0);
+  ChangeSet cs = t.Rescan();
+  const PathChange* committed = Find(cs, "committed.c");
+  ASSERT_NE(committed, nullptr);
+  ASSERT_TRUE(committed->before_content.has_value());
+  EXPECT_EQ(*committed->before_content, "int a;\n");
+  EXPECT_EQ(committed->before->sha256, Sha256Hex("int a;\n"));
+  EXPECT_EQ(Find(cs, "touched.c"), nullptr) << "rewritten with the same bytes: not a change";
+  const PathChange* gone = Find(cs, "gone.c");
+  ASSERT_NE(gone, nullptr);
+  ASSERT_TRUE(gone->before_content.has_value());
+  EXPECT_EQ(*gone->before_content, "int g;\n");
+  const PathChange* dirty = Find(cs, "dirty.c");
+  ASSERT_NE(dirty, nullptr);
+  EXPECT_FALSE(dirty->before_content.has_value()) << "git's blob is not what the file held";
+}
+
+}  // namespace
+}  // namespace odin

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <git2.h>
+#include <sys/stat.h>
 
 #include <type_traits>
 
@@ -17,6 +18,18 @@ struct GitApi {
   decltype(&::git_repository_workdir) workdir;
   decltype(&::git_repository_free) free;
   decltype(&::git_ignore_path_is_ignored) is_ignored;
+  decltype(&::git_repository_path) path;
+  decltype(&::git_repository_index) index;
+  decltype(&::git_index_read) index_read;
+  decltype(&::git_index_get_bypath) index_get;
+  decltype(&::git_index_free) index_free;
+  decltype(&::git_repository_odb) odb;
+  decltype(&::git_odb_read_header) odb_header;
+  decltype(&::git_odb_free) odb_free;
+  decltype(&::git_blob_lookup) blob_lookup;
+  decltype(&::git_blob_rawcontent) blob_content;
+  decltype(&::git_blob_rawsize) blob_size;
+  decltype(&::git_blob_free) blob_free;
 
   static const GitApi* Get(std::string* error) {
     static std::string failed;
@@ -41,13 +54,26 @@ struct GitApi {
       get(&a.workdir, "git_repository_workdir");
       get(&a.free, "git_repository_free");
       get(&a.is_ignored, "git_ignore_path_is_ignored");
+      get(&a.path, "git_repository_path");
+      get(&a.index, "git_repository_index");
+      get(&a.index_read, "git_index_read");
+      get(&a.index_get, "git_index_get_bypath");
+      get(&a.index_free, "git_index_free");
+      get(&a.odb, "git_repository_odb");
+      get(&a.odb_header, "git_odb_read_header");
+      get(&a.odb_free, "git_odb_free");
+      get(&a.blob_lookup, "git_blob_lookup");
+      get(&a.blob_content, "git_blob_rawcontent");
+      get(&a.blob_size, "git_blob_rawsize");
+      get(&a.blob_free, "git_blob_free");
       if (!all) return nullptr;
       if (a.init() < 0) {
         failed = "git_libgit2_init failed";
         return nullptr;
       }
-      // Only ignore files are read: a repository owned by someone else (a
-      // workspace Odin runs on as root) may be asked too.
+      // Only ignore files, the index and objects are read (nothing is run):
+      // a repository owned by someone else (a workspace Odin runs on as
+      // root) may be asked too.
       a.opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
       return &a;
     }();
@@ -61,7 +87,11 @@ struct GitApi {
 struct GitIgnore::Repo {
   const GitApi* api = nullptr;
   git_repository* repo = nullptr;
+  git_index* index = nullptr;
+  git_odb* odb = nullptr;
   ~Repo() {
+    if (index != nullptr) api->index_free(index);
+    if (odb != nullptr) api->odb_free(odb);
     if (repo != nullptr) api->free(repo);
   }
 };
@@ -119,6 +149,64 @@ std::string GitIgnore::IgnoredRoot(const std::string& relative_path) {
     if (ignored) return dir;
   }
   return Ask(relative_path) ? relative_path : "";
+}
+
+std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative_path, const IndexedStat& seen,
+                                                     int64_t max_bytes) {
+  if (seen.size < 0 || seen.size > max_bytes) return std::nullopt;
+  Load();
+  if (repo_ == nullptr) return std::nullopt;
+  const GitApi* api = repo_->api;
+  if (repo_->index == nullptr && api->index(&repo_->index, repo_->repo) != 0) {
+    repo_->index = nullptr;
+    return std::nullopt;
+  }
+  if (api->index_read(repo_->index, 0) != 0) return std::nullopt;  // reread only if it changed on disk
+  const git_index_entry* e = api->index_get(repo_->index, (prefix_ + relative_path).c_str(), 0);
+  if (e == nullptr) return std::nullopt;
+  // Git's own test of "unchanged since it was added": the stat it recorded.
+  // Entries git does not keep fresh (assume-unchanged, skip-worktree) say
+  // nothing about the file.
+  if ((e->flags & GIT_INDEX_ENTRY_VALID) != 0 || (e->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) != 0) {
+    return std::nullopt;
+  }
+  auto same_time = [](const git_index_time& t, int64_t ns) {
+    int64_t seconds = ns / 1'000'000'000, nanos = ns % 1'000'000'000;
+    return t.seconds == static_cast<int32_t>(seconds) && (t.nanoseconds == 0 || t.nanoseconds == nanos);
+  };
+  bool executable = (seen.mode & 0100) != 0;
+  if (e->file_size != static_cast<uint32_t>(seen.size) || e->ino != static_cast<uint32_t>(seen.ino) ||
+      !same_time(e->mtime, seen.mtime_ns) || !same_time(e->ctime, seen.ctime_ns) ||
+      e->mode != (executable ? 0100755u : 0100644u)) {
+    return std::nullopt;
+  }
+  // Racily clean: changed in the same instant the index was written, so
+  // the recorded stat cannot vouch for the bytes (git compares content).
+  struct stat index_st;
+  std::string index_path = std::string(api->path(repo_->repo)) + "index";
+  if (stat(index_path.c_str(), &index_st) != 0) return std::nullopt;
+  int64_t index_mtime = static_cast<int64_t>(index_st.st_mtim.tv_sec) * 1'000'000'000 + index_st.st_mtim.tv_nsec;
+  if (seen.mtime_ns >= index_mtime) return std::nullopt;
+  // The blob's size from its header first: a lying index must not make us
+  // inflate a huge object.
+  if (repo_->odb == nullptr && api->odb(&repo_->odb, repo_->repo) != 0) {
+    repo_->odb = nullptr;
+    return std::nullopt;
+  }
+  size_t length = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  if (api->odb_header(&length, &type, repo_->odb, &e->id) != 0 || type != GIT_OBJECT_BLOB ||
+      length != static_cast<size_t>(seen.size)) {
+    return std::nullopt;
+  }
+  git_blob* blob = nullptr;
+  if (api->blob_lookup(&blob, repo_->repo, &e->id) != 0) return std::nullopt;
+  std::optional<std::string> content;
+  if (static_cast<int64_t>(api->blob_size(blob)) == seen.size) {
+    content.emplace(static_cast<const char*>(api->blob_content(blob)), static_cast<size_t>(seen.size));
+  }
+  api->blob_free(blob);
+  return content;
 }
 
 }  // namespace odin

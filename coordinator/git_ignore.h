@@ -9,10 +9,16 @@
 // Ignored changes are summarised, never validated and never undone
 // (build output, node_modules).
 //
+// It also reads git's index and objects for before-images: a file a
+// command changes that nobody read had, before, the bytes git recorded for
+// it when git's recorded stat says it was unchanged since.
+//
 // Thread-safety: none.
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace odin {
@@ -31,6 +37,21 @@ class GitIgnore {
   // (relative to the workspace; itself included), or "" if it is not
   // ignored. A directory git ignores hides everything below it.
   std::string IgnoredRoot(const std::string& relative_path);
+
+  // A file as last seen (lstat), for IndexedContent.
+  struct IndexedStat {
+    int64_t size = -1;
+    uint32_t mode = 0;  // permission bits
+    int64_t mtime_ns = 0;
+    int64_t ctime_ns = 0;
+    uint64_t ino = 0;
+  };
+  // The bytes git's index holds for relative_path (a regular file), when the
+  // file as seen is unchanged since git recorded it: the same size, inode,
+  // times and executable bit as the index entry, not racily clean, the blob
+  // of that size, at most max_bytes. nullopt otherwise.
+  std::optional<std::string> IndexedContent(const std::string& relative_path, const IndexedStat& seen,
+                                            int64_t max_bytes);
 
   // Why nothing is ignored ("" when the rules are in use).
   const std::string& unavailable() {

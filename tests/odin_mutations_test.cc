@@ -299,6 +299,33 @@ TEST_F(OdinMutationsTest, UndoOfAMessageAndWhatCannotBeUndone) {
   EXPECT_EQ(two.exit_code, 1);
 }
 
+// A committed file nobody read, changed by a command (sed -i): its bytes
+// before come from git's index, so the report counts its lines and undo
+// puts it back.
+TEST_F(OdinMutationsTest, ACommittedFileNobodyReadIsUndoableFromGitsIndex) {
+  Put("src.txt", "one\ntwo\n");
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"add", "src.txt"}, std::vector<std::string>{"commit", "-q", "-m", "base"}}) {
+    std::vector<std::string> argv = {"git", "-C", ws_.path(), "-c", "user.name=t", "-c", "user.email=t@t"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment()});
+    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().message());
+  }
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sed -i 's/two/2/' src.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  ASSERT_EQ(r["report"]["files"].size(), 1u) << r["report"].dump();
+  EXPECT_EQ(r["report"]["files"][0]["lines_added"], 1) << r["report"].dump();
+  EXPECT_EQ(r["report"]["files"][0]["lines_removed"], 1);
+  EXPECT_EQ(Rows("SELECT undoable FROM mutations WHERE path = ?", ws_.Join("src.txt")),
+            std::vector<std::string>({"1"}));
+  Ran undo = RunOdin(ws_.path(), {"undo", "--last"}, Env(llm));
+  ASSERT_EQ(undo.exit_code, 0) << undo.err;
+  EXPECT_EQ(Get("src.txt"), "one\ntwo\n");
+}
+
 // Undo after git's HEAD moved (a commit since the call): it warns, naming
 // where HEAD was and is, and still undoes.
 TEST_F(OdinMutationsTest, UndoWarnsWhenGitsHeadMovedSince) {
