@@ -321,6 +321,7 @@ void ChangeTracker::ReleaseWatches() {
 ChangeTracker::~ChangeTracker() { ReleaseWatches(); }
 
 void ChangeTracker::FullScan(ChangeSet* out) {
+  reported_all_ = true;  // what changed was looked for, not heard of
   int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   size_t count = 0;
@@ -372,8 +373,8 @@ void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
   close(dir_fd);
 }
 
-bool ChangeTracker::DirtyScan(ChangeSet* out) {
-  std::set<std::string> dirty;
+bool ChangeTracker::ReadEvents() {
+  if (inotify_fd_ < 0) return false;
   alignas(inotify_event) char buf[64 * 1024];
   for (;;) {
     ssize_t n = read(inotify_fd_, buf, sizeof buf);
@@ -381,7 +382,10 @@ bool ChangeTracker::DirtyScan(ChangeSet* out) {
     for (char* p = buf; p < buf + n;) {
       auto* e = reinterpret_cast<inotify_event*>(p);
       p += sizeof(inotify_event) + e->len;
-      if (e->mask & IN_Q_OVERFLOW) return false;
+      if (e->mask & IN_Q_OVERFLOW) {
+        overflowed_ = true;
+        continue;
+      }
       auto w = watched_.find(e->wd);
       if (w == watched_.end()) continue;
       if (e->mask & IN_IGNORED) {
@@ -389,16 +393,37 @@ bool ChangeTracker::DirtyScan(ChangeSet* out) {
         continue;
       }
       if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
-        if (!w->second.empty()) dirty.insert(w->second);
+        if (!w->second.empty()) pending_.insert(w->second);
         continue;
       }
       if (e->len == 0) continue;
-      std::string rel = w->second.empty() ? std::string(e->name) : w->second + "/" + e->name;
-      dirty.insert(rel);
+      pending_.insert(w->second.empty() ? std::string(e->name) : w->second + "/" + e->name);
     }
   }
+  if (overflowed_) reported_all_ = true;
+  reported_.insert(pending_.begin(), pending_.end());
+  return !overflowed_;
+}
+
+bool ChangeTracker::DirtyScan(ChangeSet* out) {
+  if (!ReadEvents()) {
+    pending_.clear();
+    overflowed_ = false;
+    return false;
+  }
+  std::set<std::string> dirty;
+  dirty.swap(pending_);
   for (const std::string& rel : dirty) LookAt(rel, out);
   return true;
+}
+
+bool ChangeTracker::TakeReported(std::set<std::string>* out) {
+  if (inotify_fd_ >= 0) ReadEvents();
+  bool trusted = !reported_all_ && inotify_fd_ >= 0;
+  out->swap(reported_);
+  reported_.clear();
+  reported_all_ = false;
+  return trusted;
 }
 
 ChangeSet ChangeTracker::Rescan() {

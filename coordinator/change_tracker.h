@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -105,6 +106,14 @@ class ChangeTracker {
   // has a before hash and image. Ignored if the file's metadata changed.
   void NoteRead(const std::string& path, const std::string& sha256, const std::string* content);
 
+  // The paths (relative) the kernel reported since the last call, whether
+  // or not they were changes, for another index of the tree to follow
+  // (ProtectedIndex::RefreshPaths). Reads the events pending now first;
+  // they are still looked at by the next Rescan. False when they cannot
+  // be trusted to be complete: a full look happened in between (the first,
+  // an overflow, no watches), so the caller must look for itself.
+  bool TakeReported(std::set<std::string>* out);
+
   size_t entries() const { return entries_.size(); }
   // Whether later looks are incremental (the inotify watches are in place).
   bool watching() const { return inotify_fd_ >= 0; }
@@ -125,6 +134,9 @@ class ChangeTracker {
   // A look at the paths the watches reported. False if they cannot be
   // trusted (a queue overflow): then a full look is needed.
   bool DirtyScan(ChangeSet* out);
+  // Moves the kernel's events into pending_ (and reported_). False after a
+  // queue overflow.
+  bool ReadEvents();
   void LookAt(const std::string& rel, ChangeSet* out);
   void Deleted(const std::string& rel, ChangeSet* out);  // rel and everything under it
   void Watch(const std::string& rel);
@@ -149,6 +161,10 @@ class ChangeTracker {
   std::unordered_map<std::string, std::string> images_;  // path -> content as last seen
   int64_t images_bytes_ = 0;
   uint64_t scans_ = 0;
+  std::set<std::string> pending_;   // reported, not yet looked at
+  bool overflowed_ = false;         // the events since the last look are incomplete
+  std::set<std::string> reported_;  // since the last TakeReported
+  bool reported_all_ = true;        // a full look since the last TakeReported
 };
 
 }  // namespace odin

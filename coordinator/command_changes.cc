@@ -87,6 +87,20 @@ void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& e
   for (const PathChange& pc : external.changes) paths->push_back(JoinPath(o_.workspace, pc.path));
 }
 
+bool Coordinator::RefreshProtectedIndex(const Call& c) {
+  // The tracker heard from the kernel what changed since the index was last
+  // brought up to date: only that is read again. Without its word (no
+  // tracking, no watches, an overflow), the index looks for itself.
+  if (!c.tracked || !tracker_) return false;
+  std::set<std::string> changed;
+  if (tracker_->TakeReported(&changed)) {
+    protected_index_->RefreshPaths(changed);
+  } else {
+    protected_index_->Refresh();
+  }
+  return true;
+}
+
 bool Coordinator::UsesLane(const Call& c) const {
   return o_.track_changes && (TracksChanges(c) || !c.write_path.empty());
 }

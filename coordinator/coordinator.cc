@@ -272,7 +272,9 @@ void Coordinator::DispatchNow(Call& c) {
   if (TracksChanges(c)) StartTracking(c);
   if (c.call.tool == "ExecuteCommand" && c.call.policy == WorkerPolicy::kWritable) {
     if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
-    c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace, protected_index_.get()));
+    bool refreshed = RefreshProtectedIndex(c);
+    c.protected_before =
+        std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace, protected_index_.get(), refreshed));
   }
   pool_.Submit(c.call);
 }
@@ -699,8 +701,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     FinishSubagent(r.execution_id(), &*amended);
   }
   if (c.protected_before) {
+    bool refreshed = RefreshProtectedIndex(c);
     RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
-                                            o_.workspace + "/.odin/displaced", r.execution_id());
+                                            o_.workspace + "/.odin/displaced", r.execution_id(), refreshed);
     // A file put back holds what it held before: the tracker hears so, and
     // does not take the command's attempt for a change.
     if (tracker_ && c.tracked) {

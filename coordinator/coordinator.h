@@ -331,6 +331,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // never beside such a command. So what the tracker finds when a command
   // ends is that command's alone, and a write never lands under a running
   // command. Waiting calls go in order of arrival.
+  // Brings the protected-path index up to date from the tracker's word for
+  // a tracked command. False when the caller must let it refresh itself.
+  bool RefreshProtectedIndex(const Call& c);
   bool UsesLane(const Call& c) const;
   bool LaneAdmits(const Call& c) const;
   void EnterLane(Call& c);

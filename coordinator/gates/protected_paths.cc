@@ -185,40 +185,109 @@ std::vector<ProtectedMount> ProtectedMounts(const std::string& workspace) {
 void ProtectedIndex::Refresh() {
   ++pass_;
   complete_ = true;
-  nested_git_.clear();
-  git_like_.clear();
-  instructions_.clear();
   size_t count = 0;
   int root_fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) return;
+  if (root_fd < 0) {
+    dirs_.clear();
+    Collect();
+    return;
+  }
   Visit(root_fd, "", ".", &count);
   close(root_fd);
   for (auto it = dirs_.begin(); it != dirs_.end();) {
     it = it->second.seen == pass_ ? std::next(it) : dirs_.erase(it);
   }
+  Collect();
 }
 
-void ProtectedIndex::Visit(int parent_fd, const std::string& rel, const std::string& name, size_t* count) {
+void ProtectedIndex::RefreshPaths(const std::set<std::string>& changed) {
+  if (dirs_.empty() || !complete_) return Refresh();
+  // Each changed path's directory, and the path itself (a directory now,
+  // or one that is gone).
+  std::set<std::string> reread;
+  for (const std::string& p : changed) {
+    if (p.empty() || p[0] == '/' || p.find("..") != std::string::npos) return Refresh();
+    size_t slash = p.rfind('/');
+    reread.insert(slash == std::string::npos ? "" : p.substr(0, slash));
+    reread.insert(p);
+  }
+  ++pass_;
+  size_t count = dirs_.size();
+  int root_fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) {
+    dirs_.clear();
+    Collect();
+    return;
+  }
+  for (const std::string& rel : reread) {
+    // Its parent, opened one component at a time without following a
+    // symlink (a directory replaced by one is gone, as a full walk sees it).
+    int parent = dup(root_fd);
+    std::string name = ".";
+    size_t start = 0;
+    for (size_t slash = rel.find('/'); parent >= 0 && slash != std::string::npos; slash = rel.find('/', start)) {
+      int next =
+          openat(parent, rel.substr(start, slash - start).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      close(parent);
+      parent = next;
+      start = slash + 1;
+    }
+    if (!rel.empty()) name = rel.substr(start);
+    struct stat st;
+    bool is_dir = parent >= 0 && fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    // .git is never walked into, nor the root's .odin.
+    if (!is_dir || name == ".git" || rel == ".odin") {
+      Forget(rel);
+    } else {
+      Visit(parent, rel, name, &count, true);
+    }
+    if (parent >= 0) close(parent);
+  }
+  close(root_fd);
+  if (count > max_dirs_) complete_ = false;
+  Collect();
+}
+
+void ProtectedIndex::Forget(const std::string& rel) {
+  if (rel.empty()) {
+    dirs_.clear();
+    return;
+  }
+  std::string below = rel + "/";
+  for (auto it = dirs_.begin(); it != dirs_.end();) {
+    it = it->first == rel || it->first.compare(0, below.size(), below) == 0 ? dirs_.erase(it) : std::next(it);
+  }
+}
+
+void ProtectedIndex::Visit(int parent_fd, const std::string& rel, const std::string& name, size_t* count,
+                           bool incremental) {
   if (++*count > max_dirs_) {
     complete_ = false;
     return;
   }
   int fd = openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) {
+    if (incremental) Forget(rel);
+    return;
+  }
   struct stat st;
   if (fstat(fd, &st) != 0) {
     close(fd);
     return;
   }
+  bool known = dirs_.count(rel) != 0;
   Dir& d = dirs_[rel];
   int64_t mtime = Ns(st.st_mtim), ctime = Ns(st.st_ctim);
   // A directory changed within the file system's timestamp granularity of
   // its last reading may change again without its times moving: read it
-  // again until it has been quiet for a while (git's "racy" entries).
+  // again until it has been quiet for a while (git's "racy" entries). In an
+  // incremental refresh the kernel said it changed: read it again.
   constexpr int64_t kRacyNs = 2'000'000'000;
-  bool fresh = d.seen != 0 && d.mtime_ns == mtime && d.ctime_ns == ctime && d.ino == st.st_ino &&
-               d.read_at_ns - std::max(mtime, ctime) > kRacyNs;
+  bool fresh = !incremental && known && d.seen != 0 && d.mtime_ns == mtime && d.ctime_ns == ctime &&
+               d.ino == st.st_ino && d.read_at_ns - std::max(mtime, ctime) > kRacyNs;
+  std::vector<std::string> old_subdirs;
   if (!fresh) {
+    old_subdirs = std::move(d.subdirs);
     d.mtime_ns = mtime;
     d.ctime_ns = ctime;
     d.ino = st.st_ino;
@@ -248,20 +317,39 @@ void ProtectedIndex::Visit(int parent_fd, const std::string& rel, const std::str
     }
   }
   d.seen = pass_;
-  bool head = false, objects = false, refs = false, commondir = false;
-  for (const std::string& n : d.names) {
-    std::string path = rel.empty() ? n : rel + "/" + n;
-    if (n == ".git" && !rel.empty()) nested_git_.insert(path);
-    if (IsInstructionsName(n) && !rel.empty()) instructions_.insert(path);
-    head |= n == "HEAD";
-    objects |= n == "objects";
-    refs |= n == "refs";
-    commondir |= n == "commondir";
-  }
-  if (GitLike(head, objects, refs, commondir)) git_like_.insert(rel.empty() ? "." : rel);
   std::vector<std::string> subdirs = d.subdirs;  // d may move as dirs_ grows
-  for (const std::string& sub : subdirs) Visit(fd, rel.empty() ? sub : rel + "/" + sub, sub, count);
+  if (incremental) {
+    // Subdirectories no longer there are forgotten; known ones stay as they
+    // are (the kernel would have said if they changed).
+    for (const std::string& sub : old_subdirs) {
+      if (std::find(subdirs.begin(), subdirs.end(), sub) == subdirs.end()) Forget(rel.empty() ? sub : rel + "/" + sub);
+    }
+  }
+  for (const std::string& sub : subdirs) {
+    std::string sub_rel = rel.empty() ? sub : rel + "/" + sub;
+    if (incremental && dirs_.count(sub_rel) != 0) continue;
+    Visit(fd, sub_rel, sub, count, incremental);
+  }
   close(fd);
+}
+
+void ProtectedIndex::Collect() {
+  nested_git_.clear();
+  git_like_.clear();
+  instructions_.clear();
+  for (const auto& [rel, d] : dirs_) {
+    bool head = false, objects = false, refs = false, commondir = false;
+    for (const std::string& n : d.names) {
+      std::string path = rel.empty() ? n : rel + "/" + n;
+      if (n == ".git" && !rel.empty()) nested_git_.insert(path);
+      if (IsInstructionsName(n) && !rel.empty()) instructions_.insert(path);
+      head |= n == "HEAD";
+      objects |= n == "objects";
+      refs |= n == "refs";
+      commondir |= n == "commondir";
+    }
+    if (GitLike(head, objects, refs, commondir)) git_like_.insert(rel.empty() ? "." : rel);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -383,11 +471,11 @@ bool Displace(const std::string& workspace, const std::string& rel, const std::s
 
 }  // namespace
 
-ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index) {
+ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index, bool refreshed) {
   ProtectedSnapshot s;
   std::set<std::string> nested_git;
   if (index != nullptr) {
-    index->Refresh();
+    if (!refreshed) index->Refresh();
     s.nested = Markers(*index);
     nested_git = NestedGitDirs(*index);
   }
@@ -401,7 +489,7 @@ ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex
 }
 
 RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before, ProtectedIndex* index,
-                               const std::string& displaced_root, const std::string& id) {
+                               const std::string& displaced_root, const std::string& id, bool refreshed) {
   RestoreReport report;
   report.displaced_dir = displaced_root.empty() ? "" : displaced_root + "/" + (id.empty() ? "unknown" : id);
   // Moves rel aside (never deletes it). False if it could not.
@@ -451,7 +539,7 @@ RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnap
   //    below the root are moved aside.
   std::set<std::string> before_nested_git;
   if (index != nullptr) {
-    index->Refresh();
+    if (!refreshed) index->Refresh();
     for (const std::string& rel : Markers(*index)) {
       if (before.nested.count(rel) == 0) displace(rel);
     }
@@ -504,7 +592,7 @@ RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnap
     else
       report.unrestored.push_back(rel);
   }
-  if (index != nullptr && !report.displaced.empty()) index->Refresh();
+  if (index != nullptr && !refreshed && !report.displaced.empty()) index->Refresh();
   for (std::vector<std::string>* v : {&report.restored, &report.displaced, &report.unrestored}) {
     std::sort(v->begin(), v->end());
     v->erase(std::unique(v->begin(), v->end()), v->end());

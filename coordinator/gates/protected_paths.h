@@ -84,6 +84,14 @@ class ProtectedIndex {
   explicit ProtectedIndex(std::string root, size_t max_dirs = 200000) : root_(std::move(root)), max_dirs_(max_dirs) {}
   // Brings the index up to date (the first call reads the whole tree).
   void Refresh();
+  // Brings it up to date from what changed, as the change tracker heard it
+  // from the kernel: the paths (relative) created, deleted, renamed or
+  // changed since the last refresh. Only their parents and themselves are
+  // read again (a new directory is read whole); what is gone is forgotten
+  // with everything below it. Nothing else is looked at, so this costs what
+  // changed, not the size of the tree. The first refresh, and one of an
+  // incomplete index, is a full one.
+  void RefreshPaths(const std::set<std::string>& changed);
   // Relative paths: nested ".git" entries (files, directories, symlinks);
   // git-like directories; instruction files below the root.
   const std::set<std::string>& nested_git() const { return nested_git_; }
@@ -103,7 +111,13 @@ class ProtectedIndex {
     std::vector<std::string> names;  // entries that matter (.git, HEAD, objects, refs, commondir, ODIN.md, AGENTS.md)
     uint64_t seen = 0;
   };
-  void Visit(int parent_fd, const std::string& rel, const std::string& name, size_t* count);
+  // Reads the directory rel (name in parent_fd) and walks its
+  // subdirectories: all of them in a full refresh; in an incremental one
+  // (known_only), only those the index does not know yet, and rel is read
+  // again whatever its times say.
+  void Visit(int parent_fd, const std::string& rel, const std::string& name, size_t* count, bool incremental = false);
+  void Forget(const std::string& rel);  // rel and every directory below it
+  void Collect();                       // the sets, from dirs_
 
   std::string root_;
   size_t max_dirs_;
@@ -135,9 +149,11 @@ struct ProtectedSnapshot {
 };
 constexpr uint64_t kMaxCapturedBytes = 64ull << 20;
 
-// index: the workspace's ProtectedIndex (refreshed here); null skips what
-// lies below the root.
-ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index = nullptr);
+// index: the workspace's ProtectedIndex (refreshed here, unless the caller
+// has just brought it up to date: refreshed); null skips what lies below
+// the root.
+ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index = nullptr,
+                                    bool refreshed = false);
 
 // What RestoreProtected did.
 struct RestoreReport {
@@ -151,8 +167,11 @@ struct RestoreReport {
 // protected files the command created, puts a replaced .git back, moves new
 // nested git directories and instruction files into displaced_root/<id>/.
 // Never deletes or overwrites a path that `before` did not capture.
+// With refreshed, the caller has brought index up to date with what the
+// command did, and will again with what this does (the change tracker's
+// word: RefreshPaths); else it is refreshed here, before and after.
 RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before,
                                ProtectedIndex* index = nullptr, const std::string& displaced_root = "",
-                               const std::string& id = "");
+                               const std::string& id = "", bool refreshed = false);
 
 }  // namespace odin

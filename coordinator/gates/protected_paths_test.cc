@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
+#include "coordinator/change_tracker.h"
+#include "coordinator/git_ignore.h"
 
 namespace odin {
 namespace {
@@ -198,6 +201,59 @@ TEST_F(ProtectedTreeTest, NestedInstructionFilesAChangeOrDeletionOfIsPutBack) {
   EXPECT_THAT(r.restored, ElementsAre("docs/AGENTS.md", "src/ODIN.md"));
   EXPECT_EQ(Get("docs/AGENTS.md"), "docs rules\n");
   EXPECT_EQ(Get("src/ODIN.md"), "src rules\n");
+}
+
+// An index kept up to date from the change tracker's word (what the kernel
+// reported) knows what a full walk of the tree finds, step after step:
+// nested repositories, git-like layouts and instruction files made deep in
+// new directories, in existing ones, under ignored ones, renamed, deleted,
+// and behind a directory replaced by a symlink.
+TEST_F(ProtectedTreeTest, AnIndexFollowingTheTrackersWordKnowsWhatAFullWalkFinds) {
+  Put("src/a.c", "int a;\n");
+  Put("docs/AGENTS.md", "docs\n");
+  Put("vendor/lib/.git/HEAD", "ref: refs/heads/main\n");
+  Dir("node_modules/pkg");
+  ChangeTracker tracker(ws_, nullptr);
+  tracker.Rescan();
+  ProtectedIndex index(ws_);
+  std::set<std::string> ignored;
+  tracker.TakeReported(&ignored);  // the first look: not trusted, a full refresh
+  index.Refresh();
+  auto step = [&](const char* what, const std::function<void()>& change) {
+    SCOPED_TRACE(what);
+    change();
+    tracker.Rescan();
+    std::set<std::string> changed;
+    ASSERT_TRUE(tracker.TakeReported(&changed)) << "the watches held";
+    index.RefreshPaths(changed);
+    ProtectedIndex full(ws_);
+    full.Refresh();
+    EXPECT_EQ(index.nested_git(), full.nested_git());
+    EXPECT_EQ(index.git_like(), full.git_like());
+    EXPECT_EQ(index.instructions(), full.instructions());
+  };
+  step("a new repository deep in new directories", [&] { Put("x/y/z/.git/HEAD", "ref: refs/heads/main\n"); });
+  step("one in an existing directory", [&] { Put("src/.git", "gitdir: /elsewhere\n"); });
+  step("one under an ignored directory", [&] { Put("node_modules/pkg/.git/config", "[core]\n"); });
+  step("a git-like layout", [&] {
+    Put("src/cfg/HEAD", "ref: refs/heads/main\n");
+    Dir("src/cfg/objects");
+    Dir("src/cfg/refs");
+  });
+  step("instruction files made and deleted", [&] {
+    Put("src/ODIN.md", "rules\n");
+    ASSERT_EQ(unlink((ws_ + "/docs/AGENTS.md").c_str()), 0);
+  });
+  step("a directory with markers renamed",
+       [&] { ASSERT_EQ(rename((ws_ + "/x").c_str(), (ws_ + "/moved").c_str()), 0); });
+  step("a directory with markers deleted", [&] { RemoveTree(ws_ + "/vendor"); });
+  step("a directory replaced by a symlink to one with markers", [&] {
+    Put("elsewhere/AGENTS.md", "x\n");
+    RemoveTree(ws_ + "/src/cfg");
+    ASSERT_EQ(symlink((ws_ + "/elsewhere").c_str(), (ws_ + "/src/cfg").c_str()), 0);
+  });
+  EXPECT_THAT(index.nested_git(), ElementsAre("moved/y/z/.git", "node_modules/pkg/.git", "src/.git"));
+  EXPECT_THAT(index.instructions(), ElementsAre("elsewhere/AGENTS.md", "src/ODIN.md"));
 }
 
 TEST_F(ProtectedTreeTest, TheIndexSeesChangesMadeRightAfterItsLastReading) {
