@@ -450,6 +450,9 @@ ChangeSet ChangeTracker::Rescan() {
   }
   std::stable_sort(out.changes.begin(), out.changes.end(),
                    [](const PathChange& a, const PathChange& b) { return a.path < b.path; });
+  // The index as it is after this look is the one the next look's
+  // before-images come from.
+  if (ignore_ && (o_.remember_git_index || ignore_->index_remembered())) ignore_->RememberIndex();
   return out;
 }
 

@@ -85,6 +85,12 @@ struct ChangeTrackerOptions {
   // tree: odin exec, which looks once more after the first, watches only
   // large trees.
   size_t watch_from_entries = 0;
+  // Read git's index at the first look (and again after each look, if it
+  // changed), so the next look's before-images come from the index as it
+  // was before (a command may rewrite it: git checkout). Off for odin exec,
+  // whose one command must not wait for libgit2: its index is read only
+  // when a change asks, as it is then.
+  bool remember_git_index = true;
 };
 
 class ChangeTracker {

@@ -293,6 +293,12 @@ TEST_F(ChangeTrackerGitTest, GitsIndexGivesBeforeImagesOfCommittedFiles) {
   Write("gone.c", "int g;\n");
   Git({"add", "."});
   Git({"commit", "-q", "-m", "one"});
+  // Older than the index (else racily clean, and git's stat would not vouch).
+  struct timespec past[2] = {{time(nullptr) - 60, 0}, {time(nullptr) - 60, 0}};
+  for (const char* f : {"committed.c", "touched.c", "dirty.c", "gone.c"}) {
+    ASSERT_EQ(utimensat(AT_FDCWD, (root_ + "/" + f).c_str(), past, 0), 0);
+  }
+  Git({"update-index", "-q", "--refresh"});
   Rewrite("dirty.c", "int D;\n");  // changed since git recorded it: git cannot vouch
   ChangeTracker t(root_, GitIgnore::Open(root_));
   ASSERT_TRUE(t.Rescan().empty());

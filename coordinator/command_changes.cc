@@ -53,7 +53,10 @@ void Coordinator::StartTracking(Call& c) {
     ChangeTrackerOptions o;
     o.image_cap_bytes = o_.image_cap_bytes;
     o.images_total_bytes = o_.images_per_command_bytes;
-    if (o_.session_kind == "exec") o.watch_from_entries = 5000;  // odin exec runs one command
+    if (o_.session_kind == "exec") {  // odin exec runs one command
+      o.watch_from_entries = 5000;
+      o.remember_git_index = false;
+    }
     tracker_ = std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
     tracker_->Rescan();  // the reference
     // What the agents read before: a change of it has its bytes before.

@@ -151,17 +151,30 @@ std::string GitIgnore::IgnoredRoot(const std::string& relative_path) {
   return Ask(relative_path) ? relative_path : "";
 }
 
+bool GitIgnore::RememberIndex() {
+  Load();
+  if (repo_ == nullptr) return false;
+  const GitApi* api = repo_->api;
+  if (repo_->index == nullptr && api->index(&repo_->index, repo_->repo) != 0) {
+    repo_->index = nullptr;
+    return false;
+  }
+  // Read again only if the file changed on disk.
+  return api->index_read(repo_->index, 0) == 0;
+}
+
+bool GitIgnore::index_remembered() const { return repo_ != nullptr && repo_->index != nullptr; }
+
 std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative_path, const IndexedStat& seen,
                                                      int64_t max_bytes) {
   if (seen.size < 0 || seen.size > max_bytes) return std::nullopt;
   Load();
   if (repo_ == nullptr) return std::nullopt;
   const GitApi* api = repo_->api;
-  if (repo_->index == nullptr && api->index(&repo_->index, repo_->repo) != 0) {
-    repo_->index = nullptr;
-    return std::nullopt;
-  }
-  if (api->index_read(repo_->index, 0) != 0) return std::nullopt;  // reread only if it changed on disk
+  // The index as of the last look (RememberIndex), or as it is now if
+  // none was taken: a command may have rewritten it (git checkout), and
+  // only the index from before describes the files as they were.
+  if (repo_->index == nullptr && !RememberIndex()) return std::nullopt;
   const git_index_entry* e = api->index_get(repo_->index, (prefix_ + relative_path).c_str(), 0);
   if (e == nullptr) return std::nullopt;
   // Git's own test of "unchanged since it was added": the stat it recorded.

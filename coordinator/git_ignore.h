@@ -50,8 +50,14 @@ class GitIgnore {
   // file as seen is unchanged since git recorded it: the same size, inode,
   // times and executable bit as the index entry, not racily clean, the blob
   // of that size, at most max_bytes. nullopt otherwise.
+  // Uses the index as RememberIndex last read it (or reads it now).
   std::optional<std::string> IndexedContent(const std::string& relative_path, const IndexedStat& seen,
                                             int64_t max_bytes);
+  // Reads git's index (again, if it changed on disk) and keeps it: later
+  // IndexedContent questions are answered from it, as it was now, whatever
+  // a command does to the file since. False outside a repository.
+  bool RememberIndex();
+  bool index_remembered() const;
 
   // Why nothing is ignored ("" when the rules are in use).
   const std::string& unavailable() {

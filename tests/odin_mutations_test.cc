@@ -4,6 +4,8 @@
 // validation of a command's changes, with clangd, is in
 // odin_validation_test.cc.)
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -57,6 +59,20 @@ class OdinMutationsTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
   std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
+  void Git(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git", "-C", ws_.path(), "-c", "user.name=t", "-c", "user.email=t@t"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment()});
+    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().message());
+  }
+  // Files git wrote in the same clock tick as its index are "racily clean":
+  // their recorded stat cannot vouch for them (git, and Odin, compare the
+  // bytes instead). Committed files are usually older: make these so.
+  void AgeForGit(const std::vector<std::string>& rels) {
+    struct timespec past[2] = {{time(nullptr) - 60, 0}, {time(nullptr) - 60, 0}};
+    for (const std::string& rel : rels) ASSERT_EQ(utimensat(AT_FDCWD, ws_.Join(rel).c_str(), past, 0), 0) << rel;
+    Git({"update-index", "-q", "--refresh"});
+  }
   std::vector<std::string> Rows(const std::string& sql, const std::string& bind = "") {
     return LedgerRows(ws_.Join(".odin/odin.db"), sql, bind);
   }
@@ -304,13 +320,9 @@ TEST_F(OdinMutationsTest, UndoOfAMessageAndWhatCannotBeUndone) {
 // puts it back.
 TEST_F(OdinMutationsTest, ACommittedFileNobodyReadIsUndoableFromGitsIndex) {
   Put("src.txt", "one\ntwo\n");
-  for (std::vector<std::string> args :
-       {std::vector<std::string>{"add", "src.txt"}, std::vector<std::string>{"commit", "-q", "-m", "base"}}) {
-    std::vector<std::string> argv = {"git", "-C", ws_.path(), "-c", "user.name=t", "-c", "user.email=t@t"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment()});
-    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().message());
-  }
+  Git({"add", "src.txt"});
+  Git({"commit", "-q", "-m", "base"});
+  AgeForGit({"src.txt"});
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sed -i 's/two/2/' src.txt"}}]},
     {"text":"Done."}]})");
@@ -329,12 +341,7 @@ TEST_F(OdinMutationsTest, ACommittedFileNobodyReadIsUndoableFromGitsIndex) {
 // Undo after git's HEAD moved (a commit since the call): it warns, naming
 // where HEAD was and is, and still undoes.
 TEST_F(OdinMutationsTest, UndoWarnsWhenGitsHeadMovedSince) {
-  auto git = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {"git", "-C", ws_.path(), "-c", "user.name=t", "-c", "user.email=t@t"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    StatusOr<CommandOutput> out = RunCommand({.argv = argv, .env = CurrentEnvironment()});
-    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().message());
-  };
+  auto git = [&](std::vector<std::string> args) { Git(std::move(args)); };
   Put("a.txt", "one\n");
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo made > made.txt"}}]},
@@ -562,6 +569,51 @@ TEST_F(OdinMutationsTest, AProtectedFileOfTwoMegabytesIsPutBackWhole) {
   ASSERT_EQ(r["status"], "done") << last_.err;
   EXPECT_TRUE(Get("sub/AGENTS.md") == big) << "the protected file was not put back whole";
   EXPECT_EQ(Rows("SELECT COUNT(*) FROM mutations WHERE path LIKE '%AGENTS.md'")[0], "0");
+}
+
+// `git checkout` of a branch that differs in 2,000 files: recorded (each
+// with its before-image from git's index), shown to the model compactly, 50
+// validated and the rest not_validated, so completion waits for the checks.
+TEST_F(NotValidatedTest, ACheckoutThatChangesTwoThousandFiles) {
+  json config = {{"checks", {{"tests", "true"}}}};
+  config["validation"]["check_commands"] = {{".zz", {"true"}}};
+  ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  auto git = [&](std::vector<std::string> args) { Git(std::move(args)); };
+  auto write_all = [&](const std::string& text) {
+    for (int i = 0; i < 2000; ++i) Put("src/f" + std::to_string(i) + ".zz", text + std::to_string(i) + "\n");
+  };
+  ASSERT_TRUE(MakeDirs(ws_.Join("src")).ok());
+  write_all("a");
+  git({"add", "."});
+  git({"commit", "-q", "-m", "one"});
+  git({"branch", "other"});
+  git({"checkout", "-q", "other"});
+  write_all("b");
+  git({"commit", "-q", "-a", "-m", "two"});
+  git({"checkout", "-q", "-"});
+  std::vector<std::string> all;
+  for (int i = 0; i < 2000; ++i) all.push_back("src/f" + std::to_string(i) + ".zz");
+  AgeForGit(all);
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"git checkout -q other"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Get("src/f7.zz"), "b7\n");
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  json record = LastResult(requests[1]);
+  EXPECT_EQ(record["validations"].size(), 50u);
+  EXPECT_EQ(record["not_validated"], 1950) << record.dump().substr(0, 2000);
+  ASSERT_TRUE(record["changes"].is_array());
+  EXPECT_LT(record["changes"].size(), 100u) << "shown compactly";
+  EXPECT_EQ(record["changes"].size() + record["changes_not_shown"].get<size_t>(), 2000u);
+  EXPECT_EQ(Rows("SELECT COUNT(*) || '|' || SUM(undoable) FROM mutations WHERE source = 'command'")[0], "2000|2000");
+  bool tests_passed = false;
+  for (const json& c : r["report"]["checks"])
+    tests_passed = tests_passed || (c["name"] == "tests" && c["status"] == "passed");
+  EXPECT_TRUE(tests_passed) << r["report"]["checks"].dump();
 }
 
 }  // namespace

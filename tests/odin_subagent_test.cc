@@ -230,32 +230,44 @@ TEST_F(OdinSubagentTest, ASubagentPastItsDeadlineEndsAsTimedOutAndTheParentConti
 }
 
 TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
-  // "one" runs short commands; "two" and "three" start one that would run for
-  // a minute. The AgentTool calls and the three first commands use the
-  // budget of 6 tool calls: one's second command is refused, and every
-  // subagent stops, the long commands killed. One's first command ends once
-  // the other two have started theirs (their marker files in the workspace,
-  // hence edit mode, and a worker for each of the three commands), so its
-  // second comes last.
+  // "one" runs short commands; "two" and "three" (in ask mode, so their
+  // commands run side by side: commands that can write take turns) start
+  // one that would run for a minute. The AgentTool calls and the three
+  // first commands use the budget of 6 tool calls: one's second command is
+  // refused, and every subagent stops, the long commands killed. One's
+  // second command is held until the test sees both long ones running, so
+  // it comes last.
   config_["workers"] = {{"count", 3}};
   std::string slow = "sleep 61." + std::to_string(getpid());
-  std::string others_started =
-      "for i in $(seq 600); do [ -e started_two ] && [ -e started_three ] && break; sleep 0.05; done; ";
+  TempWorkspace release;
   json agents = json::object();
   std::vector<json> spawn;
   for (const char* name : {"one", "two", "three"}) {
+    bool first = std::string(name) == "one";
     std::vector<json> turns;
     for (int i = 0; i < 5; ++i) {
-      std::string command = std::string(name) == "one" ? (i == 0 ? others_started : "") + "echo " + std::to_string(i)
-                                                       : "touch started_" + std::string(name) + "; " + slow;
-      turns.push_back(Turn({Call("ExecuteCommand", {{"command", command + " # " + std::to_string(i)}})}));
+      std::string command = first ? "echo " + std::to_string(i) : slow;
+      json turn = Turn({Call("ExecuteCommand", {{"command", command + " # " + std::to_string(i)}})});
+      if (first && i == 1) turn["hold_until"] = release.Join("go");
+      turns.push_back(turn);
     }
     turns.push_back(Text("unreachable"));
     agents[std::string("worker ") + name] = turns;
-    spawn.push_back(Agent(std::string("worker ") + name + ": keep going", "edit"));
+    spawn.push_back(Agent(std::string("worker ") + name + ": keep going", first ? "edit" : "ask"));
   }
   FakeLlm llm(json({{"responses", {Turn(spawn), Text("unreachable")}}, {"agents", agents}}).dump());
-  json r = Prompt(llm, {"--max-tool-calls", "6"});
+  WriteConfig();
+  int out = -1;
+  pid_t odin =
+      StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json", "--max-tool-calls", "6"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg(slow).size() >= 2; }, std::chrono::seconds(30)))
+      << "the long commands never ran";
+  ASSERT_TRUE(WriteFileAtomic(release.Join("go"), "").ok());
+  std::string text = ReadUntil(out, "\n}");
+  close(out);
+  last_.exit_code = Wait(odin);
+  json r = json::parse(text.substr(0, text.rfind('}') + 1), nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << text;
   EXPECT_EQ(r["status"], "budget_exceeded") << last_.err;
   EXPECT_EQ(last_.exit_code, 4);
   EXPECT_EQ(r["budget"]["exceeded"], "tool_calls");
