@@ -89,6 +89,14 @@ GitHead ReadGitHead(const std::string& workspace) {
   std::string line = Trim(*file);
   if (line.rfind("ref: ", 0) == 0) {
     head.ref = line.substr(5);
+    // A repository's text, shown to people: a ref name git would accept
+    // looks like this; anything else names no commit.
+    bool plausible = head.ref.size() <= 255 && head.ref.rfind("refs/", 0) == 0;
+    for (char c : head.ref) plausible = plausible && c > ' ' && c < 0x7f && c != '\\';
+    if (!plausible) {
+      head.ref = "(an unreadable ref)";
+      return head;
+    }
     head.commit = ResolveRef(git_dir, common_dir, head.ref);
   } else if (IsHex(line)) {
     head.commit = line;

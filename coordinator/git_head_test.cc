@@ -71,6 +71,16 @@ TEST_F(GitHeadTest, ABranchADetachedHeadAndPackedRefs) {
   EXPECT_EQ(head.Describe(), "detached at " + one.substr(0, 12));
 }
 
+TEST_F(GitHeadTest, AHeadNamingNoRefGitWouldMakeIsNotShownAsItIs) {
+  Git({"init", "-q", "-b", "main"});
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".git/HEAD"), "ref: refs/heads/\x1b]0;pwned\x07\n").ok());
+  GitHead head = ReadGitHead(ws_.path());
+  EXPECT_EQ(head.ref, "(an unreadable ref)");
+  EXPECT_EQ(head.commit, "");
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".git/HEAD"), "ref: " + std::string(10000, 'a') + "\n").ok());
+  EXPECT_EQ(ReadGitHead(ws_.path()).ref, "(an unreadable ref)");
+}
+
 TEST_F(GitHeadTest, AWorktreeReadsItsOwnHead) {
   Git({"init", "-q", "-b", "main"});
   Git({"commit", "-q", "--allow-empty", "-m", "one"});

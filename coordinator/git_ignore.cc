@@ -155,6 +155,12 @@ bool GitIgnore::RememberIndex() {
   Load();
   if (repo_ == nullptr) return false;
   const GitApi* api = repo_->api;
+  // An index past this is not one git made for a work tree people edit: not
+  // worth the coordinator's memory (before-images are a convenience).
+  constexpr int64_t kMaxIndexBytes = 256 << 20;
+  struct stat st;
+  std::string index_path = std::string(api->path(repo_->repo)) + "index";
+  if (stat(index_path.c_str(), &st) == 0 && st.st_size > kMaxIndexBytes) return false;
   if (repo_->index == nullptr && api->index(&repo_->index, repo_->repo) != 0) {
     repo_->index = nullptr;
     return false;
