@@ -245,8 +245,16 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   }
   if (root.contains("ledger")) {
     const json& l = root["ledger"];
-    RETURN_IF_ERROR(CheckKeys(l, "ledger", {"artifact_cap_bytes"}, origin));
+    RETURN_IF_ERROR(CheckKeys(
+        l, "ledger", {"artifact_cap_bytes", "before_image_cap_bytes", "before_images_per_command_bytes"}, origin));
     RETURN_IF_ERROR(Read(l, "ledger", "artifact_cap_bytes", &c.artifact_cap_bytes, origin));
+    RETURN_IF_ERROR(Read(l, "ledger", "before_image_cap_bytes", &c.before_image_cap_bytes, origin));
+    RETURN_IF_ERROR(Read(l, "ledger", "before_images_per_command_bytes", &c.before_images_per_command_bytes, origin));
+    // Kept in the coordinator's memory while a command runs: bounded.
+    constexpr uint64_t kMaxImages = 1ull << 30;
+    if (c.before_image_cap_bytes > kMaxImages || c.before_images_per_command_bytes > kMaxImages) {
+      return Status::InvalidArgument(origin, "ledger.before_image caps are at most 1073741824 bytes");
+    }
   }
   if (root.contains("output")) {
     const json& o = root["output"];

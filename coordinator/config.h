@@ -92,6 +92,11 @@ struct Config {
   int worker_count = 0;                    // workers.count: 0 = number of cores
   int heartbeat_ms = 500;                  // workers.heartbeat_ms
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this
+  // ledger.before_image_cap_bytes, ledger.before_images_per_command_bytes:
+  // a change's bytes before are kept (undoable) up to these; past them only
+  // the hash. Protected files are never subject to them.
+  uint64_t before_image_cap_bytes = 1u << 20;
+  uint64_t before_images_per_command_bytes = 64u << 20;
   uint32_t output_head_bytes = 64 * 1024;  // output.head_bytes
   uint32_t output_tail_bytes = 64 * 1024;  // output.tail_bytes
   FileCacheOptions file_cache;             // file_cache.*; eviction: lru, lfu or hybrid

@@ -34,6 +34,19 @@ TEST(ConfigTest, ReadsEverySection) {
   EXPECT_EQ(c->output_tail_bytes, 20u);
 }
 
+TEST(ConfigTest, BeforeImageCaps) {
+  auto d = ParseConfig("{}", "f");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->before_image_cap_bytes, 1u << 20);
+  EXPECT_EQ(d->before_images_per_command_bytes, 64u << 20);
+  auto c = ParseConfig(R"({"ledger":{"before_image_cap_bytes":4,"before_images_per_command_bytes":8}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->before_image_cap_bytes, 4u);
+  EXPECT_EQ(c->before_images_per_command_bytes, 8u);
+  EXPECT_EQ(ParseConfig(R"({"ledger":{"before_image_cap_bytes":2147483648}})", "f").status().message(),
+            "f: ledger.before_image caps are at most 1073741824 bytes");
+}
+
 TEST(ConfigTest, FileCacheSettings) {
   auto c = ParseConfig(R"({"file_cache":{"max_entries":7,"eviction":"lfu"}})", "f");
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -76,6 +76,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.workspace = ws.root;
   co.mode = call_mode;
   co.artifact_cap_bytes = config.artifact_cap_bytes;
+  co.image_cap_bytes = static_cast<int64_t>(config.before_image_cap_bytes);
+  co.images_per_command_bytes = static_cast<int64_t>(config.before_images_per_command_bytes);
   co.file_cache = config.file_cache;
   co.pool.size = flags.workers > 0 ? flags.workers : (config.worker_count > 0 ? config.worker_count : CpuCount());
   co.pool.heartbeat_interval = milliseconds(config.heartbeat_ms);

@@ -415,6 +415,25 @@ TEST_F(OdinMutationsTest, ABackgroundWriterDiesWithItsCommandAndOutsideChangesAr
   EXPECT_EQ(r["changed_files"], json::array({"a.txt"}));
 }
 
+// The before-image caps come from the config: past ledger.before_image_cap_bytes
+// a change keeps only its hash and is not undoable, a file tool's as well
+// as a command's.
+TEST_F(OdinMutationsTest, BeforeImageCapsFromTheConfig) {
+  ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), R"({"ledger":{"before_image_cap_bytes":8}})").ok());
+  Put("small.txt", "tiny\n");
+  Put("large.txt", "more than eight bytes\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"small.txt"}},{"name":"Read","arguments":{"file_path":"large.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo x >> small.txt; echo x >> large.txt"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Rows("SELECT substr(path, length(?) + 2) || '|' || undoable FROM mutations ORDER BY path", ws_.path()),
+            std::vector<std::string>({"large.txt|0", "small.txt|1"}));
+}
+
 // A directory replaced by a symlink since: undo never writes through it.
 TEST_F(OdinMutationsTest, UndoNeverWritesThroughASymlinkedDirectory) {
   TempWorkspace outside;
