@@ -29,9 +29,9 @@ constexpr char kUndoTool[] = "Undo";
 // The executions earlier undos undid.
 StatusOr<std::set<std::string>> UndoneCalls(Ledger* ledger) {
   std::set<std::string> undone;
-  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListExecutions(100000));
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListToolExecutions(kUndoTool));
   for (const ExecutionRow& row : rows) {
-    if (row.start.tool != kUndoTool || !row.end || row.end->status != "ok") continue;
+    if (!row.end || row.end->status != "ok") continue;
     json args = json::parse(row.start.args_json, nullptr, false);
     if (!args.is_object() || !args.contains("undo") || !args["undo"].is_array()) continue;
     for (const json& id : args["undo"]) {

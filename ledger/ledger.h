@@ -299,6 +299,8 @@ class Ledger {
 
   // Newest first.
   StatusOr<std::vector<ExecutionRow>> ListExecutions(int limit);
+  // Every call of one tool, oldest first.
+  StatusOr<std::vector<ExecutionRow>> ListToolExecutions(const std::string& tool);
   // The calls of one session, oldest first.
   StatusOr<std::vector<ExecutionRow>> ListSessionExecutions(const std::string& session_id);
   StatusOr<SessionRecord> FindSession(const std::string& id);

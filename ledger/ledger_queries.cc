@@ -93,6 +93,18 @@ StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {
   return rows;
 }
 
+StatusOr<std::vector<ExecutionRow>> Ledger::ListToolExecutions(const std::string& tool) {
+  Stmt s;
+  std::string sql = std::string("SELECT ") + kExecutionColumns + " WHERE s.tool = ? ORDER BY s.seq";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list executions of a tool", rc);
+  sqlite3_bind_text(s.st, 1, tool.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ExecutionRow> rows;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) rows.push_back(ReadExecution(s.st));
+  if (rc != SQLITE_DONE) return SqliteError("list executions of a tool", rc);
+  return rows;
+}
+
 StatusOr<std::vector<ExecutionRow>> Ledger::ListSessionExecutions(const std::string& session_id) {
   Stmt s;
   std::string sql = std::string("SELECT ") + kExecutionColumns + " WHERE s.session_id = ? ORDER BY s.seq";

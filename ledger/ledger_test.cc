@@ -100,6 +100,24 @@ TEST_F(LedgerTest, ListsNewestFirstWithLimit) {
   EXPECT_EQ((*rows)[1].start.execution_id, "ex_2");
 }
 
+TEST_F(LedgerTest, ListsTheCallsOfOneToolOldestFirst) {
+  auto l = Open();
+  for (const char* id : {"ex_1", "ex_2", "ex_3"}) {
+    ExecutionStart s = Start(id);
+    if (std::string(id) != "ex_2") s.tool = "Undo";
+    ASSERT_TRUE(l->AddExecutionStart(s).ok());
+  }
+  ASSERT_TRUE(l->AddExecutionEnd(End("ex_3"), {}).ok());
+  auto rows = l->ListToolExecutions("Undo");
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].start.execution_id, "ex_1");
+  EXPECT_FALSE((*rows)[0].end.has_value());
+  EXPECT_EQ((*rows)[1].start.execution_id, "ex_3");
+  EXPECT_TRUE((*rows)[1].end.has_value());
+  EXPECT_TRUE(l->ListToolExecutions("Read")->empty());
+}
+
 TEST_F(LedgerTest, FindsByUniquePrefixOnly) {
   auto l = Open();
   ASSERT_TRUE(l->AddExecutionStart(Start("ex_abc1")).ok());
