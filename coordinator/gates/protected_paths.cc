@@ -1,5 +1,10 @@
 #include "coordinator/gates/protected_paths.h"
 
+// Long file: the one list of protected paths, the index of where they are
+// below the root, and the snapshot and restore around commands all share
+// that list's helpers (names, git layouts, control paths); apart, each
+// would need them exported.
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
