@@ -70,12 +70,12 @@ std::string ReadLinkAt(int dir_fd, const char* name) {
 ChangeTracker::ChangeTracker(std::string root, std::unique_ptr<GitIgnore> ignore, ChangeTrackerOptions options)
     : root_(std::move(root)), ignore_(std::move(ignore)), o_(options) {}
 
-void ChangeTracker::Keep(const std::string& path, std::string content) {
+void ChangeTracker::Keep(const std::string& path, const std::string& content) {
   Forget(path);
   int64_t size = static_cast<int64_t>(content.size());
-  if (size > o_.image_cap_bytes || images_bytes_ + size > o_.images_total_bytes) return;
+  if (size > o_.image_cap_bytes || images_bytes_ + size > o_.images_total_bytes) return;  // past a cap: not copied
   images_bytes_ += size;
-  images_[path] = std::move(content);
+  images_[path] = content;
 }
 
 void ChangeTracker::Forget(const std::string& path) {

@@ -106,9 +106,10 @@ class ChangeTracker {
 
   // A write the coordinator knows of (a file tool's): the file at path
   // (relative) now holds content with this hash, so the next Rescan sees no
-  // change there and a later change has its before-image.
+  // change there and a later change has its before-image (content is kept
+  // within the caps; null when not known).
   void NoteWrite(const std::string& path, const std::string& sha256, const std::string* content);
-  // The hash (and content, if small) of a file as read, so a later change
+  // The hash (and content, kept within the caps) of a file as read, so a later change
   // has a before hash and image. Ignored if the file's metadata changed.
   void NoteRead(const std::string& path, const std::string& sha256, const std::string* content);
 
@@ -155,7 +156,9 @@ class ChangeTracker {
   std::map<std::string, Seen>::iterator EraseAsDeleted(std::map<std::string, Seen>::iterator at, ChangeSet* out);
   // Reads a regular file's hash (and content, if small enough to keep).
   void Hash(int dir_fd, const char* name, EntryState* state, std::optional<std::string>* content);
-  void Keep(const std::string& path, std::string content);
+  // Keeps content as path's before-image, within the caps (past them, the
+  // path has none).
+  void Keep(const std::string& path, const std::string& content);
   void Forget(const std::string& path);
 
   std::string root_;

@@ -65,13 +65,13 @@ void Coordinator::StartTracking(Call& c) {
       for (const CachedFile* f : agent.cache->Entries()) {
         std::string rel = RelativeTo(f->path, o_.workspace);
         if (rel.empty() || !f->full || !f->content_known || !agent.cache->IsFresh(f->path)) continue;
-        bool small = static_cast<int64_t>(f->content.size()) <= o_.image_cap_bytes;
-        tracker_->NoteRead(rel, f->sha256, small ? &f->content : nullptr);
+        tracker_->NoteRead(rel, f->sha256, &f->content);
       }
     }
+    return;
   }
-  // The first look is the reference; a later one finds what changed since
-  // the last call by no call of ours (the lane holds no other writer now).
+  // A later look finds what changed since the last call by no call of ours
+  // (the lane holds no other writer now).
   RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
 }
 
@@ -275,24 +275,15 @@ void Coordinator::RecordGitHead(const std::string& agent_id, const std::string& 
   // has moved since. Straight to the ledger, not the event stream.
   GitHead head = ReadGitHead(o_.workspace);
   if (head.commit.empty() && head.ref.empty()) return;
-  GateEvent g{NewId("gate"),
-              session_id_,
-              agent_id,
-              "",
-              "git_head",
-              execution_id,
-              json({{"commit", head.commit}, {"ref", head.ref}}).dump(-1, ' ', false, json::error_handler_t::replace),
-              clock_->WallMillis()};
-  Status s = ledger_->AddGateEvent(g);
-  if (!s.ok()) spdlog::error("{}", s.message());
+  AppendGateEvent({NewId("gate"), session_id_, agent_id, "", "git_head", execution_id,
+                   json({{"commit", head.commit}, {"ref", head.ref}}).dump(), clock_->WallMillis()});
 }
 
 void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
   // A whole file read: a later change of it has its bytes before.
   std::string rel = RelativeTo(read.path(), o_.workspace);
   if (!tracker_ || !read.full() || rel.empty()) return;
-  bool small = static_cast<int64_t>(read.content().size()) <= o_.image_cap_bytes;
-  tracker_->NoteRead(rel, read.sha256(), small ? &read.content() : nullptr);
+  tracker_->NoteRead(rel, read.sha256(), &read.content());
 }
 
 void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
@@ -331,9 +322,7 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   // The tracker learns of it, so the next command is not charged with it.
   std::string rel = RelativeTo(path, o_.workspace);
   if (tracker_ && !rel.empty()) {
-    tracker_->NoteWrite(
-        rel, written.sha256(),
-        static_cast<int64_t>(written.content().size()) <= o_.image_cap_bytes ? &written.content() : nullptr);
+    tracker_->NoteWrite(rel, written.sha256(), &written.content());
   }
 }
 

@@ -83,11 +83,14 @@ std::string Coordinator::TodosText(const std::string& agent_id) {
 void Coordinator::RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
                                   const std::string& execution_id, const std::string& detail_json) {
   GateEvent g{NewId("gate"), session_id_, agent_id, message_id, kind, execution_id, detail_json, clock_->WallMillis()};
-  if (ledger_ != nullptr) {
-    Status s = ledger_->AddGateEvent(g);
-    if (!s.ok()) spdlog::error("{}", s.message());
-  }
+  AppendGateEvent(g);
   if (on_gate_event) on_gate_event(g);
+}
+
+void Coordinator::AppendGateEvent(const GateEvent& g) {
+  if (ledger_ == nullptr) return;
+  Status s = ledger_->AddGateEvent(g);
+  if (!s.ok()) spdlog::error("{}", s.message());
 }
 
 Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id) {
@@ -710,8 +713,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       for (const std::string& rel : report.restored) {
         auto was = c.protected_before->entries.find(rel);
         if (was == c.protected_before->entries.end() || was->second.kind != ProtectedSnapshot::Entry::kFile) continue;
-        bool small = static_cast<int64_t>(was->second.content.size()) <= o_.image_cap_bytes;
-        tracker_->NoteWrite(rel, was->second.sha256, small ? &was->second.content : nullptr);
+        tracker_->NoteWrite(rel, was->second.sha256, &was->second.content);
       }
     }
     c.protected_before.reset();

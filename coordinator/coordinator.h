@@ -326,14 +326,14 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   };
   std::vector<ChangedFile> RecordChanges(const std::string& execution_id, const std::string& agent_id,
                                          const char* source, const ChangeSet& changes, v1::ToolResult* result);
+  // Brings the protected-path index up to date from the tracker's word for
+  // a tracked command. False when the caller must let it refresh itself.
+  bool RefreshProtectedIndex(const Call& c);
   // The writers' lane: while changes are tracked, a command that can write
   // runs alone, and file-tool writes (to different files) run together but
   // never beside such a command. So what the tracker finds when a command
   // ends is that command's alone, and a write never lands under a running
   // command. Waiting calls go in order of arrival.
-  // Brings the protected-path index up to date from the tracker's word for
-  // a tracked command. False when the caller must let it refresh itself.
-  bool RefreshProtectedIndex(const Call& c);
   bool UsesLane(const Call& c) const;
   bool LaneAdmits(const Call& c) const;
   void EnterLane(Call& c);
@@ -348,6 +348,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Records external changes; their absolute paths go to *paths if given.
   void RecordExternal(const std::string& agent_id, const ChangeSet& external, std::vector<std::string>* paths);
   void RecordFileToolWrite(const Call& c, const v1::ToolResult& r);
+  // A gate event for the ledger only (not the session's event stream).
+  void AppendGateEvent(const GateEvent& g);
   void RecordGitHead(const std::string& agent_id, const std::string& execution_id);
   // Tells the tracker of a file read (a later change has its bytes before).
   void NoteReadForTracking(const v1::FileSnapshot& read);

@@ -258,6 +258,9 @@ void ProtectedIndex::Forget(const std::string& rel) {
     dirs_.clear();
     return;
   }
+  // Only a directory the index read has anything below it in the index (a
+  // changed file costs no walk over dirs_).
+  if (dirs_.count(rel) == 0) return;
   std::string below = rel + "/";
   for (auto it = dirs_.begin(); it != dirs_.end();) {
     it = it->first == rel || it->first.compare(0, below.size(), below) == 0 ? dirs_.erase(it) : std::next(it);
