@@ -299,15 +299,18 @@ TEST_F(OdinSubagentTest, WhenSubagentsUseUpTheBudgetAllOfThemStop) {
 
 TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
   Put("shared.txt", "alpha = 0\nbeta = 0\n");
-  auto script = [](const std::string& me, const std::string& other, const std::string& key) {
+  auto script = [&](const std::string& me, const std::string& other, const std::string& key) {
     json edit = Turn(
         {Call("EditTool", {{"file_path", "shared.txt"}, {"old_string", key + " = 0"}, {"new_string", key + " = 1"}})});
-    // Both read before either edits: each waits for the other's marker.
-    std::string barrier =
-        "touch ready_" + me + "; for i in $(seq 200); do [ -e ready_" + other + " ] && break; sleep 0.05; done";
+    // Both read before either edits: each subagent's edit is held until the
+    // other's marker exists. (The markers come from commands, which take
+    // turns in the writers' lane, so a command must not wait for the other's.)
+    json held = edit;
+    held["hold_until"] = ws_.Join("ready_" + other);
     return json::array(
-        {Turn({Call("Read", {{"file_path", "shared.txt"}}), Call("ExecuteCommand", {{"command", barrier}})}),
-         edit,
+        {Turn(
+             {Call("Read", {{"file_path", "shared.txt"}}), Call("ExecuteCommand", {{"command", "touch ready_" + me}})}),
+         held,
          {{"when", "changed since you read it"}, {"then", {Turn({Call("Read", {{"file_path", "shared.txt"}})}), edit}}},
          Text(key + " is 1 now")});
   };
@@ -344,6 +347,12 @@ TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
   std::vector<std::string> changed = r["changed_files"];
   std::sort(changed.begin(), changed.end());
   EXPECT_EQ(changed, (std::vector<std::string>{"ready_a", "ready_b", "shared.txt"}));
+  // Each marker is a mutation of the subagent's command that made it.
+  EXPECT_EQ(Rows("SELECT substr(m.path, length('" + ws_.path() +
+                 "') + 2) || '|' || m.change || '|' || (s.agent_id != 'main') FROM mutations m JOIN "
+                 "execution_starts s ON s.execution_id = m.execution_id WHERE s.tool = 'ExecuteCommand' ORDER BY "
+                 "m.path"),
+            (std::vector<std::string>{"ready_a|created|1", "ready_b|created|1"}));
 }
 
 }  // namespace
