@@ -20,6 +20,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kCorruption: return "corruption";
     case StatusCode::kIOError: return "I/O error";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kOutOfRange: return "out of range";
   }
   return "unknown";
 }

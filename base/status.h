@@ -29,8 +29,9 @@ enum class StatusCode : int {
   kCorruption = 10,
   kIOError = 11,
   kInternal = 12,
+  kOutOfRange = 13,  // past a limit of the other side (a request larger than a model's context window)
 };
-constexpr int kMaxStatusCode = 12;
+constexpr int kMaxStatusCode = 13;
 
 // Returns a lower-case name such as "invalid argument".
 std::string_view StatusCodeName(StatusCode code);
@@ -65,6 +66,7 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string_view c, std::string_view d = {}) { return {StatusCode::kCorruption, c, d}; }
   static Status IOError(std::string_view c, std::string_view d = {}) { return {StatusCode::kIOError, c, d}; }
   static Status Internal(std::string_view c, std::string_view d = {}) { return {StatusCode::kInternal, c, d}; }
+  static Status OutOfRange(std::string_view c, std::string_view d = {}) { return {StatusCode::kOutOfRange, c, d}; }
 
   bool ok() const { return rep_ == nullptr; }
   StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }

@@ -42,6 +42,7 @@ TEST(StatusTest, CodesMatchProtoCodesOneToOne) {
   EXPECT_EQ(static_cast<int>(StatusCode::kCorruption), odin::v1::CODE_CORRUPTION);
   EXPECT_EQ(static_cast<int>(StatusCode::kInternal), odin::v1::CODE_INTERNAL);
   EXPECT_EQ(static_cast<int>(StatusCode::kDeadlineExceeded), odin::v1::CODE_DEADLINE_EXCEEDED);
+  EXPECT_EQ(static_cast<int>(StatusCode::kOutOfRange), odin::v1::CODE_OUT_OF_RANGE);
 }
 
 StatusOr<int> Half(int x) {

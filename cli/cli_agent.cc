@@ -80,6 +80,11 @@ class Terminal final : public AgentObserver {
     const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
     Line("  " + Color(color, "⎿ " + ToolResultLine(tool, r)));
   }
+  void OnCompaction(const std::string& id, int64_t before, int64_t after, const std::string& how) override {
+    Line(Color("2", "(context compacted, " + how + ": about " + std::to_string(before) + " -> " +
+                        std::to_string(after) + " tokens; " + id + ")"));
+    prompt_due_ = true;
+  }
   void OnMessageDone(const MessageOutcome& o) override {
     EndText();
     if (o.status != "done") {
@@ -114,11 +119,22 @@ class Terminal final : public AgentObserver {
   SteadyTime last_progress_{};
 };
 
+// The context as /cost shows it.
+std::string ContextLine(const ContextUse& c) {
+  int64_t used = c.next_estimate > 0 ? c.next_estimate : c.last_input;
+  int percent = c.window > 0 ? static_cast<int>(100 * used / c.window) : 0;
+  return "context: about " + std::to_string(used) + " of " + std::to_string(c.window) + " tokens (" +
+         std::to_string(percent) + "%)" +
+         (c.last_input > 0 ? ", last request " + std::to_string(c.last_input) + " as the provider counted it" : "") +
+         ", " + std::to_string(c.compactions) + " compactions";
+}
+
 const char kHelp[] =
     "Type a message and press Enter; messages sent while the agent works wait their turn.\n"
     "  /ask, /plan, /edit   switch the mode of the next messages (ask and plan do not change files)\n"
     "  /model [NAME]        show or change the model\n"
-    "  /cost                tokens and cost so far\n"
+    "  /cost                tokens, cost and context so far\n"
+    "  /compact [FOCUS]     compact the conversation now (older outputs masked, older turns summarised)\n"
     "  /clear               forget the conversation (the ledger keeps everything)\n"
     "  /undo [force]        put back what your last message's calls changed (shown first)\n"
     "  /help                this help\n"
@@ -312,7 +328,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
       std::cout << term.Color("1", std::string(ModeName(mode)) + "> ") << std::flush;
       term.prompt_due_ = false;
     }
-    if (!input_open && !s.agent().busy() && s.agent().queued() == 0) break;
+    if (!input_open && !s.agent().busy() && !s.agent().compacting() && s.agent().queued() == 0) break;
     std::vector<PollFd> extra = {{g_signal_pipe[0]}};
     if (input_open) extra.push_back({STDIN_FILENO});
     Status st = s.Poll(milliseconds(500), &extra);
@@ -323,7 +339,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     for (int sig : DrainSignals()) {
       if (sig != SIGINT) return 128 + sig;
       SteadyTime now = RealClock::Get()->Now();
-      if (s.agent().busy()) {
+      if (s.agent().busy() || s.agent().compacting()) {
         term.Line(term.Color("33", "^C: cancelling the current turn"));
         approvals.clear();  // their calls end as cancelled
         s.agent().CancelCurrent();
@@ -397,6 +413,10 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
         term.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) +
                   " tokens in, " + std::to_string(t.usage.output_tokens) + " tokens out, $" + cost +
                   " (prices from odinconfig.json llm.prices)");
+        term.Line(ContextLine(s.agent().context()));
+      } else if (cmd == "/compact") {
+        term.Line(s.agent().CompactNow(arg) ? "compacting the conversation..."
+                                            : "(busy: /compact waits until the agent is idle)");
       } else if (cmd == "/undo") {
         UndoLastMessage(s, arg == "force", term);
       } else if (cmd == "/clear") {

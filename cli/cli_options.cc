@@ -16,6 +16,8 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_option("--provider", agent->llm.provider, "openai, anthropic or demo")
       ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
   a->add_option("--base-url", agent->llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
+  a->add_option("--context-window", agent->llm.context_window,
+                "The model's context window in tokens (default: llm.context_window, else the model family's)");
   a->add_option("--max-turns", agent->max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);
   a->add_option("--max-tool-calls", agent->max_tool_calls, "Budget: tool calls per message")
       ->check(CLI::PositiveNumber);

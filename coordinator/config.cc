@@ -289,10 +289,23 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   }
   if (root.contains("llm")) {
     const json& l = root["llm"];
-    RETURN_IF_ERROR(CheckKeys(
-        l, "llm",
-        {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds", "max_tokens", "prices"},
-        origin));
+    RETURN_IF_ERROR(CheckKeys(l, "llm",
+                              {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds",
+                               "max_tokens", "prices", "context_window", "compact_at"},
+                              origin));
+    RETURN_IF_ERROR(Read(l, "llm", "context_window", &c.llm_context_window, origin));
+    if (c.llm_context_window != 0 &&
+        (c.llm_context_window < kMinContextWindow || c.llm_context_window > kMaxContextWindow)) {
+      return Status::InvalidArgument(origin, "llm.context_window must be between " + std::to_string(kMinContextWindow) +
+                                                 " and " + std::to_string(kMaxContextWindow) + " tokens");
+    }
+    if (l.contains("compact_at")) {
+      const json& at = l["compact_at"];
+      if (!at.is_number() || at.get<double>() < 0.1 || at.get<double>() > 0.95) {
+        return Status::InvalidArgument(origin, "llm.compact_at must be a number between 0.1 and 0.95");
+      }
+      c.llm_compact_at = at.get<double>();
+    }
     RETURN_IF_ERROR(Read(l, "llm", "provider", &c.llm_provider, origin));
     RETURN_IF_ERROR(Read(l, "llm", "model", &c.llm_model, origin));
     RETURN_IF_ERROR(Read(l, "llm", "utility_model", &c.llm_utility_model, origin));

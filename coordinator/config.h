@@ -108,6 +108,11 @@ struct Config {
   int llm_max_retries = 4;
   int llm_timeout_seconds = 300;
   int llm_max_tokens = 0;  // 0: the provider's default (Anthropic: 8192)
+  // llm.context_window: the model's window in tokens (0: its family's
+  // default); llm.compact_at: the share of it past which the conversation is
+  // compacted before a request.
+  int64_t llm_context_window = 0;
+  double llm_compact_at = 0.8;
   struct Price {
     double input_per_mtok;
     double output_per_mtok;
@@ -132,6 +137,10 @@ struct Config {
   CommandRules permissions;
   BreakerOptions breakers;  // breakers.*
 };
+
+// Bounds of llm.context_window and --context-window, in tokens.
+constexpr int64_t kMinContextWindow = 1000;
+constexpr int64_t kMaxContextWindow = 100'000'000;
 
 // The sandbox policy in force: the --sandbox flag if given, else the
 // config's. InvalidArgument for a bad flag.

@@ -84,7 +84,36 @@ void Coordinator::RecordGateEvent(const std::string& agent_id, const std::string
                                   const std::string& execution_id, const std::string& detail_json) {
   GateEvent g{NewId("gate"), session_id_, agent_id, message_id, kind, execution_id, detail_json, clock_->WallMillis()};
   AppendGateEvent(g);
+  if (kind == "compaction") ForgetCompactedFiles(agent_id, detail_json);
   if (on_gate_event) on_gate_event(g);
+}
+
+void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::string& detail_json) {
+  // The model no longer sees what the masked calls read or wrote: an edit
+  // based on those bytes must meet the read-before-edit gate again.
+  // Those are the files each masked call put in the cache (its recorded
+  // result says which: Read, Grep's content, a write), and the files the
+  // calls named.
+  json detail = json::parse(detail_json, nullptr, false);
+  if (!detail.is_object()) return;
+  FileCache& cache = *Agent(agent_id).cache;
+  for (const json& f : detail.value("files", json::array())) {
+    if (!f.is_string()) continue;
+    if (StatusOr<std::string> path = ResolvePath(f.get<std::string>(), o_.workspace); path.ok()) {
+      cache.Invalidate(*path);
+    }
+  }
+  if (ledger_ == nullptr) return;
+  for (const json& id : detail.value("masked", json::array())) {
+    if (!id.is_string()) continue;
+    StatusOr<ExecutionRow> row = ledger_->FindExecution(id.get<std::string>());
+    if (!row.ok() || !row->end || row->start.agent_id != agent_id) continue;
+    json result = json::parse(row->end->result_json, nullptr, false);
+    if (!result.is_object() || !result.contains("cache") || !result["cache"].is_array()) continue;
+    for (const json& f : result["cache"]) {
+      if (f.is_object() && f.contains("path") && f["path"].is_string()) cache.Invalidate(f["path"].get<std::string>());
+    }
+  }
 }
 
 void Coordinator::AppendGateEvent(const GateEvent& g) {
@@ -186,6 +215,16 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   const ToolInfo* info = FindTool(tc.tool);
   if (tc.tool == kMemoryQueryTool) {
     RunMemoryQuery(id);
+    return id;
+  }
+  if (tc.tool == kContextSummarizerTool) {
+    // The agent loop compacts its conversation when this call's result is ok.
+    StatusOr<std::string> focus = ParseContextSummarizerArgs(tc.arguments_json);
+    if (!focus.ok()) {
+      EndHere(id, v1::TOOL_STATUS_ERROR, focus.status());
+    } else {
+      EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The conversation will be compacted before your next request.\n");
+    }
     return id;
   }
   if (info != nullptr && info->in_coordinator) {

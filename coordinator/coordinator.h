@@ -133,6 +133,8 @@ struct ModelAccess {
   std::string instructions;                  // ODIN.md / AGENTS.md text, handed to each subagent
   int max_turns = 50;                        // model calls of each subagent
   std::map<std::string, int> tool_timeouts;  // seconds, as AgentOptions::tool_timeouts
+  int64_t context_window = 0;                // tokens of the subagents' model; 0: its family's default
+  double compact_at = 0.8;
 };
 
 // A circuit breaker's state, for front ends.
@@ -266,6 +268,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void FinishSubagent(const std::string& execution_id, v1::ToolResult* result);
 
   AgentState& Agent(const std::string& agent_id);
+  // A compaction's record names the files whose bytes the model no longer
+  // sees: they leave that agent's file cache.
+  void ForgetCompactedFiles(const std::string& agent_id, const std::string& detail_json);
   // Ends a call without a worker (refused by a gate, or run here).
   void EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text = "",
                int exit_reason = 1 /* EXIT_REASON_NORMAL */);

@@ -84,6 +84,8 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   }
   task.set_max_turns(static_cast<uint32_t>(std::max(model_.max_turns, 1)));
   task.set_instructions(model_.instructions);
+  task.set_context_window(static_cast<uint64_t>(model_.context_window));
+  task.set_compact_at(model_.compact_at);
   const StallOptions& st = o_.subagent_stall;
   task.set_stall_enabled(st.enabled);
   task.set_stall_repeat(static_cast<uint32_t>(st.repeat));

@@ -28,6 +28,7 @@ grpc::Status ToGrpc(const Status& s) {
     case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
     case StatusCode::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
     case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
+    case StatusCode::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
     default: break;
   }
   return grpc::Status(code, s.message());

@@ -125,6 +125,12 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   } else {
     why = Status::Unavailable(url, "HTTP " + std::to_string(http_status) + ": " + ErrorMessageFromBody(c.error_body));
   }
+  if (IsContextOverflowResponse(http_status, c.error_body)) {
+    // Asking again cannot help: the request must shrink (the agent compacts).
+    return Fail(id, Status::OutOfRange(endpoint_.provider + " at " + url,
+                                       "the request is larger than the model's context window: HTTP " +
+                                           std::to_string(http_status) + ": " + ErrorMessageFromBody(c.error_body)));
+  }
   bool retryable = !c.stream_error.ok() || IsRetryable(http_status, transport);
   if (retryable && c.attempts <= retry_.max_retries) {
     auto ra = c.head.headers.find("retry-after");

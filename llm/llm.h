@@ -88,6 +88,11 @@ inline int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, 
   return static_cast<int64_t>(std::llround(cost));
 }
 
+// A client reports a request larger than the model's context window as
+// OutOfRange, and no other failure with that code: the agent answers it by
+// compacting the conversation once and asking again.
+inline bool IsContextOverflow(const Status& s) { return s.code() == StatusCode::kOutOfRange; }
+
 class LlmClient {
  public:
   struct Callbacks {

@@ -1,5 +1,6 @@
 #include "llm/llm_wire.h"
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -340,6 +341,21 @@ std::string ErrorMessageFromBody(const std::string& body) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   return text;
+}
+
+bool IsContextOverflowResponse(int http_status, const std::string& body) {
+  if (http_status == 413) return true;
+  if (http_status != 400) return false;
+  json j = json::parse(body, nullptr, false);
+  std::string code, message = ErrorMessageFromBody(body);
+  if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
+    const json& e = j["error"];
+    if (e.contains("code") && e["code"].is_string()) code = e["code"].get<std::string>();
+  }
+  std::transform(message.begin(), message.end(), message.begin(), [](unsigned char c) { return std::tolower(c); });
+  return code == "context_length_exceeded" || message.find("maximum context length") != std::string::npos ||
+         message.find("prompt is too long") != std::string::npos ||
+         message.find("context_length_exceeded") != std::string::npos;
 }
 
 }  // namespace odin

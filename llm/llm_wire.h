@@ -47,4 +47,9 @@ std::unique_ptr<WireFormat> NewAnthropicFormat();
 // formats), or the body itself, cut short.
 std::string ErrorMessageFromBody(const std::string& body);
 
+// True iff an error response says the request is larger than the model's
+// context window: OpenAI's code context_length_exceeded (or its "maximum
+// context length" message), Anthropic's "prompt is too long", a 413.
+bool IsContextOverflowResponse(int http_status, const std::string& body);
+
 }  // namespace odin

@@ -174,3 +174,25 @@ TEST(LlmWireTest, DeepJsonFromTheModelIsNeverSerialized) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+TEST(LlmWireTest, ContextOverflowIsRecognisedInBothFormats) {
+  EXPECT_TRUE(IsContextOverflowResponse(
+      400,
+      R"({"error":{"message":"This model's maximum context length is 16000 tokens. However, your messages )"
+      R"(resulted in 17000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})"));
+  EXPECT_TRUE(IsContextOverflowResponse(400, R"({"error":{"message":"maximum context length exceeded","code":null}})"));
+  EXPECT_TRUE(IsContextOverflowResponse(
+      400,
+      R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208897 tokens > 200000 maximum"}})"));
+  EXPECT_TRUE(IsContextOverflowResponse(413, "request entity too large"));
+  // Other refusals are not.
+  EXPECT_FALSE(IsContextOverflowResponse(400, R"({"error":{"message":"invalid model","code":"model_not_found"}})"));
+  EXPECT_FALSE(IsContextOverflowResponse(429, R"({"error":{"message":"maximum context length"}})"));
+  EXPECT_FALSE(IsContextOverflowResponse(400, "not json at all"));
+}
+
+}  // namespace
+}  // namespace odin

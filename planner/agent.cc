@@ -32,6 +32,7 @@ Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledge
       stall_(o_.stall),
       fingerprint_(o_.workspace) {
   totals_.status = "session";
+  context_.window = o_.context_window > 0 ? o_.context_window : DefaultContextWindow(o_.model);
 }
 
 std::string Agent::SystemPrompt(Mode mode) {
@@ -81,6 +82,7 @@ std::string Agent::SystemPrompt(Mode mode) {
 std::string Agent::Send(const std::string& text_in, Mode mode) {
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
+  user_requests_.push_back(text_in);
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(
@@ -92,7 +94,7 @@ std::string Agent::Send(const std::string& text_in, Mode mode) {
 }
 
 void Agent::StartNext() {
-  if (current_ || queue_.empty()) return;
+  if (current_ || queue_.empty() || compaction_) return;
   current_.emplace();
   current_->message = std::move(queue_.front());
   queue_.pop_front();
@@ -117,12 +119,34 @@ void Agent::AskModel() {
     history_.push_back({ChatMessage::Role::kUser, c.nudge, {}, {}});
     c.nudge.clear();
   }
+  SendRequest();
+}
+
+ChatRequest Agent::BuildRequest() {
   ChatRequest req;
   req.model = o_.model;
-  req.system = SystemPrompt(c.message.mode);
+  req.system = SystemPrompt(current_->message.mode);
   req.messages = history_;
-  req.tools = ToolSpecsForMode(c.message.mode, o_.subagent);
+  req.tools = ToolSpecsForMode(current_->message.mode, o_.subagent);
   req.max_tokens = o_.max_tokens;
+  return req;
+}
+
+void Agent::SendRequest() {
+  Current& c = *current_;
+  ChatRequest req = BuildRequest();
+  int64_t bytes = RequestBytes(req);
+  context_.next_estimate = estimator_.Tokens(bytes);
+  // Past the threshold, or asked for by the model: compact, then send what
+  // is left (once per request; what still does not fit goes as it is).
+  bool over = static_cast<double>(context_.next_estimate) > o_.compact_at * static_cast<double>(context_.window);
+  if (!c.compacted && (over || c.compact_focus)) {
+    c.compacted = true;
+    std::string focus = c.compact_focus.value_or("");
+    c.compact_focus.reset();
+    return StartCompaction(over ? "threshold" : "tool", focus, context_.next_estimate, [this] { SendRequest(); });
+  }
+  c.request_bytes = bytes;
   c.llm_started = clock_->Now();
   c.llm_started_wall = clock_->WallMillis();
   uint64_t generation = generation_;
@@ -158,7 +182,21 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   }
   c.budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
   if (observer_) observer_->OnLlmCall(rec);
+  if (!response.ok() && IsContextOverflow(response.status())) {
+    // Too big for the model: one compaction and one retry, never a loop.
+    if (!c.overflow_retried) {
+      c.overflow_retried = true;
+      c.compacted = true;
+      return StartCompaction("context_error", "", context_.next_estimate, [this] { SendRequest(); });
+    }
+    return Finish("context_exhausted", response.status().WithContext("the conversation does not fit the model's "
+                                                                     "context window even after compaction"));
+  }
   if (!response.ok()) return Finish("error", response.status());
+  estimator_.Calibrate(c.request_bytes, rec.input_tokens);
+  if (rec.input_tokens > 0) context_.last_input = rec.input_tokens;
+  c.compacted = false;
+  c.overflow_retried = false;
 
   const ChatResponse& r = *response;
   // Every call gets an id the next request can answer to.
@@ -273,6 +311,10 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
                                        r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
+  if (tool == kContextSummarizerTool && r.status() == v1::TOOL_STATUS_OK) {
+    StatusOr<std::string> focus = ParseContextSummarizerArgs(c.calls[index].arguments_json);
+    c.compact_focus = focus.ok() ? *focus : "";
+  }
   CallChanges changes = ChangesOf(tool, r, o_.workspace);
   c.turn_ran_command = c.turn_ran_command || changes.untracked;
   auto& changed = c.outcome.changed_files;
@@ -410,105 +452,19 @@ void Agent::RecordGateEvent(const std::string& kind, const std::string& executio
   host_->RecordGateEvent(o_.agent_id, current_->message.id, kind, execution_id, detail);
 }
 
-void Agent::ClaimCompletion() {
-  Current& c = *current_;
-  if (c.message.mode != Mode::kEdit) return Finish("done");
-  // No file may be left with new errors or unverified.
-  std::string event;
-  std::vector<FileVerdict> blocking = host_->Blocking();
-  if (std::optional<Refusal> blocked = RefuseWhileBlocked(blocking, o_.workspace, &event)) {
-    RecordGateEvent("completion_refused", blocking.front().check_id, event);
-    return Refuse(*blocked);
-  }
-  // Backpressure, when the message changed files.
-  if (c.outcome.changed_files.empty()) return Finish("done");
-  c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
-  if (!c.outcome.not_validated.empty()) {
-    // Files no validator looked at: in every profile, fast included, checks
-    // that run and pass must vouch for them.
-    if (o_.profile == Profile::kFast) c.checks = ChecksForProfile(Profile::kAuto, o_.checks, o_.workspace);
-    bool any = false;
-    for (const CheckSpec& spec : c.checks) any = any || !spec.command.empty();
-    if (!any) {
-      std::string text = "[runtime] Completion refused: " + std::to_string(c.outcome.not_validated.size()) +
-                         " changed files were not validated (too many changed by one command) and no build, lint "
-                         "or test command is configured or detected to vouch for them. Configure checks in "
-                         "odinconfig.json, or change fewer files at a time.";
-      RecordGateEvent("completion_refused", "",
-                      json({{"reason", "not_validated"}, {"files", c.outcome.not_validated.size()}}).dump());
-      return Refuse({"not_validated", text});
-    }
-  }
-  c.check_index = 0;
-  c.check_failures.clear();
-  RunNextCheck();
-}
-
-void Agent::RunNextCheck() {
-  Current& c = *current_;
-  while (c.check_index < c.checks.size() && c.checks[c.check_index].command.empty()) {
-    const CheckSpec& spec = c.checks[c.check_index++];
-    RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
-  }
-  if (c.check_index == c.checks.size()) {
-    if (c.check_failures.empty()) return Finish("done");
-    return Refuse(RefuseForChecks(c.check_failures));
-  }
-  const CheckSpec& spec = c.checks[c.check_index];
-  ToolCall call;
-  call.execution_id = NewId("ex");
-  call.tool = "ExecuteCommand";
-  call.arguments_json = json({{"command", spec.command}, {"timeout_seconds", o_.checks.timeout_seconds}}).dump();
-  call.agent_id = o_.agent_id;
-  call.mode = CallModeOf(c.message.mode);
-  call.timeout = seconds(o_.checks.timeout_seconds);
-  c.check_running = call.execution_id;
-  c.outcome.execution_ids.push_back(call.execution_id);
-  if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
-  uint64_t generation = generation_;
-  CallHandlers handlers;
-  handlers.on_done = [this, generation, id = call.execution_id](const v1::ToolResult& r, const Status&) {
-    if (generation == generation_ && current_) OnCheckDone(id, r);
-  };
-  host_->Submit(std::move(call), std::move(handlers));
-}
-
-void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
-  Current& c = *current_;
-  c.check_running.clear();
-  if (observer_) observer_->OnToolEnd(id, "ExecuteCommand", r);
-  const CheckSpec spec = c.checks[c.check_index++];
-  if (c.cancelled) return Finish("cancelled");
-  if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
-  CheckVerdict v = JudgeCheck(spec, id, r, o_.checks.timeout_seconds, o_.fail_open);
-  RecordGateEvent("check", id, v.event);
-  if (v.failure) c.check_failures.push_back(*v.failure);
-  RunNextCheck();
-}
-
-void Agent::Refuse(const Refusal& refusal) {
-  Current& c = *current_;
-  int times = c.refusals.Count(refusal.fingerprint);
-  if (c.refusals.GaveUp(times)) {
-    RecordGateEvent("not_converged", "",
-                    json({{"refusals", times}, {"last", refusal.text.substr(0, 2000)}})
-                        .dump(-1, ' ', false, json::error_handler_t::replace));
-    c.outcome.error =
-        Status::FailedPrecondition("not converged", "the same refusal came back " + std::to_string(times) + " times");
-    return Finish("not_converged", c.outcome.error);
-  }
-  history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
-  AskModel();
-}
-
 void Agent::CancelCurrent() {
-  if (!current_) return;
+  if (!current_) {
+    // A /compact under way: its summary is dropped, masking stands.
+    if (compaction_ && compaction_->call) llm_->Cancel(*compaction_->call);
+    if (compaction_) FinishCompaction("masked", "", "", Status::Cancelled("compaction", "cancelled by the user"));
+    return;
+  }
   Current& c = *current_;
   c.cancelled = true;
-  if (c.llm_call) {
-    llm_->Cancel(*c.llm_call);
+  if (c.llm_call || compaction_) {
+    if (c.llm_call) llm_->Cancel(*c.llm_call);
     c.llm_call.reset();
-    return Finish("cancelled");
+    return Finish("cancelled");  // drops a compaction under way
   }
   if (!c.check_running.empty()) {
     std::string check = c.check_running;  // its end clears (or destroys) c
@@ -534,6 +490,11 @@ void Agent::NoteLedgerWrite(const Status& recorded) {
 
 void Agent::Finish(const std::string& status_in, Status error) {
   Current& c = *current_;
+  if (compaction_) {
+    // Ended while the utility model wrote a handoff: the handoff is dropped.
+    if (compaction_->call) llm_->Cancel(*compaction_->call);
+    compaction_.reset();
+  }
   // A message the ledger could not record cannot be shown done: the ledger is
   // the proof.
   std::string status = status_in;

@@ -39,6 +39,8 @@
 #include "base/clock.h"
 #include "planner/budget.h"
 #include "planner/checks.h"
+#include "planner/compaction.h"
+#include "planner/context_window.h"
 #include "planner/convergence_gate.h"
 #include "planner/tool_calls.h"
 #include "planner/tool_host.h"
@@ -79,6 +81,12 @@ struct AgentOptions {
   bool subagent = false;
   // Called before work that blocks the loop for a while (a workspace scan).
   std::function<void()> before_long_work;
+  // The context: the model's window in tokens (0: its family's default), the
+  // share of it past which the conversation is compacted before a request,
+  // and the model that writes handoff summaries ("": the planner model).
+  int64_t context_window = 0;
+  double compact_at = 0.8;
+  std::string utility_model;
 };
 
 // How one message ended.
@@ -116,6 +124,10 @@ class AgentObserver {
   virtual void OnToolProgress(const v1::ToolProgress& progress) {}
   virtual void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result) {}
   virtual void OnLlmCall(const LlmCallRecord& call) {}
+  // The conversation was compacted: its size before and after, in tokens,
+  // and how (masked, summarized, summary_failed).
+  virtual void OnCompaction(const std::string& id, int64_t tokens_before, int64_t tokens_after,
+                            const std::string& how) {}
   virtual void OnMessageDone(const MessageOutcome& outcome) {}
 };
 
@@ -142,10 +154,22 @@ class Agent {
   // Something the model must know that happened outside its calls (the
   // user's /undo): it reads it, as [runtime] words, before the next message.
   void AddNote(const std::string& text) { notes_ += (notes_.empty() ? "" : "\n") + text; }
-  void set_model(const std::string& model) { o_.model = model; }
+  void set_model(const std::string& model) {
+    o_.model = model;
+    if (o_.context_window == 0) context_.window = DefaultContextWindow(model);
+  }
   const std::string& model() const { return o_.model; }
   // Totals over the session so far.
   const MessageOutcome& totals() const { return totals_; }
+  // The context: the window, the last request's reported size and the next
+  // one's estimate.
+  ContextUse context() const;
+  // Compacts the conversation now (/compact FOCUS), masking and summarising
+  // whatever is older than the recent turns. Returns false, doing nothing,
+  // while a message is being worked on or a compaction runs; messages sent
+  // meanwhile wait for it.
+  bool CompactNow(const std::string& focus);
+  bool compacting() const { return compaction_.has_value(); }
 
   // The system prompt for a mode (exposed for tests).
   std::string SystemPrompt(Mode mode);
@@ -186,10 +210,42 @@ class Agent {
     bool turn_ran_command = false;          // in edit mode: anything may have changed
     std::vector<std::string> turn_written;  // files the turn's writes changed (relative)
     std::string nudge;                      // a stall nudge waiting for the next request
+    // Context: the bytes of the request in flight (calibrates the estimate),
+    // whether this request was compacted already, whether a context-length
+    // error was answered by a compaction and a retry, and a compaction the
+    // model asked for (ContextSummarizer) with its focus.
+    int64_t request_bytes = 0;
+    bool compacted = false;
+    bool overflow_retried = false;
+    std::optional<std::string> compact_focus;
+  };
+  // A compaction under way (agent_compaction.cc).
+  struct Compaction {
+    std::string id;
+    std::string trigger;  // threshold, context_error, user, tool
+    std::string focus;
+    size_t keep_from = 0;
+    MaskResult mask;
+    int64_t tokens_before = 0;
+    std::optional<uint64_t> call;  // the utility model writing the handoff
+    SteadyTime started{};
+    int64_t started_wall = 0;
+    std::function<void()> then;  // what goes on once it is done
   };
 
   void StartNext();
   void AskModel();
+  // Builds the next request and sends it, compacting first when it would
+  // pass the threshold or the model asked for it.
+  void SendRequest();
+  ChatRequest BuildRequest();
+  // Compaction (agent_compaction.cc): masks, then, when that is not enough
+  // or a person or the model asked, has the utility model write a handoff.
+  void StartCompaction(const std::string& trigger, const std::string& focus, int64_t tokens_before,
+                       std::function<void()> then);
+  void OnSummary(const StatusOr<ChatResponse>& response);
+  void FinishCompaction(const std::string& how, const std::string& handoff, const std::string& llm_call_id,
+                        const Status& failure);
   void OnModel(const StatusOr<ChatResponse>& response);
   void RunTools(const std::vector<ToolCallRequest>& calls, bool truncated);
   void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool, const v1::ToolResult& result);
@@ -232,6 +288,11 @@ class Agent {
   std::string workspace_now_;  // the fingerprint after the last turn
   Status ledger_failure_;      // a ledger write of the current message that failed
   uint64_t generation_ = 0;    // bumps on ClearHistory/cancel so stale callbacks are ignored
+  // Context accounting and compaction.
+  TokenEstimator estimator_;
+  ContextUse context_;
+  std::vector<std::string> user_requests_;  // every message the user sent, verbatim
+  std::optional<Compaction> compaction_;
 };
 
 }  // namespace odin

@@ -4,8 +4,9 @@ namespace odin {
 
 namespace {
 
-constexpr RunOutcome kAll[] = {RunOutcome::kDone,    RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,
-                               RunOutcome::kStalled, RunOutcome::kError,        RunOutcome::kCancelled};
+constexpr RunOutcome kAll[] = {
+    RunOutcome::kDone,  RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,  RunOutcome::kStalled,
+    RunOutcome::kError, RunOutcome::kCancelled,    RunOutcome::kContextExhausted};
 
 }  // namespace
 
@@ -17,6 +18,7 @@ const char* RunOutcomeName(RunOutcome outcome) {
     case RunOutcome::kStalled: return "stalled";
     case RunOutcome::kError: return "error";
     case RunOutcome::kCancelled: return "cancelled";
+    case RunOutcome::kContextExhausted: return "context_exhausted";
   }
   return "error";
 }
@@ -36,6 +38,7 @@ int ExitCode(RunOutcome outcome) {
     case RunOutcome::kStalled: return kStalled;
     case RunOutcome::kCancelled: return kCancelledExit;
     case RunOutcome::kError: return kError;
+    case RunOutcome::kContextExhausted: return kContextExhaustedExit;
   }
   return kError;
 }

@@ -15,9 +15,13 @@ enum class RunOutcome {
   kStalled,  // the stall detector stopped the run
   kError,
   kCancelled,
+  // The conversation did not fit the model's context window even after a
+  // compaction (a single huge message).
+  kContextExhausted,
 };
 
-// "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled".
+// "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled",
+// "context_exhausted".
 const char* RunOutcomeName(RunOutcome outcome);
 std::optional<RunOutcome> ParseRunOutcome(std::string_view name);
 
@@ -30,6 +34,7 @@ constexpr int kError = 1;
 constexpr int kNotConverged = 3;
 constexpr int kBudgetExceeded = 4;
 constexpr int kStalled = 5;
+constexpr int kContextExhaustedExit = 6;
 constexpr int kCancelledExit = 130;
 
 int ExitCode(RunOutcome outcome);

@@ -37,6 +37,13 @@ constexpr Spec kSpecs[] = {
      "calls by execution_id, or by tool and status. changes: what changed (of file_path), by file tools, "
      "commands or outside Odin, newest first. After a failed validation, query before you edit again.",
      R"json({"type":"object","properties":{"query":{"type":"string","enum":["last_edit","last_validation","failed_attempts","executions","changes"]},"file_path":{"type":"string","description":"Only this file"},"execution_id":{"type":"string","description":"executions: this one"},"tool":{"type":"string","description":"executions: only this tool"},"status":{"type":"string","description":"executions: only this status (ok, error, rejected, timed_out, crashed, cancelled)"},"limit":{"type":"integer","description":"At most this many records (default 10)"}},"required":["query"],"additionalProperties":false})json"},
+    {"ContextSummarizer",
+     "Compacts your conversation before your next request: older tool outputs are replaced by stubs naming "
+     "their execution ids (memory_query still reaches them), and older turns by a handoff note (the user's "
+     "requests, the todo list, the files changed and the failed attempts from the ledger, and a summary). The "
+     "runtime also does this by itself when the context fills up. Files read before must then be read again "
+     "before an edit.",
+     R"json({"type":"object","properties":{"focus":{"type":"string","description":"What the handoff note must keep in particular"}},"additionalProperties":false})json"},
     {"lsp_check",
      "Validates a file as it is now with its language server (clangd, pyright, ...) or compiler check, and "
      "reports the errors that are new since this session first changed it. Every edit is validated "

@@ -53,6 +53,13 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
   s.timeout = seconds(config.llm_timeout_seconds);
   s.max_tokens = config.llm_max_tokens;
   for (const auto& [model, p] : config.llm_prices) s.prices[model] = {p.input_per_mtok, p.output_per_mtok};
+  if (flags.context_window != 0 &&
+      (flags.context_window < kMinContextWindow || flags.context_window > kMaxContextWindow)) {
+    return Status::InvalidArgument("--context-window", "must be between " + std::to_string(kMinContextWindow) +
+                                                           " and " + std::to_string(kMaxContextWindow) + " tokens");
+  }
+  s.context_window = flags.context_window != 0 ? flags.context_window : config.llm_context_window;
+  s.compact_at = config.llm_compact_at;
   return s;
 }
 

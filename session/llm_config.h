@@ -20,10 +20,11 @@
 namespace odin {
 
 struct LlmFlags {
-  std::string provider;       // --provider openai|anthropic|demo
-  std::string model;          // --model
-  std::string utility_model;  // --utility-model
-  std::string base_url;       // --base-url
+  std::string provider;        // --provider openai|anthropic|demo
+  std::string model;           // --model
+  std::string utility_model;   // --utility-model
+  std::string base_url;        // --base-url
+  int64_t context_window = 0;  // --context-window TOKENS; 0: the config's, else the model family's
 };
 
 struct LlmSettings {
@@ -34,6 +35,8 @@ struct LlmSettings {
   Duration timeout = seconds(300);
   int max_tokens = 0;  // 0: the provider's default
   PriceTable prices;
+  int64_t context_window = 0;  // tokens; 0: the model family's default
+  double compact_at = 0.8;     // the share of the window past which the conversation is compacted
 };
 
 // Resolves the settings. env maps variable names to values. Returns

@@ -34,6 +34,14 @@
 // "hold_until" holds the answer until the test creates that file (checked
 // every 10 ms, for at most a minute): the test decides when it arrives.
 //
+// "context_window": N makes the server count each request's tokens (its
+// body's bytes / 4) and refuse one of more than N with the provider's real
+// error (OpenAI: 400, code context_length_exceeded; Anthropic: 400, "prompt
+// is too long"), consuming no scripted response; answers then report the
+// count as their input tokens unless they script "usage". "by_system" maps a
+// TEXT to a response given to every request whose system prompt contains
+// TEXT (a utility model's summary requests), also consuming nothing.
+//
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
 // ({"n", "answered_ns"}), times from CLOCK_MONOTONIC.
@@ -68,6 +76,8 @@ std::vector<json> g_script;  // expanded: one entry per request
 size_t g_next = 0;
 size_t g_routed = 0;
 std::map<std::string, std::deque<json>> g_agents;  // KEY -> responses left
+int64_t g_context_window = 0;                      // tokens; 0: no limit
+json g_by_system = json::object();                 // TEXT -> response
 
 // The text of a message in either wire format (content as a string, or as
 // blocks with text or tool results).
@@ -76,6 +86,19 @@ std::string MessageText(const json& m) {
   const json& c = m["content"];
   if (c.is_string()) return c.get<std::string>();
   return c.dump();
+}
+
+// The system prompt of a request in either wire format.
+std::string SystemText(const json& body) {
+  if (!body.is_object()) return "";
+  if (body.contains("system")) {
+    return body["system"].is_string() ? body["system"].get<std::string>() : body["system"].dump();
+  }
+  if (body.contains("messages") && body["messages"].is_array() && !body["messages"].empty() &&
+      body["messages"][0].value("role", "") == "system") {
+    return MessageText(body["messages"][0]);
+  }
+  return "";
 }
 
 // The response for a request from a routed conversation, if it is one.
@@ -208,10 +231,37 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
   size_t n;
   json r;
   json body = json::parse(req.body, nullptr, false);
+  int64_t tokens = static_cast<int64_t>(req.body.size() / 4);
+  if (g_context_window > 0 && tokens > g_context_window) {
+    Log({{"n", -1}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"refused_tokens", tokens}});
+    std::string limit = std::to_string(g_context_window), got = std::to_string(tokens);
+    json error = anthropic ? json{{"type", "error"},
+                                  {"error",
+                                   {{"type", "invalid_request_error"},
+                                    {"message", "prompt is too long: " + got + " tokens > " + limit + " maximum"}}}}
+                           : json{{"error",
+                                   {{"message", "This model's maximum context length is " + limit +
+                                                    " tokens. However, your messages resulted in " + got +
+                                                    " tokens. Please reduce the length of the messages."},
+                                    {"type", "invalid_request_error"},
+                                    {"param", "messages"},
+                                    {"code", "context_length_exceeded"}}}};
+    res.status = 400;
+    res.set_content(error.dump(), "application/json");
+    return;
+  }
+  std::string system = SystemText(body);
   {
     std::lock_guard<std::mutex> lock(g_mu);
     std::optional<json> routed = RouteByAgent(body);
-    if (routed) {
+    std::optional<json> by_system;
+    for (auto& [text, response] : g_by_system.items()) {
+      if (system.find(text) != std::string::npos) by_system = response;
+    }
+    if (by_system) {
+      n = 2000000 + g_routed++;
+      r = *by_system;
+    } else if (routed) {
       n = 1000000 + g_routed++;  // numbered apart from the main script
       r = *routed;
     } else {
@@ -220,6 +270,7 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     }
   }
   Log({{"n", n}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"body", body.is_discarded() ? json(req.body) : body}});
+  if (g_context_window > 0 && !r.contains("usage")) r["usage"] = {{"input", tokens}, {"output", 5}};
   if (r.contains("delay_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(r["delay_ms"].get<int>()));
   if (r.contains("hold_until")) {
     std::string path = r["hold_until"];
@@ -287,6 +338,8 @@ int main(int argc, char** argv) {
       for (const json& r : list) g_agents[key].push_back(r);
     }
   }
+  g_context_window = script.value("context_window", int64_t{0});
+  if (script.contains("by_system")) g_by_system = script["by_system"];
   if (!log_path.empty()) g_log.open(log_path, std::ios::app);
 
   httplib::Server server;

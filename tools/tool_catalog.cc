@@ -1,5 +1,7 @@
 #include "tools/tool_catalog.h"
 
+#include <nlohmann/json.hpp>
+
 #include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
 
@@ -13,6 +15,7 @@ constexpr ToolInfo kTools[] = {
     {kReadTool, ToolClass::kRead, true, false},
     {kTodoWriteTool, ToolClass::kRead, false, true},  // the agent's own list, not the workspace
     {"memory_query", ToolClass::kRead, false, true},
+    {kContextSummarizerTool, ToolClass::kRead, false, true},  // the agent's own conversation
     {"lsp_check", ToolClass::kRead, false, false},
     {kExecuteCommandTool, ToolClass::kExec, false, false},
     {kWriteFileTool, ToolClass::kWrite, false, false},
@@ -22,6 +25,18 @@ constexpr ToolInfo kTools[] = {
 };
 
 }  // namespace
+
+StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_json) {
+  nlohmann::json j = nlohmann::json::parse(arguments_json, nullptr, false);
+  if (!j.is_object()) return Status::InvalidArgument(kContextSummarizerTool, "arguments must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "focus") return Status::InvalidArgument(kContextSummarizerTool, "unknown argument \"" + key + "\"");
+    if (!value.is_string()) return Status::InvalidArgument(kContextSummarizerTool, "\"focus\" must be a string");
+  }
+  std::string focus = j.value("focus", "");
+  if (focus.size() > 2000) return Status::InvalidArgument(kContextSummarizerTool, "\"focus\" is over 2000 bytes");
+  return focus;
+}
 
 bool ParseMode(std::string_view text, Mode* mode) {
   if (text == "ask")

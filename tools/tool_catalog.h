@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+
 namespace odin {
 
 enum class Mode { kAsk, kPlan, kEdit };
@@ -17,6 +19,14 @@ const char* ModeName(Mode mode);
 // Starts a subagent (a planner loop in a worker of its own). Offered to the
 // main agent in every mode, never to a subagent.
 constexpr char kAgentTool[] = "AgentTool";
+
+// Asks for the conversation to be compacted before the next request (seed
+// 001's ContextSummarizer). The coordinator records it; the agent loop,
+// which holds the conversation, compacts.
+constexpr char kContextSummarizerTool[] = "ContextSummarizer";
+// Its arguments: {"focus"?: string}. Returns the focus ("" if none), or
+// InvalidArgument naming the problem.
+StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_json);
 
 // What a tool may do: the gates judge a call by its class.
 enum class ToolClass {

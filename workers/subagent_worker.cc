@@ -230,6 +230,8 @@ class Worker final : public AgentObserver, public WorkerLogic {
       a.stall.alternation_steps = static_cast<int>(task.stall_alternation_steps());
     if (task.stall_no_progress_turns() > 0)
       a.stall.no_progress_turns = static_cast<int>(task.stall_no_progress_turns());
+    a.context_window = static_cast<int64_t>(task.context_window());
+    if (task.compact_at() > 0) a.compact_at = task.compact_at();
     a.profile = Profile::kFast;  // the parent's completion runs the project's checks
     a.subagent = true;
     // A fingerprint scan of a big tree may take a while: the coordinator must

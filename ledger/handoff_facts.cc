@@ -1,0 +1,81 @@
+#include "ledger/handoff_facts.h"
+
+#include <map>
+#include <vector>
+
+#include "ledger/ledger.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+namespace {
+
+std::string FirstLine(const std::string& s, size_t max) {
+  std::string line = s.substr(0, s.find('\n'));
+  if (line.size() > max) line = line.substr(0, max) + "...";
+  return line;
+}
+
+}  // namespace
+
+StatusOr<std::string> HandoffFacts(Ledger* ledger, const std::string& session_id, const std::string& agent_id,
+                                   const std::string& workspace, size_t max_bytes) {
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(session_id));
+  std::map<std::string, const ExecutionRow*> mine;
+  for (const ExecutionRow& r : rows) {
+    if (r.start.agent_id == agent_id) mine[r.start.execution_id] = &r;
+  }
+
+  // Files changed, by path: the last call that changed each.
+  ASSIGN_OR_RETURN(std::vector<MutationRecord> mutations, ledger->ListMutations(session_id));
+  std::map<std::string, std::string> changed;  // display path -> "modified by ex_... (Tool)"
+  for (const MutationRecord& m : mutations) {
+    if (m.agent_id != agent_id || m.execution_id.empty() || m.change == "ignored") continue;
+    auto it = mine.find(m.execution_id);
+    std::string tool = it == mine.end() ? m.source : it->second->start.tool;
+    changed[DisplayPath(m.path, workspace)] = m.change + " by " + m.execution_id + " (" + tool + ")";
+  }
+
+  // Failed attempts, oldest first.
+  std::vector<std::string> failures;
+  for (const ExecutionRow& r : rows) {
+    if (r.start.agent_id != agent_id || !r.end || r.end->status == "ok") continue;
+    std::string why = !r.end->error.empty() ? r.end->error : r.end->exit_reason;
+    if (r.end->exit_code && *r.end->exit_code != 0) why = "exit code " + std::to_string(*r.end->exit_code);
+    failures.push_back(r.start.execution_id + " " + r.start.tool + " " + r.end->status + ": " +
+                       FirstLine(r.start.args_json, 160) + " -> " + FirstLine(why, 200));
+  }
+  ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger->ListValidations(session_id));
+  for (const ValidationRecord& v : validations) {
+    if (v.agent_id != agent_id || v.status != "errors" || v.new_errors == 0) continue;
+    failures.push_back(v.execution_id + " validation of " + DisplayPath(v.path, workspace) + ": " +
+                       std::to_string(v.new_errors) + " new errors: " + FirstLine(v.summary, 240));
+  }
+  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(session_id));
+  for (const GateEvent& e : events) {
+    if (e.agent_id != agent_id || e.kind != "completion_refused") continue;
+    failures.push_back("completion refused" + (e.execution_id.empty() ? "" : " (" + e.execution_id + ")") + ": " +
+                       FirstLine(e.detail_json, 240));
+  }
+
+  std::string out;
+  if (!changed.empty()) {
+    out += "Files changed so far (from the ledger):\n";
+    for (const auto& [path, how] : changed) out += "- " + path + ": " + how + "\n";
+  }
+  if (!failures.empty()) {
+    std::string list;
+    size_t kept = 0;
+    // The newest ones that fit.
+    for (size_t i = failures.size(); i > 0 && list.size() + out.size() + failures[i - 1].size() < max_bytes; --i) {
+      list = "- " + failures[i - 1] + "\n" + list;
+      ++kept;
+    }
+    out += "\nFailed attempts (from the ledger; do not repeat them unchanged):\n";
+    if (kept < failures.size()) out += "  (" + std::to_string(failures.size() - kept) + " older ones omitted)\n";
+    out += list;
+  }
+  return out;
+}
+
+}  // namespace odin

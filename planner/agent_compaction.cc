@@ -1,0 +1,167 @@
+// The agent loop's side of compaction (planner/compaction.h has the pure
+// parts): when it runs, the utility model's call, the handoff's facts, and
+// the record in the ledger.
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/ids.h"
+#include "ledger/handoff_facts.h"
+#include "planner/agent.h"
+#include "planner/instructions.h"
+#include "planner/tool_specs.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+// After a compaction the next request should take at most this share of the
+// window; masking alone is enough when it gets there.
+constexpr double kTargetShare = 0.5;
+// The summary request's own size: at most this share of the window.
+constexpr double kSummaryShare = 0.5;
+constexpr int64_t kSummaryMaxBytes = 400 * 1024;
+
+}  // namespace
+
+ContextUse Agent::context() const { return context_; }
+
+bool Agent::CompactNow(const std::string& focus) {
+  if (current_ || compaction_) return false;
+  StartCompaction("user", focus, context_.next_estimate, [this] { StartNext(); });
+  return true;
+}
+
+void Agent::StartCompaction(const std::string& trigger, const std::string& focus, int64_t tokens_before,
+                            std::function<void()> then) {
+  compaction_.emplace();
+  Compaction& k = *compaction_;
+  k.id = NewId("cmp");
+  k.trigger = trigger;
+  k.focus = focus;
+  k.tokens_before = tokens_before;
+  k.started = clock_->Now();
+  k.started_wall = clock_->WallMillis();
+  k.then = std::move(then);
+  // The recent turns stay verbatim; with fewer kept, more can go.
+  k.keep_from = RecentTurnsStart(history_, kRecentTurnsKept);
+  k.mask = MaskToolResults(&history_, k.keep_from);
+  int64_t after = k.tokens_before - estimator_.Tokens(k.mask.bytes_before - k.mask.bytes_after);
+  bool asked = trigger == "user" || trigger == "tool";
+  bool enough = static_cast<double>(after) <= kTargetShare * static_cast<double>(context_.window);
+  if (k.keep_from == 0 || (enough && !asked)) return FinishCompaction("masked", "", "", Status::OK());
+
+  std::vector<ChatMessage> older(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(k.keep_from));
+  int64_t max_bytes = std::min<int64_t>(
+      kSummaryMaxBytes,
+      static_cast<int64_t>(kSummaryShare * static_cast<double>(context_.window) * estimator_.bytes_per_token()));
+  ChatRequest req = SummaryRequest(o_.utility_model.empty() ? o_.model : o_.utility_model, older, focus, max_bytes);
+  req.max_tokens = o_.max_tokens;
+  uint64_t generation = generation_;
+  LlmClient::Callbacks cb;
+  cb.on_done = [this, generation](const StatusOr<ChatResponse>& r) {
+    if (generation == generation_ && compaction_) OnSummary(r);
+  };
+  k.call = llm_->Start(req, std::move(cb));
+}
+
+void Agent::OnSummary(const StatusOr<ChatResponse>& response) {
+  Compaction& k = *compaction_;
+  k.call.reset();
+  LlmCallRecord rec;
+  rec.id = NewId("llm");
+  rec.session_id = host_->session_id();
+  rec.agent_id = o_.agent_id;
+  rec.role = "utility";
+  rec.provider = llm_->provider();
+  rec.model = o_.utility_model.empty() ? o_.model : o_.utility_model;
+  rec.started_at_ms = k.started_wall;
+  rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - k.started).count();
+  rec = RecordModelCall(std::move(rec), response, o_.prices);
+  if (ledger_ != nullptr) NoteLedgerWrite(ledger_->AddLlmCall(rec));
+  totals_.usage.input_tokens += rec.input_tokens;
+  totals_.usage.output_tokens += rec.output_tokens;
+  totals_.cost_microusd += rec.cost_microusd;
+  ++totals_.llm_calls;
+  if (current_) {
+    ++current_->outcome.llm_calls;
+    current_->outcome.usage.input_tokens += rec.input_tokens;
+    current_->outcome.usage.output_tokens += rec.output_tokens;
+    current_->outcome.cost_microusd += rec.cost_microusd;
+    current_->budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
+  }
+  if (observer_) observer_->OnLlmCall(rec);
+  if (!response.ok()) return FinishCompaction("summary_failed", "", rec.id, response.status());
+  StatusOr<HandoffSummary> summary = ParseHandoffSummary(response->text);
+  if (!summary.ok()) return FinishCompaction("summary_failed", "", rec.id, summary.status());
+
+  // The facts come from Odin's own records, not from the summary.
+  Handoff h;
+  h.compaction_id = k.id;
+  h.replaced_messages = k.keep_from;
+  h.user_requests = user_requests_;
+  h.todos = host_->TodosText(o_.agent_id);
+  if (ledger_ != nullptr) {
+    StatusOr<std::string> facts = HandoffFacts(ledger_, host_->session_id(), o_.agent_id, o_.workspace);
+    if (facts.ok()) {
+      h.facts = *facts;
+    } else {
+      spdlog::warn("handoff facts: {}", facts.status().message());
+    }
+  }
+  for (const FileVerdict& v : host_->Blocking()) {
+    h.blocked += (h.blocked.empty() ? "" : "; ") + DisplayPath(v.path, o_.workspace) + " (" +
+                 std::string(VerdictName(v.status)) + ", " + v.check_id + ")";
+  }
+  h.summary = &*summary;
+  std::string handoff = RenderHandoff(h);
+  history_ = RebuildHistory(handoff, history_, k.keep_from);
+  FinishCompaction("summarized", handoff, rec.id, Status::OK());
+}
+
+void Agent::FinishCompaction(const std::string& how, const std::string& handoff, const std::string& llm_call_id,
+                             const Status& failure) {
+  Compaction k = std::move(*compaction_);
+  compaction_.reset();
+  // ODIN.md and AGENTS.md, read again: the next request carries them as they
+  // are now.
+  if (!o_.subagent) o_.instructions = LoadInstructions(o_.workspace, o_.cwd);
+  int64_t after = k.tokens_before;
+  if (current_) {
+    after = estimator_.Estimate(BuildRequest());
+  } else {
+    int64_t bytes = static_cast<int64_t>(SystemPrompt(Mode::kEdit).size());
+    for (const ChatMessage& m : history_) bytes += MessageBytes(m);
+    after = estimator_.Tokens(bytes);
+  }
+  context_.next_estimate = after;
+  ++context_.compactions;
+  json detail = {{"id", k.id},
+                 {"trigger", k.trigger},
+                 {"how", how},
+                 {"replaced", {{"from", 0}, {"to", how == "summarized" ? k.keep_from : 0}}},
+                 {"masked", k.mask.masked},
+                 {"files", std::vector<std::string>(k.mask.files.begin(), k.mask.files.end())},
+                 {"tokens_before", k.tokens_before},
+                 {"tokens_after", after},
+                 {"window", context_.window},
+                 {"duration_us", std::chrono::duration_cast<microseconds>(clock_->Now() - k.started).count()}};
+  if (!k.focus.empty()) detail["focus"] = k.focus;
+  if (!handoff.empty()) detail["handoff"] = handoff;
+  if (!llm_call_id.empty()) detail["llm_call_id"] = llm_call_id;
+  if (!failure.ok()) detail["failure"] = failure.message();
+  // The coordinator hears of it through the record: the masked calls' files
+  // leave this agent's file cache.
+  host_->RecordGateEvent(o_.agent_id, current_ ? current_->message.id : "", "compaction", "",
+                         detail.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (!failure.ok()) spdlog::warn("compaction {}: the summary failed ({}); masking alone", k.id, failure.message());
+  if (observer_) observer_->OnCompaction(k.id, k.tokens_before, after, how);
+  k.then();
+}
+
+}  // namespace odin

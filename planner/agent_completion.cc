@@ -1,0 +1,106 @@
+// The agent loop's side of the convergence gate (gate 4, whose rules are in
+// convergence_gate.cc): a claim of completion is refused while the session
+// is blocked, and otherwise meets the profile's backpressure checks, run as
+// ExecuteCommand calls one after the other.
+
+#include <nlohmann/json.hpp>
+
+#include "base/ids.h"
+#include "planner/agent.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+void Agent::ClaimCompletion() {
+  Current& c = *current_;
+  if (c.message.mode != Mode::kEdit) return Finish("done");
+  // No file may be left with new errors or unverified.
+  std::string event;
+  std::vector<FileVerdict> blocking = host_->Blocking();
+  if (std::optional<Refusal> blocked = RefuseWhileBlocked(blocking, o_.workspace, &event)) {
+    RecordGateEvent("completion_refused", blocking.front().check_id, event);
+    return Refuse(*blocked);
+  }
+  // Backpressure, when the message changed files.
+  if (c.outcome.changed_files.empty()) return Finish("done");
+  c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
+  if (!c.outcome.not_validated.empty()) {
+    // Files no validator looked at: in every profile, fast included, checks
+    // that run and pass must vouch for them.
+    if (o_.profile == Profile::kFast) c.checks = ChecksForProfile(Profile::kAuto, o_.checks, o_.workspace);
+    bool any = false;
+    for (const CheckSpec& spec : c.checks) any = any || !spec.command.empty();
+    if (!any) {
+      std::string text = "[runtime] Completion refused: " + std::to_string(c.outcome.not_validated.size()) +
+                         " changed files were not validated (too many changed by one command) and no build, lint "
+                         "or test command is configured or detected to vouch for them. Configure checks in "
+                         "odinconfig.json, or change fewer files at a time.";
+      RecordGateEvent("completion_refused", "",
+                      json({{"reason", "not_validated"}, {"files", c.outcome.not_validated.size()}}).dump());
+      return Refuse({"not_validated", text});
+    }
+  }
+  c.check_index = 0;
+  c.check_failures.clear();
+  RunNextCheck();
+}
+
+void Agent::RunNextCheck() {
+  Current& c = *current_;
+  while (c.check_index < c.checks.size() && c.checks[c.check_index].command.empty()) {
+    const CheckSpec& spec = c.checks[c.check_index++];
+    RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
+  }
+  if (c.check_index == c.checks.size()) {
+    if (c.check_failures.empty()) return Finish("done");
+    return Refuse(RefuseForChecks(c.check_failures));
+  }
+  const CheckSpec& spec = c.checks[c.check_index];
+  ToolCall call;
+  call.execution_id = NewId("ex");
+  call.tool = "ExecuteCommand";
+  call.arguments_json = json({{"command", spec.command}, {"timeout_seconds", o_.checks.timeout_seconds}}).dump();
+  call.agent_id = o_.agent_id;
+  call.mode = CallModeOf(c.message.mode);
+  call.timeout = seconds(o_.checks.timeout_seconds);
+  c.check_running = call.execution_id;
+  c.outcome.execution_ids.push_back(call.execution_id);
+  if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
+  uint64_t generation = generation_;
+  CallHandlers handlers;
+  handlers.on_done = [this, generation, id = call.execution_id](const v1::ToolResult& r, const Status&) {
+    if (generation == generation_ && current_) OnCheckDone(id, r);
+  };
+  host_->Submit(std::move(call), std::move(handlers));
+}
+
+void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
+  Current& c = *current_;
+  c.check_running.clear();
+  if (observer_) observer_->OnToolEnd(id, "ExecuteCommand", r);
+  const CheckSpec spec = c.checks[c.check_index++];
+  if (c.cancelled) return Finish("cancelled");
+  if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
+  CheckVerdict v = JudgeCheck(spec, id, r, o_.checks.timeout_seconds, o_.fail_open);
+  RecordGateEvent("check", id, v.event);
+  if (v.failure) c.check_failures.push_back(*v.failure);
+  RunNextCheck();
+}
+
+void Agent::Refuse(const Refusal& refusal) {
+  Current& c = *current_;
+  int times = c.refusals.Count(refusal.fingerprint);
+  if (c.refusals.GaveUp(times)) {
+    RecordGateEvent("not_converged", "",
+                    json({{"refusals", times}, {"last", refusal.text.substr(0, 2000)}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
+    c.outcome.error =
+        Status::FailedPrecondition("not converged", "the same refusal came back " + std::to_string(times) + " times");
+    return Finish("not_converged", c.outcome.error);
+  }
+  history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
+  AskModel();
+}
+
+}  // namespace odin

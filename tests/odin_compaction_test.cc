@@ -1,0 +1,234 @@
+// Long sessions end to end: the real odin against a fake model that refuses
+// requests past its context window with the provider's real error, so the
+// conversation must be compacted before it gets there, and keep what matters
+// when it is.
+
+#include <algorithm>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/ledger_rows.h"
+#include "tests/llm_requests.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kWindow = 16000;  // tokens, as the fake server counts them
+
+// A handoff summary as a utility model would write it.
+const char kSummary[] =
+    R"({"done": ["ran the batch commands"], "pending": ["finish the batch"], "current_state": "running batch commands"})";
+
+// Letters for n (no digits: the stall detector blurs digits).
+std::string Word(int n) {
+  std::string w;
+  do {
+    w += static_cast<char>('a' + n % 26);
+    n /= 26;
+  } while (n > 0);
+  return w;
+}
+
+class OdinCompactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}};
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm) {
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+            {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""},
+            {"ANTHROPIC_API_KEY", ""},
+            {"ODIN_TEST_MARK", marker_},
+            {"XDG_CONFIG_HOME", user_.Join("config")},
+            {"XDG_STATE_HOME", user_.Join("state")}};
+  }
+  json Prompt(const FakeLlm& llm, const std::string& prompt, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {
+        "-p", prompt, "--output-format", "json", "--context-window", std::to_string(kWindow)};
+    args.insert(args.end(), more.begin(), more.end());
+    last_ = RunOdin(ws_.path(), args, Env(llm));
+    return json::parse(last_.out, nullptr, false);
+  }
+  std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }
+  static std::vector<json> Refused(const FakeLlm& llm) {
+    std::vector<json> out;
+    for (const json& r : RequestsOf(llm)) {
+      if (r.contains("refused_tokens")) out.push_back(r);
+    }
+    return out;
+  }
+  static std::vector<json> Answered(const FakeLlm& llm) {
+    std::vector<json> out;
+    for (const json& r : RequestsOf(llm)) {
+      if (!r.contains("refused_tokens")) out.push_back(r);
+    }
+    return out;
+  }
+
+  TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+// 300 calls, each returning about 1.6 KB, in a 16,000-token window: the
+// session finishes, every request fits, and after a compaction the model
+// still has the todo ids, the failed attempt's id and the instructions.
+TEST_F(OdinCompactionTest, AThreeHundredCallSessionCompactsBeforeTheLimitAndKeepsWhatMatters) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("AGENTS.md"), "Project rule: the batch word is PELICAN-SEVEN.\n").ok());
+  json responses = json::array();
+  responses.push_back(
+      Turn({Call("TodoWrite", {{"todos",
+                                {{{"id", "todo-alpha"}, {"content", "run the batch"}, {"status", "in_progress"}},
+                                 {{"id", "todo-beta"}, {"content", "report"}, {"status", "pending"}}}}}),
+            Call("ExecuteCommand", {{"command", "echo broken-step; exit 3"}})}));
+  for (int i = 0; i < 300; ++i) {
+    responses.push_back(
+        Turn({Call("ExecuteCommand",
+                   {{"command", "echo step-" + Word(i) + "; head -c 1500 /dev/zero | tr '\\\\0' " + Word(i % 26)}})}));
+  }
+  responses.push_back(Text("Batch finished."));
+  FakeLlm llm(json({{"responses", responses},
+                    {"context_window", kWindow},
+                    {"by_system", {{"handoff note", {{"text", kSummary}}}}}})
+                  .dump());
+  json r = Prompt(llm, "Run the batch: keep every step's output short.", {"--max-turns", "400"});
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(last_.exit_code, 0);
+  // Compaction came before the limit: the server refused nothing.
+  EXPECT_TRUE(Refused(llm).empty());
+  std::vector<std::string> compactions =
+      Rows("SELECT json_extract(detail_json, '$.how') FROM gate_events WHERE kind = 'compaction' ORDER BY seq");
+  ASSERT_FALSE(compactions.empty());
+  EXPECT_NE(std::find(compactions.begin(), compactions.end(), "summarized"), compactions.end());
+  // Every compaction made the conversation smaller.
+  for (const std::string& row : Rows("SELECT json_extract(detail_json, '$.tokens_before') || '|' || "
+                                     "json_extract(detail_json, '$.tokens_after') FROM gate_events WHERE kind = "
+                                     "'compaction'")) {
+    int64_t before = std::stoll(row.substr(0, row.find('|'))), after = std::stoll(row.substr(row.find('|') + 1));
+    EXPECT_LT(after, before) << row;
+  }
+  std::vector<std::string> failed = Rows(
+      "SELECT s.execution_id FROM execution_starts s JOIN execution_ends e ON e.execution_id = s.execution_id "
+      "WHERE s.args_json LIKE '%broken-step%'");
+  ASSERT_EQ(failed.size(), 1u);
+  // The requests after the first summary hold what matters.
+  std::vector<json> answered = Answered(llm);
+  auto first = std::find_if(answered.begin(), answered.end(), [](const json& q) {
+    return q["body"].dump().find("Context compacted") != std::string::npos &&
+           q["body"].dump().find("Summary of the replaced turns") != std::string::npos;
+  });
+  ASSERT_NE(first, answered.end()) << "no request carried a summarised handoff";
+  std::string body = (*first)["body"].dump();
+  for (const std::string& want :
+       {std::string("todo-alpha"), std::string("todo-beta"), failed[0], std::string("PELICAN-SEVEN"),
+        std::string("Run the batch: keep every step"), std::string("running batch commands")}) {
+    EXPECT_NE(body.find(want), std::string::npos) << want;
+  }
+  // The last request too (the conversation kept compacting as it grew).
+  EXPECT_NE(answered.back()["body"].dump().find("todo-alpha"), std::string::npos);
+  // The utility model's calls are in the ledger and the budget.
+  EXPECT_FALSE(Rows("SELECT id FROM llm_calls WHERE role = 'utility'").empty());
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A request that compaction cannot shrink (one huge user message) ends with
+// a clear error and exit code 6, after one compaction and one retry.
+TEST_F(OdinCompactionTest, AMessageTooBigForTheWindowEndsWithItsOwnExitCode) {
+  FakeLlm llm(json({{"responses", {Text("never reached")}}, {"context_window", kWindow}}).dump());
+  std::string huge = "Summarise this: " + std::string(100000, 'z');
+  json r = Prompt(llm, huge);
+  EXPECT_EQ(last_.exit_code, 6) << last_.out << last_.err;
+  ASSERT_FALSE(r.is_discarded()) << last_.out;
+  EXPECT_EQ(r["status"], "context_exhausted");
+  EXPECT_NE(r.value("error", "").find("does not fit the model's context window even after compaction"),
+            std::string::npos)
+      << r.dump();
+  // Not a loop: the first request and one retry.
+  EXPECT_EQ(Refused(llm).size(), 2u);
+  EXPECT_TRUE(Answered(llm).empty());
+}
+
+// The model asks for a compaction (ContextSummarizer); the utility model
+// answers garbage: masking alone stands, the failure is recorded, the
+// session goes on; the masked Read left the file cache, so an edit based on
+// it is refused until the file is read again.
+TEST_F(OdinCompactionTest, AGarbageSummaryLeavesMaskingAloneAndMaskedReadsMustBeReadAgain) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.txt"), "alpha\n").ok());
+  json edit = Call("EditTool", {{"file_path", "a.txt"}, {"old_string", "alpha"}, {"new_string", "beta"}});
+  json responses = {Turn({Call("Read", {{"file_path", "a.txt"}})}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo one"}})}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo two"}})}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo three"}})}),
+                    Turn({Call("ContextSummarizer", {{"focus", "the edit of a.txt"}})}),
+                    Turn({edit}),
+                    Turn({Call("Read", {{"file_path", "a.txt"}})}),
+                    Turn({edit}),
+                    Text("Changed alpha to beta.")};
+  FakeLlm llm(
+      json({{"responses", responses}, {"by_system", {{"handoff note", {{"text", "I would rather not."}}}}}}).dump());
+  json r = Prompt(llm, "change alpha to beta in a.txt");
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(*ReadFileToString(ws_.Join("a.txt")), "beta\n");
+  std::vector<std::string> rows = Rows(
+      "SELECT json_extract(detail_json, '$.trigger') || '|' || json_extract(detail_json, '$.how') || '|' || "
+      "json_extract(detail_json, '$.focus') || '|' || (json_extract(detail_json, '$.failure') IS NOT NULL) FROM "
+      "gate_events WHERE kind = 'compaction'");
+  EXPECT_EQ(rows, std::vector<std::string>({"tool|summary_failed|the edit of a.txt|1"}));
+  std::vector<json> answered = Answered(llm);
+  // The planner's requests: the script's 9, plus the one summary request.
+  std::vector<json> planner;
+  for (const json& q : answered) {
+    if (q["n"].get<int64_t>() < 1000000) planner.push_back(q);
+  }
+  ASSERT_EQ(planner.size(), 9u);
+  // After the compaction the Read's output is a stub naming its execution.
+  std::vector<json> results = ToolResultsOf(planner[5]);
+  ASSERT_GE(results.size(), 1u);
+  EXPECT_TRUE(results[0].contains("masked")) << results[0].dump();
+  EXPECT_EQ(results[0]["tool"], "Read");
+  // The first edit was refused: the bytes it was based on were masked.
+  json refused = ToolResultsOf(planner[6]).back();
+  EXPECT_EQ(refused["status"], "rejected") << refused.dump();
+  json landed = ToolResultsOf(planner[8]).back();
+  EXPECT_EQ(landed["status"], "ok") << landed.dump();
+}
+
+// Lines Grep showed count as read (the control: the edit lands on them);
+// once that Grep's output is masked, they no longer do.
+TEST_F(OdinCompactionTest, AMaskedGrepLeavesTheFileCacheToo) {
+  for (bool compact : {false, true}) {
+    SCOPED_TRACE(compact ? "compacted" : "control");
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join("g.txt"), "alpha\n").ok());
+    json edit = Call("EditTool", {{"file_path", "g.txt"}, {"old_string", "alpha"}, {"new_string", "beta"}});
+    json responses = {Turn({Call("Grep", {{"pattern", "alpha"}, {"path", "g.txt"}, {"output_mode", "content"}})}),
+                      Turn({Call("ExecuteCommand", {{"command", "echo one"}})}),
+                      Turn({Call("ExecuteCommand", {{"command", "echo two"}})}),
+                      Turn({Call("ExecuteCommand", {{"command", "echo three"}})})};
+    if (compact) responses.push_back(Turn({Call("ContextSummarizer", json::object())}));
+    responses.push_back(Turn({edit}));
+    responses.push_back(Text("Done."));
+    FakeLlm llm(json({{"responses", responses}, {"by_system", {{"handoff note", {{"text", kSummary}}}}}}).dump());
+    json r = Prompt(llm, "change alpha to beta in g.txt");
+    ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+    EXPECT_EQ(*ReadFileToString(ws_.Join("g.txt")), compact ? "alpha\n" : "beta\n");
+  }
+}
+
+}  // namespace
+}  // namespace odin::testing
