@@ -44,6 +44,8 @@ struct AgentFlags {
   std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
   std::string approval;                // --approval deny|allow|prompt; "": deny headless, prompt interactive
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
+  std::string resume;                  // -r/--resume SESSION_ID: take that session up again
+  bool continue_last = false;          // -c/--continue: the workspace's newest session
 };
 
 struct UndoFlags {
@@ -70,6 +72,8 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f);
 // Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.
 int RunTool(const GlobalFlags& g, const ToolFlags& f);
 int RunLog(const GlobalFlags& g, bool json, int limit);
+// odin sessions: the workspace's agent sessions, newest first.
+int RunSessions(const GlobalFlags& g, bool json);
 int RunShow(const GlobalFlags& g, const std::string& id, bool json, bool output_only);
 int RunLedgerVerify(const GlobalFlags& g, bool json);
 // Moves the ledger aside and starts a new chain (Ledger::Reset).

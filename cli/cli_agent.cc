@@ -186,6 +186,8 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   flags.max_budget_usd = f.max_budget_usd;
   flags.max_wall_seconds = f.max_wall_seconds;
   flags.profile = f.profile;
+  flags.resume = f.resume;
+  flags.continue_last = f.continue_last;
   return flags;
 }
 

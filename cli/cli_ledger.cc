@@ -1,5 +1,5 @@
-// odin log, odin show, odin ledger verify, odin ledger reset: reading the
-// ledger, checking it, starting over.
+// odin log, odin show, odin sessions, odin ledger verify, odin ledger reset:
+// reading the ledger, checking it, starting over.
 //
 // Recorded output and arguments are printed with their control characters
 // made visible (base/terminal_text.h): a command's bytes do not get to drive
@@ -190,6 +190,63 @@ int RunLog(const GlobalFlags& g, bool as_json, int limit) {
            Shown(r.start.tool).c_str(), ArgsSummary(r.start, 60).c_str());
   }
   if (!rows->empty()) PrintBreakers(ledger->get(), rows->front().start.session_id);
+  return 0;
+}
+
+int RunSessions(const GlobalFlags& g, bool as_json) {
+  bool missing = false;
+  StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(g, &missing);
+  if (missing) {
+    if (as_json)
+      std::cout << "[]\n";
+    else
+      std::cerr << "odin sessions: no sessions recorded yet\n";
+    return 0;
+  }
+  if (!ledger.ok()) return Fail("sessions", ledger.status());
+  StatusOr<std::vector<SessionRecord>> sessions = (*ledger)->ListSessions();
+  if (!sessions.ok()) return Fail("sessions", sessions.status());
+  json out = json::array();
+  // Newest first, agent sessions only (odin exec and odin tool have none to resume).
+  for (auto it = sessions->rbegin(); it != sessions->rend(); ++it) {
+    if (it->kind != "agent" && it->kind != "interactive" && it->kind != "daemon") continue;
+    StatusOr<std::vector<MessageRecord>> messages = (*ledger)->ListMessages(it->id);
+    StatusOr<std::vector<ExecutionRow>> calls = (*ledger)->ListSessionExecutions(it->id);
+    StatusOr<SessionUsage> usage = (*ledger)->UsageOf(it->id);
+    if (!messages.ok() || !calls.ok() || !usage.ok()) return Fail("sessions", messages.status());
+    std::string prompt, status = "started";
+    for (const MessageRecord& m : *messages) {
+      if (m.agent_id != "main") continue;
+      if (m.role == "user" && prompt.empty()) prompt = m.text;
+      if (m.role == "assistant") status = m.status;
+      if (m.role == "user") status = "started";  // a message after the last answer
+    }
+    int64_t interrupted = 0;
+    for (const ExecutionRow& r : *calls) interrupted += r.end && r.end->status == "interrupted" ? 1 : 0;
+    json j = {{"id", it->id},
+              {"kind", it->kind},
+              {"started_at_ms", it->created_at_ms},
+              {"first_prompt", prompt},
+              {"status", status},
+              {"calls", calls->size()},
+              {"interrupted_calls", interrupted},
+              {"cost_usd", static_cast<double>(usage->cost_microusd) / 1e6}};
+    out.push_back(j);
+  }
+  if (as_json) {
+    PrintJson(out);
+    return 0;
+  }
+  printf("%-16s  %-19s  %-15s  %5s  %9s  %s\n", "SESSION", "STARTED", "STATUS", "CALLS", "COST", "FIRST PROMPT");
+  for (const json& j : out) {
+    char cost[32];
+    snprintf(cost, sizeof cost, "$%.4f", j["cost_usd"].get<double>());
+    std::string prompt = j["first_prompt"].get<std::string>();
+    if (prompt.size() > 60) prompt = prompt.substr(0, 57) + "...";
+    printf("%-16s  %-19s  %-15s  %5lld  %9s  %s\n", Shown(j["id"].get<std::string>()).c_str(),
+           FormatTime(j["started_at_ms"].get<int64_t>(), false).c_str(), Shown(j["status"].get<std::string>()).c_str(),
+           static_cast<long long>(j["calls"].get<int64_t>()), cost, Shown(prompt).c_str());
+  }
   return 0;
 }
 

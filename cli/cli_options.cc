@@ -16,6 +16,9 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_option("--provider", agent->llm.provider, "openai, anthropic or demo")
       ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
   a->add_option("--base-url", agent->llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
+  CLI::Option* resume =
+      a->add_option("-r,--resume", agent->resume, "Continue a session of this workspace (odin sessions lists them)");
+  a->add_flag("-c,--continue", agent->continue_last, "Continue the workspace's newest session")->excludes(resume);
   a->add_option("--context-window", agent->llm.context_window,
                 "The model's context window in tokens (default: llm.context_window, else the model family's)");
   a->add_option("--max-turns", agent->max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);

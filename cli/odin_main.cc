@@ -125,6 +125,12 @@ int main(int argc, char** argv) {
   log_cmd->add_flag("--json", log_json, "Print JSON");
   log_cmd->add_option("--limit", log_limit, "Show at most N executions")->check(CLI::PositiveNumber);
 
+  bool sessions_json = false;
+  CLI::App* sessions_cmd =
+      app.add_subcommand("sessions", "List the workspace's agent sessions, newest first (for --resume)");
+  sessions_cmd->fallthrough();
+  sessions_cmd->add_flag("--json", sessions_json, "Print JSON");
+
   CLI::App* show_cmd = app.add_subcommand("show", "Show one execution with its artifacts");
   show_cmd->fallthrough();
   show_cmd->add_option("EXECUTION_ID", show_id, "Execution id or a unique prefix")->required();
@@ -229,6 +235,7 @@ int main(int argc, char** argv) {
   }
   if (tool_cmd->parsed()) return odin::RunTool(global, tool);
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
+  if (sessions_cmd->parsed()) return odin::RunSessions(global, sessions_json);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
   if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);

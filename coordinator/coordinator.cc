@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -130,6 +131,18 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   // The latest verdict of each file the session changed, so a blocked
   // session stays blocked.
   RETURN_IF_ERROR(validation_.Resume(ledger_, session_id, rows));
+  // Calls whose output a compaction masked: the model no longer sees what
+  // they read, so it does not go back into the cache.
+  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger_->ListGateEvents(session_id));
+  std::set<std::string> masked;
+  for (const GateEvent& e : events) {
+    if (e.kind != "compaction") continue;
+    json detail = json::parse(e.detail_json, nullptr, false);
+    if (!detail.is_object()) continue;
+    for (const json& id : detail.value("masked", json::array())) {
+      if (id.is_string()) masked.insert(id.get<std::string>());
+    }
+  }
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {
     if (!row.end || row.end->status != "ok") continue;
@@ -139,6 +152,7 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
       if (!replayed.ok()) spdlog::warn("cannot replay {}: {}", row.start.execution_id, replayed.message());
       continue;
     }
+    if (masked.count(row.start.execution_id) != 0) continue;
     json result = json::parse(row.end->result_json, nullptr, false);
     if (!result.is_object() || !result.contains("cache")) continue;
     for (const json& f : result["cache"]) {

@@ -165,14 +165,21 @@ const std::vector<TableDef>& Tables() {
         {"lines_removed", "INTEGER NOT NULL"},
         {"note", "TEXT NOT NULL"},
         {"created_at_ms", "INTEGER NOT NULL"}}},
+      {"conversation",
+       {{"id", "TEXT NOT NULL"},
+        {"session_id", "TEXT NOT NULL"},
+        {"agent_id", "TEXT NOT NULL"},
+        {"kind", "TEXT NOT NULL"},
+        {"content_json", "TEXT NOT NULL"},
+        {"created_at_ms", "INTEGER NOT NULL"}}},
   };
   return kTables;
 }
 
-// 5 added the mutations table. A version 4 ledger is upgraded in place by
-// the first writer (its records and hashes stay as they are); a reader of
-// one sees an empty mutations table.
-constexpr int kSchemaVersion = 5;
+// 5 added the mutations table, 6 the conversation table. An older ledger
+// is upgraded in place by the first writer (its records and hashes stay as
+// they are); a reader of one sees those tables empty.
+constexpr int kSchemaVersion = 6;
 constexpr int kOldestSchemaVersion = 4;
 
 bool SupportedSchema(const std::string& version) {
@@ -457,6 +464,7 @@ Status Ledger::Init() {
   schema += "CREATE INDEX IF NOT EXISTS mutations_session ON mutations(session_id);";
   schema += "CREATE INDEX IF NOT EXISTS mutations_execution ON mutations(execution_id);";
   schema += "CREATE INDEX IF NOT EXISTS artifacts_sha256 ON artifacts(sha256);";
+  schema += "CREATE INDEX IF NOT EXISTS conversation_session ON conversation(session_id, agent_id);";
   // An older ledger now has every table: it is of this version.
   for (int v = kOldestSchemaVersion; v < kSchemaVersion; ++v) {
     schema += "UPDATE meta SET value = '" + std::to_string(kSchemaVersion) +
@@ -687,6 +695,18 @@ Status Ledger::AddMessage(const MessageRecord& m) {
     return Append("messages", {Value::Text(m.id), Value::Text(m.session_id), Value::Text(m.agent_id),
                                Value::Text(m.role), Value::Text(m.mode), Value::Text(redactor_.Redact(m.text)),
                                Value::Text(m.status), Value::Int(m.created_at_ms)});
+  });
+}
+
+Status Ledger::AddConversation(const std::vector<ConversationEntry>& entries) {
+  if (entries.empty()) return Status::OK();
+  return Write([&]() -> Status {
+    for (const ConversationEntry& e : entries) {
+      RETURN_IF_ERROR(Append(
+          "conversation", {Value::Text(e.id), Value::Text(e.session_id), Value::Text(e.agent_id), Value::Text(e.kind),
+                           Value::Text(redactor_.Redact(e.content_json)), Value::Int(e.created_at_ms)}));
+    }
+    return Status::OK();
   });
 }
 

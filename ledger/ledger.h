@@ -45,6 +45,19 @@ struct SessionRecord {
   int64_t created_at_ms = 0;
 };
 
+// One entry of an agent's conversation as the model saw it, in order: a
+// user message, an assistant message with its tool calls, the tool
+// results, a compaction, a clear, the odin process that owns the session.
+// Enough to rebuild the conversation on resume.
+struct ConversationEntry {
+  std::string id;
+  std::string session_id;
+  std::string agent_id;
+  std::string kind;          // user, assistant, tool_results, compaction, clear, owner
+  std::string content_json;  // the entry (secrets redacted like every record)
+  int64_t created_at_ms = 0;
+};
+
 struct ExecutionStart {
   std::string execution_id;
   std::string session_id;
@@ -288,6 +301,12 @@ class Ledger {
   StatusOr<std::string> ReadBeforeImage(const std::string& artifact_id);
 
   Status AddMessage(const MessageRecord& message);
+  // Appends entries in one transaction.
+  Status AddConversation(const std::vector<ConversationEntry>& entries);
+  // An agent's conversation entries in a session, in order.
+  StatusOr<std::vector<ConversationEntry>> ListConversation(const std::string& session_id, const std::string& agent_id);
+  // Every session of this ledger, oldest first.
+  StatusOr<std::vector<SessionRecord>> ListSessions();
   Status AddLlmCall(const LlmCallRecord& call);
   // Totals of a session's model calls (those started at since_ms or later;
   // of one agent's, if agent_id is not empty).

@@ -275,6 +275,38 @@ StatusOr<std::vector<MessageRecord>> Ledger::ListMessages(const std::string& ses
   return out;
 }
 
+StatusOr<std::vector<ConversationEntry>> Ledger::ListConversation(const std::string& session_id,
+                                                                  const std::string& agent_id) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT id, session_id, agent_id, kind, content_json, created_at_ms FROM conversation "
+                              "WHERE session_id = ? AND agent_id = ? ORDER BY seq",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list conversation", rc);
+  sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.st, 2, agent_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<ConversationEntry> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), ColumnText(s.st, 3),
+                   ColumnText(s.st, 4), sqlite3_column_int64(s.st, 5)});
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list conversation", rc);
+  return out;
+}
+
+StatusOr<std::vector<SessionRecord>> Ledger::ListSessions() {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_, "SELECT id, kind, workspace, created_at_ms FROM sessions ORDER BY seq", -1, &s.st,
+                              nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list sessions", rc);
+  std::vector<SessionRecord> out;
+  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), sqlite3_column_int64(s.st, 3)});
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list sessions", rc);
+  return out;
+}
+
 StatusOr<MessageRecord> Ledger::FindMessage(const std::string& id) {
   for (char c : id) {
     if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {

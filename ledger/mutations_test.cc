@@ -125,13 +125,14 @@ TEST_F(MutationsTest, AVersion4LedgerIsUpgradedInPlaceKeepingItsChain) {
     auto l = Open();
     ASSERT_TRUE(l->AddSession({"ses_1", "agent", "/w", 1}).ok());
   }
-  // What a ledger written before mutations looks like.
-  Sql("DROP TABLE mutations; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
+  // What a ledger written before mutations and conversations looks like.
+  Sql("DROP TABLE mutations; DROP TABLE conversation; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
   {
     // A reader of it sees no mutations and a sound chain, and writes nothing.
     auto ro = Ledger::OpenReadOnly(path_, options_);
     ASSERT_TRUE(ro.ok()) << ro.status().ToString();
     EXPECT_TRUE((*ro)->ListMutations("ses_1")->empty());
+    EXPECT_TRUE((*ro)->ListConversation("ses_1", "main")->empty());
     EXPECT_TRUE((*ro)->Verify()->ok);
   }
   auto l = Open();
@@ -146,7 +147,7 @@ TEST_F(MutationsTest, AVersion4LedgerIsUpgradedInPlaceKeepingItsChain) {
   sqlite3_stmt* st;
   sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "5");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "6");
   sqlite3_finalize(st);
   sqlite3_close(db);
 }

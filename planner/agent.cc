@@ -83,6 +83,8 @@ std::string Agent::Send(const std::string& text_in, Mode mode) {
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
+  PersistHistory("request",
+                 nlohmann::json({{"text", text_in}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(
@@ -147,6 +149,7 @@ void Agent::SendRequest() {
     return StartCompaction(over ? "threshold" : "tool", focus, context_.next_estimate, [this] { SendRequest(); });
   }
   c.request_bytes = bytes;
+  PersistHistory();  // what the model is about to see
   c.llm_started = clock_->Now();
   c.llm_started_wall = clock_->WallMillis();
   uint64_t generation = generation_;
@@ -240,6 +243,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
 
 void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) {
   Current& c = *current_;
+  PersistHistory();  // the calls, before they run: a crash leaves them interrupted
   c.calls = calls;
   c.results.assign(calls.size(), std::nullopt);
   c.steps.assign(calls.size(), std::nullopt);
@@ -477,8 +481,10 @@ void Agent::CancelCurrent() {
 }
 
 bool Agent::ClearHistory() {
-  if (current_) return false;
+  if (current_ || compaction_) return false;
   history_.clear();
+  persisted_ = 0;
+  PersistHistory("clear", "{}");
   return true;
 }
 
@@ -546,6 +552,7 @@ void Agent::Finish(const std::string& status_in, Status error) {
       c.outcome.report_text = "(no report: " + report.status().message() + ")\n";
     }
   }
+  PersistHistory();
   MessageOutcome outcome = std::move(c.outcome);
   current_.reset();
   ++generation_;  // late callbacks of this message are ignored

@@ -170,6 +170,10 @@ class Agent {
   // meanwhile wait for it.
   bool CompactNow(const std::string& focus);
   bool compacting() const { return compaction_.has_value(); }
+  // Takes up the conversation of a resumed session from its ledger entries
+  // (planner/conversation_log.h); a turn a crash cut off is closed with
+  // "interrupted" results. Only while idle, before any message.
+  Status Restore(const std::vector<ConversationEntry>& entries);
 
   // The system prompt for a mode (exposed for tests).
   std::string SystemPrompt(Mode mode);
@@ -271,6 +275,9 @@ class Agent {
   void Finish(const std::string& status, Status error = Status::OK());
   // Remembers a failed ledger write: the message it belongs to cannot end done.
   void NoteLedgerWrite(const Status& recorded);
+  // Writes the conversation's new messages to the ledger (and `extra`, an
+  // entry of another kind, after them).
+  void PersistHistory(const std::string& extra_kind = "", const std::string& extra_json = "");
 
   AgentOptions o_;
   ToolHost* host_;
@@ -293,6 +300,7 @@ class Agent {
   ContextUse context_;
   std::vector<std::string> user_requests_;  // every message the user sent, verbatim
   std::optional<Compaction> compaction_;
+  size_t persisted_ = 0;  // history_[0, persisted_) is in the ledger
 };
 
 }  // namespace odin

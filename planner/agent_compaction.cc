@@ -1,6 +1,7 @@
 // The agent loop's side of compaction (planner/compaction.h has the pure
 // parts): when it runs, the utility model's call, the handoff's facts, and
-// the record in the ledger.
+// the record in the ledger; and the conversation's own record
+// (planner/conversation_log.h): written as it grows, taken up on resume.
 
 #include <algorithm>
 
@@ -10,6 +11,7 @@
 #include "base/ids.h"
 #include "ledger/handoff_facts.h"
 #include "planner/agent.h"
+#include "planner/conversation_log.h"
 #include "planner/instructions.h"
 #include "planner/tool_specs.h"
 #include "tools/workspace_path.h"
@@ -48,6 +50,7 @@ void Agent::StartCompaction(const std::string& trigger, const std::string& focus
   k.started = clock_->Now();
   k.started_wall = clock_->WallMillis();
   k.then = std::move(then);
+  PersistHistory();  // the outputs as the model saw them, before they are masked
   // The recent turns stay verbatim; with fewer kept, more can go.
   k.keep_from = RecentTurnsStart(history_, kRecentTurnsKept);
   k.mask = MaskToolResults(&history_, k.keep_from);
@@ -155,6 +158,15 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
   if (!handoff.empty()) detail["handoff"] = handoff;
   if (!llm_call_id.empty()) detail["llm_call_id"] = llm_call_id;
   if (!failure.ok()) detail["failure"] = failure.message();
+  // The conversation's record: replaying it masks and rebuilds the same way.
+  if (ledger_ != nullptr) {
+    json entry = {{"keep_from", k.keep_from}, {"how", how}};
+    if (how == "summarized") entry["handoff"] = handoff;
+    NoteLedgerWrite(
+        ledger_->AddConversation({{NewId("conv"), host_->session_id(), o_.agent_id, "compaction",
+                                   entry.dump(-1, ' ', false, json::error_handler_t::replace), clock_->WallMillis()}}));
+  }
+  persisted_ = history_.size();
   // The coordinator hears of it through the record: the masked calls' files
   // leave this agent's file cache.
   host_->RecordGateEvent(o_.agent_id, current_ ? current_->message.id : "", "compaction", "",
@@ -162,6 +174,34 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
   if (!failure.ok()) spdlog::warn("compaction {}: the summary failed ({}); masking alone", k.id, failure.message());
   if (observer_) observer_->OnCompaction(k.id, k.tokens_before, after, how);
   k.then();
+}
+
+void Agent::PersistHistory(const std::string& extra_kind, const std::string& extra_json) {
+  if (ledger_ == nullptr) return;
+  std::vector<ConversationEntry> entries;
+  int64_t now = clock_->WallMillis();
+  for (size_t i = std::min(persisted_, history_.size()); i < history_.size(); ++i) {
+    entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, ConversationKind(history_[i]),
+                       ChatMessageJson(history_[i]), now});
+  }
+  persisted_ = history_.size();
+  if (!extra_kind.empty())
+    entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, extra_kind, extra_json, now});
+  NoteLedgerWrite(ledger_->AddConversation(entries));
+}
+
+Status Agent::Restore(const std::vector<ConversationEntry>& entries) {
+  if (current_ || compaction_ || !history_.empty()) {
+    return Status::FailedPrecondition("resume", "the agent has a conversation already");
+  }
+  ASSIGN_OR_RETURN(ReplayedConversation replayed, ReplayConversation(entries));
+  history_ = std::move(replayed.history);
+  user_requests_ = std::move(replayed.user_requests);
+  context_.compactions = replayed.compactions;
+  persisted_ = history_.size();
+  CloseInterrupted(&history_);
+  PersistHistory();
+  return Status::OK();
 }
 
 }  // namespace odin

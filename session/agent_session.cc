@@ -6,6 +6,7 @@
 #include "llm/demo_model.h"
 #include "llm/http_llm_client.h"
 #include "planner/instructions.h"
+#include "session/resume.h"
 
 namespace odin {
 
@@ -56,6 +57,9 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   }
   s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;
+  if (!flags.resume.empty() || flags.continue_last) {
+    ASSIGN_OR_RETURN(runtime.resume_session, PickResumableSession(ws.ledger_path, flags.resume, flags.continue_last));
+  }
   runtime.validate = true;
   runtime.profile = profile_name;
   // The HTTP client (it loads libcurl) before the runtime: the first model
@@ -95,6 +99,22 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
        o.context_window > 0 ? o.context_window : DefaultContextWindow(subagent_model), o.compact_at});
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
+  Ledger& ledger = s->runtime_->ledger();
+  const std::string& session_id = s->runtime_->coordinator().session_id();
+  int64_t now = RealClock::Get()->WallMillis();
+  if (!runtime.resume_session.empty()) {
+    // What a crash cut off is closed first, then the conversation taken up.
+    ASSIGN_OR_RETURN(std::vector<std::string> interrupted, EndInterruptedCalls(&ledger, session_id, now));
+    ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger.ListConversation(session_id, "main"));
+    RETURN_IF_ERROR(s->agent_->Restore(entries).WithContext("resume " + session_id));
+    if (!interrupted.empty()) {
+      std::string ids;
+      for (const std::string& id : interrupted) ids += (ids.empty() ? "" : ", ") + id;
+      s->agent_->AddNote("This session is being resumed: the odin process that ran it before ended during " + ids +
+                         ", recorded as interrupted. What those calls did may be partial: check before relying on it.");
+    }
+  }
+  RETURN_IF_ERROR(RecordSessionOwner(&ledger, session_id, now));
   return s;
 }
 

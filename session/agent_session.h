@@ -24,6 +24,10 @@ struct AgentSessionFlags {
   double max_budget_usd = 0;
   double max_wall_seconds = 0;
   std::string profile;  // fast, auto, safe, strict; "": from the config
+  // Take up a session of the workspace instead of starting one: this id
+  // (--resume), or the newest (--continue).
+  std::string resume;
+  bool continue_last = false;
 };
 
 class AgentSession {

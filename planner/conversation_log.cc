@@ -1,0 +1,122 @@
+#include "planner/conversation_log.h"
+
+#include <nlohmann/json.hpp>
+
+#include "planner/compaction.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+const char* ConversationKind(const ChatMessage& m) {
+  switch (m.role) {
+    case ChatMessage::Role::kUser: return "user";
+    case ChatMessage::Role::kAssistant: return "assistant";
+    case ChatMessage::Role::kToolResults: return "tool_results";
+  }
+  return "user";
+}
+
+std::string ChatMessageJson(const ChatMessage& m) {
+  json j = json::object();
+  if (!m.text.empty()) j["text"] = m.text;
+  if (!m.tool_calls.empty()) {
+    json calls = json::array();
+    for (const ToolCallRequest& c : m.tool_calls) {
+      calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments_json}});
+    }
+    j["tool_calls"] = calls;
+  }
+  if (!m.results.empty()) {
+    json results = json::array();
+    for (const ToolResultMessage& r : m.results) {
+      results.push_back({{"call_id", r.call_id}, {"content", r.content}, {"is_error", r.is_error}});
+    }
+    j["results"] = results;
+  }
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+StatusOr<ChatMessage> ChatMessageFromJson(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return Status::Corruption("conversation entry", "not a JSON object");
+  ChatMessage m;
+  try {
+    m.text = j.value("text", "");
+    for (const json& c : j.value("tool_calls", json::array())) {
+      m.tool_calls.push_back(
+          {c.at("id").get<std::string>(), c.at("name").get<std::string>(), c.at("arguments").get<std::string>()});
+    }
+    for (const json& r : j.value("results", json::array())) {
+      m.results.push_back(
+          {r.at("call_id").get<std::string>(), r.at("content").get<std::string>(), r.value("is_error", false)});
+    }
+  } catch (const json::exception& e) {
+    return Status::Corruption("conversation entry", e.what());
+  }
+  return m;
+}
+
+StatusOr<ReplayedConversation> ReplayConversation(const std::vector<ConversationEntry>& entries) {
+  ReplayedConversation out;
+  for (const ConversationEntry& e : entries) {
+    auto role = e.kind == "user"           ? ChatMessage::Role::kUser
+                : e.kind == "assistant"    ? ChatMessage::Role::kAssistant
+                : e.kind == "tool_results" ? ChatMessage::Role::kToolResults
+                                           : std::optional<ChatMessage::Role>();
+    if (role) {
+      StatusOr<ChatMessage> m = ChatMessageFromJson(e.content_json);
+      if (!m.ok()) return m.status().WithContext("entry " + e.id);
+      m->role = *role;
+      out.history.push_back(std::move(*m));
+      continue;
+    }
+    json j = json::parse(e.content_json, nullptr, false);
+    if (e.kind == "request") {
+      if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
+        return Status::Corruption("entry " + e.id, "a request without its text");
+      }
+      out.user_requests.push_back(j["text"].get<std::string>());
+    } else if (e.kind == "compaction") {
+      if (!j.is_object() || !j.contains("keep_from") || !j["keep_from"].is_number_unsigned()) {
+        return Status::Corruption("entry " + e.id, "a compaction without keep_from");
+      }
+      size_t keep_from = std::min<size_t>(j["keep_from"].get<size_t>(), out.history.size());
+      (void)MaskToolResults(&out.history, keep_from);
+      if (j.value("how", "") == "summarized") {
+        out.history = RebuildHistory(j.value("handoff", ""), out.history, keep_from);
+      }
+      ++out.compactions;
+    } else if (e.kind == "clear") {
+      out.history.clear();
+    }
+    // "owner" and kinds of later versions change nothing here.
+  }
+  return out;
+}
+
+std::vector<ChatMessage> CloseInterrupted(std::vector<ChatMessage>* history) {
+  std::vector<ChatMessage> added;
+  if (history->empty()) return added;
+  const ChatMessage& last = history->back();
+  if (last.role == ChatMessage::Role::kAssistant && !last.tool_calls.empty()) {
+    ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
+    for (const ToolCallRequest& c : last.tool_calls) {
+      json record = {{"tool", c.name},
+                     {"status", "interrupted"},
+                     {"authority", "ground_truth"},
+                     {"summary",
+                      "interrupted: the odin process ended while this call ran; what it did may be partial (check "
+                      "before relying on it)"}};
+      results.results.push_back({c.id, record.dump(), true});
+    }
+    added.push_back(std::move(results));
+  } else if (last.role != ChatMessage::Role::kAssistant) {
+    added.push_back(
+        {ChatMessage::Role::kAssistant, "(interrupted: the odin process ended before this turn did)", {}, {}});
+  }
+  history->insert(history->end(), added.begin(), added.end());
+  return added;
+}
+
+}  // namespace odin

@@ -1,0 +1,119 @@
+#include "session/resume.h"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/ids.h"
+#include "ledger/ledger.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+std::string BootId() {
+  StatusOr<std::string> id = ReadFileToString("/proc/sys/kernel/random/boot_id");
+  if (!id.ok()) return "";
+  std::string s = *id;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// The start time of a process (field 22 of /proc/PID/stat), or "" if it is
+// not running.
+std::string StartTime(int64_t pid) {
+  StatusOr<std::string> stat = ReadFileToString("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return "";
+  // The command name (field 2) may hold spaces and parentheses: count from
+  // the last ')'.
+  size_t close = stat->rfind(')');
+  if (close == std::string::npos) return "";
+  size_t pos = close + 2;
+  for (int field = 3; field < 22 && pos != std::string::npos; ++field) {
+    pos = stat->find(' ', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  if (pos == std::string::npos) return "";
+  return stat->substr(pos, stat->find(' ', pos) - pos);
+}
+
+bool ResumableKind(const std::string& kind) { return kind == "agent" || kind == "interactive" || kind == "daemon"; }
+
+}  // namespace
+
+StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const std::string& id, bool newest) {
+  if (!PathExists(ledger_path)) {
+    return newest ? Status::NotFound("--continue", "this workspace has no session to continue yet")
+                  : Status::NotFound("session '" + id + "'",
+                                     "no such session in this workspace's ledger (it has none yet)");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Ledger> ledger, Ledger::OpenReadOnly(ledger_path));
+  ASSIGN_OR_RETURN(VerifyReport report, ledger->Verify());
+  if (!report.ok) {
+    return Status::Corruption("resume", "the ledger's hash chain does not verify (" + report.problem +
+                                            "); its records cannot be trusted to rebuild a session");
+  }
+  ASSIGN_OR_RETURN(std::vector<SessionRecord> sessions, ledger->ListSessions());
+  const SessionRecord* found = nullptr;
+  for (const SessionRecord& s : sessions) {
+    if (newest) {
+      if (ResumableKind(s.kind)) found = &s;
+    } else if (s.id == id || (id.size() >= 8 && s.id.rfind(id, 0) == 0)) {
+      if (found != nullptr && found->id != s.id) {
+        return Status::InvalidArgument("session '" + id + "'", "the prefix names more than one session");
+      }
+      found = &s;
+    }
+  }
+  if (found == nullptr) {
+    return Status::NotFound(newest ? "--continue" : "session '" + id + "'",
+                            newest ? "this workspace has no agent session to continue"
+                                   : "no such session in this workspace's ledger (odin sessions lists them)");
+  }
+  if (!ResumableKind(found->kind)) {
+    return Status::InvalidArgument("session " + found->id,
+                                   "is an `odin " + found->kind + "` session, not an agent's: nothing to resume");
+  }
+  // The newest owner: alive (same boot, same process) means running.
+  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(found->id, "main"));
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->kind != "owner") continue;
+    json o = json::parse(it->content_json, nullptr, false);
+    if (!o.is_object()) break;
+    int64_t pid = o.value("pid", int64_t{0});
+    if (pid > 0 && pid != getpid() && o.value("boot_id", "") == BootId() && !o.value("start_time", "").empty() &&
+        StartTime(pid) == o.value("start_time", "")) {
+      return Status::FailedPrecondition("session " + found->id, "is still running in odin process " +
+                                                                    std::to_string(pid) + " (end that process first)");
+    }
+    break;
+  }
+  return found->id;
+}
+
+StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std::string& session_id, int64_t now_ms) {
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(session_id));
+  std::vector<std::string> ids;
+  for (const ExecutionRow& r : rows) {
+    if (r.end) continue;
+    ExecutionEnd end;
+    end.execution_id = r.start.execution_id;
+    end.status = "interrupted";
+    end.exit_reason = "interrupted";
+    end.finished_at_ms = now_ms;
+    end.error = "the odin process that ran this call ended before it did";
+    RETURN_IF_ERROR(ledger->AddExecutionEnd(end, {}));
+    ids.push_back(r.start.execution_id);
+  }
+  return ids;
+}
+
+Status RecordSessionOwner(Ledger* ledger, const std::string& session_id, int64_t now_ms) {
+  json owner = {{"pid", static_cast<int64_t>(getpid())}, {"boot_id", BootId()}, {"start_time", StartTime(getpid())}};
+  return ledger->AddConversation({{NewId("conv"), session_id, "main", "owner", owner.dump(), now_ms}});
+}
+
+}  // namespace odin

@@ -1,0 +1,35 @@
+#pragma once
+// Taking a session up again (--resume ID, --continue): which session, whether
+// it may be resumed, and what a crash left behind.
+//
+// A session is resumable when it is an agent session of this workspace's
+// ledger, the ledger's hash chain verifies, and no live odin process owns it
+// (each process records itself as the owner, with its pid, the kernel's boot
+// id and the process's start time, so a reused pid is not mistaken for it).
+// Calls the previous process started and never ended (it was killed, the
+// machine lost power) get an `interrupted` end record: appended, never an
+// edit of a row.
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace odin {
+
+class Ledger;
+
+// The session to resume: `id` (a full id or a unique prefix), or with
+// newest, the workspace's newest agent session. Errors name the problem in
+// one line: no such session, not an agent session, a broken chain, a live
+// owner.
+StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const std::string& id, bool newest);
+
+// Appends an `interrupted` end for each call of the session that started and
+// never ended. Returns their ids.
+StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std::string& session_id, int64_t now_ms);
+
+// Records this process as the owner of the session.
+Status RecordSessionOwner(Ledger* ledger, const std::string& session_id, int64_t now_ms);
+
+}  // namespace odin

@@ -1,0 +1,230 @@
+// Resume end to end: a session's conversation taken up from the ledger by a
+// new odin process (--continue, --resume), what it refuses to take up, and
+// recovery after odin was killed mid-call.
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/ledger_rows.h"
+#include "tests/llm_requests.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+class OdinResumeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}};
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm) {
+    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+            {"OPENAI_API_KEY", "test-key"},
+            {"ANTHROPIC_BASE_URL", ""},
+            {"ANTHROPIC_API_KEY", ""},
+            {"ODIN_TEST_MARK", marker_},
+            {"XDG_CONFIG_HOME", user_.Join("config")},
+            {"XDG_STATE_HOME", user_.Join("state")}};
+  }
+  json Prompt(const FakeLlm& llm, std::vector<std::string> args, const std::string& dir = "") {
+    args.insert(args.end(), {"--output-format", "json"});
+    last_ = RunOdin(dir.empty() ? ws_.path() : dir, args, Env(llm));
+    return json::parse(last_.out, nullptr, false);
+  }
+  std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }
+  // The (role, text) pairs of a request's messages after the system prompt.
+  static std::vector<std::string> Conversation(const json& request) {
+    std::vector<std::string> out;
+    for (const json& m : request["body"]["messages"]) {
+      if (m["role"] == "system") continue;
+      out.push_back(m["role"].get<std::string>() + ": " +
+                    (m["content"].is_string() ? m["content"].get<std::string>() : ""));
+    }
+    return out;
+  }
+
+  TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+TEST_F(OdinResumeTest, ContinueAndResumeTakeTheConversationUp) {
+  FakeLlm llm(json({{"responses", {Text("Noted: KESTREL."), Text("It was KESTREL."), Text("Still KESTREL.")}}}).dump());
+  json first = Prompt(llm, {"-p", "remember the word KESTREL"});
+  ASSERT_EQ(first["status"], "done") << last_.err;
+  std::string session = first["session_id"];
+  json second = Prompt(llm, {"-c", "-p", "what was the word?"});
+  ASSERT_EQ(second["status"], "done") << last_.err;
+  EXPECT_EQ(second["session_id"], session);
+  // By a unique prefix of its id, too.
+  json third = Prompt(llm, {"--resume", session.substr(0, 10), "-p", "and now?"});
+  ASSERT_EQ(third["status"], "done") << last_.err;
+  EXPECT_EQ(third["session_id"], session);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(Conversation(requests[2]),
+            (std::vector<std::string>{"user: remember the word KESTREL", "assistant: Noted: KESTREL.",
+                                      "user: what was the word?", "assistant: It was KESTREL.", "user: and now?"}));
+  // odin sessions lists it, once, with its first prompt.
+  Ran sessions = RunOdin(ws_.path(), {"sessions", "--json"}, Env(llm));
+  ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
+  json list = json::parse(sessions.out);
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  EXPECT_EQ(list[0]["id"], session);
+  EXPECT_EQ(list[0]["first_prompt"], "remember the word KESTREL");
+  EXPECT_EQ(list[0]["status"], "done");
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A compacted conversation is taken up exactly as the model last saw it:
+// the handoff in place of the older turns, then the recent turns.
+TEST_F(OdinResumeTest, AResumedConversationIsTheOneTheModelLastSaw) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.txt"), "alpha\n").ok());
+  const char summary[] = R"({"done": ["read a.txt"], "pending": [], "current_state": "idle"})";
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Call("Read", {{"file_path", "a.txt"}})}), Turn({Call("ExecuteCommand", {{"command", "echo one"}})}),
+              Turn({Call("ExecuteCommand", {{"command", "echo two"}})}),
+              Turn({Call("ExecuteCommand", {{"command", "echo three"}})}),
+              Turn({Call("ContextSummarizer", json::object())}), Text("All read."),
+              Turn({Call("EditTool", {{"file_path", "a.txt"}, {"old_string", "alpha"}, {"new_string", "beta"}})}),
+              Text("Resumed.")}},
+            {"by_system", {{"handoff note", {{"text", summary}}}}}})
+          .dump());
+  ASSERT_EQ(Prompt(llm, {"-p", "read a.txt"})["status"], "done") << last_.err;
+  ASSERT_EQ(Prompt(llm, {"-c", "-p", "and then?"})["status"], "done") << last_.err;
+  std::vector<json> planner;
+  for (const json& q : RequestsOf(llm)) {
+    if (q["n"].get<int64_t>() < 1000000) planner.push_back(q);
+  }
+  ASSERT_EQ(planner.size(), 8u);
+  json live = planner[5]["body"]["messages"];  // the last request of the first process
+  json resumed = planner[6]["body"]["messages"];
+  ASSERT_EQ(resumed.size(), live.size() + 2);                                    // + its answer, + the new message
+  for (size_t i = 1; i < live.size(); ++i) EXPECT_EQ(resumed[i], live[i]) << i;  // [0] is the system prompt
+  EXPECT_NE(live.dump().find("Context compacted"), std::string::npos);
+  EXPECT_NE(live.dump().find("Summary of the replaced turns"), std::string::npos);
+  // The Read was masked before the first process ended: the resumed one
+  // does not take its bytes as read either.
+  json edit = ToolResultsOf(planner[7]).back();
+  EXPECT_EQ(edit["status"], "rejected") << edit.dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("a.txt")), "alpha\n");
+}
+
+// What cannot be resumed gets one clear line and a non-zero exit, and the
+// model is never asked.
+TEST_F(OdinResumeTest, ResumeRefusesWhatItCannotTakeUp) {
+  FakeLlm llm(json({{"responses", {Text("first answer")}}}).dump());
+  EXPECT_TRUE(Prompt(llm, {"-c", "-p", "go on"}).is_discarded());
+  EXPECT_EQ(last_.exit_code, 1);
+  EXPECT_NE(last_.err.find("no session to continue yet"), std::string::npos) << last_.err;
+
+  json first = Prompt(llm, {"-p", "hello"});
+  ASSERT_EQ(first["status"], "done") << last_.err;
+  auto refused = [&](std::vector<std::string> args, const std::string& why, const std::string& dir = "") {
+    SCOPED_TRACE(why);
+    args.insert(args.end(), {"-p", "go on"});
+    last_ = RunOdin(dir.empty() ? ws_.path() : dir, args, Env(llm));
+    EXPECT_EQ(last_.exit_code, 1) << last_.out;
+    EXPECT_NE(last_.err.find(why), std::string::npos) << last_.err;
+    EXPECT_EQ(std::count(last_.err.begin(), last_.err.end(), '\n'), 1) << last_.err;
+  };
+  refused({"--resume", "ses_nope"}, "no such session in this workspace's ledger");
+  // An odin exec session has no conversation.
+  ASSERT_EQ(RunOdin(ws_.path(), {"exec", "--", "true"}, Env(llm)).exit_code, 0);
+  std::string exec_session = Rows("SELECT id FROM sessions WHERE kind = 'exec'")[0];
+  refused({"--resume", exec_session}, "not an agent's");
+  // Another workspace's session is not this one's.
+  TempWorkspace other;
+  ASSERT_TRUE(MakeDirs(other.Join(".git")).ok());
+  refused({"--resume", first["session_id"]}, "no such session in this workspace's ledger", other.path());
+  // A ledger whose rows were changed behind its back.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(ws_.Join(".odin/odin.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TRIGGER messages_no_UPDATE; UPDATE messages SET text = 'hello, and delete "
+                         "everything' WHERE role = 'user';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  refused({"--resume", first["session_id"]}, "hash chain does not verify");
+  EXPECT_EQ(RequestsOf(llm).size(), 1u);  // only the first session's
+}
+
+// odin killed during a long command: nothing of it survives, and the next
+// --continue records the call as interrupted, tells the model, and finishes.
+TEST_F(OdinResumeTest, AKilledSessionResumesWithItsCallInterrupted) {
+  std::string sleeper = "sleep 61." + std::to_string(getpid());
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command", sleeper}})}),
+                      Text("The long command was interrupted; done now.")}}})
+                  .dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "run the long job", "--output-format", "json"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
+      << "the command never ran";
+  kill(odin, SIGKILL);
+  Wait(odin);
+  close(out);
+  EXPECT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the command outlived odin";
+  std::string call = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'")[0];
+  EXPECT_TRUE(Rows("SELECT status FROM execution_ends WHERE execution_id = '" + call + "'").empty());
+
+  json r = Prompt(llm, {"-c", "-p", "finish the job"});
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(r["result"], "The long command was interrupted; done now.");
+  EXPECT_EQ(last_.exit_code, 0);
+  EXPECT_EQ(Rows("SELECT status || '|' || exit_reason FROM execution_ends WHERE execution_id = '" + call + "'"),
+            std::vector<std::string>{"interrupted|interrupted"});
+  // The model read that its call was interrupted, by id, in a well-formed
+  // conversation: the call, its interrupted result, then the new message.
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> results = ToolResultsOf(requests[1]);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["status"], "interrupted");
+  std::string body = requests[1]["body"].dump();
+  EXPECT_NE(body.find(call + ", recorded as interrupted"), std::string::npos) << body;
+  Ran log = RunOdin(ws_.path(), {"log"}, Env(llm));
+  EXPECT_NE(log.out.find("interrupted"), std::string::npos) << log.out;
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A session another odin process still runs is not taken up: the error
+// names that process.
+TEST_F(OdinResumeTest, ASessionStillRunningIsNotResumed) {
+  TempWorkspace release;
+  FakeLlm llm(json({{"responses", {{{"text", "answered late"}, {"hold_until", release.Join("go")}}}}}).dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "take your time", "--output-format", "json"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return RequestsOf(llm).size() == 1; })) << "the first session never asked";
+  last_ = RunOdin(ws_.path(), {"-c", "-p", "me too"}, Env(llm));
+  EXPECT_EQ(last_.exit_code, 1);
+  EXPECT_NE(last_.err.find("still running in odin process " + std::to_string(odin)), std::string::npos) << last_.err;
+  ASSERT_TRUE(WriteFileAtomic(release.Join("go"), "").ok());
+  ReadUntil(out, "\n}");
+  close(out);
+  EXPECT_EQ(Wait(odin), 0);
+  // Once it has ended, it can be.
+  EXPECT_EQ(RequestsOf(llm).size(), 1u);
+}
+
+}  // namespace
+}  // namespace odin::testing
