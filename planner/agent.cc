@@ -83,8 +83,8 @@ std::string Agent::Send(const std::string& text_in, Mode mode) {
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
-  PersistHistory("request",
-                 nlohmann::json({{"text", text_in}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  QueueEntry("request",
+             nlohmann::json({{"text", text_in}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   Pending m{NewId("msg"), text, mode};
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(
@@ -149,7 +149,6 @@ void Agent::SendRequest() {
     return StartCompaction(over ? "threshold" : "tool", focus, context_.next_estimate, [this] { SendRequest(); });
   }
   c.request_bytes = bytes;
-  PersistHistory();  // what the model is about to see
   c.llm_started = clock_->Now();
   c.llm_started_wall = clock_->WallMillis();
   uint64_t generation = generation_;
@@ -161,6 +160,9 @@ void Agent::SendRequest() {
     if (generation == generation_ && current_) OnModel(r);
   };
   c.llm_call = llm_->Start(req, std::move(cb));
+  // What the model now sees goes to the ledger once the request is on its
+  // way (the next Tick), not before.
+  persist_due_ = true;
 }
 
 void Agent::OnModel(const StatusOr<ChatResponse>& response) {
@@ -243,7 +245,6 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
 
 void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) {
   Current& c = *current_;
-  PersistHistory();  // the calls, before they run: a crash leaves them interrupted
   c.calls = calls;
   c.results.assign(calls.size(), std::nullopt);
   c.steps.assign(calls.size(), std::nullopt);
@@ -294,6 +295,8 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     };
     host_->Submit(std::move(call), std::move(handlers));
   }
+  // The calls, written while they run: a crash leaves them interrupted.
+  PersistHistory();
   // The last call's end may have finished the message already.
   if (generation != generation_ || !current_) return;
   // Every call may have ended at once (refused by a gate, run in the
@@ -446,6 +449,10 @@ std::optional<SteadyTime> Agent::NextTimer() const {
 }
 
 void Agent::Tick() {
+  if (persist_due_) {
+    persist_due_ = false;
+    PersistHistory();
+  }
   if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return;
   // The wall clock, or what subagents spent of this message's budget while
   // the loop waits for them.

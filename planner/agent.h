@@ -143,8 +143,9 @@ class Agent {
   void CancelCurrent();
   // When Tick must run next (the wall-time budget), if ever.
   std::optional<SteadyTime> NextTimer() const;
-  // Ends the message if its budget ran out meanwhile: the wall time, or what
-  // its subagents spent.
+  // Writes the conversation's messages a request took out, and ends the
+  // message if its budget ran out meanwhile: the wall time, or what its
+  // subagents spent. Called every loop turn.
   void Tick();
   bool busy() const { return current_.has_value(); }
   size_t queued() const { return queue_.size(); }
@@ -174,6 +175,13 @@ class Agent {
   // (planner/conversation_log.h); a turn a crash cut off is closed with
   // "interrupted" results. Only while idle, before any message.
   Status Restore(const std::vector<ConversationEntry>& entries);
+  // An entry for the conversation's record (conversation_log.h), written
+  // with the next messages.
+  void QueueEntry(const std::string& kind, const std::string& content_json) {
+    queued_entries_.push_back({kind, content_json});
+  }
+  // Writes what is queued now.
+  void Flush() { PersistHistory(); }
 
   // The system prompt for a mode (exposed for tests).
   std::string SystemPrompt(Mode mode);
@@ -300,7 +308,9 @@ class Agent {
   ContextUse context_;
   std::vector<std::string> user_requests_;  // every message the user sent, verbatim
   std::optional<Compaction> compaction_;
-  size_t persisted_ = 0;  // history_[0, persisted_) is in the ledger
+  size_t persisted_ = 0;      // history_[0, persisted_) is in the ledger
+  bool persist_due_ = false;  // a request went out: its messages are written at the next Tick
+  std::vector<std::pair<std::string, std::string>> queued_entries_;  // kind, content
 };
 
 }  // namespace odin

@@ -185,8 +185,13 @@ void Agent::PersistHistory(const std::string& extra_kind, const std::string& ext
                        ChatMessageJson(history_[i]), now});
   }
   persisted_ = history_.size();
-  if (!extra_kind.empty())
+  for (auto& [kind, content] : queued_entries_) {
+    entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, kind, content, now});
+  }
+  queued_entries_.clear();
+  if (!extra_kind.empty()) {
     entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, extra_kind, extra_json, now});
+  }
   NoteLedgerWrite(ledger_->AddConversation(entries));
 }
 

@@ -114,7 +114,11 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
                          ", recorded as interrupted. What those calls did may be partial: check before relying on it.");
     }
   }
-  RETURN_IF_ERROR(RecordSessionOwner(&ledger, session_id, now));
+  // The owner goes to the ledger with the conversation's first entries, so
+  // the first model request does not wait for a write of its own; an
+  // interactive session, which may sit idle, writes it now.
+  s->agent_->QueueEntry("owner", SessionOwnerJson());
+  if (flags.runtime.session_kind == "interactive") s->agent_->Flush();
   return s;
 }
 

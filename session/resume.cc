@@ -111,9 +111,9 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
   return ids;
 }
 
-Status RecordSessionOwner(Ledger* ledger, const std::string& session_id, int64_t now_ms) {
+std::string SessionOwnerJson() {
   json owner = {{"pid", static_cast<int64_t>(getpid())}, {"boot_id", BootId()}, {"start_time", StartTime(getpid())}};
-  return ledger->AddConversation({{NewId("conv"), session_id, "main", "owner", owner.dump(), now_ms}});
+  return owner.dump();
 }
 
 }  // namespace odin

@@ -29,7 +29,8 @@ StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const
 // never ended. Returns their ids.
 StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std::string& session_id, int64_t now_ms);
 
-// Records this process as the owner of the session.
-Status RecordSessionOwner(Ledger* ledger, const std::string& session_id, int64_t now_ms);
+// This process as the owner of a session: the content of an "owner" entry
+// of the conversation's record.
+std::string SessionOwnerJson();
 
 }  // namespace odin

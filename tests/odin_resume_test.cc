@@ -215,6 +215,8 @@ TEST_F(OdinResumeTest, ASessionStillRunningIsNotResumed) {
   int out = -1;
   pid_t odin = StartOdin(ws_.path(), {"-p", "take your time", "--output-format", "json"}, &out, Env(llm));
   ASSERT_TRUE(WaitUntil([&] { return RequestsOf(llm).size() == 1; })) << "the first session never asked";
+  // Its owner is written while its first request travels.
+  ASSERT_TRUE(WaitUntil([&] { return Rows("SELECT COUNT(*) FROM conversation WHERE kind = 'owner'")[0] == "1"; }));
   last_ = RunOdin(ws_.path(), {"-c", "-p", "me too"}, Env(llm));
   EXPECT_EQ(last_.exit_code, 1);
   EXPECT_NE(last_.err.find("still running in odin process " + std::to_string(odin)), std::string::npos) << last_.err;
