@@ -20,13 +20,19 @@
 //      against the ideal (the commands' CPU time / cores).
 //   9. The ledger anchor's cost: a tool call's two records (start, end) with
 //      and without the anchor outside the workspace (ledger_anchor.h).
+//  10. Long sessions (issue 17): a 300-call session in a 16,000-token window
+//      against the fake model (the compactions it needed: how many, their
+//      time and tokens before and after; the per-call figure beside the same
+//      session without a window), and the time to resume a session of 5,000
+//      messages (start of `odin -c -p` to the model's first request) against
+//      a new session's.
 //   7. The guards' own cost per turn: the stall detector per step, and the
 //      workspace fingerprint of the generated tree (first scan, a rescan
 //      with nothing changed, a rescan after 100 files changed, as after a
 //      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
-// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N]. Runs in a fresh temporary
+// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1]. Runs in a fresh temporary
 // workspace, with XDG_STATE_HOME in a temporary directory too (ledger anchors; $TMPDIR decides the file
 // system). Never asserts: it prints.
 
@@ -46,6 +52,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
 #include "bench/bench_stats.h"
@@ -582,6 +590,120 @@ bool AgentFigures(int sessions) {
   return true;
 }
 
+// Section 10: compaction in a long session, and resume.
+bool LongSessionFigures() {
+  printf("long sessions (300 calls of ~1.6 KB output in a 16,000-token window; resume of 5,000 messages)\n");
+  auto script = [](bool window) {
+    nlohmann::json responses = nlohmann::json::array();
+    for (int i = 0; i < 300; ++i) {
+      std::string word;
+      for (int n = i; word.empty() || n > 0; n /= 26) word += static_cast<char>('a' + n % 26);
+      nlohmann::json call = {{"name", "ExecuteCommand"},
+                             {"arguments", {{"command", "echo " + word + "; head -c 1500 /dev/zero | tr '\\0' x"}}}};
+      responses.push_back({{"tool_calls", {call}}});
+    }
+    responses.push_back({{"text", "done"}});
+    nlohmann::json s = {{"responses", responses}};
+    if (window) {
+      s["context_window"] = 16000;
+      s["by_system"] = {{"handoff note",
+                         {{"text", R"({"done": ["ran commands"], "pending": ["more"], "current_state": "running"})"}}}};
+    }
+    return s.dump();
+  };
+  for (bool window : {false, true}) {
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-long");
+    if (!dir.ok() || !WriteFileAtomic(*dir + "/script.json", script(window)).ok() || !MakeDirs(*dir + "/ws").ok())
+      return false;
+    std::string url;
+    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
+    if (!pid.ok()) return false;
+    std::vector<std::string> extra = {"--max-turns", "400"};
+    if (window) extra.insert(extra.end(), {"--context-window", "16000"});
+    SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl", extra);
+    kill(*pid, SIGKILL);
+    int status;
+    waitpid(*pid, &status, 0);
+    if (!f.ok) return false;
+    Print(window ? "per call, 16,000-token window (compactions included)" : "per call, no window (no compaction)",
+          Summarize(f.gaps_ms), 0);
+    if (window) {
+      auto ledger = Ledger::OpenReadOnly(*dir + "/ws/.odin/odin.db");
+      if (!ledger.ok()) return false;
+      StatusOr<std::string> session = [&]() -> StatusOr<std::string> {
+        ASSIGN_OR_RETURN(std::vector<SessionRecord> all, (*ledger)->ListSessions());
+        return all.back().id;
+      }();
+      if (!session.ok()) return false;
+      StatusOr<std::vector<GateEvent>> events = (*ledger)->ListGateEvents(*session);
+      if (!events.ok()) return false;
+      std::vector<double> ms, before, after;
+      int summarized = 0;
+      for (const GateEvent& e : *events) {
+        if (e.kind != "compaction") continue;
+        nlohmann::json d = nlohmann::json::parse(e.detail_json);
+        ms.push_back(static_cast<double>(d.value("duration_us", int64_t{0})) / 1000.0);
+        before.push_back(static_cast<double>(d.value("tokens_before", int64_t{0})));
+        after.push_back(static_cast<double>(d.value("tokens_after", int64_t{0})));
+        summarized += d.value("how", "") == "summarized" ? 1 : 0;
+      }
+      printf("  %-44s %zu (%d with a handoff summary, the rest masking only)\n", "compactions", ms.size(), summarized);
+      if (!ms.empty()) {
+        Print("compaction, time (summary call included)", Summarize(ms), 0);
+        printf("  %-44s median %.0f -> %.0f tokens (estimated)\n", "compaction, request size before -> after",
+               Summarize(before).median_ms, Summarize(after).median_ms);
+      }
+    }
+    RemoveTree(*dir);
+  }
+
+  // Resume: a session of 5,000 messages written to a ledger, then taken up.
+  StatusOr<std::string> dir = MakeTempDir("odin-bench-resume");
+  if (!dir.ok() || !MakeDirs(*dir + "/ws/.odin").ok()) return false;
+  std::string ws = *dir + "/ws";
+  {
+    auto ledger = Ledger::Open(ws + "/.odin/odin.db", Redactor());
+    if (!ledger.ok() || !(*ledger)->AddSession({"ses_benchresume", "agent", ws, 1}).ok()) return false;
+    std::vector<ConversationEntry> entries;
+    for (int i = 0; i < 5000; ++i) {
+      std::string text(300, static_cast<char>('a' + i % 26));
+      nlohmann::json m = i % 2 == 0 ? nlohmann::json{{"text", "request " + text}} : nlohmann::json{{"text", text}};
+      entries.push_back(
+          {"conv_" + std::to_string(i), "ses_benchresume", "main", i % 2 == 0 ? "user" : "assistant", m.dump(), 1});
+      if (entries.size() == 500) {
+        if (!(*ledger)->AddConversation(entries).ok()) return false;
+        entries.clear();
+      }
+    }
+  }
+  std::vector<double> resumed, fresh;
+  for (int i = 0; i < 10; ++i) {
+    for (bool resume : {true, false}) {
+      std::string log = *dir + "/log" + std::to_string(i) + (resume ? "r" : "f") + ".jsonl";
+      if (!WriteFileAtomic(*dir + "/script.json", R"({"responses":[{"text":"ok"}]})").ok()) return false;
+      std::string url;
+      StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
+      if (!pid.ok()) return false;
+      std::string fresh_ws = *dir + "/fresh" + std::to_string(i);
+      if (!resume && !MakeDirs(fresh_ws).ok()) return false;
+      SessionFigures f = AgentSessionOnce(resume ? ws : fresh_ws, url, *dir + "/log.jsonl",
+                                          resume ? std::vector<std::string>{"-c"} : std::vector<std::string>{});
+      kill(*pid, SIGKILL);
+      int status;
+      waitpid(*pid, &status, 0);
+      (void)!std::rename((*dir + "/log.jsonl").c_str(), log.c_str());
+      if (!f.ok) return false;
+      (resume ? resumed : fresh).push_back(f.first_request_ms);
+    }
+  }
+  Stats r = Summarize(resumed), n = Summarize(fresh);
+  Print("resume of 5,000 messages: start to first request", r, 0);
+  Print("a new session: start to first request", n, 0);
+  printf("  %-44s %+.1f ms (median)\n", "resume's cost", r.median_ms - n.median_ms);
+  RemoveTree(*dir);
+  return true;
+}
+
 void Print(const char* what, const Stats& s, double target_ms) {
   printf("  %-44s median %7.3f ms   p90 %7.3f ms   mean %7.3f ms", what, s.median_ms, s.p90_ms, s.mean_ms);
   if (target_ms > 0) printf("   target <= %g ms: median is %.2fx of it", target_ms, s.median_ms / target_ms);
@@ -885,7 +1007,7 @@ bool SubagentFigures(int subagents, int commands) {
 
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
-      subagents = 8, daemon = 5, ledger = 2000;
+      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -898,6 +1020,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--subagents") == 0) subagents = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--daemon") == 0) daemon = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--ledger") == 0) ledger = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--long") == 0) long_sessions = atoi(argv[i + 1]);
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
@@ -954,6 +1077,7 @@ int Main(int argc, char** argv) {
   if (validations > 0 && !ValidationFigures(validations)) return 1;
   if (guards > 0 && tree > 0 && !GuardFigures(tree, runs)) return 1;
   if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
+  if (long_sessions > 0 && !LongSessionFigures()) return 1;
   RemoveTree(*user_dir);
   return 0;
 }
