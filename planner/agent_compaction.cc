@@ -206,6 +206,9 @@ Status Agent::Restore(const std::vector<ConversationEntry>& entries) {
   persisted_ = history_.size();
   CloseInterrupted(&history_);
   PersistHistory();
+  int64_t bytes = 0;
+  for (const ChatMessage& m : history_) bytes += MessageBytes(m);
+  context_.next_estimate = estimator_.Tokens(bytes);  // the conversation's part of the next request
   return Status::OK();
 }
 
