@@ -20,7 +20,8 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
       a->add_option("-r,--resume", agent->resume, "Continue a session of this workspace (odin sessions lists them)");
   a->add_flag("-c,--continue", agent->continue_last, "Continue the workspace's newest session")->excludes(resume);
   a->add_option("--context-window", agent->llm.context_window,
-                "The model's context window in tokens (default: llm.context_window, else the model family's)");
+                "The model's context window in tokens (default: llm.context_window, else the model family's)")
+      ->check(CLI::Range(int64_t{1000}, int64_t{100000000}));
   a->add_option("--max-turns", agent->max_turns, "Budget: model calls per message")->check(CLI::PositiveNumber);
   a->add_option("--max-tool-calls", agent->max_tool_calls, "Budget: tool calls per message")
       ->check(CLI::PositiveNumber);

@@ -47,6 +47,26 @@ TEST(ConfigTest, BeforeImageCaps) {
             "f: ledger.before_image caps are at most 1073741824 bytes");
 }
 
+TEST(ConfigTest, ContextWindowAndCompaction) {
+  auto d = ParseConfig("{}", "f");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->llm_context_window, 0);
+  EXPECT_DOUBLE_EQ(d->llm_compact_at, 0.8);
+  auto c = ParseConfig(R"({"llm":{"context_window":32000,"compact_at":0.5}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->llm_context_window, 32000);
+  EXPECT_DOUBLE_EQ(c->llm_compact_at, 0.5);
+  EXPECT_EQ(ParseConfig(R"({"llm":{"context_window":10}})", "f").status().message(),
+            "f: llm.context_window must be between 1000 and 100000000 tokens");
+  EXPECT_EQ(ParseConfig(R"({"llm":{"context_window":-5}})", "f").status().message(),
+            "f: llm.context_window must be a non-negative integer");
+  for (const char* bad :
+       {R"({"llm":{"compact_at":1.5}})", R"({"llm":{"compact_at":0}})", R"({"llm":{"compact_at":"x"}})"}) {
+    EXPECT_EQ(ParseConfig(bad, "f").status().message(), "f: llm.compact_at must be a number between 0.1 and 0.95")
+        << bad;
+  }
+}
+
 TEST(ConfigTest, FileCacheSettings) {
   auto c = ParseConfig(R"({"file_cache":{"max_entries":7,"eviction":"lfu"}})", "f");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
