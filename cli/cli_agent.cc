@@ -18,6 +18,7 @@
 #include "base/terminal_text.h"
 #include "base/version.h"
 #include "coordinator/undo.h"
+#include "session/resume.h"
 #include "session/agent_session.h"
 #include "cli/cli.h"
 #include "session/session_events.h"
@@ -35,6 +36,7 @@ void OnSignal(int sig) { (void)!write(g_signal_pipe[1], &sig, sizeof sig); }
 // Routes SIGINT/SIGTERM/SIGHUP into a pipe the loop polls.
 Status InstallSignalPipe() {
   // Both ends stay open for the rest of the process: the handler may run any time.
+  if (g_signal_pipe[0] >= 0) return Status::OK();
   ASSIGN_OR_RETURN(Pipe p, MakePipe(O_CLOEXEC | O_NONBLOCK));
   g_signal_pipe[0] = p.read_end.release();
   g_signal_pipe[1] = p.write_end.release();
@@ -136,6 +138,7 @@ const char kHelp[] =
     "  /cost                tokens, cost and context so far\n"
     "  /compact [FOCUS]     compact the conversation now (older outputs masked, older turns summarised)\n"
     "  /clear               forget the conversation (the ledger keeps everything)\n"
+    "  /resume [ID]         list the workspace's sessions, or take one up\n"
     "  /undo [force]        put back what your last message's calls changed (shown first)\n"
     "  /help                this help\n"
     "  /quit                leave (also Ctrl-D); Ctrl-C cancels the running turn\n";
@@ -254,7 +257,11 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   return *exit_code;
 }
 
-int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
+// One interactive session. /resume ID ends it with *resume_next set (and
+// the input not read yet in *buffer), for RunInteractive to take that
+// session up.
+static int RunInteractiveSession(const GlobalFlags& g, const AgentFlags& f, std::string* buffer_io,
+                                 std::string* resume_next) {
   Mode mode;
   if (!ParseMode(f.mode, &mode)) {
     std::cerr << "odin: unknown mode '" << f.mode << "' (ask, plan or edit)\n";
@@ -323,7 +330,7 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
   if (s.llm().endpoint.provider == "demo") term.Line("(the demo model gives scripted answers; it is not an LLM)");
   term.Line("Type /help for commands.");
 
-  std::string buffer;
+  std::string buffer = std::move(*buffer_io);
   SteadyTime last_interrupt{};
   for (;;) {
     if (term.prompt_due_ && tty_in && !s.agent().busy()) {
@@ -421,6 +428,22 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
                                             : "(busy: /compact waits until the agent is idle)");
       } else if (cmd == "/undo") {
         UndoLastMessage(s, arg == "force", term);
+      } else if (cmd == "/resume") {
+        if (arg.empty()) {
+          RunSessions(g, false);
+          term.Line("(/resume ID takes one of them up)");
+        } else if (s.agent().busy() || s.agent().compacting() || s.agent().queued() > 0) {
+          term.Line("(busy: /resume waits until the agent is idle)");
+        } else {
+          StatusOr<std::string> id = PickResumableSession(s.runtime().workspace().ledger_path, arg, false);
+          if (!id.ok()) {
+            term.Line(id.status().message());
+          } else {
+            *resume_next = *id;
+            *buffer_io = std::move(buffer);
+            return 0;
+          }
+        }
       } else if (cmd == "/clear") {
         term.Line(s.agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
       } else if (cmd == "/help") {
@@ -433,6 +456,18 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f) {
     }
   }
   return 0;
+}
+
+int RunInteractive(const GlobalFlags& g, const AgentFlags& f_in) {
+  AgentFlags f = f_in;
+  std::string buffer;
+  for (;;) {
+    std::string next;
+    int rc = RunInteractiveSession(g, f, &buffer, &next);
+    if (next.empty()) return rc;
+    f.resume = next;
+    f.continue_last = false;
+  }
 }
 
 }  // namespace odin

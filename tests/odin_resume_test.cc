@@ -127,6 +127,40 @@ TEST_F(OdinResumeTest, AResumedConversationIsTheOneTheModelLastSaw) {
   EXPECT_EQ(*ReadFileToString(ws_.Join("a.txt")), "alpha\n");
 }
 
+// In the interactive session, /resume lists the sessions and /resume ID
+// takes one up: the next message continues that conversation.
+TEST_F(OdinResumeTest, InteractiveResumeSwitchesToAnotherSession) {
+  FakeLlm llm(json({{"responses", {Text("Noted: OSPREY."), Text("Hello."), Text("It was OSPREY.")}}}).dump());
+  json first = Prompt(llm, {"-p", "remember OSPREY"});
+  ASSERT_EQ(first["status"], "done") << last_.err;
+  std::string id = first["session_id"];
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [&](const std::string& line) {
+    std::string text = line + "\n";
+    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  say("hello");
+  ReadUntil(out, "Status: done");
+  say("/resume");
+  std::string listed = ReadUntil(out, "takes one of them up");
+  EXPECT_NE(listed.find(id), std::string::npos) << listed;
+  EXPECT_NE(listed.find("remember OSPREY"), std::string::npos) << listed;
+  say("/resume ses_nope");
+  EXPECT_NE(ReadUntil(out, "no such session").find("no such session in this workspace's ledger"), std::string::npos);
+  say("/resume " + id);
+  EXPECT_NE(ReadUntil(out, "session " + id).find("session " + id), std::string::npos);
+  say("what was it?");
+  EXPECT_NE(ReadUntil(out, "Status: done").find("It was OSPREY."), std::string::npos);
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(Conversation(requests[2]),
+            (std::vector<std::string>{"user: remember OSPREY", "assistant: Noted: OSPREY.", "user: what was it?"}));
+}
+
 // What cannot be resumed gets one clear line and a non-zero exit, and the
 // model is never asked.
 TEST_F(OdinResumeTest, ResumeRefusesWhatItCannotTakeUp) {
