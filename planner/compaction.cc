@@ -22,6 +22,11 @@ constexpr size_t kLatestRequests = 8;
 // What the summary request shows of one call's arguments and one result.
 constexpr size_t kShownArgs = 300;
 constexpr size_t kShownResult = 600;
+// What a handoff keeps of the utility model's answer: it is a model's
+// words, and must not be what overflows the window.
+constexpr size_t kSummaryItems = 20;
+constexpr size_t kSummaryItemBytes = 1000;
+constexpr size_t kSummaryStateBytes = 4000;
 
 std::string Clip(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
@@ -203,9 +208,17 @@ std::string RenderHandoff(const Handoff& h) {
   if (!h.blocked.empty()) t += "\nBlocked: " + h.blocked + "\n";
   if (h.summary != nullptr) {
     t += "\nSummary of the replaced turns (written by a model, not a record):\n";
-    for (const std::string& d : h.summary->done) t += "- done: " + d + "\n";
-    for (const std::string& p : h.summary->pending) t += "- pending: " + p + "\n";
-    if (!h.summary->current_state.empty()) t += "- current state: " + h.summary->current_state + "\n";
+    auto items = [&t](const char* label, const std::vector<std::string>& list) {
+      for (size_t i = 0; i < list.size() && i < kSummaryItems; ++i) {
+        t += std::string("- ") + label + ": " + Clip(list[i], kSummaryItemBytes) + "\n";
+      }
+      if (list.size() > kSummaryItems) t += "  (" + std::to_string(list.size() - kSummaryItems) + " more)\n";
+    };
+    items("done", h.summary->done);
+    items("pending", h.summary->pending);
+    if (!h.summary->current_state.empty()) {
+      t += "- current state: " + Clip(h.summary->current_state, kSummaryStateBytes) + "\n";
+    }
   }
   t += "\nFiles you read before this point must be read again before you edit them.";
   return t;

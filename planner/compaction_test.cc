@@ -182,6 +182,16 @@ TEST(CompactionTest, TheHandoffHoldsTheFactsAndTheRebuiltHistoryIsWellFormed) {
   EXPECT_EQ(rebuilt[1].role, ChatMessage::Role::kAssistant);
 }
 
+TEST(CompactionTest, AHugeSummaryIsCutDownInTheHandoff) {
+  HandoffSummary summary{std::vector<std::string>(100, std::string(5000, 'd')), {}, std::string(1 << 20, 's')};
+  Handoff h;
+  h.compaction_id = "cmp_3";
+  h.summary = &summary;
+  std::string text = RenderHandoff(h);
+  EXPECT_LT(text.size(), 30000u);
+  EXPECT_NE(text.find("(80 more)"), std::string::npos);
+}
+
 TEST(CompactionTest, ManyRequestsKeepTheFirstAndTheLatest) {
   Handoff h;
   h.compaction_id = "cmp_2";

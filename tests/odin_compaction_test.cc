@@ -164,10 +164,12 @@ TEST_F(OdinCompactionTest, AMessageTooBigForTheWindowEndsWithItsOwnExitCode) {
 }
 
 // The model asks for a compaction (ContextSummarizer); the utility model
-// answers garbage: masking alone stands, the failure is recorded, the
+// answers garbage, or its request fails: masking alone stands, the failure is recorded, the
 // session goes on; the masked Read left the file cache, so an edit based on
 // it is refused until the file is read again.
-TEST_F(OdinCompactionTest, AGarbageSummaryLeavesMaskingAloneAndMaskedReadsMustBeReadAgain) {
+class OdinFailedSummaryTest : public OdinCompactionTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(OdinFailedSummaryTest, MaskingAloneStandsAndMaskedReadsMustBeReadAgain) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.txt"), "alpha\n").ok());
   json edit = Call("EditTool", {{"file_path", "a.txt"}, {"old_string", "alpha"}, {"new_string", "beta"}});
   json responses = {Turn({Call("Read", {{"file_path", "a.txt"}})}),
@@ -179,8 +181,10 @@ TEST_F(OdinCompactionTest, AGarbageSummaryLeavesMaskingAloneAndMaskedReadsMustBe
                     Turn({Call("Read", {{"file_path", "a.txt"}})}),
                     Turn({edit}),
                     Text("Changed alpha to beta.")};
-  FakeLlm llm(
-      json({{"responses", responses}, {"by_system", {{"handoff note", {{"text", "I would rather not."}}}}}}).dump());
+  // Garbage, or a refusal of the request itself.
+  json summary = GetParam() ? json{{"text", "I would rather not."}}
+                            : json{{"status", 400}, {"body", R"({"error":{"message":"bad request"}})"}};
+  FakeLlm llm(json({{"responses", responses}, {"by_system", {{"handoff note", summary}}}}).dump());
   json r = Prompt(llm, "change alpha to beta in a.txt");
   ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
   EXPECT_EQ(r["status"], "done") << last_.err;
@@ -208,6 +212,9 @@ TEST_F(OdinCompactionTest, AGarbageSummaryLeavesMaskingAloneAndMaskedReadsMustBe
   json landed = ToolResultsOf(planner[8]).back();
   EXPECT_EQ(landed["status"], "ok") << landed.dump();
 }
+
+INSTANTIATE_TEST_SUITE_P(GarbageOrError, OdinFailedSummaryTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Garbage" : "Error"; });
 
 // Lines Grep showed count as read (the control: the edit lands on them);
 // once that Grep's output is masked, they no longer do.
