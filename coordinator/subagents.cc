@@ -11,6 +11,7 @@
 #include "planner/tool_calls.h"
 #include "planner/budget.h"
 #include "coordinator/coordinator.h"
+#include "ledger/handoff_facts.h"
 #include "ledger/report.h"
 #include "planner/tool_specs.h"
 #include "odin/v1/worker.pb.h"
@@ -155,15 +156,18 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
   req.model = model_.model;
   // What the coordinator knows of the subagent goes in from here: its file
   // cache, todo list, and what is left of its parent's budget.
-  req.system = mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
+  req.system = mr.handoff() ? mr.system() : mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
   for (const v1::ChatTurn& t : mr.messages()) req.messages.push_back(FromTurn(t));
-  req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
+  if (!mr.handoff()) req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
+  req.handoff = mr.handoff();
   req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;
   auto handle = std::make_shared<uint64_t>(0);
   SteadyTime started = clock_->Now();
   int64_t started_wall = clock_->WallMillis();
   LlmClient::Callbacks cb;
-  cb.on_done = [this, execution_id, request_id, handle, started, started_wall, reply](const StatusOr<ChatResponse>& r) {
+  bool mr_handoff = mr.handoff();
+  cb.on_done = [this, execution_id, request_id, handle, started, started_wall, reply,
+                mr_handoff](const StatusOr<ChatResponse>& r) {
     auto it = subagents_.find(execution_id);
     if (it == subagents_.end()) return;
     Subagent& s = it->second;
@@ -172,7 +176,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     rec.id = NewId("llm");
     rec.session_id = session_id_;
     rec.agent_id = s.agent_id;
-    rec.role = "subagent";
+    rec.role = mr_handoff ? "utility" : "subagent";
     rec.provider = model_.llm->provider();
     rec.model = model_.model;
     rec.started_at_ms = started_wall;
@@ -193,6 +197,10 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
       response.set_input_tokens(static_cast<uint64_t>(r->usage.input_tokens));
       response.set_output_tokens(static_cast<uint64_t>(r->usage.output_tokens));
       response.set_attempts(static_cast<uint32_t>(r->attempts));
+      if (mr_handoff && ledger_ != nullptr) {
+        StatusOr<std::string> facts = HandoffFacts(ledger_, session_id_, s.agent_id, o_.workspace);
+        if (facts.ok()) response.set_handoff_facts(*facts);
+      }
     } else {
       response.mutable_error()->set_code(static_cast<v1::Code>(r.status().code()));
       response.mutable_error()->set_message(r.status().message());

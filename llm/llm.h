@@ -54,6 +54,10 @@ struct ChatRequest {
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;
   int max_tokens = 0;  // 0: the provider's default
+  // A compaction's summary request (planner/compaction.h). Direct clients
+  // ignore it; a subagent's relay asks the coordinator for the handoff's
+  // facts with it.
+  bool handoff = false;
 };
 
 struct LlmUsage {
@@ -70,6 +74,9 @@ struct ChatResponse {
   bool truncated = false;
   LlmUsage usage;
   int attempts = 1;  // HTTP requests it took
+  // With a handoff request through a relay: the ledger's facts of the agent
+  // (ledger/handoff_facts.h), which it cannot read itself.
+  std::string handoff_facts;
 };
 
 // USD per million tokens, by model name ("*" for any other).

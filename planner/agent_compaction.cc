@@ -116,6 +116,8 @@ void Agent::OnSummary(const StatusOr<ChatResponse>& response) {
     } else {
       spdlog::warn("handoff facts: {}", facts.status().message());
     }
+  } else {
+    h.facts = response->handoff_facts;  // a subagent's: the coordinator read them
   }
   for (const FileVerdict& v : host_->Blocking()) {
     h.blocked += (h.blocked.empty() ? "" : "; ") + DisplayPath(v.path, o_.workspace) + " (" +

@@ -148,6 +148,7 @@ ChatRequest SummaryRequest(const std::string& model, const std::vector<ChatMessa
 
   ChatRequest req;
   req.model = model;
+  req.handoff = true;
   req.system =
       "You write the handoff note of a coding agent's session: the conversation below is about to be removed from "
       "the agent's context, and your note is what the agent will know of it. Odin, the runtime, adds the user's "

@@ -253,11 +253,12 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
   std::string system = SystemText(body);
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    std::optional<json> routed = RouteByAgent(body);
     std::optional<json> by_system;
     for (auto& [text, response] : g_by_system.items()) {
       if (system.find(text) != std::string::npos) by_system = response;
     }
+    // A routed conversation's queue is only consumed by its own requests.
+    std::optional<json> routed = by_system ? std::nullopt : RouteByAgent(body);
     if (by_system) {
       n = 2000000 + g_routed++;
       r = *by_system;

@@ -167,6 +167,47 @@ TEST_F(OdinCompactionTest, AMessageTooBigForTheWindowEndsWithItsOwnExitCode) {
 // answers garbage, or its request fails: masking alone stands, the failure is recorded, the
 // session goes on; the masked Read left the file cache, so an edit based on
 // it is refused until the file is read again.
+// A subagent compacts the same way, and its handoff holds the ledger's
+// facts, which the coordinator reads for it (its loop runs without the
+// ledger).
+TEST_F(OdinCompactionTest, ASubagentsHandoffHoldsTheLedgersFacts) {
+  json sub = json::array({Turn({Call("ExecuteCommand", {{"command", "echo sub-broken; exit 4"}})}),
+                          Turn({Call("ExecuteCommand", {{"command", "echo one"}})}),
+                          Turn({Call("ExecuteCommand", {{"command", "echo two"}})}),
+                          Turn({Call("ExecuteCommand", {{"command", "echo three"}})}),
+                          Turn({Call("ContextSummarizer", json::object())}), Text("sub done")});
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Call("AgentTool",
+                         {{"description", "helper"}, {"prompt", "helper task: run four commands"}, {"mode", "edit"}})}),
+              Text("All done.")}},
+            {"agents", {{"helper task", sub}}},
+            {"by_system", {{"handoff note", {{"text", kSummary}}}}}})
+          .dump());
+  json r = Prompt(llm, "delegate the commands");
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<std::string> failed = Rows(
+      "SELECT s.execution_id FROM execution_starts s WHERE s.args_json LIKE '%sub-broken%' AND s.agent_id LIKE "
+      "'sub_%'");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.how') FROM gate_events WHERE kind = 'compaction' AND "
+                 "agent_id LIKE 'sub_%'"),
+            std::vector<std::string>{"summarized"});
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM llm_calls WHERE role = 'utility' AND agent_id LIKE 'sub_%'"),
+            std::vector<std::string>{"1"});
+  // The subagent's request after the compaction carries the handoff with its
+  // failed attempt's id.
+  std::vector<json> answered = Answered(llm);
+  auto after = std::find_if(answered.begin(), answered.end(), [](const json& q) {
+    return q["n"].get<int64_t>() >= 1000000 && q["n"].get<int64_t>() < 2000000 &&
+           q["body"].dump().find("Context compacted") != std::string::npos;
+  });
+  ASSERT_NE(after, answered.end());
+  EXPECT_NE((*after)["body"].dump().find(failed[0]), std::string::npos);
+  EXPECT_NE((*after)["body"].dump().find("helper task: run four commands"), std::string::npos);
+}
+
 class OdinFailedSummaryTest : public OdinCompactionTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(OdinFailedSummaryTest, MaskingAloneStandsAndMaskedReadsMustBeReadAgain) {

@@ -53,6 +53,7 @@ class RemoteModel final : public LlmClient {
     mr->set_system(request.system);
     for (const ChatMessage& m : request.messages) *mr->add_messages() = ToTurn(m);
     mr->set_max_tokens(static_cast<uint32_t>(std::max(request.max_tokens, 0)));
+    mr->set_handoff(request.handoff);
     channel_->Queue(std::move(env));
     pending_[id] = std::move(callbacks);
     return id;
@@ -77,6 +78,7 @@ class RemoteModel final : public LlmClient {
     out.stop_reason = r.stop_reason();
     out.usage = {static_cast<int64_t>(r.input_tokens()), static_cast<int64_t>(r.output_tokens())};
     out.attempts = static_cast<int>(r.attempts());
+    out.handoff_facts = r.handoff_facts();
     if (cb.on_text && !out.text.empty()) cb.on_text(out.text);
     cb.on_done(out);
   }
