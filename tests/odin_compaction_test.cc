@@ -148,20 +148,36 @@ TEST_F(OdinCompactionTest, AThreeHundredCallSessionCompactsBeforeTheLimitAndKeep
 
 // A request that compaction cannot shrink (one huge user message) ends with
 // a clear error and exit code 6, after one compaction and one retry.
-TEST_F(OdinCompactionTest, AMessageTooBigForTheWindowEndsWithItsOwnExitCode) {
+class OdinTooBigTest : public OdinCompactionTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(OdinTooBigTest, AMessageTooBigForTheWindowEndsWithItsOwnExitCode) {
+  bool anthropic = GetParam();
   FakeLlm llm(json({{"responses", {Text("never reached")}}, {"context_window", kWindow}}).dump());
   std::string huge = "Summarise this: " + std::string(100000, 'z');
-  json r = Prompt(llm, huge);
+  std::map<std::string, std::string> env = Env(llm);
+  if (anthropic) {
+    env["ANTHROPIC_BASE_URL"] = llm.AnthropicUrl();
+    env["ANTHROPIC_API_KEY"] = "test-key";
+  }
+  std::vector<std::string> args = {"-p", huge, "--output-format", "json", "--context-window", std::to_string(kWindow)};
+  if (anthropic) args.insert(args.end(), {"--provider", "anthropic"});
+  last_ = RunOdin(ws_.path(), args, env);
+  json r = json::parse(last_.out, nullptr, false);
   EXPECT_EQ(last_.exit_code, 6) << last_.out << last_.err;
   ASSERT_FALSE(r.is_discarded()) << last_.out;
   EXPECT_EQ(r["status"], "context_exhausted");
   EXPECT_NE(r.value("error", "").find("does not fit the model's context window even after compaction"),
             std::string::npos)
       << r.dump();
+  EXPECT_NE(r.value("error", "").find(anthropic ? "prompt is too long" : "maximum context length"), std::string::npos)
+      << r.dump();
   // Not a loop: the first request and one retry.
   EXPECT_EQ(Refused(llm).size(), 2u);
   EXPECT_TRUE(Answered(llm).empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(BothWireFormats, OdinTooBigTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Anthropic" : "OpenAi"; });
 
 // The model asks for a compaction (ContextSummarizer); the utility model
 // answers garbage, or its request fails: masking alone stands, the failure is recorded, the
