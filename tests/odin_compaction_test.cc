@@ -148,6 +148,45 @@ TEST_F(OdinCompactionTest, AThreeHundredCallSessionCompactsBeforeTheLimitAndKeep
 
 // A request that compaction cannot shrink (one huge user message) ends with
 // a clear error and exit code 6, after one compaction and one retry.
+// /compact FOCUS in the interactive session: the conversation is compacted
+// while the agent is idle, and the next message starts from the handoff.
+TEST_F(OdinCompactionTest, SlashCompactInTheInteractiveSession) {
+  json responses = {Turn({Call("ExecuteCommand", {{"command", "echo a"}})}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo b"}})}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo c"}})}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo d"}})}),
+                    Text("Four commands ran."),
+                    Text("Next done.")};
+  FakeLlm llm(json({{"responses", responses}, {"by_system", {{"handoff note", {{"text", kSummary}}}}}}).dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [&](const std::string& line) {
+    std::string text = line + "\n";
+    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  say("run four commands");
+  ReadUntil(out, "Status: done");
+  say("/compact the command outputs");
+  std::string seen = ReadUntil(out, "tokens; cmp_");
+  EXPECT_NE(seen.find("context compacted, summarized"), std::string::npos) << seen;
+  say("/cost");
+  seen = ReadUntil(out, "compactions");
+  EXPECT_NE(seen.find("1 compactions"), std::string::npos) << seen;
+  say("next");
+  ReadUntil(out, "Status: done");
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.trigger') || '|' || json_extract(detail_json, '$.focus') FROM "
+                 "gate_events WHERE kind = 'compaction'"),
+            std::vector<std::string>{"user|the command outputs"});
+  std::vector<json> answered = Answered(llm);
+  ASSERT_FALSE(answered.empty());
+  std::string last = answered.back()["body"].dump();
+  EXPECT_NE(last.find("Context compacted"), std::string::npos);
+  EXPECT_NE(last.find("run four commands"), std::string::npos);  // the user's words, in the handoff
+}
+
 class OdinTooBigTest : public OdinCompactionTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(OdinTooBigTest, AMessageTooBigForTheWindowEndsWithItsOwnExitCode) {
