@@ -3,6 +3,7 @@
 // integration tests that script a model and check what it was sent. (JSON
 // stays out of test_util.h.)
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,20 @@ inline std::vector<nlohmann::json> ToolResultsOf(const nlohmann::json& request) 
     if (m["role"] == "tool") out.push_back(nlohmann::json::parse(m["content"].get<std::string>()));
   }
   return out;
+}
+
+// The environment of an odin run against the fake model (OpenAI format):
+// its URL and a key, no Anthropic settings, the test's process mark, and
+// the user's config and state directories under `user`.
+inline std::map<std::string, std::string> FakeModelEnv(const FakeLlm& llm, const std::string& marker,
+                                                       const TempWorkspace& user) {
+  return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
+          {"OPENAI_API_KEY", "test-key"},
+          {"ANTHROPIC_BASE_URL", ""},
+          {"ANTHROPIC_API_KEY", ""},
+          {"ODIN_TEST_MARK", marker},
+          {"XDG_CONFIG_HOME", user.Join("config")},
+          {"XDG_STATE_HOME", user.Join("state")}};
 }
 
 // Pieces of a script: a tool call, a response with calls, a text answer.

@@ -46,15 +46,7 @@ class OdinCompactionTest : public ::testing::Test {
   void TearDown() override {
     EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
-  std::map<std::string, std::string> Env(const FakeLlm& llm) {
-    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
-            {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""},
-            {"ANTHROPIC_API_KEY", ""},
-            {"ODIN_TEST_MARK", marker_},
-            {"XDG_CONFIG_HOME", user_.Join("config")},
-            {"XDG_STATE_HOME", user_.Join("state")}};
-  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm) { return FakeModelEnv(llm, marker_, user_); }
   json Prompt(const FakeLlm& llm, const std::string& prompt, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {
         "-p", prompt, "--output-format", "json", "--context-window", std::to_string(kWindow)};

@@ -35,15 +35,7 @@ class OdinValidationTest : public ::testing::Test {
     EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
   }
 
-  std::map<std::string, std::string> Env(const FakeLlm& llm) {
-    return {{"OPENAI_BASE_URL", llm.OpenAiUrl()},
-            {"OPENAI_API_KEY", "test-key"},
-            {"ANTHROPIC_BASE_URL", ""},
-            {"ANTHROPIC_API_KEY", ""},
-            {"ODIN_TEST_MARK", marker_},
-            {"XDG_CONFIG_HOME", user_.Join("config")},
-            {"XDG_STATE_HOME", user_.Join("state")}};
-  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm) { return FakeModelEnv(llm, marker_, user_); }
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
     args.insert(args.end(), more.begin(), more.end());
