@@ -158,18 +158,24 @@ void PrintBreakers(Ledger* ledger, const std::string& session_id) {
   }
 }
 
+// A workspace with no ledger yet: an empty JSON list, or one line saying so.
+// Returns true iff it printed.
+bool PrintNothingYet(bool missing, bool as_json, const char* message) {
+  if (!missing) return false;
+  if (as_json) {
+    std::cout << "[]\n";
+  } else {
+    std::cerr << message << "\n";
+  }
+  return true;
+}
+
 }  // namespace
 
 int RunLog(const GlobalFlags& g, bool as_json, int limit) {
   bool missing = false;
   StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(g, &missing);
-  if (missing) {
-    if (as_json)
-      std::cout << "[]\n";
-    else
-      std::cerr << "odin log: no executions recorded yet\n";
-    return 0;
-  }
+  if (PrintNothingYet(missing, as_json, "odin log: no executions recorded yet")) return 0;
   if (!ledger.ok()) return Fail("log", ledger.status());
   StatusOr<std::vector<ExecutionRow>> rows = (*ledger)->ListExecutions(limit);
   if (!rows.ok()) return Fail("log", rows.status());
@@ -196,13 +202,7 @@ int RunLog(const GlobalFlags& g, bool as_json, int limit) {
 int RunSessions(const GlobalFlags& g, bool as_json) {
   bool missing = false;
   StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(g, &missing);
-  if (missing) {
-    if (as_json)
-      std::cout << "[]\n";
-    else
-      std::cerr << "odin sessions: no sessions recorded yet\n";
-    return 0;
-  }
+  if (PrintNothingYet(missing, as_json, "odin sessions: no sessions recorded yet")) return 0;
   if (!ledger.ok()) return Fail("sessions", ledger.status());
   StatusOr<std::vector<SessionRecord>> sessions = (*ledger)->ListSessions();
   if (!sessions.ok()) return Fail("sessions", sessions.status());
@@ -213,7 +213,9 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
     StatusOr<std::vector<MessageRecord>> messages = (*ledger)->ListMessages(it->id);
     StatusOr<std::vector<ExecutionRow>> calls = (*ledger)->ListSessionExecutions(it->id);
     StatusOr<SessionUsage> usage = (*ledger)->UsageOf(it->id);
-    if (!messages.ok() || !calls.ok() || !usage.ok()) return Fail("sessions", messages.status());
+    if (!messages.ok()) return Fail("sessions", messages.status());
+    if (!calls.ok()) return Fail("sessions", calls.status());
+    if (!usage.ok()) return Fail("sessions", usage.status());
     std::string prompt, status = "started";
     for (const MessageRecord& m : *messages) {
       if (m.agent_id != "main") continue;

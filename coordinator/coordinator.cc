@@ -89,6 +89,20 @@ void Coordinator::RecordGateEvent(const std::string& agent_id, const std::string
   if (on_gate_event) on_gate_event(g);
 }
 
+namespace {
+
+// The calls whose output a compaction (its gate event's detail) masked.
+std::vector<std::string> MaskedCalls(const json& detail) {
+  std::vector<std::string> ids;
+  if (!detail.is_object()) return ids;
+  for (const json& id : detail.value("masked", json::array())) {
+    if (id.is_string()) ids.push_back(id.get<std::string>());
+  }
+  return ids;
+}
+
+}  // namespace
+
 void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::string& detail_json) {
   // The model no longer sees what the masked calls read or wrote: an edit
   // based on those bytes must meet the read-before-edit gate again.
@@ -105,9 +119,8 @@ void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::s
     }
   }
   if (ledger_ == nullptr) return;
-  for (const json& id : detail.value("masked", json::array())) {
-    if (!id.is_string()) continue;
-    StatusOr<ExecutionRow> row = ledger_->FindExecution(id.get<std::string>());
+  for (const std::string& id : MaskedCalls(detail)) {
+    StatusOr<ExecutionRow> row = ledger_->FindExecution(id);
     if (!row.ok() || !row->end || row->start.agent_id != agent_id) continue;
     json result = json::parse(row->end->result_json, nullptr, false);
     if (!result.is_object() || !result.contains("cache") || !result["cache"].is_array()) continue;
@@ -137,11 +150,7 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   std::set<std::string> masked;
   for (const GateEvent& e : events) {
     if (e.kind != "compaction") continue;
-    json detail = json::parse(e.detail_json, nullptr, false);
-    if (!detail.is_object()) continue;
-    for (const json& id : detail.value("masked", json::array())) {
-      if (id.is_string()) masked.insert(id.get<std::string>());
-    }
+    for (std::string& id : MaskedCalls(json::parse(e.detail_json, nullptr, false))) masked.insert(std::move(id));
   }
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {

@@ -168,25 +168,7 @@ void Agent::SendRequest() {
 void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   Current& c = *current_;
   c.llm_call.reset();
-  LlmCallRecord rec;
-  rec.id = NewId("llm");
-  rec.session_id = host_->session_id();
-  rec.agent_id = o_.agent_id;
-  rec.role = "planner";
-  rec.provider = llm_->provider();
-  rec.model = o_.model;
-  rec.started_at_ms = c.llm_started_wall;
-  rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - c.llm_started).count();
-  rec = RecordModelCall(std::move(rec), response, o_.prices);
-  if (ledger_ != nullptr) NoteLedgerWrite(ledger_->AddLlmCall(rec));
-  for (MessageOutcome* o : {&c.outcome, &totals_}) {
-    ++o->llm_calls;
-    o->usage.input_tokens += rec.input_tokens;
-    o->usage.output_tokens += rec.output_tokens;
-    o->cost_microusd += rec.cost_microusd;
-  }
-  c.budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
-  if (observer_) observer_->OnLlmCall(rec);
+  LlmCallRecord rec = AccountModelCall("planner", o_.model, c.llm_started, c.llm_started_wall, response);
   if (!response.ok() && IsContextOverflow(response.status())) {
     // Too big for the model: one compaction and one retry, never a loop.
     if (!c.overflow_retried) {
@@ -457,6 +439,35 @@ void Agent::Tick() {
   // The wall clock, or what subagents spent of this message's budget while
   // the loop waits for them.
   if (std::optional<std::string> limit = current_->budget->Exceeded()) StopForBudget(*limit);
+}
+
+LlmCallRecord Agent::AccountModelCall(const std::string& role, const std::string& model, SteadyTime started,
+                                      int64_t started_wall, const StatusOr<ChatResponse>& response) {
+  LlmCallRecord rec;
+  rec.id = NewId("llm");
+  rec.session_id = host_->session_id();
+  rec.agent_id = o_.agent_id;
+  rec.role = role;
+  rec.provider = llm_->provider();
+  rec.model = model;
+  rec.started_at_ms = started_wall;
+  rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - started).count();
+  rec = RecordModelCall(std::move(rec), response, o_.prices);
+  if (ledger_ != nullptr) NoteLedgerWrite(ledger_->AddLlmCall(rec));
+  ++totals_.llm_calls;
+  totals_.usage.input_tokens += rec.input_tokens;
+  totals_.usage.output_tokens += rec.output_tokens;
+  totals_.cost_microusd += rec.cost_microusd;
+  if (current_) {
+    MessageOutcome& o = current_->outcome;
+    ++o.llm_calls;
+    o.usage.input_tokens += rec.input_tokens;
+    o.usage.output_tokens += rec.output_tokens;
+    o.cost_microusd += rec.cost_microusd;
+    current_->budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
+  }
+  if (observer_) observer_->OnLlmCall(rec);
+  return rec;
 }
 
 void Agent::RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail) {

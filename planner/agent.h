@@ -239,6 +239,7 @@ class Agent {
     size_t keep_from = 0;
     MaskResult mask;
     int64_t tokens_before = 0;
+    int64_t history_bytes = 0;     // the conversation's, before masking
     std::optional<uint64_t> call;  // the utility model writing the handoff
     SteadyTime started{};
     int64_t started_wall = 0;
@@ -281,6 +282,12 @@ class Agent {
   std::string WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written = {});
   void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
   void Finish(const std::string& status, Status error = Status::OK());
+  // Records a finished model call: the ledger, the session's totals, the
+  // message's usage and budget (if one runs), the observer.
+  LlmCallRecord AccountModelCall(const std::string& role, const std::string& model, SteadyTime started,
+                                 int64_t started_wall, const StatusOr<ChatResponse>& response);
+  const std::string& UtilityModel() const { return o_.utility_model.empty() ? o_.model : o_.utility_model; }
+  int64_t HistoryBytes() const;
   // Remembers a failed ledger write: the message it belongs to cannot end done.
   void NoteLedgerWrite(const Status& recorded);
   // Writes the conversation's new messages to the ledger (and `extra`, an

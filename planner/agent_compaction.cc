@@ -13,7 +13,6 @@
 #include "planner/agent.h"
 #include "planner/conversation_log.h"
 #include "planner/instructions.h"
-#include "planner/tool_specs.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
@@ -51,6 +50,7 @@ void Agent::StartCompaction(const std::string& trigger, const std::string& focus
   k.started_wall = clock_->WallMillis();
   k.then = std::move(then);
   PersistHistory();  // the outputs as the model saw them, before they are masked
+  k.history_bytes = HistoryBytes();
   // The recent turns stay verbatim; with fewer kept, more can go.
   k.keep_from = RecentTurnsStart(history_, kRecentTurnsKept);
   k.mask = MaskToolResults(&history_, k.keep_from);
@@ -63,7 +63,7 @@ void Agent::StartCompaction(const std::string& trigger, const std::string& focus
   int64_t max_bytes = std::min<int64_t>(
       kSummaryMaxBytes,
       static_cast<int64_t>(kSummaryShare * static_cast<double>(context_.window) * estimator_.bytes_per_token()));
-  ChatRequest req = SummaryRequest(o_.utility_model.empty() ? o_.model : o_.utility_model, older, focus, max_bytes);
+  ChatRequest req = SummaryRequest(UtilityModel(), older, focus, max_bytes);
   req.max_tokens = o_.max_tokens;
   uint64_t generation = generation_;
   LlmClient::Callbacks cb;
@@ -76,29 +76,7 @@ void Agent::StartCompaction(const std::string& trigger, const std::string& focus
 void Agent::OnSummary(const StatusOr<ChatResponse>& response) {
   Compaction& k = *compaction_;
   k.call.reset();
-  LlmCallRecord rec;
-  rec.id = NewId("llm");
-  rec.session_id = host_->session_id();
-  rec.agent_id = o_.agent_id;
-  rec.role = "utility";
-  rec.provider = llm_->provider();
-  rec.model = o_.utility_model.empty() ? o_.model : o_.utility_model;
-  rec.started_at_ms = k.started_wall;
-  rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - k.started).count();
-  rec = RecordModelCall(std::move(rec), response, o_.prices);
-  if (ledger_ != nullptr) NoteLedgerWrite(ledger_->AddLlmCall(rec));
-  totals_.usage.input_tokens += rec.input_tokens;
-  totals_.usage.output_tokens += rec.output_tokens;
-  totals_.cost_microusd += rec.cost_microusd;
-  ++totals_.llm_calls;
-  if (current_) {
-    ++current_->outcome.llm_calls;
-    current_->outcome.usage.input_tokens += rec.input_tokens;
-    current_->outcome.usage.output_tokens += rec.output_tokens;
-    current_->outcome.cost_microusd += rec.cost_microusd;
-    current_->budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
-  }
-  if (observer_) observer_->OnLlmCall(rec);
+  LlmCallRecord rec = AccountModelCall("utility", UtilityModel(), k.started, k.started_wall, response);
   if (!response.ok()) return FinishCompaction("summary_failed", "", rec.id, response.status());
   StatusOr<HandoffSummary> summary = ParseHandoffSummary(response->text);
   if (!summary.ok()) return FinishCompaction("summary_failed", "", rec.id, summary.status());
@@ -136,14 +114,9 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
   // ODIN.md and AGENTS.md, read again: the next request carries them as they
   // are now.
   if (!o_.subagent) o_.instructions = LoadInstructions(o_.workspace, o_.cwd);
-  int64_t after = k.tokens_before;
-  if (current_) {
-    after = estimator_.Estimate(BuildRequest());
-  } else {
-    int64_t bytes = static_cast<int64_t>(SystemPrompt(Mode::kEdit).size());
-    for (const ChatMessage& m : history_) bytes += MessageBytes(m);
-    after = estimator_.Tokens(bytes);
-  }
+  // The next request, less what left the conversation (the next request
+  // counts it again, whole).
+  int64_t after = std::max<int64_t>(0, k.tokens_before - estimator_.Tokens(k.history_bytes - HistoryBytes()));
   context_.next_estimate = after;
   ++context_.compactions;
   json detail = {{"id", k.id},
@@ -208,10 +181,14 @@ Status Agent::Restore(const std::vector<ConversationEntry>& entries) {
   persisted_ = history_.size();
   CloseInterrupted(&history_);
   PersistHistory();
+  context_.next_estimate = estimator_.Tokens(HistoryBytes());  // the conversation's part of the next request
+  return Status::OK();
+}
+
+int64_t Agent::HistoryBytes() const {
   int64_t bytes = 0;
   for (const ChatMessage& m : history_) bytes += MessageBytes(m);
-  context_.next_estimate = estimator_.Tokens(bytes);  // the conversation's part of the next request
-  return Status::OK();
+  return bytes;
 }
 
 }  // namespace odin
