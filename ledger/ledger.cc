@@ -439,7 +439,18 @@ Status Ledger::Init() {
   sqlite3_busy_timeout(db_, 5000);
   // WAL: readers never block the writer. NORMAL: a commit survives a crash of
   // the process (not necessarily of the machine) without an fsync per commit.
-  RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  //
+  // Switching a new file to WAL takes an exclusive lock for which SQLite does
+  // not always call the busy handler (odin processes started together all
+  // create the ledger at once), so a busy answer is retried here, within the
+  // same five seconds.
+  int rc = SQLITE_BUSY;
+  for (int waited_ms = 0; waited_ms < 5000; waited_ms += 5) {
+    rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) break;
+    usleep(5000);
+  }
+  if (rc != SQLITE_OK) return SqliteError("PRAGMA", rc);
   RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
   std::string schema = "BEGIN IMMEDIATE;";
   schema += "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
