@@ -132,6 +132,62 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
   return Status::OK();
 }
 
+// hooks: Claude Code's shape, event -> [{"matcher": "...", "hooks": [{"type":
+// "command", "command": "...", "timeout": 60, "sandbox": true}]}], plus
+// max_stop_blocks and network. A file's hooks join the base's.
+Status ParseHooks(const json& h, const std::string& origin, HooksConfig* o) {
+  if (!h.is_object()) return Status::InvalidArgument(origin, "hooks must be an object");
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "max_stop_blocks" || key == "network") continue;
+    std::optional<HookEvent> event = ParseHookEvent(key);
+    if (!event) {
+      return Status::InvalidArgument(origin, "unknown key 'hooks." + key +
+                                                 "' (events: SessionStart, UserPromptSubmit, PreToolUse, "
+                                                 "PostToolUse, Stop, SubagentStop, PreCompact, SessionEnd, "
+                                                 "Notification)");
+    }
+    const json& groups = it.value();
+    std::string where = "hooks." + key;
+    if (!groups.is_array()) return Status::InvalidArgument(origin, where + " must be an array");
+    for (size_t g = 0; g < groups.size(); ++g) {
+      std::string at = where + "[" + std::to_string(g) + "]";
+      RETURN_IF_ERROR(CheckKeys(groups[g], at, {"matcher", "hooks"}, origin));
+      HookGroup group;
+      RETURN_IF_ERROR(Read(groups[g], at, "matcher", &group.matcher, origin));
+      if (std::string err = HookMatcherError(group.matcher); !err.empty()) {
+        return Status::InvalidArgument(origin, at + ".matcher: " + err);
+      }
+      if (!groups[g].contains("hooks") || !groups[g]["hooks"].is_array()) {
+        return Status::InvalidArgument(origin, at + ".hooks must be an array");
+      }
+      const json& hooks = groups[g]["hooks"];
+      for (size_t i = 0; i < hooks.size(); ++i) {
+        std::string hat = at + ".hooks[" + std::to_string(i) + "]";
+        RETURN_IF_ERROR(CheckKeys(hooks[i], hat, {"type", "command", "timeout", "sandbox"}, origin));
+        std::string type = "command";
+        HookCommand cmd;
+        RETURN_IF_ERROR(Read(hooks[i], hat, "type", &type, origin));
+        if (type != "command") return Status::InvalidArgument(origin, hat + ".type: only \"command\" hooks exist");
+        RETURN_IF_ERROR(Read(hooks[i], hat, "command", &cmd.command, origin));
+        if (cmd.command.empty()) return Status::InvalidArgument(origin, hat + ".command must be a non-empty string");
+        RETURN_IF_ERROR(Read(hooks[i], hat, "timeout", &cmd.timeout_seconds, origin));
+        if (cmd.timeout_seconds < 1 || cmd.timeout_seconds > 3600) {
+          return Status::InvalidArgument(origin, hat + ".timeout must be from 1 to 3600 seconds");
+        }
+        RETURN_IF_ERROR(Read(hooks[i], hat, "sandbox", &cmd.sandbox, origin));
+        cmd.source = origin;
+        group.hooks.push_back(std::move(cmd));
+      }
+      o->events[*event].push_back(std::move(group));
+    }
+  }
+  RETURN_IF_ERROR(Read(h, "hooks", "max_stop_blocks", &o->max_stop_blocks, origin));
+  if (o->max_stop_blocks > 100) return Status::InvalidArgument(origin, "hooks.max_stop_blocks is at most 100");
+  RETURN_IF_ERROR(Read(h, "hooks", "network", &o->network, origin));
+  return Status::OK();
+}
+
 Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
   RETURN_IF_ERROR(CheckKeys(
       b, "budgets",
@@ -178,7 +234,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   RETURN_IF_ERROR(
       CheckKeys(root, "",
                 {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation", "checks",
-                 "budgets", "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands"},
+                 "budgets", "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands", "hooks"},
                 origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
@@ -371,6 +427,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     }
   }
   if (root.contains("budgets")) RETURN_IF_ERROR(ParseBudgets(root["budgets"], origin, &c));
+  if (root.contains("hooks")) RETURN_IF_ERROR(ParseHooks(root["hooks"], origin, &c.hooks));
   if (root.contains("permissions")) {
     const json& p = root["permissions"];
     RETURN_IF_ERROR(CheckKeys(p, "permissions", {"deny", "ask", "allow"}, origin));

@@ -39,6 +39,9 @@
 //                "trials": 1, "successes": 2}
 // }
 // "permissions": {"deny": ["rm", "git push"], "ask": ["npm install*"], "allow": ["make"]}
+// "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
+//                                                        "timeout": 60, "sandbox": true}]}],
+//           "max_stop_blocks": 3, "network": false}  (planner/hooks.h; a file's hooks join the base's)
 // Budgets are per message; 0 means no limit. agent.max_turns is the same
 // setting as budgets.max_turns.
 // A file parsed onto a base (ParseConfig's base: the user's settings under
@@ -59,6 +62,7 @@
 #include "base/status.h"
 #include "planner/budget.h"
 #include "planner/checks.h"
+#include "planner/hooks.h"
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
@@ -136,6 +140,7 @@ struct Config {
   // AllowedCommands, the seed's names, are accepted as deny and allow).
   CommandRules permissions;
   BreakerOptions breakers;  // breakers.*
+  HooksConfig hooks;        // hooks.*: the user's, then a trusted workspace's
 };
 
 // Bounds of llm.context_window and --context-window, in tokens.

@@ -77,6 +77,21 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   }
   // Every key is checked, whether it will apply or not.
   ASSIGN_OR_RETURN(Config whole, ParseConfig(*text, ws.config_path, user));
+  // A repository's hook runs sandboxed, always: only the user's own config
+  // may run one on the host.
+  for (auto& [event, groups] : whole.hooks.events) {
+    for (HookGroup& g : groups) {
+      for (HookCommand& h : g.hooks) {
+        if (h.source != ws.config_path) continue;
+        h.from_workspace = true;
+        if (!h.sandbox) {
+          return Status::InvalidArgument(ws.config_path, std::string("hooks.") + HookEventName(event) +
+                                                             ": \"sandbox\": false is for the user's own config; "
+                                                             "a workspace's hooks always run sandboxed");
+        }
+      }
+    }
+  }
   l.security = TrustedOnlySettings(*text);
   std::optional<std::string> pinned;
   if (!l.trust_store_path.empty()) {

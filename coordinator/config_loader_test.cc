@@ -187,3 +187,67 @@ TEST_F(ConfigLoaderTest, AConfigThatIsNotAFileIsAnError) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+constexpr char kWorkspaceHook[] =
+    R"({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}]}})";
+
+TEST_F(ConfigLoaderTest, HooksOfTheUserAndATrustedWorkspaceBothRun) {
+  User(R"({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"command": "notify", "sandbox": false}]}],
+                     "max_stop_blocks": 2}})");
+  Workspace(kWorkspaceHook);
+  Trust();
+  LoadedConfig l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kTrusted);
+  const std::vector<HookGroup>& groups = l.config.hooks.events[HookEvent::kPreToolUse];
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].hooks[0].command, "notify");
+  EXPECT_FALSE(groups[0].hooks[0].sandbox);
+  EXPECT_FALSE(groups[0].hooks[0].from_workspace);
+  EXPECT_EQ(groups[1].hooks[0].command, "./check.sh");
+  EXPECT_TRUE(groups[1].hooks[0].from_workspace);
+  EXPECT_EQ(groups[1].hooks[0].timeout_seconds, 60);
+  EXPECT_EQ(l.config.hooks.max_stop_blocks, 2);
+}
+
+TEST_F(ConfigLoaderTest, AnUntrustedWorkspacesHooksDoNotRunAndAreNamed) {
+  Workspace(kWorkspaceHook);
+  LoadedConfig l = Load();
+  EXPECT_TRUE(l.config.hooks.empty());
+  ASSERT_EQ(l.notices.size(), 1u);
+  EXPECT_NE(l.notices[0].find("hooks.PreToolUse"), std::string::npos) << l.notices[0];
+  EXPECT_NE(l.notices[0].find("odin trust"), std::string::npos);
+}
+
+TEST_F(ConfigLoaderTest, ChangedHooksAreUntrustedUntilTrustedAgain) {
+  Workspace(kWorkspaceHook);
+  Trust();
+  Workspace(R"({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": "./other.sh"}]}]}})");
+  LoadedConfig l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kChanged);
+  EXPECT_TRUE(l.config.hooks.empty());
+}
+
+TEST_F(ConfigLoaderTest, AWorkspacesHookMayNotLeaveTheSandbox) {
+  Workspace(R"({"hooks": {"Stop": [{"hooks": [{"command": "x", "sandbox": false}]}]}})");
+  StatusOr<LoadedConfig> l = LoadConfig(ws_, env_);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("always run sandboxed"), std::string::npos) << l.status().ToString();
+}
+
+TEST_F(ConfigLoaderTest, BadHooksAreErrorsNamingTheKey) {
+  for (const char* bad : {R"({"hooks": {"PreTooluse": []}})", R"({"hooks": {"Stop": [{"hooks": [{"command": ""}]}]}})",
+                          R"({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": 0}]}]}})",
+                          R"({"hooks": {"PreToolUse": [{"matcher": "Edit(", "hooks": []}]}})",
+                          R"({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}})"}) {
+    User(bad);
+    StatusOr<LoadedConfig> l = LoadConfig(ws_, env_);
+    EXPECT_FALSE(l.ok()) << bad;
+    if (!l.ok()) EXPECT_NE(l.status().message().find("hooks"), std::string::npos) << l.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace odin

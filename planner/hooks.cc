@@ -1,0 +1,210 @@
+#include "planner/hooks.h"
+
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+struct EventName {
+  HookEvent event;
+  const char* name;
+};
+constexpr EventName kEventNames[] = {
+    {HookEvent::kSessionStart, "SessionStart"}, {HookEvent::kUserPromptSubmit, "UserPromptSubmit"},
+    {HookEvent::kPreToolUse, "PreToolUse"},     {HookEvent::kPostToolUse, "PostToolUse"},
+    {HookEvent::kStop, "Stop"},                 {HookEvent::kSubagentStop, "SubagentStop"},
+    {HookEvent::kPreCompact, "PreCompact"},     {HookEvent::kSessionEnd, "SessionEnd"},
+    {HookEvent::kNotification, "Notification"},
+};
+
+// Odin's tools by Claude Code's names.
+constexpr std::pair<const char*, const char*> kClaudeNames[] = {
+    {"ExecuteCommand", "Bash"}, {"EditTool", "Edit"}, {"WriteFile", "Write"}, {"MultiEditTool", "MultiEdit"},
+    {"Read", "Read"},           {"Grep", "Grep"},     {"Glob", "Glob"},       {"LS", "LS"},
+    {"AgentTool", "Task"},      {"WebFetch", "WebFetch"}, {"TodoWrite", "TodoWrite"},
+};
+
+bool CanBlock(HookEvent e) {
+  return e == HookEvent::kPreToolUse || e == HookEvent::kPostToolUse || e == HookEvent::kUserPromptSubmit ||
+         e == HookEvent::kStop || e == HookEvent::kSubagentStop;
+}
+
+std::string Trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+void Append(std::string* to, const std::string& text) {
+  std::string t = Trimmed(text);
+  if (t.empty()) return;
+  if (!to->empty()) *to += "\n";
+  *to += t;
+}
+
+int Rank(HookOutcome::Decision d) {
+  switch (d) {
+    case HookOutcome::Decision::kNone: return 0;
+    case HookOutcome::Decision::kAllow: return 1;
+    case HookOutcome::Decision::kAsk: return 2;
+    case HookOutcome::Decision::kBlock: return 3;
+  }
+  return 0;
+}
+
+// A decision overrides the current one iff it ranks higher (deny > ask > allow).
+void Decide(HookOutcome* out, HookOutcome::Decision d, const std::string& reason) {
+  if (Rank(d) > Rank(out->decision)) {
+    out->decision = d;
+    out->reason.clear();
+  }
+  if (d == out->decision && d != HookOutcome::Decision::kAllow) Append(&out->reason, reason);
+}
+
+std::string Label(const HookRun& r) {
+  std::string c = r.command.size() > 60 ? r.command.substr(0, 57) + "..." : r.command;
+  return "hook `" + c + "`";
+}
+
+// Reads a hook's JSON answer. False if stdout is not a JSON object.
+bool ReadJsonAnswer(HookEvent event, const HookRun& r, HookOutcome* out) {
+  json j = json::parse(r.stdout_text, nullptr, false);
+  if (!j.is_object()) return false;
+  auto str = [](const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (j.contains("continue") && j["continue"].is_boolean() && !j["continue"].get<bool>()) {
+    out->stop = true;
+    Append(&out->stop_reason, str(j, "stopReason"));
+  }
+  std::string system_message = str(j, "systemMessage");
+  if (!system_message.empty()) out->notes.push_back(Label(r) + ": " + system_message);
+  std::string decision = str(j, "decision");
+  std::string reason = str(j, "reason");
+  if (decision == "block" && CanBlock(event)) Decide(out, HookOutcome::Decision::kBlock, reason);
+  if (decision == "approve" && event == HookEvent::kPreToolUse) Decide(out, HookOutcome::Decision::kAllow, reason);
+  if (j.contains("hookSpecificOutput") && j["hookSpecificOutput"].is_object()) {
+    const json& h = j["hookSpecificOutput"];
+    std::string permission = str(h, "permissionDecision");
+    std::string why = str(h, "permissionDecisionReason");
+    if (event == HookEvent::kPreToolUse) {
+      if (permission == "deny") Decide(out, HookOutcome::Decision::kBlock, why);
+      if (permission == "ask") Decide(out, HookOutcome::Decision::kAsk, why);
+      if (permission == "allow") Decide(out, HookOutcome::Decision::kAllow, why);
+    }
+    Append(&out->additional_context, str(h, "additionalContext"));
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* HookEventName(HookEvent event) {
+  for (const EventName& e : kEventNames) {
+    if (e.event == event) return e.name;
+  }
+  return "?";
+}
+
+std::optional<HookEvent> ParseHookEvent(std::string_view name) {
+  for (const EventName& e : kEventNames) {
+    if (name == e.name) return e.event;
+  }
+  return std::nullopt;
+}
+
+bool HookEventMatchesTools(HookEvent event) {
+  return event == HookEvent::kPreToolUse || event == HookEvent::kPostToolUse;
+}
+
+std::string ClaudeToolName(std::string_view odin_tool) {
+  for (auto [odin, claude] : kClaudeNames) {
+    if (odin_tool == odin) return claude;
+  }
+  return "";
+}
+
+std::string HookMatcherError(const std::string& matcher) {
+  if (matcher.size() > 1000) return "a matcher is at most 1000 characters";
+  if (matcher.empty() || matcher == "*") return "";
+  try {
+    std::regex re(matcher, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return "matcher '" + matcher + "' is not a valid regular expression";
+  }
+  return "";
+}
+
+bool HookMatcherMatches(const std::string& matcher, const std::string& tool) {
+  if (matcher.empty() || matcher == "*") return true;
+  std::string claude = ClaudeToolName(tool);
+  if (matcher == tool || (!claude.empty() && matcher == claude)) return true;
+  try {
+    std::regex re(matcher, std::regex::ECMAScript);
+    return std::regex_match(tool, re) || (!claude.empty() && std::regex_match(claude, re));
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+
+std::vector<HookCommand> HooksFor(const HooksConfig& config, HookEvent event, const std::string& tool) {
+  std::vector<HookCommand> out;
+  auto it = config.events.find(event);
+  if (it == config.events.end()) return out;
+  std::set<std::string> seen;
+  for (const HookGroup& g : it->second) {
+    if (HookEventMatchesTools(event) && !HookMatcherMatches(g.matcher, tool)) continue;
+    for (const HookCommand& h : g.hooks) {
+      // The same command configured twice runs once (Claude Code does the same).
+      if (seen.insert(h.command + '\0' + (h.sandbox ? "1" : "0")).second) out.push_back(h);
+    }
+  }
+  return out;
+}
+
+HookOutcome CombineHookRuns(HookEvent event, const std::vector<HookRun>& runs) {
+  HookOutcome out;
+  for (const HookRun& r : runs) {
+    if (!r.execution_id.empty()) out.execution_ids.push_back(r.execution_id);
+    if (!r.ran || r.timed_out) {
+      out.notes.push_back(Label(r) + (r.timed_out ? " timed out and was killed" : " did not run") +
+                          (r.error.empty() || r.timed_out ? "" : ": " + r.error));
+      continue;
+    }
+    if (r.exit_code == 2) {
+      if (CanBlock(event)) {
+        Decide(&out, HookOutcome::Decision::kBlock,
+               Trimmed(r.stderr_text).empty() ? Label(r) + " blocked it (exit 2)" : r.stderr_text);
+      } else {
+        out.notes.push_back(Label(r) + " exited 2: " + Trimmed(r.stderr_text));
+      }
+      continue;
+    }
+    if (r.exit_code != 0) {
+      std::string err = Trimmed(r.stderr_text);
+      out.notes.push_back(Label(r) + " failed (exit " + std::to_string(r.exit_code) + ")" +
+                          (err.empty() ? "" : ": " + err));
+      continue;
+    }
+    std::string text = Trimmed(r.stdout_text);
+    if (!text.empty() && text[0] == '{') {
+      if (!ReadJsonAnswer(event, r, &out)) {
+        out.notes.push_back(Label(r) + " printed malformed JSON; its output is ignored");
+      }
+      continue;
+    }
+    if (event == HookEvent::kSessionStart || event == HookEvent::kUserPromptSubmit) {
+      Append(&out.additional_context, text);
+    }
+  }
+  return out;
+}
+
+}  // namespace odin

@@ -1,0 +1,124 @@
+#pragma once
+// Hooks: the user's (and a trusted workspace's) commands run at points of a
+// session, with Claude Code's semantics so that its hook scripts work
+// unchanged. This file is the pure part: the configuration, which hooks an
+// event runs, the JSON a hook reads, and what a hook's exit code and output
+// decide. The coordinator runs hooks (coordinator/hook_runs.cc) as
+// executions of their own, sandboxed like commands.
+//
+// What a hook decides (per Claude Code):
+//   - exit 0: success; stdout is context for the model on SessionStart and
+//     UserPromptSubmit; JSON on stdout is read (below);
+//   - exit 2: blocks; stderr is the reason (PreToolUse: the call is refused;
+//     PostToolUse: the model reads it; UserPromptSubmit: the prompt is
+//     refused; Stop, SubagentStop: the agent goes on);
+//   - any other exit, a timeout, or stdout that starts like JSON but is not:
+//     a non-blocking error the user sees.
+//   - JSON on stdout: "decision" ("block", or PreToolUse's old
+//     "approve"), "reason", "continue": false with "stopReason",
+//     "systemMessage", and hookSpecificOutput's "permissionDecision" (allow,
+//     deny, ask), "permissionDecisionReason" and "additionalContext".
+// Several hooks of one event run in parallel; a deny from any of them wins,
+// then ask, then allow.
+//
+// A PreToolUse "allow" stands in for the user's answer to an ask rule and
+// for nothing else: the coordinator's gates have already judged the call.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace odin {
+
+enum class HookEvent {
+  kSessionStart,
+  kUserPromptSubmit,
+  kPreToolUse,
+  kPostToolUse,
+  kStop,
+  kSubagentStop,
+  kPreCompact,
+  kSessionEnd,
+  kNotification,
+};
+constexpr HookEvent kAllHookEvents[] = {
+    HookEvent::kSessionStart, HookEvent::kUserPromptSubmit, HookEvent::kPreToolUse,
+    HookEvent::kPostToolUse,  HookEvent::kStop,             HookEvent::kSubagentStop,
+    HookEvent::kPreCompact,   HookEvent::kSessionEnd,       HookEvent::kNotification,
+};
+// Claude Code's names: "PreToolUse", ...
+const char* HookEventName(HookEvent event);
+std::optional<HookEvent> ParseHookEvent(std::string_view name);
+// Whether the event's matcher is a tool name (PreToolUse, PostToolUse).
+bool HookEventMatchesTools(HookEvent event);
+
+// One hook command as configured.
+struct HookCommand {
+  std::string command;      // shell text, run by bash -c in the workspace
+  int timeout_seconds = 60;
+  bool sandbox = true;      // false: runs on the host (the user's own config only)
+  std::string source;       // the file that configured it
+  bool from_workspace = false;
+};
+
+// Claude Code's shape: {"matcher": "Edit|Write", "hooks": [{"type":
+// "command", ...}]}. An empty matcher (or "*") matches every tool.
+struct HookGroup {
+  std::string matcher;
+  std::vector<HookCommand> hooks;
+};
+
+struct HooksConfig {
+  std::map<HookEvent, std::vector<HookGroup>> events;
+  int max_stop_blocks = 3;  // hooks.max_stop_blocks: Stop blocks before the run ends anyway
+  bool network = false;     // hooks.network: sandboxed hooks reach the network
+
+  bool empty() const { return events.empty(); }
+};
+
+// Claude Code's name of an Odin tool (ExecuteCommand -> Bash, EditTool ->
+// Edit, ...), or "" when it has none.
+std::string ClaudeToolName(std::string_view odin_tool);
+
+// Whether matcher matches the tool: an anchored ECMAScript regex over the
+// tool's Odin name or its Claude Code name ("Edit" does not match
+// "EditSymbol"). An empty matcher or "*" matches every tool. A matcher that
+// is not a valid regex matches only its exact text.
+bool HookMatcherMatches(const std::string& matcher, const std::string& tool);
+// InvalidArgument-style message ("" when valid) for a matcher in the config.
+std::string HookMatcherError(const std::string& matcher);
+
+// The hooks the event runs for tool ("" for events without a tool), in
+// configuration order, each once.
+std::vector<HookCommand> HooksFor(const HooksConfig& config, HookEvent event, const std::string& tool);
+
+// What one hook run ended with.
+struct HookRun {
+  std::string execution_id;
+  std::string command;
+  int exit_code = 0;
+  bool ran = true;           // false: it could not be run (crashed, refused, the sandbox failed)
+  bool timed_out = false;
+  std::string stdout_text;
+  std::string stderr_text;
+  std::string error;         // why it did not run or did not finish
+};
+
+// What an event's hooks decided together.
+struct HookOutcome {
+  enum class Decision { kNone, kAllow, kAsk, kBlock };
+  Decision decision = Decision::kNone;
+  std::string reason;              // of a block or an ask: for the model (or the user)
+  std::string additional_context;  // for the model
+  std::vector<std::string> notes;  // for the user: non-blocking errors, systemMessage
+  bool stop = false;               // "continue": false: the agent stops
+  std::string stop_reason;
+  std::vector<std::string> execution_ids;  // the hook runs, in order
+};
+
+// Judges the runs of one event's hooks.
+HookOutcome CombineHookRuns(HookEvent event, const std::vector<HookRun>& runs);
+
+}  // namespace odin
