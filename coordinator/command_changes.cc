@@ -43,8 +43,16 @@ std::string RelativeTo(const std::string& path, const std::string& workspace) {
 
 }  // namespace
 
-bool Coordinator::TracksChanges(const Call& c) const {
-  return o_.track_changes && c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable;
+bool Coordinator::TracksChanges(const Call& c) const { return o_.track_changes && CanWriteWorkspace(c); }
+
+bool Coordinator::CanWriteWorkspace(const Call& c) const {
+  if (c.call.tool == kExecuteCommandTool) return c.call.policy == WorkerPolicy::kWritable;
+  if (c.call.tool != kHookTool) return false;
+  // An unsandboxed hook can write anywhere; in ask and plan mode what it
+  // changes is found as external, like an editor's save.
+  return c.call.policy == WorkerPolicy::kHookWritable ||
+         (c.call.policy == WorkerPolicy::kHookHost && c.call.mode &&
+          (*c.call.mode == CallMode::kEdit || *c.call.mode == CallMode::kExec));
 }
 
 void Coordinator::StartTracking(Call& c) {

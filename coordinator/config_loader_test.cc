@@ -245,7 +245,9 @@ TEST_F(ConfigLoaderTest, BadHooksAreErrorsNamingTheKey) {
     User(bad);
     StatusOr<LoadedConfig> l = LoadConfig(ws_, env_);
     EXPECT_FALSE(l.ok()) << bad;
-    if (!l.ok()) EXPECT_NE(l.status().message().find("hooks"), std::string::npos) << l.status().ToString();
+    if (!l.ok()) {
+      EXPECT_NE(l.status().message().find("hooks"), std::string::npos) << l.status().ToString();
+    }
   }
 }
 

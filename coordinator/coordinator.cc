@@ -228,17 +228,79 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
     return id;
   }
-  bool wait = false;
-  Status ruled = CheckSafeguards(c, &wait);
+  std::optional<ApprovalNeed> need;
+  Status ruled = CheckSafeguards(c, &need);
   if (!ruled.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, ruled);
     return id;
   }
-  if (wait) return id;  // AnswerApproval goes on from here
+  c.run_budget = run_budget;
+  if (!tc.internal && HasHooks(HookEvent::kPostToolUse, tc.tool)) WrapForPostToolUse(c);
+  // PreToolUse hooks judge what the gates let through; their allow stands
+  // in only for the user's answer to an approval (AfterPreToolUse).
+  if (!tc.internal && HasHooks(HookEvent::kPreToolUse, tc.tool)) {
+    c.hooks_pending = true;
+    json fields = {{"tool_name", tc.tool}, {"tool_input", json::parse(tc.arguments_json, nullptr, false)}};
+    RunHooks({HookEvent::kPreToolUse, tc.agent_id, tc.mode, id, tc.tool,
+              fields.dump(-1, ' ', false, json::error_handler_t::replace)},
+             [this, id, need](const HookOutcome& o) { AfterPreToolUse(id, need, o); });
+    return id;
+  }
+  AfterPreToolUse(id, std::move(need), HookOutcome());
+  return id;
+}
+
+void Coordinator::AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;  // cancelled while its hooks ran
+  Call& c = it->second;
+  c.hooks_pending = false;
+  const ToolCall& tc = c.call;
+  if (hooks.decision == HookOutcome::Decision::kBlock) {
+    RecordGateEvent(
+        tc.agent_id, "", "hook", id,
+        json({{"event", "PreToolUse"}, {"decision", "deny"}, {"reason", hooks.reason}, {"hooks", hooks.execution_ids}})
+            .dump(-1, ' ', false, json::error_handler_t::replace));
+    return EndHere(
+        id, v1::TOOL_STATUS_REJECTED,
+        Status::PermissionDenied(
+            tc.tool == kExecuteCommandTool ? "command" : tc.tool,
+            "a PreToolUse hook refused it: " + (hooks.reason.empty() ? std::string("no reason given") : hooks.reason)));
+  }
+  if (hooks.decision == HookOutcome::Decision::kAllow && need) {
+    // In place of the user's answer, and nothing more.
+    RecordGateEvent(tc.agent_id, "", "approval", id,
+                    json({{"decision", "ask"},
+                          {"approval", "allowed by a PreToolUse hook"},
+                          {"what", need->what},
+                          {"hooks", hooks.execution_ids}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
+    need.reset();
+  }
+  if (hooks.decision == HookOutcome::Decision::kAsk && !need) {
+    std::string what = tc.tool + " " + tc.arguments_json.substr(0, 200);
+    need = ApprovalNeed{what,
+                        "a PreToolUse hook asks: " + hooks.reason,
+                        {"hook:" + tc.tool + ":" + tc.arguments_json},
+                        json({{"decision", "ask"}, {"tool", tc.tool}, {"reason", hooks.reason}}).dump()};
+  }
+  if (need) {
+    bool wait = false;
+    Status asked = AskApproval(c, *need, &wait);
+    if (!asked.ok()) return EndHere(id, v1::TOOL_STATUS_REJECTED, asked);
+    if (wait) return;  // AnswerApproval goes on from here
+  }
+  Proceed(c);
+}
+
+void Coordinator::Proceed(Call& c) {
+  const ToolCall& tc = c.call;
+  const std::string id = tc.execution_id;
+  Budget* run_budget = c.run_budget;
   const ToolInfo* info = FindTool(tc.tool);
   if (tc.tool == kMemoryQueryTool) {
     RunMemoryQuery(id);
-    return id;
+    return;
   }
   if (tc.tool == kContextSummarizerTool) {
     // The agent loop compacts its conversation when this call's result is ok.
@@ -248,21 +310,21 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     } else {
       EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The conversation will be compacted before your next request.\n");
     }
-    return id;
+    return;
   }
   if (info != nullptr && info->in_coordinator) {
     RunTodoWrite(id);
-    return id;
+    return;
   }
   if (tc.tool == kAgentTool) {
     Status prepared = PrepareSubagent(c, run_budget);
     if (!prepared.ok()) {
       EndHere(id, prepared.code() == StatusCode::kPermissionDenied ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
               prepared);
-      return id;
+      return;
     }
     Dispatch(c);
-    return id;
+    return;
   }
   if (tc.tool == kLspCheckTool) {
     json args = json::parse(tc.arguments_json, nullptr, false);
@@ -273,10 +335,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     StatusOr<std::string> content = path.ok() ? ReadRegularFile(*path, kMaxFileBytes) : path.status();
     if (!content.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, content.status().WithContext(tc.tool));
-      return id;
+      return;
     }
     SubmitLspCheck(id, *path, std::move(*content));
-    return id;
+    return;
   }
   if (info != nullptr && info->writes_files()) {
     // One write per file at a time: later ones wait, and meet the gate only
@@ -294,10 +356,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
             json({{"tool", tc.tool}, {"reason", why}}).dump(-1, ' ', false, json::error_handler_t::replace));
         EndHere(id, v1::TOOL_STATUS_REJECTED,
                 Status::PermissionDenied(why, "the file tools write only inside the workspace"));
-        return id;
+        return;
       }
       EndHere(id, v1::TOOL_STATUS_ERROR, path.status());
-      return id;
+      return;
     }
     std::string protected_reason = ProtectedWriteReason(*path, o_.workspace);
     if (!protected_reason.empty()) {
@@ -307,16 +369,16 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
               .dump(-1, ' ', false, json::error_handler_t::replace));
       EndHere(id, v1::TOOL_STATUS_REJECTED,
               Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
-      return id;
+      return;
     }
     c.write_path = *path;
     std::deque<std::string>& queue = write_queues_[*path];
     queue.push_back(id);
     if (queue.size() == 1) DispatchNextWrite(*path);
-    return id;
+    return;
   }
   Dispatch(c);
-  return id;
+  return;
 }
 
 void Coordinator::Dispatch(Call& c) {
@@ -335,7 +397,7 @@ void Coordinator::DispatchNow(Call& c) {
   // A command that may write: the tree before it, and what the protected
   // files hold now.
   if (TracksChanges(c)) StartTracking(c);
-  if (c.call.tool == "ExecuteCommand" && c.call.policy == WorkerPolicy::kWritable) {
+  if (CanWriteWorkspace(c)) {
     if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
     bool refreshed = RefreshProtectedIndex(c);
     c.protected_before =
@@ -413,16 +475,15 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }
 
-Status Coordinator::CheckSafeguards(Call& c, bool* wait) {
-  *wait = false;
+Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
   // odin exec runs the user's own command: no rules.
   if (*call.mode == CallMode::kExec) return Status::OK();
-  if (call.tool == "ExecuteCommand") return CheckCommandRules(c, wait);
-  return CheckOutsideRead(c, wait);
+  if (call.tool == "ExecuteCommand") return CheckCommandRules(c, need);
+  return CheckOutsideRead(c, need);
 }
 
-Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
+Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
   // The same parser as the worker's, on the same bytes: the gate judges
   // what will run. Arguments it cannot read are refused; none run unjudged.
@@ -442,10 +503,11 @@ Status Coordinator::CheckCommandRules(Call& c, bool* wait) {
     return Status::PermissionDenied("command",
                                     v.rule.empty() ? v.reason : v.reason + " (permissions.deny in odinconfig.json)");
   }
-  return AskApproval(c, command, v.reason, v.ask_keys, std::move(detail), wait);
+  *need = ApprovalNeed{command, v.reason, v.ask_keys, detail.dump(-1, ' ', false, json::error_handler_t::replace)};
+  return Status::OK();
 }
 
-Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
+Status Coordinator::CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
   std::string given = ReadPathOf(call.tool, call.arguments_json);
   if (given.empty()) return Status::OK();
@@ -467,12 +529,18 @@ Status Coordinator::CheckOutsideRead(Call& c, bool* wait) {
   std::string dir = IsDirectory(*where) ? *where : DirName(*where);
   json detail = {{"decision", "ask"}, {"tool", call.tool}, {"path", *where}, {"reason", reason}};
   c.call.approved_outside_path = *where;  // sent only if the user approves
-  return AskApproval(c, call.tool + " " + *where, reason, {"read:" + dir}, std::move(detail), wait);
+  *need = ApprovalNeed{
+      call.tool + " " + *where, reason, {"read:" + dir}, detail.dump(-1, ' ', false, json::error_handler_t::replace)};
+  return Status::OK();
 }
 
-Status Coordinator::AskApproval(Call& c, const std::string& what, const std::string& reason,
-                                const std::vector<std::string>& keys, json detail, bool* wait) {
+Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const ToolCall& call = c.call;
+  const std::string& what = need.what;
+  const std::string& reason = need.reason;
+  const std::vector<std::string>& keys = need.keys;
+  json detail = json::parse(need.detail_json, nullptr, false);
+  if (!detail.is_object()) detail = json::object();
   ApprovalGate::Decision decision = approvals_.Decide(keys, static_cast<bool>(on_approval_request));
   if (decision == ApprovalGate::Decision::kAskUser) {
     std::string key;
@@ -480,6 +548,12 @@ Status Coordinator::AskApproval(Call& c, const std::string& what, const std::str
     c.approval_key = key;
     *wait = true;
     on_approval_request({call.execution_id, call.agent_id, what, reason});
+    if (HasHooks(HookEvent::kNotification)) {
+      json fields = {{"message", "Odin needs your permission: " + what + " (" + reason + ")"}};
+      RunHooks({HookEvent::kNotification, call.agent_id, call.mode, call.execution_id, "",
+                fields.dump(-1, ' ', false, json::error_handler_t::replace)},
+               [](const HookOutcome&) {});
+    }
     return Status::OK();
   }
   detail["approval"] = ApprovalDecisionName(decision);
@@ -520,7 +594,7 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
     }
     approvals_.ApproveForSession(keys);
   }
-  Dispatch(c);
+  Proceed(c);
   return true;
 }
 
@@ -550,6 +624,10 @@ std::vector<FileVerdict> Coordinator::Blocking() const { return validation_.Bloc
 
 void Coordinator::Cancel(const std::string& execution_id, int reason) {
   auto waiting = calls_.find(execution_id);
+  if (waiting != calls_.end() && waiting->second.hooks_pending) {
+    // Its hooks finish on their own; the call ends now.
+    return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while its hooks ran"));
+  }
   if (waiting != calls_.end() && !waiting->second.approval_key.empty()) {
     waiting->second.approval_key.clear();
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while waiting for approval"));
@@ -613,10 +691,13 @@ void Coordinator::RecordTransitions(CircuitBreaker& b, const std::string& agent_
 }
 
 Status Coordinator::AdmitThroughBreakers(Call& c) {
-  std::string kind = c.call.tool == kLspCheckTool               ? "lsp_host"
-                     : c.call.policy == WorkerPolicy::kSubagent ? "subagent"
-                     : c.call.policy == WorkerPolicy::kReadonly ? "readonly"
-                                                                : "writable";
+  std::string kind = c.call.tool == kLspCheckTool                   ? "lsp_host"
+                     : c.call.policy == WorkerPolicy::kSubagent     ? "subagent"
+                     : c.call.policy == WorkerPolicy::kReadonly     ? "readonly"
+                     : c.call.policy == WorkerPolicy::kHookWritable ? "hook"
+                     : c.call.policy == WorkerPolicy::kHookReadonly ? "hook_readonly"
+                     : c.call.policy == WorkerPolicy::kHookHost     ? "hook_host"
+                                                                    : "writable";
   SteadyTime now = clock_->Now();
   for (const std::string& name : {"worker:" + kind, "tool:" + c.call.tool}) {
     CircuitBreaker& b = breakers_.try_emplace(name, name, o_.breakers).first->second;
@@ -817,7 +898,8 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       fc->set_change("modified");
     }
     if (!changes.empty()) {
-      changed = RecordChanges(r.execution_id(), c.call.agent_id, "command", changes, &*amended);
+      changed = RecordChanges(r.execution_id(), c.call.agent_id, c.call.tool == kHookTool ? "hook" : "command", changes,
+                              &*amended);
     }
   }
   const v1::ToolResult& result = amended ? *amended : r;

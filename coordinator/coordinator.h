@@ -109,6 +109,10 @@ struct CoordinatorOptions {
   // is, and the mutation is not undoable).
   int64_t image_cap_bytes = 1 << 20;
   int64_t images_per_command_bytes = 64 << 20;
+  // Hooks (planner/hooks.h), and the session's JSONL transcript they are
+  // told of.
+  HooksConfig hooks;
+  std::string transcript_dir;  // the transcript is <dir>/<session id>.jsonl
 };
 
 class Budget;
@@ -164,6 +168,15 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
 
   // Queues a tool call. Returns its execution id.
   std::string Submit(ToolCall call, CallHandlers handlers) override;
+  // Hooks (hook_runs.cc): each run is a Hook execution of its own, in a
+  // hook worker of the mode's sandbox, a child of request.parent_id.
+  bool HasHooks(HookEvent event, const std::string& tool = "") const override;
+  void RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) override;
+  const HooksConfig& hooks() const { return o_.hooks; }
+  // The session's JSONL transcript, which hooks read ("" without hooks).
+  std::string TranscriptPath() const;
+  // Told of what hooks say to the user (non-blocking errors, systemMessage).
+  std::function<void(const std::string& note)> on_hook_note;
   // reason: a v1::CancelReason (a budget's end kills as budget_exceeded).
   void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */) override;
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
@@ -227,6 +240,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     bool tracked = false;               // a command whose changes are tracked
     bool in_lane = false;               // admitted to the writers' lane (see PumpLane)
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
+    Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
+    bool hooks_pending = false;         // waiting for its PreToolUse hooks
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
     std::vector<std::pair<std::string, uint64_t>> breakers;
@@ -285,18 +300,32 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Tells the call's breakers how it ended, and records their transitions.
   void ReportToBreakers(Call& c, const v1::ToolResult& r);
   void RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id);
+  // What a call that passed the gates before the hooks does next: the
+  // approval it needs (if any), then the rest of Submit (Proceed).
+  struct ApprovalNeed {
+    std::string what;
+    std::string reason;
+    std::vector<std::string> keys;
+    std::string detail_json;
+  };
+  void AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks);
+  void Proceed(Call& c);
+  // Runs the call's PostToolUse hooks before its caller hears of it.
+  void WrapForPostToolUse(Call& c);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
   // Gate 8, the safeguards: an agent's command meets the command rules; a
   // reading tool's path outside the workspace needs approval. *wait is set
   // when the call must wait for the user's answer (AnswerApproval).
-  Status CheckSafeguards(Call& c, bool* wait);
-  Status CheckCommandRules(Call& c, bool* wait);
-  Status CheckOutsideRead(Call& c, bool* wait);
-  // Approval of `what` (shown to the user) for `reason`; keys are what "for
-  // the session" allows. detail is the gate event's.
-  Status AskApproval(Call& c, const std::string& what, const std::string& reason, const std::vector<std::string>& keys,
-                     nlohmann::json detail, bool* wait);
+  // *need is set when the call needs approval (AskApproval, after the
+  // PreToolUse hooks).
+  Status CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need);
+  Status CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need);
+  Status CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need);
+  // Approval of need.what (shown to the user) for need.reason; its keys are
+  // what "for the session" allows. *wait is set when the call waits for the
+  // user's answer (AnswerApproval).
+  Status AskApproval(Call& c, const ApprovalNeed& need, bool* wait);
   bool IsSubagent(const std::string& agent_id) const;
   // Submits the lsp_check of the call `id` (a model's lsp_check, or one made
   // for a write) on path's content.
@@ -316,6 +345,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Change tracking (command_changes.cc).
   struct CommandHold;  // a command whose changed files are being validated
   bool TracksChanges(const Call& c) const;
+  // A command, or a hook, that runs where the workspace is writable.
+  bool CanWriteWorkspace(const Call& c) const;
   // A tracked command starts: the tree's state before it (and what changed
   // since the last look, by no call: external).
   void StartTracking(Call& c);

@@ -93,6 +93,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.command_rules = config.permissions;
   co.approval = flags.approval;
   co.track_changes = flags.track_changes;
+  co.hooks = config.hooks;
+  if (!config.hooks.empty()) co.transcript_dir = HookTranscriptDir(ws);
   co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
   co.subagent_timeout = seconds(config.subagent_timeout_seconds);
   co.subagent_stall = config.stall;

@@ -290,6 +290,13 @@ void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult
     if (owner == execution_id) running.push_back(call);
   }
   for (const std::string& id : running) Cancel(id, v1::CANCEL_REASON_USER);
+  // SubagentStop hooks hear of it; the subagent's loop has ended in its
+  // worker, so they cannot send it back to work (they run, and are recorded).
+  if (HasHooks(HookEvent::kSubagentStop)) {
+    json fields = {{"stop_hook_active", false}, {"agent_id", s.agent_id}};
+    RunHooks({HookEvent::kSubagentStop, s.parent_agent, CallModeOf(s.mode), execution_id, "", fields.dump()},
+             [](const HookOutcome&) {});
+  }
 
   json out = json::parse(r->output_json(), nullptr, false);
   if (!out.is_object()) out = json::object();

@@ -31,6 +31,9 @@ const char* WorkerPolicyName(WorkerPolicy policy) {
     case WorkerPolicy::kReadonly: return "read-only tool worker";
     case WorkerPolicy::kLspHost: return "lsp host";
     case WorkerPolicy::kSubagent: return "subagent worker";
+    case WorkerPolicy::kHookWritable: return "hook worker";
+    case WorkerPolicy::kHookReadonly: return "read-only hook worker";
+    case WorkerPolicy::kHookHost: return "unsandboxed hook worker";
   }
   return "worker";
 }

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/file_util.h"
+#include "base/sha256.h"
 #include "coordinator/gates/protected_paths.h"
 #include "coordinator/worker_pool.h"
 
@@ -26,6 +28,62 @@ bool IsBelow(const std::string& path, const std::string& dir) {
 }
 
 }  // namespace
+
+std::string HookTranscriptDir(const Workspace& ws) {
+  const char* state = getenv("XDG_STATE_HOME");
+  std::string dir;
+  if (state != nullptr && state[0] == '/') {
+    dir = JoinPath(state, "odin");
+  } else if (const char* home = getenv("HOME"); home != nullptr && home[0] == '/') {
+    dir = JoinPath(home, ".local/state/odin");
+  } else {
+    return "";
+  }
+  return JoinPath(JoinPath(dir, "transcripts"), Sha256Hex(ws.root).substr(0, 32));
+}
+
+std::vector<std::string> HookScriptPaths(const HooksConfig& hooks, const std::string& workspace,
+                                         const std::string& home) {
+  std::vector<std::string> out;
+  for (const auto& [event, groups] : hooks.events) {
+    for (const HookGroup& g : groups) {
+      for (const HookCommand& h : g.hooks) {
+        // Words of the command, quotes dropped, the project and home
+        // variables expanded: those naming a file outside the workspace are
+        // the hook's scripts (the workspace is visible anyway).
+        std::string word;
+        auto flush = [&] {
+          for (const char* var :
+               {"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "${ODIN_PROJECT_DIR}", "$ODIN_PROJECT_DIR"}) {
+            if (word.rfind(var, 0) == 0) word = workspace + word.substr(strlen(var));
+          }
+          for (const char* var : {"${HOME}", "$HOME", "~"}) {
+            if (!home.empty() && word.rfind(var, 0) == 0 && (word.size() == strlen(var) || word[strlen(var)] == '/')) {
+              word = home + word.substr(strlen(var));
+            }
+          }
+          struct stat st;
+          if (!word.empty() && word[0] == '/' && !IsBelow(word, workspace) && stat(word.c_str(), &st) == 0 &&
+              S_ISREG(st.st_mode)) {
+            AddUnique(&out, word);
+          }
+          word.clear();
+        };
+        for (char ch : h.command) {
+          if (ch == '"' || ch == '\'') continue;
+          if (ch == ' ' || ch == '\t' || ch == ';' || ch == '&' || ch == '|' || ch == '\n' || ch == '(' || ch == ')' ||
+              ch == '<' || ch == '>') {
+            flush();
+          } else {
+            word += ch;
+          }
+        }
+        flush();
+      }
+    }
+  }
+  return out;
+}
 
 WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, SandboxPolicy policy,
                                   const std::string& bin_dir) {
@@ -98,6 +156,13 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   }
   // No sandbox sees Odin's state: the ledger, the daemon's files, tokens.
   AddUnique(&s.masked_, ws.state_dir);
+  const char* home = getenv("HOME");
+  s.hook_scripts_ = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
+  if (!config.hooks.empty()) {
+    // The transcripts hooks read: made now, so there is something to bind.
+    std::string transcripts = HookTranscriptDir(ws);
+    if (!transcripts.empty() && MakeDirs(transcripts, 0700).ok()) s.hook_scripts_.push_back(transcripts);
+  }
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin_dir, "../lsp"));
   if (lsp_dir.ok()) s.bundled_lsp_ = *lsp_dir;
   return s;
@@ -105,14 +170,18 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
 
 std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path,
                                                      int secret_fd) const {
+  // The user's own hooks that say "sandbox": false run on the host.
+  SandboxPolicy sandbox_policy = policy == WorkerPolicy::kHookHost ? SandboxPolicy::kOff : policy_;
   std::vector<std::string> a = {JoinPath(bin_, "odin-sandbox"), "--workspace", ws_.root, "--policy",
-                                SandboxPolicyName(policy_)};
+                                SandboxPolicyName(sandbox_policy)};
   auto add = [&a](std::initializer_list<std::string> items) { a.insert(a.end(), items); };
   if (run_uid_ >= 0) add({"--user", std::to_string(run_uid_) + ":" + std::to_string(run_gid_)});
   // Worker pools are keyed by policy: ask and plan get a read-only
   // workspace, so the operating system enforces what the mode gate says;
   // the lsp host and subagents only ever read it.
-  if (policy != WorkerPolicy::kWritable) {
+  bool writable =
+      policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kHookWritable || policy == WorkerPolicy::kHookHost;
+  if (!writable) {
     a.push_back("--workspace-readonly");
   } else {
     // Where the workspace is writable, .git becomes a mount point (it cannot
@@ -124,6 +193,11 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   if (secret_fd >= 0) add({"--pass-fd", std::to_string(secret_fd)});
   for (const std::string& p : hidden_) add({"--hide", p});
   for (const std::string& p : toolchains_) add({"--readonly", p});
+  // A hook's own script stays visible (read-only) where it lives under a
+  // hidden directory (~/.claude/hooks).
+  if (policy == WorkerPolicy::kHookWritable || policy == WorkerPolicy::kHookReadonly) {
+    for (const std::string& p : hook_scripts_) add({"--readonly", p});
+  }
   for (const std::string& p : masked_) add({"--mask", p});
   if (limits_.processes > 0) add({"--pids-max", std::to_string(limits_.processes)});
   if (limits_.memory_mb > 0) add({"--memory-max", std::to_string(limits_.memory_mb << 20)});

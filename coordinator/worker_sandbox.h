@@ -34,6 +34,17 @@ namespace odin {
 
 enum class WorkerPolicy;
 
+// The files outside the workspace that hooks' commands name (after
+// $CLAUDE_PROJECT_DIR, $ODIN_PROJECT_DIR, ~ and $HOME), so that a hook's
+// sandbox can show its script even below a hidden home directory.
+// Where a workspace's sessions keep the JSONL transcripts hooks read:
+// $XDG_STATE_HOME/odin/transcripts/<hash of the workspace's path> ("" if
+// there is no state directory). Hooks' sandboxes see it read-only.
+std::string HookTranscriptDir(const Workspace& ws);
+
+std::vector<std::string> HookScriptPaths(const HooksConfig& hooks, const std::string& workspace,
+                                         const std::string& home);
+
 class WorkerSandbox {
  public:
   // bin_dir: where odin-sandbox and the workers live.
@@ -70,11 +81,12 @@ class WorkerSandbox {
   int64_t run_uid_ = -1;
   int64_t run_gid_ = -1;
   bool runs_as_root_ = false;
-  std::vector<std::string> hidden_;       // directories shown empty (--hide)
-  std::vector<std::string> masked_;       // files and directories shown empty after the binds (--mask)
-  std::vector<std::string> toolchains_;   // visible again, read-only
-  std::vector<std::string> root_hidden_;  // what root alone may read, hidden when commands run as root
-  std::string bundled_lsp_;               // <bin>/../lsp, for the lsp host
+  std::vector<std::string> hidden_;        // directories shown empty (--hide)
+  std::vector<std::string> masked_;        // files and directories shown empty after the binds (--mask)
+  std::vector<std::string> toolchains_;    // visible again, read-only
+  std::vector<std::string> root_hidden_;   // what root alone may read, hidden when commands run as root
+  std::string bundled_lsp_;                // <bin>/../lsp, for the lsp host
+  std::vector<std::string> hook_scripts_;  // the hooks' scripts outside the workspace, shown read-only to hooks
   std::string cgroup_parent_;
   Config::Limits limits_;
 };

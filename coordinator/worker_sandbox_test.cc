@@ -32,9 +32,11 @@ namespace {
 using ::testing::Contains;
 using ::testing::Not;
 
-constexpr WorkerPolicy kAllPolicies[] = {WorkerPolicy::kWritable, WorkerPolicy::kReadonly, WorkerPolicy::kLspHost,
-                                         WorkerPolicy::kSubagent};
-constexpr WorkerPolicy kReadOnlyPolicies[] = {WorkerPolicy::kReadonly, WorkerPolicy::kLspHost, WorkerPolicy::kSubagent};
+constexpr WorkerPolicy kAllPolicies[] = {WorkerPolicy::kWritable,     WorkerPolicy::kReadonly,
+                                         WorkerPolicy::kLspHost,      WorkerPolicy::kSubagent,
+                                         WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly};
+constexpr WorkerPolicy kReadOnlyPolicies[] = {WorkerPolicy::kReadonly, WorkerPolicy::kLspHost, WorkerPolicy::kSubagent,
+                                              WorkerPolicy::kHookReadonly};
 
 const char* Name(WorkerPolicy p) {
   switch (p) {
@@ -42,6 +44,9 @@ const char* Name(WorkerPolicy p) {
     case WorkerPolicy::kReadonly: return "readonly";
     case WorkerPolicy::kLspHost: return "lsp host";
     case WorkerPolicy::kSubagent: return "subagent";
+    case WorkerPolicy::kHookWritable: return "hook";
+    case WorkerPolicy::kHookReadonly: return "read-only hook";
+    case WorkerPolicy::kHookHost: return "unsandboxed hook";
   }
   return "?";
 }
@@ -391,6 +396,35 @@ TEST_F(WorkerSandboxTest, TheConfigsPolicyAndBwrapReachOdinSandboxWhichParsesEve
   EXPECT_FALSE(o->network);
   // The worker's own arguments stay the worker's.
   EXPECT_EQ(o->program, (std::vector<std::string>{"/opt/odin/bin/odin-worker", "--workspace", "not-odin-sandboxs"}));
+}
+
+}  // namespace
+}  // namespace odin
+
+namespace odin {
+namespace {
+
+// A hook's script under the hidden home stays visible, read-only, to hooks
+// alone; a workspace's own scripts need no bind; /dev/null is no script.
+TEST_F(WorkerSandboxTest, HooksSeeTheirScriptsReadOnlyAndNothingElseDoes) {
+  ScopedEnv home("HOME", home_);
+  std::string script = home_ + "/.claude/hooks/check.sh";
+  ASSERT_TRUE(MakeDirs(home_ + "/.claude/hooks").ok());
+  ASSERT_TRUE(WriteFileAtomic(script, "#!/bin/sh\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.root + "/fmt.sh", "#!/bin/sh\n").ok());
+  config_.hooks.events[HookEvent::kPreToolUse] = {
+      {"Bash", {{"python3 ~/.claude/hooks/check.sh < /dev/null"}, {"\"$CLAUDE_PROJECT_DIR\"/fmt.sh"}}}};
+  EXPECT_THAT(HookScriptPaths(config_.hooks, ws_.root, home_), ::testing::ElementsAre(script));
+  WorkerSandbox s = Make();
+  for (WorkerPolicy p : {WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly}) {
+    EXPECT_THAT(ValuesOf(s.LauncherArgv(p, socket_, 9), "--readonly"), Contains(script)) << Name(p);
+  }
+  for (WorkerPolicy p : {WorkerPolicy::kWritable, WorkerPolicy::kReadonly, WorkerPolicy::kSubagent}) {
+    EXPECT_THAT(ValuesOf(s.LauncherArgv(p, socket_, 9), "--readonly"), Not(Contains(script))) << Name(p);
+  }
+  // The user's own "sandbox": false hooks: no sandbox, on purpose.
+  std::vector<std::string> host = s.LauncherArgv(WorkerPolicy::kHookHost, socket_, 9);
+  EXPECT_THAT(ValuesOf(host, "--policy"), ::testing::ElementsAre("off"));
 }
 
 }  // namespace

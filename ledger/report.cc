@@ -53,7 +53,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     if (std::find(f.change_ids.begin(), f.change_ids.end(), m.execution_id) == f.change_ids.end()) {
       f.change_ids.push_back(m.execution_id);
     }
-    if (m.source == "command") f.by_command = true;
+    if (m.source == "command" || m.source == "hook") f.by_command = true;
   }
   // A ledger from before mutation records: the file tools' writes, from
   // their arguments.
@@ -108,6 +108,11 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   std::map<std::string, ReportCheck> last;  // by check name, the latest
   std::vector<std::string> order;
   for (const GateEvent& e : events) {
+    if (e.kind == "hook" && e.message_id == in.message_id) {
+      json d = json::parse(e.detail_json, nullptr, false);
+      if (d.is_object() && d.contains("report") && d["report"].is_string()) report.hooks.push_back(d["report"]);
+      continue;
+    }
     if (e.kind != "check" || e.message_id != in.message_id) continue;
     json d = json::parse(e.detail_json, nullptr, false);
     if (!d.is_object()) continue;
@@ -171,6 +176,10 @@ std::string RenderReport(const Report& r) {
   } else if (!r.profile.empty()) {
     out += "Checks (profile " + r.profile + "): none run\n";
   }
+  if (!r.hooks.empty()) {
+    out += "Hooks:\n";
+    for (const std::string& h : r.hooks) out += "  " + h + "\n";
+  }
   char used[256];
   snprintf(used, sizeof used,
            "Used: %lld tool calls, %lld validations, %lld model calls, %lld tokens in, %lld out, $%.4f, %.1f s\n",
@@ -218,6 +227,7 @@ std::string ReportJson(const Report& r) {
               {"files", files},
               {"ignored_changes", ignored},
               {"checks", checks},
+              {"hooks", r.hooks},
               {"tool_calls", r.tool_calls},
               {"validations", r.validations},
               {"llm_calls", r.llm_calls},

@@ -50,6 +50,7 @@ struct Report {
   std::vector<ReportFile> files;
   std::vector<ReportIgnored> ignored;
   std::vector<ReportCheck> checks;  // the last run of each check
+  std::vector<std::string> hooks;   // what hooks decided that the user must see (a Stop hook's last block)
   int64_t tool_calls = 0;           // the model's
   int64_t validations = 0;
   int64_t llm_calls = 0;

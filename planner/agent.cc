@@ -96,7 +96,7 @@ std::string Agent::Send(const std::string& text_in, Mode mode) {
 }
 
 void Agent::StartNext() {
-  if (current_ || queue_.empty() || compaction_) return;
+  if (current_ || queue_.empty() || compaction_ || starting_) return;
   current_.emplace();
   current_->message = std::move(queue_.front());
   queue_.pop_front();
@@ -108,9 +108,9 @@ void Agent::StartNext() {
   current_->refusals = RefusalCounter(o_.checks.retry_cap);
   stall_.Reset();
   workspace_now_.clear();
-  history_.push_back({ChatMessage::Role::kUser, current_->message.text, {}, {}});
   if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
-  AskModel();
+  if (!host_->HasHooks(HookEvent::kUserPromptSubmit)) return BeginMessage("");
+  RunPromptHooks();
 }
 
 void Agent::AskModel() {
@@ -227,6 +227,7 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
 
 void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) {
   Current& c = *current_;
+  if (!o_.transcript_path.empty()) PersistHistory();  // hooks read the calls in the transcript
   c.calls = calls;
   c.results.assign(calls.size(), std::nullopt);
   c.steps.assign(calls.size(), std::nullopt);

@@ -87,6 +87,11 @@ struct AgentOptions {
   int64_t context_window = 0;
   double compact_at = 0.8;
   std::string utility_model;
+  // Hooks: the JSONL transcript they read (kept current; "" for none), and
+  // how often Stop hooks may send the model back before the message ends
+  // anyway.
+  std::string transcript_path;
+  int max_stop_blocks = 3;
 };
 
 // How one message ended.
@@ -139,6 +144,9 @@ class Agent {
 
   // Queues a message; it starts now if the agent is idle. Returns its id.
   std::string Send(const std::string& text, Mode mode);
+  // Runs the SessionStart hooks (source: startup, resume, clear); messages
+  // wait for them, and what they print reaches the model with the first.
+  void RunStartHooks(const std::string& source);
   // Cancels the message being worked on (the queue stays).
   void CancelCurrent();
   // When Tick must run next (the wall-time budget), if ever.
@@ -230,6 +238,7 @@ class Agent {
     bool compacted = false;
     bool overflow_retried = false;
     std::optional<std::string> compact_focus;
+    int stop_blocks = 0;  // times Stop hooks sent the model back to work
   };
   // A compaction under way (agent_compaction.cc).
   struct Compaction {
@@ -247,6 +256,8 @@ class Agent {
   };
 
   void StartNext();
+  bool starting_ = false;      // SessionStart hooks run
+  std::string start_context_;  // what they printed, for the first message
   void AskModel();
   // Builds the next request and sends it, compacting first when it would
   // pass the threshold or the model asked for it.
@@ -256,6 +267,7 @@ class Agent {
   // or a person or the model asked, has the utility model write a handoff.
   void StartCompaction(const std::string& trigger, const std::string& focus, int64_t tokens_before,
                        std::function<void()> then);
+  void CompactNowAfterHooks();
   void OnSummary(const StatusOr<ChatResponse>& response);
   void FinishCompaction(const std::string& how, const std::string& handoff, const std::string& llm_call_id,
                         const Status& failure);
@@ -265,6 +277,15 @@ class Agent {
   void AllToolsDone();
   // The model ended its turn: the convergence gate decides.
   void ClaimCompletion();
+  // The gate accepted completion: the Stop hooks may still send the model
+  // back to work (at most max_stop_blocks times).
+  void AcceptCompletion();
+  // The message starts for the model (after its UserPromptSubmit hooks),
+  // with what they added.
+  void BeginMessage(const std::string& hook_context);
+  void RunPromptHooks();
+  // Appends the conversation's messages from `from` to the transcript.
+  void AppendTranscript(size_t from);
   void RunNextCheck();
   void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
   // Tells the model why completion was refused and goes on, unless this

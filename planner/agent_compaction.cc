@@ -3,7 +3,12 @@
 // the record in the ledger; and the conversation's own record
 // (planner/conversation_log.h): written as it grows, taken up on resume.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -49,6 +54,25 @@ void Agent::StartCompaction(const std::string& trigger, const std::string& focus
   k.started = clock_->Now();
   k.started_wall = clock_->WallMillis();
   k.then = std::move(then);
+  if (host_->HasHooks(HookEvent::kPreCompact)) {
+    // Claude Code's PreCompact: told before, cannot stop it.
+    PersistHistory();
+    uint64_t generation = generation_;
+    json fields = {{"trigger", trigger == "user" ? "manual" : "auto"}, {"custom_instructions", focus}};
+    host_->RunHooks({HookEvent::kPreCompact, o_.agent_id, std::nullopt, k.id, "",
+                     fields.dump(-1, ' ', false, json::error_handler_t::replace)},
+                    [this, generation](const HookOutcome&) {
+                      if (generation == generation_ && compaction_) CompactNowAfterHooks();
+                    });
+    return;
+  }
+  CompactNowAfterHooks();
+}
+
+void Agent::CompactNowAfterHooks() {
+  Compaction& k = *compaction_;
+  const std::string& trigger = k.trigger;
+  const std::string& focus = k.focus;
   PersistHistory();  // the outputs as the model saw them, before they are masked
   k.history_bytes = HistoryBytes();
   // The recent turns stay verbatim; with fewer kept, more can go.
@@ -153,6 +177,7 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
 
 void Agent::PersistHistory(const std::string& extra_kind, const std::string& extra_json) {
   if (ledger_ == nullptr) return;
+  if (!o_.transcript_path.empty()) AppendTranscript(std::min(persisted_, history_.size()));
   std::vector<ConversationEntry> entries;
   int64_t now = clock_->WallMillis();
   for (size_t i = std::min(persisted_, history_.size()); i < history_.size(); ++i) {
@@ -168,6 +193,36 @@ void Agent::PersistHistory(const std::string& extra_kind, const std::string& ext
     entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, extra_kind, extra_json, now});
   }
   NoteLedgerWrite(ledger_->AddConversation(entries));
+}
+
+void Agent::AppendTranscript(size_t from) {
+  // Claude Code's outer shape, a line per message: {"type", "sessionId",
+  // "timestamp", "message": {"role", "content", ...}}.
+  std::string lines;
+  int64_t now = clock_->WallMillis();
+  for (size_t i = from; i < history_.size(); ++i) {
+    const ChatMessage& m = history_[i];
+    json message = json::parse(ChatMessageJson(m), nullptr, false);
+    const char* type = m.role == ChatMessage::Role::kAssistant     ? "assistant"
+                       : m.role == ChatMessage::Role::kToolResults ? "tool"
+                                                                   : "user";
+    lines += json({{"type", type}, {"sessionId", host_->session_id()}, {"timestamp", now}, {"message", message}})
+                 .dump(-1, ' ', false, json::error_handler_t::replace) +
+             "\n";
+  }
+  if (lines.empty()) return;
+  int fd = open(o_.transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    spdlog::warn("transcript {}: {}", o_.transcript_path, strerror(errno));
+    return;
+  }
+  for (size_t done = 0; done < lines.size();) {
+    ssize_t n = write(fd, lines.data() + done, lines.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
 }
 
 Status Agent::Restore(const std::vector<ConversationEntry>& entries) {

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 void Agent::ClaimCompletion() {
   Current& c = *current_;
-  if (c.message.mode != Mode::kEdit) return Finish("done");
+  if (c.message.mode != Mode::kEdit) return AcceptCompletion();
   // No file may be left with new errors or unverified.
   std::string event;
   std::vector<FileVerdict> blocking = host_->Blocking();
@@ -23,7 +23,7 @@ void Agent::ClaimCompletion() {
     return Refuse(*blocked);
   }
   // Backpressure, when the message changed files.
-  if (c.outcome.changed_files.empty()) return Finish("done");
+  if (c.outcome.changed_files.empty()) return AcceptCompletion();
   c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
   if (!c.outcome.not_validated.empty()) {
     // Files no validator looked at: in every profile, fast included, checks
@@ -53,7 +53,7 @@ void Agent::RunNextCheck() {
     RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
   }
   if (c.check_index == c.checks.size()) {
-    if (c.check_failures.empty()) return Finish("done");
+    if (c.check_failures.empty()) return AcceptCompletion();
     return Refuse(RefuseForChecks(c.check_failures));
   }
   const CheckSpec& spec = c.checks[c.check_index];
@@ -64,6 +64,7 @@ void Agent::RunNextCheck() {
   call.agent_id = o_.agent_id;
   call.mode = CallModeOf(c.message.mode);
   call.timeout = seconds(o_.checks.timeout_seconds);
+  call.internal = true;
   c.check_running = call.execution_id;
   c.outcome.execution_ids.push_back(call.execution_id);
   if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
@@ -86,6 +87,40 @@ void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
   RecordGateEvent("check", id, v.event);
   if (v.failure) c.check_failures.push_back(*v.failure);
   RunNextCheck();
+}
+
+void Agent::AcceptCompletion() {
+  Current& c = *current_;
+  if (!host_->HasHooks(HookEvent::kStop)) return Finish("done");
+  PersistHistory();  // the transcript holds the answer the hooks judge
+  uint64_t generation = generation_;
+  json fields = {{"stop_hook_active", c.stop_blocks > 0}};
+  host_->RunHooks(
+      {HookEvent::kStop, o_.agent_id, CallModeOf(c.message.mode), c.message.id, "", fields.dump()},
+      [this, generation](const HookOutcome& o) {
+        if (generation != generation_ || !current_) return;
+        Current& c = *current_;
+        if (c.cancelled) return Finish("cancelled");
+        if (o.decision != HookOutcome::Decision::kBlock) return Finish("done");
+        std::string reason = o.reason.empty() ? "a Stop hook asked to go on" : o.reason;
+        if (c.stop_blocks >= o_.max_stop_blocks) {
+          RecordGateEvent(
+              "hook", "",
+              json({{"event", "Stop"},
+                    {"decision", "block"},
+                    {"reason", reason},
+                    {"report", "Stop hook blocked again after " + std::to_string(c.stop_blocks) +
+                                   " blocks (hooks.max_stop_blocks); the run ended anyway. Its reason: " + reason}})
+                  .dump(-1, ' ', false, json::error_handler_t::replace));
+          return Finish("done");
+        }
+        ++c.stop_blocks;
+        RecordGateEvent("hook", "",
+                        json({{"event", "Stop"}, {"decision", "block"}, {"reason", reason}})
+                            .dump(-1, ' ', false, json::error_handler_t::replace));
+        history_.push_back({ChatMessage::Role::kUser, "[runtime] A Stop hook asks you to go on: " + reason, {}, {}});
+        AskModel();
+      });
 }
 
 void Agent::Refuse(const Refusal& refusal) {

@@ -15,17 +15,21 @@ struct EventName {
   const char* name;
 };
 constexpr EventName kEventNames[] = {
-    {HookEvent::kSessionStart, "SessionStart"}, {HookEvent::kUserPromptSubmit, "UserPromptSubmit"},
-    {HookEvent::kPreToolUse, "PreToolUse"},     {HookEvent::kPostToolUse, "PostToolUse"},
-    {HookEvent::kStop, "Stop"},                 {HookEvent::kSubagentStop, "SubagentStop"},
-    {HookEvent::kPreCompact, "PreCompact"},     {HookEvent::kSessionEnd, "SessionEnd"},
+    {HookEvent::kSessionStart, "SessionStart"},
+    {HookEvent::kUserPromptSubmit, "UserPromptSubmit"},
+    {HookEvent::kPreToolUse, "PreToolUse"},
+    {HookEvent::kPostToolUse, "PostToolUse"},
+    {HookEvent::kStop, "Stop"},
+    {HookEvent::kSubagentStop, "SubagentStop"},
+    {HookEvent::kPreCompact, "PreCompact"},
+    {HookEvent::kSessionEnd, "SessionEnd"},
     {HookEvent::kNotification, "Notification"},
 };
 
 // Odin's tools by Claude Code's names.
 constexpr std::pair<const char*, const char*> kClaudeNames[] = {
-    {"ExecuteCommand", "Bash"}, {"EditTool", "Edit"}, {"WriteFile", "Write"}, {"MultiEditTool", "MultiEdit"},
-    {"Read", "Read"},           {"Grep", "Grep"},     {"Glob", "Glob"},       {"LS", "LS"},
+    {"ExecuteCommand", "Bash"}, {"EditTool", "Edit"},     {"WriteFile", "Write"},     {"MultiEditTool", "MultiEdit"},
+    {"Read", "Read"},           {"Grep", "Grep"},         {"Glob", "Glob"},           {"LS", "LS"},
     {"AgentTool", "Task"},      {"WebFetch", "WebFetch"}, {"TodoWrite", "TodoWrite"},
 };
 

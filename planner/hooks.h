@@ -44,9 +44,9 @@ enum class HookEvent {
   kNotification,
 };
 constexpr HookEvent kAllHookEvents[] = {
-    HookEvent::kSessionStart, HookEvent::kUserPromptSubmit, HookEvent::kPreToolUse,
-    HookEvent::kPostToolUse,  HookEvent::kStop,             HookEvent::kSubagentStop,
-    HookEvent::kPreCompact,   HookEvent::kSessionEnd,       HookEvent::kNotification,
+    HookEvent::kSessionStart, HookEvent::kUserPromptSubmit, HookEvent::kPreToolUse, HookEvent::kPostToolUse,
+    HookEvent::kStop,         HookEvent::kSubagentStop,     HookEvent::kPreCompact, HookEvent::kSessionEnd,
+    HookEvent::kNotification,
 };
 // Claude Code's names: "PreToolUse", ...
 const char* HookEventName(HookEvent event);
@@ -56,10 +56,10 @@ bool HookEventMatchesTools(HookEvent event);
 
 // One hook command as configured.
 struct HookCommand {
-  std::string command;      // shell text, run by bash -c in the workspace
+  std::string command;  // shell text, run by bash -c in the workspace
   int timeout_seconds = 60;
-  bool sandbox = true;      // false: runs on the host (the user's own config only)
-  std::string source;       // the file that configured it
+  bool sandbox = true;  // false: runs on the host (the user's own config only)
+  std::string source;   // the file that configured it
   bool from_workspace = false;
 };
 
@@ -99,11 +99,11 @@ struct HookRun {
   std::string execution_id;
   std::string command;
   int exit_code = 0;
-  bool ran = true;           // false: it could not be run (crashed, refused, the sandbox failed)
+  bool ran = true;  // false: it could not be run (crashed, refused, the sandbox failed)
   bool timed_out = false;
   std::string stdout_text;
   std::string stderr_text;
-  std::string error;         // why it did not run or did not finish
+  std::string error;  // why it did not run or did not finish
 };
 
 // What an event's hooks decided together.

@@ -73,8 +73,9 @@ TEST(CombineHookRunsTest, MalformedJsonIsANonBlockingError) {
 
 TEST(CombineHookRunsTest, DenyWinsOverAskAndAllow) {
   auto decision = [](const char* d, const char* why) {
-    return Ran(0, std::string("{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"") +
-                      d + "\", \"permissionDecisionReason\": \"" + why + "\"}}");
+    return Ran(
+        0, std::string("{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"") + d +
+               "\", \"permissionDecisionReason\": \"" + why + "\"}}");
   };
   HookOutcome o = CombineHookRuns(HookEvent::kPreToolUse,
                                   {decision("allow", "fine"), decision("deny", "not on main"), decision("ask", "?")});

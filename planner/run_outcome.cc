@@ -5,8 +5,8 @@ namespace odin {
 namespace {
 
 constexpr RunOutcome kAll[] = {
-    RunOutcome::kDone,  RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,  RunOutcome::kStalled,
-    RunOutcome::kError, RunOutcome::kCancelled,    RunOutcome::kContextExhausted};
+    RunOutcome::kDone,  RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,   RunOutcome::kStalled,
+    RunOutcome::kError, RunOutcome::kCancelled,    RunOutcome::kContextExhausted, RunOutcome::kPromptRefused};
 
 }  // namespace
 
@@ -19,6 +19,7 @@ const char* RunOutcomeName(RunOutcome outcome) {
     case RunOutcome::kError: return "error";
     case RunOutcome::kCancelled: return "cancelled";
     case RunOutcome::kContextExhausted: return "context_exhausted";
+    case RunOutcome::kPromptRefused: return "prompt_refused";
   }
   return "error";
 }
@@ -39,6 +40,7 @@ int ExitCode(RunOutcome outcome) {
     case RunOutcome::kCancelled: return kCancelledExit;
     case RunOutcome::kError: return kError;
     case RunOutcome::kContextExhausted: return kContextExhaustedExit;
+    case RunOutcome::kPromptRefused: return kPromptRefusedExit;
   }
   return kError;
 }

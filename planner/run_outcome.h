@@ -18,10 +18,13 @@ enum class RunOutcome {
   // The conversation did not fit the model's context window even after a
   // compaction (a single huge message).
   kContextExhausted,
+  // A UserPromptSubmit hook refused the prompt (exit 2, or "decision":
+  // "block"): the model never saw it.
+  kPromptRefused,
 };
 
 // "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled",
-// "context_exhausted".
+// "context_exhausted", "prompt_refused".
 const char* RunOutcomeName(RunOutcome outcome);
 std::optional<RunOutcome> ParseRunOutcome(std::string_view name);
 
@@ -35,6 +38,7 @@ constexpr int kNotConverged = 3;
 constexpr int kBudgetExceeded = 4;
 constexpr int kStalled = 5;
 constexpr int kContextExhaustedExit = 6;
+constexpr int kPromptRefusedExit = 7;
 constexpr int kCancelledExit = 130;
 
 int ExitCode(RunOutcome outcome);

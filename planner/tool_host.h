@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "base/clock.h"
 #include "base/process_launcher.h"
+#include "planner/hooks.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
@@ -32,6 +33,12 @@ enum class WorkerPolicy {
   kReadonly,  // tool worker, workspace read-only (ask and plan modes)
   kLspHost,   // the lsp host (workspace read-only), one per pool
   kSubagent,  // a subagent's planner loop (workspace read-only; its calls come back to us)
+  // Hooks' workers: the workspace writable (edit mode) or read-only, with the
+  // hooks' scripts visible read-only; or, for the user's own hooks that say
+  // "sandbox": false, no sandbox at all.
+  kHookWritable,
+  kHookReadonly,
+  kHookHost,
 };
 
 // The mode a call runs in: one an agent works in (ask, plan, edit), or exec,
@@ -70,6 +77,9 @@ struct ToolCall {
   std::string validation_input;
   // For AgentTool: the serialized v1::AgentTask.
   std::string agent_task;
+  // Odin's own call (a backpressure check), not the model's: no hooks run
+  // for it. Never set from a worker's message.
+  bool internal = false;
   // For a reading tool: the path outside the workspace the user approved.
   std::string approved_outside_path;
   // What a writing tool expects of its file (the read-before-edit gate's
@@ -122,9 +132,24 @@ struct CallHandlers {
   std::function<void(const v1::ToolResult&, const Status& recorded)> on_done;
 };
 
+// An event's hooks to run (planner/hooks.h).
+struct HookRequest {
+  HookEvent event = HookEvent::kStop;
+  std::string agent_id;
+  std::optional<CallMode> mode;  // the mode they run in (their sandbox's); empty: the host's default
+  std::string parent_id;         // the call or message they run for, for the ledger
+  std::string tool;              // PreToolUse, PostToolUse: the tool's name
+  std::string fields_json;       // the event's own fields ("prompt", "tool_input", ...): a JSON object
+};
+
 class ToolHost {
  public:
   virtual ~ToolHost() = default;
+  // Whether the event has hooks to run (for tool: its matchers).
+  virtual bool HasHooks(HookEvent event, const std::string& tool = "") const { return false; }
+  // Runs the event's hooks, in parallel, and tells done what they decided
+  // (perhaps before returning). Without hooks, done hears nothing decided.
+  virtual void RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) { done(HookOutcome()); }
   // Queues a tool call. Returns its execution id.
   virtual std::string Submit(ToolCall call, CallHandlers handlers) = 0;
   // reason: a v1::CancelReason (2: the user's).

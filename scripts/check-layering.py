@@ -35,7 +35,7 @@ ALLOW = {
     "coordinator": [
         "base", "tools", "sandbox", "llm", "ledger", "coordinator",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
-        "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h",
+        "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
     ],
     "session": ["base", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session"],
     "cli": ["base", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",

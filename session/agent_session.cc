@@ -1,6 +1,9 @@
 #include "session/agent_session.h"
 
 #include <cmath>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "coordinator/config_loader.h"
 #include "llm/demo_model.h"
@@ -10,7 +13,19 @@
 
 namespace odin {
 
+using nlohmann::json;
+
 AgentSession::~AgentSession() {
+  // SessionEnd hooks run to their end (each has its timeout) before the
+  // workers go.
+  if (runtime_ && agent_ && runtime_->coordinator().HasHooks(HookEvent::kSessionEnd)) {
+    bool ended = false;
+    json fields = {{"reason", end_reason_}};
+    runtime_->coordinator().RunHooks({HookEvent::kSessionEnd, "main", std::nullopt, "", "", fields.dump()},
+                                     [&ended](const HookOutcome&) { ended = true; });
+    while (!ended && runtime_->coordinator().Poll(milliseconds(100)).ok()) {
+    }
+  }
   // Calls still running end while the agent and the model client can still
   // hear of them: subagents' model calls are dropped through the live client,
   // then the workers go.
@@ -91,6 +106,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.context_window = s->llm_.context_window;
   o.compact_at = s->llm_.compact_at;
   o.utility_model = s->llm_.utility_model;
+  o.transcript_path = s->runtime_->coordinator().TranscriptPath();
+  o.max_stop_blocks = config.hooks.max_stop_blocks;
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
   s->runtime_->coordinator().set_model_access(
@@ -119,6 +136,15 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   // interactive session, which may sit idle, writes it now.
   s->agent_->QueueEntry("owner", SessionOwnerJson());
   if (flags.runtime.session_kind == "interactive") s->agent_->Flush();
+  Coordinator& coordinator = s->runtime_->coordinator();
+  if (!coordinator.on_hook_note) {
+    coordinator.on_hook_note = [](const std::string& note) { std::cerr << "odin: hook " << note << "\n"; };
+  }
+  // SessionStart hooks: what they print is context for the model's first
+  // message, which waits for them.
+  if (coordinator.HasHooks(HookEvent::kSessionStart)) {
+    s->agent_->RunStartHooks(runtime.resume_session.empty() ? "startup" : "resume");
+  }
   return s;
 }
 

@@ -42,6 +42,9 @@ class AgentSession {
   const LlmSettings& llm() const { return llm_; }
   // The budget of each message.
   const BudgetLimits& budget() const { return budget_; }
+  // Why the session ends, for SessionEnd hooks: "exit" by default,
+  // "prompt_input_exit", "clear", "other".
+  void set_end_reason(std::string reason) { end_reason_ = std::move(reason); }
 
   // One turn of the loop: waits at most max_wait for the workers, the model's
   // connection, a timer or one of the caller's extra fds (whose readiness it
@@ -53,6 +56,7 @@ class AgentSession {
 
   LlmSettings llm_;
   BudgetLimits budget_;
+  std::string end_reason_ = "exit";
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<LlmClient> client_;

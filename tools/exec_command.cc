@@ -84,6 +84,21 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
   return spec;
 }
 
+StatusOr<CommandSpec> ParseHookArgs(std::string_view arguments, const std::string& workspace, std::string* input) {
+  using nlohmann::json;
+  json args = json::parse(arguments, nullptr, false);
+  if (args.is_discarded() || !args.is_object() || !args.contains("command") || !args["command"].is_string() ||
+      args["command"].get<std::string>().empty() || (args.contains("input") && !args["input"].is_string())) {
+    return Status::InvalidArgument(kHookTool, "arguments must be {\"command\": \"...\", \"input\": \"...\"}");
+  }
+  *input = args.value("input", "");
+  CommandSpec spec;
+  std::string shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+  spec.argv = {shell, "-c", args["command"].get<std::string>()};
+  spec.cwd = workspace;
+  return spec;
+}
+
 StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec, size_t head_bytes, size_t tail_bytes,
                                                         Clock* clock) {
   ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
@@ -94,6 +109,7 @@ StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec,
   o.cwd = spec.cwd;
   o.stdout_fd = out.write_end.get();
   o.stderr_fd = err.write_end.get();
+  o.stdin_fd = spec.stdin_fd;
   o.limits = spec.limits;
   // The worker dying must not orphan the command.
   o.parent_death_signal = SIGKILL;

@@ -32,12 +32,23 @@ class ToolResult;
 }
 
 constexpr const char kExecuteCommandTool[] = "ExecuteCommand";
+// A hook's run (planner/hooks.h): never offered to the model; the
+// coordinator makes these calls itself. Arguments: {"command": "shell text",
+// "input": "the JSON the hook reads on stdin"}. It runs like a shell
+// ExecuteCommand in the workspace, with ODIN_PROJECT_DIR and
+// CLAUDE_PROJECT_DIR set to it, and its result's output_json holds
+// {"stdout": ..., "stderr": ...} (each capped) besides the combined output.
+constexpr const char kHookTool[] = "Hook";
+constexpr size_t kHookStdoutCapBytes = 1 << 20;
+constexpr size_t kHookStderrCapBytes = 64 * 1024;
 
 struct CommandSpec {
   std::vector<std::string> argv;  // the shell form is already turned into bash -c
   std::string cwd;                // absolute
   std::vector<std::string> env;
   SpawnLimits limits;
+  // Where stdin comes from (-1: /dev/null). Start dups it; the caller keeps it.
+  int stdin_fd = -1;
   // When the command ends, also kill every descendant of this process that
   // escaped its group (the tool worker, a child subreaper, inherits them).
   // False where this process has other children to keep (the lsp host's
@@ -61,6 +72,10 @@ StatusOr<CommandArgs> ParseCommandArgs(std::string_view json);
 // bash -c, the cwd resolved. Returns InvalidArgument as ParseCommandArgs
 // does, and for a cwd outside workspace.
 StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view json, const std::string& workspace);
+
+// What a Hook call runs: bash -c command in the workspace; *input gets what
+// goes to its stdin. InvalidArgument for malformed arguments.
+StatusOr<CommandSpec> ParseHookArgs(std::string_view json, const std::string& workspace, std::string* input);
 
 // Which stream a chunk of output came from (matches odin.v1.OutputStream).
 enum class OutputStreamId { kStdout = 1, kStderr = 2 };

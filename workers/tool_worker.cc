@@ -1,14 +1,19 @@
 #include "workers/tool_worker.h"
 
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 #include "tools/file_tool_args.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
@@ -38,6 +43,8 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
  private:
   void StartRequest(const v1::ToolRequest& req);
   void StartCommand(const v1::ToolRequest& req, std::vector<std::string> argv_override);
+  void StartHook(const v1::ToolRequest& req);
+  void StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool capture);
   // Sends a finished tool's text as output (progress chunks, head and tail)
   // and then its result.
   void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
@@ -58,6 +65,9 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   std::string captured_out_, captured_err_;
   bool captured_truncated_ = false;
   std::string rg_path_;
+  // For a hook: its stdout and stderr apart (capped), besides the stream.
+  bool hook_ = false;
+  std::string hook_out_, hook_err_;
 };
 
 void Worker::OnOutput(OutputStreamId stream, std::string_view data) {
@@ -74,6 +84,11 @@ void Worker::OnOutput(OutputStreamId stream, std::string_view data) {
     }
     into.append(data);
     return;
+  }
+  if (hook_) {
+    std::string& into = stream == OutputStreamId::kStdout ? hook_out_ : hook_err_;
+    size_t cap = stream == OutputStreamId::kStdout ? kHookStdoutCapBytes : kHookStderrCapBytes;
+    into.append(data.substr(0, cap - std::min(cap, into.size())));
   }
   if (stream_limit_ != 0) {
     if (streamed_ >= stream_limit_) return;
@@ -136,8 +151,43 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     if (!argv.ok()) return reject(argv.status());
     return StartCommand(req, std::move(*argv));
   }
+  if (req.tool() == kHookTool) return StartHook(req);
   if (req.tool() != kExecuteCommandTool) return reject(Status::NotFound("unknown tool '" + req.tool() + "'"));
   StartCommand(req, {});
+}
+
+void Worker::StartHook(const v1::ToolRequest& req) {
+  v1::ToolResult result;
+  result.set_execution_id(req.execution_id());
+  std::string input;
+  StatusOr<CommandSpec> spec = ParseHookArgs(req.arguments_json(), o_.workspace, &input);
+  if (!spec.ok())
+    return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, spec.status()), std::move(result));
+  // The input waits in a memory file: the hook reads it when it likes, and
+  // a hook that never reads it cannot stall us on a full pipe.
+  UniqueFd in(static_cast<int>(syscall(SYS_memfd_create, "hook-input", MFD_CLOEXEC)));
+  if (!in.valid()) {
+    return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, PosixError("memfd_create", errno)),
+                          std::move(result));
+  }
+  for (size_t done = 0; done < input.size();) {
+    ssize_t n = write(in.get(), input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, PosixError("hook input", errno)),
+                            std::move(result));
+    }
+    done += static_cast<size_t>(n);
+  }
+  lseek(in.get(), 0, SEEK_SET);
+  spec->stdin_fd = in.get();
+  spec->env = CurrentEnvironment();
+  spec->env.push_back("ODIN_PROJECT_DIR=" + o_.workspace);
+  spec->env.push_back("CLAUDE_PROJECT_DIR=" + o_.workspace);
+  hook_ = true;
+  hook_out_.clear();
+  hook_err_.clear();
+  StartSpec(req, std::move(*spec), false);
 }
 
 void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> argv_override) {
@@ -156,6 +206,12 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
     spec = std::move(*parsed);
   }
   spec.env = CurrentEnvironment();
+  StartSpec(req, std::move(spec), capture);
+}
+
+void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool capture) {
+  v1::ToolResult result;
+  result.set_execution_id(req.execution_id());
   const v1::ResourceLimits& l = req.limits();
   spec.limits = {l.cpu_seconds(), l.address_space_bytes(), l.file_size_bytes(), l.open_files(), l.processes()};
   StatusOr<std::unique_ptr<CommandRun>> run =
@@ -165,6 +221,7 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
     FailResult(&result, v1::TOOL_STATUS_ERROR, run.status());
     result.set_has_exit_code(true);
     result.set_exit_code(run.status().code() == StatusCode::kNotFound ? 127 : 126);
+    hook_ = false;
     return channel_->QueueResult(std::move(result));
   }
   run_ = std::move(*run);
@@ -189,6 +246,14 @@ void Worker::FinishRun() {
   result.set_execution_id(execution_id_);
   run_->FillResult(&result);
   run_.reset();
+  if (hook_) {
+    hook_ = false;
+    using nlohmann::json;
+    result.set_output_json(
+        json({{"stdout", hook_out_}, {"stderr", hook_err_}}).dump(-1, ' ', false, json::error_handler_t::replace));
+    hook_out_.clear();
+    hook_err_.clear();
+  }
   if (!capturing_) {
     channel_->QueueResult(std::move(result));
     return;
@@ -257,9 +322,9 @@ int RunToolWorker(const WorkerOptions& options, Clock* clock) {
   // Orphans of the commands we run come back to us, so we can kill them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   Worker worker(options, clock);
-  WorkerHello hello{
-      v1::WORKER_KIND_TOOL,
-      {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool, kMultiEditTool}};
+  WorkerHello hello{v1::WORKER_KIND_TOOL,
+                    {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool,
+                     kMultiEditTool, kHookTool}};
   return RunWorkerLoop(options, hello, clock, &worker);
 }
 
