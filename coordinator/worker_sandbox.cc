@@ -158,6 +158,7 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   AddUnique(&s.masked_, ws.state_dir);
   const char* home = getenv("HOME");
   s.hook_scripts_ = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
+  s.hooks_network_ = config.hooks.network;
   if (!config.hooks.empty()) {
     // The transcripts hooks read: made now, so there is something to bind.
     std::string transcripts = HookTranscriptDir(ws);
@@ -197,6 +198,7 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   // hidden directory (~/.claude/hooks).
   if (policy == WorkerPolicy::kHookWritable || policy == WorkerPolicy::kHookReadonly) {
     for (const std::string& p : hook_scripts_) add({"--readonly", p});
+    if (hooks_network_) a.push_back("--share-net");
   }
   for (const std::string& p : masked_) add({"--mask", p});
   if (limits_.processes > 0) add({"--pids-max", std::to_string(limits_.processes)});

@@ -87,6 +87,7 @@ class WorkerSandbox {
   std::vector<std::string> root_hidden_;   // what root alone may read, hidden when commands run as root
   std::string bundled_lsp_;                // <bin>/../lsp, for the lsp host
   std::vector<std::string> hook_scripts_;  // the hooks' scripts outside the workspace, shown read-only to hooks
+  bool hooks_network_ = false;             // hooks.network: hooks keep the host's network
   std::string cgroup_parent_;
   Config::Limits limits_;
 };

@@ -422,6 +422,18 @@ TEST_F(WorkerSandboxTest, HooksSeeTheirScriptsReadOnlyAndNothingElseDoes) {
   for (WorkerPolicy p : {WorkerPolicy::kWritable, WorkerPolicy::kReadonly, WorkerPolicy::kSubagent}) {
     EXPECT_THAT(ValuesOf(s.LauncherArgv(p, socket_, 9), "--readonly"), Not(Contains(script))) << Name(p);
   }
+  // No network for anyone, unless hooks.network, and then for hooks alone.
+  for (WorkerPolicy p : kAllPolicies) {
+    EXPECT_THAT(Bwrap(s.LauncherArgv(p, socket_, 9)), Contains("--unshare-net")) << Name(p);
+  }
+  config_.hooks.network = true;
+  WorkerSandbox networked = Make();
+  for (WorkerPolicy p : {WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly}) {
+    EXPECT_THAT(Bwrap(networked.LauncherArgv(p, socket_, 9)), Not(Contains("--unshare-net"))) << Name(p);
+  }
+  for (WorkerPolicy p : {WorkerPolicy::kWritable, WorkerPolicy::kReadonly, WorkerPolicy::kSubagent}) {
+    EXPECT_THAT(Bwrap(networked.LauncherArgv(p, socket_, 9)), Contains("--unshare-net")) << Name(p);
+  }
   // The user's own "sandbox": false hooks: no sandbox, on purpose.
   std::vector<std::string> host = s.LauncherArgv(WorkerPolicy::kHookHost, socket_, 9);
   EXPECT_THAT(ValuesOf(host, "--policy"), ::testing::ElementsAre("off"));

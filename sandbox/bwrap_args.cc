@@ -47,7 +47,9 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
       add({"--ro-bind", "/dev/null", p});
     }
   }
-  add({"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"});
+  add({"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"});
+  // No network unless asked (hooks.network): a namespace with only lo.
+  if (!o.share_net) add({"--unshare-net"});
   // Run by root, bubblewrap keeps every capability unless told otherwise.
   if (inv.privileged) add({"--cap-drop", "ALL"});
   add({"--die-with-parent", "--new-session", "--chdir", o.workspace});

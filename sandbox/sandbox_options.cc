@@ -54,6 +54,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   bool no_seccomp = false;
   app.add_flag("--no-seccomp", no_seccomp, "Do not install the seccomp filter");
   app.add_flag("--network", o.network, "Allow sockets of every family (the network namespace still applies)");
+  app.add_flag("--share-net", o.share_net, "Keep the host's network (hooks with hooks.network); implies --network");
   app.add_option("--hide", o.hidden_paths, "Directory to show empty (an empty tmpfs over it)");
   app.add_option("--mask", o.masked_paths, "File or directory to show empty, even below a bound path");
   app.add_option("--pids-max", o.pids_max, "Processes and threads inside, at most (a cgroup)");
@@ -85,6 +86,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
     o.run_gid = gid;
   }
   o.seccomp = !no_seccomp;
+  if (o.share_net) o.network = true;
   return o;
 }
 

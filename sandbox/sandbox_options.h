@@ -32,6 +32,7 @@ struct SandboxOptions {
   std::string bwrap;                            // --bwrap: path of bwrap; empty searches PATH
   bool seccomp = true;                          // --no-seccomp turns the seccomp layer off
   bool network = false;                         // --network: sockets of any family (else AF_UNIX only)
+  bool share_net = false;                       // --share-net: the host's network (implies --network)
   std::vector<std::string> hidden_paths;        // --hide: directories shown empty (HOME, /root, secrets)
   std::vector<std::string> masked_paths;        // --mask: files shown empty, directories empty and read-only,
                                                 // after every bind

@@ -291,5 +291,20 @@ TEST_F(OdinHooksTest, AWorkspacesHooksRunOnlyWhileTrusted) {
   }
 }
 
+// Hook is the coordinator's own tool: a model that names it is refused like
+// any unknown tool, in every mode, and nothing runs.
+TEST_F(OdinHooksTest, TheModelCannotRunAHookItself) {
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Hook","arguments":{"command":"touch made-by-model","input":""}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  json result = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(result["status"], "rejected") << result.dump();
+  EXPECT_NE(result.dump().find("unknown tool"), std::string::npos) << result.dump();
+  EXPECT_FALSE(PathExists(ws_.Join("made-by-model")));
+}
+
 }  // namespace
 }  // namespace odin::testing
