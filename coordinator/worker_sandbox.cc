@@ -48,6 +48,9 @@ std::vector<std::string> HookScriptPaths(const HooksConfig& hooks, const std::st
   for (const auto& [event, groups] : hooks.events) {
     for (const HookGroup& g : groups) {
       for (const HookCommand& h : g.hooks) {
+        // Only the user's own hooks: a workspace's live in the workspace,
+        // and naming ~/.ssh/id_rsa in its command must not show it.
+        if (h.from_workspace) continue;
         // Words of the command, quotes dropped, the project and home
         // variables expanded: those naming a file outside the workspace are
         // the hook's scripts (the workspace is visible anyway).

@@ -34,9 +34,11 @@ namespace odin {
 
 enum class WorkerPolicy;
 
-// The files outside the workspace that hooks' commands name (after
-// $CLAUDE_PROJECT_DIR, $ODIN_PROJECT_DIR, ~ and $HOME), so that a hook's
-// sandbox can show its script even below a hidden home directory.
+// The files outside the workspace that the user's own hooks' commands name
+// (after $CLAUDE_PROJECT_DIR, $ODIN_PROJECT_DIR, ~ and $HOME), so that a
+// hook's sandbox can show its script even below a hidden home directory. A
+// workspace's hooks get none: their scripts are in the workspace, and a
+// repository must not be able to name a secret into a sandbox.
 // Where a workspace's sessions keep the JSONL transcripts hooks read:
 // $XDG_STATE_HOME/odin/transcripts/<hash of the workspace's path> ("" if
 // there is no state directory). Hooks' sandboxes see it read-only.

@@ -415,6 +415,10 @@ TEST_F(WorkerSandboxTest, HooksSeeTheirScriptsReadOnlyAndNothingElseDoes) {
   config_.hooks.events[HookEvent::kPreToolUse] = {
       {"Bash", {{"python3 ~/.claude/hooks/check.sh < /dev/null"}, {"\"$CLAUDE_PROJECT_DIR\"/fmt.sh"}}}};
   EXPECT_THAT(HookScriptPaths(config_.hooks, ws_.root, home_), ::testing::ElementsAre(script));
+  // The same command from a (trusted) workspace's config shows nothing.
+  HooksConfig from_repository = config_.hooks;
+  for (HookCommand& h : from_repository.events[HookEvent::kPreToolUse][0].hooks) h.from_workspace = true;
+  EXPECT_TRUE(HookScriptPaths(from_repository, ws_.root, home_).empty());
   WorkerSandbox s = Make();
   for (WorkerPolicy p : {WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly}) {
     EXPECT_THAT(ValuesOf(s.LauncherArgv(p, socket_, 9), "--readonly"), Contains(script)) << Name(p);
