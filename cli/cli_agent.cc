@@ -140,6 +140,7 @@ const char kHelp[] =
     "  /clear               forget the conversation (the ledger keeps everything)\n"
     "  /resume [ID]         list the workspace's sessions, or take one up\n"
     "  /undo [force]        put back what your last message's calls changed (shown first)\n"
+    "  /hooks               the hooks in force and where each comes from\n"
     "  /help                this help\n"
     "  /quit                leave (also Ctrl-D); Ctrl-C cancels the running turn\n";
 
@@ -428,6 +429,8 @@ static int RunInteractiveSession(const GlobalFlags& g, const AgentFlags& f, std:
                                             : "(busy: /compact waits until the agent is idle)");
       } else if (cmd == "/undo") {
         UndoLastMessage(s, arg == "force", term);
+      } else if (cmd == "/hooks") {
+        std::cout << DescribeHooks(s.runtime().coordinator().hooks()) << std::flush;
       } else if (cmd == "/resume") {
         if (arg.empty()) {
           RunSessions(g, false);
@@ -447,7 +450,7 @@ static int RunInteractiveSession(const GlobalFlags& g, const AgentFlags& f, std:
       } else if (cmd == "/clear") {
         term.Line(s.agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
       } else if (cmd == "/help") {
-        std::cout << kHelp;
+        std::cout << kHelp << std::flush;
       } else if (cmd == "/quit" || cmd == "/exit") {
         return 0;
       } else {

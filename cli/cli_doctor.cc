@@ -342,6 +342,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                 {"trust_store_error", loaded->trust_store_error},
                 {"ignored", loaded->ignored}}},
               {"validation_enabled", config->validation.enabled},
+              {"hooks", DescribeHooks(config->hooks)},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
     for (const Validator& v : validators) {
@@ -372,6 +373,13 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     printf("  %-14s %s  (%s)\n", v.name.c_str(),
            v.program.empty() ? "not found: those files use their check command, if any" : v.program.c_str(),
            v.extensions.c_str());
+  }
+  std::string hooks = DescribeHooks(config->hooks);
+  printf("hooks\n");
+  for (size_t start = 0; start < hooks.size();) {
+    size_t end = hooks.find('\n', start);
+    printf("  %s\n", hooks.substr(start, end - start).c_str());
+    start = end + 1;
   }
   if (daemon) {
     if (daemon->exit_code == 0)

@@ -173,6 +173,23 @@ std::vector<HookCommand> HooksFor(const HooksConfig& config, HookEvent event, co
   return out;
 }
 
+std::string DescribeHooks(const HooksConfig& config) {
+  std::string out;
+  for (const auto& [event, groups] : config.events) {
+    for (const HookGroup& g : groups) {
+      for (const HookCommand& h : g.hooks) {
+        out += std::string(HookEventName(event));
+        if (HookEventMatchesTools(event)) out += " [" + (g.matcher.empty() ? std::string("*") : g.matcher) + "]";
+        out += " `" + h.command + "` (" + std::to_string(h.timeout_seconds) + " s, " +
+               (h.sandbox ? "sandboxed" : "on the host") + "; " + h.source + ")\n";
+      }
+    }
+  }
+  if (out.empty()) return "no hooks\n";
+  if (config.network) out += "hooks.network: hooks keep the host's network\n";
+  return out;
+}
+
 HookOutcome CombineHookRuns(HookEvent event, const std::vector<HookRun>& runs) {
   HookOutcome out;
   for (const HookRun& r : runs) {

@@ -94,6 +94,10 @@ std::string HookMatcherError(const std::string& matcher);
 // configuration order, each once.
 std::vector<HookCommand> HooksFor(const HooksConfig& config, HookEvent event, const std::string& tool);
 
+// The hooks in force, a line each ("PreToolUse [Bash] `./check.sh` (60 s,
+// sandboxed; /home/u/.config/odin/odinconfig.json)"), or "no hooks".
+std::string DescribeHooks(const HooksConfig& config);
+
 // What one hook run ended with.
 struct HookRun {
   std::string execution_id;

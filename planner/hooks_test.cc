@@ -127,6 +127,16 @@ TEST(CombineHookRunsTest, ATimeoutIsANoteNotABlock) {
   EXPECT_NE(o.notes[0].find("timed out"), std::string::npos);
 }
 
+TEST(DescribeHooksTest, OneLineEachWithWhereItComesFrom) {
+  HooksConfig c;
+  EXPECT_EQ(DescribeHooks(c), "no hooks\n");
+  c.events[HookEvent::kPreToolUse] = {{"Bash", {{"./check.sh", 60, true, "/u/odinconfig.json"}}}};
+  c.events[HookEvent::kNotification] = {{"", {{"notify-send hi", 5, false, "/u/odinconfig.json"}}}};
+  EXPECT_EQ(DescribeHooks(c),
+            "PreToolUse [Bash] `./check.sh` (60 s, sandboxed; /u/odinconfig.json)\n"
+            "Notification `notify-send hi` (5 s, on the host; /u/odinconfig.json)\n");
+}
+
 TEST(HookEventTest, NamesRoundTrip) {
   for (HookEvent e : kAllHookEvents) EXPECT_EQ(ParseHookEvent(HookEventName(e)), e);
   EXPECT_FALSE(ParseHookEvent("pretooluse"));

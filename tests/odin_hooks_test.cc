@@ -291,6 +291,32 @@ TEST_F(OdinHooksTest, AWorkspacesHooksRunOnlyWhileTrusted) {
   }
 }
 
+// /hooks and odin doctor list the hooks in force and where each comes
+// from; a SessionEnd hook runs when the session ends (here it records its
+// input in the workspace: edit mode, so it may).
+TEST_F(OdinHooksTest, HooksAreListedAndSessionEndRunsAtTheEnd) {
+  std::string script = Script("end.sh", "cat > \"$ODIN_PROJECT_DIR/ended.json\"\n");
+  UserConfig({{"hooks", Hook("SessionEnd", "", script)}});
+  FakeLlm llm(R"({"responses":[{"text":"hello"}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, FakeModelEnv(llm, marker_, user_));
+  std::string line = "/hooks\n";
+  ASSERT_EQ(write(in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  std::string seen = ReadUntil(out, "odinconfig.json)");
+  EXPECT_NE(seen.find("SessionEnd `" + script + "` (30 s, sandboxed; " + user_.Join("config/odin/odinconfig.json")),
+            std::string::npos)
+      << seen;
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);  // SessionEnd hooks run before odin exits
+  json ended = json::parse(*ReadFileToString(ws_.Join("ended.json")), nullptr, false);
+  EXPECT_EQ(ended["hook_event_name"], "SessionEnd") << ended.dump();
+  EXPECT_EQ(ended["reason"], "exit");
+
+  Ran doctor = RunOdin(ws_.path(), {"doctor"}, FakeModelEnv(llm, marker_, user_));
+  EXPECT_NE(doctor.out.find("hooks\n  SessionEnd `" + script + "`"), std::string::npos) << doctor.out;
+}
+
 // Hook is the coordinator's own tool: a model that names it is refused like
 // any unknown tool, in every mode, and nothing runs.
 TEST_F(OdinHooksTest, TheModelCannotRunAHookItself) {
