@@ -62,6 +62,22 @@ struct TrustFlags {
   bool show = false;    // --show: only say whether it is trusted and what it sets
 };
 
+// odin mcp add|remove|list.
+struct McpFlags {
+  std::string action;  // add, remove, list
+  std::string name;
+  std::vector<std::string> command;  // add: after "--" (an http server: its URL)
+  std::string transport = "stdio";
+  std::vector<std::string> env;      // KEY=VALUE
+  std::vector<std::string> headers;  // NAME: VALUE
+  bool writable = false;
+  bool network = false;
+  bool no_sandbox = false;
+  bool json = false;
+};
+// Exit 0 on success, 1 on an error (one line naming it; the file is untouched).
+int RunMcp(const GlobalFlags& g, const McpFlags& f);
+
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
 // odin -p: exit 0 when the agent finished the message (the convergence gate
 // accepted it), 3 when it did not converge, 4 when a budget ran out (turns

@@ -185,6 +185,24 @@ int main(int argc, char** argv) {
   CLI::Option* revoke = trust_cmd->add_flag("--revoke", trust.revoke, "Stop trusting it");
   trust_cmd->add_flag("--show", trust.show, "Only show whether it is trusted and what it sets")->excludes(revoke);
 
+  odin::McpFlags mcp;
+  CLI::App* mcp_cmd = app.add_subcommand("mcp", "MCP servers: odin mcp add|remove|list");
+  mcp_cmd->fallthrough();
+  mcp_cmd->require_subcommand(1);
+  CLI::App* mcp_add = mcp_cmd->add_subcommand(
+      "add", "Add a server to your config: odin mcp add NAME [OPTIONS] -- COMMAND [ARGS...] (http: -- URL)");
+  mcp_add->add_option("NAME", mcp.name, "The server's name (its tools are mcp__NAME__TOOL)")->required();
+  mcp_add->add_option("--transport", mcp.transport, "stdio or http")->check(CLI::IsMember({"stdio", "http"}));
+  mcp_add->add_option("-e,--env", mcp.env, "KEY=VALUE for the server's environment");
+  mcp_add->add_option("--header", mcp.headers, "NAME: VALUE sent to an http server");
+  mcp_add->add_flag("--writable", mcp.writable, "Its sandbox may write the workspace");
+  mcp_add->add_flag("--network", mcp.network, "Its sandbox keeps the network");
+  mcp_add->add_flag("--no-sandbox", mcp.no_sandbox, "Run it on the host, unsandboxed");
+  CLI::App* mcp_remove = mcp_cmd->add_subcommand("remove", "Remove a server from your config");
+  mcp_remove->add_option("NAME", mcp.name, "The server's name")->required();
+  CLI::App* mcp_list = mcp_cmd->add_subcommand("list", "The servers in force, and where each comes from");
+  mcp_list->add_flag("--json", mcp.json, "Print JSON");
+
   // Extras are allowed only at the top, so that `odin frob` can be named as
   // an unknown command below (subcommands were created without extras).
   app.allow_extras();
@@ -227,6 +245,12 @@ int main(int argc, char** argv) {
     if (command.empty()) return UsageError("missing command after '--'", true);
     exec.argv = command;
     return odin::RunExec(global, exec);
+  }
+  if (mcp_cmd->parsed()) {
+    mcp.action = mcp_add->parsed() ? "add" : mcp_remove->parsed() ? "remove" : "list";
+    if (saw_separator && mcp.action != "add") return UsageError("unexpected '--'", false);
+    mcp.command = command;
+    return odin::RunMcp(global, mcp);
   }
   if (saw_separator) return UsageError("unexpected '--'", false);
   if (run_cmd->parsed() || print_given) {

@@ -188,6 +188,60 @@ Status ParseHooks(const json& h, const std::string& origin, HooksConfig* o) {
   return Status::OK();
 }
 
+// mcpServers: NAME -> {"command", "args", "env"} or {"type": "http", "url",
+// "headers"}, plus "writable", "network", "sandbox". A file's servers join
+// the base's; one named like a base's replaces it.
+Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::string, McpServerSpec>* out) {
+  if (!m.is_object()) return Status::InvalidArgument(origin, "mcpServers must be an object");
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    const std::string& name = it.key();
+    std::string at = "mcpServers." + name;
+    bool valid_name = !name.empty() && name.size() <= 64 && name.find("__") == std::string::npos;
+    for (char ch : name) valid_name = valid_name && (isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-');
+    if (!valid_name) {
+      return Status::InvalidArgument(origin, at + ": a server's name is 1 to 64 letters, digits, _ or - (no __)");
+    }
+    const json& e = it.value();
+    RETURN_IF_ERROR(CheckKeys(
+        e, at, {"type", "command", "args", "env", "url", "headers", "writable", "network", "sandbox"}, origin));
+    McpServerSpec spec;
+    spec.name = name;
+    spec.source = origin;
+    std::string type = e.contains("url") ? "http" : "stdio";
+    RETURN_IF_ERROR(Read(e, at, "type", &type, origin));
+    if (type == "http" || type == "streamable-http") {
+      spec.transport = McpServerSpec::Transport::kHttp;
+      RETURN_IF_ERROR(Read(e, at, "url", &spec.url, origin));
+      if (spec.url.rfind("http://", 0) != 0 && spec.url.rfind("https://", 0) != 0) {
+        return Status::InvalidArgument(origin, at + ".url must be an http:// or https:// URL");
+      }
+    } else if (type == "stdio") {
+      RETURN_IF_ERROR(Read(e, at, "command", &spec.command, origin));
+      if (spec.command.empty()) return Status::InvalidArgument(origin, at + ".command must be a non-empty string");
+      if (e.contains("args")) RETURN_IF_ERROR(ReadStrings(e["args"], at + ".args", &spec.args, origin));
+    } else {
+      return Status::InvalidArgument(origin, at + ".type must be stdio or http");
+    }
+    for (auto [key, into] :
+         {std::pair<const char*, std::map<std::string, std::string>*>{"env", &spec.env}, {"headers", &spec.headers}}) {
+      if (!e.contains(key)) continue;
+      const json& kv = e[key];
+      if (!kv.is_object()) return Status::InvalidArgument(origin, at + "." + key + " must be an object of strings");
+      for (auto v = kv.begin(); v != kv.end(); ++v) {
+        if (!v.value().is_string()) {
+          return Status::InvalidArgument(origin, at + "." + key + " must be an object of strings");
+        }
+        (*into)[v.key()] = v.value().get<std::string>();
+      }
+    }
+    RETURN_IF_ERROR(Read(e, at, "writable", &spec.writable, origin));
+    RETURN_IF_ERROR(Read(e, at, "network", &spec.network, origin));
+    RETURN_IF_ERROR(Read(e, at, "sandbox", &spec.sandbox, origin));
+    (*out)[name] = std::move(spec);
+  }
+  return Status::OK();
+}
+
 Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
   RETURN_IF_ERROR(CheckKeys(
       b, "budgets",
@@ -231,11 +285,11 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
-  RETURN_IF_ERROR(
-      CheckKeys(root, "",
-                {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation", "checks",
-                 "budgets", "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands", "hooks"},
-                origin));
+  RETURN_IF_ERROR(CheckKeys(
+      root, "",
+      {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation", "checks", "budgets",
+       "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands", "hooks", "mcpServers"},
+      origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
     RETURN_IF_ERROR(
@@ -428,6 +482,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   }
   if (root.contains("budgets")) RETURN_IF_ERROR(ParseBudgets(root["budgets"], origin, &c));
   if (root.contains("hooks")) RETURN_IF_ERROR(ParseHooks(root["hooks"], origin, &c.hooks));
+  if (root.contains("mcpServers")) RETURN_IF_ERROR(ParseMcpServers(root["mcpServers"], origin, &c.mcp_servers));
   if (root.contains("permissions")) {
     const json& p = root["permissions"];
     RETURN_IF_ERROR(CheckKeys(p, "permissions", {"deny", "ask", "allow"}, origin));

@@ -42,6 +42,8 @@
 // "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
 //                                                        "timeout": 60, "sandbox": true}]}],
 //           "max_stop_blocks": 3, "network": false}  (planner/hooks.h; a file's hooks join the base's)
+// "mcpServers": {"NAME": {"command": "npx", "args": [...], "env": {...}, "writable": false,
+//                         "network": false, "sandbox": true}}  (coordinator/mcp_config.h)
 // Budgets are per message; 0 means no limit. agent.max_turns is the same
 // setting as budgets.max_turns.
 // A file parsed onto a base (ParseConfig's base: the user's settings under
@@ -62,6 +64,7 @@
 #include "base/status.h"
 #include "planner/budget.h"
 #include "planner/checks.h"
+#include "coordinator/mcp_config.h"
 #include "planner/hooks.h"
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
@@ -141,6 +144,9 @@ struct Config {
   CommandRules permissions;
   BreakerOptions breakers;  // breakers.*
   HooksConfig hooks;        // hooks.*: the user's, then a trusted workspace's
+  // mcpServers (coordinator/mcp_config.h): the user's, then a trusted
+  // workspace's odinconfig.json and .mcp.json, by name.
+  std::map<std::string, McpServerSpec> mcp_servers;
 };
 
 // Bounds of llm.context_window and --context-window, in tokens.

@@ -6,11 +6,15 @@
 #include <iostream>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "base/file_util.h"
 #include "coordinator/trust_store.h"
 
 namespace odin {
 namespace {
+
+using nlohmann::json;
 
 constexpr uint64_t kMaxConfigBytes = 1 << 20;
 
@@ -33,7 +37,30 @@ std::string Joined(const std::vector<std::string>& keys) {
   return s;
 }
 
+// ${VAR} in the MCP servers' settings, from the environment of this run.
+StatusOr<LoadedConfig> ExpandMcpServers(LoadedConfig l, const std::map<std::string, std::string>& env) {
+  for (auto& [name, server] : l.config.mcp_servers) {
+    auto expand = [&](std::string* text) -> Status {
+      ExpandResult r = ExpandVariables(*text, env);
+      if (!r.missing.empty()) {
+        return Status::InvalidArgument(server.source,
+                                       "mcpServers." + name + ": ${" + r.missing + "} is not set (and has no default)");
+      }
+      *text = std::move(r.text);
+      return Status::OK();
+    };
+    RETURN_IF_ERROR(expand(&server.command));
+    RETURN_IF_ERROR(expand(&server.url));
+    for (std::string& a : server.args) RETURN_IF_ERROR(expand(&a));
+    for (auto& [k, v] : server.env) RETURN_IF_ERROR(expand(&v));
+    for (auto& [k, v] : server.headers) RETURN_IF_ERROR(expand(&v));
+  }
+  return l;
+}
+
 }  // namespace
+
+std::string McpJsonPath(const Workspace& ws) { return JoinPath(ws.root, ".mcp.json"); }
 
 const char* WorkspaceTrustName(WorkspaceTrust t) {
   switch (t) {
@@ -71,14 +98,48 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     }
   }
   ASSIGN_OR_RETURN(std::optional<std::string> text, ReadConfigFile(ws.config_path));
-  if (!text) {
-    l.config = user;
-    return l;
+  // .mcp.json is Claude Code's file: one Odin cannot use is ignored with a
+  // notice (its servers do not start) rather than stopping every run.
+  std::string mcp_path = McpJsonPath(ws);
+  std::optional<std::string> mcp_text;
+  std::string mcp_problem;
+  if (StatusOr<std::optional<std::string>> read = ReadConfigFile(mcp_path); read.ok()) {
+    mcp_text = *read;
+  } else {
+    mcp_problem = read.status().message();
+    mcp_text = "unreadable: " + mcp_problem;  // for the trust hash only
   }
+  if (!text && !mcp_text) {
+    l.config = user;
+    return ExpandMcpServers(std::move(l), env);
+  }
+  std::string workspace_json = text.value_or("{}");
   // Every key is checked, whether it will apply or not.
-  ASSIGN_OR_RETURN(Config whole, ParseConfig(*text, ws.config_path, user));
+  ASSIGN_OR_RETURN(Config whole, ParseConfig(workspace_json, ws.config_path, user));
+  if (mcp_text && mcp_problem.empty()) {
+    json root = json::parse(*mcp_text, nullptr, false);
+    StatusOr<Config> with = root.is_object() ? ParseConfig(*mcp_text, mcp_path, whole)
+                                             : Status::InvalidArgument(mcp_path, "not a JSON object");
+    for (auto it = root.begin(); root.is_object() && it != root.end() && with.ok(); ++it) {
+      if (it.key() != "mcpServers") with = Status::InvalidArgument(mcp_path, "unknown key '" + it.key() + "'");
+    }
+    for (const auto& [name, server] : with.ok() ? with->mcp_servers : whole.mcp_servers) {
+      if (with.ok() && server.source == mcp_path && !server.sandbox) {
+        with = Status::InvalidArgument(mcp_path, "mcpServers." + name +
+                                                     ": \"sandbox\": false is for the user's own config; a "
+                                                     "workspace's servers always run sandboxed");
+        break;
+      }
+    }
+    if (with.ok()) {
+      whole = std::move(*with);
+    } else {
+      mcp_problem = with.status().message();
+    }
+  }
+  if (!mcp_problem.empty()) l.notices.push_back("ignoring .mcp.json, its servers do not start: " + mcp_problem);
   // A repository's hook runs sandboxed, always: only the user's own config
-  // may run one on the host.
+  // may run one on the host. The same for its MCP servers.
   for (auto& [event, groups] : whole.hooks.events) {
     for (HookGroup& g : groups) {
       for (HookCommand& h : g.hooks) {
@@ -92,7 +153,18 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
       }
     }
   }
-  l.security = TrustedOnlySettings(*text);
+  for (auto& [name, server] : whole.mcp_servers) {
+    if (server.source != ws.config_path && server.source != mcp_path) continue;
+    server.from_workspace = true;
+    if (!server.sandbox) {
+      return Status::InvalidArgument(server.source, "mcpServers." + name +
+                                                        ": \"sandbox\": false is for the user's own config; a "
+                                                        "workspace's servers always run sandboxed");
+    }
+  }
+  if (!mcp_problem.empty()) mcp_text.reset();  // its servers count for nothing but the hash
+  l.security =
+      TrustedOnlySettings(workspace_json, mcp_problem.empty() ? mcp_text.value_or("") : "unusable: " + mcp_problem);
   std::optional<std::string> pinned;
   if (!l.trust_store_path.empty()) {
     StatusOr<std::optional<std::string>> found = TrustStore(l.trust_store_path).Find(ws.root);
@@ -108,11 +180,14 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
                                            : WorkspaceTrust::kChanged;
   if (l.trust == WorkspaceTrust::kTrusted) {
     l.config = std::move(whole);
-    return l;
+    return ExpandMcpServers(std::move(l), env);
   }
-  UntrustedSplit split = SplitUntrusted(*text, user);
+  UntrustedSplit split = SplitUntrusted(workspace_json, user);
   ASSIGN_OR_RETURN(l.config, ParseConfig(split.applied_json, ws.config_path, user));
   l.ignored = std::move(split.ignored);
+  for (const auto& [name, server] : whole.mcp_servers) {
+    if (server.source == mcp_path) l.ignored.push_back("mcpServers." + name + " (.mcp.json)");
+  }
   if (!l.ignored.empty()) {
     l.notices.push_back(l.trust == WorkspaceTrust::kChanged
                             ? "untrusted workspace: its trusted settings changed since `odin trust`; ignoring " +
@@ -120,7 +195,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
                             : "untrusted workspace: ignoring " + Joined(l.ignored) +
                                   " in odinconfig.json (run `odin trust` to trust it)");
   }
-  return l;
+  return ExpandMcpServers(std::move(l), env);
 }
 
 void PrintConfigNotices(const LoadedConfig& loaded) {

@@ -60,6 +60,9 @@ std::string UserConfigDir(const std::map<std::string, std::string>& env);
 // be read trusts nothing and adds a notice.
 StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::string, std::string>& env);
 
+// The workspace's .mcp.json (Claude Code's MCP servers file).
+std::string McpJsonPath(const Workspace& ws);
+
 // Writes each notice to stderr as "odin: <notice>".
 void PrintConfigNotices(const LoadedConfig& loaded);
 

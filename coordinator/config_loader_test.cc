@@ -253,3 +253,72 @@ TEST_F(ConfigLoaderTest, BadHooksAreErrorsNamingTheKey) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+constexpr char kMcpJson[] =
+    R"({"mcpServers": {"tracker": {"command": "npx", "args": ["-y", "tracker-mcp", "--token=${TRACKER_TOKEN}"]}}})";
+
+TEST_F(ConfigLoaderTest, AWorkspacesMcpJsonNeedsTrustAndItsHashCoversIt) {
+  ASSERT_TRUE(WriteFileAtomic(McpJsonPath(ws_), kMcpJson).ok());
+  env_["TRACKER_TOKEN"] = "t0k";
+  LoadedConfig l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kUntrusted);
+  EXPECT_TRUE(l.config.mcp_servers.empty());
+  ASSERT_EQ(l.notices.size(), 1u);
+  EXPECT_NE(l.notices[0].find("mcpServers.tracker (.mcp.json)"), std::string::npos) << l.notices[0];
+  Trust();
+  l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kTrusted);
+  ASSERT_EQ(l.config.mcp_servers.count("tracker"), 1u);
+  const McpServerSpec& s = l.config.mcp_servers["tracker"];
+  EXPECT_TRUE(s.from_workspace);
+  EXPECT_EQ(s.command, "npx");
+  EXPECT_EQ(s.args, (std::vector<std::string>{"-y", "tracker-mcp", "--token=t0k"}));
+  // A changed file is someone else's code again.
+  ASSERT_TRUE(WriteFileAtomic(McpJsonPath(ws_), R"({"mcpServers": {"tracker": {"command": "sh"}}})").ok());
+  EXPECT_EQ(Load().trust, WorkspaceTrust::kChanged);
+}
+
+TEST_F(ConfigLoaderTest, TheUsersMcpServersExpandVariablesAndNameWhatIsMissing) {
+  User(R"({"mcpServers": {"db": {"type": "http", "url": "https://db.example/${DB:-main}",
+                                 "headers": {"Authorization": "Bearer ${DB_TOKEN}"}, "sandbox": false}}})");
+  StatusOr<LoadedConfig> missing = LoadConfig(ws_, env_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("${DB_TOKEN} is not set"), std::string::npos)
+      << missing.status().ToString();
+  env_["DB_TOKEN"] = "secret";
+  LoadedConfig l = Load();
+  const McpServerSpec& s = l.config.mcp_servers["db"];
+  EXPECT_EQ(s.transport, McpServerSpec::Transport::kHttp);
+  EXPECT_EQ(s.url, "https://db.example/main");
+  EXPECT_EQ(s.headers.at("Authorization"), "Bearer secret");
+  EXPECT_FALSE(s.sandbox);
+  EXPECT_FALSE(s.from_workspace);
+}
+
+// A .mcp.json Odin cannot use (it is Claude Code's file) is ignored with a
+// notice naming why; its servers never start, even when trusted; the run
+// goes on.
+TEST_F(ConfigLoaderTest, AnUnusableMcpJsonIsIgnoredWithANotice) {
+  ASSERT_TRUE(WriteFileAtomic(McpJsonPath(ws_), R"({"mcpServers": {"x": {"command": "sh", "sandbox": false}}})").ok());
+  LoadedConfig l = Load();
+  EXPECT_TRUE(l.config.mcp_servers.empty());
+  ASSERT_FALSE(l.notices.empty());
+  EXPECT_NE(l.notices[0].find("always run sandboxed"), std::string::npos) << l.notices[0];
+  Trust();
+  EXPECT_TRUE(Load().config.mcp_servers.empty());
+  for (const char* bad : {R"({"mcpServers": {"a__b": {"command": "x"}}})", R"({"mcpServers": {"a": {"command": ""}}})",
+                          R"({"mcpServers": {"a": {"type": "http", "url": "file:///etc"}}})",
+                          R"({"mcpServers": {"a": {"command": "x", "cwd": "/"}}})", R"({"hooks": {}})", "[1, 2"}) {
+    ASSERT_TRUE(WriteFileAtomic(McpJsonPath(ws_), bad).ok());
+    l = Load();
+    EXPECT_TRUE(l.config.mcp_servers.empty()) << bad;
+    ASSERT_FALSE(l.notices.empty()) << bad;
+    EXPECT_NE(l.notices[0].find("ignoring .mcp.json"), std::string::npos) << l.notices[0];
+  }
+}
+
+}  // namespace
+}  // namespace odin

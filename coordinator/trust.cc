@@ -156,7 +156,7 @@ void Put(json* root, const std::vector<std::string>& parts, const json& value) {
 
 bool UntrustedMaySet(const std::string& path) { return FindAllowed(SplitPath(path)) != nullptr; }
 
-SecuritySettings TrustedOnlySettings(const std::string& workspace_json) {
+SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json) {
   json root = json::parse(workspace_json, nullptr, false);
   SecuritySettings s;
   json subset = json::object();
@@ -174,6 +174,19 @@ SecuritySettings TrustedOnlySettings(const std::string& workspace_json) {
     const json* value = &subset;
     for (const std::string& p : SplitPath(key)) value = &(*value)[p];
     s.values.push_back(value->dump(-1, ' ', true));
+  }
+  // .mcp.json: every server trusted-only. Part of the hash only when the
+  // file exists, so trust given before it existed is kept for the rest.
+  json mcp = mcp_json.empty() ? json() : json::parse(mcp_json, nullptr, false);
+  if (!mcp_json.empty() && !mcp.is_object()) subset[".mcp.json"] = Sha256Hex(mcp_json);
+  if (mcp.is_object()) {
+    subset[".mcp.json"] = mcp;
+    if (mcp.contains("mcpServers") && mcp["mcpServers"].is_object()) {
+      for (auto it = mcp["mcpServers"].begin(); it != mcp["mcpServers"].end(); ++it) {
+        s.keys.push_back("mcpServers." + it.key() + " (.mcp.json)");
+        s.values.push_back(it.value().dump(-1, ' ', true));
+      }
+    }
   }
   // nlohmann's objects keep their keys sorted: dump() is canonical. The
   // prefix versions the input: what joins it later (hooks, MCP servers)

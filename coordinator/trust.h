@@ -43,7 +43,9 @@ struct SecuritySettings {
 };
 
 // REQUIRES: workspace_json is a JSON object that ParseConfig accepts.
-SecuritySettings TrustedOnlySettings(const std::string& workspace_json);
+// mcp_json: the workspace's .mcp.json ("" for none), whose servers are all
+// trusted-only ("mcpServers.NAME (.mcp.json)").
+SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json = "");
 
 // What of an untrusted workspace's settings applies over base (the user's
 // settings, defaults included).

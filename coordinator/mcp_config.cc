@@ -1,0 +1,35 @@
+#include "coordinator/mcp_config.h"
+
+namespace odin {
+
+const char* McpTransportName(McpServerSpec::Transport t) {
+  return t == McpServerSpec::Transport::kHttp ? "http" : "stdio";
+}
+
+ExpandResult ExpandVariables(const std::string& text, const std::map<std::string, std::string>& env) {
+  ExpandResult r;
+  for (size_t i = 0; i < text.size();) {
+    size_t start = text.find("${", i);
+    size_t end = start == std::string::npos ? std::string::npos : text.find('}', start);
+    if (end == std::string::npos) {
+      r.text += text.substr(i);
+      break;
+    }
+    r.text += text.substr(i, start - i);
+    std::string inner = text.substr(start + 2, end - start - 2);
+    size_t dash = inner.find(":-");
+    std::string name = dash == std::string::npos ? inner : inner.substr(0, dash);
+    auto it = env.find(name);
+    if (it != env.end() && !it->second.empty()) {
+      r.text += it->second;
+    } else if (dash != std::string::npos) {
+      r.text += inner.substr(dash + 2);
+    } else if (r.missing.empty()) {
+      r.missing = name;
+    }
+    i = end + 1;
+  }
+  return r;
+}
+
+}  // namespace odin
