@@ -26,12 +26,15 @@
 //      session without a window), and the time to resume a session of 5,000
 //      messages (start of `odin -c -p` to the model's first request) against
 //      a new session's.
+//  11. Hooks (issue 18): the per-call time of the 20-call session without
+//      hooks, with a PreToolUse hook, and with PreToolUse and PostToolUse
+//      hooks (each a `true` in a hook worker), alternating.
 //   7. The guards' own cost per turn: the stall detector per step, and the
 //      workspace fingerprint of the generated tree (first scan, a rescan
 //      with nothing changed, a rescan after 100 files changed, as after a
 //      command; the update after a file tool's write).
 //
-// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N]
+// Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N] [--hooks N]
 // [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1]. Runs in a fresh temporary
 // workspace, with XDG_STATE_HOME in a temporary directory too (ledger anchors; $TMPDIR decides the file
 // system). Never asserts: it prints.
@@ -590,6 +593,53 @@ bool AgentFigures(int sessions) {
   return true;
 }
 
+// Section 11: what hooks cost: the same 20-call session without hooks, with
+// a PreToolUse hook `true` on every command, and with PreToolUse and
+// PostToolUse hooks, alternating.
+bool HookFigures(int sessions) {
+  printf("hooks (the same 20 x ExecuteCommand true session; %d sessions each, alternating)\n", sessions);
+  StatusOr<std::string> config = MakeTempDir("odin-bench-hooks");
+  if (!config.ok()) return false;
+  const char* kinds[] = {"none", "pre", "pre+post"};
+  std::vector<double> gaps[3];
+  for (int i = 0; i < 3 * sessions; ++i) {
+    int kind = i % 3;
+    std::string hooks = kind == 0   ? "{}"
+                        : kind == 1 ? R"({"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": "true"}]}]})"
+                                    : R"({"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": "true"}]}],
+                                  "PostToolUse": [{"matcher": "Bash", "hooks": [{"command": "true"}]}]})";
+    std::string dir_for_kind = *config + "/" + kinds[kind];
+    if (!MakeDirs(dir_for_kind + "/odin").ok() ||
+        !WriteFileAtomic(dir_for_kind + "/odin/odinconfig.json", std::string(R"({"hooks": )") + hooks + "}").ok()) {
+      return false;
+    }
+    setenv("XDG_CONFIG_HOME", dir_for_kind.c_str(), 1);
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
+    if (!dir.ok()) return false;
+    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(*dir + "/ws").ok())
+      return false;
+    std::string url;
+    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
+    if (!pid.ok()) return false;
+    SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
+    kill(*pid, SIGKILL);
+    int status;
+    waitpid(*pid, &status, 0);
+    RemoveTree(*dir);
+    if (!f.ok) return false;
+    gaps[kind].insert(gaps[kind].end(), f.gaps_ms.begin(), f.gaps_ms.end());
+  }
+  unsetenv("XDG_CONFIG_HOME");
+  RemoveTree(*config);
+  Stats none = Summarize(gaps[0]), pre = Summarize(gaps[1]), both = Summarize(gaps[2]);
+  Print("per call, no hooks", none, 0);
+  Print("per call, PreToolUse `true`", pre, 0);
+  Print("per call, PreToolUse and PostToolUse `true`", both, 0);
+  printf("  %-44s %+.2f ms, %+.2f ms per call (medians)\n", "what the hooks add", pre.median_ms - none.median_ms,
+         both.median_ms - none.median_ms);
+  return true;
+}
+
 // Section 10: compaction in a long session, and resume.
 bool LongSessionFigures() {
   printf("long sessions (300 calls of ~1.6 KB output in a 16,000-token window; resume of 5,000 messages)\n");
@@ -1007,7 +1057,7 @@ bool SubagentFigures(int subagents, int commands) {
 
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
-      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1;
+      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -1021,6 +1071,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--daemon") == 0) daemon = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--ledger") == 0) ledger = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--long") == 0) long_sessions = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--hooks") == 0) hooks = atoi(argv[i + 1]);
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
@@ -1078,6 +1129,7 @@ int Main(int argc, char** argv) {
   if (guards > 0 && tree > 0 && !GuardFigures(tree, runs)) return 1;
   if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
   if (long_sessions > 0 && !LongSessionFigures()) return 1;
+  if (hooks > 0 && !HookFigures(hooks)) return 1;
   RemoveTree(*user_dir);
   return 0;
 }
