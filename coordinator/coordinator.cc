@@ -256,16 +256,17 @@ void Coordinator::AfterPreToolUse(const std::string& id, std::optional<ApprovalN
   Call& c = it->second;
   c.hooks_pending = false;
   const ToolCall& tc = c.call;
-  if (hooks.decision == HookOutcome::Decision::kBlock) {
+  if (hooks.stop || hooks.decision == HookOutcome::Decision::kBlock) {
+    // "continue": false refuses the call too, with its stopReason.
+    std::string reason = hooks.stop && !hooks.stop_reason.empty() ? hooks.stop_reason : hooks.reason;
     RecordGateEvent(
         tc.agent_id, "", "hook", id,
-        json({{"event", "PreToolUse"}, {"decision", "deny"}, {"reason", hooks.reason}, {"hooks", hooks.execution_ids}})
+        json({{"event", "PreToolUse"}, {"decision", "deny"}, {"reason", reason}, {"hooks", hooks.execution_ids}})
             .dump(-1, ' ', false, json::error_handler_t::replace));
-    return EndHere(
-        id, v1::TOOL_STATUS_REJECTED,
-        Status::PermissionDenied(
-            tc.tool == kExecuteCommandTool ? "command" : tc.tool,
-            "a PreToolUse hook refused it: " + (hooks.reason.empty() ? std::string("no reason given") : hooks.reason)));
+    return EndHere(id, v1::TOOL_STATUS_REJECTED,
+                   Status::PermissionDenied(
+                       tc.tool == kExecuteCommandTool ? "command" : tc.tool,
+                       "a PreToolUse hook refused it: " + (reason.empty() ? std::string("no reason given") : reason)));
   }
   if (hooks.decision == HookOutcome::Decision::kAllow && need) {
     // In place of the user's answer, and nothing more.

@@ -101,7 +101,8 @@ void Agent::AcceptCompletion() {
         if (generation != generation_ || !current_) return;
         Current& c = *current_;
         if (c.cancelled) return Finish("cancelled");
-        if (o.decision != HookOutcome::Decision::kBlock) return Finish("done");
+        // "continue": false wins over a block: the agent stops.
+        if (o.stop || o.decision != HookOutcome::Decision::kBlock) return Finish("done");
         std::string reason = o.reason.empty() ? "a Stop hook asked to go on" : o.reason;
         if (c.stop_blocks >= o_.max_stop_blocks) {
           RecordGateEvent(

@@ -33,14 +33,16 @@ void Agent::RunPromptHooks() {
                   [this, generation](const HookOutcome& o) {
                     if (generation != generation_ || !current_) return;
                     if (current_->cancelled) return Finish("cancelled");
-                    if (o.decision == HookOutcome::Decision::kBlock) {
+                    if (o.stop || o.decision == HookOutcome::Decision::kBlock) {
                       RecordGateEvent("hook", "",
                                       json({{"event", "UserPromptSubmit"}, {"decision", "block"}, {"reason", o.reason}})
                                           .dump(-1, ' ', false, json::error_handler_t::replace));
                       return Finish(
                           "prompt_refused",
                           Status::PermissionDenied("prompt", "a UserPromptSubmit hook refused it: " +
-                                                                 (o.reason.empty() ? "no reason given" : o.reason)));
+                                                                 (o.stop && !o.stop_reason.empty() ? o.stop_reason
+                                                                  : o.reason.empty()               ? "no reason given"
+                                                                                                   : o.reason)));
                     }
                     BeginMessage(o.additional_context);
                   });

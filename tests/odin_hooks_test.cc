@@ -196,6 +196,27 @@ TEST_F(OdinHooksTest, AStopHookThatNeverAllowsEndsAfterMaxStopBlocks) {
   EXPECT_NE(r["report"].dump().find("not yet"), std::string::npos) << r["report"].dump();
 }
 
+// "continue": false ends the message at a Stop hook even where another
+// hook blocks, and refuses a call at PreToolUse with its stopReason.
+TEST_F(OdinHooksTest, ContinueFalseStopsWhateverElseIsDecided) {
+  std::string blocker = Script("block.sh", "cat >/dev/null\necho 'more work' >&2\nexit 2\n");
+  std::string stopper =
+      Script("stop.sh", "cat >/dev/null\necho '{\"continue\": false, \"stopReason\": \"quota reached\"}'\n");
+  json hooks = Hook("Stop", "", blocker);
+  hooks["Stop"][0]["hooks"].push_back({{"command", stopper}});
+  hooks.update(Hook("PreToolUse", "LS", stopper));
+  UserConfig({{"hooks", hooks}});
+  FakeLlm llm(
+      R"({"responses":[{"tool_calls":[{"name":"LS","arguments":{"path":"."}}]},{"text":"first"},{"text":"second"}]})");
+  json r = Prompt(llm, {"--mode", "ask"});
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);  // never sent back by the blocking hook
+  json refused = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(refused["status"], "rejected");
+  EXPECT_NE(refused.dump().find("quota reached"), std::string::npos) << refused.dump();
+}
+
 // A hook that hangs is killed at its timeout (a note, not a block); one
 // that prints malformed JSON is a non-blocking error.
 TEST_F(OdinHooksTest, AHangingHookIsKilledAtItsTimeoutAndMalformedJsonIsANote) {
