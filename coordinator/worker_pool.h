@@ -1,9 +1,10 @@
 #pragma once
 // WorkerPool: the coordinator's workers, run like a Majordomo broker.
 // Workers are keyed by policy (a tool worker with the workspace writable, one
-// with it read-only, or the lsp host): a call only ever reaches a worker of its
-// policy, and each policy gets its workers (`size` tool workers, one lsp host)
-// once a call needs them.
+// with it read-only, the lsp host, subagent workers, and hook workers of each
+// kind): a call only ever reaches a worker of its policy, and each policy
+// gets its workers (`size` tool or hook workers, one lsp host) once a call
+// needs them.
 //
 // It spawns workers through a ProcessLauncher (which runs odin-sandbox),
 // waits for each one's Hello, dispatches queued tool calls to idle workers one
