@@ -70,21 +70,32 @@ StatusOr<std::string> ReadSymlink(const std::string& path) {
   return target;
 }
 
+Status WriteAll(int fd, std::string_view contents, const std::string& what) {
+  for (size_t done = 0; done < contents.size();) {
+    ssize_t n = write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return PosixError(what, errno);
+    done += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+std::string OdinStateDir() {
+  const char* state = getenv("XDG_STATE_HOME");
+  if (state != nullptr && state[0] == '/') return JoinPath(state, "odin");
+  const char* home = getenv("HOME");
+  if (home != nullptr && home[0] == '/') return JoinPath(home, ".local/state/odin");
+  return "";
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   std::string tmp = path + ".odin-tmp-XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) return PosixError(path, errno);
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return PosixError(path, err);
-    }
-    done += static_cast<size_t>(n);
+  if (Status written = WriteAll(fd, contents, path); !written.ok()) {
+    close(fd);
+    unlink(tmp.c_str());
+    return written;
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     int err = errno;

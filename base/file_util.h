@@ -22,6 +22,12 @@ StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_byte
 // see the old contents or the new, never a mix. The file is created 0600
 // (mkostemp), so it may hold a secret.
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
+// Writes all of contents to fd (retrying short writes and EINTR).
+Status WriteAll(int fd, std::string_view contents, const std::string& what);
+// Odin's per-user state directory: $XDG_STATE_HOME/odin, else
+// $HOME/.local/state/odin (relative values are ignored, as the XDG
+// specification says); "" when neither names one.
+std::string OdinStateDir();
 // mkdir -p with the given mode for created directories.
 Status MakeDirs(const std::string& path, int mode = 0755);
 bool IsDirectory(const std::string& path);

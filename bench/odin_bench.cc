@@ -562,24 +562,33 @@ bool LedgerFigures(int calls) {
   return true;
 }
 
+// One odin -p session of 20 x ExecuteCommand true against a fresh fake model,
+// in a throwaway workspace (f.ok is false if anything failed).
+SessionFigures TwentyCommandSession() {
+  StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
+  if (!dir.ok()) return {};
+  SessionFigures f;
+  std::string url;
+  if (WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() && MakeDirs(*dir + "/ws").ok()) {
+    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
+    if (pid.ok()) {
+      f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
+      kill(*pid, SIGKILL);
+      int status;
+      waitpid(*pid, &status, 0);
+    }
+  }
+  RemoveTree(*dir);
+  return f;
+}
+
 bool AgentFigures(int sessions) {
   printf("agent session (odin -p against the fake model answering at once: 20 x ExecuteCommand true, %d sessions)\n",
          sessions);
   std::vector<double> first, gaps, to_exit;
   long peak = 0;
   for (int i = 0; i < sessions; ++i) {
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
-    if (!dir.ok()) return false;
-    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(*dir + "/ws").ok())
-      return false;
-    std::string url;
-    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
-    if (!pid.ok()) return false;
-    SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
-    kill(*pid, SIGKILL);
-    int status;
-    waitpid(*pid, &status, 0);
-    RemoveTree(*dir);
+    SessionFigures f = TwentyCommandSession();
     if (!f.ok) return false;
     first.push_back(f.first_request_ms);
     gaps.insert(gaps.end(), f.gaps_ms.begin(), f.gaps_ms.end());
@@ -614,18 +623,7 @@ bool HookFigures(int sessions) {
       return false;
     }
     setenv("XDG_CONFIG_HOME", dir_for_kind.c_str(), 1);
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
-    if (!dir.ok()) return false;
-    if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(*dir + "/ws").ok())
-      return false;
-    std::string url;
-    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
-    if (!pid.ok()) return false;
-    SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
-    kill(*pid, SIGKILL);
-    int status;
-    waitpid(*pid, &status, 0);
-    RemoveTree(*dir);
+    SessionFigures f = TwentyCommandSession();
     if (!f.ok) return false;
     gaps[kind].insert(gaps[kind].end(), f.gaps_ms.begin(), f.gaps_ms.end());
   }

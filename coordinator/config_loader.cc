@@ -58,6 +58,25 @@ StatusOr<LoadedConfig> ExpandMcpServers(LoadedConfig l, const std::map<std::stri
   return l;
 }
 
+// .mcp.json parsed onto whole: only mcpServers, and only sandboxed ones. An
+// error is why the file is ignored.
+StatusOr<Config> WithMcpJson(const std::string& text, const std::string& path, const Config& whole) {
+  json root = json::parse(text, nullptr, false);
+  if (!root.is_object()) return Status::InvalidArgument(path, "not a JSON object");
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it.key() != "mcpServers") return Status::InvalidArgument(path, "unknown key '" + it.key() + "'");
+  }
+  ASSIGN_OR_RETURN(Config with, ParseConfig(text, path, whole));
+  for (const auto& [name, server] : with.mcp_servers) {
+    if (server.source == path && !server.sandbox) {
+      return Status::InvalidArgument(path, "mcpServers." + name +
+                                               ": \"sandbox\": false is for the user's own config; a "
+                                               "workspace's servers always run sandboxed");
+    }
+  }
+  return with;
+}
+
 }  // namespace
 
 std::string McpJsonPath(const Workspace& ws) { return JoinPath(ws.root, ".mcp.json"); }
@@ -101,43 +120,29 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   // .mcp.json is Claude Code's file: one Odin cannot use is ignored with a
   // notice (its servers do not start) rather than stopping every run.
   std::string mcp_path = McpJsonPath(ws);
-  std::optional<std::string> mcp_text;
-  std::string mcp_problem;
-  if (StatusOr<std::optional<std::string>> read = ReadConfigFile(mcp_path); read.ok()) {
-    mcp_text = *read;
-  } else {
-    mcp_problem = read.status().message();
-    mcp_text = "unreadable: " + mcp_problem;  // for the trust hash only
-  }
-  if (!text && !mcp_text) {
+  StatusOr<std::optional<std::string>> mcp_text = ReadConfigFile(mcp_path);
+  if (!text && mcp_text.ok() && !*mcp_text) {
     l.config = user;
     return ExpandMcpServers(std::move(l), env);
   }
   std::string workspace_json = text.value_or("{}");
   // Every key is checked, whether it will apply or not.
   ASSIGN_OR_RETURN(Config whole, ParseConfig(workspace_json, ws.config_path, user));
-  if (mcp_text && mcp_problem.empty()) {
-    json root = json::parse(*mcp_text, nullptr, false);
-    StatusOr<Config> with = root.is_object() ? ParseConfig(*mcp_text, mcp_path, whole)
-                                             : Status::InvalidArgument(mcp_path, "not a JSON object");
-    for (auto it = root.begin(); root.is_object() && it != root.end() && with.ok(); ++it) {
-      if (it.key() != "mcpServers") with = Status::InvalidArgument(mcp_path, "unknown key '" + it.key() + "'");
-    }
-    for (const auto& [name, server] : with.ok() ? with->mcp_servers : whole.mcp_servers) {
-      if (with.ok() && server.source == mcp_path && !server.sandbox) {
-        with = Status::InvalidArgument(mcp_path, "mcpServers." + name +
-                                                     ": \"sandbox\": false is for the user's own config; a "
-                                                     "workspace's servers always run sandboxed");
-        break;
-      }
-    }
+  // What of .mcp.json the trust hash covers: the file, or why it is unusable.
+  std::string mcp_trusted;
+  if (mcp_text.ok() && *mcp_text) {
+    StatusOr<Config> with = WithMcpJson(**mcp_text, mcp_path, whole);
     if (with.ok()) {
       whole = std::move(*with);
+      mcp_trusted = **mcp_text;
     } else {
-      mcp_problem = with.status().message();
+      mcp_text = with.status();
     }
   }
-  if (!mcp_problem.empty()) l.notices.push_back("ignoring .mcp.json, its servers do not start: " + mcp_problem);
+  if (!mcp_text.ok()) {
+    l.notices.push_back("ignoring .mcp.json, its servers do not start: " + mcp_text.status().message());
+    mcp_trusted = "unusable: " + mcp_text.status().message();
+  }
   // A repository's hook runs sandboxed, always: only the user's own config
   // may run one on the host. The same for its MCP servers.
   for (auto& [event, groups] : whole.hooks.events) {
@@ -156,15 +161,13 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   for (auto& [name, server] : whole.mcp_servers) {
     if (server.source != ws.config_path && server.source != mcp_path) continue;
     server.from_workspace = true;
-    if (!server.sandbox) {
+    if (!server.sandbox) {  // .mcp.json's were refused above, as unusable
       return Status::InvalidArgument(server.source, "mcpServers." + name +
                                                         ": \"sandbox\": false is for the user's own config; a "
                                                         "workspace's servers always run sandboxed");
     }
   }
-  if (!mcp_problem.empty()) mcp_text.reset();  // its servers count for nothing but the hash
-  l.security =
-      TrustedOnlySettings(workspace_json, mcp_problem.empty() ? mcp_text.value_or("") : "unusable: " + mcp_problem);
+  l.security = TrustedOnlySettings(workspace_json, mcp_trusted);
   std::optional<std::string> pinned;
   if (!l.trust_store_path.empty()) {
     StatusOr<std::optional<std::string>> found = TrustStore(l.trust_store_path).Find(ws.root);

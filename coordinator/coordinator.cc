@@ -379,7 +379,6 @@ void Coordinator::Proceed(Call& c) {
     return;
   }
   Dispatch(c);
-  return;
 }
 
 void Coordinator::Dispatch(Call& c) {

@@ -30,16 +30,9 @@ bool IsBelow(const std::string& path, const std::string& dir) {
 }  // namespace
 
 std::string HookTranscriptDir(const Workspace& ws) {
-  const char* state = getenv("XDG_STATE_HOME");
-  std::string dir;
-  if (state != nullptr && state[0] == '/') {
-    dir = JoinPath(state, "odin");
-  } else if (const char* home = getenv("HOME"); home != nullptr && home[0] == '/') {
-    dir = JoinPath(home, ".local/state/odin");
-  } else {
-    return "";
-  }
-  return JoinPath(JoinPath(dir, "transcripts"), Sha256Hex(ws.root).substr(0, 32));
+  std::string state = OdinStateDir();
+  if (state.empty()) return "";
+  return JoinPath(JoinPath(state, "transcripts"), Sha256Hex(ws.root).substr(0, 32));
 }
 
 std::vector<std::string> HookScriptPaths(const HooksConfig& hooks, const std::string& workspace,
@@ -160,12 +153,12 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   // No sandbox sees Odin's state: the ledger, the daemon's files, tokens.
   AddUnique(&s.masked_, ws.state_dir);
   const char* home = getenv("HOME");
-  s.hook_scripts_ = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
+  s.hook_binds_ = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
   s.hooks_network_ = config.hooks.network;
   if (!config.hooks.empty()) {
     // The transcripts hooks read: made now, so there is something to bind.
     std::string transcripts = HookTranscriptDir(ws);
-    if (!transcripts.empty() && MakeDirs(transcripts, 0700).ok()) s.hook_scripts_.push_back(transcripts);
+    if (!transcripts.empty() && MakeDirs(transcripts, 0700).ok()) s.hook_binds_.push_back(transcripts);
   }
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin_dir, "../lsp"));
   if (lsp_dir.ok()) s.bundled_lsp_ = *lsp_dir;
@@ -200,7 +193,7 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   // A hook's own script stays visible (read-only) where it lives under a
   // hidden directory (~/.claude/hooks).
   if (policy == WorkerPolicy::kHookWritable || policy == WorkerPolicy::kHookReadonly) {
-    for (const std::string& p : hook_scripts_) add({"--readonly", p});
+    for (const std::string& p : hook_binds_) add({"--readonly", p});
     if (hooks_network_) a.push_back("--share-net");
   }
   for (const std::string& p : masked_) add({"--mask", p});

@@ -83,13 +83,15 @@ class WorkerSandbox {
   int64_t run_uid_ = -1;
   int64_t run_gid_ = -1;
   bool runs_as_root_ = false;
-  std::vector<std::string> hidden_;        // directories shown empty (--hide)
-  std::vector<std::string> masked_;        // files and directories shown empty after the binds (--mask)
-  std::vector<std::string> toolchains_;    // visible again, read-only
-  std::vector<std::string> root_hidden_;   // what root alone may read, hidden when commands run as root
-  std::string bundled_lsp_;                // <bin>/../lsp, for the lsp host
-  std::vector<std::string> hook_scripts_;  // the hooks' scripts outside the workspace, shown read-only to hooks
-  bool hooks_network_ = false;             // hooks.network: hooks keep the host's network
+  std::vector<std::string> hidden_;       // directories shown empty (--hide)
+  std::vector<std::string> masked_;       // files and directories shown empty after the binds (--mask)
+  std::vector<std::string> toolchains_;   // visible again, read-only
+  std::vector<std::string> root_hidden_;  // what root alone may read, hidden when commands run as root
+  std::string bundled_lsp_;               // <bin>/../lsp, for the lsp host
+  // The user's hooks' scripts outside the workspace and the transcripts,
+  // shown read-only to hooks.
+  std::vector<std::string> hook_binds_;
+  bool hooks_network_ = false;  // hooks.network: hooks keep the host's network
   std::string cgroup_parent_;
   Config::Limits limits_;
 };

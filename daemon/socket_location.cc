@@ -40,11 +40,7 @@ StatusOr<std::string> DaemonSocketPath(const std::string& workspace_root) {
   std::string runtime = AbsoluteEnv("XDG_RUNTIME_DIR");
   // Only a runtime directory as the spec describes it: never one to create.
   if (!runtime.empty() && CheckPrivate(runtime, /*close_up=*/false).ok()) dirs.push_back(JoinPath(runtime, "odin"));
-  std::string state = AbsoluteEnv("XDG_STATE_HOME");
-  if (!state.empty())
-    dirs.push_back(JoinPath(state, "odin/run"));
-  else if (std::string home = AbsoluteEnv("HOME"); !home.empty())
-    dirs.push_back(JoinPath(home, ".local/state/odin/run"));
+  if (std::string state = OdinStateDir(); !state.empty()) dirs.push_back(JoinPath(state, "run"));
   std::string tmp = AbsoluteEnv("TMPDIR");
   dirs.push_back(JoinPath(tmp.empty() ? "/tmp" : tmp, "odin-" + std::to_string(geteuid())));
 

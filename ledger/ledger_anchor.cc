@@ -128,12 +128,9 @@ StatusOr<std::optional<AnchorState>> ReadSlots(int fd, const std::string& path, 
 }  // namespace
 
 StatusOr<std::string> LedgerAnchor::DefaultDir() {
-  const char* state = getenv("XDG_STATE_HOME");
-  // The XDG spec: a relative path is invalid and ignored.
-  if (state != nullptr && state[0] == '/') return JoinPath(JoinPath(state, "odin"), "ledgers");
-  const char* home = getenv("HOME");
-  if (home != nullptr && home[0] == '/') return JoinPath(home, ".local/state/odin/ledgers");
-  return Status::NotFound("ledger anchor", "neither XDG_STATE_HOME nor HOME is set");
+  std::string state = OdinStateDir();
+  if (state.empty()) return Status::NotFound("ledger anchor", "neither XDG_STATE_HOME nor HOME is set");
+  return JoinPath(state, "ledgers");
 }
 
 LedgerAnchor::LedgerAnchor(std::string dir, std::string ledger_path)

@@ -284,8 +284,9 @@ class Agent {
   // with what they added.
   void BeginMessage(const std::string& hook_context);
   void RunPromptHooks();
-  // Appends the conversation's messages from `from` to the transcript.
-  void AppendTranscript(size_t from);
+  // Appends the conversation's new messages (their ledger entries) to the
+  // transcript.
+  void AppendTranscript(const std::vector<ConversationEntry>& messages);
   void RunNextCheck();
   void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
   // Tells the model why completion was refused and goes on, unless this

@@ -8,12 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/file_util.h"
 #include "base/ids.h"
+#include "base/unique_fd.h"
 #include "ledger/handoff_facts.h"
 #include "planner/agent.h"
 #include "planner/conversation_log.h"
@@ -177,13 +178,13 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
 
 void Agent::PersistHistory(const std::string& extra_kind, const std::string& extra_json) {
   if (ledger_ == nullptr) return;
-  if (!o_.transcript_path.empty()) AppendTranscript(std::min(persisted_, history_.size()));
   std::vector<ConversationEntry> entries;
   int64_t now = clock_->WallMillis();
   for (size_t i = std::min(persisted_, history_.size()); i < history_.size(); ++i) {
     entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, ConversationKind(history_[i]),
                        ChatMessageJson(history_[i]), now});
   }
+  if (!o_.transcript_path.empty()) AppendTranscript(entries);
   persisted_ = history_.size();
   for (auto& [kind, content] : queued_entries_) {
     entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, kind, content, now});
@@ -195,34 +196,22 @@ void Agent::PersistHistory(const std::string& extra_kind, const std::string& ext
   NoteLedgerWrite(ledger_->AddConversation(entries));
 }
 
-void Agent::AppendTranscript(size_t from) {
+void Agent::AppendTranscript(const std::vector<ConversationEntry>& messages) {
   // Claude Code's outer shape, a line per message: {"type", "sessionId",
   // "timestamp", "message": {"role", "content", ...}}.
   std::string lines;
-  int64_t now = clock_->WallMillis();
-  for (size_t i = from; i < history_.size(); ++i) {
-    const ChatMessage& m = history_[i];
-    json message = json::parse(ChatMessageJson(m), nullptr, false);
-    const char* type = m.role == ChatMessage::Role::kAssistant     ? "assistant"
-                       : m.role == ChatMessage::Role::kToolResults ? "tool"
-                                                                   : "user";
-    lines += json({{"type", type}, {"sessionId", host_->session_id()}, {"timestamp", now}, {"message", message}})
+  for (const ConversationEntry& m : messages) {
+    lines += json({{"type", m.kind == "tool_results" ? "tool" : m.kind},
+                   {"sessionId", m.session_id},
+                   {"timestamp", m.created_at_ms},
+                   {"message", json::parse(m.content_json, nullptr, false)}})
                  .dump(-1, ' ', false, json::error_handler_t::replace) +
              "\n";
   }
   if (lines.empty()) return;
-  int fd = open(o_.transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    spdlog::warn("transcript {}: {}", o_.transcript_path, strerror(errno));
-    return;
-  }
-  for (size_t done = 0; done < lines.size();) {
-    ssize_t n = write(fd, lines.data() + done, lines.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
+  UniqueFd fd(open(o_.transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  Status written = fd.valid() ? WriteAll(fd.get(), lines, o_.transcript_path) : PosixError(o_.transcript_path, errno);
+  if (!written.ok()) spdlog::warn("transcript: {}", written.message());
 }
 
 Status Agent::Restore(const std::vector<ConversationEntry>& entries) {

@@ -121,7 +121,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"rm a.txt"}}]},
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch b.txt"}}]},
     {"text":"Done."}]})");
-  json r = Prompt(llm);  // the approval policy is deny: only the hook lets touch run
+  Prompt(llm);  // the approval policy is deny: only the hook lets touch run
   std::vector<json> requests = RequestsOf(llm);
   ASSERT_EQ(requests.size(), 3u) << last_.err;
   json denied = ToolResultsOf(requests[1]).back();
@@ -344,7 +344,7 @@ TEST_F(OdinHooksTest, TheModelCannotRunAHookItself) {
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"Hook","arguments":{"command":"touch made-by-model","input":""}}]},
     {"text":"Done."}]})");
-  json r = Prompt(llm);
+  Prompt(llm);
   std::vector<json> requests = RequestsOf(llm);
   ASSERT_EQ(requests.size(), 2u) << last_.err;
   json result = ToolResultsOf(requests[1]).back();

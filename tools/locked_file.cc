@@ -20,16 +20,6 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return PosixError("write " + path, errno);
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::OK();
-}
-
 // Opens rel below root_fd, refusing symlinks and anything that leaves root.
 // Without openat2 (kernels before 5.6) it falls back to O_NOFOLLOW on the
 // last component only.
@@ -141,7 +131,7 @@ Status LockedFile::Replace(std::string_view content) {
   mode_t mode = exists() ? stat_.mode : 0644;
   int fd = openat(dir_fd_.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return PosixError("create a temporary file for " + path_, errno);
-  Status s = WriteAll(fd, content, path_);
+  Status s = WriteAll(fd, content, "write " + path_);
   if (s.ok() && fchmod(fd, mode) != 0) s = PosixError("chmod " + path_, errno);
   if (s.ok() && fsync(fd) != 0) s = PosixError("fsync " + path_, errno);
   if (close(fd) != 0 && s.ok()) s = PosixError("close " + path_, errno);

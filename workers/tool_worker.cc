@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/file_util.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/unique_fd.h"
@@ -170,14 +171,8 @@ void Worker::StartHook(const v1::ToolRequest& req) {
     return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, PosixError("memfd_create", errno)),
                           std::move(result));
   }
-  for (size_t done = 0; done < input.size();) {
-    ssize_t n = write(in.get(), input.data() + done, input.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, PosixError("hook input", errno)),
-                            std::move(result));
-    }
-    done += static_cast<size_t>(n);
+  if (Status written = WriteAll(in.get(), input, "hook input"); !written.ok()) {
+    return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, written), std::move(result));
   }
   lseek(in.get(), 0, SEEK_SET);
   spec->stdin_fd = in.get();
