@@ -77,6 +77,23 @@ class Terminal final : public AgentObserver {
     Line(Color("36", "⏺ " + CallLabel(call)));
     started_[id] = {call.name, RealClock::Get()->Now()};
   }
+  void OnToolProgress(const v1::ToolProgress& p) override {
+    // An MCP server's progress notifications, at most one line a second.
+    if (!p.has_mcp_progress()) return;
+    auto it = started_.find(p.execution_id());
+    SteadyTime now = RealClock::Get()->Now();
+    if (it == started_.end() || now - last_progress_ < seconds(1)) return;
+    const v1::McpProgress& m = p.mcp_progress();
+    char amount[64];
+    if (m.total() > 0) {
+      snprintf(amount, sizeof amount, "%g/%g", m.progress(), m.total());
+    } else {
+      snprintf(amount, sizeof amount, "%g", m.progress());
+    }
+    Line(Color("2", "  … " + it->second.first + " " + amount +
+                        (m.message().empty() ? "" : " " + ToDisplayText(m.message().substr(0, 200)))));
+    last_progress_ = now;
+  }
   void OnToolEnd(const std::string& id, const std::string& tool, const v1::ToolResult& r) override {
     started_.erase(id);
     const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
@@ -141,6 +158,7 @@ const char kHelp[] =
     "  /resume [ID]         list the workspace's sessions, or take one up\n"
     "  /undo [force]        put back what your last message's calls changed (shown first)\n"
     "  /hooks               the hooks in force and where each comes from\n"
+    "  /mcp                 the MCP servers: state, tools, where each comes from\n"
     "  /help                this help\n"
     "  /quit                leave (also Ctrl-D); Ctrl-C cancels the running turn\n";
 
@@ -183,6 +201,7 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   flags.runtime.session_kind = kind;
   flags.runtime.mode = worker_mode;
   flags.runtime.approval = approval;
+  flags.runtime.start_mcp = true;
   flags.llm = f.llm;
   flags.max_turns = f.max_turns;
   flags.max_tool_calls = f.max_tool_calls;
@@ -431,6 +450,10 @@ static int RunInteractiveSession(const GlobalFlags& g, const AgentFlags& f, std:
         UndoLastMessage(s, arg == "force", term);
       } else if (cmd == "/hooks") {
         std::cout << DescribeHooks(s.runtime().coordinator().hooks()) << std::flush;
+      } else if (cmd == "/mcp") {
+        std::cout << DescribeMcpServers(s.runtime().coordinator().mcp())
+                  << "(* not annotated readOnlyHint: edit mode only)\n"
+                  << std::flush;
       } else if (cmd == "/resume") {
         if (arg.empty()) {
           RunSessions(g, false);

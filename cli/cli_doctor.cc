@@ -19,6 +19,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "coordinator/config_loader.h"
+#include "coordinator/runtime.h"
 #include "ledger/ledger.h"
 #include "coordinator/workspace.h"
 #include "coordinator/worker_pool.h"
@@ -186,6 +187,47 @@ std::string ConfigLine(const LoadedConfig& l) {
 
 }  // namespace
 
+// Starts each configured MCP server once, as an agent session would (a
+// "doctor" session in the ledger, ask mode's sandbox), and waits for each to
+// be ready or failed.
+std::string ProbeMcpServers(const GlobalFlags& g, const Workspace& ws, const Config& config, json* out) {
+  *out = json::array();
+  if (config.mcp_servers.empty()) return "no MCP servers\n";
+  RuntimeFlags rf;
+  rf.sandbox = g.sandbox;
+  rf.workers = 1;
+  rf.session_kind = "doctor";
+  rf.mode = "ask";
+  rf.start_mcp = true;
+  StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf, ws, config);
+  if (!rt.ok()) return "cannot start the servers: " + rt.status().message() + "\n";
+  Coordinator& coord = (*rt)->coordinator();
+  int longest = 0;
+  for (const auto& [name, spec] : config.mcp_servers) longest = std::max(longest, spec.startup_timeout_seconds);
+  SteadyTime deadline = RealClock::Get()->Now() + seconds(longest + 2);
+  auto starting = [&coord] {
+    for (const McpRegistry::Server& s : coord.mcp().servers()) {
+      if (s.state == McpRegistry::State::kStarting) return true;
+    }
+    return false;
+  };
+  while (starting() && RealClock::Get()->Now() < deadline) {
+    Status polled = coord.Poll(milliseconds(100));
+    if (!polled.ok()) break;
+  }
+  for (const McpRegistry::Server& s : coord.mcp().servers()) {
+    json tools = json::array();
+    for (const McpToolInfo& t : s.tools) tools.push_back({{"name", t.name}, {"read_only", t.read_only}});
+    out->push_back({{"name", s.spec.name},
+                    {"transport", McpTransportName(s.spec.transport)},
+                    {"state", McpRegistry::StateName(s.state)},
+                    {"error", s.error},
+                    {"source", s.spec.source},
+                    {"tools", tools}});
+  }
+  return DescribeMcpServers(coord.mcp());
+}
+
 int RunDoctor(const GlobalFlags& g, bool as_json) {
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) {
@@ -326,6 +368,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     StatusOr<CommandOutput> ran = RunCommand(so);
     daemon = ran.ok() ? *ran : CommandOutput{1, ran.status().message()};
   }
+  json mcp_json;
+  std::string mcp = ProbeMcpServers(g, *ws, *config, &mcp_json);
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
               {"workspace", ws->root},
@@ -343,6 +387,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                 {"ignored", loaded->ignored}}},
               {"validation_enabled", config->validation.enabled},
               {"hooks", DescribeHooks(config->hooks)},
+              {"mcp_servers", mcp_json},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
     for (const Validator& v : validators) {
@@ -379,6 +424,12 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   for (size_t start = 0; start < hooks.size();) {
     size_t end = hooks.find('\n', start);
     printf("  %s\n", hooks.substr(start, end - start).c_str());
+    start = end + 1;
+  }
+  printf("MCP servers\n");
+  for (size_t start = 0; start < mcp.size();) {
+    size_t end = mcp.find('\n', start);
+    printf("  %s\n", mcp.substr(start, end - start).c_str());
     start = end + 1;
   }
   if (daemon) {

@@ -47,6 +47,11 @@ bool Coordinator::TracksChanges(const Call& c) const { return o_.track_changes &
 
 bool Coordinator::CanWriteWorkspace(const Call& c) const {
   if (c.call.tool == kExecuteCommandTool) return c.call.policy == WorkerPolicy::kWritable;
+  // A writable MCP server's tools, and, in edit mode, an unsandboxed one's.
+  if (c.call.policy == WorkerPolicy::kMcpWritable) return true;
+  if (c.call.policy == WorkerPolicy::kMcpHost) {
+    return c.call.mode && (*c.call.mode == CallMode::kEdit || *c.call.mode == CallMode::kExec);
+  }
   if (c.call.tool != kHookTool) return false;
   // An unsandboxed hook can write anywhere; in ask and plan mode what it
   // changes is found as external, like an editor's save.

@@ -202,8 +202,10 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
       return Status::InvalidArgument(origin, at + ": a server's name is 1 to 64 letters, digits, _ or - (no __)");
     }
     const json& e = it.value();
-    RETURN_IF_ERROR(CheckKeys(
-        e, at, {"type", "command", "args", "env", "url", "headers", "writable", "network", "sandbox"}, origin));
+    RETURN_IF_ERROR(CheckKeys(e, at,
+                              {"type", "command", "args", "env", "url", "headers", "writable", "network", "sandbox",
+                               "timeout", "startup_timeout"},
+                              origin));
     McpServerSpec spec;
     spec.name = name;
     spec.source = origin;
@@ -237,6 +239,13 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
     RETURN_IF_ERROR(Read(e, at, "writable", &spec.writable, origin));
     RETURN_IF_ERROR(Read(e, at, "network", &spec.network, origin));
     RETURN_IF_ERROR(Read(e, at, "sandbox", &spec.sandbox, origin));
+    for (auto [key, into] : {std::pair<const char*, int*>{"timeout", &spec.timeout_seconds},
+                             {"startup_timeout", &spec.startup_timeout_seconds}}) {
+      RETURN_IF_ERROR(Read(e, at, key, into, origin));
+      if (*into < 1 || *into > 3600) {
+        return Status::InvalidArgument(origin, at + "." + key + " must be 1 to 3600 seconds");
+      }
+    }
     (*out)[name] = std::move(spec);
   }
   return Status::OK();

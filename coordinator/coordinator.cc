@@ -27,6 +27,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
+#include "tools/mcp_client.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
 #include "tools/tool_result.h"
@@ -47,11 +48,13 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
       pool_(o_.pool, clock, launcher, transport, this),
       session_id_(NewId("ses")),
       approvals_(ParseApprovalPolicy(o_.approval)),
-      validation_(o_.validation, o_.workspace, [this] {
-        if (o_.program_lookup) return o_.program_lookup;
-        const char* path = getenv("PATH");
-        return DefaultProgramLookup(path != nullptr ? path : "", ExecutableDir());
-      }()) {}
+      validation_(o_.validation, o_.workspace,
+                  [this] {
+                    if (o_.program_lookup) return o_.program_lookup;
+                    const char* path = getenv("PATH");
+                    return DefaultProgramLookup(path != nullptr ? path : "", ExecutableDir());
+                  }()),
+      mcp_(o_.mcp_servers) {}
 
 // Calls still held end (as cancelled) while this object is whole: the pool's
 // own destructor would report them into members already destroyed.
@@ -196,6 +199,9 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   c.call = std::move(call);
   c.handlers = std::move(handlers);
   const ToolCall& tc = c.call;
+  // A tool of an MCP server that is still starting: judged once its tools
+  // are known (the server's listing ends within its startup timeout).
+  if (WaitForMcpServer(c)) return id;
   // A call boundary: what changed since by no call of ours is found now.
   DetectExternalChanges(tc.agent_id);
 
@@ -216,10 +222,19 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     return id;
   }
   // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
+  // An MCP server's tool: the registry knows which modes offer it.
+  bool mcp_tool = tc.tool.rfind(kMcpToolPrefix, 0) == 0;
   if (std::optional<Mode> mode = AgentModeOf(*tc.mode)) {
-    Status allowed = CheckMode(tc.tool, *mode);
+    Status allowed = mcp_tool ? mcp_.CheckMode(tc.tool, *mode) : CheckMode(tc.tool, *mode);
     if (!allowed.ok()) {
       EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
+      return id;
+    }
+  }
+  if (mcp_tool) {
+    Status prepared = PrepareMcpCall(c);
+    if (!prepared.ok()) {
+      EndHere(id, v1::TOOL_STATUS_REJECTED, prepared);
       return id;
     }
   }
@@ -480,6 +495,20 @@ Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) 
   // odin exec runs the user's own command: no rules.
   if (*call.mode == CallMode::kExec) return Status::OK();
   if (call.tool == "ExecuteCommand") return CheckCommandRules(c, need);
+  if (IsMcpPolicy(call.policy)) {
+    // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
+    RuleVerdict v = JudgeToolName(call.tool, o_.command_rules);
+    if (v.decision == RuleDecision::kAllow) return Status::OK();
+    json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
+    if (v.decision == RuleDecision::kDeny) {
+      RecordGateEvent(call.agent_id, "", "tool_rule", call.execution_id,
+                      detail.dump(-1, ' ', false, json::error_handler_t::replace));
+      return Status::PermissionDenied(call.tool, v.reason + " (permissions.deny in odinconfig.json)");
+    }
+    *need = ApprovalNeed{call.tool + " " + call.arguments_json.substr(0, 200), v.reason, v.ask_keys,
+                         detail.dump(-1, ' ', false, json::error_handler_t::replace)};
+    return Status::OK();
+  }
   return CheckOutsideRead(c, need);
 }
 
@@ -628,6 +657,14 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
     // Its hooks finish on their own; the call ends now.
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while its hooks ran"));
   }
+  if (waiting != calls_.end() && waiting->second.mcp_waiting) {
+    std::string server, tool;
+    McpRegistry::SplitName(waiting->second.call.tool, &server, &tool);
+    std::vector<std::string>& ids = mcp_waiting_[server];
+    ids.erase(std::remove(ids.begin(), ids.end(), execution_id), ids.end());
+    return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED,
+                   Status::Cancelled("cancelled while its MCP server was starting"));
+  }
   if (waiting != calls_.end() && !waiting->second.approval_key.empty()) {
     waiting->second.approval_key.clear();
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while waiting for approval"));
@@ -699,7 +736,9 @@ Status Coordinator::AdmitThroughBreakers(Call& c) {
                      : c.call.policy == WorkerPolicy::kHookHost     ? "hook_host"
                                                                     : "writable";
   SteadyTime now = clock_->Now();
-  for (const std::string& name : {"worker:" + kind, "tool:" + c.call.tool}) {
+  // An MCP server has a breaker of its own: its crashes and timeouts.
+  std::string first = IsMcpPolicy(c.call.policy) ? "mcp:" + c.call.lane : "worker:" + kind;
+  for (const std::string& name : {first, "tool:" + c.call.tool}) {
     CircuitBreaker& b = breakers_.try_emplace(name, name, o_.breakers).first->second;
     uint64_t trial = 0;
     if (!b.Allow(now, &trial)) {
@@ -898,8 +937,11 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       fc->set_change("modified");
     }
     if (!changes.empty()) {
-      changed = RecordChanges(r.execution_id(), c.call.agent_id, c.call.tool == kHookTool ? "hook" : "command", changes,
-                              &*amended);
+      changed = RecordChanges(r.execution_id(), c.call.agent_id,
+                              c.call.tool == kHookTool     ? "hook"
+                              : IsMcpPolicy(c.call.policy) ? "mcp"
+                                                           : "command",
+                              changes, &*amended);
     }
   }
   const v1::ToolResult& result = amended ? *amended : r;

@@ -56,6 +56,7 @@
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
+#include "coordinator/mcp_registry.h"
 #include "ledger/ledger.h"
 #include "llm/llm.h"
 #include "planner/stall_detector.h"
@@ -113,6 +114,8 @@ struct CoordinatorOptions {
   // told of.
   HooksConfig hooks;
   std::string transcript_dir;  // the transcript is <dir>/<session id>.jsonl
+  // MCP servers (mcp_calls.cc), started by StartMcpServers.
+  std::vector<McpServerSpec> mcp_servers;
 };
 
 class Budget;
@@ -173,6 +176,14 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool HasHooks(HookEvent event, const std::string& tool = "") const override;
   void RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) override;
   const HooksConfig& hooks() const { return o_.hooks; }
+  // MCP servers (mcp_calls.cc): each stdio server starts in an MCP worker
+  // of its own, in the background (its McpListTools execution); their tools
+  // join ExtraToolSpecs as they become known. REQUIRES: a ledger attached.
+  void StartMcpServers();
+  std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
+  const McpRegistry& mcp() const { return mcp_; }
+  // Told when a server is ready or failed.
+  std::function<void(const McpRegistry::Server&)> on_mcp_server;
   // The session's JSONL transcript, which hooks read ("" without hooks).
   std::string TranscriptPath() const;
   // Told of what hooks say to the user (non-blocking errors, systemMessage).
@@ -242,6 +253,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
     bool hooks_pending = false;         // waiting for its PreToolUse hooks
+    bool mcp_waiting = false;           // waiting for its MCP server to list its tools
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
     std::vector<std::pair<std::string, uint64_t>> breakers;
@@ -312,6 +324,14 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void Proceed(Call& c);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
+  // Where an MCP server's calls run in mode.
+  WorkerPolicy McpPolicy(const McpServerSpec& spec, CallMode mode) const;
+  // Holds a call of a starting MCP server's tool (true) until the server
+  // has listed its tools; ReleaseMcpWaiting submits such calls again.
+  bool WaitForMcpServer(Call& c);
+  void ReleaseMcpWaiting(const std::string& server);
+  // Sets an MCP call's worker (policy, lane) and default timeout.
+  Status PrepareMcpCall(Call& c);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
   Status CheckBlocked(const ToolCall& call);
   // Gate 8, the safeguards: an agent's command meets the command rules; a
@@ -416,6 +436,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   ModelAccess model_;
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
+  McpRegistry mcp_;
+  std::map<std::string, std::vector<std::string>> mcp_waiting_;  // server -> calls waiting for its tools
 };
 
 }  // namespace odin

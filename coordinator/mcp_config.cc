@@ -1,6 +1,15 @@
 #include "coordinator/mcp_config.h"
 
+#include <nlohmann/json.hpp>
+
+#include "tools/mcp_client.h"
+
 namespace odin {
+
+std::string McpWorkerEnvironment(const McpServerSpec& spec) {
+  nlohmann::json j = {{"name", spec.name}, {"command", spec.command}, {"args", spec.args}, {"env", spec.env}};
+  return std::string(kMcpServerEnv) + "=" + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 const char* McpTransportName(McpServerSpec::Transport t) {
   return t == McpServerSpec::Transport::kHttp ? "http" : "stdio";

@@ -8,7 +8,8 @@
 // {...}}) or a streamable HTTP one ({"type": "http", "url": "...",
 // "headers": {...}}); Odin's own keys say what its sandbox allows:
 // "writable" (the workspace, else read-only), "network", and, in the
-// user's own config only, "sandbox": false. ${VAR} and ${VAR:-default} in
+// user's own config only, "sandbox": false; "timeout" and "startup_timeout"
+// in seconds. ${VAR} and ${VAR:-default} in
 // command, args, env, url and headers are expanded from the environment
 // when the config is loaded.
 
@@ -29,9 +30,15 @@ struct McpServerSpec {
   bool writable = false;
   bool network = false;
   bool sandbox = true;
-  std::string source;  // the file that configured it
+  int timeout_seconds = 120;         // a tool call's deadline ("timeout")
+  int startup_timeout_seconds = 60;  // start, initialize and list the tools ("startup_timeout")
+  std::string source;                // the file that configured it
   bool from_workspace = false;
 };
+
+// What an MCP worker finds its server in: "ODIN_MCP_SERVER=" and a JSON
+// object with name, command, args and env (tools/mcp_client.h).
+std::string McpWorkerEnvironment(const McpServerSpec& spec);
 
 // "stdio", "http".
 const char* McpTransportName(McpServerSpec::Transport t);

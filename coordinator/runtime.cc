@@ -66,6 +66,16 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   std::vector<std::string> env = CurrentEnvironment();
   Redactor redactor;
   redactor.AddSecretsFromEnvironment(env);
+  // What MCP servers are given (tokens in env, Authorization headers) never
+  // reaches the ledger either.
+  for (const auto& [name, spec] : config.mcp_servers) {
+    std::vector<std::string> given;
+    for (const auto& [k, v] : spec.env) given.push_back(k + "=" + v);
+    redactor.AddSecretsFromEnvironment(given);
+    for (const auto& [k, v] : spec.headers) {
+      if (v.size() >= 8) redactor.AddSecret("mcpServers." + name + ".headers." + k, v);
+    }
+  }
   std::vector<std::string> worker_env = ScrubEnvironment(env);
 
   std::optional<CallMode> parsed_mode = ParseCallMode(flags.mode);
@@ -94,6 +104,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.approval = flags.approval;
   co.track_changes = flags.track_changes;
   co.hooks = config.hooks;
+  for (const auto& [name, spec] : config.mcp_servers) co.mcp_servers.push_back(spec);
   if (!config.hooks.empty()) co.transcript_dir = HookTranscriptDir(ws);
   co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
   co.subagent_timeout = seconds(config.subagent_timeout_seconds);
@@ -132,14 +143,19 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   };
   co.pool.spawn_spec = [=](const WorkerSpawn& w) {
     SpawnOptions o;
-    o.argv = sandbox.LauncherArgv(w.policy, w.socket_path, w.credentials_fd);
+    o.argv = sandbox.LauncherArgv(w.policy, w.socket_path, w.credentials_fd, w.lane);
     const char* program = w.policy == WorkerPolicy::kLspHost    ? "odin-lsp-host"
                           : w.policy == WorkerPolicy::kSubagent ? "odin-subagent"
+                          : IsMcpPolicy(w.policy)               ? "odin-mcp-worker"
                                                                 : "odin-worker";
     o.argv.insert(o.argv.end(), {JoinPath(bin, program), "--connect", w.endpoint, "--credentials-fd",
                                  std::to_string(w.credentials_fd), "--workspace", ws.root, "--heartbeat-ms",
                                  std::to_string(heartbeat_ms)});
     o.env = worker_env;
+    if (IsMcpPolicy(w.policy)) {
+      auto server = config.mcp_servers.find(w.lane);
+      if (server != config.mcp_servers.end()) o.env.push_back(McpWorkerEnvironment(server->second));
+    }
     o.stderr_fd = log_fd;
     // SIGTERM, not SIGKILL: without namespaces the launcher uses it to kill
     // the worker's whole tree before it goes.
@@ -159,6 +175,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   } else {
     RETURN_IF_ERROR(rt->coordinator_->ResumeSession(rt->ledger_.get(), flags.resume_session));
   }
+  // In the background: the first model request does not wait for them.
+  if (flags.start_mcp) rt->coordinator_->StartMcpServers();
   return rt;
 }
 

@@ -32,6 +32,7 @@ struct RuntimeFlags {
   std::string profile = "auto";   // strict: memory-forced reasoning after a failed validation
   std::string approval = "deny";  // a command that needs approval: deny or allow
   bool track_changes = true;      // false only for benchmarks of what tracking costs
+  bool start_mcp = false;         // start the MCP servers (agent sessions)
 };
 
 class Runtime {

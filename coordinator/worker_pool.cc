@@ -34,42 +34,51 @@ const char* WorkerPolicyName(WorkerPolicy policy) {
     case WorkerPolicy::kHookWritable: return "hook worker";
     case WorkerPolicy::kHookReadonly: return "read-only hook worker";
     case WorkerPolicy::kHookHost: return "unsandboxed hook worker";
+    case WorkerPolicy::kMcpWritable: return "MCP worker";
+    case WorkerPolicy::kMcpReadonly: return "read-only MCP worker";
+    case WorkerPolicy::kMcpHost: return "unsandboxed MCP worker";
   }
   return "worker";
 }
 
-const Status& WorkerPool::health(WorkerPolicy policy) const {
+const Status& WorkerPool::health(WorkerPolicy policy, const std::string& lane) const {
   static const Status kOk;
-  auto it = health_.find(policy);
+  auto it = health_.find({policy, lane});
   return it == health_.end() ? kOk : it->second;
 }
 
 Status WorkerPool::Start() {
   next_heartbeat_ = clock_->Now() + o_.heartbeat_interval;
-  EnsurePolicy(o_.start_policy);
+  EnsureWorkers({o_.start_policy, ""});
   return health(o_.start_policy);
 }
 
-void WorkerPool::EnsurePolicy(WorkerPolicy policy) {
+void WorkerPool::EnsureWorkers(const Key& key) {
   for (const auto& [pid, w] : workers_) {
-    if (w.policy == policy) return;
+    if (w.key() == key) return;
   }
-  int n = policy == WorkerPolicy::kLspHost ? 1 : policy == WorkerPolicy::kSubagent ? o_.subagent_size : o_.size;
+  WorkerPolicy policy = key.first;
+  int n = policy == WorkerPolicy::kSubagent ? o_.subagent_size : o_.size;
+  // One lsp host; one worker per MCP server (it holds the server).
+  if (policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) n = 1;
   for (int i = 0; i < n; ++i) {
-    if (!SpawnWorker(policy).ok()) return;
+    if (!SpawnWorker(key).ok()) return;
   }
 }
 
-Status WorkerPool::SpawnWorker(WorkerPolicy policy) {
+Status WorkerPool::SpawnWorker(const Key& key) {
+  WorkerPolicy policy = key.first;
   Worker w;
   // Ids are random and never in argv: a command that reads its worker's
   // command line, or outlives it, cannot guess another worker's.
   w.id = NewId("w");
   w.secret = RandomHex(32);
   w.policy = policy;
+  w.lane = key.second;
   auto fail = [&](const Status& s) {
-    Status why = s.WithContext(std::string("cannot start a ") + WorkerPolicyName(policy));
-    GiveUp(policy, why);
+    Status why = s.WithContext(std::string("cannot start a ") + WorkerPolicyName(policy) +
+                               (key.second.empty() ? "" : " for " + key.second));
+    GiveUp(key, why);
     return why;
   };
   StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(o_.worker_uid);
@@ -86,7 +95,7 @@ Status WorkerPool::SpawnWorker(WorkerPolicy policy) {
   std::string line = w.id + " " + w.secret + "\n";
   bool written = write(credentials->write_end.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size());
   credentials->write_end.reset();
-  SpawnOptions spec = o_.spawn_spec({w.id, policy, endpoint->endpoint, endpoint->socket_path, credentials_fd});
+  SpawnOptions spec = o_.spawn_spec({w.id, policy, w.lane, endpoint->endpoint, endpoint->socket_path, credentials_fd});
   spec.keep_fds.push_back(credentials_fd);
   StatusOr<pid_t> pid = written ? launcher_->Launch(spec) : StatusOr<pid_t>(PosixError("credentials pipe", EIO));
   credentials->read_end.reset();
@@ -106,8 +115,8 @@ void WorkerPool::Submit(ToolCall call) {
     Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator is shutting down");
     return;
   }
-  if (health(call.policy).ok()) EnsurePolicy(call.policy);
-  const Status& health = this->health(call.policy);
+  if (health(call.policy, call.lane).ok()) EnsureWorkers({call.policy, call.lane});
+  const Status& health = this->health(call.policy, call.lane);
   if (!health.ok()) {  // the workers of its policy could not start
     Fail(call, v1::TOOL_STATUS_CRASHED, static_cast<int>(health.code()), health.message(), std::nullopt,
          v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
@@ -196,15 +205,15 @@ void WorkerPool::KillWorker(Worker* w, const std::string& reason) {
   w->kill_at = clock_->Now() + o_.term_grace;
 }
 
-void WorkerPool::GiveUp(WorkerPolicy policy, Status why) {
-  if (!health(policy).ok()) return;
-  health_[policy] = why;
+void WorkerPool::GiveUp(const Key& key, Status why) {
+  if (!health(key.first, key.second).ok()) return;
+  health_[key] = why;
   spdlog::error("{}", why.message());
   std::deque<ToolCall> kept;
   while (!queue_.empty()) {
     ToolCall call = std::move(queue_.front());
     queue_.pop_front();
-    if (call.policy != policy) {
+    if (call.policy != key.first || call.lane != key.second) {
       kept.push_back(std::move(call));
       continue;
     }
@@ -246,7 +255,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       w->said_hello = true;
       w->sandbox = env.hello().sandbox().description();
       w->namespaced = env.hello().sandbox().namespaces();
-      start_failures_[w->policy] = 0;
+      start_failures_[w->key()] = 0;
       listener_->OnWorkerReady(env.hello());
       break;
     case v1::Envelope::kHeartbeat: break;
@@ -315,21 +324,21 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
            "worker " + w.id + " died while running the call (" + why + ")", std::nullopt, v1::EXIT_REASON_CRASHED);
     }
   }
-  if (shutting_down_ || !health(w.policy).ok()) return;
+  if (shutting_down_ || !health(w.policy, w.lane).ok()) return;
 
   if (!w.said_hello) {
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
       std::string why = o_.describe_setup_failure ? o_.describe_setup_failure() : "";
-      return GiveUp(w.policy, Status::FailedPrecondition("the sandbox could not be set up",
-                                                         (why.empty() ? std::string("bubblewrap is unusable") : why) +
-                                                             " (odin doctor shows every layer)"));
+      return GiveUp(w.key(), Status::FailedPrecondition("the sandbox could not be set up",
+                                                        (why.empty() ? std::string("bubblewrap is unusable") : why) +
+                                                            " (odin doctor shows every layer)"));
     }
-    if (++start_failures_[w.policy] >= o_.max_start_failures) {
-      return GiveUp(w.policy, Status::Unavailable(std::string(WorkerPolicyName(w.policy)) + "s keep failing to start",
-                                                  "the last one " + how + "; see .odin/worker.log"));
+    if (++start_failures_[w.key()] >= o_.max_start_failures) {
+      return GiveUp(w.key(), Status::Unavailable(std::string(WorkerPolicyName(w.policy)) + "s keep failing to start",
+                                                 "the last one " + how + "; see .odin/worker.log"));
     }
   }
-  Status s = SpawnWorker(w.policy);
+  Status s = SpawnWorker(w.key());
   if (!s.ok()) spdlog::error("{}", s.message());
 }
 
@@ -391,9 +400,10 @@ void WorkerPool::Dispatch() {
   for (auto& [pid, w] : workers_) {
     if (queue_.empty()) return;
     if (w.state != WorkerState::kIdle) continue;
-    // The oldest call of this worker's policy; calls of the other policy
+    // The oldest call of this worker's policy and lane; calls of others
     // wait for their own workers without holding these up.
-    auto next = std::find_if(queue_.begin(), queue_.end(), [&w](const ToolCall& c) { return c.policy == w.policy; });
+    auto next = std::find_if(queue_.begin(), queue_.end(),
+                             [&w](const ToolCall& c) { return c.policy == w.policy && c.lane == w.lane; });
     if (next == queue_.end()) continue;
     ToolCall call = std::move(*next);
     queue_.erase(next);
@@ -545,7 +555,7 @@ void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile)
 std::vector<WorkerPool::WorkerInfo> WorkerPool::workers() const {
   std::vector<WorkerInfo> out;
   for (const auto& [pid, w] : workers_) {
-    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.policy});
+    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.policy, w.lane});
   }
   return out;
 }

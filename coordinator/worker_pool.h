@@ -1,10 +1,11 @@
 #pragma once
 // WorkerPool: the coordinator's workers, run like a Majordomo broker.
 // Workers are keyed by policy (a tool worker with the workspace writable, one
-// with it read-only, the lsp host, subagent workers, and hook workers of each
-// kind): a call only ever reaches a worker of its policy, and each policy
-// gets its workers (`size` tool or hook workers, one lsp host) once a call
-// needs them.
+// with it read-only, the lsp host, subagent workers, hook workers of each
+// kind, MCP workers) and lane (the MCP server a worker hosts; "" for the
+// rest): a call only ever reaches a worker of its policy and lane, and each
+// key gets its workers (`size` tool or hook workers, one lsp host, one worker
+// per MCP server) once a call needs them.
 //
 // It spawns workers through a ProcessLauncher (which runs odin-sandbox),
 // waits for each one's Hello, dispatches queued tool calls to idle workers one
@@ -61,6 +62,7 @@ const char* WorkerPolicyName(WorkerPolicy policy);
 struct WorkerSpawn {
   std::string id;  // its routing id: random, handed over on the credentials fd, never in argv
   WorkerPolicy policy;
+  std::string lane;         // the MCP server it hosts ("" for other workers)
   std::string endpoint;     // where it connects: a socket of its own
   std::string socket_path;  // that socket's file, for its sandbox to show ("" if none)
   int credentials_fd = -1;  // inherited fd holding "<id> <secret>\n"; the spec passes its number on
@@ -142,7 +144,7 @@ class WorkerPool {
   // OK while the pool can run calls of a policy (by default, Start's); else
   // why it cannot.
   const Status& health() const { return health(o_.start_policy); }
-  const Status& health(WorkerPolicy policy) const;
+  const Status& health(WorkerPolicy policy, const std::string& lane = "") const;
   // Tells every worker to exit, waits up to `wait` for them, kills the rest.
   // meanwhile, if set, runs once the workers were told, while they exit.
   void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr);
@@ -155,6 +157,7 @@ class WorkerPool {
     std::string sandbox;  // from Hello
     std::string execution_id;
     WorkerPolicy policy;
+    std::string lane;
   };
   std::vector<WorkerInfo> workers() const;
 
@@ -173,6 +176,8 @@ class WorkerPool {
     std::string endpoint;  // its own socket
     pid_t pid = 0;
     WorkerPolicy policy = WorkerPolicy::kWritable;
+    std::string lane;
+    std::pair<WorkerPolicy, std::string> key() const { return {policy, lane}; }
     WorkerState state = WorkerState::kStarting;
     SteadyTime expiry{};
     std::string sandbox;
@@ -184,9 +189,11 @@ class WorkerPool {
     std::optional<Job> job;
   };
 
-  Status SpawnWorker(WorkerPolicy policy);
-  // Spawns the workers of a policy if it has none.
-  void EnsurePolicy(WorkerPolicy policy);
+  // Workers are keyed by policy and lane.
+  using Key = std::pair<WorkerPolicy, std::string>;
+  Status SpawnWorker(const Key& key);
+  // Spawns the workers of a key if it has none.
+  void EnsureWorkers(const Key& key);
   void HandleMessage(const std::string& worker_id, const v1::Envelope& env);
   void HandleExit(pid_t pid, int wait_status);
   void DrainMessages();
@@ -200,7 +207,7 @@ class WorkerPool {
   void Finish(Worker* w, const v1::ToolResult& result, bool kill_worker = false);
   Worker* FindById(const std::string& id);
   SteadyTime NextTimer() const;
-  void GiveUp(WorkerPolicy policy, Status why);
+  void GiveUp(const Key& key, Status why);
 
   WorkerPoolOptions o_;
   Clock* clock_;
@@ -210,10 +217,10 @@ class WorkerPool {
   std::map<pid_t, Worker> workers_;
   std::deque<ToolCall> queue_;
   SteadyTime next_heartbeat_{};
-  std::map<WorkerPolicy, int> start_failures_;
+  std::map<Key, int> start_failures_;
   std::set<std::string> refused_peers_;  // recorded once each (bounded)
   bool shutting_down_ = false;
-  std::map<WorkerPolicy, Status> health_;  // absent: OK
+  std::map<Key, Status> health_;  // absent: OK
 };
 
 }  // namespace odin

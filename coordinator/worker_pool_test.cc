@@ -56,6 +56,8 @@ class WorkerPoolTest : public ::testing::Test {
       SpawnOptions o;
       if (w.policy == WorkerPolicy::kLspHost) {
         o.argv = {"odin-lsp-host", "--readonly"};
+      } else if (IsMcpPolicy(w.policy)) {
+        o.argv = {"odin-mcp-worker", w.lane};
       } else {
         o.argv = {"odin-worker", w.policy == WorkerPolicy::kReadonly ? "--readonly" : "--writable"};
       }
@@ -556,6 +558,54 @@ TEST_F(WorkerPoolTest, TheLspHostIsOneWorkerOfItsOwnAndTakesOnlyItsCalls) {
   EXPECT_EQ(req.validation().path(), "/ws");
   // The second waits for the host, even with tool workers idle.
   EXPECT_EQ(transport_.Count(IdOf(102), v1::Envelope::kToolRequest), 1);
+}
+
+TEST_F(WorkerPoolTest, EachMcpServerHasAWorkerOfItsOwnThatTakesOnlyItsCalls) {
+  options_.size = 2;
+  options_.max_start_failures = 1;
+  StartPool();
+  SayHello(100);
+  SayHello(101);
+  ToolCall a = Call("ex_a");
+  a.tool = "mcp__alpha__x";
+  a.policy = WorkerPolicy::kMcpReadonly;
+  a.lane = "alpha";
+  ToolCall b = a;
+  b.execution_id = "ex_b";
+  b.tool = "mcp__beta__x";
+  b.lane = "beta";
+  ToolCall a2 = a;
+  a2.execution_id = "ex_a2";
+  pool_->Submit(a);
+  pool_->Submit(b);
+  pool_->Submit(a2);
+  // One worker per server, told which server it hosts.
+  ASSERT_EQ(launcher_.launched.size(), 4u);
+  EXPECT_EQ(launcher_.launched[2], (std::vector<std::string>{"odin-mcp-worker", "alpha"}));
+  EXPECT_EQ(launcher_.launched[3], (std::vector<std::string>{"odin-mcp-worker", "beta"}));
+  SayHello(103);
+  EXPECT_EQ(WorkerOf("ex_b"), 103);
+  EXPECT_EQ(transport_.Count(IdOf(103), v1::Envelope::kToolRequest), 1);
+  // beta's worker is busy, but alpha's calls wait for alpha's own.
+  SayHello(102);
+  EXPECT_EQ(WorkerOf("ex_a"), 102);
+  EXPECT_EQ(transport_.Count(IdOf(102), v1::Envelope::kToolRequest), 1);
+  // A server whose worker cannot start fails its own calls only.
+  launcher_.Exit(103, 1 << 8);
+  Poll();
+  ToolCall c = b;
+  c.execution_id = "ex_c";
+  for (pid_t pid = 104; pid < 106; ++pid) {
+    launcher_.Exit(pid, 1 << 8);
+    Poll();
+  }
+  EXPECT_FALSE(pool_->health(WorkerPolicy::kMcpReadonly, "beta").ok());
+  EXPECT_TRUE(pool_->health(WorkerPolicy::kMcpReadonly, "alpha").ok());
+  size_t before = listener_.results.size();
+  pool_->Submit(c);
+  ASSERT_EQ(listener_.results.size(), before + 1);
+  EXPECT_EQ(listener_.results.back().execution_id(), "ex_c");
+  EXPECT_EQ(listener_.results.back().status(), v1::TOOL_STATUS_CRASHED);
 }
 
 TEST_F(WorkerPoolTest, AnLspHostThatCannotStartFailsOnlyItsOwnCalls) {

@@ -155,6 +155,9 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   const char* home = getenv("HOME");
   s.hook_binds_ = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
   s.hooks_network_ = config.hooks.network;
+  for (const auto& [name, m] : config.mcp_servers) {
+    if (m.network) s.mcp_network_.push_back(name);
+  }
   if (!config.hooks.empty()) {
     // The transcripts hooks read: made now, so there is something to bind.
     std::string transcripts = HookTranscriptDir(ws);
@@ -165,10 +168,12 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   return s;
 }
 
-std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path,
-                                                     int secret_fd) const {
-  // The user's own hooks that say "sandbox": false run on the host.
-  SandboxPolicy sandbox_policy = policy == WorkerPolicy::kHookHost ? SandboxPolicy::kOff : policy_;
+std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path, int secret_fd,
+                                                     const std::string& lane) const {
+  // The user's own hooks and MCP servers that say "sandbox": false run on
+  // the host.
+  SandboxPolicy sandbox_policy =
+      policy == WorkerPolicy::kHookHost || policy == WorkerPolicy::kMcpHost ? SandboxPolicy::kOff : policy_;
   std::vector<std::string> a = {JoinPath(bin_, "odin-sandbox"), "--workspace", ws_.root, "--policy",
                                 SandboxPolicyName(sandbox_policy)};
   auto add = [&a](std::initializer_list<std::string> items) { a.insert(a.end(), items); };
@@ -176,8 +181,9 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   // Worker pools are keyed by policy: ask and plan get a read-only
   // workspace, so the operating system enforces what the mode gate says;
   // the lsp host and subagents only ever read it.
-  bool writable =
-      policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kHookWritable || policy == WorkerPolicy::kHookHost;
+  bool writable = policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kHookWritable ||
+                  policy == WorkerPolicy::kHookHost || policy == WorkerPolicy::kMcpWritable ||
+                  policy == WorkerPolicy::kMcpHost;
   if (!writable) {
     a.push_back("--workspace-readonly");
   } else {
@@ -204,7 +210,14 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   }
   // The language servers the setup installs beside the binaries (a private
   // /tmp would hide them when the build lives under /tmp).
-  if (policy == WorkerPolicy::kLspHost && !bundled_lsp_.empty()) add({"--readonly", bundled_lsp_});
+  // MCP servers may be installed there too (the setup puts the reference
+  // servers there); each keeps the network only if its entry says so.
+  if ((policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) && !bundled_lsp_.empty()) {
+    add({"--readonly", bundled_lsp_});
+  }
+  if (IsMcpPolicy(policy) && std::find(mcp_network_.begin(), mcp_network_.end(), lane) != mcp_network_.end()) {
+    a.push_back("--share-net");
+  }
   if (!bwrap_.empty()) add({"--bwrap", bwrap_});
   a.push_back("--");
   return a;

@@ -56,9 +56,9 @@ class WorkerSandbox {
   // odin-sandbox's arguments for a worker of this policy, up to and
   // including the "--" before the program. socket_path: the worker's own
   // ipc socket, bound read-only (empty: none); secret_fd: the inherited fd
-  // that carries its secret (-1: none).
-  std::vector<std::string> LauncherArgv(WorkerPolicy policy, const std::string& socket_path = "",
-                                        int secret_fd = -1) const;
+  // that carries its secret (-1: none); lane: an MCP worker's server.
+  std::vector<std::string> LauncherArgv(WorkerPolicy policy, const std::string& socket_path = "", int secret_fd = -1,
+                                        const std::string& lane = "") const;
 
   SandboxPolicy policy() const { return policy_; }
   // The uid and gid commands run as, or -1 when they run as Odin itself.
@@ -91,7 +91,8 @@ class WorkerSandbox {
   // The user's hooks' scripts outside the workspace and the transcripts,
   // shown read-only to hooks.
   std::vector<std::string> hook_binds_;
-  bool hooks_network_ = false;  // hooks.network: hooks keep the host's network
+  bool hooks_network_ = false;            // hooks.network: hooks keep the host's network
+  std::vector<std::string> mcp_network_;  // MCP servers that keep the host's network
   std::string cgroup_parent_;
   Config::Limits limits_;
 };

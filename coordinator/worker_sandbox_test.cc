@@ -47,6 +47,9 @@ const char* Name(WorkerPolicy p) {
     case WorkerPolicy::kHookWritable: return "hook";
     case WorkerPolicy::kHookReadonly: return "read-only hook";
     case WorkerPolicy::kHookHost: return "unsandboxed hook";
+    case WorkerPolicy::kMcpWritable: return "mcp";
+    case WorkerPolicy::kMcpReadonly: return "read-only mcp";
+    case WorkerPolicy::kMcpHost: return "unsandboxed mcp";
   }
   return "?";
 }

@@ -132,6 +132,7 @@ grpc::Status CoordinatorServiceImpl::CreateSession(grpc::ServerContext* ctx, con
   }
   AgentSessionFlags flags = o_.session;
   flags.runtime.session_kind = "daemon";
+  flags.runtime.start_mcp = true;
   flags.runtime.mode = ModeName(mode);
   if (!req->model().empty()) flags.llm.model = req->model();
   if (!req->profile().empty()) flags.profile = req->profile();

@@ -24,7 +24,8 @@ std::string CallLabel(const ToolCallRequest& call);
 // The deadline of a call: tool_timeouts[tool], else tool_timeouts["*"], else
 // none; for ExecuteCommand its own timeout_seconds (1 to 600), else the
 // configured default, else 120 s. AgentTool has its own deadline (the
-// coordinator's subagent timeout) unless tool_timeouts names it.
+// coordinator's subagent timeout) unless tool_timeouts names it; an MCP
+// server's tools have their server's "timeout" (the coordinator sets it).
 Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,
                      const std::string& arguments_json);
 

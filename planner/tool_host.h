@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "base/clock.h"
 #include "base/process_launcher.h"
+#include "llm/llm.h"
 #include "planner/hooks.h"
 #include "tools/tool_catalog.h"
 
@@ -39,7 +40,16 @@ enum class WorkerPolicy {
   kHookWritable,
   kHookReadonly,
   kHookHost,
+  // MCP workers, one per server (the call's lane names it): the workspace
+  // writable (a "writable" server in edit mode) or read-only, or, for the
+  // user's own servers that say "sandbox": false, no sandbox at all.
+  kMcpWritable,
+  kMcpReadonly,
+  kMcpHost,
 };
+inline bool IsMcpPolicy(WorkerPolicy p) {
+  return p == WorkerPolicy::kMcpWritable || p == WorkerPolicy::kMcpReadonly || p == WorkerPolicy::kMcpHost;
+}
 
 // The mode a call runs in: one an agent works in (ask, plan, edit), or exec,
 // odin exec's own command: edit's sandbox, no command rules (the user typed it).
@@ -68,6 +78,8 @@ struct ToolCall {
   // The workers that may take it: a tool worker that sees the workspace
   // read-only (ask and plan) or writable (edit), or the lsp host.
   WorkerPolicy policy = WorkerPolicy::kWritable;
+  // For an MCP worker: the server (its workers are this server's alone).
+  std::string lane;
   // The execution this one serves (a write's validation), for the ledger.
   std::string parent_id;
   // The run's budget, charged one tool call when the coordinator takes the
@@ -150,6 +162,9 @@ class ToolHost {
   // Runs the event's hooks, in parallel, and tells done what they decided
   // (perhaps before returning). Without hooks, done hears nothing decided.
   virtual void RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) { done(HookOutcome()); }
+  // Tools known only at run time (MCP servers'), offered in mode besides
+  // Odin's own.
+  virtual std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const { return {}; }
   // Queues a tool call. Returns its execution id.
   virtual std::string Submit(ToolCall call, CallHandlers handlers) = 0;
   // reason: a v1::CancelReason (2: the user's).

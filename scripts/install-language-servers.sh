@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the language servers Odin's validation gate uses that Debian does
-# not package (pyright, typescript-language-server with typescript) from npm
+# not package (pyright, typescript-language-server with typescript), and the
+# MCP reference servers the tests run Odin's MCP client against, from npm
 # into PREFIX (default build/lsp). Odin finds them in <bin>/../lsp, i.e.
 # build/lsp for build/bin/odin. Versions are pinned; typescript-language-server
 # 4.4.x is the line that runs on Debian 12's Node 18. Safe to run again.
@@ -8,11 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prefix="${1:-build/lsp}"
-packages=(pyright@1.1.414 typescript-language-server@4.4.1 typescript@5.9.3)
+packages=(pyright@1.1.414 typescript-language-server@4.4.1 typescript@5.9.3
+          @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31)
 stamp="$prefix/.odin-installed"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]}" ] &&
    [ -x "$prefix/node_modules/.bin/pyright-langserver" ] &&
-   [ -x "$prefix/node_modules/.bin/typescript-language-server" ]; then
+   [ -x "$prefix/node_modules/.bin/typescript-language-server" ] &&
+   [ -x "$prefix/node_modules/.bin/mcp-server-everything" ]; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then

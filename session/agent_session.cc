@@ -140,6 +140,16 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (!coordinator.on_hook_note) {
     coordinator.on_hook_note = [](const std::string& note) { std::cerr << "odin: hook " << note << "\n"; };
   }
+  if (!coordinator.on_mcp_server) {
+    coordinator.on_mcp_server = [](const McpRegistry::Server& server) {
+      if (server.state == McpRegistry::State::kFailed) {
+        std::cerr << "odin: MCP server " << server.spec.name << " failed: " << server.error << "\n";
+      } else if (server.state == McpRegistry::State::kReady) {
+        std::cerr << "odin: MCP server " << server.spec.name << " ready: " << server.tools.size() << " tools"
+                  << (server.error.empty() ? "" : " (" + server.error + ")") << "\n";
+      }
+    };
+  }
   // SessionStart hooks: what they print is context for the model's first
   // message, which waits for them.
   if (coordinator.HasHooks(HookEvent::kSessionStart)) {

@@ -124,6 +124,17 @@ void EventRecorder::OnToolStart(const std::string& execution_id, const ToolCallR
   Emit(std::move(e));
 }
 
+void EventRecorder::OnToolProgress(const v1::ToolProgress& p) {
+  if (!p.has_mcp_progress()) return;  // command output is not an event
+  v1::SessionEvent e = Next();
+  v1::ToolCallProgress* out = e.mutable_tool_progress();
+  out->set_execution_id(p.execution_id());
+  out->set_progress(p.mcp_progress().progress());
+  out->set_total(p.mcp_progress().total());
+  out->set_message(p.mcp_progress().message());
+  Emit(std::move(e));
+}
+
 void EventRecorder::OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& r) {
   v1::SessionEvent e = Next();
   v1::ToolCallFinished* f = e.mutable_tool_call_finished();
@@ -282,6 +293,13 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
     case v1::SessionEvent::kMessageFinished: return e.message_finished().result_json();
     case v1::SessionEvent::kSessionEnded:
       return Json({{"type", "session_end"}, {"reason", e.session_ended().reason()}});
+    case v1::SessionEvent::kToolProgress: {
+      const v1::ToolCallProgress& p = e.tool_progress();
+      json j = {{"type", "tool_progress"}, {"execution_id", p.execution_id()}, {"progress", p.progress()}};
+      if (p.total() > 0) j["total"] = p.total();
+      if (!p.message().empty()) j["message"] = p.message();
+      return Json(j);
+    }
     case v1::SessionEvent::KIND_NOT_SET: break;
   }
   return "";

@@ -28,6 +28,7 @@ class EventRecorder final : public AgentObserver {
   void OnMessageStart(const std::string& message_id, const std::string& text, Mode mode) override;
   void OnTextDelta(const std::string& text) override;
   void OnToolStart(const std::string& execution_id, const ToolCallRequest& call) override;
+  void OnToolProgress(const v1::ToolProgress& progress) override;
   void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result) override;
   void OnLlmCall(const LlmCallRecord& call) override;
   void OnMessageDone(const MessageOutcome& outcome) override;

@@ -66,6 +66,12 @@ std::string ShellJoin(const std::vector<std::string>& argv);
 RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace = "",
                          const std::string& cwd = "");
 
+// The rules on a tool known by name (an MCP server's mcp__SERVER__TOOL), as
+// Claude Code writes them: a rule equal to the name, "mcp__SERVER" (every
+// tool of that server), or a prefix ending in *. Deny, then ask, then allow;
+// no rule: allow.
+RuleVerdict JudgeToolName(const std::string& tool, const CommandRules& rules);
+
 // Whether path (absolute, or relative to cwd) lies outside the workspace and
 // the sandbox's own places; resolved lexically (symlinks are the sandbox's
 // business). A path starting with ~ or $HOME is outside.

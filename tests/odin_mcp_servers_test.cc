@@ -1,0 +1,404 @@
+// MCP servers end to end, through the real odin, sandbox, MCP workers and
+// ledger, against the reference servers from npm (server-everything,
+// server-filesystem, pinned and installed by the setup beside the binaries)
+// and a scripted server for the faults the reference servers cannot show
+// (a crash, a server that never answers initialize, a call that hangs).
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/ledger_rows.h"
+#include "tests/llm_requests.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+// A scripted MCP server (stdio, one JSON message per line). argv[2] is what
+// it does: "ok" answers; "crash" exits when a tool is called; "silent"
+// never answers initialize; "hang" never answers a call. With argv[3], it
+// appends every message it reads to that file.
+constexpr char kScriptedServer[] = R"JS(
+const fs = require('fs');
+const mode = process.argv[2];
+const log = process.argv[3];
+let buf = '';
+function send(m) { process.stdout.write(JSON.stringify(m) + '\n'); }
+process.stdin.on('data', (d) => {
+  buf += d;
+  let nl;
+  while ((nl = buf.indexOf('\n')) >= 0) {
+    const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
+    if (!line.trim()) continue;
+    const m = JSON.parse(line);
+    if (log) { try { fs.appendFileSync(log, line + '\n'); } catch (e) {} }
+    if (m.method === 'initialize') {
+      if (mode === 'silent') continue;
+      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: '2025-03-26', capabilities: {tools: {}},
+            serverInfo: {name: 'scripted', version: '1'}}});
+    } else if (m.method === 'tools/list') {
+      send({jsonrpc: '2.0', id: m.id, result: {tools: [
+        {name: 'work', description: 'does work', inputSchema: {type: 'object', properties: {n: {type: 'number'}}},
+         annotations: {readOnlyHint: true}}]}});
+    } else if (m.method === 'tools/call') {
+      if (mode === 'crash') { process.stderr.write('scripted: giving up\n'); process.exit(3); }
+      if (mode === 'hang') continue;
+      send({jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: 'worked ' + m.params.arguments.n}]}});
+    }
+  }
+});
+)JS";
+
+class OdinMcpServersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    everything_ = BinDir() + "/../lsp/node_modules/.bin/mcp-server-everything";
+    filesystem_ = BinDir() + "/../lsp/node_modules/.bin/mcp-server-filesystem";
+    if (!PathExists(everything_) || !PathExists(filesystem_)) {
+      GTEST_SKIP() << "the MCP reference servers are not installed (scripts/install-language-servers.sh installs them)";
+    }
+    // The scripted server lives in the workspace: the sandbox shows it.
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join("scripted.js"), kScriptedServer).ok());
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  void UserConfig(const json& config) {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  }
+  json Everything() const { return {{"command", everything_}}; }
+  json Scripted(const std::string& mode, json extra = json::object()) const {
+    json j = {{"command", "node"}, {"args", {ws_.Join("scripted.js"), mode}}};
+    j.update(extra);
+    return j;
+  }
+  json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    last_ = RunOdin(ws_.path(), args, FakeModelEnv(llm, marker_, user_));
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
+    return j;
+  }
+  std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }
+  // "tool|status" of every execution, in order.
+  std::vector<std::string> Calls() {
+    return Rows(
+        "SELECT s.tool, e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) "
+        "ORDER BY s.rowid");
+  }
+  static std::vector<std::string> ToolNames(const json& request) {
+    std::vector<std::string> names;
+    for (const json& t : request["body"]["tools"]) names.push_back(t["function"]["name"]);
+    return names;
+  }
+  static bool Has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  }
+
+  std::string everything_, filesystem_;
+  TempWorkspace ws_;
+  TempWorkspace user_;
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+// The server starts in the background; its tools reach the model with their
+// schemas; a call runs in the server's own worker, its result marked as
+// untrusted content, and both the start and the call are executions.
+TEST_F(OdinMcpServersTest, ToolsAreListedCalledAndRecordedAsUntrustedContent) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__everything__echo","arguments":{"message":"hello from the test"}},
+                   {"name":"mcp__everything__get-sum","arguments":{"a":2,"b":40}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> results = ToolResultsOf(requests[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["status"], "ok") << results[0].dump();
+  EXPECT_NE(results[0]["output"].get<std::string>().find("hello from the test"), std::string::npos);
+  EXPECT_EQ(results[0]["authority"], "untrusted_content");
+  EXPECT_TRUE(results[0].contains("untrusted_content"));
+  EXPECT_EQ(results[1]["status"], "ok") << results[1].dump();
+  EXPECT_NE(results[1]["output"].get<std::string>().find("42"), std::string::npos) << results[1].dump();
+  // The second request offers the server's tools with their schemas.
+  bool echo_offered = false;
+  for (const json& t : requests[1]["body"]["tools"]) {
+    if (t["function"]["name"] != "mcp__everything__echo") continue;
+    echo_offered = true;
+    EXPECT_TRUE(t["function"]["parameters"]["properties"].contains("message")) << t.dump();
+    EXPECT_NE(t["function"]["description"].get<std::string>().find("untrusted"), std::string::npos);
+  }
+  EXPECT_TRUE(echo_offered);
+  std::vector<std::string> calls = Calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0], "McpListTools|ok");
+  EXPECT_EQ(calls[1], "mcp__everything__echo|ok");
+  EXPECT_EQ(calls[2], "mcp__everything__get-sum|ok");
+  std::vector<std::string> listing = Rows(
+      "SELECT result_json FROM execution_ends e JOIN execution_starts s "
+      "USING (execution_id) WHERE s.tool = 'McpListTools'");
+  ASSERT_EQ(listing.size(), 1u);
+  EXPECT_NE(listing[0].find("trigger-long-running-operation"), std::string::npos);
+  EXPECT_NE(last_.err.find("MCP server everything ready"), std::string::npos) << last_.err;
+}
+
+// A tool's own error is the call's error; a tool the server does not have
+// is refused by gate 1, naming what the server has not.
+TEST_F(OdinMcpServersTest, AToolErrorAndAnUnknownToolAreErrorsTheModelReads) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__everything__get-sum","arguments":{"a":"two","b":40}}]},
+    {"tool_calls":[{"name":"mcp__everything__no-such-tool","arguments":{}}]},
+    {"text":"Done."}]})");
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u) << last_.err;
+  json bad_args = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(bad_args["status"], "error") << bad_args.dump();
+  json unknown = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(unknown["status"], "rejected") << unknown.dump();
+  EXPECT_NE(unknown.dump().find("has no tool 'no-such-tool'"), std::string::npos) << unknown.dump();
+}
+
+// A long-running tool's progress notifications reach the session's event
+// stream; a call past the server's timeout is cancelled: the server is sent
+// notifications/cancelled and the call ends timed_out.
+TEST_F(OdinMcpServersTest, ProgressIsStreamedAndATimeoutCancelsTheCall) {
+  UserConfig({{"mcpServers",
+               {{"everything", Everything()},
+                {"slow", Scripted("hang", {{"args", {ws_.Join("scripted.js"), "hang", ws_.Join("slow.log")}},
+                                           {"timeout", 2},
+                                           {"writable", true}})}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__everything__trigger-long-running-operation","arguments":{"duration":2,"steps":4}}]},
+    {"tool_calls":[{"name":"mcp__slow__work","arguments":{"n":1}}]},
+    {"text":"Done."}]})");
+  last_ =
+      RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "stream-json"}, FakeModelEnv(llm, marker_, user_));
+  int progress = 0;
+  for (size_t at = 0; (at = last_.out.find("\"type\":\"tool_progress\"", at)) != std::string::npos; ++at) ++progress;
+  EXPECT_GE(progress, 2) << last_.out;
+  EXPECT_NE(last_.out.find("\"total\":4"), std::string::npos) << last_.out;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u) << last_.err;
+  EXPECT_EQ(ToolResultsOf(requests[1]).back()["status"], "ok");
+  json timed_out = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(timed_out["status"], "timed_out") << timed_out.dump();
+  StatusOr<std::string> log = ReadFileToString(ws_.Join("slow.log"));
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("notifications/cancelled"), std::string::npos) << *log;
+}
+
+// A result larger than the model's share is capped like command output;
+// the whole of it is an artifact in the ledger.
+TEST_F(OdinMcpServersTest, ALargeResultIsCappedAndKeptAsAnArtifact) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}});
+  std::string big(300 * 1024, 'x');
+  json script = {
+      {"responses", {Turn({Call("mcp__everything__echo", {{"message", "BEGIN" + big + "END"}})}), Text("Done.")}}};
+  FakeLlm llm(script.dump());
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  json result = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(result["status"], "ok");
+  std::string output = result["output"];
+  EXPECT_LT(output.size(), 100u * 1024);
+  EXPECT_NE(output.find("BEGIN"), std::string::npos);
+  EXPECT_NE(output.find("END"), std::string::npos);
+  EXPECT_NE(output.find("not shown"), std::string::npos);
+  std::vector<std::string> artifacts = Rows(
+      "SELECT a.size FROM artifacts a JOIN execution_starts s USING (execution_id) WHERE s.tool = "
+      "'mcp__everything__echo' AND a.kind = 'output'");
+  ASSERT_EQ(artifacts.size(), 1u);
+  EXPECT_GT(std::stoll(artifacts[0]), 300 * 1024);
+}
+
+// A server that dies during a call: the call ends crashed with the server's
+// last words, the server is started again once (the next call works), and
+// a second death leaves it down.
+TEST_F(OdinMcpServersTest, AServerThatCrashesIsRecordedRestartedOnceThenLeftDown) {
+  UserConfig({{"mcpServers", {{"flaky", Scripted("crash")}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__flaky__work","arguments":{"n":1}}]},
+    {"tool_calls":[{"name":"mcp__flaky__work","arguments":{"n":2}}]},
+    {"tool_calls":[{"name":"mcp__flaky__work","arguments":{"n":3}}]},
+    {"text":"Done."}]})");
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 4u) << last_.err;
+  json first = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(first["status"], "crashed") << first.dump();
+  EXPECT_NE(first.dump().find("exited with status 3"), std::string::npos) << first.dump();
+  EXPECT_NE(first.dump().find("scripted: giving up"), std::string::npos) << first.dump();
+  json second = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(second["status"], "crashed") << second.dump();
+  json third = ToolResultsOf(requests[3]).back();
+  EXPECT_NE(third.dump().find("died twice"), std::string::npos) << third.dump();
+  EXPECT_NE(third["status"], "ok");
+}
+
+// A server that never answers initialize fails at its startup timeout; the
+// session goes on without it, and a call of its tools is refused saying why.
+TEST_F(OdinMcpServersTest, AServerThatNeverAnswersInitializeFailsAndItsToolsAreRefused) {
+  UserConfig({{"mcpServers", {{"mute", Scripted("silent", {{"startup_timeout", 2}})}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__mute__work","arguments":{"n":1}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  json refused = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(refused["status"], "rejected") << refused.dump();
+  EXPECT_NE(refused.dump().find("MCP server mute failed"), std::string::npos) << refused.dump();
+  EXPECT_NE(last_.err.find("odin: MCP server mute failed"), std::string::npos) << last_.err;
+  EXPECT_EQ(Calls()[0], "McpListTools|timed_out");
+}
+
+// Ask mode offers and runs only tools annotated readOnlyHint from servers
+// that are not writable; the rest are refused by gate 1.
+TEST_F(OdinMcpServersTest, AskModeRunsOnlyReadOnlyToolsOfServersThatAreNotWritable) {
+  UserConfig({{"mcpServers",
+               {{"everything", Everything()},
+                {"fs", {{"command", filesystem_}, {"args", {ws_.path()}}, {"writable", true}}}}}});
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("notes.txt"), "a note\n").ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__everything__toggle-simulated-logging","arguments":{}}]},
+    {"tool_calls":[{"name":"mcp__fs__read_text_file","arguments":{"path":"notes.txt"}}]},
+    {"tool_calls":[{"name":"mcp__everything__echo","arguments":{"message":"read-only is fine"}}]},
+    {"text":"Done."}]})");
+  Prompt(llm, {"--mode", "ask"});
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 4u) << last_.err;
+  json not_read_only = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(not_read_only["status"], "rejected") << not_read_only.dump();
+  EXPECT_NE(not_read_only.dump().find("not annotated readOnlyHint"), std::string::npos) << not_read_only.dump();
+  json writable = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(writable["status"], "rejected") << writable.dump();
+  EXPECT_NE(writable.dump().find("is writable"), std::string::npos) << writable.dump();
+  EXPECT_EQ(ToolResultsOf(requests[3]).back()["status"], "ok");
+  std::vector<std::string> offered = ToolNames(requests[3]);
+  EXPECT_TRUE(Has(offered, "mcp__everything__echo"));
+  EXPECT_FALSE(Has(offered, "mcp__everything__toggle-simulated-logging"));
+  EXPECT_FALSE(Has(offered, "mcp__fs__read_text_file"));
+}
+
+// The filesystem server in edit mode, writable: what it writes is a
+// mutation of the call, like a command's change.
+TEST_F(OdinMcpServersTest, AWritableServersChangeIsAMutationOfTheCall) {
+  UserConfig({{"mcpServers", {{"fs", {{"command", filesystem_}, {"args", {ws_.path()}}, {"writable", true}}}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__fs__write_file","arguments":{"path":"made.txt","content":"by the server\n"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(*ReadFileToString(ws_.Join("made.txt")), "by the server\n");
+  std::vector<std::string> mutations = Rows(
+      "SELECT m.source, s.tool FROM mutations m JOIN execution_starts s USING (execution_id) WHERE m.path LIKE "
+      "'%made.txt'");
+  ASSERT_EQ(mutations.size(), 1u);
+  EXPECT_EQ(mutations[0], "mcp|mcp__fs__write_file");
+}
+
+// permissions.deny names MCP tools as Claude Code does: a whole server or
+// one tool.
+TEST_F(OdinMcpServersTest, ADenyRuleRefusesAnMcpTool) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}, {"permissions", {{"deny", {"mcp__everything__echo"}}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__everything__echo","arguments":{"message":"no"}},
+                   {"name":"mcp__everything__get-sum","arguments":{"a":1,"b":1}}]},
+    {"text":"Done."}]})");
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  std::vector<json> results = ToolResultsOf(requests[1]);
+  EXPECT_EQ(results[0]["status"], "rejected") << results[0].dump();
+  EXPECT_NE(results[0].dump().find("permissions.deny"), std::string::npos) << results[0].dump();
+  EXPECT_EQ(results[1]["status"], "ok") << results[1].dump();
+  EXPECT_EQ(Rows("SELECT kind FROM gate_events WHERE kind = 'tool_rule'").size(), 1u);
+}
+
+// A workspace's .mcp.json starts nothing until the workspace is trusted.
+TEST_F(OdinMcpServersTest, AnUntrustedWorkspacesMcpJsonStartsNothing) {
+  json mcp = {{"mcpServers",
+               {{"repo", Scripted("ok", {{"args", {ws_.Join("scripted.js"), "ok", ws_.Join("ran.log")}},
+                                         {"writable", true}})}}}};
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".mcp.json"), mcp.dump()).ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__repo__work","arguments":{"n":1}}]},
+    {"text":"Done."}]})");
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  EXPECT_EQ(ToolResultsOf(requests[1]).back()["status"], "rejected");
+  EXPECT_FALSE(PathExists(ws_.Join("ran.log"))) << "the untrusted server ran";
+  EXPECT_EQ(Rows("SELECT tool FROM execution_starts WHERE tool = 'McpListTools'").size(), 0u);
+  EXPECT_NE(last_.err.find("odin trust"), std::string::npos) << last_.err;
+
+  // Trusted, it runs.
+  Ran trusted = RunOdin(ws_.path(), {"trust"}, FakeModelEnv(llm, marker_, user_));
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
+  FakeLlm again(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__repo__work","arguments":{"n":7}}]},
+    {"text":"Done."}]})");
+  Prompt(again);
+  std::vector<json> after = RequestsOf(again);
+  ASSERT_EQ(after.size(), 2u) << last_.err;
+  json ran = ToolResultsOf(after[1]).back();
+  EXPECT_EQ(ran["status"], "ok") << ran.dump() << last_.err;
+  EXPECT_NE(ran["output"].get<std::string>().find("worked 7"), std::string::npos);
+}
+
+// /mcp and odin doctor list the servers with their state and tools; the
+// model cannot run the coordinator's own McpListTools.
+TEST_F(OdinMcpServersTest, ServersAreListedWithStateAndToolsAndTheListingIsNotTheModels) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}, {"mute", Scripted("silent", {{"startup_timeout", 1}})}}}});
+  Ran doctor = RunOdin(ws_.path(), {"doctor", "--json"}, FakeModelEnv(FakeLlm(R"({"responses":[]})"), marker_, user_));
+  json d = json::parse(doctor.out, nullptr, false);
+  ASSERT_TRUE(d.contains("mcp_servers")) << doctor.out << doctor.err;
+  ASSERT_EQ(d["mcp_servers"].size(), 2u);
+  EXPECT_EQ(d["mcp_servers"][0]["name"], "everything");
+  EXPECT_EQ(d["mcp_servers"][0]["state"], "ready");
+  EXPECT_GT(d["mcp_servers"][0]["tools"].size(), 5u);
+  EXPECT_EQ(d["mcp_servers"][1]["state"], "failed");
+
+  // The echo waits for its server: by the answer, the server is ready.
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"McpListTools","arguments":{"server":"everything"}},
+                   {"name":"mcp__everything__echo","arguments":{"message":"hi"}}]},
+    {"text":"Done."}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, FakeModelEnv(llm, marker_, user_));
+  std::string line = "do it\n";
+  ASSERT_EQ(write(in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  ReadUntil(out, "Done.");
+  line = "/mcp\n";
+  ASSERT_EQ(write(in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  std::string seen = ReadUntil(out, "edit mode only");
+  EXPECT_NE(seen.find("everything  stdio  ready  13 tools: echo"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("toggle-simulated-logging*"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("mute  stdio  "), std::string::npos) << seen;
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::vector<json> results = ToolResultsOf(requests[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["status"], "rejected") << results[0].dump();
+  EXPECT_EQ(results[1]["status"], "ok") << results[1].dump();
+}
+
+}  // namespace
+}  // namespace odin::testing

@@ -1,0 +1,437 @@
+#include "workers/mcp_worker.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "base/unique_fd.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/mcp_client.h"
+#include "tools/output_capture.h"
+#include "tools/tool_result.h"
+#include "base/version.h"
+#include "workers/worker_channel.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+constexpr size_t kStderrTailBytes = 2048;
+constexpr size_t kDescriptionBytes = 2048;
+constexpr size_t kStructuredBytes = 64 * 1024;
+
+struct ServerSpec {
+  std::string name;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+};
+
+StatusOr<ServerSpec> SpecFromEnvironment() {
+  const char* text = getenv(kMcpServerEnv);
+  if (text == nullptr) return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not set");
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() || !j.contains("command") ||
+      !j["command"].is_string()) {
+    return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not a server's description");
+  }
+  ServerSpec s;
+  s.name = j["name"];
+  s.argv.push_back(j["command"]);
+  for (const json& a : j.value("args", json::array())) {
+    if (a.is_string()) s.argv.push_back(a);
+  }
+  // Our environment (without the description), then the entry's own.
+  for (const std::string& e : CurrentEnvironment()) {
+    if (e.rfind(std::string(kMcpServerEnv) + "=", 0) != 0) s.env.push_back(e);
+  }
+  for (const auto& [k, v] : j.value("env", json::object()).items()) {
+    if (v.is_string()) s.env.push_back(k + "=" + v.get<std::string>());
+  }
+  return s;
+}
+
+// One run of the server process and its MCP session.
+class ServerRun {
+ public:
+  ServerRun(const std::string& name, McpClient::Callbacks callbacks)
+      : client_("odin", ODIN_VERSION, std::move(callbacks)), name_(name) {}
+  ~ServerRun() { Kill(); }
+
+  Status Start(const ServerSpec& spec, const std::string& cwd) {
+    ASSIGN_OR_RETURN(Pipe in, MakePipe(O_CLOEXEC));
+    ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
+    ASSIGN_OR_RETURN(Pipe err, MakePipe(O_CLOEXEC));
+    SpawnOptions o;
+    o.argv = spec.argv;
+    o.env = spec.env;
+    o.cwd = cwd;
+    o.stdin_fd = in.read_end.get();
+    o.stdout_fd = out.write_end.get();
+    o.stderr_fd = err.write_end.get();
+    o.parent_death_signal = SIGKILL;
+    StatusOr<pid_t> pid = Spawn(o);
+    if (!pid.ok()) return pid.status();
+    pid_ = *pid;
+    pidfd_ = UniqueFd(OpenPidFd(pid_));
+    to_ = std::move(in.write_end);
+    from_ = std::move(out.read_end);
+    err_ = std::move(err.read_end);
+    for (int fd : {to_.get(), from_.get(), err_.get()}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    client_.Start();
+    outbox_ = client_.TakeOutput();
+    return Status::OK();
+  }
+
+  McpClient& client() { return client_; }
+  bool dead() const { return !death_.empty(); }
+  // Why it is gone: its exit status and the tail of its stderr.
+  std::string death() const {
+    std::string tail = stderr_tail_;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+    return death_ + (tail.empty() ? "" : "; its stderr ends: " + tail.substr(tail.rfind('\n') + 1));
+  }
+
+  void AddWatchFds(std::vector<PollFd>* fds) const {
+    if (dead()) return;
+    fds->push_back({from_.get(), true, false});
+    if (err_.valid()) fds->push_back({err_.get(), true, false});
+    if (!outbox_.empty()) fds->push_back({to_.get(), false, true});
+    if (pidfd_.valid()) fds->push_back({pidfd_.get(), true, false});
+  }
+
+  // Moves bytes both ways; notices an exit or a broken session.
+  void Service() {
+    if (dead()) return;
+    outbox_ += client_.TakeOutput();
+    while (!outbox_.empty()) {
+      ssize_t n = write(to_.get(), outbox_.data(), outbox_.size());
+      if (n > 0) {
+        outbox_.erase(0, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;
+      return Die("its input closed");
+    }
+    char buf[64 * 1024];
+    for (;;) {
+      ssize_t n = read(err_.get(), buf, sizeof buf);
+      if (n > 0) {
+        stderr_tail_.append(buf, static_cast<size_t>(n));
+        if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) err_.reset();
+      break;
+    }
+    for (;;) {
+      ssize_t n = read(from_.get(), buf, sizeof buf);
+      if (n > 0) {
+        client_.Feed(std::string_view(buf, static_cast<size_t>(n)));
+        if (client_.failed()) return Die("it broke the protocol");
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;
+      return Die("it closed its output");
+    }
+    outbox_ += client_.TakeOutput();
+    int status = 0;
+    if (pid_ > 0 && WaitPid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      Die(DescribeWaitStatus(status));
+    }
+  }
+
+  void Kill() {
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      kill(pid_, SIGKILL);
+      int status = 0;
+      WaitPid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+
+ private:
+  void Die(const std::string& why) {
+    if (dead()) return;
+    std::string how = why;
+    // Gone or going: a moment to be reaped, so the reason is its own status.
+    for (int i = 0; pid_ > 0 && i < 50; ++i) {
+      int status = 0;
+      if (WaitPid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        how = DescribeWaitStatus(status);
+        break;
+      }
+      usleep(2000);
+    }
+    Kill();
+    // What it wrote to stderr last.
+    char buf[4096];
+    ssize_t n;
+    while (err_.valid() && (n = read(err_.get(), buf, sizeof buf)) > 0) {
+      stderr_tail_.append(buf, static_cast<size_t>(n));
+      if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+    }
+    death_ = "MCP server " + name_ + " " + how;
+    outbox_.clear();
+  }
+
+  McpClient client_;
+  std::string name_;
+  pid_t pid_ = -1;
+  UniqueFd pidfd_, to_, from_, err_;
+  std::string outbox_;
+  std::string stderr_tail_;
+  std::string death_;
+};
+
+class Worker : public WorkerLogic {
+ public:
+  Worker(const WorkerOptions& o, Clock* clock, StatusOr<ServerSpec> spec)
+      : o_(o), clock_(clock), spec_(std::move(spec)) {}
+
+  void Attach(WorkerChannel* channel) override { channel_ = channel; }
+  void Handle(const v1::Envelope& env) override;
+  void AddWatchFds(std::vector<PollFd>* fds) override {
+    if (server_) server_->AddWatchFds(fds);
+  }
+  void Service() override;
+  void Stop() override { server_.reset(); }
+
+ private:
+  struct Job {
+    v1::ToolRequest req;
+    bool list = false;                // McpListTools
+    std::optional<uint64_t> call_id;  // tools/call sent
+    SteadyTime started{};
+  };
+  void Start(const v1::ToolRequest& req);
+  // Starts the server if there is none; false (and the job failed) if it cannot.
+  bool EnsureServer();
+  void Advance();
+  void Finish(v1::ToolStatus status, const Status& why, int exit_reason = v1::EXIT_REASON_NORMAL);
+  void FinishText(const std::string& text, v1::ToolResult result);
+  void OnServerDeath();
+
+  const WorkerOptions& o_;
+  Clock* clock_;
+  StatusOr<ServerSpec> spec_;
+  WorkerChannel* channel_ = nullptr;
+  std::unique_ptr<ServerRun> server_;
+  int deaths_ = 0;
+  std::string given_up_;  // why the server is not started again
+  std::optional<Job> job_;
+};
+
+void Worker::Handle(const v1::Envelope& env) {
+  switch (env.body_case()) {
+    case v1::Envelope::kToolRequest: Start(env.tool_request()); break;
+    case v1::Envelope::kCancel: {
+      if (!job_ || env.cancel().execution_id() != job_->req.execution_id()) break;
+      bool timeout = env.cancel().reason() == v1::CANCEL_REASON_TIMEOUT;
+      if (job_->call_id && server_ && !server_->dead()) {
+        server_->client().Cancel(*job_->call_id, timeout ? "timed out" : "cancelled");
+        server_->Service();
+      }
+      std::string what = job_->list ? "starting MCP server " + spec_->name : job_->req.tool();
+      Finish(timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
+             timeout ? Status::DeadlineExceeded(what, "out of time") : Status::Cancelled(what + " cancelled"),
+             timeout ? v1::EXIT_REASON_TIMEOUT : v1::EXIT_REASON_KILLED);
+      break;
+    }
+    default: break;
+  }
+}
+
+void Worker::Start(const v1::ToolRequest& req) {
+  if (job_) {
+    v1::ToolResult r;
+    r.set_execution_id(req.execution_id());
+    FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("MCP worker " + o_.worker_id, "is busy"));
+    return channel_->QueueResult(std::move(r));
+  }
+  job_.emplace();
+  job_->req = req;
+  job_->started = clock_->Now();
+  if (!spec_.ok()) return Finish(v1::TOOL_STATUS_ERROR, spec_.status());
+  std::string prefix = std::string(kMcpToolPrefix) + spec_->name + "__";
+  job_->list = req.tool() == kMcpListToolsTool;
+  if (!job_->list && (req.tool().rfind(prefix, 0) != 0 || req.tool().size() == prefix.size())) {
+    return Finish(v1::TOOL_STATUS_ERROR,
+                  Status::InvalidArgument("the MCP worker of " + spec_->name + " does not run " + req.tool()));
+  }
+  if (!EnsureServer()) return;
+  Advance();
+}
+
+bool Worker::EnsureServer() {
+  if (server_ && !server_->dead()) return true;
+  if (!given_up_.empty()) {
+    Finish(v1::TOOL_STATUS_CRASHED, Status::Unavailable(given_up_), v1::EXIT_REASON_CRASHED);
+    return false;
+  }
+  McpClient::Callbacks cb;
+  cb.on_progress = [this](uint64_t call, double progress, double total, const std::string& message) {
+    if (!job_ || job_->call_id != call) return;
+    v1::Envelope env;
+    v1::ToolProgress* p = env.mutable_tool_progress();
+    p->set_execution_id(job_->req.execution_id());
+    p->mutable_mcp_progress()->set_progress(progress);
+    p->mutable_mcp_progress()->set_total(total);
+    p->mutable_mcp_progress()->set_message(message.substr(0, 1024));
+    channel_->Queue(std::move(env));
+  };
+  cb.on_result = [this](uint64_t call, const McpCallResult& r) {
+    if (!job_ || job_->call_id != call) return;
+    v1::ToolResult result;
+    std::string text = r.text;
+    if (!r.error.empty()) text += (text.empty() ? "" : "\n") + r.error;
+    json out = {{"server", spec_->name}, {"is_error", r.is_error}};
+    if (!r.structured_json.empty() && r.structured_json.size() <= kStructuredBytes) {
+      out["structured_content"] = json::parse(r.structured_json, nullptr, false);
+    }
+    result.set_output_json(Dump(out));
+    if (r.is_error) {
+      result.set_status(v1::TOOL_STATUS_ERROR);
+      result.mutable_error()->set_code(v1::CODE_INTERNAL);
+      result.mutable_error()->set_message(r.error.empty() ? "the tool reported an error" : r.error);
+    } else {
+      result.set_status(v1::TOOL_STATUS_OK);
+    }
+    result.set_exit_reason(v1::EXIT_REASON_NORMAL);
+    FinishText(text, std::move(result));
+  };
+  server_ = std::make_unique<ServerRun>(spec_->name, std::move(cb));
+  Status started = server_->Start(*spec_, o_.workspace);
+  if (!started.ok()) {
+    server_.reset();
+    given_up_ = "MCP server " + spec_->name + " cannot start: " + started.message();
+    Finish(v1::TOOL_STATUS_ERROR, Status::Unavailable(given_up_));
+    return false;
+  }
+  return true;
+}
+
+void Worker::Advance() {
+  if (!job_ || !server_ || server_->dead() || !server_->client().ready()) return;
+  Job& j = *job_;
+  if (j.list) {
+    const McpClient& c = server_->client();
+    json tools = json::array();
+    std::string names;
+    for (const McpTool& t : c.tools()) {
+      json schema = json::parse(t.input_schema_json, nullptr, false);
+      tools.push_back({{"name", t.name},
+                       {"description", t.description.substr(0, kDescriptionBytes)},
+                       {"input_schema", schema.is_object() ? schema : json{{"type", "object"}}},
+                       {"read_only", t.read_only},
+                       {"destructive", t.destructive}});
+      names += (names.empty() ? "" : ", ") + t.name;
+    }
+    v1::ToolResult result;
+    result.set_status(v1::TOOL_STATUS_OK);
+    result.set_exit_reason(v1::EXIT_REASON_NORMAL);
+    result.set_output_json(Dump({{"server", spec_->name},
+                                 {"server_info", c.server_name()},
+                                 {"protocol_version", c.protocol_version()},
+                                 {"tools", tools}}));
+    return FinishText("MCP server " + spec_->name + " (protocol " + c.protocol_version() + "): " +
+                          std::to_string(c.tools().size()) + " tools" + (names.empty() ? "" : ": " + names) + "\n",
+                      std::move(result));
+  }
+  if (!j.call_id) {
+    std::string tool = j.req.tool().substr(std::string(kMcpToolPrefix).size() + spec_->name.size() + 2);
+    j.call_id = server_->client().CallTool(tool, j.req.arguments_json());
+    server_->Service();
+  }
+}
+
+void Worker::Service() {
+  if (!server_) return;
+  server_->Service();
+  if (server_->dead()) return OnServerDeath();
+  Advance();
+  if (server_ && server_->dead()) OnServerDeath();
+}
+
+void Worker::OnServerDeath() {
+  std::string why = server_->death();
+  server_.reset();
+  ++deaths_;
+  spdlog::warn("{}", why);
+  if (deaths_ >= 2) given_up_ = why + " (it died twice; not started again)";
+  if (job_) Finish(v1::TOOL_STATUS_CRASHED, Status::Unavailable(why), v1::EXIT_REASON_CRASHED);
+  // Started again once, at once: the next call finds it ready.
+  if (given_up_.empty()) EnsureServer();
+}
+
+void Worker::Finish(v1::ToolStatus status, const Status& why, int exit_reason) {
+  v1::ToolResult r;
+  std::string text = FailResult(&r, status, why);
+  r.set_exit_reason(static_cast<v1::ExitReason>(exit_reason));
+  if (spec_.ok()) r.set_output_json(Dump({{"server", spec_->name}, {"is_error", true}}));
+  FinishText(text, std::move(r));
+}
+
+void Worker::FinishText(const std::string& text, v1::ToolResult result) {
+  if (!job_) return;
+  const v1::ToolRequest& req = job_->req;
+  result.set_execution_id(req.execution_id());
+  result.set_duration_us(
+      static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - job_->started).count()));
+  // Streamed (up to the request's limit), so the coordinator keeps the whole
+  // text as an artifact; head and tail are what the model sees.
+  OutputCapture capture(req.output_head_bytes(), req.output_tail_bytes());
+  capture.Append(text);
+  uint64_t limit = req.stream_limit_bytes();
+  for (size_t pos = 0; pos < text.size() && (limit == 0 || pos < limit); pos += 64 * 1024) {
+    size_t n = std::min<size_t>(64 * 1024, text.size() - pos);
+    if (limit != 0) n = std::min<size_t>(n, limit - pos);
+    v1::Envelope env;
+    v1::ToolProgress* p = env.mutable_tool_progress();
+    p->set_execution_id(req.execution_id());
+    p->mutable_output()->set_stream(v1::OUTPUT_STREAM_STDOUT);
+    p->mutable_output()->set_data(text.data() + pos, n);
+    channel_->Queue(std::move(env));
+  }
+  result.set_output_head(capture.head());
+  result.set_output_tail(capture.tail());
+  result.set_output_total_bytes(capture.total());
+  job_.reset();
+  channel_->QueueResult(std::move(result));
+  channel_->Flush();
+}
+
+}  // namespace
+
+int RunMcpWorker(const WorkerOptions& options, Clock* clock) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  StatusOr<ServerSpec> spec = SpecFromEnvironment();
+  if (!spec.ok()) spdlog::error("{}", spec.status().message());
+  Worker worker(options, clock, std::move(spec));
+  WorkerHello hello{v1::WORKER_KIND_MCP, {kMcpListToolsTool}};
+  return RunWorkerLoop(options, hello, clock, &worker);
+}
+
+}  // namespace odin
