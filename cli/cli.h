@@ -77,6 +77,9 @@ struct McpFlags {
 };
 // Exit 0 on success, 1 on an error (one line naming it; the file is untouched).
 int RunMcp(const GlobalFlags& g, const McpFlags& f);
+// odin mcp serve: an MCP server on stdio until stdin ends; 0, or 1 when it
+// cannot start (one line on stderr).
+int RunMcpServe(const GlobalFlags& g, const std::string& mode, const std::string& approval);
 
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
 // odin -p: exit 0 when the agent finished the message (the convergence gate

@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   trust_cmd->add_flag("--show", trust.show, "Only show whether it is trusted and what it sets")->excludes(revoke);
 
   odin::McpFlags mcp;
-  CLI::App* mcp_cmd = app.add_subcommand("mcp", "MCP servers: odin mcp add|remove|list");
+  CLI::App* mcp_cmd = app.add_subcommand("mcp", "MCP servers: odin mcp add|remove|list|serve");
   mcp_cmd->fallthrough();
   mcp_cmd->require_subcommand(1);
   CLI::App* mcp_add = mcp_cmd->add_subcommand(
@@ -202,6 +202,13 @@ int main(int argc, char** argv) {
   mcp_remove->add_option("NAME", mcp.name, "The server's name")->required();
   CLI::App* mcp_list = mcp_cmd->add_subcommand("list", "The servers in force, and where each comes from");
   mcp_list->add_flag("--json", mcp.json, "Print JSON");
+  std::string serve_mode = "ask", serve_approval = "deny";
+  CLI::App* mcp_serve =
+      mcp_cmd->add_subcommand("serve", "Be an MCP server on stdio: Odin's gated, sandboxed, validated tools");
+  mcp_serve->add_option("--mode", serve_mode, "ask, plan or edit (default ask)")
+      ->check(CLI::IsMember({"ask", "plan", "edit"}));
+  mcp_serve->add_option("--approval", serve_approval, "A call that needs approval: deny (default) or allow")
+      ->check(CLI::IsMember({"deny", "allow"}));
 
   // Extras are allowed only at the top, so that `odin frob` can be named as
   // an unknown command below (subcommands were created without extras).
@@ -245,6 +252,10 @@ int main(int argc, char** argv) {
     if (command.empty()) return UsageError("missing command after '--'", true);
     exec.argv = command;
     return odin::RunExec(global, exec);
+  }
+  if (mcp_serve->parsed()) {
+    if (saw_separator) return UsageError("unexpected '--'", false);
+    return odin::RunMcpServe(global, serve_mode, serve_approval);
   }
   if (mcp_cmd->parsed()) {
     mcp.action = mcp_add->parsed() ? "add" : mcp_remove->parsed() ? "remove" : "list";

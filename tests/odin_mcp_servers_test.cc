@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
 #include "tests/test_util.h"
@@ -398,6 +399,92 @@ TEST_F(OdinMcpServersTest, ServersAreListedWithStateAndToolsAndTheListingIsNotTh
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0]["status"], "rejected") << results[0].dump();
   EXPECT_EQ(results[1]["status"], "ok") << results[1].dump();
+}
+
+// Odin as an MCP server, driven by Odin's own MCP client: a read, a write
+// whose validation finds errors (the result says so, as an error), and a
+// command a deny rule refuses, all recorded in the served workspace's
+// ledger.
+TEST_F(OdinMcpServersTest, OdinServedOverMcpKeepsItsGatesValidationAndLedger) {
+  const char* path = getenv("PATH");
+  if (SearchPath("clangd", path ? path : "").empty()) {
+    GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  }
+  TempWorkspace served;
+  ASSERT_TRUE(MakeDirs(served.Join(".git")).ok());
+  ASSERT_TRUE(WriteFileAtomic(served.Join("calc.c"), "int add(int a, int b) { return a + b; }\n").ok());
+  // The served odin sandboxes its own workers; its own process runs on the host.
+  UserConfig({{"mcpServers",
+               {{"odin",
+                 {{"command", BinDir() + "/odin"},
+                  {"args", {"-C", served.path(), "mcp", "serve", "--mode", "edit"}},
+                  {"sandbox", false}}}}},
+              {"permissions", {{"deny", {"rm"}}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__odin__Read","arguments":{"file_path":"calc.c"}}]},
+    {"tool_calls":[{"name":"mcp__odin__WriteFile","arguments":{"file_path":"calc.c",
+                    "content":"int add(int a, int b) { return a + undefined_name; }\n"}}]},
+    {"tool_calls":[{"name":"mcp__odin__ExecuteCommand","arguments":{"command":"rm calc.c"}}]},
+    {"text":"Done."}]})");
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 4u) << last_.err;
+  json read = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(read["status"], "ok") << read.dump();
+  EXPECT_NE(read["output"].get<std::string>().find("return a + b"), std::string::npos) << read.dump();
+  json write = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(write["status"], "error") << write.dump();  // isError: the file has errors now
+  EXPECT_NE(write["output"].get<std::string>().find("undefined_name"), std::string::npos) << write.dump();
+  EXPECT_NE(write["output"].get<std::string>().find(R"("status":"errors")"), std::string::npos) << write.dump();
+  json rm = ToolResultsOf(requests[3]).back();
+  EXPECT_EQ(rm["status"], "error") << rm.dump();
+  EXPECT_NE(rm["output"].get<std::string>().find("permissions.deny"), std::string::npos) << rm.dump();
+  EXPECT_TRUE(PathExists(served.Join("calc.c")));
+
+  // The served workspace's ledger holds the calls, under the "mcp" agent.
+  std::vector<std::string> calls = LedgerRows(
+      served.Join(".odin/odin.db"),
+      "SELECT s.tool, s.agent_id, e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) "
+      "ORDER BY s.rowid");
+  ASSERT_GE(calls.size(), 4u);
+  EXPECT_EQ(calls[0], "Read|mcp|ok");
+  EXPECT_EQ(calls[1], "WriteFile|mcp|ok");
+  EXPECT_EQ(calls[2], "lsp_check|mcp|ok");
+  EXPECT_EQ(calls.back(), "ExecuteCommand|mcp|rejected");
+  std::vector<std::string> verdicts = LedgerRows(served.Join(".odin/odin.db"), "SELECT status FROM validations");
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0], "errors");
+  EXPECT_EQ(LedgerRows(served.Join(".odin/odin.db"), "SELECT kind FROM sessions").at(0), "mcp");
+}
+
+// Bad input to odin mcp serve: one line, a non-zero exit; a malformed
+// message gets a JSON-RPC error and the server goes on.
+TEST_F(OdinMcpServersTest, McpServeRefusesBadFlagsAndAnswersGarbageWithAnError) {
+  Ran bad = RunOdin(ws_.path(), {"mcp", "serve", "--mode", "yolo"},
+                    FakeModelEnv(FakeLlm(R"({"responses":[]})"), marker_, user_));
+  EXPECT_NE(bad.exit_code, 0);
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {"mcp", "serve"}, &in, &out,
+                             FakeModelEnv(FakeLlm(R"({"responses":[]})"), marker_, user_));
+  std::string lines =
+      "this is not json\n"
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"WriteFile","arguments":{"file_path":"x","content":"y"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})"
+      "\n";
+  ASSERT_EQ(write(in, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  std::string seen = ReadUntil(out, R"("id":3)");
+  EXPECT_NE(seen.find("-32700"), std::string::npos) << seen;
+  EXPECT_NE(seen.find(R"("protocolVersion":"2024-11-05")"), std::string::npos) << seen;
+  // Ask mode, the default: WriteFile is not Odin's to offer here.
+  EXPECT_NE(seen.find("not available in ask mode"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("-32601"), std::string::npos) << seen;
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_FALSE(PathExists(ws_.Join("x")));
 }
 
 }  // namespace
