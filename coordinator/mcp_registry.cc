@@ -25,10 +25,6 @@ McpRegistry::McpRegistry(const std::vector<McpServerSpec>& specs) {
   for (const McpServerSpec& spec : specs) {
     Server s;
     s.spec = spec;
-    if (spec.transport == McpServerSpec::Transport::kHttp) {
-      s.state = State::kFailed;
-      s.error = "the streamable HTTP transport is not supported yet";
-    }
     servers_.push_back(std::move(s));
   }
 }

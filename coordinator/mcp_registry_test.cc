@@ -82,13 +82,6 @@ TEST(McpRegistryTest, ToolsWhoseNamesModelsCannotTakeAreSkippedAndCounted) {
   EXPECT_EQ(r.servers()[0].state, McpRegistry::State::kFailed);
 }
 
-TEST(McpRegistryTest, HttpServersAreFailedUntilTheTransportExists) {
-  McpServerSpec http = Spec("remote");
-  http.transport = McpServerSpec::Transport::kHttp;
-  McpRegistry r({http});
-  EXPECT_EQ(r.servers()[0].state, McpRegistry::State::kFailed);
-}
-
 TEST(ToolNameRulesTest, RulesNameAServerAToolOrAPrefix) {
   CommandRules rules;
   rules.deny = {"mcp__db__drop"};

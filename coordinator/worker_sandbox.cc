@@ -155,8 +155,9 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   const char* home = getenv("HOME");
   s.hook_binds_ = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
   s.hooks_network_ = config.hooks.network;
+  // An HTTP server is reached over the network, so its worker keeps it.
   for (const auto& [name, m] : config.mcp_servers) {
-    if (m.network) s.mcp_network_.push_back(name);
+    if (m.network || m.transport == McpServerSpec::Transport::kHttp) s.mcp_network_.push_back(name);
   }
   if (!config.hooks.empty()) {
     // The transcripts hooks read: made now, so there is something to bind.

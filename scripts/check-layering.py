@@ -7,7 +7,8 @@ whose first comment does not say why it is long.
     cli, daemon -> session -> planner -> ToolHost (planner/tool_host.h) <- coordinator
     coordinator -> ledger, llm, tools, sandbox, base
     planner -> ledger, llm/llm.h, tools, base
-    workers -> tools, sandbox, base, and (odin-subagent) planner; never coordinator
+    workers -> tools, sandbox, base, llm's HTTP client (odin-mcp-worker), and
+               (odin-subagent) planner; never coordinator
 
 Tests (*_test.cc, tests/, bench/) may include anything: they put the layers
 together on purpose.
@@ -28,7 +29,10 @@ ALLOW = {
     "llm": ["base", "llm"],
     "ledger": ["base", "tools", "ledger"],
     "planner": ["base", "tools", "ledger", "llm/llm.h", "planner"],
-    "workers": ["base", "tools", "sandbox", "workers", "planner", "llm/llm.h"],
+    # odin-mcp-worker's streamable HTTP transport uses the HTTP client and
+    # SSE parser the model clients use (never the model clients).
+    "workers": ["base", "tools", "sandbox", "workers", "planner", "llm/llm.h", "llm/http_client.h",
+                "llm/sse_parser.h"],
     # The coordinator implements the planner's ToolHost, charges the
     # message's budget, and reads the option types the config carries; it
     # never includes the planner loop itself.

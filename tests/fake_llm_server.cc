@@ -282,7 +282,8 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
   int status = r.value("status", 200);
   if (status != 200 || r.contains("body")) {
     res.status = status;
-    for (auto& [k, v] : r.value("headers", json::object()).items()) res.set_header(k, v.get<std::string>());
+    const json headers = r.value("headers", json::object());
+    for (auto& [k, v] : headers.items()) res.set_header(k, v.get<std::string>());
     res.set_content(r.value("body", "{\"error\":{\"message\":\"scripted failure\"}}"), "application/json");
     Log({{"n", n}, {"answered_ns", MonotonicNs()}});
     return;

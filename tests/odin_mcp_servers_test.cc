@@ -4,12 +4,17 @@
 // and a scripted server for the faults the reference servers cannot show
 // (a crash, a server that never answers initialize, a call that hangs).
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/secrets.h"
 #include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
@@ -399,6 +404,71 @@ TEST_F(OdinMcpServersTest, ServersAreListedWithStateAndToolsAndTheListingIsNotTh
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0]["status"], "rejected") << results[0].dump();
   EXPECT_EQ(results[1]["status"], "ok") << results[1].dump();
+}
+
+// A port nobody listens on now.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+bool Listening(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+// server-everything over streamable HTTP: the session, a call with its
+// progress streamed as SSE, and the Authorization header from ${VAR}.
+TEST_F(OdinMcpServersTest, AStreamableHttpServerIsListedAndCalled) {
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  SpawnOptions so;
+  so.argv = {everything_, "streamableHttp"};
+  so.env = CurrentEnvironment();
+  so.env.push_back("PORT=" + std::to_string(port));
+  StatusOr<pid_t> server = Spawn(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  for (int i = 0; i < 200 && !Listening(port); ++i) usleep(50 * 1000);
+  ASSERT_TRUE(Listening(port));
+  UserConfig({{"mcpServers",
+               {{"remote",
+                 {{"type", "http"},
+                  {"url", "http://127.0.0.1:" + std::to_string(port) + "/mcp"},
+                  {"headers", {{"Authorization", "Bearer ${REMOTE_TOKEN:-none}"}}}}}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__remote__echo","arguments":{"message":"over http"}}]},
+    {"tool_calls":[{"name":"mcp__remote__trigger-long-running-operation","arguments":{"duration":1,"steps":2}}]},
+    {"text":"Done."}]})");
+  last_ =
+      RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "stream-json"}, FakeModelEnv(llm, marker_, user_));
+  kill(-*server, SIGKILL);
+  kill(*server, SIGKILL);
+  int status = 0;
+  WaitPid(*server, &status, 0);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u) << last_.out << last_.err;
+  json echo = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(echo["status"], "ok") << echo.dump() << last_.err;
+  EXPECT_NE(echo["output"].get<std::string>().find("over http"), std::string::npos) << echo.dump();
+  json slow = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(slow["status"], "ok") << slow.dump();
+  EXPECT_NE(last_.out.find("\"type\":\"tool_progress\""), std::string::npos) << last_.out;
 }
 
 // Odin as an MCP server, driven by Odin's own MCP client: a read, a write

@@ -24,6 +24,8 @@
 #include "tools/output_capture.h"
 #include "tools/tool_result.h"
 #include "base/version.h"
+#include "llm/http_client.h"
+#include "llm/sse_parser.h"
 #include "workers/worker_channel.h"
 
 namespace odin {
@@ -39,40 +41,76 @@ constexpr size_t kStructuredBytes = 64 * 1024;
 
 struct ServerSpec {
   std::string name;
-  std::vector<std::string> argv;
+  std::vector<std::string> argv;  // stdio
   std::vector<std::string> env;
+  std::string url;                   // streamable HTTP
+  std::vector<std::string> headers;  // "Name: value"
 };
 
 StatusOr<ServerSpec> SpecFromEnvironment() {
   const char* text = getenv(kMcpServerEnv);
   if (text == nullptr) return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not set");
   json j = json::parse(text, nullptr, false);
-  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() || !j.contains("command") ||
-      !j["command"].is_string()) {
+  bool http = j.is_object() && j.contains("url") && j["url"].is_string() && !j["url"].get<std::string>().empty();
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() ||
+      (!http && (!j.contains("command") || !j["command"].is_string()))) {
     return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not a server's description");
   }
   ServerSpec s;
   s.name = j["name"];
+  if (http) {
+    s.url = j["url"];
+    const json headers = j.value("headers", json::object());
+    for (const auto& [k, v] : headers.items()) {
+      if (v.is_string()) s.headers.push_back(k + ": " + v.get<std::string>());
+    }
+    return s;
+  }
   s.argv.push_back(j["command"]);
-  for (const json& a : j.value("args", json::array())) {
+  const json args = j.value("args", json::array());
+  for (const json& a : args) {
     if (a.is_string()) s.argv.push_back(a);
   }
   // Our environment (without the description), then the entry's own.
   for (const std::string& e : CurrentEnvironment()) {
     if (e.rfind(std::string(kMcpServerEnv) + "=", 0) != 0) s.env.push_back(e);
   }
-  for (const auto& [k, v] : j.value("env", json::object()).items()) {
+  const json env = j.value("env", json::object());
+  for (const auto& [k, v] : env.items()) {
     if (v.is_string()) s.env.push_back(k + "=" + v.get<std::string>());
   }
   return s;
 }
 
-// One run of the server process and its MCP session.
+// One run of a server and its MCP session: a process on stdio, or a
+// session with a streamable HTTP endpoint.
 class ServerRun {
  public:
   ServerRun(const std::string& name, McpClient::Callbacks callbacks)
       : client_("odin", ODIN_VERSION, std::move(callbacks)), name_(name) {}
-  ~ServerRun() { Kill(); }
+  virtual ~ServerRun() = default;
+
+  McpClient& client() { return client_; }
+  bool dead() const { return !death_.empty(); }
+  // Why it is gone.
+  virtual std::string death() const { return death_; }
+  // first: where its fds start in the turn's vector.
+  virtual void AddWatchFds(std::vector<PollFd>* fds) = 0;
+  virtual SteadyTime NextTimer() const { return SteadyTime::max(); }
+  virtual void OnPolled(const std::vector<PollFd>& fds) {}
+  // Moves messages both ways; notices an exit or a broken session.
+  virtual void Service() = 0;
+
+ protected:
+  McpClient client_;
+  std::string name_;
+  std::string death_;
+};
+
+class StdioRun final : public ServerRun {
+ public:
+  using ServerRun::ServerRun;
+  ~StdioRun() override { Kill(); }
 
   Status Start(const ServerSpec& spec, const std::string& cwd) {
     ASSIGN_OR_RETURN(Pipe in, MakePipe(O_CLOEXEC));
@@ -99,16 +137,14 @@ class ServerRun {
     return Status::OK();
   }
 
-  McpClient& client() { return client_; }
-  bool dead() const { return !death_.empty(); }
-  // Why it is gone: its exit status and the tail of its stderr.
-  std::string death() const {
+  // Its exit status and the last line of its stderr.
+  std::string death() const override {
     std::string tail = stderr_tail_;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
     return death_ + (tail.empty() ? "" : "; its stderr ends: " + tail.substr(tail.rfind('\n') + 1));
   }
 
-  void AddWatchFds(std::vector<PollFd>* fds) const {
+  void AddWatchFds(std::vector<PollFd>* fds) override {
     if (dead()) return;
     fds->push_back({from_.get(), true, false});
     if (err_.valid()) fds->push_back({err_.get(), true, false});
@@ -116,8 +152,7 @@ class ServerRun {
     if (pidfd_.valid()) fds->push_back({pidfd_.get(), true, false});
   }
 
-  // Moves bytes both ways; notices an exit or a broken session.
-  void Service() {
+  void Service() override {
     if (dead()) return;
     outbox_ += client_.TakeOutput();
     while (!outbox_.empty()) {
@@ -134,8 +169,7 @@ class ServerRun {
     for (;;) {
       ssize_t n = read(err_.get(), buf, sizeof buf);
       if (n > 0) {
-        stderr_tail_.append(buf, static_cast<size_t>(n));
-        if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+        KeepStderr(std::string_view(buf, static_cast<size_t>(n)));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -161,6 +195,11 @@ class ServerRun {
     }
   }
 
+ private:
+  void KeepStderr(std::string_view data) {
+    stderr_tail_.append(data);
+    if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+  }
   void Kill() {
     if (pid_ > 0) {
       kill(-pid_, SIGKILL);
@@ -170,8 +209,6 @@ class ServerRun {
       pid_ = -1;
     }
   }
-
- private:
   void Die(const std::string& why) {
     if (dead()) return;
     std::string how = why;
@@ -186,24 +223,114 @@ class ServerRun {
       usleep(2000);
     }
     Kill();
-    // What it wrote to stderr last.
     char buf[4096];
     ssize_t n;
-    while (err_.valid() && (n = read(err_.get(), buf, sizeof buf)) > 0) {
-      stderr_tail_.append(buf, static_cast<size_t>(n));
-      if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
-    }
+    while (err_.valid() && (n = read(err_.get(), buf, sizeof buf)) > 0) KeepStderr({buf, static_cast<size_t>(n)});
     death_ = "MCP server " + name_ + " " + how;
     outbox_.clear();
   }
 
-  McpClient client_;
-  std::string name_;
   pid_t pid_ = -1;
   UniqueFd pidfd_, to_, from_, err_;
   std::string outbox_;
   std::string stderr_tail_;
-  std::string death_;
+};
+
+// Streamable HTTP: each message a POST to the endpoint; the answer is JSON
+// or an SSE stream of messages (progress, then the response). The session
+// id the server gives at initialize goes with every later request.
+class HttpRun final : public ServerRun {
+ public:
+  HttpRun(const ServerSpec& spec, McpClient::Callbacks callbacks)
+      : ServerRun(spec.name, std::move(callbacks)), spec_(spec) {}
+
+  void Start() {
+    client_.Start();
+    Post();
+  }
+  void AddWatchFds(std::vector<PollFd>* fds) override {
+    first_ = fds->size();
+    count_ = http_.AddWatchFds(fds);
+  }
+  SteadyTime NextTimer() const override { return http_.NextTimer().value_or(SteadyTime::max()); }
+  void OnPolled(const std::vector<PollFd>& fds) override {
+    if (first_ + count_ <= fds.size()) http_.Process(fds, first_, count_);
+    count_ = 0;
+  }
+  void Service() override {
+    if (dead()) return;
+    if (count_ == 0) http_.Process({}, 0, 0);  // timers
+    Post();
+  }
+
+ private:
+  struct Stream {
+    std::string content_type;
+    std::string body;
+    std::unique_ptr<SseParser> sse;
+  };
+
+  void Post() {
+    std::string out = client_.TakeOutput();
+    for (size_t nl; !dead() && (nl = out.find('\n')) != std::string::npos; out.erase(0, nl + 1)) {
+      std::string message = out.substr(0, nl);
+      HttpRequest req;
+      req.url = spec_.url;
+      req.body = message;
+      req.headers = spec_.headers;
+      req.headers.push_back("Content-Type: application/json");
+      req.headers.push_back("Accept: application/json, text/event-stream");
+      if (!session_.empty()) req.headers.push_back("Mcp-Session-Id: " + session_);
+      if (!client_.protocol_version().empty()) {
+        req.headers.push_back("MCP-Protocol-Version: " + client_.protocol_version());
+      }
+      req.total_timeout = seconds(24 * 3600);  // a call's deadline is the coordinator's
+      auto stream = std::make_shared<Stream>();
+      HttpClient::Callbacks cb;
+      cb.on_head = [this, stream](const HttpResponseHead& head) {
+        auto id = head.headers.find("mcp-session-id");
+        if (id != head.headers.end() && session_.empty()) session_ = id->second;
+        auto type = head.headers.find("content-type");
+        stream->content_type = type == head.headers.end() ? "" : type->second;
+        if (stream->content_type.rfind("text/event-stream", 0) == 0) {
+          stream->sse = std::make_unique<SseParser>([this](const SseEvent& e) {
+            if (!e.data.empty()) Handle(e.data);
+          });
+        }
+      };
+      cb.on_body = [stream](std::string_view data) {
+        if (stream->sse) {
+          stream->sse->Feed(data);
+        } else if (stream->body.size() < McpClient::kMaxLineBytes) {
+          stream->body.append(data);
+        }
+      };
+      cb.on_done = [this, stream](const Status& s, int http_status) {
+        if (!s.ok()) return Die("cannot be reached: " + s.message());
+        if (http_status >= 400) {
+          std::string body = stream->body.substr(0, 300);
+          return Die("answered HTTP " + std::to_string(http_status) + (body.empty() ? "" : ": " + body));
+        }
+        if (!stream->sse && !stream->body.empty() && stream->content_type.rfind("application/json", 0) == 0) {
+          Handle(stream->body);
+        }
+      };
+      http_.Start(std::move(req), std::move(cb));
+    }
+  }
+  void Handle(const std::string& message) {
+    client_.HandleMessage(message);
+    if (client_.failed()) Die("it broke the protocol");
+  }
+  void Die(const std::string& why) {
+    if (dead()) return;
+    death_ = "MCP server " + name_ + " (" + spec_.url + ") " + why;
+  }
+
+  ServerSpec spec_;
+  HttpClient http_;
+  std::string session_;
+  size_t first_ = 0, count_ = 0;
 };
 
 class Worker : public WorkerLogic {
@@ -215,6 +342,10 @@ class Worker : public WorkerLogic {
   void Handle(const v1::Envelope& env) override;
   void AddWatchFds(std::vector<PollFd>* fds) override {
     if (server_) server_->AddWatchFds(fds);
+  }
+  SteadyTime NextTimer() const override { return server_ ? server_->NextTimer() : SteadyTime::max(); }
+  void OnPolled(const std::vector<PollFd>& fds) override {
+    if (server_) server_->OnPolled(fds);
   }
   void Service() override;
   void Stop() override { server_.reset(); }
@@ -322,8 +453,16 @@ bool Worker::EnsureServer() {
     result.set_exit_reason(v1::EXIT_REASON_NORMAL);
     FinishText(text, std::move(result));
   };
-  server_ = std::make_unique<ServerRun>(spec_->name, std::move(cb));
-  Status started = server_->Start(*spec_, o_.workspace);
+  Status started = Status::OK();
+  if (!spec_->url.empty()) {
+    auto http = std::make_unique<HttpRun>(*spec_, std::move(cb));
+    http->Start();
+    server_ = std::move(http);
+  } else {
+    auto stdio = std::make_unique<StdioRun>(spec_->name, std::move(cb));
+    started = stdio->Start(*spec_, o_.workspace);
+    server_ = std::move(stdio);
+  }
   if (!started.ok()) {
     server_.reset();
     given_up_ = "MCP server " + spec_->name + " cannot start: " + started.message();

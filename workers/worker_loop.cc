@@ -54,6 +54,7 @@ int RunWorkerLoop(const WorkerOptions& o, const WorkerHello& hello, Clock* clock
     logic->AddWatchFds(&fds);
     if (!channel.Turn(logic->NextTimer(), &fds, handle)) break;
     if (sigfd.valid() && fds[0].readable) break;
+    logic->OnPolled(fds);
     logic->Service();
   }
   logic->Stop();

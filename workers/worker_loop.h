@@ -56,7 +56,10 @@ class WorkerLogic {
   virtual void AddWatchFds(std::vector<PollFd>* fds) {}
   // The latest time the next turn must come, for the worker's own timers.
   virtual SteadyTime NextTimer() const { return SteadyTime::max(); }
-  // After each turn that did not end the loop: serve whatever became ready.
+  // After each turn that did not end the loop: which of the fds it added
+  // are ready (for logic that must be told, like libcurl's), then serve
+  // whatever became ready.
+  virtual void OnPolled(const std::vector<PollFd>& fds) {}
   virtual void Service() {}
   // Once, when the loop ends (not when it never connected): stop and reap
   // everything the worker started.
