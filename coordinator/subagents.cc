@@ -158,7 +158,11 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
   // cache, todo list, and what is left of its parent's budget.
   req.system = mr.handoff() ? mr.system() : mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
   for (const v1::ChatTurn& t : mr.messages()) req.messages.push_back(FromTurn(t));
-  if (!mr.handoff()) req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
+  if (!mr.handoff()) {
+    req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
+    // MCP servers' tools, as the subagent's mode allows them.
+    for (ToolSpec& extra : mcp_.Specs(mode)) req.tools.push_back(std::move(extra));
+  }
   req.handoff = mr.handoff();
   req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;
   auto handle = std::make_shared<uint64_t>(0);

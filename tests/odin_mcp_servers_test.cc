@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -404,6 +405,45 @@ TEST_F(OdinMcpServersTest, ServersAreListedWithStateAndToolsAndTheListingIsNotTh
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0]["status"], "rejected") << results[0].dump();
   EXPECT_EQ(results[1]["status"], "ok") << results[1].dump();
+}
+
+// A subagent is offered and may run the servers' tools its mode allows;
+// its calls go through the same gates; a PreToolUse hook matches an MCP
+// tool by its name.
+TEST_F(OdinMcpServersTest, SubagentsAndHooksMeetMcpToolsByName) {
+  std::string hook = ws_.Join("no-echo.sh");
+  ASSERT_TRUE(WriteFileAtomic(hook, "#!/bin/sh\necho 'no echo today' >&2\nexit 2\n").ok());
+  chmod(hook.c_str(), 0755);
+  UserConfig({{"mcpServers", {{"everything", Everything()}}},
+              {"hooks",
+               {{"PreToolUse",
+                 {{{"matcher", "mcp__everything__echo"},
+                   {"hooks", {{{"type", "command"}, {"command", hook}, {"timeout", 30}}}}}}}}}});
+  json agents = {{"look around",
+                  {Turn({Call("mcp__everything__get-sum", {{"a", 1}, {"b", 2}}),
+                         Call("mcp__everything__toggle-simulated-logging", json::object())}),
+                   Text("The sum is 3.")}}};
+  json script = {{"responses",
+                  {Turn({Call("AgentTool", {{"description", "look"}, {"prompt", "look around"}, {"mode", "ask"}})}),
+                   Turn({Call("mcp__everything__echo", {{"message", "hi"}})}), Text("Done.")}},
+                 {"agents", agents}};
+  FakeLlm llm(script.dump());
+  Prompt(llm);
+  std::vector<json> sub, parent;
+  for (const json& r : RequestsOf(llm)) (r["n"].get<int64_t>() >= 1000000 ? sub : parent).push_back(r);
+  ASSERT_EQ(sub.size(), 2u) << last_.err;
+  // By its second request the server has listed its tools (the calls waited for it).
+  std::vector<std::string> offered = ToolNames(sub[1]);
+  EXPECT_TRUE(Has(offered, "mcp__everything__get-sum"));
+  EXPECT_FALSE(Has(offered, "mcp__everything__toggle-simulated-logging"));
+  std::vector<json> results = ToolResultsOf(sub[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["status"], "ok") << results[0].dump();
+  EXPECT_EQ(results[1]["status"], "rejected") << results[1].dump();
+  ASSERT_EQ(parent.size(), 3u);
+  json echo = ToolResultsOf(parent[2]).back();
+  EXPECT_EQ(echo["status"], "rejected") << echo.dump();
+  EXPECT_NE(echo.dump().find("no echo today"), std::string::npos) << echo.dump();
 }
 
 // A port nobody listens on now.
