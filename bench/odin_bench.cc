@@ -29,16 +29,22 @@
 //  11. Hooks (issue 18): the per-call time of the 20-call session without
 //      hooks, with a PreToolUse hook, and with PreToolUse and PostToolUse
 //      hooks (each a `true` in a hook worker), alternating.
+//  12. MCP (issue 18): the per-call time of a 20-call session of
+//      mcp__everything__get-sum (server-everything in its MCP worker) beside
+//      the 20 x ExecuteCommand session, and the same calls spoken to the
+//      server directly over its stdio, without Odin (what the protocol and
+//      the server cost by themselves).
 //   7. The guards' own cost per turn: the stall detector per step, and the
 //      workspace fingerprint of the generated tree (first scan, a rescan
 //      with nothing changed, a rescan after 100 files changed, as after a
 //      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N] [--hooks N]
-// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1]. Runs in a fresh temporary
-// workspace, with XDG_STATE_HOME in a temporary directory too (ledger anchors; $TMPDIR decides the file
+// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1] [--mcp N]. Runs in a fresh
+// temporary workspace, with XDG_STATE_HOME in a temporary directory too (ledger anchors; $TMPDIR decides the file
 // system). Never asserts: it prints.
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -62,6 +68,7 @@
 #include "bench/bench_stats.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "base/unique_fd.h"
 #include "base/zmq_endpoint.h"
 #include "ledger/ledger.h"
 #include "coordinator/gates/protected_paths.h"
@@ -638,6 +645,113 @@ bool HookFigures(int sessions) {
   return true;
 }
 
+// The same server spoken to directly over its stdio, without Odin: 20
+// tools/call round trips after initialize (ms each; empty on failure).
+std::vector<double> DirectMcpCalls(const std::string& server) {
+  std::vector<double> out;
+  StatusOr<Pipe> in = MakePipe(O_CLOEXEC), from = MakePipe(O_CLOEXEC);
+  if (!in.ok() || !from.ok()) return out;
+  SpawnOptions o;
+  o.argv = {server};
+  o.env = CurrentEnvironment();
+  o.stdin_fd = in->read_end.get();
+  o.stdout_fd = from->write_end.get();
+  StatusOr<pid_t> pid = Spawn(o);
+  in->read_end.reset();
+  from->write_end.reset();
+  if (!pid.ok()) return out;
+  FILE* reader = fdopen(from->read_end.release(), "r");
+  int to = in->write_end.get();
+  auto send = [to](const std::string& line) { return WriteAll(to, line + "\n", "mcp").ok(); };
+  // Reads lines until the answer with this id.
+  auto answer = [reader](int id) {
+    char* line = nullptr;
+    size_t cap = 0;
+    bool found = false;
+    while (!found && getline(&line, &cap, reader) > 0) {
+      nlohmann::json m = nlohmann::json::parse(line, nullptr, false);
+      found = m.is_object() && m.contains("id") && m["id"] == id;
+    }
+    free(line);
+    return found;
+  };
+  bool ok = send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+                 R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})") &&
+            answer(1) && send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  for (int i = 0; ok && i < 20; ++i) {
+    int id = 10 + i;
+    Clock::time_point t0 = Clock::now();
+    ok = send(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+              R"(,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1,"b":)" + std::to_string(i) +
+              "}}}") &&
+         answer(id);
+    if (ok) out.push_back(Ms(Clock::now() - t0));
+  }
+  fclose(reader);
+  kill(*pid, SIGKILL);
+  int status;
+  waitpid(*pid, &status, 0);
+  return out;
+}
+
+// Section 12: what an MCP tool call costs through Odin.
+bool McpFigures(int sessions) {
+  std::string server = JoinPath(ExecutableDir(), "../lsp/node_modules/.bin/mcp-server-everything");
+  if (!PathExists(server)) {
+    printf("mcp: skipped (server-everything is not installed; scripts/install-language-servers.sh installs it)\n");
+    return true;
+  }
+  printf("mcp (20 x mcp__everything__get-sum vs 20 x ExecuteCommand true sessions; %d each, alternating)\n", sessions);
+  StatusOr<std::string> config = MakeTempDir("odin-bench-mcp");
+  if (!config.ok()) return false;
+  std::string calls = R"({"responses":[)";
+  for (int c = 0; c < 20; ++c) {
+    calls +=
+        R"({"tool_calls":[{"name":"mcp__everything__get-sum","arguments":{"a":1,"b":)" + std::to_string(c) + "}}]},";
+  }
+  calls += R"({"text":"done"}]})";
+  if (!MakeDirs(*config + "/odin").ok() ||
+      !WriteFileAtomic(*config + "/odin/odinconfig.json",
+                       nlohmann::json({{"mcpServers", {{"everything", {{"command", server}}}}}}).dump())
+           .ok()) {
+    return false;
+  }
+  std::vector<double> gaps[2], direct;
+  for (int i = 0; i < 2 * sessions; ++i) {
+    bool mcp = i % 2 == 1;
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
+    if (!dir.ok()) return false;
+    std::string url;
+    bool ok = WriteFileAtomic(*dir + "/script.json", mcp ? calls : TwentyCommandsScript()).ok() &&
+              MakeDirs(*dir + "/ws").ok();
+    StatusOr<pid_t> model = ok ? StartFakeModel(*dir, &url) : StatusOr<pid_t>(Status::Internal("setup"));
+    if (!model.ok()) return false;
+    if (mcp) setenv("XDG_CONFIG_HOME", config->c_str(), 1);
+    SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
+    unsetenv("XDG_CONFIG_HOME");
+    kill(*model, SIGKILL);
+    int status;
+    waitpid(*model, &status, 0);
+    RemoveTree(*dir);
+    if (!f.ok) return false;
+    // The first call waits for the server to start: counted apart.
+    size_t skip = mcp && !f.gaps_ms.empty() ? 1 : 0;
+    gaps[mcp].insert(gaps[mcp].end(), f.gaps_ms.begin() + static_cast<long>(skip), f.gaps_ms.end());
+    if (mcp) {
+      std::vector<double> d = DirectMcpCalls(server);
+      direct.insert(direct.end(), d.begin(), d.end());
+    }
+  }
+  RemoveTree(*config);
+  Stats command = Summarize(gaps[0]), tool = Summarize(gaps[1]), raw = Summarize(direct);
+  Print("per call, ExecuteCommand true", command, 0);
+  Print("per call, mcp__everything__get-sum", tool, 0);
+  Print("the same call, straight to the server", raw, 0);
+  printf("  %-44s %+.2f ms per call (medians; sandbox, gates, ledger, worker hop)\n", "what Odin adds to an MCP call",
+         tool.median_ms - raw.median_ms);
+  return true;
+}
+
 // Section 10: compaction in a long session, and resume.
 bool LongSessionFigures() {
   printf("long sessions (300 calls of ~1.6 KB output in a 16,000-token window; resume of 5,000 messages)\n");
@@ -1055,7 +1169,7 @@ bool SubagentFigures(int subagents, int commands) {
 
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
-      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5;
+      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5, mcp = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -1070,6 +1184,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--ledger") == 0) ledger = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--long") == 0) long_sessions = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--hooks") == 0) hooks = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--mcp") == 0) mcp = atoi(argv[i + 1]);
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
@@ -1128,6 +1243,7 @@ int Main(int argc, char** argv) {
   if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
   if (long_sessions > 0 && !LongSessionFigures()) return 1;
   if (hooks > 0 && !HookFigures(hooks)) return 1;
+  if (mcp > 0 && !McpFigures(mcp)) return 1;
   RemoveTree(*user_dir);
   return 0;
 }
