@@ -10,6 +10,12 @@ using nlohmann::json;
 
 namespace {
 
+// What one server may put in front of the model: tools, and each tool's
+// schema and description.
+constexpr size_t kMaxToolsPerServer = 128;
+constexpr size_t kMaxSchemaBytes = 32 * 1024;
+constexpr size_t kMaxDescriptionBytes = 2048;
+
 // What model APIs take as a tool's name.
 bool ValidToolName(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -116,7 +122,7 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
     return Status::Internal("MCP server " + server + ": malformed listing");
   }
   s->tools.clear();
-  int skipped = 0;
+  int skipped = 0, too_big = 0, too_many = 0;
   for (const json& t : j["tools"]) {
     if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) continue;
     McpToolInfo info;
@@ -127,18 +133,31 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
       ++skipped;
       continue;
     }
-    info.description = t.value("description", "");
+    info.description = t.value("description", "").substr(0, kMaxDescriptionBytes);
     json schema = t.contains("input_schema") && t["input_schema"].is_object() ? t["input_schema"] : json::object();
     if (!schema.contains("type")) schema["type"] = "object";
     info.input_schema_json = schema.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (info.input_schema_json.size() > kMaxSchemaBytes) {
+      ++too_big;
+      continue;
+    }
+    if (s->tools.size() >= kMaxToolsPerServer) {
+      ++too_many;
+      continue;
+    }
     info.read_only = t.value("read_only", false);
     info.destructive = t.value("destructive", true);
     s->tools.push_back(std::move(info));
   }
   s->protocol_version = j.value("protocol_version", "");
   s->state = State::kReady;
-  s->error =
-      skipped == 0 ? "" : std::to_string(skipped) + " tools skipped: their names are not [A-Za-z0-9_-], 64 at most";
+  std::vector<std::string> notes;
+  if (skipped > 0)
+    notes.push_back(std::to_string(skipped) + " tools skipped: their names are not [A-Za-z0-9_-], 64 at most");
+  if (too_big > 0) notes.push_back(std::to_string(too_big) + " tools skipped: schemas over 32 KiB");
+  if (too_many > 0) notes.push_back(std::to_string(too_many) + " tools skipped: 128 per server at most");
+  s->error.clear();
+  for (const std::string& n : notes) s->error += (s->error.empty() ? "" : "; ") + n;
   return Status::OK();
 }
 

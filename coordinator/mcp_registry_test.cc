@@ -77,6 +77,14 @@ TEST(McpRegistryTest, ToolsWhoseNamesModelsCannotTakeAreSkippedAndCounted) {
   ASSERT_EQ(r.servers()[0].tools.size(), 1u);
   EXPECT_EQ(r.servers()[0].tools[0].input_schema_json, R"({"type":"object"})");
   EXPECT_NE(r.servers()[0].error.find("3 tools skipped"), std::string::npos);
+  // What a server may put in front of the model is bounded.
+  std::vector<json> many;
+  for (int i = 0; i < 140; ++i) many.push_back({{"name", "t" + std::to_string(i)}});
+  many.push_back({{"name", "huge"}, {"input_schema", {{"type", "object"}, {"description", std::string(40000, 'x')}}}});
+  ASSERT_TRUE(r.OnListed("s", Listing(many)).ok());
+  EXPECT_EQ(r.servers()[0].tools.size(), 128u);
+  EXPECT_NE(r.servers()[0].error.find("schemas over 32 KiB"), std::string::npos) << r.servers()[0].error;
+  EXPECT_NE(r.servers()[0].error.find("128 per server"), std::string::npos) << r.servers()[0].error;
   // A malformed listing fails the server, never a crash.
   EXPECT_FALSE(r.OnListed("s", "[1,2]").ok());
   EXPECT_EQ(r.servers()[0].state, McpRegistry::State::kFailed);

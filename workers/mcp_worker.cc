@@ -38,6 +38,9 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 constexpr size_t kStderrTailBytes = 2048;
 constexpr size_t kDescriptionBytes = 2048;
 constexpr size_t kStructuredBytes = 64 * 1024;
+// A server may send progress as often as it likes; the coordinator hears of
+// it at most this often (and always of the last step).
+constexpr Duration kProgressEvery = milliseconds(100);
 
 struct ServerSpec {
   std::string name;
@@ -348,7 +351,10 @@ class Worker : public WorkerLogic {
     if (server_) server_->OnPolled(fds);
   }
   void Service() override;
-  void Stop() override { server_.reset(); }
+  void Stop() override {
+    server_.reset();
+    KillAllDescendants();  // what the server left running (we are their subreaper)
+  }
 
  private:
   struct Job {
@@ -356,6 +362,7 @@ class Worker : public WorkerLogic {
     bool list = false;                // McpListTools
     std::optional<uint64_t> call_id;  // tools/call sent
     SteadyTime started{};
+    SteadyTime last_progress{};  // progress relayed at most every kProgressEvery
   };
   void Start(const v1::ToolRequest& req);
   // Starts the server if there is none; false (and the job failed) if it cannot.
@@ -425,6 +432,10 @@ bool Worker::EnsureServer() {
   McpClient::Callbacks cb;
   cb.on_progress = [this](uint64_t call, double progress, double total, const std::string& message) {
     if (!job_ || job_->call_id != call) return;
+    SteadyTime now = clock_->Now();
+    bool last = total > 0 && progress >= total;
+    if (!last && now - job_->last_progress < kProgressEvery) return;
+    job_->last_progress = now;
     v1::Envelope env;
     v1::ToolProgress* p = env.mutable_tool_progress();
     p->set_execution_id(job_->req.execution_id());
