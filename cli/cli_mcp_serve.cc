@@ -38,6 +38,12 @@ using nlohmann::json;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// o[key] if it is a string, else "": a client's types are not trusted.
+std::string Text(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 const std::set<std::string>& ServedTools() {
   static const std::set<std::string> tools = {"Read",      "LS",          "Glob",          "Grep",
                                               "WriteFile", "EditTool",    "MultiEditTool", "ExecuteCommand",
@@ -47,26 +53,32 @@ const std::set<std::string>& ServedTools() {
 
 class Server {
  public:
-  Server(Runtime* rt, Mode mode) : rt_(rt), coord_(rt->coordinator()), mode_(mode) {}
+  Server(Runtime* rt, Mode mode) : rt_(rt), coord_(rt->coordinator()), mode_(mode), workspace_(rt->workspace().root) {}
 
   // Handles one line from the client.
   void HandleLine(const std::string& line) {
     json m = json::parse(line, nullptr, false);
     if (!m.is_object())
       return Send({{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32700}, {"message", "parse error"}}}});
-    std::string method = m.contains("method") && m["method"].is_string() ? m["method"].get<std::string>() : "";
+    std::string method = Text(m, "method");
     bool request = m.contains("id") && (m["id"].is_number_integer() || m["id"].is_string());
     json params = m.contains("params") && m["params"].is_object() ? m["params"] : json::object();
     if (!request) {
       if (method == "notifications/cancelled" && params.contains("requestId")) {
-        auto it = running_.find(Dump(params["requestId"]));
-        if (it != running_.end()) coord_.Cancel(it->second);
+        // The call stops; its request gets no answer (the client gave up on it).
+        std::string key = Dump(params["requestId"]);
+        auto it = running_.find(key);
+        if (it != running_.end()) {
+          std::string execution = it->second;
+          cancelled_.insert(key);
+          coord_.Cancel(execution);
+        }
       }
       return;  // notifications/initialized, answers to nothing we asked
     }
     const json& id = m["id"];
     if (method == "initialize") {
-      std::string asked = params.value("protocolVersion", "");
+      std::string asked = Text(params, "protocolVersion");
       std::string version = kMcpProtocolVersions[0];
       for (const char* v : kMcpProtocolVersions) {
         if (asked == v) version = v;
@@ -87,7 +99,10 @@ class Server {
 
   bool idle() const { return running_.empty(); }
   void CancelAll() {
-    for (const auto& [key, execution] : running_) coord_.Cancel(execution);
+    // Copied first: a call may end inside Cancel, and its end erases its entry.
+    std::vector<std::string> executions;
+    for (const auto& [key, execution] : running_) executions.push_back(execution);
+    for (const std::string& execution : executions) coord_.Cancel(execution);
   }
 
  private:
@@ -113,7 +128,7 @@ class Server {
   }
 
   void Call(const json& id, const json& params) {
-    std::string name = params.value("name", "");
+    std::string name = Text(params, "name");
     json args = params.contains("arguments") ? params["arguments"] : json::object();
     if (ServedTools().count(name) == 0) {
       return Send(
@@ -134,7 +149,8 @@ class Server {
     std::string execution = call.execution_id;
     handlers.on_done = [this, id, key, name, execution](const v1::ToolResult& r, const Status&) {
       running_.erase(key);
-      std::string record = GroundTruthRecord(execution, name, r, rt_->workspace().root);
+      if (cancelled_.erase(key) != 0) return;
+      std::string record = GroundTruthRecord(execution, name, r, workspace_);
       bool blocking = r.has_verdict() && (r.verdict().status() == "errors" || r.verdict().status() == "timed_out");
       for (const v1::ValidationVerdict& v : r.command_verdicts()) {
         blocking = blocking || v.status() == "errors" || v.status() == "timed_out";
@@ -155,35 +171,18 @@ class Server {
   Runtime* rt_;
   Coordinator& coord_;
   Mode mode_;
+  std::string workspace_;
   std::map<std::string, std::string> running_;  // request id (as JSON) -> execution id
+  std::set<std::string> cancelled_;             // request ids the client cancelled
 };
 
-}  // namespace
-
-int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::string& approval) {
+// Reads requests until stdin ends and every call has ended.
+int Serve(Coordinator& coord, Server& server) {
   auto fail = [](const std::string& message) {
     std::cerr << "odin mcp serve: " << message << "\n";
     return kError;
   };
-  Mode mode;
-  if (!ParseMode(mode_name, &mode)) return fail("unknown mode '" + mode_name + "' (ask, plan or edit)");
-  if (approval != "deny" && approval != "allow") return fail("approval '" + approval + "' must be deny or allow");
-  RuntimeFlags rf;
-  rf.dir = g.dir;
-  rf.sandbox = g.sandbox;
-  rf.session_kind = "mcp";
-  rf.mode = mode_name;
-  rf.validate = true;
-  rf.approval = approval;
-  StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
-  if (!rt.ok()) return fail(rt.status().message());
-  Coordinator& coord = (*rt)->coordinator();
-  coord.on_worker_ready = [](const v1::Hello& hello) {
-    if (!hello.sandbox().namespaces()) {
-      std::cerr << "odin mcp serve: warning: running WITHOUT a sandbox (" << hello.sandbox().description() << ")\n";
-    }
-  };
-  Server server(rt->get(), mode);
+
   fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
   std::string in;
   bool open = true;
@@ -217,6 +216,38 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
     if (in.size() > McpClient::kMaxLineBytes) return fail("a message longer than 64 MiB");
   }
   return 0;
+}
+
+}  // namespace
+
+int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::string& approval) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "odin mcp serve: " << message << "\n";
+    return kError;
+  };
+  Mode mode;
+  if (!ParseMode(mode_name, &mode)) return fail("unknown mode '" + mode_name + "' (ask, plan or edit)");
+  if (approval != "deny" && approval != "allow") return fail("approval '" + approval + "' must be deny or allow");
+  RuntimeFlags rf;
+  rf.dir = g.dir;
+  rf.sandbox = g.sandbox;
+  rf.session_kind = "mcp";
+  rf.mode = mode_name;
+  rf.validate = true;
+  rf.approval = approval;
+  StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
+  if (!rt.ok()) return fail(rt.status().message());
+  Coordinator& coord = (*rt)->coordinator();
+  coord.on_worker_ready = [](const v1::Hello& hello) {
+    if (!hello.sandbox().namespaces()) {
+      std::cerr << "odin mcp serve: warning: running WITHOUT a sandbox (" << hello.sandbox().description() << ")\n";
+    }
+  };
+  Server server(rt->get(), mode);
+  int code = Serve(coord, server);
+  // The calls still running end while the server that hears of them is whole.
+  rt->reset();
+  return code;
 }
 
 }  // namespace odin

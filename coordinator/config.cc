@@ -196,10 +196,13 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
   for (auto it = m.begin(); it != m.end(); ++it) {
     const std::string& name = it.key();
     std::string at = "mcpServers." + name;
-    bool valid_name = !name.empty() && name.size() <= 64 && name.find("__") == std::string::npos;
+    // No "__" and no "_" at either end: mcp__NAME__TOOL splits one way only.
+    bool valid_name = !name.empty() && name.size() <= 64 && name.find("__") == std::string::npos &&
+                      name.front() != '_' && name.back() != '_';
     for (char ch : name) valid_name = valid_name && (isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-');
     if (!valid_name) {
-      return Status::InvalidArgument(origin, at + ": a server's name is 1 to 64 letters, digits, _ or - (no __)");
+      return Status::InvalidArgument(
+          origin, at + ": a server's name is 1 to 64 letters, digits, _ or - (no __, no _ at either end)");
     }
     const json& e = it.value();
     RETURN_IF_ERROR(CheckKeys(e, at,

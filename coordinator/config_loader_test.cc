@@ -309,9 +309,10 @@ TEST_F(ConfigLoaderTest, AnUnusableMcpJsonIsIgnoredWithANotice) {
   EXPECT_NE(l.notices[0].find("always run sandboxed"), std::string::npos) << l.notices[0];
   Trust();
   EXPECT_TRUE(Load().config.mcp_servers.empty());
-  for (const char* bad : {R"({"mcpServers": {"a__b": {"command": "x"}}})", R"({"mcpServers": {"a": {"command": ""}}})",
-                          R"({"mcpServers": {"a": {"type": "http", "url": "file:///etc"}}})",
-                          R"({"mcpServers": {"a": {"command": "x", "cwd": "/"}}})", R"({"hooks": {}})", "[1, 2"}) {
+  for (const char* bad :
+       {R"({"mcpServers": {"a__b": {"command": "x"}}})", R"({"mcpServers": {"a_": {"command": "x"}}})",
+        R"({"mcpServers": {"a": {"command": ""}}})", R"({"mcpServers": {"a": {"type": "http", "url": "file:///etc"}}})",
+        R"({"mcpServers": {"a": {"command": "x", "cwd": "/"}}})", R"({"hooks": {}})", "[1, 2"}) {
     ASSERT_TRUE(WriteFileAtomic(McpJsonPath(ws_), bad).ok());
     l = Load();
     EXPECT_TRUE(l.config.mcp_servers.empty()) << bad;

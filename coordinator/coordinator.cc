@@ -201,7 +201,8 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   const ToolCall& tc = c.call;
   // A tool of an MCP server that is still starting: judged once its tools
   // are known (the server's listing ends within its startup timeout).
-  if (WaitForMcpServer(c)) return id;
+  // (Arguments that are not JSON are refused below, never held.)
+  if (canonical.ok() && WaitForMcpServer(c)) return id;
   // A call boundary: what changed since by no call of ours is found now.
   DetectExternalChanges(tc.agent_id);
 

@@ -7,8 +7,8 @@
 namespace odin {
 
 std::string McpWorkerEnvironment(const McpServerSpec& spec) {
-  nlohmann::json j = {{"name", spec.name}, {"command", spec.command}, {"args", spec.args},
-                      {"env", spec.env},   {"url", spec.url},         {"headers", spec.headers}};
+  nlohmann::json j = {{"name", spec.name}, {"command", spec.command}, {"args", spec.args},        {"env", spec.env},
+                      {"url", spec.url},   {"headers", spec.headers}, {"writable", spec.writable}};
   return std::string(kMcpServerEnv) + "=" + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -129,7 +129,9 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
     info.server = server;
     info.name = t["name"];
     info.full_name = std::string(kMcpToolPrefix) + server + "__" + info.name;
-    if (!ValidToolName(info.full_name)) {
+    bool duplicate = false;
+    for (const McpToolInfo& seen : s->tools) duplicate = duplicate || seen.full_name == info.full_name;
+    if (!ValidToolName(info.full_name) || duplicate) {
       ++skipped;
       continue;
     }
@@ -153,7 +155,8 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
   s->state = State::kReady;
   std::vector<std::string> notes;
   if (skipped > 0)
-    notes.push_back(std::to_string(skipped) + " tools skipped: their names are not [A-Za-z0-9_-], 64 at most");
+    notes.push_back(std::to_string(skipped) +
+                    " tools skipped: their names are not [A-Za-z0-9_-], 64 at most, or repeat another's");
   if (too_big > 0) notes.push_back(std::to_string(too_big) + " tools skipped: schemas over 32 KiB");
   if (too_many > 0) notes.push_back(std::to_string(too_many) + " tools skipped: 128 per server at most");
   s->error.clear();

@@ -72,11 +72,12 @@ TEST(McpRegistryTest, ToolsWhoseNamesModelsCannotTakeAreSkippedAndCounted) {
   ASSERT_TRUE(r.OnListed("s", Listing({{{"name", "ok_name"}},
                                        {{"name", "has.dot"}},
                                        {{"name", std::string(70, 'a')}},
-                                       {{"name", "no schema"}}}))
+                                       {{"name", "no schema"}},
+                                       {{"name", "ok_name"}}}))
                   .ok());
   ASSERT_EQ(r.servers()[0].tools.size(), 1u);
   EXPECT_EQ(r.servers()[0].tools[0].input_schema_json, R"({"type":"object"})");
-  EXPECT_NE(r.servers()[0].error.find("3 tools skipped"), std::string::npos);
+  EXPECT_NE(r.servers()[0].error.find("4 tools skipped"), std::string::npos);  // the repeat too
   // What a server may put in front of the model is bounded.
   std::vector<json> many;
   for (int i = 0; i < 140; ++i) many.push_back({{"name", "t" + std::to_string(i)}});

@@ -73,7 +73,16 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     for (const auto& [k, v] : spec.env) given.push_back(k + "=" + v);
     redactor.AddSecretsFromEnvironment(given);
     for (const auto& [k, v] : spec.headers) {
-      if (v.size() >= 8) redactor.AddSecret("mcpServers." + name + ".headers." + k, v);
+      std::string key = "mcpServers." + name + ".headers." + k;
+      if (v.size() >= 8) redactor.AddSecret(key, v);
+      // The token alone too, should a server echo it.
+      size_t space = v.find(' ');
+      if (space != std::string::npos && v.size() - space - 1 >= 8) redactor.AddSecret(key, v.substr(space + 1));
+    }
+    // A URL's query (?key=...) often carries a token.
+    size_t query = spec.url.find('?');
+    if (query != std::string::npos && spec.url.size() - query - 1 >= 8) {
+      redactor.AddSecret("mcpServers." + name + ".url", spec.url.substr(query + 1));
     }
   }
   std::vector<std::string> worker_env = ScrubEnvironment(env);

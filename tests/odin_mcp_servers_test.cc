@@ -28,8 +28,9 @@ using nlohmann::json;
 
 // A scripted MCP server (stdio, one JSON message per line). argv[2] is what
 // it does: "ok" answers; "crash" exits when a tool is called; "silent"
-// never answers initialize; "hang" never answers a call. With argv[3], it
-// appends every message it reads to that file.
+// never answers initialize; "hang" never answers a call; "late" writes
+// late.txt in its cwd (the workspace) 200 ms after answering a call. With
+// argv[3], it appends every message it reads to that file.
 constexpr char kScriptedServer[] = R"JS(
 const fs = require('fs');
 const mode = process.argv[2];
@@ -56,6 +57,7 @@ process.stdin.on('data', (d) => {
       if (mode === 'crash') { process.stderr.write('scripted: giving up\n'); process.exit(3); }
       if (mode === 'hang') continue;
       send({jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: 'worked ' + m.params.arguments.n}]}});
+      if (mode === 'late') setTimeout(() => fs.writeFileSync('late.txt', 'written after the call\n'), 200);
     }
   }
 });
@@ -316,6 +318,21 @@ TEST_F(OdinMcpServersTest, AWritableServersChangeIsAMutationOfTheCall) {
       "'%made.txt'");
   ASSERT_EQ(mutations.size(), 1u);
   EXPECT_EQ(mutations[0], "mcp|mcp__fs__write_file");
+}
+
+// A writable server changes the workspace only while one of its calls runs:
+// between calls its processes are stopped, so a write it schedules for
+// later never lands behind the coordinator's back.
+TEST_F(OdinMcpServersTest, AWritableServerIsStoppedBetweenItsCalls) {
+  UserConfig({{"mcpServers", {{"late", Scripted("late", {{"writable", true}})}}}});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"mcp__late__work","arguments":{"n":1}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sleep 1"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(ToolResultsOf(RequestsOf(llm)[1]).back()["status"], "ok");
+  EXPECT_FALSE(PathExists(ws_.Join("late.txt"))) << "the server wrote between its calls";
 }
 
 // permissions.deny names MCP tools as Claude Code does: a whole server or
@@ -582,6 +599,8 @@ TEST_F(OdinMcpServersTest, McpServeRefusesBadFlagsAndAnswersGarbageWithAnError) 
       "\n"
       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"WriteFile","arguments":{"file_path":"x","content":"y"}}})"
       "\n"
+      R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":5,"arguments":[]}})"
+      "\n"
       R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})"
       "\n";
   ASSERT_EQ(write(in, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
@@ -591,6 +610,7 @@ TEST_F(OdinMcpServersTest, McpServeRefusesBadFlagsAndAnswersGarbageWithAnError) 
   // Ask mode, the default: WriteFile is not Odin's to offer here.
   EXPECT_NE(seen.find("not available in ask mode"), std::string::npos) << seen;
   EXPECT_NE(seen.find("-32601"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("unknown tool"), std::string::npos) << seen;  // a name that is not a string
   close(in);
   close(out);
   EXPECT_EQ(Wait(pid), 0);

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -22,6 +24,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/mcp_client.h"
 #include "tools/output_capture.h"
+#include "tools/text_file.h"
 #include "tools/tool_result.h"
 #include "base/version.h"
 #include "llm/http_client.h"
@@ -44,6 +47,7 @@ constexpr Duration kProgressEvery = milliseconds(100);
 
 struct ServerSpec {
   std::string name;
+  bool writable = false;          // held stopped between calls (below)
   std::vector<std::string> argv;  // stdio
   std::vector<std::string> env;
   std::string url;                   // streamable HTTP
@@ -61,6 +65,7 @@ StatusOr<ServerSpec> SpecFromEnvironment() {
   }
   ServerSpec s;
   s.name = j["name"];
+  s.writable = j.value("writable", false);
   if (http) {
     s.url = j["url"];
     const json headers = j.value("headers", json::object());
@@ -103,6 +108,11 @@ class ServerRun {
   virtual void OnPolled(const std::vector<PollFd>& fds) {}
   // Moves messages both ways; notices an exit or a broken session.
   virtual void Service() = 0;
+  // The call was cancelled: whatever still carries its answer may go.
+  virtual void Abandon(uint64_t call) {}
+  // Stops a local server's processes between calls, and lets them go on.
+  virtual void Pause() {}
+  virtual void Resume() {}
 
  protected:
   McpClient client_;
@@ -114,6 +124,13 @@ class StdioRun final : public ServerRun {
  public:
   using ServerRun::ServerRun;
   ~StdioRun() override { Kill(); }
+
+  void Pause() override {
+    if (pid_ > 0 && !dead()) kill(-pid_, SIGSTOP);
+  }
+  void Resume() override {
+    if (pid_ > 0) kill(-pid_, SIGCONT);
+  }
 
   Status Start(const ServerSpec& spec, const std::string& cwd) {
     ASSIGN_OR_RETURN(Pipe in, MakePipe(O_CLOEXEC));
@@ -144,7 +161,7 @@ class StdioRun final : public ServerRun {
   std::string death() const override {
     std::string tail = stderr_tail_;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
-    return death_ + (tail.empty() ? "" : "; its stderr ends: " + tail.substr(tail.rfind('\n') + 1));
+    return ToDisplayText(death_ + (tail.empty() ? "" : "; its stderr ends: " + tail.substr(tail.rfind('\n') + 1)));
   }
 
   void AddWatchFds(std::vector<PollFd>* fds) override {
@@ -205,7 +222,7 @@ class StdioRun final : public ServerRun {
   }
   void Kill() {
     if (pid_ > 0) {
-      kill(-pid_, SIGKILL);
+      kill(-pid_, SIGKILL);  // a stopped process dies of it too (no SIGCONT: it would run first)
       kill(pid_, SIGKILL);
       int status = 0;
       WaitPid(pid_, &status, 0);
@@ -265,6 +282,12 @@ class HttpRun final : public ServerRun {
     if (count_ == 0) http_.Process({}, 0, 0);  // timers
     Post();
   }
+  void Abandon(uint64_t call) override {
+    auto it = call_transfers_.find(call);
+    if (it == call_transfers_.end()) return;
+    http_.Cancel(it->second);
+    call_transfers_.erase(it);
+  }
 
  private:
   struct Stream {
@@ -273,10 +296,24 @@ class HttpRun final : public ServerRun {
     std::unique_ptr<SseParser> sse;
   };
 
+  // Sends what the client queued, in order. A notification or an answer
+  // (202 Accepted, no body) is sent alone: what follows waits for its
+  // response, so the server sees notifications/initialized before
+  // tools/list. Requests go at once; their answers may stream for long.
   void Post() {
     std::string out = client_.TakeOutput();
-    for (size_t nl; !dead() && (nl = out.find('\n')) != std::string::npos; out.erase(0, nl + 1)) {
-      std::string message = out.substr(0, nl);
+    for (size_t nl; (nl = out.find('\n')) != std::string::npos; out.erase(0, nl + 1)) {
+      queue_.push_back(out.substr(0, nl));
+    }
+    while (!dead() && !queue_.empty() && in_flight_notifications_ == 0) {
+      std::string message = std::move(queue_.front());
+      queue_.pop_front();
+      json m = json::parse(message, nullptr, false);
+      bool request = m.is_object() && m.contains("id") && m.contains("method");
+      if (!request) ++in_flight_notifications_;
+      uint64_t call = request && m.value("method", json()) == "tools/call" && m["id"].is_number_unsigned()
+                          ? m["id"].get<uint64_t>()
+                          : 0;
       HttpRequest req;
       req.url = spec_.url;
       req.body = message;
@@ -290,7 +327,8 @@ class HttpRun final : public ServerRun {
       req.total_timeout = seconds(24 * 3600);  // a call's deadline is the coordinator's
       auto stream = std::make_shared<Stream>();
       HttpClient::Callbacks cb;
-      cb.on_head = [this, stream](const HttpResponseHead& head) {
+      cb.on_head = [this, stream, request](const HttpResponseHead& head) {
+        if (!request) --in_flight_notifications_;
         auto id = head.headers.find("mcp-session-id");
         if (id != head.headers.end() && session_.empty()) session_ = id->second;
         auto type = head.headers.find("content-type");
@@ -308,8 +346,11 @@ class HttpRun final : public ServerRun {
           stream->body.append(data);
         }
       };
-      cb.on_done = [this, stream](const Status& s, int http_status) {
+      cb.on_done = [this, stream, call](const Status& s, int http_status) {
+        if (call != 0) call_transfers_.erase(call);
         if (!s.ok()) return Die("cannot be reached: " + s.message());
+        // 404 with a session: the server ended it; the worker starts afresh.
+        if (http_status == 404 && !session_.empty()) return Die("ended the session (HTTP 404)");
         if (http_status >= 400) {
           std::string body = stream->body.substr(0, 300);
           return Die("answered HTTP " + std::to_string(http_status) + (body.empty() ? "" : ": " + body));
@@ -318,7 +359,8 @@ class HttpRun final : public ServerRun {
           Handle(stream->body);
         }
       };
-      http_.Start(std::move(req), std::move(cb));
+      HttpClient::Id transfer = http_.Start(std::move(req), std::move(cb));
+      if (call != 0) call_transfers_[call] = transfer;
     }
   }
   void Handle(const std::string& message) {
@@ -327,13 +369,16 @@ class HttpRun final : public ServerRun {
   }
   void Die(const std::string& why) {
     if (dead()) return;
-    death_ = "MCP server " + name_ + " (" + spec_.url + ") " + why;
+    death_ = ToDisplayText("MCP server " + name_ + " (" + spec_.url + ") " + why);
   }
 
   ServerSpec spec_;
   HttpClient http_;
   std::string session_;
   size_t first_ = 0, count_ = 0;
+  std::deque<std::string> queue_;  // messages not sent yet
+  int in_flight_notifications_ = 0;
+  std::map<uint64_t, HttpClient::Id> call_transfers_;  // a tool call's POST
 };
 
 class Worker : public WorkerLogic {
@@ -390,6 +435,7 @@ void Worker::Handle(const v1::Envelope& env) {
       bool timeout = env.cancel().reason() == v1::CANCEL_REASON_TIMEOUT;
       if (job_->call_id && server_ && !server_->dead()) {
         server_->client().Cancel(*job_->call_id, timeout ? "timed out" : "cancelled");
+        server_->Abandon(*job_->call_id);
         server_->Service();
       }
       std::string what = job_->list ? "starting MCP server " + spec_->name : job_->req.tool();
@@ -420,6 +466,7 @@ void Worker::Start(const v1::ToolRequest& req) {
                   Status::InvalidArgument("the MCP worker of " + spec_->name + " does not run " + req.tool()));
   }
   if (!EnsureServer()) return;
+  server_->Resume();
   Advance();
 }
 
@@ -441,7 +488,8 @@ bool Worker::EnsureServer() {
     p->set_execution_id(job_->req.execution_id());
     p->mutable_mcp_progress()->set_progress(progress);
     p->mutable_mcp_progress()->set_total(total);
-    p->mutable_mcp_progress()->set_message(message.substr(0, 1024));
+    // A proto string must be UTF-8: a cut may fall inside a character.
+    p->mutable_mcp_progress()->set_message(ToDisplayText(message.substr(0, 1024)));
     channel_->Queue(std::move(env));
   };
   cb.on_result = [this](uint64_t call, const McpCallResult& r) {
@@ -462,6 +510,7 @@ bool Worker::EnsureServer() {
       result.set_status(v1::TOOL_STATUS_OK);
     }
     result.set_exit_reason(v1::EXIT_REASON_NORMAL);
+    deaths_ = 0;  // it answered: a later death may be restarted again
     FinishText(text, std::move(result));
   };
   Status started = Status::OK();
@@ -533,7 +582,7 @@ void Worker::OnServerDeath() {
   if (deaths_ >= 2) given_up_ = why + " (it died twice; not started again)";
   if (job_) Finish(v1::TOOL_STATUS_CRASHED, Status::Unavailable(why), v1::EXIT_REASON_CRASHED);
   // Started again once, at once: the next call finds it ready.
-  if (given_up_.empty()) EnsureServer();
+  if (given_up_.empty() && EnsureServer() && spec_->writable) server_->Pause();
 }
 
 void Worker::Finish(v1::ToolStatus status, const Status& why, int exit_reason) {
@@ -571,6 +620,11 @@ void Worker::FinishText(const std::string& text, v1::ToolResult result) {
   job_.reset();
   channel_->QueueResult(std::move(result));
   channel_->Flush();
+  // A writable server may change the workspace only while one of its calls
+  // runs (the coordinator tracks and checks each call's changes): between
+  // calls its processes are stopped. (What is queued for it, a
+  // cancellation, it reads when its next call resumes it.)
+  if (spec_.ok() && spec_->writable && server_) server_->Pause();
 }
 
 }  // namespace
