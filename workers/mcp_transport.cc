@@ -1,0 +1,344 @@
+#include "workers/mcp_transport.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "base/unique_fd.h"
+#include "base/version.h"
+#include "llm/http_client.h"
+#include "llm/sse_parser.h"
+#include "tools/text_file.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kStderrTailBytes = 2048;
+
+class StdioRun final : public McpServerRun {
+ public:
+  StdioRun(const std::string& name, McpClient::Callbacks callbacks) : McpServerRun(name, std::move(callbacks)) {}
+  ~StdioRun() override { Kill(); }
+
+  void Pause() override {
+    if (pid_ > 0 && !dead()) kill(-pid_, SIGSTOP);
+  }
+  void Resume() override {
+    if (pid_ > 0) kill(-pid_, SIGCONT);
+  }
+
+  Status Start(const McpServerDescription& spec, const std::string& cwd) {
+    ASSIGN_OR_RETURN(Pipe in, MakePipe(O_CLOEXEC));
+    ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
+    ASSIGN_OR_RETURN(Pipe err, MakePipe(O_CLOEXEC));
+    SpawnOptions o;
+    o.argv = spec.argv;
+    o.env = spec.env;
+    o.cwd = cwd;
+    o.stdin_fd = in.read_end.get();
+    o.stdout_fd = out.write_end.get();
+    o.stderr_fd = err.write_end.get();
+    o.parent_death_signal = SIGKILL;
+    StatusOr<pid_t> pid = Spawn(o);
+    if (!pid.ok()) return pid.status();
+    pid_ = *pid;
+    pidfd_ = UniqueFd(OpenPidFd(pid_));
+    to_ = std::move(in.write_end);
+    from_ = std::move(out.read_end);
+    err_ = std::move(err.read_end);
+    for (int fd : {to_.get(), from_.get(), err_.get()}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    client_.Start();
+    outbox_ = client_.TakeOutput();
+    return Status::OK();
+  }
+
+  // Its exit status and the last line of its stderr.
+  std::string death() const override {
+    std::string tail = stderr_tail_;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+    return ToDisplayText(death_ + (tail.empty() ? "" : "; its stderr ends: " + tail.substr(tail.rfind('\n') + 1)));
+  }
+
+  void AddWatchFds(std::vector<PollFd>* fds) override {
+    if (dead()) return;
+    fds->push_back({from_.get(), true, false});
+    if (err_.valid()) fds->push_back({err_.get(), true, false});
+    if (!outbox_.empty()) fds->push_back({to_.get(), false, true});
+    if (pidfd_.valid()) fds->push_back({pidfd_.get(), true, false});
+  }
+
+  void Service() override {
+    if (dead()) return;
+    outbox_ += client_.TakeOutput();
+    while (!outbox_.empty()) {
+      ssize_t n = write(to_.get(), outbox_.data(), outbox_.size());
+      if (n > 0) {
+        outbox_.erase(0, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;
+      return Die("its input closed");
+    }
+    char buf[64 * 1024];
+    for (;;) {
+      ssize_t n = read(err_.get(), buf, sizeof buf);
+      if (n > 0) {
+        KeepStderr(std::string_view(buf, static_cast<size_t>(n)));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) err_.reset();
+      break;
+    }
+    for (;;) {
+      ssize_t n = read(from_.get(), buf, sizeof buf);
+      if (n > 0) {
+        client_.Feed(std::string_view(buf, static_cast<size_t>(n)));
+        if (client_.failed()) return Die("it broke the protocol");
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;
+      return Die("it closed its output");
+    }
+    outbox_ += client_.TakeOutput();
+    int status = 0;
+    if (pid_ > 0 && WaitPid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      Die(DescribeWaitStatus(status));
+    }
+  }
+
+ private:
+  void KeepStderr(std::string_view data) {
+    stderr_tail_.append(data);
+    if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+  }
+  void Kill() {
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);  // a stopped process dies of it too (no SIGCONT: it would run first)
+      kill(pid_, SIGKILL);
+      int status = 0;
+      WaitPid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+  void Die(const std::string& why) {
+    if (dead()) return;
+    std::string how = why;
+    // Gone or going: a moment to be reaped, so the reason is its own status.
+    for (int i = 0; pid_ > 0 && i < 50; ++i) {
+      int status = 0;
+      if (WaitPid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        how = DescribeWaitStatus(status);
+        break;
+      }
+      usleep(2000);
+    }
+    Kill();
+    char buf[4096];
+    ssize_t n;
+    while (err_.valid() && (n = read(err_.get(), buf, sizeof buf)) > 0) KeepStderr({buf, static_cast<size_t>(n)});
+    death_ = "MCP server " + name_ + " " + how;
+    outbox_.clear();
+  }
+
+  pid_t pid_ = -1;
+  UniqueFd pidfd_, to_, from_, err_;
+  std::string outbox_;
+  std::string stderr_tail_;
+};
+
+// Streamable HTTP: each message a POST to the endpoint; the answer is JSON
+// or an SSE stream of messages (progress, then the response). The session
+// id the server gives at initialize goes with every later request.
+class HttpRun final : public McpServerRun {
+ public:
+  HttpRun(const McpServerDescription& spec, McpClient::Callbacks callbacks)
+      : McpServerRun(spec.name, std::move(callbacks)), spec_(spec) {}
+
+  void Start() {
+    client_.Start();
+    Post();
+  }
+  void AddWatchFds(std::vector<PollFd>* fds) override {
+    first_ = fds->size();
+    count_ = http_.AddWatchFds(fds);
+  }
+  SteadyTime NextTimer() const override { return http_.NextTimer().value_or(SteadyTime::max()); }
+  void OnPolled(const std::vector<PollFd>& fds) override {
+    if (first_ + count_ <= fds.size()) http_.Process(fds, first_, count_);
+    count_ = 0;
+  }
+  void Service() override {
+    if (dead()) return;
+    if (count_ == 0) http_.Process({}, 0, 0);  // timers
+    Post();
+  }
+  void Abandon(uint64_t call) override {
+    auto it = call_transfers_.find(call);
+    if (it == call_transfers_.end()) return;
+    http_.Cancel(it->second);
+    call_transfers_.erase(it);
+  }
+
+ private:
+  struct Stream {
+    std::string content_type;
+    std::string body;
+    std::unique_ptr<SseParser> sse;
+  };
+
+  // Sends what the client queued, in order. A notification or an answer
+  // (202 Accepted, no body) is sent alone: what follows waits for its
+  // response, so the server sees notifications/initialized before
+  // tools/list. Requests go at once; their answers may stream for long.
+  void Post() {
+    std::string out = client_.TakeOutput();
+    for (size_t nl; (nl = out.find('\n')) != std::string::npos; out.erase(0, nl + 1)) {
+      queue_.push_back(out.substr(0, nl));
+    }
+    while (!dead() && !queue_.empty() && in_flight_notifications_ == 0) {
+      std::string message = std::move(queue_.front());
+      queue_.pop_front();
+      json m = json::parse(message, nullptr, false);
+      bool request = m.is_object() && m.contains("id") && m.contains("method");
+      if (!request) ++in_flight_notifications_;
+      uint64_t call = request && m.value("method", json()) == "tools/call" && m["id"].is_number_unsigned()
+                          ? m["id"].get<uint64_t>()
+                          : 0;
+      HttpRequest req;
+      req.url = spec_.url;
+      req.body = message;
+      req.headers = spec_.headers;
+      req.headers.push_back("Content-Type: application/json");
+      req.headers.push_back("Accept: application/json, text/event-stream");
+      if (!session_.empty()) req.headers.push_back("Mcp-Session-Id: " + session_);
+      if (!client_.protocol_version().empty()) {
+        req.headers.push_back("MCP-Protocol-Version: " + client_.protocol_version());
+      }
+      req.total_timeout = seconds(24 * 3600);  // a call's deadline is the coordinator's
+      auto stream = std::make_shared<Stream>();
+      HttpClient::Callbacks cb;
+      cb.on_head = [this, stream, request](const HttpResponseHead& head) {
+        if (!request) --in_flight_notifications_;
+        auto id = head.headers.find("mcp-session-id");
+        if (id != head.headers.end() && session_.empty()) session_ = id->second;
+        auto type = head.headers.find("content-type");
+        stream->content_type = type == head.headers.end() ? "" : type->second;
+        if (stream->content_type.rfind("text/event-stream", 0) == 0) {
+          stream->sse = std::make_unique<SseParser>([this](const SseEvent& e) {
+            if (!e.data.empty()) Handle(e.data);
+          });
+        }
+      };
+      cb.on_body = [stream](std::string_view data) {
+        if (stream->sse) {
+          stream->sse->Feed(data);
+        } else if (stream->body.size() < McpClient::kMaxLineBytes) {
+          stream->body.append(data);
+        }
+      };
+      cb.on_done = [this, stream, call](const Status& s, int http_status) {
+        if (call != 0) call_transfers_.erase(call);
+        if (!s.ok()) return Die("cannot be reached: " + s.message());
+        // 404 with a session: the server ended it; the worker starts afresh.
+        if (http_status == 404 && !session_.empty()) return Die("ended the session (HTTP 404)");
+        if (http_status >= 400) {
+          std::string body = stream->body.substr(0, 300);
+          return Die("answered HTTP " + std::to_string(http_status) + (body.empty() ? "" : ": " + body));
+        }
+        if (!stream->sse && !stream->body.empty() && stream->content_type.rfind("application/json", 0) == 0) {
+          Handle(stream->body);
+        }
+      };
+      HttpClient::Id transfer = http_.Start(std::move(req), std::move(cb));
+      if (call != 0) call_transfers_[call] = transfer;
+    }
+  }
+  void Handle(const std::string& message) {
+    client_.HandleMessage(message);
+    if (client_.failed()) Die("it broke the protocol");
+  }
+  void Die(const std::string& why) {
+    if (dead()) return;
+    death_ = ToDisplayText("MCP server " + name_ + " (" + spec_.url + ") " + why);
+  }
+
+  McpServerDescription spec_;
+  HttpClient http_;
+  std::string session_;
+  size_t first_ = 0, count_ = 0;
+  std::deque<std::string> queue_;  // messages not sent yet
+  int in_flight_notifications_ = 0;
+  std::map<uint64_t, HttpClient::Id> call_transfers_;  // a tool call's POST
+};
+
+}  // namespace
+
+StatusOr<McpServerDescription> McpServerFromEnvironment() {
+  const char* text = getenv(kMcpServerEnv);
+  if (text == nullptr) return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not set");
+  json j = json::parse(text, nullptr, false);
+  bool http = j.is_object() && j.contains("url") && j["url"].is_string() && !j["url"].get<std::string>().empty();
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() ||
+      (!http && (!j.contains("command") || !j["command"].is_string()))) {
+    return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not a server's description");
+  }
+  McpServerDescription s;
+  s.name = j["name"];
+  s.writable = j.value("writable", false);
+  if (http) {
+    s.url = j["url"];
+    const json headers = j.value("headers", json::object());
+    for (const auto& [k, v] : headers.items()) {
+      if (v.is_string()) s.headers.push_back(k + ": " + v.get<std::string>());
+    }
+    return s;
+  }
+  s.argv.push_back(j["command"]);
+  const json args = j.value("args", json::array());
+  for (const json& a : args) {
+    if (a.is_string()) s.argv.push_back(a);
+  }
+  // Our environment (without the description), then the entry's own.
+  for (const std::string& e : CurrentEnvironment()) {
+    if (e.rfind(std::string(kMcpServerEnv) + "=", 0) != 0) s.env.push_back(e);
+  }
+  const json env = j.value("env", json::object());
+  for (const auto& [k, v] : env.items()) {
+    if (v.is_string()) s.env.push_back(k + "=" + v.get<std::string>());
+  }
+  return s;
+}
+
+McpServerRun::McpServerRun(const std::string& name, McpClient::Callbacks callbacks)
+    : client_("odin", ODIN_VERSION, std::move(callbacks)), name_(name) {}
+
+StatusOr<std::unique_ptr<McpServerRun>> McpServerRun::Start(const McpServerDescription& server, const std::string& cwd,
+                                                            McpClient::Callbacks callbacks) {
+  if (!server.url.empty()) {
+    auto http = std::make_unique<HttpRun>(server, std::move(callbacks));
+    http->Start();
+    return std::unique_ptr<McpServerRun>(std::move(http));
+  }
+  auto stdio = std::make_unique<StdioRun>(server.name, std::move(callbacks));
+  RETURN_IF_ERROR(stdio->Start(server, cwd));
+  return std::unique_ptr<McpServerRun>(std::move(stdio));
+}
+
+}  // namespace odin
