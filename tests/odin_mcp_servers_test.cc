@@ -185,9 +185,13 @@ TEST_F(OdinMcpServersTest, AToolErrorAndAnUnknownToolAreErrorsTheModelReads) {
 TEST_F(OdinMcpServersTest, ProgressIsStreamedAndATimeoutCancelsTheCall) {
   UserConfig({{"mcpServers",
                {{"everything", Everything()},
-                {"slow", Scripted("hang", {{"args", {ws_.Join("scripted.js"), "hang", ws_.Join("slow.log")}},
+                // Unsandboxed (the user's own config may say so), so it can
+                // log what it reads where the test sees it; a writable
+                // server would be stopped right after the call, before it
+                // read the cancellation.
+                {"slow", Scripted("hang", {{"args", {ws_.Join("scripted.js"), "hang", user_.Join("slow.log")}},
                                            {"timeout", 2},
-                                           {"writable", true}})}}}});
+                                           {"sandbox", false}})}}}});
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"mcp__everything__trigger-long-running-operation","arguments":{"duration":2,"steps":4}}]},
     {"tool_calls":[{"name":"mcp__slow__work","arguments":{"n":1}}]},
@@ -203,7 +207,7 @@ TEST_F(OdinMcpServersTest, ProgressIsStreamedAndATimeoutCancelsTheCall) {
   EXPECT_EQ(ToolResultsOf(requests[1]).back()["status"], "ok");
   json timed_out = ToolResultsOf(requests[2]).back();
   EXPECT_EQ(timed_out["status"], "timed_out") << timed_out.dump();
-  StatusOr<std::string> log = ReadFileToString(ws_.Join("slow.log"));
+  StatusOr<std::string> log = ReadFileToString(user_.Join("slow.log"));
   ASSERT_TRUE(log.ok());
   EXPECT_NE(log->find("notifications/cancelled"), std::string::npos) << *log;
 }
