@@ -290,6 +290,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   Status PrepareSubagent(Call& c, Budget* budget);
   void HandleModelRequest(const std::string& execution_id, const v1::ModelRequest& request);
   void HandleSubagentCall(const std::string& execution_id, const v1::SubagentCall& call);
+  // A subagent would finish: its SubagentStop hooks run, and it hears what
+  // they decided (a block sends it back to work).
+  void RunSubagentStopHooks(const std::string& execution_id, const v1::SubagentCall& call);
   // The AgentTool call ended: the subagent's leftovers stop, and its answer
   // gets the ledger's report of its calls.
   void FinishSubagent(const std::string& execution_id, v1::ToolResult* result);

@@ -94,6 +94,8 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   task.set_stall_messages(static_cast<uint32_t>(st.messages));
   task.set_stall_alternation_steps(static_cast<uint32_t>(st.alternation_steps));
   task.set_stall_no_progress_turns(static_cast<uint32_t>(st.no_progress_turns));
+  task.set_subagent_stop_hooks(HasHooks(HookEvent::kSubagentStop));
+  task.set_max_stop_blocks(static_cast<uint32_t>(std::max(o_.hooks.max_stop_blocks, 0)));
   call.agent_task = task.SerializeAsString();
   call.policy = WorkerPolicy::kSubagent;
   if (call.timeout == Duration::zero()) call.timeout = o_.subagent_timeout;
@@ -225,6 +227,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
 
 void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::SubagentCall& sc) {
   Subagent& s = subagents_.at(execution_id);
+  if (sc.hook()) return RunSubagentStopHooks(execution_id, sc);
   ToolCall call;
   // Execution ids are ours to give: the subagent hears of the call under the
   // id it proposed, the ledger records it under a fresh one.
@@ -268,6 +271,32 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
   Submit(std::move(call), std::move(handlers));
 }
 
+void Coordinator::RunSubagentStopHooks(const std::string& execution_id, const v1::SubagentCall& sc) {
+  const Subagent& s = subagents_.at(execution_id);
+  json fields = json::parse(sc.arguments_json(), nullptr, false);
+  if (!fields.is_object()) fields = json::object();
+  // What the coordinator knows, not what the worker says.
+  fields["agent_id"] = s.agent_id;
+  std::string proposed = sc.execution_id();
+  RunHooks({HookEvent::kSubagentStop, s.parent_agent, CallModeOf(s.mode), execution_id, "",
+            fields.dump(-1, ' ', false, json::error_handler_t::replace)},
+           [this, execution_id, proposed](const HookOutcome& o) {
+             if (subagents_.count(execution_id) == 0) return;  // its task ended meanwhile
+             v1::Envelope env;
+             env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+             v1::ToolResult* r = env.mutable_subagent_call_result()->mutable_result();
+             r->set_execution_id(proposed);
+             r->set_status(v1::TOOL_STATUS_OK);
+             r->set_output_json(json({{"decision", o.decision == HookOutcome::Decision::kBlock ? "block" : ""},
+                                      {"reason", o.reason},
+                                      {"stop", o.stop},
+                                      {"stop_reason", o.stop_reason},
+                                      {"execution_ids", o.execution_ids}})
+                                    .dump(-1, ' ', false, json::error_handler_t::replace));
+             pool_.SendToHolder(execution_id, env);
+           });
+}
+
 void Coordinator::AbandonSubagents() {
   for (auto& [id, s] : subagents_) {
     if (model_.llm != nullptr) {
@@ -294,13 +323,6 @@ void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult
     if (owner == execution_id) running.push_back(call);
   }
   for (const std::string& id : running) Cancel(id, v1::CANCEL_REASON_USER);
-  // SubagentStop hooks hear of it; the subagent's loop has ended in its
-  // worker, so they cannot send it back to work (they run, and are recorded).
-  if (HasHooks(HookEvent::kSubagentStop)) {
-    json fields = {{"stop_hook_active", false}, {"agent_id", s.agent_id}};
-    RunHooks({HookEvent::kSubagentStop, s.parent_agent, CallModeOf(s.mode), execution_id, "", fields.dump()},
-             [](const HookOutcome&) {});
-  }
 
   json out = json::parse(r->output_json(), nullptr, false);
   if (!out.is_object()) out = json::object();

@@ -91,35 +91,41 @@ void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
 
 void Agent::AcceptCompletion() {
   Current& c = *current_;
-  if (!host_->HasHooks(HookEvent::kStop)) return Finish("done");
+  // A subagent's are SubagentStop hooks, run by the coordinator.
+  HookEvent event = o_.subagent ? HookEvent::kSubagentStop : HookEvent::kStop;
+  if (!host_->HasHooks(event)) return Finish("done");
   PersistHistory();  // the transcript holds the answer the hooks judge
   uint64_t generation = generation_;
   json fields = {{"stop_hook_active", c.stop_blocks > 0}};
+  const char* name = HookEventName(event);
   host_->RunHooks(
-      {HookEvent::kStop, o_.agent_id, CallModeOf(c.message.mode), c.message.id, "", fields.dump()},
-      [this, generation](const HookOutcome& o) {
+      {event, o_.agent_id, CallModeOf(c.message.mode), c.message.id, "", fields.dump()},
+      [this, generation, name](const HookOutcome& o) {
         if (generation != generation_ || !current_) return;
         Current& c = *current_;
         if (c.cancelled) return Finish("cancelled");
         // "continue": false wins over a block: the agent stops.
         if (o.stop || o.decision != HookOutcome::Decision::kBlock) return Finish("done");
-        std::string reason = o.reason.empty() ? "a Stop hook asked to go on" : o.reason;
+        std::string reason = o.reason.empty() ? std::string("a ") + name + " hook asked to go on" : o.reason;
         if (c.stop_blocks >= o_.max_stop_blocks) {
           RecordGateEvent(
               "hook", "",
-              json({{"event", "Stop"},
+              json({{"event", name},
                     {"decision", "block"},
                     {"reason", reason},
-                    {"report", "Stop hook blocked again after " + std::to_string(c.stop_blocks) +
+                    {"report", std::string(name) + " hook blocked again after " + std::to_string(c.stop_blocks) +
                                    " blocks (hooks.max_stop_blocks); the run ended anyway. Its reason: " + reason}})
                   .dump(-1, ' ', false, json::error_handler_t::replace));
           return Finish("done");
         }
         ++c.stop_blocks;
         RecordGateEvent("hook", "",
-                        json({{"event", "Stop"}, {"decision", "block"}, {"reason", reason}})
+                        json({{"event", name}, {"decision", "block"}, {"reason", reason}})
                             .dump(-1, ' ', false, json::error_handler_t::replace));
-        history_.push_back({ChatMessage::Role::kUser, "[runtime] A Stop hook asks you to go on: " + reason, {}, {}});
+        history_.push_back({ChatMessage::Role::kUser,
+                            std::string("[runtime] A ") + name + " hook asks you to go on: " + reason,
+                            {},
+                            {}});
         AskModel();
       });
 }

@@ -338,6 +338,40 @@ TEST_F(OdinHooksTest, HooksAreListedAndSessionEndRunsAtTheEnd) {
   EXPECT_NE(doctor.out.find("hooks\n  SessionEnd `" + script + "`"), std::string::npos) << doctor.out;
 }
 
+// A SubagentStop hook sends a subagent back to work as a Stop hook does
+// the main agent: Claude Code's idiom, block unless stop_hook_active.
+TEST_F(OdinHooksTest, ASubagentStopHookSendsTheSubagentBackToWork) {
+  std::string script = Script("sub-stop.sh", R"(input=$(cat)
+case "$input" in *'"stop_hook_active":true'*) exit 0;; esac
+echo "check the other file too" >&2
+exit 2
+)");
+  UserConfig({{"hooks", Hook("SubagentStop", "", script)}});
+  json agents = {{"look around", {Text("first answer"), Text("second answer")}}};
+  json main_script = {
+      {"responses",
+       {Turn({Call("AgentTool", {{"description", "look"}, {"prompt", "look around"}, {"mode", "ask"}})}),
+        Text("Done.")}},
+      {"agents", agents}};
+  FakeLlm llm(main_script.dump());
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> sub, parent;
+  for (const json& q : RequestsOf(llm)) (q["n"].get<int64_t>() >= 1000000 ? sub : parent).push_back(q);
+  ASSERT_EQ(sub.size(), 2u) << last_.err;
+  EXPECT_NE(sub[1].dump().find("SubagentStop hook asks you to go on: check the other file too"), std::string::npos)
+      << sub[1].dump();
+  ASSERT_EQ(parent.size(), 2u);
+  json answer = ToolResultsOf(parent[1]).back();
+  EXPECT_NE(answer.dump().find("second answer"), std::string::npos) << answer.dump();
+  // Both runs are Hook executions, children of the AgentTool call.
+  std::string agent_call = IdOfCall("AgentTool");
+  std::vector<std::string> runs = HookRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], agent_call + "|error|2");
+  EXPECT_EQ(runs[1], agent_call + "|ok|0");
+}
+
 // Hook is the coordinator's own tool: a model that names it is refused like
 // any unknown tool, in every mode, and nothing runs.
 TEST_F(OdinHooksTest, TheModelCannotRunAHookItself) {

@@ -93,7 +93,23 @@ class RemoteModel final : public LlmClient {
 // The coordinator, as the subagent's tool host: every call is a message.
 class RemoteToolHost final : public ToolHost {
  public:
-  explicit RemoteToolHost(WorkerChannel* channel) : channel_(channel) {}
+  RemoteToolHost(WorkerChannel* channel, bool stop_hooks) : channel_(channel), stop_hooks_(stop_hooks) {}
+  bool HasHooks(HookEvent event, const std::string& tool = "") const override {
+    return event == HookEvent::kSubagentStop && stop_hooks_;
+  }
+  // The coordinator runs them; the answer comes back as a call's result.
+  void RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) override {
+    if (!HasHooks(request.event)) return done(HookOutcome());
+    std::string id = NewId("hk");
+    v1::Envelope env;
+    v1::SubagentCall* sc = env.mutable_subagent_call();
+    sc->set_execution_id(id);
+    sc->set_tool(HookEventName(request.event));
+    sc->set_arguments_json(request.fields_json);
+    sc->set_hook(true);
+    channel_->Queue(std::move(env));
+    hooks_[id] = std::move(done);
+  }
   std::string Submit(ToolCall call, CallHandlers handlers) override {
     if (call.execution_id.empty()) call.execution_id = NewId("ex");
     v1::Envelope env;
@@ -140,6 +156,20 @@ class RemoteToolHost final : public ToolHost {
       v.reason = b.reason();
       blocking_.push_back(v);
     }
+    auto hook = hooks_.find(r.result().execution_id());
+    if (hook != hooks_.end()) {
+      auto done = std::move(hook->second);
+      hooks_.erase(hook);
+      nlohmann::json j = nlohmann::json::parse(r.result().output_json(), nullptr, false);
+      HookOutcome o;
+      if (j.is_object()) {
+        if (j.value("decision", "") == "block") o.decision = HookOutcome::Decision::kBlock;
+        o.reason = j.value("reason", "");
+        o.stop = j.value("stop", false);
+        o.stop_reason = j.value("stop_reason", "");
+      }
+      return done(o);
+    }
     auto it = handlers_.find(r.result().execution_id());
     if (it == handlers_.end()) return;
     CallHandlers h = std::move(it->second);
@@ -151,6 +181,9 @@ class RemoteToolHost final : public ToolHost {
   void CancelAll(const std::string& why) {
     std::map<std::string, CallHandlers> waiting = std::move(handlers_);
     handlers_.clear();
+    std::map<std::string, std::function<void(const HookOutcome&)>> hooks = std::move(hooks_);
+    hooks_.clear();
+    for (auto& [id, done] : hooks) done(HookOutcome());
     for (auto& [id, h] : waiting) {
       v1::ToolResult r;
       r.set_execution_id(id);
@@ -165,7 +198,9 @@ class RemoteToolHost final : public ToolHost {
  private:
   WorkerChannel* channel_;
   std::string session_;
+  bool stop_hooks_ = false;
   std::map<std::string, CallHandlers> handlers_;
+  std::map<std::string, std::function<void(const HookOutcome&)>> hooks_;  // SubagentStop runs asked for
   std::vector<FileVerdict> blocking_;
 };
 
@@ -240,7 +275,8 @@ class Worker final : public AgentObserver, public WorkerLogic {
     // not take the silence for death.
     a.before_long_work = [this] { channel_->HeartbeatNow(); };
     model_ = std::make_unique<RemoteModel>(channel_);
-    host_ = std::make_unique<RemoteToolHost>(channel_);
+    host_ = std::make_unique<RemoteToolHost>(channel_, task.subagent_stop_hooks());
+    if (task.max_stop_blocks() > 0) a.max_stop_blocks = static_cast<int>(task.max_stop_blocks());
     agent_ = std::make_unique<Agent>(a, host_.get(), model_.get(), nullptr, clock_, this);
     agent_->Send(task.prompt(), mode);
   }
