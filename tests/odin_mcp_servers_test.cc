@@ -499,8 +499,13 @@ bool Listening(int port) {
 TEST_F(OdinMcpServersTest, AStreamableHttpServerIsListedAndCalled) {
   int port = FreePort();
   ASSERT_GT(port, 0);
+  // server-everything's HTTP transport uses the global webcrypto, which
+  // Debian 12's Node 18 does not define: a preload gives it, on any Node.
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("webcrypto.cjs"),
+                              "if (!globalThis.crypto) globalThis.crypto = require('crypto').webcrypto;\n")
+                  .ok());
   SpawnOptions so;
-  so.argv = {everything_, "streamableHttp"};
+  so.argv = {"node", "--require", user_.Join("webcrypto.cjs"), everything_, "streamableHttp"};
   so.env = CurrentEnvironment();
   so.env.push_back("PORT=" + std::to_string(port));
   StatusOr<pid_t> server = Spawn(so);
