@@ -195,7 +195,10 @@ TEST_F(OdinMcpServersTest, ProgressIsStreamedAndATimeoutCancelsTheCall) {
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"mcp__everything__trigger-long-running-operation","arguments":{"duration":2,"steps":4}}]},
     {"tool_calls":[{"name":"mcp__slow__work","arguments":{"n":1}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sleep 2"}}]},
     {"text":"Done."}]})");
+  // (The sleep gives the server time to read the cancellation, which is in
+  // its pipe when the call ends, before the session's end kills it.)
   last_ =
       RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "stream-json"}, FakeModelEnv(llm, marker_, user_));
   int progress = 0;
@@ -203,7 +206,7 @@ TEST_F(OdinMcpServersTest, ProgressIsStreamedAndATimeoutCancelsTheCall) {
   EXPECT_GE(progress, 2) << last_.out;
   EXPECT_NE(last_.out.find("\"total\":4"), std::string::npos) << last_.out;
   std::vector<json> requests = RequestsOf(llm);
-  ASSERT_EQ(requests.size(), 3u) << last_.err;
+  ASSERT_EQ(requests.size(), 4u) << last_.err;
   EXPECT_EQ(ToolResultsOf(requests[1]).back()["status"], "ok");
   json timed_out = ToolResultsOf(requests[2]).back();
   EXPECT_EQ(timed_out["status"], "timed_out") << timed_out.dump();
