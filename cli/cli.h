@@ -12,8 +12,9 @@
 namespace odin {
 
 struct GlobalFlags {
-  std::string dir;      // -C DIR
-  std::string sandbox;  // --sandbox auto|require|off
+  std::string dir;       // -C DIR
+  std::string sandbox;   // --sandbox auto|require|off
+  bool network = false;  // --network: edit-mode commands reach the network
 };
 
 struct ExecFlags {
@@ -46,6 +47,8 @@ struct AgentFlags {
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
   std::string resume;                  // -r/--resume SESSION_ID: take that session up again
   bool continue_last = false;          // -c/--continue: the workspace's newest session
+  bool init = false;                   // odin init: the message is /init's (writes ODIN.md)
+  bool force = false;                  // odin init --force: update an existing ODIN.md
 };
 
 struct UndoFlags {

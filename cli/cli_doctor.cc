@@ -195,6 +195,7 @@ std::string ProbeMcpServers(const GlobalFlags& g, const Workspace& ws, const Con
   if (config.mcp_servers.empty()) return "no MCP servers\n";
   RuntimeFlags rf;
   rf.sandbox = g.sandbox;
+  rf.network = g.network;
   rf.workers = 1;
   rf.session_kind = "doctor";
   rf.mode = "ask";
@@ -368,6 +369,10 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     StatusOr<CommandOutput> ran = RunCommand(so);
     daemon = ran.ok() ? *ran : CommandOutput{1, ran.status().message()};
   }
+  bool network = g.network || config->sandbox_network;
+  std::string network_detail = network ? std::string("on: edit mode's commands reach the network (") +
+                                             (g.network ? "--network" : "sandbox.network") + "); ask and plan never"
+                                       : "off (--network or sandbox.network in your config turns it on)";
   json mcp_json;
   std::string mcp = ProbeMcpServers(g, *ws, *config, &mcp_json);
   if (as_json) {
@@ -375,6 +380,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"workspace", ws->root},
               {"ledger", {{"path", ws->ledger_path}, {"detail", ledger_detail}}},
               {"sandbox_policy", SandboxPolicyName(policy)},
+              {"commands_network", network},
               {"layers", json::array()},
               {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}},
               {"config",
@@ -406,6 +412,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   for (const Layer& l : layers) {
     printf("  %-21s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
   }
+  printf("  %-21s %s\n", "network for commands", network_detail.c_str());
   printf("tools\n");
   for (auto [name, path, flag] : {std::tuple{"bwrap", bwrap, "--version"}, std::tuple{"rg", rg, "--version"},
                                   std::tuple{"clangd", clangd, "--version"}}) {

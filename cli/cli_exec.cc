@@ -112,6 +112,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   RuntimeFlags rf;
   rf.dir = g.dir;
   rf.sandbox = g.sandbox;
+  rf.network = g.network;
   rf.workers = 1;  // one call needs one worker
   rf.session_kind = "exec";
   // --mode picks the sandbox policy of a mode: ask and plan see the

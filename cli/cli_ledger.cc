@@ -112,6 +112,11 @@ json ExecutionJson(const ExecutionRow& row) {
   j["output_head"] = Bytes(e.output_head);
   j["output_tail"] = Bytes(e.output_tail);
   j["error"] = e.error.empty() ? json() : json(e.error);
+  // The tool's structured result (a command's "network", a write's hashes).
+  if (!e.result_json.empty()) {
+    json result = json::parse(e.result_json, nullptr, false);
+    if (result.is_object()) j["result"] = result;
+  }
   return j;
 }
 

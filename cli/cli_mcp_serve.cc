@@ -231,6 +231,7 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
   RuntimeFlags rf;
   rf.dir = g.dir;
   rf.sandbox = g.sandbox;
+  rf.network = g.network;
   rf.session_kind = "mcp";
   rf.mode = mode_name;
   rf.validate = true;

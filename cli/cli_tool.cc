@@ -34,6 +34,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   RuntimeFlags rf;
   rf.dir = g.dir;
   rf.sandbox = g.sandbox;
+  rf.network = g.network;
   rf.workers = 1;
   rf.session_kind = "tool";
   rf.mode = f.mode;

@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
   app.add_option("--sandbox", global.sandbox,
                  "Sandbox policy: auto, require, fallback (Landlock without namespaces, also as root) or off")
       ->check(CLI::IsMember({"auto", "require", "fallback", "off"}));
+  app.add_flag("--network", global.network,
+               "Edit-mode commands reach the network (never ask or plan); also sandbox.network in your config");
 
   CLI::App* exec_cmd = app.add_subcommand(
       "exec", "Run a command in a sandboxed worker and record it: odin exec [OPTIONS] -- CMD [ARGS...]");
@@ -97,6 +99,10 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--mode", exec.mode, "Run under the sandbox policy of a mode: ask, plan (read-only) or edit")
       ->check(CLI::IsMember({"ask", "plan", "edit"}));
 
+  CLI::App* init_cmd = app.add_subcommand(
+      "init", "Survey the repository and write ODIN.md, its instructions for agents (headless /init)");
+  init_cmd->fallthrough();
+  init_cmd->add_flag("--force", agent.force, "Update an existing ODIN.md (the model reads it and keeps what holds)");
   CLI::App* run_cmd = app.add_subcommand("run", "Run one message headless, like -p: odin run PROMPT");
   run_cmd->fallthrough();
   run_cmd->add_option("PROMPT", agent.prompt, "The message")->required();
@@ -264,6 +270,11 @@ int main(int argc, char** argv) {
     return odin::RunMcp(global, mcp);
   }
   if (saw_separator) return UsageError("unexpected '--'", false);
+  if (init_cmd->parsed()) {
+    if (print_given) return UsageError("odin init writes its own message; -p does not go with it", false);
+    agent.init = true;
+    return odin::RunPrompt(global, agent);
+  }
   if (run_cmd->parsed() || print_given) {
     if (agent.prompt.empty()) return UsageError("the prompt is empty", false);
     return odin::RunPrompt(global, agent);

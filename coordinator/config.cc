@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/tool_catalog.h"
+#include "web/address_policy.h"
 
 namespace odin {
 namespace {
@@ -300,12 +301,12 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   RETURN_IF_ERROR(CheckKeys(
       root, "",
       {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation", "checks", "budgets",
-       "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands", "hooks", "mcpServers"},
+       "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands", "hooks", "mcpServers", "web"},
       origin));
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
-    RETURN_IF_ERROR(
-        CheckKeys(s, "sandbox", {"require", "policy", "bwrap", "hide_home", "hide", "root_hidden", "limits"}, origin));
+    RETURN_IF_ERROR(CheckKeys(
+        s, "sandbox", {"require", "policy", "bwrap", "hide_home", "hide", "root_hidden", "limits", "network"}, origin));
     if (s.contains("limits")) {
       const json& l = s["limits"];
       RETURN_IF_ERROR(CheckKeys(
@@ -330,6 +331,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     RETURN_IF_ERROR(Read(s, "sandbox", "require", &c.sandbox_require, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "bwrap", &c.bwrap_path, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "hide_home", &c.sandbox_hide_home, origin));
+    RETURN_IF_ERROR(Read(s, "sandbox", "network", &c.sandbox_network, origin));
     if (s.contains("hide")) {
       // Combined with the base's: what the user hides stays hidden.
       std::vector<std::string> more;
@@ -357,6 +359,37 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       c.sandbox_policy = *parsed;
     }
     if (c.sandbox_require) c.sandbox_policy = SandboxPolicy::kRequire;
+  }
+  if (root.contains("web")) {
+    const json& w = root["web"];
+    RETURN_IF_ERROR(CheckKeys(
+        w, "web", {"allow_private", "proxy", "max_bytes", "timeout_seconds", "max_redirects", "cache_minutes"},
+        origin));
+    if (w.contains("allow_private")) {
+      c.web.allow_private.clear();
+      RETURN_IF_ERROR(ReadStrings(w["allow_private"], "web.allow_private", &c.web.allow_private, origin));
+      for (const std::string& entry : c.web.allow_private) {
+        StatusOr<PrivateAllow> parsed = ParsePrivateAllow(entry);
+        if (!parsed.ok()) return Status::InvalidArgument(origin, "web.allow_private: " + parsed.status().message());
+      }
+    }
+    RETURN_IF_ERROR(Read(w, "web", "proxy", &c.web.proxy, origin));
+    RETURN_IF_ERROR(Read(w, "web", "max_bytes", &c.web.max_bytes, origin));
+    RETURN_IF_ERROR(Read(w, "web", "timeout_seconds", &c.web.timeout_seconds, origin));
+    RETURN_IF_ERROR(Read(w, "web", "max_redirects", &c.web.max_redirects, origin));
+    RETURN_IF_ERROR(Read(w, "web", "cache_minutes", &c.web.cache_minutes, origin));
+    if (c.web.max_bytes < 1024 || c.web.max_bytes > (1ull << 30)) {
+      return Status::InvalidArgument(origin, "web.max_bytes must be between 1024 and 1073741824");
+    }
+    if (c.web.timeout_seconds < 1 || c.web.timeout_seconds > 600) {
+      return Status::InvalidArgument(origin, "web.timeout_seconds must be between 1 and 600");
+    }
+    if (c.web.max_redirects < 0 || c.web.max_redirects > 20) {
+      return Status::InvalidArgument(origin, "web.max_redirects must be between 0 and 20");
+    }
+    if (c.web.cache_minutes < 0 || c.web.cache_minutes > 1440) {
+      return Status::InvalidArgument(origin, "web.cache_minutes must be between 0 and 1440");
+    }
   }
   if (root.contains("workers")) {
     const json& w = root["workers"];

@@ -86,6 +86,9 @@ struct Config {
   // sandbox.policy: auto, require, fallback or off (sandbox.require: true is
   // require).
   SandboxPolicy sandbox_policy = SandboxPolicy::kAuto;
+  // sandbox.network: edit-mode commands reach the network (never ask or
+  // plan). Trusted-only: a repository cannot turn it on.
+  bool sandbox_network = false;
   // sandbox.limits: per worker sandbox (a cgroup) and per command (rlimits);
   // 0: no limit.
   struct Limits {
@@ -147,6 +150,16 @@ struct Config {
   // mcpServers (coordinator/mcp_config.h): the user's, then a trusted
   // workspace's odinconfig.json and .mcp.json, by name.
   std::map<std::string, McpServerSpec> mcp_servers;
+  // web.*: WebFetch. Trusted-only, like every key an untrusted workspace
+  // may not set.
+  struct Web {
+    std::vector<std::string> allow_private;  // "host:port" pairs that may be private addresses
+    std::string proxy;                       // "" none; the environment's proxy variables never apply
+    uint64_t max_bytes = 5u << 20;           // a body is cut here
+    int timeout_seconds = 30;                // a whole fetch
+    int max_redirects = 5;
+    int cache_minutes = 15;  // a URL's page is fetched again after this
+  } web;
 };
 
 // Bounds of llm.context_window and --context-window, in tokens.

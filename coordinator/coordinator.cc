@@ -186,6 +186,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // Ask and plan calls run where the workspace is read-only.
   call.policy =
       *call.mode == CallMode::kAsk || *call.mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
+  if (call.tool == kWebFetchTool) call.policy = WorkerPolicy::kWeb;
   std::string id = call.execution_id;
   // Arguments are recorded and compared in canonical form.
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
@@ -231,6 +232,13 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
       return id;
     }
+  }
+  if (tc.tool == kInitTool && (!init_active_ || tc.agent_id != o_.agent_id)) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED,
+            Status::PermissionDenied(kInitTool,
+                                     "is offered only during /init (odin init), to the main agent; "
+                                     "ODIN.md is a protected path for every other write"));
+    return id;
   }
   if (mcp_tool) {
     Status prepared = PrepareMcpCall(c);
@@ -343,6 +351,7 @@ void Coordinator::Proceed(Call& c) {
     Dispatch(c);
     return;
   }
+  if (tc.tool == kWebFetchTool && AnswerWebFetchFromCache(c)) return;  // c is gone
   if (tc.tool == kLspCheckTool) {
     json args = json::parse(tc.arguments_json, nullptr, false);
     std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
@@ -378,7 +387,9 @@ void Coordinator::Proceed(Call& c) {
       EndHere(id, v1::TOOL_STATUS_ERROR, path.status());
       return;
     }
-    std::string protected_reason = ProtectedWriteReason(*path, o_.workspace);
+    // ODIN.md is protected from every write but InitTool's, which only /init
+    // offers (and CheckMode refuses outside it).
+    std::string protected_reason = tc.tool == kInitTool ? "" : ProtectedWriteReason(*path, o_.workspace);
     if (!protected_reason.empty()) {
       RecordGateEvent(
           tc.agent_id, "", "protected_path", id,
@@ -445,6 +456,7 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
   e.sha256 = expect.sha256();
   e.full_read = expect.full_read();
   for (const v1::LineRange& r : expect.read_ranges()) e.read_ranges.push_back({r.start(), r.end()});
+  if (c.call.tool == kInitTool) return RunInitTool(c);
   Dispatch(c);
 }
 
@@ -496,6 +508,7 @@ Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) 
   // odin exec runs the user's own command: no rules.
   if (*call.mode == CallMode::kExec) return Status::OK();
   if (call.tool == "ExecuteCommand") return CheckCommandRules(c, need);
+  if (call.tool == kWebFetchTool) return CheckWebFetch(c, need);
   if (IsMcpPolicy(call.policy)) {
     // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
     RuleVerdict v = JudgeToolName(call.tool, o_.command_rules);
@@ -586,10 +599,21 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
     }
     return Status::OK();
   }
-  detail["approval"] = ApprovalDecisionName(decision);
+  // --approval allow does not answer what only a rule or the user may allow.
+  bool refused = decision == ApprovalGate::Decision::kDeniedByPolicy ||
+                 (decision == ApprovalGate::Decision::kAllowedByPolicy && !need.policy_may_allow);
+  detail["approval"] = refused && decision == ApprovalGate::Decision::kAllowedByPolicy
+                           ? "denied: the approval policy allow does not cover it"
+                           : ApprovalDecisionName(decision);
   RecordGateEvent(call.agent_id, "", "approval", call.execution_id,
                   detail.dump(-1, ' ', false, json::error_handler_t::replace));
-  if (decision != ApprovalGate::Decision::kDeniedByPolicy) return Status::OK();
+  if (!refused) return Status::OK();
+  if (!need.policy_may_allow) {
+    return Status::PermissionDenied(call.tool, "needs approval: " + reason +
+                                                   "; headless runs fetch only domains an allow rule names "
+                                                   "(--approval allow does not cover WebFetch: a URL can carry "
+                                                   "data out)");
+  }
   return Status::PermissionDenied(call.tool == "ExecuteCommand" ? "command" : call.tool,
                                   "needs approval: " + reason +
                                       "; this run's approval policy is deny "
@@ -842,6 +866,9 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
     if (r.has_file_written()) cache.push_back(SnapshotJson(r.file_written(), true));
   }
   if (!cache.empty()) out["cache"] = cache;
+  if (c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.commands_network) {
+    out["network"] = true;
+  }
   return out.empty() ? "" : out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -953,6 +980,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // What it changed is known to the tracker: the next writer may go.
   LeaveLane(c);
   Status recorded = RecordEnd(c, result);
+  if (c.call.tool == kWebFetchTool) CacheWebFetch(c, result);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
       result.has_file_written()) {
     return StartValidation(std::move(c), result, recorded);

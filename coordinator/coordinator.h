@@ -106,6 +106,9 @@ struct CoordinatorOptions {
   // What commands that can write change is tracked (false: only for
   // benchmarks that measure what tracking costs).
   bool track_changes = true;
+  // Edit mode's commands reach the network (--network, sandbox.network):
+  // each such command's record says "network": true.
+  bool commands_network = false;
   // Before-images kept per file and per command (past a cap only the hash
   // is, and the mutation is not undoable).
   int64_t image_cap_bytes = 1 << 20;
@@ -116,6 +119,10 @@ struct CoordinatorOptions {
   std::string transcript_dir;  // the transcript is <dir>/<session id>.jsonl
   // MCP servers (mcp_calls.cc), started by StartMcpServers.
   std::vector<McpServerSpec> mcp_servers;
+  // WebFetch (web_fetch_calls.cc): the serialized v1::WebFetchOptions every
+  // fetch gets, and how long a URL's page is kept (0: never).
+  std::string web_fetch_options;
+  Duration web_cache_ttl = seconds(15 * 60);
 };
 
 class Budget;
@@ -182,6 +189,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void StartMcpServers();
   std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
   const McpRegistry& mcp() const { return mcp_; }
+  // /init (odin init): while set, the main agent's InitTool may write
+  // ODIN.md; nothing else ever may.
+  void set_init_active(bool active) { init_active_ = active; }
+  bool init_active() const { return init_active_; }
+  // Whether edit mode's commands reach the network (--network, sandbox.network).
+  bool commands_network() const { return o_.commands_network; }
   // Told when a server is ready or failed.
   std::function<void(const McpRegistry::Server&)> on_mcp_server;
   // The session's JSONL transcript, which hooks read ("" without hooks).
@@ -322,6 +335,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string reason;
     std::vector<std::string> keys;
     std::string detail_json;
+    // Whether --approval allow may answer it. A fetch's URL can carry data
+    // out: only a rule or the user allows one.
+    bool policy_may_allow = true;
   };
   void AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks);
   void Proceed(Call& c);
@@ -345,6 +361,15 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   Status CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need);
   Status CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need);
   Status CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need);
+  // WebFetch (web_fetch_calls.cc): its arguments and the domain rules (gate
+  // 8); a page fetched within web_cache_ttl answers from the cache (true).
+  Status CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need);
+  bool AnswerWebFetchFromCache(Call& c);
+  // InitTool (init_tool.cc): writes ODIN.md here, in the coordinator, as
+  // WriteFile would (the workers' sandboxes keep it read-only), once the
+  // read-before-edit gate has passed.
+  void RunInitTool(Call& c);
+  void CacheWebFetch(const Call& c, const v1::ToolResult& r);
   // Approval of need.what (shown to the user) for need.reason; its keys are
   // what "for the session" allows. *wait is set when the call waits for the
   // user's answer (AnswerApproval).
@@ -440,7 +465,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
   McpRegistry mcp_;
-  std::map<std::string, std::vector<std::string>> mcp_waiting_;  // server -> calls waiting for its tools
+  bool init_active_ = false;  // /init is running: InitTool may write ODIN.md
+  // WebFetch's pages by URL: the result, and when it was fetched.
+  std::map<std::string, std::pair<std::string, SteadyTime>> web_cache_;  // serialized v1::ToolResult
+  std::map<std::string, std::vector<std::string>> mcp_waiting_;          // server -> calls waiting for its tools
 };
 
 }  // namespace odin

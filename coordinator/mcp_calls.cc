@@ -11,6 +11,7 @@
 #include "base/ids.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
+#include "planner/tool_specs.h"
 #include "tools/mcp_client.h"
 #include "tools/tool_result.h"
 
@@ -87,7 +88,11 @@ void Coordinator::ReleaseMcpWaiting(const std::string& server) {
   }
 }
 
-std::vector<ToolSpec> Coordinator::ExtraToolSpecs(Mode mode) const { return mcp_.Specs(mode); }
+std::vector<ToolSpec> Coordinator::ExtraToolSpecs(Mode mode) const {
+  std::vector<ToolSpec> specs = mcp_.Specs(mode);
+  if (init_active_ && mode == Mode::kEdit) specs.push_back(InitToolSpec());
+  return specs;
+}
 
 Status Coordinator::PrepareMcpCall(Call& c) {
   ToolCall& tc = c.call;

@@ -1,5 +1,7 @@
 #include "coordinator/runtime.h"
 
+#include "odin/v1/worker.pb.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -124,6 +126,16 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.command_limits.open_files = limits.open_files;
   co.command_limits.address_space_bytes = limits.address_space_mb << 20;
   WorkerSandbox sandbox = WorkerSandbox::Make(ws, config, policy, bin);
+  co.commands_network = flags.network || config.sandbox_network;
+  v1::WebFetchOptions web;
+  for (const std::string& entry : config.web.allow_private) web.add_allow_private(entry);
+  web.set_proxy(config.web.proxy);
+  web.set_max_bytes(config.web.max_bytes);
+  web.set_timeout_seconds(static_cast<uint32_t>(config.web.timeout_seconds));
+  web.set_max_redirects(static_cast<uint32_t>(config.web.max_redirects));
+  co.web_fetch_options = web.SerializeAsString();
+  co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
+  sandbox.set_commands_network(co.commands_network);
   // cgroup v2: the sandboxes' groups need a parent that delegates pids and
   // memory; odin may first have to move itself into a leaf. On v1 each
   // launcher manages on its own.
@@ -156,6 +168,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     const char* program = w.policy == WorkerPolicy::kLspHost    ? "odin-lsp-host"
                           : w.policy == WorkerPolicy::kSubagent ? "odin-subagent"
                           : IsMcpPolicy(w.policy)               ? "odin-mcp-worker"
+                          : w.policy == WorkerPolicy::kWeb      ? "odin-web-worker"
                                                                 : "odin-worker";
     o.argv.insert(o.argv.end(), {JoinPath(bin, program), "--connect", w.endpoint, "--credentials-fd",
                                  std::to_string(w.credentials_fd), "--workspace", ws.root, "--heartbeat-ms",

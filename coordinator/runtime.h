@@ -33,6 +33,7 @@ struct RuntimeFlags {
   std::string approval = "deny";  // a command that needs approval: deny or allow
   bool track_changes = true;      // false only for benchmarks of what tracking costs
   bool start_mcp = false;         // start the MCP servers (agent sessions)
+  bool network = false;           // --network: edit-mode commands reach the network
 };
 
 class Runtime {

@@ -37,6 +37,7 @@ const char* WorkerPolicyName(WorkerPolicy policy) {
     case WorkerPolicy::kMcpWritable: return "MCP worker";
     case WorkerPolicy::kMcpReadonly: return "read-only MCP worker";
     case WorkerPolicy::kMcpHost: return "unsandboxed MCP worker";
+    case WorkerPolicy::kWeb: return "network worker";
   }
   return "worker";
 }
@@ -61,6 +62,7 @@ void WorkerPool::EnsureWorkers(const Key& key) {
   int n = policy == WorkerPolicy::kSubagent ? o_.subagent_size : o_.size;
   // One lsp host; one worker per MCP server (it holds the server).
   if (policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) n = 1;
+  if (policy == WorkerPolicy::kWeb) n = std::min(n, 2);  // fetches are few
   for (int i = 0; i < n; ++i) {
     if (!SpawnWorker(key).ok()) return;
   }
@@ -445,6 +447,7 @@ void WorkerPool::Dispatch() {
     if (!call.validation_input.empty()) req->mutable_validation()->ParseFromString(call.validation_input);
     if (!call.agent_task.empty()) req->mutable_agent_task()->ParseFromString(call.agent_task);
     req->set_approved_outside_path(call.approved_outside_path);
+    if (!call.web_fetch_options.empty()) req->mutable_web_fetch()->ParseFromString(call.web_fetch_options);
     Status sent = transport_->Send(w.id, env);
     Job job;
     job.call = std::move(call);

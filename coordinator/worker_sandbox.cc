@@ -216,6 +216,12 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   if ((policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) && !bundled_lsp_.empty()) {
     add({"--readonly", bundled_lsp_});
   }
+  // Only edit mode's tool workers: ask and plan run in read-only workers,
+  // which never have it.
+  if (policy == WorkerPolicy::kWritable && commands_network_) a.push_back("--share-net");
+  // The network worker fetches for WebFetch: what it may reach, the worker
+  // itself judges at connect time (web/address_policy.h).
+  if (policy == WorkerPolicy::kWeb) a.push_back("--share-net");
   if (IsMcpPolicy(policy) && std::find(mcp_network_.begin(), mcp_network_.end(), lane) != mcp_network_.end()) {
     a.push_back("--share-net");
   }

@@ -72,6 +72,10 @@ class WorkerSandbox {
   const std::vector<std::string>& toolchains() const { return toolchains_; }
   // cgroup v2: the group prepared for the sandboxes' groups ("" none).
   void set_cgroup_parent(std::string parent) { cgroup_parent_ = std::move(parent); }
+  // --network or sandbox.network: the writable tool workers (edit mode's
+  // commands) keep the host's network.
+  void set_commands_network(bool on) { commands_network_ = on; }
+  bool commands_network() const { return commands_network_; }
 
  private:
   WorkerSandbox() = default;
@@ -93,6 +97,7 @@ class WorkerSandbox {
   std::vector<std::string> hook_binds_;
   bool hooks_network_ = false;            // hooks.network: hooks keep the host's network
   std::vector<std::string> mcp_network_;  // MCP servers that keep the host's network
+  bool commands_network_ = false;
   std::string cgroup_parent_;
   Config::Limits limits_;
 };

@@ -32,11 +32,11 @@ namespace {
 using ::testing::Contains;
 using ::testing::Not;
 
-constexpr WorkerPolicy kAllPolicies[] = {WorkerPolicy::kWritable,     WorkerPolicy::kReadonly,
-                                         WorkerPolicy::kLspHost,      WorkerPolicy::kSubagent,
-                                         WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly};
+constexpr WorkerPolicy kAllPolicies[] = {
+    WorkerPolicy::kWritable,     WorkerPolicy::kReadonly,     WorkerPolicy::kLspHost, WorkerPolicy::kSubagent,
+    WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly, WorkerPolicy::kWeb};
 constexpr WorkerPolicy kReadOnlyPolicies[] = {WorkerPolicy::kReadonly, WorkerPolicy::kLspHost, WorkerPolicy::kSubagent,
-                                              WorkerPolicy::kHookReadonly};
+                                              WorkerPolicy::kHookReadonly, WorkerPolicy::kWeb};
 
 const char* Name(WorkerPolicy p) {
   switch (p) {
@@ -50,6 +50,7 @@ const char* Name(WorkerPolicy p) {
     case WorkerPolicy::kMcpWritable: return "mcp";
     case WorkerPolicy::kMcpReadonly: return "read-only mcp";
     case WorkerPolicy::kMcpHost: return "unsandboxed mcp";
+    case WorkerPolicy::kWeb: return "network";
   }
   return "?";
 }
@@ -258,6 +259,23 @@ TEST_F(WorkerSandboxTest, OnlyTheLspHostSeesTheBundledLanguageServers) {
   }
 }
 
+TEST_F(WorkerSandboxTest, NetworkForCommandsReachesOnlyTheWritableToolWorkers) {
+  WorkerSandbox s = Make();
+  // The network worker (WebFetch) always has it; MCP servers' entries decide.
+  for (WorkerPolicy p : kAllPolicies) {
+    if (IsMcpPolicy(p)) continue;
+    bool shared = ::testing::Value(s.LauncherArgv(p, socket_, 9), Contains("--share-net"));
+    EXPECT_EQ(shared, p == WorkerPolicy::kWeb) << Name(p);
+  }
+  s.set_commands_network(true);
+  for (WorkerPolicy p : kAllPolicies) {
+    if (IsMcpPolicy(p)) continue;
+    bool shared = ::testing::Value(s.LauncherArgv(p, socket_, 9), Contains("--share-net"));
+    EXPECT_EQ(shared, p == WorkerPolicy::kWritable || p == WorkerPolicy::kWeb)
+        << Name(p) << ": only edit mode's commands get the network";
+  }
+}
+
 TEST_F(WorkerSandboxTest, HomeAndConfiguredSecretsAreHiddenAndTheWorkspaceBelowHomeIsBoundAgain) {
   ScopedEnv home("HOME", home_);
   std::string secrets = top_ + "/secrets";
@@ -429,8 +447,10 @@ TEST_F(WorkerSandboxTest, HooksSeeTheirScriptsReadOnlyAndNothingElseDoes) {
   for (WorkerPolicy p : {WorkerPolicy::kWritable, WorkerPolicy::kReadonly, WorkerPolicy::kSubagent}) {
     EXPECT_THAT(ValuesOf(s.LauncherArgv(p, socket_, 9), "--readonly"), Not(Contains(script))) << Name(p);
   }
-  // No network for anyone, unless hooks.network, and then for hooks alone.
+  // No network for anyone (but the network worker, WebFetch's), unless
+  // hooks.network, and then for hooks alone.
   for (WorkerPolicy p : kAllPolicies) {
+    if (p == WorkerPolicy::kWeb) continue;
     EXPECT_THAT(Bwrap(s.LauncherArgv(p, socket_, 9)), Contains("--unshare-net")) << Name(p);
   }
   config_.hooks.network = true;

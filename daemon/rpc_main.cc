@@ -124,6 +124,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   ServiceOptions o;
   o.session.runtime.dir = g.dir;
   o.session.runtime.sandbox = g.sandbox;
+  o.session.runtime.network = g.network;
   o.session.llm = a.llm;
   o.session.max_turns = a.max_turns;
   o.session.max_tool_calls = a.max_tool_calls;
@@ -551,6 +552,7 @@ int main(int argc, char** argv) {
   app.add_option("-C", global.dir, "Run as if started in DIR")->type_name("DIR");
   app.add_option("--sandbox", global.sandbox, "Sandbox policy: auto, require, fallback or off")
       ->check(CLI::IsMember({"auto", "require", "fallback", "off"}));
+  app.add_flag("--network", global.network, "Edit-mode commands reach the network (never ask or plan)");
   odin::AddAgentOptions(&app, &agent);
   app.add_option("-p,--print", agent.prompt, "Run one message headless on the daemon");
   app.add_option("--connect", client.connect, "The daemon's address: unix:PATH or HOST:PORT");

@@ -295,12 +295,18 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
   if (std::optional<std::string> limit = c.budget->Exceeded()) StopForBudget(*limit);
 }
 
-void Agent::OnToolDone(size_t index, const std::string& execution_id, const std::string& tool,
-                       const v1::ToolResult& r) {
+void Agent::OnToolDone(size_t index, const std::string& execution_id, const std::string& tool, const v1::ToolResult& r,
+                       const std::string* record) {
   Current& c = *current_;
-  if (c.running.erase(execution_id) == 0) return;
-  c.results[index] = ToolResultMessage{c.calls[index].id, GroundTruthRecord(execution_id, tool, r, o_.workspace),
-                                       r.status() != v1::TOOL_STATUS_OK};
+  if (c.running.count(execution_id) == 0) return;
+  if (record == nullptr && tool == kWebFetchTool && !c.cancelled && c.stopping.empty() &&
+      StartWebAnswer(index, execution_id, r)) {
+    return;
+  }
+  c.running.erase(execution_id);
+  c.results[index] = ToolResultMessage{
+      c.calls[index].id, record != nullptr ? *record : GroundTruthRecord(execution_id, tool, r, o_.workspace),
+      r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
   if (tool == kContextSummarizerTool && r.status() == v1::TOOL_STATUS_OK) {
@@ -420,6 +426,9 @@ void Agent::StopSoon(const std::string& status, Status error, int cancel_reason)
     std::string check = c.check_running;  // its end finishes the message
     return host_->Cancel(check, cancel_reason);
   }
+  uint64_t generation = generation_;
+  AbandonWebAnswers(status);
+  if (generation != generation_ || !current_) return;
   if (c.running.empty()) return Finish(status, error);
   // The running calls are killed (their process groups with them); their
   // results close the turn, and the message finishes then.
@@ -484,8 +493,12 @@ void Agent::CancelCurrent() {
     if (compaction_) FinishCompaction("masked", "", "", Status::Cancelled("compaction", "cancelled by the user"));
     return;
   }
+  current_->cancelled = true;
+  // Answers over fetched pages are dropped; their ends may close the turn.
+  uint64_t generation = generation_;
+  AbandonWebAnswers("cancelled");
+  if (generation != generation_ || !current_) return;
   Current& c = *current_;
-  c.cancelled = true;
   if (c.llm_call || compaction_) {
     if (c.llm_call) llm_->Cancel(*c.llm_call);
     c.llm_call.reset();

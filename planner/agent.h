@@ -239,6 +239,14 @@ class Agent {
     bool overflow_retried = false;
     std::optional<std::string> compact_focus;
     int stop_blocks = 0;  // times Stop hooks sent the model back to work
+    // WebFetch calls whose page the utility model is answering over
+    // (agent_web.cc): execution id -> the call and the fetch's result.
+    struct WebAnswer {
+      uint64_t call;
+      size_t index;
+      std::string fetched;  // the serialized v1::ToolResult
+    };
+    std::map<std::string, WebAnswer> web_answers;
   };
   // A compaction under way (agent_compaction.cc).
   struct Compaction {
@@ -273,7 +281,16 @@ class Agent {
                         const Status& failure);
   void OnModel(const StatusOr<ChatResponse>& response);
   void RunTools(const std::vector<ToolCallRequest>& calls, bool truncated);
-  void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool, const v1::ToolResult& result);
+  // record: what the model reads, when not GroundTruthRecord's (a
+  // WebFetch's answer).
+  void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool, const v1::ToolResult& result,
+                  const std::string* record = nullptr);
+  // WebFetch (agent_web.cc): the utility model answers the prompt over the
+  // page (true: the result waits for it); abandoned when the turn stops.
+  bool StartWebAnswer(size_t index, const std::string& execution_id, const v1::ToolResult& result);
+  void OnWebAnswer(const std::string& execution_id, SteadyTime started, int64_t started_wall,
+                   const StatusOr<ChatResponse>& response);
+  void AbandonWebAnswers(const std::string& why);
   void AllToolsDone();
   // The model ended its turn: the convergence gate decides.
   void ClaimCompletion();

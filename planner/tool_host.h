@@ -46,6 +46,9 @@ enum class WorkerPolicy {
   kMcpWritable,
   kMcpReadonly,
   kMcpHost,
+  // The network worker (WebFetch): the workspace read-only, the network
+  // kept, nothing writable but its private /tmp.
+  kWeb,
 };
 inline bool IsMcpPolicy(WorkerPolicy p) {
   return p == WorkerPolicy::kMcpWritable || p == WorkerPolicy::kMcpReadonly || p == WorkerPolicy::kMcpHost;
@@ -94,6 +97,8 @@ struct ToolCall {
   bool internal = false;
   // For a reading tool: the path outside the workspace the user approved.
   std::string approved_outside_path;
+  // For WebFetch: the serialized v1::WebFetchOptions (the user's web.*).
+  std::string web_fetch_options;
   // What a writing tool expects of its file (the read-before-edit gate's
   // verdict), checked by the worker under the file's lock.
   struct Expectation {

@@ -13,6 +13,8 @@ namespace odin {
 // The tools offered in mode, described for the model; a subagent is never
 // offered AgentTool.
 std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent = false);
+// InitTool's, which /init alone offers (Coordinator::ExtraToolSpecs).
+ToolSpec InitToolSpec();
 
 // ExecuteCommand's default and largest timeout, in seconds.
 constexpr int kDefaultCommandTimeoutSeconds = 120;

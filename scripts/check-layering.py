@@ -5,10 +5,11 @@ that crosses a forbidden line, and every source file over the size limit
 whose first comment does not say why it is long.
 
     cli, daemon -> session -> planner -> ToolHost (planner/tool_host.h) <- coordinator
-    coordinator -> ledger, llm, tools, sandbox, base
+    coordinator -> ledger, llm, web, tools, sandbox, base
     planner -> ledger, llm/llm.h, tools, base
     workers -> tools, sandbox, base, llm's HTTP client (odin-mcp-worker), and
                (odin-subagent) planner; never coordinator
+    web -> base (WebFetch: address policy, fetch, HTML to Markdown)
 
 Tests (*_test.cc, tests/, bench/) may include anything: they put the layers
 together on purpose.
@@ -27,17 +28,20 @@ ALLOW = {
     "sandbox": ["base", "sandbox"],
     "tools": ["base", "tools"],
     "llm": ["base", "llm"],
+    # WebFetch's fetch, address rules and HTML conversion: for the network
+    # worker, and the coordinator's URL checks.
+    "web": ["base", "web"],
     "ledger": ["base", "tools", "ledger"],
     "planner": ["base", "tools", "ledger", "llm/llm.h", "planner"],
     # odin-mcp-worker's streamable HTTP transport uses the HTTP client and
     # SSE parser the model clients use (never the model clients).
-    "workers": ["base", "tools", "sandbox", "workers", "planner", "llm/llm.h", "llm/http_client.h",
+    "workers": ["base", "tools", "sandbox", "workers", "planner", "web", "llm/llm.h", "llm/http_client.h",
                 "llm/sse_parser.h"],
     # The coordinator implements the planner's ToolHost, charges the
     # message's budget, and reads the option types the config carries; it
     # never includes the planner loop itself.
     "coordinator": [
-        "base", "tools", "sandbox", "llm", "ledger", "coordinator",
+        "base", "tools", "sandbox", "llm", "ledger", "web", "coordinator",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
         "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
     ],

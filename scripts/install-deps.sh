@@ -14,7 +14,8 @@ packages=(
   libgtest-dev libgmock-dev
   libseccomp-dev libssl-dev libtree-sitter-dev libgit2-dev
   libdtl-dev libcpp-httplib-dev
-  bubblewrap ripgrep
+  libedit-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libgumbo-dev
+  bubblewrap ripgrep tmux
   clangd clang-format python3
 )
 # Node and npm from Debian only when npm is missing: they conflict with a

@@ -1,7 +1,10 @@
 // End-to-end tests of `odin exec` through the real binaries: odin, the
 // odin-sandbox launcher, bubblewrap and odin-worker.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,6 +215,61 @@ TEST_F(OdinExecTest, SandboxKeepsRootReadOnlyTheLedgerHiddenAndNetworkOff) {
   EXPECT_TRUE(PathExists(ws_.Join("workspace-file")));
   EXPECT_TRUE(PathExists(ws_.Join(".odin/odin.db")));
   EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
+}
+
+// Network for commands: off unless the user asks (--network, or
+// sandbox.network in their own config), and then for edit mode only.
+TEST_F(OdinExecTest, CommandsReachTheNetworkOnlyWhenTheUserAsksAndOnlyInEditMode) {
+  REQUIRE_BWRAP();
+  // A listener outside the sandbox, on the host's loopback.
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::string connect = ": </dev/tcp/127.0.0.1/" + std::to_string(ntohs(addr.sin_port)) +
+                        " 2>/dev/null && echo connected || echo refused";
+  auto run = [&](std::vector<std::string> flags) {
+    flags.insert(flags.end(), {"--", "bash", "-c", connect});
+    return Odin(flags);
+  };
+
+  Ran r = run({"exec"});
+  EXPECT_EQ(r.out, "refused\n") << r.err;
+  EXPECT_FALSE(LastExecution()["result"].contains("network"));
+
+  r = run({"--network", "exec"});
+  EXPECT_EQ(r.out, "connected\n") << r.err;
+  EXPECT_EQ(LastExecution()["result"]["network"], true) << "the ledger marks a command that had the network";
+  r = run({"--network", "exec", "--mode", "edit"});
+  EXPECT_EQ(r.out, "connected\n") << r.err;
+  // Never in ask or plan: their workers are read-only and have no network.
+  for (const char* mode : {"ask", "plan"}) {
+    r = run({"--network", "exec", "--mode", mode});
+    EXPECT_EQ(r.out, "refused\n") << mode << " " << r.err;
+  }
+
+  // A repository cannot turn it on: its odinconfig.json's sandbox.network
+  // is ignored, with a notice, until the user trusts the workspace.
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"network":true}})").ok());
+  r = run({"exec"});
+  EXPECT_EQ(r.out, "refused\n");
+  EXPECT_NE(r.err.find("untrusted workspace: ignoring sandbox.network"), std::string::npos) << r.err;
+  ASSERT_EQ(unlink(ws_.Join("odinconfig.json").c_str()), 0);
+
+  // The user's own config may.
+  UserConfig(R"({"sandbox":{"network":true}})");
+  r = run({"exec"});
+  EXPECT_EQ(r.out, "connected\n") << r.err;
+  r = Odin({"doctor"});
+  EXPECT_NE(r.out.find("network for commands  on: edit mode's commands reach the network (sandbox.network)"),
+            std::string::npos)
+      << r.out;
+  close(listener);
 }
 
 TEST_F(OdinExecTest, AMissingBwrapPathIsAnErrorNotAFallback) {

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/tool_catalog.h"
+
 namespace odin {
 namespace {
 
@@ -115,6 +117,16 @@ StatusOr<WriteArgs> ParseWriteArgs(std::string_view text) {
   r.String("file_path", &a.file_path, true, true);
   r.String("content", &a.content, true);
   RETURN_IF_ERROR(r.Finish());
+  return a;
+}
+
+StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text) {
+  ArgReader r(kInitTool, text);
+  WriteArgs a;
+  r.String("content", &a.content, true);
+  RETURN_IF_ERROR(r.Finish());
+  if (a.content.empty()) return Status::InvalidArgument(kInitTool, "\"content\" is empty");
+  a.file_path = "ODIN.md";
   return a;
 }
 
@@ -236,6 +248,7 @@ StatusOr<TodoArgs> ParseTodoArgs(std::string_view text) {
 }
 
 std::string TargetFileOf(std::string_view tool, std::string_view text) {
+  if (tool == kInitTool) return ParseInitToolArgs(text).ok() ? "ODIN.md" : "";
   if (tool == kWriteFileTool) {
     auto a = ParseWriteArgs(text);
     return a.ok() ? a->file_path : "";

@@ -39,6 +39,10 @@ struct WriteArgs {
   std::string content;
 };
 
+// InitTool's: {"content": string}, the whole new ODIN.md (file_path is
+// "ODIN.md", always: the model does not choose it).
+StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text);
+
 struct EditSpec {
   std::string old_string;
   std::string new_string;

@@ -22,6 +22,8 @@ constexpr ToolInfo kTools[] = {
     {kEditTool, ToolClass::kWrite, false, false},
     {kMultiEditTool, ToolClass::kWrite, false, false},
     {kAgentTool, ToolClass::kAgent, false, false},
+    {kWebFetchTool, ToolClass::kWeb, false, false},
+    {kInitTool, ToolClass::kWrite, false, false},
 };
 
 }  // namespace
@@ -36,6 +38,25 @@ StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_js
   std::string focus = j.value("focus", "");
   if (focus.size() > 2000) return Status::InvalidArgument(kContextSummarizerTool, "\"focus\" is over 2000 bytes");
   return focus;
+}
+
+StatusOr<WebFetchArgs> ParseWebFetchArgs(const std::string& arguments_json) {
+  nlohmann::json j = nlohmann::json::parse(arguments_json, nullptr, false);
+  if (!j.is_object()) return Status::InvalidArgument(kWebFetchTool, "arguments must be a JSON object");
+  WebFetchArgs out;
+  for (const auto& [key, value] : j.items()) {
+    if (key != "url" && key != "prompt") {
+      return Status::InvalidArgument(kWebFetchTool, "unknown argument \"" + key + "\"");
+    }
+    if (!value.is_string()) return Status::InvalidArgument(kWebFetchTool, "\"" + key + "\" must be a string");
+  }
+  out.url = j.value("url", "");
+  out.prompt = j.value("prompt", "");
+  if (out.url.empty()) return Status::InvalidArgument(kWebFetchTool, "\"url\" is required");
+  if (out.prompt.empty()) return Status::InvalidArgument(kWebFetchTool, "\"prompt\" is required");
+  if (out.url.size() > 8192) return Status::InvalidArgument(kWebFetchTool, "\"url\" is over 8192 bytes");
+  if (out.prompt.size() > 16384) return Status::InvalidArgument(kWebFetchTool, "\"prompt\" is over 16384 bytes");
+  return out;
 }
 
 bool ParseMode(std::string_view text, Mode* mode) {
@@ -74,6 +95,8 @@ bool IsWriteTool(std::string_view name) {
 std::vector<std::string> ToolsForMode(Mode mode) {
   std::vector<std::string> out;
   for (const ToolInfo& t : kTools) {
+    // InitTool is offered by /init alone (InitToolSpec).
+    if (t.name == std::string_view(kInitTool)) continue;
     if (!t.writes_files() || mode == Mode::kEdit) out.push_back(t.name);
   }
   return out;

@@ -34,7 +34,21 @@ enum class ToolClass {
   kWrite,  // changes one file through the file tools: edit mode only, one write per file at a time
   kExec,   // runs a command (ExecuteCommand): what it changes, the command rules and the sandbox decide
   kAgent,  // starts a subagent, whose own calls meet the gates
+  kWeb,    // fetches a URL (WebFetch) in the network worker: the domain rules and approval decide
 };
+
+// Fetches a web page in the network worker; the utility model answers the
+// call's prompt over it. Offered in every mode.
+constexpr char kWebFetchTool[] = "WebFetch";
+struct WebFetchArgs {
+  std::string url;     // at most 8 KiB
+  std::string prompt;  // not empty, at most 16 KiB
+};
+// {"url": string, "prompt": string}; InvalidArgument naming the problem.
+StatusOr<WebFetchArgs> ParseWebFetchArgs(const std::string& arguments_json);
+// Writes ODIN.md, the project's instructions: offered only during /init
+// (odin init), the one write that may change it.
+constexpr char kInitTool[] = "InitTool";
 
 // A tool's descriptor. The table (tool_catalog.cc) is the one place that
 // answers "does it write", "does it feed the file cache", "where does it run".

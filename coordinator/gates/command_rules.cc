@@ -570,25 +570,6 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
-RuleVerdict JudgeToolName(const std::string& tool, const CommandRules& rules) {
-  auto matches = [&tool](const std::string& rule) {
-    if (!rule.empty() && rule.back() == '*') return tool.compare(0, rule.size() - 1, rule, 0, rule.size() - 1) == 0;
-    return tool == rule ||
-           (rule.rfind("mcp__", 0) == 0 && rule.find("__", 5) == std::string::npos && tool.rfind(rule + "__", 0) == 0);
-  };
-  for (auto [list, decision, what] : {std::tuple{&rules.deny, RuleDecision::kDeny, "denied"},
-                                      {&rules.ask, RuleDecision::kAsk, "needs approval"},
-                                      {&rules.allow, RuleDecision::kAllow, "allowed"}}) {
-    for (const std::string& rule : *list) {
-      if (rule.empty() || !matches(rule)) continue;
-      RuleVerdict v{decision, rule, tool, tool + " " + what + " by rule '" + rule + "'", {}};
-      if (decision == RuleDecision::kAsk) v.ask_keys = {"rule:" + rule};
-      return v;
-    }
-  }
-  return RuleVerdict();
-}
-
 RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace,
                          const std::string& cwd) {
   return Judge(command, rules, workspace, cwd).Run();

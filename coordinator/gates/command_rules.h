@@ -72,6 +72,14 @@ RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, 
 // no rule: allow.
 RuleVerdict JudgeToolName(const std::string& tool, const CommandRules& rules);
 
+// A WebFetch of host (lower case) by the permission rules, as Claude Code
+// names them: "WebFetch" (every domain), "WebFetch(domain:example.com)" (that
+// host), "WebFetch(domain:*.example.com)" (its subdomains, not itself).
+// Deny, then ask, then allow; no rule is kAsk (a fetch can carry data out in
+// its URL, so an unknown domain is never allowed silently), with the key
+// "webfetch:HOST".
+RuleVerdict JudgeWebFetch(const std::string& host, const CommandRules& rules);
+
 // Whether path (absolute, or relative to cwd) lies outside the workspace and
 // the sandbox's own places; resolved lexically (symlinks are the sandbox's
 // business). A path starting with ~ or $HOME is outside.

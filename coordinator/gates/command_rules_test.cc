@@ -364,5 +364,32 @@ TEST(CommandRulesTest, RelativePathsStartAtTheCommandsDirectory) {
   EXPECT_TRUE(OutsideWorkspace("~/x", "/src/repo", ""));
 }
 
+TEST(CommandRulesTest, WebFetchDomainsAreDeniedAskedOrAllowedAndUnknownOnesAsk) {
+  CommandRules r;
+  r.deny = {"WebFetch(domain:evil.example)"};
+  r.ask = {"WebFetch(domain:ask.example)"};
+  r.allow = {"WebFetch(domain:docs.example.com)", "WebFetch(domain:*.rust-lang.org)"};
+  EXPECT_EQ(JudgeWebFetch("evil.example", r).decision, RuleDecision::kDeny);
+  EXPECT_EQ(JudgeWebFetch("ask.example", r).decision, RuleDecision::kAsk);
+  EXPECT_EQ(JudgeWebFetch("docs.example.com", r).decision, RuleDecision::kAllow);
+  EXPECT_EQ(JudgeWebFetch("doc.rust-lang.org", r).decision, RuleDecision::kAllow);
+  // A subdomain rule is not the domain itself; a lookalike is not a subdomain.
+  EXPECT_EQ(JudgeWebFetch("rust-lang.org", r).decision, RuleDecision::kAsk);
+  EXPECT_EQ(JudgeWebFetch("evilrust-lang.org", r).decision, RuleDecision::kAsk);
+  EXPECT_EQ(JudgeWebFetch("docs.example.com.evil.example", r).decision, RuleDecision::kAsk);
+  // No rule: asked, never allowed, with a key for the session's approval.
+  RuleVerdict none = JudgeWebFetch("unknown.example", r);
+  EXPECT_EQ(none.decision, RuleDecision::kAsk);
+  EXPECT_EQ(none.ask_keys, std::vector<std::string>{"webfetch:unknown.example"});
+  EXPECT_NE(none.reason.find("WebFetch(domain:unknown.example)"), std::string::npos) << none.reason;
+  // "WebFetch" alone covers every domain; deny still comes first.
+  r.allow.push_back("WebFetch");
+  EXPECT_EQ(JudgeWebFetch("unknown.example", r).decision, RuleDecision::kAllow);
+  EXPECT_EQ(JudgeWebFetch("evil.example", r).decision, RuleDecision::kDeny);
+  // Command rules never match a fetch.
+  CommandRules commands = Rules();
+  EXPECT_EQ(JudgeWebFetch("git", commands).decision, RuleDecision::kAsk);
+}
+
 }  // namespace
 }  // namespace odin

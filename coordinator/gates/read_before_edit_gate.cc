@@ -11,7 +11,10 @@ namespace odin {
 
 StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& args_json, const std::string& ws,
                                          std::string* given) {
-  if (tool == kWriteFileTool) {
+  if (tool == kInitTool) {
+    ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
+    *given = a.file_path;
+  } else if (tool == kWriteFileTool) {
     ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
     *given = a.file_path;
   } else {
@@ -24,10 +27,12 @@ StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::str
 Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, const std::string& ws, FileCache* cache,
                            v1::FileExpectation* expect) {
   std::string shown = DisplayPath(path, ws);
+  // WriteFile and InitTool replace the whole file.
+  bool whole = tool == kWriteFileTool || tool == kInitTool;
 
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    if (tool != kWriteFileTool) {
+    if (!whole) {
       return Status::NotFound(tool, shown + " does not exist; use WriteFile to create it");
     }
     expect->set_must_not_exist(true);
@@ -47,8 +52,8 @@ Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, con
                                                 (by.empty() ? "" : " (by " + by + ")") +
                                                 ". Read it again (Read with file_path=\"" + shown + "\"), then retry");
   }
-  if (tool == kWriteFileTool && !entry->full) {
-    return Status::FailedPrecondition(tool, "WriteFile replaces all of " + shown + ", but you have read only " +
+  if (whole && !entry->full) {
+    return Status::FailedPrecondition(tool, tool + " replaces all of " + shown + ", but you have read only " +
                                                 DescribeRanges(entry->ReadRanges()) +
                                                 ". Read all of it first, or change it with EditTool");
   }

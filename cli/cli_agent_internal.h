@@ -1,0 +1,25 @@
+#pragma once
+// What the agent's two front ends in cli/ share: `odin -p` (cli_agent.cc)
+// and the interactive session (cli_interactive.cc).
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cli/cli.h"
+#include "session/agent_session.h"
+
+namespace odin {
+
+// The session's settings from the command line, for either front end.
+AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const std::string& kind,
+                               const std::string& worker_mode, const std::string& approval);
+
+// Routes SIGINT, SIGTERM and SIGHUP into a pipe the loop polls
+// (SignalPipeFd); DrainSignals returns those that arrived since the last
+// call.
+Status InstallSignalPipe();
+int SignalPipeFd();
+std::vector<int> DrainSignals();
+
+}  // namespace odin

@@ -1,0 +1,694 @@
+// `odin` alone: the interactive session. On a terminal the input line is
+// libedit's (cli/line_editor.h) and the output the terminal view's
+// (cli/terminal_view.h: markdown, diffs, a status in the prompt while the
+// agent works); from a pipe, lines are read as they come and printed plain.
+// Both share one handling of what the user types (a message, @path, !command,
+// a slash command, the answer to an approval).
+//
+// Long file: the session's whole input side in one place (the two readers,
+// the slash commands, the user's own commands), so that every path a line
+// can take is visible together.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <deque>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "base/canonical_json.h"
+#include "base/clock.h"
+#include "base/file_util.h"
+#include "base/terminal_text.h"
+#include "base/version.h"
+#include "cli/cli.h"
+#include "cli/cli_agent_internal.h"
+#include "cli/diff_view.h"
+#include "cli/line_editor.h"
+#include "cli/terminal_view.h"
+#include "coordinator/undo.h"
+#include "odin/v1/worker.pb.h"
+#include "session/agent_session.h"
+#include "session/init_prompt.h"
+#include "session/resume.h"
+#include "session/session_events.h"
+#include "tools/exec_command.h"
+#include "tools/text_file.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+namespace {
+
+// The context as /cost shows it.
+std::string ContextLine(const ContextUse& c) {
+  int64_t used = c.next_estimate > 0 ? c.next_estimate : c.last_input;
+  int percent = c.window > 0 ? static_cast<int>(100 * used / c.window) : 0;
+  return "context: about " + std::to_string(used) + " of " + std::to_string(c.window) + " tokens (" +
+         std::to_string(percent) + "%)" +
+         (c.last_input > 0 ? ", last request " + std::to_string(c.last_input) + " as the provider counted it" : "") +
+         ", " + std::to_string(c.compactions) + " compactions";
+}
+
+const char kHelp[] =
+    "Type a message and press Enter; messages sent while the agent works wait their turn.\n"
+    "  A line ending in \\ continues on the next; a pasted block is one message.\n"
+    "  @path                attaches a workspace file's content to the message\n"
+    "  !command             runs a command yourself: sandboxed, recorded, in the session's mode\n"
+    "  /ask, /plan, /edit   switch the mode of the next messages (ask and plan do not change files)\n"
+    "  /model [NAME]        show or change the model\n"
+    "  /cost                tokens, cost and context so far\n"
+    "  /compact [FOCUS]     compact the conversation now (older outputs masked, older turns summarised)\n"
+    "  /clear               forget the conversation (the ledger keeps everything)\n"
+    "  /init                survey the repository and write ODIN.md (asks first if it exists)\n"
+    "  /diff                the whole change of your last message\n"
+    "  /resume [ID]         list the workspace's sessions, or take one up\n"
+    "  /undo [force]        put back what your last message's calls changed (shown first)\n"
+    "  /hooks               the hooks in force and where each comes from\n"
+    "  /mcp                 the MCP servers: state, tools, where each comes from\n"
+    "  /doctor              the sandbox, tools, language servers and MCP servers\n"
+    "  /help                this help\n"
+    "  /quit                leave (also Ctrl-D); Esc or Ctrl-C interrupts the running turn\n";
+
+// The slash commands, for completion.
+const std::vector<std::string> kCommands = {"/ask",   "/plan",   "/edit", "/model",  "/cost", "/compact",
+                                            "/clear", "/init",   "/diff", "/resume", "/undo", "/hooks",
+                                            "/mcp",   "/doctor", "/help", "/quit",   "/exit"};
+
+// @path: a file attached to a message, at most this much of it.
+constexpr size_t kAttachBytes = 256 * 1024;
+constexpr size_t kAttachTotalBytes = 1 << 20;
+
+int TerminalWidth() {
+  winsize w{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 20) return w.ws_col;
+  return 80;
+}
+
+// The user's last message of the main agent in this session ("" if none).
+std::string LastUserMessage(AgentSession& s) {
+  StatusOr<std::vector<MessageRecord>> messages =
+      s.runtime().ledger().ListMessages(s.runtime().coordinator().session_id());
+  std::string last;
+  if (messages.ok()) {
+    for (const MessageRecord& m : *messages) {
+      if (m.role == "user" && m.agent_id == "main") last = m.id;
+    }
+  }
+  return last;
+}
+
+// The message with each @path's file attached: the message as typed, then
+// the files. What cannot be attached is said in *notes, and the @word stays
+// as typed.
+std::string AttachFiles(const std::string& text, const std::string& root, std::vector<std::string>* notes) {
+  std::string files;
+  std::vector<std::string> seen;
+  for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at + 1)) {
+    if (at > 0 && !isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // an e-mail address
+    size_t end = text.find_first_of(" \t\n", at);
+    std::string word = text.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    while (!word.empty() && (word.back() == ',' || word.back() == '.' || word.back() == ')' || word.back() == ':')) {
+      word.pop_back();
+    }
+    if (word.empty() || std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
+    seen.push_back(word);
+    StatusOr<std::string> path = ResolveWorkspacePath(word, root);
+    if (!path.ok()) {
+      notes->push_back("@" + word + ": not attached (" + path.status().message() + ")");
+      continue;
+    }
+    std::string shown = DisplayPath(*path, root);
+    if (shown == ".odin" || shown.rfind(".odin/", 0) == 0) {
+      notes->push_back("@" + word + ": not attached (Odin's state directory)");
+      continue;
+    }
+    StatusOr<std::string> content = ReadRegularFile(*path, kAttachBytes + 1);
+    if (!content.ok()) {
+      notes->push_back("@" + word + ": not attached (" + content.status().message() + ")");
+      continue;
+    }
+    if (LooksBinary(*content)) {
+      notes->push_back("@" + word + ": not attached (a binary file)");
+      continue;
+    }
+    bool cut = content->size() > kAttachBytes;
+    if (cut) content->resize(kAttachBytes);
+    if (files.size() + content->size() > kAttachTotalBytes) {
+      notes->push_back("@" + word + ": not attached (over 1 MiB of attachments in one message)");
+      continue;
+    }
+    files += "\n\n<file path=\"" + shown + "\"" + (cut ? " truncated=\"true\"" : "") + ">\n" + ToDisplayText(*content) +
+             (content->empty() || content->back() == '\n' ? "" : "\n") + "</file>";
+    notes->push_back("attached " + shown + " (" + std::to_string(content->size()) + " bytes" + (cut ? ", cut" : "") +
+                     ")");
+  }
+  if (files.empty()) return text;
+  return text + "\n\nThe user attached these files (as they are now; Read a file before you edit it):" + files;
+}
+
+// /undo: what the calls of the session's last message changed, shown, then
+// put back (odin undo --message); the model hears of it with the next
+// message.
+void UndoLastMessage(AgentSession& s, bool force, TerminalView& term) {
+  if (s.agent().busy()) return term.Line("(busy: cancel the turn first)");
+  Ledger& ledger = s.runtime().ledger();
+  std::string last = LastUserMessage(s);
+  if (last.empty()) return term.Line("nothing to undo: no message yet");
+  const std::string& root = s.runtime().workspace().root;
+  StatusOr<std::vector<std::string>> calls = CallsOfMessage(&ledger, last);
+  StatusOr<UndoPlan> plan = calls.ok() ? PlanUndo(&ledger, root, *calls) : StatusOr<UndoPlan>(calls.status());
+  if (!plan.ok()) return term.Line("nothing to undo: " + plan.status().message());
+  term.Line(VisibleControls(RenderUndo(*plan, root)));
+  for (const std::string& w : plan->warnings) term.Line("warning: " + w);
+  StatusOr<std::string> undo = ApplyUndo(&ledger, root, *plan, force, RealClock::Get()->WallMillis());
+  if (!undo.ok()) return term.Line(undo.status().message() + " (/undo force overrides)");
+  std::string paths;
+  for (const UndoStep& step : plan->steps) paths += (paths.empty() ? "" : ", ") + DisplayPath(step.path, root);
+  term.Line("undone: " + std::to_string(plan->steps.size()) + " paths put back (recorded as " + *undo + ")");
+  s.agent().AddNote("The user undid the changes of their previous message (" + *undo + "): " + paths +
+                    " are as they were before it. Read them again before you edit them.");
+}
+
+// The model's text is shown, not obeyed: control characters become visible.
+std::string Visible(const std::string& text) { return VisibleControls(text); }
+
+std::string Tokens(int64_t n) {
+  char buf[32];
+  if (n >= 1000000) {
+    snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(n) / 1e6);
+  } else if (n >= 1000) {
+    snprintf(buf, sizeof buf, "%.1fk", static_cast<double>(n) / 1e3);
+  } else {
+    snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+  }
+  return buf;
+}
+
+// What a line the user typed leads to.
+enum class After { kContinue, kQuit, kResume };
+
+class InteractiveSession {
+ public:
+  InteractiveSession(const GlobalFlags& g, const AgentFlags& f, Mode mode)
+      : g_(g),
+        f_(f),
+        mode_(mode),
+        tty_(isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0),
+        view_({isatty(STDOUT_FILENO) != 0, UseColor(isatty(STDOUT_FILENO) != 0), TerminalWidth(), ""},
+              [this](const std::string& text) { Print(text); }) {}
+
+  int Run(std::string* buffer_io, std::string* resume_next);
+
+ private:
+  void Print(const std::string& text) {
+    if (editor_) {
+      editor_->Print(text);
+    } else {
+      std::cout << text << std::flush;
+    }
+  }
+  bool Busy() {
+    return s_->agent().busy() || s_->agent().compacting() || s_->agent().queued() > 0 || user_commands_ > 0;
+  }
+  std::string Prompt();
+  void AskNextApproval();
+  // One turn of the loop: the session's fds, signals, stdin (into *buffer,
+  // or the editor), the status. Returns false when the session must end
+  // (*exit_code set).
+  bool Pump(Duration wait, std::string* buffer);
+  void OnSignal(int sig);
+  After HandleLine(const std::string& line);
+  void RunUserCommand(const std::string& command);
+  void StartInit();
+  void ShowLastDiff();
+  int RunWithEditor();
+  int RunWithLines(std::string* buffer_io);
+
+  const GlobalFlags& g_;
+  AgentFlags f_;
+  Mode mode_;
+  bool tty_;  // stdin and stdout are terminals: the line editor
+  std::unique_ptr<LineEditor> editor_;
+  TerminalView view_;
+  std::unique_ptr<AgentSession> s_;
+  std::deque<ApprovalRequest> approvals_;
+  bool input_open_ = true;
+  bool init_confirm_ = false;  // "ODIN.md exists: update it?" waits for its answer
+  bool continuing_ = false;    // a line ended in a backslash
+  SteadyTime last_interrupt_{};
+  SteadyTime last_status_{};
+  std::optional<int> exit_code_;
+  std::string* resume_next_ = nullptr;
+  std::string resume_id_;
+  int spinner_ = 0;
+  int user_commands_ = 0;   // !commands running
+  bool prompt_due_ = true;  // pipe mode: show "mode> " when a tty reads
+};
+
+std::string InteractiveSession::Prompt() {
+  // Escape sequences between \1 marks take no room on the line (libedit's
+  // EL_PROMPT_ESC).
+  auto esc = [this](const char* code, const std::string& text) {
+    return view_.color() ? "\1" + std::string("\033[") + code + "m\1" + text + "\1\033[0m\1" : text;
+  };
+  if (!approvals_.empty()) return esc("1;33", "allow? [y/a/n] ");
+  if (init_confirm_) return esc("1;33", "update ODIN.md? [y/N] ");
+  if (continuing_) return "… ";
+  if (!Busy()) return esc("1", std::string(ModeName(mode_)) + "> ");
+  static const char* kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+  SteadyTime now = RealClock::Get()->Now();
+  const MessageOutcome& t = s_->agent().totals();
+  ContextUse c = s_->agent().context();
+  int64_t used = c.next_estimate > 0 ? c.next_estimate : c.last_input;
+  char cost[32];
+  snprintf(cost, sizeof cost, "$%.3f", static_cast<double>(t.cost_microusd) / 1e6);
+  std::string status = std::string(kSpinner[spinner_ % 10]) + " " + ModeName(mode_) + " · " + s_->agent().model();
+  if (c.window > 0) status += " · ctx " + std::to_string(100 * used / c.window) + "%";
+  status += " · " + Tokens(t.usage.input_tokens + t.usage.output_tokens) + " tok · " + cost;
+  if (view_.message_started() != SteadyTime{}) {
+    status += " · " + std::to_string(ToMillis(now - view_.message_started()) / 1000) + "s";
+  }
+  if (s_->runtime().coordinator().commands_network()) status += " · net";
+  std::string running = view_.RunningLine(now);
+  if (!running.empty()) status += " · " + running;
+  if (s_->agent().queued() > 0) status += " · " + std::to_string(s_->agent().queued()) + " queued";
+  // One terminal line, whatever runs.
+  size_t max = static_cast<size_t>(std::max(20, TerminalWidth() - 24));
+  std::string_view cut = CutAtCharacter(status, max * 3);
+  std::string shown(cut);
+  size_t columns = 0, bytes = 0;
+  for (; bytes < shown.size() && columns < max; ++bytes) {
+    if ((static_cast<unsigned char>(shown[bytes]) & 0xC0) != 0x80) ++columns;
+  }
+  while (bytes < shown.size() && (static_cast<unsigned char>(shown[bytes]) & 0xC0) == 0x80) ++bytes;
+  if (bytes < shown.size()) shown = shown.substr(0, bytes) + "…";
+  return esc("2", shown + " ") + esc("1", "› ");
+}
+
+void InteractiveSession::AskNextApproval() {
+  if (approvals_.empty()) return;
+  const ApprovalRequest& a = approvals_.front();
+  view_.Line(view_.Color("33", "⚠ approval needed: `" + Visible(a.command) + "`"));
+  view_.Line(view_.Color("33", "  " + Visible(a.reason)));
+  view_.Line(view_.Color("1", "  Allow? [y] once, [a] for this session, [n] no"));
+  if (editor_) editor_->Redraw();
+}
+
+void InteractiveSession::OnSignal(int sig) {
+  if (sig != SIGINT) {
+    exit_code_ = 128 + sig;
+    return;
+  }
+  SteadyTime now = RealClock::Get()->Now();
+  if (s_->agent().busy() || s_->agent().compacting()) {
+    view_.Line(view_.Color("33", "^C: cancelling the current turn"));
+    approvals_.clear();  // their calls end as cancelled
+    s_->agent().CancelCurrent();
+  } else if (now - last_interrupt_ < seconds(2)) {
+    view_.Line("");
+    exit_code_ = 0;
+  } else {
+    view_.Line("(Ctrl-C again, Ctrl-D or /quit to leave)");
+    prompt_due_ = true;
+  }
+  last_interrupt_ = now;
+}
+
+bool InteractiveSession::Pump(Duration wait, std::string* buffer) {
+  std::vector<PollFd> extra = {{SignalPipeFd()}};
+  if (input_open_) extra.push_back({STDIN_FILENO});
+  Status st = s_->Poll(wait, &extra);
+  if (!st.ok()) {
+    view_.Line("odin: " + st.message());
+    exit_code_ = kError;
+    return false;
+  }
+  for (int sig : DrainSignals()) OnSignal(sig);
+  if (exit_code_) return false;
+  SteadyTime now = RealClock::Get()->Now();
+  if (editor_ && (view_.TakeMessageEnded() || (Busy() && now - last_status_ >= milliseconds(500)))) {
+    ++spinner_;
+    last_status_ = now;
+    editor_->Redraw();
+  }
+  if (!input_open_ || !extra.back().readable) return true;
+  char chunk[4096];
+  ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
+  if (n > 0) {
+    if (editor_) {
+      editor_->Feed(chunk, static_cast<size_t>(n));
+    } else {
+      buffer->append(chunk, static_cast<size_t>(n));
+    }
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    // Ctrl-D at the terminal's level, the end of piped input, or an input
+    // that fails: finish the queue, then leave.
+    input_open_ = false;
+    if (editor_) editor_->FeedEof();
+  }
+  return true;
+}
+
+void InteractiveSession::RunUserCommand(const std::string& command) {
+  // The user's own command: the same gates, sandbox and ledger as the
+  // model's, in the session's mode, recorded under the agent "user".
+  ToolCall call;
+  call.tool = kExecuteCommandTool;
+  call.arguments_json =
+      nlohmann::json({{"command", command}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  call.agent_id = "user";
+  call.mode = CallModeOf(mode_);
+  call.timeout = seconds(600);
+  view_.Line(view_.Color("36", "! " + Visible(command)));
+  auto partial = std::make_shared<std::string>();
+  ++user_commands_;
+  CallHandlers handlers;
+  handlers.on_progress = [this, partial](const v1::ToolProgress& p) {
+    if (!p.has_output()) return;
+    *partial += p.output().data();
+    size_t nl = partial->rfind('\n');
+    if (nl == std::string::npos) return;
+    Print(Visible(ToDisplayText(partial->substr(0, nl + 1))));
+    partial->erase(0, nl + 1);
+  };
+  std::string shown = command;
+  handlers.on_done = [this, partial, shown](const v1::ToolResult& r, const Status&) {
+    --user_commands_;
+    if (!partial->empty()) Print(Visible(ToDisplayText(*partial)) + "\n");
+    const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
+    view_.Line("  " + view_.Color(color, "⎿ " + Visible(ToolResultLine(kExecuteCommandTool, r)) + " (" +
+                                             r.execution_id() + ")"));
+    // The model hears of it with the next message, as the user's own.
+    std::string output = ToDisplayText(r.output_head().substr(0, 2000));
+    s_->agent().AddNote("The user ran a command themselves (" + r.execution_id() + "): `" + shown + "`, " +
+                        ToolResultLine(kExecuteCommandTool, r) + ". Its output began:\n" + output);
+    if (editor_) editor_->Redraw();
+  };
+  s_->runtime().coordinator().Submit(std::move(call), std::move(handlers));
+}
+
+void InteractiveSession::StartInit() {
+  view_.Line("surveying the repository to write ODIN.md (InitTool is offered for this message only)");
+  s_->runtime().coordinator().set_init_active(true);
+  s_->agent().Send(InitPrompt(s_->runtime().workspace().root, s_->runtime().config().checks), Mode::kEdit);
+}
+
+void InteractiveSession::ShowLastDiff() {
+  std::string last = LastUserMessage(*s_);
+  if (last.empty()) return view_.Line("no change yet: no message");
+  Ledger& ledger = s_->runtime().ledger();
+  StatusOr<std::vector<std::string>> calls = CallsOfMessage(&ledger, last);
+  std::string diff = calls.ok() ? ChangesDiff(&ledger, s_->runtime().workspace().root, *calls) : "";
+  if (diff.empty()) return view_.Line("your last message changed no file");
+  view_.Line(RenderDiff(diff, UseColor(isatty(STDOUT_FILENO) != 0), 0).text);
+}
+
+After InteractiveSession::HandleLine(const std::string& raw) {
+  std::string line = raw;
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  prompt_due_ = true;
+  Coordinator& co = s_->runtime().coordinator();
+  if (!approvals_.empty()) {
+    ApprovalRequest a = approvals_.front();
+    approvals_.pop_front();
+    ApprovalAnswer answer = line == "y" || line == "yes"      ? ApprovalAnswer::kOnce
+                            : line == "a" || line == "always" ? ApprovalAnswer::kSession
+                                                              : ApprovalAnswer::kDeny;
+    view_.Line(answer == ApprovalAnswer::kOnce      ? "  allowed once"
+               : answer == ApprovalAnswer::kSession ? "  allowed for this session"
+                                                    : "  denied");
+    co.AnswerApproval(a.execution_id, answer);
+    AskNextApproval();
+    return After::kContinue;
+  }
+  if (init_confirm_) {
+    init_confirm_ = false;
+    if (line == "y" || line == "yes") {
+      StartInit();
+    } else {
+      view_.Line("ODIN.md left as it is");
+    }
+    return After::kContinue;
+  }
+  if (line.empty()) return After::kContinue;
+  if (!IsValidUtf8(line)) {
+    view_.Line("(that line is not valid UTF-8; not sent)");
+    return After::kContinue;
+  }
+  if (line[0] == '!') {
+    std::string command = line.substr(1);
+    while (!command.empty() && command[0] == ' ') command.erase(0, 1);
+    if (command.empty()) {
+      view_.Line("!command runs a command yourself, e.g. !ls");
+    } else {
+      RunUserCommand(command);
+    }
+    return After::kContinue;
+  }
+  if (line[0] != '/') {
+    std::vector<std::string> notes;
+    std::string message = AttachFiles(line, s_->runtime().workspace().root, &notes);
+    for (const std::string& n : notes) view_.Line(view_.Color("2", "(" + n + ")"));
+    s_->agent().Send(message, mode_);
+    if (s_->agent().queued() > 0) {
+      view_.Line(view_.Color("2", "(queued: " + std::to_string(s_->agent().queued()) + " waiting)"));
+    }
+    return After::kContinue;
+  }
+  std::string cmd = line.substr(0, line.find(' '));
+  std::string arg = line.find(' ') == std::string::npos ? "" : line.substr(line.find(' ') + 1);
+  Mode m;
+  if (ParseMode(cmd.substr(1), &m)) {
+    mode_ = m;
+    view_.Line(std::string("mode: ") + ModeName(mode_));
+  } else if (cmd == "/model") {
+    if (!arg.empty()) s_->agent().set_model(arg);
+    view_.Line("model: " + s_->agent().model());
+  } else if (cmd == "/cost") {
+    const MessageOutcome& t = s_->agent().totals();
+    char cost[32];
+    snprintf(cost, sizeof cost, "%.4f", static_cast<double>(t.cost_microusd) / 1e6);
+    view_.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) + " tokens in, " +
+               std::to_string(t.usage.output_tokens) + " tokens out, $" + cost +
+               " (prices from odinconfig.json llm.prices)");
+    view_.Line(ContextLine(s_->agent().context()));
+  } else if (cmd == "/compact") {
+    view_.Line(s_->agent().CompactNow(arg) ? "compacting the conversation..."
+                                           : "(busy: /compact waits until the agent is idle)");
+  } else if (cmd == "/init") {
+    if (Busy()) {
+      view_.Line("(busy: /init waits until the agent is idle)");
+    } else if (PathExists(JoinPath(s_->runtime().workspace().root, "ODIN.md"))) {
+      view_.Line("ODIN.md exists: the model would read it and update it, keeping what still holds.");
+      view_.Line(view_.Color("1", "  Update it? [y] yes, [n] no"));
+      init_confirm_ = true;
+    } else {
+      StartInit();
+    }
+  } else if (cmd == "/diff") {
+    ShowLastDiff();
+  } else if (cmd == "/undo") {
+    UndoLastMessage(*s_, arg == "force", view_);
+  } else if (cmd == "/hooks") {
+    view_.Line(DescribeHooks(co.hooks()));
+  } else if (cmd == "/mcp") {
+    view_.Line(DescribeMcpServers(co.mcp()) + "(* not annotated readOnlyHint: edit mode only)");
+  } else if (cmd == "/doctor") {
+    std::cout << std::flush;
+    RunDoctor(g_, false);
+    fflush(stdout);
+  } else if (cmd == "/resume") {
+    if (arg.empty()) {
+      RunSessions(g_, false);
+      view_.Line("(/resume ID takes one of them up)");
+    } else if (Busy()) {
+      view_.Line("(busy: /resume waits until the agent is idle)");
+    } else {
+      StatusOr<std::string> id = PickResumableSession(s_->runtime().workspace().ledger_path, arg, false);
+      if (!id.ok()) {
+        view_.Line(id.status().message());
+      } else {
+        resume_id_ = *id;
+        return After::kResume;
+      }
+    }
+  } else if (cmd == "/clear") {
+    view_.Line(s_->agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
+  } else if (cmd == "/help") {
+    view_.Line(kHelp);
+  } else if (cmd == "/quit" || cmd == "/exit") {
+    return After::kQuit;
+  } else {
+    view_.Line("unknown command " + Visible(cmd) + " (/help lists them)");
+  }
+  return After::kContinue;
+}
+
+int InteractiveSession::RunWithEditor() {
+  LineEditor::Options eo;
+  eo.history_path = HistoryPath(s_->runtime().workspace().root);
+  eo.workspace = s_->runtime().workspace().root;
+  eo.commands = kCommands;
+  eo.prompt = [this] { return Prompt(); };
+  std::string unused;
+  eo.pump = [this, &unused](Duration wait) {
+    if (!Pump(wait, &unused)) editor_->Leave();
+  };
+  eo.on_escape = [this] {
+    if (!s_->agent().busy() && !s_->agent().compacting()) return;
+    view_.Line(view_.Color("33", "Esc: cancelling the current turn"));
+    approvals_.clear();
+    s_->agent().CancelCurrent();
+  };
+  editor_ = std::make_unique<LineEditor>(std::move(eo));
+  std::string message;
+  std::string line;
+  while (!exit_code_ && editor_->ReadLine(&line)) {
+    if (approvals_.empty() && !init_confirm_ && !line.empty() && line.back() == '\\') {
+      // A trailing backslash: the message goes on.
+      message += line.substr(0, line.size() - 1) + "\n";
+      continuing_ = true;
+      continue;
+    }
+    bool answer = !approvals_.empty() || init_confirm_;
+    message += line;
+    continuing_ = false;
+    std::string whole = std::move(message);
+    message.clear();
+    if (!answer && !whole.empty()) editor_->Remember(whole);
+    After after = HandleLine(whole);
+    if (after == After::kQuit) return 0;
+    if (after == After::kResume) {
+      *resume_next_ = resume_id_;
+      return 0;
+    }
+  }
+  if (exit_code_) return *exit_code_;
+  // Ctrl-D: what is queued finishes; what waits for an answer is denied.
+  editor_.reset();
+  input_open_ = false;
+  std::string unused_buffer;
+  while (!exit_code_) {
+    while (!approvals_.empty()) {
+      s_->runtime().coordinator().AnswerApproval(approvals_.front().execution_id, ApprovalAnswer::kDeny);
+      approvals_.pop_front();
+    }
+    if (!Busy()) break;
+    Pump(milliseconds(500), &unused_buffer);
+  }
+  return exit_code_.value_or(0);
+}
+
+int InteractiveSession::RunWithLines(std::string* buffer_io) {
+  bool tty_in = isatty(STDIN_FILENO) != 0;
+  std::string buffer = std::move(*buffer_io);
+  for (;;) {
+    if (prompt_due_ && tty_in && !s_->agent().busy()) {
+      std::cout << view_.Color("1", std::string(ModeName(mode_)) + "> ") << std::flush;
+      prompt_due_ = false;
+    }
+    if (!input_open_ && !Busy()) break;
+    if (!Pump(milliseconds(500), &buffer)) return exit_code_.value_or(kError);
+    if (view_.TakeMessageEnded()) prompt_due_ = true;
+    if (!input_open_ && buffer.empty()) {
+      // Nobody is left to answer: what waits for approval is denied.
+      while (!approvals_.empty()) {
+        s_->runtime().coordinator().AnswerApproval(approvals_.front().execution_id, ApprovalAnswer::kDeny);
+        approvals_.pop_front();
+      }
+    }
+    size_t nl;
+    while ((nl = buffer.find('\n')) != std::string::npos || (!input_open_ && !buffer.empty())) {
+      std::string line = nl == std::string::npos ? buffer : buffer.substr(0, nl);
+      buffer.erase(0, nl == std::string::npos ? buffer.size() : nl + 1);
+      After after = HandleLine(line);
+      if (after == After::kQuit) return 0;
+      if (after == After::kResume) {
+        *resume_next_ = resume_id_;
+        *buffer_io = std::move(buffer);
+        return 0;
+      }
+    }
+  }
+  return 0;
+}
+
+int InteractiveSession::Run(std::string* buffer_io, std::string* resume_next) {
+  resume_next_ = resume_next;
+  // The workers of an interactive session serve messages of every mode; the
+  // mode gate keeps ask and plan from writing.
+  AgentSessionFlags flags = SessionFlags(g_, f_, "interactive", "edit", f_.approval.empty() ? "prompt" : f_.approval);
+  StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &view_);
+  if (!session.ok()) {
+    std::cerr << "odin: " << session.status().message() << "\n";
+    return kError;
+  }
+  s_ = std::move(*session);
+  view_.set_ledger(&s_->runtime().ledger());
+  view_.set_workspace(s_->runtime().workspace().root);
+  // /init's InitTool is offered for its message only, whatever comes next.
+  view_.set_on_message_done([this] { s_->runtime().coordinator().set_init_active(false); });
+  if (Status sp = InstallSignalPipe(); !sp.ok()) {
+    std::cerr << "odin: " << sp.message() << "\n";
+    return kError;
+  }
+  s_->runtime().coordinator().on_approval_request = [this](const ApprovalRequest& a) {
+    if (!input_open_) {
+      // Nobody is left to answer.
+      s_->runtime().coordinator().AnswerApproval(a.execution_id, ApprovalAnswer::kDeny);
+      return;
+    }
+    approvals_.push_back(a);
+    if (approvals_.size() == 1) AskNextApproval();
+  };
+  // Non-blocking reads of a stdin the shell shares: put its flags back on the
+  // way out, however we leave.
+  int stdin_flags = fcntl(STDIN_FILENO, F_GETFL);
+  fcntl(STDIN_FILENO, F_SETFL, stdin_flags | O_NONBLOCK);
+  struct RestoreStdin {
+    int flags;
+    ~RestoreStdin() {
+      if (flags >= 0) fcntl(STDIN_FILENO, F_SETFL, flags);
+    }
+  } restore{stdin_flags};
+  const LlmSettings& llm = s_->llm();
+  view_.Line("odin " ODIN_VERSION " · " + llm.endpoint.provider + " " + llm.model + " · " +
+             s_->runtime().workspace().root + " · session " + s_->runtime().coordinator().session_id() +
+             (s_->runtime().coordinator().commands_network() ? " · commands have network" : ""));
+  if (llm.endpoint.provider == "demo") view_.Line("(the demo model gives scripted answers; it is not an LLM)");
+  view_.Line("Type /help for commands.");
+  int rc = tty_ ? RunWithEditor() : RunWithLines(buffer_io);
+  editor_.reset();
+  return rc;
+}
+
+}  // namespace
+
+int RunInteractive(const GlobalFlags& g, const AgentFlags& f_in) {
+  AgentFlags f = f_in;
+  Mode mode;
+  if (!ParseMode(f.mode, &mode)) {
+    std::cerr << "odin: unknown mode '" << f.mode << "' (ask, plan or edit)\n";
+    return kUsageError;
+  }
+  std::string buffer;
+  for (;;) {
+    std::string next;
+    int rc;
+    {
+      InteractiveSession session(g, f, mode);
+      rc = session.Run(&buffer, &next);
+    }
+    if (next.empty()) return rc;
+    f.resume = next;
+    f.continue_last = false;
+  }
+}
+
+}  // namespace odin

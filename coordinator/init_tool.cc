@@ -1,0 +1,37 @@
+// InitTool: /init's one write, ODIN.md. The gates it meets are a write's
+// (edit mode, read-before-edit on ODIN.md, the file's write queue, the
+// mutation record, undo); the write itself happens here, through the file
+// tools' own code (tools/file_tools.cc: the lock, the compare-and-swap, the
+// diff), because every worker sees ODIN.md read-only.
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/coordinator.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/file_tool_args.h"
+#include "tools/file_tools.h"
+
+namespace odin {
+
+void Coordinator::RunInitTool(Call& c) {
+  StatusOr<WriteArgs> args = ParseInitToolArgs(c.call.arguments_json);
+  if (!args.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_ERROR, args.status());
+  v1::ToolRequest req;
+  req.set_execution_id(c.call.execution_id);
+  req.set_tool(kWriteFileTool);
+  req.set_arguments_json(nlohmann::json({{"file_path", c.write_path}, {"content", args->content}})
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const ToolCall::Expectation& e = c.call.expect;
+  v1::FileExpectation* expect = req.mutable_expect();
+  expect->set_must_not_exist(e.must_not_exist);
+  expect->set_sha256(e.sha256);
+  expect->set_full_read(e.full_read);
+  v1::ToolResult r;
+  std::string text = RunFileTool(req, o_.workspace, &r);
+  r.set_execution_id(c.call.execution_id);
+  r.set_output_head(text);
+  r.set_output_total_bytes(text.size());
+  OnResult(r);  // recorded, cached, validated and delivered like a worker's write
+}
+
+}  // namespace odin

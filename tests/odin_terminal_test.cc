@@ -1,0 +1,269 @@
+// The interactive terminal as a person uses it: odin runs in tmux, keys are
+// typed with send-keys, the screen is read with capture-pane. Line editing,
+// history across sessions, completion, a pasted block, markdown and diffs,
+// NO_COLOR, Esc, !command and /init's question; and a pipe for plain text.
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/ledger_rows.h"
+#include "tests/llm_requests.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// One odin in a tmux server of its own (its socket in the test's directory).
+class Tmux {
+ public:
+  Tmux(const std::string& socket_dir, const std::string& cwd, const std::map<std::string, std::string>& env,
+       const std::vector<std::string>& args = {})
+      : socket_(socket_dir + "/tmux.sock") {
+    std::string command = "exec env";
+    for (const auto& [k, v] : env) command += " " + Quote(k + "=" + v);
+    command += " " + Quote(BinDir() + "/odin");
+    for (const std::string& a : args) command += " " + Quote(a);
+    Run({"new-session", "-d", "-x", "150", "-y", "50", "-c", cwd, command});
+  }
+  ~Tmux() { Run({"kill-server"}); }
+  void Keys(std::vector<std::string> keys) {
+    keys.insert(keys.begin(), {"send-keys", "-t", "0"});
+    Run(keys);
+  }
+  // Types text literally.
+  void Type(const std::string& text) { Run({"send-keys", "-t", "0", "-l", text}); }
+  // Pastes text as a terminal does when the application asked for
+  // bracketed paste.
+  void Paste(const std::string& text, const std::string& dir) {
+    std::string file = dir + "/paste.txt";
+    ASSERT_TRUE(WriteFileAtomic(file, text).ok());
+    Run({"load-buffer", file});
+    Run({"paste-buffer", "-p", "-t", "0"});
+  }
+  // The screen and its scrollback, as text (with escape sequences: raw).
+  std::string Screen(bool raw = false) {
+    std::vector<std::string> args = {"capture-pane", "-p", "-t", "0", "-S", "-1000"};
+    if (raw) args.push_back("-e");
+    return Run(args);
+  }
+  bool WaitFor(const std::string& text, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    return WaitUntil([&] { return Screen().find(text) != std::string::npos; }, timeout);
+  }
+  bool Alive() { return Run({"has-session", "-t", "0"}, true) == "ok"; }
+
+ private:
+  // Through the shell, not RunCommand: that kills the process group it
+  // started, and tmux's server must outlive the command that starts it.
+  std::string Run(std::vector<std::string> args, bool status = false) {
+    std::string line = "tmux -S " + Quote(socket_);
+    for (const std::string& a : args) line += " " + Quote(a);
+    line += " 2>/dev/null";
+    FILE* p = popen(line.c_str(), "r");
+    if (p == nullptr) return status ? "no" : "";
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int rc = pclose(p);
+    if (status) return rc == 0 ? "ok" : "no";
+    return out;
+  }
+  std::string socket_;
+};
+
+class OdinTerminalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (system("command -v tmux >/dev/null 2>&1") != 0) {
+      GTEST_SKIP() << "tmux is not installed (scripts/install-deps.sh installs it): no terminal to drive";
+    }
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm, std::map<std::string, std::string> more = {}) {
+    std::map<std::string, std::string> env = FakeModelEnv(llm, marker_, user_);
+    env["TERM"] = "xterm-256color";
+    env["LANG"] = "C.UTF-8";
+    env["NO_COLOR"] = "";
+    for (auto& [k, v] : more) env[k] = v;
+    return env;
+  }
+  // The user messages the model received, in order.
+  static std::vector<std::string> UserMessages(const FakeLlm& llm) {
+    std::vector<std::string> out;
+    for (const json& r : RequestsOf(llm)) out.push_back(r["body"]["messages"].back()["content"]);
+    return out;
+  }
+  std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }
+
+  TempWorkspace ws_;
+  TempWorkspace user_;
+  TempWorkspace tmp_;
+  std::string marker_ = UniqueMarker();
+};
+
+// Editing keys, tab completion of commands and paths, a pasted block that
+// arrives as one message, a line continued by a backslash; then, in a second
+// session of the same workspace, the history brings the last message back.
+TEST_F(OdinTerminalTest, LineEditingCompletionPasteAndHistoryAcrossSessions) {
+  ASSERT_TRUE(MakeDirs(ws_.Join("src")).ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("src/main.c"), "int main(void) { return 0; }\n").ok());
+  FakeLlm llm(R"({"responses":[{"text":"Noted one."},{"text":"Noted two."},{"text":"Noted three."},
+                              {"text":"Noted four."},{"text":"Noted five."}]})");
+  {
+    Tmux t(tmp_.path(), ws_.path(), Env(llm));
+    ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+    t.Type("hello wrld");
+    t.Keys({"Left", "Left", "Left", "o", "Enter"});
+    ASSERT_TRUE(t.WaitFor("Noted one.")) << t.Screen();
+    t.Type("/he");
+    t.Keys({"Tab"});
+    ASSERT_TRUE(t.WaitFor("edit> /help")) << t.Screen();
+    t.Keys({"Enter"});
+    ASSERT_TRUE(t.WaitFor("/compact [FOCUS]")) << t.Screen();
+    t.Type("read @src/ma");
+    t.Keys({"Tab"});
+    ASSERT_TRUE(t.WaitFor("edit> read @src/main.c")) << t.Screen();
+    t.Keys({"Enter"});
+    ASSERT_TRUE(t.WaitFor("Noted two.")) << t.Screen();
+    t.Paste("line one\nline two\nline three\n", tmp_.path());
+    ASSERT_TRUE(t.WaitFor("[pasted 3 lines #1]")) << t.Screen();
+    t.Keys({"Enter"});
+    ASSERT_TRUE(t.WaitFor("Noted three.")) << t.Screen();
+    t.Type("first part \\");
+    t.Keys({"Enter"});
+    t.Type("second part");
+    t.Keys({"Enter"});
+    ASSERT_TRUE(t.WaitFor("Noted four.")) << t.Screen();
+    t.Keys({"C-d"});
+    ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  }
+  {
+    Tmux t(tmp_.path(), ws_.path(), Env(llm));
+    ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+    t.Keys({"Up", "Enter"});
+    ASSERT_TRUE(t.WaitFor("Noted five.")) << t.Screen();
+    t.Keys({"C-d"});
+    ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  }
+  std::vector<std::string> messages = UserMessages(llm);
+  ASSERT_EQ(messages.size(), 5u);
+  EXPECT_EQ(messages[0], "hello world");
+  EXPECT_NE(messages[1].find("<file path=\"src/main.c\">\nint main(void) { return 0; }\n</file>"), std::string::npos)
+      << messages[1];
+  EXPECT_EQ(messages[2], "line one\nline two\nline three");
+  EXPECT_EQ(messages[3], "first part \nsecond part");
+  EXPECT_EQ(messages[4], messages[3]) << "the history of the workspace's last session";
+}
+
+// A change is shown as a diff with its validation beside it; the model's
+// markdown table is drawn; colour is on, and NO_COLOR turns it off.
+TEST_F(OdinTerminalTest, DiffsAndMarkdownAreRenderedAndNoColorTurnsColourOff) {
+  std::string script = json({{"responses",
+                              {Turn({Call("WriteFile", {{"file_path", "notes.txt"}, {"content", "alpha\nbeta\n"}})}),
+                               Text("| name | value |\n|---|---|\n| alpha | 1 |\n\nAll **done**.\n")}}})
+                           .dump();
+  for (bool no_color : {false, true}) {
+    SCOPED_TRACE(no_color ? "NO_COLOR" : "colour");
+    FakeLlm llm(script);
+    ASSERT_EQ(unlink(ws_.Join("notes.txt").c_str()) == 0 || errno == ENOENT, true);
+    Tmux t(tmp_.path(), ws_.path(), Env(llm, {{"NO_COLOR", no_color ? "1" : ""}}));
+    ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+    t.Type("write the notes");
+    t.Keys({"Enter"});
+    ASSERT_TRUE(t.WaitFor("Status: done")) << t.Screen();
+    std::string screen = t.Screen();
+    EXPECT_NE(screen.find("+alpha"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("+beta"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("alpha │ 1"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("──────┼──────"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("• validation: no_validator"), std::string::npos) << screen;
+    EXPECT_EQ(screen.find("| alpha |"), std::string::npos) << "the table is drawn, not printed raw";
+    std::string raw = t.Screen(true);
+    bool coloured = raw.find("\033[32m") != std::string::npos || raw.find("\033[1m") != std::string::npos;
+    EXPECT_EQ(coloured, !no_color) << raw;
+    t.Keys({"C-d"});
+    ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  }
+}
+
+// Esc alone interrupts the running turn (the command is cancelled);
+// !command runs the user's own command in the sandbox, recorded.
+TEST_F(OdinTerminalTest, EscInterruptsACommandAndBangRunsTheUsersOwnCommandSandboxed) {
+  FakeLlm llm(R"({"responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sleep 60"}}]},
+                              {"text":"never"}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  t.Type("wait a minute");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("ExecuteCommand 1s")) << t.Screen();  // the status line names it
+  t.Keys({"Escape"});
+  ASSERT_TRUE(t.WaitFor("Esc: cancelling the current turn")) << t.Screen();
+  ASSERT_TRUE(t.WaitFor("(cancelled")) << t.Screen();
+  t.Type("!touch made-by-me && (test -e .odin/odin.db && echo ledger-visible || echo ledger-hidden)");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("exit code 0: ledger-hidden")) << t.Screen();
+  t.Keys({"C-d"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  EXPECT_TRUE(PathExists(ws_.Join("made-by-me")));
+  std::vector<std::string> rows = Rows(
+      "SELECT s.agent_id || '|' || e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) "
+      "WHERE s.tool = 'ExecuteCommand' ORDER BY s.rowid");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], "main|cancelled");
+  EXPECT_EQ(rows[1], "user|ok");
+  // What the user's command changed is a mutation like any command's.
+  std::vector<std::string> mutations = Rows("SELECT path FROM mutations WHERE agent_id = 'user'");
+  ASSERT_EQ(mutations.size(), 1u);
+  EXPECT_NE(mutations[0].find("made-by-me"), std::string::npos);
+}
+
+// /init asks before it changes an existing ODIN.md; "n" leaves it.
+TEST_F(OdinTerminalTest, InitAsksBeforeChangingAnExistingOdinMd) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("ODIN.md"), "# ours\n").ok());
+  FakeLlm llm(R"({"responses":[{"text":"should not be asked"}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  t.Type("/init");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Update it? [y] yes, [n] no")) << t.Screen();
+  t.Type("n");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("ODIN.md left as it is")) << t.Screen();
+  t.Keys({"C-d"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  EXPECT_TRUE(RequestsOf(llm).empty());
+  StatusOr<std::string> now = ReadFileToString(ws_.Join("ODIN.md"));
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(*now, "# ours\n");
+}
+
+// In a pipe, nothing is coloured and the model's markdown comes as written.
+TEST_F(OdinTerminalTest, APipeGetsPlainText) {
+  FakeLlm llm(R"({"responses":[{"text":"| a | b |\n|---|---|\n| 1 | 2 |\n\nAll **done**."}]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, FakeModelEnv(llm, marker_, user_));
+  std::string input = "show me\n";
+  ASSERT_EQ(write(in, input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  close(in);
+  std::string seen = ReadUntil(out, "(the end of the output)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(seen.find('\033'), std::string::npos) << seen;
+  EXPECT_NE(seen.find("| 1 | 2 |\n\nAll **done**."), std::string::npos) << seen;
+}
+
+}  // namespace
+}  // namespace odin::testing
