@@ -99,7 +99,7 @@ void TerminalView::FlushText() {
 
 void TerminalView::OnToolStart(const std::string& id, const ToolCallRequest& call) {
   Line(Color("36", "⏺ " + VisibleControls(CallLabel(call))));
-  running_[id] = {call.name, RealClock::Get()->Now(), ""};
+  running_[id] = {VisibleControls(call.name), RealClock::Get()->Now(), ""};
   rendered_ = false;
 }
 
@@ -112,7 +112,11 @@ void TerminalView::OnToolProgress(const v1::ToolProgress& p) {
     while (!data.empty() && (data.back() == '\n' || data.back() == '\r')) data.pop_back();
     size_t nl = data.find_last_of("\r\n");
     std::string last = nl == std::string::npos ? data : data.substr(nl + 1);
-    if (!last.empty()) it->second.last_line = ToDisplayText(std::string(CutAtCharacter(last, 200)));
+    // It goes into the prompt line: a command's colours and cursor moves
+    // are shown, not obeyed.
+    if (!last.empty()) {
+      it->second.last_line = VisibleControls(ToDisplayText(std::string(CutAtCharacter(last, 200))));
+    }
   } else if (p.has_mcp_progress()) {
     const v1::McpProgress& m = p.mcp_progress();
     char amount[64];
@@ -122,7 +126,8 @@ void TerminalView::OnToolProgress(const v1::ToolProgress& p) {
       snprintf(amount, sizeof amount, "%g", m.progress());
     }
     it->second.last_line =
-        std::string(amount) + (m.message().empty() ? "" : " " + ToDisplayText(m.message().substr(0, 200)));
+        std::string(amount) +
+        (m.message().empty() ? "" : " " + VisibleControls(ToDisplayText(m.message().substr(0, 200))));
   }
 }
 
