@@ -130,6 +130,7 @@ ChatRequest Agent::BuildRequest() {
   req.system = SystemPrompt(current_->message.mode);
   req.messages = history_;
   req.tools = ToolSpecsForMode(current_->message.mode, o_.subagent);
+  if (o_.commands_network && current_->message.mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
   // MCP servers' tools, as far as their servers have started.
   for (ToolSpec& extra : host_->ExtraToolSpecs(current_->message.mode)) req.tools.push_back(std::move(extra));
   req.max_tokens = o_.max_tokens;

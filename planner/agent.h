@@ -92,6 +92,9 @@ struct AgentOptions {
   // anyway.
   std::string transcript_path;
   int max_stop_blocks = 3;
+  // Edit mode's commands reach the network (--network): ExecuteCommand's
+  // description says so.
+  bool commands_network = false;
 };
 
 // How one message ended.

@@ -80,6 +80,15 @@ constexpr Spec kSpecs[] = {
 
 }  // namespace
 
+void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs) {
+  for (ToolSpec& s : *specs) {
+    if (s.name != "ExecuteCommand") continue;
+    std::string& d = s.description;
+    size_t at = d.find("no network, ");
+    if (at != std::string::npos) d.replace(at, 12, "the network (the user turned it on), ");
+  }
+}
+
 ToolSpec InitToolSpec() {
   return {
       kInitTool,

@@ -15,6 +15,9 @@ namespace odin {
 std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent = false);
 // InitTool's, which /init alone offers (Coordinator::ExtraToolSpecs).
 ToolSpec InitToolSpec();
+// ExecuteCommand's description, when the user gave edit mode's commands the
+// network (--network, sandbox.network).
+void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs);
 
 // ExecuteCommand's default and largest timeout, in seconds.
 constexpr int kDefaultCommandTimeoutSeconds = 120;

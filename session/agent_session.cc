@@ -108,6 +108,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.utility_model = s->llm_.utility_model;
   o.transcript_path = s->runtime_->coordinator().TranscriptPath();
   o.max_stop_blocks = config.hooks.max_stop_blocks;
+  o.commands_network = s->runtime_->coordinator().commands_network();
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
   s->runtime_->coordinator().set_model_access(

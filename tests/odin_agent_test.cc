@@ -124,6 +124,28 @@ TEST_F(OdinAgentTest, ReadEditRunDoneOverOpenAi) {
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
 }
 
+// The model is told whether its commands have the network: only in edit
+// mode, and only when the user turned it on.
+TEST_F(OdinAgentTest, ExecuteCommandSaysWhetherCommandsHaveTheNetwork) {
+  auto description = [](const json& request) {
+    for (const json& t : request["body"]["tools"]) {
+      if (t["function"]["name"] == "ExecuteCommand") return t["function"]["description"].get<std::string>();
+    }
+    return std::string();
+  };
+  for (auto [flags, network] :
+       {std::pair{std::vector<std::string>{}, false}, std::pair{std::vector<std::string>{"--network"}, true},
+        std::pair{std::vector<std::string>{"--network", "--mode", "ask"}, false}}) {
+    FakeLlm llm(R"({"responses":[{"text":"ok"}]})");
+    Prompt(llm, "hello", flags);
+    std::vector<json> requests = Requests(llm);
+    ASSERT_EQ(requests.size(), 1u) << last_.err;
+    std::string d = description(requests[0]);
+    EXPECT_EQ(d.find("the network (the user turned it on)") != std::string::npos, network) << d;
+    EXPECT_EQ(d.find("no network") != std::string::npos, !network) << d;
+  }
+}
+
 TEST_F(OdinAgentTest, ReadEditRunDoneOverAnthropic) {
   FakeLlm llm(kReadEditRun);
   Put("greet.sh", "echo hello\n");

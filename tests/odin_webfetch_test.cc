@@ -324,6 +324,31 @@ TEST_F(OdinWebFetchTest, AskModeFetchesAndAPageIsCachedWithinTheSession) {
   EXPECT_EQ(results[1]["cached_from"], fetches[1]["cached_from"]);
 }
 
+// Interactively, a domain no rule names is the user's to answer: asked,
+// then fetched once allowed.
+TEST_F(OdinWebFetchTest, InteractivelyTheUserIsAskedForADomainNoRuleNames) {
+  UserConfig();  // no rule
+  FakeLlm llm(Script({web_.Url("/page")}));
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, FakeModelEnv(llm, marker_, user_));
+  std::string message = "find out\n";
+  ASSERT_EQ(write(in, message.data(), message.size()), static_cast<ssize_t>(message.size()));
+  std::string seen = ReadUntil(out, "Allow? [y] once");
+  EXPECT_NE(seen.find("approval needed: `WebFetch " + web_.Url("/page") + "`"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("no permission rule allows fetching 127.0.0.1"), std::string::npos) << seen;
+  EXPECT_EQ(web_.hits(), 0) << "nothing is fetched before the answer";
+  std::string yes = "y\n";
+  ASSERT_EQ(write(in, yes.data(), yes.size()), static_cast<ssize_t>(yes.size()));
+  close(in);
+  seen += ReadUntil(out, "(the end of the output)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(web_.hits(), 1);
+  std::vector<json> results = Results(llm);
+  ASSERT_EQ(results.size(), 1u) << seen;
+  EXPECT_EQ(results[0]["answer"], "It says to run make.") << results[0].dump();
+}
+
 // A workspace cannot open private addresses: web.* in an untrusted
 // workspace's odinconfig.json is ignored.
 TEST_F(OdinWebFetchTest, AnUntrustedWorkspaceCannotAllowPrivateAddresses) {
