@@ -496,9 +496,10 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   } else if (cmd == "/undo") {
     UndoLastMessage(*s_, arg == "force", view_);
   } else if (cmd == "/hooks") {
-    view_.Line(DescribeHooks(co.hooks()));
+    view_.Line(VisibleControls(DescribeHooks(co.hooks())));
   } else if (cmd == "/mcp") {
-    view_.Line(DescribeMcpServers(co.mcp()) + "(* not annotated readOnlyHint: edit mode only)");
+    // Servers' names and errors may carry anything: shown, not obeyed.
+    view_.Line(VisibleControls(DescribeMcpServers(co.mcp())) + "(* not annotated readOnlyHint: edit mode only)");
   } else if (cmd == "/doctor") {
     std::cout << std::flush;
     RunDoctor(g_, false);

@@ -293,6 +293,13 @@ unsigned char LineEditor::Complete() {
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
       if (name == "." || name == ".." || name == ".odin" || name == ".git") continue;
+      // A repository's file names are its own: one with control characters
+      // would write them to the terminal.
+      if (std::any_of(name.begin(), name.end(), [](char ch) {
+            return static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) == 0x7f;
+          })) {
+        continue;
+      }
       if (name[0] == '.' && (base.empty() || base[0] != '.')) continue;
       if (name.compare(0, base.size(), base) != 0) continue;
       struct stat st;

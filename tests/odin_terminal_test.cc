@@ -150,10 +150,17 @@ TEST_F(OdinTerminalTest, LineEditingCompletionPasteAndHistoryAcrossSessions) {
     t.Keys({"C-d"});
     ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
   }
+  // A file name with control characters is never offered: completing it
+  // would write them to the terminal.
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("zz\033[2Jred"), "x").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("zz-plain.txt"), "x").ok());
   {
     Tmux t(tmp_.path(), ws_.path(), Env(llm));
     ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-    t.Keys({"Up", "Enter"});
+    t.Type("@zz");
+    t.Keys({"Tab"});
+    ASSERT_TRUE(t.WaitFor("edit> @zz-plain.txt")) << t.Screen();
+    t.Keys({"C-u", "Up", "Enter"});
     ASSERT_TRUE(t.WaitFor("Noted five.")) << t.Screen();
     t.Keys({"C-d"});
     ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
