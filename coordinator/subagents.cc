@@ -158,10 +158,12 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
   req.model = model_.model;
   // What the coordinator knows of the subagent goes in from here: its file
   // cache, todo list, and what is left of its parent's budget.
-  req.system = mr.handoff() ? mr.system() : mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
+  bool plain = mr.handoff() || mr.utility();  // a summary or an answer over a page: no tools
+  req.system = plain ? mr.system() : mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
   for (const v1::ChatTurn& t : mr.messages()) req.messages.push_back(FromTurn(t));
-  if (!mr.handoff()) {
+  if (!plain) {
     req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
+    if (o_.commands_network && mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
     // MCP servers' tools, as the subagent's mode allows them.
     for (ToolSpec& extra : mcp_.Specs(mode)) req.tools.push_back(std::move(extra));
   }

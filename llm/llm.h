@@ -58,6 +58,9 @@ struct ChatRequest {
   // ignore it; a subagent's relay asks the coordinator for the handoff's
   // facts with it.
   bool handoff = false;
+  // A utility call that is not a handoff (WebFetch's answer over a page):
+  // a subagent's relay asks for no tools and nothing added.
+  bool utility = false;
 };
 
 struct LlmUsage {

@@ -156,6 +156,24 @@ TEST_F(OdinSubagentTest, ASubagentThatTriesAgentToolIsRefused) {
   EXPECT_EQ(Rows("SELECT COUNT(DISTINCT agent_id) FROM llm_calls WHERE role = 'subagent'")[0], "1");
 }
 
+// With --network, an edit-mode subagent is told its commands have the
+// network, as the main agent is.
+TEST_F(OdinSubagentTest, AnEditSubagentIsToldItsCommandsHaveTheNetwork) {
+  json agents = {{"net task", {Text("noted")}}};
+  FakeLlm llm(
+      json({{"responses", {Turn({Agent("net task: look", "edit")}), Text("done")}}, {"agents", agents}}).dump());
+  json r = Prompt(llm, {"--network"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::string description;
+  for (const json& request : Requests(llm)) {
+    if (request["n"].get<int64_t>() < 1000000) continue;  // the parent's
+    for (const json& t : request["body"]["tools"]) {
+      if (t["function"]["name"] == "ExecuteCommand") description = t["function"]["description"];
+    }
+  }
+  EXPECT_NE(description.find("the network (the user turned it on)"), std::string::npos) << description;
+}
+
 TEST_F(OdinSubagentTest, WhenASubagentIsKilledTheParentContinues) {
   std::string slow = "sleep 47." + std::to_string(getpid());
   json agents = {{"doomed task", {Turn({Call("ExecuteCommand", {{"command", slow}})}), Text("unreachable")}}};

@@ -349,6 +349,32 @@ TEST_F(OdinWebFetchTest, InteractivelyTheUserIsAskedForADomainNoRuleNames) {
   EXPECT_EQ(results[0]["answer"], "It says to run make.") << results[0].dump();
 }
 
+// A subagent's fetch meets the same gates; the answer over the page is a
+// plain utility call: no tools offered, nothing added to its prompt.
+TEST_F(OdinWebFetchTest, ASubagentsFetchIsAnsweredByAPlainUtilityCall) {
+  UserConfig({{"permissions", AllowRule()}});
+  json agents = {
+      {"web task", {Turn({Call("WebFetch", {{"url", web_.Url("/page")}, {"prompt", "install?"}})}), Text("sub done")}}};
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("AgentTool", {{"prompt", "web task: find out"}, {"mode", "ask"}})}), Text("Done.")}},
+                    {"agents", agents},
+                    {"by_system", {{kUtilitySystem, Text("It says to run make.")}}}})
+                  .dump());
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> utility = UtilityRequests(llm);
+  ASSERT_EQ(utility.size(), 1u);
+  EXPECT_FALSE(utility[0]["body"].contains("tools") && !utility[0]["body"]["tools"].empty()) << utility[0].dump();
+  EXPECT_EQ(web_.hits(), 1);
+  bool answered = false;
+  for (const json& req : RequestsOf(llm)) {
+    for (const json& result : ToolResultsOf(req)) {
+      answered = answered || (result.value("answer", "") == "It says to run make.");
+    }
+  }
+  EXPECT_TRUE(answered) << "the subagent read the answer";
+}
+
 // A workspace cannot open private addresses: web.* in an untrusted
 // workspace's odinconfig.json is ignored.
 TEST_F(OdinWebFetchTest, AnUntrustedWorkspaceCannotAllowPrivateAddresses) {

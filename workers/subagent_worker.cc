@@ -54,6 +54,7 @@ class RemoteModel final : public LlmClient {
     for (const ChatMessage& m : request.messages) *mr->add_messages() = ToTurn(m);
     mr->set_max_tokens(static_cast<uint32_t>(std::max(request.max_tokens, 0)));
     mr->set_handoff(request.handoff);
+    mr->set_utility(request.utility);
     channel_->Queue(std::move(env));
     pending_[id] = std::move(callbacks);
     return id;
