@@ -1,33 +1,16 @@
 // `odin -p PROMPT` and `odin init`: one message, headless, with text, json
 // or stream-json output. The interactive session is cli_interactive.cc.
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <deque>
 #include <iostream>
-#include <map>
 
 #include "base/clock.h"
 #include "base/file_util.h"
-#include "base/canonical_json.h"
-#include "base/unique_fd.h"
-#include "base/terminal_text.h"
-#include "base/version.h"
-#include "coordinator/undo.h"
 #include "session/init_prompt.h"
-#include "session/resume.h"
 #include "session/agent_session.h"
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
 #include "session/session_events.h"
-#include "odin/v1/worker.pb.h"
-#include "tools/text_file.h"
-#include "tools/workspace_path.h"
 
 namespace odin {
 

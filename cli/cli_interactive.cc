@@ -175,9 +175,6 @@ void UndoLastMessage(AgentSession& s, bool force, TerminalView& term) {
                     " are as they were before it. Read them again before you edit them.");
 }
 
-// The model's text is shown, not obeyed: control characters become visible.
-std::string Visible(const std::string& text) { return VisibleControls(text); }
-
 std::string Tokens(int64_t n) {
   char buf[32];
   if (n >= 1000000) {
@@ -294,8 +291,8 @@ std::string InteractiveSession::Prompt() {
 void InteractiveSession::AskNextApproval() {
   if (approvals_.empty()) return;
   const ApprovalRequest& a = approvals_.front();
-  view_.Line(view_.Color("33", "⚠ approval needed: `" + Visible(a.command) + "`"));
-  view_.Line(view_.Color("33", "  " + Visible(a.reason)));
+  view_.Line(view_.Color("33", "⚠ approval needed: `" + VisibleControls(a.command) + "`"));
+  view_.Line(view_.Color("33", "  " + VisibleControls(a.reason)));
   view_.Line(view_.Color("1", "  Allow? [y] once, [a] for this session, [n] no"));
   if (editor_) editor_->Redraw();
 }
@@ -365,7 +362,7 @@ void InteractiveSession::RunUserCommand(const std::string& command) {
   call.agent_id = "user";
   call.mode = CallModeOf(mode_);
   call.timeout = seconds(600);
-  view_.Line(view_.Color("36", "! " + Visible(command)));
+  view_.Line(view_.Color("36", "! " + VisibleControls(command)));
   auto partial = std::make_shared<std::string>();
   ++user_commands_;
   CallHandlers handlers;
@@ -374,15 +371,15 @@ void InteractiveSession::RunUserCommand(const std::string& command) {
     *partial += p.output().data();
     size_t nl = partial->rfind('\n');
     if (nl == std::string::npos) return;
-    Print(Visible(ToDisplayText(partial->substr(0, nl + 1))));
+    Print(VisibleControls(ToDisplayText(partial->substr(0, nl + 1))));
     partial->erase(0, nl + 1);
   };
   std::string shown = command;
   handlers.on_done = [this, partial, shown](const v1::ToolResult& r, const Status&) {
     --user_commands_;
-    if (!partial->empty()) Print(Visible(ToDisplayText(*partial)) + "\n");
+    if (!partial->empty()) Print(VisibleControls(ToDisplayText(*partial)) + "\n");
     const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
-    view_.Line("  " + view_.Color(color, "⎿ " + Visible(ToolResultLine(kExecuteCommandTool, r)) + " (" +
+    view_.Line("  " + view_.Color(color, "⎿ " + VisibleControls(ToolResultLine(kExecuteCommandTool, r)) + " (" +
                                              r.execution_id() + ")"));
     // The model hears of it with the next message, as the user's own.
     std::string output = ToDisplayText(r.output_head().substr(0, 2000));
@@ -526,7 +523,7 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   } else if (cmd == "/quit" || cmd == "/exit") {
     return After::kQuit;
   } else {
-    view_.Line("unknown command " + Visible(cmd) + " (/help lists them)");
+    view_.Line("unknown command " + VisibleControls(cmd) + " (/help lists them)");
   }
   return After::kContinue;
 }

@@ -267,6 +267,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
     bool hooks_pending = false;         // waiting for its PreToolUse hooks
     bool mcp_waiting = false;           // waiting for its MCP server to list its tools
+    std::string web_url;                // WebFetch: its URL, as gate 8 parsed it (the cache's key)
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
     std::vector<std::pair<std::string, uint64_t>> breakers;

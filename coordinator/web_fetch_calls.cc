@@ -24,6 +24,7 @@ Status Coordinator::CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need) {
   options.ParseFromString(o_.web_fetch_options);
   options.set_expected_host(*host);
   c.call.web_fetch_options = options.SerializeAsString();
+  c.web_url = args.url;
   RuleVerdict v = JudgeWebFetch(*host, o_.command_rules);
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}, {"host", *host}};
   if (v.decision == RuleDecision::kAllow) return Status::OK();
@@ -41,9 +42,7 @@ Status Coordinator::CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need) {
 
 bool Coordinator::AnswerWebFetchFromCache(Call& c) {
   if (o_.web_cache_ttl <= Duration::zero()) return false;
-  StatusOr<WebFetchArgs> args = ParseWebFetchArgs(c.call.arguments_json);
-  if (!args.ok()) return false;
-  auto it = web_cache_.find(args->url);
+  auto it = web_cache_.find(c.web_url);
   if (it == web_cache_.end()) return false;
   if (clock_->Now() - it->second.second >= o_.web_cache_ttl) {
     web_cache_.erase(it);
@@ -63,9 +62,7 @@ bool Coordinator::AnswerWebFetchFromCache(Call& c) {
 void Coordinator::CacheWebFetch(const Call& c, const v1::ToolResult& r) {
   if (o_.web_cache_ttl <= Duration::zero() || r.status() != v1::TOOL_STATUS_OK) return;
   json out = json::parse(r.output_json(), nullptr, false);
-  if (out.is_object() && out.contains("cached_from")) return;
-  StatusOr<WebFetchArgs> args = ParseWebFetchArgs(c.call.arguments_json);
-  if (!args.ok()) return;
+  if (c.web_url.empty() || (out.is_object() && out.contains("cached_from"))) return;
   // Bounded: the oldest pages go first.
   constexpr size_t kMaxPages = 64;
   while (web_cache_.size() >= kMaxPages) {
@@ -75,7 +72,7 @@ void Coordinator::CacheWebFetch(const Call& c, const v1::ToolResult& r) {
     }
     web_cache_.erase(oldest);
   }
-  web_cache_[args->url] = {r.SerializeAsString(), clock_->Now()};
+  web_cache_[c.web_url] = {r.SerializeAsString(), clock_->Now()};
 }
 
 }  // namespace odin

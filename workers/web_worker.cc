@@ -85,7 +85,7 @@ class Worker : public WorkerLogic {
   void Start(const v1::ToolRequest& req);
   void Finish(const StatusOr<FetchResult>& fetched);
   void Fail(const v1::ToolRequest& req, v1::ToolStatus status, const Status& why,
-            int exit_reason = v1::EXIT_REASON_NORMAL);
+            int exit_reason = v1::EXIT_REASON_NORMAL, uint64_t duration_us = 0);
 
   Clock* clock_;
   WorkerChannel* channel_ = nullptr;
@@ -111,9 +111,11 @@ void Worker::Handle(const v1::Envelope& env) {
   }
 }
 
-void Worker::Fail(const v1::ToolRequest& req, v1::ToolStatus status, const Status& why, int exit_reason) {
+void Worker::Fail(const v1::ToolRequest& req, v1::ToolStatus status, const Status& why, int exit_reason,
+                  uint64_t duration_us) {
   v1::ToolResult r;
   r.set_execution_id(req.execution_id());
+  r.set_duration_us(duration_us);
   std::string text = FailResult(&r, status, why);
   r.set_exit_reason(static_cast<v1::ExitReason>(exit_reason));
   r.set_output_head(text);
@@ -178,16 +180,8 @@ void Worker::Finish(const StatusOr<FetchResult>& fetched) {
   job_.reset();
   uint64_t duration_us =
       static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - started_).count());
-  if (!fetched.ok()) {
-    // Refused at connect time, timed out, unreachable: Odin's word, and no page.
-    v1::ToolResult r;
-    r.set_execution_id(req.execution_id());
-    std::string text = FailResult(&r, v1::TOOL_STATUS_ERROR, fetched.status());
-    r.set_output_head(text);
-    r.set_output_total_bytes(text.size());
-    r.set_duration_us(duration_us);
-    return channel_->QueueResult(std::move(r));
-  }
+  // Refused at connect time, timed out, unreachable: Odin's word, and no page.
+  if (!fetched.ok()) return Fail(req, v1::TOOL_STATUS_ERROR, fetched.status(), v1::EXIT_REASON_NORMAL, duration_us);
   const FetchResult& f = *fetched;
   StatusOr<WebFetchArgs> args = ParseWebFetchArgs(req.arguments_json());
   json facts = {{"url", args.ok() ? args->url : ""},       {"final_url", f.final_url}, {"http_status", f.status},
