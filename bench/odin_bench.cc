@@ -40,9 +40,9 @@
 //      command; the update after a file tool's write).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N] [--hooks N]
-// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1] [--mcp N] [--web N]. Runs
-// in a fresh temporary workspace, with XDG_STATE_HOME in a temporary directory too (ledger anchors; $TMPDIR decides
-// the file system). Never asserts: it prints.
+// [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1] [--mcp N] [--web N] [--index
+// LINES] [--index-queries N]. Runs in a fresh temporary workspace, with XDG_STATE_HOME in a temporary directory too
+// (ledger anchors; $TMPDIR decides the file system). Never asserts: it prints.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -66,6 +66,7 @@
 
 #include "base/file_util.h"
 #include "bench/bench_stats.h"
+#include "bench/index_bench.h"
 #include "bench/web_bench.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
@@ -1170,7 +1171,8 @@ bool SubagentFigures(int subagents, int commands) {
 
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
-      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5, mcp = 5, web = 30;
+      subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5, mcp = 5, web = 30, index = 1000000,
+      index_queries = 200;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -1187,6 +1189,8 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--hooks") == 0) hooks = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--mcp") == 0) mcp = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--web") == 0) web = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--index") == 0) index = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--index-queries") == 0) index_queries = atoi(argv[i + 1]);
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
@@ -1247,6 +1251,7 @@ int Main(int argc, char** argv) {
   if (hooks > 0 && !HookFigures(hooks)) return 1;
   if (mcp > 0 && !McpFigures(mcp)) return 1;
   if (web > 0 && !bench::WebFigures(web, &Print)) return 1;
+  if (index > 0 && !bench::IndexFigures(index, index_queries, &Print)) return 1;
   RemoveTree(*user_dir);
   return 0;
 }

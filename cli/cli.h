@@ -33,6 +33,12 @@ struct ToolFlags {
   std::string approval = "deny";  // --approval deny|allow: a call that needs approval
 };
 
+struct IndexFlags {
+  bool rebuild = false;  // --rebuild: from an empty index
+  bool stats = false;    // --stats: what the index holds, by language
+  bool json = false;     // --json
+};
+
 struct AgentFlags {
   std::string prompt;                  // -p / run: the message; empty: interactive
   std::string output_format = "text";  // --output-format text|json|stream-json
@@ -93,6 +99,8 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f);
 int RunInteractive(const GlobalFlags& g, const AgentFlags& f);
 // Exit 0 iff the call succeeded; 1 if it failed or a gate refused it.
 int RunTool(const GlobalFlags& g, const ToolFlags& f);
+// odin index: brings the symbol index (.odin/index.db) up to date.
+int RunIndex(const GlobalFlags& g, const IndexFlags& f);
 int RunLog(const GlobalFlags& g, bool json, int limit);
 // odin sessions: the workspace's agent sessions, newest first.
 int RunSessions(const GlobalFlags& g, bool json);

@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   tool_cmd
       ->add_option("NAME", tool.name,
                    "Tool name: LS, Glob, Grep, Read, WriteFile, EditTool, "
-                   "MultiEditTool, TodoWrite, ExecuteCommand, lsp_check, memory_query")
+                   "MultiEditTool, TodoWrite, ExecuteCommand, lsp_check, memory_query, symbols, references, impact, "
+                   "outline")
       ->required();
   tool_cmd->add_option("ARGS", tool.arguments, "The tool's arguments as JSON (default {})");
   tool_cmd->add_option("--session", tool.session, "Continue this session (its file cache and todos)");
@@ -125,6 +126,14 @@ int main(int argc, char** argv) {
       ->add_option("--approval", tool.approval,
                    "A call that needs approval (a command's ask rule, a read outside the workspace): deny or allow")
       ->check(CLI::IsMember({"deny", "allow"}));
+
+  odin::IndexFlags index;
+  CLI::App* index_cmd = app.add_subcommand(
+      "index", "Bring the symbol index (.odin/index.db) up to date: only changed files are parsed again");
+  index_cmd->fallthrough();
+  index_cmd->add_flag("--rebuild", index.rebuild, "Parse every file again, from an empty index");
+  index_cmd->add_flag("--stats", index.stats, "Show what the index holds, by language");
+  index_cmd->add_flag("--json", index.json, "Print the summary as JSON");
 
   CLI::App* log_cmd = app.add_subcommand("log", "List recorded executions, newest first");
   log_cmd->fallthrough();
@@ -280,6 +289,7 @@ int main(int argc, char** argv) {
     return odin::RunPrompt(global, agent);
   }
   if (tool_cmd->parsed()) return odin::RunTool(global, tool);
+  if (index_cmd->parsed()) return odin::RunIndex(global, index);
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
   if (sessions_cmd->parsed()) return odin::RunSessions(global, sessions_json);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);

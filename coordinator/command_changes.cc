@@ -168,6 +168,7 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
   int64_t images_bytes = 0;
   int64_t now = clock_->WallMillis();
   for (const PathChange& change : changes.changes) {
+    MarkIndexDirty(change.path);
     std::string path = JoinPath(o_.workspace, change.path);
     MutationRecord m;
     m.id = NewId("mut");
@@ -332,6 +333,7 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
     if (!s.ok()) spdlog::error("{}", s.message());
     RecordGitHead(c.call.agent_id, r.execution_id());
   }
+  MarkIndexDirty(path);
   // The tracker learns of it, so the next command is not charged with it.
   std::string rel = RelativeTo(path, o_.workspace);
   if (tracker_ && !rel.empty()) {

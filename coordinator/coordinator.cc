@@ -16,6 +16,7 @@
 #include "base/ids.h"
 #include "base/subprocess.h"
 #include "planner/budget.h"
+#include "coordinator/symbol_index.h"
 #include "ledger/memory_query.h"
 #include "coordinator/coordinator_holds.h"
 #include "coordinator/gates/approval_gate.h"
@@ -335,6 +336,10 @@ void Coordinator::Proceed(Call& c) {
     } else {
       EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The conversation will be compacted before your next request.\n");
     }
+    return;
+  }
+  if (index::IsIndexQueryTool(tc.tool)) {
+    RunIndexTool(c);
     return;
   }
   if (info != nullptr && info->in_coordinator) {

@@ -68,8 +68,11 @@
 #include "coordinator/gates/validators.h"
 #include "coordinator/worker_pool.h"
 #include "coordinator/worker_transport.h"
+#include "index/index_query.h"
 
 namespace odin {
+
+class SymbolIndexer;
 
 struct CoordinatorOptions {
   std::string session_kind = "exec";  // recorded with the session
@@ -241,6 +244,15 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::function<void(const ApprovalRequest&)> on_approval_request;
   // Told of each gate event, after the ledger recorded it.
   std::function<void(const GateEvent&)> on_gate_event;
+  // The symbol index (index_calls.cc): brings .odin/index.db up to date
+  // (from scratch with rebuild) in read-only workers; done hears how it
+  // went and how many files were parsed. The query tools do this
+  // themselves before they answer.
+  void RefreshSymbolIndex(bool rebuild, std::function<void(const Status&, size_t parsed)> done);
+  // The index, once a refresh has opened it (else null).
+  index::IndexDb* symbol_index();
+  // Told of the index's one-line notes (a rebuilt index file).
+  std::function<void(const std::string& note)> on_index_note;
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
   std::function<void(const v1::Hello&)> on_worker_ready;
 
@@ -281,6 +293,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     TodoList todos;
     uint64_t failed_at = 0;        // event number of its last failed validation
     uint64_t memory_query_at = 0;  // event number of its last memory_query
+    // Its analysis executions (symbols, references, impact, outline): the
+    // files each answer covered, absolute (the strict workflow's evidence).
+    std::map<std::string, std::set<std::string>> analysis;
   };
   Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
@@ -320,6 +335,16 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
                int exit_reason = 1 /* EXIT_REASON_NORMAL */);
   void RunTodoWrite(const std::string& id);
   void RunMemoryQuery(const std::string& id);
+  // The symbol index (index_calls.cc): a query tool's call waits for the
+  // index to be up to date (StartIndexRefresh), then is answered here.
+  void RunIndexTool(Call& c);
+  void StartIndexRefresh();
+  void IndexRefreshed(const Status& status);
+  void AnswerIndexQuery(Call& c);
+  // A changed file (absolute, or relative to the workspace) is parsed again
+  // at the next refresh.
+  void MarkIndexDirty(const std::string& path);
+  index::ReadWorkspaceFile IndexFileReader() const;
   // Sends a call to the pool if its breakers (its tool's, its worker
   // kind's) let it through; else ends it as rejected. A writer waits for
   // its turn in the lane first.
@@ -470,6 +495,14 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // WebFetch's pages by URL: the result, and when it was fetched.
   std::map<std::string, std::pair<std::string, SteadyTime>> web_cache_;  // serialized v1::ToolResult
   std::map<std::string, std::vector<std::string>> mcp_waiting_;          // server -> calls waiting for its tools
+  // The symbol index (index_calls.cc).
+  std::unique_ptr<SymbolIndexer> indexer_;
+  int index_parsing_ = 0;                                               // IndexParse calls in flight
+  Status index_status_;                                                 // how this refresh's parses went
+  bool index_rebuild_ = false;                                          // the next refresh starts from an empty index
+  std::vector<std::string> index_waiting_;                              // query calls waiting for the refresh
+  size_t index_parsed_ = 0;                                             // files parsed by this refresh
+  std::vector<std::function<void(const Status&, size_t)>> index_done_;  // RefreshSymbolIndex's callers
 };
 
 }  // namespace odin

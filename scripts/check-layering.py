@@ -10,6 +10,7 @@ whose first comment does not say why it is long.
     workers -> tools, sandbox, base, llm's HTTP client (odin-mcp-worker), and
                (odin-subagent) planner; never coordinator
     web -> base (WebFetch: address policy, fetch, HTML to Markdown)
+    index -> base (the symbol index; coordinator and workers use it)
 
 Tests (*_test.cc, tests/, bench/) may include anything: they put the layers
 together on purpose.
@@ -31,25 +32,28 @@ ALLOW = {
     # WebFetch's fetch, address rules and HTML conversion: for the network
     # worker, and the coordinator's URL checks.
     "web": ["base", "web"],
+    # The symbol index: its data, store and queries, and the tree-sitter
+    # extraction the read-only workers run.
+    "index": ["base", "index"],
     "ledger": ["base", "tools", "ledger"],
     "planner": ["base", "tools", "ledger", "llm/llm.h", "planner"],
     # odin-mcp-worker's streamable HTTP transport uses the HTTP client and
     # SSE parser the model clients use (never the model clients).
-    "workers": ["base", "tools", "sandbox", "workers", "planner", "web", "llm/llm.h", "llm/http_client.h",
+    "workers": ["base", "tools", "sandbox", "workers", "planner", "web", "index", "llm/llm.h", "llm/http_client.h",
                 "llm/sse_parser.h"],
     # The coordinator implements the planner's ToolHost, charges the
     # message's budget, and reads the option types the config carries; it
     # never includes the planner loop itself.
     "coordinator": [
-        "base", "tools", "sandbox", "llm", "ledger", "web", "coordinator",
+        "base", "tools", "sandbox", "llm", "ledger", "web", "index", "coordinator",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
         "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
     ],
-    "session": ["base", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session"],
-    "cli": ["base", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",
+    "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session"],
+    "cli": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",
             "daemon/socket_location.h"],
     # rpc_main.cc is odin-rpc's command line: it shares the CLI's flags.
-    "daemon": ["base", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "daemon",
+    "daemon": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "daemon",
                "cli/cli.h", "cli/cli_options.h"],
 }
 # Headers outside these folders must not include these: on two cores every

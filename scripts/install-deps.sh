@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Odin's build and runtime dependencies from Debian 12 packages, then
 # the language servers Debian does not package, from npm (into build/lsp), and
-# the tree-sitter-bash grammar (npm pack, into third_party/tree-sitter-bash).
+# the tree-sitter grammars (npm pack, into third_party/).
 # Works as root (no sudo on a fresh machine) or as a user with sudo.
 set -euo pipefail
 
@@ -44,4 +44,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 "$(dirname "$0")/install-language-servers.sh"
-"$(dirname "$0")/fetch-tree-sitter-bash.sh"
+"$(dirname "$0")/fetch-tree-sitter-grammars.sh"

@@ -16,6 +16,11 @@ constexpr ToolInfo kTools[] = {
     {kTodoWriteTool, ToolClass::kRead, false, true},  // the agent's own list, not the workspace
     {"memory_query", ToolClass::kRead, false, true},
     {kContextSummarizerTool, ToolClass::kRead, false, true},  // the agent's own conversation
+    // The symbol index's queries (index/index_query.h), answered from .odin/index.db.
+    {"symbols", ToolClass::kRead, false, true},
+    {"references", ToolClass::kRead, false, true},
+    {"impact", ToolClass::kRead, false, true},
+    {"outline", ToolClass::kRead, false, true},
     {"lsp_check", ToolClass::kRead, false, false},
     {kExecuteCommandTool, ToolClass::kExec, false, false},
     {kWriteFileTool, ToolClass::kWrite, false, false},

@@ -50,6 +50,11 @@ StatusOr<WebFetchArgs> ParseWebFetchArgs(const std::string& arguments_json);
 // (odin init), the one write that may change it.
 constexpr char kInitTool[] = "InitTool";
 
+// Parses a batch of files for the symbol index in a read-only worker
+// (workers/index_parse.h). Odin's own call: not in the table below, so no
+// model can make it.
+constexpr char kIndexParseTool[] = "IndexParse";
+
 // A tool's descriptor. The table (tool_catalog.cc) is the one place that
 // answers "does it write", "does it feed the file cache", "where does it run".
 struct ToolInfo {

@@ -23,6 +23,7 @@
 #include "tools/search_tools.h"
 #include "tools/text_file.h"
 #include "tools/tool_result.h"
+#include "workers/index_parse.h"
 #include "workers/worker_channel.h"
 
 namespace odin {
@@ -66,6 +67,8 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   std::string captured_out_, captured_err_;
   bool captured_truncated_ = false;
   std::string rg_path_;
+  // IndexParse's parsers, made at its first call.
+  std::unique_ptr<index::Extractor> extractor_;
   // For a hook: its stdout and stderr apart (capped), besides the stream.
   bool hook_ = false;
   std::string hook_out_, hook_err_;
@@ -138,6 +141,16 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     channel_->HeartbeatNow();
     SteadyTime start = clock_->Now();
     std::string text = RunFileTool(req, o_.workspace, &result);
+    result.set_duration_us(
+        static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - start).count()));
+    return EmitTextResult(req, text, std::move(result));
+  }
+  if (req.tool() == kIndexParseTool) {
+    // Bounded too: the coordinator sends batches of a few megabytes.
+    channel_->HeartbeatNow();
+    if (!extractor_) extractor_ = std::make_unique<index::Extractor>();
+    SteadyTime start = clock_->Now();
+    std::string text = RunIndexParse(req, o_.workspace, extractor_.get(), &result);
     result.set_duration_us(
         static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - start).count()));
     return EmitTextResult(req, text, std::move(result));
