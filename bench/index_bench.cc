@@ -209,10 +209,10 @@ bool IndexFigures(int64_t lines, int queries, void (*print)(const char*, const S
   for (int i = 0; i < queries; ++i) {
     std::string fn = "f" + std::to_string(i % 100) + "_" + std::to_string(i % 50);
     if (!timed("symbols", R"({"query":")" + fn + R"("})", &symbols)) return false;
+    int file = i % 40;  // in src/m<file>, with the extension GenerateTree gave it
+    std::string ext = std::vector<std::string>{"c", "cc", "py", "js", "ts", "go", "rs"}[static_cast<size_t>(file % 7)];
     if (!timed("outline",
-               R"({"path":"src/m)" + std::to_string(i % 40) + "/f" + std::to_string(i % 40) + "." +
-                   std::vector<std::string>{"c", "cc", "py", "js", "ts", "go", "rs"}[static_cast<size_t>(i % 7)] +
-                   R"("})",
+               R"({"path":"src/m)" + std::to_string(file) + "/f" + std::to_string(file) + "." + ext + R"("})",
                &outline))
       return false;
   }

@@ -371,46 +371,55 @@ void Coordinator::Proceed(Call& c) {
     SubmitLspCheck(id, *path, std::move(*content));
     return;
   }
+  if (tc.tool == kEditSymbolTool && c.span_file_sha256.empty()) {
+    // Its file and span come from the symbol index, brought up to date
+    // first (index_calls.cc: PrepareEditSymbol, then ProceedWrite).
+    RunIndexTool(c);
+    return;
+  }
   if (info != nullptr && info->writes_files()) {
-    // One write per file at a time: later ones wait, and meet the gate only
-    // when their turn comes, against the file as the earlier write left it.
-    // The arguments are parsed and the file resolved here, once: the gates
-    // below and the write queue work on the resolved path.
-    std::string given;
-    StatusOr<std::string> path = ResolveWriteTarget(tc.tool, tc.arguments_json, o_.workspace, &given);
-    if (!path.ok()) {
-      if (IsOutsideWorkspace(given, o_.workspace)) {
-        // No approval opens it: the sandbox lets no worker write there.
-        std::string why = path.status().ToString();
-        RecordGateEvent(
-            tc.agent_id, "", "outside_workspace", id,
-            json({{"tool", tc.tool}, {"reason", why}}).dump(-1, ' ', false, json::error_handler_t::replace));
-        EndHere(id, v1::TOOL_STATUS_REJECTED,
-                Status::PermissionDenied(why, "the file tools write only inside the workspace"));
-        return;
-      }
-      EndHere(id, v1::TOOL_STATUS_ERROR, path.status());
-      return;
-    }
-    // ODIN.md is protected from every write but InitTool's, which only /init
-    // offers (and CheckMode refuses outside it).
-    std::string protected_reason = tc.tool == kInitTool ? "" : ProtectedWriteReason(*path, o_.workspace);
-    if (!protected_reason.empty()) {
-      RecordGateEvent(
-          tc.agent_id, "", "protected_path", id,
-          json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
-              .dump(-1, ' ', false, json::error_handler_t::replace));
-      EndHere(id, v1::TOOL_STATUS_REJECTED,
-              Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
-      return;
-    }
-    c.write_path = *path;
-    std::deque<std::string>& queue = write_queues_[*path];
-    queue.push_back(id);
-    if (queue.size() == 1) DispatchNextWrite(*path);
+    ProceedWrite(c);
     return;
   }
   Dispatch(c);
+}
+
+void Coordinator::ProceedWrite(Call& c) {
+  const ToolCall& tc = c.call;
+  const std::string id = tc.execution_id;
+  // One write per file at a time: later ones wait, and meet the gate only
+  // when their turn comes, against the file as the earlier write left it.
+  // The arguments are parsed and the file resolved here, once: the gates
+  // below and the write queue work on the resolved path.
+  std::string given;
+  StatusOr<std::string> path = ResolveWriteTarget(tc.tool, tc.arguments_json, o_.workspace, &given);
+  if (!path.ok()) {
+    if (IsOutsideWorkspace(given, o_.workspace)) {
+      // No approval opens it: the sandbox lets no worker write there.
+      std::string why = path.status().ToString();
+      RecordGateEvent(tc.agent_id, "", "outside_workspace", id,
+                      json({{"tool", tc.tool}, {"reason", why}}).dump(-1, ' ', false, json::error_handler_t::replace));
+      EndHere(id, v1::TOOL_STATUS_REJECTED,
+              Status::PermissionDenied(why, "the file tools write only inside the workspace"));
+      return;
+    }
+    EndHere(id, v1::TOOL_STATUS_ERROR, path.status());
+    return;
+  }
+  // ODIN.md is protected from every write but InitTool's, which only /init
+  // offers (and CheckMode refuses outside it).
+  std::string protected_reason = tc.tool == kInitTool ? "" : ProtectedWriteReason(*path, o_.workspace);
+  if (!protected_reason.empty()) {
+    RecordGateEvent(tc.agent_id, "", "protected_path", id,
+                    json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
+    EndHere(id, v1::TOOL_STATUS_REJECTED, Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
+    return;
+  }
+  c.write_path = *path;
+  std::deque<std::string>& queue = write_queues_[*path];
+  queue.push_back(id);
+  if (queue.size() == 1) DispatchNextWrite(*path);
 }
 
 void Coordinator::Dispatch(Call& c) {
@@ -447,8 +456,15 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
   std::string id = q->second.front();
   Call& c = calls_[id];
   v1::FileExpectation expect;
-  Status gate =
-      CheckReadBeforeEdit(c.call.tool, c.write_path, o_.workspace, Agent(c.call.agent_id).cache.get(), &expect);
+  // EditSymbol's evidence is the span's checksum, checked against the index
+  // and the file (PrepareEditSymbol): the worker expects the file it saw.
+  Status gate = Status::OK();
+  if (c.call.tool == kEditSymbolTool) {
+    expect.set_sha256(c.span_file_sha256);
+    expect.set_full_read(true);
+  } else {
+    gate = CheckReadBeforeEdit(c.call.tool, c.write_path, o_.workspace, Agent(c.call.agent_id).cache.get(), &expect);
+  }
   if (!gate.ok()) {
     // Ending it pops it from the queue and gives the next write its turn.
     EndHere(id, gate.code() == StatusCode::kFailedPrecondition ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,

@@ -280,6 +280,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     bool hooks_pending = false;         // waiting for its PreToolUse hooks
     bool mcp_waiting = false;           // waiting for its MCP server to list its tools
     std::string web_url;                // WebFetch: its URL, as gate 8 parsed it (the cache's key)
+    std::string span_file_sha256;       // EditSymbol: the file as its span was checked (once resolved)
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
     std::vector<std::pair<std::string, uint64_t>> breakers;
@@ -367,6 +368,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   };
   void AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks);
   void Proceed(Call& c);
+  // A writing tool's call: its file resolved once, the protected paths, its
+  // place in the file's write queue.
+  void ProceedWrite(Call& c);
+  // EditSymbol (index_calls.cc): finds the symbol's span in the index,
+  // refuses drift, and gives the worker the file and span to splice.
+  void PrepareEditSymbol(Call& c);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
   // Where an MCP server's calls run in mode.

@@ -14,6 +14,7 @@
 #include "coordinator/symbol_index.h"
 #include "index/index_query.h"
 #include "odin/v1/worker.pb.h"
+#include "tools/file_tool_args.h"
 #include "tools/text_file.h"
 #include "tools/tool_result.h"
 #include "tools/workspace_path.h"
@@ -75,7 +76,7 @@ void Coordinator::StartIndexRefresh() {
   // Without the tracker's word about what changed, the tree is looked at
   // again (stat only; unchanged files are not read).
   bool full = !tracker_ || !tracker_->watching();
-  StatusOr<std::vector<std::vector<std::string>>> batches = indexer_->Plan(full);
+  StatusOr<std::vector<std::vector<std::string>>> batches = indexer_->Plan(full, o_.pool.size);
   if (!batches.ok()) return IndexRefreshed(batches.status());
   if (batches->empty()) return IndexRefreshed(Status::OK());
   index_parsing_ = static_cast<int>(batches->size());
@@ -93,11 +94,12 @@ void Coordinator::StartIndexRefresh() {
     c.call.policy = WorkerPolicy::kReadonly;
     c.call.internal = true;
     c.handlers.on_done = [this](const v1::ToolResult& r, const Status&) {
-      std::string why = r.has_error() ? r.error().message() : std::string(ToolStatusName(r.status()));
-      Status applied = r.status() == v1::TOOL_STATUS_OK
-                           ? indexer_->Apply(r.index_parse())
-                           : Status::Unavailable("symbol index", "a parse of files failed: " + why);
-      if (!applied.ok() && index_status_.ok()) index_status_ = applied;
+      if (r.status() == v1::TOOL_STATUS_OK) {
+        indexer_->Apply(std::make_unique<v1::IndexParseOutput>(r.index_parse()));
+      } else if (index_status_.ok()) {
+        std::string why = r.has_error() ? r.error().message() : std::string(ToolStatusName(r.status()));
+        index_status_ = Status::Unavailable("symbol index", "a parse of files failed: " + why);
+      }
       index_parsed_ += static_cast<size_t>(r.index_parse().files_size());
       if (--index_parsing_ == 0) IndexRefreshed(index_status_);
     };
@@ -105,8 +107,13 @@ void Coordinator::StartIndexRefresh() {
   }
 }
 
-void Coordinator::IndexRefreshed(const Status& status) {
+void Coordinator::IndexRefreshed(const Status& refreshed) {
   index_parsing_ = 0;
+  Status status = refreshed;
+  if (indexer_) {
+    Status finished = indexer_->Finish();
+    if (status.ok()) status = finished;
+  }
   std::vector<std::string> waiting = std::move(index_waiting_);
   index_waiting_.clear();
   std::vector<std::function<void(const Status&, size_t)>> done = std::move(index_done_);
@@ -118,10 +125,49 @@ void Coordinator::IndexRefreshed(const Status& status) {
       EndHere(id, v1::TOOL_STATUS_ERROR, status);
       continue;
     }
+    if (it->second.call.tool == kEditSymbolTool) {
+      PrepareEditSymbol(it->second);
+      continue;
+    }
     AnswerIndexQuery(it->second);
   }
   for (auto& d : done) d(status, index_parsed_);
   index_parsed_ = 0;
+}
+
+void Coordinator::PrepareEditSymbol(Call& c) {
+  const std::string id = c.call.execution_id;
+  StatusOr<EditSymbolArgs> args = ParseEditSymbolArgs(c.call.arguments_json, false);
+  if (!args.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, args.status());
+  StatusOr<index::SpanNow> span = index::ResolveSpan(args->symbol_id, indexer_->db(), IndexFileReader());
+  if (!span.ok()) {
+    return EndHere(id, span.status().code() == StatusCode::kNotFound ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_REJECTED,
+                   span.status());
+  }
+  if (span->span_sha256 != args->span_sha256) {
+    RecordGateEvent(c.call.agent_id, "", "span_drift", id,
+                    json({{"symbol_id", args->symbol_id},
+                          {"path", span->symbol.path},
+                          {"expected", args->span_sha256},
+                          {"found", span->span_sha256}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
+    return EndHere(id, v1::TOOL_STATUS_REJECTED,
+                   Status::FailedPrecondition(
+                       kEditSymbolTool + std::string(": ") + span->symbol.qualified_name + " in " + span->symbol.path,
+                       "its span changed since you queried it (span_sha256 is now " + span->span_sha256 +
+                           "); query it again and retry"));
+  }
+  static const char* kOperations[] = {"replace", "insert_before", "insert_after", "delete"};
+  json resolved = {{"symbol_id", args->symbol_id},
+                   {"span_sha256", args->span_sha256},
+                   {"operation", kOperations[static_cast<int>(args->operation)]},
+                   {"content", args->content},
+                   {"file_path", span->symbol.path},
+                   {"start_byte", span->symbol.start_byte},
+                   {"end_byte", span->symbol.end_byte}};
+  c.call.arguments_json = resolved.dump(-1, ' ', false, json::error_handler_t::replace);
+  c.span_file_sha256 = span->file_sha256;
+  ProceedWrite(c);
 }
 
 void Coordinator::AnswerIndexQuery(Call& c) {

@@ -1,6 +1,7 @@
 #include "coordinator/symbol_index.h"
 
 #include <dirent.h>
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@ namespace {
 // that its answer is a modest message and its heartbeat keeps beating.
 constexpr size_t kBatchFiles = 400;
 constexpr int64_t kBatchBytes = 4 << 20;
+// Past this many files to parse, the index is loaded in bulk (IndexDb::BeginBulk).
+constexpr size_t kBulkFiles = 256;
 
 int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -32,7 +35,7 @@ bool SkippedDir(const char* name) {
 SymbolIndexer::SymbolIndexer(std::string workspace, std::string db_path)
     : workspace_(std::move(workspace)), db_path_(std::move(db_path)) {}
 
-SymbolIndexer::~SymbolIndexer() = default;
+SymbolIndexer::~SymbolIndexer() { (void)Finish(); }
 
 Status SymbolIndexer::Open(std::string* note) {
   if (db_) return Status::OK();
@@ -53,7 +56,8 @@ Status SymbolIndexer::Clear() {
 }
 
 void SymbolIndexer::Walk(std::vector<std::pair<std::string, Seen>>* out) {
-  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(workspace_);
+  if (!ignore_) ignore_ = GitIgnore::Open(workspace_);
+  GitIgnore* ignore = ignore_.get();
   // Directories still to read, relative ("" is the workspace).
   std::vector<std::string> todo = {""};
   while (!todo.empty()) {
@@ -91,7 +95,7 @@ void SymbolIndexer::Walk(std::vector<std::pair<std::string, Seen>>* out) {
   }
 }
 
-StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::Plan(bool full) {
+StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::Plan(bool full, int workers) {
   if (!db_) return Status::FailedPrecondition("symbol index", "not open");
   std::vector<std::pair<std::string, Seen>> parse;
   if (full || !walked_) {
@@ -130,10 +134,24 @@ StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::Plan(bool full) {
     RETURN_IF_ERROR(db_->Commit());
     dirty_.clear();
   }
+  if (parse.size() > kBulkFiles) {
+    // Their old rows go now, while the indexes that find them stand.
+    RETURN_IF_ERROR(db_->Begin());
+    for (const auto& [path, seen] : parse) RETURN_IF_ERROR(db_->Remove(path));
+    RETURN_IF_ERROR(db_->Commit());
+    RETURN_IF_ERROR(db_->BeginBulk());
+    bulk_ = true;
+  }
+  // Two batches for each worker at least, so that none idles while the
+  // last batch of another runs; never a batch of a handful of files.
+  int64_t total = 0;
+  for (const auto& [path, seen] : parse) total += seen.size;
+  int64_t share = std::max<int64_t>(total / std::max(1, 2 * workers), 64 << 10);
+  int64_t max_bytes = std::min<int64_t>(kBatchBytes, share);
   std::vector<std::vector<std::string>> batches;
   int64_t bytes = 0;
   for (auto& [path, seen] : parse) {
-    if (batches.empty() || batches.back().size() >= kBatchFiles || bytes + seen.size > kBatchBytes) {
+    if (batches.empty() || batches.back().size() >= kBatchFiles || bytes + seen.size > max_bytes) {
       batches.emplace_back();
       bytes = 0;
     }
@@ -143,7 +161,61 @@ StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::Plan(bool full) {
   return batches;
 }
 
-Status SymbolIndexer::Apply(const v1::IndexParseOutput& parsed) {
+void SymbolIndexer::Apply(std::unique_ptr<v1::IndexParseOutput> parsed) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(parsed));
+  }
+  if (!writer_.joinable()) {
+    closing_ = false;
+    writer_ = std::thread([this] { WriterLoop(); });
+  }
+  cv_.notify_one();
+}
+
+void SymbolIndexer::WriterLoop() {
+  for (;;) {
+    std::unique_ptr<v1::IndexParseOutput> next;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing, and nothing left
+      next = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Status written = Write(*next);
+    if (!written.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (write_status_.ok()) write_status_ = written;
+    }
+  }
+}
+
+Status SymbolIndexer::Finish() {
+  if (writer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+    }
+    cv_.notify_one();
+    writer_.join();
+  }
+  Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status = write_status_;
+    write_status_ = Status::OK();
+    closing_ = false;
+  }
+  if (bulk_) {
+    bulk_ = false;
+    Status remade = db_->EndBulk();
+    if (status.ok()) status = remade;
+  }
+  return status;
+}
+
+Status SymbolIndexer::Write(const v1::IndexParseOutput& parsed) {
   ASSIGN_OR_RETURN(auto stamps, db_->Stamps());
   RETURN_IF_ERROR(db_->Begin());
   for (const v1::IndexedFile& f : parsed.files()) {

@@ -7,12 +7,19 @@
 // writes, commands' change sets, external changes), unless the caller
 // says the tree must be looked at again (no change tracker to tell it).
 // The parsing is done by read-only workers (IndexParse); Apply writes
-// what they found. Sandboxes never see .odin/: only the coordinator writes
-// the index.
+// what they found, on a writer thread of its own, so the coordinator's loop
+// (and the next batch's dispatch) never waits for SQLite. Sandboxes never
+// see .odin/: only the coordinator writes the index.
 //
-// Thread-safety: none.
+// Thread-safety: none for callers (one thread calls every method). Between
+// Plan and Finish the index belongs to the writer thread: db() must not be
+// used then.
 
+#include <condition_variable>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +28,8 @@
 #include "index/index_db.h"
 
 namespace odin {
+
+class GitIgnore;
 
 namespace v1 {
 class IndexParseOutput;
@@ -42,12 +51,17 @@ class SymbolIndexer {
   // Forgets everything indexed (odin index --rebuild).
   Status Clear();
 
-  // The files to parse so the index matches the tree, in batches of a few
-  // megabytes; files that are gone leave the index here. full: look at the
-  // whole tree (always at the first Plan).
-  StatusOr<std::vector<std::vector<std::string>>> Plan(bool full);
-  // Writes one batch's result.
-  Status Apply(const v1::IndexParseOutput& parsed);
+  // The files to parse so the index matches the tree, in batches of at
+  // most a few megabytes, at least two for each of `workers` when there is
+  // enough to share; files that are gone leave the index here. full: look
+  // at the whole tree (always at the first Plan).
+  StatusOr<std::vector<std::vector<std::string>>> Plan(bool full, int workers = 2);
+  // Queues one batch's result for the writer thread.
+  void Apply(std::unique_ptr<v1::IndexParseOutput> parsed);
+  // The refresh is over (every batch handed to Apply, or given up): waits
+  // for the writer, then makes again what a bulk load dropped. Returns the
+  // first error of the writes.
+  Status Finish();
   // Whether a Plan has looked at the whole tree yet.
   bool walked() const { return walked_; }
 
@@ -57,12 +71,24 @@ class SymbolIndexer {
     int64_t mtime_ns;
   };
   void Walk(std::vector<std::pair<std::string, Seen>>* out);
+  Status Write(const v1::IndexParseOutput& parsed);
+  void WriterLoop();
 
   std::string workspace_;
   std::string db_path_;
+  std::unique_ptr<GitIgnore> ignore_;  // opened at the first walk
   std::unique_ptr<index::IndexDb> db_;
   std::set<std::string> dirty_;
   bool walked_ = false;
+  bool bulk_ = false;  // the secondary indexes are dropped until Finish
+
+  // The writer thread and what it has to write.
+  std::thread writer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<v1::IndexParseOutput>> queue_;  // guarded by mu_
+  bool closing_ = false;                                     // guarded by mu_
+  Status write_status_;                                      // guarded by mu_
 };
 
 }  // namespace odin

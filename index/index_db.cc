@@ -20,13 +20,19 @@ constexpr char kSchema[] =
     "CREATE TABLE IF NOT EXISTS symbols(id TEXT PRIMARY KEY, file INTEGER NOT NULL, kind INTEGER NOT NULL,"
     " name TEXT NOT NULL, qname TEXT NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,"
     " start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, parent TEXT) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS refs(file INTEGER NOT NULL, from_id TEXT, name TEXT NOT NULL, call INTEGER NOT NULL,"
+    " count INTEGER NOT NULL, lines TEXT NOT NULL);";
+
+// The secondary indexes, which a bulk load drops and makes again.
+constexpr char kIndexes[] =
     "CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);"
     "CREATE INDEX IF NOT EXISTS symbols_qname ON symbols(qname);"
     "CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file);"
-    "CREATE TABLE IF NOT EXISTS refs(file INTEGER NOT NULL, from_id TEXT, name TEXT NOT NULL, call INTEGER NOT NULL,"
-    " count INTEGER NOT NULL, lines TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS refs_name ON refs(name);"
     "CREATE INDEX IF NOT EXISTS refs_file ON refs(file);";
+constexpr char kDropIndexes[] =
+    "DROP INDEX IF EXISTS symbols_name; DROP INDEX IF EXISTS symbols_qname; DROP INDEX IF EXISTS symbols_file;"
+    "DROP INDEX IF EXISTS refs_name; DROP INDEX IF EXISTS refs_file;";
 
 // Reads a statement's rows one by one, resetting it when done.
 class Rows {
@@ -154,7 +160,13 @@ StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const std::string& path, std::s
   };
   // The version the file says, or why it cannot be read.
   auto check = [](sqlite3* db, std::string* version) -> int {
-    int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr, nullptr);
+    // A cache of what the files say: a crash loses at most the last
+    // transaction, which the next look parses again. A large page cache
+    // keeps a full index's writes out of the kernel.
+    int rc = sqlite3_exec(db,
+                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+                          "PRAGMA temp_store=MEMORY;",
+                          nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) return rc;
     sqlite3_stmt* s = nullptr;
     rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema'", -1, &s, nullptr);
@@ -199,8 +211,9 @@ StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const std::string& path, std::s
       return s;
     }
   }
-  std::unique_ptr<IndexDb> out(new IndexDb(db));
+  std::unique_ptr<IndexDb> out(new IndexDb(db, path));
   RETURN_IF_ERROR(out->Exec(kSchema));
+  RETURN_IF_ERROR(out->Exec(kIndexes));
   if (version.empty()) {
     std::string sql = std::string("INSERT OR REPLACE INTO meta(key, value) VALUES('schema', '") + kSchemaVersion + "')";
     RETURN_IF_ERROR(out->Exec(sql.c_str()));
@@ -209,8 +222,13 @@ StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const std::string& path, std::s
 }
 
 IndexDb::~IndexDb() {
-  for (auto& [sql, s] : statements_) sqlite3_finalize(s);
+  CloseStatements();
   sqlite3_close_v2(db_);
+}
+
+void IndexDb::CloseStatements() {
+  for (auto& [sql, s] : statements_) sqlite3_finalize(s);
+  statements_.clear();
 }
 
 Status IndexDb::Exec(const char* sql) {
@@ -268,7 +286,21 @@ Status IndexDb::Remove(const std::string& path) {
   return Status::OK();
 }
 
-Status IndexDb::Clear() { return Exec("DELETE FROM symbols; DELETE FROM refs; DELETE FROM files;"); }
+Status IndexDb::Clear() {
+  // Deleting rows one by one costs seconds on a large index; a new file
+  // costs nothing.
+  CloseStatements();
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path_ + suffix).c_str());
+  std::string note;
+  ASSIGN_OR_RETURN(std::unique_ptr<IndexDb> fresh, Open(path_, &note));
+  std::swap(db_, fresh->db_);
+  return Status::OK();
+}
+
+Status IndexDb::BeginBulk() { return Exec(kDropIndexes); }
+Status IndexDb::EndBulk() { return Exec(kIndexes); }
 
 Status IndexDb::Restamp(const std::string& path, int64_t size, int64_t mtime_ns) {
   ASSIGN_OR_RETURN(sqlite3_stmt * s, Prepare("UPDATE files SET size=?2, mtime_ns=?3 WHERE path=?1"));

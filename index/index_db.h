@@ -90,8 +90,13 @@ class IndexDb {
   // Only the stamp changed (a touch): the symbols stand.
   Status Restamp(const std::string& path, int64_t size, int64_t mtime_ns);
   Status Remove(const std::string& path);
-  // Empties the index (odin index --rebuild).
+  // Empties the index (odin index --rebuild): the file is made again.
   Status Clear();
+  // Many files are about to be written (a first index, a rebuild): the
+  // secondary indexes go until EndBulk makes them again, which is faster
+  // than keeping them up to date row by row. Queries wait for EndBulk.
+  Status BeginBulk();
+  Status EndBulk();
 
   // Symbols whose name or qualified name is query, or whose qualified name
   // ends with a separator and query ("Server::Start" finds
@@ -113,12 +118,15 @@ class IndexDb {
   StatusOr<IndexStats> Stats();
 
  private:
-  explicit IndexDb(sqlite3* db) : db_(db) {}
+  IndexDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Exec(const char* sql);
   StatusOr<sqlite3_stmt*> Prepare(const char* sql);
   StatusOr<int64_t> FileId(const std::string& path);
 
+  void CloseStatements();
+
   sqlite3* db_;
+  std::string path_;
   std::map<const char*, sqlite3_stmt*> statements_;
 };
 

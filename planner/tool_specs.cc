@@ -95,6 +95,11 @@ constexpr Spec
              "Replaces exact text in a file you have read. old_string must match exactly (whitespace included) and be "
              "unique unless replace_all is set; it must lie in lines you have read.",
              R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file to change"},"old_string":{"type":"string","description":"The text to replace"},"new_string":{"type":"string","description":"The text to replace it with (different from old_string)"},"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false})json"},
+            {"EditSymbol",
+             "Changes a symbol by its span: replaces it, inserts before or after it, or deletes it. Give the symbol id "
+             "and the span_sha256 that symbols, outline or impact returned: if the span changed since, the edit is "
+             "refused and you must query again. No Read is needed; the change is validated like every write.",
+             R"json({"type":"object","properties":{"symbol_id":{"type":"string"},"span_sha256":{"type":"string","description":"The span's checksum from your query"},"operation":{"type":"string","enum":["replace","insert_before","insert_after","delete"]},"content":{"type":"string","description":"The new text (the whole symbol for replace); omit for delete"}},"required":["symbol_id","span_sha256","operation"],"additionalProperties":false})json"},
             {"MultiEditTool",
              "Several exact replacements in one file, applied in order to one copy and written once: all of them "
              "land, or none does.",

@@ -200,5 +200,72 @@ TEST_F(OdinIndexTest, BadArgumentsGetOneLineAndTheModelCannotCallIndexParse) {
   EXPECT_NE(parse["error"].get<std::string>().find("unknown tool"), std::string::npos) << parse.dump();
 }
 
+// EditSymbol: a span edit with the span's checksum as its precondition,
+// through the write gates, a worker, the ledger and the validation gate.
+TEST_F(OdinIndexTest, EditSymbolReplacesASpanAndRefusesDrift) {
+  Put("calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n");
+  json add = Answer("symbols", {{"query", "add"}})["matches"][0];
+  json sub = Answer("symbols", {{"query", "sub"}})["matches"][0];
+  json edit = Tool("EditSymbol",
+                   {{"symbol_id", add["id"]},
+                    {"span_sha256", add["span_sha256"]},
+                    {"operation", "replace"},
+                    {"content", "def add(a, b):\n    return b + a"}},
+                   "edit");
+  ASSERT_EQ(edit["status"], "ok") << edit.dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("calc.py")),
+            "def add(a, b):\n    return b + a\n\n\ndef sub(a, b):\n    return a - b\n");
+  // The worker was given the span the index found, recorded as the call's arguments.
+  EXPECT_EQ(Rows("SELECT json_extract(args_json, '$.file_path') FROM execution_starts WHERE tool = 'EditSymbol'"),
+            std::vector<std::string>{"calc.py"});
+  // It is a mutation like any write.
+  EXPECT_EQ(Rows("SELECT m.source FROM mutations m JOIN execution_starts s USING (execution_id) "
+                 "WHERE s.tool = 'EditSymbol'"),
+            std::vector<std::string>{"file_tool"});
+  // sub's span did not change: its old checksum still holds; insert after it.
+  json after = Tool("EditSymbol",
+                    {{"symbol_id", sub["id"]},
+                     {"span_sha256", sub["span_sha256"]},
+                     {"operation", "insert_after"},
+                     {"content", "\n\n\ndef mul(a, b):\n    return a * b"}},
+                    "edit");
+  ASSERT_EQ(after["status"], "ok") << after.dump();
+  EXPECT_EQ(Answer("symbols", {{"query", "mul"}})["matches"].size(), 1u);
+  // add's old checksum no longer matches its span: refused, naming the drift.
+  json stale = Tool("EditSymbol",
+                    {{"symbol_id", add["id"]}, {"span_sha256", add["span_sha256"]}, {"operation", "delete"}}, "edit");
+  EXPECT_EQ(stale["status"], "rejected") << stale.dump();
+  EXPECT_NE(stale["error"].get<std::string>().find("its span changed since you queried it"), std::string::npos)
+      << stale.dump();
+  EXPECT_EQ(Rows("SELECT count(*) FROM gate_events WHERE kind = 'span_drift'"), std::vector<std::string>{"1"});
+  // A deleted symbol is not found, never another one's span.
+  Put("calc.py", "def only():\n    return 0\n");
+  json gone = Tool("EditSymbol",
+                   {{"symbol_id", sub["id"]}, {"span_sha256", sub["span_sha256"]}, {"operation", "delete"}}, "edit");
+  EXPECT_EQ(gone["status"], "error") << gone.dump();
+  EXPECT_NE(gone["error"].get<std::string>().find("is not in the index"), std::string::npos) << gone.dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("calc.py")), "def only():\n    return 0\n");
+}
+
+TEST_F(OdinIndexTest, EditSymbolTakesNoPathFromTheModelAndNeedsEditMode) {
+  Put("a.py", "def f():\n    return 1\n");
+  json f = Answer("symbols", {{"query", "f"}})["matches"][0];
+  json planted = Tool("EditSymbol",
+                      {{"symbol_id", f["id"]},
+                       {"span_sha256", f["span_sha256"]},
+                       {"operation", "delete"},
+                       {"file_path", "../elsewhere.py"},
+                       {"start_byte", 0},
+                       {"end_byte", 1}},
+                      "edit");
+  EXPECT_EQ(planted["status"], "error") << planted.dump();
+  // The model's arguments may not name the file or the span: only the index does.
+  EXPECT_NE(planted["error"].get<std::string>().find("EditSymbol: unknown field"), std::string::npos) << planted.dump();
+  json ask =
+      Tool("EditSymbol", {{"symbol_id", f["id"]}, {"span_sha256", f["span_sha256"]}, {"operation", "delete"}}, "ask");
+  EXPECT_EQ(ask["status"], "rejected") << ask.dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("a.py")), "def f():\n    return 1\n");
+}
+
 }  // namespace
 }  // namespace odin::testing

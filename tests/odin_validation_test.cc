@@ -291,6 +291,25 @@ TEST_F(OdinValidationTest, PreexistingErrorsAreTheBaselineEvenWhenTheirLinesMove
   EXPECT_EQ(Query("SELECT COUNT(*) FROM diagnostics WHERE execution_id = ? AND is_new = 1", check), "0");
 }
 
+// A span edit (EditSymbol) that breaks the build is caught by the
+// validation gate like any write: its verdict is errors, and the session is
+// blocked on the file.
+TEST_F(OdinValidationTest, ASpanEditThatBreaksTheBuildIsCaught) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("calc.cc", "int add(int a, int b) { return a + b; }\nint twice(int x) { return add(x, x); }\n");
+  json found = Tool("symbols", {{"query", "add"}});
+  ASSERT_EQ(found["status"], "ok") << found.dump();
+  json add = json::parse(found["output"].get<std::string>())["matches"][0];
+  json edit = Tool("EditSymbol", {{"symbol_id", add["id"]},
+                                  {"span_sha256", add["span_sha256"]},
+                                  {"operation", "replace"},
+                                  {"content", "int add(int a) { return a + undefined_name; }"}});
+  EXPECT_EQ(edit["status"], "ok") << edit.dump();
+  EXPECT_EQ(edit["validation"]["status"], "errors") << edit.dump();
+  EXPECT_GE(edit["validation"]["new_errors"].get<int>(), 1) << edit.dump();
+}
+
 TEST_F(OdinValidationTest, PyrightErrorThenFix) {
   if (!Installed("pyright-langserver"))
     GTEST_SKIP() << "pyright is not installed (scripts/install-deps.sh installs it)";

@@ -120,6 +120,43 @@ StatusOr<WriteArgs> ParseWriteArgs(std::string_view text) {
   return a;
 }
 
+StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view text, bool resolved) {
+  ArgReader r(kEditSymbolTool, text);
+  EditSymbolArgs a;
+  std::string operation;
+  r.String("symbol_id", &a.symbol_id, true, true);
+  r.String("span_sha256", &a.span_sha256, true, true);
+  r.String("operation", &operation, true, true);
+  r.String("content", &a.content, false);
+  if (resolved) {
+    r.String("file_path", &a.file_path, true, true);
+    r.Uint("start_byte", &a.start_byte);
+    r.Uint("end_byte", &a.end_byte);
+  }
+  RETURN_IF_ERROR(r.Finish());
+  if (operation == "replace") {
+    a.operation = SpanOperation::kReplace;
+  } else if (operation == "insert_before") {
+    a.operation = SpanOperation::kInsertBefore;
+  } else if (operation == "insert_after") {
+    a.operation = SpanOperation::kInsertAfter;
+  } else if (operation == "delete") {
+    a.operation = SpanOperation::kDelete;
+  } else {
+    return Status::InvalidArgument(kEditSymbolTool,
+                                   "\"operation\" must be replace, insert_before, insert_after or delete");
+  }
+  if (a.operation != SpanOperation::kDelete && a.content.empty()) {
+    return Status::InvalidArgument(kEditSymbolTool, "\"content\" is required (empty only for delete)");
+  }
+  if (a.operation == SpanOperation::kDelete && !a.content.empty()) {
+    return Status::InvalidArgument(kEditSymbolTool, "\"content\" must be empty for delete");
+  }
+  if (a.span_sha256.size() != 64) return Status::InvalidArgument(kEditSymbolTool, "\"span_sha256\" is not a SHA-256");
+  if (resolved && a.end_byte < a.start_byte) return Status::InvalidArgument(kEditSymbolTool, "the span is reversed");
+  return a;
+}
+
 StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text) {
   ArgReader r(kInitTool, text);
   WriteArgs a;

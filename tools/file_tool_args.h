@@ -94,6 +94,25 @@ StatusOr<ReadArgs> ParseReadArgs(std::string_view json);
 StatusOr<WriteArgs> ParseWriteArgs(std::string_view json);
 // tool is kEditTool or kMultiEditTool.
 StatusOr<EditArgs> ParseEditArgs(std::string_view tool, std::string_view json);
+
+// EditSymbol (seed 000's splice_patch): replaces, inserts before or after,
+// or deletes the span of a symbol the index knows, with the span's SHA-256
+// as its compare-and-swap precondition.
+constexpr const char kEditSymbolTool[] = "EditSymbol";
+enum class SpanOperation { kReplace, kInsertBefore, kInsertAfter, kDelete };
+struct EditSymbolArgs {
+  std::string symbol_id;
+  std::string span_sha256;
+  SpanOperation operation = SpanOperation::kReplace;
+  std::string content;  // empty for delete
+  // Set by the coordinator once it has found the span in the index (never
+  // by the model): what the worker splices.
+  std::string file_path;
+  uint32_t start_byte = 0, end_byte = 0;
+};
+// resolved: the coordinator's arguments for the worker (file_path and the
+// span included); else the model's, which must not name them.
+StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view json, bool resolved);
 StatusOr<GrepArgs> ParseGrepArgs(std::string_view json);
 StatusOr<GlobArgs> ParseGlobArgs(std::string_view json);
 StatusOr<LsArgs> ParseLsArgs(std::string_view json);

@@ -228,16 +228,68 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   return Commit(file->get(), *path, shown, (*file)->content(), true, out.content, what, r);
 }
 
+// EditSymbol: the span the coordinator found in the index, spliced under
+// the file's lock if the file and the span are still what the model saw.
+std::string RunEditSymbol(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
+  StatusOr<EditSymbolArgs> args = ParseEditSymbolArgs(req.arguments_json(), true);
+  if (!args.ok()) return Fail(r, args.status());
+  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
+  if (!path.ok()) return Fail(r, path.status());
+  std::string shown = DisplayPath(*path, ws);
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kExclusive);
+  if (!file.ok()) return Fail(r, file.status().WithContext(req.tool()));
+  if (!(*file)->exists()) return Fail(r, Status::NotFound(req.tool(), shown + " does not exist any more"));
+  const std::string& before = (*file)->content();
+  if (!req.expect().sha256().empty() && Sha256Hex(before) != req.expect().sha256()) {
+    r->set_stale_read(true);
+    return Fail(r, v1::TOOL_STATUS_REJECTED,
+                Status::FailedPrecondition(req.tool(), shown + " changed since the symbol's span was checked; query "
+                                                               "the symbol again (symbols or outline), then retry"));
+  }
+  if (args->end_byte > before.size()) {
+    return Fail(r, v1::TOOL_STATUS_REJECTED, Status::FailedPrecondition(req.tool(), "the span is past the file's end"));
+  }
+  std::string_view span = std::string_view(before).substr(args->start_byte, args->end_byte - args->start_byte);
+  if (Sha256Hex(span) != args->span_sha256) {
+    return Fail(r, v1::TOOL_STATUS_REJECTED,
+                Status::FailedPrecondition(req.tool(), "the symbol's span changed since it was queried"));
+  }
+  std::string after;
+  std::string verb;
+  switch (args->operation) {
+    case SpanOperation::kReplace:
+      after = before.substr(0, args->start_byte) + args->content + before.substr(args->end_byte);
+      verb = "replaced";
+      break;
+    case SpanOperation::kInsertBefore:
+      after = before.substr(0, args->start_byte) + args->content + before.substr(args->start_byte);
+      verb = "inserted before";
+      break;
+    case SpanOperation::kInsertAfter:
+      after = before.substr(0, args->end_byte) + args->content + before.substr(args->end_byte);
+      verb = "inserted after";
+      break;
+    case SpanOperation::kDelete:
+      after = before.substr(0, args->start_byte) + before.substr(args->end_byte);
+      verb = "deleted";
+      break;
+  }
+  std::string what = "EditSymbol " + shown + ": " + verb + " " + args->symbol_id;
+  return Commit(file->get(), *path, shown, before, true, after, what, r);
+}
+
 }  // namespace
 
 bool IsFileTool(const std::string& tool) {
-  return tool == kReadTool || tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool;
+  return tool == kReadTool || tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool ||
+         tool == kEditSymbolTool;
 }
 
 std::string RunFileTool(const v1::ToolRequest& req, const std::string& workspace, v1::ToolResult* r) {
   r->set_execution_id(req.execution_id());
   if (req.tool() == kReadTool) return RunRead(req, workspace, r);
   if (req.tool() == kWriteFileTool) return RunWrite(req, workspace, r);
+  if (req.tool() == kEditSymbolTool) return RunEditSymbol(req, workspace, r);
   return RunEdit(req, workspace, r);
 }
 

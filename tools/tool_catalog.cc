@@ -26,6 +26,7 @@ constexpr ToolInfo kTools[] = {
     {kWriteFileTool, ToolClass::kWrite, false, false},
     {kEditTool, ToolClass::kWrite, false, false},
     {kMultiEditTool, ToolClass::kWrite, false, false},
+    {kEditSymbolTool, ToolClass::kWrite, false, false},
     {kAgentTool, ToolClass::kAgent, false, false},
     {kWebFetchTool, ToolClass::kWeb, false, false},
     {kInitTool, ToolClass::kWrite, false, false},

@@ -44,7 +44,7 @@ Status ReadIndexedFile(const std::string& workspace, const std::string& rel, std
 }  // namespace
 
 std::string RunIndexParse(const v1::ToolRequest& req, const std::string& workspace, index::Extractor* extractor,
-                          v1::ToolResult* r) {
+                          const std::function<void()>& tick, v1::ToolResult* r) {
   r->set_execution_id(req.execution_id());
   nlohmann::json args = nlohmann::json::parse(req.arguments_json(), nullptr, false);
   if (!args.is_object() || !args.contains("paths") || !args["paths"].is_array()) {
@@ -57,6 +57,7 @@ std::string RunIndexParse(const v1::ToolRequest& req, const std::string& workspa
   std::string content;
   for (const nlohmann::json& p : args["paths"]) {
     if (!p.is_string()) continue;
+    tick();
     const std::string rel = p.get<std::string>();
     v1::IndexedFile* f = out->add_files();
     f->set_path(rel);

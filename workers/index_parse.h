@@ -4,6 +4,7 @@
 // Odin's own call, never the model's: the coordinator sends it, and writes
 // the answer to .odin/index.db itself (the worker never sees .odin/).
 
+#include <functional>
 #include <string>
 
 #include "index/extract.h"
@@ -17,7 +18,9 @@ namespace odin {
 // regular file, a symlink, outside the workspace or too large). Returns the
 // text output ("parsed N files, M lines"), or an error's text with r's
 // status set.
+// tick is called after each file (the worker's heartbeat: a batch may take
+// longer than the liveness window).
 std::string RunIndexParse(const v1::ToolRequest& req, const std::string& workspace, index::Extractor* extractor,
-                          v1::ToolResult* r);
+                          const std::function<void()>& tick, v1::ToolResult* r);
 
 }  // namespace odin

@@ -150,7 +150,14 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     channel_->HeartbeatNow();
     if (!extractor_) extractor_ = std::make_unique<index::Extractor>();
     SteadyTime start = clock_->Now();
-    std::string text = RunIndexParse(req, o_.workspace, extractor_.get(), &result);
+    SteadyTime beat = start;
+    auto tick = [&] {
+      SteadyTime now = clock_->Now();
+      if (now - beat < milliseconds(200)) return;
+      beat = now;
+      channel_->HeartbeatNow();
+    };
+    std::string text = RunIndexParse(req, o_.workspace, extractor_.get(), tick, &result);
     result.set_duration_us(
         static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - start).count()));
     return EmitTextResult(req, text, std::move(result));

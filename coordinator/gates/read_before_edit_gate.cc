@@ -14,6 +14,10 @@ StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::str
   if (tool == kInitTool) {
     ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
     *given = a.file_path;
+  } else if (tool == kEditSymbolTool) {
+    // The coordinator's arguments, once the index has found the span.
+    ASSIGN_OR_RETURN(EditSymbolArgs a, ParseEditSymbolArgs(args_json, true));
+    *given = a.file_path;
   } else if (tool == kWriteFileTool) {
     ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
     *given = a.file_path;
