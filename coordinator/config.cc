@@ -1,3 +1,5 @@
+// Long file: the parser of every odinconfig.json key with its range checks,
+// one section after another, reads best as one walk over the document.
 #include "coordinator/config.h"
 
 #include <algorithm>
@@ -298,11 +300,23 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
-  RETURN_IF_ERROR(CheckKeys(
-      root, "",
-      {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation", "checks", "budgets",
-       "stall", "breakers", "permissions", "AllowedCommands", "ForbiddenCommands", "hooks", "mcpServers", "web"},
-      origin));
+  RETURN_IF_ERROR(CheckKeys(root, "",
+                            {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
+                             "checks", "budgets", "stall", "breakers", "permissions", "AllowedCommands",
+                             "ForbiddenCommands", "hooks", "mcpServers", "web", "context"},
+                            origin));
+  if (root.contains("context")) {
+    const json& x = root["context"];
+    RETURN_IF_ERROR(CheckKeys(x, "context", {"repo_map", "repo_map_tokens"}, origin));
+    if (x.contains("repo_map")) {
+      if (!x["repo_map"].is_boolean()) return Status::InvalidArgument(origin, "context.repo_map must be true or false");
+      c.context_repo_map = x["repo_map"].get<bool>();
+    }
+    RETURN_IF_ERROR(Read(x, "context", "repo_map_tokens", &c.context_repo_map_tokens, origin));
+    if (c.context_repo_map_tokens < 100 || c.context_repo_map_tokens > 16000) {
+      return Status::InvalidArgument(origin, "context.repo_map_tokens must be between 100 and 16000");
+    }
+  }
   if (root.contains("sandbox")) {
     const json& s = root["sandbox"];
     RETURN_IF_ERROR(CheckKeys(

@@ -59,6 +59,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -123,6 +124,10 @@ struct Config {
   // compacted before a request.
   int64_t llm_context_window = 0;
   double llm_compact_at = 0.8;
+  // context.repo_map: the repository map in the system prompt (unset: on in
+  // the strict profile only); context.repo_map_tokens: its budget.
+  std::optional<bool> context_repo_map;
+  int64_t context_repo_map_tokens = 1000;
   struct Price {
     double input_per_mtok;
     double output_per_mtok;

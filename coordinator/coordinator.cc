@@ -224,6 +224,15 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, canonical.status().WithContext(tc.tool));
     return id;
   }
+  // The strict profile's evidence leaves the arguments here, before any
+  // reader of them (the gates, the ledger's readers, the worker) sees them.
+  if (o_.grounded_edits && IsWriteTool(tc.tool) && tc.tool != kInitTool) {
+    Status taken = TakeEvidence(c);
+    if (!taken.ok()) {
+      EndHere(id, v1::TOOL_STATUS_ERROR, taken);
+      return id;
+    }
+  }
   // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
   // An MCP server's tool: the registry knows which modes offer it.
   bool mcp_tool = tc.tool.rfind(kMcpToolPrefix, 0) == 0;
@@ -415,6 +424,20 @@ void Coordinator::ProceedWrite(Call& c) {
                         .dump(-1, ' ', false, json::error_handler_t::replace));
     EndHere(id, v1::TOOL_STATUS_REJECTED, Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
     return;
+  }
+  if (o_.grounded_edits && tc.tool != kInitTool) {
+    Status grounded = CheckEvidence(c, *path);
+    json detail = {{"tool", tc.tool},
+                   {"path", DisplayPath(*path, o_.workspace)},
+                   {"evidence", c.evidence},
+                   {"decision", grounded.ok() ? "allow" : "deny"}};
+    if (!grounded.ok()) detail["reason"] = grounded.ToString();
+    RecordGateEvent(tc.agent_id, tc.message_id, "evidence", id,
+                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
+    if (!grounded.ok()) {
+      EndHere(id, v1::TOOL_STATUS_REJECTED, grounded);
+      return;
+    }
   }
   c.write_path = *path;
   std::deque<std::string>& queue = write_queues_[*path];
@@ -899,6 +922,12 @@ void Coordinator::ApplyToCache(const Call& c, const v1::ToolResult& r) {
     for (const v1::FileSnapshot& s : r.files_read()) {
       cache->RecordRead(s);
       NoteReadForTracking(s);
+    }
+    if (o_.grounded_edits && c.call.tool == kReadTool && r.files_read_size() > 0) {
+      AgentState::Evidence& e = Agent(c.call.agent_id).evidence[c.call.execution_id];
+      e.message_id = c.call.message_id;
+      e.read = true;
+      for (const v1::FileSnapshot& s : r.files_read()) e.files.insert(s.path());
     }
     if (r.has_file_written()) cache->RecordWrite(r.file_written());
   } else if (r.stale_read() && !c.write_path.empty()) {

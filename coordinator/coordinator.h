@@ -93,6 +93,10 @@ struct CoordinatorOptions {
   // The strict profile: after a failed validation, an agent's next write is
   // refused until it has run memory_query.
   bool memory_forced = false;
+  // The strict profile's grounded edits (index_calls.cc): a change to an
+  // existing file must cite, in "evidence", analysis executions of the same
+  // message that covered the file.
+  bool grounded_edits = false;
   // Circuit breakers, one per tool and one per worker kind.
   BreakerOptions breakers;
   // rlimits of every command (ExecuteCommand) that sets none of its own.
@@ -251,6 +255,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void RefreshSymbolIndex(bool rebuild, std::function<void(const Status&, size_t parsed)> done);
   // The index, once a refresh has opened it (else null).
   index::IndexDb* symbol_index();
+  // The repository map: the last one made, at once ("" before the index's
+  // first refresh ends). A refresh starts when files changed since, and a
+  // new map is made once it ends.
+  std::string RepoMap(size_t budget_tokens) override;
   // Told of the index's one-line notes (a rebuilt index file).
   std::function<void(const std::string& note)> on_index_note;
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
@@ -281,6 +289,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     bool mcp_waiting = false;           // waiting for its MCP server to list its tools
     std::string web_url;                // WebFetch: its URL, as gate 8 parsed it (the cache's key)
     std::string span_file_sha256;       // EditSymbol: the file as its span was checked (once resolved)
+    std::vector<std::string> evidence;  // strict: the analysis ids a write cites (taken out of its arguments)
     // The breakers that let it through, each with its trial token (0: not a
     // trial).
     std::vector<std::pair<std::string, uint64_t>> breakers;
@@ -294,9 +303,16 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     TodoList todos;
     uint64_t failed_at = 0;        // event number of its last failed validation
     uint64_t memory_query_at = 0;  // event number of its last memory_query
-    // Its analysis executions (symbols, references, impact, outline): the
-    // files each answer covered, absolute (the strict workflow's evidence).
-    std::map<std::string, std::set<std::string>> analysis;
+    // What the strict profile accepts as evidence, by execution id: its
+    // analysis executions (symbols, references, impact, outline) with the
+    // files each answer covered, and its Reads with the file read (absolute
+    // paths), each with the message it belongs to.
+    struct Evidence {
+      std::string message_id;
+      bool read = false;  // a Read: evidence only for a file the index does not parse
+      std::set<std::string> files;
+    };
+    std::map<std::string, Evidence> evidence;
   };
   Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
@@ -374,6 +390,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // EditSymbol (index_calls.cc): finds the symbol's span in the index,
   // refuses drift, and gives the worker the file and span to splice.
   void PrepareEditSymbol(Call& c);
+  // The strict profile (index_calls.cc): takes a write's "evidence" out of
+  // its arguments (before its own parser sees them), and judges it against
+  // the file the write resolved to.
+  Status TakeEvidence(Call& c);
+  Status CheckEvidence(const Call& c, const std::string& path);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
   // Where an MCP server's calls run in mode.
@@ -509,6 +530,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool index_rebuild_ = false;                                          // the next refresh starts from an empty index
   std::vector<std::string> index_waiting_;                              // query calls waiting for the refresh
   size_t index_parsed_ = 0;                                             // files parsed by this refresh
+  int index_rounds_ = 0;                                                // refreshes run back to back for late changes
+  std::string repo_map_;                                                // the last repository map made
+  size_t repo_map_tokens_ = 0;                                          // its budget
+  bool repo_map_stale_ = true;                                          // the index changed since it was made
   std::vector<std::function<void(const Status&, size_t)>> index_done_;  // RefreshSymbolIndex's callers
 };
 

@@ -5,6 +5,7 @@
 // coordinator writes to .odin/index.db.
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/symbol_index.h"
 #include "index/index_query.h"
+#include "index/symbols.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
 #include "tools/text_file.h"
@@ -51,6 +53,29 @@ void Coordinator::RefreshSymbolIndex(bool rebuild, std::function<void(const Stat
 
 index::IndexDb* Coordinator::symbol_index() { return indexer_ ? indexer_->db() : nullptr; }
 
+std::string Coordinator::RepoMap(size_t budget_tokens) {
+  if (budget_tokens != repo_map_tokens_) {
+    repo_map_tokens_ = budget_tokens;
+    repo_map_stale_ = true;
+  }
+  if (index_parsing_ > 0) return repo_map_;  // the writer thread holds the index
+  if (!indexer_ || !indexer_->walked() || indexer_->has_dirty()) {
+    // Made when the refresh ends; this request goes with the last map.
+    RefreshSymbolIndex(false, [](const Status&, size_t) {});
+    return repo_map_;
+  }
+  if (repo_map_stale_) {
+    StatusOr<std::string> map = index::RepoMap(indexer_->db(), repo_map_tokens_);
+    if (map.ok()) {
+      repo_map_ = std::move(*map);
+      repo_map_stale_ = false;
+    } else {
+      spdlog::warn("repository map: {}", map.status().message());
+    }
+  }
+  return repo_map_;
+}
+
 void Coordinator::RunIndexTool(Call& c) {
   index_waiting_.push_back(c.call.execution_id);
   if (index_parsing_ == 0) StartIndexRefresh();
@@ -66,7 +91,7 @@ void Coordinator::StartIndexRefresh() {
     spdlog::warn("{}", note);
     if (on_index_note) on_index_note(note);
   }
-  index_parsed_ = 0;
+  if (index_rounds_ == 0) index_parsed_ = 0;  // a later round adds to the first's count
   if (!opened.ok()) return IndexRefreshed(opened);
   if (index_rebuild_) {
     index_rebuild_ = false;
@@ -81,7 +106,6 @@ void Coordinator::StartIndexRefresh() {
   if (batches->empty()) return IndexRefreshed(Status::OK());
   index_parsing_ = static_cast<int>(batches->size());
   index_status_ = Status::OK();
-  index_parsed_ = 0;
   for (std::vector<std::string>& paths : *batches) {
     std::string id = NewId("ex");
     Call& c = calls_[id];
@@ -114,6 +138,13 @@ void Coordinator::IndexRefreshed(const Status& refreshed) {
     Status finished = indexer_->Finish();
     if (status.ok()) status = finished;
   }
+  // Files changed while this refresh ran (a write that ended meanwhile), or
+  // a rebuild was asked for: the callers waiting may have come after, and
+  // must see it. Another round; each empties what it takes.
+  if (status.ok() && indexer_ && (indexer_->has_dirty() || index_rebuild_) && ++index_rounds_ < 4) {
+    return StartIndexRefresh();
+  }
+  index_rounds_ = 0;
   std::vector<std::string> waiting = std::move(index_waiting_);
   index_waiting_.clear();
   std::vector<std::function<void(const Status&, size_t)>> done = std::move(index_done_);
@@ -131,6 +162,7 @@ void Coordinator::IndexRefreshed(const Status& refreshed) {
     }
     AnswerIndexQuery(it->second);
   }
+  if (index_parsed_ > 0) repo_map_stale_ = true;
   for (auto& d : done) d(status, index_parsed_);
   index_parsed_ = 0;
 }
@@ -170,13 +202,66 @@ void Coordinator::PrepareEditSymbol(Call& c) {
   ProceedWrite(c);
 }
 
+Status Coordinator::TakeEvidence(Call& c) {
+  json args = json::parse(c.call.arguments_json, nullptr, false);
+  if (!args.is_object() || !args.contains("evidence")) return Status::OK();
+  const json& ids = args["evidence"];
+  if (!ids.is_array() || ids.size() > 64) {
+    return Status::InvalidArgument(c.call.tool, "\"evidence\" must be an array of at most 64 execution ids");
+  }
+  for (const json& id : ids) {
+    if (!id.is_string() || id.get<std::string>().empty() || id.get<std::string>().size() > 64) {
+      return Status::InvalidArgument(c.call.tool, "\"evidence\" must hold execution ids (strings)");
+    }
+    c.evidence.push_back(id.get<std::string>());
+  }
+  args.erase("evidence");
+  c.call.arguments_json = args.dump(-1, ' ', false, json::error_handler_t::replace);
+  return Status::OK();
+}
+
+Status Coordinator::CheckEvidence(const Call& c, const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return Status::OK();  // a new file: nothing to have analysed
+  std::string shown = DisplayPath(path, o_.workspace);
+  bool parsed = index::LanguageForPath(path) != index::Language::kNone;
+  std::string how = parsed ? "symbols, references, impact or outline calls of this message that covered " + shown
+                           : "a Read of " + shown + " in this message (the index does not parse it)";
+  if (c.evidence.empty()) {
+    return Status::FailedPrecondition("strict profile: " + shown,
+                                      "a change to an existing file must cite its analysis: pass \"evidence\": the "
+                                      "execution ids of " +
+                                          how);
+  }
+  AgentState& agent = Agent(c.call.agent_id);
+  for (const std::string& id : c.evidence) {
+    auto it = agent.evidence.find(id);
+    if (it == agent.evidence.end()) {
+      return Status::FailedPrecondition("strict profile: evidence " + id,
+                                        "is not an analysis (symbols, references, impact, outline) or Read of yours "
+                                        "in this session");
+    }
+    if (it->second.message_id != c.call.message_id) {
+      return Status::FailedPrecondition("strict profile: evidence " + id,
+                                        "is from an earlier message; analyse " + shown + " again in this one");
+    }
+  }
+  for (const std::string& id : c.evidence) {
+    const AgentState::Evidence& e = agent.evidence.at(id);
+    if (e.files.count(path) && (!e.read || !parsed)) return Status::OK();
+  }
+  return Status::FailedPrecondition("strict profile: " + shown,
+                                    "none of the evidence cited covered it; cite the execution ids of " + how);
+}
+
 void Coordinator::AnswerIndexQuery(Call& c) {
   const std::string id = c.call.execution_id;
   StatusOr<index::QueryAnswer> answer =
       index::RunIndexQuery(c.call.tool, c.call.arguments_json, indexer_->db(), IndexFileReader());
   if (!answer.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, answer.status());
-  AgentState& agent = Agent(c.call.agent_id);
-  for (const std::string& rel : answer->covered) agent.analysis[id].insert(JoinPath(o_.workspace, rel));
+  AgentState::Evidence& e = Agent(c.call.agent_id).evidence[id];
+  e.message_id = c.call.message_id;
+  for (const std::string& rel : answer->covered) e.files.insert(JoinPath(o_.workspace, rel));
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), answer->text + "\n");
 }
 

@@ -110,6 +110,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.validation = config.validation;
   co.validation.enabled = config.validation.enabled && flags.validate;
   co.memory_forced = flags.profile == "strict";
+  co.grounded_edits = flags.profile == "strict";
   co.breakers = config.breakers;
   co.command_rules = config.permissions;
   co.approval = flags.approval;

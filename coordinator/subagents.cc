@@ -164,6 +164,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
   if (!plain) {
     req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
     if (o_.commands_network && mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
+    if (o_.grounded_edits) AddEvidenceArgument(&req.tools);
     // MCP servers' tools, as the subagent's mode allows them.
     for (ToolSpec& extra : mcp_.Specs(mode)) req.tools.push_back(std::move(extra));
   }

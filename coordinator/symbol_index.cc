@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "base/file_util.h"
+#include "base/ids.h"
+#include "base/sha256.h"
 #include "base/unique_fd.h"
 #include "coordinator/git_ignore.h"
 #include "index/symbols.h"
@@ -41,6 +43,27 @@ Status SymbolIndexer::Open(std::string* note) {
   if (db_) return Status::OK();
   RETURN_IF_ERROR(MakeDirs(DirName(db_path_), 0700));
   ASSIGN_OR_RETURN(db_, index::IndexDb::Open(db_path_, note));
+  // The index must be one this user's Odin made: a repository that ships
+  // .odin/index.db would otherwise hand the model spans of its choosing.
+  // Its owner token is kept outside the workspace, as the ledger's anchor is.
+  if (OdinStateDir().empty()) return Status::OK();  // no state directory: nothing to compare with
+  std::string mark_dir = OdinStateDir() + "/index";
+  std::string mark = mark_dir + "/" + Sha256Hex(workspace_);
+  StatusOr<std::string> known = ReadRegularFile(mark, 256);
+  ASSIGN_OR_RETURN(std::string owner, db_->GetMeta("owner"));
+  bool ours = known.ok() && !owner.empty() && *known == owner;
+  if (!ours) {
+    StatusOr<index::IndexStats> st = db_->Stats();
+    if (!owner.empty() || (st.ok() && st->files > 0)) {
+      std::string why = "symbol index " + db_path_ + " was not made by this user's Odin: rebuilding it";
+      *note = note->empty() ? why : *note + "; " + why;
+      RETURN_IF_ERROR(db_->Clear());
+    }
+    owner = NewId("idx");
+    RETURN_IF_ERROR(db_->SetMeta("owner", owner));
+    RETURN_IF_ERROR(MakeDirs(mark_dir, 0700));
+    RETURN_IF_ERROR(WriteFileAtomic(mark, owner));
+  }
   return Status::OK();
 }
 
@@ -97,6 +120,12 @@ void SymbolIndexer::Walk(std::vector<std::pair<std::string, Seen>>* out) {
 
 StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::Plan(bool full, int workers) {
   if (!db_) return Status::FailedPrecondition("symbol index", "not open");
+  StatusOr<std::vector<std::vector<std::string>>> planned = PlanIn(full, workers);
+  if (!planned.ok()) db_->Rollback();  // a failed write leaves no transaction open
+  return planned;
+}
+
+StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::PlanIn(bool full, int workers) {
   std::vector<std::pair<std::string, Seen>> parse;
   if (full || !walked_) {
     ASSIGN_OR_RETURN(auto stamps, db_->Stamps());
@@ -185,6 +214,7 @@ void SymbolIndexer::WriterLoop() {
     }
     Status written = Write(*next);
     if (!written.ok()) {
+      db_->Rollback();
       std::lock_guard<std::mutex> lock(mu_);
       if (write_status_.ok()) write_status_ = written;
     }

@@ -64,6 +64,8 @@ class SymbolIndexer {
   Status Finish();
   // Whether a Plan has looked at the whole tree yet.
   bool walked() const { return walked_; }
+  // Whether files changed since the last Plan (the next refresh has work).
+  bool has_dirty() const { return !dirty_.empty(); }
 
  private:
   struct Seen {
@@ -71,6 +73,7 @@ class SymbolIndexer {
     int64_t mtime_ns;
   };
   void Walk(std::vector<std::pair<std::string, Seen>>* out);
+  StatusOr<std::vector<std::vector<std::string>>> PlanIn(bool full, int workers);
   Status Write(const v1::IndexParseOutput& parsed);
   void WriterLoop();
 

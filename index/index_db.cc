@@ -250,8 +250,29 @@ StatusOr<sqlite3_stmt*> IndexDb::Prepare(const char* sql) {
   return s;
 }
 
+StatusOr<std::string> IndexDb::GetMeta(const std::string& key) {
+  ASSIGN_OR_RETURN(sqlite3_stmt * s, Prepare("SELECT value FROM meta WHERE key = ?1"));
+  Rows r(s);
+  r.Bind(1, key);
+  int rc = r.Step();
+  if (rc == SQLITE_ROW) return r.Text(0);
+  if (rc == SQLITE_DONE) return std::string();
+  return SqlError(db_, "read meta");
+}
+
+Status IndexDb::SetMeta(const std::string& key, const std::string& value) {
+  ASSIGN_OR_RETURN(sqlite3_stmt * s, Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)"));
+  Rows r(s);
+  r.Bind(1, key).Bind(2, value);
+  if (r.Step() != SQLITE_DONE) return SqlError(db_, "write meta");
+  return Status::OK();
+}
+
 Status IndexDb::Begin() { return Exec("BEGIN IMMEDIATE"); }
 Status IndexDb::Commit() { return Exec("COMMIT"); }
+void IndexDb::Rollback() {
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
 
 StatusOr<std::map<std::string, FileStamp>> IndexDb::Stamps() {
   ASSIGN_OR_RETURN(sqlite3_stmt * s, Prepare("SELECT path, size, mtime_ns, sha256 FROM files"));

@@ -79,12 +79,18 @@ class IndexDb {
   IndexDb(const IndexDb&) = delete;
   IndexDb& operator=(const IndexDb&) = delete;
 
+  // A value of the index's own (meta table), "" when unset.
+  StatusOr<std::string> GetMeta(const std::string& key);
+  Status SetMeta(const std::string& key, const std::string& value);
+
   // Every indexed file's stamp, by path.
   StatusOr<std::map<std::string, FileStamp>> Stamps();
 
   // Writes happen in a transaction: Begin, any number of Put/Remove, Commit.
   Status Begin();
   Status Commit();
+  // Abandons the open transaction, if any (after a failed write).
+  void Rollback();
   // Replaces what the index holds of file.path with symbols.
   Status Put(const FileRecord& file, const FileSymbols& symbols);
   // Only the stamp changed (a touch): the symbols stand.

@@ -1,3 +1,6 @@
+// Long file: the agent loop itself (the message queue, the system prompt,
+// requests, tool dispatch and results, cancellation); its other sides are
+// in agent_completion.cc, agent_compaction.cc, agent_hooks.cc and agent_web.cc.
 #include "planner/agent.h"
 
 #include <algorithm>
@@ -71,6 +74,14 @@ std::string Agent::SystemPrompt(Mode mode) {
   }
   if (o_.cwd != o_.workspace) p += "\nThe user is in " + DisplayPath(o_.cwd, o_.workspace) + ".\n";
   if (!o_.instructions.empty()) p += "\nProject instructions:\n" + o_.instructions;
+  if (o_.repo_map_tokens > 0) {
+    std::string map = host_->RepoMap(o_.repo_map_tokens);
+    if (!map.empty()) {
+      p += "\nRepository map (the symbols other files use most, from Odin's symbol index; symbols, references, "
+           "impact and outline tell you more):\n" +
+           map;
+    }
+  }
   if (o_.subagent) {
     p += "\nYou are a subagent: another agent gave you this task. Your final answer (without a tool call) goes "
          "back to it, together with the ledger's record of what you did; make it complete and self-contained.\n";
@@ -131,6 +142,7 @@ ChatRequest Agent::BuildRequest() {
   req.messages = history_;
   req.tools = ToolSpecsForMode(current_->message.mode, o_.subagent);
   if (o_.commands_network && current_->message.mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
+  if (o_.profile == Profile::kStrict) AddEvidenceArgument(&req.tools);
   // MCP servers' tools, as far as their servers have started.
   for (ToolSpec& extra : host_->ExtraToolSpecs(current_->message.mode)) req.tools.push_back(std::move(extra));
   req.max_tokens = o_.max_tokens;
@@ -259,6 +271,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.tool = calls[i].name;
     call.arguments_json = calls[i].arguments_json;
     call.agent_id = o_.agent_id;
+    call.message_id = c.message.id;
     call.mode = CallModeOf(c.message.mode);
     call.budget = c.budget.get();
     // A subagent may change anything; a command's change set comes back with

@@ -74,8 +74,11 @@ struct AgentOptions {
   int max_tokens = 0;  // per model response; 0: the provider's default
   PriceTable prices;
   Profile profile = Profile::kAuto;  // which backpressure checks run
-  ChecksConfig checks;               // their commands (else detected), timeout, retry cap
-  bool fail_open = false;            // a check that could not run does not block
+  // context.repo_map: the repository map's budget in tokens in the system
+  // prompt (0: no map).
+  size_t repo_map_tokens = 0;
+  ChecksConfig checks;     // their commands (else detected), timeout, retry cap
+  bool fail_open = false;  // a check that could not run does not block
   // A subagent's loop (in a subagent worker): never offered AgentTool, and
   // told that its answer goes to the agent that started it.
   bool subagent = false;

@@ -85,6 +85,10 @@ struct ToolCall {
   std::string lane;
   // The execution this one serves (a write's validation), for the ledger.
   std::string parent_id;
+  // The user's message the call belongs to ("" outside an agent's message:
+  // odin tool, a subagent's calls). The strict profile's evidence must come
+  // from the same message.
+  std::string message_id;
   // The run's budget, charged one tool call when the coordinator takes the
   // call (null: none). The pool ignores it.
   Budget* budget = nullptr;
@@ -184,6 +188,9 @@ class ToolHost {
   // Records a gate event of an agent's loop (a stall, a refused completion).
   virtual void RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
                                const std::string& execution_id, const std::string& detail_json) = 0;
+  // The repository map (the workspace's most used symbols, within about
+  // budget_tokens), "" when the host has none (yet).
+  virtual std::string RepoMap(size_t budget_tokens) { return ""; }
 };
 
 }  // namespace odin

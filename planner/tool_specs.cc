@@ -117,6 +117,18 @@ void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs) {
   }
 }
 
+void AddEvidenceArgument(std::vector<ToolSpec>* specs) {
+  static const std::string kProperty =
+      R"json("evidence":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Execution ids of the symbols, references, impact or outline calls of this message that covered the file (a Read of it for a file they do not parse); required to change an existing file"},)json";
+  for (ToolSpec& s : *specs) {
+    if (!IsWriteTool(s.name)) continue;
+    size_t at = s.input_schema_json.find("\"properties\":{");
+    if (at == std::string::npos) continue;
+    s.input_schema_json.insert(at + 14, kProperty);
+    s.description += " Strict profile: to change an existing file, cite your analysis of it in evidence.";
+  }
+}
+
 ToolSpec InitToolSpec() {
   return {
       kInitTool,

@@ -18,6 +18,10 @@ ToolSpec InitToolSpec();
 // ExecuteCommand's description, when the user gave edit mode's commands the
 // network (--network, sandbox.network).
 void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs);
+// The strict profile: the writing tools take an "evidence" argument, the
+// execution ids of the analysis (symbols, references, impact, outline; a
+// Read for a file the index does not parse) the change relies on.
+void AddEvidenceArgument(std::vector<ToolSpec>* specs);
 
 // ExecuteCommand's default and largest timeout, in seconds.
 constexpr int kDefaultCommandTimeoutSeconds = 120;

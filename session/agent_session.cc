@@ -101,6 +101,9 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.max_tokens = s->llm_.max_tokens;
   o.prices = s->llm_.prices;
   o.profile = profile;
+  if (config.context_repo_map.value_or(profile == Profile::kStrict)) {
+    o.repo_map_tokens = static_cast<size_t>(config.context_repo_map_tokens);
+  }
   o.checks = config.checks;
   o.fail_open = config.validation.fail_open;
   o.context_window = s->llm_.context_window;
@@ -117,6 +120,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
        o.context_window > 0 ? o.context_window : DefaultContextWindow(subagent_model), o.compact_at});
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
+  // The repository map's index starts filling now, in the background.
+  if (o.repo_map_tokens > 0) s->runtime_->coordinator().RepoMap(o.repo_map_tokens);
   Ledger& ledger = s->runtime_->ledger();
   const std::string& session_id = s->runtime_->coordinator().session_id();
   int64_t now = RealClock::Get()->WallMillis();

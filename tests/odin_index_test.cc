@@ -8,6 +8,7 @@
 
 #include "base/file_util.h"
 #include "tests/ledger_rows.h"
+#include "tests/llm_requests.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -60,8 +61,28 @@ class OdinIndexTest : public ::testing::Test {
     Put("README.md", "# not source\n");
   }
 
+  // One headless message in the strict profile against a scripted model.
+  json Strict(const json& responses) {
+    FakeLlm llm(json({{"responses", responses}}).dump());
+    last_ = RunOdin(ws_.path(), {"-p", "change it", "--output-format", "json", "--profile", "strict"},
+                    FakeModelEnv(llm, marker_, user_));
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << last_.out << last_.err;
+    results_.clear();
+    std::vector<json> requests = RequestsOf(llm);
+    if (!requests.empty()) {
+      for (const json& m : requests.back()["body"]["messages"]) {
+        if (m["role"] == "tool") results_.push_back(json::parse(m["content"].get<std::string>()));
+      }
+    }
+    return j;
+  }
+
   TempWorkspace ws_;
+  TempWorkspace user_;
+  std::string marker_ = UniqueMarker();
   Ran last_;
+  std::vector<json> results_;  // the last Strict run's tool results, in order
 };
 
 TEST_F(OdinIndexTest, IndexesEverySupportedLanguageInReadOnlyWorkersAndRecordsIt) {
@@ -170,6 +191,30 @@ TEST_F(OdinIndexTest, ACorruptOrForeignIndexFileIsRebuiltWithOneLine) {
   EXPECT_EQ(j["parsed_files"], 7);
 }
 
+// A repository that ships .odin/index.db (spans of its choosing for the
+// model to edit) gets it replaced: the index must be one this user's Odin
+// made, which a token kept outside the workspace says.
+TEST_F(OdinIndexTest, AnIndexShippedWithTheRepositoryIsNotTrusted) {
+  PutProject();
+  TempWorkspace other;
+  ASSERT_TRUE(WriteFileAtomic(other.Join("planted.py"), "def planted_by_repo():\n    pass\n").ok());
+  ASSERT_EQ(RunOdin(other.path(), {"index"}).exit_code, 0);
+  // The other workspace's index, with its symbol, copied in as if cloned.
+  StatusOr<std::string> planted = ReadFileToString(other.Join(".odin/index.db"));
+  ASSERT_TRUE(planted.ok());
+  ASSERT_TRUE(MakeDirs(ws_.Join(".odin")).ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".odin/index.db"), *planted).ok());
+  Ran r = RunOdin(ws_.path(), {"index", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("was not made by this user's Odin: rebuilding it"), std::string::npos) << r.err;
+  EXPECT_TRUE(Answer("symbols", {{"query", "planted_by_repo"}})["matches"].empty());
+  EXPECT_EQ(Answer("symbols", {{"query", "format_rows"}})["matches"].size(), 1u);
+  // Its own index is kept from one run to the next.
+  Ran again = RunOdin(ws_.path(), {"index", "--json"});
+  EXPECT_EQ(again.err.find("rebuilding"), std::string::npos) << again.err;
+  EXPECT_EQ(json::parse(again.out, nullptr, false)["parsed_files"], 0);
+}
+
 TEST_F(OdinIndexTest, NeverIndexesSymlinksOutOfTheWorkspaceOdinsStateOrIgnoredFiles) {
   TempWorkspace outside;
   ASSERT_TRUE(WriteFileAtomic(outside.Join("secret.py"), "def leaked_secret():\n    pass\n").ok());
@@ -265,6 +310,95 @@ TEST_F(OdinIndexTest, EditSymbolTakesNoPathFromTheModelAndNeedsEditMode) {
       Tool("EditSymbol", {{"symbol_id", f["id"]}, {"span_sha256", f["span_sha256"]}, {"operation", "delete"}}, "ask");
   EXPECT_EQ(ask["status"], "rejected") << ask.dump();
   EXPECT_EQ(*ReadFileToString(ws_.Join("a.py")), "def f():\n    return 1\n");
+}
+
+// The strict profile's grounded edits: a change to an existing file cites
+// analysis of this message that covered it; a Read counts only for a file
+// the index does not parse; new files need none.
+TEST_F(OdinIndexTest, StrictRefusesEditsWithoutAnalysisOfTheFileAndAcceptsGroundedOnes) {
+  Put("main.go", "package main\n\nfunc run() int { return 1 }\n");
+  Put("notes.txt", "todo: nothing\n");
+  auto edit = [](const std::string& file, const std::string& from, const std::string& to, json evidence) {
+    json args = {{"file_path", file}, {"old_string", from}, {"new_string", to}};
+    if (!evidence.is_null()) args["evidence"] = evidence;
+    return Turn({Call("EditTool", args)});
+  };
+  json r = Strict(json::array({
+      Turn({Call("Read", {{"file_path", "main.go"}})}),
+      edit("main.go", "return 1", "return 2", nullptr),
+      edit("main.go", "return 1", "return 2", {"@last_execution_id_of:Read"}),
+      Turn({Call("outline", {{"path", "main.go"}})}),
+      edit("main.go", "return 1", "return 2", {"@last_execution_id_of:outline"}),
+      edit("main.go", "return 2", "return 3", {"ex_000000000000"}),
+      Turn({Call("Read", {{"file_path", "notes.txt"}})}),
+      edit("notes.txt", "nothing", "something", {"@last_execution_id_of:Read"}),
+      Turn({Call("WriteFile", {{"file_path", "new.go"}, {"content", "package main\n"}})}),
+      Text("Done."),
+  }));
+  ASSERT_EQ(results_.size(), 9u) << last_.out << last_.err;
+  EXPECT_EQ(results_[1]["status"], "rejected");
+  EXPECT_NE(results_[1]["summary"].get<std::string>().find("must cite its analysis"), std::string::npos)
+      << results_[1].dump();
+  EXPECT_EQ(results_[2]["status"], "rejected") << "a Read is not analysis of a file the index parses";
+  EXPECT_NE(results_[2]["summary"].get<std::string>().find("none of the evidence cited covered it"), std::string::npos)
+      << results_[2].dump();
+  EXPECT_EQ(results_[4]["status"], "ok") << results_[4].dump();
+  EXPECT_EQ(results_[5]["status"], "rejected");
+  EXPECT_NE(results_[5]["summary"].get<std::string>().find("is not an analysis"), std::string::npos)
+      << results_[5].dump();
+  EXPECT_EQ(results_[7]["status"], "ok") << results_[7].dump();
+  EXPECT_EQ(results_[8]["status"], "ok") << "a new file needs no evidence: " << results_[8].dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("main.go")), "package main\n\nfunc run() int { return 2 }\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("notes.txt")), "todo: something\n");
+  // Every judgement is a gate event, with the ids the write cited.
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.decision') FROM gate_events WHERE kind = 'evidence' "
+                 "ORDER BY rowid"),
+            (std::vector<std::string>{"deny", "deny", "allow", "deny", "allow", "allow"}));
+
+  // Evidence from another session is refused.
+  std::vector<std::string> outline = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'outline'");
+  ASSERT_EQ(outline.size(), 1u);
+  Strict(json::array({edit("main.go", "return 2", "return 3", {outline[0]}), Text("Done.")}));
+  ASSERT_EQ(results_.size(), 1u) << last_.out << last_.err;
+  EXPECT_EQ(results_[0]["status"], "rejected");
+  EXPECT_NE(results_[0]["summary"].get<std::string>().find("in this session"), std::string::npos) << results_[0].dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("main.go")), "package main\n\nfunc run() int { return 2 }\n");
+}
+
+// The repository map (context.repo_map, on in strict): the symbols other
+// files use most, in the system prompt once the index is built.
+TEST_F(OdinIndexTest, TheRepositoryMapIsInTheSystemPromptWhenAskedFor) {
+  Put("core.py", "def used_everywhere():\n    pass\n\ndef unused():\n    pass\n");
+  Put("a.py", "def a():\n    used_everywhere()\n");
+  Put("b.py", "def b():\n    used_everywhere()\n");
+  Put("odinconfig.json", R"({"context": {"repo_map": true, "repo_map_tokens": 200}})");
+  ASSERT_EQ(RunOdin(ws_.path(), {"trust"},
+                    {{"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}})
+                .exit_code,
+            0);
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Call("Read", {{"file_path", "a.py"}})}), Turn({Call("LS", {{"path", "."}})}), Text("Done.")}}})
+          .dump());
+  last_ = RunOdin(ws_.path(), {"-p", "look", "--output-format", "json", "--mode", "ask"},
+                  FakeModelEnv(llm, marker_, user_));
+  ASSERT_EQ(last_.exit_code, 0) << last_.out << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  std::string system = requests.back()["body"]["messages"][0]["content"];
+  EXPECT_NE(system.find("Repository map"), std::string::npos) << system;
+  EXPECT_NE(system.find("core.py:\n  function used_everywhere (line 1)"), std::string::npos) << system;
+  EXPECT_EQ(system.find("unused"), std::string::npos) << system;
+
+  // Off by default outside strict.
+  Put("odinconfig.json", "{}");
+  RunOdin(ws_.path(), {"trust"}, {{"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}});
+  FakeLlm plain(json({{"responses", {Text("Done.")}}}).dump());
+  last_ = RunOdin(ws_.path(), {"-p", "look", "--output-format", "json", "--mode", "ask"},
+                  FakeModelEnv(plain, marker_, user_));
+  ASSERT_EQ(last_.exit_code, 0) << last_.err;
+  std::string off = RequestsOf(plain)[0]["body"]["messages"][0]["content"];
+  EXPECT_EQ(off.find("Repository map"), std::string::npos);
 }
 
 }  // namespace

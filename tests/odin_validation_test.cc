@@ -444,21 +444,24 @@ TEST_F(OdinValidationTest, StrictProfileForcesMemoryQueryAfterAFailure) {
   if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
   RealServerConfig();
   Put("f.cc", "int f() { return 1; }\n");
+  // Strict's grounded edits too: each edit cites the outline of f.cc.
   FakeLlm llm(R"({"responses":[
     {"tool_calls":[{"name":"Read","arguments":{"file_path":"f.cc"}}]},
-    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return 1","new_string":"return one"}}]},
-    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2"}}]},
+    {"tool_calls":[{"name":"outline","arguments":{"path":"f.cc"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return 1","new_string":"return one","evidence":["@last_execution_id_of:outline"]}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2","evidence":["@last_execution_id_of:outline"]}}]},
     {"tool_calls":[{"name":"memory_query","arguments":{"query":"failed_attempts","file_path":"f.cc"}}]},
-    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2","evidence":["@last_execution_id_of:outline"]}}]},
     {"text":"f returns 2."}]})");
   json r = Prompt(llm, {"--profile", "strict"});
   ASSERT_EQ(r["status"], "done") << last_.err;
   std::vector<json> requests = Requests(llm);
-  ASSERT_EQ(requests.size(), 6u);
-  json rejected = Last(requests[3]);
+  ASSERT_EQ(requests.size(), 7u);
+  EXPECT_EQ(Last(requests[3])["status"], "ok") << Last(requests[3]).dump();  // the grounded edit
+  json rejected = Last(requests[4]);
   EXPECT_EQ(rejected["status"], "rejected");
   EXPECT_NE(rejected["summary"].get<std::string>().find("memory_query"), std::string::npos);
-  json memory = Last(requests[4]);
+  json memory = Last(requests[5]);
   EXPECT_EQ(memory["tool"], "memory_query");
   json answer = json::parse(memory["output"].get<std::string>());
   // Newest first: the rejected edit, then the one that left an error.
@@ -466,7 +469,7 @@ TEST_F(OdinValidationTest, StrictProfileForcesMemoryQueryAfterAFailure) {
   EXPECT_EQ(answer["attempts"][0]["status"], "rejected");
   EXPECT_EQ(answer["attempts"][1]["status"], "ok");
   EXPECT_EQ(answer["attempts"][1]["validation"]["status"], "errors");
-  EXPECT_EQ(Last(requests[5])["validation"]["status"], "clean");
+  EXPECT_EQ(Last(requests[6])["validation"]["status"], "clean");
   EXPECT_EQ(Get("f.cc"), "int f() { return 2; }\n");
 }
 
