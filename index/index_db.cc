@@ -406,13 +406,16 @@ StatusOr<std::vector<SymbolRow>> IndexDb::FindSymbols(const std::string& query, 
   if (dot != std::string::npos && (cut == std::string::npos || dot > cut)) cut = dot, skip = 1;
   if (cut != std::string::npos) last = query.substr(cut + skip);
   bool qualified = cut != std::string::npos;
-  const std::string sql =
-      std::string("SELECT ") + kSymbolColumns + " FROM symbols s JOIN files f ON f.id = s.file WHERE " +
-      (prefix && !qualified ? "s.name >= ?1 AND s.name < ?2" : "s.name = ?1") +
-      " AND (?3 < 0 OR s.kind = ?3) AND (?4 = '' OR f.path = ?4 OR substr(f.path, 1, length(?5)) = ?5)"
-      " ORDER BY f.path, s.start_byte LIMIT ?6";
-  static std::map<std::string, std::string> kept;  // statements are cached by the address of their text
-  const std::string& text = kept.try_emplace(sql, sql).first->second;
+  // Two statements, made once (Prepare caches by the text's address): by
+  // exact name, or by a range of names for a prefix.
+  auto select = [](const char* match) {
+    return std::string("SELECT ") + kSymbolColumns + " FROM symbols s JOIN files f ON f.id = s.file WHERE " + match +
+           " AND (?3 < 0 OR s.kind = ?3) AND (?4 = '' OR f.path = ?4 OR substr(f.path, 1, length(?5)) = ?5)"
+           " ORDER BY f.path, s.start_byte LIMIT ?6";
+  };
+  static const std::string kByName = select("s.name = ?1");
+  static const std::string kByPrefix = select("s.name >= ?1 AND s.name < ?2");
+  const std::string& text = prefix && !qualified ? kByPrefix : kByName;
   ASSIGN_OR_RETURN(sqlite3_stmt * s, Prepare(text.c_str()));
   Rows r(s);
   std::string folder = path.empty() ? std::string() : (path.back() == '/' ? path : path + "/");
