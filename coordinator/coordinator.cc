@@ -797,7 +797,7 @@ void Coordinator::RecordTransitions(CircuitBreaker& b, const std::string& agent_
 }
 
 Status Coordinator::AdmitThroughBreakers(Call& c) {
-  std::string kind = c.call.tool == kLspCheckTool                   ? "lsp_host"
+  std::string kind = c.call.policy == WorkerPolicy::kLspHost        ? "lsp_host"
                      : c.call.policy == WorkerPolicy::kSubagent     ? "subagent"
                      : c.call.policy == WorkerPolicy::kReadonly     ? "readonly"
                      : c.call.policy == WorkerPolicy::kHookWritable ? "hook"

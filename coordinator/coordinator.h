@@ -358,6 +358,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void StartIndexRefresh();
   void IndexRefreshed(const Status& status);
   void AnswerIndexQuery(Call& c);
+  // `references` (index_calls.cc): asks the language server that serves the
+  // symbol's file, through the lsp host; false when none does (the index
+  // answers). Its answer, or the index's when the server gives none, ends c.
+  bool AskServerForReferences(Call& c);
+  void AnswerWithServerReferences(const std::string& id, const index::ReferenceTarget& target, const v1::ToolResult& r);
+  // Ends an index query with its answer; what it covered is evidence.
+  void EndIndexQuery(Call& c, StatusOr<index::QueryAnswer> answer);
   // A changed file (absolute, or relative to the workspace) is parsed again
   // at the next refresh.
   void MarkIndexDirty(const std::string& path);

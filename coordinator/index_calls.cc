@@ -255,14 +255,134 @@ Status Coordinator::CheckEvidence(const Call& c, const std::string& path) {
 }
 
 void Coordinator::AnswerIndexQuery(Call& c) {
+  if (c.call.tool == index::kReferencesTool && AskServerForReferences(c)) return;
+  EndIndexQuery(c, index::RunIndexQuery(c.call.tool, c.call.arguments_json, indexer_->db(), IndexFileReader()));
+}
+
+void Coordinator::EndIndexQuery(Call& c, StatusOr<index::QueryAnswer> answer) {
   const std::string id = c.call.execution_id;
-  StatusOr<index::QueryAnswer> answer =
-      index::RunIndexQuery(c.call.tool, c.call.arguments_json, indexer_->db(), IndexFileReader());
   if (!answer.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, answer.status());
   AgentState::Evidence& e = Agent(c.call.agent_id).evidence[id];
   e.message_id = c.call.message_id;
   for (const std::string& rel : answer->covered) e.files.insert(JoinPath(o_.workspace, rel));
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), answer->text + "\n");
+}
+
+namespace {
+
+constexpr char kLspReferencesTool[] = "lsp_references";
+constexpr uint32_t kReferencesAnswerMs = 20000;  // pyright reads the whole workspace for its first answer
+
+// Whether a server's references are known to be all of them, and why (or
+// why not).
+bool ServerSeesEverything(const std::string& server, const std::string& workspace, std::string* why) {
+  if (server == "pyright") {
+    *why =
+        "pyright analyses every Python file of the workspace; uses through dynamic access (getattr, strings) "
+        "are not references it can see";
+    return true;
+  }
+  if (server == "gopls" || server == "rust-analyzer") {
+    *why = server + " analyses the whole module (crate) graph of the workspace";
+    return true;
+  }
+  if (server == "typescript") {
+    for (const char* config : {"tsconfig.json", "jsconfig.json"}) {
+      if (PathExists(JoinPath(workspace, config))) {
+        *why = std::string("tsserver's project (") + config + ") covers the workspace's files";
+        return true;
+      }
+    }
+    *why = "without a tsconfig.json or jsconfig.json, tsserver sees only open files and what they import";
+    return false;
+  }
+  if (server == "clangd") {
+    *why =
+        "clangd runs without a background index, so it sees the files it has open and the headers they include, "
+        "not the workspace's other files";
+    return false;
+  }
+  *why = "odin does not know whether " + server + " sees every file of the workspace";
+  return false;
+}
+
+}  // namespace
+
+bool Coordinator::AskServerForReferences(Call& c) {
+  if (!o_.validation.enabled) return false;  // no language servers run
+  StatusOr<index::ReferenceTarget> target =
+      index::FindReferenceTarget(c.call.arguments_json, indexer_->db(), IndexFileReader());
+  if (!target.ok()) return false;  // the index's answer says what is wrong
+  std::string path = JoinPath(o_.workspace, target->symbol.path);
+  FileValidator v = validation_.ValidatorFor(path);
+  if (v.server_name.empty()) return false;
+  v1::ReferencesInput in;
+  in.set_path(path);
+  in.set_content(target->file_content);
+  v1::LanguageServer* ls = in.mutable_server();
+  ls->set_name(v.server_name);
+  for (const std::string& a : v.server_command) ls->add_command(a);
+  ls->set_language_id(v.language_id);
+  in.set_line(target->line);
+  in.set_character(target->character);
+  in.set_start_timeout_ms(v.start_timeout_ms);
+  in.set_answer_timeout_ms(kReferencesAnswerMs);
+
+  std::string ask_id = NewId("ex");
+  Call& ask = calls_[ask_id];
+  ask.call.execution_id = ask_id;
+  ask.call.tool = kLspReferencesTool;
+  ask.call.arguments_json =
+      json({{"file_path", target->symbol.path}, {"line", target->line + 1}, {"character", target->character + 1}})
+          .dump(-1, ' ', false, json::error_handler_t::replace);
+  ask.call.agent_id = c.call.agent_id;
+  ask.call.mode = CallMode::kAsk;
+  ask.call.parent_id = c.call.execution_id;
+  ask.call.policy = WorkerPolicy::kLspHost;
+  ask.call.internal = true;
+  ask.call.timeout = milliseconds(int64_t{v.start_timeout_ms} + kReferencesAnswerMs) + seconds(10);
+  ask.call.references_input = in.SerializeAsString();
+  ask.handlers.on_done = [this, id = c.call.execution_id, t = std::move(*target)](
+                             const v1::ToolResult& r, const Status&) { AnswerWithServerReferences(id, t, r); };
+  Dispatch(ask);
+  return true;
+}
+
+void Coordinator::AnswerWithServerReferences(const std::string& id, const index::ReferenceTarget& target,
+                                             const v1::ToolResult& r) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;  // cancelled meanwhile
+  Call& c = it->second;
+  const v1::ReferencesOutput& out = r.references();
+  if (r.status() == v1::TOOL_STATUS_OK && out.answered()) {
+    std::vector<index::ServerReference> places;
+    size_t outside = 0;
+    for (const v1::SourceLocation& l : out.locations()) {
+      if (!IsInsideDir(l.path(), o_.workspace) || l.path() == o_.workspace) {
+        ++outside;
+        continue;
+      }
+      places.push_back({DisplayPath(l.path(), o_.workspace), l.line()});
+    }
+    std::string why;
+    bool complete = ServerSeesEverything(out.server(), o_.workspace, &why);
+    return EndIndexQuery(
+        c, index::SemanticReferences(target, out.server(), places, outside, complete, why, indexer_->db()));
+  }
+  // No answer from the server: the index's, saying why.
+  std::string why = !out.reason().empty() ? out.reason()
+                    : r.has_error()       ? r.error().message()
+                                          : std::string(ToolStatusName(r.status()));
+  StatusOr<index::QueryAnswer> answer =
+      index::RunIndexQuery(c.call.tool, c.call.arguments_json, indexer_->db(), IndexFileReader());
+  if (answer.ok()) {
+    json text = json::parse(answer->text, nullptr, false);
+    if (text.is_object()) {
+      text["semantic_unavailable"] = why;
+      answer->text = text.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  EndIndexQuery(c, std::move(answer));
 }
 
 }  // namespace odin

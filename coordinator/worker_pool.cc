@@ -445,6 +445,7 @@ void WorkerPool::Dispatch() {
       }
     }
     if (!call.validation_input.empty()) req->mutable_validation()->ParseFromString(call.validation_input);
+    if (!call.references_input.empty()) req->mutable_references()->ParseFromString(call.references_input);
     if (!call.agent_task.empty()) req->mutable_agent_task()->ParseFromString(call.agent_task);
     req->set_approved_outside_path(call.approved_outside_path);
     if (!call.web_fetch_options.empty()) req->mutable_web_fetch()->ParseFromString(call.web_fetch_options);

@@ -1,6 +1,7 @@
 #include "index/index_query.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -384,6 +385,139 @@ StatusOr<SpanNow> ResolveSpan(const std::string& symbol_id, IndexDb* db, const R
   out.file_content = std::move(content);
   out.symbol = std::move(sym);
   return out;
+}
+
+namespace {
+
+bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+// Where the symbol's own name is in its span: the first whole-word
+// occurrence that is not a qualifier (the "Server" of "Server::Server()"
+// names the class; the second one is the constructor). The span's start
+// when the name is not written there.
+size_t NameOffset(const std::string& content, const SymbolRow& s) {
+  std::string_view span = std::string_view(content).substr(s.start_byte, s.end_byte - s.start_byte);
+  if (s.name.empty()) return s.start_byte;
+  for (size_t at = span.find(s.name); at != std::string_view::npos; at = span.find(s.name, at + 1)) {
+    size_t end = at + s.name.size();
+    if (at > 0 && IsWordByte(span[at - 1])) continue;
+    if (end < span.size() && IsWordByte(span[end])) continue;
+    if (span.substr(end, 2) == "::") continue;
+    return s.start_byte + at;
+  }
+  return s.start_byte;
+}
+
+}  // namespace
+
+StatusOr<ReferenceTarget> FindReferenceTarget(const std::string& arguments_json, IndexDb* db,
+                                              const ReadWorkspaceFile& read) {
+  ASSIGN_OR_RETURN(json args, ParseArgs(kReferencesTool, arguments_json, {"symbol_id", "limit"}));
+  ASSIGN_OR_RETURN(std::string id, StringArg(kReferencesTool, args, "symbol_id", true));
+  ASSIGN_OR_RETURN(size_t limit, IntArg(kReferencesTool, args, "limit", 100, 1, 1000));
+  ASSIGN_OR_RETURN(SpanNow span, ResolveSpan(id, db, read));
+  ReferenceTarget t;
+  t.limit = limit;
+  size_t at = NameOffset(span.file_content, span.symbol);
+  size_t line_start = span.file_content.rfind('\n', at == 0 ? 0 : at - 1);
+  line_start = line_start == std::string::npos || at == 0 ? 0 : line_start + 1;
+  t.line = static_cast<uint32_t>(std::count(span.file_content.begin(), span.file_content.begin() + at, '\n'));
+  for (size_t i = line_start; i < at; ++i) {
+    unsigned char c = static_cast<unsigned char>(span.file_content[i]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte
+    t.character += c >= 0xF0 ? 2 : 1;  // four-byte sequences are two UTF-16 units
+  }
+  t.symbol = std::move(span.symbol);
+  t.file_content = std::move(span.file_content);
+  return t;
+}
+
+StatusOr<QueryAnswer> SemanticReferences(const ReferenceTarget& target, const std::string& server,
+                                         const std::vector<ServerReference>& places, size_t outside, bool complete,
+                                         const std::string& completeness, IndexDb* db) {
+  QueryAnswer a;
+  std::set<std::string> covered = {target.symbol.path};
+  json out = {{"symbol", SymbolJson(target.symbol)},
+              {"source", "semantic"},
+              {"server", server},
+              {"complete", complete},
+              {"completeness", completeness}};
+  // Grouped by file and enclosing symbol, in the server's order.
+  struct Group {
+    std::string path;
+    const SymbolRow* in = nullptr;
+    std::vector<uint32_t> lines;
+  };
+  std::map<std::string, std::vector<SymbolRow>> symbols_of;
+  std::vector<Group> groups;
+  std::map<std::pair<std::string, std::string>, size_t> group_of;
+  size_t taken = 0;
+  for (const ServerReference& p : places) {
+    if (taken == target.limit) {
+      out["truncated"] = true;
+      break;
+    }
+    ++taken;
+    auto known = symbols_of.find(p.path);
+    if (known == symbols_of.end()) {
+      StatusOr<std::vector<SymbolRow>> rows = db->FileSymbolsOf(p.path);
+      known = symbols_of.emplace(p.path, rows.ok() ? std::move(*rows) : std::vector<SymbolRow>()).first;
+    }
+    const SymbolRow* in = nullptr;
+    for (const SymbolRow& s : known->second) {
+      if (s.start_line > p.line || s.end_line < p.line) continue;
+      if (in == nullptr || s.end_line - s.start_line < in->end_line - in->start_line) in = &s;
+    }
+    auto key = std::make_pair(p.path, in == nullptr ? std::string() : in->id);
+    auto g = group_of.find(key);
+    if (g == group_of.end()) {
+      g = group_of.emplace(key, groups.size()).first;
+      groups.push_back({p.path, in, {}});
+    }
+    groups[g->second].lines.push_back(p.line);
+  }
+  json refs = json::array();
+  for (Group& g : groups) {
+    std::sort(g.lines.begin(), g.lines.end());
+    json j = {{"path", g.path}, {"lines", g.lines}, {"uses", g.lines.size()}};
+    if (g.in != nullptr) {
+      j["in"] = g.in->qualified_name;
+      j["in_id"] = g.in->id;
+    }
+    refs.push_back(std::move(j));
+    covered.insert(g.path);
+  }
+  out["references"] = std::move(refs);
+  if (outside > 0) out["outside_workspace"] = outside;
+  if (!complete) {
+    // What the server may not have seen: uses of the name in the files it
+    // did not answer with, from the index.
+    ASSIGN_OR_RETURN(std::vector<ReferenceRow> rows, db->ReferencesTo(target.symbol.name, target.limit + 1));
+    json elsewhere = json::array();
+    for (const ReferenceRow& r : rows) {
+      if (covered.count(r.path)) continue;
+      if (elsewhere.size() == target.limit) {
+        out["truncated"] = true;
+        break;
+      }
+      json j = {{"path", r.path}, {"lines", r.lines}, {"uses", r.count}};
+      if (!r.from_id.empty()) {
+        j["in"] = r.from_qualified_name;
+        j["in_id"] = r.from_id;
+      }
+      elsewhere.push_back(std::move(j));
+    }
+    for (const json& j : elsewhere) covered.insert(j["path"].get<std::string>());
+    if (!elsewhere.empty()) {
+      out["name_matches_elsewhere"] = std::move(elsewhere);
+      out["name_matches_note"] =
+          "syntactic: uses of the name \"" + target.symbol.name +
+          "\" in files the server did not report; they may be this symbol or another of that name";
+    }
+  }
+  a.text = Dump(out);
+  a.covered.assign(covered.begin(), covered.end());
+  return a;
 }
 
 StatusOr<std::string> RepoMap(IndexDb* db, size_t budget_tokens) {

@@ -46,6 +46,33 @@ struct SpanNow {
 };
 StatusOr<SpanNow> ResolveSpan(const std::string& symbol_id, IndexDb* db, const ReadWorkspaceFile& read);
 
+// Where a language server is pointed for `references` (the coordinator asks
+// one when one serves the symbol's file): the symbol, the file as the index
+// parsed it, and the position of the symbol's name in it (0-based line,
+// 0-based UTF-16 column, as LSP counts). Errors as ResolveSpan's, and
+// InvalidArgument for bad arguments.
+struct ReferenceTarget {
+  SymbolRow symbol;
+  std::string file_content;
+  uint32_t line = 0, character = 0;
+  size_t limit = 100;  // the call's "limit": locations answered at most
+};
+StatusOr<ReferenceTarget> FindReferenceTarget(const std::string& arguments_json, IndexDb* db,
+                                              const ReadWorkspaceFile& read);
+
+// A language server's references made the answer to `references`: each
+// place (a workspace-relative path and 1-based line) grouped under the
+// indexed symbol that encloses it. `outside` counts places outside the
+// workspace (system headers, libraries); `completeness` says why the set is
+// or is not known to be complete.
+struct ServerReference {
+  std::string path;
+  uint32_t line = 0;
+};
+StatusOr<QueryAnswer> SemanticReferences(const ReferenceTarget& target, const std::string& server,
+                                         const std::vector<ServerReference>& places, size_t outside, bool complete,
+                                         const std::string& completeness, IndexDb* db);
+
 // The repository map: the most connected symbols, grouped by file, within
 // about budget_tokens (4 bytes a token). Empty when the index is empty.
 StatusOr<std::string> RepoMap(IndexDb* db, size_t budget_tokens);

@@ -94,6 +94,8 @@ struct ToolCall {
   Budget* budget = nullptr;
   // For lsp_check: the serialized v1::ValidationInput.
   std::string validation_input;
+  // For lsp_references: the serialized v1::ReferencesInput.
+  std::string references_input;
   // For AgentTool: the serialized v1::AgentTask.
   std::string agent_task;
   // Odin's own call (a backpressure check), not the model's: no hooks run

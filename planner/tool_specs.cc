@@ -54,8 +54,9 @@ constexpr Spec
              R"json({"type":"object","properties":{"query":{"type":"string","minLength":1,"description":"A name or qualified name"},"kind":{"type":"string","enum":["function","method","class","enum","interface","module","constant","type","variable"]},"path":{"type":"string","description":"Only this file, or files under this folder"},"prefix":{"type":"boolean","description":"Match names starting with query"},"limit":{"type":"integer","description":"At most this many matches (default 20)"}},"required":["query"],"additionalProperties":false})json"},
             {"references",
              "Lists where a symbol (by id, from symbols or outline) is used: file, enclosing symbol, lines, and "
-             "whether it is called. Says whether the list is semantic or by name (syntactic) and whether it is known "
-             "to be complete.",
+             "whether it is called. Asks the language server of the symbol's file when there is one (semantic), "
+             "else lists the index's uses of the name (syntactic); says which, and whether the list is known to be "
+             "complete.",
              R"json({"type":"object","properties":{"symbol_id":{"type":"string","description":"A symbol id (sym_...)"},"limit":{"type":"integer","description":"At most this many (default 100)"}},"required":["symbol_id"],"additionalProperties":false})json"},
             {"impact",
              "What a change to a symbol or a file reaches: the symbols that use it, transitively to depth (default 3), "

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
 #include "tests/test_util.h"
@@ -23,7 +26,7 @@ class OdinIndexTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
   json Tool(const std::string& name, const json& args, const std::string& mode = "ask") {
-    last_ = RunOdin(ws_.path(), {"tool", name, args.dump(), "--json", "--mode", mode});
+    last_ = RunOdin(ws_.path(), {"tool", name, args.dump(), "--json", "--mode", mode}, env_);
     json j = json::parse(last_.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << last_.out << last_.err;
     return j;
@@ -78,8 +81,17 @@ class OdinIndexTest : public ::testing::Test {
     return j;
   }
 
+  // The user's odinconfig.json (language servers are not a workspace's to
+  // set until it is trusted); Tool() runs with it from then on.
+  void Config(const json& config) {
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump(2)).ok());
+    env_ = {{"XDG_CONFIG_HOME", user_.Join("config")}, {"XDG_STATE_HOME", user_.Join("state")}};
+  }
+
   TempWorkspace ws_;
   TempWorkspace user_;
+  std::map<std::string, std::string> env_;
   std::string marker_ = UniqueMarker();
   Ran last_;
   std::vector<json> results_;  // the last Strict run's tool results, in order
@@ -110,6 +122,7 @@ TEST_F(OdinIndexTest, IndexesEverySupportedLanguageInReadOnlyWorkersAndRecordsIt
 }
 
 TEST_F(OdinIndexTest, QueryToolsAnswerFromTheIndexAsExecutions) {
+  Config({{"validation", {{"enabled", false}}}});  // no language server: references come from the index
   PutProject();
   json sym = Answer("symbols", {{"query", "Server::Start"}});
   ASSERT_EQ(sym["matches"].size(), 2u) << sym.dump();  // the declaration and the definition
@@ -138,6 +151,90 @@ TEST_F(OdinIndexTest, QueryToolsAnswerFromTheIndexAsExecutions) {
   json none = Answer("symbols", {{"query", "format_row"}});
   EXPECT_TRUE(none["matches"].empty());
   EXPECT_EQ(none["closest_names"][0], "format_rows") << none.dump();
+}
+
+bool Installed(const std::string& name) {
+  const char* path = getenv("PATH");
+  if (!SearchPath(name, path ? path : "").empty()) return true;
+  return access((BinDir() + "/../lsp/node_modules/.bin/" + name).c_str(), X_OK) == 0;
+}
+
+// Real language servers on a loaded 2-core machine can take far longer than
+// the defaults allow to start.
+json SlowServers() { return {{"validation", {{"start_timeout_ms", 240000}}}}; }
+
+// references asks pyright, which sees the whole workspace: the method of
+// another class with the same name is not a reference, the use through an
+// import is, and the answer says it is complete.
+TEST_F(OdinIndexTest, ReferencesComeFromPyrightWhenItServesTheFile) {
+  if (!Installed("pyright-langserver"))
+    GTEST_SKIP() << "pyright is not installed (scripts/install-deps.sh installs it)";
+  Config(SlowServers());
+  Put("shop/prices.py", "def total(xs):\n    return sum(xs)\n");
+  Put("shop/cart.py", "from shop.prices import total\n\n\ndef checkout(items):\n    return total(items)\n");
+  Put("shop/other.py", "class Bill:\n    def total(self):\n        return 0\n\n\ndef pay(b):\n    return b.total()\n");
+  json sym = Answer("symbols", {{"query", "total"}, {"path", "shop/prices.py"}});
+  ASSERT_EQ(sym["matches"].size(), 1u) << sym.dump();
+  json refs = Answer("references", {{"symbol_id", sym["matches"][0]["id"]}});
+  ASSERT_EQ(refs["source"], "semantic") << refs.dump();
+  EXPECT_EQ(refs["server"], "pyright");
+  EXPECT_EQ(refs["complete"], true);
+  std::set<std::string> paths;
+  for (const json& r : refs["references"]) paths.insert(r["path"]);
+  EXPECT_TRUE(paths.count("shop/cart.py")) << refs.dump();
+  EXPECT_FALSE(paths.count("shop/other.py")) << "Bill.total is another symbol: " << refs.dump();
+  for (const json& r : refs["references"]) {
+    if (r["path"] == "shop/cart.py" && r.contains("in")) EXPECT_EQ(r["in"], "checkout") << refs.dump();
+  }
+  // The syntactic answer would have named the method's use too.
+  EXPECT_FALSE(refs.contains("name_matches_elsewhere")) << refs.dump();
+  // The server's answer is an execution of its own, linked to the query.
+  EXPECT_EQ(Rows("SELECT count(*) FROM execution_starts WHERE tool = 'lsp_references'"), std::vector<std::string>{"1"});
+}
+
+// clangd without a background index sees only what it has open: the answer
+// says it is not complete and adds the index's name matches elsewhere.
+TEST_F(OdinIndexTest, ClangdReferencesSayTheyAreIncompleteAndAddNameMatches) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  Config(SlowServers());
+  Put("calc.cc",
+      "int twice(int x) { return x * 2; }\nint quad(int x) { return twice(twice(x)); }\n"
+      "struct Other { int twice() { return 1; } };\nint use(Other o) { return o.twice(); }\n");
+  Put("main.cc", "int twice(int x);\nint main() { return twice(3); }\n");
+  json sym = Answer("symbols", {{"query", "twice"}, {"path", "calc.cc"}, {"kind", "function"}});
+  ASSERT_EQ(sym["matches"].size(), 1u) << sym.dump();
+  json refs = Answer("references", {{"symbol_id", sym["matches"][0]["id"]}});
+  ASSERT_EQ(refs["source"], "semantic") << refs.dump();
+  EXPECT_EQ(refs["server"], "clangd");
+  EXPECT_EQ(refs["complete"], false);
+  EXPECT_NE(refs["completeness"].get<std::string>().find("background index"), std::string::npos);
+  // In calc.cc: the two calls in quad, not Other::twice's use in use().
+  ASSERT_FALSE(refs["references"].empty()) << refs.dump();
+  for (const json& r : refs["references"]) {
+    EXPECT_EQ(r["path"], "calc.cc") << refs.dump();
+    EXPECT_EQ(r["in"], "quad") << refs.dump();
+    EXPECT_EQ(r["lines"], json::array({2, 2})) << refs.dump();
+  }
+  // main.cc, which clangd has not opened, comes from the index, marked so.
+  ASSERT_TRUE(refs.contains("name_matches_elsewhere")) << refs.dump();
+  EXPECT_EQ(refs["name_matches_elsewhere"][0]["path"], "main.cc");
+}
+
+// A server that cannot start: the index answers, and says why the server
+// did not.
+TEST_F(OdinIndexTest, ReferencesFallBackToTheIndexWhenTheServerFails) {
+  Config({{"validation",
+           {{"servers", {{"broken", {{"command", {"/bin/sh", "-c", "exit 7"}}, {"extensions", {".py"}}}}}}}}});
+  Put("a.py", "def f():\n    return 1\n\n\ndef g():\n    return f()\n");
+  json sym = Answer("symbols", {{"query", "f"}});
+  ASSERT_EQ(sym["matches"].size(), 1u) << sym.dump();
+  json refs = Answer("references", {{"symbol_id", sym["matches"][0]["id"]}});
+  EXPECT_EQ(refs["source"], "syntactic") << refs.dump();
+  EXPECT_EQ(refs["complete"], false);
+  ASSERT_TRUE(refs.contains("semantic_unavailable")) << refs.dump();
+  EXPECT_NE(refs["semantic_unavailable"].get<std::string>().find("broken"), std::string::npos) << refs.dump();
+  ASSERT_EQ(refs["references"].size(), 1u) << refs.dump();
+  EXPECT_EQ(refs["references"][0]["in"], "g");
 }
 
 TEST_F(OdinIndexTest, AWriteIsSeenByTheNextQueryAndARenamedSymbolsIdIsNotFound) {

@@ -145,7 +145,8 @@ StatusOr<std::unique_ptr<LspServer>> LspServer::Start(const LspServerOptions& o,
       {"capabilities",
        {{"textDocument",
          {{"synchronization", {{"didSave", false}, {"dynamicRegistration", false}}},
-          {"publishDiagnostics", {{"versionSupport", true}, {"relatedInformation", false}}}}},
+          {"publishDiagnostics", {{"versionSupport", true}, {"relatedInformation", false}}},
+          {"references", {{"dynamicRegistration", false}}}}},
         {"workspace", {{"configuration", true}, {"workspaceFolders", true}}},
         {"window", {{"workDoneProgress", false}}}}},
   };
@@ -194,6 +195,23 @@ void LspServer::DidClose(const std::string& path) {
   Notify("textDocument/didClose", json({{"textDocument", {{"uri", PathToUri(path)}}}}).dump());
   published_.erase(path);
 }
+
+int64_t LspServer::AskReferences(const std::string& path, uint32_t line, uint32_t character) {
+  int64_t id = next_id_++;
+  references_[id];
+  json params = {{"textDocument", {{"uri", PathToUri(path)}}},
+                 {"position", {{"line", line}, {"character", character}}},
+                 {"context", {{"includeDeclaration", false}}}};
+  Send(json({{"jsonrpc", "2.0"}, {"id", id}, {"method", "textDocument/references"}, {"params", params}}).dump());
+  return id;
+}
+
+const LspReferences* LspServer::References(int64_t id) const {
+  auto it = references_.find(id);
+  return it == references_.end() || !it->second ? nullptr : &*it->second;
+}
+
+void LspServer::ForgetReferences(int64_t id) { references_.erase(id); }
 
 const PublishedDiagnostics* LspServer::Latest(const std::string& path) const {
   auto it = published_.find(path);
@@ -355,14 +373,37 @@ void LspServer::HandleMessage(const std::string& body) {
     Send(json({{"jsonrpc", "2.0"}, {"id", m["id"]}, {"result", result}}).dump());
     return;
   }
-  // A response to one of our requests: only initialize is ever asked.
-  if (has_id && m["id"].is_number_integer() && m["id"].get<int64_t>() == initialize_id_) {
+  // A response to one of our requests: initialize, or references.
+  if (!has_id || !m["id"].is_number_integer()) return;
+  int64_t id = m["id"].get<int64_t>();
+  if (id == initialize_id_) {
     if (m.contains("error")) {
       const json& message = Member(m["error"], "message");
       return Die("initialize failed: " + (message.is_string() ? message.get<std::string>() : std::string("?")));
     }
+    const json& provider = Member(Member(Member(m, "result"), "capabilities"), "referencesProvider");
+    finds_references_ = provider.is_object() || (provider.is_boolean() && provider.get<bool>());
     ready_ = true;
     Notify("initialized", "{}");
+    return;
+  }
+  auto asked = references_.find(id);
+  if (asked == references_.end() || asked->second) return;  // not asked, or forgotten
+  LspReferences& answer = asked->second.emplace();
+  if (m.contains("error")) {
+    const json& message = Member(m["error"], "message");
+    answer.error = true;
+    answer.message = message.is_string() ? message.get<std::string>() : std::string("an error without a message");
+    return;
+  }
+  const json& result = Member(m, "result");
+  for (const json& loc : result.is_array() ? result : json::array()) {
+    const json& uri = Member(loc, "uri");
+    if (!uri.is_string()) continue;
+    std::string path = UriToPath(uri.get<std::string>());
+    if (path.empty()) continue;
+    const json& start = Member(Member(loc, "range"), "start");
+    answer.locations.push_back({path, Number(start, "line") + 1, Number(start, "character") + 1});
   }
 }
 

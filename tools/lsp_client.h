@@ -47,6 +47,20 @@ struct PublishedDiagnostics {
   SteadyTime at{};
 };
 
+// A location a server answered a request with.
+struct LspLocation {
+  std::string path;     // absolute
+  uint32_t line = 0;    // 1-based
+  uint32_t column = 0;  // 1-based, in UTF-16 code units
+};
+
+// The answer to a textDocument/references request.
+struct LspReferences {
+  bool error = false;  // the server answered with an error: message says which
+  std::string message;
+  std::vector<LspLocation> locations;
+};
+
 struct LspServerOptions {
   std::vector<std::string> command;  // argv; the program as an absolute path
   std::vector<std::string> env;
@@ -85,6 +99,18 @@ class LspServer {
   void DidChange(const std::string& path, int64_t version, const std::string& text);
   void DidClose(const std::string& path);
 
+  // Whether the server said, in its answer to initialize, that it finds
+  // references (capabilities.referencesProvider).
+  bool finds_references() const { return finds_references_; }
+  // Sends textDocument/references for the position (0-based line, UTF-16
+  // column) of an open document, the declaration left out. Returns the
+  // request's id, for References().
+  int64_t AskReferences(const std::string& path, uint32_t line, uint32_t character);
+  // The answer to that request, once it came; null before.
+  const LspReferences* References(int64_t id) const;
+  // Forgets an answer (or a request whose answer is no longer wanted).
+  void ForgetReferences(int64_t id);
+
   // The latest diagnostics published for path (absolute), if any.
   const PublishedDiagnostics* Latest(const std::string& path) const;
   // Publishes received so far, over all documents.
@@ -111,6 +137,8 @@ class LspServer {
   SteadyTime started_at_{};
   int64_t next_id_ = 1;
   int64_t initialize_id_ = 0;
+  bool finds_references_ = false;
+  std::map<int64_t, std::optional<LspReferences>> references_;  // asked; answered once set
   uint64_t publish_seq_ = 0;
   std::map<std::string, PublishedDiagnostics> published_;  // by absolute path
 };

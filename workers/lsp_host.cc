@@ -1,3 +1,6 @@
+// Long file: the lsp host is one state machine (a job's phases, from a server's
+// start to its diagnostics, a check command or a references answer) over the
+// servers it keeps warm; split, its phases would reach into each other's state.
 #include "workers/lsp_host.h"
 
 #include <sys/prctl.h>
@@ -25,6 +28,8 @@ namespace odin {
 namespace {
 
 constexpr char kLspCheckTool[] = "lsp_check";
+constexpr char kLspReferencesTool[] = "lsp_references";
+constexpr int kMaxLocations = 5000;  // of one references answer
 constexpr int kMaxServerStarts = 2;  // failures to start before a server is given up for the session
 constexpr size_t kMaxCheckOutput = 256 * 1024;
 
@@ -64,9 +69,11 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     std::string given_up;             // why it is not started again
     std::map<std::string, Doc> docs;  // open documents, by path
   };
-  enum class Phase { kStarting, kDiagnosing, kChecking };
+  enum class Phase { kStarting, kDiagnosing, kChecking, kOpening, kAsking };
   struct Job {
     v1::ToolRequest req;
+    bool references = false;  // lsp_references, not lsp_check
+    int64_t request_id = 0;   // of the references request sent
     Phase phase = Phase::kStarting;
     bool baseline_step = false;  // what is being diagnosed is the baseline
     Server* server = nullptr;
@@ -84,7 +91,23 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   };
 
   const v1::ValidationInput& in() const { return job_->req.validation(); }
+  const v1::ReferencesInput& refs() const { return job_->req.references(); }
   void StartJob(const v1::ToolRequest& req);
+  // The running server named by ls, started if it is not; null (and why)
+  // when it cannot start or was given up.
+  Server* Acquire(const v1::LanguageServer& ls, std::string* why);
+  // The server is ready: what the job does with it.
+  void Ready();
+  // lsp_references: syncs the file and asks; then finishes with the answer.
+  void StartReferences();
+  void AskReferences();
+  void SendReferencesRequest();
+  void FinishReferences(const LspReferences* answer, const std::string& reason);
+  // Opens path in the server with text, or changes it to text; returns the
+  // version sent (the current one when the server has the text already and
+  // force is false).
+  int64_t Sync(Server& server, const std::string& path, const std::string& language_id, const std::string& text,
+               bool force);
   void Advance();
   // Sends the next content (baseline or final) to the server.
   void SendContent();
@@ -133,30 +156,50 @@ void Host::StartJob(const v1::ToolRequest& req) {
     FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("lsp host " + o_.worker.worker_id, "is busy"));
     return channel_->QueueResult(std::move(r));
   }
-  if (req.tool() != kLspCheckTool || !req.has_validation() || req.validation().path().empty()) {
+  bool check = req.tool() == kLspCheckTool && req.has_validation() && !req.validation().path().empty();
+  bool references = req.tool() == kLspReferencesTool && req.has_references() && !req.references().path().empty();
+  if (!check && !references) {
     v1::ToolResult r;
     r.set_execution_id(req.execution_id());
     FailResult(&r, v1::TOOL_STATUS_ERROR,
-               Status::InvalidArgument("the lsp host runs only lsp_check with a file to validate"));
+               Status::InvalidArgument("the lsp host runs only lsp_check with a file to validate and "
+                                       "lsp_references with a position"));
     return channel_->QueueResult(std::move(r));
   }
   job_.emplace();
   Job& j = *job_;
   j.req = req;
   j.started = clock_->Now();
+  j.references = references;
+  if (references) return StartReferences();
   const v1::LanguageServer& ls = in().server();
   if (ls.name().empty() || ls.command().empty()) return StartCheck("no language server serves this file");
   j.server_name = ls.name();
+  std::string why;
+  Server* server = Acquire(ls, &why);
+  if (server == nullptr) return StartCheck(why);
+  j.server = server;
+  j.out.set_validator(ls.name());
+  j.baseline_step = NeedBaseline(ls.name());
+  if (server->lsp->ready()) {
+    j.phase = Phase::kDiagnosing;
+    return SendContent();
+  }
+  j.phase = Phase::kStarting;
+  j.deadline = server->lsp->started_at() + milliseconds(in().start_timeout_ms());
+}
+
+Host::Server* Host::Acquire(const v1::LanguageServer& ls, std::string* why) {
   Server& server = servers_[ls.name()];
   std::vector<std::string> command(ls.command().begin(), ls.command().end());
   if (server.command != command) {  // first use, or the configuration changed
     server = Server();
     server.command = command;
   }
-  if (!server.given_up.empty()) return StartCheck(server.given_up);
-  j.server = &server;
-  j.out.set_validator(ls.name());
-  j.baseline_step = NeedBaseline(ls.name());
+  if (!server.given_up.empty()) {
+    *why = server.given_up;
+    return nullptr;
+  }
   if (server.lsp == nullptr || server.lsp->dead()) {
     server.lsp.reset();
     server.docs.clear();
@@ -164,29 +207,99 @@ void Host::StartJob(const v1::ToolRequest& req) {
     StatusOr<std::unique_ptr<LspServer>> lsp = LspServer::Start(lo, clock_);
     if (!lsp.ok()) {
       server.given_up = ls.name() + " cannot start: " + lsp.status().message();
-      return StartCheck(server.given_up);
+      *why = server.given_up;
+      return nullptr;
     }
     server.lsp = std::move(*lsp);
   }
-  if (server.lsp->ready()) {
-    j.phase = Phase::kDiagnosing;
-    return SendContent();
-  }
-  j.phase = Phase::kStarting;
-  j.deadline = server.lsp->started_at() + milliseconds(in().start_timeout_ms());
+  return &server;
 }
 
-void Host::SendContent() {
+void Host::Ready() {
+  if (job_->references) return AskReferences();
+  job_->phase = Phase::kDiagnosing;
+  SendContent();
+}
+
+void Host::StartReferences() {
+  Job& j = *job_;
+  const v1::LanguageServer& ls = refs().server();
+  j.server_name = ls.name();
+  if (ls.name().empty() || ls.command().empty())
+    return FinishReferences(nullptr, "no language server serves this file");
+  std::string why;
+  Server* server = Acquire(ls, &why);
+  if (server == nullptr) return FinishReferences(nullptr, why);
+  j.server = server;
+  if (server->lsp->ready()) return AskReferences();
+  j.phase = Phase::kStarting;
+  j.deadline = server->lsp->started_at() + milliseconds(refs().start_timeout_ms());
+}
+
+void Host::AskReferences() {
   Job& j = *job_;
   Server& server = *j.server;
-  const std::string& path = in().path();
-  const std::string& text = j.baseline_step ? in().baseline_content() : in().content();
+  if (!server.lsp->finds_references()) return FinishReferences(nullptr, j.server_name + " does not find references");
+  const std::string& path = refs().path();
+  auto doc = server.docs.find(path);
+  bool had = doc != server.docs.end() && doc->second.sha256 == Sha256Hex(refs().content());
+  j.seq_floor = server.lsp->publish_count();
+  Sync(server, path, refs().server().language_id(), refs().content(), /*force=*/false);
+  if (had && server.lsp->Latest(path) != nullptr) return SendReferencesRequest();
+  // A server asked before it has analysed the file (and, pyright, before it
+  // has found the workspace's other files) answers with nothing: the
+  // request waits for the file's first diagnostics, or half the time.
+  j.phase = Phase::kOpening;
+  j.deadline = clock_->Now() + milliseconds(refs().answer_timeout_ms() / 2);
+}
+
+void Host::SendReferencesRequest() {
+  Job& j = *job_;
+  j.request_id = j.server->lsp->AskReferences(refs().path(), refs().line(), refs().character());
+  j.phase = Phase::kAsking;
+  j.sent_at = clock_->Now();
+  j.deadline = j.sent_at + milliseconds(refs().answer_timeout_ms());
+}
+
+void Host::FinishReferences(const LspReferences* answer, const std::string& reason) {
+  Job& j = *job_;
+  v1::ReferencesOutput out;
+  out.set_server(j.server_name);
+  out.set_answered(answer != nullptr && !answer->error);
+  out.set_reason(answer != nullptr && answer->error ? j.server_name + " answered with an error: " + answer->message
+                                                    : reason);
+  if (out.answered()) {
+    for (const LspLocation& l : answer->locations) {
+      if (out.locations_size() >= kMaxLocations) break;
+      v1::SourceLocation* loc = out.add_locations();
+      loc->set_path(l.path);
+      loc->set_line(l.line);
+      loc->set_column(l.column);
+    }
+  }
+  v1::ToolResult r;
+  r.set_status(v1::TOOL_STATUS_OK);
+  r.set_exit_reason(v1::EXIT_REASON_NORMAL);
+  std::string text = out.answered() ? j.server_name + ": " + std::to_string(out.locations_size()) + " references\n"
+                                    : "no answer: " + out.reason() + "\n";
+  r.set_output_head(text);
+  r.set_output_total_bytes(text.size());
+  *r.mutable_references() = std::move(out);
+  FinishCall(std::move(r));
+}
+
+int64_t Host::Sync(Server& server, const std::string& path, const std::string& language_id, const std::string& text,
+                   bool force) {
   std::string sha = Sha256Hex(text);
   auto doc = server.docs.find(path);
   int64_t version = 1;
   if (doc != server.docs.end()) {
     version = doc->second.version + 1;
     if (doc->second.sha256 == sha) {
+      if (!force) {
+        doc->second.used = clock_->Now();
+        return doc->second.version;
+      }
       // The server has this text already and would not publish again: open
       // the document afresh (versions keep rising), so it is diagnosed now,
       // headers and all.
@@ -195,7 +308,6 @@ void Host::SendContent() {
       doc = server.docs.end();
     }
   }
-  j.seq_floor = server.lsp->publish_count();
   if (doc == server.docs.end()) {
     // Keep the number of open documents bounded: close the least recently used.
     if (static_cast<int>(server.docs.size()) >= o_.max_open_documents) {
@@ -204,7 +316,7 @@ void Host::SendContent() {
       server.lsp->DidClose(oldest->first);
       server.docs.erase(oldest);
     }
-    server.lsp->DidOpen(path, in().server().language_id(), version, text);
+    server.lsp->DidOpen(path, language_id, version, text);
     doc = server.docs.emplace(path, Doc{}).first;
   } else {
     server.lsp->DidChange(path, version, text);
@@ -212,7 +324,15 @@ void Host::SendContent() {
   doc->second.version = version;
   doc->second.sha256 = sha;
   doc->second.used = clock_->Now();
-  j.version = version;
+  return version;
+}
+
+void Host::SendContent() {
+  Job& j = *job_;
+  Server& server = *j.server;
+  const std::string& text = j.baseline_step ? in().baseline_content() : in().content();
+  j.seq_floor = server.lsp->publish_count();
+  j.version = Sync(server, in().path(), in().server().language_id(), text, /*force=*/true);
   j.sent_at = clock_->Now();
   j.deadline = j.sent_at + milliseconds(in().file_timeout_ms());
 }
@@ -325,6 +445,7 @@ void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
 void Host::FinishCall(v1::ToolResult r) {
   Job& j = *job_;
   r.set_execution_id(j.req.execution_id());
+  if (j.request_id != 0 && j.server != nullptr && j.server->lsp) j.server->lsp->ForgetReferences(j.request_id);
   r.set_duration_us(static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.started).count()));
   if (j.check) j.check->KillNow();
   job_.reset();
@@ -349,22 +470,25 @@ void Host::Advance() {
     if (server.lsp->dead()) {
       std::string why = name + " exited while starting: " + server.lsp->death();
       server.lsp.reset();
+      j.server = nullptr;
       if (++server.start_failures >= kMaxServerStarts) server.given_up = why;
-      return StartCheck(why);
+      return j.references ? FinishReferences(nullptr, why) : StartCheck(why);
     }
     if (server.lsp->ready()) {
       j.out.set_server_start_us(
           static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(now - server.lsp->started_at()).count()));
-      j.phase = Phase::kDiagnosing;
-      return SendContent();
+      return Ready();
     }
     if (now >= j.deadline) {
       server.lsp.reset();  // killed; the next call starts it afresh
       server.docs.clear();
-      std::string why = name + " did not start within " + Ms(milliseconds(in().start_timeout_ms()));
-      // This file is unverified; after the second time, the check command
-      // takes the server's place.
+      j.server = nullptr;
+      std::string why = name + " did not start within " +
+                        Ms(milliseconds(j.references ? refs().start_timeout_ms() : in().start_timeout_ms()));
+      // After the second time, the server is given up (the check command
+      // takes its place); this time the file is unverified.
       if (++server.start_failures >= kMaxServerStarts) server.given_up = why;
+      if (j.references) return FinishReferences(nullptr, why);
       return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, why);
     }
     return;
@@ -404,6 +528,26 @@ void Host::Advance() {
       return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, name + " published no diagnostics for version " +
                                                           std::to_string(j.version) + " of " + BaseName(in().path()) +
                                                           " within " + Ms(milliseconds(in().file_timeout_ms())));
+    }
+    return;
+  }
+  if (j.phase == Phase::kOpening || j.phase == Phase::kAsking) {
+    Server& server = *j.server;
+    if (server.lsp->dead()) {
+      std::string why = name + " exited while finding references: " + server.lsp->death();
+      server.lsp.reset();
+      server.docs.clear();
+      j.server = nullptr;
+      return FinishReferences(nullptr, why);
+    }
+    if (j.phase == Phase::kOpening) {
+      const PublishedDiagnostics* pd = server.lsp->Latest(refs().path());
+      if ((pd != nullptr && pd->seq > j.seq_floor) || now >= j.deadline) return SendReferencesRequest();
+      return;
+    }
+    if (const LspReferences* answer = server.lsp->References(j.request_id)) return FinishReferences(answer, "");
+    if (now >= j.deadline) {
+      return FinishReferences(nullptr, name + " did not answer within " + Ms(milliseconds(refs().answer_timeout_ms())));
     }
     return;
   }
@@ -475,7 +619,7 @@ int RunLspHost(const LspHostOptions& options, Clock* clock) {
   // Orphans of the servers come back to us, so nothing outlives the host.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   Host host(options, clock);
-  return RunWorkerLoop(options.worker, {v1::WORKER_KIND_LSP_HOST, {kLspCheckTool}}, clock, &host);
+  return RunWorkerLoop(options.worker, {v1::WORKER_KIND_LSP_HOST, {kLspCheckTool, kLspReferencesTool}}, clock, &host);
 }
 
 }  // namespace odin

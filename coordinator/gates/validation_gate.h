@@ -64,6 +64,8 @@ class ValidationGate {
 
   // Whether a language server or check command is there for path.
   bool Covers(const std::string& path) const;
+  // What serves path: its language server and check command, if any.
+  FileValidator ValidatorFor(const std::string& path) const { return ResolveValidator(o_, path, lookup_); }
 
   // What to send the lsp host to validate `content` as path. Returns nullopt
   // when nothing is configured or installed for the file; *no_validator is
