@@ -4,6 +4,8 @@
 // decisions live in gates/; what stays here is the order they run in, the
 // calls' lifecycle (Submit, dispatch, record, deliver) and the write queues.
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -226,7 +228,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   }
   // The strict profile's evidence leaves the arguments here, before any
   // reader of them (the gates, the ledger's readers, the worker) sees them.
-  if (o_.grounded_edits && IsWriteTool(tc.tool) && tc.tool != kInitTool) {
+  if (o_.grounded_edits && ((IsWriteTool(tc.tool) && tc.tool != kInitTool) || tc.tool == kExecuteCommandTool)) {
     Status taken = TakeEvidence(c);
     if (!taken.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, taken);
@@ -426,7 +428,8 @@ void Coordinator::ProceedWrite(Call& c) {
     return;
   }
   if (o_.grounded_edits && tc.tool != kInitTool) {
-    Status grounded = CheckEvidence(c, *path);
+    struct stat st {};
+    Status grounded = CheckEvidence(c, *path, lstat(path->c_str(), &st) == 0);
     json detail = {{"tool", tc.tool},
                    {"path", DisplayPath(*path, o_.workspace)},
                    {"evidence", c.evidence},
@@ -711,6 +714,21 @@ Status Coordinator::CheckBlocked(const ToolCall& call) {
           "a validation failed since your last memory_query. Run memory_query first (e.g. "
           "{\"query\": \"last_validation\"} or {\"query\": \"failed_attempts\"}) and base the next "
           "edit on what it returns");
+    }
+  }
+  bool changes = IsWriteTool(call.tool) || tracked_command;
+  if (o_.grounded_edits && changes && call.tool != kInitTool) {
+    AgentState& agent = Agent(call.agent_id);
+    if (!agent.corrective_pending.empty()) {
+      return Status::FailedPrecondition(
+          "strict profile: " + call.tool,
+          "after a failed validation, one corrective change at a time: " + agent.corrective_pending +
+              " has not been validated yet; wait for its verdict before the next change");
+    }
+    if (agent.failed_at > agent.corrected_failure) {
+      agent.corrected_before = agent.corrected_failure;
+      agent.corrected_failure = agent.failed_at;
+      agent.corrective_pending = call.execution_id;
     }
   }
   return Status::OK();
@@ -1008,6 +1026,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   if (c.tracked) {
     ChangeSet changes = tracker_->Rescan();
     if (!amended) amended = r;
+    // The strict profile: a model's command changes only files it cited
+    // its analysis of; the others are put back before anything records them.
+    if (o_.grounded_edits && c.call.tool != kHookTool) HoldToEvidence(c, &changes, &*amended);
     amended->set_changes_tracked(!changes.truncated);
     for (const std::string& path : c.external) {
       v1::FileChange* fc = amended->add_external_changes();
@@ -1077,6 +1098,12 @@ Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const Validation
 }
 
 void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& recorded) {
+  if (auto agent = agents_.find(c.call.agent_id);
+      agent != agents_.end() && agent->second.corrective_pending == r.execution_id()) {
+    agent->second.corrective_pending.clear();  // validated
+    // Refused or failed before it changed anything: the next one corrects.
+    if (r.status() != v1::TOOL_STATUS_OK) agent->second.corrected_failure = agent->second.corrected_before;
+  }
   if (c.handlers.on_done) c.handlers.on_done(r, recorded);
   if (!c.write_path.empty()) {
     // This write's turn on its file is over; the next one's begins.

@@ -303,6 +303,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     TodoList todos;
     uint64_t failed_at = 0;        // event number of its last failed validation
     uint64_t memory_query_at = 0;  // event number of its last memory_query
+    // The strict profile: after a failed validation, one corrective write
+    // (or command) at a time. The failure the last one answered, and the
+    // one being validated now ("" when none).
+    uint64_t corrected_failure = 0;
+    uint64_t corrected_before = 0;  // a corrective write refused gives its turn back
+    std::string corrective_pending;
     // What the strict profile accepts as evidence, by execution id: its
     // analysis executions (symbols, references, impact, outline) with the
     // files each answer covered, and its Reads with the file read (absolute
@@ -401,7 +407,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // its arguments (before its own parser sees them), and judges it against
   // the file the write resolved to.
   Status TakeEvidence(Call& c);
-  Status CheckEvidence(const Call& c, const std::string& path);
+  // existed: the file was there before the call.
+  Status CheckEvidence(const Call& c, const std::string& path, bool existed);
+  // A command's changes to existing files the call's evidence does not
+  // cover are put back (from the tracker's before-images) and leave the
+  // change set; the result says which, and which could not be.
+  void HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
   // Where an MCP server's calls run in mode.

@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
@@ -220,9 +223,8 @@ Status Coordinator::TakeEvidence(Call& c) {
   return Status::OK();
 }
 
-Status Coordinator::CheckEvidence(const Call& c, const std::string& path) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return Status::OK();  // a new file: nothing to have analysed
+Status Coordinator::CheckEvidence(const Call& c, const std::string& path, bool existed) {
+  if (!existed) return Status::OK();  // a new file: nothing to have analysed
   std::string shown = DisplayPath(path, o_.workspace);
   bool parsed = index::LanguageForPath(path) != index::Language::kNone;
   std::string how = parsed ? "symbols, references, impact or outline calls of this message that covered " + shown
@@ -252,6 +254,92 @@ Status Coordinator::CheckEvidence(const Call& c, const std::string& path) {
   }
   return Status::FailedPrecondition("strict profile: " + shown,
                                     "none of the evidence cited covered it; cite the execution ids of " + how);
+}
+
+namespace {
+
+// Puts a file a command changed back as it was, unless a symlink now lies on
+// its way (the command may have swapped a directory for one).
+Status PutBack(const std::string& workspace, const PathChange& change) {
+  std::string dir = DirName(change.path);
+  std::string expected = dir == "." ? workspace : workspace + "/" + dir;
+  if (!IsDirectory(expected)) RETURN_IF_ERROR(MakeDirs(expected));
+  ASSIGN_OR_RETURN(std::string parent, ResolveWorkspacePath(dir, workspace));
+  if (parent != expected) return Status::FailedPrecondition(change.path, "a symlink is now on its way");
+  std::string path = workspace + "/" + change.path;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return Status::FailedPrecondition(change.path, "a directory is there now");
+  }
+  RETURN_IF_ERROR(WriteFileAtomic(path, *change.before_content));
+  if (chmod(path.c_str(), static_cast<mode_t>(change.before->mode & 07777)) != 0) {
+    return Status::Internal(change.path, std::string("chmod: ") + strerror(errno));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
+  std::vector<std::string> put_back;
+  json kept = json::object();
+  std::string first_reason;
+  std::vector<std::string> grounded_paths;
+  for (auto it = changes->changes.begin(); it != changes->changes.end();) {
+    const PathChange& pc = *it;
+    bool existed = pc.before && pc.before->type == EntryType::kFile;
+    Status grounded = existed ? CheckEvidence(c, JoinPath(o_.workspace, pc.path), true) : Status::OK();
+    if (grounded.ok()) {
+      if (existed) grounded_paths.push_back(pc.path);
+      ++it;
+      continue;
+    }
+    if (first_reason.empty()) first_reason = grounded.ToString();
+    Status put = pc.before_content ? PutBack(o_.workspace, pc)
+                                   : Status::FailedPrecondition(pc.path, "its content before was not kept");
+    if (!put.ok()) {
+      kept[pc.path] = put.message();
+      ++it;
+      continue;
+    }
+    // The tracker hears it is as it was: no change of the command's.
+    tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
+    put_back.push_back(pc.path);
+    it = changes->changes.erase(it);
+  }
+  if (!grounded_paths.empty()) {
+    // What the report's "why" shows for these changes.
+    RecordGateEvent(
+        c.call.agent_id, c.call.message_id, "evidence", c.call.execution_id,
+        json({{"tool", c.call.tool}, {"paths", grounded_paths}, {"evidence", c.evidence}, {"decision", "allow"}})
+            .dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  if (put_back.empty() && kept.empty()) return;
+  RecordGateEvent(c.call.agent_id, c.call.message_id, "evidence", c.call.execution_id,
+                  json({{"tool", c.call.tool},
+                        {"decision", "put_back"},
+                        {"evidence", c.evidence},
+                        {"put_back", put_back},
+                        {"could_not_put_back", kept},
+                        {"reason", first_reason}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  std::string note =
+      "\n[odin] strict profile: the command changed files without your analysis of them in this "
+      "message (cite the execution ids of symbols, references, impact or outline calls that covered "
+      "them in \"evidence\"; a Read for files the index does not parse).";
+  if (!put_back.empty()) {
+    note += " Put back as they were:";
+    for (const std::string& p : put_back) note += " " + p;
+    note += ".";
+  }
+  if (!kept.empty()) {
+    note += " Could not be put back:";
+    for (const auto& [p, why] : kept.items()) note += " " + p + " (" + why.get<std::string>() + ")";
+    note += ".";
+  }
+  note += "\n";
+  result->set_output_tail(result->output_tail() + note);
+  result->set_output_total_bytes(result->output_total_bytes() + note.size());
 }
 
 void Coordinator::AnswerIndexQuery(Call& c) {

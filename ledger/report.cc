@@ -102,9 +102,30 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
                          std::to_string(check->second->new_errors) + " new errors";
     }
   }
-  for (auto& [path, f] : files) report.files.push_back(std::move(f));
-
   ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(in.session_id));
+  // The evidence each write was let through on.
+  std::map<std::string, std::vector<std::string>> cited;  // by write
+  for (const GateEvent& e : events) {
+    if (e.kind != "evidence") continue;
+    json d = json::parse(e.detail_json, nullptr, false);
+    if (!d.is_object() || d.value("decision", "") != "allow" || !d.contains("evidence") || !d["evidence"].is_array()) {
+      continue;
+    }
+    for (const json& id : d["evidence"]) {
+      if (id.is_string()) cited[e.execution_id].push_back(id.get<std::string>());
+    }
+  }
+  for (auto& [path, f] : files) {
+    for (const std::string& id : f.change_ids) {
+      auto c = cited.find(id);
+      if (c == cited.end()) continue;
+      for (const std::string& e : c->second) {
+        if (std::find(f.evidence.begin(), f.evidence.end(), e) == f.evidence.end()) f.evidence.push_back(e);
+      }
+    }
+    report.files.push_back(std::move(f));
+  }
+
   std::map<std::string, ReportCheck> last;  // by check name, the latest
   std::vector<std::string> order;
   for (const GateEvent& e : events) {
@@ -142,6 +163,11 @@ std::string RenderReport(const Report& r) {
       std::string lines = f.lines_known ? "+" + std::to_string(f.added) + " -" + std::to_string(f.removed) : "+? -?";
       std::string what = f.change.empty() || f.change == "modified" ? "" : f.change + ", ";
       out += "  " + f.path + "  " + lines + "  (" + what + (f.by_command ? "by command, " : "") + ids + ")\n";
+      if (!f.evidence.empty()) {
+        std::string why;
+        for (const std::string& id : f.evidence) why += (why.empty() ? "" : ", ") + id;
+        out += "    why: the analysis it cited (" + why + ")\n";
+      }
       if (f.validation.empty()) {
         out += "    validation: not validated\n";
       } else {
@@ -209,6 +235,7 @@ std::string ReportJson(const Report& r) {
                      {"lines_removed", f.lines_known ? json(f.removed) : json()},
                      {"by_command", f.by_command},
                      {"execution_ids", f.change_ids},
+                     {"evidence", f.evidence},
                      {"validation", v}});
   }
   json ignored = json::array();

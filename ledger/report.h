@@ -21,8 +21,11 @@ struct ReportFile {
   bool lines_known = true;              // false when a change's bytes before were not known (+? -?)
   bool by_command = false;              // a command changed it (not only file tools)
   std::vector<std::string> change_ids;  // the writes, oldest first (rollbacks included)
-  std::string validation;               // clean, errors, timed_out, no_validator; "" if never validated
-  std::string check_id;                 // the latest lsp_check
+  // Why (the strict profile): the analysis executions the writes cited as
+  // their evidence, from the evidence gate's events.
+  std::vector<std::string> evidence;
+  std::string validation;  // clean, errors, timed_out, no_validator; "" if never validated
+  std::string check_id;    // the latest lsp_check
   std::string validator;
   int64_t new_errors = 0;
   std::string detail;  // summary or reason

@@ -416,8 +416,18 @@ TEST(RenderReportTest, ShowsAtMostFiveLinesOfDetail) {
 
 // ReportJson
 
+TEST(RenderReportTest, TheWhyLineNamesTheEvidenceCited) {
+  Report r = SampleReport();
+  EXPECT_EQ(RenderReport(r).find("why:"), std::string::npos) << "nothing cited, no why";
+  r.files[0].evidence = {"ex_q1", "ex_q2"};
+  std::string out = RenderReport(r);
+  EXPECT_NE(out.find("    why: the analysis it cited (ex_q1, ex_q2)\n"), std::string::npos) << out;
+}
+
 TEST(ReportJsonTest, HoldsEveryField) {
-  json j = json::parse(ReportJson(SampleReport()), nullptr, false);
+  Report sample = SampleReport();
+  sample.files[0].evidence = {"ex_q1"};
+  json j = json::parse(ReportJson(sample), nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["session_id"], "ses_1");
   EXPECT_EQ(j["status"], "done");
@@ -429,6 +439,7 @@ TEST(ReportJsonTest, HoldsEveryField) {
                                  {"lines_added", 5},
                                  {"lines_removed", 1},
                                  {"execution_ids", {"ex_w1", "ex_w2"}},
+                                 {"evidence", {"ex_q1"}},
                                  {"validation",
                                   {{"status", "errors"},
                                    {"execution_id", "ex_v2"},

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "tools/exec_command.h"
+
 namespace odin {
 namespace {
 
@@ -122,11 +124,14 @@ void AddEvidenceArgument(std::vector<ToolSpec>* specs) {
   static const std::string kProperty =
       R"json("evidence":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Execution ids of the symbols, references, impact or outline calls of this message that covered the file (a Read of it for a file they do not parse); required to change an existing file"},)json";
   for (ToolSpec& s : *specs) {
-    if (!IsWriteTool(s.name)) continue;
+    bool command = s.name == kExecuteCommandTool;
+    if (!IsWriteTool(s.name) && !command) continue;
     size_t at = s.input_schema_json.find("\"properties\":{");
     if (at == std::string::npos) continue;
     s.input_schema_json.insert(at + 14, kProperty);
-    s.description += " Strict profile: to change an existing file, cite your analysis of it in evidence.";
+    s.description += command ? " Strict profile: a change the command makes to an existing file is put back unless "
+                               "evidence cites your analysis of that file."
+                             : " Strict profile: to change an existing file, cite your analysis of it in evidence.";
   }
 }
 

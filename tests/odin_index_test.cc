@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/secrets.h"
 #include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
@@ -460,6 +461,78 @@ TEST_F(OdinIndexTest, StrictRefusesEditsWithoutAnalysisOfTheFileAndAcceptsGround
   EXPECT_EQ(results_[0]["status"], "rejected");
   EXPECT_NE(results_[0]["summary"].get<std::string>().find("in this session"), std::string::npos) << results_[0].dump();
   EXPECT_EQ(*ReadFileToString(ws_.Join("main.go")), "package main\n\nfunc run() int { return 2 }\n");
+}
+
+void Git(const std::string& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"});
+  StatusOr<CommandOutput> ran = RunCommand({.argv = args, .env = CurrentEnvironment()});
+  ASSERT_TRUE(ran.ok() && ran->exit_code == 0) << (ran.ok() ? ran->output : ran.status().ToString());
+}
+
+// A command is held to the same rule as a file tool: what it changes in a
+// file it cited no analysis of is put back, the result says so, and the
+// report's "why" names the analysis behind what stayed.
+TEST_F(OdinIndexTest, StrictPutsBackWhatACommandChangedWithoutEvidence) {
+  Put("calc.py", "def f():\n    return 1\n");
+  Put("other.py", "def g():\n    return 1\n");
+  Git(ws_.path(), {"init", "-q"});
+  Git(ws_.path(), {"add", "-A"});  // the index holds the files' bytes before
+  json r = Strict(json::array({
+      Turn({Call("outline", {{"path", "calc.py"}})}),
+      Turn({Call("ExecuteCommand", {{"command", "sed -i s/1/2/ calc.py other.py && echo made > fresh.txt"},
+                                    {"evidence", {"@last_execution_id_of:outline"}}})}),
+      Turn({Call("ExecuteCommand", {{"command", "rm other.py"}})}),
+      Text("Done."),
+  }));
+  ASSERT_EQ(results_.size(), 3u) << last_.out << last_.err;
+  std::string sed = results_[1].dump();
+  EXPECT_NE(sed.find("Put back as they were: other.py"), std::string::npos) << sed;
+  EXPECT_EQ(*ReadFileToString(ws_.Join("calc.py")), "def f():\n    return 2\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("other.py")), "def g():\n    return 1\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("fresh.txt")), "made\n") << "a new file needs no evidence";
+  // A deletion is a change too: the file comes back.
+  EXPECT_NE(results_[2].dump().find("Put back as they were: other.py"), std::string::npos) << results_[2].dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("other.py")), "def g():\n    return 1\n");
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.decision') FROM gate_events WHERE kind = 'evidence' "
+                 "ORDER BY rowid"),
+            (std::vector<std::string>{"allow", "put_back", "put_back"}));
+  // What was put back is no mutation of the command's; what stayed is.
+  EXPECT_EQ(Rows("SELECT count(*) FROM mutations WHERE path LIKE '%other.py'"), std::vector<std::string>{"0"});
+  std::vector<std::string> outline = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'outline'");
+  ASSERT_EQ(outline.size(), 1u);
+  bool found = false;
+  for (const json& f : r["report"]["files"]) {
+    if (f["path"] != "calc.py") continue;
+    found = true;
+    EXPECT_EQ(f["evidence"], json::array({outline[0]})) << f.dump();
+  }
+  EXPECT_TRUE(found) << r["report"].dump();
+}
+
+// After a failed validation, one corrective change at a time: a second
+// write in the same turn waits for the first's verdict.
+TEST_F(OdinIndexTest, StrictAllowsOneCorrectiveWriteAfterAFailedValidation) {
+  Config({{"validation",
+           {{"servers", {{"fake", {{"command", {BinDir() + "/fake_lsp_server"}}, {"extensions", {".fake"}}}}}}}}});
+  auto write = [](const std::string& file, const std::string& content) {
+    return Call("WriteFile", {{"file_path", file}, {"content", content}});
+  };
+  json fix = write("a.fake", "fine\n");
+  fix["arguments"]["evidence"] = {"@last_execution_id_of:Read"};
+  Strict(json::array({
+      Turn({write("a.fake", "ERROR broken\n")}),
+      Turn({Call("memory_query", {{"query", "last_validation"}}), Call("Read", {{"file_path", "a.fake"}})}),
+      Turn({fix, write("b.fake", "fine too\n")}),
+      Turn({write("b.fake", "fine too\n")}),
+      Text("Done."),
+  }));
+  ASSERT_EQ(results_.size(), 6u) << last_.out << last_.err;
+  EXPECT_EQ(results_[3]["status"], "ok") << results_[3].dump();
+  EXPECT_EQ(results_[3]["validation"]["status"], "clean") << results_[3].dump();
+  EXPECT_EQ(results_[4]["status"], "rejected") << results_[4].dump();
+  EXPECT_NE(results_[4].dump().find("one corrective change at a time"), std::string::npos) << results_[4].dump();
+  EXPECT_EQ(results_[5]["status"], "ok") << "once validated, the next change may go: " << results_[5].dump();
+  EXPECT_EQ(*ReadFileToString(ws_.Join("b.fake")), "fine too\n");
 }
 
 // The repository map (context.repo_map, on in strict): the symbols other
