@@ -165,7 +165,7 @@ void Coordinator::IndexRefreshed(const Status& refreshed) {
     }
     AnswerIndexQuery(it->second);
   }
-  if (index_parsed_ > 0) repo_map_stale_ = true;
+  if (index_parsed_ > 0 || (indexer_ && indexer_->TakeRemoved())) repo_map_stale_ = true;
   for (auto& d : done) d(status, index_parsed_);
   index_parsed_ = 0;
 }
@@ -263,9 +263,11 @@ namespace {
 Status PutBack(const std::string& workspace, const PathChange& change) {
   std::string dir = DirName(change.path);
   std::string expected = dir == "." ? workspace : workspace + "/" + dir;
-  if (!IsDirectory(expected)) RETURN_IF_ERROR(MakeDirs(expected));
+  // Checked before any directory is made again: one made through a symlink
+  // would land outside the workspace.
   ASSIGN_OR_RETURN(std::string parent, ResolveWorkspacePath(dir, workspace));
   if (parent != expected) return Status::FailedPrecondition(change.path, "a symlink is now on its way");
+  RETURN_IF_ERROR(MakeDirs(expected));
   std::string path = workspace + "/" + change.path;
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -461,16 +463,7 @@ void Coordinator::AnswerWithServerReferences(const std::string& id, const index:
   std::string why = !out.reason().empty() ? out.reason()
                     : r.has_error()       ? r.error().message()
                                           : std::string(ToolStatusName(r.status()));
-  StatusOr<index::QueryAnswer> answer =
-      index::RunIndexQuery(c.call.tool, c.call.arguments_json, indexer_->db(), IndexFileReader());
-  if (answer.ok()) {
-    json text = json::parse(answer->text, nullptr, false);
-    if (text.is_object()) {
-      text["semantic_unavailable"] = why;
-      answer->text = text.dump(-1, ' ', false, json::error_handler_t::replace);
-    }
-  }
-  EndIndexQuery(c, std::move(answer));
+  EndIndexQuery(c, index::SyntacticReferences(c.call.arguments_json, indexer_->db(), why));
 }
 
 }  // namespace odin

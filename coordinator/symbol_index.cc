@@ -143,6 +143,7 @@ StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::PlanIn(bool full,
     }
     // What the index holds that the tree no longer does.
     for (const auto& [path, stamp] : stamps) RETURN_IF_ERROR(db_->Remove(path));
+    removed_ = removed_ || !stamps.empty();
     RETURN_IF_ERROR(db_->Commit());
     walked_ = true;
     dirty_.clear();
@@ -156,6 +157,7 @@ StatusOr<std::vector<std::vector<std::string>>> SymbolIndexer::PlanIn(bool full,
       if (!inside || lstat(abs.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
           static_cast<uint64_t>(st.st_size) > index::kMaxIndexedFileBytes) {
         RETURN_IF_ERROR(db_->Remove(path));
+        removed_ = true;
         continue;
       }
       parse.emplace_back(path, Seen{st.st_size, MtimeNs(st)});

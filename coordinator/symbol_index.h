@@ -22,6 +22,7 @@
 #include <thread>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -66,6 +67,9 @@ class SymbolIndexer {
   bool walked() const { return walked_; }
   // Whether files changed since the last Plan (the next refresh has work).
   bool has_dirty() const { return !dirty_.empty(); }
+  // Whether a Plan since the last call took files out of the index (they
+  // are gone): what is made from the index, the repository map, is stale.
+  bool TakeRemoved() { return std::exchange(removed_, false); }
 
  private:
   struct Seen {
@@ -83,7 +87,8 @@ class SymbolIndexer {
   std::unique_ptr<index::IndexDb> db_;
   std::set<std::string> dirty_;
   bool walked_ = false;
-  bool bulk_ = false;  // the secondary indexes are dropped until Finish
+  bool removed_ = false;  // files left the index since TakeRemoved
+  bool bulk_ = false;     // the secondary indexes are dropped until Finish
 
   // The writer thread and what it has to write.
   std::thread writer_;

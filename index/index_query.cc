@@ -178,7 +178,21 @@ StatusOr<SymbolRow> SymbolArg(std::string_view tool, const std::string& id, Inde
   return *s;
 }
 
-StatusOr<QueryAnswer> RunReferences(const std::string& arguments_json, IndexDb* db) {
+// One name match of `references`: where, how often, in which symbol.
+json ReferenceJson(const ReferenceRow& r) {
+  json j = {{"path", r.path}, {"lines", r.lines}, {"uses", r.count}};
+  if (!r.from_id.empty()) {
+    j["in"] = r.from_qualified_name;
+    j["in_id"] = r.from_id;
+  }
+  if (r.call) j["call"] = true;
+  return j;
+}
+
+}  // namespace
+
+StatusOr<QueryAnswer> SyntacticReferences(const std::string& arguments_json, IndexDb* db,
+                                          const std::string& semantic_unavailable) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kReferencesTool, arguments_json, {"symbol_id", "limit"}));
   ASSIGN_OR_RETURN(std::string id, StringArg(kReferencesTool, args, "symbol_id", true));
   ASSIGN_OR_RETURN(size_t limit, IntArg(kReferencesTool, args, "limit", 100, 1, 1000));
@@ -198,21 +212,18 @@ StatusOr<QueryAnswer> RunReferences(const std::string& arguments_json, IndexDb* 
       out["truncated"] = true;
     }
     for (const ReferenceRow& r : rows) {
-      json j = {{"path", r.path}, {"lines", r.lines}, {"uses", r.count}};
-      if (!r.from_id.empty()) {
-        j["in"] = r.from_qualified_name;
-        j["in_id"] = r.from_id;
-      }
-      if (r.call) j["call"] = true;
-      refs.push_back(std::move(j));
+      refs.push_back(ReferenceJson(r));
       covered.insert(r.path);
     }
   }
   out["references"] = std::move(refs);
+  if (!semantic_unavailable.empty()) out["semantic_unavailable"] = semantic_unavailable;
   a.text = Dump(out);
   a.covered.assign(covered.begin(), covered.end());
   return a;
 }
+
+namespace {
 
 StatusOr<QueryAnswer> RunImpact(const std::string& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kImpactTool, arguments_json, {"symbol_id", "path", "depth", "limit"}));
@@ -361,7 +372,7 @@ bool IsIndexQueryTool(std::string_view tool) {
 StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const std::string& arguments_json, IndexDb* db,
                                     const ReadWorkspaceFile& read) {
   if (tool == kSymbolsTool) return RunSymbols(arguments_json, db, read);
-  if (tool == kReferencesTool) return RunReferences(arguments_json, db);
+  if (tool == kReferencesTool) return SyntacticReferences(arguments_json, db, "");
   if (tool == kImpactTool) return RunImpact(arguments_json, db, read);
   if (tool == kOutlineTool) return RunOutline(arguments_json, db, read);
   return Status::NotFound("unknown index tool '" + std::string(tool) + "'");
@@ -500,12 +511,7 @@ StatusOr<QueryAnswer> SemanticReferences(const ReferenceTarget& target, const st
         out["truncated"] = true;
         break;
       }
-      json j = {{"path", r.path}, {"lines", r.lines}, {"uses", r.count}};
-      if (!r.from_id.empty()) {
-        j["in"] = r.from_qualified_name;
-        j["in_id"] = r.from_id;
-      }
-      elsewhere.push_back(std::move(j));
+      elsewhere.push_back(ReferenceJson(r));
     }
     for (const json& j : elsewhere) covered.insert(j["path"].get<std::string>());
     if (!elsewhere.empty()) {

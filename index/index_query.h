@@ -35,6 +35,12 @@ struct QueryAnswer {
 StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const std::string& arguments_json, IndexDb* db,
                                     const ReadWorkspaceFile& read);
 
+// `references` from the index alone: every use of the symbol's name,
+// labelled syntactic and not complete; semantic_unavailable, when not empty,
+// says why no language server answered.
+StatusOr<QueryAnswer> SyntacticReferences(const std::string& arguments_json, IndexDb* db,
+                                          const std::string& semantic_unavailable);
+
 // A symbol's span as the index has it, checked against the file now: the
 // span's bytes and both checksums. FailedPrecondition when the file is not
 // what the index parsed (it changed since), NotFound when the id is gone.

@@ -185,7 +185,9 @@ TEST_F(OdinIndexTest, ReferencesComeFromPyrightWhenItServesTheFile) {
   EXPECT_TRUE(paths.count("shop/cart.py")) << refs.dump();
   EXPECT_FALSE(paths.count("shop/other.py")) << "Bill.total is another symbol: " << refs.dump();
   for (const json& r : refs["references"]) {
-    if (r["path"] == "shop/cart.py" && r.contains("in")) EXPECT_EQ(r["in"], "checkout") << refs.dump();
+    if (r["path"] == "shop/cart.py" && r.contains("in")) {
+      EXPECT_EQ(r["in"], "checkout") << refs.dump();
+    }
   }
   // The syntactic answer would have named the method's use too.
   EXPECT_FALSE(refs.contains("name_matches_elsewhere")) << refs.dump();
@@ -509,6 +511,25 @@ TEST_F(OdinIndexTest, StrictPutsBackWhatACommandChangedWithoutEvidence) {
   EXPECT_TRUE(found) << r["report"].dump();
 }
 
+// A command that swapped a directory for a symlink out of the workspace:
+// nothing is put back through it, not even a directory.
+TEST_F(OdinIndexTest, StrictPutsNothingBackThroughASymlinkTheCommandMade) {
+  TempWorkspace outside;
+  Put("sub/deeper/other.py", "def g():\n    return 1\n");
+  Git(ws_.path(), {"init", "-q"});
+  Git(ws_.path(), {"add", "-A"});
+  Strict(json::array({
+      Turn({Call("ExecuteCommand", {{"command", "rm -rf sub && ln -s " + outside.path() + " sub"}})}),
+      Text("Done."),
+  }));
+  ASSERT_EQ(results_.size(), 1u) << last_.out << last_.err;
+  std::string out = results_[0].dump();
+  EXPECT_NE(out.find("Could not be put back: sub/deeper/other.py (sub/deeper: is outside the workspace"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(PathExists(outside.Join("deeper"))) << "a directory was made outside the workspace";
+}
+
 // After a failed validation, one corrective change at a time: a second
 // write in the same turn waits for the first's verdict.
 TEST_F(OdinIndexTest, StrictAllowsOneCorrectiveWriteAfterAFailedValidation) {
@@ -559,6 +580,20 @@ TEST_F(OdinIndexTest, TheRepositoryMapIsInTheSystemPromptWhenAskedFor) {
   EXPECT_NE(system.find("Repository map"), std::string::npos) << system;
   EXPECT_NE(system.find("core.py:\n  function used_everywhere (line 1)"), std::string::npos) << system;
   EXPECT_EQ(system.find("unused"), std::string::npos) << system;
+
+  // Deleting its users (nothing parsed, only removed) makes the map again:
+  // the request after the one that starts the refresh goes without it.
+  FakeLlm deleting(json({{"responses",
+                          {Turn({Call("ExecuteCommand", {{"command", "rm a.py b.py"}})}),
+                           Turn({Call("LS", {{"path", "."}})}), Turn({Call("LS", {{"path", "."}})}), Text("Done.")}}})
+                       .dump());
+  last_ = RunOdin(ws_.path(), {"-p", "clean up", "--output-format", "json", "--mode", "edit"},
+                  FakeModelEnv(deleting, marker_, user_));
+  ASSERT_EQ(last_.exit_code, 0) << last_.out << last_.err;
+  requests = RequestsOf(deleting);
+  ASSERT_EQ(requests.size(), 4u);
+  std::string after = requests.back()["body"]["messages"][0]["content"];
+  EXPECT_EQ(after.find("used_everywhere"), std::string::npos) << after;
 
   // Off by default outside strict.
   Put("odinconfig.json", "{}");

@@ -166,6 +166,21 @@ Status CheckExpectation(const v1::FileExpectation& expect, const LockedFile& fil
   return Status::OK();
 }
 
+// The file a writing tool changes: resolved inside the workspace and locked
+// for writing.
+struct Target {
+  std::string path;   // absolute
+  std::string shown;  // as the model names it
+  std::unique_ptr<LockedFile> file;
+};
+StatusOr<Target> LockTarget(const std::string& tool, const std::string& file_path, const std::string& ws) {
+  ASSIGN_OR_RETURN(std::string path, ResolveWorkspacePath(file_path, ws));
+  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, path, kMaxFileBytes, LockedFile::Lock::kExclusive);
+  if (!file.ok()) return file.status().WithContext(tool);
+  std::string shown = DisplayPath(path, ws);
+  return Target{std::move(path), std::move(shown), std::move(*file)};
+}
+
 std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
   StatusOr<WriteArgs> args = ParseWriteArgs(req.arguments_json());
   if (!args.ok()) return Fail(r, args.status());
@@ -174,38 +189,36 @@ std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::Tool
         r, Status::ResourceExhausted("WriteFile", "content is " + std::to_string(args->content.size()) +
                                                       " bytes, over the limit of " + std::to_string(kMaxFileBytes)));
   }
-  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
-  if (!path.ok()) return Fail(r, path.status());
-  std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kExclusive);
-  if (!file.ok()) return Fail(r, file.status().WithContext("WriteFile"));
-  Status expected = CheckExpectation(req.expect(), **file, shown);
+  StatusOr<Target> t = LockTarget("WriteFile", args->file_path, ws);
+  if (!t.ok()) return Fail(r, t.status());
+  LockedFile* file = t->file.get();
+  const std::string& shown = t->shown;
+  Status expected = CheckExpectation(req.expect(), *file, shown);
   if (!expected.ok()) {
     r->set_stale_read(true);
     return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
   }
-  bool existed = (*file)->exists();
-  std::string before = existed ? (*file)->content() : "";
+  bool existed = file->exists();
+  std::string before = existed ? file->content() : "";
   uint32_t lines = LineIndex(args->content).lines();
   std::string what = std::string(existed ? "Wrote " : "Created ") + shown + " (" + std::to_string(lines) + " lines)";
-  return Commit(file->get(), *path, shown, before, existed, args->content, what, r);
+  return Commit(file, t->path, shown, before, existed, args->content, what, r);
 }
 
 std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
   StatusOr<EditArgs> args = ParseEditArgs(req.tool(), req.arguments_json());
   if (!args.ok()) return Fail(r, args.status());
-  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
-  if (!path.ok()) return Fail(r, path.status());
-  std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kExclusive);
-  if (!file.ok()) return Fail(r, file.status().WithContext(req.tool()));
-  if (!(*file)->exists()) {
+  StatusOr<Target> t = LockTarget(req.tool(), args->file_path, ws);
+  if (!t.ok()) return Fail(r, t.status());
+  LockedFile* file = t->file.get();
+  const std::string& shown = t->shown;
+  if (!file->exists()) {
     return Fail(r, Status::NotFound(req.tool(), shown + " does not exist; use WriteFile to create it"));
   }
-  if (LooksBinary((*file)->content())) {
+  if (LooksBinary(file->content())) {
     return Fail(r, Status::InvalidArgument(req.tool(), shown + " is a binary file; it cannot be edited as text"));
   }
-  Status expected = CheckExpectation(req.expect(), **file, shown);
+  Status expected = CheckExpectation(req.expect(), *file, shown);
   if (!expected.ok()) {
     r->set_stale_read(true);
     return Fail(r, v1::TOOL_STATUS_REJECTED, expected);
@@ -214,7 +227,7 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   ReadCoverage coverage;
   coverage.full = req.expect().full_read() || req.expect().sha256().empty();
   for (const v1::LineRange& range : req.expect().read_ranges()) coverage.ranges.push_back({range.start(), range.end()});
-  EditOutcome out = ApplyEdits((*file)->content(), args->edits, coverage, shown);
+  EditOutcome out = ApplyEdits(file->content(), args->edits, coverage, shown);
   switch (out.failure) {
     case EditFailure::kNone: break;
     case EditFailure::kOutsideRead:
@@ -225,7 +238,7 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   std::string what = "Edited " + shown + ": " + std::to_string(out.replacements) + " replacement" +
                      (out.replacements == 1 ? "" : "s") + ", lines " + std::to_string(out.first_changed_line) + "-" +
                      std::to_string(out.last_changed_line);
-  return Commit(file->get(), *path, shown, (*file)->content(), true, out.content, what, r);
+  return Commit(file, t->path, shown, file->content(), true, out.content, what, r);
 }
 
 // EditSymbol: the span the coordinator found in the index, spliced under
@@ -233,13 +246,12 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
 std::string RunEditSymbol(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
   StatusOr<EditSymbolArgs> args = ParseEditSymbolArgs(req.arguments_json(), true);
   if (!args.ok()) return Fail(r, args.status());
-  StatusOr<std::string> path = ResolveWorkspacePath(args->file_path, ws);
-  if (!path.ok()) return Fail(r, path.status());
-  std::string shown = DisplayPath(*path, ws);
-  StatusOr<std::unique_ptr<LockedFile>> file = LockedFile::Open(ws, *path, kMaxFileBytes, LockedFile::Lock::kExclusive);
-  if (!file.ok()) return Fail(r, file.status().WithContext(req.tool()));
-  if (!(*file)->exists()) return Fail(r, Status::NotFound(req.tool(), shown + " does not exist any more"));
-  const std::string& before = (*file)->content();
+  StatusOr<Target> t = LockTarget(req.tool(), args->file_path, ws);
+  if (!t.ok()) return Fail(r, t.status());
+  LockedFile* file = t->file.get();
+  const std::string& shown = t->shown;
+  if (!file->exists()) return Fail(r, Status::NotFound(req.tool(), shown + " does not exist any more"));
+  const std::string& before = file->content();
   if (!req.expect().sha256().empty() && Sha256Hex(before) != req.expect().sha256()) {
     r->set_stale_read(true);
     return Fail(r, v1::TOOL_STATUS_REJECTED,
@@ -275,7 +287,7 @@ std::string RunEditSymbol(const v1::ToolRequest& req, const std::string& ws, v1:
       break;
   }
   std::string what = "EditSymbol " + shown + ": " + verb + " " + args->symbol_id;
-  return Commit(file->get(), *path, shown, before, true, after, what, r);
+  return Commit(file, t->path, shown, before, true, after, what, r);
 }
 
 }  // namespace
