@@ -754,6 +754,92 @@ bool McpFigures(int sessions) {
   return true;
 }
 
+// Section 13: what the reviewers add to a message: the same 10-write message
+// in the auto profile (no reviewers), safe (hydrator, critic, QA verifier)
+// and strict (all five, checks off). The fake model answers every reviewer
+// at once, so the difference is Odin's own cost (evidence from the ledger,
+// the schema checks, the plan, the holds) plus one local round trip each.
+bool ReviewerFigures(int sessions) {
+  printf("reviewers (a message of 10 WriteFile calls; %d messages per profile, interleaved)\n", sessions);
+  auto answer = [](const nlohmann::json& j) { return nlohmann::json{{"text", j.dump()}}; };
+  nlohmann::json responses = nlohmann::json::array();
+  for (int i = 0; i < 10; ++i) {
+    responses.push_back({{"tool_calls",
+                          {{{"name", "WriteFile"},
+                            {"arguments", {{"file_path", "f" + std::to_string(i) + ".txt"}, {"content", "x\n"}}}}}}});
+  }
+  responses.push_back({{"text", "done"}});
+  nlohmann::json script = {
+      {"responses", responses},
+      {"by_system",
+       {{"You are Odin's hydrator", answer({{"intent", "write ten files"},
+                                            {"acceptance_criteria", {"ten files exist"}},
+                                            {"steps", {{{"text", "write them"}}}},
+                                            {"workflow", "qa-proof"}})},
+        {"You are Odin's plan critic", answer({{"verdict", "PROCEED"}, {"reasons", nlohmann::json::array()}})},
+        {"You are Odin's drift auditor", answer({{"verdict", "OK"}, {"reasons", nlohmann::json::array()}})},
+        {"You are Odin's QA verifier",
+         answer({{"verdict", "VERIFIED"},
+                 {"criteria", {{{"criterion", "ten files exist"}, {"met", true}, {"evidence", {"@evidence_id"}}}}},
+                 {"findings", nlohmann::json::array()}})},
+        {"You are Odin's session reflector", answer({{"asked", "ten files"},
+                                                     {"done", "ten files"},
+                                                     {"failed_and_fixed", nlohmann::json::array()},
+                                                     {"open_risks", nlohmann::json::array()}})}}}};
+  StatusOr<std::string> config = MakeTempDir("odin-bench-reviewers");
+  if (!config.ok() || !MakeDirs(*config + "/odin").ok() ||
+      !WriteFileAtomic(*config + "/odin/odinconfig.json", R"({"checks": {"build": "", "lint": "", "tests": ""}})")
+           .ok()) {
+    return false;
+  }
+  const char* profiles[] = {"auto", "safe", "strict"};
+  std::vector<double> wall[3];
+  int reviewer_calls[3] = {0, 0, 0};
+  for (int i = 0; i < 3 * sessions; ++i) {
+    int p = i % 3;
+    StatusOr<std::string> dir = MakeTempDir("odin-bench-review");
+    if (!dir.ok() || !WriteFileAtomic(*dir + "/script.json", script.dump()).ok() || !MakeDirs(*dir + "/ws/.git").ok())
+      return false;
+    std::string url;
+    StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
+    if (!pid.ok()) return false;
+    std::vector<std::string> env = CurrentEnvironment();
+    env.push_back("OPENAI_BASE_URL=" + url);
+    env.push_back("OPENAI_API_KEY=bench");
+    env.push_back("XDG_CONFIG_HOME=" + *config);
+    int64_t t0 = MonotonicNs();
+    StatusOr<CommandOutput> out = RunCommand({.argv = {JoinPath(ExecutableDir(), "odin"), "-p", "write ten files",
+                                                       "--output-format", "json", "--profile", profiles[p]},
+                                              .env = env,
+                                              .cwd = *dir + "/ws"});
+    int64_t t1 = MonotonicNs();
+    kill(*pid, SIGKILL);
+    int status;
+    waitpid(*pid, &status, 0);
+    if (!out.ok() || out->exit_code != 0) {
+      fprintf(stderr, "odin_bench: the %s message failed: %s\n", profiles[p], out.ok() ? out->output.c_str() : "");
+      return false;
+    }
+    wall[p].push_back(static_cast<double>(t1 - t0) / 1e6);
+    StatusOr<std::string> log = ReadFileToString(*dir + "/log.jsonl");
+    if (log.ok() && i < 3) {
+      // Reviewer requests are numbered from 2,000,000 by the fake server.
+      for (size_t at = 0; (at = log->find("\"n\":20000", at)) != std::string::npos; ++at) ++reviewer_calls[p];
+    }
+    RemoveTree(*dir);
+  }
+  RemoveTree(*config);
+  Stats a = Summarize(wall[0]), s = Summarize(wall[1]), x = Summarize(wall[2]);
+  Print("whole message, auto (no reviewers)", a, 0);
+  Print("whole message, safe (hydrator, critic, QA)", s, 0);
+  Print("whole message, strict (all five)", x, 0);
+  printf("  %-44s %d, %d, %d\n", "reviewer model calls (auto, safe, strict)", reviewer_calls[0] / 2,
+         reviewer_calls[1] / 2, reviewer_calls[2] / 2);
+  printf("  %-44s %+.1f ms (%.2fx), %+.1f ms (%.2fx) (medians)\n", "what the reviewers add (safe, strict)",
+         s.median_ms - a.median_ms, s.median_ms / a.median_ms, x.median_ms - a.median_ms, x.median_ms / a.median_ms);
+  return true;
+}
+
 // Section 10: compaction in a long session, and resume.
 bool LongSessionFigures() {
   printf("long sessions (300 calls of ~1.6 KB output in a 16,000-token window; resume of 5,000 messages)\n");
@@ -1172,7 +1258,7 @@ bool SubagentFigures(int subagents, int commands) {
 int Main(int argc, char** argv) {
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
       subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5, mcp = 5, web = 30, index = 1000000,
-      index_queries = 200;
+      index_queries = 200, reviewers = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -1191,6 +1277,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--web") == 0) web = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--index") == 0) index = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--index-queries") == 0) index_queries = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--reviewers") == 0) reviewers = atoi(argv[i + 1]);
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
@@ -1249,6 +1336,7 @@ int Main(int argc, char** argv) {
   if (subagents > 0 && !SubagentFigures(subagents, 10)) return 1;
   if (long_sessions > 0 && !LongSessionFigures()) return 1;
   if (hooks > 0 && !HookFigures(hooks)) return 1;
+  if (reviewers > 0 && !ReviewerFigures(reviewers)) return 1;
   if (mcp > 0 && !McpFigures(mcp)) return 1;
   if (web > 0 && !bench::WebFigures(web, &Print)) return 1;
   if (index > 0 && !bench::IndexFigures(index, index_queries, &Print)) return 1;

@@ -49,12 +49,14 @@ struct AgentFlags {
   double max_budget_usd = 0;           // --max-budget-usd
   double max_wall_seconds = 0;         // --max-wall-seconds
   std::string profile;                 // --profile fast|auto|safe|strict; "": from the config
+  std::string workflow;                // --workflow NAME (planner/workflows.h); "": the config's, or routed
   std::string approval;                // --approval deny|allow|prompt; "": deny headless, prompt interactive
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
   std::string resume;                  // -r/--resume SESSION_ID: take that session up again
   bool continue_last = false;          // -c/--continue: the workspace's newest session
   bool init = false;                   // odin init: the message is /init's (writes ODIN.md)
   bool force = false;                  // odin init --force: update an existing ODIN.md
+  bool review = false;                 // odin review: the QA verifier on the uncommitted change
 };
 
 struct UndoFlags {

@@ -32,6 +32,7 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   flags.max_budget_usd = f.max_budget_usd;
   flags.max_wall_seconds = f.max_wall_seconds;
   flags.profile = f.profile;
+  flags.workflow = f.workflow;
   flags.resume = f.resume;
   flags.continue_last = f.continue_last;
   return flags;
@@ -98,7 +99,11 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     s.runtime().coordinator().set_init_active(true);
     prompt = InitPrompt(s.runtime().workspace().root, s.runtime().config().checks);
   }
-  s.agent().Send(prompt, mode);
+  if (f.review) {
+    s.agent().SendReview();
+  } else {
+    s.agent().Send(prompt, mode, /*slash_command=*/f.init);
+  }
   bool interrupted = false;
   while (!exit_code) {
     std::vector<PollFd> extra = {{SignalPipeFd()}};

@@ -375,6 +375,33 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                                        : "off (--network or sandbox.network in your config turns it on)";
   json mcp_json;
   std::string mcp = ProbeMcpServers(g, *ws, *config, &mcp_json);
+  // The reviewers the config's profile turns on (--profile may differ per run).
+  Profile profile = Profile::kAuto;
+  ParseProfile(config->profile, &profile);
+  json reviewers = json::array();
+  std::string reviewer_lines;
+  for (ReviewRole role : kReviewRoles) {
+    bool on = ReviewerOn(config->reviews, profile, role);
+    const ReviewerSettings& s = config->reviews.of(role);
+    std::string model = s.model.empty() ? "the utility model" : s.model;
+    std::string extra;
+    if (role == ReviewRole::kCritic) extra = ", max_rounds " + std::to_string(config->reviews.critic_max_rounds);
+    if (role == ReviewRole::kDrift) {
+      char p[32];
+      snprintf(p, sizeof p, "%.2f", config->reviews.drift_probability);
+      extra = ", every " + std::to_string(config->reviews.drift_every) + " changes and at random p=" + p + ", seed " +
+              (config->reviews.drift_seed ? std::to_string(*config->reviews.drift_seed) : std::string("per session"));
+    }
+    reviewers.push_back({{"role", ReviewRoleName(role)},
+                         {"on", on},
+                         {"model", s.model},
+                         {"prompt", s.prompt.empty() ? "odin" : "config"}});
+    char line[512];
+    std::string detail = on ? model + ", " + (s.prompt.empty() ? "Odin's prompt" : "the config's prompt") + extra : "";
+    snprintf(line, sizeof line, "  %-11s %-4s %s\n", ReviewRoleName(role), on ? "on" : "off", detail.c_str());
+    reviewer_lines += line;
+  }
+  std::string workflow = config->workflow.empty() ? "none (the hydrator routes, when on)" : config->workflow;
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
               {"workspace", ws->root},
@@ -393,6 +420,9 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                 {"ignored", loaded->ignored}}},
               {"validation_enabled", config->validation.enabled},
               {"hooks", DescribeHooks(config->hooks)},
+              {"profile", config->profile},
+              {"workflow", config->workflow},
+              {"reviewers", reviewers},
               {"mcp_servers", mcp_json},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
@@ -426,6 +456,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
            v.program.empty() ? "not found: those files use their check command, if any" : v.program.c_str(),
            v.extensions.c_str());
   }
+  printf("reviewers (profile %s; workflow %s)\n%s", config->profile.c_str(), workflow.c_str(), reviewer_lines.c_str());
   std::string hooks = DescribeHooks(config->hooks);
   printf("hooks\n");
   for (size_t start = 0; start < hooks.size();) {

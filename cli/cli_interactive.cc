@@ -64,6 +64,10 @@ const char kHelp[] =
     "  /model [NAME]        show or change the model\n"
     "  /cost                tokens, cost and context so far\n"
     "  /compact [FOCUS]     compact the conversation now (older outputs masked, older turns summarised)\n"
+    "  /workflow [NAME]     show or set the next messages' workflow (question, minor-edit, tdd, batch, qa-proof;\n"
+    "                       none: the hydrator routes)\n"
+    "  /review              the QA verifier on the uncommitted change (git diff HEAD)\n"
+    "  /unblock             clear a reviewer's hold on the running message (a drift BLOCK, a REVISE)\n"
     "  /clear               forget the conversation (the ledger keeps everything)\n"
     "  /init                survey the repository and write ODIN.md (asks first if it exists)\n"
     "  /diff                the whole change of your last message\n"
@@ -76,9 +80,9 @@ const char kHelp[] =
     "  /quit                leave (also Ctrl-D); Esc or Ctrl-C interrupts the running turn\n";
 
 // The slash commands, for completion.
-const std::vector<std::string> kCommands = {"/ask",   "/plan",   "/edit", "/model",  "/cost", "/compact",
-                                            "/clear", "/init",   "/diff", "/resume", "/undo", "/hooks",
-                                            "/mcp",   "/doctor", "/help", "/quit",   "/exit"};
+const std::vector<std::string> kCommands = {
+    "/ask",  "/plan", "/edit",   "/model", "/cost",  "/compact", "/workflow", "/review", "/unblock", "/clear",
+    "/init", "/diff", "/resume", "/undo",  "/hooks", "/mcp",     "/doctor",   "/help",   "/quit",    "/exit"};
 
 // @path: a file attached to a message, at most this much of it.
 constexpr size_t kAttachBytes = 256 * 1024;
@@ -393,7 +397,8 @@ void InteractiveSession::RunUserCommand(const std::string& command) {
 void InteractiveSession::StartInit() {
   view_.Line("surveying the repository to write ODIN.md (InitTool is offered for this message only)");
   s_->runtime().coordinator().set_init_active(true);
-  s_->agent().Send(InitPrompt(s_->runtime().workspace().root, s_->runtime().config().checks), Mode::kEdit);
+  s_->agent().Send(InitPrompt(s_->runtime().workspace().root, s_->runtime().config().checks), Mode::kEdit,
+                   /*slash_command=*/true);
 }
 
 void InteractiveSession::ShowLastDiff() {
@@ -475,6 +480,22 @@ After InteractiveSession::HandleLine(const std::string& raw) {
                std::to_string(t.usage.output_tokens) + " tokens out, $" + cost +
                " (prices from odinconfig.json llm.prices)");
     view_.Line(ContextLine(s_->agent().context()));
+  } else if (cmd == "/workflow") {
+    std::optional<Workflow> w = ParseWorkflow(arg == "none" ? "" : arg);
+    if (!arg.empty() && !w) {
+      view_.Line(std::string("unknown workflow '") + arg + "': one of " + WorkflowNames() + ", or none");
+    } else {
+      if (!arg.empty()) s_->agent().set_workflow(*w);
+      Workflow now = s_->agent().workflow();
+      view_.Line(std::string("workflow: ") +
+                 (now == Workflow::kNone ? "none (the hydrator routes, when on)" : WorkflowName(now)));
+    }
+  } else if (cmd == "/unblock") {
+    std::string rule = s_->agent().ClearReviewHold();
+    view_.Line(rule.empty() ? "(no reviewer holds the running message)" : "cleared the " + rule + " hold");
+  } else if (cmd == "/review") {
+    s_->agent().SendReview();
+    view_.Line(view_.Color("2", "(the QA verifier reviews the uncommitted change)"));
   } else if (cmd == "/compact") {
     view_.Line(s_->agent().CompactNow(arg) ? "compacting the conversation..."
                                            : "(busy: /compact waits until the agent is idle)");

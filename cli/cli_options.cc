@@ -39,6 +39,10 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_option("--profile", agent->profile,
                 "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
       ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
+  a->add_option("--workflow", agent->workflow,
+                "The workflow every message takes: question, minor-edit, tdd, batch, qa-proof (default: the hydrator "
+                "chooses, in the safe and strict profiles)")
+      ->check(CLI::IsMember({"question", "minor-edit", "tdd", "batch", "qa-proof"}));
 }
 
 }  // namespace odin

@@ -107,6 +107,10 @@ int main(int argc, char** argv) {
   run_cmd->fallthrough();
   run_cmd->add_option("PROMPT", agent.prompt, "The message")->required();
 
+  CLI::App* review_cmd = app.add_subcommand(
+      "review", "Run the QA verifier on the uncommitted change (git diff HEAD) against this session's requests");
+  review_cmd->fallthrough();
+
   odin::ToolFlags tool;
   CLI::App* tool_cmd = app.add_subcommand(
       "tool", "Run one tool call (Read, Grep, EditTool, ...) through the gates, a worker and the ledger");
@@ -282,6 +286,12 @@ int main(int argc, char** argv) {
   if (init_cmd->parsed()) {
     if (print_given) return UsageError("odin init writes its own message; -p does not go with it", false);
     agent.init = true;
+    return odin::RunPrompt(global, agent);
+  }
+  if (review_cmd->parsed()) {
+    if (print_given) return UsageError("odin review writes its own message; -p does not go with it", false);
+    agent.review = true;
+    agent.prompt = "/review";
     return odin::RunPrompt(global, agent);
   }
   if (run_cmd->parsed() || print_given) {

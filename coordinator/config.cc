@@ -66,6 +66,50 @@ Status ReadStrings(const json& value, const std::string& name, std::vector<std::
   return Status::OK();
 }
 
+// reviewers.ROLE: {"enabled", "model", "prompt"} and the role's own keys.
+Status ParseReviewers(const json& r, const std::string& origin, ReviewConfig* out) {
+  RETURN_IF_ERROR(CheckKeys(r, "reviewers", {"hydrator", "critic", "drift", "qa", "reflection"}, origin));
+  for (auto it = r.begin(); it != r.end(); ++it) {
+    ReviewRole role = *ParseReviewRole(it.key());
+    std::string path = "reviewers." + it.key();
+    const json& s = it.value();
+    switch (role) {
+      case ReviewRole::kCritic:
+        RETURN_IF_ERROR(CheckKeys(s, path, {"enabled", "model", "prompt", "max_rounds"}, origin));
+        RETURN_IF_ERROR(Read(s, path, "max_rounds", &out->critic_max_rounds, origin));
+        if (out->critic_max_rounds > 10) return Status::InvalidArgument(origin, path + ".max_rounds is at most 10");
+        break;
+      case ReviewRole::kDrift:
+        RETURN_IF_ERROR(CheckKeys(s, path, {"enabled", "model", "prompt", "every", "probability", "seed"}, origin));
+        RETURN_IF_ERROR(Read(s, path, "every", &out->drift_every, origin));
+        if (s.contains("probability")) {
+          if (!s["probability"].is_number() || s["probability"].get<double>() < 0 ||
+              s["probability"].get<double>() > 1) {
+            return Status::InvalidArgument(origin, path + ".probability must be a number from 0 to 1");
+          }
+          out->drift_probability = s["probability"].get<double>();
+        }
+        if (s.contains("seed")) {
+          uint64_t seed = 0;
+          RETURN_IF_ERROR(Read(s, path, "seed", &seed, origin));
+          out->drift_seed = seed;
+        }
+        break;
+      default: RETURN_IF_ERROR(CheckKeys(s, path, {"enabled", "model", "prompt"}, origin));
+    }
+    ReviewerSettings& settings = out->of(role);
+    if (s.contains("enabled")) {
+      bool on = false;
+      RETURN_IF_ERROR(Read(s, path, "enabled", &on, origin));
+      settings.enabled = on;
+    }
+    RETURN_IF_ERROR(Read(s, path, "model", &settings.model, origin));
+    RETURN_IF_ERROR(Read(s, path, "prompt", &settings.prompt, origin));
+    if (settings.prompt.size() > 16 * 1024) return Status::InvalidArgument(origin, path + ".prompt is over 16 KiB");
+  }
+  return Status::OK();
+}
+
 Status ParseValidation(const json& v, const std::string& origin, ValidationOptions* o) {
   RETURN_IF_ERROR(CheckKeys(v, "validation",
                             {"enabled", "start_timeout_ms", "file_timeout_ms", "settle_ms", "check_timeout_ms",
@@ -300,11 +344,11 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
-  RETURN_IF_ERROR(CheckKeys(root, "",
-                            {"sandbox", "workers", "ledger", "output", "file_cache", "llm", "agent", "validation",
-                             "checks", "budgets", "stall", "breakers", "permissions", "AllowedCommands",
-                             "ForbiddenCommands", "hooks", "mcpServers", "web", "context"},
-                            origin));
+  RETURN_IF_ERROR(CheckKeys(
+      root, "", {"sandbox",           "workers", "ledger",     "output", "file_cache", "llm",         "agent",
+                 "validation",        "checks",  "budgets",    "stall",  "breakers",   "permissions", "AllowedCommands",
+                 "ForbiddenCommands", "hooks",   "mcpServers", "web",    "context",    "reviewers",   "workflows"},
+      origin));
   if (root.contains("context")) {
     const json& x = root["context"];
     RETURN_IF_ERROR(CheckKeys(x, "context", {"repo_map", "repo_map_tokens"}, origin));
@@ -521,7 +565,46 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       return Status::InvalidArgument(origin, "agent.profile must be fast, auto, safe or strict");
     }
   }
-  if (root.contains("validation")) RETURN_IF_ERROR(ParseValidation(root["validation"], origin, &c.validation));
+  if (root.contains("validation")) {
+    // The seed-002 checks live under validation, beside the validators.
+    json v = root["validation"];
+    if (v.is_object()) {
+      for (auto [key, role] : {std::pair<const char*, ReviewRole>{"validate_specs", ReviewRole::kSpec},
+                               {"validate_progress", ReviewRole::kProgress}}) {
+        bool on = false;
+        if (!v.contains(key)) continue;
+        RETURN_IF_ERROR(Read(v, "validation", key, &on, origin));
+        c.reviews.of(role).enabled = on;
+        v.erase(key);
+      }
+      if (v.contains("progress_every")) {
+        RETURN_IF_ERROR(Read(v, "validation", "progress_every", &c.reviews.progress_every, origin));
+        if (c.reviews.progress_every < 1)
+          return Status::InvalidArgument(origin, "validation.progress_every must be at least 1");
+        v.erase("progress_every");
+      }
+    }
+    RETURN_IF_ERROR(ParseValidation(v, origin, &c.validation));
+  }
+  if (root.contains("reviewers")) RETURN_IF_ERROR(ParseReviewers(root["reviewers"], origin, &c.reviews));
+  if (root.contains("workflows")) {
+    const json& w = root["workflows"];
+    RETURN_IF_ERROR(CheckKeys(w, "workflows", {"default", "tdd"}, origin));
+    if (w.contains("default")) {
+      RETURN_IF_ERROR(Read(w, "workflows", "default", &c.workflow, origin));
+      if (!ParseWorkflow(c.workflow)) {
+        return Status::InvalidArgument(origin, std::string("workflows.default must be one of ") + WorkflowNames());
+      }
+    }
+    if (w.contains("tdd")) {
+      const json& t = w["tdd"];
+      RETURN_IF_ERROR(CheckKeys(t, "workflows.tdd", {"test_patterns"}, origin));
+      if (t.contains("test_patterns")) {
+        RETURN_IF_ERROR(
+            ReadStrings(t["test_patterns"], "workflows.tdd.test_patterns", &c.reviews.test_patterns, origin));
+      }
+    }
+  }
   if (root.contains("checks")) {
     const json& k = root["checks"];
     RETURN_IF_ERROR(CheckKeys(k, "checks", {"build", "lint", "tests", "timeout_seconds", "retry_cap"}, origin));

@@ -24,6 +24,7 @@
 //             "subagent_timeout_seconds": 600, "subagent_model": "planner"},
 //   "validation": {"enabled": true, "start_timeout_ms": 45000, "file_timeout_ms": 5000,
 //                  "settle_ms": 150, "check_timeout_ms": 30000,
+//                  "validate_specs": false, "validate_progress": false, "progress_every": 5,
 //                  "revert_on_new_errors": false, "fail_open": false,
 //                  "servers": {"NAME": {"command": [...], "extensions": [".x"],
 //                                       "start_timeout_ms": N, "file_timeout_ms": N}},
@@ -36,7 +37,12 @@
 //   "stall": {"enabled": true, "repeat": 3, "failures": 3, "messages": 3,
 //             "alternation_steps": 6, "no_progress_turns": 10},
 //   "breakers": {"enabled": true, "failures": 5, "cooldown_seconds": 30,
-//                "trials": 1, "successes": 2}
+//                "trials": 1, "successes": 2},
+//   "reviewers": {"hydrator": {"enabled": true, "model": "...", "prompt": "..."},
+//                 "critic": {..., "max_rounds": 2},
+//                 "drift": {..., "every": 10, "probability": 0.15, "seed": 7},
+//                 "qa": {...}, "reflection": {...}},
+//   "workflows": {"default": "tdd", "tdd": {"test_patterns": ["tests/*"]}}
 // }
 // "permissions": {"deny": ["rm", "git push"], "ask": ["npm install*"], "allow": ["make"]}
 // "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
@@ -67,6 +73,8 @@
 #include "planner/checks.h"
 #include "coordinator/mcp_config.h"
 #include "planner/hooks.h"
+#include "planner/reviewers.h"
+#include "planner/workflows.h"
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
@@ -138,6 +146,12 @@ struct Config {
   int subagent_concurrency = 0;             // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
   int subagent_timeout_seconds = 600;       // agent.subagent_timeout_seconds: an AgentTool call's deadline
   std::string subagent_model = "planner";   // agent.subagent_model: planner or utility
+  // reviewers.* (planner/reviewers.h), validation.validate_specs,
+  // validate_progress and progress_every, workflows.tdd.test_patterns; and
+  // workflows.default, the workflow every message takes ("": the hydrator
+  // routes). Trusted-only: a repository cannot set its own reviewers' prompts.
+  ReviewConfig reviews;
+  std::string workflow;
   ValidationOptions validation = DefaultValidationOptions();  // validation.*
   ChecksConfig checks;                                        // checks.*
   // budgets.*: besides max_turns (above).

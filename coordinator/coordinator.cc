@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "base/ids.h"
 #include "base/subprocess.h"
+#include "planner/workflows.h"
 #include "planner/budget.h"
 #include "coordinator/symbol_index.h"
 #include "ledger/memory_query.h"
@@ -349,6 +350,18 @@ void Coordinator::Proceed(Call& c) {
     }
     return;
   }
+  if (tc.tool == kPlanUpdateTool) {
+    // The agent loop revises its plan, and its critic judges it, when this
+    // call's result is ok.
+    Plan empty;
+    StatusOr<Plan> plan = ParsePlan(tc.arguments_json, &empty);
+    if (!plan.ok()) {
+      EndHere(id, v1::TOOL_STATUS_ERROR, plan.status().WithContext(kPlanUpdateTool));
+    } else {
+      EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The plan is revised.\n");
+    }
+    return;
+  }
   if (index::IsIndexQueryTool(tc.tool)) {
     RunIndexTool(c);
     return;
@@ -425,6 +438,10 @@ void Coordinator::ProceedWrite(Call& c) {
                     json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
                         .dump(-1, ' ', false, json::error_handler_t::replace));
     EndHere(id, v1::TOOL_STATUS_REJECTED, Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
+    return;
+  }
+  if (Status held = tc.tool == kInitTool ? Status::OK() : CheckHold(c, *path); !held.ok()) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED, held);
     return;
   }
   if (o_.grounded_edits && tc.tool != kInitTool) {
@@ -1029,6 +1046,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     // The strict profile: a model's command changes only files it cited
     // its analysis of; the others are put back before anything records them.
     if (o_.grounded_edits && c.call.tool != kHookTool) HoldToEvidence(c, &changes, &*amended);
+    if (c.call.tool != kHookTool && !HoldOf(c.call.agent_id).rule.empty()) HoldCommand(c, &changes, &*amended);
     amended->set_changes_tracked(!changes.truncated);
     for (const std::string& path : c.external) {
       v1::FileChange* fc = amended->add_external_changes();

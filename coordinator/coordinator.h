@@ -259,6 +259,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // first refresh ends). A refresh starts when files changed since, and a
   // new map is made once it ends.
   std::string RepoMap(size_t budget_tokens) override;
+  void SetMutationHold(const std::string& agent_id, MutationHold hold) override;
   // Told of the index's one-line notes (a rebuilt index file).
   std::function<void(const std::string& note)> on_index_note;
   // Called for each worker's Hello (e.g. to warn that it runs unsandboxed).
@@ -319,6 +320,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
       std::set<std::string> files;
     };
     std::map<std::string, Evidence> evidence;
+    MutationHold hold;  // the reviewers' or the workflow's (rule "" for none)
   };
   Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
@@ -413,6 +415,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // cover are put back (from the tracker's before-images) and leave the
   // change set; the result says which, and which could not be.
   void HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result);
+  // A mutation hold (reviewers, workflows): a write to a path it does not
+  // allow is refused (the refusal's text); a command's changes there are put
+  // back (HoldCommand).
+  Status CheckHold(const Call& c, const std::string& path);
+  // The hold an agent works under: its own, else its parent's (a subagent).
+  const MutationHold& HoldOf(const std::string& agent_id);
+  void HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
   // Where an MCP server's calls run in mode.

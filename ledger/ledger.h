@@ -314,6 +314,8 @@ class Ledger {
   // A session's validations and gate events, oldest first.
   StatusOr<std::vector<ValidationRecord>> ListValidations(const std::string& session_id);
   StatusOr<std::vector<GateEvent>> ListGateEvents(const std::string& session_id);
+  // The newest `limit` gate events of one kind in every session, newest first.
+  StatusOr<std::vector<GateEvent>> ListGateEventsOfKind(const std::string& kind, int limit);
   StatusOr<std::vector<DiagnosticRecord>> ListDiagnostics(const std::string& execution_id);
 
   // Newest first.
@@ -365,6 +367,8 @@ class Ledger {
   // Runs body in one write transaction; on failure nothing of it is kept.
   Status Write(const std::function<Status()>& body);
   Status SqliteError(const std::string& context, int rc) const;
+  // The gate events a prepared SELECT of their eight columns returns.
+  StatusOr<std::vector<GateEvent>> ReadGateEvents(sqlite3_stmt* st);
   // A prepared statement for sql, prepared once and reset for reuse. Returns
   // null (with *rc set) if sql does not prepare.
   sqlite3_stmt* Cached(const std::string& sql, int* rc);

@@ -47,6 +47,17 @@ StatusOr<std::vector<DiagnosticRecord>> Ledger::ListDiagnostics(const std::strin
   return out;
 }
 
+StatusOr<std::vector<GateEvent>> Ledger::ReadGateEvents(sqlite3_stmt* st) {
+  std::vector<GateEvent> out;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    out.push_back({ColumnText(st, 0), ColumnText(st, 1), ColumnText(st, 2), ColumnText(st, 3), ColumnText(st, 4),
+                   ColumnText(st, 5), ColumnText(st, 6), sqlite3_column_int64(st, 7)});
+  }
+  if (rc != SQLITE_DONE) return SqliteError("list gate events", rc);
+  return out;
+}
+
 StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& session_id) {
   Stmt s;
   int rc = sqlite3_prepare_v2(db_,
@@ -55,13 +66,19 @@ StatusOr<std::vector<GateEvent>> Ledger::ListGateEvents(const std::string& sessi
                               -1, &s.st, nullptr);
   if (rc != SQLITE_OK) return SqliteError("list gate events", rc);
   sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<GateEvent> out;
-  while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
-    out.push_back({ColumnText(s.st, 0), ColumnText(s.st, 1), ColumnText(s.st, 2), ColumnText(s.st, 3),
-                   ColumnText(s.st, 4), ColumnText(s.st, 5), ColumnText(s.st, 6), sqlite3_column_int64(s.st, 7)});
-  }
-  if (rc != SQLITE_DONE) return SqliteError("list gate events", rc);
-  return out;
+  return ReadGateEvents(s.st);
+}
+
+StatusOr<std::vector<GateEvent>> Ledger::ListGateEventsOfKind(const std::string& kind, int limit) {
+  Stmt s;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT id, session_id, agent_id, message_id, kind, execution_id, detail_json, "
+                              "created_at_ms FROM gate_events WHERE kind = ? ORDER BY seq DESC LIMIT ?",
+                              -1, &s.st, nullptr);
+  if (rc != SQLITE_OK) return SqliteError("list gate events", rc);
+  sqlite3_bind_text(s.st, 1, kind.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(s.st, 2, limit);
+  return ReadGateEvents(s.st);
 }
 
 StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms, const std::string& agent_id) {

@@ -194,9 +194,25 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
       list.push_back(m);
     }
     out["changes"] = list;
+  } else if (query == "reflections") {
+    // The reflections that closed strict runs, this session's and earlier
+    // ones' in this workspace, newest first.
+    ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEventsOfKind("reflection", limit));
+    json list = json::array();
+    for (const GateEvent& e : events) {
+      json d = json::parse(e.detail_json, nullptr, false);
+      if (!d.is_object()) continue;
+      list.push_back({{"session_id", e.session_id},
+                      {"this_session", e.session_id == session_id},
+                      {"created_at_ms", e.created_at_ms},
+                      {"status", d.value("status", "")},
+                      {"reflection", d.contains("answer") ? d["answer"] : json(d.value("text", ""))}});
+    }
+    out["reflections"] = list;
   } else {
-    return Status::InvalidArgument("memory_query",
-                                   "query must be last_edit, last_validation, failed_attempts, executions or changes");
+    return Status::InvalidArgument(
+        "memory_query",
+        "query must be last_edit, last_validation, failed_attempts, executions, changes or reflections");
   }
   return out.dump(2, ' ', false, json::error_handler_t::replace);
 }

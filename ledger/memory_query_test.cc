@@ -419,7 +419,8 @@ TEST_F(MemoryQueryTest, UnknownOrMissingQueryIsRefused) {
   for (const char* bad : {R"({"query":"everything"})", R"({})", R"({"limit":3})"}) {
     Status s = QueryError(bad);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
-    EXPECT_NE(s.message().find("last_edit, last_validation, failed_attempts, executions or changes"), std::string::npos)
+    EXPECT_NE(s.message().find("last_edit, last_validation, failed_attempts, executions, changes or reflections"),
+              std::string::npos)
         << s.message();
   }
 }

@@ -14,6 +14,67 @@ namespace odin {
 
 using nlohmann::json;
 
+namespace {
+
+std::string FirstLine(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  if (line.rfind("- ", 0) == 0) line = line.substr(2);
+  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+}
+
+// The reviewers' and workflows' events (planner/agent_review.cc): true if
+// `e` was one.
+bool AddReviewEvent(const GateEvent& e, Report* report) {
+  if (e.kind != "review" && e.kind != "plan" && e.kind != "workflow" && e.kind != "batch_item" &&
+      e.kind != "reflection") {
+    return false;
+  }
+  json d = json::parse(e.detail_json, nullptr, false);
+  if (!d.is_object()) return true;
+  if (e.kind == "workflow") {
+    report->workflow = d.value("workflow", "") + " (chosen by " + d.value("chosen_by", "?") + ")";
+  } else if (e.kind == "plan") {
+    report->plan_revision = d.value("revision", 0);
+    if (d.contains("plan") && d["plan"].is_object()) report->plan_intent = d["plan"].value("intent", "");
+  } else if (e.kind == "reflection") {
+    report->reflection = d.value("text", "");
+  } else if (e.kind == "batch_item") {
+    ReportBatchItem item;
+    item.step = d.value("step", 0);
+    item.text = d.value("text", "");
+    item.verdict = d.value("verdict", "") == "files_ok" ? "passed" : "failed";
+    if (item.verdict == "failed") item.why = "a file of it is not clean";
+    // A later verification of the same step replaces the earlier one.
+    auto same = std::find_if(report->batch.begin(), report->batch.end(),
+                             [&](const ReportBatchItem& b) { return b.step == item.step; });
+    if (same != report->batch.end()) {
+      *same = item;
+    } else {
+      report->batch.push_back(item);
+    }
+  } else {
+    ReportReview v;
+    v.role = d.value("role", "");
+    v.verdict = d.value("verdict", "");
+    if (d.contains("problem") && d["problem"].is_string()) {
+      v.note = FirstLine(d["problem"].get<std::string>());
+    } else if (d.contains("answer") && d["answer"].is_object()) {
+      const json& a = d["answer"];
+      for (const char* key : {"reasons", "findings", "questions"}) {
+        if (a.contains(key) && a[key].is_array() && !a[key].empty() && a[key][0].is_string()) {
+          v.note = FirstLine(a[key][0].get<std::string>());
+          break;
+        }
+      }
+      if (v.note.empty() && a.contains("reason") && a["reason"].is_string()) v.note = FirstLine(a["reason"]);
+    }
+    report->reviews.push_back(v);
+  }
+  return true;
+}
+
+}  // namespace
+
 StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   Report report;
   report.session_id = in.session_id;
@@ -134,6 +195,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
       if (d.is_object() && d.contains("report") && d["report"].is_string()) report.hooks.push_back(d["report"]);
       continue;
     }
+    if (e.message_id == in.message_id && AddReviewEvent(e, &report)) continue;
     if (e.kind != "check" || e.message_id != in.message_id) continue;
     json d = json::parse(e.detail_json, nullptr, false);
     if (!d.is_object()) continue;
@@ -142,6 +204,16 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     last[name] = {name, d.value("status", ""), d.value("command", ""), e.execution_id, d.value("exit_code", -1)};
   }
   for (const std::string& name : order) report.checks.push_back(last[name]);
+  // A batch step passes when its files are sound and its check passed.
+  for (ReportBatchItem& item : report.batch) {
+    auto check = last.find("step " + std::to_string(item.step));
+    if (item.verdict == "passed" && check != last.end() && check->second.status != "passed") {
+      item.verdict = "failed";
+      item.why = "its check " + check->second.status + " (" + check->second.execution_id + ")";
+    } else if (item.verdict == "passed" && check != last.end()) {
+      item.why = "check passed (" + check->second.execution_id + ")";
+    }
+  }
 
   ASSIGN_OR_RETURN(SessionUsage usage, ledger->UsageOf(in.session_id, in.started_at_ms, in.usage_agent));
   report.llm_calls = usage.llm_calls;
@@ -202,6 +274,35 @@ std::string RenderReport(const Report& r) {
   } else if (!r.profile.empty()) {
     out += "Checks (profile " + r.profile + "): none run\n";
   }
+  if (!r.workflow.empty() || r.plan_revision >= 0) {
+    out += "Workflow: " + (r.workflow.empty() ? std::string("none") : r.workflow);
+    if (r.plan_revision >= 0) out += "; plan revision " + std::to_string(r.plan_revision) + ": " + r.plan_intent;
+    out += "\n";
+  }
+  if (!r.reviews.empty()) {
+    out += "Reviews:\n";
+    for (const ReportReview& v : r.reviews) {
+      out += "  " + v.role + ": " + v.verdict + (v.note.empty() ? "" : " (" + v.note + ")") + "\n";
+    }
+  }
+  if (!r.batch.empty()) {
+    out += "Batch items:\n";
+    for (const ReportBatchItem& b : r.batch) {
+      out += "  " + std::to_string(b.step) + ". " + b.text + ": " + b.verdict +
+             (b.why.empty() ? "" : " (" + b.why + ")") + "\n";
+    }
+  }
+  if (!r.reflection.empty()) {
+    out += "Reflection:\n";
+    std::string text = r.reflection;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      out += "  " + text.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+  }
   if (!r.hooks.empty()) {
     out += "Hooks:\n";
     for (const std::string& h : r.hooks) out += "  " + h + "\n";
@@ -248,6 +349,13 @@ std::string ReportJson(const Report& r) {
     if (c.exit_code >= 0) check["exit_code"] = c.exit_code;
     checks.push_back(check);
   }
+  json reviews = json::array();
+  for (const ReportReview& v : r.reviews)
+    reviews.push_back({{"role", v.role}, {"verdict", v.verdict}, {"note", v.note}});
+  json batch = json::array();
+  for (const ReportBatchItem& b : r.batch) {
+    batch.push_back({{"step", b.step}, {"text", b.text}, {"verdict", b.verdict}, {"why", b.why}});
+  }
   json out = {{"session_id", r.session_id},
               {"status", r.status},
               {"profile", r.profile},
@@ -255,6 +363,11 @@ std::string ReportJson(const Report& r) {
               {"ignored_changes", ignored},
               {"checks", checks},
               {"hooks", r.hooks},
+              {"workflow", r.workflow},
+              {"plan_revision", r.plan_revision >= 0 ? json(r.plan_revision) : json()},
+              {"reviews", reviews},
+              {"batch", batch},
+              {"reflection", r.reflection},
               {"tool_calls", r.tool_calls},
               {"validations", r.validations},
               {"llm_calls", r.llm_calls},

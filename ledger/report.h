@@ -46,6 +46,21 @@ struct ReportCheck {
   int exit_code = -1;  // -1: none
 };
 
+// A reviewer's verdict (planner/reviewers.h), from its "review" gate event.
+struct ReportReview {
+  std::string role;     // hydrator, critic, drift, qa, reflection, spec, progress
+  std::string verdict;  // PROCEED, ISSUES, ..., cannot_assess
+  std::string note;     // its first reason or finding, or why cannot_assess
+};
+
+// One step of a batch workflow: its files' verdicts and its check.
+struct ReportBatchItem {
+  int step = 0;
+  std::string text;
+  std::string verdict;  // passed, failed
+  std::string why;
+};
+
 struct Report {
   std::string session_id;
   std::string status;  // the message's: done, not_converged, ...
@@ -54,7 +69,15 @@ struct Report {
   std::vector<ReportIgnored> ignored;
   std::vector<ReportCheck> checks;  // the last run of each check
   std::vector<std::string> hooks;   // what hooks decided that the user must see (a Stop hook's last block)
-  int64_t tool_calls = 0;           // the model's
+  // The workflow and the plan's last revision, the reviewers' verdicts in
+  // order, a batch's items, and the reflection of a strict run.
+  std::string workflow;
+  std::string plan_intent;
+  int plan_revision = -1;  // -1: no plan
+  std::vector<ReportReview> reviews;
+  std::vector<ReportBatchItem> batch;
+  std::string reflection;
+  int64_t tool_calls = 0;  // the model's
   int64_t validations = 0;
   int64_t llm_calls = 0;
   int64_t input_tokens = 0;

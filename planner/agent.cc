@@ -90,16 +90,27 @@ std::string Agent::SystemPrompt(Mode mode) {
   return p;
 }
 
-std::string Agent::Send(const std::string& text_in, Mode mode) {
+std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_command) {
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
   QueueEntry("request",
              nlohmann::json({{"text", text_in}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  Pending m{NewId("msg"), text, mode};
+  Pending m{NewId("msg"), text, mode, false, slash_command};
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(
         {m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued", clock_->WallMillis()}));
+  }
+  queue_.push_back(m);
+  if (!current_) StartNext();
+  return m.id;
+}
+
+std::string Agent::SendReview() {
+  Pending m{NewId("msg"), "/review: the QA verifier on the uncommitted change", Mode::kAsk, true};
+  if (ledger_ != nullptr) {
+    NoteLedgerWrite(ledger_->AddMessage(
+        {m.id, host_->session_id(), o_.agent_id, "user", ModeName(m.mode), m.text, "queued", clock_->WallMillis()}));
   }
   queue_.push_back(m);
   if (!current_) StartNext();
@@ -120,6 +131,7 @@ void Agent::StartNext() {
   stall_.Reset();
   workspace_now_.clear();
   if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
+  if (current_->message.review) return StartChangeReview();
   if (!host_->HasHooks(HookEvent::kUserPromptSubmit)) return BeginMessage("");
   RunPromptHooks();
 }
@@ -143,6 +155,7 @@ ChatRequest Agent::BuildRequest() {
   req.tools = ToolSpecsForMode(current_->message.mode, o_.subagent);
   if (o_.commands_network && current_->message.mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
   if (o_.profile == Profile::kStrict) AddEvidenceArgument(&req.tools);
+  if (current_->plan || !current_->review_hold.empty()) req.tools.push_back(PlanUpdateSpec());
   // MCP servers' tools, as far as their servers have started.
   for (ToolSpec& extra : host_->ExtraToolSpecs(current_->message.mode)) req.tools.push_back(std::move(extra));
   req.max_tokens = o_.max_tokens;
@@ -317,6 +330,10 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
       StartWebAnswer(index, execution_id, r)) {
     return;
   }
+  if (record == nullptr && tool == kPlanUpdateTool && !c.cancelled && c.stopping.empty() &&
+      StartPlanReview(index, execution_id, r)) {
+    return;
+  }
   c.running.erase(execution_id);
   c.results[index] = ToolResultMessage{
       c.calls[index].id, record != nullptr ? *record : GroundTruthRecord(execution_id, tool, r, o_.workspace),
@@ -337,6 +354,7 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
   c.turn_written.insert(c.turn_written.end(), changes.external.begin(), changes.external.end());
   c.outcome.not_validated.insert(c.outcome.not_validated.end(), changes.not_validated.begin(),
                                  changes.not_validated.end());
+  NoteForReviews(execution_id, tool, c.calls[index], r, !changes.changed.empty());
   if (observer_) observer_->OnToolEnd(execution_id, tool, r);
   if (c.running.empty()) {
     bool all = true;
@@ -371,7 +389,7 @@ void Agent::AllToolsDone() {
   for (const StallDetection& d : found) {
     if (HandleStall(d)) return;
   }
-  AskModel();
+  ReviewTurn([this] { AskModel(); });
 }
 
 std::string Agent::WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written) {
@@ -443,6 +461,8 @@ void Agent::StopSoon(const std::string& status, Status error, int cancel_reason)
   uint64_t generation = generation_;
   AbandonWebAnswers(status);
   if (generation != generation_ || !current_) return;
+  AbandonPlanReviews(status);
+  if (generation != generation_ || !current_) return;
   if (c.running.empty()) return Finish(status, error);
   // The running calls are killed (their process groups with them); their
   // results close the turn, and the message finishes then.
@@ -512,8 +532,11 @@ void Agent::CancelCurrent() {
   uint64_t generation = generation_;
   AbandonWebAnswers("cancelled");
   if (generation != generation_ || !current_) return;
+  AbandonPlanReviews("cancelled");
+  if (generation != generation_ || !current_) return;
   Current& c = *current_;
-  if (c.llm_call || compaction_) {
+  if (c.llm_call || compaction_ || !reviews_.empty()) {
+    CancelReviews();
     if (c.llm_call) llm_->Cancel(*c.llm_call);
     c.llm_call.reset();
     return Finish("cancelled");  // drops a compaction under way
@@ -544,6 +567,15 @@ void Agent::NoteLedgerWrite(const Status& recorded) {
 
 void Agent::Finish(const std::string& status_in, Status error) {
   Current& c = *current_;
+  // The end of a strict run: the reflection, before the report.
+  if (!c.reflected && status_in != "cancelled" && !c.message.review && !c.message.slash_command &&
+      ReviewerOn(ReviewRole::kReflection)) {
+    c.reflected = true;
+    CancelReviews();
+    return Reflect(status_in, error);
+  }
+  CancelReviews();
+  host_->SetMutationHold(o_.agent_id, MutationHold());
   if (compaction_) {
     // Ended while the utility model wrote a handoff: the handoff is dropped.
     if (compaction_->call) llm_->Cancel(*compaction_->call);

@@ -42,6 +42,8 @@
 #include "planner/compaction.h"
 #include "planner/context_window.h"
 #include "planner/convergence_gate.h"
+#include "planner/reviewers.h"
+#include "planner/workflows.h"
 #include "planner/tool_calls.h"
 #include "planner/tool_host.h"
 #include "ledger/ledger.h"
@@ -98,13 +100,18 @@ struct AgentOptions {
   // Edit mode's commands reach the network (--network): ExecuteCommand's
   // description says so.
   bool commands_network = false;
+  // Reviewers and workflows (planner/reviewers.h, planner/workflows.h): their
+  // settings, and the workflow every message takes (kNone: the hydrator
+  // routes each message).
+  ReviewConfig reviews;
+  Workflow workflow = Workflow::kNone;
 };
 
 // How one message ended.
 struct MessageOutcome {
   std::string message_id;
   Mode mode = Mode::kEdit;
-  // done, not_converged, budget_exceeded, stalled, error, cancelled
+  // done, not_converged, budget_exceeded, stalled, error, cancelled, halted
   std::string status;
   std::string text;  // the model's final answer (its own words)
   Status error;      // when status is error
@@ -149,7 +156,17 @@ class Agent {
   Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledger, Clock* clock, AgentObserver* observer);
 
   // Queues a message; it starts now if the agent is idle. Returns its id.
-  std::string Send(const std::string& text, Mode mode);
+  // A slash command's message (/init) is never planned by the hydrator.
+  std::string Send(const std::string& text, Mode mode, bool slash_command = false);
+  // Queues a review of the workspace's uncommitted change (/review, odin
+  // review): the QA verifier judges `git diff HEAD` (run in a read-only
+  // sandboxed worker) against the session's requests, and its verdict is
+  // the message's answer.
+  std::string SendReview();
+  // The user clears the reviewers' hold on the running message (/unblock: a
+  // drift BLOCK, a critic's REVISE, a vague spec). Returns the rule cleared,
+  // "" when nothing was held.
+  std::string ClearReviewHold();
   // Runs the SessionStart hooks (source: startup, resume, clear); messages
   // wait for them, and what they print reaches the model with the first.
   void RunStartHooks(const std::string& source);
@@ -174,6 +191,10 @@ class Agent {
     if (o_.context_window == 0) context_.window = DefaultContextWindow(model);
   }
   const std::string& model() const { return o_.model; }
+  // The workflow the next messages take (/workflow NAME); kNone lets the
+  // hydrator route them.
+  void set_workflow(Workflow workflow) { o_.workflow = workflow; }
+  Workflow workflow() const { return o_.workflow; }
   // Totals over the session so far.
   const MessageOutcome& totals() const { return totals_; }
   // The context: the window, the last request's reported size and the next
@@ -205,6 +226,8 @@ class Agent {
     std::string id;
     std::string text;
     Mode mode;
+    bool review = false;  // SendReview's
+    bool slash_command = false;
   };
   struct Current {
     Pending message;
@@ -253,6 +276,41 @@ class Agent {
       std::string fetched;  // the serialized v1::ToolResult
     };
     std::map<std::string, WebAnswer> web_answers;
+    // Reviewers and workflows (agent_review.cc): the plan, the workflow, the
+    // reviewer holding mutations until the plan is revised ("plan", "spec",
+    // "critic", "drift"; "" for none) and why, the critic's rounds, tdd's
+    // failing test, the batch's step checks, and plan_update calls whose
+    // result waits for the critic (execution id -> index).
+    std::optional<Plan> plan;
+    Workflow workflow = Workflow::kNone;
+    std::string review_hold;
+    std::string review_hold_reason;
+    int critic_rounds = 0;
+    std::string tdd_failing_command;
+    std::string tdd_failing_id;
+    bool drift_due = false;
+    int progress_turn = 0;  // the turn the progress check last ran after
+    bool reflected = false;
+    std::map<std::string, size_t> plan_updates;
+  };
+  // A reviewer's call under way (agent_review.cc).
+  struct ReviewCall {
+    ReviewRole role = ReviewRole::kQa;
+    std::string evidence;
+    std::vector<std::string> ids;  // what the answer may cite
+    int attempt = 1;
+    std::optional<uint64_t> llm_call;
+    std::vector<std::string> llm_call_ids;
+    SteadyTime started{};
+    int64_t started_wall = 0;
+    std::string detail_json;  // extra fields for its gate event
+  };
+  struct ReviewOutcome {
+    ReviewRole role = ReviewRole::kQa;
+    std::string verdict;  // the answer's, or cannot_assess
+    std::string text;     // for the planner
+    std::string answer_json;
+    std::string problem;  // why cannot_assess
   };
   // A compaction under way (agent_compaction.cc).
   struct Compaction {
@@ -268,6 +326,52 @@ class Agent {
     int64_t started_wall = 0;
     std::function<void()> then;  // what goes on once it is done
   };
+
+  // Reviewers and workflows (agent_review.cc).
+  // The message's start: the hydrator's plan and routing, the spec check,
+  // the critic, then the model.
+  void PrepareMessage();
+  void OnHydrated(const ReviewOutcome& r);
+  void JudgePlan(std::function<void(const std::string& text)> then);
+  // Starts a reviewer's call; `then` hears the outcome (once, unless the
+  // message ends first).
+  void Review(ReviewRole role, const std::string& detail_json, std::function<void(const ReviewOutcome&)> then);
+  // Asks the reviewer's model (again, told `problem`, on a retry).
+  void AskReviewer(uint64_t key, const std::string& problem);
+  void OnReviewAnswer(uint64_t key, const StatusOr<ChatResponse>& response);
+  std::string ReviewEvidenceFor(ReviewRole role, const std::vector<std::string>& execution_ids,
+                                const std::string& extra_json, std::vector<std::string>* ids);
+  bool ReviewerOn(ReviewRole role) const;
+  // The hold the coordinator keeps on this agent's mutations now.
+  void UpdateHold();
+  // plan_update's result waits for the critic (true).
+  bool StartPlanReview(size_t index, const std::string& execution_id, const v1::ToolResult& result);
+  // Ends a plan_update call with Odin's record (fields_json: a JSON object
+  // merged into it).
+  void EndPlanUpdate(size_t index, const std::string& execution_id, bool ok, const std::string& fields_json);
+  // A call's result, for the workflows' and the drift audit's bookkeeping.
+  void NoteForReviews(const std::string& execution_id, const std::string& tool, const ToolCallRequest& call,
+                      const v1::ToolResult& result, bool changed);
+  // Between turns: the drift audit and the progress check, then `then`.
+  void ReviewTurn(std::function<void()> then);
+  // Completion: the workflow's rules and the QA verifier, after the checks.
+  void ReviewCompletion();
+  // The checks the workflow adds to the profile's (tdd's test, batch's steps).
+  void AddWorkflowChecks(std::vector<CheckSpec>* checks);
+  void CancelReviews();
+  // SendReview's message: the diff, then the QA verifier.
+  void StartChangeReview();
+  // plan_update calls whose critic is abandoned (the run stops) end now.
+  void AbandonPlanReviews(const std::string& why);
+  // The run halts (the critic): running calls stop, the message ends halted.
+  void Halt(const std::string& text, Status error, const std::function<void(const std::string&)>& then);
+  // The reflection at the end of a strict run, then Finish.
+  void Reflect(const std::string& status, Status error);
+  std::map<uint64_t, std::pair<ReviewCall, std::function<void(const ReviewOutcome&)>>> reviews_;
+  uint64_t next_review_ = 0;
+  uint64_t drift_seed_ = 0;
+  bool drift_seed_recorded_ = false;
+  int64_t mutating_calls_ = 0;  // the session's, for the drift audit
 
   void StartNext();
   bool starting_ = false;      // SessionStart hooks run

@@ -1,16 +1,27 @@
 // The agent loop's side of the convergence gate (gate 4, whose rules are in
 // convergence_gate.cc): a claim of completion is refused while the session
 // is blocked, and otherwise meets the profile's backpressure checks, run as
-// ExecuteCommand calls one after the other.
+// ExecuteCommand calls one after the other; then the workflow's rules (tdd,
+// batch) and the QA verifier (planner/reviewers.h).
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
 #include "base/ids.h"
+#include "base/sha256.h"
 #include "planner/agent.h"
+#include "tools/workspace_path.h"
 
 namespace odin {
 
 using nlohmann::json;
+
+namespace {
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
 
 void Agent::ClaimCompletion() {
   Current& c = *current_;
@@ -23,8 +34,9 @@ void Agent::ClaimCompletion() {
     return Refuse(*blocked);
   }
   // Backpressure, when the message changed files.
-  if (c.outcome.changed_files.empty()) return AcceptCompletion();
+  if (c.outcome.changed_files.empty()) return ReviewCompletion();
   c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
+  AddWorkflowChecks(&c.checks);
   if (!c.outcome.not_validated.empty()) {
     // Files no validator looked at: in every profile, fast included, checks
     // that run and pass must vouch for them.
@@ -53,7 +65,7 @@ void Agent::RunNextCheck() {
     RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
   }
   if (c.check_index == c.checks.size()) {
-    if (c.check_failures.empty()) return AcceptCompletion();
+    if (c.check_failures.empty()) return ReviewCompletion();
     return Refuse(RefuseForChecks(c.check_failures));
   }
   const CheckSpec& spec = c.checks[c.check_index];
@@ -143,6 +155,82 @@ void Agent::Refuse(const Refusal& refusal) {
   }
   history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
   AskModel();
+}
+
+void Agent::AddWorkflowChecks(std::vector<CheckSpec>* checks) {
+  Current& c = *current_;
+  if (c.workflow == Workflow::kTdd && !c.tdd_failing_command.empty()) {
+    // The test seen failing must pass now: Odin runs it again.
+    checks->push_back({"tdd test", c.tdd_failing_command, "tdd: " + c.tdd_failing_id});
+  }
+  if (c.workflow == Workflow::kBatch && c.plan) {
+    for (size_t i = 0; i < c.plan->steps.size(); ++i) {
+      const PlanStep& step = c.plan->steps[i];
+      if (!step.check.empty()) checks->push_back({"step " + std::to_string(i + 1), step.check, "plan"});
+    }
+  }
+}
+
+void Agent::ReviewCompletion() {
+  Current& c = *current_;
+  if (c.message.mode == Mode::kEdit && c.workflow == Workflow::kTdd && c.tdd_failing_command.empty()) {
+    bool code = false;
+    const std::vector<std::string> patterns =
+        o_.reviews.test_patterns.empty() ? DefaultTestPatterns() : o_.reviews.test_patterns;
+    for (const std::string& f : c.outcome.changed_files) code = code || !IsTestPath(f, patterns);
+    if (code || !c.outcome.changed_files.empty()) {
+      RecordGateEvent("completion_refused", "", Dump({{"reason", "tdd"}, {"rule", "no failing test seen"}}));
+      return Refuse({"tdd_no_failing_test",
+                     "[runtime] Completion refused by the tdd rule: no test was seen failing. Write or change a test, "
+                     "run it with ExecuteCommand and see it fail (the command must name the test file or test), then "
+                     "make it pass."});
+    }
+  }
+  if (c.message.mode == Mode::kEdit && c.workflow == Workflow::kBatch && c.plan) {
+    // Each step's verdict: its files validated, its check passed.
+    std::vector<FileVerdict> blocking = host_->Blocking();
+    for (size_t i = 0; i < c.plan->steps.size(); ++i) {
+      const PlanStep& step = c.plan->steps[i];
+      json files = json::array();
+      bool ok = true;
+      for (const std::string& f : step.files) {
+        std::string verdict = "unchanged";
+        if (std::find(c.outcome.changed_files.begin(), c.outcome.changed_files.end(), f) !=
+            c.outcome.changed_files.end()) {
+          verdict = "validated";
+        }
+        for (const FileVerdict& v : blocking) {
+          if (DisplayPath(v.path, o_.workspace) == f) verdict = VerdictName(v.status);
+        }
+        ok = ok && (verdict == "validated" || verdict == "unchanged");
+        files.push_back({{"path", f}, {"verdict", verdict}});
+      }
+      RecordGateEvent("batch_item", "",
+                      Dump({{"step", i + 1},
+                            {"text", step.text},
+                            {"files", files},
+                            {"check", step.check},
+                            {"verdict", ok ? "files_ok" : "files_blocked"}}));
+    }
+  }
+  bool qa = c.message.mode == Mode::kEdit && (c.workflow == Workflow::kQaProof || ReviewerOn(ReviewRole::kQa)) &&
+            ledger_ != nullptr && !o_.subagent;
+  if (!qa) return AcceptCompletion();
+  Review(ReviewRole::kQa, "", [this](const ReviewOutcome& r) {
+    Current& c = *current_;
+    if (r.verdict == "VERIFIED") return AcceptCompletion();
+    bool blocks = o_.profile == Profile::kStrict || c.workflow == Workflow::kQaProof;
+    if (r.verdict == kCannotAssess && !blocks) return AcceptCompletion();  // a warning in the report
+    std::string text =
+        r.verdict == "ISSUES"
+            ? "[runtime] Completion refused: the QA verifier found issues (judged against the user's request and the "
+              "plan's acceptance criteria, with the ledger's evidence):\n" +
+                  r.text + "Fix them, then finish again."
+            : "[runtime] Completion refused: the QA verifier could not assess the change (" + r.problem +
+                  "); finish again once the change and its evidence are complete.";
+    RecordGateEvent("completion_refused", "", Dump({{"reason", "qa"}, {"verdict", r.verdict}}));
+    Refuse({"qa_" + r.verdict + "_" + Sha256Hex(r.text).substr(0, 12), text});
+  });
 }
 
 }  // namespace odin

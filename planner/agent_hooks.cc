@@ -56,7 +56,7 @@ void Agent::BeginMessage(const std::string& hook_context) {
   }
   if (!hook_context.empty()) text += "\n\n[UserPromptSubmit hook context]\n" + hook_context;
   history_.push_back({ChatMessage::Role::kUser, text, {}, {}});
-  AskModel();
+  PrepareMessage();
 }
 
 }  // namespace odin

@@ -6,7 +6,8 @@ namespace {
 
 constexpr RunOutcome kAll[] = {
     RunOutcome::kDone,  RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,   RunOutcome::kStalled,
-    RunOutcome::kError, RunOutcome::kCancelled,    RunOutcome::kContextExhausted, RunOutcome::kPromptRefused};
+    RunOutcome::kError, RunOutcome::kCancelled,    RunOutcome::kContextExhausted, RunOutcome::kPromptRefused,
+    RunOutcome::kHalted};
 
 }  // namespace
 
@@ -20,6 +21,7 @@ const char* RunOutcomeName(RunOutcome outcome) {
     case RunOutcome::kCancelled: return "cancelled";
     case RunOutcome::kContextExhausted: return "context_exhausted";
     case RunOutcome::kPromptRefused: return "prompt_refused";
+    case RunOutcome::kHalted: return "halted";
   }
   return "error";
 }
@@ -41,6 +43,7 @@ int ExitCode(RunOutcome outcome) {
     case RunOutcome::kError: return kError;
     case RunOutcome::kContextExhausted: return kContextExhaustedExit;
     case RunOutcome::kPromptRefused: return kPromptRefusedExit;
+    case RunOutcome::kHalted: return kHaltedExit;
   }
   return kError;
 }

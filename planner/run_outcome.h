@@ -21,10 +21,13 @@ enum class RunOutcome {
   // A UserPromptSubmit hook refused the prompt (exit 2, or "decision":
   // "block"): the model never saw it.
   kPromptRefused,
+  // The plan critic said HALT, or sent the plan back more often than
+  // reviewers.critic.max_rounds allows.
+  kHalted,
 };
 
 // "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled",
-// "context_exhausted", "prompt_refused".
+// "context_exhausted", "prompt_refused", "halted".
 const char* RunOutcomeName(RunOutcome outcome);
 std::optional<RunOutcome> ParseRunOutcome(std::string_view name);
 
@@ -39,6 +42,7 @@ constexpr int kBudgetExceeded = 4;
 constexpr int kStalled = 5;
 constexpr int kContextExhaustedExit = 6;
 constexpr int kPromptRefusedExit = 7;
+constexpr int kHaltedExit = 8;
 constexpr int kCancelledExit = 130;
 
 int ExitCode(RunOutcome outcome);

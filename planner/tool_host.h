@@ -165,6 +165,17 @@ struct HookRequest {
   std::string fields_json;       // the event's own fields ("prompt", "tool_input", ...): a JSON object
 };
 
+// A hold on an agent's mutations that the reviewers or the workflow keep
+// (planner/reviewers.h, planner/workflows.h): while set, the coordinator
+// refuses the agent's file-tool writes to any path that `allowed` does not
+// match (globs, workflows.h's IsTestPath), and puts back what its commands
+// change there.
+struct MutationHold {
+  std::string rule;    // "critic", "drift", "spec", "tdd", "minor-edit"; "" for none
+  std::string reason;  // what the model is told: why, and what ends the hold
+  std::vector<std::string> allowed;
+};
+
 class ToolHost {
  public:
   virtual ~ToolHost() = default;
@@ -190,6 +201,8 @@ class ToolHost {
   // Records a gate event of an agent's loop (a stall, a refused completion).
   virtual void RecordGateEvent(const std::string& agent_id, const std::string& message_id, const std::string& kind,
                                const std::string& execution_id, const std::string& detail_json) = 0;
+  // Sets (rule "" clears) the hold on an agent's mutations.
+  virtual void SetMutationHold(const std::string& agent_id, MutationHold hold) {}
   // The repository map (the workspace's most used symbols, within about
   // budget_tokens), "" when the host has none (yet).
   virtual std::string RepoMap(size_t budget_tokens) { return ""; }

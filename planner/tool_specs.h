@@ -22,6 +22,8 @@ void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs);
 // execution ids of the analysis (symbols, references, impact, outline; a
 // Read for a file the index does not parse) the change relies on.
 void AddEvidenceArgument(std::vector<ToolSpec>* specs);
+// plan_update, offered while the reviewers hold the work to a plan.
+ToolSpec PlanUpdateSpec();
 
 // ExecuteCommand's default and largest timeout, in seconds.
 constexpr int kDefaultCommandTimeoutSeconds = 120;

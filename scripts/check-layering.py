@@ -48,6 +48,9 @@ ALLOW = {
         "base", "tools", "sandbox", "llm", "ledger", "web", "index", "coordinator",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
         "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
+        # The reviewers' settings and the workflows' plan and test-file
+        # patterns (plan_update's arguments, a hold's allowed paths).
+        "planner/reviewers.h", "planner/workflows.h",
     ],
     "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session"],
     "cli": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",

@@ -53,6 +53,12 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (!ParseProfile(profile_name, &profile)) {
     return Status::InvalidArgument("profile '" + profile_name + "'", "must be fast, auto, safe or strict");
   }
+  std::string workflow_name = flags.workflow.empty() ? config.workflow : flags.workflow;
+  std::optional<Workflow> workflow = ParseWorkflow(workflow_name);
+  if (!workflow) {
+    return Status::InvalidArgument("workflow '" + workflow_name + "'",
+                                   std::string("must be one of ") + WorkflowNames());
+  }
   // The budget, checked before anything starts.
   BudgetLimits budget;
   budget.turns = flags.max_turns > 0 ? flags.max_turns : config.max_turns;
@@ -112,6 +118,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.transcript_path = s->runtime_->coordinator().TranscriptPath();
   o.max_stop_blocks = config.hooks.max_stop_blocks;
   o.commands_network = s->runtime_->coordinator().commands_network();
+  o.reviews = config.reviews;
+  o.workflow = *workflow;
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
   s->runtime_->coordinator().set_model_access(

@@ -24,6 +24,9 @@ struct AgentSessionFlags {
   double max_budget_usd = 0;
   double max_wall_seconds = 0;
   std::string profile;  // fast, auto, safe, strict; "": from the config
+  // The workflow every message takes (planner/workflows.h); "": from the
+  // config's workflows.default, else the hydrator routes each message.
+  std::string workflow;
   // Take up a session of the workspace instead of starting one: this id
   // (--resume), or the newest (--continue).
   std::string resume;

@@ -40,7 +40,9 @@
 // is too long"), consuming no scripted response; answers then report the
 // count as their input tokens unless they script "usage". "by_system" maps a
 // TEXT to a response given to every request whose system prompt contains
-// TEXT (a utility model's summary requests), also consuming nothing.
+// TEXT (a utility model's summary requests), also consuming nothing; a
+// list there instead is taken in order (with "repeat" as above), its last
+// entry answering every request after it (reviewers' verdicts in turn).
 //
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
@@ -75,9 +77,10 @@ std::mutex g_mu;
 std::vector<json> g_script;  // expanded: one entry per request
 size_t g_next = 0;
 size_t g_routed = 0;
-std::map<std::string, std::deque<json>> g_agents;  // KEY -> responses left
-int64_t g_context_window = 0;                      // tokens; 0: no limit
-json g_by_system = json::object();                 // TEXT -> response
+std::map<std::string, std::deque<json>> g_agents;           // KEY -> responses left
+int64_t g_context_window = 0;                               // tokens; 0: no limit
+json g_by_system = json::object();                          // TEXT -> response
+std::map<std::string, std::deque<json>> g_by_system_lists;  // TEXT -> responses left (the last stays)
 
 // The text of a message in either wire format (content as a string, or as
 // blocks with text or tool results).
@@ -255,7 +258,13 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     std::lock_guard<std::mutex> lock(g_mu);
     std::optional<json> by_system;
     for (auto& [text, response] : g_by_system.items()) {
-      if (system.find(text) != std::string::npos) by_system = response;
+      if (system.find(text) == std::string::npos) continue;
+      by_system = response;
+      auto list = g_by_system_lists.find(text);
+      if (list != g_by_system_lists.end() && !list->second.empty()) {
+        by_system = list->second.front();
+        if (list->second.size() > 1) list->second.pop_front();
+      }
     }
     // A routed conversation's queue is only consumed by its own requests.
     std::optional<json> routed = by_system ? std::nullopt : RouteByAgent(body);
@@ -315,6 +324,28 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
       call["arguments"] = json::parse(args);
     }
   }
+  // "@evidence_id" in a scripted text becomes the first id in the
+  // reviewer's evidence (Odin's <evidence> document: a change's, else a
+  // call's): a scripted QA verifier can cite real evidence.
+  if (r.contains("text") && r["text"].is_string() &&
+      r["text"].get<std::string>().find("@evidence_id") != std::string::npos && body.is_object() &&
+      body.contains("messages") && !body["messages"].empty()) {
+    std::string ask;
+    for (const json& m : body["messages"]) {
+      if (MessageText(m).find("<evidence>") != std::string::npos) ask = MessageText(m);
+    }
+    size_t open = ask.find("<evidence>\n"), close = ask.find("\n</evidence>");
+    json evidence = open == std::string::npos || close == std::string::npos
+                        ? json()
+                        : json::parse(ask.substr(open + 11, close - open - 11), nullptr, false);
+    std::string id = "no-evidence";
+    for (const char* list : {"calls", "changes"}) {
+      if (evidence.is_object() && evidence.contains(list) && !evidence[list].empty()) id = evidence[list][0]["id"];
+    }
+    std::string text = r["text"];
+    for (size_t at; (at = text.find("@evidence_id")) != std::string::npos;) text.replace(at, 12, id);
+    r["text"] = text;
+  }
   auto events = std::make_shared<std::vector<std::string>>(anthropic ? AnthropicEvents(r) : OpenAiEvents(r));
   if (r.value("error_after_text", false)) {
     // The text streams, then the server reports an error and ends the stream.
@@ -369,6 +400,12 @@ int main(int argc, char** argv) {
   }
   g_context_window = script.value("context_window", int64_t{0});
   if (script.contains("by_system")) g_by_system = script["by_system"];
+  for (auto& [text, response] : g_by_system.items()) {
+    if (!response.is_array()) continue;
+    for (const json& r : response) {
+      for (int i = 0; i < r.value("repeat", 1); ++i) g_by_system_lists[text].push_back(r);
+    }
+  }
   if (!log_path.empty()) g_log.open(log_path, std::ios::app);
 
   httplib::Server server;

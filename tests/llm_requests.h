@@ -23,6 +23,16 @@ inline std::vector<nlohmann::json> RequestsOf(const FakeLlm& llm) {
   return out;
 }
 
+// The requests the main script answered (not the utility model's or the
+// reviewers' by_system ones, nor routed subagents').
+inline std::vector<nlohmann::json> ScriptRequestsOf(const FakeLlm& llm) {
+  std::vector<nlohmann::json> out;
+  for (nlohmann::json& r : RequestsOf(llm)) {
+    if (r["n"].get<int64_t>() < 1000000) out.push_back(std::move(r));
+  }
+  return out;
+}
+
 // The tool results in an OpenAI request, in order, as parsed records.
 inline std::vector<nlohmann::json> ToolResultsOf(const nlohmann::json& request) {
   std::vector<nlohmann::json> out;
@@ -52,5 +62,30 @@ inline nlohmann::json Call(const std::string& tool, const nlohmann::json& args) 
 }
 inline nlohmann::json Turn(std::vector<nlohmann::json> calls) { return {{"tool_calls", calls}}; }
 inline nlohmann::json Text(const std::string& text) { return {{"text", text}}; }
+
+// A "by_system" map (fake_llm_server) under which every reviewer passes:
+// the hydrator's one-step qa-proof plan, the critic's PROCEED, the drift
+// auditor's OK, the QA verifier's VERIFIED (citing the first evidence id),
+// a reflection. For tests of something else in the safe and strict profiles,
+// which turn the reviewers on.
+inline nlohmann::json PassingReviewers() {
+  using nlohmann::json;
+  auto answer = [](const json& j) { return json{{"text", j.dump()}}; };
+  return {{"You are Odin's hydrator", answer({{"intent", "do what the user asked"},
+                                              {"acceptance_criteria", {"the user's request is met"}},
+                                              {"steps", {{{"text", "make the change"}}}},
+                                              {"workflow", "qa-proof"}})},
+          {"You are Odin's plan critic", answer({{"verdict", "PROCEED"}, {"reasons", json::array()}})},
+          {"You are Odin's drift auditor", answer({{"verdict", "OK"}, {"reasons", json::array()}})},
+          {"You are Odin's QA verifier",
+           answer({{"verdict", "VERIFIED"},
+                   {"criteria",
+                    {{{"criterion", "the user's request is met"}, {"met", true}, {"evidence", {"@evidence_id"}}}}},
+                   {"findings", json::array()}})},
+          {"You are Odin's session reflector", answer({{"asked", "a change"},
+                                                       {"done", "the change"},
+                                                       {"failed_and_fixed", json::array()},
+                                                       {"open_risks", json::array()}})}};
+}
 
 }  // namespace odin::testing

@@ -67,13 +67,13 @@ class OdinIndexTest : public ::testing::Test {
 
   // One headless message in the strict profile against a scripted model.
   json Strict(const json& responses) {
-    FakeLlm llm(json({{"responses", responses}}).dump());
+    FakeLlm llm(json({{"responses", responses}, {"by_system", PassingReviewers()}}).dump());
     last_ = RunOdin(ws_.path(), {"-p", "change it", "--output-format", "json", "--profile", "strict"},
                     FakeModelEnv(llm, marker_, user_));
     json j = json::parse(last_.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << last_.out << last_.err;
     results_.clear();
-    std::vector<json> requests = RequestsOf(llm);
+    std::vector<json> requests = ScriptRequestsOf(llm);
     if (!requests.empty()) {
       for (const json& m : requests.back()["body"]["messages"]) {
         if (m["role"] == "tool") results_.push_back(json::parse(m["content"].get<std::string>()));

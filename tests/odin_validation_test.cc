@@ -56,7 +56,7 @@ class OdinValidationTest : public ::testing::Test {
     return j;
   }
   // The requests the model server received, parsed.
-  static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
+  static std::vector<json> Requests(const FakeLlm& llm) { return ScriptRequestsOf(llm); }
   // The newest message of a request: a tool result (parsed) or the runtime's words.
   static json Last(const json& request) {
     const json& m = request["body"]["messages"].back();
@@ -445,14 +445,16 @@ TEST_F(OdinValidationTest, StrictProfileForcesMemoryQueryAfterAFailure) {
   RealServerConfig();
   Put("f.cc", "int f() { return 1; }\n");
   // Strict's grounded edits too: each edit cites the outline of f.cc.
-  FakeLlm llm(R"({"responses":[
+  FakeLlm llm(json({{"responses", json::parse(R"([
     {"tool_calls":[{"name":"Read","arguments":{"file_path":"f.cc"}}]},
     {"tool_calls":[{"name":"outline","arguments":{"path":"f.cc"}}]},
     {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return 1","new_string":"return one","evidence":["@last_execution_id_of:outline"]}}]},
     {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2","evidence":["@last_execution_id_of:outline"]}}]},
     {"tool_calls":[{"name":"memory_query","arguments":{"query":"failed_attempts","file_path":"f.cc"}}]},
     {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"f.cc","old_string":"return one","new_string":"return 2","evidence":["@last_execution_id_of:outline"]}}]},
-    {"text":"f returns 2."}]})");
+    {"text":"f returns 2."}])")},
+                    {"by_system", PassingReviewers()}})
+                  .dump());
   json r = Prompt(llm, {"--profile", "strict"});
   ASSERT_EQ(r["status"], "done") << last_.err;
   std::vector<json> requests = Requests(llm);

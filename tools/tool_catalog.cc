@@ -16,6 +16,7 @@ constexpr ToolInfo kTools[] = {
     {kTodoWriteTool, ToolClass::kRead, false, true},  // the agent's own list, not the workspace
     {"memory_query", ToolClass::kRead, false, true},
     {kContextSummarizerTool, ToolClass::kRead, false, true},  // the agent's own conversation
+    {kPlanUpdateTool, ToolClass::kRead, false, true},         // the agent's own plan
     // The symbol index's queries (index/index_query.h), answered from .odin/index.db.
     {"symbols", ToolClass::kRead, false, true},
     {"references", ToolClass::kRead, false, true},

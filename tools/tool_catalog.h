@@ -24,6 +24,8 @@ constexpr char kAgentTool[] = "AgentTool";
 // 001's ContextSummarizer). The coordinator records it; the agent loop,
 // which holds the conversation, compacts.
 constexpr char kContextSummarizerTool[] = "ContextSummarizer";
+// Revises the plan the reviewers hold the work to (planner/workflows.h).
+constexpr char kPlanUpdateTool[] = "plan_update";
 // Its arguments: {"focus"?: string}. Returns the focus ("" if none), or
 // InvalidArgument naming the problem.
 StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_json);

@@ -1,0 +1,212 @@
+// Changes held back: what a command changed that a rule does not allow is
+// put back as it was before anything records it. The strict profile's
+// evidence rule (HoldToEvidence) and the reviewers' and workflows' mutation
+// holds (CheckHold, HoldCommand: planner/tool_host.h's MutationHold).
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "coordinator/coordinator.h"
+#include "odin/v1/worker.pb.h"
+#include "planner/workflows.h"
+#include "tools/tool_catalog.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+// The directory of a changed path, unless a symlink now lies on its way (the
+// command may have swapped a directory for one).
+StatusOr<std::string> ParentInside(const std::string& workspace, const PathChange& change) {
+  std::string dir = DirName(change.path);
+  std::string expected = dir == "." ? workspace : workspace + "/" + dir;
+  ASSIGN_OR_RETURN(std::string parent, ResolveWorkspacePath(dir, workspace));
+  if (parent != expected) return Status::FailedPrecondition(change.path, "a symlink is now on its way");
+  return expected;
+}
+
+// Puts a file a command changed back as it was.
+Status PutBack(const std::string& workspace, const PathChange& change) {
+  // Checked before any directory is made again: one made through a symlink
+  // would land outside the workspace.
+  ASSIGN_OR_RETURN(std::string expected, ParentInside(workspace, change));
+  RETURN_IF_ERROR(MakeDirs(expected));
+  std::string path = workspace + "/" + change.path;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return Status::FailedPrecondition(change.path, "a directory is there now");
+  }
+  RETURN_IF_ERROR(WriteFileAtomic(path, *change.before_content));
+  if (chmod(path.c_str(), static_cast<mode_t>(change.before->mode & 07777)) != 0) {
+    return Status::Internal(change.path, std::string("chmod: ") + strerror(errno));
+  }
+  return Status::OK();
+}
+
+// Tells the model, at the end of the command's output, why its changes were
+// put back and which.
+void TellPutBack(std::string note, const std::vector<std::string>& put_back, const json& kept, v1::ToolResult* result) {
+  if (!put_back.empty()) {
+    note += " Put back as they were:";
+    for (const std::string& p : put_back) note += " " + p;
+    note += ".";
+  }
+  if (!kept.empty()) {
+    note += " Could not be put back:";
+    for (const auto& [p, why] : kept.items()) note += " " + p + " (" + why.get<std::string>() + ")";
+    note += ".";
+  }
+  note += "\n";
+  result->set_output_tail(result->output_tail() + note);
+  result->set_output_total_bytes(result->output_total_bytes() + note.size());
+}
+
+// Removes a file a command created.
+Status TakeAway(const std::string& workspace, const PathChange& change) {
+  RETURN_IF_ERROR(ParentInside(workspace, change).status());
+  std::string path = workspace + "/" + change.path;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return Status::OK();
+  if (S_ISDIR(st.st_mode)) return Status::FailedPrecondition(change.path, "a directory is there now");
+  if (unlink(path.c_str()) != 0) return Status::Internal(change.path, std::string("unlink: ") + strerror(errno));
+  return Status::OK();
+}
+
+bool Allowed(const MutationHold& hold, const std::string& relative) {
+  return !hold.allowed.empty() && IsTestPath(relative, hold.allowed);
+}
+
+}  // namespace
+
+void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
+  std::vector<std::string> put_back;
+  json kept = json::object();
+  std::string first_reason;
+  std::vector<std::string> grounded_paths;
+  for (auto it = changes->changes.begin(); it != changes->changes.end();) {
+    const PathChange& pc = *it;
+    bool existed = pc.before && pc.before->type == EntryType::kFile;
+    Status grounded = existed ? CheckEvidence(c, JoinPath(o_.workspace, pc.path), true) : Status::OK();
+    if (grounded.ok()) {
+      if (existed) grounded_paths.push_back(pc.path);
+      ++it;
+      continue;
+    }
+    if (first_reason.empty()) first_reason = grounded.ToString();
+    Status put = pc.before_content ? PutBack(o_.workspace, pc)
+                                   : Status::FailedPrecondition(pc.path, "its content before was not kept");
+    if (!put.ok()) {
+      kept[pc.path] = put.message();
+      ++it;
+      continue;
+    }
+    // The tracker hears it is as it was: no change of the command's.
+    tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
+    put_back.push_back(pc.path);
+    it = changes->changes.erase(it);
+  }
+  if (!grounded_paths.empty()) {
+    // What the report's "why" shows for these changes.
+    RecordGateEvent(
+        c.call.agent_id, c.call.message_id, "evidence", c.call.execution_id,
+        json({{"tool", c.call.tool}, {"paths", grounded_paths}, {"evidence", c.evidence}, {"decision", "allow"}})
+            .dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  if (put_back.empty() && kept.empty()) return;
+  RecordGateEvent(c.call.agent_id, c.call.message_id, "evidence", c.call.execution_id,
+                  json({{"tool", c.call.tool},
+                        {"decision", "put_back"},
+                        {"evidence", c.evidence},
+                        {"put_back", put_back},
+                        {"could_not_put_back", kept},
+                        {"reason", first_reason}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  std::string note =
+      "\n[odin] strict profile: the command changed files without your analysis of them in this "
+      "message (cite the execution ids of symbols, references, impact or outline calls that covered "
+      "them in \"evidence\"; a Read for files the index does not parse).";
+  TellPutBack(note, put_back, kept, result);
+}
+
+const MutationHold& Coordinator::HoldOf(const std::string& agent_id) {
+  // A subagent works under the hold of the agent that started it (and so
+  // on up): its changes pass the same rules.
+  std::string id = agent_id;
+  for (int depth = 0; depth < 8; ++depth) {
+    const MutationHold& hold = Agent(id).hold;
+    if (!hold.rule.empty()) return hold;
+    std::string parent;
+    for (const auto& [execution, s] : subagents_) {
+      if (s.agent_id == id) parent = s.parent_agent;
+    }
+    if (parent.empty()) break;
+    id = parent;
+  }
+  return Agent(agent_id).hold;
+}
+
+void Coordinator::SetMutationHold(const std::string& agent_id, MutationHold hold) {
+  AgentState& agent = Agent(agent_id);
+  if (agent.hold.rule == hold.rule && agent.hold.reason == hold.reason) return;
+  RecordGateEvent(agent_id, "", "mutation_hold", "",
+                  json({{"rule", hold.rule}, {"reason", hold.reason}, {"allowed", hold.allowed}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  agent.hold = std::move(hold);
+}
+
+Status Coordinator::CheckHold(const Call& c, const std::string& path) {
+  const MutationHold& hold = HoldOf(c.call.agent_id);
+  if (hold.rule.empty()) return Status::OK();
+  std::string shown = DisplayPath(path, o_.workspace);
+  if (Allowed(hold, shown)) return Status::OK();
+  RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
+                  json({{"rule", hold.rule}, {"tool", c.call.tool}, {"path", shown}, {"decision", "deny"}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  return Status::FailedPrecondition(hold.rule + " rule: " + shown, hold.reason);
+}
+
+void Coordinator::HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
+  const MutationHold& hold = HoldOf(c.call.agent_id);
+  std::vector<std::string> put_back;
+  json kept = json::object();
+  for (auto it = changes->changes.begin(); it != changes->changes.end();) {
+    const PathChange& pc = *it;
+    if (Allowed(hold, pc.path)) {
+      ++it;
+      continue;
+    }
+    Status put = !pc.before          ? TakeAway(o_.workspace, pc)
+                 : pc.before_content ? PutBack(o_.workspace, pc)
+                                     : Status::FailedPrecondition(pc.path, "its content before was not kept");
+    if (!put.ok()) {
+      kept[pc.path] = put.message();
+      ++it;
+      continue;
+    }
+    if (pc.before) tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
+    put_back.push_back(pc.path);
+    it = changes->changes.erase(it);
+  }
+  if (put_back.empty() && kept.empty()) return;
+  if (!put_back.empty()) tracker_->Rescan();  // what was taken away is gone for the tracker too
+  RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
+                  json({{"rule", hold.rule},
+                        {"tool", c.call.tool},
+                        {"decision", "put_back"},
+                        {"put_back", put_back},
+                        {"could_not_put_back", kept}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  std::string note = "\n[odin] " + hold.rule + " rule: " + hold.reason;
+  TellPutBack(note, put_back, kept, result);
+}
+
+}  // namespace odin
