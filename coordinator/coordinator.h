@@ -320,7 +320,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
       std::set<std::string> files;
     };
     std::map<std::string, Evidence> evidence;
-    MutationHold hold;  // the reviewers' or the workflow's (rule "" for none)
+    MutationHold hold;                 // the reviewers' or the workflow's (rule "" for none)
+    std::set<std::string> hold_files;  // with hold.max_files: the paths counted (relative)
   };
   Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
@@ -419,8 +420,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // allow is refused (the refusal's text); a command's changes there are put
   // back (HoldCommand).
   Status CheckHold(const Call& c, const std::string& path);
-  // The hold an agent works under: its own, else its parent's (a subagent).
-  const MutationHold& HoldOf(const std::string& agent_id);
+  // The agent whose hold `agent_id` works under: itself, else the agent that
+  // started it (a subagent), and so on up.
+  AgentState& HoldOwner(const std::string& agent_id);
+  const MutationHold& HoldOf(const std::string& agent_id) { return HoldOwner(agent_id).hold; }
+  // Whether the hold allows a change to `relative` (counting it, with
+  // max_files).
+  bool HoldAllows(AgentState& owner, const std::string& relative);
   void HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);

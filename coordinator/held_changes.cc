@@ -81,10 +81,6 @@ Status TakeAway(const std::string& workspace, const PathChange& change) {
   return Status::OK();
 }
 
-bool Allowed(const MutationHold& hold, const std::string& relative) {
-  return !hold.allowed.empty() && IsTestPath(relative, hold.allowed);
-}
-
 }  // namespace
 
 void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
@@ -137,13 +133,13 @@ void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResu
   TellPutBack(note, put_back, kept, result);
 }
 
-const MutationHold& Coordinator::HoldOf(const std::string& agent_id) {
+Coordinator::AgentState& Coordinator::HoldOwner(const std::string& agent_id) {
   // A subagent works under the hold of the agent that started it (and so
   // on up): its changes pass the same rules.
   std::string id = agent_id;
   for (int depth = 0; depth < 8; ++depth) {
-    const MutationHold& hold = Agent(id).hold;
-    if (!hold.rule.empty()) return hold;
+    AgentState& state = Agent(id);
+    if (!state.hold.rule.empty()) return state;
     std::string parent;
     for (const auto& [execution, s] : subagents_) {
       if (s.agent_id == id) parent = s.parent_agent;
@@ -151,23 +147,40 @@ const MutationHold& Coordinator::HoldOf(const std::string& agent_id) {
     if (parent.empty()) break;
     id = parent;
   }
-  return Agent(agent_id).hold;
+  return Agent(agent_id);
+}
+
+bool Coordinator::HoldAllows(AgentState& owner, const std::string& relative) {
+  const MutationHold& hold = owner.hold;
+  if (hold.max_files > 0) {
+    if (owner.hold_files.count(relative) > 0) return true;
+    if (owner.hold_files.size() >= hold.max_files) return false;
+    owner.hold_files.insert(relative);
+    return true;
+  }
+  return !hold.allowed.empty() && IsTestPath(relative, hold.allowed);
 }
 
 void Coordinator::SetMutationHold(const std::string& agent_id, MutationHold hold) {
   AgentState& agent = Agent(agent_id);
-  if (agent.hold.rule == hold.rule && agent.hold.reason == hold.reason) return;
+  if (agent.hold.rule == hold.rule && agent.hold.reason == hold.reason && agent.hold.max_files == hold.max_files) {
+    return;
+  }
   RecordGateEvent(agent_id, "", "mutation_hold", "",
                   json({{"rule", hold.rule}, {"reason", hold.reason}, {"allowed", hold.allowed}})
                       .dump(-1, ' ', false, json::error_handler_t::replace));
+  // The file budget's count lasts the message (other holds may come and go
+  // meanwhile).
+  if (hold.rule.empty()) agent.hold_files.clear();
   agent.hold = std::move(hold);
 }
 
 Status Coordinator::CheckHold(const Call& c, const std::string& path) {
-  const MutationHold& hold = HoldOf(c.call.agent_id);
+  AgentState& owner = HoldOwner(c.call.agent_id);
+  const MutationHold& hold = owner.hold;
   if (hold.rule.empty()) return Status::OK();
   std::string shown = DisplayPath(path, o_.workspace);
-  if (Allowed(hold, shown)) return Status::OK();
+  if (HoldAllows(owner, shown)) return Status::OK();
   RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
                   json({{"rule", hold.rule}, {"tool", c.call.tool}, {"path", shown}, {"decision", "deny"}})
                       .dump(-1, ' ', false, json::error_handler_t::replace));
@@ -175,12 +188,13 @@ Status Coordinator::CheckHold(const Call& c, const std::string& path) {
 }
 
 void Coordinator::HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
-  const MutationHold& hold = HoldOf(c.call.agent_id);
+  AgentState& owner = HoldOwner(c.call.agent_id);
+  const MutationHold& hold = owner.hold;
   std::vector<std::string> put_back;
   json kept = json::object();
   for (auto it = changes->changes.begin(); it != changes->changes.end();) {
     const PathChange& pc = *it;
-    if (Allowed(hold, pc.path)) {
+    if (HoldAllows(owner, pc.path)) {
       ++it;
       continue;
     }

@@ -42,8 +42,17 @@ bool AddReviewEvent(const GateEvent& e, Report* report) {
     ReportBatchItem item;
     item.step = d.value("step", 0);
     item.text = d.value("text", "");
-    item.verdict = d.value("verdict", "") == "files_ok" ? "passed" : "failed";
-    if (item.verdict == "failed") item.why = "a file of it is not clean";
+    item.verdict = d.value("verdict", "");
+    std::string check = d.value("check_status", "");
+    if (!check.empty()) item.why = "check " + check;
+    if (d.contains("files") && d["files"].is_array()) {
+      for (const json& f : d["files"]) {
+        std::string v = f.is_object() ? f.value("verdict", "") : "";
+        if (v != "changed" && v != "unchanged") {
+          item.why += (item.why.empty() ? "" : "; ") + f.value("path", std::string()) + " " + v;
+        }
+      }
+    }
     // A later verification of the same step replaces the earlier one.
     auto same = std::find_if(report->batch.begin(), report->batch.end(),
                              [&](const ReportBatchItem& b) { return b.step == item.step; });
@@ -204,17 +213,6 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     last[name] = {name, d.value("status", ""), d.value("command", ""), e.execution_id, d.value("exit_code", -1)};
   }
   for (const std::string& name : order) report.checks.push_back(last[name]);
-  // A batch step passes when its files are sound and its check passed.
-  for (ReportBatchItem& item : report.batch) {
-    auto check = last.find("step " + std::to_string(item.step));
-    if (item.verdict == "passed" && check != last.end() && check->second.status != "passed") {
-      item.verdict = "failed";
-      item.why = "its check " + check->second.status + " (" + check->second.execution_id + ")";
-    } else if (item.verdict == "passed" && check != last.end()) {
-      item.why = "check passed (" + check->second.execution_id + ")";
-    }
-  }
-
   ASSIGN_OR_RETURN(SessionUsage usage, ledger->UsageOf(in.session_id, in.started_at_ms, in.usage_agent));
   report.llm_calls = usage.llm_calls;
   report.input_tokens = usage.input_tokens;

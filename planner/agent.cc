@@ -448,6 +448,7 @@ void Agent::StopForBudget(const std::string& limit) {
 
 void Agent::StopSoon(const std::string& status, Status error, int cancel_reason) {
   Current& c = *current_;
+  if (c.finishing) return;  // ended already
   c.stopping = status;
   c.stop_error = error;
   if (c.llm_call) {
@@ -472,7 +473,9 @@ void Agent::StopSoon(const std::string& status, Status error, int cancel_reason)
 }
 
 std::optional<SteadyTime> Agent::NextTimer() const {
-  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return std::nullopt;
+  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled || current_->finishing) {
+    return std::nullopt;
+  }
   return current_->budget->deadline();
 }
 
@@ -481,7 +484,9 @@ void Agent::Tick() {
     persist_due_ = false;
     PersistHistory();
   }
-  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled) return;
+  if (!current_ || !current_->budget || !current_->stopping.empty() || current_->cancelled || current_->finishing) {
+    return;
+  }
   // The wall clock, or what subagents spent of this message's budget while
   // the loop waits for them.
   if (std::optional<std::string> limit = current_->budget->Exceeded()) StopForBudget(*limit);
@@ -521,6 +526,13 @@ void Agent::RecordGateEvent(const std::string& kind, const std::string& executio
 }
 
 void Agent::CancelCurrent() {
+  if (current_ && current_->finishing) {
+    // The message has ended: only its reflection is dropped.
+    auto [status, error] = *current_->finishing;
+    current_->finishing.reset();
+    CancelReviews();
+    return Finish(status, error);
+  }
   if (!current_) {
     // A /compact under way: its summary is dropped, masking stands.
     if (compaction_ && compaction_->call) llm_->Cancel(*compaction_->call);
@@ -567,20 +579,25 @@ void Agent::NoteLedgerWrite(const Status& recorded) {
 
 void Agent::Finish(const std::string& status_in, Status error) {
   Current& c = *current_;
-  // The end of a strict run: the reflection, before the report.
-  if (!c.reflected && status_in != "cancelled" && !c.message.review && !c.message.slash_command &&
-      ReviewerOn(ReviewRole::kReflection)) {
-    c.reflected = true;
-    CancelReviews();
-    return Reflect(status_in, error);
-  }
-  CancelReviews();
-  host_->SetMutationHold(o_.agent_id, MutationHold());
+  if (c.finishing) return;  // ended already: the reflection's end finishes it
   if (compaction_) {
     // Ended while the utility model wrote a handoff: the handoff is dropped.
     if (compaction_->call) llm_->Cancel(*compaction_->call);
     compaction_.reset();
   }
+  if (c.llm_call) {
+    llm_->Cancel(*c.llm_call);
+    c.llm_call.reset();
+  }
+  CancelReviews();
+  // The end of a strict run: the reflection, before the report.
+  if (!c.reflected && status_in != "cancelled" && !c.message.review && !c.message.slash_command &&
+      ReviewerOn(ReviewRole::kReflection)) {
+    c.reflected = true;
+    c.finishing.emplace(status_in, error);
+    return Reflect(status_in, error);
+  }
+  host_->SetMutationHold(o_.agent_id, MutationHold());
   // A message the ledger could not record cannot be shown done: the ledger is
   // the proof.
   std::string status = status_in;

@@ -247,8 +247,9 @@ class Agent {
     RefusalCounter refusals{0};
     std::vector<CheckSpec> checks;
     size_t check_index = 0;
-    std::string check_running;            // execution id
-    std::vector<Refusal> check_failures;  // what failed, for the model
+    std::string check_running;                        // execution id
+    std::vector<Refusal> check_failures;              // what failed, for the model
+    std::map<std::string, std::string> check_status;  // by check name: passed, failed, not_run
     std::unique_ptr<Budget> budget;
     // Set when a budget or the stall detector ends the message while calls
     // still run: their cancelled results close the turn, then it finishes.
@@ -291,6 +292,9 @@ class Agent {
     bool drift_due = false;
     int progress_turn = 0;  // the turn the progress check last ran after
     bool reflected = false;
+    // The message has ended (this status) and its reflection runs: nothing
+    // but the reflection's end (or a cancel, which drops it) finishes it.
+    std::optional<std::pair<std::string, Status>> finishing;
     std::map<std::string, size_t> plan_updates;
   };
   // A reviewer's call under way (agent_review.cc).
@@ -335,7 +339,9 @@ class Agent {
   void JudgePlan(std::function<void(const std::string& text)> then);
   // Starts a reviewer's call; `then` hears the outcome (once, unless the
   // message ends first).
-  void Review(ReviewRole role, const std::string& detail_json, std::function<void(const ReviewOutcome&)> then);
+  // `evidence_json` (a JSON object) is merged into the evidence.
+  void Review(ReviewRole role, const std::string& detail_json, std::function<void(const ReviewOutcome&)> then,
+              const std::string& evidence_json = "");
   // Asks the reviewer's model (again, told `problem`, on a retry).
   void AskReviewer(uint64_t key, const std::string& problem);
   void OnReviewAnswer(uint64_t key, const StatusOr<ChatResponse>& response);
@@ -358,6 +364,11 @@ class Agent {
   void ReviewCompletion();
   // The checks the workflow adds to the profile's (tdd's test, batch's steps).
   void AddWorkflowChecks(std::vector<CheckSpec>* checks);
+  // Why completion is refused by a reviewer's hold or the workflow's rules
+  // (minor-edit's file count, tdd without a failing test), if it is.
+  std::optional<Refusal> WorkflowRefusal();
+  // batch: each plan step's verdict (its files, its check), a gate event each.
+  void RecordBatchItems();
   void CancelReviews();
   // SendReview's message: the diff, then the QA verifier.
   void StartChangeReview();

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/ids.h"
-#include "base/sha256.h"
 #include "planner/agent.h"
 #include "tools/workspace_path.h"
 
@@ -33,10 +32,11 @@ void Agent::ClaimCompletion() {
     RecordGateEvent("completion_refused", blocking.front().check_id, event);
     return Refuse(*blocked);
   }
+  // The reviewers' holds and the workflow's rules.
+  if (std::optional<Refusal> refused = WorkflowRefusal()) return Refuse(*refused);
   // Backpressure, when the message changed files.
   if (c.outcome.changed_files.empty()) return ReviewCompletion();
   c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);
-  AddWorkflowChecks(&c.checks);
   if (!c.outcome.not_validated.empty()) {
     // Files no validator looked at: in every profile, fast included, checks
     // that run and pass must vouch for them.
@@ -53,8 +53,10 @@ void Agent::ClaimCompletion() {
       return Refuse({"not_validated", text});
     }
   }
+  AddWorkflowChecks(&c.checks);
   c.check_index = 0;
   c.check_failures.clear();
+  c.check_status.clear();
   RunNextCheck();
 }
 
@@ -65,6 +67,7 @@ void Agent::RunNextCheck() {
     RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
   }
   if (c.check_index == c.checks.size()) {
+    RecordBatchItems();
     if (c.check_failures.empty()) return ReviewCompletion();
     return Refuse(RefuseForChecks(c.check_failures));
   }
@@ -76,7 +79,9 @@ void Agent::RunNextCheck() {
   call.agent_id = o_.agent_id;
   call.mode = CallModeOf(c.message.mode);
   call.timeout = seconds(o_.checks.timeout_seconds);
-  call.internal = true;
+  // Odin's own checks; a command the model wrote (a batch step's, the tdd
+  // test) meets the hooks like the model's calls.
+  call.internal = spec.origin != "plan" && spec.origin.rfind("tdd", 0) != 0;
   c.check_running = call.execution_id;
   c.outcome.execution_ids.push_back(call.execution_id);
   if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
@@ -97,6 +102,7 @@ void Agent::OnCheckDone(const std::string& id, const v1::ToolResult& r) {
   if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
   CheckVerdict v = JudgeCheck(spec, id, r, o_.checks.timeout_seconds, o_.fail_open);
   RecordGateEvent("check", id, v.event);
+  c.check_status[spec.name] = CheckStatusName(v.status);
   if (v.failure) c.check_failures.push_back(*v.failure);
   RunNextCheck();
 }
@@ -171,48 +177,66 @@ void Agent::AddWorkflowChecks(std::vector<CheckSpec>* checks) {
   }
 }
 
+std::optional<Refusal> Agent::WorkflowRefusal() {
+  Current& c = *current_;
+  if (!c.review_hold.empty()) {
+    RecordGateEvent("completion_refused", "", Dump({{"reason", "hold"}, {"rule", c.review_hold}}));
+    return Refusal{"hold_" + c.review_hold,
+                   "[runtime] Completion refused: the " + c.review_hold + " hold stands: " + c.review_hold_reason};
+  }
+  if (c.workflow == Workflow::kMinorEdit && c.outcome.changed_files.size() > kMinorEditMaxFiles) {
+    RecordGateEvent("completion_refused", "",
+                    Dump({{"reason", "minor-edit"}, {"files", c.outcome.changed_files.size()}}));
+    return Refusal{"minor_edit_files", "[runtime] Completion refused by the minor-edit rule: " +
+                                           std::to_string(c.outcome.changed_files.size()) +
+                                           " files changed; this workflow allows " +
+                                           std::to_string(kMinorEditMaxFiles) + ". Ask the user for a wider workflow."};
+  }
+  if (c.workflow == Workflow::kTdd && c.tdd_failing_command.empty() && !c.outcome.changed_files.empty()) {
+    RecordGateEvent("completion_refused", "", Dump({{"reason", "tdd"}, {"rule", "no failing test seen"}}));
+    return Refusal{"tdd_no_failing_test",
+                   "[runtime] Completion refused by the tdd rule: no test was seen failing. Write or change a test, "
+                   "run it with ExecuteCommand and see it fail (the command must name the test file or test), then "
+                   "make it pass."};
+  }
+  return std::nullopt;
+}
+
+void Agent::RecordBatchItems() {
+  Current& c = *current_;
+  if (c.workflow != Workflow::kBatch || !c.plan) return;
+  // Each step's verdict: its files sound, its check passed.
+  std::vector<FileVerdict> blocking = host_->Blocking();
+  for (size_t i = 0; i < c.plan->steps.size(); ++i) {
+    const PlanStep& step = c.plan->steps[i];
+    json files = json::array();
+    bool ok = true;
+    for (const std::string& f : step.files) {
+      bool changed =
+          std::find(c.outcome.changed_files.begin(), c.outcome.changed_files.end(), f) != c.outcome.changed_files.end();
+      std::string verdict = changed ? "changed" : "unchanged";
+      for (const FileVerdict& v : blocking) {
+        if (DisplayPath(v.path, o_.workspace) == f) verdict = VerdictName(v.status);
+      }
+      ok = ok && (verdict == "changed" || verdict == "unchanged");
+      files.push_back({{"path", f}, {"verdict", verdict}});
+    }
+    std::string name = "step " + std::to_string(i + 1);
+    auto check = c.check_status.find(name);
+    std::string check_status = check == c.check_status.end() ? "" : check->second;
+    ok = ok && (check_status.empty() || check_status == "passed");
+    RecordGateEvent("batch_item", "",
+                    Dump({{"step", i + 1},
+                          {"text", step.text},
+                          {"files", files},
+                          {"check", step.check},
+                          {"check_status", check_status},
+                          {"verdict", ok ? "passed" : "failed"}}));
+  }
+}
+
 void Agent::ReviewCompletion() {
   Current& c = *current_;
-  if (c.message.mode == Mode::kEdit && c.workflow == Workflow::kTdd && c.tdd_failing_command.empty()) {
-    bool code = false;
-    const std::vector<std::string> patterns =
-        o_.reviews.test_patterns.empty() ? DefaultTestPatterns() : o_.reviews.test_patterns;
-    for (const std::string& f : c.outcome.changed_files) code = code || !IsTestPath(f, patterns);
-    if (code || !c.outcome.changed_files.empty()) {
-      RecordGateEvent("completion_refused", "", Dump({{"reason", "tdd"}, {"rule", "no failing test seen"}}));
-      return Refuse({"tdd_no_failing_test",
-                     "[runtime] Completion refused by the tdd rule: no test was seen failing. Write or change a test, "
-                     "run it with ExecuteCommand and see it fail (the command must name the test file or test), then "
-                     "make it pass."});
-    }
-  }
-  if (c.message.mode == Mode::kEdit && c.workflow == Workflow::kBatch && c.plan) {
-    // Each step's verdict: its files validated, its check passed.
-    std::vector<FileVerdict> blocking = host_->Blocking();
-    for (size_t i = 0; i < c.plan->steps.size(); ++i) {
-      const PlanStep& step = c.plan->steps[i];
-      json files = json::array();
-      bool ok = true;
-      for (const std::string& f : step.files) {
-        std::string verdict = "unchanged";
-        if (std::find(c.outcome.changed_files.begin(), c.outcome.changed_files.end(), f) !=
-            c.outcome.changed_files.end()) {
-          verdict = "validated";
-        }
-        for (const FileVerdict& v : blocking) {
-          if (DisplayPath(v.path, o_.workspace) == f) verdict = VerdictName(v.status);
-        }
-        ok = ok && (verdict == "validated" || verdict == "unchanged");
-        files.push_back({{"path", f}, {"verdict", verdict}});
-      }
-      RecordGateEvent("batch_item", "",
-                      Dump({{"step", i + 1},
-                            {"text", step.text},
-                            {"files", files},
-                            {"check", step.check},
-                            {"verdict", ok ? "files_ok" : "files_blocked"}}));
-    }
-  }
   bool qa = c.message.mode == Mode::kEdit && (c.workflow == Workflow::kQaProof || ReviewerOn(ReviewRole::kQa)) &&
             ledger_ != nullptr && !o_.subagent;
   if (!qa) return AcceptCompletion();
@@ -229,7 +253,9 @@ void Agent::ReviewCompletion() {
             : "[runtime] Completion refused: the QA verifier could not assess the change (" + r.problem +
                   "); finish again once the change and its evidence are complete.";
     RecordGateEvent("completion_refused", "", Dump({{"reason", "qa"}, {"verdict", r.verdict}}));
-    Refuse({"qa_" + r.verdict + "_" + Sha256Hex(r.text).substr(0, 12), text});
+    // One fingerprint per verdict: findings worded anew each time still count
+    // toward checks.retry_cap.
+    Refuse({"qa_" + r.verdict, text});
   });
 }
 

@@ -10,6 +10,7 @@
 // gate event.
 
 #include <algorithm>
+#include <cctype>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,29 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 // The drift auditor reads this many of the latest calls.
 constexpr size_t kDriftCalls = 12;
+
+bool IsWordChar(char ch) { return isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }
+
+// Whether `word` occurs in `text` as a whole word.
+bool HasWord(const std::string& text, const std::string& word) {
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    bool before = at == 0 || !IsWordChar(text[at - 1]);
+    bool after = at + word.size() >= text.size() || !IsWordChar(text[at + word.size()]);
+    if (before && after) return true;
+  }
+  return false;
+}
+
+// tdd: whether a failing command names the test file `path` (relative): its
+// path or file name in the command line or in the output, or its stem (at
+// least 4 characters: "test_calc", not "a") as a word in the command line.
+bool NamesTest(const std::string& command, const std::string& output, const std::string& path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  std::string stem = base.substr(0, base.find('.'));
+  if (base.empty() || base[0] == '.') return false;  // a dotfile names no test
+  if (command.find(path) != std::string::npos || HasWord(command, base) || HasWord(output, base)) return true;
+  return stem.size() >= 4 && HasWord(command, stem);
+}
 
 }  // namespace
 
@@ -69,7 +93,8 @@ std::string Agent::ReviewEvidenceFor(ReviewRole role, const std::vector<std::str
   return e->json;
 }
 
-void Agent::Review(ReviewRole role, const std::string& detail_json, std::function<void(const ReviewOutcome&)> then) {
+void Agent::Review(ReviewRole role, const std::string& detail_json, std::function<void(const ReviewOutcome&)> then,
+                   const std::string& evidence_json) {
   Current& c = *current_;
   ReviewCall call;
   call.role = role;
@@ -104,6 +129,7 @@ void Agent::Review(ReviewRole role, const std::string& detail_json, std::functio
   }
   json detail = json::parse(detail_json.empty() ? "{}" : detail_json, nullptr, false);
   if (detail.is_object() && detail.contains("status")) extra["status"] = detail["status"];
+  if (!evidence_json.empty()) extra.update(json::parse(evidence_json));
   call.evidence = ReviewEvidenceFor(role, recent, Dump(extra), &call.ids);
   uint64_t key = ++next_review_;
   reviews_[key] = {std::move(call), std::move(then)};
@@ -191,11 +217,11 @@ void Agent::UpdateHold() {
         "until a test has been run and seen failing (a command that exits non-zero and names the test file or "
         "test), only test files may change.";
     hold.allowed = o_.reviews.test_patterns.empty() ? DefaultTestPatterns() : o_.reviews.test_patterns;
-  } else if (c.workflow == Workflow::kMinorEdit && c.outcome.changed_files.size() >= kMinorEditMaxFiles) {
+  } else if (c.workflow == Workflow::kMinorEdit && c.message.mode == Mode::kEdit) {
     hold.rule = "minor-edit";
     hold.reason = "this workflow changes at most " + std::to_string(kMinorEditMaxFiles) +
-                  " files, and two have changed; ask the user for a wider workflow.";
-    for (const std::string& f : c.outcome.changed_files) hold.allowed.push_back(f);
+                  " files, and that many have changed; ask the user for a wider workflow.";
+    hold.max_files = kMinorEditMaxFiles;
   }
   host_->SetMutationHold(o_.agent_id, std::move(hold));
 }
@@ -203,8 +229,10 @@ void Agent::UpdateHold() {
 void Agent::PrepareMessage() {
   Current& c = *current_;
   c.workflow = o_.workflow;
-  bool hydrate = (ReviewerOn(ReviewRole::kHydrator) || (o_.workflow != Workflow::kNone && ledger_ != nullptr)) &&
-                 !c.message.slash_command;
+  // The spec check judges a plan: it needs the hydrator's.
+  bool asked = o_.workflow != Workflow::kNone || o_.reviews.of(ReviewRole::kSpec).enabled.value_or(false);
+  bool hydrate =
+      (ReviewerOn(ReviewRole::kHydrator) || (asked && ledger_ != nullptr && !o_.subagent)) && !c.message.slash_command;
   if (ReviewerOn(ReviewRole::kDrift) && !drift_seed_recorded_) {
     drift_seed_recorded_ = true;
     drift_seed_ = o_.reviews.drift_seed ? *o_.reviews.drift_seed : std::random_device()();
@@ -332,7 +360,7 @@ void Agent::JudgePlan(std::function<void(const std::string& text)> then) {
                                  "); revise it with plan_update so it can be judged again.";
           add("[runtime] " + c.review_hold_reason);
         } else {
-          if (c.review_hold == "critic" || c.review_hold == "plan") c.review_hold.clear();
+          if (c.review_hold == "critic" || c.review_hold == "plan" || c.review_hold == "drift") c.review_hold.clear();
           add("[runtime] Warning: the plan critic could not assess the plan (" + r.problem + ").");
         }
       }
@@ -425,10 +453,7 @@ void Agent::NoteForReviews(const std::string& execution_id, const std::string& t
         o_.reviews.test_patterns.empty() ? DefaultTestPatterns() : o_.reviews.test_patterns;
     std::string named;
     for (const std::string& f : c.outcome.changed_files) {
-      std::string base = f.substr(f.rfind('/') == std::string::npos ? 0 : f.rfind('/') + 1);
-      std::string stem = base.substr(0, base.rfind('.'));
-      if (IsTestPath(f, patterns) &&
-          (command.find(stem) != std::string::npos || output.find(base) != std::string::npos)) {
+      if (IsTestPath(f, patterns) && NamesTest(command, output, f)) {
         named = f;
         break;
       }
@@ -446,7 +471,6 @@ void Agent::NoteForReviews(const std::string& execution_id, const std::string& t
   }
   if (changed) {
     ++mutating_calls_;
-    if (c.workflow == Workflow::kMinorEdit) UpdateHold();
     if (ReviewerOn(ReviewRole::kDrift) &&
         DriftAuditDue(drift_seed_, mutating_calls_, o_.reviews.drift_every, o_.reviews.drift_probability)) {
       c.drift_due = true;
@@ -486,13 +510,17 @@ void Agent::ReviewTurn(std::function<void()> then) {
     c.progress_turn = c.outcome.turns;
     return Review(ReviewRole::kProgress, Dump({{"turn", c.outcome.turns}}), [this, then](const ReviewOutcome& r) {
       if (r.verdict == "NO_PROGRESS") {
-        // Seed 002: a stall nudge.
-        StallDetection d;
-        d.rule = "no_progress";
-        d.loop = "no_progress";
-        d.count = current_->outcome.turns;
-        d.description = "the progress check judged that the work is not progressing: " + r.text;
-        if (HandleStall(d)) return;
+        // Seed 002: a stall nudge (recorded as the stall detector's are).
+        Current& c = *current_;
+        RecordGateEvent("stall", "",
+                        Dump({{"rule", "no_progress"},
+                              {"action", "nudge"},
+                              {"count", c.outcome.turns},
+                              {"description", "the progress check: " + r.text}}));
+        c.nudge += (c.nudge.empty() ? "" : "\n") +
+                   ("[runtime] The progress check judged that the work is not progressing: " + r.text +
+                    " Change your approach: look at what the results say, use memory_query for the facts, or "
+                    "revise the plan with plan_update.");
       }
       then();
     });
@@ -536,6 +564,7 @@ void Agent::Reflect(const std::string& status, Status error) {
           "reflection", "",
           Dump({{"status", status}, {"text", r.text}, {"answer", json::parse(r.answer_json, nullptr, false)}}));
     }
+    current_->finishing.reset();
     Finish(status, error);
   });
 }
@@ -551,8 +580,8 @@ void Agent::StartChangeReview() {
   call.execution_id = NewId("ex");
   call.tool = kExecuteCommandTool;
   call.arguments_json = Dump({{"command",
-                               "git --no-pager diff --no-ext-diff --no-textconv HEAD 2>&1 | head -c 200000; "
-                               "git --no-pager status --short 2>&1 | head -c 20000"},
+                               "git --no-pager status --short 2>&1 | head -c 20000; echo; "
+                               "git --no-pager diff --no-ext-diff --no-textconv HEAD 2>&1 | head -c 120000"},
                               {"timeout_seconds", 60}});
   call.agent_id = o_.agent_id;
   call.message_id = c.message.id;
@@ -560,6 +589,7 @@ void Agent::StartChangeReview() {
   call.timeout = seconds(60);
   call.internal = true;
   c.outcome.execution_ids.push_back(call.execution_id);
+  c.check_running = call.execution_id;  // a cancel stops it
   if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});
   uint64_t generation = generation_;
   CallHandlers handlers;
@@ -567,16 +597,24 @@ void Agent::StartChangeReview() {
     if (generation != generation_ || !current_) return;
     if (observer_) observer_->OnToolEnd(id, kExecuteCommandTool, r);
     Current& c = *current_;
+    c.check_running.clear();
     if (c.cancelled) return Finish("cancelled");
     if (r.status() != v1::TOOL_STATUS_OK) {
       return Finish("error", Status::Unavailable("review", "git diff did not run: " + r.error().message()));
     }
-    Review(ReviewRole::kQa, Dump({{"review_of", "the uncommitted change"}}), [this](const ReviewOutcome& v) {
-      Current& c = *current_;
-      c.outcome.text = "QA verifier: " + v.verdict + (v.text.empty() ? "" : "\n" + v.text) +
-                       (v.problem.empty() ? "" : "\n(" + v.problem + ")");
-      Finish("done");
-    });
+    // The whole diff, not only the output tail the calls' evidence keeps.
+    std::string diff = r.output_head();
+    if (r.output_total_bytes() > r.output_head().size() + r.output_tail().size()) diff += "\n[... cut ...]\n";
+    if (r.output_total_bytes() > r.output_head().size()) diff += r.output_tail();
+    Review(
+        ReviewRole::kQa, Dump({{"review_of", "the uncommitted change"}}),
+        [this](const ReviewOutcome& v) {
+          Current& c = *current_;
+          c.outcome.text = "QA verifier: " + v.verdict + (v.text.empty() ? "" : "\n" + v.text) +
+                           (v.problem.empty() ? "" : "\n(" + v.problem + ")");
+          Finish("done");
+        },
+        Dump({{"review_of", "the uncommitted change (git status, then git diff HEAD)"}, {"diff", diff}}));
   };
   host_->Submit(std::move(call), std::move(handlers));
 }

@@ -167,13 +167,17 @@ struct HookRequest {
 
 // A hold on an agent's mutations that the reviewers or the workflow keep
 // (planner/reviewers.h, planner/workflows.h): while set, the coordinator
-// refuses the agent's file-tool writes to any path that `allowed` does not
-// match (globs, workflows.h's IsTestPath), and puts back what its commands
-// change there.
+// refuses the agent's (and its subagents') file-tool writes to any path the
+// hold does not allow, and puts back what their commands change there. A
+// path is allowed when it matches a glob of `allowed` (workflows.h's
+// IsTestPath), or, with max_files, when it is one of the first max_files
+// distinct paths changed since the hold was set (counted at submit time, so
+// parallel writes cannot pass together).
 struct MutationHold {
   std::string rule;    // "critic", "drift", "spec", "tdd", "minor-edit"; "" for none
   std::string reason;  // what the model is told: why, and what ends the hold
   std::vector<std::string> allowed;
+  size_t max_files = 0;  // 0: none
 };
 
 class ToolHost {

@@ -206,6 +206,11 @@ TEST_F(OdinReviewersTest, TddRefusesCodeBeforeAFailingTestThenAcceptsTheRightOrd
   json responses = {
       Turn({Write("calc.txt", "answer=42\n")}),
       Turn({Call("ExecuteCommand", {{"command", "echo answer=1 > calc.txt"}})}),
+      // A dotfile under tests/ and a failing command that names no test do
+      // not lift the hold.
+      Turn({Write("tests/.keep", "")}),
+      Turn({Call("ExecuteCommand", {{"command", "false"}})}),
+      Turn({Write("calc.txt", "answer=42\n")}),
       Turn({Write("tests/calc_test.sh", "grep -q answer=42 calc.txt\n")}),
       Turn({Call("ExecuteCommand", {{"command", "sh tests/calc_test.sh"}})}),
       Turn({Write("calc.txt", "answer=42\n")}),
@@ -216,12 +221,14 @@ TEST_F(OdinReviewersTest, TddRefusesCodeBeforeAFailingTestThenAcceptsTheRightOrd
   EXPECT_EQ(r["status"], "done") << last_.err << last_.out;
   EXPECT_EQ(last_.exit_code, 0);
   std::vector<std::string> writes = Statuses("WriteFile");
-  ASSERT_EQ(writes, (std::vector<std::string>{"rejected", "ok", "ok"}));
+  ASSERT_EQ(writes, (std::vector<std::string>{"rejected", "ok", "rejected", "ok", "ok"}));
   EXPECT_NE(Errors("WriteFile")[0].find("tdd rule"), std::string::npos) << Errors("WriteFile")[0];
   // The command's change to calc.txt was put back, named in its result.
   std::vector<std::string> held = Rows("SELECT detail_json FROM gate_events WHERE kind = 'hold'");
   ASSERT_FALSE(held.empty());
-  EXPECT_NE(held.back().find("\"put_back\":[\"calc.txt\"]"), std::string::npos) << held.back();
+  bool put_back = false;
+  for (const std::string& h : held) put_back = put_back || h.find("\"put_back\":[\"calc.txt\"]") != std::string::npos;
+  EXPECT_TRUE(put_back);
   EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.test_file') FROM gate_events WHERE kind = 'tdd'"),
             (std::vector<std::string>{"tests/calc_test.sh"}));
   // The same test, run again by Odin, passed.
@@ -252,6 +259,10 @@ TEST_F(OdinReviewersTest, BatchVerifiesEachItemAndReportsEachVerdict) {
   std::vector<json> planner = ScriptRequestsOf(llm);
   ASSERT_GE(planner.size(), 3u);
   EXPECT_NE(planner[2]["body"].dump().find("step 3"), std::string::npos);
+  // Each claim recorded each item's verdict: step 3 failed, then passed.
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.verdict') FROM gate_events WHERE kind = 'batch_item' AND "
+                 "json_extract(detail_json, '$.step') = 3 ORDER BY seq"),
+            (std::vector<std::string>{"failed", "passed"}));
   ASSERT_EQ(r["report"]["batch"].size(), 3u) << r["report"].dump();
   for (const json& item : r["report"]["batch"]) EXPECT_EQ(item["verdict"], "passed") << item.dump();
 }
@@ -262,9 +273,12 @@ TEST_F(OdinReviewersTest, DriftBlockHoldsChangesUntilThePlanIsRevised) {
                   {{"hydrator", {{"enabled", true}}},
                    {"drift", {{"enabled", true}, {"every", 1}, {"probability", 0}, {"seed", 1}}}}}});
   json responses = {
-      Turn({Write("a.txt", "a\n")}), Turn({Write("b.txt", "b\n")}),
+      Turn({Write("a.txt", "a\n")}),
+      Turn({Write("b.txt", "b\n")}),
+      Text("done anyway"),
       Turn({Call("plan_update", {{"steps", {{{"text", "write a.txt and b.txt"}}}}, {"reason", "drift"}})}),
-      Turn({Write("b.txt", "b\n")}), Text("done")};
+      Turn({Write("b.txt", "b\n")}),
+      Text("done")};
   FakeLlm llm(json({{"responses", responses},
                     {"by_system",
                      {{kHydrator, OneStepPlan("minor-edit")},
@@ -279,6 +293,9 @@ TEST_F(OdinReviewersTest, DriftBlockHoldsChangesUntilThePlanIsRevised) {
   std::vector<json> planner = ScriptRequestsOf(llm);
   ASSERT_GE(planner.size(), 2u);
   EXPECT_NE(planner[1]["body"].dump().find("b.txt is not in the plan"), std::string::npos);
+  // Finishing while the hold stood was refused.
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.rule') FROM gate_events WHERE kind = 'completion_refused'"),
+            (std::vector<std::string>{"drift"}));
 }
 
 TEST_F(OdinReviewersTest, QaIssuesRefuseCompletionThenVerifiedAcceptsIt) {
@@ -379,15 +396,24 @@ TEST_F(OdinReviewersTest, QuestionWorkflowRunsInAskModeWhateverTheSessionsMode) 
 }
 
 TEST_F(OdinReviewersTest, MinorEditRefusesAThirdFile) {
-  json responses = {Turn({Write("a.txt", "a\n"), Write("b.txt", "b\n")}), Turn({Write("c.txt", "c\n")}),
+  // Three writes at once: the third is refused though none has ended yet;
+  // a command's new third file is put back, its change to a counted one stands.
+  json responses = {Turn({Write("a.txt", "a\n"), Write("b.txt", "b\n"), Write("c.txt", "c\n")}),
+                    Turn({Call("ExecuteCommand", {{"command", "echo d > d.txt; echo a2 > a.txt"}})}),
                     Text("two files")};
   FakeLlm llm(json({{"responses", responses}, {"by_system", {{kHydrator, OneStepPlan("minor-edit")}}}}).dump());
   json r = Prompt(llm, "Write a, b and c", {"--workflow", "minor-edit"});
   EXPECT_EQ(r["status"], "done") << last_.err;
   EXPECT_FALSE(PathExists(ws_.Join("c.txt")));
-  std::vector<std::string> errors = Errors("WriteFile");
-  ASSERT_EQ(errors.size(), 3u);
-  EXPECT_NE(errors[2].find("minor-edit rule"), std::string::npos) << errors[2];
+  EXPECT_FALSE(PathExists(ws_.Join("d.txt")));
+  StatusOr<std::string> a = ReadFileToString(ws_.Join("a.txt"));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, "a2\n");
+  std::vector<std::string> refused = Rows(
+      "SELECT e.error FROM execution_starts s JOIN execution_ends e ON e.execution_id = s.execution_id WHERE s.tool = "
+      "'WriteFile' AND s.args_json LIKE '%c.txt%'");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("minor-edit rule"), std::string::npos) << refused[0];
 }
 
 // A repository cannot replace its reviewers' prompts: reviewers.* is
