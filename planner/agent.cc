@@ -35,6 +35,7 @@ Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledge
       stall_(o_.stall),
       fingerprint_(o_.workspace) {
   totals_.status = "session";
+  if (o_.reviews.test_patterns.empty()) o_.reviews.test_patterns = DefaultTestPatterns();
   context_.window = o_.context_window > 0 ? o_.context_window : DefaultContextWindow(o_.model);
 }
 

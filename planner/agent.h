@@ -300,6 +300,7 @@ class Agent {
   // A reviewer's call under way (agent_review.cc).
   struct ReviewCall {
     ReviewRole role = ReviewRole::kQa;
+    std::string model;  // reviewers.ROLE.model, else the utility model
     std::string evidence;
     std::vector<std::string> ids;  // what the answer may cite
     int attempt = 1;

@@ -101,6 +101,8 @@ void Agent::Review(ReviewRole role, const std::string& detail_json, std::functio
   call.started = clock_->Now();
   call.started_wall = clock_->WallMillis();
   call.detail_json = detail_json;
+  const std::string& model = o_.reviews.of(role).model;
+  call.model = model.empty() ? UtilityModel() : model;
   std::vector<std::string> recent;
   json extra = json::object();
   extra["mode"] = ModeName(c.message.mode);
@@ -138,9 +140,7 @@ void Agent::Review(ReviewRole role, const std::string& detail_json, std::functio
 
 void Agent::AskReviewer(uint64_t key, const std::string& problem) {
   ReviewCall& call = reviews_[key].first;
-  const ReviewerSettings& s = o_.reviews.of(call.role);
-  std::string model = s.model.empty() ? UtilityModel() : s.model;
-  ChatRequest req = ReviewRequest(call.role, model, s.prompt, call.evidence, problem);
+  ChatRequest req = ReviewRequest(call.role, call.model, o_.reviews.of(call.role).prompt, call.evidence, problem);
   req.max_tokens = o_.max_tokens;
   uint64_t generation = generation_;
   LlmClient::Callbacks cb;
@@ -155,8 +155,7 @@ void Agent::AskReviewer(uint64_t key, const std::string& problem) {
 void Agent::OnReviewAnswer(uint64_t key, const StatusOr<ChatResponse>& response) {
   ReviewCall& call = reviews_[key].first;
   call.llm_call.reset();
-  const ReviewerSettings& s = o_.reviews.of(call.role);
-  std::string model = s.model.empty() ? UtilityModel() : s.model;
+  const std::string& model = call.model;
   LlmCallRecord rec = AccountModelCall(std::string("reviewer:") + ReviewRoleName(call.role), model, call.started,
                                        call.started_wall, response);
   call.llm_call_ids.push_back(rec.id);
@@ -216,7 +215,7 @@ void Agent::UpdateHold() {
     hold.reason =
         "until a test has been run and seen failing (a command that exits non-zero and names the test file or "
         "test), only test files may change.";
-    hold.allowed = o_.reviews.test_patterns.empty() ? DefaultTestPatterns() : o_.reviews.test_patterns;
+    hold.allowed = o_.reviews.test_patterns;
   } else if (c.workflow == Workflow::kMinorEdit && c.message.mode == Mode::kEdit) {
     hold.rule = "minor-edit";
     hold.reason = "this workflow changes at most " + std::to_string(kMinorEditMaxFiles) +
@@ -449,8 +448,7 @@ void Agent::NoteForReviews(const std::string& execution_id, const std::string& t
     std::string command =
         a.is_object() && a.contains("command") && a["command"].is_string() ? a["command"].get<std::string>() : "";
     std::string output = r.output_head() + r.output_tail();
-    const std::vector<std::string> patterns =
-        o_.reviews.test_patterns.empty() ? DefaultTestPatterns() : o_.reviews.test_patterns;
+    const std::vector<std::string>& patterns = o_.reviews.test_patterns;
     std::string named;
     for (const std::string& f : c.outcome.changed_files) {
       if (IsTestPath(f, patterns) && NamesTest(command, output, f)) {
