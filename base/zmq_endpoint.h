@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,17 @@ struct PollFd {
   bool readable = false;  // set by Poll
   bool writable = false;  // set by Poll
 };
+
+// A CURVE key pair, each key in Z85 (40 characters).
+struct CurveKeyPair {
+  std::string public_key;
+  std::string secret_key;
+};
+StatusOr<CurveKeyPair> GenerateCurveKeyPair();
+// The public key that belongs to a Z85 secret key.
+StatusOr<std::string> CurvePublicKey(const std::string& secret_key);
+// Whether text is a Z85 CURVE key (40 characters of Z85's alphabet).
+bool IsCurveKey(const std::string& text);
 
 class ZmqEndpoint {
  public:
@@ -46,6 +58,25 @@ class ZmqEndpoint {
   // A DEALER connected to endpoint, with the given routing id.
   static StatusOr<std::unique_ptr<ZmqEndpoint>> ConnectDealer(const std::string& endpoint, const std::string& identity);
 
+  // A ROUTER bound to a tcp:// endpoint that speaks CURVE only, as the
+  // server with this key pair. Only clients whose public key (Z85) is in
+  // allowed complete the handshake: a ZAP handler in the socket's own
+  // context answers the library's questions during Poll. A client with
+  // another key, with none (plaintext) or with the wrong server key never
+  // gets a message through in either direction.
+  static StatusOr<std::unique_ptr<ZmqEndpoint>> BindCurveRouter(const std::string& endpoint, const CurveKeyPair& server,
+                                                                const std::set<std::string>& allowed);
+  // A DEALER that connects to a CURVE server whose public key it knows.
+  static StatusOr<std::unique_ptr<ZmqEndpoint>> ConnectCurveDealer(const std::string& endpoint,
+                                                                   const std::string& identity,
+                                                                   const CurveKeyPair& client,
+                                                                   const std::string& server_public);
+  // The endpoint a bound socket listens on (tcp://...:PORT once bound to
+  // port 0 or "*").
+  std::string LastEndpoint() const;
+  // Client keys refused by the ZAP handler so far (Z85), for the log.
+  const std::vector<std::string>& refused_keys() const { return refused_keys_; }
+
   // Sends one message. On a ROUTER, peer names the recipient; on a DEALER it is
   // ignored. Returns ResourceExhausted iff the message would block (the peer's
   // queue is full) and NotFound iff a ROUTER has no such peer.
@@ -59,16 +90,29 @@ class ZmqEndpoint {
   // Receives one message without blocking. Returns false iff none is waiting.
   StatusOr<bool> TryReceive(std::string* peer, std::string* payload);
 
+  // For a loop that waits on other sockets too: the file descriptors to
+  // wait on (ZMQ_FD: readable means "look again", not "a message"), and
+  // whether a message (or, on a CURVE server, a handshake question) is
+  // waiting now. Check Readable before each wait.
+  std::vector<int> WaitFds() const;
+  bool Readable() const;
+
   // True iff the last Poll reported the socket writable.
   bool writable() const { return writable_; }
 
  private:
   ZmqEndpoint(void* context, void* socket, bool router) : context_(context), socket_(socket), router_(router) {}
 
+  // Answers the ZAP requests waiting on zap_ (CURVE servers only).
+  void AnswerZap();
+
   void* context_;  // zmq context; owned
   void* socket_;   // zmq socket; owned
   bool router_;
   bool writable_ = false;
+  void* zap_ = nullptr;            // the ZAP handler's REP socket; owned
+  std::set<std::string> allowed_;  // client public keys (binary, 32 bytes)
+  std::vector<std::string> refused_keys_;
 };
 
 }  // namespace odin

@@ -17,6 +17,20 @@ struct GlobalFlags {
   bool network = false;  // --network: edit-mode commands reach the network
 };
 
+struct KeysFlags {
+  std::string dir;                 // --dir; "": $XDG_CONFIG_HOME/odin/keys
+  std::vector<std::string> hosts;  // --host NAME (repeatable); none: host-1
+};
+
+struct HostFlags {
+  std::string connect;          // --connect tcp://HOST:PORT
+  std::string keys;             // --keys DIR
+  std::string key;              // --key FILE: this host's secret key
+  std::string coordinator_key;  // --coordinator-key FILE|KEY
+  std::string name;             // --name
+  int workers = 0;              // --workers
+};
+
 struct ExecFlags {
   double timeout_seconds = 0;     // --timeout; 0: none
   bool json = false;              // --json
@@ -111,6 +125,9 @@ int RunLedgerVerify(const GlobalFlags& g, bool json);
 // Moves the ledger aside and starts a new chain (Ledger::Reset).
 int RunLedgerReset(const GlobalFlags& g, bool json);
 int RunDoctor(const GlobalFlags& g, bool json);
+// odin keys generate; odin host --connect tcp://HOST:PORT.
+int RunKeysGenerate(const KeysFlags& f);
+int RunHost(const GlobalFlags& g, const HostFlags& f);
 // odin trust: trusts the workspace's odinconfig.json at the hash of its
 // trusted-only settings (trust.h), or revokes that. Exit 0 unless an error
 // (a malformed config, an unwritable trust store) stops it.

@@ -197,6 +197,27 @@ int main(int argc, char** argv) {
   doctor_cmd->fallthrough();
   doctor_cmd->add_flag("--json", doctor_json, "Print JSON");
 
+  odin::KeysFlags keys;
+  CLI::App* keys_cmd = app.add_subcommand("keys", "CURVE keys for the coordinator and its remote hosts");
+  keys_cmd->fallthrough();
+  keys_cmd->require_subcommand(1);
+  CLI::App* keys_generate = keys_cmd->add_subcommand(
+      "generate", "Write the coordinator's key pair (if missing) and a key pair per host, added to allowed_hosts");
+  keys_generate->add_option("--dir", keys.dir, "Where (default: $XDG_CONFIG_HOME/odin/keys)");
+  keys_generate->add_option("--host", keys.hosts, "A host's name (repeatable; default host-1)");
+
+  odin::HostFlags host;
+  CLI::App* host_cmd = app.add_subcommand(
+      "host", "Run workers on this machine for a coordinator elsewhere: odin host --connect tcp://HOST:PORT");
+  host_cmd->fallthrough();
+  host_cmd->add_option("--connect", host.connect, "The coordinator's workers.remote.listen address")->required();
+  host_cmd->add_option("--keys", host.keys, "The keys directory (default: $XDG_CONFIG_HOME/odin/keys)");
+  host_cmd->add_option("--key", host.key, "This host's secret key (default: KEYS/hosts/NAME.key)");
+  host_cmd->add_option("--coordinator-key", host.coordinator_key,
+                       "The coordinator's public key, or its file (default: KEYS/coordinator.pub)");
+  host_cmd->add_option("--name", host.name, "This host's name (default: host-1 for the key, hostname for records)");
+  host_cmd->add_option("--workers", host.workers, "Workers it runs at once (default: the number of cores)");
+
   odin::TrustFlags trust;
   CLI::App* trust_cmd = app.add_subcommand(
       "trust", "Trust this workspace's odinconfig.json (its sandbox, model and allow settings) as it is now");
@@ -307,6 +328,8 @@ int main(int argc, char** argv) {
   if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);
   if (undo_cmd->parsed()) return odin::RunUndo(global, undo);
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
+  if (keys_generate->parsed()) return odin::RunKeysGenerate(keys);
+  if (host_cmd->parsed()) return odin::RunHost(global, host);
   if (trust_cmd->parsed()) return odin::RunTrust(global, trust);
   return odin::RunInteractive(global, agent);
 }

@@ -426,7 +426,7 @@ bool ChangeTracker::TakeReported(std::set<std::string>* out) {
   return trusted;
 }
 
-ChangeSet ChangeTracker::Rescan() {
+ChangeSet ChangeTracker::Rescan(bool full) {
   ++scans_;
   ChangeSet out;
   if (scans_ == 1) {
@@ -442,10 +442,10 @@ ChangeSet ChangeTracker::Rescan() {
       }
     }
     if (out.truncated) StopWatching();
-  } else if (inotify_fd_ < 0 || !DirtyScan(&out)) {
-    // No watches, or they lost events: look at everything again.
+  } else if (full || inotify_fd_ < 0 || !DirtyScan(&out)) {
+    // Asked to, no watches, or they lost events: look at everything again.
     out = ChangeSet();
-    StopWatching();
+    if (!full) StopWatching();
     FullScan(&out);
   }
   std::stable_sort(out.changes.begin(), out.changes.end(),

@@ -100,8 +100,11 @@ class ChangeTracker {
   ~ChangeTracker();
 
   // Looks at the whole tree. Returns what changed since the previous look
-  // (nothing, the first time), which becomes the new reference.
-  ChangeSet Rescan();
+  // (nothing, the first time), which becomes the new reference. full: look
+  // at every entry even where the kernel reported nothing, as for a
+  // command another machine ran on a shared filesystem (inotify hears only
+  // this machine's writes); the watches stay.
+  ChangeSet Rescan(bool full = false);
   bool started() const { return scans_ > 0; }
 
   // A write the coordinator knows of (a file tool's): the file at path

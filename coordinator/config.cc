@@ -66,6 +66,51 @@ Status ReadStrings(const json& value, const std::string& name, std::vector<std::
   return Status::OK();
 }
 
+// workers.remote.
+Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::RemoteWorkers* out) {
+  RETURN_IF_ERROR(CheckKeys(r, "workers.remote",
+                            {"launcher", "listen", "keys", "kinds", "wait_hosts", "wait_seconds", "slurm"}, origin));
+  RETURN_IF_ERROR(Read(r, "workers.remote", "launcher", &out->launcher, origin));
+  if (out->launcher != "off" && out->launcher != "static" && out->launcher != "slurm") {
+    return Status::InvalidArgument(origin, "workers.remote.launcher must be off, static or slurm");
+  }
+  RETURN_IF_ERROR(Read(r, "workers.remote", "listen", &out->listen, origin));
+  if (!out->listen.empty() && out->listen.compare(0, 6, "tcp://") != 0) {
+    return Status::InvalidArgument(origin,
+                                   "workers.remote.listen must be tcp://HOST:PORT (there is no other transport)");
+  }
+  RETURN_IF_ERROR(Read(r, "workers.remote", "keys", &out->keys, origin));
+  if (r.contains("kinds")) {
+    RETURN_IF_ERROR(ReadStrings(r["kinds"], "workers.remote.kinds", &out->kinds, origin));
+    for (const std::string& k : out->kinds) {
+      if (k != "subagent" && k != "readonly" && k != "writable") {
+        return Status::InvalidArgument(origin,
+                                       "workers.remote.kinds: '" + k + "' is not subagent, readonly or writable");
+      }
+    }
+  }
+  RETURN_IF_ERROR(Read(r, "workers.remote", "wait_hosts", &out->wait_hosts, origin));
+  RETURN_IF_ERROR(Read(r, "workers.remote", "wait_seconds", &out->wait_seconds, origin));
+  if (out->launcher != "off" && out->listen.empty()) {
+    return Status::InvalidArgument(origin,
+                                   "workers.remote.listen is needed when workers.remote.launcher is " + out->launcher);
+  }
+  if (r.contains("slurm")) {
+    const json& s = r["slurm"];
+    RETURN_IF_ERROR(CheckKeys(s, "workers.remote.slurm",
+                              {"partition", "cpus", "memory_mb", "time", "max_hosts", "connect"}, origin));
+    RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "partition", &out->slurm.partition, origin));
+    RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "cpus", &out->slurm.cpus, origin));
+    RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "memory_mb", &out->slurm.memory_mb, origin));
+    RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "time", &out->slurm.time, origin));
+    RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "max_hosts", &out->slurm.max_hosts, origin));
+    RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "connect", &out->slurm.connect, origin));
+    if (out->slurm.max_hosts < 1)
+      return Status::InvalidArgument(origin, "workers.remote.slurm.max_hosts must be at least 1");
+  }
+  return Status::OK();
+}
+
 // reviewers.ROLE: {"enabled", "model", "prompt"} and the role's own keys.
 Status ParseReviewers(const json& r, const std::string& origin, ReviewConfig* out) {
   RETURN_IF_ERROR(CheckKeys(r, "reviewers", {"hydrator", "critic", "drift", "qa", "reflection"}, origin));
@@ -451,10 +496,12 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   }
   if (root.contains("workers")) {
     const json& w = root["workers"];
-    RETURN_IF_ERROR(CheckKeys(w, "workers", {"count", "heartbeat_ms"}, origin));
+    RETURN_IF_ERROR(CheckKeys(w, "workers", {"count", "heartbeat_ms", "idle_seconds", "remote"}, origin));
     RETURN_IF_ERROR(Read(w, "workers", "count", &c.worker_count, origin));
     RETURN_IF_ERROR(Read(w, "workers", "heartbeat_ms", &c.heartbeat_ms, origin));
+    RETURN_IF_ERROR(Read(w, "workers", "idle_seconds", &c.idle_seconds, origin));
     if (c.heartbeat_ms < 10) return Status::InvalidArgument(origin, "workers.heartbeat_ms must be at least 10");
+    if (w.contains("remote")) RETURN_IF_ERROR(ParseRemoteWorkers(w["remote"], origin, &c.remote));
   }
   if (root.contains("ledger")) {
     const json& l = root["ledger"];

@@ -11,7 +11,11 @@
 //               "hide": ["/srv/secrets"], "root_hidden": ["/etc/shadow", "/root", ...],
 //               "limits": {"processes": 1024, "memory_mb": 8192, "cpu_seconds": 0,
 //                          "file_size_mb": 8192, "open_files": 4096, "address_space_mb": 0}},
-//   "workers": {"count": 0, "heartbeat_ms": 500},
+//   "workers": {"count": 0, "heartbeat_ms": 500, "idle_seconds": 300,
+//               "remote": {"launcher": "off", "listen": "tcp://0.0.0.0:7171", "keys": "DIR",
+//                          "kinds": ["subagent", "readonly"], "wait_hosts": 0, "wait_seconds": 30,
+//                          "slurm": {"partition": "", "cpus": 2, "memory_mb": 4096, "time": "1:00:00",
+//                                    "max_hosts": 2, "connect": "tcp://HOST:PORT"}}},
 //   "ledger":  {"artifact_cap_bytes": 8388608},
 //   "output":  {"head_bytes": 65536, "tail_bytes": 65536},
 //   "file_cache": {"max_total_bytes": 104857600, "max_file_bytes": 10485760,
@@ -108,8 +112,29 @@ struct Config {
     uint64_t open_files = 4096;     // per command (RLIMIT_NOFILE)
     uint64_t address_space_mb = 0;  // per command (RLIMIT_AS)
   } sandbox_limits;
-  int worker_count = 0;                    // workers.count: 0 = number of cores
-  int heartbeat_ms = 500;                  // workers.heartbeat_ms
+  int worker_count = 0;    // workers.count: 0 = number of cores
+  int heartbeat_ms = 500;  // workers.heartbeat_ms
+  int idle_seconds = 300;  // workers.idle_seconds: an idle Slurm host is given back after this
+  // workers.remote: workers on other machines, run by host agents that
+  // connect over TCP with CURVE (docs/remote.md). Trusted-only, like every
+  // key a workspace may not set.
+  struct RemoteWorkers {
+    std::string launcher = "off";  // off, static (hosts started by others connect) or slurm
+    std::string listen;            // tcp://HOST:PORT the coordinator listens on
+    std::string keys;              // `odin keys generate`'s directory ("": $XDG_CONFIG_HOME/odin/keys)
+    // Which workers may run on a host: subagent, readonly, writable.
+    std::vector<std::string> kinds = {"subagent", "readonly"};
+    int wait_hosts = 0;     // hosts a session waits for before its first call
+    int wait_seconds = 30;  // how long it waits for them
+    struct Slurm {
+      std::string partition;         // "": the cluster's default
+      int cpus = 2;                  // per host agent (srun --cpus-per-task)
+      int memory_mb = 4096;          // per host agent (srun --mem)
+      std::string time = "1:00:00";  // srun --time
+      int max_hosts = 2;             // host agents at most
+      std::string connect;           // the address host agents dial ("": listen's)
+    } slurm;
+  } remote;
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this
   // ledger.before_image_cap_bytes, ledger.before_images_per_command_bytes:
   // a change's bytes before are kept (undoable) up to these; past them only

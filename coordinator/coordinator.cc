@@ -896,13 +896,22 @@ std::vector<BreakerInfo> Coordinator::Breakers() {
 Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) { return pool_.Poll(max_wait, extra_fds); }
 
 Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_id) {
+  // A worker on another machine is recorded with its host: "w-...@NAME#N".
+  std::string host;
+  if (o_.pool.hosts != nullptr) {
+    for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
+      if (w.id == worker_id) host = w.host;
+    }
+  }
+  std::string worker = host.empty() ? worker_id : worker_id + "@" + host;
   ExecutionStart start{call.execution_id,        session_id_, call.agent_id,        call.tool,     call.arguments_json,
-                       CallModeName(*call.mode), worker_id,   clock_->WallMillis(), call.parent_id};
+                       CallModeName(*call.mode), worker,      clock_->WallMillis(), call.parent_id};
   // The start is durable before the worker sees the call.
   RETURN_IF_ERROR(ledger_->AddExecutionStart(start).WithContext("cannot record the call"));
   Call& c = calls_[call.execution_id];
   c.started = true;
   c.dispatched_at = clock_->Now();
+  c.remote = !host.empty();
   return Status::OK();
 }
 
@@ -1041,7 +1050,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // (protected paths already put back).
   std::vector<ChangedFile> changed;
   if (c.tracked) {
-    ChangeSet changes = tracker_->Rescan();
+    ChangeSet changes = tracker_->Rescan(/*full=*/c.remote);
     if (!amended) amended = r;
     // The strict profile: a model's command changes only files it cited
     // its analysis of; the others are put back before anything records them.

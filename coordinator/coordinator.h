@@ -272,10 +272,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     CallHandlers handlers;
     SteadyTime dispatched_at{};
     bool started = false;
-    std::string write_path;                               // the file a writing tool holds the lock of
-    std::string output;                                   // the first artifact_cap bytes of output, in arrival order
-    bool validate = true;                                 // false for a rollback, which is not validated
-    std::string approval_key;                             // waiting for the user: what "for the session" would allow
+    bool remote = false;       // ran on another host's worker: its changes are looked for in full
+    std::string write_path;    // the file a writing tool holds the lock of
+    std::string output;        // the first artifact_cap bytes of output, in arrival order
+    bool validate = true;      // false for a rollback, which is not validated
+    std::string approval_key;  // waiting for the user: what "for the session" would allow
     std::unique_ptr<ProtectedSnapshot> protected_before;  // a writable command: the protected files before it
     // For lsp_check: the file, and the content validated.
     std::string check_path;

@@ -9,13 +9,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iostream>
 
 #include <spdlog/spdlog.h>
 
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "coordinator/config_loader.h"
-#include "base/secrets.h"
+#include "coordinator/curve_keys.h"
 #include "coordinator/worker_sandbox.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"
@@ -25,6 +26,88 @@ namespace odin {
 int CpuCount() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::function<SpawnOptions(const WorkerSpawn&)> WorkerSpawnSpec(const WorkerSandbox& sandbox, const std::string& bin,
+                                                                const std::string& workspace, int heartbeat_ms,
+                                                                const std::vector<std::string>& worker_env,
+                                                                const std::map<std::string, McpServerSpec>& mcp,
+                                                                int log_fd) {
+  return [=](const WorkerSpawn& w) {
+    SpawnOptions o;
+    o.argv = sandbox.LauncherArgv(w.policy, w.socket_path, w.credentials_fd, w.lane);
+    const char* program = w.policy == WorkerPolicy::kLspHost    ? "odin-lsp-host"
+                          : w.policy == WorkerPolicy::kSubagent ? "odin-subagent"
+                          : IsMcpPolicy(w.policy)               ? "odin-mcp-worker"
+                          : w.policy == WorkerPolicy::kWeb      ? "odin-web-worker"
+                                                                : "odin-worker";
+    o.argv.insert(o.argv.end(), {JoinPath(bin, program), "--connect", w.endpoint, "--credentials-fd",
+                                 std::to_string(w.credentials_fd), "--workspace", workspace, "--heartbeat-ms",
+                                 std::to_string(heartbeat_ms)});
+    o.env = worker_env;
+    if (IsMcpPolicy(w.policy)) {
+      auto server = mcp.find(w.lane);
+      if (server != mcp.end()) o.env.push_back(McpWorkerEnvironment(server->second));
+    }
+    o.stderr_fd = log_fd;
+    // SIGTERM, not SIGKILL: without namespaces the launcher uses it to kill
+    // the worker's whole tree before it goes.
+    o.parent_death_signal = SIGTERM;
+    return o;
+  };
+}
+
+void PrepareCgroupParent(const Config& config, SandboxPolicy policy, WorkerSandbox* sandbox) {
+  Config::Limits limits = config.sandbox_limits;
+  // cgroup v2: the sandboxes' groups need a parent that delegates pids and
+  // memory; odin may first have to move itself into a leaf. On v1 each
+  // launcher manages on its own.
+  CgroupLimits cgroup_limits{limits.processes, limits.memory_mb << 20};
+  if (cgroup_limits.any() && policy != SandboxPolicy::kOff && IsCgroupV2("/sys/fs/cgroup")) {
+    CgroupHost host = CgroupHost::Real();
+    CgroupV2Plan plan = PlanCgroupV2(host, cgroup_limits);
+    Status applied =
+        plan.possible ? ApplyCgroupV2Plan(plan, host) : Status::FailedPrecondition("cgroup v2", plan.reason);
+    if (applied.ok()) {
+      sandbox->set_cgroup_parent(plan.parent);
+    } else {
+      // Each launcher says so in the workers' log; odin doctor explains.
+      spdlog::debug("no cgroup v2 parent for sandboxes: {}", applied.message());
+    }
+  }
+}
+
+StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
+                                                      bool commands_network, Duration heartbeat, int liveness) {
+  const Config::RemoteWorkers& r = config.remote;
+  std::string keys = r.keys.empty() ? DefaultKeysDir() : r.keys;
+  RemoteHostsOptions o;
+  o.listen = r.listen;
+  StatusOr<CurveKeyPair> server = LoadKeyPair(JoinPath(keys, "coordinator.key"));
+  if (!server.ok()) {
+    return server.status().WithContext("workers.remote: the coordinator's key (run `odin keys generate`)");
+  }
+  o.server = *server;
+  StatusOr<std::set<std::string>> allowed = LoadAllowedHosts(JoinPath(keys, "allowed_hosts"));
+  if (!allowed.ok()) return allowed.status().WithContext("workers.remote: the hosts' allow list");
+  o.allowed_hosts = *allowed;
+  o.workspace = ws.root;
+  ASSIGN_OR_RETURN(o.workspace_token, EnsureWorkspaceToken(ws.state_dir));
+  // What local workers would get: bubblewrap is a must under require, and
+  // under auto when we are root (no fallback for root there either).
+  o.require_namespaces = policy == SandboxPolicy::kRequire || (policy == SandboxPolicy::kAuto && geteuid() == 0);
+  o.sandbox_policy = SandboxPolicyName(policy);
+  o.commands_network = commands_network;
+  for (const std::string& k : r.kinds) {
+    if (k == "subagent") o.kinds.insert(WorkerPolicy::kSubagent);
+    if (k == "readonly") o.kinds.insert(WorkerPolicy::kReadonly);
+    if (k == "writable") o.kinds.insert(WorkerPolicy::kWritable);
+  }
+  o.heartbeat_interval = heartbeat;
+  o.liveness = liveness;
+  StatusOr<std::unique_ptr<RemoteHosts>> hosts = RemoteHosts::Listen(std::move(o), RealClock::Get());
+  if (!hosts.ok()) return hosts.status().WithContext("workers.remote: cannot listen on " + r.listen);
+  return hosts;
 }
 
 Runtime::~Runtime() {
@@ -137,22 +220,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.web_fetch_options = web.SerializeAsString();
   co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
   sandbox.set_commands_network(co.commands_network);
-  // cgroup v2: the sandboxes' groups need a parent that delegates pids and
-  // memory; odin may first have to move itself into a leaf. On v1 each
-  // launcher manages on its own.
-  CgroupLimits cgroup_limits{limits.processes, limits.memory_mb << 20};
-  if (cgroup_limits.any() && policy != SandboxPolicy::kOff && IsCgroupV2("/sys/fs/cgroup")) {
-    CgroupHost host = CgroupHost::Real();
-    CgroupV2Plan plan = PlanCgroupV2(host, cgroup_limits);
-    Status applied =
-        plan.possible ? ApplyCgroupV2Plan(plan, host) : Status::FailedPrecondition("cgroup v2", plan.reason);
-    if (applied.ok()) {
-      sandbox.set_cgroup_parent(plan.parent);
-    } else {
-      // Each launcher says so in the workers' log; odin doctor explains.
-      spdlog::debug("no cgroup v2 parent for sandboxes: {}", applied.message());
-    }
-  }
+  PrepareCgroupParent(config, policy, &sandbox);
   co.pool.worker_uid = sandbox.run_uid();
   co.pool.describe_setup_failure = [log_path] {
     // The launcher's last line in the log: "odin-sandbox: <why>".
@@ -163,28 +231,18 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     std::string line = log->substr(at + 14, log->find('\n', at) - at - 14);
     return line.size() > 400 ? line.substr(0, 400) + "..." : line;
   };
-  co.pool.spawn_spec = [=](const WorkerSpawn& w) {
-    SpawnOptions o;
-    o.argv = sandbox.LauncherArgv(w.policy, w.socket_path, w.credentials_fd, w.lane);
-    const char* program = w.policy == WorkerPolicy::kLspHost    ? "odin-lsp-host"
-                          : w.policy == WorkerPolicy::kSubagent ? "odin-subagent"
-                          : IsMcpPolicy(w.policy)               ? "odin-mcp-worker"
-                          : w.policy == WorkerPolicy::kWeb      ? "odin-web-worker"
-                                                                : "odin-worker";
-    o.argv.insert(o.argv.end(), {JoinPath(bin, program), "--connect", w.endpoint, "--credentials-fd",
-                                 std::to_string(w.credentials_fd), "--workspace", ws.root, "--heartbeat-ms",
-                                 std::to_string(heartbeat_ms)});
-    o.env = worker_env;
-    if (IsMcpPolicy(w.policy)) {
-      auto server = config.mcp_servers.find(w.lane);
-      if (server != config.mcp_servers.end()) o.env.push_back(McpWorkerEnvironment(server->second));
+  co.pool.spawn_spec = WorkerSpawnSpec(sandbox, bin, ws.root, heartbeat_ms, worker_env, config.mcp_servers, log_fd);
+
+  if (config.remote.launcher != "off") {
+    ASSIGN_OR_RETURN(rt->remote_hosts_, ListenForHosts(ws, config, policy, co.commands_network,
+                                                       co.pool.heartbeat_interval, co.pool.liveness));
+    co.pool.hosts = rt->remote_hosts_.get();
+    if (config.remote.wait_hosts > 0) {
+      Status joined = rt->remote_hosts_->WaitForHosts(static_cast<size_t>(config.remote.wait_hosts),
+                                                      seconds(config.remote.wait_seconds));
+      if (!joined.ok()) std::cerr << "odin: " << joined.message() << "; going on with the hosts there are\n";
     }
-    o.stderr_fd = log_fd;
-    // SIGTERM, not SIGKILL: without namespaces the launcher uses it to kill
-    // the worker's whole tree before it goes.
-    o.parent_death_signal = SIGTERM;
-    return o;
-  };
+  }
 
   // Workers start first: their sandboxes come up on another core while the
   // ledger opens. A ledger that fails to open takes them down again (the

@@ -8,8 +8,11 @@
 // Destruction runs in reverse: the pool shuts its workers down before the
 // transport and the ledger go away.
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/process_launcher.h"
 #include "base/status.h"
@@ -17,6 +20,8 @@
 #include "coordinator/coordinator.h"
 #include "ledger/ledger.h"
 #include "coordinator/worker_transport.h"
+#include "coordinator/remote_hosts.h"
+#include "coordinator/worker_sandbox.h"
 #include "coordinator/workspace.h"
 
 namespace odin {
@@ -51,6 +56,8 @@ class Runtime {
   const Config& config() const { return config_; }
   Coordinator& coordinator() { return *coordinator_; }
   Ledger& ledger() { return *ledger_; }
+  // The hosts of workers.remote; null when it is off.
+  RemoteHosts* remote_hosts() { return remote_hosts_.get(); }
   // Ledger::Flush, if the ledger is open (a failed Start may not have got
   // that far).
   void FlushLedger() {
@@ -65,9 +72,28 @@ class Runtime {
   RealProcessLauncher launcher_;
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<ZmqWorkerTransport> transport_;
+  std::unique_ptr<RemoteHosts> remote_hosts_;  // workers.remote: the pool's other machines
   int worker_log_fd_ = -1;
   std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
+
+// The command line of a worker: odin-sandbox with the policy's sandbox,
+// then the worker's program connecting to its own socket. The coordinator's
+// pool and a host agent's use the same.
+std::function<SpawnOptions(const WorkerSpawn&)> WorkerSpawnSpec(const WorkerSandbox& sandbox, const std::string& bin,
+                                                                const std::string& workspace, int heartbeat_ms,
+                                                                const std::vector<std::string>& worker_env,
+                                                                const std::map<std::string, McpServerSpec>& mcp,
+                                                                int log_fd);
+// cgroup v2: gives the sandboxes' groups a parent that delegates pids and
+// memory (odin may first move itself into a leaf). On v1 each launcher
+// manages on its own; where neither works, the launchers say so.
+void PrepareCgroupParent(const Config& config, SandboxPolicy policy, WorkerSandbox* sandbox);
+
+// workers.remote: listens for host agents with the keys of workers.remote.keys,
+// after making sure the workspace has the token hosts read.
+StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
+                                                      bool commands_network, Duration heartbeat, int liveness);
 
 // Returns the number of online CPUs (at least 1).
 int CpuCount();

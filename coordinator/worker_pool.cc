@@ -1,3 +1,7 @@
+// Long file: the pool is one state machine (spawn, Hello, dispatch, heartbeats,
+// deadlines, kills, exits, local and on remote hosts) whose parts share its
+// invariants; split, each part would need the others' state.
+
 #include "coordinator/worker_pool.h"
 
 #include <fcntl.h>
@@ -83,6 +87,22 @@ Status WorkerPool::SpawnWorker(const Key& key) {
     GiveUp(key, why);
     return why;
   };
+  if (o_.hosts != nullptr) {
+    std::string host = o_.hosts->Place(policy, w.lane);
+    if (!host.empty()) {
+      Status spawned = o_.hosts->Spawn(host, w.id, w.secret, policy, w.lane);
+      if (spawned.ok()) {
+        w.host = host;
+        w.pid = --next_remote_handle_;
+        w.expiry = clock_->Now() + o_.start_timeout;
+        spdlog::debug("spawning worker {} on host {}", w.id, host);
+        workers_.emplace(w.pid, std::move(w));
+        return Status::OK();
+      }
+      spdlog::warn("cannot start a {} on host {}: {}; starting it here", WorkerPolicyName(policy), host,
+                   spawned.message());
+    }
+  }
   StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(o_.worker_uid);
   if (!endpoint.ok()) return fail(endpoint.status());
   w.endpoint = endpoint->endpoint;
@@ -151,7 +171,7 @@ void WorkerPool::SendCancel(Worker* w, int reason) {
   env.mutable_cancel()->set_execution_id(w->job->call.execution_id);
   env.mutable_cancel()->set_reason(static_cast<v1::CancelReason>(reason));
   env.mutable_cancel()->set_kill_grace_ms(static_cast<uint32_t>(ToMillis(o_.command_kill_grace)));
-  Status s = transport_->Send(w->id, env);
+  Status s = SendTo(*w, env);
   if (!s.ok()) spdlog::warn("cancel to {}: {}", w->id, s.message());
   w->job->phase = JobPhase::kCancelSent;
   w->job->phase_at = clock_->Now();
@@ -203,7 +223,7 @@ void WorkerPool::KillWorker(Worker* w, const std::string& reason) {
   w->state = WorkerState::kStopping;
   // SIGTERM first: the launcher then kills the worker's whole tree (which
   // matters where no pid namespace does it); SIGKILL follows if it lingers.
-  launcher_->SignalGroup(w->pid, SIGTERM);
+  Signal(*w, SIGTERM);
   w->kill_at = clock_->Now() + o_.term_grace;
 }
 
@@ -291,7 +311,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
 bool WorkerPool::SendToHolder(const std::string& execution_id, const v1::Envelope& env) {
   for (auto& [pid, w] : workers_) {
     if (w.job && w.job->call.execution_id == execution_id && w.state != WorkerState::kStopping) {
-      Status s = transport_->Send(w.id, env);
+      Status s = SendTo(w, env);
       if (!s.ok()) spdlog::warn("to {}: {}", w.id, s.message());
       return s.ok();
     }
@@ -299,18 +319,19 @@ bool WorkerPool::SendToHolder(const std::string& execution_id, const v1::Envelop
   return false;
 }
 
-void WorkerPool::HandleExit(pid_t pid, int wait_status) {
+void WorkerPool::HandleExit(pid_t pid, int wait_status, const std::string& reason) {
   auto it = workers_.find(pid);
   if (it == workers_.end()) return;
   Worker w = std::move(it->second);
   workers_.erase(it);
-  transport_->CloseEndpoint(w.endpoint);
-  std::string how = DescribeWaitStatus(wait_status);
+  if (w.host.empty()) transport_->CloseEndpoint(w.endpoint);
+  std::string how = reason.empty() ? DescribeWaitStatus(wait_status) : reason;
+  if (!w.host.empty()) how += " on host " + w.host;
   spdlog::debug("worker {} {}", w.id, how);
 
   if (w.job) {
     const Job& job = *w.job;
-    if (!w.namespaced && w.job_pgid > 0) launcher_->KillOrphanedGroup(w.job_pgid);
+    if (!w.namespaced && w.job_pgid > 0 && w.host.empty()) launcher_->KillOrphanedGroup(w.job_pgid);
     if (shutting_down_) {
       Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator shut down while the call ran",
            std::nullopt, v1::EXIT_REASON_KILLED);
@@ -321,14 +342,17 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status) {
       Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED,
            "cancelled; the worker did not stop the command and was killed", std::nullopt, v1::EXIT_REASON_KILLED);
     } else {
-      std::string why = w.stop_reason.empty() ? how : w.stop_reason;
+      std::string why = w.stop_reason.empty() || !reason.empty() ? how : w.stop_reason;
       Fail(job.call, v1::TOOL_STATUS_CRASHED, v1::CODE_UNAVAILABLE,
            "worker " + w.id + " died while running the call (" + why + ")", std::nullopt, v1::EXIT_REASON_CRASHED);
     }
   }
   if (shutting_down_ || !health(w.policy, w.lane).ok()) return;
 
-  if (!w.said_hello) {
+  if (!w.said_hello && !w.host.empty()) {
+    // The host is judged, not the policy: its own failures stop placement there.
+    o_.hosts->StartFailed(w.host, how);
+  } else if (!w.said_hello) {
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kSandboxSetupFailedExit) {
       std::string why = o_.describe_setup_failure ? o_.describe_setup_failure() : "";
       return GiveUp(w.key(), Status::FailedPrecondition("the sandbox could not be set up",
@@ -348,7 +372,7 @@ void WorkerPool::CheckTimers() {
   SteadyTime now = clock_->Now();
   for (auto& [pid, w] : workers_) {
     if (w.state == WorkerState::kStopping && w.kill_at && now >= *w.kill_at) {
-      launcher_->SignalGroup(w.pid, SIGKILL);
+      Signal(w, SIGKILL);
       w.kill_at.reset();
     }
     if (w.state != WorkerState::kStopping && now >= w.expiry) {
@@ -365,14 +389,14 @@ void WorkerPool::CheckTimers() {
         break;
       case JobPhase::kCancelSent:
         if (now >= job.phase_at + o_.cancel_grace) {
-          launcher_->SignalGroup(w.pid, SIGTERM);
+          Signal(w, SIGTERM);
           job.phase = JobPhase::kTermSent;
           job.phase_at = now;
         }
         break;
       case JobPhase::kTermSent:
         if (now >= job.phase_at + o_.term_grace) {
-          launcher_->SignalGroup(w.pid, SIGKILL);
+          Signal(w, SIGKILL);
           job.phase = JobPhase::kKillSent;
           job.phase_at = now;
         }
@@ -392,7 +416,7 @@ void WorkerPool::SendDueHeartbeats() {
   for (auto& [pid, w] : workers_) {
     if (w.state != WorkerState::kIdle && w.state != WorkerState::kBusy) continue;
     // A heartbeat that cannot be sent is not an error: liveness judges the worker.
-    Status sent = transport_->Send(w.id, hb);
+    Status sent = SendTo(w, hb);
     if (!sent.ok()) spdlog::debug("heartbeat to {}: {}", w.id, sent.message());
   }
   next_heartbeat_ = now + o_.heartbeat_interval;
@@ -449,7 +473,7 @@ void WorkerPool::Dispatch() {
     if (!call.agent_task.empty()) req->mutable_agent_task()->ParseFromString(call.agent_task);
     req->set_approved_outside_path(call.approved_outside_path);
     if (!call.web_fetch_options.empty()) req->mutable_web_fetch()->ParseFromString(call.web_fetch_options);
-    Status sent = transport_->Send(w.id, env);
+    Status sent = SendTo(w, env);
     Job job;
     job.call = std::move(call);
     if (job.call.timeout > Duration::zero()) job.deadline = clock_->Now() + job.call.timeout;
@@ -463,6 +487,7 @@ void WorkerPool::Dispatch() {
 
 SteadyTime WorkerPool::NextTimer() const {
   SteadyTime t = next_heartbeat_;
+  if (o_.hosts != nullptr) t = std::min(t, o_.hosts->NextTimer());
   for (const auto& [pid, w] : workers_) {
     if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
     if (w.kill_at) t = std::min(t, *w.kill_at);
@@ -504,12 +529,17 @@ Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   std::vector<PollFd> fds;
   if (extra_fds != nullptr) fds = *extra_fds;
   for (int fd : launcher_->WatchFds()) fds.push_back({fd});
+  if (o_.hosts != nullptr) {
+    o_.hosts->AddWaitFds(&fds);
+    if (o_.hosts->Pending()) timeout = Duration::zero();
+  }
   RETURN_IF_ERROR(transport_->Wait(timeout, &fds));
   if (extra_fds != nullptr) {
     for (size_t i = 0; i < extra_fds->size(); ++i) (*extra_fds)[i] = fds[i];
   }
 
   DrainMessages();
+  PumpHosts();
   for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
   CheckTimers();
   Dispatch();
@@ -524,10 +554,10 @@ void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile)
   for (auto& [pid, w] : workers_) {
     if (w.state == WorkerState::kIdle || w.state == WorkerState::kBusy) {
       // One that cannot hear it is killed when the wait ends.
-      Status sent = transport_->Send(w.id, env);
+      Status sent = SendTo(w, env);
       if (!sent.ok()) spdlog::debug("shutdown to {}: {}", w.id, sent.message());
     } else if (w.state == WorkerState::kStarting) {
-      launcher_->SignalGroup(pid, SIGKILL);  // holds nothing; no need to wait for it
+      Signal(w, SIGKILL);  // holds nothing; no need to wait for it
     }
   }
   if (meanwhile) meanwhile();
@@ -535,16 +565,20 @@ void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile)
   while (!workers_.empty() && clock_->Now() < until) {
     std::vector<PollFd> fds;
     for (int fd : launcher_->WatchFds()) fds.push_back({fd});
+    if (o_.hosts != nullptr) o_.hosts->AddWaitFds(&fds);
     if (fds.empty()) break;  // no way to wait for exits; stop waiting
-    Status waited = transport_->Wait(until - clock_->Now(), &fds);
+    Duration left = until - clock_->Now();
+    if (o_.hosts != nullptr && o_.hosts->Pending()) left = Duration::zero();
+    Status waited = transport_->Wait(left, &fds);
     if (!waited.ok()) {
       spdlog::warn("shutdown: {}", waited.message());
       break;  // the workers left are killed below
     }
     DrainMessages();  // a result that arrives now is real: keep it
+    PumpHosts();
     for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
   }
-  for (auto& [pid, w] : workers_) launcher_->SignalGroup(pid, SIGKILL);
+  for (auto& [pid, w] : workers_) Signal(w, SIGKILL);
   // Calls still held end now; the launcher reaps the processes.
   std::vector<pid_t> left;
   for (auto& [pid, w] : workers_) left.push_back(pid);
@@ -556,10 +590,39 @@ void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile)
   }
 }
 
+Status WorkerPool::SendTo(Worker& w, const v1::Envelope& env) {
+  return w.host.empty() ? transport_->Send(w.id, env) : o_.hosts->Send(w.host, w.id, env);
+}
+
+void WorkerPool::Signal(Worker& w, int signal) {
+  if (w.host.empty()) {
+    launcher_->SignalGroup(w.pid, signal);
+  } else {
+    o_.hosts->Signal(w.host, w.id, signal);
+  }
+}
+
+void WorkerPool::PumpHosts() {
+  if (o_.hosts == nullptr) return;
+  std::vector<WorkerHosts::Event> events;
+  o_.hosts->Pump(&events);
+  for (WorkerHosts::Event& e : events) {
+    Worker* w = FindById(e.worker_id);
+    if (w == nullptr || w->host.empty()) continue;  // gone already, or not a remote one
+    if (e.exited) {
+      HandleExit(w->pid, e.wait_status, e.reason);
+      continue;
+    }
+    v1::Envelope env;
+    if (!env.ParseFromString(e.envelope)) env.Clear();
+    HandleMessage(e.worker_id, env);
+  }
+}
+
 std::vector<WorkerPool::WorkerInfo> WorkerPool::workers() const {
   std::vector<WorkerInfo> out;
   for (const auto& [pid, w] : workers_) {
-    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.policy, w.lane});
+    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.policy, w.lane, w.host});
   }
   return out;
 }

@@ -68,6 +68,39 @@ struct WorkerSpawn {
   int credentials_fd = -1;  // inherited fd holding "<id> <secret>\n"; the spec passes its number on
 };
 
+// Where workers may run besides this machine: RemoteHosts, the host agents
+// connected over TCP with CURVE. The pool asks it where each new worker
+// goes, and hears from it what those workers say and when they end. A
+// remote worker is otherwise one like any other: the same Hello with its
+// secret, heartbeats, deadlines and kills.
+class WorkerHosts {
+ public:
+  virtual ~WorkerHosts() = default;
+  // The host a new worker of this policy goes to, or "" for this machine.
+  virtual std::string Place(WorkerPolicy policy, const std::string& lane) = 0;
+  virtual Status Spawn(const std::string& host, const std::string& worker_id, const std::string& secret,
+                       WorkerPolicy policy, const std::string& lane) = 0;
+  virtual Status Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) = 0;
+  virtual void Signal(const std::string& host, const std::string& worker_id, int signal) = 0;
+  // A worker on host ended before its Hello.
+  virtual void StartFailed(const std::string& host, const std::string& how) = 0;
+  // What the pool waits on besides its transport, and whether something is
+  // waiting already (then it does not block).
+  virtual void AddWaitFds(std::vector<PollFd>* fds) = 0;
+  virtual bool Pending() = 0;
+  virtual SteadyTime NextTimer() const = 0;
+  struct Event {
+    std::string worker_id;
+    bool exited = false;   // else a message from the worker
+    std::string envelope;  // the message, serialized
+    int wait_status = 0;
+    std::string reason;  // why it ended, when it was not its own doing (its host was lost)
+  };
+  // Handles the hosts' traffic and timers; appends what their workers said
+  // or did.
+  virtual void Pump(std::vector<Event>* events) = 0;
+};
+
 struct WorkerPoolOptions {
   int size = 1;           // workers kept running, per sandbox policy in use
   int subagent_size = 4;  // subagent workers: how many subagents run at once
@@ -89,6 +122,8 @@ struct WorkerPoolOptions {
   // Why the sandbox launcher refused to start a worker (its last word in the
   // workers' log), for the error calls end with. Optional.
   std::function<std::string()> describe_setup_failure;
+  // Other machines' hosts, when workers.remote is on. Not owned.
+  WorkerHosts* hosts = nullptr;
 };
 
 class WorkerPool {
@@ -158,6 +193,7 @@ class WorkerPool {
     std::string execution_id;
     WorkerPolicy policy;
     std::string lane;
+    std::string host;  // "" on this machine
   };
   std::vector<WorkerInfo> workers() const;
 
@@ -173,8 +209,9 @@ class WorkerPool {
   struct Worker {
     std::string id;
     std::string secret;    // what its Hello must carry
-    std::string endpoint;  // its own socket
-    pid_t pid = 0;
+    std::string endpoint;  // its own socket ("" on another host)
+    std::string host;      // the host agent it runs under ("" here)
+    pid_t pid = 0;         // negative on another host: a handle, not a process
     WorkerPolicy policy = WorkerPolicy::kWritable;
     std::string lane;
     std::pair<WorkerPolicy, std::string> key() const { return {policy, lane}; }
@@ -195,7 +232,11 @@ class WorkerPool {
   // Spawns the workers of a key if it has none.
   void EnsureWorkers(const Key& key);
   void HandleMessage(const std::string& worker_id, const v1::Envelope& env);
-  void HandleExit(pid_t pid, int wait_status);
+  void HandleExit(pid_t pid, int wait_status, const std::string& reason = "");
+  // What the hosts' workers said and did since the last look.
+  void PumpHosts();
+  Status SendTo(Worker& w, const v1::Envelope& env);
+  void Signal(Worker& w, int signal);
   void DrainMessages();
   void KillWorker(Worker* w, const std::string& reason);
   void CheckTimers();
@@ -221,6 +262,7 @@ class WorkerPool {
   std::set<std::string> refused_peers_;  // recorded once each (bounded)
   bool shutting_down_ = false;
   std::map<Key, Status> health_;  // absent: OK
+  pid_t next_remote_handle_ = 0;  // remote workers' pids count down from -1
 };
 
 }  // namespace odin

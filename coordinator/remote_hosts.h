@@ -1,0 +1,147 @@
+#pragma once
+// RemoteHosts: the coordinator's side of the host agents on other machines
+// (WorkerHosts for the pool). It listens on tcp:// with CURVE only: a ZAP
+// handler lets in the host keys of the allow list and nothing else, so a
+// client with another key, with none, or speaking plaintext never gets a
+// message through.
+//
+// A host that connects says HostHello. It is refused (HostRefused, and
+// nothing it says afterwards is read) when:
+//   - it speaks another protocol version;
+//   - it sees another workspace: its path differs, or the token it read
+//     under the workspace's .odin/ is not the one this coordinator wrote
+//     there (so the files it shows its workers are the ones we validate);
+//   - its sandbox is weaker than the coordinator's sandbox policy demands
+//     (require, or auto as root: bubblewrap's namespaces).
+// A welcomed host gets workers of the kinds workers.remote.kinds allows,
+// up to its max_workers, least loaded first. Its workers' envelopes are
+// relayed unchanged; the pool judges them as it judges local ones. A host
+// relays only for workers it was given.
+//
+// A host silent for `liveness` heartbeat intervals is lost: each of its
+// workers ends (its call as crashed, "host lost"), and the host is
+// forgotten. Its agent, hearing nothing from us for as long, kills those
+// workers' commands itself and reconnects with a fresh HostHello, so
+// nothing runs twice.
+//
+// Passive like the pool: everything happens in Pump. Thread-safety: none.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "base/zmq_endpoint.h"
+#include "coordinator/worker_pool.h"
+
+namespace odin {
+
+namespace v1 {
+class HostEnvelope;
+class HostHello;
+}  // namespace v1
+
+struct RemoteHostsOptions {
+  std::string listen;  // tcp://HOST:PORT
+  CurveKeyPair server;
+  std::set<std::string> allowed_hosts;  // hosts' public keys (Z85)
+  std::string workspace;                // its path; hosts must see it there
+  std::string workspace_token;          // what the coordinator wrote under .odin/
+  bool require_namespaces = true;       // refuse hosts whose workers get no namespaces
+  std::string sandbox_policy = "auto";  // told to the hosts
+  bool commands_network = false;
+  std::set<WorkerPolicy> kinds;  // the policies whose workers may go to a host
+  Duration heartbeat_interval = milliseconds(500);
+  int liveness = 3;
+  int max_start_failures = 3;  // workers that die before Hello, then no more placement there
+};
+
+class RemoteHosts final : public WorkerHosts {
+ public:
+  static StatusOr<std::unique_ptr<RemoteHosts>> Listen(RemoteHostsOptions options, Clock* clock);
+
+  // WorkerHosts.
+  std::string Place(WorkerPolicy policy, const std::string& lane) override;
+  Status Spawn(const std::string& host, const std::string& worker_id, const std::string& secret, WorkerPolicy policy,
+               const std::string& lane) override;
+  Status Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) override;
+  void Signal(const std::string& host, const std::string& worker_id, int signal) override;
+  void StartFailed(const std::string& host, const std::string& how) override;
+  void AddWaitFds(std::vector<PollFd>* fds) override;
+  bool Pending() override;
+  SteadyTime NextTimer() const override;
+  void Pump(std::vector<Event>* events) override;
+
+  // Handles hosts' Hellos until n are welcome or timeout passes (before
+  // any worker exists). DeadlineExceeded names how many came.
+  Status WaitForHosts(size_t n, Duration timeout);
+
+  // Where it listens (the port filled in when it was 0).
+  std::string endpoint() const { return endpoint_; }
+
+  struct HostInfo {
+    std::string id;
+    std::string name;
+    uint32_t cores = 0;
+    uint32_t max_workers = 0;
+    std::string sandbox;
+    size_t workers = 0;
+    bool usable = true;
+  };
+  std::vector<HostInfo> hosts() const;
+  // Hosts refused so far, each with why (bounded), and client keys the ZAP
+  // handler turned away.
+  const std::vector<std::string>& refusals() const { return refusals_; }
+  std::vector<std::string> refused_keys() const { return router_->refused_keys(); }
+  // Called with each welcome and refusal (the coordinator records them).
+  void set_on_event(std::function<void(const std::string& kind, const std::string& text)> f) {
+    on_event_ = std::move(f);
+  }
+
+ private:
+  struct Host {
+    std::string peer;  // routing id
+    std::string id;
+    std::string name;
+    uint32_t cores = 0;
+    uint32_t max_workers = 0;
+    std::string sandbox;
+    std::set<std::string> workers;
+    SteadyTime expiry{};
+    int start_failures = 0;
+    bool usable = true;
+  };
+  RemoteHosts(RemoteHostsOptions o, Clock* clock, std::unique_ptr<ZmqEndpoint> router)
+      : o_(std::move(o)), clock_(clock), router_(std::move(router)) {}
+  void HandleHello(const std::string& peer, const v1::HostHello& hello);
+  // Why a host's Hello is refused, or "" if it is welcome.
+  std::string Judge(const v1::HostHello& hello) const;
+  Status SendTo(const std::string& peer, const v1::HostEnvelope& env);
+  void LoseHost(std::map<std::string, Host>::iterator it, const std::string& why, std::vector<Event>* events);
+  void Note(const std::string& kind, const std::string& text);
+
+  RemoteHostsOptions o_;
+  Clock* clock_;
+  std::unique_ptr<ZmqEndpoint> router_;
+  std::string endpoint_;
+  std::map<std::string, Host> hosts_;         // by peer (routing id)
+  std::map<std::string, std::string> by_id_;  // host id -> peer
+  std::set<std::string> refused_peers_;       // never read again
+  std::vector<std::string> refusals_;
+  SteadyTime next_heartbeat_{};
+  int next_host_ = 0;
+  std::function<void(const std::string&, const std::string&)> on_event_;
+};
+
+// The token hosts read to show they see this workspace:
+// <state_dir>/host-token (0600), made once per workspace by the first
+// coordinator that listens for hosts and read by every later one.
+StatusOr<std::string> EnsureWorkspaceToken(const std::string& state_dir);
+StatusOr<std::string> ReadWorkspaceToken(const std::string& state_dir);
+
+}  // namespace odin

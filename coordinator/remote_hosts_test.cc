@@ -1,0 +1,276 @@
+// RemoteHosts over real ZeroMQ sockets on loopback: who gets in, who is
+// refused and why, what a host may relay, and what its loss ends.
+
+#include "coordinator/remote_hosts.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "base/file_util.h"
+#include "coordinator/curve_keys.h"
+#include "odin/v1/host.pb.h"
+#include "odin/v1/worker.pb.h"
+
+namespace odin {
+namespace {
+
+constexpr char kWorkspace[] = "/srv/ws";
+
+std::unique_ptr<ZmqEndpoint> Take(StatusOr<std::unique_ptr<ZmqEndpoint>> r) {
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(*r) : nullptr;
+}
+const std::string kToken(64, 'a');
+
+class RemoteHostsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = *GenerateCurveKeyPair();
+    host_ = *GenerateCurveKeyPair();
+  }
+
+  std::unique_ptr<RemoteHosts> Listen(bool require_namespaces = true, Duration heartbeat = milliseconds(500)) {
+    RemoteHostsOptions o;
+    o.listen = "tcp://127.0.0.1:0";
+    o.server = server_;
+    o.allowed_hosts = {host_.public_key};
+    o.workspace = kWorkspace;
+    o.workspace_token = kToken;
+    o.require_namespaces = require_namespaces;
+    o.sandbox_policy = require_namespaces ? "require" : "fallback";
+    o.kinds = {WorkerPolicy::kSubagent, WorkerPolicy::kReadonly};
+    o.heartbeat_interval = heartbeat;
+    StatusOr<std::unique_ptr<RemoteHosts>> hosts = RemoteHosts::Listen(o, RealClock::Get());
+    EXPECT_TRUE(hosts.ok()) << hosts.status().message();
+    return std::move(*hosts);
+  }
+
+  static v1::HostEnvelope Hello(const std::string& workspace = kWorkspace, const std::string& token = kToken,
+                                bool namespaces = true) {
+    v1::HostEnvelope env;
+    env.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
+    v1::HostHello* h = env.mutable_hello();
+    h->set_host("node-7");
+    h->set_cores(4);
+    h->set_max_workers(2);
+    h->set_sandbox(namespaces ? "bwrap" : "none: bwrap not found");
+    h->set_namespaces(namespaces);
+    h->set_workspace(workspace);
+    h->set_workspace_token(token);
+    return env;
+  }
+
+  // Pumps hosts while waiting up to `wait` for a message on client.
+  static std::optional<v1::HostEnvelope> Await(RemoteHosts* hosts, ZmqEndpoint* client, Duration wait,
+                                               std::vector<WorkerHosts::Event>* events = nullptr) {
+    SteadyTime until = RealClock::Get()->Now() + wait;
+    while (RealClock::Get()->Now() < until) {
+      std::vector<WorkerHosts::Event> got;
+      hosts->Pump(&got);
+      if (events != nullptr) events->insert(events->end(), got.begin(), got.end());
+      StatusOr<bool> ready = client->Poll(milliseconds(20), nullptr);
+      if (ready.ok() && *ready) {
+        std::string peer, payload;
+        StatusOr<bool> got = client->TryReceive(&peer, &payload);
+        if (got.ok() && *got) {
+          v1::HostEnvelope env;
+          if (env.ParseFromString(payload)) return env;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<ZmqEndpoint> Connect(RemoteHosts* hosts, const CurveKeyPair& key) {
+    // A fresh routing id per connection, as the host agent uses.
+    return Take(ZmqEndpoint::ConnectCurveDealer(hosts->endpoint(), "host-" + std::to_string(++connections_), key,
+                                                server_.public_key));
+  }
+
+  CurveKeyPair server_, host_;
+  int connections_ = 0;
+};
+
+TEST_F(RemoteHostsTest, WelcomesAnAllowedHostThatSeesTheWorkspace) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  std::optional<v1::HostEnvelope> answer = Await(hosts.get(), client.get(), seconds(5));
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_welcome()) << answer->DebugString();
+  EXPECT_EQ(answer->welcome().host_id(), "node-7#1");
+  EXPECT_EQ(answer->welcome().sandbox_policy(), "require");
+  ASSERT_EQ(hosts->hosts().size(), 1u);
+  EXPECT_EQ(hosts->hosts()[0].cores, 4u);
+  // Placement: the kinds allowed, up to the host's max_workers.
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kWritable, ""), "");
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "node-7#1");
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s1", WorkerPolicy::kSubagent, "").ok());
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_2", "s2", WorkerPolicy::kReadonly, "").ok());
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "") << "the host is full";
+}
+
+TEST_F(RemoteHostsTest, AHostRelaysOnlyForItsOwnWorkers) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_mine", "s", WorkerPolicy::kSubagent, "").ok());
+  std::optional<v1::HostEnvelope> spawn = Await(hosts.get(), client.get(), seconds(5));
+  ASSERT_TRUE(spawn.has_value() && spawn->has_spawn());
+  EXPECT_EQ(spawn->spawn().secret(), "s");
+  for (const char* id : {"w_mine", "w_someone_elses"}) {
+    v1::HostEnvelope relay;
+    relay.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
+    relay.mutable_relay()->set_worker_id(id);
+    relay.mutable_relay()->set_envelope("x");
+    ASSERT_TRUE(client->Send("", relay.SerializeAsString()).ok());
+  }
+  std::vector<WorkerHosts::Event> events;
+  Await(hosts.get(), client.get(), milliseconds(500), &events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].worker_id, "w_mine");
+  EXPECT_FALSE(events[0].exited);
+}
+
+TEST_F(RemoteHostsTest, AnUnknownKeyGetsNothingThrough) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  CurveKeyPair stranger = *GenerateCurveKeyPair();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), stranger);
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(2)).has_value());
+  EXPECT_TRUE(hosts->hosts().empty());
+  std::vector<std::string> refused = hosts->refused_keys();
+  ASSERT_FALSE(refused.empty());
+  EXPECT_EQ(refused[0], stranger.public_key);
+}
+
+TEST_F(RemoteHostsTest, APlaintextClientGetsNothingThrough) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Take(ZmqEndpoint::ConnectDealer(hosts->endpoint(), "plain"));
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(2)).has_value());
+  EXPECT_TRUE(hosts->hosts().empty());
+}
+
+TEST_F(RemoteHostsTest, AClientThatDoesNotKnowTheServersKeyGetsNothingThrough) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  CurveKeyPair impostor = *GenerateCurveKeyPair();
+  std::unique_ptr<ZmqEndpoint> client =
+      Take(ZmqEndpoint::ConnectCurveDealer(hosts->endpoint(), "host-test", host_, impostor.public_key));
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(2)).has_value());
+  EXPECT_TRUE(hosts->hosts().empty());
+}
+
+TEST_F(RemoteHostsTest, AHostThatSeesAnotherWorkspaceIsRefused) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  struct Case {
+    std::string workspace, token, why;
+  } cases[] = {{"/elsewhere", kToken, "sees the workspace at /elsewhere"},
+               {kWorkspace, std::string(64, 'b'), "does not see this workspace"},
+               {kWorkspace, "", "does not see this workspace"}};
+  for (const Case& c : cases) {
+    std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+    ASSERT_TRUE(client->Send("", Hello(c.workspace, c.token).SerializeAsString()).ok());
+    std::optional<v1::HostEnvelope> answer = Await(hosts.get(), client.get(), seconds(5));
+    ASSERT_TRUE(answer.has_value() && answer->has_refused());
+    EXPECT_NE(answer->refused().reason().find(c.why), std::string::npos) << answer->refused().reason();
+  }
+  EXPECT_TRUE(hosts->hosts().empty());
+  EXPECT_EQ(hosts->refusals().size(), 3u);
+}
+
+TEST_F(RemoteHostsTest, AHostWithAWeakerSandboxIsRefusedWhereNamespacesAreRequired) {
+  std::unique_ptr<RemoteHosts> strict = Listen(/*require_namespaces=*/true);
+  std::unique_ptr<ZmqEndpoint> client = Connect(strict.get(), host_);
+  ASSERT_TRUE(client->Send("", Hello(kWorkspace, kToken, false).SerializeAsString()).ok());
+  std::optional<v1::HostEnvelope> answer = Await(strict.get(), client.get(), seconds(5));
+  ASSERT_TRUE(answer.has_value() && answer->has_refused());
+  EXPECT_NE(answer->refused().reason().find("weaker than sandbox policy require"), std::string::npos);
+
+  std::unique_ptr<RemoteHosts> lenient = Listen(/*require_namespaces=*/false);
+  std::unique_ptr<ZmqEndpoint> other = Connect(lenient.get(), host_);
+  ASSERT_TRUE(other->Send("", Hello(kWorkspace, kToken, false).SerializeAsString()).ok());
+  answer = Await(lenient.get(), other.get(), seconds(5));
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->has_welcome());
+}
+
+TEST_F(RemoteHostsTest, ASilentHostIsLostWithItsWorkers) {
+  std::unique_ptr<RemoteHosts> hosts = Listen(true, milliseconds(50));
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s", WorkerPolicy::kSubagent, "").ok());
+  // The client says nothing more.
+  std::vector<WorkerHosts::Event> events;
+  SteadyTime until = RealClock::Get()->Now() + seconds(5);
+  while (events.empty() && RealClock::Get()->Now() < until) {
+    hosts->Pump(&events);
+    usleep(10000);
+  }
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].exited);
+  EXPECT_EQ(events[0].worker_id, "w_1");
+  EXPECT_NE(events[0].reason.find("node-7 was lost"), std::string::npos) << events[0].reason;
+  EXPECT_TRUE(hosts->hosts().empty());
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "");
+}
+
+TEST_F(RemoteHostsTest, SpeakingBeforeHelloIsRefused) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  v1::HostEnvelope hb;
+  hb.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
+  hb.mutable_heartbeat();
+  ASSERT_TRUE(client->Send("", hb.SerializeAsString()).ok());
+  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(1)).has_value()) << "nothing it says is read afterwards";
+  EXPECT_TRUE(hosts->hosts().empty());
+}
+
+TEST(CurveKeysTest, GenerateWritesSecretsPrivatelyAndAllowsEachHost) {
+  std::string dir = *MakeTempDir("odin-keys");
+  StatusOr<std::vector<std::string>> wrote = GenerateKeys(dir, {"a", "b"});
+  ASSERT_TRUE(wrote.ok()) << wrote.status().message();
+  for (const char* secret : {"coordinator.key", "hosts/a.key", "hosts/b.key"}) {
+    struct stat st;
+    ASSERT_EQ(stat(JoinPath(dir, secret).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << secret;
+    EXPECT_TRUE(LoadKeyPair(JoinPath(dir, secret)).ok()) << secret;
+  }
+  StatusOr<std::set<std::string>> allowed = LoadAllowedHosts(JoinPath(dir, "allowed_hosts"));
+  ASSERT_TRUE(allowed.ok());
+  EXPECT_EQ(allowed->size(), 2u);
+  EXPECT_EQ(allowed->count(LoadKeyPair(JoinPath(dir, "hosts/a.key"))->public_key), 1u);
+  // Again: nothing is overwritten; a new host is added.
+  std::string coordinator = *ReadFileToString(JoinPath(dir, "coordinator.key"));
+  ASSERT_TRUE(GenerateKeys(dir, {"a", "c"}).ok());
+  EXPECT_EQ(*ReadFileToString(JoinPath(dir, "coordinator.key")), coordinator);
+  EXPECT_EQ(LoadAllowedHosts(JoinPath(dir, "allowed_hosts"))->size(), 3u);
+  // A secret others may read is refused; so is a bad name.
+  chmod(JoinPath(dir, "hosts/a.key").c_str(), 0644);
+  Status loose = LoadKeyPair(JoinPath(dir, "hosts/a.key")).status();
+  EXPECT_NE(loose.message().find("chmod 600"), std::string::npos) << loose.message();
+  EXPECT_FALSE(GenerateKeys(dir, {"../evil"}).ok());
+  RemoveTree(dir);
+}
+
+TEST(CurveKeysTest, TheWorkspaceTokenIsMadeOnceAndKeptPrivate) {
+  std::string dir = *MakeTempDir("odin-token");
+  StatusOr<std::string> first = EnsureWorkspaceToken(dir);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->size(), 64u);
+  EXPECT_EQ(*EnsureWorkspaceToken(dir), *first);
+  EXPECT_EQ(*ReadWorkspaceToken(dir), *first);
+  struct stat st;
+  ASSERT_EQ(stat(JoinPath(dir, "host-token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  RemoveTree(dir);
+}
+
+}  // namespace
+}  // namespace odin
