@@ -242,6 +242,11 @@ StatusOr<bool> ZmqEndpoint::Poll(Duration timeout, std::vector<PollFd>* fds, boo
   return (items[0].revents & ZMQ_POLLIN) != 0;
 }
 
+void ZmqEndpoint::SetLinger(Duration linger) {
+  int ms = static_cast<int>(ToMillis(linger));
+  zmq_setsockopt(socket_, ZMQ_LINGER, &ms, sizeof ms);
+}
+
 std::vector<int> ZmqEndpoint::WaitFds() const {
   std::vector<int> fds;
   for (void* s : {socket_, zap_}) {

@@ -97,6 +97,10 @@ class ZmqEndpoint {
   std::vector<int> WaitFds() const;
   bool Readable() const;
 
+  // How long closing waits to deliver what is queued (0 by default: never
+  // block the process's exit).
+  void SetLinger(Duration linger);
+
   // True iff the last Poll reported the socket writable.
   bool writable() const { return writable_; }
 

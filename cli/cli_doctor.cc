@@ -19,6 +19,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "coordinator/config_loader.h"
+#include "coordinator/curve_keys.h"
 #include "coordinator/runtime.h"
 #include "ledger/ledger.h"
 #include "coordinator/workspace.h"
@@ -402,6 +403,31 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     reviewer_lines += line;
   }
   std::string workflow = config->workflow.empty() ? "none (the hydrator routes, when on)" : config->workflow;
+  // workers.remote: whether a coordinator here could listen for hosts.
+  const Config::RemoteWorkers& r = config->remote;
+  json remote = {{"launcher", r.launcher}};
+  std::string remote_line = "off (workers.remote in your config; docs/remote.md)";
+  if (r.launcher != "off") {
+    std::string keys = r.keys.empty() ? DefaultKeysDir() : r.keys;
+    StatusOr<CurveKeyPair> key = LoadKeyPair(JoinPath(keys, "coordinator.key"));
+    StatusOr<std::set<std::string>> allowed = LoadAllowedHosts(JoinPath(keys, "allowed_hosts"));
+    std::string kinds;
+    for (const std::string& k : r.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+    remote = {{"launcher", r.launcher},
+              {"listen", r.listen},
+              {"kinds", r.kinds},
+              {"keys", keys},
+              {"coordinator_key", key.ok() ? key->public_key : ""},
+              {"key_error", key.ok() ? "" : key.status().message()},
+              {"allowed_hosts", allowed.ok() ? static_cast<int>(allowed->size()) : 0},
+              {"allowed_error", allowed.ok() ? "" : allowed.status().message()}};
+    remote_line = r.launcher + " on " + r.listen + " (CURVE), kinds " + kinds + "; " +
+                  (key.ok() ? "coordinator key " + key->public_key : "no usable key: " + key.status().message()) +
+                  "; " +
+                  (allowed.ok() ? std::to_string(allowed->size()) + " host key(s) allowed"
+                                : "no allow list: " + allowed.status().message());
+    if (!key.ok() || !allowed.ok()) failed = true;
+  }
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
               {"workspace", ws->root},
@@ -423,6 +449,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"profile", config->profile},
               {"workflow", config->workflow},
               {"reviewers", reviewers},
+              {"remote_workers", remote},
               {"mcp_servers", mcp_json},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
@@ -457,6 +484,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
            v.extensions.c_str());
   }
   printf("reviewers (profile %s; workflow %s)\n%s", config->profile.c_str(), workflow.c_str(), reviewer_lines.c_str());
+  printf("remote workers\n  %s\n", remote_line.c_str());
   std::string hooks = DescribeHooks(config->hooks);
   printf("hooks\n");
   for (size_t start = 0; start < hooks.size();) {

@@ -71,8 +71,13 @@ Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::Remo
   RETURN_IF_ERROR(CheckKeys(r, "workers.remote",
                             {"launcher", "listen", "keys", "kinds", "wait_hosts", "wait_seconds", "slurm"}, origin));
   RETURN_IF_ERROR(Read(r, "workers.remote", "launcher", &out->launcher, origin));
-  if (out->launcher != "off" && out->launcher != "static" && out->launcher != "slurm") {
-    return Status::InvalidArgument(origin, "workers.remote.launcher must be off, static or slurm");
+  if (out->launcher == "slurm") {
+    return Status::InvalidArgument(origin,
+                                   "workers.remote.launcher slurm is not built yet: use static, with host agents "
+                                   "started by srun (deploy/slurm/odin-cluster.sbatch)");
+  }
+  if (out->launcher != "off" && out->launcher != "static") {
+    return Status::InvalidArgument(origin, "workers.remote.launcher must be off or static");
   }
   RETURN_IF_ERROR(Read(r, "workers.remote", "listen", &out->listen, origin));
   if (!out->listen.empty() && out->listen.compare(0, 6, "tcp://") != 0) {
@@ -389,11 +394,12 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
-  RETURN_IF_ERROR(CheckKeys(
-      root, "", {"sandbox",           "workers", "ledger",     "output", "file_cache", "llm",         "agent",
-                 "validation",        "checks",  "budgets",    "stall",  "breakers",   "permissions", "AllowedCommands",
-                 "ForbiddenCommands", "hooks",   "mcpServers", "web",    "context",    "reviewers",   "workflows"},
-      origin));
+  RETURN_IF_ERROR(CheckKeys(root, "", {"sandbox",   "workers",    "ledger",      "output",          "file_cache",
+                                       "llm",       "agent",      "validation",  "checks",          "budgets",
+                                       "stall",     "breakers",   "permissions", "AllowedCommands", "ForbiddenCommands",
+                                       "hooks",     "mcpServers", "web",         "context",         "reviewers",
+                                       "workflows", "serve"},
+                            origin));
   if (root.contains("context")) {
     const json& x = root["context"];
     RETURN_IF_ERROR(CheckKeys(x, "context", {"repo_map", "repo_map_tokens"}, origin));
@@ -493,6 +499,13 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     if (c.web.cache_minutes < 0 || c.web.cache_minutes > 1440) {
       return Status::InvalidArgument(origin, "web.cache_minutes must be between 0 and 1440");
     }
+  }
+  if (root.contains("serve")) {
+    const json& sv = root["serve"];
+    RETURN_IF_ERROR(CheckKeys(sv, "serve", {"tls_cert", "tls_key", "tls_ca"}, origin));
+    RETURN_IF_ERROR(Read(sv, "serve", "tls_cert", &c.serve.tls_cert, origin));
+    RETURN_IF_ERROR(Read(sv, "serve", "tls_key", &c.serve.tls_key, origin));
+    RETURN_IF_ERROR(Read(sv, "serve", "tls_ca", &c.serve.tls_ca, origin));
   }
   if (root.contains("workers")) {
     const json& w = root["workers"];

@@ -11,6 +11,8 @@
 //               "hide": ["/srv/secrets"], "root_hidden": ["/etc/shadow", "/root", ...],
 //               "limits": {"processes": 1024, "memory_mb": 8192, "cpu_seconds": 0,
 //                          "file_size_mb": 8192, "open_files": 4096, "address_space_mb": 0}},
+//   "serve": {"tls_cert": "/etc/odin/tls.crt", "tls_key": "/etc/odin/tls.key", "tls_ca": "/etc/odin/ca.crt"},
+//   "serve": {"tls_cert": "/etc/odin/tls.crt", "tls_key": "/etc/odin/tls.key", "tls_ca": "/etc/odin/ca.crt"},
 //   "workers": {"count": 0, "heartbeat_ms": 500, "idle_seconds": 300,
 //               "remote": {"launcher": "off", "listen": "tcp://0.0.0.0:7171", "keys": "DIR",
 //                          "kinds": ["subagent", "readonly"], "wait_hosts": 0, "wait_seconds": 30,
@@ -115,6 +117,15 @@ struct Config {
   int worker_count = 0;    // workers.count: 0 = number of cores
   int heartbeat_ms = 500;  // workers.heartbeat_ms
   int idle_seconds = 300;  // workers.idle_seconds: an idle Slurm host is given back after this
+  // serve: odin serve's gRPC port. Beyond loopback it requires TLS with this
+  // certificate and key (PEM files); clients verify the daemon against
+  // tls_ca (else the system's roots). Trusted-only, like every key a
+  // workspace may not set.
+  struct Serve {
+    std::string tls_cert;
+    std::string tls_key;
+    std::string tls_ca;
+  } serve;
   // workers.remote: workers on other machines, run by host agents that
   // connect over TCP with CURVE (docs/remote.md). Trusted-only, like every
   // key a workspace may not set.

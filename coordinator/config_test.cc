@@ -1,4 +1,5 @@
 #include "coordinator/config.h"
+#include "coordinator/trust.h"
 
 #include <optional>
 #include <string>
@@ -483,6 +484,50 @@ TEST(ConfigTest, PermissionsAndTheSeedsNamesForThem) {
   auto bad = ParseConfig(R"({"permissions":{"forbid":["rm"]}})", "odinconfig.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("permissions.forbid"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace odin
+
+namespace odin {
+namespace {
+
+TEST(ConfigTest, RemoteWorkersAndServe) {
+  auto d = ParseConfig("{}", "f");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->remote.launcher, "off");
+  EXPECT_EQ(d->remote.kinds, (std::vector<std::string>{"subagent", "readonly"}));
+  auto c = ParseConfig(R"({"workers":{"remote":{"launcher":"static","listen":"tcp://0.0.0.0:7171","keys":"/k",
+                                    "kinds":["writable"],"wait_hosts":2,"wait_seconds":5}},
+                         "serve":{"tls_cert":"/c","tls_key":"/k","tls_ca":"/a"}})",
+                       "f");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->remote.listen, "tcp://0.0.0.0:7171");
+  EXPECT_EQ(c->remote.kinds, std::vector<std::string>{"writable"});
+  EXPECT_EQ(c->remote.wait_hosts, 2);
+  EXPECT_EQ(c->serve.tls_ca, "/a");
+  struct Bad {
+    const char* json;
+    const char* says;
+  } bad[] = {
+      {R"({"workers":{"remote":{"launcher":"static","listen":"ipc:///tmp/x"}}})", "must be tcp://HOST:PORT"},
+      {R"({"workers":{"remote":{"launcher":"static"}}})", "workers.remote.listen is needed"},
+      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1"}}})", "slurm is not built yet"},
+      {R"({"workers":{"remote":{"launcher":"k8s"}}})", "must be off or static"},
+      {R"({"workers":{"remote":{"kinds":["lsp"]}}})", "'lsp' is not subagent, readonly or writable"},
+      {R"({"serve":{"tls":"x"}})", "unknown key 'serve.tls'"},
+  };
+  for (const Bad& b : bad) {
+    auto r = ParseConfig(b.json, "f");
+    ASSERT_FALSE(r.ok()) << b.json;
+    EXPECT_NE(r.status().message().find(b.says), std::string::npos) << r.status().message();
+  }
+  // A repository must not make the coordinator listen, or choose its keys,
+  // its hosts' workers or its TLS: trusted-only.
+  for (const char* key : {"workers.remote.launcher", "workers.remote.listen", "workers.remote.keys",
+                          "workers.remote.kinds", "serve.tls_ca", "serve.tls_cert"}) {
+    EXPECT_FALSE(UntrustedMaySet(key)) << key;
+  }
 }
 
 }  // namespace

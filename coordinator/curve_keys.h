@@ -30,7 +30,8 @@ StatusOr<std::vector<std::string>> GenerateKeys(const std::string& dir, const st
 
 // A secret key file: the pair it makes.
 StatusOr<CurveKeyPair> LoadKeyPair(const std::string& secret_file);
-// A public key: a file holding one, or the key itself.
+// A public key: a file holding one, or (when no such file exists) the key
+// itself.
 StatusOr<std::string> LoadPublicKey(const std::string& file_or_key);
 // allowed_hosts: the public keys.
 StatusOr<std::set<std::string>> LoadAllowedHosts(const std::string& file);

@@ -89,6 +89,8 @@ class Session {
 
   // Serves until the coordinator is lost (returns false) or we are stopped
   // (returns true). Either way every worker is gone when it returns.
+  // goodbye(): the coordinator said it was going.
+  bool said_goodbye() const { return goodbye_; }
   bool Serve() {
     Clock* clock = RealClock::Get();
     SteadyTime coordinator_expiry = clock->Now() + heartbeat_ * liveness_;
@@ -194,6 +196,10 @@ class Session {
         case v1::HostEnvelope::kRefused:
           std::cerr << "odin host: the coordinator refused this host: " << env.refused().reason() << "\n";
           return false;
+        case v1::HostEnvelope::kGoodbye:
+          spdlog::info("the coordinator said goodbye: ending {} worker(s), looking for the next one", workers_.size());
+          goodbye_ = true;
+          return false;
         default: break;
       }
     }
@@ -279,9 +285,10 @@ class Session {
   int64_t worker_uid_ = -1;
   std::function<SpawnOptions(const WorkerSpawn&)> spawn_spec_;
   std::map<pid_t, Worker> workers_;
+  bool goodbye_ = false;
 };
 
-enum class Answer { kWelcome, kRefused, kNone, kStopped };
+enum class Answer { kWelcome, kRefused, kRetry, kNone, kStopped };
 
 // Waits for the answer to our Hello.
 Answer AwaitWelcome(ZmqEndpoint* coordinator, const HostAgentOptions& o, v1::HostWelcome* welcome) {
@@ -301,8 +308,9 @@ Answer AwaitWelcome(ZmqEndpoint* coordinator, const HostAgentOptions& o, v1::Hos
       return Answer::kRefused;
     }
     if (env.has_refused()) {
-      std::cerr << "odin host: the coordinator refused this host: " << env.refused().reason() << "\n";
-      return Answer::kRefused;
+      std::cerr << "odin host: the coordinator refused this host: " << env.refused().reason()
+                << (env.refused().retry() ? " (trying again)" : "") << "\n";
+      return env.refused().retry() ? Answer::kRetry : Answer::kRefused;
     }
     if (env.has_welcome()) {
       *welcome = env.welcome();
@@ -364,6 +372,7 @@ int RunHostAgent(const HostAgentOptions& o) {
     h->set_workspace_token(token.ok() ? *token : "");
     h->set_version(ODIN_VERSION);
     Status sent = (*coordinator)->Send("", hello.SerializeAsString());
+    if (!sent.ok()) spdlog::debug("hello: {}", sent.message());
     v1::HostWelcome welcome;
     Answer answer = sent.ok() ? AwaitWelcome(coordinator->get(), o, &welcome) : Answer::kNone;
     if (answer == Answer::kStopped) break;
@@ -373,7 +382,11 @@ int RunHostAgent(const HostAgentOptions& o) {
       backoff = milliseconds(200);
       Session session(o, *ws, config, coordinator->get(), welcome, transport->get(), &launcher);
       if (session.Serve()) break;
-    } else {
+      if (session.said_goodbye()) {
+        coordinator->reset();
+        continue;  // at once: a coordinator that restarts is back within moments
+      }
+    } else if (answer == Answer::kNone) {
       spdlog::warn("no answer from {} (not listening, or it does not accept this host's key); retrying in {} ms",
                    o.connect, ToMillis(backoff));
     }

@@ -62,8 +62,17 @@ StatusOr<std::unique_ptr<RemoteHosts>> RemoteHosts::Listen(RemoteHostsOptions op
                    ZmqEndpoint::BindCurveRouter(options.listen, options.server, options.allowed_hosts));
   std::unique_ptr<RemoteHosts> hosts(new RemoteHosts(std::move(options), clock, std::move(router)));
   hosts->endpoint_ = hosts->router_->LastEndpoint();
+  spdlog::info("listening for hosts on {} (the coordinator's public key {}; {} host keys allowed)", hosts->endpoint_,
+               hosts->o_.server.public_key, hosts->o_.allowed_hosts.size());
   hosts->next_heartbeat_ = clock->Now() + hosts->o_.heartbeat_interval;
   return hosts;
+}
+
+RemoteHosts::~RemoteHosts() {
+  v1::HostEnvelope bye = NewEnvelope();
+  bye.mutable_goodbye();
+  for (const auto& [peer, h] : hosts_) (void)SendTo(peer, bye);
+  if (!hosts_.empty()) router_->SetLinger(milliseconds(200));
 }
 
 void RemoteHosts::Note(const std::string& kind, const std::string& text) {
@@ -97,6 +106,10 @@ void RemoteHosts::HandleHello(const std::string& peer, const v1::HostHello& hell
   if (!why.empty()) {
     v1::HostEnvelope env = NewEnvelope();
     env.mutable_refused()->set_reason(why);
+    // Only a token that does not match may heal: the first coordinator may
+    // not have written it yet when the host read it.
+    env.mutable_refused()->set_retry(hello.workspace() == o_.workspace &&
+                                     !SecretsEqual(hello.workspace_token(), o_.workspace_token));
     Status sent = SendTo(peer, env);
     if (!sent.ok()) spdlog::debug("refusal to {}: {}", peer, sent.message());
     refused_peers_.insert(peer);
@@ -269,6 +282,11 @@ void RemoteHosts::Pump(std::vector<Event>* events) {
         break;
       default: LoseHost(it, "protocol violation: unexpected message", events);
     }
+  }
+  const std::vector<std::string>& keys = router_->refused_keys();
+  for (; noted_keys_ < keys.size(); ++noted_keys_) {
+    Note("host_refused",
+         "a connection refused at its handshake: key " + keys[noted_keys_] + " is not in allowed_hosts");
   }
   SteadyTime now = clock_->Now();
   for (auto it = hosts_.begin(); it != hosts_.end();) {

@@ -64,6 +64,9 @@ struct RemoteHostsOptions {
 class RemoteHosts final : public WorkerHosts {
  public:
   static StatusOr<std::unique_ptr<RemoteHosts>> Listen(RemoteHostsOptions options, Clock* clock);
+  // Says goodbye to every host (they look for the next coordinator at once),
+  // waiting a moment for that to go out.
+  ~RemoteHosts() override;
 
   // WorkerHosts.
   std::string Place(WorkerPolicy policy, const std::string& lane) override;
@@ -135,6 +138,7 @@ class RemoteHosts final : public WorkerHosts {
   std::vector<std::string> refusals_;
   SteadyTime next_heartbeat_{};
   int next_host_ = 0;
+  size_t noted_keys_ = 0;  // refused_keys() already told of
   std::function<void(const std::string&, const std::string&)> on_event_;
 };
 

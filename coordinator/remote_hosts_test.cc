@@ -169,15 +169,17 @@ TEST_F(RemoteHostsTest, AHostThatSeesAnotherWorkspaceIsRefused) {
   std::unique_ptr<RemoteHosts> hosts = Listen();
   struct Case {
     std::string workspace, token, why;
-  } cases[] = {{"/elsewhere", kToken, "sees the workspace at /elsewhere"},
-               {kWorkspace, std::string(64, 'b'), "does not see this workspace"},
-               {kWorkspace, "", "does not see this workspace"}};
+    bool retry;
+  } cases[] = {{"/elsewhere", kToken, "sees the workspace at /elsewhere", false},
+               {kWorkspace, std::string(64, 'b'), "does not see this workspace", true},
+               {kWorkspace, "", "does not see this workspace", true}};
   for (const Case& c : cases) {
     std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
     ASSERT_TRUE(client->Send("", Hello(c.workspace, c.token).SerializeAsString()).ok());
     std::optional<v1::HostEnvelope> answer = Await(hosts.get(), client.get(), seconds(5));
     ASSERT_TRUE(answer.has_value() && answer->has_refused());
     EXPECT_NE(answer->refused().reason().find(c.why), std::string::npos) << answer->refused().reason();
+    EXPECT_EQ(answer->refused().retry(), c.retry) << c.why;
   }
   EXPECT_TRUE(hosts->hosts().empty());
   EXPECT_EQ(hosts->refusals().size(), 3u);
@@ -190,6 +192,7 @@ TEST_F(RemoteHostsTest, AHostWithAWeakerSandboxIsRefusedWhereNamespacesAreRequir
   std::optional<v1::HostEnvelope> answer = Await(strict.get(), client.get(), seconds(5));
   ASSERT_TRUE(answer.has_value() && answer->has_refused());
   EXPECT_NE(answer->refused().reason().find("weaker than sandbox policy require"), std::string::npos);
+  EXPECT_FALSE(answer->refused().retry());
 
   std::unique_ptr<RemoteHosts> lenient = Listen(/*require_namespaces=*/false);
   std::unique_ptr<ZmqEndpoint> other = Connect(lenient.get(), host_);
@@ -256,6 +259,14 @@ TEST(CurveKeysTest, GenerateWritesSecretsPrivatelyAndAllowsEachHost) {
   Status loose = LoadKeyPair(JoinPath(dir, "hosts/a.key")).status();
   EXPECT_NE(loose.message().find("chmod 600"), std::string::npos) << loose.message();
   EXPECT_FALSE(GenerateKeys(dir, {"../evil"}).ok());
+  // A path that happens to be 40 characters of Z85's alphabet is a file.
+  std::string pub = *ReadFileToString(JoinPath(dir, "coordinator.pub"));
+  pub.pop_back();
+  std::string forty = JoinPath(dir, std::string(40 - dir.size() - 1, 'k'));
+  ASSERT_EQ(forty.size(), 40u);
+  ASSERT_TRUE(WriteFileAtomic(forty, pub + "\n").ok());
+  EXPECT_EQ(*LoadPublicKey(forty), pub);
+  EXPECT_EQ(*LoadPublicKey(pub), pub);
   RemoveTree(dir);
 }
 

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <iostream>
+#include <mutex>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -77,6 +79,16 @@ void PrepareCgroupParent(const Config& config, SandboxPolicy policy, WorkerSandb
   }
 }
 
+namespace {
+std::mutex g_listeners_mu;
+std::set<std::string> g_listeners;  // workers.remote.listen addresses this process holds
+}  // namespace
+
+bool ListenerTaken(const std::string& listen) {
+  std::lock_guard<std::mutex> lock(g_listeners_mu);
+  return g_listeners.count(listen) > 0;
+}
+
 StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
                                                       bool commands_network, Duration heartbeat, int liveness) {
   const Config::RemoteWorkers& r = config.remote;
@@ -107,6 +119,8 @@ StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const
   o.liveness = liveness;
   StatusOr<std::unique_ptr<RemoteHosts>> hosts = RemoteHosts::Listen(std::move(o), RealClock::Get());
   if (!hosts.ok()) return hosts.status().WithContext("workers.remote: cannot listen on " + r.listen);
+  std::lock_guard<std::mutex> lock(g_listeners_mu);
+  g_listeners.insert(r.listen);
   return hosts;
 }
 
@@ -116,6 +130,11 @@ Runtime::~Runtime() {
   if (coordinator_) coordinator_->StopTracking();
   if (coordinator_) coordinator_->Shutdown(milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
+  remote_hosts_.reset();
+  if (!remote_listen_.empty()) {
+    std::lock_guard<std::mutex> lock(g_listeners_mu);
+    g_listeners.erase(remote_listen_);
+  }
   if (worker_log_fd_ >= 0) close(worker_log_fd_);
 }
 
@@ -233,9 +252,14 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   };
   co.pool.spawn_spec = WorkerSpawnSpec(sandbox, bin, ws.root, heartbeat_ms, worker_env, config.mcp_servers, log_fd);
 
-  if (config.remote.launcher != "off") {
+  if (config.remote.launcher != "off" && ListenerTaken(config.remote.listen)) {
+    // odin serve: another session of this process holds the hosts.
+    spdlog::warn("workers.remote: {} is held by another session of this daemon; this session's workers run here",
+                 config.remote.listen);
+  } else if (config.remote.launcher != "off") {
     ASSIGN_OR_RETURN(rt->remote_hosts_, ListenForHosts(ws, config, policy, co.commands_network,
                                                        co.pool.heartbeat_interval, co.pool.liveness));
+    rt->remote_listen_ = config.remote.listen;
     co.pool.hosts = rt->remote_hosts_.get();
     if (config.remote.wait_hosts > 0) {
       Status joined = rt->remote_hosts_->WaitForHosts(static_cast<size_t>(config.remote.wait_hosts),

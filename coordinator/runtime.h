@@ -73,6 +73,7 @@ class Runtime {
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<ZmqWorkerTransport> transport_;
   std::unique_ptr<RemoteHosts> remote_hosts_;  // workers.remote: the pool's other machines
+  std::string remote_listen_;                  // its address, released at destruction
   int worker_log_fd_ = -1;
   std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
@@ -94,6 +95,10 @@ void PrepareCgroupParent(const Config& config, SandboxPolicy policy, WorkerSandb
 // after making sure the workspace has the token hosts read.
 StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
                                                       bool commands_network, Duration heartbeat, int liveness);
+
+// Whether a Runtime of this process listens for hosts at this address
+// already (odin serve's first session holds them; the others run locally).
+bool ListenerTaken(const std::string& listen);
 
 // Returns the number of online CPUs (at least 1).
 int CpuCount();

@@ -193,6 +193,19 @@ v1::SessionStatus HostedSession::Report() {
                                                                   : "stopping");
       ws->set_kind(WorkerPolicyName(w.policy));
       ws->set_execution_id(w.execution_id);
+      ws->set_host(w.host);
+    }
+    if (RemoteHosts* hosts = session_->runtime().remote_hosts()) {
+      for (const RemoteHosts::HostInfo& h : hosts->hosts()) {
+        v1::RemoteHostStatus* hs = s.add_hosts();
+        hs->set_id(h.id);
+        hs->set_name(h.name);
+        hs->set_cores(h.cores);
+        hs->set_max_workers(h.max_workers);
+        hs->set_sandbox(h.sandbox);
+        hs->set_workers(static_cast<uint32_t>(h.workers));
+        hs->set_usable(h.usable);
+      }
     }
     for (const BreakerInfo& b : coord.Breakers()) {
       v1::BreakerStatus* bs = s.add_breakers();

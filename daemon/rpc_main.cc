@@ -4,6 +4,9 @@
 //   odin attach [SESSION] [--connect ADDRESS]                an interactive client
 //   odin -p PROMPT --connect ADDRESS [...]                   a headless client
 // with the same arguments.
+//
+// Long file: the daemon and its three clients share the address, token and
+// TLS resolution and the flags; split, each piece would need the others'.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -29,6 +32,7 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/logging.h"
 #include "base/terminal_text.h"
@@ -37,6 +41,7 @@
 #include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "session/session_events.h"
+#include "coordinator/config_loader.h"
 #include "coordinator/workspace.h"
 #include "daemon/service.h"
 #include "daemon/socket_location.h"
@@ -72,6 +77,19 @@ std::string ReadOr(const std::string& path, const std::string& fallback) {
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* v = getenv(name);
   return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+// Whether a host:port address stays on this machine's loopback.
+bool IsLoopback(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// The user's serve settings (TLS), from the config the rest of odin reads.
+StatusOr<Config::Serve> ServeSettings(const Workspace& ws) {
+  ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, EnvironmentMap()));
+  return loaded.config.serve;
 }
 
 // ---- the daemon ------------------------------------------------------------------
@@ -120,6 +138,26 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     if (token.empty()) token = RandomHex(24);
     if (Status s = WriteFileAtomic(files.token, token + "\n"); !s.ok()) return fail(s.message());
   }
+  // Beyond loopback, the token travels over the network: TLS as well.
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  bool credentials_tls = false;
+  if (!listener && !IsLoopback(listen)) {
+    StatusOr<Config::Serve> tls = ServeSettings(*ws);
+    if (!tls.ok()) return fail(tls.status().message());
+    if (tls->tls_cert.empty() || tls->tls_key.empty()) {
+      return fail(listen +
+                  " listens beyond loopback: it needs TLS (set serve.tls_cert and serve.tls_key in your "
+                  "odinconfig.json), or listen on 127.0.0.1");
+    }
+    StatusOr<std::string> cert = ReadFileToString(tls->tls_cert);
+    StatusOr<std::string> key = ReadFileToString(tls->tls_key);
+    if (!cert.ok()) return fail("serve.tls_cert: " + cert.status().message());
+    if (!key.ok()) return fail("serve.tls_key: " + key.status().message());
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(ssl);
+    credentials_tls = true;
+  }
 
   ServiceOptions o;
   o.session.runtime.dir = g.dir;
@@ -146,7 +184,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
 
   grpc::ServerBuilder builder;
   int port = 0;
-  if (!listener) builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  if (!listener) builder.AddListeningPort(listen, credentials, &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (!listener && port == 0)) return fail("cannot listen on " + listen);
@@ -168,7 +206,8 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   Status written = WriteFileAtomic(files.info, info.dump() + "\n");
   if (written.ok()) {
     std::cerr << "odin serve: listening on " << listen << " for " << ws->root
-              << (IsUnix(listen) ? "" : " (token in " + files.token + ")") << "\n";
+              << (IsUnix(listen) ? "" : (credentials_tls ? " (TLS; token in " : " (token in ") + files.token + ")")
+              << "\n";
     int sig = 0;
     sigwait(&sigs, &sig);
     std::cerr << "odin serve: " << strsignal(sig) << ", shutting down\n";
@@ -192,6 +231,10 @@ struct ClientFlags {
   std::string connect;
   std::string token;
   std::string session;
+  // TLS: beyond loopback always, verified against ca (PEM; "" the system's
+  // roots); on loopback only when a CA is given.
+  bool tls = false;
+  std::string ca;
 };
 
 // Where to connect and with which token: the flags, else what the
@@ -207,6 +250,19 @@ Status ResolveClient(const GlobalFlags& g, ClientFlags* c) {
     c->connect = info["listen"];
   }
   if (c->token.empty()) c->token = EnvOr("ODIN_TOKEN", "");
+  if (!IsUnix(c->connect)) {
+    std::string ca_file = EnvOr("ODIN_TLS_CA", "");
+    if (ca_file.empty() && ws.ok()) {
+      StatusOr<Config::Serve> settings = ServeSettings(*ws);
+      if (settings.ok()) ca_file = settings->tls_ca;
+    }
+    if (!ca_file.empty()) {
+      StatusOr<std::string> ca = ReadFileToString(ca_file);
+      if (!ca.ok()) return ca.status().WithContext("the daemon's CA (serve.tls_ca or ODIN_TLS_CA)");
+      c->ca = *ca;
+    }
+    c->tls = !ca_file.empty() || !IsLoopback(c->connect);
+  }
   if (c->token.empty() && ws.ok() && !IsUnix(c->connect)) {
     std::string t = ReadOr(FilesOf(*ws).token, "");
     while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
@@ -217,9 +273,14 @@ Status ResolveClient(const GlobalFlags& g, ClientFlags* c) {
 
 class Client {
  public:
+  static std::shared_ptr<grpc::ChannelCredentials> Credentials(const ClientFlags& f) {
+    if (!f.tls) return grpc::InsecureChannelCredentials();
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = f.ca;
+    return grpc::SslCredentials(ssl);
+  }
   explicit Client(const ClientFlags& f)
-      : token_(f.token),
-        stub_(v1::CoordinatorService::NewStub(grpc::CreateChannel(f.connect, grpc::InsecureChannelCredentials()))) {}
+      : token_(f.token), stub_(v1::CoordinatorService::NewStub(grpc::CreateChannel(f.connect, Credentials(f)))) {}
   std::unique_ptr<grpc::ClientContext> Context() const {
     auto ctx = std::make_unique<grpc::ClientContext>();
     if (!token_.empty()) ctx->AddMetadata("authorization", "Bearer " + token_);
@@ -484,7 +545,18 @@ int PrintStatus(const GlobalFlags& g, ClientFlags c, bool as_json) {
   for (const v1::SessionStatus& s : st.sessions()) {
     json workers = json::array(), breakers = json::array();
     for (const v1::WorkerStatus& w : s.workers()) {
-      workers.push_back({{"id", w.id()}, {"pid", w.pid()}, {"kind", w.kind()}, {"state", w.state()}});
+      workers.push_back(
+          {{"id", w.id()}, {"pid", w.pid()}, {"kind", w.kind()}, {"state", w.state()}, {"host", w.host()}});
+    }
+    json hosts = json::array();
+    for (const v1::RemoteHostStatus& h : s.hosts()) {
+      hosts.push_back({{"id", h.id()},
+                       {"name", h.name()},
+                       {"cores", h.cores()},
+                       {"max_workers", h.max_workers()},
+                       {"sandbox", h.sandbox()},
+                       {"workers", h.workers()},
+                       {"usable", h.usable()}});
     }
     for (const v1::BreakerStatus& b : s.breakers()) {
       breakers.push_back(
@@ -496,6 +568,7 @@ int PrintStatus(const GlobalFlags& g, ClientFlags c, bool as_json) {
                              {"model", s.session().model()},
                              {"workers", workers},
                              {"breakers", breakers},
+                             {"hosts", hosts},
                              {"budget_per_message",
                               {{"turns", limit(s.max_turns())},
                                {"tool_calls", limit(static_cast<double>(s.max_tool_calls()))},

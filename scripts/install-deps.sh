@@ -16,7 +16,8 @@ packages=(
   libdtl-dev libcpp-httplib-dev
   libedit-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libgumbo-dev
   bubblewrap ripgrep tmux
-  clangd clang-format python3
+  iproute2 util-linux openssl
+  clangd clang-format python3 python3-yaml
 )
 # Node and npm from Debian only when npm is missing: they conflict with a
 # NodeSource node that may be installed already.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/subprocess.h"
 #include "odin/v1/coordinator.grpc.pb.h"
 #include "tests/test_util.h"
 
@@ -402,6 +403,70 @@ TEST_F(OdinDaemonTest, OdinAttachIsATerminalClientOfASession) {
   ASSERT_TRUE(stub_->ListSessions(Context().get(), {}, &sessions).ok());
   ASSERT_EQ(sessions.sessions_size(), 1);
   EXPECT_TRUE(sessions.sessions(0).alive());
+}
+
+// Beyond loopback the token would cross the network: TLS is required, with
+// the certificate and key of the user's config.
+TEST_F(OdinDaemonTest, BeyondLoopbackTlsIsRequired) {
+  llm_ = std::make_unique<FakeLlm>(json({{"responses", {Text("hello")}}}).dump());
+  Put("odinconfig.json", R"({"checks":{"build":"","lint":"","tests":""}})");
+  Ran plain = RunOdin(ws_.path(), {"serve", "--listen", "0.0.0.0:0"}, Env());
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_NE(plain.err.find("0.0.0.0:0 listens beyond loopback: it needs TLS (set serve.tls_cert"), std::string::npos)
+      << plain.err;
+  EXPECT_FALSE(PathExists(ws_.Join(".odin/daemon.json"))) << "it must not have listened";
+}
+
+TEST_F(OdinDaemonTest, BeyondLoopbackClientsSpeakTlsAndVerifyTheDaemon) {
+  // A self-signed certificate for 127.0.0.1, in the user's config.
+  TempWorkspace tls;
+  std::string cert = tls.Join("tls.crt"), key = tls.Join("tls.key");
+  SpawnOptions o;
+  o.argv = {"/usr/bin/openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=odin",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            key,
+            "-out",
+            cert};
+  StatusOr<CommandOutput> made = RunCommand(o);
+  if (!made.ok() || made->exit_code != 0) GTEST_SKIP() << "skipped: openssl cannot make a test certificate";
+  std::string config = UserDir("XDG_CONFIG_HOME") + "/odin/odinconfig.json";
+  ASSERT_TRUE(MakeDirs(UserDir("XDG_CONFIG_HOME") + "/odin").ok());
+  ASSERT_TRUE(WriteFileAtomic(config, json({{"serve", {{"tls_cert", cert}, {"tls_key", key}}}}).dump()).ok());
+  Serve({{"responses", {Text("hello over tls")}}}, {"--listen", "0.0.0.0:0"});
+  std::string port = address_.substr(address_.rfind(':') + 1);
+  // With the daemon's CA the CLI verifies it and talks.
+  std::map<std::string, std::string> env = Env();
+  env["ODIN_TLS_CA"] = cert;
+  Ran ok = RunOdin(ws_.path(), {"-p", "hi", "--connect", "127.0.0.1:" + port}, env);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("hello over tls"), std::string::npos) << ok.out;
+  // In plaintext, or trusting another CA, it gets nowhere.
+  Ran plain = RunOdin(ws_.path(), {"-p", "hi", "--connect", "127.0.0.1:" + port}, Env());
+  EXPECT_NE(plain.exit_code, 0);
+  env["ODIN_TLS_CA"] = "/etc/ssl/certs/ca-certificates.crt";
+  Ran other = RunOdin(ws_.path(), {"-p", "hi", "--connect", "127.0.0.1:" + port}, env);
+  EXPECT_NE(other.exit_code, 0);
+  // A plaintext gRPC client is refused too.
+  v1::ListSessionsResponse sessions;
+  token_ = *ReadFileToString(ws_.Join(".odin/daemon.token"));
+  while (!token_.empty() && token_.back() == '\n') token_.pop_back();
+  auto insecure =
+      v1::CoordinatorService::NewStub(grpc::CreateChannel("127.0.0.1:" + port, grpc::InsecureChannelCredentials()));
+  auto ctx = Context();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  EXPECT_FALSE(insecure->ListSessions(ctx.get(), {}, &sessions).ok());
+  unlink(config.c_str());
 }
 
 TEST_F(OdinDaemonTest, OverTcpATokenIsRequired) {
