@@ -135,8 +135,9 @@ StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::BindCurveRouter(const std::s
   // A handshake that does not finish promptly is dropped.
   int handshake_ms = 10000;
   zmq_setsockopt(ep->socket_, ZMQ_HANDSHAKE_IVL, &handshake_ms, sizeof handshake_ms);
-  // No single message from a host can exhaust our memory.
-  int64_t max_message = int64_t{256} << 20;
+  // No single message from a host can exhaust our memory: the largest a
+  // host relays is a worker's result, which the worker caps well below.
+  int64_t max_message = int64_t{64} << 20;
   zmq_setsockopt(ep->socket_, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
   RETURN_IF_ERROR(ep->Bind(endpoint));
   return ep;
@@ -194,7 +195,11 @@ void ZmqEndpoint::AnswerZap() {
       if (curve && frames[6].size() == 32) zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(frames[6].data()), 32);
       refused_keys_.push_back(curve ? z85 : "(no CURVE key)");
     }
-    const std::string reply[] = {"1.0", request_id, ok ? "200" : "400", ok ? "OK" : "key not allowed", "", ""};
+    // The user id is the key itself: every message of the connection then
+    // carries it (TryReceive's user_id), so a host is bound to its key.
+    char user[41] = "";
+    if (ok) zmq_z85_encode(user, reinterpret_cast<const uint8_t*>(frames[6].data()), 32);
+    const std::string reply[] = {"1.0", request_id, ok ? "200" : "400", ok ? "OK" : "key not allowed", user, ""};
     for (int i = 0; i < 6; ++i) {
       zmq_send(zap_, reply[i].data(), reply[i].size(), i < 5 ? ZMQ_SNDMORE : 0);
     }
@@ -268,7 +273,7 @@ bool ZmqEndpoint::Readable() const {
   return false;
 }
 
-StatusOr<bool> ZmqEndpoint::TryReceive(std::string* peer, std::string* payload) {
+StatusOr<bool> ZmqEndpoint::TryReceive(std::string* peer, std::string* payload, std::string* user_id) {
   if (zap_ != nullptr) AnswerZap();
   zmq_msg_t msg;
   zmq_msg_init(&msg);
@@ -281,6 +286,10 @@ StatusOr<bool> ZmqEndpoint::TryReceive(std::string* peer, std::string* payload) 
       return ZmqError("receive", err);
     }
     frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+    if (user_id != nullptr && frames.size() == 1) {
+      const char* id = zmq_msg_gets(&msg, "User-Id");
+      *user_id = id != nullptr ? id : "";
+    }
     if (!zmq_msg_more(&msg)) break;
   }
   zmq_msg_close(&msg);

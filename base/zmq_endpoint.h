@@ -88,7 +88,9 @@ class ZmqEndpoint {
   StatusOr<bool> Poll(Duration timeout, std::vector<PollFd>* fds, bool want_send = false);
 
   // Receives one message without blocking. Returns false iff none is waiting.
-  StatusOr<bool> TryReceive(std::string* peer, std::string* payload);
+  // user_id, if given, gets the sender's authenticated identity: on a CURVE
+  // server, its public key (Z85) as the ZAP handler let it in; else "".
+  StatusOr<bool> TryReceive(std::string* peer, std::string* payload, std::string* user_id = nullptr);
 
   // For a loop that waits on other sockets too: the file descriptors to
   // wait on (ZMQ_FD: readable means "look again", not "a message"), and

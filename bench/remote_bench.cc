@@ -266,7 +266,7 @@ int Main(int argc, char** argv) {
     std::vector<json> spawn;
     for (int i = 0; i < 8; ++i) {
       std::string prompt = "research part " + std::to_string(i);
-      WriteFileAtomic(ws + "/part" + std::to_string(i) + ".txt", "part " + std::to_string(i) + "\n");
+      (void)WriteFileAtomic(ws + "/part" + std::to_string(i) + ".txt", "part " + std::to_string(i) + "\n");
       agents[prompt] = {
           {{"tool_calls", {{{"name", "Read"}, {"arguments", {{"file_path", "part" + std::to_string(i) + ".txt"}}}}}}},
           {{"text", "found part " + std::to_string(i)}}};

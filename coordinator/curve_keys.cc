@@ -27,6 +27,44 @@ bool Exists(const std::string& path) {
   return lstat(path.c_str(), &st) == 0;
 }
 
+// Reads a file that decides who is trusted, judged by what was opened (no
+// window for a swap between a look and the read). It must be a regular
+// file owned by us (or root) that no one else may change; a secret, one no
+// one else may read either. Symlinks are followed: Kubernetes mounts each
+// key of a Secret as one (into its ..data directory), and what counts is
+// the file they lead to.
+StatusOr<std::string> ReadTrustedFile(const std::string& path, bool secret) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return PosixError(path, errno);
+  struct stat st;
+  Status bad = Status::OK();
+  if (fstat(fd, &st) != 0) {
+    bad = PosixError(path, errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    bad = Status::InvalidArgument(path, "is not a regular file");
+  } else if (st.st_uid != geteuid() && st.st_uid != 0) {
+    bad = Status::PermissionDenied(path, "belongs to another user (uid " + std::to_string(st.st_uid) + ")");
+  } else if (secret && (st.st_mode & 077) != 0) {
+    bad = Status::PermissionDenied(path, "a secret key others may read is refused (chmod 600 it)");
+  } else if ((st.st_mode & 022) != 0) {
+    bad = Status::PermissionDenied(path, "others may change it (chmod go-w it)");
+  } else if (st.st_size > (1 << 20)) {
+    bad = Status::InvalidArgument(path, "is larger than 1 MiB");
+  }
+  std::string text;
+  char buf[8192];
+  while (bad.ok()) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) bad = PosixError(path, errno);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (!bad.ok()) return bad;
+  return text;
+}
+
 // Writes a new file (never over one), with mode.
 Status WriteNew(const std::string& path, const std::string& text, int mode) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
@@ -90,13 +128,7 @@ StatusOr<std::vector<std::string>> GenerateKeys(const std::string& dir, const st
 }
 
 StatusOr<CurveKeyPair> LoadKeyPair(const std::string& secret_file) {
-  struct stat st;
-  if (lstat(secret_file.c_str(), &st) != 0) return PosixError(secret_file, errno);
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(secret_file, "is not a regular file");
-  if ((st.st_mode & 077) != 0) {
-    return Status::PermissionDenied(secret_file, "a secret key others may read is refused (chmod 600 it)");
-  }
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(secret_file));
+  ASSIGN_OR_RETURN(std::string text, ReadTrustedFile(secret_file, /*secret=*/true));
   CurveKeyPair pair;
   pair.secret_key = Trimmed(text);
   StatusOr<std::string> pub = CurvePublicKey(pair.secret_key);
@@ -115,7 +147,7 @@ StatusOr<std::string> LoadPublicKey(const std::string& file_or_key) {
 }
 
 StatusOr<std::set<std::string>> LoadAllowedHosts(const std::string& file) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
+  ASSIGN_OR_RETURN(std::string text, ReadTrustedFile(file, /*secret=*/false));
   std::set<std::string> keys;
   std::istringstream in(text);
   std::string line;

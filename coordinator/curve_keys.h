@@ -7,7 +7,9 @@
 //   hosts/NAME.key    a host's secret key (0600), for that host alone
 //   hosts/NAME.pub    its public key
 //   allowed_hosts     the coordinator's allow list: "PUBLIC-KEY NAME" a line
-// A secret key file that others may read, or that is a symlink, is refused.
+// A key file or allow list must be a regular file (a symlink counts as the
+// file it leads to, as Kubernetes mounts Secrets) owned by us or root that
+// no one else may change; a secret key file others may read is refused.
 //
 // Thread-safety: functions only.
 

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <grp.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,18 +71,56 @@ std::string ProbeSandbox(const WorkerSandbox& sandbox) {
   return d;
 }
 
+// How much a sandbox policy demands: the host takes the stricter of its own
+// and the coordinator's.
+int Strictness(SandboxPolicy p) {
+  switch (p) {
+    case SandboxPolicy::kRequire: return 3;
+    case SandboxPolicy::kAuto: return 2;
+    case SandboxPolicy::kFallback: return 1;
+    case SandboxPolicy::kOff: return 0;
+  }
+  return 3;
+}
+
+// Kills a process group a worker without namespaces reported for its
+// command, with no more power than the worker had: as its uid. As root
+// with workers that run as root too, the worker's word is not enough to
+// kill anything (it could name any group), so nothing is killed.
+void KillReportedGroup(pid_t pgid, int64_t worker_uid) {
+  if (pgid <= 1) return;
+  if (worker_uid < 0 || static_cast<uid_t>(worker_uid) == geteuid()) {
+    if (geteuid() != 0) kill(-pgid, SIGKILL);
+    return;
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) == 0 && setgid(static_cast<gid_t>(worker_uid)) == 0 &&
+        setuid(static_cast<uid_t>(worker_uid)) == 0) {
+      kill(-pgid, SIGKILL);
+    }
+    _exit(0);
+  }
+  if (child > 0) waitpid(child, nullptr, 0);
+}
+
 // One connection's life: the workers it runs.
 class Session {
  public:
-  Session(const HostAgentOptions& o, const Workspace& ws, const Config& config, ZmqEndpoint* coordinator,
-          const v1::HostWelcome& welcome, ZmqWorkerTransport* transport, ProcessLauncher* launcher)
+  Session(const HostAgentOptions& o, const Workspace& ws, const Config& config, SandboxPolicy own_policy,
+          ZmqEndpoint* coordinator, const v1::HostWelcome& welcome, ZmqWorkerTransport* transport,
+          ProcessLauncher* launcher)
       : o_(o), ws_(ws), config_(config), coordinator_(coordinator), transport_(transport), launcher_(launcher) {
     heartbeat_ = milliseconds(std::max<uint32_t>(10, welcome.heartbeat_ms()));
     liveness_ = std::max<uint32_t>(1, welcome.liveness());
-    StatusOr<SandboxPolicy> policy = ParseSandboxPolicy(welcome.sandbox_policy());
-    WorkerSandbox sandbox =
-        WorkerSandbox::Make(ws, config, policy.ok() ? *policy : SandboxPolicy::kRequire, ExecutableDir());
-    sandbox.set_commands_network(welcome.commands_network());
+    // The coordinator may ask for more than this host's own settings, never
+    // for less: the stricter sandbox policy, and network for commands only
+    // where both allow it.
+    StatusOr<SandboxPolicy> asked = ParseSandboxPolicy(welcome.sandbox_policy());
+    SandboxPolicy policy = asked.ok() && Strictness(*asked) > Strictness(own_policy) ? *asked : own_policy;
+    if (!asked.ok()) policy = SandboxPolicy::kRequire;
+    WorkerSandbox sandbox = WorkerSandbox::Make(ws, config, policy, ExecutableDir());
+    sandbox.set_commands_network(welcome.commands_network() && config.sandbox_network);
     PrepareCgroupParent(config, sandbox.policy(), &sandbox);
     worker_uid_ = sandbox.run_uid();
     spawn_spec_ = WorkerSpawnSpec(sandbox, ExecutableDir(), ws.root, static_cast<int>(ToMillis(heartbeat_)),
@@ -91,6 +131,7 @@ class Session {
   // (returns true). Either way every worker is gone when it returns.
   // goodbye(): the coordinator said it was going.
   bool said_goodbye() const { return goodbye_; }
+  // The Hello was #1 of this connection, and so was the Welcome.
   bool Serve() {
     Clock* clock = RealClock::Get();
     SteadyTime coordinator_expiry = clock->Now() + heartbeat_ * liveness_;
@@ -122,9 +163,12 @@ class Session {
       if (now >= next_heartbeat) {
         v1::HostEnvelope hb = NewEnvelope();
         hb.mutable_heartbeat();
-        Status sent = coordinator_->Send("", hb.SerializeAsString());
-        if (!sent.ok()) spdlog::debug("heartbeat: {}", sent.message());
+        SendToCoordinator(std::move(hb));
         next_heartbeat = now + heartbeat_;
+      }
+      if (!lost_.empty()) {
+        spdlog::warn("{}: killing {} worker(s), reconnecting", lost_, workers_.size());
+        break;
       }
     }
     KillAll();
@@ -136,7 +180,19 @@ class Session {
     std::string id;
     std::string endpoint;
     pid_t pid = 0;
+    bool namespaced = true;  // from its Hello
+    pid_t job_pgid = 0;      // its command's group, as it reported it (without namespaces)
   };
+
+  // Numbers the message; one that cannot be sent (the queue to the
+  // coordinator is full, or the connection is gone) ends the session:
+  // nothing the coordinator waits for is dropped quietly.
+  void SendToCoordinator(v1::HostEnvelope env) {
+    if (!lost_.empty()) return;
+    env.set_seq(++sent_);
+    Status sent = coordinator_->Send("", env.SerializeAsString());
+    if (!sent.ok()) lost_ = "cannot send to the coordinator (" + sent.message() + ")";
+  }
 
   void RelayFromWorkers() {
     std::string id;
@@ -144,20 +200,34 @@ class Session {
     for (;;) {
       StatusOr<bool> got = transport_->Receive(&id, &env);
       if (!got.ok() || !*got) return;
-      if (!Known(id)) continue;  // someone else on a worker's socket: the coordinator never hears of it
+      Worker* w = Find(id);
+      if (w == nullptr) continue;  // someone else on a worker's socket: the coordinator never hears of it
+      // What the host must know to clean up after a worker without
+      // namespaces (the coordinator judges the rest).
+      if (env.has_hello()) w->namespaced = env.hello().sandbox().namespaces();
+      if (env.has_tool_progress() && env.tool_progress().has_started_pgid()) {
+        w->job_pgid = env.tool_progress().started_pgid();
+      }
+      if (env.has_tool_result()) w->job_pgid = 0;
       v1::HostEnvelope relay = NewEnvelope();
       relay.mutable_relay()->set_worker_id(id);
       relay.mutable_relay()->set_envelope(env.SerializeAsString());
-      Status sent = coordinator_->Send("", relay.SerializeAsString());
-      if (!sent.ok()) spdlog::debug("relay from {}: {}", id, sent.message());
+      SendToCoordinator(std::move(relay));
     }
   }
 
-  bool Known(const std::string& id) const {
-    for (const auto& [pid, w] : workers_) {
-      if (w.id == id) return true;
+  Worker* Find(const std::string& id) {
+    for (auto& [pid, w] : workers_) {
+      if (w.id == id) return &w;
     }
-    return false;
+    return nullptr;
+  }
+
+  // A worker is gone: its socket closes, and a command it started in a
+  // group of its own (no pid namespace to end it) is killed.
+  void Ended(const Worker& w) {
+    transport_->CloseEndpoint(w.endpoint);
+    if (!w.namespaced && w.job_pgid > 0) KillReportedGroup(w.job_pgid, worker_uid_);
   }
 
   // Returns false when the coordinator refused us or broke the protocol.
@@ -175,6 +245,12 @@ class Session {
         spdlog::error("the coordinator broke the protocol; reconnecting");
         return false;
       }
+      if (env.seq() != received_ + 1) {
+        spdlog::warn("messages from the coordinator were lost (expected #{}, got #{}); reconnecting", received_ + 1,
+                     env.seq());
+        return false;
+      }
+      received_ = env.seq();
       *expiry = RealClock::Get()->Now() + heartbeat_ * liveness_;
       switch (env.body_case()) {
         case v1::HostEnvelope::kHeartbeat: break;
@@ -212,7 +288,7 @@ class Session {
       env.mutable_exited()->set_worker_id(s.worker_id());
       env.mutable_exited()->set_wait_status(1 << 8);
       env.mutable_exited()->set_reason("the host could not start it: " + why);
-      (void)coordinator_->Send("", env.SerializeAsString());
+      SendToCoordinator(std::move(env));
     };
     if (static_cast<int>(workers_.size()) >= MaxWorkers()) return exited("the host runs its most workers already");
     WorkerPolicy policy = static_cast<WorkerPolicy>(s.policy());
@@ -245,12 +321,11 @@ class Session {
   void OnExit(pid_t pid, int wait_status) {
     auto it = workers_.find(pid);
     if (it == workers_.end()) return;
-    transport_->CloseEndpoint(it->second.endpoint);
+    Ended(it->second);
     v1::HostEnvelope env = NewEnvelope();
     env.mutable_exited()->set_worker_id(it->second.id);
     env.mutable_exited()->set_wait_status(wait_status);
-    Status sent = coordinator_->Send("", env.SerializeAsString());
-    if (!sent.ok()) spdlog::debug("exit of {}: {}", it->second.id, sent.message());
+    SendToCoordinator(std::move(env));
     workers_.erase(it);
   }
 
@@ -265,10 +340,11 @@ class Session {
       for (const ExitedProcess& e : launcher_->ReapExited()) {
         auto it = workers_.find(e.pid);
         if (it == workers_.end()) continue;
-        transport_->CloseEndpoint(it->second.endpoint);
+        Ended(it->second);
         workers_.erase(it);
       }
     }
+    for (const auto& [pid, w] : workers_) Ended(w);  // not reaped in time: their sockets close all the same
     workers_.clear();
   }
 
@@ -286,6 +362,9 @@ class Session {
   std::function<SpawnOptions(const WorkerSpawn&)> spawn_spec_;
   std::map<pid_t, Worker> workers_;
   bool goodbye_ = false;
+  uint64_t sent_ = 1;      // the Hello
+  uint64_t received_ = 1;  // the Welcome
+  std::string lost_;       // why the connection is as good as lost
 };
 
 enum class Answer { kWelcome, kRefused, kRetry, kNone, kStopped };
@@ -312,7 +391,7 @@ Answer AwaitWelcome(ZmqEndpoint* coordinator, const HostAgentOptions& o, v1::Hos
                 << (env.refused().retry() ? " (trying again)" : "") << "\n";
       return env.refused().retry() ? Answer::kRetry : Answer::kRefused;
     }
-    if (env.has_welcome()) {
+    if (env.has_welcome() && env.seq() == 1) {
       *welcome = env.welcome();
       return Answer::kWelcome;
     }
@@ -371,6 +450,7 @@ int RunHostAgent(const HostAgentOptions& o) {
     h->set_workspace(ws->root);
     h->set_workspace_token(token.ok() ? *token : "");
     h->set_version(ODIN_VERSION);
+    hello.set_seq(1);
     Status sent = (*coordinator)->Send("", hello.SerializeAsString());
     if (!sent.ok()) spdlog::debug("hello: {}", sent.message());
     v1::HostWelcome welcome;
@@ -380,7 +460,7 @@ int RunHostAgent(const HostAgentOptions& o) {
     if (answer == Answer::kWelcome) {
       std::cerr << "odin host: joined " << o.connect << " as " << welcome.host_id() << "\n";
       backoff = milliseconds(200);
-      Session session(o, *ws, config, coordinator->get(), welcome, transport->get(), &launcher);
+      Session session(o, *ws, config, *probe_policy, coordinator->get(), welcome, transport->get(), &launcher);
       if (session.Serve()) break;
       if (session.said_goodbye()) {
         coordinator->reset();

@@ -28,6 +28,21 @@ v1::HostEnvelope NewEnvelope() {
   return env;
 }
 
+// What a host says about itself, fit for a log line or a refusal: no
+// control characters (no forged lines, no terminal escapes), bounded.
+std::string Shown(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 200)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    out += u < 0x20 || u == 0x7f ? '?' : c;
+  }
+  return text.size() > 200 ? out + "..." : out;
+}
+
+// Messages handled in one Pump: a flood from a host cannot starve the rest
+// of the loop (what is left is read at the next pass, which comes at once).
+constexpr int kMaxMessagesPerPump = 1000;
+
 }  // namespace
 
 StatusOr<std::string> ReadWorkspaceToken(const std::string& state_dir) {
@@ -39,18 +54,25 @@ StatusOr<std::string> ReadWorkspaceToken(const std::string& state_dir) {
 
 StatusOr<std::string> EnsureWorkspaceToken(const std::string& state_dir) {
   std::string path = JoinPath(state_dir, kTokenFile);
+  if (access(path.c_str(), F_OK) == 0) return ReadWorkspaceToken(state_dir);
+  // Written whole under another name, then linked into place: a host (or a
+  // second coordinator) never reads half a token, and of two coordinators
+  // starting at once the first link wins and both use its token.
   std::string token = RandomHex(32);
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 && errno == EEXIST) return ReadWorkspaceToken(state_dir);
-  if (fd < 0) return PosixError("cannot create " + path, errno);
+  std::string temp = path + "." + RandomHex(8) + ".tmp";
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return PosixError("cannot create " + temp, errno);
   std::string line = token + "\n";
   bool ok = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && fsync(fd) == 0;
   int err = errno;
   close(fd);
-  if (!ok) {
-    unlink(path.c_str());
-    return PosixError("cannot write " + path, err);
+  if (ok && link(temp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    ok = false;
   }
+  unlink(temp.c_str());
+  if (!ok && err == EEXIST) return ReadWorkspaceToken(state_dir);
+  if (!ok) return PosixError("cannot write " + path, err);
   return token;
 }
 
@@ -69,9 +91,13 @@ StatusOr<std::unique_ptr<RemoteHosts>> RemoteHosts::Listen(RemoteHostsOptions op
 }
 
 RemoteHosts::~RemoteHosts() {
-  v1::HostEnvelope bye = NewEnvelope();
-  bye.mutable_goodbye();
-  for (const auto& [peer, h] : hosts_) (void)SendTo(peer, bye);
+  for (auto& [peer, h] : hosts_) {
+    if (h.release_at) continue;  // told already
+    v1::HostEnvelope bye = NewEnvelope();
+    bye.mutable_goodbye();
+    bye.set_seq(++h.sent);
+    (void)router_->Send(peer, bye.SerializeAsString());
+  }
   if (!hosts_.empty()) router_->SetLinger(milliseconds(200));
 }
 
@@ -87,30 +113,32 @@ void RemoteHosts::Note(const std::string& kind, const std::string& text) {
 
 std::string RemoteHosts::Judge(const v1::HostHello& hello) const {
   if (hello.workspace() != o_.workspace) {
-    return "it sees the workspace at " + hello.workspace() + ", not at " + o_.workspace;
+    return "it sees the workspace at " + Shown(hello.workspace()) + ", not at " + o_.workspace;
   }
   if (!SecretsEqual(hello.workspace_token(), o_.workspace_token)) {
     return "it does not see this workspace: the token under " + o_.workspace +
            "/.odin is not the one this coordinator wrote (a different filesystem?)";
   }
   if (o_.require_namespaces && !hello.namespaces()) {
-    return "its sandbox (" + hello.sandbox() + ") is weaker than sandbox policy " + o_.sandbox_policy +
+    return "its sandbox (" + Shown(hello.sandbox()) + ") is weaker than sandbox policy " + o_.sandbox_policy +
            " requires (bubblewrap's namespaces)";
   }
   return "";
 }
 
-void RemoteHosts::HandleHello(const std::string& peer, const v1::HostHello& hello) {
-  std::string label = "host " + (hello.host().empty() ? std::string("(unnamed)") : hello.host());
-  std::string why = Judge(hello);
+void RemoteHosts::HandleHello(const std::string& peer, const std::string& key, const v1::HostEnvelope& env) {
+  const v1::HostHello& hello = env.hello();
+  std::string label = "host " + (hello.host().empty() ? std::string("(unnamed)") : Shown(hello.host()));
+  std::string why = env.seq() != 1 ? "its Hello is not the first message on its connection" : Judge(hello);
   if (!why.empty()) {
-    v1::HostEnvelope env = NewEnvelope();
-    env.mutable_refused()->set_reason(why);
+    v1::HostEnvelope refusal = NewEnvelope();
+    refusal.set_seq(1);
+    refusal.mutable_refused()->set_reason(why);
     // Only a token that does not match may heal: the first coordinator may
     // not have written it yet when the host read it.
-    env.mutable_refused()->set_retry(hello.workspace() == o_.workspace &&
-                                     !SecretsEqual(hello.workspace_token(), o_.workspace_token));
-    Status sent = SendTo(peer, env);
+    refusal.mutable_refused()->set_retry(env.seq() == 1 && hello.workspace() == o_.workspace &&
+                                         !SecretsEqual(hello.workspace_token(), o_.workspace_token));
+    Status sent = router_->Send(peer, refusal.SerializeAsString());
     if (!sent.ok()) spdlog::debug("refusal to {}: {}", peer, sent.message());
     refused_peers_.insert(peer);
     Note("host_refused", label + " refused: " + why);
@@ -118,6 +146,8 @@ void RemoteHosts::HandleHello(const std::string& peer, const v1::HostHello& hell
   }
   Host h;
   h.peer = peer;
+  h.key = key;
+  h.received = 1;
   // Its name as it gives it, within bounds: it shows in records and logs.
   for (char c : hello.host().substr(0, 64))
     h.name += isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
@@ -125,120 +155,163 @@ void RemoteHosts::HandleHello(const std::string& peer, const v1::HostHello& hell
   h.id = h.name + "#" + std::to_string(++next_host_);
   h.cores = hello.cores();
   h.max_workers = std::max<uint32_t>(1, hello.max_workers());
-  h.sandbox = hello.sandbox();
+  h.sandbox = Shown(hello.sandbox());
   h.expiry = clock_->Now() + o_.heartbeat_interval * o_.liveness;
-  v1::HostEnvelope env = NewEnvelope();
-  v1::HostWelcome* w = env.mutable_welcome();
+  v1::HostEnvelope welcome = NewEnvelope();
+  v1::HostWelcome* w = welcome.mutable_welcome();
   w->set_host_id(h.id);
   w->set_heartbeat_ms(static_cast<uint32_t>(ToMillis(o_.heartbeat_interval)));
   w->set_liveness(static_cast<uint32_t>(o_.liveness));
   w->set_sandbox_policy(o_.sandbox_policy);
   w->set_commands_network(o_.commands_network);
-  Status sent = SendTo(peer, env);
-  if (!sent.ok()) {
-    spdlog::warn("welcome to {}: {}", label, sent.message());
-    return;
-  }
-  by_id_[h.id] = peer;
-  Note("host_joined", label + " joined as " + h.id + " (" + std::to_string(h.cores) + " cores, " +
-                          std::to_string(h.max_workers) + " workers, sandbox " + h.sandbox + ")");
-  hosts_.emplace(peer, std::move(h));
+  auto [it, inserted] = hosts_.emplace(peer, std::move(h));
+  if (!inserted) return;  // cannot happen: a known peer's Hello is a protocol violation
+  Status sent = SendTo(&it->second, std::move(welcome));
+  if (!sent.ok()) return;  // lost already
+  by_id_[it->second.id] = peer;
+  Note("host_joined", label + " joined as " + it->second.id + " (" + std::to_string(it->second.cores) + " cores, " +
+                          std::to_string(it->second.max_workers) + " workers, sandbox " + it->second.sandbox +
+                          ", key " + key.substr(0, 8) + "...)");
 }
 
 std::string RemoteHosts::Place(WorkerPolicy policy, const std::string& lane) {
   if (!lane.empty() || o_.kinds.count(policy) == 0) return "";
   const Host* best = nullptr;
   for (const auto& [peer, h] : hosts_) {
-    if (!h.usable || h.workers.size() >= h.max_workers) continue;
+    if (!h.usable || h.release_at || h.workers.size() >= h.max_workers) continue;
     if (best == nullptr || h.workers.size() * best->max_workers < best->workers.size() * h.max_workers) best = &h;
   }
   return best == nullptr ? "" : best->id;
 }
 
+RemoteHosts::Host* RemoteHosts::FindLive(const std::string& host_id) {
+  auto id = by_id_.find(host_id);
+  if (id == by_id_.end()) return nullptr;
+  auto it = hosts_.find(id->second);
+  if (it == hosts_.end() || it->second.release_at) return nullptr;
+  return &it->second;
+}
+
 Status RemoteHosts::Spawn(const std::string& host, const std::string& worker_id, const std::string& secret,
                           WorkerPolicy policy, const std::string& lane) {
-  auto id = by_id_.find(host);
-  if (id == by_id_.end()) return Status::NotFound("host " + host, "not connected");
+  Host* h = FindLive(host);
+  if (h == nullptr) return Status::NotFound("host " + host, "not connected");
   v1::HostEnvelope env = NewEnvelope();
   v1::SpawnWorker* s = env.mutable_spawn();
   s->set_worker_id(worker_id);
   s->set_secret(secret);
   s->set_policy(static_cast<uint32_t>(policy));
   s->set_lane(lane);
-  RETURN_IF_ERROR(SendTo(id->second, env));
-  hosts_[id->second].workers.insert(worker_id);
+  RETURN_IF_ERROR(SendTo(h, std::move(env)));
+  h->workers.insert(worker_id);
   return Status::OK();
 }
 
 Status RemoteHosts::Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) {
-  auto id = by_id_.find(host);
-  if (id == by_id_.end()) return Status::NotFound("host " + host, "not connected");
+  Host* h = FindLive(host);
+  if (h == nullptr) return Status::Unavailable("host " + host, "lost");
   v1::HostEnvelope relay = NewEnvelope();
   relay.mutable_relay()->set_worker_id(worker_id);
   relay.mutable_relay()->set_envelope(env.SerializeAsString());
-  return SendTo(id->second, relay);
+  return SendTo(h, std::move(relay));
 }
 
 void RemoteHosts::Signal(const std::string& host, const std::string& worker_id, int signal) {
-  auto id = by_id_.find(host);
-  if (id == by_id_.end()) return;  // lost: its workers end with it
+  Host* h = FindLive(host);
+  if (h == nullptr) return;  // lost: its workers end with it
   v1::HostEnvelope env = NewEnvelope();
   env.mutable_signal()->set_worker_id(worker_id);
   env.mutable_signal()->set_signal(signal);
-  Status sent = SendTo(id->second, env);
-  if (!sent.ok()) spdlog::debug("signal to {}: {}", host, sent.message());
+  (void)SendTo(h, std::move(env));  // a failure loses the host: the workers end with it
 }
 
 void RemoteHosts::StartFailed(const std::string& host, const std::string& how) {
-  auto id = by_id_.find(host);
-  if (id == by_id_.end()) return;
-  Host& h = hosts_[id->second];
-  if (++h.start_failures >= o_.max_start_failures && h.usable) {
-    h.usable = false;
-    Note("host_unusable", "host " + h.name + " (" + h.id + "): its workers keep failing to start (the last one " + how +
-                              "); no more workers go there");
+  Host* h = FindLive(host);
+  if (h == nullptr) return;
+  if (++h->start_failures >= o_.max_start_failures && h->usable) {
+    h->usable = false;
+    Note("host_unusable", "host " + h->name + " (" + h->id + "): its workers keep failing to start (the last one " +
+                              how + "); no more workers go there");
   }
 }
 
-Status RemoteHosts::SendTo(const std::string& peer, const v1::HostEnvelope& env) {
-  return router_->Send(peer, env.SerializeAsString());
+void RemoteHosts::Drop(const std::string& host, const std::string& why) {
+  Host* h = FindLive(host);
+  if (h != nullptr) Lose(h, why);
+}
+
+Status RemoteHosts::SendTo(Host* h, v1::HostEnvelope env) {
+  env.set_seq(++h->sent);
+  Status sent = router_->Send(h->peer, env.SerializeAsString());
+  // Nothing is dropped quietly: a message that cannot go (its queue is
+  // full, or its connection is gone) ends the host, so its calls end too.
+  if (!sent.ok()) Lose(h, "cannot send to it: " + sent.message());
+  return sent;
 }
 
 void RemoteHosts::AddWaitFds(std::vector<PollFd>* fds) {
   for (int fd : router_->WaitFds()) fds->push_back({fd});
 }
 
-bool RemoteHosts::Pending() { return router_->Readable(); }
+bool RemoteHosts::Pending() { return !pending_.empty() || router_->Readable(); }
 
 SteadyTime RemoteHosts::NextTimer() const {
   SteadyTime t = next_heartbeat_;
-  for (const auto& [peer, h] : hosts_) t = std::min(t, h.expiry);
+  for (const auto& [peer, h] : hosts_) t = std::min(t, h.release_at ? *h.release_at : h.expiry);
   return t;
 }
 
-void RemoteHosts::LoseHost(std::map<std::string, Host>::iterator it, const std::string& why,
-                           std::vector<Event>* events) {
-  Host& h = it->second;
-  Note("host_lost", "host " + h.name + " (" + h.id + ") lost: " + why);
-  for (const std::string& worker : h.workers) {
+void RemoteHosts::Lose(Host* h, const std::string& why) {
+  if (h->release_at) return;
+  Note("host_lost", "host " + h->name + " (" + h->id + ") lost: " + why);
+  // Goodbye, in case it still hears us: it ends its workers at once.
+  v1::HostEnvelope bye = NewEnvelope();
+  bye.mutable_goodbye();
+  bye.set_seq(++h->sent);
+  (void)router_->Send(h->peer, bye.SerializeAsString());
+  // It hears nothing more from us; within its liveness timeout it kills its
+  // workers' commands. Its workers end after that, never before.
+  h->release_at = clock_->Now() + o_.heartbeat_interval * (o_.liveness + 2);
+  for (const std::string& worker : h->workers) {
     Event e;
     e.worker_id = worker;
-    e.exited = true;
-    e.wait_status = SIGKILL;
-    e.reason = "its host " + h.name + " was lost (" + why + ")";
-    events->push_back(std::move(e));
+    e.stopping = true;
+    e.reason = "its host " + h->name + " was lost (" + why + ")";
+    pending_.push_back(std::move(e));
   }
-  by_id_.erase(h.id);
-  // Whatever this connection says from now on is not read: the host says
-  // a fresh Hello on a new one.
-  refused_peers_.insert(it->first);
-  hosts_.erase(it);
+  // Whatever this connection says from now on is not read: the host says a
+  // fresh Hello on a new one.
+  refused_peers_.insert(h->peer);
+}
+
+void RemoteHosts::HandleMessage(Host* h, const std::string& key, const v1::HostEnvelope& env) {
+  if (key != h->key) return Lose(h, "a message came with another key than its Hello's");
+  if (env.seq() != h->received + 1) {
+    return Lose(h, "messages were lost on its connection (expected #" + std::to_string(h->received + 1) + ", got #" +
+                       std::to_string(env.seq()) + ")");
+  }
+  h->received = env.seq();
+  h->expiry = clock_->Now() + o_.heartbeat_interval * o_.liveness;
+  switch (env.body_case()) {
+    case v1::HostEnvelope::kHeartbeat: break;
+    case v1::HostEnvelope::kRelay:
+      // Only for its own workers: a host cannot speak for another's.
+      if (h->workers.count(env.relay().worker_id()) == 0) break;
+      pending_.push_back({env.relay().worker_id(), false, false, env.relay().envelope(), 0, ""});
+      break;
+    case v1::HostEnvelope::kExited:
+      if (h->workers.erase(env.exited().worker_id()) == 0) break;
+      pending_.push_back(
+          {env.exited().worker_id(), true, false, "", env.exited().wait_status(), Shown(env.exited().reason())});
+      break;
+    default: Lose(h, "protocol violation: unexpected message");
+  }
 }
 
 void RemoteHosts::Pump(std::vector<Event>* events) {
-  std::string peer, payload;
-  for (;;) {
-    StatusOr<bool> got = router_->TryReceive(&peer, &payload);
+  std::string peer, key, payload;
+  for (int n = 0; n < kMaxMessagesPerPump; ++n) {
+    StatusOr<bool> got = router_->TryReceive(&peer, &payload, &key);
     if (!got.ok()) {
       spdlog::error("hosts: {}", got.status().message());
       break;
@@ -247,40 +320,23 @@ void RemoteHosts::Pump(std::vector<Event>* events) {
     if (refused_peers_.count(peer) > 0) continue;
     if (refused_peers_.size() > 4096) refused_peers_.clear();  // bounded; a refused host is refused again
     v1::HostEnvelope env;
+    auto it = hosts_.find(peer);
     if (!env.ParseFromString(payload) || env.protocol_version() != v1::HOST_PROTOCOL_VERSION_CURRENT) {
-      auto it = hosts_.find(peer);
       if (it != hosts_.end()) {
-        LoseHost(it, "protocol violation: bad or unparseable envelope", events);
+        Lose(&it->second, "protocol violation: bad or unparseable envelope");
       } else {
         refused_peers_.insert(peer);
         Note("host_refused", "a host refused: it speaks another protocol");
       }
       continue;
     }
-    auto it = hosts_.find(peer);
-    if (it == hosts_.end()) {
-      if (env.body_case() == v1::HostEnvelope::kHello) {
-        HandleHello(peer, env.hello());
-      } else {
-        refused_peers_.insert(peer);
-        Note("host_refused", "a host refused: it spoke before its Hello");
-      }
-      continue;
-    }
-    Host& h = it->second;
-    h.expiry = clock_->Now() + o_.heartbeat_interval * o_.liveness;
-    switch (env.body_case()) {
-      case v1::HostEnvelope::kHeartbeat: break;
-      case v1::HostEnvelope::kRelay:
-        // Only for its own workers: a host cannot speak for another's.
-        if (h.workers.count(env.relay().worker_id()) == 0) break;
-        events->push_back({env.relay().worker_id(), false, env.relay().envelope(), 0, ""});
-        break;
-      case v1::HostEnvelope::kExited:
-        if (h.workers.erase(env.exited().worker_id()) == 0) break;
-        events->push_back({env.exited().worker_id(), true, "", env.exited().wait_status(), env.exited().reason()});
-        break;
-      default: LoseHost(it, "protocol violation: unexpected message", events);
+    if (it != hosts_.end()) {
+      HandleMessage(&it->second, key, env);
+    } else if (env.body_case() == v1::HostEnvelope::kHello) {
+      HandleHello(peer, key, env);
+    } else {
+      refused_peers_.insert(peer);
+      Note("host_refused", "a host refused: it spoke before its Hello");
     }
   }
   const std::vector<std::string>& keys = router_->refused_keys();
@@ -289,27 +345,49 @@ void RemoteHosts::Pump(std::vector<Event>* events) {
          "a connection refused at its handshake: key " + keys[noted_keys_] + " is not in allowed_hosts");
   }
   SteadyTime now = clock_->Now();
-  for (auto it = hosts_.begin(); it != hosts_.end();) {
-    auto next = std::next(it);
-    if (now >= it->second.expiry) {
-      LoseHost(it, "silent for " + std::to_string(o_.liveness) + " heartbeat intervals", events);
+  for (auto& [p, h] : hosts_) {
+    if (!h.release_at && now >= h.expiry) {
+      Lose(&h, "silent for " + std::to_string(o_.liveness) + " heartbeat intervals");
     }
-    it = next;
   }
   if (now >= next_heartbeat_) {
-    v1::HostEnvelope hb = NewEnvelope();
-    hb.mutable_heartbeat();
-    for (const auto& [p, h] : hosts_) {
-      Status sent = SendTo(p, hb);
-      if (!sent.ok()) spdlog::debug("heartbeat to host {}: {}", h.id, sent.message());
-    }
     next_heartbeat_ = now + o_.heartbeat_interval;
+    for (auto& [p, h] : hosts_) {
+      if (h.release_at) continue;
+      v1::HostEnvelope hb = NewEnvelope();
+      hb.mutable_heartbeat();
+      (void)SendTo(&h, std::move(hb));
+    }
+  }
+  events->insert(events->end(), std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
+  pending_.clear();
+  // Lost hosts whose time is up: their workers end now.
+  for (auto it = hosts_.begin(); it != hosts_.end();) {
+    Host& h = it->second;
+    if (!h.release_at || now < *h.release_at) {
+      ++it;
+      continue;
+    }
+    for (const std::string& worker : h.workers) {
+      Event e;
+      e.worker_id = worker;
+      e.exited = true;
+      e.wait_status = SIGKILL;
+      e.reason = "its host " + h.name + " was lost";
+      events->push_back(std::move(e));
+    }
+    by_id_.erase(h.id);
+    it = hosts_.erase(it);
   }
 }
 
 Status RemoteHosts::WaitForHosts(size_t n, Duration timeout) {
   SteadyTime until = clock_->Now() + timeout;
-  while (hosts_.size() < n && clock_->Now() < until) {
+  auto live = [this] {
+    return static_cast<size_t>(
+        std::count_if(hosts_.begin(), hosts_.end(), [](const auto& entry) { return !entry.second.release_at; }));
+  };
+  while (live() < n && clock_->Now() < until) {
     std::vector<pollfd> fds;
     for (int fd : router_->WaitFds()) fds.push_back({fd, POLLIN, 0});
     Duration wait = std::min<Duration>(milliseconds(50), until - clock_->Now());
@@ -317,16 +395,17 @@ Status RemoteHosts::WaitForHosts(size_t n, Duration timeout) {
     std::vector<Event> events;
     Pump(&events);
   }
-  if (hosts_.size() >= n) return Status::OK();
-  return Status::DeadlineExceeded("workers.remote.wait_hosts", std::to_string(hosts_.size()) + " of " +
-                                                                   std::to_string(n) + " hosts joined within " +
+  if (live() >= n) return Status::OK();
+  return Status::DeadlineExceeded("workers.remote.wait_hosts", std::to_string(live()) + " of " + std::to_string(n) +
+                                                                   " hosts joined within " +
                                                                    std::to_string(ToMillis(timeout) / 1000) + " s");
 }
 
 std::vector<RemoteHosts::HostInfo> RemoteHosts::hosts() const {
   std::vector<HostInfo> out;
   for (const auto& [peer, h] : hosts_) {
-    out.push_back({h.id, h.name, h.cores, h.max_workers, h.sandbox, h.workers.size(), h.usable});
+    if (h.release_at) continue;  // lost: on its way out
+    out.push_back({h.id, h.name, h.cores, h.max_workers, h.sandbox, h.workers.size(), h.usable, h.key});
   }
   return out;
 }

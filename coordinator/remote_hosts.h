@@ -18,11 +18,16 @@
 // relayed unchanged; the pool judges them as it judges local ones. A host
 // relays only for workers it was given.
 //
-// A host silent for `liveness` heartbeat intervals is lost: each of its
-// workers ends (its call as crashed, "host lost"), and the host is
-// forgotten. Its agent, hearing nothing from us for as long, kills those
-// workers' commands itself and reconnects with a fresh HostHello, so
-// nothing runs twice.
+// A host is lost when it is silent for `liveness` heartbeat intervals,
+// when a message to it cannot be sent, when its messages show a gap (the
+// connection dropped some), when it breaks the protocol, or when the pool
+// gives it up (a worker it never ends). Then, at once, its workers take no
+// more work (a `stopping` event each) and it is told goodbye; its agent,
+// hearing nothing more from us, kills those workers' commands within the
+// liveness timeout. Only after that time (and a margin) do its workers end
+// (their calls as crashed, "host lost"), so a call that is retried never
+// runs beside the one the host was still running. The agent reconnects
+// with a fresh HostHello: nothing runs twice.
 //
 // Passive like the pool: everything happens in Pump. Thread-safety: none.
 
@@ -30,6 +35,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,6 +81,7 @@ class RemoteHosts final : public WorkerHosts {
   Status Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) override;
   void Signal(const std::string& host, const std::string& worker_id, int signal) override;
   void StartFailed(const std::string& host, const std::string& how) override;
+  void Drop(const std::string& host, const std::string& why) override;
   void AddWaitFds(std::vector<PollFd>* fds) override;
   bool Pending() override;
   SteadyTime NextTimer() const override;
@@ -95,6 +102,7 @@ class RemoteHosts final : public WorkerHosts {
     std::string sandbox;
     size_t workers = 0;
     bool usable = true;
+    std::string key;  // the CURVE public key it connected with (Z85)
   };
   std::vector<HostInfo> hosts() const;
   // Hosts refused so far, each with why (bounded), and client keys the ZAP
@@ -114,18 +122,29 @@ class RemoteHosts final : public WorkerHosts {
     uint32_t cores = 0;
     uint32_t max_workers = 0;
     std::string sandbox;
+    std::string key;  // the CURVE key of its connection: every message must come with it
     std::set<std::string> workers;
     SteadyTime expiry{};
     int start_failures = 0;
     bool usable = true;
+    uint64_t sent = 0;      // the last seq we sent it
+    uint64_t received = 0;  // the last seq it sent us
+    // Set once it is lost: when its workers end and it is forgotten.
+    std::optional<SteadyTime> release_at;
   };
   RemoteHosts(RemoteHostsOptions o, Clock* clock, std::unique_ptr<ZmqEndpoint> router)
       : o_(std::move(o)), clock_(clock), router_(std::move(router)) {}
-  void HandleHello(const std::string& peer, const v1::HostHello& hello);
+  void HandleHello(const std::string& peer, const std::string& key, const v1::HostEnvelope& env);
+  // Handles one message from a welcomed host.
+  void HandleMessage(Host* h, const std::string& key, const v1::HostEnvelope& env);
   // Why a host's Hello is refused, or "" if it is welcome.
   std::string Judge(const v1::HostHello& hello) const;
-  Status SendTo(const std::string& peer, const v1::HostEnvelope& env);
-  void LoseHost(std::map<std::string, Host>::iterator it, const std::string& why, std::vector<Event>* events);
+  // Sends to a welcomed host, numbering the message; a send that fails
+  // loses the host.
+  Status SendTo(Host* h, v1::HostEnvelope env);
+  // Starts losing a host (see above); a no-op for a host lost already.
+  void Lose(Host* h, const std::string& why);
+  Host* FindLive(const std::string& host_id);
   void Note(const std::string& kind, const std::string& text);
 
   RemoteHostsOptions o_;
@@ -137,6 +156,7 @@ class RemoteHosts final : public WorkerHosts {
   std::set<std::string> refused_peers_;       // never read again
   std::vector<std::string> refusals_;
   SteadyTime next_heartbeat_{};
+  std::vector<Event> pending_;  // for the next Pump
   int next_host_ = 0;
   size_t noted_keys_ = 0;  // refused_keys() already told of
   std::function<void(const std::string&, const std::string&)> on_event_;

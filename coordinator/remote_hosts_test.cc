@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
@@ -85,18 +87,27 @@ class RemoteHostsTest : public ::testing::Test {
 
   std::unique_ptr<ZmqEndpoint> Connect(RemoteHosts* hosts, const CurveKeyPair& key) {
     // A fresh routing id per connection, as the host agent uses.
-    return Take(ZmqEndpoint::ConnectCurveDealer(hosts->endpoint(), "host-" + std::to_string(++connections_), key,
-                                                server_.public_key));
+    std::unique_ptr<ZmqEndpoint> client = Take(ZmqEndpoint::ConnectCurveDealer(
+        hosts->endpoint(), "host-" + std::to_string(++connections_), key, server_.public_key));
+    said_[client.get()] = 0;  // a new connection counts from 1
+    return client;
+  }
+
+  // Sends as a host agent does: each message numbered on its connection.
+  Status Say(ZmqEndpoint* client, v1::HostEnvelope env) {
+    env.set_seq(++said_[client]);
+    return client->Send("", env.SerializeAsString());
   }
 
   CurveKeyPair server_, host_;
   int connections_ = 0;
+  std::map<ZmqEndpoint*, uint64_t> said_;
 };
 
 TEST_F(RemoteHostsTest, WelcomesAnAllowedHostThatSeesTheWorkspace) {
   std::unique_ptr<RemoteHosts> hosts = Listen();
   std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   std::optional<v1::HostEnvelope> answer = Await(hosts.get(), client.get(), seconds(5));
   ASSERT_TRUE(answer.has_value());
   ASSERT_TRUE(answer->has_welcome()) << answer->DebugString();
@@ -115,7 +126,7 @@ TEST_F(RemoteHostsTest, WelcomesAnAllowedHostThatSeesTheWorkspace) {
 TEST_F(RemoteHostsTest, AHostRelaysOnlyForItsOwnWorkers) {
   std::unique_ptr<RemoteHosts> hosts = Listen();
   std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
   ASSERT_TRUE(hosts->Spawn("node-7#1", "w_mine", "s", WorkerPolicy::kSubagent, "").ok());
   std::optional<v1::HostEnvelope> spawn = Await(hosts.get(), client.get(), seconds(5));
@@ -126,7 +137,7 @@ TEST_F(RemoteHostsTest, AHostRelaysOnlyForItsOwnWorkers) {
     relay.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
     relay.mutable_relay()->set_worker_id(id);
     relay.mutable_relay()->set_envelope("x");
-    ASSERT_TRUE(client->Send("", relay.SerializeAsString()).ok());
+    ASSERT_TRUE(Say(client.get(), relay).ok());
   }
   std::vector<WorkerHosts::Event> events;
   Await(hosts.get(), client.get(), milliseconds(500), &events);
@@ -139,7 +150,7 @@ TEST_F(RemoteHostsTest, AnUnknownKeyGetsNothingThrough) {
   std::unique_ptr<RemoteHosts> hosts = Listen();
   CurveKeyPair stranger = *GenerateCurveKeyPair();
   std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), stranger);
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(2)).has_value());
   EXPECT_TRUE(hosts->hosts().empty());
   std::vector<std::string> refused = hosts->refused_keys();
@@ -150,7 +161,7 @@ TEST_F(RemoteHostsTest, AnUnknownKeyGetsNothingThrough) {
 TEST_F(RemoteHostsTest, APlaintextClientGetsNothingThrough) {
   std::unique_ptr<RemoteHosts> hosts = Listen();
   std::unique_ptr<ZmqEndpoint> client = Take(ZmqEndpoint::ConnectDealer(hosts->endpoint(), "plain"));
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(2)).has_value());
   EXPECT_TRUE(hosts->hosts().empty());
 }
@@ -160,7 +171,7 @@ TEST_F(RemoteHostsTest, AClientThatDoesNotKnowTheServersKeyGetsNothingThrough) {
   CurveKeyPair impostor = *GenerateCurveKeyPair();
   std::unique_ptr<ZmqEndpoint> client =
       Take(ZmqEndpoint::ConnectCurveDealer(hosts->endpoint(), "host-test", host_, impostor.public_key));
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(2)).has_value());
   EXPECT_TRUE(hosts->hosts().empty());
 }
@@ -175,7 +186,7 @@ TEST_F(RemoteHostsTest, AHostThatSeesAnotherWorkspaceIsRefused) {
                {kWorkspace, "", "does not see this workspace", true}};
   for (const Case& c : cases) {
     std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
-    ASSERT_TRUE(client->Send("", Hello(c.workspace, c.token).SerializeAsString()).ok());
+    ASSERT_TRUE(Say(client.get(), Hello(c.workspace, c.token)).ok());
     std::optional<v1::HostEnvelope> answer = Await(hosts.get(), client.get(), seconds(5));
     ASSERT_TRUE(answer.has_value() && answer->has_refused());
     EXPECT_NE(answer->refused().reason().find(c.why), std::string::npos) << answer->refused().reason();
@@ -188,7 +199,7 @@ TEST_F(RemoteHostsTest, AHostThatSeesAnotherWorkspaceIsRefused) {
 TEST_F(RemoteHostsTest, AHostWithAWeakerSandboxIsRefusedWhereNamespacesAreRequired) {
   std::unique_ptr<RemoteHosts> strict = Listen(/*require_namespaces=*/true);
   std::unique_ptr<ZmqEndpoint> client = Connect(strict.get(), host_);
-  ASSERT_TRUE(client->Send("", Hello(kWorkspace, kToken, false).SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello(kWorkspace, kToken, false)).ok());
   std::optional<v1::HostEnvelope> answer = Await(strict.get(), client.get(), seconds(5));
   ASSERT_TRUE(answer.has_value() && answer->has_refused());
   EXPECT_NE(answer->refused().reason().find("weaker than sandbox policy require"), std::string::npos);
@@ -196,31 +207,104 @@ TEST_F(RemoteHostsTest, AHostWithAWeakerSandboxIsRefusedWhereNamespacesAreRequir
 
   std::unique_ptr<RemoteHosts> lenient = Listen(/*require_namespaces=*/false);
   std::unique_ptr<ZmqEndpoint> other = Connect(lenient.get(), host_);
-  ASSERT_TRUE(other->Send("", Hello(kWorkspace, kToken, false).SerializeAsString()).ok());
+  ASSERT_TRUE(Say(other.get(), Hello(kWorkspace, kToken, false)).ok());
   answer = Await(lenient.get(), other.get(), seconds(5));
   ASSERT_TRUE(answer.has_value());
   EXPECT_TRUE(answer->has_welcome());
 }
 
-TEST_F(RemoteHostsTest, ASilentHostIsLostWithItsWorkers) {
+TEST_F(RemoteHostsTest, ASilentHostIsLostWithItsWorkersOnlyAfterItHadTheTimeToKillThem) {
   std::unique_ptr<RemoteHosts> hosts = Listen(true, milliseconds(50));
   std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
   ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s", WorkerPolicy::kSubagent, "").ok());
-  // The client says nothing more.
+  // The client says nothing more: first its worker stops taking work...
   std::vector<WorkerHosts::Event> events;
   SteadyTime until = RealClock::Get()->Now() + seconds(5);
   while (events.empty() && RealClock::Get()->Now() < until) {
     hosts->Pump(&events);
-    usleep(10000);
+    usleep(5000);
+  }
+  SteadyTime lost_at = RealClock::Get()->Now();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].stopping);
+  EXPECT_FALSE(events[0].exited);
+  EXPECT_NE(events[0].reason.find("node-7 was lost"), std::string::npos) << events[0].reason;
+  EXPECT_TRUE(hosts->hosts().empty());
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "");
+  // ...and it ends only once the host, hearing nothing from us for its
+  // liveness timeout, has killed it (3 intervals, and a margin of 2).
+  events.clear();
+  while (events.empty() && RealClock::Get()->Now() < until) {
+    hosts->Pump(&events);
+    usleep(5000);
   }
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].exited);
   EXPECT_EQ(events[0].worker_id, "w_1");
-  EXPECT_NE(events[0].reason.find("node-7 was lost"), std::string::npos) << events[0].reason;
+  EXPECT_GE(RealClock::Get()->Now() - lost_at, milliseconds(200));
+}
+
+TEST_F(RemoteHostsTest, AGapInAHostsMessagesLosesIt) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s", WorkerPolicy::kSubagent, "").ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());  // the SpawnWorker
+  // Message #2 never arrives (a connection that broke and came back).
+  ++said_[client.get()];
+  v1::HostEnvelope hb;
+  hb.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
+  hb.mutable_heartbeat();
+  ASSERT_TRUE(Say(client.get(), hb).ok());
+  std::vector<WorkerHosts::Event> events;
+  std::optional<v1::HostEnvelope> bye = Await(hosts.get(), client.get(), seconds(5), &events);
+  ASSERT_TRUE(bye.has_value());
+  EXPECT_TRUE(bye->has_goodbye()) << "a host that may still hear us is told to end its workers";
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].stopping);
+  EXPECT_NE(events[0].reason.find("messages were lost"), std::string::npos) << events[0].reason;
   EXPECT_TRUE(hosts->hosts().empty());
-  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "");
+}
+
+TEST_F(RemoteHostsTest, DroppingAHostLosesIt) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s", WorkerPolicy::kSubagent, "").ok());
+  hosts->Drop("node-7#1", "it did not end worker w_1 after SIGKILL");
+  EXPECT_TRUE(hosts->hosts().empty());
+  EXPECT_FALSE(hosts->Send("node-7#1", "w_1", v1::Envelope()).ok()) << "nothing more goes to it";
+  std::vector<WorkerHosts::Event> events;
+  hosts->Pump(&events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].stopping);
+}
+
+TEST_F(RemoteHostsTest, WhatAHostSaysOfItselfReachesNoLogWithControlCharacters) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  v1::HostEnvelope hello = Hello("/elsewhere\n[odin] forged line \x1b[2J");
+  hello.mutable_hello()->set_host("evil\r\nhost\x1b]0;title\x07");
+  ASSERT_TRUE(Say(client.get(), hello).ok());
+  std::optional<v1::HostEnvelope> answer = Await(hosts.get(), client.get(), seconds(5));
+  ASSERT_TRUE(answer.has_value() && answer->has_refused());
+  ASSERT_EQ(hosts->refusals().size(), 1u);
+  for (const std::string& text : {answer->refused().reason(), hosts->refusals()[0]}) {
+    for (char c : text) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << text;
+  }
+}
+
+TEST_F(RemoteHostsTest, AHostIsKnownByTheKeyItConnectedWith) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
+  ASSERT_EQ(hosts->hosts().size(), 1u);
+  EXPECT_EQ(hosts->hosts()[0].key, host_.public_key);
 }
 
 TEST_F(RemoteHostsTest, SpeakingBeforeHelloIsRefused) {
@@ -229,8 +313,8 @@ TEST_F(RemoteHostsTest, SpeakingBeforeHelloIsRefused) {
   v1::HostEnvelope hb;
   hb.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
   hb.mutable_heartbeat();
-  ASSERT_TRUE(client->Send("", hb.SerializeAsString()).ok());
-  ASSERT_TRUE(client->Send("", Hello().SerializeAsString()).ok());
+  ASSERT_TRUE(Say(client.get(), hb).ok());
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
   EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(1)).has_value()) << "nothing it says is read afterwards";
   EXPECT_TRUE(hosts->hosts().empty());
 }

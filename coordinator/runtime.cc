@@ -257,11 +257,19 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     spdlog::warn("workers.remote: {} is held by another session of this daemon; this session's workers run here",
                  config.remote.listen);
   } else if (config.remote.launcher != "off") {
-    ASSIGN_OR_RETURN(rt->remote_hosts_, ListenForHosts(ws, config, policy, co.commands_network,
-                                                       co.pool.heartbeat_interval, co.pool.liveness));
-    rt->remote_listen_ = config.remote.listen;
-    co.pool.hosts = rt->remote_hosts_.get();
-    if (config.remote.wait_hosts > 0) {
+    StatusOr<std::unique_ptr<RemoteHosts>> hosts =
+        ListenForHosts(ws, config, policy, co.commands_network, co.pool.heartbeat_interval, co.pool.liveness);
+    if (!hosts.ok() && hosts.status().code() != StatusCode::kAlreadyExists) return hosts.status();
+    if (hosts.ok()) {
+      rt->remote_hosts_ = std::move(*hosts);
+      rt->remote_listen_ = config.remote.listen;
+      co.pool.hosts = rt->remote_hosts_.get();
+    } else {
+      // Another odin holds the port (odin serve, while odin exec runs in the
+      // same workspace): this one's workers run here.
+      std::cerr << "odin: " << hosts.status().message() << "; this session's workers run on this machine\n";
+    }
+    if (rt->remote_hosts_ && config.remote.wait_hosts > 0) {
       Status joined = rt->remote_hosts_->WaitForHosts(static_cast<size_t>(config.remote.wait_hosts),
                                                       seconds(config.remote.wait_seconds));
       if (!joined.ok()) std::cerr << "odin: " << joined.message() << "; going on with the hosts there are\n";

@@ -277,7 +277,8 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       w->said_hello = true;
       w->sandbox = env.hello().sandbox().description();
       w->namespaced = env.hello().sandbox().namespaces();
-      start_failures_[w->key()] = 0;
+      // A host's worker says nothing of whether this machine's can start.
+      if (w->host.empty()) start_failures_[w->key()] = 0;
       listener_->OnWorkerReady(env.hello());
       break;
     case v1::Envelope::kHeartbeat: break;
@@ -374,6 +375,12 @@ void WorkerPool::CheckTimers() {
     if (w.state == WorkerState::kStopping && w.kill_at && now >= *w.kill_at) {
       Signal(w, SIGKILL);
       w.kill_at.reset();
+    }
+    if (w.remote_kill_deadline && now >= *w.remote_kill_deadline) {
+      // Its host did not end it (or did not say so): the host is given up,
+      // and the worker ends with it.
+      w.remote_kill_deadline.reset();
+      o_.hosts->Drop(w.host, "it did not end worker " + w.id + " after SIGKILL");
     }
     if (w.state != WorkerState::kStopping && now >= w.expiry) {
       KillWorker(&w, w.state == WorkerState::kStarting
@@ -491,6 +498,7 @@ SteadyTime WorkerPool::NextTimer() const {
   for (const auto& [pid, w] : workers_) {
     if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
     if (w.kill_at) t = std::min(t, *w.kill_at);
+    if (w.remote_kill_deadline) t = std::min(t, *w.remote_kill_deadline);
     if (!w.job || w.state == WorkerState::kStopping) continue;  // CheckTimers skips them too
     const Job& job = *w.job;
     switch (job.phase) {
@@ -599,6 +607,9 @@ void WorkerPool::Signal(Worker& w, int signal) {
     launcher_->SignalGroup(w.pid, signal);
   } else {
     o_.hosts->Signal(w.host, w.id, signal);
+    if (signal == SIGKILL && !w.remote_kill_deadline) {
+      w.remote_kill_deadline = clock_->Now() + o_.heartbeat_interval * o_.liveness + o_.term_grace;
+    }
   }
 }
 
@@ -611,6 +622,10 @@ void WorkerPool::PumpHosts() {
     if (w == nullptr || w->host.empty()) continue;  // gone already, or not a remote one
     if (e.exited) {
       HandleExit(w->pid, e.wait_status, e.reason);
+      continue;
+    }
+    if (e.stopping) {
+      KillWorker(w, e.reason);
       continue;
     }
     v1::Envelope env;

@@ -84,6 +84,9 @@ class WorkerHosts {
   virtual void Signal(const std::string& host, const std::string& worker_id, int signal) = 0;
   // A worker on host ended before its Hello.
   virtual void StartFailed(const std::string& host, const std::string& how) = 0;
+  // The pool gives the host up (it does not end a worker it was told to
+  // kill): it is lost as if it had gone silent.
+  virtual void Drop(const std::string& host, const std::string& why) = 0;
   // What the pool waits on besides its transport, and whether something is
   // waiting already (then it does not block).
   virtual void AddWaitFds(std::vector<PollFd>* fds) = 0;
@@ -91,10 +94,11 @@ class WorkerHosts {
   virtual SteadyTime NextTimer() const = 0;
   struct Event {
     std::string worker_id;
-    bool exited = false;   // else a message from the worker
-    std::string envelope;  // the message, serialized
+    bool exited = false;    // else a message from the worker, or stopping
+    bool stopping = false;  // its host is lost: it takes no more work, and its exit follows
+    std::string envelope;   // the message, serialized
     int wait_status = 0;
-    std::string reason;  // why it ended, when it was not its own doing (its host was lost)
+    std::string reason;  // why it ended or stops, when it was not its own doing (its host was lost)
   };
   // Handles the hosts' traffic and timers; appends what their workers said
   // or did.
@@ -222,7 +226,9 @@ class WorkerPool {
     pid_t job_pgid = 0;                 // process group of the held call, as the worker reported it
     std::string stop_reason;            // why we killed it, for the crashed result
     std::optional<SteadyTime> kill_at;  // kStopping: when SIGTERM turns into SIGKILL
-    bool said_hello = false;            // false: a death counts as a failure to start
+    // On another host: SIGKILL was sent; past this its host is given up.
+    std::optional<SteadyTime> remote_kill_deadline;
+    bool said_hello = false;  // false: a death counts as a failure to start
     std::optional<Job> job;
   };
 

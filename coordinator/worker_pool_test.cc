@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <deque>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +42,49 @@ class RecordingListener : public WorkerPool::Listener {
   std::vector<v1::ToolProgress> progress;
   std::vector<v1::ToolResult> results;
   std::vector<std::string> ready;
+};
+
+// Hosts on other machines, as the pool sees them: one host, "h#1", that
+// takes every worker; what the pool asks of it is recorded, and what its
+// workers say is handed in through events.
+class FakeHosts : public WorkerHosts {
+ public:
+  std::string Place(WorkerPolicy, const std::string&) override { return full ? "" : "h#1"; }
+  Status Spawn(const std::string&, const std::string& worker_id, const std::string& secret, WorkerPolicy,
+               const std::string&) override {
+    secrets[worker_id] = secret;
+    spawned.push_back(worker_id);
+    return Status::OK();
+  }
+  Status Send(const std::string&, const std::string& worker_id, const v1::Envelope& env) override {
+    sent.push_back({worker_id, env});
+    return Status::OK();
+  }
+  void Signal(const std::string&, const std::string& worker_id, int signal) override {
+    signals.push_back({worker_id, signal});
+  }
+  void StartFailed(const std::string&, const std::string&) override {}
+  void Drop(const std::string& host, const std::string& why) override { dropped.push_back(host + ": " + why); }
+  void AddWaitFds(std::vector<PollFd>*) override {}
+  bool Pending() override { return !events.empty(); }
+  SteadyTime NextTimer() const override { return SteadyTime::max(); }
+  void Pump(std::vector<Event>* out) override {
+    out->insert(out->end(), events.begin(), events.end());
+    events.clear();
+  }
+  int SignalsTo(const std::string& worker_id, int signal) const {
+    int n = 0;
+    for (const auto& [id, sig] : signals) n += id == worker_id && sig == signal;
+    return n;
+  }
+
+  bool full = false;
+  std::map<std::string, std::string> secrets;
+  std::vector<std::string> spawned;
+  std::vector<std::pair<std::string, v1::Envelope>> sent;
+  std::vector<std::pair<std::string, int>> signals;
+  std::vector<std::string> dropped;
+  std::vector<Event> events;
 };
 
 class WorkerPoolTest : public ::testing::Test {
@@ -669,6 +713,98 @@ TEST_F(WorkerPoolTest, ShutdownRunsMeanwhileOnceTheWorkersWereToldAndBeforeKilli
   });
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(launcher_.SignalsTo(100, SIGKILL), 1);
+}
+
+}  // namespace
+}  // namespace odin
+
+namespace odin {
+namespace {
+
+class RemoteWorkerPoolTest : public WorkerPoolTest {
+ protected:
+  // The pool goes first: it still signals its hosts as it shuts down.
+  void TearDown() override { pool_.reset(); }
+
+  void StartRemotePool() {
+    options_.size = 1;
+    options_.hosts = &hosts_;
+    StartPool();
+    ASSERT_EQ(hosts_.spawned.size(), 1u);
+    ASSERT_TRUE(launcher_.launched.empty()) << "the worker went to the host";
+    id_ = hosts_.spawned[0];
+    v1::Envelope hello = NewEnvelope();
+    hello.mutable_hello()->set_worker_id(id_);
+    hello.mutable_hello()->set_secret(hosts_.secrets[id_]);
+    hello.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    hello.mutable_hello()->mutable_sandbox()->set_namespaces(true);
+    hosts_.events.push_back({id_, false, false, hello.SerializeAsString(), 0, ""});
+    Poll();
+    ASSERT_EQ(listener_.ready.size(), 1u);
+  }
+
+  FakeHosts hosts_;
+  std::string id_;
+};
+
+TEST_F(RemoteWorkerPoolTest, AWorkerItsHostNeverEndsAfterSigkillGivesTheHostUp) {
+  StartRemotePool();
+  pool_->Submit(Call("ex_1"));
+  ASSERT_EQ(listener_.dispatched.size(), 1u);
+  // It falls silent: SIGTERM, then SIGKILL, both through its host.
+  clock_.Advance(milliseconds(1500));
+  Poll();
+  EXPECT_EQ(hosts_.SignalsTo(id_, SIGTERM), 1);
+  clock_.Advance(seconds(1));
+  Poll();
+  EXPECT_EQ(hosts_.SignalsTo(id_, SIGKILL), 1);
+  // The host never says the worker ended. Within liveness plus the grace
+  // period it still may; past that, the host is given up.
+  clock_.Advance(milliseconds(2499));
+  Poll();
+  EXPECT_TRUE(hosts_.dropped.empty());
+  clock_.Advance(milliseconds(1));
+  Poll();
+  ASSERT_EQ(hosts_.dropped.size(), 1u);
+  EXPECT_NE(hosts_.dropped[0].find("did not end worker " + id_ + " after SIGKILL"), std::string::npos)
+      << hosts_.dropped[0];
+  EXPECT_TRUE(listener_.results.empty()) << "the call ends when the host's workers do, not before";
+  clock_.Advance(seconds(10));
+  Poll();
+  EXPECT_EQ(hosts_.dropped.size(), 1u) << "given up once";
+  // The host's loss ends the worker: the call is crashed and a new worker starts.
+  hosts_.events.push_back({id_, true, false, "", SIGKILL, "its host h was lost"});
+  Poll();
+  ASSERT_EQ(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_EQ(hosts_.spawned.size(), 2u);
+}
+
+TEST_F(RemoteWorkerPoolTest, AWorkerOfALostHostTakesNoMoreWorkAndItsCallCrashesWhenItEnds) {
+  StartRemotePool();
+  pool_->Submit(Call("ex_1"));
+  ASSERT_EQ(listener_.dispatched.size(), 1u);
+  hosts_.full = true;  // its replacement, when it comes, starts here
+  hosts_.events.push_back({id_, false, true, "", 0, "its host h was lost (silent for 3 heartbeat intervals)"});
+  Poll();
+  EXPECT_TRUE(listener_.results.empty()) << "not before the host has had the time to kill the command";
+  // A result the lost host's connection still carried is not taken.
+  v1::Envelope late = NewEnvelope();
+  late.mutable_tool_result()->set_execution_id("ex_1");
+  late.mutable_tool_result()->set_status(v1::TOOL_STATUS_OK);
+  hosts_.events.push_back({id_, false, false, late.SerializeAsString(), 0, ""});
+  Poll();
+  EXPECT_TRUE(listener_.results.empty());
+  pool_->Submit(Call("ex_2"));
+  EXPECT_EQ(listener_.dispatched.size(), 1u) << "a stopping worker gets no new call";
+  hosts_.events.push_back({id_, true, false, "", SIGKILL, "its host h was lost"});
+  Poll();
+  ASSERT_GE(listener_.results.size(), 1u);
+  EXPECT_EQ(listener_.results[0].execution_id(), "ex_1");
+  EXPECT_EQ(listener_.results[0].status(), v1::TOOL_STATUS_CRASHED);
+  EXPECT_NE(listener_.results[0].error().message().find("its host h was lost"), std::string::npos)
+      << listener_.results[0].error().message();
+  EXPECT_EQ(launcher_.launched.size(), 1u) << "replaced on this machine";
 }
 
 }  // namespace

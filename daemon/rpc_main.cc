@@ -8,7 +8,9 @@
 // Long file: the daemon and its three clients share the address, token and
 // TLS resolution and the flags; split, each piece would need the others'.
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
@@ -79,11 +81,17 @@ std::string EnvOr(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? v : fallback;
 }
 
-// Whether a host:port address stays on this machine's loopback.
+// Whether a host:port address stays on this machine's loopback: an address
+// that parses as 127.0.0.0/8 or ::1 (a name such as 127.example.com is a
+// name, resolved anywhere), or "localhost".
 bool IsLoopback(const std::string& address) {
   std::string host = address.substr(0, address.rfind(':'));
   if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost") return true;
+  in_addr v4;
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6;
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 // The user's serve settings (TLS), from the config the rest of odin reads.

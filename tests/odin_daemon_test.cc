@@ -415,6 +415,13 @@ TEST_F(OdinDaemonTest, BeyondLoopbackTlsIsRequired) {
   EXPECT_NE(plain.err.find("0.0.0.0:0 listens beyond loopback: it needs TLS (set serve.tls_cert"), std::string::npos)
       << plain.err;
   EXPECT_FALSE(PathExists(ws_.Join(".odin/daemon.json"))) << "it must not have listened";
+  // A name that starts like a loopback address is a name: it may resolve anywhere.
+  for (const char* listen : {"127.evil.example:0", "[::ffff:10.0.0.1]:0", "127.0.0.1.nip.io:0"}) {
+    Ran named = RunOdin(ws_.path(), {"serve", "--listen", listen}, Env());
+    EXPECT_NE(named.exit_code, 0) << listen;
+    EXPECT_NE(named.err.find("listens beyond loopback: it needs TLS"), std::string::npos)
+        << listen << ": " << named.err;
+  }
 }
 
 TEST_F(OdinDaemonTest, BeyondLoopbackClientsSpeakTlsAndVerifyTheDaemon) {

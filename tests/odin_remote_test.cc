@@ -8,7 +8,9 @@
 // installs it); a test that cannot have them says so and skips.
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -299,6 +301,24 @@ TEST_F(OdinRemoteTest, AHostThatSeesAnotherWorkspaceIsRefusedAndSaysWhy) {
   std::vector<std::string> workers = Rows(ws_, "SELECT worker_id FROM execution_starts WHERE tool = 'ExecuteCommand'");
   ASSERT_EQ(workers.size(), 1u);
   EXPECT_EQ(workers[0].find("@"), std::string::npos) << "ran on the refused host: " << workers[0];
+}
+
+// Another odin holds the port (odin serve, while odin -p runs in the same
+// workspace): this session runs its workers here and says so.
+TEST_F(OdinRemoteTest, APortAnotherOdinHoldsLeavesTheSessionToLocalWorkers) {
+  int held = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(kPort);
+  ASSERT_EQ(bind(held, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  ASSERT_EQ(listen(held, 1), 0);
+  WriteConfig(/*remote=*/true, /*wait_hosts=*/0);
+  FakeLlm llm(json({{"responses", {Turn({Call("ExecuteCommand", {{"command", "echo hi"}})}), Text("done")}}}).dump());
+  json r = Prompt(llm, ws_);
+  close(held);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_NE(last_.err.find("this session's workers run on this machine"), std::string::npos) << last_.err;
 }
 
 TEST_F(OdinRemoteTest, AHostWithAnUnknownKeyNeverJoins) {
