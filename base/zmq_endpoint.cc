@@ -286,11 +286,15 @@ StatusOr<bool> ZmqEndpoint::TryReceive(std::string* peer, std::string* payload, 
       return ZmqError("receive", err);
     }
     frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
-    if (user_id != nullptr && frames.size() == 1) {
-      const char* id = zmq_msg_gets(&msg, "User-Id");
-      *user_id = id != nullptr ? id : "";
+    if (!zmq_msg_more(&msg)) {
+      // The payload frame carries the connection's metadata (a ROUTER's
+      // routing-id frame may not).
+      if (user_id != nullptr) {
+        const char* id = zmq_msg_gets(&msg, "User-Id");
+        *user_id = id != nullptr ? id : "";
+      }
+      break;
     }
-    if (!zmq_msg_more(&msg)) break;
   }
   zmq_msg_close(&msg);
   // ROUTER: [peer, payload]; DEALER: [payload]. Anything else is malformed and

@@ -6,10 +6,15 @@
 //      local worker over ipc:// (goal: <= 2x);
 //   2. a session of 8 subagents on hosts in two namespaces, against all
 //      local (the same two cores: the overhead, not a speed-up);
-//   3. the time a host agent takes to join a listening coordinator.
-// Needs root and iproute2. Prints medians and ratios; asserts nothing.
+//   3. the time a host agent takes to join a listening coordinator;
+//   4. the time a host asked of Slurm takes to join: srun, the job, the
+//      agent's start and handshake (a private single-node Slurm,
+//      tests/slurm/slurm_fixture.sh, in the machine's own network: it runs
+//      before the bench moves into its namespace).
+// Needs root and iproute2 (and, for 4, the Slurm packages the fixture
+// installs). Prints medians and ratios; asserts nothing.
 //
-// Usage: remote_bench [--calls N] [--sessions N] [--joins N]
+// Usage: remote_bench [--calls N] [--sessions N] [--joins N] [--slurm-joins N]
 
 #include <fcntl.h>
 #include <sched.h>
@@ -20,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -31,6 +37,7 @@
 #include "coordinator/curve_keys.h"
 #include "coordinator/remote_hosts.h"
 #include "coordinator/runtime.h"
+#include "coordinator/slurm_launcher.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 
@@ -207,12 +214,103 @@ void Print(const char* what, const Stats& s) {
   printf("  %-52s median %8.2f ms   p90 %8.2f ms\n", what, s.median_ms, s.p90_ms);
 }
 
+// 4. Hosts asked of Slurm: from the launch to the welcome, n times.
+void SlurmJoins(int n) {
+  const std::string fixture = std::string(ODIN_SOURCE_DIR) + "/tests/slurm/slurm_fixture.sh";
+  auto sh = [](const std::vector<std::string>& argv) {
+    SpawnOptions o;
+    o.argv = argv;
+    o.env = CurrentEnvironment();
+    StatusOr<CommandOutput> out = RunCommand(o);
+    return out.ok() ? *out : CommandOutput{-1, out.status().message()};
+  };
+  CommandOutput installed = sh({"/bin/bash", fixture, "install"});
+  if (installed.exit_code != 0) {
+    printf("a host asked of Slurm joining: skipped (%s)\n", installed.output.c_str());
+    return;
+  }
+  StatusOr<std::string> dir = MakeTempDir("odin-slurm-bench");
+  StatusOr<std::string> cluster = MakeTempDir("odin-slurm-cluster");
+  if (!dir.ok() || !cluster.ok()) return;
+  CommandOutput started = sh({"/bin/bash", fixture, "start", *cluster});
+  size_t at = started.output.find("SLURM_CONF=");
+  if (started.exit_code != 0 || at == std::string::npos) {
+    printf("a host asked of Slurm joining: skipped (the fixture did not start: %s)\n", started.output.c_str());
+    return;
+  }
+  std::string conf = started.output.substr(at + 11, started.output.find('\n', at) - at - 11);
+  setenv("SLURM_CONF", conf.c_str(), 1);
+  setenv("XDG_CONFIG_HOME", (*dir + "/config").c_str(), 1);
+  setenv("XDG_STATE_HOME", (*dir + "/state").c_str(), 1);
+  std::string ws = *dir + "/ws", keys = *dir + "/keys";
+  StatusOr<Workspace> w = MakeDirs(ws + "/.git").ok() && GenerateKeys(keys, {"slurm"}).ok()
+                              ? FindWorkspace(ws)
+                              : StatusOr<Workspace>(Status::IOError("bench", "setup"));
+  StatusOr<CurveKeyPair> server = LoadKeyPair(keys + "/coordinator.key");
+  StatusOr<std::set<std::string>> allowed = LoadAllowedHosts(keys + "/allowed_hosts");
+  StatusOr<std::string> token =
+      w.ok() && MakeDirs(w->state_dir).ok() ? EnsureWorkspaceToken(w->state_dir) : StatusOr<std::string>(w.status());
+  if (!server.ok() || !allowed.ok() || !token.ok()) {
+    printf("a host asked of Slurm joining: setup failed\n");
+    n = 0;
+  }
+  std::vector<double> join;
+  for (int i = 0; i < n; ++i) {
+    RemoteHostsOptions o;
+    o.listen = "tcp://127.0.0.1:0";
+    o.server = *server;
+    o.allowed_hosts = *allowed;
+    o.workspace = w->root;
+    o.workspace_token = *token;
+    o.require_namespaces = false;
+    o.kinds = {WorkerPolicy::kReadonly};
+    StatusOr<std::unique_ptr<RemoteHosts>> hosts = RemoteHosts::Listen(o, RealClock::Get());
+    if (!hosts.ok()) break;
+    SlurmLauncherOptions so;
+    so.srun = SearchPath("srun", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    so.odin = JoinPath(ExecutableDir(), "odin");
+    so.workspace = w->root;
+    so.connect = (*hosts)->endpoint();
+    so.key = keys + "/hosts/slurm.key";
+    so.coordinator_key = keys + "/coordinator.pub";
+    so.cpus = 1;
+    so.memory_mb = 200;
+    so.time = "0:05:00";
+    so.max_hosts = 1;
+    so.log_dir = *dir;
+    StatusOr<std::unique_ptr<SlurmLauncher>> launcher = SlurmLauncher::Make(so);
+    if (!launcher.ok()) {
+      printf("a host asked of Slurm joining: %s\n", launcher.status().message().c_str());
+      break;
+    }
+    (*hosts)->set_launcher(std::move(*launcher), seconds(300));
+    (*hosts)->SetDemand(1);  // one call waits
+    Clock::time_point t0 = Clock::now();
+    std::vector<WorkerHosts::Event> events;
+    while ((*hosts)->hosts().empty() && Clock::now() - t0 < std::chrono::seconds(60)) {
+      (*hosts)->Pump(&events);
+      usleep(2000);
+    }
+    if ((*hosts)->hosts().empty()) break;
+    join.push_back(Ms(Clock::now() - t0));
+    // Destroyed: the host is given back (SIGTERM through srun).
+  }
+  sh({"/bin/bash", fixture, "stop", *cluster});
+  RemoveTree(*dir);
+  RemoveTree(*cluster);
+  if (join.empty()) return;
+  printf("a host asked of Slurm joining (%zu joins, single-node Slurm: srun, job start, agent start, Hello)\n",
+         join.size());
+  Print("launch -> welcomed", Summarize(join));
+}
+
 int Main(int argc, char** argv) {
-  int calls = 300, sessions = 5, joins = 10;
+  int calls = 300, sessions = 5, joins = 10, slurm_joins = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--sessions") == 0) sessions = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--joins") == 0) joins = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--slurm-joins") == 0) slurm_joins = atoi(argv[i + 1]);
   }
   spdlog::set_level(spdlog::level::warn);
   std::string path = std::string(getenv("PATH") ? getenv("PATH") : "") + ":/usr/sbin:/sbin:/usr/bin:/bin";
@@ -224,6 +322,8 @@ int Main(int argc, char** argv) {
     fprintf(stderr, "remote_bench: needs root, iproute2 and util-linux (network namespaces and veth pairs)\n");
     return 1;
   }
+  // Slurm's daemons listen in the machine's network: this part first.
+  if (slurm_joins > 0) SlurmJoins(slurm_joins);
   if (unshare(CLONE_NEWNET) != 0) {
     fprintf(stderr, "remote_bench: cannot make a network namespace: %s\n", strerror(errno));
     return 1;

@@ -427,6 +427,28 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                   (allowed.ok() ? std::to_string(allowed->size()) + " host key(s) allowed"
                                 : "no allow list: " + allowed.status().message());
     if (!key.ok() || !allowed.ok()) failed = true;
+    if (r.launcher == "slurm") {
+      const Config::RemoteWorkers::Slurm& c = r.slurm;
+      const char* path = getenv("PATH");
+      std::string srun = SearchPath("srun", path != nullptr ? path : "/usr/bin:/bin");
+      std::string host_key = JoinPath(keys, "hosts/slurm.key");
+      bool have_key = access(host_key.c_str(), R_OK) == 0;
+      remote["slurm"] = {{"srun", srun},
+                         {"host_key", have_key ? host_key : ""},
+                         {"partition", c.partition},
+                         {"cpus", c.cpus},
+                         {"memory_mb", c.memory_mb},
+                         {"time", c.time},
+                         {"max_hosts", c.max_hosts},
+                         {"idle_seconds", config->idle_seconds}};
+      remote_line += "; Slurm: " + (srun.empty() ? std::string("srun is not on PATH") : srun) + ", up to " +
+                     std::to_string(c.max_hosts) + " host(s) of " + std::to_string(c.cpus) + " CPU(s) and " +
+                     std::to_string(c.memory_mb) + " MB for " + c.time +
+                     (c.partition.empty() ? "" : " in partition " + c.partition) + ", given back after " +
+                     std::to_string(config->idle_seconds) + " s idle" +
+                     (have_key ? "" : "; no " + host_key + " (odin keys generate --host slurm)");
+      if (srun.empty() || !have_key) failed = true;
+    }
   }
   if (as_json) {
     json j = {{"version", ODIN_VERSION},

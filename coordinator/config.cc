@@ -71,13 +71,8 @@ Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::Remo
   RETURN_IF_ERROR(CheckKeys(r, "workers.remote",
                             {"launcher", "listen", "keys", "kinds", "wait_hosts", "wait_seconds", "slurm"}, origin));
   RETURN_IF_ERROR(Read(r, "workers.remote", "launcher", &out->launcher, origin));
-  if (out->launcher == "slurm") {
-    return Status::InvalidArgument(origin,
-                                   "workers.remote.launcher slurm is not built yet: use static, with host agents "
-                                   "started by srun (deploy/slurm/odin-cluster.sbatch)");
-  }
-  if (out->launcher != "off" && out->launcher != "static") {
-    return Status::InvalidArgument(origin, "workers.remote.launcher must be off or static");
+  if (out->launcher != "off" && out->launcher != "static" && out->launcher != "slurm") {
+    return Status::InvalidArgument(origin, "workers.remote.launcher must be off, static or slurm");
   }
   RETURN_IF_ERROR(Read(r, "workers.remote", "listen", &out->listen, origin));
   if (!out->listen.empty() && out->listen.compare(0, 6, "tcp://") != 0) {
@@ -110,8 +105,20 @@ Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::Remo
     RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "time", &out->slurm.time, origin));
     RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "max_hosts", &out->slurm.max_hosts, origin));
     RETURN_IF_ERROR(Read(s, "workers.remote.slurm", "connect", &out->slurm.connect, origin));
-    if (out->slurm.max_hosts < 1)
-      return Status::InvalidArgument(origin, "workers.remote.slurm.max_hosts must be at least 1");
+    if (out->slurm.max_hosts < 1 || out->slurm.cpus < 1 || out->slurm.memory_mb < 1) {
+      return Status::InvalidArgument(origin, "workers.remote.slurm: max_hosts, cpus and memory_mb must be at least 1");
+    }
+    if (!out->slurm.connect.empty() && out->slurm.connect.compare(0, 6, "tcp://") != 0) {
+      return Status::InvalidArgument(origin, "workers.remote.slurm.connect must be tcp://HOST:PORT");
+    }
+    // srun takes these as arguments of their own: nothing that could read as another option.
+    for (const std::string* v : {&out->slurm.partition, &out->slurm.time}) {
+      for (char c : *v) {
+        if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != ':' && c != '.' && c != ',') {
+          return Status::InvalidArgument(origin, "workers.remote.slurm: '" + *v + "' is not a partition or time");
+        }
+      }
+    }
   }
   return Status::OK();
 }

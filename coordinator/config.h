@@ -12,7 +12,6 @@
 //               "limits": {"processes": 1024, "memory_mb": 8192, "cpu_seconds": 0,
 //                          "file_size_mb": 8192, "open_files": 4096, "address_space_mb": 0}},
 //   "serve": {"tls_cert": "/etc/odin/tls.crt", "tls_key": "/etc/odin/tls.key", "tls_ca": "/etc/odin/ca.crt"},
-//   "serve": {"tls_cert": "/etc/odin/tls.crt", "tls_key": "/etc/odin/tls.key", "tls_ca": "/etc/odin/ca.crt"},
 //   "workers": {"count": 0, "heartbeat_ms": 500, "idle_seconds": 300,
 //               "remote": {"launcher": "off", "listen": "tcp://0.0.0.0:7171", "keys": "DIR",
 //                          "kinds": ["subagent", "readonly"], "wait_hosts": 0, "wait_seconds": 30,
@@ -116,7 +115,10 @@ struct Config {
   } sandbox_limits;
   int worker_count = 0;    // workers.count: 0 = number of cores
   int heartbeat_ms = 500;  // workers.heartbeat_ms
-  int idle_seconds = 300;  // workers.idle_seconds: an idle Slurm host is given back after this
+  // workers.idle_seconds: a worker started on a host for waiting calls
+  // retires after this long idle; a Slurm host with no workers for as long
+  // is given back.
+  int idle_seconds = 300;
   // serve: odin serve's gRPC port. Beyond loopback it requires TLS with this
   // certificate and key (PEM files); clients verify the daemon against
   // tls_ca (else the system's roots). Trusted-only, like every key a
@@ -143,7 +145,7 @@ struct Config {
       int memory_mb = 4096;          // per host agent (srun --mem)
       std::string time = "1:00:00";  // srun --time
       int max_hosts = 2;             // host agents at most
-      std::string connect;           // the address host agents dial ("": listen's)
+      std::string connect;           // the address host agents dial ("": listen's, wildcard as our host name)
     } slurm;
   } remote;
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this

@@ -502,6 +502,14 @@ TEST(ConfigTest, RemoteWorkersAndServe) {
                          "serve":{"tls_cert":"/c","tls_key":"/k","tls_ca":"/a"}})",
                        "f");
   ASSERT_TRUE(c.ok()) << c.status().message();
+  auto slurm = ParseConfig(R"({"workers":{"idle_seconds":30,"remote":{"launcher":"slurm","listen":"tcp://h:1",
+      "slurm":{"partition":"gpu-a","cpus":4,"memory_mb":2048,"time":"2:00:00","max_hosts":3,"connect":"tcp://c:1"}}}})",
+                           "f");
+  ASSERT_TRUE(slurm.ok()) << slurm.status().message();
+  EXPECT_EQ(slurm->idle_seconds, 30);
+  EXPECT_EQ(slurm->remote.slurm.partition, "gpu-a");
+  EXPECT_EQ(slurm->remote.slurm.max_hosts, 3);
+  EXPECT_EQ(slurm->remote.slurm.connect, "tcp://c:1");
   EXPECT_EQ(c->remote.listen, "tcp://0.0.0.0:7171");
   EXPECT_EQ(c->remote.kinds, std::vector<std::string>{"writable"});
   EXPECT_EQ(c->remote.wait_hosts, 2);
@@ -512,8 +520,15 @@ TEST(ConfigTest, RemoteWorkersAndServe) {
   } bad[] = {
       {R"({"workers":{"remote":{"launcher":"static","listen":"ipc:///tmp/x"}}})", "must be tcp://HOST:PORT"},
       {R"({"workers":{"remote":{"launcher":"static"}}})", "workers.remote.listen is needed"},
-      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1"}}})", "slurm is not built yet"},
-      {R"({"workers":{"remote":{"launcher":"k8s"}}})", "must be off or static"},
+      {R"({"workers":{"remote":{"launcher":"k8s"}}})", "must be off, static or slurm"},
+      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1","slurm":{"cpus":0}}}})",
+       "max_hosts, cpus and memory_mb must be at least 1"},
+      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1","slurm":{"partition":"--uid=0"}}}})",
+       "'--uid=0' is not a partition or time"},
+      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1","slurm":{"time":"1 --x"}}}})",
+       "is not a partition or time"},
+      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1","slurm":{"connect":"h:1"}}}})",
+       "slurm.connect must be tcp://HOST:PORT"},
       {R"({"workers":{"remote":{"kinds":["lsp"]}}})", "'lsp' is not subagent, readonly or writable"},
       {R"({"serve":{"tls":"x"}})", "unknown key 'serve.tls'"},
   };

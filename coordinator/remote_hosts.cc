@@ -169,13 +169,24 @@ void RemoteHosts::HandleHello(const std::string& peer, const std::string& key, c
   Status sent = SendTo(&it->second, std::move(welcome));
   if (!sent.ok()) return;  // lost already
   by_id_[it->second.id] = peer;
+  std::string launched;
+  auto launch = launches_.find(hello.host());
+  if (launch != launches_.end() && !launch->second.joined) {
+    launch->second.joined = true;
+    it->second.launched = true;
+    launched = ", " + std::to_string(ToMillis(clock_->Now() - launch->second.at)) + " ms after it was asked for";
+  }
   Note("host_joined", label + " joined as " + it->second.id + " (" + std::to_string(it->second.cores) + " cores, " +
                           std::to_string(it->second.max_workers) + " workers, sandbox " + it->second.sandbox +
-                          ", key " + key.substr(0, 8) + "...)");
+                          ", key " + key.substr(0, 8) + "..." + launched + ")");
+}
+
+bool RemoteHosts::Takes(WorkerPolicy policy, const std::string& lane) const {
+  return lane.empty() && o_.kinds.count(policy) > 0;
 }
 
 std::string RemoteHosts::Place(WorkerPolicy policy, const std::string& lane) {
-  if (!lane.empty() || o_.kinds.count(policy) == 0) return "";
+  if (!Takes(policy, lane)) return "";
   const Host* best = nullptr;
   for (const auto& [peer, h] : hosts_) {
     if (!h.usable || h.release_at || h.workers.size() >= h.max_workers) continue;
@@ -251,6 +262,9 @@ Status RemoteHosts::SendTo(Host* h, v1::HostEnvelope env) {
 
 void RemoteHosts::AddWaitFds(std::vector<PollFd>* fds) {
   for (int fd : router_->WaitFds()) fds->push_back({fd});
+  if (launcher_) {
+    for (int fd : launcher_->WatchFds()) fds->push_back({fd});
+  }
 }
 
 bool RemoteHosts::Pending() { return !pending_.empty() || router_->Readable(); }
@@ -258,6 +272,9 @@ bool RemoteHosts::Pending() { return !pending_.empty() || router_->Readable(); }
 SteadyTime RemoteHosts::NextTimer() const {
   SteadyTime t = next_heartbeat_;
   for (const auto& [peer, h] : hosts_) t = std::min(t, h.release_at ? *h.release_at : h.expiry);
+  for (const auto& [peer, h] : hosts_) {
+    if (h.unused && !h.release_at) t = std::min(t, *h.unused + idle_);
+  }
   return t;
 }
 
@@ -359,6 +376,7 @@ void RemoteHosts::Pump(std::vector<Event>* events) {
       (void)SendTo(&h, std::move(hb));
     }
   }
+  if (launcher_) Scale(now);
   events->insert(events->end(), std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
   pending_.clear();
   // Lost hosts whose time is up: their workers end now.
@@ -378,6 +396,49 @@ void RemoteHosts::Pump(std::vector<Event>* events) {
     }
     by_id_.erase(h.id);
     it = hosts_.erase(it);
+  }
+}
+
+void RemoteHosts::Scale(SteadyTime now) {
+  // Jobs that ended: a host still connected is lost with its workers.
+  for (const auto& [name, how] : launcher_->Ended()) {
+    launches_.erase(name);
+    for (auto& [peer, h] : hosts_) {
+      if (h.launched && h.name == name && !h.release_at) Lose(&h, "its job ended: " + how);
+    }
+    Note("host_ended", "host " + name + "'s job ended: " + how);
+  }
+  // More hosts while calls wait beyond what the hosts on their way will
+  // take: one more per pass, up to the launcher's most.
+  size_t coming = 0;  // workers the hosts here and on their way can still take
+  for (const auto& [name, l] : launches_) coming += l.joined ? 0 : static_cast<size_t>(launcher_->cpus());
+  for (const auto& [peer, h] : hosts_) {
+    if (!h.release_at && h.usable && h.workers.size() < h.max_workers) coming += h.max_workers - h.workers.size();
+  }
+  if (demand_ > coming && launches_.size() < launcher_->max_hosts()) {
+    StatusOr<std::string> name = launcher_->Launch();
+    if (name.ok()) {
+      launches_[*name] = Launch{now, false};
+      Note("host_launched", "asked for host " + *name + ": " + std::to_string(demand_) + " call(s) wait for a worker");
+    } else if (launch_failures_++ < 3) {
+      Note("host_refused", "cannot launch a host: " + name.status().message());
+    }
+  }
+  // Hosts it started that have had no workers for idle_ go back.
+  for (auto& [peer, h] : hosts_) {
+    if (!h.launched || h.release_at) continue;
+    if (!h.workers.empty()) {
+      h.unused.reset();
+      continue;
+    }
+    if (!h.unused) h.unused = now;
+    if (now - *h.unused < idle_) continue;
+    Note("host_released", "host " + h.name + " (" + h.id + ") given back: no workers for " +
+                              std::to_string(ToMillis(idle_) / 1000) + " s");
+    launcher_->Release(h.name);
+    // It ends its (no) workers and exits; nothing it says is read again.
+    h.release_at = now;
+    refused_peers_.insert(peer);
   }
 }
 

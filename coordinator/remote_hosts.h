@@ -38,6 +38,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -51,6 +52,24 @@ namespace v1 {
 class HostEnvelope;
 class HostHello;
 }  // namespace v1
+
+// Starts host agents when calls wait for workers, and gives them back
+// (workers.remote.launcher slurm: SlurmLauncher). A host it starts names
+// itself in its Hello by the name Launch returned.
+class HostLauncher {
+ public:
+  virtual ~HostLauncher() = default;
+  // Asks for one more host; returns the name it will say.
+  virtual StatusOr<std::string> Launch() = 0;
+  // Gives a host back: its agent ends its workers and exits.
+  virtual void Release(const std::string& name) = 0;
+  // Launches that ended since the last call (the job was killed, its time
+  // ran out, or it was given back), each with how.
+  virtual std::vector<std::pair<std::string, std::string>> Ended() = 0;
+  virtual std::vector<int> WatchFds() const = 0;
+  virtual size_t max_hosts() const = 0;
+  virtual int cpus() const = 0;  // the workers each host runs
+};
 
 struct RemoteHostsOptions {
   std::string listen;  // tcp://HOST:PORT
@@ -86,6 +105,18 @@ class RemoteHosts final : public WorkerHosts {
   bool Pending() override;
   SteadyTime NextTimer() const override;
   void Pump(std::vector<Event>* events) override;
+
+  bool Takes(WorkerPolicy policy, const std::string& lane) const override;
+  void SetDemand(size_t waiting_calls) override { demand_ = waiting_calls; }
+
+  // Hosts on demand: when calls wait for workers that could run on a host
+  // (SetDemand), the launcher is asked for more hosts, up to its
+  // max_hosts; a host it started that has had no workers for idle is
+  // given back.
+  void set_launcher(std::unique_ptr<HostLauncher> launcher, Duration idle) {
+    launcher_ = std::move(launcher);
+    idle_ = idle;
+  }
 
   // Handles hosts' Hellos until n are welcome or timeout passes (before
   // any worker exists). DeadlineExceeded names how many came.
@@ -131,7 +162,11 @@ class RemoteHosts final : public WorkerHosts {
     uint64_t received = 0;  // the last seq it sent us
     // Set once it is lost: when its workers end and it is forgotten.
     std::optional<SteadyTime> release_at;
+    bool launched = false;             // started by the launcher
+    std::optional<SteadyTime> unused;  // since when it has had no workers
   };
+  // The launcher's part of Pump: hosts that ended, more hosts, fewer.
+  void Scale(SteadyTime now);
   RemoteHosts(RemoteHostsOptions o, Clock* clock, std::unique_ptr<ZmqEndpoint> router)
       : o_(std::move(o)), clock_(clock), router_(std::move(router)) {}
   void HandleHello(const std::string& peer, const std::string& key, const v1::HostEnvelope& env);
@@ -157,6 +192,17 @@ class RemoteHosts final : public WorkerHosts {
   std::vector<std::string> refusals_;
   SteadyTime next_heartbeat_{};
   std::vector<Event> pending_;  // for the next Pump
+  std::unique_ptr<HostLauncher> launcher_;
+  Duration idle_ = seconds(300);
+  size_t demand_ = 0;
+  int launch_failures_ = 0;  // told of the first few
+  // Launched hosts not yet given back, by name: when each was asked for,
+  // and whether it has joined.
+  struct Launch {
+    SteadyTime at;
+    bool joined = false;
+  };
+  std::map<std::string, Launch> launches_;
   int next_host_ = 0;
   size_t noted_keys_ = 0;  // refused_keys() already told of
   std::function<void(const std::string&, const std::string&)> on_event_;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -19,6 +20,7 @@
 #include "base/secrets.h"
 #include "coordinator/config_loader.h"
 #include "coordinator/curve_keys.h"
+#include "coordinator/slurm_launcher.h"
 #include "coordinator/worker_sandbox.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"
@@ -123,6 +125,42 @@ StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const
   g_listeners.insert(r.listen);
   return hosts;
 }
+
+namespace {
+
+// workers.remote.launcher slurm: hosts asked of Slurm, dialing us back.
+StatusOr<std::unique_ptr<SlurmLauncher>> MakeSlurmLauncher(const Workspace& ws, const Config& config,
+                                                           const std::string& bin, const std::string& endpoint) {
+  const Config::RemoteWorkers::Slurm& c = config.remote.slurm;
+  std::string keys = config.remote.keys.empty() ? DefaultKeysDir() : config.remote.keys;
+  SlurmLauncherOptions o;
+  const char* path = getenv("PATH");
+  o.srun = SearchPath("srun", path != nullptr ? path : "/usr/bin:/bin");
+  o.odin = JoinPath(bin, "odin");
+  o.workspace = ws.root;
+  o.connect = c.connect;
+  if (o.connect.empty()) {
+    // Where we listen, as the nodes can dial it: a wildcard is our name.
+    o.connect = endpoint;
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    for (const char* any : {"0.0.0.0", "[::]", "*"}) {
+      size_t at = o.connect.find(any);
+      if (at != std::string::npos) o.connect.replace(at, strlen(any), name);
+    }
+  }
+  o.key = JoinPath(keys, "hosts/slurm.key");
+  o.coordinator_key = JoinPath(keys, "coordinator.pub");
+  o.partition = c.partition;
+  o.cpus = c.cpus;
+  o.memory_mb = c.memory_mb;
+  o.time = c.time;
+  o.max_hosts = c.max_hosts;
+  o.log_dir = ws.state_dir;
+  return SlurmLauncher::Make(std::move(o));
+}
+
+}  // namespace
 
 Runtime::~Runtime() {
   // The ledger's last records reach the disk, and the change tracker's
@@ -264,6 +302,12 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
       rt->remote_hosts_ = std::move(*hosts);
       rt->remote_listen_ = config.remote.listen;
       co.pool.hosts = rt->remote_hosts_.get();
+      co.pool.surplus_idle = seconds(std::max(1, config.idle_seconds));
+      if (config.remote.launcher == "slurm") {
+        ASSIGN_OR_RETURN(std::unique_ptr<SlurmLauncher> slurm,
+                         MakeSlurmLauncher(ws, config, bin, rt->remote_hosts_->endpoint()));
+        rt->remote_hosts_->set_launcher(std::move(slurm), seconds(std::max(1, config.idle_seconds)));
+      }
     } else {
       // Another odin holds the port (odin serve, while odin exec runs in the
       // same workspace): this one's workers run here.

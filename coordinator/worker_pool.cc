@@ -72,7 +72,7 @@ void WorkerPool::EnsureWorkers(const Key& key) {
   }
 }
 
-Status WorkerPool::SpawnWorker(const Key& key) {
+Status WorkerPool::SpawnWorker(const Key& key, bool surplus) {
   WorkerPolicy policy = key.first;
   Worker w;
   // Ids are random and never in argv: a command that reads its worker's
@@ -93,16 +93,19 @@ Status WorkerPool::SpawnWorker(const Key& key) {
       Status spawned = o_.hosts->Spawn(host, w.id, w.secret, policy, w.lane);
       if (spawned.ok()) {
         w.host = host;
+        w.surplus = surplus;
         w.pid = --next_remote_handle_;
         w.expiry = clock_->Now() + o_.start_timeout;
         spdlog::debug("spawning worker {} on host {}", w.id, host);
         workers_.emplace(w.pid, std::move(w));
         return Status::OK();
       }
+      if (surplus) return spawned;
       spdlog::warn("cannot start a {} on host {}: {}; starting it here", WorkerPolicyName(policy), host,
                    spawned.message());
     }
   }
+  if (surplus) return Status::Unavailable("hosts", "no host has room");
   StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(o_.worker_uid);
   if (!endpoint.ok()) return fail(endpoint.status());
   w.endpoint = endpoint->endpoint;
@@ -210,6 +213,7 @@ void WorkerPool::Finish(Worker* w, const v1::ToolResult& result, bool kill_worke
   w->job.reset();
   w->job_pgid = 0;
   w->state = WorkerState::kIdle;
+  w->idle_since = clock_->Now();
   // Settled before the listener hears of it: the listener may submit more work
   // at once, which must not go to a worker on its way out.
   if (kill_worker) KillWorker(w, "did not stop its call in time");
@@ -274,6 +278,7 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
         return KillWorker(w, "a Hello without the worker's secret");
       }
       w->state = WorkerState::kIdle;
+      w->idle_since = clock_->Now();
       w->said_hello = true;
       w->sandbox = env.hello().sandbox().description();
       w->namespaced = env.hello().sandbox().namespaces();
@@ -365,8 +370,27 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status, const std::string& reaso
                                                  "the last one " + how + "; see .odin/worker.log"));
     }
   }
+  if (w.surplus) return;  // more come when calls wait for them
   Status s = SpawnWorker(w.key());
   if (!s.ok()) spdlog::error("{}", s.message());
+}
+
+void WorkerPool::GrowOnHosts() {
+  if (o_.hosts == nullptr || shutting_down_) return;
+  std::map<Key, size_t> waiting, starting;
+  for (const ToolCall& c : queue_) {
+    if (o_.hosts->Takes(c.policy, c.lane) && health(c.policy, c.lane).ok()) ++waiting[{c.policy, c.lane}];
+  }
+  for (const auto& [pid, w] : workers_) {
+    if (w.state == WorkerState::kStarting) ++starting[w.key()];
+  }
+  size_t demand = 0;
+  for (const auto& [key, n] : waiting) {
+    size_t coming = starting[key];
+    while (coming < n && !o_.hosts->Place(key.first, key.second).empty() && SpawnWorker(key, true).ok()) ++coming;
+    if (coming < n) demand += n - coming;
+  }
+  o_.hosts->SetDemand(demand);
 }
 
 void WorkerPool::CheckTimers() {
@@ -375,6 +399,18 @@ void WorkerPool::CheckTimers() {
     if (w.state == WorkerState::kStopping && w.kill_at && now >= *w.kill_at) {
       Signal(w, SIGKILL);
       w.kill_at.reset();
+    }
+    if (w.surplus && w.state == WorkerState::kIdle && now >= w.idle_since + o_.surplus_idle) {
+      // No call wanted it for that long: it goes, and is not replaced.
+      spdlog::info("worker {} on host {} retires: idle for {} s", w.id, w.host, ToMillis(o_.surplus_idle) / 1000);
+      v1::Envelope bye;
+      bye.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+      bye.mutable_shutdown();
+      (void)SendTo(w, bye);
+      w.stop_reason = "retired";
+      w.state = WorkerState::kStopping;
+      w.kill_at = now + o_.term_grace;
+      continue;
     }
     if (w.remote_kill_deadline && now >= *w.remote_kill_deadline) {
       // Its host did not end it (or did not say so): the host is given up,
@@ -499,6 +535,7 @@ SteadyTime WorkerPool::NextTimer() const {
     if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
     if (w.kill_at) t = std::min(t, *w.kill_at);
     if (w.remote_kill_deadline) t = std::min(t, *w.remote_kill_deadline);
+    if (w.surplus && w.state == WorkerState::kIdle) t = std::min(t, w.idle_since + o_.surplus_idle);
     if (!w.job || w.state == WorkerState::kStopping) continue;  // CheckTimers skips them too
     const Job& job = *w.job;
     switch (job.phase) {
@@ -551,6 +588,7 @@ Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   for (const ExitedProcess& e : launcher_->ReapExited()) HandleExit(e.pid, e.wait_status);
   CheckTimers();
   Dispatch();
+  GrowOnHosts();
   return Status::OK();
 }
 

@@ -87,6 +87,11 @@ class WorkerHosts {
   // The pool gives the host up (it does not end a worker it was told to
   // kill): it is lost as if it had gone silent.
   virtual void Drop(const std::string& host, const std::string& why) = 0;
+  // Whether workers of this policy and lane may run on a host at all.
+  virtual bool Takes(WorkerPolicy policy, const std::string& lane) const = 0;
+  // How many calls that could run on a host wait with no worker coming for
+  // them: a launcher may start hosts for them.
+  virtual void SetDemand(size_t waiting_calls) = 0;
   // What the pool waits on besides its transport, and whether something is
   // waiting already (then it does not block).
   virtual void AddWaitFds(std::vector<PollFd>* fds) = 0;
@@ -126,8 +131,11 @@ struct WorkerPoolOptions {
   // Why the sandbox launcher refused to start a worker (its last word in the
   // workers' log), for the error calls end with. Optional.
   std::function<std::string()> describe_setup_failure;
-  // Other machines' hosts, when workers.remote is on. Not owned.
+  // Other machines' hosts, when workers.remote is on. Not owned. Calls that
+  // wait for a worker of a kind hosts take get more workers on hosts with
+  // room (beyond size); such a worker retires once idle for surplus_idle.
   WorkerHosts* hosts = nullptr;
+  Duration surplus_idle = seconds(300);
 };
 
 class WorkerPool {
@@ -228,13 +236,19 @@ class WorkerPool {
     std::optional<SteadyTime> kill_at;  // kStopping: when SIGTERM turns into SIGKILL
     // On another host: SIGKILL was sent; past this its host is given up.
     std::optional<SteadyTime> remote_kill_deadline;
+    bool surplus = false;     // started for waiting calls, beyond size: never replaced
+    SteadyTime idle_since{};  // when it last became idle
     bool said_hello = false;  // false: a death counts as a failure to start
     std::optional<Job> job;
   };
 
   // Workers are keyed by policy and lane.
   using Key = std::pair<WorkerPolicy, std::string>;
-  Status SpawnWorker(const Key& key);
+  // surplus: only on a host (see WorkerPoolOptions::hosts).
+  Status SpawnWorker(const Key& key, bool surplus = false);
+  // More workers on hosts for calls that wait; tells the hosts what waits
+  // beyond that.
+  void GrowOnHosts();
   // Spawns the workers of a key if it has none.
   void EnsureWorkers(const Key& key);
   void HandleMessage(const std::string& worker_id, const v1::Envelope& env);

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,8 @@ class FakeHosts : public WorkerHosts {
   }
   void StartFailed(const std::string&, const std::string&) override {}
   void Drop(const std::string& host, const std::string& why) override { dropped.push_back(host + ": " + why); }
+  bool Takes(WorkerPolicy, const std::string& lane) const override { return lane.empty(); }
+  void SetDemand(size_t waiting) override { demand = waiting; }
   void AddWaitFds(std::vector<PollFd>*) override {}
   bool Pending() override { return !events.empty(); }
   SteadyTime NextTimer() const override { return SteadyTime::max(); }
@@ -79,6 +82,7 @@ class FakeHosts : public WorkerHosts {
   }
 
   bool full = false;
+  size_t demand = 0;
   std::map<std::string, std::string> secrets;
   std::vector<std::string> spawned;
   std::vector<std::pair<std::string, v1::Envelope>> sent;
@@ -733,14 +737,19 @@ class RemoteWorkerPoolTest : public WorkerPoolTest {
     ASSERT_EQ(hosts_.spawned.size(), 1u);
     ASSERT_TRUE(launcher_.launched.empty()) << "the worker went to the host";
     id_ = hosts_.spawned[0];
-    v1::Envelope hello = NewEnvelope();
-    hello.mutable_hello()->set_worker_id(id_);
-    hello.mutable_hello()->set_secret(hosts_.secrets[id_]);
-    hello.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-    hello.mutable_hello()->mutable_sandbox()->set_namespaces(true);
-    hosts_.events.push_back({id_, false, false, hello.SerializeAsString(), 0, ""});
+    SayHelloThroughHost(id_);
     Poll();
     ASSERT_EQ(listener_.ready.size(), 1u);
+  }
+
+  // A worker on the host says Hello, relayed by it.
+  void SayHelloThroughHost(const std::string& id) {
+    v1::Envelope hello = NewEnvelope();
+    hello.mutable_hello()->set_worker_id(id);
+    hello.mutable_hello()->set_secret(hosts_.secrets[id]);
+    hello.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    hello.mutable_hello()->mutable_sandbox()->set_namespaces(true);
+    hosts_.events.push_back({id, false, false, hello.SerializeAsString(), 0, ""});
   }
 
   FakeHosts hosts_;
@@ -805,6 +814,64 @@ TEST_F(RemoteWorkerPoolTest, AWorkerOfALostHostTakesNoMoreWorkAndItsCallCrashesW
   EXPECT_NE(listener_.results[0].error().message().find("its host h was lost"), std::string::npos)
       << listener_.results[0].error().message();
   EXPECT_EQ(launcher_.launched.size(), 1u) << "replaced on this machine";
+}
+
+TEST_F(RemoteWorkerPoolTest, CallsThatWaitGetWorkersOnHostsWhichRetireWhenIdle) {
+  options_.size = 1;
+  options_.surplus_idle = seconds(5);
+  options_.hosts = &hosts_;
+  hosts_.full = true;  // no host has room yet: the pool's own worker starts here
+  StartPool();
+  ASSERT_EQ(launcher_.launched.size(), 1u);
+  SayHello(100);
+  for (const char* id : {"ex_1", "ex_2", "ex_3"}) pool_->Submit(Call(id));
+  Poll();
+  EXPECT_EQ(WorkerOf("ex_1"), 100);
+  EXPECT_EQ(hosts_.demand, 2u) << "two calls wait, and no host has room: a launcher may start hosts";
+  EXPECT_TRUE(hosts_.spawned.empty());
+  // A host with room: a worker there for each waiting call, no more.
+  hosts_.full = false;
+  Poll();
+  ASSERT_EQ(hosts_.spawned.size(), 2u);
+  EXPECT_EQ(hosts_.demand, 0u);
+  Poll();
+  EXPECT_EQ(hosts_.spawned.size(), 2u) << "the workers on their way are counted";
+  for (const std::string& id : hosts_.spawned) SayHelloThroughHost(id);
+  Poll();
+  std::set<std::string> took;
+  for (const auto& [execution, worker] : listener_.dispatched) took.insert(worker);
+  EXPECT_EQ(took.size(), 3u) << "each call on a worker of its own";
+  for (const auto& [worker, env] : hosts_.sent) {
+    if (!env.has_tool_request()) continue;
+    v1::Envelope done = NewEnvelope();
+    done.mutable_tool_result()->set_execution_id(env.tool_request().execution_id());
+    done.mutable_tool_result()->set_status(v1::TOOL_STATUS_OK);
+    hosts_.events.push_back({worker, false, false, done.SerializeAsString(), 0, ""});
+  }
+  Poll();
+  EXPECT_EQ(listener_.results.size(), 2u);
+  // Idle for surplus_idle: they are told to shut down, and not replaced.
+  clock_.Advance(milliseconds(4999));
+  for (const std::string& id : hosts_.spawned) {
+    v1::Envelope hb = NewEnvelope();
+    hb.mutable_heartbeat();
+    hosts_.events.push_back({id, false, false, hb.SerializeAsString(), 0, ""});
+  }
+  SayHeartbeat(100);
+  auto shutdowns = [&] {
+    int n = 0;
+    for (const auto& [worker, env] : hosts_.sent) n += env.has_shutdown();
+    return n;
+  };
+  EXPECT_EQ(shutdowns(), 0);
+  clock_.Advance(milliseconds(1));
+  Poll();
+  EXPECT_EQ(shutdowns(), 2);
+  for (const std::string& id : hosts_.spawned) hosts_.events.push_back({id, true, false, "", 0, ""});
+  Poll();
+  EXPECT_EQ(hosts_.spawned.size(), 2u);
+  EXPECT_EQ(launcher_.launched.size(), 1u);
+  EXPECT_EQ(pool_->workers().size(), 1u) << "the pool's own worker stays";
 }
 
 }  // namespace

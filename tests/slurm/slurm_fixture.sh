@@ -124,11 +124,10 @@ cmd_install() {
   if ((${#started[@]})); then
     log "stopping daemons started by package install: ${started[*]}"
     kill -TERM "${started[@]}" 2>/dev/null || true
-    for _ in $(seq 50); do
-      alive_pids "${started[@]}" >/dev/null || break
-      sleep 0.2
-    done
-    kill -KILL $(alive_pids "${started[@]}") 2>/dev/null || true
+    if ! wait_gone 10 "${started[@]}"; then
+      # shellcheck disable=SC2046
+      kill -KILL $(alive_pids "${started[@]}") 2>/dev/null || true
+    fi
   fi
   local miss
   miss=$(missing_pkgs | tr '\n' ' ')
@@ -138,15 +137,21 @@ cmd_install() {
 # Prints the pids among "$@" that still run (zombies count as gone: PID 1 in
 # some containers reaps orphans late). Returns 1 if none runs.
 alive_pids() {
-  local p st any=1
-  for p in "$@"; do
-    st=$(ps -o stat= -p "$p" 2>/dev/null || true)
-    if [[ -n $st && $st != Z* ]]; then
-      echo "$p"
-      any=0
-    fi
+  (($#)) || return 1
+  local out
+  out=$(ps -o pid=,stat= -p "$(IFS=,; echo "$*")" 2>/dev/null |
+          awk '$2 !~ /^Z/ {print $1}' || true)
+  [[ -n $out ]] || return 1
+  echo "$out"
+}
+
+# wait_gone SECS PID...: waits until none of the pids runs; 1 on timeout.
+wait_gone() {
+  local n=$(($1 * 5)); shift
+  while alive_pids "$@" >/dev/null; do
+    ((n-- > 0)) || return 1
+    sleep 0.2
   done
-  return $any
 }
 
 # Pids of processes started with MARKER=DIR in their environment.
@@ -332,10 +337,17 @@ EOF
     </dev/null >>"$DIR/slurmd.stdio" 2>&1 3>&- ||
     start_failed "slurmd did not start"
 
-  local state="" deadline=$((SECONDS + 30))
+  local state="" deadline=$((SECONDS + 30)) d
   while ((SECONDS < deadline)); do
     state=$(timeout 5 sinfo -h -N -n "$host" -o '%T' 2>/dev/null || true)
     [[ $state == idle ]] && break
+    # A drained/invalid node (e.g. "Low RealMemory") never becomes idle.
+    [[ $state == *drain* || $state == inval* ]] &&
+      start_failed "node $host is '$state': $(sinfo -h -R -o '%E' 2>/dev/null || true)"
+    for d in slurmctld slurmd; do
+      [[ -s $DIR/$d.pid ]] && ! alive_pids "$(tr -dc '0-9' <"$DIR/$d.pid")" >/dev/null &&
+        start_failed "$d exited"
+    done
     sleep 0.5
   done
   [[ $state == idle ]] || start_failed "node $host not idle after 30 s (state '${state}')"
@@ -344,8 +356,10 @@ EOF
 }
 
 cmd_stop() {
-  local dir
-  dir=$(need_dir "$@")
+  [[ $# -ge 1 && -n $1 ]] || die "missing DIR argument"
+  local dir=$1
+  # DIR already removed: still look for daemons marked with that path.
+  [[ -d $dir ]] && dir=$(cd "$dir" && pwd -P)
   local pids=() p f
   # Daemons by pid file, but only if that pid really is this fixture's.
   for f in munged slurmctld slurmd; do
@@ -354,21 +368,31 @@ cmd_stop() {
     [[ -n $p ]] && grep -qzxF "$MARKER=$dir" "/proc/$p/environ" 2>/dev/null &&
       pids+=("$p")
   done
-  # Plus everything else carrying the marker (slurmstepd, forked helpers).
-  mapfile -t -O "${#pids[@]}" pids < <(marked_pids "$dir")
-  local jobs=()
+  # Plus everything else carrying the marker (slurmstepd, slurmscriptd).
+  mapfile -t pids < <({ printf '%s\n' "${pids[@]}"; marked_pids "$dir"; } |
+                        grep . | sort -nu)
+  local jobs=() stepds=()
   mapfile -t jobs < <(descendants "${pids[@]}")
-  # Job tasks first (they belong to this fixture's stepds), then daemons.
-  ((${#jobs[@]})) && kill -KILL "${jobs[@]}" 2>/dev/null || true
-  ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null || true
-  local all=("${pids[@]}" "${jobs[@]}") i
-  for ((i = 0; i < 100; i++)); do
-    alive_pids "${all[@]}" >/dev/null || break
-    ((i == 50)) && { kill -KILL $(alive_pids "${all[@]}") 2>/dev/null || true; }
-    sleep 0.2
-  done
-  if alive_pids "${all[@]}" >/dev/null; then
-    die "fixture processes still alive: $(alive_pids "${all[@]}" | tr '\n' ' ')"
+  mapfile -t stepds < <(for p in "${pids[@]}"; do
+    [[ $(cat "/proc/$p/comm" 2>/dev/null) == slurmstepd ]] && echo "$p"; done)
+  # 1. SIGKILL the job tasks under this fixture's stepds; give the stepds a
+  #    moment to report that to their srun (which then exits 137) and exit.
+  if ((${#jobs[@]})); then
+    kill -KILL "${jobs[@]}" 2>/dev/null || true
+    wait_gone 3 "${stepds[@]}" "${jobs[@]}" || true
+  fi
+  # 2. The daemons (and any stepd left): SIGTERM, then SIGKILL.
+  local all=("${pids[@]}" "${jobs[@]}") left
+  if ((${#pids[@]})); then
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    if ! wait_gone 10 "${all[@]}"; then
+      left=$(alive_pids "${all[@]}" | tr '\n' ' ')
+      log "SIGKILL to processes that ignored SIGTERM: $left"
+      # shellcheck disable=SC2086
+      kill -KILL $left 2>/dev/null || true
+      wait_gone 5 "${all[@]}" ||
+        die "fixture processes still alive: $(alive_pids "${all[@]}" | tr '\n' ' ')"
+    fi
   fi
   if [[ -L $dir/run ]]; then
     local run
@@ -376,7 +400,7 @@ cmd_stop() {
     [[ $run == /tmp/odin-slurm.* ]] && rm -rf -- "$run"
     rm -f "$dir/run"
   fi
-  log "fixture in $dir stopped (${#pids[@]} daemons, ${#jobs[@]} job processes)"
+  log "fixture in $dir stopped (${#pids[@]} daemon/stepd processes, ${#jobs[@]} job processes)"
 }
 
 case "${1:-}" in
