@@ -139,6 +139,10 @@ StatusOr<std::unique_ptr<ZmqEndpoint>> ZmqEndpoint::BindCurveRouter(const std::s
   // host relays is a worker's result, which the worker caps well below.
   int64_t max_message = int64_t{64} << 20;
   zmq_setsockopt(ep->socket_, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
+  // And not many at once: past this, ZeroMQ stops reading a host's
+  // connection (TCP pushes back) until we catch up.
+  int queued = 256;
+  zmq_setsockopt(ep->socket_, ZMQ_RCVHWM, &queued, sizeof queued);
   RETURN_IF_ERROR(ep->Bind(endpoint));
   return ep;
 }

@@ -29,6 +29,7 @@ struct HostFlags {
   std::string coordinator_key;  // --coordinator-key FILE|KEY
   std::string name;             // --name
   int workers = 0;              // --workers
+  bool once = false;            // --once: one coordinator's session, then exit
 };
 
 struct ExecFlags {

@@ -54,6 +54,7 @@ int RunHost(const GlobalFlags& g, const HostFlags& f) {
   o.dir = g.dir;
   o.name = f.name;
   o.max_workers = f.workers;
+  o.once = f.once;
   o.sandbox = g.sandbox;
   Status installed = InstallSignalPipe();
   if (!installed.ok()) {

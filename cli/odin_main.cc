@@ -217,6 +217,9 @@ int main(int argc, char** argv) {
                        "The coordinator's public key, or its file (default: KEYS/coordinator.pub)");
   host_cmd->add_option("--name", host.name, "This host's name (default: host-1 for the key, hostname for records)");
   host_cmd->add_option("--workers", host.workers, "Workers it runs at once (default: the number of cores)");
+  host_cmd->add_flag("--once", host.once,
+                     "Serve one coordinator's session, then exit (as hosts a launcher starts do); give up if "
+                     "none welcomes this host within 10 minutes");
 
   odin::TrustFlags trust;
   CLI::App* trust_cmd = app.add_subcommand(

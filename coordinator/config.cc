@@ -95,6 +95,10 @@ Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::Remo
     return Status::InvalidArgument(origin,
                                    "workers.remote.listen is needed when workers.remote.launcher is " + out->launcher);
   }
+  if (out->launcher == "slurm" && out->wait_hosts > 0) {
+    return Status::InvalidArgument(origin,
+                                   "workers.remote.wait_hosts is for static hosts: Slurm's hosts come when calls wait");
+  }
   if (r.contains("slurm")) {
     const json& s = r["slurm"];
     RETURN_IF_ERROR(CheckKeys(s, "workers.remote.slurm",

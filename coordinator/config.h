@@ -145,7 +145,9 @@ struct Config {
       int memory_mb = 4096;          // per host agent (srun --mem)
       std::string time = "1:00:00";  // srun --time
       int max_hosts = 2;             // host agents at most
-      std::string connect;           // the address host agents dial ("": listen's, wildcard as our host name)
+      // The address host agents dial ("": listen's, a wildcard as our host
+      // name; without a port: listen's port). Loopback only when named here.
+      std::string connect;
     } slurm;
   } remote;
   uint64_t artifact_cap_bytes = 8u << 20;  // ledger.artifact_cap_bytes: full output kept up to this

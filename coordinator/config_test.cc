@@ -529,6 +529,8 @@ TEST(ConfigTest, RemoteWorkersAndServe) {
        "is not a partition or time"},
       {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1","slurm":{"connect":"h:1"}}}})",
        "slurm.connect must be tcp://HOST:PORT"},
+      {R"({"workers":{"remote":{"launcher":"slurm","listen":"tcp://h:1","wait_hosts":1}}})",
+       "wait_hosts is for static hosts"},
       {R"({"workers":{"remote":{"kinds":["lsp"]}}})", "'lsp' is not subagent, readonly or writable"},
       {R"({"serve":{"tls":"x"}})", "unknown key 'serve.tls'"},
   };

@@ -152,6 +152,13 @@ class Session {
         break;
       }
       RelayFromWorkers();
+      // Expired first: after a stall (a paused VM, SIGSTOP), the backlog the
+      // coordinator sent long ago must not revive a session it has given up.
+      if (clock->Now() >= coordinator_expiry) {
+        spdlog::warn("the coordinator is silent for {} heartbeat intervals: killing {} worker(s), reconnecting",
+                     liveness_, workers_.size());
+        break;
+      }
       if (!HandleCoordinator(&coordinator_expiry)) break;  // refused or bad: as good as lost
       for (const ExitedProcess& e : launcher_->ReapExited()) OnExit(e.pid, e.wait_status);
       now = clock->Now();
@@ -431,7 +438,13 @@ int RunHostAgent(const HostAgentOptions& o) {
   }
   RealProcessLauncher launcher;
   Duration backoff = milliseconds(200);
+  SteadyTime started = RealClock::Get()->Now();
   while (!Stopped(o.stop_fd)) {
+    if (o.once && RealClock::Get()->Now() - started >= o.join_timeout) {
+      std::cerr << "odin host: no coordinator welcomed this host within " << ToMillis(o.join_timeout) / 1000
+                << " s; exiting\n";
+      return 1;
+    }
     StatusOr<std::unique_ptr<ZmqEndpoint>> coordinator =
         ZmqEndpoint::ConnectCurveDealer(o.connect, "host-" + RandomHex(8), o.key, o.coordinator_key);
     if (!coordinator.ok()) {
@@ -462,6 +475,10 @@ int RunHostAgent(const HostAgentOptions& o) {
       backoff = milliseconds(200);
       Session session(o, *ws, config, *probe_policy, coordinator->get(), welcome, transport->get(), &launcher);
       if (session.Serve()) break;
+      if (o.once) {
+        std::cerr << "odin host: the session with " << o.connect << " ended; exiting (--once)\n";
+        return 0;
+      }
       if (session.said_goodbye()) {
         coordinator->reset();
         continue;  // at once: a coordinator that restarts is back within moments

@@ -38,6 +38,12 @@ struct HostAgentOptions {
   std::string name;             // the host's name in the coordinator's records ("": hostname)
   int max_workers = 0;          // 0: the number of cores
   std::string sandbox;          // auto, require, fallback or off for the probe ("": the config's)
+  // Hosts a launcher started (odin host --once): when the session with a
+  // coordinator ends, however it ends, the agent exits, and it gives up if
+  // no coordinator welcomes it within join_timeout. It belongs to the one
+  // coordinator that asked for it, never to a later one.
+  bool once = false;
+  Duration join_timeout = seconds(600);
   Duration hello_timeout = seconds(10);
   Duration max_backoff = seconds(10);
   int stop_fd = -1;  // readable: stop

@@ -130,6 +130,10 @@ void RemoteHosts::HandleHello(const std::string& peer, const std::string& key, c
   const v1::HostHello& hello = env.hello();
   std::string label = "host " + (hello.host().empty() ? std::string("(unnamed)") : Shown(hello.host()));
   std::string why = env.seq() != 1 ? "its Hello is not the first message on its connection" : Judge(hello);
+  auto launch = launches_.find(hello.host());
+  if (why.empty() && launch != launches_.end() && launch->second.released) {
+    why = "it was given back to the cluster";
+  }
   if (!why.empty()) {
     v1::HostEnvelope refusal = NewEnvelope();
     refusal.set_seq(1);
@@ -154,7 +158,9 @@ void RemoteHosts::HandleHello(const std::string& peer, const std::string& key, c
   if (h.name.empty()) h.name = "host";
   h.id = h.name + "#" + std::to_string(++next_host_);
   h.cores = hello.cores();
-  h.max_workers = std::max<uint32_t>(1, hello.max_workers());
+  // What it claims, within bounds: a host cannot draw every worker to
+  // itself by claiming room for millions.
+  h.max_workers = std::clamp<uint32_t>(hello.max_workers(), 1, std::clamp<uint32_t>(4 * hello.cores(), 4, 256));
   h.sandbox = Shown(hello.sandbox());
   h.expiry = clock_->Now() + o_.heartbeat_interval * o_.liveness;
   v1::HostEnvelope welcome = NewEnvelope();
@@ -170,11 +176,15 @@ void RemoteHosts::HandleHello(const std::string& peer, const std::string& key, c
   if (!sent.ok()) return;  // lost already
   by_id_[it->second.id] = peer;
   std::string launched;
-  auto launch = launches_.find(hello.host());
-  if (launch != launches_.end() && !launch->second.joined) {
-    launch->second.joined = true;
+  if (launch != launches_.end()) {
+    // Ours while its srun runs, also when it comes back after a loss.
     it->second.launched = true;
-    launched = ", " + std::to_string(ToMillis(clock_->Now() - launch->second.at)) + " ms after it was asked for";
+    if (!launch->second.joined) {
+      launched = ", " + std::to_string(ToMillis(clock_->Now() - launch->second.at)) + " ms after it was asked for";
+    }
+    launch->second.joined = true;
+    unjoined_ends_ = 0;
+    backoff_.reset();
   }
   Note("host_joined", label + " joined as " + it->second.id + " (" + std::to_string(it->second.cores) + " cores, " +
                           std::to_string(it->second.max_workers) + " workers, sandbox " + it->second.sandbox +
@@ -185,11 +195,12 @@ bool RemoteHosts::Takes(WorkerPolicy policy, const std::string& lane) const {
   return lane.empty() && o_.kinds.count(policy) > 0;
 }
 
-std::string RemoteHosts::Place(WorkerPolicy policy, const std::string& lane) {
+std::string RemoteHosts::Place(WorkerPolicy policy, const std::string& lane, bool surplus) {
   if (!Takes(policy, lane)) return "";
   const Host* best = nullptr;
   for (const auto& [peer, h] : hosts_) {
     if (!h.usable || h.release_at || h.workers.size() >= h.max_workers) continue;
+    if (h.launched && !surplus) continue;
     if (best == nullptr || h.workers.size() * best->max_workers < best->workers.size() * h.max_workers) best = &h;
   }
   return best == nullptr ? "" : best->id;
@@ -275,6 +286,10 @@ SteadyTime RemoteHosts::NextTimer() const {
   for (const auto& [peer, h] : hosts_) {
     if (h.unused && !h.release_at) t = std::min(t, *h.unused + idle_);
   }
+  for (const auto& [name, l] : launches_) {
+    if (!l.joined && !l.released) t = std::min(t, l.at + join_timeout_);
+  }
+  if (backoff_ && demand_ > 0) t = std::min(t, *backoff_);
   return t;
 }
 
@@ -302,6 +317,7 @@ void RemoteHosts::Lose(Host* h, const std::string& why) {
 }
 
 void RemoteHosts::HandleMessage(Host* h, const std::string& key, const v1::HostEnvelope& env) {
+  if (h->release_at) return;  // lost: nothing it says counts
   if (key != h->key) return Lose(h, "a message came with another key than its Hello's");
   if (env.seq() != h->received + 1) {
     return Lose(h, "messages were lost on its connection (expected #" + std::to_string(h->received + 1) + ", got #" +
@@ -399,32 +415,76 @@ void RemoteHosts::Pump(std::vector<Event>* events) {
   }
 }
 
+void RemoteHosts::ReleaseLaunch(const std::string& name, const std::string& why) {
+  auto launch = launches_.find(name);
+  if (launch == launches_.end() || launch->second.released) return;
+  launch->second.released = true;
+  launcher_->Release(name);
+  Note("host_released", "host " + name + " given back: " + why);
+  for (auto& [peer, h] : hosts_) {
+    if (!h.launched || h.name != name || h.release_at) continue;
+    if (h.workers.empty()) {
+      // It ends its (no) workers and exits; nothing it says is read again.
+      h.release_at = clock_->Now();
+      refused_peers_.insert(peer);
+    } else {
+      Lose(&h, "given back: " + why);
+    }
+  }
+}
+
 void RemoteHosts::Scale(SteadyTime now) {
-  // Jobs that ended: a host still connected is lost with its workers.
+  // Jobs that ended: a host still connected is lost with its workers. One
+  // that ends before its host ever joined counts against further launches.
   for (const auto& [name, how] : launcher_->Ended()) {
-    launches_.erase(name);
+    auto launch = launches_.find(name);
+    bool joined = launch != launches_.end() && launch->second.joined;
+    bool released = launch != launches_.end() && launch->second.released;
+    if (launch != launches_.end()) launches_.erase(launch);
     for (auto& [peer, h] : hosts_) {
       if (h.launched && h.name == name && !h.release_at) Lose(&h, "its job ended: " + how);
     }
+    if (released) continue;
     Note("host_ended", "host " + name + "'s job ended: " + how);
+    if (!joined) {
+      Duration wait = std::min<Duration>(seconds(300), seconds(5) * (1 << std::min(unjoined_ends_, 6)));
+      backoff_ = now + wait;
+      if (++unjoined_ends_ <= 3) {
+        Note("host_launch_failed", "host " + name + " ended before it joined (" + how + "; see .odin/" + name +
+                                       ".log); the next launch waits " + std::to_string(ToMillis(wait) / 1000) + " s");
+      }
+    }
   }
-  // More hosts while calls wait beyond what the hosts on their way will
-  // take: one more per pass, up to the launcher's most.
-  size_t coming = 0;  // workers the hosts here and on their way can still take
-  for (const auto& [name, l] : launches_) coming += l.joined ? 0 : static_cast<size_t>(launcher_->cpus());
+  // Launches that never joined (a job that waits in the queue, agents that
+  // cannot reach us) go back: they hold a place no other host can take.
+  std::vector<std::string> late;
+  for (const auto& [name, l] : launches_) {
+    if (!l.joined && !l.released && now - l.at >= join_timeout_) late.push_back(name);
+  }
+  for (const std::string& name : late) {
+    ReleaseLaunch(name, "it did not join within " + std::to_string(ToMillis(join_timeout_) / 1000) + " s");
+  }
+  // More hosts while calls wait beyond what the hosts here and on their way
+  // can take: one more per pass, up to the launcher's most.
+  size_t coming = 0;
+  for (const auto& [name, l] : launches_) {
+    if (!l.joined && !l.released) coming += static_cast<size_t>(launcher_->cpus());
+  }
   for (const auto& [peer, h] : hosts_) {
     if (!h.release_at && h.usable && h.workers.size() < h.max_workers) coming += h.max_workers - h.workers.size();
   }
-  if (demand_ > coming && launches_.size() < launcher_->max_hosts()) {
+  if (demand_ > coming && launches_.size() < launcher_->max_hosts() && (!backoff_ || now >= *backoff_)) {
     StatusOr<std::string> name = launcher_->Launch();
     if (name.ok()) {
-      launches_[*name] = Launch{now, false};
+      launches_[*name] = Launch{now, false, false};
       Note("host_launched", "asked for host " + *name + ": " + std::to_string(demand_) + " call(s) wait for a worker");
-    } else if (launch_failures_++ < 3) {
-      Note("host_refused", "cannot launch a host: " + name.status().message());
+    } else {
+      backoff_ = now + seconds(30);
+      if (++unjoined_ends_ <= 3) Note("host_launch_failed", "cannot launch a host: " + name.status().message());
     }
   }
   // Hosts it started that have had no workers for idle_ go back.
+  std::vector<std::string> idle;
   for (auto& [peer, h] : hosts_) {
     if (!h.launched || h.release_at) continue;
     if (!h.workers.empty()) {
@@ -432,13 +492,10 @@ void RemoteHosts::Scale(SteadyTime now) {
       continue;
     }
     if (!h.unused) h.unused = now;
-    if (now - *h.unused < idle_) continue;
-    Note("host_released", "host " + h.name + " (" + h.id + ") given back: no workers for " +
-                              std::to_string(ToMillis(idle_) / 1000) + " s");
-    launcher_->Release(h.name);
-    // It ends its (no) workers and exits; nothing it says is read again.
-    h.release_at = now;
-    refused_peers_.insert(peer);
+    if (now - *h.unused >= idle_) idle.push_back(h.name);
+  }
+  for (const std::string& name : idle) {
+    ReleaseLaunch(name, "no workers for " + std::to_string(ToMillis(idle_) / 1000) + " s");
   }
 }
 

@@ -94,7 +94,7 @@ class RemoteHosts final : public WorkerHosts {
   ~RemoteHosts() override;
 
   // WorkerHosts.
-  std::string Place(WorkerPolicy policy, const std::string& lane) override;
+  std::string Place(WorkerPolicy policy, const std::string& lane, bool surplus) override;
   Status Spawn(const std::string& host, const std::string& worker_id, const std::string& secret, WorkerPolicy policy,
                const std::string& lane) override;
   Status Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) override;
@@ -112,10 +112,14 @@ class RemoteHosts final : public WorkerHosts {
   // Hosts on demand: when calls wait for workers that could run on a host
   // (SetDemand), the launcher is asked for more hosts, up to its
   // max_hosts; a host it started that has had no workers for idle is
-  // given back.
-  void set_launcher(std::unique_ptr<HostLauncher> launcher, Duration idle) {
+  // given back. A launch that has not joined within join_timeout is given
+  // back too. Launches that end without joining (srun refused, the job
+  // failed, the agent was refused) back off: 5 s, doubling to 5 min, reset
+  // by a join; the first few are reported.
+  void set_launcher(std::unique_ptr<HostLauncher> launcher, Duration idle, Duration join_timeout = seconds(600)) {
     launcher_ = std::move(launcher);
     idle_ = idle;
+    join_timeout_ = join_timeout;
   }
 
   // Handles hosts' Hellos until n are welcome or timeout passes (before
@@ -140,7 +144,7 @@ class RemoteHosts final : public WorkerHosts {
   // handler turned away.
   const std::vector<std::string>& refusals() const { return refusals_; }
   std::vector<std::string> refused_keys() const { return router_->refused_keys(); }
-  // Called with each welcome and refusal (the coordinator records them).
+  // Called with each welcome, refusal, loss and launch (besides the log).
   void set_on_event(std::function<void(const std::string& kind, const std::string& text)> f) {
     on_event_ = std::move(f);
   }
@@ -194,15 +198,20 @@ class RemoteHosts final : public WorkerHosts {
   std::vector<Event> pending_;  // for the next Pump
   std::unique_ptr<HostLauncher> launcher_;
   Duration idle_ = seconds(300);
+  Duration join_timeout_ = seconds(600);
   size_t demand_ = 0;
-  int launch_failures_ = 0;  // told of the first few
-  // Launched hosts not yet given back, by name: when each was asked for,
-  // and whether it has joined.
+  // Launches whose srun still runs, by host name: when each was asked for,
+  // whether its host has joined (once), whether it was given back.
   struct Launch {
     SteadyTime at;
     bool joined = false;
+    bool released = false;
   };
   std::map<std::string, Launch> launches_;
+  int unjoined_ends_ = 0;              // launches in a row that ended before joining
+  std::optional<SteadyTime> backoff_;  // no launch before this
+  // Gives back a launch (and forgets its host if connected).
+  void ReleaseLaunch(const std::string& name, const std::string& why);
   int next_host_ = 0;
   size_t noted_keys_ = 0;  // refused_keys() already told of
   std::function<void(const std::string&, const std::string&)> on_event_;

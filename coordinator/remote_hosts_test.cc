@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -116,11 +117,11 @@ TEST_F(RemoteHostsTest, WelcomesAnAllowedHostThatSeesTheWorkspace) {
   ASSERT_EQ(hosts->hosts().size(), 1u);
   EXPECT_EQ(hosts->hosts()[0].cores, 4u);
   // Placement: the kinds allowed, up to the host's max_workers.
-  EXPECT_EQ(hosts->Place(WorkerPolicy::kWritable, ""), "");
-  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "node-7#1");
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kWritable, "", false), "");
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, "", false), "node-7#1");
   ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s1", WorkerPolicy::kSubagent, "").ok());
   ASSERT_TRUE(hosts->Spawn("node-7#1", "w_2", "s2", WorkerPolicy::kReadonly, "").ok());
-  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "") << "the host is full";
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, "", false), "") << "the host is full";
 }
 
 TEST_F(RemoteHostsTest, AHostRelaysOnlyForItsOwnWorkers) {
@@ -232,7 +233,7 @@ TEST_F(RemoteHostsTest, ASilentHostIsLostWithItsWorkersOnlyAfterItHadTheTimeToKi
   EXPECT_FALSE(events[0].exited);
   EXPECT_NE(events[0].reason.find("node-7 was lost"), std::string::npos) << events[0].reason;
   EXPECT_TRUE(hosts->hosts().empty());
-  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, ""), "");
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kSubagent, "", false), "");
   // ...and it ends only once the host, hearing nothing from us for its
   // liveness timeout, has killed it (3 intervals, and a margin of 2).
   events.clear();
@@ -316,6 +317,128 @@ TEST_F(RemoteHostsTest, SpeakingBeforeHelloIsRefused) {
   ASSERT_TRUE(Say(client.get(), hb).ok());
   ASSERT_TRUE(Say(client.get(), Hello()).ok());
   EXPECT_FALSE(Await(hosts.get(), client.get(), seconds(1)).has_value()) << "nothing it says is read afterwards";
+  EXPECT_TRUE(hosts->hosts().empty());
+}
+
+// A launcher as RemoteHosts sees it: launches are names; ends and releases
+// are recorded and handed in.
+class FakeLauncher : public HostLauncher {
+ public:
+  StatusOr<std::string> Launch() override {
+    launched.push_back("node-" + std::to_string(launched.size() + 1));
+    return launched.back();
+  }
+  void Release(const std::string& name) override { released.push_back(name); }
+  std::vector<std::pair<std::string, std::string>> Ended() override { return std::exchange(ended, {}); }
+  std::vector<int> WatchFds() const override { return {}; }
+  size_t max_hosts() const override { return 2; }
+  int cpus() const override { return 1; }
+
+  std::vector<std::string> launched, released;
+  std::vector<std::pair<std::string, std::string>> ended;
+};
+
+class LaunchedHostsTest : public RemoteHostsTest {
+ protected:
+  std::unique_ptr<RemoteHosts> ListenWithLauncher(Duration idle, Duration join_timeout = seconds(60)) {
+    std::unique_ptr<RemoteHosts> hosts = Listen();
+    auto launcher = std::make_unique<FakeLauncher>();
+    launcher_ = launcher.get();
+    hosts->set_launcher(std::move(launcher), idle, join_timeout);
+    return hosts;
+  }
+  // A host agent saying Hello under a name.
+  std::unique_ptr<ZmqEndpoint> Join(RemoteHosts* hosts, const std::string& name) {
+    std::unique_ptr<ZmqEndpoint> client = Connect(hosts, host_);
+    v1::HostEnvelope hello = Hello();
+    hello.mutable_hello()->set_host(name);
+    hello.mutable_hello()->set_max_workers(1);
+    EXPECT_TRUE(Say(client.get(), hello).ok());
+    std::optional<v1::HostEnvelope> answer = Await(hosts, client.get(), seconds(5));
+    EXPECT_TRUE(answer.has_value() && answer->has_welcome()) << (answer ? answer->DebugString() : "no answer");
+    return client;
+  }
+  static void PumpOnce(RemoteHosts* hosts) {
+    std::vector<WorkerHosts::Event> events;
+    hosts->Pump(&events);
+  }
+  FakeLauncher* launcher_ = nullptr;
+};
+
+TEST_F(LaunchedHostsTest, WaitingCallsLaunchHostsOnlyForWhatTheHostsOnTheirWayCannotTake) {
+  std::unique_ptr<RemoteHosts> hosts = ListenWithLauncher(seconds(60));
+  PumpOnce(hosts.get());
+  EXPECT_TRUE(launcher_->launched.empty()) << "nothing waits";
+  hosts->SetDemand(1);
+  PumpOnce(hosts.get());
+  PumpOnce(hosts.get());
+  ASSERT_EQ(launcher_->launched.size(), 1u) << "the one on its way takes the one call";
+  hosts->SetDemand(5);
+  PumpOnce(hosts.get());
+  PumpOnce(hosts.get());
+  EXPECT_EQ(launcher_->launched.size(), 2u) << "max_hosts";
+  // The launched host joins: surplus workers may go there, the pool's own never.
+  std::unique_ptr<ZmqEndpoint> client = Join(hosts.get(), "node-1");
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kReadonly, "", false), "");
+  EXPECT_EQ(hosts->Place(WorkerPolicy::kReadonly, "", true), "node-1#1");
+}
+
+TEST_F(LaunchedHostsTest, ALaunchedHostWithNoWorkersIsGivenBackAndNotWelcomedAgain) {
+  std::unique_ptr<RemoteHosts> hosts = ListenWithLauncher(milliseconds(100));
+  hosts->SetDemand(1);
+  PumpOnce(hosts.get());
+  ASSERT_EQ(launcher_->launched.size(), 1u);
+  hosts->SetDemand(0);
+  std::unique_ptr<ZmqEndpoint> client = Join(hosts.get(), "node-1");
+  ASSERT_EQ(hosts->hosts().size(), 1u);
+  SteadyTime until = RealClock::Get()->Now() + seconds(5);
+  while (launcher_->released.empty() && RealClock::Get()->Now() < until) {
+    PumpOnce(hosts.get());
+    usleep(5000);
+  }
+  ASSERT_EQ(launcher_->released, std::vector<std::string>{"node-1"});
+  EXPECT_TRUE(hosts->hosts().empty());
+  // Its agent, should it come back before its job ends, is refused.
+  std::unique_ptr<ZmqEndpoint> again = Connect(hosts.get(), host_);
+  v1::HostEnvelope hello = Hello();
+  hello.mutable_hello()->set_host("node-1");
+  ASSERT_TRUE(Say(again.get(), hello).ok());
+  std::optional<v1::HostEnvelope> answer = Await(hosts.get(), again.get(), seconds(5));
+  ASSERT_TRUE(answer.has_value() && answer->has_refused());
+  EXPECT_NE(answer->refused().reason().find("given back"), std::string::npos);
+}
+
+TEST_F(LaunchedHostsTest, ALaunchThatEndsBeforeJoiningBacksOffAndOneThatNeverJoinsIsGivenBack) {
+  std::unique_ptr<RemoteHosts> hosts = ListenWithLauncher(seconds(60), milliseconds(200));
+  hosts->SetDemand(1);
+  PumpOnce(hosts.get());
+  ASSERT_EQ(launcher_->launched.size(), 1u);
+  // srun fails at once (a bad partition): no hot loop of submissions.
+  launcher_->ended.push_back({"node-1", "srun exited with status 1"});
+  for (int i = 0; i < 20; ++i) PumpOnce(hosts.get());
+  EXPECT_EQ(launcher_->launched.size(), 1u) << "the next launch waits";
+  // A launch that never joins holds no place for ever.
+  std::unique_ptr<RemoteHosts> other = ListenWithLauncher(seconds(60), milliseconds(200));
+  other->SetDemand(1);
+  PumpOnce(other.get());
+  ASSERT_EQ(launcher_->launched.size(), 1u);
+  usleep(250000);
+  PumpOnce(other.get());
+  EXPECT_EQ(launcher_->released, std::vector<std::string>{"node-1"});
+}
+
+TEST_F(LaunchedHostsTest, AJobThatEndsLosesItsHost) {
+  std::unique_ptr<RemoteHosts> hosts = ListenWithLauncher(seconds(60));
+  hosts->SetDemand(1);
+  PumpOnce(hosts.get());
+  std::unique_ptr<ZmqEndpoint> client = Join(hosts.get(), "node-1");
+  ASSERT_TRUE(hosts->Spawn("node-1#1", "w_1", "s", WorkerPolicy::kReadonly, "").ok());
+  launcher_->ended.push_back({"node-1", "srun exited with status 143"});
+  std::vector<WorkerHosts::Event> events;
+  hosts->Pump(&events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].stopping);
+  EXPECT_NE(events[0].reason.find("its job ended: srun exited with status 143"), std::string::npos) << events[0].reason;
   EXPECT_TRUE(hosts->hosts().empty());
 }
 

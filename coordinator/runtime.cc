@@ -139,6 +139,13 @@ StatusOr<std::unique_ptr<SlurmLauncher>> MakeSlurmLauncher(const Workspace& ws, 
   o.odin = JoinPath(bin, "odin");
   o.workspace = ws.root;
   o.connect = c.connect;
+  // Named by the user, it may be loopback (a single-node cluster); and
+  // without a port, it means the one we listen on.
+  o.allow_loopback = !c.connect.empty();
+  std::string dial = o.connect.size() > 6 ? o.connect.substr(6) : "";
+  if (!dial.empty() && (dial.find(':') == std::string::npos || dial.back() == ']')) {
+    o.connect += endpoint.substr(endpoint.rfind(':'));
+  }
   if (o.connect.empty()) {
     // Where we listen, as the nodes can dial it: a wildcard is our name.
     o.connect = endpoint;

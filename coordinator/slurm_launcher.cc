@@ -33,10 +33,12 @@ StatusOr<std::unique_ptr<SlurmLauncher>> SlurmLauncher::Make(SlurmLauncherOption
         "workers.remote.launcher slurm",
         "the hosts' key " + o.key + " is missing (run `odin keys generate --host slurm`)");
   }
-  if (o.connect.compare(0, 6, "tcp://") != 0 || o.connect.find("0.0.0.0") != std::string::npos ||
-      o.connect.find("[::]") != std::string::npos || o.connect.ends_with(":0")) {
+  std::string host = o.connect.compare(0, 6, "tcp://") == 0 ? o.connect.substr(6, o.connect.rfind(':') - 6) : "";
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "*" || o.connect.ends_with(":0") ||
+      (!o.allow_loopback && (host.compare(0, 4, "127.") == 0 || host == "localhost" || host == "[::1]"))) {
     return Status::InvalidArgument("workers.remote.slurm.connect",
-                                   "host agents need an address they can dial (tcp://HOST:PORT), not " +
+                                   "host agents on the cluster's nodes need an address they can dial "
+                                   "(tcp://HOST:PORT, not a wildcard or loopback), not " +
                                        (o.connect.empty() ? std::string("nothing") : o.connect));
   }
   if (o.cpus < 1 || o.memory_mb < 1) {
@@ -67,9 +69,11 @@ std::vector<std::string> SlurmLauncher::SrunArgv(const std::string& name) const 
                                    "--kill-on-bad-exit=1",
                                    "--quiet"};
   if (!o_.partition.empty()) argv.push_back("--partition=" + o_.partition);
+  // --once: the host serves this coordinator alone, and exits when its
+  // session ends (or none welcomes it), so a job never outlives its use.
   argv.insert(argv.end(),
-              {o_.odin, "-C", o_.workspace, "host", "--connect", o_.connect, "--key", o_.key, "--coordinator-key",
-               o_.coordinator_key, "--name", name, "--workers", std::to_string(o_.cpus)});
+              {o_.odin, "-C", o_.workspace, "host", "--once", "--connect", o_.connect, "--key", o_.key,
+               "--coordinator-key", o_.coordinator_key, "--name", name, "--workers", std::to_string(o_.cpus)});
   return argv;
 }
 
@@ -83,9 +87,16 @@ StatusOr<std::string> SlurmLauncher::Launch() {
   SpawnOptions spawn;
   spawn.argv = SrunArgv(name);
   // SLURM_CONF and the like, which srun exports to the task; never our
-  // secrets (the model's API keys stay on this machine).
-  spawn.env = ScrubEnvironment(CurrentEnvironment());
-  std::string log = JoinPath(o_.log_dir, "slurm-host-" + std::to_string(next_) + ".log");
+  // secrets (the model's API keys stay on this machine), and never the
+  // variables of an allocation we may run in (the deploy batch script):
+  // with SLURM_JOB_ID, srun would make a step of that job, not a new one.
+  for (std::string& e : ScrubEnvironment(CurrentEnvironment())) {
+    bool job = e.compare(0, 6, "SLURM_") == 0 && e.compare(0, 11, "SLURM_CONF=") != 0;
+    if (!job) spawn.env.push_back(std::move(e));
+  }
+  // srun ends with us (and the job with it: the agent's --once).
+  spawn.parent_death_signal = SIGTERM;
+  std::string log = JoinPath(o_.log_dir, name + ".log");
   int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd >= 0) {
     spawn.stdout_fd = fd;

@@ -40,7 +40,10 @@ struct SlurmLauncherOptions {
   int memory_mb = 4096;
   std::string time = "1:00:00";
   int max_hosts = 2;
-  std::string log_dir;  // each srun's output: <log_dir>/slurm-host-N.log
+  std::string log_dir;  // each srun's output: <log_dir>/<host name>.log
+  // Tests: a single-node cluster's hosts dial 127.0.0.1; a real one's
+  // cannot.
+  bool allow_loopback = false;
 };
 
 class SlurmLauncher final : public HostLauncher {

@@ -88,7 +88,7 @@ Status WorkerPool::SpawnWorker(const Key& key, bool surplus) {
     return why;
   };
   if (o_.hosts != nullptr) {
-    std::string host = o_.hosts->Place(policy, w.lane);
+    std::string host = o_.hosts->Place(policy, w.lane, surplus);
     if (!host.empty()) {
       Status spawned = o_.hosts->Spawn(host, w.id, w.secret, policy, w.lane);
       if (spawned.ok()) {
@@ -387,7 +387,9 @@ void WorkerPool::GrowOnHosts() {
   size_t demand = 0;
   for (const auto& [key, n] : waiting) {
     size_t coming = starting[key];
-    while (coming < n && !o_.hosts->Place(key.first, key.second).empty() && SpawnWorker(key, true).ok()) ++coming;
+    while (coming < n && !o_.hosts->Place(key.first, key.second, true).empty() && SpawnWorker(key, true).ok()) {
+      ++coming;
+    }
     if (coming < n) demand += n - coming;
   }
   o_.hosts->SetDemand(demand);
@@ -594,6 +596,7 @@ Status WorkerPool::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
 
 void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile) {
   shutting_down_ = true;
+  if (o_.hosts != nullptr) o_.hosts->SetDemand(0);  // no host is asked for on the way out
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   env.mutable_shutdown();

@@ -77,7 +77,10 @@ class WorkerHosts {
  public:
   virtual ~WorkerHosts() = default;
   // The host a new worker of this policy goes to, or "" for this machine.
-  virtual std::string Place(WorkerPolicy policy, const std::string& lane) = 0;
+  // A surplus worker (one for calls that wait; it retires when idle) may go
+  // to a host a launcher started; the pool's own workers never do, or that
+  // host would never be idle enough to give back.
+  virtual std::string Place(WorkerPolicy policy, const std::string& lane, bool surplus) = 0;
   virtual Status Spawn(const std::string& host, const std::string& worker_id, const std::string& secret,
                        WorkerPolicy policy, const std::string& lane) = 0;
   virtual Status Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) = 0;

@@ -50,7 +50,7 @@ class RecordingListener : public WorkerPool::Listener {
 // workers say is handed in through events.
 class FakeHosts : public WorkerHosts {
  public:
-  std::string Place(WorkerPolicy, const std::string&) override { return full ? "" : "h#1"; }
+  std::string Place(WorkerPolicy, const std::string&, bool) override { return full ? "" : "h#1"; }
   Status Spawn(const std::string&, const std::string& worker_id, const std::string& secret, WorkerPolicy,
                const std::string&) override {
     secrets[worker_id] = secret;
