@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -11,18 +10,9 @@
 #include "base/file_util.h"
 #include "base/ids.h"
 #include "base/secrets.h"
+#include "base/subprocess.h"
 
 namespace odin {
-
-namespace {
-
-std::string DescribeWait(int wait_status) {
-  if (WIFEXITED(wait_status)) return "srun exited with status " + std::to_string(WEXITSTATUS(wait_status));
-  if (WIFSIGNALED(wait_status)) return "srun was killed by signal " + std::to_string(WTERMSIG(wait_status));
-  return "srun ended";
-}
-
-}  // namespace
 
 StatusOr<std::unique_ptr<SlurmLauncher>> SlurmLauncher::Make(SlurmLauncherOptions o) {
   if (o.srun.empty() || access(o.srun.c_str(), X_OK) != 0) {
@@ -123,7 +113,7 @@ std::vector<std::pair<std::string, std::string>> SlurmLauncher::Ended() {
   for (const ExitedProcess& e : launcher_.ReapExited()) {
     auto it = running_.find(e.pid);
     if (it == running_.end()) continue;
-    std::string how = released_.erase(it->second) > 0 ? "given back" : DescribeWait(e.wait_status);
+    std::string how = released_.erase(it->second) > 0 ? "given back" : "srun " + DescribeWaitStatus(e.wait_status);
     ended.emplace_back(it->second, how);
     running_.erase(it);
   }
