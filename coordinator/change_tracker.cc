@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/sha256.h"
+#include "coordinator/entry_state.h"
 #include "coordinator/git_ignore.h"
 
 namespace odin {
@@ -35,9 +36,7 @@ const char* ChangeKindName(ChangeKind kind) {
   return "modified";
 }
 
-namespace {
-
-EntryState StateOf(const struct stat& st) {
+EntryState EntryStateOf(const struct stat& st) {
   EntryState s;
   s.type = S_ISREG(st.st_mode)   ? EntryType::kFile
            : S_ISLNK(st.st_mode) ? EntryType::kSymlink
@@ -50,6 +49,32 @@ EntryState StateOf(const struct stat& st) {
   s.ino = st.st_ino;
   return s;
 }
+
+void HashEntryAt(int dir_fd, const char* name, int64_t cap_bytes, EntryState* state,
+                 std::optional<std::string>* content) {
+  int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return;
+  Sha256 h;
+  std::string kept;
+  bool keep = state->size <= cap_bytes;
+  char buf[64 * 1024];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    std::string_view piece(buf, static_cast<size_t>(n));
+    h.Update(piece);
+    if (keep) kept.append(piece);
+    if (static_cast<int64_t>(kept.size()) > cap_bytes) {
+      keep = false;
+      kept.clear();
+    }
+  }
+  close(fd);
+  if (n < 0) return;
+  state->sha256 = HexDigest(h.Finish());
+  if (keep && content != nullptr) *content = std::move(kept);
+}
+
+namespace {
 
 // Whether what stat says differs from what was seen. A directory's own
 // times move whenever an entry inside it does: only its mode counts.
@@ -86,26 +111,7 @@ void ChangeTracker::Forget(const std::string& path) {
 }
 
 void ChangeTracker::Hash(int dir_fd, const char* name, EntryState* state, std::optional<std::string>* content) {
-  int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return;
-  Sha256 h;
-  std::string kept;
-  bool keep = state->size <= o_.image_cap_bytes;
-  char buf[64 * 1024];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) {
-    std::string_view piece(buf, static_cast<size_t>(n));
-    h.Update(piece);
-    if (keep) kept.append(piece);
-    if (static_cast<int64_t>(kept.size()) > o_.image_cap_bytes) {
-      keep = false;
-      kept.clear();
-    }
-  }
-  close(fd);
-  if (n < 0) return;
-  state->sha256 = HexDigest(h.Finish());
-  if (keep && content != nullptr) *content = std::move(kept);
+  HashEntryAt(dir_fd, name, o_.image_cap_bytes, state, content);
 }
 
 std::string ChangeTracker::IgnoredRootOf(const std::string& rel, EntryType type) {
@@ -159,7 +165,7 @@ std::map<std::string, ChangeTracker::Seen>::iterator ChangeTracker::EraseAsDelet
 
 void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st,
                             ChangeSet* out) {
-  EntryState now = StateOf(st);
+  EntryState now = EntryStateOf(st);
   auto it = entries_.find(rel);
   if (it == entries_.end()) {
     Seen& seen = entries_[rel];
@@ -465,7 +471,7 @@ void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256
     return;
   }
   Seen& seen = entries_[path];
-  seen.state = StateOf(st);
+  seen.state = EntryStateOf(st);
   seen.state.sha256 = sha256;
   seen.scan = scans_;
   if (content != nullptr) {
@@ -479,7 +485,7 @@ void ChangeTracker::NoteRead(const std::string& path, const std::string& sha256,
   auto it = entries_.find(path);
   if (it == entries_.end()) return;
   struct stat st;
-  if (lstat((root_ + "/" + path).c_str(), &st) != 0 || MetadataDiffers(it->second.state, StateOf(st))) return;
+  if (lstat((root_ + "/" + path).c_str(), &st) != 0 || MetadataDiffers(it->second.state, EntryStateOf(st))) return;
   it->second.state.sha256 = sha256;
   if (content != nullptr) Keep(path, *content);
 }

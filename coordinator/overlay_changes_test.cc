@@ -1,0 +1,322 @@
+#include "coordinator/overlay_changes.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "base/subprocess.h"
+#include "coordinator/git_ignore.h"
+
+namespace odin {
+namespace {
+
+// Runs a shell script with the workspace seen through a real overlay (in a
+// user and mount namespace of its own: the kernel writes the upper
+// directory, whiteouts and opaque directories included), as a command in
+// Odin's sandbox would. Tests that need one skip, saying why, where the
+// kernel does not let an unprivileged overlay be mounted.
+class OverlayChangesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = *MakeTempDir("odin-overlay-test");
+    ws_ = root_ + "/ws";
+    upper_ = root_ + "/upper";
+    ASSERT_TRUE(MakeDirs(ws_).ok());
+    ASSERT_TRUE(MakeDirs(upper_).ok());
+    ASSERT_TRUE(MakeDirs(root_ + "/work").ok());
+  }
+  void TearDown() override { RemoveTree(root_); }
+
+  void Write(const std::string& path, const std::string& content) {
+    ASSERT_TRUE(MakeDirs(DirName(path)).ok());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+  }
+  std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // Runs script in ws_ over the overlay; the command's start time is taken
+  // first. Sets *why and returns false where no overlay can be mounted.
+  bool RunInOverlay(const std::string& script, std::string* why) {
+    started_ = CoarseRealtimeNs();
+    SpawnOptions o;
+    const char* path = getenv("PATH");
+    o.argv = {SearchPath("unshare", path != nullptr ? path : "/usr/bin:/bin"),
+              "--user",
+              "--map-current-user",
+              "--mount",
+              "sh",
+              "-c",
+              "mount -t overlay overlay -o lowerdir=\"$1\",upperdir=\"$2\",workdir=\"$3\",userxattr \"$1\" || exit 90\n"
+              "cd \"$1\" && " +
+                  script,
+              "sh",
+              ws_,
+              upper_,
+              root_ + "/work"};
+    StatusOr<CommandOutput> out = RunCommand(o);
+    if (!out.ok()) {
+      *why = out.status().ToString();
+      return false;
+    }
+    if (out->exit_code == 90 || (out->exit_code != 0 && out->output.find("unshare") != std::string::npos)) {
+      *why = "no unprivileged overlay here: " + out->output;
+      return false;
+    }
+    EXPECT_EQ(out->exit_code, 0) << out->output;
+    return true;
+  }
+
+  OverlayApplied Apply(std::function<bool(const std::string&)> must_not_land = nullptr, GitIgnore* ignore = nullptr,
+                       std::function<bool(const std::string&)> changed_meanwhile = nullptr) {
+    OverlayApplyOptions o;
+    // As the coordinator does: its record of what changed meanwhile (here
+    // nothing, unless a test says so), not the ctime fallback.
+    if (!changed_meanwhile && !ctime_rule_) changed_meanwhile = [](const std::string&) { return false; };
+    o.changed_meanwhile = std::move(changed_meanwhile);
+    o.started_ns = started_;
+    o.must_not_land = std::move(must_not_land);
+    o.ignore = ignore;
+    o.conflicts_dir = root_ + "/conflicts";
+    return ApplyOverlayUpper(ws_, upper_, o);
+  }
+
+  static const PathChange* Find(const OverlayApplied& a, const std::string& path, ChangeKind kind) {
+    for (const PathChange& c : a.changes.changes) {
+      if (c.path == path && c.kind == kind) return &c;
+    }
+    return nullptr;
+  }
+
+  std::string root_, ws_, upper_;
+  int64_t started_ = 0;
+  bool ctime_rule_ = false;
+};
+
+#define OVERLAY_OR_SKIP(script)                  \
+  do {                                           \
+    std::string why;                             \
+    if (!RunInOverlay(script, &why)) {           \
+      if (::testing::Test::HasFailure()) return; \
+      GTEST_SKIP() << why;                       \
+    }                                            \
+  } while (0)
+
+TEST_F(OverlayChangesTest, ACommandsWritesLandWithTheirBeforeImages) {
+  Write(ws_ + "/a.txt", "a\n");
+  Write(ws_ + "/del.txt", "d\n");
+  Write(ws_ + "/keep.txt", "k\n");
+  Write(ws_ + "/sub/b.txt", "b\n");
+  OVERLAY_OR_SKIP(
+      "echo A >> a.txt && rm del.txt && echo n > new.txt && mkdir -p d/e && echo x > d/e/f.txt && "
+      "rm -r sub && mkdir sub && echo c > sub/c.txt && touch keep.txt && ln -s a.txt link && chmod 0755 new.txt");
+  // Nothing has reached the workspace yet.
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "a\n");
+  EXPECT_TRUE(PathExists(ws_ + "/del.txt"));
+
+  OverlayApplied a = Apply();
+  EXPECT_TRUE(a.conflicts.empty());
+  EXPECT_TRUE(a.discarded.empty());
+  EXPECT_TRUE(a.failed.empty()) << a.failed[0];
+
+  const PathChange* m = Find(a, "a.txt", ChangeKind::kModified);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->before->sha256, Sha256Hex("a\n"));
+  EXPECT_EQ(*m->before_content, "a\n");  // the workspace held the before-image
+  EXPECT_EQ(m->after->sha256, Sha256Hex("a\nA\n"));
+  const PathChange* del = Find(a, "del.txt", ChangeKind::kDeleted);
+  ASSERT_NE(del, nullptr);
+  EXPECT_EQ(*del->before_content, "d\n");
+  const PathChange* made = Find(a, "new.txt", ChangeKind::kCreated);
+  ASSERT_NE(made, nullptr);
+  EXPECT_EQ(made->after->mode, 0755u);
+  EXPECT_NE(Find(a, "d", ChangeKind::kCreated), nullptr);
+  EXPECT_NE(Find(a, "d/e", ChangeKind::kCreated), nullptr);
+  EXPECT_NE(Find(a, "d/e/f.txt", ChangeKind::kCreated), nullptr);
+  // rm -r then mkdir: an opaque directory; what it no longer holds is gone.
+  EXPECT_NE(Find(a, "sub/b.txt", ChangeKind::kDeleted), nullptr);
+  EXPECT_NE(Find(a, "sub/c.txt", ChangeKind::kCreated), nullptr);
+  const PathChange* link = Find(a, "link", ChangeKind::kCreated);
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->after->link_target, "a.txt");
+  // touch: times, not bytes: no change.
+  for (const PathChange& c : a.changes.changes) EXPECT_NE(c.path, "keep.txt");
+
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "a\nA\n");
+  EXPECT_FALSE(PathExists(ws_ + "/del.txt"));
+  EXPECT_FALSE(PathExists(ws_ + "/sub/b.txt"));
+  EXPECT_EQ(Read(ws_ + "/sub/c.txt"), "c\n");
+  EXPECT_EQ(Read(ws_ + "/d/e/f.txt"), "x\n");
+  EXPECT_EQ(Read(ws_ + "/keep.txt"), "k\n");
+  // Sorted by path.
+  for (size_t i = 1; i < a.changes.changes.size(); ++i) {
+    EXPECT_LE(a.changes.changes[i - 1].path, a.changes.changes[i].path);
+  }
+}
+
+TEST_F(OverlayChangesTest, WhatChangedMeanwhileIsAConflictAndNothingIsLost) {
+  Write(ws_ + "/a.txt", "a\n");
+  Write(ws_ + "/b.txt", "b\n");
+  Write(ws_ + "/c.txt", "c\n");
+  OVERLAY_OR_SKIP("echo mine > a.txt && rm b.txt && echo mine > c.txt");
+  // Another writer, while the command ran (the coordinator hears of it from
+  // the kernel).
+  Write(ws_ + "/a.txt", "theirs\n");
+  Write(ws_ + "/b.txt", "theirs\n");
+  std::set<std::string> meanwhile = {"a.txt", "b.txt"};
+
+  OverlayApplied a = Apply(nullptr, nullptr, [&meanwhile](const std::string& rel) { return meanwhile.count(rel) > 0; });
+  EXPECT_EQ(a.conflicts, (std::vector<std::string>{"a.txt", "b.txt"}));
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "theirs\n");
+  EXPECT_EQ(Read(ws_ + "/b.txt"), "theirs\n");
+  // The command's version is kept aside.
+  EXPECT_EQ(Read(root_ + "/conflicts/a.txt"), "mine\n");
+  // What nobody else touched lands.
+  EXPECT_EQ(Read(ws_ + "/c.txt"), "mine\n");
+  ASSERT_EQ(a.changes.changes.size(), 1u);
+  EXPECT_EQ(a.changes.changes[0].path, "c.txt");
+}
+
+TEST_F(OverlayChangesTest, WithoutTheCoordinatorsRecordAChangedCtimeIsAConflict) {
+  Write(ws_ + "/a.txt", "a\n");
+  OVERLAY_OR_SKIP("echo mine > a.txt");
+  ctime_rule_ = true;
+  started_ = 0;  // every ctime is after it
+  OverlayApplied a = Apply();
+  EXPECT_EQ(a.conflicts, (std::vector<std::string>{"a.txt"}));
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "a\n");
+  started_ = CoarseRealtimeNs() + 1'000'000'000;  // none is
+  ASSERT_TRUE(MakeDirs(upper_).ok());
+  Write(upper_ + "/a.txt", "mine\n");
+  a = Apply();
+  EXPECT_TRUE(a.conflicts.empty());
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "mine\n");
+}
+
+TEST_F(OverlayChangesTest, ProtectedPathsNeverLand) {
+  Write(ws_ + "/docs/AGENTS.md", "be nice\n");
+  Write(ws_ + "/docs/guide.txt", "g\n");
+  Write(ws_ + "/.git/HEAD", "ref: refs/heads/main\n");
+  Write(ws_ + "/.git/config", "[core]\n");
+  Write(ws_ + "/src.c", "int a;\n");
+  OVERLAY_OR_SKIP(
+      "mkdir -p sub && echo evil > sub/AGENTS.md && echo '{}' > odinconfig.json && rm -rf docs && "
+      "echo '[core] fsmonitor=evil' > .git/config && mkdir -p .git/objects/ab && echo o > .git/objects/ab/cd && "
+      "echo 'int b;' > src.c");
+  auto must_not_land = [](const std::string& rel) {
+    return (rel.size() >= 9 && rel.compare(rel.size() - 9, 9, "AGENTS.md") == 0) || rel == "odinconfig.json" ||
+           rel == ".git" || rel == ".git/config";
+  };
+  OverlayApplied a = Apply(must_not_land);
+  std::vector<std::string> discarded = a.discarded;
+  std::sort(discarded.begin(), discarded.end());
+  EXPECT_EQ(discarded, (std::vector<std::string>{".git/config", "docs", "odinconfig.json", "sub/AGENTS.md"}));
+  EXPECT_FALSE(PathExists(ws_ + "/sub/AGENTS.md"));
+  EXPECT_FALSE(PathExists(ws_ + "/odinconfig.json"));
+  // Deleting docs/ would take a protected file with it: none of it goes.
+  EXPECT_EQ(Read(ws_ + "/docs/AGENTS.md"), "be nice\n");
+  EXPECT_EQ(Read(ws_ + "/.git/config"), "[core]\n");
+  // git's own work lands, and is not a mutation.
+  EXPECT_EQ(Read(ws_ + "/.git/objects/ab/cd"), "o\n");
+  EXPECT_GE(a.git_entries, 1);
+  for (const PathChange& c : a.changes.changes) EXPECT_EQ(c.path.rfind(".git", 0), std::string::npos) << c.path;
+  EXPECT_EQ(Read(ws_ + "/src.c"), "int b;\n");
+  EXPECT_NE(Find(a, "src.c", ChangeKind::kModified), nullptr);
+}
+
+TEST_F(OverlayChangesTest, AGitDirectoryReplacedByAFileNeverLands) {
+  Write(ws_ + "/.git/HEAD", "ref: refs/heads/main\n");
+  OVERLAY_OR_SKIP("rm -rf .git && echo 'gitdir: /elsewhere' > .git");
+  OverlayApplied a = Apply([](const std::string& rel) { return rel == ".git"; });
+  EXPECT_EQ(a.discarded, (std::vector<std::string>{".git"}));
+  EXPECT_EQ(Read(ws_ + "/.git/HEAD"), "ref: refs/heads/main\n");
+}
+
+TEST_F(OverlayChangesTest, TypeChangesAreADeletionAndACreation) {
+  Write(ws_ + "/d/x.txt", "x\n");
+  Write(ws_ + "/f", "f\n");
+  OVERLAY_OR_SKIP("rm -r d && echo now-a-file > d && rm f && mkdir f && echo y > f/y.txt");
+  OverlayApplied a = Apply();
+  EXPECT_TRUE(a.failed.empty());
+  EXPECT_NE(Find(a, "d/x.txt", ChangeKind::kDeleted), nullptr);
+  EXPECT_NE(Find(a, "d", ChangeKind::kDeleted), nullptr);
+  EXPECT_NE(Find(a, "d", ChangeKind::kCreated), nullptr);
+  EXPECT_NE(Find(a, "f", ChangeKind::kDeleted), nullptr);
+  EXPECT_NE(Find(a, "f/y.txt", ChangeKind::kCreated), nullptr);
+  EXPECT_EQ(Read(ws_ + "/d"), "now-a-file\n");
+  EXPECT_EQ(Read(ws_ + "/f/y.txt"), "y\n");
+}
+
+TEST_F(OverlayChangesTest, AnIgnoredDirectoryLandsWholeAndIsOnlyCounted) {
+  Write(ws_ + "/.gitignore", "node_modules/\n");
+  SpawnOptions init;
+  const char* path = getenv("PATH");
+  init.argv = {SearchPath("git", path != nullptr ? path : "/usr/bin:/bin"), "init", "-q", ws_};
+  StatusOr<CommandOutput> g = RunCommand(init);
+  if (!g.ok() || g->exit_code != 0) GTEST_SKIP() << "git init failed";
+  OVERLAY_OR_SKIP(
+      "mkdir -p node_modules && for p in $(seq 1 20); do mkdir -p node_modules/p$p && for f in $(seq 1 25); do "
+      ": > node_modules/p$p/f$f.js; done; done && echo 'x' > index.js");
+  struct stat before;
+  ASSERT_EQ(stat((upper_ + "/node_modules").c_str(), &before), 0);
+  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(ws_);
+  OverlayApplied a = Apply(nullptr, ignore.get());
+  ASSERT_EQ(a.changes.ignored.count("node_modules"), 1u);
+  EXPECT_EQ(a.changes.ignored.at("node_modules"), 1 + 20 + 20 * 25);
+  ASSERT_EQ(a.changes.changes.size(), 1u);
+  EXPECT_EQ(a.changes.changes[0].path, "index.js");
+  // One rename, not 520 copies: the same directory inode.
+  struct stat after;
+  ASSERT_EQ(stat((ws_ + "/node_modules").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_TRUE(PathExists(ws_ + "/node_modules/p20/f25.js"));
+}
+
+// Upper directories written by hand: what the kernel may leave that the
+// tests above do not make it leave.
+TEST_F(OverlayChangesTest, NothingIsFollowedThroughASymlinkInTheWorkspace) {
+  std::string outside = root_ + "/outside";
+  ASSERT_TRUE(MakeDirs(outside).ok());
+  ASSERT_EQ(symlink(outside.c_str(), (ws_ + "/link").c_str()), 0);
+  Write(upper_ + "/link/evil.txt", "evil\n");
+  OverlayApplied a = Apply();
+  EXPECT_FALSE(PathExists(outside + "/evil.txt"));
+  EXPECT_TRUE(IsDirectory(ws_ + "/link"));
+  EXPECT_EQ(Read(ws_ + "/link/evil.txt"), "evil\n");
+  EXPECT_NE(Find(a, "link", ChangeKind::kDeleted), nullptr);
+}
+
+TEST_F(OverlayChangesTest, AWhiteoutInANewDirectoryDoesNotLandAsADevice) {
+  Write(upper_ + "/fresh/real.txt", "r\n");
+  if (mknod((upper_ + "/fresh/ghost").c_str(), S_IFCHR | 0000, makedev(0, 0)) != 0) {
+    GTEST_SKIP() << "cannot make a whiteout here: " << strerror(errno);
+  }
+  OverlayApplied a = Apply();
+  EXPECT_TRUE(a.failed.empty());
+  EXPECT_EQ(Read(ws_ + "/fresh/real.txt"), "r\n");
+  EXPECT_FALSE(PathExists(ws_ + "/fresh/ghost"));
+  EXPECT_NE(Find(a, "fresh/real.txt", ChangeKind::kCreated), nullptr);
+}
+
+TEST_F(OverlayChangesTest, OdinsStateNeverLands) {
+  Write(ws_ + "/.odin/odin.db", "ledger\n");
+  Write(upper_ + "/.odin/odin.db", "forged\n");
+  OverlayApplied a = Apply();
+  EXPECT_EQ(Read(ws_ + "/.odin/odin.db"), "ledger\n");
+  EXPECT_TRUE(a.changes.empty());
+}
+
+}  // namespace
+}  // namespace odin
