@@ -23,8 +23,8 @@ struct ChildFailure {
   int step;  // index into kSteps
   int err;
 };
-constexpr const char* kSteps[] = {"setpgid",   "prctl", "open /dev/null", "dup2",      "chdir",
-                                  "setrlimit", "exec",  "setgroups",      "setresgid", "setresuid"};
+constexpr const char* kSteps[] = {"setpgid", "prctl",     "open /dev/null", "dup2",      "chdir",         "setrlimit",
+                                  "exec",    "setgroups", "setresgid",      "setresuid", "prepare to run"};
 
 [[noreturn]] void ChildFail(int pipe_fd, int step, int err) {
   ChildFailure f{step, err};
@@ -38,8 +38,8 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
   if (setrlimit(resource, &rl) != 0) ChildFail(pipe_fd, 5, errno);
 }
 
-// Runs in the child between vfork and exec, on the parent's memory: system
-// calls only, no allocation, no return.
+// Runs in the child between vfork (fork, with before_exec) and exec, on the
+// parent's memory: system calls only, no allocation, no return.
 [[noreturn]] void ChildMain(const SpawnOptions& o, const char* path, char* const* argv, char* const* envp, pid_t parent,
                             int pipe_fd) {
   // Own process group, so the whole tree can be signalled as one.
@@ -105,6 +105,9 @@ void SetLimit(int resource, uint64_t value, int pipe_fd) {
     for (int fd = next; fd < limit; ++fd) close(fd);
   }
 
+  if (o.before_exec != nullptr) {
+    if (int err = o.before_exec(o.before_exec_arg); err != 0) ChildFail(pipe_fd, 10, err);
+  }
   if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) ChildFail(pipe_fd, 4, errno);
   SetLimit(RLIMIT_CPU, o.limits.cpu_seconds, pipe_fd);
   SetLimit(RLIMIT_AS, o.limits.address_space_bytes, pipe_fd);
@@ -169,7 +172,9 @@ StatusOr<pid_t> Spawn(const SpawnOptions& o) {
   sigset_t all, saved;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = vfork();
+  // A child that must leave our namespaces (before_exec) cannot share our
+  // memory: unshare(CLONE_NEWUSER) refuses a process whose memory is shared.
+  pid_t pid = o.before_exec != nullptr ? fork() : vfork();
   if (pid == 0) ChildMain(o, path.c_str(), argv.data(), envp.data(), parent, report->write_end.get());
   int vfork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);

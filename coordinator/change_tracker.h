@@ -125,6 +125,8 @@ class ChangeTracker {
   bool TakeReported(std::set<std::string>* out);
 
   size_t entries() const { return entries_.size(); }
+  // The workspace's ignore rules (null when none were given).
+  GitIgnore* ignore() const { return ignore_.get(); }
   // Whether later looks are incremental (the inotify watches are in place).
   bool watching() const { return inotify_fd_ >= 0; }
   // Drops the watches (later looks are full ones). Closing an inotify fd

@@ -9,7 +9,11 @@
 // change: looked for at every call's boundary, recorded as such, never
 // charged to a call.
 
+#include <sys/stat.h>
+#include <time.h>
+
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -19,8 +23,10 @@
 #include "base/sha256.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/coordinator_holds.h"
+#include "coordinator/gates/protected_paths.h"
 #include "coordinator/git_head.h"
 #include "coordinator/git_ignore.h"
+#include "coordinator/overlay_changes.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/unified_diff.h"
@@ -39,6 +45,41 @@ constexpr int64_t kMaxValidatedBytes = 4 << 20;
 // what is outside it.
 std::string RelativeTo(const std::string& path, const std::string& workspace) {
   return path != workspace && IsInsideDir(path, workspace) ? DisplayPath(path, workspace) : "";
+}
+
+}  // namespace
+
+namespace {
+
+// Whether what a command changed at rel (relative to the workspace) must
+// never land from its overlay: the protected names anywhere, the root .git
+// replaced (root_git: it was there), a nested .git made or replaced, and
+// git's control files (what configures git or sends it elsewhere) in any
+// git directory that was there. What git needs for ordinary work (objects,
+// refs, index, logs, HEAD) lands, and so does a new repository at the root
+// (git init), as it would without the overlay.
+bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace, bool root_git) {
+  std::vector<std::string> parts;
+  for (size_t start = 0; start <= rel.size();) {
+    size_t end = rel.find('/', start);
+    if (end == std::string::npos) end = rel.size();
+    parts.push_back(rel.substr(start, end - start));
+    start = end + 1;
+  }
+  size_t git = 0;
+  while (git < parts.size() && parts[git] != ".git") ++git;
+  if (git == parts.size()) return IsProtectedPath(JoinPath(workspace, rel), workspace);
+  if (git == 0 && !root_git) return false;   // git init
+  if (git + 1 == parts.size()) return true;  // a .git itself, made or replaced
+  static const std::set<std::string> kControl = {"config", "commondir", "config.worktree", "hooks", "info", "gitdir"};
+  bool nested = parts[git + 1] == "worktrees" || parts[git + 1] == "modules";
+  for (size_t i = git + 1; i < parts.size(); ++i) {
+    if (kControl.count(parts[i]) != 0 && (nested || i == git + 1)) return true;
+    if (parts[i] == "objects" && i + 2 < parts.size() && parts[i + 1] == "info" && parts[i + 2] == "alternates") {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -101,6 +142,106 @@ void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& e
   RecordChanges("", agent_id, "external", external, nullptr);
   if (paths == nullptr) return;
   for (const PathChange& pc : external.changes) paths->push_back(JoinPath(o_.workspace, pc.path));
+}
+
+OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
+  const std::string& id = c.call.execution_id;
+  std::string base = JoinPath(CommandOverlayRoot(o_.workspace), id);
+  // What changed in the workspace while the command ran, by no call of ours
+  // (the lane held no other writer): external changes, and where the
+  // command's own version would overwrite one, a conflict.
+  std::set<std::string> meanwhile;
+  std::vector<std::string> meanwhile_dirs;  // ignored roots: everything below
+  if (tracker_ && c.tracked) {
+    ChangeSet external = tracker_->Rescan();
+    for (const PathChange& pc : external.changes) meanwhile.insert(pc.path);
+    for (const auto& [dir, count] : external.ignored) meanwhile_dirs.push_back(dir);
+    RecordExternal(c.call.agent_id, external, &c.external);
+  }
+  OverlayApplyOptions o;
+  if (tracker_ && c.tracked) {
+    o.changed_meanwhile = [&](const std::string& rel) {
+      if (meanwhile.count(rel) != 0) return true;
+      for (const std::string& d : meanwhile_dirs) {
+        if (rel == d || (rel.size() > d.size() && rel.compare(0, d.size(), d) == 0 && rel[d.size()] == '/'))
+          return true;
+      }
+      return false;
+    };
+  } else {
+    // No tracker to ask: ctimes after the dispatch (less a margin for the
+    // file system's coarse clock) count.
+    o.started_ns = c.dispatched_wall_ns - 10'000'000;
+  }
+  struct stat git_st;
+  bool root_git = lstat(JoinPath(o_.workspace, ".git").c_str(), &git_st) == 0;
+  o.must_not_land = [this, root_git](const std::string& rel) {
+    return MustNotLandFromCommand(rel, o_.workspace, root_git);
+  };
+  std::unique_ptr<GitIgnore> own_ignore;
+  if (tracker_) {
+    o.ignore = tracker_->ignore();
+  } else {
+    own_ignore = GitIgnore::Open(o_.workspace);
+    o.ignore = own_ignore.get();
+  }
+  o.image_cap_bytes = o_.image_cap_bytes;
+  o.conflicts_dir = JoinPath(o_.workspace, ".odin/conflicts/" + id);
+  o.discarded_dir = JoinPath(o_.workspace, ".odin/displaced/" + id);
+  OverlayApplied applied = ApplyOverlayUpper(o_.workspace, base + "/u", o);
+  RemoveTree(base);  // what did not land (discarded), and the work directory
+  // The tracker sees what landed; it is the command's, not external. What
+  // else it sees (a write in the instant since) is external.
+  if (tracker_ && c.tracked) {
+    std::set<std::string> landed;
+    for (const PathChange& pc : applied.changes.changes) landed.insert(pc.path);
+    ChangeSet after = tracker_->Rescan();
+    ChangeSet rest;
+    for (PathChange& pc : after.changes) {
+      if (landed.count(pc.path) == 0) rest.changes.push_back(std::move(pc));
+    }
+    for (const auto& [dir, count] : after.ignored) {
+      if (applied.changes.ignored.count(dir) == 0) rest.ignored[dir] = count;
+    }
+    RecordExternal(c.call.agent_id, rest, &c.external);
+  }
+  return applied;
+}
+
+void Coordinator::NoteOverlayOutcome(const Call& c, const OverlayApplied& a, v1::ToolResult* result) {
+  if (a.conflicts.empty() && a.discarded.empty() && a.failed.empty()) return;
+  auto list = [](const std::vector<std::string>& paths) {
+    std::string out;
+    for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+    return out;
+  };
+  const std::string& id = c.call.execution_id;
+  std::string note = "\n[odin]";
+  if (!a.discarded.empty()) {
+    std::string kept = ".odin/displaced/" + id;
+    RecordGateEvent(
+        c.call.agent_id, "", "protected_path_discarded", id,
+        json({{"paths", a.discarded}, {"kept_in", kept}}).dump(-1, ' ', false, json::error_handler_t::replace));
+    note +=
+        " the command's changes to protected paths (git's configuration, a .git, Odin's settings or "
+        "instructions) did not land (what it wrote is in " +
+        kept + "): " + list(a.discarded) + ";";
+  }
+  if (!a.conflicts.empty()) {
+    std::string kept = ".odin/conflicts/" + id;
+    RecordGateEvent(
+        c.call.agent_id, "", "overlay_conflict", id,
+        json({{"paths", a.conflicts}, {"kept_in", kept}}).dump(-1, ' ', false, json::error_handler_t::replace));
+    note += " changed by something else while the command ran, so the command's version did not land (it is in " +
+            kept + "): " + list(a.conflicts) + ";";
+  }
+  if (!a.failed.empty()) {
+    spdlog::warn("{}: changes that could not be applied: {}", id, list(a.failed));
+    note += " could not be applied: " + list(a.failed) + ";";
+  }
+  note.back() = '\n';
+  result->set_output_tail(result->output_tail() + note);
+  result->set_output_total_bytes(result->output_total_bytes() + note.size());
 }
 
 bool Coordinator::RefreshProtectedIndex(const Call& c) {

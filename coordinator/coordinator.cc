@@ -478,6 +478,9 @@ void Coordinator::Dispatch(Call& c) {
 
 void Coordinator::DispatchNow(Call& c) {
   if (UsesLane(c)) EnterLane(c);
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  c.dispatched_wall_ns = int64_t{wall.tv_sec} * 1'000'000'000 + wall.tv_nsec;
   // A command that may write: the tree before it, and what the protected
   // files hold now.
   if (TracksChanges(c)) StartTracking(c);
@@ -957,6 +960,8 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
   if (c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.commands_network) {
     out["network"] = true;
   }
+  // Its writes waited in an overlay and were applied by the coordinator.
+  if (r.overlay()) out["overlay"] = true;
   return out.empty() ? "" : out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -1007,6 +1012,13 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     amended = r;
     FinishSubagent(r.execution_id(), &*amended);
   }
+  // A command run over the workspace overlay: what it wrote waits in its
+  // upper directory, which the coordinator finds by the execution id (never
+  // by the worker's word) and applies now, before the protected paths are
+  // looked at, so that what landed is looked at too.
+  std::optional<OverlayApplied> overlay;
+  if (r.overlay()) overlay = ApplyCommandOverlay(c);
+  std::set<std::string> put_back;  // relative
   if (c.protected_before) {
     bool refreshed = RefreshProtectedIndex(c);
     RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
@@ -1021,6 +1033,8 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       }
     }
     c.protected_before.reset();
+    put_back.insert(report.restored.begin(), report.restored.end());
+    put_back.insert(report.displaced.begin(), report.displaced.end());
     if (!report.empty()) {
       auto list = [](const std::vector<std::string>& paths) {
         std::string out;
@@ -1049,8 +1063,28 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // A command that could write: what it changed, as the tracker sees it
   // (protected paths already put back).
   std::vector<ChangedFile> changed;
+  if (overlay) {
+    if (!amended) amended = r;
+    NoteOverlayOutcome(c, *overlay, &*amended);
+  }
   if (c.tracked) {
-    ChangeSet changes = tracker_->Rescan(/*full=*/c.remote);
+    ChangeSet changes;
+    if (overlay) {
+      // The overlay's change set is exactly the command's; what the
+      // protected check put back did not stay.
+      changes = std::move(overlay->changes);
+      std::erase_if(changes.changes, [&](const PathChange& pc) {
+        for (const std::string& p : put_back) {
+          if (pc.path == p ||
+              (pc.path.size() > p.size() && pc.path.compare(0, p.size(), p) == 0 && pc.path[p.size()] == '/')) {
+            return true;
+          }
+        }
+        return false;
+      });
+    } else {
+      changes = tracker_->Rescan(/*full=*/c.remote);
+    }
     if (!amended) amended = r;
     // The strict profile: a model's command changes only files it cited
     // its analysis of; the others are put back before anything records them.

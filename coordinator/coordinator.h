@@ -53,6 +53,7 @@
 #include "base/process_launcher.h"
 #include "base/status.h"
 #include "coordinator/change_tracker.h"
+#include "coordinator/overlay_changes.h"
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
@@ -284,6 +285,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::unique_ptr<Held> held;         // the write this lsp_check validates
     std::string validates_command;      // the command whose changed file this lsp_check validates
     bool tracked = false;               // a command whose changes are tracked
+    int64_t dispatched_wall_ns = 0;     // CLOCK_REALTIME when it went to its worker
     bool in_lane = false;               // admitted to the writers' lane (see PumpLane)
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
@@ -486,6 +488,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // A tracked command starts: the tree's state before it (and what changed
   // since the last look, by no call: external).
   void StartTracking(Call& c);
+  // A command that ran over the workspace overlay: reads its upper
+  // directory and applies it (command_changes.cc).
+  OverlayApplied ApplyCommandOverlay(Call& c);
+  // What did not land from it (conflicts, protected paths, errors): gate
+  // events, and a note for the model at the end of the output.
+  void NoteOverlayOutcome(const Call& c, const OverlayApplied& applied, v1::ToolResult* result);
   // Records a change set as mutations of `source` by execution_id (""
   // for external changes), marks the paths stale in every cache, and fills
   // *result's changes. Returns the files to validate.

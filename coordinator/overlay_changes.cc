@@ -28,6 +28,8 @@ int64_t CoarseRealtimeNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::string CommandOverlayRoot(const std::string& workspace) { return workspace + "/.odin/overlay"; }
+
 namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -219,13 +221,20 @@ class Applier {
     RemoveTree(ws_fd, name, rel, *st, in_git);
   }
 
-  // Moves the command's version of a conflicting path out of the way.
-  void KeepConflict(int upper_fd, const std::string& name, const std::string& rel) {
-    out_->conflicts.push_back(rel);
-    if (o_.conflicts_dir.empty()) return;
-    std::string to = o_.conflicts_dir + "/" + rel;
+  // Moves the command's version of a path that does not land into dir.
+  static void KeepAside(int upper_fd, const std::string& name, const std::string& rel, const std::string& dir) {
+    if (dir.empty()) return;
+    std::string to = dir + "/" + rel;
     if (!MakeDirs(DirName(to), 0700).ok()) return;
     renameat(upper_fd, name.c_str(), AT_FDCWD, to.c_str());
+  }
+  void KeepConflict(int upper_fd, const std::string& name, const std::string& rel) {
+    out_->conflicts.push_back(rel);
+    KeepAside(upper_fd, name, rel, o_.conflicts_dir);
+  }
+  void Discard(int upper_fd, const std::string& name, const std::string& rel) {
+    out_->discarded.push_back(rel);
+    KeepAside(upper_fd, name, rel, o_.discarded_dir);
   }
 
   // Whether the new tree at name (in upper_fd) can land whole: nothing in
@@ -320,7 +329,7 @@ class Applier {
       }
     }
     if (MustNotLand(rel)) {
-      out_->discarded.push_back(rel);
+      Discard(upper_fd, name, rel);
       return;
     }
     if (mkdirat(ws_fd, name.c_str(), st.st_mode & 07777) != 0 && errno != EEXIST) {
@@ -385,7 +394,7 @@ class Applier {
       return;
     }
     if (MustNotLand(rel) || (wst && TreeMustNotLand(ws_fd, name, rel, *wst))) {
-      out_->discarded.push_back(rel);
+      Discard(upper_fd, name, rel);
       return;
     }
     if (wst && TreeChangedMeanwhile(ws_fd, name, rel, *wst)) {

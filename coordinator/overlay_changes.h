@@ -72,6 +72,8 @@ struct OverlayApplyOptions {
   // Where the command's version of a conflicting path is moved (absolute,
   // on the workspace's file system; made when needed). "": left in upper.
   std::string conflicts_dir;
+  // The same for what must not land: kept, out of every sandbox's sight.
+  std::string discarded_dir;
 };
 
 struct OverlayApplied {
@@ -91,5 +93,10 @@ OverlayApplied ApplyOverlayUpper(const std::string& workspace, const std::string
 // The coarse real-time clock, in ns: what ApplyOverlayUpper compares
 // ctimes with.
 int64_t CoarseRealtimeNs();
+
+// Where a workspace's writable workers keep their commands' upper
+// directories (odin-sandbox --overlay-root): inside Odin's state, on the
+// workspace's file system, one directory per execution id.
+std::string CommandOverlayRoot(const std::string& workspace);
 
 }  // namespace odin

@@ -1,5 +1,7 @@
 #include "coordinator/runtime.h"
 
+#include "coordinator/overlay_changes.h"
+
 #include "odin/v1/worker.pb.h"
 
 #include <fcntl.h>
@@ -284,6 +286,12 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.web_fetch_options = web.SerializeAsString();
   co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
   sandbox.set_commands_network(co.commands_network);
+  // Commands' writes wait in an overlay of their own, read and applied by
+  // the coordinator: only while changes are tracked, and only where the
+  // directory for it can be made.
+  if (co.track_changes && MakeDirs(CommandOverlayRoot(ws.root), 0700).ok()) {
+    sandbox.set_overlay_root(CommandOverlayRoot(ws.root));
+  }
   PrepareCgroupParent(config, policy, &sandbox);
   co.pool.worker_uid = sandbox.run_uid();
   co.pool.describe_setup_failure = [log_path] {

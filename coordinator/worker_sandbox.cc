@@ -219,6 +219,12 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   // Only edit mode's tool workers: ask and plan run in read-only workers,
   // which never have it.
   if (policy == WorkerPolicy::kWritable && commands_network_) a.push_back("--share-net");
+  // What a command or a writable hook writes waits in its overlay for the
+  // coordinator (sandbox/workspace_overlay.h); only where bubblewrap
+  // sandboxes it (odin-sandbox ignores it otherwise).
+  if ((policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kHookWritable) && !overlay_root_.empty()) {
+    add({"--overlay-root", overlay_root_});
+  }
   // The network worker fetches for WebFetch: what it may reach, the worker
   // itself judges at connect time (web/address_policy.h).
   if (policy == WorkerPolicy::kWeb) a.push_back("--share-net");

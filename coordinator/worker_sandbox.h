@@ -76,6 +76,10 @@ class WorkerSandbox {
   // commands) keep the host's network.
   void set_commands_network(bool on) { commands_network_ = on; }
   bool commands_network() const { return commands_network_; }
+  // The writable tool and hook workers run each command over the
+  // workspace overlay, its upper directory below root
+  // (CommandOverlayRoot, made by the caller); "": no overlay.
+  void set_overlay_root(std::string root) { overlay_root_ = std::move(root); }
 
  private:
   WorkerSandbox() = default;
@@ -98,6 +102,7 @@ class WorkerSandbox {
   bool hooks_network_ = false;            // hooks.network: hooks keep the host's network
   std::vector<std::string> mcp_network_;  // MCP servers that keep the host's network
   bool commands_network_ = false;
+  std::string overlay_root_;
   std::string cgroup_parent_;
   Config::Limits limits_;
 };

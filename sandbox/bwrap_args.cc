@@ -1,6 +1,7 @@
 #include "sandbox/bwrap_args.h"
 
 #include "base/file_util.h"
+#include "sandbox/workspace_overlay.h"
 
 namespace odin {
 
@@ -11,6 +12,14 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   // /run holds the host's service sockets (dbus, docker, systemd): a
   // connection to one would run code outside the sandbox.
   add({"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"});
+  // The overlay's layers (sandbox/workspace_overlay.h), bound from the host's
+  // paths before anything is mounted over the workspace, so the lower layer
+  // carries no submounts.
+  if (!o.overlay_root.empty()) {
+    std::string dir = kOverlayMountDir;
+    add({"--ro-bind", o.workspace, dir + "/lower", "--bind", o.overlay_root, dir + "/upper", "--setenv", kOverlayEnv,
+         OverlayMountList(o.workspace, o.writable_paths, o.readonly_paths, o.masked_paths, o.hidden_paths)});
+  }
   // The kernel's knobs stay read-only: bubblewrap covers /proc/irq and
   // /proc/bus itself but judges /proc/sys by its directory, which refuses
   // writes while the files in it take them. Docker's masked paths show empty.
@@ -52,12 +61,19 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   if (!o.share_net) add({"--unshare-net"});
   // Run by root, bubblewrap keeps every capability unless told otherwise.
   if (inv.privileged) add({"--cap-drop", "ALL"});
+  // A worker that would be root cannot map root into its commands' user
+  // namespaces: it stands in as another uid (sandbox/workspace_overlay.h).
+  if (!o.overlay_root.empty() && inv.privileged && o.run_uid <= 0) {
+    std::string id = std::to_string(kOverlayRootStandIn);
+    add({"--uid", id, "--gid", id});
+  }
   add({"--die-with-parent", "--new-session", "--chdir", o.workspace});
 
   add({"--", inv.self, "--inner", "--workspace", o.workspace, "--ready-fd", std::to_string(inv.ready_fd), "--stderr-fd",
        std::to_string(inv.stderr_fd), "--description", "bwrap", "--policy", SandboxPolicyName(o.policy)});
   if (!o.seccomp) add({"--no-seccomp"});
   if (o.network) add({"--network"});
+  if (!o.overlay_root.empty()) add({"--overlay-root", std::string(kOverlayMountDir) + "/upper"});
   add({"--"});
   a.insert(a.end(), o.program.begin(), o.program.end());
   return a;

@@ -67,6 +67,7 @@
 #include "sandbox/sandbox_exit_codes.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/workspace_overlay.h"
 
 namespace odin {
 namespace {
@@ -172,19 +173,11 @@ void KillOurGroup(int sig) {
 // Whether the program would run as the host's root.
 bool ProgramRunsAsRoot(const SandboxOptions& o) { return geteuid() == 0 && o.run_uid <= 0; }
 
-// Drops every capability of this process and what it starts: the bounding
-// and ambient sets, then the effective, permitted and inheritable ones. For
-// root without namespaces, where no user namespace takes them away.
+// Drops every capability of this process and what it starts. For root
+// without namespaces, where no user namespace takes them away.
 Status DropAllCapabilities() {
-  for (int cap = 0; cap <= 63; ++cap) {
-    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  // past the kernel's last capability
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return PosixError("prctl(PR_CAPBSET_DROP)", errno);
-  }
-  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (syscall(SYS_capset, &header, data) != 0) return PosixError("capset", errno);
-  return Status::OK();
+  int err = DropAllCapabilitiesRaw();
+  return err == 0 ? Status::OK() : PosixError("dropping capabilities", err);
 }
 
 [[noreturn]] void ExecProgram(const SandboxOptions& o, const std::string& description) {
@@ -204,7 +197,7 @@ Status DropAllCapabilities() {
   if (o.seccomp) {
     // Inside the network namespace there is no network to reach: sockets of
     // every family stay usable (a project's tests on 127.0.0.1, netlink).
-    Status s = InstallSeccompFilter({.deny_network = false});
+    Status s = InstallSeccompFilter({.deny_network = false, .allow_overlay_setup = !o.overlay_root.empty()});
     if (!s.ok()) {
       // Fail closed when the sandbox is required; else say so and go on.
       fprintf(stderr, "odin-sandbox: %s%s\n", s.message().c_str(),

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/file_util.h"
+
 namespace odin {
 
 StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text) {
@@ -59,6 +61,8 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_option("--mask", o.masked_paths, "File or directory to show empty, even below a bound path");
   app.add_option("--pids-max", o.pids_max, "Processes and threads inside, at most (a cgroup)");
   app.add_option("--memory-max", o.memory_max_bytes, "Bytes of memory inside, at most (a cgroup)");
+  app.add_option("--overlay-root", o.overlay_root,
+                 "Directory on the workspace's file system for the commands' overlay upper directories");
   app.add_option("--cgroup-parent", o.cgroup_parent, "cgroup v2 group prepared for sandboxes (absolute path)");
   std::string user;
   app.add_option("--user", user, "UID:GID to run as (when started as root)");
@@ -87,6 +91,12 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   }
   o.seccomp = !no_seccomp;
   if (o.share_net) o.network = true;
+  if (!o.overlay_root.empty() && o.workspace_readonly) {
+    return Status::InvalidArgument("odin-sandbox", "--overlay-root: the workspace is read-only");
+  }
+  if (!o.overlay_root.empty() && !o.inner && (o.overlay_root[0] != '/' || !IsDirectory(o.overlay_root))) {
+    return Status::InvalidArgument("odin-sandbox", "--overlay-root " + o.overlay_root + ": not an absolute directory");
+  }
   return o;
 }
 

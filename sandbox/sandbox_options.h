@@ -41,10 +41,16 @@ struct SandboxOptions {
   // of its own); -1: the caller's own.
   int64_t run_uid = -1;
   int64_t run_gid = -1;
-  std::vector<int> pass_fds;         // --pass-fd: inherited fds the program keeps (a worker's secret)
-  uint64_t pids_max = 0;             // --pids-max: processes and threads inside (a cgroup); 0: none
-  uint64_t memory_max_bytes = 0;     // --memory-max: memory inside (a cgroup); 0: none
-  std::string cgroup_parent;         // --cgroup-parent: cgroup v2 group to make the sandbox's below
+  std::vector<int> pass_fds;      // --pass-fd: inherited fds the program keeps (a worker's secret)
+  uint64_t pids_max = 0;          // --pids-max: processes and threads inside (a cgroup); 0: none
+  uint64_t memory_max_bytes = 0;  // --memory-max: memory inside (a cgroup); 0: none
+  std::string cgroup_parent;      // --cgroup-parent: cgroup v2 group to make the sandbox's below
+  // --overlay-root DIR: a writable workspace's worker gets the workspace's
+  // plain bind and DIR (on the workspace's file system) below
+  // kOverlayMountDir, mount and unshare through seccomp, and ODIN_OVERLAY
+  // (sandbox/workspace_overlay.h): each command it runs sees the workspace
+  // through an overlay whose upper directory is in DIR. Only with bubblewrap.
+  std::string overlay_root;
   std::vector<std::string> program;  // after --: the program and its arguments
 
   // Set only for the inner stage, which runs inside the namespaces.

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -385,7 +387,15 @@ TEST_F(OdinAgentTest, CtrlCCancelsTheTurnAndTheSessionGoesOn) {
   pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
   std::string first = "run the long thing\n";
   ASSERT_EQ(write(in, first.data(), first.size()), static_cast<ssize_t>(first.size()));
-  ASSERT_TRUE(WaitUntil([&] { return PathExists(ws_.Join("started.flag")); }, std::chrono::seconds(12)));
+  // The command's files wait in its overlay until it ends.
+  auto started = [&] {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
+      if (PathExists(e.path().string() + "/u/started.flag")) return true;
+    }
+    return PathExists(ws_.Join("started.flag"));
+  };
+  ASSERT_TRUE(WaitUntil(started, std::chrono::seconds(12)));
   kill(pid, SIGINT);
   std::string seen = ReadUntil(out, "(cancelled)");
   EXPECT_NE(seen.find("cancelling the current turn"), std::string::npos) << seen;

@@ -18,6 +18,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <set>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -347,16 +349,26 @@ TEST_F(OdinHardeningTest, GitCannotBeRedirectedByACommand) {
   EXPECT_FALSE(PathExists(ws_.Join("docs/AGENTS.md")));
   for (const char* dir : {".", "sub", "docs/cfg", "docs"}) Git({"status"}, dir);
   EXPECT_FALSE(PayloadRan());
-  std::vector<std::string> events = Rows("SELECT detail_json FROM gate_events WHERE kind = 'protected_path_restored'");
-  ASSERT_EQ(events.size(), 1u);
-  json detail = json::parse(events[0]);
-  // (The hook never got written: .git/hooks is mounted read-only. The copy
-  // .g2 was a repository of its own, so its HEAD went too.)
+  // What never landed from the command's overlay (its control files, a
+  // nested .git, instructions) and what was moved aside after (the HEAD
+  // that made a directory a repository of its own: docs/cfg, and the copy
+  // .g2), all on the record. (The hook never got written: .git/hooks is
+  // mounted read-only over the overlay too.)
+  std::vector<std::string> events =
+      Rows("SELECT detail_json FROM gate_events WHERE kind IN ('protected_path_restored', 'protected_path_discarded')");
+  std::set<std::string> kept_out;
+  for (const std::string& e : events) {
+    json detail = json::parse(e);
+    for (const char* key : {"displaced", "paths"}) {
+      if (detail.contains(key)) {
+        for (const json& p : detail[key]) kept_out.insert(p.get<std::string>());
+      }
+    }
+  }
   for (const char* moved :
        {".git/commondir", ".git/objects/info/alternates", "sub/.git", "docs/cfg/HEAD", "docs/AGENTS.md", ".g2/HEAD"}) {
-    EXPECT_NE(std::find(detail["displaced"].begin(), detail["displaced"].end(), moved), detail["displaced"].end())
-        << moved << " in " << events[0] << "\n"
-        << r.out << r.err;
+    EXPECT_EQ(kept_out.count(moved), 1u) << moved << " in " << ::testing::PrintToString(events) << "\n"
+                                         << r.out << r.err;
   }
   // Ordinary git work still works in edit mode: objects, refs, the index.
   Ran commit = Odin({"exec", "--", "sh", "-c",
@@ -426,12 +438,16 @@ TEST_F(OdinHardeningTest, AnAgentAndItsSubagentMeetTheSameGitProtection) {
   // The refusals and what was moved aside are on the record, under the
   // agents that tried.
   EXPECT_EQ(Rows("SELECT count(*) FROM gate_events WHERE kind = 'protected_path'")[0], "2");
-  std::vector<std::string> moved =
-      Rows("SELECT agent_id, detail_json FROM gate_events WHERE kind = 'protected_path_restored'");
-  ASSERT_EQ(moved.size(), 1u);
-  EXPECT_EQ(moved[0].rfind("sub_", 0), 0u) << moved[0];
-  EXPECT_NE(moved[0].find("lib/.git"), std::string::npos) << moved[0];
-  EXPECT_NE(moved[0].find(".git/commondir"), std::string::npos) << moved[0];
+  std::vector<std::string> moved = Rows(
+      "SELECT agent_id, detail_json FROM gate_events WHERE kind IN ('protected_path_restored', "
+      "'protected_path_discarded')");
+  std::string all;
+  for (const std::string& m : moved) {
+    EXPECT_EQ(m.rfind("sub_", 0), 0u) << m;
+    all += m + "\n";
+  }
+  EXPECT_NE(all.find("lib/.git"), std::string::npos) << all;
+  EXPECT_NE(all.find(".git/commondir"), std::string::npos) << all;
   EXPECT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
 }
 

@@ -8,6 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -68,6 +73,17 @@ class OdinMutationsTest : public ::testing::Test {
   std::vector<std::string> Rows(const std::string& sql, const std::string& bind = "") {
     return LedgerRows(ws_.Join(".odin/odin.db"), sql, bind);
   }
+  // Whether the command ran over the workspace overlay (its writes applied
+  // by the coordinator), as its end record says.
+  bool RanOverOverlay(const std::string& execution_id) {
+    std::vector<std::string> rows = Rows("SELECT result_json FROM execution_ends WHERE execution_id = ?", execution_id);
+    return !rows.empty() && rows[0].find("\"overlay\":true") != std::string::npos;
+  }
+  // The one ExecuteCommand the session ran.
+  std::string CommandId() {
+    std::vector<std::string> ids = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'");
+    return ids.empty() ? "" : ids[0];
+  }
 
   TempWorkspace ws_;
   TempWorkspace user_;
@@ -102,7 +118,12 @@ TEST_F(OdinMutationsTest, ACommandsChangesAreRecordedReportedAndIgnoredOnesCount
   EXPECT_EQ(files[0]["path"], "keep.txt");
   EXPECT_EQ(files[0]["by_command"], true);
   EXPECT_EQ(files[0]["execution_ids"], json::array({command}));
-  EXPECT_TRUE(files[0]["lines_added"].is_null());  // never read: its lines before are not known
+  // Never read, but the workspace held its bytes until the command's
+  // version landed from the overlay: its lines are counted.
+  bool overlay = RanOverOverlay(command);
+  EXPECT_TRUE(overlay) << "bubblewrap sandboxes commands here, so they run over the overlay";
+  EXPECT_EQ(files[0]["lines_added"], 1) << r["report"].dump();
+  EXPECT_EQ(files[0]["lines_removed"], 1);
   EXPECT_EQ(files[1]["change"], "created");
   EXPECT_EQ(files[1]["lines_added"], 1);
   EXPECT_EQ(files[2]["change"], "deleted");
@@ -116,10 +137,10 @@ TEST_F(OdinMutationsTest, ACommandsChangesAreRecordedReportedAndIgnoredOnesCount
                command + "' ORDER BY path",
            ws_.path());
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows[0], "keep.txt|modified|command|0");  // its bytes before were never seen
+  EXPECT_EQ(rows[0], "keep.txt|modified|command|1");  // its bytes before: the workspace's, kept
   EXPECT_EQ(rows[1], "new.txt|created|command|1");    // undone by deleting it
   EXPECT_EQ(rows[2], "node_modules|ignored|command|0");
-  EXPECT_EQ(rows[3], "old.txt|deleted|command|0");
+  EXPECT_EQ(rows[3], "old.txt|deleted|command|1");
   EXPECT_EQ(Rows("SELECT after_sha256 FROM mutations WHERE path LIKE '%/new.txt'")[0],
             "98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4");  // sha256("hi\n")
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
@@ -289,16 +310,22 @@ TEST_F(OdinMutationsTest, UndoOfAMessageAndWhatCannotBeUndone) {
   std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", user_.Join("config")},
                                             {"XDG_STATE_HOME", user_.Join("state")}};
   std::string message = Rows("SELECT id FROM messages WHERE role = 'user'")[0];
+  // Never read, yet undoable: the command ran over the overlay, so the
+  // workspace held its bytes until its version landed.
+  ASSERT_TRUE(RanOverOverlay(CommandId()));
+  EXPECT_EQ(Rows("SELECT undoable FROM mutations WHERE path = ?", ws_.Join("unread.txt")),
+            std::vector<std::string>({"1"}));
+  // What cannot be undone: c.txt changed since (by someone else).
+  Put("c.txt", "someone else's\n");
   Ran refused = RunOdin(ws_.path(), {"undo", "--message", message}, env);
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_NE(refused.err.find("cannot undo unread.txt"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("c.txt"), std::string::npos) << refused.err;
   EXPECT_EQ(Get("b.txt"), "B\n");
   Ran forced = RunOdin(ws_.path(), {"undo", "--message", message, "--force"}, env);
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_NE(forced.out.find("skipped unread.txt"), std::string::npos) << forced.out;
+  EXPECT_FALSE(PathExists(ws_.Join("c.txt")));  // forced over the later change
   EXPECT_EQ(Get("b.txt"), "b\n");
-  EXPECT_FALSE(PathExists(ws_.Join("c.txt")));
-  EXPECT_EQ(Get("unread.txt"), "changed\n");
+  EXPECT_EQ(Get("unread.txt"), "unread\n");
   // Bad input: one line, non-zero, nothing done.
   Ran bad = RunOdin(ws_.path(), {"undo", "ex_nonexistent"}, env);
   EXPECT_EQ(bad.exit_code, 1);
@@ -496,8 +523,84 @@ TEST_F(OdinMutationsTest, ProtectedPathsACommandMakesNeverLandAndAreNotItsChange
   EXPECT_FALSE(PathExists(ws_.Join(".mcp.json")));
   json record = LastResult(RequestsOf(llm)[1]);
   EXPECT_EQ(record["changes"], json::array({{{"path", "fine.txt"}, {"change", "created"}}})) << record.dump();
-  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'protected_path_restored'")[0], "1");
+  // Over the overlay they never reach the workspace: discarded, said so.
+  ASSERT_TRUE(RanOverOverlay(CommandId()));
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'protected_path_discarded'")[0], "1");
+  EXPECT_NE(record.dump().find("did not land"), std::string::npos) << record.dump();
   EXPECT_EQ(Rows("SELECT COUNT(*) FROM mutations WHERE path LIKE '%AGENTS.md' OR path LIKE '%.mcp.json'")[0], "0");
+}
+
+// Over the overlay, git's own work lands but what configures git does not,
+// whatever path the command takes: a hook planted, the config rewritten,
+// .git replaced by a file pointing elsewhere, a nested repository's hooks.
+TEST_F(OdinMutationsTest, GitsWorkLandsButNotWhatConfiguresIt) {
+  Put("a.txt", "a\n");
+  Git({"add", "a.txt"});
+  Git({"commit", "-q", "-m", "base"});
+  std::string config_before = Get(".git/config");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"git -c user.name=m -c user.email=m@m commit -q --allow-empty -m second; printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout; git config core.fsmonitor 'echo pwned'; echo x >> a.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"mv .git .git-moved && echo 'gitdir: /tmp' > .git"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join(".git/hooks/post-checkout")));
+  EXPECT_EQ(Get(".git/config"), config_before);
+  EXPECT_TRUE(IsDirectory(ws_.Join(".git")));
+  EXPECT_EQ(Get("a.txt"), "a\nx\n");
+  // The commit itself landed: git's objects and refs are ordinary work.
+  StatusOr<CommandOutput> log =
+      RunCommand({.argv = {"git", "-C", ws_.path(), "log", "--format=%s"}, .env = CurrentEnvironment()});
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(log->output, "second\nbase\n");
+  // git's own files are not mutations.
+  std::vector<std::string> git_rows = Rows("SELECT path FROM mutations WHERE path LIKE '%/.git/%'");
+  EXPECT_TRUE(git_rows.empty()) << git_rows.size() << " such as " << git_rows[0];
+  // mv .git: over the overlay a copy and a removal. The removal of .git
+  // and the file in its place never land; the copy does, but not laid out
+  // like a git directory (its HEAD is moved aside), so git never takes it
+  // for a repository.
+  EXPECT_FALSE(PathExists(ws_.Join(".git-moved/HEAD")));
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A file changed by something else while a command ran is not overwritten
+// by the command's version: a conflict, reported, the command's version
+// kept aside, nothing lost.
+TEST_F(OdinMutationsTest, AFileChangedWhileTheCommandRanIsAConflictNotOverwritten) {
+  Put("shared.txt", "before\n");
+  // The command changes shared.txt (in its overlay) and stops itself; the
+  // test, seeing the change wait in the upper directory, changes the real
+  // file, then lets the command go on.
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$ && echo resumed"}}]},
+    {"text":"Done."}]})");
+  std::thread outsider([&] {
+    std::string overlay = ws_.Join(".odin/overlay");
+    auto waiting = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(overlay, ec)) {
+        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
+      }
+      return false;
+    };
+    ASSERT_TRUE(WaitUntil(waiting));
+    Put("shared.txt", "theirs\n");
+    for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
+  });
+  json r = Prompt(llm);
+  outsider.join();
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Get("shared.txt"), "theirs\n");
+  std::string command = CommandId();
+  ASSERT_TRUE(RanOverOverlay(command));
+  EXPECT_EQ(Get(".odin/conflicts/" + command + "/shared.txt"), "mine\n");
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'overlay_conflict'")[0], "1");
+  json record = LastResult(RequestsOf(llm)[1]);
+  EXPECT_NE(record.dump().find("changed by something else while the command ran"), std::string::npos) << record.dump();
+  // What changed it is external, never the command's.
+  EXPECT_EQ(Rows("SELECT source FROM mutations WHERE path = ?", ws_.Join("shared.txt")),
+            std::vector<std::string>({"external"}));
 }
 
 // A command that changes more files than validation.max_files_per_command:

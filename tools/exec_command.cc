@@ -111,6 +111,8 @@ StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec,
   o.stderr_fd = err.write_end.get();
   o.stdin_fd = spec.stdin_fd;
   o.limits = spec.limits;
+  o.before_exec = spec.before_exec;
+  o.before_exec_arg = spec.before_exec_arg;
   // The worker dying must not orphan the command.
   o.parent_death_signal = SIGKILL;
   StatusOr<pid_t> pid = Spawn(o);

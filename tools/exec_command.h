@@ -54,6 +54,10 @@ struct CommandSpec {
   // False where this process has other children to keep (the lsp host's
   // language servers): then only the command's group is killed.
   bool kill_escaped_descendants = true;
+  // SpawnOptions::before_exec: what the child does before it execs (the
+  // workspace overlay, sandbox/workspace_overlay.h); null: nothing.
+  int (*before_exec)(const void* arg) = nullptr;
+  const void* before_exec_arg = nullptr;
 };
 
 // ExecuteCommand's arguments, parsed once: the command-rule gate judges what

@@ -17,6 +17,7 @@
 #include "base/unique_fd.h"
 #include "tools/file_tool_args.h"
 #include "odin/v1/worker.pb.h"
+#include "sandbox/workspace_overlay.h"
 #include "tools/exec_command.h"
 #include "tools/file_tools.h"
 #include "tools/output_capture.h"
@@ -31,7 +32,14 @@ namespace {
 
 class Worker : public CommandRun::Sink, public WorkerLogic {
  public:
-  Worker(const WorkerOptions& o, Clock* clock) : o_(o), clock_(clock) {}
+  Worker(const WorkerOptions& o, Clock* clock) : o_(o), clock_(clock) {
+    // The workspace overlay (sandbox/workspace_overlay.h): odin-sandbox says
+    // so in the environment, which commands must not inherit.
+    if (const char* mounts = getenv(kOverlayEnv)) {
+      overlay_mounts_ = mounts;
+      unsetenv(kOverlayEnv);
+    }
+  }
 
   void OnOutput(OutputStreamId stream, std::string_view data) override;
 
@@ -71,6 +79,11 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   std::unique_ptr<index::Extractor> extractor_;
   // For a hook: its stdout and stderr apart (capped), besides the stream.
   bool hook_ = false;
+  // The sandbox's mounts to make again over the overlay; unset: no overlay.
+  std::optional<std::string> overlay_mounts_;
+  // The running command's overlay plan (its child reads it before exec),
+  // and whether the command runs over one.
+  std::optional<WorkspaceOverlayPlan> overlay_plan_;
   std::string hook_out_, hook_err_;
 };
 
@@ -229,8 +242,37 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   result.set_execution_id(req.execution_id());
   const v1::ResourceLimits& l = req.limits();
   spec.limits = {l.cpu_seconds(), l.address_space_bytes(), l.file_size_bytes(), l.open_files(), l.processes()};
+  // A command or hook that may write runs over the workspace overlay, so
+  // what it writes waits in its upper directory for the coordinator.
+  // (Searches only read.) No overlay, no command: a failed plan fails it.
+  overlay_plan_.reset();
+  if (overlay_mounts_ && !capture) {
+    StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(o_.workspace, req.execution_id(), *overlay_mounts_);
+    if (!plan.ok()) {
+      FailResult(&result, v1::TOOL_STATUS_ERROR, plan.status());
+      hook_ = false;
+      return channel_->QueueResult(std::move(result));
+    }
+    overlay_plan_ = std::move(*plan);
+    spec.before_exec = EnterWorkspaceOverlay;
+    spec.before_exec_arg = &*overlay_plan_;
+    result.set_overlay(true);
+  }
   StatusOr<std::unique_ptr<CommandRun>> run =
       CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
+  if (!run.ok() && overlay_plan_ && run.status().message().find("prepare to run") != std::string::npos) {
+    // The kernel would not give this command its overlay (no nested user
+    // namespaces, say): it and every later one run without, and the
+    // coordinator finds their changes by looking at the tree.
+    fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", run.status().ToString().c_str());
+    RemoveTree(DirName(overlay_plan_->upper));
+    overlay_plan_.reset();
+    overlay_mounts_.reset();
+    result.set_overlay(false);
+    spec.before_exec = nullptr;
+    spec.before_exec_arg = nullptr;
+    run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
+  }
   if (!run.ok()) {
     // Shell conventions: 127 not found, 126 found but not executable.
     FailResult(&result, v1::TOOL_STATUS_ERROR, run.status());
@@ -261,6 +303,8 @@ void Worker::FinishRun() {
   result.set_execution_id(execution_id_);
   run_->FillResult(&result);
   run_.reset();
+  if (overlay_plan_) result.set_overlay(true);
+  overlay_plan_.reset();
   if (hook_) {
     hook_ = false;
     using nlohmann::json;

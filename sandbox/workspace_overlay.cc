@@ -1,0 +1,212 @@
+#include "sandbox/workspace_overlay.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "base/file_util.h"
+
+namespace odin {
+
+namespace {
+
+// Whether path lies below dir (not dir itself).
+bool Below(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+bool ValidId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+// Writes text to a /proc file; 0 or an errno. System calls only.
+int WriteProc(const char* path, const std::string& text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  ssize_t n = write(fd, text.data(), text.size());
+  int err = n == static_cast<ssize_t>(text.size()) ? 0 : (n < 0 ? errno : EIO);
+  close(fd);
+  return err;
+}
+
+}  // namespace
+
+std::string OverlayMountList(const std::string& workspace, const std::vector<std::string>& writable,
+                             const std::vector<std::string>& readonly, const std::vector<std::string>& masked,
+                             const std::vector<std::string>& hidden) {
+  std::string list;
+  auto add = [&](const char* kind, const std::vector<std::string>& paths) {
+    for (const std::string& p : paths) {
+      if (Below(p, workspace) && p.find('\n') == std::string::npos) list += std::string(kind) + " " + p + "\n";
+    }
+  };
+  add("rw", writable);
+  add("ro", readonly);
+  add("mask", masked);
+  add("mask", hidden);
+  return list;
+}
+
+StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace, const std::string& id,
+                                                    const std::string& mounts) {
+  if (!ValidId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
+  const std::string base = std::string(kOverlayMountDir) + "/upper/" + id;
+  WorkspaceOverlayPlan plan;
+  plan.workspace = workspace;
+  plan.upper = base + "/u";
+  plan.work = base + "/w";
+  if (mkdir(base.c_str(), 0700) != 0) return PosixError("overlay: mkdir " + base, errno);
+  if (mkdir(plan.upper.c_str(), 0755) != 0 || mkdir(plan.work.c_str(), 0700) != 0) {
+    int err = errno;
+    RemoveTree(base);
+    return PosixError("overlay: mkdir in " + base, err);
+  }
+  // The paths are Odin's own (a fixed prefix and a checked id): nothing in
+  // them needs escaping for the mount's options.
+  plan.mount_data = std::string("lowerdir=") + kOverlayMountDir + "/lower,upperdir=" + plan.upper +
+                    ",workdir=" + plan.work + ",userxattr";
+  // The command runs as the sandbox's root where the worker stands in for
+  // root (kOverlayRootStandIn), else as the worker's own ids.
+  uid_t uid = getuid(), gid = getgid();
+  std::string inner_uid = uid == kOverlayRootStandIn ? "0" : std::to_string(uid);
+  std::string inner_gid = gid == kOverlayRootStandIn ? "0" : std::to_string(gid);
+  plan.uid_map = "0 " + std::to_string(uid) + " 1\n";
+  plan.gid_map = "0 " + std::to_string(gid) + " 1\n";
+  plan.inner_uid_map = inner_uid + " 0 1\n";
+  plan.inner_gid_map = inner_gid + " 0 1\n";
+  size_t start = 0;
+  while (start < mounts.size()) {
+    size_t end = mounts.find('\n', start);
+    if (end == std::string::npos) end = mounts.size();
+    std::string line = mounts.substr(start, end - start);
+    start = end + 1;
+    size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    std::string kind = line.substr(0, space), p = line.substr(space + 1);
+    if (!Below(p, workspace)) continue;
+    struct stat st;
+    // Only what the sandbox mounted there, as it shows now (a mask: an
+    // empty directory, or /dev/null).
+    if (lstat(p.c_str(), &st) != 0) continue;
+    if (kind == "rw") {
+      plan.rw_binds.push_back(p);
+    } else if (kind == "ro") {
+      plan.ro_binds.push_back(p);
+    } else if (kind == "mask") {
+      (S_ISDIR(st.st_mode) ? plan.mask_dirs : plan.mask_files).push_back(p);
+    }
+  }
+  return plan;
+}
+
+int DropAllCapabilitiesRaw() {
+  for (int cap = 0; cap <= 63; ++cap) {
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  // past the kernel's last capability
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return errno;
+  }
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capset, &header, data) != 0) return errno;
+  return 0;
+}
+
+int InstallNoMountFilter() {
+#if defined(__x86_64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+#error "no-mount filter: unknown architecture"
+#endif
+  constexpr uint32_t kNamespaceFlags =
+      CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+  constexpr uint32_t kDeny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+#define ODIN_DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, kDeny)
+  sock_filter prog[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      // A foreign ABI: the worker's filter kills those already.
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      ODIN_DENY(__NR_mount),
+      ODIN_DENY(__NR_umount2),
+      ODIN_DENY(__NR_unshare),
+      ODIN_DENY(__NR_setns),
+      ODIN_DENY(__NR_pivot_root),
+      ODIN_DENY(__NR_chroot),
+      ODIN_DENY(__NR_open_tree),
+      ODIN_DENY(__NR_move_mount),
+      ODIN_DENY(__NR_fsopen),
+      ODIN_DENY(__NR_fsconfig),
+      ODIN_DENY(__NR_fsmount),
+      ODIN_DENY(__NR_fspick),
+      ODIN_DENY(__NR_mount_setattr),
+      // clone with a namespace flag (clone3 answers ENOSYS in the worker's
+      // filter already, so the C library uses clone).
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kNamespaceFlags, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, kDeny),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+#undef ODIN_DENY
+  sock_fprog fprog{static_cast<unsigned short>(sizeof prog / sizeof prog[0]), prog};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) return errno;
+  return 0;
+}
+
+int EnterWorkspaceOverlay(const void* arg) {
+  const auto& p = *static_cast<const WorkspaceOverlayPlan*>(arg);
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
+  if (int err = WriteProc("/proc/self/setgroups", "deny"); err != 0) return err;
+  if (int err = WriteProc("/proc/self/uid_map", p.uid_map); err != 0) return err;
+  if (int err = WriteProc("/proc/self/gid_map", p.gid_map); err != 0) return err;
+  // Nothing mounted here may travel back to the worker's namespace.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  if (mount("overlay", p.workspace.c_str(), "overlay", MS_NOSUID | MS_NODEV, p.mount_data.c_str()) != 0) return errno;
+  for (const std::string& b : p.rw_binds) {
+    if (mount(b.c_str(), b.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
+  }
+  for (const std::string& b : p.ro_binds) {
+    if (mount(b.c_str(), b.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
+    if (mount(nullptr, b.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) return errno;
+  }
+  for (const std::string& d : p.mask_dirs) {
+    if (mount("tmpfs", d.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555") != 0) {
+      return errno;
+    }
+  }
+  for (const std::string& f : p.mask_files) {
+    if (mount("/dev/null", f.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
+    mount(nullptr, f.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr);
+  }
+  if (mount("tmpfs", p.hide.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555") != 0) {
+    return errno;
+  }
+  if (unshare(CLONE_NEWUSER) != 0) return errno;
+  if (int err = WriteProc("/proc/self/setgroups", "deny"); err != 0) return err;
+  if (int err = WriteProc("/proc/self/uid_map", p.inner_uid_map); err != 0) return err;
+  if (int err = WriteProc("/proc/self/gid_map", p.inner_gid_map); err != 0) return err;
+  if (int err = InstallNoMountFilter(); err != 0) return err;
+  return DropAllCapabilitiesRaw();
+}
+
+}  // namespace odin

@@ -1,0 +1,198 @@
+#include "sandbox/workspace_overlay.h"
+
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/file_util.h"
+#include "base/subprocess.h"
+
+namespace odin {
+namespace {
+
+// Started by the tests below as the program inside odin-sandbox (this same
+// binary, told so by ODIN_OVERLAY_TEST_SCRIPT): does what a worker does for
+// one command, the script, in the workspace overlay, and exits with its
+// status. 91: the sandbox gave no overlay.
+int RunAsWorkerIfAsked() {
+  const char* script = getenv("ODIN_OVERLAY_TEST_SCRIPT");
+  if (script == nullptr) return 0;
+  const char* masks = getenv(kOverlayEnv);
+  if (masks == nullptr) _exit(91);
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) _exit(92);
+  StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(cwd, "ex_test-1", masks);
+  if (!plan.ok()) {
+    fprintf(stderr, "%s\n", plan.status().ToString().c_str());
+    _exit(93);
+  }
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", script};
+  o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  o.cwd = cwd;
+  o.stdout_fd = 1;
+  o.stderr_fd = 2;
+  o.before_exec = EnterWorkspaceOverlay;
+  o.before_exec_arg = &*plan;
+  StatusOr<pid_t> pid = Spawn(o);
+  if (!pid.ok()) {
+    fprintf(stderr, "%s\n", pid.status().ToString().c_str());
+    _exit(94);
+  }
+  int status = 0;
+  WaitPid(*pid, &status, 0);
+  _exit(ExitCodeFromWaitStatus(status));
+}
+[[maybe_unused]] const int kRanAsWorker = RunAsWorkerIfAsked();
+
+class WorkspaceOverlayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = *MakeTempDir("odin-ws-overlay-test");
+    ws_ = root_ + "/ws";
+    ASSERT_TRUE(MakeDirs(ws_ + "/.odin/overlay").ok());
+    Write(ws_ + "/.odin/odin.db", "ledger\n");
+    Write(ws_ + "/a.txt", "a\n");
+    Write(ws_ + "/gone.txt", "g\n");
+    Write(ws_ + "/secret.env", "TOKEN=1\n");
+  }
+  void TearDown() override { RemoveTree(root_); }
+
+  static void Write(const std::string& path, const std::string& content) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+  }
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // Runs script as a command of a worker in odin-sandbox; with_overlay
+  // passes --overlay-root. Returns the sandbox's exit code and output.
+  CommandOutput RunCommand(const std::string& script, bool with_overlay = true,
+                           const std::vector<std::string>& more = {}) {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    SpawnOptions o;
+    o.argv = {JoinPath(ExecutableDir(), "odin-sandbox"),
+              "--workspace",
+              ws_,
+              "--policy",
+              "require",
+              "--mask",
+              ws_ + "/.odin",
+              "--mask",
+              ws_ + "/secret.env"};
+    if (with_overlay) o.argv.insert(o.argv.end(), {"--overlay-root", ws_ + "/.odin/overlay"});
+    o.argv.insert(o.argv.end(), more.begin(), more.end());
+    o.argv.insert(o.argv.end(), {"--", self});
+    o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ODIN_OVERLAY_TEST_SCRIPT=" + script};
+    o.cwd = ws_;
+    StatusOr<CommandOutput> out = odin::RunCommand(o);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? *out : CommandOutput{};
+  }
+
+  std::string root_, ws_;
+};
+
+#define SKIP_WITHOUT_OVERLAY(out)                                                              \
+  do {                                                                                         \
+    if ((out).exit_code == 94 && (out).output.find("prepare to run") != std::string::npos) {   \
+      GTEST_SKIP() << "this kernel does not let a sandbox mount an overlay: " << (out).output; \
+    }                                                                                          \
+    if ((out).exit_code == 71) GTEST_SKIP() << "no usable bubblewrap here: " << (out).output;  \
+  } while (0)
+
+TEST_F(WorkspaceOverlayTest, ACommandsWritesLandInItsUpperDirectoryOnly) {
+  CommandOutput out = RunCommand("echo B >> a.txt && echo n > new.txt && rm gone.txt && cat a.txt");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output, "a\nB\n");  // the command sees its own writes
+  // The workspace is untouched...
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "a\n");
+  EXPECT_FALSE(PathExists(ws_ + "/new.txt"));
+  EXPECT_TRUE(PathExists(ws_ + "/gone.txt"));
+  // ...and the upper directory is the command's change set.
+  std::string upper = ws_ + "/.odin/overlay/ex_test-1/u";
+  EXPECT_EQ(Read(upper + "/a.txt"), "a\nB\n");
+  EXPECT_EQ(Read(upper + "/new.txt"), "n\n");
+  struct stat st;
+  ASSERT_EQ(lstat((upper + "/gone.txt").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) << "a whiteout";
+}
+
+TEST_F(WorkspaceOverlayTest, TheCommandReachesNeitherMasksNorLayersAndCannotUndoThem) {
+  CommandOutput out = RunCommand(
+      "ls -A .odin | wc -l; wc -c < secret.env; ls -A /run/odin-overlay | wc -l; "
+      "umount \"$PWD\" 2>/dev/null && echo UMOUNTED; umount \"$PWD/.odin\" 2>/dev/null && echo UNMASKED; "
+      "unshare -Ur true 2>/dev/null && echo UNSHARED; (echo x > .odin/planted) 2>/dev/null && echo PLANTED; "
+      "grep CapEff /proc/self/status; id -u");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  // The command is who it would be without the overlay: the workspace's
+  // user (root here when the test runs as root), with no capability.
+  EXPECT_EQ(out.output, "0\n0\n0\nCapEff:\t0000000000000000\n" + std::to_string(getuid()) + "\n");
+  EXPECT_FALSE(PathExists(ws_ + "/.odin/planted"));
+  EXPECT_EQ(Read(ws_ + "/.odin/odin.db"), "ledger\n");
+}
+
+TEST_F(WorkspaceOverlayTest, ProtectedMountsHoldOverTheOverlayToo) {
+  ASSERT_TRUE(MakeDirs(ws_ + "/.git/hooks").ok());
+  Write(ws_ + "/.git/config", "[core]\n");
+  CommandOutput out = RunCommand(
+      "(echo evil > .git/config) 2>/dev/null || echo RO; mv .git .g 2>/dev/null || echo BUSY; "
+      "echo obj > .git/objects-ok && echo RW",
+      true, {"--writable", ws_ + "/.git", "--readonly", ws_ + "/.git/config"});
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output, "RO\nBUSY\nRW\n");
+  EXPECT_EQ(Read(ws_ + "/.git/config"), "[core]\n");
+  EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/.git/objects-ok"), "obj\n");
+}
+
+TEST_F(WorkspaceOverlayTest, WithoutOverlayRootTheWorkerIsToldNothing) {
+  CommandOutput out = RunCommand("true", /*with_overlay=*/false);
+  if (out.exit_code == 71) GTEST_SKIP() << "no usable bubblewrap here: " << out.output;
+  EXPECT_EQ(out.exit_code, 91) << out.output;
+}
+
+TEST(WorkspaceOverlayPlanTest, RefusesAnIdThatCouldNameAnotherPath) {
+  for (const char* id : {"", "../x", "a/b", "a,lowerdir=/", "a b"}) {
+    EXPECT_FALSE(PlanWorkspaceOverlay("/ws", id, "").ok()) << id;
+  }
+}
+
+TEST(WorkspaceOverlayPlanTest, TheMountListHoldsOnlyPathsInsideTheWorkspace) {
+  EXPECT_EQ(OverlayMountList("/ws", {"/ws/.git", "/run/sock"}, {"/ws/.git/config", "/usr/lib"},
+                             {"/ws/.odin", "/etc/shadow", "/ws"}, {"/root", "/ws/secrets"}),
+            "rw /ws/.git\nro /ws/.git/config\nmask /ws/.odin\nmask /ws/secrets\n");
+}
+
+TEST(NoMountFilterTest, DeniesNamespacesAndMounts) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (InstallNoMountFilter() != 0) _exit(10);
+    if (unshare(CLONE_NEWUSER) == 0 || errno != EPERM) _exit(11);
+    if (unshare(CLONE_NEWNS) == 0 || errno != EPERM) _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace odin
