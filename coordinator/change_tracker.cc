@@ -237,6 +237,13 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
 }
 
 void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out) {
+  // A command can nest directories without end; each level is a frame
+  // here. Past 256 levels the tree is not looked at (and the look says it
+  // is incomplete).
+  if (std::count(rel.begin(), rel.end(), '/') >= 256) {
+    out->truncated = true;
+    return;
+  }
   int own = dup(dir_fd);
   if (own < 0) return;
   DIR* d = fdopendir(own);

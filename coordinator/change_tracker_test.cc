@@ -322,5 +322,26 @@ TEST_F(ChangeTrackerGitTest, GitsIndexGivesBeforeImagesOfCommittedFiles) {
   EXPECT_FALSE(dirty->before_content.has_value()) << "git's blob is not what the file held";
 }
 
+// A tree nested deeper than any real one (a command can make one level by
+// level): the look stops there and says it is incomplete, rather than
+// recursing until the stack runs out.
+TEST_F(ChangeTrackerTest, ATreeNestedWithoutEndIsNotWalkedToTheBottom) {
+  ChangeTracker t(root_, nullptr, {.watch_from_entries = 1u << 30});
+  t.Rescan();
+  int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_EQ(mkdirat(fd, "d", 0755), 0);
+    int next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+    close(fd);
+    ASSERT_GE(next, 0);
+    fd = next;
+  }
+  close(fd);
+  ChangeSet cs = t.Rescan();
+  EXPECT_TRUE(cs.truncated);
+  EXPECT_EQ(cs.changes.size(), 257u);  // the entries of the 256 levels it read
+}
+
 }  // namespace
 }  // namespace odin

@@ -36,6 +36,12 @@ constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 std::string Join(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
+// Deeper than this, nothing is walked (each level is a frame of the
+// recursion, and a command can nest directories without end): what lies
+// there does not land, and a tree that deep is never deleted.
+constexpr size_t kMaxDepth = 256;
+bool TooDeep(const std::string& rel) { return std::count(rel.begin(), rel.end(), '/') >= kMaxDepth; }
+
 std::optional<struct stat> StatAt(int dir_fd, const std::string& name) {
   struct stat st;
   if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
@@ -112,6 +118,7 @@ class Applier {
   bool TreeMustNotLand(int dir_fd, const std::string& name, const std::string& rel, const struct stat& st) {
     if (MustNotLand(rel)) return true;
     if (!S_ISDIR(st.st_mode)) return false;
+    if (TooDeep(rel)) return true;
     UniqueFd fd(openat(dir_fd, name.c_str(), kDirFlags));
     if (!fd.valid()) return true;
     for (const std::string& child : ListDir(fd.get())) {
@@ -130,6 +137,7 @@ class Applier {
   // only what is in it counts.
   bool TreeChangedMeanwhile(int dir_fd, const std::string& name, const std::string& rel, const struct stat& st) {
     if (!S_ISDIR(st.st_mode)) return ChangedMeanwhile(rel, st);
+    if (TooDeep(rel)) return true;
     if (o_.changed_meanwhile && o_.changed_meanwhile(rel)) return true;
     UniqueFd fd(openat(dir_fd, name.c_str(), kDirFlags));
     if (!fd.valid()) return true;  // cannot look: do not delete it blindly
@@ -241,12 +249,13 @@ class Applier {
   // it must not land, and it holds no whiteouts (which would land as
   // devices).
   bool LandsWhole(int upper_fd, const std::string& name, const std::string& rel) {
-    if (MustNotLand(rel)) return false;
+    if (MustNotLand(rel) || TooDeep(rel)) return false;
     UniqueFd fd(openat(upper_fd, name.c_str(), kDirFlags));
     if (!fd.valid()) return false;
     for (const std::string& child : ListDir(fd.get())) {
       std::optional<struct stat> cst = StatAt(fd.get(), child);
       if (!cst || IsWhiteout(fd.get(), child, *cst)) return false;
+      if (S_ISREG(cst->st_mode) && (cst->st_mode & (S_ISUID | S_ISGID)) != 0) return false;
       if (S_ISDIR(cst->st_mode) ? !LandsWhole(fd.get(), child, Join(rel, child)) : MustNotLand(Join(rel, child))) {
         return false;
       }
@@ -362,6 +371,10 @@ class Applier {
   void Entry(int upper_fd, int ws_fd, const std::string& name, const std::string& parent_rel, bool in_git) {
     if (Skipped(parent_rel, name)) return;
     std::string rel = Join(parent_rel, name);
+    if (TooDeep(rel)) {
+      out_->failed.push_back(parent_rel + ": nested too deep (more than " + std::to_string(kMaxDepth) + " levels)");
+      return;
+    }
     bool child_in_git = in_git || name == ".git";
     std::optional<struct stat> ust = StatAt(upper_fd, name);
     if (!ust) return;
@@ -428,6 +441,12 @@ class Applier {
     if (S_ISDIR(ust->st_mode)) {
       LandDirectory(upper_fd, ws_fd, name, rel, *ust, child_in_git);
       return;
+    }
+    // No set-user-ID or set-group-ID program lands: outside the sandbox it
+    // would run with its owner's rights (root's, where Odin runs as root).
+    if (S_ISREG(ust->st_mode) && (ust->st_mode & (S_ISUID | S_ISGID)) != 0) {
+      fchmodat(upper_fd, name.c_str(), ust->st_mode & 01777, 0);
+      ust->st_mode &= ~static_cast<mode_t>(S_ISUID | S_ISGID);
     }
     std::optional<std::string> after_content;
     EntryState after = counted ? EntryStateOf(*ust) : Describe(upper_fd, name, *ust, &after_content);

@@ -310,6 +310,38 @@ TEST_F(OverlayChangesTest, AWhiteoutInANewDirectoryDoesNotLandAsADevice) {
   EXPECT_NE(Find(a, "fresh/real.txt", ChangeKind::kCreated), nullptr);
 }
 
+TEST_F(OverlayChangesTest, NoSetIdProgramLands) {
+  Write(upper_ + "/tool", "#!/bin/sh\n");
+  Write(upper_ + "/bin/helper", "#!/bin/sh\n");
+  ASSERT_EQ(chmod((upper_ + "/tool").c_str(), 04755), 0);
+  ASSERT_EQ(chmod((upper_ + "/bin/helper").c_str(), 02755), 0);
+  OverlayApplied a = Apply();
+  EXPECT_TRUE(a.failed.empty());
+  for (const char* rel : {"/tool", "/bin/helper"}) {
+    struct stat st;
+    ASSERT_EQ(stat((ws_ + rel).c_str(), &st), 0) << rel;
+    EXPECT_EQ(st.st_mode & 07777, 0755u) << rel;
+  }
+}
+
+TEST_F(OverlayChangesTest, ATreeNestedWithoutEndIsNotWalkedToTheBottom) {
+  // Deeper than any real tree, and deeper than a path may be: made level by
+  // level, as a command can.
+  int fd = open(upper_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_EQ(mkdirat(fd, "d", 0755), 0);
+    int next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+    close(fd);
+    ASSERT_GE(next, 0);
+    fd = next;
+  }
+  close(fd);
+  OverlayApplied a = Apply();  // returns, without a crash
+  ASSERT_FALSE(a.failed.empty());
+  EXPECT_NE(a.failed[0].find("nested too deep"), std::string::npos) << a.failed[0];
+}
+
 TEST_F(OverlayChangesTest, OdinsStateNeverLands) {
   Write(ws_ + "/.odin/odin.db", "ledger\n");
   Write(upper_ + "/.odin/odin.db", "forged\n");
