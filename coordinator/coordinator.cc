@@ -1016,8 +1016,13 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // upper directory, which the coordinator finds by the execution id (never
   // by the worker's word) and applies now, before the protected paths are
   // looked at, so that what landed is looked at too.
+  // Whether it did is the coordinator's own finding (its upper directory is
+  // there), so a worker that died mid-command loses nothing either.
   std::optional<OverlayApplied> overlay;
-  if (r.overlay()) overlay = ApplyCommandOverlay(c);
+  if (r.overlay() ||
+      (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(o_.workspace), r.execution_id()) + "/u"))) {
+    overlay = ApplyCommandOverlay(c);
+  }
   std::set<std::string> put_back;  // relative
   if (c.protected_before) {
     bool refreshed = RefreshProtectedIndex(c);

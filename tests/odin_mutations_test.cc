@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -562,6 +563,39 @@ TEST_F(OdinMutationsTest, GitsWorkLandsButNotWhatConfiguresIt) {
   // for a repository.
   EXPECT_FALSE(PathExists(ws_.Join(".git-moved/HEAD")));
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A worker that dies while its command runs: what the command wrote is in
+// its overlay, which the coordinator finds by itself and applies, so the
+// changes are recorded and nothing the command did is lost.
+TEST_F(OdinMutationsTest, WhatACommandWroteLandsEvenIfItsWorkerDies) {
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo data > made.txt && kill -STOP $$"}}]},
+    {"text":"Done."}]})");
+  std::thread killer([&] {
+    std::string overlay = ws_.Join(".odin/overlay");
+    auto waiting = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(overlay, ec)) {
+        if (PathExists(e.path().string() + "/u/made.txt")) return true;
+      }
+      return false;
+    };
+    ASSERT_TRUE(WaitUntil(waiting));
+    for (pid_t pid : ProcessesWithArg("odin-worker")) {
+      std::vector<pid_t> ours = ProcessesWithEnv("ODIN_TEST_MARK", marker_);
+      if (std::find(ours.begin(), ours.end(), pid) != ours.end()) kill(pid, SIGKILL);
+    }
+  });
+  json r = Prompt(llm);
+  killer.join();
+  ASSERT_FALSE(r.is_null()) << last_.err;
+  EXPECT_EQ(Get("made.txt"), "data\n");
+  std::string command = CommandId();
+  EXPECT_EQ(Rows("SELECT change || ' ' || source FROM mutations WHERE path = ?", ws_.Join("made.txt")),
+            std::vector<std::string>({"created command"}));
+  EXPECT_EQ(Rows("SELECT execution_id FROM mutations WHERE path = ?", ws_.Join("made.txt")),
+            std::vector<std::string>({command}));
 }
 
 // A file changed by something else while a command ran is not overwritten
