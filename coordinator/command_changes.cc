@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -189,7 +190,10 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   o.conflicts_dir = JoinPath(o_.workspace, ".odin/conflicts/" + id);
   o.discarded_dir = JoinPath(o_.workspace, ".odin/displaced/" + id);
   OverlayApplied applied = ApplyOverlayUpper(o_.workspace, base + "/u", o);
-  RemoveTree(base);  // what did not land (discarded), and the work directory
+  // What is left (the work directory, empty ones) goes on a thread of its
+  // own: removing what the overlay used costs milliseconds the call need
+  // not wait for.
+  std::thread([base] { RemoveTree(base); }).detach();
   // The tracker sees what landed; it is the command's, not external. What
   // else it sees (a write in the instant since) is external.
   if (tracker_ && c.tracked) {
