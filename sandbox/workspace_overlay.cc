@@ -173,6 +173,8 @@ int InstallNoMountFilter() {
   return 0;
 }
 
+int DenyMountsBeforeExec(const void* /*unused*/) { return InstallNoMountFilter(); }
+
 int EnterWorkspaceOverlay(const void* arg) {
   const auto& p = *static_cast<const WorkspaceOverlayPlan*>(arg);
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;

@@ -92,8 +92,14 @@ int EnterWorkspaceOverlay(const void* plan);
 // System calls only.
 int DropAllCapabilitiesRaw();
 
-// Installs the filter of step 4 (a fixed classic BPF program: no
+// Installs the filter of step 5 (a fixed classic BPF program: no
 // allocation). Returns 0 or an errno.
 int InstallNoMountFilter();
+
+// SpawnOptions::before_exec for what a worker with the overlay starts
+// without one (a search's rg, a command once the kernel refused the
+// overlay): the no-mount filter, so nothing it starts keeps the worker's
+// leave to mount and unshare. Returns 0 or an errno.
+int DenyMountsBeforeExec(const void* unused);
 
 }  // namespace odin

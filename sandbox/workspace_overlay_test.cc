@@ -42,6 +42,13 @@ int RunAsWorkerIfAsked() {
   o.stderr_fd = 2;
   o.before_exec = EnterWorkspaceOverlay;
   o.before_exec_arg = &*plan;
+  // What the worker starts without the overlay: with the no-mount filter
+  // ("deny"), or, to show what it stops, with nothing ("bare").
+  const char* plain = getenv("ODIN_OVERLAY_TEST_PLAIN");
+  if (plain != nullptr) {
+    o.before_exec = std::string(plain) == "deny" ? DenyMountsBeforeExec : nullptr;
+    o.before_exec_arg = nullptr;
+  }
   StatusOr<pid_t> pid = Spawn(o);
   if (!pid.ok()) {
     fprintf(stderr, "%s\n", pid.status().ToString().c_str());
@@ -97,6 +104,7 @@ class WorkspaceOverlayTest : public ::testing::Test {
     o.argv.insert(o.argv.end(), more.begin(), more.end());
     o.argv.insert(o.argv.end(), {"--", self});
     o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ODIN_OVERLAY_TEST_SCRIPT=" + script};
+    if (!plain_.empty()) o.env.push_back("ODIN_OVERLAY_TEST_PLAIN=" + plain_);
     o.cwd = ws_;
     StatusOr<CommandOutput> out = odin::RunCommand(o);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
@@ -104,6 +112,7 @@ class WorkspaceOverlayTest : public ::testing::Test {
   }
 
   std::string root_, ws_;
+  std::string plain_;  // ODIN_OVERLAY_TEST_PLAIN for the worker
 };
 
 #define SKIP_WITHOUT_OVERLAY(out)                                                              \
@@ -159,6 +168,23 @@ TEST_F(WorkspaceOverlayTest, ProtectedMountsHoldOverTheOverlayToo) {
   EXPECT_EQ(out.output, "RO\nBUSY\nRW\n");
   EXPECT_EQ(Read(ws_ + "/.git/config"), "[core]\n");
   EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/.git/objects-ok"), "obj\n");
+}
+
+// The worker's filter lets mount and unshare through, for the overlay; what
+// it starts without one (a search's rg, a command once the kernel refused
+// the overlay) must not keep that leave.
+TEST_F(WorkspaceOverlayTest, WhatTheWorkerStartsWithoutTheOverlayCannotMountEither) {
+  const std::string script = "unshare -Ur true 2>/dev/null && echo UNSHARED; echo done";
+  plain_ = "bare";
+  CommandOutput bare = RunCommand(script);
+  if (bare.exit_code == 71) GTEST_SKIP() << "no usable bubblewrap here: " << bare.output;
+  ASSERT_EQ(bare.exit_code, 0) << bare.output;
+  if (bare.output != "UNSHARED\ndone\n") GTEST_SKIP() << "no user namespaces inside the sandbox here";
+  plain_ = "deny";
+  RemoveTree(ws_ + "/.odin/overlay/ex_test-1");  // the helper plans one either way
+  CommandOutput denied = RunCommand(script);
+  ASSERT_EQ(denied.exit_code, 0) << denied.output;
+  EXPECT_EQ(denied.output, "done\n");
 }
 
 TEST_F(WorkspaceOverlayTest, WithoutOverlayRootTheWorkerIsToldNothing) {

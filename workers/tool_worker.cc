@@ -38,6 +38,7 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
     if (const char* mounts = getenv(kOverlayEnv)) {
       overlay_mounts_ = mounts;
       unsetenv(kOverlayEnv);
+      relaxed_filter_ = true;
     }
   }
 
@@ -84,6 +85,9 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // The running command's overlay plan (its child reads it before exec),
   // and whether the command runs over one.
   std::optional<WorkspaceOverlayPlan> overlay_plan_;
+  // This worker's own seccomp filter lets mount and unshare through (for
+  // the overlay): nothing it starts may keep that, overlay or not.
+  bool relaxed_filter_ = false;
   std::string hook_out_, hook_err_;
 };
 
@@ -257,6 +261,8 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     spec.before_exec = EnterWorkspaceOverlay;
     spec.before_exec_arg = &*overlay_plan_;
     result.set_overlay(true);
+  } else if (relaxed_filter_) {
+    spec.before_exec = DenyMountsBeforeExec;
   }
   StatusOr<std::unique_ptr<CommandRun>> run =
       CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
@@ -269,7 +275,7 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     overlay_plan_.reset();
     overlay_mounts_.reset();
     result.set_overlay(false);
-    spec.before_exec = nullptr;
+    spec.before_exec = DenyMountsBeforeExec;
     spec.before_exec_arg = nullptr;
     run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   }
