@@ -287,9 +287,11 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
   sandbox.set_commands_network(co.commands_network);
   // Commands' writes wait in an overlay of their own, read and applied by
-  // the coordinator: only while changes are tracked, and only where the
-  // directory for it can be made.
-  if (co.track_changes && MakeDirs(CommandOverlayRoot(ws.root), 0700).ok()) {
+  // the coordinator: only while changes are tracked, only where the
+  // directory for it can be made, and not where commands run as the
+  // workspace's owner while Odin runs as root (that user cannot reach
+  // Odin's state, where the directory lives).
+  if (co.track_changes && sandbox.run_uid() < 0 && MakeDirs(CommandOverlayRoot(ws.root), 0700).ok()) {
     sandbox.set_overlay_root(CommandOverlayRoot(ws.root));
   }
   PrepareCgroupParent(config, policy, &sandbox);

@@ -47,10 +47,12 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -168,6 +170,39 @@ void ApplyUser(const SandboxOptions& o, SpawnOptions* spawn) {
 void KillOurGroup(int sig) {
   kill(0, SIGKILL);
   _exit(128 + sig);
+}
+
+// Whether a user with these ids can reach path: search permission on every
+// directory on the way (symlinks are followed by stat, as bubblewrap does).
+bool UserCanReach(const std::string& path, uid_t uid, const std::vector<gid_t>& groups) {
+  for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    std::string dir = at == std::string::npos ? DirName(path) : path.substr(0, at);
+    if (at == std::string::npos && dir == path) break;
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) return false;
+    mode_t bit = st.st_uid == uid                                                     ? S_IXUSR
+                 : std::find(groups.begin(), groups.end(), st.st_gid) != groups.end() ? S_IXGRP
+                                                                                      : S_IXOTH;
+    if ((st.st_mode & bit) == 0) return false;
+    if (at == std::string::npos) break;
+  }
+  return true;
+}
+
+// Started as root to run the program as another user, bubblewrap runs as
+// that user: a path to bind or mask that the user cannot reach (a
+// toolchain under root's home, say) would fail bubblewrap's setup, and with
+// it the whole sandbox. Such paths are left out: the user cannot reach them
+// anyway.
+void DropUnreachable(SandboxOptions* o, const std::vector<gid_t>& groups) {
+  auto keep = [&](std::vector<std::string>* paths) {
+    std::erase_if(*paths,
+                  [&](const std::string& p) { return !UserCanReach(p, static_cast<uid_t>(o->run_uid), groups); });
+  };
+  keep(&o->readonly_paths);
+  keep(&o->writable_paths);
+  keep(&o->masked_paths);
+  keep(&o->hidden_paths);
 }
 
 // Whether the program would run as the host's root.
@@ -355,6 +390,18 @@ int SandboxMain(int argc, char** argv) {
   if (!parsed.ok()) {
     fprintf(stderr, "%s\n", parsed.status().message().c_str());
     return kSandboxUsageExit;
+  }
+  // Started as root to run the program as another user, bubblewrap runs as
+  // that user, who may not reach an overlay root inside Odin's own state:
+  // binding it would fail bubblewrap's setup, and with it the whole sandbox.
+  // The overlay goes; the sandbox stays.
+  if (!parsed->overlay_root.empty() && !parsed->inner && parsed->run_uid >= 0 && geteuid() == 0) {
+    parsed->overlay_root.clear();
+  }
+  if (!parsed->inner && parsed->run_uid >= 0 && geteuid() == 0) {
+    SpawnOptions as_user;
+    ApplyUser(*parsed, &as_user);
+    DropUnreachable(&*parsed, as_user.groups);
   }
   const SandboxOptions& o = *parsed;
 

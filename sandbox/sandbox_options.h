@@ -49,7 +49,8 @@ struct SandboxOptions {
   // plain bind and DIR (on the workspace's file system) below
   // kOverlayMountDir, mount and unshare through seccomp, and ODIN_OVERLAY
   // (sandbox/workspace_overlay.h): each command it runs sees the workspace
-  // through an overlay whose upper directory is in DIR. Only with bubblewrap.
+  // through an overlay whose upper directory is in DIR. Only with bubblewrap,
+  // and not with --user (that user may not reach DIR).
   std::string overlay_root;
   std::vector<std::string> program;  // after --: the program and its arguments
 

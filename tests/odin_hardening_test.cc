@@ -509,10 +509,14 @@ TEST_F(OdinHardeningTest, CommandsRunAsTheWorkspacesOwnerWhenOdinRunsAsRoot) {
   ASSERT_TRUE(chowned.ok() && chowned->exit_code == 0);
   Ran r = Odin({"exec", "--", "sh", "-c",
                 "echo uid=$(id -u); echo cap=$(grep CapEff /proc/self/status | cut -f2); touch made; "
+                "echo sandbox=$ODIN_SANDBOX; "
                 "echo shadow=$(head -c 64 /etc/shadow 2>/dev/null | wc -c)"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::map<std::string, std::string> f = Facts(r.out);
   EXPECT_EQ(f["uid"], "65534");
+  // Still in bubblewrap: nothing of Odin's (its overlay root under .odin,
+  // which that user cannot reach) may cost the sandbox.
+  EXPECT_EQ(f["sandbox"], "bwrap") << r.err;
   EXPECT_EQ(f["cap"], "0000000000000000");
   EXPECT_EQ(f["shadow"], "0");
   struct stat st;
