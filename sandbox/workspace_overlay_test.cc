@@ -170,6 +170,16 @@ TEST_F(WorkspaceOverlayTest, ProtectedMountsHoldOverTheOverlayToo) {
   EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/.git/objects-ok"), "obj\n");
 }
 
+// The overlay's unmount, as the command exits, must not sync the whole file
+// system the workspace is on (docs/validation.md): it is mounted volatile.
+TEST_F(WorkspaceOverlayTest, TheOverlayIsVolatileSoItsUnmountSyncsNothing) {
+  CommandOutput out = RunCommand("awk -v ws=\"$PWD\" '$5 == ws && / - overlay / {print $NF}' /proc/self/mountinfo");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("userxattr"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("volatile"), std::string::npos) << out.output;
+}
+
 // The worker's filter lets mount and unshare through, for the overlay; what
 // it starts without one (a search's rg, a command once the kernel refused
 // the overlay) must not keep that leave.
