@@ -50,12 +50,12 @@ struct SpawnOptions {
   int64_t uid = -1;
   int64_t gid = -1;
   std::vector<gid_t> groups;
-  // Set: the child is made with fork rather than vfork, and calls
-  // before_exec(before_exec_arg) once its fds are in place, before chdir and
-  // exec (so cwd is looked up in whatever it mounted). It returns 0 or an
-  // errno, with which the spawn fails. It runs in a child forked from a
-  // process that may have threads: system calls only, on what the caller
-  // prepared.
+  // Set: the child calls before_exec(before_exec_arg) once its fds are in
+  // place, before chdir and exec (so cwd is looked up in whatever it
+  // mounted). It returns 0 or an errno, with which the spawn fails. It runs
+  // in a vfork child, on the memory of a process that may have threads:
+  // system calls only, on what the caller prepared (it may unshare its
+  // user and mount namespaces: that takes a process of its own, not memory).
   int (*before_exec)(const void* arg) = nullptr;
   const void* before_exec_arg = nullptr;
 };

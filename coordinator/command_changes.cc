@@ -28,6 +28,7 @@
 #include "coordinator/git_head.h"
 #include "coordinator/git_ignore.h"
 #include "coordinator/overlay_changes.h"
+#include "sandbox/workspace_overlay.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/unified_diff.h"
@@ -105,6 +106,37 @@ bool Coordinator::CanWriteWorkspace(const Call& c) const {
 void Coordinator::StartTracking(Call& c) {
   c.tracked = true;
   if (!tracker_) {
+    // odin exec's one command over the overlay: its change set is its upper
+    // directory and what changed meanwhile shows in ctimes, so nothing
+    // needs a look at the whole tree (591 ms at 100,000 files).
+    if (o_.session_kind == "exec" && o_.overlay_commands && !overlay_absent_) {
+      first_look_deferred_ = true;
+      return;
+    }
+    FirstLook();
+    return;
+  }
+  // A later look finds what changed since the last call by no call of ours
+  // (the lane holds no other writer now).
+  RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
+}
+
+void Coordinator::OnWorkerReady(const v1::Hello& hello) {
+  if (hello.kind() == v1::WORKER_KIND_TOOL && !overlay_absent_ &&
+      std::find(hello.capabilities().begin(), hello.capabilities().end(), kOverlayCapability) ==
+          hello.capabilities().end()) {
+    // Its commands write into the workspace itself: the tree must have been
+    // looked at before the first of them runs (the pool gives it work only
+    // after this returns).
+    overlay_absent_ = true;
+    if (first_look_deferred_ && !tracker_) FirstLook();
+    first_look_deferred_ = false;
+  }
+  if (on_worker_ready) on_worker_ready(hello);
+}
+
+void Coordinator::FirstLook() {
+  {
     ChangeTrackerOptions o;
     o.image_cap_bytes = o_.image_cap_bytes;
     o.images_total_bytes = o_.images_per_command_bytes;
@@ -123,11 +155,7 @@ void Coordinator::StartTracking(Call& c) {
         tracker_->NoteRead(rel, f->sha256, &f->content);
       }
     }
-    return;
   }
-  // A later look finds what changed since the last call by no call of ours
-  // (the lane holds no other writer now).
-  RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
 }
 
 void Coordinator::DetectExternalChanges(const std::string& agent_id) {
@@ -193,7 +221,7 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // What is left (the work directory, empty ones) goes on a thread of its
   // own: removing what the overlay used costs milliseconds the call need
   // not wait for.
-  std::thread([base] { RemoveTree(base); }).detach();
+  std::thread([base] { RemoveWorkspaceOverlayDirs(base); }).detach();
   // The tracker sees what landed; it is the command's, not external. What
   // else it sees (a write in the instant since) is external.
   if (tracker_ && c.tracked) {

@@ -1088,7 +1088,10 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
         return false;
       });
     } else {
-      changes = tracker_->Rescan(/*full=*/c.remote);
+      // No tracker: odin exec over the overlay whose command never ran
+      // (its worker ended before its Hello), since a worker without the
+      // overlay makes the first look before its first command.
+      if (tracker_) changes = tracker_->Rescan(/*full=*/c.remote);
     }
     if (!amended) amended = r;
     // The strict profile: a model's command changes only files it cited
@@ -1269,10 +1272,6 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   queue.insert(queue.empty() ? queue.end() : queue.begin() + 1, revert_id);
   // The write's turn on the file ends here, and the rollback's begins.
   Deliver(held.write, held.result, held.recorded);
-}
-
-void Coordinator::OnWorkerReady(const v1::Hello& hello) {
-  if (on_worker_ready) on_worker_ready(hello);
 }
 
 void Coordinator::OnWorkerRefused(const std::string& peer, const std::string& reason) {

@@ -114,6 +114,10 @@ struct CoordinatorOptions {
   // What commands that can write change is tracked (false: only for
   // benchmarks that measure what tracking costs).
   bool track_changes = true;
+  // Writable workers are given the workspace overlay (their commands' change
+  // sets are their upper directories): odin exec then skips the look at
+  // the tree, unless a worker's Hello says it has no overlay.
+  bool overlay_commands = false;
   // Edit mode's commands reach the network (--network, sandbox.network):
   // each such command's record says "network": true.
   bool commands_network = false;
@@ -488,6 +492,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // A tracked command starts: the tree's state before it (and what changed
   // since the last look, by no call: external).
   void StartTracking(Call& c);
+  // The tracker's first look at the tree: the reference later looks are
+  // compared with.
+  void FirstLook();
   // A command that ran over the workspace overlay: reads its upper
   // directory and applies it (command_changes.cc).
   OverlayApplied ApplyCommandOverlay(Call& c);
@@ -550,6 +557,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
   // Change tracking (command_changes.cc).
   std::unique_ptr<ChangeTracker> tracker_;
+  // odin exec over the overlay put the first look off (StartTracking); a
+  // tool worker's Hello without the overlay makes it (OnWorkerReady),
+  // before any command reaches that worker.
+  bool first_look_deferred_ = false;
+  bool overlay_absent_ = false;
   std::deque<std::string> lane_waiting_;                               // execution ids, in order of arrival
   int lane_writes_ = 0;                                                // file-tool writes in flight
   std::string lane_command_;                                           // the command that can write, in flight

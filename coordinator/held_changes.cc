@@ -106,7 +106,7 @@ void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResu
       continue;
     }
     // The tracker hears it is as it was: no change of the command's.
-    tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
+    if (tracker_) tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
     put_back.push_back(pc.path);
     it = changes->changes.erase(it);
   }
@@ -206,12 +206,12 @@ void Coordinator::HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult*
       ++it;
       continue;
     }
-    if (pc.before) tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
+    if (pc.before && tracker_) tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
     put_back.push_back(pc.path);
     it = changes->changes.erase(it);
   }
   if (put_back.empty() && kept.empty()) return;
-  if (!put_back.empty()) tracker_->Rescan();  // what was taken away is gone for the tracker too
+  if (!put_back.empty() && tracker_) tracker_->Rescan();  // what was taken away is gone for the tracker too
   RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
                   json({{"rule", hold.rule},
                         {"tool", c.call.tool},

@@ -293,6 +293,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // Odin's state, where the directory lives).
   if (co.track_changes && sandbox.run_uid() < 0 && MakeDirs(CommandOverlayRoot(ws.root), 0700).ok()) {
     sandbox.set_overlay_root(CommandOverlayRoot(ws.root));
+    co.overlay_commands = true;
   }
   PrepareCgroupParent(config, policy, &sandbox);
   co.pool.worker_uid = sandbox.run_uid();

@@ -5,15 +5,21 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "base/file_util.h"
@@ -118,6 +124,45 @@ StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace
     }
   }
   return plan;
+}
+
+Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mounts) {
+  // Workers in pid namespaces of their own share the directory: the id is
+  // random, not a pid.
+  uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) return PosixError("overlay probe: getrandom", errno);
+  char id[32];
+  snprintf(id, sizeof id, "probe-%016llx", static_cast<unsigned long long>(nonce));
+  StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(workspace, id, mounts);
+  if (!plan.ok()) return plan.status();
+  // As Spawn does: the child borrows our memory until it exits, and none of
+  // our handlers may run in it.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pid_t pid = vfork();
+  if (pid == 0) _exit(EnterWorkspaceOverlay(&*plan) & 0xff);
+  int vfork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  int status = 0;
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  RemoveWorkspaceOverlayDirs(DirName(plan->upper));
+  if (pid < 0) return PosixError("overlay probe: vfork", vfork_errno);
+  if (!WIFEXITED(status)) return Status::Internal("overlay probe: the child ended by a signal");
+  if (int err = WEXITSTATUS(status); err != 0) return PosixError("overlay probe", err);
+  return Status::OK();
+}
+
+void RemoveWorkspaceOverlayDirs(const std::string& dir) {
+  // What overlayfs leaves: w/work, and with volatile
+  // w/work/incompat/volatile/dirty.
+  for (const char* sub : {"/w/work", "/w/work/incompat", "/w/work/incompat/volatile"}) {
+    chmod((dir + sub).c_str(), 0700);
+  }
+  RemoveTree(dir);
 }
 
 int DropAllCapabilitiesRaw() {

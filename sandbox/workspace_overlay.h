@@ -83,6 +83,22 @@ std::string OverlayMountList(const std::string& workspace, const std::vector<std
 StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace, const std::string& id,
                                                     const std::string& mounts);
 
+// Whether the kernel gives this worker's commands their overlay: a child
+// goes through EnterWorkspaceOverlay (every step, on a scratch upper
+// directory) and exits. The worker asks once, at its start, and says so in
+// its Hello (kOverlayCapability or kNoOverlayCapability), so the
+// coordinator knows before the first command whether it must look at the
+// tree first.
+Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mounts);
+constexpr const char kOverlayCapability[] = "workspace-overlay";
+constexpr const char kNoOverlayCapability[] = "no-workspace-overlay";
+
+// Removes a command's directories (kOverlayMountDir/upper/ID as the worker
+// sees it, or the coordinator's path to it): the upper and work directories
+// and what the overlay left in them. Works without capabilities: the
+// overlay makes what it keeps in the work directory mode 000.
+void RemoveWorkspaceOverlayDirs(const std::string& dir);
+
 // SpawnOptions::before_exec for a plan (arg: const WorkspaceOverlayPlan*).
 // Returns 0, or the errno of the step that failed (the command never runs).
 int EnterWorkspaceOverlay(const void* plan);

@@ -1,5 +1,6 @@
 #include "sandbox/workspace_overlay.h"
 
+#include <filesystem>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -29,6 +30,12 @@ int RunAsWorkerIfAsked() {
   if (masks == nullptr) _exit(91);
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd) == nullptr) _exit(92);
+  if (std::string(script) == "probe") {  // what the worker asks at its start
+    Status probe = ProbeWorkspaceOverlay(cwd, masks);
+    printf("%s\n", probe.ok() ? "overlay" : probe.ToString().c_str());
+    fflush(stdout);
+    _exit(0);
+  }
   StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(cwd, "ex_test-1", masks);
   if (!plan.ok()) {
     fprintf(stderr, "%s\n", plan.status().ToString().c_str());
@@ -168,6 +175,26 @@ TEST_F(WorkspaceOverlayTest, ProtectedMountsHoldOverTheOverlayToo) {
   EXPECT_EQ(out.output, "RO\nBUSY\nRW\n");
   EXPECT_EQ(Read(ws_ + "/.git/config"), "[core]\n");
   EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/.git/objects-ok"), "obj\n");
+}
+
+// The worker's probe at its start: yes where commands get the overlay (and
+// it leaves nothing behind), no, with the reason, where they cannot.
+TEST_F(WorkspaceOverlayTest, TheProbeSaysWhetherCommandsGetTheOverlay) {
+  CommandOutput works = RunCommand("true");
+  SKIP_WITHOUT_OVERLAY(works);
+  CommandOutput yes = RunCommand("probe");
+  ASSERT_EQ(yes.exit_code, 0) << yes.output;
+  EXPECT_EQ(yes.output, "overlay\n");
+  RemoveTree(ws_ + "/.odin/overlay/ex_test-1");
+  EXPECT_TRUE(std::filesystem::is_empty(ws_ + "/.odin/overlay"))
+      << "the probe's directories are removed: " << std::filesystem::directory_iterator(ws_ + "/.odin/overlay")->path();
+  // Not writable to the worker (which holds no capability, even as root).
+  ASSERT_EQ(chmod((ws_ + "/.odin/overlay").c_str(), 0500), 0);
+  CommandOutput no = RunCommand("probe");
+  chmod((ws_ + "/.odin/overlay").c_str(), 0700);
+  ASSERT_EQ(no.exit_code, 0) << no.output;
+  EXPECT_NE(no.output.find("overlay: mkdir"), std::string::npos) << no.output;
+  EXPECT_NE(no.output.find("Permission denied"), std::string::npos) << no.output;
 }
 
 // The overlay's unmount, as the command exits, must not sync the whole file

@@ -234,6 +234,40 @@ TEST_F(OdinMutationsTest, OdinExecRecordsWhatItsCommandChanged) {
             std::vector<std::string>{"created|command"});
 }
 
+// odin exec makes no look at the tree when its worker's Hello says its
+// commands run over the overlay; where the worker cannot make one (here:
+// the overlay's directory is not writable to it, so its probe fails), the
+// Hello says so and the coordinator looks first. Either way the command's
+// changes are recorded (an unread file's with its before-image only over
+// the overlay).
+TEST_F(OdinMutationsTest, OdinExecRecordsChangesWithOrWithoutTheOverlay) {
+  for (bool overlay : {true, false}) {
+    SCOPED_TRACE(overlay ? "overlay" : "no overlay");
+    std::string rel = overlay ? "with.txt" : "without.txt";
+    Put(rel, "before\n");
+    ASSERT_TRUE(MakeDirs(ws_.Join(".odin/overlay")).ok());
+    chmod(ws_.Join(".odin/overlay").c_str(), overlay ? 0700 : 0500);
+    Ran ran = RunOdin(ws_.path(), {"exec", "--json", "--", "sh", "-c", "echo after > " + rel + "; echo n > new-" + rel},
+                      {{"ODIN_TEST_MARK", marker_},
+                       {"XDG_CONFIG_HOME", user_.Join("config")},
+                       {"XDG_STATE_HOME", user_.Join("state")}});
+    chmod(ws_.Join(".odin/overlay").c_str(), 0700);
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    json out = json::parse(ran.out);
+    EXPECT_EQ(out["changed_files"], json::array({"new-" + rel, rel})) << ran.out;
+    EXPECT_EQ(Get(rel), "after\n");
+    std::string id = out["execution_id"];
+    EXPECT_EQ(Rows("SELECT substr(path, length('" + ws_.path() +
+                       "') + 2) || '|' || change || '|' || undoable "
+                       "FROM mutations WHERE execution_id = ? ORDER BY path",
+                   id),
+              (std::vector<std::string>{"new-" + rel + "|created|1",
+                                        // Unread and uncommitted: its bytes before only the overlay has.
+                                        rel + "|modified|" + (overlay ? "1" : "0")}));
+    EXPECT_EQ(RanOverOverlay(id), overlay);
+  }
+}
+
 // odin undo: a command's changes and a file tool's edit put back from the
 // ledger's before-images; refused after a later change unless forced; a
 // dry run changes nothing; the undo is recorded, and can itself be undone.

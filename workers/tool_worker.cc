@@ -39,7 +39,20 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
       overlay_mounts_ = mounts;
       unsetenv(kOverlayEnv);
       relaxed_filter_ = true;
+      // Asked once, before the Hello says it: the coordinator looks at the
+      // tree before the first command only where there is no overlay.
+      if (Status probe = ProbeWorkspaceOverlay(o_.workspace, *overlay_mounts_); !probe.ok()) {
+        fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", probe.ToString().c_str());
+        overlay_mounts_.reset();
+      }
     }
+  }
+
+  // What the Hello adds to the tools: whether commands run over the
+  // workspace overlay (a worker the sandbox gave none says nothing).
+  std::vector<std::string> OverlayCapabilities() const {
+    if (!relaxed_filter_) return {};
+    return {overlay_mounts_ ? kOverlayCapability : kNoOverlayCapability};
   }
 
   void OnOutput(OutputStreamId stream, std::string_view data) override;
@@ -266,18 +279,13 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   }
   StatusOr<std::unique_ptr<CommandRun>> run =
       CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
-  if (!run.ok() && overlay_plan_ && run.status().message().find("prepare to run") != std::string::npos) {
-    // The kernel would not give this command its overlay (no nested user
-    // namespaces, say): it and every later one run without, and the
-    // coordinator finds their changes by looking at the tree.
-    fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", run.status().ToString().c_str());
-    RemoveTree(DirName(overlay_plan_->upper));
+  if (!run.ok() && overlay_plan_) {
+    // The probe at our start passed, so the Hello promised the overlay and
+    // the coordinator did not look at the tree: this command does not run
+    // without one (the model may try again).
+    RemoveWorkspaceOverlayDirs(DirName(overlay_plan_->upper));
     overlay_plan_.reset();
-    overlay_mounts_.reset();
     result.set_overlay(false);
-    spec.before_exec = DenyMountsBeforeExec;
-    spec.before_exec_arg = nullptr;
-    run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   }
   if (!run.ok()) {
     // Shell conventions: 127 not found, 126 found but not executable.
@@ -390,6 +398,7 @@ int RunToolWorker(const WorkerOptions& options, Clock* clock) {
   WorkerHello hello{v1::WORKER_KIND_TOOL,
                     {kExecuteCommandTool, kLsTool, kGlobTool, kGrepTool, kReadTool, kWriteFileTool, kEditTool,
                      kMultiEditTool, kHookTool}};
+  for (std::string& c : worker.OverlayCapabilities()) hello.capabilities.push_back(std::move(c));
   return RunWorkerLoop(options, hello, clock, &worker);
 }
 
