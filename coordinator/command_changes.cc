@@ -136,24 +136,22 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
 }
 
 void Coordinator::FirstLook() {
-  {
-    ChangeTrackerOptions o;
-    o.image_cap_bytes = o_.image_cap_bytes;
-    o.images_total_bytes = o_.images_per_command_bytes;
-    if (o_.session_kind == "exec") {  // odin exec runs one command
-      o.watch_from_entries = 5000;
-      o.remember_git_index = false;
-    }
-    tracker_ = std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
-    tracker_->Rescan();  // the reference
-    // What the agents read before: a change of it has its bytes before.
-    for (auto& [id, agent] : agents_) {
-      if (!agent.cache) continue;
-      for (const CachedFile* f : agent.cache->Entries()) {
-        std::string rel = RelativeTo(f->path, o_.workspace);
-        if (rel.empty() || !f->full || !f->content_known || !agent.cache->IsFresh(f->path)) continue;
-        tracker_->NoteRead(rel, f->sha256, &f->content);
-      }
+  ChangeTrackerOptions o;
+  o.image_cap_bytes = o_.image_cap_bytes;
+  o.images_total_bytes = o_.images_per_command_bytes;
+  if (o_.session_kind == "exec") {  // odin exec runs one command
+    o.watch_from_entries = 5000;
+    o.remember_git_index = false;
+  }
+  tracker_ = std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
+  tracker_->Rescan();  // the reference
+  // What the agents read before: a change of it has its bytes before.
+  for (auto& [id, agent] : agents_) {
+    if (!agent.cache) continue;
+    for (const CachedFile* f : agent.cache->Entries()) {
+      std::string rel = RelativeTo(f->path, o_.workspace);
+      if (rel.empty() || !f->full || !f->content_known || !agent.cache->IsFresh(f->path)) continue;
+      tracker_->NoteRead(rel, f->sha256, &f->content);
     }
   }
 }

@@ -394,11 +394,9 @@ int SandboxMain(int argc, char** argv) {
   // Started as root to run the program as another user, bubblewrap runs as
   // that user, who may not reach an overlay root inside Odin's own state:
   // binding it would fail bubblewrap's setup, and with it the whole sandbox.
-  // The overlay goes; the sandbox stays.
-  if (!parsed->overlay_root.empty() && !parsed->inner && parsed->run_uid >= 0 && geteuid() == 0) {
-    parsed->overlay_root.clear();
-  }
+  // The overlay goes; the sandbox stays. So do other paths out of reach.
   if (!parsed->inner && parsed->run_uid >= 0 && geteuid() == 0) {
+    parsed->overlay_root.clear();
     SpawnOptions as_user;
     ApplyUser(*parsed, &as_user);
     DropUnreachable(&*parsed, as_user.groups);

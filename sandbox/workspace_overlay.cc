@@ -1,5 +1,6 @@
 #include "sandbox/workspace_overlay.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "base/file_util.h"
 
@@ -156,12 +158,31 @@ Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mo
   return Status::OK();
 }
 
-void RemoveWorkspaceOverlayDirs(const std::string& dir) {
-  // What overlayfs leaves: w/work, and with volatile
-  // w/work/incompat/volatile/dirty.
-  for (const char* sub : {"/w/work", "/w/work/incompat", "/w/work/incompat/volatile"}) {
-    chmod((dir + sub).c_str(), 0700);
+namespace {
+
+// Opens up the directories below dir (not through symlinks) so that
+// RemoveTree can go down them: overlayfs makes what it keeps in its work
+// directory mode 000 (work, incompat/volatile, a copy-up cut short).
+void OpenUpDirs(const std::string& dir, int depth) {
+  if (depth > 16 || chmod(dir.c_str(), 0700) != 0) return;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> subdirs;
+  while (dirent* e = readdir(d)) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+      subdirs.push_back(dir + "/" + e->d_name);
+    }
   }
+  closedir(d);
+  for (const std::string& s : subdirs) OpenUpDirs(s, depth + 1);
+}
+
+}  // namespace
+
+void RemoveWorkspaceOverlayDirs(const std::string& dir) {
+  OpenUpDirs(dir + "/w", 0);
   RemoveTree(dir);
 }
 

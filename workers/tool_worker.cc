@@ -280,9 +280,10 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   StatusOr<std::unique_ptr<CommandRun>> run =
       CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   if (!run.ok() && overlay_plan_) {
-    // The probe at our start passed, so the Hello promised the overlay and
-    // the coordinator did not look at the tree: this command does not run
-    // without one (the model may try again).
+    // Nothing ran (not found, or no overlay for it: the probe at our start
+    // passed, so the Hello promised one and the coordinator did not look at
+    // the tree, and the command does not run without; the model may try
+    // again): nothing in its directories to apply.
     RemoveWorkspaceOverlayDirs(DirName(overlay_plan_->upper));
     overlay_plan_.reset();
     result.set_overlay(false);
