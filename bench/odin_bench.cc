@@ -1,7 +1,9 @@
 // odin_bench: the figures issue 2 asks for, as medians and p90s.
 //
 //   1. Round trip of a trivial tool call: coordinator -> sandboxed worker ->
-//      `true` -> result recorded in the ledger (start and end records).
+//      `true` -> result recorded in the ledger (start and end records); the
+//      calls back to back, then 20 ms apart (as a model's answers space
+//      them), each beside an unsandboxed worker.
 //   2. Cold start of `odin exec -- true`, the whole process, as a user runs it,
 //      beside `odin --version` and a bare bwrap sandbox, interleaved.
 //   3. The floor: a ZeroMQ ipc round trip between two processes.
@@ -94,10 +96,11 @@ using bench::Ms;
 using bench::Stats;
 using bench::Summarize;
 
-// Runs `calls` trivial tool calls one after another; returns each round trip
-// and the part of it spent in the worker.
-bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int calls, std::vector<double>* total,
-                        std::vector<double>* in_worker, std::string* how) {
+// Runs `calls` trivial tool calls one after another, gap_ms apart (0: back
+// to back; else the coordinator keeps polling meanwhile, as while a model
+// answers); returns each round trip and the part of it spent in the worker.
+bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int calls, int gap_ms,
+                        std::vector<double>* total, std::vector<double>* in_worker, std::string* how) {
   RuntimeFlags flags;
   flags.dir = dir;
   flags.sandbox = sandbox;
@@ -129,6 +132,9 @@ bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int 
     if (i >= 0) {
       total->push_back(Ms(end - start));
       in_worker->push_back(static_cast<double>(result->duration_us()) / 1000.0);
+    }
+    for (Clock::time_point until = end + milliseconds(gap_ms); Clock::now() < until;) {
+      if (!coord.Poll(std::chrono::duration_cast<Duration>(until - Clock::now())).ok()) return false;
     }
   }
   return true;
@@ -1291,14 +1297,23 @@ int Main(int argc, char** argv) {
   StatusOr<std::string> dir = MakeTempDir("odin-bench");
   if (!dir.ok()) return 1;
 
-  for (const char* sandbox : {"auto", "off"}) {
-    if (calls <= 0) break;
-    std::vector<double> total, worker;
-    std::string how;
-    if (!ToolCallRoundTrips(*dir, sandbox, calls, &total, &worker, &how)) return 1;
-    printf("tool call round trip (%d calls, worker sandbox: %s)\n", calls, how.c_str());
-    Print("coordinator -> worker -> `true` -> ledger", Summarize(total), strcmp(sandbox, "auto") == 0 ? 3.0 : 0);
-    Print("  of which inside the worker (spawn, wait)", Summarize(worker), 0);
+  // Back to back, and 20 ms apart: an agent's calls come a model's answer
+  // apart, which is what a writable worker uses to make the next
+  // command's overlay (sandbox/command_launcher.h).
+  for (int gap_ms : {0, 20}) {
+    for (const char* sandbox : {"auto", "off"}) {
+      if (calls <= 0) break;
+      std::vector<double> total, worker;
+      std::string how;
+      if (!ToolCallRoundTrips(*dir, sandbox, calls, gap_ms, &total, &worker, &how)) return 1;
+      if (gap_ms == 0) {
+        printf("tool call round trip (%d calls back to back, worker sandbox: %s)\n", calls, how.c_str());
+      } else {
+        printf("tool call round trip (%d calls %d ms apart, worker sandbox: %s)\n", calls, gap_ms, how.c_str());
+      }
+      Print("coordinator -> worker -> `true` -> ledger", Summarize(total), strcmp(sandbox, "auto") == 0 ? 3.0 : 0);
+      Print("  of which inside the worker (spawn, wait)", Summarize(worker), 0);
+    }
   }
   if (starts > 0) {
     StartFigures sf = StartStopFigures(*dir, starts);

@@ -161,7 +161,10 @@ Status InstallSeccompFilter(const SeccompOptions& options) {
     if (nr == __NR_SCMP_ERROR) continue;  // unknown to this libseccomp: nothing to deny
     // Negative numbers are calls this architecture does not have.
     if (nr < 0) continue;
-    if (options.allow_overlay_setup && (strcmp(name, "mount") == 0 || strcmp(name, "unshare") == 0)) continue;
+    if (options.allow_overlay_setup &&
+        (strcmp(name, "mount") == 0 || strcmp(name, "unshare") == 0 || strcmp(name, "setns") == 0)) {
+      continue;
+    }
     add(name, seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0));
   }
   // A new namespace through clone: one rule per flag (a rule compares an

@@ -36,9 +36,10 @@ namespace odin {
 
 struct SeccompOptions {
   bool deny_network = true;  // sockets other than AF_UNIX fail
-  // mount and unshare pass: a writable worker with the workspace overlay
-  // (sandbox/workspace_overlay.h) mounts one per command, whose process
-  // then stacks the filter that denies them again before it execs.
+  // mount, unshare and setns pass: a writable worker with the workspace
+  // overlay (sandbox/workspace_overlay.h) mounts one per command, whose
+  // process joins it and then stacks the filter that denies them again
+  // before it execs.
   bool allow_overlay_setup = false;
 };
 

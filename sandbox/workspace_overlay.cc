@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -35,14 +36,6 @@ bool Below(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
-bool ValidId(const std::string& id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
-  }
-  return true;
-}
-
 // Writes text to a /proc file; 0 or an errno. System calls only.
 int WriteProc(const char* path, const std::string& text) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -54,6 +47,14 @@ int WriteProc(const char* path, const std::string& text) {
 }
 
 }  // namespace
+
+bool ValidOverlayId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
 
 std::string OverlayMountList(const std::string& workspace, const std::vector<std::string>& writable,
                              const std::vector<std::string>& readonly, const std::vector<std::string>& masked,
@@ -73,7 +74,7 @@ std::string OverlayMountList(const std::string& workspace, const std::vector<std
 
 StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace, const std::string& id,
                                                     const std::string& mounts) {
-  if (!ValidId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
+  if (!ValidOverlayId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
   const std::string base = std::string(kOverlayMountDir) + "/upper/" + id;
   WorkspaceOverlayPlan plan;
   plan.workspace = workspace;
@@ -246,8 +247,11 @@ int InstallNoMountFilter() {
 
 int DenyMountsBeforeExec(const void* /*unused*/) { return InstallNoMountFilter(); }
 
-int EnterWorkspaceOverlay(const void* arg) {
-  const auto& p = *static_cast<const WorkspaceOverlayPlan*>(arg);
+namespace {
+
+// Steps 1 to 3: the user and mount namespace, the overlay, the sandbox's
+// mounts again on top. System calls only.
+int MountWorkspaceOverlay(const WorkspaceOverlayPlan& p) {
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
   if (int err = WriteProc("/proc/self/setgroups", "deny"); err != 0) return err;
   if (int err = WriteProc("/proc/self/uid_map", p.uid_map); err != 0) return err;
@@ -274,12 +278,128 @@ int EnterWorkspaceOverlay(const void* arg) {
   if (mount("tmpfs", p.hide.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555") != 0) {
     return errno;
   }
+  return 0;
+}
+
+// Step 4: the second user namespace, with the worker's own ids.
+int EnterInnerUserNamespace(const WorkspaceOverlayPlan& p) {
   if (unshare(CLONE_NEWUSER) != 0) return errno;
   if (int err = WriteProc("/proc/self/setgroups", "deny"); err != 0) return err;
   if (int err = WriteProc("/proc/self/uid_map", p.inner_uid_map); err != 0) return err;
-  if (int err = WriteProc("/proc/self/gid_map", p.inner_gid_map); err != 0) return err;
+  return WriteProc("/proc/self/gid_map", p.inner_gid_map);
+}
+
+// Step 5.
+int SealCommand() {
   if (int err = InstallNoMountFilter(); err != 0) return err;
   return DropAllCapabilitiesRaw();
+}
+
+}  // namespace
+
+int EnterWorkspaceOverlay(const void* arg) {
+  const auto& p = *static_cast<const WorkspaceOverlayPlan*>(arg);
+  if (int err = MountWorkspaceOverlay(p); err != 0) return err;
+  if (int err = EnterInnerUserNamespace(p); err != 0) return err;
+  return SealCommand();
+}
+
+namespace {
+
+struct PrepareArgs {
+  const WorkspaceOverlayPlan* plan;
+  int outer_user = -1, mount = -1, inner_user = -1;
+};
+
+// The preparing child: it shares our memory and fd table (CLONE_VM,
+// CLONE_FILES), so the namespaces' fds it opens are ours once it exits.
+int PrepareChild(void* arg) {
+  auto* a = static_cast<PrepareArgs*>(arg);
+  if (int err = MountWorkspaceOverlay(*a->plan); err != 0) return err;
+  a->outer_user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  a->mount = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  if (a->outer_user < 0 || a->mount < 0) return errno;
+  if (int err = EnterInnerUserNamespace(*a->plan); err != 0) return err;
+  a->inner_user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  if (a->inner_user < 0) return errno;
+  return 0;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::string& workspace,
+                                                                 const std::string& mounts) {
+  // Workers in pid namespaces of their own share the directory: the name
+  // is random, not a pid.
+  uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) return PosixError("overlay: getrandom", errno);
+  char id[32];
+  snprintf(id, sizeof id, "next-%016llx", static_cast<unsigned long long>(nonce));
+  ASSIGN_OR_RETURN(WorkspaceOverlayPlan plan, PlanWorkspaceOverlay(workspace, id, mounts));
+  std::unique_ptr<PreparedOverlay> prepared(new PreparedOverlay);
+  prepared->dir_ = DirName(plan.upper);
+  PrepareArgs args{&plan};
+  constexpr size_t kStackBytes = 64 * 1024;
+  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return PosixError("overlay: mmap", errno);
+  // As Spawn does: none of our handlers may run in the child.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pid_t pid = clone(PrepareChild, static_cast<char*>(stack) + kStackBytes,
+                    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &args);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  int status = 0;
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  munmap(stack, kStackBytes);
+  // Whatever it opened is ours to close, also on failure.
+  prepared->outer_user_ = args.outer_user;
+  prepared->mount_ = args.mount;
+  prepared->inner_user_ = args.inner_user;
+  if (pid < 0) return PosixError("overlay: clone", clone_errno);
+  if (!WIFEXITED(status)) return Status::Internal("overlay: the preparing child ended by a signal");
+  if (int err = WEXITSTATUS(status); err != 0) return PosixError("overlay", err);
+  return prepared;
+}
+
+PreparedOverlay::~PreparedOverlay() {
+  for (int fd : {outer_user_, mount_, inner_user_}) {
+    if (fd >= 0) close(fd);
+  }
+  // The overlay went with its mount namespace, just now.
+  if (!claimed_ && !dir_.empty()) RemoveWorkspaceOverlayDirs(dir_);
+}
+
+Status PreparedOverlay::Claim(const std::string& id) {
+  if (claimed_) return Status::FailedPrecondition("overlay", "already claimed");
+  if (!ValidOverlayId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
+  // The overlay holds its directories, not their names. RENAME_NOREPLACE:
+  // never onto another command's.
+  const std::string target = std::string(kOverlayMountDir) + "/upper/" + id;
+  if (renameat2(AT_FDCWD, dir_.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+    return PosixError("overlay: rename " + dir_, errno);
+  }
+  dir_ = target;
+  claimed_ = true;
+  return Status::OK();
+}
+
+int PreparedOverlay::Join(const void* arg) {
+  const auto& p = *static_cast<const PreparedOverlay*>(arg);
+  // The outer user namespace first: there we hold every capability, which
+  // joining its mount namespace and then the inner one takes.
+  if (setns(p.outer_user_, CLONE_NEWUSER) != 0) return errno;
+  if (setns(p.mount_, CLONE_NEWNS) != 0) return errno;
+  if (setns(p.inner_user_, CLONE_NEWUSER) != 0) return errno;
+  // Kept across the spawn's closing of fds for us; not the command's.
+  close(p.outer_user_);
+  close(p.mount_);
+  close(p.inner_user_);
+  return SealCommand();
 }
 
 }  // namespace odin

@@ -13,9 +13,11 @@
 // and tells the program (the worker) through ODIN_OVERLAY, which lists the
 // mounts the sandbox made inside the workspace (OverlayMountList).
 //
-// For each command the worker forks (not vforks: a vfork child shares the
-// parent's memory, and unshare(CLONE_NEWUSER) refuses that), and the child,
-// before it changes directory and execs, calls EnterWorkspaceOverlay:
+// Each command's child goes through these steps before it changes
+// directory and execs (EnterWorkspaceOverlay), or, as a writable worker
+// does it, a child made ahead of the command went through steps 1 to 4
+// and the command's child joins what it left (PreparedOverlay) and does
+// step 5:
 //   1. a user and mount namespace of its own, where it is root (the kernel
 //      mounts an overlay only for a namespace's root);
 //   2. the overlay over the workspace's path (lower, the command's upper and
@@ -30,14 +32,15 @@
 //      setns, pivot_root, chroot, the new mount API and clone with a
 //      namespace flag, and every capability (bounding set too), so nothing
 //      the command runs can take any of it down.
-// Only the worker's own code mounts: the worker's filter lets mount and
-// unshare through (SeccompOptions::allow_overlay_setup), the command's
-// does not.
+// Only the worker's own code mounts: the worker's filter lets mount,
+// unshare and setns through (SeccompOptions::allow_overlay_setup), the
+// command's does not.
 //
-// The plan is made in the parent (PlanWorkspaceOverlay); the child only
-// makes system calls on it, since it is forked from a process that may
-// have threads.
+// The plan is made in the parent (PlanWorkspaceOverlay); the children only
+// make system calls on it: they are vforked (or cloned sharing memory)
+// from a process that may have threads.
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,6 +80,10 @@ std::string OverlayMountList(const std::string& workspace, const std::vector<std
                              const std::vector<std::string>& readonly, const std::vector<std::string>& masked,
                              const std::vector<std::string>& hidden);
 
+// Whether id may name a command's directories: letters, digits, '_' and
+// '-', 1 to 128 of them.
+bool ValidOverlayId(const std::string& id);
+
 // Makes the command's directories below kOverlayMountDir/upper/ID (id: the
 // execution id, letters, digits, '_' and '-') and the plan for its child.
 // mounts: ODIN_OVERLAY's value.
@@ -102,6 +109,42 @@ void RemoveWorkspaceOverlayDirs(const std::string& dir);
 // SpawnOptions::before_exec for a plan (arg: const WorkspaceOverlayPlan*).
 // Returns 0, or the errno of the step that failed (the command never runs).
 int EnterWorkspaceOverlay(const void* plan);
+
+// A command's namespaces made before the command is known: steps 1 to 4
+// done by a child that then exits, its user and mount namespaces held by
+// fds. The command's child only joins them and does step 5, so the
+// overlay's set-up (about a millisecond: the mount namespace's copy, the
+// overlay, the mounts made again) is off the command's path. A writable
+// worker makes the next one after each command's result is out.
+class PreparedOverlay {
+ public:
+  // Directories below kOverlayMountDir/upper/next-RANDOM until claimed.
+  static StatusOr<std::unique_ptr<PreparedOverlay>> Make(const std::string& workspace, const std::string& mounts);
+  // Lets go of the namespaces (the overlay goes with the last user of its
+  // mount namespace); removes the directories unless claimed.
+  ~PreparedOverlay();
+  PreparedOverlay(const PreparedOverlay&) = delete;
+  PreparedOverlay& operator=(const PreparedOverlay&) = delete;
+
+  // Renames its directories to execution id's (what the coordinator
+  // reads): from then on they are that command's, to apply or remove.
+  Status Claim(const std::string& id);
+  // kOverlayMountDir/upper/ID: next-RANDOM, or the id once claimed.
+  const std::string& dir() const { return dir_; }
+
+  // SpawnOptions::before_exec (arg: const PreparedOverlay*): joins the
+  // namespaces, closes their fds (SpawnOptions::keep_fds must hold them:
+  // fds()) and does step 5. Returns 0 or an errno.
+  static int Join(const void* prepared);
+  std::vector<int> fds() const { return {outer_user_, mount_, inner_user_}; }
+
+ private:
+  PreparedOverlay() = default;
+
+  int outer_user_ = -1, mount_ = -1, inner_user_ = -1;  // close-on-exec
+  std::string dir_;
+  bool claimed_ = false;
+};
 
 // Drops every capability of the calling process: bounding and ambient
 // sets, then effective, permitted and inheritable. Returns 0 or an errno.

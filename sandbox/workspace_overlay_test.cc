@@ -19,6 +19,29 @@
 namespace odin {
 namespace {
 
+// Runs script as the worker runs a command (before_exec as given), then
+// exits with its status (94: it did not start).
+[[noreturn]] void RunScript(const char* script, const char* cwd, int (*before_exec)(const void*), const void* arg,
+                            std::vector<int> keep_fds = {}) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", script};
+  o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  o.cwd = cwd;
+  o.stdout_fd = 1;
+  o.stderr_fd = 2;
+  o.before_exec = before_exec;
+  o.before_exec_arg = arg;
+  o.keep_fds = std::move(keep_fds);
+  StatusOr<pid_t> pid = Spawn(o);
+  if (!pid.ok()) {
+    fprintf(stderr, "%s\n", pid.status().ToString().c_str());
+    _exit(94);
+  }
+  int status = 0;
+  WaitPid(*pid, &status, 0);
+  _exit(ExitCodeFromWaitStatus(status));
+}
+
 // Started by the tests below as the program inside odin-sandbox (this same
 // binary, told so by ODIN_OVERLAY_TEST_SCRIPT): does what a worker does for
 // one command, the script, in the workspace overlay, and exits with its
@@ -36,34 +59,29 @@ int RunAsWorkerIfAsked() {
     fflush(stdout);
     _exit(0);
   }
+  if (getenv("ODIN_OVERLAY_TEST_PREPARED") != nullptr) {  // as a writable worker does
+    StatusOr<std::unique_ptr<PreparedOverlay>> prepared = PreparedOverlay::Make(cwd, masks);
+    if (!prepared.ok()) {
+      fprintf(stderr, "prepare to run: %s\n", prepared.status().ToString().c_str());
+      _exit(94);
+    }
+    if (std::string(script) == "unclaimed") {
+      prepared->reset();  // what its destructor leaves
+      _exit(0);
+    }
+    if (!(*prepared)->Claim("ex_test-1").ok()) _exit(95);
+    RunScript(script, cwd, PreparedOverlay::Join, prepared->get(), (*prepared)->fds());
+  }
   StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(cwd, "ex_test-1", masks);
   if (!plan.ok()) {
     fprintf(stderr, "%s\n", plan.status().ToString().c_str());
     _exit(93);
   }
-  SpawnOptions o;
-  o.argv = {"/bin/sh", "-c", script};
-  o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-  o.cwd = cwd;
-  o.stdout_fd = 1;
-  o.stderr_fd = 2;
-  o.before_exec = EnterWorkspaceOverlay;
-  o.before_exec_arg = &*plan;
   // What the worker starts without the overlay: with the no-mount filter
   // ("deny"), or, to show what it stops, with nothing ("bare").
   const char* plain = getenv("ODIN_OVERLAY_TEST_PLAIN");
-  if (plain != nullptr) {
-    o.before_exec = std::string(plain) == "deny" ? DenyMountsBeforeExec : nullptr;
-    o.before_exec_arg = nullptr;
-  }
-  StatusOr<pid_t> pid = Spawn(o);
-  if (!pid.ok()) {
-    fprintf(stderr, "%s\n", pid.status().ToString().c_str());
-    _exit(94);
-  }
-  int status = 0;
-  WaitPid(*pid, &status, 0);
-  _exit(ExitCodeFromWaitStatus(status));
+  if (plain != nullptr) RunScript(script, cwd, std::string(plain) == "deny" ? DenyMountsBeforeExec : nullptr, nullptr);
+  RunScript(script, cwd, EnterWorkspaceOverlay, &*plan);
 }
 [[maybe_unused]] const int kRanAsWorker = RunAsWorkerIfAsked();
 
@@ -112,6 +130,7 @@ class WorkspaceOverlayTest : public ::testing::Test {
     o.argv.insert(o.argv.end(), {"--", self});
     o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ODIN_OVERLAY_TEST_SCRIPT=" + script};
     if (!plain_.empty()) o.env.push_back("ODIN_OVERLAY_TEST_PLAIN=" + plain_);
+    if (prepared_) o.env.push_back("ODIN_OVERLAY_TEST_PREPARED=1");
     o.cwd = ws_;
     StatusOr<CommandOutput> out = odin::RunCommand(o);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
@@ -119,7 +138,8 @@ class WorkspaceOverlayTest : public ::testing::Test {
   }
 
   std::string root_, ws_;
-  std::string plain_;  // ODIN_OVERLAY_TEST_PLAIN for the worker
+  std::string plain_;      // ODIN_OVERLAY_TEST_PLAIN for the worker
+  bool prepared_ = false;  // the command joins a PreparedOverlay
 };
 
 #define SKIP_WITHOUT_OVERLAY(out)                                                              \
@@ -222,6 +242,43 @@ TEST_F(WorkspaceOverlayTest, WhatTheWorkerStartsWithoutTheOverlayCannotMountEith
   CommandOutput denied = RunCommand(script);
   ASSERT_EQ(denied.exit_code, 0) << denied.output;
   EXPECT_EQ(denied.output, "done\n");
+}
+
+// A writable worker makes the next command's namespaces ahead of it; the
+// command that joins them sees and writes exactly what one that made its
+// own would, holds none of their fds, and its directories go by its id.
+TEST_F(WorkspaceOverlayTest, ACommandJoiningAPreparedOverlayIsConfinedTheSame) {
+  prepared_ = true;
+  CommandOutput out = RunCommand(
+      "echo B >> a.txt && echo n > new.txt && rm gone.txt; "
+      "ls -A .odin | wc -l; wc -c < secret.env; ls -A /run/odin-overlay | wc -l; "
+      "umount \"$PWD\" 2>/dev/null && echo UMOUNTED; unshare -Ur true 2>/dev/null && echo UNSHARED; "
+      "for f in /proc/self/fd/*; do readlink $f; done | grep -c 'user:\\|mnt:'; "
+      "awk -v ws=\"$PWD\" '$5 == ws && / - overlay / {print \"volatile:\" index($NF, \"volatile\")}' "
+      "/proc/self/mountinfo | sed 's/:[1-9][0-9]*/:yes/'; "
+      "grep CapEff /proc/self/status; id -u");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output, "0\n0\n0\n0\nvolatile:yes\nCapEff:\t0000000000000000\n" + std::to_string(getuid()) + "\n");
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "a\n");
+  EXPECT_FALSE(PathExists(ws_ + "/new.txt"));
+  EXPECT_TRUE(PathExists(ws_ + "/gone.txt"));
+  std::string upper = ws_ + "/.odin/overlay/ex_test-1/u";
+  EXPECT_EQ(Read(upper + "/a.txt"), "a\nB\n");
+  EXPECT_EQ(Read(upper + "/new.txt"), "n\n");
+  // Claimed: nothing is left under the name it was made with.
+  for (const auto& e : std::filesystem::directory_iterator(ws_ + "/.odin/overlay")) {
+    EXPECT_EQ(e.path().filename().string().rfind("next-", 0), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(WorkspaceOverlayTest, APreparedOverlayNeverUsedLeavesNothing) {
+  prepared_ = true;
+  CommandOutput out = RunCommand("unclaimed");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_TRUE(std::filesystem::is_empty(ws_ + "/.odin/overlay"))
+      << std::filesystem::directory_iterator(ws_ + "/.odin/overlay")->path();
 }
 
 TEST_F(WorkspaceOverlayTest, WithoutOverlayRootTheWorkerIsToldNothing) {

@@ -113,6 +113,7 @@ StatusOr<std::unique_ptr<CommandRun>> CommandRun::Start(const CommandSpec& spec,
   o.limits = spec.limits;
   o.before_exec = spec.before_exec;
   o.before_exec_arg = spec.before_exec_arg;
+  o.keep_fds = spec.keep_fds;
   // The worker dying must not orphan the command.
   o.parent_death_signal = SIGKILL;
   StatusOr<pid_t> pid = Spawn(o);

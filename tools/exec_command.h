@@ -58,6 +58,8 @@ struct CommandSpec {
   // workspace overlay, sandbox/workspace_overlay.h); null: nothing.
   int (*before_exec)(const void* arg) = nullptr;
   const void* before_exec_arg = nullptr;
+  // SpawnOptions::keep_fds: what before_exec needs (it closes them).
+  std::vector<int> keep_fds;
 };
 
 // ExecuteCommand's arguments, parsed once: the command-rule gate judges what

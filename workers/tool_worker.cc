@@ -30,6 +30,8 @@
 namespace odin {
 namespace {
 
+constexpr Duration kPrepareOverlayDelay = milliseconds(1);
+
 class Worker : public CommandRun::Sink, public WorkerLogic {
  public:
   Worker(const WorkerOptions& o, Clock* clock) : o_(o), clock_(clock) {
@@ -40,10 +42,19 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
       unsetenv(kOverlayEnv);
       relaxed_filter_ = true;
       // Asked once, before the Hello says it: the coordinator looks at the
-      // tree before the first command only where there is no overlay.
-      if (Status probe = ProbeWorkspaceOverlay(o_.workspace, *overlay_mounts_); !probe.ok()) {
+      // tree before the first command only where there is no overlay. The
+      // first command's prepared overlay answers it (it went through the
+      // overlay's steps); without one, the probe does, and says why.
+      if (StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
+          next.ok()) {
+        next_overlay_ = std::move(*next);
+      } else if (Status probe = ProbeWorkspaceOverlay(o_.workspace, *overlay_mounts_); !probe.ok()) {
         fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", probe.ToString().c_str());
         overlay_mounts_.reset();
+      } else {
+        fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n",
+                next.status().ToString().c_str());
+        prepare_overlays_ = false;
       }
     }
   }
@@ -73,6 +84,10 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // and then its result.
   void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
   void FinishRun();
+  // Makes the next command's overlay (prepare_at_ has come).
+  void PrepareOverlay();
+  // Starts spec over an overlay it makes as it starts (none prepared).
+  StatusOr<std::unique_ptr<CommandRun>> StartOverOverlay(const v1::ToolRequest& req, CommandSpec spec);
 
   const WorkerOptions& o_;
   Clock* clock_;
@@ -95,10 +110,21 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   bool hook_ = false;
   // The sandbox's mounts to make again over the overlay; unset: no overlay.
   std::optional<std::string> overlay_mounts_;
-  // The running command's overlay plan (its child reads it before exec),
-  // and whether the command runs over one.
+  // The running command's overlay plan, where it made its own (its child
+  // reads it before exec).
   std::optional<WorkspaceOverlayPlan> overlay_plan_;
-  // This worker's own seccomp filter lets mount and unshare through (for
+  // The next command's namespaces, its overlay mounted: the first made at
+  // our start, then one after each command's result is out. After a
+  // failure to make one, commands make their overlay as they start.
+  std::unique_ptr<PreparedOverlay> next_overlay_;
+  bool prepare_overlays_ = true;
+  // When to make it: a moment after a command's result is out, so that
+  // the result's way to the coordinator (the ZeroMQ thread's send, the
+  // coordinator's apply) has the cores first. Unset: not wanted.
+  std::optional<SteadyTime> prepare_at_;
+  // Whether the running command runs over an overlay.
+  bool over_overlay_ = false;
+  // This worker's own seccomp filter lets mount, unshare and setns through (for
   // the overlay): nothing it starts may keep that, overlay or not.
   bool relaxed_filter_ = false;
   std::string hook_out_, hook_err_;
@@ -263,30 +289,27 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   // what it writes waits in its upper directory for the coordinator.
   // (Searches only read.) No overlay, no command: a failed plan fails it.
   overlay_plan_.reset();
+  StatusOr<std::unique_ptr<CommandRun>> run = Status::Internal("not started");
   if (overlay_mounts_ && !capture) {
-    StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(o_.workspace, req.execution_id(), *overlay_mounts_);
-    if (!plan.ok()) {
-      FailResult(&result, v1::TOOL_STATUS_ERROR, plan.status());
-      hook_ = false;
-      return channel_->QueueResult(std::move(result));
-    }
-    overlay_plan_ = std::move(*plan);
-    spec.before_exec = EnterWorkspaceOverlay;
-    spec.before_exec_arg = &*overlay_plan_;
     result.set_overlay(true);
-  } else if (relaxed_filter_) {
-    spec.before_exec = DenyMountsBeforeExec;
-  }
-  StatusOr<std::unique_ptr<CommandRun>> run =
-      CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
-  if (!run.ok() && overlay_plan_) {
+    std::unique_ptr<PreparedOverlay> prepared = std::move(next_overlay_);
+    if (prepared != nullptr && prepared->Claim(req.execution_id()).ok()) {
+      spec.before_exec = PreparedOverlay::Join;
+      spec.before_exec_arg = prepared.get();
+      spec.keep_fds = prepared->fds();
+      run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
+      if (!run.ok()) RemoveWorkspaceOverlayDirs(prepared->dir());
+    } else {
+      run = StartOverOverlay(req, std::move(spec));
+    }
     // Nothing ran (not found, or no overlay for it: the probe at our start
     // passed, so the Hello promised one and the coordinator did not look at
     // the tree, and the command does not run without; the model may try
-    // again): nothing in its directories to apply.
-    RemoveWorkspaceOverlayDirs(DirName(overlay_plan_->upper));
-    overlay_plan_.reset();
-    result.set_overlay(false);
+    // again): nothing in its directories to apply, which are gone.
+    if (!run.ok()) result.set_overlay(false);
+  } else {
+    if (relaxed_filter_) spec.before_exec = DenyMountsBeforeExec;
+    run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   }
   if (!run.ok()) {
     // Shell conventions: 127 not found, 126 found but not executable.
@@ -297,6 +320,7 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     return channel_->QueueResult(std::move(result));
   }
   run_ = std::move(*run);
+  over_overlay_ = result.overlay();
   capturing_ = capture;
   request_ = req;
   execution_id_ = req.execution_id();
@@ -313,12 +337,27 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   channel_->Flush();
 }
 
+StatusOr<std::unique_ptr<CommandRun>> Worker::StartOverOverlay(const v1::ToolRequest& req, CommandSpec spec) {
+  ASSIGN_OR_RETURN(WorkspaceOverlayPlan plan, PlanWorkspaceOverlay(o_.workspace, req.execution_id(), *overlay_mounts_));
+  overlay_plan_ = std::move(plan);
+  spec.before_exec = EnterWorkspaceOverlay;
+  spec.before_exec_arg = &*overlay_plan_;
+  StatusOr<std::unique_ptr<CommandRun>> run =
+      CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
+  if (!run.ok()) {
+    RemoveWorkspaceOverlayDirs(DirName(overlay_plan_->upper));
+    overlay_plan_.reset();
+  }
+  return run;
+}
+
 void Worker::FinishRun() {
   v1::ToolResult result;
   result.set_execution_id(execution_id_);
   run_->FillResult(&result);
   run_.reset();
-  if (overlay_plan_) result.set_overlay(true);
+  if (over_overlay_) result.set_overlay(true);
+  over_overlay_ = false;
   overlay_plan_.reset();
   if (hook_) {
     hook_ = false;
@@ -370,24 +409,44 @@ void Worker::AddWatchFds(std::vector<PollFd>* fds) {
 }
 
 SteadyTime Worker::NextTimer() const {
-  if (run_ == nullptr) return SteadyTime::max();
+  if (run_ == nullptr) return prepare_at_.value_or(SteadyTime::max());
   return run_->NextTimer().value_or(SteadyTime::max());
 }
 
 void Worker::Service() {
-  if (run_ == nullptr) return;
+  if (run_ == nullptr) {
+    if (prepare_at_ && clock_->Now() >= *prepare_at_) PrepareOverlay();
+    return;
+  }
   // A search keeps rg's output, so it reads whether or not the outbox is
   // clear; a command streams, so it reads only when it is.
   run_->Service(capturing_ || channel_->outbox_empty(), this);
   if (run_->done()) {
     FinishRun();
     channel_->Flush();
+    // The next command's overlay, once the result is on its way.
+    if (overlay_mounts_ && prepare_overlays_ && next_overlay_ == nullptr) {
+      prepare_at_ = clock_->Now() + kPrepareOverlayDelay;
+    }
   }
+}
+
+void Worker::PrepareOverlay() {
+  prepare_at_.reset();
+  if (!overlay_mounts_ || !prepare_overlays_ || next_overlay_ != nullptr) return;
+  StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
+  if (!next.ok()) {
+    fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n", next.status().ToString().c_str());
+    prepare_overlays_ = false;
+    return;
+  }
+  next_overlay_ = std::move(*next);
 }
 
 void Worker::Stop() {
   if (run_ != nullptr) run_->KillNow();
   KillAllDescendants();
+  next_overlay_.reset();  // its directories
 }
 
 }  // namespace
