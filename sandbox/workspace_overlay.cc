@@ -388,6 +388,25 @@ Status PreparedOverlay::Claim(const std::string& id) {
   return Status::OK();
 }
 
+Status PreparedOverlay::Check() const {
+  // As Spawn does: the child borrows our memory, and none of our handlers
+  // may run in it. Its fd table is its own copy: Join's closing is its own.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pid_t pid = vfork();
+  if (pid == 0) _exit(Join(this) & 0xff);
+  int vfork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (pid < 0) return PosixError("overlay: vfork", vfork_errno);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status)) return Status::Internal("overlay: the joining child ended by a signal");
+  if (int err = WEXITSTATUS(status); err != 0) return PosixError("overlay: join", err);
+  return Status::OK();
+}
+
 int PreparedOverlay::Join(const void* arg) {
   const auto& p = *static_cast<const PreparedOverlay*>(arg);
   // The outer user namespace first: there we hold every capability, which

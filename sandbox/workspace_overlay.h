@@ -126,6 +126,10 @@ class PreparedOverlay {
   PreparedOverlay(const PreparedOverlay&) = delete;
   PreparedOverlay& operator=(const PreparedOverlay&) = delete;
 
+  // Whether a child can join it (the kernel and the worker's filter let
+  // it): a vforked child joins and exits, using nothing up. Asked once, of
+  // the first.
+  Status Check() const;
   // Renames its directories to execution id's (what the coordinator
   // reads): from then on they are that command's, to apply or remove.
   Status Claim(const std::string& id);

@@ -65,6 +65,10 @@ int RunAsWorkerIfAsked() {
       fprintf(stderr, "prepare to run: %s\n", prepared.status().ToString().c_str());
       _exit(94);
     }
+    if (Status joined = (*prepared)->Check(); !joined.ok()) {
+      fprintf(stderr, "prepare to run: %s\n", joined.ToString().c_str());
+      _exit(94);
+    }
     if (std::string(script) == "unclaimed") {
       prepared->reset();  // what its destructor leaves
       _exit(0);

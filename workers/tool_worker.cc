@@ -43,18 +43,26 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
       relaxed_filter_ = true;
       // Asked once, before the Hello says it: the coordinator looks at the
       // tree before the first command only where there is no overlay. The
-      // first command's prepared overlay answers it (it went through the
-      // overlay's steps); without one, the probe does, and says why.
-      if (StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
-          next.ok()) {
-        next_overlay_ = std::move(*next);
-      } else if (Status probe = ProbeWorkspaceOverlay(o_.workspace, *overlay_mounts_); !probe.ok()) {
-        fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", probe.ToString().c_str());
-        overlay_mounts_.reset();
-      } else {
-        fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n",
-                next.status().ToString().c_str());
-        prepare_overlays_ = false;
+      // first command's prepared overlay answers it (a child went through
+      // the overlay's steps, another joined what it left); without one, the
+      // probe does, and says why.
+      StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
+      if (next.ok()) {
+        if (Status joined = (*next)->Check(); joined.ok()) {
+          next_overlay_ = std::move(*next);
+        } else {
+          next = joined;
+        }
+      }
+      if (next_overlay_ == nullptr) {
+        if (Status probe = ProbeWorkspaceOverlay(o_.workspace, *overlay_mounts_); !probe.ok()) {
+          fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", probe.ToString().c_str());
+          overlay_mounts_.reset();
+        } else {
+          fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n",
+                  next.status().ToString().c_str());
+          prepare_overlays_ = false;
+        }
       }
     }
   }
