@@ -1299,7 +1299,7 @@ int Main(int argc, char** argv) {
 
   // Back to back, and 20 ms apart: an agent's calls come a model's answer
   // apart, which is what a writable worker uses to make the next
-  // command's overlay (sandbox/command_launcher.h).
+  // command's overlay (PreparedOverlay, sandbox/workspace_overlay.h).
   for (int gap_ms : {0, 20}) {
     for (const char* sandbox : {"auto", "off"}) {
       if (calls <= 0) break;

@@ -47,7 +47,7 @@ struct SandboxOptions {
   std::string cgroup_parent;      // --cgroup-parent: cgroup v2 group to make the sandbox's below
   // --overlay-root DIR: a writable workspace's worker gets the workspace's
   // plain bind and DIR (on the workspace's file system) below
-  // kOverlayMountDir, mount and unshare through seccomp, and ODIN_OVERLAY
+  // kOverlayMountDir, mount, unshare and setns through seccomp, and ODIN_OVERLAY
   // (sandbox/workspace_overlay.h): each command it runs sees the workspace
   // through an overlay whose upper directory is in DIR. Only with bubblewrap,
   // and not with --user (that user may not reach DIR).

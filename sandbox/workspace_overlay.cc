@@ -338,6 +338,11 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
   ASSIGN_OR_RETURN(WorkspaceOverlayPlan plan, PlanWorkspaceOverlay(workspace, id, mounts));
   std::unique_ptr<PreparedOverlay> prepared(new PreparedOverlay);
   prepared->dir_ = DirName(plan.upper);
+  for (const std::vector<std::string>* binds : {&plan.rw_binds, &plan.ro_binds}) {
+    for (const std::string& b : *binds) {
+      prepared->pinned_.push_back(Look(std::string(kOverlayMountDir) + "/lower" + b.substr(workspace.size())));
+    }
+  }
   PrepareArgs args{&plan};
   constexpr size_t kStackBytes = 64 * 1024;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -374,8 +379,26 @@ PreparedOverlay::~PreparedOverlay() {
   if (!claimed_ && !dir_.empty()) RemoveWorkspaceOverlayDirs(dir_);
 }
 
+PreparedOverlay::Pinned PreparedOverlay::Look(const std::string& lower) {
+  Pinned p;
+  p.lower = lower;
+  struct stat st;
+  if (lstat(lower.c_str(), &st) == 0) {
+    p.present = true;
+    p.dev = st.st_dev;
+    p.ino = st.st_ino;
+  }
+  return p;
+}
+
 Status PreparedOverlay::Claim(const std::string& id) {
   if (claimed_) return Status::FailedPrecondition("overlay", "already claimed");
+  for (const Pinned& was : pinned_) {
+    Pinned now = Look(was.lower);
+    if (now.present != was.present || now.dev != was.dev || now.ino != was.ino) {
+      return Status::FailedPrecondition(was.lower, "replaced since the overlay was prepared");
+    }
+  }
   if (!ValidOverlayId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
   // The overlay holds its directories, not their names. RENAME_NOREPLACE:
   // never onto another command's.

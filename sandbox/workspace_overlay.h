@@ -40,6 +40,7 @@
 // make system calls on it: they are vforked (or cloned sharing memory)
 // from a process that may have threads.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -132,6 +133,8 @@ class PreparedOverlay {
   Status Check() const;
   // Renames its directories to execution id's (what the coordinator
   // reads): from then on they are that command's, to apply or remove.
+  // Fails (FailedPrecondition) where a file it binds again was replaced or
+  // removed since it was made: start the command another way.
   Status Claim(const std::string& id);
   // kOverlayMountDir/upper/ID: next-RANDOM, or the id once claimed.
   const std::string& dir() const { return dir_; }
@@ -145,7 +148,18 @@ class PreparedOverlay {
  private:
   PreparedOverlay() = default;
 
+  // What the files it binds again on top were, in the workspace itself,
+  // before the child bound them: a bind holds the file as it was, and the
+  // command must not see a git config or an AGENTS.md replaced since.
+  struct Pinned {
+    std::string lower;  // kOverlayMountDir/lower/REL
+    bool present = false;
+    uint64_t dev = 0, ino = 0;
+  };
+  static Pinned Look(const std::string& lower);
+
   int outer_user_ = -1, mount_ = -1, inner_user_ = -1;  // close-on-exec
+  std::vector<Pinned> pinned_;
   std::string dir_;
   bool claimed_ = false;
 };
@@ -162,7 +176,7 @@ int InstallNoMountFilter();
 // SpawnOptions::before_exec for what a worker with the overlay starts
 // without one (a search's rg, a command once the kernel refused the
 // overlay): the no-mount filter, so nothing it starts keeps the worker's
-// leave to mount and unshare. Returns 0 or an errno.
+// leave to mount, unshare and setns. Returns 0 or an errno.
 int DenyMountsBeforeExec(const void* unused);
 
 }  // namespace odin

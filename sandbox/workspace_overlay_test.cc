@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -73,7 +74,15 @@ int RunAsWorkerIfAsked() {
       prepared->reset();  // what its destructor leaves
       _exit(0);
     }
-    if (!(*prepared)->Claim("ex_test-1").ok()) _exit(95);
+    if (getenv("ODIN_OVERLAY_TEST_WAIT") != nullptr) {  // the test changes the workspace meanwhile
+      std::ofstream(std::string(cwd) + "/ready").flush();
+      for (int i = 0; i < 1000 && !PathExists(std::string(cwd) + "/go"); ++i) usleep(10000);
+    }
+    if (Status claimed = (*prepared)->Claim("ex_test-1"); !claimed.ok()) {
+      printf("claim: %s\n", claimed.ToString().c_str());
+      fflush(stdout);
+      _exit(0);
+    }
     RunScript(script, cwd, PreparedOverlay::Join, prepared->get(), (*prepared)->fds());
   }
   StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(cwd, "ex_test-1", masks);
@@ -135,6 +144,7 @@ class WorkspaceOverlayTest : public ::testing::Test {
     o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ODIN_OVERLAY_TEST_SCRIPT=" + script};
     if (!plain_.empty()) o.env.push_back("ODIN_OVERLAY_TEST_PLAIN=" + plain_);
     if (prepared_) o.env.push_back("ODIN_OVERLAY_TEST_PREPARED=1");
+    if (wait_) o.env.push_back("ODIN_OVERLAY_TEST_WAIT=1");
     o.cwd = ws_;
     StatusOr<CommandOutput> out = odin::RunCommand(o);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
@@ -144,6 +154,7 @@ class WorkspaceOverlayTest : public ::testing::Test {
   std::string root_, ws_;
   std::string plain_;      // ODIN_OVERLAY_TEST_PLAIN for the worker
   bool prepared_ = false;  // the command joins a PreparedOverlay
+  bool wait_ = false;      // between preparing and claiming, for ready and go
 };
 
 #define SKIP_WITHOUT_OVERLAY(out)                                                              \
@@ -274,6 +285,29 @@ TEST_F(WorkspaceOverlayTest, ACommandJoiningAPreparedOverlayIsConfinedTheSame) {
   for (const auto& e : std::filesystem::directory_iterator(ws_ + "/.odin/overlay")) {
     EXPECT_EQ(e.path().filename().string().rfind("next-", 0), std::string::npos) << e.path();
   }
+}
+
+// A file bound again on top (git's config here) that is replaced between
+// preparing and the command must not reach the command as it was: the
+// claim fails, and the worker makes the command an overlay of its own.
+TEST_F(WorkspaceOverlayTest, APreparedOverlayIsNotUsedOnceABoundFileWasReplaced) {
+  ASSERT_TRUE(MakeDirs(ws_ + "/.git").ok());
+  Write(ws_ + "/.git/config", "[core]\n");
+  prepared_ = true;
+  wait_ = true;
+  std::thread editor([&] {
+    for (int i = 0; i < 1000 && !PathExists(ws_ + "/ready"); ++i) usleep(10000);
+    Write(ws_ + "/.git/config.lock", "[core]\n\tbare = false\n");  // as git config writes
+    rename((ws_ + "/.git/config.lock").c_str(), (ws_ + "/.git/config").c_str());
+    Write(ws_ + "/go", "");
+  });
+  CommandOutput out =
+      RunCommand("cat .git/config", true, {"--writable", ws_ + "/.git", "--readonly", ws_ + "/.git/config"});
+  editor.join();
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("claim: "), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("replaced since the overlay was prepared"), std::string::npos) << out.output;
 }
 
 TEST_F(WorkspaceOverlayTest, APreparedOverlayNeverUsedLeavesNothing) {

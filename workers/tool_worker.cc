@@ -300,6 +300,8 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   StatusOr<std::unique_ptr<CommandRun>> run = Status::Internal("not started");
   if (overlay_mounts_ && !capture) {
     result.set_overlay(true);
+    // (A prepared overlay whose bound files were replaced since is not
+    // used: the command would see them as they were.)
     std::unique_ptr<PreparedOverlay> prepared = std::move(next_overlay_);
     if (prepared != nullptr && prepared->Claim(req.execution_id()).ok()) {
       spec.before_exec = PreparedOverlay::Join;
@@ -310,8 +312,8 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     } else {
       run = StartOverOverlay(req, std::move(spec));
     }
-    // Nothing ran (not found, or no overlay for it: the probe at our start
-    // passed, so the Hello promised one and the coordinator did not look at
+    // Nothing ran (not found, or no overlay for it: our start found the
+    // overlay works, so the Hello promised one and the coordinator did not look at
     // the tree, and the command does not run without; the model may try
     // again): nothing in its directories to apply, which are gone.
     if (!run.ok()) result.set_overlay(false);
@@ -320,6 +322,10 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   }
   if (!run.ok()) {
+    // The next command's overlay, as after a command that ran.
+    if (overlay_mounts_ && prepare_overlays_ && next_overlay_ == nullptr) {
+      prepare_at_ = clock_->Now() + kPrepareOverlayDelay;
+    }
     // Shell conventions: 127 not found, 126 found but not executable.
     FailResult(&result, v1::TOOL_STATUS_ERROR, run.status());
     result.set_has_exit_code(true);
