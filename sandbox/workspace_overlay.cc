@@ -129,6 +129,36 @@ StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace
   return plan;
 }
 
+namespace {
+
+// Runs fn(arg) in a child that borrows our memory until it exits (clone
+// with CLONE_VM | CLONE_VFORK, and flags), every signal blocked across it
+// as Spawn does, so none of our handlers runs in it. fn makes system calls
+// only and returns 0 or an errno; what names the errors.
+Status RunOnOurMemory(int (*fn)(void*), void* arg, int flags, const char* what) {
+  constexpr size_t kStackBytes = 64 * 1024;
+  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return PosixError(std::string(what) + ": mmap", errno);
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pid_t pid = clone(fn, static_cast<char*>(stack) + kStackBytes, CLONE_VM | CLONE_VFORK | flags | SIGCHLD, arg);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  int status = 0;
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  munmap(stack, kStackBytes);
+  if (pid < 0) return PosixError(std::string(what) + ": clone", clone_errno);
+  if (!WIFEXITED(status)) return Status::Internal(std::string(what) + ": the child ended by a signal");
+  if (int err = WEXITSTATUS(status); err != 0) return PosixError(what, err);
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mounts) {
   // Workers in pid namespaces of their own share the directory: the id is
   // random, not a pid.
@@ -138,25 +168,9 @@ Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mo
   snprintf(id, sizeof id, "probe-%016llx", static_cast<unsigned long long>(nonce));
   StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(workspace, id, mounts);
   if (!plan.ok()) return plan.status();
-  // As Spawn does: the child borrows our memory until it exits, and none of
-  // our handlers may run in it.
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = vfork();
-  if (pid == 0) _exit(EnterWorkspaceOverlay(&*plan) & 0xff);
-  int vfork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  int status = 0;
-  if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
+  Status probed = RunOnOurMemory([](void* p) { return EnterWorkspaceOverlay(p) & 0xff; }, &*plan, 0, "overlay probe");
   RemoveWorkspaceOverlayDirs(DirName(plan->upper));
-  if (pid < 0) return PosixError("overlay probe: vfork", vfork_errno);
-  if (!WIFEXITED(status)) return Status::Internal("overlay probe: the child ended by a signal");
-  if (int err = WEXITSTATUS(status); err != 0) return PosixError("overlay probe", err);
-  return Status::OK();
+  return probed;
 }
 
 namespace {
@@ -344,30 +358,13 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
     }
   }
   PrepareArgs args{&plan};
-  constexpr size_t kStackBytes = 64 * 1024;
-  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return PosixError("overlay: mmap", errno);
-  // As Spawn does: none of our handlers may run in the child.
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = clone(PrepareChild, static_cast<char*>(stack) + kStackBytes,
-                    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &args);
-  int clone_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  int status = 0;
-  if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  munmap(stack, kStackBytes);
+  // CLONE_FILES: the fds it opens are ours.
+  Status made = RunOnOurMemory(PrepareChild, &args, CLONE_FILES, "overlay");
   // Whatever it opened is ours to close, also on failure.
   prepared->outer_user_ = args.outer_user;
   prepared->mount_ = args.mount;
   prepared->inner_user_ = args.inner_user;
-  if (pid < 0) return PosixError("overlay: clone", clone_errno);
-  if (!WIFEXITED(status)) return Status::Internal("overlay: the preparing child ended by a signal");
-  if (int err = WEXITSTATUS(status); err != 0) return PosixError("overlay", err);
+  if (!made.ok()) return made;
   return prepared;
 }
 
@@ -412,22 +409,8 @@ Status PreparedOverlay::Claim(const std::string& id) {
 }
 
 Status PreparedOverlay::Check() const {
-  // As Spawn does: the child borrows our memory, and none of our handlers
-  // may run in it. Its fd table is its own copy: Join's closing is its own.
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = vfork();
-  if (pid == 0) _exit(Join(this) & 0xff);
-  int vfork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (pid < 0) return PosixError("overlay: vfork", vfork_errno);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status)) return Status::Internal("overlay: the joining child ended by a signal");
-  if (int err = WEXITSTATUS(status); err != 0) return PosixError("overlay: join", err);
-  return Status::OK();
+  // Its fd table is its own copy (no CLONE_FILES): Join's closing is its own.
+  return RunOnOurMemory([](void* p) { return Join(p) & 0xff; }, const_cast<PreparedOverlay*>(this), 0, "overlay: join");
 }
 
 int PreparedOverlay::Join(const void* arg) {
