@@ -136,22 +136,36 @@ namespace {
 // as Spawn does, so none of our handlers runs in it. fn makes system calls
 // only and returns 0 or an errno; what names the errors.
 Status RunOnOurMemory(int (*fn)(void*), void* arg, int flags, const char* what) {
-  constexpr size_t kStackBytes = 64 * 1024;
-  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return PosixError(std::string(what) + ": mmap", errno);
+  // Its stack, with a page below it that faults rather than letting an
+  // overflow write into whatever was mapped there.
+  constexpr size_t kGuardBytes = 4096, kStackBytes = 64 * 1024;
+  void* map = mmap(nullptr, kGuardBytes + kStackBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (map == MAP_FAILED) return PosixError(std::string(what) + ": mmap", errno);
+  char* stack = static_cast<char*>(map) + kGuardBytes;
+  if (mprotect(stack, kStackBytes, PROT_READ | PROT_WRITE) != 0) {
+    int err = errno;
+    munmap(map, kGuardBytes + kStackBytes);
+    return PosixError(std::string(what) + ": mprotect", err);
+  }
   sigset_t all, saved;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = clone(fn, static_cast<char*>(stack) + kStackBytes, CLONE_VM | CLONE_VFORK | flags | SIGCHLD, arg);
+  pid_t pid = clone(fn, stack + kStackBytes, CLONE_VM | CLONE_VFORK | flags | SIGCHLD, arg);
   int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   int status = 0;
+  pid_t waited = -1;
+  int wait_errno = 0;
   if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    do {
+      waited = waitpid(pid, &status, 0);
+    } while (waited < 0 && errno == EINTR);
+    wait_errno = errno;
   }
-  munmap(stack, kStackBytes);
+  munmap(map, kGuardBytes + kStackBytes);
   if (pid < 0) return PosixError(std::string(what) + ": clone", clone_errno);
+  // (Someone else reaping it would leave us no status to trust.)
+  if (waited != pid) return PosixError(std::string(what) + ": waitpid", wait_errno);
   if (!WIFEXITED(status)) return Status::Internal(std::string(what) + ": the child ended by a signal");
   if (int err = WEXITSTATUS(status); err != 0) return PosixError(what, err);
   return Status::OK();
@@ -365,6 +379,9 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
   prepared->mount_ = args.mount;
   prepared->inner_user_ = args.inner_user;
   if (!made.ok()) return made;
+  if (args.outer_user < 0 || args.mount < 0 || args.inner_user < 0) {
+    return Status::Internal("overlay: the preparing child left no namespaces");
+  }
   return prepared;
 }
 

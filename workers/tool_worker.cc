@@ -31,6 +31,8 @@ namespace odin {
 namespace {
 
 constexpr Duration kPrepareOverlayDelay = milliseconds(1);
+// Failures to prepare an overlay in a row before commands all make their own.
+constexpr int kPrepareOverlayTries = 3;
 
 class Worker : public CommandRun::Sink, public WorkerLogic {
  public:
@@ -125,7 +127,13 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // our start, then one after each command's result is out. After a
   // failure to make one, commands make their overlay as they start.
   std::unique_ptr<PreparedOverlay> next_overlay_;
+  // The one the running (or last) command joined. We hold its namespaces
+  // until its result is out: the last to let go of a mount namespace
+  // unmounts its tree, and a command exiting as the last would do it before
+  // the kernel tells us it ended.
+  std::unique_ptr<PreparedOverlay> joined_overlay_;
   bool prepare_overlays_ = true;
+  int prepare_failures_ = 0;  // in a row
   // When to make it: a moment after a command's result is out, so that
   // the result's way to the coordinator (the ZeroMQ thread's send, the
   // coordinator's apply) has the cores first. Unset: not wanted.
@@ -298,6 +306,9 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   // (Searches only read.) No overlay, no command: a failed plan fails it.
   overlay_plan_.reset();
   StatusOr<std::unique_ptr<CommandRun>> run = Status::Internal("not started");
+  // The last command's namespaces go once this one has started (a command
+  // that came before the moment to let go of them).
+  std::unique_ptr<PreparedOverlay> last_joined = std::move(joined_overlay_);
   if (overlay_mounts_ && !capture) {
     result.set_overlay(true);
     // (A prepared overlay whose bound files were replaced since is not
@@ -308,7 +319,23 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
       spec.before_exec_arg = prepared.get();
       spec.keep_fds = prepared->fds();
       run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
-      if (!run.ok()) RemoveWorkspaceOverlayDirs(prepared->dir());
+      if (run.ok()) {
+        joined_overlay_ = std::move(prepared);
+      } else {
+        RemoveWorkspaceOverlayDirs(prepared->dir());
+        prepared.reset();  // the fds keep_fds names: closed
+        spec.keep_fds.clear();
+        // Nothing ran. If joining failed, not the command, an overlay of
+        // its own starts it; then no more are prepared.
+        if (run.status().code() != StatusCode::kNotFound) {
+          Status joining = run.status();
+          run = StartOverOverlay(req, std::move(spec));
+          if (run.ok()) {
+            fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n", joining.ToString().c_str());
+            prepare_overlays_ = false;
+          }
+        }
+      }
     } else {
       run = StartOverOverlay(req, std::move(spec));
     }
@@ -438,28 +465,36 @@ void Worker::Service() {
   if (run_->done()) {
     FinishRun();
     channel_->Flush();
-    // The next command's overlay, once the result is on its way.
+    // The next command's overlay, once the result is on its way; the
+    // joined one's namespaces go then too.
     if (overlay_mounts_ && prepare_overlays_ && next_overlay_ == nullptr) {
       prepare_at_ = clock_->Now() + kPrepareOverlayDelay;
+    } else {
+      joined_overlay_.reset();
     }
   }
 }
 
 void Worker::PrepareOverlay() {
   prepare_at_.reset();
+  joined_overlay_.reset();
   if (!overlay_mounts_ || !prepare_overlays_ || next_overlay_ != nullptr) return;
   StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
   if (!next.ok()) {
-    fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n", next.status().ToString().c_str());
-    prepare_overlays_ = false;
+    // Out of fds or space for a moment, or never: the next command makes
+    // its own, and after a few failures in a row all do.
+    fprintf(stderr, "odin-worker: no overlay prepared: %s\n", next.status().ToString().c_str());
+    if (++prepare_failures_ >= kPrepareOverlayTries) prepare_overlays_ = false;
     return;
   }
+  prepare_failures_ = 0;
   next_overlay_ = std::move(*next);
 }
 
 void Worker::Stop() {
   if (run_ != nullptr) run_->KillNow();
   KillAllDescendants();
+  joined_overlay_.reset();
   next_overlay_.reset();  // its directories
 }
 
