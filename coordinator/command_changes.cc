@@ -1,15 +1,11 @@
 // Every change is a mutation: what commands that can write change in the
 // workspace, recorded, staled, validated and reported like a file tool's
 // write (the coordinator's side; ChangeTracker finds the changes).
-// Long file: the writers' lane, the overlay's apply and the change records
-// are one mechanism over the Coordinator's state, read together.
 //
-// Over the overlay, a command's change set is its upper directory, and
-// such commands run side by side in the writers' lane (what changed after
-// one started is a conflict for it). Without, the tracker looks at the tree
-// when the command starts and when it ends, and the command runs alone
-// (no other command that can write, no file-tool write beside it), so what
-// changed in between is its own. What changed while no call of ours could write is an external
+// The tracker looks at the tree when such a command starts and when it
+// ends. Such a command runs alone in the writers' lane (no other command
+// that can write, no file-tool write beside it), so what changed in between
+// is its own. What changed while no call of ours could write is an external
 // change: looked for at every call's boundary, recorded as such, never
 // charged to a call.
 
@@ -191,14 +187,8 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   }
   OverlayApplyOptions o;
   if (tracker_ && c.tracked) {
-    // Also what landed from other commands, or was found changed, since it
-    // started (commands over overlays run side by side).
-    for (const auto& [dir, number] : ignored_changed_at_) {
-      if (number > c.start_change) meanwhile_dirs.push_back(dir);
-    }
     o.changed_meanwhile = [&](const std::string& rel) {
       if (meanwhile.count(rel) != 0) return true;
-      if (auto at = changed_at_.find(rel); at != changed_at_.end() && at->second > c.start_change) return true;
       for (const std::string& d : meanwhile_dirs) {
         if (rel == d || (rel.size() > d.size() && rel.compare(0, d.size(), d) == 0 && rel[d.size()] == '/'))
           return true;
@@ -302,48 +292,24 @@ bool Coordinator::UsesLane(const Call& c) const {
   return o_.track_changes && (TracksChanges(c) || !c.write_path.empty());
 }
 
-bool Coordinator::SharesLane(const Call& c) const {
-  // Only where every command that can write gets an overlay: one that
-  // writes into the workspace itself (no overlay on some worker, a remote
-  // host) is found by looking at the tree, which needs it alone.
-  return c.call.tool == kExecuteCommandTool && TracksChanges(c) && o_.overlay_commands && !overlay_absent_ &&
-         o_.pool.hosts == nullptr;
-}
-
 bool Coordinator::LaneAdmits(const Call& c) const {
   if (!lane_command_.empty()) return false;
-  if (!TracksChanges(c)) return lane_shared_ == 0;  // a file-tool write
-  if (SharesLane(c)) return lane_writes_ == 0 && !AgentInLane(c.call.agent_id);
-  return lane_writes_ == 0 && lane_shared_ == 0;
-}
-
-bool Coordinator::AgentInLane(const std::string& agent_id) const {
-  if (lane_shared_ == 0) return false;
-  for (const auto& [id, c] : calls_) {
-    if (c.lane_shared && c.call.agent_id == agent_id) return true;
-  }
-  return false;
+  return !TracksChanges(c) || lane_writes_ == 0;
 }
 
 void Coordinator::EnterLane(Call& c) {
   c.in_lane = true;
-  if (!TracksChanges(c)) {
-    ++lane_writes_;
-  } else if (SharesLane(c)) {
-    c.lane_shared = true;
-    ++lane_shared_;
-  } else {
+  if (TracksChanges(c)) {
     lane_command_ = c.call.execution_id;
+  } else {
+    ++lane_writes_;
   }
 }
 
 void Coordinator::LeaveLane(Call& c) {
   if (!c.in_lane) return;
   c.in_lane = false;
-  if (c.lane_shared) {
-    c.lane_shared = false;
-    --lane_shared_;
-  } else if (lane_command_ == c.call.execution_id) {
+  if (lane_command_ == c.call.execution_id) {
     lane_command_.clear();
   } else {
     --lane_writes_;
@@ -352,33 +318,15 @@ void Coordinator::LeaveLane(Call& c) {
 }
 
 void Coordinator::PumpLane() {
-  // In order of arrival. An agent's commands run in the order it asked for
-  // them (a model's second command may build on its first), so one of an
-  // agent whose earlier command runs or waits keeps its place, and other
-  // agents' commands go past it; any other call that cannot go yet stops
-  // the pump, so nothing overtakes it.
-  for (bool went = true; went;) {
-    went = false;
-    std::set<std::string> agents_waiting;
-    for (auto at = lane_waiting_.begin(); at != lane_waiting_.end(); ++at) {
-      auto it = calls_.find(*at);
-      if (it == calls_.end()) {
-        lane_waiting_.erase(at);
-        went = true;
-        break;
-      }
-      Call& c = it->second;
-      const std::string& agent = c.call.agent_id;
-      if (agents_waiting.count(agent) == 0 && LaneAdmits(c)) {
-        lane_waiting_.erase(at);
-        DispatchNow(c);  // may end it at once, and pump again
-        went = true;
-        break;
-      }
-      bool behind_its_agent = SharesLane(c) && lane_command_.empty() && lane_writes_ == 0;
-      if (!behind_its_agent) return;
-      agents_waiting.insert(agent);
+  while (!lane_waiting_.empty()) {
+    auto it = calls_.find(lane_waiting_.front());
+    if (it == calls_.end()) {
+      lane_waiting_.pop_front();
+      continue;
     }
+    if (!LaneAdmits(it->second)) return;
+    lane_waiting_.pop_front();
+    DispatchNow(it->second);  // may end it at once, and pump again
   }
 }
 
@@ -390,9 +338,7 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
   std::vector<ChangedFile> files;
   int64_t images_bytes = 0;
   int64_t now = clock_->WallMillis();
-  for (const auto& [dir, count] : changes.ignored) ignored_changed_at_[dir] = ++change_count_;
   for (const PathChange& change : changes.changes) {
-    changed_at_[change.path] = ++change_count_;
     MarkIndexDirty(change.path);
     std::string path = JoinPath(o_.workspace, change.path);
     MutationRecord m;
@@ -528,7 +474,6 @@ void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
 void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   const v1::FileSnapshot& written = r.file_written();
   std::string path = written.path();
-  if (std::string rel = RelativeTo(path, o_.workspace); !rel.empty()) changed_at_[rel] = ++change_count_;
   bool existed = !r.sha256_before().empty();
   MutationRecord m;
   m.id = NewId("mut");

@@ -286,13 +286,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // For lsp_check: the file, and the content validated.
     std::string check_path;
     std::string check_content;
-    std::unique_ptr<Held> held;      // the write this lsp_check validates
-    std::string validates_command;   // the command whose changed file this lsp_check validates
-    bool tracked = false;            // a command whose changes are tracked
-    int64_t dispatched_wall_ns = 0;  // CLOCK_REALTIME when it went to its worker
-    bool in_lane = false;            // admitted to the writers' lane (see PumpLane)
-    bool lane_shared = false;        // beside other commands over overlays; start_change: change_count_ then
-    uint64_t start_change = 0;
+    std::unique_ptr<Held> held;         // the write this lsp_check validates
+    std::string validates_command;      // the command whose changed file this lsp_check validates
+    bool tracked = false;               // a command whose changes are tracked
+    int64_t dispatched_wall_ns = 0;     // CLOCK_REALTIME when it went to its worker
+    bool in_lane = false;               // admitted to the writers' lane (see PumpLane)
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
     bool hooks_pending = false;         // waiting for its PreToolUse hooks
@@ -518,14 +516,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Brings the protected-path index up to date from the tracker's word for
   // a tracked command. False when the caller must let it refresh itself.
   bool RefreshProtectedIndex(const Call& c);
-  // The writers' lane, while changes are tracked: file-tool writes (to
-  // different files) run together; commands over overlays of their own
-  // (SharesLane) run side by side, one per agent in the order it asked, what
-  // changed after one started being a conflict for it (change_count_); one
-  // without runs alone. Writes and commands never run beside each other.
+  // The writers' lane: while changes are tracked, a command that can write
+  // runs alone, and file-tool writes (to different files) run together but
+  // never beside such a command. So what the tracker finds when a command
+  // ends is that command's alone, and a write never lands under a running
+  // command. Waiting calls go in order of arrival.
   bool UsesLane(const Call& c) const;
-  bool SharesLane(const Call& c) const;
-  bool AgentInLane(const std::string& agent_id) const;  // a command of its, over an overlay, runs
   bool LaneAdmits(const Call& c) const;
   void EnterLane(Call& c);
   // c's turn is over: the calls waiting for the lane go, as far as it admits
@@ -566,11 +562,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // before any command reaches that worker.
   bool first_look_deferred_ = false;
   bool overlay_absent_ = false;
-  std::deque<std::string> lane_waiting_;   // execution ids, in order of arrival
-  int lane_writes_ = 0, lane_shared_ = 0;  // in flight: file-tool writes, commands over overlays
-  std::string lane_command_;               // the command that can write, in flight
-  uint64_t change_count_ = 0;              // changes recorded, of any source: a path's last one has its number
-  std::map<std::string, uint64_t> changed_at_, ignored_changed_at_;    // relative path, ignored directory -> number
+  std::deque<std::string> lane_waiting_;                               // execution ids, in order of arrival
+  int lane_writes_ = 0;                                                // file-tool writes in flight
+  std::string lane_command_;                                           // the command that can write, in flight
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
