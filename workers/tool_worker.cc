@@ -31,7 +31,8 @@ namespace odin {
 namespace {
 
 constexpr Duration kPrepareOverlayDelay = milliseconds(1);
-// Failures to prepare an overlay in a row before commands all make their own.
+// Failures to prepare an overlay (or to join one) in a row before commands
+// all make their own.
 constexpr int kPrepareOverlayTries = 3;
 
 class Worker : public CommandRun::Sink, public WorkerLogic {
@@ -134,6 +135,7 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   std::unique_ptr<PreparedOverlay> joined_overlay_;
   bool prepare_overlays_ = true;
   int prepare_failures_ = 0;  // in a row
+  int join_failures_ = 0;     // in a row, where an overlay of the command's own then did
   // When to make it: a moment after a command's result is out, so that
   // the result's way to the coordinator (the ZeroMQ thread's send, the
   // coordinator's apply) has the cores first. Unset: not wanted.
@@ -321,16 +323,20 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
       run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
       if (run.ok()) {
         joined_overlay_ = std::move(prepared);
+        join_failures_ = 0;
       } else {
-        RemoveWorkspaceOverlayDirs(prepared->dir());
-        prepared.reset();  // the fds keep_fds names: closed
+        // The namespaces (and the overlay) go first, then its directories.
+        std::string dir = prepared->dir();
+        prepared.reset();  // also the fds keep_fds names
         spec.keep_fds.clear();
-        // Nothing ran. If joining failed, not the command, an overlay of
-        // its own starts it; then no more are prepared.
+        RemoveWorkspaceOverlayDirs(dir);
+        // Nothing ran. Once more over an overlay of its own: if that
+        // starts it, joining was what failed (or something passing), and
+        // after a few such in a row no more are prepared.
         if (run.status().code() != StatusCode::kNotFound) {
           Status joining = run.status();
           run = StartOverOverlay(req, std::move(spec));
-          if (run.ok()) {
+          if (run.ok() && ++join_failures_ >= kPrepareOverlayTries) {
             fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n", joining.ToString().c_str());
             prepare_overlays_ = false;
           }
