@@ -238,7 +238,37 @@ pid_t WaitPid(pid_t pid, int* wait_status, int flags) {
 
 #include <dirent.h>
 
+#include <atomic>
+#include <cstdlib>
+
 namespace odin {
+
+namespace {
+
+// The threads that called KeepOwnChildren (0: a free slot).
+std::atomic<pid_t> kept_tasks[8];
+
+bool KeepsOwnChildren(pid_t tid) {
+  for (const std::atomic<pid_t>& t : kept_tasks) {
+    if (t.load() == tid) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void KeepOwnChildren(bool keep) {
+  pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  for (std::atomic<pid_t>& t : kept_tasks) {
+    if (!keep) {
+      pid_t mine = tid;
+      t.compare_exchange_strong(mine, 0);
+      continue;
+    }
+    pid_t free = 0;
+    if (t.load() == tid || t.compare_exchange_strong(free, tid)) return;
+  }
+}
 
 std::vector<pid_t> ListChildren() {
   std::vector<pid_t> kids;
@@ -246,6 +276,7 @@ std::vector<pid_t> ListChildren() {
   if (tasks == nullptr) return kids;
   while (dirent* e = readdir(tasks)) {
     if (e->d_name[0] == '.') continue;
+    if (KeepsOwnChildren(static_cast<pid_t>(atoi(e->d_name)))) continue;
     std::string path = std::string("/proc/self/task/") + e->d_name + "/children";
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;

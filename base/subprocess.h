@@ -92,8 +92,8 @@ std::string SearchPath(const std::string& name, const std::string& path_value);
 
 namespace odin {
 
-// Returns the direct children of this process (all its threads), from
-// /proc/self/task/*/children.
+// Returns the direct children of this process (all its threads but those
+// that called KeepOwnChildren), from /proc/self/task/*/children.
 std::vector<pid_t> ListChildren();
 
 // SIGKILLs and reaps every descendant of this process, round after round,
@@ -101,6 +101,13 @@ std::vector<pid_t> ListChildren();
 // (PR_SET_CHILD_SUBREAPER), so orphaned grandchildren come back to it. Returns
 // how many processes were killed.
 int KillAllDescendants();
+
+// The calling thread's children are its own (keep) or the process's again
+// (!keep, before the thread ends): it waits for each it starts, and
+// ListChildren (so KillAllDescendants) passes them by. For a helper thread
+// whose child must not die of another thread's clean-up; orphans come back
+// to the main thread, never to it. Up to 8 threads.
+void KeepOwnChildren(bool keep = true);
 
 }  // namespace odin
 

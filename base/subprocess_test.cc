@@ -1,11 +1,13 @@
 #include "base/subprocess.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -100,6 +102,42 @@ TEST(SubprocessTest, PathSearchSkipsDirectoriesAndRelativeEntries) {
   EXPECT_EQ(SearchPath("true", *dir + ":/usr/bin:/bin"), "/usr/bin/true");
   EXPECT_EQ(SearchPath("true", ".:bin"), "");
   RemoveTree(*dir);
+}
+
+// A helper thread that keeps its children (the tool worker's overlay
+// keeper) does not lose them to a command's clean-up, which kills every
+// other child.
+TEST(SubprocessTest, KillAllDescendantsPassesByTheChildrenOfAThreadThatKeepsThem) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  StatusOr<pid_t> mine = Spawn({.argv = {"sleep", "30"}, .env = {"PATH=/usr/bin:/bin"}});
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  // The thread lives while we look: a thread's children go to another one
+  // of the process when it ends.
+  StatusOr<pid_t> kept = Status::Internal("not started");
+  StatusOr<Pipe> spawned = MakePipe(O_CLOEXEC), done = MakePipe(O_CLOEXEC);
+  ASSERT_TRUE(spawned.ok() && done.ok());
+  std::thread keeper([&] {
+    KeepOwnChildren();
+    kept = Spawn({.argv = {"sleep", "30"}, .env = {"PATH=/usr/bin:/bin"}});
+    spawned->write_end.reset();
+    char c;
+    (void)!read(done->read_end.get(), &c, 1);
+    KeepOwnChildren(false);
+  });
+  char c;
+  (void)!read(spawned->read_end.get(), &c, 1);
+  EXPECT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(ListChildren(), std::vector<pid_t>{*mine});
+  EXPECT_EQ(KillAllDescendants(), 1);
+  int status = 0;
+  if (kept.ok()) {
+    EXPECT_EQ(WaitPid(*kept, &status, WNOHANG), 0) << "the kept child died";
+    kill(*kept, SIGKILL);
+    EXPECT_EQ(WaitPid(*kept, &status, 0), *kept);
+  }
+  EXPECT_EQ(WaitPid(*mine, &status, WNOHANG), -1) << "the other child was not killed and reaped";
+  done->write_end.reset();
+  keeper.join();
 }
 
 TEST(SubprocessTest, DescribesWaitStatus) {

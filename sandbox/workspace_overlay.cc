@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "base/file_util.h"
@@ -366,11 +368,22 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
   ASSIGN_OR_RETURN(WorkspaceOverlayPlan plan, PlanWorkspaceOverlay(workspace, id, mounts));
   std::unique_ptr<PreparedOverlay> prepared(new PreparedOverlay);
   prepared->dir_ = DirName(plan.upper);
-  for (const std::vector<std::string>* binds : {&plan.rw_binds, &plan.ro_binds}) {
-    for (const std::string& b : *binds) {
-      prepared->pinned_.push_back(Look(std::string(kOverlayMountDir) + "/lower" + b.substr(workspace.size())));
+  // The bound files, and the directories above every mount made again on
+  // top: mounting looks those up, so the overlay holds them as they are
+  // now, and one replaced before a command joins (a command before it ran
+  // `rm -rf sub; mkdir sub`) would show it the old one.
+  const std::string lower = std::string(kOverlayMountDir) + "/lower";
+  std::set<std::string> dirs;
+  for (const std::vector<std::string>* paths : {&plan.rw_binds, &plan.ro_binds, &plan.mask_dirs, &plan.mask_files}) {
+    for (const std::string& path : *paths) {
+      std::string rel = path.substr(workspace.size());  // "/sub/.env"
+      if (paths == &plan.rw_binds || paths == &plan.ro_binds) prepared->pinned_.push_back(Look(lower + rel));
+      for (size_t slash = rel.find('/', 1); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+        dirs.insert(rel.substr(0, slash));
+      }
     }
   }
+  for (const std::string& dir : dirs) prepared->pinned_.push_back(Look(lower + dir));
   PrepareArgs args{&plan};
   // CLONE_FILES: the fds it opens are ours.
   Status made = RunOnOurMemory(PrepareChild, &args, CLONE_FILES, "overlay");

@@ -310,6 +310,32 @@ TEST_F(WorkspaceOverlayTest, APreparedOverlayIsNotUsedOnceABoundFileWasReplaced)
   EXPECT_NE(out.output.find("replaced since the overlay was prepared"), std::string::npos) << out.output;
 }
 
+// Mounting again what the sandbox masks looks up the directories above
+// it, so the prepared overlay holds them as they were: one replaced before
+// the command (a command before it ran `rm -rf sub; mkdir sub`, which
+// landed meanwhile) fails the claim too, rather than show the old one.
+TEST_F(WorkspaceOverlayTest, APreparedOverlayIsNotUsedOnceADirectoryAboveAMaskWasReplaced) {
+  ASSERT_TRUE(MakeDirs(ws_ + "/sub").ok());
+  Write(ws_ + "/sub/secret.env", "TOKEN=2\n");
+  Write(ws_ + "/sub/old.txt", "old\n");
+  prepared_ = true;
+  wait_ = true;
+  std::thread command_before([&] {
+    for (int i = 0; i < 1000 && !PathExists(ws_ + "/ready"); ++i) usleep(10000);
+    rename((ws_ + "/sub").c_str(), (ws_ + "/sub.was").c_str());
+    ASSERT_TRUE(MakeDirs(ws_ + "/sub").ok());
+    Write(ws_ + "/sub/secret.env", "TOKEN=3\n");
+    Write(ws_ + "/sub/new.txt", "new\n");
+    Write(ws_ + "/go", "");
+  });
+  CommandOutput out = RunCommand("ls sub", true, {"--mask", ws_ + "/sub/secret.env"});
+  command_before.join();
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("claim: "), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("replaced since the overlay was prepared"), std::string::npos) << out.output;
+}
+
 TEST_F(WorkspaceOverlayTest, APreparedOverlayNeverUsedLeavesNothing) {
   prepared_ = true;
   CommandOutput out = RunCommand("unclaimed");

@@ -25,12 +25,12 @@
 #include "tools/text_file.h"
 #include "tools/tool_result.h"
 #include "workers/index_parse.h"
+#include "workers/overlay_keeper.h"
 #include "workers/worker_channel.h"
 
 namespace odin {
 namespace {
 
-constexpr Duration kPrepareOverlayDelay = milliseconds(1);
 // Failures to prepare an overlay (or to join one) in a row before commands
 // all make their own.
 constexpr int kPrepareOverlayTries = 3;
@@ -52,19 +52,19 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
       StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
       if (next.ok()) {
         if (Status joined = (*next)->Check(); joined.ok()) {
-          next_overlay_ = std::move(*next);
+          keeper_ =
+              std::make_unique<OverlayKeeper>(o_.workspace, *overlay_mounts_, std::move(*next), kPrepareOverlayTries);
         } else {
           next = joined;
         }
       }
-      if (next_overlay_ == nullptr) {
+      if (keeper_ == nullptr) {
         if (Status probe = ProbeWorkspaceOverlay(o_.workspace, *overlay_mounts_); !probe.ok()) {
           fprintf(stderr, "odin-worker: no workspace overlay for commands: %s\n", probe.ToString().c_str());
           overlay_mounts_.reset();
         } else {
           fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n",
                   next.status().ToString().c_str());
-          prepare_overlays_ = false;
         }
       }
     }
@@ -95,8 +95,6 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // and then its result.
   void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
   void FinishRun();
-  // Makes the next command's overlay (prepare_at_ has come).
-  void PrepareOverlay();
   // Starts spec over an overlay it makes as it starts (none prepared).
   StatusOr<std::unique_ptr<CommandRun>> StartOverOverlay(const v1::ToolRequest& req, CommandSpec spec);
 
@@ -124,22 +122,16 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // The running command's overlay plan, where it made its own (its child
   // reads it before exec).
   std::optional<WorkspaceOverlayPlan> overlay_plan_;
-  // The next command's namespaces, its overlay mounted: the first made at
-  // our start, then one after each command's result is out. After a
-  // failure to make one, commands make their overlay as they start.
-  std::unique_ptr<PreparedOverlay> next_overlay_;
+  // Makes the next command's overlay while this one runs, and lets go of
+  // used ones, on a thread of its own. Null: commands make their overlay
+  // as they start (the first one made at our start could not be joined).
+  std::unique_ptr<OverlayKeeper> keeper_;
   // The one the running (or last) command joined. We hold its namespaces
   // until its result is out: the last to let go of a mount namespace
   // unmounts its tree, and a command exiting as the last would do it before
   // the kernel tells us it ended.
   std::unique_ptr<PreparedOverlay> joined_overlay_;
-  bool prepare_overlays_ = true;
-  int prepare_failures_ = 0;  // in a row
-  int join_failures_ = 0;     // in a row, where an overlay of the command's own then did
-  // When to make it: a moment after a command's result is out, so that
-  // the result's way to the coordinator (the ZeroMQ thread's send, the
-  // coordinator's apply) has the cores first. Unset: not wanted.
-  std::optional<SteadyTime> prepare_at_;
+  int join_failures_ = 0;  // in a row, where an overlay of the command's own then did
   // Whether the running command runs over an overlay.
   bool over_overlay_ = false;
   // This worker's own seccomp filter lets mount, unshare and setns through (for
@@ -308,15 +300,17 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   // (Searches only read.) No overlay, no command: a failed plan fails it.
   overlay_plan_.reset();
   StatusOr<std::unique_ptr<CommandRun>> run = Status::Internal("not started");
-  // The last command's namespaces go once this one has started (a command
-  // that came before the moment to let go of them).
+  // The last command's namespaces go once this one has started.
   std::unique_ptr<PreparedOverlay> last_joined = std::move(joined_overlay_);
   if (overlay_mounts_ && !capture) {
     result.set_overlay(true);
-    // (A prepared overlay whose bound files were replaced since is not
-    // used: the command would see them as they were.)
-    std::unique_ptr<PreparedOverlay> prepared = std::move(next_overlay_);
-    if (prepared != nullptr && prepared->Claim(req.execution_id()).ok()) {
+    // (A prepared overlay whose bound files, or directories above its
+    // mounts, were replaced since is not used: the command would see them
+    // as they were.)
+    std::unique_ptr<PreparedOverlay> prepared;
+    if (keeper_ != nullptr) prepared = keeper_->Take();
+    if (prepared != nullptr && !prepared->Claim(req.execution_id()).ok()) keeper_->Release(std::move(prepared));
+    if (prepared != nullptr) {
       spec.before_exec = PreparedOverlay::Join;
       spec.before_exec_arg = prepared.get();
       spec.keep_fds = prepared->fds();
@@ -338,7 +332,7 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
           run = StartOverOverlay(req, std::move(spec));
           if (run.ok() && ++join_failures_ >= kPrepareOverlayTries) {
             fprintf(stderr, "odin-worker: commands make their overlay as they start: %s\n", joining.ToString().c_str());
-            prepare_overlays_ = false;
+            keeper_->StopPreparing();
           }
         }
       }
@@ -354,11 +348,13 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     if (relaxed_filter_) spec.before_exec = DenyMountsBeforeExec;
     run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   }
+  // The next command's overlay is made while this one runs (or at once,
+  // if this one did not start).
+  if (keeper_ != nullptr) {
+    keeper_->Release(std::move(last_joined));
+    keeper_->Prepare();
+  }
   if (!run.ok()) {
-    // The next command's overlay, as after a command that ran.
-    if (overlay_mounts_ && prepare_overlays_ && next_overlay_ == nullptr) {
-      prepare_at_ = clock_->Now() + kPrepareOverlayDelay;
-    }
     // Shell conventions: 127 not found, 126 found but not executable.
     FailResult(&result, v1::TOOL_STATUS_ERROR, run.status());
     result.set_has_exit_code(true);
@@ -456,52 +452,31 @@ void Worker::AddWatchFds(std::vector<PollFd>* fds) {
 }
 
 SteadyTime Worker::NextTimer() const {
-  if (run_ == nullptr) return prepare_at_.value_or(SteadyTime::max());
+  if (run_ == nullptr) return SteadyTime::max();
   return run_->NextTimer().value_or(SteadyTime::max());
 }
 
 void Worker::Service() {
-  if (run_ == nullptr) {
-    if (prepare_at_ && clock_->Now() >= *prepare_at_) PrepareOverlay();
-    return;
-  }
+  if (run_ == nullptr) return;
   // A search keeps rg's output, so it reads whether or not the outbox is
   // clear; a command streams, so it reads only when it is.
   run_->Service(capturing_ || channel_->outbox_empty(), this);
   if (run_->done()) {
     FinishRun();
     channel_->Flush();
-    // The next command's overlay, once the result is on its way; the
-    // joined one's namespaces go then too.
-    if (overlay_mounts_ && prepare_overlays_ && next_overlay_ == nullptr) {
-      prepare_at_ = clock_->Now() + kPrepareOverlayDelay;
-    } else {
-      joined_overlay_.reset();
-    }
+    // The result is on its way: the joined namespaces may go.
+    if (keeper_ != nullptr) keeper_->Release(std::move(joined_overlay_));
   }
-}
-
-void Worker::PrepareOverlay() {
-  prepare_at_.reset();
-  joined_overlay_.reset();
-  if (!overlay_mounts_ || !prepare_overlays_ || next_overlay_ != nullptr) return;
-  StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
-  if (!next.ok()) {
-    // Out of fds or space for a moment, or never: the next command makes
-    // its own, and after a few failures in a row all do.
-    fprintf(stderr, "odin-worker: no overlay prepared: %s\n", next.status().ToString().c_str());
-    if (++prepare_failures_ >= kPrepareOverlayTries) prepare_overlays_ = false;
-    return;
-  }
-  prepare_failures_ = 0;
-  next_overlay_ = std::move(*next);
 }
 
 void Worker::Stop() {
   if (run_ != nullptr) run_->KillNow();
+  // The keeper's thread first (the child making an overlay is one of our
+  // descendants), then what it holds: namespaces, and the unclaimed
+  // overlay's directories.
+  if (keeper_ != nullptr) keeper_->Release(std::move(joined_overlay_));
+  keeper_.reset();
   KillAllDescendants();
-  joined_overlay_.reset();
-  next_overlay_.reset();  // its directories
 }
 
 }  // namespace
