@@ -257,7 +257,7 @@ bool KeepsOwnChildren(pid_t tid) {
 
 }  // namespace
 
-void KeepOwnChildren(bool keep) {
+bool KeepOwnChildren(bool keep) {
   pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   for (std::atomic<pid_t>& t : kept_tasks) {
     if (!keep) {
@@ -266,8 +266,29 @@ void KeepOwnChildren(bool keep) {
       continue;
     }
     pid_t free = 0;
-    if (t.load() == tid || t.compare_exchange_strong(free, tid)) return;
+    if (t.load() == tid || t.compare_exchange_strong(free, tid)) return true;
   }
+  return !keep;
+}
+
+std::vector<pid_t> ListChildrenOfThread(pid_t tid) {
+  std::vector<pid_t> kids;
+  std::string path = "/proc/self/task/" + std::to_string(tid) + "/children";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return kids;
+  char buf[4096];
+  std::string text;
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fd);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    if (end > pos) kids.push_back(static_cast<pid_t>(std::stol(text.substr(pos, end - pos))));
+    pos = end + 1;
+  }
+  return kids;
 }
 
 std::vector<pid_t> ListChildren() {
@@ -276,22 +297,10 @@ std::vector<pid_t> ListChildren() {
   if (tasks == nullptr) return kids;
   while (dirent* e = readdir(tasks)) {
     if (e->d_name[0] == '.') continue;
-    if (KeepsOwnChildren(static_cast<pid_t>(atoi(e->d_name)))) continue;
-    std::string path = std::string("/proc/self/task/") + e->d_name + "/children";
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[4096];
-    std::string text;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-    close(fd);
-    size_t pos = 0;
-    while (pos < text.size()) {
-      size_t end = text.find(' ', pos);
-      if (end == std::string::npos) end = text.size();
-      if (end > pos) kids.push_back(static_cast<pid_t>(std::stol(text.substr(pos, end - pos))));
-      pos = end + 1;
-    }
+    pid_t tid = static_cast<pid_t>(atoi(e->d_name));
+    if (KeepsOwnChildren(tid)) continue;
+    std::vector<pid_t> theirs = ListChildrenOfThread(tid);
+    kids.insert(kids.end(), theirs.begin(), theirs.end());
   }
   closedir(tasks);
   return kids;

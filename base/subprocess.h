@@ -96,6 +96,10 @@ namespace odin {
 // that called KeepOwnChildren), from /proc/self/task/*/children.
 std::vector<pid_t> ListChildren();
 
+// Returns the children one thread of this process started (tid: its
+// gettid()), from /proc/self/task/TID/children.
+std::vector<pid_t> ListChildrenOfThread(pid_t tid);
+
 // SIGKILLs and reaps every descendant of this process, round after round,
 // until none is left. REQUIRES: the caller is a child subreaper
 // (PR_SET_CHILD_SUBREAPER), so orphaned grandchildren come back to it. Returns
@@ -106,8 +110,9 @@ int KillAllDescendants();
 // (!keep, before the thread ends): it waits for each it starts, and
 // ListChildren (so KillAllDescendants) passes them by. For a helper thread
 // whose child must not die of another thread's clean-up; orphans come back
-// to the main thread, never to it. Up to 8 threads.
-void KeepOwnChildren(bool keep = true);
+// to the main thread, never to it. Up to 8 threads: false (and the children
+// not kept) when 8 others keep theirs.
+bool KeepOwnChildren(bool keep = true);
 
 }  // namespace odin
 

@@ -2,12 +2,17 @@
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -116,8 +121,11 @@ TEST(SubprocessTest, KillAllDescendantsPassesByTheChildrenOfAThreadThatKeepsThem
   StatusOr<pid_t> kept = Status::Internal("not started");
   StatusOr<Pipe> spawned = MakePipe(O_CLOEXEC), done = MakePipe(O_CLOEXEC);
   ASSERT_TRUE(spawned.ok() && done.ok());
+  bool keeps = false;
+  pid_t keeper_tid = 0;
   std::thread keeper([&] {
-    KeepOwnChildren();
+    keeps = KeepOwnChildren();
+    keeper_tid = static_cast<pid_t>(syscall(SYS_gettid));
     kept = Spawn({.argv = {"sleep", "30"}, .env = {"PATH=/usr/bin:/bin"}});
     spawned->write_end.reset();
     char c;
@@ -126,8 +134,12 @@ TEST(SubprocessTest, KillAllDescendantsPassesByTheChildrenOfAThreadThatKeepsThem
   });
   char c;
   (void)!read(spawned->read_end.get(), &c, 1);
+  EXPECT_TRUE(keeps);
   EXPECT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_EQ(ListChildren(), std::vector<pid_t>{*mine});
+  if (kept.ok()) {
+    EXPECT_EQ(ListChildrenOfThread(keeper_tid), std::vector<pid_t>{*kept});
+  }
   EXPECT_EQ(KillAllDescendants(), 1);
   int status = 0;
   if (kept.ok()) {
@@ -138,6 +150,47 @@ TEST(SubprocessTest, KillAllDescendantsPassesByTheChildrenOfAThreadThatKeepsThem
   EXPECT_EQ(WaitPid(*mine, &status, WNOHANG), -1) << "the other child was not killed and reaped";
   done->write_end.reset();
   keeper.join();
+}
+
+// Nine threads cannot all keep their children: the ninth is told so, and
+// its children stay the process's (KillAllDescendants reaches them).
+TEST(SubprocessTest, KeepOwnChildrenSaysSoWhenEightThreadsKeepTheirsAlready) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int keeping = 0;
+  bool release = false;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      bool kept = KeepOwnChildren();
+      std::unique_lock<std::mutex> lock(mu);
+      if (kept) ++keeping;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      lock.unlock();
+      KeepOwnChildren(false);
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return keeping == 8; }));
+  }
+  bool ninth = true;
+  std::thread([&] { ninth = KeepOwnChildren(); }).join();
+  EXPECT_FALSE(ninth);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  for (std::thread& t : threads) t.join();
+  // The slots are free again.
+  bool again = false;
+  std::thread([&] {
+    again = KeepOwnChildren();
+    KeepOwnChildren(false);
+  }).join();
+  EXPECT_TRUE(again);
 }
 
 TEST(SubprocessTest, DescribesWaitStatus) {

@@ -410,7 +410,9 @@ PreparedOverlay::Pinned PreparedOverlay::Look(const std::string& lower) {
   Pinned p;
   p.lower = lower;
   struct stat st;
-  if (lstat(lower.c_str(), &st) == 0) {
+  // Followed, as mounting follows it: a symlink's target replaced is the
+  // file replaced.
+  if (stat(lower.c_str(), &st) == 0) {
     p.present = true;
     p.dev = st.st_dev;
     p.ino = st.st_ino;

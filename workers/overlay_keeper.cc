@@ -1,9 +1,15 @@
 #include "workers/overlay_keeper.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "base/subprocess.h"
 
@@ -12,103 +18,163 @@ namespace odin {
 // How long Take waits for the overlay being made: a mount that hangs must
 // not hold a command up (it makes an overlay of its own then).
 constexpr auto kTakeWait = std::chrono::milliseconds(100);
+// How long the destructor waits for the thread before it kills the child
+// making an overlay, and again before it leaves the thread be: the
+// coordinator SIGKILLs a worker one second after its SIGTERM.
+constexpr auto kStopWait = std::chrono::milliseconds(200);
 
-OverlayKeeper::OverlayKeeper(std::string workspace, std::string mounts, std::unique_ptr<PreparedOverlay> ready,
-                             int tries)
-    : workspace_(std::move(workspace)), mounts_(std::move(mounts)), tries_(tries), ready_(std::move(ready)) {
+struct OverlayKeeper::State {
+  State(MakeFn m, std::unique_ptr<PreparedOverlay> r, int t) : make(std::move(m)), tries(t), ready(std::move(r)) {}
+
+  const MakeFn make;
+  const int tries;
+  std::mutex mu;
+  std::condition_variable wake;   // the thread: asked to make one, to let go, or to stop
+  std::condition_variable made;   // Take: the one being made is done
+  std::condition_variable ended;  // the destructor: the thread is done
+  std::unique_ptr<PreparedOverlay> ready;
+  std::vector<std::unique_ptr<PreparedOverlay>> used;
+  bool wanted = false, making = false, stop = false, enabled = true, done = false;
+  int failures = 0;  // in a row
+  pid_t tid = 0;     // the thread's, once it runs
+
+  // REQUIRES: mu held.
+  void Failed() {
+    if (++failures >= tries) enabled = false;
+  }
+};
+
+OverlayKeeper::OverlayKeeper(MakeFn make, std::unique_ptr<PreparedOverlay> ready, int tries)
+    : s_(std::make_shared<State>(std::move(make), std::move(ready), tries)) {
   // The thread inherits our mask: every signal blocked from its first
   // instruction, so none is delivered to it.
   sigset_t all, saved;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([s = s_] { Run(s); });
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
 OverlayKeeper::~OverlayKeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+  std::unique_lock<std::mutex> lock(s_->mu);
+  s_->stop = true;
+  s_->wake.notify_one();
+  if (!s_->ended.wait_for(lock, kStopWait, [this] { return s_->done; })) {
+    // A mount that hangs (a workspace on a stuck network file system):
+    // kill the child doing it, whose waiter then goes on.
+    if (s_->tid != 0) {
+      for (pid_t child : ListChildrenOfThread(s_->tid)) kill(child, SIGKILL);
+    }
+    if (!s_->ended.wait_for(lock, kStopWait, [this] { return s_->done; })) {
+      // Not even a killed child lets it go: the process's exit ends it.
+      // What it holds is its own (the state is shared), never freed under it.
+      fprintf(stderr, "odin-worker: the overlay keeper did not stop; left to the exit\n");
+      lock.unlock();
+      thread_.detach();
+      return;
+    }
   }
-  wake_.notify_one();
+  lock.unlock();
   thread_.join();
-  used_.clear();
-  ready_.reset();
+  // The thread's last reference may be gone already; ours lets go of the
+  // rest here, on this thread.
+  s_->used.clear();
+  s_->ready.reset();
 }
 
 void OverlayKeeper::Prepare() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!enabled_ || ready_ != nullptr || making_) return;
-    wanted_ = true;
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (!s_->enabled || s_->ready != nullptr || s_->making) return;
+    s_->wanted = true;
   }
-  wake_.notify_one();
+  s_->wake.notify_one();
 }
 
 std::unique_ptr<PreparedOverlay> OverlayKeeper::Take() {
-  std::unique_lock<std::mutex> lock(mu_);
-  made_.wait_for(lock, kTakeWait, [this] { return !making_ && !wanted_; });
-  return std::move(ready_);
+  std::unique_lock<std::mutex> lock(s_->mu);
+  bool finished = s_->made.wait_for(lock, kTakeWait, [this] { return !s_->enabled || (!s_->making && !s_->wanted); });
+  // One that takes this long is no help (and may never come): after a few
+  // such in a row, commands make their own.
+  if (!finished) {
+    fprintf(stderr, "odin-worker: the overlay being prepared was not ready in time\n");
+    s_->Failed();
+  }
+  return std::move(s_->ready);
 }
 
 void OverlayKeeper::Release(std::unique_ptr<PreparedOverlay> used) {
   if (used == nullptr) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    used_.push_back(std::move(used));
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->used.push_back(std::move(used));
   }
-  wake_.notify_one();
+  s_->wake.notify_one();
 }
 
 void OverlayKeeper::StopPreparing() {
   std::unique_ptr<PreparedOverlay> ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    enabled_ = false;
-    wanted_ = false;
-    ready = std::move(ready_);
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->enabled = false;
+    s_->wanted = false;
+    ready = std::move(s_->ready);
   }
-  made_.notify_all();
+  s_->made.notify_all();
   Release(std::move(ready));
 }
 
-void OverlayKeeper::Run() {
+bool OverlayKeeper::preparing() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->enabled;
+}
+
+void OverlayKeeper::Run(const std::shared_ptr<State>& s) {
   // A command's end kills what it left running (KillAllDescendants): not
-  // the child making an overlay.
-  KeepOwnChildren();
-  std::unique_lock<std::mutex> lock(mu_);
+  // the child making an overlay. Where the process has no slot left for
+  // us, nothing is prepared (it would be killed half made).
+  bool keeps = KeepOwnChildren();
+  std::unique_lock<std::mutex> lock(s->mu);
+  s->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  if (!keeps) {
+    fprintf(stderr, "odin-worker: no overlay prepared: no slot to keep the preparing child in\n");
+    s->enabled = false;
+    s->wanted = false;
+  }
   for (;;) {
-    wake_.wait(lock, [this] { return stop_ || wanted_ || !used_.empty(); });
-    if (stop_) break;
+    s->wake.wait(lock, [&] { return s->stop || s->wanted || !s->used.empty(); });
+    if (s->stop) break;
     // The next command's overlay first: a command may be waiting for it.
-    if (wanted_) {
-      wanted_ = false;
-      making_ = true;
+    if (s->wanted) {
+      s->wanted = false;
+      s->making = true;
       lock.unlock();
-      StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(workspace_, mounts_);
+      StatusOr<std::unique_ptr<PreparedOverlay>> next = s->make();
       lock.lock();
-      making_ = false;
+      s->making = false;
       if (next.ok()) {
-        failures_ = 0;
-        if (enabled_)
-          ready_ = std::move(*next);
+        s->failures = 0;
+        if (s->enabled)
+          s->ready = std::move(*next);
         else
-          used_.push_back(std::move(*next));
+          s->used.push_back(std::move(*next));
       } else {
         // Out of fds or space for a moment, or never: the next command
         // makes its own, and after a few failures in a row all do.
         fprintf(stderr, "odin-worker: no overlay prepared: %s\n", next.status().ToString().c_str());
-        if (++failures_ >= tries_) enabled_ = false;
+        s->Failed();
       }
-      made_.notify_all();
+      s->made.notify_all();
     }
-    std::vector<std::unique_ptr<PreparedOverlay>> used = std::move(used_);
-    used_.clear();
+    std::vector<std::unique_ptr<PreparedOverlay>> used = std::move(s->used);
+    s->used.clear();
     lock.unlock();
     used.clear();  // the mount namespaces' teardown, off the command's way
     lock.lock();
   }
-  KeepOwnChildren(false);
+  if (keeps) KeepOwnChildren(false);
+  s->done = true;
+  s->ended.notify_all();
 }
 
 }  // namespace odin

@@ -2,13 +2,11 @@
 // OverlayKeeper: the tool worker's thread that makes and lets go of
 // workspace overlays (sandbox/workspace_overlay.h).
 
-#include <condition_variable>
+#include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
 #include <thread>
-#include <vector>
 
+#include "base/status.h"
 #include "sandbox/workspace_overlay.h"
 
 namespace odin {
@@ -24,37 +22,39 @@ namespace odin {
 // every signal blocked (the worker takes SIGTERM through a signalfd).
 class OverlayKeeper {
  public:
+  // Makes one overlay (PreparedOverlay::Make); runs on the keeper's thread.
+  using MakeFn = std::function<StatusOr<std::unique_ptr<PreparedOverlay>>()>;
+
   // ready: an overlay made (and checked) already, or null. Preparing stops
-  // after `tries` failures in a row.
-  OverlayKeeper(std::string workspace, std::string mounts, std::unique_ptr<PreparedOverlay> ready, int tries);
+  // after `tries` failures in a row (a Take that found the one being made
+  // still unfinished counts as one).
+  OverlayKeeper(MakeFn make, std::unique_ptr<PreparedOverlay> ready, int tries);
   // Stops the thread, then lets go of everything it holds (the unclaimed
-  // overlay's directories are removed).
+  // overlay's directories are removed). Never waits long on a mount that
+  // hangs: it kills the child making it, and at worst leaves the thread
+  // to the process's exit.
   ~OverlayKeeper();
   OverlayKeeper(const OverlayKeeper&) = delete;
   OverlayKeeper& operator=(const OverlayKeeper&) = delete;
 
   // Starts making the next overlay unless one is ready or being made.
   void Prepare();
-  // The overlay made, waiting for one being made; null if there is none
-  // (not asked for, failed, or preparing has stopped).
+  // The overlay made, waiting a little for one being made; null if there
+  // is none (not asked for, failed, unfinished, or preparing has stopped).
   std::unique_ptr<PreparedOverlay> Take();
   // Its namespaces (and directories, unless claimed) go on the thread.
   void Release(std::unique_ptr<PreparedOverlay> used);
   // From now on nothing is prepared (joining failed too often).
   void StopPreparing();
+  // Whether overlays are still prepared.
+  bool preparing() const;
 
  private:
-  void Run();
+  // Shared with the thread, which may outlive us (a mount that hangs).
+  struct State;
+  static void Run(const std::shared_ptr<State>& s);
 
-  const std::string workspace_, mounts_;
-  const int tries_;
-  std::mutex mu_;
-  std::condition_variable wake_;  // the thread: asked to make one, to let go, or to stop
-  std::condition_variable made_;  // Take: the one being made is done
-  std::unique_ptr<PreparedOverlay> ready_;
-  std::vector<std::unique_ptr<PreparedOverlay>> used_;
-  bool wanted_ = false, making_ = false, stop_ = false, enabled_ = true;
-  int failures_ = 0;  // in a row
+  std::shared_ptr<State> s_;
   std::thread thread_;
 };
 

@@ -52,8 +52,11 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
       StatusOr<std::unique_ptr<PreparedOverlay>> next = PreparedOverlay::Make(o_.workspace, *overlay_mounts_);
       if (next.ok()) {
         if (Status joined = (*next)->Check(); joined.ok()) {
-          keeper_ =
-              std::make_unique<OverlayKeeper>(o_.workspace, *overlay_mounts_, std::move(*next), kPrepareOverlayTries);
+          keeper_ = std::make_unique<OverlayKeeper>(
+              [workspace = o_.workspace, mounts = *overlay_mounts_] {
+                return PreparedOverlay::Make(workspace, mounts);
+              },
+              std::move(*next), kPrepareOverlayTries);
         } else {
           next = joined;
         }
@@ -309,7 +312,12 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     // as they were.)
     std::unique_ptr<PreparedOverlay> prepared;
     if (keeper_ != nullptr) prepared = keeper_->Take();
-    if (prepared != nullptr && !prepared->Claim(req.execution_id()).ok()) keeper_->Release(std::move(prepared));
+    if (prepared != nullptr) {
+      if (Status claimed = prepared->Claim(req.execution_id()); !claimed.ok()) {
+        fprintf(stderr, "odin-worker: the prepared overlay is not used: %s\n", claimed.ToString().c_str());
+        keeper_->Release(std::move(prepared));
+      }
+    }
     if (prepared != nullptr) {
       spec.before_exec = PreparedOverlay::Join;
       spec.before_exec_arg = prepared.get();
