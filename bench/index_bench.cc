@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_temp.h"
 #include "base/file_util.h"
 #include "base/subprocess.h"
 #include "coordinator/runtime.h"
@@ -122,7 +123,7 @@ bool CopyRepository(const std::string& dest) {
 }  // namespace
 
 bool IndexFigures(int64_t lines, int queries, void (*print)(const char*, const Stats&, double)) {
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-index");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-index");
   if (!dir.ok()) return false;
   std::string ws = *dir + "/gen";
   int64_t generated = GenerateTree(ws, lines);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "bench/bench_temp.h"
 #include "bench/bench_stats.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
@@ -104,6 +105,7 @@ long RssKb() {
 }
 
 int Main(int argc, char** argv) {
+  bench::StartTempCleaner();
   int calls = 15;
   std::vector<int> sizes = {10000, 100000};
   for (int i = 1; i < argc; ++i) {
@@ -115,7 +117,7 @@ int Main(int argc, char** argv) {
     }
   }
   calls = std::max(calls, 1);
-  StatusOr<std::string> base = MakeTempDir("odin-mutation-bench");
+  StatusOr<std::string> base = odin::bench::BenchTempDir("odin-mutation-bench");
   if (!base.ok()) return 1;
   printf("mutation_bench: a command that changes 3 files, %d runs each, tracking on and off interleaved\n", calls);
   for (int size : sizes) {

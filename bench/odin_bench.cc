@@ -67,6 +67,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "bench/bench_temp.h"
 #include "bench/bench_stats.h"
 #include "bench/index_bench.h"
 #include "bench/web_bench.h"
@@ -201,7 +202,7 @@ StartFigures StartStopFigures(const std::string& dir, int runs) {
 // and worker talk: the worker connects and speaks first.
 std::vector<double> ZmqRoundTrips(int n) {
   std::vector<double> ms;
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-zmq");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-zmq");
   std::string endpoint = "ipc://" + *dir + "/s";
   pid_t child = fork();
   if (child == 0) {
@@ -292,7 +293,7 @@ double RunRgDirectly(const std::vector<std::string>& argv, const std::string& cw
 }
 
 bool FileToolFigures(int tree_files, int runs, int edits) {
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-tree");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-tree");
   if (!dir.ok()) return false;
   std::string root = *dir;
   printf("file tools (a generated tree of %d files, %d runs each)\n", tree_files, runs);
@@ -480,7 +481,7 @@ bool DaemonFigures(int sessions) {
   std::vector<double> local_first, local_gaps, remote_first, remote_gaps;
   for (int i = 0; i < 2 * sessions; ++i) {
     bool remote = i % 2 == 1;
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-daemon");
+    StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-daemon");
     if (!dir.ok()) return false;
     std::string ws = *dir + "/ws";
     if (!WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() || !MakeDirs(ws).ok()) return false;
@@ -538,7 +539,7 @@ bool DaemonFigures(int sessions) {
 // alternating blocks of 100 so both see the same machine.
 bool LedgerFigures(int calls) {
   printf("ledger: a tool call's start and end records (%d calls each, with and without the anchor)\n", calls);
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-ledger");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-ledger");
   if (!dir.ok()) return false;
   LedgerOptions with, without;
   with.anchor_dir = *dir + "/anchors";
@@ -580,7 +581,7 @@ bool LedgerFigures(int calls) {
 // One odin -p session of 20 x ExecuteCommand true against a fresh fake model,
 // in a throwaway workspace (f.ok is false if anything failed).
 SessionFigures TwentyCommandSession() {
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-agent");
   if (!dir.ok()) return {};
   SessionFigures f;
   std::string url;
@@ -622,7 +623,7 @@ bool AgentFigures(int sessions) {
 // PostToolUse hooks, alternating.
 bool HookFigures(int sessions) {
   printf("hooks (the same 20 x ExecuteCommand true session; %d sessions each, alternating)\n", sessions);
-  StatusOr<std::string> config = MakeTempDir("odin-bench-hooks");
+  StatusOr<std::string> config = odin::bench::BenchTempDir("odin-bench-hooks");
   if (!config.ok()) return false;
   const char* kinds[] = {"none", "pre", "pre+post"};
   std::vector<double> gaps[3];
@@ -710,7 +711,7 @@ bool McpFigures(int sessions) {
     return true;
   }
   printf("mcp (20 x mcp__everything__get-sum vs 20 x ExecuteCommand true sessions; %d each, alternating)\n", sessions);
-  StatusOr<std::string> config = MakeTempDir("odin-bench-mcp");
+  StatusOr<std::string> config = odin::bench::BenchTempDir("odin-bench-mcp");
   if (!config.ok()) return false;
   std::string calls = R"({"responses":[)";
   for (int c = 0; c < 20; ++c) {
@@ -727,7 +728,7 @@ bool McpFigures(int sessions) {
   std::vector<double> gaps[2], direct;
   for (int i = 0; i < 2 * sessions; ++i) {
     bool mcp = i % 2 == 1;
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-agent");
+    StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-agent");
     if (!dir.ok()) return false;
     std::string url;
     bool ok = WriteFileAtomic(*dir + "/script.json", mcp ? calls : TwentyCommandsScript()).ok() &&
@@ -792,7 +793,7 @@ bool ReviewerFigures(int sessions) {
                                                      {"done", "ten files"},
                                                      {"failed_and_fixed", nlohmann::json::array()},
                                                      {"open_risks", nlohmann::json::array()}})}}}};
-  StatusOr<std::string> config = MakeTempDir("odin-bench-reviewers");
+  StatusOr<std::string> config = odin::bench::BenchTempDir("odin-bench-reviewers");
   if (!config.ok() || !MakeDirs(*config + "/odin").ok() ||
       !WriteFileAtomic(*config + "/odin/odinconfig.json", R"({"checks": {"build": "", "lint": "", "tests": ""}})")
            .ok()) {
@@ -803,7 +804,7 @@ bool ReviewerFigures(int sessions) {
   int reviewer_calls[3] = {0, 0, 0};
   for (int i = 0; i < 3 * sessions; ++i) {
     int p = i % 3;
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-review");
+    StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-review");
     if (!dir.ok() || !WriteFileAtomic(*dir + "/script.json", script.dump()).ok() || !MakeDirs(*dir + "/ws/.git").ok())
       return false;
     std::string url;
@@ -868,7 +869,7 @@ bool LongSessionFigures() {
     return s.dump();
   };
   for (bool window : {false, true}) {
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-long");
+    StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-long");
     if (!dir.ok() || !WriteFileAtomic(*dir + "/script.json", script(window)).ok() || !MakeDirs(*dir + "/ws").ok())
       return false;
     std::string url;
@@ -914,7 +915,7 @@ bool LongSessionFigures() {
   }
 
   // Resume: a session of 5,000 messages written to a ledger, then taken up.
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-resume");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-resume");
   if (!dir.ok() || !MakeDirs(*dir + "/ws/.odin").ok()) return false;
   std::string ws = *dir + "/ws";
   {
@@ -991,7 +992,7 @@ bool ValidationFigures(int rounds) {
     printf("validation latency: skipped (clangd is not installed; scripts/install-deps.sh installs it)\n");
     return true;
   }
-  StatusOr<std::string> made = MakeTempDir("odin-bench-lsp");
+  StatusOr<std::string> made = odin::bench::BenchTempDir("odin-bench-lsp");
   if (!made.ok()) return false;
   std::string root = *RealPath(*made);
   std::string text = MidSizeCpp();
@@ -1101,7 +1102,7 @@ bool GuardFigures(int tree_files, int runs) {
   double per_step_us = Ms(Clock::now() - t0) * 1000.0 / kSteps;
   printf("  %-44s %.2f us per step (%d detections in %d varied steps)\n", "stall detector", per_step_us, fired, kSteps);
 
-  StatusOr<std::string> dir = MakeTempDir("odin-bench-guards");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-guards");
   if (!dir.ok() || !MakeTree(*dir, tree_files)) return false;
   std::vector<double> first, same, changed, written;
   for (int r = 0; r < runs; ++r) {
@@ -1204,7 +1205,7 @@ bool SubagentFigures(int subagents, int commands) {
       subagents, commands, per * 1000, cores, ideal);
   printf("  %-12s %10s %10s %8s\n", "tool workers", "wall (s)", "ideal (s)", "ratio");
   for (int workers : {1, 2, 4, 8}) {
-    StatusOr<std::string> dir = MakeTempDir("odin-bench-subagents");
+    StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-subagents");
     if (!dir.ok() || !MakeDirs(*dir + "/ws/.git").ok()) return false;
     std::string spawn, agents;
     for (int a = 0; a < subagents; ++a) {
@@ -1262,6 +1263,7 @@ bool SubagentFigures(int subagents, int commands) {
 }
 
 int Main(int argc, char** argv) {
+  bench::StartTempCleaner();
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
       subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5, mcp = 5, web = 30, index = 1000000,
       index_queries = 200, reviewers = 5;
@@ -1287,14 +1289,14 @@ int Main(int argc, char** argv) {
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
-  StatusOr<std::string> user_dir = MakeTempDir("odin-bench-state");
+  StatusOr<std::string> user_dir = odin::bench::BenchTempDir("odin-bench-state");
   if (!user_dir.ok()) return 1;
   setenv("XDG_STATE_HOME", user_dir->c_str(), 1);
   struct utsname u;
   uname(&u);
   setvbuf(stdout, nullptr, _IOLBF, 0);
   printf("odin_bench: %d cores, %s %s\n", CpuCount(), u.sysname, u.release);
-  StatusOr<std::string> dir = MakeTempDir("odin-bench");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench");
   if (!dir.ok()) return 1;
 
   // Back to back, and 20 ms apart: an agent's calls come a model's answer

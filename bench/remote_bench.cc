@@ -33,6 +33,7 @@
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "bench/bench_temp.h"
 #include "bench/bench_stats.h"
 #include "coordinator/curve_keys.h"
 #include "coordinator/remote_hosts.h"
@@ -229,8 +230,8 @@ void SlurmJoins(int n) {
     printf("a host asked of Slurm joining: skipped (%s)\n", installed.output.c_str());
     return;
   }
-  StatusOr<std::string> dir = MakeTempDir("odin-slurm-bench");
-  StatusOr<std::string> cluster = MakeTempDir("odin-slurm-cluster");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-slurm-bench");
+  StatusOr<std::string> cluster = odin::bench::BenchTempDir("odin-slurm-cluster");
   if (!dir.ok() || !cluster.ok()) return;
   CommandOutput started = sh({"/bin/bash", fixture, "start", *cluster});
   size_t at = started.output.find("SLURM_CONF=");
@@ -306,6 +307,7 @@ void SlurmJoins(int n) {
 }
 
 int Main(int argc, char** argv) {
+  bench::StartTempCleaner();
   int calls = 300, sessions = 5, joins = 10, slurm_joins = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
@@ -329,7 +331,7 @@ int Main(int argc, char** argv) {
     fprintf(stderr, "remote_bench: cannot make a network namespace: %s\n", strerror(errno));
     return 1;
   }
-  StatusOr<std::string> dir = MakeTempDir("odin-remote-bench");
+  StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-remote-bench");
   if (!dir.ok()) return 1;
   g_dir = *dir;
   setenv("XDG_CONFIG_HOME", (g_dir + "/config").c_str(), 1);

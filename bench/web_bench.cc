@@ -14,6 +14,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_temp.h"
 #include "base/file_util.h"
 #include "bench/bench_stats.h"
 #include "cli/markdown_render.h"
@@ -66,8 +67,8 @@ bool WebFigures(int calls, void (*print)(const char*, const Stats&, double)) {
   std::string url = "http://127.0.0.1:" + std::to_string(port) + "/docs";
   std::string allow = "127.0.0.1:" + std::to_string(port);
 
-  StatusOr<std::string> config = MakeTempDir("odin-bench-web-config");
-  StatusOr<std::string> ws = MakeTempDir("odin-bench-web");
+  StatusOr<std::string> config = odin::bench::BenchTempDir("odin-bench-web-config");
+  StatusOr<std::string> ws = odin::bench::BenchTempDir("odin-bench-web");
   bool ok = config.ok() && ws.ok() && MakeDirs(*config + "/odin").ok() &&
             WriteFileAtomic(*config + "/odin/odinconfig.json",
                             nlohmann::json({{"web", {{"allow_private", {allow}}, {"cache_minutes", 0}}},

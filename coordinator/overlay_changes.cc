@@ -40,7 +40,9 @@ std::string Join(const std::string& dir, const std::string& name) { return dir.e
 // recursion, and a command can nest directories without end): what lies
 // there does not land, and a tree that deep is never deleted.
 constexpr size_t kMaxDepth = 256;
-bool TooDeep(const std::string& rel) { return std::count(rel.begin(), rel.end(), '/') >= kMaxDepth; }
+bool TooDeep(const std::string& rel) {
+  return static_cast<size_t>(std::count(rel.begin(), rel.end(), '/')) >= kMaxDepth;
+}
 
 std::optional<struct stat> StatAt(int dir_fd, const std::string& name) {
   struct stat st;
