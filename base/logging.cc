@@ -9,7 +9,7 @@
 namespace odin {
 
 void InitLogging(std::string_view program) {
-  auto logger = spdlog::stderr_logger_st(std::string(program));
+  auto logger = spdlog::stderr_logger_mt(std::string(program));
   logger->set_pattern("%n: %l: %v");
   const char* level = getenv("ODIN_LOG");
   logger->set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::warn);

@@ -240,7 +240,7 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, Chan
   // A command can nest directories without end; each level is a frame
   // here. Past 256 levels the tree is not looked at (and the look says it
   // is incomplete).
-  if (std::count(rel.begin(), rel.end(), '/') >= 256) {
+  if (std::count(rel.begin(), rel.end(), '/') >= 256 || stopped()) {
     out->truncated = true;
     return;
   }
@@ -465,7 +465,7 @@ ChangeSet ChangeTracker::Rescan(bool full) {
                    [](const PathChange& a, const PathChange& b) { return a.path < b.path; });
   // The index as it is after this look is the one the next look's
   // before-images come from.
-  if (ignore_ && (o_.remember_git_index || ignore_->index_remembered())) ignore_->RememberIndex();
+  if (ignore_ && (o_.remember_git_index || ignore_->index_remembered()) && !stopped()) ignore_->RememberIndex();
   return out;
 }
 

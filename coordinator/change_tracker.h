@@ -21,8 +21,9 @@
 // Ignored paths (GitIgnore) come back summarised: a count per outermost
 // ignored directory, never listed one by one.
 //
-// Thread-safety: none.
+// Thread-safety: none, but for Stop.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -134,6 +135,12 @@ class ChangeTracker {
   // on a thread of its own, so a process on its way out overlaps it with
   // the rest of its shutdown. The destructor does the same.
   void ReleaseWatches();
+  // The one call another thread may make while a Rescan runs: the look is
+  // no longer wanted (the session ends before its first look is done). It
+  // stops at the next directory, incomplete (truncated), and git's index
+  // is not read; so does every later one.
+  void Stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
 
  private:
   struct Seen {
@@ -164,11 +171,13 @@ class ChangeTracker {
   // Keeps content as path's before-image, within the caps (past them, the
   // path has none).
   void Keep(const std::string& path, const std::string& content);
+
   void Forget(const std::string& path);
 
   std::string root_;
   std::unique_ptr<GitIgnore> ignore_;
   ChangeTrackerOptions o_;
+  std::atomic<bool> stop_{false};
   std::map<std::string, Seen> entries_;  // ordered: a directory's entries follow it
   int inotify_fd_ = -1;
   std::unordered_map<int, std::string> watched_;         // watch descriptor -> directory (relative; "" the root)

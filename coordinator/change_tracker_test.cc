@@ -69,6 +69,24 @@ TEST_F(ChangeTrackerTest, FirstLookIsTheReferenceThenCreatedModifiedDeleted) {
   EXPECT_TRUE(t.Rescan().empty());  // the new reference
 }
 
+// A look no longer wanted (the session ends during its first look, taken
+// on a thread of its own) stops at the next directory and says it is
+// incomplete; nothing is taken for deleted.
+TEST_F(ChangeTrackerTest, AStoppedLookEndsIncomplete) {
+  Write("a.c", "int a;\n");
+  ASSERT_TRUE(MakeDirs(root_ + "/d").ok());
+  Write("d/b.c", "int b;\n");
+  ChangeTracker t(root_, nullptr);
+  t.Stop();
+  ChangeSet cs = t.Rescan();
+  EXPECT_TRUE(cs.truncated);
+  EXPECT_EQ(t.entries(), 0u);
+  unlink((root_ + "/a.c").c_str());
+  cs = t.Rescan();
+  EXPECT_TRUE(cs.truncated);
+  EXPECT_TRUE(cs.changes.empty());
+}
+
 TEST_F(ChangeTrackerTest, ASecondChangeHasTheBeforeImageOfTheFirst) {
   Write("a.c", "one\n");
   ChangeTracker t(root_, nullptr);

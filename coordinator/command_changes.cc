@@ -49,10 +49,6 @@ std::string RelativeTo(const std::string& path, const std::string& workspace) {
   return path != workspace && IsInsideDir(path, workspace) ? DisplayPath(path, workspace) : "";
 }
 
-}  // namespace
-
-namespace {
-
 // Whether what a command changed at rel (relative to the workspace) must
 // never land from its overlay: the protected names anywhere, the root .git
 // replaced (root_git: it was there), a nested .git made or replaced, and
@@ -107,8 +103,7 @@ void Coordinator::StartTracking(Call& c) {
   c.tracked = true;
   if (!tracker_) {
     // odin exec's one command over the overlay: its change set is its upper
-    // directory and what changed meanwhile shows in ctimes, so nothing
-    // needs a look at the whole tree (591 ms at 100,000 files).
+    // directory, what changed meanwhile shows in ctimes: no look needed.
     if (o_.session_kind == "exec" && o_.overlay_commands && !overlay_absent_) {
       first_look_deferred_ = true;
       return;
@@ -135,7 +130,7 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   if (on_worker_ready) on_worker_ready(hello);
 }
 
-void Coordinator::FirstLook() {
+std::unique_ptr<ChangeTracker> Coordinator::NewTracker() const {
   ChangeTrackerOptions o;
   o.image_cap_bytes = o_.image_cap_bytes;
   o.images_total_bytes = o_.images_per_command_bytes;
@@ -143,8 +138,43 @@ void Coordinator::FirstLook() {
     o.watch_from_entries = 5000;
     o.remember_git_index = false;
   }
-  tracker_ = std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
-  tracker_->Rescan();  // the reference
+  return std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
+}
+
+void Coordinator::ModelRequestStarted(Mode mode) {
+  if (mode != Mode::kEdit || !o_.track_changes || tracker_ || looking_ || o_.session_kind == "exec") return;
+  looking_ = NewTracker();
+  if (!protected_index_) looking_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
+  looking_thread_ = std::thread([look = looking_.get(), index = looking_index_.get()] {
+    look->Rescan();  // the reference
+    if (index == nullptr || look->stopped()) return;
+    // The protected paths' index too (85 ms at 100,000 files); the tracker
+    // hears what changes from here on (RefreshProtectedIndex).
+    std::set<std::string> seen;
+    look->TakeReported(&seen);
+    index->Refresh();
+  });
+}
+
+void Coordinator::StopTracking() {
+  if (looking_) {
+    looking_->Stop();
+    looking_thread_.join();
+    looking_.reset();  // its watches are released on a thread of its own
+    looking_index_.reset();
+  }
+  if (tracker_) tracker_->ReleaseWatches();
+}
+
+void Coordinator::FirstLook() {
+  if (looking_) {
+    looking_thread_.join();
+    tracker_ = std::move(looking_);
+    if (looking_index_) protected_index_ = std::move(looking_index_);
+  } else {
+    tracker_ = NewTracker();
+    tracker_->Rescan();  // the reference
+  }
   // What the agents read before: a change of it has its bytes before.
   for (auto& [id, agent] : agents_) {
     if (!agent.cache) continue;
@@ -298,6 +328,8 @@ bool Coordinator::LaneAdmits(const Call& c) const {
 }
 
 void Coordinator::EnterLane(Call& c) {
+  // A write during the first look could be taken for the tree as it was.
+  if (looking_) FirstLook();
   c.in_lane = true;
   if (TracksChanges(c)) {
     lane_command_ = c.call.execution_id;

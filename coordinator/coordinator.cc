@@ -62,7 +62,10 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
 
 // Calls still held end (as cancelled) while this object is whole: the pool's
 // own destructor would report them into members already destroyed.
-Coordinator::~Coordinator() { pool_.Shutdown(Duration::zero()); }
+Coordinator::~Coordinator() {
+  StopTracking();
+  pool_.Shutdown(Duration::zero());
+}
 
 Status Coordinator::StartWorkers() { return pool_.Start(); }
 

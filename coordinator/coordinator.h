@@ -45,6 +45,7 @@
 #include <set>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -217,11 +218,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */) override;
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
   void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) { pool_.Shutdown(wait, meanwhile); }
-  // No more commands will be tracked: the tracker's watches go now, their
-  // release overlapping the workers' exit (ChangeTracker::ReleaseWatches).
-  void StopTracking() {
-    if (tracker_) tracker_->ReleaseWatches();
-  }
+  // No more commands will be tracked: a first look under way stops; the watches go.
+  void StopTracking();
+  // Edit mode: the tree's first look starts on a thread while the model thinks.
+  void ModelRequestStarted(Mode mode) override;
 
   const std::string& session_id() const override { return session_id_; }
   WorkerPool& pool() { return pool_; }
@@ -493,8 +493,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // since the last look, by no call: external).
   void StartTracking(Call& c);
   // The tracker's first look at the tree: the reference later looks are
-  // compared with.
+  // compared with. Takes the one under way in the background, if any,
+  // waiting for it to end.
   void FirstLook();
+  std::unique_ptr<ChangeTracker> NewTracker() const;
   // A command that ran over the workspace overlay: reads its upper
   // directory and applies it (command_changes.cc).
   OverlayApplied ApplyCommandOverlay(Call& c);
@@ -555,12 +557,16 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
   std::unique_ptr<ProtectedIndex> protected_index_;              // where nested git directories and instructions are
   ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
-  // Change tracking (command_changes.cc).
-  std::unique_ptr<ChangeTracker> tracker_;
+  std::unique_ptr<ChangeTracker> tracker_;                       // change tracking (command_changes.cc)
   // odin exec over the overlay put the first look off (StartTracking); a
   // tool worker's Hello without the overlay makes it (OnWorkerReady),
   // before any command reaches that worker.
   bool first_look_deferred_ = false;
+  // The first look under way on a thread (ModelRequestStarted): the tracker
+  // and protected-path index it makes are the thread's until FirstLook joins it.
+  std::unique_ptr<ChangeTracker> looking_;
+  std::unique_ptr<ProtectedIndex> looking_index_;
+  std::thread looking_thread_;
   bool overlay_absent_ = false;
   std::deque<std::string> lane_waiting_;                               // execution ids, in order of arrival
   int lane_writes_ = 0;                                                // file-tool writes in flight

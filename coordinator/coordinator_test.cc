@@ -1,5 +1,9 @@
 #include "coordinator/coordinator.h"
 
+#include <chrono>
+#include <fstream>
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +11,7 @@
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tests/coordinator_fixture.h"
+#include "tests/ledger_rows.h"
 
 namespace odin {
 namespace {
@@ -72,6 +77,18 @@ class CoordinatorTest : public testing::CoordinatorFixture {
     Say(e);
   }
   int Requests() { return transport_.Count(worker_id_, v1::Envelope::kToolRequest); }
+  // The coordinator again, as an agent's session has it (odin exec's, the
+  // default, looks at the tree no sooner than it must).
+  void StartAgentSession() {
+    CoordinatorOptions o;
+    o.session_kind = "run";
+    o.mode = CallMode::kEdit;
+    o.pool.size = 1;
+    o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(o));
+    worker_id_ = coord_->pool().workers()[0].id;
+    Hello(worker_id_);
+  }
 
   std::string worker_id_;
 };
@@ -235,6 +252,69 @@ TEST_F(CoordinatorTest, ResumedSessionRebuildsTheCacheAndTodosFromTheLedger) {
   EXPECT_TRUE(cached[0].full);
   EXPECT_EQ(again.Todos("main").items().size(), 1u);
   EXPECT_EQ(again.ResumeSession(ledger_.get(), "ses_nope").code(), StatusCode::kNotFound);
+}
+
+// The tree's first look runs on a thread of its own while the model thinks
+// (ModelRequestStarted, in edit mode). A write waits for it, so the look
+// never takes the write's file for the tree as it was, to be found later
+// as a change outside Odin; a read made meanwhile still gives a command's
+// later change of that file its bytes before.
+TEST_F(CoordinatorTest, WritesWaitForTheFirstLookInTheBackgroundAndReadsAreNotLost) {
+  ASSERT_NO_FATAL_FAILURE(StartAgentSession());
+  // A tree that takes the look a while: the root's entries are looked at
+  // first, then 2,000 files below.
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "one\n").ok());
+  for (int d = 0; d < 20; ++d) {
+    std::string dir = ws_ + "/d" + std::to_string(d);
+    ASSERT_TRUE(MakeDirs(dir).ok());
+    for (int f = 0; f < 100; ++f) std::ofstream(dir + "/f" + std::to_string(f)) << "x";
+  }
+  coord_->ModelRequestStarted(Mode::kEdit);
+  std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
+  SayRead(read, ws_ + "/a.txt");
+  // The worker writes b.txt a moment after it is asked to: were the write
+  // not to wait, the look would by then have passed the root (and be
+  // below it), and later find b.txt as made outside Odin.
+  std::string write = Submit(R"({"file_path":"b.txt","content":"two\n"})", "WriteFile");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/b.txt", "two\n").ok());
+  v1::Envelope e = Env();
+  v1::ToolResult* r = e.mutable_tool_result();
+  r->set_execution_id(write);
+  r->set_status(v1::TOOL_STATUS_OK);
+  r->mutable_file_written()->set_path(ws_ + "/b.txt");
+  r->mutable_file_written()->set_sha256(Sha256Hex("two\n"));
+  r->mutable_file_written()->set_size_bytes(4);
+  r->mutable_file_written()->set_content("two\n");
+  Say(e);
+  // A command changes a.txt; its next look finds nothing else changed.
+  std::string command = Submit(R"({"argv": ["sh", "-c", "echo three > a.txt"]})");
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "three\n").ok());
+  SayResult(command, "", "", 0);
+  ASSERT_EQ(results_.size(), 3u);
+  std::vector<std::string> rows = testing::LedgerRows(
+      dir_ + "/odin.db",
+      "SELECT source || ' ' || substr(path, length(?) + 2) || ' ' || undoable FROM mutations ORDER BY path", ws_);
+  EXPECT_EQ(rows, std::vector<std::string>({"command a.txt 1", "file_tool b.txt 1"}));
+}
+
+// The protected paths' index is made on the look's thread too. An
+// instruction file made after it (by an editor, between calls) is heard
+// of, so a command's change of it is still put back.
+TEST_F(CoordinatorTest, AnInstructionFileMadeAfterTheBackgroundLookIsStillPutBack) {
+  ASSERT_NO_FATAL_FAILURE(StartAgentSession());
+  ASSERT_TRUE(MakeDirs(ws_ + "/sub").ok());
+  coord_->ModelRequestStarted(Mode::kEdit);
+  // The look (of an almost empty tree) is most likely over by now; were it
+  // not, the command would wait for it, and the outcome is the same.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/sub/AGENTS.md", "be careful\n").ok());
+  std::string command = Submit(R"({"argv": ["sh", "-c", "echo evil > sub/AGENTS.md"]})");
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/sub/AGENTS.md", "evil\n").ok());
+  SayResult(command, "", "", 0);
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(*ReadFileToString(ws_ + "/sub/AGENTS.md"), "be careful\n");
+  EXPECT_NE(results_[0].output_tail().find("put back: sub/AGENTS.md"), std::string::npos) << results_[0].output_tail();
 }
 
 class BreakerTest : public CoordinatorTest {

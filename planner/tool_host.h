@@ -207,6 +207,9 @@ class ToolHost {
                                const std::string& execution_id, const std::string& detail_json) = 0;
   // Sets (rule "" clears) the hold on an agent's mutations.
   virtual void SetMutationHold(const std::string& agent_id, MutationHold hold) {}
+  // An agent's model request in mode is on its way: the host may start
+  // what that mode's tool calls will need while the model thinks.
+  virtual void ModelRequestStarted(Mode mode) {}
   // The repository map (the workspace's most used symbols, within about
   // budget_tokens), "" when the host has none (yet).
   virtual std::string RepoMap(size_t budget_tokens) { return ""; }
