@@ -1,13 +1,11 @@
 // Every change is a mutation: what commands that can write change in the
 // workspace, recorded, staled, validated and reported like a file tool's
-// write (the coordinator's side; ChangeTracker finds the changes).
-//
-// The tracker looks at the tree when such a command starts and when it
-// ends. Such a command runs alone in the writers' lane (no other command
-// that can write, no file-tool write beside it), so what changed in between
-// is its own. What changed while no call of ours could write is an external
-// change: looked for at every call's boundary, recorded as such, never
-// charged to a call.
+// write (the coordinator's side; the overlay's upper directory, or the
+// ChangeTracker without it, finds the changes). Such a command runs alone
+// in the writers' lane (no other command that can write, no file-tool
+// write beside it), so what changed is its own. What changed while no
+// call of ours could write is an external change: looked for at every
+// call's boundary, recorded as such, never charged to a call.
 
 #include <sys/stat.h>
 #include <time.h>
@@ -43,8 +41,7 @@ namespace {
 // Changed files bigger than this are recorded but not validated.
 constexpr int64_t kMaxValidatedBytes = 4 << 20;
 
-// The path relative to the workspace, or "" for the workspace itself and
-// what is outside it.
+// The path relative to the workspace ("" for the workspace and what is outside).
 std::string RelativeTo(const std::string& path, const std::string& workspace) {
   return path != workspace && IsInsideDir(path, workspace) ? DisplayPath(path, workspace) : "";
 }
@@ -142,14 +139,18 @@ std::unique_ptr<ChangeTracker> Coordinator::NewTracker() const {
 }
 
 void Coordinator::ModelRequestStarted(Mode mode) {
-  if (mode != Mode::kEdit || !o_.track_changes || tracker_ || looking_ || o_.session_kind == "exec") return;
+  look_wanted_ |= mode == Mode::kEdit && o_.track_changes && o_.session_kind != "exec";
+}
+
+void Coordinator::StartFirstLook() {
+  look_wanted_ = false;
+  if (tracker_ || looking_) return;
   looking_ = NewTracker();
   if (!protected_index_) looking_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
   looking_thread_ = std::thread([look = looking_.get(), index = looking_index_.get()] {
     look->Rescan();  // the reference
     if (index == nullptr || look->stopped()) return;
-    // The protected paths' index too (85 ms at 100,000 files); the tracker
-    // hears what changes from here on (RefreshProtectedIndex).
+    // The protected paths' index too; what changes after it, the tracker hears.
     std::set<std::string> seen;
     look->TakeReported(&seen);
     index->Refresh();

@@ -899,7 +899,12 @@ std::vector<BreakerInfo> Coordinator::Breakers() {
   return out;
 }
 
-Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) { return pool_.Poll(max_wait, extra_fds); }
+Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
+  // The first look starts once there is nothing to do but wait: the model
+  // request it was asked for is out, and the look does not delay it.
+  if (look_wanted_ && max_wait > Duration::zero()) StartFirstLook();
+  return pool_.Poll(max_wait, extra_fds);
+}
 
 Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_id) {
   // A worker on another machine is recorded with its host: "w-...@NAME#N".

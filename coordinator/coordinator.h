@@ -220,9 +220,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) { pool_.Shutdown(wait, meanwhile); }
   // No more commands will be tracked: a first look under way stops; the watches go.
   void StopTracking();
-  // Edit mode: the tree's first look starts on a thread while the model thinks.
+  // Edit mode: the first look starts on a thread while the model thinks.
   void ModelRequestStarted(Mode mode) override;
-
   const std::string& session_id() const override { return session_id_; }
   WorkerPool& pool() { return pool_; }
   // The files an agent has cached, for the planner's context.
@@ -497,6 +496,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // waiting for it to end.
   void FirstLook();
   std::unique_ptr<ChangeTracker> NewTracker() const;
+  void StartFirstLook();
   // A command that ran over the workspace overlay: reads its upper
   // directory and applies it (command_changes.cc).
   OverlayApplied ApplyCommandOverlay(Call& c);
@@ -558,12 +558,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::unique_ptr<ProtectedIndex> protected_index_;              // where nested git directories and instructions are
   ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
   std::unique_ptr<ChangeTracker> tracker_;                       // change tracking (command_changes.cc)
-  // odin exec over the overlay put the first look off (StartTracking); a
-  // tool worker's Hello without the overlay makes it (OnWorkerReady),
-  // before any command reaches that worker.
+  // odin exec over the overlay put the first look off (StartTracking); a tool worker's
+  // Hello without the overlay makes it (OnWorkerReady), before its first command.
   bool first_look_deferred_ = false;
-  // The first look under way on a thread (ModelRequestStarted): the tracker
-  // and protected-path index it makes are the thread's until FirstLook joins it.
+  // The first look under way on a thread (Poll starts it when ModelRequestStarted
+  // asked): its tracker and protected-path index are the thread's until FirstLook.
+  bool look_wanted_ = false;
   std::unique_ptr<ChangeTracker> looking_;
   std::unique_ptr<ProtectedIndex> looking_index_;
   std::thread looking_thread_;

@@ -270,6 +270,7 @@ TEST_F(CoordinatorTest, WritesWaitForTheFirstLookInTheBackgroundAndReadsAreNotLo
     for (int f = 0; f < 100; ++f) std::ofstream(dir + "/f" + std::to_string(f)) << "x";
   }
   coord_->ModelRequestStarted(Mode::kEdit);
+  ASSERT_TRUE(coord_->Poll(std::chrono::milliseconds(1)).ok());  // a wait: the look starts
   std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
   SayRead(read, ws_ + "/a.txt");
   // The worker writes b.txt a moment after it is asked to: were the write
@@ -305,6 +306,7 @@ TEST_F(CoordinatorTest, AnInstructionFileMadeAfterTheBackgroundLookIsStillPutBac
   ASSERT_NO_FATAL_FAILURE(StartAgentSession());
   ASSERT_TRUE(MakeDirs(ws_ + "/sub").ok());
   coord_->ModelRequestStarted(Mode::kEdit);
+  ASSERT_TRUE(coord_->Poll(std::chrono::milliseconds(1)).ok());  // a wait: the look starts
   // The look (of an almost empty tree) is most likely over by now; were it
   // not, the command would wait for it, and the outcome is the same.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
