@@ -244,7 +244,7 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, Chan
     out->truncated = true;
     return;
   }
-  int own = dup(dir_fd);
+  int own = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (own < 0) return;
   DIR* d = fdopendir(own);
   if (d == nullptr) {

@@ -127,66 +127,6 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   if (on_worker_ready) on_worker_ready(hello);
 }
 
-std::unique_ptr<ChangeTracker> Coordinator::NewTracker() const {
-  ChangeTrackerOptions o;
-  o.image_cap_bytes = o_.image_cap_bytes;
-  o.images_total_bytes = o_.images_per_command_bytes;
-  if (o_.session_kind == "exec") {  // odin exec runs one command
-    o.watch_from_entries = 5000;
-    o.remember_git_index = false;
-  }
-  return std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
-}
-
-void Coordinator::ModelRequestStarted(Mode mode) {
-  look_wanted_ |= mode == Mode::kEdit && o_.track_changes && o_.session_kind != "exec";
-}
-
-void Coordinator::StartFirstLook() {
-  look_wanted_ = false;
-  if (tracker_ || looking_) return;
-  looking_ = NewTracker();
-  if (!protected_index_) looking_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
-  looking_thread_ = std::thread([look = looking_.get(), index = looking_index_.get()] {
-    look->Rescan();  // the reference
-    if (index == nullptr || look->stopped()) return;
-    // The protected paths' index too; what changes after it, the tracker hears.
-    std::set<std::string> seen;
-    look->TakeReported(&seen);
-    index->Refresh();
-  });
-}
-
-void Coordinator::StopTracking() {
-  if (looking_) {
-    looking_->Stop();
-    looking_thread_.join();
-    looking_.reset();  // its watches are released on a thread of its own
-    looking_index_.reset();
-  }
-  if (tracker_) tracker_->ReleaseWatches();
-}
-
-void Coordinator::FirstLook() {
-  if (looking_) {
-    looking_thread_.join();
-    tracker_ = std::move(looking_);
-    if (looking_index_) protected_index_ = std::move(looking_index_);
-  } else {
-    tracker_ = NewTracker();
-    tracker_->Rescan();  // the reference
-  }
-  // What the agents read before: a change of it has its bytes before.
-  for (auto& [id, agent] : agents_) {
-    if (!agent.cache) continue;
-    for (const CachedFile* f : agent.cache->Entries()) {
-      std::string rel = RelativeTo(f->path, o_.workspace);
-      if (rel.empty() || !f->full || !f->content_known || !agent.cache->IsFresh(f->path)) continue;
-      tracker_->NoteRead(rel, f->sha256, &f->content);
-    }
-  }
-}
-
 void Coordinator::DetectExternalChanges(const std::string& agent_id) {
   // Only while no call of ours can be writing, and only while a look is
   // cheap (the watches hold): a full look waits for a command's start.
@@ -539,6 +479,9 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   }
   MarkIndexDirty(path);
   // The tracker learns of it, so the next command is not charged with it.
+  // A write made here (InitTool's) met no lane: a first look under way ends
+  // first, and the file is looked at after it.
+  if (looking_) FirstLook();
   std::string rel = RelativeTo(path, o_.workspace);
   if (tracker_ && !rel.empty()) {
     tracker_->NoteWrite(rel, written.sha256(), &written.content());

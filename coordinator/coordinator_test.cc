@@ -90,6 +90,16 @@ class CoordinatorTest : public testing::CoordinatorFixture {
     Hello(worker_id_);
   }
 
+  // dirs directories d0, d1, ..., each of files files f0, f1, ...: a tree
+  // that takes the first look a while.
+  void MakeFiles(int dirs, int files) {
+    for (int d = 0; d < dirs; ++d) {
+      std::string dir = ws_ + "/d" + std::to_string(d);
+      ASSERT_TRUE(MakeDirs(dir).ok());
+      for (int f = 0; f < files; ++f) std::ofstream(dir + "/f" + std::to_string(f)) << "x";
+    }
+  }
+
   std::string worker_id_;
 };
 
@@ -264,11 +274,7 @@ TEST_F(CoordinatorTest, WritesWaitForTheFirstLookInTheBackgroundAndReadsAreNotLo
   // A tree that takes the look a while: the root's entries are looked at
   // first, then 2,000 files below.
   ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "one\n").ok());
-  for (int d = 0; d < 20; ++d) {
-    std::string dir = ws_ + "/d" + std::to_string(d);
-    ASSERT_TRUE(MakeDirs(dir).ok());
-    for (int f = 0; f < 100; ++f) std::ofstream(dir + "/f" + std::to_string(f)) << "x";
-  }
+  ASSERT_NO_FATAL_FAILURE(MakeFiles(20, 100));
   coord_->ModelRequestStarted(Mode::kEdit);
   ASSERT_TRUE(coord_->Poll(std::chrono::milliseconds(1)).ok());  // a wait: the look starts
   std::string read = Submit(R"({"file_path":"a.txt"})", "Read");
@@ -297,6 +303,29 @@ TEST_F(CoordinatorTest, WritesWaitForTheFirstLookInTheBackgroundAndReadsAreNotLo
       dir_ + "/odin.db",
       "SELECT source || ' ' || substr(path, length(?) + 2) || ' ' || undoable FROM mutations ORDER BY path", ws_);
   EXPECT_EQ(rows, std::vector<std::string>({"command a.txt 1", "file_tool b.txt 1"}));
+}
+
+// InitTool's write of ODIN.md is made here, on the coordinator's side,
+// meeting no writers' lane: it still waits for a first look under way, so
+// the file is the tool's change and not one made outside Odin.
+TEST_F(CoordinatorTest, AWriteMadeByTheCoordinatorDuringTheBackgroundLookIsNotExternal) {
+  ASSERT_NO_FATAL_FAILURE(StartAgentSession());
+  coord_->set_init_active(true);  // /init
+  ASSERT_NO_FATAL_FAILURE(MakeFiles(20, 100));
+  coord_->ModelRequestStarted(Mode::kEdit);
+  ASSERT_TRUE(coord_->Poll(std::chrono::milliseconds(1)).ok());  // a wait: the look starts
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));     // past the root, below it
+  Submit(R"({"content":"# Project\n"})", "InitTool");
+  ASSERT_EQ(results_.size(), 1u);
+  ASSERT_EQ(results_[0].status(), v1::TOOL_STATUS_OK) << results_[0].output_head();
+  // The next command's look finds nothing changed but what it changed.
+  std::string command = Submit(R"({"argv": ["sh", "-c", "echo x > c.txt"]})");
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/c.txt", "x\n").ok());
+  SayResult(command, "", "", 0);
+  ASSERT_EQ(results_.size(), 2u);
+  std::vector<std::string> rows = testing::LedgerRows(
+      dir_ + "/odin.db", "SELECT source || ' ' || substr(path, length(?) + 2) FROM mutations ORDER BY path", ws_);
+  EXPECT_EQ(rows, std::vector<std::string>({"file_tool ODIN.md", "command c.txt"}));
 }
 
 // The protected paths' index is made on the look's thread too. An

@@ -78,7 +78,7 @@ bool IsOpaque(int dir_fd, const std::string& name) {
 
 std::vector<std::string> ListDir(int dir_fd) {
   std::vector<std::string> names;
-  int own = dup(dir_fd);
+  int own = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (own < 0) return names;
   DIR* d = fdopendir(own);
   if (d == nullptr) {

@@ -189,7 +189,7 @@ void Agent::SendRequest() {
     if (generation == generation_ && current_) OnModel(r);
   };
   c.llm_call = llm_->Start(req, std::move(cb));
-  host_->ModelRequestStarted(current_->message.mode);
+  host_->ModelRequestStarted(c.message.mode);
   // What the model now sees goes to the ledger once the request is on its
   // way (the next Tick), not before.
   persist_due_ = true;

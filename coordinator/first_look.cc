@@ -1,0 +1,95 @@
+// The tree's first look: the change tracker's reference (and the protected
+// paths' index) taken once per session. In an agent's session in edit mode
+// it runs on a thread of its own while the model thinks (ModelRequestStarted,
+// then the next Poll that may wait); the first call that may write joins it
+// (EnterLane, StartTracking), and so does a write made on the coordinator's
+// side (RecordFileToolWrite). Reads never wait for it.
+
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "coordinator/change_tracker.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/gates/protected_paths.h"
+#include "coordinator/git_ignore.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+std::unique_ptr<ChangeTracker> Coordinator::NewTracker() const {
+  ChangeTrackerOptions o;
+  o.image_cap_bytes = o_.image_cap_bytes;
+  o.images_total_bytes = o_.images_per_command_bytes;
+  if (o_.session_kind == "exec") {  // odin exec runs one command
+    o.watch_from_entries = 5000;
+    o.remember_git_index = false;
+  }
+  return std::make_unique<ChangeTracker>(o_.workspace, GitIgnore::Open(o_.workspace), o);
+}
+
+void Coordinator::ModelRequestStarted(Mode mode) {
+  look_wanted_ |= mode == Mode::kEdit && o_.track_changes && o_.session_kind != "exec";
+}
+
+void Coordinator::StartFirstLook() {
+  // Not while a write of ours is under way: the look could take it for the
+  // tree as it was. (It is still wanted: the next Poll that waits starts it.)
+  if (lane_writes_ > 0 || !lane_command_.empty()) return;
+  look_wanted_ = false;
+  if (tracker_ || looking_) return;
+  looking_ = NewTracker();
+  if (!protected_index_) looking_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
+  try {
+    looking_thread_ = std::thread([look = looking_.get(), index = looking_index_.get()] {
+      look->Rescan();  // the reference
+      if (index == nullptr || look->stopped()) return;
+      // The protected paths' index too; what changes after it, the tracker hears.
+      std::set<std::string> seen;
+      look->TakeReported(&seen);
+      index->Refresh();
+    });
+  } catch (const std::system_error& e) {
+    spdlog::warn("the first look waits for the first command: {}", e.what());
+    looking_.reset();
+    looking_index_.reset();
+  }
+}
+
+void Coordinator::StopTracking() {
+  look_wanted_ = false;
+  if (looking_) {
+    looking_->Stop();
+    looking_thread_.join();
+    looking_.reset();  // its watches are released on a thread of its own
+    looking_index_.reset();
+  }
+  // A command still running keeps them: its end looks at what it changed
+  // (the tracker's own end releases them).
+  if (tracker_ && lane_command_.empty()) tracker_->ReleaseWatches();
+}
+
+void Coordinator::FirstLook() {
+  if (looking_) {
+    looking_thread_.join();
+    tracker_ = std::move(looking_);
+    if (looking_index_) protected_index_ = std::move(looking_index_);
+  } else {
+    tracker_ = NewTracker();
+    tracker_->Rescan();  // the reference
+  }
+  // What the agents read before: a change of it has its bytes before.
+  for (auto& [id, agent] : agents_) {
+    if (!agent.cache) continue;
+    for (const CachedFile* f : agent.cache->Entries()) {
+      if (f->path == o_.workspace || !IsInsideDir(f->path, o_.workspace)) continue;
+      std::string rel = DisplayPath(f->path, o_.workspace);
+      if (!f->full || !f->content_known || !agent.cache->IsFresh(f->path)) continue;
+      tracker_->NoteRead(rel, f->sha256, &f->content);
+    }
+  }
+}
+
+}  // namespace odin
