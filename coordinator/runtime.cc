@@ -26,6 +26,7 @@
 #include "coordinator/worker_sandbox.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"
+#include "sandbox/workspace_overlay.h"
 
 namespace odin {
 
@@ -292,6 +293,11 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // workspace's owner while Odin runs as root (that user cannot reach
   // Odin's state, where the directory lives).
   if (co.track_changes && sandbox.run_uid() < 0 && MakeDirs(CommandOverlayRoot(ws.root), 0700).ok()) {
+    // What workers killed before (here or in another session) left: gone
+    // before ours make theirs. Nothing to do costs a directory's listing.
+    if (int swept = SweepWorkspaceOverlayDirs(CommandOverlayRoot(ws.root)); swept > 0) {
+      spdlog::info("removed {} overlay directories left by workers that are gone", swept);
+    }
     sandbox.set_overlay_root(CommandOverlayRoot(ws.root));
     co.overlay_commands = true;
   }

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/file_util.h"
@@ -175,6 +177,24 @@ Status RunOnOurMemory(int (*fn)(void*), void* arg, int flags, const char* what) 
 
 }  // namespace
 
+namespace {
+
+// Locks an overlay's directory (kOverlayMountDir/upper/ID) for as long as
+// the fd returned is open: a sweep leaves it alone. Fails where a sweep
+// holds it (it is being removed) or it is gone.
+StatusOr<int> LockOverlayDir(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return PosixError("overlay: open " + dir, errno);
+  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    int err = errno;
+    close(fd);
+    return PosixError("overlay: lock " + dir, err);
+  }
+  return fd;
+}
+
+}  // namespace
+
 Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mounts) {
   // Workers in pid namespaces of their own share the directory: the id is
   // random, not a pid.
@@ -184,8 +204,11 @@ Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mo
   snprintf(id, sizeof id, "probe-%016llx", static_cast<unsigned long long>(nonce));
   StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(workspace, id, mounts);
   if (!plan.ok()) return plan.status();
+  StatusOr<int> lock = LockOverlayDir(DirName(plan->upper));
+  if (!lock.ok()) return lock.status();  // a sweep has it
   Status probed = RunOnOurMemory([](void* p) { return EnterWorkspaceOverlay(p) & 0xff; }, &*plan, 0, "overlay probe");
   RemoveWorkspaceOverlayDirs(DirName(plan->upper));
+  close(*lock);
   return probed;
 }
 
@@ -215,6 +238,30 @@ void OpenUpDirs(const std::string& dir, int depth) {
 void RemoveWorkspaceOverlayDirs(const std::string& dir) {
   OpenUpDirs(dir + "/w", 0);
   RemoveTree(dir);
+}
+
+int SweepWorkspaceOverlayDirs(const std::string& root) {
+  std::vector<std::string> names;
+  DIR* d = opendir(root.c_str());
+  if (d == nullptr) return 0;
+  while (dirent* e = readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name.starts_with("next-") || name.starts_with("probe-")) names.emplace_back(name);
+  }
+  closedir(d);
+  int removed = 0;
+  for (const std::string& name : names) {
+    std::string dir = root + "/" + name;
+    // Not through a symlink; what holds it shared is alive.
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      RemoveWorkspaceOverlayDirs(dir);
+      ++removed;
+    }
+    close(fd);
+  }
+  return removed;
 }
 
 int DropAllCapabilitiesRaw() {
@@ -367,6 +414,9 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
   snprintf(id, sizeof id, "next-%016llx", static_cast<unsigned long long>(nonce));
   ASSIGN_OR_RETURN(WorkspaceOverlayPlan plan, PlanWorkspaceOverlay(workspace, id, mounts));
   std::unique_ptr<PreparedOverlay> prepared(new PreparedOverlay);
+  StatusOr<int> lock = LockOverlayDir(DirName(plan.upper));
+  if (!lock.ok()) return lock.status();  // a sweep has it
+  prepared->lock_ = *lock;
   prepared->dir_ = DirName(plan.upper);
   // The bound files, and the directories above every mount made again on
   // top: mounting looks those up, so the overlay holds them as they are
@@ -404,6 +454,7 @@ PreparedOverlay::~PreparedOverlay() {
   }
   // The overlay went with its mount namespace, just now.
   if (!claimed_ && !dir_.empty()) RemoveWorkspaceOverlayDirs(dir_);
+  if (lock_ >= 0) close(lock_);
 }
 
 PreparedOverlay::Pinned PreparedOverlay::Look(const std::string& lower) {

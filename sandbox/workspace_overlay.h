@@ -107,6 +107,14 @@ constexpr const char kNoOverlayCapability[] = "no-workspace-overlay";
 // overlay makes what it keeps in the work directory mode 000.
 void RemoveWorkspaceOverlayDirs(const std::string& dir);
 
+// Removes what workers that are gone left below root (the coordinator's
+// path to kOverlayMountDir/upper): the directories of overlays prepared
+// and never used (next-*) and of probes cut short (probe-*). Their makers
+// hold a lock on them (flock, shared) as long as they live, so only those
+// no process holds go. A command's directories (named by its execution id)
+// are never touched. Returns how many went.
+int SweepWorkspaceOverlayDirs(const std::string& root);
+
 // SpawnOptions::before_exec for a plan (arg: const WorkspaceOverlayPlan*).
 // Returns 0, or the errno of the step that failed (the command never runs).
 int EnterWorkspaceOverlay(const void* plan);
@@ -159,6 +167,7 @@ class PreparedOverlay {
   static Pinned Look(const std::string& lower);
 
   int outer_user_ = -1, mount_ = -1, inner_user_ = -1;  // close-on-exec
+  int lock_ = -1;                                       // dir_, locked shared while we live (SweepWorkspaceOverlayDirs)
   std::vector<Pinned> pinned_;
   std::string dir_;
   bool claimed_ = false;

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <sched.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -367,6 +369,62 @@ TEST_F(WorkspaceOverlayTest, APreparedOverlayNeverUsedLeavesNothing) {
   ASSERT_EQ(out.exit_code, 0) << out.output;
   EXPECT_TRUE(std::filesystem::is_empty(ws_ + "/.odin/overlay"))
       << std::filesystem::directory_iterator(ws_ + "/.odin/overlay")->path();
+}
+
+// What a killed worker left (an overlay prepared and never used, a probe
+// cut short) goes at the next sweep; what a live maker holds, a command's
+// directories (its work, not yet applied) and what a symlink points at
+// stay.
+TEST_F(WorkspaceOverlayTest, TheSweepRemovesOnlyWhatNoLiveMakerHolds) {
+  const std::string root = ws_ + "/.odin/overlay";
+  for (const char* id : {"next-00000000000000aa", "probe-00000000000000bb", "next-00000000000000cc", "ex_test-9"}) {
+    ASSERT_TRUE(MakeDirs(root + "/" + id + "/u").ok());
+    ASSERT_TRUE(MakeDirs(root + "/" + id + "/w/work").ok());
+    Write(root + "/" + id + "/u/f.txt", "f\n");
+    ASSERT_EQ(chmod((root + "/" + id + "/w/work").c_str(), 0), 0);  // as the overlay leaves it
+  }
+  ASSERT_TRUE(MakeDirs(root_ + "/outside").ok());
+  Write(root_ + "/outside/keep.txt", "keep\n");
+  ASSERT_EQ(symlink((root_ + "/outside").c_str(), (root + "/next-00000000000000dd").c_str()), 0);
+  int held = open((root + "/next-00000000000000cc").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_SH), 0);  // its maker is alive
+
+  EXPECT_EQ(SweepWorkspaceOverlayDirs(root), 2);
+  close(held);
+  EXPECT_FALSE(PathExists(root + "/next-00000000000000aa"));
+  EXPECT_FALSE(PathExists(root + "/probe-00000000000000bb"));
+  EXPECT_EQ(Read(root + "/next-00000000000000cc/u/f.txt"), "f\n");
+  EXPECT_EQ(Read(root + "/ex_test-9/u/f.txt"), "f\n");
+  EXPECT_EQ(Read(root_ + "/outside/keep.txt"), "keep\n");
+  // Once its maker is gone, so is it.
+  EXPECT_EQ(SweepWorkspaceOverlayDirs(root), 1);
+  EXPECT_FALSE(PathExists(root + "/next-00000000000000cc"));
+}
+
+// A worker's prepared overlay is locked from the moment it is made: a
+// sweep (another session starting) while it waits for its command leaves
+// it, and the command runs in it.
+TEST_F(WorkspaceOverlayTest, AnOverlayPreparedByALiveWorkerIsNotSwept) {
+  prepared_ = true;
+  wait_ = true;
+  int swept = -1;
+  bool was_there = false;
+  std::thread sweeper([&] {
+    for (int i = 0; i < 1000 && !PathExists(ws_ + "/ready"); ++i) usleep(10000);
+    swept = SweepWorkspaceOverlayDirs(ws_ + "/.odin/overlay");
+    for (const auto& e : std::filesystem::directory_iterator(ws_ + "/.odin/overlay")) {
+      was_there = was_there || e.path().filename().string().starts_with("next-");
+    }
+    Write(ws_ + "/go", "");
+  });
+  CommandOutput out = RunCommand("echo n > new.txt");
+  sweeper.join();
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(swept, 0);
+  EXPECT_TRUE(was_there);
+  EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/new.txt"), "n\n");
 }
 
 TEST_F(WorkspaceOverlayTest, WithoutOverlayRootTheWorkerIsToldNothing) {

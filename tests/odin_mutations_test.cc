@@ -268,6 +268,34 @@ TEST_F(OdinMutationsTest, OdinExecRecordsChangesWithOrWithoutTheOverlay) {
   }
 }
 
+// A worker killed while it held an overlay prepared for its next command
+// (or in its probe) leaves its directories; the next session's start
+// removes them. A command's own directories (its work, which a coordinator
+// that died never applied) are left as they are.
+TEST_F(OdinMutationsTest, WhatKilledWorkersLeftIsRemovedAtTheNextStart) {
+  std::string overlay = ws_.Join(".odin/overlay");
+  for (const char* id : {"next-00000000000000aa", "probe-00000000000000bb", "ex_planted"}) {
+    ASSERT_TRUE(MakeDirs(overlay + "/" + id + "/u").ok());
+    ASSERT_TRUE(MakeDirs(overlay + "/" + id + "/w/work").ok());
+    Put(std::string(".odin/overlay/") + id + "/u/f.txt", "f\n");
+    ASSERT_EQ(chmod((overlay + "/" + id + "/w/work").c_str(), 0), 0);  // as the overlay leaves it
+  }
+  Ran ran = RunOdin(ws_.path(), {"exec", "--json", "--", "sh", "-c", "echo a > a.txt"},
+                    {{"ODIN_TEST_MARK", marker_},
+                     {"XDG_CONFIG_HOME", user_.Join("config")},
+                     {"XDG_STATE_HOME", user_.Join("state")}});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_TRUE(RanOverOverlay(json::parse(ran.out)["execution_id"]));
+  EXPECT_EQ(Get("a.txt"), "a\n");
+  EXPECT_FALSE(PathExists(overlay + "/next-00000000000000aa"));
+  EXPECT_FALSE(PathExists(overlay + "/probe-00000000000000bb"));
+  EXPECT_EQ(Get(".odin/overlay/ex_planted/u/f.txt"), "f\n");
+  // And the session's own worker left nothing of its own behind.
+  for (const auto& e : std::filesystem::directory_iterator(overlay)) {
+    EXPECT_EQ(e.path().filename().string(), "ex_planted");
+  }
+}
+
 // odin undo: a command's changes and a file tool's edit put back from the
 // ledger's before-images; refused after a later change unless forced; a
 // dry run changes nothing; the undo is recorded, and can itself be undone.
