@@ -24,17 +24,15 @@
 // lsp_check itself, e.g. after fixing a header, to re-validate a file.
 //
 // Every change is a mutation (command_changes.cc): what a command that can
-// write changed in the workspace (ChangeTracker, looking when it ends)
-// becomes mutation records in the ledger, marks
-// the file stale in every agent's cache, rides on its result, and each
-// changed source file is validated like a file tool's write; the command's
-// caller hears of it after the verdicts. A file-tool write is recorded as a
-// mutation too; changes made between calls by no call are recorded as
-// external.
+// write changed (its overlay's upper directory, else the ChangeTracker)
+// becomes mutation records in the ledger, marks the file stale in every
+// agent's cache, rides on its result, and each changed source file is
+// validated like a file tool's write; the command's caller hears of it
+// after the verdicts. A file-tool write is recorded as a mutation too;
+// changes made between calls by no call are recorded as external.
 //
 // Each agent has its own file cache and todo list; a session's caches can be
-// rebuilt from the ledger (ResumeSession), so scripted calls continue where
-// they left off.
+// rebuilt from the ledger (ResumeSession).
 //
 // Passive: calls advance only inside Poll(). Thread-safety: none.
 
@@ -188,6 +186,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // rebuilt from the calls the ledger holds. NotFound if there is no such
   // session. REQUIRES: instead of AttachLedger.
   Status ResumeSession(Ledger* ledger, const std::string& session_id);
+  // A command ended by a crash (recorded as interrupted): what it left in its
+  // overlay lands now, recorded and validated as its. Returns what landed.
+  std::vector<std::string> ApplyInterruptedCommand(const std::string& execution_id);
 
   // Queues a tool call. Returns its execution id.
   std::string Submit(ToolCall call, CallHandlers handlers) override;
@@ -202,8 +203,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void StartMcpServers();
   std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
   const McpRegistry& mcp() const { return mcp_; }
-  // /init (odin init): while set, the main agent's InitTool may write
-  // ODIN.md; nothing else ever may.
+  // /init: while set, the main agent's InitTool may write ODIN.md; nothing else may.
   void set_init_active(bool active) { init_active_ = active; }
   bool init_active() const { return init_active_; }
   // Whether edit mode's commands reach the network (--network, sandbox.network).

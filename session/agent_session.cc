@@ -139,10 +139,19 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger.ListConversation(session_id, "main"));
     RETURN_IF_ERROR(s->agent_->Restore(entries).WithContext("resume " + session_id));
     if (!interrupted.empty()) {
-      std::string ids;
-      for (const std::string& id : interrupted) ids += (ids.empty() ? "" : ", ") + id;
+      std::string ids, landed;
+      for (const std::string& id : interrupted) {
+        ids += (ids.empty() ? "" : ", ") + id;
+        // A command's writes wait in its overlay: they land now, as its.
+        std::vector<std::string> paths = s->runtime_->coordinator().ApplyInterruptedCommand(id);
+        if (paths.empty()) continue;
+        landed += " What " + id + " wrote before it ended was applied now, recorded as its changes: ";
+        for (size_t i = 0; i < paths.size() && i < 20; ++i) landed += (i == 0 ? "" : ", ") + paths[i];
+        landed += paths.size() > 20 ? " and " + std::to_string(paths.size() - 20) + " more." : ".";
+      }
       s->agent_->AddNote("This session is being resumed: the odin process that ran it before ended during " + ids +
-                         ", recorded as interrupted. What those calls did may be partial: check before relying on it.");
+                         ", recorded as interrupted. What those calls did may be partial: check before relying on it." +
+                         landed);
     }
   }
   // The owner goes to the ledger with the conversation's first entries, so

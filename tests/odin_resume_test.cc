@@ -233,6 +233,60 @@ TEST_F(OdinResumeTest, AKilledSessionResumesWithItsCallInterrupted) {
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
 }
 
+// odin killed while a command that had written ran: its writes, waiting
+// in its overlay, are not lost. The resumed session applies them as that
+// command's changes (recorded, the model told); a file changed meanwhile by
+// someone else is a conflict, not overwritten; a protected path never lands.
+TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "before\n").ok());
+  std::string sleeper = "sleep 62." + std::to_string(getpid());
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command",
+                                                     "echo '{}' > .mcp.json && echo data > made.txt && "
+                                                     "echo mine > theirs.txt && " +
+                                                         sleeper}})}),
+                      Text("Picked up; done now.")}}})
+                  .dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "make the file", "--output-format", "json"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
+      << "the command never ran";
+  // (Its shell is there before its writes are.)
+  std::string call = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'")[0];
+  std::string upper = ws_.Join(".odin/overlay/" + call + "/u");
+  bool overlay = WaitUntil([&] { return PathExists(upper + "/theirs.txt"); }, std::chrono::seconds(10));
+  kill(odin, SIGKILL);
+  Wait(odin);
+  close(out);
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the command outlived odin";
+  if (!overlay) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  // Meanwhile, someone else changes a file the command changed too.
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "someone else\n").ok());
+
+  json r = Prompt(llm, {"-c", "-p", "go on"});
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  ASSERT_TRUE(PathExists(ws_.Join("made.txt"))) << "the command's write did not land";
+  EXPECT_EQ(*ReadFileToString(ws_.Join("made.txt")), "data\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("theirs.txt")), "someone else\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/conflicts/" + call + "/theirs.txt")), "mine\n");
+  EXPECT_FALSE(PathExists(ws_.Join(".mcp.json"))) << "a protected path landed";
+  EXPECT_EQ(Rows("SELECT source || '|' || change || '|' || execution_id FROM mutations WHERE path = '" +
+                 ws_.Join("made.txt") + "'"),
+            std::vector<std::string>{"command|created|" + call});
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'overlay_conflict' AND execution_id = '" + call + "'"),
+            std::vector<std::string>{"1"});
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::string body = requests[1]["body"].dump();
+  EXPECT_NE(body.find("What " + call + " wrote before it ended was applied now, recorded as its changes: made.txt."),
+            std::string::npos)
+      << body;
+  EXPECT_TRUE(WaitUntil([&] { return !PathExists(ws_.Join(".odin/overlay/" + call)); })) << "its directories stay";
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
 // A session another odin process still runs is not taken up: the error
 // names that process.
 TEST_F(OdinResumeTest, ASessionStillRunningIsNotResumed) {
