@@ -40,9 +40,8 @@ std::string Join(const std::string& dir, const std::string& name) { return dir.e
 // recursion, and a command can nest directories without end): what lies
 // there does not land, and a tree that deep is never deleted.
 constexpr size_t kMaxDepth = 256;
-bool TooDeep(const std::string& rel) {
-  return static_cast<size_t>(std::count(rel.begin(), rel.end(), '/')) >= kMaxDepth;
-}
+size_t Depth(const std::string& rel) { return static_cast<size_t>(std::count(rel.begin(), rel.end(), '/')); }
+bool TooDeep(const std::string& rel) { return Depth(rel) >= kMaxDepth; }
 
 std::optional<struct stat> StatAt(int dir_fd, const std::string& name) {
   struct stat st;
@@ -64,16 +63,46 @@ std::string XattrAt(int dir_fd, const std::string& name, const char* attr) {
   return n > 0 ? std::string(value, static_cast<size_t>(n)) : "";
 }
 
-bool IsWhiteout(int dir_fd, const std::string& name, const struct stat& st) {
-  if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) return true;
-  // Kernels from 6.7 may write a whiteout as an empty file with an xattr.
-  return S_ISREG(st.st_mode) && st.st_size == 0 && !XattrAt(dir_fd, name, "user.overlay.whiteout").empty();
-}
+// The kernel writes a whiteout in the upper directory as a character device
+// 0/0, never otherwise. (The "xwhiteout", an empty file with an
+// overlay.whiteout xattr, is honoured in lower layers only: in the upper
+// one it is the empty file the command saw. A command cannot make one
+// either: the overlay escapes the overlay.* xattrs set through it.)
+bool IsWhiteout(const struct stat& st) { return S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0); }
 
 bool IsOpaque(int dir_fd, const std::string& name) {
   std::string v = XattrAt(dir_fd, name, "user.overlay.opaque");
   if (v.empty()) v = XattrAt(dir_fd, name, "trusted.overlay.opaque");
   return v == "y";
+}
+
+// How many entries the tree below the directory at name (in dir_fd) holds,
+// at any depth up to kMaxDepth: a listing, nothing stat'ed where the
+// directory says what each entry is.
+int64_t CountBelow(int dir_fd, const std::string& name, size_t depth) {
+  if (depth >= kMaxDepth) return 0;
+  int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    close(fd);
+    return 0;
+  }
+  int64_t n = 0;
+  std::vector<std::string> dirs;
+  while (dirent* e = readdir(d)) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    ++n;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+      struct stat st;
+      is_dir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (is_dir) dirs.emplace_back(e->d_name);
+  }
+  for (const std::string& sub : dirs) n += CountBelow(dirfd(d), sub, depth + 1);
+  closedir(d);
+  return n;
 }
 
 std::vector<std::string> ListDir(int dir_fd) {
@@ -256,7 +285,7 @@ class Applier {
     if (!fd.valid()) return false;
     for (const std::string& child : ListDir(fd.get())) {
       std::optional<struct stat> cst = StatAt(fd.get(), child);
-      if (!cst || IsWhiteout(fd.get(), child, *cst)) return false;
+      if (!cst || IsWhiteout(*cst)) return false;
       if (S_ISREG(cst->st_mode) && (cst->st_mode & (S_ISUID | S_ISGID)) != 0) return false;
       if (S_ISDIR(cst->st_mode) ? !LandsWhole(fd.get(), child, Join(rel, child)) : MustNotLand(Join(rel, child))) {
         return false;
@@ -268,11 +297,19 @@ class Applier {
   // Records every entry of the new tree at name (in upper_fd) as created.
   void RecordCreatedTree(int upper_fd, const std::string& name, const std::string& rel, const struct stat& st,
                          bool in_git) {
+    // Counted, not described: so is all below it (git ignores nothing
+    // below an ignored directory but by it), counted by a listing.
+    std::string root = in_git ? "" : IgnoredRoot(rel, S_ISDIR(st.st_mode));
+    if (in_git || !root.empty()) {
+      int64_t n = 1 + (S_ISDIR(st.st_mode) ? CountBelow(upper_fd, name, Depth(rel)) : 0);
+      (in_git ? out_->git_entries : out_->changes.ignored[root]) += n;
+      return;
+    }
     PathChange c;
     c.path = rel;
     c.kind = ChangeKind::kCreated;
     std::optional<std::string> content;
-    c.after = Counted(rel, S_ISDIR(st.st_mode), in_git) ? EntryStateOf(st) : Describe(upper_fd, name, st, &content);
+    c.after = Describe(upper_fd, name, st, &content);
     c.after_content = std::move(content);
     Record(std::move(c), in_git);
     if (!S_ISDIR(st.st_mode)) return;
@@ -365,7 +402,7 @@ class Applier {
     }
     for (const std::string& child : ListDir(up.get())) {
       std::optional<struct stat> cst = StatAt(up.get(), child);
-      if (!cst || IsWhiteout(up.get(), child, *cst)) continue;  // nothing below a new directory to hide
+      if (!cst || IsWhiteout(*cst)) continue;  // nothing below a new directory to hide
       Entry(up.get(), ws.get(), child, rel, in_git);
     }
   }
@@ -380,7 +417,7 @@ class Applier {
     bool child_in_git = in_git || name == ".git";
     std::optional<struct stat> ust = StatAt(upper_fd, name);
     if (!ust) return;
-    if (IsWhiteout(upper_fd, name, *ust)) {
+    if (IsWhiteout(*ust)) {
       Delete(ws_fd, name, rel, child_in_git);
       return;
     }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -308,6 +309,26 @@ TEST_F(OverlayChangesTest, AWhiteoutInANewDirectoryDoesNotLandAsADevice) {
   EXPECT_EQ(Read(ws_ + "/fresh/real.txt"), "r\n");
   EXPECT_FALSE(PathExists(ws_ + "/fresh/ghost"));
   EXPECT_NE(Find(a, "fresh/real.txt", ChangeKind::kCreated), nullptr);
+}
+
+// An empty file carrying overlay.whiteout in the upper directory is no
+// whiteout: the kernel honours that kind in lower layers only, so the
+// command saw an empty file, and an empty file lands (new or replacing).
+TEST_F(OverlayChangesTest, AnEmptyFileWithAWhiteoutXattrIsAnEmptyFile) {
+  Write(ws_ + "/old.txt", "old\n");
+  Write(upper_ + "/fresh/empty.txt", "");
+  Write(upper_ + "/old.txt", "");
+  for (const std::string& f : {upper_ + "/fresh/empty.txt", upper_ + "/old.txt"}) {
+    if (setxattr(f.c_str(), "user.overlay.whiteout", "y", 1, 0) != 0) {
+      GTEST_SKIP() << "no user xattrs here: " << strerror(errno);
+    }
+  }
+  OverlayApplied a = Apply();
+  EXPECT_TRUE(a.failed.empty());
+  EXPECT_EQ(Read(ws_ + "/fresh/empty.txt"), "");
+  EXPECT_EQ(Read(ws_ + "/old.txt"), "");
+  EXPECT_NE(Find(a, "fresh/empty.txt", ChangeKind::kCreated), nullptr);
+  EXPECT_NE(Find(a, "old.txt", ChangeKind::kModified), nullptr);
 }
 
 TEST_F(OverlayChangesTest, NoSetIdProgramLands) {
