@@ -194,11 +194,15 @@ TEST_F(OdinSlurmTest, CallsThatWaitGetHostsFromSlurmAndIdleHostsGoBack) {
 
 // scancel of the job under a running command: the call ends with it, the
 // command does not run on, and the next call that waits gets a new host.
+// (Slurm's proctrack/linuxproc signals the job's processes one by one, so
+// the shell may start its next step in the gap before its own signal: the
+// step after the sleep waits half a second before it shows, which a shell
+// that ran on would outlive. docs/remote.md)
 TEST_F(OdinSlurmTest, AJobSlurmKillsEndsItsCallAndANewHostTakesTheNext) {
   WriteConfig();
   FakeLlm llm(json({{"responses",
                      {Turn({Call("ExecuteCommand", {{"command", "sleep 8; echo here"}}),
-                            Call("ExecuteCommand", {{"command", "sleep 60; echo there"}})}),
+                            Call("ExecuteCommand", {{"command", "sleep 60; sleep 0.5; echo there"}})}),
                       Turn({Call("ExecuteCommand", {{"command", "sleep 3; echo again-here"}}),
                             Call("ExecuteCommand", {{"command", "echo again-there"}})}),
                       Text("done")}}})
