@@ -211,7 +211,7 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   return applied;
 }
 
-std::vector<std::string> Coordinator::ApplyInterruptedCommand(const std::string& execution_id) {
+std::vector<std::string> Coordinator::ApplyInterruptedCommand(const std::string& execution_id, CallHandlers handlers) {
   std::string base = JoinPath(CommandOverlayRoot(o_.workspace), execution_id);
   // The strict profile's holds need the evidence of the turn, gone with
   // the process: what such a command wrote stays where it is.
@@ -235,19 +235,25 @@ std::vector<std::string> Coordinator::ApplyInterruptedCommand(const std::string&
     c.call.policy = WorkerPolicy::kWritable;
     c.tracked = true;
     c.started = true;
+    c.handlers = std::move(handlers);
     // What changed in the workspace since it started is a conflict.
     c.dispatched_wall_ns = row.start.started_at_ms * 1'000'000;
     OverlayApplied applied = ApplyCommandOverlay(c);
     v1::ToolResult result;
     result.set_execution_id(execution_id);
     result.set_status(v1::TOOL_STATUS_ERROR);
+    result.set_changes_tracked(!applied.changes.truncated);
     NoteOverlayOutcome(c, applied, &result);
     for (const PathChange& pc : applied.changes.changes) landed.push_back(pc.path);
     std::vector<ChangedFile> changed =
         RecordChanges(execution_id, c.call.agent_id, "command", applied.changes, &result);
     // Validated as its end would have had them: the session blocks on
     // what they broke.
-    if (!changed.empty() && o_.validation.enabled) ValidateCommandChanges(std::move(c), result, Status::OK(), changed);
+    if (!changed.empty() && o_.validation.enabled) {
+      ValidateCommandChanges(std::move(c), result, Status::OK(), changed);
+    } else {
+      Deliver(c, result, Status::OK());
+    }
     break;
   }
   close(lock);

@@ -187,8 +187,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // session. REQUIRES: instead of AttachLedger.
   Status ResumeSession(Ledger* ledger, const std::string& session_id);
   // A command ended by a crash (recorded as interrupted): what it left in its
-  // overlay lands now, recorded and validated as its. Returns what landed.
-  std::vector<std::string> ApplyInterruptedCommand(const std::string& execution_id);
+  // overlay lands now, recorded and validated as its (then on_done). Returns what landed.
+  std::vector<std::string> ApplyInterruptedCommand(const std::string& execution_id, CallHandlers handlers);
 
   // Queues a tool call. Returns its execution id.
   std::string Submit(ToolCall call, CallHandlers handlers) override;

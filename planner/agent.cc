@@ -118,6 +118,16 @@ std::string Agent::SendReview() {
   return m.id;
 }
 
+void Agent::AddInheritedChanges(const CallChanges& changes) {
+  for (const std::string& f : changes.changed) {
+    if (std::find(inherited_.changed.begin(), inherited_.changed.end(), f) == inherited_.changed.end()) {
+      inherited_.changed.push_back(f);
+    }
+  }
+  inherited_.not_validated.insert(inherited_.not_validated.end(), changes.not_validated.begin(),
+                                  changes.not_validated.end());
+}
+
 void Agent::StartNext() {
   if (current_ || queue_.empty() || compaction_ || starting_) return;
   current_.emplace();
@@ -125,6 +135,9 @@ void Agent::StartNext() {
   queue_.pop_front();
   current_->outcome.message_id = current_->message.id;
   current_->outcome.mode = current_->message.mode;
+  current_->outcome.changed_files = std::move(inherited_.changed);
+  current_->outcome.not_validated = std::move(inherited_.not_validated);
+  inherited_ = {};
   current_->started = clock_->Now();
   current_->started_wall_ms = clock_->WallMillis();
   current_->budget = std::make_unique<Budget>(o_.budget, clock_);

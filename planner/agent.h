@@ -186,6 +186,10 @@ class Agent {
   // Something the model must know that happened outside its calls (the
   // user's /undo): it reads it, as [runtime] words, before the next message.
   void AddNote(const std::string& text) { notes_ += (notes_.empty() ? "" : "\n") + text; }
+  // Changes the next message answers for as if its calls had made them
+  // (what an interrupted command wrote, applied on resume): its completion
+  // runs the checks for them, and waits for them where not validated.
+  void AddInheritedChanges(const CallChanges& changes);
   void set_model(const std::string& model) {
     o_.model = model;
     if (o_.context_window == 0) context_.window = DefaultContextWindow(model);
@@ -462,7 +466,8 @@ class Agent {
   Clock* clock_;
   AgentObserver* observer_;
   std::vector<ChatMessage> history_;
-  std::string notes_;  // for the next message (AddNote)
+  std::string notes_;      // for the next message (AddNote)
+  CallChanges inherited_;  // for the next message (AddInheritedChanges)
   std::deque<Pending> queue_;
   std::optional<Current> current_;
   MessageOutcome totals_;

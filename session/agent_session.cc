@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,8 @@
 #include "llm/http_llm_client.h"
 #include "planner/instructions.h"
 #include "session/resume.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/exec_command.h"
 
 namespace odin {
 
@@ -142,9 +146,16 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
       std::string ids, landed;
       for (const std::string& id : interrupted) {
         ids += (ids.empty() ? "" : ", ") + id;
-        // A command's writes wait in its overlay: they land now, as its.
-        std::vector<std::string> paths = s->runtime_->coordinator().ApplyInterruptedCommand(id);
+        // A command's writes wait in its overlay: they land now, as its,
+        // validated before the model hears of them; the next message answers
+        // for them (its completion runs the checks).
+        auto applied = std::make_shared<std::optional<v1::ToolResult>>();  // outlives an early return
+        Coordinator& coordinator = s->runtime_->coordinator();
+        std::vector<std::string> paths = coordinator.ApplyInterruptedCommand(
+            id, {nullptr, [applied](const v1::ToolResult& r, const Status&) { *applied = r; }});
         if (paths.empty()) continue;
+        while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
+        s->agent_->AddInheritedChanges(ChangesOf(kExecuteCommandTool, **applied, s->runtime_->workspace().root));
         landed += " What " + id + " wrote before it ended was applied now, recorded as its changes: ";
         for (size_t i = 0; i < paths.size() && i < 20; ++i) landed += (i == 0 ? "" : ", ") + paths[i];
         landed += paths.size() > 20 ? " and " + std::to_string(paths.size() - 20) + " more." : ".";

@@ -6,6 +6,7 @@
 // These start language servers, which take seconds on a loaded machine: the
 // ctest entry holds the language_servers lock and a generous timeout.
 
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -214,6 +215,56 @@ TEST_F(OdinValidationTest, ACommandThatBreaksTheBuildBlocksUntilACommandFixesIt)
   EXPECT_EQ(Query("SELECT parent_id FROM execution_starts WHERE execution_id = ?", check1), command1);
   EXPECT_EQ(Query("SELECT mutation_id FROM validations WHERE execution_id = ?", check1), command1);
   EXPECT_EQ(r["changed_files"], json::array({"calc.c"}));
+  EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
+}
+
+// odin killed while a command that broke the build ran: the resume lands
+// what it wrote (docs/sessions.md), clangd validates it like any command's
+// change before the model is asked again, and the resumed message's
+// completion is refused until a fix validates clean.
+TEST_F(OdinValidationTest, WhatAnInterruptedCommandBrokeBlocksTheResumedSession) {
+  if (!Installed("clangd")) GTEST_SKIP() << "clangd is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  const std::string good = "int twice(int x) {\n  return x * 2;\n}\n";
+  Put("calc.c", good);
+  std::string sleeper = "sleep 64." + std::to_string(getpid());
+  json broken = {{"command", "printf 'int twice(int x) {\\n  return y * 2;\\n}\\n' > calc.c && " + sleeper}};
+  json fix = {{"command", "sed -i 's/y \\* 2/x + x/' calc.c"}};
+  FakeLlm llm(json({{"responses",
+                     {{{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", broken}}}}},
+                      {{"text", "Done."}},
+                      {{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", fix}}}}},
+                      {{"text", "Fixed."}}}}})
+                  .dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
+  auto command = [&] { return Query("SELECT execution_id FROM execution_starts WHERE tool = ?", "ExecuteCommand"); };
+  bool overlay =
+      WaitUntil([&] { return !command().empty() && PathExists(ws_.Join(".odin/overlay/" + command() + "/u/calc.c")); },
+                std::chrono::seconds(30));
+  kill(odin, SIGKILL);
+  Wait(odin);
+  close(out);
+  if (!overlay) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  std::string id = command();
+  EXPECT_EQ(Get("calc.c"), good);
+
+  json r = Prompt(llm, {"-c"});
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_EQ(Get("calc.c"), "int twice(int x) {\n  return x + x;\n}\n");
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_NE(requests[1]["body"].dump().find("What " + id + " wrote before it ended was applied now"),
+            std::string::npos);
+  json refusal = Last(requests[2]);
+  ASSERT_EQ(refusal["role"], "user") << refusal.dump();
+  std::string text = refusal["content"];
+  EXPECT_NE(text.find("Completion refused"), std::string::npos) << text;
+  EXPECT_NE(text.find("calc.c"), std::string::npos) << text;
+  json fixed = Last(requests[3]);
+  ASSERT_EQ(fixed["validations"][0]["status"], "clean") << fixed.dump();
+  EXPECT_EQ(Query("SELECT status FROM validations WHERE mutation_id = ?", id), "errors");
+  EXPECT_EQ(Query("SELECT source FROM mutations WHERE execution_id = ?", id), "command");
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}).exit_code, 0);
 }
 
