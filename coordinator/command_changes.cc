@@ -7,8 +7,6 @@
 // call of ours could write is an external change: looked for at every
 // call's boundary, recorded as such, never charged to a call.
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -209,55 +207,6 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     RecordExternal(c.call.agent_id, rest, &c.external);
   }
   return applied;
-}
-
-std::vector<std::string> Coordinator::ApplyInterruptedCommand(const std::string& execution_id, CallHandlers handlers) {
-  std::string base = JoinPath(CommandOverlayRoot(o_.workspace), execution_id);
-  // The strict profile's holds need the evidence of the turn, gone with
-  // the process: what such a command wrote stays where it is.
-  if (!IsDirectory(base + "/u") || o_.grounded_edits || ledger_ == nullptr) return {};
-  // Held by a live worker (shared, PreparedOverlay): not ours to apply.
-  int lock = open(base.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    if (lock >= 0) close(lock);
-    return {};
-  }
-  std::vector<std::string> landed;
-  StatusOr<std::vector<ExecutionRow>> rows = ledger_->ListSessionExecutions(session_id_);
-  for (const ExecutionRow& row : rows.ok() ? *rows : std::vector<ExecutionRow>{}) {
-    std::optional<CallMode> mode = ParseCallMode(row.start.mode);
-    if (row.start.execution_id != execution_id || !mode) continue;
-    Call c;
-    c.call.execution_id = execution_id;
-    c.call.agent_id = row.start.agent_id;
-    c.call.tool = row.start.tool;
-    c.call.mode = mode;
-    c.call.policy = WorkerPolicy::kWritable;
-    c.tracked = true;
-    c.started = true;
-    c.handlers = std::move(handlers);
-    // What changed in the workspace since it started is a conflict.
-    c.dispatched_wall_ns = row.start.started_at_ms * 1'000'000;
-    OverlayApplied applied = ApplyCommandOverlay(c);
-    v1::ToolResult result;
-    result.set_execution_id(execution_id);
-    result.set_status(v1::TOOL_STATUS_ERROR);
-    result.set_changes_tracked(!applied.changes.truncated);
-    NoteOverlayOutcome(c, applied, &result);
-    for (const PathChange& pc : applied.changes.changes) landed.push_back(pc.path);
-    std::vector<ChangedFile> changed =
-        RecordChanges(execution_id, c.call.agent_id, "command", applied.changes, &result);
-    // Validated as its end would have had them: the session blocks on
-    // what they broke.
-    if (!changed.empty() && o_.validation.enabled) {
-      ValidateCommandChanges(std::move(c), result, Status::OK(), changed);
-    } else {
-      Deliver(c, result, Status::OK());
-    }
-    break;
-  }
-  close(lock);
-  return landed;
 }
 
 void Coordinator::NoteOverlayOutcome(const Call& c, const OverlayApplied& a, v1::ToolResult* result) {

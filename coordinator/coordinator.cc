@@ -1031,48 +1031,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(o_.workspace), r.execution_id()) + "/u"))) {
     overlay = ApplyCommandOverlay(c);
   }
-  std::set<std::string> put_back;  // relative
-  if (c.protected_before) {
-    bool refreshed = RefreshProtectedIndex(c);
-    RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
-                                            o_.workspace + "/.odin/displaced", r.execution_id(), refreshed);
-    // A file put back holds what it held before: the tracker hears so, and
-    // does not take the command's attempt for a change.
-    if (tracker_ && c.tracked) {
-      for (const std::string& rel : report.restored) {
-        auto was = c.protected_before->entries.find(rel);
-        if (was == c.protected_before->entries.end() || was->second.kind != ProtectedSnapshot::Entry::kFile) continue;
-        tracker_->NoteWrite(rel, was->second.sha256, &was->second.content);
-      }
-    }
-    c.protected_before.reset();
-    put_back.insert(report.restored.begin(), report.restored.end());
-    put_back.insert(report.displaced.begin(), report.displaced.end());
-    if (!report.empty()) {
-      auto list = [](const std::vector<std::string>& paths) {
-        std::string out;
-        for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
-        return out;
-      };
-      std::string displaced_dir = DisplayPath(report.displaced_dir, o_.workspace);
-      RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
-                      json({{"paths", report.restored},
-                            {"displaced", report.displaced},
-                            {"displaced_to", displaced_dir},
-                            {"unrestored", report.unrestored}})
-                          .dump(-1, ' ', false, json::error_handler_t::replace));
-      if (!amended) amended = r;
-      std::string note =
-          "\n[odin] the command changed protected paths (git's configuration, a nested git "
-          "directory, Odin's settings or instructions):";
-      if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
-      if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
-      if (!report.unrestored.empty()) note += " could not be put back: " + list(report.unrestored) + ";";
-      note.back() = '\n';
-      amended->set_output_tail(amended->output_tail() + note);
-      amended->set_output_total_bytes(amended->output_total_bytes() + note.size());
-    }
-  }
+  std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative
   // A command that could write: what it changed, as the tracker sees it
   // (protected paths already put back).
   std::vector<ChangedFile> changed;
@@ -1086,15 +1045,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       // The overlay's change set is exactly the command's; what the
       // protected check put back did not stay.
       changes = std::move(overlay->changes);
-      std::erase_if(changes.changes, [&](const PathChange& pc) {
-        for (const std::string& p : put_back) {
-          if (pc.path == p ||
-              (pc.path.size() > p.size() && pc.path.compare(0, p.size(), p) == 0 && pc.path[p.size()] == '/')) {
-            return true;
-          }
-        }
-        return false;
-      });
+      EraseChangesUnder(put_back, &changes);
     } else {
       // No tracker: odin exec over the overlay whose command never ran
       // (its worker ended before its Hello), since a worker without the
@@ -1137,6 +1088,57 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     return ValidateCommandChanges(std::move(c), result, recorded, std::move(changed));
   }
   Deliver(c, result, recorded);
+}
+
+// What a command changed of the protected paths (c.protected_before) is put
+// back or moved aside, said on its result and in the ledger. Returns the
+// paths put back (relative).
+std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResult& r,
+                                                    std::optional<v1::ToolResult>* amended_out) {
+  std::set<std::string> put_back;
+  std::optional<v1::ToolResult>& amended = *amended_out;
+  if (c.protected_before) {
+    bool refreshed = RefreshProtectedIndex(c);
+    RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
+                                            o_.workspace + "/.odin/displaced", r.execution_id(), refreshed);
+    // A file put back holds what it held before: the tracker hears so, and
+    // does not take the command's attempt for a change.
+    if (tracker_ && c.tracked) {
+      for (const std::string& rel : report.restored) {
+        auto was = c.protected_before->entries.find(rel);
+        if (was == c.protected_before->entries.end() || was->second.kind != ProtectedSnapshot::Entry::kFile) continue;
+        tracker_->NoteWrite(rel, was->second.sha256, &was->second.content);
+      }
+    }
+    c.protected_before.reset();
+    put_back.insert(report.restored.begin(), report.restored.end());
+    put_back.insert(report.displaced.begin(), report.displaced.end());
+    if (!report.empty()) {
+      auto list = [](const std::vector<std::string>& paths) {
+        std::string out;
+        for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+        return out;
+      };
+      std::string displaced_dir = DisplayPath(report.displaced_dir, o_.workspace);
+      RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
+                      json({{"paths", report.restored},
+                            {"displaced", report.displaced},
+                            {"displaced_to", displaced_dir},
+                            {"unrestored", report.unrestored}})
+                          .dump(-1, ' ', false, json::error_handler_t::replace));
+      if (!amended) amended = r;
+      std::string note =
+          "\n[odin] the command changed protected paths (git's configuration, a nested git "
+          "directory, Odin's settings or instructions):";
+      if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
+      if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
+      if (!report.unrestored.empty()) note += " could not be put back: " + list(report.unrestored) + ";";
+      note.back() = '\n';
+      amended->set_output_tail(amended->output_tail() + note);
+      amended->set_output_total_bytes(amended->output_total_bytes() + note.size());
+    }
+  }
+  return put_back;
 }
 
 Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation,

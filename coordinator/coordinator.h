@@ -515,9 +515,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   };
   std::vector<ChangedFile> RecordChanges(const std::string& execution_id, const std::string& agent_id,
                                          const char* source, const ChangeSet& changes, v1::ToolResult* result);
-  // Brings the protected-path index up to date from the tracker's word for
-  // a tracked command. False when the caller must let it refresh itself.
+  // The protected-path index brought up to date from the tracker's word (false: refresh it yourself).
   bool RefreshProtectedIndex(const Call& c);
+  std::set<std::string> PutBackProtected(Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
   // The writers' lane: while changes are tracked, a command that can write
   // runs alone, and file-tool writes (to different files) run together but
   // never beside such a command. So what the tracker finds when a command

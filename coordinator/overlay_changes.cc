@@ -30,6 +30,18 @@ int64_t CoarseRealtimeNs() {
 
 std::string CommandOverlayRoot(const std::string& workspace) { return workspace + "/.odin/overlay"; }
 
+void EraseChangesUnder(const std::set<std::string>& paths, ChangeSet* changes) {
+  std::erase_if(changes->changes, [&](const PathChange& pc) {
+    for (const std::string& p : paths) {
+      if (pc.path == p ||
+          (pc.path.size() > p.size() && pc.path.compare(0, p.size(), p) == 0 && pc.path[p.size()] == '/')) {
+        return true;
+      }
+    }
+    return false;
+  });
+}
+
 namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;

@@ -45,6 +45,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,5 +99,8 @@ int64_t CoarseRealtimeNs();
 // directories (odin-sandbox --overlay-root): inside Odin's state, on the
 // workspace's file system, one directory per execution id.
 std::string CommandOverlayRoot(const std::string& workspace);
+
+// Drops from changes each path in paths and what lies below it.
+void EraseChangesUnder(const std::set<std::string>& paths, ChangeSet* changes);
 
 }  // namespace odin

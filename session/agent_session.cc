@@ -1,6 +1,7 @@
 #include "session/agent_session.h"
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -13,11 +14,54 @@
 #include "planner/instructions.h"
 #include "session/resume.h"
 #include "odin/v1/worker.pb.h"
+#include "base/file_util.h"
+#include "coordinator/overlay_changes.h"
 #include "tools/exec_command.h"
 
 namespace odin {
 
 using nlohmann::json;
+
+namespace {
+
+// The writes of the session's commands a crash cut off, waiting in their
+// overlays: applied as theirs, validated before the model hears of them,
+// and handed to the next message (its completion runs the checks for them).
+// Not where a workflow's or a reviewer's hold could have judged them (the
+// hold went with the process), nor after the machine restarted (the overlay
+// is volatile: its files may not have reached the disk). Returns what the
+// model is told.
+StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& ledger, const std::string& session_id,
+                                             const std::string& root, bool may_hold, Agent* agent) {
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger.ListSessionExecutions(session_id));
+  ASSIGN_OR_RETURN(bool same_boot, LastRanOnThisBoot(&ledger, session_id));
+  std::string told;
+  for (const ExecutionRow& row : rows) {
+    const std::string& id = row.start.execution_id;
+    std::string upper = CommandOverlayRoot(root) + "/" + id + "/u";
+    std::error_code ec;
+    if (row.end || !IsDirectory(upper) || std::filesystem::is_empty(upper, ec)) continue;
+    if (may_hold || !same_boot) {
+      told += " What " + id + " wrote was not applied (" +
+              (may_hold ? "a workflow's or a reviewer's hold could have judged it"
+                        : "the machine restarted since, so its files may not all have reached the disk") +
+              "): it is in .odin/overlay/" + id + "/u.";
+      continue;
+    }
+    auto applied = std::make_shared<std::optional<v1::ToolResult>>();  // outlives an early return
+    std::vector<std::string> paths = coordinator.ApplyInterruptedCommand(
+        id, {nullptr, [applied](const v1::ToolResult& r, const Status&) { *applied = r; }});
+    if (paths.empty()) continue;
+    while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
+    agent->AddInheritedChanges(ChangesOf(kExecuteCommandTool, **applied, root));  // a hook's too
+    told += " What " + id + " wrote before it ended was applied now, recorded as its changes: ";
+    for (size_t i = 0; i < paths.size() && i < 20; ++i) told += (i == 0 ? "" : ", ") + paths[i];
+    told += paths.size() > 20 ? " and " + std::to_string(paths.size() - 20) + " more." : ".";
+  }
+  return told;
+}
+
+}  // namespace
 
 AgentSession::~AgentSession() {
   // SessionEnd hooks run to their end (each has its timeout) before the
@@ -138,28 +182,22 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   const std::string& session_id = s->runtime_->coordinator().session_id();
   int64_t now = RealClock::Get()->WallMillis();
   if (!runtime.resume_session.empty()) {
-    // What a crash cut off is closed first, then the conversation taken up.
+    // A command's writes cut off by the crash land first: a crash during
+    // that leaves its call open, for the next resume. Then what was cut off
+    // is closed, and the conversation taken up.
+    bool may_hold = o.workflow != Workflow::kNone;
+    for (ReviewRole role : {ReviewRole::kHydrator, ReviewRole::kCritic, ReviewRole::kSpec, ReviewRole::kDrift}) {
+      may_hold = may_hold || ReviewerOn(o.reviews, o.profile, role);
+    }
+    ASSIGN_OR_RETURN(std::string landed,
+                     ApplyInterruptedWrites(s->runtime_->coordinator(), ledger, session_id,
+                                            s->runtime_->workspace().root, may_hold, s->agent_.get()));
     ASSIGN_OR_RETURN(std::vector<std::string> interrupted, EndInterruptedCalls(&ledger, session_id, now));
     ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger.ListConversation(session_id, "main"));
     RETURN_IF_ERROR(s->agent_->Restore(entries).WithContext("resume " + session_id));
     if (!interrupted.empty()) {
-      std::string ids, landed;
-      for (const std::string& id : interrupted) {
-        ids += (ids.empty() ? "" : ", ") + id;
-        // A command's writes wait in its overlay: they land now, as its,
-        // validated before the model hears of them; the next message answers
-        // for them (its completion runs the checks).
-        auto applied = std::make_shared<std::optional<v1::ToolResult>>();  // outlives an early return
-        Coordinator& coordinator = s->runtime_->coordinator();
-        std::vector<std::string> paths = coordinator.ApplyInterruptedCommand(
-            id, {nullptr, [applied](const v1::ToolResult& r, const Status&) { *applied = r; }});
-        if (paths.empty()) continue;
-        while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
-        s->agent_->AddInheritedChanges(ChangesOf(kExecuteCommandTool, **applied, s->runtime_->workspace().root));
-        landed += " What " + id + " wrote before it ended was applied now, recorded as its changes: ";
-        for (size_t i = 0; i < paths.size() && i < 20; ++i) landed += (i == 0 ? "" : ", ") + paths[i];
-        landed += paths.size() > 20 ? " and " + std::to_string(paths.size() - 20) + " more." : ".";
-      }
+      std::string ids;
+      for (const std::string& id : interrupted) ids += (ids.empty() ? "" : ", ") + id;
       s->agent_->AddNote("This session is being resumed: the odin process that ran it before ended during " + ids +
                          ", recorded as interrupted. What those calls did may be partial: check before relying on it." +
                          landed);

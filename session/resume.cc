@@ -111,6 +111,16 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
   return ids;
 }
 
+StatusOr<bool> LastRanOnThisBoot(Ledger* ledger, const std::string& session_id) {
+  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(session_id, "main"));
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->kind != "owner") continue;
+    json o = json::parse(it->content_json, nullptr, false);
+    return !o.is_object() || o.value("boot_id", "") == BootId();
+  }
+  return true;
+}
+
 std::string SessionOwnerJson() {
   json owner = {{"pid", static_cast<int64_t>(getpid())}, {"boot_id", BootId()}, {"start_time", StartTime(getpid())}};
   return owner.dump();

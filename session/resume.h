@@ -33,4 +33,8 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
 // of the conversation's record.
 std::string SessionOwnerJson();
 
+// Whether the session's last owner ran since the machine last started (its
+// boot id is this boot's); true when no owner was recorded.
+StatusOr<bool> LastRanOnThisBoot(Ledger* ledger, const std::string& session_id);
+
 }  // namespace odin

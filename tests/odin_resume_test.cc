@@ -50,6 +50,34 @@ class OdinResumeTest : public ::testing::Test {
     return out;
   }
 
+  // Starts `odin -p` (with more args) on llm's first turn, a command that
+  // writes and then runs sleeper, and kills odin once the command's upper
+  // directory holds `written` (not empty). *call: its execution id, "" when commands
+  // run without the overlay here.
+  void KillDuringCommand(const FakeLlm& llm, const std::string& sleeper, const std::string& written,
+                         std::vector<std::string> more, std::string* call) {
+    std::vector<std::string> args = {"-p", "make the file", "--output-format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    int out = -1;
+    pid_t odin = StartOdin(ws_.path(), args, &out, Env(llm));
+    ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
+        << "the command never ran";
+    // (Its shell is there before its writes are.)
+    std::string id = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'")[0];
+    // Written, not only made (the kill must not fall between the two).
+    bool overlay = WaitUntil(
+        [&] {
+          StatusOr<std::string> got = ReadFileToString(ws_.Join(".odin/overlay/" + id + "/u/" + written));
+          return got.ok() && !got->empty();
+        },
+        std::chrono::seconds(10));
+    kill(odin, SIGKILL);
+    Wait(odin);
+    close(out);
+    ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the command outlived odin";
+    *call = overlay ? id : "";
+  }
+
   TempWorkspace ws_;
   TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
@@ -236,30 +264,23 @@ TEST_F(OdinResumeTest, AKilledSessionResumesWithItsCallInterrupted) {
 // odin killed while a command that had written ran: its writes, waiting
 // in its overlay, are not lost. The resumed session applies them as that
 // command's changes (recorded, the model told); a file changed meanwhile by
-// someone else is a conflict, not overwritten; a protected path never lands.
+// someone else is a conflict, not overwritten; a protected path (by name,
+// or a git-like layout) never lands.
 TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "before\n").ok());
   std::string sleeper = "sleep 62." + std::to_string(getpid());
   FakeLlm llm(json({{"responses",
                      {Turn({Call("ExecuteCommand", {{"command",
                                                      "echo '{}' > .mcp.json && echo data > made.txt && "
+                                                     "mkdir -p sub/evil/objects sub/evil/refs && "
+                                                     "echo 'ref: refs/heads/main' > sub/evil/HEAD && "
                                                      "echo mine > theirs.txt && " +
                                                          sleeper}})}),
                       Text("Picked up; done now.")}}})
                   .dump());
-  int out = -1;
-  pid_t odin = StartOdin(ws_.path(), {"-p", "make the file", "--output-format", "json"}, &out, Env(llm));
-  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
-      << "the command never ran";
-  // (Its shell is there before its writes are.)
-  std::string call = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'")[0];
-  std::string upper = ws_.Join(".odin/overlay/" + call + "/u");
-  bool overlay = WaitUntil([&] { return PathExists(upper + "/theirs.txt"); }, std::chrono::seconds(10));
-  kill(odin, SIGKILL);
-  Wait(odin);
-  close(out);
-  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the command outlived odin";
-  if (!overlay) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  std::string call;
+  ASSERT_NO_FATAL_FAILURE(KillDuringCommand(llm, sleeper, "theirs.txt", {}, &call));
+  if (call.empty()) GTEST_SKIP() << "commands ran without the workspace overlay here";
   EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
   // Meanwhile, someone else changes a file the command changed too.
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "someone else\n").ok());
@@ -272,6 +293,9 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
   EXPECT_EQ(*ReadFileToString(ws_.Join("theirs.txt")), "someone else\n");
   EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/conflicts/" + call + "/theirs.txt")), "mine\n");
   EXPECT_FALSE(PathExists(ws_.Join(".mcp.json"))) << "a protected path landed";
+  // A git-like layout by another name: moved aside by the protected-path
+  // check that follows every command's apply.
+  EXPECT_FALSE(PathExists(ws_.Join("sub/evil/HEAD"))) << "a git-like layout landed";
   EXPECT_EQ(Rows("SELECT source || '|' || change || '|' || execution_id FROM mutations WHERE path = '" +
                  ws_.Join("made.txt") + "'"),
             std::vector<std::string>{"command|created|" + call});
@@ -285,6 +309,38 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
       << body;
   EXPECT_TRUE(WaitUntil([&] { return !PathExists(ws_.Join(".odin/overlay/" + call)); })) << "its directories stay";
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A hold (a workflow's, a reviewer's) could have judged what a command
+// wrote, and it went with the process: on resume, the writes stay in the
+// overlay, and the model is told where.
+TEST_F(OdinResumeTest, WhatACommandWroteUnderAPossibleHoldIsNotAppliedOnResume) {
+  std::string sleeper = "sleep 65." + std::to_string(getpid());
+  // The workflow has the hydrator plan first (answered by its system prompt).
+  json plan = {{"intent", "make the file"},
+               {"acceptance_criteria", {"made.txt holds data"}},
+               {"steps", {{{"text", "write the file"}}}},
+               {"workflow", "minor-edit"}};
+  json turns = {Turn({Call("ExecuteCommand", {{"command", "echo data > made.txt && " + sleeper}})}), Text("Noted.")};
+  FakeLlm llm(
+      json({{"responses", turns}, {"by_system", {{"You are Odin's hydrator", {{"text", plan.dump()}}}}}}).dump());
+  std::string call;
+  ASSERT_NO_FATAL_FAILURE(KillDuringCommand(llm, sleeper, "made.txt", {"--workflow", "minor-edit"}, &call));
+  if (call.empty()) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  json r = Prompt(llm, {"-c", "-p", "go on", "--workflow", "minor-edit"});
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/overlay/" + call + "/u/made.txt")), "data\n");
+  EXPECT_TRUE(Rows("SELECT path FROM mutations WHERE execution_id = '" + call + "'").empty());
+  // The main agent's last request (the hydrator's are among them too).
+  std::string body = RequestsOf(llm).back()["body"].dump();
+  EXPECT_NE(body.find("What " + call +
+                      " wrote was not applied (a workflow's or a reviewer's hold could have judged it): it is in "
+                      ".odin/overlay/" +
+                      call + "/u."),
+            std::string::npos)
+      << body;
 }
 
 // A session another odin process still runs is not taken up: the error

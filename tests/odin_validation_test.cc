@@ -239,9 +239,13 @@ TEST_F(OdinValidationTest, WhatAnInterruptedCommandBrokeBlocksTheResumedSession)
   int out = -1;
   pid_t odin = StartOdin(ws_.path(), {"-p", "do the task", "--output-format", "json"}, &out, Env(llm));
   auto command = [&] { return Query("SELECT execution_id FROM execution_starts WHERE tool = ?", "ExecuteCommand"); };
-  bool overlay =
-      WaitUntil([&] { return !command().empty() && PathExists(ws_.Join(".odin/overlay/" + command() + "/u/calc.c")); },
-                std::chrono::seconds(30));
+  bool overlay = WaitUntil(
+      [&] {
+        // Written, not only made (the kill must not fall between the two).
+        StatusOr<std::string> written = ReadFileToString(ws_.Join(".odin/overlay/" + command() + "/u/calc.c"));
+        return !command().empty() && written.ok() && written->find("y * 2") != std::string::npos;
+      },
+      std::chrono::seconds(30));
   kill(odin, SIGKILL);
   Wait(odin);
   close(out);
