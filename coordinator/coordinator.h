@@ -186,9 +186,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // rebuilt from the calls the ledger holds. NotFound if there is no such
   // session. REQUIRES: instead of AttachLedger.
   Status ResumeSession(Ledger* ledger, const std::string& session_id);
-  // A command ended by a crash (recorded as interrupted): what it left in its
-  // overlay lands now, recorded and validated as its (then on_done). Returns what landed.
-  std::vector<std::string> ApplyInterruptedCommand(const std::string& execution_id, CallHandlers handlers);
+  // A command a crash ended (start: its row): its overlay's writes land now
+  // as its, validated; on_done gets the result. False: none, no on_done.
+  bool ApplyInterruptedCommand(const ExecutionStart& start, CallHandlers handlers);
 
   // Queues a tool call. Returns its execution id.
   std::string Submit(ToolCall call, CallHandlers handlers) override;

@@ -88,33 +88,39 @@ bool IsOpaque(int dir_fd, const std::string& name) {
   return v == "y";
 }
 
-// How many entries the tree below the directory at name (in dir_fd) holds,
-// at any depth up to kMaxDepth: a listing, nothing stat'ed where the
-// directory says what each entry is.
-int64_t CountBelow(int dir_fd, const std::string& name, size_t depth) {
-  if (depth >= kMaxDepth) return 0;
+// The entries of a tree: those inside a .git (the .git itself too) apart,
+// as they are not mutations.
+struct EntryCounts {
+  int64_t entries = 0, in_git = 0;
+};
+
+// Counts the entries the tree below the directory at name (in dir_fd)
+// holds, at any depth up to kMaxDepth, into counts (in_git: it is inside
+// a .git): a listing, nothing stat'ed where the directory says what each
+// entry is.
+void CountBelow(int dir_fd, const std::string& name, size_t depth, bool in_git, EntryCounts* counts) {
+  if (depth >= kMaxDepth) return;
   int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0) return;
   DIR* d = fdopendir(fd);
   if (d == nullptr) {
     close(fd);
-    return 0;
+    return;
   }
-  int64_t n = 0;
-  std::vector<std::string> dirs;
+  std::vector<std::pair<std::string, bool>> dirs;  // and whether in a .git
   while (dirent* e = readdir(d)) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    ++n;
+    bool git = in_git || strcmp(e->d_name, ".git") == 0;
+    ++(git ? counts->in_git : counts->entries);
     bool is_dir = e->d_type == DT_DIR;
     if (e->d_type == DT_UNKNOWN) {
       struct stat st;
       is_dir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
     }
-    if (is_dir) dirs.emplace_back(e->d_name);
+    if (is_dir) dirs.emplace_back(e->d_name, git);
   }
-  for (const std::string& sub : dirs) n += CountBelow(dirfd(d), sub, depth + 1);
+  for (const auto& [sub, git] : dirs) CountBelow(dirfd(d), sub, depth + 1, git, counts);
   closedir(d);
-  return n;
 }
 
 std::vector<std::string> ListDir(int dir_fd) {
@@ -313,8 +319,11 @@ class Applier {
     // below an ignored directory but by it), counted by a listing.
     std::string root = in_git ? "" : IgnoredRoot(rel, S_ISDIR(st.st_mode));
     if (in_git || !root.empty()) {
-      int64_t n = 1 + (S_ISDIR(st.st_mode) ? CountBelow(upper_fd, name, Depth(rel)) : 0);
-      (in_git ? out_->git_entries : out_->changes.ignored[root]) += n;
+      EntryCounts n;
+      ++(in_git ? n.in_git : n.entries);
+      if (S_ISDIR(st.st_mode)) CountBelow(upper_fd, name, Depth(rel), in_git, &n);
+      out_->git_entries += n.in_git;
+      if (n.entries > 0) out_->changes.ignored[root] += n.entries;
       return;
     }
     PathChange c;

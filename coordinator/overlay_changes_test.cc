@@ -37,6 +37,15 @@ class OverlayChangesTest : public ::testing::Test {
   }
   void TearDown() override { RemoveTree(root_); }
 
+  // Makes the workspace a git repository: its .gitignore counts.
+  bool GitInit() {
+    SpawnOptions init;
+    const char* path = getenv("PATH");
+    init.argv = {SearchPath("git", path != nullptr ? path : "/usr/bin:/bin"), "init", "-q", ws_};
+    StatusOr<CommandOutput> g = RunCommand(init);
+    return g.ok() && g->exit_code == 0;
+  }
+
   void Write(const std::string& path, const std::string& content) {
     ASSERT_TRUE(MakeDirs(DirName(path)).ok());
     std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
@@ -262,11 +271,7 @@ TEST_F(OverlayChangesTest, TypeChangesAreADeletionAndACreation) {
 
 TEST_F(OverlayChangesTest, AnIgnoredDirectoryLandsWholeAndIsOnlyCounted) {
   Write(ws_ + "/.gitignore", "node_modules/\n");
-  SpawnOptions init;
-  const char* path = getenv("PATH");
-  init.argv = {SearchPath("git", path != nullptr ? path : "/usr/bin:/bin"), "init", "-q", ws_};
-  StatusOr<CommandOutput> g = RunCommand(init);
-  if (!g.ok() || g->exit_code != 0) GTEST_SKIP() << "git init failed";
+  if (!GitInit()) GTEST_SKIP() << "git init failed";
   OVERLAY_OR_SKIP(
       "mkdir -p node_modules && for p in $(seq 1 20); do mkdir -p node_modules/p$p && for f in $(seq 1 25); do "
       ": > node_modules/p$p/f$f.js; done; done && echo 'x' > index.js");
@@ -283,6 +288,23 @@ TEST_F(OverlayChangesTest, AnIgnoredDirectoryLandsWholeAndIsOnlyCounted) {
   ASSERT_EQ(stat((ws_ + "/node_modules").c_str(), &after), 0);
   EXPECT_EQ(after.st_ino, before.st_ino);
   EXPECT_TRUE(PathExists(ws_ + "/node_modules/p20/f25.js"));
+}
+
+// A repository cloned under an ignored directory: its .git's entries are
+// counted as such (not mutations), the rest as the ignored directory's.
+TEST_F(OverlayChangesTest, ANestedGitInsideAnIgnoredTreeIsCountedApart) {
+  Write(ws_ + "/.gitignore", "node_modules/\n");
+  if (!GitInit()) GTEST_SKIP() << "git init failed";
+  OVERLAY_OR_SKIP(
+      "mkdir -p node_modules/dep/.git/refs && echo 'ref: refs/heads/main' > node_modules/dep/.git/HEAD && "
+      "echo 1 > node_modules/dep/i.js");
+  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(ws_);
+  OverlayApplied a = Apply(nullptr, ignore.get());
+  ASSERT_EQ(a.changes.ignored.count("node_modules"), 1u);
+  EXPECT_EQ(a.changes.ignored.at("node_modules"), 3);  // node_modules, dep, i.js
+  EXPECT_EQ(a.git_entries, 3);                         // .git, refs, HEAD
+  EXPECT_TRUE(a.changes.changes.empty());
+  EXPECT_EQ(Read(ws_ + "/node_modules/dep/i.js"), "1\n");
 }
 
 // Upper directories written by hand: what the kernel may leave that the

@@ -85,6 +85,10 @@ StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace
   plan.upper = base + "/u";
   plan.work = base + "/w";
   if (mkdir(base.c_str(), 0700) != 0) return PosixError("overlay: mkdir " + base, errno);
+  // Before anything goes in it: a sweep that locked it first removes it.
+  StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
+  if (!lock.ok()) return lock.status();
+  plan.lock = std::move(*lock);
   if (mkdir(plan.upper.c_str(), 0755) != 0 || mkdir(plan.work.c_str(), 0700) != 0) {
     int err = errno;
     RemoveTree(base);
@@ -177,23 +181,14 @@ Status RunOnOurMemory(int (*fn)(void*), void* arg, int flags, const char* what) 
 
 }  // namespace
 
-namespace {
-
-// Locks an overlay's directory (kOverlayMountDir/upper/ID) for as long as
-// the fd returned is open: a sweep leaves it alone. Fails where a sweep
-// holds it (it is being removed) or it is gone.
-StatusOr<int> LockOverlayDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return PosixError("overlay: open " + dir, errno);
-  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    int err = errno;
-    close(fd);
-    return PosixError("overlay: lock " + dir, err);
+StatusOr<UniqueFd> LockOverlayDir(const std::string& dir, bool exclusive) {
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return PosixError("overlay: open " + dir, errno);
+  if (flock(fd.get(), (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    return PosixError("overlay: lock " + dir, errno);
   }
   return fd;
 }
-
-}  // namespace
 
 Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mounts) {
   // Workers in pid namespaces of their own share the directory: the id is
@@ -204,11 +199,8 @@ Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mo
   snprintf(id, sizeof id, "probe-%016llx", static_cast<unsigned long long>(nonce));
   StatusOr<WorkspaceOverlayPlan> plan = PlanWorkspaceOverlay(workspace, id, mounts);
   if (!plan.ok()) return plan.status();
-  StatusOr<int> lock = LockOverlayDir(DirName(plan->upper));
-  if (!lock.ok()) return lock.status();  // a sweep has it
   Status probed = RunOnOurMemory([](void* p) { return EnterWorkspaceOverlay(p) & 0xff; }, &*plan, 0, "overlay probe");
   RemoveWorkspaceOverlayDirs(DirName(plan->upper));
-  close(*lock);
   return probed;
 }
 
@@ -252,14 +244,11 @@ int SweepWorkspaceOverlayDirs(const std::string& root) {
   int removed = 0;
   for (const std::string& name : names) {
     std::string dir = root + "/" + name;
-    // Not through a symlink; what holds it shared is alive.
-    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) continue;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    // What holds it shared is alive. Removed while locked.
+    if (StatusOr<UniqueFd> lock = LockOverlayDir(dir, /*exclusive=*/true); lock.ok()) {
       RemoveWorkspaceOverlayDirs(dir);
       ++removed;
     }
-    close(fd);
   }
   return removed;
 }
@@ -414,9 +403,7 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
   snprintf(id, sizeof id, "next-%016llx", static_cast<unsigned long long>(nonce));
   ASSIGN_OR_RETURN(WorkspaceOverlayPlan plan, PlanWorkspaceOverlay(workspace, id, mounts));
   std::unique_ptr<PreparedOverlay> prepared(new PreparedOverlay);
-  StatusOr<int> lock = LockOverlayDir(DirName(plan.upper));
-  if (!lock.ok()) return lock.status();  // a sweep has it
-  prepared->lock_ = *lock;
+  prepared->lock_ = std::move(plan.lock);
   prepared->dir_ = DirName(plan.upper);
   // The bound files, and the directories above every mount made again on
   // top: mounting looks those up, so the overlay holds them as they are
@@ -454,7 +441,6 @@ PreparedOverlay::~PreparedOverlay() {
   }
   // The overlay went with its mount namespace, just now.
   if (!claimed_ && !dir_.empty()) RemoveWorkspaceOverlayDirs(dir_);
-  if (lock_ >= 0) close(lock_);
 }
 
 PreparedOverlay::Pinned PreparedOverlay::Look(const std::string& lower) {

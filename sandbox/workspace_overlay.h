@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace odin {
 
@@ -69,6 +70,7 @@ struct WorkspaceOverlayPlan {
   std::vector<std::string> rw_binds, ro_binds;     // inside the workspace, in order
   std::vector<std::string> mask_dirs, mask_files;  // inside the workspace
   std::string hide = kOverlayMountDir;
+  UniqueFd lock;  // upper's parent, locked shared from its mkdir on (LockOverlayDir)
 };
 
 // What odin-sandbox puts in ODIN_OVERLAY: the mounts it made inside the
@@ -87,7 +89,9 @@ bool ValidOverlayId(const std::string& id);
 
 // Makes the command's directories below kOverlayMountDir/upper/ID (id: the
 // execution id, letters, digits, '_' and '-') and the plan for its child.
-// mounts: ODIN_OVERLAY's value.
+// mounts: ODIN_OVERLAY's value. The directory is locked shared before
+// anything is made in it, and stays so while the plan's lock is open: a
+// sweep, or a resume looking for what to apply, leaves it alone.
 StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace, const std::string& id,
                                                     const std::string& mounts);
 
@@ -106,6 +110,13 @@ constexpr const char kNoOverlayCapability[] = "no-workspace-overlay";
 // and what the overlay left in them. Works without capabilities: the
 // overlay makes what it keeps in the work directory mode 000.
 void RemoveWorkspaceOverlayDirs(const std::string& dir);
+
+// Locks an overlay's directory (kOverlayMountDir/upper/ID, or the
+// coordinator's path to it) for as long as the fd returned is open, not
+// through a symlink, without waiting. Shared: its maker, while it lives.
+// Exclusive: a sweep or a resume, sure that no maker is left. Fails where
+// the other kind is held (EWOULDBLOCK) or the directory is gone.
+StatusOr<UniqueFd> LockOverlayDir(const std::string& dir, bool exclusive);
 
 // Removes what workers that are gone left below root (the coordinator's
 // path to kOverlayMountDir/upper): the directories of overlays prepared
@@ -167,7 +178,7 @@ class PreparedOverlay {
   static Pinned Look(const std::string& lower);
 
   int outer_user_ = -1, mount_ = -1, inner_user_ = -1;  // close-on-exec
-  int lock_ = -1;                                       // dir_, locked shared while we live (SweepWorkspaceOverlayDirs)
+  UniqueFd lock_;                                       // dir_, locked shared while we live (SweepWorkspaceOverlayDirs)
   std::vector<Pinned> pinned_;
   std::string dir_;
   bool claimed_ = false;

@@ -92,6 +92,10 @@ int RunAsWorkerIfAsked() {
     fprintf(stderr, "%s\n", plan.status().ToString().c_str());
     _exit(93);
   }
+  if (getenv("ODIN_OVERLAY_TEST_WAIT") != nullptr) {  // the test looks at its directory meanwhile
+    std::ofstream(std::string(cwd) + "/ready").flush();
+    for (int i = 0; i < 1000 && !PathExists(std::string(cwd) + "/go"); ++i) usleep(10000);
+  }
   // What the worker starts without the overlay: with the no-mount filter
   // ("deny"), or, to show what it stops, with nothing ("bare").
   const char* plain = getenv("ODIN_OVERLAY_TEST_PLAIN");
@@ -425,6 +429,29 @@ TEST_F(WorkspaceOverlayTest, AnOverlayPreparedByALiveWorkerIsNotSwept) {
   EXPECT_EQ(swept, 0);
   EXPECT_TRUE(was_there);
   EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/new.txt"), "n\n");
+}
+
+// A command that makes its overlay as it starts (no prepared one) holds
+// its directory from the moment it is made: a resume, looking for what a
+// crash left, does not take a live command's writes for one's.
+TEST_F(WorkspaceOverlayTest, ACommandsOwnDirectoryIsLockedWhileItsWorkerLives) {
+  wait_ = true;
+  bool locked_by_us = true, swept_nothing = false;
+  std::thread resume([&] {
+    for (int i = 0; i < 1000 && !PathExists(ws_ + "/ready"); ++i) usleep(10000);
+    locked_by_us = LockOverlayDir(ws_ + "/.odin/overlay/ex_test-1", /*exclusive=*/true).ok();
+    swept_nothing = SweepWorkspaceOverlayDirs(ws_ + "/.odin/overlay") == 0;
+    Write(ws_ + "/go", "");
+  });
+  CommandOutput out = RunCommand("echo n > new.txt");
+  resume.join();
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_FALSE(locked_by_us) << "a live worker's command directory could be locked exclusively";
+  EXPECT_TRUE(swept_nothing);
+  EXPECT_EQ(Read(ws_ + "/.odin/overlay/ex_test-1/u/new.txt"), "n\n");
+  // Its worker gone, it is free.
+  EXPECT_TRUE(LockOverlayDir(ws_ + "/.odin/overlay/ex_test-1", /*exclusive=*/true).ok());
 }
 
 TEST_F(WorkspaceOverlayTest, WithoutOverlayRootTheWorkerIsToldNothing) {

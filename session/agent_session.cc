@@ -1,5 +1,6 @@
 #include "session/agent_session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "base/file_util.h"
 #include "coordinator/overlay_changes.h"
 #include "tools/exec_command.h"
+#include "tools/workspace_path.h"
 
 namespace odin {
 
@@ -28,13 +30,12 @@ namespace {
 // overlays: applied as theirs, validated before the model hears of them,
 // and handed to the next message (its completion runs the checks for them).
 // Not where a workflow's or a reviewer's hold could have judged them (the
-// hold went with the process), nor after the machine restarted (the overlay
-// is volatile: its files may not have reached the disk). Returns what the
-// model is told.
+// hold went with the process), nor after the machine restarted (same_boot
+// false: the overlay is volatile, its files may not have reached the disk).
+// Returns what the model is told.
 StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& ledger, const std::string& session_id,
-                                             const std::string& root, bool may_hold, Agent* agent) {
+                                             const std::string& root, bool may_hold, bool same_boot, Agent* agent) {
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger.ListSessionExecutions(session_id));
-  ASSIGN_OR_RETURN(bool same_boot, LastRanOnThisBoot(&ledger, session_id));
   std::string told;
   for (const ExecutionRow& row : rows) {
     const std::string& id = row.start.execution_id;
@@ -49,14 +50,29 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
       continue;
     }
     auto applied = std::make_shared<std::optional<v1::ToolResult>>();  // outlives an early return
-    std::vector<std::string> paths = coordinator.ApplyInterruptedCommand(
-        id, {nullptr, [applied](const v1::ToolResult& r, const Status&) { *applied = r; }});
-    if (paths.empty()) continue;
+    if (!coordinator.ApplyInterruptedCommand(
+            row.start, {nullptr, [applied](const v1::ToolResult& r, const Status&) { *applied = r; }})) {
+      continue;
+    }
     while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
-    agent->AddInheritedChanges(ChangesOf(kExecuteCommandTool, **applied, root));  // a hook's too
+    const v1::ToolResult& result = **applied;
+    agent->AddInheritedChanges(ChangesOf(kExecuteCommandTool, result, root));  // a hook's too
+    std::vector<std::string> files;
+    for (const v1::FileChange& fc : result.changes()) {
+      if (fc.file_type() != "directory") files.push_back(DisplayPath(fc.path(), root));
+    }
+    for (const v1::IgnoredChanges& ic : result.ignored_changes()) {
+      files.push_back(std::to_string(ic.entries()) + " entries under " + ic.path() + " (ignored by git)");
+    }
+    // What did not land (conflicts, protected paths) is in the result's note.
+    std::string note = result.output_tail();
+    if (files.empty() && note.empty()) continue;
     told += " What " + id + " wrote before it ended was applied now, recorded as its changes: ";
-    for (size_t i = 0; i < paths.size() && i < 20; ++i) told += (i == 0 ? "" : ", ") + paths[i];
-    told += paths.size() > 20 ? " and " + std::to_string(paths.size() - 20) + " more." : ".";
+    if (files.empty()) told += "nothing landed.";
+    for (size_t i = 0; i < files.size() && i < 20; ++i) told += (i == 0 ? "" : ", ") + files[i];
+    if (!files.empty()) told += files.size() > 20 ? " and " + std::to_string(files.size() - 20) + " more." : ".";
+    std::replace(note.begin(), note.end(), '\n', ' ');
+    if (note.find_first_not_of(' ') != std::string::npos) told += " What did not land:" + note;
   }
   return told;
 }
@@ -189,11 +205,11 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     for (ReviewRole role : {ReviewRole::kHydrator, ReviewRole::kCritic, ReviewRole::kSpec, ReviewRole::kDrift}) {
       may_hold = may_hold || ReviewerOn(o.reviews, o.profile, role);
     }
-    ASSIGN_OR_RETURN(std::string landed,
-                     ApplyInterruptedWrites(s->runtime_->coordinator(), ledger, session_id,
-                                            s->runtime_->workspace().root, may_hold, s->agent_.get()));
-    ASSIGN_OR_RETURN(std::vector<std::string> interrupted, EndInterruptedCalls(&ledger, session_id, now));
     ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger.ListConversation(session_id, "main"));
+    ASSIGN_OR_RETURN(std::string landed, ApplyInterruptedWrites(s->runtime_->coordinator(), ledger, session_id,
+                                                                s->runtime_->workspace().root, may_hold,
+                                                                LastRanOnThisBoot(entries), s->agent_.get()));
+    ASSIGN_OR_RETURN(std::vector<std::string> interrupted, EndInterruptedCalls(&ledger, session_id, now));
     RETURN_IF_ERROR(s->agent_->Restore(entries).WithContext("resume " + session_id));
     if (!interrupted.empty()) {
       std::string ids;

@@ -111,8 +111,7 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
   return ids;
 }
 
-StatusOr<bool> LastRanOnThisBoot(Ledger* ledger, const std::string& session_id) {
-  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(session_id, "main"));
+bool LastRanOnThisBoot(const std::vector<ConversationEntry>& entries) {
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     if (it->kind != "owner") continue;
     json o = json::parse(it->content_json, nullptr, false);

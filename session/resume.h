@@ -18,6 +18,7 @@
 namespace odin {
 
 class Ledger;
+struct ConversationEntry;
 
 // The session to resume: `id` (a full id or a unique prefix), or with
 // newest, the workspace's newest agent session. Errors name the problem in
@@ -34,7 +35,8 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
 std::string SessionOwnerJson();
 
 // Whether the session's last owner ran since the machine last started (its
-// boot id is this boot's); true when no owner was recorded.
-StatusOr<bool> LastRanOnThisBoot(Ledger* ledger, const std::string& session_id);
+// boot id is this boot's), as its conversation's record (entries) says;
+// true when no owner was recorded.
+bool LastRanOnThisBoot(const std::vector<ConversationEntry>& entries);
 
 }  // namespace odin

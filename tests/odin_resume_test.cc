@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
 #include "tests/test_util.h"
@@ -307,8 +309,49 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
   EXPECT_NE(body.find("What " + call + " wrote before it ended was applied now, recorded as its changes: made.txt."),
             std::string::npos)
       << body;
+  // And what did not land, and why.
+  size_t missed = body.find("What did not land:");
+  ASSERT_NE(missed, std::string::npos) << body;
+  EXPECT_NE(body.find("while the command ran", missed), std::string::npos) << body;
+  EXPECT_NE(body.find("theirs.txt", missed), std::string::npos) << body;
   EXPECT_TRUE(WaitUntil([&] { return !PathExists(ws_.Join(".odin/overlay/" + call)); })) << "its directories stay";
   EXPECT_EQ(RunOdin(ws_.path(), {"ledger", "verify"}, Env(llm)).exit_code, 0);
+}
+
+// A killed command whose writes were all under an ignored directory, or
+// lost to a conflict: nothing of the model's files landed, and the model
+// still hears what the resume did with them.
+TEST_F(OdinResumeTest, AResumeThatLandsOnlyIgnoredFilesAndConflictsSaysSo) {
+  // A real repository: its .gitignore decides what is summarised.
+  StatusOr<CommandOutput> init = RunCommand({.argv = {"git", "init", "-q", ws_.path()}, .env = CurrentEnvironment()});
+  ASSERT_TRUE(init.ok() && init->exit_code == 0);
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".gitignore"), "build/\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "before\n").ok());
+  std::string sleeper = "sleep 63." + std::to_string(getpid());
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command",
+                                                     "mkdir build && echo 1 > build/a && echo 2 > build/b && "
+                                                     "echo mine > theirs.txt && " +
+                                                         sleeper}})}),
+                      Text("Picked up.")}}})
+                  .dump());
+  std::string call;
+  ASSERT_NO_FATAL_FAILURE(KillDuringCommand(llm, sleeper, "theirs.txt", {}, &call));
+  if (call.empty()) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "someone else\n").ok());
+
+  json r = Prompt(llm, {"-c", "-p", "go on"});
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(*ReadFileToString(ws_.Join("build/b")), "2\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("theirs.txt")), "someone else\n");
+  std::string body = RequestsOf(llm).back()["body"].dump();
+  size_t told = body.find("What " + call + " wrote before it ended was applied now, recorded as its changes: ");
+  ASSERT_NE(told, std::string::npos) << body;
+  EXPECT_NE(body.find("entries under build (ignored by git)", told), std::string::npos) << body;
+  size_t missed = body.find("What did not land:", told);
+  ASSERT_NE(missed, std::string::npos) << body;
+  EXPECT_NE(body.find("theirs.txt", missed), std::string::npos) << body;
 }
 
 // A hold (a workflow's, a reviewer's) could have judged what a command
