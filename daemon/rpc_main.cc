@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -112,6 +113,14 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     std::cerr << "odin serve: " << m << "\n";
     return kError;
   };
+  // Signals are taken by a thread of ours (sigwait below), never delivered
+  // to another: blocked before gRPC's first use starts its threads, which
+  // inherit the mask. (A thread that did not block SIGTERM could be picked
+  // for it, and its default action would end the daemon unclean.)
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) return fail(ws.status().message());
   if (Status s = PrepareStateDir(*ws); !s.ok()) return fail(s.message());
@@ -183,12 +192,6 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   o.listen = listen;
   o.token = IsUnix(listen) ? "" : token;
   CoordinatorServiceImpl service(o);
-
-  // Signals are taken by a thread of ours, not delivered to gRPC's.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   grpc::ServerBuilder builder;
   int port = 0;
@@ -307,13 +310,46 @@ std::string Describe(const grpc::Status& s, const std::string& address) {
   return s.error_message();
 }
 
-// Routes SIGINT/SIGTERM to a thread that runs on_signal; returns the set.
+// Blocks SIGINT, SIGTERM and SIGHUP, for a SignalThread; returns the set.
+// Call it before the first gRPC object: gRPC's threads inherit the mask, so
+// none of them is picked for a signal and ended by its default action
+// (which would leave the session's message running in the daemon).
 sigset_t BlockSignals() {
   sigset_t sigs;
   sigemptyset(&sigs);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   return sigs;
+}
+
+// Takes the signals BlockSignals blocked on a thread of its own, which
+// runs on_signal for each until it is destroyed.
+class SignalThread {
+ public:
+  SignalThread(const sigset_t& sigs, std::function<void(int)> on_signal)
+      : sigs_(sigs), thread_([this, f = std::move(on_signal)] {
+          int sig = 0;
+          while (sigwait(&sigs_, &sig) == 0 && !stop_) f(sig);
+        }) {}
+  ~SignalThread() {
+    stop_ = true;
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+  SignalThread(const SignalThread&) = delete;
+  SignalThread& operator=(const SignalThread&) = delete;
+
+ private:
+  sigset_t sigs_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: it starts once the rest is set
+};
+
+// What a signal does before there is a message to cancel: ends the
+// client, as its default action would.
+[[noreturn]] void EndBySignal(int sig) {
+  std::cout.flush();
+  _exit(128 + sig);
 }
 
 // A new session with the command line's settings.
@@ -345,9 +381,15 @@ int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
     return code;
   };
   if (a.approval == "prompt") return fail("--approval prompt needs the interactive session (odin attach)", kUsage);
+  sigset_t sigs = BlockSignals();  // before the client
   if (Status s = ResolveClient(g, &c); !s.ok()) return fail(s.message());
   Client client(c);
   std::string session_id = c.session;
+  std::atomic<bool> sent{false};  // session_id is final once set
+  SignalThread signals(sigs, [&](int sig) {
+    if (!sent) EndBySignal(sig);
+    CancelMessage(client, session_id);
+  });
   if (session_id.empty()) {
     v1::CreateSessionRequest req = SessionRequest(a, a.approval.empty() ? "deny" : a.approval);
     v1::SessionInfo info;
@@ -358,15 +400,8 @@ int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
       std::cout << SessionStartJson(session_id, info.provider(), info.model(), info.workspace()) << "\n" << std::flush;
     }
   }
-  sigset_t sigs = BlockSignals();
   std::unique_ptr<grpc::ClientContext> ctx = client.Context();
-  std::atomic<bool> finished{false};
-  std::thread signals([&] {
-    int sig = 0;
-    while (sigwait(&sigs, &sig) == 0 && !finished) {
-      CancelMessage(client, session_id);
-    }
-  });
+  sent = true;
   v1::SendRequest req;
   req.set_session_id(session_id);
   req.set_text(a.prompt);
@@ -379,9 +414,6 @@ int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
     if (e.has_message_finished()) exit_code = e.message_finished().exit_code();
   }
   grpc::Status st = reader->Finish();
-  finished = true;
-  pthread_kill(signals.native_handle(), SIGTERM);
-  signals.join();
   if (!st.ok()) return fail(Describe(st, c.connect));
   if (!exit_code) return fail("the daemon ended the stream before the message finished");
   return *exit_code;
@@ -394,9 +426,15 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
     std::cerr << "odin attach: " << m << "\n";
     return kError;
   };
+  sigset_t sigs = BlockSignals();  // before the client
   if (Status s = ResolveClient(g, &c); !s.ok()) return fail(s.message());
   Client client(c);
   std::string session_id = c.session;
+  std::atomic<bool> attached{false}, ended{false};  // session_id is final once attached
+  SignalThread signals(sigs, [&](int sig) {
+    if (!attached) EndBySignal(sig);
+    if (!ended) CancelMessage(client, session_id);
+  });
   if (session_id.empty()) {
     v1::CreateSessionRequest req = SessionRequest(a, "prompt");
     v1::SessionInfo info;
@@ -408,9 +446,9 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
             << " (Ctrl-D detaches, the session goes on)\n"
             << std::flush;
 
+  attached = true;
   std::mutex mu;
   std::deque<std::string> approvals;  // execution ids waiting for an answer, oldest first
-  std::atomic<bool> ended{false};
   std::unique_ptr<grpc::ClientContext> sub_ctx = client.Context();
   v1::SubscribeRequest sub;
   sub.set_session_id(session_id);
@@ -465,14 +503,6 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
     ended = true;
   });
 
-  sigset_t sigs = BlockSignals();
-  std::thread signals([&] {
-    int sig = 0;
-    while (sigwait(&sigs, &sig) == 0) {
-      if (ended) return;
-      CancelMessage(client, session_id);
-    }
-  });
   std::vector<std::thread> senders;
   std::string input;
   while (!ended && std::getline(std::cin, input)) {
@@ -514,8 +544,6 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   printer.join();
   events->Finish();
   ended = true;
-  pthread_kill(signals.native_handle(), SIGTERM);
-  signals.join();
   return 0;
 }
 

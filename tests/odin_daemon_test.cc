@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <thread>
@@ -305,6 +307,61 @@ TEST_F(OdinDaemonTest, AnApprovalRoundTrip) {
   EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected"}));
   ASSERT_TRUE(events.back().has_message_finished());
   EXPECT_EQ(events.back().message_finished().status(), "done");
+}
+
+// SIGTERM is the daemon's to take (a clean shutdown): every thread but the
+// one waiting for it blocks it, gRPC's first threads included, so the
+// kernel never picks one whose default action would end the daemon unclean.
+TEST_F(OdinDaemonTest, NoThreadButTheSignalWaiterCanTakeSigterm) {
+  Serve({{"responses", {Text("hi")}}});
+  std::string session = NewSession();
+  ASSERT_FALSE(SendAll(session, "hello").empty());
+  json info = json::parse(*ReadFileToString(ws_.Join(".odin/daemon.json")), nullptr, false);
+  int pid = info.value("pid", 0);
+  ASSERT_GT(pid, 0);
+  int threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    if (task.path().filename() == std::to_string(pid)) continue;  // the main thread, in sigwait
+    StatusOr<std::string> status = ReadFileToString(task.path().string() + "/status");
+    if (!status.ok()) continue;  // gone meanwhile
+    size_t at = status->find("SigBlk:");
+    ASSERT_NE(at, std::string::npos);
+    uint64_t blocked = std::stoull(status->substr(at + 7, status->find('\n', at) - at - 7), nullptr, 16);
+    StatusOr<std::string> comm = ReadFileToString(task.path().string() + "/comm");
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+      EXPECT_TRUE(blocked & (uint64_t{1} << (sig - 1)))
+          << "thread " << (comm.ok() ? *comm : "?") << " takes signal " << sig;
+    }
+    ++threads;
+  }
+  EXPECT_GT(threads, 0);
+}
+
+// Ctrl-C on `odin -p --connect` cancels the message in the daemon: only the
+// client's signal thread takes SIGINT (gRPC's threads block it, so none of
+// them is picked and ended by it, leaving the message running), and the
+// client ends with the cancelled message's code.
+TEST_F(OdinDaemonTest, CtrlCOnAConnectedPromptCancelsItsMessage) {
+  std::string sleeper = "sleep 64." + std::to_string(getpid());
+  Serve({{"responses", {Command(sleeper), Text("never")}}});
+  int out = -1;
+  pid_t client = StartOdin(ws_.path(), {"-p", "wait a minute", "--connect", address_}, &out, Env());
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
+      << "the command never ran";
+  int takers = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(client) + "/task")) {
+    StatusOr<std::string> status = ReadFileToString(task.path().string() + "/status");
+    if (!status.ok()) continue;
+    size_t at = status->find("SigBlk:");
+    ASSERT_NE(at, std::string::npos);
+    uint64_t blocked = std::stoull(status->substr(at + 7, status->find('\n', at) - at - 7), nullptr, 16);
+    if (!(blocked & (uint64_t{1} << (SIGINT - 1)))) ++takers;  // the one in sigwait
+  }
+  EXPECT_EQ(takers, 1) << "threads of the client that SIGINT could be given to";
+  kill(client, SIGINT);
+  EXPECT_EQ(Wait(client), 130);
+  close(out);
+  EXPECT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the message ran on";
 }
 
 TEST_F(OdinDaemonTest, CancelStopsTheRunningMessage) {
