@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "coordinator/config_loader.h"
+#include "coordinator/overlay_changes.h"
 #include "coordinator/curve_keys.h"
 #include "coordinator/runtime.h"
 #include "ledger/ledger.h"
@@ -27,6 +29,8 @@
 #include "coordinator/worker_sandbox.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/workspace_overlay.h"
+#include "session/resume.h"
 
 namespace odin {
 namespace {
@@ -230,6 +234,39 @@ std::string ProbeMcpServers(const GlobalFlags& g, const Workspace& ws, const Con
   return DescribeMcpServers(coord.mcp());
 }
 
+// What commands wrote that waits in their overlays (.odin/overlay/ID/u)
+// for no one: a crash cut the command off before its writes were applied.
+// One entry per such directory, with what to do about it.
+json WaitingWrites(const std::string& workspace, Ledger* ledger) {
+  json out = json::array();
+  std::string root = CommandOverlayRoot(workspace);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    std::string id = e.path().filename().string();
+    if (id.starts_with("next-") || id.starts_with("probe-") || !ValidOverlayId(id)) continue;
+    std::error_code empty_ec;
+    std::string upper = e.path().string() + "/u";
+    if (!IsDirectory(upper) || std::filesystem::is_empty(upper, empty_ec)) continue;
+    json w = {{"execution_id", id}, {"path", ".odin/overlay/" + id + "/u"}};
+    StatusOr<ExecutionRow> row = ledger != nullptr ? ledger->FindExecution(id) : Status::NotFound(id, "no ledger");
+    StatusOr<SessionRecord> session = row.ok() ? ledger->FindSession(row->start.session_id) : row.status();
+    if (!LockOverlayDir(e.path().string(), /*exclusive=*/true).ok()) {
+      w["state"] = "running";
+      w["what"] = "a live worker holds it";
+    } else if (!session.ok() || row->start.execution_id != id) {
+      w["state"] = "unknown";
+      w["what"] = "no call of this ledger's; its writes stay there";
+    } else {
+      w["session_id"] = session->id;
+      w["state"] = "cut_off";
+      w["what"] = ResumableKind(session->kind) ? "`odin --resume " + session->id + "` applies them"
+                                               : "an odin exec, never resumed: its writes stay there";
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 int RunDoctor(const GlobalFlags& g, bool as_json) {
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) {
@@ -346,6 +383,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                                    : "ALTERED: " + report->problem;
     }
   }
+  json waiting = WaitingWrites(ws->root, ledger.ok() ? ledger->get() : nullptr);
   std::string rg = lookup("rg"), clangd = lookup("clangd");
   bool failed = policy == SandboxPolicy::kRequire && !namespaces;
   // The language servers the validation gate would use.
@@ -473,6 +511,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"reviewers", reviewers},
               {"remote_workers", remote},
               {"mcp_servers", mcp_json},
+              {"waiting_writes", waiting},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
     for (const Validator& v : validators) {
@@ -519,6 +558,11 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     size_t end = mcp.find('\n', start);
     printf("  %s\n", mcp.substr(start, end - start).c_str());
     start = end + 1;
+  }
+  if (!waiting.empty()) printf("writes of commands cut off\n");
+  for (const json& w : waiting) {
+    printf("  %s  %s: %s\n", w["execution_id"].get<std::string>().c_str(), w["path"].get<std::string>().c_str(),
+           w["what"].get<std::string>().c_str());
   }
   if (daemon) {
     if (daemon->exit_code == 0)

@@ -40,9 +40,9 @@ std::string StartTime(int64_t pid) {
   return stat->substr(pos, stat->find(' ', pos) - pos);
 }
 
-bool ResumableKind(const std::string& kind) { return kind == "agent" || kind == "interactive" || kind == "daemon"; }
-
 }  // namespace
+
+bool ResumableKind(const std::string& kind) { return kind == "agent" || kind == "interactive" || kind == "daemon"; }
 
 StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const std::string& id, bool newest) {
   if (!PathExists(ledger_path)) {

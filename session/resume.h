@@ -34,6 +34,10 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
 // of the conversation's record.
 std::string SessionOwnerJson();
 
+// Whether a session of this kind (SessionRecord::kind) can be taken up:
+// an agent's, not odin exec's.
+bool ResumableKind(const std::string& kind);
+
 // Whether the session's last owner ran since the machine last started (its
 // boot id is this boot's), as its conversation's record (entries) says;
 // true when no owner was recorded.

@@ -66,8 +66,17 @@ class OdinResumeTest : public ::testing::Test {
         << "the command never ran";
     // (Its shell is there before its writes are.)
     std::string id = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'")[0];
+    bool overlay = false;
+    ASSERT_NO_FATAL_FAILURE(KillOnceWritten(odin, out, sleeper, id, written, &overlay));
+    *call = overlay ? id : "";
+  }
+  // Kills odin (started with its stdout at out) once command id's write of
+  // written is in its overlay (overlay: it came), and waits for the command
+  // (sleeper) to be gone with it.
+  void KillOnceWritten(pid_t odin, int out, const std::string& sleeper, const std::string& id,
+                       const std::string& written, bool* overlay) {
     // Written, not only made (the kill must not fall between the two).
-    bool overlay = WaitUntil(
+    *overlay = WaitUntil(
         [&] {
           StatusOr<std::string> got = ReadFileToString(ws_.Join(".odin/overlay/" + id + "/u/" + written));
           return got.ok() && !got->empty();
@@ -77,7 +86,6 @@ class OdinResumeTest : public ::testing::Test {
     Wait(odin);
     close(out);
     ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the command outlived odin";
-    *call = overlay ? id : "";
   }
 
   TempWorkspace ws_;
@@ -384,6 +392,58 @@ TEST_F(OdinResumeTest, WhatACommandWroteUnderAPossibleHoldIsNotAppliedOnResume) 
                       call + "/u."),
             std::string::npos)
       << body;
+  // Still waiting there (the hold test keeps them), and odin doctor says so.
+  Ran doctor = RunOdin(ws_.path(), {"doctor", "--json"}, Env(llm));
+  json waiting = json::parse(doctor.out, nullptr, false)["waiting_writes"];
+  ASSERT_EQ(waiting.size(), 1u) << doctor.out;
+  EXPECT_EQ(waiting[0]["execution_id"], call);
+  EXPECT_EQ(waiting[0]["state"], "cut_off");
+  EXPECT_EQ(waiting[0]["what"], "`odin --resume " + waiting[0]["session_id"].get<std::string>() + "` applies them");
+}
+
+// odin exec killed mid-command: nothing resumes it, and what its command
+// wrote waits in its overlay. odin doctor names it, and where it is; the
+// next sessions leave it alone.
+TEST_F(OdinResumeTest, ACutOffOdinExecsWritesAreNamedByDoctor) {
+  std::string sleeper = "sleep 66." + std::to_string(getpid());
+  FakeLlm llm(json({{"responses", {Text("fine")}}}).dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo data > made.txt && " + sleeper}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
+      << "the command never ran";
+  // Its start recorded (the ledger is written beside the command's start:
+  // asked quietly, as it may be mid-write).
+  std::string id;
+  ASSERT_TRUE(WaitUntil([&] {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'", -1, &st,
+                           nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      id = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return !id.empty();
+  })) << "its start was never recorded";
+  bool overlay = false;
+  ASSERT_NO_FATAL_FAILURE(KillOnceWritten(odin, out, sleeper, id, "made.txt", &overlay));
+  if (!overlay) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  // A new session starts and ends: it is not its to apply.
+  ASSERT_EQ(Prompt(llm, {"-p", "hello"})["status"], "done") << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  Ran doctor = RunOdin(ws_.path(), {"doctor", "--json"}, Env(llm));
+  json waiting = json::parse(doctor.out, nullptr, false)["waiting_writes"];
+  ASSERT_EQ(waiting.size(), 1u) << doctor.out;
+  EXPECT_EQ(waiting[0]["execution_id"], id);
+  EXPECT_EQ(waiting[0]["state"], "cut_off");
+  EXPECT_EQ(waiting[0]["path"], ".odin/overlay/" + id + "/u");
+  EXPECT_EQ(waiting[0]["what"], "an odin exec, never resumed: its writes stay there");
+  Ran text = RunOdin(ws_.path(), {"doctor"}, Env(llm));
+  EXPECT_NE(text.out.find("writes of commands cut off\n  " + id + "  .odin/overlay/" + id + "/u: an odin exec"),
+            std::string::npos)
+      << text.out;
 }
 
 // A session another odin process still runs is not taken up: the error
