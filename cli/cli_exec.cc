@@ -140,6 +140,7 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   call.stream_limit_bytes = f.json ? config.artifact_cap_bytes : 0;
   call.output_head_bytes = config.output_head_bytes;
   call.output_tail_bytes = config.output_tail_bytes;
+  call.last_command = true;  // the worker need not make an overlay for another
 
   Duration heartbeat = milliseconds(config.heartbeat_ms);
   CallHandlers handlers;

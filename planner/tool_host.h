@@ -98,6 +98,8 @@ struct ToolCall {
   std::string references_input;
   // For AgentTool: the serialized v1::AgentTask.
   std::string agent_task;
+  // For ExecuteCommand: no other command follows (odin exec's one call).
+  bool last_command = false;
   // Odin's own call (a backpressure check), not the model's: no hooks run
   // for it. Never set from a worker's message.
   bool internal = false;

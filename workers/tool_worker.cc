@@ -357,10 +357,10 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   }
   // The next command's overlay is made while this one runs (or at once,
-  // if this one did not start).
+  // if this one did not start), unless none is coming.
   if (keeper_ != nullptr) {
     keeper_->Release(std::move(last_joined));
-    keeper_->Prepare();
+    if (!req.last_command()) keeper_->Prepare();
   }
   if (!run.ok()) {
     // Shell conventions: 127 not found, 126 found but not executable.
