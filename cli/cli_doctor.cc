@@ -241,16 +241,18 @@ json WaitingWrites(const std::string& workspace, Ledger* ledger) {
   json out = json::array();
   std::string root = CommandOverlayRoot(workspace);
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
-    std::string id = e.path().filename().string();
-    if (id.starts_with("next-") || id.starts_with("probe-") || !ValidOverlayId(id)) continue;
-    std::error_code empty_ec;
-    std::string upper = e.path().string() + "/u";
+  for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string id = it->path().filename().string();
+    std::error_code kind_ec, empty_ec;
+    if (id.starts_with("next-") || id.starts_with("probe-") || !ValidOverlayId(id) || it->is_symlink(kind_ec)) {
+      continue;
+    }
+    std::string dir = it->path().string(), upper = dir + "/u";
     if (!IsDirectory(upper) || std::filesystem::is_empty(upper, empty_ec)) continue;
     json w = {{"execution_id", id}, {"path", ".odin/overlay/" + id + "/u"}};
     StatusOr<ExecutionRow> row = ledger != nullptr ? ledger->FindExecution(id) : Status::NotFound(id, "no ledger");
     StatusOr<SessionRecord> session = row.ok() ? ledger->FindSession(row->start.session_id) : row.status();
-    if (!LockOverlayDir(e.path().string(), /*exclusive=*/true).ok()) {
+    if (!LockOverlayDir(dir, /*exclusive=*/true).ok()) {
       w["state"] = "running";
       w["what"] = "a live worker holds it";
     } else if (!session.ok() || row->start.execution_id != id) {
@@ -258,9 +260,23 @@ json WaitingWrites(const std::string& workspace, Ledger* ledger) {
       w["what"] = "no call of this ledger's; its writes stay there";
     } else {
       w["session_id"] = session->id;
-      w["state"] = "cut_off";
-      w["what"] = ResumableKind(session->kind) ? "`odin --resume " + session->id + "` applies them"
-                                               : "an odin exec, never resumed: its writes stay there";
+      StatusOr<std::vector<ConversationEntry>> entries = ledger->ListConversation(session->id, "main");
+      // What a resume would do (session/agent_session.cc): it applies the
+      // writes of a call still open, of a session last run on this boot.
+      if (!ResumableKind(session->kind)) {
+        w["state"] = "left";
+        w["what"] = "an odin exec, never resumed: its writes stay there";
+      } else if (row->end) {
+        w["state"] = "left";
+        w["what"] = "an earlier resume closed its call without applying them: they stay there";
+      } else if (!entries.ok() || !LastRanOnThisBoot(*entries)) {
+        w["state"] = "left";
+        w["what"] = "the machine restarted since, so a resume will not apply them: they stay there";
+      } else {
+        w["state"] = "cut_off";
+        w["what"] = "`odin --resume " + session->id +
+                    "` applies them (unless a workflow, a reviewer that can hold, or the strict profile is on)";
+      }
     }
     out.push_back(std::move(w));
   }

@@ -4,7 +4,9 @@
 // the protected-path check, the mutation records, the validations).
 // session/agent_session.cc decides when (docs/sessions.md).
 
+#include <chrono>
 #include <optional>
+#include <thread>
 
 #include "base/file_util.h"
 #include "coordinator/coordinator.h"
@@ -24,7 +26,12 @@ bool Coordinator::ApplyInterruptedCommand(const ExecutionStart& start, CallHandl
   // the process: what such a command wrote stays where it is.
   if (!IsDirectory(base + "/u") || !mode || o_.grounded_edits || ledger_ == nullptr) return false;
   // Held by a live worker (shared, from its mkdir on): not ours to apply.
+  // Tried a few times: odin doctor's look holds it for a moment.
   StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/true);
+  for (int i = 0; i < 10 && !lock.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lock = LockOverlayDir(base, /*exclusive=*/true);
+  }
   if (!lock.ok()) return false;
   Call c;
   c.call.execution_id = id;

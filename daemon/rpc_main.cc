@@ -345,10 +345,17 @@ class SignalThread {
   std::thread thread_;  // last: it starts once the rest is set
 };
 
-// What a signal does before there is a message to cancel: ends the
-// client, as its default action would.
+// What a signal does before there is a message to cancel: its default
+// action, ending the client by it (a shell running clients in a loop sees
+// the signal and stops). Every other thread blocks it, so this one takes it.
 [[noreturn]] void EndBySignal(int sig) {
   std::cout.flush();
+  signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  raise(sig);
   _exit(128 + sig);
 }
 
@@ -372,7 +379,10 @@ void CancelMessage(Client& client, const std::string& session_id) {
   v1::CancelRequest req;
   req.set_session_id(session_id);
   v1::CancelResponse reply;
-  client.stub().Cancel(client.Context().get(), req, &reply);
+  // A daemon that does not answer must not hold the next Ctrl-C up.
+  std::unique_ptr<grpc::ClientContext> ctx = client.Context();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  client.stub().Cancel(ctx.get(), req, &reply);
 }
 
 int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {

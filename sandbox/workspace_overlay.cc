@@ -87,7 +87,10 @@ StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace
   if (mkdir(base.c_str(), 0700) != 0) return PosixError("overlay: mkdir " + base, errno);
   // Before anything goes in it: a sweep that locked it first removes it.
   StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
-  if (!lock.ok()) return lock.status();
+  if (!lock.ok()) {
+    rmdir(base.c_str());  // empty (a sweep that holds it may have removed it already)
+    return lock.status();
+  }
   plan.lock = std::move(*lock);
   if (mkdir(plan.upper.c_str(), 0755) != 0 || mkdir(plan.work.c_str(), 0700) != 0) {
     int err = errno;

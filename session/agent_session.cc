@@ -52,6 +52,11 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
     auto applied = std::make_shared<std::optional<v1::ToolResult>>();  // outlives an early return
     if (!coordinator.ApplyInterruptedCommand(
             row.start, {nullptr, [applied](const v1::ToolResult& r, const Status&) { *applied = r; }})) {
+      // Its call is closed below: no later resume applies them either.
+      told += " What " + id +
+              " wrote was not applied (the strict profile's holds went with the process, or another process "
+              "holds its directory): it is in .odin/overlay/" +
+              id + "/u.";
       continue;
     }
     while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
@@ -72,6 +77,7 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
     for (size_t i = 0; i < files.size() && i < 20; ++i) told += (i == 0 ? "" : ", ") + files[i];
     if (!files.empty()) told += files.size() > 20 ? " and " + std::to_string(files.size() - 20) + " more." : ".";
     std::replace(note.begin(), note.end(), '\n', ' ');
+    if (note.size() > 2000) note = note.substr(0, 2000) + "...";
     if (note.find_first_not_of(' ') != std::string::npos) told += " What did not land:" + note;
   }
   return told;

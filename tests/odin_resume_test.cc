@@ -3,7 +3,9 @@
 // recovery after odin was killed mid-call.
 
 #include <signal.h>
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <string>
@@ -292,6 +294,15 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
   ASSERT_NO_FATAL_FAILURE(KillDuringCommand(llm, sleeper, "theirs.txt", {}, &call));
   if (call.empty()) GTEST_SKIP() << "commands ran without the workspace overlay here";
   EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  // odin doctor says where the writes wait, and that a resume applies them.
+  Ran doctor = RunOdin(ws_.path(), {"doctor", "--json"}, Env(llm));
+  json waiting = json::parse(doctor.out, nullptr, false)["waiting_writes"];
+  ASSERT_EQ(waiting.size(), 1u) << doctor.out;
+  EXPECT_EQ(waiting[0]["execution_id"], call);
+  EXPECT_EQ(waiting[0]["state"], "cut_off");
+  EXPECT_TRUE(waiting[0]["what"].get<std::string>().starts_with("`odin --resume " +
+                                                                waiting[0]["session_id"].get<std::string>() + "`"))
+      << waiting[0];
   // Meanwhile, someone else changes a file the command changed too.
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("theirs.txt"), "someone else\n").ok());
 
@@ -397,8 +408,38 @@ TEST_F(OdinResumeTest, WhatACommandWroteUnderAPossibleHoldIsNotAppliedOnResume) 
   json waiting = json::parse(doctor.out, nullptr, false)["waiting_writes"];
   ASSERT_EQ(waiting.size(), 1u) << doctor.out;
   EXPECT_EQ(waiting[0]["execution_id"], call);
-  EXPECT_EQ(waiting[0]["state"], "cut_off");
-  EXPECT_EQ(waiting[0]["what"], "`odin --resume " + waiting[0]["session_id"].get<std::string>() + "` applies them");
+  // This resume closed the call: another would not apply them either.
+  EXPECT_EQ(waiting[0]["state"], "left");
+  EXPECT_EQ(waiting[0]["what"], "an earlier resume closed its call without applying them: they stay there");
+}
+
+// An overlay some process still holds (a worker that outlived its odin)
+// is not applied on resume; the model is told where the writes are.
+TEST_F(OdinResumeTest, WhatAnotherProcessHoldsIsNotAppliedOnResumeAndTheModelIsTold) {
+  std::string sleeper = "sleep 67." + std::to_string(getpid());
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Call("ExecuteCommand", {{"command", "echo data > made.txt && " + sleeper}})}), Text("Noted.")}}})
+          .dump());
+  std::string call;
+  ASSERT_NO_FATAL_FAILURE(KillDuringCommand(llm, sleeper, "made.txt", {}, &call));
+  if (call.empty()) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  int held = open(ws_.Join(".odin/overlay/" + call).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_SH), 0);
+  json r = Prompt(llm, {"-c", "-p", "go on"});
+  close(held);
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/overlay/" + call + "/u/made.txt")), "data\n");
+  std::string body = RequestsOf(llm).back()["body"].dump();
+  EXPECT_NE(body.find("What " + call +
+                      " wrote was not applied (the strict profile's holds went with the process, or "
+                      "another process holds its directory): it is in .odin/overlay/" +
+                      call + "/u."),
+            std::string::npos)
+      << body;
 }
 
 // odin exec killed mid-command: nothing resumes it, and what its command
@@ -437,7 +478,7 @@ TEST_F(OdinResumeTest, ACutOffOdinExecsWritesAreNamedByDoctor) {
   json waiting = json::parse(doctor.out, nullptr, false)["waiting_writes"];
   ASSERT_EQ(waiting.size(), 1u) << doctor.out;
   EXPECT_EQ(waiting[0]["execution_id"], id);
-  EXPECT_EQ(waiting[0]["state"], "cut_off");
+  EXPECT_EQ(waiting[0]["state"], "left");
   EXPECT_EQ(waiting[0]["path"], ".odin/overlay/" + id + "/u");
   EXPECT_EQ(waiting[0]["what"], "an odin exec, never resumed: its writes stay there");
   Ran text = RunOdin(ws_.path(), {"doctor"}, Env(llm));
