@@ -101,7 +101,10 @@ AgentSession::~AgentSession() {
   // then the workers go.
   if (runtime_) {
     runtime_->coordinator().AbandonSubagents();
-    // The ledger's last records reach the disk while the workers exit.
+    // The change tracker's watches are released (the kernel's grace period
+    // for them), and the ledger's last records reach the disk, while the
+    // workers exit.
+    runtime_->coordinator().StopTracking();
     runtime_->coordinator().Shutdown(milliseconds(200), [this] { runtime_->FlushLedger(); });
   }
   agent_.reset();
