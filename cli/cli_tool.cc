@@ -57,6 +57,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   call.stream_limit_bytes = (*rt)->config().artifact_cap_bytes;
   call.output_head_bytes = (*rt)->config().output_head_bytes;
   call.output_tail_bytes = (*rt)->config().output_tail_bytes;
+  call.last_command = true;  // one call: the worker need not make an overlay for another
   // The deadline an agent's call would get: the tool's, or the command's own.
   call.timeout = ToolTimeout((*rt)->config().tool_timeouts, call.tool, call.arguments_json);
   CallHandlers handlers;
