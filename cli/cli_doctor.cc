@@ -261,17 +261,13 @@ json WaitingWrites(const std::string& workspace, Ledger* ledger) {
     } else {
       w["session_id"] = session->id;
       StatusOr<std::vector<ConversationEntry>> entries = ledger->ListConversation(session->id, "main");
-      // What a resume would do (session/agent_session.cc): it applies the
-      // writes of a call still open, of a session last run on this boot.
-      if (!ResumableKind(session->kind)) {
+      // What a resume would do (session/agent_session.cc), but for a hold
+      // (the resume's configuration decides that).
+      std::string why = WhyAResumeLeavesWrites(session->kind, row->end.has_value(),
+                                               entries.ok() && LastRanOnThisBoot(*entries), /*may_hold=*/false);
+      if (!why.empty()) {
         w["state"] = "left";
-        w["what"] = "an odin exec, never resumed: its writes stay there";
-      } else if (row->end) {
-        w["state"] = "left";
-        w["what"] = "an earlier resume closed its call without applying them: they stay there";
-      } else if (!entries.ok() || !LastRanOnThisBoot(*entries)) {
-        w["state"] = "left";
-        w["what"] = "the machine restarted since, so a resume will not apply them: they stay there";
+        w["what"] = why + ": they stay there";
       } else {
         w["state"] = "cut_off";
         w["what"] = "`odin --resume " + session->id +

@@ -103,6 +103,18 @@ StatusOr<Config::Serve> ServeSettings(const Workspace& ws) {
 
 // ---- the daemon ------------------------------------------------------------------
 
+// Blocks SIGINT, SIGTERM and SIGHUP, for a SignalThread; returns the set.
+// Call it before the first gRPC object: gRPC's threads inherit the mask, so
+// none of them is picked for a signal and ended by its default action
+// (which would leave the session's message running in the daemon).
+sigset_t BlockSignals() {
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  return sigs;
+}
+
 struct ServeFlags {
   std::string listen;
   std::string token;
@@ -114,13 +126,9 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     return kError;
   };
   // Signals are taken by a thread of ours (sigwait below), never delivered
-  // to another: blocked before gRPC's first use starts its threads, which
-  // inherit the mask. (A thread that did not block SIGTERM could be picked
-  // for it, and its default action would end the daemon unclean.)
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  // to another: a thread that did not block SIGTERM could be picked for it,
+  // and its default action would end the daemon unclean.
+  sigset_t sigs = BlockSignals();
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) return fail(ws.status().message());
   if (Status s = PrepareStateDir(*ws); !s.ok()) return fail(s.message());
@@ -308,18 +316,6 @@ std::string Describe(const grpc::Status& s, const std::string& address) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE)
     return "cannot reach the daemon at " + address + ": " + s.error_message();
   return s.error_message();
-}
-
-// Blocks SIGINT, SIGTERM and SIGHUP, for a SignalThread; returns the set.
-// Call it before the first gRPC object: gRPC's threads inherit the mask, so
-// none of them is picked for a signal and ended by its default action
-// (which would leave the session's message running in the daemon).
-sigset_t BlockSignals() {
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  return sigs;
 }
 
 // Takes the signals BlockSignals blocked on a thread of its own, which

@@ -42,11 +42,8 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
     std::string upper = CommandOverlayRoot(root) + "/" + id + "/u";
     std::error_code ec;
     if (row.end || !IsDirectory(upper) || std::filesystem::is_empty(upper, ec)) continue;
-    if (may_hold || !same_boot) {
-      told += " What " + id + " wrote was not applied (" +
-              (may_hold ? "a workflow's or a reviewer's hold could have judged it"
-                        : "the machine restarted since, so its files may not all have reached the disk") +
-              "): it is in .odin/overlay/" + id + "/u.";
+    if (std::string why = WhyAResumeLeavesWrites("agent", row.end.has_value(), same_boot, may_hold); !why.empty()) {
+      told += " What " + id + " wrote was not applied (" + why + "): it is in .odin/overlay/" + id + "/u.";
       continue;
     }
     auto applied = std::make_shared<std::optional<v1::ToolResult>>();  // outlives an early return

@@ -120,6 +120,14 @@ bool LastRanOnThisBoot(const std::vector<ConversationEntry>& entries) {
   return true;
 }
 
+std::string WhyAResumeLeavesWrites(const std::string& kind, bool call_ended, bool same_boot, bool may_hold) {
+  if (!ResumableKind(kind)) return "an odin exec's call, never resumed";
+  if (call_ended) return "an earlier resume closed its call without applying them";
+  if (!same_boot) return "the machine restarted since, so its files may not all have reached the disk";
+  if (may_hold) return "a workflow's or a reviewer's hold could have judged them";
+  return "";
+}
+
 std::string SessionOwnerJson() {
   json owner = {{"pid", static_cast<int64_t>(getpid())}, {"boot_id", BootId()}, {"start_time", StartTime(getpid())}};
   return owner.dump();

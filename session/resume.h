@@ -43,4 +43,12 @@ bool ResumableKind(const std::string& kind);
 // true when no owner was recorded.
 bool LastRanOnThisBoot(const std::vector<ConversationEntry>& entries);
 
+// Why a resume leaves in its overlay what a command a crash cut off wrote,
+// or "" when a resume applies it: one rule for the resume and for doctor's
+// account of it. kind is the session's (SessionRecord::kind); call_ended
+// whether the call has an end record (an earlier resume closed it);
+// same_boot as LastRanOnThisBoot; may_hold whether a workflow or a reviewer
+// that can hold is on (their holds went with the process).
+std::string WhyAResumeLeavesWrites(const std::string& kind, bool call_ended, bool same_boot, bool may_hold);
+
 }  // namespace odin

@@ -309,6 +309,16 @@ TEST_F(OdinDaemonTest, AnApprovalRoundTrip) {
   EXPECT_EQ(events.back().message_finished().status(), "done");
 }
 
+// The signals a thread blocks (SigBlk in /proc/PID/task/TID/status), or
+// nothing if it has ended.
+std::optional<uint64_t> BlockedSignals(const std::filesystem::path& task) {
+  StatusOr<std::string> status = ReadFileToString(task.string() + "/status");
+  if (!status.ok()) return std::nullopt;
+  size_t at = status->find("SigBlk:");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stoull(status->substr(at + 7, status->find('\n', at) - at - 7), nullptr, 16);
+}
+
 // SIGTERM is the daemon's to take (a clean shutdown): every thread but the
 // one waiting for it blocks it, gRPC's first threads included, so the
 // kernel never picks one whose default action would end the daemon unclean.
@@ -322,14 +332,11 @@ TEST_F(OdinDaemonTest, NoThreadButTheSignalWaiterCanTakeSigterm) {
   int threads = 0;
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
     if (task.path().filename() == std::to_string(pid)) continue;  // the main thread, in sigwait
-    StatusOr<std::string> status = ReadFileToString(task.path().string() + "/status");
-    if (!status.ok()) continue;  // gone meanwhile
-    size_t at = status->find("SigBlk:");
-    ASSERT_NE(at, std::string::npos);
-    uint64_t blocked = std::stoull(status->substr(at + 7, status->find('\n', at) - at - 7), nullptr, 16);
+    std::optional<uint64_t> blocked = BlockedSignals(task.path());
+    if (!blocked) continue;  // gone meanwhile
     StatusOr<std::string> comm = ReadFileToString(task.path().string() + "/comm");
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-      EXPECT_TRUE(blocked & (uint64_t{1} << (sig - 1)))
+      EXPECT_TRUE(*blocked & (uint64_t{1} << (sig - 1)))
           << "thread " << (comm.ok() ? *comm : "?") << " takes signal " << sig;
     }
     ++threads;
@@ -350,12 +357,9 @@ TEST_F(OdinDaemonTest, CtrlCOnAConnectedPromptCancelsItsMessage) {
       << "the command never ran";
   int takers = 0;
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(client) + "/task")) {
-    StatusOr<std::string> status = ReadFileToString(task.path().string() + "/status");
-    if (!status.ok()) continue;
-    size_t at = status->find("SigBlk:");
-    ASSERT_NE(at, std::string::npos);
-    uint64_t blocked = std::stoull(status->substr(at + 7, status->find('\n', at) - at - 7), nullptr, 16);
-    if (!(blocked & (uint64_t{1} << (SIGINT - 1)))) ++takers;  // the one in sigwait
+    std::optional<uint64_t> blocked = BlockedSignals(task.path());
+    if (!blocked) continue;
+    if (!(*blocked & (uint64_t{1} << (SIGINT - 1)))) ++takers;  // the one in sigwait
   }
   EXPECT_EQ(takers, 1) << "threads of the client that SIGINT could be given to";
   kill(client, SIGINT);

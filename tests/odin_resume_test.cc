@@ -398,7 +398,7 @@ TEST_F(OdinResumeTest, WhatACommandWroteUnderAPossibleHoldIsNotAppliedOnResume) 
   // The main agent's last request (the hydrator's are among them too).
   std::string body = RequestsOf(llm).back()["body"].dump();
   EXPECT_NE(body.find("What " + call +
-                      " wrote was not applied (a workflow's or a reviewer's hold could have judged it): it is in "
+                      " wrote was not applied (a workflow's or a reviewer's hold could have judged them): it is in "
                       ".odin/overlay/" +
                       call + "/u."),
             std::string::npos)
@@ -480,7 +480,7 @@ TEST_F(OdinResumeTest, ACutOffOdinExecsWritesAreNamedByDoctor) {
   EXPECT_EQ(waiting[0]["execution_id"], id);
   EXPECT_EQ(waiting[0]["state"], "left");
   EXPECT_EQ(waiting[0]["path"], ".odin/overlay/" + id + "/u");
-  EXPECT_EQ(waiting[0]["what"], "an odin exec, never resumed: its writes stay there");
+  EXPECT_EQ(waiting[0]["what"], "an odin exec's call, never resumed: they stay there");
   Ran text = RunOdin(ws_.path(), {"doctor"}, Env(llm));
   EXPECT_NE(text.out.find("writes of commands cut off\n  " + id + "  .odin/overlay/" + id + "/u: an odin exec"),
             std::string::npos)
