@@ -145,6 +145,15 @@ void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& e
 OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   const std::string& id = c.call.execution_id;
   std::string base = JoinPath(CommandOverlayRoot(o_.workspace), id);
+  // Held (shared) until its directories are gone, as its worker held it
+  // until now: a sweep, a resume or doctor's look never finds these writes
+  // unheld. The worker holds it still, unless it died (then doctor's look
+  // may hold it a moment; without it we go on as before).
+  StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
+  for (int i = 0; i < 10 && !lock.ok() && lock.status().code() != StatusCode::kNotFound; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock = LockOverlayDir(base, /*exclusive=*/false);
+  }
   // What changed in the workspace while the command ran, by no call of ours
   // (the lane held no other writer): external changes, and where the
   // command's own version would overwrite one, a conflict.
@@ -190,7 +199,7 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // What is left (the work directory, empty ones) goes on a thread of its
   // own: removing what the overlay used costs milliseconds the call need
   // not wait for.
-  std::thread([base] { RemoveWorkspaceOverlayDirs(base); }).detach();
+  std::thread([base, held = lock.ok() ? std::move(*lock) : UniqueFd()] { RemoveWorkspaceOverlayDirs(base); }).detach();
   // The tracker sees what landed; it is the command's, not external. What
   // else it sees (a write in the instant since) is external.
   if (tracker_ && c.tracked) {

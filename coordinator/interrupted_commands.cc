@@ -4,6 +4,8 @@
 // the protected-path check, the mutation records, the validations).
 // session/agent_session.cc decides when (docs/sessions.md).
 
+#include <sys/file.h>
+
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -33,6 +35,9 @@ bool Coordinator::ApplyInterruptedCommand(const ExecutionStart& start, CallHandl
     lock = LockOverlayDir(base, /*exclusive=*/true);
   }
   if (!lock.ok()) return false;
+  // Shared from now on, as a live command's: ApplyCommandOverlay holds it
+  // so until the directories are gone.
+  if (flock(lock->get(), LOCK_SH) != 0) return false;
   Call c;
   c.call.execution_id = id;
   c.call.agent_id = start.agent_id;

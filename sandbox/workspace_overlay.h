@@ -157,6 +157,9 @@ class PreparedOverlay {
   Status Claim(const std::string& id);
   // kOverlayMountDir/upper/ID: next-RANDOM, or the id once claimed.
   const std::string& dir() const { return dir_; }
+  // The lock on dir(), to hold past us (a claimed one's, until the
+  // coordinator holds it too).
+  UniqueFd TakeLock() { return std::move(lock_); }
 
   // SpawnOptions::before_exec (arg: const PreparedOverlay*): joins the
   // namespaces, closes their fds (SpawnOptions::keep_fds must hold them:

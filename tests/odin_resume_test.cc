@@ -8,7 +8,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -88,6 +90,25 @@ class OdinResumeTest : public ::testing::Test {
     Wait(odin);
     close(out);
     ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); })) << "the command outlived odin";
+  }
+
+  // The execution id of the first command, once its start is recorded.
+  // The ledger is written beside the command's start: asked quietly, as it
+  // may be mid-write.
+  void WaitForCommandStart(std::string* id) {
+    ASSERT_TRUE(WaitUntil([&] {
+      sqlite3* db = nullptr;
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+          sqlite3_prepare_v2(db, "SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'", -1, &st,
+                             nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        *id = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      }
+      sqlite3_finalize(st);
+      sqlite3_close(db);
+      return !id->empty();
+    })) << "its start was never recorded";
   }
 
   TempWorkspace ws_;
@@ -452,22 +473,8 @@ TEST_F(OdinResumeTest, ACutOffOdinExecsWritesAreNamedByDoctor) {
   pid_t odin = StartOdin(ws_.path(), {"exec", "--", "sh", "-c", "echo data > made.txt && " + sleeper}, &out, Env(llm));
   ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
       << "the command never ran";
-  // Its start recorded (the ledger is written beside the command's start:
-  // asked quietly, as it may be mid-write).
   std::string id;
-  ASSERT_TRUE(WaitUntil([&] {
-    sqlite3* db = nullptr;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_open_v2(ws_.Join(".odin/odin.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'", -1, &st,
-                           nullptr) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-      id = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return !id.empty();
-  })) << "its start was never recorded";
+  ASSERT_NO_FATAL_FAILURE(WaitForCommandStart(&id));
   bool overlay = false;
   ASSERT_NO_FATAL_FAILURE(KillOnceWritten(odin, out, sleeper, id, "made.txt", &overlay));
   if (!overlay) GTEST_SKIP() << "commands ran without the workspace overlay here";
@@ -485,6 +492,53 @@ TEST_F(OdinResumeTest, ACutOffOdinExecsWritesAreNamedByDoctor) {
   EXPECT_NE(text.out.find("writes of commands cut off\n  " + id + "  .odin/overlay/" + id + "/u: an odin exec"),
             std::string::npos)
       << text.out;
+}
+
+// A command that has ended, whose result the coordinator has not taken in
+// yet (it is stopped here), still has its directory held: its worker lets
+// go of it only at its next request, and the coordinator holds it from the
+// result on until the directory is gone. Before, the worker let go at the
+// command's end, and doctor called a live session's writes cut off.
+TEST_F(OdinResumeTest, WritesOfACommandThatEndedStayHeldUntilTheCoordinatorHasThem) {
+  std::string sleeper = "sleep 0.6" + std::to_string(getpid() % 1000);
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Call("ExecuteCommand", {{"command", "echo data > made.txt && " + sleeper}})}), Text("done")}}})
+          .dump());
+  int out = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "make the file", "--output-format", "json"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg(sleeper).empty(); }, std::chrono::seconds(30)))
+      << "the command never ran";
+  std::string id;
+  ASSERT_NO_FATAL_FAILURE(WaitForCommandStart(&id));
+  std::string dir = ws_.Join(".odin/overlay/" + id);
+  bool overlay = WaitUntil([&] {
+    StatusOr<std::string> got = ReadFileToString(dir + "/u/made.txt");
+    return got.ok() && !got->empty();
+  });
+  kill(odin, SIGSTOP);
+  bool ended = WaitUntil([&] { return ProcessesWithArg(sleeper).empty(); });
+  // Its worker's end of the command (the result sent) takes a moment more.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // As a resume or a sweep asks (LockOverlayDir, exclusive).
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  bool held = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (fd >= 0) close(fd);
+  Ran doctor = RunOdin(ws_.path(), {"doctor", "--json"}, Env(llm));
+  kill(odin, SIGCONT);
+  std::string printed = ReadUntil(out, "\n}");
+  close(out);
+  EXPECT_EQ(Wait(odin), 0) << printed;
+  if (!overlay) GTEST_SKIP() << "commands ran without the workspace overlay here";
+  ASSERT_TRUE(ended) << "the command did not end";
+  EXPECT_TRUE(held) << "an ended command's directory was free before the coordinator applied it";
+  json waiting = json::parse(doctor.out, nullptr, false)["waiting_writes"];
+  ASSERT_EQ(waiting.size(), 1u) << doctor.out;
+  EXPECT_EQ(waiting[0]["state"], "running") << doctor.out;
+  // And it landed as the command's.
+  StatusOr<std::string> landed = ReadFileToString(ws_.Join("made.txt"));
+  EXPECT_TRUE(landed.ok() && *landed == "data\n");
+  EXPECT_TRUE(WaitUntil([&] { return !PathExists(dir); })) << "its directory was left";
 }
 
 // A session another odin process still runs is not taken up: the error

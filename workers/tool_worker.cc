@@ -125,6 +125,11 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // The running command's overlay plan, where it made its own (its child
   // reads it before exec).
   std::optional<WorkspaceOverlayPlan> overlay_plan_;
+  // The last command's overlay directory, still locked (shared) until our
+  // next request: by then the coordinator holds it too (it locks it as the
+  // result arrives, before it can send us another), so a sweep, a resume
+  // or doctor never finds a live command's writes unheld.
+  UniqueFd finished_lock_;
   // Makes the next command's overlay while this one runs, and lets go of
   // used ones, on a thread of its own. Null: commands make their overlay
   // as they start (the first one made at our start could not be joined).
@@ -204,6 +209,7 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     FailResult(&result, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("worker " + o_.worker_id, "is busy"));
     return channel_->QueueResult(std::move(result));
   }
+  finished_lock_.reset();
   if (IsFileTool(req.tool())) {
     // Bounded work (files are at most kMaxFileBytes): done right here, after
     // a heartbeat, so the whole liveness window is available for it.
@@ -409,6 +415,8 @@ void Worker::FinishRun() {
   run_.reset();
   if (over_overlay_) result.set_overlay(true);
   over_overlay_ = false;
+  if (overlay_plan_) finished_lock_ = std::move(overlay_plan_->lock);
+  if (joined_overlay_ != nullptr) finished_lock_ = joined_overlay_->TakeLock();
   overlay_plan_.reset();
   if (hook_) {
     hook_ = false;
