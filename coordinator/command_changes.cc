@@ -1,14 +1,23 @@
 // Every change is a mutation: what commands that can write change in the
 // workspace, recorded, staled, validated and reported like a file tool's
 // write (the coordinator's side; the overlay's upper directory, or the
-// ChangeTracker without it, finds the changes). Such a command runs alone
-// in the writers' lane (no other command that can write, no file-tool
-// write beside it), so what changed is its own. What changed while no
-// call of ours could write is an external change: looked for at every
-// call's boundary, recorded as such, never charged to a call.
+// ChangeTracker without it, finds the changes).
+// Long file: the writers' lane, the overlay's apply and the change records
+// are one mechanism over the Coordinator's state, read together.
+//
+// Over the overlay, a command's change set is its upper directory, and
+// such commands run side by side in the writers' lane (what changed after
+// one started is a conflict for it). Without, the tracker looks at the tree
+// when the command starts and when it ends, and the command runs alone
+// (no other command that can write, no file-tool write beside it), so what
+// changed in between is its own. What changed while no call of ours could
+// write is an external change: looked for at every call's boundary,
+// recorded as such, never charged to a call.
 
 #include <sys/stat.h>
 #include <time.h>
+
+#include <cstring>
 
 #include <algorithm>
 #include <set>
@@ -114,9 +123,21 @@ void Coordinator::StartTracking(Call& c) {
 }
 
 void Coordinator::OnWorkerReady(const v1::Hello& hello) {
-  if (hello.kind() == v1::WORKER_KIND_TOOL && !overlay_absent_ &&
-      std::find(hello.capabilities().begin(), hello.capabilities().end(), kOverlayCapability) ==
-          hello.capabilities().end()) {
+  // Only a worker whose commands or hooks can write has an overlay to have
+  // (a read-only one's, for ask or plan mode or a reading subagent, says
+  // nothing of it).
+  bool writer = false;
+  for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
+    if (w.id != hello.worker_id()) continue;
+    for (WorkerPolicy p : {WorkerPolicy::kWritable, WorkerPolicy::kHookWritable, WorkerPolicy::kHookHost,
+                           WorkerPolicy::kMcpWritable, WorkerPolicy::kMcpHost}) {
+      writer = writer || w.policy == p;
+    }
+  }
+  bool has_overlay = std::find(hello.capabilities().begin(), hello.capabilities().end(), kOverlayCapability) !=
+                     hello.capabilities().end();
+  if (hello.kind() == v1::WORKER_KIND_TOOL && writer && has_overlay) overlay_seen_ = true;
+  if (hello.kind() == v1::WORKER_KIND_TOOL && writer && !overlay_absent_ && !has_overlay) {
     // Its commands write into the workspace itself: the tree must have been
     // looked at before the first of them runs (the pool gives it work only
     // after this returns).
@@ -167,8 +188,25 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   }
   OverlayApplyOptions o;
   if (tracker_ && c.tracked) {
-    o.changed_meanwhile = [&](const std::string& rel) {
-      if (meanwhile.count(rel) != 0) return true;
+    // Also what landed from other commands, or was found changed, since it
+    // started (commands over overlays run side by side): by path, and for
+    // what the tracker found under ignored directories, by directory.
+    for (const auto& [dir, number] : ignored_changed_at_) {
+      if (number > c.start_change) meanwhile_dirs.push_back(dir);
+    }
+    auto since = [start = c.start_change](const std::map<std::string, uint64_t>& numbers, const std::string& p) {
+      auto at = numbers.find(p);
+      return at != numbers.end() && at->second > start;
+    };
+    o.gone_meanwhile = [&, since](const std::string& rel) {
+      return meanwhile.count(rel) != 0 || since(changed_at_, rel);
+    };
+    o.changed_meanwhile = [&, since](const std::string& rel) {
+      if (meanwhile.count(rel) != 0 || since(changed_at_, rel)) return true;
+      // Below a tree that landed whole (counted, not listed) since.
+      for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+        if (since(tree_changed_at_, rel.substr(0, slash))) return true;
+      }
       for (const std::string& d : meanwhile_dirs) {
         if (rel == d || (rel.size() > d.size() && rel.compare(0, d.size(), d) == 0 && rel[d.size()] == '/'))
           return true;
@@ -196,6 +234,11 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   o.conflicts_dir = JoinPath(o_.workspace, ".odin/conflicts/" + id);
   o.discarded_dir = JoinPath(o_.workspace, ".odin/displaced/" + id);
   OverlayApplied applied = ApplyOverlayUpper(o_.workspace, base + "/u", o);
+  // What it changed that is counted, not recorded (.git, ignored paths),
+  // is numbered too, for the commands beside it (its mutations are, as
+  // they are recorded).
+  for (const std::string& p : applied.counted_paths) changed_at_[p] = ++change_count_;
+  for (const std::string& t : applied.counted_trees) tree_changed_at_[t] = ++change_count_;
   // What is left (the work directory, empty ones) goes on a thread of its
   // own: removing what the overlay used costs milliseconds the call need
   // not wait for.
@@ -272,26 +315,55 @@ bool Coordinator::UsesLane(const Call& c) const {
   return o_.track_changes && (TracksChanges(c) || !c.write_path.empty());
 }
 
+bool Coordinator::SharesLane(const Call& c) const {
+  // Only where every command that can write gets an overlay: one that
+  // writes into the workspace itself (no overlay on some worker, a remote
+  // host) is found by looking at the tree, which needs it alone. Until a
+  // writable worker's Hello has said it has the overlay, commands run alone.
+  return c.call.tool == kExecuteCommandTool && TracksChanges(c) && o_.overlay_commands && overlay_seen_ &&
+         !overlay_absent_ && o_.pool.hosts == nullptr;
+}
+
 bool Coordinator::LaneAdmits(const Call& c) const {
   if (!lane_command_.empty()) return false;
-  return !TracksChanges(c) || lane_writes_ == 0;
+  if (!TracksChanges(c)) return lane_shared_ == 0;  // a file-tool write
+  if (SharesLane(c)) return lane_writes_ == 0 && !AgentInLane(c.call.agent_id);
+  return lane_writes_ == 0 && lane_shared_ == 0;
+}
+
+bool Coordinator::AgentInLane(const std::string& agent_id) const {
+  if (lane_shared_ == 0) return false;
+  for (const auto& [id, c] : calls_) {
+    if (c.lane_shared && c.call.agent_id == agent_id) return true;
+  }
+  return false;
 }
 
 void Coordinator::EnterLane(Call& c) {
   // A write during the first look could be taken for the tree as it was.
   if (looking_) FirstLook();
   c.in_lane = true;
-  if (TracksChanges(c)) {
-    lane_command_ = c.call.execution_id;
-  } else {
+  if (!TracksChanges(c)) {
     ++lane_writes_;
+  } else if (SharesLane(c)) {
+    c.lane_shared = true;
+    // Its worker runs it over an overlay or not at all (one that says it
+    // has none refuses it): written into the workspace itself, beside
+    // other commands, its changes could not be told from theirs.
+    c.call.needs_overlay = true;
+    ++lane_shared_;
+  } else {
+    lane_command_ = c.call.execution_id;
   }
 }
 
 void Coordinator::LeaveLane(Call& c) {
   if (!c.in_lane) return;
   c.in_lane = false;
-  if (lane_command_ == c.call.execution_id) {
+  if (c.lane_shared) {
+    c.lane_shared = false;
+    --lane_shared_;
+  } else if (lane_command_ == c.call.execution_id) {
     lane_command_.clear();
   } else {
     --lane_writes_;
@@ -300,15 +372,33 @@ void Coordinator::LeaveLane(Call& c) {
 }
 
 void Coordinator::PumpLane() {
-  while (!lane_waiting_.empty()) {
-    auto it = calls_.find(lane_waiting_.front());
-    if (it == calls_.end()) {
-      lane_waiting_.pop_front();
-      continue;
+  // In order of arrival. An agent's commands run in the order it asked for
+  // them (a model's second command may build on its first), so one of an
+  // agent whose earlier command runs or waits keeps its place, and other
+  // agents' commands go past it; any other call that cannot go yet stops
+  // the pump, so nothing overtakes it.
+  for (bool went = true; went;) {
+    went = false;
+    std::set<std::string> agents_waiting;
+    for (auto at = lane_waiting_.begin(); at != lane_waiting_.end(); ++at) {
+      auto it = calls_.find(*at);
+      if (it == calls_.end()) {
+        lane_waiting_.erase(at);
+        went = true;
+        break;
+      }
+      Call& c = it->second;
+      const std::string& agent = c.call.agent_id;
+      if (agents_waiting.count(agent) == 0 && LaneAdmits(c)) {
+        lane_waiting_.erase(at);
+        DispatchNow(c);  // may end it at once, and pump again
+        went = true;
+        break;
+      }
+      bool behind_its_agent = SharesLane(c) && lane_command_.empty() && lane_writes_ == 0;
+      if (!behind_its_agent) return;
+      agents_waiting.insert(agent);
     }
-    if (!LaneAdmits(it->second)) return;
-    lane_waiting_.pop_front();
-    DispatchNow(it->second);  // may end it at once, and pump again
   }
 }
 
@@ -320,7 +410,13 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
   std::vector<ChangedFile> files;
   int64_t images_bytes = 0;
   int64_t now = clock_->WallMillis();
+  // Under ignored directories the tracker knows only which directory; a
+  // command's are numbered by path (ApplyCommandOverlay).
+  if (strcmp(source, "external") == 0) {
+    for (const auto& [dir, count] : changes.ignored) ignored_changed_at_[dir] = ++change_count_;
+  }
   for (const PathChange& change : changes.changes) {
+    changed_at_[change.path] = ++change_count_;
     MarkIndexDirty(change.path);
     std::string path = JoinPath(o_.workspace, change.path);
     MutationRecord m;
@@ -456,6 +552,7 @@ void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
 void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   const v1::FileSnapshot& written = r.file_written();
   std::string path = written.path();
+  if (std::string rel = RelativeTo(path, o_.workspace); !rel.empty()) changed_at_[rel] = ++change_count_;
   bool existed = !r.sha256_before().empty();
   MutationRecord m;
   m.id = NewId("mut");

@@ -472,9 +472,9 @@ void Coordinator::Dispatch(Call& c) {
   // Gate 7: what runs on a worker passes its breakers first.
   Status admitted = AdmitThroughBreakers(c);
   if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
-  if (UsesLane(c) && (!lane_waiting_.empty() || !LaneAdmits(c))) {
+  if (UsesLane(c)) {
     lane_waiting_.push_back(c.call.execution_id);
-    return;
+    return PumpLane();
   }
   DispatchNow(c);
 }
@@ -487,6 +487,7 @@ void Coordinator::DispatchNow(Call& c) {
   // A command that may write: the tree before it, and what the protected
   // files hold now.
   if (TracksChanges(c)) StartTracking(c);
+  c.start_change = change_count_;
   if (CanWriteWorkspace(c)) {
     if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
     bool refreshed = RefreshProtectedIndex(c);
@@ -790,8 +791,9 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
   if (lane != lane_waiting_.end()) {
     // Still waiting for the writers' lane: it never reaches the pool.
     lane_waiting_.erase(lane);
-    return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"), "",
-                   reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
+    EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"), "",
+            reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
+    return PumpLane();  // what waited behind it
   }
   auto it = calls_.find(execution_id);
   if (it != calls_.end() && !it->second.write_path.empty()) {

@@ -1,5 +1,7 @@
 #pragma once
 // Coordinator: the single authority that runs tool calls.
+// Long file: one class holds the gates' shared state; its code is split by
+// concern across coordinator*.cc, command_changes.cc and the gates.
 //
 // For each call it assigns an execution id and puts the call through the
 // gates: the mode gate (the tool must belong to the call's mode), the blocked
@@ -285,11 +287,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // For lsp_check: the file, and the content validated.
     std::string check_path;
     std::string check_content;
-    std::unique_ptr<Held> held;         // the write this lsp_check validates
-    std::string validates_command;      // the command whose changed file this lsp_check validates
-    bool tracked = false;               // a command whose changes are tracked
-    int64_t dispatched_wall_ns = 0;     // CLOCK_REALTIME when it went to its worker
-    bool in_lane = false;               // admitted to the writers' lane (see PumpLane)
+    std::unique_ptr<Held> held;      // the write this lsp_check validates
+    std::string validates_command;   // the command whose changed file this lsp_check validates
+    bool tracked = false;            // a command whose changes are tracked
+    int64_t dispatched_wall_ns = 0;  // CLOCK_REALTIME when it went to its worker
+    bool in_lane = false;            // admitted to the writers' lane (see PumpLane)
+    bool lane_shared = false;        // beside other commands over overlays; start_change: change_count_ then
+    uint64_t start_change = 0;
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
     bool hooks_pending = false;         // waiting for its PreToolUse hooks
@@ -518,12 +522,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The protected-path index brought up to date from the tracker's word (false: refresh it yourself).
   bool RefreshProtectedIndex(const Call& c);
   std::set<std::string> PutBackProtected(Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
-  // The writers' lane: while changes are tracked, a command that can write
-  // runs alone, and file-tool writes (to different files) run together but
-  // never beside such a command. So what the tracker finds when a command
-  // ends is that command's alone, and a write never lands under a running
-  // command. Waiting calls go in order of arrival.
+  // The writers' lane, while changes are tracked: file-tool writes (to different files) run together;
+  // commands over overlays of their own (SharesLane) run side by side, one per agent in the order it
+  // asked, what changed after one started being a conflict for it (change_count_); one without runs
+  // alone. Writes and commands never run beside each other.
   bool UsesLane(const Call& c) const;
+  bool SharesLane(const Call& c) const;
+  bool AgentInLane(const std::string& agent_id) const;  // a command of its, over an overlay, runs
   bool LaneAdmits(const Call& c) const;
   void EnterLane(Call& c);
   // c's turn is over: the calls waiting for the lane go, as far as it admits
@@ -567,12 +572,14 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::unique_ptr<ChangeTracker> looking_;
   std::unique_ptr<ProtectedIndex> looking_index_;
   std::thread looking_thread_;
-  bool overlay_absent_ = false;
-  std::deque<std::string> lane_waiting_;                               // execution ids, in order of arrival
-  int lane_writes_ = 0;                                                // file-tool writes in flight
-  std::string lane_command_;                                           // the command that can write, in flight
-  std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
-  ValidationGate validation_;                                          // the files' verdicts, and the blocked state
+  bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
+  std::deque<std::string> lane_waiting_;                // execution ids, in order of arrival
+  int lane_writes_ = 0, lane_shared_ = 0;               // in flight: file-tool writes, commands over overlays
+  std::string lane_command_;                            // the command that can write, in flight
+  uint64_t change_count_ = 0;  // changes recorded, of any source: a path's last one has its number
+  std::map<std::string, uint64_t> changed_at_, ignored_changed_at_, tree_changed_at_;  // path, ignored dir, tree
+  std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;                  // by command execution id
+  ValidationGate validation_;  // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
   std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;

@@ -220,12 +220,14 @@ class Applier {
   void Record(PathChange change, bool in_git) {
     if (in_git) {
       ++out_->git_entries;
+      out_->counted_paths.push_back(std::move(change.path));
       return;
     }
     const EntryState& s = change.after ? *change.after : *change.before;
     std::string root = IgnoredRoot(change.path, s.type == EntryType::kDirectory);
     if (!root.empty()) {
       ++out_->changes.ignored[root];
+      out_->counted_paths.push_back(std::move(change.path));
       return;
     }
     out_->changes.changes.push_back(std::move(change));
@@ -324,6 +326,7 @@ class Applier {
       if (S_ISDIR(st.st_mode)) CountBelow(upper_fd, name, Depth(rel), in_git, &n);
       out_->git_entries += n.in_git;
       if (n.entries > 0) out_->changes.ignored[root] += n.entries;
+      out_->counted_trees.push_back(rel);
       return;
     }
     PathChange c;
@@ -470,7 +473,9 @@ class Applier {
       Discard(upper_fd, name, rel);
       return;
     }
-    if (wst && TreeChangedMeanwhile(ws_fd, name, rel, *wst)) {
+    // Changed meanwhile, or gone meanwhile (another command deleted it:
+    // this one's copy would bring it back).
+    if (wst ? TreeChangedMeanwhile(ws_fd, name, rel, *wst) : o_.gone_meanwhile && o_.gone_meanwhile(rel)) {
       KeepConflict(upper_fd, name, rel);
       return;
     }

@@ -26,7 +26,8 @@
 // kernel reported since the command started) is not overwritten by the
 // command's version: it is a conflict, the command's version is kept in
 // conflicts_dir, and the path is reported. The same goes for a deletion
-// of something changed meanwhile. Without changed_meanwhile, an entry whose
+// of something changed meanwhile, and for a path the workspace no longer
+// has that changed meanwhile (deleted by another command: not recreated). Without changed_meanwhile, an entry whose
 // ctime (which no program can set) is after started_ns counts; the file
 // system's coarse clock makes that miss a change in the start's own tick
 // (a few ms), so it is the fallback, not the rule.
@@ -59,6 +60,10 @@ struct OverlayApplyOptions {
   // Whether the workspace's entry at a path (relative) changed since the
   // command started. Null: the ctime rule below.
   std::function<bool(const std::string&)> changed_meanwhile;
+  // Whether a path the workspace does not have (relative) was deleted since
+  // the command started: the command's version would bring it back. Null:
+  // nothing is taken for deleted.
+  std::function<bool(const std::string&)> gone_meanwhile;
   // When the command started, CLOCK_REALTIME_COARSE in ns (the clock file
   // systems stamp ctime with): without changed_meanwhile, an entry whose
   // ctime is after it changed while the command ran.
@@ -83,6 +88,11 @@ struct OverlayApplied {
   std::vector<std::string> discarded;  // must not land; not applied
   std::vector<std::string> failed;     // could not be applied (an I/O error), with why
   int64_t git_entries = 0;             // entries applied inside a .git (not mutations)
+  // What landed that is counted, not recorded (inside a .git, ignored by
+  // git): each path applied on its own, and each tree that landed whole by
+  // one rename (its root). The coordinator numbers them, so that a command
+  // beside this one finds them changed meanwhile.
+  std::vector<std::string> counted_paths, counted_trees;
 };
 
 // Applies upper (the upper directory of an overlay whose lower layer was

@@ -96,6 +96,7 @@ class OverlayChangesTest : public ::testing::Test {
     // nothing, unless a test says so), not the ctime fallback.
     if (!changed_meanwhile && !ctime_rule_) changed_meanwhile = [](const std::string&) { return false; };
     o.changed_meanwhile = std::move(changed_meanwhile);
+    o.gone_meanwhile = gone_meanwhile_;
     o.started_ns = started_;
     o.must_not_land = std::move(must_not_land);
     o.ignore = ignore;
@@ -113,6 +114,7 @@ class OverlayChangesTest : public ::testing::Test {
   std::string root_, ws_, upper_;
   int64_t started_ = 0;
   bool ctime_rule_ = false;
+  std::function<bool(const std::string&)> gone_meanwhile_;  // null: nothing deleted meanwhile
 };
 
 #define OVERLAY_OR_SKIP(script)                  \
@@ -197,6 +199,41 @@ TEST_F(OverlayChangesTest, WhatChangedMeanwhileIsAConflictAndNothingIsLost) {
   EXPECT_EQ(Read(ws_ + "/c.txt"), "mine\n");
   ASSERT_EQ(a.changes.changes.size(), 1u);
   EXPECT_EQ(a.changes.changes[0].path, "c.txt");
+}
+
+// A path another command deleted while this one ran, which this one
+// changed: its version is a conflict, not the file brought back.
+TEST_F(OverlayChangesTest, APathDeletedMeanwhileIsAConflictNotBroughtBack) {
+  Write(ws_ + "/d.txt", "d\n");
+  OVERLAY_OR_SKIP("echo mine >> d.txt && echo new > n.txt");
+  ASSERT_EQ(unlink((ws_ + "/d.txt").c_str()), 0);  // the other command's deletion landed
+  gone_meanwhile_ = [](const std::string& rel) { return rel == "d.txt"; };
+  OverlayApplied a = Apply();
+  EXPECT_EQ(a.conflicts, (std::vector<std::string>{"d.txt"}));
+  EXPECT_FALSE(PathExists(ws_ + "/d.txt"));
+  EXPECT_EQ(Read(root_ + "/conflicts/d.txt"), "d\nmine\n");
+  // A path nobody had is a creation, as ever.
+  EXPECT_EQ(Read(ws_ + "/n.txt"), "new\n");
+  ASSERT_EQ(a.changes.changes.size(), 1u);
+  EXPECT_EQ(a.changes.changes[0].path, "n.txt");
+}
+
+// What is counted rather than recorded (.git entries, ignored paths) is
+// listed for the coordinator's numbering: each path applied on its own,
+// and a tree that landed whole by its root only.
+TEST_F(OverlayChangesTest, WhatIsCountedIsListedForTheCommandsBesideIt) {
+  Write(ws_ + "/.gitignore", "build/\nnode_modules/\n");
+  Write(ws_ + "/build/x.o", "0\n");
+  Write(ws_ + "/sub/.git/HEAD", "ref: refs/heads/main\n");
+  if (!GitInit()) GTEST_SKIP() << "git init failed";
+  OVERLAY_OR_SKIP(
+      "echo 1 > build/x.o && mkdir -p node_modules/p && echo > node_modules/p/a.js && echo f > sub/.git/FETCH_HEAD");
+  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(ws_);
+  OverlayApplied a = Apply(nullptr, ignore.get());
+  std::set<std::string> paths(a.counted_paths.begin(), a.counted_paths.end());
+  EXPECT_EQ(paths, (std::set<std::string>{"build/x.o", "sub/.git/FETCH_HEAD"}));
+  EXPECT_EQ(a.counted_trees, (std::vector<std::string>{"node_modules"}));
+  EXPECT_TRUE(a.changes.changes.empty());
 }
 
 TEST_F(OverlayChangesTest, WithoutTheCoordinatorsRecordAChangedCtimeIsAConflict) {

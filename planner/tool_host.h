@@ -100,6 +100,9 @@ struct ToolCall {
   std::string agent_task;
   // For ExecuteCommand: no other command follows (odin exec's one call).
   bool last_command = false;
+  // For ExecuteCommand: run over the workspace overlay or not at all (it
+  // runs beside other commands; see Coordinator::SharesLane).
+  bool needs_overlay = false;
   // Odin's own call (a backpressure check), not the model's: no hooks run
   // for it. Never set from a worker's message.
   bool internal = false;

@@ -148,7 +148,7 @@ TEST_F(OdinMutationsTest, ACommandsChangesAreRecordedReportedAndIgnoredOnesCount
 }
 
 // Two commands that can write, asked for in one turn: they run one after
-// the other (the writers' lane), so each change set is exactly its own
+// the other, in the order asked for (the writers' lane), so each change set is exactly its own
 // command's, and two writes to one file both land, the second on top of the
 // first: nothing lost, and the records chain the file's hashes.
 TEST_F(OdinMutationsTest, TwoCommandsInOneTurnEachGetTheirOwnChangesAndNothingIsLost) {

@@ -7,14 +7,18 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <set>
-
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
 #include "tests/llm_requests.h"
 #include "tests/ledger_rows.h"
 #include "tests/test_util.h"
@@ -51,7 +55,8 @@ class OdinSubagentTest : public ::testing::Test {
     args.insert(args.end(), more.begin(), more.end());
     last_ = RunOdin(ws_.path(), args, Env(llm));
     json j = json::parse(last_.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
+    EXPECT_FALSE(j.is_discarded()) << "exit " << last_.exit_code << "\nstdout: " << last_.out
+                                   << "\nstderr: " << last_.err;
     return j;
   }
   static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
@@ -65,6 +70,7 @@ class OdinSubagentTest : public ::testing::Test {
   }
   static std::vector<json> ToolResults(const json& request) { return ToolResultsOf(request); }
   void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(MakeDirs(DirName(ws_.Join(rel))).ok());
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
   std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
@@ -313,7 +319,7 @@ TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
     json edit = Turn(
         {Call("EditTool", {{"file_path", "shared.txt"}, {"old_string", key + " = 0"}, {"new_string", key + " = 1"}})});
     // Both read before either edits: each subagent's edit is held until the
-    // other's marker exists. (The markers come from commands, which take
+    // other's marker exists. (The markers come from commands, which may take
     // turns in the writers' lane, so a command must not wait for the other's.)
     json held = edit;
     held["hold_until"] = ws_.Join("ready_" + other);
@@ -363,6 +369,106 @@ TEST_F(OdinSubagentTest, TwoSubagentsEditingOneFileBothLandTheirEdits) {
                  "execution_starts s ON s.execution_id = m.execution_id WHERE s.tool = 'ExecuteCommand' ORDER BY "
                  "m.path"),
             (std::vector<std::string>{"ready_a|created|1", "ready_b|created|1"}));
+}
+
+// Edit-mode subagents' commands run side by side, each over an overlay of
+// its own: each change set is its own command's, and where both changed one
+// path, the one that ended second finds it changed meanwhile: a conflict,
+// reported, its version kept aside, nothing lost. So it goes for a file
+// both wrote, for one the other deleted (not brought back), and for a file
+// inside a nested repository's .git (not a mutation, but numbered all the
+// same); different files in one ignored directory are no conflict.
+TEST_F(OdinSubagentTest, SubagentsCommandsRunSideBySideAndTheLaterWriteToAFileIsAConflict) {
+  StatusOr<CommandOutput> init = RunCommand({.argv = {"git", "init", "-q", ws_.path()}, .env = CurrentEnvironment()});
+  ASSERT_TRUE(init.ok() && init->exit_code == 0);
+  Put(".gitignore", "build/\n");
+  Put("shared.txt", "base\n");
+  Put("doomed.txt", "doomed\n");
+  Put("build/one.o", "0\n");
+  Put("build/two.o", "0\n");
+  Put("sub/.git/HEAD", "ref: refs/heads/main\n");
+  Put("sub/.git/FETCH_HEAD", "base\n");
+  // The first stops itself once it has written. The second's model asks
+  // for its command only then, and the test lets the first go on once the
+  // second's changes have landed: which happens only if the second ran
+  // while the first still ran.
+  TempWorkspace release;
+  json second_turn = Turn({Call("ExecuteCommand", {{"command",
+                                                    "echo two > b.txt; echo second >> shared.txt; rm doomed.txt; "
+                                                    "echo 2 > build/two.o; echo second > sub/.git/FETCH_HEAD"}})});
+  second_turn["hold_until"] = release.Join("first_runs");
+  // An ask-mode subagent looks first: its read-only worker's Hello says
+  // nothing of an overlay, which must not stop commands sharing the lane.
+  json agents = {
+      {"look", {Turn({Call("ExecuteCommand", {{"command", "ls"}})}), Text("looked")}},
+      {"first",
+       {Turn({Call("ExecuteCommand", {{"command",
+                                       "echo one > a.txt; echo first >> shared.txt; echo first >> doomed.txt; "
+                                       "echo 1 > build/one.o; echo first > sub/.git/FETCH_HEAD; kill -STOP $$"}})}),
+        Text("first done")}},
+      {"second", {second_turn, Text("second done")}}};
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Agent("look: list the files", "ask")}),
+              Turn({Agent("first: write a.txt", "edit"), Agent("second: write b.txt", "edit")}), Text("Both ran.")}},
+            {"agents", agents}})
+          .dump());
+  std::atomic<bool> overlapped{false};
+  std::thread outsider([&] {
+    std::string overlay = ws_.Join(".odin/overlay");
+    auto first_waits = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(overlay, ec)) {
+        if (PathExists(e.path().string() + "/u/sub/.git/FETCH_HEAD")) return true;
+      }
+      return false;
+    };
+    EXPECT_TRUE(WaitUntil(first_waits, std::chrono::seconds(30)));
+    EXPECT_TRUE(WriteFileAtomic(release.Join("first_runs"), "").ok());
+    overlapped = WaitUntil([&] { return PathExists(ws_.Join("b.txt")); }, std::chrono::seconds(30));
+    for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
+  });
+  json r = Prompt(llm);
+  outsider.join();
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_TRUE(overlapped) << "the second subagent's command did not land while the first's ran";
+  EXPECT_EQ(Get("a.txt"), "one\n");
+  EXPECT_EQ(Get("b.txt"), "two\n");
+  EXPECT_EQ(Get("shared.txt"), "base\nsecond\n");
+  EXPECT_FALSE(PathExists(ws_.Join("doomed.txt"))) << "a file another command deleted was brought back";
+  EXPECT_EQ(Get("sub/.git/FETCH_HEAD"), "second\n");
+  EXPECT_EQ(Get("build/one.o"), "1\n");
+  EXPECT_EQ(Get("build/two.o"), "2\n");
+  std::vector<std::string> first =
+      Rows("SELECT execution_id FROM execution_starts WHERE args_json LIKE '%kill -STOP%'");
+  std::vector<std::string> second = Rows("SELECT execution_id FROM execution_starts WHERE args_json LIKE '%echo two%'");
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  std::string kept = ".odin/conflicts/" + first[0] + "/";
+  EXPECT_EQ(Get(kept + "shared.txt"), "base\nfirst\n");
+  EXPECT_EQ(Get(kept + "doomed.txt"), "doomed\nfirst\n");
+  EXPECT_EQ(Get(kept + "sub/.git/FETCH_HEAD"), "first\n");
+  EXPECT_FALSE(PathExists(ws_.Join(kept + "build"))) << "different files in one ignored directory conflicted";
+  EXPECT_EQ(Rows("SELECT execution_id || '|' || change FROM mutations WHERE path LIKE '%/shared.txt'"),
+            std::vector<std::string>{second[0] + "|modified"});
+  EXPECT_EQ(Rows("SELECT execution_id || '|' || change FROM mutations WHERE path LIKE '%/doomed.txt'"),
+            std::vector<std::string>{second[0] + "|deleted"});
+  EXPECT_EQ(Rows("SELECT execution_id FROM mutations WHERE path LIKE '%/a.txt'"), first);
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'overlay_conflict'")[0], "1");
+  // The first subagent's model reads it in its command's result.
+  int told = 0;
+  for (const json& request : Requests(llm)) {
+    for (const json& result : ToolResults(request)) {
+      std::string text = result.value("output", "");
+      if (text.find("changed by something else while the command ran") != std::string::npos &&
+          text.find(".odin/conflicts/" + first[0] + "): ") != std::string::npos &&
+          text.find("shared.txt") != std::string::npos && text.find("doomed.txt") != std::string::npos &&
+          text.find("sub/.git/FETCH_HEAD") != std::string::npos) {
+        ++told;
+      }
+    }
+  }
+  EXPECT_EQ(told, 1);
 }
 
 }  // namespace

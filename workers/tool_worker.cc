@@ -294,6 +294,15 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
       return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, parsed.status()), std::move(result));
     }
     spec = std::move(*parsed);
+    if (req.needs_overlay() && !overlay_mounts_) {
+      // It would write into the workspace itself, beside other commands.
+      return EmitTextResult(req,
+                            FailResult(&result, v1::TOOL_STATUS_ERROR,
+                                       Status::FailedPrecondition("command",
+                                                                  "not run: this worker has no workspace overlay, and "
+                                                                  "other commands run beside it; ask for it again")),
+                            std::move(result));
+    }
   }
   spec.env = CurrentEnvironment();
   StartSpec(req, std::move(spec), capture);
