@@ -187,6 +187,13 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     RecordExternal(c.call.agent_id, external, &c.external);
   }
   OverlayApplyOptions o;
+  // Whether a path's last numbered change came after the command started
+  // (start_change: 0 for a cut-off command a resume applies; it started in
+  // the process before).
+  auto since = [start = c.start_change](const std::map<std::string, uint64_t>& numbers, const std::string& p) {
+    auto at = numbers.find(p);
+    return at != numbers.end() && at->second > start;
+  };
   if (tracker_ && c.tracked) {
     // Also what landed from other commands, or was found changed, since it
     // started (commands over overlays run side by side): by path, and for
@@ -194,10 +201,6 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     for (const auto& [dir, number] : ignored_changed_at_) {
       if (number > c.start_change) meanwhile_dirs.push_back(dir);
     }
-    auto since = [start = c.start_change](const std::map<std::string, uint64_t>& numbers, const std::string& p) {
-      auto at = numbers.find(p);
-      return at != numbers.end() && at->second > start;
-    };
     o.gone_meanwhile = [&, since](const std::string& rel) {
       return meanwhile.count(rel) != 0 || since(changed_at_, rel);
     };
@@ -215,8 +218,12 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     };
   } else {
     // No tracker to ask: ctimes after the dispatch (less a margin for the
-    // file system's coarse clock) count.
+    // file system's coarse clock) count. A path gone is one whose deletion
+    // this process applied since (a resume applies the commands a crash
+    // cut off one after the other: one's deletion is not undone by the
+    // next's copy).
     o.started_ns = c.dispatched_wall_ns - 10'000'000;
+    o.gone_meanwhile = [&, since](const std::string& rel) { return since(changed_at_, rel); };
   }
   struct stat git_st;
   bool root_git = lstat(JoinPath(o_.workspace, ".git").c_str(), &git_st) == 0;
@@ -238,6 +245,9 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // is numbered too, for the commands beside it (its mutations are, as
   // they are recorded).
   for (const std::string& p : applied.counted_paths) changed_at_[p] = ++change_count_;
+  // Its mutations are numbered as they are recorded, but a hold or the
+  // protected check may put some back first: changed twice, numbered now.
+  for (const PathChange& pc : applied.changes.changes) changed_at_[pc.path] = ++change_count_;
   for (const std::string& t : applied.counted_trees) tree_changed_at_[t] = ++change_count_;
   // What is left (the work directory, empty ones) goes on a thread of its
   // own: removing what the overlay used costs milliseconds the call need
@@ -246,7 +256,8 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // The tracker sees what landed; it is the command's, not external. What
   // else it sees (a write in the instant since) is external.
   if (tracker_ && c.tracked) {
-    std::set<std::string> landed;
+    // (Also what it wrote back unchanged: new inodes, the same bytes.)
+    std::set<std::string> landed(applied.unchanged.begin(), applied.unchanged.end());
     for (const PathChange& pc : applied.changes.changes) landed.insert(pc.path);
     ChangeSet after = tracker_->Rescan();
     ChangeSet rest;

@@ -1053,6 +1053,12 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       // (its worker ended before its Hello), since a worker without the
       // overlay makes the first look before its first command.
       if (tracker_) changes = tracker_->Rescan(/*full=*/c.remote);
+      // One let in beside other commands that never ran (refused for want
+      // of an overlay, its overlay not made): what changed is not its.
+      if (c.lane_shared) {
+        RecordExternal(c.call.agent_id, changes, &c.external);
+        changes = ChangeSet();
+      }
     }
     if (!amended) amended = r;
     // The strict profile: a model's command changes only files it cited

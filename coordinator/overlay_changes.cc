@@ -1,3 +1,7 @@
+// Applying an overlay's upper directory to the workspace (overlay_changes.h).
+// Long file: one walk (the Applier) decides, for each entry, between
+// landing, conflict, discarding and counting; its cases read together.
+
 #include "coordinator/overlay_changes.h"
 
 #include <dirent.h>
@@ -132,6 +136,8 @@ std::vector<std::string> ListDir(int dir_fd) {
     close(own);
     return names;
   }
+  // The copy shares dir_fd's offset: from the start, whoever listed it before.
+  rewinddir(d);
   while (dirent* e = readdir(d)) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
     names.emplace_back(e->d_name);
@@ -193,6 +199,28 @@ class Applier {
     for (const std::string& child : ListDir(fd.get())) {
       std::optional<struct stat> cst = StatAt(fd.get(), child);
       if (cst && TreeChangedMeanwhile(fd.get(), child, Join(rel, child), *cst)) return true;
+    }
+    return false;
+  }
+
+  // Whether anything a command changed in a .git (the upper's, up_fd, at
+  // rel; ws_fd the workspace's, or -1), its objects aside, changed in the
+  // workspace meanwhile, or was deleted there meanwhile.
+  bool GitChangedMeanwhile(int up_fd, int ws_fd, const std::string& rel, bool top) {
+    if (TooDeep(rel)) return true;
+    for (const std::string& child : ListDir(up_fd)) {
+      if (top && child == "objects") continue;
+      std::string crel = Join(rel, child);
+      std::optional<struct stat> ust = StatAt(up_fd, child);
+      std::optional<struct stat> wst = ws_fd >= 0 ? StatAt(ws_fd, child) : std::nullopt;
+      if (!ust) continue;
+      if (S_ISDIR(ust->st_mode) && (!wst || S_ISDIR(wst->st_mode))) {
+        UniqueFd u(openat(up_fd, child.c_str(), kDirFlags));
+        UniqueFd w(wst ? openat(ws_fd, child.c_str(), kDirFlags) : -1);
+        if (!u.valid() || GitChangedMeanwhile(u.get(), w.get(), crel, false)) return true;
+        continue;
+      }
+      if (wst ? ChangedMeanwhile(crel, *wst) : o_.gone_meanwhile && o_.gone_meanwhile(crel)) return true;
     }
     return false;
   }
@@ -451,6 +479,8 @@ class Applier {
       if ((ust->st_mode & 07777) != (wst->st_mode & 07777)) {
         if (MustNotLand(rel)) {
           out_->discarded.push_back(rel);
+        } else if (ChangedMeanwhile(rel, *wst)) {
+          out_->conflicts.push_back(rel);  // its mode changed meanwhile: not put back
         } else if (fchmodat(ws_fd, name.c_str(), ust->st_mode & 07777, 0) == 0) {
           PathChange c;
           c.path = rel;
@@ -464,6 +494,20 @@ class Applier {
       UniqueFd ws(openat(ws_fd, name.c_str(), kDirFlags));
       if (!up.valid() || !ws.valid()) {
         out_->failed.push_back(rel + ": cannot open");
+        return;
+      }
+      if (name == ".git" && !in_git && GitChangedMeanwhile(up.get(), ws.get(), rel, /*top=*/true)) {
+        // A git operation lands whole or not at all: where anything of it
+        // but its objects (which only add) changed meanwhile, none of the
+        // rest lands (an index without its ref, or a ref without its
+        // index, would turn the next commit into a revert).
+        for (const std::string& child : ListDir(up.get())) {
+          if (child == "objects") {
+            Entry(up.get(), ws.get(), child, rel, /*in_git=*/true);
+          } else if (StatAt(up.get(), child)) {
+            KeepConflict(up.get(), child, Join(rel, child));
+          }
+        }
         return;
       }
       Dir(up.get(), ws.get(), rel, IsOpaque(upper_fd, name), child_in_git);
@@ -525,6 +569,7 @@ class Applier {
     if (before && !counted && before->type == after.type && before->mode == after.mode &&
         ((after.type == EntryType::kFile && !after.sha256.empty() && before->sha256 == after.sha256) ||
          (after.type == EntryType::kSymlink && before->link_target == after.link_target))) {
+      out_->unchanged.push_back(rel);
       return;
     }
     PathChange c;

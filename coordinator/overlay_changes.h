@@ -93,6 +93,9 @@ struct OverlayApplied {
   // one rename (its root). The coordinator numbers them, so that a command
   // beside this one finds them changed meanwhile.
   std::vector<std::string> counted_paths, counted_trees;
+  // Copied up and written back unchanged (a formatter's pass): landed, no
+  // change.
+  std::vector<std::string> unchanged;
 };
 
 // Applies upper (the upper directory of an overlay whose lower layer was

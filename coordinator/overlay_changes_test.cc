@@ -218,6 +218,52 @@ TEST_F(OverlayChangesTest, APathDeletedMeanwhileIsAConflictNotBroughtBack) {
   EXPECT_EQ(a.changes.changes[0].path, "n.txt");
 }
 
+// A git operation lands whole or not at all: the index changed meanwhile
+// (another command's commit landed first), so neither this command's index
+// nor its ref lands; its objects, which only add, do.
+TEST_F(OverlayChangesTest, AGitOperationPartlyChangedMeanwhileLandsOnlyItsObjects) {
+  Write(ws_ + "/sub/.git/HEAD", "ref: refs/heads/main\n");
+  Write(ws_ + "/sub/.git/index", "old\n");
+  Write(ws_ + "/sub/.git/refs/heads/main", "a\n");
+  OVERLAY_OR_SKIP(
+      "echo new > sub/.git/index && echo b > sub/.git/refs/heads/main && mkdir -p sub/.git/objects/ab && "
+      "echo o > sub/.git/objects/ab/cd");
+  OverlayApplied a = Apply(nullptr, nullptr, [](const std::string& rel) { return rel == "sub/.git/index"; });
+  std::set<std::string> conflicts(a.conflicts.begin(), a.conflicts.end());
+  EXPECT_EQ(conflicts, (std::set<std::string>{"sub/.git/index", "sub/.git/refs"}));
+  EXPECT_EQ(Read(ws_ + "/sub/.git/index"), "old\n");
+  EXPECT_EQ(Read(ws_ + "/sub/.git/refs/heads/main"), "a\n");
+  EXPECT_EQ(Read(ws_ + "/sub/.git/objects/ab/cd"), "o\n");
+  EXPECT_EQ(Read(root_ + "/conflicts/sub/.git/refs/heads/main"), "b\n");
+  // Nothing changed meanwhile: all of it lands.
+}
+
+// A directory's mode another command changed while this one ran is not put
+// back by this one's copy of the directory (made as it wrote in it).
+TEST_F(OverlayChangesTest, ADirectorysModeChangedMeanwhileIsNotPutBack) {
+  Write(ws_ + "/d/keep", "k\n");
+  ASSERT_EQ(chmod((ws_ + "/d").c_str(), 0755), 0);
+  OVERLAY_OR_SKIP("echo x > d/x");
+  ASSERT_EQ(chmod((ws_ + "/d").c_str(), 0700), 0);  // the other command's, landed
+  OverlayApplied a = Apply(nullptr, nullptr, [](const std::string& rel) { return rel == "d"; });
+  struct stat st;
+  ASSERT_EQ(stat((ws_ + "/d").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(a.conflicts, (std::vector<std::string>{"d"}));
+  EXPECT_EQ(Read(ws_ + "/d/x"), "x\n");  // what it wrote in it still lands
+}
+
+// A file written back with the same bytes (a formatter that changed
+// nothing) lands as a new inode, no change, and is listed as such, so the
+// coordinator does not take it for a change from outside.
+TEST_F(OverlayChangesTest, AFileWrittenBackUnchangedIsListedApart) {
+  Write(ws_ + "/f.py", "x = 1\n");
+  OVERLAY_OR_SKIP("cp f.py f.tmp && mv f.tmp f.py");
+  OverlayApplied a = Apply();
+  EXPECT_TRUE(a.changes.changes.empty());
+  EXPECT_EQ(a.unchanged, (std::vector<std::string>{"f.py"}));
+}
+
 // What is counted rather than recorded (.git entries, ignored paths) is
 // listed for the coordinator's numbering: each path applied on its own,
 // and a tree that landed whole by its root only.
