@@ -100,11 +100,12 @@ using bench::Summarize;
 // Runs `calls` trivial tool calls one after another, gap_ms apart (0: back
 // to back; else the coordinator keeps polling meanwhile, as while a model
 // answers); returns each round trip and the part of it spent in the worker.
-bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, int calls, int gap_ms,
+bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, bool track, int calls, int gap_ms,
                         std::vector<double>* total, std::vector<double>* in_worker, std::string* how) {
   RuntimeFlags flags;
   flags.dir = dir;
   flags.sandbox = sandbox;
+  flags.track_changes = track;
   flags.workers = 1;
   flags.session_kind = "bench";
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(flags);
@@ -1306,18 +1307,26 @@ int Main(int argc, char** argv) {
   // Back to back, and 20 ms apart: an agent's calls come a model's answer
   // apart, which is what a writable worker uses to make the next
   // command's overlay (PreparedOverlay, sandbox/workspace_overlay.h).
+  // The sandboxed worker with tracking off shows what tracking costs a call
+  // (the overlay of each command, its changes read and applied).
+  struct RoundTripConfig {
+    const char* sandbox;
+    bool track;
+  };
   for (int gap_ms : {0, 20}) {
-    for (const char* sandbox : {"auto", "off"}) {
+    for (RoundTripConfig c : {RoundTripConfig{"auto", true}, {"auto", false}, {"off", true}}) {
       if (calls <= 0) break;
       std::vector<double> total, worker;
       std::string how;
-      if (!ToolCallRoundTrips(*dir, sandbox, calls, gap_ms, &total, &worker, &how)) return 1;
+      if (!ToolCallRoundTrips(*dir, c.sandbox, c.track, calls, gap_ms, &total, &worker, &how)) return 1;
+      std::string what = how + (c.track ? "" : ", tracking off");
       if (gap_ms == 0) {
-        printf("tool call round trip (%d calls back to back, worker sandbox: %s)\n", calls, how.c_str());
+        printf("tool call round trip (%d calls back to back, worker sandbox: %s)\n", calls, what.c_str());
       } else {
-        printf("tool call round trip (%d calls %d ms apart, worker sandbox: %s)\n", calls, gap_ms, how.c_str());
+        printf("tool call round trip (%d calls %d ms apart, worker sandbox: %s)\n", calls, gap_ms, what.c_str());
       }
-      Print("coordinator -> worker -> `true` -> ledger", Summarize(total), strcmp(sandbox, "auto") == 0 ? 3.0 : 0);
+      bool target = strcmp(c.sandbox, "auto") == 0 && c.track;
+      Print("coordinator -> worker -> `true` -> ledger", Summarize(total), target ? 3.0 : 0);
       Print("  of which inside the worker (spawn, wait)", Summarize(worker), 0);
     }
   }

@@ -608,7 +608,10 @@ void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile)
       Status sent = SendTo(w, env);
       if (!sent.ok()) spdlog::debug("shutdown to {}: {}", w.id, sent.message());
     } else if (w.state == WorkerState::kStarting) {
-      Signal(w, SIGKILL);  // holds nothing; no need to wait for it
+      // Holds nothing, but its sandbox may be half made: SIGTERM has the
+      // launcher kill bubblewrap's children too, one of which leaves the
+      // group (setsid) before it dies with its parent. Reaped below.
+      Signal(w, SIGTERM);
     }
   }
   if (meanwhile) meanwhile();

@@ -12,8 +12,11 @@
 //    run in a cgroup of the sandbox's own (sandbox/cgroup.h): the inner stage
 //    starts the program only once the launcher has put it there.
 //  - odin-sandbox is started with a parent-death signal by its caller and gives
-//    bwrap one too; bwrap's --die-with-parent covers the inside. So killing
-//    odin-sandbox (or its caller) kills everything it started.
+//    bwrap one too; bwrap's --die-with-parent covers the inside. Told to stop
+//    (SIGTERM, SIGINT, SIGHUP), it kills bwrap and, as a child subreaper,
+//    whatever bwrap started that outlives it, at any point of bwrap's set-up.
+//    So stopping odin-sandbox (or killing its caller) kills everything it
+//    started.
 //  - Without namespaces it stays as the program's parent and a child
 //    subreaper, and kills every descendant when the program exits or when it
 //    gets SIGTERM/SIGINT/SIGHUP (its caller should make SIGTERM its
@@ -46,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -162,14 +166,37 @@ void ApplyUser(const SandboxOptions& o, SpawnOptions* spawn) {
   }
 }
 
-// Told to stop (our caller's parent-death signal, a Ctrl-C) while bubblewrap
-// runs: kill the whole process group, bubblewrap's children included.
-// bubblewrap's child waits on an eventfd for its parent to write the uid map
-// before it sets its own parent-death signal; were only its parent to die
-// then, it would wait forever. Until it calls setsid it is in our group.
-void KillOurGroup(int sig) {
-  kill(0, SIGKILL);
+// The signals that tell the launcher to stop while bubblewrap runs: its
+// caller's parent-death signal (SIGTERM), a Ctrl-C, a hang-up.
+sigset_t StopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  return set;
+}
+
+// Told to stop while bubblewrap runs: kill bubblewrap and everything it
+// started, then exit as killed by sig. The launcher is a child subreaper, so
+// bubblewrap's child (the sandbox's pid 1) comes back to it when bubblewrap
+// dies, whatever that child was doing: waiting for its uid map, or past its
+// setsid but before it arms its own parent-death signal (a process group kill
+// missed it there, and it lived on under init). KillAllDescendants kills it
+// in its next round, and with it the sandbox's pid namespace.
+[[noreturn]] void StopSandbox(pid_t bwrap, int sig) {
+  kill(bwrap, SIGKILL);
+  KillAllDescendants();
+  LeaveCgroup();
   _exit(128 + sig);
+}
+
+// The signal waiting on fd (a signalfd of StopSignals), or 0.
+int ReadStopSignal(int fd) {
+  signalfd_siginfo info;
+  ssize_t n;
+  do {
+    n = read(fd, &info, sizeof info);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof info) ? static_cast<int>(info.ssi_signo) : 0;
 }
 
 // Whether a user with these ids can reach path: search permission on every
@@ -369,10 +396,20 @@ std::string FirstLine(std::string text) {
   return text;
 }
 
-// Copies whatever bwrap still writes to our stderr until it closes the pipe.
-void RelayUntilEof(int fd) {
+// Copies whatever bwrap still writes to our stderr until it closes the pipe;
+// stops the sandbox (StopSandbox) if a stop signal comes first.
+void RelayUntilEof(int fd, int stop_fd, pid_t bwrap) {
   char buf[4096];
+  pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
   for (;;) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents != 0) {
+      if (int sig = ReadStopSignal(stop_fd)) StopSandbox(bwrap, sig);
+    }
+    if (fds[0].revents == 0) continue;
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
@@ -438,10 +475,14 @@ int SandboxMain(int argc, char** argv) {
     fprintf(stderr, "odin-sandbox: %s\n", errors.status().message().c_str());
     return kSandboxSetupFailedExit;
   }
-  if (getpgrp() == getpid()) {  // our own group (as odin starts us): safe to kill it whole
-    struct sigaction stop {};
-    stop.sa_handler = KillOurGroup;
-    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &stop, nullptr);
+  // Stop signals are read from a signalfd from here on (StopSandbox), and
+  // what bubblewrap leaves behind when it dies comes back to us.
+  sigset_t stop_signals = StopSignals();
+  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+  UniqueFd stop(signalfd(-1, &stop_signals, SFD_CLOEXEC));
+  if (!stop.valid() || prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    fprintf(stderr, "odin-sandbox: %s\n", PosixError("stop signals", errno).message().c_str());
+    return kSandboxSetupFailedExit;
   }
   int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   SpawnOptions spawn;
@@ -475,10 +516,13 @@ int SandboxMain(int argc, char** argv) {
   // 6. Wait until the inner stage reports, or bwrap gives up first.
   std::string bwrap_errors;
   bool inside = false;
-  pollfd fds[2] = {{ready.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}};
+  pollfd fds[3] = {{ready.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}, {stop.get(), POLLIN, 0}};
   for (;;) {
-    int n = poll(fds, 2, -1);
+    int n = poll(fds, 3, -1);
     if (n < 0 && errno == EINTR) continue;
+    if (fds[2].revents != 0) {
+      if (int sig = ReadStopSignal(stop.get())) StopSandbox(*pid, sig);
+    }
     if (fds[1].revents != 0) {
       char buf[1024];
       ssize_t r = read(errors->read_end.get(), buf, sizeof buf);
@@ -511,10 +555,11 @@ int SandboxMain(int argc, char** argv) {
   if (!bwrap_errors.empty()) (void)!write(STDERR_FILENO, bwrap_errors.data(), bwrap_errors.size());
 
   // 7. The program runs; pass its exit status through.
-  RelayUntilEof(errors->read_end.get());
+  RelayUntilEof(errors->read_end.get(), stop.get(), *pid);
   errors->read_end.reset();
   int status = 0;
   WaitPid(*pid, &status, 0);
+  KillAllDescendants();  // none, unless bubblewrap's child outlived it
   LeaveCgroup();
   return ExitCodeFromWaitStatus(status);
 }

@@ -619,6 +619,39 @@ TEST_F(OdinHardeningTest, ALauncherStoppedWhileItsSandboxStartsLeavesNothingBehi
   EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker).empty()) << "a sandbox outlived its launcher";
 }
 
+TEST_F(OdinHardeningTest, ALauncherStoppedWhenBubblewrapsChildHasLeftItsGroupKillsThatChild) {
+  // bubblewrap's child calls setsid (--new-session) before it arms its own
+  // parent-death signal: stopped in between, a launcher that killed only its
+  // process group left that child, and the sandbox under it, to init. The
+  // loop above meets that window about once in thirty runs on a loaded
+  // machine; this stand-in for bubblewrap holds its child in it.
+  std::string marker = UniqueMarker();
+  TempWorkspace tmp;
+  std::string fake = tmp.Join("bwrap");
+  std::string left_group = tmp.Join("left-group");
+  ASSERT_TRUE(WriteFileAtomic(fake,
+                              "#!/bin/sh\n"
+                              "setsid sh -c 'touch \"$LEFT_GROUP\"; exec sleep 60' &\n"
+                              "wait\n")
+                  .ok());
+  ASSERT_EQ(chmod(fake.c_str(), 0755), 0);
+  SpawnOptions o;
+  o.argv = {BinDir() + "/odin-sandbox", "--bwrap", fake, "--workspace", ws_.path(), "--", "/bin/true"};
+  o.env = CurrentEnvironment();
+  o.env.push_back("ODIN_TEST_MARK=" + marker);
+  o.env.push_back("LEFT_GROUP=" + left_group);
+  StatusOr<pid_t> pid = Spawn(o);  // a group of its own, as odin starts it
+  ASSERT_TRUE(pid.ok()) << pid.status().message();
+  ASSERT_TRUE(WaitUntil([&] { return PathExists(left_group); }));
+  std::vector<pid_t> child = ProcessesWithEnv("ODIN_TEST_MARK", marker);
+  kill(*pid, SIGTERM);
+  int status;
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << DescribeWaitStatus(status);
+  EXPECT_FALSE(child.empty());
+  EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker).empty()) << "bubblewrap's child outlived its launcher";
+}
+
 TEST_F(OdinHardeningTest, SocketDirectoriesOfDeadCoordinatorsAreRemoved) {
   TempWorkspace tmp;
   std::string stale = tmp.Join("odin-sock-AAAAAA");
