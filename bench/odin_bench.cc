@@ -100,12 +100,28 @@ using bench::Summarize;
 // Runs `calls` trivial tool calls one after another, gap_ms apart (0: back
 // to back; else the coordinator keeps polling meanwhile, as while a model
 // answers); returns each round trip and the part of it spent in the worker.
-bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, bool track, int calls, int gap_ms,
-                        std::vector<double>* total, std::vector<double>* in_worker, std::string* how) {
+// CPU time (user and system) this process and its reaped children used so far, ms.
+double CpuMsSoFar() {
+  double ms = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    struct rusage ru;
+    getrusage(who, &ru);
+    ms += static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  }
+  return ms;
+}
+
+// edit: the calls are an agent's in edit mode, judged by the command rules
+// (`true` only reads: the read-only view); else odin exec's, never judged
+// (so `true` runs as a command that may write, over an overlay).
+bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, bool track, bool edit, int calls,
+                        int gap_ms, std::vector<double>* total, std::vector<double>* in_worker, std::string* how) {
   RuntimeFlags flags;
   flags.dir = dir;
   flags.sandbox = sandbox;
   flags.track_changes = track;
+  if (edit) flags.mode = "edit";
   flags.workers = 1;
   flags.session_kind = "bench";
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(flags);
@@ -119,6 +135,7 @@ bool ToolCallRoundTrips(const std::string& dir, const std::string& sandbox, bool
     ToolCall call;
     call.tool = kExecuteCommandTool;
     call.arguments_json = R"({"argv":["true"]})";
+    if (edit) call.mode = CallMode::kEdit;
     std::optional<v1::ToolResult> result;
     Clock::time_point start = Clock::now();
     coord.Submit(call, {nullptr, [&](const v1::ToolResult& r, const Status&) { result = r; }});
@@ -466,11 +483,14 @@ SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, c
 
 // The script of a measured session: twenty different commands (the same
 // call twenty times would be a loop, and the stall detector would stop it).
-std::string TwentyCommandsScript() {
+// write: `echo N > out.txt` instead of `true N`: a command that writes, so
+// it runs over an overlay of its own, whose change is applied and recorded
+// (a `true` only reads: the read-only view).
+std::string TwentyCommandsScript(bool write = false) {
   std::string script = R"({"responses":[)";
   for (int c = 0; c < 20; ++c) {
-    script +=
-        R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true )" + std::to_string(c) + R"("}}]},)";
+    std::string command = write ? "echo " + std::to_string(c) + " > out.txt" : "true " + std::to_string(c);
+    script += R"({"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":")" + command + R"("}}]},)";
   }
   return script + R"({"text":"done"}]})";
 }
@@ -581,12 +601,12 @@ bool LedgerFigures(int calls) {
 
 // One odin -p session of 20 x ExecuteCommand true against a fresh fake model,
 // in a throwaway workspace (f.ok is false if anything failed).
-SessionFigures TwentyCommandSession() {
+SessionFigures TwentyCommandSession(bool write = false) {
   StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-agent");
   if (!dir.ok()) return {};
   SessionFigures f;
   std::string url;
-  if (WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript()).ok() && MakeDirs(*dir + "/ws").ok()) {
+  if (WriteFileAtomic(*dir + "/script.json", TwentyCommandsScript(write)).ok() && MakeDirs(*dir + "/ws").ok()) {
     StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
     if (pid.ok()) {
       f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
@@ -602,7 +622,7 @@ SessionFigures TwentyCommandSession() {
 bool AgentFigures(int sessions) {
   printf("agent session (odin -p against the fake model answering at once: 20 x ExecuteCommand true, %d sessions)\n",
          sessions);
-  std::vector<double> first, gaps, to_exit;
+  std::vector<double> first, gaps, to_exit, writing_gaps;
   long peak = 0;
   for (int i = 0; i < sessions; ++i) {
     SessionFigures f = TwentyCommandSession();
@@ -611,9 +631,14 @@ bool AgentFigures(int sessions) {
     gaps.insert(gaps.end(), f.gaps_ms.begin(), f.gaps_ms.end());
     if (f.answer_to_exit_ms >= 0) to_exit.push_back(f.answer_to_exit_ms);
     peak = std::max(peak, f.peak_rss_kb);
+    // The same session whose commands write, alternating with it.
+    SessionFigures w = TwentyCommandSession(/*write=*/true);
+    if (!w.ok) return false;
+    writing_gaps.insert(writing_gaps.end(), w.gaps_ms.begin(), w.gaps_ms.end());
   }
   Print("start to first model request", Summarize(first), 30.0);
   Print("per call, answer to next request (server side)", Summarize(gaps), 3.0);
+  Print("  the same, commands that write (echo N > out.txt)", Summarize(writing_gaps), 0);
   if (!to_exit.empty()) Print("final answer to exit (odin reaped)", Summarize(to_exit), 10.0);
   printf("  %-44s %.1f MB (target <= 30 MB)\n", "peak RSS of the largest process", static_cast<double>(peak) / 1024.0);
   return true;
@@ -1309,25 +1334,38 @@ int Main(int argc, char** argv) {
   // command's overlay (PreparedOverlay, sandbox/workspace_overlay.h).
   // The sandboxed worker with tracking off shows what tracking costs a call
   // (the overlay of each command, its changes read and applied).
+  // An edit-mode agent's `true` only reads: it runs in the read-only view.
   struct RoundTripConfig {
     const char* sandbox;
     bool track;
+    bool edit;
   };
   for (int gap_ms : {0, 20}) {
-    for (RoundTripConfig c : {RoundTripConfig{"auto", true}, {"auto", false}, {"off", true}}) {
+    for (RoundTripConfig c : {RoundTripConfig{"auto", true, false},
+                              {"auto", false, false},
+                              {"auto", true, true},
+                              {"auto", false, true},
+                              {"off", true, false}}) {
       if (calls <= 0) break;
       std::vector<double> total, worker;
       std::string how;
-      if (!ToolCallRoundTrips(*dir, c.sandbox, c.track, calls, gap_ms, &total, &worker, &how)) return 1;
-      std::string what = how + (c.track ? "" : ", tracking off");
+      double cpu_before = CpuMsSoFar();
+      if (!ToolCallRoundTrips(*dir, c.sandbox, c.track, c.edit, calls, gap_ms, &total, &worker, &how)) return 1;
+      double cpu_per_call = (CpuMsSoFar() - cpu_before) / (calls + 20);
+      std::string what = how + (c.edit ? ", edit mode" : "") +
+                         (!c.track ? ", tracking off"
+                          : c.edit ? ": judged to only read, the read-only view"
+                                   : "");
       if (gap_ms == 0) {
         printf("tool call round trip (%d calls back to back, worker sandbox: %s)\n", calls, what.c_str());
       } else {
         printf("tool call round trip (%d calls %d ms apart, worker sandbox: %s)\n", calls, gap_ms, what.c_str());
       }
-      bool target = strcmp(c.sandbox, "auto") == 0 && c.track;
+      bool target = strcmp(c.sandbox, "auto") == 0 && c.track && !c.edit;
       Print("coordinator -> worker -> `true` -> ledger", Summarize(total), target ? 3.0 : 0);
       Print("  of which inside the worker (spawn, wait)", Summarize(worker), 0);
+      printf("  %-44s %.3f ms (coordinator, worker, commands; its start and stop spread over the calls)\n",
+             "CPU time per call, every process", cpu_per_call);
     }
   }
   if (starts > 0) {

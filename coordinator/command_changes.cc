@@ -91,7 +91,8 @@ bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace
 bool Coordinator::TracksChanges(const Call& c) const { return o_.track_changes && CanWriteWorkspace(c); }
 
 bool Coordinator::CanWriteWorkspace(const Call& c) const {
-  if (c.call.tool == kExecuteCommandTool) return c.call.policy == WorkerPolicy::kWritable;
+  // (A command in the read-only view cannot: the kernel says so.)
+  if (c.call.tool == kExecuteCommandTool) return c.call.policy == WorkerPolicy::kWritable && !c.call.read_only_view;
   // A writable MCP server's tools, and, in edit mode, an unsandboxed one's.
   if (c.call.policy == WorkerPolicy::kMcpWritable) return true;
   if (c.call.policy == WorkerPolicy::kMcpHost) {
@@ -320,6 +321,15 @@ bool Coordinator::RefreshProtectedIndex(const Call& c) {
     protected_index_->Refresh();
   }
   return true;
+}
+
+bool Coordinator::ReadOnlyViewUsable(const Call& c) const {
+  // Where the command could write (edit mode, a subagent's too) and its
+  // changes are tracked, on workers of this machine that said they have
+  // the overlay, whose namespaces the view shares; odin exec's command is
+  // not judged by the rules, so never judged read-only either.
+  return c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.track_changes &&
+         o_.overlay_commands && overlay_seen_ && !overlay_absent_ && o_.pool.hosts == nullptr;
 }
 
 bool Coordinator::UsesLane(const Call& c) const {

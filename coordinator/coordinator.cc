@@ -607,6 +607,7 @@ Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need
   std::string cwd = args.cwd;
   if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
   RuleVerdict v = JudgeCommand(command, o_.command_rules, o_.workspace, cwd);
+  c.call.read_only_view = v.only_reads && ReadOnlyViewUsable(c);
   if (v.decision == RuleDecision::kAllow) return Status::OK();
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
   if (v.decision == RuleDecision::kDeny) {
@@ -972,6 +973,8 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
   }
   // Its writes waited in an overlay and were applied by the coordinator.
   if (r.overlay()) out["overlay"] = true;
+  // It ran where it could not write: nothing of it was tracked.
+  if (r.read_only_view()) out["read_only_view"] = true;
   return out.empty() ? "" : out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -1028,10 +1031,17 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // looked at, so that what landed is looked at too.
   // Whether it did is the coordinator's own finding (its upper directory is
   // there), so a worker that died mid-command loses nothing either.
+  // (One sent to the read-only view has no overlay to apply, whatever its
+  // worker says.)
   std::optional<OverlayApplied> overlay;
-  if (r.overlay() ||
-      (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(o_.workspace), r.execution_id()) + "/u"))) {
+  if (!c.call.read_only_view &&
+      (r.overlay() ||
+       (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(o_.workspace), r.execution_id()) + "/u")))) {
     overlay = ApplyCommandOverlay(c);
+  }
+  if (c.call.read_only_view) {
+    if (!amended) amended = r;
+    amended->set_read_only_view(true);
   }
   std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative
   // A command that could write: what it changed, as the tracker sees it

@@ -492,6 +492,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool TracksChanges(const Call& c) const;
   // A command, or a hook, that runs where the workspace is writable.
   bool CanWriteWorkspace(const Call& c) const;
+  // Whether a command judged one that only reads may run in the workers'
+  // read-only view (ToolCall::read_only_view).
+  bool ReadOnlyViewUsable(const Call& c) const;
   // A tracked command starts: the tree's state before it (and what changed
   // since the last look, by no call: external).
   void StartTracking(Call& c);

@@ -498,6 +498,7 @@ void WorkerPool::Dispatch() {
     req->set_output_tail_bytes(call.output_tail_bytes);
     req->set_last_command(call.last_command);
     req->set_needs_overlay(call.needs_overlay);
+    req->set_read_only_view(call.read_only_view);
     v1::ResourceLimits* l = req->mutable_limits();
     l->set_cpu_seconds(call.limits.cpu_seconds);
     l->set_address_space_bytes(call.limits.address_space_bytes);

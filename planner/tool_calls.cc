@@ -174,6 +174,15 @@ std::string GroundTruthRecord(const std::string& execution_id, const std::string
         "and do not take it as verified";
   }
   if (r.has_exit_code()) record["exit_code"] = r.exit_code();
+  if (r.read_only_view() && (r.output_head().find("Read-only file system") != std::string::npos ||
+                             r.output_tail().find("Read-only file system") != std::string::npos)) {
+    // Judged a command that only reads, it ran where it cannot write, and
+    // something in it tried (EROFS, as strerror words it): the model should
+    // know why, and how to run it where it can.
+    record["workspace"] =
+        "read-only for this command (Odin judged it one that only reads); a command that must write runs with the "
+        "workspace writable when given another way, e.g. through bash -c";
+  }
   if (!r.diff().empty()) record["diff"] = ToDisplayText(r.diff().substr(0, 8192));
   if (r.has_verdict()) {
     // The validation gate's verdict: what the file's validator says now.

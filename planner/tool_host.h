@@ -103,6 +103,9 @@ struct ToolCall {
   // For ExecuteCommand: run over the workspace overlay or not at all (it
   // runs beside other commands; see Coordinator::SharesLane).
   bool needs_overlay = false;
+  // For ExecuteCommand: run in the worker's read-only view of the
+  // workspace (it only reads; Coordinator::RunsReadOnly).
+  bool read_only_view = false;
   // Odin's own call (a backpressure check), not the model's: no hooks run
   // for it. Never set from a worker's message.
   bool internal = false;

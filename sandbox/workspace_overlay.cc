@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -76,36 +77,13 @@ std::string OverlayMountList(const std::string& workspace, const std::vector<std
   return list;
 }
 
-StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace, const std::string& id,
-                                                    const std::string& mounts) {
-  if (!ValidOverlayId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
-  const std::string base = std::string(kOverlayMountDir) + "/upper/" + id;
-  WorkspaceOverlayPlan plan;
-  plan.workspace = workspace;
-  plan.upper = base + "/u";
-  plan.work = base + "/w";
-  if (mkdir(base.c_str(), 0700) != 0) return PosixError("overlay: mkdir " + base, errno);
-  // Before anything goes in it: a sweep that locked it first removes it.
-  StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
-  if (!lock.ok()) {
-    rmdir(base.c_str());  // empty (a sweep that holds it may have removed it already)
-    return lock.status();
-  }
-  plan.lock = std::move(*lock);
-  if (mkdir(plan.upper.c_str(), 0755) != 0 || mkdir(plan.work.c_str(), 0700) != 0) {
-    int err = errno;
-    RemoveTree(base);
-    return PosixError("overlay: mkdir in " + base, err);
-  }
-  // The paths are Odin's own (a fixed prefix and a checked id): nothing in
-  // them needs escaping for the mount's options. volatile: otherwise the
-  // overlay's unmount, as the command's last process exits, syncs the whole
-  // file system the workspace is on, which another process writing to it
-  // makes tens of milliseconds. The price: a command's fsync does not wait
-  // for the disk; its files get there by the kernel's writeback
-  // (docs/validation.md).
-  plan.mount_data = std::string("lowerdir=") + kOverlayMountDir + "/lower,upperdir=" + plan.upper +
-                    ",workdir=" + plan.work + ",userxattr,volatile";
+namespace {
+
+// The plan's user namespaces' maps and the sandbox's mounts inside the
+// workspace (mounts: ODIN_OVERLAY's value), as both an overlay and the
+// read-only view need them.
+void MapIdsAndMounts(const std::string& workspace, const std::string& mounts, WorkspaceOverlayPlan* out) {
+  WorkspaceOverlayPlan& plan = *out;
   // The command runs as the sandbox's root where the worker stands in for
   // root (kOverlayRootStandIn), else as the worker's own ids.
   uid_t uid = getuid(), gid = getgid();
@@ -137,6 +115,41 @@ StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace
       (S_ISDIR(st.st_mode) ? plan.mask_dirs : plan.mask_files).push_back(p);
     }
   }
+}
+
+}  // namespace
+
+StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace, const std::string& id,
+                                                    const std::string& mounts) {
+  if (!ValidOverlayId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
+  const std::string base = std::string(kOverlayMountDir) + "/upper/" + id;
+  WorkspaceOverlayPlan plan;
+  plan.workspace = workspace;
+  plan.upper = base + "/u";
+  plan.work = base + "/w";
+  if (mkdir(base.c_str(), 0700) != 0) return PosixError("overlay: mkdir " + base, errno);
+  // Before anything goes in it: a sweep that locked it first removes it.
+  StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
+  if (!lock.ok()) {
+    rmdir(base.c_str());  // empty (a sweep that holds it may have removed it already)
+    return lock.status();
+  }
+  plan.lock = std::move(*lock);
+  if (mkdir(plan.upper.c_str(), 0755) != 0 || mkdir(plan.work.c_str(), 0700) != 0) {
+    int err = errno;
+    RemoveTree(base);
+    return PosixError("overlay: mkdir in " + base, err);
+  }
+  // The paths are Odin's own (a fixed prefix and a checked id): nothing in
+  // them needs escaping for the mount's options. volatile: otherwise the
+  // overlay's unmount, as the command's last process exits, syncs the whole
+  // file system the workspace is on, which another process writing to it
+  // makes tens of milliseconds. The price: a command's fsync does not wait
+  // for the disk; its files get there by the kernel's writeback
+  // (docs/validation.md).
+  plan.mount_data = std::string("lowerdir=") + kOverlayMountDir + "/lower,upperdir=" + plan.upper +
+                    ",workdir=" + plan.work + ",userxattr,volatile";
+  MapIdsAndMounts(workspace, mounts, &plan);
   return plan;
 }
 
@@ -327,7 +340,21 @@ int MountWorkspaceOverlay(const WorkspaceOverlayPlan& p) {
   if (int err = WriteProc("/proc/self/gid_map", p.gid_map); err != 0) return err;
   // Nothing mounted here may travel back to the worker's namespace.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
-  if (mount("overlay", p.workspace.c_str(), "overlay", MS_NOSUID | MS_NODEV, p.mount_data.c_str()) != 0) return errno;
+  if (p.read_only_view) {
+    // The workspace bound plainly and read-only (by the sandbox, a lock the
+    // user namespace keeps) over its own path. Everything inside it is
+    // read-only with it: .git and the protected files need no binds of
+    // their own, only the masks do.
+    if (mount(p.lower.c_str(), p.workspace.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
+    struct statvfs vfs;
+    if (statvfs(p.workspace.c_str(), &vfs) != 0) return errno;
+    if ((vfs.f_flag & ST_RDONLY) == 0) return EROFS;  // not read-only: no view at all
+  } else {
+    if (mount("overlay", p.workspace.c_str(), "overlay", MS_NOSUID | MS_NODEV, p.mount_data.c_str()) != 0) {
+      return errno;
+    }
+  }
+  // (The vectors are only read: a child on our memory allocates nothing.)
   for (const std::string& b : p.rw_binds) {
     if (mount(b.c_str(), b.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
   }
@@ -424,18 +451,52 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
     }
   }
   for (const std::string& dir : dirs) prepared->pinned_.push_back(Look(lower + dir));
+  RETURN_IF_ERROR(prepared->Enter(plan));
+  return prepared;
+}
+
+StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::MakeReadOnlyView(const std::string& workspace,
+                                                                             const std::string& mounts) {
+  WorkspaceOverlayPlan plan;
+  plan.workspace = workspace;
+  plan.read_only_view = true;
+  plan.lower = std::string(kOverlayMountDir) + "/lower";
+  MapIdsAndMounts(workspace, mounts, &plan);
+  plan.rw_binds.clear();
+  plan.ro_binds.clear();
+  std::unique_ptr<PreparedOverlay> view(new PreparedOverlay);
+  // Its masks sit on the workspace's own files and directories, not on an
+  // overlay's: one of them replaced, or a directory above it, takes its
+  // mask away (the kernel detaches a mount whose place is unlinked). So
+  // they are what it pins.
+  std::set<std::string> pinned;
+  for (const std::vector<std::string>* paths : {&plan.mask_dirs, &plan.mask_files}) {
+    for (const std::string& path : *paths) {
+      std::string rel = path.substr(workspace.size());  // "/sub/.env"
+      pinned.insert(rel);
+      for (size_t slash = rel.find('/', 1); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+        pinned.insert(rel.substr(0, slash));
+      }
+    }
+  }
+  for (const std::string& rel : pinned) view->pinned_.push_back(Look(plan.lower + rel));
+  RETURN_IF_ERROR(view->Enter(plan));
+  return view;
+}
+
+Status PreparedOverlay::Enter(const WorkspaceOverlayPlan& plan) {
   PrepareArgs args{&plan};
   // CLONE_FILES: the fds it opens are ours.
   Status made = RunOnOurMemory(PrepareChild, &args, CLONE_FILES, "overlay");
   // Whatever it opened is ours to close, also on failure.
-  prepared->outer_user_ = args.outer_user;
-  prepared->mount_ = args.mount;
-  prepared->inner_user_ = args.inner_user;
+  outer_user_ = args.outer_user;
+  mount_ = args.mount;
+  inner_user_ = args.inner_user;
   if (!made.ok()) return made;
   if (args.outer_user < 0 || args.mount < 0 || args.inner_user < 0) {
     return Status::Internal("overlay: the preparing child left no namespaces");
   }
-  return prepared;
+  return Status::OK();
 }
 
 PreparedOverlay::~PreparedOverlay() {
@@ -460,14 +521,19 @@ PreparedOverlay::Pinned PreparedOverlay::Look(const std::string& lower) {
   return p;
 }
 
-Status PreparedOverlay::Claim(const std::string& id) {
-  if (claimed_) return Status::FailedPrecondition("overlay", "already claimed");
+Status PreparedOverlay::Unchanged() const {
   for (const Pinned& was : pinned_) {
     Pinned now = Look(was.lower);
     if (now.present != was.present || now.dev != was.dev || now.ino != was.ino) {
       return Status::FailedPrecondition(was.lower, "replaced since the overlay was prepared");
     }
   }
+  return Status::OK();
+}
+
+Status PreparedOverlay::Claim(const std::string& id) {
+  if (claimed_ || dir_.empty()) return Status::FailedPrecondition("overlay", "already claimed, or a read-only view");
+  RETURN_IF_ERROR(Unchanged());
   if (!ValidOverlayId(id)) return Status::InvalidArgument("overlay", "an execution id of letters, digits, _ and -");
   // The overlay holds its directories, not their names. RENAME_NOREPLACE:
   // never onto another command's.

@@ -71,6 +71,11 @@ struct WorkspaceOverlayPlan {
   std::vector<std::string> mask_dirs, mask_files;  // inside the workspace
   std::string hide = kOverlayMountDir;
   UniqueFd lock;  // upper's parent, locked shared from its mkdir on (LockOverlayDir)
+  // The read-only view's plan (PreparedOverlay::MakeReadOnlyView): lower
+  // (kOverlayMountDir/lower) bound over the workspace instead of an
+  // overlay, no binds but the masks, no directories.
+  bool read_only_view = false;
+  std::string lower;
 };
 
 // What odin-sandbox puts in ODIN_OVERLAY: the mounts it made inside the
@@ -136,10 +141,24 @@ int EnterWorkspaceOverlay(const void* plan);
 // overlay's set-up (about a millisecond: the mount namespace's copy, the
 // overlay, the mounts made again) is off the command's path. A writable
 // worker makes the next one after each command's result is out.
+//
+// The same namespaces serve the read-only view (MakeReadOnlyView): the
+// workspace's path shows kOverlayMountDir/lower, the workspace bound
+// read-only by the sandbox, with the masks made again on top and
+// kOverlayMountDir covered, then the second user namespace and, as each
+// command joins, step 5. A command the coordinator judged one that only
+// reads (ToolRequest.read_only_view) runs there, so it pays for no overlay;
+// judged wrongly, it fails to write and changes nothing. A bind shows the
+// workspace as it is, so one view serves every such command; what it holds
+// as it was are the masks' places, and Fresh() says whether they are still
+// what it masked.
 class PreparedOverlay {
  public:
   // Directories below kOverlayMountDir/upper/next-RANDOM until claimed.
   static StatusOr<std::unique_ptr<PreparedOverlay>> Make(const std::string& workspace, const std::string& mounts);
+  // The read-only view: no directories; never claimed.
+  static StatusOr<std::unique_ptr<PreparedOverlay>> MakeReadOnlyView(const std::string& workspace,
+                                                                     const std::string& mounts);
   // Lets go of the namespaces (the overlay goes with the last user of its
   // mount namespace); removes the directories unless claimed.
   ~PreparedOverlay();
@@ -155,6 +174,9 @@ class PreparedOverlay {
   // Fails (FailedPrecondition) where a file it binds again was replaced or
   // removed since it was made: start the command another way.
   Status Claim(const std::string& id);
+  // The read-only view: whether no masked file, and no directory above
+  // one, was replaced or removed since it was made (else make another).
+  bool Fresh() const { return Unchanged().ok(); }
   // kOverlayMountDir/upper/ID: next-RANDOM, or the id once claimed.
   const std::string& dir() const { return dir_; }
   // The lock on dir(), to hold past us (a claimed one's, until the
@@ -179,6 +201,10 @@ class PreparedOverlay {
     uint64_t dev = 0, ino = 0;
   };
   static Pinned Look(const std::string& lower);
+  // Steps 1 to 4 of plan, in a child; the namespaces' fds are ours.
+  Status Enter(const WorkspaceOverlayPlan& plan);
+  // FailedPrecondition naming a pinned path replaced or removed since.
+  Status Unchanged() const;
 
   int outer_user_ = -1, mount_ = -1, inner_user_ = -1;  // close-on-exec
   UniqueFd lock_;                                       // dir_, locked shared while we live (SweepWorkspaceOverlayDirs)

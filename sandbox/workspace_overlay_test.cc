@@ -62,6 +62,24 @@ int RunAsWorkerIfAsked() {
     fflush(stdout);
     _exit(0);
   }
+  if (getenv("ODIN_OVERLAY_TEST_VIEW") != nullptr) {  // a command judged to only read
+    StatusOr<std::unique_ptr<PreparedOverlay>> view = PreparedOverlay::MakeReadOnlyView(cwd, masks);
+    if (!view.ok()) {
+      fprintf(stderr, "prepare to run: %s\n", view.status().ToString().c_str());
+      _exit(94);
+    }
+    if (getenv("ODIN_OVERLAY_TEST_WAIT") != nullptr) {  // the test changes the workspace meanwhile
+      std::ofstream(std::string(cwd) + "/ready").flush();
+      for (int i = 0; i < 1000 && !PathExists(std::string(cwd) + "/go"); ++i) usleep(10000);
+    }
+    if (!(*view)->Fresh()) {  // as the worker does: made again
+      printf("stale\n");
+      fflush(stdout);
+      view = PreparedOverlay::MakeReadOnlyView(cwd, masks);
+      if (!view.ok()) _exit(94);
+    }
+    RunScript(script, cwd, PreparedOverlay::Join, view->get(), (*view)->fds());
+  }
   if (getenv("ODIN_OVERLAY_TEST_PREPARED") != nullptr) {  // as a writable worker does
     StatusOr<std::unique_ptr<PreparedOverlay>> prepared = PreparedOverlay::Make(cwd, masks);
     if (!prepared.ok()) {
@@ -150,6 +168,7 @@ class WorkspaceOverlayTest : public ::testing::Test {
     o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ODIN_OVERLAY_TEST_SCRIPT=" + script};
     if (!plain_.empty()) o.env.push_back("ODIN_OVERLAY_TEST_PLAIN=" + plain_);
     if (prepared_) o.env.push_back("ODIN_OVERLAY_TEST_PREPARED=1");
+    if (view_) o.env.push_back("ODIN_OVERLAY_TEST_VIEW=1");
     if (wait_) o.env.push_back("ODIN_OVERLAY_TEST_WAIT=1");
     o.cwd = ws_;
     StatusOr<CommandOutput> out = odin::RunCommand(o);
@@ -174,9 +193,28 @@ class WorkspaceOverlayTest : public ::testing::Test {
     return out;
   }
 
+  // Runs script in the read-only view, made before rel is replaced (by a
+  // rename, as editors save) with content and later.txt is made.
+  CommandOutput RunInViewReplacingMeanwhile(const std::string& script, const std::string& rel,
+                                            const std::string& content) {
+    view_ = true;
+    wait_ = true;
+    std::thread editor([&] {
+      for (int i = 0; i < 1000 && !PathExists(ws_ + "/ready"); ++i) usleep(10000);
+      Write(ws_ + "/" + rel + ".new", content);
+      rename((ws_ + "/" + rel + ".new").c_str(), (ws_ + "/" + rel).c_str());
+      Write(ws_ + "/later.txt", "later\n");
+      Write(ws_ + "/go", "");
+    });
+    CommandOutput out = RunCommand(script);
+    editor.join();
+    return out;
+  }
+
   std::string root_, ws_;
   std::string plain_;      // ODIN_OVERLAY_TEST_PLAIN for the worker
   bool prepared_ = false;  // the command joins a PreparedOverlay
+  bool view_ = false;      // the command joins the read-only view
   bool wait_ = false;      // between preparing and claiming, for ready and go
 };
 
@@ -456,6 +494,50 @@ TEST_F(WorkspaceOverlayTest, WithoutOverlayRootTheWorkerIsToldNothing) {
   CommandOutput out = RunCommand("true", /*with_overlay=*/false);
   if (out.exit_code == 71) GTEST_SKIP() << "no usable bubblewrap here: " << out.output;
   EXPECT_EQ(out.exit_code, 91) << out.output;
+}
+
+TEST_F(WorkspaceOverlayTest, TheReadOnlyViewShowsTheWorkspaceAndNoCommandCanWriteIt) {
+  view_ = true;
+  CommandOutput out = RunCommand(
+      "cat a.txt; echo b > a.txt || echo refused-write; touch new.txt || echo refused-create; "
+      "rm gone.txt || echo refused-remove; mkdir d || echo refused-mkdir; "
+      "printf 'secret[%s]\\n' \"$(cat secret.env)\"; echo odin: $(ls -A .odin | wc -l); "
+      "echo layers: $(ls -A /run/odin-overlay | wc -l); "
+      "mount -o remount,rw . 2>/dev/null || echo refused-remount; "
+      "umount . 2>/dev/null || echo refused-umount; unshare -rm true 2>/dev/null || echo refused-unshare");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  for (const char* line : {"a\n", "refused-write", "refused-create", "refused-remove", "refused-mkdir", "secret[]",
+                           "odin: 0", "layers: 0", "refused-remount", "refused-umount", "refused-unshare"}) {
+    EXPECT_NE(out.output.find(line), std::string::npos) << line << " in:\n" << out.output;
+  }
+  EXPECT_NE(out.output.find("Read-only file system"), std::string::npos) << out.output;
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "a\n");
+  EXPECT_TRUE(PathExists(ws_ + "/gone.txt"));
+  EXPECT_FALSE(PathExists(ws_ + "/new.txt"));
+  EXPECT_FALSE(PathExists(ws_ + "/d"));
+  // Nothing made for it in the overlays' directory: no upper, no work.
+  EXPECT_EQ(
+      std::distance(std::filesystem::directory_iterator(ws_ + "/.odin/overlay"), std::filesystem::directory_iterator()),
+      0);
+}
+
+TEST_F(WorkspaceOverlayTest, TheReadOnlyViewShowsWhatChangedAfterItWasMade) {
+  // A bind, not a copy: unlike an overlay, one view serves every command.
+  CommandOutput out = RunInViewReplacingMeanwhile("cat a.txt later.txt", "a.txt", "changed\n");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output, "changed\nlater\n");
+}
+
+TEST_F(WorkspaceOverlayTest, AReadOnlyViewWhoseMaskedFileWasReplacedIsMadeAgain) {
+  // A mask sits on the file itself: replaced, the kernel takes the mask
+  // away with it, so the view is stale and made again.
+  CommandOutput out =
+      RunInViewReplacingMeanwhile("printf 'secret[%s]\\n' \"$(cat secret.env)\"", "secret.env", "TOKEN=2\n");
+  SKIP_WITHOUT_OVERLAY(out);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output, "stale\nsecret[]\n");
 }
 
 TEST(WorkspaceOverlayPlanTest, RefusesAnIdThatCouldNameAnotherPath) {

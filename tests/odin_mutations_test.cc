@@ -219,6 +219,79 @@ TEST_F(OdinMutationsTest, AnEditAfterACommandChangedTheFileWaitsForANewRead) {
   EXPECT_EQ(files[0]["execution_ids"][0], sed);
 }
 
+// Commands that only read (cat, git status) run in the workers' read-only
+// view: no overlay is made, read or applied for them, and nothing of them is
+// tracked; a command that can write still runs over its overlay.
+TEST_F(OdinMutationsTest, CommandsThatOnlyReadRunInTheReadOnlyViewAndAreNotTracked) {
+  Put("a.txt", "alpha\n");
+  // The first command can write: once its result is in, the workers' Hello
+  // (which says they have the overlay, and so the view) has come.
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo beta > b.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"cat a.txt b.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"git status --short | sort"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json write = LastResult(requests[1]), cat = LastResult(requests[2]), status = LastResult(requests[3]);
+  EXPECT_TRUE(RanOverOverlay(write["execution_id"])) << "bubblewrap sandboxes commands here";
+  EXPECT_EQ(write["changes"], json::array({{{"path", "b.txt"}, {"change", "created"}}})) << write.dump();
+  EXPECT_EQ(cat["output"], "alpha\nbeta\n") << cat.dump();
+  EXPECT_EQ(status["output"], "?? a.txt\n?? b.txt\n") << status.dump();
+  for (const json& read : {cat, status}) {
+    std::string id = read["execution_id"];
+    EXPECT_EQ(read["exit_code"], 0) << read.dump();
+    EXPECT_FALSE(read.contains("changes")) << read.dump();
+    EXPECT_FALSE(read.contains("workspace")) << read.dump();  // nothing tried to write
+    EXPECT_FALSE(RanOverOverlay(id));
+    EXPECT_EQ(Rows("SELECT count(*) FROM execution_ends WHERE execution_id = ? AND result_json LIKE "
+                   "'%\"read_only_view\":true%'",
+                   id),
+              std::vector<std::string>{"1"});
+    EXPECT_EQ(Rows("SELECT count(*) FROM mutations WHERE execution_id = ?", id), std::vector<std::string>{"0"});
+  }
+  EXPECT_EQ(r["changed_files"], json::array({"b.txt"}));
+}
+
+// A repository whose own config makes `git diff` run a program of its
+// (diff.external) would write through a command judged to only read: in
+// the read-only view the write fails and nothing changes. The same program
+// run another way (bash -c) runs over the overlay, and its write is
+// recorded as the command's.
+TEST_F(OdinMutationsTest, ACommandJudgedToOnlyReadCannotWriteThroughTheRepositorysConfig) {
+  Put("t.txt", "one\n");
+  Git({"add", "t.txt"});
+  Git({"commit", "-q", "-m", "t"});
+  Put("t.txt", "two\n");
+  Put("differ.sh", "#!/bin/sh\necho pwned > pwned.txt\necho differ ran\n");
+  ASSERT_EQ(chmod(ws_.Join("differ.sh").c_str(), 0755), 0);
+  Git({"config", "diff.external", ws_.Join("differ.sh")});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo warm > w.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"git diff"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"bash -c 'git diff'"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json viewed = LastResult(requests[2]), other = LastResult(requests[3]);
+  std::string output = viewed["output"];
+  EXPECT_NE(output.find("differ ran"), std::string::npos) << viewed.dump();
+  EXPECT_NE(output.find("Read-only file system"), std::string::npos) << viewed.dump();
+  // The model is told why, and how to run it where it can write.
+  EXPECT_NE(viewed.value("workspace", "").find("bash -c"), std::string::npos) << viewed.dump();
+  EXPECT_EQ(Rows("SELECT count(*) FROM mutations WHERE execution_id = ?", viewed["execution_id"].get<std::string>()),
+            std::vector<std::string>{"0"});
+  // Written by the other run alone.
+  EXPECT_EQ(Get("pwned.txt"), "pwned\n");
+  EXPECT_EQ(other["changes"], json::array({{{"path", "pwned.txt"}, {"change", "created"}}})) << other.dump();
+  EXPECT_EQ(Rows("SELECT change || '|' || source FROM mutations WHERE path = ?", ws_.Join("pwned.txt")),
+            std::vector<std::string>{"created|command"});
+}
+
 // odin exec in its own (writable) mode records what the command changed,
 // and a read-only mode changes nothing.
 TEST_F(OdinMutationsTest, OdinExecRecordsWhatItsCommandChanged) {

@@ -98,6 +98,9 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // and then its result.
   void EmitTextResult(const v1::ToolRequest& req, const std::string& text, v1::ToolResult result);
   void FinishRun();
+  // The read-only view for commands that only read: made at the first,
+  // made again where it no longer masks what it masked.
+  StatusOr<PreparedOverlay*> ReadOnlyView();
   // Starts spec over an overlay it makes as it starts (none prepared).
   StatusOr<std::unique_ptr<CommandRun>> StartOverOverlay(const v1::ToolRequest& req, CommandSpec spec);
 
@@ -139,6 +142,8 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // unmounts its tree, and a command exiting as the last would do it before
   // the kernel tells us it ended.
   std::unique_ptr<PreparedOverlay> joined_overlay_;
+  // What commands that only read run in (ReadOnlyView); null until the first.
+  std::unique_ptr<PreparedOverlay> read_only_view_;
   int join_failures_ = 0;  // in a row, where an overlay of the command's own then did
   // Whether the running command runs over an overlay.
   bool over_overlay_ = false;
@@ -294,14 +299,18 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
       return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, parsed.status()), std::move(result));
     }
     spec = std::move(*parsed);
-    if (req.needs_overlay() && !overlay_mounts_) {
-      // It would write into the workspace itself, beside other commands.
-      return EmitTextResult(req,
-                            FailResult(&result, v1::TOOL_STATUS_ERROR,
-                                       Status::FailedPrecondition("command",
-                                                                  "not run: this worker has no workspace overlay, and "
-                                                                  "other commands run beside it; ask for it again")),
-                            std::move(result));
+    if ((req.needs_overlay() || req.read_only_view()) && !overlay_mounts_) {
+      // It would write into the workspace itself, beside other commands
+      // (or, judged to only read, where it could write).
+      return EmitTextResult(
+          req,
+          FailResult(&result, v1::TOOL_STATUS_ERROR,
+                     Status::FailedPrecondition("command", req.read_only_view()
+                                                               ? "not run: this worker has no read-only view of the "
+                                                                 "workspace; ask for it again"
+                                                               : "not run: this worker has no workspace overlay, and "
+                                                                 "other commands run beside it; ask for it again")),
+          std::move(result));
     }
   }
   spec.env = CurrentEnvironment();
@@ -320,7 +329,19 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   StatusOr<std::unique_ptr<CommandRun>> run = Status::Internal("not started");
   // The last command's namespaces go once this one has started.
   std::unique_ptr<PreparedOverlay> last_joined = std::move(joined_overlay_);
-  if (overlay_mounts_ && !capture) {
+  if (req.read_only_view() && !capture) {
+    // Nothing to track: no overlay is used up, and the prepared one waits
+    // for a command that can write.
+    StatusOr<PreparedOverlay*> view = ReadOnlyView();
+    if (view.ok()) {
+      spec.before_exec = PreparedOverlay::Join;
+      spec.before_exec_arg = *view;
+      spec.keep_fds = (*view)->fds();
+      run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
+    } else {
+      run = view.status().WithContext("not run: no read-only view of the workspace (ask for it again)");
+    }
+  } else if (overlay_mounts_ && !capture) {
     result.set_overlay(true);
     // (A prepared overlay whose bound files, or directories above its
     // mounts, were replaced since is not used: the command would see them
@@ -401,6 +422,14 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   channel_->Queue(std::move(env));
   // Out now: the coordinator needs the group id if the command kills us.
   channel_->Flush();
+}
+
+StatusOr<PreparedOverlay*> Worker::ReadOnlyView() {
+  if (read_only_view_ != nullptr && !read_only_view_->Fresh()) read_only_view_.reset();
+  if (read_only_view_ == nullptr) {
+    ASSIGN_OR_RETURN(read_only_view_, PreparedOverlay::MakeReadOnlyView(o_.workspace, *overlay_mounts_));
+  }
+  return read_only_view_.get();
 }
 
 StatusOr<std::unique_ptr<CommandRun>> Worker::StartOverOverlay(const v1::ToolRequest& req, CommandSpec spec) {

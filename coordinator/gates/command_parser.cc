@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 extern "C" const TSLanguage* tree_sitter_bash();
@@ -326,6 +327,23 @@ WordValue ReadWord(TSNode n, const std::string& src) {
   return {{Text(n, src)}, false};
 }
 
+// Whether a file_redirect may write a file (ParsedCommand::redirect_writes).
+// target: its destination read, if it has one.
+bool RedirectMayWrite(TSNode redirect, const std::optional<WordValue>& target) {
+  std::string op;  // the operator: the node's one anonymous child
+  for (TSNode c : Children(redirect, /*named_only=*/false)) {
+    if (!ts_node_is_named(c)) op = ts_node_type(c);
+  }
+  if (op == "<" || op == "<&" || op == "<&-") return false;
+  if (!target || !target->known || target->values.size() != 1) return true;
+  const std::string& to = target->values[0];
+  if (to == "/dev/null") return false;
+  // >&N and >&- duplicate or close a descriptor; >& FILE writes FILE.
+  bool descriptor =
+      !to.empty() && (to == "-" || std::all_of(to.begin(), to.end(), [](char ch) { return ch >= '0' && ch <= '9'; }));
+  return !(descriptor && (op == ">&" || op == ">&-"));
+}
+
 // ---- the walk ----------------------------------------------------------------
 
 using Directories = std::vector<std::string>;  // as CommandPart::directories
@@ -550,10 +568,12 @@ void WalkElement(Parse* p, TSNode element, const std::string& src, Context ctx, 
       AddAssignment(n, src, p->out);
     } else if (Is(n, "file_redirect")) {
       TSNode target = ts_node_child_by_field_name(n, "destination", 11);
+      std::optional<WordValue> v;
       if (!ts_node_is_null(target)) {
-        WordValue v = ReadWord(target, src);
-        if (v.known && v.values.size() == 1) p->out->redirects.push_back({v.values[0], *dirs});
+        v = ReadWord(target, src);
+        if (v->known && v->values.size() == 1) p->out->redirects.push_back({v->values[0], *dirs});
       }
+      if (RedirectMayWrite(n, v)) p->out->redirect_writes = true;
     }
     if (IsAny(n, {"raw_string", "ansi_c_string", "variable_assignment"})) {
       Spelled s;

@@ -93,6 +93,10 @@ struct ParsedCommand {
   // Quoted texts that hold $( ) or backticks ('a[$(cmd)]' runs cmd when
   // used in arithmetic): the rules read them as commands too.
   std::vector<std::string> literals;
+  // A redirection may write a file: >, >>, >|, &>, &>>, <> or >& FILE to a
+  // target other than /dev/null, or to one known only when it runs (2>&1
+  // and >&2 only duplicate descriptors).
+  bool redirect_writes = false;
   bool complete = true;  // false: the parser found a syntax error (the parts are a best effort)
   // Not kNo: the command could not be read, and nothing of it was.
   Unreadable unreadable = Unreadable::kNo;

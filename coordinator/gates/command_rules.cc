@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "coordinator/gates/command_parser.h"
+#include "coordinator/gates/read_only_commands.h"
 
 namespace odin {
 
@@ -499,11 +500,16 @@ RuleVerdict Judge::Run() {
     Ask("", "the command holds too many command lines to check", CommandKey());
   }
   if (!parsed.complete) Ask("", "the command does not parse as shell", CommandKey());
+  // From the same parse as the rules' (one reading of what runs).
+  bool only_reads = CommandOnlyReads(parsed);
   if (ask_) {
     ask_->ask_keys = keys_;
+    ask_->only_reads = only_reads;
     return *ask_;
   }
-  return {RuleDecision::kAllow, "", "", ""};
+  RuleVerdict allowed{RuleDecision::kAllow, "", "", ""};
+  allowed.only_reads = only_reads;
+  return allowed;
 }
 
 }  // namespace

@@ -53,6 +53,9 @@ struct RuleVerdict {
   // When asking: every reason's key ("rule:npm install*", "path:/etc/x",
   // "command:..."); an approval for the session must cover them all.
   std::vector<std::string> ask_keys;
+  // Not denied, and it only reads (read_only_commands.h): it may run in a
+  // read-only view of the workspace.
+  bool only_reads = false;
 };
 
 // argv as one shell command line, each word quoted, for the rules.
