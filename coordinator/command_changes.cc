@@ -129,11 +129,7 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   // nothing of it).
   bool writer = false;
   for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
-    if (w.id != hello.worker_id()) continue;
-    for (WorkerPolicy p : {WorkerPolicy::kWritable, WorkerPolicy::kHookWritable, WorkerPolicy::kHookHost,
-                           WorkerPolicy::kMcpWritable, WorkerPolicy::kMcpHost}) {
-      writer = writer || w.policy == p;
-    }
+    if (w.id == hello.worker_id()) writer = WritesWorkspace(w.policy);
   }
   bool has_overlay = std::find(hello.capabilities().begin(), hello.capabilities().end(), kOverlayCapability) !=
                      hello.capabilities().end();
@@ -350,6 +346,18 @@ bool Coordinator::LaneAdmits(const Call& c) const {
   if (!TracksChanges(c)) return lane_shared_ == 0;  // a file-tool write
   if (SharesLane(c)) return lane_writes_ == 0 && !AgentInLane(c.call.agent_id);
   return lane_writes_ == 0 && lane_shared_ == 0;
+}
+
+void Coordinator::ForgetOldChangeNumbers() {
+  constexpr size_t kManyNumbers = 4096;
+  if (changed_at_.size() + ignored_changed_at_.size() + tree_changed_at_.size() < kManyNumbers) return;
+  uint64_t oldest = change_count_;
+  for (const auto& [id, c] : calls_) {
+    if (c.dispatched_wall_ns != 0) oldest = std::min(oldest, c.start_change);
+  }
+  for (std::map<std::string, uint64_t>* numbers : {&changed_at_, &ignored_changed_at_, &tree_changed_at_}) {
+    std::erase_if(*numbers, [oldest](const auto& entry) { return entry.second <= oldest; });
+  }
 }
 
 bool Coordinator::AgentInLane(const std::string& agent_id) const {

@@ -1096,6 +1096,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   }
   // What it changed is known to the tracker: the next writer may go.
   LeaveLane(c);
+  ForgetOldChangeNumbers();
   Status recorded = RecordEnd(c, result);
   if (c.call.tool == kWebFetchTool) CacheWebFetch(c, result);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&

@@ -537,6 +537,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // c's turn is over: the calls waiting for the lane go, as far as it admits
   // them.
   void LeaveLane(Call& c);
+  // Forgets the change numbers no command can ask about any more (a
+  // command asks only of those after its start; one not dispatched yet
+  // starts after all), once there are many: a long session's numbers do
+  // not grow without end.
+  void ForgetOldChangeNumbers();
   void PumpLane();
   // What changed while no call of ours could write: recorded as external
   // changes, staled in the caches. Called at each call's boundary; a cheap

@@ -182,10 +182,7 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   // Worker pools are keyed by policy: ask and plan get a read-only
   // workspace, so the operating system enforces what the mode gate says;
   // the lsp host and subagents only ever read it.
-  bool writable = policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kHookWritable ||
-                  policy == WorkerPolicy::kHookHost || policy == WorkerPolicy::kMcpWritable ||
-                  policy == WorkerPolicy::kMcpHost;
-  if (!writable) {
+  if (!WritesWorkspace(policy)) {
     a.push_back("--workspace-readonly");
   } else {
     // Where the workspace is writable, .git becomes a mount point (it cannot

@@ -53,6 +53,25 @@ enum class WorkerPolicy {
 inline bool IsMcpPolicy(WorkerPolicy p) {
   return p == WorkerPolicy::kMcpWritable || p == WorkerPolicy::kMcpReadonly || p == WorkerPolicy::kMcpHost;
 }
+// Whether a worker of this policy sees the workspace writable (its sandbox
+// binds it so, or it has none): the one list the sandbox's argv and the
+// overlay's bookkeeping both read.
+inline bool WritesWorkspace(WorkerPolicy p) {
+  switch (p) {
+    case WorkerPolicy::kWritable:
+    case WorkerPolicy::kHookWritable:
+    case WorkerPolicy::kHookHost:
+    case WorkerPolicy::kMcpWritable:
+    case WorkerPolicy::kMcpHost: return true;
+    case WorkerPolicy::kReadonly:
+    case WorkerPolicy::kLspHost:
+    case WorkerPolicy::kSubagent:
+    case WorkerPolicy::kHookReadonly:
+    case WorkerPolicy::kMcpReadonly:
+    case WorkerPolicy::kWeb: return false;
+  }
+  return false;
+}
 
 // The mode a call runs in: one an agent works in (ask, plan, edit), or exec,
 // odin exec's own command: edit's sandbox, no command rules (the user typed it).
