@@ -120,6 +120,11 @@ int Main(int argc, char** argv) {
   calls = std::max(calls, 1);
   StatusOr<std::string> base = odin::bench::BenchTempDir("odin-mutation-bench");
   if (!base.ok()) return 1;
+  // The ledgers' anchors and the rest of the user's state go to a place of
+  // the benchmark's own, not to the user's (a workspace of the same name
+  // made again would otherwise meet its predecessor's anchor).
+  if (!MakeDirs(*base + "/state").ok()) return 1;
+  setenv("XDG_STATE_HOME", (*base + "/state").c_str(), 1);
   printf("mutation_bench: a command that changes 3 files, %d runs each, tracking on and off interleaved\n", calls);
   for (int size : sizes) {
     std::string root = *base + "/ws" + std::to_string(size);
