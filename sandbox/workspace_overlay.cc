@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -331,6 +332,22 @@ int DenyMountsBeforeExec(const void* /*unused*/) { return InstallNoMountFilter()
 
 namespace {
 
+// Remounts the bind at path read-only, with the flags it has (a user
+// namespace locks them: a remount that drops one fails). 0 or an errno.
+// System calls only (statfs, unlike statvfs, never reads /proc/mounts).
+int RemountReadOnly(const char* path) {
+  struct statfs fs;
+  if (statfs(path, &fs) != 0) return errno;
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+  if (fs.f_flags & ST_NOSUID) flags |= MS_NOSUID;
+  if (fs.f_flags & ST_NODEV) flags |= MS_NODEV;
+  if (fs.f_flags & ST_NOEXEC) flags |= MS_NOEXEC;
+  if (fs.f_flags & ST_NOATIME) flags |= MS_NOATIME;
+  if (fs.f_flags & ST_NODIRATIME) flags |= MS_NODIRATIME;
+  if (fs.f_flags & ST_RELATIME) flags |= MS_RELATIME;
+  return mount(nullptr, path, nullptr, flags, nullptr) == 0 ? 0 : errno;
+}
+
 // Steps 1 to 3: the user and mount namespace, the overlay, the sandbox's
 // mounts again on top. System calls only.
 int MountWorkspaceOverlay(const WorkspaceOverlayPlan& p) {
@@ -346,9 +363,9 @@ int MountWorkspaceOverlay(const WorkspaceOverlayPlan& p) {
     // read-only with it: .git and the protected files need no binds of
     // their own, only the masks do.
     if (mount(p.lower.c_str(), p.workspace.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
-    struct statvfs vfs;
-    if (statvfs(p.workspace.c_str(), &vfs) != 0) return errno;
-    if ((vfs.f_flag & ST_RDONLY) == 0) return EROFS;  // not read-only: no view at all
+    struct statfs fs;
+    if (statfs(p.workspace.c_str(), &fs) != 0) return errno;
+    if ((fs.f_flags & ST_RDONLY) == 0) return EROFS;  // not read-only: no view at all
   } else {
     if (mount("overlay", p.workspace.c_str(), "overlay", MS_NOSUID | MS_NODEV, p.mount_data.c_str()) != 0) {
       return errno;
@@ -369,7 +386,9 @@ int MountWorkspaceOverlay(const WorkspaceOverlayPlan& p) {
   }
   for (const std::string& f : p.mask_files) {
     if (mount("/dev/null", f.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
-    mount(nullptr, f.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr);
+    // Read-only (the sandbox's /dev/null is already, where odin runs as
+    // root), repeating the flags the user namespace locks.
+    if (int err = RemountReadOnly(f.c_str()); err != 0) return err;
   }
   if (mount("tmpfs", p.hide.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555") != 0) {
     return errno;

@@ -504,11 +504,14 @@ TEST_F(WorkspaceOverlayTest, TheReadOnlyViewShowsTheWorkspaceAndNoCommandCanWrit
       "printf 'secret[%s]\\n' \"$(cat secret.env)\"; echo odin: $(ls -A .odin | wc -l); "
       "echo layers: $(ls -A /run/odin-overlay | wc -l); "
       "mount -o remount,rw . 2>/dev/null || echo refused-remount; "
-      "umount . 2>/dev/null || echo refused-umount; unshare -rm true 2>/dev/null || echo refused-unshare");
+      "umount . 2>/dev/null || echo refused-umount; unshare -rm true 2>/dev/null || echo refused-unshare; "
+      "chmod 0666 secret.env 2>/dev/null || echo refused-chmod-mask; "
+      "chmod 0666 /dev/null 2>/dev/null || echo refused-chmod-devnull");
   SKIP_WITHOUT_OVERLAY(out);
   ASSERT_EQ(out.exit_code, 0) << out.output;
-  for (const char* line : {"a\n", "refused-write", "refused-create", "refused-remove", "refused-mkdir", "secret[]",
-                           "odin: 0", "layers: 0", "refused-remount", "refused-umount", "refused-unshare"}) {
+  for (const char* line :
+       {"a\n", "refused-write", "refused-create", "refused-remove", "refused-mkdir", "secret[]", "odin: 0", "layers: 0",
+        "refused-remount", "refused-umount", "refused-unshare", "refused-chmod-mask", "refused-chmod-devnull"}) {
     EXPECT_NE(out.output.find(line), std::string::npos) << line << " in:\n" << out.output;
   }
   EXPECT_NE(out.output.find("Read-only file system"), std::string::npos) << out.output;

@@ -74,6 +74,12 @@ echo "state=$(ls -A .odin 2>/dev/null | wc -l)"
 echo "shadow=$(head -c 64 /etc/shadow 2>/dev/null | wc -c)"
 echo "home=$(ls -A /home 2>/dev/null | wc -l)"
 echo "uid=$(id -u)"
+# The host's device nodes, which bubblewrap binds into /dev: usable, but not
+# the sandbox's to chmod or touch (where its root is the host's, it owns
+# them). 0666 is what /dev/null holds anyway.
+if echo x > /dev/null; then echo devnull_write=ok; else echo devnull_write=refused; fi
+if chmod 0666 /dev/null 2>/dev/null; then echo devnull_chmod=done; else echo devnull_chmod=refused; fi
+if touch /dev/null 2>/dev/null; then echo devnull_touch=done; else echo devnull_touch=refused; fi
 # The worker that runs this command: the process holding --credentials-fd.
 worker=
 for p in /proc/[0-9]*; do
@@ -242,6 +248,9 @@ TEST_F(OdinHardeningTest, RootInsideHasNoPowerOverTheHostFromAnyEntryPoint) {
     EXPECT_EQ(f["sysctl"], "refused");
     EXPECT_EQ(f["vm"], "refused");
     EXPECT_EQ(f["state"], "0");  // .odin shows empty
+    EXPECT_EQ(f["devnull_write"], "ok");
+    EXPECT_EQ(f["devnull_chmod"], "refused");
+    EXPECT_EQ(f["devnull_touch"], "refused");
     EXPECT_EQ(f["worker_found"], "yes");
     EXPECT_EQ(f["worker_environ"], "0");
     EXPECT_EQ(f["worker_mem"], "0");
