@@ -134,6 +134,18 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   bool has_overlay = std::find(hello.capabilities().begin(), hello.capabilities().end(), kOverlayCapability) !=
                      hello.capabilities().end();
   if (hello.kind() == v1::WORKER_KIND_TOOL && writer && has_overlay) overlay_seen_ = true;
+  // The read-only view is offered by a tool worker whose commands can write
+  // (the pool those commands go to); one that does not offer it turns it
+  // off for the session.
+  if (hello.kind() == v1::WORKER_KIND_TOOL && writer) {
+    bool has_view = std::find(hello.capabilities().begin(), hello.capabilities().end(), kReadOnlyViewCapability) !=
+                    hello.capabilities().end();
+    if (has_view) view_seen_ = true;
+    if (!has_view && !view_absent_) {
+      view_absent_ = true;
+      spdlog::info("worker {} offers no read-only view: commands that only read run over overlays", hello.worker_id());
+    }
+  }
   if (hello.kind() == v1::WORKER_KIND_TOOL && writer && !overlay_absent_ && !has_overlay) {
     // Its commands write into the workspace itself: the tree must have been
     // looked at before the first of them runs (the pool gives it work only
@@ -325,7 +337,8 @@ bool Coordinator::ReadOnlyViewUsable(const Call& c) const {
   // the overlay, whose namespaces the view shares; odin exec's command is
   // not judged by the rules, so never judged read-only either.
   return c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.track_changes &&
-         o_.overlay_commands && overlay_seen_ && !overlay_absent_ && o_.pool.hosts == nullptr;
+         o_.overlay_commands && overlay_seen_ && !overlay_absent_ && view_seen_ && !view_absent_ &&
+         o_.pool.hosts == nullptr;
 }
 
 bool Coordinator::UsesLane(const Call& c) const {

@@ -1039,9 +1039,16 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
        (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(o_.workspace), r.execution_id()) + "/u")))) {
     overlay = ApplyCommandOverlay(c);
   }
-  if (c.call.read_only_view) {
+  // Whether it ran in the view is the coordinator's word, never the worker's.
+  if (r.read_only_view() != c.call.read_only_view) {
     if (!amended) amended = r;
-    amended->set_read_only_view(true);
+    amended->set_read_only_view(c.call.read_only_view);
+  }
+  if (c.call.read_only_view && r.no_read_only_view() && !view_absent_) {
+    // Its worker has no view after all (it could not make one): the next
+    // such command goes over an overlay, so asking again runs it.
+    view_absent_ = true;
+    spdlog::warn("a worker had no read-only view: commands that only read run over overlays from now on");
   }
   std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative
   // A command that could write: what it changed, as the tracker sees it

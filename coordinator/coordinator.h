@@ -581,6 +581,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::unique_ptr<ProtectedIndex> looking_index_;
   std::thread looking_thread_;
   bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
+  bool view_absent_ = false, view_seen_ = false;        // the same of the read-only view (or a worker had none)
   std::deque<std::string> lane_waiting_;                // execution ids, in order of arrival
   int lane_writes_ = 0, lane_shared_ = 0;               // in flight: file-tool writes, commands over overlays
   std::string lane_command_;                            // the command that can write, in flight

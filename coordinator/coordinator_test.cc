@@ -11,6 +11,7 @@
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tests/coordinator_fixture.h"
+#include "sandbox/workspace_overlay.h"
 #include "tests/ledger_rows.h"
 
 namespace odin {
@@ -432,6 +433,78 @@ TEST_F(BreakerTest, AfterTheCooldownTrialsCloseIt) {
 
 // Finding 6: arguments nested 60,000 deep are refused before they become a
 // value, and recorded as text, so no reader of the ledger meets the nesting.
+// Commands judged to only read go to the read-only view only where the
+// workers offer it; a worker that turns out to have none turns it off; and
+// whether a command ran there is the coordinator's word, not the worker's.
+class ReadOnlyViewTest : public CoordinatorTest {
+ protected:
+  void SetUp() override {}
+  void Start(const std::vector<std::string>& capabilities) {
+    CoordinatorOptions o;
+    o.session_kind = "run";
+    o.mode = CallMode::kEdit;
+    o.overlay_commands = true;
+    o.pool.size = 1;
+    o.pool.spawn_spec = [](const WorkerSpawn&) { return SpawnOptions{.argv = {"w"}}; };
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(o));
+    worker_id_ = coord_->pool().workers()[0].id;
+    v1::Envelope hello = Env();
+    hello.mutable_hello()->set_worker_id(worker_id_);
+    hello.mutable_hello()->set_secret(launcher_.SecretFor(worker_id_));
+    hello.mutable_hello()->set_kind(v1::WORKER_KIND_TOOL);
+    for (const std::string& c : capabilities) hello.mutable_hello()->add_capabilities(c);
+    Say(hello);
+  }
+  // Submits the command; returns the request the worker got for it.
+  v1::ToolRequest Run(const std::string& command, std::string* id) {
+    *id = Submit(nlohmann::json({{"command", command}}).dump());
+    const v1::Envelope* sent = LastTo(worker_id_, v1::Envelope::kToolRequest);
+    return sent != nullptr ? sent->tool_request() : v1::ToolRequest();
+  }
+  void Answer(const std::string& id, bool no_view, bool claims_view) {
+    v1::Envelope e = Env();
+    v1::ToolResult* r = e.mutable_tool_result();
+    r->set_execution_id(id);
+    r->set_status(no_view ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_OK);
+    if (!no_view) r->set_has_exit_code(true);
+    r->set_no_read_only_view(no_view);
+    r->set_read_only_view(claims_view);
+    Say(e);
+  }
+  std::string ResultJson(const std::string& id) {
+    std::vector<std::string> rows =
+        testing::LedgerRows(dir_ + "/odin.db", "SELECT result_json FROM execution_ends WHERE execution_id = ?", id);
+    return rows.empty() ? "" : rows[0];
+  }
+};
+
+TEST_F(ReadOnlyViewTest, ACommandThatOnlyReadsGoesToTheViewAndOneThatWritesDoesNot) {
+  ASSERT_NO_FATAL_FAILURE(Start({kOverlayCapability, kReadOnlyViewCapability}));
+  std::string reads, writes;
+  EXPECT_TRUE(Run("cat a.txt", &reads).read_only_view());
+  Answer(reads, false, false);
+  EXPECT_NE(ResultJson(reads).find("\"read_only_view\":true"), std::string::npos) << ResultJson(reads);
+  v1::ToolRequest w = Run("echo x > a.txt", &writes);
+  EXPECT_FALSE(w.read_only_view());
+  // A worker that says a writing command ran in the view is not believed.
+  Answer(writes, false, true);
+  EXPECT_EQ(ResultJson(writes).find("read_only_view"), std::string::npos) << ResultJson(writes);
+}
+
+TEST_F(ReadOnlyViewTest, NoViewWhereTheWorkerOffersNone) {
+  ASSERT_NO_FATAL_FAILURE(Start({kOverlayCapability}));
+  std::string id;
+  EXPECT_FALSE(Run("cat a.txt", &id).read_only_view());
+}
+
+TEST_F(ReadOnlyViewTest, AWorkerThatHadNoViewTurnsItOffSoAskingAgainRunsTheCommand) {
+  ASSERT_NO_FATAL_FAILURE(Start({kOverlayCapability, kReadOnlyViewCapability}));
+  std::string first, again;
+  EXPECT_TRUE(Run("cat a.txt", &first).read_only_view());
+  Answer(first, /*no_view=*/true, false);
+  EXPECT_FALSE(Run("cat a.txt", &again).read_only_view());
+}
+
 TEST_F(CoordinatorTest, ArgumentsNestedTooDeepAreRefusedAndRecordedAsText) {
   std::string deep = "{\"command\":" + std::string(60000, '[') + std::string(60000, ']') + "}";
   std::string id = Submit(deep);

@@ -31,8 +31,16 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   // one (the workspace, the binaries) is bound again after.
   // (/tmp and /run have theirs already: a second empty tmpfs would only be
   // one more mount to set up.)
+  // (Those inside the workspace come after its bind, which would cover
+  // them.)
+  auto inside_workspace = [&o](const std::string& p) {
+    return p.size() > o.workspace.size() + 1 && p.compare(0, o.workspace.size(), o.workspace) == 0 &&
+           p[o.workspace.size()] == '/';
+  };
   for (const std::string& p : o.hidden_paths) {
-    if (!p.empty() && p != "/" && p != "/tmp" && p != "/run" && IsDirectory(p)) add({"--tmpfs", p});
+    if (!p.empty() && p != "/" && p != "/tmp" && p != "/run" && !inside_workspace(p) && IsDirectory(p)) {
+      add({"--tmpfs", p});
+    }
   }
   // Binds come after /tmp, so a workspace under /tmp is mounted over the
   // private tmpfs rather than hidden by it.
@@ -49,7 +57,11 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   // Secrets inside what was bound (credentials in a toolchain's directory,
   // Odin's own state in the workspace): empty, and read-only so nothing can
   // be planted there for a later command either.
-  for (const std::string& p : o.masked_paths) {
+  std::vector<std::string> masked = o.masked_paths;
+  for (const std::string& p : o.hidden_paths) {
+    if (inside_workspace(p)) masked.push_back(p);  // empty, and read-only like the masks
+  }
+  for (const std::string& p : masked) {
     if (IsDirectory(p)) {
       add({"--perms", "0555", "--tmpfs", p, "--remount-ro", p});
     } else if (PathExists(p)) {

@@ -48,14 +48,10 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +70,7 @@
 #include "sandbox/bwrap_args.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
+#include "sandbox/read_only_binds.h"
 #include "sandbox/sandbox_exit_codes.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
@@ -201,40 +198,6 @@ int ReadStopSignal(int fd) {
     n = read(fd, &info, sizeof info);
   } while (n < 0 && errno == EINTR);
   return n == static_cast<ssize_t>(sizeof info) ? static_cast<int>(info.ssi_signo) : 0;
-}
-
-// Run by root, bubblewrap binds the host's own device nodes into the
-// sandbox's /dev, where the sandbox's root is the host's uid 0 and so their
-// owner: without this it could chmod the host's /dev/null (chmod 000 breaks
-// the host) or touch it. A read-only mount refuses both and still reads and
-// writes the devices. bubblewrap has no read-only bind that keeps devices
-// usable (its read-only binds add nodev), but it keeps the flags a bind's
-// source has; so the launcher, in a mount namespace of its own (a slave of
-// the host's: nothing goes back to it), makes those nodes read-only binds
-// of themselves before bubblewrap starts.
-Status MakeHostDevicesReadOnly() {
-  if (unshare(CLONE_NEWNS) != 0) return PosixError("unshare(CLONE_NEWNS)", errno);
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) return PosixError("mount --make-rslave /", errno);
-  for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}) {
-    struct stat st;
-    if (stat(node, &st) != 0) continue;  // bubblewrap makes no bind of one that is not there
-    if (mount(node, node, nullptr, MS_BIND, nullptr) != 0) return PosixError(std::string("bind ") + node, errno);
-    struct statfs fs;
-    if (statfs(node, &fs) != 0) return PosixError(std::string("statfs ") + node, errno);
-    unsigned long keep = 0;  // the flags the mount has, which a remount must repeat
-    for (auto [st_flag, ms_flag] : {std::pair<unsigned long, unsigned long>{ST_NOSUID, MS_NOSUID},
-                                    {ST_NODEV, MS_NODEV},
-                                    {ST_NOEXEC, MS_NOEXEC},
-                                    {ST_NOATIME, MS_NOATIME},
-                                    {ST_NODIRATIME, MS_NODIRATIME},
-                                    {ST_RELATIME, MS_RELATIME}}) {
-      if ((static_cast<unsigned long>(fs.f_flags) & st_flag) != 0) keep |= ms_flag;
-    }
-    if (mount(nullptr, node, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, nullptr) != 0) {
-      return PosixError(std::string("remount read-only ") + node, errno);
-    }
-  }
-  return Status::OK();
 }
 
 // Whether a user with these ids can reach path: search permission on every

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "sandbox/read_only_binds.h"
 
 namespace odin {
 
@@ -53,6 +54,21 @@ int WriteProc(const char* path, const std::string& text) {
 }
 
 }  // namespace
+
+bool ReadOnlyViewKeepsMasks(const std::string& workspace, const std::string& mounts) {
+  const std::string state = workspace + "/.odin";
+  size_t start = 0;
+  while (start < mounts.size()) {
+    size_t end = mounts.find('\n', start);
+    if (end == std::string::npos) end = mounts.size();
+    std::string_view line(mounts.data() + start, end - start);
+    start = end + 1;
+    if (line.starts_with("mask ") && line.substr(5) != state && Below(std::string(line.substr(5)), workspace)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 bool ValidOverlayId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
@@ -107,7 +123,10 @@ void MapIdsAndMounts(const std::string& workspace, const std::string& mounts, Wo
     struct stat st;
     // Only what the sandbox mounted there, as it shows now (a mask: an
     // empty directory, or /dev/null).
-    if (lstat(p.c_str(), &st) != 0) continue;
+    if (lstat(p.c_str(), &st) != 0) {
+      if (kind == "mask") plan.absent_masks.push_back(p);
+      continue;
+    }
     if (kind == "rw") {
       plan.rw_binds.push_back(p);
     } else if (kind == "ro") {
@@ -332,22 +351,6 @@ int DenyMountsBeforeExec(const void* /*unused*/) { return InstallNoMountFilter()
 
 namespace {
 
-// Remounts the bind at path read-only, with the flags it has (a user
-// namespace locks them: a remount that drops one fails). 0 or an errno.
-// System calls only (statfs, unlike statvfs, never reads /proc/mounts).
-int RemountReadOnly(const char* path) {
-  struct statfs fs;
-  if (statfs(path, &fs) != 0) return errno;
-  unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
-  if (fs.f_flags & ST_NOSUID) flags |= MS_NOSUID;
-  if (fs.f_flags & ST_NODEV) flags |= MS_NODEV;
-  if (fs.f_flags & ST_NOEXEC) flags |= MS_NOEXEC;
-  if (fs.f_flags & ST_NOATIME) flags |= MS_NOATIME;
-  if (fs.f_flags & ST_NODIRATIME) flags |= MS_NODIRATIME;
-  if (fs.f_flags & ST_RELATIME) flags |= MS_RELATIME;
-  return mount(nullptr, path, nullptr, flags, nullptr) == 0 ? 0 : errno;
-}
-
 // Steps 1 to 3: the user and mount namespace, the overlay, the sandbox's
 // mounts again on top. System calls only.
 int MountWorkspaceOverlay(const WorkspaceOverlayPlan& p) {
@@ -470,6 +473,8 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
     }
   }
   for (const std::string& dir : dirs) prepared->pinned_.push_back(Look(lower + dir));
+  for (const std::string& path : plan.absent_masks)
+    prepared->pinned_.push_back(Look(lower + path.substr(workspace.size())));
   RETURN_IF_ERROR(prepared->Enter(plan));
   return prepared;
 }
@@ -489,7 +494,7 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::MakeReadOnlyView(con
   // mask away (the kernel detaches a mount whose place is unlinked). So
   // they are what it pins.
   std::set<std::string> pinned;
-  for (const std::vector<std::string>* paths : {&plan.mask_dirs, &plan.mask_files}) {
+  for (const std::vector<std::string>* paths : {&plan.mask_dirs, &plan.mask_files, &plan.absent_masks}) {
     for (const std::string& path : *paths) {
       std::string rel = path.substr(workspace.size());  // "/sub/.env"
       pinned.insert(rel);

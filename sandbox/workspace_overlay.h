@@ -69,6 +69,10 @@ struct WorkspaceOverlayPlan {
   std::string inner_uid_map, inner_gid_map;        // step 4: the worker's ids again
   std::vector<std::string> rw_binds, ro_binds;     // inside the workspace, in order
   std::vector<std::string> mask_dirs, mask_files;  // inside the workspace
+  // Masks of paths not there when planned: nothing to mount, but made
+  // later they would show unmasked, so a prepared overlay or view pins
+  // their absence (never read by the children).
+  std::vector<std::string> absent_masks;
   std::string hide = kOverlayMountDir;
   UniqueFd lock;  // upper's parent, locked shared from its mkdir on (LockOverlayDir)
   // The read-only view's plan (PreparedOverlay::MakeReadOnlyView): lower
@@ -109,6 +113,17 @@ StatusOr<WorkspaceOverlayPlan> PlanWorkspaceOverlay(const std::string& workspace
 Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mounts);
 constexpr const char kOverlayCapability[] = "workspace-overlay";
 constexpr const char kNoOverlayCapability[] = "no-workspace-overlay";
+
+// Whether the read-only view (PreparedOverlay::MakeReadOnlyView) keeps
+// every mask in mounts (ODIN_OVERLAY's value) for as long as a command
+// runs: only where none lies inside the workspace but Odin's own state
+// (workspace/.odin), which nothing replaces. The view's masks sit on the
+// workspace's own files, and one replaced while a command runs (a
+// sandbox.hide directory made again) would show the command what is under
+// it; an overlay's masks sit on the overlay's own files and hold. The
+// worker says so in its Hello (kReadOnlyViewCapability).
+bool ReadOnlyViewKeepsMasks(const std::string& workspace, const std::string& mounts);
+constexpr const char kReadOnlyViewCapability[] = "read-only-view";
 
 // Removes a command's directories (kOverlayMountDir/upper/ID as the worker
 // sees it, or the coordinator's path to it): the upper and work directories

@@ -404,6 +404,23 @@ TEST_F(WorkspaceOverlayTest, APreparedOverlayIsNotUsedOnceADirectoryAboveAMaskWa
   EXPECT_THE_CLAIM_FAILED(out);
 }
 
+// A masked path not there when the overlay was prepared has no mask in it:
+// made since, it would show. Its absence is pinned like a file.
+TEST_F(WorkspaceOverlayTest, APreparedOverlayIsNotUsedOnceAMaskedPathThatWasAbsentWasMade) {
+  prepared_ = true;
+  wait_ = true;
+  std::thread command_before([&] {
+    for (int i = 0; i < 1000 && !PathExists(ws_ + "/ready"); ++i) usleep(10000);
+    Write(ws_ + "/late.env", "TOKEN=4\n");
+    Write(ws_ + "/go", "");
+  });
+  CommandOutput out = RunCommand("cat late.env", true, {"--mask", ws_ + "/late.env"});
+  command_before.join();
+  SKIP_WITHOUT_OVERLAY(out);
+  EXPECT_THE_CLAIM_FAILED(out);
+  EXPECT_EQ(out.output.find("TOKEN=4"), std::string::npos) << out.output;
+}
+
 TEST_F(WorkspaceOverlayTest, APreparedOverlayNeverUsedLeavesNothing) {
   prepared_ = true;
   CommandOutput out = RunCommand("unclaimed");
@@ -541,6 +558,13 @@ TEST_F(WorkspaceOverlayTest, AReadOnlyViewWhoseMaskedFileWasReplacedIsMadeAgain)
   SKIP_WITHOUT_OVERLAY(out);
   ASSERT_EQ(out.exit_code, 0) << out.output;
   EXPECT_EQ(out.output, "stale\nsecret[]\n");
+}
+
+TEST(WorkspaceOverlayPlanTest, TheReadOnlyViewIsOfferedOnlyWhereOdinsStateIsTheOneMaskInTheWorkspace) {
+  EXPECT_TRUE(ReadOnlyViewKeepsMasks("/ws", "rw /ws/.git\nro /ws/.git/config\nmask /ws/.odin\n"));
+  EXPECT_TRUE(ReadOnlyViewKeepsMasks("/ws", "mask /ws/.odin\nmask /home/u/.cargo/credentials.toml\n"));
+  EXPECT_FALSE(ReadOnlyViewKeepsMasks("/ws", "mask /ws/.odin\nmask /ws/secrets\n"));
+  EXPECT_FALSE(ReadOnlyViewKeepsMasks("/ws", "mask /ws/sub/.odin\n"));
 }
 
 TEST(WorkspaceOverlayPlanTest, RefusesAnIdThatCouldNameAnotherPath) {

@@ -255,6 +255,33 @@ TEST_F(OdinMutationsTest, CommandsThatOnlyReadRunInTheReadOnlyViewAndAreNotTrack
   EXPECT_EQ(r["changed_files"], json::array({"b.txt"}));
 }
 
+// A directory the user hides inside the workspace is a mask the read-only
+// view could lose while a command runs (it sits on the directory itself,
+// which can be made again): there, commands that only read run over
+// overlays, whose masks hold.
+TEST_F(OdinMutationsTest, WithAHiddenDirectoryInTheWorkspaceCommandsThatOnlyReadRunOverOverlays) {
+  Put("a.txt", "alpha\n");
+  ASSERT_TRUE(MakeDirs(ws_.Join("secrets")).ok());
+  Put("secrets/k", "KEY\n");
+  ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"),
+                              json({{"sandbox", {{"hide", {ws_.Join("secrets")}}}}}).dump())
+                  .ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo beta > b.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"cat a.txt secrets/k"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  json cat = LastResult(requests[2]);
+  std::string output = cat["output"];
+  EXPECT_NE(output.find("alpha"), std::string::npos) << cat.dump();
+  EXPECT_EQ(output.find("KEY"), std::string::npos) << cat.dump();
+  EXPECT_TRUE(RanOverOverlay(cat["execution_id"])) << cat.dump();
+}
+
 // A repository whose own config makes `git diff` run a program of its
 // (diff.external) would write through a command judged to only read: in
 // the read-only view the write fails and nothing changes. The same program

@@ -229,6 +229,30 @@ TEST_F(OdinSecurityTest, HomeAndConfiguredSecretsAreHidden) {
   EXPECT_EQ(out.substr(0, 3), "[]\n") << "HOME shows empty: " << out;
 }
 
+// A directory the user hides inside the workspace: bubblewrap's empty tmpfs
+// for it was mounted before the workspace's bind, which covered it again,
+// so the file tools and commands without an overlay read it.
+TEST_F(OdinSecurityTest, AHiddenDirectoryInsideTheWorkspaceIsHiddenFromEveryTool) {
+  ASSERT_TRUE(MakeDirs(ws_.Join("secrets")).ok());
+  Put("secrets/token", "s3cr3t\n");
+  UserConfig(json({{"sandbox", {{"hide", {ws_.Join("secrets")}}}}}).dump());
+  for (const char* mode : {"ask", "edit"}) {
+    SCOPED_TRACE(mode);
+    json read = Tool("Read", {{"file_path", "secrets/token"}}, mode);
+    EXPECT_EQ(read.dump().find("s3cr3t"), std::string::npos) << read.dump();
+    // (Finding nothing, Grep succeeds: Tool expects a refusal.)
+    Ran grep = RunOdin(ws_.path(),
+                       {"tool", "Grep", json({{"pattern", "s3cr"}, {"output_mode", "content"}}).dump(), "--mode", mode},
+                       UserDirs({{"ODIN_TEST_MARK", marker_}}));
+    EXPECT_EQ(grep.out.find("s3cr3t"), std::string::npos) << grep.out;
+    json cat = Command("cat secrets/token; echo [$(ls -A secrets)]; echo x > secrets/planted", mode);
+    EXPECT_EQ(cat.dump().find("s3cr3t"), std::string::npos) << cat.dump();
+    EXPECT_NE(cat["output"].get<std::string>().find("[]"), std::string::npos) << cat.dump();
+  }
+  EXPECT_EQ(Get("secrets/token"), "s3cr3t\n");
+  EXPECT_FALSE(PathExists(ws_.Join("secrets/planted")));
+}
+
 TEST_F(OdinSecurityTest, ToolchainsInHomeRunButTheirCredentialsStayHidden) {
   char home_template[] = "/var/tmp/odin-home-XXXXXX";
   std::string home = mkdtemp(home_template);

@@ -70,6 +70,7 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
                   next.status().ToString().c_str());
         }
       }
+      view_usable_ = overlay_mounts_ && ReadOnlyViewKeepsMasks(o_.workspace, *overlay_mounts_);
     }
   }
 
@@ -77,7 +78,9 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // workspace overlay (a worker the sandbox gave none says nothing).
   std::vector<std::string> OverlayCapabilities() const {
     if (!relaxed_filter_) return {};
-    return {overlay_mounts_ ? kOverlayCapability : kNoOverlayCapability};
+    std::vector<std::string> caps = {overlay_mounts_ ? kOverlayCapability : kNoOverlayCapability};
+    if (view_usable_) caps.push_back(kReadOnlyViewCapability);
+    return caps;
   }
 
   void OnOutput(OutputStreamId stream, std::string_view data) override;
@@ -101,6 +104,9 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // The read-only view for commands that only read: made at the first,
   // made again where it no longer masks what it masked.
   StatusOr<PreparedOverlay*> ReadOnlyView();
+  // Answers a command sent to the read-only view that it cannot run there
+  // (no view, or it cannot be made): not run, no_read_only_view set.
+  void RefuseReadOnlyView(const v1::ToolRequest& req, const Status& why);
   // Starts spec over an overlay it makes as it starts (none prepared).
   StatusOr<std::unique_ptr<CommandRun>> StartOverOverlay(const v1::ToolRequest& req, CommandSpec spec);
 
@@ -142,8 +148,10 @@ class Worker : public CommandRun::Sink, public WorkerLogic {
   // unmounts its tree, and a command exiting as the last would do it before
   // the kernel tells us it ended.
   std::unique_ptr<PreparedOverlay> joined_overlay_;
-  // What commands that only read run in (ReadOnlyView); null until the first.
+  // What commands that only read run in (ReadOnlyView); null until the
+  // first. view_usable_: the Hello offers it (ReadOnlyViewKeepsMasks).
   std::unique_ptr<PreparedOverlay> read_only_view_;
+  bool view_usable_ = false;
   int join_failures_ = 0;  // in a row, where an overlay of the command's own then did
   // Whether the running command runs over an overlay.
   bool over_overlay_ = false;
@@ -299,18 +307,15 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
       return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, parsed.status()), std::move(result));
     }
     spec = std::move(*parsed);
-    if ((req.needs_overlay() || req.read_only_view()) && !overlay_mounts_) {
-      // It would write into the workspace itself, beside other commands
-      // (or, judged to only read, where it could write).
-      return EmitTextResult(
-          req,
-          FailResult(&result, v1::TOOL_STATUS_ERROR,
-                     Status::FailedPrecondition("command", req.read_only_view()
-                                                               ? "not run: this worker has no read-only view of the "
-                                                                 "workspace; ask for it again"
-                                                               : "not run: this worker has no workspace overlay, and "
-                                                                 "other commands run beside it; ask for it again")),
-          std::move(result));
+    if (req.read_only_view() && !view_usable_) return RefuseReadOnlyView(req, Status::OK());
+    if (req.needs_overlay() && !overlay_mounts_) {
+      // It would write into the workspace itself, beside other commands.
+      return EmitTextResult(req,
+                            FailResult(&result, v1::TOOL_STATUS_ERROR,
+                                       Status::FailedPrecondition("command",
+                                                                  "not run: this worker has no workspace overlay, and "
+                                                                  "other commands run beside it; ask for it again")),
+                            std::move(result));
     }
   }
   spec.env = CurrentEnvironment();
@@ -333,14 +338,14 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
     // Nothing to track: no overlay is used up, and the prepared one waits
     // for a command that can write.
     StatusOr<PreparedOverlay*> view = ReadOnlyView();
-    if (view.ok()) {
-      spec.before_exec = PreparedOverlay::Join;
-      spec.before_exec_arg = *view;
-      spec.keep_fds = (*view)->fds();
-      run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
-    } else {
-      run = view.status().WithContext("not run: no read-only view of the workspace (ask for it again)");
+    if (!view.ok()) {
+      joined_overlay_ = std::move(last_joined);  // still ours until a command runs
+      return RefuseReadOnlyView(req, view.status());
     }
+    spec.before_exec = PreparedOverlay::Join;
+    spec.before_exec_arg = *view;
+    spec.keep_fds = (*view)->fds();
+    run = CommandRun::Start(spec, req.output_head_bytes(), req.output_tail_bytes(), clock_);
   } else if (overlay_mounts_ && !capture) {
     result.set_overlay(true);
     // (A prepared overlay whose bound files, or directories above its
@@ -422,6 +427,17 @@ void Worker::StartSpec(const v1::ToolRequest& req, CommandSpec spec, bool captur
   channel_->Queue(std::move(env));
   // Out now: the coordinator needs the group id if the command kills us.
   channel_->Flush();
+}
+
+void Worker::RefuseReadOnlyView(const v1::ToolRequest& req, const Status& why) {
+  v1::ToolResult result;
+  result.set_execution_id(req.execution_id());
+  result.set_no_read_only_view(true);
+  Status refused = Status::FailedPrecondition("command", "not run: this worker has no read-only view of the workspace" +
+                                                             (why.ok() ? std::string() : " (" + why.ToString() + ")") +
+                                                             "; ask for it again");
+  fprintf(stderr, "odin-worker: %s\n", refused.ToString().c_str());
+  EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, refused), std::move(result));
 }
 
 StatusOr<PreparedOverlay*> Worker::ReadOnlyView() {

@@ -38,11 +38,25 @@ bool In(const char* const (&list)[N], const std::string& word) {
   return std::any_of(std::begin(list), std::end(list), [&](const char* w) { return word == w; });
 }
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.compare(0, strlen(prefix), prefix) == 0; }
-
 // A cluster of short options (-rno) that holds letter.
 bool ShortCluster(const std::string& w, char letter) {
   return w.size() > 1 && w[0] == '-' && w[1] != '-' && w.find(letter) != std::string::npos;
+}
+
+// Whether w may be the long option `option` ("--output"): getopt_long and
+// git take any prefix of one (--out, --o=FILE), so any prefix counts.
+bool LongOption(const std::string& w, const char* option) {
+  if (w.size() < 3 || w[0] != '-' || w[1] != '-') return false;
+  size_t eq = w.find('=');
+  std::string given = w.substr(0, eq);
+  return std::string(option).compare(0, given.size(), given) == 0;
+}
+
+// Whether any of args may be one of the long options.
+bool AnyLongOption(const std::vector<std::string>& args, std::initializer_list<const char*> options) {
+  return std::any_of(args.begin(), args.end(), [&](const std::string& w) {
+    return std::any_of(options.begin(), options.end(), [&](const char* o) { return LongOption(w, o); });
+  });
 }
 
 // A sed script of line addresses and p, d, q, = commands (`1,200p`,
@@ -91,14 +105,12 @@ bool PartOnlyReads(const CommandPart& part) {
   bool all_known = std::all_of(part.known.begin(), part.known.end(), [](bool k) { return k; });
   auto any = [&](auto&& pred) { return std::any_of(args.begin(), args.end(), pred); };
   if (name == "sort") {
-    return all_known && !any([](const std::string& w) {
-             return ShortCluster(w, 'o') || ShortCluster(w, 'T') || StartsWith(w, "--output") ||
-                    StartsWith(w, "--temporary-directory") || StartsWith(w, "--compress-program");
-           });
+    return all_known && !any([](const std::string& w) { return ShortCluster(w, 'o') || ShortCluster(w, 'T'); }) &&
+           !AnyLongOption(args, {"--output", "--temporary-directory", "--compress-program"});
   }
-  if (name == "uniq") {  // uniq IN OUT writes OUT
-    return all_known &&
-           std::count_if(args.begin(), args.end(), [](const std::string& w) { return w.empty() || w[0] != '-'; }) <= 1;
+  if (name == "uniq") {  // uniq IN OUT writes OUT ("-" is standard input, an operand too)
+    return all_known && std::count_if(args.begin(), args.end(),
+                                      [](const std::string& w) { return w.empty() || w[0] != '-' || w == "-"; }) <= 1;
   }
   if (name == "find") {
     return all_known && !any([](const std::string& w) {
@@ -107,18 +119,23 @@ bool PartOnlyReads(const CommandPart& part) {
            });
   }
   if (name == "fd" || name == "fdfind") {
-    return all_known && !any([](const std::string& w) {
-             return ShortCluster(w, 'x') || ShortCluster(w, 'X') || StartsWith(w, "--exec");
-           });
+    return all_known && !any([](const std::string& w) { return ShortCluster(w, 'x') || ShortCluster(w, 'X'); }) &&
+           !AnyLongOption(args, {"--exec", "--exec-batch"});
   }
-  if (name == "rg") return all_known && !any([](const std::string& w) { return StartsWith(w, "--pre"); });
-  if (name == "tree") return all_known && !any([](const std::string& w) { return ShortCluster(w, 'o'); });
-  if (name == "file") return all_known && !any([](const std::string& w) { return ShortCluster(w, 'C'); });
+  // --pre and --hostname-bin run a program.
+  if (name == "rg") return all_known && !AnyLongOption(args, {"--pre", "--pre-glob", "--hostname-bin"});
+  // -o FILE writes the listing; -R (with -H) writes 00Tree.html files.
+  if (name == "tree") {
+    return all_known && !any([](const std::string& w) { return ShortCluster(w, 'o') || ShortCluster(w, 'R'); });
+  }
+  if (name == "file") {
+    return all_known && !any([](const std::string& w) { return ShortCluster(w, 'C'); }) &&
+           !AnyLongOption(args, {"--compile"});
+  }
   if (name == "sed") {
     if (!all_known || part.inline_code.empty()) return false;
-    if (any([](const std::string& w) {
-          return ShortCluster(w, 'i') || ShortCluster(w, 'f') || StartsWith(w, "--in-place") || StartsWith(w, "--file");
-        })) {
+    if (any([](const std::string& w) { return ShortCluster(w, 'i') || ShortCluster(w, 'f'); }) ||
+        AnyLongOption(args, {"--in-place", "--file"})) {
       return false;
     }
     return std::all_of(part.inline_code.begin(), part.inline_code.end(), PrintingSedScript);
@@ -126,13 +143,10 @@ bool PartOnlyReads(const CommandPart& part) {
   if (name == "git") {
     if (!all_known || !part.git_config.empty() || args.empty() || !In(kGitReaders, args[0])) return false;
     const std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (std::any_of(rest.begin(), rest.end(), [](const std::string& w) { return StartsWith(w, "--output"); })) {
-      return false;
-    }
-    if (args[0] == "grep") {  // -O runs a pager on the files found
-      return std::none_of(rest.begin(), rest.end(), [](const std::string& w) {
-        return ShortCluster(w, 'O') || StartsWith(w, "--open-files-in-pager");
-      });
+    if (AnyLongOption(rest, {"--output"})) return false;
+    if (args[0] == "grep") {  // -O runs a pager (any program) on the files found
+      return std::none_of(rest.begin(), rest.end(), [](const std::string& w) { return ShortCluster(w, 'O'); }) &&
+             !AnyLongOption(rest, {"--open-files-in-pager"});
     }
     if (args[0] == "branch") {
       return std::all_of(rest.begin(), rest.end(), [](const std::string& w) { return In(kGitBranchListing, w); });
