@@ -488,11 +488,12 @@ int SandboxMain(int argc, char** argv) {
   int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   SpawnOptions spawn;
   ApplyUser(o, &spawn);
+  // (Where root may not even make a mount namespace, a container without
+  // CAP_SYS_ADMIN, bubblewrap could not either: the policy decides, as for
+  // any bubblewrap that cannot set up.)
   if (geteuid() == 0 && spawn.uid < 0) {
     if (Status s = MakeHostDevicesReadOnly(); !s.ok()) {
-      fprintf(stderr, "odin-sandbox: the host's devices cannot be made read-only for the sandbox: %s\n",
-              s.message().c_str());
-      return kSandboxSetupFailedExit;
+      RunWithoutNamespaces(o, "the host's devices cannot be made read-only for the sandbox: " + s.message());
     }
   }
   BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), inner_end.get(), saved_stderr,
