@@ -231,7 +231,12 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     // this process applied since (a resume applies the commands a crash
     // cut off one after the other: one's deletion is not undone by the
     // next's copy).
-    o.started_ns = c.dispatched_wall_ns - 10'000'000;
+    // A file's ctime comes from the kernel's coarse clock (never behind the
+    // coarse time read at the dispatch, for a change after it): what was
+    // changed at or after that time counts. The price is a change in the
+    // same tick before the dispatch (a few ms), taken for one meanwhile.
+    // A resumed command's start is known to the millisecond only: a margin.
+    o.started_ns = c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
     o.gone_meanwhile = [&, since](const std::string& rel) { return since(changed_at_, rel); };
   }
   struct stat git_st;

@@ -481,9 +481,11 @@ void Coordinator::Dispatch(Call& c) {
 
 void Coordinator::DispatchNow(Call& c) {
   if (UsesLane(c)) EnterLane(c);
-  timespec wall{};
+  timespec wall{}, coarse{};
   clock_gettime(CLOCK_REALTIME, &wall);
+  clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
   c.dispatched_wall_ns = int64_t{wall.tv_sec} * 1'000'000'000 + wall.tv_nsec;
+  c.dispatched_coarse_ns = int64_t{coarse.tv_sec} * 1'000'000'000 + coarse.tv_nsec;
   // A command that may write: the tree before it, and what the protected
   // files hold now.
   if (TracksChanges(c)) StartTracking(c);

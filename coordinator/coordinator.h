@@ -291,8 +291,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string validates_command;   // the command whose changed file this lsp_check validates
     bool tracked = false;            // a command whose changes are tracked
     int64_t dispatched_wall_ns = 0;  // CLOCK_REALTIME when it went to its worker
-    bool in_lane = false;            // admitted to the writers' lane (see PumpLane)
-    bool lane_shared = false;        // beside other commands over overlays; start_change: change_count_ then
+    // CLOCK_REALTIME_COARSE then, the clock file times are taken from (0:
+    // not known, a resumed command's).
+    int64_t dispatched_coarse_ns = 0;
+    bool in_lane = false;      // admitted to the writers' lane (see PumpLane)
+    bool lane_shared = false;  // beside other commands over overlays; start_change: change_count_ then
     uint64_t start_change = 0;
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)

@@ -27,10 +27,11 @@
 // command's version: it is a conflict, the command's version is kept in
 // conflicts_dir, and the path is reported. The same goes for a deletion
 // of something changed meanwhile, and for a path the workspace no longer
-// has that changed meanwhile (deleted by another command: not recreated). Without changed_meanwhile, an entry whose
-// ctime (which no program can set) is after started_ns counts; the file
-// system's coarse clock makes that miss a change in the start's own tick
-// (a few ms), so it is the fallback, not the rule.
+// has that changed meanwhile (deleted by another command: not recreated).
+// Without changed_meanwhile, an entry whose ctime (which no program can
+// set) is after started_ns counts; the file system's coarse clock makes
+// that take a change in the start's own tick (a few ms) before it for one
+// meanwhile, so it is the fallback, not the rule.
 //
 // What must never land (must_not_land: protected names anywhere, .git
 // replaced, git's control files) is discarded and reported. Changes inside

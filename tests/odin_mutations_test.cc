@@ -57,6 +57,20 @@ class OdinMutationsTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
   }
   std::string Get(const std::string& rel) { return *ReadFileToString(ws_.Join(rel)); }
+  // Waits until the clock file times come from (the kernel's coarse one)
+  // is past path's ctime. False if it never is.
+  static bool WaitForFileClockToPass(const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return false;
+    int64_t changed = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+    return WaitUntil(
+        [changed] {
+          timespec now{};
+          clock_gettime(CLOCK_REALTIME_COARSE, &now);
+          return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec > changed;
+        },
+        std::chrono::seconds(5));
+  }
   void Git(std::vector<std::string> args) {
     std::vector<std::string> argv = {"git", "-C", ws_.path(), "-c", "user.name=t", "-c", "user.email=t@t"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -345,6 +359,10 @@ TEST_F(OdinMutationsTest, OdinExecRecordsChangesWithOrWithoutTheOverlay) {
     SCOPED_TRACE(overlay ? "overlay" : "no overlay");
     std::string rel = overlay ? "with.txt" : "without.txt";
     Put(rel, "before\n");
+    // odin exec has no tracker: a change whose ctime is in its dispatch's
+    // tick of the file system's clock counts as one made meanwhile. The
+    // test's write is from before: let that tick pass.
+    ASSERT_TRUE(WaitForFileClockToPass(ws_.Join(rel)));
     ASSERT_TRUE(MakeDirs(ws_.Join(".odin/overlay")).ok());
     chmod(ws_.Join(".odin/overlay").c_str(), overlay ? 0700 : 0500);
     Ran ran = RunOdin(ws_.path(), {"exec", "--json", "--", "sh", "-c", "echo after > " + rel + "; echo n > new-" + rel},
@@ -797,6 +815,37 @@ TEST_F(OdinMutationsTest, AFileChangedWhileTheCommandRanIsAConflictNotOverwritte
   // What changed it is external, never the command's.
   EXPECT_EQ(Rows("SELECT source FROM mutations WHERE path = ?", ws_.Join("shared.txt")),
             std::vector<std::string>({"external"}));
+}
+
+// odin exec has no tracker to hear the outside change: the file's ctime,
+// after the command's dispatch by the file system's own clock, says so.
+TEST_F(OdinMutationsTest, OdinExecKnowsAFileChangedWhileItsCommandRanByItsCtime) {
+  Put("shared.txt", "before\n");
+  ASSERT_TRUE(WaitForFileClockToPass(ws_.Join("shared.txt")));
+  std::thread outsider([&] {
+    auto waiting = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
+        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
+      }
+      return false;
+    };
+    ASSERT_TRUE(WaitUntil(waiting));
+    Put("shared.txt", "theirs\n");
+    for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
+  });
+  Ran ran = RunOdin(ws_.path(), {"exec", "--json", "--", "sh", "-c", "echo mine > shared.txt && kill -STOP $$"},
+                    {{"ODIN_TEST_MARK", marker_},
+                     {"XDG_CONFIG_HOME", user_.Join("config")},
+                     {"XDG_STATE_HOME", user_.Join("state")}});
+  outsider.join();
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  json out = json::parse(ran.out);
+  std::string id = out["execution_id"];
+  ASSERT_TRUE(RanOverOverlay(id));
+  EXPECT_EQ(Get("shared.txt"), "theirs\n");
+  EXPECT_EQ(Get(".odin/conflicts/" + id + "/shared.txt"), "mine\n");
+  EXPECT_NE(ran.out.find("changed by something else while the command ran"), std::string::npos) << ran.out;
 }
 
 // A command that changes more files than validation.max_files_per_command:
