@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
+
 namespace odin {
 
 int JsonNestingDepth(std::string_view json, int limit) {
@@ -37,7 +39,7 @@ StatusOr<std::string> CanonicalizeJson(std::string_view json) {
                                    "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   }
   // nlohmann::json keeps objects in a std::map, so dump() sorts keys.
-  nlohmann::json value = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json value = ParseJson(json);
   if (value.is_discarded()) return Status::InvalidArgument("JSON arguments", "not valid JSON");
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -153,6 +153,10 @@ std::string DirName(std::string_view path) {
   return std::string(path.substr(0, slash));
 }
 
+bool PathIsBelow(std::string_view path, std::string_view dir) {
+  return path.size() > dir.size() + 1 && path.starts_with(dir) && path[dir.size()] == '/';
+}
+
 std::string ExecutableDir() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);

@@ -40,6 +40,9 @@ StatusOr<std::string> RealPath(const std::string& path);
 std::string JoinPath(std::string_view a, std::string_view b);
 // The directory part of path ("/a/b" -> "/a").
 std::string DirName(std::string_view path);
+// Whether path lies below dir (not dir itself), compared as text: /a/b is
+// below /a, /ab is not.
+bool PathIsBelow(std::string_view path, std::string_view dir);
 // The directory holding the running executable.
 std::string ExecutableDir();
 // Creates a private (0700) temporary directory, from $TMPDIR or /tmp.

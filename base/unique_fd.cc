@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 namespace odin {
 
@@ -14,6 +15,13 @@ void UniqueFd::reset(int fd) {
     errno = saved;
   }
   fd_ = fd;
+}
+
+StatusOr<UniqueFd> ReopenFd(int fd, int flags) {
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  UniqueFd reopened(open(self.c_str(), flags | O_CLOEXEC));
+  if (!reopened.valid()) return PosixError(self, errno);
+  return reopened;
 }
 
 StatusOr<Pipe> MakePipe(int flags) {

@@ -48,6 +48,11 @@ struct Pipe {
   UniqueFd write_end;
 };
 
+// A new open file description of what fd is open on (through
+// /proc/self/fd), with flags: one whose flags (O_NONBLOCK) are its own, not
+// shared with whoever else holds fd.
+StatusOr<UniqueFd> ReopenFd(int fd, int flags);
+
 // pipe2(flags), e.g. O_CLOEXEC or O_CLOEXEC | O_NONBLOCK. Errors are
 // PosixError("pipe", errno): EMFILE and ENFILE are ResourceExhausted.
 StatusOr<Pipe> MakePipe(int flags);

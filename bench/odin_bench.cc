@@ -76,13 +76,14 @@
 #include "base/unique_fd.h"
 #include "base/zmq_endpoint.h"
 #include "ledger/ledger.h"
-#include "coordinator/gates/protected_paths.h"
+#include "workspace/protected_paths.h"
 #include "coordinator/runtime.h"
 #include "coordinator/worker_sandbox.h"
 #include "coordinator/config_loader.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
+#include "workspace/workspace_files.h"
 #include "planner/stall_detector.h"
-#include "planner/workspace_fingerprint.h"
+#include "workspace/workspace_fingerprint.h"
 #include "odin/v1/worker.pb.h"
 #include "coordinator/gates/validators.h"
 #include "tools/exec_command.h"
@@ -1181,8 +1182,11 @@ bool GuardFigures(int tree_files, int runs) {
     index.Refresh();
     index_first.push_back(Ms(Clock::now() - a));
     a = Clock::now();
-    ProtectedSnapshot before = SnapshotProtected(*dir, &index);
-    RestoreReport report = RestoreProtected(*dir, before, &index, *dir + "/.odin/displaced", "bench");
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(*dir);
+    (void)MakeDirs(*dir + "/.odin", 0700);
+    StatusOr<WorkspaceFiles> kept = WorkspaceFiles::Open(*dir + "/.odin");
+    ProtectedSnapshot before = SnapshotProtected(*files, &index);
+    RestoreReport report = RestoreProtected(*files, before, &index, &*kept, "bench");
     protect.push_back(Ms(Clock::now() - a));
     if (!report.empty()) fprintf(stderr, "odin_bench: the protected paths changed with nothing changed\n");
   }

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
 #include "session/session_events.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -54,7 +55,7 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       return kUsageError;
     }
     StatusOr<Workspace> ws = FindWorkspace(g.dir);
-    if (ws.ok() && PathExists(JoinPath(ws->root, "ODIN.md")) && !f.force) {
+    if (ws.ok() && ExistsBelow(ws->root, "ODIN.md") && !f.force) {
       std::cerr << "odin init: ODIN.md exists; `odin init --force` updates it (the model reads it first and keeps "
                    "what still holds)\n";
       return kUsageError;

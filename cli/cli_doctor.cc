@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/version.h"
@@ -20,17 +21,18 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "coordinator/config_loader.h"
-#include "coordinator/overlay_changes.h"
+#include "workspace/overlay_changes.h"
 #include "coordinator/curve_keys.h"
 #include "coordinator/runtime.h"
 #include "ledger/ledger.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
 #include "coordinator/worker_pool.h"
 #include "coordinator/worker_sandbox.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/workspace_overlay.h"
 #include "session/resume.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
@@ -237,18 +239,19 @@ std::string ProbeMcpServers(const GlobalFlags& g, const Workspace& ws, const Con
 // What commands wrote that waits in their overlays (.odin/overlay/ID/u)
 // for no one: a crash cut the command off before its writes were applied.
 // One entry per such directory, with what to do about it.
-json WaitingWrites(const std::string& workspace, Ledger* ledger) {
+json WaitingWrites(const std::string& state_dir, Ledger* ledger) {
   json out = json::array();
-  std::string root = CommandOverlayRoot(workspace);
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string id = it->path().filename().string();
-    std::error_code kind_ec, empty_ec;
-    if (id.starts_with("next-") || id.starts_with("probe-") || !ValidOverlayId(id) || it->is_symlink(kind_ec)) {
+  std::string root = CommandOverlayRoot(state_dir);
+  StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(state_dir);
+  StatusOr<std::vector<std::string>> ids = state.ok() ? state->List("overlay") : state.status();
+  for (const std::string& id : ids.ok() ? *ids : std::vector<std::string>()) {
+    if (id.starts_with("next-") || id.starts_with("probe-") || !ValidOverlayId(id) ||
+        !state->Look("overlay/" + id).is_dir()) {
       continue;
     }
-    std::string dir = it->path().string(), upper = dir + "/u";
-    if (!IsDirectory(upper) || std::filesystem::is_empty(upper, empty_ec)) continue;
+    std::string dir = root + "/" + id;
+    StatusOr<std::vector<std::string>> upper = state->List("overlay/" + id + "/u");
+    if (!upper.ok() || upper->empty()) continue;
     json w = {{"execution_id", id}, {"path", ".odin/overlay/" + id + "/u"}};
     StatusOr<ExecutionRow> row = ledger != nullptr ? ledger->FindExecution(id) : Status::NotFound(id, "no ledger");
     StatusOr<SessionRecord> session = row.ok() ? ledger->FindSession(row->start.session_id) : row.status();
@@ -395,7 +398,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                                    : "ALTERED: " + report->problem;
     }
   }
-  json waiting = WaitingWrites(ws->root, ledger.ok() ? ledger->get() : nullptr);
+  json waiting = WaitingWrites(ws->state_dir, ledger.ok() ? ledger->get() : nullptr);
   std::string rg = lookup("rg"), clangd = lookup("clangd");
   bool failed = policy == SandboxPolicy::kRequire && !namespaces;
   // The language servers the validation gate would use.
@@ -413,7 +416,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   // A daemon serving the workspace: what it reports (through odin-rpc, which
   // speaks gRPC).
   std::optional<CommandOutput> daemon;
-  if (PathExists(ws->state_dir + "/daemon.json")) {
+  if (ExistsBelow(ws->state_dir, "daemon.json")) {
     SpawnOptions so;
     so.argv = {ExecutableDir() + "/odin-rpc", "-C", ws->root, "status"};
     if (as_json) so.argv.push_back("--json");
@@ -511,7 +514,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"config",
                {{"user", loaded->user_config_path},
                 {"user_found", loaded->user_config_found},
-                {"workspace", PathExists(ws->config_path) ? ws->config_path : ""},
+                {"workspace", ExistsBelow(ws->root, "odinconfig.json") ? ws->config_path : ""},
                 {"trust", WorkspaceTrustName(loaded->trust)},
                 {"trust_store", loaded->trust_store_path},
                 {"trust_store_error", loaded->trust_store_error},
@@ -530,7 +533,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
       j["language_servers"].push_back({{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}});
     }
     if (daemon) {
-      json d = json::parse(daemon->output, nullptr, false);
+      json d = ParseJson(daemon->output);
       j["daemon"] = daemon->exit_code == 0 && !d.is_discarded() ? d : json({{"error", daemon->output}});
     }
     std::cout << j.dump(2) << "\n";

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/canonical_json.h"
+#include "base/json_input.h"
 #include "base/unique_fd.h"
 #include "cli/cli.h"
 #include "coordinator/runtime.h"
@@ -48,9 +49,8 @@ class OutputWriter {
     struct stat st;
     if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
       int flags = fcntl(fd, F_GETFL);
-      std::string self = "/proc/self/fd/" + std::to_string(fd);
-      int reopened = open(self.c_str(), (flags & (O_ACCMODE | O_APPEND)) | O_NONBLOCK | O_CLOEXEC);
-      if (reopened >= 0) fd_ = owned_ = reopened;
+      StatusOr<UniqueFd> reopened = ReopenFd(fd, (flags & (O_ACCMODE | O_APPEND)) | O_NONBLOCK);
+      if (reopened.ok()) fd_ = owned_ = reopened->release();
     }
   }
   ~OutputWriter() {
@@ -200,8 +200,8 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
         {"exit_reason", ExitReasonName(r.exit_reason())},
         {"duration_ms", static_cast<double>(r.duration_us()) / 1000.0},
         {"output_bytes", r.output_total_bytes()},
-        {"output_head", nlohmann::json::parse(Lossy(r.output_head()))},
-        {"output_tail", nlohmann::json::parse(Lossy(r.output_tail()))},
+        {"output_head", ParseJson(Lossy(r.output_head()))},
+        {"output_tail", ParseJson(Lossy(r.output_tail()))},
         {"error", r.has_error() ? nlohmann::json(r.error().message()) : nlohmann::json()},
         {"recorded", recorded.ok()},
         {"changed_files", changed},

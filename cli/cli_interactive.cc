@@ -32,7 +32,7 @@
 #include "cli/diff_view.h"
 #include "cli/line_editor.h"
 #include "cli/terminal_view.h"
-#include "coordinator/undo.h"
+#include "workspace/undo.h"
 #include "odin/v1/worker.pb.h"
 #include "session/agent_session.h"
 #include "session/init_prompt.h"
@@ -41,6 +41,7 @@
 #include "tools/exec_command.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
@@ -132,7 +133,10 @@ std::string AttachFiles(const std::string& text, const std::string& root, std::v
       notes->push_back("@" + word + ": not attached (Odin's state directory)");
       continue;
     }
-    StatusOr<std::string> content = ReadRegularFile(*path, kAttachBytes + 1);
+    // Through the safe file layer: a link out of the workspace, a device
+    // or a FIFO is not attached.
+    StatusOr<WorkspaceFiles> layer = WorkspaceFiles::Open(root);
+    StatusOr<std::string> content = layer.ok() ? layer->ReadFile(*path, kAttachBytes + 1) : layer.status();
     if (!content.ok()) {
       notes->push_back("@" + word + ": not attached (" + content.status().message() + ")");
       continue;
@@ -502,7 +506,7 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   } else if (cmd == "/init") {
     if (Busy()) {
       view_.Line("(busy: /init waits until the agent is idle)");
-    } else if (PathExists(JoinPath(s_->runtime().workspace().root, "ODIN.md"))) {
+    } else if (ExistsBelow(s_->runtime().workspace().root, "ODIN.md")) {
       view_.Line("ODIN.md exists: the model would read it and update it, keeping what still holds.");
       view_.Line(view_.Color("1", "  Update it? [y] yes, [n] no"));
       init_confirm_ = true;

@@ -16,10 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "base/terminal_text.h"
 #include "cli/cli.h"
 #include "ledger/ledger.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
@@ -56,7 +58,7 @@ std::string FormatDuration(int64_t us) {
 // else the JSON, cut to width.
 std::string ArgsSummary(const ExecutionStart& s, size_t width) {
   std::string text = s.args_json;
-  json args = json::parse(s.args_json, nullptr, false);
+  json args = ParseJson(s.args_json);
   if (args.is_object() && args.contains("argv") && args["argv"].is_array()) {
     text.clear();
     for (const json& a : args["argv"]) {
@@ -85,7 +87,7 @@ std::string Shown(const std::string& s) { return VisibleControls(s); }
 
 json Bytes(const std::string& b) {
   // Output need not be UTF-8; JSON gets it with invalid bytes replaced.
-  return json::parse(json(b).dump(-1, ' ', false, json::error_handler_t::replace));
+  return ParseJson(json(b).dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 json ExecutionJson(const ExecutionRow& row) {
@@ -93,7 +95,7 @@ json ExecutionJson(const ExecutionRow& row) {
             {"session_id", row.start.session_id},
             {"agent_id", row.start.agent_id},
             {"tool", row.start.tool},
-            {"arguments", json::parse(row.start.args_json, nullptr, false)},
+            {"arguments", ParseJson(row.start.args_json)},
             {"mode", row.start.mode},
             {"worker_id", row.start.worker_id},
             {"started_at_ms", row.start.started_at_ms}};
@@ -114,7 +116,7 @@ json ExecutionJson(const ExecutionRow& row) {
   j["error"] = e.error.empty() ? json() : json(e.error);
   // The tool's structured result (a command's "network", a write's hashes).
   if (!e.result_json.empty()) {
-    json result = json::parse(e.result_json, nullptr, false);
+    json result = ParseJson(e.result_json);
     if (result.is_object()) j["result"] = result;
   }
   return j;
@@ -128,7 +130,7 @@ StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalFlags& g, bool* missing
   *missing = false;
   ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(g.dir));
   StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(ws.ledger_path, options);
-  if (!ledger.ok() && ledger.status().code() == StatusCode::kNotFound && !PathExists(ws.ledger_path)) {
+  if (!ledger.ok() && ledger.status().code() == StatusCode::kNotFound && !ExistsBelow(ws.state_dir, "odin.db")) {
     *missing = true;
     return Status::NotFound("ledger " + ws.ledger_path, "no executions recorded yet");
   }
@@ -151,7 +153,7 @@ void PrintBreakers(Ledger* ledger, const std::string& session_id) {
   std::map<std::string, std::pair<json, int64_t>> last;  // breaker -> detail, when
   for (const GateEvent& e : *events) {
     if (e.kind != "breaker") continue;
-    json d = json::parse(e.detail_json, nullptr, false);
+    json d = ParseJson(e.detail_json);
     if (d.is_object() && d.contains("breaker")) last[d["breaker"].get<std::string>()] = {d, e.created_at_ms};
   }
   if (last.empty()) return;

@@ -10,10 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "cli/cli.h"
 #include "coordinator/config.h"
 #include "coordinator/config_loader.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
+#include "workspace/host_files.h"
 
 namespace odin {
 namespace {
@@ -27,9 +29,9 @@ int Fail(const std::string& message) {
 
 // The user's config as JSON ({} when there is none yet).
 StatusOr<json> ReadUserConfig(const std::string& path) {
-  if (!PathExists(path)) return json::object();
-  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, 1 << 20));
-  json j = json::parse(text, nullptr, false);
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadUserFile(path, 1 << 20));
+  if (!text) return json::object();
+  json j = ParseJson(*text);
   if (!j.is_object()) return Status::InvalidArgument(path, "not a JSON object");
   return j;
 }
@@ -38,8 +40,7 @@ Status WriteUserConfig(const std::string& path, const json& config) {
   std::string text = config.dump(2) + "\n";
   // The parser that every run uses: what it refuses is not written.
   RETURN_IF_ERROR(ParseConfig(text, path).status());
-  RETURN_IF_ERROR(MakeDirs(DirName(path), 0700));
-  return WriteFileAtomic(path, text);  // 0600
+  return WriteUserFile(path, text);  // 0600
 }
 
 std::string Describe(const McpServerSpec& s) {

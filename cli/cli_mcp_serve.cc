@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/version.h"
 #include "cli/cli.h"
 #include "coordinator/runtime.h"
@@ -57,9 +58,15 @@ class Server {
 
   // Handles one line from the client.
   void HandleLine(const std::string& line) {
-    json m = json::parse(line, nullptr, false);
-    if (!m.is_object())
-      return Send({{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32700}, {"message", "parse error"}}}});
+    // Size and depth are judged on the text, before anything is copied,
+    // dumped or compared (security review 3, finding 8: 300,000 levels of
+    // arguments crashed the server).
+    StatusOr<json> parsed = ParseJsonOrError(line, "message");
+    if (!parsed.ok() || !parsed->is_object()) {
+      std::string why = parsed.ok() ? "parse error: not a JSON object" : "parse error: " + parsed.status().message();
+      return Send({{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32700}, {"message", why}}}});
+    }
+    json m = std::move(*parsed);
     std::string method = Text(m, "method");
     bool request = m.contains("id") && (m["id"].is_number_integer() || m["id"].is_string());
     json params = m.contains("params") && m["params"].is_object() ? m["params"] : json::object();
@@ -118,7 +125,7 @@ class Server {
       bool read_only = reads || read_only_mode;
       out.push_back({{"name", spec.name},
                      {"description", spec.description},
-                     {"inputSchema", json::parse(spec.input_schema_json, nullptr, false)},
+                     {"inputSchema", ParseJson(spec.input_schema_json)},
                      {"annotations",
                       {{"readOnlyHint", read_only},
                        {"destructiveHint", !read_only && spec.name == "ExecuteCommand"},

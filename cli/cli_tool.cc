@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/canonical_json.h"
+#include "base/json_input.h"
 #include "planner/agent.h"
 #include "cli/cli.h"
 #include "coordinator/runtime.h"
@@ -92,7 +93,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   }
   if (f.json) {
     using nlohmann::json;
-    json structured = json::parse(result->output_json(), nullptr, false);
+    json structured = ParseJson(result->output_json());
     json out = {{"session_id", coord.session_id()},
                 {"execution_id", id},
                 {"tool", f.name},

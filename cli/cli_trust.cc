@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "coordinator/config_loader.h"
 #include "coordinator/trust_store.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
 
 namespace odin {
 namespace {

@@ -1,4 +1,4 @@
-// odin undo: puts back what calls changed (coordinator/undo.h), file tools'
+// odin undo: puts back what calls changed (workspace/undo.h), file tools'
 // writes and commands' changes alike, newest first.
 
 #include <iostream>
@@ -9,8 +9,8 @@
 #include "base/secrets.h"
 #include "base/terminal_text.h"
 #include "cli/cli.h"
-#include "coordinator/undo.h"
-#include "coordinator/workspace.h"
+#include "workspace/undo.h"
+#include "workspace/workspace.h"
 #include "ledger/ledger.h"
 
 namespace odin {

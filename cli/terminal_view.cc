@@ -6,7 +6,7 @@
 #include "base/terminal_text.h"
 #include "cli/diff_view.h"
 #include "cli/markdown_render.h"
-#include "coordinator/undo.h"
+#include "workspace/undo.h"
 #include "odin/v1/worker.pb.h"
 #include "session/session_events.h"
 #include "tools/text_file.h"

@@ -28,13 +28,15 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/sha256.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/coordinator_holds.h"
-#include "coordinator/gates/protected_paths.h"
-#include "coordinator/git_head.h"
-#include "coordinator/git_ignore.h"
-#include "coordinator/overlay_changes.h"
+#include "workspace/protected_paths.h"
+#include "workspace/git_head.h"
+#include "workspace/git_ignore.h"
+#include "workspace/git_layouts.h"
+#include "workspace/overlay_changes.h"
 #include "sandbox/workspace_overlay.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
@@ -56,13 +58,15 @@ std::string RelativeTo(const std::string& path, const std::string& workspace) {
 }
 
 // Whether what a command changed at rel (relative to the workspace) must
-// never land from its overlay: the protected names anywhere, the root .git
-// replaced (root_git: it was there), a nested .git made or replaced, and
-// git's control files (what configures git or sends it elsewhere) in any
-// git directory that was there. What git needs for ordinary work (objects,
-// refs, index, logs, HEAD) lands, and so does a new repository at the root
-// (git init), as it would without the overlay.
-bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace, bool root_git) {
+// never land from its overlay: the protected names anywhere, a .git that
+// was there replaced, and git's control files (what configures git or
+// sends it elsewhere) in any git directory that was there (had_git: the
+// workspace has that .git). What git needs for ordinary work (objects,
+// refs, index, logs, HEAD) lands, and so does a new repository (git init,
+// git clone), as it would without the overlay; CommandGitLayouts judges
+// what could run a program in those (workspace/git_layouts.h).
+bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace,
+                            const std::function<bool(const std::string&)>& had_git) {
   std::vector<std::string> parts;
   for (size_t start = 0; start <= rel.size();) {
     size_t end = rel.find('/', start);
@@ -73,8 +77,10 @@ bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace
   size_t git = 0;
   while (git < parts.size() && parts[git] != ".git") ++git;
   if (git == parts.size()) return IsProtectedPath(JoinPath(workspace, rel), workspace);
-  if (git == 0 && !root_git) return false;   // git init
-  if (git + 1 == parts.size()) return true;  // a .git itself, made or replaced
+  std::string git_rel;
+  for (size_t i = 0; i <= git; ++i) git_rel += (i == 0 ? "" : "/") + parts[i];
+  if (!had_git(git_rel)) return false;       // a new repository: judged whole
+  if (git + 1 == parts.size()) return true;  // a .git that was there, replaced
   static const std::set<std::string> kControl = {"config", "commondir", "config.worktree", "hooks", "info", "gitdir"};
   bool nested = parts[git + 1] == "worktrees" || parts[git + 1] == "modules";
   for (size_t i = git + 1; i < parts.size(); ++i) {
@@ -174,7 +180,7 @@ void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& e
 
 OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   const std::string& id = c.call.execution_id;
-  std::string base = JoinPath(CommandOverlayRoot(o_.workspace), id);
+  std::string base = JoinPath(CommandOverlayRoot(StateDir()), id);
   // Held (shared) until its directories are gone, as its worker held it
   // until now: a sweep, a resume or doctor's look never finds these writes
   // unheld. The worker holds it still, unless it died (then doctor's look
@@ -239,10 +245,26 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     o.started_ns = c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
     o.gone_meanwhile = [&, since](const std::string& rel) { return since(changed_at_, rel); };
   }
-  struct stat git_st;
-  bool root_git = lstat(JoinPath(o_.workspace, ".git").c_str(), &git_st) == 0;
-  o.must_not_land = [this, root_git](const std::string& rel) {
-    return MustNotLandFromCommand(rel, o_.workspace, root_git);
+  // Git layouts are judged on what the command wrote over the workspace,
+  // through the safe file layer.
+  StatusOr<WorkspaceFiles> upper_files = WorkspaceFiles::Open(base + "/u");
+  const WorkspaceFiles* ws_files = WorkspaceLayer();
+  std::optional<CommandGitLayouts> layouts;
+  if (upper_files.ok() && ws_files != nullptr) layouts.emplace(*ws_files, *upper_files);
+  std::map<std::string, bool> had_git;
+  o.must_not_land = [&](const std::string& rel) {
+    auto had = [&](const std::string& git_rel) {
+      auto it = had_git.find(git_rel);
+      if (it == had_git.end()) {
+        it = had_git.emplace(git_rel, ws_files == nullptr || ws_files->Look(git_rel).exists()).first;
+      }
+      return it->second;
+    };
+    if (MustNotLandFromCommand(rel, o_.workspace, had)) return true;
+    // Without the layer to read through, nothing that makes a repository
+    // lands.
+    if (!layouts) return rel.find(".git") != std::string::npos || rel.ends_with("HEAD");
+    return !layouts->MustNotLand(rel).empty();
   };
   std::unique_ptr<GitIgnore> own_ignore;
   if (tracker_) {
@@ -252,8 +274,8 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     o.ignore = own_ignore.get();
   }
   o.image_cap_bytes = o_.image_cap_bytes;
-  o.conflicts_dir = JoinPath(o_.workspace, ".odin/conflicts/" + id);
-  o.discarded_dir = JoinPath(o_.workspace, ".odin/displaced/" + id);
+  o.conflicts_dir = JoinPath(StateDir(), "conflicts/" + id);
+  o.discarded_dir = JoinPath(StateDir(), "displaced/" + id);
   OverlayApplied applied = ApplyOverlayUpper(o_.workspace, base + "/u", o);
   // What it changed that is counted, not recorded (.git, ignored paths),
   // is numbered too, for the commands beside it (its mutations are, as
@@ -296,7 +318,7 @@ void Coordinator::NoteOverlayOutcome(const Call& c, const OverlayApplied& a, v1:
   const std::string& id = c.call.execution_id;
   std::string note = "\n[odin]";
   if (!a.discarded.empty()) {
-    std::string kept = ".odin/displaced/" + id;
+    std::string kept = ShownStatePath("displaced/" + id);
     RecordGateEvent(
         c.call.agent_id, "", "protected_path_discarded", id,
         json({{"paths", a.discarded}, {"kept_in", kept}}).dump(-1, ' ', false, json::error_handler_t::replace));
@@ -306,7 +328,7 @@ void Coordinator::NoteOverlayOutcome(const Call& c, const OverlayApplied& a, v1:
         kept + "): " + list(a.discarded) + ";";
   }
   if (!a.conflicts.empty()) {
-    std::string kept = ".odin/conflicts/" + id;
+    std::string kept = ShownStatePath("conflicts/" + id);
     RecordGateEvent(
         c.call.agent_id, "", "overlay_conflict", id,
         json({{"paths", a.conflicts}, {"kept_in", kept}}).dump(-1, ' ', false, json::error_handler_t::replace));
@@ -520,7 +542,9 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
         // enough to keep; larger ones are read again (and must still be what
         // it hashed).
         StatusOr<std::string> content =
-            change.after_content ? StatusOr<std::string>(*change.after_content) : ReadFileToString(path);
+            change.after_content ? StatusOr<std::string>(*change.after_content)
+            : WorkspaceLayer()   ? WorkspaceLayer()->ReadFile(path, kMaxValidatedBytes, WorkspaceFiles::Links::kNone)
+                                 : Status::Unavailable(path, "the workspace cannot be opened");
         if (content.ok() && (change.after_content || Sha256Hex(*content) == change.after->sha256)) {
           if (f.before) {
             DiffResult diff = UnifiedDiff(*f.before, *content, DisplayPath(path, o_.workspace));
@@ -615,7 +639,7 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   m.after_sha256 = written.sha256();
   m.after_size = static_cast<int64_t>(written.size_bytes());
   m.created_at_ms = clock_->WallMillis();
-  json out = json::parse(r.output_json(), nullptr, false);
+  json out = ParseJson(r.output_json());
   if (out.is_object()) {
     m.lines_added = out.value("lines_added", -1);
     m.lines_removed = out.value("lines_removed", -1);

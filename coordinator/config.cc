@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "tools/tool_catalog.h"
 #include "web/address_policy.h"
 
@@ -401,7 +402,7 @@ Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
 }  // namespace
 
 StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin, const Config& base) {
-  json root = json::parse(text, nullptr, false);
+  json root = ParseJson(text);
   if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");

@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "coordinator/trust_store.h"
+#include "workspace/host_files.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
@@ -23,12 +26,16 @@ std::string Get(const std::map<std::string, std::string>& env, const std::string
   return it == env.end() ? "" : it->second;
 }
 
-// The file's text, or nullopt if there is none. A FIFO or a device (a
-// repository's symlink to /dev/zero) is an error, not a hang.
-StatusOr<std::optional<std::string>> ReadConfigFile(const std::string& path) {
-  if (!PathExists(path)) return std::optional<std::string>();
-  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, kMaxConfigBytes));
-  return std::optional<std::string>(std::move(text));
+// The text of a workspace's file (odinconfig.json, .mcp.json), or nullopt
+// if there is none: through the safe file layer, so a symlink out of the
+// workspace, a FIFO or a device (a repository's link to /dev/zero) is an
+// error, not a read of someone else's file or a hang.
+StatusOr<std::optional<std::string>> ReadWorkspaceConfig(const std::string& root, const std::string& name) {
+  ASSIGN_OR_RETURN(WorkspaceFiles files, WorkspaceFiles::Open(root));
+  if (!files.Look(name).exists()) return std::optional<std::string>();
+  StatusOr<std::string> text = files.ReadFile(name, kMaxConfigBytes);
+  if (!text.ok()) return text.status().WithContext(JoinPath(root, name));
+  return std::optional<std::string>(std::move(*text));
 }
 
 std::string Joined(const std::vector<std::string>& keys) {
@@ -61,7 +68,7 @@ StatusOr<LoadedConfig> ExpandMcpServers(LoadedConfig l, const std::map<std::stri
 // .mcp.json parsed onto whole: only mcpServers, and only sandboxed ones. An
 // error is why the file is ignored.
 StatusOr<Config> WithMcpJson(const std::string& text, const std::string& path, const Config& whole) {
-  json root = json::parse(text, nullptr, false);
+  json root = ParseJson(text);
   if (!root.is_object()) return Status::InvalidArgument(path, "not a JSON object");
   for (auto it = root.begin(); it != root.end(); ++it) {
     if (it.key() != "mcpServers") return Status::InvalidArgument(path, "unknown key '" + it.key() + "'");
@@ -110,17 +117,17 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   if (!dir.empty()) {
     l.user_config_path = JoinPath(dir, "odinconfig.json");
     l.trust_store_path = JoinPath(dir, "trusted.json");
-    ASSIGN_OR_RETURN(std::optional<std::string> text, ReadConfigFile(l.user_config_path));
+    ASSIGN_OR_RETURN(std::optional<std::string> text, ReadUserFile(l.user_config_path, kMaxConfigBytes));
     if (text) {
       l.user_config_found = true;
       ASSIGN_OR_RETURN(user, ParseConfig(*text, l.user_config_path));
     }
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadConfigFile(ws.config_path));
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadWorkspaceConfig(ws.root, "odinconfig.json"));
   // .mcp.json is Claude Code's file: one Odin cannot use is ignored with a
   // notice (its servers do not start) rather than stopping every run.
   std::string mcp_path = McpJsonPath(ws);
-  StatusOr<std::optional<std::string>> mcp_text = ReadConfigFile(mcp_path);
+  StatusOr<std::optional<std::string>> mcp_text = ReadWorkspaceConfig(ws.root, ".mcp.json");
   if (!text && mcp_text.ok() && !*mcp_text) {
     l.config = user;
     return ExpandMcpServers(std::move(l), env);

@@ -22,7 +22,7 @@
 #include "base/status.h"
 #include "coordinator/config.h"
 #include "coordinator/trust.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
 
 namespace odin {
 

@@ -16,6 +16,7 @@
 #include "base/canonical_json.h"
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/subprocess.h"
 #include "planner/workflows.h"
 #include "planner/budget.h"
@@ -24,7 +25,7 @@
 #include "coordinator/coordinator_holds.h"
 #include "coordinator/gates/approval_gate.h"
 #include "coordinator/gates/mode_gate.h"
-#include "coordinator/gates/protected_paths.h"
+#include "workspace/protected_paths.h"
 #include "coordinator/gates/read_before_edit_gate.h"
 #include "coordinator/gates/validation_gate.h"
 #include "tools/tool_catalog.h"
@@ -76,7 +77,11 @@ Status Coordinator::AttachLedger(Ledger* ledger) {
 
 Coordinator::AgentState& Coordinator::Agent(const std::string& agent_id) {
   AgentState& a = agents_[agent_id];
-  if (!a.cache) a.cache = std::make_unique<FileCache>(o_.file_cache, clock_);
+  if (!a.cache) {
+    FileCacheOptions options = o_.file_cache;
+    options.root = o_.workspace;
+    a.cache = std::make_unique<FileCache>(options, clock_);
+  }
   return a;
 }
 
@@ -119,7 +124,7 @@ void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::s
   // Those are the files each masked call put in the cache (its recorded
   // result says which: Read, Grep's content, a write), and the files the
   // calls named.
-  json detail = json::parse(detail_json, nullptr, false);
+  json detail = ParseJson(detail_json);
   if (!detail.is_object()) return;
   FileCache& cache = *Agent(agent_id).cache;
   for (const json& f : detail.value("files", json::array())) {
@@ -132,7 +137,7 @@ void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::s
   for (const std::string& id : MaskedCalls(detail)) {
     StatusOr<ExecutionRow> row = ledger_->FindExecution(id);
     if (!row.ok() || !row->end || row->start.agent_id != agent_id) continue;
-    json result = json::parse(row->end->result_json, nullptr, false);
+    json result = ParseJson(row->end->result_json);
     if (!result.is_object() || !result.contains("cache") || !result["cache"].is_array()) continue;
     for (const json& f : result["cache"]) {
       if (f.is_object() && f.contains("path") && f["path"].is_string()) cache.Invalidate(f["path"].get<std::string>());
@@ -160,7 +165,7 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   std::set<std::string> masked;
   for (const GateEvent& e : events) {
     if (e.kind != "compaction") continue;
-    for (std::string& id : MaskedCalls(json::parse(e.detail_json, nullptr, false))) masked.insert(std::move(id));
+    for (std::string& id : MaskedCalls(ParseJson(e.detail_json))) masked.insert(std::move(id));
   }
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {
@@ -172,7 +177,7 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
       continue;
     }
     if (masked.count(row.start.execution_id) != 0) continue;
-    json result = json::parse(row.end->result_json, nullptr, false);
+    json result = ParseJson(row.end->result_json);
     if (!result.is_object() || !result.contains("cache")) continue;
     for (const json& f : result["cache"]) {
       std::vector<std::pair<uint32_t, uint32_t>> ranges;
@@ -280,7 +285,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // in only for the user's answer to an approval (AfterPreToolUse).
   if (!tc.internal && HasHooks(HookEvent::kPreToolUse, tc.tool)) {
     c.hooks_pending = true;
-    json fields = {{"tool_name", tc.tool}, {"tool_input", json::parse(tc.arguments_json, nullptr, false)}};
+    json fields = {{"tool_name", tc.tool}, {"tool_input", ParseJson(tc.arguments_json)}};
     RunHooks({HookEvent::kPreToolUse, tc.agent_id, tc.mode, id, tc.tool,
               fields.dump(-1, ' ', false, json::error_handler_t::replace)},
              [this, id, need](const HookOutcome& o) { AfterPreToolUse(id, need, o); });
@@ -385,12 +390,15 @@ void Coordinator::Proceed(Call& c) {
   }
   if (tc.tool == kWebFetchTool && AnswerWebFetchFromCache(c)) return;  // c is gone
   if (tc.tool == kLspCheckTool) {
-    json args = json::parse(tc.arguments_json, nullptr, false);
+    json args = ParseJson(tc.arguments_json);
     std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
                             ? args["file_path"].get<std::string>()
                             : "";
     StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
-    StatusOr<std::string> content = path.ok() ? ReadRegularFile(*path, kMaxFileBytes) : path.status();
+    const WorkspaceFiles* files = WorkspaceLayer();
+    StatusOr<std::string> content = !path.ok()         ? path.status()
+                                    : files == nullptr ? Status::Unavailable(given, "the workspace cannot be opened")
+                                                       : files->ReadFile(*path, kMaxFileBytes);
     if (!content.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, content.status().WithContext(tc.tool));
       return;
@@ -493,8 +501,10 @@ void Coordinator::DispatchNow(Call& c) {
   if (CanWriteWorkspace(c)) {
     if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
     bool refreshed = RefreshProtectedIndex(c);
-    c.protected_before =
-        std::make_unique<ProtectedSnapshot>(SnapshotProtected(o_.workspace, protected_index_.get(), refreshed));
+    if (const WorkspaceFiles* ws = WorkspaceLayer()) {
+      c.protected_before =
+          std::make_unique<ProtectedSnapshot>(SnapshotProtected(*ws, protected_index_.get(), refreshed));
+    }
   }
   pool_.Submit(c.call);
 }
@@ -631,7 +641,8 @@ Status Coordinator::CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need)
   StatusOr<std::string> inside = ResolveWorkspacePath(given, o_.workspace);
   if (inside.ok()) {
     std::string state = o_.workspace + "/.odin";
-    if (*inside == state || inside->compare(0, state.size() + 1, state + "/") == 0) {
+    if (*inside == state || inside->compare(0, state.size() + 1, state + "/") == 0 || *inside == StateDir() ||
+        inside->starts_with(StateDir() + "/")) {
       return Status::PermissionDenied(given,
                                       "Odin's state directory (the ledger, sockets, tokens) is not open to "
                                       "the tools; memory_query reads the ledger");
@@ -656,7 +667,7 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const std::string& what = need.what;
   const std::string& reason = need.reason;
   const std::vector<std::string>& keys = need.keys;
-  json detail = json::parse(need.detail_json, nullptr, false);
+  json detail = ParseJson(need.detail_json);
   if (!detail.is_object()) detail = json::object();
   ApprovalGate::Decision decision = approvals_.Decide(keys, static_cast<bool>(on_approval_request));
   if (decision == ApprovalGate::Decision::kAskUser) {
@@ -962,7 +973,7 @@ json SnapshotJson(const v1::FileSnapshot& s, bool written) {
 // The tool's own structured result, plus what the call did to the file
 // cache ("cache"), so a session's caches can be rebuilt from the ledger.
 std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) const {
-  json out = json::parse(r.output_json(), nullptr, false);
+  json out = ParseJson(r.output_json());
   if (!out.is_object()) out = json::object();
   json cache = json::array();
   if (r.status() == v1::TOOL_STATUS_OK) {
@@ -1038,7 +1049,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   std::optional<OverlayApplied> overlay;
   if (!c.call.read_only_view &&
       (r.overlay() ||
-       (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(o_.workspace), r.execution_id()) + "/u")))) {
+       (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(StateDir()), r.execution_id()) + "/u")))) {
     overlay = ApplyCommandOverlay(c);
   }
   // Whether it ran in the view is the coordinator's word, never the worker's.
@@ -1118,6 +1129,35 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   Deliver(c, result, recorded);
 }
 
+const WorkspaceFiles* Coordinator::WorkspaceLayer() {
+  if (!workspace_files_) {
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(o_.workspace);
+    if (!files.ok()) {
+      spdlog::warn("workspace {}: {}", o_.workspace, files.status().ToString());
+      return nullptr;
+    }
+    workspace_files_.emplace(std::move(*files));
+  }
+  return &*workspace_files_;
+}
+
+const WorkspaceFiles* Coordinator::StateLayer() {
+  if (!state_files_) {
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(StateDir());
+    if (!files.ok()) {
+      spdlog::warn("state directory {}: {}", StateDir(), files.status().ToString());
+      return nullptr;
+    }
+    state_files_.emplace(std::move(*files));
+  }
+  return &*state_files_;
+}
+
+std::string Coordinator::ShownStatePath(const std::string& rel) const {
+  std::string state = StateDir();
+  return state == o_.workspace + "/.odin" ? ".odin/" + rel : JoinPath(state, rel);
+}
+
 // What a command changed of the protected paths (c.protected_before) is put
 // back or moved aside, said on its result and in the ledger. Returns the
 // paths put back (relative).
@@ -1127,8 +1167,12 @@ std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResul
   std::optional<v1::ToolResult>& amended = *amended_out;
   if (c.protected_before) {
     bool refreshed = RefreshProtectedIndex(c);
-    RestoreReport report = RestoreProtected(o_.workspace, *c.protected_before, protected_index_.get(),
-                                            o_.workspace + "/.odin/displaced", r.execution_id(), refreshed);
+    const WorkspaceFiles* ws = WorkspaceLayer();
+    RestoreReport report;
+    if (ws != nullptr) {
+      report =
+          RestoreProtected(*ws, *c.protected_before, protected_index_.get(), StateLayer(), r.execution_id(), refreshed);
+    }
     // A file put back holds what it held before: the tracker hears so, and
     // does not take the command's attempt for a change.
     if (tracker_ && c.tracked) {
@@ -1152,7 +1196,8 @@ std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResul
                       json({{"paths", report.restored},
                             {"displaced", report.displaced},
                             {"displaced_to", displaced_dir},
-                            {"unrestored", report.unrestored}})
+                            {"unrestored", report.unrestored},
+                            {"why", report.why}})
                           .dump(-1, ' ', false, json::error_handler_t::replace));
       if (!amended) amended = r;
       std::string note =
@@ -1160,7 +1205,14 @@ std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResul
           "directory, Odin's settings or instructions):";
       if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
       if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
-      if (!report.unrestored.empty()) note += " could not be put back: " + list(report.unrestored) + ";";
+      if (!report.unrestored.empty()) {
+        note += " could not be put back:";
+        for (const std::string& p : report.unrestored) {
+          auto why = report.why.find(p);
+          note += " " + p + (why == report.why.end() ? "" : " (" + why->second + ")") + ",";
+        }
+        note.back() = ';';
+      }
       note.back() = '\n';
       amended->set_output_tail(amended->output_tail() + note);
       amended->set_output_total_bytes(amended->output_total_bytes() + note.size());

@@ -53,8 +53,8 @@
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
-#include "coordinator/change_tracker.h"
-#include "coordinator/overlay_changes.h"
+#include "workspace/change_tracker.h"
+#include "workspace/overlay_changes.h"
 #include "coordinator/gates/circuit_breaker.h"
 #include "coordinator/gates/command_rules.h"
 #include "coordinator/file_cache.h"
@@ -62,7 +62,8 @@
 #include "ledger/ledger.h"
 #include "llm/llm.h"
 #include "planner/stall_detector.h"
-#include "coordinator/gates/protected_paths.h"
+#include "workspace/protected_paths.h"
+#include "workspace/workspace_files.h"
 #include "coordinator/todo_list.h"
 #include "planner/tool_host.h"
 #include "coordinator/gates/approval_gate.h"
@@ -79,8 +80,11 @@ class SymbolIndexer;
 struct CoordinatorOptions {
   std::string session_kind = "exec";  // recorded with the session
   std::string workspace;              // absolute root, symlinks resolved
-  CallMode mode = CallMode::kExec;    // default mode of calls
-  std::string agent_id = "main";      // default agent of calls
+  // Odin's state directory (Workspace::state_dir): the workspace's .odin,
+  // or the user's where that is not Odin's. "": workspace/.odin.
+  std::string state_dir;
+  CallMode mode = CallMode::kExec;  // default mode of calls
+  std::string agent_id = "main";    // default agent of calls
   uint64_t artifact_cap_bytes = 8u << 20;
   FileCacheOptions file_cache;
   WorkerPoolOptions pool;
@@ -241,6 +245,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::vector<BreakerInfo> Breakers();
   Ledger* ledger() { return ledger_; }
   const std::string& workspace() const { return o_.workspace; }
+  // Odin's state directory (CoordinatorOptions::state_dir).
+  std::string StateDir() const { return o_.state_dir.empty() ? o_.workspace + "/.odin" : o_.state_dir; }
   // Lets AgentTool start subagents, whose model calls go through access.llm.
   void set_model_access(ModelAccess access) { model_ = std::move(access); }
   // Drops the subagents' model calls and forgets them (and model access):
@@ -571,9 +577,18 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Call> calls_;                            // by execution id
   std::map<std::string, AgentState> agents_;                     // by agent id
   std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
-  std::unique_ptr<ProtectedIndex> protected_index_;              // where nested git directories and instructions are
-  ApprovalGate approvals_;                                       // what the user allowed for the session; the policy
-  std::unique_ptr<ChangeTracker> tracker_;                       // change tracking (command_changes.cc)
+  // The safe file layer over the workspace and over Odin's state
+  // (workspace/workspace_files.h): every host-side access to either goes
+  // through these. Opened at first use; null when the directory cannot be
+  // opened (then nothing is touched there).
+  const WorkspaceFiles* WorkspaceLayer();
+  const WorkspaceFiles* StateLayer();
+  // A path in the state directory as the user is shown it.
+  std::string ShownStatePath(const std::string& rel) const;
+  std::optional<WorkspaceFiles> workspace_files_, state_files_;
+  std::unique_ptr<ProtectedIndex> protected_index_;  // where nested git directories and instructions are
+  ApprovalGate approvals_;                           // what the user allowed for the session; the policy
+  std::unique_ptr<ChangeTracker> tracker_;           // change tracking (command_changes.cc)
   // odin exec over the overlay put the first look off (StartTracking); a tool worker's
   // Hello without the overlay makes it (OnWorkerReady), before its first command.
   bool first_look_deferred_ = false;

@@ -6,6 +6,7 @@
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -236,17 +237,19 @@ bool FileCache::IsFresh(const std::string& path) {
   if (it == files_.end()) return false;
   CachedFile& f = it->second;
   if (!f.changed_by.empty()) return false;
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return false;
-  int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(o_.root);
+  if (o_.root.empty() || !files.ok()) return false;
+  FileEntry st = files->Look(path);
+  if (!st.is_file()) return false;
+  int64_t mtime = st.mtime_ns;
   // File times tick coarsely (milliseconds): two writes in one tick share an
   // mtime. So an unchanged mtime and size are trusted only for a file last
   // modified well in the past ("racy git"); otherwise the content decides.
   int64_t now_ns = clock_->WallMillis() * 1'000'000;
   bool settled = now_ns - mtime > 2'000'000'000;
-  if (settled && mtime == f.mtime_ns && static_cast<uint64_t>(st.st_size) == f.size) return true;
-  if (static_cast<uint64_t>(st.st_size) > o_.max_file_bytes) return false;
-  StatusOr<std::string> content = ReadFileToString(path);
+  if (settled && mtime == f.mtime_ns && st.size == f.size) return true;
+  if (st.size > o_.max_file_bytes) return false;
+  StatusOr<std::string> content = files->ReadFile(path, o_.max_file_bytes, WorkspaceFiles::Links::kNone);
   if (!content.ok() || Sha256Hex(*content) != f.sha256) return false;
   f.mtime_ns = mtime;
   return true;

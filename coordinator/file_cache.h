@@ -34,6 +34,9 @@ struct FileCacheOptions {
   size_t max_entries = 500;
   size_t max_segments = 50;
   EvictionPolicy policy = EvictionPolicy::kHybrid;
+  // The workspace: a cached file is looked at again through the safe file
+  // layer rooted there ("": the cache never looks, nothing is fresh).
+  std::string root;
 };
 
 struct CachedSegment {

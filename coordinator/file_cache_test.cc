@@ -1,5 +1,7 @@
 #include "coordinator/file_cache.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
@@ -160,12 +162,19 @@ TEST_F(FileCacheTest, FreshnessByMtimeThenHash) {
   std::string dir = *MakeTempDir("odin-cache");
   std::string path = dir + "/f";
   ASSERT_TRUE(WriteFileAtomic(path, "one\n").ok());
-  FileCache c = Cache();
+  FileCacheOptions o;
+  o.root = dir;
+  FileCache c = Cache(o);
   v1::FileSnapshot s = Full(path, "one\n");
   s.set_mtime_ns(1);  // not the file's: forces the hash check
   c.RecordRead(s);
   EXPECT_TRUE(c.IsFresh(path));  // same content
   ASSERT_TRUE(WriteFileAtomic(path, "two\n").ok());
+  EXPECT_FALSE(c.IsFresh(path));
+  // A file swapped for a symlink to one with the cached bytes is not it.
+  ASSERT_TRUE(WriteFileAtomic(dir + "/g", "one\n").ok());
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(symlink("g", path.c_str()), 0);
   EXPECT_FALSE(c.IsFresh(path));
   RemoveTree(dir);
 }

@@ -11,10 +11,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "coordinator/change_tracker.h"
+#include "workspace/change_tracker.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/gates/protected_paths.h"
-#include "coordinator/git_ignore.h"
+#include "workspace/protected_paths.h"
+#include "workspace/git_ignore.h"
 #include "tools/workspace_path.h"
 
 namespace odin {

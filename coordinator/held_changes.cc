@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "workspace/workspace_files.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/workflows.h"
@@ -24,32 +25,14 @@ using nlohmann::json;
 
 namespace {
 
-// The directory of a changed path, unless a symlink now lies on its way (the
-// command may have swapped a directory for one).
-StatusOr<std::string> ParentInside(const std::string& workspace, const PathChange& change) {
-  std::string dir = DirName(change.path);
-  std::string expected = dir == "." ? workspace : workspace + "/" + dir;
-  ASSIGN_OR_RETURN(std::string parent, ResolveWorkspacePath(dir, workspace));
-  if (parent != expected) return Status::FailedPrecondition(change.path, "a symlink is now on its way");
-  return expected;
-}
-
-// Puts a file a command changed back as it was.
-Status PutBack(const std::string& workspace, const PathChange& change) {
-  // Checked before any directory is made again: one made through a symlink
-  // would land outside the workspace.
-  ASSIGN_OR_RETURN(std::string expected, ParentInside(workspace, change));
-  RETURN_IF_ERROR(MakeDirs(expected));
-  std::string path = workspace + "/" + change.path;
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return Status::FailedPrecondition(change.path, "a directory is there now");
-  }
-  RETURN_IF_ERROR(WriteFileAtomic(path, *change.before_content));
-  if (chmod(path.c_str(), static_cast<mode_t>(change.before->mode & 07777)) != 0) {
-    return Status::Internal(change.path, std::string("chmod: ") + strerror(errno));
-  }
-  return Status::OK();
+// Puts a file a command changed back as it was, through the safe file
+// layer: nothing is made or written through a symlink the command may have
+// put on the way (it swapped a directory for one).
+Status PutBack(const WorkspaceFiles* ws, const PathChange& change) {
+  if (ws == nullptr) return Status::Unavailable(change.path, "the workspace cannot be opened");
+  size_t slash = change.path.rfind('/');
+  if (slash != std::string::npos) RETURN_IF_ERROR(ws->MakeDirs(change.path.substr(0, slash)));
+  return ws->WriteFile(change.path, *change.before_content, static_cast<mode_t>(change.before->mode & 07777));
 }
 
 // Tells the model, at the end of the command's output, why its changes were
@@ -70,15 +53,11 @@ void TellPutBack(std::string note, const std::vector<std::string>& put_back, con
   result->set_output_total_bytes(result->output_total_bytes() + note.size());
 }
 
-// Removes a file a command created.
-Status TakeAway(const std::string& workspace, const PathChange& change) {
-  RETURN_IF_ERROR(ParentInside(workspace, change).status());
-  std::string path = workspace + "/" + change.path;
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return Status::OK();
-  if (S_ISDIR(st.st_mode)) return Status::FailedPrecondition(change.path, "a directory is there now");
-  if (unlink(path.c_str()) != 0) return Status::Internal(change.path, std::string("unlink: ") + strerror(errno));
-  return Status::OK();
+// Removes a file a command created (not a directory; not through a symlink).
+Status TakeAway(const WorkspaceFiles* ws, const PathChange& change) {
+  if (ws == nullptr) return Status::Unavailable(change.path, "the workspace cannot be opened");
+  if (ws->Look(change.path).is_dir()) return Status::FailedPrecondition(change.path, "a directory is there now");
+  return ws->Remove(change.path);
 }
 
 }  // namespace
@@ -98,7 +77,7 @@ void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResu
       continue;
     }
     if (first_reason.empty()) first_reason = grounded.ToString();
-    Status put = pc.before_content ? PutBack(o_.workspace, pc)
+    Status put = pc.before_content ? PutBack(WorkspaceLayer(), pc)
                                    : Status::FailedPrecondition(pc.path, "its content before was not kept");
     if (!put.ok()) {
       kept[pc.path] = put.message();
@@ -198,8 +177,8 @@ void Coordinator::HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult*
       ++it;
       continue;
     }
-    Status put = !pc.before          ? TakeAway(o_.workspace, pc)
-                 : pc.before_content ? PutBack(o_.workspace, pc)
+    Status put = !pc.before          ? TakeAway(WorkspaceLayer(), pc)
+                 : pc.before_content ? PutBack(WorkspaceLayer(), pc)
                                      : Status::FailedPrecondition(pc.path, "its content before was not kept");
     if (!put.ok()) {
       kept[pc.path] = put.message();

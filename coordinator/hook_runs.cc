@@ -10,6 +10,7 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
@@ -54,7 +55,7 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
   std::vector<HookCommand> hooks = HooksFor(o_.hooks, request.event, request.tool);
   if (hooks.empty()) return done(HookOutcome());
   CallMode mode = request.mode.value_or(o_.mode);
-  json input = json::parse(request.fields_json, nullptr, false);
+  json input = ParseJson(request.fields_json);
   if (!input.is_object()) input = json::object();
   input["session_id"] = session_id_;
   input["transcript_path"] = TranscriptPath();
@@ -95,7 +96,7 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
       HookRun& run = batch->runs[i];
       run.exit_code = r.has_exit_code() ? r.exit_code() : -1;
       run.timed_out = r.status() == v1::TOOL_STATUS_TIMED_OUT;
-      json out = json::parse(r.output_json(), nullptr, false);
+      json out = ParseJson(r.output_json());
       if (out.is_object()) {
         run.stdout_text = out.value("stdout", "");
         run.stderr_text = out.value("stderr", "");
@@ -147,9 +148,8 @@ void Coordinator::WrapForPostToolUse(Call& c) {
     json changes = json::array();
     for (const v1::FileChange& fc : r.changes()) changes.push_back({{"path", fc.path()}, {"change", fc.change()}});
     if (!changes.empty()) response["changes"] = changes;
-    json fields = {{"tool_name", call.tool},
-                   {"tool_input", json::parse(call.arguments_json, nullptr, false)},
-                   {"tool_response", response}};
+    json fields = {
+        {"tool_name", call.tool}, {"tool_input", ParseJson(call.arguments_json)}, {"tool_response", response}};
     RunHooks(
         {HookEvent::kPostToolUse, call.agent_id, call.mode, call.execution_id, call.tool,
          fields.dump(-1, ' ', false, json::error_handler_t::replace)},

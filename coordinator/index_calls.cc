@@ -14,6 +14,7 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/symbol_index.h"
 #include "index/index_query.h"
@@ -24,6 +25,7 @@
 #include "tools/tool_result.h"
 #include "tools/workspace_path.h"
 #include "tools/tool_catalog.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -40,11 +42,10 @@ void Coordinator::MarkIndexDirty(const std::string& path) {
 index::ReadWorkspaceFile Coordinator::IndexFileReader() const {
   std::string workspace = o_.workspace;
   return [workspace](const std::string& rel) -> StatusOr<std::string> {
-    // Resolved inside the workspace: a file swapped for a symlink out of it
-    // is not read.
-    ASSIGN_OR_RETURN(std::string path, ResolveWorkspacePath(rel, workspace));
-    if (path != workspace + "/" + rel) return Status::InvalidArgument(rel, "reached through a symlink");
-    return ReadRegularFile(path, kMaxFileBytes);
+    // Through the safe file layer, following no symlink: a file swapped for
+    // one is not read.
+    ASSIGN_OR_RETURN(WorkspaceFiles files, WorkspaceFiles::Open(workspace));
+    return files.ReadFile(rel, kMaxFileBytes, WorkspaceFiles::Links::kNone);
   };
 }
 
@@ -86,7 +87,7 @@ void Coordinator::RunIndexTool(Call& c) {
 
 void Coordinator::StartIndexRefresh() {
   if (!indexer_) {
-    indexer_ = std::make_unique<SymbolIndexer>(o_.workspace, o_.workspace + "/.odin/index.db");
+    indexer_ = std::make_unique<SymbolIndexer>(o_.workspace, StateDir() + "/index.db");
   }
   std::string note;
   Status opened = indexer_->Open(&note);
@@ -206,7 +207,7 @@ void Coordinator::PrepareEditSymbol(Call& c) {
 }
 
 Status Coordinator::TakeEvidence(Call& c) {
-  json args = json::parse(c.call.arguments_json, nullptr, false);
+  json args = ParseJson(c.call.arguments_json);
   if (!args.is_object() || !args.contains("evidence")) return Status::OK();
   const json& ids = args["evidence"];
   if (!ids.is_array() || ids.size() > 64) {
@@ -290,7 +291,7 @@ bool ServerSeesEverything(const std::string& server, const std::string& workspac
   }
   if (server == "typescript") {
     for (const char* config : {"tsconfig.json", "jsconfig.json"}) {
-      if (PathExists(JoinPath(workspace, config))) {
+      if (ExistsBelow(workspace, config)) {
         *why = std::string("tsserver's project (") + config + ") covers the workspace's files";
         return true;
       }

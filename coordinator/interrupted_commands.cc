@@ -12,8 +12,8 @@
 
 #include "base/file_util.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/gates/protected_paths.h"
-#include "coordinator/overlay_changes.h"
+#include "workspace/protected_paths.h"
+#include "workspace/overlay_changes.h"
 #include "odin/v1/worker.pb.h"
 #include "sandbox/workspace_overlay.h"
 #include "tools/exec_command.h"
@@ -22,7 +22,7 @@ namespace odin {
 
 bool Coordinator::ApplyInterruptedCommand(const ExecutionStart& start, CallHandlers handlers) {
   const std::string& id = start.execution_id;
-  std::string base = JoinPath(CommandOverlayRoot(o_.workspace), id);
+  std::string base = JoinPath(CommandOverlayRoot(StateDir()), id);
   std::optional<CallMode> mode = ParseCallMode(start.mode);
   // The strict profile's holds need the evidence of the turn, gone with
   // the process: what such a command wrote stays where it is.
@@ -53,8 +53,10 @@ bool Coordinator::ApplyInterruptedCommand(const ExecutionStart& start, CallHandl
   // unless changed since): what it made of them is put back, as at a
   // command's end, whatever their names (a git-like layout).
   if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
-  c.protected_before = std::make_unique<ProtectedSnapshot>(
-      SnapshotProtected(o_.workspace, protected_index_.get(), RefreshProtectedIndex(c)));
+  bool refreshed = RefreshProtectedIndex(c);
+  if (const WorkspaceFiles* ws = WorkspaceLayer()) {
+    c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(*ws, protected_index_.get(), refreshed));
+  }
   OverlayApplied applied = ApplyCommandOverlay(c);
   v1::ToolResult result;
   result.set_execution_id(id);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "tools/mcp_client.h"
 
 namespace odin {
@@ -116,7 +117,7 @@ std::vector<ToolSpec> McpRegistry::Specs(Mode mode) const {
 Status McpRegistry::OnListed(const std::string& server, const std::string& output_json) {
   Server* s = FindServer(server);
   if (s == nullptr) return Status::NotFound("no MCP server is named '" + server + "'");
-  json j = json::parse(output_json, nullptr, false);
+  json j = ParseJson(output_json);
   if (!j.is_object() || !j.contains("tools") || !j["tools"].is_array()) {
     OnFailed(server, "its worker's listing is malformed");
     return Status::Internal("MCP server " + server + ": malformed listing");

@@ -15,6 +15,7 @@
 #include "base/ids.h"
 #include "odin/v1/host.pb.h"
 #include "odin/v1/worker.pb.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -46,33 +47,27 @@ constexpr int kMaxMessagesPerPump = 1000;
 }  // namespace
 
 StatusOr<std::string> ReadWorkspaceToken(const std::string& state_dir) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(JoinPath(state_dir, kTokenFile)));
+  ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(state_dir));
+  ASSIGN_OR_RETURN(std::string text, state.ReadFile(kTokenFile, 4096, WorkspaceFiles::Links::kNone));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.size() != 64) return Status::InvalidArgument(JoinPath(state_dir, kTokenFile), "not a workspace token");
   return text;
 }
 
 StatusOr<std::string> EnsureWorkspaceToken(const std::string& state_dir) {
-  std::string path = JoinPath(state_dir, kTokenFile);
-  if (access(path.c_str(), F_OK) == 0) return ReadWorkspaceToken(state_dir);
-  // Written whole under another name, then linked into place: a host (or a
-  // second coordinator) never reads half a token, and of two coordinators
-  // starting at once the first link wins and both use its token.
+  ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(state_dir));
+  if (state.Look(kTokenFile).exists()) return ReadWorkspaceToken(state_dir);
+  // Written whole under another name, then renamed into place if nothing is
+  // there: a host (or a second coordinator) never reads half a token, and
+  // of two coordinators starting at once the first wins and both use its
+  // token.
   std::string token = RandomHex(32);
-  std::string temp = path + "." + RandomHex(8) + ".tmp";
-  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return PosixError("cannot create " + temp, errno);
-  std::string line = token + "\n";
-  bool ok = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && fsync(fd) == 0;
-  int err = errno;
-  close(fd);
-  if (ok && link(temp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    ok = false;
-  }
-  unlink(temp.c_str());
-  if (!ok && err == EEXIST) return ReadWorkspaceToken(state_dir);
-  if (!ok) return PosixError("cannot write " + path, err);
+  std::string temp = std::string(kTokenFile) + "." + RandomHex(8) + ".tmp";
+  RETURN_IF_ERROR(state.WriteFile(temp, token + "\n", 0600));
+  Status placed = state.Rename(temp, kTokenFile, /*no_replace=*/true);
+  (void)state.Remove(temp);
+  if (placed.code() == StatusCode::kAlreadyExists) return ReadWorkspaceToken(state_dir);
+  if (!placed.ok()) return placed.WithContext("cannot write " + JoinPath(state_dir, kTokenFile));
   return token;
 }
 

@@ -1,6 +1,6 @@
 #include "coordinator/runtime.h"
 
-#include "coordinator/overlay_changes.h"
+#include "workspace/overlay_changes.h"
 
 #include "odin/v1/worker.pb.h"
 
@@ -27,6 +27,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/workspace_overlay.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -204,12 +205,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   ASSIGN_OR_RETURN(SandboxPolicy policy, EffectiveSandboxPolicy(config, flags.sandbox));
   RETURN_IF_ERROR(PrepareStateDir(ws));
 
+  // Odin's state, through the safe file layer (it may be in the
+  // workspace).
   std::string log_path = JoinPath(ws.state_dir, "worker.log");
-  struct stat st;
-  bool too_big = stat(log_path.c_str(), &st) == 0 && st.st_size > (1 << 20);
-  rt->worker_log_fd_ =
-      open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (too_big ? O_TRUNC : 0), 0600);
-  if (rt->worker_log_fd_ < 0) return PosixError("cannot open " + log_path, errno);
+  ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(ws.state_dir));
+  StatusOr<UniqueFd> log = state.OpenAppend("worker.log", 0600, /*truncate_over=*/1 << 20);
+  if (!log.ok()) return log.status().WithContext("cannot open " + log_path);
+  rt->worker_log_fd_ = log->release();
 
   ASSIGN_OR_RETURN(rt->transport_, ZmqWorkerTransport::Create());
 
@@ -245,6 +247,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   CoordinatorOptions co;
   co.session_kind = flags.session_kind;
   co.workspace = ws.root;
+  co.state_dir = ws.state_dir;
   co.mode = call_mode;
   co.artifact_cap_bytes = config.artifact_cap_bytes;
   co.image_cap_bytes = static_cast<int64_t>(config.before_image_cap_bytes);
@@ -292,20 +295,22 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // directory for it can be made, and not where commands run as the
   // workspace's owner while Odin runs as root (that user cannot reach
   // Odin's state, where the directory lives).
-  if (co.track_changes && sandbox.run_uid() < 0 && MakeDirs(CommandOverlayRoot(ws.root), 0700).ok()) {
+  if (co.track_changes && sandbox.run_uid() < 0 && state.MakeDirs("overlay", 0700).ok()) {
     // What workers killed before (here or in another session) left: gone
     // before ours make theirs. Nothing to do costs a directory's listing.
-    if (int swept = SweepWorkspaceOverlayDirs(CommandOverlayRoot(ws.root)); swept > 0) {
+    if (int swept = SweepWorkspaceOverlayDirs(CommandOverlayRoot(ws.state_dir)); swept > 0) {
       spdlog::info("removed {} overlay directories left by workers that are gone", swept);
     }
-    sandbox.set_overlay_root(CommandOverlayRoot(ws.root));
+    sandbox.set_overlay_root(CommandOverlayRoot(ws.state_dir));
     co.overlay_commands = true;
   }
   PrepareCgroupParent(config, policy, &sandbox);
   co.pool.worker_uid = sandbox.run_uid();
-  co.pool.describe_setup_failure = [log_path] {
+  co.pool.describe_setup_failure = [state_dir = ws.state_dir] {
     // The launcher's last line in the log: "odin-sandbox: <why>".
-    StatusOr<std::string> log = ReadFileToString(log_path);
+    StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(state_dir);
+    StatusOr<std::string> log =
+        state.ok() ? state->ReadFile("worker.log", 4 << 20, WorkspaceFiles::Links::kNone) : state.status();
     if (!log.ok()) return std::string();
     size_t at = log->rfind("odin-sandbox: ");
     if (at == std::string::npos) return std::string();
@@ -313,6 +318,9 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     return line.size() > 400 ? line.substr(0, 400) + "..." : line;
   };
   co.pool.spawn_spec = WorkerSpawnSpec(sandbox, bin, ws.root, heartbeat_ms, worker_env, config.mcp_servers, log_fd);
+  // Masks stay masks: a worker whose masked host files were replaced since
+  // it started is retired before its next call.
+  if (policy != SandboxPolicy::kOff) co.pool.host_masks = [sandbox] { return sandbox.HostMaskIdentities(); };
 
   if (config.remote.launcher != "off" && ListenerTaken(config.remote.listen)) {
     // odin serve: another session of this process holds the hosts.

@@ -22,7 +22,7 @@
 #include "coordinator/worker_transport.h"
 #include "coordinator/remote_hosts.h"
 #include "coordinator/worker_sandbox.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
 
 namespace odin {
 

@@ -11,6 +11,7 @@
 #include "base/ids.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -87,7 +88,11 @@ StatusOr<std::string> SlurmLauncher::Launch() {
   // srun ends with us (and the job with it: the agent's --once).
   spawn.parent_death_signal = SIGTERM;
   std::string log = JoinPath(o_.log_dir, name + ".log");
-  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // In Odin's state directory: through the safe file layer.
+  StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(o_.log_dir);
+  StatusOr<UniqueFd> opened =
+      state.ok() ? state->OpenAppend(name + ".log", 0600, /*truncate_over=*/0) : StatusOr<UniqueFd>(state.status());
+  int fd = opened.ok() ? opened->release() : -1;
   if (fd >= 0) {
     spawn.stdout_fd = fd;
     spawn.stderr_fd = fd;

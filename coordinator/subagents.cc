@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "planner/tool_calls.h"
 #include "planner/budget.h"
 #include "coordinator/coordinator.h"
@@ -54,7 +55,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   if (model_.llm == nullptr) {
     return Status::FailedPrecondition("AgentTool", "subagents need a model: they run only in agent sessions");
   }
-  json args = json::parse(call.arguments_json, nullptr, false);
+  json args = ParseJson(call.arguments_json);
   if (!args.is_object() || !args.contains("prompt") || !args["prompt"].is_string() ||
       args["prompt"].get<std::string>().empty()) {
     return Status::InvalidArgument("AgentTool", "prompt must be a non-empty string");
@@ -276,7 +277,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
 
 void Coordinator::RunSubagentStopHooks(const std::string& execution_id, const v1::SubagentCall& sc) {
   const Subagent& s = subagents_.at(execution_id);
-  json fields = json::parse(sc.arguments_json(), nullptr, false);
+  json fields = ParseJson(sc.arguments_json());
   if (!fields.is_object()) fields = json::object();
   // What the coordinator knows, not what the worker says.
   fields["agent_id"] = s.agent_id;
@@ -327,7 +328,7 @@ void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult
   }
   for (const std::string& id : running) Cancel(id, v1::CANCEL_REASON_USER);
 
-  json out = json::parse(r->output_json(), nullptr, false);
+  json out = ParseJson(r->output_json());
   if (!out.is_object()) out = json::object();
   out["agent_id"] = s.agent_id;
   out["mode"] = ModeName(s.mode);
@@ -352,7 +353,7 @@ void Coordinator::FinishSubagent(const std::string& execution_id, v1::ToolResult
     StatusOr<Report> report = BuildReport(ledger_, in);
     if (report.ok()) {
       answer += "\n" + RenderReport(*report);
-      json rj = json::parse(ReportJson(*report), nullptr, false);
+      json rj = ParseJson(ReportJson(*report));
       if (!rj.is_discarded()) {
         out["report"] = rj;
         json changed = json::array();

@@ -10,9 +10,11 @@
 #include "base/ids.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
-#include "coordinator/git_ignore.h"
+#include "workspace/git_ignore.h"
 #include "index/symbols.h"
 #include "odin/v1/worker.pb.h"
+#include "workspace/host_files.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
@@ -41,7 +43,7 @@ SymbolIndexer::~SymbolIndexer() { (void)Finish(); }
 
 Status SymbolIndexer::Open(std::string* note) {
   if (db_) return Status::OK();
-  RETURN_IF_ERROR(MakeDirs(DirName(db_path_), 0700));
+  // (Odin's state directory is there: the runtime made it.)
   ASSIGN_OR_RETURN(db_, index::IndexDb::Open(db_path_, note));
   // The index must be one this user's Odin made: a repository that ships
   // .odin/index.db would otherwise hand the model spans of its choosing.
@@ -49,7 +51,9 @@ Status SymbolIndexer::Open(std::string* note) {
   if (OdinStateDir().empty()) return Status::OK();  // no state directory: nothing to compare with
   std::string mark_dir = OdinStateDir() + "/index";
   std::string mark = mark_dir + "/" + Sha256Hex(workspace_);
-  StatusOr<std::string> known = ReadRegularFile(mark, 256);
+  StatusOr<std::optional<std::string>> read = ReadUserFile(mark, 256);
+  StatusOr<std::string> known =
+      read.ok() && read->has_value() ? StatusOr<std::string>(**read) : Status::NotFound(mark, "no owner token");
   ASSIGN_OR_RETURN(std::string owner, db_->GetMeta("owner"));
   bool ours = known.ok() && !owner.empty() && *known == owner;
   if (!ours) {
@@ -61,8 +65,7 @@ Status SymbolIndexer::Open(std::string* note) {
     }
     owner = NewId("idx");
     RETURN_IF_ERROR(db_->SetMeta("owner", owner));
-    RETURN_IF_ERROR(MakeDirs(mark_dir, 0700));
-    RETURN_IF_ERROR(WriteFileAtomic(mark, owner));
+    RETURN_IF_ERROR(WriteUserFile(mark, owner));
   }
   return Status::OK();
 }
@@ -83,12 +86,15 @@ void SymbolIndexer::Walk(std::vector<std::pair<std::string, Seen>>* out) {
   GitIgnore* ignore = ignore_.get();
   // Directories still to read, relative ("" is the workspace).
   std::vector<std::string> todo = {""};
+  // Through the safe file layer: no directory is read through a symlink.
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace_);
+  if (!files.ok()) return;
   while (!todo.empty()) {
     std::string rel = std::move(todo.back());
     todo.pop_back();
-    std::string abs = rel.empty() ? workspace_ : workspace_ + "/" + rel;
-    int fd = open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) continue;
+    StatusOr<UniqueFd> opened = files->OpenDirectory(rel);
+    if (!opened.ok()) continue;
+    int fd = opened->release();
     DIR* dir = fdopendir(fd);
     if (dir == nullptr) {
       close(fd);

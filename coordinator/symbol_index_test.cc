@@ -13,6 +13,7 @@ class SymbolIndexerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ws_ = *MakeTempDir("symbol-indexer-test");
+    ASSERT_TRUE(MakeDirs(ws_ + "/.odin", 0700).ok());  // Odin's state directory, as the runtime makes it
     indexer_ = std::make_unique<SymbolIndexer>(ws_, ws_ + "/.odin/index.db");
     std::string note;
     ASSERT_TRUE(indexer_->Open(&note).ok());

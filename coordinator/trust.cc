@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "base/sha256.h"
 #include "planner/tool_calls.h"
 
@@ -157,7 +158,7 @@ void Put(json* root, const std::vector<std::string>& parts, const json& value) {
 bool UntrustedMaySet(const std::string& path) { return FindAllowed(SplitPath(path)) != nullptr; }
 
 SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json) {
-  json root = json::parse(workspace_json, nullptr, false);
+  json root = ParseJson(workspace_json);
   SecuritySettings s;
   json subset = json::object();
   std::vector<std::string> parts;
@@ -177,7 +178,7 @@ SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const st
   }
   // .mcp.json: every server trusted-only. Part of the hash only when the
   // file exists, so trust given before it existed is kept for the rest.
-  json mcp = mcp_json.empty() ? json() : json::parse(mcp_json, nullptr, false);
+  json mcp = mcp_json.empty() ? json() : ParseJson(mcp_json);
   if (!mcp_json.empty() && !mcp.is_object()) subset[".mcp.json"] = Sha256Hex(mcp_json);
   if (mcp.is_object()) {
     subset[".mcp.json"] = mcp;
@@ -196,7 +197,7 @@ SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const st
 }
 
 UntrustedSplit SplitUntrusted(const std::string& workspace_json, const Config& base) {
-  json root = json::parse(workspace_json, nullptr, false);
+  json root = ParseJson(workspace_json);
   UntrustedSplit split;
   json applied = json::object();
   std::vector<std::string> parts;

@@ -11,6 +11,7 @@
 
 #include "base/canonical_json.h"
 #include "base/file_util.h"
+#include "base/json_input.h"
 
 namespace odin {
 namespace {
@@ -31,7 +32,7 @@ StatusOr<json> ReadStore(const std::string& path) {
     return Status::PermissionDenied(path, "must be a regular file of yours that only you can write");
   }
   ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, kMaxStoreBytes));
-  json store = json::parse(text, nullptr, false);
+  json store = ParseJson(text);
   if (store.is_discarded() || !store.is_object() || !store.contains("version") || store["version"] != 1 ||
       !store.contains("workspaces") || !store["workspaces"].is_object()) {
     return Status::Corruption(path, "not a trust store (expected {\"version\": 1, \"workspaces\": {...}})");

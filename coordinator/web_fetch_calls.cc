@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "web/url_host.h"
@@ -50,7 +51,7 @@ bool Coordinator::AnswerWebFetchFromCache(Call& c) {
   }
   v1::ToolResult r;
   if (!r.ParseFromString(it->second.first)) return false;
-  json out = json::parse(r.output_json(), nullptr, false);
+  json out = ParseJson(r.output_json());
   if (!out.is_object()) out = json::object();
   out["cached_from"] = r.execution_id();
   r.set_output_json(out.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -61,7 +62,7 @@ bool Coordinator::AnswerWebFetchFromCache(Call& c) {
 
 void Coordinator::CacheWebFetch(const Call& c, const v1::ToolResult& r) {
   if (o_.web_cache_ttl <= Duration::zero() || r.status() != v1::TOOL_STATUS_OK) return;
-  json out = json::parse(r.output_json(), nullptr, false);
+  json out = ParseJson(r.output_json());
   if (c.web_url.empty() || (out.is_object() && out.contains("cached_from"))) return;
   // Bounded: the oldest pages go first.
   constexpr size_t kMaxPages = 64;

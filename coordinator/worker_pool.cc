@@ -130,6 +130,7 @@ Status WorkerPool::SpawnWorker(const Key& key, bool surplus) {
   }
   w.pid = *pid;
   w.expiry = clock_->Now() + o_.start_timeout;
+  if (o_.host_masks) w.host_masks = o_.host_masks();
   spdlog::debug("spawned worker {} (pid {})", w.id, w.pid);
   workers_.emplace(w.pid, std::move(w));
   return Status::OK();
@@ -468,6 +469,7 @@ void WorkerPool::SendDueHeartbeats() {
 }
 
 void WorkerPool::Dispatch() {
+  std::optional<std::string> masks_now;  // asked once, when a call would go
   for (auto& [pid, w] : workers_) {
     if (queue_.empty()) return;
     if (w.state != WorkerState::kIdle) continue;
@@ -476,6 +478,15 @@ void WorkerPool::Dispatch() {
     auto next = std::find_if(queue_.begin(), queue_.end(),
                              [&w](const ToolCall& c) { return c.policy == w.policy && c.lane == w.lane; });
     if (next == queue_.end()) continue;
+    if (o_.host_masks && w.host.empty()) {
+      if (!masks_now) masks_now = o_.host_masks();
+      if (*masks_now != w.host_masks) {
+        // Its replacement masks the files as they are now; the call waits
+        // for it.
+        KillWorker(&w, "a file its sandbox masks was replaced or made on the host since it started");
+        continue;
+      }
+    }
     ToolCall call = std::move(*next);
     queue_.erase(next);
     Status ok = listener_->OnDispatch(call, w.id);

@@ -139,6 +139,12 @@ struct WorkerPoolOptions {
   // room (beyond size); such a worker retires once idle for surplus_idle.
   WorkerHosts* hosts = nullptr;
   Duration surplus_idle = seconds(300);
+  // What the host's files the workers' sandboxes mask are now
+  // (WorkerSandbox::HostMaskIdentities). A worker of this machine started
+  // when it said one thing is retired before it takes a call once it says
+  // another: its masks no longer cover those files; a new worker masks them
+  // again. Null: never asked.
+  std::function<std::string()> host_masks;
 };
 
 class WorkerPool {
@@ -242,6 +248,7 @@ class WorkerPool {
     bool surplus = false;     // started for waiting calls, beyond size: never replaced
     SteadyTime idle_since{};  // when it last became idle
     bool said_hello = false;  // false: a death counts as a failure to start
+    std::string host_masks;   // WorkerPoolOptions::host_masks at its spawn (this machine's workers)
     std::optional<Job> job;
   };
 

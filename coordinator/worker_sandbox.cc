@@ -10,8 +10,9 @@
 
 #include "base/file_util.h"
 #include "base/sha256.h"
-#include "coordinator/gates/protected_paths.h"
+#include "workspace/protected_paths.h"
 #include "coordinator/worker_pool.h"
+#include "workspace/host_files.h"
 
 namespace odin {
 
@@ -147,7 +148,7 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
     for (const char* secret :
          {"credentials", "credentials.toml", "share/keyrings", ".credentials.json", "auth.json", "hosts.yml"}) {
       std::string p = JoinPath(top, secret);
-      if (PathExists(p)) AddUnique(&s.masked_, p);
+      if (UserPathExists(p)) AddUnique(&s.masked_, p);
     }
   }
   // No sandbox sees Odin's state: the ledger, the daemon's files, tokens.
@@ -162,11 +163,26 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   if (!config.hooks.empty()) {
     // The transcripts hooks read: made now, so there is something to bind.
     std::string transcripts = HookTranscriptDir(ws);
-    if (!transcripts.empty() && MakeDirs(transcripts, 0700).ok()) s.hook_binds_.push_back(transcripts);
+    if (!transcripts.empty() && MakeUserDirs(transcripts, 0700).ok()) s.hook_binds_.push_back(transcripts);
   }
   StatusOr<std::string> lsp_dir = RealPath(JoinPath(bin_dir, "../lsp"));
   if (lsp_dir.ok()) s.bundled_lsp_ = *lsp_dir;
   return s;
+}
+
+std::string WorkerSandbox::HostMaskIdentities() const {
+  std::string out;
+  for (const std::vector<std::string>* paths : {&masked_, &hidden_}) {
+    for (const std::string& p : *paths) {
+      struct stat st;
+      if (lstat(p.c_str(), &st) == 0) {
+        out += p + " " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "\n";
+      } else {
+        out += p + " -\n";
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path, int secret_fd,
@@ -190,7 +206,7 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
     // exist are read-only on top of it.
     for (const ProtectedMount& m : ProtectedMounts(ws_.root)) add({m.writable ? "--writable" : "--readonly", m.path});
   }
-  if (!socket_path.empty()) add({"--readonly", socket_path});
+  if (!socket_path.empty()) add({"--socket", socket_path});
   if (secret_fd >= 0) add({"--pass-fd", std::to_string(secret_fd)});
   for (const std::string& p : hidden_) add({"--hide", p});
   for (const std::string& p : toolchains_) add({"--readonly", p});

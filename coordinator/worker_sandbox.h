@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "coordinator/config.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
 #include "sandbox/sandbox_options.h"
 
 namespace odin {
@@ -68,6 +68,14 @@ class WorkerSandbox {
   bool runs_as_root() const { return runs_as_root_; }
   const std::vector<std::string>& root_hidden() const { return root_hidden_; }
   const std::vector<std::string>& hidden() const { return hidden_; }
+  // What the host's files the sandbox masks or hides are now: each path's
+  // device and inode (or its absence), one line each. A mask is a bind on
+  // the file as it was when the worker started: a file replaced by rename
+  // (passwd rewriting /etc/shadow, an editor's atomic save) or made since
+  // is not masked in that worker. The pool retires a worker once this
+  // differs from what it said at the worker's spawn (WorkerPoolOptions::
+  // host_masks; security review 3, finding 6).
+  std::string HostMaskIdentities() const;
   // Toolchain directories below a hidden one, visible again (read-only).
   const std::vector<std::string>& toolchains() const { return toolchains_; }
   // cgroup v2: the group prepared for the sandboxes' groups ("" none).

@@ -13,6 +13,7 @@
 
 #include "base/file_util.h"
 #include "odin/v1/worker.pb.h"
+#include "base/proc_info.h"
 
 namespace odin {
 
@@ -20,21 +21,6 @@ namespace {
 
 constexpr char kPrefix[] = "odin-sock";
 constexpr char kOwnerFile[] = "owner";
-
-// The start time of pid (field 22 of /proc/PID/stat, in clock ticks since
-// boot), "" if there is no such process. With the pid it names a process
-// for good: a pid comes back, a pid with its start time does not.
-std::string StartTime(pid_t pid) {
-  StatusOr<std::string> stat = ReadFileToString("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return "";
-  size_t close_paren = stat->rfind(')');
-  if (close_paren == std::string::npos) return "";
-  // Fields after the command name, which may hold spaces: state is field 3.
-  size_t pos = close_paren + 2;
-  for (int field = 3; field < 22 && pos != std::string::npos; ++field) pos = stat->find(' ', pos) + 1;
-  if (pos == std::string::npos || pos == 0) return "";
-  return stat->substr(pos, stat->find(' ', pos) - pos);
-}
 
 // Whether the coordinator that made dir is still the process it was.
 bool OwnerAlive(const std::string& dir) {
@@ -45,7 +31,7 @@ bool OwnerAlive(const std::string& dir) {
   while (!started.empty() && started.back() == '\n') started.pop_back();
   if (pid <= 0) return true;
   if (kill(pid, 0) != 0 && errno == ESRCH) return false;
-  std::string now = StartTime(pid);
+  std::string now = ProcessStartTime(pid);
   return now.empty() || now == started;
 }
 
@@ -131,7 +117,7 @@ StatusOr<std::unique_ptr<ZmqWorkerTransport>> ZmqWorkerTransport::Create() {
   // A short private path: ipc:// paths are limited to about 100 bytes, so the
   // sockets cannot live in a deep workspace.
   ASSIGN_OR_RETURN(std::string dir, MakeTempDir(kPrefix));
-  std::string owner = std::to_string(getpid()) + " " + StartTime(getpid()) + "\n";
+  std::string owner = std::to_string(getpid()) + " " + ProcessStartTime(getpid()) + "\n";
   Status wrote = WriteOwner(dir, owner);
   // A ROUTER with no endpoint yet: each worker gets its own (OpenEndpoint).
   StatusOr<std::unique_ptr<ZmqEndpoint>> router = ZmqEndpoint::CreateRouter();

@@ -35,6 +35,7 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/logging.h"
@@ -45,10 +46,12 @@
 #include "cli/cli_options.h"
 #include "session/session_events.h"
 #include "coordinator/config_loader.h"
-#include "coordinator/workspace.h"
+#include "workspace/workspace.h"
 #include "daemon/service.h"
 #include "daemon/socket_location.h"
 #include "daemon/unix_listener.h"
+#include "workspace/host_files.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
@@ -72,9 +75,18 @@ DaemonFiles FilesOf(const Workspace& ws) {
 // The address clients use: "unix:/abs/path" or "host:port".
 bool IsUnix(const std::string& address) { return address.rfind("unix:", 0) == 0; }
 
+// A file of the daemon's in Odin's state directory: through the safe file
+// layer (it may be the workspace's .odin).
 std::string ReadOr(const std::string& path, const std::string& fallback) {
-  StatusOr<std::string> text = ReadFileToString(path);
+  StatusOr<WorkspaceFiles> dir = WorkspaceFiles::Open(DirName(path));
+  if (!dir.ok()) return fallback;
+  StatusOr<std::string> text = dir->ReadFile(path.substr(path.rfind('/') + 1), 1 << 20, WorkspaceFiles::Links::kNone);
   return text.ok() ? *text : fallback;
+}
+
+Status WriteState(const std::string& path, const std::string& text) {
+  ASSIGN_OR_RETURN(WorkspaceFiles dir, WorkspaceFiles::Open(DirName(path)));
+  return dir.WriteFile(path.substr(path.rfind('/') + 1), text, 0600);
 }
 
 std::string EnvOr(const char* name, const std::string& fallback) {
@@ -134,10 +146,12 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   if (Status s = PrepareStateDir(*ws); !s.ok()) return fail(s.message());
   DaemonFiles files = FilesOf(*ws);
   // One daemon per workspace: the lock says who.
-  int lock_fd = open(files.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0) return fail(PosixError(files.lock, errno).message());
+  StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(ws->state_dir);
+  StatusOr<UniqueFd> lock = state.ok() ? state->OpenAppend("daemon.lock") : StatusOr<UniqueFd>(state.status());
+  if (!lock.ok()) return fail(lock.status().WithContext(files.lock).message());
+  int lock_fd = lock->release();
   if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    json info = json::parse(ReadOr(files.info, "{}"), nullptr, false);
+    json info = ParseJson(ReadOr(files.info, "{}"));
     std::string where = info.is_object() ? info.value("listen", "?") : "?";
     int pid = info.is_object() ? info.value("pid", 0) : 0;
     return fail("a daemon already serves " + ws->root + " at " + where + " (pid " + std::to_string(pid) +
@@ -161,7 +175,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   } else {
     // TCP reaches beyond this user: a token is required.
     if (token.empty()) token = RandomHex(24);
-    if (Status s = WriteFileAtomic(files.token, token + "\n"); !s.ok()) return fail(s.message());
+    if (Status s = WriteState(files.token, token + "\n"); !s.ok()) return fail(s.message());
   }
   // Beyond loopback, the token travels over the network: TLS as well.
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
@@ -174,8 +188,15 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
                   " listens beyond loopback: it needs TLS (set serve.tls_cert and serve.tls_key in your "
                   "odinconfig.json), or listen on 127.0.0.1");
     }
-    StatusOr<std::string> cert = ReadFileToString(tls->tls_cert);
-    StatusOr<std::string> key = ReadFileToString(tls->tls_key);
+    // The user's own files, named on the command line.
+    StatusOr<std::optional<std::string>> cert_file = ReadUserFile(tls->tls_cert, 1 << 20);
+    StatusOr<std::optional<std::string>> key_file = ReadUserFile(tls->tls_key, 1 << 20);
+    StatusOr<std::string> cert = !cert_file.ok() ? cert_file.status()
+                                 : *cert_file    ? StatusOr<std::string>(**cert_file)
+                                                 : Status::NotFound(tls->tls_cert, "no such file");
+    StatusOr<std::string> key = !key_file.ok() ? key_file.status()
+                                : *key_file    ? StatusOr<std::string>(**key_file)
+                                               : Status::NotFound(tls->tls_key, "no such file");
     if (!cert.ok()) return fail("serve.tls_cert: " + cert.status().message());
     if (!key.ok()) return fail("serve.tls_key: " + key.status().message());
     grpc::SslServerCredentialsOptions ssl;
@@ -222,7 +243,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
     accepting = std::thread([&] { listener->Run(server.get(), refusing.get(), &refused); });
   }
   json info = {{"listen", listen}, {"pid", getpid()}, {"workspace", ws->root}, {"version", ODIN_VERSION}};
-  Status written = WriteFileAtomic(files.info, info.dump() + "\n");
+  Status written = WriteState(files.info, info.dump() + "\n");
   if (written.ok()) {
     std::cerr << "odin serve: listening on " << listen << " for " << ws->root
               << (IsUnix(listen) ? "" : (credentials_tls ? " (TLS; token in " : " (token in ") + files.token + ")")
@@ -239,7 +260,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   // Open streams are cut at once: their sessions end below anyway.
   server->Shutdown(std::chrono::system_clock::now());
   service.CloseSessions();
-  unlink(files.info.c_str());
+  if (state.ok()) (void)state->Remove("daemon.json");
   listener.reset();  // removes the socket
   return written.ok() ? 0 : fail(written.message());
 }
@@ -262,7 +283,7 @@ Status ResolveClient(const GlobalFlags& g, ClientFlags* c) {
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (c->connect.empty()) {
     if (!ws.ok()) return ws.status();
-    json info = json::parse(ReadOr(FilesOf(*ws).info, ""), nullptr, false);
+    json info = ParseJson(ReadOr(FilesOf(*ws).info, ""));
     if (!info.is_object() || !info.contains("listen")) {
       return Status::NotFound("no daemon serves " + ws->root, "start one with odin serve, or give --connect");
     }
@@ -276,7 +297,10 @@ Status ResolveClient(const GlobalFlags& g, ClientFlags* c) {
       if (settings.ok()) ca_file = settings->tls_ca;
     }
     if (!ca_file.empty()) {
-      StatusOr<std::string> ca = ReadFileToString(ca_file);
+      StatusOr<std::optional<std::string>> ca_text = ReadUserFile(ca_file, 1 << 20);
+      StatusOr<std::string> ca = !ca_text.ok() ? ca_text.status()
+                                 : *ca_text    ? StatusOr<std::string>(**ca_text)
+                                               : Status::NotFound(ca_file, "no such file");
       if (!ca.ok()) return ca.status().WithContext("the daemon's CA (serve.tls_ca or ODIN_TLS_CA)");
       c->ca = *ca;
     }

@@ -1,4 +1,6 @@
 #include "index/index_db.h"
+#include "workspace/workspace_files.h"
+#include "base/file_util.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -7,6 +9,15 @@
 
 namespace odin::index {
 namespace {
+
+// Removes the index's files (it lives in Odin's state directory: through
+// the safe file layer, nothing followed).
+void RemoveDbFiles(const std::string& path) {
+  StatusOr<WorkspaceFiles> dir = WorkspaceFiles::Open(DirName(path));
+  if (!dir.ok()) return;
+  std::string name = path.substr(path.rfind('/') + 1);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) (void)dir->Remove(name + suffix);
+}
 
 // Bumped whenever the schema or what the extractor produces changes: an
 // index of another version is rebuilt, never half-read.
@@ -151,7 +162,7 @@ bool EndsWithQualified(const std::string& qname, const std::string& query) {
 }  // namespace
 
 StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const std::string& path, std::string* note) {
-  auto open = [&](sqlite3** db) -> Status {
+  auto open_db = [&](sqlite3** db) -> Status {
     int rc =
         sqlite3_open_v2(path.c_str(), db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, nullptr);
     if (rc != SQLITE_OK) return Status::Internal("symbol index: cannot open " + path, sqlite3_errstr(rc));
@@ -194,16 +205,16 @@ StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const std::string& path, std::s
     return rc;
   };
   sqlite3* db = nullptr;
-  RETURN_IF_ERROR(open(&db));
+  RETURN_IF_ERROR(open_db(&db));
   std::string version;
   int rc = check(db, &version);
   if (rc != SQLITE_OK || (!version.empty() && version != kSchemaVersion)) {
     *note = rc != SQLITE_OK ? "symbol index " + path + " could not be read (" + sqlite3_errstr(rc) + "): rebuilding it"
                             : "symbol index " + path + " is of another version (" + version + "): rebuilding it";
     sqlite3_close_v2(db);
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+    RemoveDbFiles(path);
     db = nullptr;
-    RETURN_IF_ERROR(open(&db));
+    RETURN_IF_ERROR(open_db(&db));
     rc = check(db, &version);
     if (rc != SQLITE_OK) {
       Status s = Status::Internal("symbol index: cannot create " + path, sqlite3_errstr(rc));
@@ -313,7 +324,7 @@ Status IndexDb::Clear() {
   CloseStatements();
   sqlite3_close_v2(db_);
   db_ = nullptr;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path_ + suffix).c_str());
+  RemoveDbFiles(path_);
   std::string note;
   ASSIGN_OR_RETURN(std::unique_ptr<IndexDb> fresh, Open(path_, &note));
   std::swap(db_, fresh->db_);

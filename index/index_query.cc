@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "base/sha256.h"
 
 namespace odin::index {
@@ -36,7 +37,7 @@ bool LooksLikeTest(const std::string& path) {
 
 StatusOr<json> ParseArgs(std::string_view tool, const std::string& arguments_json,
                          const std::set<std::string>& allowed) {
-  json args = json::parse(arguments_json, nullptr, false);
+  json args = ParseJson(arguments_json);
   if (!args.is_object()) return Status::InvalidArgument(std::string(tool), "arguments must be a JSON object");
   for (const auto& [key, value] : args.items()) {
     if (!allowed.count(key)) return Status::InvalidArgument(std::string(tool), "unknown argument \"" + key + "\"");

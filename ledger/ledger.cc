@@ -13,13 +13,16 @@
 
 #include <cerrno>
 #include <map>
+#include <set>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "base/file_util.h"
 #include "base/ids.h"
 #include "base/sha256.h"
 #include "ledger/ledger_internal.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -283,11 +286,13 @@ Ledger::~Ledger() {
 void Ledger::Flush() {
   if (!writer_ || !unflushed_) return;
   unflushed_ = false;
-  int fd = open((path_ + "-wal").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd >= 0) {
-    fdatasync(fd);
-    close(fd);
-  }
+  // The ledger lives in Odin's state directory: through the safe file
+  // layer (no symlink followed, not a file of more than one link).
+  StatusOr<WorkspaceFiles> dir = WorkspaceFiles::Open(DirName(path_));
+  std::string wal = path_.substr(path_.rfind('/') + 1) + "-wal";
+  if (!dir.ok() || !dir->Look(wal).is_file()) return;
+  StatusOr<UniqueFd> fd = dir->OpenAppend(wal);
+  if (fd.ok()) fdatasync(fd->get());
 }
 
 sqlite3_stmt* Ledger::Cached(const std::string& sql, int* rc) {
@@ -376,6 +381,14 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path_in, Redac
   ledger->anchor_note_ = note;
   RETURN_IF_ERROR(ledger->Init());
   RETURN_IF_ERROR(ledger->CheckAnchor(state, /*adopt=*/true));
+  if (!ledger->schema_repaired_.empty()) {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    std::string detail = nlohmann::json({{"problem", ledger->schema_repaired_}})
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    RETURN_IF_ERROR(ledger->AddGateEvent({NewId("gate"), "", "", "", "ledger_schema_repaired", "", detail,
+                                          int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1000000}));
+  }
   return ledger;
 }
 
@@ -452,7 +465,26 @@ Status Ledger::Init() {
   }
   if (rc != SQLITE_OK) return SqliteError("PRAGMA", rc);
   RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
-  std::string schema = "BEGIN IMMEDIATE;";
+  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  // A schema changed behind our back (ledger verify reports it) is put
+  // right, under the write lock, and the repair is recorded in the chain
+  // (Open): what "CREATE ... IF NOT EXISTS" below would keep is dropped
+  // first.
+  std::string schema;
+  {
+    Stmt has_meta;
+    sqlite3_prepare_v2(db_, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = 'meta'", -1, &has_meta.st,
+                       nullptr);
+    if (sqlite3_step(has_meta.st) == SQLITE_ROW) schema_repaired_ = SchemaTampering();
+  }
+  if (!schema_repaired_.empty()) {
+    spdlog::warn("ledger {}: its schema was changed behind Odin's back ({}); repaired, and recorded", path_,
+                 schema_repaired_);
+    for (const TableDef& t : Tables()) {
+      for (const char* op : {"UPDATE", "DELETE"})
+        schema += "DROP TRIGGER IF EXISTS " + std::string(t.name) + "_no_" + op + ";";
+    }
+  }
   schema += "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
   schema += "INSERT OR IGNORE INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');";
   for (const TableDef& t : Tables()) {
@@ -821,6 +853,13 @@ StatusOr<VerifyReport> Ledger::Verify() {
       report = s;
     }
   }
+  // The records first (the more specific finding), then the schema.
+  if (report.ok() && report->ok) {
+    if (std::string tampered = SchemaTampering(); !tampered.empty()) {
+      report->ok = false;
+      report->problem = "schema: " + tampered;
+    }
+  }
   Status committed = Run("COMMIT");
   if (!report.ok()) return report;
   RETURN_IF_ERROR(committed);
@@ -840,6 +879,62 @@ StatusOr<VerifyReport> Ledger::Verify() {
     if (!anchor_note_.empty()) report->anchor += "; " + anchor_note_;
   }
   return report;
+}
+
+std::string Ledger::SchemaTampering() {
+  // What the file's schema says of itself must be what this code made:
+  // the version the tables present belong to, and every chained table's
+  // append-only triggers. Neither is covered by the chain (no record holds
+  // them), so a change to them leaves every hash intact.
+  std::string version;
+  {
+    Stmt v;
+    if (sqlite3_prepare_v2(db_, "SELECT value FROM main.meta WHERE key = 'schema_version'", -1, &v.st, nullptr) !=
+            SQLITE_OK ||
+        sqlite3_step(v.st) != SQLITE_ROW) {
+      return "meta.schema_version is missing";
+    }
+    version = ColumnText(v.st, 0);
+  }
+  int v = SupportedSchema(version) ? std::stoi(version) : 0;
+  if (v == 0) return "meta.schema_version is " + version + ", which no Odin wrote";
+  std::set<std::string> tables, triggers;
+  {
+    Stmt s;
+    sqlite3_prepare_v2(db_, "SELECT type, name, tbl_name, sql FROM main.sqlite_schema", -1, &s.st, nullptr);
+    while (sqlite3_step(s.st) == SQLITE_ROW) {
+      std::string type = ColumnText(s.st, 0), name = ColumnText(s.st, 1), sql = ColumnText(s.st, 3);
+      if (type == "table") tables.insert(name);
+      if (type == "trigger" && sql.find("RAISE(ABORT, 'the ledger is append-only')") != std::string::npos &&
+          name ==
+              ColumnText(s.st, 2) + (sql.find(" BEFORE UPDATE ") != std::string::npos ? "_no_UPDATE" : "_no_DELETE")) {
+        triggers.insert(name);
+      }
+    }
+  }
+  // Version 5 added mutations, 6 conversation.
+  auto since = [](const std::string& table) {
+    return table == "conversation" ? 6 : table == "mutations" ? 5 : kOldestSchemaVersion;
+  };
+  for (const TableDef& t : Tables()) {
+    std::string name = t.name;
+    bool belongs = since(name) <= v;
+    if (!belongs && tables.count(name) != 0) {
+      return "meta.schema_version says " + version + ", but the table " + name + " of version " +
+             std::to_string(since(name)) + " is there (the version was changed)";
+    }
+    if (belongs && tables.count(name) == 0) {
+      return "meta.schema_version says " + version + ", but the table " + name + " is missing";
+    }
+    if (!belongs) continue;
+    for (const char* op : {"UPDATE", "DELETE"}) {
+      if (triggers.count(name + "_no_" + op) == 0) {
+        return "the append-only trigger " + name + "_no_" + op + " is missing or changed (records of " + name +
+               " could be " + (op == std::string("UPDATE") ? "edited" : "deleted") + " without an error)";
+      }
+    }
+  }
+  return "";
 }
 
 StatusOr<VerifyReport> Ledger::VerifySnapshot() {

@@ -363,6 +363,9 @@ class Ledger {
   Status Append(const char* table, std::vector<Value> values);
   Status LoadHead();
   StatusOr<VerifyReport> VerifySnapshot();
+  // What was changed in the schema behind the ledger's back (a trigger
+  // dropped, the version changed); "" when nothing was.
+  std::string SchemaTampering();
   Status RefreshHead();
   // Runs body in one write transaction; on failure nothing of it is kept.
   Status Write(const std::function<Status()>& body);
@@ -385,8 +388,9 @@ class Ledger {
   std::unique_ptr<LedgerAnchor> anchor_;             // null: none kept (anchor_note_ says why)
   int64_t anchor_generation_ = 0;                    // the anchor's generation when opened
   std::string anchor_note_;
-  bool writer_ = false;     // opened by Open: its WAL is flushed on close
-  bool unflushed_ = false;  // committed since the last Flush
+  std::string schema_repaired_;  // what Init found changed in the schema, and put right
+  bool writer_ = false;          // opened by Open: its WAL is flushed on close
+  bool unflushed_ = false;       // committed since the last Flush
 };
 
 }  // namespace odin

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "base/sha256.h"
 
 namespace odin {
@@ -53,7 +54,7 @@ Slot ParseSlot(std::string_view bytes) {
   if (nl == std::string_view::npos || space != 64 || space > nl) return slot;
   std::string_view payload = bytes.substr(65, nl - 65);
   if (Sha256Hex(payload) != bytes.substr(0, 64)) return slot;
-  json j = json::parse(payload, nullptr, false);
+  json j = ParseJson(payload);
   if (!j.is_object() || j.value("version", 0) != 2) return slot;
   try {
     slot.n = j.at("n").get<uint64_t>();

@@ -12,6 +12,7 @@
 #include "base/file_util.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_internal.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -81,15 +82,20 @@ Status MoveAside(const std::string& path, int64_t generation, int64_t now_ms, in
       }
     }
   }
-  std::string target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms);
-  for (int n = 2; PathExists(target); ++n) {
-    target = path + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms) + "." + std::to_string(n);
+  // In Odin's state directory: through the safe file layer.
+  ASSIGN_OR_RETURN(WorkspaceFiles dir, WorkspaceFiles::Open(DirName(path)));
+  std::string name = path.substr(path.rfind('/') + 1);
+  std::string target = name + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms);
+  for (int n = 2; dir.Look(target).exists(); ++n) {
+    target = name + ".reset-" + std::to_string(generation) + "-" + UtcStamp(now_ms) + "." + std::to_string(n);
   }
-  if (rename(path.c_str(), target.c_str()) != 0) return PosixError("cannot move ledger " + path + " aside", errno);
+  if (Status moved = dir.Rename(name, target, /*no_replace=*/true); !moved.ok()) {
+    return moved.WithContext("cannot move ledger " + path + " aside");
+  }
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {
-    if (PathExists(path + suffix)) rename((path + suffix).c_str(), (target + suffix).c_str());
+    if (dir.Look(name + suffix).exists()) (void)dir.Rename(name + suffix, target + suffix, /*no_replace=*/true);
   }
-  *moved_to = target;
+  *moved_to = dir.Absolute(target);
   return Status::OK();
 }
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "tools/file_tool_args.h"
 #include "tools/text_file.h"
 #include "tools/tool_catalog.h"
@@ -45,7 +46,7 @@ json ValidationJson(const ValidationRecord& v, const std::string& workspace) {
 json ExecutionJson(const ExecutionRow& row) {
   json out = {{"execution_id", row.start.execution_id}, {"tool", row.start.tool}, {"agent", row.start.agent_id}};
   if (!row.start.parent_id.empty()) out["parent_id"] = row.start.parent_id;
-  json args = json::parse(row.start.args_json, nullptr, false);
+  json args = ParseJson(row.start.args_json);
   if (!args.is_discarded()) {
     // Contents can be long: keep what identifies the call.
     for (const char* big : {"content", "old_string", "new_string", "edits"}) {
@@ -74,7 +75,7 @@ json ExecutionJson(const ExecutionRow& row) {
 
 StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_id, const std::string& workspace,
                                      const std::string& args_json) {
-  json args = json::parse(args_json, nullptr, false);
+  json args = ParseJson(args_json);
   if (!args.is_object()) return Status::InvalidArgument("memory_query", "arguments must be a JSON object");
   for (auto it = args.begin(); it != args.end(); ++it) {
     static const char* kKnown[] = {"query", "file_path", "execution_id", "tool", "status", "limit"};
@@ -200,7 +201,7 @@ StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_
     ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEventsOfKind("reflection", limit));
     json list = json::array();
     for (const GateEvent& e : events) {
-      json d = json::parse(e.detail_json, nullptr, false);
+      json d = ParseJson(e.detail_json);
       if (!d.is_object()) continue;
       list.push_back({{"session_id", e.session_id},
                       {"this_session", e.session_id == session_id},

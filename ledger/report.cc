@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "tools/file_tool_args.h"
 #include "tools/workspace_path.h"
 
@@ -29,7 +30,7 @@ bool AddReviewEvent(const GateEvent& e, Report* report) {
       e.kind != "reflection") {
     return false;
   }
-  json d = json::parse(e.detail_json, nullptr, false);
+  json d = ParseJson(e.detail_json);
   if (!d.is_object()) return true;
   if (e.kind == "workflow") {
     report->workflow = d.value("workflow", "") + " (chosen by " + d.value("chosen_by", "?") + ")";
@@ -137,7 +138,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     if (!path.ok()) continue;
     ReportFile& f = files[*path];
     f.path = DisplayPath(*path, in.workspace);
-    json result = json::parse(row.end->result_json, nullptr, false);
+    json result = ParseJson(row.end->result_json);
     if (result.is_object()) {
       f.added += result.value("lines_added", 0);
       f.removed += result.value("lines_removed", 0);
@@ -177,7 +178,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   std::map<std::string, std::vector<std::string>> cited;  // by write
   for (const GateEvent& e : events) {
     if (e.kind != "evidence") continue;
-    json d = json::parse(e.detail_json, nullptr, false);
+    json d = ParseJson(e.detail_json);
     if (!d.is_object() || d.value("decision", "") != "allow" || !d.contains("evidence") || !d["evidence"].is_array()) {
       continue;
     }
@@ -200,13 +201,13 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   std::vector<std::string> order;
   for (const GateEvent& e : events) {
     if (e.kind == "hook" && e.message_id == in.message_id) {
-      json d = json::parse(e.detail_json, nullptr, false);
+      json d = ParseJson(e.detail_json);
       if (d.is_object() && d.contains("report") && d["report"].is_string()) report.hooks.push_back(d["report"]);
       continue;
     }
     if (e.message_id == in.message_id && AddReviewEvent(e, &report)) continue;
     if (e.kind != "check" || e.message_id != in.message_id) continue;
-    json d = json::parse(e.detail_json, nullptr, false);
+    json d = ParseJson(e.detail_json);
     if (!d.is_object()) continue;
     std::string name = d.value("name", "");
     if (!last.count(name)) order.push_back(name);

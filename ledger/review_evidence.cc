@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "ledger/ledger.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
@@ -103,7 +104,7 @@ StatusOr<ReviewEvidence> AssembleReviewEvidence(Ledger* ledger, const ReviewEvid
   ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(in.session_id));
   for (const GateEvent& e : events) {
     if (e.kind != "check" || e.execution_id.empty() || wanted.count(e.execution_id) == 0) continue;
-    json detail = json::parse(e.detail_json, nullptr, false);
+    json detail = ParseJson(e.detail_json);
     json one = {{"id", e.execution_id}};
     if (detail.is_object()) {
       for (const char* key : {"name", "status", "command", "exit_code"}) {
@@ -114,13 +115,13 @@ StatusOr<ReviewEvidence> AssembleReviewEvidence(Ledger* ledger, const ReviewEvid
   }
 
   json doc = {{"user_messages", in.user_messages}};
-  if (!in.plan_json.empty()) doc["plan"] = json::parse(in.plan_json, nullptr, false);
+  if (!in.plan_json.empty()) doc["plan"] = ParseJson(in.plan_json);
   doc["calls"] = calls;
   doc["changes"] = changes;
   doc["validations"] = validations;
   doc["checks"] = checks;
   if (!in.extra_json.empty()) {
-    json extra = json::parse(in.extra_json, nullptr, false);
+    json extra = ParseJson(in.extra_json);
     if (extra.is_object()) doc.update(extra);
   }
   // Too big: the oldest calls' outputs go first, then the oldest calls.

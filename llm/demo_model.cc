@@ -1,6 +1,7 @@
 #include "llm/demo_model.h"
 
 #include <nlohmann/json.hpp>
+#include "base/json_input.h"
 
 namespace odin {
 
@@ -40,7 +41,7 @@ ChatResponse Script(const ChatRequest& req) {
     r.text =
         std::string(kLabel) + "\nHere is what the runtime recorded for this session (ground truth, not my word):\n";
     for (const ToolResultMessage* res : results) {
-      json rec = json::parse(res->content, nullptr, false);
+      json rec = ParseJson(res->content);
       if (!rec.is_object()) continue;
       r.text += "- " + rec.value("tool", std::string("?")) + " " + rec.value("execution_id", std::string()) + ": " +
                 rec.value("status", std::string("?")) + " - " + rec.value("summary", std::string()) + "\n";

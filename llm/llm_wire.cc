@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/canonical_json.h"
+#include "base/json_input.h"
 
 namespace odin {
 namespace {
@@ -16,7 +17,7 @@ using nlohmann::json;
 // and serialize (a model's tool arguments go back to it in the next request).
 json ParseOr(const std::string& text, json fallback) {
   if (JsonTooDeep(text)) return fallback;
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (j.is_discarded()) return fallback;
   return j;
 }
@@ -29,7 +30,7 @@ StatusOr<json> ParseEvent(const SseEvent& e) {
     return Status::Unavailable("malformed stream event",
                                "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   }
-  return json::parse(e.data, nullptr, false);
+  return ParseJson(e.data);
 }
 
 // ---- OpenAI Chat Completions -------------------------------------------------
@@ -330,7 +331,7 @@ std::unique_ptr<WireFormat> NewOpenAiFormat() { return std::make_unique<OpenAiFo
 std::unique_ptr<WireFormat> NewAnthropicFormat() { return std::make_unique<AnthropicFormat>(); }
 
 std::string ErrorMessageFromBody(const std::string& body) {
-  json j = json::parse(body, nullptr, false);
+  json j = ParseJson(body);
   if (!j.is_discarded() && j.is_object() && j.contains("error")) {
     const json& e = j["error"];
     if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
@@ -346,7 +347,7 @@ std::string ErrorMessageFromBody(const std::string& body) {
 bool IsContextOverflowResponse(int http_status, const std::string& body) {
   if (http_status == 413) return true;
   if (http_status != 400) return false;
-  json j = json::parse(body, nullptr, false);
+  json j = ParseJson(body);
   std::string code, message = ErrorMessageFromBody(body);
   if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];

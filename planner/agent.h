@@ -50,7 +50,7 @@
 #include "llm/llm.h"
 #include "planner/stall_detector.h"
 #include "tools/tool_catalog.h"
-#include "planner/workspace_fingerprint.h"
+#include "workspace/workspace_fingerprint.h"
 
 namespace odin {
 

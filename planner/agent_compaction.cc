@@ -14,12 +14,14 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/unique_fd.h"
 #include "ledger/handoff_facts.h"
 #include "planner/agent.h"
 #include "planner/conversation_log.h"
 #include "planner/instructions.h"
 #include "tools/workspace_path.h"
+#include "workspace/host_files.h"
 
 namespace odin {
 
@@ -204,13 +206,14 @@ void Agent::AppendTranscript(const std::vector<ConversationEntry>& messages) {
     lines += json({{"type", m.kind == "tool_results" ? "tool" : m.kind},
                    {"sessionId", m.session_id},
                    {"timestamp", m.created_at_ms},
-                   {"message", json::parse(m.content_json, nullptr, false)}})
+                   {"message", ParseJson(m.content_json)}})
                  .dump(-1, ' ', false, json::error_handler_t::replace) +
              "\n";
   }
   if (lines.empty()) return;
-  UniqueFd fd(open(o_.transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-  Status written = fd.valid() ? WriteAll(fd.get(), lines, o_.transcript_path) : PosixError(o_.transcript_path, errno);
+  // In the user's state directory (HookTranscriptDir), not a workspace's.
+  StatusOr<UniqueFd> fd = OpenUserLog(o_.transcript_path);
+  Status written = fd.ok() ? WriteAll(fd->get(), lines, o_.transcript_path) : fd.status();
   if (!written.ok()) spdlog::warn("transcript: {}", written.message());
 }
 

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/sha256.h"
 #include "ledger/review_evidence.h"
 #include "odin/v1/worker.pb.h"
@@ -129,9 +130,9 @@ void Agent::Review(ReviewRole role, const std::string& detail_json, std::functio
     case ReviewRole::kCritic:
     case ReviewRole::kSpec: break;
   }
-  json detail = json::parse(detail_json.empty() ? "{}" : detail_json, nullptr, false);
+  json detail = ParseJson(detail_json.empty() ? "{}" : detail_json);
   if (detail.is_object() && detail.contains("status")) extra["status"] = detail["status"];
-  if (!evidence_json.empty()) extra.update(json::parse(evidence_json));
+  if (json evidence = ParseJson(evidence_json); evidence.is_object()) extra.update(evidence);
   call.evidence = ReviewEvidenceFor(role, recent, Dump(extra), &call.ids);
   uint64_t key = ++next_review_;
   reviews_[key] = {std::move(call), std::move(then)};
@@ -181,14 +182,14 @@ void Agent::OnReviewAnswer(uint64_t key, const StatusOr<ChatResponse>& response)
       out.problem = "the answer did not match the schema twice: " + answer.status().message();
     }
   }
-  json detail = json::parse(call.detail_json.empty() ? "{}" : call.detail_json, nullptr, false);
+  json detail = ParseJson(call.detail_json.empty() ? "{}" : call.detail_json);
   if (!detail.is_object()) detail = json::object();
   detail["role"] = ReviewRoleName(call.role);
   detail["verdict"] = out.verdict;
   detail["attempts"] = call.attempt;
   detail["llm_calls"] = call.llm_call_ids;
   detail["model"] = model;
-  if (!out.answer_json.empty()) detail["answer"] = json::parse(out.answer_json, nullptr, false);
+  if (!out.answer_json.empty()) detail["answer"] = ParseJson(out.answer_json);
   if (!out.problem.empty()) detail["problem"] = out.problem;
   if (!o_.reviews.of(call.role).prompt.empty()) detail["prompt"] = "config";
   RecordGateEvent("review", "", Dump(detail));
@@ -264,7 +265,7 @@ void Agent::OnHydrated(const ReviewOutcome& r) {
       c.workflow = c.plan->workflow;
       chosen_by = "hydrator";
     }
-    RecordGateEvent("plan", "", Dump({{"revision", 0}, {"plan", json::parse(PlanJson(*c.plan))}}));
+    RecordGateEvent("plan", "", Dump({{"revision", 0}, {"plan", ParseJson(PlanJson(*c.plan))}}));
     // The todo list starts as the plan's steps.
     json todos = json::array();
     for (size_t i = 0; i < c.plan->steps.size(); ++i) {
@@ -394,7 +395,7 @@ void Agent::EndPlanUpdate(size_t index, const std::string& execution_id, bool ok
                  {"tool", kPlanUpdateTool},
                  {"status", ok ? "ok" : "error"},
                  {"authority", "ground_truth"}};
-  record.update(json::parse(fields_json));
+  if (json fields = ParseJson(fields_json); fields.is_object()) record.update(fields);
   v1::ToolResult r;
   r.set_execution_id(execution_id);
   r.set_status(ok ? v1::TOOL_STATUS_OK : v1::TOOL_STATUS_ERROR);
@@ -414,14 +415,14 @@ bool Agent::StartPlanReview(size_t index, const std::string& execution_id, const
     EndPlanUpdate(index, execution_id, false, Dump({{"summary", "plan not revised: " + why}}));
     return true;
   }
-  json a = json::parse(args, nullptr, false);
+  json a = ParseJson(args);
   std::string reason =
       a.is_object() && a.contains("reason") && a["reason"].is_string() ? a["reason"].get<std::string>() : "";
   plan->workflow = c.workflow;
   plan->revision = base.revision + 1;
   c.plan = std::move(*plan);
   RecordGateEvent("plan", execution_id,
-                  Dump({{"revision", c.plan->revision}, {"reason", reason}, {"plan", json::parse(PlanJson(*c.plan))}}));
+                  Dump({{"revision", c.plan->revision}, {"reason", reason}, {"plan", ParseJson(PlanJson(*c.plan))}}));
   c.plan_updates[execution_id] = index;
   JudgePlan([this, execution_id](const std::string& text) {
     Current& c = *current_;
@@ -444,7 +445,7 @@ void Agent::NoteForReviews(const std::string& execution_id, const std::string& t
   // tdd: a command that exits non-zero and names a test file or test.
   if (c.workflow == Workflow::kTdd && c.tdd_failing_command.empty() && tool == kExecuteCommandTool &&
       r.has_exit_code() && r.exit_code() != 0) {
-    json a = json::parse(call.arguments_json, nullptr, false);
+    json a = ParseJson(call.arguments_json);
     std::string command =
         a.is_object() && a.contains("command") && a["command"].is_string() ? a["command"].get<std::string>() : "";
     std::string output = r.output_head() + r.output_tail();
@@ -558,9 +559,8 @@ void Agent::AbandonPlanReviews(const std::string& why) {
 void Agent::Reflect(const std::string& status, Status error) {
   Review(ReviewRole::kReflection, Dump({{"status", status}}), [this, status, error](const ReviewOutcome& r) {
     if (r.verdict == "recorded") {
-      RecordGateEvent(
-          "reflection", "",
-          Dump({{"status", status}, {"text", r.text}, {"answer", json::parse(r.answer_json, nullptr, false)}}));
+      RecordGateEvent("reflection", "",
+                      Dump({{"status", status}, {"text", r.text}, {"answer", ParseJson(r.answer_json)}}));
     }
     current_->finishing.reset();
     Finish(status, error);

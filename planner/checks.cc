@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -18,12 +20,22 @@ struct Detected {
   std::string origin;
 };
 
+// Project files are read through the safe file layer, bounded: a
+// repository's "Makefile -> /dev/zero" is refused, not read until the
+// memory runs out (security review 3, finding 7).
+constexpr uint64_t kMaxProjectFileBytes = 4 << 20;
+
 std::string Read(const std::string& workspace, const std::string& name) {
-  StatusOr<std::string> text = ReadFileToString(JoinPath(workspace, name));
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
+  if (!files.ok()) return "";
+  StatusOr<std::string> text = files->ReadFile(name, kMaxProjectFileBytes);
   return text.ok() ? *text : "";
 }
 
-bool Has(const std::string& workspace, const std::string& name) { return PathExists(JoinPath(workspace, name)); }
+bool Has(const std::string& workspace, const std::string& name) {
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
+  return files.ok() && files->Look(name).exists();
+}
 
 std::set<std::string> MakeTargets(const std::string& makefile) {
   std::set<std::string> targets;
@@ -46,19 +58,15 @@ bool HasPythonTests(const std::string& workspace) {
   if (Read(workspace, "pyproject.toml").find("[tool.pytest") != std::string::npos) return true;
   if (Read(workspace, "setup.cfg").find("[tool:pytest]") != std::string::npos) return true;
   for (const std::string& dir : {std::string(), std::string("tests"), std::string("test")}) {
-    DIR* d = opendir(JoinPath(workspace, dir).c_str());
-    if (d == nullptr) continue;
-    bool found = false;
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
+    StatusOr<std::vector<std::string>> names = files.ok() ? files->List(dir) : files.status();
+    if (!names.ok()) continue;
+    for (const std::string& name : *names) {
       if ((name.rfind("test_", 0) == 0 && name.size() > 8 && name.substr(name.size() - 3) == ".py") ||
           (name.size() > 8 && name.substr(name.size() - 8) == "_test.py")) {
-        found = true;
-        break;
+        return true;
       }
     }
-    closedir(d);
-    if (found) return true;
   }
   return false;
 }
@@ -75,7 +83,7 @@ std::vector<Detected> Detect(const std::string& ws) {
   if (Has(ws, "Cargo.toml")) found.push_back({"cargo build", "cargo clippy", "cargo test", "Cargo.toml"});
   if (Has(ws, "go.mod")) found.push_back({"go build ./...", "go vet ./...", "go test ./...", "go.mod"});
   if (Has(ws, "package.json")) {
-    nlohmann::json pkg = nlohmann::json::parse(Read(ws, "package.json"), nullptr, false);
+    nlohmann::json pkg = ParseJson(Read(ws, "package.json"));
     Detected d{"", "", "", "package.json"};
     if (pkg.is_object() && pkg.contains("scripts") && pkg["scripts"].is_object()) {
       const auto& scripts = pkg["scripts"];

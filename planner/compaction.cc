@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "planner/context_window.h"
 #include "tools/tool_catalog.h"
 
@@ -37,7 +38,7 @@ std::string Clip(const std::string& s, size_t n) {
 std::string FileOf(const ToolCallRequest& call) {
   const ToolInfo* info = FindTool(call.name);
   if (info == nullptr || !(info->writes_files() || call.name == "Read")) return "";
-  json args = json::parse(call.arguments_json, nullptr, false);
+  json args = ParseJson(call.arguments_json);
   if (!args.is_object()) return "";
   for (const char* key : {"file_path", "path"}) {
     if (args.contains(key) && args[key].is_string()) return args[key].get<std::string>();
@@ -74,7 +75,7 @@ size_t RecentTurnsStart(const std::vector<ChatMessage>& history, int turns) {
 bool IsMaskedResult(const std::string& content) {
   // Stubs are written by MaskToolResults alone, compact and with this key.
   if (content.size() > 1024 || content.find(kMaskedKey) == std::string::npos) return false;
-  json j = json::parse(content, nullptr, false);
+  json j = ParseJson(content);
   return j.is_object() && j.contains(kMaskedKey);
 }
 
@@ -90,7 +91,7 @@ MaskResult MaskToolResults(std::vector<ChatMessage>* history, size_t end) {
           i > 0 && (*history)[i - 1].role == ChatMessage::Role::kAssistant ? &(*history)[i - 1] : nullptr;
       for (ToolResultMessage& r : m.results) {
         if (IsMaskedResult(r.content)) continue;
-        json record = json::parse(r.content, nullptr, false);
+        json record = ParseJson(r.content);
         json stub = json::object();
         std::string id;
         if (record.is_object()) {
@@ -173,7 +174,7 @@ StatusOr<HandoffSummary> ParseHandoffSummary(const std::string& text_in) {
     size_t close = body == std::string::npos ? std::string::npos : text.find("```", body);
     if (close != std::string::npos) text = text.substr(body + 1, close - body - 1);
   }
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument("handoff summary", "the utility model's answer is not a JSON object");
   }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "planner/compaction.h"
 
 namespace odin {
@@ -38,7 +39,7 @@ std::string ChatMessageJson(const ChatMessage& m) {
 }
 
 StatusOr<ChatMessage> ChatMessageFromJson(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (!j.is_object()) return Status::Corruption("conversation entry", "not a JSON object");
   ChatMessage m;
   try {
@@ -71,7 +72,7 @@ StatusOr<ReplayedConversation> ReplayConversation(const std::vector<Conversation
       out.history.push_back(std::move(*m));
       continue;
     }
-    json j = json::parse(e.content_json, nullptr, false);
+    json j = ParseJson(e.content_json);
     if (e.kind == "request") {
       if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
         return Status::Corruption("entry " + e.id, "a request without its text");

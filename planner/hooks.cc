@@ -4,6 +4,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include "base/json_input.h"
 
 namespace odin {
 namespace {
@@ -78,7 +79,7 @@ std::string Label(const HookRun& r) {
 
 // Reads a hook's JSON answer. False if stdout is not a JSON object.
 bool ReadJsonAnswer(HookEvent event, const HookRun& r, HookOutcome* out) {
-  json j = json::parse(r.stdout_text, nullptr, false);
+  json j = ParseJson(r.stdout_text);
   if (!j.is_object()) return false;
   auto str = [](const json& o, const char* key) {
     auto it = o.find(key);

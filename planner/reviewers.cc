@@ -3,6 +3,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include "base/json_input.h"
 
 namespace odin {
 
@@ -207,9 +208,9 @@ ChatRequest ReviewRequest(ReviewRole role, const std::string& model, const std::
 }
 
 Status ValidateJsonSchema(const std::string& schema_json, const std::string& value_json) {
-  json schema = json::parse(schema_json, nullptr, false);
+  json schema = ParseJson(schema_json);
   if (schema.is_discarded()) return Status::InvalidArgument("schema", "not JSON");
-  json value = json::parse(value_json, nullptr, false);
+  json value = ParseJson(value_json);
   if (value.is_discarded()) return Status::InvalidArgument("answer", "not JSON");
   return Validate(schema, value, "");
 }
@@ -218,7 +219,8 @@ StatusOr<ReviewAnswer> ParseReviewAnswer(ReviewRole role, const std::string& tex
                                          const std::vector<std::string>& evidence_ids) {
   std::string body = Unfenced(text);
   RETURN_IF_ERROR(ValidateJsonSchema(ReviewSchema(role), body));
-  json j = json::parse(body);
+  json j = ParseJson(body);
+  if (!j.is_object()) return Status::InvalidArgument("review answer", "not a JSON object");
   ReviewAnswer a;
   a.answer_json = j.dump(-1, ' ', false, json::error_handler_t::replace);
   switch (role) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "base/terminal_text.h"
 #include "base/canonical_json.h"
 #include "base/sha256.h"
@@ -51,7 +52,7 @@ LlmCallRecord RecordModelCall(LlmCallRecord rec, const StatusOr<ChatResponse>& r
 }
 
 std::string CallLabel(const ToolCallRequest& call) {
-  json args = json::parse(call.arguments_json, nullptr, false);
+  json args = ParseJson(call.arguments_json);
   std::string detail;
   if (args.is_object()) {
     for (const char* key : {"command", "file_path", "pattern", "path", "query", "description", "prompt"}) {
@@ -69,7 +70,7 @@ std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
   if (r.has_error() && !r.error().message().empty()) return FirstLine(ToDisplayText(r.error().message()), 300);
   if (tool == "lsp_check" && r.has_verdict()) return FirstLine(ToDisplayText(r.output_head()), 300);
   if (tool == "memory_query" && r.status() == v1::TOOL_STATUS_OK) {
-    json answer = json::parse(r.output_head(), nullptr, false);
+    json answer = ParseJson(r.output_head());
     if (answer.is_object()) {
       std::string query = answer.value("query", "");
       for (const char* list : {"attempts", "executions"}) {
@@ -85,7 +86,7 @@ std::string ToolSummary(const std::string& tool, const v1::ToolResult& r) {
       }
     }
   }
-  json out = json::parse(r.output_json(), nullptr, false);
+  json out = ParseJson(r.output_json());
   auto count = [](uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
   };
@@ -249,7 +250,7 @@ CallChanges ChangesOf(const std::string& tool, const v1::ToolResult& r, const st
   }
   if (tool == kAgentTool) {
     // What a subagent changed is this message's change too.
-    json report = json::parse(r.output_json(), nullptr, false);
+    json report = ParseJson(r.output_json());
     if (report.is_object() && report.contains("changed_files") && report["changed_files"].is_array()) {
       for (const json& f : report["changed_files"]) {
         if (f.is_string()) out.changed.push_back(f.get<std::string>());
@@ -268,7 +269,7 @@ Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std:
   int secs = configured != tool_timeouts.end() ? configured->second : 0;
   if (tool == "ExecuteCommand") {
     if (secs <= 0) secs = kDefaultCommandTimeoutSeconds;
-    json args = json::parse(arguments_json, nullptr, false);
+    json args = ParseJson(arguments_json);
     if (args.is_object() && args.contains("timeout_seconds") && args["timeout_seconds"].is_number()) {
       // Clamped while a double: a huge number must not overflow the cast.
       double asked = std::clamp(args["timeout_seconds"].get<double>(), 1.0, double{kMaxCommandTimeoutSeconds});

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/text_file.h"
 #include "tools/tool_catalog.h"
@@ -13,7 +14,7 @@ using nlohmann::json;
 namespace {
 
 json Facts(const v1::ToolResult& r) {
-  json out = json::parse(r.output_json(), nullptr, false);
+  json out = ParseJson(r.output_json());
   return out.is_object() ? out : json::object();
 }
 

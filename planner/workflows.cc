@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <nlohmann/json.hpp>
+#include "base/json_input.h"
 
 namespace odin {
 
@@ -78,7 +79,7 @@ std::string WorkflowRules(Workflow w) {
 
 StatusOr<Plan> ParsePlan(const std::string& text, const Plan* base) {
   if (text.size() > kMaxPlanBytes) return Status::InvalidArgument("plan", "over 32 KiB");
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   if (!j.is_object()) return Status::InvalidArgument("plan", "not a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "intent" && key != "acceptance_criteria" && key != "steps" && key != "workflow" && key != "reason") {

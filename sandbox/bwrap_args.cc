@@ -33,12 +33,8 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   // one more mount to set up.)
   // (Those inside the workspace come after its bind, which would cover
   // them.)
-  auto inside_workspace = [&o](const std::string& p) {
-    return p.size() > o.workspace.size() + 1 && p.compare(0, o.workspace.size(), o.workspace) == 0 &&
-           p[o.workspace.size()] == '/';
-  };
   for (const std::string& p : o.hidden_paths) {
-    if (!p.empty() && p != "/" && p != "/tmp" && p != "/run" && !inside_workspace(p) && IsDirectory(p)) {
+    if (!p.empty() && p != "/" && p != "/tmp" && p != "/run" && !PathIsBelow(p, o.workspace) && IsDirectory(p)) {
       add({"--tmpfs", p});
     }
   }
@@ -47,6 +43,21 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   add({o.workspace_readonly ? "--ro-bind" : "--bind", o.workspace, o.workspace});
   for (const std::string& p : o.writable_paths) add({"--bind", p, p});
   for (const std::string& p : o.readonly_paths) add({"--ro-bind-try", p, p});
+  // The worker's socket, alone in an empty directory made read-only: a
+  // command can neither unlink, rename or replace it (and so stand in for
+  // the coordinator to its worker) nor put a socket beside it (security
+  // review 3, finding 9). Where that directory is not one of its own (the
+  // workspace's, /tmp), the socket alone, read-only.
+  if (!o.socket_path.empty()) {
+    std::string dir = DirName(o.socket_path);
+    bool own = dir.size() > 1 && dir != "/tmp" && dir != o.workspace && !PathIsBelow(o.workspace, dir) &&
+               !PathIsBelow(dir, o.workspace);
+    if (own) {
+      add({"--perms", "0555", "--tmpfs", dir, "--ro-bind", o.socket_path, o.socket_path, "--remount-ro", dir});
+    } else {
+      add({"--ro-bind-try", o.socket_path, o.socket_path});
+    }
+  }
   // The inner stage and the program must stay reachable even where the policy
   // hides their directory (a build under /tmp, say): bind them read-only.
   std::vector<std::string> exe_dirs = {DirName(inv.self)};
@@ -59,7 +70,7 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   // be planted there for a later command either.
   std::vector<std::string> masked = o.masked_paths;
   for (const std::string& p : o.hidden_paths) {
-    if (inside_workspace(p)) masked.push_back(p);  // empty, and read-only like the masks
+    if (PathIsBelow(p, o.workspace)) masked.push_back(p);  // empty, and read-only like the masks
   }
   for (const std::string& p : masked) {
     if (IsDirectory(p)) {

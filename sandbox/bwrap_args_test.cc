@@ -27,7 +27,8 @@ SandboxOptions Options() {
   SandboxOptions o;
   o.workspace = "/tmp/ws";
   o.masked_paths = {"/tmp"};  // a directory that exists: the state directory's stand-in
-  o.readonly_paths = {"/tmp/ws/.git/config", "/tmp/odin-sock/1.sock"};
+  o.readonly_paths = {"/tmp/ws/.git/config"};
+  o.socket_path = "/tmp/odin-sock/1.sock";
   o.writable_paths = {"/tmp/ws/.git"};
   o.program = {"/opt/odin/odin-worker", "--connect", "ipc:///tmp/odin-sock/1.sock"};
   return o;
@@ -52,7 +53,7 @@ TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableProtectedPathsReadOnlyStateMask
   size_t ws = IndexOfTriple(a, "--bind", "/tmp/ws", "/tmp/ws");
   size_t git = IndexOfTriple(a, "--bind", "/tmp/ws/.git", "/tmp/ws/.git");
   size_t config = IndexOfTriple(a, "--ro-bind-try", "/tmp/ws/.git/config", "/tmp/ws/.git/config");
-  size_t socket = IndexOfTriple(a, "--ro-bind-try", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock");
+  size_t socket = IndexOfTriple(a, "--ro-bind", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock");
   size_t mask = IndexOfTriple(a, "--tmpfs", "/tmp", "--remount-ro");
   for (size_t i : {tmp, ws, git, config, socket, mask}) ASSERT_LT(i, a.size());
   // Later mounts win: the workspace over the private /tmp, .git bound onto
@@ -64,8 +65,17 @@ TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableProtectedPathsReadOnlyStateMask
   EXPECT_LT(config, mask);
   EXPECT_EQ(a[mask - 2], "--perms");
   EXPECT_EQ(a[mask - 1], "0555");
-  // The worker's socket is read-only (connect(2) works on it, nothing else).
+  // The worker's socket is read-only (connect(2) works on it, nothing else),
+  // alone in a read-only directory of its own (security review 3, finding
+  // 9: a command could unlink or replace it).
   EXPECT_FALSE(HasTriple(a, "--bind", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock"));
+  size_t dir = IndexOfTriple(a, "--perms", "0555", "--tmpfs");
+  ASSERT_LT(dir, a.size());
+  EXPECT_EQ(a[dir + 3], "/tmp/odin-sock");
+  EXPECT_LT(dir, socket);
+  EXPECT_LT(tmp, dir);
+  EXPECT_TRUE(HasTriple(a, "--ro-bind", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock"));
+  EXPECT_LT(socket, IndexOfTriple(a, "--remount-ro", "/tmp/odin-sock", a[socket + 3]));
 }
 
 TEST(BwrapArgsTest, ANewUserNamespaceWithoutCapabilitiesAndTheKernelsKnobsReadOnly) {

@@ -50,6 +50,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   app.add_option("--workspace", o.workspace, "Workspace directory")->required();
   app.add_flag("--workspace-readonly", o.workspace_readonly, "Mount the workspace read-only");
   app.add_option("--readonly", o.readonly_paths, "Path kept read-only");
+  app.add_option("--socket", o.socket_path, "The worker's socket: bound alone, in a read-only directory");
   app.add_option("--writable", o.writable_paths, "Further writable path");
   app.add_option("--policy", policy, "auto, require, fallback or off");
   app.add_option("--bwrap", o.bwrap, "Path of bwrap");

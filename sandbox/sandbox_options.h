@@ -24,9 +24,12 @@ StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text);
 const char* SandboxPolicyName(SandboxPolicy policy);
 
 struct SandboxOptions {
-  std::string workspace;                        // --workspace: the directory the program works in
-  bool workspace_readonly = false;              // --workspace-readonly: mount it read-only
-  std::vector<std::string> readonly_paths;      // --readonly: paths kept read-only (may not exist)
+  std::string workspace;                    // --workspace: the directory the program works in
+  bool workspace_readonly = false;          // --workspace-readonly: mount it read-only
+  std::vector<std::string> readonly_paths;  // --readonly: paths kept read-only (may not exist)
+  // --socket: the worker's ZeroMQ socket, bound alone into a read-only
+  // directory of its own (commands can neither replace it nor add one).
+  std::string socket_path;
   std::vector<std::string> writable_paths;      // --writable: further writable paths (e.g. a socket dir)
   SandboxPolicy policy = SandboxPolicy::kAuto;  // --policy
   std::string bwrap;                            // --bwrap: path of bwrap; empty searches PATH

@@ -32,16 +32,12 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "workspace/workspace_files.h"
 #include "sandbox/read_only_binds.h"
 
 namespace odin {
 
 namespace {
-
-// Whether path lies below dir (not dir itself).
-bool Below(const std::string& path, const std::string& dir) {
-  return path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
-}
 
 // Writes text to a /proc file; 0 or an errno. System calls only.
 int WriteProc(const char* path, const std::string& text) {
@@ -63,7 +59,7 @@ bool ReadOnlyViewKeepsMasks(const std::string& workspace, const std::string& mou
     if (end == std::string::npos) end = mounts.size();
     std::string_view line(mounts.data() + start, end - start);
     start = end + 1;
-    if (line.starts_with("mask ") && line.substr(5) != state && Below(std::string(line.substr(5)), workspace)) {
+    if (line.starts_with("mask ") && line.substr(5) != state && PathIsBelow(line.substr(5), workspace)) {
       return false;
     }
   }
@@ -84,7 +80,7 @@ std::string OverlayMountList(const std::string& workspace, const std::vector<std
   std::string list;
   auto add = [&](const char* kind, const std::vector<std::string>& paths) {
     for (const std::string& p : paths) {
-      if (Below(p, workspace) && p.find('\n') == std::string::npos) list += std::string(kind) + " " + p + "\n";
+      if (PathIsBelow(p, workspace) && p.find('\n') == std::string::npos) list += std::string(kind) + " " + p + "\n";
     }
   };
   add("rw", writable);
@@ -101,6 +97,7 @@ namespace {
 // read-only view need them.
 void MapIdsAndMounts(const std::string& workspace, const std::string& mounts, WorkspaceOverlayPlan* out) {
   WorkspaceOverlayPlan& plan = *out;
+  plan.lower = std::string(kOverlayMountDir) + "/lower";
   // The command runs as the sandbox's root where the worker stands in for
   // root (kOverlayRootStandIn), else as the worker's own ids.
   uid_t uid = getuid(), gid = getgid();
@@ -119,7 +116,7 @@ void MapIdsAndMounts(const std::string& workspace, const std::string& mounts, Wo
     size_t space = line.find(' ');
     if (space == std::string::npos) continue;
     std::string kind = line.substr(0, space), p = line.substr(space + 1);
-    if (!Below(p, workspace)) continue;
+    if (!PathIsBelow(p, workspace)) continue;
     struct stat st;
     // Only what the sandbox mounted there, as it shows now (a mask: an
     // empty directory, or /dev/null).
@@ -240,32 +237,14 @@ Status ProbeWorkspaceOverlay(const std::string& workspace, const std::string& mo
   return probed;
 }
 
-namespace {
-
-// Opens up the directories below dir (not through symlinks) so that
-// RemoveTree can go down them: overlayfs makes what it keeps in its work
-// directory mode 000 (work, incompat/volatile, a copy-up cut short).
-void OpenUpDirs(const std::string& dir, int depth) {
-  if (depth > 16 || chmod(dir.c_str(), 0700) != 0) return;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return;
-  std::vector<std::string> subdirs;
-  while (dirent* e = readdir(d)) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-      subdirs.push_back(dir + "/" + e->d_name);
-    }
-  }
-  closedir(d);
-  for (const std::string& s : subdirs) OpenUpDirs(s, depth + 1);
-}
-
-}  // namespace
-
 void RemoveWorkspaceOverlayDirs(const std::string& dir) {
-  OpenUpDirs(dir + "/w", 0);
-  RemoveTree(dir);
+  // Through the safe file layer: nothing below is followed, not even to
+  // open up what overlayfs left mode 000 (work, incompat/volatile, a
+  // copy-up cut short), so a symlink planted there (.odin/overlay/next-x/w
+  // -> /some/dir) is removed, never chmodded through (security review 3,
+  // finding 5).
+  StatusOr<WorkspaceFiles> parent = WorkspaceFiles::Open(DirName(dir));
+  if (parent.ok()) (void)parent->RemoveTree(dir.substr(dir.rfind('/') + 1));
 }
 
 int SweepWorkspaceOverlayDirs(const std::string& root) {
@@ -457,24 +436,7 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::Make(const std::stri
   std::unique_ptr<PreparedOverlay> prepared(new PreparedOverlay);
   prepared->lock_ = std::move(plan.lock);
   prepared->dir_ = DirName(plan.upper);
-  // The bound files, and the directories above every mount made again on
-  // top: mounting looks those up, so the overlay holds them as they are
-  // now, and one replaced before a command joins (a command before it ran
-  // `rm -rf sub; mkdir sub`) would show it the old one.
-  const std::string lower = std::string(kOverlayMountDir) + "/lower";
-  std::set<std::string> dirs;
-  for (const std::vector<std::string>* paths : {&plan.rw_binds, &plan.ro_binds, &plan.mask_dirs, &plan.mask_files}) {
-    for (const std::string& path : *paths) {
-      std::string rel = path.substr(workspace.size());  // "/sub/.env"
-      if (paths == &plan.rw_binds || paths == &plan.ro_binds) prepared->pinned_.push_back(Look(lower + rel));
-      for (size_t slash = rel.find('/', 1); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
-        dirs.insert(rel.substr(0, slash));
-      }
-    }
-  }
-  for (const std::string& dir : dirs) prepared->pinned_.push_back(Look(lower + dir));
-  for (const std::string& path : plan.absent_masks)
-    prepared->pinned_.push_back(Look(lower + path.substr(workspace.size())));
+  prepared->Pin(plan);
   RETURN_IF_ERROR(prepared->Enter(plan));
   return prepared;
 }
@@ -484,28 +446,37 @@ StatusOr<std::unique_ptr<PreparedOverlay>> PreparedOverlay::MakeReadOnlyView(con
   WorkspaceOverlayPlan plan;
   plan.workspace = workspace;
   plan.read_only_view = true;
-  plan.lower = std::string(kOverlayMountDir) + "/lower";
   MapIdsAndMounts(workspace, mounts, &plan);
   plan.rw_binds.clear();
   plan.ro_binds.clear();
   std::unique_ptr<PreparedOverlay> view(new PreparedOverlay);
-  // Its masks sit on the workspace's own files and directories, not on an
-  // overlay's: one of them replaced, or a directory above it, takes its
-  // mask away (the kernel detaches a mount whose place is unlinked). So
-  // they are what it pins.
-  std::set<std::string> pinned;
-  for (const std::vector<std::string>* paths : {&plan.mask_dirs, &plan.mask_files, &plan.absent_masks}) {
+  view->Pin(plan);
+  RETURN_IF_ERROR(view->Enter(plan));
+  return view;
+}
+
+void PreparedOverlay::Pin(const WorkspaceOverlayPlan& plan) {
+  // The directories above every mount made again on top, and the bound
+  // files: mounting looks those up, so the namespace holds them as they are
+  // now, and one replaced before a command joins (a command before it ran
+  // `rm -rf sub; mkdir sub`) would show it the old one. The view's masks
+  // sit on the workspace's own files, not on an overlay's: one replaced
+  // takes its mask away (the kernel detaches a mount whose place is
+  // unlinked), so there the masked paths are pinned too. And a masked path
+  // not there yet has no mask: its absence is pinned.
+  std::set<std::string> pinned;  // relative: "/sub/.env"
+  for (const std::vector<std::string>* paths : {&plan.rw_binds, &plan.ro_binds, &plan.mask_dirs, &plan.mask_files}) {
+    bool mask = paths == &plan.mask_dirs || paths == &plan.mask_files;
     for (const std::string& path : *paths) {
-      std::string rel = path.substr(workspace.size());  // "/sub/.env"
-      pinned.insert(rel);
+      std::string rel = path.substr(plan.workspace.size());
+      if (!mask || plan.read_only_view) pinned.insert(rel);
       for (size_t slash = rel.find('/', 1); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
         pinned.insert(rel.substr(0, slash));
       }
     }
   }
-  for (const std::string& rel : pinned) view->pinned_.push_back(Look(plan.lower + rel));
-  RETURN_IF_ERROR(view->Enter(plan));
-  return view;
+  for (const std::string& path : plan.absent_masks) pinned.insert(path.substr(plan.workspace.size()));
+  for (const std::string& rel : pinned) pinned_.push_back(Look(plan.lower + rel));
 }
 
 Status PreparedOverlay::Enter(const WorkspaceOverlayPlan& plan) {

@@ -1,7 +1,7 @@
 #pragma once
 // WorkspaceOverlay: a command that sees the workspace through an overlay of
 // its own, so that what it writes lands in an upper directory that the
-// coordinator reads and applies afterwards (coordinator/overlay_changes.h)
+// coordinator reads and applies afterwards (workspace/overlay_changes.h)
 // instead of in the workspace.
 //
 // odin-sandbox --overlay-root DIR (a writable worker's sandbox) binds, below
@@ -74,12 +74,12 @@ struct WorkspaceOverlayPlan {
   // their absence (never read by the children).
   std::vector<std::string> absent_masks;
   std::string hide = kOverlayMountDir;
-  UniqueFd lock;  // upper's parent, locked shared from its mkdir on (LockOverlayDir)
+  UniqueFd lock;      // upper's parent, locked shared from its mkdir on (LockOverlayDir)
+  std::string lower;  // kOverlayMountDir/lower: the workspace, plainly
   // The read-only view's plan (PreparedOverlay::MakeReadOnlyView): lower
-  // (kOverlayMountDir/lower) bound over the workspace instead of an
-  // overlay, no binds but the masks, no directories.
+  // bound over the workspace instead of an overlay, no binds but the
+  // masks, no directories.
   bool read_only_view = false;
-  std::string lower;
 };
 
 // What odin-sandbox puts in ODIN_OVERLAY: the mounts it made inside the
@@ -216,6 +216,8 @@ class PreparedOverlay {
     uint64_t dev = 0, ino = 0;
   };
   static Pinned Look(const std::string& lower);
+  // Pins what the namespaces made of plan hold as it was (see the .cc).
+  void Pin(const WorkspaceOverlayPlan& plan);
   // Steps 1 to 4 of plan, in a child; the namespaces' fds are ours.
   Status Enter(const WorkspaceOverlayPlan& plan);
   // FailedPrecondition naming a pinned path replaced or removed since.

@@ -461,6 +461,32 @@ TEST_F(WorkspaceOverlayTest, TheSweepRemovesOnlyWhatNoLiveMakerHolds) {
   EXPECT_FALSE(PathExists(root + "/next-00000000000000cc"));
 }
 
+// Security review 3, finding 5: a planted ".odin/overlay/next-*/w ->
+// /some/dir" made the sweep chmod /some/dir and every directory below it
+// to 0700 before removing. Now nothing below the swept directory is
+// followed: the link goes, what it pointed at keeps its modes and files.
+TEST_F(WorkspaceOverlayTest, Finding5TheSweepNeverChmodsOrRemovesThroughASymlinkBelowIt) {
+  const std::string root = ws_ + "/.odin/overlay";
+  const std::string victim = root_ + "/victim";
+  ASSERT_TRUE(MakeDirs(victim + "/deep").ok());
+  Write(victim + "/deep/keep.txt", "keep\n");
+  ASSERT_EQ(chmod(victim.c_str(), 0755), 0);
+  ASSERT_EQ(chmod((victim + "/deep").c_str(), 0751), 0);
+  ASSERT_TRUE(MakeDirs(root + "/next-00000000000000ee").ok());
+  ASSERT_EQ(symlink(victim.c_str(), (root + "/next-00000000000000ee/w").c_str()), 0);
+  ASSERT_TRUE(MakeDirs(root + "/next-00000000000000ef/w").ok());
+  ASSERT_EQ(symlink(victim.c_str(), (root + "/next-00000000000000ef/w/work").c_str()), 0);
+  EXPECT_EQ(SweepWorkspaceOverlayDirs(root), 2);
+  EXPECT_FALSE(PathExists(root + "/next-00000000000000ee"));
+  EXPECT_FALSE(PathExists(root + "/next-00000000000000ef"));
+  struct stat st;
+  ASSERT_EQ(stat(victim.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  ASSERT_EQ(stat((victim + "/deep").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0751u);
+  EXPECT_EQ(Read(victim + "/deep/keep.txt"), "keep\n");
+}
+
 // A worker's prepared overlay is locked from the moment it is made: a
 // sweep (another session starting) while it waits for its command leaves
 // it, and the command runs in it.

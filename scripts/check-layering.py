@@ -11,6 +11,17 @@ whose first comment does not say why it is long.
                (odin-subagent) planner; never coordinator
     web -> base (WebFetch: address policy, fetch, HTML to Markdown)
     index -> base (the symbol index; coordinator and workers use it)
+    workspace -> base (the safe file layer: every host-side folder uses it),
+                 ledger, tools (change tracking, protected paths, undo)
+
+Two more rules keep the chokepoints chokepoints (DESIGN.md §2):
+  - Host-side folders (the code of odin and odin-rpc) touch workspace and
+    state files only through workspace/: raw path calls (open, fopen,
+    streams, rename, unlink, chmod, mkdir, std::filesystem's mutators) and
+    base/file_util.h's helpers that wrap them are refused there, except in
+    the files of HOST_PATHS_ONLY, which touch only the host's own paths.
+  - JSON comes in through base/json_input.h: json::parse is refused
+    everywhere else.
 
 Tests (*_test.cc, tests/, bench/) may include anything: they put the layers
 together on purpose.
@@ -26,7 +37,9 @@ import sys
 # everywhere except the gRPC ones, which only the daemon may include.
 ALLOW = {
     "base": ["base"],
-    "sandbox": ["base", "sandbox"],
+    # (The safe file layer: what the sweep of killed workers' overlays
+    # removes is never followed.)
+    "sandbox": ["base", "sandbox", "workspace/workspace_files.h"],
     "tools": ["base", "tools"],
     "llm": ["base", "llm"],
     # WebFetch's fetch, address rules and HTML conversion: for the network
@@ -34,9 +47,13 @@ ALLOW = {
     "web": ["base", "web"],
     # The symbol index: its data, store and queries, and the tree-sitter
     # extraction the read-only workers run.
-    "index": ["base", "index"],
-    "ledger": ["base", "tools", "ledger"],
-    "planner": ["base", "tools", "ledger", "llm/llm.h", "planner"],
+    "index": ["base", "index", "workspace/workspace_files.h"],
+    # The safe file layer (workspace_files.h, git_layouts.h: base only), and
+    # on it the workspace's own parts: change tracking, overlay apply,
+    # protected paths, undo (which reads the ledger's records).
+    "workspace": ["base", "workspace", "ledger", "tools"],
+    "ledger": ["base", "tools", "ledger", "workspace/workspace_files.h", "workspace/host_files.h"],
+    "planner": ["base", "tools", "ledger", "llm/llm.h", "planner", "workspace"],
     # odin-mcp-worker's streamable HTTP transport uses the HTTP client and
     # SSE parser the model clients use (never the model clients).
     "workers": ["base", "tools", "sandbox", "workers", "planner", "web", "index", "llm/llm.h", "llm/http_client.h",
@@ -45,18 +62,21 @@ ALLOW = {
     # message's budget, and reads the option types the config carries; it
     # never includes the planner loop itself.
     "coordinator": [
-        "base", "tools", "sandbox", "llm", "ledger", "web", "index", "coordinator",
+        "base", "tools", "sandbox", "llm", "ledger", "web", "index", "coordinator", "workspace",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
         "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
         # The reviewers' settings and the workflows' plan and test-file
         # patterns (plan_update's arguments, a hold's allowed paths).
         "planner/reviewers.h", "planner/workflows.h",
     ],
-    "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session"],
+    "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session",
+                "workspace"],
     "cli": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",
+            "workspace",
             "daemon/socket_location.h"],
     # rpc_main.cc is odin-rpc's command line: it shares the CLI's flags.
     "daemon": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "daemon",
+               "workspace",
                "cli/cli.h", "cli/cli_options.h"],
 }
 # Headers outside these folders must not include these: on two cores every
@@ -68,6 +88,42 @@ HEAVY_ALLOWED = ("daemon/", "tests/", "bench/")
 MAX_LINES = 600
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+# The code of odin and odin-rpc: its access to workspace and state files
+# goes through workspace/ (the safe file layer).
+HOST_SIDE = ("cli", "daemon", "session", "planner", "coordinator", "ledger", "index")
+# Calls that reach a file by its path (or by a directory fd the layer did
+# not hand out), and base/file_util.h's helpers that wrap them.
+RAW_FILE_CALL = re.compile(
+    r"(?<![\w.>:])(?:::)?(open|openat|openat2|creat|fopen|freopen|opendir|rename|renameat|renameat2|unlink|"
+    r"unlinkat|rmdir|remove|chmod|fchmodat|chown|lchown|fchownat|mkdir|mkdirat|mkfifo|mknod|symlink|symlinkat|"
+    r"link|linkat|truncate|utimes|utimensat|ReadFileToString|ReadRegularFile|ReadInPieces|WriteFileAtomic|"
+    r"MakeDirs|PathExists|RemoveTree)\s*\("
+    r"|std::(?:i|o)?fstream\b|std::filesystem::(?:remove|remove_all|rename|create_directory|create_directories|"
+    r"permissions|copy|copy_file|resize_file|create_symlink|create_hard_link|directory_iterator|"
+    r"recursive_directory_iterator|is_empty)\b")
+# Files that touch only the host's own paths (the user's config and state
+# directories, sockets, /proc), never a workspace's: each says why.
+HOST_PATHS_ONLY = {
+    # The workers' sockets (a private directory under $TMPDIR) and /proc.
+    "coordinator/worker_transport.cc",
+    # odin keys generate: the key directory the user names.
+    "coordinator/curve_keys.cc",
+    # The trusted workspaces, in the user's config directory.
+    "coordinator/trust_store.cc",
+    # The daemon's socket and its directory in $XDG_RUNTIME_DIR, and the
+    # peer's /proc/PID/status.
+    "daemon/unix_listener.cc",
+    "daemon/socket_location.cc",
+    "daemon/peer_credentials.cc",
+    # The ledgers' anchors, in the user's state directory.
+    "ledger/ledger_anchor.cc",
+    # The interactive session's history, in the user's state directory.
+    "cli/line_editor.cc",
+}
+# What the layering check refuses where a raw call is added (scripts/test.sh
+# runs this file; docs/sandbox.md shows it failing on one).
+JSON_PARSE = re.compile(r"json::parse\s*\(|json::accept\s*\(|json::from_(?:cbor|msgpack|bson|ubjson|bjdata)\b")
 
 
 def is_test(path):
@@ -117,6 +173,17 @@ def main():
                 m = INCLUDE.match(line)
                 if m and "/" in m.group(1) and not allowed(folder, m.group(1)):
                     problems.append(f"{path}:{number}: {folder}/ must not include {m.group(1)}")
+            if folder in HOST_SIDE and path not in HOST_PATHS_ONLY:
+                for number, line in enumerate(lines, 1):
+                    code = line.split("//", 1)[0]
+                    m = RAW_FILE_CALL.search(code)
+                    if m:
+                        problems.append(f"{path}:{number}: {m.group(0).strip()} reaches a file by path on the host "
+                                        "side: go through workspace/workspace_files.h")
+            if path != "base/json_input.cc":
+                for number, line in enumerate(lines, 1):
+                    if JSON_PARSE.search(line.split("//", 1)[0]):
+                        problems.append(f"{path}:{number}: JSON is read through base/json_input.h (ParseJson)")
             if len(lines) > MAX_LINES and "Long file:" not in first_comment(lines):
                 problems.append(f"{path}: {len(lines)} lines (over {MAX_LINES}) and its first comment "
                                 "does not say why (\"Long file: ...\")")

@@ -16,7 +16,8 @@
 #include "session/resume.h"
 #include "odin/v1/worker.pb.h"
 #include "base/file_util.h"
-#include "coordinator/overlay_changes.h"
+#include "workspace/overlay_changes.h"
+#include "workspace/workspace_files.h"
 #include "tools/exec_command.h"
 #include "tools/workspace_path.h"
 
@@ -34,14 +35,17 @@ namespace {
 // false: the overlay is volatile, its files may not have reached the disk).
 // Returns what the model is told.
 StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& ledger, const std::string& session_id,
-                                             const std::string& root, bool may_hold, bool same_boot, Agent* agent) {
+                                             const std::string& state_dir, bool may_hold, bool same_boot,
+                                             Agent* agent) {
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger.ListSessionExecutions(session_id));
+  StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(state_dir);
+  if (!state.ok()) return std::string();
   std::string told;
   for (const ExecutionRow& row : rows) {
     const std::string& id = row.start.execution_id;
-    std::string upper = CommandOverlayRoot(root) + "/" + id + "/u";
-    std::error_code ec;
-    if (row.end || !IsDirectory(upper) || std::filesystem::is_empty(upper, ec)) continue;
+    if (row.end) continue;
+    StatusOr<std::vector<std::string>> upper = state->List("overlay/" + id + "/u");
+    if (!upper.ok() || upper->empty()) continue;
     if (std::string why = WhyAResumeLeavesWrites("agent", row.end.has_value(), same_boot, may_hold); !why.empty()) {
       told += " What " + id + " wrote was not applied (" + why + "): it is in .odin/overlay/" + id + "/u.";
       continue;
@@ -58,10 +62,10 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
     }
     while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
     const v1::ToolResult& result = **applied;
-    agent->AddInheritedChanges(ChangesOf(kExecuteCommandTool, result, root));  // a hook's too
+    agent->AddInheritedChanges(ChangesOf(kExecuteCommandTool, result, coordinator.workspace()));  // a hook's too
     std::vector<std::string> files;
     for (const v1::FileChange& fc : result.changes()) {
-      if (fc.file_type() != "directory") files.push_back(DisplayPath(fc.path(), root));
+      if (fc.file_type() != "directory") files.push_back(DisplayPath(fc.path(), coordinator.workspace()));
     }
     for (const v1::IgnoredChanges& ic : result.ignored_changes()) {
       files.push_back(std::to_string(ic.entries()) + " entries under " + ic.path() + " (ignored by git)");
@@ -170,7 +174,16 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.model = s->llm_.model;
   o.workspace = ws.root;
   o.cwd = ws.cwd;
-  o.instructions = LoadInstructions(ws.root, ws.cwd);
+  std::vector<std::string> refused;
+  o.instructions = LoadInstructions(ws.root, ws.cwd, &refused);
+  // A refusal by the safe file layer: one line, and a gate event; the
+  // session goes on without the file.
+  for (const std::string& why : refused) {
+    std::cerr << "odin: instructions not read: " << why << "\n";
+    s->runtime_->coordinator().RecordGateEvent("main", "", "workspace_file_refused", "",
+                                               nlohmann::json({{"what", "instructions"}, {"why", why}})
+                                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
   o.budget = budget;
   o.stall = config.stall;
   o.tool_timeouts = config.tool_timeouts;
@@ -213,7 +226,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     }
     ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger.ListConversation(session_id, "main"));
     ASSIGN_OR_RETURN(std::string landed, ApplyInterruptedWrites(s->runtime_->coordinator(), ledger, session_id,
-                                                                s->runtime_->workspace().root, may_hold,
+                                                                s->runtime_->workspace().state_dir, may_hold,
                                                                 LastRanOnThisBoot(entries), s->agent_.get()));
     ASSIGN_OR_RETURN(std::vector<std::string> interrupted, EndInterruptedCalls(&ledger, session_id, now));
     RETURN_IF_ERROR(s->agent_->Restore(entries).WithContext("resume " + session_id));

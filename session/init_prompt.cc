@@ -2,11 +2,12 @@
 
 #include "base/file_util.h"
 #include "planner/checks.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
 std::string InitPrompt(const std::string& root, const ChecksConfig& checks) {
-  bool exists = PathExists(JoinPath(root, "ODIN.md"));
+  bool exists = ExistsBelow(root, "ODIN.md");
   std::string text =
       exists ? "Update ODIN.md, this repository's instructions for coding agents. Read it first, keep what still "
                "holds, fix what is wrong, add what is missing.\n"
@@ -19,7 +20,7 @@ std::string InitPrompt(const std::string& root, const ChecksConfig& checks) {
       "conventions.\n";
   std::string found;
   for (const char* name : {"AGENTS.md", "CLAUDE.md", ".cursorrules", "README.md", "README", "CONTRIBUTING.md"}) {
-    if (PathExists(JoinPath(root, name))) found += std::string(found.empty() ? "" : ", ") + name;
+    if (ExistsBelow(root, name)) found += std::string(found.empty() ? "" : ", ") + name;
   }
   if (!found.empty()) text += "\nInstruction and documentation files present: " + found + ".\n";
   std::string detected;

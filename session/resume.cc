@@ -6,46 +6,21 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "ledger/ledger.h"
+#include "base/proc_info.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
 using nlohmann::json;
 
-namespace {
-
-std::string BootId() {
-  StatusOr<std::string> id = ReadFileToString("/proc/sys/kernel/random/boot_id");
-  if (!id.ok()) return "";
-  std::string s = *id;
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-// The start time of a process (field 22 of /proc/PID/stat), or "" if it is
-// not running.
-std::string StartTime(int64_t pid) {
-  StatusOr<std::string> stat = ReadFileToString("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return "";
-  // The command name (field 2) may hold spaces and parentheses: count from
-  // the last ')'.
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos) return "";
-  size_t pos = close + 2;
-  for (int field = 3; field < 22 && pos != std::string::npos; ++field) {
-    pos = stat->find(' ', pos);
-    if (pos != std::string::npos) ++pos;
-  }
-  if (pos == std::string::npos) return "";
-  return stat->substr(pos, stat->find(' ', pos) - pos);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool ResumableKind(const std::string& kind) { return kind == "agent" || kind == "interactive" || kind == "daemon"; }
 
 StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const std::string& id, bool newest) {
-  if (!PathExists(ledger_path)) {
+  if (!ExistsBelow(DirName(ledger_path), ledger_path.substr(ledger_path.rfind('/') + 1))) {
     return newest ? Status::NotFound("--continue", "this workspace has no session to continue yet")
                   : Status::NotFound("session '" + id + "'",
                                      "no such session in this workspace's ledger (it has none yet)");
@@ -81,11 +56,11 @@ StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const
   ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(found->id, "main"));
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     if (it->kind != "owner") continue;
-    json o = json::parse(it->content_json, nullptr, false);
+    json o = ParseJson(it->content_json);
     if (!o.is_object()) break;
     int64_t pid = o.value("pid", int64_t{0});
     if (pid > 0 && pid != getpid() && o.value("boot_id", "") == BootId() && !o.value("start_time", "").empty() &&
-        StartTime(pid) == o.value("start_time", "")) {
+        ProcessStartTime(pid) == o.value("start_time", "")) {
       return Status::FailedPrecondition("session " + found->id, "is still running in odin process " +
                                                                     std::to_string(pid) + " (end that process first)");
     }
@@ -114,7 +89,7 @@ StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std
 bool LastRanOnThisBoot(const std::vector<ConversationEntry>& entries) {
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     if (it->kind != "owner") continue;
-    json o = json::parse(it->content_json, nullptr, false);
+    json o = ParseJson(it->content_json);
     return !o.is_object() || o.value("boot_id", "") == BootId();
   }
   return true;
@@ -129,7 +104,8 @@ std::string WhyAResumeLeavesWrites(const std::string& kind, bool call_ended, boo
 }
 
 std::string SessionOwnerJson() {
-  json owner = {{"pid", static_cast<int64_t>(getpid())}, {"boot_id", BootId()}, {"start_time", StartTime(getpid())}};
+  json owner = {
+      {"pid", static_cast<int64_t>(getpid())}, {"boot_id", BootId()}, {"start_time", ProcessStartTime(getpid())}};
   return owner.dump();
 }
 

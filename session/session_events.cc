@@ -6,6 +6,7 @@
 
 #include "base/canonical_json.h"
 #include "base/clock.h"
+#include "base/json_input.h"
 #include "planner/run_outcome.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
@@ -70,7 +71,7 @@ json OutcomeObject(const MessageOutcome& o, const std::string& session_id, const
             {"budget", BudgetJson(o)},
             {"breakers", BreakersJson(breakers)}};
   if (!o.error.ok()) j["error"] = o.error.message();
-  json report = json::parse(o.report_json, nullptr, false);
+  json report = ParseJson(o.report_json);
   if (!report.is_discarded()) j["report"] = report;
   return j;
 }
@@ -241,8 +242,7 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
       const v1::ToolCallStarted& s = e.tool_call_started();
       // The model's arguments as it sent them: a value if they are one, else
       // (malformed, or too deep to serialize) the text.
-      json args = JsonTooDeep(s.arguments_json()) ? json(json::value_t::discarded)
-                                                  : json::parse(s.arguments_json(), nullptr, false);
+      json args = JsonTooDeep(s.arguments_json()) ? json(json::value_t::discarded) : ParseJson(s.arguments_json());
       return Json({{"type", "tool_call_start"},
                    {"execution_id", s.execution_id()},
                    {"tool", s.tool()},
@@ -261,7 +261,7 @@ std::string StreamJsonLine(const v1::SessionEvent& e) {
     }
     case v1::SessionEvent::kGateEvent: {
       const v1::GateEventOccurred& g = e.gate_event();
-      json detail = json::parse(g.detail_json(), nullptr, false);
+      json detail = ParseJson(g.detail_json());
       json j = {{"type", "gate_event"},
                 {"kind", g.kind()},
                 {"detail", detail.is_discarded() ? json(g.detail_json()) : detail}};

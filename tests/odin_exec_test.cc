@@ -434,13 +434,25 @@ TEST_F(OdinBadInputTest, NonexistentDirectory) {
   ExpectNothingWritten();
 }
 
-TEST_F(OdinBadInputTest, StateDirThatCannotBeCreated) {
+// .odin is Odin's private state only: a file there (or anything Odin did
+// not make) is left alone, said in one line, and the state is kept in the
+// user's state directory; with none to keep it in, nothing runs.
+TEST_F(OdinBadInputTest, AStateDirOdinDidNotMakeIsLeftAloneAndTheStateKeptElsewhere) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join(".odin"), "a file where the state directory goes").ok());
   Ran r = Odin({"exec", "--", "touch", "created"});
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_EQ(Lines(r.err), 1);
-  EXPECT_NE(r.err.find(ws_.Join(".odin")), std::string::npos) << r.err;
-  EXPECT_FALSE(PathExists(ws_.Join("created")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(ws_.Join(".odin") + " is not a directory: Odin never keeps its state there"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(PathExists(ws_.Join("created")));
+  EXPECT_EQ(*ReadFileToString(ws_.Join(".odin")), "a file where the state directory goes");
+  // The record is there, where the state went.
+  EXPECT_NE(Odin({"log"}).out.find("touch created"), std::string::npos);
+  Ran nowhere = RunOdin(ws_.path(), {"exec", "--", "touch", "again"}, {{"XDG_STATE_HOME", ""}, {"HOME", ""}});
+  EXPECT_EQ(nowhere.exit_code, 125);
+  EXPECT_EQ(Lines(nowhere.err), 1) << nowhere.err;
+  EXPECT_NE(nowhere.err.find("no state directory of the user's"), std::string::npos) << nowhere.err;
+  EXPECT_FALSE(PathExists(ws_.Join("again")));
 }
 
 TEST_F(OdinBadInputTest, ReadOnlyWorkspace) {

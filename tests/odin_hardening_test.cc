@@ -478,24 +478,29 @@ TEST_F(OdinHardeningTest, OdinsStateIsOutOfSightOfEveryTool) {
 TEST_F(OdinHardeningTest, ARepositorysOwnDotOdinCannotSendOdinsWritesElsewhere) {
   // A clone can ship .odin: as a symlink it would take the ledger and the
   // workers' log wherever it points; a symlink inside it would have odin
-  // append to a file of the repository's choosing.
+  // append to a file of the repository's choosing. Neither is Odin's: it
+  // is left alone, and the state kept in the user's state directory.
   TempWorkspace elsewhere;
   ASSERT_EQ(symlink(elsewhere.path().c_str(), ws_.Join(".odin").c_str()), 0);
   Ran r = Odin({"exec", "--", "touch", "ran"});
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_NE(r.err.find(".odin: is a symlink"), std::string::npos) << r.err;
-  EXPECT_FALSE(PathExists(ws_.Join("ran")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(".odin is a symlink: Odin never keeps its state there"), std::string::npos) << r.err;
   EXPECT_FALSE(PathExists(elsewhere.Join("odin.db")));
+  EXPECT_FALSE(PathExists(elsewhere.Join("worker.log")));
   ASSERT_EQ(unlink(ws_.Join(".odin").c_str()), 0);
+  // What a clone ships: a directory (git makes it with the umask's mode),
+  // with a symlink in it; even one of mode 0700.
   ASSERT_TRUE(MakeDirs(ws_.Join(".odin")).ok());
+  ASSERT_EQ(chmod(ws_.Join(".odin").c_str(), 0700), 0);
   std::string victim = elsewhere.Join("bashrc");
   ASSERT_TRUE(WriteFileAtomic(victim, "# mine\n").ok());
   ASSERT_EQ(symlink(victim.c_str(), ws_.Join(".odin/worker.log").c_str()), 0);
-  r = Odin({"exec", "--", "touch", "ran"});
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_NE(r.err.find("worker.log: is a symlink"), std::string::npos) << r.err;
+  r = Odin({"exec", "--", "touch", "ran2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(".odin has no marker of Odin's"), std::string::npos) << r.err;
   EXPECT_EQ(*ReadFileToString(victim), "# mine\n");
-  EXPECT_FALSE(PathExists(ws_.Join("ran")));
+  EXPECT_TRUE(PathExists(ws_.Join("ran2")));
+  EXPECT_FALSE(PathExists(ws_.Join(".odin/odin.db")));
 }
 
 TEST_F(OdinHardeningTest, CommandsRunAsTheWorkspacesOwnerWhenOdinRunsAsRoot) {

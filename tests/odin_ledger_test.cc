@@ -37,6 +37,18 @@ class OdinLedgerTest : public ::testing::Test {
  protected:
   Ran Odin(const std::vector<std::string>& args) { return RunOdin(ws_.path(), args); }
   std::string Db() { return ws_.Join(".odin/odin.db"); }
+  int64_t Count(const std::string& sql) {
+    sqlite3* db;
+    sqlite3_stmt* st = nullptr;
+    int64_t n = -1;
+    if (sqlite3_open(Db().c_str(), &db) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+      n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+  }
   void Sql(const std::string& sql) {
     sqlite3* db;
     ASSERT_EQ(sqlite3_open(Db().c_str(), &db), SQLITE_OK);
@@ -108,6 +120,44 @@ TEST_F(OdinLedgerTest, VerifyPassesThenNamesAnEditedRow) {
   EXPECT_NE(bad.err.find("was altered: record 3 (execution_ends) " + id), std::string::npos) << bad.err;
 }
 
+// Security review 3, finding 10: neither the append-only triggers nor the
+// schema version are covered by the chain, so changing them left every hash
+// intact and verify said "ok".
+TEST_F(OdinLedgerTest, Finding10VerifyReportsADroppedTriggerAndAChangedSchemaVersion) {
+  ASSERT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);
+  ASSERT_EQ(Odin({"ledger", "verify"}).exit_code, 0);
+  Sql("DROP TRIGGER mutations_no_DELETE;");
+  Ran dropped = Odin({"ledger", "verify"});
+  EXPECT_EQ(dropped.exit_code, 1);
+  EXPECT_NE(dropped.err.find("was altered: schema: the append-only trigger mutations_no_DELETE is missing"),
+            std::string::npos)
+      << dropped.err;
+  // The next writer puts it right, and says so in the chain itself: verify
+  // is clean again (no record was touched), and the repair is on record.
+  Ran writer = Odin({"exec", "--", "true"});
+  ASSERT_EQ(writer.exit_code, 0);
+  EXPECT_NE(writer.err.find("its schema was changed behind Odin's back"), std::string::npos) << writer.err;
+  ASSERT_EQ(Odin({"ledger", "verify"}).exit_code, 0) << Odin({"ledger", "verify"}).err;
+  EXPECT_EQ(Count("SELECT count(*) FROM gate_events WHERE kind = 'ledger_schema_repaired' AND detail_json LIKE "
+                  "'%mutations_no_DELETE%'"),
+            1);
+  // A trigger replaced by one that lets everything through.
+  Sql("DROP TRIGGER sessions_no_UPDATE; CREATE TRIGGER sessions_no_UPDATE BEFORE UPDATE ON sessions BEGIN SELECT 1; "
+      "END;");
+  Ran replaced = Odin({"ledger", "verify"});
+  EXPECT_EQ(replaced.exit_code, 1);
+  EXPECT_NE(replaced.err.find("sessions_no_UPDATE is missing or changed"), std::string::npos) << replaced.err;
+  Sql("DROP TRIGGER sessions_no_UPDATE;");
+  ASSERT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);
+  // The version changed: a version-6 ledger claiming to be version 5.
+  Sql("DROP TRIGGER IF EXISTS meta_no_UPDATE; UPDATE meta SET value = '5' WHERE key = 'schema_version';");
+  Ran version = Odin({"ledger", "verify"});
+  EXPECT_EQ(version.exit_code, 1);
+  EXPECT_NE(version.err.find("schema: meta.schema_version says 5, but the table conversation of version 6 is there"),
+            std::string::npos)
+      << version.err;
+}
+
 TEST_F(OdinLedgerTest, ConcurrentOdinProcessesKeepOneChain) {
   std::vector<std::pair<pid_t, int>> running;
   for (int i = 0; i < 6; ++i) {
@@ -127,7 +177,7 @@ TEST_F(OdinLedgerTest, ConcurrentOdinProcessesKeepOneChain) {
 }
 
 TEST_F(OdinLedgerTest, GarbageLedgerGivesAClearErrorNamingTheFile) {
-  ASSERT_TRUE(MakeDirs(ws_.Join(".odin")).ok());
+  MakeOdinStateDir(ws_.path());
   ASSERT_TRUE(WriteFileAtomic(Db(), std::string(8192, '\x5a')).ok());
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"log"}, {"ledger", "verify"}, {"show", "ex_1"}}) {

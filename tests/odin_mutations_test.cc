@@ -363,6 +363,7 @@ TEST_F(OdinMutationsTest, OdinExecRecordsChangesWithOrWithoutTheOverlay) {
     // tick of the file system's clock counts as one made meanwhile. The
     // test's write is from before: let that tick pass.
     ASSERT_TRUE(WaitForFileClockToPass(ws_.Join(rel)));
+    MakeOdinStateDir(ws_.path());
     ASSERT_TRUE(MakeDirs(ws_.Join(".odin/overlay")).ok());
     chmod(ws_.Join(".odin/overlay").c_str(), overlay ? 0700 : 0500);
     Ran ran = RunOdin(ws_.path(), {"exec", "--json", "--", "sh", "-c", "echo after > " + rel + "; echo n > new-" + rel},
@@ -391,6 +392,7 @@ TEST_F(OdinMutationsTest, OdinExecRecordsChangesWithOrWithoutTheOverlay) {
 // removes them. A command's own directories (its work, which a coordinator
 // that died never applied) are left as they are.
 TEST_F(OdinMutationsTest, WhatKilledWorkersLeftIsRemovedAtTheNextStart) {
+  MakeOdinStateDir(ws_.path());
   std::string overlay = ws_.Join(".odin/overlay");
   for (const char* id : {"next-00000000000000aa", "probe-00000000000000bb", "ex_planted"}) {
     ASSERT_TRUE(MakeDirs(overlay + "/" + id + "/u").ok());

@@ -307,6 +307,7 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
                                                      "echo '{}' > .mcp.json && echo data > made.txt && "
                                                      "mkdir -p sub/evil/objects sub/evil/refs && "
                                                      "echo 'ref: refs/heads/main' > sub/evil/HEAD && "
+                                                     "echo '[core] fsmonitor = ./x' > sub/evil/config && "
                                                      "echo mine > theirs.txt && " +
                                                          sleeper}})}),
                       Text("Picked up; done now.")}}})
@@ -335,9 +336,10 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
   EXPECT_EQ(*ReadFileToString(ws_.Join("theirs.txt")), "someone else\n");
   EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/conflicts/" + call + "/theirs.txt")), "mine\n");
   EXPECT_FALSE(PathExists(ws_.Join(".mcp.json"))) << "a protected path landed";
-  // A git-like layout by another name: moved aside by the protected-path
-  // check that follows every command's apply.
+  // A git-like layout by another name whose config runs a program: it does
+  // not land.
   EXPECT_FALSE(PathExists(ws_.Join("sub/evil/HEAD"))) << "a git-like layout landed";
+  EXPECT_FALSE(PathExists(ws_.Join("sub/evil/config"))) << "a git-like layout's config landed";
   EXPECT_EQ(Rows("SELECT source || '|' || change || '|' || execution_id FROM mutations WHERE path = '" +
                  ws_.Join("made.txt") + "'"),
             std::vector<std::string>{"command|created|" + call});

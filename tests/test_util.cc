@@ -1,5 +1,7 @@
 #include "tests/test_util.h"
 
+#include "workspace/workspace.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -266,5 +268,10 @@ std::vector<pid_t> ProcessesWithArg(const std::string& text, const std::string& 
 }
 
 std::string UniqueMarker() { return NewId("mark"); }
+
+void MakeOdinStateDir(const std::string& workspace) {
+  StatusOr<Workspace> ws = FindWorkspace(workspace);
+  if (!ws.ok() || !PrepareStateDir(*ws).ok()) std::abort();
+}
 
 }  // namespace odin::testing

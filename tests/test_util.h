@@ -94,6 +94,11 @@ std::vector<pid_t> ProcessesLeftWithEnv(const std::string& name, const std::stri
 // (and also, if given, more).
 std::vector<pid_t> ProcessesWithArg(const std::string& text, const std::string& more = "");
 
+// Makes workspace's .odin as Odin does (0700, its marker), for a test that
+// puts things in Odin's state before odin runs: one made any other way is
+// not Odin's, and odin keeps its state elsewhere.
+void MakeOdinStateDir(const std::string& workspace);
+
 // A unique marker for this test run (to find leaked processes by).
 std::string UniqueMarker();
 

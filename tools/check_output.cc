@@ -6,6 +6,7 @@
 #include <regex>
 
 #include <nlohmann/json.hpp>
+#include "base/json_input.h"
 
 namespace odin {
 
@@ -167,7 +168,7 @@ std::vector<std::string> SplitCommandLine(const std::string& command) {
 std::vector<std::string> SyntaxCheckFromCompileDb(const std::string& compile_db, const std::string& file,
                                                   const std::string& check_copy, std::string* directory) {
   using nlohmann::json;
-  json db = json::parse(compile_db, nullptr, false);
+  json db = ParseJson(compile_db);
   if (!db.is_array()) return {};
   for (const json& entry : db) {
     if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "base/unique_fd.h"
 #include "odin/v1/worker.pb.h"
 
@@ -30,7 +31,7 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 StatusOr<CommandArgs> ParseCommandArgs(std::string_view arguments) {
   using nlohmann::json;
-  json args = json::parse(arguments, nullptr, false);
+  json args = ParseJson(arguments);
   if (args.is_discarded() || !args.is_object()) {
     return Status::InvalidArgument("ExecuteCommand", "arguments must be a JSON object");
   }
@@ -86,7 +87,7 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
 
 StatusOr<CommandSpec> ParseHookArgs(std::string_view arguments, const std::string& workspace, std::string* input) {
   using nlohmann::json;
-  json args = json::parse(arguments, nullptr, false);
+  json args = ParseJson(arguments);
   if (args.is_discarded() || !args.is_object() || !args.contains("command") || !args["command"].is_string() ||
       args["command"].get<std::string>().empty() || (args.contains("input") && !args["input"].is_string())) {
     return Status::InvalidArgument(kHookTool, "arguments must be {\"command\": \"...\", \"input\": \"...\"}");

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
@@ -16,7 +17,7 @@ using nlohmann::json;
 class ArgReader {
  public:
   ArgReader(std::string_view tool, std::string_view text) : tool_(tool) {
-    root_ = json::parse(text, nullptr, false);
+    root_ = ParseJson(text);
     if (root_.is_discarded()) {
       Fail("arguments are not valid JSON");
     } else if (!root_.is_object()) {

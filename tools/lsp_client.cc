@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "base/subprocess.h"
 #include "base/unique_fd.h"
 
@@ -321,7 +322,7 @@ void LspServer::Service() {
 }
 
 void LspServer::HandleMessage(const std::string& body) {
-  json m = json::parse(body, nullptr, false);
+  json m = ParseJson(body);
   if (!m.is_object()) return;
   bool has_id = m.contains("id") && !m["id"].is_null();
   if (m.contains("method") && m["method"].is_string()) {

@@ -1,6 +1,7 @@
 #include "tools/mcp_client.h"
 
 #include <nlohmann/json.hpp>
+#include "base/json_input.h"
 
 namespace odin {
 
@@ -91,7 +92,7 @@ void McpClient::ListTools(const std::string& cursor) {
 
 uint64_t McpClient::CallTool(const std::string& name, const std::string& arguments_json) {
   uint64_t id = next_id_++;
-  json args = json::parse(arguments_json, nullptr, false);
+  json args = ParseJson(arguments_json);
   if (!args.is_object()) args = json::object();
   pending_[id] = Pending::kToolCall;
   Send(Dump({{"jsonrpc", "2.0"},
@@ -123,7 +124,7 @@ void McpClient::Feed(std::string_view bytes) {
 
 void McpClient::HandleMessage(const std::string& message) {
   if (failed_) return;
-  json m = json::parse(message, nullptr, false);
+  json m = ParseJson(message);
   if (!m.is_object()) return Fail("the server wrote something that is not a JSON-RPC message");
   std::string method = Str(m, "method");
   bool has_id = m.contains("id") && (m["id"].is_number_integer() || m["id"].is_string());

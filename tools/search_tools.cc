@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
@@ -103,8 +104,7 @@ std::vector<std::pair<std::string, std::vector<ShownLine>>> ParseRgJson(const st
   while (start < out.size()) {
     size_t end = out.find('\n', start);
     if (end == std::string::npos) end = out.size();
-    json msg =
-        json::parse(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), nullptr, false);
+    json msg = ParseJson(std::string_view(out).substr(start, end - start));
     start = end + 1;
     if (msg.is_discarded() || !msg.contains("type")) continue;
     std::string type = msg["type"].get<std::string>();

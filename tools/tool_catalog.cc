@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
 
@@ -36,7 +37,7 @@ constexpr ToolInfo kTools[] = {
 }  // namespace
 
 StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_json) {
-  nlohmann::json j = nlohmann::json::parse(arguments_json, nullptr, false);
+  nlohmann::json j = ParseJson(arguments_json);
   if (!j.is_object()) return Status::InvalidArgument(kContextSummarizerTool, "arguments must be a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "focus") return Status::InvalidArgument(kContextSummarizerTool, "unknown argument \"" + key + "\"");
@@ -48,7 +49,7 @@ StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_js
 }
 
 StatusOr<WebFetchArgs> ParseWebFetchArgs(const std::string& arguments_json) {
-  nlohmann::json j = nlohmann::json::parse(arguments_json, nullptr, false);
+  nlohmann::json j = ParseJson(arguments_json);
   if (!j.is_object()) return Status::InvalidArgument(kWebFetchTool, "arguments must be a JSON object");
   WebFetchArgs out;
   for (const auto& [key, value] : j.items()) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
 #include "tools/tool_result.h"
@@ -46,7 +47,7 @@ Status ReadIndexedFile(const std::string& workspace, const std::string& rel, std
 std::string RunIndexParse(const v1::ToolRequest& req, const std::string& workspace, index::Extractor* extractor,
                           const std::function<void()>& tick, v1::ToolResult* r) {
   r->set_execution_id(req.execution_id());
-  nlohmann::json args = nlohmann::json::parse(req.arguments_json(), nullptr, false);
+  nlohmann::json args = ParseJson(req.arguments_json());
   if (!args.is_object() || !args.contains("paths") || !args["paths"].is_array()) {
     return FailResult(r, v1::TOOL_STATUS_ERROR,
                       Status::InvalidArgument(kIndexParseTool, "arguments must be {\"paths\": [...]}"));

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_input.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "base/unique_fd.h"
@@ -215,7 +216,7 @@ class HttpRun final : public McpServerRun {
     while (!dead() && !queue_.empty() && in_flight_notifications_ == 0) {
       std::string message = std::move(queue_.front());
       queue_.pop_front();
-      json m = json::parse(message, nullptr, false);
+      json m = ParseJson(message);
       bool request = m.is_object() && m.contains("id") && m.contains("method");
       if (!request) ++in_flight_notifications_;
       uint64_t call = request && m.value("method", json()) == "tools/call" && m["id"].is_number_unsigned()
@@ -293,7 +294,7 @@ class HttpRun final : public McpServerRun {
 StatusOr<McpServerDescription> McpServerFromEnvironment() {
   const char* text = getenv(kMcpServerEnv);
   if (text == nullptr) return Status::InvalidArgument(std::string(kMcpServerEnv) + " is not set");
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   bool http = j.is_object() && j.contains("url") && j["url"].is_string() && !j["url"].get<std::string>().empty();
   if (!j.is_object() || !j.contains("name") || !j["name"].is_string() ||
       (!http && (!j.contains("command") || !j["command"].is_string()))) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/json_input.h"
 #include "base/subprocess.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/mcp_client.h"
@@ -152,7 +153,7 @@ bool Worker::EnsureServer() {
     if (!r.error.empty()) text += (text.empty() ? "" : "\n") + r.error;
     json out = {{"server", spec_->name}, {"is_error", r.is_error}};
     if (!r.structured_json.empty() && r.structured_json.size() <= kStructuredBytes) {
-      out["structured_content"] = json::parse(r.structured_json, nullptr, false);
+      out["structured_content"] = ParseJson(r.structured_json);
     }
     result.set_output_json(Dump(out));
     if (r.is_error) {
@@ -186,7 +187,7 @@ void Worker::Advance() {
     json tools = json::array();
     std::string names;
     for (const McpTool& t : c.tools()) {
-      json schema = json::parse(t.input_schema_json, nullptr, false);
+      json schema = ParseJson(t.input_schema_json);
       tools.push_back({{"name", t.name},
                        {"description", t.description.substr(0, kDescriptionBytes)},
                        {"input_schema", schema.is_object() ? schema : json{{"type", "object"}}},

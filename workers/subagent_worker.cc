@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "planner/agent.h"
 #include "odin/v1/worker.pb.h"
 #include "workers/worker_channel.h"
@@ -161,7 +162,7 @@ class RemoteToolHost final : public ToolHost {
     if (hook != hooks_.end()) {
       auto done = std::move(hook->second);
       hooks_.erase(hook);
-      nlohmann::json j = nlohmann::json::parse(r.result().output_json(), nullptr, false);
+      nlohmann::json j = ParseJson(r.result().output_json());
       HookOutcome o;
       if (j.is_object()) {
         if (j.value("decision", "") == "block") o.decision = HookOutcome::Decision::kBlock;

@@ -15,6 +15,9 @@ class ReadBeforeEditGateTest : public ::testing::Test {
   void SetUp() override {
     ws_ = *RealPath(*MakeTempDir("odin-gate"));
     ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "1\n2\n3\n").ok());
+    FileCacheOptions o;
+    o.root = ws_;  // the cache looks at the workspace's files through the layer
+    cache_ = FileCache(o, &clock_);
   }
   void TearDown() override { RemoveTree(ws_); }
 

@@ -2,7 +2,7 @@
 // Long file: one walk (the Applier) decides, for each entry, between
 // landing, conflict, discarding and counting; its cases read together.
 
-#include "coordinator/overlay_changes.h"
+#include "workspace/overlay_changes.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,8 +21,8 @@
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
-#include "coordinator/entry_state.h"
-#include "coordinator/git_ignore.h"
+#include "workspace/entry_state.h"
+#include "workspace/git_ignore.h"
 
 namespace odin {
 
@@ -32,7 +32,7 @@ int64_t CoarseRealtimeNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::string CommandOverlayRoot(const std::string& workspace) { return workspace + "/.odin/overlay"; }
+std::string CommandOverlayRoot(const std::string& state_dir) { return state_dir + "/overlay"; }
 
 void EraseChangesUnder(const std::set<std::string>& paths, ChangeSet* changes) {
   std::erase_if(changes->changes, [&](const PathChange& pc) {

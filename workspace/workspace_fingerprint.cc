@@ -1,4 +1,4 @@
-#include "planner/workspace_fingerprint.h"
+#include "workspace/workspace_fingerprint.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/sha256.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -51,8 +52,6 @@ uint64_t Mix(const std::string& path, const std::string& token) {
   both += token;
   return std::hash<std::string>{}(both)*0x9E3779B97F4A7C15ull + 1;
 }
-
-std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 }  // namespace
 
@@ -96,9 +95,16 @@ std::string WorkspaceFingerprint::Update(const std::vector<std::string>& paths) 
     if (rel.empty() || rel[0] == '/' || rel == ".." || rel.rfind("../", 0) == 0) continue;
     std::string top = rel.substr(0, rel.find('/'));
     if (top == ".git" || top == ".odin") continue;
-    std::string abs = root_ + "/" + rel;
+    // Through the safe file layer: its directory opened with no symlink on
+    // the way, the entry itself not followed.
+    size_t slash = rel.rfind('/');
+    std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root_);
+    StatusOr<UniqueFd> dir =
+        files.ok() ? files->OpenDirectory(slash == std::string::npos ? "" : rel.substr(0, slash)) : files.status();
     struct stat st;
-    if (lstat(abs.c_str(), &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))) {
+    if (!dir.ok() || fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))) {
       auto it = entries_.find(rel);
       if (it != entries_.end()) {
         Drop(it->second);
@@ -106,11 +112,7 @@ std::string WorkspaceFingerprint::Update(const std::vector<std::string>& paths) 
       }
       continue;
     }
-    std::string dir = DirOf(abs);
-    int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd < 0) continue;
-    Note(dir_fd, abs.c_str() + dir.size() + 1, rel, st, /*by_content=*/true);
-    close(dir_fd);
+    Note(dir->get(), name.c_str(), rel, st, /*by_content=*/true);
   }
   return Digest();
 }
@@ -150,9 +152,10 @@ void WorkspaceFingerprint::Scan(int dir_fd, const std::string& rel, size_t* coun
 
 std::string WorkspaceFingerprint::Compute() {
   ++scan_;
-  int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root_);
+  StatusOr<UniqueFd> root = files.ok() ? files->OpenDirectory("") : files.status();
   size_t count = 0;
-  if (fd >= 0) Scan(fd, "", &count);
+  if (root.ok()) Scan(root->release(), "", &count);
   // Entries the scan did not see were deleted.
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.scan != scan_) {

@@ -38,6 +38,8 @@
 
 namespace odin {
 
+class WorkspaceFiles;
+
 // The protected names at the workspace root, relative (.git's control files
 // come from GitControlPaths).
 const std::vector<std::string>& ProtectedRelativePaths();
@@ -151,27 +153,32 @@ constexpr uint64_t kMaxCapturedBytes = 64ull << 20;
 
 // index: the workspace's ProtectedIndex (refreshed here, unless the caller
 // has just brought it up to date: refreshed); null skips what lies below
-// the root.
-ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index = nullptr,
-                                    bool refreshed = false);
+// the root. Reads through ws (the safe file layer): nothing followed.
+ProtectedSnapshot SnapshotProtected(const WorkspaceFiles& ws, ProtectedIndex* index = nullptr, bool refreshed = false);
 
 // What RestoreProtected did.
 struct RestoreReport {
-  std::vector<std::string> restored;    // put back as they were (or removed: made by the command)
-  std::vector<std::string> displaced;   // new git directories and instruction files, moved into displaced_dir
-  std::vector<std::string> unrestored;  // changed but could not be put back (too large, or the move failed)
-  std::string displaced_dir;            // absolute; where displaced paths went
+  std::vector<std::string> restored;       // put back as they were (or removed: made by the command)
+  std::vector<std::string> displaced;      // new git directories and instruction files, moved into displaced_dir
+  std::vector<std::string> unrestored;     // changed but could not be put back (too large, refused, the move failed)
+  std::map<std::string, std::string> why;  // unrestored path -> why (the layer's refusal, say)
+  std::string displaced_dir;               // absolute; where displaced paths went
   bool empty() const { return restored.empty() && displaced.empty() && unrestored.empty(); }
 };
 // Puts back what changed since `before`: rewrites changed files, removes
 // protected files the command created, puts a replaced .git back, moves new
-// nested git directories and instruction files into displaced_root/<id>/.
-// Never deletes or overwrites a path that `before` did not capture.
-// With refreshed, the caller has brought index up to date with what the
-// command did, and will again with what this does (the change tracker's
-// word: RefreshPaths); else it is refreshed here, before and after.
-RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before,
-                               ProtectedIndex* index = nullptr, const std::string& displaced_root = "",
+// nested git directories, git-like layouts (the root's too), a new .git
+// whose config or hooks could run a program (workspace/git_layouts.h) and
+// instruction files into kept's displaced/<id>/. A HEAD may change, to one
+// git reads (GitHeadParses). Never deletes or overwrites a path that
+// `before` did not capture. Every write goes through ws, the safe file
+// layer, so a symlink a command put on the way is refused, not followed
+// (security review 3, finding 1). With refreshed, the caller has brought
+// index up to date with what the command did, and will again with what
+// this does (the change tracker's word: RefreshPaths); else it is
+// refreshed here, before and after.
+RestoreReport RestoreProtected(const WorkspaceFiles& ws, const ProtectedSnapshot& before,
+                               ProtectedIndex* index = nullptr, const WorkspaceFiles* kept = nullptr,
                                const std::string& id = "", bool refreshed = false);
 
 }  // namespace odin

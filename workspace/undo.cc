@@ -1,4 +1,4 @@
-#include "coordinator/undo.h"
+#include "workspace/undo.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,11 +12,13 @@
 
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/json_input.h"
 #include "base/sha256.h"
-#include "coordinator/gates/protected_paths.h"
-#include "coordinator/git_head.h"
+#include "workspace/protected_paths.h"
+#include "workspace/git_head.h"
 #include "tools/unified_diff.h"
 #include "tools/workspace_path.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -25,6 +27,9 @@ using nlohmann::json;
 namespace {
 
 constexpr char kUndoTool[] = "Undo";
+// Files past this size are not read back for undo (their before-images are
+// capped far lower).
+constexpr uint64_t kMaxUndoneBytes = 1ull << 30;
 
 // The executions earlier undos undid.
 StatusOr<std::set<std::string>> UndoneCalls(Ledger* ledger) {
@@ -32,7 +37,7 @@ StatusOr<std::set<std::string>> UndoneCalls(Ledger* ledger) {
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListToolExecutions(kUndoTool));
   for (const ExecutionRow& row : rows) {
     if (!row.end || row.end->status != "ok") continue;
-    json args = json::parse(row.start.args_json, nullptr, false);
+    json args = ParseJson(row.start.args_json);
     if (!args.is_object() || !args.contains("undo") || !args["undo"].is_array()) continue;
     for (const json& id : args["undo"]) {
       if (id.is_string()) undone.insert(id.get<std::string>());
@@ -50,24 +55,25 @@ struct Now {
   std::string link_target;
 };
 
-Now Look(const std::string& path) {
+// Read through the safe file layer: nothing followed on the way or at the
+// end (a directory on the way that is a symlink now: nothing is there).
+Now Look(const WorkspaceFiles& ws, const std::string& path) {
   Now n;
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return n;
+  FileEntry e = ws.Look(path);
+  if (!e.exists()) return n;
   n.exists = true;
-  n.is_file = S_ISREG(st.st_mode);
-  n.is_link = S_ISLNK(st.st_mode);
-  n.is_dir = S_ISDIR(st.st_mode);
+  n.is_file = e.is_file();
+  n.is_link = e.is_link();
+  n.is_dir = e.is_dir();
   if (n.is_file) {
-    StatusOr<std::string> content = ReadFileToString(path);
+    StatusOr<std::string> content = ws.ReadFile(path, kMaxUndoneBytes, WorkspaceFiles::Links::kNone);
     if (content.ok()) {
       n.content = std::move(*content);
       n.sha256 = Sha256Hex(n.content);
     }
   } else if (n.is_link) {
-    char target[4096];
-    ssize_t len = readlink(path.c_str(), target, sizeof target);
-    if (len > 0) n.link_target.assign(target, static_cast<size_t>(len));
+    StatusOr<std::string> target = ws.ReadLink(path);
+    if (target.ok()) n.link_target = *target;
   }
   return n;
 }
@@ -105,7 +111,7 @@ void HeadMoves(Ledger* ledger, const std::string& workspace, const std::vector<s
     if (!events.ok()) continue;
     for (const GateEvent& e : *events) {
       if (e.kind != "git_head" || wanted.count(e.execution_id) == 0) continue;
-      json d = json::parse(e.detail_json, nullptr, false);
+      json d = ParseJson(e.detail_json);
       if (!d.is_object()) continue;
       GitHead then{d.value("commit", ""), d.value("ref", "")};
       if (then == now) continue;
@@ -150,6 +156,7 @@ StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::str
 }
 
 StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions) {
+  ASSIGN_OR_RETURN(WorkspaceFiles ws, WorkspaceFiles::Open(workspace));
   UndoPlan plan;
   plan.executions = executions;
   // Each path's changes by these calls, oldest first.
@@ -185,7 +192,7 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
       plan.not_undoable.push_back(shown + ": " + protected_reason);
       continue;
     }
-    Now now = Look(path);
+    Now now = Look(ws, path);
     step.current_exists = now.exists;
     step.current = now.content;
     std::string differs = Differs(now, last);
@@ -253,6 +260,7 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
     for (const std::string& n : plan.not_undoable) why += "\n  cannot undo " + n;
     return Status::FailedPrecondition("undo", "nothing was changed; --force overrides:" + why);
   }
+  ASSIGN_OR_RETURN(WorkspaceFiles ws, WorkspaceFiles::Open(workspace));
   std::string session = NewId("ses");
   std::string id = NewId("ex");
   RETURN_IF_ERROR(ledger->AddSession({session, "undo", workspace, now_ms}));
@@ -273,8 +281,13 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
   std::vector<MutationRecord> records;
   std::vector<BeforeImage> images;
   std::vector<std::string> failed;
+  // Each step is checked again as it is applied, through the safe file
+  // layer: an earlier step may have made a symlink on a later one's way
+  // (security review 3, finding 3: "recreate link x -> /outside", then
+  // "remove x/authorized_keys"), and nothing is written, removed or made
+  // through one.
   for (const UndoStep* s : order) {
-    Now now = Look(s->path);
+    Now now = Look(ws, s->path);
     MutationRecord m;
     m.id = NewId("mut");
     m.session_id = session;
@@ -299,8 +312,7 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
           done = Status::FailedPrecondition(s->path, "a directory is there now");
           break;
         }
-        done = WriteFileAtomic(s->path, s->content);
-        if (done.ok()) chmod(s->path.c_str(), static_cast<mode_t>(s->mode & 07777));
+        done = ws.WriteFile(s->path, s->content, static_cast<mode_t>(s->mode & 07777));
         m.change = now.exists ? "modified" : "created";
         m.file_type = "file";
         m.after_sha256 = Sha256Hex(s->content);
@@ -308,24 +320,24 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
         m.after_mode = s->mode;
         break;
       case UndoStep::Action::kSymlink:
-        if (now.exists && !now.is_dir) unlink(s->path.c_str());
-        done = symlink(s->link_target.c_str(), s->path.c_str()) == 0 ? Status::OK() : PosixError(s->path, errno);
+        done = now.is_dir ? Status::FailedPrecondition(s->path, "a directory is there now")
+                          : ws.Symlink(s->link_target, s->path);
         m.change = now.exists ? "modified" : "created";
         m.file_type = "symlink";
         m.link_target = s->link_target;
         break;
       case UndoStep::Action::kMakeDirectory:
-        if (!now.is_dir) done = MakeDirs(s->path, static_cast<int>(s->mode & 07777));
+        if (!now.is_dir) done = ws.MakeDirs(s->path, static_cast<mode_t>(s->mode & 07777));
         m.change = "created";
         m.file_type = "directory";
         break;
       case UndoStep::Action::kRemove:
-        if (now.exists && !now.is_dir && unlink(s->path.c_str()) != 0) done = PosixError(s->path, errno);
+        if (now.exists && !now.is_dir) done = ws.Remove(s->path);
         m.change = "deleted";
         m.file_type = now.is_link ? "symlink" : "file";
         break;
       case UndoStep::Action::kRemoveDirectory:
-        if (now.is_dir && rmdir(s->path.c_str()) != 0) done = PosixError(s->path, errno);
+        if (now.is_dir) done = ws.RemoveDirectory(s->path);
         m.change = "deleted";
         m.file_type = "directory";
         break;

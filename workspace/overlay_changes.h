@@ -51,7 +51,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/change_tracker.h"
+#include "workspace/change_tracker.h"
 
 namespace odin {
 
@@ -110,9 +110,10 @@ OverlayApplied ApplyOverlayUpper(const std::string& workspace, const std::string
 int64_t CoarseRealtimeNs();
 
 // Where a workspace's writable workers keep their commands' upper
-// directories (odin-sandbox --overlay-root): inside Odin's state, on the
-// workspace's file system, one directory per execution id.
-std::string CommandOverlayRoot(const std::string& workspace);
+// directories (odin-sandbox --overlay-root): inside Odin's state directory
+// (state_dir: Workspace::state_dir), on the workspace's file system when
+// that is the workspace's .odin, one directory per execution id.
+std::string CommandOverlayRoot(const std::string& state_dir);
 
 // Drops from changes each path in paths and what lies below it.
 void EraseChangesUnder(const std::set<std::string>& paths, ChangeSet* changes);

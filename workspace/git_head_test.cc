@@ -1,4 +1,4 @@
-#include "coordinator/git_head.h"
+#include "workspace/git_head.h"
 
 #include <gtest/gtest.h>
 

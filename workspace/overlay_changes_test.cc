@@ -1,4 +1,4 @@
-#include "coordinator/overlay_changes.h"
+#include "workspace/overlay_changes.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/subprocess.h"
-#include "coordinator/git_ignore.h"
+#include "workspace/git_ignore.h"
 
 namespace odin {
 namespace {

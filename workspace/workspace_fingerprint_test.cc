@@ -1,4 +1,4 @@
-#include "planner/workspace_fingerprint.h"
+#include "workspace/workspace_fingerprint.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "coordinator/change_tracker.h"
+#include "workspace/change_tracker.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include "base/sha256.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
-#include "coordinator/git_ignore.h"
+#include "workspace/git_ignore.h"
 
 namespace odin {
 namespace {

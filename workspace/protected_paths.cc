@@ -1,4 +1,4 @@
-#include "coordinator/gates/protected_paths.h"
+#include "workspace/protected_paths.h"
 
 // Long file: the one list of protected paths, the index of where they are
 // below the root, and the snapshot and restore around commands all share
@@ -16,6 +16,8 @@
 
 #include "base/file_util.h"
 #include "base/sha256.h"
+#include "workspace/git_layouts.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -165,13 +167,25 @@ std::vector<std::string> GitControlPaths(const std::string& git_dir) {
 }
 
 std::vector<ProtectedMount> ProtectedMounts(const std::string& workspace) {
+  // Only real files and directories: a bind follows a symlink at its source,
+  // so a repository's "AGENTS.md -> /root/.ssh/id_ed25519" bound onto
+  // itself would show the key inside the sandbox, where /root is hidden. A
+  // symlink there is protected all the same (what a command does to it
+  // does not land), and through it a command sees only what the sandbox
+  // shows anyway.
+  auto real = [](const std::string& p) {
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+  };
   std::vector<ProtectedMount> out;
   std::string git = workspace + "/.git";
   struct stat st;
   if (lstat(git.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       out.push_back({git, true});
-      for (const std::string& rel : GitControlPaths(git)) out.push_back({git + "/" + rel, false});
+      for (const std::string& rel : GitControlPaths(git)) {
+        if (real(git + "/" + rel)) out.push_back({git + "/" + rel, false});
+      }
     } else if (S_ISREG(st.st_mode)) {
       out.push_back({git, false});  // "gitdir: ..." sends git elsewhere
     }
@@ -179,7 +193,7 @@ std::vector<ProtectedMount> ProtectedMounts(const std::string& workspace) {
   for (const std::string& rel : ProtectedRelativePaths()) {
     if (rel == ".odin") continue;  // hidden altogether
     std::string p = workspace + "/" + rel;
-    if (Lexists(p)) out.push_back({p, false});
+    if (real(p)) out.push_back({p, false});
   }
   return out;
 }
@@ -365,37 +379,52 @@ void ProtectedIndex::Collect() {
 
 namespace {
 
-ProtectedSnapshot::Entry Capture(const std::string& path) {
+using Kind = ProtectedSnapshot::Entry::Kind;
+
+// What is at rel itself, read through the layer: no symlink followed on the
+// way or at the end (a directory on the way replaced by a symlink makes
+// everything below it absent).
+ProtectedSnapshot::Entry Capture(const WorkspaceFiles& ws, const std::string& rel) {
   ProtectedSnapshot::Entry e;
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return e;  // absent
-  e.mode = st.st_mode;
-  e.dev = st.st_dev;
-  e.ino = st.st_ino;
-  if (S_ISREG(st.st_mode)) {
-    e.kind = ProtectedSnapshot::Entry::kFile;
-    if (static_cast<uint64_t>(st.st_size) <= kMaxCapturedBytes) {
-      StatusOr<std::string> content = ReadRegularFile(path, kMaxCapturedBytes);
-      if (content.ok()) {
-        e.captured = true;
-        e.content = std::move(*content);
-        e.sha256 = Sha256Hex(e.content);
+  FileEntry f = ws.Look(rel);
+  if (!f.exists()) return e;  // absent
+  e.mode = f.mode;
+  e.dev = f.dev;
+  e.ino = f.ino;
+  switch (f.type) {
+    case FileEntry::Type::kFile: {
+      e.kind = Kind::kFile;
+      if (f.size <= kMaxCapturedBytes) {
+        StatusOr<std::string> content = ws.ReadFile(rel, kMaxCapturedBytes, WorkspaceFiles::Links::kNone);
+        if (content.ok()) {
+          e.captured = true;
+          e.content = std::move(*content);
+          e.sha256 = Sha256Hex(e.content);
+        }
       }
+      if (!e.captured) {
+        Sha256 hash;
+        if (ws.ReadInPieces(
+                  rel, UINT64_MAX, [&hash](std::string_view piece) { hash.Update(piece); },
+                  WorkspaceFiles::Links::kNone)
+                .ok()) {
+          e.sha256 = HexDigest(hash.Finish());
+        }
+      }
+      break;
     }
-    if (!e.captured) {
-      StatusOr<std::string> hash = Sha256HexOfFile(path);
-      if (hash.ok()) e.sha256 = *hash;
+    case FileEntry::Type::kSymlink: {
+      e.kind = Kind::kSymlink;
+      StatusOr<std::string> target = ws.ReadLink(rel);
+      e.captured = target.ok();
+      if (target.ok()) e.content = *target;
+      break;
     }
-  } else if (S_ISLNK(st.st_mode)) {
-    e.kind = ProtectedSnapshot::Entry::kSymlink;
-    StatusOr<std::string> target = ReadSymlink(path);
-    e.captured = target.ok();
-    if (target.ok()) e.content = *target;
-  } else if (S_ISDIR(st.st_mode)) {
-    e.kind = ProtectedSnapshot::Entry::kDirectory;
-    e.captured = true;
-  } else {
-    e.kind = ProtectedSnapshot::Entry::kOther;
+    case FileEntry::Type::kDirectory:
+      e.kind = Kind::kDirectory;
+      e.captured = true;
+      break;
+    default: e.kind = Kind::kOther;
   }
   return e;
 }
@@ -403,38 +432,35 @@ ProtectedSnapshot::Entry Capture(const std::string& path) {
 bool Same(const ProtectedSnapshot::Entry& a, const ProtectedSnapshot::Entry& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case ProtectedSnapshot::Entry::kAbsent: return true;
-    case ProtectedSnapshot::Entry::kFile: return a.sha256 == b.sha256 && (a.mode & 07777) == (b.mode & 07777);
-    case ProtectedSnapshot::Entry::kSymlink: return a.content == b.content;
-    case ProtectedSnapshot::Entry::kDirectory: return a.dev == b.dev && a.ino == b.ino;
-    case ProtectedSnapshot::Entry::kOther: return a.dev == b.dev && a.ino == b.ino;
+    case Kind::kAbsent: return true;
+    case Kind::kFile: return a.sha256 == b.sha256 && (a.mode & 07777) == (b.mode & 07777);
+    case Kind::kSymlink: return a.content == b.content;
+    case Kind::kDirectory: return a.dev == b.dev && a.ino == b.ino;
+    case Kind::kOther: return a.dev == b.dev && a.ino == b.ino;
   }
   return false;
 }
 
+std::string JoinRel(const std::string& a, const std::string& b) { return a.empty() || a == "." ? b : a + "/" + b; }
+
 // The paths a snapshot watches, relative: the root's protected files, .git
-// and its control paths (the files inside hooks/ and info/ one by one), and
-// for each nested git directory the same.
-void AddGitWatch(const std::string& workspace, const std::string& git_rel, std::set<std::string>* out) {
+// and its control paths (the files inside hooks/ and info/ one by one),
+// its HEAD, and for each nested git directory the same.
+void AddGitWatch(const WorkspaceFiles& ws, const std::string& git_rel, std::set<std::string>* out) {
   out->insert(git_rel);
-  std::string git = workspace + "/" + git_rel;
-  if (!IsRealDirectory(git)) return;
+  if (!ws.Look(git_rel).is_dir()) return;
   // What may appear: watch the names even where they are absent now.
-  for (const char* p : {"config", "commondir", "config.worktree", "objects/info/alternates"}) {
+  for (const char* p : {"config", "commondir", "config.worktree", "objects/info/alternates", "HEAD"}) {
     out->insert(git_rel + "/" + p);
   }
-  for (const std::string& rel : GitControlPaths(git)) {
-    std::string full = git + "/" + rel;
-    if (IsRealDirectory(full)) {
-      DIR* d = opendir(full.c_str());
-      if (d == nullptr) continue;
-      while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out->insert(git_rel + "/" + rel + "/" + n);
-      }
-      closedir(d);
+  for (const std::string& rel : GitControlPaths(ws.Absolute(git_rel))) {
+    std::string full = git_rel + "/" + rel;
+    if (ws.Look(full).is_dir()) {
+      StatusOr<std::vector<std::string>> names = ws.List(full);
+      if (!names.ok()) continue;
+      for (const std::string& n : *names) out->insert(full + "/" + n);
     } else {
-      out->insert(git_rel + "/" + rel);
+      out->insert(full);
     }
   }
 }
@@ -449,37 +475,29 @@ std::set<std::string> NestedGitDirs(const ProtectedIndex& index) {
   return out;
 }
 
-std::set<std::string> Watched(const std::string& workspace, const std::set<std::string>& nested_git) {
+std::set<std::string> Watched(const WorkspaceFiles& ws, const std::set<std::string>& nested_git) {
   std::set<std::string> out;
   for (const std::string& p : ProtectedRelativePaths()) {
     if (p != ".odin") out.insert(p);
   }
-  AddGitWatch(workspace, ".git", &out);
-  for (const std::string& n : nested_git) AddGitWatch(workspace, n, &out);
+  AddGitWatch(ws, ".git", &out);
+  for (const std::string& n : nested_git) AddGitWatch(ws, n, &out);
   return out;
 }
 
-// What may not appear below the root: a nested .git, the HEAD that makes a
-// directory git-like, an instruction file. Each, if new, is moved aside.
+// What may not appear: a nested .git, the HEAD that makes a directory
+// git-like (the workspace root included), an instruction file. Each, if
+// new, is moved aside.
 std::set<std::string> Markers(const ProtectedIndex& index) {
   std::set<std::string> out = index.nested_git();
   out.insert(index.instructions().begin(), index.instructions().end());
-  for (const std::string& g : index.git_like()) {
-    if (g != ".") out.insert(g + "/HEAD");
-  }
+  for (const std::string& g : index.git_like()) out.insert(JoinRel(g, "HEAD"));
   return out;
-}
-
-// Moves rel (inside workspace) to displaced/rel. False if it could not.
-bool Displace(const std::string& workspace, const std::string& rel, const std::string& displaced) {
-  std::string to = displaced + "/" + rel;
-  if (!MakeDirs(DirName(to)).ok()) return false;
-  return rename((workspace + "/" + rel).c_str(), to.c_str()) == 0;
 }
 
 }  // namespace
 
-ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex* index, bool refreshed) {
+ProtectedSnapshot SnapshotProtected(const WorkspaceFiles& ws, ProtectedIndex* index, bool refreshed) {
   ProtectedSnapshot s;
   std::set<std::string> nested_git;
   if (index != nullptr) {
@@ -487,69 +505,100 @@ ProtectedSnapshot SnapshotProtected(const std::string& workspace, ProtectedIndex
     s.nested = Markers(*index);
     nested_git = NestedGitDirs(*index);
   }
-  for (const std::string& rel : Watched(workspace, nested_git)) s.entries[rel] = Capture(workspace + "/" + rel);
+  for (const std::string& rel : Watched(ws, nested_git)) s.entries[rel] = Capture(ws, rel);
   // Instruction files below the root are as protected as the root's: what
   // a command does to one is undone too.
   if (index != nullptr) {
-    for (const std::string& rel : index->instructions()) s.entries[rel] = Capture(workspace + "/" + rel);
+    for (const std::string& rel : index->instructions()) s.entries[rel] = Capture(ws, rel);
   }
   return s;
 }
 
-RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnapshot& before, ProtectedIndex* index,
-                               const std::string& displaced_root, const std::string& id, bool refreshed) {
+RestoreReport RestoreProtected(const WorkspaceFiles& ws, const ProtectedSnapshot& before, ProtectedIndex* index,
+                               const WorkspaceFiles* kept, const std::string& id, bool refreshed) {
   RestoreReport report;
-  report.displaced_dir = displaced_root.empty() ? "" : displaced_root + "/" + (id.empty() ? "unknown" : id);
+  const std::string kept_rel = "displaced/" + (id.empty() ? std::string("unknown") : id);
+  if (kept != nullptr) report.displaced_dir = kept->Absolute(kept_rel);
+  auto unrestored = [&report](const std::string& rel, const std::string& why) {
+    report.unrestored.push_back(rel);
+    report.why[rel] = why;
+  };
   // Moves rel aside (never deletes it). False if it could not.
   auto displace = [&](const std::string& rel) {
-    if (!report.displaced_dir.empty() && Displace(workspace, rel, report.displaced_dir)) {
+    if (kept == nullptr) {
+      unrestored(rel, "nowhere to keep it");
+      return false;
+    }
+    Status moved = ws.MoveTo(rel, *kept, kept_rel + "/" + rel);
+    if (moved.ok()) {
       report.displaced.push_back(rel);
       return true;
     }
-    report.unrestored.push_back(rel);
+    unrestored(rel, moved.message());
     return false;
   };
 
   // 1. .git: one replaced by a file, a symlink or another directory is moved
-  //    aside, and the original put back where it can be found.
+  //    aside, and the original put back where it can be found. One made
+  //    where there was none (git init) stays, unless its layout could run
+  //    a program.
   auto git_before = before.entries.find(".git");
-  if (git_before != before.entries.end() && git_before->second.kind != ProtectedSnapshot::Entry::kAbsent) {
+  // A .git that is new and judged harmless: what is in it is git init's.
+  bool new_git = false;
+  if (git_before != before.entries.end() && git_before->second.kind != Kind::kAbsent) {
     const ProtectedSnapshot::Entry& was = git_before->second;
-    ProtectedSnapshot::Entry now = Capture(workspace + "/.git");
+    ProtectedSnapshot::Entry now = Capture(ws, ".git");
     if (!Same(was, now)) {
-      bool ok = now.kind == ProtectedSnapshot::Entry::kAbsent || displace(".git");
-      if (ok && was.kind == ProtectedSnapshot::Entry::kDirectory) {
+      bool ok = now.kind == Kind::kAbsent || displace(".git");
+      Status put;
+      if (ok && was.kind == Kind::kDirectory) {
         // The command may only have renamed it: find its inode at the root.
         std::string found;
-        if (DIR* d = opendir(workspace.c_str())) {
-          while (dirent* e = readdir(d)) {
-            if (e->d_ino != was.ino) continue;
-            struct stat st;
-            std::string p = workspace + "/" + e->d_name;
-            if (lstat(p.c_str(), &st) == 0 && st.st_dev == was.dev && S_ISDIR(st.st_mode)) found = p;
-          }
-          closedir(d);
+        StatusOr<std::vector<std::string>> names = ws.List("");
+        for (const std::string& n : names.ok() ? *names : std::vector<std::string>()) {
+          FileEntry e = ws.Look(n);
+          if (e.is_dir() && e.ino == was.ino && e.dev == was.dev) found = n;
         }
-        ok = !found.empty() && rename(found.c_str(), (workspace + "/.git").c_str()) == 0;
-      } else if (ok && was.kind == ProtectedSnapshot::Entry::kFile && was.captured) {
-        ok = WriteFileAtomic(workspace + "/.git", was.content).ok();
+        put = found.empty() ? Status::NotFound(".git", "the directory it was is gone") : ws.Rename(found, ".git");
+      } else if (ok && was.kind == Kind::kFile && was.captured) {
+        put = ws.WriteFile(".git", was.content, was.mode & 07777);
       } else if (ok) {
-        ok = false;
+        put = Status::FailedPrecondition(".git", "its content before was not kept");
       }
-      if (ok)
+      if (ok && put.ok()) {
         report.restored.push_back(".git");
-      else
-        report.unrestored.push_back(".git");
+      } else if (ok) {
+        unrestored(".git", put.message());
+      }
     }
+  } else if (ws.Look(".git").exists()) {
+    // A new .git (git init): it stays, unless its config or hooks could run
+    // a program.
+    new_git = GitDirRunsPrograms(ws, ".git").empty();
+    if (!new_git) displace(".git");
   }
 
-  // 2. New nested git directories, git-like layouts and instruction files
-  //    below the root are moved aside.
+  // 2. New instruction files below the root are moved aside; so are new
+  //    nested git directories and git-like layouts (the root's too) that
+  //    could run a program, or whose HEAD git cannot read. A harmless new
+  //    repository (git init, git clone) stays.
   std::set<std::string> before_nested_git;
   if (index != nullptr) {
     if (!refreshed) index->Refresh();
     for (const std::string& rel : Markers(*index)) {
-      if (before.nested.count(rel) == 0) displace(rel);
+      if (before.nested.count(rel) != 0) continue;
+      bool head = rel == "HEAD" || rel.ends_with("/HEAD");
+      bool git = rel == ".git" || rel.ends_with("/.git");
+      if (head || git) {
+        std::string dir = head ? (rel == "HEAD" ? "" : rel.substr(0, rel.size() - 5)) : rel;
+        bool harmless = ws.Look(dir).is_dir() && GitDirRunsPrograms(ws, dir).empty();
+        if (harmless) {
+          StatusOr<std::string> text = ws.ReadFile(JoinRel(dir, "HEAD"), 4096, WorkspaceFiles::Links::kNone);
+          harmless = !ws.Look(JoinRel(dir, "HEAD")).exists() || (text.ok() && GitHeadParses(*text));
+        }
+        if (harmless) continue;
+      }
+      displace(rel);
     }
     // The nested git directories that were there before keep being watched.
     for (const std::string& rel : NestedGitDirs(*index)) {
@@ -559,46 +608,51 @@ RestoreReport RestoreProtected(const std::string& workspace, const ProtectedSnap
 
   // 3. Every watched path as it was. A path watched now but not captured
   //    before appeared inside a watched directory (a new hook): moved aside.
-  std::set<std::string> watched = Watched(workspace, before_nested_git);
+  //    A HEAD of a git directory that was there may change (a checkout), but
+  //    only to one git reads.
+  std::set<std::string> watched = Watched(ws, before_nested_git);
   for (const auto& [rel, was] : before.entries) watched.insert(rel);
   for (const std::string& rel : watched) {
-    if (rel == ".git") continue;
-    std::string path = workspace + "/" + rel;
-    ProtectedSnapshot::Entry now = Capture(path);
+    if (rel == ".git" || (new_git && rel.starts_with(".git/"))) continue;
+    ProtectedSnapshot::Entry now = Capture(ws, rel);
     auto it = before.entries.find(rel);
+    bool head = rel == "HEAD" || rel.ends_with("/HEAD");
     if (it == before.entries.end()) {
-      if (now.kind != ProtectedSnapshot::Entry::kAbsent && now.kind != ProtectedSnapshot::Entry::kDirectory) {
-        displace(rel);
-      }
+      if (now.kind != Kind::kAbsent && now.kind != Kind::kDirectory && !head) displace(rel);
       continue;
     }
     const ProtectedSnapshot::Entry& was = it->second;
     if (Same(was, now)) continue;
-    if (was.kind == ProtectedSnapshot::Entry::kAbsent) {  // made by the command
+    if (head && now.kind == Kind::kFile && now.captured && GitHeadParses(now.content)) continue;
+    if (was.kind == Kind::kAbsent) {  // made by the command
       displace(rel);
       continue;
     }
-    if (!was.captured || was.kind == ProtectedSnapshot::Entry::kOther) {
-      report.unrestored.push_back(rel);  // never overwrite what we hold no copy of
+    if (!was.captured || was.kind == Kind::kOther) {
+      unrestored(rel, "its content before was not kept");  // never overwrite what we hold no copy of
       continue;
     }
     bool ok = true;
-    if (now.kind != ProtectedSnapshot::Entry::kAbsent && now.kind != was.kind) ok = displace(rel);
-    if (ok && was.kind == ProtectedSnapshot::Entry::kDirectory) {
-      ok = MakeDirs(path).ok();
-    } else if (ok && was.kind == ProtectedSnapshot::Entry::kFile) {
-      (void)MakeDirs(DirName(path));
-      ok = WriteFileAtomic(path, was.content).ok() && chmod(path.c_str(), was.mode & 07777) == 0;
-    } else if (ok) {  // a symlink
-      (void)MakeDirs(DirName(path));
-      std::string tmp = path + ".odin-restore";
-      unlink(tmp.c_str());
-      ok = symlink(was.content.c_str(), tmp.c_str()) == 0 && rename(tmp.c_str(), path.c_str()) == 0;
+    if (now.kind != Kind::kAbsent && now.kind != was.kind) ok = displace(rel);
+    if (!ok) continue;
+    // Through the layer: nothing is made or written through a symlink a
+    // command put on the way (sub -> /root-only/dir: refused, and said).
+    size_t slash = rel.rfind('/');
+    Status put = slash == std::string::npos ? Status::OK() : ws.MakeDirs(rel.substr(0, slash));
+    if (put.ok()) {
+      if (was.kind == Kind::kDirectory) {
+        put = ws.MakeDirs(rel, was.mode & 07777);
+      } else if (was.kind == Kind::kFile) {
+        put = ws.WriteFile(rel, was.content, was.mode & 07777);
+      } else {
+        put = ws.Symlink(was.content, rel);
+      }
     }
-    if (ok)
+    if (put.ok()) {
       report.restored.push_back(rel);
-    else
-      report.unrestored.push_back(rel);
+    } else {
+      unrestored(rel, put.message());
+    }
   }
   if (index != nullptr && !refreshed && !report.displaced.empty()) index->Refresh();
   for (std::vector<std::string>* v : {&report.restored, &report.displaced, &report.unrestored}) {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "coordinator/change_tracker.h"
+#include "workspace/change_tracker.h"
 
 namespace odin {
 

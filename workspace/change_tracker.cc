@@ -1,4 +1,4 @@
-#include "coordinator/change_tracker.h"
+#include "workspace/change_tracker.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "base/sha256.h"
-#include "coordinator/entry_state.h"
-#include "coordinator/git_ignore.h"
+#include "workspace/entry_state.h"
+#include "workspace/git_ignore.h"
 
 namespace odin {
 

@@ -1,4 +1,4 @@
-#include "coordinator/git_ignore.h"
+#include "workspace/git_ignore.h"
 
 #include <dlfcn.h>
 #include <git2.h>
