@@ -40,7 +40,8 @@ ALLOW = {
     # (The safe file layer: what the sweep of killed workers' overlays
     # removes is never followed.)
     "sandbox": ["base", "sandbox", "workspace/workspace_files.h"],
-    "tools": ["base", "tools"],
+    # (The safe file layer: LockedFile's directories, InitTool on the host.)
+    "tools": ["base", "tools", "workspace/workspace_files.h"],
     "llm": ["base", "llm"],
     # WebFetch's fetch, address rules and HTML conversion: for the network
     # worker, and the coordinator's URL checks.

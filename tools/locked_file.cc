@@ -1,11 +1,9 @@
 #include "tools/locked_file.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,44 +18,29 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
-// Opens rel below root_fd, refusing symlinks and anything that leaves root.
-// Without openat2 (kernels before 5.6) it falls back to O_NOFOLLOW on the
-// last component only.
-int OpenBeneath(int root_fd, const std::string& rel, int flags) {
-  open_how how{};
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  int fd = static_cast<int>(syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how));
-  if (fd < 0 && errno == ENOSYS) fd = openat(root_fd, rel.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
-  return fd;
-}
-
 }  // namespace
 
 Status LockedFile::OpenParents(bool create) {
-  if (!create || rel_dir_ == ".") {
-    dir_fd_.reset(OpenBeneath(ws_fd_.get(), rel_dir_, O_RDONLY | O_DIRECTORY));
-    if (!dir_fd_.valid() && errno == ELOOP) return Status::InvalidArgument(path_, "goes through a symbolic link");
-    if (!dir_fd_.valid() && errno == EXDEV) return Status::InvalidArgument(path_, "is outside the workspace");
-    if (!dir_fd_.valid() && errno != ENOENT) return PosixError(path_, errno);
-    return Status::OK();
-  }
-  // Create the missing directories one at a time, each beneath the last.
-  UniqueFd cur(dup(ws_fd_.get()));
-  size_t start = 0;
-  while (start <= rel_dir_.size()) {
-    size_t slash = rel_dir_.find('/', start);
-    std::string part = rel_dir_.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    start = slash == std::string::npos ? rel_dir_.size() + 1 : slash + 1;
-    if (part.empty()) continue;
-    if (mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
-      return PosixError("mkdir " + part + " for " + path_, errno);
+  // The directory, opened through the safe file layer: no symlink on the
+  // way, never above the workspace; made (one directory at a time, each in
+  // the one before) where create says so. (InitTool runs this on the host.)
+  std::string dir = rel_dir_ == "." ? "" : rel_dir_;
+  auto translate = [this](const Status& s) {
+    if (s.code() == StatusCode::kPermissionDenied && s.message().find("symlink") != std::string::npos) {
+      return Status::InvalidArgument(path_, "goes through a symbolic link");
     }
-    UniqueFd next(OpenBeneath(cur.get(), part, O_RDONLY | O_DIRECTORY));
-    if (!next.valid()) return PosixError(path_, errno);
-    cur = std::move(next);
+    if (s.code() == StatusCode::kPermissionDenied) return Status::InvalidArgument(path_, "is outside the workspace");
+    return s;
+  };
+  if (create && !dir.empty()) {
+    if (Status made = ws_->MakeDirs(dir, 0755); !made.ok()) return translate(made);
   }
-  dir_fd_ = std::move(cur);
+  StatusOr<UniqueFd> fd = ws_->OpenDirectory(dir);
+  if (!fd.ok()) {
+    if (fd.status().code() == StatusCode::kNotFound) return Status::OK();  // no such directory: no such file
+    return translate(fd.status());
+  }
+  dir_fd_ = std::move(*fd);
   return Status::OK();
 }
 
@@ -70,8 +53,9 @@ StatusOr<std::unique_ptr<LockedFile>> LockedFile::Open(const std::string& worksp
   size_t slash = rel.find_last_of('/');
   f->rel_dir_ = slash == std::string::npos ? "." : rel.substr(0, slash);
   f->name_ = slash == std::string::npos ? rel : rel.substr(slash + 1);
-  f->ws_fd_.reset(open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!f->ws_fd_.valid()) return PosixError(workspace, errno);
+  StatusOr<WorkspaceFiles> ws = WorkspaceFiles::Open(workspace);
+  if (!ws.ok()) return ws.status();
+  f->ws_.emplace(std::move(*ws));
   RETURN_IF_ERROR(f->OpenParents(false));
   if (!f->dir_fd_.valid()) return f;  // no such directory: no such file
 

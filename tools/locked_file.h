@@ -16,11 +16,13 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -63,9 +65,9 @@ class LockedFile {
   std::string rel_dir_;  // the directory, relative to the workspace ("." for the root)
   std::string name_;     // the last component
   // Closed in reverse: the file first, which releases the flock.
-  UniqueFd ws_fd_;   // the workspace
-  UniqueFd dir_fd_;  // the file's directory; none while it does not exist
-  UniqueFd fd_;      // the file; holds the flock
+  std::optional<WorkspaceFiles> ws_;  // the workspace, through the safe file layer
+  UniqueFd dir_fd_;                   // the file's directory; none while it does not exist
+  UniqueFd fd_;                       // the file; holds the flock
   std::string content_;
   FileStat stat_;
 };
