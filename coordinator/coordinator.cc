@@ -1131,7 +1131,8 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
 
 const WorkspaceFiles* Coordinator::WorkspaceLayer() {
   if (!workspace_files_) {
-    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(o_.workspace);
+    // What Odin makes there (a file put back) is the workspace owner's.
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(o_.workspace, WorkspaceFiles::Ownership::kParents);
     if (!files.ok()) {
       spdlog::warn("workspace {}: {}", o_.workspace, files.status().ToString());
       return nullptr;
@@ -1195,6 +1196,7 @@ std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResul
       RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
                       json({{"paths", report.restored},
                             {"displaced", report.displaced},
+                            {"displaced_beside", report.displaced_beside},
                             {"displaced_to", displaced_dir},
                             {"unrestored", report.unrestored},
                             {"why", report.why}})
@@ -1205,6 +1207,7 @@ std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResul
           "directory, Odin's settings or instructions):";
       if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
       if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
+      for (const auto& [rel, beside] : report.displaced_beside) note += " (" + rel + " renamed to " + beside + ")";
       if (!report.unrestored.empty()) {
         note += " could not be put back:";
         for (const std::string& p : report.unrestored) {

@@ -293,17 +293,24 @@ TEST_F(Review3Test, Finding5TheStartSweepChangesNothingAPlantedSymlinkPointsAt) 
 TEST_F(Review3Test, Finding6AMaskedHostFileReplacedByRenameStaysMasked) {
   REQUIRE_BWRAP();
   if (geteuid() != 0) GTEST_SKIP() << "root_hidden masks apply to commands that run as root";
-  std::string secret = outside_.Join("shadow-46");
+  // Where the sandbox shows the host's files as they are (its /tmp is a
+  // tmpfs of its own, the home is hidden).
+  char dir_template[] = "/var/tmp/odin-review3-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::string host_dir = dir_template;
+  std::string secret = host_dir + "/shadow-46";
   ASSERT_TRUE(WriteFileAtomic(secret, "OLD-SECRET-46\n").ok());
   ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
   ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"),
                               json({{"sandbox", {{"root_hidden", {secret}}}}}).dump())
                   .ok());
   std::string go = outside_.Join("go");
+  // Commands that write (over an overlay, in the worker's bubblewrap
+  // sandbox): one that only reads runs in the read-only view, which the
+  // worker makes again when a masked path is replaced.
   auto cat = [&](const std::string& tag) {
-    return json(
-        {{"tool_calls",
-          {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo " + tag + "=$(cat " + secret + ")"}}}}}}});
+    std::string command = "cat " + secret + " > got-" + tag + "; echo " + tag + "=$(cat got-" + tag + ")";
+    return json({{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", command}}}}}}});
   };
   json second = cat("second");
   second["hold_until"] = go;
@@ -322,7 +329,8 @@ TEST_F(Review3Test, Finding6AMaskedHostFileReplacedByRenameStaysMasked) {
   for (const std::string& line : llm.LogLines()) sent += line;
   EXPECT_EQ(sent.find("OLD-SECRET-46"), std::string::npos) << "the mask did not hold at first";
   EXPECT_EQ(sent.find("NEW-SECRET-46"), std::string::npos) << "the file replaced by rename was read unmasked";
-  EXPECT_NE(sent.find("second="), std::string::npos) << "the second command did not run";
+  EXPECT_NE(sent.find("second="), std::string::npos) << "the second command did not run: " << text;
+  RemoveTree(host_dir);
 }
 
 // Finding 8 (medium): odin mcp serve crashed on a tools/call whose
@@ -371,6 +379,137 @@ TEST_F(Review3Test, Finding9ACommandCannotTouchItsWorkersSocketDirectory) {
   EXPECT_EQ(r.out.find("planted"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("removed"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("moved"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace odin::testing
+
+// ---------------------------------------------------------------------------
+// The second attack pass on the new layer (told only the threat model). Each
+// hole it found, as its attack.
+
+namespace odin::testing {
+namespace {
+
+// As root on a workspace another user owns: the command made a file setuid,
+// deleted it, and undo (or a hold's put-back) wrote it back as root with
+// its recorded mode: a setuid-root binary of the model's choosing.
+TEST_F(Review3Test, AttackPassUndoNeverWritesASetuidFileNorARootOwnedOne) {
+  REQUIRE_BWRAP();
+  if (std::string why = WhyNotAsAnotherUser(); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(chmod(ws_.path().c_str(), 0755), 0);
+  Chown("65534:65534", ws_.path());
+  FakeLlm llm(json({{"responses",
+                     {{{"tool_calls",
+                        {{{"name", "ExecuteCommand"},
+                          {"arguments", {{"command", "printf '#!/bin/sh\\nid -u\\n' > tool && chmod 4755 tool"}}}}}}},
+                      {{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "rm -f tool"}}}}}}},
+                      {{"text", "done"}}}}})
+                  .dump());
+  Ran session = RunOdin(ws_.path(), {"-p", "do it", "--output-format", "json"}, ModelEnv(llm));
+  ASSERT_EQ(session.exit_code, 0) << session.err;
+  Ran undo = Odin({"undo", "--last"});
+  struct stat st;
+  bool there = lstat(ws_.Join("tool").c_str(), &st) == 0;
+  Chown("0:0", ws_.path());
+  ASSERT_TRUE(there) << undo.err;
+  EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID), 0u) << "undo wrote a setuid file";
+  EXPECT_EQ(st.st_uid, 65534u) << "undo made the file root's";
+}
+
+// As root on a workspace another user owns: a command swapped a directory
+// for a symlink to /proc/self; the change tracker looked through it, kept
+// odin's own environment as a before-image, and undo wrote it back.
+TEST_F(Review3Test, AttackPassTheTrackerKeepsNothingItSeesThroughASymlinkedDirectory) {
+  REQUIRE_BWRAP();
+  if (std::string why = WhyNotAsAnotherUser(); !why.empty()) GTEST_SKIP() << why;
+  Put("sub/environ", "junk\n");
+  ASSERT_EQ(chmod(ws_.path().c_str(), 0755), 0);
+  Chown("65534:65534", ws_.path());
+  FakeLlm llm(
+      json({{"responses",
+             {{{"tool_calls",
+                {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "rm -rf sub; ln -s /proc/self sub"}}}}}}},
+              {{"tool_calls",
+                {{{"name", "ExecuteCommand"},
+                  {"arguments", {{"command", "rm sub; mkdir sub; echo x > sub/environ"}}}}}}},
+              {{"text", "done"}}}}})
+          .dump());
+  Ran session = RunOdin(ws_.path(), {"-p", "do it", "--output-format", "json"},
+                        ModelEnv(llm, {{"SECRET_TOKEN_46", "tok-attack-46-abcdef"}}));
+  ASSERT_EQ(session.exit_code, 0) << session.err;
+  Ran undo = Odin({"undo", "--last", "--force"});
+  Chown("0:0", ws_.path());
+  std::vector<std::string> images =
+      LedgerRows(ws_.Join(".odin/odin.db"), "SELECT hex(content) FROM artifacts WHERE kind = 'before_image'");
+  std::string hex;
+  for (char c : std::string("tok-attack-46")) {
+    char b[3];
+    snprintf(b, sizeof b, "%02X", static_cast<unsigned char>(c));
+    hex += b;
+  }
+  for (const std::string& image : images)
+    EXPECT_EQ(image.find(hex), std::string::npos) << "odin's environment was kept";
+  EXPECT_EQ(Get(ws_.Join("sub/environ")).find("tok-attack-46"), std::string::npos) << "undo wrote it back";
+}
+
+// A FIFO named .gitignore: libgit2's open of it on the host blocked odin
+// for good, and every later command in the workspace with it.
+TEST_F(Review3Test, AttackPassAFifoMadeByACommandDoesNotHangOdin) {
+  REQUIRE_BWRAP();
+  ASSERT_EQ(Git({"init", "-q", ws_.path()}).exit_code, 0);
+  Put("a", "a\n");
+  ASSERT_EQ(Git({"add", "a"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-qm", "i"}).exit_code, 0);
+  Ran made = RunOdinWrapped({"timeout", "120"}, ws_.path(),
+                            {"tool", "ExecuteCommand", json({{"command", "mkfifo .gitignore && echo x > zz"}}).dump(),
+                             "--mode", "edit", "--json"},
+                            Env());
+  EXPECT_NE(made.exit_code, 124) << "odin hung on the FIFO";
+  Ran next = RunOdinWrapped({"timeout", "120"}, ws_.path(), {"exec", "--", "sh", "-c", "echo y > yy"}, Env());
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  struct stat st;
+  EXPECT_FALSE(lstat(ws_.Join(".gitignore").c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) << "the FIFO landed";
+}
+
+// A new repository whose config names a program through a key the first
+// list did not know (gpg.ssh.defaultKeyCommand with commit.gpgSign): the
+// user's next commit ran it.
+TEST_F(Review3Test, AttackPassANewRepositoryWithAnUnknownSectionDoesNotLand) {
+  REQUIRE_BWRAP();
+  Put("a.txt", "hello\n");
+  Ran r = Command(
+      "git init -q . && git config commit.gpgSign true && git config gpg.format ssh && "
+      "git config gpg.ssh.defaultKeyCommand 'touch defkey-ran' && git config tar.tgz.command 'touch tar-ran'");
+  ASSERT_EQ(json::parse(r.out, nullptr, false)["exit_code"], 0) << r.out << r.err;
+  std::string config = Get(ws_.Join(".git/config"));
+  EXPECT_EQ(config.find("defaultKeyCommand"), std::string::npos) << config;
+  EXPECT_EQ(config.find("tar"), std::string::npos) << config;
+  Git({"add", "a.txt"});
+  Git({"commit", "-qm", "x"});
+  EXPECT_FALSE(PathExists(ws_.Join("defkey-ran"))) << "the user's commit ran the repository's program";
+}
+
+// A before-image edited in the ledger (a nested workspace's .odin, reachable
+// from the outer one's commands) was written back by undo as it was.
+TEST_F(Review3Test, AttackPassUndoWritesNoBeforeImageThatDoesNotMatchItsHash) {
+  REQUIRE_BWRAP();
+  Put("b.txt", "b\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"b.txt"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"b.txt","old_string":"b","new_string":"B"}}]},
+    {"text":"done"}]})");
+  ASSERT_EQ(RunOdin(ws_.path(), {"-p", "edit", "--output-format", "json"}, ModelEnv(llm)).exit_code, 0);
+  StatusOr<CommandOutput> tamper = RunCommand(
+      {.argv = {"sqlite3", ws_.Join(".odin/odin.db"),
+                "DROP TRIGGER artifacts_no_UPDATE; UPDATE artifacts SET content = CAST('ATTACKER' AS BLOB) WHERE "
+                "kind = 'before_image';"},
+       .env = {"PATH=/usr/bin:/bin"}});
+  if (!tamper.ok() || tamper->exit_code != 0) GTEST_SKIP() << "no sqlite3 program to tamper with the ledger";
+  Ran undo = Odin({"undo", "--last"});
+  EXPECT_EQ(undo.exit_code, 1);
+  EXPECT_NE(Get(ws_.Join("b.txt")), "ATTACKER") << "undo wrote a tampered before-image";
+  EXPECT_NE(undo.err.find("does not match the hash"), std::string::npos) << undo.err << undo.out;
 }
 
 }  // namespace

@@ -93,7 +93,19 @@ std::string ReadLinkAt(int dir_fd, const char* name) {
 }  // namespace
 
 ChangeTracker::ChangeTracker(std::string root, std::unique_ptr<GitIgnore> ignore, ChangeTrackerOptions options)
-    : root_(std::move(root)), ignore_(std::move(ignore)), o_(options) {}
+    : root_(std::move(root)), ignore_(std::move(ignore)), o_(options) {
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root_);
+  if (files.ok()) files_.emplace(std::move(*files));
+}
+
+bool ChangeTracker::StatNoFollow(const std::string& rel, struct stat* st) const {
+  if (!files_) return false;
+  size_t slash = rel.rfind('/');
+  StatusOr<UniqueFd> dir = files_->OpenDirectory(slash == std::string::npos ? "" : rel.substr(0, slash));
+  if (!dir.ok()) return false;
+  std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  return fstatat(dir->get(), name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0;
+}
 
 void ChangeTracker::Keep(const std::string& path, const std::string& content) {
   Forget(path);
@@ -304,8 +316,13 @@ bool Skipped(const std::string& rel) {
 
 void ChangeTracker::Watch(const std::string& rel) {
   if (inotify_fd_ < 0) return;
-  std::string path = rel.empty() ? root_ : root_ + "/" + rel;
-  int wd = inotify_add_watch(inotify_fd_, path.c_str(), kWatchMask);
+  // The directory opened through the layer, watched through its fd: a
+  // directory on the way swapped for a symlink is not followed.
+  StatusOr<UniqueFd> dir = files_ ? files_->OpenDirectory(rel) : Status::Unavailable("watch", "no workspace");
+  if (!dir.ok()) return;
+  // (The fd's magic link must be followed: no IN_DONT_FOLLOW here.)
+  std::string path = "/proc/self/fd/" + std::to_string(dir->get());
+  int wd = inotify_add_watch(inotify_fd_, path.c_str(), kWatchMask & ~IN_DONT_FOLLOW);
   if (wd < 0) {
     StopWatching();  // out of watches (fs.inotify.max_user_watches): full looks from now on
     return;
@@ -335,8 +352,9 @@ ChangeTracker::~ChangeTracker() { ReleaseWatches(); }
 
 void ChangeTracker::FullScan(ChangeSet* out) {
   reported_all_ = true;  // what changed was looked for, not heard of
-  int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
+  StatusOr<UniqueFd> root = files_ ? files_->OpenDirectory("") : Status::Unavailable("scan", "no workspace");
+  if (!root.ok()) return;
+  int fd = root->release();
   size_t count = 0;
   Watch("");
   Scan(fd, "", &count, out);
@@ -361,14 +379,15 @@ void ChangeTracker::Deleted(const std::string& rel, ChangeSet* out) {
 
 void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
   if (rel.empty() || Skipped(rel)) return;
-  std::string path = root_ + "/" + rel;
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return Deleted(rel, out);
+  // Through the layer: a directory on the way that is a symlink now (a
+  // command swapped it) holds nothing of the workspace's.
   size_t slash = rel.rfind('/');
-  std::string parent = slash == std::string::npos ? root_ : root_ + "/" + rel.substr(0, slash);
   std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
-  int dir_fd = open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return;
+  StatusOr<UniqueFd> parent = files_ ? files_->OpenDirectory(slash == std::string::npos ? "" : rel.substr(0, slash))
+                                     : Status::Unavailable("look", "no workspace");
+  struct stat st;
+  if (!parent.ok() || fstatat(parent->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Deleted(rel, out);
+  int dir_fd = parent->release();
   auto known = entries_.find(rel);
   bool was_dir = known != entries_.end() && known->second.state.type == EntryType::kDirectory;
   if (was_dir && !S_ISDIR(st.st_mode)) Deleted(rel, out);  // a directory replaced: what was under it is gone
@@ -472,7 +491,7 @@ ChangeSet ChangeTracker::Rescan(bool full) {
 void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content) {
   if (scans_ == 0) return;  // the first look will see it
   struct stat st;
-  if (lstat((root_ + "/" + path).c_str(), &st) != 0) {
+  if (!StatNoFollow(path, &st)) {
     entries_.erase(path);
     Forget(path);
     return;
@@ -492,7 +511,7 @@ void ChangeTracker::NoteRead(const std::string& path, const std::string& sha256,
   auto it = entries_.find(path);
   if (it == entries_.end()) return;
   struct stat st;
-  if (lstat((root_ + "/" + path).c_str(), &st) != 0 || MetadataDiffers(it->second.state, EntryStateOf(st))) return;
+  if (!StatNoFollow(path, &st) || MetadataDiffers(it->second.state, EntryStateOf(st))) return;
   it->second.state.sha256 = sha256;
   if (content != nullptr) Keep(path, *content);
 }

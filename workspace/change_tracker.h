@@ -33,6 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "workspace/workspace_files.h"
+
 struct stat;
 
 namespace odin {
@@ -175,6 +177,12 @@ class ChangeTracker {
   void Forget(const std::string& path);
 
   std::string root_;
+  // The safe file layer over root_: every look at a path goes through it,
+  // so a directory a command swapped for a symlink is never looked
+  // through (nothing outside the workspace is hashed, kept or watched).
+  std::optional<WorkspaceFiles> files_;
+  // What is at rel itself, no symlink followed on the way; false if nothing.
+  bool StatNoFollow(const std::string& rel, struct stat* st) const;
   std::unique_ptr<GitIgnore> ignore_;
   ChangeTrackerOptions o_;
   std::atomic<bool> stop_{false};

@@ -87,6 +87,36 @@ TEST_F(ChangeTrackerTest, AStoppedLookEndsIncomplete) {
   EXPECT_TRUE(cs.changes.empty());
 }
 
+// The attack pass on the safe file layer: a directory a command swapped for
+// a symlink to outside was looked through (hashed, kept as a before-image,
+// and so written back by undo).
+TEST_F(ChangeTrackerTest, NothingIsLookedAtThroughADirectorySwappedForASymlink) {
+  std::string outside = *MakeTempDir("odin-tracker-outside");
+  ASSERT_TRUE(WriteFileAtomic(outside + "/secret", "OUTSIDE-SECRET\n").ok());
+  ASSERT_TRUE(MakeDirs(root_ + "/sub").ok());
+  Write("sub/secret", "inside\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  RemoveTree(root_ + "/sub");
+  ASSERT_EQ(symlink(outside.c_str(), (root_ + "/sub").c_str()), 0);
+  ChangeSet swapped = t.Rescan();
+  ASSERT_EQ(unlink((root_ + "/sub").c_str()), 0);
+  ASSERT_TRUE(MakeDirs(root_ + "/sub").ok());
+  Write("sub/secret", "x\n");
+  ChangeSet after = t.Rescan();
+  for (const ChangeSet* cs : {&swapped, &after}) {
+    for (const PathChange& c : cs->changes) {
+      for (const std::optional<EntryState>* s : {&c.before, &c.after}) {
+        if (*s) EXPECT_NE((*s)->sha256, Sha256Hex("OUTSIDE-SECRET\n")) << c.path;
+      }
+      for (const std::optional<std::string>* content : {&c.before_content, &c.after_content}) {
+        if (*content) EXPECT_EQ((*content)->find("OUTSIDE-SECRET"), std::string::npos) << c.path;
+      }
+    }
+  }
+  RemoveTree(outside);
+}
+
 TEST_F(ChangeTrackerTest, ASecondChangeHasTheBeforeImageOfTheFirst) {
   Write("a.c", "one\n");
   ChangeTracker t(root_, nullptr);

@@ -131,7 +131,30 @@ void GitIgnore::Load() {
 
 GitIgnore::~GitIgnore() = default;
 
+bool GitIgnore::IgnoreFilesReadable(const std::string& relative_path) {
+  // libgit2 opens each .gitignore on the way with a plain open(2): a FIFO
+  // there (or a symlink to one, or to a device) would block the
+  // coordinator for good, a symlink out would read a host file. Each must
+  // be a regular file of a sane size, looked at through the safe file
+  // layer right before libgit2 reads it; otherwise nothing is taken for
+  // ignored here (the paths are recorded as changes instead).
+  constexpr uint64_t kMaxIgnoreFileBytes = 16 << 20;
+  if (!files_) {
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace_);
+    if (!files.ok()) return false;
+    files_.emplace(std::move(*files));
+  }
+  for (size_t slash = 0;; slash = relative_path.find('/', slash + 1)) {
+    std::string dir = slash == 0 ? "" : relative_path.substr(0, slash);
+    FileEntry e = files_->Look(dir.empty() ? ".gitignore" : dir + "/.gitignore");
+    if (e.exists() && (!e.is_file() || e.size > kMaxIgnoreFileBytes)) return false;
+    if (slash == std::string::npos) break;
+  }
+  return true;
+}
+
 bool GitIgnore::Ask(const std::string& relative_path) {
+  if (!IgnoreFilesReadable(relative_path)) return false;
   int ignored = 0;
   if (repo_->api->is_ignored(&ignored, repo_->repo, (prefix_ + relative_path).c_str()) != 0) return false;
   return ignored != 0;

@@ -21,6 +21,8 @@
 #include <optional>
 #include <string>
 
+#include "workspace/workspace_files.h"
+
 namespace odin {
 
 class GitIgnore {
@@ -69,6 +71,10 @@ class GitIgnore {
   GitIgnore() = default;
   void Load();
   bool Ask(const std::string& relative_path);
+  // Whether every .gitignore libgit2 would open for relative_path is a
+  // regular file (see the .cc).
+  bool IgnoreFilesReadable(const std::string& relative_path);
+  std::optional<WorkspaceFiles> files_;
 
   std::string workspace_;
   bool loaded_ = false;

@@ -16,12 +16,33 @@ constexpr int kMaxNesting = 8;  // modules of modules of ...
 char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 bool Space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
+// The sections a repository's config may hold at all: what git init, git
+// clone, a submodule or a worktree write, and settings of git's own work.
+// A key of any other section counts as one that runs a program: git's
+// keys that name programs keep growing (gpg.ssh.defaultKeyCommand,
+// tar.*.command, trailer.*.cmd, imap.tunnel, hook.*), so what is not known
+// to be harmless is refused, and the keys below that name programs within
+// these sections too.
+bool AllowedSection(const std::string& name) {
+  static const std::set<std::string> kAllowed = {
+      "core",        "remote",     "branch",   "user",        "init",     "extensions", "submodule",
+      "pull",        "push",       "fetch",    "gc",          "pack",     "index",      "color",
+      "commit",      "log",        "status",   "http",        "advice",   "feature",    "am",
+      "apply",       "blame",      "checkout", "clone",       "column",   "diff",       "merge",
+      "rebase",      "rerere",     "sparse",   "tag",         "transfer", "worktree",   "lfs",
+      "safe",        "i18n",       "grep",     "format",      "protocol", "splitindex", "maintenance",
+      "interactive", "credential", "mailmap",  "versionsort", "notes",    "alias",      "help",
+  };
+  return kAllowed.count(name) != 0;
+}
+
 // Whether section (lowercased name, then ".subsection" as written) and key
 // (lowercased) with value make git run a program.
 bool RunsProgram(const std::string& section, const std::string& key, const std::string& value) {
   size_t dot = section.find('.');
   std::string name = section.substr(0, dot);
   bool sub = dot != std::string::npos;
+  if (!AllowedSection(name)) return true;
   auto in = [&key](std::initializer_list<const char*> keys) {
     for (const char* k : keys) {
       if (key == k) return true;
@@ -30,7 +51,13 @@ bool RunsProgram(const std::string& section, const std::string& key, const std::
   };
   size_t first = value.find_first_not_of(" \t");
   bool bang = first != std::string::npos && value[first] == '!';
-  if (name == "core") return in({"fsmonitor", "hookspath", "sshcommand", "pager", "editor", "askpass", "gitproxy"});
+  if (name == "core") {
+    return in(
+        {"fsmonitor", "hookspath", "sshcommand", "pager", "editor", "askpass", "gitproxy", "alternaterefscommand"});
+  }
+  if (name == "commit" || name == "tag") return key == "gpgsign";  // runs gpg.program, or ssh's key command
+  if (name == "maintenance") return sub;                           // maintenance.<task>.*: git's own tasks only
+  if (name == "notes") return sub;                                 // notes.<ref>.* (rewrite hooks)
   if (name == "sequence") return key == "editor";
   if (name == "diff") return sub ? in({"textconv", "command"}) : key == "external";
   if (name == "merge") return sub && key == "driver";

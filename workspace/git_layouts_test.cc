@@ -34,6 +34,15 @@ TEST(GitConfigRunsProgramsTest, ReadsKeysInEveryFormGitAccepts) {
                                   "[remote \"origin\"]\n\turl = https://x/y\n\tfetch = +refs/heads/*:refs/remotes/o/*\n"
                                   "[branch \"main\"]\n\tremote = origin\n"),
             "");
+  // Keys the first list missed (the attack pass): any section that is not
+  // known to be harmless counts.
+  EXPECT_EQ(GitConfigRunsPrograms("[gpg \"ssh\"]\ndefaultKeyCommand = touch x\n"), "gpg.ssh.defaultkeycommand");
+  EXPECT_EQ(GitConfigRunsPrograms("[tar \"tgz\"]\ncommand = x\n"), "tar.tgz.command");
+  EXPECT_EQ(GitConfigRunsPrograms("[imap]\ntunnel = x\n"), "imap.tunnel");
+  EXPECT_EQ(GitConfigRunsPrograms("[trailer \"s\"]\ncmd = x\n"), "trailer.s.cmd");
+  EXPECT_EQ(GitConfigRunsPrograms("[sendemail]\ntoCmd = x\n"), "sendemail.tocmd");
+  EXPECT_EQ(GitConfigRunsPrograms("[commit]\ngpgSign = true\n"), "commit.gpgsign");
+  EXPECT_EQ(GitConfigRunsPrograms("[core]\nalternateRefsCommand = x\n"), "core.alternaterefscommand");
   // What this reader cannot follow counts as running one.
   EXPECT_EQ(GitConfigRunsPrograms("[core\nfsmonitor=x"), "(unparsable config)");
   EXPECT_EQ(GitConfigRunsPrograms("fsmonitor = x\n"), "(unparsable config)");

@@ -324,16 +324,26 @@ class Applier {
     KeepAside(upper_fd, name, rel, o_.discarded_dir);
   }
 
+  // What is neither a file, a directory nor a symlink (a whiteout aside).
+  static bool Special(const struct stat& st) {
+    return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) && !IsWhiteout(st);
+  }
+
   // Whether the new tree at name (in upper_fd) can land whole: nothing in
   // it must not land, and it holds no whiteouts (which would land as
-  // devices).
+  // devices) and nothing else special.
+
   bool LandsWhole(int upper_fd, const std::string& name, const std::string& rel) {
     if (MustNotLand(rel) || TooDeep(rel)) return false;
     UniqueFd fd(openat(upper_fd, name.c_str(), kDirFlags));
     if (!fd.valid()) return false;
     for (const std::string& child : ListDir(fd.get())) {
       std::optional<struct stat> cst = StatAt(fd.get(), child);
-      if (!cst || IsWhiteout(*cst)) return false;
+      if (!cst || IsWhiteout(*cst) || Special(*cst)) return false;
+      if (S_ISLNK(cst->st_mode) && (child == ".git" || rel == ".git" || rel.ends_with("/.git") ||
+                                    rel.starts_with(".git/") || rel.find("/.git/") != std::string::npos)) {
+        return false;
+      }
       if (S_ISREG(cst->st_mode) && (cst->st_mode & (S_ISUID | S_ISGID)) != 0) return false;
       if (S_ISDIR(cst->st_mode) ? !LandsWhole(fd.get(), child, Join(rel, child)) : MustNotLand(Join(rel, child))) {
         return false;
@@ -471,6 +481,14 @@ class Applier {
     if (!ust) return;
     if (IsWhiteout(*ust)) {
       Delete(ws_fd, name, rel, child_in_git);
+      return;
+    }
+    if (Special(*ust) || (child_in_git && S_ISLNK(ust->st_mode))) {
+      // A FIFO, socket or device never lands: the host side would block
+      // on one (libgit2 opening a ".gitignore" FIFO), or open a device. Nor
+      // does a symlink inside a .git (git makes none there; libgit2 reads
+      // the index and objects on the host).
+      Discard(upper_fd, name, rel);
       return;
     }
     std::optional<struct stat> wst = StatAt(ws_fd, name);

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
@@ -176,6 +177,26 @@ TEST_F(OverlayChangesTest, ACommandsWritesLandWithTheirBeforeImages) {
   for (size_t i = 1; i < a.changes.changes.size(); ++i) {
     EXPECT_LE(a.changes.changes[i - 1].path, a.changes.changes[i].path);
   }
+}
+
+// The attack pass: "mkfifo .gitignore" landed, and libgit2's open of it on
+// the host blocked the coordinator for good. Nothing special lands; nor does
+// a symlink inside a .git (libgit2 reads the index and objects on the
+// host).
+TEST_F(OverlayChangesTest, FifosDevicesAndSymlinksInsideAGitDirectoryNeverLand) {
+  std::string why;
+  if (!RunInOverlay("mkdir -p .git/objects/ab newdir && mkfifo .gitignore newdir/pipe && "
+                    "ln -s /dev/zero .git/objects/ab/cdef && echo ok > newdir/f",
+                    &why)) {
+    GTEST_SKIP() << why;
+  }
+  OverlayApplied a = Apply();
+  struct stat st;
+  EXPECT_NE(lstat((ws_ + "/.gitignore").c_str(), &st), 0) << "a FIFO landed";
+  EXPECT_NE(lstat((ws_ + "/newdir/pipe").c_str(), &st), 0) << "a FIFO in a new directory landed";
+  EXPECT_NE(lstat((ws_ + "/.git/objects/ab/cdef").c_str(), &st), 0) << "a symlink inside .git landed";
+  EXPECT_EQ(*ReadFileToString(ws_ + "/newdir/f"), "ok\n");
+  EXPECT_THAT(a.discarded, ::testing::IsSupersetOf({".gitignore", "newdir/pipe", ".git/objects/ab/cdef"}));
 }
 
 TEST_F(OverlayChangesTest, WhatChangedMeanwhileIsAConflictAndNothingIsLost) {

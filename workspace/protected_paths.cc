@@ -114,7 +114,10 @@ bool IsProtectedPath(const std::string& path, const std::string& workspace) {
   std::vector<std::string> parts = SplitPath(*rel);
   if (parts.empty()) return false;
   for (const std::string& p : parts) {
-    if (p == ".git") return true;  // any .git, at any depth, and all below it
+    // Any .git, at any depth, and all below it; and any .odin (a nested
+    // workspace's state: its ledger's before-images are what its undo
+    // writes back).
+    if (p == ".git" || p == ".odin") return true;
   }
   // Instructions files count in every directory: they are read from the root
   // down to the working directory.
@@ -523,18 +526,26 @@ RestoreReport RestoreProtected(const WorkspaceFiles& ws, const ProtectedSnapshot
     report.unrestored.push_back(rel);
     report.why[rel] = why;
   };
-  // Moves rel aside (never deletes it). False if it could not.
+  // Moves rel aside (never deletes it). Where it cannot go into Odin's
+  // state (another file system: the state kept in the user's directory),
+  // it is renamed where it is, to a name neither git nor Odin reads
+  // ("HEAD.odin-displaced-ID"): never left as it was. False if neither
+  // worked.
   auto displace = [&](const std::string& rel) {
-    if (kept == nullptr) {
-      unrestored(rel, "nowhere to keep it");
-      return false;
-    }
-    Status moved = ws.MoveTo(rel, *kept, kept_rel + "/" + rel);
+    Status moved =
+        kept == nullptr ? Status::Unavailable(rel, "nowhere to keep it") : ws.MoveTo(rel, *kept, kept_rel + "/" + rel);
     if (moved.ok()) {
       report.displaced.push_back(rel);
       return true;
     }
-    unrestored(rel, moved.message());
+    std::string beside = rel + ".odin-displaced-" + (id.empty() ? std::string("unknown") : id);
+    Status renamed = ws.Rename(rel, beside, /*no_replace=*/true);
+    if (renamed.ok()) {
+      report.displaced.push_back(rel);
+      report.displaced_beside[rel] = beside;
+      return true;
+    }
+    unrestored(rel, moved.message() + "; " + renamed.message());
     return false;
   };
 

@@ -162,7 +162,10 @@ struct RestoreReport {
   std::vector<std::string> displaced;      // new git directories and instruction files, moved into displaced_dir
   std::vector<std::string> unrestored;     // changed but could not be put back (too large, refused, the move failed)
   std::map<std::string, std::string> why;  // unrestored path -> why (the layer's refusal, say)
-  std::string displaced_dir;               // absolute; where displaced paths went
+  // displaced paths that could not go into displaced_dir (another file
+  // system) -> the name they were renamed to where they were
+  std::map<std::string, std::string> displaced_beside;
+  std::string displaced_dir;  // absolute; where displaced paths went
   bool empty() const { return restored.empty() && displaced.empty() && unrestored.empty(); }
 };
 // Puts back what changed since `before`: rewrites changed files, removes

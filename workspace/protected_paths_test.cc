@@ -24,11 +24,12 @@ using ::testing::IsEmpty;
 
 TEST(ProtectedPathsTest, TheListedFilesAndWhatIsBelowThem) {
   const std::string ws = "/src/repo";
-  for (const char* p : {"/src/repo/.git/config", "/src/repo/.git/hooks", "/src/repo/.git/hooks/pre-commit",
-                        "/src/repo/.git/HEAD", "/src/repo/.git/commondir", "/src/repo/.git", "/src/repo/sub/.git",
-                        "/src/repo/sub/.git/config", "/src/repo/a/b/.git/hooks/x", "/src/repo/.odin/odin.db",
-                        "/src/repo/odinconfig.json", "/src/repo/.mcp.json", "/src/repo/ODIN.md", "/src/repo/AGENTS.md",
-                        "/src/repo/.bashrc", "/src/repo/.envrc", "/src/repo/docs/ODIN.md", "/src/repo/a/b/AGENTS.md"}) {
+  for (const char* p :
+       {"/src/repo/.git/config", "/src/repo/.git/hooks", "/src/repo/.git/hooks/pre-commit", "/src/repo/.git/HEAD",
+        "/src/repo/.git/commondir", "/src/repo/.git", "/src/repo/sub/.git", "/src/repo/sub/.git/config",
+        "/src/repo/a/b/.git/hooks/x", "/src/repo/.odin/odin.db", "/src/repo/odinconfig.json", "/src/repo/.mcp.json",
+        "/src/repo/ODIN.md", "/src/repo/AGENTS.md", "/src/repo/.bashrc", "/src/repo/.envrc", "/src/repo/docs/ODIN.md",
+        "/src/repo/a/b/AGENTS.md", "/src/repo/sub/.odin/x"}) {
     EXPECT_TRUE(IsProtectedPath(p, ws)) << p;
   }
 }
@@ -36,8 +37,8 @@ TEST(ProtectedPathsTest, TheListedFilesAndWhatIsBelowThem) {
 TEST(ProtectedPathsTest, NeighboursAndOtherDirectoriesAreNot) {
   const std::string ws = "/src/repo";
   for (const char* p : {"/src/repo/.gitignore", "/src/repo/.github/workflows/ci.yml", "/src/repo/docs/ODIN.md.txt",
-                        "/src/repo/odinconfig.json.bak", "/src/repo/.odinrc", "/src/repo/sub/.odin/x",
-                        "/src/repo2/ODIN.md", "/src/repo", "/etc/passwd", "/src/repo/my.git/config"}) {
+                        "/src/repo/odinconfig.json.bak", "/src/repo/.odinrc", "/src/repo2/ODIN.md", "/src/repo",
+                        "/etc/passwd", "/src/repo/my.git/config"}) {
     EXPECT_FALSE(IsProtectedPath(p, ws)) << p;
   }
 }
@@ -281,6 +282,39 @@ TEST_F(ProtectedTreeTest, Finding2ANewGitDirectoryStaysUnlessItCouldRunAProgram)
   RestoreReport evil = RestoreProtected(Ws(), before, &index, Kept(), "ex_2");
   EXPECT_FALSE(Has(".git"));
   EXPECT_THAT(evil.displaced, Contains(".git"));
+}
+
+// The attack pass: with Odin's state on another file system (a workspace
+// whose .odin is not Odin's), a new git layout could not be moved there
+// and stayed; the owner's next git status ran its config. It is renamed
+// where it is instead, to a name git does not read.
+TEST_F(ProtectedTreeTest, WhatCannotBeMovedToAnotherFileSystemIsRenamedWhereItIs) {
+  struct stat a, b;
+  if (stat("/dev/shm", &b) != 0 || stat(ws_.c_str(), &a) != 0 || a.st_dev == b.st_dev) {
+    GTEST_SKIP() << "no second file system (/dev/shm) to keep Odin's state on";
+  }
+  char tmpl[] = "/dev/shm/odin-kept-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  StatusOr<WorkspaceFiles> kept = WorkspaceFiles::Open(tmpl);
+  ASSERT_TRUE(kept.ok());
+  Put(".git/HEAD", "ref: refs/heads/main\n");
+  Dir(".git/objects");
+  Dir(".git/refs");
+  ProtectedIndex index(ws_);
+  ProtectedSnapshot before = SnapshotProtected(Ws(), &index);
+  Put(".git/commondir", "../evil\n");
+  Put("evil/HEAD", "ref: refs/heads/main\n");
+  Dir("evil/objects");
+  Dir("evil/refs");
+  Put("evil/config", "[core]\n\tfsmonitor = ./x\n");
+  RestoreReport r = RestoreProtected(Ws(), before, &index, &*kept, "ex_1");
+  EXPECT_FALSE(Has(".git/commondir"));
+  EXPECT_FALSE(Has("evil/HEAD"));
+  EXPECT_EQ(Get(".git/commondir.odin-displaced-ex_1"), "../evil\n");
+  EXPECT_EQ(Get("evil/HEAD.odin-displaced-ex_1"), "ref: refs/heads/main\n");
+  EXPECT_THAT(r.displaced, Contains("evil/HEAD"));
+  EXPECT_THAT(r.unrestored, IsEmpty());
+  RemoveTree(tmpl);
 }
 
 TEST_F(ProtectedTreeTest, NestedInstructionFilesAChangeOrDeletionOfIsPutBack) {

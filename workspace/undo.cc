@@ -216,6 +216,14 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
         plan.not_undoable.push_back(shown + ": its before-image is missing from the ledger");
         continue;
       }
+      // What is written back must be what was recorded: an image edited
+      // behind the ledger's back (its chain says so too) is not.
+      if (!first.before_sha256.empty() && Sha256Hex(*image) != first.before_sha256) {
+        plan.not_undoable.push_back(shown +
+                                    ": its before-image does not match the hash recorded with it (the ledger "
+                                    "was changed; odin ledger verify)");
+        continue;
+      }
       step.action = UndoStep::Action::kWriteFile;
       step.content = std::move(*image);
       step.mode = first.before_mode >= 0 ? first.before_mode : 0644;
@@ -260,7 +268,7 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
     for (const std::string& n : plan.not_undoable) why += "\n  cannot undo " + n;
     return Status::FailedPrecondition("undo", "nothing was changed; --force overrides:" + why);
   }
-  ASSIGN_OR_RETURN(WorkspaceFiles ws, WorkspaceFiles::Open(workspace));
+  ASSIGN_OR_RETURN(WorkspaceFiles ws, WorkspaceFiles::Open(workspace, WorkspaceFiles::Ownership::kParents));
   std::string session = NewId("ses");
   std::string id = NewId("ex");
   RETURN_IF_ERROR(ledger->AddSession({session, "undo", workspace, now_ms}));

@@ -37,6 +37,8 @@ void RaceHook(std::string_view op, std::string_view rel) {
 }
 
 constexpr int kMaxSymlinks = 40;  // as the kernel's own resolution
+// The mode bits the layer ever sets: never setuid or setgid.
+constexpr mode_t kModeBits = 01777;
 constexpr int kMaxTreeDepth = 256;
 
 // openat2, or -1 with errno ENOSYS where it is unavailable (remembered).
@@ -127,6 +129,14 @@ Status OnTheWay(const std::string& rel, int err) {
 
 }  // namespace
 
+void WorkspaceFiles::GiveToParentsOwner(int dir_fd, int fd) const {
+  if (ownership_ != Ownership::kParents || geteuid() != 0) return;
+  struct stat dir;
+  if (fstat(dir_fd, &dir) != 0 || dir.st_uid == 0) return;
+  // Through the fd: the entry made, whatever its name holds by now.
+  (void)fchownat(fd, "", dir.st_uid, dir.st_gid, AT_EMPTY_PATH);
+}
+
 bool ExistsBelow(const std::string& root, std::string_view rel) {
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
   return files.ok() && files->Look(rel).exists();
@@ -139,13 +149,13 @@ void WorkspaceFiles::SetRaceHookForTesting(std::function<void(std::string_view, 
 
 void WorkspaceFiles::SetNoOpenat2ForTesting(bool no_openat2) { g_no_openat2_for_testing.store(no_openat2); }
 
-StatusOr<WorkspaceFiles> WorkspaceFiles::Open(const std::string& root) {
+StatusOr<WorkspaceFiles> WorkspaceFiles::Open(const std::string& root, Ownership ownership) {
   if (root.empty() || root[0] != '/') return Status::InvalidArgument(root, "not an absolute path");
   std::string r = root;
   while (r.size() > 1 && r.back() == '/') r.pop_back();
   UniqueFd fd(open(r.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return PosixError(r, errno);
-  return WorkspaceFiles(std::move(r), std::move(fd));
+  return WorkspaceFiles(std::move(r), std::move(fd), ownership);
 }
 
 StatusOr<std::string> WorkspaceFiles::Relative(std::string_view path) const {
@@ -369,9 +379,14 @@ Status WorkspaceFiles::WriteFile(std::string_view path, std::string_view content
     return s;
   };
   if (Status s = WriteAll(fd.get(), contents, p.rel); !s.ok()) return fail(s);
-  // The replaced file's owner is kept where we may give it (root).
-  if (replacing && S_ISREG(old.st_mode) && geteuid() == 0) (void)!fchown(fd.get(), old.st_uid, old.st_gid);
-  if (fchmod(fd.get(), mode & 07777) != 0 || fsync(fd.get()) != 0) return fail(PosixError(p.rel, errno));
+  // The replaced file's owner is kept where we may give it (root); a new
+  // one is its directory owner's where the ownership says so.
+  if (replacing && S_ISREG(old.st_mode) && geteuid() == 0) {
+    (void)!fchown(fd.get(), old.st_uid, old.st_gid);
+  } else {
+    GiveToParentsOwner(p.fd.get(), fd.get());
+  }
+  if (fchmod(fd.get(), mode & kModeBits) != 0 || fsync(fd.get()) != 0) return fail(PosixError(p.rel, errno));
   fd.reset();
   RaceHook("write", p.rel);
   if (renameat(p.fd.get(), tmp.c_str(), p.fd.get(), p.name.c_str()) != 0) return fail(PosixError(p.rel, errno));
@@ -388,8 +403,10 @@ Status WorkspaceFiles::MakeDirs(std::string_view path, mode_t mode) const {
     UniqueFd next(openat(dir.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid() && errno == ENOENT) {
       RaceHook("mkdir", done);
-      if (mkdirat(dir.get(), part.c_str(), mode) != 0 && errno != EEXIST) return PosixError(done, errno);
+      bool made = mkdirat(dir.get(), part.c_str(), mode & kModeBits) == 0;
+      if (!made && errno != EEXIST) return PosixError(done, errno);
       next.reset(openat(dir.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (made && next.valid()) GiveToParentsOwner(dir.get(), next.get());
     }
     if (!next.valid()) {
       int err = errno;
@@ -479,6 +496,9 @@ Status WorkspaceFiles::Symlink(std::string_view target, std::string_view path) c
   }
   std::string tmp = TempName("link");
   if (symlinkat(std::string(target).c_str(), p.fd.get(), tmp.c_str()) != 0) return PosixError(p.rel, errno);
+  if (UniqueFd link(openat(p.fd.get(), tmp.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC)); link.valid()) {
+    GiveToParentsOwner(p.fd.get(), link.get());
+  }
   RaceHook("symlink", p.rel);
   if (renameat(p.fd.get(), tmp.c_str(), p.fd.get(), p.name.c_str()) != 0) {
     int err = errno;
@@ -500,10 +520,10 @@ Status WorkspaceFiles::Chmod(std::string_view path, mode_t mode) const {
   }
   RaceHook("chmod", p.rel);
   // Through the fd: the inode looked at, whatever its name holds now.
-  if (syscall(SYS_fchmodat2, fd.get(), "", mode & 07777, AT_EMPTY_PATH) == 0) return Status::OK();
+  if (syscall(SYS_fchmodat2, fd.get(), "", mode & kModeBits, AT_EMPTY_PATH) == 0) return Status::OK();
   if (errno != ENOSYS && errno != EINVAL) return PosixError(p.rel, errno);
   std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
-  if (chmod(proc.c_str(), mode & 07777) == 0) return Status::OK();
+  if (chmod(proc.c_str(), mode & kModeBits) == 0) return Status::OK();
   if (errno != ENOENT) return PosixError(p.rel, errno);
   // No /proc: an fd that can fchmod, checked to be the same inode.
   UniqueFd rw(openat(
@@ -512,7 +532,7 @@ Status WorkspaceFiles::Chmod(std::string_view path, mode_t mode) const {
   struct stat again;
   if (!rw.valid() || fstat(rw.get(), &again) != 0) return PosixError(p.rel, errno);
   if (again.st_ino != st.st_ino || again.st_dev != st.st_dev) return Refused(p.rel, "it was replaced meanwhile");
-  if (fchmod(rw.get(), mode & 07777) != 0) return PosixError(p.rel, errno);
+  if (fchmod(rw.get(), mode & kModeBits) != 0) return PosixError(p.rel, errno);
   return Status::OK();
 }
 

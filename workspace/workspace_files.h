@@ -23,6 +23,12 @@
 //   - A file is never written in place: a write goes to a new file beside
 //     it and is renamed over it. A chmod of a file with more than one link
 //     is refused (it would change every name of it).
+//   - Nothing the layer writes, makes or chmods is setuid or setgid,
+//     whatever mode it is asked for: a mode a command gave a file (and the
+//     ledger recorded) is never root's to give back. Run as root on a
+//     workspace another user owns (Ownership::kParents), what it makes
+//     belongs to the owner of the directory it is made in, as what it
+//     replaces keeps its owner.
 //
 // The layer's own refusals are PermissionDenied, naming the path (relative)
 // and why; errors of the system are PosixError's. Nothing here follows a
@@ -65,9 +71,13 @@ bool ExistsBelow(const std::string& root, std::string_view rel);
 
 class WorkspaceFiles {
  public:
+  // Who owns what the layer makes when it runs as root: root (kOurs: Odin's
+  // own state), or the owner of the directory it is made in (kParents: a
+  // workspace, where a file put back or undone must not become root's).
+  enum class Ownership { kOurs, kParents };
   // root must be absolute and a directory; it may itself be reached through
   // symlinks (the user named it). Holds its fd for the object's life.
-  static StatusOr<WorkspaceFiles> Open(const std::string& root);
+  static StatusOr<WorkspaceFiles> Open(const std::string& root, Ownership ownership = Ownership::kOurs);
 
   WorkspaceFiles(WorkspaceFiles&&) = default;
   WorkspaceFiles& operator=(WorkspaceFiles&&) = default;
@@ -156,7 +166,11 @@ class WorkspaceFiles {
   static void SetNoOpenat2ForTesting(bool no_openat2);
 
  private:
-  WorkspaceFiles(std::string root, UniqueFd fd) : root_(std::move(root)), root_fd_(std::move(fd)) {}
+  WorkspaceFiles(std::string root, UniqueFd fd, Ownership ownership)
+      : root_(std::move(root)), root_fd_(std::move(fd)), ownership_(ownership) {}
+  // Gives what fd (made in the directory dir_fd) is to dir_fd's owner, where
+  // ownership says so and we are root.
+  void GiveToParentsOwner(int dir_fd, int fd) const;
 
   // The directory holding rel's last component, opened with no symlink on
   // its way, and that component's name. The root's own rel ("") is refused.
@@ -175,6 +189,7 @@ class WorkspaceFiles {
 
   std::string root_;
   UniqueFd root_fd_;
+  Ownership ownership_ = Ownership::kOurs;
 };
 
 }  // namespace odin

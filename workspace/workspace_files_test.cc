@@ -146,6 +146,36 @@ TEST_P(WorkspaceFilesTest, RefusesToChmodAFileWithMoreThanOneLink) {
   EXPECT_EQ(*ReadFileToString(out_ + "/secret"), "SECRET");
 }
 
+// The attack pass: a mode a command gave a file (04755, recorded in the
+// ledger) came back from undo as root's setuid binary.
+TEST_P(WorkspaceFilesTest, NothingItWritesMakesOrChmodsIsSetuidOrSetgid) {
+  ASSERT_TRUE(files().WriteFile("tool", "#!/bin/sh\n", 04755).ok());
+  EXPECT_EQ(files().Look("tool").mode & 07777, 0755u);
+  ASSERT_TRUE(files().MakeDirs("shared", 02775).ok());
+  EXPECT_EQ(files().Look("shared").mode & 07000, 0u);
+  ASSERT_TRUE(files().Chmod("tool", 06755).ok());
+  EXPECT_EQ(files().Look("tool").mode & 07777, 0755u);
+}
+
+// Run as root on a workspace another user owns, what it makes there is that
+// user's (kParents), as what it replaces keeps its owner.
+TEST_P(WorkspaceFilesTest, AsRootWhatItMakesInAnotherUsersDirectoryIsTheirs) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give files away";
+  ASSERT_EQ(mkdir((ws_ + "/theirs").c_str(), 0755), 0);
+  ASSERT_EQ(chown((ws_ + "/theirs").c_str(), 65534, 65534), 0);
+  StatusOr<WorkspaceFiles> theirs = WorkspaceFiles::Open(ws_, WorkspaceFiles::Ownership::kParents);
+  ASSERT_TRUE(theirs.ok());
+  ASSERT_TRUE(theirs->WriteFile("theirs/put-back", "x").ok());
+  ASSERT_TRUE(theirs->MakeDirs("theirs/made/deeper").ok());
+  ASSERT_TRUE(theirs->Symlink("put-back", "theirs/link").ok());
+  for (const char* rel : {"theirs/put-back", "theirs/made", "theirs/made/deeper", "theirs/link"}) {
+    EXPECT_EQ(theirs->Look(rel).uid, 65534u) << rel;
+  }
+  // Odin's own state (kOurs) stays root's.
+  ASSERT_TRUE(files().WriteFile("theirs/ours", "x").ok());
+  EXPECT_EQ(files().Look("theirs/ours").uid, 0u);
+}
+
 TEST_P(WorkspaceFilesTest, MakesDirectoriesRemovesTreesRenamesAndMoves) {
   ASSERT_TRUE(files().MakeDirs("a/b/c", 0750).ok());
   EXPECT_TRUE(files().Look("a/b/c").is_dir());
