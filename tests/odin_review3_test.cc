@@ -142,17 +142,21 @@ TEST_F(Review3Test, Finding2AGitLayoutThatRunsAProgramNeverLandsFromACommand) {
   const std::string layout =
       "printf 'ref: refs/heads/main\\n' > HEAD && mkdir -p objects refs && printf "
       "'[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = \"touch fsmonitor-ran; false\"\\n' > config";
-  for (const std::string& how : {"exec", "tool", "no .git"}) {
+  for (std::string how : {"exec", "tool", "no .git"}) {
     SCOPED_TRACE(how);
     RemoveTree(ws_.Join(".git"));
     for (const char* p : {"HEAD", "objects", "refs", "config"}) RemoveTree(ws_.Join(p));
     bool repo = how != "no .git";
-    if (repo) ASSERT_EQ(Git({"init", "-q", "-b", "main", ws_.path()}).exit_code, 0);
+    if (repo) {
+      ASSERT_EQ(Git({"init", "-q", "-b", "main", ws_.path()}).exit_code, 0);
+    }
     std::string head = Get(ws_.Join(".git/HEAD"));
     std::string attack = (repo ? "printf garbage > .git/HEAD; " : std::string()) + layout + " && echo laid-out";
     Ran r = how == "tool" ? Command(attack) : Odin({"exec", "--", "sh", "-c", attack});
     EXPECT_NE(r.out.find("laid-out"), std::string::npos) << r.out << r.err;
-    if (repo) EXPECT_EQ(Get(ws_.Join(".git/HEAD")), head) << "a HEAD git cannot read landed";
+    if (repo) {
+      EXPECT_EQ(Get(ws_.Join(".git/HEAD")), head) << "a HEAD git cannot read landed";
+    }
     Git({"status", "--short"});
     EXPECT_FALSE(PathExists(ran)) << "the user's git status ran the command's program";
     RemoveTree(ran);

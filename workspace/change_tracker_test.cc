@@ -107,10 +107,14 @@ TEST_F(ChangeTrackerTest, NothingIsLookedAtThroughADirectorySwappedForASymlink) 
   for (const ChangeSet* cs : {&swapped, &after}) {
     for (const PathChange& c : cs->changes) {
       for (const std::optional<EntryState>* s : {&c.before, &c.after}) {
-        if (*s) EXPECT_NE((*s)->sha256, Sha256Hex("OUTSIDE-SECRET\n")) << c.path;
+        if (*s) {
+          EXPECT_NE((*s)->sha256, Sha256Hex("OUTSIDE-SECRET\n")) << c.path;
+        }
       }
       for (const std::optional<std::string>* content : {&c.before_content, &c.after_content}) {
-        if (*content) EXPECT_EQ((*content)->find("OUTSIDE-SECRET"), std::string::npos) << c.path;
+        if (*content) {
+          EXPECT_EQ((*content)->find("OUTSIDE-SECRET"), std::string::npos) << c.path;
+        }
       }
     }
   }

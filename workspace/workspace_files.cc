@@ -238,7 +238,7 @@ StatusOr<WorkspaceFiles::Parent> WorkspaceFiles::OpenParent(std::string_view pat
 }
 
 StatusOr<UniqueFd> WorkspaceFiles::OpenForRead(const std::string& rel) const {
-  constexpr int kFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  constexpr int kFlags = O_PATH | O_CLOEXEC;
   if (rel.empty()) return Refused(".", "the root is a directory");
   int fd = OpenAt2(root_fd_.get(), rel, kFlags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
   if (fd >= 0) return UniqueFd(fd);
@@ -309,11 +309,15 @@ Status WorkspaceFiles::ReadInPieces(std::string_view path, uint64_t max_bytes,
                                     const std::function<void(std::string_view)>& take, Links links) const {
   ASSIGN_OR_RETURN(std::string rel, Relative(path));
   if (rel.empty()) return Refused(".", "the root is a directory");
-  ASSIGN_OR_RETURN(UniqueFd fd,
-                   links == Links::kNone ? OpenNoFollow(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY) : OpenForRead(rel));
+  // Looked at before it is opened to read: a device is never opened (some
+  // act on open; on a nodev mount the open fails without saying why).
+  ASSIGN_OR_RETURN(UniqueFd found, links == Links::kNone ? OpenNoFollow(rel, O_PATH) : OpenForRead(rel));
   struct stat st;
-  if (fstat(fd.get(), &st) != 0) return PosixError(rel, errno);
+  if (fstat(found.get(), &st) != 0) return PosixError(rel, errno);
   if (!S_ISREG(st.st_mode)) return Refused(rel, KindName(st.st_mode) + ", not a regular file: not read");
+  StatusOr<UniqueFd> opened = ReopenFd(found.get(), O_RDONLY | O_NOCTTY);
+  if (!opened.ok()) return Status(opened.status().code(), rel, opened.status().message());
+  UniqueFd fd = std::move(*opened);
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return Status::InvalidArgument(rel, "larger than " + std::to_string(max_bytes) + " bytes");
   }

@@ -183,7 +183,8 @@ class WorkspaceFiles {
   // An fd of rel itself (flags | O_NOFOLLOW on the last component), no
   // symlink on the way.
   StatusOr<UniqueFd> OpenNoFollow(const std::string& rel, int flags) const;
-  // An fd of rel for reading, following relative symlinks beneath the root.
+  // An O_PATH fd of what rel reaches, following relative symlinks beneath
+  // the root.
   StatusOr<UniqueFd> OpenForRead(const std::string& rel) const;
   Status RemoveBelow(int dir_fd, const std::string& name, const std::string& rel, int depth) const;
 

@@ -318,7 +318,9 @@ TEST_P(WorkspaceFilesTest, NothingSwappedInBetweenLookAndActReachesOutside) {
     }
     WorkspaceFiles::SetRaceHookForTesting(nullptr);
     acted += swapped;
-    if (read.ok()) EXPECT_EQ(read->find("SECRET"), std::string::npos) << "round " << round << " read outside";
+    if (read.ok()) {
+      EXPECT_EQ(read->find("SECRET"), std::string::npos) << "round " << round << " read outside";
+    }
     // Undo the test's own hard link before comparing: the link count is
     // ours, the contents and modes are what the op may not touch.
     OutsideState after = Snapshot(out_);
