@@ -171,5 +171,54 @@ TEST(LspClient, RealTypeScriptServerPublishesErrors) {
   std::cerr << "typescript-language-server versioned: " << d->version.has_value() << "\n";
 }
 
+// typescript-language-server publishes nothing for a change that leaves a
+// file's diagnostics empty; asked, it answers every time, for the text last
+// sent (the change reaches tsserver before the question does).
+TEST(LspClient, RealTypeScriptServerAnswersWhenAskedEvenWhenNothingChanged) {
+  std::string tsls = FindServer("typescript-language-server");
+  if (tsls.empty()) GTEST_SKIP() << "typescript-language-server is not installed (scripts/install-deps.sh installs it)";
+  TempWorkspace ws;
+  auto s = StartServer({tsls, "--stdio"}, ws.path());
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->RunUntil([&] { return s->ready(); }, seconds(60))) << s->death();
+  ASSERT_TRUE(s->pulls_diagnostics());
+  std::string file = ws.Join("a.ts");
+  auto ask = [&] {
+    int64_t id = s->PullDiagnostics(file);
+    EXPECT_TRUE(s->RunUntil([&] { return s->Pulled(id) != nullptr; }, seconds(120))) << s->death();
+    PulledDiagnostics answer = s->Pulled(id) ? *s->Pulled(id) : PulledDiagnostics{true, "no answer", {}};
+    s->ForgetPulled(id);
+    EXPECT_EQ(s->Pulled(id), nullptr);
+    return answer;
+  };
+  s->DidOpen(file, "typescript", 1, "const n: number = 1;\n");
+  PulledDiagnostics first = ask();
+  EXPECT_FALSE(first.error) << first.message;
+  EXPECT_TRUE(first.items.empty());
+  s->DidChange(file, 2, "const n: number = 2;\n");
+  PulledDiagnostics second = ask();
+  EXPECT_FALSE(second.error) << second.message;
+  EXPECT_TRUE(second.items.empty());
+  s->DidChange(file, 3, "const n: number = 2;\nconst t: string = n;\n");
+  PulledDiagnostics third = ask();
+  ASSERT_EQ(third.items.size(), 1u);
+  EXPECT_EQ(third.items[0].line, 2u);
+  EXPECT_EQ(third.items[0].column, 7u);
+  EXPECT_EQ(third.items[0].severity, 1u);
+  EXPECT_EQ(third.items[0].code, "2322");
+  EXPECT_NE(third.items[0].message.find("not assignable"), std::string::npos) << third.items[0].message;
+  s->DidChange(file, 4, "const n: number = 2;\nconst t: string = `${n}`;\n");
+  EXPECT_TRUE(ask().items.empty());
+}
+
+// Servers that run no tsserver requests are waited for, as before.
+TEST(LspClient, OtherServersAreNotAsked) {
+  TempWorkspace ws;
+  auto s = StartServer({BinDir() + "/fake_lsp_server", "--mode", "versioned"}, ws.path());
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->RunUntil([&] { return s->ready(); }, seconds(10))) << s->death();
+  EXPECT_FALSE(s->pulls_diagnostics());
+}
+
 }  // namespace
 }  // namespace odin

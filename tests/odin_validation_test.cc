@@ -389,6 +389,49 @@ TEST_F(OdinValidationTest, PyrightErrorThenFix) {
   EXPECT_TRUE(r["report"]["checks"].empty());  // fast: no checks
 }
 
+// Issue 47, item 1: typescript-language-server publishes nothing when a
+// file's diagnostics were empty and stay empty, so every correct edit after
+// the first was blocked as "published no diagnostics". Odin asks the server
+// for the file's diagnostics instead of waiting for a publish: correct edits
+// validate clean, one after another, and a type error that only another
+// file's declaration shows is caught.
+TEST_F(OdinValidationTest, TypeScriptCorrectEditsInARowValidateCleanAndACrossFileErrorIsCaught) {
+  if (!Installed("typescript-language-server"))
+    GTEST_SKIP() << "typescript-language-server is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("tsconfig.json", R"({"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"},
+  "include": ["src"]})");
+  ASSERT_TRUE(MakeDirs(ws_.Join("src")).ok());
+  Put("src/slug.ts", "export function slug(s: string): string {\n  return s.toLowerCase();\n}\n");
+  Put("src/slug.test.ts",
+      "import { slug } from \"./slug\";\nconst out: string = slug(\"Hello World\");\n"
+      "if (out !== \"hello-world\") throw new Error(out);\n");
+  FakeLlm llm(R"js({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"src/slug.ts"}},{"name":"Read","arguments":{"file_path":"src/slug.test.ts"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/slug.ts","old_string":"s.toLowerCase()","new_string":"s.trim().toLowerCase()"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/slug.ts","old_string":"s.trim().toLowerCase()","new_string":"s.trim().toLowerCase().replace(/\\s+/g, \"-\")"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/slug.test.ts","old_string":"slug(\"Hello World\")","new_string":"slug(42)"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/slug.test.ts","old_string":"slug(42)","new_string":"slug(\"Hello World\")"}}]},
+    {"text":"slug now trims and joins words with dashes."}]})js");
+  json r = Prompt(llm, {"--profile", "fast"});
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_EQ(last_.exit_code, 0);
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 6u);
+  for (size_t i : {2u, 3u, 5u}) {
+    json v = Last(requests[i])["validation"];
+    EXPECT_EQ(v["status"], "clean") << "edit " << i << ": " << Last(requests[i]).dump();
+    EXPECT_EQ(v["validator"], "typescript") << v.dump();
+  }
+  json broken = Last(requests[4])["validation"];
+  ASSERT_EQ(broken["status"], "errors") << broken.dump();
+  EXPECT_NE(broken["errors"].get<std::string>().find("slug.test.ts:2:26"), std::string::npos) << broken.dump();
+  EXPECT_NE(broken["errors"].get<std::string>().find("not assignable to parameter of type 'string'"), std::string::npos)
+      << broken.dump();
+  EXPECT_EQ(Get("src/slug.ts"),
+            "export function slug(s: string): string {\n  return s.trim().toLowerCase().replace(/\\s+/g, \"-\");\n}\n");
+}
+
 // A project whose test fails: under the auto profile the test runs when the
 // model claims completion, the failure's output goes back to the model, and
 // completion is accepted once the test passes.

@@ -78,6 +78,33 @@ ssize_t WriteNoSigpipe(int fd, const std::string& data) {
   return n;
 }
 
+// Adds a tsserver diagnostics response (the result of executeCommand
+// "typescript.tsserverRequest": {success, body: [{start: {line, offset},
+// text, code, category}]}) to answer.
+void AddTsserverDiagnostics(const json& result, PulledDiagnostics* answer) {
+  if (!Member(result, "success").is_boolean() || !result["success"].get<bool>()) {
+    const json& message = Member(result, "message");
+    answer->error = true;
+    answer->message = message.is_string() ? message.get<std::string>() : "tsserver did not succeed";
+    return;
+  }
+  const json& body = Member(result, "body");
+  for (const json& item : body.is_array() ? body : json::array()) {
+    if (!item.is_object()) continue;
+    LspDiagnostic diag;
+    const json& start = Member(item, "start");
+    diag.line = std::max<uint32_t>(Number(start, "line"), 1);
+    diag.column = std::max<uint32_t>(Number(start, "offset"), 1);
+    const json& category = Member(item, "category");
+    std::string c = category.is_string() ? category.get<std::string>() : "error";
+    diag.severity = c == "warning" ? 2 : c == "suggestion" ? 4 : c == "message" ? 3 : 1;
+    if (item.contains("code")) diag.code = CodeText(item["code"]);
+    if (Member(item, "text").is_string()) diag.message = item["text"];
+    diag.source = "typescript";
+    answer->items.push_back(std::move(diag));
+  }
+}
+
 }  // namespace
 
 std::string PathToUri(const std::string& path) {
@@ -213,6 +240,30 @@ const LspReferences* LspServer::References(int64_t id) const {
 }
 
 void LspServer::ForgetReferences(int64_t id) { references_.erase(id); }
+
+int64_t LspServer::PullDiagnostics(const std::string& path) {
+  int64_t pull = next_id_;
+  Pull& p = pulls_[pull];
+  for (const char* command : {"syntacticDiagnosticsSync", "semanticDiagnosticsSync"}) {
+    int64_t id = next_id_++;
+    pull_requests_[id] = pull;
+    ++p.parts_left;
+    json params = {{"command", "typescript.tsserverRequest"},
+                   {"arguments", json::array({command, {{"file", PathToUri(path)}}})}};
+    Send(json({{"jsonrpc", "2.0"}, {"id", id}, {"method", "workspace/executeCommand"}, {"params", params}}).dump());
+  }
+  return pull;
+}
+
+const PulledDiagnostics* LspServer::Pulled(int64_t id) const {
+  auto it = pulls_.find(id);
+  return it == pulls_.end() || it->second.parts_left > 0 ? nullptr : &it->second.answer;
+}
+
+void LspServer::ForgetPulled(int64_t id) {
+  pulls_.erase(id);
+  std::erase_if(pull_requests_, [id](const auto& r) { return r.second == id; });
+}
 
 const PublishedDiagnostics* LspServer::Latest(const std::string& path) const {
   auto it = published_.find(path);
@@ -374,7 +425,7 @@ void LspServer::HandleMessage(const std::string& body) {
     Send(json({{"jsonrpc", "2.0"}, {"id", m["id"]}, {"result", result}}).dump());
     return;
   }
-  // A response to one of our requests: initialize, or references.
+  // A response to one of our requests: initialize, a pull, or references.
   if (!has_id || !m["id"].is_number_integer()) return;
   int64_t id = m["id"].get<int64_t>();
   if (id == initialize_id_) {
@@ -384,8 +435,26 @@ void LspServer::HandleMessage(const std::string& body) {
     }
     const json& provider = Member(Member(Member(m, "result"), "capabilities"), "referencesProvider");
     finds_references_ = provider.is_object() || (provider.is_boolean() && provider.get<bool>());
+    const json& commands =
+        Member(Member(Member(Member(m, "result"), "capabilities"), "executeCommandProvider"), "commands");
+    for (const json& c : commands.is_array() ? commands : json::array()) {
+      if (c == "typescript.tsserverRequest") runs_tsserver_requests_ = true;
+    }
     ready_ = true;
     Notify("initialized", "{}");
+    return;
+  }
+  if (auto part = pull_requests_.find(id); part != pull_requests_.end()) {
+    Pull& p = pulls_[part->second];
+    pull_requests_.erase(part);
+    if (m.contains("error")) {
+      const json& message = Member(m["error"], "message");
+      p.answer.error = true;
+      p.answer.message = message.is_string() ? message.get<std::string>() : std::string("an error without a message");
+    } else {
+      AddTsserverDiagnostics(Member(m, "result"), &p.answer);
+    }
+    --p.parts_left;
     return;
   }
   auto asked = references_.find(id);

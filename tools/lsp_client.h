@@ -54,6 +54,13 @@ struct LspLocation {
   uint32_t column = 0;  // 1-based, in UTF-16 code units
 };
 
+// Diagnostics a client asked for (pulled), rather than waited for.
+struct PulledDiagnostics {
+  bool error = false;  // the server answered with an error: message says which
+  std::string message;
+  std::vector<LspDiagnostic> items;
+};
+
 // The answer to a textDocument/references request.
 struct LspReferences {
   bool error = false;  // the server answered with an error: message says which
@@ -111,6 +118,21 @@ class LspServer {
   // Forgets an answer (or a request whose answer is no longer wanted).
   void ForgetReferences(int64_t id);
 
+  // Whether the server can be asked for a document's diagnostics. Publishes
+  // alone cannot say "still clean": typescript-language-server publishes
+  // nothing when a file's diagnostics were empty and stay empty. Where the
+  // server runs tsserver requests for its client (executeCommand
+  // "typescript.tsserverRequest"), the client asks tsserver for the
+  // syntactic and semantic diagnostics of the text it last sent, which
+  // tsserver answers in order after the change.
+  bool pulls_diagnostics() const { return runs_tsserver_requests_; }
+  // Asks for the diagnostics of an open document (absolute path); returns
+  // the id for Pulled().
+  int64_t PullDiagnostics(const std::string& path);
+  // The answer, once every part came; null before.
+  const PulledDiagnostics* Pulled(int64_t id) const;
+  void ForgetPulled(int64_t id);
+
   // The latest diagnostics published for path (absolute), if any.
   const PublishedDiagnostics* Latest(const std::string& path) const;
   // Publishes received so far, over all documents.
@@ -139,6 +161,13 @@ class LspServer {
   int64_t initialize_id_ = 0;
   bool finds_references_ = false;
   std::map<int64_t, std::optional<LspReferences>> references_;  // asked; answered once set
+  bool runs_tsserver_requests_ = false;
+  struct Pull {
+    int parts_left = 0;
+    PulledDiagnostics answer;
+  };
+  std::map<int64_t, Pull> pulls_;             // by the id PullDiagnostics returned
+  std::map<int64_t, int64_t> pull_requests_;  // request id -> its pull's id
   uint64_t publish_seq_ = 0;
   std::map<std::string, PublishedDiagnostics> published_;  // by absolute path
 };

@@ -74,6 +74,7 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     v1::ToolRequest req;
     bool references = false;  // lsp_references, not lsp_check
     int64_t request_id = 0;   // of the references request sent
+    int64_t pull_id = 0;      // of the diagnostics asked for, where the server is asked rather than waited for
     Phase phase = Phase::kStarting;
     bool baseline_step = false;  // what is being diagnosed is the baseline
     Server* server = nullptr;
@@ -115,6 +116,9 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   // command's run on the baseline.
   void StartCheck(const std::string& why_no_server, bool fresh = true);
   void Accept(std::vector<v1::Diagnostic> diagnostics);
+  // A server's diagnostics of the file being validated, as the job reports them.
+  std::vector<v1::Diagnostic> FromServer(const std::vector<LspDiagnostic>& items) const;
+  void ForgetPull();
   void Finish(v1::ValidationOutcome outcome, const std::string& reason);
   void FinishCall(v1::ToolResult result);
   void RemoveTempDir();
@@ -332,7 +336,12 @@ void Host::SendContent() {
   Server& server = *j.server;
   const std::string& text = j.baseline_step ? in().baseline_content() : in().content();
   j.seq_floor = server.lsp->publish_count();
-  j.version = Sync(server, in().path(), in().server().language_id(), text, /*force=*/true);
+  ForgetPull();
+  // A server that can be asked is asked (unchanged text is then not reopened:
+  // the answer covers it); the rest are made to publish again.
+  bool pull = server.lsp->pulls_diagnostics();
+  j.version = Sync(server, in().path(), in().server().language_id(), text, /*force=*/!pull);
+  if (pull) j.pull_id = server.lsp->PullDiagnostics(in().path());
   j.sent_at = clock_->Now();
   j.deadline = j.sent_at + milliseconds(in().file_timeout_ms());
 }
@@ -418,6 +427,28 @@ void Host::Accept(std::vector<v1::Diagnostic> diagnostics) {
   Finish(v1::VALIDATION_OUTCOME_DIAGNOSED, j.fallback_reason);
 }
 
+std::vector<v1::Diagnostic> Host::FromServer(const std::vector<LspDiagnostic>& items) const {
+  std::vector<v1::Diagnostic> diagnostics;
+  for (const LspDiagnostic& l : items) {
+    v1::Diagnostic d;
+    d.set_path(in().path());
+    d.set_line(l.line);
+    d.set_column(l.column);
+    d.set_severity(l.severity);
+    d.set_code(l.code);
+    d.set_message(l.message);
+    d.set_source(l.source.empty() ? job_->server_name : l.source);
+    diagnostics.push_back(std::move(d));
+  }
+  return diagnostics;
+}
+
+void Host::ForgetPull() {
+  Job& j = *job_;
+  if (j.pull_id != 0 && j.server != nullptr && j.server->lsp) j.server->lsp->ForgetPulled(j.pull_id);
+  j.pull_id = 0;
+}
+
 void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
   Job& j = *job_;
   j.out.set_outcome(outcome);
@@ -446,6 +477,7 @@ void Host::FinishCall(v1::ToolResult r) {
   Job& j = *job_;
   r.set_execution_id(j.req.execution_id());
   if (j.request_id != 0 && j.server != nullptr && j.server->lsp) j.server->lsp->ForgetReferences(j.request_id);
+  ForgetPull();
   r.set_duration_us(static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - j.started).count()));
   if (j.check) j.check->KillNow();
   job_.reset();
@@ -501,33 +533,30 @@ void Host::Advance() {
       server.docs.clear();
       return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, why);
     }
+    if (j.pull_id != 0) {
+      if (const PulledDiagnostics* pulled = server.lsp->Pulled(j.pull_id)) {
+        if (!pulled->error) return Accept(FromServer(pulled->items));
+        // Refused: the publishes decide, as for a server that cannot be asked.
+        spdlog::warn("{} did not give diagnostics of {} when asked ({}); waiting for its publish", name,
+                     BaseName(in().path()), pulled->message);
+        ForgetPull();
+      }
+    }
     const PublishedDiagnostics* pd = server.lsp->Latest(in().path());
-    if (pd != nullptr && pd->seq > j.seq_floor) {
+    if (j.pull_id == 0 && pd != nullptr && pd->seq > j.seq_floor) {
       // Versioned: only the version sent counts. Unversioned: the last
       // publish, once the settle passed without another.
       if (pd->version) server.versioned = true;
       bool fresh =
           pd->version ? *pd->version == j.version : !server.versioned && now >= pd->at + milliseconds(in().settle_ms());
-      if (fresh) {
-        std::vector<v1::Diagnostic> diagnostics;
-        for (const LspDiagnostic& l : pd->items) {
-          v1::Diagnostic d;
-          d.set_path(in().path());
-          d.set_line(l.line);
-          d.set_column(l.column);
-          d.set_severity(l.severity);
-          d.set_code(l.code);
-          d.set_message(l.message);
-          d.set_source(l.source.empty() ? name : l.source);
-          diagnostics.push_back(std::move(d));
-        }
-        return Accept(std::move(diagnostics));
-      }
+      if (fresh) return Accept(FromServer(pd->items));
     }
     if (now >= j.deadline) {
-      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT, name + " published no diagnostics for version " +
-                                                          std::to_string(j.version) + " of " + BaseName(in().path()) +
-                                                          " within " + Ms(milliseconds(in().file_timeout_ms())));
+      std::string what = j.pull_id != 0 ? " gave no diagnostics of " + BaseName(in().path()) + " when asked"
+                                        : " published no diagnostics for version " + std::to_string(j.version) +
+                                              " of " + BaseName(in().path());
+      return Finish(v1::VALIDATION_OUTCOME_TIMED_OUT,
+                    name + what + " within " + Ms(milliseconds(in().file_timeout_ms())));
     }
     return;
   }
