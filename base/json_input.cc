@@ -22,7 +22,13 @@ StatusOr<nlohmann::json> ParseJsonOrError(std::string_view text, std::string_vie
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(what, std::string("not valid JSON: ") + e.what());
+    // "[json.exception.parse_error.101] parse error at line 3, column 5:
+    // syntax error ...": the bracketed id means nothing to a reader.
+    std::string message = e.what();
+    if (message.rfind("[json.exception.", 0) == 0 && message.find("] ") != std::string::npos) {
+      message.erase(0, message.find("] ") + 2);
+    }
+    return Status::InvalidArgument(what, "not valid JSON: " + message);
   }
 }
 

@@ -49,6 +49,16 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     std::cerr << "odin: --approval prompt needs the interactive session (odin without -p)\n";
     return kUsageError;
   }
+  if (f.review) {
+    // Looked at, never run: git in a cloned repository runs what its config
+    // names, so git itself runs only in the review's sandboxed worker.
+    StatusOr<Workspace> ws = FindWorkspace(g.dir);
+    if (ws.ok() && !ExistsBelow(ws->root, ".git")) {
+      std::cerr << "odin review: " << ws->root
+                << " is not in a git repository: there is no committed state to compare a change with\n";
+      return kUsageError;
+    }
+  }
   if (f.init) {
     if (mode != Mode::kEdit) {
       std::cerr << "odin init: writes ODIN.md, so it runs in edit mode (not --mode " << f.mode << ")\n";

@@ -288,10 +288,13 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     std::cerr << "odin doctor: " << ws.status().message() << "\n";
     return kError;
   }
+  // A broken config is what doctor is run to find: it is reported, and the
+  // rest of the report uses the defaults.
   StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+  std::string config_error;
   if (!loaded.ok()) {
-    std::cerr << "odin doctor: " << loaded.status().message() << "\n";
-    return kError;
+    config_error = loaded.status().message();
+    loaded = LoadedConfig{};
   }
   const Config* config = &loaded->config;
   StatusOr<SandboxPolicy> parsed_policy = EffectiveSandboxPolicy(*config, g.sandbox);
@@ -400,7 +403,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   }
   json waiting = WaitingWrites(ws->state_dir, ledger.ok() ? ledger->get() : nullptr);
   std::string rg = lookup("rg"), clangd = lookup("clangd");
-  bool failed = policy == SandboxPolicy::kRequire && !namespaces;
+  bool failed = (policy == SandboxPolicy::kRequire && !namespaces) || !config_error.empty();
   // The language servers the validation gate would use.
   struct Validator {
     std::string name, program, extensions;
@@ -518,7 +521,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
                 {"trust", WorkspaceTrustName(loaded->trust)},
                 {"trust_store", loaded->trust_store_path},
                 {"trust_store_error", loaded->trust_store_error},
-                {"ignored", loaded->ignored}}},
+                {"ignored", loaded->ignored},
+                {"error", config_error}}},
               {"validation_enabled", config->validation.enabled},
               {"hooks", DescribeHooks(config->hooks)},
               {"profile", config->profile},
@@ -540,7 +544,9 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     return failed ? kError : 0;
   }
   printf("odin %s\nworkspace  %s\nledger     %s (%s)\nconfig     %s\nsandbox    policy %s\n", ODIN_VERSION,
-         ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(), ConfigLine(*loaded).c_str(),
+         ws->root.c_str(), ws->ledger_path.c_str(), ledger_detail.c_str(),
+         config_error.empty() ? ConfigLine(*loaded).c_str()
+                              : ("BROKEN: " + config_error + " (what follows uses the defaults)").c_str(),
          SandboxPolicyName(policy));
   for (const Layer& l : layers) {
     printf("  %-21s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());

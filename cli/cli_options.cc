@@ -1,5 +1,11 @@
 #include "cli/cli_options.h"
 
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
@@ -43,6 +49,34 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
                 "The workflow every message takes: question, minor-edit, tdd, batch, qa-proof (default: the hydrator "
                 "chooses, in the safe and strict profiles)")
       ->check(CLI::IsMember({"question", "minor-edit", "tdd", "batch", "qa-proof"}));
+}
+
+StatusOr<std::string> ReadPipedPrompt(int fd, bool have_prompt) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return std::string();
+  if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode) && !S_ISREG(st.st_mode)) return std::string();
+  if (have_prompt && !S_ISREG(st.st_mode)) {
+    pollfd p{fd, POLLIN, 0};
+    int n;
+    while ((n = poll(&p, 1, kPipedPromptWaitMs)) < 0 && errno == EINTR) {
+    }
+    if (n == 0) return std::string();
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return PosixError("stdin", errno);
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxPipedPromptBytes) {
+      return Status::InvalidArgument("stdin", "more than " + std::to_string(kMaxPipedPromptBytes >> 20) +
+                                                  " MiB piped in; give the model a file to read instead");
+    }
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
 }
 
 }  // namespace odin

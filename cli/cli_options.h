@@ -4,6 +4,10 @@
 // `serve`, `attach` and `--connect` over to with the same arguments: both must
 // accept exactly the same ones.
 
+#include <string>
+
+#include "base/status.h"
+
 namespace CLI {
 class App;
 }  // namespace CLI
@@ -13,5 +17,14 @@ namespace odin {
 struct AgentFlags;
 
 void AddAgentOptions(CLI::App* app, AgentFlags* agent);
+
+// What is piped into `odin -p` (fd: a pipe, a socket or a file; a terminal
+// or /dev/null gives ""), up to kMaxPipedPromptBytes; more is an error. With
+// a prompt given, a pipe that stays silent for kPipedPromptWaitMs is taken
+// as empty (a CI runner may hold stdin open without ever writing); without
+// one, odin waits for it.
+constexpr size_t kMaxPipedPromptBytes = 4u << 20;
+constexpr int kPipedPromptWaitMs = 3000;
+StatusOr<std::string> ReadPipedPrompt(int fd, bool have_prompt);
 
 }  // namespace odin

@@ -253,6 +253,17 @@ int main(int argc, char** argv) {
   mcp_serve->add_option("--approval", serve_approval, "A call that needs approval: deny (default) or allow")
       ->check(CLI::IsMember({"deny", "allow"}));
 
+  // -p or --print followed by an option, or last: a flag (see below).
+  bool print_flag = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "-p" && args[i] != "--print") continue;
+    if (i + 1 == args.size() || (args[i + 1].size() > 1 && args[i + 1][0] == '-')) {
+      print_flag = true;
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    break;
+  }
+
   // Extras are allowed only at the top, so that `odin frob` can be named as
   // an unknown command below (subcommands were created without extras).
   app.allow_extras();
@@ -269,13 +280,30 @@ int main(int argc, char** argv) {
     return UsageError(e.what(), exec_cmd->parsed());
   }
 
-  if (!app.remaining().empty()) {
-    const std::string first = app.remaining().front();
+  // `odin -p --mode ask "fix it"`, as Claude Code users type it: -p followed
+  // by an option is a flag, and the prompt is the first word left over.
+  std::vector<std::string> remaining = app.remaining();
+  if (print_flag) {
+    print_given = true;
+    if (!remaining.empty() && !remaining.front().empty() && remaining.front()[0] != '-') {
+      agent.prompt = remaining.front();
+      remaining.erase(remaining.begin());
+    }
+  }
+  if (!remaining.empty()) {
+    const std::string first = remaining.front();
     if (!app.get_subcommands().empty()) {
       return UsageError("unexpected argument '" + first + "'", exec_cmd->parsed());
     }
     if (!first.empty() && first[0] == '-') return UsageError("unknown option '" + first + "'", false);
     return UsageError("unknown command '" + first + "'", false);
+  }
+  // `git diff | odin -p "review this"`: what is piped in joins the prompt.
+  std::string typed_prompt = agent.prompt;
+  if (run_cmd->parsed() || print_given) {
+    odin::StatusOr<std::string> piped = odin::ReadPipedPrompt(STDIN_FILENO, !agent.prompt.empty());
+    if (!piped.ok()) return UsageError(piped.status().message(), false);
+    if (!piped->empty()) agent.prompt = agent.prompt.empty() ? *piped : agent.prompt + "\n\n" + *piped;
   }
   if (serve_cmd->parsed() || attach_cmd->parsed() || !connect.empty()) {
     if (!serve_cmd->parsed() && !attach_cmd->parsed() && !run_cmd->parsed() && !print_given) {
@@ -283,10 +311,16 @@ int main(int argc, char** argv) {
     }
     // odin-rpc takes the same arguments; `run PROMPT` is `-p PROMPT` there.
     std::vector<std::string> rpc_args = args;
-    if (run_cmd->parsed()) {
-      auto it = std::find(rpc_args.begin(), rpc_args.end(), "run");
-      if (it != rpc_args.end()) *it = "-p";
+    if (run_cmd->parsed() || print_given) {
+      // The prompt as it stands now (stdin joined) goes first, as -p PROMPT.
+      for (const std::string& token :
+           {std::string("run"), std::string("-p"), std::string("--print"), typed_prompt, "--print=" + typed_prompt}) {
+        auto it = std::find(rpc_args.begin(), rpc_args.end(), token);
+        if (it != rpc_args.end() && (token != "run" || run_cmd->parsed())) rpc_args.erase(it);
+      }
+      rpc_args.insert(rpc_args.begin(), {"-p", agent.prompt});
     }
+
     return ExecRpc(rpc_args);
   }
   if (exec_cmd->parsed()) {

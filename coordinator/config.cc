@@ -3,7 +3,9 @@
 #include "coordinator/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +40,38 @@ Status Read(const json& section, const std::string& path, const char* key, T* ou
   return Status::OK();
 }
 
+// The allowed key a mistyped one most likely meant: within two edits
+// (case ignored), or "".
+std::string NearestKey(const std::string& key, std::initializer_list<const char*> allowed) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::string a = lower(key);
+  std::string best;
+  size_t best_distance = 3;
+  for (const char* k : allowed) {
+    std::string b = lower(k);
+    // Levenshtein distance, one row at a time.
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[b.size()] < best_distance) {
+      best_distance = row[b.size()];
+      best = k;
+    }
+  }
+  return best;
+}
+
 Status CheckKeys(const json& section, const std::string& path, std::initializer_list<const char*> allowed,
                  const std::string& origin) {
   if (!section.is_object()) return Status::InvalidArgument(origin, path + " must be an object");
@@ -45,7 +79,11 @@ Status CheckKeys(const json& section, const std::string& path, std::initializer_
     bool known = false;
     for (const char* k : allowed) known = known || it.key() == k;
     if (!known) {
-      return Status::InvalidArgument(origin, "unknown key '" + (path.empty() ? "" : path + ".") + it.key() + "'");
+      std::string prefix = path.empty() ? "" : path + ".";
+      std::string nearest = NearestKey(it.key(), allowed);
+      return Status::InvalidArgument(origin,
+                                     "unknown key '" + prefix + it.key() + "'" +
+                                         (nearest.empty() ? "" : " (did you mean '" + prefix + nearest + "'?)"));
     }
   }
   return Status::OK();
@@ -402,8 +440,7 @@ Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
 }  // namespace
 
 StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin, const Config& base) {
-  json root = ParseJson(text);
-  if (root.is_discarded()) return Status::InvalidArgument(origin, "not valid JSON");
+  ASSIGN_OR_RETURN(json root, ParseJsonOrError(text, origin));
   Config c = base;
   if (!root.is_object()) return Status::InvalidArgument(origin, "must hold a JSON object");
   RETURN_IF_ERROR(CheckKeys(root, "", {"sandbox",   "workers",    "ledger",      "output",          "file_cache",

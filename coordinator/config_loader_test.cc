@@ -156,7 +156,7 @@ TEST_F(ConfigLoaderTest, TypoIsAnErrorEvenInAnIgnoredKey) {
   Workspace(R"({"sandbox":{"requir":true}})");
   StatusOr<LoadedConfig> l = LoadConfig(ws_, env_);
   ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.status().message(), ws_.config_path + ": unknown key 'sandbox.requir'");
+  EXPECT_EQ(l.status().message(), ws_.config_path + ": unknown key 'sandbox.requir' (did you mean 'sandbox.require'?)");
   Workspace(R"({"llm":{"base_url":5}})");
   EXPECT_EQ(LoadConfig(ws_, env_).status().message(), ws_.config_path + ": llm.base_url must be a string");
 }
@@ -165,7 +165,8 @@ TEST_F(ConfigLoaderTest, TypoInTheUserConfigIsAnErrorNamingIt) {
   User(R"({"budgets":{"max_turn":3}})");
   StatusOr<LoadedConfig> l = LoadConfig(ws_, env_);
   ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.status().message(), dir_ + "/config/odin/odinconfig.json: unknown key 'budgets.max_turn'");
+  EXPECT_EQ(l.status().message(),
+            dir_ + "/config/odin/odinconfig.json: unknown key 'budgets.max_turn' (did you mean 'budgets.max_turns'?)");
 }
 
 TEST_F(ConfigLoaderTest, AnUnreadableTrustStoreTrustsNothing) {

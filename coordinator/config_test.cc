@@ -80,7 +80,8 @@ TEST(ConfigTest, FileCacheSettings) {
 TEST(ConfigTest, UnknownKeyIsAnErrorNamingIt) {
   auto c = ParseConfig(R"({"sandbox":{"requir":true}})", "/ws/odinconfig.json");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().message(), "/ws/odinconfig.json: unknown key 'sandbox.requir'");
+  EXPECT_EQ(c.status().message(),
+            "/ws/odinconfig.json: unknown key 'sandbox.requir' (did you mean 'sandbox.require'?)");
 }
 
 TEST(ConfigTest, WrongTypeIsAnError) {
@@ -114,10 +115,23 @@ TEST(ConfigTest, OntoABasePlainSettingsReplaceAndRulesCombine) {
   EXPECT_EQ(c->tool_timeouts.at("Grep"), 20);
 }
 
-TEST(ConfigTest, MalformedJsonIsAnError) {
-  auto c = ParseConfig("{", "f");
+TEST(ConfigTest, MalformedJsonIsAnErrorNamingTheLineAndColumn) {
+  auto c = ParseConfig("{\n  \"checks\": {\n    \"tests\": [\"make\", ]\n  }\n}\n", "f");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().message(), "f: not valid JSON");
+  EXPECT_EQ(c.status().message().rfind("f: not valid JSON: parse error at line 3, column 23: ", 0), 0u)
+      << c.status().message() << c.status().message();
+  EXPECT_EQ(c.status().message().find("[json.exception"), std::string::npos) << c.status().message();
+}
+
+// Issue 47, item 16: a mistyped key names the key it most likely meant.
+TEST(ConfigTest, AnUnknownKeySuggestsTheNearestKnownOne) {
+  auto c = ParseConfig(R"({"checks": {"test": ["make", "test"]}})", "f");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "f: unknown key 'checks.test' (did you mean 'checks.tests'?)");
+  auto top = ParseConfig(R"({"Sandbox": {}})", "f");
+  EXPECT_EQ(top.status().message(), "f: unknown key 'Sandbox' (did you mean 'sandbox'?)");
+  auto far = ParseConfig(R"({"checks": {"frobnicate": 1}})", "f");
+  EXPECT_EQ(far.status().message(), "f: unknown key 'checks.frobnicate'");
 }
 
 // validation
@@ -191,7 +205,7 @@ TEST(ConfigTest, ValidationWrongTypesAreErrors) {
 
 TEST(ConfigTest, UnknownValidationKeysAreErrors) {
   EXPECT_EQ(ParseConfig(R"({"validation":{"enable":true}})", "f").status().message(),
-            "f: unknown key 'validation.enable'");
+            "f: unknown key 'validation.enable' (did you mean 'validation.enabled'?)");
   EXPECT_EQ(ParseConfig(R"({"validation":{"servers":{"zls":{"cmd":["zls"]}}}})", "f").status().message(),
             "f: unknown key 'validation.servers.zls.cmd'");
 }
@@ -337,7 +351,8 @@ TEST(ConfigTest, ChecksWrongTypesAndUnknownKeysAreErrors) {
   EXPECT_EQ(ParseConfig(R"({"checks":{"build":["make"]}})", "f").status().message(),
             "f: checks.build must be a string");
   EXPECT_EQ(ParseConfig(R"({"checks":{"lint":null}})", "f").status().message(), "f: checks.lint must be a string");
-  EXPECT_EQ(ParseConfig(R"({"checks":{"test":"make test"}})", "f").status().message(), "f: unknown key 'checks.test'");
+  EXPECT_EQ(ParseConfig(R"({"checks":{"test":"make test"}})", "f").status().message(),
+            "f: unknown key 'checks.test' (did you mean 'checks.tests'?)");
   EXPECT_EQ(ParseConfig(R"({"checks":{"retry_cap":"3"}})", "f").status().message(),
             "f: checks.retry_cap must be a non-negative integer");
   EXPECT_EQ(ParseConfig(R"({"checks":"make"})", "f").status().message(), "f: checks must be an object");
@@ -362,7 +377,8 @@ TEST(ConfigTest, AgentProfileMustBeKnown) {
   EXPECT_EQ(ParseConfig(R"({"agent":{"profile":""}})", "f").status().message(),
             "f: agent.profile must be fast, auto, safe or strict");
   EXPECT_EQ(ParseConfig(R"({"agent":{"profile":2}})", "f").status().message(), "f: agent.profile must be a string");
-  EXPECT_EQ(ParseConfig(R"({"agent":{"profiles":"fast"}})", "f").status().message(), "f: unknown key 'agent.profiles'");
+  EXPECT_EQ(ParseConfig(R"({"agent":{"profiles":"fast"}})", "f").status().message(),
+            "f: unknown key 'agent.profiles' (did you mean 'agent.profile'?)");
 }
 
 TEST(ConfigTest, BudgetsStallAndBreakers) {

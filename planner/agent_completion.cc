@@ -34,6 +34,18 @@ void Agent::ClaimCompletion() {
   }
   // The reviewers' holds and the workflow's rules.
   if (std::optional<Refusal> refused = WorkflowRefusal()) return Refuse(*refused);
+  // /init's product is ODIN.md: without it there is no /init, and
+  // instructions alone are not code for the project's checks to judge.
+  if (c.message.slash_command) {
+    const std::vector<std::string>& changed = c.outcome.changed_files;
+    if (std::find(changed.begin(), changed.end(), "ODIN.md") == changed.end()) {
+      RecordGateEvent("completion_refused", "", Dump({{"reason", "init_no_file"}}));
+      return Refuse({"init_no_file",
+                     "[runtime] Completion refused: /init writes ODIN.md with InitTool, and ODIN.md was not written. "
+                     "Call InitTool with the file's whole content."});
+    }
+    if (changed.size() == 1) return ReviewCompletion();
+  }
   // Backpressure, when the message changed files.
   if (c.outcome.changed_files.empty()) return ReviewCompletion();
   c.checks = ChecksForProfile(o_.profile, o_.checks, o_.workspace);

@@ -600,6 +600,17 @@ void Agent::StartChangeReview() {
     if (r.status() != v1::TOOL_STATUS_OK) {
       return Finish("error", Status::Unavailable("review", "git diff did not run: " + r.error().message()));
     }
+    // Nothing changed, or no repository: said without asking any model.
+    if (r.output_head().find("fatal: not a git repository") != std::string::npos) {
+      return Finish("error", Status::FailedPrecondition("review",
+                                                        "not a git repository: there is no committed state "
+                                                        "to compare the change with"));
+    }
+    if (r.output_total_bytes() == r.output_head().size() &&
+        r.output_head().find_first_not_of(" \n") == std::string::npos) {
+      c.outcome.text = "Nothing to review: the working tree has no uncommitted change.";
+      return Finish("done");
+    }
     // The whole diff, not only the output tail the calls' evidence keeps.
     std::string diff = r.output_head();
     if (r.output_total_bytes() > r.output_head().size() + r.output_tail().size()) diff += "\n[... cut ...]\n";

@@ -37,9 +37,9 @@ echo
 prompt="Give a short tour of this repository: what it is, how it is laid out, what the TODOs are."
 if [ -n "${OPENAI_BASE_URL:-}" ] || [ -n "${ANTHROPIC_BASE_URL:-}" ]; then
   echo "== odin -p: an agent session against your model provider"
-  build/bin/odin -p "$prompt" --mode ask
+  build/bin/odin -p "$prompt" --mode ask </dev/null
 else
   echo "== odin -p: an agent session against the demo model (scripted answers, not an LLM;"
   echo "   set OPENAI_BASE_URL/OPENAI_API_KEY or ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY to use a real one)"
-  build/bin/odin -p "$prompt" --mode ask --provider demo
+  build/bin/odin -p "$prompt" --mode ask --provider demo </dev/null
 fi

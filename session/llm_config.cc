@@ -41,7 +41,8 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
     if (s.endpoint.api_key.empty() && url == official) {
       return Status::FailedPrecondition(
           prefix + "_API_KEY is not set",
-          "it is needed for " + provider + " at " + url + " (or set " + prefix + "_BASE_URL to a local server)");
+          "it is needed for " + provider + " at " + url + " (or set " + prefix +
+              "_BASE_URL to a local server; --provider demo runs the scripted demo model, no key needed)");
     }
   }
   std::string fallback = provider == "openai" ? "gpt-4.1" : provider == "anthropic" ? "claude-sonnet-4-5" : "demo";

@@ -58,8 +58,22 @@ json BreakersJson(const std::vector<BreakerInfo>& breakers) {
   return out;
 }
 
+// Claude Code's result subtype for an outcome (docs/headless.md has the table).
+std::string ClaudeSubtype(const MessageOutcome& o) {
+  if (o.status == "done") return "success";
+  if (o.status == "budget_exceeded" && o.budget_limit == "turns") return "error_max_turns";
+  if (o.status == "budget_exceeded" && o.budget_limit == "cost") return "error_max_budget_usd";
+  return "error_during_execution";
+}
+
 json OutcomeObject(const MessageOutcome& o, const std::string& session_id, const std::vector<BreakerInfo>& breakers) {
   json j = {{"type", "result"},
+            // Claude Code's fields, for scripts written against `claude -p`.
+            {"subtype", ClaudeSubtype(o)},
+            {"is_error", o.status != "done"},
+            {"num_turns", o.turns},
+            {"duration_ms", ToMillis(o.budget_used.wall)},
+            {"total_cost_usd", static_cast<double>(o.cost_microusd) / 1e6},
             {"status", o.status},
             {"result", o.text},
             {"session_id", session_id},

@@ -76,6 +76,59 @@ class OdinAgentTest : public ::testing::Test {
   Ran last_;
 };
 
+// Issue 47, items 17 and 18: -p followed by an option is a flag, as Claude
+// Code users type it (the prompt is the word left over), and what is piped
+// in joins the prompt.
+TEST_F(OdinAgentTest, PrintFlagBeforeOptionsAndAPipedPromptReachTheModel) {
+  {
+    FakeLlm llm(R"({"responses":[{"text":"Four."}]})");
+    last_ = RunOdin(ws_.path(), {"-p", "--mode", "ask", "--output-format", "json", "what is two and two"}, Env(llm));
+    EXPECT_EQ(last_.exit_code, 0) << last_.err;
+    json r = json::parse(last_.out, nullptr, false);
+    EXPECT_EQ(r["result"], "Four.") << last_.out << last_.err;
+    // Claude Code's fields beside Odin's.
+    EXPECT_EQ(r["subtype"], "success");
+    EXPECT_EQ(r["is_error"], false);
+    EXPECT_EQ(r["num_turns"], 1);
+    EXPECT_TRUE(r["duration_ms"].is_number_integer()) << r.dump();
+    EXPECT_TRUE(r["total_cost_usd"].is_number()) << r.dump();
+    std::vector<json> requests = Requests(llm);
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(requests[0]["body"]["messages"].back()["content"], "what is two and two");
+  }
+  {
+    FakeLlm llm(R"({"responses":[{"text":"A diff of one line."}]})");
+    last_ = RunOdinWrapped({"sh", "-c", "printf '+added line\\n' | \"$0\" \"$@\""}, ws_.path(),
+                           {"-p", "review this diff", "--output-format", "json"}, Env(llm));
+    EXPECT_EQ(last_.exit_code, 0) << last_.err;
+    std::vector<json> requests = Requests(llm);
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(requests[0]["body"]["messages"].back()["content"], "review this diff\n\n+added line");
+  }
+  {
+    FakeLlm llm(R"({"responses":[{"text":"Read it."}]})");
+    last_ = RunOdinWrapped({"sh", "-c", "echo 'only stdin' | \"$0\" \"$@\""}, ws_.path(),
+                           {"-p", "--output-format", "json"}, Env(llm));
+    EXPECT_EQ(last_.exit_code, 0) << last_.err;
+    std::vector<json> requests = Requests(llm);
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(requests[0]["body"]["messages"].back()["content"], "only stdin");
+  }
+  {
+    FakeLlm llm(R"({"responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}}]},
+      {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true 2"}}]},{"text":"never"}]})");
+    json r = Prompt(llm, "loop", {"--max-turns", "1"});
+    EXPECT_EQ(r["status"], "budget_exceeded") << r.dump();
+    EXPECT_EQ(r["subtype"], "error_max_turns") << r.dump();
+    EXPECT_EQ(r["is_error"], true);
+  }
+  // The demo provider after -p, as the README's quick start shows it.
+  Ran demo = RunOdin(ws_.path(), {"-p", "--provider", "demo", "--mode", "ask", "say hello"},
+                     UserDirs({{"OPENAI_API_KEY", ""}, {"ANTHROPIC_API_KEY", ""}, {"ODIN_TEST_MARK", marker_}}));
+  EXPECT_EQ(demo.exit_code, 0) << demo.out << demo.err;
+  EXPECT_NE(demo.out.find("Status: done"), std::string::npos) << demo.out;
+}
+
 const char kReadEditRun[] = R"({"responses":[
   {"text":"Reading first.","tool_calls":[{"name":"Read","arguments":{"file_path":"greet.sh"}}]},
   {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"greet.sh","old_string":"hello","new_string":"goodbye"}}]},
@@ -311,7 +364,8 @@ TEST_F(OdinAgentTest, MissingKeyAndUnreachableProviderAreOneClearLine) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.err,
             "odin: OPENAI_API_KEY is not set: it is needed for openai at https://api.openai.com/v1 "
-            "(or set OPENAI_BASE_URL to a local server)\n");
+            "(or set OPENAI_BASE_URL to a local server; --provider demo runs the scripted demo model, no key "
+            "needed)\n");
   EXPECT_FALSE(PathExists(ws_.Join(".odin")));  // nothing started
 
   UserConfig(R"({"llm":{"max_retries":0}})");

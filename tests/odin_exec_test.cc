@@ -387,6 +387,22 @@ TEST_F(OdinExecTest, CwdIsWhereOdinRuns) {
   EXPECT_EQ(c.out, ws_.Join("sub") + "\n");
 }
 
+// Issue 47, item 9: Odin's state directory is not "untracked" in git status:
+// .odin holds a .gitignore of its own (nothing is written into .git, which
+// may be a file in a worktree).
+TEST_F(OdinExecTest, GitStatusDoesNotShowOdinsStateDirectory) {
+  ASSERT_EQ(system(("git init -q " + ws_.path()).c_str()), 0);
+  ASSERT_EQ(Odin({"exec", "--", "true"}).exit_code, 0);
+  ASSERT_TRUE(PathExists(ws_.Join(".odin/odin.db")));
+  std::string status;
+  FILE* p = popen(("git -C " + ws_.path() + " status --porcelain --untracked-files=all").c_str(), "r");
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) status += buf;
+  pclose(p);
+  EXPECT_EQ(status, "");
+  EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/.gitignore")), "*\n");
+}
+
 // --- bad input: one clear line, the right exit code, nothing written --------
 
 class OdinBadInputTest : public OdinExecTest {
@@ -455,19 +471,39 @@ TEST_F(OdinBadInputTest, AStateDirOdinDidNotMakeIsLeftAloneAndTheStateKeptElsewh
   EXPECT_FALSE(PathExists(ws_.Join("again")));
 }
 
-TEST_F(OdinBadInputTest, ReadOnlyWorkspace) {
+// Issue 47, item 10: a read-only checkout is usable; Odin's state goes to
+// the user's state directory, said in one line, and nothing is written in
+// the workspace.
+TEST_F(OdinBadInputTest, ReadOnlyWorkspaceKeepsItsStateInTheUsersStateDirectory) {
   REQUIRE_BWRAP();
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("notes.txt"), "read me\n").ok());
   // Root ignores permission bits, so make the workspace read-only with a
   // read-only bind mount around odin itself.
-  std::string cmd = "bwrap --bind / / --ro-bind " + ws_.path() + " " + ws_.path() + " --chdir " + ws_.path() + " " +
-                    BinDir() + "/odin exec -- true 2>&1; echo rc=$?";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  EXPECT_NE(out.find("rc=125"), std::string::npos) << out;
-  EXPECT_NE(out.find("odin exec: cannot create the state directory"), std::string::npos) << out;
+  auto run = [&](const std::string& args) {
+    std::string cmd = "env XDG_STATE_HOME=" + UserDir("XDG_STATE_HOME") +
+                      " XDG_CONFIG_HOME=" + UserDir("XDG_CONFIG_HOME") + " bwrap --dev-bind / / --ro-bind " +
+                      ws_.path() + " " + ws_.path() + " --chdir " + ws_.path() + " " + BinDir() + "/odin " + args +
+                      " 2>&1; echo rc=$?";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[512];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+    return out;
+  };
+  std::string out = run("exec -- cat notes.txt");
+  EXPECT_NE(out.find("rc=0"), std::string::npos) << out;
+  EXPECT_NE(out.find("read me"), std::string::npos) << out;
+  EXPECT_NE(out.find("odin: " + ws_.path() + " is on a read-only file system: Odin's state is kept in " +
+                     UserDir("XDG_STATE_HOME") + "/odin/workspaces/"),
+            std::string::npos)
+      << out;
+  std::string log = run("log");
+  EXPECT_NE(log.find("cat notes.txt"), std::string::npos) << log;
+  // A write has nowhere to land, and says so.
+  std::string write = run("exec -- touch new.txt");
+  EXPECT_NE(write.find("could not be applied: new.txt: Read-only file system"), std::string::npos) << write;
+  EXPECT_FALSE(PathExists(ws_.Join("new.txt")));
   ExpectNothingWritten();
 }
 
@@ -475,8 +511,27 @@ TEST_F(OdinBadInputTest, MalformedConfig) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), R"({"sandbox":{"requir":true}})").ok());
   Ran r = Odin({"exec", "--", "true"});
   EXPECT_EQ(r.exit_code, 125);
-  EXPECT_EQ(r.err, "odin exec: " + ws_.Join("odinconfig.json") + ": unknown key 'sandbox.requir'\n");
+  EXPECT_EQ(r.err, "odin exec: " + ws_.Join("odinconfig.json") +
+                       ": unknown key 'sandbox.requir' (did you mean 'sandbox.require'?)\n");
   ExpectNothingWritten();
+}
+
+// Issue 47, item 16: a config that is not JSON does not disable odin doctor:
+// the config row says what is wrong and where, the rest is reported, and the
+// exit code says something failed.
+TEST_F(OdinBadInputTest, DoctorReportsABrokenConfigAndGoesOn) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("odinconfig.json"), "{\n  \"checks\": {\"tests\": [\"make\",]}\n}\n").ok());
+  Ran r = Odin({"doctor"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("config     BROKEN: " + ws_.Join("odinconfig.json") +
+                       ": not valid JSON: parse error at line 2, column 31"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sandbox    policy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("language servers"), std::string::npos) << r.out;
+  Ran j = Odin({"doctor", "--json"});
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_NE(j.out.find("\"error\": \"" + ws_.Join("odinconfig.json") + ": not valid JSON"), std::string::npos) << j.out;
 }
 
 TEST_F(OdinBadInputTest, ArgumentThatIsNotUtf8) {

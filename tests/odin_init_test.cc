@@ -86,6 +86,30 @@ TEST_F(OdinInitTest, OnACMakeProjectTheModelWritesOdinMdNamingItsBuildAndTestCom
   EXPECT_EQ(result["changed_files"], json::array({"ODIN.md"})) << r.out;
 }
 
+// Issue 47, item 2: a claim that ODIN.md was written is refused while it
+// was not; and ODIN.md alone is not judged by the project's checks (here a
+// test that fails before and after).
+TEST_F(OdinInitTest, AClaimWithoutOdinMdIsRefusedAndOdinMdAloneIsNotJudgedByTheTests) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("Makefile"), "test:\n\t@echo FAIL; exit 1\n").ok());
+  std::string odin_md = "# calc\n\n- test: `make test` (fails today)\n";
+  FakeLlm llm(
+      json({{"responses",
+             {Text("Wrote ODIN.md."), Turn({Call("InitTool", {{"content", odin_md}})}), Text("Wrote it now.")}}})
+          .dump());
+  Ran r = Odin(llm, {"init", "--output-format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json result = json::parse(r.out);
+  EXPECT_EQ(result["status"], "done");
+  EXPECT_EQ(result["result"], "Wrote it now.");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("ODIN.md")), odin_md);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_NE(requests[1]["body"]["messages"].dump().find("/init writes ODIN.md with InitTool, and ODIN.md was not "
+                                                        "written"),
+            std::string::npos);
+  EXPECT_TRUE(result["report"]["checks"].empty()) << result["report"].dump();
+}
+
 // On a Python project the detected test command is pytest's.
 TEST_F(OdinInitTest, OnAPythonProjectTheModelIsToldItsTestCommand) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("pyproject.toml"), "[project]\nname = \"calc\"\n").ok());

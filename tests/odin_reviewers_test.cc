@@ -533,19 +533,24 @@ TEST_F(OdinReviewersTest, AStrictRunEndsWithAReflectionALaterSessionCanQuery) {
   EXPECT_NE(shown.find("this_session\\\": false"), std::string::npos) << shown;
 }
 
+// A repository in dir with one commit: calc.txt holding answer=41.
+void CommitCalc(const std::string& dir) {
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", dir, "-c", "user.email=t@example.com", "-c", "user.name=t"});
+    StatusOr<CommandOutput> out = RunCommand({.argv = args, .env = CurrentEnvironment()});
+    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().ToString());
+  };
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(dir, "calc.txt"), "answer=41\n").ok());
+  git({"init", "-q"});
+  git({"add", "calc.txt"});
+  git({"commit", "-q", "-m", "first"});
+}
+
 // odin review: the QA verifier judges `git diff HEAD`, which git printed in a
 // read-only sandboxed worker.
 TEST_F(OdinReviewersTest, OdinReviewRunsTheVerifierOnTheUncommittedChange) {
   RemoveTree(ws_.Join(".git"));
-  auto git = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"git", "-C", ws_.path(), "-c", "user.email=t@example.com", "-c", "user.name=t"});
-    StatusOr<CommandOutput> out = RunCommand({.argv = args, .env = CurrentEnvironment()});
-    ASSERT_TRUE(out.ok() && out->exit_code == 0) << (out.ok() ? out->output : out.status().ToString());
-  };
-  ASSERT_TRUE(WriteFileAtomic(ws_.Join("calc.txt"), "answer=41\n").ok());
-  git({"init", "-q"});
-  git({"add", "calc.txt"});
-  git({"commit", "-q", "-m", "first"});
+  CommitCalc(ws_.path());
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("calc.txt"), "answer=42\n").ok());
   FakeLlm llm(json({{"responses", json::array()}, {"by_system", {{kQa, Issues("calc.txt has no test")}}}}).dump());
   last_ = RunOdin(ws_.path(), {"review", "--output-format", "json"}, FakeModelEnv(llm, marker_, user_));
@@ -558,6 +563,26 @@ TEST_F(OdinReviewersTest, OdinReviewRunsTheVerifierOnTheUncommittedChange) {
   ASSERT_EQ(qa.size(), 1u);
   EXPECT_NE(qa[0]["body"].dump().find("+answer=42"), std::string::npos) << qa[0]["body"].dump().substr(0, 3000);
   // The planner was never asked.
+  EXPECT_TRUE(ScriptRequestsOf(llm).empty());
+}
+
+// Issue 47, item 7: with nothing to review no model is asked, and outside
+// git odin review says so in one line and exits 2.
+TEST_F(OdinReviewersTest, OdinReviewWithNothingToReviewOrOutsideGitAsksNoModel) {
+  RemoveTree(ws_.Join(".git"));
+  FakeLlm llm(json({{"responses", json::array()}, {"by_system", {{kQa, Issues("should not be asked")}}}}).dump());
+  Ran outside = RunOdin(ws_.path(), {"review"}, FakeModelEnv(llm, marker_, user_));
+  EXPECT_EQ(outside.exit_code, 2) << outside.out << outside.err;
+  EXPECT_EQ(outside.err, "odin review: " + ws_.path() +
+                             " is not in a git repository: there is no committed state to compare a change with\n");
+  CommitCalc(ws_.path());
+  last_ = RunOdin(ws_.path(), {"review", "--output-format", "json"}, FakeModelEnv(llm, marker_, user_));
+  json r = json::parse(last_.out, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(last_.exit_code, 0);
+  EXPECT_EQ(r["status"], "done");
+  EXPECT_EQ(r["result"], "Nothing to review: the working tree has no uncommitted change.");
+  EXPECT_TRUE(RequestsTo(llm, kQa).empty());
   EXPECT_TRUE(ScriptRequestsOf(llm).empty());
 }
 

@@ -255,7 +255,8 @@ TEST_F(OdinTrustTest, AMalformedConfigIsNotTrusted) {
   Put("odinconfig.json", R"({"sandbox":{"requir":true}})");
   Ran r = Odin({"trust"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "odin trust: " + ws_.Join("odinconfig.json") + ": unknown key 'sandbox.requir'\n");
+  EXPECT_EQ(r.err, "odin trust: " + ws_.Join("odinconfig.json") +
+                       ": unknown key 'sandbox.requir' (did you mean 'sandbox.require'?)\n");
   EXPECT_FALSE(PathExists(user_.Join("config/odin/trusted.json")));
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <cctype>
 #include <cstdio>
@@ -68,6 +69,17 @@ std::string WhyNotOurs(const WorkspaceFiles& root_files, const std::string& root
   return "has no marker of Odin's (Odin did not make it)";
 }
 
+// Why a workspace without .odin cannot have one made (a read-only
+// checkout, a directory of another's), or "". (One that has it keeps it:
+// its ledger is read there, read-only or not.)
+std::string WhyCannotHold(const std::string& root) {
+  if (access(JoinPath(root, ".odin").c_str(), F_OK) == 0) return "";
+  struct statvfs vfs;
+  if (statvfs(root.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0) return "is on a read-only file system";
+  if (access(root.c_str(), W_OK) != 0) return "is not writable by you";
+  return "";
+}
+
 }  // namespace
 
 std::string StateDirElsewhere(const std::string& root) {
@@ -106,6 +118,12 @@ StatusOr<Workspace> FindWorkspace(const std::string& dir) {
                            elsewhere + " (remove .odin to keep it in the workspace)";
     } else if (!why.empty()) {
       ws.state_elsewhere = ws.root + "/.odin " + why;  // and nowhere else to go: PrepareStateDir refuses
+    } else if (std::string cannot = WhyCannotHold(ws.root); !cannot.empty()) {
+      std::string state = StateDirElsewhere(ws.root);
+      if (!state.empty()) {
+        ws.state_dir = state;
+        ws.state_elsewhere = ws.root + " " + cannot + ": Odin's state is kept in " + state;
+      }
     }
   }
   ws.ledger_path = JoinPath(ws.state_dir, "odin.db");
