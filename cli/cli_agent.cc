@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
 #include "session/session_events.h"
+#include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
@@ -48,6 +49,14 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   if (f.approval == "prompt") {
     std::cerr << "odin: --approval prompt needs the interactive session (odin without -p)\n";
     return kUsageError;
+  }
+  // / and ~ are taken only when -C names them.
+  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok() && g.dir.empty()) {
+    if (std::string broad = TooBroadForAWorkspace(*ws); !broad.empty()) {
+      std::cerr << "odin: " << broad << ", not a project: run odin in a project's directory (or name this one with -C "
+                << ws->root << ")\n";
+      return kUsageError;
+    }
   }
   if (f.review) {
     // Looked at, never run: git in a cloned repository runs what its config

@@ -33,6 +33,7 @@
 #include "cli/line_editor.h"
 #include "cli/terminal_view.h"
 #include "workspace/undo.h"
+#include "workspace/workspace.h"
 #include "odin/v1/worker.pb.h"
 #include "session/agent_session.h"
 #include "session/init_prompt.h"
@@ -699,6 +700,20 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f_in) {
   if (!ParseMode(f.mode, &mode)) {
     std::cerr << "odin: unknown mode '" << f.mode << "' (ask, plan or edit)\n";
     return kUsageError;
+  }
+  // / and ~ are taken only when -C names them, or when you say so here.
+  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok() && g.dir.empty()) {
+    if (std::string broad = TooBroadForAWorkspace(*ws); !broad.empty()) {
+      if (!isatty(STDIN_FILENO)) {
+        std::cerr << "odin: " << broad << ", not a project: run odin in a project's directory (or name this one with "
+                  << "-C " << ws->root << ")\n";
+        return kUsageError;
+      }
+      std::cerr << "odin: " << broad << ", not a project. Work here anyway (Odin keeps its state in " << ws->state_dir
+                << ")? [y/N] " << std::flush;
+      std::string answer;
+      if (!std::getline(std::cin, answer) || (answer != "y" && answer != "Y" && answer != "yes")) return kUsageError;
+    }
   }
   std::string buffer;
   for (;;) {

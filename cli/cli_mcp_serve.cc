@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "workspace/workspace.h"
 #include "base/ids.h"
 #include "base/json_input.h"
 #include "base/version.h"
@@ -235,6 +236,13 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
   Mode mode;
   if (!ParseMode(mode_name, &mode)) return fail("unknown mode '" + mode_name + "' (ask, plan or edit)");
   if (approval != "deny" && approval != "allow") return fail("approval '" + approval + "' must be deny or allow");
+  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok() && g.dir.empty()) {
+    if (std::string broad = TooBroadForAWorkspace(*ws); !broad.empty()) {
+      std::cerr << "odin mcp serve: " << broad << ", not a project: start it in a project's directory (or name this "
+                << "one with -C " << ws->root << ")\n";
+      return kUsageError;
+    }
+  }
   RuntimeFlags rf;
   rf.dir = g.dir;
   rf.sandbox = g.sandbox;

@@ -23,6 +23,29 @@ std::string FirstLine(const std::string& s) {
   return line.size() > 200 ? line.substr(0, 200) + "..." : line;
 }
 
+// The last lines of a failed check's output (up to 15 lines, 2,000 bytes),
+// control characters shown as '?'.
+std::string FailedOutputTail(Ledger* ledger, const std::string& execution_id) {
+  constexpr size_t kMaxLines = 15;
+  constexpr size_t kMaxBytes = 2000;
+  StatusOr<ExecutionRow> row = ledger->FindExecution(execution_id);
+  if (!row.ok() || !row->end) return "";
+  std::string out = row->end->output_tail.empty() ? row->end->output_head : row->end->output_tail;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.size() > kMaxBytes) out = out.substr(out.size() - kMaxBytes);
+  size_t lines = 0;
+  for (size_t i = out.size(); i-- > 0;) {
+    if (out[i] == '\n' && ++lines == kMaxLines) {
+      out = out.substr(i + 1);
+      break;
+    }
+  }
+  for (char& ch : out) {
+    if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f) ch = '?';
+  }
+  return out;
+}
+
 // The reviewers' and workflows' events (planner/agent_review.cc): true if
 // `e` was one.
 bool AddReviewEvent(const GateEvent& e, Report* report) {
@@ -213,7 +236,11 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     if (!last.count(name)) order.push_back(name);
     last[name] = {name, d.value("status", ""), d.value("command", ""), e.execution_id, d.value("exit_code", -1)};
   }
-  for (const std::string& name : order) report.checks.push_back(last[name]);
+  for (const std::string& name : order) {
+    ReportCheck& c = last[name];
+    if (c.status == "failed" && !c.execution_id.empty()) c.output_tail = FailedOutputTail(ledger, c.execution_id);
+    report.checks.push_back(c);
+  }
   ASSIGN_OR_RETURN(SessionUsage usage, ledger->UsageOf(in.session_id, in.started_at_ms, in.usage_agent));
   report.llm_calls = usage.llm_calls;
   report.input_tokens = usage.input_tokens;
@@ -269,6 +296,13 @@ std::string RenderReport(const Report& r) {
       if (c.exit_code >= 0 && c.status != "passed") out += " exit " + std::to_string(c.exit_code);
       if (!c.execution_id.empty()) out += " (" + c.execution_id + ")";
       out += "\n";
+      size_t start = 0;
+      while (start < c.output_tail.size()) {
+        size_t end = c.output_tail.find('\n', start);
+        if (end == std::string::npos) end = c.output_tail.size();
+        out += "    | " + c.output_tail.substr(start, end - start) + "\n";
+        start = end + 1;
+      }
     }
   } else if (!r.profile.empty()) {
     out += "Checks (profile " + r.profile + "): none run\n";
@@ -346,6 +380,7 @@ std::string ReportJson(const Report& r) {
   for (const ReportCheck& c : r.checks) {
     json check = {{"name", c.name}, {"status", c.status}, {"command", c.command}, {"execution_id", c.execution_id}};
     if (c.exit_code >= 0) check["exit_code"] = c.exit_code;
+    if (!c.output_tail.empty()) check["output_tail"] = c.output_tail;
     checks.push_back(check);
   }
   json reviews = json::array();

@@ -44,6 +44,9 @@ struct ReportCheck {
   std::string command;
   std::string execution_id;
   int exit_code = -1;  // -1: none
+  // A failed check's last lines of output (what the user needs to see why),
+  // "" otherwise.
+  std::string output_tail;
 };
 
 // A reviewer's verdict (planner/reviewers.h), from its "review" gate event.

@@ -336,7 +336,7 @@ Report SampleReport() {
   r.files = {a, b};
   r.checks = {{"build", "passed", "make", "ex_k1", 0},
               {"lint", "not_applicable", "", "", -1},
-              {"tests", "failed", "make test", "ex_k2", 2}};
+              {"tests", "failed", "make test", "ex_k2", 2, "FAILED test_a.py::test_add - assert 3 == 4\n1 failed"}};
   r.tool_calls = 4;
   r.validations = 2;
   r.llm_calls = 3;
@@ -361,6 +361,8 @@ TEST(RenderReportTest, ListsFilesValidationsChecksAndUsage) {
             "  build: passed  `make` (ex_k1)\n"
             "  lint: not_applicable\n"
             "  tests: failed  `make test` exit 2 (ex_k2)\n"
+            "    | FAILED test_a.py::test_add - assert 3 == 4\n"
+            "    | 1 failed\n"
             "Used: 4 tool calls, 2 validations, 3 model calls, 1200 tokens in, 340 out, $0.0123, 4.5 s\n"
             "Status: done\n");
 }

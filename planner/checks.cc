@@ -9,6 +9,7 @@
 
 #include "base/file_util.h"
 #include "base/json_input.h"
+#include "base/subprocess.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
@@ -71,6 +72,18 @@ bool HasPythonTests(const std::string& workspace) {
   return false;
 }
 
+// How the project's own pytest is run: the workspace's virtualenv's, else
+// the pytest on PATH (a pyenv or pipx install: its python3 may lack the
+// module), else python3's module.
+std::string PytestCommand(const std::string& ws) {
+  for (const char* venv : {".venv", "venv"}) {
+    if (Has(ws, std::string(venv) + "/bin/pytest")) return std::string(venv) + "/bin/pytest -q";
+  }
+  const char* path = getenv("PATH");
+  if (!SearchPath("pytest", path != nullptr ? path : "").empty()) return "pytest -q";
+  return "python3 -m pytest -q";
+}
+
 // The first kind of project found, in order of how specific its files are.
 std::vector<Detected> Detect(const std::string& ws) {
   std::vector<Detected> found;
@@ -123,7 +136,7 @@ std::vector<Detected> Detect(const std::string& ws) {
         Read(ws, "pyproject.toml").find("[tool.ruff") != std::string::npos) {
       d.lint = "ruff check .";
     }
-    if (HasPythonTests(ws)) d.tests = "python3 -m pytest -q";
+    if (HasPythonTests(ws)) d.tests = PytestCommand(ws);
     found.push_back(d);
   }
   return found;

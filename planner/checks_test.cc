@@ -1,5 +1,8 @@
 #include "planner/checks.h"
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -40,8 +43,16 @@ class ChecksTest : public ::testing::Test {
     StatusOr<std::string> dir = MakeTempDir("odin-checks-test");
     ASSERT_TRUE(dir.ok()) << dir.status().ToString();
     ws_ = *dir;
+    // No pytest on PATH unless a test puts one there.
+    const char* path = getenv("PATH");
+    saved_path_ = path != nullptr ? path : "";
+    setenv("PATH", "/nonexistent", 1);
   }
-  void TearDown() override { RemoveTree(ws_); }
+  void TearDown() override {
+    setenv("PATH", saved_path_.c_str(), 1);
+    RemoveTree(ws_);
+  }
+  std::string saved_path_;
 
   void Write(const std::string& name, const std::string& content = "") {
     std::string path = JoinPath(ws_, name);
@@ -219,6 +230,21 @@ TEST_F(ChecksTest, PytestIsFoundFromTestFiles) {
     ASSERT_EQ(checks.size(), 2u);
     EXPECT_EQ(checks[1].command, "python3 -m pytest -q") << file;
   }
+}
+
+// Issue 47, item 6: the project's own pytest (its virtualenv's, or the one
+// on PATH, as pyenv and pipx install it) before python3's module, which a
+// pyenv python may not have.
+TEST_F(ChecksTest, PytestIsTheProjectsOwnWhereItHasOne) {
+  Write("tests/test_a.py");
+  EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, "python3 -m pytest -q");
+  std::string bin = JoinPath(ws_, "elsewhere/bin");
+  Write("elsewhere/bin/pytest", "#!/bin/sh\n");
+  ASSERT_EQ(chmod(JoinPath(bin, "pytest").c_str(), 0755), 0);
+  setenv("PATH", ("/nonexistent:" + bin).c_str(), 1);
+  EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, "pytest -q");
+  Write(".venv/bin/pytest", "#!/bin/sh\n");
+  EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, ".venv/bin/pytest -q");
 }
 
 TEST_F(ChecksTest, FilesThatOnlyLookLikeTestsDoNotCount) {

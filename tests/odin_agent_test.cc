@@ -129,6 +129,32 @@ TEST_F(OdinAgentTest, PrintFlagBeforeOptionsAndAPipedPromptReachTheModel) {
   EXPECT_NE(demo.out.find("Status: done"), std::string::npos) << demo.out;
 }
 
+// Issue 47, item 8: headless runs refuse / and the home directory as a
+// workspace (one line, exit 2, nothing created) unless -C names them.
+TEST_F(OdinAgentTest, RootAndHomeAreRefusedAsWorkspacesUnlessNamed) {
+  RemoveTree(ws_.Join(".git"));
+  FakeLlm llm(R"({"responses":[{"text":"Fine."}]})");
+  std::map<std::string, std::string> env = Env(llm);
+  env["HOME"] = ws_.path();
+  Ran home = RunOdin(ws_.path(), {"-p", "hi"}, env);
+  EXPECT_EQ(home.exit_code, 2) << home.out << home.err;
+  EXPECT_EQ(home.err, "odin: " + ws_.path() +
+                          " is your home directory, not a project: run odin in a project's "
+                          "directory (or name this one with -C " +
+                          ws_.path() + ")\n");
+  EXPECT_FALSE(PathExists(ws_.Join(".odin")));
+  Ran serve = RunOdin(ws_.path(), {"mcp", "serve"}, env);
+  EXPECT_EQ(serve.exit_code, 2) << serve.err;
+  EXPECT_NE(serve.err.find("is your home directory, not a project"), std::string::npos) << serve.err;
+  Ran root = RunOdin("/", {"-p", "hi"}, Env(llm));
+  EXPECT_EQ(root.exit_code, 2) << root.err;
+  EXPECT_NE(root.err.find("odin: / is the root directory, not a project"), std::string::npos) << root.err;
+  EXPECT_TRUE(Requests(llm).empty());
+  Ran named = RunOdin(ws_.path(), {"-C", ws_.path(), "-p", "hi"}, env);
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(Requests(llm).size(), 1u);
+}
+
 const char kReadEditRun[] = R"({"responses":[
   {"text":"Reading first.","tool_calls":[{"name":"Read","arguments":{"file_path":"greet.sh"}}]},
   {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"greet.sh","old_string":"hello","new_string":"goodbye"}}]},

@@ -492,6 +492,9 @@ TEST_F(OdinValidationTest, TheSameFailureAgainAndAgainEndsNotConverged) {
   EXPECT_EQ(r["report"]["status"], "not_converged");
   EXPECT_EQ(r["report"]["checks"][1]["status"], "failed");
   EXPECT_EQ(Query("SELECT COUNT(*) FROM gate_events WHERE kind = ?", "not_converged"), "1");
+  // Issue 47, item 6: the report shows why the check failed, not only that.
+  std::string tail = r["report"]["checks"][1].value("output_tail", "");
+  EXPECT_EQ(tail.rfind("FAIL: expected answer = 42, got answer = 40\n", 0), 0u) << r["report"].dump();
 }
 
 // A validator that never answers: the write is timed_out, never clean, and it

@@ -131,6 +131,16 @@ StatusOr<Workspace> FindWorkspace(const std::string& dir) {
   return ws;
 }
 
+std::string TooBroadForAWorkspace(const Workspace& ws) {
+  if (ws.root == "/") return "/ is the root directory";
+  const char* home = getenv("HOME");
+  if (home != nullptr && *home == '/') {
+    StatusOr<std::string> real = RealPath(home);
+    if (real.ok() && *real == ws.root) return ws.root + " is your home directory";
+  }
+  return "";
+}
+
 Status PrepareStateDir(const Workspace& ws) {
   bool in_workspace = ws.state_dir == JoinPath(ws.root, ".odin");
   if (in_workspace && !ws.state_elsewhere.empty()) {

@@ -38,6 +38,12 @@ inline constexpr char kStateMarkerFile[] = ".odin-state";
 // directory. Creates nothing.
 StatusOr<Workspace> FindWorkspace(const std::string& dir);
 
+// Why ws is too broad to be taken as a workspace without being named (the
+// root directory, the user's home directory): "" when it is not. Claude
+// Code and Codex ask before working there; headless sessions refuse unless
+// -C names it.
+std::string TooBroadForAWorkspace(const Workspace& ws);
+
 // Creates state_dir if needed (0700, with Odin's marker and a .gitignore of
 // "*"), and checks it again (a directory of ours, no symlink in it). Says
 // state_elsewhere once on stderr. Returns PermissionDenied (or the OS
