@@ -52,11 +52,9 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
   if (f.dry_run) {
     std::string text = RenderUndo(*plan, ws->root);
     if (f.json) {
-      nlohmann::json j = {{"executions", plan->executions},
-                          {"conflicts", plan->conflicts},
-                          {"not_undoable", plan->not_undoable},
-                          {"warnings", plan->warnings},
-                          {"diff", text}};
+      nlohmann::json j = {{"executions", plan->executions},     {"conflicts", plan->conflicts},
+                          {"not_undoable", plan->not_undoable}, {"warnings", plan->warnings},
+                          {"left_alone", plan->left_alone},     {"diff", text}};
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       std::cout << VisibleControls(text);
@@ -72,7 +70,8 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
     nlohmann::json j = {{"execution_id", *undo},
                         {"undone", plan->executions},
                         {"paths", plan->steps.size()},
-                        {"warnings", plan->warnings}};
+                        {"warnings", plan->warnings},
+                        {"left_alone", plan->left_alone}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::string ids;
@@ -81,6 +80,7 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
     if (f.force) {
       for (const std::string& n : plan->not_undoable) std::cout << "  skipped " << VisibleControls(n) << "\n";
     }
+    for (const std::string& n : plan->left_alone) std::cout << "  left alone: " << VisibleControls(n) << "\n";
   }
   return 0;
 }

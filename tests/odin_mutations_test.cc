@@ -542,6 +542,24 @@ TEST_F(OdinMutationsTest, ACommittedFileNobodyReadIsUndoableFromGitsIndex) {
 
 // Undo after git's HEAD moved (a commit since the call): it warns, naming
 // where HEAD was and is, and still undoes.
+// Issue 47, item 11: changes git ignores (a build's output) do not block the
+// undo of the files git tracks; they are left alone, said in one line.
+TEST_F(OdinMutationsTest, UndoLeavesWhatGitIgnoresAloneAndPutsBackTheRest) {
+  Git({"init", "-q"});
+  Put(".gitignore", "build/\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"mkdir -p build && echo obj > build/a.o && echo obj > build/b.o && echo made > made.txt"}}]},
+    {"text":"Built."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  ASSERT_TRUE(PathExists(ws_.Join("made.txt")));
+  Ran undo = RunOdin(ws_.path(), {"undo", "--last"}, Env(llm));
+  ASSERT_EQ(undo.exit_code, 0) << undo.out << undo.err;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  EXPECT_TRUE(PathExists(ws_.Join("build/a.o")));
+  EXPECT_NE(undo.out.find("left alone: build/: 3 changes git ignores"), std::string::npos) << undo.out;
+}
+
 TEST_F(OdinMutationsTest, UndoWarnsWhenGitsHeadMovedSince) {
   auto git = [&](std::vector<std::string> args) { Git(std::move(args)); };
   Put("a.txt", "one\n");

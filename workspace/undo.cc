@@ -165,8 +165,8 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
     ASSIGN_OR_RETURN(std::vector<MutationRecord> mine, ledger->ListMutationsOf(id));
     for (MutationRecord& m : mine) {
       if (m.change == "ignored") {
-        plan.not_undoable.push_back(DisplayPath(m.path, workspace) + "/: " + std::to_string(m.entries) +
-                                    " changes git ignores (never undone)");
+        plan.left_alone.push_back(DisplayPath(m.path, workspace) + "/: " + std::to_string(m.entries) +
+                                  " changes git ignores (never undone; the next build makes them again)");
         continue;
       }
       by_path[m.path].push_back(std::move(m));
@@ -257,6 +257,7 @@ std::string RenderUndo(const UndoPlan& plan, const std::string& workspace) {
     }
   }
   for (const std::string& n : plan.not_undoable) out += "cannot undo " + n + "\n";
+  for (const std::string& n : plan.left_alone) out += "left alone: " + n + "\n";
   return out;
 }
 

@@ -46,6 +46,9 @@ struct UndoPlan {
   std::vector<std::string> not_undoable;  // display paths, with why
   std::vector<std::string> conflicts;     // display paths, with why
   std::vector<std::string> warnings;      // git's HEAD moved since the calls: undo goes on
+  // What undo leaves as it is without refusing (changes git ignores: build
+  // output, caches, made again by the next build), display paths with why.
+  std::vector<std::string> left_alone;
   bool empty() const { return steps.empty() && not_undoable.empty(); }
 };
 
