@@ -428,10 +428,14 @@ bool Agent::HandleStall(const StallDetection& d) {
   std::string ids;
   for (const std::string& id : d.execution_ids) ids += (ids.empty() ? "" : ", ") + id;
   if (d.stop) {
-    StopSoon("stalled",
-             Status::FailedPrecondition(
-                 "stalled", "the stall detector saw the same loop again (" + d.rule + "): " + d.description),
-             v1::CANCEL_REASON_USER);
+    // Told to the user: what blocked, when completion was being refused
+    // (the loop was only the model's answer to it).
+    std::string why = c.last_refusal.empty()
+                          ? "the model went round the same loop again after being warned (" + d.rule +
+                                (ids.empty() ? "" : "; " + ids) + ")"
+                          : "the model kept answering the same way while completion stayed refused (" + d.rule + "). " +
+                                c.last_refusal;
+    StopSoon("stalled", Status::FailedPrecondition(why), v1::CANCEL_REASON_USER);
     return true;
   }
   std::string text = "[runtime] Loop detected (" + d.rule + "): " + d.description +

@@ -249,6 +249,9 @@ class Agent {
     // The convergence gate: how often each distinct refusal happened, and the
     // checks of the completion claim being judged.
     RefusalCounter refusals{0};
+    // The last refusal of completion, in one line for the user ("" when
+    // none): what a stall behind it really was.
+    std::string last_refusal;
     std::vector<CheckSpec> checks;
     size_t check_index = 0;
     std::string check_running;                        // execution id

@@ -171,6 +171,15 @@ void Agent::Refuse(const Refusal& refusal) {
         Status::FailedPrecondition("not converged", "the same refusal came back " + std::to_string(times) + " times");
     return Finish("not_converged", c.outcome.error);
   }
+  // Its first two lines ("Completion refused: a check failed." and which).
+  size_t first = refusal.text.find('\n');
+  size_t second = first == std::string::npos ? first : refusal.text.find('\n', first + 1);
+  std::string line = refusal.text.substr(0, second);
+  if (first != std::string::npos && first < line.size()) line[first] = ' ';
+  if (line.rfind("[runtime] ", 0) == 0) line.erase(0, 10);
+  // "... exited with 2. The end of its output:": the output is the report's.
+  if (!line.empty() && line.back() == ':' && line.rfind(". ") != std::string::npos) line.erase(line.rfind(". ") + 1);
+  c.last_refusal = line.size() > 400 ? line.substr(0, 397) + "..." : line;
   history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
   AskModel();
 }

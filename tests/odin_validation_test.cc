@@ -497,6 +497,30 @@ TEST_F(OdinValidationTest, TheSameFailureAgainAndAgainEndsNotConverged) {
   EXPECT_EQ(tail.rfind("FAIL: expected answer = 42, got answer = 40\n", 0), 0u) << r["report"].dump();
 }
 
+// Issue 47, item 13: a run the stall detector stops while completion is
+// refused tells the user what blocked, not the words it said to the model.
+TEST_F(OdinValidationTest, AStallBehindARefusalNamesWhatBlocked) {
+  Put("Makefile", kFailingTestProject);
+  Put("check.sh", kCheckScript);
+  Put("answer.txt", "answer = 41\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"answer.txt"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"answer.txt","old_string":"41","new_string":"40"}}]},
+    {"text":"Done."},{"text":"Done."},{"text":"Done."},{"text":"Done."},{"text":"Done."},{"text":"Done."},
+    {"text":"Done."},{"text":"Done."}]})");
+  last_ = RunOdin(ws_.path(), {"-p", "do the task"}, Env(llm));
+  EXPECT_EQ(last_.exit_code, 5) << last_.out << last_.err;
+  EXPECT_NE(
+      last_.err.find(
+          "odin: stalled: the model kept answering the same way while completion stayed refused (repeated_message). "
+          "Completion refused: a check failed. The tests check (`make test`, ex_"),
+      std::string::npos)
+      << last_.err;
+  EXPECT_NE(last_.err.find(") exited with 2.\n"), std::string::npos) << last_.err;
+  EXPECT_EQ(last_.err.find("stalled: stalled"), std::string::npos) << last_.err;
+  EXPECT_EQ(last_.err.find("you gave"), std::string::npos) << last_.err;
+}
+
 // A validator that never answers: the write is timed_out, never clean, and it
 // blocks completion until the retry cap ends the run.
 TEST_F(OdinValidationTest, AValidationTimeoutIsReportedAndBlocks) {
