@@ -40,6 +40,12 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   return flags;
 }
 
+std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws) {
+  std::string broad = g.dir.empty() ? TooBroadForAWorkspace(ws) : "";
+  if (broad.empty()) return "";
+  return broad + ", not a project: run odin in a project's directory (or name this one with -C " + ws.root + ")";
+}
+
 int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   Mode mode;
   if (!ParseMode(f.mode, &mode)) {
@@ -50,18 +56,15 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     std::cerr << "odin: --approval prompt needs the interactive session (odin without -p)\n";
     return kUsageError;
   }
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
   // / and ~ are taken only when -C names them.
-  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok() && g.dir.empty()) {
-    if (std::string broad = TooBroadForAWorkspace(*ws); !broad.empty()) {
-      std::cerr << "odin: " << broad << ", not a project: run odin in a project's directory (or name this one with -C "
-                << ws->root << ")\n";
-      return kUsageError;
-    }
+  if (std::string refused = ws.ok() ? TooBroadRefusal(g, *ws) : ""; !refused.empty()) {
+    std::cerr << "odin: " << refused << "\n";
+    return kUsageError;
   }
   if (f.review) {
     // Looked at, never run: git in a cloned repository runs what its config
     // names, so git itself runs only in the review's sandboxed worker.
-    StatusOr<Workspace> ws = FindWorkspace(g.dir);
     if (ws.ok() && !ExistsBelow(ws->root, ".git")) {
       std::cerr << "odin review: " << ws->root
                 << " is not in a git repository: there is no committed state to compare a change with\n";
@@ -73,7 +76,6 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       std::cerr << "odin init: writes ODIN.md, so it runs in edit mode (not --mode " << f.mode << ")\n";
       return kUsageError;
     }
-    StatusOr<Workspace> ws = FindWorkspace(g.dir);
     if (ws.ok() && ExistsBelow(ws->root, "ODIN.md") && !f.force) {
       std::cerr << "odin init: ODIN.md exists; `odin init --force` updates it (the model reads it first and keeps "
                    "what still holds)\n";

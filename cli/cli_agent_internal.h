@@ -20,6 +20,10 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
 // call.
 Status InstallSignalPipe();
 int SignalPipeFd();
+
+// Why ws may not be worked in as found (/ or the home directory, not named
+// with -C): one line without the program's prefix; "" when it may.
+std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws);
 std::vector<int> DrainSignals();
 
 }  // namespace odin

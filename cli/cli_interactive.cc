@@ -702,18 +702,13 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f_in) {
     return kUsageError;
   }
   // / and ~ are taken only when -C names them, or when you say so here.
-  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok() && g.dir.empty()) {
-    if (std::string broad = TooBroadForAWorkspace(*ws); !broad.empty()) {
-      if (!isatty(STDIN_FILENO)) {
-        std::cerr << "odin: " << broad << ", not a project: run odin in a project's directory (or name this one with "
-                  << "-C " << ws->root << ")\n";
-        return kUsageError;
-      }
-      std::cerr << "odin: " << broad << ", not a project. Work here anyway (Odin keeps its state in " << ws->state_dir
-                << ")? [y/N] " << std::flush;
-      std::string answer;
-      if (!std::getline(std::cin, answer) || (answer != "y" && answer != "Y" && answer != "yes")) return kUsageError;
-    }
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (std::string refused = ws.ok() ? TooBroadRefusal(g, *ws) : ""; !refused.empty()) {
+    std::cerr << "odin: " << refused << "\n";
+    if (!isatty(STDIN_FILENO)) return kUsageError;
+    std::cerr << "Work here anyway (Odin keeps its state in " << ws->state_dir << ")? [y/N] " << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer) || (answer != "y" && answer != "Y" && answer != "yes")) return kUsageError;
   }
   std::string buffer;
   for (;;) {

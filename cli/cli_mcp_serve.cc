@@ -26,6 +26,7 @@
 #include "base/json_input.h"
 #include "base/version.h"
 #include "cli/cli.h"
+#include "cli/cli_agent_internal.h"
 #include "coordinator/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/tool_calls.h"
@@ -236,10 +237,9 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
   Mode mode;
   if (!ParseMode(mode_name, &mode)) return fail("unknown mode '" + mode_name + "' (ask, plan or edit)");
   if (approval != "deny" && approval != "allow") return fail("approval '" + approval + "' must be deny or allow");
-  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok() && g.dir.empty()) {
-    if (std::string broad = TooBroadForAWorkspace(*ws); !broad.empty()) {
-      std::cerr << "odin mcp serve: " << broad << ", not a project: start it in a project's directory (or name this "
-                << "one with -C " << ws->root << ")\n";
+  if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok()) {
+    if (std::string refused = TooBroadRefusal(g, *ws); !refused.empty()) {
+      std::cerr << "odin mcp serve: " << refused << "\n";
       return kUsageError;
     }
   }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_input.h"
+#include "base/terminal_text.h"
 #include "tools/file_tool_args.h"
 #include "tools/workspace_path.h"
 
@@ -24,7 +25,7 @@ std::string FirstLine(const std::string& s) {
 }
 
 // The last lines of a failed check's output (up to 15 lines, 2,000 bytes),
-// control characters shown as '?'.
+// control characters made visible.
 std::string FailedOutputTail(Ledger* ledger, const std::string& execution_id) {
   constexpr size_t kMaxLines = 15;
   constexpr size_t kMaxBytes = 2000;
@@ -40,10 +41,7 @@ std::string FailedOutputTail(Ledger* ledger, const std::string& execution_id) {
       break;
     }
   }
-  for (char& ch : out) {
-    if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f) ch = '?';
-  }
-  return out;
+  return VisibleControls(out);
 }
 
 // The reviewers' and workflows' events (planner/agent_review.cc): true if
