@@ -154,7 +154,6 @@ bool GitIgnore::IgnoreFilesReadable(const std::string& relative_path) {
 }
 
 bool GitIgnore::Ask(const std::string& relative_path) {
-  if (!IgnoreFilesReadable(relative_path)) return false;
   int ignored = 0;
   if (repo_->api->is_ignored(&ignored, repo_->repo, (prefix_ + relative_path).c_str()) != 0) return false;
   return ignored != 0;
@@ -164,6 +163,9 @@ std::string GitIgnore::IgnoredRoot(const std::string& relative_path) {
   if (relative_path.empty()) return "";
   Load();
   if (repo_ == nullptr) return "";
+  // Every .gitignore libgit2 may read for any prefix of the path, looked at
+  // once.
+  if (!IgnoreFilesReadable(relative_path)) return "";
   // Each directory on the way, outermost first, then the path itself.
   for (size_t slash = relative_path.find('/'); slash != std::string::npos; slash = relative_path.find('/', slash + 1)) {
     std::string dir = relative_path.substr(0, slash);

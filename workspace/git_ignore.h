@@ -70,6 +70,7 @@ class GitIgnore {
  private:
   GitIgnore() = default;
   void Load();
+  // libgit2's answer; the caller has seen IgnoreFilesReadable hold.
   bool Ask(const std::string& relative_path);
   // Whether every .gitignore libgit2 would open for relative_path is a
   // regular file (see the .cc).
