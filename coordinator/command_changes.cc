@@ -52,6 +52,32 @@ namespace {
 // Changed files bigger than this are recorded but not validated.
 constexpr int64_t kMaxValidatedBytes = 4 << 20;
 
+// The newest writes other Odin sessions made in this workspace (they share
+// its ledger), by absolute path: who made a change this session found made
+// outside it. Only the newest rows are read; what another session wrote
+// long ago is not what just changed.
+std::map<std::string, MutationRecord> OtherSessionsWrites(Ledger* ledger, const std::string& session_id) {
+  std::map<std::string, MutationRecord> by_path;
+  if (ledger == nullptr) return by_path;
+  StatusOr<std::vector<MutationRecord>> recent = ledger->ListRecentMutations(512);
+  if (!recent.ok()) return by_path;
+  for (MutationRecord& m : *recent) {  // newest first
+    if (m.session_id == session_id || m.source == "external" || m.change == "ignored") continue;
+    by_path.emplace(m.path, std::move(m));
+  }
+  return by_path;
+}
+
+// "another Odin session (ses_..., ex_...)" when the newest write of another
+// session left path as it is now, else "".
+std::string OtherSessionOf(const std::map<std::string, MutationRecord>& writes, const std::string& path,
+                           const std::string& sha256_now) {
+  auto w = writes.find(path);
+  if (w == writes.end() || w->second.after_sha256 != sha256_now) return "";
+  return "another Odin session (" + w->second.session_id +
+         (w->second.execution_id.empty() ? "" : ", " + w->second.execution_id) + ")";
+}
+
 // The path relative to the workspace ("" for the workspace and what is outside).
 std::string RelativeTo(const std::string& path, const std::string& workspace) {
   return path != workspace && IsInsideDir(path, workspace) ? DisplayPath(path, workspace) : "";
@@ -329,11 +355,28 @@ void Coordinator::NoteOverlayOutcome(const Call& c, const OverlayApplied& a, v1:
   }
   if (!a.conflicts.empty()) {
     std::string kept = ShownStatePath("conflicts/" + id);
-    RecordGateEvent(
-        c.call.agent_id, "", "overlay_conflict", id,
-        json({{"paths", a.conflicts}, {"kept_in", kept}}).dump(-1, ' ', false, json::error_handler_t::replace));
-    note += " changed by something else while the command ran, so the command's version did not land (it is in " +
-            kept + "): " + list(a.conflicts) + ";";
+    // Who changed them: another Odin session, when its ledger rows say so.
+    std::map<std::string, MutationRecord> others = OtherSessionsWrites(ledger_, session_id_);
+    std::set<std::string> sessions;
+    json by = json::object();
+    for (const std::string& p : a.conflicts) {
+      auto w = others.find(JoinPath(o_.workspace, p));
+      if (w == others.end()) continue;
+      by[p] = {{"session_id", w->second.session_id}, {"execution_id", w->second.execution_id}};
+      sessions.insert(w->second.session_id);
+    }
+    RecordGateEvent(c.call.agent_id, "", "overlay_conflict", id,
+                    json({{"paths", a.conflicts}, {"kept_in", kept}, {"by", by}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace));
+    std::string who = "something else";
+    if (!sessions.empty()) {
+      who = sessions.size() == 1 ? "another Odin session (" + *sessions.begin() + ")" : "other Odin sessions (";
+      if (sessions.size() > 1) {
+        for (const std::string& sid : sessions) who += sid + (sid == *sessions.rbegin() ? ")" : ", ");
+      }
+    }
+    note += " changed by " + who + " while the command ran, so the command's version did not land (it is in " + kept +
+            "): " + list(a.conflicts) + ";";
   }
   if (!a.failed.empty()) {
     spdlog::warn("{}: changes that could not be applied: {}", id, list(a.failed));
@@ -481,8 +524,12 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
   int64_t now = clock_->WallMillis();
   // Under ignored directories the tracker knows only which directory; a
   // command's are numbered by path (ApplyCommandOverlay).
+  // An external change another Odin session made (its ledger row says it
+  // left the path so) is named as that session's.
+  std::map<std::string, MutationRecord> others;
   if (strcmp(source, "external") == 0) {
     for (const auto& [dir, count] : changes.ignored) ignored_changed_at_[dir] = ++change_count_;
+    if (!changes.changes.empty()) others = OtherSessionsWrites(ledger_, session_id_);
   }
   for (const PathChange& change : changes.changes) {
     changed_at_[change.path] = ++change_count_;
@@ -510,6 +557,7 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     }
     m.link_target = state.link_target;
     m.created_at_ms = now;
+    std::string by_other = others.empty() ? "" : OtherSessionOf(others, path, m.after_sha256);
     // Undoable when what was there can be put back: nothing (a creation), a
     // directory or a symlink (its metadata says all), or bytes kept.
     bool image = false;
@@ -525,6 +573,7 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     m.undoable = !change.before || change.before->type == EntryType::kDirectory ||
                  (change.before->type == EntryType::kSymlink && !change.before->link_target.empty()) || image;
     if (!m.undoable) m.note = "not undoable: its content before was not kept";
+    if (!by_other.empty()) m.note = "by " + by_other + (m.note.empty() ? "" : "; " + m.note);
 
     // A regular file there now: its +/- lines counted when the bytes before
     // are known, and validated when a validator covers it. One too big for
@@ -571,7 +620,11 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     }
     // No agent may edit it on the strength of an earlier Read.
     for (auto& [id, agent] : agents_) {
-      if (agent.cache) agent.cache->MarkChanged(path, execution_id.empty() ? "a change outside Odin" : execution_id);
+      if (agent.cache) {
+        agent.cache->MarkChanged(path, !execution_id.empty() ? execution_id
+                                       : by_other.empty()    ? "a change outside Odin"
+                                                             : by_other);
+      }
     }
     records.push_back(std::move(m));
   }

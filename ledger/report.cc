@@ -115,6 +115,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(in.session_id));
   // The message's calls, and what they caused: validations, rollbacks.
   std::set<std::string> mine(in.call_ids.begin(), in.call_ids.end());
+  mine.insert(in.inherited_call_ids.begin(), in.inherited_call_ids.end());
   report.tool_calls = static_cast<int64_t>(in.call_ids.size());
   for (const ExecutionRow& row : rows) {  // oldest first: children follow parents
     if (!row.start.parent_id.empty() && mine.count(row.start.parent_id)) mine.insert(row.start.execution_id);
@@ -218,6 +219,22 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     report.files.push_back(std::move(f));
   }
 
+  for (const GateEvent& e : events) {
+    if (e.kind != "overlay_conflict" || mine.count(e.execution_id) == 0) continue;
+    json d = ParseJson(e.detail_json);
+    if (!d.is_object() || !d.contains("paths") || !d["paths"].is_array()) continue;
+    json by = d.contains("by") && d["by"].is_object() ? d["by"] : json::object();
+    for (const json& p : d["paths"]) {
+      if (!p.is_string()) continue;
+      ReportConflict c{p.get<std::string>(), e.execution_id, d.value("kept_in", ""), "", ""};
+      if (by.contains(c.path) && by[c.path].is_object()) {
+        c.by_session = by[c.path].value("session_id", "");
+        c.by_execution = by[c.path].value("execution_id", "");
+      }
+      report.conflicts.push_back(std::move(c));
+    }
+  }
+
   std::map<std::string, ReportCheck> last;  // by check name, the latest
   std::vector<std::string> order;
   for (const GateEvent& e : events) {
@@ -285,6 +302,16 @@ std::string RenderReport(const Report& r) {
   for (const ReportIgnored& i : r.ignored) {
     out += "  " + i.path + "/: " + std::to_string(i.entries) + " changes git ignores (" + i.execution_id +
            "; not validated, not undoable)\n";
+  }
+  if (!r.conflicts.empty()) {
+    out += "Conflicts (a command's changes that did not land):\n";
+    for (const ReportConflict& c : r.conflicts) {
+      std::string who = c.by_session.empty() ? "something else"
+                                             : "Odin session " + c.by_session +
+                                                   (c.by_execution.empty() ? "" : " (" + c.by_execution + ")");
+      out += "  " + c.path + ": changed by " + who + " while " + c.execution_id + " ran; its version is in " +
+             c.kept_in + "\n";
+    }
   }
   if (!r.checks.empty()) {
     out += "Checks (profile " + r.profile + "):\n";
@@ -374,6 +401,14 @@ std::string ReportJson(const Report& r) {
   for (const ReportIgnored& i : r.ignored) {
     ignored.push_back({{"path", i.path}, {"entries", i.entries}, {"execution_id", i.execution_id}});
   }
+  json conflicts = json::array();
+  for (const ReportConflict& c : r.conflicts) {
+    conflicts.push_back({{"path", c.path},
+                         {"execution_id", c.execution_id},
+                         {"kept_in", c.kept_in},
+                         {"by_session", c.by_session.empty() ? json() : json(c.by_session)},
+                         {"by_execution", c.by_execution.empty() ? json() : json(c.by_execution)}});
+  }
   json checks = json::array();
   for (const ReportCheck& c : r.checks) {
     json check = {{"name", c.name}, {"status", c.status}, {"command", c.command}, {"execution_id", c.execution_id}};
@@ -393,6 +428,7 @@ std::string ReportJson(const Report& r) {
               {"profile", r.profile},
               {"files", files},
               {"ignored_changes", ignored},
+              {"conflicts", conflicts},
               {"checks", checks},
               {"hooks", r.hooks},
               {"workflow", r.workflow},

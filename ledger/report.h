@@ -38,6 +38,17 @@ struct ReportIgnored {
   std::string execution_id;
 };
 
+// A command's change that did not land: something else (another Odin
+// session, when the ledger says so) changed the path while it ran. What it
+// wrote is kept in kept_in.
+struct ReportConflict {
+  std::string path;  // relative to the workspace
+  std::string execution_id;
+  std::string kept_in;
+  std::string by_session;    // "" when not another Odin session
+  std::string by_execution;  // that session's call, if known
+};
+
 struct ReportCheck {
   std::string name;    // build, lint, tests
   std::string status;  // passed, failed, not_applicable, not_run
@@ -70,6 +81,7 @@ struct Report {
   std::string profile;
   std::vector<ReportFile> files;
   std::vector<ReportIgnored> ignored;
+  std::vector<ReportConflict> conflicts;
   std::vector<ReportCheck> checks;  // the last run of each check
   std::vector<std::string> hooks;   // what hooks decided that the user must see (a Stop hook's last block)
   // The workflow and the plan's last revision, the reviewers' verdicts in
@@ -97,6 +109,10 @@ struct ReportInput {
   std::string status;
   std::string profile;
   std::vector<std::string> call_ids;  // the model's calls during the message
+  // Calls of an earlier process whose changes the message answers for (what
+  // a command cut off by a crash wrote, applied on resume): their changes
+  // and conflicts are reported, they are not counted as the message's calls.
+  std::vector<std::string> inherited_call_ids;
   int64_t started_at_ms = 0;
   int64_t wall_ms = 0;
   // Count only this agent's model calls ("" : every agent's, subagents

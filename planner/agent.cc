@@ -13,6 +13,7 @@
 #include "base/ids.h"
 #include "base/sha256.h"
 #include "ledger/report.h"
+#include "planner/run_outcome.h"
 #include "planner/tool_specs.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
@@ -118,7 +119,8 @@ std::string Agent::SendReview() {
   return m.id;
 }
 
-void Agent::AddInheritedChanges(const CallChanges& changes) {
+void Agent::AddInheritedChanges(const std::string& execution_id, const CallChanges& changes) {
+  inherited_calls_.push_back(execution_id);
   for (const std::string& f : changes.changed) {
     if (std::find(inherited_.changed.begin(), inherited_.changed.end(), f) == inherited_.changed.end()) {
       inherited_.changed.push_back(f);
@@ -137,7 +139,9 @@ void Agent::StartNext() {
   current_->outcome.mode = current_->message.mode;
   current_->outcome.changed_files = std::move(inherited_.changed);
   current_->outcome.not_validated = std::move(inherited_.not_validated);
+  current_->inherited_call_ids = std::move(inherited_calls_);
   inherited_ = {};
+  inherited_calls_.clear();
   current_->started = clock_->Now();
   current_->started_wall_ms = clock_->WallMillis();
   current_->budget = std::make_unique<Budget>(o_.budget, clock_);
@@ -625,6 +629,39 @@ void Agent::Finish(const std::string& status_in, Status error) {
     error = ledger_failure_.WithContext("the ledger could not record the message");
   }
   ledger_failure_ = Status::OK();
+  // The report first: what it finds may change how the message ended.
+  if (ledger_ != nullptr) {
+    ReportInput in;
+    in.session_id = host_->session_id();
+    in.agent_id = o_.agent_id;
+    in.message_id = c.message.id;
+    in.workspace = o_.workspace;
+    in.status = status;
+    in.profile = c.message.mode == Mode::kEdit ? ProfileName(o_.profile) : "";
+    in.call_ids = c.model_call_ids;
+    in.inherited_call_ids = c.inherited_call_ids;
+    in.started_at_ms = c.started_wall_ms;
+    in.wall_ms = ToMillis(clock_->Now() - c.started);
+    StatusOr<Report> report = BuildReport(ledger_, in);
+    // Work that did not land is not done: a command's changes were set
+    // aside because something else changed the same paths meanwhile.
+    if (report.ok() && status == "done" && !report->conflicts.empty()) {
+      status = RunOutcomeName(RunOutcome::kConflict);
+      report->status = status;
+      const ReportConflict& first = report->conflicts.front();
+      std::string who = first.by_session.empty() ? "something else" : "another Odin session (" + first.by_session + ")";
+      std::string more =
+          report->conflicts.size() > 1 ? " and " + std::to_string(report->conflicts.size() - 1) + " more path(s)" : "";
+      error = Status::FailedPrecondition(first.path + more + " changed by " + who + " while " + first.execution_id +
+                                         " ran; its version did not land and is in " + first.kept_in);
+    }
+    if (report.ok()) {
+      c.outcome.report_text = RenderReport(*report);
+      c.outcome.report_json = ReportJson(*report);
+    } else {
+      c.outcome.report_text = "(no report: " + report.status().message() + ")\n";
+    }
+  }
   c.outcome.status = status;
   c.outcome.error = error;
   c.outcome.budget_limits = c.budget->limits();
@@ -647,25 +684,6 @@ void Agent::Finish(const std::string& status_in, Status error) {
   for (const std::string& f : c.outcome.changed_files) {
     if (std::find(totals_.changed_files.begin(), totals_.changed_files.end(), f) == totals_.changed_files.end()) {
       totals_.changed_files.push_back(f);
-    }
-  }
-  if (ledger_ != nullptr) {
-    ReportInput in;
-    in.session_id = host_->session_id();
-    in.agent_id = o_.agent_id;
-    in.message_id = c.message.id;
-    in.workspace = o_.workspace;
-    in.status = status;
-    in.profile = c.message.mode == Mode::kEdit ? ProfileName(o_.profile) : "";
-    in.call_ids = c.model_call_ids;
-    in.started_at_ms = c.started_wall_ms;
-    in.wall_ms = ToMillis(clock_->Now() - c.started);
-    StatusOr<Report> report = BuildReport(ledger_, in);
-    if (report.ok()) {
-      c.outcome.report_text = RenderReport(*report);
-      c.outcome.report_json = ReportJson(*report);
-    } else {
-      c.outcome.report_text = "(no report: " + report.status().message() + ")\n";
     }
   }
   PersistHistory();

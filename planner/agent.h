@@ -189,7 +189,7 @@ class Agent {
   // Changes the next message answers for as if its calls had made them
   // (what an interrupted command wrote, applied on resume): its completion
   // runs the checks for them, and waits for them where not validated.
-  void AddInheritedChanges(const CallChanges& changes);
+  void AddInheritedChanges(const std::string& execution_id, const CallChanges& changes);
   void set_model(const std::string& model) {
     o_.model = model;
     if (o_.context_window == 0) context_.window = DefaultContextWindow(model);
@@ -246,6 +246,7 @@ class Agent {
     int64_t started_wall_ms = 0;
     SteadyTime started{};
     std::vector<std::string> model_call_ids;
+    std::vector<std::string> inherited_call_ids;  // AddInheritedChanges'
     // The convergence gate: how often each distinct refusal happened, and the
     // checks of the completion claim being judged.
     RefusalCounter refusals{0};
@@ -469,8 +470,9 @@ class Agent {
   Clock* clock_;
   AgentObserver* observer_;
   std::vector<ChatMessage> history_;
-  std::string notes_;      // for the next message (AddNote)
-  CallChanges inherited_;  // for the next message (AddInheritedChanges)
+  std::string notes_;                         // for the next message (AddNote)
+  CallChanges inherited_;                     // for the next message (AddInheritedChanges)
+  std::vector<std::string> inherited_calls_;  // whose changes those are, for its report
   std::deque<Pending> queue_;
   std::optional<Current> current_;
   MessageOutcome totals_;

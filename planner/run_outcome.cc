@@ -5,9 +5,9 @@ namespace odin {
 namespace {
 
 constexpr RunOutcome kAll[] = {
-    RunOutcome::kDone,  RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,   RunOutcome::kStalled,
-    RunOutcome::kError, RunOutcome::kCancelled,    RunOutcome::kContextExhausted, RunOutcome::kPromptRefused,
-    RunOutcome::kHalted};
+    RunOutcome::kDone,   RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,   RunOutcome::kStalled,
+    RunOutcome::kError,  RunOutcome::kCancelled,    RunOutcome::kContextExhausted, RunOutcome::kPromptRefused,
+    RunOutcome::kHalted, RunOutcome::kConflict};
 
 }  // namespace
 
@@ -22,6 +22,7 @@ const char* RunOutcomeName(RunOutcome outcome) {
     case RunOutcome::kContextExhausted: return "context_exhausted";
     case RunOutcome::kPromptRefused: return "prompt_refused";
     case RunOutcome::kHalted: return "halted";
+    case RunOutcome::kConflict: return "conflict";
   }
   return "error";
 }
@@ -44,6 +45,7 @@ int ExitCode(RunOutcome outcome) {
     case RunOutcome::kContextExhausted: return kContextExhaustedExit;
     case RunOutcome::kPromptRefused: return kPromptRefusedExit;
     case RunOutcome::kHalted: return kHaltedExit;
+    case RunOutcome::kConflict: return kConflictExit;
   }
   return kError;
 }

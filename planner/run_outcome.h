@@ -24,10 +24,14 @@ enum class RunOutcome {
   // The plan critic said HALT, or sent the plan back more often than
   // reviewers.critic.max_rounds allows.
   kHalted,
+  // The work of a run did not all land: a command's changes were set aside
+  // because another Odin session (or something else) changed the same
+  // paths while it ran. The report names the paths and where they are kept.
+  kConflict,
 };
 
 // "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled",
-// "context_exhausted", "prompt_refused", "halted".
+// "context_exhausted", "prompt_refused", "halted", "conflict".
 const char* RunOutcomeName(RunOutcome outcome);
 std::optional<RunOutcome> ParseRunOutcome(std::string_view name);
 
@@ -43,6 +47,7 @@ constexpr int kStalled = 5;
 constexpr int kContextExhaustedExit = 6;
 constexpr int kPromptRefusedExit = 7;
 constexpr int kHaltedExit = 8;
+constexpr int kConflictExit = 10;
 constexpr int kCancelledExit = 130;
 
 int ExitCode(RunOutcome outcome);

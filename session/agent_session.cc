@@ -62,7 +62,7 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
     }
     while (!*applied) RETURN_IF_ERROR(coordinator.Poll(milliseconds(100)));
     const v1::ToolResult& result = **applied;
-    agent->AddInheritedChanges(ChangesOf(kExecuteCommandTool, result, coordinator.workspace()));  // a hook's too
+    agent->AddInheritedChanges(id, ChangesOf(kExecuteCommandTool, result, coordinator.workspace()));  // a hook's too
     std::vector<std::string> files;
     for (const v1::FileChange& fc : result.changes()) {
       if (fc.file_type() != "directory") files.push_back(DisplayPath(fc.path(), coordinator.workspace()));

@@ -824,7 +824,9 @@ TEST_F(OdinMutationsTest, AFileChangedWhileTheCommandRanIsAConflictNotOverwritte
   });
   json r = Prompt(llm);
   outsider.join();
-  ASSERT_EQ(r["status"], "done") << last_.err;
+  // The command's work did not land: not done.
+  ASSERT_EQ(r["status"], "conflict") << last_.err;
+  EXPECT_EQ(last_.exit_code, 10);
   EXPECT_EQ(Get("shared.txt"), "theirs\n");
   std::string command = CommandId();
   ASSERT_TRUE(RanOverOverlay(command));
@@ -835,6 +837,97 @@ TEST_F(OdinMutationsTest, AFileChangedWhileTheCommandRanIsAConflictNotOverwritte
   // What changed it is external, never the command's.
   EXPECT_EQ(Rows("SELECT source FROM mutations WHERE path = ?", ws_.Join("shared.txt")),
             std::vector<std::string>({"external"}));
+}
+
+// Two sessions at once in one workspace: the second changes a file while
+// the first's command (which wrote it too) runs. The first's version is set
+// aside, its stale edit is refused naming the other session, and its run
+// ends `conflict` (exit 10) with a report that names the other session and
+// where the set-aside version is.
+TEST_F(OdinMutationsTest, AConflictWithAnotherSessionEndsTheRunAsAConflictNamingIt) {
+  Put("shared.txt", "before\n");
+  FakeLlm first(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"shared.txt"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"shared.txt","old_string":"before","new_string":"edited"}}]},
+    {"text":"Done."}]})");
+  FakeLlm second(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"shared.txt"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"shared.txt","old_string":"before","new_string":"theirs"}}]},
+    {"text":"Changed it."}]})");
+  Ran other;
+  std::thread outsider([&] {
+    auto waiting = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
+        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
+      }
+      return false;
+    };
+    ASSERT_TRUE(WaitUntil(waiting));
+    other = RunOdin(ws_.path(), {"-p", "change it", "--output-format", "json"}, Env(second));
+    for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
+  });
+  json r = Prompt(first);
+  outsider.join();
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  json theirs = json::parse(other.out);
+  std::string other_session = theirs["session_id"];
+  EXPECT_EQ(Get("shared.txt"), "theirs\n");
+
+  EXPECT_EQ(r["status"], "conflict") << last_.out << last_.err;
+  EXPECT_EQ(last_.exit_code, 10);
+  EXPECT_EQ(r["is_error"], true);
+  std::string command = CommandId();
+  // CommandId reads the first ExecuteCommand; the other session ran none.
+  EXPECT_EQ(Get(".odin/conflicts/" + command + "/shared.txt"), "mine\n");
+  const json& conflicts = r["report"]["conflicts"];
+  ASSERT_EQ(conflicts.size(), 1u) << r["report"].dump();
+  EXPECT_EQ(conflicts[0]["path"], "shared.txt");
+  EXPECT_EQ(conflicts[0]["by_session"], other_session);
+  EXPECT_EQ(conflicts[0]["kept_in"], ".odin/conflicts/" + command);
+  EXPECT_NE(r["error"].get<std::string>().find("another Odin session (" + other_session + ")"), std::string::npos)
+      << r["error"];
+  // The model heard who changed it, when its command's version was set
+  // aside and when its edit on the strength of its read was refused.
+  std::vector<json> requests = RequestsOf(first);
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_NE(LastResult(requests[2]).dump().find("changed by another Odin session (" + other_session + ")"),
+            std::string::npos)
+      << LastResult(requests[2]).dump();
+  EXPECT_NE(LastResult(requests[3]).dump().find("by another Odin session (" + other_session), std::string::npos)
+      << LastResult(requests[3]).dump();
+  EXPECT_EQ(LastResult(requests[3]).dump().find("outside Odin"), std::string::npos) << LastResult(requests[3]).dump();
+}
+
+// The report in text: the conflict, the other session, the kept version.
+TEST_F(OdinMutationsTest, TheTextReportShowsAConflictAndTheExitCodeIsTen) {
+  Put("shared.txt", "before\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$"}}]},
+    {"text":"Done."}]})");
+  std::thread outsider([&] {
+    auto waiting = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
+        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
+      }
+      return false;
+    };
+    ASSERT_TRUE(WaitUntil(waiting));
+    Put("shared.txt", "theirs\n");
+    for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
+  });
+  Ran ran = RunOdin(ws_.path(), {"-p", "do the task"}, Env(llm));
+  outsider.join();
+  EXPECT_EQ(ran.exit_code, 10) << ran.out << ran.err;
+  std::string command = CommandId();
+  EXPECT_NE(ran.out.find("Conflicts (a command's changes that did not land):\n  shared.txt: changed by something "
+                         "else while " +
+                         command + " ran; its version is in .odin/conflicts/" + command + "\n"),
+            std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("Status: conflict"), std::string::npos) << ran.out;
 }
 
 // odin exec has no tracker to hear the outside change: the file's ctime,

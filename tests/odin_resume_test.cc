@@ -330,8 +330,20 @@ TEST_F(OdinResumeTest, WhatAKilledSessionsCommandWroteLandsOnResume) {
 
   json r = Prompt(llm, {"-c", "-p", "go on"});
   ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
-  EXPECT_EQ(r["status"], "done") << last_.err;
+  // Part of its work did not land: the run is a conflict, not done.
+  EXPECT_EQ(r["status"], "conflict") << last_.err;
+  EXPECT_EQ(last_.exit_code, 10);
   ASSERT_TRUE(PathExists(ws_.Join("made.txt"))) << "the command's write did not land";
+  // The report answers for what landed on resume, and for what did not.
+  const json& files = r["report"]["files"];
+  ASSERT_EQ(files.size(), 1u) << r["report"].dump();
+  EXPECT_EQ(files[0]["path"], "made.txt");
+  EXPECT_EQ(files[0]["by_command"], true);
+  EXPECT_EQ(files[0]["execution_ids"], json::array({call}));
+  ASSERT_EQ(r["report"]["conflicts"].size(), 1u) << r["report"].dump();
+  EXPECT_EQ(r["report"]["conflicts"][0]["path"], "theirs.txt");
+  EXPECT_EQ(r["report"]["conflicts"][0]["kept_in"], ".odin/conflicts/" + call);
+  EXPECT_EQ(r["report"]["tool_calls"], 0) << "the resumed command is not this message's call";
   EXPECT_EQ(*ReadFileToString(ws_.Join("made.txt")), "data\n");
   EXPECT_EQ(*ReadFileToString(ws_.Join("theirs.txt")), "someone else\n");
   EXPECT_EQ(*ReadFileToString(ws_.Join(".odin/conflicts/" + call + "/theirs.txt")), "mine\n");
@@ -384,7 +396,8 @@ TEST_F(OdinResumeTest, AResumeThatLandsOnlyIgnoredFilesAndConflictsSaysSo) {
 
   json r = Prompt(llm, {"-c", "-p", "go on"});
   ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
-  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(r["status"], "conflict") << last_.err;
+  EXPECT_EQ(r["report"]["ignored_changes"].size(), 1u) << r["report"].dump();
   EXPECT_EQ(*ReadFileToString(ws_.Join("build/b")), "2\n");
   EXPECT_EQ(*ReadFileToString(ws_.Join("theirs.txt")), "someone else\n");
   std::string body = RequestsOf(llm).back()["body"].dump();
