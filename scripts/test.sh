@@ -14,4 +14,7 @@ scripts/format.sh --check
 # (mit-krb5, from the curl and gRPC packages), which would rebuild everything.
 [ -f build/build.ninja ] || cmake -S . -B build -G Ninja
 cmake --build build
+# The small corpus of real projects the Corpus.SmallRealProjects test runs
+# odin on (pinned, cached; nothing to do when it is there).
+scripts/fetch-corpus.sh --small
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600
