@@ -10,6 +10,7 @@
 #include "base/file_util.h"
 #include "base/json_input.h"
 #include "base/subprocess.h"
+#include "workspace/host_files.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
@@ -58,9 +59,22 @@ bool HasPythonTests(const std::string& workspace) {
   if (Has(workspace, "pytest.ini") || Has(workspace, "conftest.py")) return true;
   if (Read(workspace, "pyproject.toml").find("[tool.pytest") != std::string::npos) return true;
   if (Read(workspace, "setup.cfg").find("[tool:pytest]") != std::string::npos) return true;
-  for (const std::string& dir : {std::string(), std::string("tests"), std::string("test")}) {
-    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
-    StatusOr<std::vector<std::string>> names = files.ok() ? files->List(dir) : files.status();
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
+  if (!files.ok()) return false;
+  // The root, tests/ and test/, and the tests inside a top-level package
+  // (toolz/tests/), which pytest finds as well.
+  std::vector<std::string> dirs = {"", "tests", "test"};
+  if (StatusOr<std::vector<std::string>> top = files->List(""); top.ok()) {
+    int packages = 0;
+    for (const std::string& name : *top) {
+      if (name.starts_with(".") || !files->Look(name + "/__init__.py").exists()) continue;
+      if (++packages > 64) break;
+      dirs.push_back(name + "/tests");
+      dirs.push_back(name + "/test");
+    }
+  }
+  for (const std::string& dir : dirs) {
+    StatusOr<std::vector<std::string>> names = files->List(dir);
     if (!names.ok()) continue;
     for (const std::string& name : *names) {
       if ((name.rfind("test_", 0) == 0 && name.size() > 8 && name.substr(name.size() - 3) == ".py") ||
@@ -73,15 +87,34 @@ bool HasPythonTests(const std::string& workspace) {
 }
 
 // How the project's own pytest is run: the workspace's virtualenv's, else
-// the pytest on PATH (a pyenv or pipx install: its python3 may lack the
-// module), else python3's module.
+// the pytest on PATH when it is not python3's own (a pyenv or pipx install:
+// that python3 may lack the module), else python3's module.
 std::string PytestCommand(const std::string& ws) {
   for (const char* venv : {".venv", "venv"}) {
     if (Has(ws, std::string(venv) + "/bin/pytest")) return std::string(venv) + "/bin/pytest -q";
   }
   const char* path = getenv("PATH");
-  if (!SearchPath("pytest", path != nullptr ? path : "").empty()) return "pytest -q";
-  return "python3 -m pytest -q";
+  std::string pytest = SearchPath("pytest", path != nullptr ? path : "");
+  std::string python = SearchPath("python3", path != nullptr ? path : "");
+  // One installation's pair (Debian's /usr/bin): its module, which puts the
+  // checkout on sys.path as a run from the checkout expects (toolz's tests
+  // import toolz).
+  if (pytest.empty() || (!python.empty() && DirName(pytest) == DirName(python))) return "python3 -m pytest -q";
+  // A pytest of another python (Debian's, under a pyenv python3): the module
+  // of the python its first line names, when it names one; else itself.
+  StatusOr<std::optional<std::string>> script = ReadUserFile(pytest, 64 << 10);
+  if (script.ok() && *script && (*script)->starts_with("#!")) {
+    std::string line = (*script)->substr(2, (*script)->find('\n') - 2);
+    while (!line.empty() && line.front() == ' ') line.erase(0, 1);
+    std::string interpreter = line.substr(0, line.find(' '));
+    std::string name = interpreter.substr(interpreter.find_last_of('/') + 1);
+    bool plain = interpreter.find_first_of("'\"$`\\;&|<>") == std::string::npos;
+    if (interpreter.starts_with("/") && name.starts_with("python") && plain &&
+        interpreter.find(' ') == std::string::npos) {
+      return interpreter + " -m pytest -q";
+    }
+  }
+  return "pytest -q";
 }
 
 // The first kind of project found, in order of how specific its files are.
@@ -93,7 +126,13 @@ std::vector<Detected> Detect(const std::string& ws) {
                      configure + "cmake --build build && ctest --test-dir build --output-on-failure",
                      "CMakeLists.txt"});
   }
-  if (Has(ws, "Cargo.toml")) found.push_back({"cargo build", "cargo clippy", "cargo test", "Cargo.toml"});
+  if (Has(ws, "Cargo.toml")) {
+    // clippy is a component of its own (Debian's cargo has none): without
+    // it, `cargo clippy` fails every correct change.
+    const char* path = getenv("PATH");
+    bool clippy = !SearchPath("cargo-clippy", path != nullptr ? path : "").empty();
+    found.push_back({"cargo build", clippy ? "cargo clippy" : "", "cargo test", "Cargo.toml"});
+  }
   if (Has(ws, "go.mod")) found.push_back({"go build ./...", "go vet ./...", "go test ./...", "go.mod"});
   if (Has(ws, "package.json")) {
     nlohmann::json pkg = ParseJson(Read(ws, "package.json"));

@@ -43,16 +43,23 @@ class ChecksTest : public ::testing::Test {
     StatusOr<std::string> dir = MakeTempDir("odin-checks-test");
     ASSERT_TRUE(dir.ok()) << dir.status().ToString();
     ws_ = *dir;
-    // No pytest on PATH unless a test puts one there.
+    // No pytest on PATH unless a test puts one there; cargo's clippy is.
     const char* path = getenv("PATH");
     saved_path_ = path != nullptr ? path : "";
-    setenv("PATH", "/nonexistent", 1);
+    StatusOr<std::string> tools = MakeTempDir("odin-checks-tools");
+    ASSERT_TRUE(tools.ok());
+    tools_ = *tools;
+    ASSERT_TRUE(WriteFileAtomic(JoinPath(tools_, "cargo-clippy"), "#!/bin/sh\n").ok());
+    ASSERT_EQ(chmod(JoinPath(tools_, "cargo-clippy").c_str(), 0755), 0);
+    setenv("PATH", ("/nonexistent:" + tools_).c_str(), 1);
   }
   void TearDown() override {
     setenv("PATH", saved_path_.c_str(), 1);
     RemoveTree(ws_);
+    RemoveTree(tools_);
   }
   std::string saved_path_;
+  std::string tools_;
 
   void Write(const std::string& name, const std::string& content = "") {
     std::string path = JoinPath(ws_, name);
@@ -206,6 +213,28 @@ TEST_F(ChecksTest, PythonProjectWithoutTestsOrRuffHasNothingToRun) {
   EXPECT_EQ(Checks(Profile::kSafe), (Lines{"build:  | ", "lint:  | ", "tests:  | "}));
 }
 
+// toolz keeps its tests inside the package (toolz/tests/), where pytest
+// finds them.
+TEST_F(ChecksTest, TestsInsideATopLevelPackageAreFound) {
+  Write("setup.py", "from setuptools import setup\nsetup(name='pkg')\n");
+  Write("pkg/__init__.py", "");
+  Write("pkg/tests/test_core.py", "def test_x():\n    assert True\n");
+  EXPECT_EQ(Checks(Profile::kAuto), (Lines{"lint:  | ", "tests: python3 -m pytest -q | setup.py"}));
+  // A directory that is not a package is not looked into.
+  RemoveTree(ws_);
+  Write("setup.py", "from setuptools import setup\nsetup(name='pkg')\n");
+  Write("notpkg/tests/test_core.py", "def test_x():\n    assert True\n");
+  EXPECT_EQ(Checks(Profile::kAuto), (Lines{"lint:  | ", "tests:  | "}));
+}
+
+// Debian's cargo has no clippy: without cargo-clippy on PATH, no lint (it
+// would fail every correct change).
+TEST_F(ChecksTest, CargoClippyOnlyWhereItIsInstalled) {
+  Write("Cargo.toml");
+  setenv("PATH", "/nonexistent", 1);
+  EXPECT_EQ(Checks(Profile::kAuto), (Lines{"lint:  | ", "tests: cargo test | Cargo.toml"}));
+}
+
 TEST_F(ChecksTest, PytestIsFoundFromItsConfiguration) {
   for (auto [file, content] :
        std::vector<std::pair<std::string, std::string>>{{"pytest.ini", "[pytest]\n"},
@@ -242,6 +271,25 @@ TEST_F(ChecksTest, PytestIsTheProjectsOwnWhereItHasOne) {
   Write("elsewhere/bin/pytest", "#!/bin/sh\n");
   ASSERT_EQ(chmod(JoinPath(bin, "pytest").c_str(), 0755), 0);
   setenv("PATH", ("/nonexistent:" + bin).c_str(), 1);
+  EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, "pytest -q");
+  // pytest beside the python3 on PATH (Debian's /usr/bin): that python3's
+  // module, which puts the checkout on sys.path.
+  Write("elsewhere/bin/python3", "#!/bin/sh\n");
+  ASSERT_EQ(chmod(JoinPath(bin, "python3").c_str(), 0755), 0);
+  EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, "python3 -m pytest -q");
+  // Debian's pytest under a pyenv python3 (an earlier python3 on PATH): the
+  // module of the python its first line names.
+  std::string other = JoinPath(ws_, "pyenv/shims");
+  ASSERT_EQ(unlink(JoinPath(bin, "python3").c_str()), 0);
+  Write("pyenv/shims/python3", "#!/bin/sh\n");
+  ASSERT_EQ(chmod(JoinPath(other, "python3").c_str(), 0755), 0);
+  Write("elsewhere/bin/pytest", "#!/usr/bin/python3\nimport pytest\n");
+  ASSERT_EQ(chmod(JoinPath(bin, "pytest").c_str(), 0755), 0);
+  setenv("PATH", (other + ":" + bin).c_str(), 1);
+  EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, "/usr/bin/python3 -m pytest -q");
+  // One whose first line is not a python's (a shim): itself.
+  Write("elsewhere/bin/pytest", "#!/usr/bin/env bash\nexec pytest \"$@\"\n");
+  ASSERT_EQ(chmod(JoinPath(bin, "pytest").c_str(), 0755), 0);
   EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, "pytest -q");
   Write(".venv/bin/pytest", "#!/bin/sh\n");
   EXPECT_EQ(ChecksForProfile(Profile::kAuto, {}, ws_)[1].command, ".venv/bin/pytest -q");
