@@ -651,7 +651,7 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
   if (ledger_ != nullptr) {
     bool any = !records.empty();
     Status s = ledger_->AddMutations(std::move(records), images);
-    if (!s.ok()) spdlog::error("{}", s.message());
+    LogLedgerWriteFailure(s);
     if (any && !execution_id.empty()) RecordGitHead(agent_id, execution_id);
   }
   return files;
@@ -704,7 +704,7 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   if (!m.undoable) m.note = "not undoable: its content before is past the cap";
   if (ledger_ != nullptr) {
     Status s = ledger_->AddMutations({m}, images);
-    if (!s.ok()) spdlog::error("{}", s.message());
+    LogLedgerWriteFailure(s);
     RecordGitHead(c.call.agent_id, r.execution_id());
   }
   MarkIndexDirty(path);

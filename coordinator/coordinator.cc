@@ -148,7 +148,7 @@ void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::s
 void Coordinator::AppendGateEvent(const GateEvent& g) {
   if (ledger_ == nullptr) return;
   Status s = ledger_->AddGateEvent(g);
-  if (!s.ok()) spdlog::error("{}", s.message());
+  LogLedgerWriteFailure(s);
 }
 
 Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id) {
@@ -1024,7 +1024,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     Status started =
         ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool, c.call.arguments_json,
                                     CallModeName(*c.call.mode), "", clock_->WallMillis(), c.call.parent_id});
-    if (!started.ok()) spdlog::error("{}", started.message());
+    LogLedgerWriteFailure(started);
     c.started = started.ok();
     c.dispatched_at = clock_->Now();
   }
@@ -1321,7 +1321,7 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   j.record.agent_id = c.call.agent_id;
   j.record.created_at_ms = clock_->WallMillis();
   Status recorded = RecordEnd(c, r, &j.record, j.diagnostics, std::move(j.artifacts));
-  if (!recorded.ok()) spdlog::error("{}", recorded.message());
+  LogLedgerWriteFailure(recorded);
   Deliver(c, r, recorded);
   if (!c.validates_command.empty()) return FinishCommandCheck(c.validates_command, r);
   if (!c.held) return;

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -1000,6 +1001,46 @@ StatusOr<VerifyReport> Ledger::VerifySnapshot() {
     next->has_row = rc == SQLITE_ROW;
   }
   return report;
+}
+
+namespace {
+
+std::mutex g_failures_mu;
+std::set<std::string>& ShownFailures() {
+  static std::set<std::string>* shown = new std::set<std::string>();
+  return *shown;
+}
+
+// What identifies a failure: the message after its last "ledger " (the
+// callers' contexts differ, the ledger's own words do not).
+std::string FailureKey(std::string_view message) {
+  size_t at = message.rfind("ledger ");
+  return std::string(at == std::string_view::npos ? message : message.substr(at));
+}
+
+}  // namespace
+
+void LogLedgerWriteFailure(const Status& failure) {
+  if (failure.ok()) return;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(g_failures_mu);
+    first = ShownFailures().insert(FailureKey(failure.message())).second;
+  }
+  if (first) {
+    spdlog::error("{}", failure.message());
+  } else {
+    spdlog::debug("{}", failure.message());
+  }
+}
+
+bool LedgerFailureShown(std::string_view text) {
+  std::lock_guard<std::mutex> lock(g_failures_mu);
+  std::string key = FailureKey(text);
+  for (const std::string& shown : ShownFailures()) {
+    if (key.find(shown) != std::string::npos || shown.find(key) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace odin

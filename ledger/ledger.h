@@ -393,4 +393,12 @@ class Ledger {
   bool unflushed_ = false;       // committed since the last Flush
 };
 
+// A write the ledger refused (a full disk, a read-only file): logged as an
+// error the first time each distinct failure is seen in this process, and at
+// debug level after, so a full disk is one line, not one per record.
+void LogLedgerWriteFailure(const Status& failure);
+// Whether text holds a failure LogLedgerWriteFailure has shown already (a
+// run's last line need not say it again).
+bool LedgerFailureShown(std::string_view text);
+
 }  // namespace odin

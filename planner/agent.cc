@@ -596,7 +596,7 @@ bool Agent::ClearHistory() {
 
 void Agent::NoteLedgerWrite(const Status& recorded) {
   if (recorded.ok()) return;
-  spdlog::error("the ledger could not record: {}", recorded.message());
+  LogLedgerWriteFailure(recorded);
   if (ledger_failure_.ok()) ledger_failure_ = recorded;
 }
 
@@ -677,7 +677,7 @@ void Agent::Finish(const std::string& status_in, Status error) {
     std::string text = status == "error" ? error.message() : c.outcome.text;
     Status recorded = ledger_->AddMessage({NewId("msg"), host_->session_id(), o_.agent_id, "assistant",
                                            ModeName(c.message.mode), text, status, clock_->WallMillis()});
-    if (!recorded.ok()) spdlog::error("the ledger could not record the answer: {}", recorded.message());
+    LogLedgerWriteFailure(recorded);
   }
   totals_.turns += c.outcome.turns;
   for (const std::string& id : c.outcome.execution_ids) totals_.execution_ids.push_back(id);

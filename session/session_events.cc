@@ -7,6 +7,7 @@
 #include "base/canonical_json.h"
 #include "base/clock.h"
 #include "base/json_input.h"
+#include "ledger/ledger.h"
 #include "planner/run_outcome.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
@@ -75,7 +76,7 @@ json OutcomeObject(const MessageOutcome& o, const std::string& session_id, const
             {"duration_ms", ToMillis(o.budget_used.wall)},
             {"total_cost_usd", static_cast<double>(o.cost_microusd) / 1e6},
             {"status", o.status},
-            {"result", o.text},
+            {"result", o.status == "error" ? std::string() : o.text},
             {"session_id", session_id},
             {"mode", ModeName(o.mode)},
             {"turns", o.turns},
@@ -334,13 +335,19 @@ void PrintPromptEvent(const v1::SessionEvent& e, const std::string& format, std:
     return;
   }
   // The model's own words, labelled as such; then the ledger's report.
-  if (!f.text().empty()) {
+  // A run that ended in an error has no result: what the model last said
+  // (its claim) is not shown as one.
+  if (!f.text().empty() && f.status() != "error") {
     out << "Model's explanation (its own words; the report below is from the ledger):\n" << f.text();
     if (f.text().back() != '\n') out << "\n";
     out << "\n";
   }
   out << f.report_text();
-  if (f.status() != "done") err << "odin: " << f.status() << (f.error().empty() ? "" : ": " + f.error()) << "\n";
+  // A ledger that could not record was said once, as it happened.
+  bool said = f.status() == "error" && LedgerFailureShown(f.error());
+  if (f.status() != "done" && !said) {
+    err << "odin: " << f.status() << (f.error().empty() ? "" : ": " + f.error()) << "\n";
+  }
 }
 
 }  // namespace odin

@@ -5,6 +5,7 @@
 // odin_validation_test.cc.)
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -928,6 +929,49 @@ TEST_F(OdinMutationsTest, TheTextReportShowsAConflictAndTheExitCodeIsTen) {
             std::string::npos)
       << ran.out;
   EXPECT_NE(ran.out.find("Status: conflict"), std::string::npos) << ran.out;
+}
+
+// Issue 47, item 5: a full disk. The ledger cannot record and the writes
+// cannot land: the run ends in one line (exit 1), no partial file is left
+// in the workspace, the ledger still verifies, and the model's claim is not
+// shown as the result. (RLIMIT_FSIZE gives EFBIG, not ENOSPC: a small tmpfs.)
+TEST_F(OdinMutationsTest, ADiskFullEndsInOneLineWithNoPartialFileAndALedgerThatVerifies) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a size-limited tmpfs needs root";
+  std::string small = ws_.Join("small");
+  ASSERT_TRUE(MakeDirs(small).ok());
+  ASSERT_EQ(mount("tmpfs", small.c_str(), "tmpfs", 0, "size=3m"), 0) << strerror(errno);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{small};
+  StatusOr<CommandOutput> init = RunCommand({.argv = {"git", "init", "-q", small}, .env = CurrentEnvironment()});
+  ASSERT_TRUE(init.ok() && init->exit_code == 0);
+  ASSERT_TRUE(WriteFileAtomic(small + "/f.txt", "hi\n").ok());
+  std::string big(1'000'000, 'x');
+  json turns = json::array();
+  for (const char* name : {"big1.txt", "big2.txt", "big3.txt"}) {
+    turns.push_back({{"tool_calls", {{{"name", "Write"}, {"arguments", {{"file_path", name}, {"content", big}}}}}}});
+  }
+  turns.push_back({{"text", "Fixed f."}});
+  FakeLlm llm(json({{"responses", turns}}).dump());
+  Ran ran = RunOdin(small, {"-p", "fix f"}, Env(llm));
+  EXPECT_EQ(ran.exit_code, 1) << ran.out << ran.err;
+  // One line, naming the problem.
+  EXPECT_EQ(std::count(ran.err.begin(), ran.err.end(), '\n'), 1) << ran.err;
+  EXPECT_NE(ran.err.find("disk is full"), std::string::npos) << ran.err;
+  EXPECT_EQ(ran.out.find("Fixed f."), std::string::npos) << "the model's claim shown as the result:\n" << ran.out;
+  EXPECT_NE(ran.out.find("Status: error"), std::string::npos) << ran.out;
+  // No partial file: each write landed whole or not at all, and nothing
+  // half-written is left beside them.
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(small, ec)) {
+    std::string name = e.path().filename();
+    if (name == ".git" || name == ".odin" || name == "f.txt") continue;
+    EXPECT_TRUE(name.starts_with("big") && std::filesystem::file_size(e.path()) == big.size())
+        << "left in the workspace: " << name;
+  }
+  Ran verify = RunOdin(small, {"ledger", "verify"}, Env(llm));
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }
 
 // odin exec has no tracker to hear the outside change: the file's ctime,

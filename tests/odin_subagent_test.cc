@@ -430,7 +430,11 @@ TEST_F(OdinSubagentTest, SubagentsCommandsRunSideBySideAndTheLaterWriteToAFileIs
   });
   json r = Prompt(llm);
   outsider.join();
-  EXPECT_EQ(r["status"], "done") << last_.err;
+  // The first subagent's version of the shared files did not land: the run
+  // says so (issue 47, item 3), with the paths and where they are kept.
+  EXPECT_EQ(r["status"], "conflict") << last_.err;
+  EXPECT_EQ(last_.exit_code, 10);
+  EXPECT_EQ(r["report"]["conflicts"].size(), 3u) << r["report"].dump();
   EXPECT_TRUE(overlapped) << "the second subagent's command did not land while the first's ran";
   EXPECT_EQ(Get("a.txt"), "one\n");
   EXPECT_EQ(Get("b.txt"), "two\n");
