@@ -6,6 +6,7 @@
 #include "base/terminal_text.h"
 #include "cli/diff_view.h"
 #include "cli/markdown_render.h"
+#include "llm/retry_policy.h"
 #include "workspace/undo.h"
 #include "odin/v1/worker.pb.h"
 #include "session/session_events.h"
@@ -176,6 +177,11 @@ void TerminalView::OnCompaction(const std::string& id, int64_t before, int64_t a
   Line(Color("2", "(context compacted, " + how + ": about " + std::to_string(before) + " -> " + std::to_string(after) +
                       " tokens; " + id + ")"));
   message_ended_ = true;
+}
+
+void TerminalView::OnLlmRetry(const LlmRetry& r) {
+  FlushText();
+  Line(Color("33", "(" + RetryNotice(r.http_status, r.why, r.delay_ms, r.next_attempt, r.max_attempts) + ")"));
 }
 
 void TerminalView::OnMessageDone(const MessageOutcome& o) {

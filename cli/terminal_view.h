@@ -53,6 +53,7 @@ class TerminalView final : public AgentObserver {
   void OnToolProgress(const v1::ToolProgress& p) override;
   void OnToolEnd(const std::string& id, const std::string& tool, const v1::ToolResult& r) override;
   void OnCompaction(const std::string& id, int64_t before, int64_t after, const std::string& how) override;
+  void OnLlmRetry(const LlmRetry& retry) override;
   void OnMessageDone(const MessageOutcome& o) override;
 
   // The model's text not shown yet, rendered now.

@@ -139,6 +139,9 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
         RetryDelay(retry_, c.attempts - 1, ra == c.head.headers.end() ? "" : ra->second, jitter, clock_->WallMillis());
     spdlog::info("{} (attempt {}); retrying in {} ms", why.message(), c.attempts, ToMillis(delay));
     c.retry_at = clock_->Now() + delay;
+    if (c.callbacks.on_retry) {
+      c.callbacks.on_retry({c.attempts + 1, retry_.max_retries + 1, ToMillis(delay), http_status, why.message()});
+    }
     return;
   }
   if (http_status == 401 || http_status == 403) {

@@ -103,10 +103,22 @@ inline int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, 
 // compacting the conversation once and asking again.
 inline bool IsContextOverflow(const Status& s) { return s.code() == StatusCode::kOutOfRange; }
 
+// A failed attempt the client will make again: what failed, when the next
+// attempt goes (the server's Retry-After when it sent one), and which it is.
+struct LlmRetry {
+  int next_attempt = 2;  // from 2
+  int max_attempts = 5;
+  int64_t delay_ms = 0;
+  int http_status = 0;  // 0: the transport failed, or the stream broke
+  std::string why;
+};
+
 class LlmClient {
  public:
   struct Callbacks {
     std::function<void(const std::string& delta)> on_text;  // streamed text
+    // Before each retry (optional): the user may be waiting on it.
+    std::function<void(const LlmRetry&)> on_retry;
     // Once: the response, or why there is none (after retries).
     std::function<void(const StatusOr<ChatResponse>&)> on_done;
   };

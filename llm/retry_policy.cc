@@ -37,4 +37,18 @@ Duration RetryDelay(const RetryPolicy& p, int retry, const std::string& retry_af
   return std::chrono::duration_cast<Duration>(backoff * std::clamp(random01, 0.0, 1.0));
 }
 
+std::string RetryNotice(int http_status, const std::string& why, int64_t delay_ms, int next_attempt, int max_attempts) {
+  // "URL: HTTP 429: slow down" -> "HTTP 429: slow down"; a transport
+  // failure's message stays whole.
+  std::string what = why;
+  if (size_t http = what.find("HTTP "); http != std::string::npos) what = what.substr(http);
+  if (what.size() > 200) what = what.substr(0, 197) + "...";
+  std::string head = http_status == 429 ? "the model's provider is rate-limiting (" + what + ")"
+                     : http_status != 0 ? "the model's provider failed (" + what + ")"
+                                        : "the model could not be reached (" + what + ")";
+  int64_t secs = (delay_ms + 999) / 1000;
+  return head + "; retrying in " + std::to_string(secs) + " s (" + std::to_string(next_attempt) + "/" +
+         std::to_string(max_attempts) + ")";
+}
+
 }  // namespace odin

@@ -27,4 +27,9 @@ bool IsRetryable(int http_status, const Status& transport);
 Duration RetryDelay(const RetryPolicy& policy, int retry, const std::string& retry_after, double random01,
                     int64_t now_wall_ms);
 
+// What the user reads while a retry waits: "the model's provider answered
+// HTTP 429 (slow down); retrying in 8 s (2/5)". why is the failure's
+// message; its URL is left out.
+std::string RetryNotice(int http_status, const std::string& why, int64_t delay_ms, int next_attempt, int max_attempts);
+
 }  // namespace odin

@@ -202,6 +202,9 @@ void Agent::SendRequest() {
   cb.on_text = [this, generation](const std::string& delta) {
     if (generation == generation_ && observer_) observer_->OnTextDelta(delta);
   };
+  cb.on_retry = [this, generation](const LlmRetry& retry) {
+    if (generation == generation_ && observer_) observer_->OnLlmRetry(retry);
+  };
   cb.on_done = [this, generation](const StatusOr<ChatResponse>& r) {
     if (generation == generation_ && current_) OnModel(r);
   };

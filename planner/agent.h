@@ -142,6 +142,8 @@ class AgentObserver {
   virtual void OnToolProgress(const v1::ToolProgress& progress) {}
   virtual void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result) {}
   virtual void OnLlmCall(const LlmCallRecord& call) {}
+  // A model request failed and will be made again after retry.delay_ms.
+  virtual void OnLlmRetry(const LlmRetry& retry) {}
   // The conversation was compacted: its size before and after, in tokens,
   // and how (masked, summarized, summary_failed).
   virtual void OnCompaction(const std::string& id, int64_t tokens_before, int64_t tokens_after,

@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/json_input.h"
 #include "ledger/ledger.h"
+#include "llm/retry_policy.h"
 #include "planner/run_outcome.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
@@ -203,6 +204,19 @@ void EventRecorder::OnGateEvent(const GateEvent& g) {
   Emit(std::move(e));
 }
 
+void EventRecorder::OnLlmRetry(const LlmRetry& r) {
+  v1::SessionEvent e = Next();
+  if (!message_id_.empty()) e.set_message_id(message_id_);
+  v1::GateEventOccurred* o = e.mutable_gate_event();
+  o->set_kind("model_retry");
+  o->set_detail_json(Json({{"next_attempt", r.next_attempt},
+                           {"max_attempts", r.max_attempts},
+                           {"delay_ms", r.delay_ms},
+                           {"http_status", r.http_status},
+                           {"why", r.why}}));
+  Emit(std::move(e));
+}
+
 void EventRecorder::OnApprovalRequest(const ApprovalRequest& a) {
   v1::SessionEvent e = Next();
   v1::ApprovalRequested* r = e.mutable_approval_requested();
@@ -326,6 +340,18 @@ void PrintPromptEvent(const v1::SessionEvent& e, const std::string& format, std:
   if (format == "stream-json") {
     std::string line = StreamJsonLine(e);
     if (!line.empty()) out << line << "\n" << std::flush;
+    return;
+  }
+  // A retry the user is waiting on is said as it happens.
+  if (e.has_gate_event() && e.gate_event().kind() == "model_retry") {
+    json d = ParseJson(e.gate_event().detail_json());
+    if (d.is_object()) {
+      err << "odin: "
+          << RetryNotice(d.value("http_status", 0), d.value("why", ""), d.value("delay_ms", int64_t{0}),
+                         d.value("next_attempt", 0), d.value("max_attempts", 0))
+          << "\n"
+          << std::flush;
+    }
     return;
   }
   if (!e.has_message_finished()) return;

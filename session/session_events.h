@@ -31,6 +31,9 @@ class EventRecorder final : public AgentObserver {
   void OnToolProgress(const v1::ToolProgress& progress) override;
   void OnToolEnd(const std::string& execution_id, const std::string& tool, const v1::ToolResult& result) override;
   void OnLlmCall(const LlmCallRecord& call) override;
+  // A gate_event of kind "model_retry" (detail: next_attempt, max_attempts,
+  // delay_ms, http_status, why): not a gate's, so not in the ledger.
+  void OnLlmRetry(const LlmRetry& retry) override;
   void OnMessageDone(const MessageOutcome& outcome) override;
   // Coordinator::on_gate_event and on_approval_request.
   void OnGateEvent(const GateEvent& event);

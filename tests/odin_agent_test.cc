@@ -261,14 +261,40 @@ TEST_F(OdinAgentTest, AskModeRefusesWriteFile) {
   EXPECT_NE(result["summary"].get<std::string>().find("not available in ask mode"), std::string::npos);
 }
 
+// Issue 47, item 15: the user sees each retry as it waits, with the
+// server's Retry-After, not 8 silent seconds.
 TEST_F(OdinAgentTest, RetriesA429ThenSucceeds) {
   FakeLlm llm(R"({"responses":[
+    {"status":429,"headers":{"Retry-After":"1"},"body":"{\"error\":{\"message\":\"slow down\"}}"},
     {"status":429,"headers":{"Retry-After":"0"},"body":"{\"error\":{\"message\":\"slow down\"}}"},
     {"text":"fine now"}]})");
   json r = Prompt(llm, "hello");
   EXPECT_EQ(r["status"], "done");
   EXPECT_EQ(r["result"], "fine now");
-  EXPECT_EQ(Requests(llm).size(), 2u);
+  EXPECT_EQ(Requests(llm).size(), 3u);
+  EXPECT_NE(
+      last_.err.find("odin: the model's provider is rate-limiting (HTTP 429: slow down); retrying in 1 s (2/5)\n"
+                     "odin: the model's provider is rate-limiting (HTTP 429: slow down); retrying in 0 s (3/5)\n"),
+      std::string::npos)
+      << last_.err;
+}
+
+// The same in stream-json: a gate_event of kind model_retry, as it happens.
+TEST_F(OdinAgentTest, AStreamShowsEachModelRetry) {
+  FakeLlm llm(R"({"responses":[
+    {"status":503,"headers":{"Retry-After":"0"},"body":"{\"error\":{\"message\":\"overloaded\"}}"},
+    {"text":"fine now"}]})");
+  last_ = RunOdin(ws_.path(), {"-p", "hello", "--output-format", "stream-json"}, Env(llm));
+  ASSERT_EQ(last_.exit_code, 0) << last_.err;
+  size_t retry = last_.out.find("\"kind\":\"model_retry\"");
+  ASSERT_NE(retry, std::string::npos) << last_.out;
+  size_t line = last_.out.rfind('\n', retry) + 1;
+  json event = json::parse(last_.out.substr(line, last_.out.find('\n', retry) - line));
+  EXPECT_EQ(event["type"], "gate_event");
+  EXPECT_EQ(event["detail"]["http_status"], 503);
+  EXPECT_EQ(event["detail"]["next_attempt"], 2);
+  EXPECT_EQ(event["detail"]["max_attempts"], 5);
+  EXPECT_LT(retry, last_.out.find("\"type\":\"result\"")) << "said after the result";
 }
 
 TEST_F(OdinAgentTest, ServerErrorsUntilTheRetriesRunOut) {
