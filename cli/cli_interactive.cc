@@ -19,12 +19,14 @@
 #include <deque>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "base/canonical_json.h"
 #include "base/clock.h"
 #include "base/file_util.h"
+#include "base/ids.h"
 #include "base/terminal_text.h"
 #include "base/version.h"
 #include "cli/cli.h"
@@ -231,6 +233,9 @@ class InteractiveSession {
   void OnSignal(int sig);
   After HandleLine(const std::string& line);
   void RunUserCommand(const std::string& command);
+  // Esc or Ctrl-C while the user's own !commands run: they stop (the
+  // model's turn, if any, goes on). False when none runs.
+  bool CancelUserCommands(const char* key);
   void StartInit();
   void ShowLastDiff();
   int RunWithEditor();
@@ -253,8 +258,9 @@ class InteractiveSession {
   std::string* resume_next_ = nullptr;
   std::string resume_id_;
   int spinner_ = 0;
-  int user_commands_ = 0;   // !commands running
-  bool prompt_due_ = true;  // pipe mode: show "mode> " when a tty reads
+  int user_commands_ = 0;                   // !commands running
+  std::set<std::string> user_command_ids_;  // their execution ids, for Esc and Ctrl-C
+  bool prompt_due_ = true;                  // pipe mode: show "mode> " when a tty reads
 };
 
 std::string InteractiveSession::Prompt() {
@@ -294,7 +300,9 @@ std::string InteractiveSession::Prompt() {
   }
   while (bytes < shown.size() && (static_cast<unsigned char>(shown[bytes]) & 0xC0) == 0x80) ++bytes;
   if (bytes < shown.size()) shown = shown.substr(0, bytes) + "…";
-  return esc("2", shown + " ") + esc("1", "› ");
+  // No escape sequences: libedit redraws a changed prompt in part, and
+  // drops what is between its markers (a literal "[1m[0m" after the time).
+  return shown + " › ";
 }
 
 void InteractiveSession::AskNextApproval() {
@@ -312,7 +320,9 @@ void InteractiveSession::OnSignal(int sig) {
     return;
   }
   SteadyTime now = RealClock::Get()->Now();
-  if (s_->agent().busy() || s_->agent().compacting()) {
+  if (CancelUserCommands("^C")) {
+    // The user's own command was what ran.
+  } else if (s_->agent().busy() || s_->agent().compacting()) {
     view_.Line(view_.Color("33", "^C: cancelling the current turn"));
     approvals_.clear();  // their calls end as cancelled
     s_->agent().CancelCurrent();
@@ -361,6 +371,13 @@ bool InteractiveSession::Pump(Duration wait, std::string* buffer) {
   return true;
 }
 
+bool InteractiveSession::CancelUserCommands(const char* key) {
+  if (user_command_ids_.empty()) return false;
+  view_.Line(view_.Color("33", std::string(key) + ": stopping your command"));
+  for (const std::string& id : std::set<std::string>(user_command_ids_)) s_->runtime().coordinator().Cancel(id);
+  return true;
+}
+
 void InteractiveSession::RunUserCommand(const std::string& command) {
   // The user's own command: the same gates, sandbox and ledger as the
   // model's, in the session's mode, recorded under the agent "user".
@@ -371,6 +388,8 @@ void InteractiveSession::RunUserCommand(const std::string& command) {
   call.agent_id = "user";
   call.mode = CallModeOf(mode_);
   call.timeout = seconds(600);
+  call.execution_id = NewId("ex");
+  user_command_ids_.insert(call.execution_id);
   view_.Line(view_.Color("36", "! " + VisibleControls(command)));
   auto partial = std::make_shared<std::string>();
   ++user_commands_;
@@ -386,6 +405,7 @@ void InteractiveSession::RunUserCommand(const std::string& command) {
   std::string shown = command;
   handlers.on_done = [this, partial, shown](const v1::ToolResult& r, const Status&) {
     --user_commands_;
+    user_command_ids_.erase(r.execution_id());
     if (!partial->empty()) Print(VisibleControls(ToDisplayText(*partial)) + "\n");
     const char* color = r.status() == v1::TOOL_STATUS_OK ? "32" : "31";
     view_.Line("  " + view_.Color(color, "⎿ " + VisibleControls(ToolResultLine(kExecuteCommandTool, r)) + " (" +
@@ -565,6 +585,7 @@ int InteractiveSession::RunWithEditor() {
     if (!Pump(wait, &unused)) editor_->Leave();
   };
   eo.on_escape = [this] {
+    if (CancelUserCommands("Esc")) return;
     if (!s_->agent().busy() && !s_->agent().compacting()) return;
     view_.Line(view_.Color("33", "Esc: cancelling the current turn"));
     approvals_.clear();
@@ -648,6 +669,8 @@ int InteractiveSession::Run(std::string* buffer_io, std::string* resume_next) {
   // The workers of an interactive session serve messages of every mode; the
   // mode gate keeps ask and plan from writing.
   AgentSessionFlags flags = SessionFlags(g_, f_, "interactive", "edit", f_.approval.empty() ? "prompt" : f_.approval);
+  // Above the line being edited, never over it.
+  flags.notice = [this](const std::string& line) { view_.Line(view_.Color("2", VisibleControls(line))); };
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &view_);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";

@@ -120,8 +120,9 @@ void LineEditor::Remember(const std::string& entry) {
 
 void LineEditor::Print(const std::string& text) {
   if (reading_) {
-    // Over the line being edited; libedit draws it again below.
-    Write("\r\033[K" + text);
+    // Over the line being edited (in the prompt's colours no more); libedit
+    // draws it again below.
+    Write("\r\033[0m\033[K" + text);
     redraw_due_ = true;
   } else {
     Write(text);

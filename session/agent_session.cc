@@ -244,16 +244,18 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   s->agent_->QueueEntry("owner", SessionOwnerJson());
   if (flags.runtime.session_kind == "interactive") s->agent_->Flush();
   Coordinator& coordinator = s->runtime_->coordinator();
+  std::function<void(const std::string&)> notice = flags.notice;
+  if (!notice) notice = [](const std::string& line) { std::cerr << line << "\n"; };
   if (!coordinator.on_hook_note) {
-    coordinator.on_hook_note = [](const std::string& note) { std::cerr << "odin: hook " << note << "\n"; };
+    coordinator.on_hook_note = [notice](const std::string& note) { notice("odin: hook " + note); };
   }
   if (!coordinator.on_mcp_server) {
-    coordinator.on_mcp_server = [](const McpRegistry::Server& server) {
+    coordinator.on_mcp_server = [notice](const McpRegistry::Server& server) {
       if (server.state == McpRegistry::State::kFailed) {
-        std::cerr << "odin: MCP server " << server.spec.name << " failed: " << server.error << "\n";
+        notice("odin: MCP server " + server.spec.name + " failed: " + server.error);
       } else if (server.state == McpRegistry::State::kReady) {
-        std::cerr << "odin: MCP server " << server.spec.name << " ready: " << server.tools.size() << " tools"
-                  << (server.error.empty() ? "" : " (" + server.error + ")") << "\n";
+        notice("odin: MCP server " + server.spec.name + " ready: " + std::to_string(server.tools.size()) + " tools" +
+               (server.error.empty() ? "" : " (" + server.error + ")"));
       }
     };
   }

@@ -4,6 +4,7 @@
 // planner loop, and drives them all from one poll loop. Front ends (odin -p,
 // the interactive terminal, the daemon's hosted sessions) own one and call Poll.
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct AgentSessionFlags {
   // (--resume), or the newest (--continue).
   std::string resume;
   bool continue_last = false;
+  // Where the session's notices go (an MCP server ready or failed, a hook's
+  // note), one line each; unset: stderr. An interactive terminal prints
+  // them above the line being edited, not over it.
+  std::function<void(const std::string&)> notice;
 };
 
 class AgentSession {

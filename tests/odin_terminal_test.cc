@@ -237,6 +237,81 @@ TEST_F(OdinTerminalTest, EscInterruptsACommandAndBangRunsTheUsersOwnCommandSandb
   EXPECT_NE(mutations[0].find("made-by-me"), std::string::npos);
 }
 
+// Issue 47, item 14: the live status line is plain text on any TERM (no
+// literal "[1m[0m" after it), text typed while busy follows its "› ", and a
+// notice that arrives while the user types (an MCP server that failed)
+// prints above the line being edited, which comes back whole below it.
+TEST_F(OdinTerminalTest, TheStatusLineIsCleanAndNoticesPrintAboveTheLineBeingEdited) {
+  ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"),
+                              R"({"mcpServers":{"slow":{"command":"sh","args":["-c","sleep 2; exit 3"]}}})")
+                  .ok());
+  FakeLlm llm(R"({"responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sleep 3"}}]},
+                              {"text":"slept"}]})");
+  for (const char* term : {"xterm-256color", "dumb"}) {
+    Tmux t(tmp_.path(), ws_.path(), Env(llm, {{"TERM", term}}));
+    ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+    t.Type("half a thought");
+    ASSERT_TRUE(t.WaitFor("MCP server slow failed")) << t.Screen();
+    std::string screen = t.Screen();
+    size_t notice = screen.find("odin: MCP server slow failed");
+    size_t line = screen.find("edit> half a thought", notice);
+    EXPECT_NE(line, std::string::npos) << "the line being edited did not come back below the notice:\n" << screen;
+    EXPECT_EQ(screen.find("edit> half a thoughtodin"), std::string::npos) << screen;
+    EXPECT_EQ(screen.rfind('\n', notice) + 1, notice) << "the notice is not on a line of its own:\n" << screen;
+    t.Keys({"C-u"});
+    if (std::string(term) == "dumb") break;  // the first model turn is the xterm's
+    t.Type("sleep please");
+    t.Keys({"Enter"});
+    ASSERT_TRUE(t.WaitFor("ExecuteCommand 1s")) << t.Screen();
+    t.Type("typed while busy");
+    ASSERT_TRUE(t.WaitFor("typed while busy")) << t.Screen();
+    screen = t.Screen();
+    EXPECT_EQ(screen.find("[1m"), std::string::npos) << screen;
+    EXPECT_EQ(screen.find("[0m"), std::string::npos) << screen;
+    EXPECT_NE(screen.find("ExecuteCommand "), std::string::npos);
+    EXPECT_NE(screen.find("s › typed while busy"), std::string::npos) << screen;
+    ASSERT_TRUE(t.WaitFor("slept")) << t.Screen();
+    t.Keys({"C-u", "C-d"});
+    ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  }
+}
+
+// Issue 47, item 12: the user's own !command stops on Esc, and on Ctrl-C
+// (which does not leave the session), recorded as cancelled.
+TEST_F(OdinTerminalTest, EscAndCtrlCStopTheUsersOwnCommand) {
+  FakeLlm llm(R"({"responses":[{"text":"unused"}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  // What it prints is not what was typed: the wait is for the command's own
+  // output, not the echo of the line.
+  t.Type("!echo one-$((40+2)) && sleep 60");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("one-42")) << t.Screen();
+  t.Keys({"Escape"});
+  ASSERT_TRUE(t.WaitFor("Esc: stopping your command")) << t.Screen();
+  ASSERT_TRUE(t.WaitFor("cancelled", std::chrono::seconds(10))) << t.Screen();
+  t.Type("!echo two-$((40+3)) && sleep 60");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("two-43")) << t.Screen();
+  t.Keys({"C-c"});
+  ASSERT_TRUE(t.WaitFor("^C: stopping your command")) << t.Screen();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Rows("SELECT COUNT(*) FROM execution_ends WHERE status = 'cancelled'") == std::vector<std::string>{"2"};
+      },
+      std::chrono::seconds(10)))
+      << t.Screen();
+  EXPECT_TRUE(t.Alive()) << "Ctrl-C on the user's command left the session";
+  EXPECT_EQ(t.Screen().find("Ctrl-C again"), std::string::npos) << t.Screen();
+  t.Keys({"C-d"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+  EXPECT_EQ(Rows("SELECT s.agent_id || '|' || e.status FROM execution_starts s JOIN execution_ends e "
+                 "USING (execution_id) WHERE s.tool = 'ExecuteCommand' ORDER BY s.rowid"),
+            (std::vector<std::string>{"user|cancelled", "user|cancelled"}));
+  EXPECT_TRUE(RequestsOf(llm).empty());
+}
+
 // /init asks before it changes an existing ODIN.md; "n" leaves it.
 TEST_F(OdinTerminalTest, InitAsksBeforeChangingAnExistingOdinMd) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("ODIN.md"), "# ours\n").ok());
