@@ -300,8 +300,8 @@ std::string RenderReport(const Report& r) {
     }
   }
   for (const ReportIgnored& i : r.ignored) {
-    out += "  " + i.path + "/: " + std::to_string(i.entries) + " changes git ignores (" + i.execution_id +
-           "; not validated, not undoable)\n";
+    out += "  " + i.path + ": " + std::to_string(i.entries) + (i.entries == 1 ? " change" : " changes") +
+           " git ignores (" + i.execution_id + "; not validated, not undoable)\n";
   }
   if (!r.conflicts.empty()) {
     out += "Conflicts (a command's changes that did not land):\n";

@@ -561,6 +561,29 @@ TEST_F(OdinMutationsTest, UndoLeavesWhatGitIgnoresAloneAndPutsBackTheRest) {
   EXPECT_NE(undo.out.find("left alone: build/: 3 changes git ignores"), std::string::npos) << undo.out;
 }
 
+// A directory the call made whose own .gitignore ignores what is in it (as
+// pytest makes .pytest_cache): left alone with its contents, in one line,
+// not a failed removal.
+TEST_F(OdinMutationsTest, UndoLeavesADirectoryHoldingWhatGitIgnores) {
+  Git({"init", "-q"});
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"mkdir -p cache/v && printf '*\\n' > cache/.gitignore && echo x > cache/v/data && echo made > made.txt"}}]},
+    {"text":"Built."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  ASSERT_TRUE(PathExists(ws_.Join("cache/v/data")));
+  Ran undo = RunOdin(ws_.path(), {"undo", "--last"}, Env(llm));
+  ASSERT_EQ(undo.exit_code, 0) << undo.out << undo.err;
+  EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
+  EXPECT_TRUE(PathExists(ws_.Join("cache/v/data")));
+  EXPECT_EQ(undo.out.find("failed"), std::string::npos) << undo.out;
+  EXPECT_EQ(undo.out.find("remove directory cache"), std::string::npos) << undo.out;
+  // One line for the directory and what it holds.
+  EXPECT_NE(undo.out.find("left alone: cache/: made by these calls, with "), std::string::npos) << undo.out;
+  EXPECT_EQ(undo.out.find("left alone: cache/v"), std::string::npos) << undo.out;
+  EXPECT_EQ(undo.out.find("left alone: cache/.gitignore"), std::string::npos) << undo.out;
+}
+
 TEST_F(OdinMutationsTest, UndoWarnsWhenGitsHeadMovedSince) {
   auto git = [&](std::vector<std::string> args) { Git(std::move(args)); };
   Put("a.txt", "one\n");

@@ -161,16 +161,44 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
   plan.executions = executions;
   // Each path's changes by these calls, oldest first.
   std::map<std::string, std::vector<MutationRecord>> by_path;
+  std::map<std::string, int64_t> ignored;  // absolute path: changes left alone there
   for (const std::string& id : executions) {
     ASSIGN_OR_RETURN(std::vector<MutationRecord> mine, ledger->ListMutationsOf(id));
     for (MutationRecord& m : mine) {
       if (m.change == "ignored") {
-        plan.left_alone.push_back(DisplayPath(m.path, workspace) + "/: " + std::to_string(m.entries) +
-                                  " changes git ignores (never undone; the next build makes them again)");
+        ignored[m.path] += m.entries;
         continue;
       }
       by_path[m.path].push_back(std::move(m));
     }
+  }
+  auto under = [](const std::string& p, const std::string& dir) {
+    return p.size() > dir.size() && p.compare(0, dir.size(), dir) == 0 && p[dir.size()] == '/';
+  };
+  // A directory the calls made that holds what is left alone stays too
+  // (pytest's .pytest_cache, whose own .gitignore ignores what is in it):
+  // one line for it and what it holds.
+  std::set<std::string> kept_dirs;
+  for (const auto& [path, changes] : by_path) {
+    const MutationRecord& first = changes.front();
+    bool made =
+        std::any_of(changes.begin(), changes.end(),
+                    [](const MutationRecord& m) { return m.change == "created" && m.file_type == "directory"; }) &&
+        first.change == "created";
+    if (!made) continue;
+    int64_t held = 0;
+    for (const auto& [p, n] : ignored) held += under(p, path) ? n : 0;
+    if (held == 0) continue;
+    kept_dirs.insert(path);
+    plan.left_alone.push_back(DisplayPath(path, workspace) + "/: made by these calls, with " + std::to_string(held) +
+                              (held == 1 ? " change" : " changes") + " git ignores in it (left as it is)");
+  }
+  for (const auto& [p, n] : ignored) {
+    if (std::any_of(kept_dirs.begin(), kept_dirs.end(), [&](const std::string& d) { return under(p, d); })) continue;
+    std::string rel = DisplayPath(p, workspace);
+    plan.left_alone.push_back(rel + (ws.Look(rel).is_dir() ? "/" : "") + ": " + std::to_string(n) +
+                              (n == 1 ? " change" : " changes") +
+                              " git ignores (never undone; the next build makes them again)");
   }
   for (auto& [path, changes] : by_path) {
     std::sort(changes.begin(), changes.end(),
@@ -178,6 +206,7 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
     const MutationRecord& first = changes.front();
     const MutationRecord& last = changes.back();
     std::string shown = DisplayPath(path, workspace);
+    if (kept_dirs.count(path)) continue;
     UndoStep step;
     step.path = path;
     // Only inside the workspace, never through a symlinked directory, never
