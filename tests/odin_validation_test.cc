@@ -432,6 +432,42 @@ TEST_F(OdinValidationTest, TypeScriptCorrectEditsInARowValidateCleanAndACrossFil
             "export function slug(s: string): string {\n  return s.trim().toLowerCase().replace(/\\s+/g, \"-\");\n}\n");
 }
 
+// Issue 47: a change to what a file exports that breaks the files importing
+// it is caught by the file's validation, naming the importer; an error an
+// importer had before the session does not block a correct change.
+TEST_F(OdinValidationTest, TypeScriptErrorsAChangeCausesInImportingFilesAreCaught) {
+  if (!Installed("typescript-language-server"))
+    GTEST_SKIP() << "typescript-language-server is not installed (scripts/install-deps.sh installs it)";
+  RealServerConfig();
+  Put("tsconfig.json", R"({"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"},
+  "include": ["src"]})");
+  ASSERT_TRUE(MakeDirs(ws_.Join("src")).ok());
+  Put("src/shape.ts", "export function area(w: number, h: number): number {\n  return w * h;\n}\n");
+  Put("src/use.ts", "import { area } from \"./shape\";\nexport const a: number = area(2, 3);\n");
+  Put("src/old.ts", "import { area } from \"./shape\";\nexport const broken: string = area(1, 1);\n");
+  FakeLlm llm(R"js({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"src/shape.ts"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/shape.ts","old_string":"return w * h;","new_string":"const product = w * h;\n  return product;"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/shape.ts","old_string":"h: number)","new_string":"h: number, d: number)"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/shape.ts","old_string":"h: number, d: number)","new_string":"h: number)"}}]},
+    {"text":"area keeps its signature."}]})js");
+  json r = Prompt(llm, {"--profile", "fast"});
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 5u);
+  for (size_t i : {2u, 4u}) {
+    json v = Last(requests[i])["validation"];
+    EXPECT_EQ(v["status"], "clean") << "edit " << i << ": " << Last(requests[i]).dump();
+  }
+  json broken = Last(requests[3])["validation"];
+  ASSERT_EQ(broken["status"], "errors") << broken.dump();
+  std::string errors = broken["errors"];
+  EXPECT_NE(errors.find("src/use.ts:2:"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("Expected 3 arguments, but got 2"), std::string::npos) << errors;
+  // old.ts's own error, there before the session, is not counted as new.
+  EXPECT_EQ(errors.find("not assignable to type 'string'"), std::string::npos) << errors;
+}
+
 // A project whose test fails: under the auto profile the test runs when the
 // model claims completion, the failure's output goes back to the model, and
 // completion is accepted once the test passes.

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <filesystem>
 #include <map>
+#include <regex>
 #include <memory>
 #include <optional>
 
@@ -36,6 +39,70 @@ constexpr size_t kMaxCheckOutput = 256 * 1024;
 std::string Ms(Duration d) { return std::to_string(ToMillis(d)) + " ms"; }
 
 std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+bool IsScriptFile(const std::string& path) {
+  static const char* kExtensions[] = {".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"};
+  return std::any_of(std::begin(kExtensions), std::end(kExtensions),
+                     [&](const char* ext) { return path.ends_with(ext) && !path.ends_with(".d.ts"); });
+}
+
+// Whether the relative specifier spec, imported from a file in dir, names
+// path: "./heap", "./heap.js" (TypeScript's ESM style, for heap.ts),
+// "./heap/index".
+bool Names(const std::string& dir, const std::string& spec, const std::string& path) {
+  std::string target = std::filesystem::path(dir + "/" + spec).lexically_normal().string();
+  if (target == path) return true;
+  std::string stem = path.substr(0, path.find_last_of('.'));
+  std::string target_stem = target;
+  for (const char* ext : {".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"}) {
+    if (target.ends_with(ext)) {
+      target_stem = target.substr(0, target.size() - strlen(ext));
+      break;
+    }
+  }
+  return target_stem == stem || target + "/index" == stem;
+}
+
+// The TypeScript and JavaScript files of the workspace that import path by a
+// relative specifier (import, export ... from, require, import()), at most
+// max of them, from a bounded walk that skips dependencies, build output and
+// hidden directories: where a change to what path exports shows its errors.
+std::vector<std::string> Importers(const std::string& workspace, const std::string& path, size_t max) {
+  static const std::regex kSpecifier(
+      R"re((?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)['"](\.{1,2}/[^'"\n]+)['"])re");
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::recursive_directory_iterator it(workspace,
+                                                   std::filesystem::directory_options::skip_permission_denied, ec);
+  int looked = 0, entries = 0;  // script files read, entries seen: bounded in a tree of any size
+  for (; !ec && it != std::filesystem::recursive_directory_iterator() && out.size() < max && looked < 5000 &&
+         entries < 50000;
+       it.increment(ec)) {
+    ++entries;
+    const std::filesystem::directory_entry& e = *it;
+    std::string name = e.path().filename().string();
+    if (e.is_directory(ec)) {
+      if (name.starts_with(".") || name == "node_modules" || name == "dist" || name == "build" || name == "out") {
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    std::string file = e.path().string();
+    if (!e.is_regular_file(ec) || file == path || !IsScriptFile(file)) continue;
+    ++looked;
+    StatusOr<std::string> text = ReadRegularFile(file, 512 * 1024);
+    if (!text.ok()) continue;
+    std::string dir = e.path().parent_path().string();
+    for (std::sregex_iterator m(text->begin(), text->end(), kSpecifier), end; m != end; ++m) {
+      if (Names(dir, (*m)[1].str(), path)) {
+        out.push_back(file);
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 class Host : public CommandRun::Sink, public WorkerLogic {
  public:
@@ -75,6 +142,11 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     bool references = false;  // lsp_references, not lsp_check
     int64_t request_id = 0;   // of the references request sent
     int64_t pull_id = 0;      // of the diagnostics asked for, where the server is asked rather than waited for
+    // Where a server is asked (TypeScript's): the files that import the one
+    // validated, asked about too, so an error the change causes in them
+    // counts (their baseline is taken with the file's). Found once per job.
+    std::optional<std::vector<std::string>> dependents;
+    std::vector<int64_t> dependent_pulls;  // in the order of dependents
     Phase phase = Phase::kStarting;
     bool baseline_step = false;  // what is being diagnosed is the baseline
     Server* server = nullptr;
@@ -118,6 +190,7 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   void Accept(std::vector<v1::Diagnostic> diagnostics);
   // A server's diagnostics of the file being validated, as the job reports them.
   std::vector<v1::Diagnostic> FromServer(const std::vector<LspDiagnostic>& items) const;
+  std::vector<v1::Diagnostic> FromServer(const std::vector<LspDiagnostic>& items, const std::string& path) const;
   void ForgetPull();
   void Finish(v1::ValidationOutcome outcome, const std::string& reason);
   void FinishCall(v1::ToolResult result);
@@ -342,6 +415,20 @@ void Host::SendContent() {
   bool pull = server.lsp->pulls_diagnostics();
   j.version = Sync(server, in().path(), in().server().language_id(), text, /*force=*/!pull);
   if (pull) j.pull_id = server.lsp->PullDiagnostics(in().path());
+  // The files that import it, where an existing file's baseline is known or
+  // taken (a file the session made has no importers of its own yet).
+  if (pull && in().want_baseline() && IsScriptFile(in().path())) {
+    if (!j.dependents) j.dependents = Importers(o_.worker.workspace, in().path(), 20);
+    for (const std::string& d : *j.dependents) {
+      StatusOr<std::string> dep = ReadRegularFile(d, 4 << 20);
+      if (!dep.ok()) continue;
+      Sync(server, d,
+           d.ends_with(".js") || d.ends_with(".jsx") || d.ends_with(".mjs") || d.ends_with(".cjs") ? "javascript"
+                                                                                                   : "typescript",
+           *dep, /*force=*/false);
+      j.dependent_pulls.push_back(server.lsp->PullDiagnostics(d));
+    }
+  }
   j.sent_at = clock_->Now();
   j.deadline = j.sent_at + milliseconds(in().file_timeout_ms());
 }
@@ -428,10 +515,14 @@ void Host::Accept(std::vector<v1::Diagnostic> diagnostics) {
 }
 
 std::vector<v1::Diagnostic> Host::FromServer(const std::vector<LspDiagnostic>& items) const {
+  return FromServer(items, in().path());
+}
+
+std::vector<v1::Diagnostic> Host::FromServer(const std::vector<LspDiagnostic>& items, const std::string& path) const {
   std::vector<v1::Diagnostic> diagnostics;
   for (const LspDiagnostic& l : items) {
     v1::Diagnostic d;
-    d.set_path(in().path());
+    d.set_path(path);
     d.set_line(l.line);
     d.set_column(l.column);
     d.set_severity(l.severity);
@@ -447,6 +538,10 @@ void Host::ForgetPull() {
   Job& j = *job_;
   if (j.pull_id != 0 && j.server != nullptr && j.server->lsp) j.server->lsp->ForgetPulled(j.pull_id);
   j.pull_id = 0;
+  for (int64_t id : j.dependent_pulls) {
+    if (j.server != nullptr && j.server->lsp) j.server->lsp->ForgetPulled(id);
+  }
+  j.dependent_pulls.clear();
 }
 
 void Host::Finish(v1::ValidationOutcome outcome, const std::string& reason) {
@@ -535,7 +630,25 @@ void Host::Advance() {
     }
     if (j.pull_id != 0) {
       if (const PulledDiagnostics* pulled = server.lsp->Pulled(j.pull_id)) {
-        if (!pulled->error) return Accept(FromServer(pulled->items));
+        if (!pulled->error) {
+          // The importers' answers too, unless the time is up (then what
+          // came: an importer that cannot be asked is not the file's fault).
+          std::vector<v1::Diagnostic> all = FromServer(pulled->items);
+          bool all_in = true;
+          for (size_t i = 0; i < j.dependent_pulls.size(); ++i) {
+            const PulledDiagnostics* dep = server.lsp->Pulled(j.dependent_pulls[i]);
+            if (dep == nullptr) {
+              all_in = false;
+              continue;
+            }
+            if (dep->error) continue;
+            for (v1::Diagnostic& d : FromServer(dep->items, (*j.dependents)[i])) all.push_back(std::move(d));
+          }
+          if (!all_in && now < j.deadline) return;
+          for (int64_t id : j.dependent_pulls) server.lsp->ForgetPulled(id);
+          j.dependent_pulls.clear();
+          return Accept(std::move(all));
+        }
         // Refused: the publishes decide, as for a server that cannot be asked.
         spdlog::warn("{} did not give diagnostics of {} when asked ({}); waiting for its publish", name,
                      BaseName(in().path()), pulled->message);
