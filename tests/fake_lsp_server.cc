@@ -12,6 +12,9 @@
 //   crash        exits when a document changes
 //   stale_first  before each real publish, one for the previous version
 //                claiming an error "stale diagnostics"
+//   disk_first   as gopls: after a didOpen, first the diagnostics of the file
+//                as it is on disk, without a version, and 600 ms later the
+//                versioned ones of the text sent; didChange as versioned
 // --delay-ms N delays every publish. --log FILE appends each method received.
 
 #include <unistd.h>
@@ -120,6 +123,15 @@ int main(int argc, char** argv) {
                                                         : m["params"]["contentChanges"][0]["text"].get<std::string>();
     if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     json params = {{"uri", doc["uri"]}, {"diagnostics", Diagnose(text)}};
+    if (mode == "disk_first" && method == "textDocument/didOpen") {
+      std::string uri = doc["uri"];
+      std::ifstream disk(uri.substr(uri.find("://") + 3));
+      std::string on_disk((std::istreambuf_iterator<char>(disk)), std::istreambuf_iterator<char>());
+      Write({{"jsonrpc", "2.0"},
+             {"method", "textDocument/publishDiagnostics"},
+             {"params", {{"uri", doc["uri"]}, {"diagnostics", Diagnose(on_disk)}}}});
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    }
     if (mode == "stale_first") {
       json stale = json::array(
           {{{"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 1}}}}},
@@ -131,7 +143,7 @@ int main(int argc, char** argv) {
              {"params", {{"uri", doc["uri"]}, {"version", doc["version"].get<int>() - 1}, {"diagnostics", stale}}}});
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (mode == "versioned" || mode == "stale_first") {
+    if (mode == "versioned" || mode == "stale_first" || mode == "disk_first") {
       params["version"] = doc["version"];
     } else {
       Write({{"jsonrpc", "2.0"},

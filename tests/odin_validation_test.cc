@@ -693,6 +693,29 @@ TEST_F(OdinValidationTest, UnversionedServersGetASettle) {
   EXPECT_NE(r["validation"]["summary"].get<std::string>().find("late news"), std::string::npos);
 }
 
+// Issue 47 (the corpus's Go case): gopls publishes what it finds on disk
+// (the file as the write left it, with the new error) without a version
+// right after a didOpen, and the version sent later. Taken as the baseline,
+// the new error would not count as new: the first publish without a
+// version waits long enough for the versioned one.
+TEST_F(OdinValidationTest, AnUnversionedPublishOfTheDiskIsNotTakenAsTheBaseline) {
+  Config(FakeServer("disk_first"));
+  Put("a.fake", "all good\n");
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"a.fake"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"a.fake","old_string":"all good","new_string":"ERROR: new problem"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"a.fake","old_string":"ERROR: new problem","new_string":"all good"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm, {"--profile", "fast"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json broken = Last(requests[2])["validation"];
+  ASSERT_EQ(broken["status"], "errors") << broken.dump();
+  EXPECT_NE(broken["errors"].get<std::string>().find("new problem"), std::string::npos) << broken.dump();
+  EXPECT_EQ(Last(requests[3])["validation"]["status"], "clean") << Last(requests[3]).dump();
+}
+
 TEST_F(OdinValidationTest, AServerThatCannotStartFallsBackToTheCheckCommand) {
   json config = FakeServer("no_init", {{"start_timeout_ms", 300}});
   config["validation"]["check_commands"] = {{".fake", {"/bin/sh", "-c", "grep -n ERROR {file} && exit 1; exit 0"}}};

@@ -35,6 +35,7 @@ constexpr char kLspReferencesTool[] = "lsp_references";
 constexpr int kMaxLocations = 5000;  // of one references answer
 constexpr int kMaxServerStarts = 2;  // failures to start before a server is given up for the session
 constexpr size_t kMaxCheckOutput = 256 * 1024;
+constexpr Duration kFirstPublishSettle = milliseconds(2500);
 
 std::string Ms(Duration d) { return std::to_string(ToMillis(d)) + " ms"; }
 
@@ -133,6 +134,7 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     std::unique_ptr<LspServer> lsp;
     int start_failures = 0;
     bool versioned = false;           // it has published a version: every publish must carry the one sent
+    bool unversioned_known = false;   // a whole check went by on publishes without a version
     std::string given_up;             // why it is not started again
     std::map<std::string, Doc> docs;  // open documents, by path
   };
@@ -195,6 +197,16 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   void Finish(v1::ValidationOutcome outcome, const std::string& reason);
   void FinishCall(v1::ToolResult result);
   void RemoveTempDir();
+  // How long a publish without a version must stand before it is taken.
+  // Until the server is known to publish without versions, long enough for
+  // the versioned one that may follow: gopls publishes what it found on
+  // disk (the file as the write left it) without a version right after a
+  // didOpen, and the version sent only later (0.9 s later in the sandbox);
+  // taken as the baseline, the disk's new error would not count as new.
+  Duration Settle(const Server& server) const {
+    Duration settle = milliseconds(in().settle_ms());
+    return server.unversioned_known ? settle : std::max(settle, kFirstPublishSettle);
+  }
   // Whether the baseline must be diagnosed first, by this validator.
   bool NeedBaseline(const std::string& validator) const {
     return in().want_baseline() && in().baseline_validator() != validator;
@@ -660,9 +672,11 @@ void Host::Advance() {
       // Versioned: only the version sent counts. Unversioned: the last
       // publish, once the settle passed without another.
       if (pd->version) server.versioned = true;
-      bool fresh =
-          pd->version ? *pd->version == j.version : !server.versioned && now >= pd->at + milliseconds(in().settle_ms());
-      if (fresh) return Accept(FromServer(pd->items));
+      bool fresh = pd->version ? *pd->version == j.version : !server.versioned && now >= pd->at + Settle(server);
+      if (fresh) {
+        if (!pd->version) server.unversioned_known = true;
+        return Accept(FromServer(pd->items));
+      }
     }
     if (now >= j.deadline) {
       std::string what = j.pull_id != 0 ? " gave no diagnostics of " + BaseName(in().path()) + " when asked"
@@ -724,9 +738,7 @@ SteadyTime Host::NextTimer() const {
   SteadyTime t = job_->deadline;
   if (job_->phase == Phase::kDiagnosing && job_->server != nullptr && job_->server->lsp) {
     const PublishedDiagnostics* pd = job_->server->lsp->Latest(in().path());
-    if (pd != nullptr && pd->seq > job_->seq_floor && !pd->version) {
-      t = std::min(t, pd->at + milliseconds(in().settle_ms()));
-    }
+    if (pd != nullptr && pd->seq > job_->seq_floor && !pd->version) t = std::min(t, pd->at + Settle(*job_->server));
   }
   if (job_->check) {
     if (auto c = job_->check->NextTimer()) t = std::min(t, *c);
