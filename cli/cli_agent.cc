@@ -40,11 +40,7 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   return flags;
 }
 
-std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws) {
-  std::string broad = g.dir.empty() ? TooBroadForAWorkspace(ws) : "";
-  if (broad.empty()) return "";
-  return broad + ", not a project: run odin in a project's directory (or name this one with -C " + ws.root + ")";
-}
+std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws) { return TooBroadRefusal(ws, !g.dir.empty()); }
 
 int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   Mode mode;

@@ -143,6 +143,11 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   sigset_t sigs = BlockSignals();
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) return fail(ws.status().message());
+  // / and ~ are served only when -C names them (as -p and mcp serve).
+  if (std::string refused = TooBroadRefusal(*ws, !g.dir.empty()); !refused.empty()) {
+    std::cerr << "odin serve: " << refused << "\n";
+    return kUsageError;
+  }
   if (Status s = PrepareStateDir(*ws); !s.ok()) return fail(s.message());
   DaemonFiles files = FilesOf(*ws);
   // One daemon per workspace: the lock says who.

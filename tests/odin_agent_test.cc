@@ -146,6 +146,12 @@ TEST_F(OdinAgentTest, RootAndHomeAreRefusedAsWorkspacesUnlessNamed) {
   Ran serve = RunOdin(ws_.path(), {"mcp", "serve"}, env);
   EXPECT_EQ(serve.exit_code, 2) << serve.err;
   EXPECT_NE(serve.err.find("is your home directory, not a project"), std::string::npos) << serve.err;
+  // The gRPC daemon too (its sessions are headless).
+  Ran daemon = RunOdin(ws_.path(), {"serve"}, env);
+  EXPECT_EQ(daemon.exit_code, 2) << daemon.err;
+  EXPECT_NE(daemon.err.find("odin serve: " + ws_.path() + " is your home directory, not a project"), std::string::npos)
+      << daemon.err;
+  EXPECT_FALSE(PathExists(ws_.Join(".odin")));
   Ran root = RunOdin("/", {"-p", "hi"}, Env(llm));
   EXPECT_EQ(root.exit_code, 2) << root.err;
   EXPECT_NE(root.err.find("odin: / is the root directory, not a project"), std::string::npos) << root.err;

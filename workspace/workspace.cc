@@ -141,6 +141,12 @@ std::string TooBroadForAWorkspace(const Workspace& ws) {
   return "";
 }
 
+std::string TooBroadRefusal(const Workspace& ws, bool named) {
+  std::string broad = named ? "" : TooBroadForAWorkspace(ws);
+  if (broad.empty()) return "";
+  return broad + ", not a project: run odin in a project's directory (or name this one with -C " + ws.root + ")";
+}
+
 Status PrepareStateDir(const Workspace& ws) {
   bool in_workspace = ws.state_dir == JoinPath(ws.root, ".odin");
   if (in_workspace && !ws.state_elsewhere.empty()) {

@@ -43,6 +43,11 @@ StatusOr<Workspace> FindWorkspace(const std::string& dir);
 // Code and Codex ask before working there; headless sessions refuse unless
 // -C names it.
 std::string TooBroadForAWorkspace(const Workspace& ws);
+// The one refusal every entry point gives (-p, the interactive session when
+// it cannot ask, odin mcp serve, the daemon): one line without the
+// program's prefix, "" when ws may be worked in (named is true when -C
+// named it).
+std::string TooBroadRefusal(const Workspace& ws, bool named);
 
 // Creates state_dir if needed (0700, with Odin's marker and a .gitignore of
 // "*"), and checks it again (a directory of ours, no symlink in it). Says
