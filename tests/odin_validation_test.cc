@@ -693,6 +693,22 @@ TEST_F(OdinValidationTest, UnversionedServersGetASettle) {
   EXPECT_NE(r["validation"]["summary"].get<std::string>().find("late news"), std::string::npos);
 }
 
+// A slow server's publish without a version that comes just in time keeps
+// its settle past the file's deadline: an answer, not a timeout (the
+// corpus's Go project, under the whole suite's load).
+TEST_F(OdinValidationTest, AnUnversionedPublishInTimeIsTakenAfterItsSettleNotTimedOut) {
+  Config(FakeServer("unversioned", {{"file_timeout_ms", 1000}}));
+  // The fake server publishes 700 ms after each change: in time, with the
+  // settle ending past the deadline.
+  json server = FakeServer("unversioned", {{"file_timeout_ms", 1000}});
+  server["validation"]["servers"]["fake"]["command"].push_back("--delay-ms");
+  server["validation"]["servers"]["fake"]["command"].push_back("700");
+  Config(server);
+  json r = Tool("WriteFile", {{"file_path", "a.fake"}, {"content", "ERROR: slow news\n"}});
+  EXPECT_EQ(r["validation"]["status"], "errors") << r.dump();
+  EXPECT_NE(r["validation"]["summary"].get<std::string>().find("slow news"), std::string::npos) << r.dump();
+}
+
 // Issue 47 (the corpus's Go case): gopls publishes what it finds on disk
 // (the file as the write left it, with the new error) without a version
 // right after a didOpen, and the version sent later. Taken as the baseline,

@@ -207,6 +207,14 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     Duration settle = milliseconds(in().settle_ms());
     return server.unversioned_known ? settle : std::max(settle, kFirstPublishSettle);
   }
+  // Whether a publish without a version, which came before the deadline,
+  // is still in its settle (it is then taken when the settle ends).
+  bool SettlePending(const Server& server) const {
+    const Job& j = *job_;
+    if (j.pull_id != 0 || server.versioned || !server.lsp) return false;
+    const PublishedDiagnostics* pd = server.lsp->Latest(in().path());
+    return pd != nullptr && pd->seq > j.seq_floor && !pd->version && pd->at < j.deadline;
+  }
   // Whether the baseline must be diagnosed first, by this validator.
   bool NeedBaseline(const std::string& validator) const {
     return in().want_baseline() && in().baseline_validator() != validator;
@@ -678,7 +686,10 @@ void Host::Advance() {
         return Accept(FromServer(pd->items));
       }
     }
-    if (now >= j.deadline) {
+    // The file's time bounds the wait for a first publish; one without a
+    // version that came in time has its settle still (a slow server's
+    // answer is not a timeout).
+    if (now >= j.deadline && !SettlePending(server)) {
       std::string what = j.pull_id != 0 ? " gave no diagnostics of " + BaseName(in().path()) + " when asked"
                                         : " published no diagnostics for version " + std::to_string(j.version) +
                                               " of " + BaseName(in().path());
@@ -738,7 +749,10 @@ SteadyTime Host::NextTimer() const {
   SteadyTime t = job_->deadline;
   if (job_->phase == Phase::kDiagnosing && job_->server != nullptr && job_->server->lsp) {
     const PublishedDiagnostics* pd = job_->server->lsp->Latest(in().path());
-    if (pd != nullptr && pd->seq > job_->seq_floor && !pd->version) t = std::min(t, pd->at + Settle(*job_->server));
+    if (pd != nullptr && pd->seq > job_->seq_floor && !pd->version) {
+      SteadyTime settled = pd->at + Settle(*job_->server);
+      t = SettlePending(*job_->server) ? settled : std::min(t, settled);
+    }
   }
   if (job_->check) {
     if (auto c = job_->check->NextTimer()) t = std::min(t, *c);
