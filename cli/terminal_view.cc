@@ -187,11 +187,11 @@ void TerminalView::OnLlmRetry(const LlmRetry& r) {
 void TerminalView::OnMessageDone(const MessageOutcome& o) {
   FlushText();
   if (o.status != "done") {
-    Line(Color("33", "(" + o.status + (o.error.ok() ? "" : ": " + o.error.message()) + ")"));
+    Line(Color("33", "(" + o.status + (o.error.ok() ? "" : ": " + VisibleControls(o.error.message())) + ")"));
   }
   // The model's words came above; what the ledger says follows.
   if (!o.report_text.empty()) {
-    print_((in_raw_text_ ? "\n" : "") + Color("2", o.report_text));
+    print_((in_raw_text_ ? "\n" : "") + Color("2", VisibleControls(o.report_text)));
     in_raw_text_ = false;
   }
   running_.clear();

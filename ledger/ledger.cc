@@ -1025,7 +1025,9 @@ void LogLedgerWriteFailure(const Status& failure) {
   bool first;
   {
     std::lock_guard<std::mutex> lock(g_failures_mu);
-    first = ShownFailures().insert(FailureKey(failure.message())).second;
+    // Bounded: a daemon whose writes keep failing in new words says the
+    // first 64 and logs the rest at debug level.
+    first = ShownFailures().size() < 64 && ShownFailures().insert(FailureKey(failure.message())).second;
   }
   if (first) {
     spdlog::error("{}", failure.message());

@@ -1,5 +1,7 @@
 #include "llm/retry_policy.h"
 
+#include "base/terminal_text.h"
+
 #include <time.h>
 
 #include <algorithm>
@@ -43,6 +45,8 @@ std::string RetryNotice(int http_status, const std::string& why, int64_t delay_m
   std::string what = why;
   if (size_t http = what.find("HTTP "); http != std::string::npos) what = what.substr(http);
   if (what.size() > 200) what = what.substr(0, 197) + "...";
+  // The provider's words: shown, never obeyed by the terminal.
+  what = VisibleControls(what, Layout::kOneLine);
   std::string head = http_status == 429 ? "the model's provider is rate-limiting (" + what + ")"
                      : http_status != 0 ? "the model's provider failed (" + what + ")"
                                         : "the model could not be reached (" + what + ")";

@@ -7,6 +7,7 @@
 #include "base/canonical_json.h"
 #include "base/clock.h"
 #include "base/json_input.h"
+#include "base/terminal_text.h"
 #include "ledger/ledger.h"
 #include "llm/retry_policy.h"
 #include "planner/run_outcome.h"
@@ -363,16 +364,19 @@ void PrintPromptEvent(const v1::SessionEvent& e, const std::string& format, std:
   // The model's own words, labelled as such; then the ledger's report.
   // A run that ended in an error has no result: what the model last said
   // (its claim) is not shown as one.
+  // Someone else's bytes (the model's words, paths and names in the report,
+  // an error quoting them): shown, never obeyed by the terminal.
   if (!f.text().empty() && f.status() != "error") {
-    out << "Model's explanation (its own words; the report below is from the ledger):\n" << f.text();
-    if (f.text().back() != '\n') out << "\n";
+    std::string text = VisibleControls(f.text());
+    out << "Model's explanation (its own words; the report below is from the ledger):\n" << text;
+    if (text.back() != '\n') out << "\n";
     out << "\n";
   }
-  out << f.report_text();
+  out << VisibleControls(f.report_text());
   // A ledger that could not record was said once, as it happened.
   bool said = f.status() == "error" && LedgerFailureShown(f.error());
   if (f.status() != "done" && !said) {
-    err << "odin: " << f.status() << (f.error().empty() ? "" : ": " + f.error()) << "\n";
+    err << "odin: " << f.status() << (f.error().empty() ? "" : ": " + VisibleControls(f.error())) << "\n";
   }
 }
 

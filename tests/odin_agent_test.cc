@@ -285,6 +285,20 @@ TEST_F(OdinAgentTest, RetriesA429ThenSucceeds) {
       << last_.err;
 }
 
+// The provider's error words and the model's text are someone else's bytes:
+// in -p's text output their control characters are shown, never obeyed.
+TEST_F(OdinAgentTest, TextOutputShowsControlCharactersOfTheModelAndTheProvider) {
+  FakeLlm llm(R"({"responses":[
+    {"status":429,"headers":{"Retry-After":"0"},"body":"{\"error\":{\"message\":\"slow \u001b[2J down\"}}"},
+    {"text":"done \u001b]0;pwned\u0007 ok"}]})");
+  last_ = RunOdin(ws_.path(), {"-p", "hello"}, Env(llm));
+  ASSERT_EQ(last_.exit_code, 0) << last_.err;
+  EXPECT_EQ(last_.out.find('\x1b'), std::string::npos) << last_.out;
+  EXPECT_EQ(last_.err.find('\x1b'), std::string::npos) << last_.err;
+  EXPECT_NE(last_.out.find("done \\x1b]0;pwned\\x07 ok"), std::string::npos) << last_.out;
+  EXPECT_NE(last_.err.find("slow \\x1b[2J down"), std::string::npos) << last_.err;
+}
+
 // The same in stream-json: a gate_event of kind model_retry, as it happens.
 TEST_F(OdinAgentTest, AStreamShowsEachModelRetry) {
   FakeLlm llm(R"({"responses":[

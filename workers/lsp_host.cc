@@ -70,7 +70,9 @@ bool Names(const std::string& dir, const std::string& spec, const std::string& p
 // hidden directories: where a change to what path exports shows its errors.
 std::vector<std::string> Importers(const std::string& workspace, const std::string& path, size_t max) {
   static const std::regex kSpecifier(
-      R"re((?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)['"](\.{1,2}/[^'"\n]+)['"])re");
+      // Bounded repetitions: libstdc++'s matcher recurses per character, and
+      // a file is anyone's bytes.
+      R"re((?:\bfrom\s{0,8}|\bimport\s{0,8}\(\s{0,8}|\brequire\s{0,8}\(\s{0,8}|\bimport\s{1,8})['"](\.{1,2}/[^'"\n]{1,400})['"])re");
   std::vector<std::string> out;
   std::error_code ec;
   std::filesystem::recursive_directory_iterator it(workspace,
