@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fetches the corpus of real projects (bench/corpus/projects.json) into a
 # cache, pinned: each archive's sha256 is checked before it is unpacked, and
-# a project already unpacked with the same sha256 is skipped. Installs the
-# toolchains the corpus needs first (Go with gopls, pytest, cargo when
-# missing), as install-deps.sh does: root, or a user with sudo.
+# a project already unpacked with the same sha256 is skipped. The
+# toolchains it needs (Go with gopls, pytest, cargo) come from
+# scripts/install-deps.sh.
 #
 #   scripts/fetch-corpus.sh [--small|--all] [DEST]
 #
@@ -23,7 +23,7 @@ for arg in "$@"; do
   case "$arg" in
     --small) set_name=small ;;
     --all) set_name=all ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     -*) echo "fetch-corpus: unknown option $arg" >&2; exit 2 ;;
     *) dest="$arg" ;;
   esac
@@ -31,27 +31,13 @@ done
 dest="${dest:-${XDG_CACHE_HOME:-$HOME/.cache}/odin/corpus}"
 manifest="$repo/bench/corpus/projects.json"
 
-# Toolchains: Debian's, only what is missing (cargo from rustup counts).
-packages=()
-command -v go >/dev/null 2>&1 || packages+=(golang-go)
-command -v gopls >/dev/null 2>&1 || packages+=(gopls)
-command -v pytest >/dev/null 2>&1 || packages+=(python3-pytest)
-command -v cargo >/dev/null 2>&1 || packages+=(cargo)
-command -v cmake >/dev/null 2>&1 || packages+=(cmake)
-command -v curl >/dev/null 2>&1 || packages+=(curl)
-if [ "${#packages[@]}" -gt 0 ]; then
-  if [ "$(id -u)" -eq 0 ]; then
-    as_root=()
-  elif command -v sudo >/dev/null 2>&1; then
-    as_root=(sudo)
-  else
-    echo "fetch-corpus: need root or sudo to install ${packages[*]}" >&2
+# Toolchains: install-deps.sh installs them (scripts/test.sh runs it first).
+for tool in go gopls pytest cargo cmake curl npm; do
+  command -v "$tool" >/dev/null 2>&1 || {
+    echo "fetch-corpus: $tool is missing (scripts/install-deps.sh installs it)" >&2
     exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get update -qq
-  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}"
-fi
+  }
+done
 
 mkdir -p "$dest/archives" "$dest/src"
 

@@ -18,6 +18,8 @@ packages=(
   bubblewrap ripgrep tmux
   iproute2 util-linux openssl
   clangd clang-format python3 python3-yaml
+  # The toolchains of the corpus of real projects (bench/corpus.py).
+  golang-go gopls python3-pytest cargo curl
 )
 # Node and npm from Debian only when npm is missing: they conflict with a
 # NodeSource node that may be installed already.

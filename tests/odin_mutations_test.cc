@@ -95,6 +95,14 @@ class OdinMutationsTest : public ::testing::Test {
     std::vector<std::string> rows = Rows("SELECT result_json FROM execution_ends WHERE execution_id = ?", execution_id);
     return !rows.empty() && rows[0].find("\"overlay\":true") != std::string::npos;
   }
+  // Whether a running command has written rel in its overlay (not landed yet).
+  bool InACommandsOverlay(const std::string& rel) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
+      if (PathExists(e.path().string() + "/u/" + rel)) return true;
+    }
+    return false;
+  }
   // The one ExecuteCommand the session ran.
   std::string CommandId() {
     std::vector<std::string> ids = Rows("SELECT execution_id FROM execution_starts WHERE tool = 'ExecuteCommand'");
@@ -797,15 +805,7 @@ TEST_F(OdinMutationsTest, WhatACommandWroteLandsEvenIfItsWorkerDies) {
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo data > made.txt && kill -STOP $$"}}]},
     {"text":"Done."}]})");
   std::thread killer([&] {
-    std::string overlay = ws_.Join(".odin/overlay");
-    auto waiting = [&] {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(overlay, ec)) {
-        if (PathExists(e.path().string() + "/u/made.txt")) return true;
-      }
-      return false;
-    };
-    ASSERT_TRUE(WaitUntil(waiting));
+    ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("made.txt"); }));
     for (pid_t pid : ProcessesWithArg("odin-worker")) {
       std::vector<pid_t> ours = ProcessesWithEnv("ODIN_TEST_MARK", marker_);
       if (std::find(ours.begin(), ours.end(), pid) != ours.end()) kill(pid, SIGKILL);
@@ -834,15 +834,7 @@ TEST_F(OdinMutationsTest, AFileChangedWhileTheCommandRanIsAConflictNotOverwritte
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$ && echo resumed"}}]},
     {"text":"Done."}]})");
   std::thread outsider([&] {
-    std::string overlay = ws_.Join(".odin/overlay");
-    auto waiting = [&] {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(overlay, ec)) {
-        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
-      }
-      return false;
-    };
-    ASSERT_TRUE(WaitUntil(waiting));
+    ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
     Put("shared.txt", "theirs\n");
     for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
   });
@@ -881,14 +873,7 @@ TEST_F(OdinMutationsTest, AConflictWithAnotherSessionEndsTheRunAsAConflictNaming
     {"text":"Changed it."}]})");
   Ran other;
   std::thread outsider([&] {
-    auto waiting = [&] {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
-        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
-      }
-      return false;
-    };
-    ASSERT_TRUE(WaitUntil(waiting));
+    ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
     other = RunOdin(ws_.path(), {"-p", "change it", "--output-format", "json"}, Env(second));
     for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
   });
@@ -931,14 +916,7 @@ TEST_F(OdinMutationsTest, TheTextReportShowsAConflictAndTheExitCodeIsTen) {
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$"}}]},
     {"text":"Done."}]})");
   std::thread outsider([&] {
-    auto waiting = [&] {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
-        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
-      }
-      return false;
-    };
-    ASSERT_TRUE(WaitUntil(waiting));
+    ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
     Put("shared.txt", "theirs\n");
     for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
   });
@@ -1003,14 +981,7 @@ TEST_F(OdinMutationsTest, OdinExecKnowsAFileChangedWhileItsCommandRanByItsCtime)
   Put("shared.txt", "before\n");
   ASSERT_TRUE(WaitForFileClockToPass(ws_.Join("shared.txt")));
   std::thread outsider([&] {
-    auto waiting = [&] {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
-        if (PathExists(e.path().string() + "/u/shared.txt")) return true;
-      }
-      return false;
-    };
-    ASSERT_TRUE(WaitUntil(waiting));
+    ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
     Put("shared.txt", "theirs\n");
     for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
   });

@@ -180,12 +180,11 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
   // one line for it and what it holds.
   std::set<std::string> kept_dirs;
   for (const auto& [path, changes] : by_path) {
-    const MutationRecord& first = changes.front();
-    bool made =
-        std::any_of(changes.begin(), changes.end(),
-                    [](const MutationRecord& m) { return m.change == "created" && m.file_type == "directory"; }) &&
-        first.change == "created";
-    if (!made) continue;
+    // Made by these calls: its oldest change here created a directory.
+    const MutationRecord& first = *std::min_element(
+        changes.begin(), changes.end(),
+        [](const MutationRecord& a, const MutationRecord& b) { return a.created_at_ms < b.created_at_ms; });
+    if (first.change != "created" || first.file_type != "directory") continue;
     int64_t held = 0;
     for (const auto& [p, n] : ignored) held += under(p, path) ? n : 0;
     if (held == 0) continue;
