@@ -237,6 +237,9 @@ def run_project(project, bin_dir, cache, timeout):
             problems.append("FALSE BLOCK: correct edit of %s: %s; validation said: %s (%s)" % (
                 project["correct"]["file"], describe(correct), correct["validation_text"].strip()[:600],
                 repro(ws, correct)))
+        elif v.get("status") == "clean" and project.get("validation_gap"):
+            problems.append("VALIDATION GAP NOW CLOSED: remove validation_gap from projects.json: %s" %
+                            project["validation_gap"])
         elif v.get("status") != "clean" and project.get("validation_gap"):
             row["gaps"].append("%s correct: not validated: %s" % (row["project"], project["validation_gap"]))
         elif v.get("status") != "clean":

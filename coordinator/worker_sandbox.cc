@@ -143,6 +143,21 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
       }
     }
   }
+  // rustup's proxies (cargo, rustc in ~/.cargo/bin) run a toolchain from
+  // RUSTUP_HOME (~/.rustup), which no PATH entry names: visible too,
+  // read-only, or every Rust command fails.
+  const char* home_dir = getenv("HOME");
+  const char* rustup_env = getenv("RUSTUP_HOME");
+  std::string rustup_home = rustup_env != nullptr && *rustup_env != '\0' ? rustup_env
+                            : home_dir != nullptr && *home_dir != '\0'   ? JoinPath(home_dir, ".rustup")
+                                                                         : "";
+  bool has_rustup = std::any_of(s.toolchains_.begin(), s.toolchains_.end(),
+                                [](const std::string& top) { return UserPathExists(JoinPath(top, "bin/rustup")); });
+  if (has_rustup && !rustup_home.empty() && UserPathExists(rustup_home)) {
+    for (const std::string& h : s.hidden_) {
+      if (IsBelow(rustup_home, h)) AddUnique(&s.toolchains_, rustup_home);
+    }
+  }
   // Credentials that live in toolchain directories stay hidden.
   for (const std::string& top : s.toolchains_) {
     for (const char* secret :

@@ -319,6 +319,24 @@ TEST_F(WorkerSandboxTest, ToolchainsBelowAHiddenHomeStayVisibleReadOnlyWithoutTh
   EXPECT_LT(toolchain, credentials);
 }
 
+TEST_F(WorkerSandboxTest, RustupsProxiesBringTheirToolchainHomeReadOnly) {
+  ScopedEnv home("HOME", home_);
+  ScopedEnv rustup_home("RUSTUP_HOME", "");
+  ASSERT_TRUE(MakeDirs(home_ + "/.cargo/bin").ok());
+  ASSERT_TRUE(MakeDirs(home_ + "/.rustup/toolchains").ok());
+  ScopedEnv path("PATH", home_ + "/.cargo/bin:/usr/bin:/bin");
+  // No rustup among the proxies: ~/.rustup stays hidden.
+  EXPECT_EQ(Make().toolchains(), std::vector<std::string>{home_ + "/.cargo"});
+  ASSERT_TRUE(WriteFileAtomic(home_ + "/.cargo/bin/rustup", "").ok());
+  WorkerSandbox s = Make();
+  EXPECT_EQ(s.toolchains(), (std::vector<std::string>{home_ + "/.cargo", home_ + "/.rustup"}));
+  EXPECT_TRUE(HasPair(s.LauncherArgv(WorkerPolicy::kLspHost, socket_, 9), "--readonly", home_ + "/.rustup"));
+  // RUSTUP_HOME, where it is set, names it.
+  ASSERT_TRUE(MakeDirs(home_ + "/rust-home").ok());
+  ScopedEnv moved("RUSTUP_HOME", home_ + "/rust-home");
+  EXPECT_EQ(Make().toolchains(), (std::vector<std::string>{home_ + "/.cargo", home_ + "/rust-home"}));
+}
+
 TEST_F(WorkerSandboxTest, RootOnAWorkspaceOfAnotherUserRunsCommandsAsItsOwner) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give the workspace to another user";
   ASSERT_EQ(chown(ws_.root.c_str(), 65534, 65534), 0);

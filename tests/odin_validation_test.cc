@@ -468,6 +468,59 @@ TEST_F(OdinValidationTest, TypeScriptErrorsAChangeCausesInImportingFilesAreCaugh
   EXPECT_EQ(errors.find("not assignable to type 'string'"), std::string::npos) << errors;
 }
 
+// Issue 47: where no rust-analyzer runs (Debian 12 ships none), cargo check
+// validates each .rs change on a copy of its crate: a correct edit is clean,
+// a changed signature is caught in the file that calls it, and the
+// workspace's own target/ is never written.
+TEST_F(OdinValidationTest, RustChangesAreCheckedByCargoOnACopyOfTheCrate) {
+  if (!Installed("cargo")) GTEST_SKIP() << "cargo is not installed (scripts/install-deps.sh installs it)";
+  // No language server: the check command is what is under test.
+  RealServerConfig({{"validation", {{"servers", {{"rust-analyzer", {{"command", json::array()}}}}}}}});
+  Put("Cargo.toml", "[package]\nname = \"ver\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
+  ASSERT_TRUE(MakeDirs(ws_.Join("src")).ok());
+  Put("src/version.rs",
+      "pub struct Version(pub usize, pub usize);\n\nimpl Version {\n"
+      "    pub fn new(major: usize, minor: usize) -> Self {\n        Version(major, minor)\n    }\n}\n");
+  Put("src/lib.rs",
+      "mod version;\npub use version::Version;\n\npub fn at_least(v: &Version, major: usize) -> bool {\n"
+      "    v.0 >= Version::new(major, 0).0\n}\n");
+  FakeLlm llm(R"js({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"src/lib.rs"}},{"name":"Read","arguments":{"file_path":"src/version.rs"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/lib.rs","old_string":"    v.0 >= Version::new(major, 0).0","new_string":"    let wanted = Version::new(major, 0);\n    v.0 >= wanted.0"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/version.rs","old_string":"minor: usize)","new_string":"minor: usize, _patch: usize)"}}]},
+    {"tool_calls":[{"name":"EditTool","arguments":{"file_path":"src/version.rs","old_string":"minor: usize, _patch: usize)","new_string":"minor: usize)"}}]},
+    {"text":"at_least names what it wants."}]})js");
+  json r = Prompt(llm, {"--profile", "fast"});
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  std::vector<json> requests = Requests(llm);
+  ASSERT_EQ(requests.size(), 5u);
+  for (size_t i : {2u, 4u}) {
+    json v = Last(requests[i])["validation"];
+    EXPECT_EQ(v["status"], "clean") << "edit " << i << ": " << Last(requests[i]).dump();
+    EXPECT_NE(v["validator"].get<std::string>().find("cargo check"), std::string::npos) << v.dump();
+  }
+  json broken = Last(requests[3])["validation"];
+  ASSERT_EQ(broken["status"], "errors") << broken.dump();
+  std::string errors = broken["errors"];
+  EXPECT_NE(errors.find("src/lib.rs:5:"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("[E0061]"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("takes 3 arguments but 2 arguments were supplied"), std::string::npos) << errors;
+  EXPECT_FALSE(PathExists(ws_.Join("target"))) << "cargo check wrote into the workspace";
+  EXPECT_FALSE(PathExists(ws_.Join("Cargo.lock"))) << "cargo check wrote into the workspace";
+
+  // A crate cargo cannot build here (a dependency this machine does not
+  // have, and no network): not checked, which is not clean.
+  Put("Cargo.toml",
+      "[package]\nname = \"ver\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n"
+      "[dependencies]\nodin-no-such-crate = \"1\"\n");
+  json unchecked = Tool("WriteFile", {{"file_path", "src/extra.rs"}, {"content", "pub fn x() {}\n"}});
+  EXPECT_EQ(unchecked["validation"]["status"], "no_validator") << unchecked.dump();
+  EXPECT_NE(unchecked["validation"]["reason"].get<std::string>().find("cargo check could not check"), std::string::npos)
+      << unchecked.dump();
+  EXPECT_NE(unchecked["validation"]["reason"].get<std::string>().find("odin-no-such-crate"), std::string::npos)
+      << unchecked.dump();
+}
+
 // A project whose test fails: under the auto profile the test runs when the
 // model claims completion, the failure's output goes back to the model, and
 // completion is accepted once the test passes.

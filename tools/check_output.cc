@@ -59,10 +59,12 @@ std::vector<std::string> Lines(const std::string& text) {
 }  // namespace
 
 std::vector<CheckDiagnostic> ParseCheckOutput(const std::string& raw, int exit_code, const std::string& copy_path,
-                                              const std::string& real_path, const std::string& source) {
+                                              const std::string& real_path, const std::string& source,
+                                              const std::string& relative_to) {
   std::string output = Replace(raw, copy_path, real_path);
   std::vector<CheckDiagnostic> out;
-  static const std::regex kGcc(R"(^(.+?):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)");
+  static const std::regex kGcc(
+      R"(^(.+?):(\d+):(?:(\d+):)? (fatal error|error|warning|note)(?:\[([A-Za-z0-9_:-]{1,64})\])?: (.*)$)");
   static const std::regex kPythonFile(R"re(^\s*File "(.+)", line (\d+))re");
   static const std::regex kNodeFile(R"(^(/.+):(\d+)$)");
   static const std::regex kErrorLine(R"(^(?:Sorry: )?([A-Za-z_]*Error): (.*)$)");
@@ -75,10 +77,12 @@ std::vector<CheckDiagnostic> ParseCheckOutput(const std::string& raw, int exit_c
     if (std::regex_match(line, m, kGcc)) {
       CheckDiagnostic d;
       d.path = m[1];
+      if (!relative_to.empty() && d.path[0] != '/') d.path = Normal(relative_to, d.path);
       d.diag.line = Number(m[2]);
       d.diag.column = m[3].matched ? Number(m[3]) : 1;
       d.diag.severity = Severity(m[4]);
-      d.diag.message = m[5];
+      d.diag.code = m[5];
+      d.diag.message = m[6];
       d.diag.source = source;
       if (d.diag.severity != 3) out.push_back(std::move(d));  // notes belong to the error before them
       continue;

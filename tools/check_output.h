@@ -1,6 +1,7 @@
 #pragma once
 // Diagnostics from the output of a check command (the fallback validator when
 // no language server serves a file): gcc/clang's "file:line:col: error: ...",
+// rustc's short form "file:line:col: error[E0061]: ..." (cargo check),
 // Python's "File "f", line N ... SyntaxError: ...", and node's "f:N ...
 // SyntaxError: ...".
 //
@@ -21,9 +22,12 @@ struct CheckDiagnostic {
 
 // Parses output. When the command failed (exit_code != 0) but nothing in its
 // output parses, returns one error at 1:1 carrying the output's first line, so
-// a failure is never mistaken for a clean file.
+// a failure is never mistaken for a clean file. Relative paths are taken
+// relative to relative_to where it is given (cargo prints them relative to
+// the directory it checked), else kept as reported.
 std::vector<CheckDiagnostic> ParseCheckOutput(const std::string& output, int exit_code, const std::string& copy_path,
-                                              const std::string& real_path, const std::string& source);
+                                              const std::string& real_path, const std::string& source,
+                                              const std::string& relative_to = "");
 
 // Splits a command line the way a POSIX shell would split words (quotes and
 // backslashes; no expansions), for compile_commands.json's "command".

@@ -24,6 +24,24 @@ TEST(CheckOutput, GccErrorsAndWarningsMapToTheRealFile) {
   EXPECT_EQ(d[2].path, "/ws/inc.h");
 }
 
+TEST(CheckOutput, CargosShortFormKeepsTheCodeAndPlacesRelativePathsInTheCrate) {
+  std::string out =
+      "src/lib.rs:194:31: error[E0061]: this function takes 3 arguments but 2 arguments were supplied\n"
+      "/tmp/odin-check-1/crate-1/src/version.rs:9:5: warning: unused variable: `x`\n"
+      "/home/u/.cargo/registry/src/dep-1.0/src/lib.rs:1:1: error: dependency's own error\n"
+      "error: could not compile `autocfg` (lib) due to 1 previous error\n";
+  auto d = ParseCheckOutput(out, 0, "/tmp/odin-check-1/crate-1/", "/ws/autocfg/", "cargo", "/ws/autocfg");
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].path, "/ws/autocfg/src/lib.rs");
+  EXPECT_EQ(d[0].diag.line, 194u);
+  EXPECT_EQ(d[0].diag.column, 31u);
+  EXPECT_EQ(d[0].diag.code, "E0061");
+  EXPECT_EQ(d[0].diag.message, "this function takes 3 arguments but 2 arguments were supplied");
+  EXPECT_EQ(d[1].path, "/ws/autocfg/src/version.rs");
+  EXPECT_EQ(d[1].diag.severity, 2u);
+  EXPECT_EQ(d[2].path, "/home/u/.cargo/registry/src/dep-1.0/src/lib.rs");
+}
+
 TEST(CheckOutput, PythonSyntaxError) {
   std::string out =
       "  File \"/tmp/c/a.py\", line 2\n"

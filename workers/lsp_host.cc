@@ -25,6 +25,7 @@
 #include "tools/exec_command.h"
 #include "tools/lsp_client.h"
 #include "tools/tool_result.h"
+#include "workers/cargo_mirror.h"
 #include "workers/worker_channel.h"
 
 namespace odin {
@@ -110,7 +111,10 @@ std::vector<std::string> Importers(const std::string& workspace, const std::stri
 class Host : public CommandRun::Sink, public WorkerLogic {
  public:
   Host(const LspHostOptions& o, Clock* clock) : o_(o), clock_(clock) {}
-  ~Host() override { RemoveTempDir(); }
+  ~Host() override {
+    RemoveTempDir();
+    if (!cargo_dir_.empty()) RemoveTree(cargo_dir_);
+  }
 
   void Attach(WorkerChannel* channel) override { channel_ = channel; }
   void Handle(const v1::Envelope& env) override;
@@ -163,7 +167,9 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     std::unique_ptr<CommandRun> check;
     std::string check_output;
     std::string check_copy;
-    std::string fallback_reason;  // why the check command stands in for the server
+    std::string check_real;         // what check_copy stands for in the output
+    std::string check_relative_to;  // where the output's relative paths are (cargo's)
+    std::string fallback_reason;    // why the check command stands in for the server
     v1::ValidationOutput out;
   };
 
@@ -228,6 +234,10 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   std::map<std::string, Server> servers_;  // by name
   std::optional<Job> job_;
   std::string temp_dir_;
+  // The crates cargo check runs in, and their target directories: kept for
+  // the host's life (a job's temp_dir_ is not), so cargo's builds stay warm.
+  std::string cargo_dir_;
+  std::map<std::string, std::unique_ptr<CargoMirror>> cargo_mirrors_;  // by the crate's directory
 };
 
 void Host::Handle(const v1::Envelope& env) {
@@ -469,15 +479,52 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   std::string shown;
   for (const std::string& a : in().check_command()) shown += (shown.empty() ? "" : " ") + a;
   if (fresh) j.baseline_step = NeedBaseline(shown);
-  j.check_copy = JoinPath(temp_dir_, BaseName(path));
-  Status written = WriteFileAtomic(j.check_copy, j.baseline_step ? in().baseline_content() : in().content());
-  if (!written.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, written.message());
+  const std::string& content = j.baseline_step ? in().baseline_content() : in().content();
+  std::string program = BaseName(in().check_command(0));
 
   CommandSpec spec;
   spec.cwd = o_.worker.workspace;
   spec.env = CurrentEnvironment();
   spec.kill_escaped_descendants = false;  // the language servers are our children too
-  std::string program = BaseName(in().check_command(0));
+  if (program == "cargo") {
+    // cargo checks the crate: a copy of it, with this file as asked about.
+    std::string root = CargoRoot(o_.worker.workspace, path);
+    if (root.empty()) {
+      return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
+                    "no Cargo.toml above " + path + " in the workspace, so no crate for cargo check");
+    }
+    if (cargo_dir_.empty()) {
+      StatusOr<std::string> dir = MakeTempDir("odin-cargo");
+      if (!dir.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, dir.status().message());
+      cargo_dir_ = *dir;
+    }
+    std::unique_ptr<CargoMirror>& mirror = cargo_mirrors_[root];
+    if (!mirror) {
+      mirror =
+          std::make_unique<CargoMirror>(root, JoinPath(cargo_dir_, "crate-" + std::to_string(cargo_mirrors_.size())));
+    }
+    Status copied = mirror->Sync();
+    if (copied.ok()) copied = mirror->Put(path, content);
+    if (!copied.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, copied.message());
+    j.check_copy = mirror->mirror() + "/";
+    j.check_real = root + "/";
+    j.check_relative_to = root;
+    spec.cwd = mirror->mirror();
+    // Its own target directory, kept warm between checks; nothing of the
+    // workspace's target/ is read or written.
+    std::erase_if(spec.env, [](const std::string& e) {
+      return e.starts_with("CARGO_TARGET_DIR=") || e.starts_with("CARGO_BUILD_TARGET_DIR=") ||
+             e.starts_with("CARGO_TERM_COLOR=");
+    });
+    spec.env.push_back("CARGO_TARGET_DIR=" + mirror->mirror() + "-target");
+    spec.env.push_back("CARGO_TERM_COLOR=never");
+  } else {
+    j.check_copy = JoinPath(temp_dir_, BaseName(path));
+    j.check_real = path;
+    j.check_relative_to.clear();
+    Status written = WriteFileAtomic(j.check_copy, content);
+    if (!written.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, written.message());
+  }
   bool compiler =
       program == "g++" || program == "gcc" || program == "c++" || program == "cc" || program.rfind("clang", 0) == 0;
   if (compiler) {
@@ -725,9 +772,39 @@ void Host::Advance() {
     v1::ToolResult r;
     j.check->FillResult(&r);
     std::string output = j.check_output;
+    std::string program = BaseName(in().check_command(0));
+    std::vector<CheckDiagnostic> parsed = ParseCheckOutput(output, program == "cargo" ? 0 : r.exit_code(), j.check_copy,
+                                                           j.check_real, program, j.check_relative_to);
+    if (program == "cargo" && r.exit_code() != 0 &&
+        std::none_of(parsed.begin(), parsed.end(), [](const CheckDiagnostic& c) { return c.diag.severity == 1; })) {
+      // cargo failed before it could say anything of the code (a manifest
+      // it cannot read, a dependency not on this machine, a build script):
+      // nothing was checked, which is not the same as a clean file.
+      std::string first;
+      for (size_t pos = 0; pos < output.size() && first.empty();) {
+        size_t end = std::min(output.find('\n', pos), output.size());
+        if (output.compare(pos, 6, "error:") == 0 || output.compare(pos, 6, "error[") == 0) {
+          first = output.substr(pos, std::min<size_t>(end - pos, 300));
+        }
+        pos = end + 1;
+      }
+      if (first.empty()) first = "exit code " + std::to_string(r.exit_code());
+      // The copy's directory, with or without a slash after it, is the crate's.
+      std::string copy_dir = j.check_copy.substr(0, j.check_copy.size() - 1);
+      for (size_t at = first.find(copy_dir); at != std::string::npos; at = first.find(copy_dir, at)) {
+        size_t after = at + copy_dir.size();
+        if (after < first.size() && (isalnum(static_cast<unsigned char>(first[after])) || first[after] == '-')) {
+          at = after;  // crate-1 in crate-12 or crate-1-target
+          continue;
+        }
+        first.replace(at, copy_dir.size(), j.check_relative_to);
+        at += j.check_relative_to.size();
+      }
+      return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
+                    "cargo check could not check " + j.check_relative_to + ": " + first);
+    }
     std::vector<v1::Diagnostic> diagnostics;
-    for (CheckDiagnostic& c :
-         ParseCheckOutput(output, r.exit_code(), j.check_copy, in().path(), BaseName(in().check_command(0)))) {
+    for (CheckDiagnostic& c : parsed) {
       v1::Diagnostic d;
       d.set_path(c.path);
       d.set_line(c.diag.line);

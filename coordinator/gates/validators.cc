@@ -41,6 +41,9 @@ ValidationOptions DefaultValidationOptions() {
   }
   o.check_commands[".py"] = {"python3", "-m", "py_compile", "{file}"};
   for (const char* ext : {".js", ".mjs", ".cjs"}) o.check_commands[ext] = {"node", "--check", "{file}"};
+  // Checks the file's crate (a copy of it, workers/cargo_mirror.h): where
+  // rust-analyzer is missing, as on Debian 12, which ships none.
+  o.check_commands[".rs"] = {"cargo", "check", "--offline", "--message-format=short", "--quiet"};
   return o;
 }
 
