@@ -54,10 +54,26 @@ StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_byte
     close(fd);
     return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
   }
+  // The descriptor checked, never the path again (it may have become a
+  // device since), and never more than max_bytes of it (a file may grow).
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return PosixError(path, err);
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      close(fd);
+      return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
   close(fd);
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  if (text.size() > max_bytes)
-    return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
   return text;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "base/file_util.h"
 #include "base/sha256.h"
@@ -135,7 +136,9 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
   for (size_t start = 0; start <= path_var.size();) {
     size_t end = path_var.find(':', start);
     if (end == std::string::npos) end = path_var.size();
-    std::string entry = path_var.substr(start, end - start);
+    // Normal: "$HOME/." or "$HOME/bin/.." must not name the home itself.
+    std::string entry = std::filesystem::path(path_var.substr(start, end - start)).lexically_normal().string();
+    while (entry.size() > 1 && entry.back() == '/') entry.pop_back();
     start = end + 1;
     for (const std::string& h : s.hidden_) {
       if (IsBelow(entry, h) && entry.size() > h.size() + 1) {
@@ -153,7 +156,10 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const Config& config, San
                                                                          : "";
   bool has_rustup = std::any_of(s.toolchains_.begin(), s.toolchains_.end(),
                                 [](const std::string& top) { return UserPathExists(JoinPath(top, "bin/rustup")); });
-  if (has_rustup && !rustup_home.empty() && UserPathExists(rustup_home)) {
+  StatusOr<std::string> rustup_real =
+      rustup_home.empty() ? StatusOr<std::string>(Status::NotFound("RUSTUP_HOME")) : RealPath(rustup_home);
+  if (has_rustup && rustup_real.ok()) {
+    rustup_home = *rustup_real;  // "~/.rustup/.." must not name the home itself
     for (const std::string& h : s.hidden_) {
       if (IsBelow(rustup_home, h)) AddUnique(&s.toolchains_, rustup_home);
     }

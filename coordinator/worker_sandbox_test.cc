@@ -333,8 +333,15 @@ TEST_F(WorkerSandboxTest, RustupsProxiesBringTheirToolchainHomeReadOnly) {
   EXPECT_TRUE(HasPair(s.LauncherArgv(WorkerPolicy::kLspHost, socket_, 9), "--readonly", home_ + "/.rustup"));
   // RUSTUP_HOME, where it is set, names it.
   ASSERT_TRUE(MakeDirs(home_ + "/rust-home").ok());
-  ScopedEnv moved("RUSTUP_HOME", home_ + "/rust-home");
-  EXPECT_EQ(Make().toolchains(), (std::vector<std::string>{home_ + "/.cargo", home_ + "/rust-home"}));
+  {
+    ScopedEnv moved("RUSTUP_HOME", home_ + "/rust-home");
+    EXPECT_EQ(Make().toolchains(), (std::vector<std::string>{home_ + "/.cargo", home_ + "/rust-home"}));
+  }
+  // Neither it nor a PATH entry can name the hidden home itself.
+  ScopedEnv up("RUSTUP_HOME", home_ + "/.rustup/..");
+  EXPECT_EQ(Make().toolchains(), std::vector<std::string>{home_ + "/.cargo"});
+  ScopedEnv dot("PATH", home_ + "/./:" + home_ + "/.cargo/bin/../../:" + home_ + "/.cargo/bin:/usr/bin");
+  EXPECT_EQ(Make().toolchains(), std::vector<std::string>{home_ + "/.cargo"});
 }
 
 TEST_F(WorkerSandboxTest, RootOnAWorkspaceOfAnotherUserRunsCommandsAsItsOwner) {

@@ -508,6 +508,35 @@ TEST_F(OdinValidationTest, RustChangesAreCheckedByCargoOnACopyOfTheCrate) {
   EXPECT_FALSE(PathExists(ws_.Join("target"))) << "cargo check wrote into the workspace";
   EXPECT_FALSE(PathExists(ws_.Join("Cargo.lock"))) << "cargo check wrote into the workspace";
 
+  // A file nothing cargo check builds reads (an integration test): not
+  // checked, so not clean, even with an error in it.
+  json test_file = Tool("WriteFile", {{"file_path", "tests/t.rs"}, {"content", "fn f() -> u8 { \"no\" }\n"}});
+  EXPECT_EQ(test_file["validation"]["status"], "no_validator") << test_file.dump();
+  EXPECT_NE(test_file["validation"]["reason"].get<std::string>().find("cargo check built nothing that includes"),
+            std::string::npos)
+      << test_file.dump();
+
+  // A crate that depends on a broken one is never built: not checked.
+  Put("Cargo.toml",
+      "[package]\nname = \"ver\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n"
+      "[dependencies]\nbroken = { path = \"broken\" }\n");
+  ASSERT_TRUE(MakeDirs(ws_.Join("broken/src")).ok());
+  Put("broken/Cargo.toml", "[package]\nname = \"broken\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
+  Put("broken/src/lib.rs", "pub fn g() -> u8 { \"no\" }\n");
+  std::string session = Tool("Read", {{"file_path", "src/version.rs"}})["session_id"];
+  json behind = Tool("EditTool",
+                     {{"file_path", "src/version.rs"},
+                      {"old_string", "Version(major, minor)"},
+                      {"new_string", "Version(minor, major)"}},
+                     session);
+  EXPECT_EQ(behind["validation"]["status"], "no_validator") << behind.dump();
+  EXPECT_NE(behind["validation"]["reason"].get<std::string>().find("stopped at errors in other crates before it built"),
+            std::string::npos)
+      << behind.dump();
+  EXPECT_NE(behind["validation"]["reason"].get<std::string>().find(ws_.Join("broken/src/lib.rs") + ":1:"),
+            std::string::npos)
+      << behind.dump();
+
   // A crate cargo cannot build here (a dependency this machine does not
   // have, and no network): not checked, which is not clean.
   Put("Cargo.toml",
@@ -834,6 +863,19 @@ TEST_F(OdinValidationTest, PythonCheckCommandWhenNoServerServesTheFile) {
   EXPECT_NE(r["validation"]["summary"].get<std::string>().find("s.py:1:1 [SyntaxError]"), std::string::npos)
       << r["validation"]["summary"];
   EXPECT_EQ(Tool("WriteFile", {{"file_path", "t.py"}, {"content", "x = 1\n"}})["validation"]["status"], "clean");
+}
+
+// A check command's output past its cap: what was cut may hold the new
+// error, so the change is never clean on the part that was read.
+TEST_F(OdinValidationTest, ACheckCommandsOutputPastItsCapIsNeverClean) {
+  Config({{"validation",
+           {{"check_commands", {{".txt", {"/bin/sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x; exit 0"}}}}}}});
+  json r = Tool("WriteFile", {{"file_path", "a.txt"}, {"content", "anything\n"}});
+  ASSERT_EQ(r["validation"]["status"], "errors") << r.dump();
+  EXPECT_NE(r["validation"]["summary"].get<std::string>().find(
+                "printed more than 256 KiB; the diagnostics past that were cut"),
+            std::string::npos)
+      << r.dump();
 }
 
 TEST_F(OdinValidationTest, FilesNoValidatorServesAreNoValidatorAndDoNotBlock) {

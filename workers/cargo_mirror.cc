@@ -1,5 +1,6 @@
 #include "workers/cargo_mirror.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,20 +36,53 @@ bool Skipped(const std::filesystem::directory_entry& dir) {
 }  // namespace
 
 std::string CargoRoot(const std::string& workspace, const std::string& file) {
-  std::string root;
+  // As cargo finds a package's workspace: the nearest manifest above it
+  // that declares one (cargo-fuzz's fuzz/ declares its own).
+  std::string package;
   for (std::string dir = DirName(file); dir == workspace || PathIsBelow(dir, workspace); dir = DirName(dir)) {
     std::string manifest = JoinPath(dir, "Cargo.toml");
     struct stat st;
     if (stat(manifest.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (root.empty() || DeclaresWorkspace(manifest)) root = dir;
+      if (DeclaresWorkspace(manifest)) return dir;
+      if (package.empty()) package = dir;
     }
     if (dir == workspace || dir == "/") break;
   }
-  return root;
+  return package;
 }
 
 CargoMirror::CargoMirror(std::string source, std::string mirror, CargoMirrorLimits limits)
     : source_(std::move(source)), mirror_(std::move(mirror)), limits_(limits) {}
+
+namespace {
+
+// Writes a scratch copy (no fsync: the copy is rebuilt if lost), never
+// through a symlink.
+Status WriteCopy(const std::string& path, const std::string& content) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return PosixError(path, errno);
+  Status written = WriteAll(fd, content, path);
+  if (close(fd) != 0 && written.ok()) written = PosixError(path, errno);
+  return written;
+}
+
+// Makes way for an entry of the given kind (S_IFDIR, S_IFREG, S_IFLNK) at
+// path in the copy: what is there of another kind (the disk's file became
+// a directory, a symlink became a file) goes, so nothing is ever written
+// through an old symlink. True when an entry of that kind is there now.
+bool MakeWay(const std::string& path, mode_t kind) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return false;
+  if ((st.st_mode & S_IFMT) == kind) return true;
+  if (S_ISDIR(st.st_mode)) {
+    RemoveTree(path);
+  } else {
+    unlink(path.c_str());
+  }
+  return false;
+}
+
+}  // namespace
 
 Status CargoMirror::Sync() {
   RETURN_IF_ERROR(MakeDirs(mirror_, 0700));
@@ -57,6 +91,7 @@ Status CargoMirror::Sync() {
   fs::recursive_directory_iterator it(source_, fs::directory_options::skip_permission_denied, ec);
   if (ec) return Status::Unavailable("cargo check", "cannot read " + source_ + ": " + ec.message());
   std::set<std::string> seen;
+  size_t entries = 0;
   uint64_t bytes = 0;
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::directory_entry& e = *it;
@@ -64,21 +99,23 @@ Status CargoMirror::Sync() {
     std::string copy = JoinPath(mirror_, rel);
     struct stat st;
     if (lstat(e.path().c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      if (Skipped(e)) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      RETURN_IF_ERROR(MakeDirs(copy, 0700));
+    if (S_ISDIR(st.st_mode) && Skipped(e)) {
+      it.disable_recursion_pending();
       continue;
     }
-    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // devices, sockets, fifos
-    seen.insert(rel);
-    if (seen.size() > limits_.max_files) {
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // devices, fifos
+    if (++entries > limits_.max_files) {
       return Status::ResourceExhausted("cargo check", source_ + " holds more than " +
                                                           std::to_string(limits_.max_files) +
-                                                          " files, too many to copy for cargo check");
+                                                          " files and directories, too many to copy for cargo check");
     }
+    if (S_ISDIR(st.st_mode)) {
+      if (!MakeWay(copy, S_IFDIR) && mkdir(copy.c_str(), 0700) != 0) {
+        return PosixError("cargo check: cannot create " + copy, errno);
+      }
+      continue;
+    }
+    seen.insert(rel);
     bytes += static_cast<uint64_t>(st.st_size);
     if (bytes > limits_.max_bytes) {
       return Status::ResourceExhausted("cargo check", source_ + " holds more than " +
@@ -88,18 +125,28 @@ Status CargoMirror::Sync() {
     Copied now{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
                static_cast<int64_t>(st.st_size), static_cast<uint64_t>(st.st_ino)};
     auto was = copied_.find(rel);
+    mode_t kind = S_ISLNK(st.st_mode) ? S_IFLNK : S_IFREG;
     if (was != copied_.end() && was->second.mtime_ns == now.mtime_ns && was->second.size == now.size &&
-        was->second.inode == now.inode) {
+        was->second.inode == now.inode && MakeWay(copy, kind)) {
       continue;
     }
+    MakeWay(copy, kind);
     unlink(copy.c_str());
     if (S_ISLNK(st.st_mode)) {
       StatusOr<std::string> target = ReadSymlink(e.path().string());
-      if (!target.ok() || symlink(target->c_str(), copy.c_str()) != 0) continue;
+      if (!target.ok()) continue;
+      // A relative link that leaves the crate would lead elsewhere from the
+      // copy: it leads where it leads on disk.
+      std::string link = *target;
+      if (!link.empty() && link[0] != '/') {
+        std::string real = (e.path().parent_path() / link).lexically_normal().string();
+        if (real != source_ && !PathIsBelow(real, source_)) link = real;
+      }
+      if (symlink(link.c_str(), copy.c_str()) != 0) continue;
     } else {
       StatusOr<std::string> text = ReadRegularFile(e.path().string(), limits_.max_bytes);
       if (!text.ok()) continue;  // unreadable: cargo says what it misses
-      RETURN_IF_ERROR(WriteFileAtomic(copy, *text));
+      RETURN_IF_ERROR(WriteCopy(copy, *text));
     }
     copied_[rel] = now;
   }
@@ -109,7 +156,9 @@ Status CargoMirror::Sync() {
       ++c;
       continue;
     }
-    unlink(JoinPath(mirror_, c->first).c_str());
+    std::string copy = JoinPath(mirror_, c->first);
+    struct stat st;
+    if (lstat(copy.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) unlink(copy.c_str());
     c = copied_.erase(c);
   }
   return Status::OK();
@@ -120,10 +169,19 @@ Status CargoMirror::Put(const std::string& file, const std::string& content) {
     return Status::InvalidArgument("cargo check", file + " is not below " + source_);
   }
   std::string rel = file.substr(source_.size() + 1);
+  // Every directory on the way is a directory of the copy's own, never a
+  // symlink the crate put there (it would lead the write elsewhere).
+  std::string dir = mirror_;
+  for (size_t start = 0, slash; (slash = rel.find('/', start)) != std::string::npos; start = slash + 1) {
+    dir = JoinPath(dir, rel.substr(start, slash - start));
+    if (!MakeWay(dir, S_IFDIR) && mkdir(dir.c_str(), 0700) != 0) {
+      return PosixError("cargo check: cannot create " + dir, errno);
+    }
+  }
   std::string copy = JoinPath(mirror_, rel);
-  RETURN_IF_ERROR(MakeDirs(DirName(copy), 0700));
-  unlink(copy.c_str());  // a symlink is replaced, never written through
-  RETURN_IF_ERROR(WriteFileAtomic(copy, content));
+  MakeWay(copy, S_IFREG);
+  unlink(copy.c_str());  // a fresh file: a new mtime, and no link written through
+  RETURN_IF_ERROR(WriteCopy(copy, content));
   copied_[rel] = Copied{};  // not the disk's: the next Sync copies it again
   return Status::OK();
 }

@@ -48,6 +48,11 @@ TEST_F(CargoMirrorTest, TheRootIsTheNearestManifestOrTheWorkspaceThatHoldsIt) {
   Write("crates/a/src/lib.rs", "");
   EXPECT_EQ(CargoRoot(ws_, JoinPath(ws_, "crates/a/src/lib.rs")), ws_);
 
+  // cargo-fuzz's fuzz/ is a workspace of its own inside the outer one.
+  Write("fuzz/Cargo.toml", "[package]\nname = \"fuzz\"\n\n[workspace]\nmembers = [\".\"]\n");
+  Write("fuzz/fuzz_targets/a.rs", "");
+  EXPECT_EQ(CargoRoot(ws_, JoinPath(ws_, "fuzz/fuzz_targets/a.rs")), JoinPath(ws_, "fuzz"));
+
   Write("loose/x.rs", "");
   EXPECT_EQ(CargoRoot(JoinPath(ws_, "loose"), JoinPath(ws_, "loose/x.rs")), "");
 }
@@ -112,13 +117,43 @@ TEST_F(CargoMirrorTest, SyncFollowsChangesAndRemovalsOnDisk) {
   EXPECT_EQ(Copied("src/new.rs"), "new\n");
 }
 
+TEST_F(CargoMirrorTest, NothingIsWrittenThroughALinkTheCrateMadeAndLinksOutOfItStillLeadOut) {
+  Write("Cargo.toml", "[package]\nname = \"c\"\n");
+  Write("src/lib.rs", "lib\n");
+  ASSERT_TRUE(MakeDirs(JoinPath(dir_, "outside")).ok());
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(dir_, "outside/shared.rs"), "shared\n").ok());
+  ASSERT_EQ(symlink("../../outside/shared.rs", JoinPath(ws_, "src/shared.rs").c_str()), 0);
+  ASSERT_EQ(symlink("../outside", JoinPath(ws_, "gen").c_str()), 0);
+  CargoMirror m(ws_, copy_);
+  ASSERT_TRUE(m.Sync().ok());
+  // Out of the crate: the link leads where it leads on disk.
+  EXPECT_EQ(*ReadSymlink(JoinPath(copy_, "src/shared.rs")), JoinPath(dir_, "outside/shared.rs"));
+  EXPECT_EQ(Copied("src/shared.rs"), "shared\n");
+  // A file asked about below the linked directory is written in the copy,
+  // never through the link.
+  ASSERT_TRUE(m.Put(JoinPath(ws_, "gen/shared.rs"), "asked\n").ok());
+  EXPECT_EQ(*ReadFileToString(JoinPath(dir_, "outside/shared.rs")), "shared\n");
+  EXPECT_EQ(Copied("gen/shared.rs"), "asked\n");
+
+  // The disk's symlink becomes a directory, a file becomes a directory.
+  ASSERT_EQ(unlink(JoinPath(ws_, "gen").c_str()), 0);
+  Write("gen/made.rs", "made\n");
+  ASSERT_EQ(unlink(JoinPath(ws_, "src/lib.rs").c_str()), 0);
+  Write("src/lib.rs/inner.rs", "inner\n");
+  ASSERT_TRUE(m.Sync().ok());
+  EXPECT_EQ(Copied("gen/made.rs"), "made\n");
+  EXPECT_EQ(Copied("src/lib.rs/inner.rs"), "inner\n");
+  EXPECT_EQ(*ReadFileToString(JoinPath(dir_, "outside/shared.rs")), "shared\n");
+  EXPECT_FALSE(PathExists(JoinPath(dir_, "outside/made.rs")));
+}
+
 TEST_F(CargoMirrorTest, ATreePastTheLimitsIsRefusedWithWhy) {
   Write("Cargo.toml", "[package]\nname = \"c\"\n");
   for (int i = 0; i < 5; ++i) Write("src/m" + std::to_string(i) + ".rs", "x");
   CargoMirror few(ws_, copy_, {.max_files = 3});
   Status s = few.Sync();
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(s.message().find("more than 3 files"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("more than 3 files and directories"), std::string::npos) << s.message();
   CargoMirror small(ws_, JoinPath(dir_, "copy2"), {.max_bytes = 4});
   s = small.Sync();
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);

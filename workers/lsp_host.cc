@@ -4,6 +4,7 @@
 #include "workers/lsp_host.h"
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +37,10 @@ constexpr char kLspReferencesTool[] = "lsp_references";
 constexpr int kMaxLocations = 5000;  // of one references answer
 constexpr int kMaxServerStarts = 2;  // failures to start before a server is given up for the session
 constexpr size_t kMaxCheckOutput = 256 * 1024;
+// cargo checks a whole crate (or workspace): one line per diagnostic, and a
+// legacy crate's warnings can run to thousands.
+constexpr size_t kMaxCargoOutput = 4 << 20;
+constexpr size_t kMaxCargoMirrors = 4;  // crates kept warm; the least recently checked goes
 constexpr Duration kFirstPublishSettle = milliseconds(2500);
 
 std::string Ms(Duration d) { return std::to_string(ToMillis(d)) + " ms"; }
@@ -108,6 +113,79 @@ std::vector<std::string> Importers(const std::string& workspace, const std::stri
   return out;
 }
 
+// A cargo configuration or toolchain file above dir, which cargo and rustup
+// would apply to a crate copied there (outside a sandbox /tmp is shared:
+// anyone's /tmp/.cargo/config.toml could name a rustc wrapper); "" if none.
+std::string StrayCargoConfig(const std::string& dir) {
+  for (std::string d = DirName(dir);; d = DirName(d)) {
+    for (const char* name : {".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain"}) {
+      std::string p = JoinPath(d, name);
+      struct stat st;
+      if (lstat(p.c_str(), &st) == 0) {
+        return p + " would apply to the copy of the crate that cargo check runs in, so Rust is not checked here";
+      }
+    }
+    if (d == "/" || d.empty() || d == ".") break;
+  }
+  return "";
+}
+
+// The directories rustc writes dep-info (*.d) in under a cargo target
+// directory: debug/deps, and <triple>/debug/deps where a target is named.
+std::vector<std::filesystem::path> DepInfoDirs(const std::string& target_dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs = {fs::path(target_dir) / "debug" / "deps"};
+  std::error_code ec;
+  for (fs::directory_iterator t(target_dir, ec), end; !ec && t != end; t.increment(ec)) {
+    std::error_code dir_ec;
+    if (t->is_directory(dir_ec) && fs::is_directory(t->path() / "debug" / "deps", dir_ec)) {
+      dirs.push_back(t->path() / "debug" / "deps");
+    }
+  }
+  return dirs;
+}
+
+// Removes the dep-info of earlier checks (cargo's freshness lives in its
+// .fingerprint/, not in these), so what is there after a check is its own.
+void ForgetDepInfo(const std::string& target_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const fs::path& dir : DepInfoDirs(target_dir)) {
+    for (fs::directory_iterator d(dir, ec), end; !ec && d != end; d.increment(ec)) {
+      if (d->path().extension() == ".d") unlink(d->path().c_str());
+    }
+  }
+}
+
+// Whether a dep-info file in target_dir names the file at path (absolute)
+// or rel (relative to the directory cargo ran in, as rustc writes the
+// workspace's own files): whether what cargo built read it.
+bool Compiled(const std::string& target_dir, const std::string& path, const std::string& rel) {
+  namespace fs = std::filesystem;
+  auto needle = [](const std::string& file) {
+    std::string escaped = "\n";  // dep-info escapes spaces
+    for (char c : file) {
+      if (c == ' ') escaped += '\\';
+      escaped += c;
+    }
+    return escaped + ":";
+  };
+  std::string absolute = needle(path), relative = needle(rel);
+  std::error_code ec;
+  int read = 0;
+  for (const fs::path& dir : DepInfoDirs(target_dir)) {
+    for (fs::directory_iterator d(dir, ec), end; !ec && d != end && read < 5000; d.increment(ec)) {
+      if (d->path().extension() != ".d") continue;
+      ++read;
+      StatusOr<std::string> text = ReadRegularFile(d->path().string(), 4 << 20);
+      if (text.ok() && (text->find(absolute) != std::string::npos || text->find(relative) != std::string::npos)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 class Host : public CommandRun::Sink, public WorkerLogic {
  public:
   Host(const LspHostOptions& o, Clock* clock) : o_(o), clock_(clock) {}
@@ -124,9 +202,11 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   void Stop() override;
 
   void OnOutput(OutputStreamId, std::string_view data) override {
-    if (job_ && job_->check_output.size() < kMaxCheckOutput) {
-      job_->check_output.append(data.substr(0, kMaxCheckOutput - job_->check_output.size()));
-    }
+    if (!job_) return;
+    std::string& out = job_->check_output;
+    size_t room = job_->check_output_cap - std::min(out.size(), job_->check_output_cap);
+    if (data.size() > room) job_->check_output_cut = true;
+    out.append(data.substr(0, room));
   }
 
  private:
@@ -166,6 +246,8 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     SteadyTime started{};
     std::unique_ptr<CommandRun> check;
     std::string check_output;
+    size_t check_output_cap = kMaxCheckOutput;
+    bool check_output_cut = false;  // past the cap: diagnostics may be missing
     std::string check_copy;
     std::string check_real;         // what check_copy stands for in the output
     std::string check_relative_to;  // where the output's relative paths are (cargo's)
@@ -237,7 +319,14 @@ class Host : public CommandRun::Sink, public WorkerLogic {
   // The crates cargo check runs in, and their target directories: kept for
   // the host's life (a job's temp_dir_ is not), so cargo's builds stay warm.
   std::string cargo_dir_;
-  std::map<std::string, std::unique_ptr<CargoMirror>> cargo_mirrors_;  // by the crate's directory
+  std::string cargo_refused_;  // why cargo cannot check here, once known
+  struct Crate {
+    std::unique_ptr<CargoMirror> mirror;
+    uint64_t last_use = 0;
+  };
+  std::map<std::string, Crate> cargo_mirrors_;  // by the crate's directory
+  uint64_t cargo_uses_ = 0;
+  int cargo_made_ = 0;
 };
 
 void Host::Handle(const v1::Envelope& env) {
@@ -478,9 +567,11 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   const std::string& path = in().path();
   std::string shown;
   for (const std::string& a : in().check_command()) shown += (shown.empty() ? "" : " ") + a;
-  if (fresh) j.baseline_step = NeedBaseline(shown);
-  const std::string& content = j.baseline_step ? in().baseline_content() : in().content();
   std::string program = BaseName(in().check_command(0));
+  // cargo's diagnostics of other files are the crate's as it is now on
+  // disk: a baseline kept from before another file changed would be stale.
+  if (fresh) j.baseline_step = program == "cargo" ? in().want_baseline() : NeedBaseline(shown);
+  const std::string& content = j.baseline_step ? in().baseline_content() : in().content();
 
   CommandSpec spec;
   spec.cwd = o_.worker.workspace;
@@ -493,16 +584,28 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
       return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
                     "no Cargo.toml above " + path + " in the workspace, so no crate for cargo check");
     }
-    if (cargo_dir_.empty()) {
+    if (cargo_dir_.empty() && cargo_refused_.empty()) {
       StatusOr<std::string> dir = MakeTempDir("odin-cargo");
       if (!dir.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, dir.status().message());
       cargo_dir_ = *dir;
+      cargo_refused_ = StrayCargoConfig(cargo_dir_);
     }
-    std::unique_ptr<CargoMirror>& mirror = cargo_mirrors_[root];
-    if (!mirror) {
-      mirror =
-          std::make_unique<CargoMirror>(root, JoinPath(cargo_dir_, "crate-" + std::to_string(cargo_mirrors_.size())));
+    if (!cargo_refused_.empty()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, cargo_refused_);
+    Crate& crate = cargo_mirrors_[root];
+    if (!crate.mirror) {
+      crate.mirror =
+          std::make_unique<CargoMirror>(root, JoinPath(cargo_dir_, "crate-" + std::to_string(++cargo_made_)));
     }
+    crate.last_use = ++cargo_uses_;
+    if (cargo_mirrors_.size() > kMaxCargoMirrors) {
+      auto oldest = std::min_element(cargo_mirrors_.begin(), cargo_mirrors_.end(), [](const auto& a, const auto& b) {
+        return a.second.last_use < b.second.last_use;
+      });
+      RemoveTree(oldest->second.mirror->mirror());
+      RemoveTree(oldest->second.mirror->mirror() + "-target");
+      cargo_mirrors_.erase(oldest);
+    }
+    CargoMirror* mirror = cargo_mirrors_[root].mirror.get();
     Status copied = mirror->Sync();
     if (copied.ok()) copied = mirror->Put(path, content);
     if (!copied.ok()) return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR, copied.message());
@@ -518,6 +621,8 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
     });
     spec.env.push_back("CARGO_TARGET_DIR=" + mirror->mirror() + "-target");
     spec.env.push_back("CARGO_TERM_COLOR=never");
+    j.check_output_cap = kMaxCargoOutput;
+    ForgetDepInfo(mirror->mirror() + "-target");
   } else {
     j.check_copy = JoinPath(temp_dir_, BaseName(path));
     j.check_real = path;
@@ -554,6 +659,7 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
   if (compiler) spec.argv.insert(spec.argv.begin() + 1, {"-iquote", DirName(path)});
   j.out.set_validator(shown);
   j.check_output.clear();
+  j.check_output_cut = false;
   StatusOr<std::unique_ptr<CommandRun>> run = CommandRun::Start(spec, 64 * 1024, 64 * 1024, clock_);
   if (!run.ok()) {
     return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
@@ -802,6 +908,37 @@ void Host::Advance() {
       }
       return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
                     "cargo check could not check " + j.check_relative_to + ": " + first);
+    }
+    if (program == "cargo" && !j.baseline_step &&
+        std::none_of(parsed.begin(), parsed.end(),
+                     [&](const CheckDiagnostic& c) { return c.diag.severity == 1 && c.path == in().path(); }) &&
+        !Compiled(j.check_copy.substr(0, j.check_copy.size() - 1) + "-target",
+                  j.check_copy + in().path().substr(j.check_real.size()), in().path().substr(j.check_real.size()))) {
+      // Nothing cargo built read the file (a test, an example or a bench,
+      // a module no `mod` names, a crate outside the workspace's members,
+      // or one a broken dependency kept from building): not checked. (An
+      // error in the file says it was: rustc may write no dep-info when
+      // parsing fails.)
+      auto error =
+          std::find_if(parsed.begin(), parsed.end(), [](const CheckDiagnostic& c) { return c.diag.severity == 1; });
+      return Finish(v1::VALIDATION_OUTCOME_NO_VALIDATOR,
+                    error != parsed.end()
+                        ? "cargo check stopped at errors in other crates before it built " + in().path() +
+                              " (the first: " + error->path + ":" + std::to_string(error->diag.line) + ": " +
+                              error->diag.message.substr(0, 200) + ")"
+                        : "cargo check built nothing that includes " + in().path() +
+                              " (tests, examples, benches and files no `mod` names are not checked)");
+    }
+    if (j.check_output_cut && !j.baseline_step) {
+      // What was cut may hold the change's new error: an error of its own,
+      // which no baseline has, so the change is never clean on a part.
+      CheckDiagnostic cut;
+      cut.path = in().path();
+      cut.diag.severity = 1;
+      cut.diag.message = j.out.validator() + " printed more than " + std::to_string(j.check_output_cap >> 10) +
+                         " KiB; the diagnostics past that were cut, so the change is unverified";
+      cut.diag.source = program;
+      parsed.push_back(std::move(cut));
     }
     std::vector<v1::Diagnostic> diagnostics;
     for (CheckDiagnostic& c : parsed) {

@@ -43,7 +43,7 @@ ValidationOptions DefaultValidationOptions() {
   for (const char* ext : {".js", ".mjs", ".cjs"}) o.check_commands[ext] = {"node", "--check", "{file}"};
   // Checks the file's crate (a copy of it, workers/cargo_mirror.h): where
   // rust-analyzer is missing, as on Debian 12, which ships none.
-  o.check_commands[".rs"] = {"cargo", "check", "--offline", "--message-format=short", "--quiet"};
+  o.check_commands[".rs"] = {"cargo", "check", "--workspace", "--offline", "--message-format=short", "--quiet"};
   return o;
 }
 
@@ -124,6 +124,19 @@ FileValidator ResolveValidator(const ValidationOptions& o, const std::string& pa
   if (v.file_timeout_ms == 0) v.file_timeout_ms = o.file_timeout_ms;
   if (v.settle_ms == 0) v.settle_ms = o.settle_ms;
   return v;
+}
+
+std::string FallbackChecks(const ValidationOptions& o, const std::vector<std::string>& extensions,
+                           const ProgramLookup& lookup) {
+  std::string out;
+  for (const std::string& e : extensions) {
+    auto check = o.check_commands.find(e);
+    if (check == o.check_commands.end() || check->second.empty() || lookup(check->second[0]).empty()) continue;
+    std::string shown;
+    for (const std::string& a : check->second) shown += (shown.empty() ? "" : " ") + a;
+    if (out.find(shown) == std::string::npos) out += (out.empty() ? "" : ", ") + shown;
+  }
+  return out;
 }
 
 }  // namespace odin

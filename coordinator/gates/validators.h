@@ -64,6 +64,11 @@ ProgramLookup DefaultProgramLookup(const std::string& path_value, const std::str
 
 FileValidator ResolveValidator(const ValidationOptions& options, const std::string& path, const ProgramLookup& lookup);
 
+// The check commands files of these extensions fall back to, installed ones
+// only, as "g++ -fsyntax-only {file}, gcc ..." ("" if none), for odin doctor.
+std::string FallbackChecks(const ValidationOptions& options, const std::vector<std::string>& extensions,
+                           const ProgramLookup& lookup);
+
 // The LSP languageId for a file name ("a.cc" -> "cpp"); "plaintext" if unknown.
 std::string LanguageIdFor(const std::string& path);
 
