@@ -21,6 +21,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "coordinator/config_loader.h"
+#include "coordinator/gates/validators.h"
 #include "workspace/overlay_changes.h"
 #include "coordinator/curve_keys.h"
 #include "coordinator/runtime.h"
@@ -404,16 +405,17 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   json waiting = WaitingWrites(ws->state_dir, ledger.ok() ? ledger->get() : nullptr);
   std::string rg = lookup("rg"), clangd = lookup("clangd");
   bool failed = (policy == SandboxPolicy::kRequire && !namespaces) || !config_error.empty();
-  // The language servers the validation gate would use.
+  // The language servers the validation gate would use, and their check commands.
   struct Validator {
-    std::string name, program, extensions;
+    std::string name, program, extensions, fallback;
   };
   std::vector<Validator> validators;
   for (const ServerSpec& server : config->validation.servers) {
     if (server.command.empty()) continue;
     std::string extensions;
     for (const std::string& e : server.extensions) extensions += (extensions.empty() ? "" : " ") + e;
-    validators.push_back({server.name, lookup(server.command[0]), extensions});
+    validators.push_back({server.name, lookup(server.command[0]), extensions,
+                          FallbackChecks(config->validation, server.extensions, lookup)});
   }
 
   // A daemon serving the workspace: what it reports (through odin-rpc, which
@@ -534,7 +536,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
     for (const Validator& v : validators) {
-      j["language_servers"].push_back({{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}});
+      j["language_servers"].push_back(
+          {{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}, {"fallback", v.fallback}});
     }
     if (daemon) {
       json d = ParseJson(daemon->output);
@@ -561,9 +564,8 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   }
   printf("language servers (validation %s)\n", config->validation.enabled ? "on" : "off");
   for (const Validator& v : validators) {
-    printf("  %-14s %s  (%s)\n", v.name.c_str(),
-           v.program.empty() ? "not found: those files use their check command, if any" : v.program.c_str(),
-           v.extensions.c_str());
+    printf("  %-14s %s  (%s; %s)\n", v.name.c_str(), v.program.empty() ? "not found" : v.program.c_str(),
+           v.extensions.c_str(), v.fallback.empty() ? "no check command" : ("else " + v.fallback).c_str());
   }
   printf("reviewers (profile %s; workflow %s)\n%s", config->profile.c_str(), workflow.c_str(), reviewer_lines.c_str());
   printf("remote workers\n  %s\n", remote_line.c_str());

@@ -181,7 +181,7 @@ void UndoLastMessage(AgentSession& s, bool force, TerminalView& term) {
   if (!undo.ok()) return term.Line(undo.status().message() + " (/undo force overrides)");
   std::string paths;
   for (const UndoStep& step : plan->steps) paths += (paths.empty() ? "" : ", ") + DisplayPath(step.path, root);
-  term.Line("undone: " + std::to_string(plan->steps.size()) + " paths put back (recorded as " + *undo + ")");
+  term.Line("undone: " + PathsPutBack(plan->steps.size()) + " (recorded as " + *undo + ")");
   s.agent().AddNote("The user undid the changes of their previous message (" + *undo + "): " + paths +
                     " are as they were before it. Read them again before you edit them.");
 }

@@ -76,7 +76,7 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
   } else {
     std::string ids;
     for (const std::string& id : plan->executions) ids += (ids.empty() ? "" : ", ") + id;
-    std::cout << "undid " << ids << ": " << plan->steps.size() << " paths put back (recorded as " << *undo << ")\n";
+    std::cout << "undid " << ids << ": " << PathsPutBack(plan->steps.size()) << " (recorded as " << *undo << ")\n";
     if (f.force) {
       for (const std::string& n : plan->not_undoable) std::cout << "  skipped " << VisibleControls(n) << "\n";
     }

@@ -314,7 +314,9 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // What is left (the work directory, empty ones) goes on a thread of its
   // own: removing what the overlay used costs milliseconds the call need
   // not wait for.
-  std::thread([base, held = lock.ok() ? std::move(*lock) : UniqueFd()] { RemoveWorkspaceOverlayDirs(base); }).detach();
+  // (The coordinator waits for it before it goes: an exit would leave it.)
+  auto held = std::make_shared<UniqueFd>(lock.ok() ? std::move(*lock) : UniqueFd());
+  removals_.Run([base, held] { RemoveWorkspaceOverlayDirs(base); });
   // The tracker sees what landed; it is the command's, not external. What
   // else it sees (a write in the instant since) is external.
   if (tracker_ && c.tracked) {

@@ -66,6 +66,7 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
 Coordinator::~Coordinator() {
   StopTracking();
   pool_.Shutdown(Duration::zero());
+  removals_.WaitAll();
 }
 
 Status Coordinator::StartWorkers() { return pool_.Start(); }

@@ -50,6 +50,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/background_tasks.h"
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
@@ -598,6 +599,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::unique_ptr<ChangeTracker> looking_;
   std::unique_ptr<ProtectedIndex> looking_index_;
   std::thread looking_thread_;
+  BackgroundTasks removals_;                            // of what commands' overlays used; waited for at the end
   bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
   bool view_absent_ = false, view_seen_ = false;        // the same of the read-only view (or a worker had none)
   std::deque<std::string> lane_waiting_;                // execution ids, in order of arrival

@@ -272,6 +272,18 @@ TEST_F(OdinExecTest, CommandsReachTheNetworkOnlyWhenTheUserAsksAndOnlyInEditMode
   close(listener);
 }
 
+// Issue 47: doctor says what validates a language's files when its server
+// cannot run (rust-analyzer is missing on Debian 12; cargo check stands in).
+TEST_F(OdinExecTest, DoctorNamesTheCheckCommandBehindEachLanguageServer) {
+  UserConfig(R"({"validation":{"servers":{"rust-analyzer":{"command":["/nonexistent/rust-analyzer"]}},
+                 "check_commands":{".rs":["/bin/true","{file}"]}}})");
+  Ran r = Odin({"doctor"});
+  EXPECT_NE(r.out.find("  rust-analyzer  not found  (.rs; else /bin/true {file})\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(.go; no check command)\n"), std::string::npos) << r.out;
+  Ran j = Odin({"doctor", "--json"});
+  EXPECT_NE(j.out.find("\"fallback\": \"/bin/true {file}\""), std::string::npos) << j.out;
+}
+
 TEST_F(OdinExecTest, AMissingBwrapPathIsAnErrorNotAFallback) {
   // A typo in sandbox.bwrap must not turn the sandbox off.
   UserConfig(R"({"sandbox":{"bwrap":"/nonexistent/bwrap"}})");

@@ -727,8 +727,9 @@ TEST_F(OdinMutationsTest, InteractiveUndoPutsBackTheLastMessageAndTellsTheModel)
   std::string seen = ReadUntil(out, "Status: done");
   ASSERT_TRUE(PathExists(ws_.Join("made.txt"))) << seen;
   say("/undo");
-  seen = ReadUntil(out, "undone:");
+  seen = ReadUntil(out, " put back");
   EXPECT_NE(seen.find("remove made.txt"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("undone: 1 path put back"), std::string::npos) << seen;
   EXPECT_FALSE(PathExists(ws_.Join("made.txt")));
   say("what now?");
   seen = ReadUntil(out, "Status: done");

@@ -267,6 +267,8 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
   return plan;
 }
 
+std::string PathsPutBack(size_t n) { return std::to_string(n) + (n == 1 ? " path" : " paths") + " put back"; }
+
 std::string RenderUndo(const UndoPlan& plan, const std::string& workspace) {
   std::string out;
   for (const UndoStep& s : plan.steps) {
@@ -396,7 +398,7 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
   end.status = failed.empty() ? "ok" : "error";
   end.exit_reason = "normal";
   end.finished_at_ms = now_ms;
-  std::string text = std::to_string(plan.steps.size() - failed.size()) + " paths put back";
+  std::string text = PathsPutBack(plan.steps.size() - failed.size());
   for (const std::string& f : failed) text += "\nfailed: " + f;
   end.output_head = text;
   end.output_bytes = static_cast<int64_t>(text.size());

@@ -61,6 +61,9 @@ StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::str
 
 StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions);
 
+// "1 path put back", "3 paths put back".
+std::string PathsPutBack(size_t n);
+
 // A unified diff of each step (now -> after the undo), for --dry-run.
 std::string RenderUndo(const UndoPlan& plan, const std::string& workspace);
 
