@@ -12,9 +12,12 @@
 
 namespace odin {
 
-Status ReadInPieces(const std::string& path, const std::function<void(std::string_view)>& take) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return PosixError(path, errno);
+namespace {
+
+// Reads fd to its end in pieces, then closes it. take returns false to stop
+// (and the read fails with stopped).
+Status ReadFdInPieces(int fd, const std::string& path, const std::function<bool(std::string_view)>& take,
+                      const Status& stopped = Status::OK()) {
   char buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
@@ -25,10 +28,24 @@ Status ReadInPieces(const std::string& path, const std::function<void(std::strin
       return PosixError(path, err);
     }
     if (n == 0) break;
-    take(std::string_view(buf, static_cast<size_t>(n)));
+    if (!take(std::string_view(buf, static_cast<size_t>(n)))) {
+      close(fd);
+      return stopped;
+    }
   }
   close(fd);
   return Status::OK();
+}
+
+}  // namespace
+
+Status ReadInPieces(const std::string& path, const std::function<void(std::string_view)>& take) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return PosixError(path, errno);
+  return ReadFdInPieces(fd, path, [&take](std::string_view piece) {
+    take(piece);
+    return true;
+  });
 }
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
@@ -46,34 +63,22 @@ StatusOr<std::string> ReadRegularFile(const std::string& path, uint64_t max_byte
     close(fd);
     return PosixError(path, err);
   }
-  if (!S_ISREG(st.st_mode)) {
+  Status too_large = Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > max_bytes) {
     close(fd);
-    return Status::InvalidArgument(path, "not a regular file");
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    close(fd);
-    return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
+    return S_ISREG(st.st_mode) ? too_large : Status::InvalidArgument(path, "not a regular file");
   }
   // The descriptor checked, never the path again (it may have become a
   // device since), and never more than max_bytes of it (a file may grow).
   std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return PosixError(path, err);
-    }
-    if (n == 0) break;
-    if (text.size() + static_cast<size_t>(n) > max_bytes) {
-      close(fd);
-      return Status::InvalidArgument(path, "larger than " + std::to_string(max_bytes) + " bytes");
-    }
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
+  RETURN_IF_ERROR(ReadFdInPieces(
+      fd, path,
+      [&](std::string_view piece) {
+        if (text.size() + piece.size() > max_bytes) return false;
+        text.append(piece);
+        return true;
+      },
+      too_large));
   return text;
 }
 
