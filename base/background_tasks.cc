@@ -17,9 +17,9 @@ void BackgroundTasks::Run(std::function<void()> task) {
   }).detach();
 }
 
-void BackgroundTasks::WaitAll() {
+bool BackgroundTasks::WaitAll(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> lock(state_->mu);
-  state_->idle.wait(lock, [this] { return state_->running == 0; });
+  return state_->idle.wait_for(lock, limit, [this] { return state_->running == 0; });
 }
 
 }  // namespace odin

@@ -3,6 +3,7 @@
 // command's overlay used), which the owner waits for before it goes: a
 // process that exits while such a thread runs leaves the work half done.
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -15,12 +16,14 @@ class BackgroundTasks {
   BackgroundTasks() = default;
   BackgroundTasks(const BackgroundTasks&) = delete;
   BackgroundTasks& operator=(const BackgroundTasks&) = delete;
-  ~BackgroundTasks() { WaitAll(); }
+  // Does not wait: a task still running keeps what it needs of this.
+  ~BackgroundTasks() = default;
 
   // Runs task on a thread of its own.
   void Run(std::function<void()> task);
-  // Returns once every task run so far has finished.
-  void WaitAll();
+  // Returns once every task run so far has finished (true), or when limit
+  // has passed (false).
+  bool WaitAll(std::chrono::milliseconds limit);
 
  private:
   struct State {

@@ -66,7 +66,9 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
 Coordinator::~Coordinator() {
   StopTracking();
   pool_.Shutdown(Duration::zero());
-  removals_.WaitAll();
+  // Removing a large overlay takes a while; a hung file system does not
+  // hold the exit for good.
+  removals_.WaitAll(std::chrono::seconds(30));
 }
 
 Status Coordinator::StartWorkers() { return pool_.Start(); }
