@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "base/file_util.h"
 
@@ -33,28 +34,20 @@ bool Skipped(const std::filesystem::directory_entry& dir) {
   return PathExists(JoinPath(dir.path().string(), "CACHEDIR.TAG"));
 }
 
-}  // namespace
-
-std::string CargoRoot(const std::string& workspace, const std::string& file) {
-  // As cargo finds a package's workspace: the nearest manifest above it
-  // that declares one (cargo-fuzz's fuzz/ declares its own).
-  std::string package;
-  for (std::string dir = DirName(file); dir == workspace || PathIsBelow(dir, workspace); dir = DirName(dir)) {
-    std::string manifest = JoinPath(dir, "Cargo.toml");
-    struct stat st;
-    if (stat(manifest.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (DeclaresWorkspace(manifest)) return dir;
-      if (package.empty()) package = dir;
+// The directories rustc writes dep-info (*.d) in under a cargo target
+// directory: debug/deps, and <triple>/debug/deps where a target is named.
+std::vector<std::filesystem::path> DepInfoDirs(const std::string& target_dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs = {fs::path(target_dir) / "debug" / "deps"};
+  std::error_code ec;
+  for (fs::directory_iterator t(target_dir, ec), end; !ec && t != end; t.increment(ec)) {
+    std::error_code dir_ec;
+    if (t->is_directory(dir_ec) && fs::is_directory(t->path() / "debug" / "deps", dir_ec)) {
+      dirs.push_back(t->path() / "debug" / "deps");
     }
-    if (dir == workspace || dir == "/") break;
   }
-  return package;
+  return dirs;
 }
-
-CargoMirror::CargoMirror(std::string source, std::string mirror, CargoMirrorLimits limits)
-    : source_(std::move(source)), mirror_(std::move(mirror)), limits_(limits) {}
-
-namespace {
 
 // Writes a scratch copy (no fsync: the copy is rebuilt if lost), never
 // through a symlink.
@@ -83,6 +76,39 @@ bool MakeWay(const std::string& path, mode_t kind) {
 }
 
 }  // namespace
+
+std::string StrayCargoConfig(const std::string& dir) {
+  for (std::string d = DirName(dir);; d = DirName(d)) {
+    for (const char* name : {".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain"}) {
+      std::string p = JoinPath(d, name);
+      struct stat st;
+      if (lstat(p.c_str(), &st) == 0) {
+        return p + " would apply to the copy of the crate that cargo check runs in, so Rust is not checked here";
+      }
+    }
+    if (d == "/" || d.empty() || d == ".") break;
+  }
+  return "";
+}
+
+std::string CargoRoot(const std::string& workspace, const std::string& file) {
+  // As cargo finds a package's workspace: the nearest manifest above it
+  // that declares one (cargo-fuzz's fuzz/ declares its own).
+  std::string package;
+  for (std::string dir = DirName(file); dir == workspace || PathIsBelow(dir, workspace); dir = DirName(dir)) {
+    std::string manifest = JoinPath(dir, "Cargo.toml");
+    struct stat st;
+    if (stat(manifest.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (DeclaresWorkspace(manifest)) return dir;
+      if (package.empty()) package = dir;
+    }
+    if (dir == workspace || dir == "/") break;
+  }
+  return package;
+}
+
+CargoMirror::CargoMirror(std::string source, std::string mirror, CargoMirrorLimits limits)
+    : source_(std::move(source)), mirror_(std::move(mirror)), limits_(limits) {}
 
 Status CargoMirror::Sync() {
   RETURN_IF_ERROR(MakeDirs(mirror_, 0700));
@@ -184,6 +210,44 @@ Status CargoMirror::Put(const std::string& file, const std::string& content) {
   RETURN_IF_ERROR(WriteCopy(copy, content));
   copied_[rel] = Copied{};  // not the disk's: the next Sync copies it again
   return Status::OK();
+}
+
+void CargoMirror::ForgetDepInfo() const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const fs::path& dir : DepInfoDirs(target_dir())) {
+    for (fs::directory_iterator d(dir, ec), end; !ec && d != end; d.increment(ec)) {
+      if (d->path().extension() == ".d") unlink(d->path().c_str());
+    }
+  }
+}
+
+bool CargoMirror::Compiled(const std::string& file) const {
+  if (!PathIsBelow(file, source_)) return false;
+  std::string rel = file.substr(source_.size() + 1);
+  namespace fs = std::filesystem;
+  auto needle = [](const std::string& file) {
+    std::string escaped = "\n";  // dep-info escapes spaces
+    for (char c : file) {
+      if (c == ' ') escaped += '\\';
+      escaped += c;
+    }
+    return escaped + ":";
+  };
+  std::string absolute = needle(JoinPath(mirror_, rel)), relative = needle(rel);
+  std::error_code ec;
+  int read = 0;
+  for (const fs::path& dir : DepInfoDirs(target_dir())) {
+    for (fs::directory_iterator d(dir, ec), end; !ec && d != end && read < 5000; d.increment(ec)) {
+      if (d->path().extension() != ".d") continue;
+      ++read;
+      StatusOr<std::string> text = ReadRegularFile(d->path().string(), 4 << 20);
+      if (text.ok() && (text->find(absolute) != std::string::npos || text->find(relative) != std::string::npos)) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace odin

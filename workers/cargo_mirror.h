@@ -25,6 +25,12 @@ namespace odin {
 // Empty when no Cargo.toml is at or below workspace above the file.
 std::string CargoRoot(const std::string& workspace, const std::string& file);
 
+// A cargo configuration or toolchain file above dir, which cargo and rustup
+// would apply to a crate copied there (outside a sandbox /tmp is shared:
+// anyone's /tmp/.cargo/config.toml could name a rustc wrapper): why cargo
+// check cannot run there, or "" if none.
+std::string StrayCargoConfig(const std::string& dir);
+
 struct CargoMirrorLimits {
   size_t max_files = 20000;
   uint64_t max_bytes = 256ull << 20;
@@ -37,6 +43,8 @@ class CargoMirror {
 
   const std::string& source() const { return source_; }
   const std::string& mirror() const { return mirror_; }
+  // cargo's target directory for the copy (CARGO_TARGET_DIR), beside it.
+  std::string target_dir() const { return mirror_ + "-target"; }
 
   // Brings the copy up to the disk: copies files that are new or changed
   // (by size, mtime and inode) or that Put overwrote, removes those gone.
@@ -47,6 +55,16 @@ class CargoMirror {
   // Writes content as the copy of file (a path below source), in place of
   // what is on disk; the next Sync puts the disk's back.
   Status Put(const std::string& file, const std::string& content);
+
+  // Removes the dep-info (*.d) of earlier checks, before a check: cargo's
+  // freshness lives in its .fingerprint/, not in these, so what is there
+  // after the check is the check's own.
+  void ForgetDepInfo() const;
+  // Whether a dep-info file in the target directory names file (a path
+  // below source): whether what cargo built read it. rustc writes dep-info
+  // even when type checking fails, with the workspace's own files relative
+  // to the directory cargo ran in.
+  bool Compiled(const std::string& file) const;
 
  private:
   struct Copied {

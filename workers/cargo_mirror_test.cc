@@ -147,6 +147,26 @@ TEST_F(CargoMirrorTest, NothingIsWrittenThroughALinkTheCrateMadeAndLinksOutOfItS
   EXPECT_FALSE(PathExists(JoinPath(dir_, "outside/made.rs")));
 }
 
+TEST_F(CargoMirrorTest, DepInfoSaysWhetherAFileWasBuiltAndIsForgottenBeforeACheck) {
+  Write("Cargo.toml", "[package]\nname = \"c\"\n");
+  Write("src/lib.rs", "");
+  CargoMirror m(ws_, copy_);
+  std::string deps = JoinPath(m.target_dir(), "debug/deps");
+  ASSERT_TRUE(MakeDirs(deps).ok());
+  // As rustc writes it: the workspace's own files relative, others absolute.
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(deps, "c-1.d"), deps + "/libc-1.rmeta: src/lib.rs src/a\\ b.rs " + copy_ +
+                                                           "/gen.rs\n\nsrc/lib.rs:\nsrc/a\\ b.rs:\n" + copy_ +
+                                                           "/gen.rs:\n")
+                  .ok());
+  EXPECT_TRUE(m.Compiled(JoinPath(ws_, "src/lib.rs")));
+  EXPECT_TRUE(m.Compiled(JoinPath(ws_, "src/a b.rs")));
+  EXPECT_TRUE(m.Compiled(JoinPath(ws_, "gen.rs")));
+  EXPECT_FALSE(m.Compiled(JoinPath(ws_, "tests/t.rs")));
+  EXPECT_FALSE(m.Compiled(JoinPath(dir_, "elsewhere.rs")));
+  m.ForgetDepInfo();
+  EXPECT_FALSE(m.Compiled(JoinPath(ws_, "src/lib.rs")));
+}
+
 TEST_F(CargoMirrorTest, ATreePastTheLimitsIsRefusedWithWhy) {
   Write("Cargo.toml", "[package]\nname = \"c\"\n");
   for (int i = 0; i < 5; ++i) Write("src/m" + std::to_string(i) + ".rs", "x");

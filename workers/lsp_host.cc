@@ -4,7 +4,6 @@
 #include "workers/lsp_host.h"
 
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,79 +112,6 @@ std::vector<std::string> Importers(const std::string& workspace, const std::stri
   return out;
 }
 
-// A cargo configuration or toolchain file above dir, which cargo and rustup
-// would apply to a crate copied there (outside a sandbox /tmp is shared:
-// anyone's /tmp/.cargo/config.toml could name a rustc wrapper); "" if none.
-std::string StrayCargoConfig(const std::string& dir) {
-  for (std::string d = DirName(dir);; d = DirName(d)) {
-    for (const char* name : {".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain"}) {
-      std::string p = JoinPath(d, name);
-      struct stat st;
-      if (lstat(p.c_str(), &st) == 0) {
-        return p + " would apply to the copy of the crate that cargo check runs in, so Rust is not checked here";
-      }
-    }
-    if (d == "/" || d.empty() || d == ".") break;
-  }
-  return "";
-}
-
-// The directories rustc writes dep-info (*.d) in under a cargo target
-// directory: debug/deps, and <triple>/debug/deps where a target is named.
-std::vector<std::filesystem::path> DepInfoDirs(const std::string& target_dir) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> dirs = {fs::path(target_dir) / "debug" / "deps"};
-  std::error_code ec;
-  for (fs::directory_iterator t(target_dir, ec), end; !ec && t != end; t.increment(ec)) {
-    std::error_code dir_ec;
-    if (t->is_directory(dir_ec) && fs::is_directory(t->path() / "debug" / "deps", dir_ec)) {
-      dirs.push_back(t->path() / "debug" / "deps");
-    }
-  }
-  return dirs;
-}
-
-// Removes the dep-info of earlier checks (cargo's freshness lives in its
-// .fingerprint/, not in these), so what is there after a check is its own.
-void ForgetDepInfo(const std::string& target_dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const fs::path& dir : DepInfoDirs(target_dir)) {
-    for (fs::directory_iterator d(dir, ec), end; !ec && d != end; d.increment(ec)) {
-      if (d->path().extension() == ".d") unlink(d->path().c_str());
-    }
-  }
-}
-
-// Whether a dep-info file in target_dir names the file at path (absolute)
-// or rel (relative to the directory cargo ran in, as rustc writes the
-// workspace's own files): whether what cargo built read it.
-bool Compiled(const std::string& target_dir, const std::string& path, const std::string& rel) {
-  namespace fs = std::filesystem;
-  auto needle = [](const std::string& file) {
-    std::string escaped = "\n";  // dep-info escapes spaces
-    for (char c : file) {
-      if (c == ' ') escaped += '\\';
-      escaped += c;
-    }
-    return escaped + ":";
-  };
-  std::string absolute = needle(path), relative = needle(rel);
-  std::error_code ec;
-  int read = 0;
-  for (const fs::path& dir : DepInfoDirs(target_dir)) {
-    for (fs::directory_iterator d(dir, ec), end; !ec && d != end && read < 5000; d.increment(ec)) {
-      if (d->path().extension() != ".d") continue;
-      ++read;
-      StatusOr<std::string> text = ReadRegularFile(d->path().string(), 4 << 20);
-      if (text.ok() && (text->find(absolute) != std::string::npos || text->find(relative) != std::string::npos)) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 class Host : public CommandRun::Sink, public WorkerLogic {
  public:
   Host(const LspHostOptions& o, Clock* clock) : o_(o), clock_(clock) {}
@@ -248,6 +174,7 @@ class Host : public CommandRun::Sink, public WorkerLogic {
     std::string check_output;
     size_t check_output_cap = kMaxCheckOutput;
     bool check_output_cut = false;  // past the cap: diagnostics may be missing
+    CargoMirror* cargo = nullptr;   // the crate cargo check runs in (kept while its job runs)
     std::string check_copy;
     std::string check_real;         // what check_copy stands for in the output
     std::string check_relative_to;  // where the output's relative paths are (cargo's)
@@ -602,7 +529,7 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
         return a.second.last_use < b.second.last_use;
       });
       RemoveTree(oldest->second.mirror->mirror());
-      RemoveTree(oldest->second.mirror->mirror() + "-target");
+      RemoveTree(oldest->second.mirror->target_dir());
       cargo_mirrors_.erase(oldest);
     }
     CargoMirror* mirror = cargo_mirrors_[root].mirror.get();
@@ -619,10 +546,11 @@ void Host::StartCheck(const std::string& why_no_server, bool fresh) {
       return e.starts_with("CARGO_TARGET_DIR=") || e.starts_with("CARGO_BUILD_TARGET_DIR=") ||
              e.starts_with("CARGO_TERM_COLOR=");
     });
-    spec.env.push_back("CARGO_TARGET_DIR=" + mirror->mirror() + "-target");
+    spec.env.push_back("CARGO_TARGET_DIR=" + mirror->target_dir());
     spec.env.push_back("CARGO_TERM_COLOR=never");
     j.check_output_cap = kMaxCargoOutput;
-    ForgetDepInfo(mirror->mirror() + "-target");
+    mirror->ForgetDepInfo();
+    j.cargo = mirror;
   } else {
     j.check_copy = JoinPath(temp_dir_, BaseName(path));
     j.check_real = path;
@@ -912,8 +840,7 @@ void Host::Advance() {
     if (program == "cargo" && !j.baseline_step &&
         std::none_of(parsed.begin(), parsed.end(),
                      [&](const CheckDiagnostic& c) { return c.diag.severity == 1 && c.path == in().path(); }) &&
-        !Compiled(j.check_copy.substr(0, j.check_copy.size() - 1) + "-target",
-                  j.check_copy + in().path().substr(j.check_real.size()), in().path().substr(j.check_real.size()))) {
+        !j.cargo->Compiled(in().path())) {
       // Nothing cargo built read the file (a test, an example or a bench,
       // a module no `mod` names, a crate outside the workspace's members,
       // or one a broken dependency kept from building): not checked. (An
