@@ -175,7 +175,7 @@ std::string DirName(std::string_view path) {
 }
 
 bool PathIsBelow(std::string_view path, std::string_view dir) {
-  return path.size() > dir.size() + 1 && path.starts_with(dir) && path[dir.size()] == '/';
+  return !dir.empty() && path.size() > dir.size() + 1 && path.starts_with(dir) && path[dir.size()] == '/';
 }
 
 std::string ExecutableDir() {

@@ -17,7 +17,7 @@
 #include "bench/bench_temp.h"
 #include "base/file_util.h"
 #include "base/subprocess.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "odin/v1/worker.pb.h"
 
 namespace odin::bench {

@@ -25,7 +25,7 @@
 #include "bench/bench_stats.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/tool_catalog.h"

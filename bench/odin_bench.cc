@@ -77,15 +77,16 @@
 #include "base/zmq_endpoint.h"
 #include "ledger/ledger.h"
 #include "workspace/protected_paths.h"
-#include "coordinator/runtime.h"
-#include "coordinator/worker_sandbox.h"
-#include "coordinator/config_loader.h"
+#include "session/runtime.h"
+#include "config/sandbox_settings.h"
+#include "pool/worker_sandbox.h"
+#include "config/config_loader.h"
 #include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
 #include "planner/stall_detector.h"
 #include "workspace/workspace_fingerprint.h"
 #include "odin/v1/worker.pb.h"
-#include "coordinator/gates/validators.h"
+#include "gates/validators.h"
 #include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
 #include "tools/lsp_client.h"
@@ -184,8 +185,8 @@ StartFigures StartStopFigures(const std::string& dir, int runs) {
   if (loaded.ok()) {
     StatusOr<SandboxPolicy> policy = EffectiveSandboxPolicy(loaded->config, "");
     if (policy.ok()) {
-      sandboxed =
-          WorkerSandbox::Make(*ws, loaded->config, *policy, ExecutableDir()).LauncherArgv(WorkerPolicy::kWritable);
+      sandboxed = WorkerSandbox::Make(*ws, WorkerSandboxSettings(loaded->config, *ws), *policy, ExecutableDir())
+                      .LauncherArgv(WorkerPolicy::kWritable);
       sandboxed.push_back(true_path);
     }
   }

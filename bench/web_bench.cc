@@ -18,7 +18,7 @@
 #include "base/file_util.h"
 #include "bench/bench_stats.h"
 #include "cli/markdown_render.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "web/html_markdown.h"
 #include "web/web_fetch.h"

@@ -20,15 +20,15 @@
 #include "cli/cli.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
-#include "coordinator/config_loader.h"
-#include "coordinator/gates/validators.h"
+#include "config/sandbox_settings.h"
+#include "config/config_loader.h"
+#include "gates/validators.h"
 #include "workspace/overlay_changes.h"
-#include "coordinator/curve_keys.h"
-#include "coordinator/runtime.h"
+#include "remote/curve_keys.h"
+#include "session/runtime.h"
 #include "ledger/ledger.h"
 #include "workspace/workspace.h"
-#include "coordinator/worker_pool.h"
-#include "coordinator/worker_sandbox.h"
+#include "pool/worker_pool.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/workspace_overlay.h"
@@ -304,7 +304,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     return kUsageError;
   }
   SandboxPolicy policy = *parsed_policy;
-  WorkerSandbox sandbox = WorkerSandbox::Make(*ws, *config, policy, ExecutableDir());
+  WorkerSandbox sandbox = WorkerSandbox::Make(*ws, WorkerSandboxSettings(*config, *ws), policy, ExecutableDir());
 
   // Programs are found as the runtime finds them: PATH, then <bin>/../lsp.
   ProgramLookup lookup = DefaultProgramLookup(getenv("PATH") ? getenv("PATH") : "", ExecutableDir());

@@ -20,7 +20,7 @@
 #include "base/json_input.h"
 #include "base/unique_fd.h"
 #include "cli/cli.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/tool_result.h"

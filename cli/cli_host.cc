@@ -8,8 +8,8 @@
 #include "base/file_util.h"
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
-#include "coordinator/curve_keys.h"
-#include "coordinator/host_agent.h"
+#include "remote/curve_keys.h"
+#include "remote/host_agent.h"
 
 namespace odin {
 

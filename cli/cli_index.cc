@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "index/index_db.h"
 #include "planner/run_outcome.h"
 

@@ -12,8 +12,8 @@
 #include "base/file_util.h"
 #include "base/json_input.h"
 #include "cli/cli.h"
-#include "coordinator/config.h"
-#include "coordinator/config_loader.h"
+#include "config/config.h"
+#include "config/config_loader.h"
 #include "workspace/workspace.h"
 #include "workspace/host_files.h"
 

@@ -27,11 +27,11 @@
 #include "base/version.h"
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/tool_calls.h"
 #include "planner/tool_specs.h"
-#include "tools/mcp_client.h"
+#include "mcp/mcp_client.h"
 #include "tools/tool_result.h"
 
 namespace odin {

@@ -13,7 +13,7 @@
 #include "base/json_input.h"
 #include "planner/agent.h"
 #include "cli/cli.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/tool_result.h"

@@ -9,8 +9,8 @@
 #include "base/clock.h"
 #include "base/file_util.h"
 #include "cli/cli.h"
-#include "coordinator/config_loader.h"
-#include "coordinator/trust_store.h"
+#include "config/config_loader.h"
+#include "config/trust_store.h"
 #include "workspace/workspace.h"
 
 namespace odin {

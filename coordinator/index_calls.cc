@@ -16,7 +16,8 @@
 #include "base/ids.h"
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/symbol_index.h"
+#include "index/symbol_index.h"
+#include "workspace/git_ignore.h"
 #include "index/index_query.h"
 #include "index/symbols.h"
 #include "odin/v1/worker.pb.h"
@@ -87,7 +88,14 @@ void Coordinator::RunIndexTool(Call& c) {
 
 void Coordinator::StartIndexRefresh() {
   if (!indexer_) {
-    indexer_ = std::make_unique<SymbolIndexer>(o_.workspace, StateDir() + "/index.db");
+    // git's rules, read at the first walk (a session that never indexes
+    // never reads them).
+    auto ignore = std::make_shared<std::unique_ptr<GitIgnore>>();
+    indexer_ = std::make_unique<SymbolIndexer>(o_.workspace, StateDir() + "/index.db",
+                                               [ignore, ws = o_.workspace](const std::string& rel) {
+                                                 if (!*ignore) *ignore = GitIgnore::Open(ws);
+                                                 return !(*ignore)->IgnoredRoot(rel).empty();
+                                               });
   }
   std::string note;
   Status opened = indexer_->Open(&note);

@@ -12,7 +12,7 @@
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/tool_specs.h"
-#include "tools/mcp_client.h"
+#include "mcp/mcp_client.h"
 #include "tools/tool_result.h"
 
 namespace odin {

@@ -45,7 +45,7 @@
 #include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "session/session_events.h"
-#include "coordinator/config_loader.h"
+#include "config/config_loader.h"
 #include "workspace/workspace.h"
 #include "daemon/service.h"
 #include "daemon/socket_location.h"

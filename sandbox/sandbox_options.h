@@ -23,6 +23,17 @@ enum class SandboxPolicy {
 StatusOr<SandboxPolicy> ParseSandboxPolicy(const std::string& text);
 const char* SandboxPolicyName(SandboxPolicy policy);
 
+// sandbox.limits: what one worker's sandbox and each of its commands may
+// use (0: no limit).
+struct SandboxLimits {
+  uint64_t processes = 1024;      // processes and threads in a worker's sandbox (pids cgroup)
+  uint64_t memory_mb = 8192;      // memory of a worker's sandbox (memory cgroup)
+  uint64_t cpu_seconds = 0;       // per command (RLIMIT_CPU)
+  uint64_t file_size_mb = 8192;   // per command (RLIMIT_FSIZE)
+  uint64_t open_files = 4096;     // per command (RLIMIT_NOFILE)
+  uint64_t address_space_mb = 0;  // per command (RLIMIT_AS)
+};
+
 struct SandboxOptions {
   std::string workspace;                    // --workspace: the directory the program works in
   bool workspace_readonly = false;          // --workspace-readonly: mount it read-only

@@ -48,7 +48,7 @@ ALLOW = {
     "web": ["base", "web"],
     # The symbol index: its data, store and queries, and the tree-sitter
     # extraction the read-only workers run.
-    "index": ["base", "index", "workspace/workspace_files.h"],
+    "index": ["base", "index", "workspace/workspace_files.h", "workspace/host_files.h"],
     # The safe file layer (workspace_files.h, git_layouts.h: base only), and
     # on it the workspace's own parts: change tracking, overlay apply,
     # protected paths, undo (which reads the ledger's records).
@@ -58,12 +58,32 @@ ALLOW = {
     # odin-mcp-worker's streamable HTTP transport uses the HTTP client and
     # SSE parser the model clients use (never the model clients).
     "workers": ["base", "tools", "sandbox", "workers", "planner", "web", "index", "llm/llm.h", "llm/http_client.h",
-                "llm/sse_parser.h"],
+                "llm/sse_parser.h", "mcp/mcp_client.h"],
+    # The gates (DESIGN §3) and the file cache they read: rules over a call
+    # and the workspace's files, knowing nothing of who puts them in order
+    # (as Codex keeps its execpolicy crate).
+    "gates": ["base", "tools", "ledger", "gates", "planner/tool_host.h", "workspace/workspace_files.h"],
+    # The MCP client side: the protocol client, the servers' settings, the
+    # registry of their tools.
+    "mcp": ["base", "mcp", "llm/llm.h", "tools/tool_catalog.h"],
+    # The worker pool: workers' sandboxes, spawn, transport and queue. It
+    # reads the call it carries (planner/tool_host.h), never the Config.
+    "pool": ["base", "pool", "sandbox", "workspace", "planner/tool_host.h"],
+    # The settings and trust: the option types of every part they configure.
+    "config": ["base", "config", "gates", "mcp", "sandbox/sandbox_options.h", "pool/worker_sandbox.h",
+               "workspace", "tools/tool_catalog.h", "web/address_policy.h",
+               "planner/budget.h", "planner/checks.h", "planner/hooks.h", "planner/reviewers.h",
+               "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h"],
+    # Workers on other machines: the pool's hosts, the host agent (which
+    # starts workers as the pool does, from the config it loads).
+    "remote": ["base", "remote", "pool", "config", "workspace"],
     # The coordinator implements the planner's ToolHost, charges the
     # message's budget, and reads the option types the config carries; it
-    # never includes the planner loop itself.
+    # never includes the planner loop itself, nor config/, remote/ or
+    # session/.
     "coordinator": [
         "base", "tools", "sandbox", "llm", "ledger", "web", "index", "coordinator", "workspace",
+        "gates", "pool", "mcp",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
         "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
         # The reviewers' settings and the workflows' plan and test-file
@@ -71,12 +91,15 @@ ALLOW = {
         "planner/reviewers.h", "planner/workflows.h",
     ],
     "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session",
+                "gates", "pool", "mcp", "config", "remote",
                 "workspace"],
     "cli": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",
+            "gates", "pool", "mcp", "config", "remote",
             "workspace",
             "daemon/socket_location.h"],
     # rpc_main.cc is odin-rpc's command line: it shares the CLI's flags.
     "daemon": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "daemon",
+               "gates", "pool", "mcp", "config", "remote",
                "workspace",
                "cli/cli.h", "cli/cli_options.h"],
 }
@@ -92,7 +115,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 # The code of odin and odin-rpc: its access to workspace and state files
 # goes through workspace/ (the safe file layer).
-HOST_SIDE = ("cli", "daemon", "session", "planner", "coordinator", "ledger", "index")
+HOST_SIDE = ("cli", "daemon", "session", "planner", "coordinator", "ledger", "index", "gates", "config", "mcp",
+             "pool", "remote")
 # Calls that reach a file by its path (or by a directory fd the layer did
 # not hand out), and base/file_util.h's helpers that wrap them.
 RAW_FILE_CALL = re.compile(
@@ -107,11 +131,11 @@ RAW_FILE_CALL = re.compile(
 # directories, sockets, /proc), never a workspace's: each says why.
 HOST_PATHS_ONLY = {
     # The workers' sockets (a private directory under $TMPDIR) and /proc.
-    "coordinator/worker_transport.cc",
+    "pool/worker_transport.cc",
     # odin keys generate: the key directory the user names.
-    "coordinator/curve_keys.cc",
+    "remote/curve_keys.cc",
     # The trusted workspaces, in the user's config directory.
-    "coordinator/trust_store.cc",
+    "config/trust_store.cc",
     # The daemon's socket and its directory in $XDG_RUNTIME_DIR, and the
     # peer's /proc/PID/status.
     "daemon/unix_listener.cc",

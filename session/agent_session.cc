@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/config_loader.h"
+#include "config/config_loader.h"
 #include "llm/demo_model.h"
 #include "llm/http_llm_client.h"
 #include "planner/instructions.h"

@@ -11,7 +11,7 @@
 #include "planner/agent.h"
 #include "llm/http_client.h"
 #include "session/llm_config.h"
-#include "coordinator/runtime.h"
+#include "session/runtime.h"
 
 namespace odin {
 

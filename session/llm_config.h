@@ -13,7 +13,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "planner/agent.h"
-#include "coordinator/config.h"
+#include "config/config.h"
 #include "llm/llm_wire.h"
 #include "llm/retry_policy.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "planner/agent.h"
-#include "coordinator/gates/circuit_breaker.h"
+#include "gates/circuit_breaker.h"
 #include "coordinator/coordinator.h"
 #include "odin/v1/coordinator.pb.h"
 

@@ -14,7 +14,7 @@
 
 #include "base/process_launcher.h"
 #include "llm/llm.h"
-#include "coordinator/worker_transport.h"
+#include "pool/worker_transport.h"
 #include "odin/v1/worker.pb.h"
 
 namespace odin::testing {

@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "base/zmq_endpoint.h"
-#include "tools/mcp_client.h"
+#include "mcp/mcp_client.h"
 
 namespace odin {
 

@@ -15,7 +15,7 @@
 #include "base/json_input.h"
 #include "base/subprocess.h"
 #include "odin/v1/worker.pb.h"
-#include "tools/mcp_client.h"
+#include "mcp/mcp_client.h"
 #include "tools/output_capture.h"
 #include "tools/text_file.h"
 #include "tools/tool_result.h"

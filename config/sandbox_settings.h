@@ -1,0 +1,26 @@
+#pragma once
+// What of the configuration a worker's sandbox depends on, read from a
+// Config: pool/ never sees the whole Config (issue 48).
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "pool/worker_sandbox.h"
+#include "workspace/workspace.h"
+
+namespace odin {
+
+// sandbox.*, the hooks' scripts and network, the MCP servers that keep the
+// network.
+WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace& ws);
+
+// The files outside the workspace that the user's own hooks' commands name
+// (after $CLAUDE_PROJECT_DIR, $ODIN_PROJECT_DIR, ~ and $HOME), so that a
+// hook's sandbox can show its script even below a hidden home directory. A
+// workspace's hooks get none: their scripts are in the workspace, and a
+// repository must not be able to name a secret into a sandbox.
+std::vector<std::string> HookScriptPaths(const HooksConfig& hooks, const std::string& workspace,
+                                         const std::string& home);
+
+}  // namespace odin

@@ -1,0 +1,76 @@
+#include "gates/read_before_edit_gate.h"
+
+#include <sys/stat.h>
+
+#include "odin/v1/worker.pb.h"
+#include "tools/edit_apply.h"
+#include "tools/file_tool_args.h"
+#include "tools/workspace_path.h"
+
+namespace odin {
+
+StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& args_json, const std::string& ws,
+                                         std::string* given) {
+  if (tool == kInitTool) {
+    ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
+    *given = a.file_path;
+  } else if (tool == kEditSymbolTool) {
+    // The coordinator's arguments, once the index has found the span.
+    ASSIGN_OR_RETURN(EditSymbolArgs a, ParseEditSymbolArgs(args_json, true));
+    *given = a.file_path;
+  } else if (tool == kWriteFileTool) {
+    ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
+    *given = a.file_path;
+  } else {
+    ASSIGN_OR_RETURN(EditArgs a, ParseEditArgs(tool, args_json));
+    *given = a.file_path;
+  }
+  return ResolveWorkspacePath(*given, ws);
+}
+
+Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, const std::string& ws, FileCache* cache,
+                           v1::FileExpectation* expect) {
+  std::string shown = DisplayPath(path, ws);
+  // WriteFile and InitTool replace the whole file.
+  bool whole = tool == kWriteFileTool || tool == kInitTool;
+
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (!whole) {
+      return Status::NotFound(tool, shown + " does not exist; use WriteFile to create it");
+    }
+    expect->set_must_not_exist(true);
+    return Status::OK();
+  }
+  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(tool, shown + " is a directory, not a file");
+
+  const CachedFile* entry = cache->Find(path);
+  if (entry == nullptr) {
+    return Status::FailedPrecondition(
+        tool, "you have not read " + shown + ". Read it first (Read with file_path=\"" + shown + "\"), then retry");
+  }
+  if (!cache->IsFresh(path)) {
+    std::string by = cache->ChangedBy(path);
+    cache->Invalidate(path);
+    return Status::FailedPrecondition(tool, shown + " changed since you read it" +
+                                                (by.empty() ? "" : " (by " + by + ")") +
+                                                ". Read it again (Read with file_path=\"" + shown + "\"), then retry");
+  }
+  if (whole && !entry->full) {
+    return Status::FailedPrecondition(tool, tool + " replaces all of " + shown + ", but you have read only " +
+                                                DescribeRanges(entry->ReadRanges()) +
+                                                ". Read all of it first, or change it with EditTool");
+  }
+  expect->set_sha256(entry->sha256);
+  expect->set_full_read(entry->full);
+  if (!entry->full) {
+    for (auto [start, end] : entry->ReadRanges()) {
+      v1::LineRange* r = expect->add_read_ranges();
+      r->set_start(start);
+      r->set_end(end);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace odin

@@ -1,0 +1,236 @@
+#include "mcp/mcp_client.h"
+
+#include <nlohmann/json.hpp>
+#include "base/json_input.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+const char* const kMcpProtocolVersions[3] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+namespace {
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string Str(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// A tool call's content as text: text parts verbatim, the rest described.
+std::string ContentText(const json& content) {
+  std::string out;
+  if (!content.is_array()) return out;
+  for (const json& c : content) {
+    if (!c.is_object()) continue;
+    std::string type = Str(c, "type");
+    std::string part;
+    if (type == "text") {
+      part = Str(c, "text");
+    } else if (type == "image" || type == "audio") {
+      part = "[" + type + " " + Str(c, "mimeType") + ", " + std::to_string(Str(c, "data").size()) + " bytes base64]";
+    } else if (type == "resource" && c.contains("resource") && c["resource"].is_object()) {
+      const json& r = c["resource"];
+      part = r.contains("text") ? Str(r, "text") : "[resource " + Str(r, "uri") + "]";
+    } else if (type == "resource_link") {
+      part = "[resource link " + Str(c, "uri") + "]";
+    } else {
+      part = "[content of type " + type + "]";
+    }
+    out += (out.empty() ? "" : "\n") + part;
+  }
+  return out;
+}
+
+}  // namespace
+
+McpClient::McpClient(std::string client_name, std::string client_version, Callbacks callbacks)
+    : client_name_(std::move(client_name)), client_version_(std::move(client_version)), cb_(std::move(callbacks)) {}
+
+void McpClient::Send(const std::string& json_line) { out_ += json_line + "\n"; }
+
+std::string McpClient::TakeOutput() {
+  std::string out;
+  out.swap(out_);
+  return out;
+}
+
+void McpClient::Fail(const std::string& why) {
+  if (failed_) return;
+  failed_ = true;
+  ready_ = false;
+  // Calls in flight end with the session.
+  std::map<uint64_t, Pending> pending;
+  pending.swap(pending_);
+  for (auto [id, kind] : pending) {
+    if (kind == Pending::kToolCall && cb_.on_result)
+      cb_.on_result(id, {true, "", "", "the MCP session failed: " + why});
+  }
+  if (cb_.on_failed) cb_.on_failed(why);
+}
+
+void McpClient::Start() {
+  uint64_t id = next_id_++;
+  pending_[id] = Pending::kInitialize;
+  Send(Dump({{"jsonrpc", "2.0"},
+             {"id", id},
+             {"method", "initialize"},
+             {"params",
+              {{"protocolVersion", kMcpProtocolVersions[0]},
+               {"capabilities", json::object()},
+               {"clientInfo", {{"name", client_name_}, {"version", client_version_}}}}}}));
+}
+
+void McpClient::ListTools(const std::string& cursor) {
+  uint64_t id = next_id_++;
+  pending_[id] = Pending::kToolsList;
+  json params = json::object();
+  if (!cursor.empty()) params["cursor"] = cursor;
+  Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"}, {"params", params}}));
+}
+
+uint64_t McpClient::CallTool(const std::string& name, const std::string& arguments_json) {
+  uint64_t id = next_id_++;
+  json args = ParseJson(arguments_json);
+  if (!args.is_object()) args = json::object();
+  pending_[id] = Pending::kToolCall;
+  Send(Dump({{"jsonrpc", "2.0"},
+             {"id", id},
+             {"method", "tools/call"},
+             {"params", {{"name", name}, {"arguments", args}, {"_meta", {{"progressToken", id}}}}}}));
+  return id;
+}
+
+void McpClient::Cancel(uint64_t call, const std::string& reason) {
+  if (pending_.erase(call) == 0) return;
+  Send(Dump({{"jsonrpc", "2.0"},
+             {"method", "notifications/cancelled"},
+             {"params", {{"requestId", call}, {"reason", reason}}}}));
+}
+
+void McpClient::Feed(std::string_view bytes) {
+  in_.append(bytes);
+  size_t start = 0;
+  for (size_t nl; !failed_ && (nl = in_.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = in_.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    HandleMessage(line);
+  }
+  in_.erase(0, start);
+  if (in_.size() > kMaxLineBytes) Fail("a message longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
+}
+
+void McpClient::HandleMessage(const std::string& message) {
+  if (failed_) return;
+  json m = ParseJson(message);
+  if (!m.is_object()) return Fail("the server wrote something that is not a JSON-RPC message");
+  std::string method = Str(m, "method");
+  bool has_id = m.contains("id") && (m["id"].is_number_integer() || m["id"].is_string());
+  if (!method.empty() && has_id) {
+    // The server's request.
+    json reply = {{"jsonrpc", "2.0"}, {"id", m["id"]}};
+    if (method == "ping") {
+      reply["result"] = json::object();
+    } else {
+      reply["error"] = {{"code", -32601}, {"message", "method not found: " + method}};
+    }
+    return Send(Dump(reply));
+  }
+  if (!method.empty()) {
+    // A notification.
+    if (method == "notifications/progress" && m.contains("params") && m["params"].is_object()) {
+      const json& p = m["params"];
+      if (!p.contains("progressToken") || !p["progressToken"].is_number_unsigned()) return;
+      uint64_t call = p["progressToken"].get<uint64_t>();
+      auto it = pending_.find(call);
+      if (it == pending_.end() || it->second != Pending::kToolCall || !cb_.on_progress) return;
+      double progress = p.contains("progress") && p["progress"].is_number() ? p["progress"].get<double>() : 0;
+      double total = p.contains("total") && p["total"].is_number() ? p["total"].get<double>() : 0;
+      cb_.on_progress(call, progress, total, Str(p, "message"));
+    } else if (method == "notifications/tools/list_changed" && ready_) {
+      ListTools("");
+    }
+    return;  // others (logging, resources) are not used
+  }
+  if (!m.contains("id") || !m["id"].is_number_unsigned()) return;  // not an answer to us
+  OnResponse(m["id"].get<uint64_t>(), m);
+}
+
+void McpClient::OnResponse(uint64_t id, const json& m) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // cancelled, or never asked
+  Pending kind = it->second;
+  pending_.erase(it);
+  bool is_error = m.contains("error");
+  std::string error;
+  if (is_error) {
+    const json& e = m["error"];
+    error = e.is_object() ? Str(e, "message") : "an error";
+    if (e.is_object() && e.contains("code") && e["code"].is_number_integer()) {
+      error += " (code " + std::to_string(e["code"].get<int64_t>()) + ")";
+    }
+  } else if (!m.contains("result") || !m["result"].is_object()) {
+    return Fail("an answer without a result object");
+  }
+  const json& result = is_error ? json::object() : m["result"];
+  switch (kind) {
+    case Pending::kInitialize: {
+      if (is_error) return Fail("initialize: " + error);
+      std::string version = Str(result, "protocolVersion");
+      bool known = false;
+      for (const char* v : kMcpProtocolVersions) known = known || version == v;
+      if (!known) return Fail("the server speaks protocol revision '" + version + "', which Odin does not");
+      protocol_version_ = version;
+      if (result.contains("serverInfo") && result["serverInfo"].is_object()) {
+        server_name_ = Str(result["serverInfo"], "name");
+      }
+      Send(Dump({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
+      listing_.clear();
+      return ListTools("");
+    }
+    case Pending::kToolsList: {
+      if (is_error) return Fail("tools/list: " + error);
+      if (!result.contains("tools") || !result["tools"].is_array()) return Fail("tools/list: no tools array");
+      for (const json& t : result["tools"]) {
+        if (!t.is_object() || Str(t, "name").empty()) return Fail("tools/list: a tool without a name");
+        McpTool tool;
+        tool.name = Str(t, "name");
+        tool.description = Str(t, "description");
+        tool.input_schema_json =
+            t.contains("inputSchema") && t["inputSchema"].is_object() ? Dump(t["inputSchema"]) : R"({"type":"object"})";
+        if (t.contains("annotations") && t["annotations"].is_object()) {
+          const json& a = t["annotations"];
+          if (a.contains("readOnlyHint") && a["readOnlyHint"].is_boolean()) tool.read_only = a["readOnlyHint"];
+          if (a.contains("destructiveHint") && a["destructiveHint"].is_boolean()) {
+            tool.destructive = a["destructiveHint"];
+          }
+        }
+        listing_.push_back(std::move(tool));
+      }
+      std::string cursor = Str(result, "nextCursor");
+      if (!cursor.empty() && listing_.size() < 10000) return ListTools(cursor);
+      tools_ = std::move(listing_);
+      listing_.clear();
+      ready_ = true;
+      if (cb_.on_ready) cb_.on_ready();
+      return;
+    }
+    case Pending::kToolCall: {
+      McpCallResult r;
+      if (is_error) {
+        r.is_error = true;
+        r.error = error;
+      } else {
+        r.is_error = result.contains("isError") && result["isError"].is_boolean() && result["isError"].get<bool>();
+        r.text = ContentText(result.value("content", json::array()));
+        if (result.contains("structuredContent")) r.structured_json = Dump(result["structuredContent"]);
+      }
+      if (cb_.on_result) cb_.on_result(id, r);
+      return;
+    }
+  }
+}
+
+}  // namespace odin

@@ -1,0 +1,500 @@
+#include "remote/host_agent.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
+#include "base/ids.h"
+#include "base/process_launcher.h"
+#include "base/secrets.h"
+#include "base/subprocess.h"
+#include "base/unique_fd.h"
+#include "base/version.h"
+#include "config/sandbox_settings.h"
+#include "config/config_loader.h"
+#include "remote/remote_hosts.h"
+#include "pool/worker_spawn.h"
+#include "pool/worker_sandbox.h"
+#include "pool/worker_transport.h"
+#include "odin/v1/host.pb.h"
+#include "odin/v1/worker.pb.h"
+
+namespace odin {
+
+namespace {
+
+v1::HostEnvelope NewEnvelope() {
+  v1::HostEnvelope env;
+  env.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
+  return env;
+}
+
+std::string HostName() {
+  char buf[256] = "";
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+bool Stopped(int stop_fd) {
+  if (stop_fd < 0) return false;
+  pollfd p{stop_fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1;
+}
+
+// What odin-sandbox gives a command of edit mode here: "bwrap", or
+// "none: <why>" (the Landlock fallback, or no sandbox).
+std::string ProbeSandbox(const WorkerSandbox& sandbox) {
+  SpawnOptions o;
+  o.argv = sandbox.LauncherArgv(WorkerPolicy::kWritable);
+  o.argv.insert(o.argv.end(), {"/bin/sh", "-c", "printf '@%s\\n' \"$ODIN_SANDBOX\""});
+  o.env = ScrubEnvironment(CurrentEnvironment());
+  StatusOr<CommandOutput> out = RunCommand(o);
+  if (!out.ok()) return "none: " + out.status().message();
+  size_t at = out->output.rfind('@');
+  if (out->exit_code != 0 || at == std::string::npos) {
+    std::string first = out->output.substr(0, out->output.find('\n'));
+    return "none: " + (first.empty() ? std::string("the sandbox did not start") : first);
+  }
+  std::string d = out->output.substr(at + 1);
+  while (!d.empty() && d.back() == '\n') d.pop_back();
+  return d;
+}
+
+// How much a sandbox policy demands: the host takes the stricter of its own
+// and the coordinator's.
+int Strictness(SandboxPolicy p) {
+  switch (p) {
+    case SandboxPolicy::kRequire: return 3;
+    case SandboxPolicy::kAuto: return 2;
+    case SandboxPolicy::kFallback: return 1;
+    case SandboxPolicy::kOff: return 0;
+  }
+  return 3;
+}
+
+// Kills a process group a worker without namespaces reported for its
+// command, with no more power than the worker had: as its uid. As root
+// with workers that run as root too, the worker's word is not enough to
+// kill anything (it could name any group), so nothing is killed.
+void KillReportedGroup(pid_t pgid, int64_t worker_uid) {
+  if (pgid <= 1) return;
+  if (worker_uid < 0 || static_cast<uid_t>(worker_uid) == geteuid()) {
+    if (geteuid() != 0) kill(-pgid, SIGKILL);
+    return;
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) == 0 && setgid(static_cast<gid_t>(worker_uid)) == 0 &&
+        setuid(static_cast<uid_t>(worker_uid)) == 0) {
+      kill(-pgid, SIGKILL);
+    }
+    _exit(0);
+  }
+  if (child > 0) waitpid(child, nullptr, 0);
+}
+
+// One connection's life: the workers it runs.
+class Session {
+ public:
+  Session(const HostAgentOptions& o, const Workspace& ws, const Config& config, SandboxPolicy own_policy,
+          ZmqEndpoint* coordinator, const v1::HostWelcome& welcome, ZmqWorkerTransport* transport,
+          ProcessLauncher* launcher)
+      : o_(o), ws_(ws), config_(config), coordinator_(coordinator), transport_(transport), launcher_(launcher) {
+    heartbeat_ = milliseconds(std::max<uint32_t>(10, welcome.heartbeat_ms()));
+    liveness_ = std::max<uint32_t>(1, welcome.liveness());
+    // The coordinator may ask for more than this host's own settings, never
+    // for less: the stricter sandbox policy, and network for commands only
+    // where both allow it.
+    StatusOr<SandboxPolicy> asked = ParseSandboxPolicy(welcome.sandbox_policy());
+    SandboxPolicy policy = asked.ok() && Strictness(*asked) > Strictness(own_policy) ? *asked : own_policy;
+    if (!asked.ok()) policy = SandboxPolicy::kRequire;
+    WorkerSandbox sandbox = WorkerSandbox::Make(ws, WorkerSandboxSettings(config, ws), policy, ExecutableDir());
+    sandbox.set_commands_network(welcome.commands_network() && config.sandbox_network);
+    PrepareCgroupParent(config.sandbox_limits, sandbox.policy(), &sandbox);
+    worker_uid_ = sandbox.run_uid();
+    spawn_spec_ = WorkerSpawnSpec(sandbox, ExecutableDir(), ws.root, static_cast<int>(ToMillis(heartbeat_)),
+                                  ScrubEnvironment(CurrentEnvironment()), McpWorkerEnvironments(config.mcp_servers),
+                                  STDERR_FILENO);
+  }
+
+  // Serves until the coordinator is lost (returns false) or we are stopped
+  // (returns true). Either way every worker is gone when it returns.
+  // goodbye(): the coordinator said it was going.
+  bool said_goodbye() const { return goodbye_; }
+  // The Hello was #1 of this connection, and so was the Welcome.
+  bool Serve() {
+    Clock* clock = RealClock::Get();
+    SteadyTime coordinator_expiry = clock->Now() + heartbeat_ * liveness_;
+    SteadyTime next_heartbeat = clock->Now() + heartbeat_;
+    bool stopped = false;
+    while (true) {
+      std::vector<PollFd> fds;
+      if (o_.stop_fd >= 0) fds.push_back({o_.stop_fd});
+      for (int fd : launcher_->WatchFds()) fds.push_back({fd});
+      for (int fd : coordinator_->WaitFds()) fds.push_back({fd});
+      SteadyTime now = clock->Now();
+      Duration wait = std::max(Duration::zero(), std::min(next_heartbeat, coordinator_expiry) - now);
+      if (coordinator_->Readable()) wait = Duration::zero();
+      Status waited = transport_->Wait(wait, &fds);
+      if (!waited.ok()) spdlog::warn("wait: {}", waited.message());
+      if (Stopped(o_.stop_fd)) {
+        stopped = true;
+        break;
+      }
+      RelayFromWorkers();
+      // Expired first: after a stall (a paused VM, SIGSTOP), the backlog the
+      // coordinator sent long ago must not revive a session it has given up.
+      if (clock->Now() >= coordinator_expiry) {
+        spdlog::warn("the coordinator is silent for {} heartbeat intervals: killing {} worker(s), reconnecting",
+                     liveness_, workers_.size());
+        break;
+      }
+      if (!HandleCoordinator(&coordinator_expiry)) break;  // refused or bad: as good as lost
+      for (const ExitedProcess& e : launcher_->ReapExited()) OnExit(e.pid, e.wait_status);
+      now = clock->Now();
+      if (now >= coordinator_expiry) {
+        spdlog::warn("the coordinator is silent for {} heartbeat intervals: killing {} worker(s), reconnecting",
+                     liveness_, workers_.size());
+        break;
+      }
+      if (now >= next_heartbeat) {
+        v1::HostEnvelope hb = NewEnvelope();
+        hb.mutable_heartbeat();
+        SendToCoordinator(std::move(hb));
+        next_heartbeat = now + heartbeat_;
+      }
+      if (!lost_.empty()) {
+        spdlog::warn("{}: killing {} worker(s), reconnecting", lost_, workers_.size());
+        break;
+      }
+    }
+    KillAll();
+    return stopped;
+  }
+
+ private:
+  struct Worker {
+    std::string id;
+    std::string endpoint;
+    pid_t pid = 0;
+    bool namespaced = true;  // from its Hello
+    pid_t job_pgid = 0;      // its command's group, as it reported it (without namespaces)
+  };
+
+  // Numbers the message; one that cannot be sent (the queue to the
+  // coordinator is full, or the connection is gone) ends the session:
+  // nothing the coordinator waits for is dropped quietly.
+  void SendToCoordinator(v1::HostEnvelope env) {
+    if (!lost_.empty()) return;
+    env.set_seq(++sent_);
+    Status sent = coordinator_->Send("", env.SerializeAsString());
+    if (!sent.ok()) lost_ = "cannot send to the coordinator (" + sent.message() + ")";
+  }
+
+  void RelayFromWorkers() {
+    std::string id;
+    v1::Envelope env;
+    for (;;) {
+      StatusOr<bool> got = transport_->Receive(&id, &env);
+      if (!got.ok() || !*got) return;
+      Worker* w = Find(id);
+      if (w == nullptr) continue;  // someone else on a worker's socket: the coordinator never hears of it
+      // What the host must know to clean up after a worker without
+      // namespaces (the coordinator judges the rest).
+      if (env.has_hello()) w->namespaced = env.hello().sandbox().namespaces();
+      if (env.has_tool_progress() && env.tool_progress().has_started_pgid()) {
+        w->job_pgid = env.tool_progress().started_pgid();
+      }
+      if (env.has_tool_result()) w->job_pgid = 0;
+      v1::HostEnvelope relay = NewEnvelope();
+      relay.mutable_relay()->set_worker_id(id);
+      relay.mutable_relay()->set_envelope(env.SerializeAsString());
+      SendToCoordinator(std::move(relay));
+    }
+  }
+
+  Worker* Find(const std::string& id) {
+    for (auto& [pid, w] : workers_) {
+      if (w.id == id) return &w;
+    }
+    return nullptr;
+  }
+
+  // A worker is gone: its socket closes, and a command it started in a
+  // group of its own (no pid namespace to end it) is killed.
+  void Ended(const Worker& w) {
+    transport_->CloseEndpoint(w.endpoint);
+    if (!w.namespaced && w.job_pgid > 0) KillReportedGroup(w.job_pgid, worker_uid_);
+  }
+
+  // Returns false when the coordinator refused us or broke the protocol.
+  bool HandleCoordinator(SteadyTime* expiry) {
+    std::string peer, payload;
+    for (;;) {
+      StatusOr<bool> got = coordinator_->TryReceive(&peer, &payload);
+      if (!got.ok()) {
+        spdlog::warn("from the coordinator: {}", got.status().message());
+        return true;
+      }
+      if (!*got) return true;
+      v1::HostEnvelope env;
+      if (!env.ParseFromString(payload) || env.protocol_version() != v1::HOST_PROTOCOL_VERSION_CURRENT) {
+        spdlog::error("the coordinator broke the protocol; reconnecting");
+        return false;
+      }
+      if (env.seq() != received_ + 1) {
+        spdlog::warn("messages from the coordinator were lost (expected #{}, got #{}); reconnecting", received_ + 1,
+                     env.seq());
+        return false;
+      }
+      received_ = env.seq();
+      *expiry = RealClock::Get()->Now() + heartbeat_ * liveness_;
+      switch (env.body_case()) {
+        case v1::HostEnvelope::kHeartbeat: break;
+        case v1::HostEnvelope::kSpawn: Spawn(env.spawn()); break;
+        case v1::HostEnvelope::kSignal:
+          for (const auto& [pid, w] : workers_) {
+            int sig = env.signal().signal();
+            if (w.id == env.signal().worker_id() && (sig == SIGTERM || sig == SIGKILL))
+              launcher_->SignalGroup(pid, sig);
+          }
+          break;
+        case v1::HostEnvelope::kRelay: {
+          v1::Envelope inner;
+          if (!inner.ParseFromString(env.relay().envelope())) break;
+          Status sent = transport_->Send(env.relay().worker_id(), inner);
+          if (!sent.ok()) spdlog::debug("relay to {}: {}", env.relay().worker_id(), sent.message());
+          break;
+        }
+        case v1::HostEnvelope::kRefused:
+          std::cerr << "odin host: the coordinator refused this host: " << env.refused().reason() << "\n";
+          return false;
+        case v1::HostEnvelope::kGoodbye:
+          spdlog::info("the coordinator said goodbye: ending {} worker(s), looking for the next one", workers_.size());
+          goodbye_ = true;
+          return false;
+        default: break;
+      }
+    }
+  }
+
+  void Spawn(const v1::SpawnWorker& s) {
+    auto exited = [&](const std::string& why) {
+      spdlog::error("cannot start worker {}: {}", s.worker_id(), why);
+      v1::HostEnvelope env = NewEnvelope();
+      env.mutable_exited()->set_worker_id(s.worker_id());
+      env.mutable_exited()->set_wait_status(1 << 8);
+      env.mutable_exited()->set_reason("the host could not start it: " + why);
+      SendToCoordinator(std::move(env));
+    };
+    if (static_cast<int>(workers_.size()) >= MaxWorkers()) return exited("the host runs its most workers already");
+    WorkerPolicy policy = static_cast<WorkerPolicy>(s.policy());
+    if (policy != WorkerPolicy::kWritable && policy != WorkerPolicy::kReadonly && policy != WorkerPolicy::kSubagent) {
+      return exited("that kind of worker never runs on a host");
+    }
+    StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(worker_uid_);
+    if (!endpoint.ok()) return exited(endpoint.status().message());
+    StatusOr<Pipe> credentials = MakePipe(O_CLOEXEC);
+    if (!credentials.ok()) {
+      transport_->CloseEndpoint(endpoint->endpoint);
+      return exited(credentials.status().message());
+    }
+    int credentials_fd = credentials->read_end.get();
+    std::string line = s.worker_id() + " " + s.secret() + "\n";
+    bool written = write(credentials->write_end.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    credentials->write_end.reset();
+    SpawnOptions spec =
+        spawn_spec_({s.worker_id(), policy, "", endpoint->endpoint, endpoint->socket_path, credentials_fd});
+    spec.keep_fds.push_back(credentials_fd);
+    StatusOr<pid_t> pid = written ? launcher_->Launch(spec) : StatusOr<pid_t>(PosixError("credentials pipe", EIO));
+    credentials->read_end.reset();
+    if (!pid.ok()) {
+      transport_->CloseEndpoint(endpoint->endpoint);
+      return exited(pid.status().message());
+    }
+    workers_[*pid] = Worker{s.worker_id(), endpoint->endpoint, *pid};
+  }
+
+  void OnExit(pid_t pid, int wait_status) {
+    auto it = workers_.find(pid);
+    if (it == workers_.end()) return;
+    Ended(it->second);
+    v1::HostEnvelope env = NewEnvelope();
+    env.mutable_exited()->set_worker_id(it->second.id);
+    env.mutable_exited()->set_wait_status(wait_status);
+    SendToCoordinator(std::move(env));
+    workers_.erase(it);
+  }
+
+  // Every worker and its commands, killed and reaped.
+  void KillAll() {
+    for (const auto& [pid, w] : workers_) launcher_->SignalGroup(pid, SIGKILL);
+    SteadyTime until = RealClock::Get()->Now() + seconds(5);
+    while (!workers_.empty() && RealClock::Get()->Now() < until) {
+      std::vector<PollFd> fds;
+      for (int fd : launcher_->WatchFds()) fds.push_back({fd});
+      (void)transport_->Wait(milliseconds(50), &fds);
+      for (const ExitedProcess& e : launcher_->ReapExited()) {
+        auto it = workers_.find(e.pid);
+        if (it == workers_.end()) continue;
+        Ended(it->second);
+        workers_.erase(it);
+      }
+    }
+    for (const auto& [pid, w] : workers_) Ended(w);  // not reaped in time: their sockets close all the same
+    workers_.clear();
+  }
+
+  int MaxWorkers() const { return o_.max_workers > 0 ? o_.max_workers : CpuCount(); }
+
+  const HostAgentOptions& o_;
+  Workspace ws_;
+  Config config_;
+  ZmqEndpoint* coordinator_;
+  ZmqWorkerTransport* transport_;
+  ProcessLauncher* launcher_;
+  Duration heartbeat_ = milliseconds(500);
+  uint32_t liveness_ = 3;
+  int64_t worker_uid_ = -1;
+  std::function<SpawnOptions(const WorkerSpawn&)> spawn_spec_;
+  std::map<pid_t, Worker> workers_;
+  bool goodbye_ = false;
+  uint64_t sent_ = 1;      // the Hello
+  uint64_t received_ = 1;  // the Welcome
+  std::string lost_;       // why the connection is as good as lost
+};
+
+enum class Answer { kWelcome, kRefused, kRetry, kNone, kStopped };
+
+// Waits for the answer to our Hello.
+Answer AwaitWelcome(ZmqEndpoint* coordinator, const HostAgentOptions& o, v1::HostWelcome* welcome) {
+  SteadyTime until = RealClock::Get()->Now() + o.hello_timeout;
+  while (RealClock::Get()->Now() < until) {
+    std::vector<PollFd> fds;
+    if (o.stop_fd >= 0) fds.push_back({o.stop_fd});
+    StatusOr<bool> ready = coordinator->Poll(until - RealClock::Get()->Now(), &fds);
+    if (Stopped(o.stop_fd)) return Answer::kStopped;
+    if (!ready.ok() || !*ready) continue;
+    std::string peer, payload;
+    StatusOr<bool> got = coordinator->TryReceive(&peer, &payload);
+    if (!got.ok() || !*got) continue;
+    v1::HostEnvelope env;
+    if (!env.ParseFromString(payload) || env.protocol_version() != v1::HOST_PROTOCOL_VERSION_CURRENT) {
+      std::cerr << "odin host: the coordinator speaks another protocol\n";
+      return Answer::kRefused;
+    }
+    if (env.has_refused()) {
+      std::cerr << "odin host: the coordinator refused this host: " << env.refused().reason()
+                << (env.refused().retry() ? " (trying again)" : "") << "\n";
+      return env.refused().retry() ? Answer::kRetry : Answer::kRefused;
+    }
+    if (env.has_welcome() && env.seq() == 1) {
+      *welcome = env.welcome();
+      return Answer::kWelcome;
+    }
+  }
+  return Answer::kNone;
+}
+
+}  // namespace
+
+int RunHostAgent(const HostAgentOptions& o) {
+  StatusOr<Workspace> ws = FindWorkspace(o.dir);
+  if (!ws.ok()) {
+    std::cerr << "odin host: " << ws.status().message() << "\n";
+    return 1;
+  }
+  StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+  if (!loaded.ok()) {
+    std::cerr << "odin host: " << loaded.status().message() << "\n";
+    return 1;
+  }
+  PrintConfigNotices(*loaded);
+  const Config& config = loaded->config;
+  StatusOr<SandboxPolicy> probe_policy = EffectiveSandboxPolicy(config, o.sandbox);
+  if (!probe_policy.ok()) {
+    std::cerr << "odin host: " << probe_policy.status().message() << "\n";
+    return 2;
+  }
+  WorkerSandbox probe = WorkerSandbox::Make(*ws, WorkerSandboxSettings(config, *ws), *probe_policy, ExecutableDir());
+  std::string sandbox = ProbeSandbox(probe);
+  std::string name = o.name.empty() ? HostName() : o.name;
+  spdlog::info("host {}: sandbox {}, workspace {}", name, sandbox, ws->root);
+
+  StatusOr<std::unique_ptr<ZmqWorkerTransport>> transport = ZmqWorkerTransport::Create();
+  if (!transport.ok()) {
+    std::cerr << "odin host: " << transport.status().message() << "\n";
+    return 1;
+  }
+  RealProcessLauncher launcher;
+  Duration backoff = milliseconds(200);
+  SteadyTime started = RealClock::Get()->Now();
+  while (!Stopped(o.stop_fd)) {
+    if (o.once && RealClock::Get()->Now() - started >= o.join_timeout) {
+      std::cerr << "odin host: no coordinator welcomed this host within " << ToMillis(o.join_timeout) / 1000
+                << " s; exiting\n";
+      return 1;
+    }
+    StatusOr<std::unique_ptr<ZmqEndpoint>> coordinator =
+        ZmqEndpoint::ConnectCurveDealer(o.connect, "host-" + RandomHex(8), o.key, o.coordinator_key);
+    if (!coordinator.ok()) {
+      std::cerr << "odin host: " << coordinator.status().message() << "\n";
+      return 2;
+    }
+    // Read afresh for each Hello: the coordinator makes it when it first listens.
+    StatusOr<std::string> token = ReadWorkspaceToken(ws->state_dir);
+    v1::HostEnvelope hello = NewEnvelope();
+    v1::HostHello* h = hello.mutable_hello();
+    h->set_host(name);
+    h->set_cores(static_cast<uint32_t>(CpuCount()));
+    h->set_max_workers(static_cast<uint32_t>(o.max_workers > 0 ? o.max_workers : CpuCount()));
+    h->set_sandbox(sandbox);
+    h->set_namespaces(sandbox == "bwrap");
+    h->set_workspace(ws->root);
+    h->set_workspace_token(token.ok() ? *token : "");
+    h->set_version(ODIN_VERSION);
+    hello.set_seq(1);
+    Status sent = (*coordinator)->Send("", hello.SerializeAsString());
+    if (!sent.ok()) spdlog::debug("hello: {}", sent.message());
+    v1::HostWelcome welcome;
+    Answer answer = sent.ok() ? AwaitWelcome(coordinator->get(), o, &welcome) : Answer::kNone;
+    if (answer == Answer::kStopped) break;
+    if (answer == Answer::kRefused) return 1;
+    if (answer == Answer::kWelcome) {
+      std::cerr << "odin host: joined " << o.connect << " as " << welcome.host_id() << "\n";
+      backoff = milliseconds(200);
+      Session session(o, *ws, config, *probe_policy, coordinator->get(), welcome, transport->get(), &launcher);
+      if (session.Serve()) break;
+      if (o.once) {
+        std::cerr << "odin host: the session with " << o.connect << " ended; exiting (--once)\n";
+        return 0;
+      }
+      if (session.said_goodbye()) {
+        coordinator->reset();
+        continue;  // at once: a coordinator that restarts is back within moments
+      }
+    } else if (answer == Answer::kNone) {
+      spdlog::warn("no answer from {} (not listening, or it does not accept this host's key); retrying in {} ms",
+                   o.connect, ToMillis(backoff));
+    }
+    coordinator->reset();
+    pollfd p{o.stop_fd, POLLIN, 0};
+    poll(&p, o.stop_fd >= 0 ? 1 : 0, static_cast<int>(ToMillis(backoff)));
+    backoff = std::min(o.max_backoff, backoff * 2);
+  }
+  return 0;
+}
+
+}  // namespace odin

@@ -1,0 +1,320 @@
+#include "session/runtime.h"
+
+#include "workspace/overlay_changes.h"
+
+#include "odin/v1/worker.pb.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "base/file_util.h"
+#include "base/secrets.h"
+#include "config/sandbox_settings.h"
+#include "config/config_loader.h"
+#include "remote/curve_keys.h"
+#include "remote/slurm_launcher.h"
+#include "pool/worker_sandbox.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/sandbox_options.h"
+#include "sandbox/workspace_overlay.h"
+#include "workspace/workspace_files.h"
+
+namespace odin {
+
+namespace {
+std::mutex g_listeners_mu;
+std::set<std::string> g_listeners;  // workers.remote.listen addresses this process holds
+}  // namespace
+
+bool ListenerTaken(const std::string& listen) {
+  std::lock_guard<std::mutex> lock(g_listeners_mu);
+  return g_listeners.count(listen) > 0;
+}
+
+StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
+                                                      bool commands_network, Duration heartbeat, int liveness) {
+  const Config::RemoteWorkers& r = config.remote;
+  std::string keys = r.keys.empty() ? DefaultKeysDir() : r.keys;
+  RemoteHostsOptions o;
+  o.listen = r.listen;
+  StatusOr<CurveKeyPair> server = LoadKeyPair(JoinPath(keys, "coordinator.key"));
+  if (!server.ok()) {
+    return server.status().WithContext("workers.remote: the coordinator's key (run `odin keys generate`)");
+  }
+  o.server = *server;
+  StatusOr<std::set<std::string>> allowed = LoadAllowedHosts(JoinPath(keys, "allowed_hosts"));
+  if (!allowed.ok()) return allowed.status().WithContext("workers.remote: the hosts' allow list");
+  o.allowed_hosts = *allowed;
+  o.workspace = ws.root;
+  ASSIGN_OR_RETURN(o.workspace_token, EnsureWorkspaceToken(ws.state_dir));
+  // What local workers would get: bubblewrap is a must under require, and
+  // under auto when we are root (no fallback for root there either).
+  o.require_namespaces = policy == SandboxPolicy::kRequire || (policy == SandboxPolicy::kAuto && geteuid() == 0);
+  o.sandbox_policy = SandboxPolicyName(policy);
+  o.commands_network = commands_network;
+  for (const std::string& k : r.kinds) {
+    if (k == "subagent") o.kinds.insert(WorkerPolicy::kSubagent);
+    if (k == "readonly") o.kinds.insert(WorkerPolicy::kReadonly);
+    if (k == "writable") o.kinds.insert(WorkerPolicy::kWritable);
+  }
+  o.heartbeat_interval = heartbeat;
+  o.liveness = liveness;
+  StatusOr<std::unique_ptr<RemoteHosts>> hosts = RemoteHosts::Listen(std::move(o), RealClock::Get());
+  if (!hosts.ok()) return hosts.status().WithContext("workers.remote: cannot listen on " + r.listen);
+  std::lock_guard<std::mutex> lock(g_listeners_mu);
+  g_listeners.insert(r.listen);
+  return hosts;
+}
+
+namespace {
+
+// workers.remote.launcher slurm: hosts asked of Slurm, dialing us back.
+StatusOr<std::unique_ptr<SlurmLauncher>> MakeSlurmLauncher(const Workspace& ws, const Config& config,
+                                                           const std::string& bin, const std::string& endpoint) {
+  const Config::RemoteWorkers::Slurm& c = config.remote.slurm;
+  std::string keys = config.remote.keys.empty() ? DefaultKeysDir() : config.remote.keys;
+  SlurmLauncherOptions o;
+  const char* path = getenv("PATH");
+  o.srun = SearchPath("srun", path != nullptr ? path : "/usr/bin:/bin");
+  o.odin = JoinPath(bin, "odin");
+  o.workspace = ws.root;
+  o.connect = c.connect;
+  // Named by the user, it may be loopback (a single-node cluster); and
+  // without a port, it means the one we listen on.
+  o.allow_loopback = !c.connect.empty();
+  std::string dial = o.connect.size() > 6 ? o.connect.substr(6) : "";
+  if (!dial.empty() && (dial.find(':') == std::string::npos || dial.back() == ']')) {
+    o.connect += endpoint.substr(endpoint.rfind(':'));
+  }
+  if (o.connect.empty()) {
+    // Where we listen, as the nodes can dial it: a wildcard is our name.
+    o.connect = endpoint;
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    for (const char* any : {"0.0.0.0", "[::]", "*"}) {
+      size_t at = o.connect.find(any);
+      if (at != std::string::npos) o.connect.replace(at, strlen(any), name);
+    }
+  }
+  o.key = JoinPath(keys, "hosts/slurm.key");
+  o.coordinator_key = JoinPath(keys, "coordinator.pub");
+  o.partition = c.partition;
+  o.cpus = c.cpus;
+  o.memory_mb = c.memory_mb;
+  o.time = c.time;
+  o.max_hosts = c.max_hosts;
+  o.log_dir = ws.state_dir;
+  return SlurmLauncher::Make(std::move(o));
+}
+
+}  // namespace
+
+Runtime::~Runtime() {
+  // The ledger's last records reach the disk, and the change tracker's
+  // watches are released, while the workers exit.
+  if (coordinator_) coordinator_->StopTracking();
+  if (coordinator_) coordinator_->Shutdown(milliseconds(200), [this] { FlushLedger(); });
+  coordinator_.reset();
+  remote_hosts_.reset();
+  if (!remote_listen_.empty()) {
+    std::lock_guard<std::mutex> lock(g_listeners_mu);
+    g_listeners.erase(remote_listen_);
+  }
+  if (worker_log_fd_ >= 0) close(worker_log_fd_);
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
+  ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.dir));
+  ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, EnvironmentMap()));
+  PrintConfigNotices(loaded);
+  return Start(flags, ws, loaded.config);
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, const Workspace& workspace,
+                                                  const Config& loaded_config) {
+  std::unique_ptr<Runtime> rt(new Runtime());
+  rt->workspace_ = workspace;
+  const Workspace& ws = rt->workspace_;
+  rt->config_ = loaded_config;
+  const Config& config = rt->config_;
+
+  ASSIGN_OR_RETURN(SandboxPolicy policy, EffectiveSandboxPolicy(config, flags.sandbox));
+  RETURN_IF_ERROR(PrepareStateDir(ws));
+
+  // Odin's state, through the safe file layer (it may be in the
+  // workspace).
+  std::string log_path = JoinPath(ws.state_dir, "worker.log");
+  ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(ws.state_dir));
+  StatusOr<UniqueFd> log = state.OpenAppend("worker.log", 0600, /*truncate_over=*/1 << 20);
+  if (!log.ok()) return log.status().WithContext("cannot open " + log_path);
+  rt->worker_log_fd_ = log->release();
+
+  ASSIGN_OR_RETURN(rt->transport_, ZmqWorkerTransport::Create());
+
+  // Workers get the environment without secrets; the ledger learns the
+  // secrets' values so it can redact them wherever they show up.
+  std::vector<std::string> env = CurrentEnvironment();
+  Redactor redactor;
+  redactor.AddSecretsFromEnvironment(env);
+  // What MCP servers are given (tokens in env, Authorization headers) never
+  // reaches the ledger either.
+  for (const auto& [name, spec] : config.mcp_servers) {
+    std::vector<std::string> given;
+    for (const auto& [k, v] : spec.env) given.push_back(k + "=" + v);
+    redactor.AddSecretsFromEnvironment(given);
+    for (const auto& [k, v] : spec.headers) {
+      std::string key = "mcpServers." + name + ".headers." + k;
+      if (v.size() >= 8) redactor.AddSecret(key, v);
+      // The token alone too, should a server echo it.
+      size_t space = v.find(' ');
+      if (space != std::string::npos && v.size() - space - 1 >= 8) redactor.AddSecret(key, v.substr(space + 1));
+    }
+    // A URL's query (?key=...) often carries a token.
+    size_t query = spec.url.find('?');
+    if (query != std::string::npos && spec.url.size() - query - 1 >= 8) {
+      redactor.AddSecret("mcpServers." + name + ".url", spec.url.substr(query + 1));
+    }
+  }
+  std::vector<std::string> worker_env = ScrubEnvironment(env);
+
+  std::optional<CallMode> parsed_mode = ParseCallMode(flags.mode);
+  if (!parsed_mode) return Status::InvalidArgument("mode " + flags.mode, "must be ask, plan, edit or exec");
+  CallMode call_mode = *parsed_mode;
+  CoordinatorOptions co;
+  co.session_kind = flags.session_kind;
+  co.workspace = ws.root;
+  co.state_dir = ws.state_dir;
+  co.mode = call_mode;
+  co.artifact_cap_bytes = config.artifact_cap_bytes;
+  co.image_cap_bytes = static_cast<int64_t>(config.before_image_cap_bytes);
+  co.images_per_command_bytes = static_cast<int64_t>(config.before_images_per_command_bytes);
+  co.file_cache = config.file_cache;
+  co.pool.size = flags.workers > 0 ? flags.workers : (config.worker_count > 0 ? config.worker_count : CpuCount());
+  co.pool.heartbeat_interval = milliseconds(config.heartbeat_ms);
+  std::string bin = ExecutableDir();
+  int log_fd = rt->worker_log_fd_;
+  int heartbeat_ms = config.heartbeat_ms;
+  co.pool.start_policy =
+      call_mode == CallMode::kAsk || call_mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
+  co.validation = config.validation;
+  co.validation.enabled = config.validation.enabled && flags.validate;
+  co.memory_forced = flags.profile == "strict";
+  co.grounded_edits = flags.profile == "strict";
+  co.breakers = config.breakers;
+  co.command_rules = config.permissions;
+  co.approval = flags.approval;
+  co.track_changes = flags.track_changes;
+  co.hooks = config.hooks;
+  for (const auto& [name, spec] : config.mcp_servers) co.mcp_servers.push_back(spec);
+  if (!config.hooks.empty()) co.transcript_dir = HookTranscriptDir(ws);
+  co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
+  co.subagent_timeout = seconds(config.subagent_timeout_seconds);
+  co.subagent_stall = config.stall;
+  Config::Limits limits = config.sandbox_limits;
+  co.command_limits.cpu_seconds = limits.cpu_seconds;
+  co.command_limits.file_size_bytes = limits.file_size_mb << 20;
+  co.command_limits.open_files = limits.open_files;
+  co.command_limits.address_space_bytes = limits.address_space_mb << 20;
+  WorkerSandbox sandbox = WorkerSandbox::Make(ws, WorkerSandboxSettings(config, ws), policy, bin);
+  co.commands_network = flags.network || config.sandbox_network;
+  v1::WebFetchOptions web;
+  for (const std::string& entry : config.web.allow_private) web.add_allow_private(entry);
+  web.set_proxy(config.web.proxy);
+  web.set_max_bytes(config.web.max_bytes);
+  web.set_timeout_seconds(static_cast<uint32_t>(config.web.timeout_seconds));
+  web.set_max_redirects(static_cast<uint32_t>(config.web.max_redirects));
+  co.web_fetch_options = web.SerializeAsString();
+  co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
+  sandbox.set_commands_network(co.commands_network);
+  // Commands' writes wait in an overlay of their own, read and applied by
+  // the coordinator: only while changes are tracked, only where the
+  // directory for it can be made, and not where commands run as the
+  // workspace's owner while Odin runs as root (that user cannot reach
+  // Odin's state, where the directory lives).
+  if (co.track_changes && sandbox.run_uid() < 0 && state.MakeDirs("overlay", 0700).ok()) {
+    // What workers killed before (here or in another session) left: gone
+    // before ours make theirs. Nothing to do costs a directory's listing.
+    if (int swept = SweepWorkspaceOverlayDirs(CommandOverlayRoot(ws.state_dir)); swept > 0) {
+      spdlog::info("removed {} overlay directories left by workers that are gone", swept);
+    }
+    sandbox.set_overlay_root(CommandOverlayRoot(ws.state_dir));
+    co.overlay_commands = true;
+  }
+  PrepareCgroupParent(config.sandbox_limits, policy, &sandbox);
+  co.pool.worker_uid = sandbox.run_uid();
+  co.pool.describe_setup_failure = [state_dir = ws.state_dir] {
+    // The launcher's last line in the log: "odin-sandbox: <why>".
+    StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(state_dir);
+    StatusOr<std::string> log =
+        state.ok() ? state->ReadFile("worker.log", 4 << 20, WorkspaceFiles::Links::kNone) : state.status();
+    if (!log.ok()) return std::string();
+    size_t at = log->rfind("odin-sandbox: ");
+    if (at == std::string::npos) return std::string();
+    std::string line = log->substr(at + 14, log->find('\n', at) - at - 14);
+    return line.size() > 400 ? line.substr(0, 400) + "..." : line;
+  };
+  co.pool.spawn_spec = WorkerSpawnSpec(sandbox, bin, ws.root, heartbeat_ms, worker_env,
+                                       McpWorkerEnvironments(config.mcp_servers), log_fd);
+  // Masks stay masks: a worker whose masked host files were replaced since
+  // it started is retired before its next call.
+  if (policy != SandboxPolicy::kOff) co.pool.host_masks = [sandbox] { return sandbox.HostMaskIdentities(); };
+
+  if (config.remote.launcher != "off" && ListenerTaken(config.remote.listen)) {
+    // odin serve: another session of this process holds the hosts.
+    spdlog::warn("workers.remote: {} is held by another session of this daemon; this session's workers run here",
+                 config.remote.listen);
+  } else if (config.remote.launcher != "off") {
+    StatusOr<std::unique_ptr<RemoteHosts>> hosts =
+        ListenForHosts(ws, config, policy, co.commands_network, co.pool.heartbeat_interval, co.pool.liveness);
+    if (!hosts.ok() && hosts.status().code() != StatusCode::kAlreadyExists) return hosts.status();
+    if (hosts.ok()) {
+      rt->remote_hosts_ = std::move(*hosts);
+      rt->remote_listen_ = config.remote.listen;
+      co.pool.hosts = rt->remote_hosts_.get();
+      co.pool.surplus_idle = seconds(std::max(1, config.idle_seconds));
+      if (config.remote.launcher == "slurm") {
+        ASSIGN_OR_RETURN(std::unique_ptr<SlurmLauncher> slurm,
+                         MakeSlurmLauncher(ws, config, bin, rt->remote_hosts_->endpoint()));
+        rt->remote_hosts_->set_launcher(std::move(slurm), seconds(std::max(1, config.idle_seconds)));
+      }
+    } else {
+      // Another odin holds the port (odin serve, while odin exec runs in the
+      // same workspace): this one's workers run here.
+      std::cerr << "odin: " << hosts.status().message() << "; this session's workers run on this machine\n";
+    }
+    if (rt->remote_hosts_ && config.remote.wait_hosts > 0) {
+      Status joined = rt->remote_hosts_->WaitForHosts(static_cast<size_t>(config.remote.wait_hosts),
+                                                      seconds(config.remote.wait_seconds));
+      if (!joined.ok()) std::cerr << "odin: " << joined.message() << "; going on with the hosts there are\n";
+    }
+  }
+
+  // Workers start first: their sandboxes come up on another core while the
+  // ledger opens. A ledger that fails to open takes them down again (the
+  // Runtime's destructor).
+  rt->coordinator_ =
+      std::make_unique<Coordinator>(std::move(co), RealClock::Get(), &rt->launcher_, rt->transport_.get());
+  RETURN_IF_ERROR(rt->coordinator_->StartWorkers());
+  ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
+  if (flags.resume_session.empty()) {
+    RETURN_IF_ERROR(rt->coordinator_->AttachLedger(rt->ledger_.get()));
+  } else {
+    RETURN_IF_ERROR(rt->coordinator_->ResumeSession(rt->ledger_.get(), flags.resume_session));
+  }
+  // In the background: the first model request does not wait for them.
+  if (flags.start_mcp) rt->coordinator_->StartMcpServers();
+  return rt;
+}
+
+}  // namespace odin

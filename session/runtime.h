@@ -1,0 +1,91 @@
+#pragma once
+// Runtime: what a coordinator process sets up before it can run a tool call,
+// in order: workspace, config, state directory, ledger, worker transport,
+// launcher and the coordinator with its worker pool. Every front end uses it:
+// odin exec, odin tool, and (through AgentSession) odin -p, the interactive
+// session and odin serve.
+//
+// Destruction runs in reverse: the pool shuts its workers down before the
+// transport and the ledger go away.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/process_launcher.h"
+#include "base/status.h"
+#include "config/config.h"
+#include "coordinator/coordinator.h"
+#include "ledger/ledger.h"
+#include "pool/worker_transport.h"
+#include "remote/remote_hosts.h"
+#include "pool/worker_sandbox.h"
+#include "pool/worker_spawn.h"
+#include "workspace/workspace.h"
+
+namespace odin {
+
+struct RuntimeFlags {
+  std::string dir;      // -C; empty: the current directory
+  std::string sandbox;  // --sandbox auto|require|off; empty: from config
+  int workers = 0;      // 0: config, else the number of cores
+  std::string session_kind = "exec";
+  std::string mode = "exec";      // the mode whose workers start first (ask and plan: read-only)
+  std::string resume_session;     // non-empty: continue this session instead of starting one
+  bool validate = false;          // validate writes (if validation.enabled in the config)
+  std::string profile = "auto";   // strict: memory-forced reasoning after a failed validation
+  std::string approval = "deny";  // a command that needs approval: deny or allow
+  bool track_changes = true;      // false only for benchmarks of what tracking costs
+  bool start_mcp = false;         // start the MCP servers (agent sessions)
+  bool network = false;           // --network: edit-mode commands reach the network
+};
+
+class Runtime {
+ public:
+  // Sets everything up and starts the workers. Errors name what failed, e.g.
+  // "cannot create the state directory: ...". The config comes from
+  // LoadConfig (config_loader.h), whose notices go to stderr.
+  static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags);
+  // The same with the workspace and its config loaded already (AgentSession
+  // reads the model settings from them first): one load, one opinion.
+  static StatusOr<std::unique_ptr<Runtime>> Start(const RuntimeFlags& flags, const Workspace& ws, const Config& config);
+  ~Runtime();
+
+  const Workspace& workspace() const { return workspace_; }
+  const Config& config() const { return config_; }
+  Coordinator& coordinator() { return *coordinator_; }
+  Ledger& ledger() { return *ledger_; }
+  // The hosts of workers.remote; null when it is off.
+  RemoteHosts* remote_hosts() { return remote_hosts_.get(); }
+  // Ledger::Flush, if the ledger is open (a failed Start may not have got
+  // that far).
+  void FlushLedger() {
+    if (ledger_) ledger_->Flush();
+  }
+
+ private:
+  Runtime() = default;
+
+  Workspace workspace_;
+  Config config_;
+  RealProcessLauncher launcher_;
+  std::unique_ptr<Ledger> ledger_;
+  std::unique_ptr<ZmqWorkerTransport> transport_;
+  std::unique_ptr<RemoteHosts> remote_hosts_;  // workers.remote: the pool's other machines
+  std::string remote_listen_;                  // its address, released at destruction
+  int worker_log_fd_ = -1;
+  std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
+};
+
+// workers.remote: listens for host agents with the keys of workers.remote.keys,
+// after making sure the workspace has the token hosts read.
+StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
+                                                      bool commands_network, Duration heartbeat, int liveness);
+
+// Whether a Runtime of this process listens for hosts at this address
+// already (odin serve's first session holds them; the others run locally).
+bool ListenerTaken(const std::string& listen);
+
+}  // namespace odin
