@@ -794,9 +794,4 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
   return c;
 }
 
-StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
-  if (flag.empty()) return config.sandbox_policy;
-  return ParseSandboxPolicy(flag);
-}
-
 }  // namespace odin

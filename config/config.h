@@ -219,10 +219,6 @@ struct Config {
 constexpr int64_t kMinContextWindow = 1000;
 constexpr int64_t kMaxContextWindow = 100'000'000;
 
-// The sandbox policy in force: the --sandbox flag if given, else the
-// config's. InvalidArgument for a bad flag.
-StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag);
-
 // Parses config text onto base (by default the defaults); `origin` names the
 // file in errors, with the key: "<origin>: unknown key 'sandbox.requir'".
 StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin, const Config& base = Config());

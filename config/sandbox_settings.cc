@@ -10,6 +10,11 @@
 
 namespace odin {
 
+StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
+  if (flag.empty()) return config.sandbox_policy;
+  return ParseSandboxPolicy(flag);
+}
+
 WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace& ws) {
   WorkerSandboxOptions o;
   o.bwrap_path = config.bwrap_path;

@@ -15,6 +15,10 @@ namespace odin {
 // network.
 WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace& ws);
 
+// The sandbox policy in force: the --sandbox flag if given, else the
+// config's. InvalidArgument for a bad flag.
+StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag);
+
 // The files outside the workspace that the user's own hooks' commands name
 // (after $CLAUDE_PROJECT_DIR, $ODIN_PROJECT_DIR, ~ and $HOME), so that a
 // hook's sandbox can show its script even below a hidden home directory. A

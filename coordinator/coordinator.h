@@ -56,7 +56,7 @@
 #include "base/status.h"
 #include "workspace/change_tracker.h"
 #include "workspace/overlay_changes.h"
-#include "gates/circuit_breaker.h"
+#include "gates/breaker_bank.h"
 #include "gates/command_rules.h"
 #include "gates/file_cache.h"
 #include "mcp/mcp_registry.h"
@@ -170,13 +170,6 @@ struct ModelAccess {
 };
 
 // A circuit breaker's state, for front ends.
-struct BreakerInfo {
-  std::string name;  // "tool:ExecuteCommand", "worker:writable"
-  BreakerState state = BreakerState::kClosed;
-  int consecutive_failures = 0;
-  std::string last_failure;
-  int64_t reopens_in_ms = 0;  // while open
-};
 
 class Coordinator final : public ToolHost, private WorkerPool::Listener {
  public:
@@ -311,9 +304,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string web_url;                // WebFetch: its URL, as gate 8 parsed it (the cache's key)
     std::string span_file_sha256;       // EditSymbol: the file as its span was checked (once resolved)
     std::vector<std::string> evidence;  // strict: the analysis ids a write cites (taken out of its arguments)
-    // The breakers that let it through, each with its trial token (0: not a
-    // trial).
-    std::vector<std::pair<std::string, uint64_t>> breakers;
+    BreakerHolds breakers;              // the breakers that let it through (gate 7)
     Call();
     ~Call();
     Call(Call&&) noexcept;
@@ -403,10 +394,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // its turn in the lane first.
   void Dispatch(Call& c);
   void DispatchNow(Call& c);
-  Status AdmitThroughBreakers(Call& c);
-  // Tells the call's breakers how it ended, and records their transitions.
-  void ReportToBreakers(Call& c, const v1::ToolResult& r);
-  void RecordTransitions(CircuitBreaker& b, const std::string& agent_id, const std::string& execution_id);
   // What a call that passed the gates before the hooks does next: the
   // approval it needs (if any), then the rest of Submit (Proceed).
   struct ApprovalNeed {
@@ -610,11 +597,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;                  // by command execution id
   ValidationGate validation_;  // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
-  std::map<std::string, CircuitBreaker> breakers_;  // by name
   ModelAccess model_;
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
   McpRegistry mcp_;
+  BreakerBank breakers_;      // gate 7
   bool init_active_ = false;  // /init is running: InitTool may write ODIN.md
   // WebFetch's pages by URL: the result, and when it was fetched.
   std::map<std::string, std::pair<std::string, SteadyTime>> web_cache_;  // serialized v1::ToolResult

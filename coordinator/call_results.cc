@@ -1,0 +1,458 @@
+#include "coordinator/coordinator.h"
+
+// A call's end: the worker's result applied to the file cache and the
+// breakers, protected paths put back, the end recorded, a write validated
+// (the lsp_check it asks for and its verdict), and the answer delivered.
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/canonical_json.h"
+#include "base/file_util.h"
+#include "base/ids.h"
+#include "base/json_input.h"
+#include "base/subprocess.h"
+#include "planner/workflows.h"
+#include "planner/budget.h"
+#include "index/symbol_index.h"
+#include "ledger/memory_query.h"
+#include "coordinator/coordinator_holds.h"
+#include "gates/approval_gate.h"
+#include "gates/mode_gate.h"
+#include "workspace/protected_paths.h"
+#include "gates/read_before_edit_gate.h"
+#include "gates/validation_gate.h"
+#include "tools/tool_catalog.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/exec_command.h"
+#include "tools/file_tool_args.h"
+#include "mcp/mcp_client.h"
+#include "tools/text_file.h"
+#include "tools/workspace_path.h"
+#include "tools/tool_result.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+json SnapshotJson(const v1::FileSnapshot& s, bool written) {
+  json ranges = json::array();
+  for (const v1::Segment& seg : s.segments()) ranges.push_back({seg.start_line(), seg.end_line()});
+  return {{"path", s.path()},
+          {"sha256", s.sha256()},
+          {"size", s.size_bytes()},
+          {"mtime_ns", s.mtime_ns()},
+          {"total_lines", s.total_lines()},
+          {"full", s.full()},
+          {"ranges", ranges},
+          {"written", written}};
+}
+
+}  // namespace
+
+// The tool's own structured result, plus what the call did to the file
+// cache ("cache"), so a session's caches can be rebuilt from the ledger.
+std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) const {
+  json out = ParseJson(r.output_json());
+  if (!out.is_object()) out = json::object();
+  json cache = json::array();
+  if (r.status() == v1::TOOL_STATUS_OK) {
+    for (const v1::FileSnapshot& s : r.files_read()) cache.push_back(SnapshotJson(s, false));
+    if (r.has_file_written()) cache.push_back(SnapshotJson(r.file_written(), true));
+  }
+  if (!cache.empty()) out["cache"] = cache;
+  if (c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.commands_network) {
+    out["network"] = true;
+  }
+  // Its writes waited in an overlay and were applied by the coordinator.
+  if (r.overlay()) out["overlay"] = true;
+  // It ran where it could not write: nothing of it was tracked.
+  if (r.read_only_view()) out["read_only_view"] = true;
+  return out.empty() ? "" : out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void Coordinator::ApplyToCache(const Call& c, const v1::ToolResult& r) {
+  FileCache* cache = Agent(c.call.agent_id).cache.get();
+  if (r.status() == v1::TOOL_STATUS_OK) {
+    for (const v1::FileSnapshot& s : r.files_read()) {
+      cache->RecordRead(s);
+      NoteReadForTracking(s);
+    }
+    if (o_.grounded_edits && c.call.tool == kReadTool && r.files_read_size() > 0) {
+      AgentState::Evidence& e = Agent(c.call.agent_id).evidence[c.call.execution_id];
+      e.message_id = c.call.message_id;
+      e.read = true;
+      for (const v1::FileSnapshot& s : r.files_read()) e.files.insert(s.path());
+    }
+    if (r.has_file_written()) cache->RecordWrite(r.file_written());
+  } else if (r.stale_read() && !c.write_path.empty()) {
+    // The worker found the file changed since the read: what we hold is stale.
+    cache->Invalidate(c.write_path);
+  }
+}
+
+void Coordinator::OnResult(const v1::ToolResult& r) {
+  auto it = calls_.find(r.execution_id());
+  if (it == calls_.end()) return;
+  Call c = std::move(it->second);
+  calls_.erase(it);
+
+  if (!c.started) {
+    // Ended before reaching a worker (refused by a gate, run here, cancelled
+    // in the queue, pool unusable): record a start too, so the ledger shows
+    // every call that was asked for.
+    Status started =
+        ledger_->AddExecutionStart({r.execution_id(), session_id_, c.call.agent_id, c.call.tool, c.call.arguments_json,
+                                    CallModeName(*c.call.mode), "", clock_->WallMillis(), c.call.parent_id});
+    LogLedgerWriteFailure(started);
+    c.started = started.ok();
+    c.dispatched_at = clock_->Now();
+  }
+  ApplyToCache(c, r);
+  breakers_.Report(&c.breakers, r, c.call.agent_id);
+  // What the coordinator adds to a result before it is recorded: a
+  // subagent's report, protected paths a command changed and that were put
+  // back. The worker's result is copied only then.
+  std::optional<v1::ToolResult> amended;
+  if (subagents_.count(r.execution_id()) != 0) {
+    amended = r;
+    FinishSubagent(r.execution_id(), &*amended);
+  }
+  // A command run over the workspace overlay: what it wrote waits in its
+  // upper directory, which the coordinator finds by the execution id (never
+  // by the worker's word) and applies now, before the protected paths are
+  // looked at, so that what landed is looked at too.
+  // Whether it did is the coordinator's own finding (its upper directory is
+  // there), so a worker that died mid-command loses nothing either.
+  // (One sent to the read-only view has no overlay to apply, whatever its
+  // worker says.)
+  std::optional<OverlayApplied> overlay;
+  if (!c.call.read_only_view &&
+      (r.overlay() ||
+       (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(StateDir()), r.execution_id()) + "/u")))) {
+    overlay = ApplyCommandOverlay(c);
+  }
+  // Whether it ran in the view is the coordinator's word, never the worker's.
+  if (r.read_only_view() != c.call.read_only_view) {
+    if (!amended) amended = r;
+    amended->set_read_only_view(c.call.read_only_view);
+  }
+  if (c.call.read_only_view && r.no_read_only_view() && !view_absent_) {
+    // Its worker has no view after all (it could not make one): the next
+    // such command goes over an overlay, so asking again runs it.
+    view_absent_ = true;
+    spdlog::warn("a worker had no read-only view: commands that only read run over overlays from now on");
+  }
+  std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative
+  // A command that could write: what it changed, as the tracker sees it
+  // (protected paths already put back).
+  std::vector<ChangedFile> changed;
+  if (overlay) {
+    if (!amended) amended = r;
+    NoteOverlayOutcome(c, *overlay, &*amended);
+  }
+  if (c.tracked) {
+    ChangeSet changes;
+    if (overlay) {
+      // The overlay's change set is exactly the command's; what the
+      // protected check put back did not stay.
+      changes = std::move(overlay->changes);
+      EraseChangesUnder(put_back, &changes);
+    } else {
+      // No tracker: odin exec over the overlay whose command never ran
+      // (its worker ended before its Hello), since a worker without the
+      // overlay makes the first look before its first command.
+      if (tracker_) changes = tracker_->Rescan(/*full=*/c.remote);
+      // One let in beside other commands that never ran (refused for want
+      // of an overlay, its overlay not made): what changed is not its.
+      if (c.lane_shared) {
+        RecordExternal(c.call.agent_id, changes, &c.external);
+        changes = ChangeSet();
+      }
+    }
+    if (!amended) amended = r;
+    // The strict profile: a model's command changes only files it cited
+    // its analysis of; the others are put back before anything records them.
+    if (o_.grounded_edits && c.call.tool != kHookTool) HoldToEvidence(c, &changes, &*amended);
+    if (c.call.tool != kHookTool && !HoldOf(c.call.agent_id).rule.empty()) HoldCommand(c, &changes, &*amended);
+    amended->set_changes_tracked(!changes.truncated);
+    for (const std::string& path : c.external) {
+      v1::FileChange* fc = amended->add_external_changes();
+      fc->set_path(path);
+      fc->set_change("modified");
+    }
+    if (!changes.empty()) {
+      changed = RecordChanges(r.execution_id(), c.call.agent_id,
+                              c.call.tool == kHookTool     ? "hook"
+                              : IsMcpPolicy(c.call.policy) ? "mcp"
+                                                           : "command",
+                              changes, &*amended);
+    }
+  }
+  const v1::ToolResult& result = amended ? *amended : r;
+  if (!c.check_path.empty()) return FinishLspCheck(std::move(c), result);
+  if (!c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK && result.has_file_written()) {
+    RecordFileToolWrite(c, result);
+  }
+  // What it changed is known to the tracker: the next writer may go.
+  LeaveLane(c);
+  ForgetOldChangeNumbers();
+  Status recorded = RecordEnd(c, result);
+  if (c.call.tool == kWebFetchTool) CacheWebFetch(c, result);
+  if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
+      result.has_file_written()) {
+    return StartValidation(std::move(c), result, recorded);
+  }
+  if (!changed.empty() && o_.validation.enabled) {
+    return ValidateCommandChanges(std::move(c), result, recorded, std::move(changed));
+  }
+  Deliver(c, result, recorded);
+}
+
+const WorkspaceFiles* Coordinator::WorkspaceLayer() {
+  if (!workspace_files_) {
+    // What Odin makes there (a file put back) is the workspace owner's.
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(o_.workspace, WorkspaceFiles::Ownership::kParents);
+    if (!files.ok()) {
+      spdlog::warn("workspace {}: {}", o_.workspace, files.status().ToString());
+      return nullptr;
+    }
+    workspace_files_.emplace(std::move(*files));
+  }
+  return &*workspace_files_;
+}
+
+const WorkspaceFiles* Coordinator::StateLayer() {
+  if (!state_files_) {
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(StateDir());
+    if (!files.ok()) {
+      spdlog::warn("state directory {}: {}", StateDir(), files.status().ToString());
+      return nullptr;
+    }
+    state_files_.emplace(std::move(*files));
+  }
+  return &*state_files_;
+}
+
+std::string Coordinator::ShownStatePath(const std::string& rel) const {
+  std::string state = StateDir();
+  return state == o_.workspace + "/.odin" ? ".odin/" + rel : JoinPath(state, rel);
+}
+
+// What a command changed of the protected paths (c.protected_before) is put
+// back or moved aside, said on its result and in the ledger. Returns the
+// paths put back (relative).
+std::set<std::string> Coordinator::PutBackProtected(Call& c, const v1::ToolResult& r,
+                                                    std::optional<v1::ToolResult>* amended_out) {
+  std::set<std::string> put_back;
+  std::optional<v1::ToolResult>& amended = *amended_out;
+  if (c.protected_before) {
+    bool refreshed = RefreshProtectedIndex(c);
+    const WorkspaceFiles* ws = WorkspaceLayer();
+    RestoreReport report;
+    if (ws != nullptr) {
+      report =
+          RestoreProtected(*ws, *c.protected_before, protected_index_.get(), StateLayer(), r.execution_id(), refreshed);
+    }
+    // A file put back holds what it held before: the tracker hears so, and
+    // does not take the command's attempt for a change.
+    if (tracker_ && c.tracked) {
+      for (const std::string& rel : report.restored) {
+        auto was = c.protected_before->entries.find(rel);
+        if (was == c.protected_before->entries.end() || was->second.kind != ProtectedSnapshot::Entry::kFile) continue;
+        tracker_->NoteWrite(rel, was->second.sha256, &was->second.content);
+      }
+    }
+    c.protected_before.reset();
+    put_back.insert(report.restored.begin(), report.restored.end());
+    put_back.insert(report.displaced.begin(), report.displaced.end());
+    if (!report.empty()) {
+      auto list = [](const std::vector<std::string>& paths) {
+        std::string out;
+        for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+        return out;
+      };
+      std::string displaced_dir = DisplayPath(report.displaced_dir, o_.workspace);
+      RecordGateEvent(c.call.agent_id, "", "protected_path_restored", r.execution_id(),
+                      json({{"paths", report.restored},
+                            {"displaced", report.displaced},
+                            {"displaced_beside", report.displaced_beside},
+                            {"displaced_to", displaced_dir},
+                            {"unrestored", report.unrestored},
+                            {"why", report.why}})
+                          .dump(-1, ' ', false, json::error_handler_t::replace));
+      if (!amended) amended = r;
+      std::string note =
+          "\n[odin] the command changed protected paths (git's configuration, a nested git "
+          "directory, Odin's settings or instructions):";
+      if (!report.restored.empty()) note += " put back: " + list(report.restored) + ";";
+      if (!report.displaced.empty()) note += " moved aside into " + displaced_dir + ": " + list(report.displaced) + ";";
+      for (const auto& [rel, beside] : report.displaced_beside) note += " (" + rel + " renamed to " + beside + ")";
+      if (!report.unrestored.empty()) {
+        note += " could not be put back:";
+        for (const std::string& p : report.unrestored) {
+          auto why = report.why.find(p);
+          note += " " + p + (why == report.why.end() ? "" : " (" + why->second + ")") + ",";
+        }
+        note.back() = ';';
+      }
+      note.back() = '\n';
+      amended->set_output_tail(amended->output_tail() + note);
+      amended->set_output_total_bytes(amended->output_total_bytes() + note.size());
+    }
+  }
+  return put_back;
+}
+
+Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const ValidationRecord* validation,
+                              const std::vector<DiagnosticRecord>& diagnostics, std::vector<Artifact> artifacts) {
+  if (!c.started) return Status::Internal("ledger", "the call's start could not be recorded");
+  ExecutionEnd end;
+  end.execution_id = r.execution_id();
+  end.status = ToolStatusName(r.status());
+  if (r.has_exit_code()) end.exit_code = r.exit_code();
+  end.exit_reason = ExitReasonName(r.exit_reason());
+  end.finished_at_ms = clock_->WallMillis();
+  end.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - c.dispatched_at).count();
+  end.output_head = r.output_head();
+  end.output_tail = r.output_tail();
+  end.output_bytes = static_cast<int64_t>(r.output_total_bytes());
+  if (r.has_error()) end.error = r.error().message();
+  end.result_json = ResultJson(c, r);
+  auto artifact = [&](const char* kind, std::string content, int64_t size, bool truncated) {
+    artifacts.push_back({NewId("art"), r.execution_id(), kind, std::move(content), size, truncated, ""});
+  };
+  // Head and tail leave something out: keep the full output, up to the cap.
+  if (r.output_total_bytes() > r.output_head().size() + r.output_tail().size() && !c.output.empty()) {
+    int64_t total = static_cast<int64_t>(r.output_total_bytes());
+    bool truncated = c.output.size() < r.output_total_bytes();
+    artifact("output", std::move(c.output), total, truncated);
+  }
+  if (!r.diff().empty()) artifact("diff", r.diff(), static_cast<int64_t>(r.diff().size()), false);
+  if (r.has_file_written()) {
+    std::string hashes = json({{"file", r.file_written().path()},
+                               {"before", r.sha256_before().empty() ? json() : json(r.sha256_before())},
+                               {"after", r.file_written().sha256()}})
+                             .dump();
+    artifact("content_hashes", hashes, static_cast<int64_t>(hashes.size()), false);
+  }
+  return ledger_->AddExecutionEnd(end, std::move(artifacts), validation, diagnostics);
+}
+
+void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& recorded) {
+  if (auto agent = agents_.find(c.call.agent_id);
+      agent != agents_.end() && agent->second.corrective_pending == r.execution_id()) {
+    agent->second.corrective_pending.clear();  // validated
+    // Refused or failed before it changed anything: the next one corrects.
+    if (r.status() != v1::TOOL_STATUS_OK) agent->second.corrected_failure = agent->second.corrected_before;
+  }
+  if (c.handlers.on_done) c.handlers.on_done(r, recorded);
+  if (!c.write_path.empty()) {
+    // This write's turn on its file is over; the next one's begins.
+    auto q = write_queues_.find(c.write_path);
+    if (q != write_queues_.end() && !q->second.empty() && q->second.front() == r.execution_id()) {
+      q->second.pop_front();
+      DispatchNextWrite(c.write_path);
+    }
+  }
+}
+
+void Coordinator::StartValidation(Call write, const v1::ToolResult& result, const Status& recorded) {
+  std::string path = write.write_path;
+  validation_.NoteWrite(path, result);
+  std::string id = NewId("ex");
+  Call& check = calls_[id];
+  check.call.execution_id = id;
+  check.call.tool = kLspCheckTool;
+  check.call.arguments_json = json({{"file_path", DisplayPath(path, o_.workspace)}}).dump();
+  check.call.agent_id = write.call.agent_id;
+  check.call.mode = write.call.mode;
+  check.call.parent_id = write.call.execution_id;
+  check.held = std::make_unique<Held>(Held{std::move(write), result, recorded});
+  SubmitLspCheck(id, path, result.file_written().content());
+}
+
+void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path, std::string content) {
+  Call& c = calls_[id];
+  c.check_path = path;
+  c.check_content = std::move(content);
+  c.call.policy = WorkerPolicy::kLspHost;
+  v1::ToolResult no_validator;
+  std::optional<ValidationGate::CheckRequest> request = validation_.PrepareCheck(path, c.check_content, &no_validator);
+  if (!request) {
+    // Nothing to ask the lsp host: the verdict is known here.
+    no_validator.set_execution_id(id);
+    return OnResult(no_validator);
+  }
+  c.call.timeout = request->timeout;
+  c.call.validation_input = std::move(request->validation_input);
+  // An open lsp-host breaker refuses it at once: the verdict is timed_out
+  // (unverified), which blocks, rather than a wait for a host that fails.
+  Dispatch(c);
+}
+
+void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
+  const std::string path = c.check_path;
+  std::string mutation = c.held ? c.held->write.call.execution_id : c.validates_command;
+  ValidationGate::Judgement j =
+      validation_.Judge(path, c.check_content, mutation, c.held ? &c.held->result : nullptr, &r);
+  if (j.failed) Agent(c.call.agent_id).failed_at = ++event_seq_;
+  j.record.session_id = session_id_;
+  j.record.agent_id = c.call.agent_id;
+  j.record.created_at_ms = clock_->WallMillis();
+  Status recorded = RecordEnd(c, r, &j.record, j.diagnostics, std::move(j.artifacts));
+  LogLedgerWriteFailure(recorded);
+  Deliver(c, r, recorded);
+  if (!c.validates_command.empty()) return FinishCommandCheck(c.validates_command, r);
+  if (!c.held) return;
+  Held& held = *c.held;
+  *held.result.mutable_verdict() = r.verdict();
+  held.result.clear_content_before();  // the caller does not need it
+  if (j.rollback_id.empty()) {
+    // The write's caller hears of it now, with the verdict.
+    return Deliver(held.write, held.result, held.recorded);
+  }
+  // The rollback is a write of its own, next in line on the file; the
+  // write's caller hears of both once it is done.
+  const std::string& revert_id = j.rollback_id;
+  Call& rv = calls_[revert_id];
+  rv.call.execution_id = revert_id;
+  rv.call.tool = kWriteFileTool;
+  rv.call.arguments_json = json({{"content", j.content_before}, {"file_path", DisplayPath(path, o_.workspace)}})
+                               .dump(-1, ' ', false, json::error_handler_t::replace);
+  rv.call.agent_id = held.write.call.agent_id;
+  rv.call.mode = held.write.call.mode;
+  rv.call.policy = held.write.call.policy;
+  rv.call.parent_id = r.execution_id();
+  rv.write_path = path;
+  rv.validate = false;
+  // Back as it was: the verdict before the write holds again, unless the
+  // rollback fails.
+  validation_.RolledBack(path, j.previous);
+  CallHandlers caller = std::move(held.write.handlers);
+  rv.handlers.on_done = [this, path, verdict = j.verdict, caller, result = held.result, recorded = held.recorded](
+                            const v1::ToolResult& rollback, const Status&) mutable {
+    if (rollback.status() != v1::TOOL_STATUS_OK) {
+      validation_.RollbackFailed(path, verdict);
+      v1::ValidationVerdict* v = result.mutable_verdict();
+      v->clear_revert_execution_id();
+      v->set_reason("the rollback " + rollback.execution_id() + " failed: " +
+                    (rollback.has_error() ? rollback.error().message() : ToolStatusName(rollback.status())));
+    }
+    if (caller.on_done) caller.on_done(result, recorded);
+  };
+  std::deque<std::string>& queue = write_queues_[path];
+  queue.insert(queue.empty() ? queue.end() : queue.begin() + 1, revert_id);
+  // The write's turn on the file ends here, and the rollback's begins.
+  Deliver(held.write, held.result, held.recorded);
+}
+
+}  // namespace odin
