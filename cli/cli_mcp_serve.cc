@@ -130,7 +130,7 @@ class Server {
                      {"inputSchema", ParseJson(spec.input_schema_json)},
                      {"annotations",
                       {{"readOnlyHint", read_only},
-                       {"destructiveHint", !read_only && spec.name == "ExecuteCommand"},
+                       {"destructiveHint", !read_only && HandlerOf(spec.name) == ToolHandler::kCommand},
                        {"openWorldHint", false}}}});
     }
     return out;

@@ -83,7 +83,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
   const v1::ValidationVerdict& verdict = result->verdict();
   if (!f.json && result->has_verdict()) {
     // lsp_check's verdict is its output; a write's follows the write's.
-    if (f.name == kLspCheckTool) {
+    if (HandlerOf(f.name) == ToolHandler::kLspCheck) {
       std::cout << result->output_head();
     } else {
       std::cout << "validation: " << verdict.status() << " (lsp_check " << verdict.execution_id()
@@ -107,7 +107,7 @@ int RunTool(const GlobalFlags& g, const ToolFlags& f) {
       out["validation"] = {{"execution_id", verdict.execution_id()}, {"status", verdict.status()},
                            {"validator", verdict.validator()},       {"new_errors", verdict.new_errors()},
                            {"summary", verdict.summary()},           {"reason", verdict.reason()}};
-      if (f.name == kLspCheckTool) out["output"] = result->output_head();
+      if (HandlerOf(f.name) == ToolHandler::kLspCheck) out["output"] = result->output_head();
     }
     std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }

@@ -45,8 +45,8 @@ Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) 
   const ToolCall& call = c.call;
   // odin exec runs the user's own command: no rules.
   if (*call.mode == CallMode::kExec) return Status::OK();
-  if (call.tool == "ExecuteCommand") return CheckCommandRules(c, need);
-  if (call.tool == kWebFetchTool) return CheckWebFetch(c, need);
+  if (c.handler() == ToolHandler::kCommand) return CheckCommandRules(c, need);
+  if (c.handler() == ToolHandler::kWebFetch) return CheckWebFetch(c, need);
   if (IsMcpPolicy(call.policy)) {
     // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
     RuleVerdict v = JudgeToolName(call.tool, o_.command_rules);
@@ -154,10 +154,9 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
                                                    "(--approval allow does not cover WebFetch: a URL can carry "
                                                    "data out)");
   }
-  return Status::PermissionDenied(call.tool == "ExecuteCommand" ? "command" : call.tool,
-                                  "needs approval: " + reason +
-                                      "; this run's approval policy is deny "
-                                      "(odin -p --approval allow lets such calls run)");
+  return Status::PermissionDenied(c.shown_name(), "needs approval: " + reason +
+                                                      "; this run's approval policy is deny "
+                                                      "(odin -p --approval allow lets such calls run)");
 }
 
 bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
@@ -174,8 +173,7 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
                       .dump(-1, ' ', false, json::error_handler_t::replace));
   if (answer == ApprovalAnswer::kDeny) {
     EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
-            Status::PermissionDenied(c.call.tool == "ExecuteCommand" ? "command" : c.call.tool,
-                                     "the user did not approve it"));
+            Status::PermissionDenied(c.shown_name(), "the user did not approve it"));
     return true;
   }
   if (answer == ApprovalAnswer::kSession) {

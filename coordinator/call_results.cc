@@ -69,7 +69,7 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
     if (r.has_file_written()) cache.push_back(SnapshotJson(r.file_written(), true));
   }
   if (!cache.empty()) out["cache"] = cache;
-  if (c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.commands_network) {
+  if (c.handler() == ToolHandler::kCommand && c.call.policy == WorkerPolicy::kWritable && o_.commands_network) {
     out["network"] = true;
   }
   // Its writes waited in an overlay and were applied by the coordinator.
@@ -86,7 +86,7 @@ void Coordinator::ApplyToCache(const Call& c, const v1::ToolResult& r) {
       cache->RecordRead(s);
       NoteReadForTracking(s);
     }
-    if (o_.grounded_edits && c.call.tool == kReadTool && r.files_read_size() > 0) {
+    if (o_.grounded_edits && c.handler() == ToolHandler::kFileRead && r.files_read_size() > 0) {
       AgentState::Evidence& e = Agent(c.call.agent_id).evidence[c.call.execution_id];
       e.message_id = c.call.message_id;
       e.read = true;
@@ -181,8 +181,8 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     if (!amended) amended = r;
     // The strict profile: a model's command changes only files it cited
     // its analysis of; the others are put back before anything records them.
-    if (o_.grounded_edits && c.call.tool != kHookTool) HoldToEvidence(c, &changes, &*amended);
-    if (c.call.tool != kHookTool && !HoldOf(c.call.agent_id).rule.empty()) HoldCommand(c, &changes, &*amended);
+    if (o_.grounded_edits && c.handler() != ToolHandler::kHook) HoldToEvidence(c, &changes, &*amended);
+    if (c.handler() != ToolHandler::kHook && !HoldOf(c.call.agent_id).rule.empty()) HoldCommand(c, &changes, &*amended);
     amended->set_changes_tracked(!changes.truncated);
     for (const std::string& path : c.external) {
       v1::FileChange* fc = amended->add_external_changes();
@@ -191,9 +191,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     }
     if (!changes.empty()) {
       changed = RecordChanges(r.execution_id(), c.call.agent_id,
-                              c.call.tool == kHookTool     ? "hook"
-                              : IsMcpPolicy(c.call.policy) ? "mcp"
-                                                           : "command",
+                              c.handler() == ToolHandler::kHook ? "hook"
+                              : IsMcpPolicy(c.call.policy)      ? "mcp"
+                                                                : "command",
                               changes, &*amended);
     }
   }
@@ -206,7 +206,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   LeaveLane(c);
   ForgetOldChangeNumbers();
   Status recorded = RecordEnd(c, result);
-  if (c.call.tool == kWebFetchTool) CacheWebFetch(c, result);
+  if (c.handler() == ToolHandler::kWebFetch) CacheWebFetch(c, result);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
       result.has_file_written()) {
     return StartValidation(std::move(c), result, recorded);

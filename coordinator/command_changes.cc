@@ -124,13 +124,13 @@ bool Coordinator::TracksChanges(const Call& c) const { return o_.track_changes &
 
 bool Coordinator::CanWriteWorkspace(const Call& c) const {
   // (A command in the read-only view cannot: the kernel says so.)
-  if (c.call.tool == kExecuteCommandTool) return c.call.policy == WorkerPolicy::kWritable && !c.call.read_only_view;
+  if (c.handler() == ToolHandler::kCommand) return c.call.policy == WorkerPolicy::kWritable && !c.call.read_only_view;
   // A writable MCP server's tools, and, in edit mode, an unsandboxed one's.
   if (c.call.policy == WorkerPolicy::kMcpWritable) return true;
   if (c.call.policy == WorkerPolicy::kMcpHost) {
     return c.call.mode && (*c.call.mode == CallMode::kEdit || *c.call.mode == CallMode::kExec);
   }
-  if (c.call.tool != kHookTool) return false;
+  if (c.handler() != ToolHandler::kHook) return false;
   // An unsandboxed hook can write anywhere; in ask and plan mode what it
   // changes is found as external, like an editor's save.
   return c.call.policy == WorkerPolicy::kHookWritable ||
@@ -408,7 +408,7 @@ bool Coordinator::ReadOnlyViewUsable(const Call& c) const {
   // changes are tracked, on workers of this machine that said they have
   // the overlay, whose namespaces the view shares; odin exec's command is
   // not judged by the rules, so never judged read-only either.
-  return c.call.tool == kExecuteCommandTool && c.call.policy == WorkerPolicy::kWritable && o_.track_changes &&
+  return c.handler() == ToolHandler::kCommand && c.call.policy == WorkerPolicy::kWritable && o_.track_changes &&
          o_.overlay_commands && overlay_seen_ && !overlay_absent_ && view_seen_ && !view_absent_ &&
          o_.pool.hosts == nullptr;
 }
@@ -422,7 +422,7 @@ bool Coordinator::SharesLane(const Call& c) const {
   // writes into the workspace itself (no overlay on some worker, a remote
   // host) is found by looking at the tree, which needs it alone. Until a
   // writable worker's Hello has said it has the overlay, commands run alone.
-  return c.call.tool == kExecuteCommandTool && TracksChanges(c) && o_.overlay_commands && overlay_seen_ &&
+  return c.handler() == ToolHandler::kCommand && TracksChanges(c) && o_.overlay_commands && overlay_seen_ &&
          !overlay_absent_ && o_.pool.hosts == nullptr;
 }
 

@@ -186,7 +186,7 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   for (const ExecutionRow& row : rows) {
     if (!row.end || row.end->status != "ok") continue;
     AgentState& agent = Agent(row.start.agent_id);
-    if (row.start.tool == kTodoWriteTool) {
+    if (HandlerOf(row.start.tool) == ToolHandler::kTodoWrite) {
       Status replayed = agent.todos.Write(row.start.args_json);
       if (!replayed.ok()) spdlog::warn("cannot replay {}: {}", row.start.execution_id, replayed.message());
       continue;
@@ -213,7 +213,6 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // Ask and plan calls run where the workspace is read-only.
   call.policy =
       *call.mode == CallMode::kAsk || *call.mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
-  if (call.tool == kWebFetchTool) call.policy = WorkerPolicy::kWeb;
   std::string id = call.execution_id;
   // Arguments are recorded and compared in canonical form.
   StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
@@ -227,6 +226,8 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   c.call = std::move(call);
   c.handlers = std::move(handlers);
   const ToolCall& tc = c.call;
+  const ToolHandler handler = c.handler();  // the registry's word on the tool, from here on
+  if (handler == ToolHandler::kWebFetch) c.call.policy = WorkerPolicy::kWeb;
   // A tool of an MCP server that is still starting: judged once its tools
   // are known (the server's listing ends within its startup timeout).
   // (Arguments that are not JSON are refused below, never held.)
@@ -234,7 +235,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // A call boundary: what changed since by no call of ours is found now.
   DetectExternalChanges(tc.agent_id);
 
-  if (tc.tool == "ExecuteCommand" && c.call.limits.cpu_seconds == 0 && c.call.limits.address_space_bytes == 0 &&
+  if (handler == ToolHandler::kCommand && c.call.limits.cpu_seconds == 0 && c.call.limits.address_space_bytes == 0 &&
       c.call.limits.file_size_bytes == 0 && c.call.limits.open_files == 0 && c.call.limits.processes == 0) {
     c.call.limits = o_.command_limits;
   }
@@ -252,7 +253,8 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   }
   // The strict profile's evidence leaves the arguments here, before any
   // reader of them (the gates, the ledger's readers, the worker) sees them.
-  if (o_.grounded_edits && ((IsWriteTool(tc.tool) && tc.tool != kInitTool) || tc.tool == kExecuteCommandTool)) {
+  if (o_.grounded_edits &&
+      (handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol || handler == ToolHandler::kCommand)) {
     Status taken = TakeEvidence(c);
     if (!taken.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, taken);
@@ -261,7 +263,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   }
   // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
   // An MCP server's tool: the registry knows which modes offer it.
-  bool mcp_tool = tc.tool.rfind(kMcpToolPrefix, 0) == 0;
+  bool mcp_tool = handler == ToolHandler::kMcp;
   if (std::optional<Mode> mode = AgentModeOf(*tc.mode)) {
     Status allowed = mcp_tool ? mcp_.CheckMode(tc.tool, *mode) : CheckMode(tc.tool, *mode);
     if (!allowed.ok()) {
@@ -269,7 +271,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       return id;
     }
   }
-  if (tc.tool == kInitTool && (!init_active_ || tc.agent_id != o_.agent_id)) {
+  if (handler == ToolHandler::kInit && (!init_active_ || tc.agent_id != o_.agent_id)) {
     EndHere(id, v1::TOOL_STATUS_REJECTED,
             Status::PermissionDenied(kInitTool,
                                      "is offered only during /init (odin init), to the main agent; "
@@ -283,7 +285,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       return id;
     }
   }
-  Status blocked = CheckBlocked(tc);
+  Status blocked = CheckBlocked(c);
   if (!blocked.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
     return id;
@@ -323,10 +325,10 @@ void Coordinator::AfterPreToolUse(const std::string& id, std::optional<ApprovalN
         tc.agent_id, "", "hook", id,
         json({{"event", "PreToolUse"}, {"decision", "deny"}, {"reason", reason}, {"hooks", hooks.execution_ids}})
             .dump(-1, ' ', false, json::error_handler_t::replace));
-    return EndHere(id, v1::TOOL_STATUS_REJECTED,
-                   Status::PermissionDenied(
-                       tc.tool == kExecuteCommandTool ? "command" : tc.tool,
-                       "a PreToolUse hook refused it: " + (reason.empty() ? std::string("no reason given") : reason)));
+    return EndHere(
+        id, v1::TOOL_STATUS_REJECTED,
+        Status::PermissionDenied(c.shown_name(), "a PreToolUse hook refused it: " +
+                                                     (reason.empty() ? std::string("no reason given") : reason)));
   }
   if (hooks.decision == HookOutcome::Decision::kAllow && need) {
     // In place of the user's answer, and nothing more.
@@ -358,80 +360,73 @@ void Coordinator::Proceed(Call& c) {
   const ToolCall& tc = c.call;
   const std::string id = tc.execution_id;
   Budget* run_budget = c.run_budget;
-  const ToolInfo* info = FindTool(tc.tool);
-  if (tc.tool == kMemoryQueryTool) {
-    RunMemoryQuery(id);
-    return;
-  }
-  if (tc.tool == kContextSummarizerTool) {
-    // The agent loop compacts its conversation when this call's result is ok.
-    StatusOr<std::string> focus = ParseContextSummarizerArgs(tc.arguments_json);
-    if (!focus.ok()) {
-      EndHere(id, v1::TOOL_STATUS_ERROR, focus.status());
-    } else {
-      EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The conversation will be compacted before your next request.\n");
+  // The registry's handler decides where the call goes: the coordinator
+  // itself, the writers' queue, or a worker.
+  switch (c.handler()) {
+    case ToolHandler::kMemoryQuery: return RunMemoryQuery(id);
+    case ToolHandler::kContextSummarizer: {
+      // The agent loop compacts its conversation when this call's result is ok.
+      StatusOr<std::string> focus = ParseContextSummarizerArgs(tc.arguments_json);
+      if (!focus.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, focus.status());
+      return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(),
+                     "The conversation will be compacted before your next request.\n");
     }
-    return;
-  }
-  if (tc.tool == kPlanUpdateTool) {
-    // The agent loop revises its plan, and its critic judges it, when this
-    // call's result is ok.
-    Plan empty;
-    StatusOr<Plan> plan = ParsePlan(tc.arguments_json, &empty);
-    if (!plan.ok()) {
-      EndHere(id, v1::TOOL_STATUS_ERROR, plan.status().WithContext(kPlanUpdateTool));
-    } else {
-      EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The plan is revised.\n");
+    case ToolHandler::kPlanUpdate: {
+      // The agent loop revises its plan, and its critic judges it, when this
+      // call's result is ok.
+      Plan empty;
+      StatusOr<Plan> plan = ParsePlan(tc.arguments_json, &empty);
+      if (!plan.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, plan.status().WithContext(tc.tool));
+      return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The plan is revised.\n");
     }
-    return;
-  }
-  if (index::IsIndexQueryTool(tc.tool)) {
-    RunIndexTool(c);
-    return;
-  }
-  if (info != nullptr && info->in_coordinator) {
-    RunTodoWrite(id);
-    return;
-  }
-  if (tc.tool == kAgentTool) {
-    Status prepared = PrepareSubagent(c, run_budget);
-    if (!prepared.ok()) {
-      EndHere(id, prepared.code() == StatusCode::kPermissionDenied ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
-              prepared);
-      return;
+    case ToolHandler::kIndexQuery: return RunIndexTool(c);
+    case ToolHandler::kTodoWrite: return RunTodoWrite(id);
+    case ToolHandler::kSubagent: {
+      Status prepared = PrepareSubagent(c, run_budget);
+      if (!prepared.ok()) {
+        return EndHere(
+            id, prepared.code() == StatusCode::kPermissionDenied ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
+            prepared);
+      }
+      return Dispatch(c);
     }
-    Dispatch(c);
-    return;
+    case ToolHandler::kWebFetch:
+      if (AnswerWebFetchFromCache(c)) return;  // c is gone
+      return Dispatch(c);
+    case ToolHandler::kLspCheck: return ProceedLspCheck(c);
+    case ToolHandler::kEditSymbol:
+      // Its file and span come from the symbol index, brought up to date
+      // first (index_calls.cc: PrepareEditSymbol, then ProceedWrite).
+      if (c.span_file_sha256.empty()) return RunIndexTool(c);
+      return ProceedWrite(c);
+    case ToolHandler::kFileWrite:
+    case ToolHandler::kInit: return ProceedWrite(c);
+    case ToolHandler::kFileRead:
+    case ToolHandler::kSearch:
+    case ToolHandler::kCommand:
+    case ToolHandler::kMcp:
+    case ToolHandler::kUnknown:
+    case ToolHandler::kHook:
+    case ToolHandler::kIndexParse:
+    case ToolHandler::kLspReferences:
+    case ToolHandler::kMcpList: return Dispatch(c);
   }
-  if (tc.tool == kWebFetchTool && AnswerWebFetchFromCache(c)) return;  // c is gone
-  if (tc.tool == kLspCheckTool) {
-    json args = ParseJson(tc.arguments_json);
-    std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
-                            ? args["file_path"].get<std::string>()
-                            : "";
-    StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
-    const WorkspaceFiles* files = WorkspaceLayer();
-    StatusOr<std::string> content = !path.ok()         ? path.status()
-                                    : files == nullptr ? Status::Unavailable(given, "the workspace cannot be opened")
-                                                       : files->ReadFile(*path, kMaxFileBytes);
-    if (!content.ok()) {
-      EndHere(id, v1::TOOL_STATUS_ERROR, content.status().WithContext(tc.tool));
-      return;
-    }
-    SubmitLspCheck(id, *path, std::move(*content));
-    return;
-  }
-  if (tc.tool == kEditSymbolTool && c.span_file_sha256.empty()) {
-    // Its file and span come from the symbol index, brought up to date
-    // first (index_calls.cc: PrepareEditSymbol, then ProceedWrite).
-    RunIndexTool(c);
-    return;
-  }
-  if (info != nullptr && info->writes_files()) {
-    ProceedWrite(c);
-    return;
-  }
-  Dispatch(c);
+}
+
+void Coordinator::ProceedLspCheck(Call& c) {
+  const ToolCall& tc = c.call;
+  const std::string id = tc.execution_id;
+  json args = ParseJson(tc.arguments_json);
+  std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
+                          ? args["file_path"].get<std::string>()
+                          : "";
+  StatusOr<std::string> path = ResolveWorkspacePath(given, o_.workspace);
+  const WorkspaceFiles* files = WorkspaceLayer();
+  StatusOr<std::string> content = !path.ok()         ? path.status()
+                                  : files == nullptr ? Status::Unavailable(given, "the workspace cannot be opened")
+                                                     : files->ReadFile(*path, kMaxFileBytes);
+  if (!content.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, content.status().WithContext(tc.tool));
+  SubmitLspCheck(id, *path, std::move(*content));
 }
 
 void Coordinator::ProceedWrite(Call& c) {
@@ -458,7 +453,8 @@ void Coordinator::ProceedWrite(Call& c) {
   }
   // ODIN.md is protected from every write but InitTool's, which only /init
   // offers (and CheckMode refuses outside it).
-  std::string protected_reason = tc.tool == kInitTool ? "" : ProtectedWriteReason(*path, o_.workspace);
+  const bool init = c.handler() == ToolHandler::kInit;
+  std::string protected_reason = init ? "" : ProtectedWriteReason(*path, o_.workspace);
   if (!protected_reason.empty()) {
     RecordGateEvent(tc.agent_id, "", "protected_path", id,
                     json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
@@ -466,11 +462,11 @@ void Coordinator::ProceedWrite(Call& c) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
     return;
   }
-  if (Status held = tc.tool == kInitTool ? Status::OK() : CheckHold(c, *path); !held.ok()) {
+  if (Status held = init ? Status::OK() : CheckHold(c, *path); !held.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, held);
     return;
   }
-  if (o_.grounded_edits && tc.tool != kInitTool) {
+  if (o_.grounded_edits && !init) {
     struct stat st {};
     Status grounded = CheckEvidence(c, *path, lstat(path->c_str(), &st) == 0);
     json detail = {{"tool", tc.tool},
@@ -536,7 +532,7 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
   // EditSymbol's evidence is the span's checksum, checked against the index
   // and the file (PrepareEditSymbol): the worker expects the file it saw.
   Status gate = Status::OK();
-  if (c.call.tool == kEditSymbolTool) {
+  if (c.handler() == ToolHandler::kEditSymbol) {
     expect.set_sha256(c.span_file_sha256);
     expect.set_full_read(true);
   } else {
@@ -554,7 +550,7 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
   e.sha256 = expect.sha256();
   e.full_read = expect.full_read();
   for (const v1::LineRange& r : expect.read_ranges()) e.read_ranges.push_back({r.start(), r.end()});
-  if (c.call.tool == kInitTool) return RunInitTool(c);
+  if (c.handler() == ToolHandler::kInit) return RunInitTool(c);
   Dispatch(c);
 }
 
@@ -601,14 +597,17 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }
 
-Status Coordinator::CheckBlocked(const ToolCall& call) {
+Status Coordinator::CheckBlocked(const Call& c) {
+  const ToolCall& call = c.call;
+  const ToolHandler handler = c.handler();
+  const bool writes = handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol;
   // Only edit-mode work makes progress to stop; ask and plan change nothing.
   if (*call.mode != CallMode::kEdit) return Status::OK();
   // A command is a mutation like an edit: what it changes is validated, so
   // it may be what fixes the errors.
-  bool tracked_command = o_.track_changes && call.tool == kExecuteCommandTool;
+  bool tracked_command = o_.track_changes && handler == ToolHandler::kCommand;
   if (!tracked_command) RETURN_IF_ERROR(validation_.CheckBlocked(call.tool));
-  if (o_.memory_forced && IsWriteTool(call.tool)) {
+  if (o_.memory_forced && (writes || handler == ToolHandler::kInit)) {
     const AgentState& agent = Agent(call.agent_id);
     if (agent.failed_at > agent.memory_query_at) {
       return Status::FailedPrecondition(
@@ -618,8 +617,7 @@ Status Coordinator::CheckBlocked(const ToolCall& call) {
           "edit on what it returns");
     }
   }
-  bool changes = IsWriteTool(call.tool) || tracked_command;
-  if (o_.grounded_edits && changes && call.tool != kInitTool) {
+  if (o_.grounded_edits && (writes || tracked_command)) {
     AgentState& agent = Agent(call.agent_id);
     if (!agent.corrective_pending.empty()) {
       return Status::FailedPrecondition(

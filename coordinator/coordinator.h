@@ -67,6 +67,7 @@
 #include "workspace/workspace_files.h"
 #include "coordinator/todo_list.h"
 #include "planner/tool_host.h"
+#include "tools/tool_catalog.h"
 #include "gates/approval_gate.h"
 #include "gates/validation_gate.h"
 #include "gates/validators.h"
@@ -276,6 +277,16 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   struct Call {
     ToolCall call;
     CallHandlers handlers;
+    // What the registry (tools/tool_catalog.h) says the tool is: looked up
+    // once, the first time it is asked. The coordinator dispatches on it,
+    // never on the tool's name.
+    ToolHandler handler() const {
+      if (handler_ == ToolHandler::kUnknown) handler_ = HandlerOf(call.tool);
+      return handler_;
+    }
+    // What a refusal calls it: "command" for a command, else the tool.
+    std::string shown_name() const { return handler() == ToolHandler::kCommand ? "command" : call.tool; }
+    mutable ToolHandler handler_ = ToolHandler::kUnknown;
     SteadyTime dispatched_at{};
     bool started = false;
     bool remote = false;       // ran on another host's worker: its changes are looked for in full
@@ -410,6 +421,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // A writing tool's call: its file resolved once, the protected paths, its
   // place in the file's write queue.
   void ProceedWrite(Call& c);
+  // lsp_check asked by the model: the file read here, then SubmitLspCheck.
+  void ProceedLspCheck(Call& c);
   // EditSymbol (index_calls.cc): finds the symbol's span in the index,
   // refuses drift, and gives the worker the file and span to splice.
   void PrepareEditSymbol(Call& c);
@@ -446,7 +459,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Sets an MCP call's worker (policy, lane) and default timeout.
   Status PrepareMcpCall(Call& c);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
-  Status CheckBlocked(const ToolCall& call);
+  Status CheckBlocked(const Call& c);
   // Gate 8, the safeguards: an agent's command meets the command rules; a
   // reading tool's path outside the workspace needs approval. *wait is set
   // when the call must wait for the user's answer (AnswerApproval).

@@ -168,7 +168,7 @@ void Coordinator::IndexRefreshed(const Status& refreshed) {
       EndHere(id, v1::TOOL_STATUS_ERROR, status);
       continue;
     }
-    if (it->second.call.tool == kEditSymbolTool) {
+    if (it->second.handler() == ToolHandler::kEditSymbol) {
       PrepareEditSymbol(it->second);
       continue;
     }
@@ -281,7 +281,6 @@ void Coordinator::EndIndexQuery(Call& c, StatusOr<index::QueryAnswer> answer) {
 
 namespace {
 
-constexpr char kLspReferencesTool[] = "lsp_references";
 constexpr uint32_t kReferencesAnswerMs = 20000;  // pyright reads the whole workspace for its first answer
 
 // Whether a server's references are known to be all of them, and why (or

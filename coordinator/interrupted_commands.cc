@@ -66,8 +66,8 @@ bool Coordinator::ApplyInterruptedCommand(const ExecutionStart& start, CallHandl
   EraseChangesUnder(PutBackProtected(c, result, &amended), &applied.changes);
   result = std::move(*amended);
   NoteOverlayOutcome(c, applied, &result);
-  std::vector<ChangedFile> changed =
-      RecordChanges(id, c.call.agent_id, c.call.tool == kHookTool ? "hook" : "command", applied.changes, &result);
+  std::vector<ChangedFile> changed = RecordChanges(
+      id, c.call.agent_id, c.handler() == ToolHandler::kHook ? "hook" : "command", applied.changes, &result);
   // Validated as its end would have had them: the session blocks on what
   // they broke.
   if (!changed.empty() && o_.validation.enabled) {

@@ -5,25 +5,37 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
 #include "tools/file_tool_args.h"
+#include "tools/tool_catalog.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
 
 StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& args_json, const std::string& ws,
                                          std::string* given) {
-  if (tool == kInitTool) {
-    ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
-    *given = a.file_path;
-  } else if (tool == kEditSymbolTool) {
-    // The coordinator's arguments, once the index has found the span.
-    ASSIGN_OR_RETURN(EditSymbolArgs a, ParseEditSymbolArgs(args_json, true));
-    *given = a.file_path;
-  } else if (tool == kWriteFileTool) {
-    ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
-    *given = a.file_path;
-  } else {
-    ASSIGN_OR_RETURN(EditArgs a, ParseEditArgs(tool, args_json));
-    *given = a.file_path;
+  const ToolInfo* info = FindTool(tool);
+  switch (info != nullptr ? info->write_form : WriteForm::kNone) {
+    case WriteForm::kInit: {
+      ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
+      *given = a.file_path;
+      break;
+    }
+    case WriteForm::kSymbol: {
+      // The coordinator's arguments, once the index has found the span.
+      ASSIGN_OR_RETURN(EditSymbolArgs a, ParseEditSymbolArgs(args_json, true));
+      *given = a.file_path;
+      break;
+    }
+    case WriteForm::kWhole: {
+      ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
+      *given = a.file_path;
+      break;
+    }
+    case WriteForm::kEdits: {
+      ASSIGN_OR_RETURN(EditArgs a, ParseEditArgs(tool, args_json));
+      *given = a.file_path;
+      break;
+    }
+    case WriteForm::kNone: return Status::InvalidArgument(tool, "writes no file");
   }
   return ResolveWorkspacePath(*given, ws);
 }
@@ -32,7 +44,8 @@ Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, con
                            v1::FileExpectation* expect) {
   std::string shown = DisplayPath(path, ws);
   // WriteFile and InitTool replace the whole file.
-  bool whole = tool == kWriteFileTool || tool == kInitTool;
+  const ToolInfo* info = FindTool(tool);
+  bool whole = info != nullptr && (info->write_form == WriteForm::kWhole || info->write_form == WriteForm::kInit);
 
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {

@@ -25,11 +25,14 @@ std::string Plural(int n, const char* one, const char* many) { return std::to_st
 // What an edit-mode call may still do while the session is blocked: look,
 // ask the ledger, re-validate, and fix.
 bool AllowedWhileBlocked(const std::string& tool) {
-  for (const char* t : {kReadTool, kLsTool, kGlobTool, kGrepTool, kMemoryQueryTool, kLspCheckTool, kWriteFileTool,
-                        kEditTool, kMultiEditTool}) {
-    if (tool == t) return true;
+  switch (HandlerOf(tool)) {
+    case ToolHandler::kFileRead:
+    case ToolHandler::kSearch:
+    case ToolHandler::kMemoryQuery:
+    case ToolHandler::kLspCheck:
+    case ToolHandler::kFileWrite: return true;
+    default: return false;
   }
-  return false;
 }
 
 }  // namespace
@@ -104,7 +107,7 @@ Status ValidationGate::Resume(Ledger* ledger, const std::string& session_id, con
     }
     // A rollback (a write made for an lsp_check) brings back the verdict
     // before that check.
-    if (row.start.tool == kWriteFileTool && validation_of.count(row.start.parent_id)) {
+    if (WriteFormOf(row.start.tool) == WriteForm::kWhole && validation_of.count(row.start.parent_id)) {
       const std::string& path = validation_of[row.start.parent_id]->path;
       std::vector<FileVerdict>& h = history[path];
       if (!h.empty()) h.pop_back();

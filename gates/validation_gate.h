@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "tools/tool_catalog.h"
 #include "base/status.h"
 #include "gates/validation.h"
 #include "gates/validators.h"
@@ -33,8 +34,6 @@ namespace odin {
 namespace v1 {
 class ToolResult;
 }  // namespace v1
-
-constexpr char kLspCheckTool[] = "lsp_check";
 
 class ValidationGate {
  public:

@@ -366,10 +366,6 @@ StatusOr<QueryAnswer> RunOutline(const std::string& arguments_json, IndexDb* db,
 
 }  // namespace
 
-bool IsIndexQueryTool(std::string_view tool) {
-  return tool == kSymbolsTool || tool == kReferencesTool || tool == kImpactTool || tool == kOutlineTool;
-}
-
 StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const std::string& arguments_json, IndexDb* db,
                                     const ReadWorkspaceFile& read) {
   if (tool == kSymbolsTool) return RunSymbols(arguments_json, db, read);

@@ -18,9 +18,6 @@ constexpr char kSymbolsTool[] = "symbols";
 constexpr char kReferencesTool[] = "references";
 constexpr char kImpactTool[] = "impact";
 constexpr char kOutlineTool[] = "outline";
-// True for the four tools above.
-bool IsIndexQueryTool(std::string_view tool);
-
 // A workspace file's bytes by its relative path (the coordinator resolves
 // it inside the workspace, never through a symlink out of it).
 using ReadWorkspaceFile = std::function<StatusOr<std::string>(const std::string& relative_path)>;

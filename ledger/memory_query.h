@@ -16,11 +16,10 @@
 #include <string>
 
 #include "base/status.h"
+#include "tools/tool_catalog.h"
 #include "ledger/ledger.h"
 
 namespace odin {
-
-constexpr char kMemoryQueryTool[] = "memory_query";
 
 // Runs a query against session_id's records. InvalidArgument for bad
 // arguments (naming the problem); the ledger's error if it cannot be read.

@@ -10,6 +10,7 @@
 #include "base/json_input.h"
 #include "base/terminal_text.h"
 #include "tools/file_tool_args.h"
+#include "tools/tool_catalog.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
@@ -153,8 +154,9 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   for (const ExecutionRow& row : rows) {
     if (!mine.count(row.start.execution_id) || !row.end || row.end->status != "ok") continue;
     const std::string& tool = row.start.tool;
-    if (tool == "lsp_check") ++report.validations;
-    if (tool != kWriteFileTool && tool != kEditTool && tool != kMultiEditTool) continue;
+    const ToolHandler handler = HandlerOf(tool);
+    if (handler == ToolHandler::kLspCheck) ++report.validations;
+    if (handler != ToolHandler::kFileWrite) continue;
     if (recorded.count(row.start.execution_id)) continue;
     StatusOr<std::string> path = ResolveWorkspacePath(TargetFileOf(tool, row.start.args_json), in.workspace);
     if (!path.ok()) continue;
@@ -185,7 +187,7 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
     }
     // A rollback: a write made for an lsp_check that found new errors.
     auto check = validation_of.find(row.start.parent_id);
-    if (row.start.tool == kWriteFileTool && check != validation_of.end()) {
+    if (WriteFormOf(row.start.tool) == WriteForm::kWhole && check != validation_of.end()) {
       auto f = files.find(check->second->path);
       if (f == files.end()) continue;
       f->second.validation = "rolled_back";

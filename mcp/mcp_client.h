@@ -29,15 +29,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace odin {
+#include "tools/tool_catalog.h"  // kMcpToolPrefix
 
-// An MCP server's tools are offered as mcp__SERVER__TOOL.
-constexpr char kMcpToolPrefix[] = "mcp__";
-// What an MCP worker is asked first: start the server and list its tools
-// (output_json: {"server", "server_info", "protocol_version", "tools":
-// [{"name", "description", "input_schema", "read_only", "destructive"}]}).
-constexpr char kMcpListToolsTool[] = "McpListTools";
-// The environment variable that hands an MCP worker its server: a JSON
+namespace odin {  // The environment variable that hands an MCP worker its server: a JSON
 // object with name, command, args and env.
 constexpr char kMcpServerEnv[] = "ODIN_MCP_SERVER";
 

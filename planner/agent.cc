@@ -18,6 +18,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
 #include "tools/text_file.h"
+#include "tools/tool_catalog.h"
 #include "tools/workspace_path.h"
 #include "tools/tool_result.h"
 
@@ -311,7 +312,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.budget = c.budget.get();
     // A subagent may change anything; a command's change set comes back with
     // its result, unless the host could not track it (OnToolDone).
-    c.turn_ran_command = c.turn_ran_command || call.tool == kAgentTool;
+    c.turn_ran_command = c.turn_ran_command || HandlerOf(call.tool) == ToolHandler::kSubagent;
     call.timeout = ToolTimeout(o_.tool_timeouts, call.tool, call.arguments_json);
     call.execution_id = NewId("ex");
     std::string id = call.execution_id;
@@ -348,11 +349,12 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
                        const std::string* record) {
   Current& c = *current_;
   if (c.running.count(execution_id) == 0) return;
-  if (record == nullptr && tool == kWebFetchTool && !c.cancelled && c.stopping.empty() &&
+  const ToolHandler handler = HandlerOf(tool);
+  if (record == nullptr && handler == ToolHandler::kWebFetch && !c.cancelled && c.stopping.empty() &&
       StartWebAnswer(index, execution_id, r)) {
     return;
   }
-  if (record == nullptr && tool == kPlanUpdateTool && !c.cancelled && c.stopping.empty() &&
+  if (record == nullptr && handler == ToolHandler::kPlanUpdate && !c.cancelled && c.stopping.empty() &&
       StartPlanReview(index, execution_id, r)) {
     return;
   }
@@ -362,7 +364,7 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
       r.status() != v1::TOOL_STATUS_OK};
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
-  if (tool == kContextSummarizerTool && r.status() == v1::TOOL_STATUS_OK) {
+  if (handler == ToolHandler::kContextSummarizer && r.status() == v1::TOOL_STATUS_OK) {
     StatusOr<std::string> focus = ParseContextSummarizerArgs(c.calls[index].arguments_json);
     c.compact_focus = focus.ok() ? *focus : "";
   }

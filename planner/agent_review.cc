@@ -443,7 +443,7 @@ void Agent::NoteForReviews(const std::string& execution_id, const std::string& t
   Current& c = *current_;
   if (c.message.mode != Mode::kEdit) return;
   // tdd: a command that exits non-zero and names a test file or test.
-  if (c.workflow == Workflow::kTdd && c.tdd_failing_command.empty() && tool == kExecuteCommandTool &&
+  if (c.workflow == Workflow::kTdd && c.tdd_failing_command.empty() && HandlerOf(tool) == ToolHandler::kCommand &&
       r.has_exit_code() && r.exit_code() != 0) {
     json a = ParseJson(call.arguments_json);
     std::string command =

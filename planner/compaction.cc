@@ -37,7 +37,7 @@ std::string Clip(const std::string& s, size_t n) {
 // The file a call names, if it is a tool that reads or writes one file.
 std::string FileOf(const ToolCallRequest& call) {
   const ToolInfo* info = FindTool(call.name);
-  if (info == nullptr || !(info->writes_files() || call.name == "Read")) return "";
+  if (info == nullptr || !(info->writes_files() || info->handler == ToolHandler::kFileRead)) return "";
   json args = ParseJson(call.arguments_json);
   if (!args.is_object()) return "";
   for (const char* key : {"file_path", "path"}) {

@@ -1,10 +1,13 @@
 #include "planner/hooks.h"
 
+#include "tools/tool_catalog.h"
+
 #include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
 #include "base/json_input.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 namespace {
@@ -25,13 +28,6 @@ constexpr EventName kEventNames[] = {
     {HookEvent::kPreCompact, "PreCompact"},
     {HookEvent::kSessionEnd, "SessionEnd"},
     {HookEvent::kNotification, "Notification"},
-};
-
-// Odin's tools by Claude Code's names.
-constexpr std::pair<const char*, const char*> kClaudeNames[] = {
-    {"ExecuteCommand", "Bash"}, {"EditTool", "Edit"},     {"WriteFile", "Write"},     {"MultiEditTool", "MultiEdit"},
-    {"Read", "Read"},           {"Grep", "Grep"},         {"Glob", "Glob"},           {"LS", "LS"},
-    {"AgentTool", "Task"},      {"WebFetch", "WebFetch"}, {"TodoWrite", "TodoWrite"},
 };
 
 bool CanBlock(HookEvent e) {
@@ -130,10 +126,8 @@ bool HookEventMatchesTools(HookEvent event) {
 }
 
 std::string ClaudeToolName(std::string_view odin_tool) {
-  for (auto [odin, claude] : kClaudeNames) {
-    if (odin_tool == odin) return claude;
-  }
-  return "";
+  const ToolInfo* info = FindTool(odin_tool);
+  return info != nullptr && info->claude_code_name != nullptr ? info->claude_code_name : "";
 }
 
 std::string HookMatcherError(const std::string& matcher) {

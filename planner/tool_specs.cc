@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tools/exec_command.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 namespace {
@@ -114,7 +115,7 @@ constexpr Spec kSpecs[] =
 
 void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs) {
   for (ToolSpec& s : *specs) {
-    if (s.name != "ExecuteCommand") continue;
+    if (HandlerOf(s.name) != ToolHandler::kCommand) continue;
     std::string& d = s.description;
     size_t at = d.find("no network, ");
     if (at != std::string::npos) d.replace(at, 12, "the network (the user turned it on), ");
@@ -125,7 +126,7 @@ void AddEvidenceArgument(std::vector<ToolSpec>* specs) {
   static const std::string kProperty =
       R"json("evidence":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Execution ids of the symbols, references, impact or outline calls of this message that covered the file (a Read of it for a file they do not parse); required to change an existing file"},)json";
   for (ToolSpec& s : *specs) {
-    bool command = s.name == kExecuteCommandTool;
+    bool command = HandlerOf(s.name) == ToolHandler::kCommand;
     if (!IsWriteTool(s.name) && !command) continue;
     size_t at = s.input_schema_json.find("\"properties\":{");
     if (at == std::string::npos) continue;
@@ -148,7 +149,7 @@ ToolSpec InitToolSpec() {
 std::vector<ToolSpec> ToolSpecsForMode(Mode mode, bool subagent) {
   std::vector<ToolSpec> out;
   for (const std::string& name : ToolsForMode(mode)) {
-    if (subagent && name == kAgentTool) continue;
+    if (subagent && HandlerOf(name) == ToolHandler::kSubagent) continue;
     for (const Spec& s : kSpecs) {
       if (name == s.name) out.push_back({s.name, s.description, s.schema});
     }

@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "tools/tool_catalog.h"  // kHookTool
 #include "base/subprocess.h"
 #include "base/zmq_endpoint.h"
 #include "tools/output_capture.h"
@@ -32,13 +33,6 @@ class ToolResult;
 }
 
 constexpr const char kExecuteCommandTool[] = "ExecuteCommand";
-// A hook's run (planner/hooks.h): never offered to the model; the
-// coordinator makes these calls itself. Arguments: {"command": "shell text",
-// "input": "the JSON the hook reads on stdin"}. It runs like a shell
-// ExecuteCommand in the workspace, with ODIN_PROJECT_DIR and
-// CLAUDE_PROJECT_DIR set to it, and its result's output_json holds
-// {"stdout": ..., "stderr": ...} (each capped) besides the combined output.
-constexpr const char kHookTool[] = "Hook";
 constexpr size_t kHookStdoutCapBytes = 1 << 20;
 constexpr size_t kHookStderrCapBytes = 64 * 1024;
 

@@ -10,29 +10,42 @@ namespace odin {
 namespace {
 
 constexpr ToolInfo kTools[] = {
-    {kLsTool, ToolClass::kRead, false, false},
-    {kGlobTool, ToolClass::kRead, false, false},
-    {kGrepTool, ToolClass::kRead, true, false},
-    {kReadTool, ToolClass::kRead, true, false},
-    {kTodoWriteTool, ToolClass::kRead, false, true},  // the agent's own list, not the workspace
-    {"memory_query", ToolClass::kRead, false, true},
-    {kContextSummarizerTool, ToolClass::kRead, false, true},  // the agent's own conversation
-    {kPlanUpdateTool, ToolClass::kRead, false, true},         // the agent's own plan
+    {kLsTool, ToolClass::kRead, false, ToolHandler::kSearch, "LS"},
+    {kGlobTool, ToolClass::kRead, false, ToolHandler::kSearch, "Glob"},
+    {kGrepTool, ToolClass::kRead, true, ToolHandler::kSearch, "Grep"},
+    {kReadTool, ToolClass::kRead, true, ToolHandler::kFileRead, "Read"},
+    // The agent's own list, not the workspace.
+    {kTodoWriteTool, ToolClass::kRead, false, ToolHandler::kTodoWrite, "TodoWrite"},
+    {kMemoryQueryTool, ToolClass::kRead, false, ToolHandler::kMemoryQuery, nullptr},
+    // The agent's own conversation, and its own plan.
+    {kContextSummarizerTool, ToolClass::kRead, false, ToolHandler::kContextSummarizer, nullptr},
+    {kPlanUpdateTool, ToolClass::kRead, false, ToolHandler::kPlanUpdate, nullptr},
     // The symbol index's queries (index/index_query.h), answered from .odin/index.db.
-    {"symbols", ToolClass::kRead, false, true},
-    {"references", ToolClass::kRead, false, true},
-    {"impact", ToolClass::kRead, false, true},
-    {"outline", ToolClass::kRead, false, true},
-    {"lsp_check", ToolClass::kRead, false, false},
-    {kExecuteCommandTool, ToolClass::kExec, false, false},
-    {kWriteFileTool, ToolClass::kWrite, false, false},
-    {kEditTool, ToolClass::kWrite, false, false},
-    {kMultiEditTool, ToolClass::kWrite, false, false},
-    {kEditSymbolTool, ToolClass::kWrite, false, false},
-    {kAgentTool, ToolClass::kAgent, false, false},
-    {kWebFetchTool, ToolClass::kWeb, false, false},
-    {kInitTool, ToolClass::kWrite, false, false},
+    {"symbols", ToolClass::kRead, false, ToolHandler::kIndexQuery, nullptr},
+    {"references", ToolClass::kRead, false, ToolHandler::kIndexQuery, nullptr},
+    {"impact", ToolClass::kRead, false, ToolHandler::kIndexQuery, nullptr},
+    {"outline", ToolClass::kRead, false, ToolHandler::kIndexQuery, nullptr},
+    {kLspCheckTool, ToolClass::kRead, false, ToolHandler::kLspCheck, nullptr},
+    {kExecuteCommandTool, ToolClass::kExec, false, ToolHandler::kCommand, "Bash"},
+    {kWriteFileTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "Write", WriteForm::kWhole},
+    {kEditTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "Edit", WriteForm::kEdits},
+    {kMultiEditTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "MultiEdit", WriteForm::kEdits},
+    {kEditSymbolTool, ToolClass::kWrite, false, ToolHandler::kEditSymbol, nullptr, WriteForm::kSymbol},
+    {kAgentTool, ToolClass::kAgent, false, ToolHandler::kSubagent, "Task"},
+    {kWebFetchTool, ToolClass::kWeb, false, ToolHandler::kWebFetch, "WebFetch"},
+    {kInitTool, ToolClass::kWrite, false, ToolHandler::kInit, nullptr, WriteForm::kInit},
 };
+// Odin's own calls: found by HandlerOf, never by FindTool (so no mode offers
+// them and the mode gate refuses them by name).
+constexpr ToolInfo kInternalTools[] = {
+    {kHookTool, ToolClass::kExec, false, ToolHandler::kHook, nullptr},
+    {kIndexParseTool, ToolClass::kRead, false, ToolHandler::kIndexParse, nullptr},
+    {kLspReferencesTool, ToolClass::kRead, false, ToolHandler::kLspReferences, nullptr},
+    {kMcpListToolsTool, ToolClass::kRead, false, ToolHandler::kMcpList, nullptr},
+};
+// What an MCP tool is: what its server does is its own (ToolClass kRead
+// here; the MCP registry and the server's "writable" decide where it runs).
+constexpr ToolInfo kMcpTool = {"mcp", ToolClass::kRead, false, ToolHandler::kMcp, nullptr};
 
 }  // namespace
 
@@ -93,6 +106,26 @@ const ToolInfo* FindTool(std::string_view name) {
     if (name == t.name) return &t;
   }
   return nullptr;
+}
+
+const ToolInfo& McpToolEntry() { return kMcpTool; }
+
+const ToolInfo* FindToolOrMcp(std::string_view name) {
+  if (name.starts_with(kMcpToolPrefix)) return &kMcpTool;
+  return FindTool(name);
+}
+
+ToolHandler HandlerOf(std::string_view name) {
+  if (const ToolInfo* t = FindToolOrMcp(name)) return t->handler;
+  for (const ToolInfo& t : kInternalTools) {
+    if (name == t.name) return t.handler;
+  }
+  return ToolHandler::kUnknown;
+}
+
+WriteForm WriteFormOf(std::string_view name) {
+  const ToolInfo* t = FindTool(name);
+  return t != nullptr ? t->write_form : WriteForm::kNone;
 }
 
 bool IsWriteTool(std::string_view name) {

@@ -497,8 +497,6 @@ void Host::Stop() {
 namespace odin {
 
 using lsp_host_internal::Host;
-using lsp_host_internal::kLspCheckTool;
-using lsp_host_internal::kLspReferencesTool;
 
 int RunLspHost(const LspHostOptions& options, Clock* clock) {
   // Orphans of the servers come back to us, so nothing outlives the host.

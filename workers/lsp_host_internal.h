@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/lsp_client.h"
@@ -22,8 +23,6 @@
 
 namespace odin::lsp_host_internal {
 
-inline constexpr char kLspCheckTool[] = "lsp_check";
-inline constexpr char kLspReferencesTool[] = "lsp_references";
 inline constexpr int kMaxLocations = 5000;  // of one references answer
 inline constexpr int kMaxServerStarts = 2;  // failures to start before a server is given up for the session
 inline constexpr size_t kMaxCheckOutput = 256 * 1024;
