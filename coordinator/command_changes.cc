@@ -107,15 +107,7 @@ bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace
   for (size_t i = 0; i <= git; ++i) git_rel += (i == 0 ? "" : "/") + parts[i];
   if (!had_git(git_rel)) return false;       // a new repository: judged whole
   if (git + 1 == parts.size()) return true;  // a .git that was there, replaced
-  static const std::set<std::string> kControl = {"config", "commondir", "config.worktree", "hooks", "info", "gitdir"};
-  bool nested = parts[git + 1] == "worktrees" || parts[git + 1] == "modules";
-  for (size_t i = git + 1; i < parts.size(); ++i) {
-    if (kControl.count(parts[i]) != 0 && (nested || i == git + 1)) return true;
-    if (parts[i] == "objects" && i + 2 < parts.size() && parts[i + 1] == "info" && parts[i + 2] == "alternates") {
-      return true;
-    }
-  }
-  return false;
+  return IsGitControlPath(rel.substr(git_rel.size() + 1));
 }
 
 }  // namespace

@@ -104,14 +104,6 @@ constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NE
 // libseccomp's errors are negative errno values.
 Status SeccompError(const std::string& what, int rc) { return PosixError("seccomp: " + what, -rc); }
 
-#if defined(__x86_64__)
-constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
-#else
-#error "personality filter: unknown architecture"
-#endif
-
 // personality(): only the personas Docker allows pass. libseccomp cannot
 // compare one argument against several values in a rule, so this is a small
 // classic BPF program of its own, stacked on the main filter (the strictest

@@ -27,12 +27,25 @@
 // namespaces, or as the supervisor without them); inherited by everything the
 // program starts.
 
+#include <linux/audit.h>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 
 namespace odin {
+
+// The architecture seccomp_data.arch carries for this build's native ABI:
+// every filter lets through only it (a foreign ABI is killed or denied).
+#if defined(__x86_64__)
+inline constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+inline constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#else
+#error "seccomp filters: unknown architecture"
+#endif
 
 struct SeccompOptions {
   bool deny_network = true;  // sockets other than AF_UNIX fail

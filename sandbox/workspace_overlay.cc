@@ -34,6 +34,7 @@
 #include "base/file_util.h"
 #include "workspace/workspace_files.h"
 #include "sandbox/read_only_binds.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace odin {
 
@@ -281,13 +282,6 @@ int DropAllCapabilitiesRaw() {
 }
 
 int InstallNoMountFilter() {
-#if defined(__x86_64__)
-  constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-  constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
-#else
-#error "no-mount filter: unknown architecture"
-#endif
   constexpr uint32_t kNamespaceFlags =
       CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
   constexpr uint32_t kDeny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
@@ -295,7 +289,7 @@ int InstallNoMountFilter() {
   sock_filter prog[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
       // A foreign ABI: the worker's filter kills those already.
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
       ODIN_DENY(__NR_mount),

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -20,6 +21,19 @@
 #include "base/unique_fd.h"
 
 namespace odin::testing {
+
+bool MakeNestedDirs(const std::string& root, const char* name, int levels) {
+  int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  for (int i = 0; i < levels; ++i) {
+    int next = mkdirat(fd, name, 0755) == 0 ? openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    close(fd);
+    if (next < 0) return false;
+    fd = next;
+  }
+  close(fd);
+  return true;
+}
 
 std::string BinDir() { return ODIN_TEST_BIN_DIR; }
 

@@ -20,6 +20,11 @@ struct Ran {
 // Directory holding odin, odin-worker and odin-sandbox.
 std::string BinDir();
 
+// Makes `levels` directories called name, each inside the last, below root,
+// one level at a time as a command can: deeper than any path may be.
+// Returns false (errno set) if a level could not be made.
+bool MakeNestedDirs(const std::string& root, const char* name, int levels);
+
 // A fresh workspace directory (made with mkdtemp), removed at destruction.
 class TempWorkspace {
  public:

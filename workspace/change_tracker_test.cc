@@ -8,11 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/secrets.h"
 #include "base/subprocess.h"
 #include "workspace/git_ignore.h"
+#include "tests/test_util.h"
 
 namespace odin {
 namespace {
@@ -380,16 +384,7 @@ TEST_F(ChangeTrackerGitTest, GitsIndexGivesBeforeImagesOfCommittedFiles) {
 TEST_F(ChangeTrackerTest, ATreeNestedWithoutEndIsNotWalkedToTheBottom) {
   ChangeTracker t(root_, nullptr, {.watch_from_entries = 1u << 30});
   t.Rescan();
-  int fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY);
-  ASSERT_GE(fd, 0);
-  for (int i = 0; i < 1500; ++i) {
-    ASSERT_EQ(mkdirat(fd, "d", 0755), 0);
-    int next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-    close(fd);
-    ASSERT_GE(next, 0);
-    fd = next;
-  }
-  close(fd);
+  ASSERT_TRUE(testing::MakeNestedDirs(root_, "d", 1500)) << strerror(errno);
   ChangeSet cs = t.Rescan();
   EXPECT_TRUE(cs.truncated);
   EXPECT_EQ(cs.changes.size(), 257u);  // the entries of the 256 levels it read

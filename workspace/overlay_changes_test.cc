@@ -13,10 +13,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/subprocess.h"
 #include "workspace/git_ignore.h"
+#include "tests/test_util.h"
 
 namespace odin {
 namespace {
@@ -474,16 +478,7 @@ TEST_F(OverlayChangesTest, NoSetIdProgramLands) {
 TEST_F(OverlayChangesTest, ATreeNestedWithoutEndIsNotWalkedToTheBottom) {
   // Deeper than any real tree, and deeper than a path may be: made level by
   // level, as a command can.
-  int fd = open(upper_.c_str(), O_RDONLY | O_DIRECTORY);
-  ASSERT_GE(fd, 0);
-  for (int i = 0; i < 1500; ++i) {
-    ASSERT_EQ(mkdirat(fd, "d", 0755), 0);
-    int next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-    close(fd);
-    ASSERT_GE(next, 0);
-    fd = next;
-  }
-  close(fd);
+  ASSERT_TRUE(testing::MakeNestedDirs(upper_, "d", 1500)) << strerror(errno);
   OverlayApplied a = Apply();  // returns, without a crash
   ASSERT_FALSE(a.failed.empty());
   EXPECT_NE(a.failed[0].find("nested too deep"), std::string::npos) << a.failed[0];

@@ -67,8 +67,12 @@ bool IsRealDirectory(const std::string& path) {
 // The names that make a git directory, as git's own check reads them.
 bool GitLike(bool head, bool objects, bool refs, bool commondir) { return head && ((objects && refs) || commondir); }
 
+// git's control files in a git directory (a worktree's also has gitdir).
+constexpr const char* kGitControlFiles[] = {"config", "commondir", "config.worktree",
+                                            "hooks",  "info",      "objects/info/alternates"};
+
 void AddControlPaths(const std::string& git_dir, const std::string& prefix, int depth, std::vector<std::string>* out) {
-  for (const char* p : {"config", "commondir", "config.worktree", "hooks", "info", "objects/info/alternates"}) {
+  for (const char* p : kGitControlFiles) {
     if (Lexists(git_dir + "/" + p)) out->push_back(prefix + p);
   }
   if (depth > 8) return;  // submodules of submodules of ...: enough
@@ -161,6 +165,32 @@ std::string ProtectedWriteReason(const std::string& path, const std::string& wor
     dir += "/" + added;
   }
   return "";
+}
+
+bool IsGitControlPath(std::string_view rel_in_git) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0; start <= rel_in_git.size();) {
+    size_t end = rel_in_git.find('/', start);
+    if (end == std::string_view::npos) end = rel_in_git.size();
+    parts.push_back(rel_in_git.substr(start, end - start));
+    start = end + 1;
+  }
+  auto control_name = [](std::string_view name) {
+    if (name == "gitdir") return true;  // a worktree's: where its git directory is
+    for (std::string_view f : kGitControlFiles) {
+      if (f.find('/') == std::string_view::npos && f == name) return true;
+    }
+    return false;
+  };
+  // Below worktrees/ and modules/ are other git directories, each with its own.
+  bool nested = parts[0] == "worktrees" || parts[0] == "modules";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (control_name(parts[i]) && (nested || i == 0)) return true;
+    if (parts[i] == "objects" && i + 2 < parts.size() && parts[i + 1] == "info" && parts[i + 2] == "alternates") {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<std::string> GitControlPaths(const std::string& git_dir) {

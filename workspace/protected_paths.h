@@ -33,6 +33,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,6 +65,12 @@ bool LooksLikeGitDirectory(const std::string& dir);
 // same in worktrees/* (with their gitdir) and in submodules' git
 // directories under modules/.
 std::vector<std::string> GitControlPaths(const std::string& git_dir);
+// Whether rel_in_git, a path below a git directory ("config",
+// "hooks/pre-commit", "worktrees/w/gitdir", "objects/info/alternates"), is
+// one of git's control files: what configures git or sends it elsewhere.
+// The one list both the protected-path index (GitControlPaths) and the
+// command-change check (what never lands from an overlay) read.
+bool IsGitControlPath(std::string_view rel_in_git);
 
 // What the sandbox of a writable worker mounts over the workspace: .git
 // bound onto itself (writable: a mount point cannot be moved or replaced),

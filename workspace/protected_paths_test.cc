@@ -414,6 +414,21 @@ TEST_F(ProtectedTreeTest, GitControlPathsCoverWorktreesAndSubmodules) {
   EXPECT_EQ(mounts[0].path, ws_ + "/.git");
   EXPECT_TRUE(mounts[0].writable);  // a mount point: cannot be moved away
   for (size_t i = 1; i < mounts.size(); ++i) EXPECT_FALSE(mounts[i].writable) << mounts[i].path;
+  // The command-change check reads the same list: whatever the index
+  // protects never lands from a command's overlay either.
+  for (const std::string& p : paths) EXPECT_TRUE(IsGitControlPath(p)) << p;
+}
+
+TEST(GitControlPath, TellsGitsControlFilesFromWhatOrdinaryWorkWrites) {
+  for (const char* control : {"config", "hooks", "hooks/pre-commit", "info/attributes", "commondir", "config.worktree",
+                              "gitdir", "objects/info/alternates", "worktrees/w/gitdir", "worktrees/w/config",
+                              "modules/lib/hooks/post-checkout", "modules/a/b/config"}) {
+    EXPECT_TRUE(IsGitControlPath(control)) << control;
+  }
+  for (const char* ordinary : {"HEAD", "index", "objects/ab/cdef", "refs/heads/main", "logs/HEAD", "packed-refs",
+                               "COMMIT_EDITMSG", "objects/info/packs", "refs/heads/config"}) {
+    EXPECT_FALSE(IsGitControlPath(ordinary)) << ordinary;
+  }
 }
 
 }  // namespace
