@@ -393,7 +393,7 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
     return OnResult(no_validator);
   }
   c.call.timeout = request->timeout;
-  c.call.validation_input = std::move(request->validation_input);
+  c.call.typed_input = std::move(request->input);
   // An open lsp-host breaker refuses it at once: the verdict is timed_out
   // (unverified), which blocks, rather than a wait for a host that fails.
   Dispatch(c);

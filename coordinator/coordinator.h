@@ -78,6 +78,9 @@
 namespace odin {
 
 class SymbolIndexer;
+namespace v1 {
+class WebFetchOptions;
+}  // namespace v1
 
 struct CoordinatorOptions {
   std::string session_kind = "exec";  // recorded with the session
@@ -138,9 +141,10 @@ struct CoordinatorOptions {
   std::string transcript_dir;  // the transcript is <dir>/<session id>.jsonl
   // MCP servers (mcp_calls.cc), started by StartMcpServers.
   std::vector<McpServerSpec> mcp_servers;
-  // WebFetch (web_fetch_calls.cc): the serialized v1::WebFetchOptions every
-  // fetch gets, and how long a URL's page is kept (0: never).
-  std::string web_fetch_options;
+  // WebFetch (web_fetch_calls.cc): the options every fetch gets (the
+  // user's web.*; null: the defaults), and how long a URL's page is kept
+  // (0: never).
+  std::shared_ptr<const v1::WebFetchOptions> web_fetch_options;
   Duration web_cache_ttl = seconds(15 * 60);
 };
 
@@ -617,8 +621,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   BreakerBank breakers_;      // gate 7
   bool init_active_ = false;  // /init is running: InitTool may write ODIN.md
   // WebFetch's pages by URL: the result, and when it was fetched.
-  std::map<std::string, std::pair<std::string, SteadyTime>> web_cache_;  // serialized v1::ToolResult
-  std::map<std::string, std::vector<std::string>> mcp_waiting_;          // server -> calls waiting for its tools
+  std::map<std::string, std::pair<std::shared_ptr<const v1::ToolResult>, SteadyTime>> web_cache_;
+  std::map<std::string, std::vector<std::string>> mcp_waiting_;  // server -> calls waiting for its tools
   // The symbol index (index_calls.cc).
   std::unique_ptr<SymbolIndexer> indexer_;
   int index_parsing_ = 0;                                               // IndexParse calls in flight

@@ -351,7 +351,9 @@ bool Coordinator::AskServerForReferences(Call& c) {
   ask.call.policy = WorkerPolicy::kLspHost;
   ask.call.internal = true;
   ask.call.timeout = milliseconds(int64_t{v.start_timeout_ms} + kReferencesAnswerMs) + seconds(10);
-  ask.call.references_input = in.SerializeAsString();
+  auto input = std::make_shared<v1::ToolRequest>();
+  *input->mutable_references() = std::move(in);
+  ask.call.typed_input = std::move(input);
   ask.handlers.on_done = [this, id = c.call.execution_id, t = std::move(*target)](
                              const v1::ToolResult& r, const Status&) { AnswerWithServerReferences(id, t, r); };
   Dispatch(ask);

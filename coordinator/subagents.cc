@@ -97,7 +97,9 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   task.set_stall_no_progress_turns(static_cast<uint32_t>(st.no_progress_turns));
   task.set_subagent_stop_hooks(HasHooks(HookEvent::kSubagentStop));
   task.set_max_stop_blocks(static_cast<uint32_t>(std::max(o_.hooks.max_stop_blocks, 0)));
-  call.agent_task = task.SerializeAsString();
+  auto input = std::make_shared<v1::ToolRequest>();
+  *input->mutable_agent_task() = std::move(task);
+  call.typed_input = std::move(input);
   call.policy = WorkerPolicy::kSubagent;
   if (call.timeout == Duration::zero()) call.timeout = o_.subagent_timeout;
   spdlog::debug("AgentTool {}: subagent {} in {} mode", call.execution_id, s.agent_id, ModeName(s.mode));

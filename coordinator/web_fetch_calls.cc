@@ -21,10 +21,11 @@ Status Coordinator::CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need) {
   StatusOr<std::string> host = StrictUrlHost(args.url);
   if (!host.ok()) return host.status();
   // The worker fetches only if libcurl reads the same host.
-  v1::WebFetchOptions options;
-  options.ParseFromString(o_.web_fetch_options);
-  options.set_expected_host(*host);
-  c.call.web_fetch_options = options.SerializeAsString();
+  auto input = std::make_shared<v1::ToolRequest>();
+  v1::WebFetchOptions* options = input->mutable_web_fetch();
+  if (o_.web_fetch_options) *options = *o_.web_fetch_options;
+  options->set_expected_host(*host);
+  c.call.typed_input = std::move(input);
   c.web_url = args.url;
   RuleVerdict v = JudgeWebFetch(*host, o_.command_rules);
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}, {"host", *host}};
@@ -49,8 +50,7 @@ bool Coordinator::AnswerWebFetchFromCache(Call& c) {
     web_cache_.erase(it);
     return false;
   }
-  v1::ToolResult r;
-  if (!r.ParseFromString(it->second.first)) return false;
+  v1::ToolResult r = *it->second.first;
   json out = ParseJson(r.output_json());
   if (!out.is_object()) out = json::object();
   out["cached_from"] = r.execution_id();
@@ -73,7 +73,7 @@ void Coordinator::CacheWebFetch(const Call& c, const v1::ToolResult& r) {
     }
     web_cache_.erase(oldest);
   }
-  web_cache_[c.web_url] = {r.SerializeAsString(), clock_->Now()};
+  web_cache_[c.web_url] = {std::make_shared<const v1::ToolResult>(r), clock_->Now()};
 }
 
 }  // namespace odin

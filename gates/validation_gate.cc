@@ -178,7 +178,9 @@ std::optional<ValidationGate::CheckRequest> ValidationGate::PrepareCheck(const s
   in.set_settle_ms(v.settle_ms);
   in.set_check_timeout_ms(o_.check_timeout_ms);
   CheckRequest request;
-  request.validation_input = in.SerializeAsString();
+  auto input = std::make_shared<v1::ToolRequest>();
+  *input->mutable_validation() = std::move(in);
+  request.input = std::move(input);
   // The host enforces every step's timeout itself; this deadline only
   // catches a host that hangs.
   request.timeout =

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "base/clock.h"
@@ -32,6 +33,7 @@
 namespace odin {
 
 namespace v1 {
+class ToolRequest;
 class ToolResult;
 }  // namespace v1
 
@@ -70,8 +72,8 @@ class ValidationGate {
   // when nothing is configured or installed for the file; *no_validator is
   // then the check's result, known here.
   struct CheckRequest {
-    std::string validation_input;  // a serialized v1::ValidationInput
-    Duration timeout{};            // catches a host that hangs
+    std::shared_ptr<const v1::ToolRequest> input;  // its validation set
+    Duration timeout{};                            // catches a host that hangs
   };
   std::optional<CheckRequest> PrepareCheck(const std::string& path, const std::string& content,
                                            v1::ToolResult* no_validator);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@ namespace odin {
 class Budget;
 namespace v1 {
 class ToolProgress;
+class ToolRequest;
 class ToolResult;
 }  // namespace v1
 
@@ -111,12 +113,12 @@ struct ToolCall {
   // The run's budget, charged one tool call when the coordinator takes the
   // call (null: none). The pool ignores it.
   Budget* budget = nullptr;
-  // For lsp_check: the serialized v1::ValidationInput.
-  std::string validation_input;
-  // For lsp_references: the serialized v1::ReferencesInput.
-  std::string references_input;
-  // For AgentTool: the serialized v1::AgentTask.
-  std::string agent_task;
+  // The typed input of a call whose request the coordinator builds:
+  // lsp_check's ValidationInput, lsp_references' ReferencesInput,
+  // AgentTool's AgentTask, WebFetch's WebFetchOptions, set on this
+  // request (the rest of it unset) and merged into the worker's request as
+  // it is; never a string parsed back. Null for every other call.
+  std::shared_ptr<const v1::ToolRequest> typed_input;
   // For ExecuteCommand: no other command follows (odin exec's one call).
   bool last_command = false;
   // For ExecuteCommand: run over the workspace overlay or not at all (it
@@ -130,8 +132,6 @@ struct ToolCall {
   bool internal = false;
   // For a reading tool: the path outside the workspace the user approved.
   std::string approved_outside_path;
-  // For WebFetch: the serialized v1::WebFetchOptions (the user's web.*).
-  std::string web_fetch_options;
   // What a writing tool expects of its file (the read-before-edit gate's
   // verdict), checked by the worker under the file's lock.
   struct Expectation {

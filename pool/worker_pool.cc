@@ -527,11 +527,8 @@ void WorkerPool::Dispatch() {
         r->set_end(end);
       }
     }
-    if (!call.validation_input.empty()) req->mutable_validation()->ParseFromString(call.validation_input);
-    if (!call.references_input.empty()) req->mutable_references()->ParseFromString(call.references_input);
-    if (!call.agent_task.empty()) req->mutable_agent_task()->ParseFromString(call.agent_task);
+    if (call.typed_input) req->MergeFrom(*call.typed_input);
     req->set_approved_outside_path(call.approved_outside_path);
-    if (!call.web_fetch_options.empty()) req->mutable_web_fetch()->ParseFromString(call.web_fetch_options);
     Status sent = SendTo(w, env);
     Job job;
     job.call = std::move(call);

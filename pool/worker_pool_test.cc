@@ -590,7 +590,9 @@ TEST_F(WorkerPoolTest, TheLspHostIsOneWorkerOfItsOwnAndTakesOnlyItsCalls) {
   ToolCall check = Call("ex_check");
   check.tool = "lsp_check";
   check.policy = WorkerPolicy::kLspHost;
-  check.validation_input = "\x0a\x03/ws";  // ValidationInput{path: "/ws"}
+  auto input = std::make_shared<v1::ToolRequest>();
+  input->mutable_validation()->set_path("/ws");
+  check.typed_input = std::move(input);
   pool_->Submit(check);
   ToolCall second = Call("ex_check2");
   second.policy = WorkerPolicy::kLspHost;

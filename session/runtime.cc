@@ -228,13 +228,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.command_limits.address_space_bytes = limits.address_space_mb << 20;
   WorkerSandbox sandbox = WorkerSandbox::Make(ws, WorkerSandboxSettings(config, ws), policy, bin);
   co.commands_network = flags.network || config.sandbox_network;
-  v1::WebFetchOptions web;
-  for (const std::string& entry : config.web.allow_private) web.add_allow_private(entry);
-  web.set_proxy(config.web.proxy);
-  web.set_max_bytes(config.web.max_bytes);
-  web.set_timeout_seconds(static_cast<uint32_t>(config.web.timeout_seconds));
-  web.set_max_redirects(static_cast<uint32_t>(config.web.max_redirects));
-  co.web_fetch_options = web.SerializeAsString();
+  auto web = std::make_shared<v1::WebFetchOptions>();
+  for (const std::string& entry : config.web.allow_private) web->add_allow_private(entry);
+  web->set_proxy(config.web.proxy);
+  web->set_max_bytes(config.web.max_bytes);
+  web->set_timeout_seconds(static_cast<uint32_t>(config.web.timeout_seconds));
+  web->set_max_redirects(static_cast<uint32_t>(config.web.max_redirects));
+  co.web_fetch_options = std::move(web);
   co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
   sandbox.set_commands_network(co.commands_network);
   // Commands' writes wait in an overlay of their own, read and applied by
