@@ -4,6 +4,8 @@
 
 #include "pool/worker_pool.h"
 
+#include "pool/worker_spawn.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "base/unique_fd.h"
 #include "odin/v1/worker.pb.h"
 #include "sandbox/sandbox_exit_codes.h"
+#include "pool/worker_spawn.h"
 
 namespace odin {
 
@@ -109,21 +112,8 @@ Status WorkerPool::SpawnWorker(const Key& key, bool surplus) {
   StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(o_.worker_uid);
   if (!endpoint.ok()) return fail(endpoint.status());
   w.endpoint = endpoint->endpoint;
-  // The credentials travel on a pipe the worker inherits; the line fits the
-  // pipe's buffer, so the write end closes before the worker starts.
-  StatusOr<Pipe> credentials = MakePipe(O_CLOEXEC);
-  if (!credentials.ok()) {
-    transport_->CloseEndpoint(w.endpoint);
-    return fail(credentials.status());
-  }
-  int credentials_fd = credentials->read_end.get();
-  std::string line = w.id + " " + w.secret + "\n";
-  bool written = write(credentials->write_end.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  credentials->write_end.reset();
-  SpawnOptions spec = o_.spawn_spec({w.id, policy, w.lane, endpoint->endpoint, endpoint->socket_path, credentials_fd});
-  spec.keep_fds.push_back(credentials_fd);
-  StatusOr<pid_t> pid = written ? launcher_->Launch(spec) : StatusOr<pid_t>(PosixError("credentials pipe", EIO));
-  credentials->read_end.reset();
+  StatusOr<pid_t> pid = LaunchWorker(launcher_, o_.spawn_spec,
+                                     {w.id, policy, w.lane, endpoint->endpoint, endpoint->socket_path}, w.secret);
   if (!pid.ok()) {
     transport_->CloseEndpoint(w.endpoint);
     return fail(pid.status());

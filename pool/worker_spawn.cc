@@ -1,11 +1,15 @@
 #include "pool/worker_spawn.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <spdlog/spdlog.h>
 
 #include "base/file_util.h"
+#include "base/unique_fd.h"
 #include "pool/worker_pool.h"
 #include "sandbox/cgroup.h"
 
@@ -43,6 +47,20 @@ std::function<SpawnOptions(const WorkerSpawn&)> WorkerSpawnSpec(const WorkerSand
     o.parent_death_signal = SIGTERM;
     return o;
   };
+}
+
+StatusOr<pid_t> LaunchWorker(ProcessLauncher* launcher,
+                             const std::function<SpawnOptions(const WorkerSpawn&)>& spawn_spec, WorkerSpawn spawn,
+                             const std::string& secret) {
+  ASSIGN_OR_RETURN(Pipe credentials, MakePipe(O_CLOEXEC));
+  std::string line = spawn.id + " " + secret + "\n";
+  bool written = write(credentials.write_end.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  credentials.write_end.reset();
+  if (!written) return PosixError("credentials pipe", EIO);
+  spawn.credentials_fd = credentials.read_end.get();
+  SpawnOptions spec = spawn_spec(spawn);
+  spec.keep_fds.push_back(spawn.credentials_fd);
+  return launcher->Launch(spec);  // the read end closes as we return: the worker has its copy
 }
 
 void PrepareCgroupParent(const SandboxLimits& limits, SandboxPolicy policy, WorkerSandbox* sandbox) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/process_launcher.h"
+#include "base/status.h"
 #include "base/subprocess.h"
 #include "pool/worker_pool.h"
 #include "pool/worker_sandbox.h"
@@ -23,6 +25,15 @@ std::function<SpawnOptions(const WorkerSpawn&)> WorkerSpawnSpec(const WorkerSand
                                                                 const std::vector<std::string>& worker_env,
                                                                 const std::map<std::string, std::string>& lane_env,
                                                                 int log_fd);
+
+// Starts a worker with spawn_spec's command line, its credentials
+// ("<id> <secret>\n") on a pipe it inherits (spawn.credentials_fd is set
+// here). The line fits the pipe's buffer, so the write end is closed before
+// the worker starts. The coordinator's pool and a host agent both start
+// workers so.
+StatusOr<pid_t> LaunchWorker(ProcessLauncher* launcher,
+                             const std::function<SpawnOptions(const WorkerSpawn&)>& spawn_spec, WorkerSpawn spawn,
+                             const std::string& secret);
 
 // cgroup v2: gives the sandboxes' groups a parent that delegates pids and
 // memory (odin may first move itself into a leaf). On v1 each launcher

@@ -306,20 +306,8 @@ class Session {
     }
     StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(worker_uid_);
     if (!endpoint.ok()) return exited(endpoint.status().message());
-    StatusOr<Pipe> credentials = MakePipe(O_CLOEXEC);
-    if (!credentials.ok()) {
-      transport_->CloseEndpoint(endpoint->endpoint);
-      return exited(credentials.status().message());
-    }
-    int credentials_fd = credentials->read_end.get();
-    std::string line = s.worker_id() + " " + s.secret() + "\n";
-    bool written = write(credentials->write_end.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    credentials->write_end.reset();
-    SpawnOptions spec =
-        spawn_spec_({s.worker_id(), policy, "", endpoint->endpoint, endpoint->socket_path, credentials_fd});
-    spec.keep_fds.push_back(credentials_fd);
-    StatusOr<pid_t> pid = written ? launcher_->Launch(spec) : StatusOr<pid_t>(PosixError("credentials pipe", EIO));
-    credentials->read_end.reset();
+    StatusOr<pid_t> pid = LaunchWorker(
+        launcher_, spawn_spec_, {s.worker_id(), policy, "", endpoint->endpoint, endpoint->socket_path}, s.secret());
     if (!pid.ok()) {
       transport_->CloseEndpoint(endpoint->endpoint);
       return exited(pid.status().message());
