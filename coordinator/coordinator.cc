@@ -271,6 +271,16 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       return id;
     }
   }
+  // Odin's own calls (a hook's run, an index batch, a references question,
+  // an MCP listing) are made by the coordinator itself and never come
+  // through here: the mode gate knows no such tool, and exec mode, which
+  // skips it, refuses them here.
+  if (handler == ToolHandler::kHook || handler == ToolHandler::kIndexParse || handler == ToolHandler::kLspReferences ||
+      handler == ToolHandler::kMcpList) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED,
+            Status::PermissionDenied(tc.tool, "is Odin's own call, not a tool anyone may ask for"));
+    return id;
+  }
   if (handler == ToolHandler::kInit && (!init_active_ || tc.agent_id != o_.agent_id)) {
     EndHere(id, v1::TOOL_STATUS_REJECTED,
             Status::PermissionDenied(kInitTool,

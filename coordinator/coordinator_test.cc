@@ -174,6 +174,21 @@ TEST_F(CoordinatorTest, ModeGateRefusalIsARecordedRejection) {
   EXPECT_EQ(ledger_->FindExecution(id)->start.mode, "ask");
 }
 
+// exec mode skips the mode gate (odin exec's own command); Odin's own calls
+// are refused all the same, before any worker sees them.
+TEST_F(CoordinatorTest, OdinsOwnCallsAreRefusedWhoeverNamesThemInAnyMode) {
+  for (const char* internal : {"Hook", "IndexParse", "lsp_references", "McpListTools"}) {
+    for (const char* mode : {"exec", "edit"}) {
+      results_.clear();
+      std::string id = Submit(R"({"command":"touch made","input":"{}","paths":["a.c"]})", internal, mode);
+      ASSERT_EQ(results_.size(), 1u) << internal << " " << mode;
+      EXPECT_EQ(results_[0].status(), v1::TOOL_STATUS_REJECTED) << internal << " " << mode;
+      EXPECT_EQ(ledger_->FindExecution(id)->end->status, "rejected");
+    }
+  }
+  EXPECT_EQ(Requests(), 0);
+}
+
 TEST_F(CoordinatorTest, EditWithoutReadIsRejectedAndAfterReadIsSentWithTheHash) {
   ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.txt", "hello\n").ok());
   Submit(R"({"file_path":"a.txt","old_string":"hello","new_string":"bye"})", "EditTool");
