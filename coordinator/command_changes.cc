@@ -93,21 +93,17 @@ std::string RelativeTo(const std::string& path, const std::string& workspace) {
 // what could run a program in those (workspace/git_layouts.h).
 bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace,
                             const std::function<bool(const std::string&)>& had_git) {
-  std::vector<std::string> parts;
-  for (size_t start = 0; start <= rel.size();) {
-    size_t end = rel.find('/', start);
-    if (end == std::string::npos) end = rel.size();
-    parts.push_back(rel.substr(start, end - start));
+  // Where the first .git component ends.
+  size_t git_end = std::string::npos;
+  for (size_t start = 0; start <= rel.size() && git_end == std::string::npos;) {
+    size_t end = std::min(rel.find('/', start), rel.size());
+    if (rel.compare(start, end - start, ".git") == 0) git_end = end;
     start = end + 1;
   }
-  size_t git = 0;
-  while (git < parts.size() && parts[git] != ".git") ++git;
-  if (git == parts.size()) return IsProtectedPath(JoinPath(workspace, rel), workspace);
-  std::string git_rel;
-  for (size_t i = 0; i <= git; ++i) git_rel += (i == 0 ? "" : "/") + parts[i];
-  if (!had_git(git_rel)) return false;       // a new repository: judged whole
-  if (git + 1 == parts.size()) return true;  // a .git that was there, replaced
-  return IsGitControlPath(rel.substr(git_rel.size() + 1));
+  if (git_end == std::string::npos) return IsProtectedPath(JoinPath(workspace, rel), workspace);
+  if (!had_git(rel.substr(0, git_end))) return false;  // a new repository: judged whole
+  if (git_end == rel.size()) return true;              // a .git that was there, replaced
+  return IsGitControlPath(rel.substr(git_end + 1));
 }
 
 }  // namespace

@@ -12,8 +12,7 @@ namespace odin {
 
 StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& args_json, const std::string& ws,
                                          std::string* given) {
-  const ToolInfo* info = FindTool(tool);
-  switch (info != nullptr ? info->write_form : WriteForm::kNone) {
+  switch (WriteFormOf(tool)) {
     case WriteForm::kInit: {
       ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
       *given = a.file_path;
@@ -44,8 +43,8 @@ Status CheckReadBeforeEdit(const std::string& tool, const std::string& path, con
                            v1::FileExpectation* expect) {
   std::string shown = DisplayPath(path, ws);
   // WriteFile and InitTool replace the whole file.
-  const ToolInfo* info = FindTool(tool);
-  bool whole = info != nullptr && (info->write_form == WriteForm::kWhole || info->write_form == WriteForm::kInit);
+  WriteForm form = WriteFormOf(tool);
+  bool whole = form == WriteForm::kWhole || form == WriteForm::kInit;
 
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {

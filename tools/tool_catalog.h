@@ -132,12 +132,6 @@ struct ToolInfo {
   const char* claude_code_name;
   WriteForm write_form = WriteForm::kNone;
   bool writes_files() const { return tool_class == ToolClass::kWrite; }
-  // Runs in the coordinator itself, not in a worker.
-  bool in_coordinator() const {
-    return handler == ToolHandler::kTodoWrite || handler == ToolHandler::kMemoryQuery ||
-           handler == ToolHandler::kContextSummarizer || handler == ToolHandler::kPlanUpdate ||
-           handler == ToolHandler::kIndexQuery;
-  }
 };
 
 // The prefix of an MCP server's tools: mcp__SERVER__TOOL.
