@@ -33,14 +33,20 @@ int JsonNestingDepth(std::string_view json, int limit) {
   return deepest;
 }
 
-StatusOr<std::string> CanonicalizeJson(std::string_view json) {
+Status ParseJsonValue(std::string_view json, nlohmann::json* value) {
   if (JsonTooDeep(json)) {
     return Status::InvalidArgument("JSON arguments",
                                    "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   }
+  *value = ParseJson(json);
+  if (value->is_discarded()) return Status::InvalidArgument("JSON arguments", "not valid JSON");
+  return Status::OK();
+}
+
+StatusOr<std::string> CanonicalizeJson(std::string_view json) {
   // nlohmann::json keeps objects in a std::map, so dump() sorts keys.
-  nlohmann::json value = ParseJson(json);
-  if (value.is_discarded()) return Status::InvalidArgument("JSON arguments", "not valid JSON");
+  nlohmann::json value;
+  RETURN_IF_ERROR(ParseJsonValue(json, &value));
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

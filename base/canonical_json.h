@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/status.h"
 
 namespace odin {
@@ -28,6 +30,9 @@ inline bool JsonTooDeep(std::string_view json) { return JsonNestingDepth(json) >
 // the parser's message when json is malformed, and ("nested more than 64
 // levels deep") when it nests deeper than kMaxJsonDepth, before parsing.
 StatusOr<std::string> CanonicalizeJson(std::string_view json);
+// The same checks, and the parsed value in *value (a call's arguments,
+// parsed once at Submit); its dump() is the canonical form.
+Status ParseJsonValue(std::string_view json, nlohmann::json* value);
 
 // Returns true iff text is well-formed UTF-8 (what a JSON string can carry).
 bool IsValidUtf8(std::string_view text);

@@ -1,4 +1,5 @@
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 
 // The checks before a call runs that may end in asking the user (gate 2's
 // safeguards, the command rules, reads outside the workspace), and the
@@ -66,9 +67,10 @@ Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) 
 
 Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
-  // The same parser as the worker's, on the same bytes: the gate judges
-  // what will run. Arguments it cannot read are refused; none run unjudged.
-  ASSIGN_OR_RETURN(CommandArgs args, ParseCommandArgs(call.arguments_json));
+  // The typed input the worker runs (parsed at Submit): the gate judges
+  // what will run. A call without one is refused; none runs unjudged.
+  if (!call.typed_input || !call.typed_input->input().has_command()) return MissingInput(call.tool);
+  CommandArgs args = ArgsOf(call.typed_input->input().command());
   // The command as a shell line: the script, or argv quoted word by word.
   std::string command = args.script.empty() ? ShellJoin(args.argv) : args.script;
   std::string cwd = args.cwd;
@@ -91,7 +93,7 @@ Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need
 
 Status Coordinator::CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
-  std::string given = ReadPathOf(call.tool, call.arguments_json);
+  std::string given = call.typed_input ? ReadPathOf(call.typed_input->input()) : "";
   if (given.empty()) return Status::OK();
   StatusOr<std::string> inside = ResolveWorkspacePath(given, o_.workspace);
   if (inside.ok()) {

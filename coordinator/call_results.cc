@@ -1,4 +1,5 @@
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 
 // A call's end: the worker's result applied to the file cache and the
 // breakers, protected paths put back, the end recorded, a write validated
@@ -131,13 +132,13 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // by the worker's word) and applies now, before the protected paths are
   // looked at, so that what landed is looked at too.
   // Whether it did is the coordinator's own finding (its upper directory is
-  // there), so a worker that died mid-command loses nothing either.
-  // (One sent to the read-only view has no overlay to apply, whatever its
-  // worker says.)
+  // there), never ToolResult.overlay, which is informational: a worker that
+  // died mid-command loses nothing, and one that claims an overlay it never
+  // made changes nothing. (One sent to the read-only view has no overlay to
+  // apply.)
   std::optional<OverlayApplied> overlay;
-  if (!c.call.read_only_view &&
-      (r.overlay() ||
-       (CanWriteWorkspace(c) && IsDirectory(JoinPath(CommandOverlayRoot(StateDir()), r.execution_id()) + "/u")))) {
+  if (!c.call.read_only_view && CanWriteWorkspace(c) &&
+      IsDirectory(JoinPath(CommandOverlayRoot(StateDir()), r.execution_id()) + "/u")) {
     overlay = ApplyCommandOverlay(c);
   }
   // Whether it ran in the view is the coordinator's word, never the worker's.
@@ -393,7 +394,7 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
     return OnResult(no_validator);
   }
   c.call.timeout = request->timeout;
-  c.call.typed_input = std::move(request->input);
+  c.call.typed_input = std::move(request->input);  // the validation set: its whole typed request
   // An open lsp-host breaker refuses it at once: the verdict is timed_out
   // (unverified), which blocks, rather than a wait for a host that fails.
   Dispatch(c);
@@ -426,8 +427,10 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   Call& rv = calls_[revert_id];
   rv.call.execution_id = revert_id;
   rv.call.tool = kWriteFileTool;
-  rv.call.arguments_json = json({{"content", j.content_before}, {"file_path", DisplayPath(path, o_.workspace)}})
-                               .dump(-1, ' ', false, json::error_handler_t::replace);
+  WriteArgs restore{DisplayPath(path, o_.workspace), j.content_before};
+  rv.call.arguments_json = json({{"content", restore.content}, {"file_path", restore.file_path}})
+                               .dump(-1, ' ', false, json::error_handler_t::replace);  // for the record
+  SetInput(restore, Typed(rv.call).mutable_input());
   rv.call.agent_id = held.write.call.agent_id;
   rv.call.mode = held.write.call.mode;
   rv.call.policy = held.write.call.policy;

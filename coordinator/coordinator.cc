@@ -1,4 +1,5 @@
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 
 // Long file: the central orchestrator (STYLE.md rule 1). Each gate's
 // decisions live in gates/; what stays here is the order they run in, the
@@ -187,7 +188,7 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
     if (!row.end || row.end->status != "ok") continue;
     AgentState& agent = Agent(row.start.agent_id);
     if (HandlerOf(row.start.tool) == ToolHandler::kTodoWrite) {
-      Status replayed = agent.todos.Write(row.start.args_json);
+      Status replayed = agent.todos.Write(ParseJson(row.start.args_json));  // the ledger's record
       if (!replayed.ok()) spdlog::warn("cannot replay {}: {}", row.start.execution_id, replayed.message());
       continue;
     }
@@ -206,6 +207,11 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   return Status::OK();
 }
 
+v1::ToolRequest& Coordinator::Typed(ToolCall& call) {
+  if (!call.typed_input) call.typed_input = std::make_shared<v1::ToolRequest>();
+  return *call.typed_input;
+}
+
 std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (call.execution_id.empty()) call.execution_id = NewId("ex");
   if (call.agent_id.empty()) call.agent_id = o_.agent_id;
@@ -214,9 +220,12 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   call.policy =
       *call.mode == CallMode::kAsk || *call.mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
   std::string id = call.execution_id;
-  // Arguments are recorded and compared in canonical form.
-  StatusOr<std::string> canonical = CanonicalizeJson(call.arguments_json);
-  if (canonical.ok()) call.arguments_json = *canonical;
+  // The arguments are parsed here, once: recorded and compared in canonical
+  // form, and read from here on as the parsed value (c.args) and its typed
+  // input (tools/tool_input.h), never parsed again.
+  auto args = std::make_shared<json>();
+  Status canonical = ParseJsonValue(call.arguments_json, args.get());
+  if (canonical.ok()) call.arguments_json = args->dump(-1, ' ', false, json::error_handler_t::replace);
   // Too deep to become a value: recorded as one JSON string, so that no
   // reader of the ledger meets the nesting (the call is refused below).
   if (!canonical.ok() && JsonTooDeep(call.arguments_json)) {
@@ -248,19 +257,20 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   }
   c.call.budget = nullptr;  // charged; the budget may end before the call does
   if (!canonical.ok()) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED, canonical.status().WithContext(tc.tool));
+    EndHere(id, v1::TOOL_STATUS_REJECTED, canonical.WithContext(tc.tool));
     return id;
   }
   // The strict profile's evidence leaves the arguments here, before any
   // reader of them (the gates, the ledger's readers, the worker) sees them.
   if (o_.grounded_edits &&
       (handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol || handler == ToolHandler::kCommand)) {
-    Status taken = TakeEvidence(c);
+    Status taken = TakeEvidence(c, args.get());
     if (!taken.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, taken);
       return id;
     }
   }
+  c.args = std::move(args);
   // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
   // An MCP server's tool: the registry knows which modes offer it.
   bool mcp_tool = handler == ToolHandler::kMcp;
@@ -288,6 +298,19 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
                                      "ODIN.md is a protected path for every other write"));
     return id;
   }
+  // The typed input, from the tool's own parser: what the gates below and
+  // the worker read. Arguments it refuses end the call here, refused where
+  // a gate judges them (a command, a fetch), else as the tool's error.
+  StatusOr<v1::ToolInput> input = ParseToolInput(tc.tool, *c.args);
+  if (!input.ok()) {
+    bool judged = handler == ToolHandler::kCommand || handler == ToolHandler::kWebFetch;
+    EndHere(id, judged ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, input.status());
+    return id;
+  }
+  if (input->kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.call).mutable_input() = std::move(*input);
+  // An MCP server's tool has no typed input: its arguments, checked above,
+  // pass through to the server as canonical JSON text.
+  if (mcp_tool) Typed(c.call).set_arguments_json(tc.arguments_json);
   if (mcp_tool) {
     Status prepared = PrepareMcpCall(c);
     if (!prepared.ok()) {
@@ -312,7 +335,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // in only for the user's answer to an approval (AfterPreToolUse).
   if (!tc.internal && HasHooks(HookEvent::kPreToolUse, tc.tool)) {
     c.hooks_pending = true;
-    json fields = {{"tool_name", tc.tool}, {"tool_input", ParseJson(tc.arguments_json)}};
+    json fields = {{"tool_name", tc.tool}, {"tool_input", *c.args}};
     RunHooks({HookEvent::kPreToolUse, tc.agent_id, tc.mode, id, tc.tool,
               fields.dump(-1, ' ', false, json::error_handler_t::replace)},
              [this, id, need](const HookOutcome& o) { AfterPreToolUse(id, need, o); });
@@ -376,7 +399,7 @@ void Coordinator::Proceed(Call& c) {
     case ToolHandler::kMemoryQuery: return RunMemoryQuery(id);
     case ToolHandler::kContextSummarizer: {
       // The agent loop compacts its conversation when this call's result is ok.
-      StatusOr<std::string> focus = ParseContextSummarizerArgs(tc.arguments_json);
+      StatusOr<std::string> focus = ContextSummarizerFocusOf(*c.args);
       if (!focus.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, focus.status());
       return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(),
                      "The conversation will be compacted before your next request.\n");
@@ -385,7 +408,7 @@ void Coordinator::Proceed(Call& c) {
       // The agent loop revises its plan, and its critic judges it, when this
       // call's result is ok.
       Plan empty;
-      StatusOr<Plan> plan = ParsePlan(tc.arguments_json, &empty);
+      StatusOr<Plan> plan = PlanOf(*c.args, &empty);
       if (!plan.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, plan.status().WithContext(tc.tool));
       return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The plan is revised.\n");
     }
@@ -426,7 +449,7 @@ void Coordinator::Proceed(Call& c) {
 void Coordinator::ProceedLspCheck(Call& c) {
   const ToolCall& tc = c.call;
   const std::string id = tc.execution_id;
-  json args = ParseJson(tc.arguments_json);
+  const json& args = *c.args;
   std::string given = args.is_object() && args.contains("file_path") && args["file_path"].is_string()
                           ? args["file_path"].get<std::string>()
                           : "";
@@ -447,7 +470,7 @@ void Coordinator::ProceedWrite(Call& c) {
   // The arguments are parsed and the file resolved here, once: the gates
   // below and the write queue work on the resolved path.
   std::string given;
-  StatusOr<std::string> path = ResolveWriteTarget(tc.tool, tc.arguments_json, o_.workspace, &given);
+  StatusOr<std::string> path = ResolveWriteTarget(Typed(c.call).input(), o_.workspace, &given);
   if (!path.ok()) {
     if (IsOutsideWorkspace(given, o_.workspace)) {
       // No approval opens it: the sandbox lets no worker write there.
@@ -593,7 +616,7 @@ void Coordinator::EndHere(const std::string& id, int tool_status, const Status& 
 void Coordinator::RunTodoWrite(const std::string& id) {
   Call& c = calls_[id];
   TodoList& todos = Agent(c.call.agent_id).todos;
-  Status s = todos.Write(c.call.arguments_json);
+  Status s = todos.Write(*c.args);
   if (!s.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, s);
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), todos.Render());
 }
@@ -602,7 +625,7 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   Call& c = calls_[id];
   AgentState& agent = Agent(c.call.agent_id);
   agent.memory_query_at = ++event_seq_;
-  StatusOr<std::string> answer = odin::RunMemoryQuery(ledger_, session_id_, o_.workspace, c.call.arguments_json);
+  StatusOr<std::string> answer = AnswerMemoryQuery(ledger_, session_id_, o_.workspace, *c.args);
   if (!answer.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, answer.status());
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }

@@ -320,6 +320,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::string span_file_sha256;       // EditSymbol: the file as its span was checked (once resolved)
     std::vector<std::string> evidence;  // strict: the analysis ids a write cites (taken out of its arguments)
     BreakerHolds breakers;              // the breakers that let it through (gate 7)
+    // The arguments, parsed once at Submit (null for Odin's own calls,
+    // which never pass there). Handlers that run in the coordinator read
+    // this; the gates and the worker read the typed input
+    // (call.typed_input->input(), tools/tool_input.h).
+    std::shared_ptr<const nlohmann::json> args;
     Call();
     ~Call();
     Call(Call&&) noexcept;
@@ -433,7 +438,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The strict profile (index_calls.cc): takes a write's "evidence" out of
   // its arguments (before its own parser sees them), and judges it against
   // the file the write resolved to.
-  Status TakeEvidence(Call& c);
+  Status TakeEvidence(Call& c, nlohmann::json* args);
+  // The call's typed request (made on first use): the typed input and what
+  // the coordinator adds for the worker (WebFetch's options, AgentTool's
+  // task), merged into the worker's request by the pool.
+  static v1::ToolRequest& Typed(ToolCall& call);
   // existed: the file was there before the call.
   Status CheckEvidence(const Call& c, const std::string& path, bool existed);
   // A command's changes to existing files the call's evidence does not

@@ -12,6 +12,7 @@
 #include "base/ids.h"
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/tool_result.h"
@@ -81,7 +82,11 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
     c.call.tool = kHookTool;
     c.call.arguments_json =
         json({{"command", h.command}, {"event", HookEventName(request.event)}, {"input", stdin_text}})
-            .dump(-1, ' ', false, json::error_handler_t::replace);
+            .dump(-1, ' ', false, json::error_handler_t::replace);  // for the record
+    v1::HookInput* hook = Typed(c.call).mutable_input()->mutable_hook();
+    hook->set_command(h.command);
+    hook->set_event(HookEventName(request.event));
+    hook->set_stdin_text(stdin_text);
     c.call.timeout = seconds(h.timeout_seconds);
     c.call.agent_id = request.agent_id.empty() ? o_.agent_id : request.agent_id;
     c.call.mode = mode;
@@ -131,7 +136,7 @@ void Coordinator::WrapForPostToolUse(Call& c) {
   auto original = std::move(h.on_done);
   ToolCall call = c.call;
   call.budget = nullptr;
-  h.on_done = [this, original, call](const v1::ToolResult& r, const Status& recorded) {
+  h.on_done = [this, original, call, args = c.args](const v1::ToolResult& r, const Status& recorded) {
     // After the tool ran; not for calls refused or cancelled before.
     if (r.status() != v1::TOOL_STATUS_OK && r.status() != v1::TOOL_STATUS_ERROR) {
       if (original) original(r, recorded);
@@ -148,8 +153,7 @@ void Coordinator::WrapForPostToolUse(Call& c) {
     json changes = json::array();
     for (const v1::FileChange& fc : r.changes()) changes.push_back({{"path", fc.path()}, {"change", fc.change()}});
     if (!changes.empty()) response["changes"] = changes;
-    json fields = {
-        {"tool_name", call.tool}, {"tool_input", ParseJson(call.arguments_json)}, {"tool_response", response}};
+    json fields = {{"tool_name", call.tool}, {"tool_input", *args}, {"tool_response", response}};
     RunHooks(
         {HookEvent::kPostToolUse, call.agent_id, call.mode, call.execution_id, call.tool,
          fields.dump(-1, ' ', false, json::error_handler_t::replace)},

@@ -16,6 +16,7 @@
 #include "base/ids.h"
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 #include "index/symbol_index.h"
 #include "workspace/git_ignore.h"
 #include "index/index_query.h"
@@ -124,6 +125,7 @@ void Coordinator::StartIndexRefresh() {
     c.call.execution_id = id;
     c.call.tool = kIndexParseTool;
     c.call.arguments_json = json({{"paths", paths}}).dump(-1, ' ', false, json::error_handler_t::replace);
+    for (const std::string& p : paths) Typed(c.call).mutable_input()->mutable_index_parse()->add_paths(p);
     c.call.timeout = seconds(120);
     c.call.agent_id = o_.agent_id;
     c.call.mode = CallMode::kAsk;
@@ -181,8 +183,8 @@ void Coordinator::IndexRefreshed(const Status& refreshed) {
 
 void Coordinator::PrepareEditSymbol(Call& c) {
   const std::string id = c.call.execution_id;
-  StatusOr<EditSymbolArgs> args = ParseEditSymbolArgs(c.call.arguments_json, false);
-  if (!args.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, args.status());
+  // The model's arguments, typed at Submit; the span is resolved here.
+  StatusOr<EditSymbolArgs> args = ArgsOf(Typed(c.call).input().edit_symbol());
   StatusOr<index::SpanNow> span = index::ResolveSpan(args->symbol_id, indexer_->db(), IndexFileReader());
   if (!span.ok()) {
     return EndHere(id, span.status().code() == StatusCode::kNotFound ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_REJECTED,
@@ -209,13 +211,17 @@ void Coordinator::PrepareEditSymbol(Call& c) {
                    {"file_path", span->symbol.path},
                    {"start_byte", span->symbol.start_byte},
                    {"end_byte", span->symbol.end_byte}};
-  c.call.arguments_json = resolved.dump(-1, ' ', false, json::error_handler_t::replace);
+  c.call.arguments_json = resolved.dump(-1, ' ', false, json::error_handler_t::replace);  // for the record
+  args->file_path = span->symbol.path;
+  args->start_byte = span->symbol.start_byte;
+  args->end_byte = span->symbol.end_byte;
+  SetInput(*args, Typed(c.call).mutable_input());
   c.span_file_sha256 = span->file_sha256;
   ProceedWrite(c);
 }
 
-Status Coordinator::TakeEvidence(Call& c) {
-  json args = ParseJson(c.call.arguments_json);
+Status Coordinator::TakeEvidence(Call& c, json* parsed) {
+  json& args = *parsed;
   if (!args.is_object() || !args.contains("evidence")) return Status::OK();
   const json& ids = args["evidence"];
   if (!ids.is_array() || ids.size() > 64) {
@@ -266,8 +272,8 @@ Status Coordinator::CheckEvidence(const Call& c, const std::string& path, bool e
 }
 
 void Coordinator::AnswerIndexQuery(Call& c) {
-  if (c.call.tool == index::kReferencesTool && AskServerForReferences(c)) return;
-  EndIndexQuery(c, index::RunIndexQuery(c.call.tool, c.call.arguments_json, indexer_->db(), IndexFileReader()));
+  if (index::LanguageServerMayAnswer(c.call.tool) && AskServerForReferences(c)) return;
+  EndIndexQuery(c, index::RunIndexQuery(c.call.tool, *c.args, indexer_->db(), IndexFileReader()));
 }
 
 void Coordinator::EndIndexQuery(Call& c, StatusOr<index::QueryAnswer> answer) {
@@ -320,8 +326,7 @@ bool ServerSeesEverything(const std::string& server, const std::string& workspac
 
 bool Coordinator::AskServerForReferences(Call& c) {
   if (!o_.validation.enabled) return false;  // no language servers run
-  StatusOr<index::ReferenceTarget> target =
-      index::FindReferenceTarget(c.call.arguments_json, indexer_->db(), IndexFileReader());
+  StatusOr<index::ReferenceTarget> target = index::FindReferenceTarget(*c.args, indexer_->db(), IndexFileReader());
   if (!target.ok()) return false;  // the index's answer says what is wrong
   std::string path = JoinPath(o_.workspace, target->symbol.path);
   FileValidator v = validation_.ValidatorFor(path);
@@ -351,9 +356,7 @@ bool Coordinator::AskServerForReferences(Call& c) {
   ask.call.policy = WorkerPolicy::kLspHost;
   ask.call.internal = true;
   ask.call.timeout = milliseconds(int64_t{v.start_timeout_ms} + kReferencesAnswerMs) + seconds(10);
-  auto input = std::make_shared<v1::ToolRequest>();
-  *input->mutable_references() = std::move(in);
-  ask.call.typed_input = std::move(input);
+  *Typed(ask.call).mutable_references() = std::move(in);
   ask.handlers.on_done = [this, id = c.call.execution_id, t = std::move(*target)](
                              const v1::ToolResult& r, const Status&) { AnswerWithServerReferences(id, t, r); };
   Dispatch(ask);
@@ -385,7 +388,7 @@ void Coordinator::AnswerWithServerReferences(const std::string& id, const index:
   std::string why = !out.reason().empty() ? out.reason()
                     : r.has_error()       ? r.error().message()
                                           : std::string(ToolStatusName(r.status()));
-  EndIndexQuery(c, index::SyntacticReferences(c.call.arguments_json, indexer_->db(), why));
+  EndIndexQuery(c, index::SyntacticReferences(*c.args, indexer_->db(), why));
 }
 
 }  // namespace odin

@@ -10,17 +10,18 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
 #include "tools/file_tools.h"
+#include "tools/tool_input.h"
 
 namespace odin {
 
 void Coordinator::RunInitTool(Call& c) {
-  StatusOr<WriteArgs> args = ParseInitToolArgs(c.call.arguments_json);
-  if (!args.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_ERROR, args.status());
+  // Its typed input (parsed at Submit) with the file resolved.
+  WriteArgs args = ArgsOf(Typed(c.call).input().write());
+  args.file_path = c.write_path;
   v1::ToolRequest req;
   req.set_execution_id(c.call.execution_id);
   req.set_tool(kWriteFileTool);
-  req.set_arguments_json(nlohmann::json({{"file_path", c.write_path}, {"content", args->content}})
-                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  SetInput(args, req.mutable_input());
   const ToolCall::Expectation& e = c.call.expect;
   v1::FileExpectation* expect = req.mutable_expect();
   expect->set_must_not_exist(e.must_not_exist);

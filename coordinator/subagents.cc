@@ -12,6 +12,7 @@
 #include "planner/tool_calls.h"
 #include "planner/budget.h"
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 #include "ledger/handoff_facts.h"
 #include "ledger/report.h"
 #include "planner/tool_specs.h"
@@ -55,7 +56,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   if (model_.llm == nullptr) {
     return Status::FailedPrecondition("AgentTool", "subagents need a model: they run only in agent sessions");
   }
-  json args = ParseJson(call.arguments_json);
+  const json& args = *c.args;
   if (!args.is_object() || !args.contains("prompt") || !args["prompt"].is_string() ||
       args["prompt"].get<std::string>().empty()) {
     return Status::InvalidArgument("AgentTool", "prompt must be a non-empty string");
@@ -97,9 +98,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   task.set_stall_no_progress_turns(static_cast<uint32_t>(st.no_progress_turns));
   task.set_subagent_stop_hooks(HasHooks(HookEvent::kSubagentStop));
   task.set_max_stop_blocks(static_cast<uint32_t>(std::max(o_.hooks.max_stop_blocks, 0)));
-  auto input = std::make_shared<v1::ToolRequest>();
-  *input->mutable_agent_task() = std::move(task);
-  call.typed_input = std::move(input);
+  *Typed(call).mutable_agent_task() = std::move(task);
   call.policy = WorkerPolicy::kSubagent;
   if (call.timeout == Duration::zero()) call.timeout = o_.subagent_timeout;
   spdlog::debug("AgentTool {}: subagent {} in {} mode", call.execution_id, s.agent_id, ModeName(s.mode));

@@ -2,8 +2,8 @@
 
 namespace odin {
 
-Status TodoList::Write(const std::string& arguments_json) {
-  ASSIGN_OR_RETURN(TodoArgs args, ParseTodoArgs(arguments_json));
+Status TodoList::Write(const nlohmann::json& arguments) {
+  ASSIGN_OR_RETURN(TodoArgs args, TodoArgsOf(arguments));
   items_ = std::move(args.todos);
   return Status::OK();
 }

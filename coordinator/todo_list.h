@@ -12,8 +12,9 @@ namespace odin {
 
 class TodoList {
  public:
-  // Replaces the list with the one in TodoWrite's arguments.
-  Status Write(const std::string& arguments_json);
+  // Replaces the list with the one in TodoWrite's arguments (parsed once,
+  // at Submit).
+  Status Write(const nlohmann::json& arguments);
   const std::vector<TodoItem>& items() const { return items_; }
   // "[x] 1. done thing\n[>] 2. current\n[ ] 3. next\n" and a count line.
   std::string Render() const;

@@ -8,6 +8,7 @@
 
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
+#include "tools/tool_input.h"
 #include "odin/v1/worker.pb.h"
 #include "web/url_host.h"
 
@@ -17,15 +18,14 @@ using nlohmann::json;
 
 Status Coordinator::CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
-  ASSIGN_OR_RETURN(WebFetchArgs args, ParseWebFetchArgs(call.arguments_json));
+  if (!call.typed_input || !call.typed_input->input().has_web_fetch()) return MissingInput(call.tool);
+  WebFetchArgs args = ArgsOf(call.typed_input->input().web_fetch());
   StatusOr<std::string> host = StrictUrlHost(args.url);
   if (!host.ok()) return host.status();
   // The worker fetches only if libcurl reads the same host.
-  auto input = std::make_shared<v1::ToolRequest>();
-  v1::WebFetchOptions* options = input->mutable_web_fetch();
+  v1::WebFetchOptions* options = Typed(c.call).mutable_web_fetch();
   if (o_.web_fetch_options) *options = *o_.web_fetch_options;
   options->set_expected_host(*host);
-  c.call.typed_input = std::move(input);
   c.web_url = args.url;
   RuleVerdict v = JudgeWebFetch(*host, o_.command_rules);
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}, {"host", *host}};

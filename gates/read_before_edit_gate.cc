@@ -4,38 +4,15 @@
 
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
-#include "tools/file_tool_args.h"
+#include "tools/tool_input.h"
 #include "tools/tool_catalog.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
 
-StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& args_json, const std::string& ws,
-                                         std::string* given) {
-  switch (WriteFormOf(tool)) {
-    case WriteForm::kInit: {
-      ASSIGN_OR_RETURN(WriteArgs a, ParseInitToolArgs(args_json));
-      *given = a.file_path;
-      break;
-    }
-    case WriteForm::kSymbol: {
-      // The coordinator's arguments, once the index has found the span.
-      ASSIGN_OR_RETURN(EditSymbolArgs a, ParseEditSymbolArgs(args_json, true));
-      *given = a.file_path;
-      break;
-    }
-    case WriteForm::kWhole: {
-      ASSIGN_OR_RETURN(WriteArgs a, ParseWriteArgs(args_json));
-      *given = a.file_path;
-      break;
-    }
-    case WriteForm::kEdits: {
-      ASSIGN_OR_RETURN(EditArgs a, ParseEditArgs(tool, args_json));
-      *given = a.file_path;
-      break;
-    }
-    case WriteForm::kNone: return Status::InvalidArgument(tool, "writes no file");
-  }
+StatusOr<std::string> ResolveWriteTarget(const v1::ToolInput& input, const std::string& ws, std::string* given) {
+  *given = WritePathOf(input);
+  if (given->empty()) return Status::InvalidArgument("the call", "writes no file");
   return ResolveWorkspacePath(*given, ws);
 }
 

@@ -19,15 +19,15 @@
 namespace odin {
 namespace v1 {
 class FileExpectation;
-}
+class ToolInput;
+}  // namespace v1
 
-// Parses a writing tool's arguments, with that tool's own parser, and
-// resolves the file it writes in workspace. *given is the path as the model
-// wrote it (set once the arguments parse). Returns InvalidArgument for bad
-// arguments or a path outside the workspace (IsOutsideWorkspace(*given)
-// tells which), NotFound and the like from the resolution.
-StatusOr<std::string> ResolveWriteTarget(const std::string& tool, const std::string& arguments_json,
-                                         const std::string& workspace, std::string* given);
+// Resolves the file a writing tool's typed input (parsed at Submit) writes
+// in workspace. *given is the path as the model wrote it. Returns
+// InvalidArgument for an input that writes no file or a path outside the
+// workspace (IsOutsideWorkspace(*given) tells which), NotFound and the like
+// from the resolution.
+StatusOr<std::string> ResolveWriteTarget(const v1::ToolInput& input, const std::string& workspace, std::string* given);
 
 // Checks a writing tool's call on the resolved file `path` against this
 // agent's cache. On success fills *expect for the worker. Returns NotFound /

@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "base/sha256.h"
 #include "gates/mode_gate.h"
 #include "odin/v1/worker.pb.h"
+#include "tools/tool_input.h"
 
 namespace odin {
 namespace {
@@ -24,7 +28,9 @@ class ReadBeforeEditGateTest : public ::testing::Test {
   Status Check(const std::string& tool, const std::string& args) {
     expect_.Clear();
     std::string given;
-    StatusOr<std::string> path = ResolveWriteTarget(tool, args, ws_, &given);
+    StatusOr<v1::ToolInput> input = ParseToolInput(tool, ParseJson(args));
+    if (!input.ok()) return input.status();
+    StatusOr<std::string> path = ResolveWriteTarget(*input, ws_, &given);
     if (!path.ok()) return path.status();
     path_ = *path;
     return CheckReadBeforeEdit(tool, path_, ws_, &cache_, &expect_);

@@ -72,8 +72,8 @@ class ValidationGate {
   // when nothing is configured or installed for the file; *no_validator is
   // then the check's result, known here.
   struct CheckRequest {
-    std::shared_ptr<const v1::ToolRequest> input;  // its validation set
-    Duration timeout{};                            // catches a host that hangs
+    std::shared_ptr<v1::ToolRequest> input;  // its validation set
+    Duration timeout{};                      // catches a host that hangs
   };
   std::optional<CheckRequest> PrepareCheck(const std::string& path, const std::string& content,
                                            v1::ToolResult* no_validator);

@@ -49,7 +49,7 @@ class IndexDbTest : public ::testing::Test {
       if (it == files_.end()) return Status::NotFound(p);
       return it->second;
     };
-    StatusOr<QueryAnswer> a = RunIndexQuery(tool, args.dump(), db_.get(), read);
+    StatusOr<QueryAnswer> a = RunIndexQuery(tool, args, db_.get(), read);
     if (!a.ok()) return {{"error", a.status().ToString()}};
     covered_ = a->covered;
     return json::parse(a->text);

@@ -35,10 +35,11 @@ bool LooksLikeTest(const std::string& path) {
          base.find(".spec.") != std::string::npos || base.find("_spec.") != std::string::npos;
 }
 
-StatusOr<json> ParseArgs(std::string_view tool, const std::string& arguments_json,
-                         const std::set<std::string>& allowed) {
-  json args = ParseJson(arguments_json);
-  if (!args.is_object()) return Status::InvalidArgument(std::string(tool), "arguments must be a JSON object");
+StatusOr<json> ParseArgs(std::string_view tool, const json& arguments_json, const std::set<std::string>& allowed) {
+  if (!arguments_json.is_object()) {
+    return Status::InvalidArgument(std::string(tool), "arguments must be a JSON object");
+  }
+  const json& args = arguments_json;
   for (const auto& [key, value] : args.items()) {
     if (!allowed.count(key)) return Status::InvalidArgument(std::string(tool), "unknown argument \"" + key + "\"");
   }
@@ -119,7 +120,7 @@ class Files {
   std::map<std::string, std::string> sha_;
 };
 
-StatusOr<QueryAnswer> RunSymbols(const std::string& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
+StatusOr<QueryAnswer> RunSymbols(const json& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kSymbolsTool, arguments_json, {"query", "kind", "path", "prefix", "limit"}));
   ASSIGN_OR_RETURN(std::string query, StringArg(kSymbolsTool, args, "query", true));
   ASSIGN_OR_RETURN(std::string kind_name, StringArg(kSymbolsTool, args, "kind", false));
@@ -192,7 +193,7 @@ json ReferenceJson(const ReferenceRow& r) {
 
 }  // namespace
 
-StatusOr<QueryAnswer> SyntacticReferences(const std::string& arguments_json, IndexDb* db,
+StatusOr<QueryAnswer> SyntacticReferences(const json& arguments_json, IndexDb* db,
                                           const std::string& semantic_unavailable) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kReferencesTool, arguments_json, {"symbol_id", "limit"}));
   ASSIGN_OR_RETURN(std::string id, StringArg(kReferencesTool, args, "symbol_id", true));
@@ -226,7 +227,7 @@ StatusOr<QueryAnswer> SyntacticReferences(const std::string& arguments_json, Ind
 
 namespace {
 
-StatusOr<QueryAnswer> RunImpact(const std::string& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
+StatusOr<QueryAnswer> RunImpact(const json& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kImpactTool, arguments_json, {"symbol_id", "path", "depth", "limit"}));
   ASSIGN_OR_RETURN(std::string id, StringArg(kImpactTool, args, "symbol_id", false));
   ASSIGN_OR_RETURN(std::string path, StringArg(kImpactTool, args, "path", false));
@@ -331,7 +332,7 @@ StatusOr<QueryAnswer> RunImpact(const std::string& arguments_json, IndexDb* db, 
   return a;
 }
 
-StatusOr<QueryAnswer> RunOutline(const std::string& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
+StatusOr<QueryAnswer> RunOutline(const json& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kOutlineTool, arguments_json, {"path"}));
   ASSIGN_OR_RETURN(std::string path, StringArg(kOutlineTool, args, "path", true));
   path = NormalPath(path);
@@ -366,7 +367,9 @@ StatusOr<QueryAnswer> RunOutline(const std::string& arguments_json, IndexDb* db,
 
 }  // namespace
 
-StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const std::string& arguments_json, IndexDb* db,
+bool LanguageServerMayAnswer(std::string_view tool) { return tool == kReferencesTool; }
+
+StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const json& arguments_json, IndexDb* db,
                                     const ReadWorkspaceFile& read) {
   if (tool == kSymbolsTool) return RunSymbols(arguments_json, db, read);
   if (tool == kReferencesTool) return SyntacticReferences(arguments_json, db, "");
@@ -418,8 +421,7 @@ size_t NameOffset(const std::string& content, const SymbolRow& s) {
 
 }  // namespace
 
-StatusOr<ReferenceTarget> FindReferenceTarget(const std::string& arguments_json, IndexDb* db,
-                                              const ReadWorkspaceFile& read) {
+StatusOr<ReferenceTarget> FindReferenceTarget(const json& arguments_json, IndexDb* db, const ReadWorkspaceFile& read) {
   ASSIGN_OR_RETURN(json args, ParseArgs(kReferencesTool, arguments_json, {"symbol_id", "limit"}));
   ASSIGN_OR_RETURN(std::string id, StringArg(kReferencesTool, args, "symbol_id", true));
   ASSIGN_OR_RETURN(size_t limit, IntArg(kReferencesTool, args, "limit", 100, 1, 1000));

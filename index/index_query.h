@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/status.h"
 #include "index/index_db.h"
 
@@ -27,15 +29,19 @@ struct QueryAnswer {
   std::vector<std::string> covered;  // relative paths the answer named
 };
 
-// Runs tool with its JSON arguments. InvalidArgument names a bad argument;
+// Whether a language server may answer tool's query better than the index
+// (references: the semantic set); the coordinator asks one first then.
+bool LanguageServerMayAnswer(std::string_view tool);
+
+// Runs tool with its arguments (a JSON object, parsed once at Submit). InvalidArgument names a bad argument;
 // NotFound a symbol id that is not (or no longer) in the index.
-StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const std::string& arguments_json, IndexDb* db,
+StatusOr<QueryAnswer> RunIndexQuery(std::string_view tool, const nlohmann::json& arguments, IndexDb* db,
                                     const ReadWorkspaceFile& read);
 
 // `references` from the index alone: every use of the symbol's name,
 // labelled syntactic and not complete; semantic_unavailable, when not empty,
 // says why no language server answered.
-StatusOr<QueryAnswer> SyntacticReferences(const std::string& arguments_json, IndexDb* db,
+StatusOr<QueryAnswer> SyntacticReferences(const nlohmann::json& arguments, IndexDb* db,
                                           const std::string& semantic_unavailable);
 
 // A symbol's span as the index has it, checked against the file now: the
@@ -60,7 +66,7 @@ struct ReferenceTarget {
   uint32_t line = 0, character = 0;
   size_t limit = 100;  // the call's "limit": locations answered at most
 };
-StatusOr<ReferenceTarget> FindReferenceTarget(const std::string& arguments_json, IndexDb* db,
+StatusOr<ReferenceTarget> FindReferenceTarget(const nlohmann::json& arguments, IndexDb* db,
                                               const ReadWorkspaceFile& read);
 
 // A language server's references made the answer to `references`: each

@@ -75,7 +75,11 @@ json ExecutionJson(const ExecutionRow& row) {
 
 StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_id, const std::string& workspace,
                                      const std::string& args_json) {
-  json args = ParseJson(args_json);
+  return AnswerMemoryQuery(ledger, session_id, workspace, ParseJson(args_json));
+}
+
+StatusOr<std::string> AnswerMemoryQuery(Ledger* ledger, const std::string& session_id, const std::string& workspace,
+                                        const json& args) {
   if (!args.is_object()) return Status::InvalidArgument("memory_query", "arguments must be a JSON object");
   for (auto it = args.begin(); it != args.end(); ++it) {
     static const char* kKnown[] = {"query", "file_path", "execution_id", "tool", "status", "limit"};

@@ -15,6 +15,8 @@
 
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/status.h"
 #include "tools/tool_catalog.h"
 #include "ledger/ledger.h"
@@ -25,5 +27,8 @@ namespace odin {
 // arguments (naming the problem); the ledger's error if it cannot be read.
 StatusOr<std::string> RunMemoryQuery(Ledger* ledger, const std::string& session_id, const std::string& workspace,
                                      const std::string& args_json);
+// The same on arguments already parsed (a call's, once, at Submit).
+StatusOr<std::string> AnswerMemoryQuery(Ledger* ledger, const std::string& session_id, const std::string& workspace,
+                                        const nlohmann::json& args);
 
 }  // namespace odin

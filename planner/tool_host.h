@@ -113,12 +113,13 @@ struct ToolCall {
   // The run's budget, charged one tool call when the coordinator takes the
   // call (null: none). The pool ignores it.
   Budget* budget = nullptr;
-  // The typed input of a call whose request the coordinator builds:
-  // lsp_check's ValidationInput, lsp_references' ReferencesInput,
-  // AgentTool's AgentTask, WebFetch's WebFetchOptions, set on this
-  // request (the rest of it unset) and merged into the worker's request as
-  // it is; never a string parsed back. Null for every other call.
-  std::shared_ptr<const v1::ToolRequest> typed_input;
+  // The call's typed request, set by the coordinator: the arguments' typed
+  // input (parsed once at Submit, tools/tool_input.h), and lsp_check's
+  // ValidationInput, lsp_references' ReferencesInput, AgentTool's
+  // AgentTask, WebFetch's WebFetchOptions; the rest of it unset. The pool
+  // merges it into the worker's request as it is; never a string parsed
+  // back. Null until the coordinator has set something.
+  std::shared_ptr<v1::ToolRequest> typed_input;
   // For ExecuteCommand: no other command follows (odin exec's one call).
   bool last_command = false;
   // For ExecuteCommand: run over the workspace overlay or not at all (it

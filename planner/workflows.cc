@@ -79,7 +79,13 @@ std::string WorkflowRules(Workflow w) {
 
 StatusOr<Plan> ParsePlan(const std::string& text, const Plan* base) {
   if (text.size() > kMaxPlanBytes) return Status::InvalidArgument("plan", "over 32 KiB");
-  json j = ParseJson(text);
+  return PlanOf(ParseJson(text), base);
+}
+
+StatusOr<Plan> PlanOf(const json& j, const Plan* base) {
+  if (j.dump(-1, ' ', false, json::error_handler_t::replace).size() > kMaxPlanBytes) {
+    return Status::InvalidArgument("plan", "over 32 KiB");
+  }
   if (!j.is_object()) return Status::InvalidArgument("plan", "not a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "intent" && key != "acceptance_criteria" && key != "steps" && key != "workflow" && key != "reason") {

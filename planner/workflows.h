@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/status.h"
 
 namespace odin {
@@ -59,6 +61,8 @@ struct Plan {
 // a field left out keeps base's) and the hydrator's answer (base null: all
 // required). InvalidArgument naming what is wrong.
 StatusOr<Plan> ParsePlan(const std::string& json_text, const Plan* base);
+// The same on a value already parsed (plan_update's arguments, at Submit).
+StatusOr<Plan> PlanOf(const nlohmann::json& value, const Plan* base);
 std::string PlanJson(const Plan& plan);
 // For the planner: the plan as numbered lines.
 std::string RenderPlan(const Plan& plan);

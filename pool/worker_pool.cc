@@ -489,7 +489,6 @@ void WorkerPool::Dispatch() {
     v1::ToolRequest* req = env.mutable_tool_request();
     req->set_execution_id(call.execution_id);
     req->set_tool(call.tool);
-    req->set_arguments_json(call.arguments_json);
     req->set_timeout_ms(static_cast<uint64_t>(ToMillis(call.timeout)));
     if (call.timeout > Duration::zero()) {
       req->set_deadline_unix_ms(clock_->WallMillis() + ToMillis(call.timeout));
@@ -517,6 +516,8 @@ void WorkerPool::Dispatch() {
         r->set_end(end);
       }
     }
+    // The arguments come typed, in the typed request the coordinator made
+    // (only an MCP tool's travel as JSON text, set there too).
     if (call.typed_input) req->MergeFrom(*call.typed_input);
     req->set_approved_outside_path(call.approved_outside_path);
     Status sent = SendTo(w, env);

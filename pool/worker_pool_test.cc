@@ -161,6 +161,8 @@ class WorkerPoolTest : public ::testing::Test {
     c.execution_id = id;
     c.tool = "ExecuteCommand";
     c.arguments_json = R"({"argv":["true"]})";
+    c.typed_input = std::make_shared<v1::ToolRequest>();  // as the coordinator types it at Submit
+    c.typed_input->mutable_input()->mutable_command()->add_argv("true");
     c.timeout = timeout;
     return c;
   }
@@ -207,6 +209,32 @@ TEST_F(WorkerPoolTest, EachWorkerHasItsOwnEndpointAndNoIdOrSecretInItsCommandLin
   // The dead worker's endpoint goes with it; its replacement gets a new one.
   EXPECT_EQ(transport_.closed_endpoints.size(), 1u);
   EXPECT_EQ(transport_.endpoints_opened, 3);
+}
+
+TEST_F(WorkerPoolTest, ArgumentsReachTheWorkerTypedAndOnlyAnMcpToolsAsJsonText) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  pool_->Submit(Call("ex_cmd"));
+  const v1::ToolRequest& cmd = transport_.sent.back().second.tool_request();
+  EXPECT_EQ(cmd.execution_id(), "ex_cmd");
+  EXPECT_EQ(cmd.arguments_json(), "");  // the worker parses no JSON: ToolCall::arguments_json is the record
+  ASSERT_TRUE(cmd.input().has_command());
+  EXPECT_EQ(cmd.input().command().argv(0), "true");
+
+  ToolCall mcp = Call("ex_mcp");
+  mcp.tool = "mcp__alpha__x";
+  mcp.arguments_json = R"({"q":1})";
+  mcp.typed_input = std::make_shared<v1::ToolRequest>();  // as Submit makes it for an MCP tool
+  mcp.typed_input->set_arguments_json(mcp.arguments_json);
+  mcp.policy = WorkerPolicy::kMcpReadonly;
+  mcp.lane = "alpha";
+  pool_->Submit(mcp);
+  SayHello(101);
+  ASSERT_EQ(WorkerOf("ex_mcp"), 101);
+  const v1::ToolRequest& passed = transport_.sent.back().second.tool_request();
+  EXPECT_EQ(passed.arguments_json(), R"({"q":1})");  // through to the server, as checked at Submit
+  EXPECT_EQ(passed.input().kind_case(), v1::ToolInput::KIND_NOT_SET);
 }
 
 TEST_F(WorkerPoolTest, AHelloWithoutTheSecretIsRefusedRecordedAndGetsNoWork) {

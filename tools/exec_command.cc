@@ -29,9 +29,10 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 }  // namespace
 
-StatusOr<CommandArgs> ParseCommandArgs(std::string_view arguments) {
+StatusOr<CommandArgs> ParseCommandArgs(std::string_view arguments) { return CommandArgsOf(ParseJson(arguments)); }
+
+StatusOr<CommandArgs> CommandArgsOf(const nlohmann::json& args) {
   using nlohmann::json;
-  json args = ParseJson(arguments);
   if (args.is_discarded() || !args.is_object()) {
     return Status::InvalidArgument("ExecuteCommand", "arguments must be a JSON object");
   }
@@ -65,8 +66,7 @@ StatusOr<CommandArgs> ParseCommandArgs(std::string_view arguments) {
   return parsed;
 }
 
-StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const std::string& workspace) {
-  ASSIGN_OR_RETURN(CommandArgs args, ParseCommandArgs(arguments));
+StatusOr<CommandSpec> CommandSpecOf(CommandArgs args, const std::string& workspace) {
   CommandSpec spec;
   if (!args.script.empty()) {
     std::string shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
@@ -85,17 +85,16 @@ StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const 
   return spec;
 }
 
-StatusOr<CommandSpec> ParseHookArgs(std::string_view arguments, const std::string& workspace, std::string* input) {
-  using nlohmann::json;
-  json args = ParseJson(arguments);
-  if (args.is_discarded() || !args.is_object() || !args.contains("command") || !args["command"].is_string() ||
-      args["command"].get<std::string>().empty() || (args.contains("input") && !args["input"].is_string())) {
-    return Status::InvalidArgument(kHookTool, "arguments must be {\"command\": \"...\", \"input\": \"...\"}");
-  }
-  *input = args.value("input", "");
+StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const std::string& workspace) {
+  ASSIGN_OR_RETURN(CommandArgs args, ParseCommandArgs(arguments));
+  return CommandSpecOf(std::move(args), workspace);
+}
+
+StatusOr<CommandSpec> HookSpecOf(const std::string& command, const std::string& workspace) {
+  if (command.empty()) return Status::InvalidArgument(kHookTool, "the hook's command is empty");
   CommandSpec spec;
   std::string shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
-  spec.argv = {shell, "-c", args["command"].get<std::string>()};
+  spec.argv = {shell, "-c", command};
   spec.cwd = workspace;
   return spec;
 }

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/clock.h"
 #include "base/status.h"
 #include "tools/tool_catalog.h"  // kHookTool
@@ -56,26 +58,28 @@ struct CommandSpec {
   std::vector<int> keep_fds;
 };
 
-// ExecuteCommand's arguments, parsed once: the command-rule gate judges what
-// this holds, and the worker runs what ParseExecuteCommandArgs makes of the
-// same bytes with the same parser, so the two cannot disagree.
+// ExecuteCommand's arguments, parsed once at Submit (tools/tool_input.h):
+// the command-rule gate judges what this holds, and the worker runs what
+// CommandSpecOf makes of the same value, so the two cannot disagree.
 struct CommandArgs {
   std::string script;             // "command": shell text, run by bash -c; empty when argv is given
   std::vector<std::string> argv;  // "argv": the program and its arguments, run directly
   std::string cwd;                // "cwd" as given, relative to the workspace or absolute; "" for none
 };
-// Returns InvalidArgument naming the problem (malformed JSON, neither or both
+// Returns InvalidArgument naming the problem (not an object, neither or both
 // of command/argv, an empty command, an argv that is not strings).
+StatusOr<CommandArgs> CommandArgsOf(const nlohmann::json& args);
+// The same from JSON text (malformed JSON is InvalidArgument too).
 StatusOr<CommandArgs> ParseCommandArgs(std::string_view json);
 
-// What the worker runs: the arguments parsed, the shell form turned into
-// bash -c, the cwd resolved. Returns InvalidArgument as ParseCommandArgs
-// does, and for a cwd outside workspace.
+// What the worker runs: the shell form turned into bash -c, the cwd
+// resolved. InvalidArgument for a cwd outside workspace or missing.
+StatusOr<CommandSpec> CommandSpecOf(CommandArgs args, const std::string& workspace);
+// ParseCommandArgs, then CommandSpecOf.
 StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view json, const std::string& workspace);
 
-// What a Hook call runs: bash -c command in the workspace; *input gets what
-// goes to its stdin. InvalidArgument for malformed arguments.
-StatusOr<CommandSpec> ParseHookArgs(std::string_view json, const std::string& workspace, std::string* input);
+// What a Hook call runs: bash -c command in the workspace.
+StatusOr<CommandSpec> HookSpecOf(const std::string& command, const std::string& workspace);
 
 // Which stream a chunk of output came from (matches odin.v1.OutputStream).
 enum class OutputStreamId { kStdout = 1, kStderr = 2 };

@@ -16,15 +16,16 @@ using nlohmann::json;
 // Reads the fields of one JSON object, remembering the first problem.
 class ArgReader {
  public:
-  ArgReader(std::string_view tool, std::string_view text) : tool_(tool) {
-    root_ = ParseJson(text);
+  // A call's arguments, parsed once (at Submit, or by ArgsText).
+  ArgReader(std::string_view tool, const json& args) : tool_(tool), root_(args) {
     if (root_.is_discarded()) {
       Fail("arguments are not valid JSON");
     } else if (!root_.is_object()) {
       Fail("arguments must be a JSON object");
     }
   }
-  explicit ArgReader(std::string_view tool, const json& object, const std::string& where)
+  // One object nested in them ("edits[0].").
+  ArgReader(std::string_view tool, const json& object, const std::string& where)
       : tool_(tool), root_(object), where_(where) {
     if (!root_.is_object()) Fail(where_ + " must be an object");
   }
@@ -94,7 +95,7 @@ class ArgReader {
   }
 
   std::string tool_;
-  json root_;
+  const json& root_;
   std::string where_;
   std::set<std::string> seen_;
   Status status_;
@@ -102,8 +103,8 @@ class ArgReader {
 
 }  // namespace
 
-StatusOr<ReadArgs> ParseReadArgs(std::string_view text) {
-  ArgReader r(kReadTool, text);
+StatusOr<ReadArgs> ReadArgsOf(const json& args) {
+  ArgReader r(kReadTool, args);
   ReadArgs a;
   r.String("file_path", &a.file_path, true, true);
   r.Uint("offset", &a.offset, 1);
@@ -112,8 +113,8 @@ StatusOr<ReadArgs> ParseReadArgs(std::string_view text) {
   return a;
 }
 
-StatusOr<WriteArgs> ParseWriteArgs(std::string_view text) {
-  ArgReader r(kWriteFileTool, text);
+StatusOr<WriteArgs> WriteArgsOf(const json& args) {
+  ArgReader r(kWriteFileTool, args);
   WriteArgs a;
   r.String("file_path", &a.file_path, true, true);
   r.String("content", &a.content, true);
@@ -121,8 +122,8 @@ StatusOr<WriteArgs> ParseWriteArgs(std::string_view text) {
   return a;
 }
 
-StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view text, bool resolved) {
-  ArgReader r(kEditSymbolTool, text);
+StatusOr<EditSymbolArgs> EditSymbolArgsOf(const json& args, bool resolved) {
+  ArgReader r(kEditSymbolTool, args);
   EditSymbolArgs a;
   std::string operation;
   r.String("symbol_id", &a.symbol_id, true, true);
@@ -158,8 +159,8 @@ StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view text, bool resolve
   return a;
 }
 
-StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text) {
-  ArgReader r(kInitTool, text);
+StatusOr<WriteArgs> InitToolArgsOf(const json& args) {
+  ArgReader r(kInitTool, args);
   WriteArgs a;
   r.String("content", &a.content, true);
   RETURN_IF_ERROR(r.Finish());
@@ -178,8 +179,8 @@ void ReadEdit(ArgReader& r, EditSpec* e) {
 
 }  // namespace
 
-StatusOr<EditArgs> ParseEditArgs(std::string_view tool, std::string_view text) {
-  ArgReader r(tool, text);
+StatusOr<EditArgs> EditArgsOf(std::string_view tool, const json& args) {
+  ArgReader r(tool, args);
   EditArgs a;
   r.String("file_path", &a.file_path, true, true);
   if (tool == kEditTool) {
@@ -204,8 +205,8 @@ StatusOr<EditArgs> ParseEditArgs(std::string_view tool, std::string_view text) {
   return a;
 }
 
-StatusOr<GrepArgs> ParseGrepArgs(std::string_view text) {
-  ArgReader r(kGrepTool, text);
+StatusOr<GrepArgs> GrepArgsOf(const json& args) {
+  ArgReader r(kGrepTool, args);
   GrepArgs a;
   r.String("pattern", &a.pattern, true, true);
   r.String("path", &a.path, false);
@@ -236,8 +237,8 @@ StatusOr<GrepArgs> ParseGrepArgs(std::string_view text) {
   return a;
 }
 
-StatusOr<GlobArgs> ParseGlobArgs(std::string_view text) {
-  ArgReader r(kGlobTool, text);
+StatusOr<GlobArgs> GlobArgsOf(const json& args) {
+  ArgReader r(kGlobTool, args);
   GlobArgs a;
   r.String("pattern", &a.pattern, true, true);
   r.String("path", &a.path, false);
@@ -245,8 +246,8 @@ StatusOr<GlobArgs> ParseGlobArgs(std::string_view text) {
   return a;
 }
 
-StatusOr<LsArgs> ParseLsArgs(std::string_view text) {
-  ArgReader r(kLsTool, text);
+StatusOr<LsArgs> LsArgsOf(const json& args) {
+  ArgReader r(kLsTool, args);
   LsArgs a;
   r.String("path", &a.path, true, true);
   if (const json* ignore = r.Array("ignore", false)) {
@@ -259,8 +260,8 @@ StatusOr<LsArgs> ParseLsArgs(std::string_view text) {
   return a;
 }
 
-StatusOr<TodoArgs> ParseTodoArgs(std::string_view text) {
-  ArgReader r(kTodoWriteTool, text);
+StatusOr<TodoArgs> TodoArgsOf(const json& args) {
+  ArgReader r(kTodoWriteTool, args);
   TodoArgs a;
   const json* todos = r.Array("todos", true);
   if (todos != nullptr) {
@@ -284,6 +285,22 @@ StatusOr<TodoArgs> ParseTodoArgs(std::string_view text) {
   RETURN_IF_ERROR(r.Finish());
   return a;
 }
+
+json ArgsText(std::string_view text) { return ParseJson(text); }
+
+StatusOr<ReadArgs> ParseReadArgs(std::string_view text) { return ReadArgsOf(ArgsText(text)); }
+StatusOr<WriteArgs> ParseWriteArgs(std::string_view text) { return WriteArgsOf(ArgsText(text)); }
+StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view text, bool resolved) {
+  return EditSymbolArgsOf(ArgsText(text), resolved);
+}
+StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text) { return InitToolArgsOf(ArgsText(text)); }
+StatusOr<EditArgs> ParseEditArgs(std::string_view tool, std::string_view text) {
+  return EditArgsOf(tool, ArgsText(text));
+}
+StatusOr<GrepArgs> ParseGrepArgs(std::string_view text) { return GrepArgsOf(ArgsText(text)); }
+StatusOr<GlobArgs> ParseGlobArgs(std::string_view text) { return GlobArgsOf(ArgsText(text)); }
+StatusOr<LsArgs> ParseLsArgs(std::string_view text) { return LsArgsOf(ArgsText(text)); }
+StatusOr<TodoArgs> ParseTodoArgs(std::string_view text) { return TodoArgsOf(ArgsText(text)); }
 
 std::string TargetFileOf(std::string_view tool, std::string_view text) {
   if (tool == kInitTool) return ParseInitToolArgs(text).ok() ? "ODIN.md" : "";

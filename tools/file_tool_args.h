@@ -6,11 +6,16 @@
 //
 // Every parse returns InvalidArgument naming the tool and the problem:
 // malformed JSON, a missing required field, a wrong type, an unknown field.
+// The *ArgsOf forms read arguments already parsed (a call's, once, at
+// Submit: tools/tool_input.h); the Parse*Args forms parse JSON text first
+// (the ledger's records, tests).
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
 
@@ -90,6 +95,15 @@ struct TodoArgs {
   std::vector<TodoItem> todos;
 };
 
+StatusOr<ReadArgs> ReadArgsOf(const nlohmann::json& args);
+StatusOr<WriteArgs> WriteArgsOf(const nlohmann::json& args);
+StatusOr<WriteArgs> InitToolArgsOf(const nlohmann::json& args);
+StatusOr<EditArgs> EditArgsOf(std::string_view tool, const nlohmann::json& args);
+StatusOr<GrepArgs> GrepArgsOf(const nlohmann::json& args);
+StatusOr<GlobArgs> GlobArgsOf(const nlohmann::json& args);
+StatusOr<LsArgs> LsArgsOf(const nlohmann::json& args);
+StatusOr<TodoArgs> TodoArgsOf(const nlohmann::json& args);
+
 StatusOr<ReadArgs> ParseReadArgs(std::string_view json);
 StatusOr<WriteArgs> ParseWriteArgs(std::string_view json);
 // tool is kEditTool or kMultiEditTool.
@@ -112,6 +126,7 @@ struct EditSymbolArgs {
 };
 // resolved: the coordinator's arguments for the worker (file_path and the
 // span included); else the model's, which must not name them.
+StatusOr<EditSymbolArgs> EditSymbolArgsOf(const nlohmann::json& args, bool resolved);
 StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view json, bool resolved);
 StatusOr<GrepArgs> ParseGrepArgs(std::string_view json);
 StatusOr<GlobArgs> ParseGlobArgs(std::string_view json);

@@ -9,6 +9,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
 #include "tools/file_tool_args.h"
+#include "tools/tool_input.h"
 #include "tools/locked_file.h"
 #include "tools/text_file.h"
 #include "tools/tool_result.h"
@@ -34,9 +35,9 @@ void Snapshot(const std::string& path, std::string_view content, const FileStat&
 }
 
 std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
-  StatusOr<ReadArgs> args = ParseReadArgs(req.arguments_json());
-  if (!args.ok()) return Fail(r, args.status());
-  StatusOr<std::string> path = ResolveToolPath(args->file_path, ws, req.approved_outside_path());
+  if (!req.input().has_read()) return Fail(r, MissingInput(req.tool()));
+  ReadArgs args = ArgsOf(req.input().read());
+  StatusOr<std::string> path = ResolveToolPath(args.file_path, ws, req.approved_outside_path());
   if (!path.ok()) return Fail(r, path.status());
   std::string shown = DisplayPath(*path, ws);
   // A path outside the workspace (approved) is opened below its own directory.
@@ -56,8 +57,8 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   }
   LineIndex index(content);
   uint32_t total = index.lines();
-  uint32_t first = args->offset;
-  uint32_t count = args->limit != 0 ? args->limit : kDefaultReadLines;
+  uint32_t first = args.offset;
+  uint32_t count = args.limit != 0 ? args.limit : kDefaultReadLines;
   if (total > 0 && first > total) {
     return Fail(r, Status::InvalidArgument("Read", "offset " + std::to_string(first) + " is past the end of " + shown +
                                                        " (" + std::to_string(total) + " lines)"));
@@ -182,14 +183,14 @@ StatusOr<Target> LockTarget(const std::string& tool, const std::string& file_pat
 }
 
 std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
-  StatusOr<WriteArgs> args = ParseWriteArgs(req.arguments_json());
-  if (!args.ok()) return Fail(r, args.status());
-  if (args->content.size() > kMaxFileBytes) {
+  if (!req.input().has_write()) return Fail(r, MissingInput(req.tool()));
+  WriteArgs args = ArgsOf(req.input().write());
+  if (args.content.size() > kMaxFileBytes) {
     return Fail(
-        r, Status::ResourceExhausted("WriteFile", "content is " + std::to_string(args->content.size()) +
+        r, Status::ResourceExhausted("WriteFile", "content is " + std::to_string(args.content.size()) +
                                                       " bytes, over the limit of " + std::to_string(kMaxFileBytes)));
   }
-  StatusOr<Target> t = LockTarget("WriteFile", args->file_path, ws);
+  StatusOr<Target> t = LockTarget("WriteFile", args.file_path, ws);
   if (!t.ok()) return Fail(r, t.status());
   LockedFile* file = t->file.get();
   const std::string& shown = t->shown;
@@ -200,15 +201,15 @@ std::string RunWrite(const v1::ToolRequest& req, const std::string& ws, v1::Tool
   }
   bool existed = file->exists();
   std::string before = existed ? file->content() : "";
-  uint32_t lines = LineIndex(args->content).lines();
+  uint32_t lines = LineIndex(args.content).lines();
   std::string what = std::string(existed ? "Wrote " : "Created ") + shown + " (" + std::to_string(lines) + " lines)";
-  return Commit(file, t->path, shown, before, existed, args->content, what, r);
+  return Commit(file, t->path, shown, before, existed, args.content, what, r);
 }
 
 std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
-  StatusOr<EditArgs> args = ParseEditArgs(req.tool(), req.arguments_json());
-  if (!args.ok()) return Fail(r, args.status());
-  StatusOr<Target> t = LockTarget(req.tool(), args->file_path, ws);
+  if (!req.input().has_edit()) return Fail(r, MissingInput(req.tool()));
+  EditArgs args = ArgsOf(req.input().edit());
+  StatusOr<Target> t = LockTarget(req.tool(), args.file_path, ws);
   if (!t.ok()) return Fail(r, t.status());
   LockedFile* file = t->file.get();
   const std::string& shown = t->shown;
@@ -227,7 +228,7 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
   ReadCoverage coverage;
   coverage.full = req.expect().full_read() || req.expect().sha256().empty();
   for (const v1::LineRange& range : req.expect().read_ranges()) coverage.ranges.push_back({range.start(), range.end()});
-  EditOutcome out = ApplyEdits(file->content(), args->edits, coverage, shown);
+  EditOutcome out = ApplyEdits(file->content(), args.edits, coverage, shown);
   switch (out.failure) {
     case EditFailure::kNone: break;
     case EditFailure::kOutsideRead:
@@ -244,9 +245,9 @@ std::string RunEdit(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
 // EditSymbol: the span the coordinator found in the index, spliced under
 // the file's lock if the file and the span are still what the model saw.
 std::string RunEditSymbol(const v1::ToolRequest& req, const std::string& ws, v1::ToolResult* r) {
-  StatusOr<EditSymbolArgs> args = ParseEditSymbolArgs(req.arguments_json(), true);
-  if (!args.ok()) return Fail(r, args.status());
-  StatusOr<Target> t = LockTarget(req.tool(), args->file_path, ws);
+  if (!req.input().has_edit_symbol()) return Fail(r, MissingInput(req.tool()));
+  EditSymbolArgs args = ArgsOf(req.input().edit_symbol());
+  StatusOr<Target> t = LockTarget(req.tool(), args.file_path, ws);
   if (!t.ok()) return Fail(r, t.status());
   LockedFile* file = t->file.get();
   const std::string& shown = t->shown;
@@ -258,51 +259,50 @@ std::string RunEditSymbol(const v1::ToolRequest& req, const std::string& ws, v1:
                 Status::FailedPrecondition(req.tool(), shown + " changed since the symbol's span was checked; query "
                                                                "the symbol again (symbols or outline), then retry"));
   }
-  if (args->end_byte > before.size()) {
+  if (args.end_byte < args.start_byte) return Fail(r, Status::InvalidArgument(req.tool(), "the span is reversed"));
+  if (args.end_byte > before.size()) {
     return Fail(r, v1::TOOL_STATUS_REJECTED, Status::FailedPrecondition(req.tool(), "the span is past the file's end"));
   }
-  std::string_view span = std::string_view(before).substr(args->start_byte, args->end_byte - args->start_byte);
-  if (Sha256Hex(span) != args->span_sha256) {
+  std::string_view span = std::string_view(before).substr(args.start_byte, args.end_byte - args.start_byte);
+  if (Sha256Hex(span) != args.span_sha256) {
     return Fail(r, v1::TOOL_STATUS_REJECTED,
                 Status::FailedPrecondition(req.tool(), "the symbol's span changed since it was queried"));
   }
   std::string after;
   std::string verb;
-  switch (args->operation) {
+  switch (args.operation) {
     case SpanOperation::kReplace:
-      after = before.substr(0, args->start_byte) + args->content + before.substr(args->end_byte);
+      after = before.substr(0, args.start_byte) + args.content + before.substr(args.end_byte);
       verb = "replaced";
       break;
     case SpanOperation::kInsertBefore:
-      after = before.substr(0, args->start_byte) + args->content + before.substr(args->start_byte);
+      after = before.substr(0, args.start_byte) + args.content + before.substr(args.start_byte);
       verb = "inserted before";
       break;
     case SpanOperation::kInsertAfter:
-      after = before.substr(0, args->end_byte) + args->content + before.substr(args->end_byte);
+      after = before.substr(0, args.end_byte) + args.content + before.substr(args.end_byte);
       verb = "inserted after";
       break;
     case SpanOperation::kDelete:
-      after = before.substr(0, args->start_byte) + before.substr(args->end_byte);
+      after = before.substr(0, args.start_byte) + before.substr(args.end_byte);
       verb = "deleted";
       break;
   }
-  std::string what = "EditSymbol " + shown + ": " + verb + " " + args->symbol_id;
+  std::string what = "EditSymbol " + shown + ": " + verb + " " + args.symbol_id;
   return Commit(file, t->path, shown, before, true, after, what, r);
 }
 
 }  // namespace
 
-bool IsFileTool(const std::string& tool) {
-  return tool == kReadTool || tool == kWriteFileTool || tool == kEditTool || tool == kMultiEditTool ||
-         tool == kEditSymbolTool;
-}
-
 std::string RunFileTool(const v1::ToolRequest& req, const std::string& workspace, v1::ToolResult* r) {
   r->set_execution_id(req.execution_id());
-  if (req.tool() == kReadTool) return RunRead(req, workspace, r);
-  if (req.tool() == kWriteFileTool) return RunWrite(req, workspace, r);
-  if (req.tool() == kEditSymbolTool) return RunEditSymbol(req, workspace, r);
-  return RunEdit(req, workspace, r);
+  switch (req.input().kind_case()) {
+    case v1::ToolInput::kRead: return RunRead(req, workspace, r);
+    case v1::ToolInput::kWrite: return RunWrite(req, workspace, r);
+    case v1::ToolInput::kEditSymbol: return RunEditSymbol(req, workspace, r);
+    case v1::ToolInput::kEdit: return RunEdit(req, workspace, r);
+    default: return Fail(r, MissingInput(req.tool()));
+  }
 }
 
 }  // namespace odin

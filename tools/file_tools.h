@@ -15,11 +15,9 @@ class ToolRequest;
 class ToolResult;
 }  // namespace v1
 
-// REQUIRES: request.tool() is one of kReadTool, kWriteFileTool, kEditTool,
-// kMultiEditTool. workspace is absolute with symlinks resolved.
+// Runs the file tool request.input() is for (Read, WriteFile, EditTool,
+// MultiEditTool, a resolved EditSymbol); an error result for any other
+// input. workspace is absolute with symlinks resolved.
 std::string RunFileTool(const v1::ToolRequest& request, const std::string& workspace, v1::ToolResult* result);
-
-// True iff RunFileTool handles this tool.
-bool IsFileTool(const std::string& tool);
 
 }  // namespace odin

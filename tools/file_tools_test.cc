@@ -6,6 +6,11 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/json_input.h"
+#include "tools/tool_input.h"
+#include "tools/tool_result.h"
 
 #include "base/file_util.h"
 #include "base/sha256.h"
@@ -33,9 +38,22 @@ class FileToolsTest : public ::testing::Test {
     v1::ToolRequest req;
     req.set_execution_id("ex_test");
     req.set_tool(tool);
-    req.set_arguments_json(args);
-    if (expect != nullptr) *req.mutable_expect() = *expect;
     v1::ToolResult r;
+    // The typed input, as the coordinator makes it at Submit (EditSymbol's
+    // with the span it resolves).
+    StatusOr<v1::ToolInput> input = ParseToolInput(tool, ParseJson(args));
+    if (tool == kEditSymbolTool) {
+      StatusOr<EditSymbolArgs> resolved = ParseEditSymbolArgs(args, true);
+      input = resolved.ok() ? StatusOr<v1::ToolInput>(v1::ToolInput()) : StatusOr<v1::ToolInput>(resolved.status());
+      if (resolved.ok()) SetInput(*resolved, &*input);
+    }
+    if (!input.ok()) {
+      std::string t = FailResult(&r, v1::TOOL_STATUS_ERROR, input.status());
+      if (text != nullptr) *text = t;
+      return r;
+    }
+    *req.mutable_input() = std::move(*input);
+    if (expect != nullptr) *req.mutable_expect() = *expect;
     std::string t = RunFileTool(req, ws_, &r);
     if (text != nullptr) *text = t;
     return r;

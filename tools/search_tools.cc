@@ -12,6 +12,7 @@
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"
+#include "tools/tool_input.h"
 #include "tools/text_file.h"
 #include "tools/tool_result.h"
 #include "tools/workspace_path.h"
@@ -331,16 +332,15 @@ std::string FinishLs(const std::string& root, const std::string& ws, const std::
 
 }  // namespace
 
-bool IsSearchTool(const std::string& tool) { return tool == kGrepTool || tool == kGlobTool || tool == kLsTool; }
-
 StatusOr<std::vector<std::string>> PlanSearch(const v1::ToolRequest& req, const std::string& ws,
                                               const std::string& rg) {
   // --no-config: a RIPGREP_CONFIG_PATH must not change what the tool does
   // (say, add --follow and lead the search out of the workspace).
   std::vector<std::string> argv = {rg, "--no-config"};
   Status error;
-  if (req.tool() == kGrepTool) {
-    ASSIGN_OR_RETURN(GrepArgs a, ParseGrepArgs(req.arguments_json()));
+  const v1::ToolInput& in = req.input();
+  if (in.has_grep()) {
+    GrepArgs a = ArgsOf(in.grep());
     std::string root = SearchRoot(a.path, ws, req.approved_outside_path(), &error);
     RETURN_IF_ERROR(error);
     if ((a.offset != 0 || a.limit != 0) && IsDirectory(root)) {
@@ -363,15 +363,16 @@ StatusOr<std::vector<std::string>> PlanSearch(const v1::ToolRequest& req, const 
     argv.insert(argv.end(), {"-e", a.pattern, "--", root});
     return argv;
   }
-  if (req.tool() == kGlobTool) {
-    ASSIGN_OR_RETURN(GlobArgs a, ParseGlobArgs(req.arguments_json()));
+  if (in.has_glob()) {
+    GlobArgs a = ArgsOf(in.glob());
     std::string root = SearchRoot(a.path, ws, req.approved_outside_path(), &error);
     RETURN_IF_ERROR(error);
     if (!IsDirectory(root)) return Status::InvalidArgument(kGlobTool, a.path + " is not a directory");
     argv.insert(argv.end(), {"--files", "--null", "--glob", a.pattern, "--", root});
     return argv;
   }
-  ASSIGN_OR_RETURN(LsArgs a, ParseLsArgs(req.arguments_json()));
+  if (!in.has_ls()) return MissingInput(req.tool());
+  LsArgs a = ArgsOf(in.ls());
   std::string root = SearchRoot(a.path, ws, req.approved_outside_path(), &error);
   RETURN_IF_ERROR(error);
   if (!IsDirectory(root)) return Status::InvalidArgument(kLsTool, a.path + " is not a directory");
@@ -386,16 +387,11 @@ std::string FinishSearch(const v1::ToolRequest& req, const std::string& ws, cons
   r->set_execution_id(req.execution_id());
   Status s = RgStatus(exit_code, out, err);
   if (!s.ok()) return Fail(r, s.WithContext(req.tool()));
-  if (req.tool() == kGrepTool) {
-    StatusOr<GrepArgs> a = ParseGrepArgs(req.arguments_json());
-    if (!a.ok()) return Fail(r, a.status());
-    return FinishGrep(*a, ws, out, truncated, r);
-  }
-  if (req.tool() == kGlobTool) return FinishGlob(ws, out, r);
-  StatusOr<LsArgs> a = ParseLsArgs(req.arguments_json());
-  if (!a.ok()) return Fail(r, a.status());
+  const v1::ToolInput& in = req.input();
+  if (in.has_grep()) return FinishGrep(ArgsOf(in.grep()), ws, out, truncated, r);
+  if (in.has_glob()) return FinishGlob(ws, out, r);
   Status error;
-  std::string root = SearchRoot(a->path, ws, req.approved_outside_path(), &error);
+  std::string root = SearchRoot(in.ls().path(), ws, req.approved_outside_path(), &error);
   return FinishLs(root, ws, out, r);
 }
 

@@ -21,9 +21,6 @@ class ToolRequest;
 class ToolResult;
 }  // namespace v1
 
-// True iff the tool is Grep, Glob or LS.
-bool IsSearchTool(const std::string& tool);
-
 // The rg command line for the request (argv[0] is rg_path). Returns
 // InvalidArgument for bad arguments or paths outside the workspace.
 StatusOr<std::vector<std::string>> PlanSearch(const v1::ToolRequest& request, const std::string& workspace,

@@ -1,6 +1,10 @@
 #include "tools/search_tools.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/json_input.h"
+#include "tools/tool_input.h"
 
 #include "base/file_util.h"
 #include "odin/v1/worker.pb.h"
@@ -16,7 +20,10 @@ class SearchToolsTest : public ::testing::Test {
   v1::ToolRequest Req(const std::string& tool, const std::string& args) {
     v1::ToolRequest r;
     r.set_tool(tool);
-    r.set_arguments_json(args);
+    // The typed input, as the coordinator makes it at Submit.
+    StatusOr<v1::ToolInput> input = ParseToolInput(tool, ParseJson(args));
+    EXPECT_TRUE(input.ok()) << input.status().ToString();
+    if (input.ok()) *r.mutable_input() = std::move(*input);
     return r;
   }
   std::string ws_;

@@ -50,7 +50,10 @@ constexpr ToolInfo kMcpTool = {"mcp", ToolClass::kRead, false, ToolHandler::kMcp
 }  // namespace
 
 StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_json) {
-  nlohmann::json j = ParseJson(arguments_json);
+  return ContextSummarizerFocusOf(ParseJson(arguments_json));
+}
+
+StatusOr<std::string> ContextSummarizerFocusOf(const nlohmann::json& j) {
   if (!j.is_object()) return Status::InvalidArgument(kContextSummarizerTool, "arguments must be a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "focus") return Status::InvalidArgument(kContextSummarizerTool, "unknown argument \"" + key + "\"");
@@ -62,7 +65,10 @@ StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_js
 }
 
 StatusOr<WebFetchArgs> ParseWebFetchArgs(const std::string& arguments_json) {
-  nlohmann::json j = ParseJson(arguments_json);
+  return WebFetchArgsOf(ParseJson(arguments_json));
+}
+
+StatusOr<WebFetchArgs> WebFetchArgsOf(const nlohmann::json& j) {
   if (!j.is_object()) return Status::InvalidArgument(kWebFetchTool, "arguments must be a JSON object");
   WebFetchArgs out;
   for (const auto& [key, value] : j.items()) {

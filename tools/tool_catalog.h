@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/status.h"
 
 namespace odin {
@@ -29,6 +31,7 @@ constexpr char kPlanUpdateTool[] = "plan_update";
 // Its arguments: {"focus"?: string}. Returns the focus ("" if none), or
 // InvalidArgument naming the problem.
 StatusOr<std::string> ParseContextSummarizerArgs(const std::string& arguments_json);
+StatusOr<std::string> ContextSummarizerFocusOf(const nlohmann::json& args);
 
 // A hook's run (planner/hooks.h): never offered to the model; the
 // coordinator makes these calls itself. Arguments: {"command": "shell text",
@@ -60,6 +63,7 @@ struct WebFetchArgs {
 };
 // {"url": string, "prompt": string}; InvalidArgument naming the problem.
 StatusOr<WebFetchArgs> ParseWebFetchArgs(const std::string& arguments_json);
+StatusOr<WebFetchArgs> WebFetchArgsOf(const nlohmann::json& args);
 // Writes ODIN.md, the project's instructions: offered only during /init
 // (odin init), the one write that may change it.
 constexpr char kInitTool[] = "InitTool";

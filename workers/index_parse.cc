@@ -4,11 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "base/json_input.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
+#include "tools/tool_input.h"
 #include "tools/tool_result.h"
 #include "tools/workspace_path.h"
 
@@ -47,19 +45,13 @@ Status ReadIndexedFile(const std::string& workspace, const std::string& rel, std
 std::string RunIndexParse(const v1::ToolRequest& req, const std::string& workspace, index::Extractor* extractor,
                           const std::function<void()>& tick, v1::ToolResult* r) {
   r->set_execution_id(req.execution_id());
-  nlohmann::json args = ParseJson(req.arguments_json());
-  if (!args.is_object() || !args.contains("paths") || !args["paths"].is_array()) {
-    return FailResult(r, v1::TOOL_STATUS_ERROR,
-                      Status::InvalidArgument(kIndexParseTool, "arguments must be {\"paths\": [...]}"));
-  }
+  if (!req.input().has_index_parse()) return FailResult(r, v1::TOOL_STATUS_ERROR, MissingInput(kIndexParseTool));
   v1::IndexParseOutput* out = r->mutable_index_parse();
   uint64_t lines = 0;
   size_t parsed = 0;
   std::string content;
-  for (const nlohmann::json& p : args["paths"]) {
-    if (!p.is_string()) continue;
+  for (const std::string& rel : req.input().index_parse().paths()) {
     tick();
-    const std::string rel = p.get<std::string>();
     v1::IndexedFile* f = out->add_files();
     f->set_path(rel);
     index::Language language = index::LanguageForPath(rel);

@@ -58,8 +58,10 @@ void Host::StartJob(const v1::ToolRequest& req) {
     FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("lsp host " + o_.worker.worker_id, "is busy"));
     return channel_->QueueResult(std::move(r));
   }
-  bool check = req.tool() == kLspCheckTool && req.has_validation() && !req.validation().path().empty();
-  bool references = req.tool() == kLspReferencesTool && req.has_references() && !req.references().path().empty();
+  // What it does is what its typed request holds; the tool's name is only
+  // what messages call it.
+  bool check = req.has_validation() && !req.validation().path().empty();
+  bool references = !check && req.has_references() && !req.references().path().empty();
   if (!check && !references) {
     v1::ToolResult r;
     r.set_execution_id(req.execution_id());

@@ -23,6 +23,7 @@
 #include "tools/output_capture.h"
 #include "tools/search_tools.h"
 #include "tools/text_file.h"
+#include "tools/tool_input.h"
 #include "tools/tool_result.h"
 #include "workers/index_parse.h"
 #include "workers/overlay_keeper.h"
@@ -223,7 +224,11 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     return channel_->QueueResult(std::move(result));
   }
   finished_lock_.reset();
-  if (IsFileTool(req.tool())) {
+  // What runs is what the typed input is (tools/tool_input.h): the tool's
+  // name is only what messages call it.
+  using Kind = v1::ToolInput::KindCase;
+  const Kind kind = req.input().kind_case();
+  if (kind == Kind::kRead || kind == Kind::kWrite || kind == Kind::kEdit || kind == Kind::kEditSymbol) {
     // Bounded work (files are at most kMaxFileBytes): done right here, after
     // a heartbeat, so the whole liveness window is available for it.
     channel_->HeartbeatNow();
@@ -233,7 +238,7 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
         static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - start).count()));
     return EmitTextResult(req, text, std::move(result));
   }
-  if (req.tool() == kIndexParseTool) {
+  if (kind == Kind::kIndexParse) {
     // Bounded too: the coordinator sends batches of a few megabytes.
     channel_->HeartbeatNow();
     if (!extractor_) extractor_ = std::make_unique<index::Extractor>();
@@ -250,7 +255,7 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
         static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - start).count()));
     return EmitTextResult(req, text, std::move(result));
   }
-  if (IsSearchTool(req.tool())) {
+  if (kind == Kind::kGrep || kind == Kind::kGlob || kind == Kind::kLs) {
     if (rg_path_.empty()) {
       const char* path = getenv("PATH");
       rg_path_ = SearchPath("rg", path ? path : "");
@@ -260,16 +265,19 @@ void Worker::StartRequest(const v1::ToolRequest& req) {
     if (!argv.ok()) return reject(argv.status());
     return StartCommand(req, std::move(*argv));
   }
-  if (req.tool() == kHookTool) return StartHook(req);
-  if (req.tool() != kExecuteCommandTool) return reject(Status::NotFound("unknown tool '" + req.tool() + "'"));
+  if (kind == Kind::kHook) return StartHook(req);
+  if (kind != Kind::kCommand) return reject(Status::NotFound("no tool of this worker runs '" + req.tool() + "'"));
   StartCommand(req, {});
 }
 
 void Worker::StartHook(const v1::ToolRequest& req) {
   v1::ToolResult result;
   result.set_execution_id(req.execution_id());
-  std::string input;
-  StatusOr<CommandSpec> spec = ParseHookArgs(req.arguments_json(), o_.workspace, &input);
+  if (!req.input().has_hook()) {
+    return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, MissingInput(req.tool())), std::move(result));
+  }
+  const std::string& input = req.input().hook().stdin_text();
+  StatusOr<CommandSpec> spec = HookSpecOf(req.input().hook().command(), o_.workspace);
   if (!spec.ok())
     return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, spec.status()), std::move(result));
   // The input waits in a memory file: the hook reads it when it likes, and
@@ -302,7 +310,9 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
     spec.argv = std::move(argv_override);
     spec.cwd = o_.workspace;
   } else {
-    StatusOr<CommandSpec> parsed = ParseExecuteCommandArgs(req.arguments_json(), o_.workspace);
+    StatusOr<CommandSpec> parsed = req.input().has_command()
+                                       ? CommandSpecOf(ArgsOf(req.input().command()), o_.workspace)
+                                       : StatusOr<CommandSpec>(MissingInput(req.tool()));
     if (!parsed.ok()) {
       return EmitTextResult(req, FailResult(&result, v1::TOOL_STATUS_ERROR, parsed.status()), std::move(result));
     }

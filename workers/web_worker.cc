@@ -15,6 +15,7 @@
 #include "odin/v1/worker.pb.h"
 #include "tools/text_file.h"
 #include "tools/tool_catalog.h"
+#include "tools/tool_input.h"
 #include "tools/tool_result.h"
 #include "web/html_markdown.h"
 #include "web/web_fetch.h"
@@ -127,11 +128,10 @@ void Worker::Start(const v1::ToolRequest& req) {
   if (job_) {
     return Fail(req, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("the network worker", "is busy"));
   }
-  if (req.tool() != kWebFetchTool) {
+  if (!req.input().has_web_fetch()) {
     return Fail(req, v1::TOOL_STATUS_ERROR, Status::InvalidArgument("the network worker runs only WebFetch"));
   }
-  StatusOr<WebFetchArgs> args = ParseWebFetchArgs(req.arguments_json());
-  if (!args.ok()) return Fail(req, v1::TOOL_STATUS_ERROR, args.status());
+  StatusOr<WebFetchArgs> args = ArgsOf(req.input().web_fetch());
   const v1::WebFetchOptions& w = req.web_fetch();
   // The domain rules judged the host the coordinator read; libcurl must
   // read the same one.
@@ -183,8 +183,7 @@ void Worker::Finish(const StatusOr<FetchResult>& fetched) {
   // Refused at connect time, timed out, unreachable: Odin's word, and no page.
   if (!fetched.ok()) return Fail(req, v1::TOOL_STATUS_ERROR, fetched.status(), v1::EXIT_REASON_NORMAL, duration_us);
   const FetchResult& f = *fetched;
-  StatusOr<WebFetchArgs> args = ParseWebFetchArgs(req.arguments_json());
-  json facts = {{"url", args.ok() ? args->url : ""},       {"final_url", f.final_url}, {"http_status", f.status},
+  json facts = {{"url", req.input().web_fetch().url()},    {"final_url", f.final_url}, {"http_status", f.status},
                 {"content_type", f.content_type},          {"bytes", f.body.size()},   {"truncated", f.truncated},
                 {"connected_address", f.connected_address}};
   if (!f.redirects.empty()) facts["redirects"] = f.redirects;
