@@ -48,7 +48,7 @@ Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) 
   if (*call.mode == CallMode::kExec) return Status::OK();
   if (c.handler() == ToolHandler::kCommand) return CheckCommandRules(c, need);
   if (c.handler() == ToolHandler::kWebFetch) return CheckWebFetch(c, need);
-  if (IsMcpPolicy(call.policy)) {
+  if (IsMcpPolicy(c.request.policy)) {
     // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
     RuleVerdict v = JudgeToolName(call.tool, o_.command_rules);
     if (v.decision == RuleDecision::kAllow) return Status::OK();
@@ -69,14 +69,14 @@ Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need
   const ToolCall& call = c.call;
   // The typed input the worker runs (parsed at Submit): the gate judges
   // what will run. A call without one is refused; none runs unjudged.
-  if (!call.typed_input || !call.typed_input->input().has_command()) return MissingInput(call.tool);
-  CommandArgs args = ArgsOf(call.typed_input->input().command());
+  if (!c.request.typed || !c.request.typed->input().has_command()) return MissingInput(call.tool);
+  CommandArgs args = ArgsOf(c.request.typed->input().command());
   // The command as a shell line: the script, or argv quoted word by word.
   std::string command = args.script.empty() ? ShellJoin(args.argv) : args.script;
   std::string cwd = args.cwd;
   if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
   RuleVerdict v = JudgeCommand(command, o_.command_rules, o_.workspace, cwd);
-  c.call.read_only_view = v.only_reads && ReadOnlyViewUsable(c);
+  c.request.read_only_view = v.only_reads && ReadOnlyViewUsable(c);
   if (v.decision == RuleDecision::kAllow) return Status::OK();
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
   if (v.decision == RuleDecision::kDeny) {
@@ -93,7 +93,7 @@ Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need
 
 Status Coordinator::CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
-  std::string given = call.typed_input ? ReadPathOf(call.typed_input->input()) : "";
+  std::string given = c.request.typed ? ReadPathOf(c.request.typed->input()) : "";
   if (given.empty()) return Status::OK();
   StatusOr<std::string> inside = ResolveWorkspacePath(given, o_.workspace);
   if (inside.ok()) {
@@ -113,7 +113,7 @@ Status Coordinator::CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need)
   // For the session: reading in that directory, and below it.
   std::string dir = IsDirectory(*where) ? *where : DirName(*where);
   json detail = {{"decision", "ask"}, {"tool", call.tool}, {"path", *where}, {"reason", reason}};
-  c.call.approved_outside_path = *where;  // sent only if the user approves
+  c.request.approved_outside_path = *where;  // sent only if the user approves
   *need = ApprovalNeed{
       call.tool + " " + *where, reason, {"read:" + dir}, detail.dump(-1, ' ', false, json::error_handler_t::replace)};
   return Status::OK();

@@ -70,7 +70,7 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
     if (r.has_file_written()) cache.push_back(SnapshotJson(r.file_written(), true));
   }
   if (!cache.empty()) out["cache"] = cache;
-  if (c.handler() == ToolHandler::kCommand && c.call.policy == WorkerPolicy::kWritable && o_.commands_network) {
+  if (c.handler() == ToolHandler::kCommand && c.request.policy == WorkerPolicy::kWritable && o_.commands_network) {
     out["network"] = true;
   }
   // Its writes waited in an overlay and were applied by the coordinator.
@@ -137,16 +137,16 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   // made changes nothing. (One sent to the read-only view has no overlay to
   // apply.)
   std::optional<OverlayApplied> overlay;
-  if (!c.call.read_only_view && CanWriteWorkspace(c) &&
+  if (!c.request.read_only_view && CanWriteWorkspace(c) &&
       IsDirectory(JoinPath(CommandOverlayRoot(StateDir()), r.execution_id()) + "/u")) {
     overlay = ApplyCommandOverlay(c);
   }
   // Whether it ran in the view is the coordinator's word, never the worker's.
-  if (r.read_only_view() != c.call.read_only_view) {
+  if (r.read_only_view() != c.request.read_only_view) {
     if (!amended) amended = r;
-    amended->set_read_only_view(c.call.read_only_view);
+    amended->set_read_only_view(c.request.read_only_view);
   }
-  if (c.call.read_only_view && r.no_read_only_view() && !view_absent_) {
+  if (c.request.read_only_view && r.no_read_only_view() && !view_absent_) {
     // Its worker has no view after all (it could not make one): the next
     // such command goes over an overlay, so asking again runs it.
     view_absent_ = true;
@@ -193,7 +193,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     if (!changes.empty()) {
       changed = RecordChanges(r.execution_id(), c.call.agent_id,
                               c.handler() == ToolHandler::kHook ? "hook"
-                              : IsMcpPolicy(c.call.policy)      ? "mcp"
+                              : IsMcpPolicy(c.request.policy)   ? "mcp"
                                                                 : "command",
                               changes, &*amended);
     }
@@ -385,7 +385,7 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
   Call& c = calls_[id];
   c.check_path = path;
   c.check_content = std::move(content);
-  c.call.policy = WorkerPolicy::kLspHost;
+  c.request.policy = WorkerPolicy::kLspHost;
   v1::ToolResult no_validator;
   std::optional<ValidationGate::CheckRequest> request = validation_.PrepareCheck(path, c.check_content, &no_validator);
   if (!request) {
@@ -394,7 +394,7 @@ void Coordinator::SubmitLspCheck(const std::string& id, const std::string& path,
     return OnResult(no_validator);
   }
   c.call.timeout = request->timeout;
-  c.call.typed_input = std::move(request->input);  // the validation set: its whole typed request
+  c.request.typed = std::move(request->input);  // the validation set: its whole typed request
   // An open lsp-host breaker refuses it at once: the verdict is timed_out
   // (unverified), which blocks, rather than a wait for a host that fails.
   Dispatch(c);
@@ -430,10 +430,10 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   WriteArgs restore{DisplayPath(path, o_.workspace), j.content_before};
   rv.call.arguments_json = json({{"content", restore.content}, {"file_path", restore.file_path}})
                                .dump(-1, ' ', false, json::error_handler_t::replace);  // for the record
-  SetInput(restore, Typed(rv.call).mutable_input());
+  SetInput(restore, Typed(rv.request).mutable_input());
   rv.call.agent_id = held.write.call.agent_id;
   rv.call.mode = held.write.call.mode;
-  rv.call.policy = held.write.call.policy;
+  rv.request.policy = held.write.request.policy;
   rv.call.parent_id = r.execution_id();
   rv.write_path = path;
   rv.validate = false;

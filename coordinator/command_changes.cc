@@ -112,17 +112,18 @@ bool Coordinator::TracksChanges(const Call& c) const { return o_.track_changes &
 
 bool Coordinator::CanWriteWorkspace(const Call& c) const {
   // (A command in the read-only view cannot: the kernel says so.)
-  if (c.handler() == ToolHandler::kCommand) return c.call.policy == WorkerPolicy::kWritable && !c.call.read_only_view;
+  if (c.handler() == ToolHandler::kCommand)
+    return c.request.policy == WorkerPolicy::kWritable && !c.request.read_only_view;
   // A writable MCP server's tools, and, in edit mode, an unsandboxed one's.
-  if (c.call.policy == WorkerPolicy::kMcpWritable) return true;
-  if (c.call.policy == WorkerPolicy::kMcpHost) {
+  if (c.request.policy == WorkerPolicy::kMcpWritable) return true;
+  if (c.request.policy == WorkerPolicy::kMcpHost) {
     return c.call.mode && (*c.call.mode == CallMode::kEdit || *c.call.mode == CallMode::kExec);
   }
   if (c.handler() != ToolHandler::kHook) return false;
   // An unsandboxed hook can write anywhere; in ask and plan mode what it
   // changes is found as external, like an editor's save.
-  return c.call.policy == WorkerPolicy::kHookWritable ||
-         (c.call.policy == WorkerPolicy::kHookHost && c.call.mode &&
+  return c.request.policy == WorkerPolicy::kHookWritable ||
+         (c.request.policy == WorkerPolicy::kHookHost && c.call.mode &&
           (*c.call.mode == CallMode::kEdit || *c.call.mode == CallMode::kExec));
 }
 
@@ -396,7 +397,7 @@ bool Coordinator::ReadOnlyViewUsable(const Call& c) const {
   // changes are tracked, on workers of this machine that said they have
   // the overlay, whose namespaces the view shares; odin exec's command is
   // not judged by the rules, so never judged read-only either.
-  return c.handler() == ToolHandler::kCommand && c.call.policy == WorkerPolicy::kWritable && o_.track_changes &&
+  return c.handler() == ToolHandler::kCommand && c.request.policy == WorkerPolicy::kWritable && o_.track_changes &&
          o_.overlay_commands && overlay_seen_ && !overlay_absent_ && view_seen_ && !view_absent_ &&
          o_.pool.hosts == nullptr;
 }
@@ -452,7 +453,7 @@ void Coordinator::EnterLane(Call& c) {
     // Its worker runs it over an overlay or not at all (one that says it
     // has none refuses it): written into the workspace itself, beside
     // other commands, its changes could not be told from theirs.
-    c.call.needs_overlay = true;
+    c.request.needs_overlay = true;
     ++lane_shared_;
   } else {
     lane_command_ = c.call.execution_id;

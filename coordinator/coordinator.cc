@@ -207,18 +207,15 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   return Status::OK();
 }
 
-v1::ToolRequest& Coordinator::Typed(ToolCall& call) {
-  if (!call.typed_input) call.typed_input = std::make_shared<v1::ToolRequest>();
-  return *call.typed_input;
+v1::ToolRequest& Coordinator::Typed(WorkerRequest& request) {
+  if (!request.typed) request.typed = std::make_shared<v1::ToolRequest>();
+  return *request.typed;
 }
 
 std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (call.execution_id.empty()) call.execution_id = NewId("ex");
   if (call.agent_id.empty()) call.agent_id = o_.agent_id;
   if (!call.mode) call.mode = o_.mode;
-  // Ask and plan calls run where the workspace is read-only.
-  call.policy =
-      *call.mode == CallMode::kAsk || *call.mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
   std::string id = call.execution_id;
   // The arguments are parsed here, once: recorded and compared in canonical
   // form, and read from here on as the parsed value (c.args) and its typed
@@ -236,7 +233,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   c.handlers = std::move(handlers);
   const ToolCall& tc = c.call;
   const ToolHandler handler = c.handler();  // the registry's word on the tool, from here on
-  if (handler == ToolHandler::kWebFetch) c.call.policy = WorkerPolicy::kWeb;
+  // Ask and plan calls run where the workspace is read-only.
+  c.request.policy =
+      *tc.mode == CallMode::kAsk || *tc.mode == CallMode::kPlan ? WorkerPolicy::kReadonly : WorkerPolicy::kWritable;
+  if (handler == ToolHandler::kWebFetch) c.request.policy = WorkerPolicy::kWeb;
   // A tool of an MCP server that is still starting: judged once its tools
   // are known (the server's listing ends within its startup timeout).
   // (Arguments that are not JSON are refused below, never held.)
@@ -244,10 +244,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // A call boundary: what changed since by no call of ours is found now.
   DetectExternalChanges(tc.agent_id);
 
-  if (handler == ToolHandler::kCommand && c.call.limits.cpu_seconds == 0 && c.call.limits.address_space_bytes == 0 &&
-      c.call.limits.file_size_bytes == 0 && c.call.limits.open_files == 0 && c.call.limits.processes == 0) {
-    c.call.limits = o_.command_limits;
-  }
+  if (handler == ToolHandler::kCommand) c.request.limits = o_.command_limits;
   // Gate 5: the run's budget, one choke point for every tool call.
   Budget* run_budget = tc.budget;
   if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {
@@ -307,10 +304,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     EndHere(id, judged ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, input.status());
     return id;
   }
-  if (input->kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.call).mutable_input() = std::move(*input);
+  if (input->kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.request).mutable_input() = std::move(*input);
   // An MCP server's tool has no typed input: its arguments, checked above,
   // pass through to the server as canonical JSON text.
-  if (mcp_tool) Typed(c.call).set_arguments_json(tc.arguments_json);
+  if (mcp_tool) Typed(c.request).set_arguments_json(tc.arguments_json);
   if (mcp_tool) {
     Status prepared = PrepareMcpCall(c);
     if (!prepared.ok()) {
@@ -470,7 +467,7 @@ void Coordinator::ProceedWrite(Call& c) {
   // The arguments are parsed and the file resolved here, once: the gates
   // below and the write queue work on the resolved path.
   std::string given;
-  StatusOr<std::string> path = ResolveWriteTarget(Typed(c.call).input(), o_.workspace, &given);
+  StatusOr<std::string> path = ResolveWriteTarget(Typed(c.request).input(), o_.workspace, &given);
   if (!path.ok()) {
     if (IsOutsideWorkspace(given, o_.workspace)) {
       // No approval opens it: the sandbox lets no worker write there.
@@ -521,8 +518,17 @@ void Coordinator::ProceedWrite(Call& c) {
 }
 
 void Coordinator::Dispatch(Call& c) {
+  // The worker's request takes what the call says of itself now.
+  WorkerRequest& r = c.request;
+  r.execution_id = c.call.execution_id;
+  r.tool = c.call.tool;
+  r.timeout = c.call.timeout;
+  r.stream_limit_bytes = c.call.stream_limit_bytes;
+  r.output_head_bytes = c.call.output_head_bytes;
+  r.output_tail_bytes = c.call.output_tail_bytes;
+  r.last_command = c.call.last_command;
   // Gate 7: what runs on a worker passes its breakers first.
-  Status admitted = breakers_.Admit(c.call, &c.breakers);
+  Status admitted = breakers_.Admit(r, c.call.agent_id, &c.breakers);
   if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
   if (UsesLane(c)) {
     lane_waiting_.push_back(c.call.execution_id);
@@ -550,7 +556,7 @@ void Coordinator::DispatchNow(Call& c) {
           std::make_unique<ProtectedSnapshot>(SnapshotProtected(*ws, protected_index_.get(), refreshed));
     }
   }
-  pool_.Submit(c.call);
+  pool_.Submit(c.request);
 }
 
 void Coordinator::DispatchNextWrite(const std::string& path) {
@@ -577,7 +583,7 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
             gate);
     return;
   }
-  ToolCall::Expectation& e = c.call.expect;
+  FileExpectation& e = c.request.expect;
   e.set = true;
   e.must_not_exist = expect.must_not_exist();
   e.sha256 = expect.sha256();
@@ -727,7 +733,11 @@ Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   return pool_.Poll(max_wait, extra_fds);
 }
 
-Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_id) {
+Status Coordinator::OnDispatch(const WorkerRequest& request, const std::string& worker_id) {
+  auto it = calls_.find(request.execution_id);
+  if (it == calls_.end()) return Status::NotFound("call " + request.execution_id, "is not the coordinator's");
+  Call& c = it->second;
+  const ToolCall& call = c.call;
   // A worker on another machine is recorded with its host: "w-...@NAME#N".
   std::string host;
   if (o_.pool.hosts != nullptr) {
@@ -740,7 +750,6 @@ Status Coordinator::OnDispatch(const ToolCall& call, const std::string& worker_i
                        CallModeName(*call.mode), worker,      clock_->WallMillis(), call.parent_id};
   // The start is durable before the worker sees the call.
   RETURN_IF_ERROR(ledger_->AddExecutionStart(start).WithContext("cannot record the call"));
-  Call& c = calls_[call.execution_id];
   c.started = true;
   c.dispatched_at = clock_->Now();
   c.remote = !host.empty();

@@ -279,7 +279,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
  private:
   struct Held;  // a write waiting for its validation (coordinator.cc)
   struct Call {
-    ToolCall call;
+    ToolCall call;          // what was asked (the planner's)
+    WorkerRequest request;  // how it runs, as the coordinator decides
     CallHandlers handlers;
     // What the registry (tools/tool_catalog.h) says the tool is: looked up
     // once, the first time it is asked. The coordinator dispatches on it,
@@ -323,7 +324,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // The arguments, parsed once at Submit (null for Odin's own calls,
     // which never pass there). Handlers that run in the coordinator read
     // this; the gates and the worker read the typed input
-    // (call.typed_input->input(), tools/tool_input.h).
+    // (request.typed->input(), tools/tool_input.h).
     std::shared_ptr<const nlohmann::json> args;
     Call();
     ~Call();
@@ -354,7 +355,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     MutationHold hold;                 // the reviewers' or the workflow's (rule "" for none)
     std::set<std::string> hold_files;  // with hold.max_files: the paths counted (relative)
   };
-  Status OnDispatch(const ToolCall& call, const std::string& worker_id) override;
+  Status OnDispatch(const WorkerRequest& request, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
   void OnResult(const v1::ToolResult& result) override;
   void OnWorkerReady(const v1::Hello& hello) override;
@@ -442,7 +443,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The call's typed request (made on first use): the typed input and what
   // the coordinator adds for the worker (WebFetch's options, AgentTool's
   // task), merged into the worker's request by the pool.
-  static v1::ToolRequest& Typed(ToolCall& call);
+  static v1::ToolRequest& Typed(WorkerRequest& request);
   // existed: the file was there before the call.
   Status CheckEvidence(const Call& c, const std::string& path, bool existed);
   // A command's changes to existing files the call's evidence does not

@@ -83,7 +83,7 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
     c.call.arguments_json =
         json({{"command", h.command}, {"event", HookEventName(request.event)}, {"input", stdin_text}})
             .dump(-1, ' ', false, json::error_handler_t::replace);  // for the record
-    v1::HookInput* hook = Typed(c.call).mutable_input()->mutable_hook();
+    v1::HookInput* hook = Typed(c.request).mutable_input()->mutable_hook();
     hook->set_command(h.command);
     hook->set_event(HookEventName(request.event));
     hook->set_stdin_text(stdin_text);
@@ -91,10 +91,10 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
     c.call.agent_id = request.agent_id.empty() ? o_.agent_id : request.agent_id;
     c.call.mode = mode;
     c.call.parent_id = request.parent_id;
-    c.call.policy = !h.sandbox ? WorkerPolicy::kHookHost
-                    : writable ? WorkerPolicy::kHookWritable
-                               : WorkerPolicy::kHookReadonly;
-    c.call.limits = o_.command_limits;
+    c.request.policy = !h.sandbox ? WorkerPolicy::kHookHost
+                       : writable ? WorkerPolicy::kHookWritable
+                                  : WorkerPolicy::kHookReadonly;
+    c.request.limits = o_.command_limits;
     batch->runs[i].execution_id = id;
     batch->runs[i].command = h.command;
     c.handlers.on_done = [this, batch, i](const v1::ToolResult& r, const Status&) {

@@ -125,11 +125,11 @@ void Coordinator::StartIndexRefresh() {
     c.call.execution_id = id;
     c.call.tool = kIndexParseTool;
     c.call.arguments_json = json({{"paths", paths}}).dump(-1, ' ', false, json::error_handler_t::replace);
-    for (const std::string& p : paths) Typed(c.call).mutable_input()->mutable_index_parse()->add_paths(p);
+    for (const std::string& p : paths) Typed(c.request).mutable_input()->mutable_index_parse()->add_paths(p);
     c.call.timeout = seconds(120);
     c.call.agent_id = o_.agent_id;
     c.call.mode = CallMode::kAsk;
-    c.call.policy = WorkerPolicy::kReadonly;
+    c.request.policy = WorkerPolicy::kReadonly;
     c.call.internal = true;
     c.handlers.on_done = [this](const v1::ToolResult& r, const Status&) {
       if (r.status() == v1::TOOL_STATUS_OK) {
@@ -184,7 +184,7 @@ void Coordinator::IndexRefreshed(const Status& refreshed) {
 void Coordinator::PrepareEditSymbol(Call& c) {
   const std::string id = c.call.execution_id;
   // The model's arguments, typed at Submit; the span is resolved here.
-  StatusOr<EditSymbolArgs> args = ArgsOf(Typed(c.call).input().edit_symbol());
+  StatusOr<EditSymbolArgs> args = ArgsOf(Typed(c.request).input().edit_symbol());
   StatusOr<index::SpanNow> span = index::ResolveSpan(args->symbol_id, indexer_->db(), IndexFileReader());
   if (!span.ok()) {
     return EndHere(id, span.status().code() == StatusCode::kNotFound ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_REJECTED,
@@ -215,7 +215,7 @@ void Coordinator::PrepareEditSymbol(Call& c) {
   args->file_path = span->symbol.path;
   args->start_byte = span->symbol.start_byte;
   args->end_byte = span->symbol.end_byte;
-  SetInput(*args, Typed(c.call).mutable_input());
+  SetInput(*args, Typed(c.request).mutable_input());
   c.span_file_sha256 = span->file_sha256;
   ProceedWrite(c);
 }
@@ -353,10 +353,10 @@ bool Coordinator::AskServerForReferences(Call& c) {
   ask.call.agent_id = c.call.agent_id;
   ask.call.mode = CallMode::kAsk;
   ask.call.parent_id = c.call.execution_id;
-  ask.call.policy = WorkerPolicy::kLspHost;
+  ask.request.policy = WorkerPolicy::kLspHost;
   ask.call.internal = true;
   ask.call.timeout = milliseconds(int64_t{v.start_timeout_ms} + kReferencesAnswerMs) + seconds(10);
-  *Typed(ask.call).mutable_references() = std::move(in);
+  *Typed(ask.request).mutable_references() = std::move(in);
   ask.handlers.on_done = [this, id = c.call.execution_id, t = std::move(*target)](
                              const v1::ToolResult& r, const Status&) { AnswerWithServerReferences(id, t, r); };
   Dispatch(ask);

@@ -16,13 +16,13 @@ namespace odin {
 
 void Coordinator::RunInitTool(Call& c) {
   // Its typed input (parsed at Submit) with the file resolved.
-  WriteArgs args = ArgsOf(Typed(c.call).input().write());
+  WriteArgs args = ArgsOf(Typed(c.request).input().write());
   args.file_path = c.write_path;
   v1::ToolRequest req;
   req.set_execution_id(c.call.execution_id);
   req.set_tool(kWriteFileTool);
   SetInput(args, req.mutable_input());
-  const ToolCall::Expectation& e = c.call.expect;
+  const FileExpectation& e = c.request.expect;
   v1::FileExpectation* expect = req.mutable_expect();
   expect->set_must_not_exist(e.must_not_exist);
   expect->set_sha256(e.sha256);

@@ -43,7 +43,7 @@ bool Coordinator::ApplyInterruptedCommand(const ExecutionStart& start, CallHandl
   c.call.agent_id = start.agent_id;
   c.call.tool = start.tool;
   c.call.mode = mode;
-  c.call.policy = WorkerPolicy::kWritable;
+  c.request.policy = WorkerPolicy::kWritable;
   c.tracked = true;
   c.started = true;
   c.handlers = std::move(handlers);

@@ -40,8 +40,8 @@ void Coordinator::StartMcpServers() {
     c.call.timeout = seconds(s.spec.startup_timeout_seconds);
     c.call.agent_id = o_.agent_id;
     c.call.mode = o_.mode;
-    c.call.policy = McpPolicy(s.spec, o_.mode);
-    c.call.lane = name;
+    c.request.policy = McpPolicy(s.spec, o_.mode);
+    c.request.lane = name;
     c.call.internal = true;
     mcp_.FindServer(name)->start_execution = id;
     c.handlers.on_done = [this, name](const v1::ToolResult& r, const Status&) {
@@ -100,8 +100,8 @@ Status Coordinator::PrepareMcpCall(Call& c) {
   McpRegistry::SplitName(tc.tool, &server, &tool);
   McpRegistry::Server* s = mcp_.FindServer(server);
   if (s == nullptr) return Status::NotFound("unknown tool '" + tc.tool + "'");
-  tc.policy = McpPolicy(s->spec, tc.mode.value_or(o_.mode));
-  tc.lane = server;
+  c.request.policy = McpPolicy(s->spec, tc.mode.value_or(o_.mode));
+  c.request.lane = server;
   if (tc.timeout == Duration::zero()) tc.timeout = seconds(s->spec.timeout_seconds);
   return Status::OK();
 }

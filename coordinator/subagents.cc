@@ -98,8 +98,8 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   task.set_stall_no_progress_turns(static_cast<uint32_t>(st.no_progress_turns));
   task.set_subagent_stop_hooks(HasHooks(HookEvent::kSubagentStop));
   task.set_max_stop_blocks(static_cast<uint32_t>(std::max(o_.hooks.max_stop_blocks, 0)));
-  *Typed(call).mutable_agent_task() = std::move(task);
-  call.policy = WorkerPolicy::kSubagent;
+  *Typed(c.request).mutable_agent_task() = std::move(task);
+  c.request.policy = WorkerPolicy::kSubagent;
   if (call.timeout == Duration::zero()) call.timeout = o_.subagent_timeout;
   spdlog::debug("AgentTool {}: subagent {} in {} mode", call.execution_id, s.agent_id, ModeName(s.mode));
   subagents_[call.execution_id] = std::move(s);

@@ -18,12 +18,12 @@ using nlohmann::json;
 
 Status Coordinator::CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need) {
   const ToolCall& call = c.call;
-  if (!call.typed_input || !call.typed_input->input().has_web_fetch()) return MissingInput(call.tool);
-  WebFetchArgs args = ArgsOf(call.typed_input->input().web_fetch());
+  if (!c.request.typed || !c.request.typed->input().has_web_fetch()) return MissingInput(call.tool);
+  WebFetchArgs args = ArgsOf(c.request.typed->input().web_fetch());
   StatusOr<std::string> host = StrictUrlHost(args.url);
   if (!host.ok()) return host.status();
   // The worker fetches only if libcurl reads the same host.
-  v1::WebFetchOptions* options = Typed(c.call).mutable_web_fetch();
+  v1::WebFetchOptions* options = Typed(c.request).mutable_web_fetch();
   if (o_.web_fetch_options) *options = *o_.web_fetch_options;
   options->set_expected_host(*host);
   c.web_url = args.url;

@@ -38,7 +38,7 @@ void BreakerBank::Record(CircuitBreaker& b, const std::string& agent_id, const s
   for (const BreakerTransition& t : b.TakeTransitions()) record_(t, agent_id, execution_id);
 }
 
-Status BreakerBank::Admit(const ToolCall& call, BreakerHolds* held) {
+Status BreakerBank::Admit(const WorkerRequest& call, const std::string& agent_id, BreakerHolds* held) {
   SteadyTime now = clock_->Now();
   // An MCP server has a breaker of its own: its crashes and timeouts.
   std::string first = IsMcpPolicy(call.policy) ? "mcp:" + call.lane : std::string("worker:") + WorkerKind(call.policy);
@@ -54,11 +54,11 @@ Status BreakerBank::Admit(const ToolCall& call, BreakerHolds* held) {
                                   " infrastructure failures in a row (the last: " + b.last_failure() +
                                   "); calls are refused for another " + std::to_string((left + 999) / 1000) + " s"
                             : "half-open: a trial call is running; others wait for its result";
-      Record(b, call.agent_id, call.execution_id);
+      Record(b, agent_id, call.execution_id);
       return Status::Unavailable("circuit breaker " + name, why);
     }
     held->push_back({name, trial});
-    Record(b, call.agent_id, call.execution_id);
+    Record(b, agent_id, call.execution_id);
   }
   return Status::OK();
 }

@@ -18,7 +18,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "gates/circuit_breaker.h"
-#include "planner/tool_host.h"
+#include "pool/worker_request.h"
 
 namespace odin {
 
@@ -51,7 +51,7 @@ class BreakerBank {
   // Lets a call through its worker kind's (or MCP server's) breaker, then
   // its tool's; *held names them. Unavailable, naming the breaker and why,
   // when one refuses (then nothing is held).
-  Status Admit(const ToolCall& call, BreakerHolds* held);
+  Status Admit(const WorkerRequest& request, const std::string& agent_id, BreakerHolds* held);
   // The end of a call that was let through: each breaker hears whether the
   // infrastructure failed. Empties *held.
   void Report(BreakerHolds* held, const v1::ToolResult& result, const std::string& agent_id);

@@ -12,16 +12,15 @@ using ::testing::HasSubstr;
 
 class BreakerBankTest : public ::testing::Test {
  protected:
-  ToolCall Call(WorkerPolicy policy, const std::string& tool = "ExecuteCommand", const std::string& lane = "") {
-    ToolCall c;
+  WorkerRequest Call(WorkerPolicy policy, const std::string& tool = "ExecuteCommand", const std::string& lane = "") {
+    WorkerRequest c;
     c.execution_id = "exe_" + std::to_string(++n_);
     c.tool = tool;
     c.policy = policy;
     c.lane = lane;
-    c.agent_id = "main";
     return c;
   }
-  v1::ToolResult Result(const ToolCall& c, v1::ToolStatus status, v1::ExitReason reason = v1::EXIT_REASON_NORMAL) {
+  v1::ToolResult Result(const WorkerRequest& c, v1::ToolStatus status, v1::ExitReason reason = v1::EXIT_REASON_NORMAL) {
     v1::ToolResult r;
     r.set_execution_id(c.execution_id);
     r.set_status(status);
@@ -47,35 +46,35 @@ class BreakerBankTest : public ::testing::Test {
 
 TEST_F(BreakerBankTest, CrashesOfAWorkerKindOpenItsBreakerAndTheToolsAndRefuseTheNextCall) {
   for (int i = 0; i < 5; ++i) {
-    ToolCall c = Call(WorkerPolicy::kWritable);
+    WorkerRequest c = Call(WorkerPolicy::kWritable);
     BreakerHolds held;
-    ASSERT_TRUE(bank_.Admit(c, &held).ok());
+    ASSERT_TRUE(bank_.Admit(c, "main", &held).ok());
     EXPECT_EQ(held.size(), 2u);
-    bank_.Report(&held, Result(c, v1::TOOL_STATUS_CRASHED, v1::EXIT_REASON_CRASHED), c.agent_id);
+    bank_.Report(&held, Result(c, v1::TOOL_STATUS_CRASHED, v1::EXIT_REASON_CRASHED), "main");
     EXPECT_TRUE(held.empty());
   }
   EXPECT_EQ(Info("worker:writable").state, BreakerState::kOpen);
   EXPECT_EQ(Info("tool:ExecuteCommand").state, BreakerState::kOpen);
   EXPECT_THAT(recorded_, ::testing::Contains("worker:writable closed->open by exe_5"));
 
-  ToolCall next = Call(WorkerPolicy::kWritable);
+  WorkerRequest next = Call(WorkerPolicy::kWritable);
   BreakerHolds held;
-  Status refused = bank_.Admit(next, &held);
+  Status refused = bank_.Admit(next, "main", &held);
   EXPECT_EQ(refused.code(), StatusCode::kUnavailable);
   EXPECT_THAT(refused.ToString(), HasSubstr("circuit breaker worker:writable"));
   EXPECT_THAT(refused.ToString(), HasSubstr("the worker crashed"));
   EXPECT_TRUE(held.empty());
   // Another kind of worker is not held back by this one's failures.
-  ToolCall read = Call(WorkerPolicy::kReadonly, "Read");
-  EXPECT_TRUE(bank_.Admit(read, &held).ok());
+  WorkerRequest read = Call(WorkerPolicy::kReadonly, "Read");
+  EXPECT_TRUE(bank_.Admit(read, "main", &held).ok());
 }
 
 TEST_F(BreakerBankTest, AToolsOwnFailureOrACancelTellsTheBreakersNothingBad) {
   for (int i = 0; i < 10; ++i) {
-    ToolCall c = Call(WorkerPolicy::kWritable);
+    WorkerRequest c = Call(WorkerPolicy::kWritable);
     BreakerHolds held;
-    ASSERT_TRUE(bank_.Admit(c, &held).ok());
-    bank_.Report(&held, Result(c, i % 2 == 0 ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_CANCELLED), c.agent_id);
+    ASSERT_TRUE(bank_.Admit(c, "main", &held).ok());
+    bank_.Report(&held, Result(c, i % 2 == 0 ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_CANCELLED), "main");
   }
   EXPECT_EQ(Info("worker:writable").state, BreakerState::kClosed);
   EXPECT_EQ(Info("tool:ExecuteCommand").consecutive_failures, 0);
@@ -84,19 +83,19 @@ TEST_F(BreakerBankTest, AToolsOwnFailureOrACancelTellsTheBreakersNothingBad) {
 
 TEST_F(BreakerBankTest, AnMcpServerHasABreakerOfItsOwnThatCountsItsTimeoutsAsAWorkerKindsDoesNot) {
   for (int i = 0; i < 5; ++i) {
-    ToolCall c = Call(WorkerPolicy::kMcpReadonly, "mcp__srv__get", "srv");
+    WorkerRequest c = Call(WorkerPolicy::kMcpReadonly, "mcp__srv__get", "srv");
     BreakerHolds held;
-    ASSERT_TRUE(bank_.Admit(c, &held).ok());
+    ASSERT_TRUE(bank_.Admit(c, "main", &held).ok());
     EXPECT_EQ(held.front().first, "mcp:srv");
-    bank_.Report(&held, Result(c, v1::TOOL_STATUS_TIMED_OUT), c.agent_id);
+    bank_.Report(&held, Result(c, v1::TOOL_STATUS_TIMED_OUT), "main");
   }
   EXPECT_EQ(Info("mcp:srv").state, BreakerState::kOpen);
   EXPECT_EQ(Info("tool:mcp__srv__get").state, BreakerState::kOpen);
   for (int i = 0; i < 5; ++i) {
-    ToolCall c = Call(WorkerPolicy::kWritable);
+    WorkerRequest c = Call(WorkerPolicy::kWritable);
     BreakerHolds held;
-    ASSERT_TRUE(bank_.Admit(c, &held).ok());
-    bank_.Report(&held, Result(c, v1::TOOL_STATUS_TIMED_OUT, v1::EXIT_REASON_TIMEOUT), c.agent_id);
+    ASSERT_TRUE(bank_.Admit(c, "main", &held).ok());
+    bank_.Report(&held, Result(c, v1::TOOL_STATUS_TIMED_OUT, v1::EXIT_REASON_TIMEOUT), "main");
   }
   EXPECT_EQ(Info("worker:writable").state, BreakerState::kClosed);
   EXPECT_EQ(Info("tool:ExecuteCommand").state, BreakerState::kOpen);
@@ -104,10 +103,10 @@ TEST_F(BreakerBankTest, AnMcpServerHasABreakerOfItsOwnThatCountsItsTimeoutsAsAWo
   // close the breaker again.
   clock_.Advance(BreakerOptions{}.cooldown + seconds(1));
   for (int i = 0; i < 2; ++i) {
-    ToolCall c = Call(WorkerPolicy::kMcpReadonly, "mcp__srv__get", "srv");
+    WorkerRequest c = Call(WorkerPolicy::kMcpReadonly, "mcp__srv__get", "srv");
     BreakerHolds held;
-    ASSERT_TRUE(bank_.Admit(c, &held).ok()) << i;
-    bank_.Report(&held, Result(c, v1::TOOL_STATUS_OK), c.agent_id);
+    ASSERT_TRUE(bank_.Admit(c, "main", &held).ok()) << i;
+    bank_.Report(&held, Result(c, v1::TOOL_STATUS_OK), "main");
   }
   EXPECT_EQ(Info("mcp:srv").state, BreakerState::kClosed);
   EXPECT_EQ(Info("tool:mcp__srv__get").state, BreakerState::kClosed);

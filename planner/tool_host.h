@@ -26,54 +26,8 @@ namespace odin {
 class Budget;
 namespace v1 {
 class ToolProgress;
-class ToolRequest;
 class ToolResult;
 }  // namespace v1
-
-// Which workers may take a call.
-enum class WorkerPolicy {
-  kWritable,  // tool worker, workspace writable (edit mode, odin exec)
-  kReadonly,  // tool worker, workspace read-only (ask and plan modes)
-  kLspHost,   // the lsp host (workspace read-only), one per pool
-  kSubagent,  // a subagent's planner loop (workspace read-only; its calls come back to us)
-  // Hooks' workers: the workspace writable (edit mode) or read-only, with the
-  // hooks' scripts visible read-only; or, for the user's own hooks that say
-  // "sandbox": false, no sandbox at all.
-  kHookWritable,
-  kHookReadonly,
-  kHookHost,
-  // MCP workers, one per server (the call's lane names it): the workspace
-  // writable (a "writable" server in edit mode) or read-only, or, for the
-  // user's own servers that say "sandbox": false, no sandbox at all.
-  kMcpWritable,
-  kMcpReadonly,
-  kMcpHost,
-  // The network worker (WebFetch): the workspace read-only, the network
-  // kept, nothing writable but its private /tmp.
-  kWeb,
-};
-inline bool IsMcpPolicy(WorkerPolicy p) {
-  return p == WorkerPolicy::kMcpWritable || p == WorkerPolicy::kMcpReadonly || p == WorkerPolicy::kMcpHost;
-}
-// Whether a worker of this policy sees the workspace writable (its sandbox
-// binds it so, or it has none): the one list the sandbox's argv and the
-// overlay's bookkeeping both read.
-inline bool WritesWorkspace(WorkerPolicy p) {
-  switch (p) {
-    case WorkerPolicy::kWritable:
-    case WorkerPolicy::kHookWritable:
-    case WorkerPolicy::kHookHost:
-    case WorkerPolicy::kMcpWritable:
-    case WorkerPolicy::kMcpHost: return true;
-    case WorkerPolicy::kReadonly:
-    case WorkerPolicy::kLspHost:
-    case WorkerPolicy::kSubagent:
-    case WorkerPolicy::kHookReadonly:
-    case WorkerPolicy::kMcpReadonly:
-    case WorkerPolicy::kWeb: return false;
-  }
-  return false;
-}
 
 // The mode a call runs in: one an agent works in (ask, plan, edit), or exec,
 // odin exec's own command: edit's sandbox, no command rules (the user typed it).
@@ -85,25 +39,21 @@ CallMode CallModeOf(Mode mode);
 // The agent mode of a call's mode; nullopt for exec.
 std::optional<Mode> AgentModeOf(CallMode mode);
 
-// One tool call as the planner asks for it and the coordinator runs it.
+// One tool call as the planner asks for it: what the planner (or a client:
+// odin tool, odin exec, odin mcp serve) knows and wants. Where and how it
+// runs is the coordinator's to decide (pool/worker_request.h).
 struct ToolCall {
   std::string execution_id;
   std::string tool;
-  std::string arguments_json;       // canonical
-  Duration timeout{};               // zero: no deadline
+  std::string arguments_json;  // canonical once Submit has taken it
+  Duration timeout{};          // zero: no deadline
+  // How much of the output the caller wants back.
   uint64_t stream_limit_bytes = 0;  // 0: stream all output
   uint32_t output_head_bytes = 64 * 1024;
   uint32_t output_tail_bytes = 64 * 1024;
-  SpawnLimits limits;
-  // Who asks and in which mode. Empty: the coordinator's defaults. The pool
-  // itself ignores them.
+  // Who asks and in which mode. Empty: the coordinator's defaults.
   std::string agent_id;
   std::optional<CallMode> mode;
-  // The workers that may take it: a tool worker that sees the workspace
-  // read-only (ask and plan) or writable (edit), or the lsp host.
-  WorkerPolicy policy = WorkerPolicy::kWritable;
-  // For an MCP worker: the server (its workers are this server's alone).
-  std::string lane;
   // The execution this one serves (a write's validation), for the ledger.
   std::string parent_id;
   // The user's message the call belongs to ("" outside an agent's message:
@@ -111,37 +61,13 @@ struct ToolCall {
   // from the same message.
   std::string message_id;
   // The run's budget, charged one tool call when the coordinator takes the
-  // call (null: none). The pool ignores it.
+  // call (null: none).
   Budget* budget = nullptr;
-  // The call's typed request, set by the coordinator: the arguments' typed
-  // input (parsed once at Submit, tools/tool_input.h), and lsp_check's
-  // ValidationInput, lsp_references' ReferencesInput, AgentTool's
-  // AgentTask, WebFetch's WebFetchOptions; the rest of it unset. The pool
-  // merges it into the worker's request as it is; never a string parsed
-  // back. Null until the coordinator has set something.
-  std::shared_ptr<v1::ToolRequest> typed_input;
   // For ExecuteCommand: no other command follows (odin exec's one call).
   bool last_command = false;
-  // For ExecuteCommand: run over the workspace overlay or not at all (it
-  // runs beside other commands; see Coordinator::SharesLane).
-  bool needs_overlay = false;
-  // For ExecuteCommand: run in the worker's read-only view of the
-  // workspace (it only reads; Coordinator::RunsReadOnly).
-  bool read_only_view = false;
   // Odin's own call (a backpressure check), not the model's: no hooks run
   // for it. Never set from a worker's message.
   bool internal = false;
-  // For a reading tool: the path outside the workspace the user approved.
-  std::string approved_outside_path;
-  // What a writing tool expects of its file (the read-before-edit gate's
-  // verdict), checked by the worker under the file's lock.
-  struct Expectation {
-    bool set = false;
-    bool must_not_exist = false;
-    std::string sha256;
-    bool full_read = false;
-    std::vector<std::pair<uint32_t, uint32_t>> read_ranges;
-  } expect;
 };
 
 // A cached file as the planner sees it.

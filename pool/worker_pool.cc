@@ -126,7 +126,7 @@ Status WorkerPool::SpawnWorker(const Key& key, bool surplus) {
   return Status::OK();
 }
 
-void WorkerPool::Submit(ToolCall call) {
+void WorkerPool::Submit(WorkerRequest call) {
   if (shutting_down_) {  // e.g. a write queued behind one that ended in the shutdown
     Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator is shutting down");
     return;
@@ -143,10 +143,10 @@ void WorkerPool::Submit(ToolCall call) {
 }
 
 void WorkerPool::Cancel(const std::string& execution_id, int reason) {
-  auto queued =
-      std::find_if(queue_.begin(), queue_.end(), [&](const ToolCall& c) { return c.execution_id == execution_id; });
+  auto queued = std::find_if(queue_.begin(), queue_.end(),
+                             [&](const WorkerRequest& c) { return c.execution_id == execution_id; });
   if (queued != queue_.end()) {
-    ToolCall call = std::move(*queued);
+    WorkerRequest call = std::move(*queued);
     queue_.erase(queued);
     Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "cancelled before it started", std::nullopt,
          reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
@@ -185,7 +185,7 @@ WorkerPool::Worker* WorkerPool::FindById(const std::string& id) {
   return nullptr;
 }
 
-void WorkerPool::Fail(const ToolCall& call, int tool_status, int code, const std::string& message,
+void WorkerPool::Fail(const WorkerRequest& call, int tool_status, int code, const std::string& message,
                       std::optional<int> exit_code, int exit_reason) {
   v1::ToolResult r;
   r.set_execution_id(call.execution_id);
@@ -226,9 +226,9 @@ void WorkerPool::GiveUp(const Key& key, Status why) {
   if (!health(key.first, key.second).ok()) return;
   health_[key] = why;
   spdlog::error("{}", why.message());
-  std::deque<ToolCall> kept;
+  std::deque<WorkerRequest> kept;
   while (!queue_.empty()) {
-    ToolCall call = std::move(queue_.front());
+    WorkerRequest call = std::move(queue_.front());
     queue_.pop_front();
     if (call.policy != key.first || call.lane != key.second) {
       kept.push_back(std::move(call));
@@ -369,7 +369,7 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status, const std::string& reaso
 void WorkerPool::GrowOnHosts() {
   if (o_.hosts == nullptr || shutting_down_) return;
   std::map<Key, size_t> waiting, starting;
-  for (const ToolCall& c : queue_) {
+  for (const WorkerRequest& c : queue_) {
     if (o_.hosts->Takes(c.policy, c.lane) && health(c.policy, c.lane).ok()) ++waiting[{c.policy, c.lane}];
   }
   for (const auto& [pid, w] : workers_) {
@@ -466,7 +466,7 @@ void WorkerPool::Dispatch() {
     // The oldest call of this worker's policy and lane; calls of others
     // wait for their own workers without holding these up.
     auto next = std::find_if(queue_.begin(), queue_.end(),
-                             [&w](const ToolCall& c) { return c.policy == w.policy && c.lane == w.lane; });
+                             [&w](const WorkerRequest& c) { return c.policy == w.policy && c.lane == w.lane; });
     if (next == queue_.end()) continue;
     if (o_.host_masks && w.host.empty()) {
       if (!masks_now) masks_now = o_.host_masks();
@@ -477,7 +477,7 @@ void WorkerPool::Dispatch() {
         continue;
       }
     }
-    ToolCall call = std::move(*next);
+    WorkerRequest call = std::move(*next);
     queue_.erase(next);
     Status ok = listener_->OnDispatch(call, w.id);
     if (!ok.ok()) {
@@ -518,7 +518,7 @@ void WorkerPool::Dispatch() {
     }
     // The arguments come typed, in the typed request the coordinator made
     // (only an MCP tool's travel as JSON text, set there too).
-    if (call.typed_input) req->MergeFrom(*call.typed_input);
+    if (call.typed) req->MergeFrom(*call.typed);
     req->set_approved_outside_path(call.approved_outside_path);
     Status sent = SendTo(w, env);
     Job job;
@@ -638,7 +638,7 @@ void WorkerPool::Shutdown(Duration wait, const std::function<void()>& meanwhile)
   for (auto& [pid, w] : workers_) left.push_back(pid);
   for (pid_t pid : left) HandleExit(pid, SIGKILL);
   while (!queue_.empty()) {
-    ToolCall call = std::move(queue_.front());
+    WorkerRequest call = std::move(queue_.front());
     queue_.pop_front();
     Fail(call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator is shutting down");
   }

@@ -43,7 +43,7 @@
 #include "base/process_launcher.h"
 #include "base/status.h"
 #include "pool/worker_transport.h"
-#include "planner/tool_host.h"
+#include "pool/worker_request.h"
 
 namespace odin {
 
@@ -154,7 +154,7 @@ class WorkerPool {
     virtual ~Listener() = default;
     // Called right before the call goes to worker_id. A non-OK Status stops
     // it: it is not sent and ends with that error.
-    virtual Status OnDispatch(const ToolCall& call, const std::string& worker_id) = 0;
+    virtual Status OnDispatch(const WorkerRequest& call, const std::string& worker_id) = 0;
     virtual void OnProgress(const v1::ToolProgress& progress) = 0;
     // Exactly once per submitted call.
     virtual void OnResult(const v1::ToolResult& result) = 0;
@@ -181,7 +181,7 @@ class WorkerPool {
   // Spawns the workers. They become usable as their Hellos arrive in Poll().
   Status Start();
   // Queues a call; it runs on the next idle worker.
-  void Submit(ToolCall call);
+  void Submit(WorkerRequest call);
   // Stops a queued or running call; it ends as CANCELLED (or per reason).
   void Cancel(const std::string& execution_id, int cancel_reason);
   // One turn of the loop: waits at most max_wait for a message, a worker exit,
@@ -221,7 +221,7 @@ class WorkerPool {
  private:
   enum class JobPhase { kRunning, kCancelSent, kTermSent, kKillSent };
   struct Job {
-    ToolCall call;
+    WorkerRequest call;
     std::optional<SteadyTime> deadline;
     JobPhase phase = JobPhase::kRunning;
     SteadyTime phase_at{};
@@ -272,7 +272,7 @@ class WorkerPool {
   void CheckTimers();
   void Dispatch();
   void SendCancel(Worker* w, int reason);
-  void Fail(const ToolCall& call, int tool_status, int code, const std::string& message,
+  void Fail(const WorkerRequest& call, int tool_status, int code, const std::string& message,
             std::optional<int> exit_code = std::nullopt, int exit_reason = 0);
   // Ends w's call with result; if kill_worker, w is stopped rather than idle.
   void Finish(Worker* w, const v1::ToolResult& result, bool kill_worker = false);
@@ -286,7 +286,7 @@ class WorkerPool {
   WorkerTransport* transport_;
   Listener* listener_;
   std::map<pid_t, Worker> workers_;
-  std::deque<ToolCall> queue_;
+  std::deque<WorkerRequest> queue_;
   SteadyTime next_heartbeat_{};
   std::map<Key, int> start_failures_;
   std::set<std::string> refused_peers_;  // recorded once each (bounded)

@@ -22,7 +22,7 @@ using testing::NewEnvelope;
 
 class RecordingListener : public WorkerPool::Listener {
  public:
-  Status OnDispatch(const ToolCall& call, const std::string& worker_id) override {
+  Status OnDispatch(const WorkerRequest& call, const std::string& worker_id) override {
     dispatched.push_back({call.execution_id, worker_id});
     return dispatch_status;
   }
@@ -156,13 +156,12 @@ class WorkerPoolTest : public ::testing::Test {
 
   void Poll() { ASSERT_TRUE(pool_->Poll(Duration::zero()).ok()); }
 
-  ToolCall Call(const std::string& id, Duration timeout = Duration::zero()) {
-    ToolCall c;
+  WorkerRequest Call(const std::string& id, Duration timeout = Duration::zero()) {
+    WorkerRequest c;
     c.execution_id = id;
     c.tool = "ExecuteCommand";
-    c.arguments_json = R"({"argv":["true"]})";
-    c.typed_input = std::make_shared<v1::ToolRequest>();  // as the coordinator types it at Submit
-    c.typed_input->mutable_input()->mutable_command()->add_argv("true");
+    c.typed = std::make_shared<v1::ToolRequest>();  // as the coordinator types it at Submit
+    c.typed->mutable_input()->mutable_command()->add_argv("true");
     c.timeout = timeout;
     return c;
   }
@@ -218,15 +217,14 @@ TEST_F(WorkerPoolTest, ArgumentsReachTheWorkerTypedAndOnlyAnMcpToolsAsJsonText) 
   pool_->Submit(Call("ex_cmd"));
   const v1::ToolRequest& cmd = transport_.sent.back().second.tool_request();
   EXPECT_EQ(cmd.execution_id(), "ex_cmd");
-  EXPECT_EQ(cmd.arguments_json(), "");  // the worker parses no JSON: ToolCall::arguments_json is the record
+  EXPECT_EQ(cmd.arguments_json(), "");  // the worker parses no JSON
   ASSERT_TRUE(cmd.input().has_command());
   EXPECT_EQ(cmd.input().command().argv(0), "true");
 
-  ToolCall mcp = Call("ex_mcp");
+  WorkerRequest mcp = Call("ex_mcp");
   mcp.tool = "mcp__alpha__x";
-  mcp.arguments_json = R"({"q":1})";
-  mcp.typed_input = std::make_shared<v1::ToolRequest>();  // as Submit makes it for an MCP tool
-  mcp.typed_input->set_arguments_json(mcp.arguments_json);
+  mcp.typed = std::make_shared<v1::ToolRequest>();  // as Submit makes it for an MCP tool
+  mcp.typed->set_arguments_json(R"({"q":1})");
   mcp.policy = WorkerPolicy::kMcpReadonly;
   mcp.lane = "alpha";
   pool_->Submit(mcp);
@@ -579,7 +577,7 @@ TEST_F(WorkerPoolTest, CallsOnlyReachWorkersOfTheirSandboxPolicy) {
   options_.size = 1;
   StartPool();  // writable workers first
   SayHello(100);
-  ToolCall ask = Call("ex_ask");
+  WorkerRequest ask = Call("ex_ask");
   ask.policy = WorkerPolicy::kReadonly;
   pool_->Submit(ask);
   // A read-only worker is spawned for it; the idle writable one is not used.
@@ -602,7 +600,7 @@ TEST_F(WorkerPoolTest, ACallWhosePolicyCannotStartEndsAtOnce) {
   StartPool();
   SayHello(100);
   launcher_.fail_launches = true;
-  ToolCall ask = Call("ex_ask");
+  WorkerRequest ask = Call("ex_ask");
   ask.policy = WorkerPolicy::kReadonly;
   pool_->Submit(ask);
   ASSERT_EQ(listener_.results.size(), 1u);
@@ -615,14 +613,14 @@ TEST_F(WorkerPoolTest, TheLspHostIsOneWorkerOfItsOwnAndTakesOnlyItsCalls) {
   StartPool();
   SayHello(100);
   SayHello(101);
-  ToolCall check = Call("ex_check");
+  WorkerRequest check = Call("ex_check");
   check.tool = "lsp_check";
   check.policy = WorkerPolicy::kLspHost;
   auto input = std::make_shared<v1::ToolRequest>();
   input->mutable_validation()->set_path("/ws");
-  check.typed_input = std::move(input);
+  check.typed = std::move(input);
   pool_->Submit(check);
-  ToolCall second = Call("ex_check2");
+  WorkerRequest second = Call("ex_check2");
   second.policy = WorkerPolicy::kLspHost;
   pool_->Submit(second);
   // One host, however many tool workers there are; the idle tool workers do
@@ -644,15 +642,15 @@ TEST_F(WorkerPoolTest, EachMcpServerHasAWorkerOfItsOwnThatTakesOnlyItsCalls) {
   StartPool();
   SayHello(100);
   SayHello(101);
-  ToolCall a = Call("ex_a");
+  WorkerRequest a = Call("ex_a");
   a.tool = "mcp__alpha__x";
   a.policy = WorkerPolicy::kMcpReadonly;
   a.lane = "alpha";
-  ToolCall b = a;
+  WorkerRequest b = a;
   b.execution_id = "ex_b";
   b.tool = "mcp__beta__x";
   b.lane = "beta";
-  ToolCall a2 = a;
+  WorkerRequest a2 = a;
   a2.execution_id = "ex_a2";
   pool_->Submit(a);
   pool_->Submit(b);
@@ -671,7 +669,7 @@ TEST_F(WorkerPoolTest, EachMcpServerHasAWorkerOfItsOwnThatTakesOnlyItsCalls) {
   // A server whose worker cannot start fails its own calls only.
   launcher_.Exit(103, 1 << 8);
   Poll();
-  ToolCall c = b;
+  WorkerRequest c = b;
   c.execution_id = "ex_c";
   for (pid_t pid = 104; pid < 106; ++pid) {
     launcher_.Exit(pid, 1 << 8);
@@ -691,7 +689,7 @@ TEST_F(WorkerPoolTest, AnLspHostThatCannotStartFailsOnlyItsOwnCalls) {
   options_.max_start_failures = 2;
   StartPool();
   SayHello(100);
-  ToolCall check = Call("ex_check");
+  WorkerRequest check = Call("ex_check");
   check.policy = WorkerPolicy::kLspHost;
   pool_->Submit(check);
   for (pid_t pid = 101; pid < 103; ++pid) {

@@ -26,12 +26,11 @@
 #include <string>
 #include <vector>
 
+#include "pool/worker_request.h"
 #include "sandbox/sandbox_options.h"
 #include "workspace/workspace.h"
 
 namespace odin {
-
-enum class WorkerPolicy;
 
 // Where a workspace's sessions keep the JSONL transcripts hooks read:
 // $XDG_STATE_HOME/odin/transcripts/<hash of the workspace's path> ("" if

@@ -11,8 +11,10 @@ whose first comment does not say why it is long.
                    remote or session
     remote -> pool, config, workspace, base (hosts, host agent, Slurm, keys)
     config -> gates, mcp, pool/worker_sandbox.h, workspace, option types
-    pool -> sandbox, workspace, base, planner/tool_host.h; never the Config
-    gates -> tools, ledger, base, planner/tool_host.h (nothing above them)
+    pool -> sandbox, workspace, base (worker_request.h: what a worker runs;
+            never the planner's ToolCall, never the Config)
+    gates -> tools, ledger, base, planner/tool_host.h, pool/worker_request.h
+             (nothing above them)
     mcp -> base, llm/llm.h, tools/tool_catalog.h
     planner -> ledger, llm/llm.h, tools, workspace, base
     workers -> tools, sandbox, base, llm's HTTP client, mcp/mcp_client.h
@@ -77,13 +79,14 @@ ALLOW = {
     # The gates (DESIGN §3) and the file cache they read: rules over a call
     # and the workspace's files, knowing nothing of who puts them in order
     # (as Codex keeps its execpolicy crate).
-    "gates": ["base", "tools", "ledger", "gates", "planner/tool_host.h", "workspace/workspace_files.h"],
+    "gates": ["base", "tools", "ledger", "gates", "planner/tool_host.h", "workspace/workspace_files.h",
+              "pool/worker_request.h"],
     # The MCP client side: the protocol client, the servers' settings, the
     # registry of their tools.
     "mcp": ["base", "mcp", "llm/llm.h", "tools/tool_catalog.h"],
     # The worker pool: workers' sandboxes, spawn, transport and queue. It
     # reads the call it carries (planner/tool_host.h), never the Config.
-    "pool": ["base", "pool", "sandbox", "workspace", "planner/tool_host.h"],
+    "pool": ["base", "pool", "sandbox", "workspace"],
     # The settings and trust: the option types of every part they configure.
     "config": ["base", "config", "gates", "mcp", "sandbox/sandbox_options.h", "pool/worker_sandbox.h",
                "workspace", "tools/tool_catalog.h", "web/address_policy.h",
