@@ -240,7 +240,16 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // A tool of an MCP server that is still starting: judged once its tools
   // are known (the server's listing ends within its startup timeout).
   // (Arguments that are not JSON are refused below, never held.)
+  if (canonical.ok()) c.args = std::move(args);
   if (canonical.ok() && WaitForMcpServer(c)) return id;
+  Admit(c, canonical);
+  return id;
+}
+
+void Coordinator::Admit(Call& c, const Status& canonical) {
+  const std::string id = c.call.execution_id;
+  const ToolCall& tc = c.call;
+  const ToolHandler handler = c.handler();
   // A call boundary: what changed since by no call of ours is found now.
   DetectExternalChanges(tc.agent_id);
 
@@ -250,24 +259,23 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {
     std::string limit = tc.budget->Exceeded().value_or("tool_calls");
     EndHere(id, v1::TOOL_STATUS_REJECTED, Status::ResourceExhausted("budget exceeded", tc.budget->Describe(limit)));
-    return id;
+    return;
   }
   c.call.budget = nullptr;  // charged; the budget may end before the call does
   if (!canonical.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, canonical.WithContext(tc.tool));
-    return id;
+    return;
   }
   // The strict profile's evidence leaves the arguments here, before any
   // reader of them (the gates, the ledger's readers, the worker) sees them.
   if (o_.grounded_edits &&
       (handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol || handler == ToolHandler::kCommand)) {
-    Status taken = TakeEvidence(c, args.get());
+    Status taken = TakeEvidence(c, c.args.get());
     if (!taken.ok()) {
       EndHere(id, v1::TOOL_STATUS_ERROR, taken);
-      return id;
+      return;
     }
   }
-  c.args = std::move(args);
   // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
   // An MCP server's tool: the registry knows which modes offer it.
   bool mcp_tool = handler == ToolHandler::kMcp;
@@ -275,7 +283,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     Status allowed = mcp_tool ? mcp_.CheckMode(tc.tool, *mode) : CheckMode(tc.tool, *mode);
     if (!allowed.ok()) {
       EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
-      return id;
+      return;
     }
   }
   // Odin's own calls (a hook's run, an index batch, a references question,
@@ -286,14 +294,14 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
       handler == ToolHandler::kMcpList) {
     EndHere(id, v1::TOOL_STATUS_REJECTED,
             Status::PermissionDenied(tc.tool, "is Odin's own call, not a tool anyone may ask for"));
-    return id;
+    return;
   }
   if (handler == ToolHandler::kInit && (!init_active_ || tc.agent_id != o_.agent_id)) {
     EndHere(id, v1::TOOL_STATUS_REJECTED,
             Status::PermissionDenied(kInitTool,
                                      "is offered only during /init (odin init), to the main agent; "
                                      "ODIN.md is a protected path for every other write"));
-    return id;
+    return;
   }
   // The typed input, from the tool's own parser: what the gates below and
   // the worker read. Arguments it refuses end the call here, refused where
@@ -302,7 +310,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   if (!input.ok()) {
     bool judged = handler == ToolHandler::kCommand || handler == ToolHandler::kWebFetch;
     EndHere(id, judged ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, input.status());
-    return id;
+    return;
   }
   if (input->kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.request).mutable_input() = std::move(*input);
   // An MCP server's tool has no typed input: its arguments, checked above,
@@ -312,19 +320,19 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     Status prepared = PrepareMcpCall(c);
     if (!prepared.ok()) {
       EndHere(id, v1::TOOL_STATUS_REJECTED, prepared);
-      return id;
+      return;
     }
   }
   Status blocked = CheckBlocked(c);
   if (!blocked.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
-    return id;
+    return;
   }
   std::optional<ApprovalNeed> need;
   Status ruled = CheckSafeguards(c, &need);
   if (!ruled.ok()) {
     EndHere(id, v1::TOOL_STATUS_REJECTED, ruled);
-    return id;
+    return;
   }
   c.run_budget = run_budget;
   if (!tc.internal && HasHooks(HookEvent::kPostToolUse, tc.tool)) WrapForPostToolUse(c);
@@ -336,10 +344,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     RunHooks({HookEvent::kPreToolUse, tc.agent_id, tc.mode, id, tc.tool,
               fields.dump(-1, ' ', false, json::error_handler_t::replace)},
              [this, id, need](const HookOutcome& o) { AfterPreToolUse(id, need, o); });
-    return id;
+    return;
   }
   AfterPreToolUse(id, std::move(need), HookOutcome());
-  return id;
+  return;
 }
 
 void Coordinator::AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks) {

@@ -325,7 +325,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // which never pass there). Handlers that run in the coordinator read
     // this; the gates and the worker read the typed input
     // (request.typed->input(), tools/tool_input.h).
-    std::shared_ptr<const nlohmann::json> args;
+    std::shared_ptr<nlohmann::json> args;
     Call();
     ~Call();
     Call(Call&&) noexcept;
@@ -440,6 +440,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // its arguments (before its own parser sees them), and judges it against
   // the file the write resolved to.
   Status TakeEvidence(Call& c, nlohmann::json* args);
+  // The gates a taken call meets, in order, up to its dispatch (Submit
+  // after parsing the arguments; a held MCP call once its server listed
+  // its tools). canonical: whether the arguments parsed.
+  void Admit(Call& c, const Status& canonical);
   // The call's typed request (made on first use): the typed input and what
   // the coordinator adds for the worker (WebFetch's options, AgentTool's
   // task), merged into the worker's request by the pool.

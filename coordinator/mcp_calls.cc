@@ -81,10 +81,9 @@ void Coordinator::ReleaseMcpWaiting(const std::string& server) {
   for (const std::string& id : ids) {
     auto c = calls_.find(id);
     if (c == calls_.end()) continue;
-    ToolCall call = std::move(c->second.call);
-    CallHandlers handlers = std::move(c->second.handlers);
-    calls_.erase(c);
-    Submit(std::move(call), std::move(handlers));
+    // Judged now, its arguments as Submit parsed them.
+    c->second.mcp_waiting = false;
+    Admit(c->second, Status::OK());
   }
 }
 
