@@ -92,13 +92,17 @@ void McpClient::ListTools(const std::string& cursor) {
 
 uint64_t McpClient::CallTool(const std::string& name, const std::string& arguments_json) {
   uint64_t id = next_id_++;
-  json args = ParseJson(arguments_json);
-  if (!args.is_object()) args = json::object();
   pending_[id] = Pending::kToolCall;
-  Send(Dump({{"jsonrpc", "2.0"},
-             {"id", id},
-             {"method", "tools/call"},
-             {"params", {{"name", name}, {"arguments", args}, {"_meta", {{"progressToken", id}}}}}}));
+  // The arguments pass through as the coordinator checked them (canonical
+  // JSON, at Submit): spliced into the request, never parsed here. What is
+  // not one line of an object's text goes as {}.
+  bool object = arguments_json.size() >= 2 && arguments_json.front() == '{' && arguments_json.back() == '}' &&
+                arguments_json.find_first_of("\r\n") == std::string::npos;          // one line, as the transport needs
+  std::string params = Dump({{"name", name}, {"_meta", {{"progressToken", id}}}});  // {"_meta":..,"name":..}
+  params = "{\"arguments\":" + (object ? arguments_json : std::string("{}")) + "," + params.substr(1);
+  std::string request = Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}});
+  request.back() = ',';
+  Send(request + "\"params\":" + params + "}");
   return id;
 }
 

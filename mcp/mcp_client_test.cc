@@ -1,6 +1,8 @@
 #include "mcp/mcp_client.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace odin {
@@ -129,6 +131,24 @@ TEST_F(McpClientTest, ACallWithProgressAndItsResult) {
   ASSERT_EQ(results_.count(call), 1u);
   EXPECT_FALSE(results_[call].is_error);
   EXPECT_EQ(results_[call].text, "Echo: hi\n[image image/png, 4 bytes base64]");
+}
+
+TEST_F(McpClientTest, ACallsArgumentsPassThroughAsTheirTextUnparsed) {
+  Handshake(kTools);
+  Sent();
+  // Bytes a parse and a dump would change (1.50, the escape) arrive as given.
+  uint64_t call = client_.CallTool("echo", R"({"n":1.50,"s":"a\u0041"})");
+  std::string line = client_.TakeOutput();
+  EXPECT_NE(line.find(R"("arguments":{"n":1.50,"s":"a\u0041"})"), std::string::npos) << line;
+  json sent = json::parse(line);
+  EXPECT_EQ(sent["id"], call);
+  EXPECT_EQ(sent["params"]["name"], "echo");
+  EXPECT_EQ(sent["params"]["arguments"]["s"], "aA");
+  // What is not one line of an object goes as {}: the request stays one line.
+  client_.CallTool("echo", "{\n}");
+  std::string second = client_.TakeOutput();
+  EXPECT_EQ(std::count(second.begin(), second.end(), '\n'), 1) << second;
+  EXPECT_EQ(json::parse(second)["params"]["arguments"], json::object());
 }
 
 TEST_F(McpClientTest, ToolErrorsAndProtocolErrorsAreResultsNotFailures) {
