@@ -350,10 +350,11 @@ Status Coordinator::RecordEnd(Call& c, const v1::ToolResult& r, const Validation
 
 void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& recorded) {
   if (auto agent = agents_.find(c.call.agent_id);
-      agent != agents_.end() && agent->second.corrective_pending == r.execution_id()) {
-    agent->second.corrective_pending.clear();  // validated
+      agent != agents_.end() && agent->second.profile.corrective_pending == r.execution_id()) {
+    agent->second.profile.corrective_pending.clear();  // validated
     // Refused or failed before it changed anything: the next one corrects.
-    if (r.status() != v1::TOOL_STATUS_OK) agent->second.corrected_failure = agent->second.corrected_before;
+    if (r.status() != v1::TOOL_STATUS_OK)
+      agent->second.profile.corrected_failure = agent->second.profile.corrected_before;
   }
   if (c.handlers.on_done) c.handlers.on_done(r, recorded);
   if (!c.write_path.empty()) {
@@ -405,7 +406,7 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   std::string mutation = c.held ? c.held->write.call.execution_id : c.validates_command;
   ValidationGate::Judgement j =
       validation_.Judge(path, c.check_content, mutation, c.held ? &c.held->result : nullptr, &r);
-  if (j.failed) Agent(c.call.agent_id).failed_at = ++event_seq_;
+  if (j.failed) Agent(c.call.agent_id).profile.failed_at = ++event_seq_;
   j.record.session_id = session_id_;
   j.record.agent_id = c.call.agent_id;
   j.record.created_at_ms = clock_->WallMillis();

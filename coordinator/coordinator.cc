@@ -254,79 +254,21 @@ void Coordinator::Admit(Call& c, const Status& canonical) {
   DetectExternalChanges(tc.agent_id);
 
   if (handler == ToolHandler::kCommand) c.request.limits = o_.command_limits;
-  // Gate 5: the run's budget, one choke point for every tool call.
+  // The gates up to the safeguards, in order, in one step (gates/call_gates.h).
   Budget* run_budget = tc.budget;
-  if (tc.budget != nullptr && !tc.budget->TryStartToolCall()) {
-    std::string limit = tc.budget->Exceeded().value_or("tool_calls");
-    EndHere(id, v1::TOOL_STATUS_REJECTED, Status::ResourceExhausted("budget exceeded", tc.budget->Describe(limit)));
-    return;
+  v1::ToolInput input;
+  CallGateVerdict gated = RunCallGates(&c.call, handler, canonical, c.args.get(), GateContext(c), &input);
+  c.evidence = std::move(gated.evidence);
+  if (!gated.status.ok()) {
+    return EndHere(id, gated.rejected ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, gated.status);
   }
-  c.call.budget = nullptr;  // charged; the budget may end before the call does
-  if (!canonical.ok()) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED, canonical.WithContext(tc.tool));
-    return;
-  }
-  // The strict profile's evidence leaves the arguments here, before any
-  // reader of them (the gates, the ledger's readers, the worker) sees them.
-  if (o_.grounded_edits &&
-      (handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol || handler == ToolHandler::kCommand)) {
-    Status taken = TakeEvidence(c, c.args.get());
-    if (!taken.ok()) {
-      EndHere(id, v1::TOOL_STATUS_ERROR, taken);
-      return;
-    }
-  }
-  // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
-  // An MCP server's tool: the registry knows which modes offer it.
-  bool mcp_tool = handler == ToolHandler::kMcp;
-  if (std::optional<Mode> mode = AgentModeOf(*tc.mode)) {
-    Status allowed = mcp_tool ? mcp_.CheckMode(tc.tool, *mode) : CheckMode(tc.tool, *mode);
-    if (!allowed.ok()) {
-      EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
-      return;
-    }
-  }
-  // Odin's own calls (a hook's run, an index batch, a references question,
-  // an MCP listing) are made by the coordinator itself and never come
-  // through here: the mode gate knows no such tool, and exec mode, which
-  // skips it, refuses them here.
-  if (handler == ToolHandler::kHook || handler == ToolHandler::kIndexParse || handler == ToolHandler::kLspReferences ||
-      handler == ToolHandler::kMcpList) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED,
-            Status::PermissionDenied(tc.tool, "is Odin's own call, not a tool anyone may ask for"));
-    return;
-  }
-  if (handler == ToolHandler::kInit && (!init_active_ || tc.agent_id != o_.agent_id)) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED,
-            Status::PermissionDenied(kInitTool,
-                                     "is offered only during /init (odin init), to the main agent; "
-                                     "ODIN.md is a protected path for every other write"));
-    return;
-  }
-  // The typed input, from the tool's own parser: what the gates below and
-  // the worker read. Arguments it refuses end the call here, refused where
-  // a gate judges them (a command, a fetch), else as the tool's error.
-  StatusOr<v1::ToolInput> input = ParseToolInput(tc.tool, *c.args);
-  if (!input.ok()) {
-    bool judged = handler == ToolHandler::kCommand || handler == ToolHandler::kWebFetch;
-    EndHere(id, judged ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, input.status());
-    return;
-  }
-  if (input->kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.request).mutable_input() = std::move(*input);
-  // An MCP server's tool has no typed input: its arguments, checked above,
-  // pass through to the server as canonical JSON text.
-  if (mcp_tool) Typed(c.request).set_arguments_json(tc.arguments_json);
-  if (mcp_tool) {
+  if (input.kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.request).mutable_input() = std::move(input);
+  if (handler == ToolHandler::kMcp) {
+    // An MCP server's tool has no typed input: its arguments, checked at
+    // Submit, pass through to the server as canonical JSON text.
+    Typed(c.request).set_arguments_json(tc.arguments_json);
     Status prepared = PrepareMcpCall(c);
-    if (!prepared.ok()) {
-      EndHere(id, v1::TOOL_STATUS_REJECTED, prepared);
-      return;
-    }
-  }
-  Status blocked = CheckBlocked(c);
-  if (!blocked.ok()) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED, blocked);
-    return;
+    if (!prepared.ok()) return EndHere(id, v1::TOOL_STATUS_REJECTED, prepared);
   }
   std::optional<ApprovalNeed> need;
   Status ruled = CheckSafeguards(c, &need);
@@ -638,47 +580,22 @@ void Coordinator::RunTodoWrite(const std::string& id) {
 void Coordinator::RunMemoryQuery(const std::string& id) {
   Call& c = calls_[id];
   AgentState& agent = Agent(c.call.agent_id);
-  agent.memory_query_at = ++event_seq_;
+  agent.profile.memory_query_at = ++event_seq_;
   StatusOr<std::string> answer = AnswerMemoryQuery(ledger_, session_id_, o_.workspace, *c.args);
   if (!answer.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, answer.status());
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }
 
-Status Coordinator::CheckBlocked(const Call& c) {
-  const ToolCall& call = c.call;
-  const ToolHandler handler = c.handler();
-  const bool writes = handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol;
-  // Only edit-mode work makes progress to stop; ask and plan change nothing.
-  if (*call.mode != CallMode::kEdit) return Status::OK();
-  // A command is a mutation like an edit: what it changes is validated, so
-  // it may be what fixes the errors.
-  bool tracked_command = o_.track_changes && handler == ToolHandler::kCommand;
-  if (!tracked_command) RETURN_IF_ERROR(validation_.CheckBlocked(call.tool));
-  if (o_.memory_forced && (writes || handler == ToolHandler::kInit)) {
-    const AgentState& agent = Agent(call.agent_id);
-    if (agent.failed_at > agent.memory_query_at) {
-      return Status::FailedPrecondition(
-          call.tool,
-          "a validation failed since your last memory_query. Run memory_query first (e.g. "
-          "{\"query\": \"last_validation\"} or {\"query\": \"failed_attempts\"}) and base the next "
-          "edit on what it returns");
-    }
-  }
-  if (o_.grounded_edits && (writes || tracked_command)) {
-    AgentState& agent = Agent(call.agent_id);
-    if (!agent.corrective_pending.empty()) {
-      return Status::FailedPrecondition(
-          "strict profile: " + call.tool,
-          "after a failed validation, one corrective change at a time: " + agent.corrective_pending +
-              " has not been validated yet; wait for its verdict before the next change");
-    }
-    if (agent.failed_at > agent.corrected_failure) {
-      agent.corrected_before = agent.corrected_failure;
-      agent.corrected_failure = agent.failed_at;
-      agent.corrective_pending = call.execution_id;
-    }
-  }
-  return Status::OK();
+CallGateContext Coordinator::GateContext(const Call& c) {
+  CallGateContext g;
+  g.track_changes = o_.track_changes;
+  g.memory_forced = o_.memory_forced;
+  g.grounded_edits = o_.grounded_edits;
+  g.init_offered = init_active_ && c.call.agent_id == o_.agent_id;
+  g.validation = &validation_;
+  g.agent = [this, id = c.call.agent_id] { return &Agent(id).profile; };
+  g.mcp_mode = [this](const std::string& tool, Mode mode) { return mcp_.CheckMode(tool, mode); };
+  return g;
 }
 
 std::vector<FileVerdict> Coordinator::Verdicts() const { return validation_.Verdicts(); }

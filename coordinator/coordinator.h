@@ -57,6 +57,7 @@
 #include "workspace/change_tracker.h"
 #include "workspace/overlay_changes.h"
 #include "gates/breaker_bank.h"
+#include "gates/call_gates.h"
 #include "gates/command_rules.h"
 #include "gates/file_cache.h"
 #include "mcp/mcp_registry.h"
@@ -334,14 +335,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   struct AgentState {
     std::unique_ptr<FileCache> cache;
     TodoList todos;
-    uint64_t failed_at = 0;        // event number of its last failed validation
-    uint64_t memory_query_at = 0;  // event number of its last memory_query
-    // The strict profile: after a failed validation, one corrective write
-    // (or command) at a time. The failure the last one answered, and the
-    // one being validated now ("" when none).
-    uint64_t corrected_failure = 0;
-    uint64_t corrected_before = 0;  // a corrective write refused gives its turn back
-    std::string corrective_pending;
+    AgentProfileState profile;  // the memory-forced and strict profiles' (gates/call_gates.h)
     // What the strict profile accepts as evidence, by execution id: its
     // analysis executions (symbols, references, impact, outline) with the
     // files each answer covered, and its Reads with the file read (absolute
@@ -439,7 +433,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The strict profile (index_calls.cc): takes a write's "evidence" out of
   // its arguments (before its own parser sees them), and judges it against
   // the file the write resolved to.
-  Status TakeEvidence(Call& c, nlohmann::json* args);
   // The gates a taken call meets, in order, up to its dispatch (Submit
   // after parsing the arguments; a held MCP call once its server listed
   // its tools). canonical: whether the arguments parsed.
@@ -477,7 +470,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Sets an MCP call's worker (policy, lane) and default timeout.
   Status PrepareMcpCall(Call& c);
   // Refusals of the blocked state and of memory-forced reasoning, if any.
-  Status CheckBlocked(const Call& c);
+  // What the gates of gates/call_gates.h read of the coordinator, for c.
+  CallGateContext GateContext(const Call& c);
   // Gate 8, the safeguards: an agent's command meets the command rules; a
   // reading tool's path outside the workspace needs approval. *wait is set
   // when the call must wait for the user's answer (AnswerApproval).

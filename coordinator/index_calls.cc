@@ -220,24 +220,6 @@ void Coordinator::PrepareEditSymbol(Call& c) {
   ProceedWrite(c);
 }
 
-Status Coordinator::TakeEvidence(Call& c, json* parsed) {
-  json& args = *parsed;
-  if (!args.is_object() || !args.contains("evidence")) return Status::OK();
-  const json& ids = args["evidence"];
-  if (!ids.is_array() || ids.size() > 64) {
-    return Status::InvalidArgument(c.call.tool, "\"evidence\" must be an array of at most 64 execution ids");
-  }
-  for (const json& id : ids) {
-    if (!id.is_string() || id.get<std::string>().empty() || id.get<std::string>().size() > 64) {
-      return Status::InvalidArgument(c.call.tool, "\"evidence\" must hold execution ids (strings)");
-    }
-    c.evidence.push_back(id.get<std::string>());
-  }
-  args.erase("evidence");
-  c.call.arguments_json = args.dump(-1, ' ', false, json::error_handler_t::replace);
-  return Status::OK();
-}
-
 Status Coordinator::CheckEvidence(const Call& c, const std::string& path, bool existed) {
   if (!existed) return Status::OK();  // a new file: nothing to have analysed
   std::string shown = DisplayPath(path, o_.workspace);

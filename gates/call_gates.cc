@@ -1,0 +1,120 @@
+#include "gates/call_gates.h"
+
+#include <nlohmann/json.hpp>
+
+#include "gates/mode_gate.h"
+#include "gates/validation_gate.h"
+#include "odin/v1/worker.pb.h"
+#include "planner/budget.h"
+#include "tools/tool_input.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+Status TakeEvidence(const std::string& tool, json* parsed, std::vector<std::string>* evidence) {
+  json& args = *parsed;
+  if (!args.is_object() || !args.contains("evidence")) return Status::OK();
+  const json& ids = args["evidence"];
+  if (!ids.is_array() || ids.size() > 64) {
+    return Status::InvalidArgument(tool, "\"evidence\" must be an array of at most 64 execution ids");
+  }
+  for (const json& id : ids) {
+    if (!id.is_string() || id.get<std::string>().empty() || id.get<std::string>().size() > 64) {
+      return Status::InvalidArgument(tool, "\"evidence\" must hold execution ids (strings)");
+    }
+    evidence->push_back(id.get<std::string>());
+  }
+  args.erase("evidence");
+  return Status::OK();
+}
+
+Status CheckBlocked(const ToolCall& call, ToolHandler handler, const CallGateContext& o) {
+  const bool writes = handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol;
+  // Only edit-mode work makes progress to stop; ask and plan change nothing.
+  if (*call.mode != CallMode::kEdit) return Status::OK();
+  // A command is a mutation like an edit: what it changes is validated, so
+  // it may be what fixes the errors.
+  bool tracked_command = o.track_changes && handler == ToolHandler::kCommand;
+  if (!tracked_command && o.validation != nullptr) RETURN_IF_ERROR(o.validation->CheckBlocked(call.tool));
+  if (o.memory_forced && (writes || handler == ToolHandler::kInit) &&
+      o.agent()->failed_at > o.agent()->memory_query_at) {
+    return Status::FailedPrecondition(
+        call.tool,
+        "a validation failed since your last memory_query. Run memory_query first (e.g. "
+        "{\"query\": \"last_validation\"} or {\"query\": \"failed_attempts\"}) and base the next "
+        "edit on what it returns");
+  }
+  if (o.grounded_edits && (writes || tracked_command)) {
+    AgentProfileState& agent = *o.agent();
+    if (!agent.corrective_pending.empty()) {
+      return Status::FailedPrecondition(
+          "strict profile: " + call.tool,
+          "after a failed validation, one corrective change at a time: " + agent.corrective_pending +
+              " has not been validated yet; wait for its verdict before the next change");
+    }
+    if (agent.failed_at > agent.corrected_failure) {
+      agent.corrected_before = agent.corrected_failure;
+      agent.corrected_failure = agent.failed_at;
+      agent.corrective_pending = call.execution_id;
+    }
+  }
+  return Status::OK();
+}
+
+CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& parsed, json* args,
+                             const CallGateContext& o, v1::ToolInput* input) {
+  CallGateVerdict v;
+  auto refuse = [&v](Status s, bool rejected = true) {
+    v.status = std::move(s);
+    v.rejected = rejected;
+    return v;
+  };
+  // Gate 5: the run's budget, one choke point for every tool call.
+  if (call->budget != nullptr && !call->budget->TryStartToolCall()) {
+    std::string limit = call->budget->Exceeded().value_or("tool_calls");
+    return refuse(Status::ResourceExhausted("budget exceeded", call->budget->Describe(limit)));
+  }
+  call->budget = nullptr;  // charged; the budget may end before the call does
+  if (!parsed.ok()) return refuse(parsed.WithContext(call->tool));
+  // The strict profile's evidence leaves the arguments here, before any
+  // reader of them (the gates, the ledger's readers, the worker) sees them.
+  if (o.grounded_edits &&
+      (handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol || handler == ToolHandler::kCommand)) {
+    Status taken = TakeEvidence(call->tool, args, &v.evidence);
+    if (!taken.ok()) return refuse(taken, /*rejected=*/false);
+    call->arguments_json = args->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  // Gate 1: the mode. (odin exec's "exec" mode runs only ExecuteCommand.)
+  // An MCP server's tool: its registry knows which modes offer it.
+  if (std::optional<Mode> mode = AgentModeOf(*call->mode)) {
+    Status allowed = handler == ToolHandler::kMcp ? o.mcp_mode(call->tool, *mode) : CheckMode(call->tool, *mode);
+    if (!allowed.ok()) return refuse(allowed);
+  }
+  // Odin's own calls (a hook's run, an index batch, a references question,
+  // an MCP listing) are made by the coordinator itself and never come
+  // through here: the mode gate knows no such tool, and exec mode, which
+  // skips it, refuses them here.
+  if (handler == ToolHandler::kHook || handler == ToolHandler::kIndexParse || handler == ToolHandler::kLspReferences ||
+      handler == ToolHandler::kMcpList) {
+    return refuse(Status::PermissionDenied(call->tool, "is Odin's own call, not a tool anyone may ask for"));
+  }
+  if (handler == ToolHandler::kInit && !o.init_offered) {
+    return refuse(Status::PermissionDenied(kInitTool,
+                                           "is offered only during /init (odin init), to the main agent; "
+                                           "ODIN.md is a protected path for every other write"));
+  }
+  // The typed input, from the tool's own parser: what the gates after these
+  // and the worker read. Arguments it refuses end the call here, refused
+  // where a gate judges them (a command, a fetch), else as the tool's error.
+  StatusOr<v1::ToolInput> typed = ParseToolInput(call->tool, *args);
+  if (!typed.ok()) {
+    return refuse(typed.status(), handler == ToolHandler::kCommand || handler == ToolHandler::kWebFetch);
+  }
+  *input = std::move(*typed);
+  Status blocked = CheckBlocked(*call, handler, o);
+  if (!blocked.ok()) return refuse(blocked);
+  return v;
+}
+
+}  // namespace odin
