@@ -1,9 +1,5 @@
-#include "coordinator/coordinator.h"
-#include "tools/tool_input.h"
-
-// The checks before a call runs that may end in asking the user (gate 2's
-// safeguards, the command rules, reads outside the workspace), and the
-// asking itself: AskApproval, AnswerApproval.
+// Asking the user what the safeguards (gate 8, gates/safeguards.cc) left
+// to them: AskApproval, AnswerApproval.
 
 #include <sys/stat.h>
 
@@ -14,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "coordinator/coordinator.h"
 #include "base/canonical_json.h"
 #include "base/file_util.h"
 #include "base/ids.h"
@@ -41,83 +38,6 @@
 namespace odin {
 
 using nlohmann::json;
-
-Status Coordinator::CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need) {
-  const ToolCall& call = c.call;
-  // odin exec runs the user's own command: no rules.
-  if (*call.mode == CallMode::kExec) return Status::OK();
-  if (c.handler() == ToolHandler::kCommand) return CheckCommandRules(c, need);
-  if (c.handler() == ToolHandler::kWebFetch) return CheckWebFetch(c, need);
-  if (IsMcpPolicy(c.request.policy)) {
-    // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
-    RuleVerdict v = JudgeToolName(call.tool, o_.command_rules);
-    if (v.decision == RuleDecision::kAllow) return Status::OK();
-    json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
-    if (v.decision == RuleDecision::kDeny) {
-      RecordGateEvent(call.agent_id, "", "tool_rule", call.execution_id,
-                      detail.dump(-1, ' ', false, json::error_handler_t::replace));
-      return Status::PermissionDenied(call.tool, v.reason + " (permissions.deny in odinconfig.json)");
-    }
-    *need = ApprovalNeed{call.tool + " " + call.arguments_json.substr(0, 200), v.reason, v.ask_keys,
-                         detail.dump(-1, ' ', false, json::error_handler_t::replace)};
-    return Status::OK();
-  }
-  return CheckOutsideRead(c, need);
-}
-
-Status Coordinator::CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need) {
-  const ToolCall& call = c.call;
-  // The typed input the worker runs (parsed at Submit): the gate judges
-  // what will run. A call without one is refused; none runs unjudged.
-  if (!c.request.typed || !c.request.typed->input().has_command()) return MissingInput(call.tool);
-  CommandArgs args = ArgsOf(c.request.typed->input().command());
-  // The command as a shell line: the script, or argv quoted word by word.
-  std::string command = args.script.empty() ? ShellJoin(args.argv) : args.script;
-  std::string cwd = args.cwd;
-  if (!cwd.empty() && cwd[0] != '/') cwd = o_.workspace + "/" + cwd;
-  RuleVerdict v = JudgeCommand(command, o_.command_rules, o_.workspace, cwd);
-  c.request.read_only_view = v.only_reads && ReadOnlyViewUsable(c);
-  if (v.decision == RuleDecision::kAllow) return Status::OK();
-  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
-  if (v.decision == RuleDecision::kDeny) {
-    RecordGateEvent(call.agent_id, "", "command_rule", call.execution_id,
-                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
-    // A rule's refusal names where the rule lives; a command too long or too
-    // deep to read is refused by no rule.
-    return Status::PermissionDenied("command",
-                                    v.rule.empty() ? v.reason : v.reason + " (permissions.deny in odinconfig.json)");
-  }
-  *need = ApprovalNeed{command, v.reason, v.ask_keys, detail.dump(-1, ' ', false, json::error_handler_t::replace)};
-  return Status::OK();
-}
-
-Status Coordinator::CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need) {
-  const ToolCall& call = c.call;
-  std::string given = c.request.typed ? ReadPathOf(c.request.typed->input()) : "";
-  if (given.empty()) return Status::OK();
-  StatusOr<std::string> inside = ResolveWorkspacePath(given, o_.workspace);
-  if (inside.ok()) {
-    std::string state = o_.workspace + "/.odin";
-    if (*inside == state || inside->compare(0, state.size() + 1, state + "/") == 0 || *inside == StateDir() ||
-        inside->starts_with(StateDir() + "/")) {
-      return Status::PermissionDenied(given,
-                                      "Odin's state directory (the ledger, sockets, tokens) is not open to "
-                                      "the tools; memory_query reads the ledger");
-    }
-    return Status::OK();
-  }
-  StatusOr<std::string> where = ResolvePath(given, o_.workspace);
-  if (!where.ok()) return Status::OK();  // the tool says what is wrong with it
-  std::string reason =
-      call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") + " reads outside the workspace";
-  // For the session: reading in that directory, and below it.
-  std::string dir = IsDirectory(*where) ? *where : DirName(*where);
-  json detail = {{"decision", "ask"}, {"tool", call.tool}, {"path", *where}, {"reason", reason}};
-  c.request.approved_outside_path = *where;  // sent only if the user approves
-  *need = ApprovalNeed{
-      call.tool + " " + *where, reason, {"read:" + dir}, detail.dump(-1, ' ', false, json::error_handler_t::replace)};
-  return Status::OK();
-}
 
 Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const ToolCall& call = c.call;

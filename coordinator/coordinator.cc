@@ -256,26 +256,14 @@ void Coordinator::Admit(Call& c, const Status& canonical) {
   if (handler == ToolHandler::kCommand) c.request.limits = o_.command_limits;
   // The gates up to the safeguards, in order, in one step (gates/call_gates.h).
   Budget* run_budget = tc.budget;
-  v1::ToolInput input;
-  CallGateVerdict gated = RunCallGates(&c.call, handler, canonical, c.args.get(), GateContext(c), &input);
+  CallGateVerdict gated = RunCallGates(&c.call, handler, canonical, c.args.get(), GateContext(c), &c.request);
   c.evidence = std::move(gated.evidence);
+  c.web_url = std::move(gated.web_url);
+  if (gated.event) RecordGateEvent(tc.agent_id, "", gated.event->kind, id, gated.event->detail_json);
   if (!gated.status.ok()) {
     return EndHere(id, gated.rejected ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, gated.status);
   }
-  if (input.kind_case() != v1::ToolInput::KIND_NOT_SET) *Typed(c.request).mutable_input() = std::move(input);
-  if (handler == ToolHandler::kMcp) {
-    // An MCP server's tool has no typed input: its arguments, checked at
-    // Submit, pass through to the server as canonical JSON text.
-    Typed(c.request).set_arguments_json(tc.arguments_json);
-    Status prepared = PrepareMcpCall(c);
-    if (!prepared.ok()) return EndHere(id, v1::TOOL_STATUS_REJECTED, prepared);
-  }
-  std::optional<ApprovalNeed> need;
-  Status ruled = CheckSafeguards(c, &need);
-  if (!ruled.ok()) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED, ruled);
-    return;
-  }
+  std::optional<ApprovalNeed> need = std::move(gated.need);
   c.run_budget = run_budget;
   if (!tc.internal && HasHooks(HookEvent::kPostToolUse, tc.tool)) WrapForPostToolUse(c);
   // PreToolUse hooks judge what the gates let through; their allow stands
@@ -586,7 +574,7 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }
 
-CallGateContext Coordinator::GateContext(const Call& c) {
+CallGateContext Coordinator::GateContext(Call& c) {
   CallGateContext g;
   g.track_changes = o_.track_changes;
   g.memory_forced = o_.memory_forced;
@@ -595,6 +583,17 @@ CallGateContext Coordinator::GateContext(const Call& c) {
   g.validation = &validation_;
   g.agent = [this, id = c.call.agent_id] { return &Agent(id).profile; };
   g.mcp_mode = [this](const std::string& tool, Mode mode) { return mcp_.CheckMode(tool, mode); };
+  g.prepare_mcp = [this, &c] {
+    // An MCP server's tool has no typed input: its arguments, checked at
+    // Submit, pass through to the server as canonical JSON text.
+    Typed(c.request).set_arguments_json(c.call.arguments_json);
+    return PrepareMcpCall(c);
+  };
+  g.safeguards.rules = &o_.command_rules;
+  g.safeguards.workspace = o_.workspace;
+  g.safeguards.state_dir = StateDir();
+  g.safeguards.read_only_view_usable = ReadOnlyViewUsable(c);
+  g.safeguards.web_fetch_options = o_.web_fetch_options.get();
   return g;
 }
 

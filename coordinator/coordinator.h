@@ -411,15 +411,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void DispatchNow(Call& c);
   // What a call that passed the gates before the hooks does next: the
   // approval it needs (if any), then the rest of Submit (Proceed).
-  struct ApprovalNeed {
-    std::string what;
-    std::string reason;
-    std::vector<std::string> keys;
-    std::string detail_json;
-    // Whether --approval allow may answer it. A fetch's URL can carry data
-    // out: only a rule or the user allows one.
-    bool policy_may_allow = true;
-  };
   void AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks);
   void Proceed(Call& c);
   // A writing tool's call: its file resolved once, the protected paths, its
@@ -469,20 +460,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void ReleaseMcpWaiting(const std::string& server);
   // Sets an MCP call's worker (policy, lane) and default timeout.
   Status PrepareMcpCall(Call& c);
-  // Refusals of the blocked state and of memory-forced reasoning, if any.
-  // What the gates of gates/call_gates.h read of the coordinator, for c.
-  CallGateContext GateContext(const Call& c);
-  // Gate 8, the safeguards: an agent's command meets the command rules; a
-  // reading tool's path outside the workspace needs approval. *wait is set
-  // when the call must wait for the user's answer (AnswerApproval).
-  // *need is set when the call needs approval (AskApproval, after the
-  // PreToolUse hooks).
-  Status CheckSafeguards(Call& c, std::optional<ApprovalNeed>* need);
-  Status CheckCommandRules(Call& c, std::optional<ApprovalNeed>* need);
-  Status CheckOutsideRead(Call& c, std::optional<ApprovalNeed>* need);
-  // WebFetch (web_fetch_calls.cc): its arguments and the domain rules (gate
-  // 8); a page fetched within web_cache_ttl answers from the cache (true).
-  Status CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need);
+  // What the gates of gates/call_gates.h (the safeguards included) read
+  // of the coordinator, for c.
+  CallGateContext GateContext(Call& c);
+  // WebFetch (web_fetch_calls.cc): a page fetched within web_cache_ttl
+  // answers from the cache (true).
   bool AnswerWebFetchFromCache(Call& c);
   // InitTool (init_tool.cc): writes ODIN.md here, in the coordinator, as
   // WriteFile would (the workers' sandboxes keep it read-only), once the

@@ -1,6 +1,5 @@
-// WebFetch's side of the coordinator: the arguments and the domain rules
-// (gate 8) before any connection, and the pages fetched in the last
-// web.cache_minutes. The fetch itself runs in the network worker
+// WebFetch's side of the coordinator: the pages fetched in the last
+// web.cache_minutes (its domain rules, gate 8, are in gates/safeguards.cc). The fetch itself runs in the network worker
 // (workers/web_worker.cc), which judges every address it connects to; the
 // utility model's answer over the page is the planner's (planner/web_answer.cc).
 
@@ -15,32 +14,6 @@
 namespace odin {
 
 using nlohmann::json;
-
-Status Coordinator::CheckWebFetch(Call& c, std::optional<ApprovalNeed>* need) {
-  const ToolCall& call = c.call;
-  if (!c.request.typed || !c.request.typed->input().has_web_fetch()) return MissingInput(call.tool);
-  WebFetchArgs args = ArgsOf(c.request.typed->input().web_fetch());
-  StatusOr<std::string> host = StrictUrlHost(args.url);
-  if (!host.ok()) return host.status();
-  // The worker fetches only if libcurl reads the same host.
-  v1::WebFetchOptions* options = Typed(c.request).mutable_web_fetch();
-  if (o_.web_fetch_options) *options = *o_.web_fetch_options;
-  options->set_expected_host(*host);
-  c.web_url = args.url;
-  RuleVerdict v = JudgeWebFetch(*host, o_.command_rules);
-  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}, {"host", *host}};
-  if (v.decision == RuleDecision::kAllow) return Status::OK();
-  if (v.decision == RuleDecision::kDeny) {
-    RecordGateEvent(call.agent_id, "", "web_rule", call.execution_id,
-                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
-    return Status::PermissionDenied(kWebFetchTool, v.reason + " (permissions.deny in odinconfig.json)");
-  }
-  ApprovalNeed n{"WebFetch " + args.url, v.reason, v.ask_keys,
-                 detail.dump(-1, ' ', false, json::error_handler_t::replace)};
-  n.policy_may_allow = false;
-  *need = std::move(n);
-  return Status::OK();
-}
 
 bool Coordinator::AnswerWebFetchFromCache(Call& c) {
   if (o_.web_cache_ttl <= Duration::zero()) return false;

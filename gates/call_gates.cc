@@ -63,7 +63,7 @@ Status CheckBlocked(const ToolCall& call, ToolHandler handler, const CallGateCon
 }
 
 CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& parsed, json* args,
-                             const CallGateContext& o, v1::ToolInput* input) {
+                             const CallGateContext& o, WorkerRequest* request) {
   CallGateVerdict v;
   auto refuse = [&v](Status s, bool rejected = true) {
     v.status = std::move(s);
@@ -111,9 +111,22 @@ CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& 
   if (!typed.ok()) {
     return refuse(typed.status(), handler == ToolHandler::kCommand || handler == ToolHandler::kWebFetch);
   }
-  *input = std::move(*typed);
+  if (typed->kind_case() != v1::ToolInput::KIND_NOT_SET) {
+    if (!request->typed) request->typed = std::make_shared<v1::ToolRequest>();
+    *request->typed->mutable_input() = std::move(*typed);
+  }
+  if (handler == ToolHandler::kMcp) {
+    Status prepared = o.prepare_mcp();
+    if (!prepared.ok()) return refuse(prepared);
+  }
   Status blocked = CheckBlocked(*call, handler, o);
   if (!blocked.ok()) return refuse(blocked);
+  // Gate 8: the safeguards (rules, outside reads), deciding allow, ask or deny.
+  SafeguardVerdict guarded = JudgeSafeguards(*call, handler, request, o.safeguards);
+  v.need = std::move(guarded.need);
+  v.event = std::move(guarded.event);
+  v.web_url = std::move(guarded.web_url);
+  if (!guarded.status.ok()) return refuse(guarded.status);
   return v;
 }
 

@@ -4,8 +4,9 @@
 // (the run's budget), the strict profile's evidence taken out of the
 // arguments, gate 1 (the mode; an MCP server's tool through its registry),
 // Odin's own calls and InitTool refused where nobody may ask for them, the
-// typed input (tools/tool_input.h), and the blocked state (gate 3's hold,
-// the memory-forced and strict profiles). What they need of the
+// typed input (tools/tool_input.h), an MCP call's preparation, the blocked
+// state (gate 3's hold, the memory-forced and strict profiles), and the
+// safeguards (gate 8, gates/safeguards.h). What they need of the
 // coordinator's state comes in CallGateContext.
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "gates/safeguards.h"
 #include "planner/tool_host.h"
 #include "tools/tool_catalog.h"
 
@@ -49,20 +51,28 @@ struct CallGateContext {
   std::function<AgentProfileState*()> agent;
   // The modes an MCP server's tool runs in (mcp/mcp_registry.h).
   std::function<Status(const std::string& tool, Mode mode)> mcp_mode;
+  // An MCP server's tool: its worker's policy and lane set on the request
+  // (Coordinator::PrepareMcpCall); a refusal ends the call.
+  std::function<Status()> prepare_mcp;
+  SafeguardContext safeguards;
 };
 
 struct CallGateVerdict {
   Status status;                      // OK: through every gate
   bool rejected = true;               // a refusal ends the call rejected, else as the tool's error
   std::vector<std::string> evidence;  // strict: the analysis ids a write cites
+  std::optional<ApprovalNeed> need;   // the safeguards ask the user (or a PreToolUse hook)
+  std::optional<GateFinding> event;   // for the ledger, refused or not
+  std::string web_url;                // WebFetch: the page cache's key
 };
 
 // Runs the gates on call (its budget charged and cleared, the evidence
-// taken out of *args and call->arguments_json) and fills *input with the
-// typed input. parsed: whether the arguments parsed at Submit (*args is
-// null when they did not).
+// taken out of *args and call->arguments_json) and sets what they decide
+// on *request: the typed input, the read-only view, an approved outside
+// path, a fetch's options. parsed: whether the arguments parsed at Submit
+// (*args is null when they did not).
 CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& parsed, nlohmann::json* args,
-                             const CallGateContext& context, v1::ToolInput* input);
+                             const CallGateContext& context, WorkerRequest* request);
 
 // Gate 3's hold and the profiles' rules alone (also RunCallGates' last step).
 Status CheckBlocked(const ToolCall& call, ToolHandler handler, const CallGateContext& context);

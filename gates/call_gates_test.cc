@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/file_util.h"
 #include "base/json_input.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/budget.h"
@@ -17,9 +18,14 @@ using nlohmann::json;
 class CallGatesTest : public ::testing::Test {
  protected:
   CallGatesTest() {
+    ws_ = *RealPath(*MakeTempDir("odin-gates"));
     context_.agent = [this] { return &profile_; };
     context_.mcp_mode = [](const std::string& tool, Mode) { return Status::PermissionDenied(tool, "not offered"); };
+    context_.safeguards.rules = &rules_;
+    context_.safeguards.workspace = ws_;
+    context_.safeguards.state_dir = ws_ + "/.odin";
   }
+  ~CallGatesTest() override { RemoveTree(ws_); }
 
   CallGateVerdict Run(const std::string& tool, const std::string& args, CallMode mode = CallMode::kEdit) {
     call_ = ToolCall();
@@ -29,9 +35,15 @@ class CallGatesTest : public ::testing::Test {
     call_.mode = mode;
     call_.budget = budget_;
     args_ = ParseJson(args);
-    input_.Clear();
-    return RunCallGates(&call_, HandlerOf(tool), Status::OK(), &args_, context_, &input_);
+    request_ = WorkerRequest();
+    CallGateVerdict v = RunCallGates(&call_, HandlerOf(tool), Status::OK(), &args_, context_, &request_);
+    input_ = request_.typed ? request_.typed->input() : v1::ToolInput();
+    return v;
   }
+
+  std::string ws_;
+  CommandRules rules_;
+  WorkerRequest request_;
 
   CallGateContext context_;
   AgentProfileState profile_;
@@ -109,6 +121,28 @@ TEST_F(CallGatesTest, MemoryForcedRefusesAWriteAfterAFailureUntilAMemoryQuery) {
   // Ask mode changes nothing: never blocked.
   profile_.memory_query_at = 4;
   EXPECT_TRUE(Run("Read", R"({"file_path":"a"})", CallMode::kAsk).status.ok());
+}
+
+TEST_F(CallGatesTest, TheSafeguardsDenyByRuleAskForOutsideReadsAndRefuseOdinsState) {
+  rules_.deny = {"rm *"};
+  CallGateVerdict denied = Run("ExecuteCommand", R"({"command":"rm -rf build"})");
+  EXPECT_TRUE(denied.rejected);
+  EXPECT_NE(denied.status.ToString().find("permissions.deny"), std::string::npos) << denied.status.ToString();
+  ASSERT_TRUE(denied.event.has_value());
+  EXPECT_EQ(denied.event->kind, "command_rule");  // the coordinator records it
+
+  CallGateVerdict outside = Run("Read", R"({"file_path":"/etc/hostname"})");
+  ASSERT_TRUE(outside.status.ok()) << outside.status.ToString();
+  ASSERT_TRUE(outside.need.has_value());  // asked, not refused
+  EXPECT_EQ(outside.need->keys, std::vector<std::string>{"read:/etc"});
+  EXPECT_EQ(request_.approved_outside_path, "/etc/hostname");  // sent only if approved
+
+  CallGateVerdict state = Run("Read", R"({"file_path":".odin/odin.db"})");
+  EXPECT_TRUE(state.rejected);
+  EXPECT_NE(state.status.ToString().find("Odin's state directory"), std::string::npos) << state.status.ToString();
+
+  // odin exec runs the user's own command: no rules.
+  EXPECT_TRUE(Run("ExecuteCommand", R"({"command":"rm -rf build"})", CallMode::kExec).status.ok());
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ whose first comment does not say why it is long.
     pool -> sandbox, workspace, base (worker_request.h: what a worker runs;
             never the planner's ToolCall, never the Config)
     gates -> tools, ledger, base, planner/tool_host.h and budget.h,
-             pool/worker_request.h (nothing above them)
+             pool/worker_request.h, web/url_host.h (nothing above them)
     mcp -> base, llm/llm.h, tools/tool_catalog.h
     planner -> ledger, llm/llm.h, tools, workspace, base
     workers -> tools, sandbox, base, llm's HTTP client, mcp/mcp_client.h
@@ -80,7 +80,7 @@ ALLOW = {
     # and the workspace's files, knowing nothing of who puts them in order
     # (as Codex keeps its execpolicy crate).
     "gates": ["base", "tools", "ledger", "gates", "planner/tool_host.h", "planner/budget.h",
-              "workspace/workspace_files.h", "pool/worker_request.h"],
+              "workspace/workspace_files.h", "pool/worker_request.h", "web/url_host.h"],
     # The MCP client side: the protocol client, the servers' settings, the
     # registry of their tools.
     "mcp": ["base", "mcp", "llm/llm.h", "tools/tool_catalog.h"],

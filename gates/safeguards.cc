@@ -1,0 +1,131 @@
+#include "gates/safeguards.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "odin/v1/worker.pb.h"
+#include "tools/tool_input.h"
+#include "tools/workspace_path.h"
+#include "web/url_host.h"
+
+namespace odin {
+namespace {
+
+using nlohmann::json;
+
+std::string Dumped(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void JudgeCommandRules(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
+  // The typed input the worker runs (parsed at Submit): the gate judges
+  // what will run. A call without one is refused; none runs unjudged.
+  if (!request->typed || !request->typed->input().has_command()) {
+    out->status = MissingInput(call.tool);
+    return;
+  }
+  CommandArgs args = ArgsOf(request->typed->input().command());
+  // The command as a shell line: the script, or argv quoted word by word.
+  std::string command = args.script.empty() ? ShellJoin(args.argv) : args.script;
+  std::string cwd = args.cwd;
+  if (!cwd.empty() && cwd[0] != '/') cwd = o.workspace + "/" + cwd;
+  RuleVerdict v = JudgeCommand(command, *o.rules, o.workspace, cwd);
+  request->read_only_view = v.only_reads && o.read_only_view_usable;
+  if (v.decision == RuleDecision::kAllow) return;
+  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"part", v.part}, {"reason", v.reason}};
+  if (v.decision == RuleDecision::kDeny) {
+    out->event = GateFinding{"command_rule", Dumped(detail)};
+    // A rule's refusal names where the rule lives; a command too long or too
+    // deep to read is refused by no rule.
+    out->status = Status::PermissionDenied(
+        "command", v.rule.empty() ? v.reason : v.reason + " (permissions.deny in odinconfig.json)");
+    return;
+  }
+  out->need = ApprovalNeed{command, v.reason, v.ask_keys, Dumped(detail)};
+}
+
+void JudgeFetch(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
+  if (!request->typed || !request->typed->input().has_web_fetch()) {
+    out->status = MissingInput(call.tool);
+    return;
+  }
+  WebFetchArgs args = ArgsOf(request->typed->input().web_fetch());
+  StatusOr<std::string> host = StrictUrlHost(args.url);
+  if (!host.ok()) {
+    out->status = host.status();
+    return;
+  }
+  // The worker fetches only if libcurl reads the same host.
+  v1::WebFetchOptions* options = request->typed->mutable_web_fetch();
+  if (o.web_fetch_options != nullptr) *options = *o.web_fetch_options;
+  options->set_expected_host(*host);
+  out->web_url = args.url;
+  RuleVerdict v = JudgeWebFetch(*host, *o.rules);
+  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}, {"host", *host}};
+  if (v.decision == RuleDecision::kAllow) return;
+  if (v.decision == RuleDecision::kDeny) {
+    out->event = GateFinding{"web_rule", Dumped(detail)};
+    out->status = Status::PermissionDenied(kWebFetchTool, v.reason + " (permissions.deny in odinconfig.json)");
+    return;
+  }
+  ApprovalNeed n{"WebFetch " + args.url, v.reason, v.ask_keys, Dumped(detail)};
+  n.policy_may_allow = false;
+  out->need = std::move(n);
+}
+
+void JudgeMcpTool(const ToolCall& call, const SafeguardContext& o, SafeguardVerdict* out) {
+  // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
+  RuleVerdict v = JudgeToolName(call.tool, *o.rules);
+  if (v.decision == RuleDecision::kAllow) return;
+  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
+  if (v.decision == RuleDecision::kDeny) {
+    out->event = GateFinding{"tool_rule", Dumped(detail)};
+    out->status = Status::PermissionDenied(call.tool, v.reason + " (permissions.deny in odinconfig.json)");
+    return;
+  }
+  out->need = ApprovalNeed{call.tool + " " + call.arguments_json.substr(0, 200), v.reason, v.ask_keys, Dumped(detail)};
+}
+
+void JudgeOutsideRead(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
+  std::string given = request->typed ? ReadPathOf(request->typed->input()) : "";
+  if (given.empty()) return;
+  StatusOr<std::string> inside = ResolveWorkspacePath(given, o.workspace);
+  if (inside.ok()) {
+    std::string state = o.workspace + "/.odin";
+    if (*inside == state || inside->starts_with(state + "/") || *inside == o.state_dir ||
+        inside->starts_with(o.state_dir + "/")) {
+      out->status = Status::PermissionDenied(given,
+                                             "Odin's state directory (the ledger, sockets, tokens) is not open to "
+                                             "the tools; memory_query reads the ledger");
+    }
+    return;
+  }
+  StatusOr<std::string> where = ResolvePath(given, o.workspace);
+  if (!where.ok()) return;  // the tool says what is wrong with it
+  std::string reason =
+      call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") + " reads outside the workspace";
+  // For the session: reading in that directory, and below it.
+  std::string dir = IsDirectory(*where) ? *where : DirName(*where);
+  json detail = {{"decision", "ask"}, {"tool", call.tool}, {"path", *where}, {"reason", reason}};
+  request->approved_outside_path = *where;  // sent only if the user approves
+  out->need = ApprovalNeed{call.tool + " " + *where, reason, {"read:" + dir}, Dumped(detail)};
+}
+
+}  // namespace
+
+SafeguardVerdict JudgeSafeguards(const ToolCall& call, ToolHandler handler, WorkerRequest* request,
+                                 const SafeguardContext& context) {
+  SafeguardVerdict out;
+  // odin exec runs the user's own command: no rules.
+  if (*call.mode == CallMode::kExec) return out;
+  if (handler == ToolHandler::kCommand) {
+    JudgeCommandRules(call, request, context, &out);
+  } else if (handler == ToolHandler::kWebFetch) {
+    JudgeFetch(call, request, context, &out);
+  } else if (IsMcpPolicy(request->policy)) {
+    JudgeMcpTool(call, context, &out);
+  } else {
+    JudgeOutsideRead(call, request, context, &out);
+  }
+  return out;
+}
+
+}  // namespace odin
