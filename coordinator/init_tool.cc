@@ -4,8 +4,6 @@
 // tools' own code (tools/file_tools.cc: the lock, the compare-and-swap, the
 // diff), because every worker sees ODIN.md read-only.
 
-#include <nlohmann/json.hpp>
-
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/file_tool_args.h"

@@ -29,8 +29,6 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 }  // namespace
 
-StatusOr<CommandArgs> ParseCommandArgs(std::string_view arguments) { return CommandArgsOf(ParseJson(arguments)); }
-
 StatusOr<CommandArgs> CommandArgsOf(const nlohmann::json& args) {
   using nlohmann::json;
   if (args.is_discarded() || !args.is_object()) {
@@ -86,7 +84,7 @@ StatusOr<CommandSpec> CommandSpecOf(CommandArgs args, const std::string& workspa
 }
 
 StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view arguments, const std::string& workspace) {
-  ASSIGN_OR_RETURN(CommandArgs args, ParseCommandArgs(arguments));
+  ASSIGN_OR_RETURN(CommandArgs args, CommandArgsOf(ParseJson(arguments)));
   return CommandSpecOf(std::move(args), workspace);
 }
 

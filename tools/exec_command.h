@@ -69,13 +69,12 @@ struct CommandArgs {
 // Returns InvalidArgument naming the problem (not an object, neither or both
 // of command/argv, an empty command, an argv that is not strings).
 StatusOr<CommandArgs> CommandArgsOf(const nlohmann::json& args);
-// The same from JSON text (malformed JSON is InvalidArgument too).
-StatusOr<CommandArgs> ParseCommandArgs(std::string_view json);
 
 // What the worker runs: the shell form turned into bash -c, the cwd
 // resolved. InvalidArgument for a cwd outside workspace or missing.
 StatusOr<CommandSpec> CommandSpecOf(CommandArgs args, const std::string& workspace);
-// ParseCommandArgs, then CommandSpecOf.
+// CommandArgsOf on JSON text (malformed JSON is InvalidArgument too), then
+// CommandSpecOf.
 StatusOr<CommandSpec> ParseExecuteCommandArgs(std::string_view json, const std::string& workspace);
 
 // What a Hook call runs: bash -c command in the workspace.

@@ -289,48 +289,25 @@ StatusOr<TodoArgs> TodoArgsOf(const json& args) {
 json ArgsText(std::string_view text) { return ParseJson(text); }
 
 StatusOr<ReadArgs> ParseReadArgs(std::string_view text) { return ReadArgsOf(ArgsText(text)); }
-StatusOr<WriteArgs> ParseWriteArgs(std::string_view text) { return WriteArgsOf(ArgsText(text)); }
 StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view text, bool resolved) {
   return EditSymbolArgsOf(ArgsText(text), resolved);
 }
-StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text) { return InitToolArgsOf(ArgsText(text)); }
 StatusOr<EditArgs> ParseEditArgs(std::string_view tool, std::string_view text) {
   return EditArgsOf(tool, ArgsText(text));
 }
 StatusOr<GrepArgs> ParseGrepArgs(std::string_view text) { return GrepArgsOf(ArgsText(text)); }
-StatusOr<GlobArgs> ParseGlobArgs(std::string_view text) { return GlobArgsOf(ArgsText(text)); }
-StatusOr<LsArgs> ParseLsArgs(std::string_view text) { return LsArgsOf(ArgsText(text)); }
 StatusOr<TodoArgs> ParseTodoArgs(std::string_view text) { return TodoArgsOf(ArgsText(text)); }
 
 std::string TargetFileOf(std::string_view tool, std::string_view text) {
-  if (tool == kInitTool) return ParseInitToolArgs(text).ok() ? "ODIN.md" : "";
+  json args = ArgsText(text);
+  if (tool == kInitTool) return InitToolArgsOf(args).ok() ? "ODIN.md" : "";
   if (tool == kWriteFileTool) {
-    auto a = ParseWriteArgs(text);
+    auto a = WriteArgsOf(args);
     return a.ok() ? a->file_path : "";
   }
   if (tool == kEditTool || tool == kMultiEditTool) {
-    auto a = ParseEditArgs(tool, text);
+    auto a = EditArgsOf(tool, args);
     return a.ok() ? a->file_path : "";
-  }
-  return "";
-}
-
-std::string ReadPathOf(std::string_view tool, std::string_view text) {
-  if (tool == kReadTool) {
-    auto a = ParseReadArgs(text);
-    return a.ok() ? a->file_path : "";
-  }
-  if (tool == kGrepTool) {
-    auto a = ParseGrepArgs(text);
-    return a.ok() ? a->path : "";
-  }
-  if (tool == kGlobTool) {
-    auto a = ParseGlobArgs(text);
-    return a.ok() ? a->path : "";
-  }
-  if (tool == kLsTool) {
-    auto a = ParseLsArgs(text);
-    return a.ok() ? a->path : "";
   }
   return "";
 }

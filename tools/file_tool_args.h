@@ -44,10 +44,6 @@ struct WriteArgs {
   std::string content;
 };
 
-// InitTool's: {"content": string}, the whole new ODIN.md (file_path is
-// "ODIN.md", always: the model does not choose it).
-StatusOr<WriteArgs> ParseInitToolArgs(std::string_view text);
-
 struct EditSpec {
   std::string old_string;
   std::string new_string;
@@ -97,6 +93,8 @@ struct TodoArgs {
 
 StatusOr<ReadArgs> ReadArgsOf(const nlohmann::json& args);
 StatusOr<WriteArgs> WriteArgsOf(const nlohmann::json& args);
+// InitTool's: {"content": string}, the whole new ODIN.md (file_path is
+// "ODIN.md", always: the model does not choose it).
 StatusOr<WriteArgs> InitToolArgsOf(const nlohmann::json& args);
 StatusOr<EditArgs> EditArgsOf(std::string_view tool, const nlohmann::json& args);
 StatusOr<GrepArgs> GrepArgsOf(const nlohmann::json& args);
@@ -105,7 +103,6 @@ StatusOr<LsArgs> LsArgsOf(const nlohmann::json& args);
 StatusOr<TodoArgs> TodoArgsOf(const nlohmann::json& args);
 
 StatusOr<ReadArgs> ParseReadArgs(std::string_view json);
-StatusOr<WriteArgs> ParseWriteArgs(std::string_view json);
 // tool is kEditTool or kMultiEditTool.
 StatusOr<EditArgs> ParseEditArgs(std::string_view tool, std::string_view json);
 
@@ -129,15 +126,9 @@ struct EditSymbolArgs {
 StatusOr<EditSymbolArgs> EditSymbolArgsOf(const nlohmann::json& args, bool resolved);
 StatusOr<EditSymbolArgs> ParseEditSymbolArgs(std::string_view json, bool resolved);
 StatusOr<GrepArgs> ParseGrepArgs(std::string_view json);
-StatusOr<GlobArgs> ParseGlobArgs(std::string_view json);
-StatusOr<LsArgs> ParseLsArgs(std::string_view json);
 StatusOr<TodoArgs> ParseTodoArgs(std::string_view json);
 
 // The file a writing tool targets, from its arguments ("" if they do not parse).
 std::string TargetFileOf(std::string_view tool, std::string_view json);
-
-// The path a reading tool (Read, Grep, Glob, LS) looks at, as given: "" if it
-// gives none (the workspace) or the arguments do not parse.
-std::string ReadPathOf(std::string_view tool, std::string_view json);
 
 }  // namespace odin
