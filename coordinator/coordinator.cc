@@ -259,7 +259,11 @@ void Coordinator::Admit(Call& c, const Status& canonical) {
   CallGateVerdict gated = RunCallGates(&c.call, handler, canonical, c.args.get(), GateContext(c), &c.request);
   c.evidence = std::move(gated.evidence);
   c.web_url = std::move(gated.web_url);
-  if (gated.event) RecordGateEvent(tc.agent_id, "", gated.event->kind, id, gated.event->detail_json);
+  c.write_path = std::move(gated.write_path);
+  if (gated.event) {
+    RecordGateEvent(tc.agent_id, gated.event->in_message ? tc.message_id : "", gated.event->kind, id,
+                    gated.event->detail_json);
+  }
   if (!gated.status.ok()) {
     return EndHere(id, gated.rejected ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR, gated.status);
   }
@@ -364,11 +368,11 @@ void Coordinator::Proceed(Call& c) {
     case ToolHandler::kLspCheck: return ProceedLspCheck(c);
     case ToolHandler::kEditSymbol:
       // Its file and span come from the symbol index, brought up to date
-      // first (index_calls.cc: PrepareEditSymbol, then ProceedWrite).
+      // first (index_calls.cc: PrepareEditSymbol, then QueueEditSymbolWrite).
       if (c.span_file_sha256.empty()) return RunIndexTool(c);
-      return ProceedWrite(c);
+      return QueueEditSymbolWrite(c);
     case ToolHandler::kFileWrite:
-    case ToolHandler::kInit: return ProceedWrite(c);
+    case ToolHandler::kInit: return QueueWrite(c);
     case ToolHandler::kFileRead:
     case ToolHandler::kSearch:
     case ToolHandler::kCommand:
@@ -397,62 +401,29 @@ void Coordinator::ProceedLspCheck(Call& c) {
   SubmitLspCheck(id, *path, std::move(*content));
 }
 
-void Coordinator::ProceedWrite(Call& c) {
-  const ToolCall& tc = c.call;
-  const std::string id = tc.execution_id;
-  // One write per file at a time: later ones wait, and meet the gate only
-  // when their turn comes, against the file as the earlier write left it.
-  // The arguments are parsed and the file resolved here, once: the gates
-  // below and the write queue work on the resolved path.
-  std::string given;
-  StatusOr<std::string> path = ResolveWriteTarget(Typed(c.request).input(), o_.workspace, &given);
-  if (!path.ok()) {
-    if (IsOutsideWorkspace(given, o_.workspace)) {
-      // No approval opens it: the sandbox lets no worker write there.
-      std::string why = path.status().ToString();
-      RecordGateEvent(tc.agent_id, "", "outside_workspace", id,
-                      json({{"tool", tc.tool}, {"reason", why}}).dump(-1, ' ', false, json::error_handler_t::replace));
-      EndHere(id, v1::TOOL_STATUS_REJECTED,
-              Status::PermissionDenied(why, "the file tools write only inside the workspace"));
-      return;
-    }
-    EndHere(id, v1::TOOL_STATUS_ERROR, path.status());
-    return;
+void Coordinator::QueueWrite(Call& c) {
+  // One write per file at a time: later ones wait, and meet read-before-edit
+  // only when their turn comes, against the file as the earlier write left
+  // it (Dispatch).
+  std::deque<std::string>& queue = write_queues_[c.write_path];
+  queue.push_back(c.call.execution_id);
+  if (queue.size() == 1) DispatchNextWrite(c.write_path);
+}
+
+void Coordinator::QueueEditSymbolWrite(Call& c) {
+  WriteTargetContext write = WriteContext(c);
+  write.cited = c.evidence;
+  WriteTargetVerdict target = JudgeWriteTarget(c.call.tool, Typed(c.request).input(), write);
+  if (target.event) {
+    RecordGateEvent(c.call.agent_id, target.event->in_message ? c.call.message_id : "", target.event->kind,
+                    c.call.execution_id, target.event->detail_json);
   }
-  // ODIN.md is protected from every write but InitTool's, which only /init
-  // offers (and CheckMode refuses outside it).
-  const bool init = c.handler() == ToolHandler::kInit;
-  std::string protected_reason = init ? "" : ProtectedWriteReason(*path, o_.workspace);
-  if (!protected_reason.empty()) {
-    RecordGateEvent(tc.agent_id, "", "protected_path", id,
-                    json({{"tool", tc.tool}, {"path", DisplayPath(*path, o_.workspace)}, {"reason", protected_reason}})
-                        .dump(-1, ' ', false, json::error_handler_t::replace));
-    EndHere(id, v1::TOOL_STATUS_REJECTED, Status::PermissionDenied(DisplayPath(*path, o_.workspace), protected_reason));
-    return;
+  if (!target.status.ok()) {
+    return EndHere(c.call.execution_id, target.rejected ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
+                   target.status);
   }
-  if (Status held = init ? Status::OK() : CheckHold(c, *path); !held.ok()) {
-    EndHere(id, v1::TOOL_STATUS_REJECTED, held);
-    return;
-  }
-  if (o_.grounded_edits && !init) {
-    struct stat st {};
-    Status grounded = CheckEvidence(c, *path, lstat(path->c_str(), &st) == 0);
-    json detail = {{"tool", tc.tool},
-                   {"path", DisplayPath(*path, o_.workspace)},
-                   {"evidence", c.evidence},
-                   {"decision", grounded.ok() ? "allow" : "deny"}};
-    if (!grounded.ok()) detail["reason"] = grounded.ToString();
-    RecordGateEvent(tc.agent_id, tc.message_id, "evidence", id,
-                    detail.dump(-1, ' ', false, json::error_handler_t::replace));
-    if (!grounded.ok()) {
-      EndHere(id, v1::TOOL_STATUS_REJECTED, grounded);
-      return;
-    }
-  }
-  c.write_path = *path;
-  std::deque<std::string>& queue = write_queues_[*path];
-  queue.push_back(id);
-  if (queue.size() == 1) DispatchNextWrite(*path);
+  c.write_path = std::move(target.path);
+  QueueWrite(c);
 }
 
 void Coordinator::Dispatch(Call& c) {
@@ -465,9 +436,18 @@ void Coordinator::Dispatch(Call& c) {
   r.output_head_bytes = c.call.output_head_bytes;
   r.output_tail_bytes = c.call.output_tail_bytes;
   r.last_command = c.call.last_command;
-  // Gate 7: what runs on a worker passes its breakers first.
-  Status admitted = breakers_.Admit(r, c.call.agent_id, &c.breakers);
-  if (!admitted.ok()) return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, admitted);
+  // The gates of its turn, once: a write's read-before-edit, the breakers.
+  TurnGateContext turn;
+  turn.workspace = o_.workspace;
+  turn.cache = Agent(c.call.agent_id).cache.get();
+  turn.breakers = &breakers_;
+  TurnGateVerdict gated = RunTurnGates(c.call, c.handler(), c.write_path, c.span_file_sha256, turn, &r, &c.breakers);
+  if (!gated.status.ok()) {
+    // A write's end gives the next write on its file its turn.
+    return EndHere(c.call.execution_id, gated.rejected ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
+                   gated.status);
+  }
+  if (c.handler() == ToolHandler::kInit) return RunInitTool(c);
   if (UsesLane(c)) {
     lane_waiting_.push_back(c.call.execution_id);
     return PumpLane();
@@ -503,32 +483,7 @@ void Coordinator::DispatchNextWrite(const std::string& path) {
     if (q != write_queues_.end()) write_queues_.erase(q);
     return;
   }
-  std::string id = q->second.front();
-  Call& c = calls_[id];
-  v1::FileExpectation expect;
-  // EditSymbol's evidence is the span's checksum, checked against the index
-  // and the file (PrepareEditSymbol): the worker expects the file it saw.
-  Status gate = Status::OK();
-  if (c.handler() == ToolHandler::kEditSymbol) {
-    expect.set_sha256(c.span_file_sha256);
-    expect.set_full_read(true);
-  } else {
-    gate = CheckReadBeforeEdit(c.call.tool, c.write_path, o_.workspace, Agent(c.call.agent_id).cache.get(), &expect);
-  }
-  if (!gate.ok()) {
-    // Ending it pops it from the queue and gives the next write its turn.
-    EndHere(id, gate.code() == StatusCode::kFailedPrecondition ? v1::TOOL_STATUS_REJECTED : v1::TOOL_STATUS_ERROR,
-            gate);
-    return;
-  }
-  FileExpectation& e = c.request.expect;
-  e.set = true;
-  e.must_not_exist = expect.must_not_exist();
-  e.sha256 = expect.sha256();
-  e.full_read = expect.full_read();
-  for (const v1::LineRange& r : expect.read_ranges()) e.read_ranges.push_back({r.start(), r.end()});
-  if (c.handler() == ToolHandler::kInit) return RunInitTool(c);
-  Dispatch(c);
+  Dispatch(calls_[q->second.front()]);
 }
 
 void Coordinator::EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text,
@@ -594,7 +549,20 @@ CallGateContext Coordinator::GateContext(Call& c) {
   g.safeguards.state_dir = StateDir();
   g.safeguards.read_only_view_usable = ReadOnlyViewUsable(c);
   g.safeguards.web_fetch_options = o_.web_fetch_options.get();
+  g.write = WriteContext(c);
   return g;
+}
+
+WriteTargetContext Coordinator::WriteContext(Call& c) {
+  WriteTargetContext w;
+  w.workspace = o_.workspace;
+  w.grounded_edits = o_.grounded_edits;
+  w.hold = [this, &c](const std::string& path) { return CheckHold(c, path); };
+  w.covered = [this, &c](const std::string& path, const std::vector<std::string>& cited) {
+    struct stat st {};
+    return CheckEvidence(c, cited, path, lstat(path.c_str(), &st) == 0);
+  };
+  return w;
 }
 
 std::vector<FileVerdict> Coordinator::Verdicts() const { return validation_.Verdicts(); }

@@ -404,18 +404,21 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // at the next refresh.
   void MarkIndexDirty(const std::string& path);
   index::ReadWorkspaceFile IndexFileReader() const;
-  // Sends a call to the pool if its breakers (its tool's, its worker
-  // kind's) let it through; else ends it as rejected. A writer waits for
-  // its turn in the lane first.
+  // Sends a call to the pool if the gates of its turn (RunTurnGates: a
+  // write's read-before-edit, the breakers of its tool and worker kind) let
+  // it through; else ends it. A writer waits for its turn in the lane
+  // first; InitTool runs here.
   void Dispatch(Call& c);
   void DispatchNow(Call& c);
   // What a call that passed the gates before the hooks does next: the
   // approval it needs (if any), then the rest of Submit (Proceed).
   void AfterPreToolUse(const std::string& id, std::optional<ApprovalNeed> need, const HookOutcome& hooks);
   void Proceed(Call& c);
-  // A writing tool's call: its file resolved once, the protected paths, its
-  // place in the file's write queue.
-  void ProceedWrite(Call& c);
+  // A writing tool's call, its file judged by the gates (c.write_path): its
+  // place in the file's write queue. EditSymbol's file, found by the index,
+  // meets the same judgment (JudgeWriteTarget) first.
+  void QueueWrite(Call& c);
+  void QueueEditSymbolWrite(Call& c);
   // lsp_check asked by the model: the file read here, then SubmitLspCheck.
   void ProceedLspCheck(Call& c);
   // EditSymbol (index_calls.cc): finds the symbol's span in the index,
@@ -432,8 +435,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // the coordinator adds for the worker (WebFetch's options, AgentTool's
   // task), merged into the worker's request by the pool.
   static v1::ToolRequest& Typed(WorkerRequest& request);
-  // existed: the file was there before the call.
-  Status CheckEvidence(const Call& c, const std::string& path, bool existed);
+  // cited: the analysis ids the call cites; existed: the file was there
+  // before the call.
+  Status CheckEvidence(const Call& c, const std::vector<std::string>& cited, const std::string& path, bool existed);
   // A command's changes to existing files the call's evidence does not
   // cover are put back (from the tracker's before-images) and leave the
   // change set; the result says which, and which could not be.
@@ -463,6 +467,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // What the gates of gates/call_gates.h (the safeguards included) read
   // of the coordinator, for c.
   CallGateContext GateContext(Call& c);
+  WriteTargetContext WriteContext(Call& c);
   // WebFetch (web_fetch_calls.cc): a page fetched within web_cache_ttl
   // answers from the cache (true).
   bool AnswerWebFetchFromCache(Call& c);
@@ -485,8 +490,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
                    const std::vector<DiagnosticRecord>& diagnostics = {}, std::vector<Artifact> artifacts = {});
   // Tells the caller, and gives the file's next write its turn.
   void Deliver(Call& c, const v1::ToolResult& r, const Status& recorded);
-  // Runs the read-before-edit gate for the next write queued on path, and
-  // dispatches it or ends it; repeats until one is in flight or none is left.
+  // Dispatches the next write queued on path (its turn's gates, then the
+  // worker); one they end gives the next its turn, until one is in flight or
+  // none is left.
   void DispatchNextWrite(const std::string& path);
   void ApplyToCache(const Call& c, const v1::ToolResult& r);
   std::string ResultJson(const Call& c, const v1::ToolResult& r) const;

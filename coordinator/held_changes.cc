@@ -70,7 +70,7 @@ void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResu
   for (auto it = changes->changes.begin(); it != changes->changes.end();) {
     const PathChange& pc = *it;
     bool existed = pc.before && pc.before->type == EntryType::kFile;
-    Status grounded = existed ? CheckEvidence(c, JoinPath(o_.workspace, pc.path), true) : Status::OK();
+    Status grounded = existed ? CheckEvidence(c, c.evidence, JoinPath(o_.workspace, pc.path), true) : Status::OK();
     if (grounded.ok()) {
       if (existed) grounded_paths.push_back(pc.path);
       ++it;

@@ -217,23 +217,24 @@ void Coordinator::PrepareEditSymbol(Call& c) {
   args->end_byte = span->symbol.end_byte;
   SetInput(*args, Typed(c.request).mutable_input());
   c.span_file_sha256 = span->file_sha256;
-  ProceedWrite(c);
+  QueueEditSymbolWrite(c);
 }
 
-Status Coordinator::CheckEvidence(const Call& c, const std::string& path, bool existed) {
+Status Coordinator::CheckEvidence(const Call& c, const std::vector<std::string>& cited, const std::string& path,
+                                  bool existed) {
   if (!existed) return Status::OK();  // a new file: nothing to have analysed
   std::string shown = DisplayPath(path, o_.workspace);
   bool parsed = index::LanguageForPath(path) != index::Language::kNone;
   std::string how = parsed ? "symbols, references, impact or outline calls of this message that covered " + shown
                            : "a Read of " + shown + " in this message (the index does not parse it)";
-  if (c.evidence.empty()) {
+  if (cited.empty()) {
     return Status::FailedPrecondition("strict profile: " + shown,
                                       "a change to an existing file must cite its analysis: pass \"evidence\": the "
                                       "execution ids of " +
                                           how);
   }
   AgentState& agent = Agent(c.call.agent_id);
-  for (const std::string& id : c.evidence) {
+  for (const std::string& id : cited) {
     auto it = agent.evidence.find(id);
     if (it == agent.evidence.end()) {
       return Status::FailedPrecondition("strict profile: evidence " + id,
@@ -245,7 +246,7 @@ Status Coordinator::CheckEvidence(const Call& c, const std::string& path, bool e
                                         "is from an earlier message; analyse " + shown + " again in this one");
     }
   }
-  for (const std::string& id : c.evidence) {
+  for (const std::string& id : cited) {
     const AgentState::Evidence& e = agent.evidence.at(id);
     if (e.files.count(path) && (!e.read || !parsed)) return Status::OK();
   }

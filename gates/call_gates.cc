@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gates/mode_gate.h"
+#include "gates/read_before_edit_gate.h"
 #include "gates/validation_gate.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/budget.h"
@@ -127,6 +128,47 @@ CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& 
   v.event = std::move(guarded.event);
   v.web_url = std::move(guarded.web_url);
   if (!guarded.status.ok()) return refuse(guarded.status);
+  // A write's file, judged once here; it queues for its turn on that path.
+  if (handler == ToolHandler::kFileWrite || handler == ToolHandler::kInit) {
+    WriteTargetContext write = o.write;
+    write.init = handler == ToolHandler::kInit;
+    write.cited = v.evidence;
+    WriteTargetVerdict target = JudgeWriteTarget(call->tool, request->typed->input(), write);
+    if (target.event) v.event = std::move(target.event);
+    if (!target.status.ok()) return refuse(target.status, target.rejected);
+    v.write_path = std::move(target.path);
+  }
+  return v;
+}
+
+TurnGateVerdict RunTurnGates(const ToolCall& call, ToolHandler handler, const std::string& write_path,
+                             const std::string& span_sha256, const TurnGateContext& o, WorkerRequest* request,
+                             BreakerHolds* held) {
+  TurnGateVerdict v;
+  if (!write_path.empty()) {
+    v1::FileExpectation expect;
+    if (handler == ToolHandler::kEditSymbol) {
+      // Its evidence is the span's checksum, checked against the index and
+      // the file (Coordinator::PrepareEditSymbol): the worker expects the
+      // file it saw.
+      expect.set_sha256(span_sha256);
+      expect.set_full_read(true);
+    } else {
+      v.status = CheckReadBeforeEdit(call.tool, write_path, o.workspace, o.cache, &expect);
+      if (!v.status.ok()) {
+        v.rejected = v.status.code() == StatusCode::kFailedPrecondition;
+        return v;
+      }
+    }
+    FileExpectation& e = request->expect;
+    e.set = true;
+    e.must_not_exist = expect.must_not_exist();
+    e.sha256 = expect.sha256();
+    e.full_read = expect.full_read();
+    for (const v1::LineRange& r : expect.read_ranges()) e.read_ranges.push_back({r.start(), r.end()});
+  }
+  // Gate 7: what runs on a worker passes its breakers.
+  if (handler != ToolHandler::kInit) v.status = o.breakers->Admit(*request, call.agent_id, held);
   return v;
 }
 

@@ -6,8 +6,11 @@
 // Odin's own calls and InitTool refused where nobody may ask for them, the
 // typed input (tools/tool_input.h), an MCP call's preparation, the blocked
 // state (gate 3's hold, the memory-forced and strict profiles), and the
-// safeguards (gate 8, gates/safeguards.h). What they need of the
-// coordinator's state comes in CallGateContext.
+// safeguards (gate 8, gates/safeguards.h), and a write's target
+// (gates/write_target.h). What they need of the coordinator's state comes
+// in CallGateContext. The gates that judge a call when its turn comes
+// rather than when it is taken (read-before-edit, the breakers) are one
+// more step, RunTurnGates, which Coordinator::Dispatch calls once.
 
 #include <cstdint>
 #include <functional>
@@ -18,12 +21,15 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "gates/breaker_bank.h"
 #include "gates/safeguards.h"
+#include "gates/write_target.h"
 #include "planner/tool_host.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
 
+class FileCache;
 class ValidationGate;
 namespace v1 {
 class ToolInput;
@@ -55,6 +61,7 @@ struct CallGateContext {
   // (Coordinator::PrepareMcpCall); a refusal ends the call.
   std::function<Status()> prepare_mcp;
   SafeguardContext safeguards;
+  WriteTargetContext write;  // WriteFile, EditTool, MultiEditTool, InitTool
 };
 
 struct CallGateVerdict {
@@ -64,6 +71,7 @@ struct CallGateVerdict {
   std::optional<ApprovalNeed> need;   // the safeguards ask the user (or a PreToolUse hook)
   std::optional<GateFinding> event;   // for the ledger, refused or not
   std::string web_url;                // WebFetch: the page cache's key
+  std::string write_path;             // a write's file (absolute), judged by JudgeWriteTarget
 };
 
 // Runs the gates on call (its budget charged and cleared, the evidence
@@ -73,6 +81,26 @@ struct CallGateVerdict {
 // (*args is null when they did not).
 CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& parsed, nlohmann::json* args,
                              const CallGateContext& context, WorkerRequest* request);
+
+struct TurnGateContext {
+  std::string workspace;
+  FileCache* cache = nullptr;  // the calling agent's
+  BreakerBank* breakers = nullptr;
+};
+
+struct TurnGateVerdict {
+  Status status;
+  bool rejected = true;  // a refusal, else the tool's error (a file that is not there to edit)
+};
+
+// When a call's turn comes (a write's, once the earlier writes to its file
+// have ended): gate 2, read-before-edit, against the agent's file cache,
+// setting the write's expectation on *request (EditSymbol's is the span's
+// checksum, span_sha256); then gate 7, the breakers of what runs on a
+// worker (not InitTool, which runs here), held in *held.
+TurnGateVerdict RunTurnGates(const ToolCall& call, ToolHandler handler, const std::string& write_path,
+                             const std::string& span_sha256, const TurnGateContext& context, WorkerRequest* request,
+                             BreakerHolds* held);
 
 // Gate 3's hold and the profiles' rules alone (also RunCallGates' last step).
 Status CheckBlocked(const ToolCall& call, ToolHandler handler, const CallGateContext& context);

@@ -7,6 +7,8 @@
 #include "base/clock.h"
 #include "base/file_util.h"
 #include "base/json_input.h"
+#include "base/sha256.h"
+#include "gates/file_cache.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/budget.h"
 
@@ -24,6 +26,7 @@ class CallGatesTest : public ::testing::Test {
     context_.safeguards.rules = &rules_;
     context_.safeguards.workspace = ws_;
     context_.safeguards.state_dir = ws_ + "/.odin";
+    context_.write.workspace = ws_;
   }
   ~CallGatesTest() override { RemoveTree(ws_); }
 
@@ -143,6 +146,117 @@ TEST_F(CallGatesTest, TheSafeguardsDenyByRuleAskForOutsideReadsAndRefuseOdinsSta
 
   // odin exec runs the user's own command: no rules.
   EXPECT_TRUE(Run("ExecuteCommand", R"({"command":"rm -rf build"})", CallMode::kExec).status.ok());
+}
+
+TEST_F(CallGatesTest, AWritesFileIsJudgedOnceWhenItIsTaken) {
+  CallGateVerdict ok = Run("WriteFile", R"({"file_path":"sub/../a.c","content":"x"})");
+  ASSERT_TRUE(ok.status.ok()) << ok.status.ToString();
+  EXPECT_EQ(ok.write_path, ws_ + "/a.c");  // resolved once; the queue and read-before-edit use it
+
+  CallGateVerdict outside = Run("WriteFile", R"({"file_path":"/etc/odin-x","content":"x"})");
+  EXPECT_TRUE(outside.rejected);
+  ASSERT_TRUE(outside.event.has_value());
+  EXPECT_EQ(outside.event->kind, "outside_workspace");
+
+  CallGateVerdict odin_md = Run("WriteFile", R"({"file_path":"ODIN.md","content":"x"})");
+  EXPECT_TRUE(odin_md.rejected);
+  ASSERT_TRUE(odin_md.event.has_value());
+  EXPECT_EQ(odin_md.event->kind, "protected_path");
+  EXPECT_TRUE(odin_md.write_path.empty());
+  // InitTool, offered by /init, is the one call that may write ODIN.md.
+  context_.init_offered = true;
+  CallGateVerdict init = Run("InitTool", R"({"content":"x"})");
+  ASSERT_TRUE(init.status.ok()) << init.status.ToString();
+  EXPECT_EQ(init.write_path, ws_ + "/ODIN.md");
+
+  std::vector<std::string> held;
+  context_.write.hold = [&held](const std::string& path) {
+    held.push_back(path);
+    return Status::FailedPrecondition("review rule", "reviewers change nothing");
+  };
+  CallGateVerdict hold = Run("EditTool", R"({"file_path":"a.c","old_string":"x","new_string":"y"})");
+  EXPECT_TRUE(hold.rejected);
+  EXPECT_EQ(held, std::vector<std::string>{ws_ + "/a.c"});
+}
+
+TEST_F(CallGatesTest, TheStrictProfileJudgesAWritesEvidenceAgainstItsResolvedFile) {
+  context_.grounded_edits = true;
+  std::vector<std::string> seen;
+  context_.write.grounded_edits = true;
+  context_.write.covered = [&seen](const std::string& path, const std::vector<std::string>& cited) {
+    seen = cited;
+    return path.ends_with("/a.c") ? Status::OK() : Status::FailedPrecondition("strict profile", "not covered");
+  };
+  CallGateVerdict covered =
+      Run("EditTool", R"({"file_path":"a.c","old_string":"x","new_string":"y","evidence":["ex_a"]})");
+  ASSERT_TRUE(covered.status.ok()) << covered.status.ToString();
+  EXPECT_EQ(seen, std::vector<std::string>{"ex_a"});
+  ASSERT_TRUE(covered.event.has_value());
+  EXPECT_EQ(covered.event->kind, "evidence");
+  EXPECT_TRUE(covered.event->in_message);
+  EXPECT_NE(covered.event->detail_json.find("\"allow\""), std::string::npos) << covered.event->detail_json;
+
+  profile_ = AgentProfileState();
+  CallGateVerdict not_covered =
+      Run("EditTool", R"({"file_path":"b.c","old_string":"x","new_string":"y","evidence":["ex_a"]})");
+  EXPECT_TRUE(not_covered.rejected);
+  ASSERT_TRUE(not_covered.event.has_value());
+  EXPECT_NE(not_covered.event->detail_json.find("\"deny\""), std::string::npos) << not_covered.event->detail_json;
+}
+
+TEST_F(CallGatesTest, TheTurnGatesCheckReadBeforeEditAgainstTheCacheThenTheBreakers) {
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/a.c", "int a;\n").ok());
+  FakeClock clock;
+  FileCacheOptions cache_options;
+  cache_options.root = ws_;
+  FileCache cache(cache_options, &clock);
+  BreakerOptions breaker_options;
+  breaker_options.failures = 1;
+  BreakerBank breakers(breaker_options, &clock,
+                       [](const BreakerTransition&, const std::string&, const std::string&) {});
+  TurnGateContext turn;
+  turn.workspace = ws_;
+  turn.cache = &cache;
+  turn.breakers = &breakers;
+
+  CallGateVerdict taken = Run("EditTool", R"({"file_path":"a.c","old_string":"a","new_string":"b"})");
+  ASSERT_TRUE(taken.status.ok()) << taken.status.ToString();
+  BreakerHolds held;
+  TurnGateVerdict unread = RunTurnGates(call_, HandlerOf("EditTool"), taken.write_path, "", turn, &request_, &held);
+  EXPECT_TRUE(unread.rejected);
+  EXPECT_NE(unread.status.ToString().find("you have not read a.c"), std::string::npos) << unread.status.ToString();
+  EXPECT_TRUE(held.empty());  // refused before the breakers
+
+  v1::FileSnapshot read;
+  read.set_path(ws_ + "/a.c");
+  read.set_sha256(Sha256Hex("int a;\n"));
+  read.set_size_bytes(7);
+  read.set_total_lines(1);
+  read.set_full(true);
+  read.set_content("int a;\n");
+  cache.RecordRead(read);
+  TurnGateVerdict through = RunTurnGates(call_, HandlerOf("EditTool"), taken.write_path, "", turn, &request_, &held);
+  ASSERT_TRUE(through.status.ok()) << through.status.ToString();
+  EXPECT_TRUE(request_.expect.set);  // the worker's compare-and-swap
+  EXPECT_EQ(request_.expect.sha256, Sha256Hex("int a;\n"));
+  EXPECT_FALSE(held.empty());  // its breakers hold it
+  // Its worker crashed: the breakers open, and the next turn is refused.
+  v1::ToolResult crashed;
+  crashed.set_execution_id(call_.execution_id);
+  crashed.set_status(v1::TOOL_STATUS_CRASHED);
+  crashed.set_exit_reason(v1::EXIT_REASON_CRASHED);
+  breakers.Report(&held, crashed, "main");
+  TurnGateVerdict open = RunTurnGates(call_, HandlerOf("EditTool"), taken.write_path, "", turn, &request_, &held);
+  EXPECT_TRUE(open.rejected);
+  EXPECT_EQ(open.status.code(), StatusCode::kUnavailable) << open.status.ToString();
+
+  // A file that is not there to edit is the tool's error, not a refusal.
+  CallGateVerdict missing = Run("EditTool", R"({"file_path":"gone.c","old_string":"a","new_string":"b"})");
+  ASSERT_TRUE(missing.status.ok()) << missing.status.ToString();
+  BreakerHolds none;
+  TurnGateVerdict gone = RunTurnGates(call_, HandlerOf("EditTool"), missing.write_path, "", turn, &request_, &none);
+  EXPECT_FALSE(gone.rejected);
+  EXPECT_EQ(gone.status.code(), StatusCode::kNotFound) << gone.status.ToString();
 }
 
 }  // namespace

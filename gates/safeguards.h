@@ -37,6 +37,7 @@ struct ApprovalNeed {
 struct GateFinding {
   std::string kind;
   std::string detail_json;
+  bool in_message = false;  // recorded under the call's message
 };
 
 struct SafeguardContext {

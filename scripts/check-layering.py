@@ -80,7 +80,8 @@ ALLOW = {
     # and the workspace's files, knowing nothing of who puts them in order
     # (as Codex keeps its execpolicy crate).
     "gates": ["base", "tools", "ledger", "gates", "planner/tool_host.h", "planner/budget.h",
-              "workspace/workspace_files.h", "pool/worker_request.h", "web/url_host.h"],
+              "workspace/workspace_files.h", "workspace/protected_paths.h", "pool/worker_request.h",
+              "web/url_host.h"],
     # The MCP client side: the protocol client, the servers' settings, the
     # registry of their tools.
     "mcp": ["base", "mcp", "llm/llm.h", "tools/tool_catalog.h"],
