@@ -174,7 +174,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       if (tracker_) changes = tracker_->Rescan(/*full=*/c.remote);
       // One let in beside other commands that never ran (refused for want
       // of an overlay, its overlay not made): what changed is not its.
-      if (c.lane_shared) {
+      if (lane_.Shared(c.call.execution_id)) {
         RecordExternal(c.call.agent_id, changes, &c.external);
         changes = ChangeSet();
       }
@@ -359,11 +359,7 @@ void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& record
   if (c.handlers.on_done) c.handlers.on_done(r, recorded);
   if (!c.write_path.empty()) {
     // This write's turn on its file is over; the next one's begins.
-    auto q = write_queues_.find(c.write_path);
-    if (q != write_queues_.end() && !q->second.empty() && q->second.front() == r.execution_id()) {
-      q->second.pop_front();
-      DispatchNextWrite(c.write_path);
-    }
+    if (write_queues_.PopFront(c.write_path, r.execution_id())) DispatchNextWrite(c.write_path);
   }
 }
 
@@ -453,8 +449,7 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
     }
     if (caller.on_done) caller.on_done(result, recorded);
   };
-  std::deque<std::string>& queue = write_queues_[path];
-  queue.insert(queue.empty() ? queue.end() : queue.begin() + 1, revert_id);
+  write_queues_.PushNext(path, revert_id);
   // The write's turn on the file ends here, and the rollback's begins.
   Deliver(held.write, held.result, held.recorded);
 }

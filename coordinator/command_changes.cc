@@ -181,7 +181,7 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
 void Coordinator::DetectExternalChanges(const std::string& agent_id) {
   // Only while no call of ours can be writing, and only while a look is
   // cheap (the watches hold): a full look waits for a command's start.
-  if (!tracker_ || !tracker_->watching() || !lane_command_.empty() || lane_writes_ > 0) return;
+  if (!tracker_ || !tracker_->watching() || lane_.WriterRunning()) return;
   RecordExternal(agent_id, tracker_->Rescan(), nullptr);
 }
 
@@ -415,11 +415,11 @@ bool Coordinator::SharesLane(const Call& c) const {
          !overlay_absent_ && o_.pool.hosts == nullptr;
 }
 
-bool Coordinator::LaneAdmits(const Call& c) const {
-  if (!lane_command_.empty()) return false;
-  if (!TracksChanges(c)) return lane_shared_ == 0;  // a file-tool write
-  if (SharesLane(c)) return lane_writes_ == 0 && !AgentInLane(c.call.agent_id);
-  return lane_writes_ == 0 && lane_shared_ == 0;
+WritersLane::Caller Coordinator::LaneCaller(const Call& c) const {
+  WritersLane::Kind kind = !TracksChanges(c) ? WritersLane::Kind::kWrite  // a file-tool write
+                           : SharesLane(c)   ? WritersLane::Kind::kSharedCommand
+                                             : WritersLane::Kind::kCommand;
+  return {kind, c.call.agent_id};
 }
 
 void Coordinator::ForgetOldChangeNumbers() {
@@ -434,75 +434,29 @@ void Coordinator::ForgetOldChangeNumbers() {
   }
 }
 
-bool Coordinator::AgentInLane(const std::string& agent_id) const {
-  if (lane_shared_ == 0) return false;
-  for (const auto& [id, c] : calls_) {
-    if (c.lane_shared && c.call.agent_id == agent_id) return true;
-  }
-  return false;
-}
-
 void Coordinator::EnterLane(Call& c) {
   // A write during the first look could be taken for the tree as it was.
   if (looking_) FirstLook();
-  c.in_lane = true;
-  if (!TracksChanges(c)) {
-    ++lane_writes_;
-  } else if (SharesLane(c)) {
-    c.lane_shared = true;
-    // Its worker runs it over an overlay or not at all (one that says it
-    // has none refuses it): written into the workspace itself, beside
-    // other commands, its changes could not be told from theirs.
-    c.request.needs_overlay = true;
-    ++lane_shared_;
-  } else {
-    lane_command_ = c.call.execution_id;
-  }
+  WritersLane::Caller caller = LaneCaller(c);
+  // Its worker runs it over an overlay or not at all (one that says it has
+  // none refuses it): written into the workspace itself, beside other
+  // commands, its changes could not be told from theirs.
+  if (caller.kind == WritersLane::Kind::kSharedCommand) c.request.needs_overlay = true;
+  lane_.Enter(c.call.execution_id, caller);
 }
 
 void Coordinator::LeaveLane(Call& c) {
-  if (!c.in_lane) return;
-  c.in_lane = false;
-  if (c.lane_shared) {
-    c.lane_shared = false;
-    --lane_shared_;
-  } else if (lane_command_ == c.call.execution_id) {
-    lane_command_.clear();
-  } else {
-    --lane_writes_;
-  }
-  PumpLane();
+  if (lane_.Leave(c.call.execution_id)) PumpLane();
 }
 
 void Coordinator::PumpLane() {
-  // In order of arrival. An agent's commands run in the order it asked for
-  // them (a model's second command may build on its first), so one of an
-  // agent whose earlier command runs or waits keeps its place, and other
-  // agents' commands go past it; any other call that cannot go yet stops
-  // the pump, so nothing overtakes it.
-  for (bool went = true; went;) {
-    went = false;
-    std::set<std::string> agents_waiting;
-    for (auto at = lane_waiting_.begin(); at != lane_waiting_.end(); ++at) {
-      auto it = calls_.find(*at);
-      if (it == calls_.end()) {
-        lane_waiting_.erase(at);
-        went = true;
-        break;
-      }
-      Call& c = it->second;
-      const std::string& agent = c.call.agent_id;
-      if (agents_waiting.count(agent) == 0 && LaneAdmits(c)) {
-        lane_waiting_.erase(at);
-        DispatchNow(c);  // may end it at once, and pump again
-        went = true;
-        break;
-      }
-      bool behind_its_agent = SharesLane(c) && lane_command_.empty() && lane_writes_ == 0;
-      if (!behind_its_agent) return;
-      agents_waiting.insert(agent);
-    }
-  }
+  auto lookup = [this](const std::string& id) -> std::optional<WritersLane::Caller> {
+    auto it = calls_.find(id);
+    if (it == calls_.end()) return std::nullopt;
+    return LaneCaller(it->second);
+  };
+  // DispatchNow may end the call at once, and pump again.
+  while (std::optional<std::string> id = lane_.Next(lookup)) DispatchNow(calls_[*id]);
 }
 
 std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::string& execution_id,

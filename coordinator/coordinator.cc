@@ -405,9 +405,7 @@ void Coordinator::QueueWrite(Call& c) {
   // One write per file at a time: later ones wait, and meet read-before-edit
   // only when their turn comes, against the file as the earlier write left
   // it (Dispatch).
-  std::deque<std::string>& queue = write_queues_[c.write_path];
-  queue.push_back(c.call.execution_id);
-  if (queue.size() == 1) DispatchNextWrite(c.write_path);
+  if (write_queues_.Push(c.write_path, c.call.execution_id)) DispatchNextWrite(c.write_path);
 }
 
 void Coordinator::QueueEditSymbolWrite(Call& c) {
@@ -449,7 +447,7 @@ void Coordinator::Dispatch(Call& c) {
   }
   if (c.handler() == ToolHandler::kInit) return RunInitTool(c);
   if (UsesLane(c)) {
-    lane_waiting_.push_back(c.call.execution_id);
+    lane_.Wait(c.call.execution_id);
     return PumpLane();
   }
   DispatchNow(c);
@@ -478,12 +476,7 @@ void Coordinator::DispatchNow(Call& c) {
 }
 
 void Coordinator::DispatchNextWrite(const std::string& path) {
-  auto q = write_queues_.find(path);
-  if (q == write_queues_.end() || q->second.empty()) {
-    if (q != write_queues_.end()) write_queues_.erase(q);
-    return;
-  }
-  Dispatch(calls_[q->second.front()]);
+  if (std::optional<std::string> id = write_queues_.Front(path)) Dispatch(calls_[*id]);
 }
 
 void Coordinator::EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text,
@@ -594,21 +587,16 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
       return pool_.Cancel(check, reason);
     }
   }
-  auto lane = std::find(lane_waiting_.begin(), lane_waiting_.end(), execution_id);
-  if (lane != lane_waiting_.end()) {
+  if (lane_.Forget(execution_id)) {
     // Still waiting for the writers' lane: it never reaches the pool.
-    lane_waiting_.erase(lane);
     EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"), "",
             reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
     return PumpLane();  // what waited behind it
   }
   auto it = calls_.find(execution_id);
   if (it != calls_.end() && !it->second.write_path.empty()) {
-    std::deque<std::string>& queue = write_queues_[it->second.write_path];
-    auto pos = std::find(queue.begin(), queue.end(), execution_id);
-    if (pos != queue.end() && pos != queue.begin()) {
+    if (write_queues_.ForgetWaiting(it->second.write_path, execution_id)) {
       // Still waiting for its turn on the file: it never reaches the pool.
-      queue.erase(pos);
       return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled before it started"), "",
                      reason == v1::CANCEL_REASON_BUDGET ? v1::EXIT_REASON_BUDGET_EXCEEDED : v1::EXIT_REASON_KILLED);
     }

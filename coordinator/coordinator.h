@@ -67,6 +67,7 @@
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
 #include "coordinator/todo_list.h"
+#include "coordinator/writers_lane.h"
 #include "planner/tool_host.h"
 #include "tools/tool_catalog.h"
 #include "gates/approval_gate.h"
@@ -311,8 +312,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // CLOCK_REALTIME_COARSE then, the clock file times are taken from (0:
     // not known, a resumed command's).
     int64_t dispatched_coarse_ns = 0;
-    bool in_lane = false;      // admitted to the writers' lane (see PumpLane)
-    bool lane_shared = false;  // beside other commands over overlays; start_change: change_count_ then
     uint64_t start_change = 0;
     std::vector<std::string> external;  // paths found changed (by no call) when it started, absolute
     Budget* run_budget = nullptr;       // the run's budget, for AgentTool (charged already)
@@ -535,17 +534,15 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The protected-path index brought up to date from the tracker's word (false: refresh it yourself).
   bool RefreshProtectedIndex(const Call& c);
   std::set<std::string> PutBackProtected(Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
-  // The writers' lane, while changes are tracked: file-tool writes (to different files) run together;
-  // commands over overlays of their own (SharesLane) run side by side, one per agent in the order it
-  // asked, what changed after one started being a conflict for it (change_count_); one without runs
-  // alone. Writes and commands never run beside each other.
+  // The writers' lane (writers_lane.h), while changes are tracked: which kind of writer a call is
+  // (LaneCaller: a command over an overlay of its own, SharesLane, has what changed after it started
+  // as a conflict, change_count_).
   bool UsesLane(const Call& c) const;
   bool SharesLane(const Call& c) const;
-  bool AgentInLane(const std::string& agent_id) const;  // a command of its, over an overlay, runs
-  bool LaneAdmits(const Call& c) const;
+  WritersLane::Caller LaneCaller(const Call& c) const;
   void EnterLane(Call& c);
   // c's turn is over: the calls waiting for the lane go, as far as it admits
-  // them.
+  // them (PumpLane).
   void LeaveLane(Call& c);
   // Forgets the change numbers no command can ask about any more (a
   // command asks only of those after its start; one not dispatched yet
@@ -575,9 +572,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   Clock* clock_;
   WorkerPool pool_;
   std::string session_id_;
-  std::map<std::string, Call> calls_;                            // by execution id
-  std::map<std::string, AgentState> agents_;                     // by agent id
-  std::map<std::string, std::deque<std::string>> write_queues_;  // path -> execution ids; front is in flight
+  std::map<std::string, Call> calls_;         // by execution id
+  std::map<std::string, AgentState> agents_;  // by agent id
+  FileWriteQueues write_queues_;              // one write per file at a time
   // The safe file layer over the workspace and over Odin's state
   // (workspace/workspace_files.h): every host-side access to either goes
   // through these. Opened at first use; null when the directory cannot be
@@ -602,9 +599,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   BackgroundTasks removals_;                            // of what commands' overlays used; waited for at the end
   bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
   bool view_absent_ = false, view_seen_ = false;        // the same of the read-only view (or a worker had none)
-  std::deque<std::string> lane_waiting_;                // execution ids, in order of arrival
-  int lane_writes_ = 0, lane_shared_ = 0;               // in flight: file-tool writes, commands over overlays
-  std::string lane_command_;                            // the command that can write, in flight
+  WritersLane lane_;                                    // which writing calls may run now (writers_lane.h)
   uint64_t change_count_ = 0;  // changes recorded, of any source: a path's last one has its number
   std::map<std::string, uint64_t> changed_at_, ignored_changed_at_, tree_changed_at_;  // path, ignored dir, tree
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;                  // by command execution id

@@ -37,7 +37,7 @@ void Coordinator::ModelRequestStarted(Mode mode) {
 void Coordinator::StartFirstLook() {
   // Not while a write of ours is under way: the look could take it for the
   // tree as it was. (It is still wanted: the next Poll that waits starts it.)
-  if (lane_writes_ > 0 || !lane_command_.empty()) return;
+  if (lane_.WriterRunning()) return;
   look_wanted_ = false;
   if (tracker_ || looking_) return;
   looking_ = NewTracker();
@@ -68,7 +68,7 @@ void Coordinator::StopTracking() {
   }
   // A command still running keeps them: its end looks at what it changed
   // (the tracker's own end releases them).
-  if (tracker_ && lane_command_.empty()) tracker_->ReleaseWatches();
+  if (tracker_ && !lane_.CommandAloneRunning()) tracker_->ReleaseWatches();
 }
 
 void Coordinator::FirstLook() {
