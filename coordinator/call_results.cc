@@ -21,7 +21,6 @@
 #include "base/subprocess.h"
 #include "planner/workflows.h"
 #include "planner/budget.h"
-#include "index/symbol_index.h"
 #include "ledger/memory_query.h"
 #include "coordinator/coordinator_holds.h"
 #include "gates/approval_gate.h"

@@ -21,7 +21,6 @@
 #include "base/subprocess.h"
 #include "planner/workflows.h"
 #include "planner/budget.h"
-#include "index/symbol_index.h"
 #include "ledger/memory_query.h"
 #include "coordinator/coordinator_holds.h"
 #include "gates/approval_gate.h"
@@ -351,7 +350,7 @@ void Coordinator::Proceed(Call& c) {
       if (!plan.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, plan.status().WithContext(tc.tool));
       return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), "The plan is revised.\n");
     }
-    case ToolHandler::kIndexQuery: return RunIndexTool(c);
+    case ToolHandler::kIndexQuery: return Index().Wait(id);
     case ToolHandler::kTodoWrite: return RunTodoWrite(id);
     case ToolHandler::kSubagent: {
       Status prepared = PrepareSubagent(c, run_budget);
@@ -369,7 +368,7 @@ void Coordinator::Proceed(Call& c) {
     case ToolHandler::kEditSymbol:
       // Its file and span come from the symbol index, brought up to date
       // first (index_calls.cc: PrepareEditSymbol, then QueueEditSymbolWrite).
-      if (c.span_file_sha256.empty()) return RunIndexTool(c);
+      if (c.span_file_sha256.empty()) return Index().Wait(id);
       return QueueEditSymbolWrite(c);
     case ToolHandler::kFileWrite:
     case ToolHandler::kInit: return QueueWrite(c);

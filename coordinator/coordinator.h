@@ -66,6 +66,7 @@
 #include "planner/stall_detector.h"
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
+#include "coordinator/index_refresh.h"
 #include "coordinator/todo_list.h"
 #include "coordinator/writers_lane.h"
 #include "planner/tool_host.h"
@@ -79,7 +80,6 @@
 
 namespace odin {
 
-class SymbolIndexer;
 namespace v1 {
 class WebFetchOptions;
 }  // namespace v1
@@ -386,11 +386,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
                int exit_reason = 1 /* EXIT_REASON_NORMAL */);
   void RunTodoWrite(const std::string& id);
   void RunMemoryQuery(const std::string& id);
-  // The symbol index (index_calls.cc): a query tool's call waits for the
-  // index to be up to date (StartIndexRefresh), then is answered here.
-  void RunIndexTool(Call& c);
-  void StartIndexRefresh();
-  void IndexRefreshed(const Status& status);
+  // The symbol index (index_calls.cc, index_refresh.h): made on first use;
+  // a query tool's call waits for it to be up to date (IndexRefresh::Wait),
+  // then is answered here.
+  IndexRefresh& Index();
   void AnswerIndexQuery(Call& c);
   // `references` (index_calls.cc): asks the language server that serves the
   // symbol's file, through the lsp host; false when none does (the index
@@ -402,7 +401,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // A changed file (absolute, or relative to the workspace) is parsed again
   // at the next refresh.
   void MarkIndexDirty(const std::string& path);
-  index::ReadWorkspaceFile IndexFileReader() const;
   // Sends a call to the pool if the gates of its turn (RunTurnGates: a
   // write's read-before-edit, the breakers of its tool and worker kind) let
   // it through; else ends it. A writer waits for its turn in the lane
@@ -614,18 +612,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // WebFetch's pages by URL: the result, and when it was fetched.
   std::map<std::string, std::pair<std::shared_ptr<const v1::ToolResult>, SteadyTime>> web_cache_;
   std::map<std::string, std::vector<std::string>> mcp_waiting_;  // server -> calls waiting for its tools
-  // The symbol index (index_calls.cc).
-  std::unique_ptr<SymbolIndexer> indexer_;
-  int index_parsing_ = 0;                                               // IndexParse calls in flight
-  Status index_status_;                                                 // how this refresh's parses went
-  bool index_rebuild_ = false;                                          // the next refresh starts from an empty index
-  std::vector<std::string> index_waiting_;                              // query calls waiting for the refresh
-  size_t index_parsed_ = 0;                                             // files parsed by this refresh
-  int index_rounds_ = 0;                                                // refreshes run back to back for late changes
-  std::string repo_map_;                                                // the last repository map made
-  size_t repo_map_tokens_ = 0;                                          // its budget
-  bool repo_map_stale_ = true;                                          // the index changed since it was made
-  std::vector<std::function<void(const Status&, size_t)>> index_done_;  // RefreshSymbolIndex's callers
+  std::unique_ptr<IndexRefresh> index_;                          // the symbol index (index_calls.cc)
 };
 
 }  // namespace odin

@@ -17,7 +17,6 @@
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
 #include "tools/tool_input.h"
-#include "index/symbol_index.h"
 #include "workspace/git_ignore.h"
 #include "index/index_query.h"
 #include "index/symbols.h"
@@ -33,93 +32,10 @@ namespace odin {
 
 using nlohmann::json;
 
-void Coordinator::MarkIndexDirty(const std::string& path) {
-  if (!indexer_) return;  // the first look will find it
-  // Relative (a change set's paths) or absolute (a file tool's).
-  if (path.empty()) return;
-  if (path[0] != '/') return indexer_->MarkDirty(path);
-  if (path != o_.workspace && IsInsideDir(path, o_.workspace)) indexer_->MarkDirty(DisplayPath(path, o_.workspace));
-}
-
-index::ReadWorkspaceFile Coordinator::IndexFileReader() const {
-  std::string workspace = o_.workspace;
-  return [workspace](const std::string& rel) -> StatusOr<std::string> {
-    // Through the safe file layer, following no symlink: a file swapped for
-    // one is not read.
-    ASSIGN_OR_RETURN(WorkspaceFiles files, WorkspaceFiles::Open(workspace));
-    return files.ReadFile(rel, kMaxFileBytes, WorkspaceFiles::Links::kNone);
-  };
-}
-
-void Coordinator::RefreshSymbolIndex(bool rebuild, std::function<void(const Status&, size_t)> done) {
-  index_done_.push_back(std::move(done));
-  index_rebuild_ = index_rebuild_ || rebuild;
-  if (index_parsing_ == 0) StartIndexRefresh();
-}
-
-index::IndexDb* Coordinator::symbol_index() { return indexer_ ? indexer_->db() : nullptr; }
-
-std::string Coordinator::RepoMap(size_t budget_tokens) {
-  if (budget_tokens != repo_map_tokens_) {
-    repo_map_tokens_ = budget_tokens;
-    repo_map_stale_ = true;
-  }
-  if (index_parsing_ > 0) return repo_map_;  // the writer thread holds the index
-  if (!indexer_ || !indexer_->walked() || indexer_->has_dirty()) {
-    // Made when the refresh ends; this request goes with the last map.
-    RefreshSymbolIndex(false, [](const Status&, size_t) {});
-    return repo_map_;
-  }
-  if (repo_map_stale_) {
-    StatusOr<std::string> map = index::RepoMap(indexer_->db(), repo_map_tokens_);
-    if (map.ok()) {
-      repo_map_ = std::move(*map);
-      repo_map_stale_ = false;
-    } else {
-      spdlog::warn("repository map: {}", map.status().message());
-    }
-  }
-  return repo_map_;
-}
-
-void Coordinator::RunIndexTool(Call& c) {
-  index_waiting_.push_back(c.call.execution_id);
-  if (index_parsing_ == 0) StartIndexRefresh();
-}
-
-void Coordinator::StartIndexRefresh() {
-  if (!indexer_) {
-    // git's rules, read at the first walk (a session that never indexes
-    // never reads them).
-    auto ignore = std::make_shared<std::unique_ptr<GitIgnore>>();
-    indexer_ = std::make_unique<SymbolIndexer>(o_.workspace, StateDir() + "/index.db",
-                                               [ignore, ws = o_.workspace](const std::string& rel) {
-                                                 if (!*ignore) *ignore = GitIgnore::Open(ws);
-                                                 return !(*ignore)->IgnoredRoot(rel).empty();
-                                               });
-  }
-  std::string note;
-  Status opened = indexer_->Open(&note);
-  if (!note.empty()) {
-    spdlog::warn("{}", note);
-    if (on_index_note) on_index_note(note);
-  }
-  if (index_rounds_ == 0) index_parsed_ = 0;  // a later round adds to the first's count
-  if (!opened.ok()) return IndexRefreshed(opened);
-  if (index_rebuild_) {
-    index_rebuild_ = false;
-    Status cleared = indexer_->Clear();
-    if (!cleared.ok()) return IndexRefreshed(cleared);
-  }
-  // Without the tracker's word about what changed, the tree is looked at
-  // again (stat only; unchanged files are not read).
-  bool full = !tracker_ || !tracker_->watching();
-  StatusOr<std::vector<std::vector<std::string>>> batches = indexer_->Plan(full, o_.pool.size);
-  if (!batches.ok()) return IndexRefreshed(batches.status());
-  if (batches->empty()) return IndexRefreshed(Status::OK());
-  index_parsing_ = static_cast<int>(batches->size());
-  index_status_ = Status::OK();
-  for (std::vector<std::string>& paths : *batches) {
+IndexRefresh& Coordinator::Index() {
+  if (index_) return *index_;
+  IndexRefresh::Port port;
+  port.parse = [this](const std::vector<std::string>& paths, std::function<void(const v1::ToolResult&)> done) {
     std::string id = NewId("ex");
     Call& c = calls_[id];
     c.call.execution_id = id;
@@ -131,61 +47,49 @@ void Coordinator::StartIndexRefresh() {
     c.call.mode = CallMode::kAsk;
     c.request.policy = WorkerPolicy::kReadonly;
     c.call.internal = true;
-    c.handlers.on_done = [this](const v1::ToolResult& r, const Status&) {
-      if (r.status() == v1::TOOL_STATUS_OK) {
-        indexer_->Apply(std::make_unique<v1::IndexParseOutput>(r.index_parse()));
-      } else if (index_status_.ok()) {
-        std::string why = r.has_error() ? r.error().message() : std::string(ToolStatusName(r.status()));
-        index_status_ = Status::Unavailable("symbol index", "a parse of files failed: " + why);
-      }
-      index_parsed_ += static_cast<size_t>(r.index_parse().files_size());
-      if (--index_parsing_ == 0) IndexRefreshed(index_status_);
-    };
+    c.handlers.on_done = [done = std::move(done)](const v1::ToolResult& r, const Status&) { done(r); };
     Dispatch(c);
-  }
+  };
+  port.changes_watched = [this] { return tracker_ && tracker_->watching(); };
+  port.note = [this](const std::string& note) {
+    if (on_index_note) on_index_note(note);
+  };
+  port.resume = [this](const std::vector<std::string>& waiting, const Status& status) {
+    for (const std::string& id : waiting) {
+      auto it = calls_.find(id);
+      if (it == calls_.end()) continue;  // cancelled meanwhile
+      if (!status.ok()) {
+        EndHere(id, v1::TOOL_STATUS_ERROR, status);
+        continue;
+      }
+      if (it->second.handler() == ToolHandler::kEditSymbol) {
+        PrepareEditSymbol(it->second);
+        continue;
+      }
+      AnswerIndexQuery(it->second);
+    }
+  };
+  index_ = std::make_unique<IndexRefresh>(o_.workspace, StateDir() + "/index.db", o_.pool.size, std::move(port));
+  return *index_;
 }
 
-void Coordinator::IndexRefreshed(const Status& refreshed) {
-  index_parsing_ = 0;
-  Status status = refreshed;
-  if (indexer_) {
-    Status finished = indexer_->Finish();
-    if (status.ok()) status = finished;
-  }
-  // Files changed while this refresh ran (a write that ended meanwhile), or
-  // a rebuild was asked for: the callers waiting may have come after, and
-  // must see it. Another round; each empties what it takes.
-  if (status.ok() && indexer_ && (indexer_->has_dirty() || index_rebuild_) && ++index_rounds_ < 4) {
-    return StartIndexRefresh();
-  }
-  index_rounds_ = 0;
-  std::vector<std::string> waiting = std::move(index_waiting_);
-  index_waiting_.clear();
-  std::vector<std::function<void(const Status&, size_t)>> done = std::move(index_done_);
-  index_done_.clear();
-  for (const std::string& id : waiting) {
-    auto it = calls_.find(id);
-    if (it == calls_.end()) continue;  // cancelled meanwhile
-    if (!status.ok()) {
-      EndHere(id, v1::TOOL_STATUS_ERROR, status);
-      continue;
-    }
-    if (it->second.handler() == ToolHandler::kEditSymbol) {
-      PrepareEditSymbol(it->second);
-      continue;
-    }
-    AnswerIndexQuery(it->second);
-  }
-  if (index_parsed_ > 0 || (indexer_ && indexer_->TakeRemoved())) repo_map_stale_ = true;
-  for (auto& d : done) d(status, index_parsed_);
-  index_parsed_ = 0;
+void Coordinator::MarkIndexDirty(const std::string& path) {
+  if (index_) index_->MarkDirty(path);  // else the first refresh looks at the tree
 }
+
+void Coordinator::RefreshSymbolIndex(bool rebuild, std::function<void(const Status&, size_t)> done) {
+  Index().Refresh(rebuild, std::move(done));
+}
+
+index::IndexDb* Coordinator::symbol_index() { return index_ ? index_->db() : nullptr; }
+
+std::string Coordinator::RepoMap(size_t budget_tokens) { return Index().RepoMap(budget_tokens); }
 
 void Coordinator::PrepareEditSymbol(Call& c) {
   const std::string id = c.call.execution_id;
   // The model's arguments, typed at Submit; the span is resolved here.
   StatusOr<EditSymbolArgs> args = ArgsOf(Typed(c.request).input().edit_symbol());
-  StatusOr<index::SpanNow> span = index::ResolveSpan(args->symbol_id, indexer_->db(), IndexFileReader());
+  StatusOr<index::SpanNow> span = index::ResolveSpan(args->symbol_id, index_->db(), index_->FileReader());
   if (!span.ok()) {
     return EndHere(id, span.status().code() == StatusCode::kNotFound ? v1::TOOL_STATUS_ERROR : v1::TOOL_STATUS_REJECTED,
                    span.status());
@@ -256,7 +160,7 @@ Status Coordinator::CheckEvidence(const Call& c, const std::vector<std::string>&
 
 void Coordinator::AnswerIndexQuery(Call& c) {
   if (index::LanguageServerMayAnswer(c.call.tool) && AskServerForReferences(c)) return;
-  EndIndexQuery(c, index::RunIndexQuery(c.call.tool, *c.args, indexer_->db(), IndexFileReader()));
+  EndIndexQuery(c, index::RunIndexQuery(c.call.tool, *c.args, index_->db(), index_->FileReader()));
 }
 
 void Coordinator::EndIndexQuery(Call& c, StatusOr<index::QueryAnswer> answer) {
@@ -309,7 +213,7 @@ bool ServerSeesEverything(const std::string& server, const std::string& workspac
 
 bool Coordinator::AskServerForReferences(Call& c) {
   if (!o_.validation.enabled) return false;  // no language servers run
-  StatusOr<index::ReferenceTarget> target = index::FindReferenceTarget(*c.args, indexer_->db(), IndexFileReader());
+  StatusOr<index::ReferenceTarget> target = index::FindReferenceTarget(*c.args, index_->db(), index_->FileReader());
   if (!target.ok()) return false;  // the index's answer says what is wrong
   std::string path = JoinPath(o_.workspace, target->symbol.path);
   FileValidator v = validation_.ValidatorFor(path);
@@ -364,14 +268,14 @@ void Coordinator::AnswerWithServerReferences(const std::string& id, const index:
     }
     std::string why;
     bool complete = ServerSeesEverything(out.server(), o_.workspace, &why);
-    return EndIndexQuery(
-        c, index::SemanticReferences(target, out.server(), places, outside, complete, why, indexer_->db()));
+    return EndIndexQuery(c,
+                         index::SemanticReferences(target, out.server(), places, outside, complete, why, index_->db()));
   }
   // No answer from the server: the index's, saying why.
   std::string why = !out.reason().empty() ? out.reason()
                     : r.has_error()       ? r.error().message()
                                           : std::string(ToolStatusName(r.status()));
-  EndIndexQuery(c, index::SyntacticReferences(*c.args, indexer_->db(), why));
+  EndIndexQuery(c, index::SyntacticReferences(*c.args, index_->db(), why));
 }
 
 }  // namespace odin
