@@ -206,7 +206,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   LeaveLane(c);
   ForgetOldChangeNumbers();
   Status recorded = RecordEnd(c, result);
-  if (c.handler() == ToolHandler::kWebFetch) CacheWebFetch(c, result);
+  if (c.handler() == ToolHandler::kWebFetch) web_pages_.Keep(c.web_url, result);
   if (c.validate && o_.validation.enabled && !c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK &&
       result.has_file_written()) {
     return StartValidation(std::move(c), result, recorded);

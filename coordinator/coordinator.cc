@@ -71,7 +71,8 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
                                         {"failures", t.failures},
                                         {"reason", t.reason}})
                                       .dump(-1, ' ', false, json::error_handler_t::replace));
-                }) {}
+                }),
+      web_pages_(o_.web_cache_ttl, clock) {}
 
 // Calls still held end (as cancelled) while this object is whole: the pool's
 // own destructor would report them into members already destroyed.
@@ -362,7 +363,9 @@ void Coordinator::Proceed(Call& c) {
       return Dispatch(c);
     }
     case ToolHandler::kWebFetch:
-      if (AnswerWebFetchFromCache(c)) return;  // c is gone
+      // A page fetched within web_cache_ttl answers, recorded as a call of
+      // its own that no worker ran.
+      if (std::optional<v1::ToolResult> page = web_pages_.Answer(c.web_url, id)) return OnResult(*page);
       return Dispatch(c);
     case ToolHandler::kLspCheck: return ProceedLspCheck(c);
     case ToolHandler::kEditSymbol:

@@ -68,6 +68,7 @@
 #include "workspace/workspace_files.h"
 #include "coordinator/index_refresh.h"
 #include "coordinator/todo_list.h"
+#include "coordinator/web_page_cache.h"
 #include "coordinator/writers_lane.h"
 #include "planner/tool_host.h"
 #include "tools/tool_catalog.h"
@@ -465,14 +466,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // of the coordinator, for c.
   CallGateContext GateContext(Call& c);
   WriteTargetContext WriteContext(Call& c);
-  // WebFetch (web_fetch_calls.cc): a page fetched within web_cache_ttl
-  // answers from the cache (true).
-  bool AnswerWebFetchFromCache(Call& c);
   // InitTool (init_tool.cc): writes ODIN.md here, in the coordinator, as
   // WriteFile would (the workers' sandboxes keep it read-only), once the
   // read-before-edit gate has passed.
   void RunInitTool(Call& c);
-  void CacheWebFetch(const Call& c, const v1::ToolResult& r);
   // Approval of need.what (shown to the user) for need.reason; its keys are
   // what "for the session" allows. *wait is set when the call waits for the
   // user's answer (AnswerApproval).
@@ -607,10 +604,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
   McpRegistry mcp_;
-  BreakerBank breakers_;      // gate 7
-  bool init_active_ = false;  // /init is running: InitTool may write ODIN.md
-  // WebFetch's pages by URL: the result, and when it was fetched.
-  std::map<std::string, std::pair<std::shared_ptr<const v1::ToolResult>, SteadyTime>> web_cache_;
+  BreakerBank breakers_;                                         // gate 7
+  bool init_active_ = false;                                     // /init is running: InitTool may write ODIN.md
+  WebPageCache web_pages_;                                       // WebFetch's pages fetched in the last web_cache_ttl
   std::map<std::string, std::vector<std::string>> mcp_waiting_;  // server -> calls waiting for its tools
   std::unique_ptr<IndexRefresh> index_;                          // the symbol index (index_calls.cc)
 };
