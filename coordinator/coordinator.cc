@@ -30,6 +30,7 @@
 #include "gates/validation_gate.h"
 #include "tools/tool_catalog.h"
 #include "odin/v1/worker.pb.h"
+#include "planner/tool_specs.h"
 #include "tools/exec_command.h"
 #include "tools/file_tool_args.h"
 #include "mcp/mcp_client.h"
@@ -59,7 +60,7 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
                     const char* path = getenv("PATH");
                     return DefaultProgramLookup(path != nullptr ? path : "", ExecutableDir());
                   }()),
-      mcp_(o_.mcp_servers),
+      mcp_(o_.mcp_servers, o_.mode, McpPort()),
       breakers_(o_.breakers, clock,
                 [this](const BreakerTransition& t, const std::string& agent_id, const std::string& execution_id) {
                   spdlog::info("circuit breaker {}: {} -> {} ({})", t.breaker, BreakerStateName(t.from),
@@ -241,7 +242,10 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // are known (the server's listing ends within its startup timeout).
   // (Arguments that are not JSON are refused below, never held.)
   if (canonical.ok()) c.args = std::move(args);
-  if (canonical.ok() && WaitForMcpServer(c)) return id;
+  if (canonical.ok() && mcp_.Wait(c.call.tool, id)) {
+    c.mcp_waiting = true;
+    return id;
+  }
   Admit(c, canonical);
   return id;
 }
@@ -524,6 +528,42 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
 }
 
+McpServers::Port Coordinator::McpPort() {
+  McpServers::Port port;
+  port.list = [this](const std::string& id, const std::string& arguments_json, WorkerPolicy policy,
+                     const std::string& lane, Duration timeout, std::function<void(const v1::ToolResult&)> done) {
+    Call& c = calls_[id];
+    c.call.execution_id = id;
+    c.call.tool = kMcpListToolsTool;
+    c.call.arguments_json = arguments_json;
+    c.call.timeout = timeout;
+    c.call.agent_id = o_.agent_id;
+    c.call.mode = o_.mode;
+    c.request.policy = policy;
+    c.request.lane = lane;
+    c.call.internal = true;
+    c.handlers.on_done = [done = std::move(done)](const v1::ToolResult& r, const Status&) { done(r); };
+    Dispatch(c);
+  };
+  port.resume = [this](const std::string& id) {
+    auto c = calls_.find(id);
+    if (c == calls_.end()) return;
+    // Judged now, its arguments as Submit parsed them.
+    c->second.mcp_waiting = false;
+    Admit(c->second, Status::OK());
+  };
+  port.news = [this](const McpRegistry::Server& s) {
+    if (on_mcp_server) on_mcp_server(s);
+  };
+  return port;
+}
+
+std::vector<ToolSpec> Coordinator::ExtraToolSpecs(Mode mode) const {
+  std::vector<ToolSpec> specs = mcp_.registry().Specs(mode);
+  if (init_active_ && mode == Mode::kEdit) specs.push_back(InitToolSpec());
+  return specs;
+}
+
 CallGateContext Coordinator::GateContext(Call& c) {
   CallGateContext g;
   g.track_changes = o_.track_changes;
@@ -532,12 +572,17 @@ CallGateContext Coordinator::GateContext(Call& c) {
   g.init_offered = init_active_ && c.call.agent_id == o_.agent_id;
   g.validation = &validation_;
   g.agent = [this, id = c.call.agent_id] { return &Agent(id).profile; };
-  g.mcp_mode = [this](const std::string& tool, Mode mode) { return mcp_.CheckMode(tool, mode); };
+  g.mcp_mode = [this](const std::string& tool, Mode mode) { return mcp_.registry().CheckMode(tool, mode); };
   g.prepare_mcp = [this, &c] {
     // An MCP server's tool has no typed input: its arguments, checked at
     // Submit, pass through to the server as canonical JSON text.
     Typed(c.request).set_arguments_json(c.call.arguments_json);
-    return PrepareMcpCall(c);
+    StatusOr<McpServers::Route> route = mcp_.RouteOf(c.call.tool, c.call.mode.value_or(o_.mode));
+    if (!route.ok()) return route.status();
+    c.request.policy = route->policy;
+    c.request.lane = route->lane;
+    if (c.call.timeout == Duration::zero()) c.call.timeout = route->timeout;
+    return Status::OK();
   };
   g.safeguards.rules = &o_.command_rules;
   g.safeguards.workspace = o_.workspace;
@@ -571,10 +616,7 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while its hooks ran"));
   }
   if (waiting != calls_.end() && waiting->second.mcp_waiting) {
-    std::string server, tool;
-    McpRegistry::SplitName(waiting->second.call.tool, &server, &tool);
-    std::vector<std::string>& ids = mcp_waiting_[server];
-    ids.erase(std::remove(ids.begin(), ids.end(), execution_id), ids.end());
+    mcp_.Forget(waiting->second.call.tool, execution_id);
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED,
                    Status::Cancelled("cancelled while its MCP server was starting"));
   }

@@ -67,6 +67,7 @@
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
 #include "coordinator/index_refresh.h"
+#include "coordinator/mcp_servers.h"
 #include "coordinator/todo_list.h"
 #include "coordinator/web_page_cache.h"
 #include "coordinator/writers_lane.h"
@@ -142,7 +143,7 @@ struct CoordinatorOptions {
   // told of.
   HooksConfig hooks;
   std::string transcript_dir;  // the transcript is <dir>/<session id>.jsonl
-  // MCP servers (mcp_calls.cc), started by StartMcpServers.
+  // MCP servers (mcp_servers.h), started by StartMcpServers.
   std::vector<McpServerSpec> mcp_servers;
   // WebFetch (web_fetch_calls.cc): the options every fetch gets (the
   // user's web.*; null: the defaults), and how long a URL's page is kept
@@ -205,12 +206,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool HasHooks(HookEvent event, const std::string& tool = "") const override;
   void RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) override;
   const HooksConfig& hooks() const { return o_.hooks; }
-  // MCP servers (mcp_calls.cc): each stdio server starts in an MCP worker
+  // MCP servers (mcp_servers.h): each stdio server starts in an MCP worker
   // of its own, in the background (its McpListTools execution); their tools
   // join ExtraToolSpecs as they become known. REQUIRES: a ledger attached.
-  void StartMcpServers();
+  void StartMcpServers() { mcp_.Start(); }
   std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
-  const McpRegistry& mcp() const { return mcp_; }
+  const McpRegistry& mcp() const { return mcp_.registry(); }
   // /init: while set, the main agent's InitTool may write ODIN.md; nothing else may.
   void set_init_active(bool active) { init_active_ = active; }
   bool init_active() const { return init_active_; }
@@ -454,14 +455,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
-  // Where an MCP server's calls run in mode.
-  WorkerPolicy McpPolicy(const McpServerSpec& spec, CallMode mode) const;
-  // Holds a call of a starting MCP server's tool (true) until the server
-  // has listed its tools; ReleaseMcpWaiting submits such calls again.
-  bool WaitForMcpServer(Call& c);
-  void ReleaseMcpWaiting(const std::string& server);
-  // Sets an MCP call's worker (policy, lane) and default timeout.
-  Status PrepareMcpCall(Call& c);
+  // The MCP servers' port (mcp_servers.cc): their McpListTools executions,
+  // the calls that waited for them, the news of each.
+  McpServers::Port McpPort();
   // What the gates of gates/call_gates.h (the safeguards included) read
   // of the coordinator, for c.
   CallGateContext GateContext(Call& c);
@@ -603,12 +599,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   ModelAccess model_;
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
-  McpRegistry mcp_;
-  BreakerBank breakers_;                                         // gate 7
-  bool init_active_ = false;                                     // /init is running: InitTool may write ODIN.md
-  WebPageCache web_pages_;                                       // WebFetch's pages fetched in the last web_cache_ttl
-  std::map<std::string, std::vector<std::string>> mcp_waiting_;  // server -> calls waiting for its tools
-  std::unique_ptr<IndexRefresh> index_;                          // the symbol index (index_calls.cc)
+  McpServers mcp_;
+  BreakerBank breakers_;                 // gate 7
+  bool init_active_ = false;             // /init is running: InitTool may write ODIN.md
+  WebPageCache web_pages_;               // WebFetch's pages fetched in the last web_cache_ttl
+  std::unique_ptr<IndexRefresh> index_;  // the symbol index (index_calls.cc)
 };
 
 }  // namespace odin

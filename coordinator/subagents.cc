@@ -168,7 +168,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     if (o_.commands_network && mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
     if (o_.grounded_edits) AddEvidenceArgument(&req.tools);
     // MCP servers' tools, as the subagent's mode allows them.
-    for (ToolSpec& extra : mcp_.Specs(mode)) req.tools.push_back(std::move(extra));
+    for (ToolSpec& extra : mcp_.registry().Specs(mode)) req.tools.push_back(std::move(extra));
   }
   req.handoff = mr.handoff();
   req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;

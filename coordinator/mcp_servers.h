@@ -1,0 +1,72 @@
+#pragma once
+// The session's MCP servers, from the coordinator's side: each stdio server
+// is started (and its tools listed) by an McpListTools execution in an MCP
+// worker of its own, in the background at session start; a call of
+// mcp__SERVER__TOOL waits while its server is starting, then goes to that
+// server's worker after gate 1 (McpRegistry::CheckMode) and every other
+// gate any call meets. The executions and the calls themselves are the
+// coordinator's, reached through the port.
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "mcp/mcp_registry.h"
+#include "planner/tool_host.h"
+#include "pool/worker_request.h"
+
+namespace odin {
+namespace v1 {
+class ToolResult;
+}  // namespace v1
+
+class McpServers {
+ public:
+  struct Port {
+    // Runs McpListTools (arguments_json names the server) as execution_id
+    // in a worker of policy, on the server's lane; done hears its result
+    // (at once when it is refused).
+    std::function<void(const std::string& execution_id, const std::string& arguments_json, WorkerPolicy policy,
+                       const std::string& lane, Duration timeout, std::function<void(const v1::ToolResult&)> done)>
+        list;
+    // A call that waited for its server: judged now.
+    std::function<void(const std::string& execution_id)> resume;
+    // A server started, failed, or was never to be started.
+    std::function<void(const McpRegistry::Server&)> news;
+  };
+
+  McpServers(std::vector<McpServerSpec> specs, CallMode session_mode, Port port);
+
+  // Starts every server (each McpListTools in the background).
+  void Start();
+  // Holds a call of a starting server's tool (true) until the server has
+  // listed its tools (Port::resume).
+  bool Wait(const std::string& tool, const std::string& execution_id);
+  // A call that waited, cancelled: it will not be resumed.
+  void Forget(const std::string& tool, const std::string& execution_id);
+
+  // Where an MCP tool's call runs in mode: its worker's policy, its lane
+  // (the server), its default timeout.
+  struct Route {
+    WorkerPolicy policy;
+    std::string lane;
+    Duration timeout;
+  };
+  StatusOr<Route> RouteOf(const std::string& tool, CallMode mode) const;
+  static WorkerPolicy PolicyOf(const McpServerSpec& spec, CallMode mode);
+
+  const McpRegistry& registry() const { return registry_; }
+
+ private:
+  void Listed(const std::string& server, const v1::ToolResult& r);
+
+  McpRegistry registry_;
+  CallMode session_mode_;
+  Port port_;
+  std::map<std::string, std::vector<std::string>> waiting_;  // server -> calls waiting for its tools
+};
+
+}  // namespace odin
