@@ -182,7 +182,8 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     // The strict profile: a model's command changes only files it cited
     // its analysis of; the others are put back before anything records them.
     if (o_.grounded_edits && c.handler() != ToolHandler::kHook) HoldToEvidence(c, &changes, &*amended);
-    if (c.handler() != ToolHandler::kHook && !HoldOf(c.call.agent_id).rule.empty()) HoldCommand(c, &changes, &*amended);
+    if (c.handler() != ToolHandler::kHook && !holds_.Of(c.call.agent_id).rule.empty())
+      HoldCommand(c, &changes, &*amended);
     amended->set_changes_tracked(!changes.truncated);
     for (const std::string& path : c.external) {
       v1::FileChange* fc = amended->add_external_changes();

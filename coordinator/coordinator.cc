@@ -73,6 +73,13 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock, ProcessLaunch
                                         {"reason", t.reason}})
                                       .dump(-1, ' ', false, json::error_handler_t::replace));
                 }),
+      holds_([this](const std::string& agent_id) {
+        // A subagent works under the hold of the agent that started it.
+        for (const auto& [execution, s] : subagents_) {
+          if (s.agent_id == agent_id) return s.parent_agent;
+        }
+        return std::string();
+      }),
       web_pages_(o_.web_cache_ttl, clock) {}
 
 // Calls still held end (as cancelled) while this object is whole: the pool's

@@ -68,6 +68,7 @@
 #include "workspace/workspace_files.h"
 #include "coordinator/index_refresh.h"
 #include "coordinator/mcp_servers.h"
+#include "coordinator/mutation_holds.h"
 #include "coordinator/todo_list.h"
 #include "coordinator/web_page_cache.h"
 #include "coordinator/writers_lane.h"
@@ -347,8 +348,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
       std::set<std::string> files;
     };
     std::map<std::string, Evidence> evidence;
-    MutationHold hold;                 // the reviewers' or the workflow's (rule "" for none)
-    std::set<std::string> hold_files;  // with hold.max_files: the paths counted (relative)
   };
   Status OnDispatch(const WorkerRequest& request, const std::string& worker_id) override;
   void OnProgress(const v1::ToolProgress& progress) override;
@@ -441,17 +440,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // cover are put back (from the tracker's before-images) and leave the
   // change set; the result says which, and which could not be.
   void HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result);
-  // A mutation hold (reviewers, workflows): a write to a path it does not
-  // allow is refused (the refusal's text); a command's changes there are put
-  // back (HoldCommand).
+  // A mutation hold (reviewers, workflows; holds_): a write to a path it does
+  // not allow is refused (the refusal's text); a command's changes there are
+  // put back (HoldCommand).
   Status CheckHold(const Call& c, const std::string& path);
-  // The agent whose hold `agent_id` works under: itself, else the agent that
-  // started it (a subagent), and so on up.
-  AgentState& HoldOwner(const std::string& agent_id);
-  const MutationHold& HoldOf(const std::string& agent_id) { return HoldOwner(agent_id).hold; }
-  // Whether the hold allows a change to `relative` (counting it, with
-  // max_files).
-  bool HoldAllows(AgentState& owner, const std::string& relative);
   void HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result);
   // Runs the call's PostToolUse hooks before its caller hears of it.
   void WrapForPostToolUse(Call& c);
@@ -602,6 +594,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   McpServers mcp_;
   BreakerBank breakers_;                 // gate 7
   bool init_active_ = false;             // /init is running: InitTool may write ODIN.md
+  MutationHolds holds_;                  // the reviewers' and workflows', by agent
   WebPageCache web_pages_;               // WebFetch's pages fetched in the last web_cache_ttl
   std::unique_ptr<IndexRefresh> index_;  // the symbol index (index_calls.cc)
 };

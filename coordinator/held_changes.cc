@@ -60,35 +60,55 @@ Status TakeAway(const WorkspaceFiles* ws, const PathChange& change) {
   return ws->Remove(change.path);
 }
 
+struct PutBackOutcome {
+  std::vector<std::string> put_back;
+  json kept = json::object();  // path -> why it could not be put back
+  std::string first_reason;    // of the first change refused
+};
+
+// Puts back each change `refuse` gives a reason for (an existing file as it
+// was; with take_away, one the command created is removed), through the
+// safe file layer, and takes it out of the change set; the tracker hears
+// that it is as it was.
+PutBackOutcome PutBackRefused(ChangeSet* changes, const std::function<Status(const PathChange&)>& refuse,
+                              bool take_away, const WorkspaceFiles* ws, ChangeTracker* tracker) {
+  PutBackOutcome out;
+  for (auto it = changes->changes.begin(); it != changes->changes.end();) {
+    const PathChange& pc = *it;
+    Status refused = refuse(pc);
+    if (refused.ok()) {
+      ++it;
+      continue;
+    }
+    if (out.first_reason.empty()) out.first_reason = refused.ToString();
+    Status put = !pc.before && take_away ? TakeAway(ws, pc)
+                 : pc.before_content     ? PutBack(ws, pc)
+                                         : Status::FailedPrecondition(pc.path, "its content before was not kept");
+    if (!put.ok()) {
+      out.kept[pc.path] = put.message();
+      ++it;
+      continue;
+    }
+    if (pc.before && tracker) tracker->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
+    out.put_back.push_back(pc.path);
+    it = changes->changes.erase(it);
+  }
+  return out;
+}
+
 }  // namespace
 
 void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
-  std::vector<std::string> put_back;
-  json kept = json::object();
-  std::string first_reason;
   std::vector<std::string> grounded_paths;
-  for (auto it = changes->changes.begin(); it != changes->changes.end();) {
-    const PathChange& pc = *it;
-    bool existed = pc.before && pc.before->type == EntryType::kFile;
-    Status grounded = existed ? CheckEvidence(c, c.evidence, JoinPath(o_.workspace, pc.path), true) : Status::OK();
-    if (grounded.ok()) {
-      if (existed) grounded_paths.push_back(pc.path);
-      ++it;
-      continue;
-    }
-    if (first_reason.empty()) first_reason = grounded.ToString();
-    Status put = pc.before_content ? PutBack(WorkspaceLayer(), pc)
-                                   : Status::FailedPrecondition(pc.path, "its content before was not kept");
-    if (!put.ok()) {
-      kept[pc.path] = put.message();
-      ++it;
-      continue;
-    }
-    // The tracker hears it is as it was: no change of the command's.
-    if (tracker_) tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
-    put_back.push_back(pc.path);
-    it = changes->changes.erase(it);
-  }
+  auto refuse = [&](const PathChange& pc) {
+    // A file the command made has nothing to have analysed.
+    if (!pc.before || pc.before->type != EntryType::kFile) return Status::OK();
+    Status grounded = CheckEvidence(c, c.evidence, JoinPath(o_.workspace, pc.path), true);
+    if (grounded.ok()) grounded_paths.push_back(pc.path);
+    return grounded;
+  };
+  auto [put_back, kept, first_reason] =
+      PutBackRefused(changes, refuse, /*take_away=*/false, WorkspaceLayer(), tracker_.get());
   if (!grounded_paths.empty()) {
     // What the report's "why" shows for these changes.
     RecordGateEvent(
@@ -112,54 +132,16 @@ void Coordinator::HoldToEvidence(const Call& c, ChangeSet* changes, v1::ToolResu
   TellPutBack(note, put_back, kept, result);
 }
 
-Coordinator::AgentState& Coordinator::HoldOwner(const std::string& agent_id) {
-  // A subagent works under the hold of the agent that started it (and so
-  // on up): its changes pass the same rules.
-  std::string id = agent_id;
-  for (int depth = 0; depth < 8; ++depth) {
-    AgentState& state = Agent(id);
-    if (!state.hold.rule.empty()) return state;
-    std::string parent;
-    for (const auto& [execution, s] : subagents_) {
-      if (s.agent_id == id) parent = s.parent_agent;
-    }
-    if (parent.empty()) break;
-    id = parent;
-  }
-  return Agent(agent_id);
-}
-
-bool Coordinator::HoldAllows(AgentState& owner, const std::string& relative) {
-  const MutationHold& hold = owner.hold;
-  if (hold.max_files > 0) {
-    if (owner.hold_files.count(relative) > 0) return true;
-    if (owner.hold_files.size() >= hold.max_files) return false;
-    owner.hold_files.insert(relative);
-    return true;
-  }
-  return !hold.allowed.empty() && IsTestPath(relative, hold.allowed);
-}
-
 void Coordinator::SetMutationHold(const std::string& agent_id, MutationHold hold) {
-  AgentState& agent = Agent(agent_id);
-  if (agent.hold.rule == hold.rule && agent.hold.reason == hold.reason && agent.hold.max_files == hold.max_files) {
-    return;
-  }
-  RecordGateEvent(agent_id, "", "mutation_hold", "",
-                  json({{"rule", hold.rule}, {"reason", hold.reason}, {"allowed", hold.allowed}})
-                      .dump(-1, ' ', false, json::error_handler_t::replace));
-  // The file budget's count lasts the message (other holds may come and go
-  // meanwhile).
-  if (hold.rule.empty()) agent.hold_files.clear();
-  agent.hold = std::move(hold);
+  json detail = {{"rule", hold.rule}, {"reason", hold.reason}, {"allowed", hold.allowed}};
+  if (!holds_.Set(agent_id, std::move(hold))) return;
+  RecordGateEvent(agent_id, "", "mutation_hold", "", detail.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 Status Coordinator::CheckHold(const Call& c, const std::string& path) {
-  AgentState& owner = HoldOwner(c.call.agent_id);
-  const MutationHold& hold = owner.hold;
-  if (hold.rule.empty()) return Status::OK();
+  const MutationHold& hold = holds_.Of(c.call.agent_id);
   std::string shown = DisplayPath(path, o_.workspace);
-  if (HoldAllows(owner, shown)) return Status::OK();
+  if (holds_.Allows(c.call.agent_id, shown)) return Status::OK();
   RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
                   json({{"rule", hold.rule}, {"tool", c.call.tool}, {"path", shown}, {"decision", "deny"}})
                       .dump(-1, ' ', false, json::error_handler_t::replace));
@@ -167,28 +149,14 @@ Status Coordinator::CheckHold(const Call& c, const std::string& path) {
 }
 
 void Coordinator::HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult* result) {
-  AgentState& owner = HoldOwner(c.call.agent_id);
-  const MutationHold& hold = owner.hold;
-  std::vector<std::string> put_back;
-  json kept = json::object();
-  for (auto it = changes->changes.begin(); it != changes->changes.end();) {
-    const PathChange& pc = *it;
-    if (HoldAllows(owner, pc.path)) {
-      ++it;
-      continue;
-    }
-    Status put = !pc.before          ? TakeAway(WorkspaceLayer(), pc)
-                 : pc.before_content ? PutBack(WorkspaceLayer(), pc)
-                                     : Status::FailedPrecondition(pc.path, "its content before was not kept");
-    if (!put.ok()) {
-      kept[pc.path] = put.message();
-      ++it;
-      continue;
-    }
-    if (pc.before && tracker_) tracker_->NoteWrite(pc.path, pc.before->sha256, &*pc.before_content);
-    put_back.push_back(pc.path);
-    it = changes->changes.erase(it);
-  }
+  const MutationHold hold = holds_.Of(c.call.agent_id);
+  auto refuse = [&](const PathChange& pc) {
+    return holds_.Allows(c.call.agent_id, pc.path)
+               ? Status::OK()
+               : Status::FailedPrecondition(hold.rule + " rule: " + pc.path, hold.reason);
+  };
+  auto [put_back, kept, first_reason] =
+      PutBackRefused(changes, refuse, /*take_away=*/true, WorkspaceLayer(), tracker_.get());
   if (put_back.empty() && kept.empty()) return;
   if (!put_back.empty() && tracker_) tracker_->Rescan();  // what was taken away is gone for the tracker too
   RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
