@@ -217,32 +217,23 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     RecordExternal(c.call.agent_id, external, &c.external);
   }
   OverlayApplyOptions o;
-  // Whether a path's last numbered change came after the command started
-  // (start_change: 0 for a cut-off command a resume applies; it started in
-  // the process before).
-  auto since = [start = c.start_change](const std::map<std::string, uint64_t>& numbers, const std::string& p) {
-    auto at = numbers.find(p);
-    return at != numbers.end() && at->second > start;
+  // What changed after the command started (start_change: 0 for a cut-off
+  // command a resume applies; it started in the process before).
+  const uint64_t start = c.start_change;
+  auto under = [](const std::string& rel, const std::string& d) {
+    return rel == d || (rel.size() > d.size() && rel.compare(0, d.size(), d) == 0 && rel[d.size()] == '/');
   };
   if (tracker_ && c.tracked) {
     // Also what landed from other commands, or was found changed, since it
-    // started (commands over overlays run side by side): by path, and for
-    // what the tracker found under ignored directories, by directory.
-    for (const auto& [dir, number] : ignored_changed_at_) {
-      if (number > c.start_change) meanwhile_dirs.push_back(dir);
-    }
-    o.gone_meanwhile = [&, since](const std::string& rel) {
-      return meanwhile.count(rel) != 0 || since(changed_at_, rel);
+    // started (commands over overlays run side by side): by path, below a
+    // tree that landed whole, and under ignored directories.
+    o.gone_meanwhile = [&, start](const std::string& rel) {
+      return meanwhile.count(rel) != 0 || changes_.PathSince(rel, start);
     };
-    o.changed_meanwhile = [&, since](const std::string& rel) {
-      if (meanwhile.count(rel) != 0 || since(changed_at_, rel)) return true;
-      // Below a tree that landed whole (counted, not listed) since.
-      for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
-        if (since(tree_changed_at_, rel.substr(0, slash))) return true;
-      }
+    o.changed_meanwhile = [&, start](const std::string& rel) {
+      if (meanwhile.count(rel) != 0 || changes_.ChangedSince(rel, start)) return true;
       for (const std::string& d : meanwhile_dirs) {
-        if (rel == d || (rel.size() > d.size() && rel.compare(0, d.size(), d) == 0 && rel[d.size()] == '/'))
-          return true;
+        if (under(rel, d)) return true;
       }
       return false;
     };
@@ -258,7 +249,7 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     // same tick before the dispatch (a few ms), taken for one meanwhile.
     // A resumed command's start is known to the millisecond only: a margin.
     o.started_ns = c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
-    o.gone_meanwhile = [&, since](const std::string& rel) { return since(changed_at_, rel); };
+    o.gone_meanwhile = [&, start](const std::string& rel) { return changes_.PathSince(rel, start); };
   }
   // Git layouts are judged on what the command wrote over the workspace,
   // through the safe file layer.
@@ -295,11 +286,11 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // What it changed that is counted, not recorded (.git, ignored paths),
   // is numbered too, for the commands beside it (its mutations are, as
   // they are recorded).
-  for (const std::string& p : applied.counted_paths) changed_at_[p] = ++change_count_;
+  for (const std::string& p : applied.counted_paths) changes_.Path(p);
   // Its mutations are numbered as they are recorded, but a hold or the
   // protected check may put some back first: changed twice, numbered now.
-  for (const PathChange& pc : applied.changes.changes) changed_at_[pc.path] = ++change_count_;
-  for (const std::string& t : applied.counted_trees) tree_changed_at_[t] = ++change_count_;
+  for (const PathChange& pc : applied.changes.changes) changes_.Path(pc.path);
+  for (const std::string& t : applied.counted_trees) changes_.Tree(t);
   // What is left (the work directory, empty ones) goes on a thread of its
   // own: removing what the overlay used costs milliseconds the call need
   // not wait for.
@@ -423,15 +414,11 @@ WritersLane::Caller Coordinator::LaneCaller(const Call& c) const {
 }
 
 void Coordinator::ForgetOldChangeNumbers() {
-  constexpr size_t kManyNumbers = 4096;
-  if (changed_at_.size() + ignored_changed_at_.size() + tree_changed_at_.size() < kManyNumbers) return;
-  uint64_t oldest = change_count_;
+  uint64_t oldest = changes_.now();
   for (const auto& [id, c] : calls_) {
     if (c.dispatched_wall_ns != 0) oldest = std::min(oldest, c.start_change);
   }
-  for (std::map<std::string, uint64_t>* numbers : {&changed_at_, &ignored_changed_at_, &tree_changed_at_}) {
-    std::erase_if(*numbers, [oldest](const auto& entry) { return entry.second <= oldest; });
-  }
+  changes_.ForgetUpTo(oldest);
 }
 
 void Coordinator::EnterLane(Call& c) {
@@ -473,11 +460,11 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
   // left the path so) is named as that session's.
   std::map<std::string, MutationRecord> others;
   if (strcmp(source, "external") == 0) {
-    for (const auto& [dir, count] : changes.ignored) ignored_changed_at_[dir] = ++change_count_;
+    for (const auto& [dir, count] : changes.ignored) changes_.IgnoredDir(dir);
     if (!changes.changes.empty()) others = OtherSessionsWrites(ledger_, session_id_);
   }
   for (const PathChange& change : changes.changes) {
-    changed_at_[change.path] = ++change_count_;
+    changes_.Path(change.path);
     MarkIndexDirty(change.path);
     std::string path = JoinPath(o_.workspace, change.path);
     MutationRecord m;
@@ -621,7 +608,7 @@ void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
 void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   const v1::FileSnapshot& written = r.file_written();
   std::string path = written.path();
-  if (std::string rel = RelativeTo(path, o_.workspace); !rel.empty()) changed_at_[rel] = ++change_count_;
+  if (std::string rel = RelativeTo(path, o_.workspace); !rel.empty()) changes_.Path(rel);
   bool existed = !r.sha256_before().empty();
   MutationRecord m;
   m.id = NewId("mut");

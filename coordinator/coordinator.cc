@@ -476,7 +476,7 @@ void Coordinator::DispatchNow(Call& c) {
   // A command that may write: the tree before it, and what the protected
   // files hold now.
   if (TracksChanges(c)) StartTracking(c);
-  c.start_change = change_count_;
+  c.start_change = changes_.now();
   if (CanWriteWorkspace(c)) {
     if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
     bool refreshed = RefreshProtectedIndex(c);

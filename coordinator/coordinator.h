@@ -66,6 +66,7 @@
 #include "planner/stall_detector.h"
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
+#include "coordinator/change_numbers.h"
 #include "coordinator/index_refresh.h"
 #include "coordinator/mcp_servers.h"
 #include "coordinator/mutation_holds.h"
@@ -519,7 +520,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::set<std::string> PutBackProtected(Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
   // The writers' lane (writers_lane.h), while changes are tracked: which kind of writer a call is
   // (LaneCaller: a command over an overlay of its own, SharesLane, has what changed after it started
-  // as a conflict, change_count_).
+  // as a conflict, changes_).
   bool UsesLane(const Call& c) const;
   bool SharesLane(const Call& c) const;
   WritersLane::Caller LaneCaller(const Call& c) const;
@@ -583,10 +584,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
   bool view_absent_ = false, view_seen_ = false;        // the same of the read-only view (or a worker had none)
   WritersLane lane_;                                    // which writing calls may run now (writers_lane.h)
-  uint64_t change_count_ = 0;  // changes recorded, of any source: a path's last one has its number
-  std::map<std::string, uint64_t> changed_at_, ignored_changed_at_, tree_changed_at_;  // path, ignored dir, tree
-  std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;                  // by command execution id
-  ValidationGate validation_;  // the files' verdicts, and the blocked state
+  ChangeNumbers changes_;                               // every change recorded, numbered (change_numbers.h)
+  std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
+  ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
   ModelAccess model_;
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
