@@ -423,7 +423,7 @@ void Coordinator::ForgetOldChangeNumbers() {
 
 void Coordinator::EnterLane(Call& c) {
   // A write during the first look could be taken for the tree as it was.
-  if (looking_) FirstLook();
+  if (looking_.running()) FirstLook();
   WritersLane::Caller caller = LaneCaller(c);
   // Its worker runs it over an overlay or not at all (one that says it has
   // none refuses it): written into the workspace itself, beside other
@@ -643,7 +643,7 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   // The tracker learns of it, so the next command is not charged with it.
   // A write made here (InitTool's) met no lane: a first look under way ends
   // first, and the file is looked at after it.
-  if (looking_) FirstLook();
+  if (looking_.running()) FirstLook();
   std::string rel = RelativeTo(path, o_.workspace);
   if (tracker_ && !rel.empty()) {
     tracker_->NoteWrite(rel, written.sha256(), &written.content());

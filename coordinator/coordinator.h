@@ -67,6 +67,7 @@
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
 #include "coordinator/change_numbers.h"
+#include "coordinator/first_look_thread.h"
 #include "coordinator/index_refresh.h"
 #include "coordinator/mcp_servers.h"
 #include "coordinator/mutation_holds.h"
@@ -574,12 +575,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // odin exec over the overlay put the first look off (StartTracking); a tool worker's
   // Hello without the overlay makes it (OnWorkerReady), before its first command.
   bool first_look_deferred_ = false;
-  // The first look under way on a thread (Poll starts it when ModelRequestStarted
-  // asked): its tracker and protected-path index are the thread's until FirstLook.
+  // The first look is wanted (ModelRequestStarted): the next Poll that may wait starts it
+  // on a thread (looking_), whose tracker and protected-path index FirstLook takes.
   bool look_wanted_ = false;
-  std::unique_ptr<ChangeTracker> looking_;
-  std::unique_ptr<ProtectedIndex> looking_index_;
-  std::thread looking_thread_;
+  FirstLookThread looking_;
   BackgroundTasks removals_;                            // of what commands' overlays used; waited for at the end
   bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
   bool view_absent_ = false, view_seen_ = false;        // the same of the read-only view (or a worker had none)

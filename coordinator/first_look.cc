@@ -5,12 +5,6 @@
 // (EnterLane, StartTracking), and so does a write made on the coordinator's
 // side (RecordFileToolWrite). Reads never wait for it.
 
-#include <set>
-#include <system_error>
-#include <thread>
-
-#include <spdlog/spdlog.h>
-
 #include "workspace/change_tracker.h"
 #include "coordinator/coordinator.h"
 #include "workspace/protected_paths.h"
@@ -39,43 +33,23 @@ void Coordinator::StartFirstLook() {
   // tree as it was. (It is still wanted: the next Poll that waits starts it.)
   if (lane_.WriterRunning()) return;
   look_wanted_ = false;
-  if (tracker_ || looking_) return;
-  looking_ = NewTracker();
-  if (!protected_index_) looking_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
-  try {
-    looking_thread_ = std::thread([look = looking_.get(), index = looking_index_.get()] {
-      look->Rescan();  // the reference
-      if (index == nullptr || look->stopped()) return;
-      // The protected paths' index too; what changes after it, the tracker hears.
-      std::set<std::string> seen;
-      look->TakeReported(&seen);
-      index->Refresh();
-    });
-  } catch (const std::system_error& e) {
-    spdlog::warn("the first look waits for the first command: {}", e.what());
-    looking_.reset();
-    looking_index_.reset();
-  }
+  if (tracker_ || looking_.running()) return;
+  looking_.Start(NewTracker(), protected_index_ ? nullptr : std::make_unique<ProtectedIndex>(o_.workspace));
 }
 
 void Coordinator::StopTracking() {
   look_wanted_ = false;
-  if (looking_) {
-    looking_->Stop();
-    looking_thread_.join();
-    looking_.reset();  // its watches are released on a thread of its own
-    looking_index_.reset();
-  }
+  looking_.Stop();
   // A command still running keeps them: its end looks at what it changed
   // (the tracker's own end releases them).
   if (tracker_ && !lane_.CommandAloneRunning()) tracker_->ReleaseWatches();
 }
 
 void Coordinator::FirstLook() {
-  if (looking_) {
-    looking_thread_.join();
-    tracker_ = std::move(looking_);
-    if (looking_index_) protected_index_ = std::move(looking_index_);
+  if (looking_.running()) {
+    auto [tracker, index] = looking_.Take();
+    tracker_ = std::move(tracker);
+    if (index) protected_index_ = std::move(index);
   } else {
     tracker_ = NewTracker();
     tracker_->Rescan();  // the reference

@@ -1,0 +1,48 @@
+#include "coordinator/first_look_thread.h"
+
+#include <set>
+#include <string>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+
+#include "workspace/change_tracker.h"
+#include "workspace/protected_paths.h"
+
+namespace odin {
+
+bool FirstLookThread::Start(std::unique_ptr<ChangeTracker> tracker, std::unique_ptr<ProtectedIndex> index) {
+  tracker_ = std::move(tracker);
+  index_ = std::move(index);
+  try {
+    thread_ = std::thread([look = tracker_.get(), index = index_.get()] {
+      look->Rescan();  // the reference
+      if (index == nullptr || look->stopped()) return;
+      // The protected paths' index too; what changes after it, the tracker hears.
+      std::set<std::string> seen;
+      look->TakeReported(&seen);
+      index->Refresh();
+    });
+  } catch (const std::system_error& e) {
+    spdlog::warn("the first look waits for the first command: {}", e.what());
+    tracker_.reset();
+    index_.reset();
+    return false;
+  }
+  return true;
+}
+
+std::pair<std::unique_ptr<ChangeTracker>, std::unique_ptr<ProtectedIndex>> FirstLookThread::Take() {
+  if (thread_.joinable()) thread_.join();
+  return {std::move(tracker_), std::move(index_)};
+}
+
+void FirstLookThread::Stop() {
+  if (!tracker_) return;
+  tracker_->Stop();
+  if (thread_.joinable()) thread_.join();
+  tracker_.reset();  // its watches are released on a thread of its own
+  index_.reset();
+}
+
+}  // namespace odin
