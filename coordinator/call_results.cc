@@ -145,10 +145,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     if (!amended) amended = r;
     amended->set_read_only_view(c.request.read_only_view);
   }
-  if (c.request.read_only_view && r.no_read_only_view() && !view_absent_) {
+  if (c.request.read_only_view && r.no_read_only_view() && capabilities_.LoseView()) {
     // Its worker has no view after all (it could not make one): the next
     // such command goes over an overlay, so asking again runs it.
-    view_absent_ = true;
     spdlog::warn("a worker had no read-only view: commands that only read run over overlays from now on");
   }
   std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative

@@ -132,7 +132,7 @@ void Coordinator::StartTracking(Call& c) {
   if (!tracker_) {
     // odin exec's one command over the overlay: its change set is its upper
     // directory, what changed meanwhile shows in ctimes: no look needed.
-    if (o_.session_kind == "exec" && o_.overlay_commands && !overlay_absent_) {
+    if (o_.session_kind == "exec" && o_.overlay_commands && capabilities_.overlay_not_lost()) {
       first_look_deferred_ = true;
       return;
     }
@@ -152,28 +152,25 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
     if (w.id == hello.worker_id()) writer = WritesWorkspace(w.policy);
   }
-  bool has_overlay = std::find(hello.capabilities().begin(), hello.capabilities().end(), kOverlayCapability) !=
-                     hello.capabilities().end();
-  if (hello.kind() == v1::WORKER_KIND_TOOL && writer && has_overlay) overlay_seen_ = true;
+  auto offers = [&hello](const char* capability) {
+    return std::find(hello.capabilities().begin(), hello.capabilities().end(), capability) !=
+           hello.capabilities().end();
+  };
   // The read-only view is offered by a tool worker whose commands can write
   // (the pool those commands go to); one that does not offer it turns it
   // off for the session.
   if (hello.kind() == v1::WORKER_KIND_TOOL && writer) {
-    bool has_view = std::find(hello.capabilities().begin(), hello.capabilities().end(), kReadOnlyViewCapability) !=
-                    hello.capabilities().end();
-    if (has_view) view_seen_ = true;
-    if (!has_view && !view_absent_) {
-      view_absent_ = true;
+    WorkerCapabilities::Lost lost = capabilities_.Hello(offers(kOverlayCapability), offers(kReadOnlyViewCapability));
+    if (lost.view) {
       spdlog::info("worker {} offers no read-only view: commands that only read run over overlays", hello.worker_id());
     }
-  }
-  if (hello.kind() == v1::WORKER_KIND_TOOL && writer && !overlay_absent_ && !has_overlay) {
-    // Its commands write into the workspace itself: the tree must have been
-    // looked at before the first of them runs (the pool gives it work only
-    // after this returns).
-    overlay_absent_ = true;
-    if (first_look_deferred_ && !tracker_) FirstLook();
-    first_look_deferred_ = false;
+    if (lost.overlay) {
+      // Its commands write into the workspace itself: the tree must have
+      // been looked at before the first of them runs (the pool gives it
+      // work only after this returns).
+      if (first_look_deferred_ && !tracker_) FirstLook();
+      first_look_deferred_ = false;
+    }
   }
   if (on_worker_ready) on_worker_ready(hello);
 }
@@ -389,8 +386,7 @@ bool Coordinator::ReadOnlyViewUsable(const Call& c) const {
   // the overlay, whose namespaces the view shares; odin exec's command is
   // not judged by the rules, so never judged read-only either.
   return c.handler() == ToolHandler::kCommand && c.request.policy == WorkerPolicy::kWritable && o_.track_changes &&
-         o_.overlay_commands && overlay_seen_ && !overlay_absent_ && view_seen_ && !view_absent_ &&
-         o_.pool.hosts == nullptr;
+         o_.overlay_commands && capabilities_.overlays() && capabilities_.view() && o_.pool.hosts == nullptr;
 }
 
 bool Coordinator::UsesLane(const Call& c) const {
@@ -402,8 +398,8 @@ bool Coordinator::SharesLane(const Call& c) const {
   // writes into the workspace itself (no overlay on some worker, a remote
   // host) is found by looking at the tree, which needs it alone. Until a
   // writable worker's Hello has said it has the overlay, commands run alone.
-  return c.handler() == ToolHandler::kCommand && TracksChanges(c) && o_.overlay_commands && overlay_seen_ &&
-         !overlay_absent_ && o_.pool.hosts == nullptr;
+  return c.handler() == ToolHandler::kCommand && TracksChanges(c) && o_.overlay_commands && capabilities_.overlays() &&
+         o_.pool.hosts == nullptr;
 }
 
 WritersLane::Caller Coordinator::LaneCaller(const Call& c) const {

@@ -73,6 +73,7 @@
 #include "coordinator/mutation_holds.h"
 #include "coordinator/todo_list.h"
 #include "coordinator/web_page_cache.h"
+#include "coordinator/worker_capabilities.h"
 #include "coordinator/writers_lane.h"
 #include "planner/tool_host.h"
 #include "tools/tool_catalog.h"
@@ -579,11 +580,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // on a thread (looking_), whose tracker and protected-path index FirstLook takes.
   bool look_wanted_ = false;
   FirstLookThread looking_;
-  BackgroundTasks removals_;                            // of what commands' overlays used; waited for at the end
-  bool overlay_absent_ = false, overlay_seen_ = false;  // a writer's Hello said it has no overlay, has one
-  bool view_absent_ = false, view_seen_ = false;        // the same of the read-only view (or a worker had none)
-  WritersLane lane_;                                    // which writing calls may run now (writers_lane.h)
-  ChangeNumbers changes_;                               // every change recorded, numbered (change_numbers.h)
+  BackgroundTasks removals_;         // of what commands' overlays used; waited for at the end
+  WorkerCapabilities capabilities_;  // the overlay and the read-only view, as the writers' Hellos said
+  WritersLane lane_;                 // which writing calls may run now (writers_lane.h)
+  ChangeNumbers changes_;            // every change recorded, numbered (change_numbers.h)
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
