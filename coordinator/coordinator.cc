@@ -285,7 +285,9 @@ void Coordinator::Admit(Call& c, const Status& canonical) {
   // in only for the user's answer to an approval (AfterPreToolUse).
   if (!tc.internal && HasHooks(HookEvent::kPreToolUse, tc.tool)) {
     c.hooks_pending = true;
-    json fields = {{"tool_name", tc.tool}, {"tool_input", *c.args}};
+    json fields = {{"tool_name", HookToolName(tc.tool)},
+                   {"tool_input", HookToolInput(tc.tool, *c.args, o_.workspace)},
+                   {"tool_use_id", id}};
     RunHooks({HookEvent::kPreToolUse, tc.agent_id, tc.mode, id, tc.tool,
               fields.dump(-1, ' ', false, json::error_handler_t::replace)},
              [this, id, need](const HookOutcome& o) { AfterPreToolUse(id, need, o); });

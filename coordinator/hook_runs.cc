@@ -153,7 +153,10 @@ void Coordinator::WrapForPostToolUse(Call& c) {
     json changes = json::array();
     for (const v1::FileChange& fc : r.changes()) changes.push_back({{"path", fc.path()}, {"change", fc.change()}});
     if (!changes.empty()) response["changes"] = changes;
-    json fields = {{"tool_name", call.tool}, {"tool_input", *args}, {"tool_response", response}};
+    json fields = {{"tool_name", HookToolName(call.tool)},
+                   {"tool_input", HookToolInput(call.tool, *args, o_.workspace)},
+                   {"tool_response", response},
+                   {"tool_use_id", call.execution_id}};
     RunHooks(
         {HookEvent::kPostToolUse, call.agent_id, call.mode, call.execution_id, call.tool,
          fields.dump(-1, ' ', false, json::error_handler_t::replace)},

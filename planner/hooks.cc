@@ -2,6 +2,7 @@
 
 #include "tools/tool_catalog.h"
 
+#include <filesystem>
 #include <regex>
 #include <set>
 
@@ -128,6 +129,35 @@ bool HookEventMatchesTools(HookEvent event) {
 std::string ClaudeToolName(std::string_view odin_tool) {
   const ToolInfo* info = FindTool(odin_tool);
   return info != nullptr && info->claude_code_name != nullptr ? info->claude_code_name : "";
+}
+
+std::string HookToolName(const std::string& odin_tool) {
+  std::string claude = ClaudeToolName(odin_tool);
+  return claude.empty() ? odin_tool : claude;
+}
+
+nlohmann::json HookToolInput(const std::string& odin_tool, const nlohmann::json& args, const std::string& workspace) {
+  nlohmann::json input = args.is_object() ? args : nlohmann::json::object();
+  // Claude Code expands a relative path before hooks see it: an absolute,
+  // normalised file_path (lexically: "sub/../x" is "x"; what a symlink
+  // points at is the gates' to judge).
+  auto absolute = [&workspace](const std::string& given) {
+    std::filesystem::path p(given);
+    if (p.is_relative()) p = std::filesystem::path(workspace) / p;
+    std::string out = p.lexically_normal().string();
+    if (out.size() > 1 && out.back() == '/') out.pop_back();
+    return out;
+  };
+  for (const char* key : {"file_path", "notebook_path"}) {
+    if (input.contains(key) && input[key].is_string() && !input[key].get<std::string>().empty()) {
+      input[key] = absolute(input[key].get<std::string>());
+    }
+  }
+  if (HandlerOf(odin_tool) == ToolHandler::kCommand && input.contains("timeout_seconds") &&
+      input["timeout_seconds"].is_number()) {
+    input["timeout"] = static_cast<int64_t>(input["timeout_seconds"].get<double>() * 1000);
+  }
+  return input;
 }
 
 std::string HookMatcherError(const std::string& matcher) {

@@ -27,6 +27,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json_fwd.hpp>
 #include <string_view>
 #include <vector>
 
@@ -81,6 +83,15 @@ struct HooksConfig {
 // Claude Code's name of an Odin tool (ExecuteCommand -> Bash, EditTool ->
 // Edit, ...), or "" when it has none.
 std::string ClaudeToolName(std::string_view odin_tool);
+
+// What a PreToolUse or PostToolUse hook is told of a call, as Claude Code
+// tells it, so that hook scripts written for Claude Code judge it: the
+// payload's "tool_name" (Claude Code's name of the tool; Odin's where it has
+// none; an MCP tool's own) and "tool_input" (the arguments in Claude Code's
+// form: the file tools' file_path absolute and normalised, as the call
+// resolves it in workspace; a command's timeout in milliseconds).
+std::string HookToolName(const std::string& odin_tool);
+nlohmann::json HookToolInput(const std::string& odin_tool, const nlohmann::json& args, const std::string& workspace);
 
 // Whether matcher matches the tool: an anchored ECMAScript regex over the
 // tool's Odin name or its Claude Code name ("Edit" does not match

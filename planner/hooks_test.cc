@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace odin {
 namespace {
 
@@ -29,6 +31,23 @@ TEST(HookMatcherTest, MatchersAreAnchoredAndKnowClaudeCodesNames) {
   EXPECT_TRUE(HookMatcherMatches("", "Read"));
   EXPECT_TRUE(HookMatcherMatches("*", "Read"));
   EXPECT_FALSE(HookMatcherMatches("Rea", "Read"));
+}
+
+TEST(HookPayloadTest, ACallIsToldWithClaudeCodesToolNameAndInputForm) {
+  EXPECT_EQ(HookToolName("ExecuteCommand"), "Bash");
+  EXPECT_EQ(HookToolName("WriteFile"), "Write");
+  EXPECT_EQ(HookToolName("EditTool"), "Edit");
+  EXPECT_EQ(HookToolName("mcp__fs__read"), "mcp__fs__read");
+  EXPECT_EQ(HookToolName("EditSymbol"), "EditSymbol");  // none in Claude Code: Odin's own
+
+  nlohmann::json read = HookToolInput("Read", {{"file_path", "sub/../.env"}, {"offset", 2}}, "/w");
+  EXPECT_EQ(read["file_path"], "/w/.env");
+  EXPECT_EQ(read["offset"], 2);
+  EXPECT_EQ(HookToolInput("WriteFile", {{"file_path", "/etc/./passwd"}}, "/w")["file_path"], "/etc/passwd");
+  nlohmann::json bash = HookToolInput("ExecuteCommand", {{"command", "make"}, {"timeout_seconds", 1.5}}, "/w");
+  EXPECT_EQ(bash["command"], "make");
+  EXPECT_EQ(bash["timeout"], 1500);  // milliseconds
+  EXPECT_TRUE(HookToolInput("Read", nlohmann::json::array(), "/w").is_object());
 }
 
 TEST(HookMatcherTest, AnInvalidRegexIsNamed) {

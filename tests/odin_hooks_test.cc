@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -101,12 +103,70 @@ exit 0
   std::vector<std::string> args = Rows("SELECT args_json FROM execution_starts WHERE tool = 'Hook' ORDER BY rowid");
   json input = json::parse(json::parse(args[0])["input"].get<std::string>());
   EXPECT_EQ(input["hook_event_name"], "PreToolUse");
-  EXPECT_EQ(input["tool_name"], "ExecuteCommand");
+  EXPECT_EQ(input["tool_name"], "Bash");  // Claude Code's name: its scripts check it
   EXPECT_EQ(input["tool_input"]["command"], "rm a.txt");
+  EXPECT_EQ(input["tool_use_id"], rm_id);
   EXPECT_EQ(input["cwd"], ws_.path());
   EXPECT_EQ(input["permission_mode"], "acceptEdits");
   EXPECT_FALSE(input["session_id"].get<std::string>().empty());
   EXPECT_FALSE(input["transcript_path"].get<std::string>().empty());
+}
+
+// Guards written for Claude Code read tool_name and tool_input as Claude
+// Code sends them: a script that checks tool_name == "Bash" (the shape of
+// the widely copied pre_tool_use.py guards, written here) blocks rm -rf, and
+// its .env check sees the absolute, normalised file_path of a Read given as
+// "sub/../.env".
+TEST_F(OdinHooksTest, AGuardWrittenForClaudeCodeBlocksRmRfAndReadingDotEnv) {
+  std::string script = Script("guard.py", R"(#!/usr/bin/env python3
+import json, re, sys
+data = json.load(sys.stdin)
+name, tool_input = data.get("tool_name", ""), data.get("tool_input", {})
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps({"tool_name": name, "tool_input": tool_input}) + "\n")
+if name == "Bash" and re.search(r"\brm\s+.*-[a-z]*r[a-z]*f", tool_input.get("command", "")):
+    print("BLOCKED: Dangerous rm command detected and prevented", file=sys.stderr)
+    sys.exit(2)
+if name in ("Read", "Edit", "MultiEdit", "Write") and tool_input.get("file_path", "").endswith("/.env"):
+    print("BLOCKED: Access to .env files containing sensitive data is prohibited", file=sys.stderr)
+    sys.exit(2)
+sys.exit(0)
+)");
+  std::string log = ws_.Join("guard.log");
+  UserConfig({{"hooks", Hook("PreToolUse", "", "python3 " + script + " " + log)}});
+  ASSERT_TRUE(MakeDirs(ws_.Join("build")).ok());
+  ASSERT_TRUE(MakeDirs(ws_.Join("sub")).ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("build/out.o"), "object\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".env"), "TOKEN=secret\n").ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"rm -rf build","timeout_seconds":5}}]},
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"sub/../.env"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo fine"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  EXPECT_TRUE(PathExists(ws_.Join("build/out.o")));  // rm -rf never ran
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 4u);
+  json rm = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(rm["status"], "rejected") << rm.dump();
+  EXPECT_NE(rm.dump().find("Dangerous rm command"), std::string::npos) << rm.dump();
+  json env = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(env["status"], "rejected") << env.dump();
+  EXPECT_EQ(env.dump().find("TOKEN=secret"), std::string::npos) << env.dump();
+  EXPECT_EQ(ToolResultsOf(requests[3]).back()["status"], "ok");
+
+  // What the guard read, as Claude Code would send it.
+  StatusOr<std::string> logged = ReadFileToString(log);
+  ASSERT_TRUE(logged.ok());
+  std::vector<json> seen;
+  std::istringstream lines(*logged);
+  for (std::string line; std::getline(lines, line);) seen.push_back(json::parse(line));
+  ASSERT_EQ(seen.size(), 3u) << *logged;
+  EXPECT_EQ(seen[0]["tool_name"], "Bash");
+  EXPECT_EQ(seen[0]["tool_input"]["timeout"], 5000);  // milliseconds, as Claude Code's
+  EXPECT_EQ(seen[1]["tool_name"], "Read");
+  EXPECT_EQ(seen[1]["tool_input"]["file_path"], ws_.Join(".env"));
 }
 
 // A hook's allow stands in for the user's answer to an ask rule, and for
