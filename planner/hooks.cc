@@ -2,6 +2,8 @@
 
 #include "tools/tool_catalog.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -174,10 +176,31 @@ std::string HookMatcherError(const std::string& matcher) {
 bool HookMatcherMatches(const std::string& matcher, const std::string& tool) {
   if (matcher.empty() || matcher == "*") return true;
   std::string claude = ClaudeToolName(tool);
-  if (matcher == tool || (!claude.empty() && matcher == claude)) return true;
+  auto is = [&](std::string_view name) { return name == tool || (!claude.empty() && name == claude); };
+  // As Claude Code reads a matcher: one of only letters, digits, "_", "-",
+  // spaces, "," and "|" is a name or a list of names ("Edit|Write", "Read,
+  // Grep"); anything else is an unanchored regular expression ("mcp__fs__.*",
+  // and "Edit.*" matches NotebookEdit too).
+  bool names = std::all_of(matcher.begin(), matcher.end(), [](unsigned char ch) {
+    return std::isalnum(ch) || ch == '_' || ch == '-' || ch == ' ' || ch == ',' || ch == '|';
+  });
+  if (names) {
+    size_t start = 0;
+    while (start <= matcher.size()) {
+      size_t end = matcher.find_first_of(",|", start);
+      if (end == std::string::npos) end = matcher.size();
+      std::string_view name(matcher.data() + start, end - start);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      if (!name.empty() && is(name)) return true;
+      start = end + 1;
+    }
+    return false;
+  }
+  if (is(matcher)) return true;
   try {
     std::regex re(matcher, std::regex::ECMAScript);
-    return std::regex_match(tool, re) || (!claude.empty() && std::regex_match(claude, re));
+    return std::regex_search(tool, re) || (!claude.empty() && std::regex_search(claude, re));
   } catch (const std::regex_error&) {
     return false;
   }

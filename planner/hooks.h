@@ -93,10 +93,12 @@ std::string ClaudeToolName(std::string_view odin_tool);
 std::string HookToolName(const std::string& odin_tool);
 nlohmann::json HookToolInput(const std::string& odin_tool, const nlohmann::json& args, const std::string& workspace);
 
-// Whether matcher matches the tool: an anchored ECMAScript regex over the
-// tool's Odin name or its Claude Code name ("Edit" does not match
-// "EditSymbol"). An empty matcher or "*" matches every tool. A matcher that
-// is not a valid regex matches only its exact text.
+// Whether matcher matches the tool, read as Claude Code reads it, on the
+// tool's Odin name and its Claude Code name: empty or "*" matches every
+// tool; one of only letters, digits, "_", "-", spaces, "," and "|" is an
+// exact name or a list of them ("Edit" does not match "EditSymbol"); any
+// other is an unanchored ECMAScript regex ("Edit.*" matches "NotebookEdit").
+// A matcher that is not a valid regex matches only its exact text.
 bool HookMatcherMatches(const std::string& matcher, const std::string& tool);
 // InvalidArgument-style message ("" when valid) for a matcher in the config.
 std::string HookMatcherError(const std::string& matcher);

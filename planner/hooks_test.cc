@@ -16,7 +16,7 @@ HookRun Ran(int exit_code, std::string out = "", std::string err = "") {
   return r;
 }
 
-TEST(HookMatcherTest, MatchersAreAnchoredAndKnowClaudeCodesNames) {
+TEST(HookMatcherTest, MatchersAreReadAsClaudeCodeReadsThemAndKnowBothNames) {
   EXPECT_TRUE(HookMatcherMatches("Edit", "EditTool"));
   EXPECT_FALSE(HookMatcherMatches("Edit", "EditSymbol"));
   EXPECT_TRUE(HookMatcherMatches("Bash", "ExecuteCommand"));
@@ -31,6 +31,13 @@ TEST(HookMatcherTest, MatchersAreAnchoredAndKnowClaudeCodesNames) {
   EXPECT_TRUE(HookMatcherMatches("", "Read"));
   EXPECT_TRUE(HookMatcherMatches("*", "Read"));
   EXPECT_FALSE(HookMatcherMatches("Rea", "Read"));
+  // Names and lists of names are exact; anything else is an unanchored regex.
+  EXPECT_TRUE(HookMatcherMatches("Read, Grep", "Grep"));
+  EXPECT_TRUE(HookMatcherMatches(" Write | Edit ", "EditTool"));
+  EXPECT_FALSE(HookMatcherMatches("Read,Grep", "Glob"));
+  EXPECT_TRUE(HookMatcherMatches("Edit.*", "MultiEditTool"));  // unanchored, as Claude Code's RegExp.test
+  EXPECT_TRUE(HookMatcherMatches("^Edit$", "EditTool"));
+  EXPECT_FALSE(HookMatcherMatches("^Edit$", "MultiEditTool"));
 }
 
 TEST(HookPayloadTest, ACallIsToldWithClaudeCodesToolNameAndInputForm) {
