@@ -1,10 +1,10 @@
 #include "planner/hooks.h"
 
 #include "tools/tool_catalog.h"
+#include "tools/workspace_path.h"
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <regex>
 #include <set>
 
@@ -143,16 +143,9 @@ nlohmann::json HookToolInput(const std::string& odin_tool, const nlohmann::json&
   // Claude Code expands a relative path before hooks see it: an absolute,
   // normalised file_path (lexically: "sub/../x" is "x"; what a symlink
   // points at is the gates' to judge).
-  auto absolute = [&workspace](const std::string& given) {
-    std::filesystem::path p(given);
-    if (p.is_relative()) p = std::filesystem::path(workspace) / p;
-    std::string out = p.lexically_normal().string();
-    if (out.size() > 1 && out.back() == '/') out.pop_back();
-    return out;
-  };
   for (const char* key : {"file_path", "notebook_path"}) {
     if (input.contains(key) && input[key].is_string() && !input[key].get<std::string>().empty()) {
-      input[key] = absolute(input[key].get<std::string>());
+      input[key] = LexicalPath(input[key].get<std::string>(), workspace);
     }
   }
   if (HandlerOf(odin_tool) == ToolHandler::kCommand && input.contains("timeout_seconds") &&

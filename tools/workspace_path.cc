@@ -33,17 +33,12 @@ StatusOr<std::string> ResolvePath(const std::string& given, const std::string& b
   return resolved;
 }
 
-namespace {
-
-// given against workspace, "." and ".." folded, no symlink looked at.
 std::string LexicalPath(const std::string& given, const std::string& workspace) {
   std::filesystem::path p = given[0] == '/' ? std::filesystem::path(given) : std::filesystem::path(workspace) / given;
   std::string normal = p.lexically_normal().string();
   if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
   return normal;
 }
-
-}  // namespace
 
 bool IsOutsideWorkspace(const std::string& given, const std::string& workspace) {
   if (given.empty()) return false;

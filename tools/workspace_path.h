@@ -29,6 +29,10 @@ StatusOr<std::string> ResolvePath(const std::string& given, const std::string& b
 StatusOr<std::string> ResolveToolPath(const std::string& given, const std::string& workspace,
                                       const std::string& approved);
 
+// given (non-empty) against workspace, absolute, "." and ".." folded, no
+// symlink looked at: the path as Claude Code shows it to hooks.
+std::string LexicalPath(const std::string& given, const std::string& workspace);
+
 // The path as shown to the model: relative to the workspace, or absolute if
 // it is not inside it. The workspace itself is ".".
 std::string DisplayPath(const std::string& absolute, const std::string& workspace);
