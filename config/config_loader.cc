@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -10,6 +11,7 @@
 
 #include "base/file_util.h"
 #include "base/json_input.h"
+#include "config/claude_settings.h"
 #include "config/trust_store.h"
 #include "workspace/host_files.h"
 #include "workspace/workspace_files.h"
@@ -84,6 +86,48 @@ StatusOr<Config> WithMcpJson(const std::string& text, const std::string& path, c
   return with;
 }
 
+// Claude Code's user directory: $CLAUDE_CONFIG_DIR, else ~/.claude ("" if
+// there is no home).
+std::string ClaudeUserDir(const std::map<std::string, std::string>& env) {
+  std::string dir = Get(env, "CLAUDE_CONFIG_DIR");
+  if (!dir.empty() && dir[0] == '/') return dir;
+  std::string home = Get(env, "HOME");
+  if (home.empty() || home[0] != '/') {
+    const passwd* pw = getpwuid(geteuid());
+    home = pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
+  }
+  return home.empty() || home[0] != '/' ? "" : JoinPath(home, ".claude");
+}
+
+// "ignoring env, statusLine in ~/.claude/settings.json (Odin takes only its
+// hooks and permissions)", or nothing when the file had nothing else.
+void NoteSkipped(const ClaudeSettings& s, const std::string& shown, std::vector<std::string>* notices) {
+  if (s.skipped.empty()) return;
+  notices->push_back("ignoring " + Joined(s.skipped) + " in " + shown +
+                     " (Odin takes only its hooks and permissions: docs/claude-code.md)");
+}
+
+// A workspace's Claude Code settings files, in the order they layer.
+struct WorkspaceClaudeFile {
+  std::string label;  // ".claude/settings.json"
+  std::string path;   // absolute
+  ClaudeSettings settings;
+};
+
+StatusOr<std::vector<WorkspaceClaudeFile>> ReadWorkspaceClaudeFiles(const Workspace& ws,
+                                                                    std::vector<std::string>* notices) {
+  std::vector<WorkspaceClaudeFile> files;
+  for (const char* label : {".claude/settings.json", ".claude/settings.local.json"}) {
+    ASSIGN_OR_RETURN(std::optional<std::string> text, ReadWorkspaceConfig(ws.root, label));
+    if (!text) continue;
+    std::string path = JoinPath(ws.root, label);
+    ASSIGN_OR_RETURN(ClaudeSettings settings, ReadClaudeSettings(*text, path, ""));
+    NoteSkipped(settings, label, notices);
+    files.push_back({label, path, std::move(settings)});
+  }
+  return files;
+}
+
 }  // namespace
 
 std::string McpJsonPath(const Workspace& ws) { return JoinPath(ws.root, ".mcp.json"); }
@@ -114,13 +158,23 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   LoadedConfig l;
   std::string dir = UserConfigDir(env);
   Config user;
+  // Claude Code's user settings first: the user's odinconfig.json goes over them.
+  if (std::string claude = ClaudeUserDir(env); !claude.empty()) {
+    std::string path = JoinPath(claude, "settings.json");
+    ASSIGN_OR_RETURN(std::optional<std::string> text, ReadUserFile(path, kMaxConfigBytes));
+    if (text) {
+      ASSIGN_OR_RETURN(ClaudeSettings settings, ReadClaudeSettings(*text, path, claude));
+      NoteSkipped(settings, path, &l.notices);
+      ASSIGN_OR_RETURN(user, ParseConfig(settings.odin_json, path));
+    }
+  }
   if (!dir.empty()) {
     l.user_config_path = JoinPath(dir, "odinconfig.json");
     l.trust_store_path = JoinPath(dir, "trusted.json");
     ASSIGN_OR_RETURN(std::optional<std::string> text, ReadUserFile(l.user_config_path, kMaxConfigBytes));
     if (text) {
       l.user_config_found = true;
-      ASSIGN_OR_RETURN(user, ParseConfig(*text, l.user_config_path));
+      ASSIGN_OR_RETURN(user, ParseConfig(*text, l.user_config_path, user));
     }
   }
   ASSIGN_OR_RETURN(std::optional<std::string> text, ReadWorkspaceConfig(ws.root, "odinconfig.json"));
@@ -128,13 +182,21 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   // notice (its servers do not start) rather than stopping every run.
   std::string mcp_path = McpJsonPath(ws);
   StatusOr<std::optional<std::string>> mcp_text = ReadWorkspaceConfig(ws.root, ".mcp.json");
-  if (!text && mcp_text.ok() && !*mcp_text) {
+  ASSIGN_OR_RETURN(std::vector<WorkspaceClaudeFile> claude, ReadWorkspaceClaudeFiles(ws, &l.notices));
+  if (!text && mcp_text.ok() && !*mcp_text && claude.empty()) {
     l.config = user;
     return ExpandMcpServers(std::move(l), env);
   }
   std::string workspace_json = text.value_or("{}");
-  // Every key is checked, whether it will apply or not.
-  ASSIGN_OR_RETURN(Config whole, ParseConfig(workspace_json, ws.config_path, user));
+  // Every key is checked, whether it will apply or not: Claude Code's files
+  // first, odinconfig.json over them.
+  Config whole = user;
+  std::vector<ExtraSettingsFile> extra;
+  for (const WorkspaceClaudeFile& f : claude) {
+    ASSIGN_OR_RETURN(whole, ParseConfig(f.settings.odin_json, f.path, whole));
+    extra.push_back({f.label, f.settings.odin_json});
+  }
+  ASSIGN_OR_RETURN(whole, ParseConfig(workspace_json, ws.config_path, whole));
   // What of .mcp.json the trust hash covers: the file, or why it is unusable.
   std::string mcp_trusted;
   if (mcp_text.ok() && *mcp_text) {
@@ -155,12 +217,14 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   for (auto& [event, groups] : whole.hooks.events) {
     for (HookGroup& g : groups) {
       for (HookCommand& h : g.hooks) {
-        if (h.source != ws.config_path) continue;
+        bool claude_file = std::any_of(claude.begin(), claude.end(),
+                                       [&h](const WorkspaceClaudeFile& f) { return f.path == h.source; });
+        if (h.source != ws.config_path && !claude_file) continue;
         h.from_workspace = true;
         if (!h.sandbox) {
-          return Status::InvalidArgument(ws.config_path, std::string("hooks.") + HookEventName(event) +
-                                                             ": \"sandbox\": false is for the user's own config; "
-                                                             "a workspace's hooks always run sandboxed");
+          return Status::InvalidArgument(h.source, std::string("hooks.") + HookEventName(event) +
+                                                       ": \"sandbox\": false is for the user's own config; "
+                                                       "a workspace's hooks always run sandboxed");
         }
       }
     }
@@ -174,7 +238,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
                                                         "workspace's servers always run sandboxed");
     }
   }
-  l.security = TrustedOnlySettings(workspace_json, mcp_trusted);
+  l.security = TrustedOnlySettings(workspace_json, mcp_trusted, extra);
   std::optional<std::string> pinned;
   if (!l.trust_store_path.empty()) {
     StatusOr<std::optional<std::string>> found = TrustStore(l.trust_store_path).Find(ws.root);
@@ -192,18 +256,34 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     l.config = std::move(whole);
     return ExpandMcpServers(std::move(l), env);
   }
-  UntrustedSplit split = SplitUntrusted(workspace_json, user);
-  ASSIGN_OR_RETURN(l.config, ParseConfig(split.applied_json, ws.config_path, user));
+  // Untrusted: each file only tightens, in the same order.
+  Config applied = user;
+  std::vector<std::string> ignored_elsewhere;
+  for (const WorkspaceClaudeFile& f : claude) {
+    UntrustedSplit split = SplitUntrusted(f.settings.odin_json, applied);
+    ASSIGN_OR_RETURN(applied, ParseConfig(split.applied_json, f.path, applied));
+    for (const std::string& key : split.ignored) ignored_elsewhere.push_back(key + " (" + f.label + ")");
+  }
+  UntrustedSplit split = SplitUntrusted(workspace_json, applied);
+  ASSIGN_OR_RETURN(l.config, ParseConfig(split.applied_json, ws.config_path, applied));
   l.ignored = std::move(split.ignored);
   for (const auto& [name, server] : whole.mcp_servers) {
     if (server.source == mcp_path) l.ignored.push_back("mcpServers." + name + " (.mcp.json)");
   }
+  // odinconfig.json's keys are named bare, the other files' with the file.
+  std::string where = ignored_elsewhere.empty() ? " in odinconfig.json" : "";
+  if (!ignored_elsewhere.empty()) {
+    for (std::string& key : l.ignored) {
+      if (key.find(" (") == std::string::npos) key += " (odinconfig.json)";
+    }
+  }
+  l.ignored.insert(l.ignored.end(), ignored_elsewhere.begin(), ignored_elsewhere.end());
   if (!l.ignored.empty()) {
     l.notices.push_back(l.trust == WorkspaceTrust::kChanged
                             ? "untrusted workspace: its trusted settings changed since `odin trust`; ignoring " +
-                                  Joined(l.ignored) + " in odinconfig.json (run `odin trust` to trust them)"
-                            : "untrusted workspace: ignoring " + Joined(l.ignored) +
-                                  " in odinconfig.json (run `odin trust` to trust it)");
+                                  Joined(l.ignored) + where + " (run `odin trust` to trust them)"
+                            : "untrusted workspace: ignoring " + Joined(l.ignored) + where +
+                                  " (run `odin trust` to trust it)");
   }
   return ExpandMcpServers(std::move(l), env);
 }

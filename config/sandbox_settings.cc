@@ -7,8 +7,68 @@
 #include <cstring>
 
 #include "base/file_util.h"
+#include "gates/tool_rules.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
+namespace {
+
+// Entries looked at, at most, to find what the Read deny rules name.
+constexpr size_t kMaxMaskWalk = 200000;
+
+bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// Adds to *out the paths below rel (relative to the workspace; "" the root)
+// that a rule covers, not descending below one it covers (the mask covers
+// what is below). .git and .odin are not walked: git's files and Odin's
+// state are the sandbox's own business.
+void FindCovered(const WorkspaceFiles& files, const std::string& rel, const std::vector<std::string>& specs,
+                 const std::string& home, size_t* budget, std::vector<std::string>* out) {
+  StatusOr<std::vector<std::string>> names = files.List(rel);
+  if (!names.ok()) return;
+  for (const std::string& name : *names) {
+    if (*budget == 0) return;
+    --*budget;
+    std::string child = rel.empty() ? name : rel + "/" + name;
+    std::string abs = files.Absolute(child);
+    bool covered = std::any_of(specs.begin(), specs.end(),
+                               [&](const std::string& spec) { return PathRuleMatches(spec, abs, files.root(), home); });
+    if (covered) {
+      out->push_back(abs);
+    } else if (name != ".git" && name != ".odin" && files.Look(child).is_dir()) {
+      FindCovered(files, child, specs, home, budget, out);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ReadDenyMasks(const CommandRules& rules, const std::string& workspace,
+                                       const std::string& home) {
+  std::vector<std::string> literal, globbed;
+  for (const std::string& rule : rules.deny) {
+    std::optional<ToolRule> r = ParseToolRule(rule);
+    if (!r || r->tool != "Read" || !r->specifier || r->specifier->empty()) continue;
+    (HasGlob(*r->specifier) || r->specifier->find('/') == std::string::npos ? globbed : literal)
+        .push_back(*r->specifier);
+  }
+  std::vector<std::string> out;
+  if (literal.empty() && globbed.empty()) return out;
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
+  if (!files.ok()) return out;
+  // A rule without a pattern names one path: look at it, no walk.
+  for (const std::string& spec : literal) {
+    StatusOr<std::string> rel = files->Relative(PathRulePattern(spec, workspace, home));
+    if (rel.ok() && !rel->empty() && files->Look(*rel).exists()) out.push_back(files->Absolute(*rel));
+  }
+  if (!globbed.empty()) {
+    size_t budget = kMaxMaskWalk;
+    FindCovered(*files, "", globbed, home, &budget, &out);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
   if (flag.empty()) return config.sandbox_policy;
@@ -20,6 +80,10 @@ WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace
   o.bwrap_path = config.bwrap_path;
   o.limits = config.sandbox_limits;
   o.hide = config.sandbox_hide;
+  const char* home_env = getenv("HOME");
+  for (std::string& p : ReadDenyMasks(config.permissions, ws.root, home_env != nullptr ? home_env : "")) {
+    o.hide.push_back(std::move(p));
+  }
   o.hide_home = config.sandbox_hide_home;
   o.root_hidden = config.sandbox_root_hidden;
   o.hooks = !config.hooks.empty();

@@ -15,6 +15,17 @@ namespace odin {
 // network.
 WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace& ws);
 
+// What in the workspace the Read deny rules name (gates/tool_rules.h), as it
+// is now: every sandbox masks it, so that `cat .env` cannot read what Read
+// may not, nor a link to it. A rule without a pattern ("Read(./.env)") is one
+// look; one with a pattern or a bare name (".env" is any depth) walks the
+// workspace once (at most 200,000 entries, .git and .odin skipped). Paths
+// outside the workspace are not masked here: HOME is hidden already, and the
+// tools ask before reading outside. What a rule names that appears later is
+// refused to the file tools by the gate, not masked until the next start.
+std::vector<std::string> ReadDenyMasks(const CommandRules& rules, const std::string& workspace,
+                                       const std::string& home);
+
 // The sandbox policy in force: the --sandbox flag if given, else the
 // config's. InvalidArgument for a bad flag.
 StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag);

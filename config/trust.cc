@@ -157,25 +157,35 @@ void Put(json* root, const std::vector<std::string>& parts, const json& value) {
 
 bool UntrustedMaySet(const std::string& path) { return FindAllowed(SplitPath(path)) != nullptr; }
 
-SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json) {
-  json root = ParseJson(workspace_json);
+SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json,
+                                     const std::vector<ExtraSettingsFile>& extra) {
   SecuritySettings s;
   json subset = json::object();
-  std::vector<std::string> parts;
-  if (root.is_object()) {
+  // One file's trusted-only keys into *into, named with its label.
+  auto take = [&s](const std::string& text, const std::string& label, json* into) {
+    json root = ParseJson(text);
+    if (!root.is_object()) return;
+    std::vector<std::string> parts;
+    std::vector<std::pair<std::string, std::string>> found;
     Walk(
         root, parts, [](const std::vector<std::string>&, const AllowedKey&, const json&) {},
         [&](const std::vector<std::string>& at, const json& value) {
-          s.keys.push_back(Join(at));
-          Put(&subset, at, value);
+          Put(into, at, value);
+          found.emplace_back(Join(at) + (label.empty() ? "" : " (" + label + ")"), value.dump(-1, ' ', true));
         });
+    std::sort(found.begin(), found.end());
+    for (auto& [key, value] : found) {
+      s.keys.push_back(std::move(key));
+      s.values.push_back(std::move(value));
+    }
+  };
+  take(workspace_json, "", &subset);
+  json files = json::object();
+  for (const ExtraSettingsFile& f : extra) {
+    files[f.label] = json::object();
+    take(f.json, f.label, &files[f.label]);
   }
-  std::sort(s.keys.begin(), s.keys.end());
-  for (const std::string& key : s.keys) {
-    const json* value = &subset;
-    for (const std::string& p : SplitPath(key)) value = &(*value)[p];
-    s.values.push_back(value->dump(-1, ' ', true));
-  }
+  if (!extra.empty()) subset["(files)"] = std::move(files);
   // .mcp.json: every server trusted-only. Part of the hash only when the
   // file exists, so trust given before it existed is kept for the rest.
   json mcp = mcp_json.empty() ? json() : ParseJson(mcp_json);

@@ -31,7 +31,7 @@ bool UntrustedMaySet(const std::string& path);
 
 // A workspace's trusted-only settings.
 struct SecuritySettings {
-  // Their keys, sorted: "llm.base_url", "sandbox.bwrap", "AllowedCommands"
+  // Their keys, sorted (odinconfig.json's, then each extra file's): "llm.base_url", "sandbox.bwrap", "AllowedCommands"
   // (a section's keys are named one by one; maps such as llm.prices as a whole).
   std::vector<std::string> keys;
   // Each key with its value as JSON (ASCII only, so no control character
@@ -42,10 +42,20 @@ struct SecuritySettings {
   std::string sha256;
 };
 
-// REQUIRES: workspace_json is a JSON object that ParseConfig accepts.
-// mcp_json: the workspace's .mcp.json ("" for none), whose servers are all
-// trusted-only ("mcpServers.NAME (.mcp.json)").
-SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json = "");
+// Another file of a workspace's settings, read as odinconfig.json's schema
+// (a Claude Code settings file's hooks and permissions, claude_settings.h).
+struct ExtraSettingsFile {
+  std::string label;  // ".claude/settings.json": names its keys ("hooks.PreToolUse (.claude/settings.json)")
+  std::string json;   // what of it applies, for ParseConfig
+};
+
+// REQUIRES: workspace_json and each extra file's json are JSON objects that
+// ParseConfig accepts. mcp_json: the workspace's .mcp.json ("" for none),
+// whose servers are all trusted-only ("mcpServers.NAME (.mcp.json)"). An
+// extra file's trusted-only keys are named with its label; a file that does
+// not exist is not passed, so trust given before it existed stays.
+SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const std::string& mcp_json = "",
+                                     const std::vector<ExtraSettingsFile>& extra = {});
 
 // What of an untrusted workspace's settings applies over base (the user's
 // settings, defaults included).

@@ -596,6 +596,7 @@ CallGateContext Coordinator::GateContext(Call& c) {
   g.safeguards.rules = &o_.command_rules;
   g.safeguards.workspace = o_.workspace;
   g.safeguards.state_dir = StateDir();
+  g.safeguards.home = o_.home;
   g.safeguards.read_only_view_usable = ReadOnlyViewUsable(c);
   g.safeguards.web_fetch_options = o_.web_fetch_options.get();
   g.write = WriteContext(c);

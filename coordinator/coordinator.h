@@ -125,6 +125,7 @@ struct CoordinatorOptions {
   // "allow", or "prompt" (the call waits for AnswerApproval; the front end
   // hears of it through on_approval_request).
   CommandRules command_rules;
+  std::string home;  // the user's HOME: where a path rule's "~/" starts
   std::string approval = "deny";
   // Subagents (AgentTool): their deadline and stall thresholds.
   Duration subagent_timeout = seconds(600);

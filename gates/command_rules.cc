@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "gates/command_parser.h"
+#include "gates/tool_rules.h"
 #include "gates/read_only_commands.h"
 
 namespace odin {
@@ -18,14 +19,6 @@ namespace {
 // Command lines read out of words, values and code per command, at most:
 // past this, the command needs approval.
 constexpr int kMaxEmbeddedParses = 256;
-
-std::vector<std::string> Words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
 
 std::string Base(const std::string& w) { return w.substr(w.rfind('/') + 1); }
 
@@ -41,7 +34,7 @@ bool WordMatches(const std::string& pattern, const std::string& word) {
 }
 
 bool RuleMatches(const std::string& rule, const std::vector<std::string>& words) {
-  std::vector<std::string> r = Words(rule);
+  std::vector<std::string> r = CommandRuleWords(rule);
   if (r.empty() || r.size() > words.size()) return false;
   for (size_t i = 0; i < r.size(); ++i) {
     const std::string& word = i == 0 ? Base(words[0]) : words[i];
@@ -329,7 +322,7 @@ void Judge::AskForLaterWords(const CommandPart& part) {
     std::vector<std::string> tail(part.written.begin() + static_cast<std::ptrdiff_t>(i), part.written.end());
     std::vector<bool> known(part.known.begin() + static_cast<std::ptrdiff_t>(i), part.known.end());
     for (const std::string& rule : rules_.deny) {
-      std::vector<std::string> first = Words(rule);
+      std::vector<std::string> first = CommandRuleWords(rule);
       if (first.empty() || !WordMatches(Base(first[0]), Base(w))) continue;
       if (--parses_left_ < 0) return;  // Run asks for the whole command
       for (const std::vector<std::string>& program : ReadProgramChain(tail, known).programs) {
@@ -382,7 +375,7 @@ void Judge::AskForOpenWords(const CommandPart& part) {
   if (unknown.empty() && !part.input_arguments) return;
   for (const std::vector<std::string>& program : part.programs) {
     for (const std::string& rule : rules_.deny) {
-      std::vector<std::string> r = Words(rule);
+      std::vector<std::string> r = CommandRuleWords(rule);
       bool may = !r.empty();
       for (size_t i = 0; may && i < r.size(); ++i) {
         if (i >= program.size()) {

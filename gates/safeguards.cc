@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "gates/tool_rules.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/tool_input.h"
 #include "tools/workspace_path.h"
@@ -84,6 +85,35 @@ void JudgeMcpTool(const ToolCall& call, const SafeguardContext& o, SafeguardVerd
   out->need = ApprovalNeed{call.tool + " " + call.arguments_json.substr(0, 200), v.reason, v.ask_keys, Dumped(detail)};
 }
 
+// A built-in tool's call against the rules on it (tool_rules.h): a rule's
+// deny refuses it, its ask asks. What it reads or writes is judged at the
+// path as written, lexically; a link to a denied file is what the
+// sandbox's masks are for (Read rules mask what they deny).
+bool JudgeBuiltinTool(const ToolCall& call, const WorkerRequest& request, const SafeguardContext& o,
+                      SafeguardVerdict* out) {
+  const ToolInfo* tool = FindTool(call.tool);
+  if (tool == nullptr) return true;
+  ToolRuleSubject subject{tool, "", ""};
+  if (request.typed) {
+    std::string given = ReadPathOf(request.typed->input());
+    if (given.empty()) given = WritePathOf(request.typed->input());
+    if (given.empty() && tool->handler == ToolHandler::kSearch) given = ".";
+    if (!given.empty()) subject.path = LexicalPath(given, o.workspace);
+  }
+  RuleVerdict v = JudgeToolRules(subject, *o.rules, o.workspace, o.home);
+  if (v.decision == RuleDecision::kAllow) return true;
+  json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
+  if (!subject.path.empty()) detail["path"] = subject.path;
+  if (v.decision == RuleDecision::kDeny) {
+    out->event = GateFinding{"tool_rule", Dumped(detail)};
+    out->status = Status::PermissionDenied(call.tool, v.reason + " (permissions.deny)");
+    return false;
+  }
+  out->need =
+      ApprovalNeed{call.tool + (subject.path.empty() ? "" : " " + subject.path), v.reason, v.ask_keys, Dumped(detail)};
+  return false;
+}
+
 void JudgeOutsideRead(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
   std::string given = request->typed ? ReadPathOf(request->typed->input()) : "";
   if (given.empty()) return;
@@ -122,7 +152,7 @@ SafeguardVerdict JudgeSafeguards(const ToolCall& call, ToolHandler handler, Work
     JudgeFetch(call, request, context, &out);
   } else if (IsMcpPolicy(request->policy)) {
     JudgeMcpTool(call, context, &out);
-  } else {
+  } else if (JudgeBuiltinTool(call, *request, context, &out)) {
     JudgeOutsideRead(call, request, context, &out);
   }
   return out;

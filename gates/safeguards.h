@@ -1,8 +1,9 @@
 #pragma once
 // Gate 8, the safeguards, as one judgment: a command against the permission
 // rules (allow, ask, deny; one that only reads goes to the read-only view),
-// a WebFetch's host against the domain rules, an MCP server's tool against
-// the tool rules, and a read outside the workspace (ask) or in Odin's state
+// a WebFetch's host against the domain rules, an MCP server's tool and any
+// other tool against the tool rules (gates/tool_rules.h: Read(./.env),
+// Edit(src/**)), and a read outside the workspace (ask) or in Odin's state
 // (refused). Deciding only: asking the user is the coordinator's
 // (Coordinator::AskApproval), and so is recording a refusal (the verdict's
 // event).
@@ -44,6 +45,7 @@ struct SafeguardContext {
   const CommandRules* rules = nullptr;
   std::string workspace;  // absolute, symlinks resolved
   std::string state_dir;  // Odin's state: never open to the tools
+  std::string home;       // where a path rule's "~/" starts ("": such rules match nothing)
   // A command judged to only read may run in the workers' read-only view
   // (Coordinator::ReadOnlyViewUsable).
   bool read_only_view_usable = false;

@@ -91,13 +91,17 @@ bool ReadJsonAnswer(HookEvent event, const HookRun& r, HookOutcome* out) {
   std::string system_message = str(j, "systemMessage");
   if (!system_message.empty()) out->notes.push_back(Label(r) + ": " + system_message);
   std::string decision = str(j, "decision");
+  // A refusal without a reason gives the model the hook's systemMessage
+  // (hookify's blocks say why only there): "no reason given" helps nobody.
   std::string reason = str(j, "reason");
+  if (reason.empty()) reason = system_message;
   if (decision == "block" && CanBlock(event)) Decide(out, HookOutcome::Decision::kBlock, reason);
   if (decision == "approve" && event == HookEvent::kPreToolUse) Decide(out, HookOutcome::Decision::kAllow, reason);
   if (j.contains("hookSpecificOutput") && j["hookSpecificOutput"].is_object()) {
     const json& h = j["hookSpecificOutput"];
     std::string permission = str(h, "permissionDecision");
     std::string why = str(h, "permissionDecisionReason");
+    if (why.empty() && permission != "allow") why = system_message;
     if (event == HookEvent::kPreToolUse) {
       if (permission == "deny") Decide(out, HookOutcome::Decision::kBlock, why);
       if (permission == "ask") Decide(out, HookOutcome::Decision::kAsk, why);

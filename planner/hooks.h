@@ -17,7 +17,10 @@
 //   - JSON on stdout: "decision" ("block", or PreToolUse's old
 //     "approve"), "reason", "continue": false with "stopReason",
 //     "systemMessage", and hookSpecificOutput's "permissionDecision" (allow,
-//     deny, ask), "permissionDecisionReason" and "additionalContext".
+//     deny, ask), "permissionDecisionReason" and "additionalContext". A
+//     block or deny without a reason takes the systemMessage as its reason
+//     (Claude Code shows that only to the user; the model then learns
+//     nothing of why, and tries again).
 // Several hooks of one event run in parallel; a deny from any of them wins,
 // then ask, then allow.
 //

@@ -114,6 +114,18 @@ TEST(CombineHookRunsTest, DenyWinsOverAskAndAllow) {
   EXPECT_EQ(o.decision, HookOutcome::Decision::kAllow);
 }
 
+// hookify's block: a deny whose only words are in systemMessage.
+TEST(CombineHookRunsTest, ADenyWithoutAReasonGivesTheModelTheSystemMessage) {
+  HookOutcome o =
+      CombineHookRuns(HookEvent::kPreToolUse,
+                      {Ran(0, R"({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"},
+                  "systemMessage": "**[block-dangerous-rm]**\nDangerous rm command detected!"})")});
+  EXPECT_EQ(o.decision, HookOutcome::Decision::kBlock);
+  EXPECT_EQ(o.reason, "**[block-dangerous-rm]**\nDangerous rm command detected!");
+  o = CombineHookRuns(HookEvent::kStop, {Ran(0, R"({"decision": "block", "systemMessage": "tests fail"})")});
+  EXPECT_EQ(o.reason, "tests fail");
+}
+
 TEST(CombineHookRunsTest, PermissionDecisionsCountOnlyForPreToolUse) {
   HookRun r = Ran(0, R"({"hookSpecificOutput": {"permissionDecision": "deny"}})");
   EXPECT_EQ(CombineHookRuns(HookEvent::kPostToolUse, {r}).decision, HookOutcome::Decision::kNone);

@@ -213,6 +213,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.grounded_edits = flags.profile == "strict";
   co.breakers = config.breakers;
   co.command_rules = config.permissions;
+  if (const char* home = getenv("HOME"); home != nullptr && home[0] == '/') co.home = home;
   co.approval = flags.approval;
   co.track_changes = flags.track_changes;
   co.hooks = config.hooks;

@@ -53,6 +53,7 @@ inline std::map<std::string, std::string> FakeModelEnv(const FakeLlm& llm, const
           {"ANTHROPIC_API_KEY", ""},
           {"ODIN_TEST_MARK", marker},
           {"XDG_CONFIG_HOME", user.Join("config")},
+          {"CLAUDE_CONFIG_DIR", user.Join("claude")},  // never the tester's own ~/.claude
           {"XDG_STATE_HOME", user.Join("state")}};
 }
 

@@ -47,7 +47,8 @@ TempWorkspace::~TempWorkspace() { RemoveTree(path_); }
 
 namespace {
 
-constexpr const char* kUserDirVariables[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"};
+constexpr const char* kUserDirVariables[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR",
+                                             "CLAUDE_CONFIG_DIR"};
 
 // This test process's stand-ins for the user's directories.
 const std::string& UserDirsRoot() {

@@ -37,10 +37,11 @@ class TempWorkspace {
   std::string path_;
 };
 
-// Every odin these helpers start gets XDG_STATE_HOME, XDG_CONFIG_HOME and
-// XDG_RUNTIME_DIR pointing into a temporary directory of this test process
-// (made on first use, removed at exit), unless env sets them: no test writes
-// ledger anchors, sockets or trust into the real home. Returns that
+// Every odin these helpers start gets XDG_STATE_HOME, XDG_CONFIG_HOME,
+// XDG_RUNTIME_DIR and CLAUDE_CONFIG_DIR pointing into a temporary directory
+// of this test process (made on first use, removed at exit), unless env sets
+// them: no test writes ledger anchors, sockets or trust into the real home,
+// nor reads the tester's own ~/.claude. Returns that
 // variable's directory, e.g. UserDir("XDG_STATE_HOME").
 std::string UserDir(const std::string& variable);
 

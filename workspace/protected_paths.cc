@@ -23,15 +23,17 @@ namespace odin {
 
 const std::vector<std::string>& ProtectedRelativePaths() {
   static const std::vector<std::string> kPaths = {
-      ".odin",       "odinconfig.json", ".mcp.json", "ODIN.md",   "AGENTS.md", ".bashrc", ".bash_profile",
-      ".bash_login", ".profile",        ".zshrc",    ".zprofile", ".zshenv",   ".envrc",
+      ".odin",   "odinconfig.json", ".mcp.json",   ".claude",  "ODIN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md",
+      ".bashrc", ".bash_profile",   ".bash_login", ".profile", ".zshrc",  ".zprofile", ".zshenv",   ".envrc",
   };
   return kPaths;
 }
 
 namespace {
 
-bool IsInstructionsName(const std::string& name) { return name == "ODIN.md" || name == "AGENTS.md"; }
+bool IsInstructionsName(const std::string& name) {
+  return name == "ODIN.md" || name == "AGENTS.md" || name == "CLAUDE.md" || name == "CLAUDE.local.md";
+}
 
 // path relative to workspace, or nullopt when it is not below it.
 std::optional<std::string> Relative(const std::string& path, const std::string& workspace) {
@@ -141,8 +143,8 @@ bool LooksLikeGitDirectory(const std::string& dir) {
 
 std::string ProtectedWriteReason(const std::string& path, const std::string& workspace) {
   if (IsProtectedPath(path, workspace)) {
-    return "a protected path (git's files, .odin, odinconfig.json, .mcp.json, ODIN.md, AGENTS.md, shell rc "
-           "files): read-only to the agent";
+    return "a protected path (git's files, .odin, odinconfig.json, .mcp.json, .claude, ODIN.md, AGENTS.md, "
+           "CLAUDE.md, shell rc files): read-only to the agent";
   }
   std::optional<std::string> rel = Relative(path, workspace);
   if (!rel) return "";

@@ -15,9 +15,10 @@
 //     refs/, or HEAD beside commondir) is a repository of its own to git
 //     and to a git-aware shell prompt: the file tools cannot make one, and
 //     one a command makes is moved away.
-//   - Odin's state (.odin), its settings (odinconfig.json, .mcp.json), the
-//     instructions (ODIN.md and AGENTS.md in any directory) and shell rc
-//     files at the root.
+//   - Odin's state (.odin), its settings (odinconfig.json, .mcp.json), Claude
+//     Code's (.claude: settings with hooks, commands, agents, skills), the
+//     instructions (ODIN.md, AGENTS.md, CLAUDE.md and CLAUDE.local.md in any
+//     directory) and shell rc files at the root.
 //
 // The file tools' writes to them are refused (ProtectedWriteReason). For
 // commands, the sandbox mounts the ones that exist read-only and makes .git
@@ -46,8 +47,9 @@ class WorkspaceFiles;
 const std::vector<std::string>& ProtectedRelativePaths();
 
 // Whether path (absolute, inside workspace) is protected from the file
-// tools: inside any .git, .odin, a root protected file, or an ODIN.md or
-// AGENTS.md in any directory.
+// tools: inside any .git, .odin, a root protected file or directory, or an
+// instructions file (ODIN.md, AGENTS.md, CLAUDE.md, CLAUDE.local.md) in any
+// directory.
 bool IsProtectedPath(const std::string& path, const std::string& workspace);
 
 // Why a file tool may not write path (absolute, inside workspace): "" if it
