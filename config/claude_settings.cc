@@ -39,7 +39,12 @@ Status TakePermissions(const json& p, const std::string& path, const std::string
       if (!r.is_string()) {
         return Status::InvalidArgument(path, "permissions." + key + " must hold rules (strings)");
       }
-      rules.push_back(Rooted(r.get<std::string>(), root));
+      std::string rule = r.get<std::string>();
+      if (std::string problem = ToolRuleProblem(rule); !problem.empty()) {
+        out->skipped.push_back("permissions." + key + " '" + rule + "' (" + problem + ")");
+        continue;
+      }
+      rules.push_back(Rooted(rule, root));
     }
     (*odin)["permissions"][key] = std::move(rules);
   }
@@ -80,9 +85,20 @@ Status TakeHooks(const json& h, const std::string& path, ClaudeSettings* out, js
           return Status::InvalidArgument(path, hat + ".command must be a non-empty string");
         }
         json cmd = {{"type", "command"}, {"command", hook["command"]}};
+        // "if" narrows when the hook runs: one Odin cannot read would run it
+        // on every call (and its allow on every call), so the hook is left out.
+        if (hook.contains("if")) {
+          std::string problem =
+              hook["if"].is_string() ? ToolRuleProblem(hook["if"].get<std::string>()) : std::string("not a string");
+          if (!problem.empty() || !HookEventMatchesTools(*ParseHookEvent(ev.key()))) {
+            out->skipped.push_back(hat + " (its \"if\" " + (problem.empty() ? "is for tool events" : problem) + ")");
+            continue;
+          }
+          cmd["if"] = hook["if"];
+        }
         for (auto f = hook.begin(); f != hook.end(); ++f) {
           const std::string& key = f.key();
-          if (key == "type" || key == "command") continue;
+          if (key == "type" || key == "command" || key == "if") continue;
           if (key == "timeout") {
             if (!f.value().is_number() || f.value().get<double>() < 1) {
               return Status::InvalidArgument(path, hat + ".timeout must be a number of seconds, at least 1");

@@ -68,6 +68,37 @@ TEST(ClaudeSettingsTest, TheUsersPathRulesFromItsOwnDirectoryBecomeAbsolute) {
               ElementsAre("Read(//home/u/.claude/secrets/**)", "Read(//etc/x)", "Bash(/bin/rm:*)", "Read(./a)"));
 }
 
+TEST(ClaudeSettingsTest, RulesOdinCannotReadAreNamedNotDropped) {
+  StatusOr<ClaudeSettings> s = ReadClaudeSettings(
+      R"J({"permissions": {"deny": ["read(./.env)", "Bash(run_in_background:true)", "Read(./.env)"]}})J",
+      "/w/.claude/settings.json", "");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->skipped.size(), 2u);
+  EXPECT_THAT(s->skipped[0], HasSubstr("permissions.deny 'read(./.env)' (not a rule on a tool"));
+  EXPECT_THAT(s->skipped[1], HasSubstr("permissions.deny 'Bash(run_in_background:true)' (a parameter rule"));
+  StatusOr<Config> c = ParseConfig(s->odin_json, "x");
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(c->permissions.deny, ElementsAre("Read(./.env)"));
+}
+
+// A hook whose "if" Odin cannot read would run, and allow, on every call:
+// it is left out and named; one it reads is kept.
+TEST(ClaudeSettingsTest, AHookWithAnIfOdinCannotReadIsLeftOut) {
+  StatusOr<ClaudeSettings> s = ReadClaudeSettings(R"J({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+      {"type": "command", "command": "a.sh", "if": "Bash(run_in_background:true)"},
+      {"type": "command", "command": "b.sh", "if": "Bash(git *)"}]}]}})J",
+                                                  "/w/.claude/settings.json", "");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->skipped.size(), 1u);
+  EXPECT_THAT(s->skipped[0], HasSubstr("hooks.PreToolUse[0].hooks[0] (its \"if\" a parameter rule"));
+  StatusOr<Config> c = ParseConfig(s->odin_json, "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::vector<HookCommand> pre = HooksFor(c->hooks, HookEvent::kPreToolUse, "Bash");
+  ASSERT_EQ(pre.size(), 1u);
+  EXPECT_EQ(pre[0].command, "b.sh");
+  EXPECT_EQ(pre[0].if_rule, "Bash(git *)");
+}
+
 TEST(ClaudeSettingsTest, ABrokenFileIsOneLineNamingItAndTheKey) {
   for (auto [text, want] :
        {std::pair{"[1]", "not a JSON object"},

@@ -10,84 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_input.h"
+#include "config/config_reading.h"
 #include "tools/tool_catalog.h"
 #include "web/address_policy.h"
 
 namespace odin {
 namespace {
 
+using config_reading::CheckKeys;
+using config_reading::ParseHooks;
+using config_reading::Read;
 using nlohmann::json;
-
-// Reads section.key into *out if present, checking its type.
-template <typename T>
-Status Read(const json& section, const std::string& path, const char* key, T* out, const std::string& origin) {
-  auto it = section.find(key);
-  if (it == section.end()) return Status::OK();
-  std::string name = path + "." + key;
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!it->is_boolean()) return Status::InvalidArgument(origin, name + " must be true or false");
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) return Status::InvalidArgument(origin, name + " must be a string");
-  } else {
-    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-      return Status::InvalidArgument(origin, name + " must be a non-negative integer");
-    }
-    if (it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
-      return Status::InvalidArgument(origin, name + " is too large");
-    }
-  }
-  *out = it->get<T>();
-  return Status::OK();
-}
-
-// The allowed key a mistyped one most likely meant: within two edits
-// (case ignored), or "".
-std::string NearestKey(const std::string& key, std::initializer_list<const char*> allowed) {
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  std::string a = lower(key);
-  std::string best;
-  size_t best_distance = 3;
-  for (const char* k : allowed) {
-    std::string b = lower(k);
-    // Levenshtein distance, one row at a time.
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j) {
-        size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    if (row[b.size()] < best_distance) {
-      best_distance = row[b.size()];
-      best = k;
-    }
-  }
-  return best;
-}
-
-Status CheckKeys(const json& section, const std::string& path, std::initializer_list<const char*> allowed,
-                 const std::string& origin) {
-  if (!section.is_object()) return Status::InvalidArgument(origin, path + " must be an object");
-  for (auto it = section.begin(); it != section.end(); ++it) {
-    bool known = false;
-    for (const char* k : allowed) known = known || it.key() == k;
-    if (!known) {
-      std::string prefix = path.empty() ? "" : path + ".";
-      std::string nearest = NearestKey(it.key(), allowed);
-      return Status::InvalidArgument(origin,
-                                     "unknown key '" + prefix + it.key() + "'" +
-                                         (nearest.empty() ? "" : " (did you mean '" + prefix + nearest + "'?)"));
-    }
-  }
-  return Status::OK();
-}
 
 constexpr uint32_t kMaxTimeoutMs = 3600 * 1000;
 constexpr int64_t kMaxWallSeconds = 30 * 24 * 3600;
@@ -276,62 +209,6 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
       o->check_commands[it.key()] = argv;
     }
   }
-  return Status::OK();
-}
-
-// hooks: Claude Code's shape, event -> [{"matcher": "...", "hooks": [{"type":
-// "command", "command": "...", "timeout": 60, "sandbox": true}]}], plus
-// max_stop_blocks and network. A file's hooks join the base's.
-Status ParseHooks(const json& h, const std::string& origin, HooksConfig* o) {
-  if (!h.is_object()) return Status::InvalidArgument(origin, "hooks must be an object");
-  for (auto it = h.begin(); it != h.end(); ++it) {
-    const std::string& key = it.key();
-    if (key == "max_stop_blocks" || key == "network") continue;
-    std::optional<HookEvent> event = ParseHookEvent(key);
-    if (!event) {
-      return Status::InvalidArgument(origin, "unknown key 'hooks." + key +
-                                                 "' (events: SessionStart, UserPromptSubmit, PreToolUse, "
-                                                 "PostToolUse, Stop, SubagentStop, PreCompact, SessionEnd, "
-                                                 "Notification)");
-    }
-    const json& groups = it.value();
-    std::string where = "hooks." + key;
-    if (!groups.is_array()) return Status::InvalidArgument(origin, where + " must be an array");
-    for (size_t g = 0; g < groups.size(); ++g) {
-      std::string at = where + "[" + std::to_string(g) + "]";
-      RETURN_IF_ERROR(CheckKeys(groups[g], at, {"matcher", "hooks"}, origin));
-      HookGroup group;
-      RETURN_IF_ERROR(Read(groups[g], at, "matcher", &group.matcher, origin));
-      if (std::string err = HookMatcherError(group.matcher); !err.empty()) {
-        return Status::InvalidArgument(origin, at + ".matcher: " + err);
-      }
-      if (!groups[g].contains("hooks") || !groups[g]["hooks"].is_array()) {
-        return Status::InvalidArgument(origin, at + ".hooks must be an array");
-      }
-      const json& hooks = groups[g]["hooks"];
-      for (size_t i = 0; i < hooks.size(); ++i) {
-        std::string hat = at + ".hooks[" + std::to_string(i) + "]";
-        RETURN_IF_ERROR(CheckKeys(hooks[i], hat, {"type", "command", "timeout", "sandbox"}, origin));
-        std::string type = "command";
-        HookCommand cmd;
-        RETURN_IF_ERROR(Read(hooks[i], hat, "type", &type, origin));
-        if (type != "command") return Status::InvalidArgument(origin, hat + ".type: only \"command\" hooks exist");
-        RETURN_IF_ERROR(Read(hooks[i], hat, "command", &cmd.command, origin));
-        if (cmd.command.empty()) return Status::InvalidArgument(origin, hat + ".command must be a non-empty string");
-        RETURN_IF_ERROR(Read(hooks[i], hat, "timeout", &cmd.timeout_seconds, origin));
-        if (cmd.timeout_seconds < 1 || cmd.timeout_seconds > 3600) {
-          return Status::InvalidArgument(origin, hat + ".timeout must be from 1 to 3600 seconds");
-        }
-        RETURN_IF_ERROR(Read(hooks[i], hat, "sandbox", &cmd.sandbox, origin));
-        cmd.source = origin;
-        group.hooks.push_back(std::move(cmd));
-      }
-      o->events[*event].push_back(std::move(group));
-    }
-  }
-  RETURN_IF_ERROR(Read(h, "hooks", "max_stop_blocks", &o->max_stop_blocks, origin));
-  if (o->max_stop_blocks > 100) return Status::InvalidArgument(origin, "hooks.max_stop_blocks is at most 100");
-  RETURN_IF_ERROR(Read(h, "hooks", "network", &o->network, origin));
   return Status::OK();
 }
 

@@ -117,7 +117,21 @@ struct WorkspaceClaudeFile {
 StatusOr<std::vector<WorkspaceClaudeFile>> ReadWorkspaceClaudeFiles(const Workspace& ws,
                                                                     std::vector<std::string>* notices) {
   std::vector<WorkspaceClaudeFile> files;
+  ASSIGN_OR_RETURN(WorkspaceFiles root, WorkspaceFiles::Open(ws.root));
+  // A link is not read: the protected path is the link, not what it points
+  // at, so a command could rewrite the rules behind it for the next session.
+  if (root.Look(".claude").is_link()) {
+    notices->push_back(
+        "ignoring .claude: it is a symbolic link, and Odin reads Claude Code's files only from a "
+        "directory it protects");
+    return files;
+  }
   for (const char* label : {".claude/settings.json", ".claude/settings.local.json"}) {
+    if (root.Look(label).is_link()) {
+      notices->push_back(std::string("ignoring ") + label +
+                         ": it is a symbolic link, and Odin reads settings only from a file it protects");
+      continue;
+    }
     ASSIGN_OR_RETURN(std::optional<std::string> text, ReadWorkspaceConfig(ws.root, label));
     if (!text) continue;
     std::string path = JoinPath(ws.root, label);

@@ -1,5 +1,7 @@
 #include "config/config_loader.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
@@ -398,6 +400,38 @@ TEST_F(ConfigLoaderTest, TheUsersClaudeSettingsAreTheUsersAndOdinsFileGoesOverTh
   // CLAUDE_CONFIG_DIR moves it, as in Claude Code.
   env_["CLAUDE_CONFIG_DIR"] = dir_ + "/elsewhere";
   EXPECT_EQ(Load().config.permissions.deny, Keys{"git push"});
+}
+
+// The protected path is .claude itself: a link would let a command rewrite
+// the rules behind it, so neither a linked .claude nor a linked file is read.
+TEST_F(ConfigLoaderTest, LinkedClaudeSettingsAreNotReadAndSaySo) {
+  Put(ws_.root + "/shared/s.json", R"J({"permissions": {"deny": ["Read(./.env)"]}})J");
+  ASSERT_TRUE(MakeDirs(ws_.root + "/.claude").ok());
+  ASSERT_EQ(symlink("../shared/s.json", (ws_.root + "/.claude/settings.json").c_str()), 0);
+  LoadedConfig l = Load();
+  EXPECT_TRUE(l.config.permissions.deny.empty());
+  EXPECT_EQ(l.notices,
+            Keys{"ignoring .claude/settings.json: it is a symbolic link, and Odin reads settings only from a "
+                 "file it protects"});
+  RemoveTree(ws_.root + "/.claude");
+  ASSERT_EQ(symlink("shared", (ws_.root + "/.claude").c_str()), 0);
+  l = Load();
+  EXPECT_EQ(l.notices, Keys{"ignoring .claude: it is a symbolic link, and Odin reads Claude Code's files only from a "
+                            "directory it protects"});
+}
+
+// Trust is pinned to what a file may only set once trusted: a local file
+// holding deny rules, or nothing, leaves it alone.
+TEST_F(ConfigLoaderTest, ALocalFileOfDenyRulesKeepsTheTrustGiven) {
+  Put(ws_.root + "/.claude/settings.json", kClaudeProject);
+  Trust();
+  Put(ws_.root + "/.claude/settings.local.json", "{}");
+  EXPECT_EQ(Load().trust, WorkspaceTrust::kTrusted);
+  Put(ws_.root + "/.claude/settings.local.json", R"J({"permissions": {"deny": ["Bash(curl:*)"]}})J");
+  LoadedConfig l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kTrusted);
+  EXPECT_EQ(l.config.permissions.deny, (Keys{"Read(./.env)", "Bash(curl:*)"}));
+  EXPECT_FALSE(l.config.hooks.empty());
 }
 
 TEST_F(ConfigLoaderTest, ABrokenClaudeSettingsFileStopsTheRunNamingIt) {

@@ -8,6 +8,7 @@
 
 #include "base/file_util.h"
 #include "gates/tool_rules.h"
+#include "tools/workspace_path.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
@@ -19,55 +20,61 @@ constexpr size_t kMaxMaskWalk = 200000;
 bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
 // Adds to *out the paths below rel (relative to the workspace; "" the root)
-// that a rule covers, not descending below one it covers (the mask covers
-// what is below). .git and .odin are not walked: git's files and Odin's
-// state are the sandbox's own business.
-void FindCovered(const WorkspaceFiles& files, const std::string& rel, const std::vector<std::string>& specs,
-                 const std::string& home, size_t* budget, std::vector<std::string>* out) {
+// that a pattern covers, not descending below one it covers (the mask
+// covers what is below) nor into a directory where no pattern can match.
+// .git and .odin are not walked: git's files and Odin's state are the
+// sandbox's own business. False when the budget ran out first.
+bool FindCovered(const WorkspaceFiles& files, const std::string& rel, const std::vector<std::string>& patterns,
+                 size_t* budget, std::vector<std::string>* out) {
   StatusOr<std::vector<std::string>> names = files.List(rel);
-  if (!names.ok()) return;
+  if (!names.ok()) return true;
   for (const std::string& name : *names) {
-    if (*budget == 0) return;
+    if (*budget == 0) return false;
     --*budget;
     std::string child = rel.empty() ? name : rel + "/" + name;
     std::string abs = files.Absolute(child);
-    bool covered = std::any_of(specs.begin(), specs.end(),
-                               [&](const std::string& spec) { return PathRuleMatches(spec, abs, files.root(), home); });
-    if (covered) {
+    if (std::any_of(patterns.begin(), patterns.end(),
+                    [&](const std::string& p) { return PathPatternCovers(p, abs); })) {
       out->push_back(abs);
-    } else if (name != ".git" && name != ".odin" && files.Look(child).is_dir()) {
-      FindCovered(files, child, specs, home, budget, out);
+      continue;
     }
+    if (name == ".git" || name == ".odin" || !files.Look(child).is_dir()) continue;
+    if (std::none_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return PathPatternMayCoverBelow(p, abs); })) {
+      continue;
+    }
+    if (!FindCovered(files, child, patterns, budget, out)) return false;
   }
+  return true;
 }
 
 }  // namespace
 
-std::vector<std::string> ReadDenyMasks(const CommandRules& rules, const std::string& workspace,
-                                       const std::string& home) {
-  std::vector<std::string> literal, globbed;
-  for (const std::string& rule : rules.deny) {
-    std::optional<ToolRule> r = ParseToolRule(rule);
-    if (!r || r->tool != "Read" || !r->specifier || r->specifier->empty()) continue;
-    (HasGlob(*r->specifier) || r->specifier->find('/') == std::string::npos ? globbed : literal)
-        .push_back(*r->specifier);
-  }
-  std::vector<std::string> out;
-  if (literal.empty() && globbed.empty()) return out;
+ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& workspace, const std::string& home) {
+  ReadDenyMaskSet set;
+  std::vector<std::string> patterns = UnreadablePatterns(rules, workspace, home);
+  if (patterns.empty()) return set;
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
-  if (!files.ok()) return out;
-  // A rule without a pattern names one path: look at it, no walk.
-  for (const std::string& spec : literal) {
-    StatusOr<std::string> rel = files->Relative(PathRulePattern(spec, workspace, home));
-    if (rel.ok() && !rel->empty() && files->Look(*rel).exists()) out.push_back(files->Absolute(*rel));
+  if (!files.ok()) return set;
+  std::vector<std::string> globbed;
+  for (const std::string& pattern : patterns) {
+    // A pattern without a wildcard names one path: look at it, no walk.
+    if (HasGlob(pattern)) {
+      globbed.push_back(pattern);
+      continue;
+    }
+    StatusOr<std::string> rel = files->Relative(pattern);
+    if (rel.ok() && !rel->empty() && files->Look(*rel).exists()) set.paths.push_back(files->Absolute(*rel));
   }
-  if (!globbed.empty()) {
-    size_t budget = kMaxMaskWalk;
-    FindCovered(*files, "", globbed, home, &budget, &out);
+  size_t budget = kMaxMaskWalk;
+  if (!globbed.empty() && !FindCovered(*files, "", globbed, &budget, &set.paths)) {
+    set.incomplete = "the Read deny rules' masks stop after " + std::to_string(kMaxMaskWalk) +
+                     " entries of the workspace: commands may read what those rules name beyond them (the file "
+                     "and search tools still refuse it)";
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  std::sort(set.paths.begin(), set.paths.end());
+  set.paths.erase(std::unique(set.paths.begin(), set.paths.end()), set.paths.end());
+  return set;
 }
 
 StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
@@ -81,9 +88,9 @@ WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace
   o.limits = config.sandbox_limits;
   o.hide = config.sandbox_hide;
   const char* home_env = getenv("HOME");
-  for (std::string& p : ReadDenyMasks(config.permissions, ws.root, home_env != nullptr ? home_env : "")) {
-    o.hide.push_back(std::move(p));
-  }
+  ReadDenyMaskSet masks = ReadDenyMasks(config.permissions, ws.root, home_env != nullptr ? home_env : "");
+  o.hide.insert(o.hide.end(), masks.paths.begin(), masks.paths.end());
+  o.mask_notice = std::move(masks.incomplete);
   o.hide_home = config.sandbox_hide_home;
   o.root_hidden = config.sandbox_root_hidden;
   o.hooks = !config.hooks.empty();

@@ -17,14 +17,19 @@ WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace
 
 // What in the workspace the Read deny rules name (gates/tool_rules.h), as it
 // is now: every sandbox masks it, so that `cat .env` cannot read what Read
-// may not, nor a link to it. A rule without a pattern ("Read(./.env)") is one
-// look; one with a pattern or a bare name (".env" is any depth) walks the
-// workspace once (at most 200,000 entries, .git and .odin skipped). Paths
-// outside the workspace are not masked here: HOME is hidden already, and the
-// tools ask before reading outside. What a rule names that appears later is
-// refused to the file tools by the gate, not masked until the next start.
-std::vector<std::string> ReadDenyMasks(const CommandRules& rules, const std::string& workspace,
-                                       const std::string& home);
+// may not, nor a link to it. A rule without a wildcard ("Read(./.env)") is
+// one look; one with a wildcard or a bare name (".env" is any depth) walks
+// the workspace once, into directories where it can match only, at most
+// 200,000 entries (.git and .odin skipped). Paths outside the workspace are
+// not masked here: HOME is hidden already, and the tools ask before reading
+// outside. A file a rule names that appears later is left out by the file
+// and search tools (the gate, UnreadablePatterns), but not masked for
+// commands until the next start.
+struct ReadDenyMaskSet {
+  std::vector<std::string> paths;  // absolute, sorted
+  std::string incomplete;          // a notice when the walk stopped at its budget ("" if it did not)
+};
+ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& workspace, const std::string& home);
 
 // The sandbox policy in force: the --sandbox flag if given, else the
 // config's. InvalidArgument for a bad flag.

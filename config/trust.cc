@@ -180,12 +180,15 @@ SecuritySettings TrustedOnlySettings(const std::string& workspace_json, const st
     }
   };
   take(workspace_json, "", &subset);
+  // A file joins the hash only with trusted-only settings in it: one that
+  // appears holding only deny rules, or nothing, keeps the trust given.
   json files = json::object();
   for (const ExtraSettingsFile& f : extra) {
-    files[f.label] = json::object();
-    take(f.json, f.label, &files[f.label]);
+    json taken = json::object();
+    take(f.json, f.label, &taken);
+    if (!taken.empty()) files[f.label] = std::move(taken);
   }
-  if (!extra.empty()) subset["(files)"] = std::move(files);
+  if (!files.empty()) subset["(files)"] = std::move(files);
   // .mcp.json: every server trusted-only. Part of the hash only when the
   // file exists, so trust given before it existed is kept for the rest.
   json mcp = mcp_json.empty() ? json() : ParseJson(mcp_json);

@@ -12,10 +12,12 @@
 #include "base/ids.h"
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
+#include "gates/tool_rules.h"
 #include "tools/tool_input.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
 #include "tools/tool_result.h"
+#include "tools/workspace_path.h"
 
 namespace odin {
 
@@ -41,6 +43,34 @@ struct HookBatch {
   std::function<void(const HookOutcome&)> done;
 };
 
+// Whether a call matches a hook's "if" rule (Claude Code's), judged as a
+// deny rule of its own would be on the call as the hook is told of it
+// (input: tool_input, absolute paths). A rule's ask (a command whose words
+// are known only when it runs) counts as a match: the hook runs.
+bool CallMatchesIf(const std::string& rule, const std::string& tool, const json& input, const std::string& workspace,
+                   const std::string& home) {
+  CommandRules rules;
+  rules.deny = {rule};
+  RuleVerdict v;
+  if (HandlerOf(tool) == ToolHandler::kCommand) {
+    std::string command = input.is_object() && input.contains("command") && input["command"].is_string()
+                              ? input["command"].get<std::string>()
+                              : "";
+    v = JudgeCommand(command, rules, workspace);
+    return v.decision == RuleDecision::kAsk || (v.decision == RuleDecision::kDeny && v.rule == rule);
+  }
+  if (HandlerOf(tool) == ToolHandler::kMcp) return JudgeToolName(tool, rules).decision == RuleDecision::kDeny;
+  const ToolInfo* info = FindTool(tool);
+  if (info == nullptr) return false;
+  ToolRuleSubject subject{info, "", ""};
+  for (const char* key : {"file_path", "notebook_path", "path"}) {
+    if (input.is_object() && input.contains(key) && input[key].is_string() && subject.path.empty()) {
+      subject.path = LexicalPath(input[key].get<std::string>(), workspace);
+    }
+  }
+  return JudgeToolRules(subject, rules, workspace, home).decision == RuleDecision::kDeny;
+}
+
 }  // namespace
 
 std::string Coordinator::TranscriptPath() const {
@@ -58,6 +88,11 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
   CallMode mode = request.mode.value_or(o_.mode);
   json input = ParseJson(request.fields_json);
   if (!input.is_object()) input = json::object();
+  std::erase_if(hooks, [&](const HookCommand& h) {
+    return !h.if_rule.empty() &&
+           !CallMatchesIf(h.if_rule, request.tool, input.value("tool_input", json::object()), o_.workspace, o_.home);
+  });
+  if (hooks.empty()) return done(HookOutcome());
   input["session_id"] = session_id_;
   input["transcript_path"] = TranscriptPath();
   input["cwd"] = o_.workspace;

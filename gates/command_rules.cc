@@ -1,5 +1,7 @@
 #include "gates/command_rules.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -34,8 +36,16 @@ bool WordMatches(const std::string& pattern, const std::string& word) {
 }
 
 bool RuleMatches(const std::string& rule, const std::vector<std::string>& words) {
-  std::vector<std::string> r = CommandRuleWords(rule);
-  if (r.empty() || r.size() > words.size()) return false;
+  std::optional<CommandPattern> c = CommandRulePattern(rule);
+  if (!c || c->words.empty() || words.empty()) return false;
+  if (!c->glob.empty()) {
+    std::string joined = Base(words[0]);
+    for (size_t i = 1; i < words.size(); ++i) joined += " " + words[i];
+    return fnmatch(c->glob.c_str(), joined.c_str(), 0) == 0 ||
+           (!c->exact && fnmatch((c->glob + " *").c_str(), joined.c_str(), 0) == 0);
+  }
+  const std::vector<std::string>& r = c->words;
+  if (r.size() > words.size() || (c->exact && r.size() != words.size())) return false;
   for (size_t i = 0; i < r.size(); ++i) {
     const std::string& word = i == 0 ? Base(words[0]) : words[i];
     if (!WordMatches(i == 0 ? Base(r[0]) : r[i], word)) return false;
@@ -323,7 +333,8 @@ void Judge::AskForLaterWords(const CommandPart& part) {
     std::vector<bool> known(part.known.begin() + static_cast<std::ptrdiff_t>(i), part.known.end());
     for (const std::string& rule : rules_.deny) {
       std::vector<std::string> first = CommandRuleWords(rule);
-      if (first.empty() || !WordMatches(Base(first[0]), Base(w))) continue;
+      // A rule that starts with a wildcard names no program to look for.
+      if (first.empty() || first[0].starts_with("*") || !WordMatches(Base(first[0]), Base(w))) continue;
       if (--parses_left_ < 0) return;  // Run asks for the whole command
       for (const std::vector<std::string>& program : ReadProgramChain(tail, known).programs) {
         if ((r = FirstMatch(rules_.deny, program)) != nullptr) break;

@@ -36,8 +36,7 @@ void JudgeCommandRules(const ToolCall& call, WorkerRequest* request, const Safeg
     out->event = GateFinding{"command_rule", Dumped(detail)};
     // A rule's refusal names where the rule lives; a command too long or too
     // deep to read is refused by no rule.
-    out->status = Status::PermissionDenied(
-        "command", v.rule.empty() ? v.reason : v.reason + " (permissions.deny in odinconfig.json)");
+    out->status = Status::PermissionDenied("command", v.rule.empty() ? v.reason : v.reason + " (permissions.deny)");
     return;
   }
   out->need = ApprovalNeed{command, v.reason, v.ask_keys, Dumped(detail)};
@@ -64,7 +63,7 @@ void JudgeFetch(const ToolCall& call, WorkerRequest* request, const SafeguardCon
   if (v.decision == RuleDecision::kAllow) return;
   if (v.decision == RuleDecision::kDeny) {
     out->event = GateFinding{"web_rule", Dumped(detail)};
-    out->status = Status::PermissionDenied(kWebFetchTool, v.reason + " (permissions.deny in odinconfig.json)");
+    out->status = Status::PermissionDenied(kWebFetchTool, v.reason + " (permissions.deny)");
     return;
   }
   ApprovalNeed n{"WebFetch " + args.url, v.reason, v.ask_keys, Dumped(detail)};
@@ -79,7 +78,7 @@ void JudgeMcpTool(const ToolCall& call, const SafeguardContext& o, SafeguardVerd
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
   if (v.decision == RuleDecision::kDeny) {
     out->event = GateFinding{"tool_rule", Dumped(detail)};
-    out->status = Status::PermissionDenied(call.tool, v.reason + " (permissions.deny in odinconfig.json)");
+    out->status = Status::PermissionDenied(call.tool, v.reason + " (permissions.deny)");
     return;
   }
   out->need = ApprovalNeed{call.tool + " " + call.arguments_json.substr(0, 200), v.reason, v.ask_keys, Dumped(detail)};
@@ -89,29 +88,32 @@ void JudgeMcpTool(const ToolCall& call, const SafeguardContext& o, SafeguardVerd
 // deny refuses it, its ask asks. What it reads or writes is judged at the
 // path as written, lexically; a link to a denied file is what the
 // sandbox's masks are for (Read rules mask what they deny).
-bool JudgeBuiltinTool(const ToolCall& call, const WorkerRequest& request, const SafeguardContext& o,
-                      SafeguardVerdict* out) {
+void JudgeBuiltinTool(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
   const ToolInfo* tool = FindTool(call.tool);
-  if (tool == nullptr) return true;
+  if (tool == nullptr) return;
   ToolRuleSubject subject{tool, "", ""};
-  if (request.typed) {
-    std::string given = ReadPathOf(request.typed->input());
-    if (given.empty()) given = WritePathOf(request.typed->input());
+  if (request->typed) {
+    // What a search shows leaves out what Read may not read, files made
+    // since the sandbox's masks were laid included.
+    if (tool->handler == ToolHandler::kSearch) {
+      for (std::string& p : UnreadablePatterns(*o.rules, o.workspace, o.home)) request->typed->add_unreadable(p);
+    }
+    std::string given = ReadPathOf(request->typed->input());
+    if (given.empty()) given = WritePathOf(request->typed->input());
     if (given.empty() && tool->handler == ToolHandler::kSearch) given = ".";
     if (!given.empty()) subject.path = LexicalPath(given, o.workspace);
   }
   RuleVerdict v = JudgeToolRules(subject, *o.rules, o.workspace, o.home);
-  if (v.decision == RuleDecision::kAllow) return true;
+  if (v.decision == RuleDecision::kAllow) return;
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
   if (!subject.path.empty()) detail["path"] = subject.path;
   if (v.decision == RuleDecision::kDeny) {
     out->event = GateFinding{"tool_rule", Dumped(detail)};
     out->status = Status::PermissionDenied(call.tool, v.reason + " (permissions.deny)");
-    return false;
+    return;
   }
   out->need =
       ApprovalNeed{call.tool + (subject.path.empty() ? "" : " " + subject.path), v.reason, v.ask_keys, Dumped(detail)};
-  return false;
 }
 
 void JudgeOutsideRead(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
@@ -152,8 +154,21 @@ SafeguardVerdict JudgeSafeguards(const ToolCall& call, ToolHandler handler, Work
     JudgeFetch(call, request, context, &out);
   } else if (IsMcpPolicy(request->policy)) {
     JudgeMcpTool(call, context, &out);
-  } else if (JudgeBuiltinTool(call, *request, context, &out)) {
+  } else {
+    JudgeBuiltinTool(call, request, context, &out);
+    if (!out.status.ok()) return out;
+    // An ask rule still meets the outside-read judgment: a refusal there
+    // wins, and one approval answers both.
+    std::optional<ApprovalNeed> asked = std::move(out.need);
+    out.need.reset();
     JudgeOutsideRead(call, request, context, &out);
+    if (asked && out.status.ok()) {
+      if (out.need) {
+        asked->reason += "; " + out.need->reason;
+        asked->keys.insert(asked->keys.end(), out.need->keys.begin(), out.need->keys.end());
+      }
+      out.need = std::move(asked);
+    }
   }
   return out;
 }

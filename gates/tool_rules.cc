@@ -5,8 +5,6 @@
 
 #include "gates/tool_rules.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -43,29 +41,6 @@ std::vector<std::string> Words(const std::string& text) {
   return out;
 }
 
-std::vector<std::string> Segments(const std::string& path) {
-  std::vector<std::string> out;
-  std::stringstream in(path);
-  std::string s;
-  while (std::getline(in, s, '/')) {
-    if (!s.empty()) out.push_back(s);
-  }
-  return out;
-}
-
-// Whether the pattern's segments from pi match the path's from si: "**"
-// spans any number of segments, other segments match as fnmatch does.
-bool SegmentsMatch(const std::vector<std::string>& p, size_t pi, const std::vector<std::string>& s, size_t si) {
-  if (pi == p.size()) return si == s.size();
-  if (p[pi] == "**") {
-    for (size_t k = si; k <= s.size(); ++k) {
-      if (SegmentsMatch(p, pi + 1, s, k)) return true;
-    }
-    return false;
-  }
-  return si < s.size() && fnmatch(p[pi].c_str(), s[si].c_str(), 0) == 0 && SegmentsMatch(p, pi + 1, s, si + 1);
-}
-
 // The rule's name covers the tool called: its own name, its Claude Code
 // name, Claude Code's name for the family ("Read" for every tool that reads
 // files, "Edit" and "Write" for every one that writes one) or Agent's old
@@ -90,23 +65,105 @@ std::optional<ToolRule> ParseToolRule(const std::string& rule) {
     if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return std::nullopt;
   }
   if (open == std::string::npos) {
-    if (!KnownToolName(name)) return std::nullopt;
+    // A bare name: a tool's as Claude Code writes it (capitalised, or an MCP
+    // tool's); "symbols" or "make" stay Odin's command rules.
+    bool capitalised = isupper(static_cast<unsigned char>(name[0])) != 0;
+    if (!(capitalised || name.rfind(kMcpToolPrefix, 0) == 0) || !KnownToolName(name)) return std::nullopt;
     return ToolRule{name, std::nullopt};
   }
   if (!isupper(static_cast<unsigned char>(name[0])) || rule.back() != ')') return std::nullopt;
   return ToolRule{name, rule.substr(open + 1, rule.size() - open - 2)};
 }
 
-std::vector<std::string> CommandRuleWords(const std::string& rule) {
+std::string ToolRuleProblem(const std::string& rule) {
   std::optional<ToolRule> r = ParseToolRule(rule);
-  if (!r) return Words(rule);
-  if (r->tool != "Bash" && r->tool != kExecuteCommandTool) return {};
+  if (!r || !KnownToolName(r->tool)) return "not a rule on a tool Odin or Claude Code has";
+  if (!r->specifier) return "";
+  const std::string& spec = *r->specifier;
+  if (spec.empty()) return "an empty specifier";
+  if (r->tool == "WebFetch") return spec.rfind("domain:", 0) == 0 ? "" : "WebFetch rules name a domain:HOST";
+  // Tool(param:value): a parameter match, which Odin does not read.
+  size_t colon = spec.find(':');
+  if (colon != std::string::npos && colon > 0 && spec.compare(colon, 2, ":*") != 0 &&
+      std::all_of(spec.begin(), spec.begin() + static_cast<std::ptrdiff_t>(colon),
+                  [](char c) { return islower(static_cast<unsigned char>(c)) || c == '_'; })) {
+    return "a parameter rule (" + spec.substr(0, colon) + ":...), which Odin does not read";
+  }
+  return "";
+}
+
+namespace {
+
+// A Bash rule's specifier as words, quotes honoured ("a b" is one word).
+std::vector<std::string> QuotedWords(const std::string& text) {
+  std::vector<std::string> out;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && i + 1 < text.size()) {
+        word += text[++i];
+      } else {
+        word += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (isspace(static_cast<unsigned char>(c))) {
+      if (in_word) out.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) out.push_back(std::move(word));
+  return out;
+}
+
+}  // namespace
+
+std::optional<CommandPattern> CommandRulePattern(const std::string& rule) {
+  std::optional<ToolRule> r = ParseToolRule(rule);
+  if (!r) return CommandPattern{Words(rule), false, ""};  // Odin's own: words, a prefix
+  if (r->tool != "Bash" && r->tool != kExecuteCommandTool) return std::nullopt;
   std::string spec = r->specifier.value_or("*");
-  if (spec.size() >= 2 && spec.compare(spec.size() - 2, 2, ":*") == 0) spec.resize(spec.size() - 2);
-  std::vector<std::string> words = Words(spec);
-  // "npm run test *": the prefix form, which every word rule is.
-  if (words.size() > 1 && words.back() == "*") words.pop_back();
-  return words;
+  CommandPattern c;
+  bool prefix = false;
+  if (spec.size() >= 2 && spec.compare(spec.size() - 2, 2, ":*") == 0) {
+    spec.resize(spec.size() - 2);  // the legacy prefix form
+    prefix = true;
+  }
+  c.words = QuotedWords(spec);
+  if (c.words.size() > 1 && c.words.back() == "*") {  // "npm run test *"
+    c.words.pop_back();
+    prefix = true;
+  }
+  if (c.words.size() == 1 && c.words[0] == "*") return c;  // Bash(*): every command
+  // A * anywhere but at the end of the last word spans words: a glob over
+  // the whole command.
+  for (size_t i = 0; i < c.words.size(); ++i) {
+    size_t star = c.words[i].find('*');
+    bool last_char_of_last = i + 1 == c.words.size() && star == c.words[i].size() - 1;
+    if (star != std::string::npos && !last_char_of_last) {
+      for (const std::string& w : c.words) c.glob += (c.glob.empty() ? "" : " ") + w;
+      c.exact = !prefix;
+      return c;
+    }
+  }
+  bool ends_in_star = !c.words.empty() && c.words.back().back() == '*';
+  c.exact = !prefix && !ends_in_star;
+  return c;
+}
+
+std::vector<std::string> CommandRuleWords(const std::string& rule) {
+  std::optional<CommandPattern> c = CommandRulePattern(rule);
+  return c ? c->words : std::vector<std::string>();
 }
 
 std::string PathRulePattern(const std::string& specifier, const std::string& workspace, const std::string& home) {
@@ -135,14 +192,19 @@ bool PathRuleMatches(const std::string& specifier, const std::string& path, cons
                      const std::string& home) {
   std::string pattern = PathRulePattern(specifier, workspace, home);
   if (pattern.empty()) return false;
-  std::vector<std::string> p = Segments(pattern);
-  std::vector<std::string> s = Segments(path);
-  // The path itself, or a directory above it the rule names.
-  for (size_t n = s.size(); n > 0; --n) {
-    std::vector<std::string> prefix(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
-    if (SegmentsMatch(p, 0, prefix, 0)) return true;
+  return PathPatternCovers(pattern, path);
+}
+
+std::vector<std::string> UnreadablePatterns(const CommandRules& rules, const std::string& workspace,
+                                            const std::string& home) {
+  std::vector<std::string> out;
+  for (const std::string& rule : rules.deny) {
+    std::optional<ToolRule> r = ParseToolRule(rule);
+    if (!r || r->tool != "Read" || !r->specifier) continue;
+    std::string pattern = PathRulePattern(*r->specifier, workspace, home);
+    if (!pattern.empty()) out.push_back(std::move(pattern));
   }
-  return false;
+  return out;
 }
 
 RuleVerdict JudgeToolRules(const ToolRuleSubject& call, const CommandRules& rules, const std::string& workspace,

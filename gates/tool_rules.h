@@ -40,9 +40,30 @@ struct ToolRule {
 // letter, or a bare name of a tool Odin or Claude Code has.
 std::optional<ToolRule> ParseToolRule(const std::string& rule);
 
-// The words a command rule matches: an Odin rule's own, a Bash rule's
-// specifier's (without its trailing ":*" or " *"), ["*"] for Bash and
-// Bash(*); none for a rule on any other tool.
+// "" if a rule from a Claude Code settings file is one Odin reads, else
+// why not ("not a rule on a tool Odin or Claude Code has", "a parameter
+// rule (run_in_background:...)..."): the loader names such rules once
+// rather than letting a deny rule match nothing in silence.
+std::string ToolRuleProblem(const std::string& rule);
+
+// A command rule as the command judge matches it against a program's words.
+struct CommandPattern {
+  // Odin's own rule ("git push"): its words, a prefix of the program's,
+  // each word exact or, ending in *, a prefix. A Bash rule's specifier,
+  // quotes honoured: "Bash(npm run test:*)" and "Bash(npm run test *)" are
+  // the prefix "npm run test"; "Bash" and "Bash(*)" are "*".
+  std::vector<std::string> words;
+  // "Bash(npm run build)": the program is these words and no more, as
+  // Claude Code reads a rule without a trailing wildcard.
+  bool exact = false;
+  // "Bash(cp * /tmp/x)": a * inside spans words; the pattern the program's
+  // words joined by spaces must match (fnmatch), followed by " *" too
+  // unless exact. "" when none.
+  std::string glob;
+};
+// The rule as a command rule, or nullopt for a rule on another tool.
+std::optional<CommandPattern> CommandRulePattern(const std::string& rule);
+// CommandRulePattern's words (none for a rule on another tool).
 std::vector<std::string> CommandRuleWords(const std::string& rule);
 
 // A path rule's specifier as an absolute pattern ("./.env" is
@@ -56,6 +77,11 @@ std::string PathRulePattern(const std::string& specifier, const std::string& wor
 // matches nothing).
 bool PathRuleMatches(const std::string& specifier, const std::string& path, const std::string& workspace,
                      const std::string& home);
+
+// The Read deny rules' paths as absolute patterns (PathRulePattern), for
+// what the search tools leave out of their results.
+std::vector<std::string> UnreadablePatterns(const CommandRules& rules, const std::string& workspace,
+                                            const std::string& home);
 
 // What a tool rule is judged on.
 struct ToolRuleSubject {

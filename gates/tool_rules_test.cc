@@ -67,6 +67,65 @@ TEST(ToolRulesTest, BashRulesDecideCommandsAsOdinsWordRulesDo) {
   EXPECT_EQ(JudgeCommand("true", rules).decision, RuleDecision::kDeny);
 }
 
+TEST(ToolRulesTest, BashRulesMatchAsClaudeCodeReadsThem) {
+  auto decides = [](const std::string& rule, const std::string& command) {
+    CommandRules rules;
+    rules.deny = {rule};
+    return JudgeCommand(command, rules).decision == RuleDecision::kDeny;
+  };
+  // No wildcard: the command exactly.
+  EXPECT_TRUE(decides("Bash(npm run build)", "npm run build"));
+  EXPECT_FALSE(decides("Bash(npm run build)", "npm run build --prod"));
+  // A trailing ":*" or " *": a prefix on a word boundary.
+  EXPECT_TRUE(decides("Bash(npm run test:*)", "npm run test --watch"));
+  EXPECT_TRUE(decides("Bash(npm run test *)", "npm run test"));
+  EXPECT_FALSE(decides("Bash(npm run test *)", "npm run tests"));
+  EXPECT_TRUE(decides("Bash(ls*)", "lsof -i"));
+  // A * inside spans words.
+  EXPECT_TRUE(decides("Bash(cp * /tmp/x)", "cp -r README /tmp/x"));
+  EXPECT_FALSE(decides("Bash(cp * /tmp/x)", "cp -r README /tmp/y"));
+  EXPECT_TRUE(decides("Bash(docker * rm:*)", "docker -H tcp://h rm c1"));
+  EXPECT_TRUE(decides("Bash(git push:*)", "git -C . push origin main"));  // as Odin reads git
+  EXPECT_TRUE(decides("Bash(* --version)", "gcc --version"));
+  // Quotes hold a word together, as in the command.
+  EXPECT_TRUE(decides("Bash(echo \"a b\")", "echo 'a b'"));
+  // Each part of a compound command, and programs a wrapper runs.
+  EXPECT_TRUE(decides("Bash(rm -rf:*)", "cd build && rm -rf ."));
+  EXPECT_TRUE(decides("Bash(rm:*)", "sudo rm x"));
+  // Odin's own rules stay prefixes of words, lower-case tool names included.
+  EXPECT_TRUE(decides("git push", "git push --force"));
+  EXPECT_TRUE(decides("symbols", "symbols --all"));
+  // A rule starting with a wildcard names no program for later words.
+  CommandRules rules;
+  rules.deny = {"Bash(* --version)"};
+  EXPECT_EQ(JudgeCommand("find . -name x | xargs grep y", rules).decision, RuleDecision::kAllow);
+}
+
+TEST(ToolRulesTest, RulesOdinCannotReadAreNamed) {
+  EXPECT_EQ(ToolRuleProblem("Read(./.env)"), "");
+  EXPECT_EQ(ToolRuleProblem("Bash(npm run test:*)"), "");
+  EXPECT_EQ(ToolRuleProblem("WebFetch(domain:x.org)"), "");
+  EXPECT_EQ(ToolRuleProblem("mcp__github__create_issue"), "");
+  EXPECT_EQ(ToolRuleProblem("Agent(Explore)"), "");
+  EXPECT_NE(ToolRuleProblem("read(./.env)"), "");
+  EXPECT_NE(ToolRuleProblem(" Read(./.env)"), "");
+  EXPECT_NE(ToolRuleProblem("Bash("), "");
+  EXPECT_NE(ToolRuleProblem("Read()"), "");
+  EXPECT_NE(ToolRuleProblem("Frobnicate(x)"), "");
+  EXPECT_NE(ToolRuleProblem("WebFetch(example.com)"), "");
+  EXPECT_NE(ToolRuleProblem("Bash(run_in_background:true)").find("parameter rule"), std::string::npos);
+}
+
+// A pattern of many ** against a deep path: the match is polynomial.
+TEST(ToolRulesTest, ManyDoubleStarsAgainstADeepPathAnswerAtOnce) {
+  std::string spec, path = "/w";
+  for (int i = 0; i < 40; ++i) spec += "**/";
+  spec += "zz";
+  for (int i = 0; i < 60; ++i) path += "/d";
+  EXPECT_FALSE(Covers(spec, path));
+  EXPECT_TRUE(Covers(spec, path + "/zz"));
+}
+
 TEST(ToolRulesTest, ReadAndEditRulesCoverTheirFamilies) {
   CommandRules rules;
   rules.deny = {"Read(./.env)", "Edit(./generated/**)"};

@@ -66,6 +66,10 @@ struct HookCommand {
   bool sandbox = true;  // false: runs on the host (the user's own config only)
   std::string source;   // the file that configured it
   bool from_workspace = false;
+  // Claude Code's "if": a permission rule (gates/tool_rules.h) the call
+  // must match for the hook to run, "Bash(git *)", "Edit(src/**)"; "" for
+  // none. The coordinator judges it (coordinator/hook_runs.cc).
+  std::string if_rule;
 };
 
 // Claude Code's shape: {"matcher": "Edit|Write", "hooks": [{"type":

@@ -51,6 +51,9 @@ struct WorkerSandboxOptions {
   std::vector<std::string> hook_scripts;
   bool hooks_network = false;
   std::vector<std::string> mcp_network;  // MCP servers whose workers keep the host's network
+  // Why the masks of what Read may not read are incomplete, for the user
+  // ("" when they are not: config/sandbox_settings.h ReadDenyMasks).
+  std::string mask_notice;
 };
 
 class WorkerSandbox {

@@ -90,7 +90,7 @@ ALLOW = {
     "pool": ["base", "pool", "sandbox", "workspace"],
     # The settings and trust: the option types of every part they configure.
     "config": ["base", "config", "gates", "mcp", "sandbox/sandbox_options.h", "pool/worker_sandbox.h",
-               "workspace", "tools/tool_catalog.h", "web/address_policy.h",
+               "workspace", "tools/tool_catalog.h", "tools/workspace_path.h", "web/address_policy.h",
                "planner/budget.h", "planner/checks.h", "planner/hooks.h", "planner/reviewers.h",
                "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h"],
     # Workers on other machines: the pool's hosts, the host agent (which

@@ -227,7 +227,9 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.command_limits.file_size_bytes = limits.file_size_mb << 20;
   co.command_limits.open_files = limits.open_files;
   co.command_limits.address_space_bytes = limits.address_space_mb << 20;
-  WorkerSandbox sandbox = WorkerSandbox::Make(ws, WorkerSandboxSettings(config, ws), policy, bin);
+  WorkerSandboxOptions sandbox_options = WorkerSandboxSettings(config, ws);
+  if (!sandbox_options.mask_notice.empty()) std::cerr << "odin: " << sandbox_options.mask_notice << "\n";
+  WorkerSandbox sandbox = WorkerSandbox::Make(ws, sandbox_options, policy, bin);
   co.commands_network = flags.network || config.sandbox_network;
   auto web = std::make_shared<v1::WebFetchOptions>();
   for (const std::string& entry : config.web.allow_private) web->add_allow_private(entry);

@@ -145,6 +145,76 @@ TEST_F(OdinClaudeCodeTest, ReadDenyRulesRefuseTheToolsAndMaskTheFileForCommands)
   EXPECT_EQ(*ReadFileToString(ws_.Join(".env")), "TOKEN=hunter2\n");
 }
 
+// A file a Read rule names that appears after the sandbox's masks were laid
+// is still left out of what the search tools show, and Read refuses it.
+TEST_F(OdinClaudeCodeTest, AFileMadeAfterTheStartIsLeftOutOfSearchesAndReads) {
+  Settings({{"permissions", {{"deny", {"Read(.env)"}}}}});
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.txt"), "TOKEN in a.txt\n").ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"mkdir -p sub && echo TOKEN=hunter4 > sub/.env"}}]},
+    {"tool_calls":[{"name":"Grep","arguments":{"pattern":"TOKEN","path":".","output_mode":"content"}}]},
+    {"tool_calls":[{"name":"Grep","arguments":{"pattern":"TOKEN","glob":"**/.env"}}]},
+    {"tool_calls":[{"name":"Glob","arguments":{"pattern":"**/.env"}}]},
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"sub/.env"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 6u) << last_.err;
+  ASSERT_TRUE(PathExists(ws_.Join("sub/.env")));
+  std::string grep = ToolResultsOf(requests[2]).back().dump();
+  EXPECT_NE(grep.find("TOKEN in a.txt"), std::string::npos) << grep;
+  for (int i = 2; i <= 5; ++i) {
+    std::string shown = ToolResultsOf(requests[i]).back().dump();
+    EXPECT_EQ(shown.find("hunter4"), std::string::npos) << i << ": " << shown;
+    EXPECT_EQ(shown.find("sub/.env\\n"), std::string::npos) << i << ": " << shown;
+  }
+  EXPECT_EQ(ToolResultsOf(requests[5]).back()["status"], "rejected");
+}
+
+// An ask rule on a tool and a read outside the workspace: one approval
+// answers both, and the read then reaches the outside file.
+TEST_F(OdinClaudeCodeTest, AnAskRuleAndAReadOutsideTheWorkspaceAreOneApproval) {
+  Settings({{"permissions", {{"ask", {"Read"}}}}});
+  std::string outside = "/etc/os-release";  // the sandbox shows /etc, read-only
+  FakeLlm llm(
+      json{{"responses",
+            {{{"tool_calls", {{{"name", "Read"}, {"arguments", {{"file_path", outside}}}}}}}, {{"text", "Done."}}}}}
+          .dump());
+  last_ = RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "json", "--approval", "allow"}, Env(llm));
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  json read = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(read["status"], "ok") << read.dump();
+  EXPECT_NE(read.dump().find("ID="), std::string::npos) << read.dump();
+}
+
+// A hook's "if" narrows the calls it runs for, so its allow answers only
+// the asks of those calls (~/.claude/settings.json, the user's own).
+TEST_F(OdinClaudeCodeTest, AHooksIfRuleNarrowsTheCallsItsAllowAnswers) {
+  ASSERT_TRUE(MakeDirs(user_.Join("claude")).ok());
+  json allow = {{"type", "command"},
+                {"if", "Bash(touch a*)"},
+                {"command",
+                 "cat >/dev/null; echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", "
+                 "\"permissionDecision\": \"allow\"}}'"}};
+  json settings = {{"permissions", {{"ask", {"Bash(touch:*)"}}}},
+                   {"hooks", {{"PreToolUse", {{{"matcher", "Bash"}, {"hooks", {allow}}}}}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("claude/settings.json"), settings.dump()).ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch apple"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch pwned"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u) << last_.err;
+  EXPECT_EQ(ToolResultsOf(requests[1]).back()["status"], "ok") << ToolResultsOf(requests[1]).back().dump();
+  EXPECT_TRUE(PathExists(ws_.Join("apple")));
+  json refused = ToolResultsOf(requests[2]).back();
+  EXPECT_EQ(refused["status"], "rejected") << refused.dump();
+  EXPECT_FALSE(PathExists(ws_.Join("pwned")));
+}
+
 // .claude and CLAUDE.md steer the next session: no call of the agent may
 // plant a hook there, whether a file tool or a command.
 TEST_F(OdinClaudeCodeTest, TheAgentCannotPlantAHookInDotClaudeOrRewriteClaudeMd) {

@@ -186,12 +186,25 @@ void AddShownFile(const std::string& path, const std::vector<const ShownLine*>& 
   }
 }
 
-std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::string& out, bool truncated,
-                       v1::ToolResult* r) {
+// Whether the request's Read deny patterns cover path.
+bool Hidden(const v1::ToolRequest& req, const std::string& path) {
+  for (const std::string& pattern : req.unreadable()) {
+    if (PathPatternCovers(pattern, path)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Shown(const v1::ToolRequest& req, std::vector<std::string> paths) {
+  std::erase_if(paths, [&req](const std::string& p) { return Hidden(req, p); });
+  return paths;
+}
+
+std::string FinishGrep(const v1::ToolRequest& req, const GrepArgs& a, const std::string& ws, const std::string& out,
+                       bool truncated, v1::ToolResult* r) {
   std::string text;
   json summary = {{"mode", a.output_mode}};
   if (a.output_mode == "files_with_matches") {
-    std::vector<std::string> paths = SplitNul(out);
+    std::vector<std::string> paths = Shown(req, SplitNul(out));
     SortByMtime(&paths);
     size_t total = paths.size();
     if (a.head_limit != 0 && paths.size() > a.head_limit) paths.resize(a.head_limit);
@@ -215,9 +228,11 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
     for (size_t i = 1; i < parts.size(); ++i) {
       size_t nl = parts[i].find('\n');
       uint64_t n = std::strtoull(parts[i].substr(0, nl).c_str(), nullptr, 10);
-      if (a.head_limit == 0 || files < a.head_limit) text += DisplayPath(path, ws) + ":" + std::to_string(n) + "\n";
-      matches += n;
-      ++files;
+      if (!Hidden(req, path)) {
+        if (a.head_limit == 0 || files < a.head_limit) text += DisplayPath(path, ws) + ":" + std::to_string(n) + "\n";
+        matches += n;
+        ++files;
+      }
       path = nl == std::string::npos ? "" : parts[i].substr(nl + 1);
     }
     text += "Found " + std::to_string(matches) + " matching line" + (matches == 1 ? "" : "s") + " in " +
@@ -227,6 +242,7 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
   } else {
     size_t skipped = 0;
     auto files = ParseRgJson(out, &skipped);
+    std::erase_if(files, [&req](const auto& file) { return Hidden(req, file.first); });
     bool context = a.after > 0 || a.before > 0 || a.context > 0;
     uint32_t first = a.offset, last = a.limit != 0 ? (a.offset == 0 ? 1 : a.offset) + a.limit - 1 : UINT32_MAX;
     if (first == 0) first = 1;
@@ -275,8 +291,8 @@ std::string FinishGrep(const GrepArgs& a, const std::string& ws, const std::stri
 
 // ---- Glob and LS -----------------------------------------------------------
 
-std::string FinishGlob(const std::string& ws, const std::string& out, v1::ToolResult* r) {
-  std::vector<std::string> paths = SplitNul(out);
+std::string FinishGlob(const v1::ToolRequest& req, const std::string& ws, const std::string& out, v1::ToolResult* r) {
+  std::vector<std::string> paths = Shown(req, SplitNul(out));
   SortByMtime(&paths);
   size_t total = paths.size();
   if (paths.size() > kMaxGlobResults) paths.resize(kMaxGlobResults);
@@ -290,8 +306,9 @@ std::string FinishGlob(const std::string& ws, const std::string& out, v1::ToolRe
   return text;
 }
 
-std::string FinishLs(const std::string& root, const std::string& ws, const std::string& out, v1::ToolResult* r) {
-  std::vector<std::string> files = SplitNul(out);
+std::string FinishLs(const v1::ToolRequest& req, const std::string& root, const std::string& ws, const std::string& out,
+                     v1::ToolResult* r) {
+  std::vector<std::string> files = Shown(req, SplitNul(out));
   // Relative paths, sorted, so a directory's entries follow it.
   std::vector<std::string> rel;
   for (const std::string& f : files) {
@@ -388,11 +405,11 @@ std::string FinishSearch(const v1::ToolRequest& req, const std::string& ws, cons
   Status s = RgStatus(exit_code, out, err);
   if (!s.ok()) return Fail(r, s.WithContext(req.tool()));
   const v1::ToolInput& in = req.input();
-  if (in.has_grep()) return FinishGrep(ArgsOf(in.grep()), ws, out, truncated, r);
-  if (in.has_glob()) return FinishGlob(ws, out, r);
+  if (in.has_grep()) return FinishGrep(req, ArgsOf(in.grep()), ws, out, truncated, r);
+  if (in.has_glob()) return FinishGlob(req, ws, out, r);
   Status error;
   std::string root = SearchRoot(in.ls().path(), ws, req.approved_outside_path(), &error);
-  return FinishLs(root, ws, out, r);
+  return FinishLs(req, root, ws, out, r);
 }
 
 }  // namespace odin

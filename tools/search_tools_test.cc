@@ -42,6 +42,35 @@ TEST_F(SearchToolsTest, GrepCommandLines) {
   EXPECT_FALSE(PlanSearch(Req(kGrepTool, R"({"pattern":"x","path":"missing"})"), ws_, "rg").ok());
 }
 
+// What a Read deny rule hides never shows in a search, in any output mode.
+TEST_F(SearchToolsTest, WhatReadMayNotReadIsLeftOutOfEveryResult) {
+  std::string env = ws_ + "/sub/.env", ok = ws_ + "/a.txt";
+  for (const char* mode : {"files_with_matches", "count", "content"}) {
+    v1::ToolRequest req = Req(kGrepTool, std::string(R"({"pattern":"TOKEN","output_mode":")") + mode + "\"}");
+    req.add_unreadable(ws_ + "/**/.env");
+    std::string rg;
+    if (std::string(mode) == "content") {
+      for (const std::string& f : {env, ok}) {
+        rg += R"({"type":"match","data":{"path":{"text":")" + f +
+              R"("},"lines":{"text":"TOKEN=1\n"},"line_number":1,"submatches":[]}})" + "\n";
+      }
+    } else if (std::string(mode) == "count") {
+      rg = env + std::string("\0", 1) + "1\n" + ok + std::string("\0", 1) + "1\n";
+    } else {
+      rg = env + std::string("\0", 1) + ok + std::string("\0", 1);
+    }
+    v1::ToolResult r;
+    std::string text = FinishSearch(req, ws_, rg, "", 0, false, &r);
+    EXPECT_EQ(text.find(".env"), std::string::npos) << mode << ": " << text;
+    EXPECT_NE(text.find("a.txt"), std::string::npos) << mode << ": " << text;
+  }
+  v1::ToolRequest glob = Req(kGlobTool, R"({"pattern":"**/*"})");
+  glob.add_unreadable(ws_ + "/sub");
+  v1::ToolResult r;
+  std::string text = FinishSearch(glob, ws_, env + std::string("\0", 1) + ok + std::string("\0", 1), "", 0, false, &r);
+  EXPECT_EQ(text, "a.txt\n");
+}
+
 TEST_F(SearchToolsTest, ContentOutputShowsLinesAndRecordsThemAsRead) {
   ASSERT_TRUE(WriteFileAtomic(ws_ + "/f.txt", "a\nhello world\nb\nc\nd\nhello\n").ok());
   std::string f = ws_ + "/f.txt";

@@ -1,6 +1,9 @@
 #include "tools/workspace_path.h"
 
+#include <fnmatch.h>
+
 #include <filesystem>
+#include <sstream>
 
 #include "base/file_util.h"
 
@@ -74,6 +77,74 @@ std::string DisplayPath(const std::string& absolute, const std::string& workspac
   if (absolute == workspace) return ".";
   if (IsInsideDir(absolute, workspace)) return absolute.substr(workspace == "/" ? 1 : workspace.size() + 1);
   return absolute;
+}
+
+namespace {
+
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> out;
+  std::stringstream in(path);
+  std::string s;
+  while (std::getline(in, s, '/')) {
+    if (!s.empty()) out.push_back(s);
+  }
+  return out;
+}
+
+// Whether the pattern's segments match the path's first n segments for
+// some n >= 1 (the path, or a directory above it): "**" spans any number of
+// segments, other segments match as fnmatch does. Dynamic programming over
+// (pattern, path) positions, so no pattern backtracks exponentially.
+bool SegmentsMatchSomePrefix(const std::vector<std::string>& p, const std::vector<std::string>& s) {
+  // reach[i][j]: p's first i segments match s's first j.
+  std::vector<std::vector<char>> reach(p.size() + 1, std::vector<char>(s.size() + 1, 0));
+  reach[0][0] = 1;
+  for (size_t i = 0; i < p.size(); ++i) {
+    bool any = p[i] == "**";
+    for (size_t j = 0; j <= s.size(); ++j) {
+      if (!reach[i][j]) continue;
+      if (any) {
+        for (size_t k = j; k <= s.size(); ++k) reach[i + 1][k] = 1;
+        break;  // every later j is covered
+      }
+      if (j < s.size() && fnmatch(p[i].c_str(), s[j].c_str(), 0) == 0) reach[i + 1][j + 1] = 1;
+    }
+  }
+  for (size_t n = 1; n <= s.size(); ++n) {
+    if (reach[p.size()][n]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool PathPatternMayCoverBelow(const std::string& pattern, const std::string& dir) {
+  std::vector<std::string> p = Segments(pattern), d = Segments(dir);
+  // reach[i]: the pattern's first i segments can match all of dir's so far.
+  std::vector<char> reach(p.size() + 1, 0);
+  reach[0] = 1;
+  for (size_t i = 0; i < p.size() && p[i] == "**"; ++i) reach[i + 1] = 1;
+  for (const std::string& seg : d) {
+    std::vector<char> next(p.size() + 1, 0);
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (!reach[i]) continue;
+      if (p[i] == "**") next[i] = 1;  // ** takes this segment too
+      if (p[i] == "**" || fnmatch(p[i].c_str(), seg.c_str(), 0) == 0) next[i + 1] = 1;
+    }
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (next[i] && p[i] == "**") next[i + 1] = 1;  // ** may also take nothing
+    }
+    reach = std::move(next);
+  }
+  // Something of the pattern is left to match below dir.
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (reach[i]) return true;
+  }
+  return false;
+}
+
+bool PathPatternCovers(const std::string& pattern, const std::string& path) {
+  return SegmentsMatchSomePrefix(Segments(pattern), Segments(path));
 }
 
 }  // namespace odin

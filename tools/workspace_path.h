@@ -33,6 +33,15 @@ StatusOr<std::string> ResolveToolPath(const std::string& given, const std::strin
 // symlink looked at: the path as Claude Code shows it to hooks.
 std::string LexicalPath(const std::string& given, const std::string& workspace);
 
+// Whether pattern (absolute; each segment an fnmatch glob, or "**" for any
+// number of segments) covers path (absolute, normalised) or a directory
+// above it: what a Read deny rule hides (gates/tool_rules.h). Polynomial in
+// the segments, however many "**" the pattern has.
+bool PathPatternCovers(const std::string& pattern, const std::string& path);
+// Whether a path below dir (absolute) could be covered: a walk looking for
+// what the pattern covers need not enter a directory where this is false.
+bool PathPatternMayCoverBelow(const std::string& pattern, const std::string& dir);
+
 // The path as shown to the model: relative to the workspace, or absolute if
 // it is not inside it. The workspace itself is ".".
 std::string DisplayPath(const std::string& absolute, const std::string& workspace);

@@ -74,5 +74,22 @@ TEST_F(WorkspacePathTest, DisplayPathIsRelative) {
   EXPECT_EQ(DisplayPath("/etc/x", ws_), "/etc/x");
 }
 
+TEST(PathPatternTest, CoversThePathOrADirectoryAboveItAndSaysWhereAWalkNeedNotGo) {
+  EXPECT_TRUE(PathPatternCovers("/w/**/.env", "/w/.env"));
+  EXPECT_TRUE(PathPatternCovers("/w/**/.env", "/w/a/b/.env"));
+  EXPECT_TRUE(PathPatternCovers("/w/secrets", "/w/secrets/k/key.pem"));
+  EXPECT_FALSE(PathPatternCovers("/w/secrets", "/w/secretsx"));
+  EXPECT_TRUE(PathPatternCovers("/w/*.pem", "/w/a.pem"));
+  EXPECT_FALSE(PathPatternCovers("/w/*.pem", "/w/sub/a.pem"));
+  // A walk for /w/src/**/*.key enters src and below, nothing else.
+  EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w"));
+  EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w/src"));
+  EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w/src/a/b"));
+  EXPECT_FALSE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w/node_modules"));
+  EXPECT_FALSE(PathPatternMayCoverBelow("/w/*.pem", "/w/sub"));
+  EXPECT_TRUE(PathPatternMayCoverBelow("/w/**/.env", "/w/node_modules/x"));
+  EXPECT_FALSE(PathPatternMayCoverBelow("/w/a/b", "/w/c"));
+}
+
 }  // namespace
 }  // namespace odin

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The side-by-side script's two halves (side_by_side.sh runs them).
+
+  compare_payloads.py script WS claude|odin
+      prints the fake model server's script: the same calls in each one's
+      tool names (Claude Code's file tools take absolute paths).
+  compare_payloads.py compare CLAUDE_LOG CLAUDE_WS ODIN_DB ODIN_WS
+      prints the hook payloads of both, paired by event, tool and turn,
+      field by field.
+"""
+import json
+import re
+import sqlite3
+import sys
+
+# (Claude Code's call, Odin's call): the same step in each one's names.
+STEPS = [
+    (("Bash", {"command": "echo hi", "description": "say hi"}), ("ExecuteCommand", {"command": "echo hi"})),
+    (("Write", {"file_path": "{ws}/sub/../new.txt", "content": "new\n"}),
+     ("WriteFile", {"file_path": "sub/../new.txt", "content": "new\n"})),
+    (("Read", {"file_path": "{ws}/notes.txt"}), ("Read", {"file_path": "notes.txt"})),
+    (("Edit", {"file_path": "{ws}/notes.txt", "old_string": "one", "new_string": "two"}),
+     ("EditTool", {"file_path": "notes.txt", "old_string": "one", "new_string": "two"})),
+    (("Bash", {"command": "rm -rf build", "timeout": 5000}),
+     ("ExecuteCommand", {"command": "rm -rf build", "timeout_seconds": 5})),
+]
+
+
+def script(ws, flavour):
+    responses = []
+    for cc, odin in STEPS:
+        name, args = cc if flavour == "claude" else odin
+        args = json.loads(json.dumps(args).replace("{ws}", ws))
+        responses.append({"tool_calls": [{"name": name, "arguments": args}]})
+    responses.append({"text": "Done."})
+    print(json.dumps({"responses": responses}))
+
+
+def shape(key, value, ws):
+    """A value with what differs by nature (paths, ids, times) made comparable."""
+    if isinstance(value, str):
+        value = value.replace(ws, "$WS")
+        if key in ("session_id", "prompt_id") and re.fullmatch(r"[0-9a-f-]{36}", value):
+            return "<uuid>"
+        if key == "tool_use_id":
+            return re.sub(r"^(toolu_|ex_).*", r"<\1…>", value)
+        if key.endswith("transcript_path"):
+            return "<" + re.sub(r".*\.", ".", value) + " file>"
+    if key == "duration_ms" and isinstance(value, (int, float)):
+        return "<ms>"
+    return value
+
+
+def flatten(payload, ws):
+    out = {}
+    for key, value in payload.items():
+        if isinstance(value, dict) and key in ("tool_input", "tool_response", "effort"):
+            if not value:
+                out[key] = "{}"
+            for k, v in value.items():
+                out[key + "." + k] = shape(k, v, ws)
+        else:
+            out[key] = shape(key, value, ws)
+    return out
+
+
+def paired(payloads):
+    """(event, tool, n) -> payload, n counting repeats of an event on a tool."""
+    seen, out = {}, {}
+    for p in payloads:
+        base = (p.get("hook_event_name", "?"), p.get("tool_name", ""))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out[base + (n,)] = p
+    return out
+
+
+def compare(claude_log, claude_ws, odin_db, odin_ws):
+    claude = [json.loads(line) for line in open(claude_log) if line.strip()]
+    rows = sqlite3.connect(odin_db).execute(
+        "SELECT args_json FROM execution_starts WHERE tool = 'Hook' ORDER BY rowid").fetchall()
+    odin = [json.loads(json.loads(r[0])["input"]) for r in rows]
+    a, b = paired(claude), paired(odin)
+    keys = sorted(set(a) | set(b), key=lambda k: (list(a).index(k) if k in a else 1000 + list(b).index(k)))
+    same = differ = only = 0
+    for key in keys:
+        event, tool, n = key
+        print(f"\n== {event}" + (f" {tool}" if tool else "") + (f" #{n + 1}" if n else ""))
+        fa = flatten(a[key], claude_ws) if key in a else None
+        fb = flatten(b[key], odin_ws) if key in b else None
+        if fa is None or fb is None:
+            print("   only in " + ("Claude Code" if fb is None else "Odin"))
+            only += 1
+            continue
+        for field in sorted(set(fa) | set(fb)):
+            va, vb = fa.get(field, "—"), fb.get(field, "—")
+            mark = "same" if va == vb else "DIFF"
+            same += va == vb
+            differ += va != vb
+            print(f"   {mark:4}  {field:32} claude={json.dumps(va, ensure_ascii=True)[:70]:72} "
+                  f"odin={json.dumps(vb, ensure_ascii=True)[:70]}")
+    print(f"\n{len(claude)} Claude Code payloads, {len(odin)} Odin payloads; fields: {same} same, {differ} differ; "
+          f"{only} events in one only")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "script":
+        script(sys.argv[2], sys.argv[3])
+    else:
+        compare(*sys.argv[2:6])
