@@ -412,7 +412,9 @@ void Coordinator::FinishLspCheck(Call c, v1::ToolResult r) {
   if (!c.held) return;
   Held& held = *c.held;
   *held.result.mutable_verdict() = r.verdict();
-  held.result.clear_content_before();  // the caller does not need it
+  // The caller does not need it, unless a PostToolUse hook is told the
+  // file as it was (Claude Code's originalFile).
+  if (!HasHooks(HookEvent::kPostToolUse, held.write.call.tool)) held.result.clear_content_before();
   if (j.rollback_id.empty()) {
     // The write's caller hears of it now, with the verdict.
     return Deliver(held.write, held.result, held.recorded);

@@ -13,6 +13,7 @@
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
 #include "gates/tool_rules.h"
+#include "planner/hook_payloads.h"
 #include "tools/tool_input.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/exec_command.h"
@@ -177,20 +178,30 @@ void Coordinator::WrapForPostToolUse(Call& c) {
       if (original) original(r, recorded);
       return;
     }
-    json response = {{"status", ToolStatusName(r.status())}};
-    if (r.has_exit_code()) response["exit_code"] = r.exit_code();
+    HookToolFacts facts;
+    facts.status = ToolStatusName(r.status());
+    if (r.has_exit_code()) facts.exit_code = r.exit_code();
     std::string output = r.output_head() + r.output_tail();
-    response["output"] = output.size() > 65536 ? output.substr(0, 65536) : output;
+    facts.output = output.size() > 65536 ? output.substr(0, 65536) : output;
+    facts.interrupted = r.exit_reason() == v1::EXIT_REASON_TIMEOUT || r.exit_reason() == v1::EXIT_REASON_KILLED;
     if (r.has_file_written()) {
-      response["filePath"] = r.file_written().path();
-      response["success"] = true;
+      facts.wrote = true;
+      facts.created = r.sha256_before().empty();
+      facts.content_before = r.content_before();
+      facts.content_after = r.file_written().content();
+      facts.diff = r.diff();
     }
-    json changes = json::array();
-    for (const v1::FileChange& fc : r.changes()) changes.push_back({{"path", fc.path()}, {"change", fc.change()}});
-    if (!changes.empty()) response["changes"] = changes;
+    if (r.files_read_size() == 1 && HandlerOf(call.tool) == ToolHandler::kFileRead) {
+      facts.read = true;
+      facts.read_full = r.files_read(0).full();
+      facts.read_content = r.files_read(0).content();
+    }
+    for (const v1::FileChange& fc : r.changes()) facts.changes.emplace_back(fc.path(), fc.change());
+    json tool_input = HookToolInput(call.tool, *args, o_.workspace);
     json fields = {{"tool_name", HookToolName(call.tool)},
-                   {"tool_input", HookToolInput(call.tool, *args, o_.workspace)},
-                   {"tool_response", response},
+                   {"tool_input", tool_input},
+                   {"tool_response", HookToolResponse(call.tool, tool_input, facts)},
+                   {"duration_ms", r.duration_us() / 1000},
                    {"tool_use_id", call.execution_id}};
     RunHooks(
         {HookEvent::kPostToolUse, call.agent_id, call.mode, call.execution_id, call.tool,

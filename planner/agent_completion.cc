@@ -126,7 +126,11 @@ void Agent::AcceptCompletion() {
   if (!host_->HasHooks(event)) return Finish("done");
   PersistHistory();  // the transcript holds the answer the hooks judge
   uint64_t generation = generation_;
-  json fields = {{"stop_hook_active", c.stop_blocks > 0}};
+  // Claude Code's Stop fields; Odin has no background tasks or crons yet.
+  json fields = {{"stop_hook_active", c.stop_blocks > 0},
+                 {"last_assistant_message", c.outcome.text},
+                 {"background_tasks", json::array()},
+                 {"session_crons", json::array()}};
   const char* name = HookEventName(event);
   host_->RunHooks(
       {event, o_.agent_id, CallModeOf(c.message.mode), c.message.id, "", fields.dump()},

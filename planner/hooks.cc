@@ -152,10 +152,14 @@ nlohmann::json HookToolInput(const std::string& odin_tool, const nlohmann::json&
       input[key] = LexicalPath(input[key].get<std::string>(), workspace);
     }
   }
-  if (HandlerOf(odin_tool) == ToolHandler::kCommand && input.contains("timeout_seconds") &&
-      input["timeout_seconds"].is_number()) {
-    input["timeout"] = static_cast<int64_t>(input["timeout_seconds"].get<double>() * 1000);
+  if (HandlerOf(odin_tool) == ToolHandler::kCommand && input.contains("timeout_seconds")) {
+    if (input["timeout_seconds"].is_number()) {
+      input["timeout"] = static_cast<int64_t>(input["timeout_seconds"].get<double>() * 1000);
+    }
+    input.erase("timeout_seconds");
   }
+  // Claude Code fills in Edit's default before hooks see it.
+  if (HookToolName(odin_tool) == "Edit" && !input.contains("replace_all")) input["replace_all"] = false;
   return input;
 }
 

@@ -104,7 +104,7 @@ ALLOW = {
         "base", "tools", "sandbox", "llm", "ledger", "web", "index", "coordinator", "workspace",
         "gates", "pool", "mcp",
         "planner/tool_host.h", "planner/budget.h", "planner/checks.h",
-        "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h",
+        "planner/stall_detector.h", "planner/tool_calls.h", "planner/tool_specs.h", "planner/hooks.h", "planner/hook_payloads.h",
         # The reviewers' settings and the workflows' plan and test-file
         # patterns (plan_update's arguments, a hold's allowed paths).
         "planner/reviewers.h", "planner/workflows.h",

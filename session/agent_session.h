@@ -64,7 +64,7 @@ class AgentSession {
 
   LlmSettings llm_;
   BudgetLimits budget_;
-  std::string end_reason_ = "exit";
+  std::string end_reason_ = "other";  // SessionEnd's reason, in Claude Code's words
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<LlmClient> client_;

@@ -392,7 +392,7 @@ TEST_F(OdinHooksTest, HooksAreListedAndSessionEndRunsAtTheEnd) {
   EXPECT_EQ(Wait(pid), 0);  // SessionEnd hooks run before odin exits
   json ended = json::parse(*ReadFileToString(ws_.Join("ended.json")), nullptr, false);
   EXPECT_EQ(ended["hook_event_name"], "SessionEnd") << ended.dump();
-  EXPECT_EQ(ended["reason"], "exit");
+  EXPECT_EQ(ended["reason"], "other");
 
   Ran doctor = RunOdin(ws_.path(), {"doctor"}, FakeModelEnv(llm, marker_, user_));
   EXPECT_NE(doctor.out.find("hooks\n  SessionEnd `" + script + "`"), std::string::npos) << doctor.out;

@@ -58,7 +58,11 @@ def flatten(payload, ws):
             if not value:
                 out[key] = "{}"
             for k, v in value.items():
-                out[key + "." + k] = shape(k, v, ws)
+                if isinstance(v, dict):  # Read's tool_response.file
+                    for k2, v2 in v.items():
+                        out[key + "." + k + "." + k2] = shape(k2, v2, ws)
+                else:
+                    out[key + "." + k] = shape(k, v, ws)
         else:
             out[key] = shape(key, value, ws)
     return out

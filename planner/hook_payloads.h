@@ -1,0 +1,52 @@
+#pragma once
+// What a PostToolUse hook is told a call returned, in Claude Code's shape
+// for the tools Claude Code has (its tool_response, as Claude Code 2.1.197
+// sends it: tests/claude_code/side_by_side.sh), Odin's for the others.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace odin {
+
+// The facts of a call's result the payload is made of (the coordinator
+// fills them from the worker's ToolResult).
+struct HookToolFacts {
+  std::string status;  // Odin's: "ok", "error", "timeout", ...
+  std::optional<int> exit_code;
+  std::string output;        // the combined output (capped)
+  bool interrupted = false;  // timed out or cancelled
+  // A writing tool's file: whether it is new, its content before and after,
+  // and the unified diff of the change.
+  bool wrote = false;
+  bool created = false;
+  std::string content_before;
+  std::string content_after;
+  std::string diff;
+  // Read: the file as read (whole when full).
+  bool read = false;
+  bool read_full = false;
+  std::string read_content;
+  std::vector<std::pair<std::string, std::string>> changes;  // a command's: path, "created"/"modified"/...
+};
+
+// Claude Code's structuredPatch of a unified diff: one {oldStart, oldLines,
+// newStart, newLines, lines} per hunk, each line with its ' ', '-' or '+'.
+nlohmann::json StructuredPatch(const std::string& unified_diff);
+
+// The tool_response of a call of odin_tool whose tool_input (Claude Code's
+// form, planner/hooks.h HookToolInput) was input:
+//   Bash   {stdout, stderr, interrupted, isImage, noOutputExpected}, and Odin's
+//          "changes" ([{path, change}]) when the command changed files
+//   Write  {type: create|update, filePath, content, structuredPatch, originalFile, userModified}
+//   Edit   {filePath, oldString, newString, originalFile, structuredPatch, userModified, replaceAll}
+//   MultiEdit {filePath, edits, originalFileContents, structuredPatch}
+//   Read   {type: "text", file: {filePath, content, numLines, startLine, totalLines}}
+// and Odin's {status, exit_code, output, changes} for every other tool.
+nlohmann::json HookToolResponse(const std::string& odin_tool, const nlohmann::json& input, const HookToolFacts& facts);
+
+}  // namespace odin
