@@ -11,6 +11,7 @@
 
 #include "base/file_util.h"
 #include "base/json_input.h"
+#include "base/sha256.h"
 #include "config/claude_settings.h"
 #include "config/trust_store.h"
 #include "workspace/host_files.h"
@@ -174,6 +175,8 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   Config user;
   // Claude Code's user settings first: the user's odinconfig.json goes over them.
   if (std::string claude = ClaudeUserDir(env); !claude.empty()) {
+    ASSIGN_OR_RETURN(std::optional<std::string> md, ReadUserFile(JoinPath(claude, "CLAUDE.md"), kMaxConfigBytes));
+    l.user_claude_md = md.value_or("");
     std::string path = JoinPath(claude, "settings.json");
     ASSIGN_OR_RETURN(std::optional<std::string> text, ReadUserFile(path, kMaxConfigBytes));
     if (text) {
@@ -197,7 +200,16 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   std::string mcp_path = McpJsonPath(ws);
   StatusOr<std::optional<std::string>> mcp_text = ReadWorkspaceConfig(ws.root, ".mcp.json");
   ASSIGN_OR_RETURN(std::vector<WorkspaceClaudeFile> claude, ReadWorkspaceClaudeFiles(ws, &l.notices));
-  if (!text && mcp_text.ok() && !*mcp_text && claude.empty()) {
+  // The root's CLAUDE.md and CLAUDE.local.md: instructions read only when
+  // trusted, so the hash covers them ("instructions (CLAUDE.md)"). One that
+  // cannot be read is the instruction loader's to name.
+  std::vector<ExtraSettingsFile> instructions;
+  for (const char* name : {"CLAUDE.md", "CLAUDE.local.md"}) {
+    StatusOr<std::optional<std::string>> md = ReadWorkspaceConfig(ws.root, name);
+    if (!md.ok() || !*md) continue;
+    instructions.push_back({name, nlohmann::json({{"instructions", Sha256Hex(**md)}}).dump()});
+  }
+  if (!text && mcp_text.ok() && !*mcp_text && claude.empty() && instructions.empty()) {
     l.config = user;
     return ExpandMcpServers(std::move(l), env);
   }
@@ -210,6 +222,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     ASSIGN_OR_RETURN(whole, ParseConfig(f.settings.odin_json, f.path, whole));
     extra.push_back({f.label, f.settings.odin_json});
   }
+  extra.insert(extra.end(), instructions.begin(), instructions.end());
   ASSIGN_OR_RETURN(whole, ParseConfig(workspace_json, ws.config_path, whole));
   // What of .mcp.json the trust hash covers: the file, or why it is unusable.
   std::string mcp_trusted;
@@ -267,6 +280,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
             : *pinned == l.security.sha256 ? WorkspaceTrust::kTrusted
                                            : WorkspaceTrust::kChanged;
   if (l.trust == WorkspaceTrust::kTrusted) {
+    l.claude_instructions = true;
     l.config = std::move(whole);
     return ExpandMcpServers(std::move(l), env);
   }
@@ -278,6 +292,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     ASSIGN_OR_RETURN(applied, ParseConfig(split.applied_json, f.path, applied));
     for (const std::string& key : split.ignored) ignored_elsewhere.push_back(key + " (" + f.label + ")");
   }
+  for (const ExtraSettingsFile& f : instructions) ignored_elsewhere.push_back("instructions (" + f.label + ")");
   UntrustedSplit split = SplitUntrusted(workspace_json, applied);
   ASSIGN_OR_RETURN(l.config, ParseConfig(split.applied_json, ws.config_path, applied));
   l.ignored = std::move(split.ignored);

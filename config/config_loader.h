@@ -44,6 +44,11 @@ struct LoadedConfig {
   WorkspaceTrust trust = WorkspaceTrust::kNoConfig;
   SecuritySettings security;         // the workspace's trusted-only settings (with a workspace config)
   std::vector<std::string> ignored;  // the workspace's keys not applied, sorted
+  // Claude Code's instruction files: a workspace's CLAUDE.md and
+  // CLAUDE.local.md are read only when it is trusted (the hash covers the
+  // root's), the user's ~/.claude/CLAUDE.md always (planner/instructions.h).
+  bool claude_instructions = false;
+  std::string user_claude_md;
   // One line each for stderr, without a program prefix, e.g. "untrusted
   // workspace: ignoring llm.base_url, sandbox.bwrap in odinconfig.json (run
   // `odin trust` to trust it)".

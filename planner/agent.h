@@ -41,6 +41,7 @@
 #include "planner/checks.h"
 #include "planner/compaction.h"
 #include "planner/context_window.h"
+#include "planner/instructions.h"
 #include "planner/convergence_gate.h"
 #include "planner/reviewers.h"
 #include "planner/workflows.h"
@@ -58,9 +59,10 @@ struct AgentOptions {
   std::string agent_id = "main";
   std::string provider;  // for the ledger
   std::string model;
-  std::string workspace;     // absolute root
-  std::string cwd;           // where the user started
-  std::string instructions;  // ODIN.md / AGENTS.md text
+  std::string workspace;                   // absolute root
+  std::string cwd;                         // where the user started
+  std::string instructions;                // ODIN.md, AGENTS.md, CLAUDE.md text (planner/instructions.h)
+  InstructionSources instruction_sources;  // what LoadInstructions reads again after a compaction
   // The budget of each message: model turns, tool calls, tokens, cost,
   // wall time (0: no limit). Running out ends the message as budget_exceeded.
   BudgetLimits budget = [] {

@@ -138,9 +138,9 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
                              const Status& failure) {
   Compaction k = std::move(*compaction_);
   compaction_.reset();
-  // ODIN.md and AGENTS.md, read again: the next request carries them as they
-  // are now.
-  if (!o_.subagent) o_.instructions = LoadInstructions(o_.workspace, o_.cwd);
+  // The instruction files, read again: the next request carries them as
+  // they are now.
+  if (!o_.subagent) o_.instructions = LoadInstructions(o_.workspace, o_.cwd, nullptr, o_.instruction_sources);
   // The next request, less what left the conversation (the next request
   // counts it again, whole).
   int64_t after = std::max<int64_t>(0, k.tokens_before - estimator_.Tokens(k.history_bytes - HistoryBytes()));

@@ -1,5 +1,7 @@
 #include "planner/instructions.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
@@ -28,6 +30,57 @@ TEST(InstructionsTest, CappedAt32KiB) {
   std::string text = LoadInstructions(root, root);
   EXPECT_LE(text.size(), kMaxInstructionBytes + 64);
   EXPECT_NE(text.find("[instructions cut at 32 KiB]"), std::string::npos);
+  RemoveTree(root);
+}
+
+// Claude Code's files: only when the workspace is trusted; their @imports
+// from the importing file's directory, inside the workspace, each once.
+TEST(InstructionsTest, ClaudeFilesAndTheirImportsWhenTrusted) {
+  std::string root = *RealPath(*MakeTempDir("odin-instr"));
+  ASSERT_TRUE(MakeDirs(root + "/docs/deep").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/CLAUDE.md",
+                              "Follow @docs/style.md and see @README.\n"
+                              "Not `@docs/secret.md`, nor user@example.com, nor @../outside.md\n"
+                              "```\n@docs/secret.md\n```\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/CLAUDE.local.md", "my local notes\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/docs/style.md", "tabs, never spaces; @deep/more.md\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/docs/deep/more.md", "and more @../style.md\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/docs/secret.md", "not imported\n").ok());
+  ASSERT_EQ(symlink("CLAUDE.md", (root + "/AGENTS.md").c_str()), 0);
+  // Untrusted: AGENTS.md (a link to CLAUDE.md) is read, as always, but no
+  // CLAUDE file and no import.
+  EXPECT_EQ(LoadInstructions(root, root),
+            "## AGENTS.md\nFollow @docs/style.md and see @README.\nNot `@docs/secret.md`, "
+            "nor user@example.com, nor @../outside.md\n```\n@docs/secret.md\n```\n\n");
+  std::vector<std::string> refused;
+  std::string text = LoadInstructions(root, root, &refused, {true, "the user's own\n"});
+  // Trusted: CLAUDE.md with its imports (AGENTS.md, the same text, once).
+  EXPECT_EQ(text,
+            "## ~/.claude/CLAUDE.md\nthe user's own\n\n"
+            "## CLAUDE.md\nFollow @docs/style.md and see @README.\nNot `@docs/secret.md`, nor user@example.com, nor "
+            "@../outside.md\n```\n@docs/secret.md\n```\n\n"
+            "## docs/style.md (imported by CLAUDE.md)\ntabs, never spaces; @deep/more.md\n\n"
+            "## docs/deep/more.md (imported by docs/style.md)\nand more @../style.md\n\n"
+            "## CLAUDE.local.md\nmy local notes\n\n")
+      << text;
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0], "CLAUDE.md: @../outside.md: outside the workspace");
+  RemoveTree(root);
+}
+
+// Imports stop kMaxImportDepth hops from the file.
+TEST(InstructionsTest, ImportsStopAtTheirDepth) {
+  std::string root = *RealPath(*MakeTempDir("odin-instr"));
+  ASSERT_TRUE(WriteFileAtomic(root + "/CLAUDE.md", "@a1.md\n").ok());
+  for (int i = 1; i <= 6; ++i) {
+    ASSERT_TRUE(WriteFileAtomic(root + "/a" + std::to_string(i) + ".md",
+                                "level " + std::to_string(i) + " @a" + std::to_string(i + 1) + ".md\n")
+                    .ok());
+  }
+  std::string text = LoadInstructions(root, root, nullptr, {true, ""});
+  EXPECT_NE(text.find("level 4"), std::string::npos) << text;
+  EXPECT_EQ(text.find("level 5"), std::string::npos) << text;
   RemoveTree(root);
 }
 

@@ -175,7 +175,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.workspace = ws.root;
   o.cwd = ws.cwd;
   std::vector<std::string> refused;
-  o.instructions = LoadInstructions(ws.root, ws.cwd, &refused);
+  o.instruction_sources = {loaded.claude_instructions, loaded.user_claude_md};
+  o.instructions = LoadInstructions(ws.root, ws.cwd, &refused, o.instruction_sources);
   // A refusal by the safe file layer: one line, and a gate event; the
   // session goes on without the file.
   for (const std::string& why : refused) {
