@@ -22,28 +22,31 @@ bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::strin
 // Adds to *out the paths below rel (relative to the workspace; "" the root)
 // that a pattern covers, not descending below one it covers (the mask
 // covers what is below) nor into a directory where no pattern can match.
-// .git and .odin are not walked: git's files and Odin's state are the
-// sandbox's own business. False when the budget ran out first.
-bool FindCovered(const WorkspaceFiles& files, const std::string& rel, const std::vector<std::string>& patterns,
+// states: each pattern's state at rel. .git and .odin are not walked:
+// git's files and Odin's state are the sandbox's own business. False when
+// the budget ran out first.
+bool FindCovered(const WorkspaceFiles& files, const std::string& rel, const std::vector<PathPatternState>& states,
                  size_t* budget, std::vector<std::string>* out) {
-  StatusOr<std::vector<std::string>> names = files.List(rel);
-  if (!names.ok()) return true;
-  for (const std::string& name : *names) {
+  StatusOr<std::vector<WorkspaceFiles::Entry>> entries = files.ListEntries(rel);
+  if (!entries.ok()) return true;
+  std::vector<PathPatternState> next;
+  for (const WorkspaceFiles::Entry& e : *entries) {
     if (*budget == 0) return false;
     --*budget;
-    std::string child = rel.empty() ? name : rel + "/" + name;
-    std::string abs = files.Absolute(child);
-    if (std::any_of(patterns.begin(), patterns.end(),
-                    [&](const std::string& p) { return PathPatternCovers(p, abs); })) {
-      out->push_back(abs);
-      continue;
+    std::string child = rel.empty() ? e.name : rel + "/" + e.name;
+    next.clear();
+    bool covered = false, below = false;
+    for (const PathPatternState& s : states) {
+      next.push_back(s.Enter(e.name));
+      covered = covered || next.back().Covers();
+      below = below || next.back().MayCoverBelow();
     }
-    if (name == ".git" || name == ".odin" || !files.Look(child).is_dir()) continue;
-    if (std::none_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return PathPatternMayCoverBelow(p, abs); })) {
-      continue;
+    if (covered) {
+      out->push_back(files.Absolute(child));
+    } else if (below && e.is_dir && e.name != ".git" && e.name != ".odin") {
+      std::vector<PathPatternState> inside = next;
+      if (!FindCovered(files, child, inside, budget, out)) return false;
     }
-    if (!FindCovered(files, child, patterns, budget, out)) return false;
   }
   return true;
 }
@@ -67,7 +70,19 @@ ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& work
     if (rel.ok() && !rel->empty() && files->Look(*rel).exists()) set.paths.push_back(files->Absolute(*rel));
   }
   size_t budget = kMaxMaskWalk;
-  if (!globbed.empty() && !FindCovered(*files, "", globbed, &budget, &set.paths)) {
+  // Each pattern's state at the workspace root, entered from "/".
+  std::vector<PathPatternState> at_root;
+  for (const std::string& pattern : globbed) {
+    PathPatternState s(pattern);
+    for (size_t start = 1; start < workspace.size();) {
+      size_t end = workspace.find('/', start);
+      if (end == std::string::npos) end = workspace.size();
+      if (end > start) s = s.Enter(std::string_view(workspace).substr(start, end - start));
+      start = end + 1;
+    }
+    at_root.push_back(std::move(s));
+  }
+  if (!globbed.empty() && !FindCovered(*files, "", at_root, &budget, &set.paths)) {
     set.incomplete = "the Read deny rules' masks stop after " + std::to_string(kMaxMaskWalk) +
                      " entries of the workspace: commands may read what those rules name beyond them (the file "
                      "and search tools still refuse it)";

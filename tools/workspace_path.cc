@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -91,60 +92,49 @@ std::vector<std::string> Segments(const std::string& path) {
   return out;
 }
 
-// Whether the pattern's segments match the path's first n segments for
-// some n >= 1 (the path, or a directory above it): "**" spans any number of
-// segments, other segments match as fnmatch does. Dynamic programming over
-// (pattern, path) positions, so no pattern backtracks exponentially.
-bool SegmentsMatchSomePrefix(const std::vector<std::string>& p, const std::vector<std::string>& s) {
-  // reach[i][j]: p's first i segments match s's first j.
-  std::vector<std::vector<char>> reach(p.size() + 1, std::vector<char>(s.size() + 1, 0));
-  reach[0][0] = 1;
-  for (size_t i = 0; i < p.size(); ++i) {
-    bool any = p[i] == "**";
-    for (size_t j = 0; j <= s.size(); ++j) {
-      if (!reach[i][j]) continue;
-      if (any) {
-        for (size_t k = j; k <= s.size(); ++k) reach[i + 1][k] = 1;
-        break;  // every later j is covered
-      }
-      if (j < s.size() && fnmatch(p[i].c_str(), s[j].c_str(), 0) == 0) reach[i + 1][j + 1] = 1;
-    }
-  }
-  for (size_t n = 1; n <= s.size(); ++n) {
-    if (reach[p.size()][n]) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
-bool PathPatternMayCoverBelow(const std::string& pattern, const std::string& dir) {
-  std::vector<std::string> p = Segments(pattern), d = Segments(dir);
-  // reach[i]: the pattern's first i segments can match all of dir's so far.
-  std::vector<char> reach(p.size() + 1, 0);
-  reach[0] = 1;
-  for (size_t i = 0; i < p.size() && p[i] == "**"; ++i) reach[i + 1] = 1;
-  for (const std::string& seg : d) {
-    std::vector<char> next(p.size() + 1, 0);
-    for (size_t i = 0; i < p.size(); ++i) {
-      if (!reach[i]) continue;
-      if (p[i] == "**") next[i] = 1;  // ** takes this segment too
-      if (p[i] == "**" || fnmatch(p[i].c_str(), seg.c_str(), 0) == 0) next[i + 1] = 1;
-    }
-    for (size_t i = 0; i < p.size(); ++i) {
-      if (next[i] && p[i] == "**") next[i + 1] = 1;  // ** may also take nothing
-    }
-    reach = std::move(next);
-  }
-  // Something of the pattern is left to match below dir.
+PathPatternState::PathPatternState(const std::string& pattern)
+    : pattern_(std::make_shared<const std::vector<std::string>>(Segments(pattern))) {
+  const std::vector<std::string>& p = *pattern_;
+  reach_.assign(p.size() + 1, 0);
+  reach_[0] = 1;
+  for (size_t i = 0; i < p.size() && p[i] == "**"; ++i) reach_[i + 1] = 1;
+}
+
+PathPatternState PathPatternState::Enter(std::string_view segment) const {
+  const std::vector<std::string>& p = *pattern_;
+  PathPatternState next = *this;
+  std::fill(next.reach_.begin(), next.reach_.end(), 0);
+  std::string seg(segment);
   for (size_t i = 0; i < p.size(); ++i) {
-    if (reach[i]) return true;
+    if (!reach_[i]) continue;
+    if (p[i] == "**") next.reach_[i] = 1;  // ** takes this segment too
+    if (p[i] == "**" || fnmatch(p[i].c_str(), seg.c_str(), 0) == 0) next.reach_[i + 1] = 1;
+  }
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (next.reach_[i] && p[i] == "**") next.reach_[i + 1] = 1;  // ** may also take nothing
+  }
+  return next;
+}
+
+bool PathPatternState::Covers() const { return reach_.back() != 0; }
+
+bool PathPatternState::MayCoverBelow() const {
+  for (size_t i = 0; i + 1 < reach_.size(); ++i) {
+    if (reach_[i]) return true;
   }
   return false;
 }
 
 bool PathPatternCovers(const std::string& pattern, const std::string& path) {
-  return SegmentsMatchSomePrefix(Segments(pattern), Segments(path));
+  // The path, or a directory above it.
+  PathPatternState state(pattern);
+  for (const std::string& seg : Segments(path)) {
+    state = state.Enter(seg);
+    if (state.Covers()) return true;
+  }
+  return false;
 }
 
 }  // namespace odin

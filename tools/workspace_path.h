@@ -4,7 +4,10 @@
 // refused, so a tool never reads or writes outside it unless the user
 // approved that path for the call (gate 8).
 
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -38,9 +41,23 @@ std::string LexicalPath(const std::string& given, const std::string& workspace);
 // above it: what a Read deny rule hides (gates/tool_rules.h). Polynomial in
 // the segments, however many "**" the pattern has.
 bool PathPatternCovers(const std::string& pattern, const std::string& path);
-// Whether a path below dir (absolute) could be covered: a walk looking for
-// what the pattern covers need not enter a directory where this is false.
-bool PathPatternMayCoverBelow(const std::string& pattern, const std::string& dir);
+// PathPatternCovers one segment at a time, for a walk: the state at a
+// directory, entered from its parent's with the directory's name, says
+// whether the path so far is covered and whether anything below it may be
+// (a walk need not enter a directory where nothing may). Each step is
+// linear in the pattern's segments, however many "**" it has.
+class PathPatternState {
+ public:
+  // At "/".
+  explicit PathPatternState(const std::string& pattern);
+  PathPatternState Enter(std::string_view segment) const;
+  bool Covers() const;
+  bool MayCoverBelow() const;
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> pattern_;
+  std::vector<char> reach_;  // reach_[i]: the pattern's first i segments match the path so far
+};
 
 // The path as shown to the model: relative to the workspace, or absolute if
 // it is not inside it. The workspace itself is ".".

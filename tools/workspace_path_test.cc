@@ -1,5 +1,7 @@
 #include "tools/workspace_path.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -82,6 +84,15 @@ TEST(PathPatternTest, CoversThePathOrADirectoryAboveItAndSaysWhereAWalkNeedNotGo
   EXPECT_TRUE(PathPatternCovers("/w/*.pem", "/w/a.pem"));
   EXPECT_FALSE(PathPatternCovers("/w/*.pem", "/w/sub/a.pem"));
   // A walk for /w/src/**/*.key enters src and below, nothing else.
+  auto PathPatternMayCoverBelow = [](const std::string& pattern, const std::string& dir) {
+    PathPatternState state(pattern);
+    for (size_t start = 1; start < dir.size();) {
+      size_t end = std::min(dir.find('/', start), dir.size());
+      state = state.Enter(dir.substr(start, end - start));
+      start = end + 1;
+    }
+    return state.MayCoverBelow();
+  };
   EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w"));
   EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w/src"));
   EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w/src/a/b"));
@@ -89,6 +100,11 @@ TEST(PathPatternTest, CoversThePathOrADirectoryAboveItAndSaysWhereAWalkNeedNotGo
   EXPECT_FALSE(PathPatternMayCoverBelow("/w/*.pem", "/w/sub"));
   EXPECT_TRUE(PathPatternMayCoverBelow("/w/**/.env", "/w/node_modules/x"));
   EXPECT_FALSE(PathPatternMayCoverBelow("/w/a/b", "/w/c"));
+  EXPECT_FALSE(PathPatternMayCoverBelow("/w/a/b", "/w/a/b"));  // covered itself: nothing more below
+  PathPatternState at_w = PathPatternState("/w/**/.env").Enter("w");
+  EXPECT_TRUE(at_w.Enter(".env").Covers());
+  EXPECT_FALSE(at_w.Enter("x").Covers());
+  EXPECT_TRUE(at_w.Enter("x").Enter(".env").Covers());
 }
 
 }  // namespace

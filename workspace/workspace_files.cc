@@ -358,16 +358,29 @@ StatusOr<UniqueFd> WorkspaceFiles::OpenDirectory(std::string_view path) const {
 }
 
 StatusOr<std::vector<std::string>> WorkspaceFiles::List(std::string_view path) const {
+  ASSIGN_OR_RETURN(std::vector<Entry> entries, ListEntries(path));
+  std::vector<std::string> names;
+  for (Entry& e : entries) names.push_back(std::move(e.name));
+  return names;
+}
+
+StatusOr<std::vector<WorkspaceFiles::Entry>> WorkspaceFiles::ListEntries(std::string_view path) const {
   ASSIGN_OR_RETURN(UniqueFd fd, OpenDirectory(path));
   DIR* d = fdopendir(fd.release());
   if (d == nullptr) return PosixError(std::string(path), errno);
-  std::vector<std::string> names;
+  std::vector<Entry> entries;
   while (dirent* e = readdir(d)) {
     std::string_view n = e->d_name;
-    if (n != "." && n != "..") names.emplace_back(n);
+    if (n == "." || n == "..") continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+      struct stat st;
+      is_dir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    }
+    entries.push_back({std::string(n), is_dir});
   }
   closedir(d);
-  return names;
+  return entries;
 }
 
 Status WorkspaceFiles::WriteFile(std::string_view path, std::string_view contents, mode_t mode) const {

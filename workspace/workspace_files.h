@@ -116,6 +116,13 @@ class WorkspaceFiles {
   // The names in the directory at rel ("." and ".." left out), which must
   // be a directory with no symlink on its way.
   StatusOr<std::vector<std::string>> List(std::string_view rel) const;
+  // The same, with whether each is a directory (a symlink never is), from
+  // the directory's own entries where the file system says (no stat).
+  struct Entry {
+    std::string name;
+    bool is_dir = false;
+  };
+  StatusOr<std::vector<Entry>> ListEntries(std::string_view rel) const;
   // An fd of the directory at rel (O_RDONLY | O_DIRECTORY), no symlink on
   // its way: for walks that go on with openat(..., O_NOFOLLOW).
   StatusOr<UniqueFd> OpenDirectory(std::string_view rel) const;
