@@ -13,6 +13,8 @@
 #include "base/json_input.h"
 #include "base/sha256.h"
 #include "config/claude_settings.h"
+#include "gates/tool_rules.h"
+#include "planner/instructions.h"
 #include "config/trust_store.h"
 #include "workspace/host_files.h"
 #include "workspace/workspace_files.h"
@@ -201,15 +203,13 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   StatusOr<std::optional<std::string>> mcp_text = ReadWorkspaceConfig(ws.root, ".mcp.json");
   ASSIGN_OR_RETURN(std::vector<WorkspaceClaudeFile> claude, ReadWorkspaceClaudeFiles(ws, &l.notices));
   // The root's CLAUDE.md and CLAUDE.local.md: instructions read only when
-  // trusted, so the hash covers them ("instructions (CLAUDE.md)"). One that
-  // cannot be read is the instruction loader's to name.
-  std::vector<ExtraSettingsFile> instructions;
-  for (const char* name : {"CLAUDE.md", "CLAUDE.local.md"}) {
-    StatusOr<std::optional<std::string>> md = ReadWorkspaceConfig(ws.root, name);
-    if (!md.ok() || !*md) continue;
-    instructions.push_back({name, nlohmann::json({{"instructions", Sha256Hex(**md)}}).dump()});
+  // trusted, so the hash covers them and their imports ("instructions
+  // (CLAUDE.md)"); what they cannot read is the instruction loader's to name.
+  bool claude_md = false;
+  if (StatusOr<WorkspaceFiles> root = WorkspaceFiles::Open(ws.root); root.ok()) {
+    claude_md = root->Look("CLAUDE.md").exists() || root->Look("CLAUDE.local.md").exists();
   }
-  if (!text && mcp_text.ok() && !*mcp_text && claude.empty() && instructions.empty()) {
+  if (!text && mcp_text.ok() && !*mcp_text && claude.empty() && !claude_md) {
     l.config = user;
     return ExpandMcpServers(std::move(l), env);
   }
@@ -221,6 +221,14 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   for (const WorkspaceClaudeFile& f : claude) {
     ASSIGN_OR_RETURN(whole, ParseConfig(f.settings.odin_json, f.path, whole));
     extra.push_back({f.label, f.settings.odin_json});
+  }
+  std::vector<ExtraSettingsFile> instructions;
+  std::string claude_sha;
+  if (claude_md) {
+    claude_sha = ClaudeFilesSha256(ws.root, UnreadablePatterns(whole.permissions, ws.root, Get(env, "HOME")));
+    if (!claude_sha.empty()) {
+      instructions.push_back({"CLAUDE.md", nlohmann::json({{"instructions", claude_sha}}).dump()});
+    }
   }
   extra.insert(extra.end(), instructions.begin(), instructions.end());
   ASSIGN_OR_RETURN(whole, ParseConfig(workspace_json, ws.config_path, whole));
@@ -280,7 +288,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
             : *pinned == l.security.sha256 ? WorkspaceTrust::kTrusted
                                            : WorkspaceTrust::kChanged;
   if (l.trust == WorkspaceTrust::kTrusted) {
-    l.claude_instructions = true;
+    l.claude_sha256 = claude_sha;
     l.config = std::move(whole);
     return ExpandMcpServers(std::move(l), env);
   }

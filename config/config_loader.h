@@ -44,10 +44,11 @@ struct LoadedConfig {
   WorkspaceTrust trust = WorkspaceTrust::kNoConfig;
   SecuritySettings security;         // the workspace's trusted-only settings (with a workspace config)
   std::vector<std::string> ignored;  // the workspace's keys not applied, sorted
-  // Claude Code's instruction files: a workspace's CLAUDE.md and
-  // CLAUDE.local.md are read only when it is trusted (the hash covers the
-  // root's), the user's ~/.claude/CLAUDE.md always (planner/instructions.h).
-  bool claude_instructions = false;
+  // Claude Code's instruction files (planner/instructions.h): the hash of
+  // the root's CLAUDE.md, CLAUDE.local.md and their imports when the
+  // workspace is trusted with them ("" otherwise: they are not read), and
+  // the user's ~/.claude/CLAUDE.md, always read.
+  std::string claude_sha256;
   std::string user_claude_md;
   // One line each for stderr, without a program prefix, e.g. "untrusted
   // workspace: ignoring llm.base_url, sandbox.bwrap in odinconfig.json (run

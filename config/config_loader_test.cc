@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
+#include "config/sandbox_settings.h"
 #include "config/trust_store.h"
 
 namespace odin {
@@ -432,6 +433,46 @@ TEST_F(ConfigLoaderTest, ALocalFileOfDenyRulesKeepsTheTrustGiven) {
   EXPECT_EQ(l.trust, WorkspaceTrust::kTrusted);
   EXPECT_EQ(l.config.permissions.deny, (Keys{"Read(./.env)", "Bash(curl:*)"}));
   EXPECT_FALSE(l.config.hooks.empty());
+}
+
+// The trust hash pins CLAUDE.md and its imports: an import that appears
+// (the agent writing a file CLAUDE.md names) untrusts the workspace.
+TEST_F(ConfigLoaderTest, ClaudeMdAndItsImportsArePinnedByTrust) {
+  Put(ws_.root + "/CLAUDE.md", "rules; see @TODO.md\n");
+  LoadedConfig l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kUntrusted);
+  EXPECT_EQ(l.claude_sha256, "");
+  EXPECT_EQ(l.ignored, Keys{"instructions (CLAUDE.md)"});
+  Trust();
+  l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kTrusted);
+  EXPECT_NE(l.claude_sha256, "");
+  Put(ws_.root + "/TODO.md", "planted\n");
+  l = Load();
+  EXPECT_EQ(l.trust, WorkspaceTrust::kChanged);
+  EXPECT_EQ(l.claude_sha256, "");
+}
+
+// What a Read deny rule names is masked where it is: a link's target in
+// the workspace, never the link itself (a dangling one would stop
+// bubblewrap), and a rule on the whole workspace is said, not masked.
+TEST_F(ConfigLoaderTest, ReadDenyMasksFollowLinksAndNeverMaskOne) {
+  Put(ws_.root + "/sub/.env", "SECRET=1\n");
+  ASSERT_TRUE(MakeDirs(ws_.root + "/x").ok());
+  ASSERT_EQ(symlink("/nonexistent/x", (ws_.root + "/.env").c_str()), 0);
+  ASSERT_EQ(symlink("../sub/.env", (ws_.root + "/x/.env").c_str()), 0);
+  Put(ws_.root + "/y/.env", "SECRET=2\n");
+  CommandRules rules;
+  rules.deny = {"Read(.env)"};
+  ReadDenyMaskSet masks = ReadDenyMasks(rules, ws_.root, "");
+  EXPECT_EQ(masks.paths, (Keys{ws_.root + "/sub/.env", ws_.root + "/y/.env"}));
+  EXPECT_EQ(masks.incomplete, "");
+  rules.deny = {"Read(./.env)"};  // one look: the dangling link
+  EXPECT_TRUE(ReadDenyMasks(rules, ws_.root, "").paths.empty());
+  rules.deny = {"Read(/" + ws_.root + ")"};
+  masks = ReadDenyMasks(rules, ws_.root, "");
+  EXPECT_TRUE(masks.paths.empty());
+  EXPECT_NE(masks.incomplete.find("covers the whole workspace"), std::string::npos) << masks.incomplete;
 }
 
 TEST_F(ConfigLoaderTest, ABrokenClaudeSettingsFileStopsTheRunNamingIt) {

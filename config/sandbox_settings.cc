@@ -19,19 +19,40 @@ constexpr size_t kMaxMaskWalk = 200000;
 
 bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
-// Adds to *out the paths below rel (relative to the workspace; "" the root)
-// that a pattern covers, not descending below one it covers (the mask
-// covers what is below) nor into a directory where no pattern can match.
-// states: each pattern's state at rel. .git and .odin are not walked:
-// git's files and Odin's state are the sandbox's own business. False when
-// the budget ran out first.
-bool FindCovered(const WorkspaceFiles& files, const std::string& rel, const std::vector<PathPatternState>& states,
-                 size_t* budget, std::vector<std::string>* out) {
+// What masks rel (relative to the workspace), added to *out: rel itself, or
+// where a link there leads if that is in the workspace. A link is never
+// masked itself: bubblewrap cannot bind onto one that dangles, and a mask
+// on a link would not hide what it points at. A link out of the workspace
+// leads where the sandbox hides or shows only read-only system files.
+void Mask(const WorkspaceFiles& files, const std::string& rel, bool is_link, std::vector<std::string>* out) {
+  std::string at = files.Absolute(rel), at_rel = rel;
+  for (int hop = 0; is_link && hop < 8; ++hop) {
+    StatusOr<std::string> target = files.ReadLink(at_rel);
+    if (!target.ok()) return;
+    at = LexicalPath(*target, DirName(at));
+    StatusOr<std::string> inside = files.Relative(at);
+    if (!inside.ok() || inside->empty()) return;
+    at_rel = *inside;
+    FileEntry e = files.Look(at_rel);
+    if (!e.exists()) return;
+    is_link = e.is_link();
+  }
+  if (!is_link) out->push_back(at);
+}
+
+// Adds to *out what masks the paths below rel (relative to the workspace;
+// "" the root) that a pattern covers, not descending below one it covers
+// (the mask covers what is below) nor into a directory where no pattern can
+// match. states: each pattern's state at rel. .git and .odin are not
+// walked: git's files and Odin's state are the sandbox's own business.
+// Returns why the walk is incomplete ("" if it is not).
+std::string FindCovered(const WorkspaceFiles& files, const std::string& rel,
+                        const std::vector<PathPatternState>& states, size_t* budget, std::vector<std::string>* out) {
   StatusOr<std::vector<WorkspaceFiles::Entry>> entries = files.ListEntries(rel);
-  if (!entries.ok()) return true;
+  if (!entries.ok()) return entries.status().message();
   std::vector<PathPatternState> next;
   for (const WorkspaceFiles::Entry& e : *entries) {
-    if (*budget == 0) return false;
+    if (*budget == 0) return "they stop after " + std::to_string(kMaxMaskWalk) + " entries of the workspace";
     --*budget;
     std::string child = rel.empty() ? e.name : rel + "/" + e.name;
     next.clear();
@@ -42,16 +63,21 @@ bool FindCovered(const WorkspaceFiles& files, const std::string& rel, const std:
       below = below || next.back().MayCoverBelow();
     }
     if (covered) {
-      out->push_back(files.Absolute(child));
+      Mask(files, child, e.is_link, out);
     } else if (below && e.is_dir && e.name != ".git" && e.name != ".odin") {
       std::vector<PathPatternState> inside = next;
-      if (!FindCovered(files, child, inside, budget, out)) return false;
+      if (std::string why = FindCovered(files, child, inside, budget, out); !why.empty()) return why;
     }
   }
-  return true;
+  return "";
 }
 
 }  // namespace
+
+StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
+  if (flag.empty()) return config.sandbox_policy;
+  return ParseSandboxPolicy(flag);
+}
 
 ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& workspace, const std::string& home) {
   ReadDenyMaskSet set;
@@ -59,20 +85,10 @@ ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& work
   if (patterns.empty()) return set;
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(workspace);
   if (!files.ok()) return set;
-  std::vector<std::string> globbed;
-  for (const std::string& pattern : patterns) {
-    // A pattern without a wildcard names one path: look at it, no walk.
-    if (HasGlob(pattern)) {
-      globbed.push_back(pattern);
-      continue;
-    }
-    StatusOr<std::string> rel = files->Relative(pattern);
-    if (rel.ok() && !rel->empty() && files->Look(*rel).exists()) set.paths.push_back(files->Absolute(*rel));
-  }
-  size_t budget = kMaxMaskWalk;
+  std::string incomplete;
   // Each pattern's state at the workspace root, entered from "/".
   std::vector<PathPatternState> at_root;
-  for (const std::string& pattern : globbed) {
+  for (const std::string& pattern : patterns) {
     PathPatternState s(pattern);
     for (size_t start = 1; start < workspace.size();) {
       size_t end = workspace.find('/', start);
@@ -80,21 +96,33 @@ ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& work
       if (end > start) s = s.Enter(std::string_view(workspace).substr(start, end - start));
       start = end + 1;
     }
+    if (s.Covers()) {
+      incomplete =
+          "a Read deny rule covers the whole workspace, which no sandbox can mask (the file tools refuse "
+          "every read)";
+      continue;
+    }
+    // A pattern without a wildcard names one path: look at it, no walk.
+    if (!HasGlob(pattern)) {
+      StatusOr<std::string> rel = files->Relative(pattern);
+      if (rel.ok() && !rel->empty()) {
+        if (FileEntry e = files->Look(*rel); e.exists()) Mask(*files, *rel, e.is_link(), &set.paths);
+      }
+      continue;
+    }
     at_root.push_back(std::move(s));
   }
-  if (!globbed.empty() && !FindCovered(*files, "", at_root, &budget, &set.paths)) {
-    set.incomplete = "the Read deny rules' masks stop after " + std::to_string(kMaxMaskWalk) +
-                     " entries of the workspace: commands may read what those rules name beyond them (the file "
-                     "and search tools still refuse it)";
+  size_t budget = kMaxMaskWalk;
+  if (!at_root.empty()) {
+    if (std::string why = FindCovered(*files, "", at_root, &budget, &set.paths); !why.empty()) incomplete = why;
+  }
+  if (!incomplete.empty()) {
+    set.incomplete = "the masks of what the Read deny rules name are incomplete: " + incomplete +
+                     "; commands may read what those rules name (the file and search tools still refuse it)";
   }
   std::sort(set.paths.begin(), set.paths.end());
   set.paths.erase(std::unique(set.paths.begin(), set.paths.end()), set.paths.end());
   return set;
-}
-
-StatusOr<SandboxPolicy> EffectiveSandboxPolicy(const Config& config, const std::string& flag) {
-  if (flag.empty()) return config.sandbox_policy;
-  return ParseSandboxPolicy(flag);
 }
 
 WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace& ws) {

@@ -4,6 +4,7 @@
 
 #include "gates/mode_gate.h"
 #include "gates/read_before_edit_gate.h"
+#include "gates/tool_rules.h"
 #include "gates/validation_gate.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/budget.h"
@@ -137,6 +138,15 @@ CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& 
     if (target.event) v.event = std::move(target.event);
     if (!target.status.ok()) return refuse(target.status, target.rejected);
     v.write_path = std::move(target.path);
+    // Judged where it lands too: Edit(./src/**) holds for lnk/x when lnk is
+    // a link to src (the safeguards judged the path as written).
+    if (const ToolInfo* tool = FindTool(call->tool); tool != nullptr && o.safeguards.rules != nullptr) {
+      RuleVerdict landed =
+          JudgeToolRules({tool, v.write_path, ""}, *o.safeguards.rules, o.safeguards.workspace, o.safeguards.home);
+      if (landed.decision == RuleDecision::kDeny) {
+        return refuse(Status::PermissionDenied(call->tool, landed.reason + " (permissions.deny)"));
+      }
+    }
   }
   return v;
 }

@@ -171,19 +171,30 @@ std::string PathRulePattern(const std::string& specifier, const std::string& wor
   while (spec.size() > 1 && spec.back() == '/') spec.pop_back();  // a directory: what is below it too
   std::string pattern;
   if (spec.empty()) return "";
+  // The workspace's and home's own names are literal: a "[1]" in them is no
+  // character class.
+  auto literal = [](const std::string& path) {
+    std::string out;
+    for (char c : path) {
+      if (c == '*' || c == '?' || c == '[' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  const std::string ws = literal(workspace);
   if (spec.rfind("//", 0) == 0) {
     pattern = spec.substr(1);
   } else if (spec == "~" || spec.rfind("~/", 0) == 0) {
     if (home.empty()) return "";
-    pattern = home + spec.substr(1);
+    pattern = literal(home) + spec.substr(1);
   } else if (spec[0] == '/') {
-    pattern = workspace + spec;
+    pattern = ws + spec;
   } else if (spec.rfind("./", 0) == 0) {
-    pattern = workspace + spec.substr(1);
+    pattern = ws + spec.substr(1);
   } else if (spec.find('/') != std::string::npos) {
-    pattern = workspace + "/" + spec;
+    pattern = ws + "/" + spec;
   } else {
-    pattern = workspace + "/**/" + spec;  // gitignore: a bare name at any depth
+    pattern = ws + "/**/" + spec;  // gitignore: a bare name at any depth
   }
   return LexicalPath(pattern, "/");
 }

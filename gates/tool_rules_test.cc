@@ -32,6 +32,10 @@ TEST(ToolRulesTest, ClaudeCodesPathFormsAreReadAsGitignoreReadsThem) {
   EXPECT_TRUE(Covers("//etc/passwd", "/etc/passwd"));
   EXPECT_TRUE(Covers("~/.ssh/**", "/home/u/.ssh/id_ed25519"));
   EXPECT_FALSE(PathRuleMatches("~/.ssh/**", "/home/u/.ssh/id_ed25519", kWs, ""));
+  // The workspace's own name is no pattern: "[1]" in it is no class.
+  EXPECT_TRUE(PathRuleMatches("./.env", "/t/ws[1]/.env", "/t/ws[1]", kHome));
+  EXPECT_FALSE(PathRuleMatches("./.env", "/t/ws1/.env", "/t/ws[1]", kHome));
+  EXPECT_TRUE(PathRuleMatches(".env", "/t/w*s/a/.env", "/t/w*s", kHome));
   // .. in a rule cannot reach around it.
   EXPECT_TRUE(Covers("./a/../.env", "/w/.env"));
   EXPECT_FALSE(Covers("", "/w/.env"));

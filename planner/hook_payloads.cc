@@ -46,6 +46,14 @@ json StructuredPatch(const std::string& unified_diff) {
 
 namespace {
 
+// A file's text in a payload: every hook's stdin, recorded in the ledger,
+// so at most kMaxPayloadText bytes, cut said.
+constexpr size_t kMaxPayloadText = 64 * 1024;
+std::string Capped(const std::string& text) {
+  if (text.size() <= kMaxPayloadText) return text;
+  return text.substr(0, kMaxPayloadText) + "\n[cut at 64 KiB of " + std::to_string(text.size()) + " bytes]";
+}
+
 std::string Str(const json& input, const char* key) {
   auto it = input.find(key);
   return it != input.end() && it->is_string() ? it->get<std::string>() : "";
@@ -89,25 +97,25 @@ json HookToolResponse(const std::string& odin_tool, const json& input, const Hoo
   if (f.wrote && name == "Write") {
     return {{"type", f.created ? "create" : "update"},
             {"filePath", Str(in, "file_path")},
-            {"content", f.content_after},
-            {"structuredPatch", f.created ? json::array() : StructuredPatch(f.diff)},
-            {"originalFile", f.created ? json(nullptr) : json(f.content_before)},
+            {"content", Capped(f.content_after)},
+            {"structuredPatch", f.created ? json::array() : StructuredPatch(Capped(f.diff))},
+            {"originalFile", f.created ? json(nullptr) : json(Capped(f.content_before))},
             {"userModified", false}};
   }
   if (f.wrote && name == "Edit") {
     return {{"filePath", Str(in, "file_path")},
             {"oldString", Str(in, "old_string")},
             {"newString", Str(in, "new_string")},
-            {"originalFile", f.content_before},
-            {"structuredPatch", StructuredPatch(f.diff)},
+            {"originalFile", Capped(f.content_before)},
+            {"structuredPatch", StructuredPatch(Capped(f.diff))},
             {"userModified", false},
             {"replaceAll", in.value("replace_all", false)}};
   }
   if (f.wrote && name == "MultiEdit") {
     return {{"filePath", Str(in, "file_path")},
             {"edits", in.value("edits", json::array())},
-            {"originalFileContents", f.content_before},
-            {"structuredPatch", StructuredPatch(f.diff)}};
+            {"originalFileContents", Capped(f.content_before)},
+            {"structuredPatch", StructuredPatch(Capped(f.diff))}};
   }
   if (f.read && f.read_full && name == "Read") {
     auto count = [&in](const char* key, int64_t otherwise) {
@@ -122,7 +130,7 @@ json HookToolResponse(const std::string& odin_tool, const json& input, const Hoo
     return {{"type", "text"},
             {"file",
              {{"filePath", Str(in, "file_path")},
-              {"content", content},
+              {"content", Capped(content)},
               {"numLines", split_count(content)},
               {"startLine", offset},
               {"totalLines", split_count(f.read_content)}}}};

@@ -46,7 +46,9 @@ nlohmann::json StructuredPatch(const std::string& unified_diff);
 //   Edit   {filePath, oldString, newString, originalFile, structuredPatch, userModified, replaceAll}
 //   MultiEdit {filePath, edits, originalFileContents, structuredPatch}
 //   Read   {type: "text", file: {filePath, content, numLines, startLine, totalLines}}
-// and Odin's {status, exit_code, output, changes} for every other tool.
+// and Odin's {status, exit_code, output, changes} for every other tool. A
+// file's text (content, originalFile, a patch) is cut at 64 KiB, said in it:
+// the payload is every hook's stdin and is recorded.
 nlohmann::json HookToolResponse(const std::string& odin_tool, const nlohmann::json& input, const HookToolFacts& facts);
 
 }  // namespace odin

@@ -44,6 +44,17 @@ TEST(HookPayloadsTest, WritesAndEditsCarryTheirPatch) {
       "structuredPatch": [], "originalFile": null, "userModified": false})"));
 }
 
+// Every hook's stdin is recorded: a file's text in it is cut at 64 KiB.
+TEST(HookPayloadsTest, AFilesTextIsCutAt64KiB) {
+  HookToolFacts f;
+  f.wrote = true;
+  f.created = true;
+  f.content_after = std::string(1 << 20, 'x');
+  std::string content = HookToolResponse("WriteFile", {{"file_path", "/w/big"}}, f)["content"];
+  EXPECT_LT(content.size(), 70u * 1024);
+  EXPECT_NE(content.find("[cut at 64 KiB of 1048576 bytes]"), std::string::npos);
+}
+
 TEST(HookPayloadsTest, AReadIsToldAsTheLinesItRead) {
   HookToolFacts f;
   f.read = f.read_full = true;

@@ -6,12 +6,15 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "base/sha256.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
 namespace {
+
+constexpr size_t kMaxRefusals = 10;
 
 // The @path words of a CLAUDE file, outside code fences and `code` spans.
 std::vector<std::string> ImportsOf(const std::string& text) {
@@ -37,39 +40,69 @@ std::vector<std::string> ImportsOf(const std::string& text) {
   return out;
 }
 
+// One section of the instructions: a file and the file that imported it.
+struct Section {
+  std::string path;  // absolute
+  std::string by;    // as shown, "" for none
+  std::string text;
+};
+
 struct Reader {
   const WorkspaceFiles& files;
   const std::string& root;
-  std::vector<std::string>* refused;
+  const std::vector<std::string>& unreadable;
+  std::vector<std::string> refused;
+  size_t refusals = 0;
   std::set<std::string> seen;  // files given (absolute)
-  std::string out;
+  size_t bytes = 0;            // read so far: past the cap nothing more is
+  int imports = 0;
 
   void Refuse(const std::string& why) {
-    if (refused != nullptr) refused->push_back(why);
+    if (++refusals <= kMaxRefusals) refused.push_back(why);
   }
 
-  // path's text, or nullopt (named in refused) if it cannot be read or
-  // was given already.
+  // Why path (or what a link there leads to) is no instruction: in .git or
+  // .odin, or covered by a Read deny rule. "" if it may be read.
+  std::string Forbidden(const std::string& path) {
+    std::string at = path;
+    for (int hop = 0; hop < 8; ++hop) {
+      std::string rel = DisplayPath(at, root);
+      for (const char* dir : {".git", ".odin"}) {
+        if (rel == dir || rel.starts_with(std::string(dir) + "/") ||
+            rel.find(std::string("/") + dir + "/") != std::string::npos) {
+          return "git's and Odin's own files are not instructions";
+        }
+      }
+      for (const std::string& pattern : unreadable) {
+        if (PathPatternCovers(pattern, at)) return "a Read deny rule covers it";
+      }
+      if (!files.Look(at).is_link()) return "";
+      StatusOr<std::string> target = files.ReadLink(at);
+      if (!target.ok()) return "";
+      at = LexicalPath(*target, DirName(at));
+    }
+    return "";
+  }
+
+  // path's text, or nullopt (named) if it cannot or may not be read, was
+  // given already, or the instructions are full.
   std::optional<std::string> Read(const std::string& path) {
-    if (!seen.insert(path).second) return std::nullopt;
+    if (bytes > kMaxInstructionBytes || !seen.insert(path).second) return std::nullopt;
+    if (std::string why = Forbidden(path); !why.empty()) {
+      Refuse(DisplayPath(path, root) + ": " + why);
+      return std::nullopt;
+    }
     StatusOr<std::string> read = files.ReadFile(path, kMaxInstructionFileBytes);
     if (!read.ok()) {
       Refuse(read.status().message());  // "AGENTS.md: why"
       return std::nullopt;
     }
+    bytes += read->size();
     return std::move(*read);
   }
 
-  // path's text as a section. by: the file that imports it ("" for none).
-  void Add(const std::string& path, const std::string& by, const std::string& text) {
-    if (text.empty()) return;
-    out +=
-        "## " + DisplayPath(path, root) + (by.empty() ? "" : " (imported by " + by + ")") + "\n" + ToDisplayText(text);
-    if (out.back() != '\n') out += '\n';
-    out += '\n';
-  }
-
-  void Imports(const std::string& path, const std::string& text, int depth) {
+  // The imports of path (text), depth hops from a CLAUDE file, into *out.
+  void Imports(const std::string& path, const std::string& text, int depth, std::vector<Section>* out) {
     if (depth >= kMaxImportDepth) return;
     for (const std::string& given : ImportsOf(text)) {
       std::string shown = DisplayPath(path, root);
@@ -83,15 +116,63 @@ struct Reader {
         continue;
       }
       if (!files.Look(target).exists()) continue;  // an @mention, not an import
+      if (++imports > kMaxImports) {
+        Refuse(shown + ": @" + given + ": more than " + std::to_string(kMaxImports) + " imports");
+        return;
+      }
       std::optional<std::string> imported = Read(target);
       if (!imported) continue;
-      Add(target, shown, *imported);
-      Imports(target, *imported, depth + 1);
+      out->push_back({target, shown, *imported});
+      Imports(target, *imported, depth + 1, out);
     }
+  }
+
+  // The root's CLAUDE file `name` with its imports.
+  std::vector<Section> ClaudeFile(const char* name) {
+    std::vector<Section> out;
+    std::string path = JoinPath(root, name);
+    if (!files.Look(path).exists()) return out;
+    std::optional<std::string> text = Read(path);
+    if (!text) return out;
+    out.push_back({path, "", *text});
+    Imports(path, *text, 0, &out);
+    return out;
+  }
+
+  std::vector<std::string> Refused() {
+    std::vector<std::string> all = refused;
+    if (refusals > kMaxRefusals) all.push_back(std::to_string(refusals - kMaxRefusals) + " more not read");
+    return all;
   }
 };
 
+std::string Hash(const std::vector<Section>& md, const std::vector<Section>& local, const std::string& root) {
+  if (md.empty() && local.empty()) return "";
+  std::string all;
+  for (const std::vector<Section>* list : {&md, &local}) {
+    for (const Section& s : *list) all += DisplayPath(s.path, root) + '\0' + s.text + '\0';
+  }
+  return Sha256Hex("odin-claude-files-v1\n" + all);
+}
+
+void Append(const std::string& root, const Section& s, std::string* out) {
+  if (s.text.empty()) return;
+  *out += "## " + DisplayPath(s.path, root) + (s.by.empty() ? "" : " (imported by " + s.by + ")") + "\n" +
+          ToDisplayText(s.text);
+  if (out->back() != '\n') *out += '\n';
+  *out += '\n';
+}
+
 }  // namespace
+
+std::string ClaudeFilesSha256(const std::string& root, const std::vector<std::string>& unreadable) {
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
+  if (!files.ok()) return "";
+  Reader r{*files, root, unreadable};
+  std::vector<Section> md = r.ClaudeFile("CLAUDE.md");
+  std::vector<Section> local = r.ClaudeFile("CLAUDE.local.md");
+  return Hash(md, local, root);
+}
 
 std::string LoadInstructions(const std::string& root, const std::string& cwd, std::vector<std::string>* refused,
                              const InstructionSources& sources) {
@@ -107,28 +188,41 @@ std::string LoadInstructions(const std::string& root, const std::string& cwd, st
   // huge file is never read whole (security review 3, findings 4 and 7).
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
   if (!files.ok()) return "";
-  Reader r{*files, root, refused, {}, ""};
-  if (!sources.user_claude_md.empty()) {
-    r.out += "## ~/.claude/CLAUDE.md\n" + ToDisplayText(sources.user_claude_md);
-    if (r.out.back() != '\n') r.out += '\n';
-    r.out += '\n';
+  Reader r{*files, root, sources.unreadable};
+  std::string out;
+  if (!sources.user_claude_md.empty()) Append(root, {"~/.claude/CLAUDE.md", "", sources.user_claude_md}, &out);
+  // The root's CLAUDE files, only as they were trusted.
+  std::vector<Section> md, local;
+  if (!sources.claude_sha256.empty()) {
+    md = r.ClaudeFile("CLAUDE.md");
+    local = r.ClaudeFile("CLAUDE.local.md");
+    if (Hash(md, local, root) != sources.claude_sha256) {
+      r.Refuse("CLAUDE.md, CLAUDE.local.md or an import changed since `odin trust`: not read");
+      md.clear();
+      local.clear();
+    }
   }
   for (const std::string& dir : dirs) {
     std::set<std::string> texts;  // what this directory gave already
-    // CLAUDE.md before AGENTS.md: a link between them is given once, with
-    // CLAUDE.md's imports; the local file, the most personal, last.
+    auto add = [&](const std::vector<Section>& sections) {
+      for (const Section& s : sections) Append(root, s, &out);
+      if (!sections.empty()) texts.insert(sections[0].text);
+    };
     for (const char* name : {"ODIN.md", "CLAUDE.md", "AGENTS.md", "CLAUDE.local.md"}) {
-      bool claude = name[0] == 'C';
-      if (claude && !sources.claude_files) continue;
+      if (name[0] == 'C') {
+        // CLAUDE.md before AGENTS.md: a link between them is given once,
+        // with CLAUDE.md's imports; the local file, the most personal, last.
+        if (dir == root) add(std::string(name) == "CLAUDE.md" ? md : local);
+        continue;
+      }
       std::string path = JoinPath(dir, name);
       if (!files->Look(path).exists()) continue;
       std::optional<std::string> text = r.Read(path);
       if (!text || !texts.insert(*text).second) continue;  // a link to a file this directory gave
-      r.Add(path, "", *text);
-      if (claude) r.Imports(path, *text, 0);
+      Append(root, {path, "", *text}, &out);
     }
   }
-  std::string& out = r.out;
+  if (refused != nullptr) *refused = r.Refused();
   if (out.size() > kMaxInstructionBytes) {
     // Cut at a line boundary, and say so.
     size_t cut = out.rfind('\n', kMaxInstructionBytes);

@@ -54,7 +54,7 @@ TEST(InstructionsTest, ClaudeFilesAndTheirImportsWhenTrusted) {
             "## AGENTS.md\nFollow @docs/style.md and see @README.\nNot `@docs/secret.md`, "
             "nor user@example.com, nor @../outside.md\n```\n@docs/secret.md\n```\n\n");
   std::vector<std::string> refused;
-  std::string text = LoadInstructions(root, root, &refused, {true, "the user's own\n"});
+  std::string text = LoadInstructions(root, root, &refused, {ClaudeFilesSha256(root, {}), "the user's own\n", {}});
   // Trusted: CLAUDE.md with its imports (AGENTS.md, the same text, once).
   EXPECT_EQ(text,
             "## ~/.claude/CLAUDE.md\nthe user's own\n\n"
@@ -78,9 +78,50 @@ TEST(InstructionsTest, ImportsStopAtTheirDepth) {
                                 "level " + std::to_string(i) + " @a" + std::to_string(i + 1) + ".md\n")
                     .ok());
   }
-  std::string text = LoadInstructions(root, root, nullptr, {true, ""});
+  std::string text = LoadInstructions(root, root, nullptr, {ClaudeFilesSha256(root, {}), "", {}});
   EXPECT_NE(text.find("level 4"), std::string::npos) << text;
   EXPECT_EQ(text.find("level 5"), std::string::npos) << text;
+  RemoveTree(root);
+}
+
+// What Read may not read, git's and Odin's files, never become
+// instructions: not as an import, not through a link.
+TEST(InstructionsTest, NothingReadMayNotReadBecomesAnInstruction) {
+  std::string root = *RealPath(*MakeTempDir("odin-instr"));
+  ASSERT_TRUE(MakeDirs(root + "/.git").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/.env", "SECRET=hunter2\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/.git/config", "url = https://token@host/x\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/CLAUDE.md", "see @.env and @.git/config and @link.md\n").ok());
+  ASSERT_EQ(symlink(".env", (root + "/link.md").c_str()), 0);
+  ASSERT_EQ(symlink(".env", (root + "/AGENTS.md").c_str()), 0);
+  std::vector<std::string> unreadable = {root + "/.env"};
+  std::vector<std::string> refused;
+  std::string text = LoadInstructions(root, root, &refused, {ClaudeFilesSha256(root, unreadable), "", unreadable});
+  EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("token@"), std::string::npos) << text;
+  EXPECT_NE(text.find("see @.env"), std::string::npos) << text;
+  EXPECT_EQ(refused,
+            (std::vector<std::string>{".env: a Read deny rule covers it",
+                                      ".git/config: git's and Odin's own files are not instructions",
+                                      "link.md: a Read deny rule covers it", "AGENTS.md: a Read deny rule covers it"}));
+  RemoveTree(root);
+}
+
+// Trust pins the CLAUDE files and their imports: an import changed, or one
+// that appears, since keeps them all out.
+TEST(InstructionsTest, ClaudeFilesAreReadOnlyAsTrusted) {
+  std::string root = *RealPath(*MakeTempDir("odin-instr"));
+  ASSERT_TRUE(WriteFileAtomic(root + "/CLAUDE.md", "rules; @TODO.md\n").ok());
+  std::string trusted = ClaudeFilesSha256(root, {});
+  EXPECT_NE(LoadInstructions(root, root, nullptr, {trusted, "", {}}).find("rules;"), std::string::npos);
+  ASSERT_TRUE(WriteFileAtomic(root + "/TODO.md", "planted by the agent\n").ok());
+  EXPECT_NE(ClaudeFilesSha256(root, {}), trusted);
+  std::vector<std::string> refused;
+  std::string text = LoadInstructions(root, root, &refused, {trusted, "", {}});
+  EXPECT_EQ(text, "");
+  EXPECT_EQ(refused,
+            (std::vector<std::string>{"CLAUDE.md, CLAUDE.local.md or an import changed since `odin trust`: not read"}));
+  EXPECT_EQ(ClaudeFilesSha256(*RealPath(*MakeTempDir("odin-instr")), {}), "");
   RemoveTree(root);
 }
 

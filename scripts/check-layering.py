@@ -92,7 +92,7 @@ ALLOW = {
     "config": ["base", "config", "gates", "mcp", "sandbox/sandbox_options.h", "pool/worker_sandbox.h",
                "workspace", "tools/tool_catalog.h", "tools/workspace_path.h", "web/address_policy.h",
                "planner/budget.h", "planner/checks.h", "planner/hooks.h", "planner/reviewers.h",
-               "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h"],
+               "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h", "planner/instructions.h"],
     # Workers on other machines: the pool's hosts, the host agent (which
     # starts workers as the pool does, from the config it loads).
     "remote": ["base", "remote", "pool", "config", "workspace"],

@@ -1,5 +1,7 @@
 #include "session/agent_session.h"
 
+#include "gates/tool_rules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -175,7 +177,9 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.workspace = ws.root;
   o.cwd = ws.cwd;
   std::vector<std::string> refused;
-  o.instruction_sources = {loaded.claude_instructions, loaded.user_claude_md};
+  const char* home = getenv("HOME");
+  o.instruction_sources = {loaded.claude_sha256, loaded.user_claude_md,
+                           UnreadablePatterns(config.permissions, ws.root, home != nullptr ? home : "")};
   o.instructions = LoadInstructions(ws.root, ws.cwd, &refused, o.instruction_sources);
   // A refusal by the safe file layer: one line, and a gate event; the
   // session goes on without the file.

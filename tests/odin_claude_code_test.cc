@@ -250,6 +250,26 @@ TEST_F(OdinClaudeCodeTest, ClaudeMdAndItsImportReachTheModelOnceTrusted) {
   EXPECT_NE(last_.err.find("changed since `odin trust`"), std::string::npos) << last_.err;
 }
 
+// An Edit rule holds where a write lands: a link to the directory it names
+// does not take the write around it.
+TEST_F(OdinClaudeCodeTest, AnEditDenyRuleHoldsThroughALinkedDirectory) {
+  Settings({{"permissions", {{"deny", {"Edit(./src/**)"}}}}});
+  ASSERT_TRUE(MakeDirs(ws_.Join("src")).ok());
+  ASSERT_EQ(symlink("src", ws_.Join("lnk").c_str()), 0);
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"lnk/b.c","content":"int b;\n"}}]},
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"other.c","content":"int c;\n"}}]},
+    {"text":"Done."}]})");
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u) << last_.err;
+  json through = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(through["status"], "rejected") << through.dump();
+  EXPECT_NE(through.dump().find("Edit(./src/**)"), std::string::npos) << through.dump();
+  EXPECT_FALSE(PathExists(ws_.Join("src/b.c")));
+  EXPECT_EQ(ToolResultsOf(requests[2]).back()["status"], "ok");
+}
+
 // .claude and CLAUDE.md steer the next session: no call of the agent may
 // plant a hook there, whether a file tool or a command.
 TEST_F(OdinClaudeCodeTest, TheAgentCannotPlantAHookInDotClaudeOrRewriteClaudeMd) {

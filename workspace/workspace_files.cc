@@ -372,12 +372,12 @@ StatusOr<std::vector<WorkspaceFiles::Entry>> WorkspaceFiles::ListEntries(std::st
   while (dirent* e = readdir(d)) {
     std::string_view n = e->d_name;
     if (n == "." || n == "..") continue;
-    bool is_dir = e->d_type == DT_DIR;
-    if (e->d_type == DT_UNKNOWN) {
-      struct stat st;
-      is_dir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    bool is_dir = e->d_type == DT_DIR, is_link = e->d_type == DT_LNK;
+    if (struct stat st; e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      is_dir = S_ISDIR(st.st_mode);
+      is_link = S_ISLNK(st.st_mode);
     }
-    entries.push_back({std::string(n), is_dir});
+    entries.push_back({std::string(n), is_dir, is_link});
   }
   closedir(d);
   return entries;

@@ -121,6 +121,7 @@ class WorkspaceFiles {
   struct Entry {
     std::string name;
     bool is_dir = false;
+    bool is_link = false;
   };
   StatusOr<std::vector<Entry>> ListEntries(std::string_view rel) const;
   // An fd of the directory at rel (O_RDONLY | O_DIRECTORY), no symlink on
