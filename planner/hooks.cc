@@ -177,7 +177,11 @@ std::string HookMatcherError(const std::string& matcher) {
 bool HookMatcherMatches(const std::string& matcher, const std::string& tool) {
   if (matcher.empty() || matcher == "*") return true;
   std::string claude = ClaudeToolName(tool);
-  auto is = [&](std::string_view name) { return name == tool || (!claude.empty() && name == claude); };
+  // Claude Code's Agent was Task before 2.1: a matcher written then still matches.
+  auto is = [&](std::string_view name) {
+    return name == tool || (!claude.empty() && name == claude) ||
+           (name == "Task" && HandlerOf(tool) == ToolHandler::kSubagent);
+  };
   // As Claude Code reads a matcher: one of only letters, digits, "_", "-",
   // spaces, "," and "|" is a name or a list of names ("Edit|Write", "Read,
   // Grep"); anything else is an unanchored regular expression ("mcp__fs__.*",

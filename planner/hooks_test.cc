@@ -25,7 +25,9 @@ TEST(HookMatcherTest, MatchersAreReadAsClaudeCodeReadsThemAndKnowBothNames) {
   EXPECT_TRUE(HookMatcherMatches("Edit|Write", "EditTool"));
   EXPECT_FALSE(HookMatcherMatches("Edit|Write", "MultiEditTool"));
   EXPECT_TRUE(HookMatcherMatches(".*Edit.*", "MultiEditTool"));
-  EXPECT_TRUE(HookMatcherMatches("Task", "AgentTool"));
+  EXPECT_TRUE(HookMatcherMatches("Agent", "AgentTool"));
+  EXPECT_TRUE(HookMatcherMatches("Task", "AgentTool"));  // Claude Code's name before 2.1
+  EXPECT_FALSE(HookMatcherMatches("Task", "ExecuteCommand"));
   EXPECT_TRUE(HookMatcherMatches("mcp__github__.*", "mcp__github__list_issues"));
   EXPECT_FALSE(HookMatcherMatches("mcp__github", "mcp__github__list_issues"));
   EXPECT_TRUE(HookMatcherMatches("", "Read"));

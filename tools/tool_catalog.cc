@@ -31,7 +31,7 @@ constexpr ToolInfo kTools[] = {
     {kEditTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "Edit", WriteForm::kEdits},
     {kMultiEditTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "MultiEdit", WriteForm::kEdits},
     {kEditSymbolTool, ToolClass::kWrite, false, ToolHandler::kEditSymbol, nullptr, WriteForm::kSymbol},
-    {kAgentTool, ToolClass::kAgent, false, ToolHandler::kSubagent, "Task"},
+    {kAgentTool, ToolClass::kAgent, false, ToolHandler::kSubagent, "Agent"},
     {kWebFetchTool, ToolClass::kWeb, false, ToolHandler::kWebFetch, "WebFetch"},
     {kInitTool, ToolClass::kWrite, false, ToolHandler::kInit, nullptr, WriteForm::kInit},
 };

@@ -53,7 +53,7 @@ TEST(ToolRegistry, ClaudeCodeNamesAreTheOnesItsHooksMatch) {
   EXPECT_STREQ(FindTool(kWriteFileTool)->claude_code_name, "Write");
   EXPECT_STREQ(FindTool(kEditTool)->claude_code_name, "Edit");
   EXPECT_STREQ(FindTool(kMultiEditTool)->claude_code_name, "MultiEdit");
-  EXPECT_STREQ(FindTool(kAgentTool)->claude_code_name, "Task");
+  EXPECT_STREQ(FindTool(kAgentTool)->claude_code_name, "Agent");
   EXPECT_STREQ(FindTool(kReadTool)->claude_code_name, "Read");
   EXPECT_EQ(FindTool(kInitTool)->claude_code_name, nullptr);
 }
