@@ -89,17 +89,23 @@ StatusOr<Config> WithMcpJson(const std::string& text, const std::string& path, c
   return with;
 }
 
-// Claude Code's user directory: $CLAUDE_CONFIG_DIR, else ~/.claude ("" if
-// there is no home).
-std::string ClaudeUserDir(const std::map<std::string, std::string>& env) {
-  std::string dir = Get(env, "CLAUDE_CONFIG_DIR");
-  if (!dir.empty() && dir[0] == '/') return dir;
+// The user's home: $HOME, else the password database's; "" unless absolute.
+std::string HomeDir(const std::map<std::string, std::string>& env) {
   std::string home = Get(env, "HOME");
   if (home.empty() || home[0] != '/') {
     const passwd* pw = getpwuid(geteuid());
     home = pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
   }
-  return home.empty() || home[0] != '/' ? "" : JoinPath(home, ".claude");
+  return home.empty() || home[0] != '/' ? "" : home;
+}
+
+// Claude Code's user directory: $CLAUDE_CONFIG_DIR, else ~/.claude ("" if
+// there is no home).
+std::string ClaudeUserDir(const std::map<std::string, std::string>& env) {
+  std::string dir = Get(env, "CLAUDE_CONFIG_DIR");
+  if (!dir.empty() && dir[0] == '/') return dir;
+  std::string home = HomeDir(env);
+  return home.empty() ? "" : JoinPath(home, ".claude");
 }
 
 // "ignoring env, statusLine in ~/.claude/settings.json (Odin takes only its
@@ -162,12 +168,8 @@ const char* WorkspaceTrustName(WorkspaceTrust t) {
 std::string UserConfigDir(const std::map<std::string, std::string>& env) {
   std::string xdg = Get(env, "XDG_CONFIG_HOME");
   if (!xdg.empty() && xdg[0] == '/') return JoinPath(xdg, "odin");
-  std::string home = Get(env, "HOME");
-  if (home.empty() || home[0] != '/') {
-    const passwd* pw = getpwuid(geteuid());
-    home = pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
-  }
-  if (home.empty() || home[0] != '/') return "";
+  std::string home = HomeDir(env);
+  if (home.empty()) return "";
   return JoinPath(home, ".config/odin");
 }
 
@@ -225,7 +227,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   std::vector<ExtraSettingsFile> instructions;
   std::string claude_sha;
   if (claude_md) {
-    claude_sha = ClaudeFilesSha256(ws.root, UnreadablePatterns(whole.permissions, ws.root, Get(env, "HOME")));
+    claude_sha = ClaudeFilesSha256(ws.root, UnreadablePatterns(whole.permissions, ws.root, HomeDir(env)));
     if (!claude_sha.empty()) {
       instructions.push_back({"CLAUDE.md", nlohmann::json({{"instructions", claude_sha}}).dump()});
     }

@@ -89,13 +89,7 @@ ReadDenyMaskSet ReadDenyMasks(const CommandRules& rules, const std::string& work
   // Each pattern's state at the workspace root, entered from "/".
   std::vector<PathPatternState> at_root;
   for (const std::string& pattern : patterns) {
-    PathPatternState s(pattern);
-    for (size_t start = 1; start < workspace.size();) {
-      size_t end = workspace.find('/', start);
-      if (end == std::string::npos) end = workspace.size();
-      if (end > start) s = s.Enter(std::string_view(workspace).substr(start, end - start));
-      start = end + 1;
-    }
+    PathPatternState s = PathPatternState(pattern).EnterPath(workspace);
     if (s.Covers()) {
       incomplete =
           "a Read deny rule covers the whole workspace, which no sandbox can mask (the file tools refuse "
@@ -131,14 +125,14 @@ WorkerSandboxOptions WorkerSandboxSettings(const Config& config, const Workspace
   o.limits = config.sandbox_limits;
   o.hide = config.sandbox_hide;
   const char* home_env = getenv("HOME");
-  ReadDenyMaskSet masks = ReadDenyMasks(config.permissions, ws.root, home_env != nullptr ? home_env : "");
+  const std::string home = home_env != nullptr ? home_env : "";
+  ReadDenyMaskSet masks = ReadDenyMasks(config.permissions, ws.root, home);
   o.hide.insert(o.hide.end(), masks.paths.begin(), masks.paths.end());
   o.mask_notice = std::move(masks.incomplete);
   o.hide_home = config.sandbox_hide_home;
   o.root_hidden = config.sandbox_root_hidden;
   o.hooks = !config.hooks.empty();
-  const char* home = getenv("HOME");
-  o.hook_scripts = HookScriptPaths(config.hooks, ws.root, home != nullptr ? home : "");
+  o.hook_scripts = HookScriptPaths(config.hooks, ws.root, home);
   o.hooks_network = config.hooks.network;
   // An HTTP server is reached over the network, so its worker keeps it.
   for (const auto& [name, m] : config.mcp_servers) {

@@ -118,6 +118,12 @@ PathPatternState PathPatternState::Enter(std::string_view segment) const {
   return next;
 }
 
+PathPatternState PathPatternState::EnterPath(const std::string& path) const {
+  PathPatternState state = *this;
+  for (const std::string& seg : Segments(path)) state = state.Enter(seg);
+  return state;
+}
+
 bool PathPatternState::Covers() const { return reach_.back() != 0; }
 
 bool PathPatternState::MayCoverBelow() const {

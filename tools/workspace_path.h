@@ -51,6 +51,8 @@ class PathPatternState {
   // At "/".
   explicit PathPatternState(const std::string& pattern);
   PathPatternState Enter(std::string_view segment) const;
+  // Each segment of an absolute path in turn.
+  PathPatternState EnterPath(const std::string& path) const;
   bool Covers() const;
   bool MayCoverBelow() const;
 

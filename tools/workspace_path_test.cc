@@ -85,13 +85,7 @@ TEST(PathPatternTest, CoversThePathOrADirectoryAboveItAndSaysWhereAWalkNeedNotGo
   EXPECT_FALSE(PathPatternCovers("/w/*.pem", "/w/sub/a.pem"));
   // A walk for /w/src/**/*.key enters src and below, nothing else.
   auto PathPatternMayCoverBelow = [](const std::string& pattern, const std::string& dir) {
-    PathPatternState state(pattern);
-    for (size_t start = 1; start < dir.size();) {
-      size_t end = std::min(dir.find('/', start), dir.size());
-      state = state.Enter(dir.substr(start, end - start));
-      start = end + 1;
-    }
-    return state.MayCoverBelow();
+    return PathPatternState(pattern).EnterPath(dir).MayCoverBelow();
   };
   EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w"));
   EXPECT_TRUE(PathPatternMayCoverBelow("/w/src/**/*.key", "/w/src"));
