@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/file_util.h"
+#include "session/custom_commands.h"
 #include "session/init_prompt.h"
 #include "session/agent_session.h"
 #include "cli/cli.h"
@@ -117,8 +118,19 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     s.runtime().coordinator().set_init_active(true);
     prompt = InitPrompt(s.runtime().workspace().root, s.runtime().config().checks);
   }
+  std::string args;
+  const ClaudeDef* custom = f.init || f.review ? nullptr : FindCustomCommand(s.defs(), prompt, &args);
   if (f.review) {
     s.agent().SendReview();
+  } else if (custom != nullptr) {
+    // odin -p "/review-pr 12": the custom command's message.
+    StatusOr<ExpandedCommand> expanded = ExpandCustomCommand(s, *custom, args, mode);
+    if (!expanded.ok()) {
+      std::cerr << "odin: " << expanded.status().message() << "\n";
+      return kError;
+    }
+    for (const std::string& n : expanded->notes) std::cerr << "odin: " << n << "\n";
+    s.agent().Send(expanded->text, mode, /*slash_command=*/false, expanded->tool_list);
   } else {
     s.agent().Send(prompt, mode, /*slash_command=*/f.init);
   }

@@ -34,11 +34,13 @@
 #include "cli/diff_view.h"
 #include "cli/line_editor.h"
 #include "cli/terminal_view.h"
+#include "gates/tool_rules.h"
 #include "workspace/undo.h"
 #include "workspace/workspace.h"
 #include "odin/v1/worker.pb.h"
 #include "session/agent_session.h"
 #include "session/init_prompt.h"
+#include "session/custom_commands.h"
 #include "session/resume.h"
 #include "session/session_events.h"
 #include "tools/exec_command.h"
@@ -88,10 +90,6 @@ const std::vector<std::string> kCommands = {
     "/ask",  "/plan", "/edit",   "/model", "/cost",  "/compact", "/workflow", "/review", "/unblock", "/clear",
     "/init", "/diff", "/resume", "/undo",  "/hooks", "/mcp",     "/doctor",   "/help",   "/quit",    "/exit"};
 
-// @path: a file attached to a message, at most this much of it.
-constexpr size_t kAttachBytes = 256 * 1024;
-constexpr size_t kAttachTotalBytes = 1 << 20;
-
 int TerminalWidth() {
   winsize w{};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 20) return w.ws_col;
@@ -109,58 +107,6 @@ std::string LastUserMessage(AgentSession& s) {
     }
   }
   return last;
-}
-
-// The message with each @path's file attached: the message as typed, then
-// the files. What cannot be attached is said in *notes, and the @word stays
-// as typed.
-std::string AttachFiles(const std::string& text, const std::string& root, std::vector<std::string>* notes) {
-  std::string files;
-  std::vector<std::string> seen;
-  for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at + 1)) {
-    if (at > 0 && !isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // an e-mail address
-    size_t end = text.find_first_of(" \t\n", at);
-    std::string word = text.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-    while (!word.empty() && (word.back() == ',' || word.back() == '.' || word.back() == ')' || word.back() == ':')) {
-      word.pop_back();
-    }
-    if (word.empty() || std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
-    seen.push_back(word);
-    StatusOr<std::string> path = ResolveWorkspacePath(word, root);
-    if (!path.ok()) {
-      notes->push_back("@" + word + ": not attached (" + path.status().message() + ")");
-      continue;
-    }
-    std::string shown = DisplayPath(*path, root);
-    if (shown == ".odin" || shown.rfind(".odin/", 0) == 0) {
-      notes->push_back("@" + word + ": not attached (Odin's state directory)");
-      continue;
-    }
-    // Through the safe file layer: a link out of the workspace, a device
-    // or a FIFO is not attached.
-    StatusOr<WorkspaceFiles> layer = WorkspaceFiles::Open(root);
-    StatusOr<std::string> content = layer.ok() ? layer->ReadFile(*path, kAttachBytes + 1) : layer.status();
-    if (!content.ok()) {
-      notes->push_back("@" + word + ": not attached (" + content.status().message() + ")");
-      continue;
-    }
-    if (LooksBinary(*content)) {
-      notes->push_back("@" + word + ": not attached (a binary file)");
-      continue;
-    }
-    bool cut = content->size() > kAttachBytes;
-    if (cut) content->resize(kAttachBytes);
-    if (files.size() + content->size() > kAttachTotalBytes) {
-      notes->push_back("@" + word + ": not attached (over 1 MiB of attachments in one message)");
-      continue;
-    }
-    files += "\n\n<file path=\"" + shown + "\"" + (cut ? " truncated=\"true\"" : "") + ">\n" + ToDisplayText(*content) +
-             (content->empty() || content->back() == '\n' ? "" : "\n") + "</file>";
-    notes->push_back("attached " + shown + " (" + std::to_string(content->size()) + " bytes" + (cut ? ", cut" : "") +
-                     ")");
-  }
-  if (files.empty()) return text;
-  return text + "\n\nThe user attached these files (as they are now; Read a file before you edit it):" + files;
 }
 
 // /undo: what the calls of the session's last message changed, shown, then
@@ -236,6 +182,11 @@ class InteractiveSession {
   // Esc or Ctrl-C while the user's own !commands run: they stop (the
   // model's turn, if any, goes on). False when none runs.
   bool CancelUserCommands(const char* key);
+  // A custom command (.claude/commands): expanded, its !`commands` run,
+  // then sent with its allowed-tools.
+  void RunCustomCommand(const ClaudeDef& def, const std::string& args);
+  // What Read deny rules cover: @path attaches none of it.
+  std::vector<std::string> Unreadable();
   void StartInit();
   void ShowLastDiff();
   int RunWithEditor();
@@ -419,6 +370,20 @@ void InteractiveSession::RunUserCommand(const std::string& command) {
   s_->runtime().coordinator().Submit(std::move(call), std::move(handlers));
 }
 
+std::vector<std::string> InteractiveSession::Unreadable() {
+  const char* home = getenv("HOME");
+  return UnreadablePatterns(s_->runtime().config().permissions, s_->runtime().workspace().root,
+                            home != nullptr ? home : "");
+}
+
+void InteractiveSession::RunCustomCommand(const ClaudeDef& def, const std::string& args) {
+  view_.Line(view_.Color("2", "(/" + def.name + " from " + VisibleControls(def.source) + ")"));
+  StatusOr<ExpandedCommand> expanded = ExpandCustomCommand(*s_, def, args, mode_);
+  if (!expanded.ok()) return view_.Line(view_.Color("31", VisibleControls(expanded.status().message())));
+  for (const std::string& n : expanded->notes) view_.Line(view_.Color("2", "(" + n + ")"));
+  s_->agent().Send(expanded->text, mode_, /*slash_command=*/false, expanded->tool_list);
+}
+
 void InteractiveSession::StartInit() {
   view_.Line("surveying the repository to write ODIN.md (InitTool is offered for this message only)");
   s_->runtime().coordinator().set_init_active(true);
@@ -480,7 +445,7 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   }
   if (line[0] != '/') {
     std::vector<std::string> notes;
-    std::string message = AttachFiles(line, s_->runtime().workspace().root, &notes);
+    std::string message = AttachFiles(line, s_->runtime().workspace().root, Unreadable(), &notes);
     for (const std::string& n : notes) view_.Line(view_.Color("2", "(" + n + ")"));
     s_->agent().Send(message, mode_);
     if (s_->agent().queued() > 0) {
@@ -565,9 +530,12 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   } else if (cmd == "/clear") {
     view_.Line(s_->agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
   } else if (cmd == "/help") {
-    view_.Line(kHelp);
+    std::string custom = DescribeCustomCommands(s_->defs());
+    view_.Line(kHelp + (custom.empty() ? "" : "Custom commands (.claude/commands, ~/.claude/commands):\n" + custom));
   } else if (cmd == "/quit" || cmd == "/exit") {
     return After::kQuit;
+  } else if (std::string args; const ClaudeDef* def = FindCustomCommand(s_->defs(), line, &args)) {
+    RunCustomCommand(*def, args);
   } else {
     view_.Line("unknown command " + VisibleControls(cmd) + " (/help lists them)");
   }
@@ -579,6 +547,7 @@ int InteractiveSession::RunWithEditor() {
   eo.history_path = HistoryPath(s_->runtime().workspace().root);
   eo.workspace = s_->runtime().workspace().root;
   eo.commands = kCommands;
+  for (const ClaudeDef& d : s_->defs().commands) eo.commands.push_back("/" + d.name);
   eo.prompt = [this] { return Prompt(); };
   std::string unused;
   eo.pump = [this, &unused](Duration wait) {

@@ -108,6 +108,21 @@ std::string ClaudeUserDir(const std::map<std::string, std::string>& env) {
   return home.empty() ? "" : JoinPath(home, ".claude");
 }
 
+// The user's own commands, agents and skills: Claude Code's directory's,
+// then Odin's own over them.
+ClaudeDefs ReadUserDefs(const std::map<std::string, std::string>& env) {
+  ClaudeDefs defs;
+  for (auto [dir, shown] : {std::pair{ClaudeUserDir(env), std::string("~/.claude/")},
+                            std::pair{UserConfigDir(env), std::string("~/.config/odin/")}}) {
+    if (dir.empty()) continue;
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(dir);
+    if (!files.ok()) continue;
+    if (Get(env, "CLAUDE_CONFIG_DIR") == dir || Get(env, "XDG_CONFIG_HOME") + "/odin" == dir) shown = dir + "/";
+    defs = MergeDefs(std::move(defs), ReadClaudeDefs(*files, "", shown, "user"));
+  }
+  return defs;
+}
+
 // "ignoring env, statusLine in ~/.claude/settings.json (Odin takes only its
 // hooks and permissions)", or nothing when the file had nothing else.
 void NoteSkipped(const ClaudeSettings& s, const std::string& shown, std::vector<std::string>* notices) {
@@ -177,6 +192,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   LoadedConfig l;
   std::string dir = UserConfigDir(env);
   Config user;
+  ClaudeDefs user_defs = ReadUserDefs(env);
   // Claude Code's user settings first: the user's odinconfig.json goes over them.
   if (std::string claude = ClaudeUserDir(env); !claude.empty()) {
     ASSIGN_OR_RETURN(std::optional<std::string> md, ReadUserFile(JoinPath(claude, "CLAUDE.md"), kMaxConfigBytes));
@@ -211,7 +227,16 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
   if (StatusOr<WorkspaceFiles> root = WorkspaceFiles::Open(ws.root); root.ok()) {
     claude_md = root->Look("CLAUDE.md").exists() || root->Look("CLAUDE.local.md").exists();
   }
-  if (!text && mcp_text.ok() && !*mcp_text && claude.empty() && !claude_md) {
+  // The workspace's commands, agents and skills: read now, and used only
+  // if trusted with exactly these bytes.
+  DefsDigest defs_digest;
+  ClaudeDefs workspace_defs;
+  if (StatusOr<WorkspaceFiles> root = WorkspaceFiles::Open(ws.root);
+      root.ok() && root->Look(".claude").type == FileEntry::Type::kDirectory) {
+    workspace_defs = ReadClaudeDefs(*root, ".claude", ".claude/", "project", &defs_digest);
+  }
+  l.defs = std::move(user_defs);
+  if (!text && mcp_text.ok() && !*mcp_text && claude.empty() && !claude_md && defs_digest.text.empty()) {
     l.config = user;
     return ExpandMcpServers(std::move(l), env);
   }
@@ -231,6 +256,10 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     if (!claude_sha.empty()) {
       instructions.push_back({"CLAUDE.md", nlohmann::json({{"instructions", claude_sha}}).dump()});
     }
+  }
+  if (!defs_digest.text.empty()) {
+    instructions.push_back(
+        {".claude/commands, agents, skills", nlohmann::json({{"definitions", Sha256Hex(defs_digest.text)}}).dump()});
   }
   extra.insert(extra.end(), instructions.begin(), instructions.end());
   ASSIGN_OR_RETURN(whole, ParseConfig(workspace_json, ws.config_path, whole));
@@ -291,6 +320,7 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
                                            : WorkspaceTrust::kChanged;
   if (l.trust == WorkspaceTrust::kTrusted) {
     l.claude_sha256 = claude_sha;
+    l.defs = MergeDefs(std::move(l.defs), std::move(workspace_defs));
     l.config = std::move(whole);
     return ExpandMcpServers(std::move(l), env);
   }
@@ -302,7 +332,9 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     ASSIGN_OR_RETURN(applied, ParseConfig(split.applied_json, f.path, applied));
     for (const std::string& key : split.ignored) ignored_elsewhere.push_back(key + " (" + f.label + ")");
   }
-  for (const ExtraSettingsFile& f : instructions) ignored_elsewhere.push_back("instructions (" + f.label + ")");
+  for (const ExtraSettingsFile& f : instructions) {
+    ignored_elsewhere.push_back((f.label == "CLAUDE.md" ? "instructions (" : "definitions (") + f.label + ")");
+  }
   UntrustedSplit split = SplitUntrusted(workspace_json, applied);
   ASSIGN_OR_RETURN(l.config, ParseConfig(split.applied_json, ws.config_path, applied));
   l.ignored = std::move(split.ignored);
@@ -329,6 +361,10 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
 
 void PrintConfigNotices(const LoadedConfig& loaded) {
   for (const std::string& n : loaded.notices) std::cerr << "odin: " << n << "\n";
+  // A definition file not taken is said; one shadowed is /help's to show.
+  for (const std::string& p : loaded.defs.problems) {
+    if (p.find(" is shadowed by ") == std::string::npos) std::cerr << "odin: " << p << "\n";
+  }
 }
 
 }  // namespace odin

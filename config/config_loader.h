@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "config/claude_defs.h"
 #include "config/config.h"
 #include "config/trust.h"
 #include "workspace/workspace.h"
@@ -50,6 +51,9 @@ struct LoadedConfig {
   // the user's ~/.claude/CLAUDE.md, always read.
   std::string claude_sha256;
   std::string user_claude_md;
+  // Custom commands, subagent types and skills (config/claude_defs.h): the
+  // user's, and the workspace's .claude/ ones when trusted with them.
+  ClaudeDefs defs;
   // One line each for stderr, without a program prefix, e.g. "untrusted
   // workspace: ignoring llm.base_url, sandbox.bwrap in odinconfig.json (run
   // `odin trust` to trust it)".

@@ -1,4 +1,5 @@
 #include "coordinator/coordinator.h"
+
 #include "tools/tool_input.h"
 
 // Long file: the central orchestrator (STYLE.md rule 1). Each gate's
@@ -25,6 +26,7 @@
 #include "coordinator/coordinator_holds.h"
 #include "gates/approval_gate.h"
 #include "gates/mode_gate.h"
+#include "gates/tool_rules.h"
 #include "workspace/protected_paths.h"
 #include "gates/read_before_edit_gate.h"
 #include "gates/validation_gate.h"
@@ -349,6 +351,7 @@ void Coordinator::Proceed(Call& c) {
   // itself, the writers' queue, or a worker.
   switch (c.handler()) {
     case ToolHandler::kMemoryQuery: return RunMemoryQuery(id);
+    case ToolHandler::kSkill: return RunSkill(id);
     case ToolHandler::kContextSummarizer: {
       // The agent loop compacts its conversation when this call's result is ok.
       StatusOr<std::string> focus = ContextSummarizerFocusOf(*c.args);
@@ -535,6 +538,36 @@ void Coordinator::RunMemoryQuery(const std::string& id) {
   StatusOr<std::string> answer = AnswerMemoryQuery(ledger_, session_id_, o_.workspace, *c.args);
   if (!answer.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, answer.status());
   EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *answer + "\n");
+}
+
+void Coordinator::RunSkill(const std::string& id) {
+  Call& c = calls_[id];
+  const json& args = *c.args;
+  std::string name =
+      args.is_object() && args.contains("skill") && args["skill"].is_string() ? args["skill"].get<std::string>() : "";
+  const ClaudeDef* skill = model_.defs.FindSkill(name);
+  if (skill == nullptr) {
+    std::string known;
+    for (const ClaudeDef& d : model_.defs.skills) known += (known.empty() ? "" : ", ") + d.name;
+    return EndHere(
+        id, v1::TOOL_STATUS_ERROR,
+        Status::NotFound(kSkillTool, "no skill named '" + name.substr(0, 64) + "' (" +
+                                         (known.empty() ? std::string("there are none") : "skills: " + known) + ")"));
+  }
+  // Its text as it was read at the start (and trusted); its files are read
+  // and run through the tools, like any others.
+  std::string dir = skill->dir;
+  if (dir.starts_with(o_.workspace + "/")) dir = dir.substr(o_.workspace.size() + 1);
+  std::string out = "Skill " + skill->name + " (" + skill->source + "):\n\n" + skill->body;
+  if (!skill->files.empty()) {
+    out += "\n\nIts files, in " + dir + "/ (Read them; run its scripts with ExecuteCommand):\n";
+    for (const std::string& f : skill->files) out += "- " + dir + "/" + f + "\n";
+  }
+  EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), out + "\n");
+}
+
+void Coordinator::NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const {
+  std::erase_if(*specs, [&list](const ToolSpec& s) { return !ToolListOffers(list, s.name); });
 }
 
 McpServers::Port Coordinator::McpPort() {

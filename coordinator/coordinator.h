@@ -63,6 +63,7 @@
 #include "mcp/mcp_registry.h"
 #include "ledger/ledger.h"
 #include "llm/llm.h"
+#include "planner/claude_defs.h"
 #include "planner/stall_detector.h"
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
@@ -181,6 +182,8 @@ struct ModelAccess {
   std::map<std::string, int> tool_timeouts;  // seconds, as AgentOptions::tool_timeouts
   int64_t context_window = 0;                // tokens of the subagents' model; 0: its family's default
   double compact_at = 0.8;
+  // Custom agents (AgentTool's subagent_type) and skills (the Skill tool).
+  ClaudeDefs defs;
 };
 
 // A circuit breaker's state, for front ends.
@@ -216,6 +219,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // join ExtraToolSpecs as they become known. REQUIRES: a ledger attached.
   void StartMcpServers() { mcp_.Start(); }
   std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
+  void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const override;
   const McpRegistry& mcp() const { return mcp_.registry(); }
   // /init: while set, the main agent's InitTool may write ODIN.md; nothing else may.
   void set_init_active(bool active) { init_active_ = active; }
@@ -370,6 +374,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::vector<std::string> calls;          // its tool calls, in order
     std::map<std::string, std::string> ids;  // the id it proposed -> the id we gave the call
     std::map<uint64_t, bool> model_calls;    // model calls in flight (ids)
+    // A custom agent's type and tools (nullopt: every tool of its mode).
+    std::string agent_type;
+    std::optional<std::vector<std::string>> tool_list;
   };
   // Checks an AgentTool call and makes it a task for a subagent worker.
   Status PrepareSubagent(Call& c, Budget* budget);
@@ -391,6 +398,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
                int exit_reason = 1 /* EXIT_REASON_NORMAL */);
   void RunTodoWrite(const std::string& id);
   void RunMemoryQuery(const std::string& id);
+  void RunSkill(const std::string& id);
   // The symbol index (index_calls.cc, index_refresh.h): made on first use;
   // a query tool's call waits for it to be up to date (IndexRefresh::Wait),
   // then is answered here.

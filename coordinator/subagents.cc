@@ -72,8 +72,25 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
           "AgentTool", std::string("a subagent cannot have more than your mode (") + ModeName(parent_mode) + ")");
     }
   }
+  // A custom agent (.claude/agents/NAME.md): its body leads the prompt, its
+  // tools narrow what the gate lets it call.
+  const ClaudeDef* type = nullptr;
+  if (args.contains("subagent_type")) {
+    std::string name = args["subagent_type"].is_string() ? args["subagent_type"].get<std::string>() : "";
+    type = model_.defs.FindAgent(name);
+    if (type == nullptr) {
+      std::string known;
+      for (const ClaudeDef& d : model_.defs.agents) known += (known.empty() ? "" : ", ") + d.name;
+      return Status::InvalidArgument("AgentTool", "no agent type '" + name.substr(0, 64) + "' (" +
+                                                      (known.empty() ? std::string("there are none") : known) + ")");
+    }
+  }
   Subagent s;
   s.agent_id = NewId("sub");
+  if (type != nullptr) {
+    s.agent_type = type->name;
+    s.tool_list = type->tools;
+  }
   s.parent_agent = call.agent_id;
   s.mode = mode;
   s.budget = budget;
@@ -87,6 +104,10 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   }
   task.set_max_turns(static_cast<uint32_t>(std::max(model_.max_turns, 1)));
   task.set_instructions(model_.instructions);
+  if (type != nullptr) {
+    task.set_agent_type(type->name);
+    task.set_agent_prompt(type->body);
+  }
   task.set_context_window(static_cast<uint64_t>(model_.context_window));
   task.set_compact_at(model_.compact_at);
   const StallOptions& st = o_.subagent_stall;
@@ -169,6 +190,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     if (o_.grounded_edits) AddEvidenceArgument(&req.tools);
     // MCP servers' tools, as the subagent's mode allows them.
     for (ToolSpec& extra : mcp_.registry().Specs(mode)) req.tools.push_back(std::move(extra));
+    if (s.tool_list) NarrowToolSpecs(*s.tool_list, &req.tools);
   }
   req.handoff = mr.handoff();
   req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;
@@ -244,6 +266,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
   call.arguments_json = sc.arguments_json();
   call.agent_id = s.agent_id;
   call.mode = CallModeOf(s.mode);  // ours to say, not the subagent's
+  call.tool_list = s.tool_list;    // and so are its tools
   call.parent_id = execution_id;
   call.budget = s.budget;
   // The deadline follows the configuration, as for the main agent's calls,

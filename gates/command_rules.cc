@@ -580,6 +580,18 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
+bool CommandWithin(const std::string& command, const std::vector<std::string>& rules) {
+  if (command.size() > kMaxParsedCommandBytes) return false;
+  ParsedCommand parsed = ParseCommandUnchecked(command);
+  if (parsed.unreadable != Unreadable::kNo || !parsed.complete || parsed.parts.empty()) return false;
+  // What finally runs must match, not a wrapper around it (timeout, env,
+  // xargs): "Bash(timeout:*)" does not let `timeout 5 rm -rf x` in. What
+  // is known only when it runs, or takes arguments from its input, is out.
+  return std::all_of(parsed.parts.begin(), parsed.parts.end(), [&rules](const CommandPart& part) {
+    return !part.dynamic && !part.input_arguments && FirstMatch(rules, part.words) != nullptr;
+  });
+}
+
 RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace,
                          const std::string& cwd) {
   return Judge(command, rules, workspace, cwd).Run();

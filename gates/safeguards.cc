@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/json_input.h"
 #include "gates/tool_rules.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/tool_input.h"
@@ -88,20 +89,49 @@ void JudgeMcpTool(const ToolCall& call, const SafeguardContext& o, SafeguardVerd
 // deny refuses it, its ask asks. What it reads or writes is judged at the
 // path as written, lexically; a link to a denied file is what the
 // sandbox's masks are for (Read rules mask what they deny).
-void JudgeBuiltinTool(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
-  const ToolInfo* tool = FindTool(call.tool);
-  if (tool == nullptr) return;
-  ToolRuleSubject subject{tool, "", ""};
-  if (request->typed) {
-    // What a search shows leaves out what Read may not read, files made
-    // since the sandbox's masks were laid included.
-    if (tool->handler == ToolHandler::kSearch) {
-      for (std::string& p : UnreadablePatterns(*o.rules, o.workspace, o.home)) request->typed->add_unreadable(p);
-    }
-    std::string given = ReadPathOf(request->typed->input());
-    if (given.empty()) given = WritePathOf(request->typed->input());
-    if (given.empty() && tool->handler == ToolHandler::kSearch) given = ".";
+// What the rules on a built-in tool judge of its call: the path it reads or
+// writes (as written, lexically), AgentTool's subagent type.
+ToolRuleSubject SubjectOf(const ToolCall& call, const WorkerRequest& request, const SafeguardContext& o) {
+  ToolRuleSubject subject{FindTool(call.tool), "", ""};
+  if (subject.tool == nullptr) return subject;
+  if (request.typed) {
+    std::string given = ReadPathOf(request.typed->input());
+    if (given.empty()) given = WritePathOf(request.typed->input());
+    if (given.empty() && subject.tool->handler == ToolHandler::kSearch) given = ".";
     if (!given.empty()) subject.path = LexicalPath(given, o.workspace);
+  }
+  if (subject.tool->handler == ToolHandler::kSubagent) {
+    json args = ParseJson(call.arguments_json);
+    if (args.is_object() && args.contains("subagent_type") && args["subagent_type"].is_string()) {
+      subject.subagent_type = args["subagent_type"].get<std::string>();
+    }
+  }
+  return subject;
+}
+
+// A call outside its caller's tool list (a custom agent's tools, a custom
+// command's allowed-tools) is refused, whatever else allows it.
+void JudgeToolList(const ToolCall& call, const WorkerRequest& request, const SafeguardContext& o,
+                   SafeguardVerdict* out) {
+  std::string command;
+  if (request.typed && request.typed->input().has_command()) {
+    CommandArgs args = ArgsOf(request.typed->input().command());
+    command = args.script.empty() ? ShellJoin(args.argv) : args.script;
+  }
+  std::string why =
+      ToolListRefusal(*call.tool_list, call.tool, SubjectOf(call, request, o), command, o.workspace, o.home);
+  if (why.empty()) return;
+  out->event = GateFinding{"tool_list", Dumped({{"tool", call.tool}, {"reason", why}})};
+  out->status = Status::PermissionDenied(call.tool, why);
+}
+
+void JudgeBuiltinTool(const ToolCall& call, WorkerRequest* request, const SafeguardContext& o, SafeguardVerdict* out) {
+  ToolRuleSubject subject = SubjectOf(call, *request, o);
+  if (subject.tool == nullptr) return;
+  // What a search shows leaves out what Read may not read, files made
+  // since the sandbox's masks were laid included.
+  if (request->typed && subject.tool->handler == ToolHandler::kSearch) {
+    for (std::string& p : UnreadablePatterns(*o.rules, o.workspace, o.home)) request->typed->add_unreadable(p);
   }
   RuleVerdict v = JudgeToolRules(subject, *o.rules, o.workspace, o.home);
   if (v.decision == RuleDecision::kAllow) return;
@@ -148,6 +178,10 @@ SafeguardVerdict JudgeSafeguards(const ToolCall& call, ToolHandler handler, Work
   SafeguardVerdict out;
   // odin exec runs the user's own command: no rules.
   if (*call.mode == CallMode::kExec) return out;
+  if (call.tool_list) {
+    JudgeToolList(call, *request, context, &out);
+    if (!out.status.ok()) return out;
+  }
   if (handler == ToolHandler::kCommand) {
     JudgeCommandRules(call, request, context, &out);
   } else if (handler == ToolHandler::kWebFetch) {

@@ -19,10 +19,19 @@ namespace {
 
 // Claude Code's tools Odin has no entry for, so that a rule on one is read
 // as a tool rule (and matches nothing here) rather than as a program's name.
-constexpr const char* kClaudeOnlyTools[] = {"Agent",      "WebSearch",          "NotebookEdit", "NotebookRead",
-                                            "BashOutput", "KillShell",          "ExitPlanMode", "SlashCommand",
-                                            "Skill",      "TaskOutput",         "TaskStop",     "ListMcpResourcesTool",
-                                            "LSP",        "ReadMcpResourceTool"};
+constexpr const char* kClaudeOnlyTools[] = {"Agent",
+                                            "WebSearch",
+                                            "NotebookEdit",
+                                            "NotebookRead",
+                                            "BashOutput",
+                                            "KillShell",
+                                            "ExitPlanMode",
+                                            "SlashCommand",
+                                            "TaskOutput",
+                                            "TaskStop",
+                                            "ListMcpResourcesTool",
+                                            "LSP",
+                                            "ReadMcpResourceTool"};
 
 bool KnownToolName(const std::string& name) {
   if (FindTool(name) != nullptr || name.rfind(kMcpToolPrefix, 0) == 0) return true;
@@ -240,6 +249,73 @@ RuleVerdict JudgeToolRules(const ToolRuleSubject& call, const CommandRules& rule
     }
   }
   return RuleVerdict();
+}
+
+namespace {
+
+// The loop's own bookkeeping (todos, the ledger's memory, the plan, the
+// conversation): no tool list leaves them out.
+bool Bookkeeping(const ToolInfo& t) {
+  return t.handler == ToolHandler::kTodoWrite || t.handler == ToolHandler::kMemoryQuery ||
+         t.handler == ToolHandler::kContextSummarizer || t.handler == ToolHandler::kPlanUpdate;
+}
+
+// A tool list names each tool (Claude Code's agents list Read, Grep and
+// Glob one by one): no families here.
+bool NamesExactly(const std::string& name, const ToolInfo& t) {
+  return name == t.name || (t.claude_code_name != nullptr && name == t.claude_code_name) ||
+         (t.handler == ToolHandler::kSubagent && (name == "Agent" || name == "Task"));
+}
+
+std::string ListShown(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& r : list) out += (out.empty() ? "" : ", ") + r;
+  return "(" + out + ")";
+}
+
+}  // namespace
+
+bool ToolListOffers(const std::vector<std::string>& list, const std::string& tool) {
+  if (tool.rfind(kMcpToolPrefix, 0) == 0) return !JudgeToolName(tool, {{}, {}, list}).rule.empty();
+  const ToolInfo* t = FindTool(tool);
+  if (t == nullptr) return false;
+  if (Bookkeeping(*t)) return true;
+  return std::any_of(list.begin(), list.end(), [t](const std::string& rule) {
+    std::optional<ToolRule> r = ParseToolRule(rule);
+    return r && NamesExactly(r->tool, *t);
+  });
+}
+
+std::string ToolListRefusal(const std::vector<std::string>& list, const std::string& tool,
+                            const ToolRuleSubject& subject, const std::string& command, const std::string& workspace,
+                            const std::string& home) {
+  std::string shown = ListShown(list);
+  if (tool.rfind(kMcpToolPrefix, 0) == 0) {
+    return JudgeToolName(tool, {{}, {}, list}).rule.empty() ? tool + " is not in the tool list " + shown : "";
+  }
+  if (subject.tool == nullptr) return tool + " is not in the tool list " + shown;
+  const ToolInfo& t = *subject.tool;
+  if (Bookkeeping(t)) return "";
+  if (t.handler == ToolHandler::kCommand) {
+    std::vector<std::string> commands;
+    for (const std::string& rule : list) {
+      std::optional<ToolRule> r = ParseToolRule(rule);
+      if (!r || !NamesExactly(r->tool, t)) continue;
+      if (!r->specifier || *r->specifier == "*") return "";
+      commands.push_back(rule);
+    }
+    if (!commands.empty() && CommandWithin(command, commands)) return "";
+    return commands.empty() ? std::string(t.name) + " is not in the tool list " + shown
+                            : "`" + (command.size() > 200 ? command.substr(0, 197) + "..." : command) +
+                                  "` is not a command the tool list names " + shown;
+  }
+  for (const std::string& rule : list) {
+    std::optional<ToolRule> r = ParseToolRule(rule);
+    if (!r || !NamesExactly(r->tool, t)) continue;
+    if (!JudgeToolRules(subject, {{}, {}, {rule}}, workspace, home).rule.empty()) return "";
+  }
+  std::string what = subject.path.empty() ? std::string(t.name) : std::string(t.name) + " of " + subject.path;
+  return what + " is not in the tool list " + shown;
 }
 
 RuleVerdict JudgeToolName(const std::string& tool, const CommandRules& rules) {

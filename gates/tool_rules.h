@@ -95,4 +95,20 @@ struct ToolRuleSubject {
 RuleVerdict JudgeToolRules(const ToolRuleSubject& call, const CommandRules& rules, const std::string& workspace,
                            const std::string& home);
 
+// A tool list narrows what an agent may call: a custom agent's `tools`, a
+// custom command's `allowed-tools`, in the rules' syntax ("Read", "Grep",
+// "Bash(git add:*)", "mcp__github", "Agent(reviewer)"). The loop's own
+// bookkeeping (TodoWrite, memory_query, the plan, the summariser) is always
+// in it.
+//
+// Whether the tool named tool is offered at all (a rule names it; its
+// specifier is judged per call).
+bool ToolListOffers(const std::vector<std::string>& list, const std::string& tool);
+// "" when the call is within the list, else one line saying why not.
+// subject as JudgeToolRules'; command: an ExecuteCommand's line, each of
+// whose simple commands a Bash(...) entry must name (CommandWithin).
+std::string ToolListRefusal(const std::vector<std::string>& list, const std::string& tool,
+                            const ToolRuleSubject& subject, const std::string& command, const std::string& workspace,
+                            const std::string& home);
+
 }  // namespace odin

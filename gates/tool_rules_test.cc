@@ -1,5 +1,7 @@
 #include "gates/tool_rules.h"
 
+#include "tools/exec_command.h"
+
 #include <gtest/gtest.h>
 
 #include "tools/file_tool_args.h"
@@ -156,6 +158,46 @@ TEST(ToolRulesTest, ReadAndEditRulesCoverTheirFamilies) {
   RuleVerdict v = JudgeToolRules({FindTool(kReadTool), "/w/.env", ""}, rules, kWs, kHome);
   EXPECT_EQ(v.rule, "Read(./.env)");
   EXPECT_NE(v.reason.find("Read of /w/.env denied"), std::string::npos) << v.reason;
+}
+
+TEST(ToolRulesTest, ToolListsNarrowToWhatTheyName) {
+  std::vector<std::string> list = {
+      "Read", "Grep", "Bash(git status:*)", "Bash(git diff)", "Edit(src/**)", "Agent(reviewer)", "mcp__github"};
+  EXPECT_TRUE(ToolListOffers(list, kReadTool));
+  EXPECT_TRUE(ToolListOffers(list, kExecuteCommandTool));
+  EXPECT_TRUE(ToolListOffers(list, "EditTool"));
+  EXPECT_TRUE(ToolListOffers(list, kTodoWriteTool));  // bookkeeping, always
+  EXPECT_TRUE(ToolListOffers(list, "mcp__github__create_issue"));
+  EXPECT_FALSE(ToolListOffers(list, kGlobTool));
+  EXPECT_FALSE(ToolListOffers(list, kWebFetchTool));
+  EXPECT_FALSE(ToolListOffers(list, "mcp__slack__post"));
+  auto refusal = [&](const char* tool, std::string path, std::string command = "", std::string type = "") {
+    return ToolListRefusal(list, tool, {FindTool(tool), std::move(path), std::move(type)}, command, kWs, kHome);
+  };
+  EXPECT_EQ(refusal(kReadTool, "/w/a.c"), "");
+  EXPECT_EQ(refusal(kExecuteCommandTool, "", "git status --short"), "");
+  EXPECT_EQ(refusal(kExecuteCommandTool, "", "git status && git diff"), "");
+  EXPECT_EQ(refusal("EditTool", "/w/src/x.c"), "");
+  EXPECT_EQ(refusal(kAgentTool, "", "", "reviewer"), "");
+  // What the list leaves out, each with one line naming it.
+  EXPECT_NE(refusal(kGlobTool, "/w").find("Glob of /w is not in the tool list"), std::string::npos);
+  EXPECT_NE(refusal("EditTool", "/w/README").find("not in the tool list"), std::string::npos);
+  EXPECT_NE(refusal(kAgentTool, "", "", "explorer"), "");
+  EXPECT_NE(refusal(kExecuteCommandTool, "", "git diff --stat"), "");  // exact: no more words
+  EXPECT_NE(refusal(kExecuteCommandTool, "", "git status; rm -rf src"), "");
+  EXPECT_NE(refusal(kExecuteCommandTool, "", "git status $(rm -rf src)"), "");
+  EXPECT_NE(refusal(kExecuteCommandTool, "", "timeout 5 rm -rf src"), "");
+  EXPECT_NE(refusal(kExecuteCommandTool, "", "eval \"$X\""), "");
+  EXPECT_NE(refusal(kExecuteCommandTool, "", "git status |"), "");  // does not parse
+  EXPECT_EQ(ToolListRefusal(list, "mcp__github__x", {nullptr, "", ""}, "", kWs, kHome), "");
+  EXPECT_NE(ToolListRefusal(list, "mcp__slack__x", {nullptr, "", ""}, "", kWs, kHome), "");
+  // A wrapper is judged by what it runs, and bare Bash is every command.
+  EXPECT_NE(ToolListRefusal({"Bash(timeout:*)"}, kExecuteCommandTool, {FindTool(kExecuteCommandTool), "", ""},
+                            "timeout 5 rm -rf src", kWs, kHome),
+            "");
+  EXPECT_EQ(ToolListRefusal({"Bash"}, kExecuteCommandTool, {FindTool(kExecuteCommandTool), "", ""},
+                            "timeout 5 rm -rf src", kWs, kHome),
+            "");
 }
 
 }  // namespace

@@ -42,18 +42,22 @@ Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledge
 }
 
 std::string Agent::SystemPrompt(Mode mode) {
-  std::string p =
-      "You are Odin, a coding agent working in the repository at " + o_.workspace +
-      ". You act only through tools. Every tool result is a ground-truth record from the runtime "
-      "(\"authority\": \"ground_truth\"): trust it over your own expectations, and never claim a change or a "
-      "test result that no tool result shows.\n\n"
-      "How to work:\n"
-      "- Paths may be relative to the workspace root.\n"
-      "- Read a file before you edit it. An edit of a file you have not read, or of lines you have not read, or "
-      "of a file that changed since you read it, is rejected; the rejection says what to read.\n"
-      "- Use EditTool for a change, MultiEditTool for several changes to one file, WriteFile to create a file.\n"
-      "- Tool calls you make in one response run in parallel; make independent calls together.\n"
-      "- When you are done, answer without calling a tool.\n\n";
+  std::string p;
+  if (!o_.agent_type.empty()) {
+    p = "You are the " + o_.agent_type + " agent. Your definition, which you follow:\n" + o_.agent_prompt +
+        "\n\nYou run inside Odin, a coding agent runtime.\n";
+  }
+  p += "You are Odin, a coding agent working in the repository at " + o_.workspace +
+       ". You act only through tools. Every tool result is a ground-truth record from the runtime "
+       "(\"authority\": \"ground_truth\"): trust it over your own expectations, and never claim a change or a "
+       "test result that no tool result shows.\n\n"
+       "How to work:\n"
+       "- Paths may be relative to the workspace root.\n"
+       "- Read a file before you edit it. An edit of a file you have not read, or of lines you have not read, or "
+       "of a file that changed since you read it, is rejected; the rejection says what to read.\n"
+       "- Use EditTool for a change, MultiEditTool for several changes to one file, WriteFile to create a file.\n"
+       "- Tool calls you make in one response run in parallel; make independent calls together.\n"
+       "- When you are done, answer without calling a tool.\n\n";
   switch (mode) {
     case Mode::kAsk:
       p += "Mode: ask. Answer the user's question by reading and searching the code; cite files and lines. "
@@ -85,6 +89,12 @@ std::string Agent::SystemPrompt(Mode mode) {
            map;
     }
   }
+  if (!o_.defs.skills.empty()) {
+    p += "\nSkills (load one with the Skill tool when the task matches its description):\n";
+    for (const ClaudeDef& d : o_.defs.skills) {
+      p += "- " + d.name + (d.description.empty() ? "" : ": " + d.description) + "\n";
+    }
+  }
   if (o_.subagent) {
     p += "\nYou are a subagent: another agent gave you this task. Your final answer (without a tool call) goes "
          "back to it, together with the ledger's record of what you did; make it complete and self-contained.\n";
@@ -93,13 +103,14 @@ std::string Agent::SystemPrompt(Mode mode) {
   return p;
 }
 
-std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_command) {
+std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_command,
+                        std::optional<std::vector<std::string>> tool_list) {
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
   QueueEntry("request",
              nlohmann::json({{"text", text_in}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  Pending m{NewId("msg"), text, mode, false, slash_command};
+  Pending m{NewId("msg"), text, mode, false, slash_command, std::move(tool_list)};
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(
         {m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued", clock_->WallMillis()}));
@@ -177,6 +188,8 @@ ChatRequest Agent::BuildRequest() {
   if (current_->plan || !current_->review_hold.empty()) req.tools.push_back(PlanUpdateSpec());
   // MCP servers' tools, as far as their servers have started.
   for (ToolSpec& extra : host_->ExtraToolSpecs(current_->message.mode)) req.tools.push_back(std::move(extra));
+  ApplyClaudeDefs(&req.tools, o_.defs);
+  if (current_->message.tool_list) host_->NarrowToolSpecs(*current_->message.tool_list, &req.tools);
   req.max_tokens = o_.max_tokens;
   return req;
 }
@@ -309,6 +322,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.agent_id = o_.agent_id;
     call.message_id = c.message.id;
     call.mode = CallModeOf(c.message.mode);
+    call.tool_list = c.message.tool_list;
     call.budget = c.budget.get();
     // A subagent may change anything; a command's change set comes back with
     // its result, unless the host could not track it (OnToolDone).

@@ -41,6 +41,7 @@
 #include "planner/checks.h"
 #include "planner/compaction.h"
 #include "planner/context_window.h"
+#include "planner/claude_defs.h"
 #include "planner/instructions.h"
 #include "planner/convergence_gate.h"
 #include "planner/reviewers.h"
@@ -107,6 +108,13 @@ struct AgentOptions {
   // routes each message).
   ReviewConfig reviews;
   Workflow workflow = Workflow::kNone;
+  // Custom agents and skills (planner/claude_defs.h): AgentTool's subagent
+  // types, the skills listed in the system prompt for the Skill tool.
+  ClaudeDefs defs;
+  // A custom agent's subagent: its name and its definition's body, which
+  // leads its system prompt.
+  std::string agent_type;
+  std::string agent_prompt;
 };
 
 // How one message ended.
@@ -161,7 +169,11 @@ class Agent {
 
   // Queues a message; it starts now if the agent is idle. Returns its id.
   // A slash command's message (/init) is never planned by the hydrator.
-  std::string Send(const std::string& text, Mode mode, bool slash_command = false);
+  // tool_list narrows the tools of this message alone (a custom command's
+  // allowed-tools): only what it names is offered, and the coordinator's
+  // gate refuses the rest.
+  std::string Send(const std::string& text, Mode mode, bool slash_command = false,
+                   std::optional<std::vector<std::string>> tool_list = std::nullopt);
   // Queues a review of the workspace's uncommitted change (/review, odin
   // review): the QA verifier judges `git diff HEAD` (run in a read-only
   // sandboxed worker) against the session's requests, and its verdict is
@@ -236,6 +248,7 @@ class Agent {
     Mode mode;
     bool review = false;  // SendReview's
     bool slash_command = false;
+    std::optional<std::vector<std::string>> tool_list;
   };
   struct Current {
     Pending message;

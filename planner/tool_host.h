@@ -68,6 +68,10 @@ struct ToolCall {
   // Odin's own call (a backpressure check), not the model's: no hooks run
   // for it. Never set from a worker's message.
   bool internal = false;
+  // The tools the caller may use, narrowed (gates/tool_rules.h's tool list):
+  // a custom command's allowed-tools for its message, a custom agent's
+  // tools for its subagent. The safeguards gate refuses a call outside it.
+  std::optional<std::vector<std::string>> tool_list;
 };
 
 // A cached file as the planner sees it.
@@ -145,6 +149,9 @@ class ToolHost {
   // Tools known only at run time (MCP servers'), offered in mode besides
   // Odin's own.
   virtual std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const { return {}; }
+  // Leaves out of specs the tools a tool list (ToolCall::tool_list) does
+  // not name; the gate refuses them anyway.
+  virtual void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const {}
   // Queues a tool call. Returns its execution id.
   virtual std::string Submit(ToolCall call, CallHandlers handlers) = 0;
   // reason: a v1::CancelReason (2: the user's).

@@ -84,6 +84,11 @@ constexpr Spec kSpecs[] =
          "ledger's report of what it did. Use it for independent research (ask mode) or separable work; give it a "
          "complete, self-contained prompt.",
          R"json({"type":"object","properties":{"description":{"type":"string","description":"A few words on the task"},"prompt":{"type":"string","minLength":1,"description":"The whole task for the subagent"},"mode":{"type":"string","enum":["ask","plan","edit"],"description":"Its tools: ask and plan read, edit also writes (default: your mode; never more than your mode)"}},"required":["prompt"],"additionalProperties":false})json"},
+        {"Skill",
+         "Loads a skill: its instructions and the names of the files that come with it (scripts, references, "
+         "templates). Load one when the task matches its description in the system prompt, then follow it; its "
+         "files are read with Read and its scripts run with ExecuteCommand, like any others.",
+         R"json({"type":"object","properties":{"skill":{"type":"string","description":"The skill's name"}},"required":["skill"],"additionalProperties":false})json"},
         {"ExecuteCommand",
          "Runs a shell command (bash -c) in a sandbox: no network, the workspace as the only writable place "
          "(read-only in ask and plan modes). Use it to build, test and inspect. Output is captured.",
@@ -94,8 +99,8 @@ constexpr Spec kSpecs[] =
          "Some domains need the user's permission. A redirect to another host is not followed: fetch the URL "
          "it names if you still need it.",
          R"json({"type":"object","properties":{"url":{"type":"string","description":"The URL to fetch (http or https)"},"prompt":{"type":"string","minLength":1,"description":"What to find out from the page"}},"required":["url","prompt"],"additionalProperties":false})json"},
-        {"WriteFile", "Creates a file, or replaces all of an existing file (which you must have read whole first).",
-         R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"},"content":{"type":"string","description":"The whole new content"}},"required":["file_path","content"],"additionalProperties":false})json"},
+        {"WriteFile",
+         "Creates a file, or replaces all of an existing file (which you must have read whole first).", R"json({"type":"object","properties":{"file_path":{"type":"string","description":"The file, absolute or relative to the workspace root"},"content":{"type":"string","description":"The whole new content"}},"required":["file_path","content"],"additionalProperties":false})json"},
         {"EditTool",
          "Replaces exact text in a file you have read. old_string must match exactly (whitespace included) and be "
          "unique unless replace_all is set; it must lie in lines you have read.",
@@ -135,6 +140,37 @@ void AddEvidenceArgument(std::vector<ToolSpec>* specs) {
                                "evidence cites your analysis of that file."
                              : " Strict profile: to change an existing file, cite your analysis of it in evidence.";
   }
+}
+
+void ApplyClaudeDefs(std::vector<ToolSpec>* specs, const ClaudeDefs& defs) {
+  std::vector<ToolSpec> out;
+  for (ToolSpec& s : *specs) {
+    ToolHandler h = HandlerOf(s.name);
+    if (h == ToolHandler::kSkill) {
+      if (defs.skills.empty()) continue;  // nothing to load
+      std::string names;
+      for (const ClaudeDef& d : defs.skills) names += (names.empty() ? "\"" : ",\"") + d.name + "\"";
+      size_t at = s.input_schema_json.find(R"("type":"string","description":"The skill's name")");
+      if (at != std::string::npos) s.input_schema_json.insert(at + 16, "\"enum\":[" + names + "],");
+    }
+    if (h == ToolHandler::kSubagent && !defs.agents.empty()) {
+      // The project's agent types, by name: each one's description says
+      // when to use it.
+      std::string names;
+      s.description += " Agent types (subagent_type; none: a general subagent):";
+      for (const ClaudeDef& d : defs.agents) {
+        names += (names.empty() ? "\"" : ",\"") + d.name + "\"";
+        s.description += "\n- " + d.name + (d.description.empty() ? "" : ": " + d.description);
+      }
+      size_t at = s.input_schema_json.find("\"properties\":{");
+      if (at != std::string::npos) {
+        s.input_schema_json.insert(at + 14, "\"subagent_type\":{\"type\":\"string\",\"enum\":[" + names +
+                                                "],\"description\":\"The agent type to start\"},");
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  *specs = std::move(out);
 }
 
 ToolSpec InitToolSpec() {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "llm/llm.h"
+#include "planner/claude_defs.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
@@ -22,6 +23,11 @@ void NoteCommandsHaveNetwork(std::vector<ToolSpec>* specs);
 // execution ids of the analysis (symbols, references, impact, outline; a
 // Read for a file the index does not parse) the change relies on.
 void AddEvidenceArgument(std::vector<ToolSpec>* specs);
+// The project's custom agents and skills in the specs: AgentTool takes a
+// subagent_type among the agents, Skill a skill's name; Skill is left out
+// when there is no skill. The same bytes for the same definitions (prompt
+// caching).
+void ApplyClaudeDefs(std::vector<ToolSpec>* specs, const ClaudeDefs& defs);
 // plan_update, offered while the reviewers hold the work to a plan.
 ToolSpec PlanUpdateSpec();
 

@@ -92,7 +92,8 @@ ALLOW = {
     "config": ["base", "config", "gates", "mcp", "sandbox/sandbox_options.h", "pool/worker_sandbox.h",
                "workspace", "tools/tool_catalog.h", "tools/workspace_path.h", "web/address_policy.h",
                "planner/budget.h", "planner/checks.h", "planner/hooks.h", "planner/reviewers.h",
-               "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h", "planner/instructions.h"],
+               "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h", "planner/instructions.h",
+               "planner/claude_defs.h"],
     # Workers on other machines: the pool's hosts, the host agent (which
     # starts workers as the pool does, from the config it loads).
     "remote": ["base", "remote", "pool", "config", "workspace"],
@@ -108,6 +109,8 @@ ALLOW = {
         # The reviewers' settings and the workflows' plan and test-file
         # patterns (plan_update's arguments, a hold's allowed paths).
         "planner/reviewers.h", "planner/workflows.h",
+        # Custom agents and skills (AgentTool's subagent types, the Skill tool).
+        "planner/claude_defs.h",
     ],
     "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session",
                 "gates", "pool", "mcp", "config", "remote",

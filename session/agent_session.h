@@ -47,6 +47,8 @@ class AgentSession {
 
   Agent& agent() { return *agent_; }
   Runtime& runtime() { return *runtime_; }
+  // The custom commands, agents and skills in force (config/claude_defs.h).
+  const ClaudeDefs& defs() const { return defs_; }
   const LlmSettings& llm() const { return llm_; }
   // The budget of each message.
   const BudgetLimits& budget() const { return budget_; }
@@ -64,6 +66,7 @@ class AgentSession {
 
   LlmSettings llm_;
   BudgetLimits budget_;
+  ClaudeDefs defs_;
   std::string end_reason_ = "other";  // SessionEnd's reason, in Claude Code's words
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<HttpClient> http_;

@@ -3,6 +3,7 @@
 // integration tests that script a model and check what it was sent. (JSON
 // stays out of test_util.h.)
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,18 @@ inline std::vector<nlohmann::json> ToolResultsOf(const nlohmann::json& request) 
     if (m["role"] == "tool") out.push_back(nlohmann::json::parse(m["content"].get<std::string>()));
   }
   return out;
+}
+
+// The names of the tools an OpenAI request offers, in order.
+inline std::vector<std::string> ToolNamesOf(const nlohmann::json& request) {
+  std::vector<std::string> names;
+  for (const nlohmann::json& t : request["body"]["tools"]) names.push_back(t["function"]["name"]);
+  return names;
+}
+
+// Whether v holds x.
+inline bool Contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
 }
 
 // The environment of an odin run against the fake model (OpenAI format):

@@ -102,14 +102,6 @@ class OdinMcpServersTest : public ::testing::Test {
         "SELECT s.tool, e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) "
         "ORDER BY s.rowid");
   }
-  static std::vector<std::string> ToolNames(const json& request) {
-    std::vector<std::string> names;
-    for (const json& t : request["body"]["tools"]) names.push_back(t["function"]["name"]);
-    return names;
-  }
-  static bool Has(const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  }
 
   std::string everything_, filesystem_;
   TempWorkspace ws_;
@@ -304,10 +296,10 @@ TEST_F(OdinMcpServersTest, AskModeRunsOnlyReadOnlyToolsOfServersThatAreNotWritab
   EXPECT_EQ(writable["status"], "rejected") << writable.dump();
   EXPECT_NE(writable.dump().find("is writable"), std::string::npos) << writable.dump();
   EXPECT_EQ(ToolResultsOf(requests[3]).back()["status"], "ok");
-  std::vector<std::string> offered = ToolNames(requests[3]);
-  EXPECT_TRUE(Has(offered, "mcp__everything__echo"));
-  EXPECT_FALSE(Has(offered, "mcp__everything__toggle-simulated-logging"));
-  EXPECT_FALSE(Has(offered, "mcp__fs__read_text_file"));
+  std::vector<std::string> offered = ToolNamesOf(requests[3]);
+  EXPECT_TRUE(Contains(offered, "mcp__everything__echo"));
+  EXPECT_FALSE(Contains(offered, "mcp__everything__toggle-simulated-logging"));
+  EXPECT_FALSE(Contains(offered, "mcp__fs__read_text_file"));
 }
 
 // The filesystem server in edit mode, writable: what it writes is a
@@ -457,9 +449,9 @@ TEST_F(OdinMcpServersTest, SubagentsAndHooksMeetMcpToolsByName) {
   for (const json& r : RequestsOf(llm)) (r["n"].get<int64_t>() >= 1000000 ? sub : parent).push_back(r);
   ASSERT_EQ(sub.size(), 2u) << last_.err;
   // By its second request the server has listed its tools (the calls waited for it).
-  std::vector<std::string> offered = ToolNames(sub[1]);
-  EXPECT_TRUE(Has(offered, "mcp__everything__get-sum"));
-  EXPECT_FALSE(Has(offered, "mcp__everything__toggle-simulated-logging"));
+  std::vector<std::string> offered = ToolNamesOf(sub[1]);
+  EXPECT_TRUE(Contains(offered, "mcp__everything__get-sum"));
+  EXPECT_FALSE(Contains(offered, "mcp__everything__toggle-simulated-logging"));
   std::vector<json> results = ToolResultsOf(sub[1]);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0]["status"], "ok") << results[0].dump();

@@ -17,6 +17,8 @@ constexpr ToolInfo kTools[] = {
     // The agent's own list, not the workspace.
     {kTodoWriteTool, ToolClass::kRead, false, ToolHandler::kTodoWrite, "TodoWrite"},
     {kMemoryQueryTool, ToolClass::kRead, false, ToolHandler::kMemoryQuery, nullptr},
+    // A skill's own text: read-only, every mode.
+    {kSkillTool, ToolClass::kRead, false, ToolHandler::kSkill, "Skill"},
     // The agent's own conversation, and its own plan.
     {kContextSummarizerTool, ToolClass::kRead, false, ToolHandler::kContextSummarizer, nullptr},
     {kPlanUpdateTool, ToolClass::kRead, false, ToolHandler::kPlanUpdate, nullptr},

@@ -77,6 +77,9 @@ constexpr char kLspCheckTool[] = "lsp_check";
 constexpr char kLspReferencesTool[] = "lsp_references";
 // Answers from the ledger's memory of the session (ledger/memory_query.h).
 constexpr char kMemoryQueryTool[] = "memory_query";
+// A skill's instructions and files (.claude/skills/NAME/SKILL.md), loaded
+// when the model asks: Claude Code's Skill tool.
+constexpr char kSkillTool[] = "Skill";
 
 // Parses a batch of files for the symbol index in a read-only worker
 // (workers/index_parse.h). Odin's own call: not in the table below, so no
@@ -99,6 +102,7 @@ enum class ToolHandler {
   kLspCheck,           // lsp_check: the lsp host validates a file
   kTodoWrite,          // the coordinator: the agent's todo list
   kMemoryQuery,        // the coordinator: the ledger's memory of the session
+  kSkill,              // the coordinator: a skill's text and its files' names
   kContextSummarizer,  // the coordinator records it; the agent loop compacts
   kPlanUpdate,         // the coordinator checks it; the agent loop revises its plan
   kIndexQuery,         // the coordinator: symbols, references, impact, outline from the symbol index

@@ -260,6 +260,8 @@ class Worker final : public AgentObserver, public WorkerLogic {
     a.workspace = o_.workspace;
     a.cwd = o_.workspace;
     a.instructions = task.instructions();
+    a.agent_type = task.agent_type();
+    a.agent_prompt = task.agent_prompt();
     a.budget.turns = task.max_turns() > 0 ? task.max_turns() : 50;  // the rest is the parent's, at the coordinator
     a.stall.enabled = task.stall_enabled();
     if (task.stall_repeat() > 0) a.stall.repeat = static_cast<int>(task.stall_repeat());

@@ -1,0 +1,261 @@
+#include "session/custom_commands.h"
+
+#include <algorithm>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/terminal_text.h"
+#include "gates/command_rules.h"
+#include "gates/tool_rules.h"
+#include "odin/v1/worker.pb.h"
+#include "session/agent_session.h"
+#include "session/session_events.h"
+#include "tools/exec_command.h"
+#include "tools/text_file.h"
+#include "tools/workspace_path.h"
+#include "workspace/workspace_files.h"
+
+namespace odin {
+namespace {
+
+// @path: a file attached to a message, at most this much of it.
+constexpr size_t kAttachBytes = 256 * 1024;
+constexpr size_t kAttachTotalBytes = 1 << 20;
+// A !`command` of a custom command: its time, and how much of its output
+// takes its place.
+constexpr auto kBangTimeout = std::chrono::seconds(30);
+constexpr size_t kBangOutputBytes = 16 * 1024;
+constexpr size_t kMaxBangCommands = 16;
+
+// One !`command`'s output, or why it failed (one line).
+StatusOr<std::string> RunBang(AgentSession& session, const std::string& name, const std::string& command, Mode mode) {
+  ToolCall call;
+  call.tool = kExecuteCommandTool;
+  call.arguments_json =
+      nlohmann::json({{"command", command}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  call.agent_id = "user";  // the user's own command, as !command is
+  call.mode = CallModeOf(mode);
+  call.timeout = kBangTimeout;
+  call.output_head_bytes = kBangOutputBytes;
+  call.output_tail_bytes = 0;
+  call.execution_id = NewId("ex");
+  auto result = std::make_shared<std::optional<v1::ToolResult>>();
+  CallHandlers handlers;
+  handlers.on_done = [result](const v1::ToolResult& r, const Status&) { *result = r; };
+  Coordinator& co = session.runtime().coordinator();
+  std::string id = call.execution_id;
+  co.Submit(std::move(call), std::move(handlers));
+  // An approval nobody answers meanwhile must not hold the expansion for ever.
+  SteadyTime deadline = RealClock::Get()->Now() + kBangTimeout + std::chrono::seconds(5);
+  while (!*result) {
+    RETURN_IF_ERROR(session.Poll(std::chrono::milliseconds(100)));
+    if (RealClock::Get()->Now() > deadline) co.Cancel(id);
+  }
+  const v1::ToolResult& r = **result;
+  std::string shown = command.size() > 120 ? command.substr(0, 117) + "..." : command;
+  if (r.status() != v1::TOOL_STATUS_OK || (r.has_exit_code() && r.exit_code() != 0)) {
+    return Status::FailedPrecondition("/" + name, "`" + VisibleControls(shown) + "` " +
+                                                      VisibleControls(ToolResultLine(kExecuteCommandTool, r)) + " (" +
+                                                      r.execution_id() + "); nothing was sent");
+  }
+  std::string out = ToDisplayText(r.output_head());
+  if (r.output_total_bytes() > r.output_head().size()) out += "\n[output cut at 16 KiB]";
+  return out;
+}
+
+std::string Quoted(const std::string& word) { return ShellJoin({word}); }
+
+}  // namespace
+
+const ClaudeDef* FindCustomCommand(const ClaudeDefs& defs, const std::string& line, std::string* args) {
+  if (line.size() < 2 || line[0] != '/') return nullptr;
+  size_t space = line.find_first_of(" \t\n");
+  const ClaudeDef* def = defs.FindCommand(line.substr(1, space == std::string::npos ? std::string::npos : space - 1));
+  if (def != nullptr) {
+    *args = space == std::string::npos ? ""
+                                       : line.substr(line.find_first_not_of(" \t\n", space) == std::string::npos
+                                                         ? line.size()
+                                                         : line.find_first_not_of(" \t\n", space));
+  }
+  return def;
+}
+
+std::vector<std::string> CommandArguments(const std::string& args) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : args) {
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) out.push_back(cur);
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) out.push_back(cur);
+  return out;
+}
+
+std::string SubstituteArguments(const std::string& body, const std::string& args, bool quote_words) {
+  std::vector<std::string> words = CommandArguments(args);
+  auto word = [&](size_t n) {  // from 0
+    std::string w = n < words.size() ? words[n] : "";
+    return quote_words ? Quoted(w) : w;
+  };
+  std::string out;
+  for (size_t i = 0; i < body.size();) {
+    if (body[i] != '$') {
+      out += body[i++];
+      continue;
+    }
+    if (body.compare(i, 10, "$ARGUMENTS") == 0) {
+      size_t after = i + 10;
+      if (after < body.size() && body[after] == '[') {
+        size_t close = body.find(']', after);
+        std::string n = close == std::string::npos ? "" : body.substr(after + 1, close - after - 1);
+        if (!n.empty() && n.size() < 4 && std::all_of(n.begin(), n.end(), ::isdigit)) {
+          out += word(std::stoul(n));
+          i = close + 1;
+          continue;
+        }
+      }
+      out += quote_words ? Quoted(args) : args;
+      i = after;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < body.size() && j - i <= 2 && isdigit(static_cast<unsigned char>(body[j]))) ++j;
+    if (j > i + 1 && body[i + 1] != '0') {
+      out += word(std::stoul(body.substr(i + 1, j - i - 1)) - 1);
+      i = j;
+      continue;
+    }
+    out += body[i++];
+  }
+  return out;
+}
+
+std::string AttachFiles(const std::string& text, const std::string& root, const std::vector<std::string>& unreadable,
+                        std::vector<std::string>* notes) {
+  std::string files;
+  std::vector<std::string> seen;
+  StatusOr<WorkspaceFiles> layer = WorkspaceFiles::Open(root);
+  for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at + 1)) {
+    if (at > 0 && !isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // an e-mail address
+    size_t end = text.find_first_of(" \t\n", at);
+    std::string word = text.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    while (!word.empty() && (word.back() == ',' || word.back() == '.' || word.back() == ')' || word.back() == ':')) {
+      word.pop_back();
+    }
+    if (word.empty() || std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
+    seen.push_back(word);
+    StatusOr<std::string> path = ResolveWorkspacePath(word, root);
+    if (!path.ok()) {
+      notes->push_back("@" + word + ": not attached (" + path.status().message() + ")");
+      continue;
+    }
+    std::string shown = DisplayPath(*path, root);
+    if (shown == ".odin" || shown.rfind(".odin/", 0) == 0) {
+      notes->push_back("@" + word + ": not attached (Odin's state directory)");
+      continue;
+    }
+    // What Read may not read is not attached either, whoever wrote the @.
+    if (std::any_of(unreadable.begin(), unreadable.end(),
+                    [&path](const std::string& p) { return PathPatternCovers(p, *path); })) {
+      notes->push_back("@" + word + ": not attached (a Read deny rule covers it)");
+      continue;
+    }
+    // Through the safe file layer: a link out of the workspace, a device
+    // or a FIFO is not attached.
+    StatusOr<std::string> content = layer.ok() ? layer->ReadFile(*path, kAttachBytes + 1) : layer.status();
+    if (!content.ok()) {
+      notes->push_back("@" + word + ": not attached (" + content.status().message() + ")");
+      continue;
+    }
+    if (LooksBinary(*content)) {
+      notes->push_back("@" + word + ": not attached (a binary file)");
+      continue;
+    }
+    bool cut = content->size() > kAttachBytes;
+    if (cut) content->resize(kAttachBytes);
+    if (files.size() + content->size() > kAttachTotalBytes) {
+      notes->push_back("@" + word + ": not attached (over 1 MiB of attachments in one message)");
+      continue;
+    }
+    files += "\n\n<file path=\"" + shown + "\"" + (cut ? " truncated=\"true\"" : "") + ">\n" + ToDisplayText(*content) +
+             (content->empty() || content->back() == '\n' ? "" : "\n") + "</file>";
+    notes->push_back("attached " + shown + " (" + std::to_string(content->size()) + " bytes" + (cut ? ", cut" : "") +
+                     ")");
+  }
+  if (files.empty()) return text;
+  return text + "\n\nThe user attached these files (as they are now; Read a file before you edit it):" + files;
+}
+
+StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const ClaudeDef& def, const std::string& args,
+                                              Mode mode) {
+  ExpandedCommand out;
+  std::string body = def.body;
+  // Claude Code's rule: a body that takes no arguments gets them after it.
+  bool takes = body.find("$ARGUMENTS") != std::string::npos;
+  for (int n = 1; n <= 9 && !takes; ++n) takes = body.find("$" + std::to_string(n)) != std::string::npos;
+  // !`command`: run in order, each output in its place.
+  std::string text;
+  size_t ran = 0;
+  for (size_t i = 0; i < body.size();) {
+    size_t bang = body.find("!`", i);
+    size_t close = bang == std::string::npos ? std::string::npos : body.find('`', bang + 2);
+    if (close == std::string::npos) {
+      text += SubstituteArguments(body.substr(i), args, false);
+      break;
+    }
+    text += SubstituteArguments(body.substr(i, bang - i), args, false);
+    std::string command = SubstituteArguments(body.substr(bang + 2, close - bang - 2), args, true);
+    if (++ran > kMaxBangCommands) {
+      return Status::InvalidArgument("/" + def.name, "more than " + std::to_string(kMaxBangCommands) +
+                                                         " !`command`s in " + def.source + "; nothing was sent");
+    }
+    ASSIGN_OR_RETURN(std::string output, RunBang(session, def.name, command, mode));
+    text += output;
+    i = close + 1;
+  }
+  if (!takes && !args.empty()) text += "\n\nARGUMENTS: " + args;
+  const std::string& root = session.runtime().workspace().root;
+  const char* home = getenv("HOME");
+  std::vector<std::string> unreadable =
+      UnreadablePatterns(session.runtime().config().permissions, root, home != nullptr ? home : "");
+  out.text = AttachFiles(text, root, unreadable, &out.notes);
+  out.tool_list = def.tools;
+  if (!def.model.empty() && def.model != "inherit") {
+    out.notes.push_back("/" + def.name + ": model '" + VisibleControls(def.model) +
+                        "' not applied: the session's model answers (docs/claude-code.md)");
+  }
+  return out;
+}
+
+std::string DescribeCustomCommands(const ClaudeDefs& defs) {
+  std::string out;
+  for (const ClaudeDef& d : defs.commands) {
+    std::string head = "/" + d.name + (d.argument_hint.empty() ? "" : " " + d.argument_hint);
+    std::string where = d.scope + (d.group.empty() ? "" : ":" + d.group);
+    out += "  " + VisibleControls(head) + std::string(head.size() < 20 ? 21 - head.size() : 1, ' ') +
+           VisibleControls(d.description.empty() ? d.source : d.description) + " (" + where + ")\n";
+  }
+  return out;
+}
+
+}  // namespace odin

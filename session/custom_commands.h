@@ -1,0 +1,56 @@
+#pragma once
+// Custom slash commands (.claude/commands/NAME.md, ~/.claude/commands,
+// ~/.config/odin/commands): "/NAME ARGS" typed interactively or given to
+// `odin -p` becomes the message the file's body makes, as Claude Code makes
+// it: $ARGUMENTS, $ARGUMENTS[N] and $N take the arguments; @path attaches
+// a workspace file; a !`command` runs first, as the user's own command
+// (sandboxed, in the session's mode, through the command rules, recorded
+// in the ledger, time- and size-capped), and its output takes its place.
+// allowed-tools narrows the message's tools (the gate enforces it).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "planner/agent.h"
+#include "planner/claude_defs.h"
+
+namespace odin {
+
+class AgentSession;
+
+// The command line names ("/review-pr 12"): the definition (null when no
+// custom command has that name) and the arguments after the name.
+const ClaudeDef* FindCustomCommand(const ClaudeDefs& defs, const std::string& line, std::string* args);
+
+struct ExpandedCommand {
+  std::string text;  // the message
+  std::optional<std::vector<std::string>> tool_list;
+  std::vector<std::string> notes;  // one line each: a file attached or not, a model not applied
+};
+
+// The message of def run with args in mode; an error (one line, naming the
+// command) when a !`command` fails, is refused or times out: nothing is
+// sent then. Runs the session's loop while its commands run.
+StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const ClaudeDef& def, const std::string& args,
+                                              Mode mode);
+
+// The words of args as a shell would split them (quotes hold words).
+std::vector<std::string> CommandArguments(const std::string& args);
+
+// $ARGUMENTS, $ARGUMENTS[N] and $N (from 1) in body replaced by args. In a
+// shell line (quote_words), each is one shell-quoted word.
+std::string SubstituteArguments(const std::string& body, const std::string& args, bool quote_words);
+
+// The message with each @path's workspace file attached after it: the
+// message as typed, then the files. What cannot be attached (outside the
+// workspace, Odin's state, a file a Read deny rule covers: unreadable, as
+// tool_rules.h's UnreadablePatterns) is said in *notes, and the @word stays.
+std::string AttachFiles(const std::string& text, const std::string& root, const std::vector<std::string>& unreadable,
+                        std::vector<std::string>* notes);
+
+// Custom commands and their descriptions, for /help.
+std::string DescribeCustomCommands(const ClaudeDefs& defs);
+
+}  // namespace odin
