@@ -68,9 +68,14 @@ struct Reader {
     if (fm.Has("name")) name = Unquoted(fm.Get("name"));
     d.name = std::move(name);
     d.description = OneLine(fm.Get("description"));
+    if (d.description.empty()) {  // Claude Code's default: the body's first line
+      size_t start = fm.body.find_first_not_of(" \t\r\n#");
+      if (start != std::string::npos) d.description = OneLine(fm.body.substr(start, fm.body.find('\n', start) - start));
+    }
     d.argument_hint = OneLine(fm.Get("argument-hint"));
     for (const char* key : {"allowed-tools", "tools"}) {
-      if (fm.Has(key)) d.tools = SplitToolList(fm.Get(key));
+      // An empty list is Claude Code's "not given": every tool.
+      if (std::vector<std::string> list = SplitToolList(fm.Get(key)); fm.Has(key) && !list.empty()) d.tools = list;
     }
     d.model = fm.Get("model");
     d.body = std::move(fm.body);
@@ -149,7 +154,13 @@ struct Reader {
                               "' is not 1 to 64 letters, digits, '-', '_', '.' or ':'");
       return;
     }
-    auto same = std::find_if(list->begin(), list->end(), [&d](const ClaudeDef& o) { return o.name == d.name; });
+    auto named = [list](const std::string& name) {
+      return std::find_if(list->begin(), list->end(), [&name](const ClaudeDef& o) { return o.name == name; });
+    };
+    // Two commands of one name in different subdirectories: the later is
+    // /group:name, as Claude Code shows it "(project:group)".
+    if (named(d.name) != list->end() && !d.group.empty()) d.name = d.group + ":" + d.name;
+    auto same = named(d.name);
     if (same != list->end()) {
       out->problems.push_back(d.source + ": not taken: " + same->source + " has the name '" + d.name + "' too");
       return;

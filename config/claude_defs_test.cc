@@ -52,6 +52,8 @@ TEST(ClaudeDefsTest, ReadsCommandsAgentsAndSkillsAndSaysWhatItSkips) {
   ASSERT_TRUE(WriteFileAtomic(root + "/.claude/commands/review-pr.md", "---\ndescription: Review\n---\nPR $1\n").ok());
   ASSERT_TRUE(WriteFileAtomic(root + "/.claude/commands/git/commit.md", "Commit it\n").ok());
   ASSERT_TRUE(WriteFileAtomic(root + "/.claude/commands/bad name.md", "x\n").ok());
+  ASSERT_TRUE(MakeDirs(root + "/.claude/commands/hg").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/.claude/commands/hg/commit.md", "# Commit with hg\n").ok());
   ASSERT_TRUE(WriteFileAtomic(root + "/.claude/agents/rev.md",
                               "---\nname: code-reviewer\ndescription: Reviews\ntools: Read, Grep\n---\nYou review.\n")
                   .ok());
@@ -63,9 +65,14 @@ TEST(ClaudeDefsTest, ReadsCommandsAgentsAndSkillsAndSaysWhatItSkips) {
   ASSERT_TRUE(files.ok());
   DefsDigest digest;
   ClaudeDefs defs = ReadClaudeDefs(*files, ".claude", ".claude/", "project", &digest);
-  ASSERT_EQ(defs.commands.size(), 2u);
+  ASSERT_EQ(defs.commands.size(), 3u);
   EXPECT_EQ(defs.commands[0].name, "commit");
   EXPECT_EQ(defs.commands[0].group, "git");
+  EXPECT_EQ(defs.commands[0].description, "Commit it");  // the body's first line
+  // The same name in another subdirectory is reachable as /group:name.
+  EXPECT_EQ(defs.commands[1].name, "hg:commit");
+  EXPECT_EQ(defs.commands[1].description, "Commit with hg");
+  std::swap(defs.commands[1], defs.commands[2]);
   EXPECT_EQ(defs.commands[1].name, "review-pr");
   EXPECT_EQ(defs.commands[1].description, "Review");
   EXPECT_FALSE(defs.commands[1].tools.has_value());

@@ -374,9 +374,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     std::vector<std::string> calls;          // its tool calls, in order
     std::map<std::string, std::string> ids;  // the id it proposed -> the id we gave the call
     std::map<uint64_t, bool> model_calls;    // model calls in flight (ids)
-    // A custom agent's type and tools (nullopt: every tool of its mode).
+    // A custom agent's type; its tools, and those of the message that
+    // started it (none: every tool of its mode).
     std::string agent_type;
-    std::optional<std::vector<std::string>> tool_list;
+    std::vector<std::vector<std::string>> tool_lists;
   };
   // Checks an AgentTool call and makes it a task for a subagent worker.
   Status PrepareSubagent(Call& c, Budget* budget);

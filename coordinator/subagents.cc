@@ -78,7 +78,9 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   if (args.contains("subagent_type")) {
     std::string name = args["subagent_type"].is_string() ? args["subagent_type"].get<std::string>() : "";
     type = model_.defs.FindAgent(name);
-    if (type == nullptr) {
+    // Claude Code's own general subagent is Odin's, unless a file names one so.
+    bool general = name.empty() || name == "general-purpose";
+    if (type == nullptr && !general) {
       std::string known;
       for (const ClaudeDef& d : model_.defs.agents) known += (known.empty() ? "" : ", ") + d.name;
       return Status::InvalidArgument("AgentTool", "no agent type '" + name.substr(0, 64) + "' (" +
@@ -89,8 +91,10 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   s.agent_id = NewId("sub");
   if (type != nullptr) {
     s.agent_type = type->name;
-    s.tool_list = type->tools;
+    if (type->tools) s.tool_lists.push_back(*type->tools);
   }
+  // Started under a narrowed message: never more than it may use.
+  s.tool_lists.insert(s.tool_lists.end(), call.tool_lists.begin(), call.tool_lists.end());
   s.parent_agent = call.agent_id;
   s.mode = mode;
   s.budget = budget;
@@ -190,7 +194,8 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     if (o_.grounded_edits) AddEvidenceArgument(&req.tools);
     // MCP servers' tools, as the subagent's mode allows them.
     for (ToolSpec& extra : mcp_.registry().Specs(mode)) req.tools.push_back(std::move(extra));
-    if (s.tool_list) NarrowToolSpecs(*s.tool_list, &req.tools);
+    ApplyClaudeDefs(&req.tools, model_.defs);
+    for (const std::vector<std::string>& list : s.tool_lists) NarrowToolSpecs(list, &req.tools);
   }
   req.handoff = mr.handoff();
   req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;
@@ -266,7 +271,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
   call.arguments_json = sc.arguments_json();
   call.agent_id = s.agent_id;
   call.mode = CallModeOf(s.mode);  // ours to say, not the subagent's
-  call.tool_list = s.tool_list;    // and so are its tools
+  call.tool_lists = s.tool_lists;  // and so are its tools
   call.parent_id = execution_id;
   call.budget = s.budget;
   // The deadline follows the configuration, as for the main agent's calls,

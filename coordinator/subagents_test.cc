@@ -260,5 +260,54 @@ TEST_F(SubagentsTest, ASubagentCancelsItsCallByTheIdItProposed) {
   EXPECT_TRUE(stopping);
 }
 
+// A subagent started under a narrowed message (a custom command's
+// allowed-tools) and of a custom type: both lists hold for its calls, and
+// its offered tools are what both name.
+TEST_F(SubagentsTest, ASubagentKeepsItsTypesToolsAndThoseOfTheMessageThatStartedIt) {
+  ClaudeDefs defs;
+  defs.agents.push_back({.name = "reviewer", .tools = std::vector<std::string>{"Read", "Grep", "WriteFile"}});
+  coord_->set_model_access({&model_, "planner-model", {{"*", {1.0, 1.0}}}, 0, "be brief", 50, {}, 0, 0.8, defs});
+  ToolCall call;
+  call.tool = "AgentTool";
+  call.arguments_json = json({{"prompt", "look"}, {"subagent_type", "reviewer"}}).dump();
+  call.mode = CallMode::kEdit;
+  call.agent_id = "main";
+  call.budget = &budget_;
+  call.tool_lists = {{"Read", "WriteFile", "AgentTool"}};
+  std::string id = SubmitCall(call);
+  std::string worker = Holder(id);
+  const v1::AgentTask& task = LastTo(worker, v1::Envelope::kToolRequest)->tool_request().agent_task();
+  EXPECT_EQ(task.agent_type(), "reviewer");
+  v1::Envelope m = Env();
+  m.mutable_model_request()->set_request_id(1);
+  m.mutable_model_request()->set_system("s");
+  Say(worker, m);
+  ASSERT_EQ(model_.requests.size(), 1u);
+  std::vector<std::string> offered;
+  for (const ToolSpec& s : model_.requests[0].tools) offered.push_back(s.name);
+  EXPECT_NE(std::find(offered.begin(), offered.end(), "Read"), offered.end());
+  EXPECT_NE(std::find(offered.begin(), offered.end(), "WriteFile"), offered.end());
+  EXPECT_EQ(std::find(offered.begin(), offered.end(), "Grep"), offered.end());  // not the message's
+  EXPECT_EQ(std::find(offered.begin(), offered.end(), "ExecuteCommand"), offered.end());
+  for (const char* tool : {"Grep", "ExecuteCommand"}) {
+    v1::Envelope e = Env();
+    e.mutable_subagent_call()->set_execution_id(std::string("ex_sub_") + tool);
+    e.mutable_subagent_call()->set_tool(tool);
+    e.mutable_subagent_call()->set_arguments_json(tool == std::string("Grep") ? R"({"pattern":"x"})"
+                                                                              : R"({"command":"true"})");
+    Say(worker, e);
+    const v1::Envelope* back = LastTo(worker, v1::Envelope::kSubagentCallResult);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->subagent_call_result().result().status(), v1::TOOL_STATUS_REJECTED) << tool;
+    EXPECT_NE(back->subagent_call_result().result().error().message().find("not in the tool list"), std::string::npos)
+        << back->subagent_call_result().result().error().message();
+  }
+  // An unknown type is named; Claude Code's general-purpose is Odin's own.
+  Submit("AgentTool", {{"prompt", "x"}, {"subagent_type", "admin"}});
+  EXPECT_NE(results_.back().error().message().find("no agent type 'admin' (reviewer)"), std::string::npos);
+  std::string general = Submit("AgentTool", {{"prompt", "x"}, {"subagent_type", "general-purpose"}});
+  EXPECT_FALSE(Holder(general).empty());
+}
+
 }  // namespace
 }  // namespace odin

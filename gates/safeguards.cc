@@ -111,15 +111,14 @@ ToolRuleSubject SubjectOf(const ToolCall& call, const WorkerRequest& request, co
 
 // A call outside its caller's tool list (a custom agent's tools, a custom
 // command's allowed-tools) is refused, whatever else allows it.
-void JudgeToolList(const ToolCall& call, const WorkerRequest& request, const SafeguardContext& o,
-                   SafeguardVerdict* out) {
+void JudgeToolList(const std::vector<std::string>& list, const ToolCall& call, const WorkerRequest& request,
+                   const SafeguardContext& o, SafeguardVerdict* out) {
   std::string command;
   if (request.typed && request.typed->input().has_command()) {
     CommandArgs args = ArgsOf(request.typed->input().command());
     command = args.script.empty() ? ShellJoin(args.argv) : args.script;
   }
-  std::string why =
-      ToolListRefusal(*call.tool_list, call.tool, SubjectOf(call, request, o), command, o.workspace, o.home);
+  std::string why = ToolListRefusal(list, call.tool, SubjectOf(call, request, o), command, o.workspace, o.home);
   if (why.empty()) return;
   out->event = GateFinding{"tool_list", Dumped({{"tool", call.tool}, {"reason", why}})};
   out->status = Status::PermissionDenied(call.tool, why);
@@ -178,8 +177,8 @@ SafeguardVerdict JudgeSafeguards(const ToolCall& call, ToolHandler handler, Work
   SafeguardVerdict out;
   // odin exec runs the user's own command: no rules.
   if (*call.mode == CallMode::kExec) return out;
-  if (call.tool_list) {
-    JudgeToolList(call, *request, context, &out);
+  for (const std::vector<std::string>& list : call.tool_lists) {
+    JudgeToolList(list, call, *request, context, &out);
     if (!out.status.ok()) return out;
   }
   if (handler == ToolHandler::kCommand) {

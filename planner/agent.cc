@@ -322,7 +322,7 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.agent_id = o_.agent_id;
     call.message_id = c.message.id;
     call.mode = CallModeOf(c.message.mode);
-    call.tool_list = c.message.tool_list;
+    if (c.message.tool_list) call.tool_lists.push_back(*c.message.tool_list);
     call.budget = c.budget.get();
     // A subagent may change anything; a command's change set comes back with
     // its result, unless the host could not track it (OnToolDone).

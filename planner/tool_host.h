@@ -68,10 +68,11 @@ struct ToolCall {
   // Odin's own call (a backpressure check), not the model's: no hooks run
   // for it. Never set from a worker's message.
   bool internal = false;
-  // The tools the caller may use, narrowed (gates/tool_rules.h's tool list):
-  // a custom command's allowed-tools for its message, a custom agent's
-  // tools for its subagent. The safeguards gate refuses a call outside it.
-  std::optional<std::vector<std::string>> tool_list;
+  // The tools the caller may use, narrowed (gates/tool_rules.h's tool
+  // lists): a custom command's allowed-tools for its message, a custom
+  // agent's tools for its subagent, both for a subagent started under such
+  // a message. The safeguards gate refuses a call outside any of them.
+  std::vector<std::vector<std::string>> tool_lists;
 };
 
 // A cached file as the planner sees it.
@@ -149,7 +150,7 @@ class ToolHost {
   // Tools known only at run time (MCP servers'), offered in mode besides
   // Odin's own.
   virtual std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const { return {}; }
-  // Leaves out of specs the tools a tool list (ToolCall::tool_list) does
+  // Leaves out of specs the tools a tool list (ToolCall::tool_lists) does
   // not name; the gate refuses them anyway.
   virtual void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const {}
   // Queues a tool call. Returns its execution id.

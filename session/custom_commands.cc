@@ -73,7 +73,10 @@ std::string Quoted(const std::string& word) { return ShellJoin({word}); }
 const ClaudeDef* FindCustomCommand(const ClaudeDefs& defs, const std::string& line, std::string* args) {
   if (line.size() < 2 || line[0] != '/') return nullptr;
   size_t space = line.find_first_of(" \t\n");
-  const ClaudeDef* def = defs.FindCommand(line.substr(1, space == std::string::npos ? std::string::npos : space - 1));
+  std::string name = line.substr(1, space == std::string::npos ? std::string::npos : space - 1);
+  // A skill is a command too, as Claude Code loads both.
+  const ClaudeDef* def = defs.FindCommand(name);
+  if (def == nullptr) def = defs.FindSkill(name);
   if (def != nullptr) {
     *args = space == std::string::npos ? ""
                                        : line.substr(line.find_first_not_of(" \t\n", space) == std::string::npos
@@ -234,6 +237,10 @@ StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const Claud
     i = close + 1;
   }
   if (!takes && !args.empty()) text += "\n\nARGUMENTS: " + args;
+  if (!def.files.empty()) {  // a skill's: where its files are
+    text += "\n\nThe skill's files, in " + DisplayPath(def.dir, session.runtime().workspace().root) + "/:\n";
+    for (const std::string& f : def.files) text += "- " + f + "\n";
+  }
   const std::string& root = session.runtime().workspace().root;
   const char* home = getenv("HOME");
   std::vector<std::string> unreadable =

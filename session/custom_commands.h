@@ -20,8 +20,9 @@ namespace odin {
 
 class AgentSession;
 
-// The command line names ("/review-pr 12"): the definition (null when no
-// custom command has that name) and the arguments after the name.
+// The command line names ("/review-pr 12"): the definition (a custom
+// command's, else a skill's, as Claude Code takes both; null when none has
+// that name) and the arguments after the name.
 const ClaudeDef* FindCustomCommand(const ClaudeDefs& defs, const std::string& line, std::string* args);
 
 struct ExpandedCommand {

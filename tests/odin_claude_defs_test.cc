@@ -220,12 +220,65 @@ TEST_F(OdinClaudeDefsTest, SkillsAreListedAndLoadedOnDemand) {
   EXPECT_NE(loaded.dump().find(".claude/skills/release/scripts/bump.sh"), std::string::npos) << loaded.dump();
   json missing = ToolResultsOf(requests[2]).back();
   EXPECT_NE(missing.dump().find("no skill named 'nope' (skills: release)"), std::string::npos) << missing.dump();
+  // A skill is a slash command too, as in Claude Code.
+  FakeLlm typed(R"({"responses":[{"text":"Done."}]})");
+  Prompt(typed, "/release 1.2.0");
+  ASSERT_EQ(RequestsOf(typed).size(), 1u) << last_.err;
+  std::string message = UserMessage(RequestsOf(typed)[0]);
+  EXPECT_NE(message.find("then tag-8e2b."), std::string::npos) << message;
+  EXPECT_NE(message.find("ARGUMENTS: 1.2.0"), std::string::npos) << message;
+  EXPECT_NE(message.find("- scripts/bump.sh"), std::string::npos) << message;
   // No skills: no Skill tool offered.
   FakeLlm bare(R"({"responses":[{"text":"Done."}]})");
   TempWorkspace plain;
   last_ = RunOdin(plain.path(), {"-p", "hi", "--output-format", "json"}, Env(bare));
   ASSERT_EQ(RequestsOf(bare).size(), 1u) << last_.err;
   EXPECT_FALSE(Contains(ToolNamesOf(RequestsOf(bare)[0]), "Skill"));
+}
+
+// Real definitions, as their authors wrote them for Claude Code (wshobson's
+// agents, MIT, vendored unchanged under tests/third_party): the command
+// expands, the agents are offered by name, the skill is listed, and an
+// agent's tools (Read, Glob, Grep, Bash and tools Odin lacks) narrow its
+// subagent to what Odin has of them.
+TEST_F(OdinClaudeDefsTest, RealPublishedAgentsCommandsAndSkillsWork) {
+  ASSERT_EQ(system(("cp -r '" + std::string(ODIN_SOURCE_DIR) + "/tests/third_party/wshobson-agents/.claude' '" +
+                    ws_.path() + "/'")
+                       .c_str()),
+            0);
+  Trust();
+  json script = {
+      {"responses",
+       {Turn({Call("AgentTool", {{"prompt", "review src for security"}, {"subagent_type", "team-reviewer"}})}),
+        Text("Done.")}},
+      {"by_system",
+       {{"focused on one assigned review dimension",
+         json::array({Turn({Call("WriteFile", {{"file_path", "x.txt"}, {"content", "x"}})}), Text("No findings.")})}}}};
+  FakeLlm llm(script.dump());
+  json r = Prompt(llm, "/team-review src --reviewers security");
+  EXPECT_EQ(r["status"], "done") << last_.out << last_.err;
+  EXPECT_EQ(last_.err.find("not taken"), std::string::npos) << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_GE(requests.size(), 3u) << last_.err;
+  std::string message = UserMessage(requests[0]);
+  EXPECT_NE(message.find("Orchestrate a multi-reviewer parallel code review"), std::string::npos) << message;
+  EXPECT_NE(message.find("src --reviewers security"), std::string::npos) << message;
+  std::string tools = requests[0]["body"]["tools"].dump();
+  EXPECT_NE(tools.find("\"team-reviewer\""), std::string::npos);
+  EXPECT_NE(tools.find("\"api-scaffolding-backend-architect\""), std::string::npos);
+  EXPECT_NE(tools.find("\"multi-reviewer-patterns\""), std::string::npos);
+  EXPECT_NE(SystemPrompt(requests[0]).find("- multi-reviewer-patterns: Coordinate parallel code reviews"),
+            std::string::npos);
+  std::vector<json> sub;
+  for (const json& q : requests) {
+    if (SystemPrompt(q).find("You are the team-reviewer agent") != std::string::npos) sub.push_back(q);
+  }
+  ASSERT_EQ(sub.size(), 2u) << last_.err;
+  std::vector<std::string> offered = ToolNamesOf(sub[0]);
+  for (const char* tool : {"Read", "Glob", "Grep", "ExecuteCommand"}) EXPECT_TRUE(Contains(offered, tool)) << tool;
+  EXPECT_FALSE(Contains(offered, "WriteFile"));
+  EXPECT_EQ(ToolResultsOf(sub[1]).back()["status"], "rejected");
+  EXPECT_FALSE(PathExists(ws_.Join("x.txt")));
 }
 
 }  // namespace

@@ -347,5 +347,33 @@ TEST_F(OdinTerminalTest, APipeGetsPlainText) {
   EXPECT_NE(seen.find("| 1 | 2 |\n\nAll **done**."), std::string::npos) << seen;
 }
 
+// The user's own custom command (~/.claude/commands): completed with Tab,
+// listed by /help with its argument hint, and run with its arguments.
+TEST_F(OdinTerminalTest, AUsersCustomCommandCompletesIsListedAndRuns) {
+  ASSERT_TRUE(MakeDirs(user_.Join("claude/commands")).ok());
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("claude/commands/greet.md"),
+                              "---\ndescription: Say hello\nargument-hint: [name]\n---\nGreet $1 warmly-3b7c.\n")
+                  .ok());
+  FakeLlm llm(R"({"responses":[{"text":"Greeted."}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  t.Type("/gr");
+  t.Keys({"Tab"});
+  ASSERT_TRUE(t.WaitFor("edit> /greet")) << t.Screen();
+  t.Type(" Ann");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Greeted.")) << t.Screen();
+  std::vector<std::string> messages = UserMessages(llm);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("Greet Ann warmly-3b7c."), std::string::npos) << messages[0];
+  t.Type("/help");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Say hello (user)")) << t.Screen();
+  EXPECT_NE(t.Screen().find("/greet [name]"), std::string::npos) << t.Screen();
+  t.Type("/quit");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
+}
+
 }  // namespace
 }  // namespace odin::testing
