@@ -50,12 +50,20 @@ struct Reader {
   std::string scope;
   DefsDigest* digest;
   ClaudeDefs* out;
+  uint64_t total = 0;  // bytes read
 
   // The file's text, fed to the digest; nullopt (said) when unreadable.
   std::optional<std::string> Read(const std::string& rel, const std::string& shown) {
+    if (total > kMaxDefTotalBytes) return std::nullopt;
     StatusOr<std::string> text = files.ReadFile(rel, kMaxDefBytes, WorkspaceFiles::Links::kNone);
     if (!text.ok()) {
-      out->problems.push_back(shown + ": not read: " + text.status().message());
+      out->problems.push_back(shown + ": not read: " + VisibleControls(text.status().message()));
+      return std::nullopt;
+    }
+    total += text->size();
+    if (total > kMaxDefTotalBytes) {
+      out->problems.push_back(shown + " and what follows: not read: over " + std::to_string(kMaxDefTotalBytes >> 20) +
+                              " MiB of definitions in one directory");
       return std::nullopt;
     }
     if (digest != nullptr) digest->text += rel + '\0' + Sha256Hex(*text) + '\0';
@@ -114,7 +122,7 @@ struct Reader {
       for (const WorkspaceFiles::Entry& e : *entries) {
         if (!e.is_dir || e.is_link || ++taken > kMaxDefFiles) continue;
         std::string rel = base + "skills/" + e.name + "/SKILL.md";
-        std::string shown = shown_prefix + "skills/" + e.name + "/SKILL.md";
+        std::string shown = OneLine(shown_prefix + "skills/" + e.name + "/SKILL.md");
         if (!files.Look(rel).exists()) continue;
         std::optional<std::string> text = Read(rel, shown);
         if (!text) continue;
@@ -123,7 +131,7 @@ struct Reader {
         std::vector<std::string> all;
         Walk(base + "skills/" + e.name, "", 0, kMaxSkillFiles + 1, false, &all);
         for (std::string& f : all) {
-          if (f != "SKILL.md") d.files.push_back(std::move(f));
+          if (f != "SKILL.md") d.files.push_back(OneLine(f));
         }
         Add(std::move(d), &out->skills);
       }
@@ -134,7 +142,7 @@ struct Reader {
     Walk(base + sub, "", 0, kMaxDefFiles, true, &found);
     for (const std::string& f : found) {
       std::string rel = base + sub + "/" + f;
-      std::string shown = shown_prefix + sub + "/" + f;
+      std::string shown = OneLine(shown_prefix + sub + "/" + f);
       std::optional<std::string> text = Read(rel, shown);
       if (!text) continue;
       std::string stem = f.substr(f.rfind('/') == std::string::npos ? 0 : f.rfind('/') + 1);
@@ -200,6 +208,7 @@ Frontmatter ParseFrontmatter(std::string_view text) {
     size_t nl = text.find('\n', at);
     return nl == std::string_view::npos ? text.size() : nl;
   };
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a BOM: the file starts after it
   if (Trimmed(text.substr(0, line_end(0))) != "---") {
     fm.body = std::string(text);
     return fm;

@@ -8,6 +8,7 @@
 // config loader hashes what was read here, so what is used is what was
 // trusted). docs/claude-code.md says what each field does here.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,9 +53,10 @@ ClaudeDefs ReadClaudeDefs(const WorkspaceFiles& files, const std::string& rel, c
 ClaudeDefs MergeDefs(ClaudeDefs earlier, ClaudeDefs later);
 
 // Bounds on what is read.
-constexpr size_t kMaxDefFiles = 500;           // per kind and directory
-constexpr uint64_t kMaxDefBytes = 256 * 1024;  // per file
-constexpr size_t kMaxSkillFiles = 200;         // listed per skill
-constexpr size_t kMaxDefDepth = 4;             // commands/a/b/c/d.md
+constexpr size_t kMaxDefFiles = 500;             // per kind and directory
+constexpr uint64_t kMaxDefBytes = 256 * 1024;    // per file
+constexpr size_t kMaxSkillFiles = 200;           // listed per skill
+constexpr size_t kMaxDefDepth = 4;               // commands/a/b/c/d.md
+constexpr uint64_t kMaxDefTotalBytes = 4 << 20;  // read per directory (a workspace's .claude)
 
 }  // namespace odin

@@ -61,6 +61,8 @@ TEST(ClaudeDefsTest, ReadsCommandsAgentsAndSkillsAndSaysWhatItSkips) {
       WriteFileAtomic(root + "/.claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: PDFs\n---\nUse it\n").ok());
   ASSERT_TRUE(WriteFileAtomic(root + "/.claude/skills/pdf/scripts/fill.py", "print(1)\n").ok());
   ASSERT_EQ(symlink("/etc/passwd", (root + "/.claude/commands/leak.md").c_str()), 0);
+  // A name that would paint the terminal is shown, never sent to it raw.
+  ASSERT_TRUE(WriteFileAtomic(root + "/.claude/agents/\x1b[2Jx\nodin: ok.md", "---\nname: bad name\n---\nx\n").ok());
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
   ASSERT_TRUE(files.ok());
   DefsDigest digest;
@@ -83,8 +85,10 @@ TEST(ClaudeDefsTest, ReadsCommandsAgentsAndSkillsAndSaysWhatItSkips) {
   ASSERT_EQ(defs.skills.size(), 1u);
   EXPECT_THAT(defs.skills[0].files, ElementsAre("scripts/fill.py"));
   EXPECT_EQ(defs.skills[0].dir, root + "/.claude/skills/pdf");
-  ASSERT_EQ(defs.problems.size(), 1u);
+  ASSERT_EQ(defs.problems.size(), 2u);
   EXPECT_NE(defs.problems[0].find("bad name.md: not taken"), std::string::npos) << defs.problems[0];
+  EXPECT_EQ(defs.problems[1].find_first_of("\x1b\n"), std::string::npos) << defs.problems[1];
+  EXPECT_NE(defs.problems[1].find("not taken"), std::string::npos) << defs.problems[1];
   // The link is neither followed nor hashed; the digest changes with a byte.
   EXPECT_EQ(digest.text.find("leak"), std::string::npos);
   std::string before = digest.text;

@@ -45,7 +45,8 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const std::vector<std::string>& keys = need.keys;
   json detail = ParseJson(need.detail_json);
   if (!detail.is_object()) detail = json::object();
-  ApprovalGate::Decision decision = approvals_.Decide(keys, static_cast<bool>(on_approval_request));
+  ApprovalGate::Decision decision =
+      approvals_.Decide(keys, static_cast<bool>(on_approval_request) && !call.no_approval);
   if (decision == ApprovalGate::Decision::kAskUser) {
     std::string key;
     for (const std::string& k : keys) key += (key.empty() ? "" : "\n") + k;

@@ -146,6 +146,11 @@ CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& 
       if (landed.decision == RuleDecision::kDeny) {
         return refuse(Status::PermissionDenied(call->tool, landed.reason + " (permissions.deny)"));
       }
+      for (const std::vector<std::string>& list : call->tool_lists) {
+        std::string why =
+            ToolListRefusal(list, call->tool, {tool, v.write_path, ""}, "", o.safeguards.workspace, o.safeguards.home);
+        if (!why.empty()) return refuse(Status::PermissionDenied(call->tool, why));
+      }
     }
   }
   return v;

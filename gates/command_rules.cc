@@ -35,27 +35,9 @@ bool WordMatches(const std::string& pattern, const std::string& word) {
   return pattern == word;
 }
 
-bool RuleMatches(const std::string& rule, const std::vector<std::string>& words) {
-  std::optional<CommandPattern> c = CommandRulePattern(rule);
-  if (!c || c->words.empty() || words.empty()) return false;
-  if (!c->glob.empty()) {
-    std::string joined = Base(words[0]);
-    for (size_t i = 1; i < words.size(); ++i) joined += " " + words[i];
-    return fnmatch(c->glob.c_str(), joined.c_str(), 0) == 0 ||
-           (!c->exact && fnmatch((c->glob + " *").c_str(), joined.c_str(), 0) == 0);
-  }
-  const std::vector<std::string>& r = c->words;
-  if (r.size() > words.size() || (c->exact && r.size() != words.size())) return false;
-  for (size_t i = 0; i < r.size(); ++i) {
-    const std::string& word = i == 0 ? Base(words[0]) : words[i];
-    if (!WordMatches(i == 0 ? Base(r[0]) : r[i], word)) return false;
-  }
-  return true;
-}
-
 const std::string* FirstMatch(const std::vector<std::string>& rules, const std::vector<std::string>& words) {
   for (const std::string& r : rules) {
-    if (RuleMatches(r, words)) return &r;
+    if (CommandRuleMatches(r, words)) return &r;
   }
   return nullptr;
 }
@@ -580,16 +562,22 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
-bool CommandWithin(const std::string& command, const std::vector<std::string>& rules) {
-  if (command.size() > kMaxParsedCommandBytes) return false;
-  ParsedCommand parsed = ParseCommandUnchecked(command);
-  if (parsed.unreadable != Unreadable::kNo || !parsed.complete || parsed.parts.empty()) return false;
-  // What finally runs must match, not a wrapper around it (timeout, env,
-  // xargs): "Bash(timeout:*)" does not let `timeout 5 rm -rf x` in. What
-  // is known only when it runs, or takes arguments from its input, is out.
-  return std::all_of(parsed.parts.begin(), parsed.parts.end(), [&rules](const CommandPart& part) {
-    return !part.dynamic && !part.input_arguments && FirstMatch(rules, part.words) != nullptr;
-  });
+bool CommandRuleMatches(const std::string& rule, const std::vector<std::string>& words) {
+  std::optional<CommandPattern> c = CommandRulePattern(rule);
+  if (!c || c->words.empty() || words.empty()) return false;
+  if (!c->glob.empty()) {
+    std::string joined = Base(words[0]);
+    for (size_t i = 1; i < words.size(); ++i) joined += " " + words[i];
+    return fnmatch(c->glob.c_str(), joined.c_str(), 0) == 0 ||
+           (!c->exact && fnmatch((c->glob + " *").c_str(), joined.c_str(), 0) == 0);
+  }
+  const std::vector<std::string>& r = c->words;
+  if (r.size() > words.size() || (c->exact && r.size() != words.size())) return false;
+  for (size_t i = 0; i < r.size(); ++i) {
+    const std::string& word = i == 0 ? Base(words[0]) : words[i];
+    if (!WordMatches(i == 0 ? Base(r[0]) : r[i], word)) return false;
+  }
+  return true;
 }
 
 RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace,

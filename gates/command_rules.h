@@ -69,12 +69,9 @@ std::string ShellJoin(const std::vector<std::string>& argv);
 RuleVerdict JudgeCommand(const std::string& command, const CommandRules& rules, const std::string& workspace = "",
                          const std::string& cwd = "");
 
-// Whether every simple command of command (read as shell) is one a rule
-// names, by what finally runs in it (not a wrapper: timeout, env, xargs):
-// a tool list's Bash(...) entries (an agent's `tools`, a command's
-// `allowed-tools`). A command that does not parse, or runs what is known
-// only when it runs, is not.
-bool CommandWithin(const std::string& command, const std::vector<std::string>& rules);
+// Whether a command rule ("git push", "Bash(npm run test:*)") matches a
+// program's words (the first by its base name).
+bool CommandRuleMatches(const std::string& rule, const std::vector<std::string>& words);
 
 // The rules on a tool known by name (an MCP server's mcp__SERVER__TOOL), as
 // Claude Code writes them: a rule equal to the name, "mcp__SERVER" (every

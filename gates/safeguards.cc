@@ -114,11 +114,23 @@ ToolRuleSubject SubjectOf(const ToolCall& call, const WorkerRequest& request, co
 void JudgeToolList(const std::vector<std::string>& list, const ToolCall& call, const WorkerRequest& request,
                    const SafeguardContext& o, SafeguardVerdict* out) {
   std::string command;
+  std::string cwd;
   if (request.typed && request.typed->input().has_command()) {
     CommandArgs args = ArgsOf(request.typed->input().command());
     command = args.script.empty() ? ShellJoin(args.argv) : args.script;
+    cwd = args.cwd;
   }
-  std::string why = ToolListRefusal(list, call.tool, SubjectOf(call, request, o), command, o.workspace, o.home);
+  ToolRuleSubject subject = SubjectOf(call, request, o);
+  std::string why = ToolListRefusal(list, call.tool, subject, command, o.workspace, o.home, cwd);
+  // A path is judged where it leads too: Read(docs/**) does not reach
+  // docs/link -> ../private.txt (a write's landing place is judged again
+  // once resolved, gates/call_gates.cc).
+  if (why.empty() && !subject.path.empty()) {
+    if (StatusOr<std::string> real = ResolvePath(subject.path, o.workspace); real.ok() && *real != subject.path) {
+      subject.path = *real;
+      why = ToolListRefusal(list, call.tool, subject, command, o.workspace, o.home, cwd);
+    }
+  }
   if (why.empty()) return;
   out->event = GateFinding{"tool_list", Dumped({{"tool", call.tool}, {"reason", why}})};
   out->status = Status::PermissionDenied(call.tool, why);

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "base/file_util.h"
+#include "gates/command_parser.h"
 #include "tools/exec_command.h"
 #include "tools/workspace_path.h"
 
@@ -267,6 +268,13 @@ bool NamesExactly(const std::string& name, const ToolInfo& t) {
          (t.handler == ToolHandler::kSubagent && (name == "Agent" || name == "Task"));
 }
 
+const std::string* FirstRule(const std::vector<std::string>& rules, const std::vector<std::string>& words) {
+  for (const std::string& r : rules) {
+    if (CommandRuleMatches(r, words)) return &r;
+  }
+  return nullptr;
+}
+
 std::string ListShown(const std::vector<std::string>& list) {
   std::string out;
   for (const std::string& r : list) out += (out.empty() ? "" : ", ") + r;
@@ -274,6 +282,51 @@ std::string ListShown(const std::vector<std::string>& list) {
 }
 
 }  // namespace
+
+bool CommandWithin(const std::string& command, const std::vector<std::string>& rules, const std::string& cwd) {
+  if (command.size() > kMaxParsedCommandBytes) return false;
+  ParsedCommand parsed = ParseCommandUnchecked(command);
+  if (parsed.unreadable != Unreadable::kNo || !parsed.complete || parsed.parts.empty()) return false;
+  // A list that names commands names no file to write, and no variable
+  // that changes what a named command does (PATH, GIT_*, LD_PRELOAD): only
+  // Odin's own ODIN_ARG* (a custom command's arguments) may be set.
+  if (parsed.redirect_writes) return false;
+  for (const Assignment& a : parsed.assignments) {
+    if (a.name.rfind("ODIN_ARG", 0) != 0) return false;
+  }
+  bool moved = !cwd.empty() && cwd != ".";
+  return std::all_of(parsed.parts.begin(), parsed.parts.end(), [&](const CommandPart& part) {
+    // What finally runs must match, not a wrapper around it (timeout, env,
+    // xargs): "Bash(timeout:*)" does not let `timeout 5 rm -rf x` in. What
+    // is known only when it runs, takes arguments from its input, or is
+    // configured on the spot (git -c) is out.
+    if (part.dynamic || part.input_arguments || part.programs.size() > 1 || !part.git_config.empty() ||
+        part.words.empty()) {
+      return false;
+    }
+    const std::string* rule = FirstRule(rules, part.words);
+    if (rule == nullptr) return false;
+    // A program named by a path is the one the rule names, from where the
+    // command starts: ./git is not "git", tools/ok.sh not scripts/ok.sh.
+    // (words[0] is the program's name; as written, it is the first word
+    // that is not an assignment.)
+    std::string program = part.words[0];
+    for (const std::string& w : part.written) {
+      size_t eq = w.find('=');
+      bool assignment = eq != std::string::npos && eq > 0 &&
+                        std::all_of(w.begin(), w.begin() + static_cast<long>(eq),
+                                    [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      if (!assignment) {
+        program = w;
+        break;
+      }
+    }
+    if (program.find('/') == std::string::npos) return true;
+    std::optional<CommandPattern> pattern = CommandRulePattern(*rule);
+    bool here = !moved && part.directories == std::vector<std::string>{""};
+    return here && pattern && !pattern->words.empty() && pattern->words[0] == program;
+  });
+}
 
 bool ToolListOffers(const std::vector<std::string>& list, const std::string& tool) {
   if (tool.rfind(kMcpToolPrefix, 0) == 0) return !JudgeToolName(tool, {{}, {}, list}).rule.empty();
@@ -288,7 +341,7 @@ bool ToolListOffers(const std::vector<std::string>& list, const std::string& too
 
 std::string ToolListRefusal(const std::vector<std::string>& list, const std::string& tool,
                             const ToolRuleSubject& subject, const std::string& command, const std::string& workspace,
-                            const std::string& home) {
+                            const std::string& home, const std::string& cwd) {
   std::string shown = ListShown(list);
   if (tool.rfind(kMcpToolPrefix, 0) == 0) {
     return JudgeToolName(tool, {{}, {}, list}).rule.empty() ? tool + " is not in the tool list " + shown : "";
@@ -304,7 +357,7 @@ std::string ToolListRefusal(const std::vector<std::string>& list, const std::str
       if (!r->specifier || *r->specifier == "*") return "";
       commands.push_back(rule);
     }
-    if (!commands.empty() && CommandWithin(command, commands)) return "";
+    if (!commands.empty() && CommandWithin(command, commands, cwd)) return "";
     return commands.empty() ? std::string(t.name) + " is not in the tool list " + shown
                             : "`" + (command.size() > 200 ? command.substr(0, 197) + "..." : command) +
                                   "` is not a command the tool list names " + shown;

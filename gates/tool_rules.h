@@ -95,6 +95,17 @@ struct ToolRuleSubject {
 RuleVerdict JudgeToolRules(const ToolRuleSubject& call, const CommandRules& rules, const std::string& workspace,
                            const std::string& home);
 
+// Whether every simple command of command (read as shell) is one a rule
+// names, by what finally runs in it:
+// a tool list's Bash(...) entries (an agent's `tools`, a command's
+// `allowed-tools`). A command that does not parse, or runs what is known
+// only when it runs, is not.
+// A program named by a path matches only a rule naming that path, and only
+// run where the command starts (cwd: the call's, "" or "." for the
+// workspace). Redirections that write, assignments (but Odin's own
+// ODIN_ARG*), wrappers and git -c are outside any list.
+bool CommandWithin(const std::string& command, const std::vector<std::string>& rules, const std::string& cwd = "");
+
 // A tool list narrows what an agent may call: a custom agent's `tools`, a
 // custom command's `allowed-tools`, in the rules' syntax ("Read", "Grep",
 // "Bash(git add:*)", "mcp__github", "Agent(reviewer)"). The loop's own
@@ -109,6 +120,6 @@ bool ToolListOffers(const std::vector<std::string>& list, const std::string& too
 // whose simple commands a Bash(...) entry must name (CommandWithin).
 std::string ToolListRefusal(const std::vector<std::string>& list, const std::string& tool,
                             const ToolRuleSubject& subject, const std::string& command, const std::string& workspace,
-                            const std::string& home);
+                            const std::string& home, const std::string& cwd = "");
 
 }  // namespace odin

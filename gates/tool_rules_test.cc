@@ -195,6 +195,23 @@ TEST(ToolRulesTest, ToolListsNarrowToWhatTheyName) {
   EXPECT_NE(ToolListRefusal({"Bash(timeout:*)"}, kExecuteCommandTool, {FindTool(kExecuteCommandTool), "", ""},
                             "timeout 5 rm -rf src", kWs, kHome),
             "");
+  // A program named by a path, a redirection that writes, a variable that
+  // changes what runs, git -c: outside the list.
+  auto within = [](const std::string& command, const std::string& cwd = "") {
+    return CommandWithin(command, {"Bash(git status:*)", "Bash(echo:*)", "Bash(./scripts/ok.sh:*)"}, cwd);
+  };
+  EXPECT_TRUE(within("git status --short"));
+  EXPECT_TRUE(within("./scripts/ok.sh run"));
+  EXPECT_TRUE(within("ODIN_ARGUMENTS='x y' ODIN_ARG_1='x'\necho ${ODIN_ARGUMENTS}"));
+  EXPECT_FALSE(within("./git status"));
+  EXPECT_FALSE(within("tools/ok.sh run"));
+  EXPECT_FALSE(within("./scripts/ok.sh", "vendor"));
+  EXPECT_FALSE(within("cd vendor && ./scripts/ok.sh"));
+  EXPECT_FALSE(within("echo hi > pwned"));
+  EXPECT_FALSE(within("PATH=.:$PATH git status"));
+  EXPECT_FALSE(within("PATH=.; git status"));
+  EXPECT_FALSE(within("env GIT_CONFIG_COUNT=1 git status"));
+  EXPECT_FALSE(within("git -c core.fsmonitor='touch x' status"));
   EXPECT_EQ(ToolListRefusal({"Bash"}, kExecuteCommandTool, {FindTool(kExecuteCommandTool), "", ""},
                             "timeout 5 rm -rf src", kWs, kHome),
             "");

@@ -448,9 +448,8 @@ class Agent {
   // with what they added.
   void BeginMessage(const std::string& hook_context);
   void RunPromptHooks();
-  // Appends the conversation's new messages (their ledger entries) to the
-  // transcript.
-  void AppendTranscript(const std::vector<ConversationEntry>& messages);
+  // Appends history_[from, to) to the transcript, in Claude Code's shape.
+  void AppendTranscript(size_t from, size_t to);
   void RunNextCheck();
   void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
   // Tells the model why completion was refused and goes on, unless this
@@ -503,8 +502,9 @@ class Agent {
   ContextUse context_;
   std::vector<std::string> user_requests_;  // every message the user sent, verbatim
   std::optional<Compaction> compaction_;
-  size_t persisted_ = 0;      // history_[0, persisted_) is in the ledger
-  bool persist_due_ = false;  // a request went out: its messages are written at the next Tick
+  size_t persisted_ = 0;           // history_[0, persisted_) is in the ledger
+  std::string transcript_parent_;  // the transcript's last line's uuid
+  bool persist_due_ = false;       // a request went out: its messages are written at the next Tick
   std::vector<std::pair<std::string, std::string>> queued_entries_;  // kind, content
 };
 

@@ -19,6 +19,7 @@
 #include "ledger/handoff_facts.h"
 #include "planner/agent.h"
 #include "planner/conversation_log.h"
+#include "planner/hook_payloads.h"
 #include "planner/instructions.h"
 #include "tools/workspace_path.h"
 #include "workspace/host_files.h"
@@ -186,7 +187,7 @@ void Agent::PersistHistory(const std::string& extra_kind, const std::string& ext
     entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, ConversationKind(history_[i]),
                        ChatMessageJson(history_[i]), now});
   }
-  if (!o_.transcript_path.empty()) AppendTranscript(entries);
+  if (!o_.transcript_path.empty()) AppendTranscript(std::min(persisted_, history_.size()), history_.size());
   persisted_ = history_.size();
   for (auto& [kind, content] : queued_entries_) {
     entries.push_back({NewId("conv"), host_->session_id(), o_.agent_id, kind, content, now});
@@ -198,18 +199,28 @@ void Agent::PersistHistory(const std::string& extra_kind, const std::string& ext
   NoteLedgerWrite(ledger_->AddConversation(entries));
 }
 
-void Agent::AppendTranscript(const std::vector<ConversationEntry>& messages) {
-  // Claude Code's outer shape, a line per message: {"type", "sessionId",
-  // "timestamp", "message": {"role", "content", ...}}.
+void Agent::AppendTranscript(size_t from, size_t to) {
+  // Claude Code's shape, a line per message (planner/hook_payloads.h), so
+  // that hooks written for it read it.
   std::string lines;
-  for (const ConversationEntry& m : messages) {
-    lines += json({{"type", m.kind == "tool_results" ? "tool" : m.kind},
-                   {"sessionId", m.session_id},
-                   {"timestamp", m.created_at_ms},
-                   {"message", ParseJson(m.content_json)}})
+  TranscriptContext context{host_->session_id(), o_.cwd, o_.workspace, o_.model, transcript_parent_};
+  int64_t now = clock_->WallMillis();
+  for (size_t i = from; i < to; ++i) {
+    const ChatMessage& m = history_[i];
+    TranscriptRole role = m.role == ChatMessage::Role::kAssistant     ? TranscriptRole::kAssistant
+                          : m.role == ChatMessage::Role::kToolResults ? TranscriptRole::kToolResults
+                                                                      : TranscriptRole::kUser;
+    std::vector<TranscriptCall> calls;
+    for (const ToolCallRequest& c : m.tool_calls) calls.push_back({c.id, c.name, c.arguments_json});
+    std::vector<TranscriptResult> results;
+    for (const ToolResultMessage& r : m.results) results.push_back({r.call_id, r.content, r.is_error});
+    std::string uuid = NewUuid();
+    lines += ClaudeTranscriptLine(context, role, m.text, calls, results, uuid, now)
                  .dump(-1, ' ', false, json::error_handler_t::replace) +
              "\n";
+    context.parent_uuid = uuid;
   }
+  transcript_parent_ = context.parent_uuid;
   if (lines.empty()) return;
   // In the user's state directory (HookTranscriptDir), not a workspace's.
   StatusOr<UniqueFd> fd = OpenUserLog(o_.transcript_path);

@@ -94,6 +94,8 @@ void Agent::RunNextCheck() {
   // Odin's own checks; a command the model wrote (a batch step's, the tdd
   // test) meets the hooks like the model's calls.
   call.internal = spec.origin != "plan" && spec.origin.rfind("tdd", 0) != 0;
+  // ...and, the model's, the message's tool list (a custom command's).
+  if (!call.internal && c.message.tool_list) call.tool_lists.push_back(*c.message.tool_list);
   c.check_running = call.execution_id;
   c.outcome.execution_ids.push_back(call.execution_id);
   if (observer_) observer_->OnToolStart(call.execution_id, {call.execution_id, call.tool, call.arguments_json});

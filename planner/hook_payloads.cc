@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "base/ids.h"
+#include "base/json_input.h"
+#include "base/version.h"
 #include "planner/hooks.h"
 
 namespace odin {
@@ -141,6 +145,61 @@ json HookToolResponse(const std::string& odin_tool, const json& input, const Hoo
   for (const auto& [path, change] : f.changes) changes.push_back({{"path", path}, {"change", change}});
   if (!changes.empty()) response["changes"] = changes;
   return response;
+}
+
+std::string NewUuid() {
+  std::string h = RandomHex(16);
+  h[12] = '4';
+  h[16] = "89ab"[std::stoi(h.substr(16, 1), nullptr, 16) % 4];
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+}
+
+json ClaudeTranscriptLine(const TranscriptContext& o, TranscriptRole role, const std::string& text,
+                          const std::vector<TranscriptCall>& calls, const std::vector<TranscriptResult>& results,
+                          const std::string& uuid, int64_t ms) {
+  json message;
+  if (role == TranscriptRole::kAssistant) {
+    json content = json::array();
+    if (!text.empty()) content.push_back({{"type", "text"}, {"text", text}});
+    for (const TranscriptCall& c : calls) {
+      json args = ParseJson(c.arguments_json);
+      content.push_back({{"type", "tool_use"},
+                         {"id", c.id},
+                         {"name", HookToolName(c.tool)},
+                         {"input", args.is_object() ? HookToolInput(c.tool, args, o.workspace) : json::object()}});
+    }
+    message = {{"id", "msg_" + uuid.substr(0, 8)},
+               {"type", "message"},
+               {"role", "assistant"},
+               {"model", o.model},
+               {"content", std::move(content)},
+               {"stop_reason", calls.empty() ? "end_turn" : "tool_use"}};
+  } else if (role == TranscriptRole::kToolResults) {
+    json content = json::array();
+    for (const TranscriptResult& r : results) {
+      content.push_back(
+          {{"type", "tool_result"}, {"tool_use_id", r.call_id}, {"content", r.content}, {"is_error", r.is_error}});
+    }
+    message = {{"role", "user"}, {"content", std::move(content)}};
+  } else {
+    message = {{"role", "user"}, {"content", text}};
+  }
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char stamp[40];
+  snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+           utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms % 1000));
+  return {{"parentUuid", o.parent_uuid.empty() ? json(nullptr) : json(o.parent_uuid)},
+          {"isSidechain", false},
+          {"userType", "external"},
+          {"cwd", o.cwd},
+          {"sessionId", o.session_id},
+          {"version", std::string("odin-") + ODIN_VERSION},
+          {"type", role == TranscriptRole::kAssistant ? "assistant" : "user"},
+          {"message", std::move(message)},
+          {"uuid", uuid},
+          {"timestamp", stamp}};
 }
 
 }  // namespace odin

@@ -51,4 +51,36 @@ nlohmann::json StructuredPatch(const std::string& unified_diff);
 // the payload is every hook's stdin and is recorded.
 nlohmann::json HookToolResponse(const std::string& odin_tool, const nlohmann::json& input, const HookToolFacts& facts);
 
+// One line of the transcript hooks read (transcript_path), in Claude Code's
+// JSONL shape: {parentUuid, isSidechain, userType, cwd, sessionId, version,
+// type: user|assistant, message: {role, content}, uuid, timestamp}. A user
+// message's content is its text; an assistant's is [{type: text}, {type:
+// tool_use, id, name, input}] with Claude Code's tool names and inputs (as
+// hooks are told them); tool results are a user line of [{type:
+// tool_result, tool_use_id, content, is_error}].
+struct TranscriptContext {
+  std::string session_id;
+  std::string cwd;
+  std::string workspace;  // where tool inputs' paths resolve
+  std::string model;
+  std::string parent_uuid;  // the previous line's ("" for the first: null)
+};
+enum class TranscriptRole { kUser, kAssistant, kToolResults };
+struct TranscriptCall {
+  std::string id;
+  std::string tool;  // Odin's name
+  std::string arguments_json;
+};
+struct TranscriptResult {
+  std::string call_id;
+  std::string content;
+  bool is_error = false;
+};
+// uuid: this line's; ms: its time (Unix milliseconds).
+nlohmann::json ClaudeTranscriptLine(const TranscriptContext& context, TranscriptRole role, const std::string& text,
+                                    const std::vector<TranscriptCall>& calls,
+                                    const std::vector<TranscriptResult>& results, const std::string& uuid, int64_t ms);
+// A random UUID (version 4), as Claude Code's lines carry.
+std::string NewUuid();
+
 }  // namespace odin

@@ -73,6 +73,9 @@ struct ToolCall {
   // agent's tools for its subagent, both for a subagent started under such
   // a message. The safeguards gate refuses a call outside any of them.
   std::vector<std::vector<std::string>> tool_lists;
+  // Nobody can answer an approval now (a custom command's !`command`, run
+  // while its message is made): what would be asked is refused instead.
+  bool no_approval = false;
 };
 
 // A cached file as the planner sees it.

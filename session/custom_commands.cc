@@ -30,14 +30,33 @@ constexpr auto kBangTimeout = std::chrono::seconds(30);
 constexpr size_t kBangOutputBytes = 16 * 1024;
 constexpr size_t kMaxBangCommands = 16;
 
+// A !`command` with the arguments as shell variables, never as shell text:
+// $ARGUMENTS is ${ODIN_ARGUMENTS}, $N ${ODIN_ARG_N}, set first to the
+// arguments single-quoted. Wherever the author put them (in "...", in
+// '...', bare) they expand as data: no $(...) or quote of an argument runs.
+std::string BangScript(const std::string& line, const std::string& args) {
+  std::vector<std::string> words = CommandArguments(args);
+  std::string set = "ODIN_ARGUMENTS=" + ShellJoin({args});
+  for (size_t i = 0; i < words.size() && i < 9; ++i)
+    set += " ODIN_ARG_" + std::to_string(i + 1) + "=" + ShellJoin({words[i]});
+  return set + "; " + SubstituteArguments(line, args, true);
+}
+
 // One !`command`'s output, or why it failed (one line).
-StatusOr<std::string> RunBang(AgentSession& session, const std::string& name, const std::string& command, Mode mode) {
+// line: the command as its file writes it (shown in the error).
+StatusOr<std::string> RunBang(AgentSession& session, const ClaudeDef& def, const std::string& command,
+                              const std::string& line, Mode mode) {
+  const std::string& name = def.name;
   ToolCall call;
   call.tool = kExecuteCommandTool;
   call.arguments_json =
       nlohmann::json({{"command", command}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   call.agent_id = "user";  // the user's own command, as !command is
   call.mode = CallModeOf(mode);
+  // Within the command's own allowed-tools, as Claude Code requires; and
+  // nobody can answer an approval while the message is being made.
+  if (def.tools) call.tool_lists.push_back(*def.tools);
+  call.no_approval = true;
   call.timeout = kBangTimeout;
   call.output_head_bytes = kBangOutputBytes;
   call.output_tail_bytes = 0;
@@ -54,8 +73,15 @@ StatusOr<std::string> RunBang(AgentSession& session, const std::string& name, co
     RETURN_IF_ERROR(session.Poll(std::chrono::milliseconds(100)));
     if (RealClock::Get()->Now() > deadline) co.Cancel(id);
   }
-  const v1::ToolResult& r = **result;
-  std::string shown = command.size() > 120 ? command.substr(0, 117) + "..." : command;
+  v1::ToolResult r = **result;
+  std::string shown = line.size() > 120 ? line.substr(0, 117) + "..." : line;
+  // The refusal names the line as its file writes it, not the script.
+  if (std::string m = r.error().message(); r.has_error()) {
+    for (size_t at = m.find(command); at != std::string::npos; at = m.find(command, at + shown.size())) {
+      m.replace(at, command.size(), shown);
+    }
+    r.mutable_error()->set_message(m);
+  }
   if (r.status() != v1::TOOL_STATUS_OK || (r.has_exit_code() && r.exit_code() != 0)) {
     return Status::FailedPrecondition("/" + name, "`" + VisibleControls(shown) + "` " +
                                                       VisibleControls(ToolResultLine(kExecuteCommandTool, r)) + " (" +
@@ -65,8 +91,6 @@ StatusOr<std::string> RunBang(AgentSession& session, const std::string& name, co
   if (r.output_total_bytes() > r.output_head().size()) out += "\n[output cut at 16 KiB]";
   return out;
 }
-
-std::string Quoted(const std::string& word) { return ShellJoin({word}); }
 
 }  // namespace
 
@@ -114,11 +138,11 @@ std::vector<std::string> CommandArguments(const std::string& args) {
   return out;
 }
 
-std::string SubstituteArguments(const std::string& body, const std::string& args, bool quote_words) {
+std::string SubstituteArguments(const std::string& body, const std::string& args, bool in_shell) {
   std::vector<std::string> words = CommandArguments(args);
   auto word = [&](size_t n) {  // from 0
-    std::string w = n < words.size() ? words[n] : "";
-    return quote_words ? Quoted(w) : w;
+    if (in_shell) return n < 9 ? "${ODIN_ARG_" + std::to_string(n + 1) + "}" : std::string();
+    return n < words.size() ? words[n] : std::string();
   };
   std::string out;
   for (size_t i = 0; i < body.size();) {
@@ -137,7 +161,7 @@ std::string SubstituteArguments(const std::string& body, const std::string& args
           continue;
         }
       }
-      out += quote_words ? Quoted(args) : args;
+      out += in_shell ? std::string("${ODIN_ARGUMENTS}") : args;
       i = after;
       continue;
     }
@@ -216,27 +240,38 @@ StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const Claud
   // Claude Code's rule: a body that takes no arguments gets them after it.
   bool takes = body.find("$ARGUMENTS") != std::string::npos;
   for (int n = 1; n <= 9 && !takes; ++n) takes = body.find("$" + std::to_string(n)) != std::string::npos;
-  // !`command`: run in order, each output in its place.
+  // !`command`: run in order, each output in its place. @path attaches
+  // only what the body and the arguments name (scanned), never what a
+  // command printed.
   std::string text;
+  std::string scanned;
   size_t ran = 0;
   for (size_t i = 0; i < body.size();) {
     size_t bang = body.find("!`", i);
     size_t close = bang == std::string::npos ? std::string::npos : body.find('`', bang + 2);
     if (close == std::string::npos) {
-      text += SubstituteArguments(body.substr(i), args, false);
+      std::string rest = SubstituteArguments(body.substr(i), args, false);
+      text += rest;
+      scanned += rest;
       break;
     }
-    text += SubstituteArguments(body.substr(i, bang - i), args, false);
-    std::string command = SubstituteArguments(body.substr(bang + 2, close - bang - 2), args, true);
+    std::string before = SubstituteArguments(body.substr(i, bang - i), args, false);
+    text += before;
+    scanned += before + " ";
+    std::string line = body.substr(bang + 2, close - bang - 2);
+    std::string command = BangScript(line, args);
     if (++ran > kMaxBangCommands) {
       return Status::InvalidArgument("/" + def.name, "more than " + std::to_string(kMaxBangCommands) +
                                                          " !`command`s in " + def.source + "; nothing was sent");
     }
-    ASSIGN_OR_RETURN(std::string output, RunBang(session, def.name, command, mode));
+    ASSIGN_OR_RETURN(std::string output, RunBang(session, def, command, line, mode));
     text += output;
     i = close + 1;
   }
-  if (!takes && !args.empty()) text += "\n\nARGUMENTS: " + args;
+  if (!takes && !args.empty()) {
+    text += "\n\nARGUMENTS: " + args;
+    scanned += " " + args;
+  }
   if (!def.files.empty()) {  // a skill's: where its files are
     text += "\n\nThe skill's files, in " + DisplayPath(def.dir, session.runtime().workspace().root) + "/:\n";
     for (const std::string& f : def.files) text += "- " + f + "\n";
@@ -245,7 +280,8 @@ StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const Claud
   const char* home = getenv("HOME");
   std::vector<std::string> unreadable =
       UnreadablePatterns(session.runtime().config().permissions, root, home != nullptr ? home : "");
-  out.text = AttachFiles(text, root, unreadable, &out.notes);
+  std::string attached = AttachFiles(scanned, root, unreadable, &out.notes);
+  out.text = text + attached.substr(scanned.size());
   out.tool_list = def.tools;
   if (!def.model.empty() && def.model != "inherit") {
     out.notes.push_back("/" + def.name + ": model '" + VisibleControls(def.model) +

@@ -41,8 +41,9 @@ StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const Claud
 std::vector<std::string> CommandArguments(const std::string& args);
 
 // $ARGUMENTS, $ARGUMENTS[N] and $N (from 1) in body replaced by args. In a
-// shell line (quote_words), each is one shell-quoted word.
-std::string SubstituteArguments(const std::string& body, const std::string& args, bool quote_words);
+// shell line (in_shell), by the variables ${ODIN_ARGUMENTS} and
+// ${ODIN_ARG_N} instead, which the line sets first: arguments are data there.
+std::string SubstituteArguments(const std::string& body, const std::string& args, bool in_shell);
 
 // The message with each @path's workspace file attached after it: the
 // message as typed, then the files. What cannot be attached (outside the

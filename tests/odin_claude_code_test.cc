@@ -352,5 +352,51 @@ Secrets stay out of the repository.
   EXPECT_EQ(last_.err.find("Hookify error"), std::string::npos) << last_.err;
 }
 
+// A Stop hook that reads the transcript as hooks written for Claude Code
+// read it: JSONL lines of type user/assistant, the assistant's content a
+// list of text and tool_use items (Claude Code's tool names and inputs),
+// tool results a user line of tool_result items, each line's parentUuid the
+// previous line's uuid.
+TEST_F(OdinClaudeCodeTest, AStopHookReadsTheTranscriptInClaudeCodesShape) {
+  ASSERT_TRUE(MakeDirs(user_.Join("claude")).ok());
+  std::string out = ws_.Join("seen.json");
+  std::string hook = ws_.Join(".claude/hooks/stop.py");
+  ASSERT_TRUE(WriteFileAtomic(hook, R"(import json, sys
+data = json.load(sys.stdin)
+seen = {"commands": [], "last_text": None, "results": [], "chained": True, "types": []}
+prev = None
+for line in open(data["transcript_path"]):
+    e = json.loads(line)
+    seen["types"].append(e["type"])
+    if e["parentUuid"] != prev: seen["chained"] = False
+    prev = e["uuid"]
+    content = e["message"]["content"]
+    if e["type"] == "assistant":
+        for c in content:
+            if c["type"] == "tool_use" and c["name"] == "Bash": seen["commands"].append(c["input"]["command"])
+            if c["type"] == "text": seen["last_text"] = c["text"]
+    elif isinstance(content, list):
+        seen["results"] += [c["tool_use_id"] for c in content if c["type"] == "tool_result"]
+json.dump(seen, open(sys.argv[1], "w"))
+)")
+                  .ok());
+  json settings = {
+      {"hooks", {{"Stop", {{{"hooks", {{{"type", "command"}, {"command", "python3 " + hook + " " + out}}}}}}}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("claude/settings.json"), settings.dump()).ok());
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"id":"call_1","name":"ExecuteCommand","arguments":{"command":"echo hi"}}]},
+    {"text":"All done here."}]})");
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  StatusOr<std::string> text = ReadFileToString(out);
+  ASSERT_TRUE(text.ok()) << last_.err;
+  json seen = json::parse(*text);
+  EXPECT_EQ(seen["commands"], json::array({"echo hi"})) << seen.dump();
+  EXPECT_EQ(seen["last_text"], "All done here.") << seen.dump();
+  EXPECT_EQ(seen["results"].size(), 1u) << seen.dump();
+  EXPECT_TRUE(seen["chained"].get<bool>()) << seen.dump();
+  EXPECT_EQ(seen["types"], json::array({"user", "assistant", "user", "assistant"})) << seen.dump();
+}
+
 }  // namespace
 }  // namespace odin::testing

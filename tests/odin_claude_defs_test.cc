@@ -4,6 +4,7 @@
 // the workspace is trusted, each narrowing and never widening what the
 // session may do.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -61,10 +62,10 @@ TEST_F(OdinClaudeDefsTest, ACustomCommandExpandsRunsItsBangLinesAndNarrowsTheToo
       "---\n"
       "description: Review a pull request\n"
       "argument-hint: [pr-number]\n"
-      "allowed-tools: Read, Bash(echo:*)\n"
+      "allowed-tools: Read, Bash(echo:*), Bash(id:*)\n"
       "---\n"
       "Review PR #$1 carefully.\n"
-      "State: !`echo state-of-$ARGUMENTS; id -u >/dev/null`\n");
+      "State: !`echo state-of-$ARGUMENTS; id -u`\n");
   Put("README", "readme text\n");
   const char* script = R"({"responses":[
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch pwned"}}]},
@@ -111,10 +112,17 @@ TEST_F(OdinClaudeDefsTest, ACustomCommandExpandsRunsItsBangLinesAndNarrowsTheToo
   EXPECT_EQ(rows[0], "user|ok");
 }
 
-// Arguments are data in a !`command`: one quoted word, never more shell.
-// A failing line stops the command with one line, and nothing is sent.
+// Arguments are data in a !`command`, wherever the author put them (bare,
+// in "...", in '...'): never more shell. A failing line stops the command
+// with one line, and nothing is sent; so does one outside the command's
+// own allowed-tools.
 TEST_F(OdinClaudeDefsTest, ArgumentsCannotInjectIntoBangLinesAndAFailingLineSendsNothing) {
   Put(".claude/commands/echo-it.md", "Said: !`echo $ARGUMENTS`\n");
+  Put(".claude/commands/dq.md", "Search: !`echo \"dq=$ARGUMENTS\"`\n");
+  Put(".claude/commands/sq.md", "Said: !`echo 'sq=$1'`\n");
+  Put(".claude/commands/narrow.md", "---\nallowed-tools: Bash(echo:*)\n---\nX !`touch pwn_narrow`\n");
+  Put(".claude/commands/leak.md", "Log: !`echo @private.txt`\n");
+  Put("private.txt", "secret-payroll\n");
   Put(".claude/commands/broken.md", "Before !`echo one; exit 3` after\n");
   Trust();
   {
@@ -124,6 +132,28 @@ TEST_F(OdinClaudeDefsTest, ArgumentsCannotInjectIntoBangLinesAndAFailingLineSend
     ASSERT_EQ(requests.size(), 1u) << last_.err;
     EXPECT_NE(UserMessage(requests[0]).find("Said: x; touch pwned"), std::string::npos) << UserMessage(requests[0]);
     EXPECT_FALSE(PathExists(ws_.Join("pwned")));
+  }
+  for (const char* typed : {"/dq $(touch pwn_dq)", "/dq `touch pwn_dq`", "/sq x';touch pwn_sq;'"}) {
+    FakeLlm llm(R"({"responses":[{"text":"Done."}]})");
+    Prompt(llm, typed);
+    ASSERT_EQ(RequestsOf(llm).size(), 1u) << typed << ": " << last_.err;
+    EXPECT_FALSE(PathExists(ws_.Join("pwn_dq"))) << typed;
+    EXPECT_FALSE(PathExists(ws_.Join("pwn_sq"))) << typed;
+  }
+  {
+    // What a !`command` prints is not scanned for @path.
+    FakeLlm llm(R"({"responses":[{"text":"Done."}]})");
+    Prompt(llm, "/leak");
+    ASSERT_EQ(RequestsOf(llm).size(), 1u) << last_.err;
+    EXPECT_NE(UserMessage(RequestsOf(llm)[0]).find("Log: @private.txt"), std::string::npos);
+    EXPECT_EQ(UserMessage(RequestsOf(llm)[0]).find("secret-payroll"), std::string::npos);
+  }
+  {
+    FakeLlm llm(R"({"responses":[{"text":"Done."}]})");
+    Prompt(llm, "/narrow");
+    EXPECT_TRUE(RequestsOf(llm).empty());
+    EXPECT_FALSE(PathExists(ws_.Join("pwn_narrow")));
+    EXPECT_NE(last_.err.find("not a command the tool list names"), std::string::npos) << last_.err;
   }
   FakeLlm llm(R"({"responses":[{"text":"Done."}]})");
   Prompt(llm, "/broken");
@@ -279,6 +309,69 @@ TEST_F(OdinClaudeDefsTest, RealPublishedAgentsCommandsAndSkillsWork) {
   EXPECT_FALSE(Contains(offered, "WriteFile"));
   EXPECT_EQ(ToolResultsOf(sub[1]).back()["status"], "rejected");
   EXPECT_FALSE(PathExists(ws_.Join("x.txt")));
+}
+
+// A tool list holds on every way a call can take: a path through a link
+// is judged where it leads, a command's redirection or a program named by
+// another path is outside, a model-written batch check carries the list,
+// and a BOM does not turn the frontmatter off.
+TEST_F(OdinClaudeDefsTest, AToolListHoldsThroughLinksRedirectionsPathsAndPlanChecks) {
+  Put(".claude/commands/docs.md",
+      "\xEF\xBB\xBF---\nallowed-tools: Read(docs/**), Write(src/**), Bash(echo:*), Bash(git status:*)\n---\nGo.\n");
+  Put("private.txt", "secret-payroll\n");
+  Put("docs/readme.md", "docs text\n");
+  Put("src/keep.c", "int x;\n");
+  Put("git", "#!/bin/sh\ntouch pwn_fakegit\n");
+  chmod(ws_.Join("git").c_str(), 0755);
+  ASSERT_EQ(symlink("../private.txt", ws_.Join("docs/p.md").c_str()), 0);
+  ASSERT_EQ(symlink("..", ws_.Join("src/up").c_str()), 0);
+  Trust();
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"docs/p.md"}}]},
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"src/up/pwn_w.txt","content":"x"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo hi > pwn_redirect"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"./git status"}}]},
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"PATH=.:$PATH git status"}}]},
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"docs/readme.md"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm, "/docs");
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 7u) << last_.err;
+  EXPECT_EQ(SystemPrompt(requests[0]).find("allowed-tools"), std::string::npos);
+  EXPECT_EQ(UserMessage(requests[0]).find("allowed-tools"), std::string::npos) << UserMessage(requests[0]);
+  EXPECT_FALSE(Contains(ToolNamesOf(requests[0]), "Grep"));
+  for (int i = 1; i <= 5; ++i) {
+    json refused = ToolResultsOf(requests[i]).back();
+    EXPECT_EQ(refused["status"], "rejected") << i << ": " << refused.dump();
+    EXPECT_EQ(refused.dump().find("secret-payroll"), std::string::npos);
+  }
+  EXPECT_NE(ToolResultsOf(requests[6]).back().dump().find("docs text"), std::string::npos);
+  for (const char* pwn : {"pwn_w.txt", "pwn_redirect", "pwn_fakegit"}) EXPECT_FALSE(PathExists(ws_.Join(pwn))) << pwn;
+}
+
+// A model-written check (a batch step's) runs under the message's tool
+// list too: plan_update cannot carry a command the list leaves out.
+TEST_F(OdinClaudeDefsTest, ABatchStepsCheckMeetsTheCommandsToolList) {
+  Put(".claude/commands/docs2.md", "---\nallowed-tools: Read, Write(docs/**)\n---\nWrite the docs.\n");
+  Trust();
+  json by_system = PassingReviewers();
+  json plan = {{"intent", "write the docs"},
+               {"acceptance_criteria", {"docs/a.md exists"}},
+               {"steps", {{{"text", "write docs/a.md"}, {"files", {"docs/a.md"}}, {"check", "touch pwn_pu"}}}},
+               {"workflow", "batch"}};
+  by_system["You are Odin's hydrator"] = {{"text", plan.dump()}};
+  json responses = {Turn({Call("WriteFile", {{"file_path", "docs/a.md"}, {"content", "a\n"}})})};
+  for (int i = 0; i < 6; ++i) responses.push_back(Text("done"));
+  FakeLlm llm(json({{"responses", responses}, {"by_system", by_system}}).dump());
+  last_ = RunOdin(ws_.path(), {"-p", "/docs2", "--output-format", "json", "--workflow", "batch"}, Env(llm));
+  EXPECT_TRUE(PathExists(ws_.Join("docs/a.md"))) << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join("pwn_pu"))) << last_.out;
+  std::vector<std::string> refused = LedgerRows(
+      ws_.Join(".odin/odin.db"),
+      "SELECT e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) WHERE s.args_json LIKE "
+      "'%pwn_pu%'");
+  ASSERT_FALSE(refused.empty()) << last_.out << last_.err;
+  for (const std::string& status : refused) EXPECT_EQ(status, "rejected");
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
   compare_payloads.py compare CLAUDE_LOG CLAUDE_WS ODIN_DB ODIN_WS
       prints the hook payloads of both, paired by event, tool and turn,
       field by field.
+  compare_payloads.py transcripts CLAUDE_LOG ODIN_DB
+      prints the shape of each line of both transcripts (the files the Stop
+      hooks were given), side by side.
 """
 import json
 import re
@@ -107,8 +110,55 @@ def compare(claude_log, claude_ws, odin_db, odin_ws):
           f"{only} events in one only")
 
 
+def line_shape(line):
+    """A transcript line as hooks read it: its type, keys, content items."""
+    e = json.loads(line)
+    m = e.get("message") or {}
+    items = m.get("content")
+    if isinstance(items, list):
+        parts = []
+        for c in items:
+            t = c.get("type", "?")
+            if t == "tool_use":
+                t += f"({c.get('name')}: {','.join(sorted(c.get('input', {})))})"
+            parts.append(t)
+        content = "[" + " ".join(parts) + "]"
+    else:
+        content = type(items).__name__
+    return f"{e.get('type', '?'):9} {content}", ",".join(sorted(e)), ",".join(sorted(m))
+
+
+def transcripts(claude_log, odin_db):
+    claude = [json.loads(line) for line in open(claude_log) if line.strip()]
+    rows = sqlite3.connect(odin_db).execute(
+        "SELECT args_json FROM execution_starts WHERE tool = 'Hook' ORDER BY rowid").fetchall()
+    odin = [json.loads(json.loads(r[0])["input"]) for r in rows]
+    paths = []
+    for payloads in (claude, odin):
+        stops = [p["transcript_path"] for p in payloads if p.get("hook_event_name") == "Stop"]
+        paths.append(stops[-1] if stops else None)
+    lines = []
+    for path in paths:
+        try:
+            # Claude Code's holds lines hooks never see as messages (queue
+            # operations, summaries): only user and assistant lines count.
+            lines.append([line_shape(l) for l in open(path) if json.loads(l).get("type") in ("user", "assistant")])
+        except (OSError, TypeError):
+            lines.append([])
+    print(f"\n== transcripts: {len(lines[0])} Claude Code lines, {len(lines[1])} Odin lines (user and assistant)")
+    for i in range(max(len(lines[0]), len(lines[1]))):
+        a = lines[0][i] if i < len(lines[0]) else ("—", "", "")
+        b = lines[1][i] if i < len(lines[1]) else ("—", "", "")
+        print(f"   {'same' if a[0] == b[0] else 'DIFF'}  claude={a[0][:60]:60} odin={b[0][:60]}")
+    for name, side in (("Claude Code", lines[0]), ("Odin", lines[1])):
+        if side:
+            print(f"   {name} line keys: {side[-1][1]}\n   {name} message keys: {side[-1][2]}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "script":
         script(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "transcripts":
+        transcripts(sys.argv[2], sys.argv[3])
     else:
         compare(*sys.argv[2:6])

@@ -81,3 +81,4 @@ odin_env=(env -u OPENAI_BASE_URL -u OPENAI_API_KEY XDG_CONFIG_HOME="$work/odin-c
   { echo "odin failed:" >&2; cat "$work/odin.out" >&2; }
 
 python3 "$here/compare_payloads.py" compare "$work/claude.hooks.jsonl" "$work/cc" "$work/odin/.odin/odin.db" "$work/odin"
+python3 "$here/compare_payloads.py" transcripts "$work/claude.hooks.jsonl" "$work/odin/.odin/odin.db"
