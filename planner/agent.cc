@@ -376,6 +376,10 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
   c.results[index] = ToolResultMessage{
       c.calls[index].id, record != nullptr ? *record : GroundTruthRecord(execution_id, tool, r, o_.workspace),
       r.status() != v1::TOOL_STATUS_OK};
+  if (o_.nested_instructions && r.status() == v1::TOOL_STATUS_OK &&
+      (handler == ToolHandler::kFileRead || IsWriteTool(tool))) {
+    AddNestedInstructions(tool, c.calls[index].arguments_json, &*c.results[index]);
+  }
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
   if (handler == ToolHandler::kContextSummarizer && r.status() == v1::TOOL_STATUS_OK) {

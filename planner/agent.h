@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,10 @@ struct AgentOptions {
   // leads its system prompt.
   std::string agent_type;
   std::string agent_prompt;
+  // A trusted workspace: the CLAUDE.md files below the root are read when
+  // the agent reads or writes a file there (planner/instructions.h
+  // NestedInstructions).
+  bool nested_instructions = false;
 };
 
 // How one message ended.
@@ -450,6 +455,9 @@ class Agent {
   void RunPromptHooks();
   // Appends history_[from, to) to the transcript, in Claude Code's shape.
   void AppendTranscript(size_t from, size_t to);
+  // The CLAUDE.md files of the directories a Read or write reached, not
+  // given yet, added to its result (the conversation's tail).
+  void AddNestedInstructions(const std::string& tool, const std::string& arguments_json, ToolResultMessage* result);
   void RunNextCheck();
   void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
   // Tells the model why completion was refused and goes on, unless this
@@ -502,9 +510,10 @@ class Agent {
   ContextUse context_;
   std::vector<std::string> user_requests_;  // every message the user sent, verbatim
   std::optional<Compaction> compaction_;
-  size_t persisted_ = 0;           // history_[0, persisted_) is in the ledger
-  std::string transcript_parent_;  // the transcript's last line's uuid
-  bool persist_due_ = false;       // a request went out: its messages are written at the next Tick
+  size_t persisted_ = 0;                // history_[0, persisted_) is in the ledger
+  std::string transcript_parent_;       // the transcript's last line's uuid
+  std::set<std::string> nested_given_;  // directories whose CLAUDE.md files were looked at
+  bool persist_due_ = false;            // a request went out: its messages are written at the next Tick
   std::vector<std::pair<std::string, std::string>> queued_entries_;  // kind, content
 };
 

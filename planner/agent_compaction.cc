@@ -228,6 +228,21 @@ void Agent::AppendTranscript(size_t from, size_t to) {
   if (!written.ok()) spdlog::warn("transcript: {}", written.message());
 }
 
+void Agent::AddNestedInstructions(const std::string& tool, const std::string& arguments_json,
+                                  ToolResultMessage* result) {
+  json args = ParseJson(arguments_json);
+  if (!args.is_object() || !args.contains("file_path") || !args["file_path"].is_string()) return;
+  StatusOr<std::string> path = ResolveWorkspacePath(args["file_path"].get<std::string>(), o_.workspace);
+  if (!path.ok()) return;
+  std::string text = NestedInstructions(o_.workspace, *path, o_.instruction_sources.unreadable, &nested_given_);
+  if (text.empty()) return;
+  json record = ParseJson(result->content);
+  if (!record.is_object()) return;
+  record["instructions"] = "[runtime] Project instructions for the directories of " + DisplayPath(*path, o_.workspace) +
+                           ", read now that you work there; follow them:\n" + text;
+  result->content = record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 Status Agent::Restore(const std::vector<ConversationEntry>& entries) {
   if (current_ || compaction_ || !history_.empty()) {
     return Status::FailedPrecondition("resume", "the agent has a conversation already");

@@ -223,6 +223,33 @@ std::string LoadInstructions(const std::string& root, const std::string& cwd, st
     }
   }
   if (refused != nullptr) *refused = r.Refused();
+  return CutInstructions(std::move(out));
+}
+
+std::string NestedInstructions(const std::string& root, const std::string& path,
+                               const std::vector<std::string>& unreadable, std::set<std::string>* given) {
+  if (!IsInsideDir(path, root) || path == root) return "";
+  std::vector<std::string> dirs;  // below the root, outermost first
+  for (std::string d = DirName(path); IsInsideDir(d, root) && d != root && d != "/"; d = DirName(d)) {
+    dirs.insert(dirs.begin(), d);
+  }
+  StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
+  if (!files.ok()) return "";
+  Reader r{*files, root, unreadable};
+  std::string out;
+  for (const std::string& dir : dirs) {
+    if (!given->insert(dir).second) continue;  // looked at already
+    for (const char* name : {"CLAUDE.md", "CLAUDE.local.md"}) {
+      std::string file = JoinPath(dir, name);
+      if (!files->Look(file).exists()) continue;
+      std::optional<std::string> text = r.Read(file);
+      if (text) Append(root, {file, "", *text}, &out);
+    }
+  }
+  return CutInstructions(std::move(out));
+}
+
+std::string CutInstructions(std::string out) {
   if (out.size() > kMaxInstructionBytes) {
     // Cut at a line boundary, and say so.
     size_t cut = out.rfind('\n', kMaxInstructionBytes);

@@ -14,8 +14,10 @@
 // they are what the user trusted, so neither a `git pull` nor the agent
 // (writing a file an import names) can change them unseen. Nothing a Read
 // deny rule covers, and nothing in .git or .odin, is read as instructions,
-// through a link neither. CLAUDE.md files below the root are not read yet.
+// through a link neither. CLAUDE.md files below the root are read when the
+// agent works there (NestedInstructions), into the conversation's tail.
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,5 +54,17 @@ std::string ClaudeFilesSha256(const std::string& root, const std::vector<std::st
 // REQUIRES: cwd is root or below it; both absolute.
 std::string LoadInstructions(const std::string& root, const std::string& cwd,
                              std::vector<std::string>* refused = nullptr, const InstructionSources& sources = {});
+
+// The CLAUDE.md and CLAUDE.local.md of the directories between the root
+// (excluded: LoadInstructions gives it) and path's, outermost first, that
+// are not in *given (each directory is looked at once a session; it is
+// added): their text as sections, for the conversation's tail when the
+// agent reads or writes path, never the system prompt (which stays
+// byte-stable for prompt caching). Read as LoadInstructions reads; their
+// imports are not followed. "" when there is none.
+std::string NestedInstructions(const std::string& root, const std::string& path,
+                               const std::vector<std::string>& unreadable, std::set<std::string>* given);
+// out cut at kMaxInstructionBytes at a line boundary, said in it.
+std::string CutInstructions(std::string out);
 
 }  // namespace odin

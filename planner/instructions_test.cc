@@ -125,5 +125,22 @@ TEST(InstructionsTest, ClaudeFilesAreReadOnlyAsTrusted) {
   RemoveTree(root);
 }
 
+TEST(InstructionsTest, NestedClaudeFilesOncePerDirectoryAndNeverWhatReadMayNotRead) {
+  std::string root = *RealPath(*MakeTempDir("odin-instr"));
+  ASSERT_TRUE(MakeDirs(root + "/a/b/secret").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/CLAUDE.md", "root\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/a/CLAUDE.md", "outer-a\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/a/b/CLAUDE.local.md", "inner-b\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root + "/a/b/secret/CLAUDE.md", "hidden\n").ok());
+  std::set<std::string> given;
+  std::string text = NestedInstructions(root, root + "/a/b/x.py", {}, &given);
+  EXPECT_EQ(text.find("root"), std::string::npos) << text;  // the system prompt's
+  ASSERT_NE(text.find("outer-a"), std::string::npos) << text;
+  EXPECT_LT(text.find("outer-a"), text.find("inner-b")) << text;
+  EXPECT_EQ(NestedInstructions(root, root + "/a/y.py", {}, &given), "");  // once
+  EXPECT_EQ(NestedInstructions(root, root + "/a/b/secret/z", {root + "/a/b/secret/**"}, &given), "");
+  EXPECT_EQ(NestedInstructions(root, "/etc/passwd", {}, &given), "");
+}
+
 }  // namespace
 }  // namespace odin

@@ -209,6 +209,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.reviews = config.reviews;
   o.workflow = *workflow;
   o.defs = loaded.defs;
+  o.nested_instructions = loaded.trust == WorkspaceTrust::kTrusted;
   s->defs_ = loaded.defs;
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;

@@ -398,5 +398,36 @@ json.dump(seen, open(sys.argv[1], "w"))
   EXPECT_EQ(seen["types"], json::array({"user", "assistant", "user", "assistant"})) << seen.dump();
 }
 
+// A CLAUDE.md below the root reaches the model when the agent works there,
+// in the conversation's tail (with the Read's result), never in the system
+// prompt, once a session, and only in a trusted workspace.
+TEST_F(OdinClaudeCodeTest, ANestedClaudeMdReachesTheModelWhenTheAgentWorksThere) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("CLAUDE.md"), "# Root\n").ok());
+  ASSERT_TRUE(MakeDirs(ws_.Join("pkg/api")).ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("pkg/CLAUDE.md"), "Use snake_case in pkg-4d2e.\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("pkg/api/a.py"), "x = 1\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("pkg/api/b.py"), "y = 2\n").ok());
+  const char* script = R"({"responses":[
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"pkg/api/a.py"}}]},
+    {"tool_calls":[{"name":"Read","arguments":{"file_path":"pkg/api/b.py"}}]},
+    {"text":"Done."}]})";
+  {
+    FakeLlm llm(script);
+    Prompt(llm);
+    EXPECT_EQ(RequestsOf(llm).back()["body"].dump().find("pkg-4d2e"), std::string::npos) << "untrusted";
+  }
+  FakeLlm trust_llm(R"({"responses":[]})");
+  ASSERT_EQ(RunOdin(ws_.path(), {"trust"}, Env(trust_llm)).exit_code, 0);
+  FakeLlm llm(script);
+  Prompt(llm);
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 3u) << last_.err;
+  EXPECT_EQ(requests[0]["body"].dump().find("pkg-4d2e"), std::string::npos);
+  json first = ToolResultsOf(requests[1]).back();
+  EXPECT_NE(first["instructions"].dump().find("pkg-4d2e"), std::string::npos) << first.dump();
+  EXPECT_EQ(requests[2]["body"]["messages"][0].dump().find("pkg-4d2e"), std::string::npos) << "not the system prompt";
+  EXPECT_FALSE(ToolResultsOf(requests[2]).back().contains("instructions")) << "once a session";
+}
+
 }  // namespace
 }  // namespace odin::testing
