@@ -439,6 +439,10 @@ void Coordinator::QueueEditSymbolWrite(Call& c) {
                    target.status);
   }
   c.write_path = std::move(target.path);
+  // Its file is known only now: the rules on where a write lands.
+  if (Status landed = JudgeLandedWrite(c.call, c.write_path, true, GateContext(c).safeguards); !landed.ok()) {
+    return EndHere(c.call.execution_id, v1::TOOL_STATUS_REJECTED, landed);
+  }
   QueueWrite(c);
 }
 
@@ -568,6 +572,11 @@ void Coordinator::RunSkill(const std::string& id) {
 
 void Coordinator::NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const {
   std::erase_if(*specs, [&list](const ToolSpec& s) { return !ToolListOffers(list, s.name); });
+}
+
+bool Coordinator::CommandWithinList(const std::vector<std::string>& list, const std::string& command) const {
+  return ToolListRefusal(list, kExecuteCommandTool, {FindTool(kExecuteCommandTool), "", ""}, command, o_.workspace, "")
+      .empty();
 }
 
 McpServers::Port Coordinator::McpPort() {

@@ -220,6 +220,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void StartMcpServers() { mcp_.Start(); }
   std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
   void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const override;
+  bool CommandWithinList(const std::vector<std::string>& list, const std::string& command) const override;
   const McpRegistry& mcp() const { return mcp_.registry(); }
   // /init: while set, the main agent's InitTool may write ODIN.md; nothing else may.
   void set_init_active(bool active) { init_active_ = active; }

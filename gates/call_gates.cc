@@ -140,20 +140,29 @@ CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& 
     v.write_path = std::move(target.path);
     // Judged where it lands too: Edit(./src/**) holds for lnk/x when lnk is
     // a link to src (the safeguards judged the path as written).
-    if (const ToolInfo* tool = FindTool(call->tool); tool != nullptr && o.safeguards.rules != nullptr) {
-      RuleVerdict landed =
-          JudgeToolRules({tool, v.write_path, ""}, *o.safeguards.rules, o.safeguards.workspace, o.safeguards.home);
-      if (landed.decision == RuleDecision::kDeny) {
-        return refuse(Status::PermissionDenied(call->tool, landed.reason + " (permissions.deny)"));
-      }
-      for (const std::vector<std::string>& list : call->tool_lists) {
-        std::string why =
-            ToolListRefusal(list, call->tool, {tool, v.write_path, ""}, "", o.safeguards.workspace, o.safeguards.home);
-        if (!why.empty()) return refuse(Status::PermissionDenied(call->tool, why));
-      }
+    if (Status landed = JudgeLandedWrite(*call, v.write_path, false, o.safeguards); !landed.ok()) {
+      return refuse(landed);
     }
   }
   return v;
+}
+
+Status JudgeLandedWrite(const ToolCall& call, const std::string& path, bool ask_refuses, const SafeguardContext& o) {
+  const ToolInfo* tool = FindTool(call.tool);
+  if (tool == nullptr || o.rules == nullptr || path.empty()) return Status::OK();
+  RuleVerdict landed = JudgeToolRules({tool, path, ""}, *o.rules, o.workspace, o.home);
+  if (landed.decision == RuleDecision::kDeny) {
+    return Status::PermissionDenied(call.tool, landed.reason + " (permissions.deny)");
+  }
+  if (landed.decision == RuleDecision::kAsk && ask_refuses) {
+    return Status::PermissionDenied(
+        call.tool, landed.reason + ", and " + call.tool + " cannot ask for approval: use EditTool (permissions.ask)");
+  }
+  for (const std::vector<std::string>& list : call.tool_lists) {
+    std::string why = ToolListRefusal(list, call.tool, {tool, path, ""}, "", o.workspace, o.home);
+    if (!why.empty()) return Status::PermissionDenied(call.tool, why);
+  }
+  return Status::OK();
 }
 
 TurnGateVerdict RunTurnGates(const ToolCall& call, ToolHandler handler, const std::string& write_path,

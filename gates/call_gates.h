@@ -82,6 +82,13 @@ struct CallGateVerdict {
 CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& parsed, nlohmann::json* args,
                              const CallGateContext& context, WorkerRequest* request);
 
+// A write judged where it lands (path: absolute, resolved), after the
+// safeguards judged it as written: the Edit/Write deny rules and the
+// caller's tool lists; an ask rule refuses too where ask_refuses (EditSymbol,
+// whose file the index names only once the call is queued, and which cannot
+// stop for an approval there).
+Status JudgeLandedWrite(const ToolCall& call, const std::string& path, bool ask_refuses, const SafeguardContext& o);
+
 struct TurnGateContext {
   std::string workspace;
   FileCache* cache = nullptr;  // the calling agent's

@@ -283,17 +283,87 @@ std::string ListShown(const std::vector<std::string>& list) {
 
 }  // namespace
 
+namespace {
+
+// What a tool list cannot read safely, found in the text: the shell's
+// places that evaluate a string as code or set variables without an
+// assignment the parser lists (arithmetic, [[ ]], ${...} operators,
+// declare -n, read, for, printf -v, ...). The list is narrowing: a
+// command it cannot judge is outside it.
+bool Unjudgeable(const std::string& command) {
+  std::string outside_single;  // single-quoted text cannot run
+  std::string bare;            // neither can double-quoted words name a builtin
+  char quote = 0;
+  for (size_t i = 0; i < command.size(); ++i) {
+    char ch = command[i];
+    if (quote == '\'') {
+      if (ch == '\'') quote = 0;
+      continue;
+    }
+    if (ch == '\\' && i + 1 < command.size()) {
+      outside_single += command.substr(i, 2);
+      if (quote == 0) bare += ' ';
+      ++i;
+      continue;
+    }
+    if (quote == '"') {
+      outside_single += ch;
+      if (ch == '"') quote = 0;
+      continue;
+    }
+    if (ch == '\'' || ch == '"') {
+      quote = ch;
+      if (ch == '"') outside_single += ch;
+      bare += ' ';
+      continue;
+    }
+    outside_single += ch;
+    bare += ch;
+  }
+  for (const char* evaluating : {"((", "[[", "${", "$["}) {
+    if (outside_single.find(evaluating) != std::string::npos) return true;
+  }
+  static const char* const kSetters[] = {"declare", "typeset",   "export",  "readonly", "local",    "let",    "read",
+                                         "mapfile", "readarray", "getopts", "for",      "select",   "unset",  "alias",
+                                         "set",     "shopt",     "trap",    "enable",   "hash",     "source", ".",
+                                         "eval",    "exec",      "command", "builtin",  "function", "coproc", "case"};
+  // Only a word in a command's place is a builtin: `git add .` is not
+  // `. file`, `grep -r for src` no loop.
+  auto is_setter = [](const std::string& w) {
+    return std::any_of(std::begin(kSetters), std::end(kSetters), [&w](const char* s) { return w == s; });
+  };
+  static const char* const kLeaders[] = {"then", "do", "else", "elif", "if", "while", "until", "!", "time"};
+  std::string word;
+  bool command_place = true;
+  for (char ch : bare + "\n") {
+    bool space = ch == ' ' || ch == '\t';
+    bool separator = ch == '\n' || ch == ';' || ch == '&' || ch == '|' || ch == '(' || ch == ')' || ch == '{' ||
+                     ch == '}' || ch == '`';
+    if (!space && !separator) {
+      word += ch;
+      continue;
+    }
+    if (!word.empty()) {
+      if (command_place && is_setter(word)) return true;
+      command_place = command_place && std::any_of(std::begin(kLeaders), std::end(kLeaders),
+                                                   [&word](const char* l) { return word == l; });
+      word.clear();
+    }
+    if (separator) command_place = true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool CommandWithin(const std::string& command, const std::vector<std::string>& rules, const std::string& cwd) {
-  if (command.size() > kMaxParsedCommandBytes) return false;
+  if (command.size() > kMaxParsedCommandBytes || Unjudgeable(command)) return false;
   ParsedCommand parsed = ParseCommandUnchecked(command);
   if (parsed.unreadable != Unreadable::kNo || !parsed.complete || parsed.parts.empty()) return false;
-  // A list that names commands names no file to write, and no variable
-  // that changes what a named command does (PATH, GIT_*, LD_PRELOAD): only
-  // Odin's own ODIN_ARG* (a custom command's arguments) may be set.
-  if (parsed.redirect_writes) return false;
-  for (const Assignment& a : parsed.assignments) {
-    if (a.name.rfind("ODIN_ARG", 0) != 0) return false;
-  }
+  // A list that names commands names no file to redirect to, no variable
+  // that changes what a named command does (PATH, GIT_*, LD_PRELOAD), and
+  // no quoted text that runs when evaluated.
+  if (parsed.redirect_writes || !parsed.assignments.empty() || !parsed.literals.empty()) return false;
   bool moved = !cwd.empty() && cwd != ".";
   return std::all_of(parsed.parts.begin(), parsed.parts.end(), [&](const CommandPart& part) {
     // What finally runs must match, not a wrapper around it (timeout, env,
@@ -301,27 +371,26 @@ bool CommandWithin(const std::string& command, const std::vector<std::string>& r
     // is known only when it runs, takes arguments from its input, or is
     // configured on the spot (git -c) is out.
     if (part.dynamic || part.input_arguments || part.programs.size() > 1 || !part.git_config.empty() ||
-        part.words.empty()) {
+        part.words.empty() || part.written.empty()) {
       return false;
+    }
+    // git pointed at another repository or configuration (a planted
+    // evil/config's core.fsmonitor) is not the git the rule names.
+    if (part.words[0].substr(part.words[0].rfind('/') + 1) == "git") {
+      for (const std::string& w : part.written) {
+        for (const char* option :
+             {"-C", "--git-dir", "--work-tree", "--exec-path", "--config-env", "--namespace", "--super-prefix", "-c"}) {
+          if (w == option || w.rfind(std::string(option) + "=", 0) == 0) return false;
+        }
+      }
     }
     const std::string* rule = FirstRule(rules, part.words);
     if (rule == nullptr) return false;
-    // A program named by a path is the one the rule names, from where the
-    // command starts: ./git is not "git", tools/ok.sh not scripts/ok.sh.
-    // (words[0] is the program's name; as written, it is the first word
-    // that is not an assignment.)
-    std::string program = part.words[0];
-    for (const std::string& w : part.written) {
-      size_t eq = w.find('=');
-      bool assignment = eq != std::string::npos && eq > 0 &&
-                        std::all_of(w.begin(), w.begin() + static_cast<long>(eq),
-                                    [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-      if (!assignment) {
-        program = w;
-        break;
-      }
-    }
-    if (program.find('/') == std::string::npos) return true;
+    // A program named by a path (or by a word with '=' in it, which only a
+    // file can be here) is the one the rule names, from where the command
+    // starts: ./git is not "git", tools/ok.sh not scripts/ok.sh.
+    const std::string& program = part.written[0];
+    if (program.find_first_of("/=") == std::string::npos) return true;
     std::optional<CommandPattern> pattern = CommandRulePattern(*rule);
     bool here = !moved && part.directories == std::vector<std::string>{""};
     return here && pattern && !pattern->words.empty() && pattern->words[0] == program;

@@ -202,7 +202,20 @@ TEST(ToolRulesTest, ToolListsNarrowToWhatTheyName) {
   };
   EXPECT_TRUE(within("git status --short"));
   EXPECT_TRUE(within("./scripts/ok.sh run"));
-  EXPECT_TRUE(within("ODIN_ARGUMENTS='x y' ODIN_ARG_1='x'\necho ${ODIN_ARGUMENTS}"));
+  EXPECT_TRUE(within("git status . && echo 'for read; declare' \"done\""));
+  // The shell's places that run a string or set a variable without an
+  // assignment: outside (a second attack review's finds).
+  EXPECT_FALSE(within("ODIN_ARGUMENTS='x y' ODIN_ARG_1='x'\necho ${ODIN_ARGUMENTS}"));
+  EXPECT_FALSE(within("declare -n ODIN_ARG_1=GIT_CONFIG_PARAMETERS; export GIT_CONFIG_PARAMETERS; git status"));
+  EXPECT_FALSE(within("git status -- $((ODIN_ARG_1))"));
+  EXPECT_FALSE(within("[[ X -eq 0 ]]; git status"));
+  EXPECT_FALSE(within("echo ${X@P}"));
+  EXPECT_FALSE(within("read X; echo $X"));
+  EXPECT_FALSE(within("for X in 'a[$(touch p)]'; do echo $X; done"));
+  EXPECT_FALSE(within("if true; then export PATH=.; fi; git status"));
+  EXPECT_FALSE(within("'X=/git' status"));
+  EXPECT_FALSE(within("git --git-dir=evil --work-tree=. status"));
+  EXPECT_FALSE(within("git -C evil status"));
   EXPECT_FALSE(within("./git status"));
   EXPECT_FALSE(within("tools/ok.sh run"));
   EXPECT_FALSE(within("./scripts/ok.sh", "vendor"));

@@ -74,9 +74,27 @@ void Agent::ClaimCompletion() {
 
 void Agent::RunNextCheck() {
   Current& c = *current_;
-  while (c.check_index < c.checks.size() && c.checks[c.check_index].command.empty()) {
+  // Under a custom command's allowed-tools, Odin's own checks run only
+  // where the list names them: a check runs what the model may have just
+  // written (a Makefile), and a list that names no command gave it none.
+  auto outside = [&](const CheckSpec& spec) {
+    bool own = spec.origin != "plan" && spec.origin.rfind("tdd", 0) != 0;
+    return own && c.message.tool_list && !host_->CommandWithinList(*c.message.tool_list, spec.command);
+  };
+  while (c.check_index < c.checks.size() &&
+         (c.checks[c.check_index].command.empty() || outside(c.checks[c.check_index]))) {
     const CheckSpec& spec = c.checks[c.check_index++];
-    RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
+    if (spec.command.empty()) {
+      RecordGateEvent("check", "", json({{"name", spec.name}, {"status", "not_applicable"}}).dump());
+    } else {
+      c.check_status[spec.name] = "skipped";
+      RecordGateEvent("check", "",
+                      json({{"name", spec.name},
+                            {"command", spec.command},
+                            {"status", "skipped"},
+                            {"reason", "the command's allowed-tools do not name it"}})
+                          .dump());
+    }
   }
   if (c.check_index == c.checks.size()) {
     RecordBatchItems();

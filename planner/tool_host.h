@@ -156,6 +156,10 @@ class ToolHost {
   // Leaves out of specs the tools a tool list (ToolCall::tool_lists) does
   // not name; the gate refuses them anyway.
   virtual void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const {}
+  // Whether a tool list lets ExecuteCommand run command (gates/tool_rules.h).
+  virtual bool CommandWithinList(const std::vector<std::string>& list, const std::string& command) const {
+    return false;
+  }
   // Queues a tool call. Returns its execution id.
   virtual std::string Submit(ToolCall call, CallHandlers handlers) = 0;
   // reason: a v1::CancelReason (2: the user's).

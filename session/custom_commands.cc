@@ -53,9 +53,15 @@ StatusOr<std::string> RunBang(AgentSession& session, const ClaudeDef& def, const
       nlohmann::json({{"command", command}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   call.agent_id = "user";  // the user's own command, as !command is
   call.mode = CallModeOf(mode);
-  // Within the command's own allowed-tools, as Claude Code requires; and
-  // nobody can answer an approval while the message is being made.
-  if (def.tools) call.tool_lists.push_back(*def.tools);
+  // Within the command's own allowed-tools, as Claude Code requires: the
+  // line as its file writes it (the variables Odin sets before it are
+  // Odin's). Nobody can answer an approval while the message is made.
+  if (def.tools) {
+    const std::string& root = session.runtime().workspace().root;
+    std::string why =
+        ToolListRefusal(*def.tools, kExecuteCommandTool, {FindTool(kExecuteCommandTool), "", ""}, line, root, "");
+    if (!why.empty()) return Status::PermissionDenied("/" + name, VisibleControls(why) + "; nothing was sent");
+  }
   call.no_approval = true;
   call.timeout = kBangTimeout;
   call.output_head_bytes = kBangOutputBytes;

@@ -374,5 +374,27 @@ TEST_F(OdinClaudeDefsTest, ABatchStepsCheckMeetsTheCommandsToolList) {
   for (const std::string& status : refused) EXPECT_EQ(status, "rejected");
 }
 
+// Odin's own checks run under a command's allowed-tools only where it names
+// them: a list without commands cannot be turned into one by writing a
+// Makefile whose test target the completion would run.
+TEST_F(OdinClaudeDefsTest, ChecksTheToolListDoesNotNameAreSkippedAndSaidSo) {
+  Put(".claude/commands/write-only.md", "---\nallowed-tools: Read, Write\n---\nWrite it.\n");
+  Trust();
+  FakeLlm llm(R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"touch pwned_direct"}}]},
+    {"tool_calls":[{"name":"WriteFile","arguments":{"file_path":"Makefile","content":"test:\n\ttouch pwned_make\n"}}]},
+    {"text":"Done."}]})");
+  json r = Prompt(llm, "/write-only");
+  EXPECT_EQ(r["status"], "done") << last_.out << last_.err;
+  EXPECT_TRUE(PathExists(ws_.Join("Makefile")));
+  EXPECT_FALSE(PathExists(ws_.Join("pwned_direct")));
+  EXPECT_FALSE(PathExists(ws_.Join("pwned_make")));
+  std::vector<std::string> skipped =
+      LedgerRows(ws_.Join(".odin/odin.db"),
+                 "SELECT json_extract(detail_json, '$.command') FROM gate_events WHERE kind = 'check' AND "
+                 "json_extract(detail_json, '$.status') = 'skipped'");
+  EXPECT_FALSE(skipped.empty()) << last_.out;
+}
+
 }  // namespace
 }  // namespace odin::testing

@@ -345,6 +345,29 @@ TEST_F(OdinIndexTest, BadArgumentsGetOneLineAndTheModelCannotCallIndexParse) {
   EXPECT_NE(parse["error"].get<std::string>().find("unknown tool"), std::string::npos) << parse.dump();
 }
 
+// EditSymbol's file is known only once the index names it: the Edit rules
+// are judged there, a deny refuses and an ask (it cannot stop to ask) too.
+TEST_F(OdinIndexTest, EditSymbolMeetsTheEditRulesOfTheFileItLandsIn) {
+  Put(".claude/settings.json", R"json({"permissions":{"deny":["Edit(calc.py)"],"ask":["Edit(other.py)"]}})json");
+  Put("calc.py", "def add(a, b):\n    return a + b\n");
+  Put("other.py", "def sub(a, b):\n    return a - b\n");
+  for (const char* name : {"add", "sub"}) {
+    json sym = Answer("symbols", {{"query", name}})["matches"][0];
+    json edit = Tool("EditSymbol",
+                     {{"symbol_id", sym["id"]},
+                      {"span_sha256", sym["span_sha256"]},
+                      {"operation", "replace"},
+                      {"content", "def x():\n    return 666"}},
+                     "edit");
+    EXPECT_EQ(edit["status"], "rejected") << name << ": " << edit.dump();
+    EXPECT_NE(edit.dump().find(std::string("Edit(") + (name == std::string("add") ? "calc" : "other") + ".py)"),
+              std::string::npos)
+        << edit.dump();
+  }
+  EXPECT_EQ(*ReadFileToString(ws_.Join("calc.py")), "def add(a, b):\n    return a + b\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("other.py")), "def sub(a, b):\n    return a - b\n");
+}
+
 // EditSymbol: a span edit with the span's checksum as its precondition,
 // through the write gates, a worker, the ledger and the validation gate.
 TEST_F(OdinIndexTest, EditSymbolReplacesASpanAndRefusesDrift) {
