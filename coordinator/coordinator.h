@@ -599,6 +599,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;
   ModelAccess model_;
+  std::string prompt_id_;                              // the hooks' prompt_id: the last user message's id
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
   McpServers mcp_;

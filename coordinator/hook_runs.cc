@@ -84,6 +84,15 @@ bool Coordinator::HasHooks(HookEvent event, const std::string& tool) const {
 }
 
 void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOutcome&)> done) {
+  // Claude Code's prompt_id: the user's message the event belongs to (a
+  // message's events carry its id; a call's, its message's), kept for the
+  // events after it (SessionEnd).
+  std::string prompt =
+      request.event == HookEvent::kUserPromptSubmit || request.event == HookEvent::kStop ? request.parent_id : "";
+  if (auto call = calls_.find(request.parent_id); prompt.empty() && call != calls_.end()) {
+    prompt = call->second.call.message_id;
+  }
+  if (!prompt.empty()) prompt_id_ = prompt;
   std::vector<HookCommand> hooks = HooksFor(o_.hooks, request.event, request.tool);
   if (hooks.empty()) return done(HookOutcome());
   CallMode mode = request.mode.value_or(o_.mode);
@@ -100,6 +109,7 @@ void Coordinator::RunHooks(HookRequest request, std::function<void(const HookOut
   input["permission_mode"] = PermissionMode(mode);
   input["odin_mode"] = CallModeName(mode);
   input["hook_event_name"] = HookEventName(request.event);
+  if (!prompt_id_.empty() && request.event != HookEvent::kSessionStart) input["prompt_id"] = prompt_id_;
   std::string stdin_text = input.dump(-1, ' ', false, json::error_handler_t::replace);
   bool writable = mode == CallMode::kEdit || mode == CallMode::kExec;
 

@@ -110,6 +110,10 @@ exit 0
   EXPECT_EQ(input["permission_mode"], "acceptEdits");
   EXPECT_FALSE(input["session_id"].get<std::string>().empty());
   EXPECT_FALSE(input["transcript_path"].get<std::string>().empty());
+  // prompt_id: the user's message the call belongs to.
+  std::vector<std::string> messages = Rows("SELECT id FROM messages WHERE role = 'user'");
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(input["prompt_id"], messages[0]);
 }
 
 // Guards written for Claude Code read tool_name and tool_input as Claude
