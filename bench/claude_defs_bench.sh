@@ -27,18 +27,8 @@ server=$!
 for _ in $(seq 50); do grep -q PORT= "$work/port" 2>/dev/null && break; sleep 0.1; done
 export OPENAI_BASE_URL="http://127.0.0.1:$(sed -n 's/^PORT=//p' "$work/port")/v1" OPENAI_API_KEY=k
 
-# The median, in ms, of ROUNDS runs of the command.
-median() {
-  local t=()
-  for _ in $(seq "$rounds"); do
-    local s e
-    s=$(date +%s%N)
-    "$@" > /dev/null 2>&1 || true
-    e=$(date +%s%N)
-    t+=($(( (e - s) / 1000 )))
-  done
-  printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
-}
+# median CMD...: the median, in ms, of ROUNDS runs.
+source "$(dirname "$0")/bench_lib.sh"
 # The size of the last request the model server received, in KiB.
 last_request_kib() { tail -n 2 "$work/llm.log" | python3 -c '
 import json, sys

@@ -28,18 +28,8 @@ for d in range(dirs):
 PY
 export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state" CLAUDE_CONFIG_DIR="$work/claude"
 
-# The median, in ms, of ROUNDS runs of the command.
-median() {
-  local t=()
-  for _ in $(seq "$rounds"); do
-    local s e
-    s=$(date +%s%N)
-    "$@" > /dev/null 2>&1 || true
-    e=$(date +%s%N)
-    t+=($(( (e - s) / 1000 )))
-  done
-  printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
-}
+# median CMD...: the median, in ms, of ROUNDS runs.
+source "$(dirname "$0")/bench_lib.sh"
 
 bash_floor=$(median bash -c true)
 bwrap_floor=$(median bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true)

@@ -233,12 +233,14 @@ std::string NestedInstructions(const std::string& root, const std::string& path,
   for (std::string d = DirName(path); IsInsideDir(d, root) && d != root && d != "/"; d = DirName(d)) {
     dirs.insert(dirs.begin(), d);
   }
+  // Each directory is looked at once a session: most calls open nothing.
+  std::erase_if(dirs, [given](const std::string& d) { return !given->insert(d).second; });
+  if (dirs.empty()) return "";
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
   if (!files.ok()) return "";
   Reader r{*files, root, unreadable};
   std::string out;
   for (const std::string& dir : dirs) {
-    if (!given->insert(dir).second) continue;  // looked at already
     for (const char* name : {"CLAUDE.md", "CLAUDE.local.md"}) {
       std::string file = JoinPath(dir, name);
       if (!files->Look(file).exists()) continue;

@@ -13,6 +13,7 @@
 #include "odin/v1/worker.pb.h"
 #include "session/agent_session.h"
 #include "session/session_events.h"
+#include "tools/check_output.h"
 #include "tools/exec_command.h"
 #include "tools/text_file.h"
 #include "tools/workspace_path.h"
@@ -35,7 +36,7 @@ constexpr size_t kMaxBangCommands = 16;
 // arguments single-quoted. Wherever the author put them (in "...", in
 // '...', bare) they expand as data: no $(...) or quote of an argument runs.
 std::string BangScript(const std::string& line, const std::string& args) {
-  std::vector<std::string> words = CommandArguments(args);
+  std::vector<std::string> words = SplitCommandLine(args);
   std::string set = "ODIN_ARGUMENTS=" + ShellJoin({args});
   for (size_t i = 0; i < words.size() && i < 9; ++i)
     set += " ODIN_ARG_" + std::to_string(i + 1) + "=" + ShellJoin({words[i]});
@@ -108,44 +109,14 @@ const ClaudeDef* FindCustomCommand(const ClaudeDefs& defs, const std::string& li
   const ClaudeDef* def = defs.FindCommand(name);
   if (def == nullptr) def = defs.FindSkill(name);
   if (def != nullptr) {
-    *args = space == std::string::npos ? ""
-                                       : line.substr(line.find_first_not_of(" \t\n", space) == std::string::npos
-                                                         ? line.size()
-                                                         : line.find_first_not_of(" \t\n", space));
+    size_t start = space == std::string::npos ? space : line.find_first_not_of(" \t\n", space);
+    *args = start == std::string::npos ? "" : line.substr(start);
   }
   return def;
 }
 
-std::vector<std::string> CommandArguments(const std::string& args) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool in_word = false;
-  char quote = 0;
-  for (char c : args) {
-    if (quote != 0) {
-      if (c == quote) {
-        quote = 0;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-      in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) out.push_back(cur);
-      cur.clear();
-      in_word = false;
-    } else {
-      cur += c;
-      in_word = true;
-    }
-  }
-  if (in_word) out.push_back(cur);
-  return out;
-}
-
 std::string SubstituteArguments(const std::string& body, const std::string& args, bool in_shell) {
-  std::vector<std::string> words = CommandArguments(args);
+  std::vector<std::string> words = SplitCommandLine(args);
   auto word = [&](size_t n) {  // from 0
     if (in_shell) return n < 9 ? "${ODIN_ARG_" + std::to_string(n + 1) + "}" : std::string();
     return n < words.size() ? words[n] : std::string();

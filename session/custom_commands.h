@@ -37,9 +37,6 @@ struct ExpandedCommand {
 StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const ClaudeDef& def, const std::string& args,
                                               Mode mode);
 
-// The words of args as a shell would split them (quotes hold words).
-std::vector<std::string> CommandArguments(const std::string& args);
-
 // $ARGUMENTS, $ARGUMENTS[N] and $N (from 1) in body replaced by args. In a
 // shell line (in_shell), by the variables ${ODIN_ARGUMENTS} and
 // ${ODIN_ARG_N} instead, which the line sets first: arguments are data there.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
+#include "tools/check_output.h"
 
 namespace odin {
 namespace {
@@ -17,7 +18,7 @@ TEST(CustomCommandsTest, ArgumentsAsClaudeCodeSubstitutesThem) {
             "Review PR #12 with priority high: 12 high.");
   EXPECT_EQ(SubstituteArguments("$ARGUMENTS[0] and $ARGUMENTS[1]", "\"a b\" c", false), "a b and c");
   EXPECT_EQ(SubstituteArguments("missing: [$3] cost: $5.00 $0", "x", false), "missing: [] cost: .00 $0");
-  EXPECT_THAT(CommandArguments(" one 'two three'  \"four\" "), ElementsAre("one", "two three", "four"));
+  EXPECT_THAT(SplitCommandLine(" one 'two three'  \"four\" "), ElementsAre("one", "two three", "four"));
   // In a shell line, variables the line sets first: arguments are data.
   EXPECT_EQ(SubstituteArguments("gh pr view \"$1\" '$2' $ARGUMENTS[2]", "12; rm -rf /", true),
             "gh pr view \"${ODIN_ARG_1}\" '${ODIN_ARG_2}' ${ODIN_ARG_3}");
