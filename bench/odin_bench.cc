@@ -37,9 +37,8 @@
 //      server directly over its stdio, without Odin (what the protocol and
 //      the server cost by themselves).
 //   7. The guards' own cost per turn: the stall detector per step, and the
-//      workspace fingerprint of the generated tree (first scan, a rescan
-//      with nothing changed, a rescan after 100 files changed, as after a
-//      command; the update after a file tool's write).
+//      workspace digest's update by a command's change set of 100 files
+//      (it replaced a walk of the tree after each command, issue 50).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N] [--hooks N]
 // [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1] [--mcp N] [--web N] [--index
@@ -84,7 +83,8 @@
 #include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
 #include "planner/stall_detector.h"
-#include "workspace/workspace_fingerprint.h"
+#include "base/sha256.h"
+#include "workspace/change_digest.h"
 #include "odin/v1/worker.pb.h"
 #include "gates/validators.h"
 #include "tools/exec_command.h"
@@ -1132,45 +1132,22 @@ bool GuardFigures(int tree_files, int runs) {
 
   StatusOr<std::string> dir = odin::bench::BenchTempDir("odin-bench-guards");
   if (!dir.ok() || !MakeTree(*dir, tree_files)) return false;
-  std::vector<double> first, same, changed, written;
+  // The stall detector's view of the workspace: the coordinator's digest,
+  // kept from change sets (a command's of 100 files here), never a walk.
+  std::vector<double> noted;
   for (int r = 0; r < runs; ++r) {
-    WorkspaceFingerprint fp(*dir);
+    ChangeDigest digest;
     Clock::time_point a = Clock::now();
-    std::string f0 = fp.Compute();
-    first.push_back(Ms(Clock::now() - a));
-    a = Clock::now();
-    std::string f1 = fp.Compute();
-    same.push_back(Ms(Clock::now() - a));
-    if (f1 != f0) fprintf(stderr, "odin_bench: the fingerprint changed with nothing changed\n");
     for (int i = 0; i < 100; ++i) {
       int n = (r * 100 + i * 499) % tree_files;
-      std::string path = *dir + "/src/d" + std::to_string(n / 100) + "/f" + std::to_string(n) + ".cc";
-      FILE* file = fopen(path.c_str(), "a");
-      if (file != nullptr) {
-        fputs("// changed\n", file);
-        fclose(file);
-      }
+      digest.Note("src/d" + std::to_string(n / 100) + "/f" + std::to_string(n) + ".cc", Sha256Hex("before"),
+                  Sha256Hex("after " + std::to_string(r)));
     }
-    a = Clock::now();
-    std::string f2 = fp.Compute();
-    changed.push_back(Ms(Clock::now() - a));
-    if (f2 == f1) fprintf(stderr, "odin_bench: the fingerprint missed a change\n");
-    // A turn whose only changes were a file tool's write: that file alone.
-    std::string rel = "src/d0/f" + std::to_string(r) + ".cc";
-    FILE* file = fopen((*dir + "/" + rel).c_str(), "a");
-    if (file != nullptr) {
-      fputs("// written\n", file);
-      fclose(file);
-    }
-    a = Clock::now();
-    std::string f3 = fp.Update({rel});
-    written.push_back(Ms(Clock::now() - a));
-    if (f3 == f2) fprintf(stderr, "odin_bench: the fingerprint missed a write\n");
+    std::string value = digest.Value();
+    noted.push_back(Ms(Clock::now() - a));
+    if (value.empty()) fprintf(stderr, "odin_bench: the digest missed a change\n");
   }
-  Print("fingerprint, first scan (metadata only)", Summarize(first), 0);
-  Print("fingerprint, rescan, nothing changed", Summarize(same), 0);
-  Print("fingerprint, rescan, 100 files changed", Summarize(changed), 0);
-  Print("fingerprint, after a file tool's write", Summarize(written), 0);
+  Print("workspace digest, a change set of 100 files", Summarize(noted), 0);
   // What every command of edit mode adds: the protected paths captured before
   // it, checked and put back after it, with the index of nested git
   // directories and instructions kept current (one stat per directory).

@@ -104,6 +104,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   if (it == calls_.end()) return;
   Call c = std::move(it->second);
   calls_.erase(it);
+  const bool ran = c.started;  // it reached a worker
 
   if (!c.started) {
     // Ended before reaching a worker (refused by a gate, run here, cancelled
@@ -198,6 +199,10 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     }
   }
   const v1::ToolResult& result = amended ? *amended : r;
+  // It ran where it could write and what it changed is not known whole
+  // (tracking off, a change set cut short): the workspace's digest says
+  // something changed.
+  if (ran && !c.request.read_only_view && CanWriteWorkspace(c) && !result.changes_tracked()) digest_.NoteUnknown();
   if (!c.check_path.empty()) return FinishLspCheck(std::move(c), result);
   if (!c.write_path.empty() && result.status() == v1::TOOL_STATUS_OK && result.has_file_written()) {
     RecordFileToolWrite(c, result);

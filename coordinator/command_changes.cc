@@ -52,6 +52,20 @@ namespace {
 // Changed files bigger than this are recorded but not validated.
 constexpr int64_t kMaxValidatedBytes = 4 << 20;
 
+// What an entry holds, for the workspace's digest (change_digest.h).
+std::string ContentToken(const std::optional<EntryState>& state) {
+  if (!state) return ChangeDigest::kAbsent;
+  switch (state->type) {
+    case EntryType::kFile:
+      if (state->sha256.empty()) return "";
+      return (state->mode & 0111) != 0 ? state->sha256 + " x" : state->sha256;
+    case EntryType::kSymlink: return state->link_target.empty() ? "" : "link " + state->link_target;
+    case EntryType::kDirectory: return "directory";
+    case EntryType::kOther: break;
+  }
+  return "";
+}
+
 // The newest writes other Odin sessions made in this workspace (they share
 // its ledger), by absolute path: who made a change this session found made
 // outside it. Only the newest rows are read; what another session wrote
@@ -176,10 +190,17 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
 }
 
 void Coordinator::DetectExternalChanges(const std::string& agent_id) {
+  // The first look, once its thread is done, is the reference from here.
+  if (!tracker_ && looking_.done() && !lane_.WriterRunning()) FirstLook();
   // Only while no call of ours can be writing, and only while a look is
   // cheap (the watches hold): a full look waits for a command's start.
   if (!tracker_ || !tracker_->watching() || lane_.WriterRunning()) return;
   RecordExternal(agent_id, tracker_->Rescan(), nullptr);
+}
+
+std::string Coordinator::WorkspaceDigest() {
+  DetectExternalChanges("");
+  return digest_.Value();
 }
 
 void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& external,
@@ -459,8 +480,11 @@ std::vector<Coordinator::ChangedFile> Coordinator::RecordChanges(const std::stri
     for (const auto& [dir, count] : changes.ignored) changes_.IgnoredDir(dir);
     if (!changes.changes.empty()) others = OtherSessionsWrites(ledger_, session_id_);
   }
+  // Under an ignored directory the tracker knows only which one changed.
+  for (size_t i = 0; i < changes.ignored.size(); ++i) digest_.NoteUnknown();
   for (const PathChange& change : changes.changes) {
     changes_.Path(change.path);
+    digest_.Note(change.path, ContentToken(change.before), ContentToken(change.after));
     MarkIndexDirty(change.path);
     std::string path = JoinPath(o_.workspace, change.path);
     MutationRecord m;
@@ -604,8 +628,11 @@ void Coordinator::NoteReadForTracking(const v1::FileSnapshot& read) {
 void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   const v1::FileSnapshot& written = r.file_written();
   std::string path = written.path();
-  if (std::string rel = RelativeTo(path, o_.workspace); !rel.empty()) changes_.Path(rel);
   bool existed = !r.sha256_before().empty();
+  if (std::string rel = RelativeTo(path, o_.workspace); !rel.empty()) {
+    changes_.Path(rel);
+    digest_.Note(rel, existed ? r.sha256_before() : ChangeDigest::kAbsent, written.sha256());
+  }
   MutationRecord m;
   m.id = NewId("mut");
   m.session_id = session_id_;

@@ -54,6 +54,7 @@
 #include "base/clock.h"
 #include "base/process_launcher.h"
 #include "base/status.h"
+#include "workspace/change_digest.h"
 #include "workspace/change_tracker.h"
 #include "workspace/overlay_changes.h"
 #include "gates/breaker_bank.h"
@@ -252,6 +253,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Files whose latest verdict is errors or timed_out: while there are any,
   // the session is blocked. Sorted by path.
   std::vector<FileVerdict> Blocking() const override;
+  std::string WorkspaceDigest() override;
   // The latest verdict of every file the session changed, sorted by path.
   std::vector<FileVerdict> Verdicts() const;
   // Every breaker that has seen a call, sorted by name.
@@ -595,6 +597,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   WorkerCapabilities capabilities_;  // the overlay and the read-only view, as the writers' Hellos said
   WritersLane lane_;                 // which writing calls may run now (writers_lane.h)
   ChangeNumbers changes_;            // every change recorded, numbered (change_numbers.h)
+  ChangeDigest digest_;              // the workspace's content as the changes left it (each result carries it)
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;

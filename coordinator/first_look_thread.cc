@@ -15,13 +15,16 @@ bool FirstLookThread::Start(std::unique_ptr<ChangeTracker> tracker, std::unique_
   tracker_ = std::move(tracker);
   index_ = std::move(index);
   try {
-    thread_ = std::thread([look = tracker_.get(), index = index_.get()] {
+    done_.store(false, std::memory_order_relaxed);
+    thread_ = std::thread([look = tracker_.get(), index = index_.get(), done = &done_] {
       look->Rescan();  // the reference
-      if (index == nullptr || look->stopped()) return;
-      // The protected paths' index too; what changes after it, the tracker hears.
-      std::set<std::string> seen;
-      look->TakeReported(&seen);
-      index->Refresh();
+      if (index != nullptr && !look->stopped()) {
+        // The protected paths' index too; what changes after it, the tracker hears.
+        std::set<std::string> seen;
+        look->TakeReported(&seen);
+        index->Refresh();
+      }
+      done->store(true, std::memory_order_release);
     });
   } catch (const std::system_error& e) {
     spdlog::warn("the first look waits for the first command: {}", e.what());

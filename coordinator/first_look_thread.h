@@ -5,6 +5,7 @@
 // joins it (Take); Stop cuts it short. Until Take, the tracker and the
 // index are the thread's.
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -25,6 +26,8 @@ class FirstLookThread {
   // already). False, and nothing kept, when no thread can be made.
   bool Start(std::unique_ptr<ChangeTracker> tracker, std::unique_ptr<ProtectedIndex> index);
   bool running() const { return tracker_ != nullptr; }
+  // Whether a look was started and has ended (Take then waits for nothing).
+  bool done() const { return running() && done_.load(std::memory_order_acquire); }
   // Waits for the look to end and hands over what it made.
   std::pair<std::unique_ptr<ChangeTracker>, std::unique_ptr<ProtectedIndex>> Take();
   // Cuts the look short and drops what it made.
@@ -34,6 +37,7 @@ class FirstLookThread {
   std::unique_ptr<ChangeTracker> tracker_;
   std::unique_ptr<ProtectedIndex> index_;
   std::thread thread_;
+  std::atomic<bool> done_{false};
 };
 
 }  // namespace odin

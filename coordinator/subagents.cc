@@ -290,6 +290,7 @@ void Coordinator::HandleSubagentCall(const std::string& execution_id, const v1::
     *out->mutable_result() = r;
     // The subagent knows the call by the id it proposed.
     out->mutable_result()->set_execution_id(proposed);
+    out->set_workspace_digest(digest_.Value());
     for (const FileVerdict& v : Blocking()) {
       v1::BlockingFile* b = out->add_blocking();
       b->set_path(v.path);

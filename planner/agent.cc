@@ -34,8 +34,7 @@ Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledge
       ledger_(ledger),
       clock_(clock),
       observer_(observer),
-      stall_(o_.stall),
-      fingerprint_(o_.workspace) {
+      stall_(o_.stall) {
   totals_.status = "session";
   if (o_.reviews.test_patterns.empty()) o_.reviews.test_patterns = DefaultTestPatterns();
   context_.window = o_.context_window > 0 ? o_.context_window : DefaultContextWindow(o_.model);
@@ -159,7 +158,6 @@ void Agent::StartNext() {
   current_->budget = std::make_unique<Budget>(o_.budget, clock_);
   current_->refusals = RefusalCounter(o_.checks.retry_cap);
   stall_.Reset();
-  workspace_now_.clear();
   if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
   if (current_->message.review) return StartChangeReview();
   if (!host_->HasHooks(HookEvent::kUserPromptSubmit)) return BeginMessage("");
@@ -295,12 +293,9 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
   c.calls = calls;
   c.results.assign(calls.size(), std::nullopt);
   c.steps.assign(calls.size(), std::nullopt);
-  c.turn_ran_command = false;
-  c.turn_written.clear();
   c.running.clear();
-  // The workspace as the turn finds it, for the stall detector; scanned once
-  // a message first makes calls, not before every message.
-  if (workspace_now_.empty()) workspace_now_ = WorkspaceNow(c.message.mode, /*rescan=*/true);
+  // The workspace as the turn finds it, for the stall detector.
+  c.workspace_before = WorkspaceNow(c.message.mode);
   if (truncated) {
     // The response was cut off: its tool calls may be incomplete. None runs.
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -326,7 +321,6 @@ void Agent::RunTools(const std::vector<ToolCallRequest>& calls, bool truncated) 
     call.budget = c.budget.get();
     // A subagent may change anything; a command's change set comes back with
     // its result, unless the host could not track it (OnToolDone).
-    c.turn_ran_command = c.turn_ran_command || HandlerOf(call.tool) == ToolHandler::kSubagent;
     call.timeout = ToolTimeout(o_.tool_timeouts, call.tool, call.arguments_json);
     call.execution_id = NewId("ex");
     std::string id = call.execution_id;
@@ -387,13 +381,10 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
     c.compact_focus = focus.ok() ? *focus : "";
   }
   CallChanges changes = ChangesOf(tool, r, o_.workspace);
-  c.turn_ran_command = c.turn_ran_command || changes.untracked;
   auto& changed = c.outcome.changed_files;
   for (const std::string& file : changes.changed) {
-    c.turn_written.push_back(file);
     if (std::find(changed.begin(), changed.end(), file) == changed.end()) changed.push_back(file);
   }
-  c.turn_written.insert(c.turn_written.end(), changes.external.begin(), changes.external.end());
   c.outcome.not_validated.insert(c.outcome.not_validated.end(), changes.not_validated.begin(),
                                  changes.not_validated.end());
   NoteForReviews(execution_id, tool, c.calls[index], r, !changes.changed.empty());
@@ -416,29 +407,26 @@ void Agent::AllToolsDone() {
   if (!c.stopping.empty()) return Finish(c.stopping, c.stop_error);
   if (std::optional<std::string> limit = c.budget->Exceeded()) return StopForBudget(*limit);
   // Gate 6: the stall detector reads the turn, step by step.
-  std::string before = workspace_now_;
-  if (c.turn_ran_command || !c.turn_written.empty()) {
-    workspace_now_ = WorkspaceNow(c.message.mode, c.turn_ran_command, c.turn_written);
-  }
+  // (The host's digest, kept from the change sets: no look at the tree.)
+  const std::string workspace_now = WorkspaceNow(c.message.mode);
   std::vector<StallDetection> found;
   for (std::optional<StallStep>& step : c.steps) {
     if (!step) continue;
-    step->workspace = before;
+    step->workspace = c.workspace_before;
     if (std::optional<StallDetection> d = stall_.AddStep(*step)) found.push_back(std::move(*d));
   }
   c.steps.clear();
-  if (std::optional<StallDetection> d = stall_.EndTurn(workspace_now_, clock_->Now())) found.push_back(std::move(*d));
+  if (std::optional<StallDetection> d = stall_.EndTurn(workspace_now, clock_->Now())) found.push_back(std::move(*d));
   for (const StallDetection& d : found) {
     if (HandleStall(d)) return;
   }
   ReviewTurn([this] { AskModel(); });
 }
 
-std::string Agent::WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written) {
+std::string Agent::WorkspaceNow(Mode mode) {
   // Ask and plan run with the workspace read-only: nothing they do changes it.
   if (mode != Mode::kEdit) return "read-only";
-  if (rescan && o_.before_long_work) o_.before_long_work();
-  return rescan ? fingerprint_.Compute() : fingerprint_.Update(written);
+  return host_->WorkspaceDigest();
 }
 
 bool Agent::HandleStall(const StallDetection& d) {

@@ -53,7 +53,6 @@
 #include "llm/llm.h"
 #include "planner/stall_detector.h"
 #include "tools/tool_catalog.h"
-#include "workspace/workspace_fingerprint.h"
 
 namespace odin {
 
@@ -88,8 +87,6 @@ struct AgentOptions {
   // A subagent's loop (in a subagent worker): never offered AgentTool, and
   // told that its answer goes to the agent that started it.
   bool subagent = false;
-  // Called before work that blocks the loop for a while (a workspace scan).
-  std::function<void()> before_long_work;
   // The context: the model's window in tokens (0: its family's default), the
   // share of it past which the conversation is compacted before a request,
   // and the model that writes handoff summaries ("": the planner model).
@@ -287,9 +284,8 @@ class Agent {
     Status stop_error;
     // The stall detector's view of the turn's calls, in the model's order.
     std::vector<std::optional<StallStep>> steps;
-    bool turn_ran_command = false;          // in edit mode: anything may have changed
-    std::vector<std::string> turn_written;  // files the turn's writes changed (relative)
-    std::string nudge;                      // a stall nudge waiting for the next request
+    std::string workspace_before;  // the host's workspace digest as the turn's calls began
+    std::string nudge;             // a stall nudge waiting for the next request
     // Context: the bytes of the request in flight (calibrates the estimate),
     // whether this request was compacted already, whether a context-length
     // error was answered by a compaction and a retry, and a compaction the
@@ -472,7 +468,7 @@ class Agent {
   bool HandleStall(const StallDetection& d);
   // The fingerprint of the workspace now (ask and plan cannot change it):
   // a full rescan, or only the written files when no command ran.
-  std::string WorkspaceNow(Mode mode, bool rescan, const std::vector<std::string>& written = {});
+  std::string WorkspaceNow(Mode mode);
   void RecordGateEvent(const std::string& kind, const std::string& execution_id, const std::string& detail_json);
   void Finish(const std::string& status, Status error = Status::OK());
   // Records a finished model call: the ledger, the session's totals, the
@@ -501,10 +497,8 @@ class Agent {
   std::optional<Current> current_;
   MessageOutcome totals_;
   StallDetector stall_;
-  WorkspaceFingerprint fingerprint_;
-  std::string workspace_now_;  // the fingerprint after the last turn
-  Status ledger_failure_;      // a ledger write of the current message that failed
-  uint64_t generation_ = 0;    // bumps on ClearHistory/cancel so stale callbacks are ignored
+  Status ledger_failure_;    // a ledger write of the current message that failed
+  uint64_t generation_ = 0;  // bumps on ClearHistory/cancel so stale callbacks are ignored
   // Context accounting and compaction.
   TokenEstimator estimator_;
   ContextUse context_;

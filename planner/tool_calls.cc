@@ -244,11 +244,9 @@ CallChanges ChangesOf(const std::string& tool, const v1::ToolResult& r, const st
   }
   const ToolHandler handler = HandlerOf(tool);
   if (handler == ToolHandler::kCommand) {
-    out.untracked = !r.changes_tracked();
     for (const v1::FileChange& fc : r.changes()) {
       if (fc.file_type() != "directory") out.changed.push_back(DisplayPath(fc.path(), workspace));
     }
-    for (const v1::FileChange& fc : r.external_changes()) out.external.push_back(DisplayPath(fc.path(), workspace));
     for (const std::string& path : r.not_validated()) out.not_validated.push_back(DisplayPath(path, workspace));
   }
   if (handler == ToolHandler::kSubagent) {

@@ -55,14 +55,10 @@ StallStep StallStepOf(const ToolCallRequest& call, const std::string& execution_
 // What a finished call changed, as its result says (relative paths): a
 // write's file, a command's change set (as the coordinator saw it), a
 // subagent's changed files. These are the message's changes (the checks run
-// over them). external: paths changed by no call, found when a command
-// started (the stall detector's concern only). untracked: a command whose
-// changes are not known (anything may have changed).
+// over them).
 struct CallChanges {
   std::vector<std::string> changed;
   std::vector<std::string> not_validated;  // changed files no validator looked at (too many at once)
-  std::vector<std::string> external;
-  bool untracked = false;
 };
 CallChanges ChangesOf(const std::string& tool, const v1::ToolResult& result, const std::string& workspace);
 

@@ -176,6 +176,11 @@ class ToolHost {
                                const std::string& execution_id, const std::string& detail_json) = 0;
   // Sets (rule "" clears) the hold on an agent's mutations.
   virtual void SetMutationHold(const std::string& agent_id, MutationHold hold) {}
+  // The workspace's content as the changes recorded so far left it
+  // (workspace/change_digest.h; "" while nothing changed), for the stall
+  // detector. What changed by no call since the last call is looked for
+  // first, where that is cheap.
+  virtual std::string WorkspaceDigest() { return ""; }
   // An agent's model request in mode is on its way: the host may start
   // what that mode's tool calls will need while the model thinks.
   virtual void ModelRequestStarted(Mode mode) {}

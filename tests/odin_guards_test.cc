@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -286,6 +288,41 @@ TEST_F(OdinGuardsTest, RerunningTestsAfterARealEditIsNotAStall) {
   EXPECT_EQ(r["status"], "done") << last_.err << r.dump();
   EXPECT_EQ(last_.exit_code, 0);
   EXPECT_TRUE(GateEvents("stall").empty());
+}
+
+// The stall detector's view of the workspace is the coordinator's digest of
+// the change sets (no walk of the tree): a command that writes the same
+// bytes each time changed nothing after its first run.
+TEST_F(OdinGuardsTest, ACommandRewritingTheSameBytesIsStillALoop) {
+  std::string rewrite = "printf 'same\\n' > out.txt; echo written";
+  FakeLlm llm(Script({Cmd(rewrite), Cmd(rewrite), Cmd(rewrite), Cmd(rewrite), Cmd(rewrite), Text("unreachable")}));
+  json r = Prompt(llm);
+  // The first run created out.txt (a change); the next three are the loop.
+  ExpectStalled(r, llm, "repeated_call", 4);
+  EXPECT_EQ(GateEvents("stall")[0]["loop_start"], r["execution_ids"][1]);
+}
+
+// A change made between calls by no call (an editor's save) is found at the
+// turn's start by the external-change detector and is progress, even where
+// the calls only read.
+TEST_F(OdinGuardsTest, AChangeOutsideOdinBetweenCallsIsProgress) {
+  TempWorkspace release;
+  json held = Cmd("true");
+  held["hold_until"] = release.Join("go");
+  FakeLlm llm(Script({Cmd("true"), Cmd("true"), held, Cmd("true"), Text("finished")}));
+  std::thread editor([&] {
+    // While the model "thinks" about its third answer.
+    if (WaitUntil([&] { return Requests(llm).size() >= 3; })) Put("a.txt", "saved in an editor\n");
+    EXPECT_TRUE(WriteFileAtomic(release.Join("go"), "").ok());
+  });
+  json r = Prompt(llm);
+  editor.join();
+  EXPECT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_TRUE(GateEvents("stall").empty()) << GateEvents("stall")[0].dump();
+  // Without the change, the same four calls are a loop (a new session).
+  FakeLlm again(Script({Cmd("true"), Cmd("true"), Cmd("true"), Cmd("true"), Text("unreachable")}));
+  json stalled = Prompt(again);
+  EXPECT_EQ(stalled["status"], "stalled") << last_.err << stalled.dump();
 }
 
 TEST_F(OdinGuardsTest, PollingSomethingThatProgressesIsNotAStall) {

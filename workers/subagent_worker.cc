@@ -135,6 +135,8 @@ class RemoteToolHost final : public ToolHost {
   std::vector<CachedFileInfo> CachedFiles(const std::string&) override { return {}; }
   std::string TodosText(const std::string&) override { return ""; }
   std::vector<FileVerdict> Blocking() const override { return blocking_; }
+  // As of the last result the coordinator sent.
+  std::string WorkspaceDigest() override { return digest_; }
   const std::string& session_id() const override { return session_; }
   void RecordGateEvent(const std::string&, const std::string&, const std::string& kind, const std::string& execution_id,
                        const std::string& detail_json) override {
@@ -147,6 +149,7 @@ class RemoteToolHost final : public ToolHost {
   }
 
   void Deliver(const v1::SubagentCallResult& r) {
+    digest_ = r.workspace_digest();
     blocking_.clear();
     for (const v1::BlockingFile& b : r.blocking()) {
       FileVerdict v;
@@ -204,6 +207,7 @@ class RemoteToolHost final : public ToolHost {
   std::map<std::string, CallHandlers> handlers_;
   std::map<std::string, std::function<void(const HookOutcome&)>> hooks_;  // SubagentStop runs asked for
   std::vector<FileVerdict> blocking_;
+  std::string digest_;
 };
 
 class Worker final : public AgentObserver, public WorkerLogic {
@@ -277,7 +281,6 @@ class Worker final : public AgentObserver, public WorkerLogic {
     a.subagent = true;
     // A fingerprint scan of a big tree may take a while: the coordinator must
     // not take the silence for death.
-    a.before_long_work = [this] { channel_->HeartbeatNow(); };
     model_ = std::make_unique<RemoteModel>(channel_);
     host_ = std::make_unique<RemoteToolHost>(channel_, task.subagent_stop_hooks());
     if (task.max_stop_blocks() > 0) a.max_stop_blocks = static_cast<int>(task.max_stop_blocks());

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# What a tool call costs as the repository grows, on the user's path:
+# `odin -p` in edit mode against the test model server (which answers at
+# once), in git repositories of SIZES files (250 to a directory, committed).
+# Four kinds of call, one session of CALLS distinct calls each:
+#   read-only   `true N`                 (judged to only read: the read-only view)
+#   writes      `echo N > out/fN`        (over an overlay; its change set comes back)
+#   no-change   `touch -c missing-N`     (not judged read-only; changes nothing)
+#   edit        EditTool on edit.txt     (after one Read)
+# Per call: the model server's answer to Odin's next request, median of the
+# session's calls. Also `odin exec -- true` (median of ROUNDS runs) and the
+# peak RSS of odin (the coordinator; wait4's figure, which also covers the
+# largest of its children). Ratios are to the first (smallest) size, measured
+# in the same run, beside `bash -c true` and a bare bwrap.
+#
+# Trees of 200,000 files or more are built once and kept in
+# ${ODIN_BENCH_CACHE:-$XDG_CACHE_HOME/odin-bench} (a million files take about
+# 5 minutes to build and 4 GB of disk); smaller ones in a temporary directory.
+# Never run in CI.
+#
+#   bench/scale_bench.sh [BUILD_DIR] [SIZES] [CALLS] [ROUNDS]
+#   e.g. bench/scale_bench.sh build "1000 100000 1000000" 20 9
+set -euo pipefail
+
+build=$(cd "${1:-$(dirname "$0")/../build}" && pwd)
+sizes=${2:-1000 100000 1000000}
+calls=${3:-20}
+rounds=${4:-9}
+cache=${ODIN_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/odin-bench}
+work=$(mktemp -d)
+server=""
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
+source "$(dirname "$0")/bench_lib.sh"
+
+# tree N DIR: a committed git repository of N small files in N/250
+# directories, two levels deep, and edit.txt.
+tree() {
+  local n=$1 dir=$2
+  [ -f "$dir/.complete" ] && return 0
+  rm -rf "$dir" && mkdir -p "$dir"
+  python3 - "$dir" "$n" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = i // 250
+    path = f"{root}/src/d{d // 20}/e{d % 20}"
+    if i % 250 == 0:
+        os.makedirs(path, exist_ok=True)
+    with open(f"{path}/f{i}.txt", "w") as f:
+        f.write(f"file {i}\n")
+PY
+  printf 'v0\n' > "$dir/edit.txt"
+  git -C "$dir" init -q
+  git -C "$dir" add -A
+  git -C "$dir" -c user.name=bench -c user.email=bench@localhost commit -qm tree
+  : > "$dir/.complete"
+  printf '.complete\n.odin/\nout/\n' > "$dir/.git/info/exclude"
+}
+
+# script KIND: the model's answers for a session of CALLS calls of KIND.
+script() {
+  python3 - "$1" "$calls" <<'PY'
+import json, sys
+kind, n = sys.argv[1], int(sys.argv[2])
+def command(c):
+    return {"tool_calls": [{"name": "ExecuteCommand", "arguments": {"command": c}}]}
+r = []
+if kind == "read-only":
+    r = [command(f"true {i}") for i in range(n)]
+elif kind == "writes":
+    r = [command("mkdir -p out && echo 0 > out/f0")] + [command(f"echo {i} > out/f{i}") for i in range(1, n)]
+elif kind == "no-change":
+    r = [command(f"touch -c missing-{i}") for i in range(n)]
+elif kind == "edit":
+    r = [{"tool_calls": [{"name": "Read", "arguments": {"file_path": "edit.txt"}}]}]
+    r += [{"tool_calls": [{"name": "EditTool", "arguments": {
+        "file_path": "edit.txt", "old_string": f"v{i}", "new_string": f"v{i + 1}"}}]} for i in range(n)]
+r.append({"text": "Done."})
+print(json.dumps({"responses": r}))
+PY
+}
+
+# per_call LOG SKIP: the median, in ms, from each answer to the next
+# request, leaving out the first SKIP calls (an edit's Read).
+per_call() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+req, ans = {}, {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if "t_ns" in e: req[e["n"]] = e["t_ns"]
+    if "answered_ns" in e: ans[e["n"]] = e["answered_ns"]
+skip = int(sys.argv[2])
+gaps = sorted((req[n + 1] - ans[n]) / 1e6 for n in ans if n + 1 in req and n >= skip)
+print(f"{gaps[len(gaps) // 2]:.2f}" if gaps else "-")
+PY
+}
+
+# session KIND WS: runs one odin -p session; prints "per-call-ms peak-rss-kb".
+session() {
+  local kind=$1 ws=$2 log="$work/llm-$1.log"
+  # A new ledger each time (its anchor in the state directory goes too).
+  rm -rf "$ws/.odin" "$ws/out" "$work/port" "$log" "$XDG_STATE_HOME"
+  printf 'v0\n' > "$ws/edit.txt"
+  script "$kind" > "$work/script.json"
+  "$build/bin/fake_llm_server" --script "$work/script.json" --log "$log" > "$work/port" 2>&1 &
+  server=$!
+  for _ in $(seq 100); do grep -q PORT= "$work/port" 2>/dev/null && break; sleep 0.05; done
+  local rss
+  rss=$(cd "$ws" && OPENAI_BASE_URL="http://127.0.0.1:$(sed -n 's/^PORT=//p' "$work/port")/v1" OPENAI_API_KEY=k \
+    python3 -c '
+import os, sys
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1); os.dup2(fd, 2)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss)' "$build/bin/odin" -p go --profile fast --max-turns 1000)
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=""
+  local skip=0
+  [ "$kind" = edit ] && skip=1
+  echo "$(per_call "$log" "$skip") $rss"
+  rm -rf "$ws/.odin" "$ws/out"
+  printf 'v0\n' > "$ws/edit.txt"
+}
+
+bash_floor=$(median bash -c true)
+bwrap_floor=$(median bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true)
+echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "floors: bash -c true $bash_floor ms, bwrap --unshare-all true $bwrap_floor ms"
+printf '%-10s %10s %10s %10s %10s %10s %10s\n' files read-only writes no-change edit "exec true" "peak RSS"
+declare -A base
+first=""
+for n in $sizes; do
+  if [ "$n" -ge 200000 ]; then ws="$cache/tree-$n"; else ws="$work/tree-$n"; fi
+  tree "$n" "$ws"
+  row=() ratios=() peak=0
+  for kind in read-only writes no-change edit; do
+    read -r ms rss < <(session "$kind" "$ws")
+    row+=("$ms")
+    [ "$rss" -gt "$peak" ] && peak=$rss
+    [ -z "$first" ] && base[$kind]=$ms
+    ratios+=("$(echo "scale=2; $ms / ${base[$kind]}" | bc -l)x")
+  done
+  rm -rf "$ws/.odin" "$XDG_STATE_HOME"
+  exec_ms=$(cd "$ws" && median "$build/bin/odin" exec -- true)
+  rm -rf "$ws/.odin" "$XDG_STATE_HOME"
+  [ -z "$first" ] && base[exec]=$exec_ms
+  ratios+=("$(echo "scale=2; $exec_ms / ${base[exec]}" | bc -l)x")
+  first=$n
+  printf '%-10s %10s %10s %10s %10s %10s %9sM\n' "$n" "${row[@]}" "$exec_ms" "$((peak / 1024))"
+  printf '%-10s %10s %10s %10s %10s %10s\n' "  ratio" "${ratios[@]}"
+done
