@@ -17,63 +17,6 @@
 
 namespace odin {
 
-const char* EntryTypeName(EntryType type) {
-  switch (type) {
-    case EntryType::kFile: return "file";
-    case EntryType::kSymlink: return "symlink";
-    case EntryType::kDirectory: return "directory";
-    case EntryType::kOther: return "other";
-  }
-  return "other";
-}
-
-const char* ChangeKindName(ChangeKind kind) {
-  switch (kind) {
-    case ChangeKind::kCreated: return "created";
-    case ChangeKind::kModified: return "modified";
-    case ChangeKind::kDeleted: return "deleted";
-  }
-  return "modified";
-}
-
-EntryState EntryStateOf(const struct stat& st) {
-  EntryState s;
-  s.type = S_ISREG(st.st_mode)   ? EntryType::kFile
-           : S_ISLNK(st.st_mode) ? EntryType::kSymlink
-           : S_ISDIR(st.st_mode) ? EntryType::kDirectory
-                                 : EntryType::kOther;
-  s.size = s.type == EntryType::kDirectory ? 0 : static_cast<int64_t>(st.st_size);
-  s.mode = st.st_mode & 07777;
-  s.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-  s.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
-  s.ino = st.st_ino;
-  return s;
-}
-
-void HashEntryAt(int dir_fd, const char* name, int64_t cap_bytes, EntryState* state,
-                 std::optional<std::string>* content) {
-  int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return;
-  Sha256 h;
-  std::string kept;
-  bool keep = state->size <= cap_bytes;
-  char buf[64 * 1024];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) {
-    std::string_view piece(buf, static_cast<size_t>(n));
-    h.Update(piece);
-    if (keep) kept.append(piece);
-    if (static_cast<int64_t>(kept.size()) > cap_bytes) {
-      keep = false;
-      kept.clear();
-    }
-  }
-  close(fd);
-  if (n < 0) return;
-  state->sha256 = HexDigest(h.Finish());
-  if (keep && content != nullptr) *content = std::move(kept);
-}
-
 namespace {
 
 // Whether what stat says differs from what was seen. A directory's own
@@ -162,30 +105,72 @@ void ChangeTracker::Add(PathChange change, const std::string& ignored_root, Chan
   out->changes.push_back(std::move(change));
 }
 
-std::map<std::string, ChangeTracker::Seen>::iterator ChangeTracker::EraseAsDeleted(
-    std::map<std::string, Seen>::iterator at, ChangeSet* out) {
-  PathChange c;
-  c.path = at->first;
-  c.kind = ChangeKind::kDeleted;
-  c.before = std::move(at->second.state);
-  if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
-  Forget(c.path);
-  std::string root = IgnoredRootOf(c.path, c.before->type);
-  Add(std::move(c), root, out);
-  return entries_.erase(at);
+EntryState ChangeTracker::StateOf(uint32_t id) const {
+  const EntryTable::Meta& m = table_.meta(id);
+  EntryState s;
+  s.type = static_cast<EntryType>(m.type);
+  s.size = m.size;
+  s.mode = m.mode;
+  s.mtime_ns = m.mtime_ns;
+  s.ctime_ns = m.ctime_ns;
+  s.ino = m.ino;
+  if (auto it = sha256_.find(id); it != sha256_.end()) s.sha256 = it->second;
+  if (auto it = link_target_.find(id); it != link_target_.end()) s.link_target = it->second;
+  return s;
 }
 
-void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st,
-                            ChangeSet* out) {
+void ChangeTracker::SetState(uint32_t id, const EntryState& s) {
+  EntryTable::Meta& m = table_.meta(id);
+  m.type = static_cast<uint8_t>(s.type);
+  m.size = s.size;
+  m.mode = static_cast<uint16_t>(s.mode);
+  m.mtime_ns = s.mtime_ns;
+  m.ctime_ns = s.ctime_ns;
+  m.ino = s.ino;
+  if (s.sha256.empty()) {
+    sha256_.erase(id);
+  } else {
+    sha256_[id] = s.sha256;
+  }
+  if (s.link_target.empty()) {
+    link_target_.erase(id);
+  } else {
+    link_target_[id] = s.link_target;
+  }
+}
+
+size_t ChangeTracker::table_bytes() const {
+  // (The side tables: a node, a key and a string of 64 each, about.)
+  return table_.bytes() + (sha256_.size() + link_target_.size()) * 128 + images_bytes_;
+}
+
+void ChangeTracker::EraseAsDeleted(uint32_t id, ChangeSet* out) {
+  table_.Erase(id, [&](uint32_t gone) {
+    PathChange c;
+    c.path = table_.PathOf(gone);
+    c.kind = ChangeKind::kDeleted;
+    c.before = StateOf(gone);
+    sha256_.erase(gone);
+    link_target_.erase(gone);
+    if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
+    Forget(c.path);
+    std::string root = IgnoredRootOf(c.path, c.before->type);
+    Add(std::move(c), root, out);
+  });
+}
+
+uint32_t ChangeTracker::Observe(uint32_t parent, int dir_fd, const char* name, const std::string& parent_rel,
+                                const struct stat& st, ChangeSet* out) {
   EntryState now = EntryStateOf(st);
-  auto it = entries_.find(rel);
-  if (it == entries_.end()) {
-    Seen& seen = entries_[rel];
-    seen.scan = scans_;
+  uint32_t id = table_.Find(parent, name);
+  if (id == EntryTable::kNone) {
+    id = table_.Add(parent, name);
+    table_.scan(id) = static_cast<uint32_t>(scans_);
     if (scans_ == 1) {
-      seen.state = std::move(now);
-      return;  // the first look: the reference, not a change
+      SetState(id, now);
+      return id;  // the first look: the reference, not a change
     }
+    std::string rel = parent_rel.empty() ? std::string(name) : parent_rel + "/" + name;
     PathChange c;
     c.path = rel;
     c.kind = ChangeKind::kCreated;
@@ -193,22 +178,22 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
     if (now.type == EntryType::kFile && root.empty()) Hash(dir_fd, name, &now, &c.after_content);
     if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
     if (c.after_content) Keep(rel, *c.after_content);
-    seen.state = now;
+    SetState(id, now);
     c.after = std::move(now);
     Add(std::move(c), root, out);
-    return;
+    return id;
   }
-  Seen& seen = it->second;
-  seen.scan = scans_;
-  if (!MetadataDiffers(seen.state, now)) return;
-  EntryState before = seen.state;
+  table_.scan(id) = static_cast<uint32_t>(scans_);
+  EntryState before = StateOf(id);
+  if (!MetadataDiffers(before, now)) return id;
+  std::string rel = parent_rel.empty() ? std::string(name) : parent_rel + "/" + name;
   std::optional<std::string> before_content;
   if (auto img = images_.find(rel); img != images_.end()) before_content = img->second;
   std::string root = IgnoredRootOf(rel, now.type);
   std::optional<std::string> content;
   if (now.type == EntryType::kFile && root.empty()) Hash(dir_fd, name, &now, &content);
   if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
-  seen.state = now;
+  SetState(id, now);
   if (content) {
     Keep(rel, *content);
   } else {
@@ -229,15 +214,15 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
     made.after = std::move(now);
     made.after_content = std::move(content);
     Add(std::move(made), root, out);
-    return;
+    return id;
   }
   // Touched, not changed: same bytes (when the bytes before are known), same
   // mode, same target.
   bool same_bytes = now.type == EntryType::kFile && !before.sha256.empty() && before.sha256 == now.sha256;
   bool same_link =
       now.type == EntryType::kSymlink && !before.link_target.empty() && before.link_target == now.link_target;
-  if (before.mode == now.mode && (same_bytes || same_link)) return;
-  if (now.type == EntryType::kDirectory && before.mode == now.mode) return;
+  if (before.mode == now.mode && (same_bytes || same_link)) return id;
+  if (now.type == EntryType::kDirectory && before.mode == now.mode) return id;
   PathChange c;
   c.path = rel;
   c.kind = ChangeKind::kModified;
@@ -246,9 +231,10 @@ void ChangeTracker::Observe(int dir_fd, const char* name, const std::string& rel
   c.before_content = std::move(before_content);
   c.after_content = std::move(content);
   Add(std::move(c), root, out);
+  return id;
 }
 
-void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out) {
+void ChangeTracker::Scan(int dir_fd, const std::string& rel, uint32_t dir, size_t* count, ChangeSet* out) {
   // A command can nest directories without end; each level is a frame
   // here. Past 256 levels the tree is not looked at (and the look says it
   // is incomplete).
@@ -263,7 +249,7 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, Chan
     close(own);
     return;
   }
-  std::vector<std::string> dirs;
+  std::vector<std::pair<std::string, uint32_t>> dirs;
   while (dirent* e = readdir(d)) {
     const char* name = e->d_name;
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
@@ -276,18 +262,19 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, size_t* count, Chan
     }
     struct stat st;
     if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    std::string child = rel.empty() ? std::string(name) : rel + "/" + name;
-    Observe(dir_fd, name, child, st, out);
-    if (S_ISDIR(st.st_mode)) {
-      dirs.push_back(name);
+    uint32_t id = Observe(dir, dir_fd, name, rel, st, out);
+    if (S_ISDIR(st.st_mode) && id != EntryTable::kNone) {
+      std::string child = rel.empty() ? std::string(name) : rel + "/" + name;
       Watch(child);
+      dirs.emplace_back(std::move(child), id);
     }
   }
-  for (const std::string& name : dirs) {
+  for (const auto& [child, id] : dirs) {
     if (out->truncated) break;
-    int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const char* name = child.c_str() + (rel.empty() ? 0 : rel.size() + 1);
+    int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) continue;
-    Scan(fd, rel.empty() ? name : rel + "/" + name, count, out);
+    Scan(fd, child, id, count, out);
     close(fd);
   }
   closedir(d);
@@ -357,24 +344,42 @@ void ChangeTracker::FullScan(ChangeSet* out) {
   int fd = root->release();
   size_t count = 0;
   Watch("");
-  Scan(fd, "", &count, out);
+  Scan(fd, "", EntryTable::kRoot, &count, out);
   close(fd);
-  // What was there and is not any more. (A look cut short cannot tell.)
+  // What was there and is not any more (a directory gone takes what was
+  // under it along). A look cut short cannot tell.
   if (!out->truncated) {
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      it = it->second.scan == scans_ ? std::next(it) : EraseAsDeleted(it, out);
+    std::vector<uint32_t> unseen;
+    table_.ForEach([&](uint32_t id) {
+      if (table_.scan(id) != static_cast<uint32_t>(scans_)) unseen.push_back(id);
+    });
+    for (uint32_t id : unseen) {
+      if (table_.live(id)) EraseAsDeleted(id, out);
     }
   }
 }
 
 void ChangeTracker::Deleted(const std::string& rel, ChangeSet* out) {
-  auto it = entries_.find(rel);
-  if (it != entries_.end()) EraseAsDeleted(it, out);
-  std::string prefix = rel + "/";
-  for (auto at = entries_.lower_bound(prefix);
-       at != entries_.end() && at->first.compare(0, prefix.size(), prefix) == 0;) {
-    at = EraseAsDeleted(at, out);
-  }
+  uint32_t id = table_.FindPath(rel);
+  if (id != EntryTable::kNone && id != EntryTable::kRoot) EraseAsDeleted(id, out);
+}
+
+uint32_t ChangeTracker::DirectoryEntry(const std::string& rel) {
+  uint32_t id = table_.FindPath(rel);
+  if (id != EntryTable::kNone)
+    return table_.meta(id).type == static_cast<uint8_t>(EntryType::kDirectory) || id == EntryTable::kRoot
+               ? id
+               : EntryTable::kNone;
+  size_t slash = rel.rfind('/');
+  std::string parent_rel = slash == std::string::npos ? "" : rel.substr(0, slash);
+  uint32_t parent = DirectoryEntry(parent_rel);
+  struct stat st;
+  if (parent == EntryTable::kNone || !StatNoFollow(rel, &st) || !S_ISDIR(st.st_mode)) return EntryTable::kNone;
+  id = table_.Add(parent, slash == std::string::npos ? rel : rel.substr(slash + 1));
+  table_.scan(id) = static_cast<uint32_t>(scans_);
+  SetState(id, EntryStateOf(st));
+  Watch(rel);
+  return id;
 }
 
 void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
@@ -387,18 +392,25 @@ void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
                                      : Status::Unavailable("look", "no workspace");
   struct stat st;
   if (!parent.ok() || fstatat(parent->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Deleted(rel, out);
+  std::string parent_rel = slash == std::string::npos ? "" : rel.substr(0, slash);
+  uint32_t parent_id = table_.FindPath(parent_rel);
+  if (parent_id == EntryTable::kNone) {
+    // Its directory is not known yet: looking at that looks at it too.
+    if (!parent_rel.empty()) LookAt(parent_rel, out);
+    return;
+  }
   int dir_fd = parent->release();
-  auto known = entries_.find(rel);
-  bool was_dir = known != entries_.end() && known->second.state.type == EntryType::kDirectory;
+  uint32_t known = table_.Find(parent_id, name);
+  bool was_dir = known != EntryTable::kNone && table_.meta(known).type == static_cast<uint8_t>(EntryType::kDirectory);
   if (was_dir && !S_ISDIR(st.st_mode)) Deleted(rel, out);  // a directory replaced: what was under it is gone
-  Observe(dir_fd, name.c_str(), rel, st, out);
-  if (S_ISDIR(st.st_mode) && !was_dir) {
+  uint32_t id = Observe(parent_id, dir_fd, name.c_str(), parent_rel, st, out);
+  if (S_ISDIR(st.st_mode) && !was_dir && id != EntryTable::kNone) {
     // A directory new here (made, or moved in): everything in it, watched.
     int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
       Watch(rel);
       size_t count = 0;
-      Scan(fd, rel, &count, out);
+      Scan(fd, rel, id, &count, out);
       close(fd);
     }
   }
@@ -465,13 +477,13 @@ ChangeSet ChangeTracker::Rescan(bool full) {
     // The reference, with a watch on every directory from here on.
     if (o_.watch_from_entries == 0) inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     FullScan(&out);
-    if (inotify_fd_ < 0 && o_.watch_from_entries > 0 && entries_.size() >= o_.watch_from_entries && !out.truncated) {
+    if (inotify_fd_ < 0 && o_.watch_from_entries > 0 && table_.size() >= o_.watch_from_entries && !out.truncated) {
       // A large tree: watched after all (nothing has run since the look).
       inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
       Watch("");
-      for (const auto& [rel, seen] : entries_) {
-        if (seen.state.type == EntryType::kDirectory) Watch(rel);
-      }
+      table_.ForEach([&](uint32_t id) {
+        if (table_.meta(id).type == static_cast<uint8_t>(EntryType::kDirectory)) Watch(table_.PathOf(id));
+      });
     }
     if (out.truncated) StopWatching();
   } else if (full || inotify_fd_ < 0 || !DirtyScan(&out)) {
@@ -491,15 +503,28 @@ ChangeSet ChangeTracker::Rescan(bool full) {
 void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content) {
   if (scans_ == 0) return;  // the first look will see it
   struct stat st;
+  uint32_t id = table_.FindPath(path);
   if (!StatNoFollow(path, &st)) {
-    entries_.erase(path);
+    if (id != EntryTable::kNone && id != EntryTable::kRoot) {
+      sha256_.erase(id);
+      link_target_.erase(id);
+      table_.Erase(id, [](uint32_t) {});
+    }
     Forget(path);
     return;
   }
-  Seen& seen = entries_[path];
-  seen.state = EntryStateOf(st);
-  seen.state.sha256 = sha256;
-  seen.scan = scans_;
+  if (id == EntryTable::kNone) {
+    // A write that made its directories made them for itself: they are
+    // taken as they are now (and watched), not as changes of their own.
+    size_t slash = path.rfind('/');
+    uint32_t parent = DirectoryEntry(slash == std::string::npos ? "" : path.substr(0, slash));
+    if (parent == EntryTable::kNone) return;
+    id = table_.Add(parent, slash == std::string::npos ? path : path.substr(slash + 1));
+  }
+  EntryState state = EntryStateOf(st);
+  state.sha256 = sha256;
+  SetState(id, state);
+  table_.scan(id) = static_cast<uint32_t>(scans_);
   if (content != nullptr) {
     Keep(path, *content);
   } else {
@@ -508,11 +533,15 @@ void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256
 }
 
 void ChangeTracker::NoteRead(const std::string& path, const std::string& sha256, const std::string* content) {
-  auto it = entries_.find(path);
-  if (it == entries_.end()) return;
+  uint32_t id = table_.FindPath(path);
+  if (id == EntryTable::kNone || id == EntryTable::kRoot) return;
   struct stat st;
-  if (!StatNoFollow(path, &st) || MetadataDiffers(it->second.state, EntryStateOf(st))) return;
-  it->second.state.sha256 = sha256;
+  if (!StatNoFollow(path, &st) || MetadataDiffers(StateOf(id), EntryStateOf(st))) return;
+  if (sha256.empty()) {
+    sha256_.erase(id);
+  } else {
+    sha256_[id] = sha256;
+  }
   if (content != nullptr) Keep(path, *content);
 }
 

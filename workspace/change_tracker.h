@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "workspace/entry_table.h"
 #include "workspace/workspace_files.h"
 
 struct stat;
@@ -79,7 +80,7 @@ struct ChangeSet {
 };
 
 struct ChangeTrackerOptions {
-  size_t max_entries = 500000;        // entries looked at per scan
+  size_t max_entries = 2000000;       // entries looked at per scan (about 90 bytes each)
   int64_t image_cap_bytes = 1 << 20;  // files kept in memory for before-images
   int64_t images_total_bytes = 64 << 20;
   // Watch the tree (inotify) so later looks are incremental, when it has at
@@ -127,7 +128,9 @@ class ChangeTracker {
   // an overflow, no watches), so the caller must look for itself.
   bool TakeReported(std::set<std::string>* out);
 
-  size_t entries() const { return entries_.size(); }
+  size_t entries() const { return table_.size(); }
+  // Bytes the picture of the tree holds (entries, names, hashes kept).
+  size_t table_bytes() const;
   // The workspace's ignore rules (null when none were given).
   GitIgnore* ignore() const { return ignore_.get(); }
   // Whether later looks are incremental (the inotify watches are in place).
@@ -145,11 +148,8 @@ class ChangeTracker {
   bool stopped() const { return stop_.load(std::memory_order_relaxed); }
 
  private:
-  struct Seen {
-    EntryState state;
-    uint64_t scan = 0;
-  };
-  void Scan(int dir_fd, const std::string& rel, size_t* count, ChangeSet* out);
+  // The directory at rel is entry dir.
+  void Scan(int dir_fd, const std::string& rel, uint32_t dir, size_t* count, ChangeSet* out);
   // A full look at the tree (the first, or after the watches failed).
   void FullScan(ChangeSet* out);
   // A look at the paths the watches reported. False if they cannot be
@@ -162,12 +162,21 @@ class ChangeTracker {
   void Deleted(const std::string& rel, ChangeSet* out);  // rel and everything under it
   void Watch(const std::string& rel);
   void StopWatching();
-  void Observe(int dir_fd, const char* name, const std::string& rel, const struct stat& st, ChangeSet* out);
+  // What stat says of name in the directory dir_fd (entry parent, at
+  // parent_rel); returns its entry (EntryTable::kNone if none is kept).
+  uint32_t Observe(uint32_t parent, int dir_fd, const char* name, const std::string& parent_rel, const struct stat& st,
+                   ChangeSet* out);
   // Adds change, or counts it under ignored_root ("" when not ignored).
   void Add(PathChange change, const std::string& ignored_root, ChangeSet* out);
   std::string IgnoredRootOf(const std::string& rel, EntryType type);
-  // Records the entry at `at` as deleted and forgets it; returns the next.
-  std::map<std::string, Seen>::iterator EraseAsDeleted(std::map<std::string, Seen>::iterator at, ChangeSet* out);
+  // Records the entry and everything under it as deleted, and forgets them.
+  void EraseAsDeleted(uint32_t id, ChangeSet* out);
+  // An entry's state as kept (its hash and link target from the side tables).
+  EntryState StateOf(uint32_t id) const;
+  void SetState(uint32_t id, const EntryState& state);
+  // The directory entry at rel, added (with what stat says, watched) where
+  // it is missing along the way; kNone if it is not a directory there.
+  uint32_t DirectoryEntry(const std::string& rel);
   // Reads a regular file's hash (and content, if small enough to keep).
   void Hash(int dir_fd, const char* name, EntryState* state, std::optional<std::string>* content);
   // Keeps content as path's before-image, within the caps (past them, the
@@ -186,7 +195,10 @@ class ChangeTracker {
   std::unique_ptr<GitIgnore> ignore_;
   ChangeTrackerOptions o_;
   std::atomic<bool> stop_{false};
-  std::map<std::string, Seen> entries_;  // ordered: a directory's entries follow it
+  EntryTable table_;
+  // What few entries have besides stat's word: a regular file's hash once
+  // known, a symlink's target once read.
+  std::unordered_map<uint32_t, std::string> sha256_, link_target_;
   int inotify_fd_ = -1;
   std::unordered_map<int, std::string> watched_;         // watch descriptor -> directory (relative; "" the root)
   std::unordered_map<std::string, std::string> images_;  // path -> content as last seen

@@ -1,10 +1,15 @@
 #include "workspace/git_ignore.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <type_traits>
+
+#include "base/unique_fd.h"
+#include "workspace/git_index_file.h"
 
 namespace odin {
 
@@ -19,10 +24,6 @@ struct GitApi {
   decltype(&::git_repository_free) free;
   decltype(&::git_ignore_path_is_ignored) is_ignored;
   decltype(&::git_repository_path) path;
-  decltype(&::git_repository_index) index;
-  decltype(&::git_index_read) index_read;
-  decltype(&::git_index_get_bypath) index_get;
-  decltype(&::git_index_free) index_free;
   decltype(&::git_repository_odb) odb;
   decltype(&::git_odb_read_header) odb_header;
   decltype(&::git_odb_free) odb_free;
@@ -55,10 +56,6 @@ struct GitApi {
       get(&a.free, "git_repository_free");
       get(&a.is_ignored, "git_ignore_path_is_ignored");
       get(&a.path, "git_repository_path");
-      get(&a.index, "git_repository_index");
-      get(&a.index_read, "git_index_read");
-      get(&a.index_get, "git_index_get_bypath");
-      get(&a.index_free, "git_index_free");
       get(&a.odb, "git_repository_odb");
       get(&a.odb_header, "git_odb_read_header");
       get(&a.odb_free, "git_odb_free");
@@ -87,10 +84,12 @@ struct GitApi {
 struct GitIgnore::Repo {
   const GitApi* api = nullptr;
   git_repository* repo = nullptr;
-  git_index* index = nullptr;
+  // The index file as RememberIndex last found it, held open: git replaces
+  // it by a rename, so this one stays as it was.
+  UniqueFd index;
+  struct stat index_st = {};
   git_odb* odb = nullptr;
   ~Repo() {
-    if (index != nullptr) api->index_free(index);
     if (odb != nullptr) api->odb_free(odb);
     if (repo != nullptr) api->free(repo);
   }
@@ -179,22 +178,28 @@ std::string GitIgnore::IgnoredRoot(const std::string& relative_path) {
 bool GitIgnore::RememberIndex() {
   Load();
   if (repo_ == nullptr) return false;
-  const GitApi* api = repo_->api;
-  // An index past this is not one git made for a work tree people edit: not
-  // worth the coordinator's memory (before-images are a convenience).
+  // An index past this is not one git made for a work tree people edit:
+  // not worth reading through for a before-image (a convenience).
   constexpr int64_t kMaxIndexBytes = 256 << 20;
+  std::string index_path = std::string(repo_->api->path(repo_->repo)) + "index";
+  UniqueFd fd(open(index_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st;
-  std::string index_path = std::string(api->path(repo_->repo)) + "index";
-  if (stat(index_path.c_str(), &st) == 0 && st.st_size > kMaxIndexBytes) return false;
-  if (repo_->index == nullptr && api->index(&repo_->index, repo_->repo) != 0) {
-    repo_->index = nullptr;
+  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxIndexBytes) {
+    repo_->index.reset();
     return false;
   }
-  // Read again only if the file changed on disk.
-  return api->index_read(repo_->index, 0) == 0;
+  // The same file as held (not replaced, not written in place): kept.
+  const struct stat& held = repo_->index_st;
+  if (repo_->index.valid() && held.st_ino == st.st_ino && held.st_dev == st.st_dev && held.st_size == st.st_size &&
+      held.st_mtim.tv_sec == st.st_mtim.tv_sec && held.st_mtim.tv_nsec == st.st_mtim.tv_nsec) {
+    return true;
+  }
+  repo_->index = std::move(fd);
+  repo_->index_st = st;
+  return true;
 }
 
-bool GitIgnore::index_remembered() const { return repo_ != nullptr && repo_->index != nullptr; }
+bool GitIgnore::index_remembered() const { return repo_ != nullptr && repo_->index.valid(); }
 
 std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative_path, const IndexedStat& seen,
                                                      int64_t max_bytes) {
@@ -205,30 +210,26 @@ std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative
   // The index as of the last look (RememberIndex), or as it is now if
   // none was taken: a command may have rewritten it (git checkout), and
   // only the index from before describes the files as they were.
-  if (repo_->index == nullptr && !RememberIndex()) return std::nullopt;
-  const git_index_entry* e = api->index_get(repo_->index, (prefix_ + relative_path).c_str(), 0);
-  if (e == nullptr) return std::nullopt;
+  if (!repo_->index.valid() && !RememberIndex()) return std::nullopt;
+  std::optional<GitIndexEntry> e = FindGitIndexEntry(repo_->index.get(), prefix_ + relative_path);
+  if (!e) return std::nullopt;
   // Git's own test of "unchanged since it was added": the stat it recorded.
   // Entries git does not keep fresh (assume-unchanged, skip-worktree) say
   // nothing about the file.
-  if ((e->flags & GIT_INDEX_ENTRY_VALID) != 0 || (e->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) != 0) {
-    return std::nullopt;
-  }
-  auto same_time = [](const git_index_time& t, int64_t ns) {
-    int64_t seconds = ns / 1'000'000'000, nanos = ns % 1'000'000'000;
-    return t.seconds == static_cast<int32_t>(seconds) && (t.nanoseconds == 0 || t.nanoseconds == nanos);
+  if (e->assume_valid || e->skip_worktree) return std::nullopt;
+  auto same_time = [](uint32_t seconds, uint32_t nanos, int64_t ns) {
+    return seconds == static_cast<uint32_t>(ns / 1'000'000'000) &&
+           (nanos == 0 || nanos == static_cast<uint32_t>(ns % 1'000'000'000));
   };
   bool executable = (seen.mode & 0100) != 0;
-  if (e->file_size != static_cast<uint32_t>(seen.size) || e->ino != static_cast<uint32_t>(seen.ino) ||
-      !same_time(e->mtime, seen.mtime_ns) || !same_time(e->ctime, seen.ctime_ns) ||
+  if (e->size != static_cast<uint32_t>(seen.size) || e->ino != static_cast<uint32_t>(seen.ino) ||
+      !same_time(e->mtime_s, e->mtime_ns, seen.mtime_ns) || !same_time(e->ctime_s, e->ctime_ns, seen.ctime_ns) ||
       e->mode != (executable ? 0100755u : 0100644u)) {
     return std::nullopt;
   }
   // Racily clean: changed in the same instant the index was written, so
   // the recorded stat cannot vouch for the bytes (git compares content).
-  struct stat index_st;
-  std::string index_path = std::string(api->path(repo_->repo)) + "index";
-  if (stat(index_path.c_str(), &index_st) != 0) return std::nullopt;
+  const struct stat& index_st = repo_->index_st;
   int64_t index_mtime = static_cast<int64_t>(index_st.st_mtim.tv_sec) * 1'000'000'000 + index_st.st_mtim.tv_nsec;
   if (seen.mtime_ns >= index_mtime) return std::nullopt;
   // The blob's size from its header first: a lying index must not make us
@@ -239,12 +240,14 @@ std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative
   }
   size_t length = 0;
   git_object_t type = GIT_OBJECT_INVALID;
-  if (api->odb_header(&length, &type, repo_->odb, &e->id) != 0 || type != GIT_OBJECT_BLOB ||
+  git_oid id;
+  memcpy(id.id, e->oid, sizeof id.id);
+  if (api->odb_header(&length, &type, repo_->odb, &id) != 0 || type != GIT_OBJECT_BLOB ||
       length != static_cast<size_t>(seen.size)) {
     return std::nullopt;
   }
   git_blob* blob = nullptr;
-  if (api->blob_lookup(&blob, repo_->repo, &e->id) != 0) return std::nullopt;
+  if (api->blob_lookup(&blob, repo_->repo, &id) != 0) return std::nullopt;
   std::optional<std::string> content;
   if (static_cast<int64_t>(api->blob_size(blob)) == seen.size) {
     content.emplace(static_cast<const char*>(api->blob_content(blob)), static_cast<size_t>(seen.size));
