@@ -7,29 +7,36 @@
 #   writes      `echo N > out/fN`        (over an overlay; its change set comes back)
 #   no-change   `touch -c missing-N`     (not judged read-only; changes nothing)
 #   edit        EditTool on edit.txt     (after one Read)
-# Per call: the model server's answer to Odin's next request, median of the
-# session's calls. Also `odin exec -- true` (median of ROUNDS runs) and the
-# peak RSS of odin (the coordinator; wait4's figure, which also covers the
-# largest of its children). Ratios are to the first (smallest) size, measured
-# in the same run, beside `bash -c true` and a bare bwrap.
+# Per call: the model server's answer to Odin's next request, the median of
+# all the calls of SESSIONS sessions (each session's first call aside). Also `odin
+# exec -- true` (median of ROUNDS runs, a new ledger each) and the peak RSS
+# of odin (the coordinator; wait4's figure, which also covers the largest of
+# its children). Sizes are interleaved; ratios are to the first (smallest)
+# size, measured in the same run, beside `bash -c true` and a bare bwrap.
 #
 # Trees of 200,000 files or more are built once and kept in
 # ${ODIN_BENCH_CACHE:-$XDG_CACHE_HOME/odin-bench} (a million files take about
-# 5 minutes to build and 4 GB of disk); smaller ones in a temporary directory.
+# 2 minutes to build and 4 GB of disk); smaller ones in a temporary directory
+# beside them.
 # Never run in CI.
 #
-#   bench/scale_bench.sh [BUILD_DIR] [SIZES] [CALLS] [ROUNDS]
-#   e.g. bench/scale_bench.sh build "1000 100000 1000000" 20 9
+#   bench/scale_bench.sh [BUILD_DIR] [SIZES] [CALLS] [ROUNDS] [SESSIONS]
+#   e.g. bench/scale_bench.sh build "1000 100000 1000000" 20 9 3
 set -euo pipefail
 
 build=$(cd "${1:-$(dirname "$0")/../build}" && pwd)
 sizes=${2:-1000 100000 1000000}
 calls=${3:-20}
 rounds=${4:-9}
+sessions=${5:-3}
 cache=${ODIN_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/odin-bench}
 work=$(mktemp -d)
+# Small trees beside the cached ones, on the same file system and under the
+# same parent: a workspace under /tmp costs the sandbox more per command.
+mkdir -p "$cache"
+small=$(mktemp -d -p "$cache")
 server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work" "$small"' EXIT
 export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
 source "$(dirname "$0")/bench_lib.sh"
 
@@ -81,8 +88,9 @@ print(json.dumps({"responses": r}))
 PY
 }
 
-# per_call LOG SKIP: the median, in ms, from each answer to the next
-# request, leaving out the first SKIP calls (an edit's Read).
+# per_call LOG SKIP: each call's time, in ms, from the model server's answer
+# to the next request, leaving out the first SKIP calls (an edit's Read) and
+# the first call (it waits for the tree's first look, once a session).
 per_call() {
   python3 - "$1" "$2" <<'PY'
 import json, sys
@@ -92,12 +100,31 @@ for line in open(sys.argv[1]):
     if "t_ns" in e: req[e["n"]] = e["t_ns"]
     if "answered_ns" in e: ans[e["n"]] = e["answered_ns"]
 skip = int(sys.argv[2])
-gaps = sorted((req[n + 1] - ans[n]) / 1e6 for n in ans if n + 1 in req and n >= skip)
-print(f"{gaps[len(gaps) // 2]:.2f}" if gaps else "-")
+gaps = [(req[n + 1] - ans[n]) / 1e6 for n in sorted(ans) if n + 1 in req and n >= skip + 1]
+print(",".join(f"{g:.3f}" for g in gaps) if gaps else "-")
 PY
 }
 
-# session KIND WS: runs one odin -p session; prints "per-call-ms peak-rss-kb".
+# failed LOG: how many calls did not end "ok", as the model was told (a
+# figure for calls that failed would measure nothing).
+failed() {
+  python3 - "$1" <<'PY'
+import json, sys
+bad = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    last = e.get("body", {}).get("messages", [{}])[-1]
+    if last.get("role") == "tool":
+        try:
+            bad += json.loads(last["content"]).get("status") != "ok"
+        except (ValueError, AttributeError):
+            bad += 1
+print(bad)
+PY
+}
+
+# session KIND WS: runs one odin -p session; prints "per-call-ms,... peak-rss-kb
+# failed-calls".
 session() {
   local kind=$1 ws=$2 log="$work/llm-$1.log"
   # A new ledger each time (its anchor in the state directory goes too).
@@ -122,7 +149,7 @@ print(usage.ru_maxrss)' "$build/bin/odin" -p go --profile fast --max-turns 1000)
   server=""
   local skip=0
   [ "$kind" = edit ] && skip=1
-  echo "$(per_call "$log" "$skip") $rss"
+  echo "$(per_call "$log" "$skip") $rss $(failed "$log")"
   rm -rf "$ws/.odin" "$ws/out"
   printf 'v0\n' > "$ws/edit.txt"
 }
@@ -131,26 +158,50 @@ bash_floor=$(median bash -c true)
 bwrap_floor=$(median bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true)
 echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "floors: bash -c true $bash_floor ms, bwrap --unshare-all true $bwrap_floor ms"
+# The trees first; then every measurement interleaved across the sizes
+# (SESSIONS rounds of each kind at each size, odin exec ROUNDS times each),
+# so that a slow minute of the machine falls on all of them alike.
+declare -A ws per rss
+for n in $sizes; do
+  if [ "$n" -ge 200000 ]; then ws[$n]="$cache/tree-$n"; else ws[$n]="$small/tree-$n"; fi
+  tree "$n" "${ws[$n]}"
+  rss[$n]=0
+done
+kinds="read-only writes no-change edit"
+for _ in $(seq "$sessions"); do
+  for kind in $kinds; do
+    for n in $sizes; do
+      read -r ms kb bad < <(session "$kind" "${ws[$n]}")
+      per[$n,$kind]+="${ms//,/ } "
+      [ "$bad" = 0 ] || echo "WARNING: $bad calls of $kind at $n files did not end ok: the figure is void" >&2
+      [ "$kb" -gt "${rss[$n]}" ] && rss[$n]=$kb
+    done
+  done
+done
+declare -A exec_t
+for _ in $(seq "$rounds"); do
+  for n in $sizes; do
+    rm -rf "${ws[$n]}/.odin" "$XDG_STATE_HOME"
+    s=$(date +%s%N)
+    (cd "${ws[$n]}" && "$build/bin/odin" exec -- true > /dev/null 2>&1) || true
+    e=$(date +%s%N)
+    exec_t[$n]+="$(( (e - s) / 1000 )) "
+  done
+done
+for n in $sizes; do rm -rf "${ws[$n]}/.odin"; done
+mid() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
 printf '%-10s %10s %10s %10s %10s %10s %10s\n' files read-only writes no-change edit "exec true" "peak RSS"
-declare -A base
 first=""
 for n in $sizes; do
-  if [ "$n" -ge 200000 ]; then ws="$cache/tree-$n"; else ws="$work/tree-$n"; fi
-  tree "$n" "$ws"
-  row=() ratios=() peak=0
-  for kind in read-only writes no-change edit; do
-    read -r ms rss < <(session "$kind" "$ws")
-    row+=("$ms")
-    [ "$rss" -gt "$peak" ] && peak=$rss
-    [ -z "$first" ] && base[$kind]=$ms
-    ratios+=("$(echo "scale=2; $ms / ${base[$kind]}" | bc -l)x")
+  row=() ratios=()
+  for kind in $kinds; do
+    row+=("$(mid "${per[$n,$kind]}")")
+    [ -z "$first" ] || ratios+=("$(echo "scale=2; ${row[-1]} / $(mid "${per[$first,$kind]}")" | bc -l)x")
   done
-  rm -rf "$ws/.odin" "$XDG_STATE_HOME"
-  exec_ms=$(cd "$ws" && median "$build/bin/odin" exec -- true)
-  rm -rf "$ws/.odin" "$XDG_STATE_HOME"
-  [ -z "$first" ] && base[exec]=$exec_ms
-  ratios+=("$(echo "scale=2; $exec_ms / ${base[exec]}" | bc -l)x")
-  first=$n
-  printf '%-10s %10s %10s %10s %10s %10s %9sM\n' "$n" "${row[@]}" "$exec_ms" "$((peak / 1024))"
-  printf '%-10s %10s %10s %10s %10s %10s\n' "  ratio" "${ratios[@]}"
+  ex=$(mid "$(for t in ${exec_t[$n]}; do echo "$t / 1000" | bc -l; done)")
+  row+=("$ex")
+  [ -z "$first" ] || ratios+=("$(echo "scale=2; $ex / $(mid "$(for t in ${exec_t[$first]}; do echo "$t / 1000" | bc -l; done)")" | bc -l)x")
+  printf '%-10s %10s %10s %10s %10s %10s %9sM\n' "$n" "${row[@]}" "$((rss[$n] / 1024))"
+  [ -n "$first" ] && printf '%-10s %10s %10s %10s %10s %10s\n' "  ratio" "${ratios[@]}"
+  [ -z "$first" ] && first=$n
 done

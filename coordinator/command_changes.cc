@@ -184,6 +184,10 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
       // work only after this returns).
       if (first_look_deferred_ && !tracker_) FirstLook();
       first_look_deferred_ = false;
+      // And what the protected files hold, before any command writes them.
+      for (auto& [id, call] : calls_) {
+        if (call.protected_deferred) SnapshotProtectedFor(call);
+      }
     }
   }
   if (on_worker_ready) on_worker_ready(hello);

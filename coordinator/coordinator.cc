@@ -487,14 +487,31 @@ void Coordinator::DispatchNow(Call& c) {
   if (TracksChanges(c)) StartTracking(c);
   c.start_change = changes_.now();
   if (CanWriteWorkspace(c)) {
-    if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
-    bool refreshed = RefreshProtectedIndex(c);
-    if (const WorkspaceFiles* ws = WorkspaceLayer()) {
-      c.protected_before =
-          std::make_unique<ProtectedSnapshot>(SnapshotProtected(*ws, protected_index_.get(), refreshed));
+    // A command over an overlay of its own writes nothing in the workspace
+    // itself: what it wrote lands through ApplyOverlayUpper, which keeps
+    // protected paths aside. No snapshot, and no walk of the tree for the
+    // protected index; it runs over an overlay or not at all (a worker
+    // started since without one refuses it). odin exec's one command, sent
+    // before its worker said, waits for that word (OnWorkerReady).
+    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands;
+    if (overlay && capabilities_.overlays()) {
+      c.request.needs_overlay = true;
+    } else if (overlay && o_.session_kind == "exec" && capabilities_.overlay_not_lost()) {
+      c.protected_deferred = true;
+    } else {
+      SnapshotProtectedFor(c);
     }
   }
   pool_.Submit(c.request);
+}
+
+void Coordinator::SnapshotProtectedFor(Call& c) {
+  c.protected_deferred = false;
+  if (!protected_index_) protected_index_ = std::make_unique<ProtectedIndex>(o_.workspace);
+  bool refreshed = RefreshProtectedIndex(c);
+  if (const WorkspaceFiles* ws = WorkspaceLayer()) {
+    c.protected_before = std::make_unique<ProtectedSnapshot>(SnapshotProtected(*ws, protected_index_.get(), refreshed));
+  }
 }
 
 void Coordinator::DispatchNextWrite(const std::string& path) {

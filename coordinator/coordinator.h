@@ -316,6 +316,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     bool validate = true;      // false for a rollback, which is not validated
     std::string approval_key;  // waiting for the user: what "for the session" would allow
     std::unique_ptr<ProtectedSnapshot> protected_before;  // a writable command: the protected files before it
+    // odin exec's command, dispatched before its worker said whether it has
+    // the overlay: the snapshot is taken if it has not (OnWorkerReady).
+    bool protected_deferred = false;
     // For lsp_check: the file, and the content validated.
     std::string check_path;
     std::string check_content;
@@ -532,6 +535,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
                                          const char* source, const ChangeSet& changes, v1::ToolResult* result);
   // The protected-path index brought up to date from the tracker's word (false: refresh it yourself).
   bool RefreshProtectedIndex(const Call& c);
+  // Takes c.protected_before: what the protected files hold before it runs.
+  void SnapshotProtectedFor(Call& c);
   std::set<std::string> PutBackProtected(Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
   // The writers' lane (writers_lane.h), while changes are tracked: which kind of writer a call is
   // (LaneCaller: a command over an overlay of its own, SharesLane, has what changed after it started

@@ -520,6 +520,23 @@ TEST_F(ReadOnlyViewTest, AWorkerThatHadNoViewTurnsItOffSoAskingAgainRunsTheComma
   EXPECT_FALSE(Run("cat a.txt", &again).read_only_view());
 }
 
+// Where the writers have overlays, a writing command's protected files are
+// not snapshotted (its writes land only through the overlay's apply, which
+// keeps protected paths aside), so it must run over one or not at all: a
+// worker started since without an overlay refuses it rather than writing
+// into the workspace unwatched. Without overlays it may run in place.
+TEST_F(ReadOnlyViewTest, ACommandSentWithoutAProtectedSnapshotRunsOverAnOverlayOrNotAtAll) {
+  ASSERT_NO_FATAL_FAILURE(Start({kOverlayCapability, kReadOnlyViewCapability}));
+  std::string id;
+  EXPECT_TRUE(Run("echo x > a.txt", &id).needs_overlay());
+}
+
+TEST_F(ReadOnlyViewTest, WithoutOverlaysAWritingCommandMayRunInPlace) {
+  ASSERT_NO_FATAL_FAILURE(Start({}));
+  std::string id;
+  EXPECT_FALSE(Run("echo x > a.txt", &id).needs_overlay());
+}
+
 TEST_F(CoordinatorTest, ArgumentsNestedTooDeepAreRefusedAndRecordedAsText) {
   std::string deep = "{\"command\":" + std::string(60000, '[') + std::string(60000, ']') + "}";
   std::string id = Submit(deep);

@@ -46,12 +46,17 @@ void Coordinator::StopTracking() {
 }
 
 void Coordinator::FirstLook() {
+  // A look at a large tree takes seconds here: the workers go on hearing
+  // from the coordinator meanwhile (they take 1.5 s of silence for its end).
+  auto heartbeats = [this] { pool_.SendDueHeartbeats(); };
   if (looking_.running()) {
-    auto [tracker, index] = looking_.Take();
+    auto [tracker, index] = looking_.Take(heartbeats);
     tracker_ = std::move(tracker);
     if (index) protected_index_ = std::move(index);
+    tracker_->OnProgress(heartbeats);
   } else {
     tracker_ = NewTracker();
+    tracker_->OnProgress(heartbeats);
     tracker_->Rescan();  // the reference
   }
   // What the agents read before: a change of it has its bytes before.

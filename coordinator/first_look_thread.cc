@@ -1,5 +1,6 @@
 #include "coordinator/first_look_thread.h"
 
+#include <chrono>
 #include <set>
 #include <string>
 #include <system_error>
@@ -35,7 +36,12 @@ bool FirstLookThread::Start(std::unique_ptr<ChangeTracker> tracker, std::unique_
   return true;
 }
 
-std::pair<std::unique_ptr<ChangeTracker>, std::unique_ptr<ProtectedIndex>> FirstLookThread::Take() {
+std::pair<std::unique_ptr<ChangeTracker>, std::unique_ptr<ProtectedIndex>> FirstLookThread::Take(
+    const std::function<void()>& while_waiting) {
+  while (while_waiting && thread_.joinable() && !done_.load(std::memory_order_acquire)) {
+    while_waiting();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (thread_.joinable()) thread_.join();
   return {std::move(tracker_), std::move(index_)};
 }

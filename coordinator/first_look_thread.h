@@ -6,6 +6,7 @@
 // index are the thread's.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -28,8 +29,11 @@ class FirstLookThread {
   bool running() const { return tracker_ != nullptr; }
   // Whether a look was started and has ended (Take then waits for nothing).
   bool done() const { return running() && done_.load(std::memory_order_acquire); }
-  // Waits for the look to end and hands over what it made.
-  std::pair<std::unique_ptr<ChangeTracker>, std::unique_ptr<ProtectedIndex>> Take();
+  // Waits for the look to end and hands over what it made, calling
+  // while_waiting every 10 ms meanwhile (a large tree's look takes seconds:
+  // the workers must go on hearing from the coordinator).
+  std::pair<std::unique_ptr<ChangeTracker>, std::unique_ptr<ProtectedIndex>> Take(
+      const std::function<void()>& while_waiting = nullptr);
   // Cuts the look short and drops what it made.
   void Stop();
 

@@ -319,13 +319,15 @@ void Worker::StartCommand(const v1::ToolRequest& req, std::vector<std::string> a
     spec = std::move(*parsed);
     if (req.read_only_view() && !view_usable_) return RefuseReadOnlyView(req, Status::OK());
     if (req.needs_overlay() && !overlay_mounts_) {
-      // It would write into the workspace itself, beside other commands.
-      return EmitTextResult(req,
-                            FailResult(&result, v1::TOOL_STATUS_ERROR,
-                                       Status::FailedPrecondition("command",
-                                                                  "not run: this worker has no workspace overlay, and "
-                                                                  "other commands run beside it; ask for it again")),
-                            std::move(result));
+      // It would write into the workspace itself, beside other commands or
+      // past the protected paths' snapshot it was sent without.
+      return EmitTextResult(
+          req,
+          FailResult(&result, v1::TOOL_STATUS_ERROR,
+                     Status::FailedPrecondition("command",
+                                                "not run: it was sent to run over a workspace "
+                                                "overlay, which this worker has not; ask for it again")),
+          std::move(result));
     }
   }
   spec.env = CurrentEnvironment();

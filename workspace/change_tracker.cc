@@ -242,6 +242,7 @@ void ChangeTracker::Scan(int dir_fd, const std::string& rel, uint32_t dir, size_
     out->truncated = true;
     return;
   }
+  if (progress_ && (++directories_read_ & 63) == 0) progress_();
   int own = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (own < 0) return;
   DIR* d = fdopendir(own);

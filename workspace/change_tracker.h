@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -145,6 +146,10 @@ class ChangeTracker {
   // stops at the next directory, incomplete (truncated), and git's index
   // is not read; so does every later one.
   void Stop() { stop_.store(true, std::memory_order_relaxed); }
+  // Called every 64 directories a look reads (on the thread that looks), so
+  // that a caller's loop can keep its peers from taking a long look for a
+  // hang.
+  void OnProgress(std::function<void()> progress) { progress_ = std::move(progress); }
   bool stopped() const { return stop_.load(std::memory_order_relaxed); }
 
  private:
@@ -195,6 +200,8 @@ class ChangeTracker {
   std::unique_ptr<GitIgnore> ignore_;
   ChangeTrackerOptions o_;
   std::atomic<bool> stop_{false};
+  std::function<void()> progress_;
+  uint64_t directories_read_ = 0;
   EntryTable table_;
   // What few entries have besides stat's word: a regular file's hash once
   // known, a symlink's target once read.

@@ -257,6 +257,21 @@ TEST_F(ChangeTrackerTest, ALookCutShortReportsNoDeletions) {
   for (const PathChange& c : cs.changes) EXPECT_NE(c.kind, ChangeKind::kDeleted) << c.path;
 }
 
+// A look at a large tree takes seconds: it says how it goes, so that the
+// coordinator's loop can keep its workers hearing from it meanwhile.
+TEST_F(ChangeTrackerTest, ALongLookSaysHowItGoes) {
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(MakeDirs(root_ + "/d" + std::to_string(i)).ok());
+    Write("d" + std::to_string(i) + "/f", "x");
+  }
+  ChangeTracker t(root_, nullptr);
+  int told = 0;
+  t.OnProgress([&] { ++told; });
+  t.Rescan();
+  EXPECT_EQ(told, 201 / 64);  // every 64 directories read (the root is one)
+  EXPECT_EQ(t.entries(), 400u);
+}
+
 TEST_F(ChangeTrackerTest, LargeFilesAreHashedButNotKept) {
   ChangeTrackerOptions o;
   o.image_cap_bytes = 16;
