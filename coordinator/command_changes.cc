@@ -302,6 +302,10 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     o.ignore = own_ignore.get();
   }
   o.image_cap_bytes = o_.image_cap_bytes;
+  if (tracker_) {
+    ChangeTracker* tracker = tracker_.get();
+    o.known_sha256 = [tracker](const std::string& rel, const struct stat& st) { return tracker->KnownSha256(rel, st); };
+  }
   o.conflicts_dir = JoinPath(StateDir(), "conflicts/" + id);
   o.discarded_dir = JoinPath(StateDir(), "displaced/" + id);
   OverlayApplied applied = ApplyOverlayUpper(o_.workspace, base + "/u", o);
@@ -324,7 +328,16 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   if (tracker_ && c.tracked) {
     // (Also what it wrote back unchanged: new inodes, the same bytes.)
     std::set<std::string> landed(applied.unchanged.begin(), applied.unchanged.end());
-    for (const PathChange& pc : applied.changes.changes) landed.insert(pc.path);
+    for (const PathChange& pc : applied.changes.changes) {
+      landed.insert(pc.path);
+      // Its hash is known: the tracker need not read the file again. (In a
+      // directory new to it, the tracker reads the whole directory.)
+      size_t slash = pc.path.rfind('/');
+      if (pc.after && pc.after->type == EntryType::kFile && !pc.after->sha256.empty() &&
+          tracker_->Knows(slash == std::string::npos ? "" : pc.path.substr(0, slash))) {
+        tracker_->NoteWrite(pc.path, pc.after->sha256, pc.after_content ? &*pc.after_content : nullptr);
+      }
+    }
     ChangeSet after = tracker_->Rescan();
     ChangeSet rest;
     for (PathChange& pc : after.changes) {

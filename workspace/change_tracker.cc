@@ -139,12 +139,21 @@ void ChangeTracker::SetState(uint32_t id, const EntryState& s) {
   }
 }
 
+std::string ChangeTracker::KnownSha256(const std::string& path, const struct stat& st) const {
+  uint32_t id = table_.FindPath(path);
+  if (id == EntryTable::kNone || id == EntryTable::kRoot || MetadataDiffers(StateOf(id), EntryStateOf(st))) return "";
+  auto it = sha256_.find(id);
+  return it == sha256_.end() ? "" : it->second;
+}
+
 size_t ChangeTracker::table_bytes() const {
   // (The side tables: a node, a key and a string of 64 each, about.)
   return table_.bytes() + (sha256_.size() + link_target_.size()) * 128 + images_bytes_;
 }
 
 void ChangeTracker::EraseAsDeleted(uint32_t id, ChangeSet* out) {
+  // Under an ignored directory, everything is ignored there: asked once.
+  const std::string top = IgnoredRootOf(table_.PathOf(id), static_cast<EntryType>(table_.meta(id).type));
   table_.Erase(id, [&](uint32_t gone) {
     PathChange c;
     c.path = table_.PathOf(gone);
@@ -154,7 +163,7 @@ void ChangeTracker::EraseAsDeleted(uint32_t id, ChangeSet* out) {
     link_target_.erase(gone);
     if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
     Forget(c.path);
-    std::string root = IgnoredRootOf(c.path, c.before->type);
+    std::string root = top.empty() ? IgnoredRootOf(c.path, c.before->type) : top;
     Add(std::move(c), root, out);
   });
 }
@@ -174,7 +183,7 @@ uint32_t ChangeTracker::Observe(uint32_t parent, int dir_fd, const char* name, c
     PathChange c;
     c.path = rel;
     c.kind = ChangeKind::kCreated;
-    std::string root = IgnoredRootOf(rel, now.type);
+    std::string root = ignored_hint_.empty() ? IgnoredRootOf(rel, now.type) : ignored_hint_;
     if (now.type == EntryType::kFile && root.empty()) Hash(dir_fd, name, &now, &c.after_content);
     if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
     if (c.after_content) Keep(rel, *c.after_content);
@@ -189,7 +198,7 @@ uint32_t ChangeTracker::Observe(uint32_t parent, int dir_fd, const char* name, c
   std::string rel = parent_rel.empty() ? std::string(name) : parent_rel + "/" + name;
   std::optional<std::string> before_content;
   if (auto img = images_.find(rel); img != images_.end()) before_content = img->second;
-  std::string root = IgnoredRootOf(rel, now.type);
+  std::string root = ignored_hint_.empty() ? IgnoredRootOf(rel, now.type) : ignored_hint_;
   std::optional<std::string> content;
   if (now.type == EntryType::kFile && root.empty()) Hash(dir_fd, name, &now, &content);
   if (now.type == EntryType::kSymlink) now.link_target = ReadLinkAt(dir_fd, name);
@@ -204,7 +213,7 @@ uint32_t ChangeTracker::Observe(uint32_t parent, int dir_fd, const char* name, c
     PathChange gone;
     gone.path = rel;
     gone.kind = ChangeKind::kDeleted;
-    std::string gone_root = IgnoredRootOf(rel, before.type);
+    std::string gone_root = ignored_hint_.empty() ? IgnoredRootOf(rel, before.type) : ignored_hint_;
     gone.before = std::move(before);
     gone.before_content = std::move(before_content);
     Add(std::move(gone), gone_root, out);
@@ -411,7 +420,11 @@ void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
     if (fd >= 0) {
       Watch(rel);
       size_t count = 0;
+      // A new tree under an ignored directory (an npm install) is all
+      // ignored there: git's rules are asked once, not for each entry.
+      ignored_hint_ = IgnoredRootOf(rel, EntryType::kDirectory);
       Scan(fd, rel, id, &count, out);
+      ignored_hint_.clear();
       close(fd);
     }
   }

@@ -129,6 +129,11 @@ class ChangeTracker {
   // an overflow, no watches), so the caller must look for itself.
   bool TakeReported(std::set<std::string>* out);
 
+  // The hash of the file at path (relative) as the tracker last knew it,
+  // if stat still says what it said then; else "".
+  std::string KnownSha256(const std::string& path, const struct stat& st) const;
+  // Whether the tracker knows an entry at path (relative; "" the root).
+  bool Knows(const std::string& path) const { return table_.FindPath(path) != EntryTable::kNone; }
   size_t entries() const { return table_.size(); }
   // Bytes the picture of the tree holds (entries, names, hashes kept).
   size_t table_bytes() const;
@@ -201,6 +206,9 @@ class ChangeTracker {
   ChangeTrackerOptions o_;
   std::atomic<bool> stop_{false};
   std::function<void()> progress_;
+  // While a new directory's tree is read: the ignored directory it is
+  // under ("" when it is not, or not known), for every entry in it.
+  std::string ignored_hint_;
   uint64_t directories_read_ = 0;
   EntryTable table_;
   // What few entries have besides stat's word: a regular file's hash once

@@ -272,6 +272,25 @@ TEST_F(ChangeTrackerTest, ALongLookSaysHowItGoes) {
   EXPECT_EQ(t.entries(), 400u);
 }
 
+// What the tracker knows of a file's hash, it gives only while stat says
+// what it said when it learnt it.
+TEST_F(ChangeTrackerTest, AKnownHashHoldsOnlyWhileTheFileIsAsItWas) {
+  Write("a.txt", "one");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  struct stat st;
+  ASSERT_EQ(lstat((root_ + "/a.txt").c_str(), &st), 0);
+  EXPECT_EQ(t.KnownSha256("a.txt", st), "") << "the first look reads no file";
+  Write("a.txt", "two!");
+  t.Rescan();  // a change: hashed
+  ASSERT_EQ(lstat((root_ + "/a.txt").c_str(), &st), 0);
+  EXPECT_EQ(t.KnownSha256("a.txt", st), Sha256Hex("two!"));
+  struct stat moved = st;
+  moved.st_mtim.tv_nsec += 1;
+  EXPECT_EQ(t.KnownSha256("a.txt", moved), "");
+  EXPECT_EQ(t.KnownSha256("missing.txt", st), "");
+}
+
 TEST_F(ChangeTrackerTest, LargeFilesAreHashedButNotKept) {
   ChangeTrackerOptions o;
   o.image_cap_bytes = 16;

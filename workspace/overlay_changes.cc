@@ -233,8 +233,15 @@ class Applier {
   }
 
   // The state of name in dir_fd with its hash or link target, and content.
-  EntryState Describe(int dir_fd, const std::string& name, const struct stat& st, std::optional<std::string>* content) {
+  // rel: the workspace's file there (its hash may be known), or "".
+  EntryState Describe(int dir_fd, const std::string& name, const struct stat& st, std::optional<std::string>* content,
+                      const std::string& rel = "") {
     EntryState s = EntryStateOf(st);
+    if (s.type == EntryType::kFile && !rel.empty() && s.size > o_.image_cap_bytes && o_.known_sha256) {
+      // Too big to keep as a before-image: its hash is all, and may be known.
+      s.sha256 = o_.known_sha256(rel, st);
+      if (!s.sha256.empty()) return s;
+    }
     if (s.type == EntryType::kFile) HashEntryAt(dir_fd, name.c_str(), o_.image_cap_bytes, &s, content);
     if (s.type == EntryType::kSymlink) {
       char target[4096];
@@ -550,7 +557,7 @@ class Applier {
       if (!RemoveTree(ws_fd, name, rel, *wst, child_in_git)) return;
       wst.reset();
     } else if (wst && !S_ISDIR(ust->st_mode)) {
-      before = counted ? EntryStateOf(*wst) : Describe(ws_fd, name, *wst, &before_content);
+      before = counted ? EntryStateOf(*wst) : Describe(ws_fd, name, *wst, &before_content, rel);
     } else if (wst) {
       // A file replaced by a directory.
       PathChange gone;

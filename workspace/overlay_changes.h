@@ -73,6 +73,11 @@ struct OverlayApplyOptions {
   // are discarded. Null: everything may land.
   std::function<bool(const std::string&)> must_not_land;
   GitIgnore* ignore = nullptr;  // may be null: nothing is ignored
+  // The hash of the workspace's file at a path (relative) as already known
+  // (the change tracker's), if stat still says what it said then; "" if
+  // not known. A file too big for a before-image whose hash is known is
+  // not read again. Null: every before is read.
+  std::function<std::string(const std::string&, const struct stat&)> known_sha256;
   // Bytes of a file kept as its before- and after-image (past it, the hash
   // only).
   int64_t image_cap_bytes = 1 << 20;

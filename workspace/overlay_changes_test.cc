@@ -11,6 +11,9 @@
 #include <sstream>
 
 #include <gmock/gmock.h>
+#include <functional>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -106,6 +109,8 @@ class OverlayChangesTest : public ::testing::Test {
     o.must_not_land = std::move(must_not_land);
     o.ignore = ignore;
     o.conflicts_dir = root_ + "/conflicts";
+    o.known_sha256 = known_sha256_;
+    o.image_cap_bytes = image_cap_;
     return ApplyOverlayUpper(ws_, upper_, o);
   }
 
@@ -118,6 +123,8 @@ class OverlayChangesTest : public ::testing::Test {
 
   std::string root_, ws_, upper_;
   int64_t started_ = 0;
+  std::function<std::string(const std::string&, const struct stat&)> known_sha256_;
+  int64_t image_cap_ = 1 << 20;
   bool ctime_rule_ = false;
   std::function<bool(const std::string&)> gone_meanwhile_;  // null: nothing deleted meanwhile
 };
@@ -187,6 +194,32 @@ TEST_F(OverlayChangesTest, ACommandsWritesLandWithTheirBeforeImages) {
 // the host blocked the coordinator for good. Nothing special lands; nor does
 // a symlink inside a .git (libgit2 reads the index and objects on the
 // host).
+// A file too big for a before-image whose hash the tracker already knows
+// (stat unchanged since) is not read again: a 100 MB rewrite costs one hash,
+// not two. Where the hash is not known, the file is read.
+TEST_F(OverlayChangesTest, ABigFilesKnownHashBeforeIsNotReadAgain) {
+  Write(ws_ + "/big.bin", std::string(64, 'a'));
+  Write(ws_ + "/other.bin", std::string(64, 'o'));
+  image_cap_ = 16;
+  std::vector<std::string> asked;
+  known_sha256_ = [&](const std::string& rel, const struct stat& st) -> std::string {
+    asked.push_back(rel);
+    EXPECT_EQ(st.st_size, 64);
+    return rel == "big.bin" ? "known-hash-of-big" : "";
+  };
+  OVERLAY_OR_SKIP("printf b > big.bin && printf p > other.bin");
+  OverlayApplied a = Apply();
+  EXPECT_EQ(asked, std::vector<std::string>({"big.bin", "other.bin"}));
+  const PathChange* big = Find(a, "big.bin", ChangeKind::kModified);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->before->sha256, "known-hash-of-big");  // taken, not read
+  EXPECT_FALSE(big->before_content.has_value());
+  EXPECT_EQ(big->after->sha256, Sha256Hex("b"));
+  const PathChange* other = Find(a, "other.bin", ChangeKind::kModified);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->before->sha256, Sha256Hex(std::string(64, 'o')));  // not known: read
+}
+
 TEST_F(OverlayChangesTest, FifosDevicesAndSymlinksInsideAGitDirectoryNeverLand) {
   std::string why;
   if (!RunInOverlay("mkdir -p .git/objects/ab newdir && mkfifo .gitignore newdir/pipe && "
