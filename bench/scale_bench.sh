@@ -14,7 +14,7 @@
 # its children). Sizes are interleaved; ratios are to the first (smallest)
 # size, measured in the same run, beside `bash -c true` and a bare bwrap.
 #
-# Trees of 200,000 files or more are built once and kept in
+# Trees of 100,000 files or more are built once and kept in
 # ${ODIN_BENCH_CACHE:-$XDG_CACHE_HOME/odin-bench} (a million files take about
 # 2 minutes to build and 4 GB of disk); smaller ones in a temporary directory
 # beside them.
@@ -163,10 +163,13 @@ echo "floors: bash -c true $bash_floor ms, bwrap --unshare-all true $bwrap_floor
 # so that a slow minute of the machine falls on all of them alike.
 declare -A ws per rss
 for n in $sizes; do
-  if [ "$n" -ge 200000 ]; then ws[$n]="$cache/tree-$n"; else ws[$n]="$small/tree-$n"; fi
+  if [ "$n" -ge 100000 ]; then ws[$n]="$cache/tree-$n"; else ws[$n]="$small/tree-$n"; fi
   tree "$n" "${ws[$n]}"
   rss[$n]=0
 done
+# A new tree's dirty pages reach the disk now, not during the sessions (the
+# ledger's fsyncs would wait for them).
+sync
 kinds="read-only writes no-change edit"
 for _ in $(seq "$sessions"); do
   for kind in $kinds; do
