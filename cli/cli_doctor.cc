@@ -1,5 +1,8 @@
 // odin doctor: what this machine gives Odin. Every sandbox layer is reported
 // from a probe run through the real launcher, not from what should be true.
+// Long file: one report of every layer, each section a few lines of probing
+// and printing beside the others; split, they would only pass the same
+// values around.
 
 #include <unistd.h>
 
@@ -27,6 +30,7 @@
 #include "remote/curve_keys.h"
 #include "session/runtime.h"
 #include "ledger/ledger.h"
+#include "workspace/watch_coverage.h"
 #include "workspace/workspace.h"
 #include "pool/worker_pool.h"
 #include "sandbox/sandbox_options.h"
@@ -508,6 +512,10 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
       if (srun.empty() || !have_key) failed = true;
     }
   }
+  // Whether changes made outside Odin can be heard of, or each command
+  // must look at the whole tree for them.
+  WatchCoverage watch = ProbeWatchCoverage(ws->root);
+  bool covered = watch.complete && (watch.limit < 0 || static_cast<int64_t>(watch.directories) < watch.limit);
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
               {"workspace", ws->root},
@@ -516,6 +524,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"commands_network", network},
               {"layers", json::array()},
               {"tools", {{"bwrap", bwrap}, {"rg", rg}, {"clangd", clangd}}},
+              {"external_changes", {{"watched", covered}, {"directories", watch.directories}, {"limit", watch.limit}}},
               {"config",
                {{"user", loaded->user_config_path},
                 {"user_found", loaded->user_config_found},
@@ -555,6 +564,10 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     printf("  %-21s %-8s  %s\n", l.name.c_str(), l.active ? "active" : "inactive", l.detail.c_str());
   }
   printf("  %-21s %s\n", "network for commands", network_detail.c_str());
+  printf("external changes  %s: %zu%s directories to watch, fs.inotify.max_user_watches = %lld%s\n",
+         covered ? "watched (inotify)" : "NOT WATCHED", watch.directories, watch.complete ? "" : "+",
+         static_cast<long long>(watch.limit),
+         covered ? "" : "; each command would look at the whole tree (raise the limit with sysctl)");
   printf("tools\n");
   for (auto [name, path, flag] : {std::tuple{"bwrap", bwrap, "--version"}, std::tuple{"rg", rg, "--version"},
                                   std::tuple{"clangd", clangd, "--version"}}) {

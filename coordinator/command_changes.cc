@@ -156,6 +156,7 @@ void Coordinator::StartTracking(Call& c) {
   // A later look finds what changed since the last call by no call of ours
   // (the lane holds no other writer now).
   RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
+  NoteTrackerCoverage();
 }
 
 void Coordinator::OnWorkerReady(const v1::Hello& hello) {
@@ -198,8 +199,21 @@ void Coordinator::DetectExternalChanges(const std::string& agent_id) {
   if (!tracker_ && looking_.done() && !lane_.WriterRunning()) FirstLook();
   // Only while no call of ours can be writing, and only while a look is
   // cheap (the watches hold): a full look waits for a command's start.
+  NoteTrackerCoverage();
   if (!tracker_ || !tracker_->watching() || lane_.WriterRunning()) return;
   RecordExternal(agent_id, tracker_->Rescan(), nullptr);
+  NoteTrackerCoverage();
+}
+
+void Coordinator::NoteTrackerCoverage() {
+  if (!tracker_ || tracker_->unwatched() == coverage_lost_) return;
+  coverage_lost_ = tracker_->unwatched();
+  if (coverage_lost_.empty()) return;
+  // Said once per cause: in the log, the ledger and the report.
+  spdlog::warn("changes made outside Odin are not watched in this workspace ({}): each command looks at the whole tree",
+               coverage_lost_);
+  RecordGateEvent("", "", "external_changes_unwatched", "",
+                  json({{"why", coverage_lost_}}).dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 std::string Coordinator::WorkspaceDigest() {

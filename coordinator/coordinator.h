@@ -254,6 +254,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // the session is blocked. Sorted by path.
   std::vector<FileVerdict> Blocking() const override;
   std::string WorkspaceDigest() override;
+  // The tracker's word on why the tree is not watched, said once per cause
+  // (a gate event the report shows).
+  void NoteTrackerCoverage();
   // The latest verdict of every file the session changed, sorted by path.
   std::vector<FileVerdict> Verdicts() const;
   // Every breaker that has seen a call, sorted by name.
@@ -603,6 +606,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   WritersLane lane_;                 // which writing calls may run now (writers_lane.h)
   ChangeNumbers changes_;            // every change recorded, numbered (change_numbers.h)
   ChangeDigest digest_;              // the workspace's content as the changes left it (each result carries it)
+  std::string coverage_lost_;        // the tracker's unwatched() as last said
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;

@@ -240,6 +240,11 @@ StatusOr<Report> BuildReport(Ledger* ledger, const ReportInput& in) {
   std::map<std::string, ReportCheck> last;  // by check name, the latest
   std::vector<std::string> order;
   for (const GateEvent& e : events) {
+    if (e.kind == "external_changes_unwatched") {
+      json d = ParseJson(e.detail_json);
+      report.unwatched = d.is_object() ? d.value("why", "") : "";
+      continue;
+    }
     if (e.kind == "hook" && e.message_id == in.message_id) {
       json d = ParseJson(e.detail_json);
       if (d.is_object() && d.contains("report") && d["report"].is_string()) report.hooks.push_back(d["report"]);
@@ -363,6 +368,10 @@ std::string RenderReport(const Report& r) {
       start = end + 1;
     }
   }
+  if (!r.unwatched.empty()) {
+    out +=
+        "External changes: not watched (" + r.unwatched + "); each command looked at the whole tree for them instead\n";
+  }
   if (!r.hooks.empty()) {
     out += "Hooks:\n";
     for (const std::string& h : r.hooks) out += "  " + h + "\n";
@@ -433,6 +442,7 @@ std::string ReportJson(const Report& r) {
               {"conflicts", conflicts},
               {"checks", checks},
               {"hooks", r.hooks},
+              {"external_changes_unwatched", r.unwatched.empty() ? json() : json(r.unwatched)},
               {"workflow", r.workflow},
               {"plan_revision", r.plan_revision >= 0 ? json(r.plan_revision) : json()},
               {"reviews", reviews},

@@ -84,6 +84,9 @@ struct Report {
   std::vector<ReportConflict> conflicts;
   std::vector<ReportCheck> checks;  // the last run of each check
   std::vector<std::string> hooks;   // what hooks decided that the user must see (a Stop hook's last block)
+  // Why changes made outside Odin were not watched this session ("" when
+  // they were): then each command looked at the whole tree.
+  std::string unwatched;
   // The workflow and the plan's last revision, the reviewers' verdicts in
   // order, a batch's items, and the reflection of a strict run.
   std::string workflow;

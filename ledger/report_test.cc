@@ -159,6 +159,22 @@ TEST_F(ReportTest, ChangedFilesWithTheirLineCountsAndChanges) {
   EXPECT_EQ(r.files[1].change_ids, (Ids{"ex_w1", "ex_w3"}));
 }
 
+// Where the tracker could not watch the tree (the watch limit, a tree past
+// its entries), the report says so: changes made outside Odin were looked
+// for by a full look at each command, never silently missed.
+TEST_F(ReportTest, ATreeThatWasNotWatchedIsSaid) {
+  EXPECT_EQ(Build(Input({})).unwatched, "");
+  EXPECT_EQ(RenderReport(Build(Input({}))).find("External changes"), std::string::npos);
+  AddCheckEvent("", "", R"j({"why": "the inotify watch limit was reached (fs.inotify.max_user_watches = 8192)"})j",
+                "external_changes_unwatched");
+  Report r = Build(Input({}));
+  EXPECT_EQ(r.unwatched, "the inotify watch limit was reached (fs.inotify.max_user_watches = 8192)");
+  EXPECT_NE(RenderReport(r).find("External changes: not watched (the inotify watch limit was reached "
+                                 "(fs.inotify.max_user_watches = 8192)); each command looked at the whole tree"),
+            std::string::npos)
+      << RenderReport(r);
+}
+
 TEST_F(ReportTest, AbsoluteAndRelativePathsOfOneFileAreOneEntry) {
   AddWrite("ex_w1", "EditTool", "a.cc", 1, 0);
   AddWrite("ex_w2", "EditTool", JoinPath(ws_, "a.cc"), 1, 0);

@@ -284,6 +284,23 @@ TEST_F(OdinExecTest, DoctorNamesTheCheckCommandBehindEachLanguageServer) {
   EXPECT_NE(j.out.find("\"fallback\": \"/bin/true {file}\""), std::string::npos) << j.out;
 }
 
+// Whether changes made outside Odin can be watched here: the directories
+// to watch (.git and .odin aside) against the kernel's watch limit.
+TEST_F(OdinExecTest, DoctorSaysWhetherTheTreeCanBeWatched) {
+  ASSERT_TRUE(MakeDirs(ws_.Join("src/a/b")).ok());
+  ASSERT_TRUE(MakeDirs(ws_.Join("src/c")).ok());
+  ASSERT_TRUE(MakeDirs(ws_.Join(".git/objects/00")).ok());
+  Ran j = Odin({"doctor", "--json"});
+  json d = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(d.is_discarded()) << j.out;
+  // The root, src, src/a, src/a/b, src/c.
+  EXPECT_EQ(d["external_changes"]["directories"], 5) << d["external_changes"];
+  EXPECT_EQ(d["external_changes"]["watched"], true);
+  EXPECT_GT(d["external_changes"]["limit"].get<int64_t>(), 5);
+  Ran r = Odin({"doctor"});
+  EXPECT_NE(r.out.find("external changes  watched (inotify): 5 directories to watch"), std::string::npos) << r.out;
+}
+
 TEST_F(OdinExecTest, AMissingBwrapPathIsAnErrorNotAFallback) {
   // A typo in sandbox.bwrap must not turn the sandbox off.
   UserConfig(R"({"sandbox":{"bwrap":"/nonexistent/bwrap"}})");

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -321,10 +323,38 @@ void ChangeTracker::Watch(const std::string& rel) {
   std::string path = "/proc/self/fd/" + std::to_string(dir->get());
   int wd = inotify_add_watch(inotify_fd_, path.c_str(), kWatchMask & ~IN_DONT_FOLLOW);
   if (wd < 0) {
-    StopWatching();  // out of watches (fs.inotify.max_user_watches): full looks from now on
+    // Out of watches (fs.inotify.max_user_watches) or refused: full looks
+    // from now on, and whoever asks is told why.
+    int error = errno;
+    std::string limit = "?";
+    if (FILE* f = fopen("/proc/sys/fs/inotify/max_user_watches", "re")) {
+      char line[32] = {};
+      if (fgets(line, sizeof line, f) != nullptr) limit = std::string(line, strcspn(line, "\n"));
+      fclose(f);
+    }
+    unwatched_ = error == ENOSPC ? "the inotify watch limit was reached (fs.inotify.max_user_watches = " + limit +
+                                       ", after " + std::to_string(watched_.size()) + " directories)"
+                                 : std::string("inotify refused a watch: ") + strerror(error);
+    watch_refused_ = true;
+    StopWatching();
     return;
   }
   watched_[wd] = rel;
+}
+
+void ChangeTracker::StartWatching() {
+  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_fd_ < 0) {
+    unwatched_ = std::string("inotify: ") + strerror(errno);
+    watch_refused_ = true;
+    return;
+  }
+  unwatched_.clear();
+}
+
+void ChangeTracker::Unwatched(const std::string& why) {
+  unwatched_ = why;
+  StopWatching();
 }
 
 void ChangeTracker::StopWatching() {
@@ -489,22 +519,28 @@ ChangeSet ChangeTracker::Rescan(bool full) {
   ChangeSet out;
   if (scans_ == 1) {
     // The reference, with a watch on every directory from here on.
-    if (o_.watch_from_entries == 0) inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (o_.watch_from_entries == 0) StartWatching();
     FullScan(&out);
     if (inotify_fd_ < 0 && o_.watch_from_entries > 0 && table_.size() >= o_.watch_from_entries && !out.truncated) {
       // A large tree: watched after all (nothing has run since the look).
-      inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      StartWatching();
       Watch("");
       table_.ForEach([&](uint32_t id) {
         if (table_.meta(id).type == static_cast<uint8_t>(EntryType::kDirectory)) Watch(table_.PathOf(id));
       });
     }
-    if (out.truncated) StopWatching();
+    if (out.truncated) Unwatched("the tree has more than " + std::to_string(o_.max_entries) + " entries");
   } else if (full || inotify_fd_ < 0 || !DirtyScan(&out)) {
     // Asked to, no watches, or they lost events: look at everything again.
     out = ChangeSet();
+    const bool overflowed = !full && inotify_fd_ >= 0;
     if (!full) StopWatching();
+    // After a lost queue the watches are made again as the look goes: one
+    // overflow (a checkout of many files) does not make every later look a
+    // full one.
+    if (overflowed && !watch_refused_) StartWatching();
     FullScan(&out);
+    if (out.truncated) Unwatched("the tree has more than " + std::to_string(o_.max_entries) + " entries");
   }
   std::stable_sort(out.changes.begin(), out.changes.end(),
                    [](const PathChange& a, const PathChange& b) { return a.path < b.path; });

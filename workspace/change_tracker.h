@@ -141,6 +141,10 @@ class ChangeTracker {
   GitIgnore* ignore() const { return ignore_.get(); }
   // Whether later looks are incremental (the inotify watches are in place).
   bool watching() const { return inotify_fd_ >= 0; }
+  // Why the tree is not watched when it should be (the watch limit, a tree
+  // past max_entries, no inotify): each later look is a full one. "" while
+  // it is watched, or was never to be.
+  const std::string& unwatched() const { return unwatched_; }
   // Drops the watches (later looks are full ones). Closing an inotify fd
   // waits for the kernel's SRCU grace period, 5 to 15 ms; that wait happens
   // on a thread of its own, so a process on its way out overlaps it with
@@ -171,6 +175,9 @@ class ChangeTracker {
   void LookAt(const std::string& rel, ChangeSet* out);
   void Deleted(const std::string& rel, ChangeSet* out);  // rel and everything under it
   void Watch(const std::string& rel);
+  void StartWatching();
+  // Stops watching, for why (unwatched()).
+  void Unwatched(const std::string& why);
   void StopWatching();
   // What stat says of name in the directory dir_fd (entry parent, at
   // parent_rel); returns its entry (EntryTable::kNone if none is kept).
@@ -221,6 +228,8 @@ class ChangeTracker {
   uint64_t scans_ = 0;
   std::set<std::string> pending_;   // reported, not yet looked at
   bool overflowed_ = false;         // the events since the last look are incomplete
+  std::string unwatched_;           // unwatched()
+  bool watch_refused_ = false;      // a watch was refused: no more tries
   std::set<std::string> reported_;  // since the last TakeReported
   bool reported_all_ = true;        // a full look since the last TakeReported
 };

@@ -255,6 +255,9 @@ TEST_F(ChangeTrackerTest, ALookCutShortReportsNoDeletions) {
   ChangeSet cs = t.Rescan();
   EXPECT_TRUE(cs.truncated);
   for (const PathChange& c : cs.changes) EXPECT_NE(c.kind, ChangeKind::kDeleted) << c.path;
+  // Not watched, and it says why.
+  EXPECT_FALSE(t.watching());
+  EXPECT_EQ(t.unwatched(), "the tree has more than 5 entries");
 }
 
 // A look at a large tree takes seconds: it says how it goes, so that the
@@ -270,6 +273,8 @@ TEST_F(ChangeTrackerTest, ALongLookSaysHowItGoes) {
   t.Rescan();
   EXPECT_EQ(told, 201 / 64);  // every 64 directories read (the root is one)
   EXPECT_EQ(t.entries(), 400u);
+  EXPECT_TRUE(t.watching());
+  EXPECT_EQ(t.unwatched(), "");
 }
 
 // What the tracker knows of a file's hash, it gives only while stat says
