@@ -493,7 +493,8 @@ void Coordinator::DispatchNow(Call& c) {
     // protected index; it runs over an overlay or not at all (a worker
     // started since without one refuses it). odin exec's one command, sent
     // before its worker said, waits for that word (OnWorkerReady).
-    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands;
+    // (Remote hosts' workers may lack the overlay: their commands keep it.)
+    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands && o_.pool.hosts == nullptr;
     if (overlay && capabilities_.overlays()) {
       c.request.needs_overlay = true;
     } else if (overlay && o_.session_kind == "exec" && capabilities_.overlay_not_lost()) {

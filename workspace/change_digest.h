@@ -9,9 +9,10 @@
 // first change seen), so a file rewritten with the same bytes, or put back
 // as it was, changes nothing; the value is "" while everything is as it was.
 // A change whose content before or after is not known counts as a change,
-// and so does one no path names (changes under an ignored directory, a
-// change set cut short, changes not tracked): a spurious "change" at most,
-// never a missed one.
+// and so does one no path names (a change set cut short, changes not
+// tracked): a spurious "change" at most, never a missed one. Changes under
+// directories git ignores are left out by the caller: a test run rewrites
+// its caches every time, which is no progress.
 //
 // Not a security boundary: 64 bits that tell states of one workspace apart.
 //

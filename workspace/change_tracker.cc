@@ -85,60 +85,12 @@ void ChangeTracker::Add(PathChange change, const std::string& ignored_root, Chan
     ++out->ignored[ignored_root];
     return;
   }
-  // A file changed whose bytes before nobody kept: git's index has them
-  // when git's recorded stat says the file was what git committed or staged.
+  // A file changed whose bytes before nobody kept: git's index may have
+  // them (FromIndex, once the look is done).
   if (ignore_ && change.before && change.before->type == EntryType::kFile && !change.before_content) {
-    const EntryState& b = *change.before;
-    std::optional<std::string> blob =
-        ignore_->IndexedContent(change.path, {b.size, b.mode, b.mtime_ns, b.ctime_ns, b.ino}, o_.image_cap_bytes);
-    if (blob) {
-      std::string sha = Sha256Hex(*blob);
-      if (b.sha256.empty() || b.sha256 == sha) {
-        change.before->sha256 = sha;
-        change.before_content = std::move(blob);
-        // Touched, not changed.
-        if (change.kind == ChangeKind::kModified && change.after && change.after->sha256 == sha &&
-            change.after->mode == b.mode) {
-          return;
-        }
-      }
-    }
+    from_index_.push_back(out->changes.size());
   }
   out->changes.push_back(std::move(change));
-}
-
-EntryState ChangeTracker::StateOf(uint32_t id) const {
-  const EntryTable::Meta& m = table_.meta(id);
-  EntryState s;
-  s.type = static_cast<EntryType>(m.type);
-  s.size = m.size;
-  s.mode = m.mode;
-  s.mtime_ns = m.mtime_ns;
-  s.ctime_ns = m.ctime_ns;
-  s.ino = m.ino;
-  if (auto it = sha256_.find(id); it != sha256_.end()) s.sha256 = it->second;
-  if (auto it = link_target_.find(id); it != link_target_.end()) s.link_target = it->second;
-  return s;
-}
-
-void ChangeTracker::SetState(uint32_t id, const EntryState& s) {
-  EntryTable::Meta& m = table_.meta(id);
-  m.type = static_cast<uint8_t>(s.type);
-  m.size = s.size;
-  m.mode = static_cast<uint16_t>(s.mode);
-  m.mtime_ns = s.mtime_ns;
-  m.ctime_ns = s.ctime_ns;
-  m.ino = s.ino;
-  if (s.sha256.empty()) {
-    sha256_.erase(id);
-  } else {
-    sha256_[id] = s.sha256;
-  }
-  if (s.link_target.empty()) {
-    link_target_.erase(id);
-  } else {
-    link_target_[id] = s.link_target;
-  }
 }
 
 std::string ChangeTracker::KnownSha256(const std::string& path, const struct stat& st) const {
@@ -148,15 +100,11 @@ std::string ChangeTracker::KnownSha256(const std::string& path, const struct sta
   return it == sha256_.end() ? "" : it->second;
 }
 
-size_t ChangeTracker::table_bytes() const {
-  // (The side tables: a node, a key and a string of 64 each, about.)
-  return table_.bytes() + (sha256_.size() + link_target_.size()) * 128 + images_bytes_;
-}
-
 void ChangeTracker::EraseAsDeleted(uint32_t id, ChangeSet* out) {
   // Under an ignored directory, everything is ignored there: asked once.
   const std::string top = IgnoredRootOf(table_.PathOf(id), static_cast<EntryType>(table_.meta(id).type));
   table_.Erase(id, [&](uint32_t gone) {
+    unscanned_.erase(gone);
     PathChange c;
     c.path = table_.PathOf(gone);
     c.kind = ChangeKind::kDeleted;
@@ -379,6 +327,7 @@ ChangeTracker::~ChangeTracker() { ReleaseWatches(); }
 
 void ChangeTracker::FullScan(ChangeSet* out) {
   reported_all_ = true;  // what changed was looked for, not heard of
+  unscanned_.clear();    // every directory is read now
   StatusOr<UniqueFd> root = files_ ? files_->OpenDirectory("") : Status::Unavailable("scan", "no workspace");
   if (!root.ok()) return;
   int fd = root->release();
@@ -419,6 +368,9 @@ uint32_t ChangeTracker::DirectoryEntry(const std::string& rel) {
   table_.scan(id) = static_cast<uint32_t>(scans_);
   SetState(id, EntryStateOf(st));
   Watch(rel);
+  // Not read yet: what else is in it is read when the kernel's word on it
+  // comes (LookAt), as for any new directory.
+  unscanned_.insert(id);
   return id;
 }
 
@@ -441,7 +393,9 @@ void ChangeTracker::LookAt(const std::string& rel, ChangeSet* out) {
   }
   int dir_fd = parent->release();
   uint32_t known = table_.Find(parent_id, name);
-  bool was_dir = known != EntryTable::kNone && table_.meta(known).type == static_cast<uint8_t>(EntryType::kDirectory);
+  // (A directory a write made and nobody read yet counts as new here.)
+  bool was_dir = known != EntryTable::kNone && table_.meta(known).type == static_cast<uint8_t>(EntryType::kDirectory) &&
+                 unscanned_.erase(known) == 0;
   if (was_dir && !S_ISDIR(st.st_mode)) Deleted(rel, out);  // a directory replaced: what was under it is gone
   uint32_t id = Observe(parent_id, dir_fd, name.c_str(), parent_rel, st, out);
   if (S_ISDIR(st.st_mode) && !was_dir && id != EntryTable::kNone) {
@@ -490,6 +444,12 @@ bool ChangeTracker::ReadEvents() {
   }
   if (overflowed_) reported_all_ = true;
   reported_.insert(pending_.begin(), pending_.end());
+  if (reported_.size() > kMaxReported) {
+    // Nobody took them for long (commands over overlays never ask): the
+    // next taker looks for itself rather than this growing without end.
+    reported_.clear();
+    reported_all_ = true;
+  }
   return !overflowed_;
 }
 
@@ -533,6 +493,7 @@ ChangeSet ChangeTracker::Rescan(bool full) {
   } else if (full || inotify_fd_ < 0 || !DirtyScan(&out)) {
     // Asked to, no watches, or they lost events: look at everything again.
     out = ChangeSet();
+    from_index_.clear();
     const bool overflowed = !full && inotify_fd_ >= 0;
     if (!full) StopWatching();
     // After a lost queue the watches are made again as the look goes: one
@@ -542,6 +503,7 @@ ChangeSet ChangeTracker::Rescan(bool full) {
     FullScan(&out);
     if (out.truncated) Unwatched("the tree has more than " + std::to_string(o_.max_entries) + " entries");
   }
+  FromIndex(&out);
   std::stable_sort(out.changes.begin(), out.changes.end(),
                    [](const PathChange& a, const PathChange& b) { return a.path < b.path; });
   // The index as it is after this look is the one the next look's
@@ -551,7 +513,8 @@ ChangeSet ChangeTracker::Rescan(bool full) {
 }
 
 void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content) {
-  if (scans_ == 0) return;  // the first look will see it
+  if (scans_ == 0) return;    // the first look will see it
+  if (Skipped(path)) return;  // .git and .odin are not looked at
   struct stat st;
   uint32_t id = table_.FindPath(path);
   if (!StatNoFollow(path, &st)) {

@@ -185,6 +185,9 @@ class ChangeTracker {
                    ChangeSet* out);
   // Adds change, or counts it under ignored_root ("" when not ignored).
   void Add(PathChange change, const std::string& ignored_root, ChangeSet* out);
+  // The before-images git's index holds for the changes Add set aside
+  // (from_index_), and the touched files among them dropped.
+  void FromIndex(ChangeSet* out);
   std::string IgnoredRootOf(const std::string& rel, EntryType type);
   // Records the entry and everything under it as deleted, and forgets them.
   void EraseAsDeleted(uint32_t id, ChangeSet* out);
@@ -229,6 +232,9 @@ class ChangeTracker {
   std::set<std::string> pending_;   // reported, not yet looked at
   bool overflowed_ = false;         // the events since the last look are incomplete
   std::string unwatched_;           // unwatched()
+  std::vector<size_t> from_index_;  // changes of this look whose before git's index may hold
+  std::set<uint32_t> unscanned_;    // directories a write made, not read yet
+  static constexpr size_t kMaxReported = 100000;
   bool watch_refused_ = false;      // a watch was refused: no more tries
   std::set<std::string> reported_;  // since the last TakeReported
   bool reported_all_ = true;        // a full look since the last TakeReported

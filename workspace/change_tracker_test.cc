@@ -296,6 +296,26 @@ TEST_F(ChangeTrackerTest, AKnownHashHoldsOnlyWhileTheFileIsAsItWas) {
   EXPECT_EQ(t.KnownSha256("missing.txt", st), "");
 }
 
+// A write the coordinator made in a directory new to the tracker: the write
+// is not seen again, but whatever else is in that directory is (it was not
+// read when the write was noted). And a write inside .git is nothing to it.
+TEST_F(ChangeTrackerTest, ANewDirectoryAWriteMadeIsStillReadWhole) {
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  ASSERT_TRUE(MakeDirs(root_ + "/gen").ok());
+  Write("gen/other.txt", "made by someone else");
+  Write("gen/x.txt", "written by a file tool");
+  t.NoteWrite("gen/x.txt", Sha256Hex("written by a file tool"), nullptr);
+  ASSERT_TRUE(MakeDirs(root_ + "/.git").ok());
+  Write(".git/config", "[core]\n");
+  t.NoteWrite(".git/config", Sha256Hex("[core]\n"), nullptr);
+  ChangeSet cs = t.Rescan();
+  std::vector<std::string> paths;
+  for (const PathChange& c : cs.changes) paths.push_back(c.path + " " + ChangeKindName(c.kind));
+  EXPECT_EQ(paths, std::vector<std::string>({"gen/other.txt created"}));
+  EXPECT_TRUE(t.Rescan(/*full=*/true).empty()) << "nothing in .git, nothing seen twice";
+}
+
 TEST_F(ChangeTrackerTest, LargeFilesAreHashedButNotKept) {
   ChangeTrackerOptions o;
   o.image_cap_bytes = 16;

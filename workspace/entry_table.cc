@@ -1,6 +1,6 @@
 #include "workspace/entry_table.h"
 
-#include <functional>
+#include <random>
 
 namespace odin {
 
@@ -27,8 +27,29 @@ std::string_view EntryTable::name(uint32_t id) const {
   return std::string_view(names_).substr(e.name_at, e.name_len);
 }
 
+namespace {
+
+// A seed of this process's: a repository cannot pick names that all land in
+// one run of slots (the table would then be slow for every look at them).
+uint64_t Seed() {
+  static const uint64_t seed = [] {
+    std::random_device r;
+    return (uint64_t{r()} << 32 | r()) | 1;
+  }();
+  return seed;
+}
+
+}  // namespace
+
 uint64_t EntryTable::Hash(uint32_t parent, std::string_view name) const {
-  return std::hash<std::string_view>{}(name) ^ (uint64_t{parent} * 0x9E3779B97F4A7C15ull);
+  // FNV-1a over the seed, the parent and the name, then mixed.
+  uint64_t h = 0xcbf29ce484222325ull ^ Seed();
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+  h ^= uint64_t{parent} * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
 }
 
 size_t EntryTable::Slot(uint32_t parent, std::string_view name) const {

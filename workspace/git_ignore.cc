@@ -5,6 +5,7 @@
 #include <git2.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -203,16 +204,39 @@ bool GitIgnore::index_remembered() const { return repo_ != nullptr && repo_->ind
 
 std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative_path, const IndexedStat& seen,
                                                      int64_t max_bytes) {
-  if (seen.size < 0 || seen.size > max_bytes) return std::nullopt;
+  return IndexedContents({{relative_path, seen}}, max_bytes)[0];
+}
+
+std::vector<std::optional<std::string>> GitIgnore::IndexedContents(
+    const std::vector<std::pair<std::string, IndexedStat>>& files, int64_t max_bytes) {
+  std::vector<std::optional<std::string>> out(files.size());
   Load();
-  if (repo_ == nullptr) return std::nullopt;
-  const GitApi* api = repo_->api;
+  if (repo_ == nullptr) return out;
   // The index as of the last look (RememberIndex), or as it is now if
   // none was taken: a command may have rewritten it (git checkout), and
-  // only the index from before describes the files as they were.
-  if (!repo_->index.valid() && !RememberIndex()) return std::nullopt;
-  std::optional<GitIndexEntry> e = FindGitIndexEntry(repo_->index.get(), prefix_ + relative_path);
-  if (!e) return std::nullopt;
+  // only the index from before describes the files as they were. One pass
+  // over it for all of them, in git's order.
+  if (!repo_->index.valid() && !RememberIndex()) return out;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i].second.size >= 0 && files[i].second.size <= max_bytes) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return files[a].first < files[b].first; });
+  order.erase(
+      std::unique(order.begin(), order.end(), [&](size_t a, size_t b) { return files[a].first == files[b].first; }),
+      order.end());
+  std::vector<std::string> paths;
+  for (size_t i : order) paths.push_back(prefix_ + files[i].first);
+  std::vector<std::optional<GitIndexEntry>> entries = FindGitIndexEntries(repo_->index.get(), paths);
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (entries[k]) out[order[k]] = ContentOf(*entries[k], files[order[k]].second);
+  }
+  return out;
+}
+
+std::optional<std::string> GitIgnore::ContentOf(const GitIndexEntry& entry, const IndexedStat& seen) {
+  const GitApi* api = repo_->api;
+  const GitIndexEntry* e = &entry;
   // Git's own test of "unchanged since it was added": the stat it recorded.
   // Entries git does not keep fresh (assume-unchanged, skip-worktree) say
   // nothing about the file.

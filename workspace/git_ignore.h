@@ -20,10 +20,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+#include <utility>
 
 #include "workspace/workspace_files.h"
 
 namespace odin {
+
+struct GitIndexEntry;
 
 class GitIgnore {
  public:
@@ -55,6 +59,10 @@ class GitIgnore {
   // Uses the index as RememberIndex last read it (or reads it now).
   std::optional<std::string> IndexedContent(const std::string& relative_path, const IndexedStat& seen,
                                             int64_t max_bytes);
+  // The same for many files, in one pass over the index: out[i] is
+  // files[i]'s.
+  std::vector<std::optional<std::string>> IndexedContents(const std::vector<std::pair<std::string, IndexedStat>>& files,
+                                                          int64_t max_bytes);
   // Reads git's index (again, if it changed on disk) and keeps it: later
   // IndexedContent questions are answered from it, as it was now, whatever
   // a command does to the file since. False outside a repository.
@@ -70,6 +78,8 @@ class GitIgnore {
  private:
   GitIgnore() = default;
   void Load();
+  // The blob for an index entry, if the file as seen is what git recorded.
+  std::optional<std::string> ContentOf(const GitIndexEntry& entry, const IndexedStat& seen);
   // libgit2's answer; the caller has seen IgnoreFilesReadable hold.
   bool Ask(const std::string& relative_path);
   // Whether every .gitignore libgit2 would open for relative_path is a

@@ -52,16 +52,22 @@ constexpr size_t kMaxPath = 4096;
 }  // namespace
 
 std::optional<GitIndexEntry> FindGitIndexEntry(int fd, std::string_view path) {
+  return FindGitIndexEntries(fd, {std::string(path)})[0];
+}
+
+std::vector<std::optional<GitIndexEntry>> FindGitIndexEntries(int fd, const std::vector<std::string>& paths) {
+  std::vector<std::optional<GitIndexEntry>> found(paths.size());
+  size_t next = 0;  // the first path not yet passed
   Reader r(fd);
   const unsigned char* h = r.Need(12);
-  if (h == nullptr || memcmp(h, "DIRC", 4) != 0) return std::nullopt;
+  if (paths.empty() || h == nullptr || memcmp(h, "DIRC", 4) != 0) return found;
   uint32_t version = Be32(h + 4), count = Be32(h + 8);
-  if (version < 2 || version > 4) return std::nullopt;
+  if (version < 2 || version > 4) return found;
   r.Skip(12);
   std::string name;  // the entry's path (v4: the previous one's, then this one's)
   for (uint32_t i = 0; i < count; ++i) {
     const unsigned char* e = r.Need(62);
-    if (e == nullptr) return std::nullopt;
+    if (e == nullptr) return found;
     GitIndexEntry out;
     uint32_t* fields[] = {&out.ctime_s, &out.ctime_ns, &out.mtime_s, &out.mtime_ns, &out.dev,
                           &out.ino,     &out.mode,     &out.uid,     &out.gid,      &out.size};
@@ -72,9 +78,9 @@ std::optional<GitIndexEntry> FindGitIndexEntry(int fd, std::string_view path) {
     int stage = (flags >> 12) & 3;
     size_t fixed = 62;
     if ((flags & 0x4000) != 0) {
-      if (version < 3) return std::nullopt;
+      if (version < 3) return found;
       const unsigned char* x = r.Need(64);
-      if (x == nullptr) return std::nullopt;
+      if (x == nullptr) return found;
       out.skip_worktree = (x[62] & 0x40) != 0;
       fixed = 64;
     }
@@ -83,16 +89,16 @@ std::optional<GitIndexEntry> FindGitIndexEntry(int fd, std::string_view path) {
       // How much of the previous path to drop (git's offset varint), then
       // the rest, NUL-terminated.
       const unsigned char* v = r.Need(1);
-      if (v == nullptr) return std::nullopt;
+      if (v == nullptr) return found;
       uint64_t drop = *v & 127;
       size_t used = 1;
       while ((v[used - 1] & 128) != 0) {
-        if (used > 8 || (v = r.Need(used + 1)) == nullptr) return std::nullopt;
+        if (used > 8 || (v = r.Need(used + 1)) == nullptr) return found;
         drop = ((drop + 1) << 7) | (v[used] & 127);
         ++used;
       }
       r.Skip(used);
-      if (drop > name.size()) return std::nullopt;
+      if (drop > name.size()) return found;
       name.resize(name.size() - drop);
     } else {
       name.clear();
@@ -100,9 +106,9 @@ std::optional<GitIndexEntry> FindGitIndexEntry(int fd, std::string_view path) {
     // The (rest of the) path: up to its NUL.
     for (;;) {
       const unsigned char* p = r.Need(1);
-      if (p == nullptr) return std::nullopt;
+      if (p == nullptr) return found;
       if (*p == 0) break;
-      if (name.size() >= kMaxPath) return std::nullopt;
+      if (name.size() >= kMaxPath) return found;
       name.push_back(static_cast<char>(*p));
       r.Skip(1);
     }
@@ -112,15 +118,16 @@ std::optional<GitIndexEntry> FindGitIndexEntry(int fd, std::string_view path) {
       size_t length = fixed + name.size() + 1;
       size_t padded = (fixed + name.size() + 8) & ~size_t{7};
       if (padded > length) {
-        if (r.Need(padded - length) == nullptr) return std::nullopt;
+        if (r.Need(padded - length) == nullptr) return found;
         r.Skip(padded - length);
       }
     }
-    int order = std::string_view(name).compare(path);
-    if (order == 0 && stage == 0) return out;
-    if (order > 0) return std::nullopt;  // sorted: it is not there
+    // Sorted: the paths this entry is past are not there.
+    while (next < paths.size() && std::string_view(name).compare(paths[next]) > 0) ++next;
+    if (next == paths.size()) return found;
+    if (stage == 0 && name == paths[next]) found[next] = out;
   }
-  return std::nullopt;
+  return found;
 }
 
 }  // namespace odin

@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace odin {
 
@@ -27,5 +29,8 @@ struct GitIndexEntry {
 // index file open at fd, or nullopt: not there, only in conflict, or a file
 // this does not read (another format, cut short, a path longer than 4 KiB).
 std::optional<GitIndexEntry> FindGitIndexEntry(int fd, std::string_view path);
+// The entries of many paths in one pass over the file (paths sorted, as
+// git sorts them: bytewise); out[i] is paths[i]'s.
+std::vector<std::optional<GitIndexEntry>> FindGitIndexEntries(int fd, const std::vector<std::string>& paths);
 
 }  // namespace odin

@@ -87,6 +87,32 @@ TEST_P(GitIndexFileTest, FindsWhatGitSaysOfEachEntry) {
   EXPECT_FALSE(FindGitIndexEntry(fd.get(), "zzz").has_value());
 }
 
+// Many paths in one pass (a look that found thousands of changed files must
+// not read the index once for each): the same answers as one at a time.
+TEST_P(GitIndexFileTest, ManyPathsInOnePassFindWhatOneAtATimeFinds) {
+  UniqueFd fd(open(ws_.Join(".git/index").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+  std::vector<std::string> paths = {"a.txt",
+                                    "missing.txt",
+                                    "run.sh",
+                                    "src/module0/deeply/nested/file0.cc",
+                                    "src/module0/deeply/nested/file0.cc.x",
+                                    "src/module4/deeply/nested/file10000.cc",
+                                    "src/module5/deeply/nested/file19997.cc",
+                                    "zzz"};
+  std::vector<std::optional<GitIndexEntry>> all = FindGitIndexEntries(fd.get(), paths);
+  ASSERT_EQ(all.size(), paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::optional<GitIndexEntry> one = FindGitIndexEntry(fd.get(), paths[i]);
+    ASSERT_EQ(all[i].has_value(), one.has_value()) << paths[i];
+    if (one) {
+      EXPECT_EQ(Described(*all[i]), Described(*one)) << paths[i];
+    }
+  }
+  EXPECT_EQ(all[0].has_value() + all[2].has_value() + all[3].has_value() + all[5].has_value() + all[6].has_value(), 5);
+  EXPECT_FALSE(all[1] || all[4] || all[7]);
+}
+
 TEST_P(GitIndexFileTest, AFileThatIsNoIndexOrIsCutShortFindsNothing) {
   StatusOr<std::string> read = ReadFileToString(ws_.Join(".git/index"));
   ASSERT_TRUE(read.ok());

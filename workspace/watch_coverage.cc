@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -44,7 +45,11 @@ WatchCoverage ProbeWatchCoverage(const std::string& root, size_t max_directories
         continue;
       }
       int child = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (child >= 0) stack.emplace_back(child, depth + 1);
+      if (child >= 0) {
+        stack.emplace_back(child, depth + 1);
+      } else if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
+        out.complete = false;  // not counted: the answer must not say more than was seen
+      }
     }
     closedir(d);
   }
