@@ -156,7 +156,6 @@ void Coordinator::StartTracking(Call& c) {
   // A later look finds what changed since the last call by no call of ours
   // (the lane holds no other writer now).
   RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
-  NoteTrackerCoverage();
 }
 
 void Coordinator::OnWorkerReady(const v1::Hello& hello) {
@@ -199,9 +198,8 @@ void Coordinator::DetectExternalChanges(const std::string& agent_id) {
   if (!tracker_ && looking_.done() && !lane_.WriterRunning()) FirstLook();
   // Only while no call of ours can be writing, and only while a look is
   // cheap (the watches hold): a full look waits for a command's start.
-  NoteTrackerCoverage();
-  if (!tracker_ || !tracker_->watching() || lane_.WriterRunning()) return;
-  RecordExternal(agent_id, tracker_->Rescan(), nullptr);
+  if (tracker_ && tracker_->watching() && !lane_.WriterRunning()) RecordExternal(agent_id, tracker_->Rescan(), nullptr);
+  // What any look since found of the watches (said at a call boundary).
   NoteTrackerCoverage();
 }
 
@@ -344,11 +342,9 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     std::set<std::string> landed(applied.unchanged.begin(), applied.unchanged.end());
     for (const PathChange& pc : applied.changes.changes) {
       landed.insert(pc.path);
-      // Its hash is known: the tracker need not read the file again. (In a
-      // directory new to it, the tracker reads the whole directory.)
-      size_t slash = pc.path.rfind('/');
-      if (pc.after && pc.after->type == EntryType::kFile && !pc.after->sha256.empty() &&
-          tracker_->Knows(slash == std::string::npos ? "" : pc.path.substr(0, slash))) {
+      // Its hash is known: the tracker need not read the file again. (A
+      // directory new to it is still read whole.)
+      if (pc.after && pc.after->type == EntryType::kFile && !pc.after->sha256.empty()) {
         tracker_->NoteWrite(pc.path, pc.after->sha256, pc.after_content ? &*pc.after_content : nullptr);
       }
     }

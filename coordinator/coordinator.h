@@ -254,9 +254,6 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // the session is blocked. Sorted by path.
   std::vector<FileVerdict> Blocking() const override;
   std::string WorkspaceDigest() override;
-  // The tracker's word on why the tree is not watched, said once per cause
-  // (a gate event the report shows).
-  void NoteTrackerCoverage();
   // The latest verdict of every file the session changed, sorted by path.
   std::vector<FileVerdict> Verdicts() const;
   // Every breaker that has seen a call, sorted by name.
@@ -561,6 +558,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // changes, staled in the caches. Called at each call's boundary; a cheap
   // look while the tracker's watches hold.
   void DetectExternalChanges(const std::string& agent_id);
+  // The tracker's word on why the tree is not watched, said once per cause
+  // (a gate event the report shows).
+  void NoteTrackerCoverage();
   // Records external changes; their absolute paths go to *paths if given.
   void RecordExternal(const std::string& agent_id, const ChangeSet& external, std::vector<std::string>* paths);
   void RecordFileToolWrite(const Call& c, const v1::ToolResult& r);

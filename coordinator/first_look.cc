@@ -59,7 +59,6 @@ void Coordinator::FirstLook() {
     tracker_->OnProgress(heartbeats);
     tracker_->Rescan();  // the reference
   }
-  NoteTrackerCoverage();
   // What the agents read before: a change of it has its bytes before.
   for (auto& [id, agent] : agents_) {
     if (!agent.cache) continue;

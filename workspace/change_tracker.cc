@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "base/sha256.h"
 #include "workspace/entry_state.h"
 #include "workspace/git_ignore.h"
+#include "workspace/watch_coverage.h"
 
 namespace odin {
 
@@ -104,13 +104,11 @@ void ChangeTracker::EraseAsDeleted(uint32_t id, ChangeSet* out) {
   // Under an ignored directory, everything is ignored there: asked once.
   const std::string top = IgnoredRootOf(table_.PathOf(id), static_cast<EntryType>(table_.meta(id).type));
   table_.Erase(id, [&](uint32_t gone) {
-    unscanned_.erase(gone);
     PathChange c;
     c.path = table_.PathOf(gone);
     c.kind = ChangeKind::kDeleted;
     c.before = StateOf(gone);
-    sha256_.erase(gone);
-    link_target_.erase(gone);
+    ForgetEntry(gone);
     if (auto img = images_.find(c.path); img != images_.end()) c.before_content = img->second;
     Forget(c.path);
     std::string root = top.empty() ? IgnoredRootOf(c.path, c.before->type) : top;
@@ -274,14 +272,9 @@ void ChangeTracker::Watch(const std::string& rel) {
     // Out of watches (fs.inotify.max_user_watches) or refused: full looks
     // from now on, and whoever asks is told why.
     int error = errno;
-    std::string limit = "?";
-    if (FILE* f = fopen("/proc/sys/fs/inotify/max_user_watches", "re")) {
-      char line[32] = {};
-      if (fgets(line, sizeof line, f) != nullptr) limit = std::string(line, strcspn(line, "\n"));
-      fclose(f);
-    }
-    unwatched_ = error == ENOSPC ? "the inotify watch limit was reached (fs.inotify.max_user_watches = " + limit +
-                                       ", after " + std::to_string(watched_.size()) + " directories)"
+    unwatched_ = error == ENOSPC ? "the inotify watch limit was reached (fs.inotify.max_user_watches = " +
+                                       std::to_string(InotifyWatchLimit()) + ", after " +
+                                       std::to_string(watched_.size()) + " directories)"
                                  : std::string("inotify refused a watch: ") + strerror(error);
     watch_refused_ = true;
     StopWatching();
@@ -518,11 +511,8 @@ void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256
   struct stat st;
   uint32_t id = table_.FindPath(path);
   if (!StatNoFollow(path, &st)) {
-    if (id != EntryTable::kNone && id != EntryTable::kRoot) {
-      sha256_.erase(id);
-      link_target_.erase(id);
-      table_.Erase(id, [](uint32_t) {});
-    }
+    if (id != EntryTable::kNone && id != EntryTable::kRoot)
+      table_.Erase(id, [this](uint32_t gone) { ForgetEntry(gone); });
     Forget(path);
     return;
   }

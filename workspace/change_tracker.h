@@ -132,11 +132,7 @@ class ChangeTracker {
   // The hash of the file at path (relative) as the tracker last knew it,
   // if stat still says what it said then; else "".
   std::string KnownSha256(const std::string& path, const struct stat& st) const;
-  // Whether the tracker knows an entry at path (relative; "" the root).
-  bool Knows(const std::string& path) const { return table_.FindPath(path) != EntryTable::kNone; }
   size_t entries() const { return table_.size(); }
-  // Bytes the picture of the tree holds (entries, names, hashes kept).
-  size_t table_bytes() const;
   // The workspace's ignore rules (null when none were given).
   GitIgnore* ignore() const { return ignore_.get(); }
   // Whether later looks are incremental (the inotify watches are in place).
@@ -194,6 +190,9 @@ class ChangeTracker {
   // An entry's state as kept (its hash and link target from the side tables).
   EntryState StateOf(uint32_t id) const;
   void SetState(uint32_t id, const EntryState& state);
+  // Drops what the side tables hold of an entry going away (its id may be
+  // handed out again).
+  void ForgetEntry(uint32_t id);
   // The directory entry at rel, added (with what stat says, watched) where
   // it is missing along the way; kNone if it is not a directory there.
   uint32_t DirectoryEntry(const std::string& rel);

@@ -25,6 +25,12 @@ EntryState ChangeTracker::StateOf(uint32_t id) const {
   return s;
 }
 
+void ChangeTracker::ForgetEntry(uint32_t id) {
+  sha256_.erase(id);
+  link_target_.erase(id);
+  unscanned_.erase(id);
+}
+
 void ChangeTracker::SetState(uint32_t id, const EntryState& s) {
   EntryTable::Meta& m = table_.meta(id);
   m.type = static_cast<uint8_t>(s.type);
@@ -43,11 +49,6 @@ void ChangeTracker::SetState(uint32_t id, const EntryState& s) {
   } else {
     link_target_[id] = s.link_target;
   }
-}
-
-size_t ChangeTracker::table_bytes() const {
-  // (The side tables: a node, a key and a string of 64 each, about.)
-  return table_.bytes() + (sha256_.size() + link_target_.size()) * 128 + images_bytes_;
 }
 
 void ChangeTracker::FromIndex(ChangeSet* out) {

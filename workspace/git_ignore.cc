@@ -202,11 +202,6 @@ bool GitIgnore::RememberIndex() {
 
 bool GitIgnore::index_remembered() const { return repo_ != nullptr && repo_->index.valid(); }
 
-std::optional<std::string> GitIgnore::IndexedContent(const std::string& relative_path, const IndexedStat& seen,
-                                                     int64_t max_bytes) {
-  return IndexedContents({{relative_path, seen}}, max_bytes)[0];
-}
-
 std::vector<std::optional<std::string>> GitIgnore::IndexedContents(
     const std::vector<std::pair<std::string, IndexedStat>>& files, int64_t max_bytes) {
   std::vector<std::optional<std::string>> out(files.size());

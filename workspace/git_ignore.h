@@ -52,15 +52,12 @@ class GitIgnore {
     int64_t ctime_ns = 0;
     uint64_t ino = 0;
   };
-  // The bytes git's index holds for relative_path (a regular file), when the
-  // file as seen is unchanged since git recorded it: the same size, inode,
-  // times and executable bit as the index entry, not racily clean, the blob
-  // of that size, at most max_bytes. nullopt otherwise.
-  // Uses the index as RememberIndex last read it (or reads it now).
-  std::optional<std::string> IndexedContent(const std::string& relative_path, const IndexedStat& seen,
-                                            int64_t max_bytes);
-  // The same for many files, in one pass over the index: out[i] is
-  // files[i]'s.
+  // The bytes git's index holds for each file (a path relative to the
+  // workspace, a regular file), when the file as seen is unchanged since git
+  // recorded it: the same size, inode, times and executable bit as the index
+  // entry, not racily clean, the blob of that size, at most max_bytes;
+  // nullopt otherwise. out[i] is files[i]'s. One pass over the index as
+  // RememberIndex last read it (or reads it now).
   std::vector<std::optional<std::string>> IndexedContents(const std::vector<std::pair<std::string, IndexedStat>>& files,
                                                           int64_t max_bytes);
   // Reads git's index (again, if it changed on disk) and keeps it: later

@@ -14,13 +14,18 @@
 
 namespace odin {
 
-WatchCoverage ProbeWatchCoverage(const std::string& root, size_t max_directories) {
-  WatchCoverage out;
+int64_t InotifyWatchLimit() {
+  long long limit = -1;
   if (FILE* f = fopen("/proc/sys/fs/inotify/max_user_watches", "re")) {
-    long long limit = -1;
-    if (fscanf(f, "%lld", &limit) == 1) out.limit = limit;
+    if (fscanf(f, "%lld", &limit) != 1) limit = -1;
     fclose(f);
   }
+  return limit;
+}
+
+WatchCoverage ProbeWatchCoverage(const std::string& root, size_t max_directories) {
+  WatchCoverage out;
+  out.limit = InotifyWatchLimit();
   StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
   if (!files.ok()) return out;
   StatusOr<UniqueFd> top = files->OpenDirectory("");

@@ -16,5 +16,7 @@ struct WatchCoverage {
   bool complete = true;    // false: more than max_directories
 };
 WatchCoverage ProbeWatchCoverage(const std::string& root, size_t max_directories = 2000000);
+// fs.inotify.max_user_watches, or -1 when it cannot be read.
+int64_t InotifyWatchLimit();
 
 }  // namespace odin
