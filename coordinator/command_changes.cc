@@ -341,12 +341,16 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     // (Also what it wrote back unchanged: new inodes, the same bytes.)
     std::set<std::string> landed(applied.unchanged.begin(), applied.unchanged.end());
     for (const PathChange& pc : applied.changes.changes) {
-      landed.insert(pc.path);
       // Its hash is known: the tracker need not read the file again. (A
-      // directory new to it is still read whole.)
+      // directory new to it is still read whole.) A file that no longer
+      // looks as it landed was written since: what the look finds there
+      // is external.
+      bool as_landed = true;
       if (pc.after && pc.after->type == EntryType::kFile && !pc.after->sha256.empty()) {
-        tracker_->NoteWrite(pc.path, pc.after->sha256, pc.after_content ? &*pc.after_content : nullptr);
+        as_landed = tracker_->NoteWrite(pc.path, pc.after->sha256, pc.after_content ? &*pc.after_content : nullptr,
+                                        ChangeTracker::Written{pc.after->size, pc.after->mtime_ns, pc.after->ino});
       }
+      if (as_landed) landed.insert(pc.path);
     }
     ChangeSet after = tracker_->Rescan();
     ChangeSet rest;
@@ -696,7 +700,8 @@ void Coordinator::RecordFileToolWrite(const Call& c, const v1::ToolResult& r) {
   if (looking_.running()) FirstLook();
   std::string rel = RelativeTo(path, o_.workspace);
   if (tracker_ && !rel.empty()) {
-    tracker_->NoteWrite(rel, written.sha256(), &written.content());
+    tracker_->NoteWrite(rel, written.sha256(), &written.content(),
+                        ChangeTracker::Written{static_cast<int64_t>(written.size_bytes()), written.mtime_ns(), 0});
   }
 }
 

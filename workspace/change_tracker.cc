@@ -505,26 +505,41 @@ ChangeSet ChangeTracker::Rescan(bool full) {
   return out;
 }
 
-void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content) {
-  if (scans_ == 0) return;    // the first look will see it
-  if (Skipped(path)) return;  // .git and .odin are not looked at
+bool ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content,
+                              std::optional<Written> seen) {
+  if (scans_ == 0) return true;    // the first look will see it
+  if (Skipped(path)) return true;  // .git and .odin are not looked at
   struct stat st;
   uint32_t id = table_.FindPath(path);
-  if (!StatNoFollow(path, &st)) {
+  bool exists = StatNoFollow(path, &st);
+  if (!exists && !seen) {
     if (id != EntryTable::kNone && id != EntryTable::kRoot)
       table_.Erase(id, [this](uint32_t gone) { ForgetEntry(gone); });
     Forget(path);
-    return;
+    return true;
   }
   if (id == EntryTable::kNone) {
     // A write that made its directories made them for itself: they are
     // taken as they are now (and watched), not as changes of their own.
     size_t slash = path.rfind('/');
     uint32_t parent = DirectoryEntry(slash == std::string::npos ? "" : path.substr(0, slash));
-    if (parent == EntryTable::kNone) return;
+    if (parent == EntryTable::kNone) return !seen;
     id = table_.Add(parent, slash == std::string::npos ? path : path.substr(slash + 1));
   }
-  EntryState state = EntryStateOf(st);
+  EntryState state = exists ? EntryStateOf(st) : EntryState{};
+  bool as_seen = !seen || (exists && state.type == EntryType::kFile && state.size == seen->size &&
+                           state.mtime_ns == seen->mtime_ns && (seen->ino == 0 || state.ino == seen->ino));
+  if (!as_seen) {
+    // Not the file its writer saw: written again (or removed) since, or
+    // a copy. The entry is recorded as the writer saw it, so the next look
+    // finds it changed and hashes it: a change it finds is from this
+    // content, and external.
+    state.type = EntryType::kFile;
+    state.size = seen->size;
+    state.mtime_ns = seen->mtime_ns;
+    state.ctime_ns = 0;
+    if (seen->ino != 0) state.ino = seen->ino;
+  }
   state.sha256 = sha256;
   SetState(id, state);
   table_.scan(id) = static_cast<uint32_t>(scans_);
@@ -533,6 +548,7 @@ void ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256
   } else {
     Forget(path);
   }
+  return as_seen;
 }
 
 void ChangeTracker::NoteRead(const std::string& path, const std::string& sha256, const std::string* content) {

@@ -112,11 +112,24 @@ class ChangeTracker {
   ChangeSet Rescan(bool full = false);
   bool started() const { return scans_ > 0; }
 
+  // What the writer of a file saw of it once written: the size and
+  // modification time, and the inode where known (0: not known).
+  struct Written {
+    int64_t size = 0;
+    int64_t mtime_ns = 0;
+    uint64_t ino = 0;
+  };
   // A write the coordinator knows of (a file tool's): the file at path
   // (relative) now holds content with this hash, so the next Rescan sees no
   // change there and a later change has its before-image (content is kept
-  // within the caps; null when not known).
-  void NoteWrite(const std::string& path, const std::string& sha256, const std::string* content);
+  // within the caps; null when not known). With seen, the hash is taken
+  // only while the file still looks as its writer saw it; else (written
+  // again since, or copied) the next look hashes it, and a change it finds
+  // is from this content, and not the writer's. Returns false then. Without
+  // seen (a write of the coordinator's own, through the safe file layer),
+  // the file is taken as it is now.
+  bool NoteWrite(const std::string& path, const std::string& sha256, const std::string* content,
+                 std::optional<Written> seen = std::nullopt);
   // The hash (and content, kept within the caps) of a file as read, so a later change
   // has a before hash and image. Ignored if the file's metadata changed.
   void NoteRead(const std::string& path, const std::string& sha256, const std::string* content);

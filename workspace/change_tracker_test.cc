@@ -174,6 +174,45 @@ TEST_F(ChangeTrackerTest, AWriteItWasToldOfIsNotSeenAgain) {
   EXPECT_EQ(*cs.changes[0].before_content, now);
 }
 
+// A writer's hash is paired with the file only while the file looks as the
+// writer saw it: a write in the instant between the writer's and the
+// tracker's look is someone else's, and comes back as a change from the
+// writer's content.
+TEST_F(ChangeTrackerTest, AWriteSinceTheWritersIsNotTakenForTheWriters) {
+  Write("a.c", "old\n");
+  Write("b.c", "old\n");
+  ChangeTracker t(root_, nullptr);
+  t.Rescan();
+  auto seen = [&](const std::string& rel) {
+    struct stat st;
+    EXPECT_EQ(lstat((root_ + "/" + rel).c_str(), &st), 0);
+    return ChangeTracker::Written{st.st_size, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
+                                  static_cast<uint64_t>(st.st_ino)};
+  };
+  std::string mine = "the writer's content\n";
+  Write("a.c", mine);
+  ChangeTracker::Written a = seen("a.c");
+  Rewrite("a.c", "someone else's, at once\n");  // another size and mtime
+  EXPECT_FALSE(t.NoteWrite("a.c", Sha256Hex(mine), &mine, a));
+  Write("b.c", mine);
+  EXPECT_TRUE(t.NoteWrite("b.c", Sha256Hex(mine), &mine, seen("b.c")));
+  ChangeSet cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u) << "b.c is as its writer saw it";
+  EXPECT_EQ(cs.changes[0].path, "a.c");
+  EXPECT_EQ(*cs.changes[0].before_content, mine);
+  EXPECT_EQ(cs.changes[0].after->sha256, Sha256Hex("someone else's, at once\n"));
+
+  // Removed since: a deletion, from the writer's content.
+  Write("b.c", mine + mine);
+  ChangeTracker::Written b = seen("b.c");
+  ASSERT_EQ(unlink((root_ + "/b.c").c_str()), 0);
+  std::string both = mine + mine;
+  EXPECT_FALSE(t.NoteWrite("b.c", Sha256Hex(both), &both, b));
+  cs = t.Rescan();
+  ASSERT_EQ(cs.changes.size(), 1u);
+  EXPECT_EQ(cs.changes[0].kind, ChangeKind::kDeleted);
+  EXPECT_EQ(*cs.changes[0].before_content, both);
+}
 TEST_F(ChangeTrackerTest, SymlinksAreComparedByTargetAndNeverFollowed) {
   ASSERT_EQ(symlink("/etc/passwd", (root_ + "/l").c_str()), 0);
   ChangeTracker t(root_, nullptr);
