@@ -28,6 +28,8 @@ export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
 mkdir -p "$work/ws/src"
 for i in $(seq 20); do echo "line $i" > "$work/ws/src/f$i.txt"; done
 git -C "$work/ws" init -q && git -C "$work/ws" add -A && git -C "$work/ws" -c user.name=b -c user.email=b@b commit -qm init
+# Each build its own copy: an older build need not read a newer one's ledger.
+cp -a "$work/ws" "$work/ws-before"
 
 python3 - "$work/ws" "$runs" "$after" "$before" <<'PY'
 import os, shutil, statistics, sys, time
@@ -42,7 +44,7 @@ try:
 except OSError:
     cg = None
 
-def run(argv):
+def run(argv, cwd=ws):
     """Wall ms and CPU ms of argv run in ws, every process it starts counted.
     The child joins the cgroup before the clock starts: a move into a
     cgroup waits for an RCU grace period (milliseconds), which is no part
@@ -57,7 +59,7 @@ def run(argv):
             if cg:
                 with open(f"{cg}/cgroup.procs", "w") as f:
                     f.write(str(os.getpid()))
-            os.chdir(ws)
+            os.chdir(cwd)
             fd = os.open(os.devnull, os.O_RDWR)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
@@ -89,14 +91,16 @@ def run(argv):
 cases = [("bash -c true", ["/bin/bash", "-c", "true"]),
          ("bare bwrap", [bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", true])]
 builds = [("after", after)] + ([("before", before)] if before else [])
+cwd = {}
 for name, bin_dir in builds:
     cases.append((f"odin --version ({name})", [f"{bin_dir}/odin", "--version"]))
     cases.append((f"odin exec -- true ({name})", [f"{bin_dir}/odin", "exec", "--", "true"]))
+    cwd[cases[-1][0]] = ws if name == "after" else ws + "-before"
 got = {name: ([], []) for name, _ in cases}
 try:
     for i in range(-3, runs):
         for name, argv in cases:
-            wall, cpu = run(argv)
+            wall, cpu = run(argv, cwd.get(name, ws))
             if i >= 0:
                 got[name][0].append(wall)
                 got[name][1].append(cpu)
