@@ -156,7 +156,7 @@ class WorkerSandboxTest : public ::testing::Test {
     StatusOr<SandboxOptions> o = ParseSandboxOptions(static_cast<int>(c.size()), c.data());
     EXPECT_TRUE(o.ok()) << o.status().ToString();
     if (!o.ok()) return {};
-    return BuildBwrapArgs(*o, {"/usr/bin/bwrap", argv[0], 3, 4, /*privileged=*/true});
+    return BuildBwrapArgs(*o, {"/usr/bin/bwrap", 3, 4, {5, 6}, /*privileged=*/true});
   }
 
   std::string top_, home_, bin_, socket_;

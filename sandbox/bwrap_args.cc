@@ -58,12 +58,10 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
       add({"--ro-bind-try", o.socket_path, o.socket_path});
     }
   }
-  // The inner stage and the program must stay reachable even where the policy
-  // hides their directory (a build under /tmp, say): bind them read-only.
-  std::vector<std::string> exe_dirs = {DirName(inv.self)};
-  if (!o.program.empty() && o.program[0].find('/') != std::string::npos) exe_dirs.push_back(DirName(o.program[0]));
-  for (size_t i = 0; i < exe_dirs.size(); ++i) {
-    if (i == 0 || exe_dirs[i] != exe_dirs[0]) add({"--ro-bind", exe_dirs[i], exe_dirs[i]});
+  // The program must stay reachable even where the policy hides its
+  // directory (a build under /tmp, say): bind it read-only.
+  if (!o.program.empty() && o.program[0].find('/') != std::string::npos) {
+    add({"--ro-bind", DirName(o.program[0]), DirName(o.program[0])});
   }
   // Secrets inside what was bound (credentials in a toolchain's directory,
   // Odin's own state in the workspace): empty, and read-only so nothing can
@@ -90,13 +88,10 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
     std::string id = std::to_string(kOverlayRootStandIn);
     add({"--uid", id, "--gid", id});
   }
-  add({"--die-with-parent", "--new-session", "--chdir", o.workspace});
-
-  add({"--", inv.self, "--inner", "--workspace", o.workspace, "--ready-fd", std::to_string(inv.ready_fd), "--stderr-fd",
-       std::to_string(inv.stderr_fd), "--description", "bwrap", "--policy", SandboxPolicyName(o.policy)});
-  if (!o.seccomp) add({"--no-seccomp"});
-  if (o.network) add({"--network"});
-  if (!o.overlay_root.empty()) add({"--overlay-root", std::string(kOverlayMountDir) + "/upper"});
+  add({"--die-with-parent", "--new-session", "--chdir", o.workspace, "--setenv", "ODIN_SANDBOX", "bwrap"});
+  if (inv.status_fd >= 0) add({"--json-status-fd", std::to_string(inv.status_fd)});
+  if (inv.block_fd >= 0) add({"--block-fd", std::to_string(inv.block_fd)});
+  for (int fd : inv.seccomp_fds) add({"--add-seccomp-fd", std::to_string(fd)});
   add({"--"});
   a.insert(a.end(), o.program.begin(), o.program.end());
   return a;

@@ -17,8 +17,11 @@
 //   - new pid, ipc, uts, cgroup and network namespaces: no network at all;
 //   - a new session (no terminal to inject keystrokes into) and death with the
 //     parent.
-// Inside, the inner stage of odin-sandbox runs first (signals readiness, then
-// execs the program).
+// bubblewrap itself does the last steps: it reports its child's pid on a
+// status fd (for the launcher's cgroup), waits on a block fd until the
+// launcher lets it go, loads the seccomp filters the launcher exported, and
+// execs the program (ODIN_SANDBOX=bwrap in its environment). The status fd
+// ends with the program's exit code only if the program was started.
 
 #include <string>
 #include <vector>
@@ -28,11 +31,11 @@
 namespace odin {
 
 struct BwrapInvocation {
-  std::string bwrap;        // path of bwrap
-  std::string self;         // path of odin-sandbox, run again as the inner stage
-  int ready_fd = -1;        // inherited fd the inner stage writes to
-  int stderr_fd = -1;       // inherited fd the inner stage restores as stderr
-  bool privileged = false;  // bwrap runs as root: capabilities must be dropped explicitly
+  std::string bwrap;             // path of bwrap
+  int status_fd = -1;            // inherited fd bwrap writes its JSON status to (--json-status-fd)
+  int block_fd = -1;             // inherited fd bwrap waits on before the program starts (--block-fd)
+  std::vector<int> seccomp_fds;  // inherited fds of the filters, in order (--add-seccomp-fd)
+  bool privileged = false;       // bwrap runs as root: capabilities must be dropped explicitly
 };
 
 std::vector<std::string> BuildBwrapArgs(const SandboxOptions& options, const BwrapInvocation& inv);

@@ -34,7 +34,7 @@ SandboxOptions Options() {
   return o;
 }
 
-BwrapInvocation Inv(bool privileged = true) { return {"/usr/bin/bwrap", "/opt/odin/odin-sandbox", 5, 6, privileged}; }
+BwrapInvocation Inv(bool privileged = true) { return {"/usr/bin/bwrap", 5, 6, {7, 8}, privileged}; }
 
 // Index of the triple [flag, a, b], or args.size().
 size_t IndexOfTriple(const std::vector<std::string>& args, const std::string& flag, const std::string& a,
@@ -94,13 +94,9 @@ TEST(BwrapArgsTest, ANewUserNamespaceWithoutCapabilitiesAndTheKernelsKnobsReadOn
 TEST(BwrapArgsTest, BinariesStayVisibleUnderPrivateTmp) {
   SandboxOptions o = Options();
   o.program[0] = "/tmp/build/bin/odin-worker";
-  BwrapInvocation inv = Inv();
-  inv.self = "/tmp/build/bin/odin-sandbox";
-  auto a = BuildBwrapArgs(o, inv);
+  auto a = BuildBwrapArgs(o, Inv());
   EXPECT_TRUE(HasTriple(a, "--ro-bind", "/tmp/build/bin", "/tmp/build/bin"));
   EXPECT_LT(IndexOf(a, "--tmpfs"), IndexOf(a, "/tmp/build/bin"));
-  // Bound once, not twice.
-  EXPECT_EQ(std::count(a.begin(), a.end(), "/tmp/build/bin"), 2);
 }
 
 TEST(BwrapArgsTest, ReadOnlyWorkspacePolicy) {
@@ -120,14 +116,26 @@ TEST(BwrapArgsTest, IsolatesNetworkPidsAndDiesWithParent) {
   EXPECT_TRUE(HasTriple(a, "--proc", "/proc", "--tmpfs"));
 }
 
-TEST(BwrapArgsTest, RunsInnerStageThenProgram) {
+// No stage of Odin's own inside: bubblewrap reports, waits for the launcher,
+// loads the exported filters and execs the program itself.
+TEST(BwrapArgsTest, BubblewrapReportsWaitsLoadsTheFiltersAndRunsTheProgram) {
   auto a = BuildBwrapArgs(Options(), Inv());
   size_t sep = IndexOf(a, "--");
   ASSERT_LT(sep, a.size());
   std::vector<std::string> tail(a.begin() + static_cast<long>(sep) + 1, a.end());
-  EXPECT_THAT(tail, ElementsAre("/opt/odin/odin-sandbox", "--inner", "--workspace", "/tmp/ws", "--ready-fd", "5",
-                                "--stderr-fd", "6", "--description", "bwrap", "--policy", "auto", "--",
-                                "/opt/odin/odin-worker", "--connect", "ipc:///tmp/odin-sock/1.sock"));
+  EXPECT_THAT(tail, ElementsAre("/opt/odin/odin-worker", "--connect", "ipc:///tmp/odin-sock/1.sock"));
+  EXPECT_TRUE(HasTriple(a, "--setenv", "ODIN_SANDBOX", "bwrap"));
+  std::vector<std::string> head(a.begin(), a.begin() + static_cast<long>(sep));
+  for (const auto& [flag, fd] : std::vector<std::pair<std::string, std::string>>{
+           {"--json-status-fd", "5"}, {"--block-fd", "6"}, {"--add-seccomp-fd", "7"}}) {
+    size_t at = IndexOf(head, flag);
+    ASSERT_LT(at + 1, head.size()) << flag;
+    EXPECT_EQ(head[at + 1], fd) << flag;
+  }
+  // Both filters, in order.
+  EXPECT_EQ(std::count(head.begin(), head.end(), "--add-seccomp-fd"), 2);
+  EXPECT_EQ(head[IndexOf(head, "8") - 1], "--add-seccomp-fd");
+  EXPECT_LT(IndexOf(head, "7"), IndexOf(head, "8"));
 }
 
 TEST(BwrapArgsTest, HiddenDirectoriesComeBeforeTheWorkspaceAndBinaries) {
@@ -156,14 +164,13 @@ TEST(BwrapArgsTest, HidingTmpOrRunAddsNoSecondTmpfs) {
   }
 }
 
-TEST(BwrapArgsTest, TheInnerStageHearsOfSeccompAndNetwork) {
-  SandboxOptions o = Options();
-  o.seccomp = false;
-  o.network = true;
-  auto a = BuildBwrapArgs(o, Inv());
-  size_t sep = IndexOf(a, "--no-seccomp");
-  ASSERT_LT(sep, a.size());
-  EXPECT_LT(IndexOf(a, "--network"), a.size());
+// --no-seccomp: the launcher exports no filter, and bubblewrap is given none.
+TEST(BwrapArgsTest, WithoutFiltersBubblewrapLoadsNone) {
+  BwrapInvocation inv = Inv();
+  inv.seccomp_fds.clear();
+  auto a = BuildBwrapArgs(Options(), inv);
+  EXPECT_EQ(IndexOf(a, "--add-seccomp-fd"), a.size());
+  EXPECT_EQ(IndexOf(a, "--seccomp"), a.size());
 }
 
 // The values given to flag, in order.

@@ -23,8 +23,9 @@
 //
 // The launcher makes its group, starts bubblewrap and moves bubblewrap into
 // it at once (the grace period that move waits for overlaps bubblewrap's
-// setup), then the inner stage, which reports from inside before it starts
-// the program; so the program and everything it starts are inside. Without
+// setup), then bubblewrap's child, which bubblewrap reports and which waits
+// (--block-fd) until it is in before it starts the program; so the program
+// and everything it starts are inside. Without
 // namespaces the launcher moves itself in before it starts the program
 // (Enter). Leave removes the group once the processes are gone. Groups left behind by a
 // launcher that was killed are removed by the next one.

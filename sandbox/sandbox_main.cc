@@ -9,8 +9,11 @@
 //    that user (the workspace's owner), so root's files are out of reach;
 //    odin-sandbox itself stays root only to manage the cgroup.
 //  - With --pids-max or --memory-max, the program and everything it starts
-//    run in a cgroup of the sandbox's own (sandbox/cgroup.h): the inner stage
-//    starts the program only once the launcher has put it there.
+//    run in a cgroup of the sandbox's own (sandbox/cgroup.h): bubblewrap's
+//    child starts the program only once the launcher has put it there
+//    (--block-fd), and loads the seccomp filters the launcher exported
+//    (--add-seccomp-fd) just before it does. No stage of Odin's own runs
+//    inside: one exec fewer per sandbox.
 //  - odin-sandbox is started with a parent-death signal by its caller and gives
 //    bwrap one too; bwrap's --die-with-parent covers the inside. Told to stop
 //    (SIGTERM, SIGINT, SIGHUP), it kills bwrap and, as a child subreaper,
@@ -118,34 +121,6 @@ void AddToCgroup(pid_t pid) {
   }
 }
 
-// Reads the inner stage's report from the ready socket. Returns true iff it
-// came; *sender is its pid as this process sees it (SCM_CREDENTIALS: the
-// kernel's word, translated out of the sandbox's pid namespace), or -1.
-bool ReadReport(int fd, pid_t* sender) {
-  char c;
-  iovec iov{&c, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  *sender = -1;
-  if (n != 1) return false;
-  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
-    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS) {
-      ucred cred;
-      memcpy(&cred, CMSG_DATA(h), sizeof cred);
-      *sender = cred.pid;
-    }
-  }
-  return true;
-}
-
 // The user the program runs as, when odin-sandbox was started as root with
 // --user: the uid, gid and the user's supplementary groups, for Spawn.
 void ApplyUser(const SandboxOptions& o, SpawnOptions* spawn) {
@@ -241,48 +216,6 @@ bool ProgramRunsAsRoot(const SandboxOptions& o) { return geteuid() == 0 && o.run
 Status DropAllCapabilities() {
   int err = DropAllCapabilitiesRaw();
   return err == 0 ? Status::OK() : PosixError("dropping capabilities", err);
-}
-
-[[noreturn]] void ExecProgram(const SandboxOptions& o, const std::string& description) {
-  setenv("ODIN_SANDBOX", description.c_str(), 1);
-  std::vector<char*> argv;
-  for (const std::string& a : o.program) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execv(argv[0], argv.data());
-  fprintf(stderr, "odin-sandbox: exec %s: %s\n", argv[0], strerror(errno));
-  _exit(127);
-}
-
-// Inside the namespaces: tell the outer stage we got here, wait for its
-// answer (this process is then under the sandbox's limits), give the program
-// its real stderr back, become the program.
-[[noreturn]] void InnerMain(const SandboxOptions& o) {
-  if (o.seccomp) {
-    // Inside the network namespace there is no network to reach: sockets of
-    // every family stay usable (a project's tests on 127.0.0.1, netlink).
-    Status s = InstallSeccompFilter({.deny_network = false, .allow_overlay_setup = !o.overlay_root.empty()});
-    if (!s.ok()) {
-      // Fail closed when the sandbox is required; else say so and go on.
-      fprintf(stderr, "odin-sandbox: %s%s\n", s.message().c_str(),
-              o.policy == SandboxPolicy::kRequire ? "" : "; running without the seccomp layer");
-      if (o.policy == SandboxPolicy::kRequire) _exit(kSandboxSetupFailedExit);
-    }
-  }
-  if (o.ready_fd >= 0) {
-    (void)!write(o.ready_fd, "1", 1);
-    char go;
-    ssize_t n;
-    do {
-      n = read(o.ready_fd, &go, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n != 1) _exit(kSandboxSetupFailedExit);  // the launcher is gone
-    close(o.ready_fd);
-  }
-  if (o.stderr_fd >= 0) {
-    dup2(o.stderr_fd, STDERR_FILENO);
-    close(o.stderr_fd);
-  }
-  ExecProgram(o, o.description.empty() ? "bwrap" : o.description);
 }
 
 // Without a pid namespace nothing kills what the program leaves behind when it
@@ -397,9 +330,10 @@ std::string FirstLine(std::string text) {
   return text;
 }
 
-// Copies whatever bwrap still writes to our stderr until it closes the pipe;
+// Copies what bwrap and the program write to their stderr (the pipe fd) to
+// ours until the last of them closes it, keeping its first bytes in *head;
 // stops the sandbox (StopSandbox) if a stop signal comes first.
-void RelayUntilEof(int fd, int stop_fd, pid_t bwrap) {
+void RelayUntilEof(int fd, int stop_fd, pid_t bwrap, std::string* head) {
   char buf[4096];
   pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
   for (;;) {
@@ -414,8 +348,30 @@ void RelayUntilEof(int fd, int stop_fd, pid_t bwrap) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
+    if (head->size() < 4096) head->append(buf, std::min(static_cast<size_t>(n), 4096 - head->size()));
     (void)!write(STDERR_FILENO, buf, static_cast<size_t>(n));
   }
+}
+
+// What bubblewrap wrote on its status fd so far (JSON lines), read without
+// waiting.
+void ReadStatus(int fd, std::string* into) {
+  char buf[1024];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) into->append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The number after "key": in bubblewrap's status, or -1.
+long StatusNumber(const std::string& status, const std::string& key) {
+  size_t at = status.find("\"" + key + "\"");
+  if (at == std::string::npos) return -1;
+  at = status.find(':', at);
+  if (at == std::string::npos) return -1;
+  char* end = nullptr;
+  long v = strtol(status.c_str() + at + 1, &end, 10);
+  return end == status.c_str() + at + 1 ? -1 : v;
 }
 
 int SandboxMain(int argc, char** argv) {
@@ -433,7 +389,7 @@ int SandboxMain(int argc, char** argv) {
   // that user, who may not reach an overlay root inside Odin's own state:
   // binding it would fail bubblewrap's setup, and with it the whole sandbox.
   // The overlay goes; the sandbox stays. So do other paths out of reach.
-  if (!parsed->inner && parsed->run_uid >= 0 && geteuid() == 0) {
+  if (parsed->run_uid >= 0 && geteuid() == 0) {
     parsed->overlay_root.clear();
     SpawnOptions as_user;
     ApplyUser(*parsed, &as_user);
@@ -441,15 +397,12 @@ int SandboxMain(int argc, char** argv) {
   }
   const SandboxOptions& o = *parsed;
 
-  // 2. The inner stage runs inside the namespaces and only hands over.
-  if (o.inner) InnerMain(o);
-
-  // 3. No namespaces on purpose.
+  // 2. No namespaces on purpose.
   if (o.policy == SandboxPolicy::kOff) RunWithoutNamespaces(o, "sandbox off by policy");
   // The limits hold with or without namespaces.
   CreateCgroup(o);
 
-  // 4. Find bubblewrap. A configured path that is not there is a mistake to
+  // 3. Find bubblewrap. A configured path that is not there is a mistake to
   //    name, not a reason to run without namespaces.
   if (!o.bwrap.empty() && (o.bwrap[0] != '/' || access(o.bwrap.c_str(), X_OK) != 0 || IsDirectory(o.bwrap))) {
     fprintf(stderr, "odin-sandbox: the configured bwrap %s is not an executable file%s\n", o.bwrap.c_str(),
@@ -459,22 +412,35 @@ int SandboxMain(int argc, char** argv) {
   std::string bwrap = o.bwrap.empty() ? SearchPath("bwrap", getenv("PATH") ? getenv("PATH") : "") : o.bwrap;
   if (bwrap.empty() || access(bwrap.c_str(), X_OK) != 0) RunWithoutNamespaces(o, "bwrap not found");
 
-  // 5. Start bwrap. Its own error messages go to a pipe we read, so a failure
-  //    can be named; the inner stage restores the real stderr for the program.
-  //    The inner stage reports on a socket and waits for our answer before
-  //    it starts the program; the message carries its pid (SO_PASSCRED).
-  int sockets[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0) {
-    fprintf(stderr, "odin-sandbox: %s\n", PosixError("socketpair", errno).message().c_str());
-    return kSandboxSetupFailedExit;
+  // 4. The seccomp filters, which bubblewrap loads just before it execs the
+  //    program. Failing closed when the sandbox is required; else said.
+  std::vector<UniqueFd> filters;
+  if (o.seccomp) {
+    // Inside the network namespace there is no network to reach: sockets of
+    // every family stay usable (a project's tests on 127.0.0.1, netlink).
+    StatusOr<std::vector<UniqueFd>> exported =
+        ExportSeccompFilters({.deny_network = false, .allow_overlay_setup = !o.overlay_root.empty()});
+    if (exported.ok()) {
+      filters = std::move(*exported);
+    } else {
+      fprintf(stderr, "odin-sandbox: %s%s\n", exported.status().message().c_str(),
+              o.policy == SandboxPolicy::kRequire ? "" : "; running without the seccomp layer");
+      if (o.policy == SandboxPolicy::kRequire) return kSandboxSetupFailedExit;
+    }
   }
-  UniqueFd ready(sockets[0]), inner_end(sockets[1]);
-  int on = 1;
-  setsockopt(ready.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+
+  // 5. Start bwrap. Its stderr (and the program's) is a pipe we relay, so a
+  //    failure can be named. It reports its child's pid on the status pipe,
+  //    and the child waits on the block pipe until we have put it under the
+  //    limits.
+  StatusOr<Pipe> status_pipe = MakePipe(O_CLOEXEC);
+  StatusOr<Pipe> block = MakePipe(O_CLOEXEC);
   StatusOr<Pipe> errors = MakePipe(O_CLOEXEC);
-  if (!errors.ok()) {
-    fprintf(stderr, "odin-sandbox: %s\n", errors.status().message().c_str());
-    return kSandboxSetupFailedExit;
+  for (const StatusOr<Pipe>* p : {&status_pipe, &block, &errors}) {
+    if (!p->ok()) {
+      fprintf(stderr, "odin-sandbox: %s\n", p->status().message().c_str());
+      return kSandboxSetupFailedExit;
+    }
   }
   // Stop signals are read from a signalfd from here on (StopSandbox), and
   // what bubblewrap leaves behind when it dies comes back to us.
@@ -485,7 +451,6 @@ int SandboxMain(int argc, char** argv) {
     fprintf(stderr, "odin-sandbox: %s\n", PosixError("stop signals", errno).message().c_str());
     return kSandboxSetupFailedExit;
   }
-  int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   SpawnOptions spawn;
   ApplyUser(o, &spawn);
   // (Where root may not even make a mount namespace, a container without
@@ -496,37 +461,39 @@ int SandboxMain(int argc, char** argv) {
       RunWithoutNamespaces(o, "the host's devices cannot be made read-only for the sandbox: " + s.message());
     }
   }
-  BwrapInvocation inv{bwrap, JoinPath(ExecutableDir(), "odin-sandbox"), inner_end.get(), saved_stderr,
+  BwrapInvocation inv{bwrap,
+                      status_pipe->write_end.get(),
+                      block->read_end.get(),
+                      {},
                       /*privileged=*/geteuid() == 0 && spawn.uid < 0};
+  for (const UniqueFd& f : filters) inv.seccomp_fds.push_back(f.get());
   spawn.argv = BuildBwrapArgs(o, inv);
   spawn.env = CurrentEnvironment();
   spawn.stdout_fd = STDOUT_FILENO;
   spawn.stderr_fd = errors->write_end.get();
-  spawn.keep_fds = {inner_end.get(), saved_stderr};
+  spawn.keep_fds = {status_pipe->write_end.get(), block->read_end.get()};
+  spawn.keep_fds.insert(spawn.keep_fds.end(), inv.seccomp_fds.begin(), inv.seccomp_fds.end());
   spawn.keep_fds.insert(spawn.keep_fds.end(), o.pass_fds.begin(), o.pass_fds.end());
   spawn.parent_death_signal = SIGKILL;
   spawn.new_process_group = false;  // signals to our group reach bwrap too
   StatusOr<pid_t> pid = Spawn(spawn);
-  inner_end.reset();
+  status_pipe->write_end.reset();
+  block->read_end.reset();
   errors->write_end.reset();
-  close(saved_stderr);
-  if (!pid.ok()) {
-    ready.reset();
-    errors->read_end.reset();
-    RunWithoutNamespaces(o, pid.status().message());
-  }
+  filters.clear();
+  if (!pid.ok()) RunWithoutNamespaces(o, pid.status().message());
   // bwrap under the limits at once: the grace period the first move waits
   // for passes while bwrap sets the sandbox up (moving ourselves in first
-  // would put it before). What bwrap started before the move is the inner
-  // stage's process (added when it reports, before the program starts) and
-  // bwrap's pid-1 monitor, which starts nothing after it.
+  // would put it before). Its child, which may have been cloned before the
+  // move, is added when bwrap reports it, before it starts the program.
   AddToCgroup(*pid);
 
-  // 6. Wait until the inner stage reports, or bwrap gives up first.
-  std::string bwrap_errors;
-  bool inside = false;
-  pollfd fds[3] = {{ready.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}, {stop.get(), POLLIN, 0}};
-  for (;;) {
+  // 6. Wait for bwrap's report of its child, or for bwrap to give up first.
+  std::string bwrap_errors, status;
+  long child = -1;
+  pollfd fds[3] = {
+      {status_pipe->read_end.get(), POLLIN, 0}, {errors->read_end.get(), POLLIN, 0}, {stop.get(), POLLIN, 0}};
+  while (child < 0 && fds[0].fd >= 0) {
     int n = poll(fds, 3, -1);
     if (n < 0 && errno == EINTR) continue;
     if (fds[2].revents != 0) {
@@ -539,38 +506,51 @@ int SandboxMain(int argc, char** argv) {
       if (r <= 0) fds[1].fd = -1;
     }
     if (fds[0].revents != 0) {
-      pid_t inner = -1;
-      inside = ReadReport(ready.get(), &inner);
-      if (inside) {
-        if (g_cgroup && inner <= 0) {
-          g_cgroup_failed = true;
-          WarnNoLimits(Status::FailedPrecondition("odin-sandbox", "the inner stage's report carried no pid"));
-        }
-        if (inner > 0) AddToCgroup(inner);
-        (void)!send(ready.get(), "g", 1, MSG_NOSIGNAL);  // go: start the program
-      }
-      break;
+      char buf[512];
+      ssize_t r = read(status_pipe->read_end.get(), buf, sizeof buf);
+      if (r > 0) status.append(buf, static_cast<size_t>(r));
+      if (r <= 0) fds[0].fd = -1;  // bwrap closed it: it is gone
+      child = StatusNumber(status, "child-pid");
     }
   }
-  ready.reset();
-  if (!inside) {
-    int status = 0;
-    WaitPid(*pid, &status, 0);
+  if (child <= 0) {
+    block->write_end.reset();
+    int wait_status = 0;
+    WaitPid(*pid, &wait_status, 0);
     errors->read_end.reset();
     std::string why = FirstLine(bwrap_errors);
-    if (why.empty()) why = "bwrap " + DescribeWaitStatus(status) + " before the sandbox was ready";
+    if (why.empty()) why = "bwrap " + DescribeWaitStatus(wait_status) + " before the sandbox was ready";
     RunWithoutNamespaces(o, why);
   }
+  AddToCgroup(static_cast<pid_t>(child));
+  (void)!write(block->write_end.get(), "g", 1);  // go: bwrap's child goes on to the program
+  block->write_end.reset();
   if (!bwrap_errors.empty()) (void)!write(STDERR_FILENO, bwrap_errors.data(), bwrap_errors.size());
 
-  // 7. The program runs; pass its exit status through.
-  RelayUntilEof(errors->read_end.get(), stop.get(), *pid);
+  // 7. The program runs; pass its exit status through. bubblewrap reports
+  //    an exit code only for a program it started: without one, it failed
+  //    to set up (after its report) and the policy decides, as above.
+  std::string head = bwrap_errors;
+  RelayUntilEof(errors->read_end.get(), stop.get(), *pid, &head);
   errors->read_end.reset();
-  int status = 0;
-  WaitPid(*pid, &status, 0);
+  int wait_status = 0;
+  WaitPid(*pid, &wait_status, 0);
   KillAllDescendants();  // none, unless bubblewrap's child outlived it
+  fcntl(status_pipe->read_end.get(), F_SETFL, O_NONBLOCK);
+  ReadStatus(status_pipe->read_end.get(), &status);
+  if (WIFEXITED(wait_status) && StatusNumber(status, "exit-code") < 0) {
+    std::string why = FirstLine(head);
+    // Set up, but the program cannot be run (bubblewrap said why): as a
+    // shell answers a command it cannot exec.
+    if (why.starts_with("bwrap: execvp ")) {
+      LeaveCgroup();
+      return 127;
+    }
+    if (why.empty()) why = "bwrap " + DescribeWaitStatus(wait_status) + " before the program started";
+    RunWithoutNamespaces(o, why);
+  }
   LeaveCgroup();
-  return ExitCodeFromWaitStatus(status);
+  return ExitCodeFromWaitStatus(wait_status);
 }
 
 }  // namespace

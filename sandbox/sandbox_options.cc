@@ -68,10 +68,6 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   std::string user;
   app.add_option("--user", user, "UID:GID to run as (when started as root)");
   app.add_option("--pass-fd", o.pass_fds, "Inherited fd the program keeps");
-  app.add_flag("--inner", o.inner, "Internal: the stage inside the namespaces");
-  app.add_option("--ready-fd", o.ready_fd, "Internal: readiness socket");
-  app.add_option("--stderr-fd", o.stderr_fd, "Internal: program stderr fd");
-  app.add_option("--description", o.description, "Internal: ODIN_SANDBOX value");
   app.add_option("program", o.program, "Program and arguments")->required();
   app.positionals_at_end();
   try {
@@ -95,7 +91,7 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   if (!o.overlay_root.empty() && o.workspace_readonly) {
     return Status::InvalidArgument("odin-sandbox", "--overlay-root: the workspace is read-only");
   }
-  if (!o.overlay_root.empty() && !o.inner && (o.overlay_root[0] != '/' || !IsDirectory(o.overlay_root))) {
+  if (!o.overlay_root.empty() && (o.overlay_root[0] != '/' || !IsDirectory(o.overlay_root))) {
     return Status::InvalidArgument("odin-sandbox", "--overlay-root " + o.overlay_root + ": not an absolute directory");
   }
   return o;

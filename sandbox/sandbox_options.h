@@ -67,12 +67,6 @@ struct SandboxOptions {
   // and not with --user (that user may not reach DIR).
   std::string overlay_root;
   std::vector<std::string> program;  // after --: the program and its arguments
-
-  // Set only for the inner stage, which runs inside the namespaces.
-  bool inner = false;       // --inner
-  int ready_fd = -1;        // --ready-fd: a socket; one byte once inside, then wait for one back
-  int stderr_fd = -1;       // --stderr-fd: the stderr to give the program
-  std::string description;  // --description: goes to ODIN_SANDBOX
 };
 
 // What only root may read, hidden from commands that run as the host's root

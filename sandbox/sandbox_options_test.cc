@@ -36,7 +36,6 @@ TEST(SandboxOptionsTest, DefaultsAreTheStrictOnes) {
   EXPECT_EQ(o->memory_max_bytes, 0u);
   EXPECT_TRUE(o->cgroup_parent.empty());
   EXPECT_TRUE(o->pass_fds.empty());
-  EXPECT_FALSE(o->inner);
   EXPECT_THAT(o->program, ElementsAre("true"));
 }
 
@@ -105,16 +104,6 @@ TEST(SandboxOptionsTest, TheProgramsOwnFlagsAreNotTakenForOdinSandboxs) {
   EXPECT_FALSE(o->network);
   EXPECT_TRUE(o->writable_paths.empty());
   EXPECT_THAT(o->program, ElementsAre("sh", "-c", "x", "--workspace", "/elsewhere", "--network", "--writable", "/"));
-}
-
-TEST(SandboxOptionsTest, TheInnerStagesFlags) {
-  StatusOr<SandboxOptions> o = Parse(
-      {"--inner", "--workspace", "/w", "--ready-fd", "5", "--stderr-fd", "6", "--description", "bwrap", "--", "true"});
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
-  EXPECT_TRUE(o->inner);
-  EXPECT_EQ(o->ready_fd, 5);
-  EXPECT_EQ(o->stderr_fd, 6);
-  EXPECT_EQ(o->description, "bwrap");
 }
 
 TEST(SandboxOptionsTest, BadInputIsAnInvalidArgumentNamingIt) {

@@ -8,11 +8,17 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
+#include <vector>
+
+#include "base/file_util.h"
 
 namespace odin {
 
@@ -109,10 +115,10 @@ Status SeccompError(const std::string& what, int rc) { return PosixError("seccom
 // classic BPF program of its own, stacked on the main filter (the strictest
 // answer of all filters wins). Calls of a foreign ABI pass here: the main
 // filter kills them.
-Status InstallPersonalityFilter() {
+std::vector<sock_filter> PersonalityFilter() {
   constexpr uint32_t kAllowed[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffff};
   constexpr unsigned kN = sizeof kAllowed / sizeof kAllowed[0];
-  sock_filter prog[] = {
+  return {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -129,19 +135,10 @@ Status InstallPersonalityFilter() {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  sock_fprog fprog{static_cast<unsigned short>(sizeof prog / sizeof prog[0]), prog};
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {
-    return PosixError("seccomp: personality filter", errno);
-  }
-  return Status::OK();
 }
 
-}  // namespace
-
-std::vector<std::string> DeniedSyscalls() { return {std::begin(kDenied), std::end(kDenied)}; }
-
-Status InstallSeccompFilter(const SeccompOptions& options) {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return PosixError("prctl(PR_SET_NO_NEW_PRIVS)", errno);
+// The main filter, built; the caller releases it.
+StatusOr<scmp_filter_ctx> BuildMainFilter(const SeccompOptions& options) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) return Status::Internal("seccomp", "cannot create a filter");
   Status result;
@@ -173,13 +170,54 @@ Status InstallSeccompFilter(const SeccompOptions& options) {
     add("socket",
         seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)));
   }
-  if (result.ok()) {
-    int rc = seccomp_load(ctx);
-    if (rc < 0) result = SeccompError("load", rc);
+  if (!result.ok()) {
+    seccomp_release(ctx);
+    return result;
   }
+  return ctx;
+}
+
+// A memory file holding bytes, its offset back at the start.
+StatusOr<UniqueFd> MemoryFile(const char* name, const void* data, size_t size) {
+  UniqueFd fd(memfd_create(name, MFD_CLOEXEC));
+  if (!fd.valid()) return PosixError("seccomp: memfd_create", errno);
+  RETURN_IF_ERROR(WriteAll(fd.get(), std::string_view(static_cast<const char*>(data), size), "seccomp filter"));
+  if (lseek(fd.get(), 0, SEEK_SET) != 0) return PosixError("seccomp: lseek", errno);
+  return fd;
+}
+
+}  // namespace
+
+std::vector<std::string> DeniedSyscalls() { return {std::begin(kDenied), std::end(kDenied)}; }
+
+Status InstallSeccompFilter(const SeccompOptions& options) {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return PosixError("prctl(PR_SET_NO_NEW_PRIVS)", errno);
+  ASSIGN_OR_RETURN(scmp_filter_ctx ctx, BuildMainFilter(options));
+  int rc = seccomp_load(ctx);
   seccomp_release(ctx);
-  if (result.ok()) result = InstallPersonalityFilter();
-  return result;
+  if (rc < 0) return SeccompError("load", rc);
+  std::vector<sock_filter> personality = PersonalityFilter();
+  sock_fprog fprog{static_cast<unsigned short>(personality.size()), personality.data()};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {
+    return PosixError("seccomp: personality filter", errno);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::vector<UniqueFd>> ExportSeccompFilters(const SeccompOptions& options) {
+  ASSIGN_OR_RETURN(scmp_filter_ctx ctx, BuildMainFilter(options));
+  UniqueFd main(memfd_create("odin-seccomp", MFD_CLOEXEC));
+  int rc = main.valid() ? seccomp_export_bpf(ctx, main.get()) : -errno;
+  seccomp_release(ctx);
+  if (rc < 0) return SeccompError("export", rc);
+  if (lseek(main.get(), 0, SEEK_SET) != 0) return PosixError("seccomp: lseek", errno);
+  std::vector<sock_filter> personality = PersonalityFilter();
+  ASSIGN_OR_RETURN(UniqueFd second, MemoryFile("odin-seccomp-personality", personality.data(),
+                                               personality.size() * sizeof(sock_filter)));
+  std::vector<UniqueFd> out;
+  out.push_back(std::move(main));
+  out.push_back(std::move(second));
+  return out;
 }
 
 }  // namespace odin

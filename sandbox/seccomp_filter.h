@@ -23,9 +23,9 @@
 // the caller, so a program sees an ordinary error. Syscalls of a foreign ABI
 // (i386 on x86_64) kill the caller: the filter cannot judge them.
 //
-// Installed by odin-sandbox just before it becomes the program (inside the
-// namespaces, or as the supervisor without them); inherited by everything the
-// program starts.
+// Loaded just before the program runs: by bubblewrap, from the programs
+// odin-sandbox exports, inside the namespaces; by odin-sandbox itself, as
+// the supervisor, without them. Inherited by everything the program starts.
 
 #include <linux/audit.h>
 
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace odin {
 
@@ -58,6 +59,12 @@ struct SeccompOptions {
 
 // Sets PR_SET_NO_NEW_PRIVS and loads the filter into the calling process.
 Status InstallSeccompFilter(const SeccompOptions& options);
+
+// The same filters as classic BPF programs, each in a memory file read from
+// its start, in the order they stack: for a launcher that has bubblewrap
+// load them (--add-seccomp-fd) just before it execs the program, which
+// sets PR_SET_NO_NEW_PRIVS itself.
+StatusOr<std::vector<UniqueFd>> ExportSeccompFilters(const SeccompOptions& options);
 
 // The syscalls the filter denies outright (for odin doctor and the docs);
 // clone, clone3 and personality are denied by their arguments besides.
