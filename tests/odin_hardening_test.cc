@@ -666,6 +666,48 @@ TEST_F(OdinHardeningTest, ALauncherStoppedWhenBubblewrapsChildHasLeftItsGroupKil
   EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker).empty()) << "bubblewrap's child outlived its launcher";
 }
 
+// bubblewrap reports its child before it mounts anything: a setup that
+// fails after the report (a bind whose source is gone) is still a sandbox
+// that could not be made, which the policy decides, and is told from a
+// program that ran (bubblewrap's status carries an exit code only for a
+// program it started), and from a program it cannot exec (127).
+TEST_F(OdinHardeningTest, ASetupThatFailsAfterBubblewrapsReportIsDecidedByThePolicy) {
+  if (!HaveBwrap()) GTEST_SKIP() << "needs bubblewrap";
+  auto run = [&](const std::string& policy, const std::vector<std::string>& program) {
+    std::vector<std::string> argv = {
+        BinDir() + "/odin-sandbox",          "--workspace", ws_.path(), "--policy", policy, "--writable",
+        ws_.Join("gone-before-the-sandbox"), "--"};
+    argv.insert(argv.end(), program.begin(), program.end());
+    return RunCommand({.argv = argv, .env = CurrentEnvironment(), .cwd = ws_.path()});
+  };
+  std::vector<std::string> say = {"/bin/sh", "-c", "echo \"ran in: $ODIN_SANDBOX\"; exit 3"};
+  StatusOr<CommandOutput> fallback = run("fallback", say);
+  ASSERT_TRUE(fallback.ok()) << fallback.status().message();
+  EXPECT_EQ(fallback->exit_code, 3) << fallback->output;
+  EXPECT_NE(fallback->output.find("ran in: none: bwrap: Can't find source path"), std::string::npos)
+      << fallback->output;
+  StatusOr<CommandOutput> required = run("require", say);
+  ASSERT_TRUE(required.ok()) << required.status().message();
+  EXPECT_EQ(required->exit_code, 71) << required->output;
+  EXPECT_EQ(required->output.find("ran in:"), std::string::npos) << "the program ran: " << required->output;
+  EXPECT_NE(required->output.find("sandbox required but unavailable"), std::string::npos) << required->output;
+
+  // Set up: the program runs inside, its exit status passed through.
+  StatusOr<CommandOutput> inside = RunCommand({.argv = {BinDir() + "/odin-sandbox", "--workspace", ws_.path(),
+                                                        "--policy", "require", "--", say[0], say[1], say[2]},
+                                               .env = CurrentEnvironment(),
+                                               .cwd = ws_.path()});
+  ASSERT_TRUE(inside.ok()) << inside.status().message();
+  EXPECT_EQ(inside->exit_code, 3) << inside->output;
+  EXPECT_NE(inside->output.find("ran in: bwrap"), std::string::npos) << inside->output;
+  StatusOr<CommandOutput> missing = RunCommand({.argv = {BinDir() + "/odin-sandbox", "--workspace", ws_.path(),
+                                                         "--policy", "require", "--", ws_.Join("no-such-program")},
+                                                .env = CurrentEnvironment(),
+                                                .cwd = ws_.path()});
+  ASSERT_TRUE(missing.ok()) << missing.status().message();
+  EXPECT_EQ(missing->exit_code, 127) << missing->output;
+}
+
 TEST_F(OdinHardeningTest, SocketDirectoriesOfDeadCoordinatorsAreRemoved) {
   TempWorkspace tmp;
   std::string stale = tmp.Join("odin-sock-AAAAAA");
