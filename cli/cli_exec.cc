@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -64,8 +65,12 @@ class OutputWriter {
       if (n > 0) {
         data.remove_prefix(static_cast<size_t>(n));
       } else if (n < 0 && errno == EAGAIN) {
+        // Short waits, each followed by the heartbeats then due: a wait of
+        // a whole interval could let two pass between heartbeats, and a busy
+        // machine a third, which the workers take for a dead coordinator.
         pollfd p = {fd_, POLLOUT, 0};
-        if (poll(&p, 1, static_cast<int>(ToMillis(heartbeat))) == 0) keep_alive();
+        (void)poll(&p, 1, static_cast<int>(std::max<int64_t>(1, ToMillis(heartbeat) / 4)));
+        keep_alive();
       } else if (n < 0 && errno == EINTR) {
         continue;
       } else {
