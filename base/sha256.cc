@@ -3,7 +3,8 @@
 // The digest functions below, not EVP: EVP's first use loads the provider
 // machinery and openssl.cnf, about 1.2 ms of every process that hashes
 // (odin, each worker). These run the same assembly (SHA-NI where the CPU has
-// it). OpenSSL 3 marks them deprecated, not removed.
+// it). OpenSSL 3 marks them deprecated, not removed. They come from
+// libcrypto's static archive (the top-level CMakeLists.txt says why).
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 
