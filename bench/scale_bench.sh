@@ -20,6 +20,11 @@
 # beside them.
 # Never run in CI.
 #
+# ODIN_BENCH_WATCH_LIMIT=N runs odin in a user namespace whose inotify watch
+# limit is N (a real kernel limit), so a larger tree is not watched and its
+# looks are walks; ODIN_BENCH_THINK_MS=M has the model server take M ms
+# before each answer (the time a real model thinks, when those walks run).
+#
 #   bench/scale_bench.sh [BUILD_DIR] [SIZES] [CALLS] [ROUNDS] [SESSIONS]
 #   e.g. bench/scale_bench.sh build "1000 100000 1000000" 20 9 3
 set -euo pipefail
@@ -67,9 +72,9 @@ PY
 
 # script KIND: the model's answers for a session of CALLS calls of KIND.
 script() {
-  python3 - "$1" "$calls" <<'PY'
+  python3 - "$1" "$calls" "${ODIN_BENCH_THINK_MS:-0}" <<'PY'
 import json, sys
-kind, n = sys.argv[1], int(sys.argv[2])
+kind, n, think = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def command(c):
     return {"tool_calls": [{"name": "ExecuteCommand", "arguments": {"command": c}}]}
 r = []
@@ -84,6 +89,9 @@ elif kind == "edit":
     r += [{"tool_calls": [{"name": "EditTool", "arguments": {
         "file_path": "edit.txt", "old_string": f"v{i}", "new_string": f"v{i + 1}"}}]} for i in range(n)]
 r.append({"text": "Done."})
+if think > 0:
+    for answer in r:
+        answer["delay_ms"] = think
 print(json.dumps({"responses": r}))
 PY
 }
@@ -143,7 +151,7 @@ if pid == 0:
     fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1); os.dup2(fd, 2)
     os.execv(sys.argv[1], sys.argv[1:])
 _, status, usage = os.wait4(pid, 0)
-print(usage.ru_maxrss)' "$build/bin/odin" -p go --profile fast --max-turns 1000)
+print(usage.ru_maxrss)' "${wrap[@]}" "$build/bin/odin" -p go --profile fast --max-turns 1000)
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   server=""
@@ -154,9 +162,13 @@ print(usage.ru_maxrss)' "$build/bin/odin" -p go --profile fast --max-turns 1000)
   printf 'v0\n' > "$ws/edit.txt"
 }
 
+wrap=()
+if [ -n "${ODIN_BENCH_WATCH_LIMIT:-}" ]; then
+  wrap=(/usr/bin/unshare -Ur sh -c "echo $ODIN_BENCH_WATCH_LIMIT > /proc/sys/user/max_inotify_watches && exec \"\$0\" \"\$@\"")
+fi
 bash_floor=$(median bash -c true)
 bwrap_floor=$(median bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true)
-echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'); inotify watch limit ${ODIN_BENCH_WATCH_LIMIT:-as the system sets it}, model thinks ${ODIN_BENCH_THINK_MS:-0} ms"
 echo "floors: bash -c true $bash_floor ms, bwrap --unshare-all true $bwrap_floor ms"
 # The trees first; then every measurement interleaved across the sizes
 # (SESSIONS rounds of each kind at each size, odin exec ROUNDS times each),

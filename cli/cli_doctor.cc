@@ -567,7 +567,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   printf("external changes  %s: %zu%s directories to watch, fs.inotify.max_user_watches = %lld%s\n",
          covered ? "watched (inotify)" : "NOT WATCHED", watch.directories, watch.complete ? "" : "+",
          static_cast<long long>(watch.limit),
-         covered ? "" : "; each command would look at the whole tree (raise the limit with sysctl)");
+         covered ? "" : "; the whole tree would be looked at between calls (raise the limit with sysctl)");
   printf("tools\n");
   for (auto [name, path, flag] : {std::tuple{"bwrap", bwrap, "--version"}, std::tuple{"rg", rg, "--version"},
                                   std::tuple{"clangd", clangd, "--version"}}) {

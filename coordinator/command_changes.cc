@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -154,7 +155,12 @@ void Coordinator::StartTracking(Call& c) {
     return;
   }
   // A later look finds what changed since the last call by no call of ours
-  // (the lane holds no other writer now).
+  // (the lane holds no other writer now). Without watches it is a walk of
+  // the whole tree, made while the model thought (StartFirstLook) if it
+  // could be: what changed since is found at the paths this command lands
+  // on (ApplyCommandOverlay) or by the next such look.
+  const bool fresh = std::exchange(tree_fresh_, false);
+  if (fresh && !tracker_->watching()) return;
   RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
 }
 
@@ -208,8 +214,10 @@ void Coordinator::NoteTrackerCoverage() {
   coverage_lost_ = tracker_->unwatched();
   if (coverage_lost_.empty()) return;
   // Said once per cause: in the log, the ledger and the report.
-  spdlog::warn("changes made outside Odin are not watched in this workspace ({}): each command looks at the whole tree",
-               coverage_lost_);
+  spdlog::warn(
+      "changes made outside Odin are not watched in this workspace ({}): the whole tree is looked at "
+      "between calls, while the model thinks",
+      coverage_lost_);
   RecordGateEvent("", "", "external_changes_unwatched", "",
                   json({{"why", coverage_lost_}}).dump(-1, ' ', false, json::error_handler_t::replace));
 }
@@ -244,7 +252,16 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // command's own version would overwrite one, a conflict.
   std::set<std::string> meanwhile;
   std::vector<std::string> meanwhile_dirs;  // ignored roots: everything below
-  if (tracker_ && c.tracked) {
+  // Without watches, only the paths it lands on are looked at, not the
+  // whole tree; what changed there is external, and was changed meanwhile
+  // if its ctime says so (the look may be older than the command's start).
+  const bool watched = tracker_ && tracker_->watching();
+  std::set<std::string> looked;  // what that look found: recorded now, yet maybe from before the start
+  if (tracker_ && c.tracked && !watched) {
+    ChangeSet external = tracker_->LookAtPaths(UpperPaths(o_.workspace, base + "/u"));
+    for (const PathChange& pc : external.changes) looked.insert(pc.path);
+    RecordExternal(c.call.agent_id, external, &c.external);
+  } else if (tracker_ && c.tracked) {
     ChangeSet external = tracker_->Rescan();
     for (const PathChange& pc : external.changes) meanwhile.insert(pc.path);
     for (const auto& [dir, count] : external.ignored) meanwhile_dirs.push_back(dir);
@@ -262,15 +279,17 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     // started (commands over overlays run side by side): by path, below a
     // tree that landed whole, and under ignored directories.
     o.gone_meanwhile = [&, start](const std::string& rel) {
-      return meanwhile.count(rel) != 0 || changes_.PathSince(rel, start);
+      return meanwhile.count(rel) != 0 || (looked.count(rel) == 0 && changes_.PathSince(rel, start));
     };
     o.changed_meanwhile = [&, start](const std::string& rel) {
-      if (meanwhile.count(rel) != 0 || changes_.ChangedSince(rel, start)) return true;
+      if (meanwhile.count(rel) != 0 || (looked.count(rel) == 0 && changes_.ChangedSince(rel, start))) return true;
       for (const std::string& d : meanwhile_dirs) {
         if (under(rel, d)) return true;
       }
       return false;
     };
+    o.ctime_too = !watched;
+    o.started_ns = c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
   } else {
     // No tracker to ask: ctimes after the dispatch (less a margin for the
     // file system's coarse clock) count. A path gone is one whose deletion
@@ -351,6 +370,11 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
                                         ChangeTracker::Written{pc.after->size, pc.after->mtime_ns, pc.after->ino});
       }
       if (as_landed) landed.insert(pc.path);
+    }
+    // Without watches the next look is a walk, made while the model thinks.
+    if (!watched) {
+      later_look_due_ = true;
+      return applied;
     }
     ChangeSet after = tracker_->Rescan();
     ChangeSet rest;

@@ -601,6 +601,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // on a thread (looking_), whose tracker and protected-path index FirstLook takes.
   bool look_wanted_ = false;
   FirstLookThread looking_;
+  // Without watches (coverage lost): a command landed since the tracker's last look, so the
+  // next Poll that may wait looks at the tree on looking_ (a later look, whose findings
+  // FirstLook records as external); tree_fresh_: a whole-tree look was made since the last
+  // command's start, which then need not make one.
+  bool later_look_due_ = false;
+  bool later_look_ = false;
+  bool tree_fresh_ = false;
   BackgroundTasks removals_;         // of what commands' overlays used; waited for at the end
   WorkerCapabilities capabilities_;  // the overlay and the read-only view, as the writers' Hellos said
   WritersLane lane_;                 // which writing calls may run now (writers_lane.h)

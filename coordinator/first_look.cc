@@ -1,15 +1,21 @@
 // The tree's first look: the change tracker's reference (and the protected
-// paths' index) taken once per session. In an agent's session in edit mode
+// paths' index) taken once per session; and, where the tracker has no
+// watches, the later looks that find what changed outside Odin. In an agent's session in edit mode
 // it runs on a thread of its own while the model thinks (ModelRequestStarted,
 // then the next Poll that may wait); the first call that may write joins it
 // (EnterLane, StartTracking), and so does a write made on the coordinator's
-// side (RecordFileToolWrite). Reads never wait for it.
+// side (RecordFileToolWrite). Reads never wait for it. Without watches
+// (the limit reached, coverage lost), each look is a walk of the whole
+// tree: after a command, the next one is made the same way, on a thread
+// while the model thinks, instead of at the next command's start.
 
 #include "workspace/change_tracker.h"
 #include "coordinator/coordinator.h"
 #include "workspace/protected_paths.h"
 #include "workspace/git_ignore.h"
 #include "tools/workspace_path.h"
+
+#include <utility>
 
 namespace odin {
 
@@ -33,8 +39,21 @@ void Coordinator::StartFirstLook() {
   // tree as it was. (It is still wanted: the next Poll that waits starts it.)
   if (lane_.WriterRunning()) return;
   look_wanted_ = false;
-  if (tracker_ || looking_.running()) return;
-  looking_.Start(NewTracker(), protected_index_ ? nullptr : std::make_unique<ProtectedIndex>(o_.workspace));
+  if (looking_.running()) return;
+  if (tracker_) {
+    // Without watches a look is a walk of the whole tree: the one a
+    // command's start would make is made now, while the model thinks, on
+    // the tracker itself (every use of it joins the look: FirstLook).
+    if (!later_look_due_ || tracker_->watching()) return;
+    later_look_due_ = false;
+    later_look_ = true;
+    tracker_->OnProgress(nullptr);                 // the pool is this thread's
+    looking_.Start(std::move(tracker_), nullptr);  // without a thread, taken back unlooked
+    return;
+  }
+  if (!looking_.Start(NewTracker(), protected_index_ ? nullptr : std::make_unique<ProtectedIndex>(o_.workspace))) {
+    looking_.Stop();  // the first command makes it
+  }
 }
 
 void Coordinator::StopTracking() {
@@ -49,8 +68,9 @@ void Coordinator::FirstLook() {
   // A look at a large tree takes seconds here: the workers go on hearing
   // from the coordinator meanwhile (they take 1.5 s of silence for its end).
   auto heartbeats = [this] { pool_.SendDueHeartbeats(); };
+  ChangeSet found;
   if (looking_.running()) {
-    auto [tracker, index] = looking_.Take(heartbeats);
+    auto [tracker, index] = looking_.Take(heartbeats, &found);
     tracker_ = std::move(tracker);
     if (index) protected_index_ = std::move(index);
     tracker_->OnProgress(heartbeats);
@@ -58,6 +78,14 @@ void Coordinator::FirstLook() {
     tracker_ = NewTracker();
     tracker_->OnProgress(heartbeats);
     tracker_->Rescan();  // the reference
+  }
+  // A walk of the whole tree: a command's start without watches need not
+  // make another (StartTracking). A later look's findings changed by no
+  // call of ours (none could write while it ran).
+  tree_fresh_ = tracker_->started();
+  if (std::exchange(later_look_, false)) {
+    RecordExternal("", found, nullptr);
+    NoteTrackerCoverage();
   }
   // What the agents read before: a change of it has its bytes before.
   for (auto& [id, agent] : agents_) {

@@ -57,5 +57,22 @@ TEST_F(FirstLookThreadTest, ALookStoppedDropsWhatItMadeAndOneWithoutAnIndexMakes
   EXPECT_EQ(none, nullptr);
 }
 
+// A later look on a tracker that has its reference (a tree without
+// watches): what it found changed is handed over with the tracker.
+TEST_F(FirstLookThreadTest, ALaterLookHandsOverWhatItFound) {
+  std::unique_ptr<ChangeTracker> tracker = Tracker();
+  tracker->Rescan();
+  ASSERT_TRUE(WriteFileAtomic(ws_ + "/f1.txt", "changed outside").ok());
+  FirstLookThread look;
+  ASSERT_TRUE(look.Start(std::move(tracker), nullptr));
+  ChangeSet found;
+  auto [back, index] = look.Take(nullptr, &found);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(index, nullptr);
+  ASSERT_EQ(found.changes.size(), 1u);
+  EXPECT_EQ(found.changes[0].path, "f1.txt");
+  EXPECT_TRUE(back->Rescan().empty());  // the look was the reference's update
+}
+
 }  // namespace
 }  // namespace odin

@@ -369,8 +369,7 @@ std::string RenderReport(const Report& r) {
     }
   }
   if (!r.unwatched.empty()) {
-    out +=
-        "External changes: not watched (" + r.unwatched + "); each command looked at the whole tree for them instead\n";
+    out += "External changes: not watched (" + r.unwatched + "); the whole tree was looked at between calls instead\n";
   }
   if (!r.hooks.empty()) {
     out += "Hooks:\n";

@@ -161,7 +161,7 @@ TEST_F(ReportTest, ChangedFilesWithTheirLineCountsAndChanges) {
 
 // Where the tracker could not watch the tree (the watch limit, a tree past
 // its entries), the report says so: changes made outside Odin were looked
-// for by a full look at each command, never silently missed.
+// for by a look at the whole tree between calls, never silently missed.
 TEST_F(ReportTest, ATreeThatWasNotWatchedIsSaid) {
   EXPECT_EQ(Build(Input({})).unwatched, "");
   EXPECT_EQ(RenderReport(Build(Input({}))).find("External changes"), std::string::npos);
@@ -170,7 +170,7 @@ TEST_F(ReportTest, ATreeThatWasNotWatchedIsSaid) {
   Report r = Build(Input({}));
   EXPECT_EQ(r.unwatched, "the inotify watch limit was reached (fs.inotify.max_user_watches = 8192)");
   EXPECT_NE(RenderReport(r).find("External changes: not watched (the inotify watch limit was reached "
-                                 "(fs.inotify.max_user_watches = 8192)); each command looked at the whole tree"),
+                                 "(fs.inotify.max_user_watches = 8192)); the whole tree was looked at between calls"),
             std::string::npos)
       << RenderReport(r);
 }

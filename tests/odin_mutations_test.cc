@@ -44,7 +44,8 @@ class OdinMutationsTest : public ::testing::Test {
   json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
     args.insert(args.end(), more.begin(), more.end());
-    last_ = RunOdin(ws_.path(), args, Env(llm));
+    last_ =
+        wrapper_.empty() ? RunOdin(ws_.path(), args, Env(llm)) : RunOdinWrapped(wrapper_, ws_.path(), args, Env(llm));
     json j = json::parse(last_.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
     return j;
@@ -109,9 +110,43 @@ class OdinMutationsTest : public ::testing::Test {
     return ids.empty() ? "" : ids[0];
   }
 
+  // The command changes shared.txt (in its overlay) and stops itself; the
+  // test, seeing the change wait in the upper directory, changes the real
+  // file, then lets the command go on.
+  static constexpr const char* kStopsAfterWritingShared = R"({"responses":[
+    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$ && echo resumed"}}]},
+    {"text":"Done."}]})";
+  json ChangedWhileTheCommandRuns(const FakeLlm& llm) {
+    Put("shared.txt", "before\n");
+    std::thread outsider([&] {
+      ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
+      Put("shared.txt", "theirs\n");
+      for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
+    });
+    json r = Prompt(llm);
+    outsider.join();
+    return r;
+  }
+  // Odin runs in a user namespace whose inotify watch limit is 3 (a real
+  // kernel limit, per user namespace), so its change tracker has no
+  // watches: false, with why, where no such namespace can be made.
+  bool WithoutWatches(std::string* why) {
+    const std::string set_limit = "echo 3 > /proc/sys/user/max_inotify_watches";
+    StatusOr<CommandOutput> probe =
+        RunCommand({.argv = {"unshare", "-Ur", "sh", "-c", set_limit}, .env = CurrentEnvironment()});
+    if (!probe.ok() || probe->exit_code != 0) {
+      *why = "no user namespace with its own inotify limit here: " +
+             (probe.ok() ? probe->output : probe.status().message());
+      return false;
+    }
+    wrapper_ = {"unshare", "-Ur", "sh", "-c", set_limit + " && exec \"$0\" \"$@\""};
+    return true;
+  }
+
   TempWorkspace ws_;
   TempWorkspace user_;
   std::string marker_ = UniqueMarker();
+  std::vector<std::string> wrapper_;  // what runs odin (WithoutWatches), or nothing
   Ran last_;
 };
 
@@ -827,20 +862,8 @@ TEST_F(OdinMutationsTest, WhatACommandWroteLandsEvenIfItsWorkerDies) {
 // by the command's version: a conflict, reported, the command's version
 // kept aside, nothing lost.
 TEST_F(OdinMutationsTest, AFileChangedWhileTheCommandRanIsAConflictNotOverwritten) {
-  Put("shared.txt", "before\n");
-  // The command changes shared.txt (in its overlay) and stops itself; the
-  // test, seeing the change wait in the upper directory, changes the real
-  // file, then lets the command go on.
-  FakeLlm llm(R"({"responses":[
-    {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$ && echo resumed"}}]},
-    {"text":"Done."}]})");
-  std::thread outsider([&] {
-    ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
-    Put("shared.txt", "theirs\n");
-    for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
-  });
-  json r = Prompt(llm);
-  outsider.join();
+  FakeLlm llm(kStopsAfterWritingShared);
+  json r = ChangedWhileTheCommandRuns(llm);
   // The command's work did not land: not done.
   ASSERT_EQ(r["status"], "conflict") << last_.err;
   EXPECT_EQ(last_.exit_code, 10);
@@ -1125,6 +1148,73 @@ TEST_F(NotValidatedTest, ACheckoutThatChangesTwoThousandFiles) {
   for (const json& c : r["report"]["checks"])
     tests_passed = tests_passed || (c["name"] == "tests" && c["status"] == "passed");
   EXPECT_TRUE(tests_passed) << r["report"]["checks"].dump();
+}
+
+// Without watches (the kernel's limit reached), a look is a walk of the
+// whole tree: it runs between calls while the model thinks, and a
+// command's overlay is looked at only where it lands. Outside changes are
+// still all found and recorded as external, once each; commands' changes
+// are theirs; the log and the ledger say the changes are not watched.
+TEST_F(OdinMutationsTest, WithoutWatchesOutsideChangesAreStillFoundBetweenCalls) {
+  std::string why;
+  if (!WithoutWatches(&why)) GTEST_SKIP() << why;
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(MakeDirs(ws_.Join("d" + std::to_string(i))).ok());
+    Put("d" + std::to_string(i) + "/f.txt", "f\n");
+  }
+  Put("d2/b.txt", "b\n");
+  TempWorkspace release;
+  json script = {
+      {"responses",
+       {{{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo one > d1/a.txt"}}}}}}},
+        {{"hold_until", release.Join("go")},
+         {"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo two >> d2/b.txt"}}}}}}},
+        {{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo three > d3/c.txt"}}}}}}},
+        {{"text", "Done."}}}}};
+  FakeLlm llm(script.dump());
+  std::thread outsider([&] {
+    // While the model "thinks" about its second answer, outside Odin: a file
+    // the next command appends to, and one no command touches.
+    if (WaitUntil([&] { return RequestsOf(llm).size() >= 2; })) {
+      Put("d2/b.txt", "outside\n");
+      Put("d4/ext.txt", "new outside\n");
+      // Before the next command starts, as the file clock tells it.
+      EXPECT_TRUE(WaitForFileClockToPass(ws_.Join("d4/ext.txt")));
+    }
+    EXPECT_TRUE(WriteFileAtomic(release.Join("go"), "").ok());
+  });
+  json r = Prompt(llm);
+  outsider.join();
+  ASSERT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_NE(last_.err.find("not watched"), std::string::npos) << last_.err;
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'external_changes_unwatched'")[0], "1");
+  // The command appended to the file as it found it: no conflict.
+  EXPECT_EQ(Get("d2/b.txt"), "outside\ntwo\n");
+  EXPECT_EQ(Rows("SELECT substr(path, length(?) + 2) || '|' || change FROM mutations "
+                 "WHERE source = 'external' ORDER BY path",
+                 ws_.path()),
+            std::vector<std::string>({"d2/b.txt|modified", "d4/ext.txt|created"}));
+  EXPECT_EQ(
+      Rows("SELECT substr(path, length(?) + 2) FROM mutations WHERE execution_id != '' ORDER BY path", ws_.path()),
+      std::vector<std::string>({"d1/a.txt", "d2/b.txt", "d3/c.txt"}));
+  EXPECT_EQ(r["changed_files"], json::array({"d1/a.txt", "d2/b.txt", "d3/c.txt"}));
+}
+
+// Without watches, a file changed outside while the command that also
+// wrote it ran is still a conflict (its ctime is after the command's
+// start), not overwritten.
+TEST_F(OdinMutationsTest, WithoutWatchesAFileChangedWhileTheCommandRanIsAConflict) {
+  std::string why;
+  if (!WithoutWatches(&why)) GTEST_SKIP() << why;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(MakeDirs(ws_.Join("d" + std::to_string(i))).ok());
+  FakeLlm llm(kStopsAfterWritingShared);
+  json r = ChangedWhileTheCommandRuns(llm);
+  ASSERT_EQ(r["status"], "conflict") << last_.err;
+  EXPECT_EQ(Get("shared.txt"), "theirs\n");
+  std::string command = CommandId();
+  EXPECT_EQ(Get(".odin/conflicts/" + command + "/shared.txt"), "mine\n");
+  EXPECT_EQ(Rows("SELECT source FROM mutations WHERE path = ?", ws_.Join("shared.txt")),
+            std::vector<std::string>({"external"}));
 }
 
 }  // namespace

@@ -505,6 +505,17 @@ ChangeSet ChangeTracker::Rescan(bool full) {
   return out;
 }
 
+ChangeSet ChangeTracker::LookAtPaths(const std::vector<std::string>& paths) {
+  ChangeSet out;
+  if (scans_ == 0) return out;
+  ++scans_;  // a look, as a Rescan that the kernel's word makes short
+  for (const std::string& rel : paths) LookAt(rel, &out);
+  FromIndex(&out);
+  std::stable_sort(out.changes.begin(), out.changes.end(),
+                   [](const PathChange& a, const PathChange& b) { return a.path < b.path; });
+  return out;
+}
+
 bool ChangeTracker::NoteWrite(const std::string& path, const std::string& sha256, const std::string* content,
                               std::optional<Written> seen) {
   if (scans_ == 0) return true;    // the first look will see it

@@ -110,6 +110,12 @@ class ChangeTracker {
   // command another machine ran on a shared filesystem (inotify hears only
   // this machine's writes); the watches stay.
   ChangeSet Rescan(bool full = false);
+  // Looks only at paths (relative; parents before children; a directory
+  // new here is looked at whole): what changed there since the previous
+  // look, which becomes the reference there. Where the tree has no watches
+  // and a Rescan walks all of it: the paths a command's overlay is about to
+  // land on. Nothing before the first Rescan.
+  ChangeSet LookAtPaths(const std::vector<std::string>& paths);
   bool started() const { return scans_ > 0; }
 
   // What the writer of a file saw of it once written: the size and

@@ -488,5 +488,29 @@ TEST_F(ChangeTrackerTest, ATreeNestedWithoutEndIsNotWalkedToTheBottom) {
   EXPECT_EQ(cs.changes.size(), 257u);  // the entries of the 256 levels it read
 }
 
+// A look at named paths only (the tree without watches, before a command
+// lands): what changed there is found, and is the reference there from
+// then; what changed elsewhere waits for the next whole look.
+TEST_F(ChangeTrackerTest, ALookAtNamedPathsFindsWhatChangedThereOnly) {
+  Write("a.c", "int a;\n");
+  Write("b.c", "int b;\n");
+  mkdir((root_ + "/d").c_str(), 0755);
+  ChangeTracker t(root_, nullptr);
+  EXPECT_TRUE(t.LookAtPaths({"a.c"}).empty());  // no reference yet: nothing
+  t.Rescan();
+  Rewrite("a.c", "int A;\n");
+  Rewrite("b.c", "int B;\n");
+  mkdir((root_ + "/d/new").c_str(), 0755);
+  Write("d/new/x.c", "x\n");
+  ChangeSet named = t.LookAtPaths({"a.c", "d", "d/new"});
+  ASSERT_NE(Find(named, "a.c"), nullptr);
+  EXPECT_EQ(Find(named, "a.c")->kind, ChangeKind::kModified);
+  ASSERT_NE(Find(named, "d/new/x.c"), nullptr);  // a directory new here: looked at whole
+  EXPECT_EQ(Find(named, "b.c"), nullptr);
+  ChangeSet rest = t.Rescan();
+  ASSERT_EQ(rest.changes.size(), 1u);
+  EXPECT_EQ(rest.changes[0].path, "b.c");
+}
+
 }  // namespace
 }  // namespace odin

@@ -61,6 +61,10 @@ struct OverlayApplyOptions {
   // Whether the workspace's entry at a path (relative) changed since the
   // command started. Null: the ctime rule below.
   std::function<bool(const std::string&)> changed_meanwhile;
+  // With changed_meanwhile, the ctime rule below as well: where the
+  // coordinator's record is not the whole story (a tree without watches,
+  // whose last look may be older than the command's start).
+  bool ctime_too = false;
   // Whether a path the workspace does not have (relative) was deleted since
   // the command started: the command's version would bring it back. Null:
   // nothing is taken for deleted.
@@ -109,6 +113,13 @@ struct OverlayApplied {
 // upper; what stays there (discarded entries) is the caller's to remove.
 OverlayApplied ApplyOverlayUpper(const std::string& workspace, const std::string& upper,
                                  const OverlayApplyOptions& options);
+
+// The paths (relative, parents first) an overlay's upper directory
+// changes, down to where the workspace has the directory: below one it
+// lacks, all is new, and only that directory is named. .git is named, not
+// entered. For a look at just those paths before the upper directory
+// lands (ChangeTracker::LookAtPaths).
+std::vector<std::string> UpperPaths(const std::string& workspace, const std::string& upper);
 
 // The coarse real-time clock, in ns: what ApplyOverlayUpper compares
 // ctimes with.

@@ -6,9 +6,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <functional>
@@ -523,6 +526,39 @@ TEST_F(OverlayChangesTest, OdinsStateNeverLands) {
   OverlayApplied a = Apply();
   EXPECT_EQ(Read(ws_ + "/.odin/odin.db"), "ledger\n");
   EXPECT_TRUE(a.changes.empty());
+}
+
+// The paths a look before landing needs: what the upper directory
+// changes, down to where the workspace has the directory; a new tree is
+// named by its root only, and .git is named, not entered.
+TEST_F(OverlayChangesTest, UpperPathsNameWhatLandsDownToWhereTheWorkspaceHasIt) {
+  Write(ws_ + "/a.txt", "a\n");
+  Write(ws_ + "/sub/b.txt", "b\n");
+  Write(ws_ + "/gone.txt", "g\n");
+  ASSERT_TRUE(MakeDirs(ws_ + "/.git").ok());
+  OVERLAY_OR_SKIP(
+      "echo A >> a.txt && echo c > sub/c.txt && rm gone.txt && mkdir -p new/deep && touch new/deep/x new/y && "
+      "touch .git/z");
+  std::vector<std::string> paths = UpperPaths(ws_, upper_);
+  std::sort(paths.begin(), paths.end());
+  EXPECT_EQ(paths, std::vector<std::string>({".git", "a.txt", "gone.txt", "new", "sub", "sub/c.txt"}));
+  // And the ctime rule beside the coordinator's record: a file changed
+  // after the command started is a conflict though the record says nothing.
+  // (The start taken anew once the file clock is past what was written
+  // before, which multigrain timestamps may put ahead of the coarse clock.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const int64_t start = CoarseRealtimeNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Write(ws_ + "/a.txt", "theirs\n");
+  OverlayApplyOptions o;
+  o.changed_meanwhile = [](const std::string&) { return false; };
+  o.ctime_too = true;
+  o.started_ns = start;
+  o.conflicts_dir = root_ + "/conflicts";
+  OverlayApplied applied = ApplyOverlayUpper(ws_, upper_, o);
+  EXPECT_EQ(applied.conflicts, std::vector<std::string>({"a.txt"}));
+  EXPECT_EQ(Read(ws_ + "/a.txt"), "theirs\n");
+  EXPECT_EQ(Read(ws_ + "/sub/c.txt"), "c\n");
 }
 
 }  // namespace

@@ -15,10 +15,16 @@
 namespace odin {
 
 int64_t InotifyWatchLimit() {
+  // The system's, and (since Linux 5.11) this user namespace's own, which
+  // may be lower (a container's).
   long long limit = -1;
-  if (FILE* f = fopen("/proc/sys/fs/inotify/max_user_watches", "re")) {
-    if (fscanf(f, "%lld", &limit) != 1) limit = -1;
-    fclose(f);
+  for (const char* file : {"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"}) {
+    long long value = -1;
+    if (FILE* f = fopen(file, "re")) {
+      if (fscanf(f, "%lld", &value) != 1) value = -1;
+      fclose(f);
+    }
+    if (value >= 0 && (limit < 0 || value < limit)) limit = value;
   }
   return limit;
 }

@@ -16,7 +16,8 @@ struct WatchCoverage {
   bool complete = true;    // false: more than max_directories
 };
 WatchCoverage ProbeWatchCoverage(const std::string& root, size_t max_directories = 2000000);
-// fs.inotify.max_user_watches, or -1 when it cannot be read.
+// fs.inotify.max_user_watches, or this user namespace's own limit where it is
+// lower; -1 when neither can be read.
 int64_t InotifyWatchLimit();
 
 }  // namespace odin
