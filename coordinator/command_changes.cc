@@ -258,7 +258,7 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   const bool watched = tracker_ && tracker_->watching();
   std::set<std::string> looked;  // what that look found: recorded now, yet maybe from before the start
   if (tracker_ && c.tracked && !watched) {
-    ChangeSet external = tracker_->LookAtPaths(UpperPaths(o_.workspace, base + "/u"));
+    ChangeSet external = tracker_->LookAtPaths(UpperPaths(o_.workspace, base + "/u", tracker_->ignore()));
     for (const PathChange& pc : external.changes) looked.insert(pc.path);
     RecordExternal(c.call.agent_id, external, &c.external);
   } else if (tracker_ && c.tracked) {

@@ -625,26 +625,29 @@ class Applier {
 
 // Below dir (up_fd in the upper directory, ws_fd the workspace's same
 // directory), for UpperPaths.
-void ListUpper(int up_fd, int ws_fd, const std::string& rel, std::vector<std::string>* out) {
+void ListUpper(int up_fd, int ws_fd, const std::string& rel, GitIgnore* ignore, std::vector<std::string>* out) {
   for (const std::string& name : ListDir(up_fd)) {
     std::string crel = Join(rel, name);
     out->push_back(crel);
     std::optional<struct stat> st = StatAt(up_fd, name);
     if (!st || !S_ISDIR(st->st_mode) || name == ".git" || TooDeep(crel)) continue;
+    // What is in an ignored directory is counted by it, never looked at
+    // one by one.
+    if (ignore != nullptr && !ignore->IgnoredRoot(crel + "/").empty()) continue;
     UniqueFd ws_child(openat(ws_fd, name.c_str(), kDirFlags));
     if (!ws_child.valid()) continue;  // new here: the workspace has nothing below it
     UniqueFd up_child(openat(up_fd, name.c_str(), kDirFlags));
-    if (up_child.valid()) ListUpper(up_child.get(), ws_child.get(), crel, out);
+    if (up_child.valid()) ListUpper(up_child.get(), ws_child.get(), crel, ignore, out);
   }
 }
 
 }  // namespace
 
-std::vector<std::string> UpperPaths(const std::string& workspace, const std::string& upper) {
+std::vector<std::string> UpperPaths(const std::string& workspace, const std::string& upper, GitIgnore* ignore) {
   std::vector<std::string> out;
   UniqueFd up(open(upper.c_str(), kDirFlags));
   UniqueFd ws(open(workspace.c_str(), kDirFlags));
-  if (up.valid() && ws.valid()) ListUpper(up.get(), ws.get(), "", &out);
+  if (up.valid() && ws.valid()) ListUpper(up.get(), ws.get(), "", ignore, &out);
   return out;
 }
 

@@ -116,10 +116,11 @@ OverlayApplied ApplyOverlayUpper(const std::string& workspace, const std::string
 
 // The paths (relative, parents first) an overlay's upper directory
 // changes, down to where the workspace has the directory: below one it
-// lacks, all is new, and only that directory is named. .git is named, not
-// entered. For a look at just those paths before the upper directory
-// lands (ChangeTracker::LookAtPaths).
-std::vector<std::string> UpperPaths(const std::string& workspace, const std::string& upper);
+// lacks, all is new, and only that directory is named. .git and a
+// directory ignore says git ignores (may be null) are named, not entered.
+// For a look at just those paths before the upper directory lands
+// (ChangeTracker::LookAtPaths).
+std::vector<std::string> UpperPaths(const std::string& workspace, const std::string& upper, GitIgnore* ignore);
 
 // The coarse real-time clock, in ns: what ApplyOverlayUpper compares
 // ctimes with.

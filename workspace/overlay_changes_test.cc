@@ -535,13 +535,16 @@ TEST_F(OverlayChangesTest, UpperPathsNameWhatLandsDownToWhereTheWorkspaceHasIt) 
   Write(ws_ + "/a.txt", "a\n");
   Write(ws_ + "/sub/b.txt", "b\n");
   Write(ws_ + "/gone.txt", "g\n");
-  ASSERT_TRUE(MakeDirs(ws_ + "/.git").ok());
+  Write(ws_ + "/.gitignore", "node_modules/\n");
+  Write(ws_ + "/node_modules/p/i.js", "i\n");
+  if (!GitInit()) GTEST_SKIP() << "git init failed";
   OVERLAY_OR_SKIP(
       "echo A >> a.txt && echo c > sub/c.txt && rm gone.txt && mkdir -p new/deep && touch new/deep/x new/y && "
-      "touch .git/z");
-  std::vector<std::string> paths = UpperPaths(ws_, upper_);
+      "touch .git/z node_modules/p/j.js");
+  std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(ws_);
+  std::vector<std::string> paths = UpperPaths(ws_, upper_, ignore.get());
   std::sort(paths.begin(), paths.end());
-  EXPECT_EQ(paths, std::vector<std::string>({".git", "a.txt", "gone.txt", "new", "sub", "sub/c.txt"}));
+  EXPECT_EQ(paths, std::vector<std::string>({".git", "a.txt", "gone.txt", "new", "node_modules", "sub", "sub/c.txt"}));
   // And the ctime rule beside the coordinator's record: a file changed
   // after the command started is a conflict though the record says nothing.
   // (The start taken anew once the file clock is past what was written
