@@ -148,6 +148,15 @@ def agent_run(bin_dir, ws, project, edit, profile, timeout):
     env.update(project.get("env", {}))
     env["OPENAI_BASE_URL"] = url
     env["OPENAI_API_KEY"] = "corpus"
+    # A user configuration of the run's own, never the user's. In it, more
+    # time for a language server's diagnostics than the default 5 s: run
+    # beside the other tests (ctest -j2), gopls and tsserver have taken
+    # longer, and what is measured here is whether validation is right.
+    config = os.path.join(tmp, "config")
+    os.makedirs(os.path.join(config, "odin"))
+    with open(os.path.join(config, "odin", "odinconfig.json"), "w") as f:
+        json.dump({"validation": {"file_timeout_ms": 30000}}, f)
+    env["XDG_CONFIG_HOME"] = config
     argv = [os.path.join(bin_dir, "odin"), "-p", "Make the change to %s." % edit["file"], "--output-format", "json",
             "--profile", profile, "--max-wall-seconds", str(timeout)]
     facts = {"exit": None, "status": None, "result": None, "stderr": "", "timed_out": False, "argv": argv,
