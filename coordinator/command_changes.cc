@@ -159,8 +159,14 @@ void Coordinator::StartTracking(Call& c) {
   // the whole tree, made while the model thought (StartFirstLook) if it
   // could be: what changed since is found at the paths this command lands
   // on (ApplyCommandOverlay) or by the next such look.
+  // (What a look on the thread found is told with this call's result.)
+  c.external.insert(c.external.end(), unshown_external_.begin(), unshown_external_.end());
+  unshown_external_.clear();
+  // Only a command over an overlay may skip it: what another call changes
+  // is found by looking after it, where an outside change since would be
+  // taken for the call's.
   const bool fresh = std::exchange(tree_fresh_, false);
-  if (fresh && !tracker_->watching()) return;
+  if (fresh && !tracker_->watching() && LaneCaller(c).kind == WritersLane::Kind::kSharedCommand) return;
   RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
 }
 
@@ -247,6 +253,9 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     lock = LockOverlayDir(base, /*exclusive=*/false);
   }
+  // A look on the thread (first_look.cc) ends before anything lands: the
+  // tracker is its until then.
+  if (looking_.running()) FirstLook();
   // What changed in the workspace while the command ran, by no call of ours
   // (the lane held no other writer): external changes, and where the
   // command's own version would overwrite one, a conflict.
@@ -258,9 +267,7 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   const bool watched = tracker_ && tracker_->watching();
   std::set<std::string> looked;  // what that look found: recorded now, yet maybe from before the start
   if (tracker_ && c.tracked && !watched) {
-    ChangeSet external = tracker_->LookAtPaths(UpperPaths(o_.workspace, base + "/u", tracker_->ignore()));
-    for (const PathChange& pc : external.changes) looked.insert(pc.path);
-    RecordExternal(c.call.agent_id, external, &c.external);
+    LookWhereItLands(c, base + "/u", &meanwhile, &looked);
   } else if (tracker_ && c.tracked) {
     ChangeSet external = tracker_->Rescan();
     for (const PathChange& pc : external.changes) meanwhile.insert(pc.path);
@@ -371,9 +378,8 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
       }
       if (as_landed) landed.insert(pc.path);
     }
-    // Without watches the next look is a walk, made while the model thinks.
     if (!watched) {
-      later_look_due_ = true;
+      TakeLandedWithoutWatches(applied);
       return applied;
     }
     ChangeSet after = tracker_->Rescan();

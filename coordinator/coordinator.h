@@ -515,6 +515,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void FirstLook();
   std::unique_ptr<ChangeTracker> NewTracker() const;
   void StartFirstLook();
+  // Without watches (first_look.cc): the look at the paths an overlay lands on, before it lands
+  // (what changed there: deletions into meanwhile, the rest into looked), and after.
+  void LookWhereItLands(Call& c, const std::string& upper, std::set<std::string>* meanwhile,
+                        std::set<std::string>* looked);
+  void TakeLandedWithoutWatches(const OverlayApplied& applied);
   // A command that ran over the workspace overlay: reads its upper
   // directory and applies it (command_changes.cc).
   OverlayApplied ApplyCommandOverlay(Call& c);
@@ -608,12 +613,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool later_look_due_ = false;
   bool later_look_ = false;
   bool tree_fresh_ = false;
-  BackgroundTasks removals_;         // of what commands' overlays used; waited for at the end
-  WorkerCapabilities capabilities_;  // the overlay and the read-only view, as the writers' Hellos said
-  WritersLane lane_;                 // which writing calls may run now (writers_lane.h)
-  ChangeNumbers changes_;            // every change recorded, numbered (change_numbers.h)
-  ChangeDigest digest_;              // the workspace's content as the changes left it (each result carries it)
-  std::string coverage_lost_;        // the tracker's unwatched() as last said
+  std::vector<std::string> unshown_external_;  // what a later look found, for the next call's result
+  BackgroundTasks removals_;                   // of what commands' overlays used; waited for at the end
+  WorkerCapabilities capabilities_;            // the overlay and the read-only view, as the writers' Hellos said
+  WritersLane lane_;                           // which writing calls may run now (writers_lane.h)
+  ChangeNumbers changes_;                      // every change recorded, numbered (change_numbers.h)
+  ChangeDigest digest_;        // the workspace's content as the changes left it (each result carries it)
+  std::string coverage_lost_;  // the tracker's unwatched() as last said
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;

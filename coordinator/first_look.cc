@@ -14,8 +14,12 @@
 #include "workspace/protected_paths.h"
 #include "workspace/git_ignore.h"
 #include "tools/workspace_path.h"
+#include "workspace/overlay_changes.h"
 
+#include <algorithm>
+#include <set>
 #include <utility>
+#include <vector>
 
 namespace odin {
 
@@ -45,10 +49,15 @@ void Coordinator::StartFirstLook() {
     // command's start would make is made now, while the model thinks, on
     // the tracker itself (every use of it joins the look: FirstLook).
     if (!later_look_due_ || tracker_->watching()) return;
+    tracker_->OnProgress(nullptr);  // the pool is this thread's
+    if (!looking_.Start(std::move(tracker_), nullptr)) {
+      // No thread: taken back as it was, the look still due.
+      tracker_ = looking_.Take().first;
+      tracker_->OnProgress([this] { pool_.SendDueHeartbeats(); });
+      return;
+    }
     later_look_due_ = false;
     later_look_ = true;
-    tracker_->OnProgress(nullptr);                 // the pool is this thread's
-    looking_.Start(std::move(tracker_), nullptr);  // without a thread, taken back unlooked
     return;
   }
   if (!looking_.Start(NewTracker(), protected_index_ ? nullptr : std::make_unique<ProtectedIndex>(o_.workspace))) {
@@ -84,7 +93,7 @@ void Coordinator::FirstLook() {
   // call of ours (none could write while it ran).
   tree_fresh_ = tracker_->started();
   if (std::exchange(later_look_, false)) {
-    RecordExternal("", found, nullptr);
+    RecordExternal("", found, &unshown_external_);
     NoteTrackerCoverage();
   }
   // What the agents read before: a change of it has its bytes before.
@@ -97,6 +106,36 @@ void Coordinator::FirstLook() {
       tracker_->NoteRead(rel, f->sha256, &f->content);
     }
   }
+}
+
+void Coordinator::LookWhereItLands(Call& c, const std::string& upper, std::set<std::string>* meanwhile,
+                                   std::set<std::string>* looked) {
+  // Only the paths the overlay lands on, not the whole tree: what changed
+  // there is external, and was changed meanwhile if its ctime says so (the
+  // last look may be older than the command's start). A deletion has no
+  // ctime to tell when: taken for one meanwhile (at worst a conflict, never
+  // a deletion undone).
+  ChangeSet external = tracker_->LookAtPaths(UpperPaths(o_.workspace, upper, tracker_->ignore()));
+  for (const PathChange& pc : external.changes) {
+    (pc.kind == ChangeKind::kDeleted ? meanwhile : looked)->insert(pc.path);
+  }
+  RecordExternal(c.call.agent_id, external, &c.external);
+}
+
+void Coordinator::TakeLandedWithoutWatches(const OverlayApplied& applied) {
+  // What landed besides the files NoteWrite took (deletions, directories,
+  // links, ignored trees, files written back unchanged), the tracker takes
+  // now, at those paths only: the command's, recorded already. The next
+  // look is a walk, made while the model thinks.
+  std::vector<std::string> own(applied.unchanged.begin(), applied.unchanged.end());
+  for (const PathChange& pc : applied.changes.changes) {
+    if (!pc.after || pc.after->type != EntryType::kFile || pc.after->sha256.empty()) own.push_back(pc.path);
+  }
+  for (const auto& [dir, count] : applied.changes.ignored) own.push_back(dir);
+  own.insert(own.end(), applied.counted_trees.begin(), applied.counted_trees.end());
+  std::sort(own.begin(), own.end());
+  tracker_->LookAtPaths(own);
+  later_look_due_ = true;
 }
 
 }  // namespace odin

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -158,7 +159,13 @@ void Coordinator::HoldCommand(const Call& c, ChangeSet* changes, v1::ToolResult*
   auto [put_back, kept, first_reason] =
       PutBackRefused(changes, refuse, /*take_away=*/true, WorkspaceLayer(), tracker_.get());
   if (put_back.empty() && kept.empty()) return;
-  if (!put_back.empty() && tracker_) tracker_->Rescan();  // what was taken away is gone for the tracker too
+  // What was taken away is gone for the tracker too: a look at those paths
+  // only (a whole look here would take, and drop, the outside changes it
+  // found).
+  if (!put_back.empty() && tracker_) {
+    std::sort(put_back.begin(), put_back.end());
+    tracker_->LookAtPaths(put_back);
+  }
   RecordGateEvent(c.call.agent_id, c.call.message_id, "hold", c.call.execution_id,
                   json({{"rule", hold.rule},
                         {"tool", c.call.tool},

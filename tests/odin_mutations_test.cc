@@ -116,11 +116,15 @@ class OdinMutationsTest : public ::testing::Test {
   static constexpr const char* kStopsAfterWritingShared = R"({"responses":[
     {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"echo mine > shared.txt && kill -STOP $$ && echo resumed"}}]},
     {"text":"Done."}]})";
-  json ChangedWhileTheCommandRuns(const FakeLlm& llm) {
+  json ChangedWhileTheCommandRuns(const FakeLlm& llm, bool removed = false) {
     Put("shared.txt", "before\n");
     std::thread outsider([&] {
       ASSERT_TRUE(WaitUntil([&] { return InACommandsOverlay("shared.txt"); }));
-      Put("shared.txt", "theirs\n");
+      if (removed) {
+        ASSERT_EQ(unlink(ws_.Join("shared.txt").c_str()), 0);
+      } else {
+        Put("shared.txt", "theirs\n");
+      }
       for (pid_t pid : ProcessesWithEnv("ODIN_TEST_MARK", marker_)) kill(pid, SIGCONT);
     });
     json r = Prompt(llm);
@@ -1169,7 +1173,12 @@ TEST_F(OdinMutationsTest, WithoutWatchesOutsideChangesAreStillFoundBetweenCalls)
        {{{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo one > d1/a.txt"}}}}}}},
         {{"hold_until", release.Join("go")},
          {"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo two >> d2/b.txt"}}}}}}},
-        {{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo three > d3/c.txt"}}}}}}},
+        {{"tool_calls",
+          {{{"name", "ExecuteCommand"},
+            {"arguments",
+             {{"command", "echo three > d3/c.txt && rm d0/f.txt && mkdir d5/nd && ln -s f.txt d5/ln"}}}}}}},
+        // A writing call joins the look made after the last.
+        {{"tool_calls", {{{"name", "ExecuteCommand"}, {"arguments", {{"command", "echo four > d3/d.txt"}}}}}}},
         {{"text", "Done."}}}}};
   FakeLlm llm(script.dump());
   std::thread outsider([&] {
@@ -1194,10 +1203,26 @@ TEST_F(OdinMutationsTest, WithoutWatchesOutsideChangesAreStillFoundBetweenCalls)
                  "WHERE source = 'external' ORDER BY path",
                  ws_.path()),
             std::vector<std::string>({"d2/b.txt|modified", "d4/ext.txt|created"}));
+  // A command's deletions, directories and links are its own, never found
+  // again as external by the looks after it.
   EXPECT_EQ(
       Rows("SELECT substr(path, length(?) + 2) FROM mutations WHERE execution_id != '' ORDER BY path", ws_.path()),
-      std::vector<std::string>({"d1/a.txt", "d2/b.txt", "d3/c.txt"}));
-  EXPECT_EQ(r["changed_files"], json::array({"d1/a.txt", "d2/b.txt", "d3/c.txt"}));
+      std::vector<std::string>({"d0/f.txt", "d1/a.txt", "d2/b.txt", "d3/c.txt", "d3/d.txt", "d5/ln", "d5/nd"}));
+}
+
+// Without watches, a file deleted outside while the command that wrote it
+// ran is not brought back: a conflict (no ctime tells when it went).
+TEST_F(OdinMutationsTest, WithoutWatchesAFileDeletedWhileTheCommandRanIsAConflict) {
+  std::string why;
+  if (!WithoutWatches(&why)) GTEST_SKIP() << why;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(MakeDirs(ws_.Join("d" + std::to_string(i))).ok());
+  FakeLlm llm(kStopsAfterWritingShared);
+  json r = ChangedWhileTheCommandRuns(llm, /*removed=*/true);
+  ASSERT_EQ(r["status"], "conflict") << last_.err;
+  EXPECT_FALSE(PathExists(ws_.Join("shared.txt")));
+  EXPECT_EQ(Get(".odin/conflicts/" + CommandId() + "/shared.txt"), "mine\n");
+  EXPECT_EQ(Rows("SELECT source || '|' || change FROM mutations WHERE path = ?", ws_.Join("shared.txt")),
+            std::vector<std::string>({"external|deleted"}));
 }
 
 // Without watches, a file changed outside while the command that also
