@@ -482,6 +482,7 @@ ChangeSet ChangeTracker::Rescan(bool full) {
         if (table_.meta(id).type == static_cast<uint8_t>(EntryType::kDirectory)) Watch(table_.PathOf(id));
       });
     }
+    cut_short_ = out.truncated;
     if (out.truncated) Unwatched("the tree has more than " + std::to_string(o_.max_entries) + " entries");
   } else if (full || inotify_fd_ < 0 || !DirtyScan(&out)) {
     // Asked to, no watches, or they lost events: look at everything again.
@@ -494,6 +495,7 @@ ChangeSet ChangeTracker::Rescan(bool full) {
     // full one.
     if (overflowed && !watch_refused_) StartWatching();
     FullScan(&out);
+    cut_short_ = out.truncated;
     if (out.truncated) Unwatched("the tree has more than " + std::to_string(o_.max_entries) + " entries");
   }
   FromIndex(&out);
@@ -509,7 +511,12 @@ ChangeSet ChangeTracker::LookAtPaths(const std::vector<std::string>& paths) {
   ChangeSet out;
   if (scans_ == 0) return out;
   ++scans_;  // a look, as a Rescan that the kernel's word makes short
-  for (const std::string& rel : paths) LookAt(rel, &out);
+  for (const std::string& rel : paths) {
+    // Past the entries a cut-short look took in, an entry unknown here is
+    // not new: it was never looked at.
+    if (cut_short_ && table_.FindPath(rel) == EntryTable::kNone) continue;
+    LookAt(rel, &out);
+  }
   FromIndex(&out);
   std::stable_sort(out.changes.begin(), out.changes.end(),
                    [](const PathChange& a, const PathChange& b) { return a.path < b.path; });

@@ -114,7 +114,8 @@ class ChangeTracker {
   // new here is looked at whole): what changed there since the previous
   // look, which becomes the reference there. Where the tree has no watches
   // and a Rescan walks all of it: the paths a command's overlay is about to
-  // land on. Nothing before the first Rescan.
+  // land on. Nothing before the first Rescan; where the last full look was
+  // cut short (past max_entries), only the paths it took in.
   ChangeSet LookAtPaths(const std::vector<std::string>& paths);
   bool started() const { return scans_ > 0; }
 
@@ -250,6 +251,7 @@ class ChangeTracker {
   std::set<std::string> pending_;   // reported, not yet looked at
   bool overflowed_ = false;         // the events since the last look are incomplete
   std::string unwatched_;           // unwatched()
+  bool cut_short_ = false;          // the last full look stopped at max_entries: the table is not the tree
   std::vector<size_t> from_index_;  // changes of this look whose before git's index may hold
   std::set<uint32_t> unscanned_;    // directories a write made, not read yet
   static constexpr size_t kMaxReported = 100000;

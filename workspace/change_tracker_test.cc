@@ -297,6 +297,16 @@ TEST_F(ChangeTrackerTest, ALookCutShortReportsNoDeletions) {
   // Not watched, and it says why.
   EXPECT_FALSE(t.watching());
   EXPECT_EQ(t.unwatched(), "the tree has more than 5 entries");
+  // A look at named paths never takes an entry the cut-short look did not
+  // reach for a new one; one it reached is looked at.
+  std::vector<std::string> all;
+  for (int i = 0; i < 10; ++i) all.push_back("f" + std::to_string(i));
+  size_t known = t.entries();
+  Rewrite("f0", "y");
+  Rewrite("f9", "y");
+  ChangeSet named = t.LookAtPaths(all);
+  for (const PathChange& c : named.changes) EXPECT_NE(c.kind, ChangeKind::kCreated) << c.path;
+  EXPECT_EQ(t.entries(), known);
 }
 
 // A look at a large tree takes seconds: it says how it goes, so that the
