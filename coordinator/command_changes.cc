@@ -166,7 +166,7 @@ void Coordinator::StartTracking(Call& c) {
   // is found by looking after it, where an outside change since would be
   // taken for the call's.
   const bool fresh = std::exchange(tree_fresh_, false);
-  if (fresh && !tracker_->watching() && LaneCaller(c).kind == WritersLane::Kind::kSharedCommand) return;
+  if (fresh && !tracker_->watching() && SharesLane(c)) return;
   RecordExternal(c.call.agent_id, tracker_->Rescan(), &c.external);
 }
 
@@ -278,6 +278,14 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
   // What changed after the command started (start_change: 0 for a cut-off
   // command a resume applies; it started in the process before).
   const uint64_t start = c.start_change;
+  // When it started, for the ctime rule (without a tracker, or one without
+  // watches). A file's ctime comes from the kernel's coarse clock (never
+  // behind the coarse time read at the dispatch, for a change after it):
+  // what was changed at or after that time counts. The price is a change in
+  // the same tick before the dispatch (a few ms), taken for one meanwhile.
+  // A resumed command's start is known to the millisecond only: a margin.
+  const int64_t started_ns =
+      c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
   auto under = [](const std::string& rel, const std::string& d) {
     return rel == d || (rel.size() > d.size() && rel.compare(0, d.size(), d) == 0 && rel[d.size()] == '/');
   };
@@ -296,19 +304,14 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
       return false;
     };
     o.ctime_too = !watched;
-    o.started_ns = c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
+    o.started_ns = started_ns;
   } else {
     // No tracker to ask: ctimes after the dispatch (less a margin for the
     // file system's coarse clock) count. A path gone is one whose deletion
     // this process applied since (a resume applies the commands a crash
     // cut off one after the other: one's deletion is not undone by the
     // next's copy).
-    // A file's ctime comes from the kernel's coarse clock (never behind the
-    // coarse time read at the dispatch, for a change after it): what was
-    // changed at or after that time counts. The price is a change in the
-    // same tick before the dispatch (a few ms), taken for one meanwhile.
-    // A resumed command's start is known to the millisecond only: a margin.
-    o.started_ns = c.dispatched_coarse_ns != 0 ? c.dispatched_coarse_ns - 1 : c.dispatched_wall_ns - 10'000'000;
+    o.started_ns = started_ns;
     o.gone_meanwhile = [&, start](const std::string& rel) { return changes_.PathSince(rel, start); };
   }
   // Git layouts are judged on what the command wrote over the workspace,

@@ -1,7 +1,7 @@
 // The tree's first look: the change tracker's reference (and the protected
 // paths' index) taken once per session; and, where the tracker has no
-// watches, the later looks that find what changed outside Odin. In an agent's session in edit mode
-// it runs on a thread of its own while the model thinks (ModelRequestStarted,
+// watches, the later looks that find what changed outside Odin. In an
+// agent's session in edit mode it runs on a thread of its own while the model thinks (ModelRequestStarted,
 // then the next Poll that may wait); the first call that may write joins it
 // (EnterLane, StartTracking), and so does a write made on the coordinator's
 // side (RecordFileToolWrite). Reads never wait for it. Without watches

@@ -97,10 +97,13 @@ class OdinMutationsTest : public ::testing::Test {
     return !rows.empty() && rows[0].find("\"overlay\":true") != std::string::npos;
   }
   // Whether a running command has written rel in its overlay (not landed yet).
+  // (Written, not only made: a shell's `>` makes the file before its echo
+  // writes the one line, and a test that acts in between sees it empty.)
   bool InACommandsOverlay(const std::string& rel) {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
-      if (PathExists(e.path().string() + "/u/" + rel)) return true;
+      std::error_code size_ec;
+      if (std::filesystem::file_size(e.path().string() + "/u/" + rel, size_ec) > 0 && !size_ec) return true;
     }
     return false;
   }
@@ -1185,8 +1188,13 @@ TEST_F(OdinMutationsTest, WithoutWatchesOutsideChangesAreStillFoundBetweenCalls)
     // While the model "thinks" about its second answer, outside Odin: a file
     // the next command appends to, and one no command touches.
     if (WaitUntil([&] { return RequestsOf(llm).size() >= 2; })) {
-      Put("d2/b.txt", "outside\n");
-      Put("d4/ext.txt", "new outside\n");
+      // Each made beside the workspace and renamed in: a look on the thread
+      // may run now, and must find no half-made file of the test's.
+      for (const auto& [rel, content] :
+           {std::pair<std::string, std::string>{"d2/b.txt", "outside\n"}, {"d4/ext.txt", "new outside\n"}}) {
+        ASSERT_TRUE(WriteFileAtomic(release.Join("next"), content).ok());
+        ASSERT_EQ(rename(release.Join("next").c_str(), ws_.Join(rel).c_str()), 0) << strerror(errno);
+      }
       // Before the next command starts, as the file clock tells it.
       EXPECT_TRUE(WaitForFileClockToPass(ws_.Join("d4/ext.txt")));
     }

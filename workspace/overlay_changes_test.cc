@@ -109,6 +109,7 @@ class OverlayChangesTest : public ::testing::Test {
     o.changed_meanwhile = std::move(changed_meanwhile);
     o.gone_meanwhile = gone_meanwhile_;
     o.started_ns = started_;
+    o.ctime_too = ctime_too_;
     o.must_not_land = std::move(must_not_land);
     o.ignore = ignore;
     o.conflicts_dir = root_ + "/conflicts";
@@ -129,6 +130,7 @@ class OverlayChangesTest : public ::testing::Test {
   std::function<std::string(const std::string&, const struct stat&)> known_sha256_;
   int64_t image_cap_ = 1 << 20;
   bool ctime_rule_ = false;
+  bool ctime_too_ = false;                                  // the ctime rule beside the record
   std::function<bool(const std::string&)> gone_meanwhile_;  // null: nothing deleted meanwhile
 };
 
@@ -553,12 +555,9 @@ TEST_F(OverlayChangesTest, UpperPathsNameWhatLandsDownToWhereTheWorkspaceHasIt) 
   const int64_t start = CoarseRealtimeNs();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Write(ws_ + "/a.txt", "theirs\n");
-  OverlayApplyOptions o;
-  o.changed_meanwhile = [](const std::string&) { return false; };
-  o.ctime_too = true;
-  o.started_ns = start;
-  o.conflicts_dir = root_ + "/conflicts";
-  OverlayApplied applied = ApplyOverlayUpper(ws_, upper_, o);
+  started_ = start;
+  ctime_too_ = true;
+  OverlayApplied applied = Apply();
   EXPECT_EQ(applied.conflicts, std::vector<std::string>({"a.txt"}));
   EXPECT_EQ(Read(ws_ + "/a.txt"), "theirs\n");
   EXPECT_EQ(Read(ws_ + "/sub/c.txt"), "c\n");
