@@ -199,6 +199,28 @@ TEST_F(LedgerTest, RowsCannotBeUpdatedOrDeletedThroughSqlite) {
   sqlite3_close(db);
 }
 
+TEST_F(LedgerTest, AnIndexDroppedBehindOdinsBackIsMadeAgainAtTheNextOpen) {
+  Record(2);
+  // An intact ledger of this version is opened without its schema's
+  // statements; one that lost an index is not intact.
+  Tamper("DROP INDEX execution_starts_id");
+  Record(1);
+  sqlite3* db;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = 'execution_starts_id'", -1, &st,
+                     nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_NE(
+      std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))).find("execution_starts(execution_id)"),
+      std::string::npos);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  auto ro = OpenReadOnly();
+  ASSERT_TRUE(ro.ok());
+  EXPECT_TRUE((*ro)->Verify()->ok);
+}
+
 TEST_F(LedgerTest, VerifyNamesTheFirstEditedRow) {
   auto l = Open();
   ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs Odin's build and runtime dependencies from Debian 12 packages, then
 # the language servers Debian does not package, from npm (into build/lsp), and
-# the tree-sitter grammars (npm pack, into third_party/).
+# the tree-sitter grammars (npm pack, into third_party/), and a libzmq built
+# from Debian's source without what Odin never uses (into third_party/zeromq).
 # Works as root (no sudo on a fresh machine) or as a user with sudo.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
-  libzmq3-dev cppzmq-dev
+  libzmq3-dev cppzmq-dev dpkg-dev
   libsqlite3-dev sqlite3
   libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
   libgtest-dev libgmock-dev
@@ -48,3 +49,4 @@ fi
 
 "$(dirname "$0")/install-language-servers.sh"
 "$(dirname "$0")/fetch-tree-sitter-grammars.sh"
+"$(dirname "$0")/build-zeromq.sh"
