@@ -25,6 +25,12 @@
 # looks are walks; ODIN_BENCH_THINK_MS=M has the model server take M ms
 # before each answer (the time a real model thinks, when those walks run).
 #
+# ODIN_BENCH_REMOTE=1 runs the commands on a host agent (`odin host` on
+# this machine, over TCP with CURVE on 127.0.0.1, workers.remote.kinds
+# writable), for the kinds that write or may: the host lands each command's
+# overlay and the coordinator looks at what it landed, never the whole
+# shared tree.
+#
 #   bench/scale_bench.sh [BUILD_DIR] [SIZES] [CALLS] [ROUNDS] [SESSIONS]
 #   e.g. bench/scale_bench.sh build "1000 100000 1000000" 20 9 3
 set -euo pipefail
@@ -142,6 +148,12 @@ session() {
   "$build/bin/fake_llm_server" --script "$work/script.json" --log "$log" > "$work/port" 2>&1 &
   server=$!
   for _ in $(seq 100); do grep -q PORT= "$work/port" 2>/dev/null && break; sleep 0.05; done
+  local host=""
+  if [ -n "${ODIN_BENCH_REMOTE:-}" ]; then
+    (cd "$ws" && exec "$build/bin/odin" host --connect "tcp://127.0.0.1:$remote_port" --keys "$work/keys" \
+      --name h1 --workers 2 >> "$work/host.log" 2>&1) &
+    host=$!
+  fi
   local rss
   rss=$(cd "$ws" && OPENAI_BASE_URL="http://127.0.0.1:$(sed -n 's/^PORT=//p' "$work/port")/v1" OPENAI_API_KEY=k \
     python3 -c '
@@ -155,6 +167,10 @@ print(usage.ru_maxrss)' "${wrap[@]}" "$build/bin/odin" -p go --profile fast --ma
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   server=""
+  if [ -n "$host" ]; then
+    kill "$host" 2>/dev/null || true
+    wait "$host" 2>/dev/null || true
+  fi
   local skip=0
   [ "$kind" = edit ] && skip=1
   echo "$(per_call "$log" "$skip") $rss $(failed "$log")"
@@ -168,7 +184,7 @@ if [ -n "${ODIN_BENCH_WATCH_LIMIT:-}" ]; then
 fi
 bash_floor=$(median bash -c true)
 bwrap_floor=$(median bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true)
-echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'); inotify watch limit ${ODIN_BENCH_WATCH_LIMIT:-as the system sets it}, model thinks ${ODIN_BENCH_THINK_MS:-0} ms"
+echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'); inotify watch limit ${ODIN_BENCH_WATCH_LIMIT:-as the system sets it}, model thinks ${ODIN_BENCH_THINK_MS:-0} ms${ODIN_BENCH_REMOTE:+, commands on a host agent}"
 echo "floors: bash -c true $bash_floor ms, bwrap --unshare-all true $bwrap_floor ms"
 # The trees first; then every measurement interleaved across the sizes
 # (SESSIONS rounds of each kind at each size, odin exec ROUNDS times each),
@@ -183,6 +199,15 @@ done
 # ledger's fsyncs would wait for them).
 sync
 kinds="read-only writes no-change edit"
+if [ -n "${ODIN_BENCH_REMOTE:-}" ]; then
+  kinds="writes no-change"
+  remote_port=$((20000 + RANDOM % 20000))
+  "$build/bin/odin" keys generate --dir "$work/keys" --host h1 > /dev/null
+  mkdir -p "$XDG_CONFIG_HOME/odin"
+  printf '{"workers": {"remote": {"launcher": "static", "listen": "tcp://127.0.0.1:%s", "keys": "%s",
+    "kinds": ["writable"], "wait_hosts": 1, "wait_seconds": 30}}}\n' "$remote_port" "$work/keys" \
+    > "$XDG_CONFIG_HOME/odin/odinconfig.json"
+fi
 for _ in $(seq "$sessions"); do
   for kind in $kinds; do
     for n in $sizes; do
@@ -194,7 +219,8 @@ for _ in $(seq "$sessions"); do
   done
 done
 declare -A exec_t
-for _ in $(seq "$rounds"); do
+# (With a host agent, odin exec would wait for one: not measured.)
+for _ in $(seq "$([ -n "${ODIN_BENCH_REMOTE:-}" ] && echo 0 || echo "$rounds")"); do
   for n in $sizes; do
     rm -rf "${ws[$n]}/.odin" "$XDG_STATE_HOME"
     s=$(date +%s%N)
@@ -205,7 +231,7 @@ for _ in $(seq "$rounds"); do
 done
 for n in $sizes; do rm -rf "${ws[$n]}/.odin"; done
 mid() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
-printf '%-10s %10s %10s %10s %10s %10s %10s\n' files read-only writes no-change edit "exec true" "peak RSS"
+printf '%-10s' files; printf ' %10s' $kinds "exec true" "peak RSS"; echo
 first=""
 for n in $sizes; do
   row=() ratios=()
@@ -213,10 +239,17 @@ for n in $sizes; do
     row+=("$(mid "${per[$n,$kind]}")")
     [ -z "$first" ] || ratios+=("$(echo "scale=2; ${row[-1]} / $(mid "${per[$first,$kind]}")" | bc -l)x")
   done
-  ex=$(mid "$(for t in ${exec_t[$n]}; do echo "$t / 1000" | bc -l; done)")
-  row+=("$ex")
-  [ -z "$first" ] || ratios+=("$(echo "scale=2; $ex / $(mid "$(for t in ${exec_t[$first]}; do echo "$t / 1000" | bc -l; done)")" | bc -l)x")
-  printf '%-10s %10s %10s %10s %10s %10s %9sM\n' "$n" "${row[@]}" "$((rss[$n] / 1024))"
-  [ -n "$first" ] && printf '%-10s %10s %10s %10s %10s %10s\n' "  ratio" "${ratios[@]}"
+  if [ -n "${ODIN_BENCH_REMOTE:-}" ]; then
+    row+=("-")
+  else
+    ex=$(mid "$(for t in ${exec_t[$n]}; do echo "$t / 1000" | bc -l; done)")
+    row+=("$ex")
+    [ -z "$first" ] || ratios+=("$(echo "scale=2; $ex / $(mid "$(for t in ${exec_t[$first]}; do echo "$t / 1000" | bc -l; done)")" | bc -l)x")
+  fi
+  printf '%-10s' "$n"; printf ' %10s' "${row[@]}"; printf ' %9sM\n' "$((rss[$n] / 1024))"
+  if [ -n "$first" ]; then printf '%-10s' "  ratio"; printf ' %10s' "${ratios[@]}"; echo; fi
   [ -z "$first" ] && first=$n
 done
+if [ -n "${ODIN_BENCH_REMOTE:-}" ]; then
+  echo "the host agent joined $(grep -c 'joined tcp' "$work/host.log" || true) of $((sessions * $(echo $kinds | wc -w) * $(echo $sizes | wc -w))) sessions"
+fi

@@ -151,6 +151,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
     // such command goes over an overlay, so asking again runs it.
     spdlog::warn("a worker had no read-only view: commands that only read run over overlays from now on");
   }
+  // What a host agent landed from the command's overlay, on its machine.
+  std::optional<WorkerHosts::Landed> landed;
+  if (c.remote && o_.pool.hosts != nullptr && !overlay) landed = o_.pool.hosts->TakeLanded(r.execution_id());
   std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative
   // A command that could write: what it changed, as the tracker sees it
   // (protected paths already put back).
@@ -158,6 +161,12 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   if (overlay) {
     if (!amended) amended = r;
     NoteOverlayOutcome(c, *overlay, &*amended);
+  } else if (landed && (!landed->discarded.empty() || !landed->failed.empty())) {
+    OverlayApplied outcome;
+    outcome.discarded = landed->discarded;
+    outcome.failed = landed->failed;
+    if (!amended) amended = r;
+    NoteOverlayOutcome(c, outcome, &*amended);
   }
   if (c.tracked) {
     ChangeSet changes;
@@ -166,10 +175,17 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       // protected check put back did not stay.
       changes = std::move(overlay->changes);
       EraseChangesUnder(put_back, &changes);
+    } else if (landed) {
+      // Landed by its host agent: the paths it names, looked at here (the
+      // hashes and before-images are ours); the protected paths were
+      // checked by stat above.
+      if (tracker_) changes = tracker_->LookAtPaths(landed->paths);
     } else {
       // No tracker: odin exec over the overlay whose command never ran
       // (its worker ended before its Hello), since a worker without the
-      // overlay makes the first look before its first command.
+      // overlay makes the first look before its first command. A command
+      // on another machine that wrote into the workspace itself (its host
+      // has no overlays): the whole tree, as inotify hears only this one.
       if (tracker_) changes = tracker_->Rescan(/*full=*/c.remote);
       // One let in beside other commands that never ran (refused for want
       // of an overlay, its overlay not made): what changed is not its.

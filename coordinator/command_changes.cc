@@ -36,7 +36,7 @@
 #include "workspace/protected_paths.h"
 #include "workspace/git_head.h"
 #include "workspace/git_ignore.h"
-#include "workspace/git_layouts.h"
+#include "workspace/command_landing.h"
 #include "workspace/overlay_changes.h"
 #include "sandbox/workspace_overlay.h"
 #include "odin/v1/worker.pb.h"
@@ -96,29 +96,6 @@ std::string OtherSessionOf(const std::map<std::string, MutationRecord>& writes, 
 // The path relative to the workspace ("" for the workspace and what is outside).
 std::string RelativeTo(const std::string& path, const std::string& workspace) {
   return path != workspace && IsInsideDir(path, workspace) ? DisplayPath(path, workspace) : "";
-}
-
-// Whether what a command changed at rel (relative to the workspace) must
-// never land from its overlay: the protected names anywhere, a .git that
-// was there replaced, and git's control files (what configures git or
-// sends it elsewhere) in any git directory that was there (had_git: the
-// workspace has that .git). What git needs for ordinary work (objects,
-// refs, index, logs, HEAD) lands, and so does a new repository (git init,
-// git clone), as it would without the overlay; CommandGitLayouts judges
-// what could run a program in those (workspace/git_layouts.h).
-bool MustNotLandFromCommand(const std::string& rel, const std::string& workspace,
-                            const std::function<bool(const std::string&)>& had_git) {
-  // Where the first .git component ends.
-  size_t git_end = std::string::npos;
-  for (size_t start = 0; start <= rel.size() && git_end == std::string::npos;) {
-    size_t end = std::min(rel.find('/', start), rel.size());
-    if (rel.compare(start, end - start, ".git") == 0) git_end = end;
-    start = end + 1;
-  }
-  if (git_end == std::string::npos) return IsProtectedPath(JoinPath(workspace, rel), workspace);
-  if (!had_git(rel.substr(0, git_end))) return false;  // a new repository: judged whole
-  if (git_end == rel.size()) return true;              // a .git that was there, replaced
-  return IsGitControlPath(rel.substr(git_end + 1));
 }
 
 }  // namespace
@@ -314,27 +291,8 @@ OverlayApplied Coordinator::ApplyCommandOverlay(Call& c) {
     o.started_ns = started_ns;
     o.gone_meanwhile = [&, start](const std::string& rel) { return changes_.PathSince(rel, start); };
   }
-  // Git layouts are judged on what the command wrote over the workspace,
-  // through the safe file layer.
-  StatusOr<WorkspaceFiles> upper_files = WorkspaceFiles::Open(base + "/u");
-  const WorkspaceFiles* ws_files = WorkspaceLayer();
-  std::optional<CommandGitLayouts> layouts;
-  if (upper_files.ok() && ws_files != nullptr) layouts.emplace(*ws_files, *upper_files);
-  std::map<std::string, bool> had_git;
-  o.must_not_land = [&](const std::string& rel) {
-    auto had = [&](const std::string& git_rel) {
-      auto it = had_git.find(git_rel);
-      if (it == had_git.end()) {
-        it = had_git.emplace(git_rel, ws_files == nullptr || ws_files->Look(git_rel).exists()).first;
-      }
-      return it->second;
-    };
-    if (MustNotLandFromCommand(rel, o_.workspace, had)) return true;
-    // Without the layer to read through, nothing that makes a repository
-    // lands.
-    if (!layouts) return rel.find(".git") != std::string::npos || rel.ends_with("HEAD");
-    return !layouts->MustNotLand(rel).empty();
-  };
+  CommandLandingRules rules(o_.workspace, WorkspaceLayer(), base + "/u");
+  o.must_not_land = [&rules](const std::string& rel) { return rules.MustNotLand(rel); };
   std::unique_ptr<GitIgnore> own_ignore;
   if (tracker_) {
     o.ignore = tracker_->ignore();

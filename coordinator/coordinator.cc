@@ -493,10 +493,13 @@ void Coordinator::DispatchNow(Call& c) {
     // protected index; it runs over an overlay or not at all (a worker
     // started since without one refuses it). odin exec's one command, sent
     // before its worker said, waits for that word (OnWorkerReady).
-    // (Remote hosts' workers may lack the overlay: their commands keep it.)
-    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands && o_.pool.hosts == nullptr;
+    // A command that runs on another machine is landed there by its host
+    // agent, which the protected check (by stat) does not take at its
+    // word: the snapshot is taken where hosts may run it.
+    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands;
     if (overlay && capabilities_.overlays()) {
       c.request.needs_overlay = true;
+      if (o_.pool.hosts != nullptr) SnapshotProtectedFor(c);
     } else if (overlay && o_.session_kind == "exec" && capabilities_.overlay_not_lost()) {
       c.protected_deferred = true;
     } else {

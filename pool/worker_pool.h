@@ -111,6 +111,16 @@ class WorkerHosts {
   // Handles the hosts' traffic and timers; appends what their workers said
   // or did.
   virtual void Pump(std::vector<Event>* events) = 0;
+  // What a host agent landed in the shared workspace from the overlay of
+  // call execution_id, as it says (paths relative to the workspace), taken
+  // once; nullopt where it said nothing (its command wrote in the
+  // workspace itself, or was cut off).
+  struct Landed {
+    std::vector<std::string> paths;      // sorted
+    std::vector<std::string> discarded;  // must not land: kept in the state directory's displaced/<id>
+    std::vector<std::string> failed;     // could not be applied, with why
+  };
+  virtual std::optional<Landed> TakeLanded(const std::string& execution_id) { return std::nullopt; }
 };
 
 struct WorkerPoolOptions {

@@ -25,6 +25,11 @@
 #include "config/sandbox_settings.h"
 #include "config/config_loader.h"
 #include "remote/remote_hosts.h"
+#include "sandbox/workspace_overlay.h"
+#include "workspace/command_landing.h"
+#include "workspace/git_ignore.h"
+#include "workspace/overlay_changes.h"
+#include "workspace/workspace_files.h"
 #include "pool/worker_spawn.h"
 #include "pool/worker_sandbox.h"
 #include "pool/worker_transport.h"
@@ -105,13 +110,26 @@ void KillReportedGroup(pid_t pgid, int64_t worker_uid) {
   if (child > 0) waitpid(child, nullptr, 0);
 }
 
+// An execution id as the coordinator makes them: a name, never a path.
+bool PlainId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  return std::all_of(id.begin(), id.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
+}
+
 // One connection's life: the workers it runs.
 class Session {
  public:
   Session(const HostAgentOptions& o, const Workspace& ws, const Config& config, SandboxPolicy own_policy,
           ZmqEndpoint* coordinator, const v1::HostWelcome& welcome, ZmqWorkerTransport* transport,
-          ProcessLauncher* launcher)
-      : o_(o), ws_(ws), config_(config), coordinator_(coordinator), transport_(transport), launcher_(launcher) {
+          ProcessLauncher* launcher, const std::string& overlay_root)
+      : o_(o),
+        ws_(ws),
+        config_(config),
+        coordinator_(coordinator),
+        transport_(transport),
+        launcher_(launcher),
+        overlay_root_(overlay_root) {
     heartbeat_ = milliseconds(std::max<uint32_t>(10, welcome.heartbeat_ms()));
     liveness_ = std::max<uint32_t>(1, welcome.liveness());
     // The coordinator may ask for more than this host's own settings, never
@@ -124,6 +142,12 @@ class Session {
     sandbox.set_commands_network(welcome.commands_network() && config.sandbox_network);
     PrepareCgroupParent(config.sandbox_limits, sandbox.policy(), &sandbox);
     worker_uid_ = sandbox.run_uid();
+    // Commands write into an overlay whose upper directory is on this
+    // host's own disk; the agent lands it (Land). Not where commands run as
+    // the workspace's owner while the agent is root (that user cannot reach
+    // the agent's directory), as on the coordinator's machine.
+    if (worker_uid_ >= 0) overlay_root_.clear();
+    if (!overlay_root_.empty()) sandbox.set_overlay_root(overlay_root_);
     spawn_spec_ = WorkerSpawnSpec(sandbox, ExecutableDir(), ws.root, static_cast<int>(ToMillis(heartbeat_)),
                                   ScrubEnvironment(CurrentEnvironment()), McpWorkerEnvironments(config.mcp_servers),
                                   STDERR_FILENO);
@@ -191,6 +215,7 @@ class Session {
     pid_t pid = 0;
     bool namespaced = true;  // from its Hello
     pid_t job_pgid = 0;      // its command's group, as it reported it (without namespaces)
+    std::string running;     // the execution id of the call relayed to it, until its result
   };
 
   // Numbers the message; one that cannot be sent (the queue to the
@@ -217,8 +242,20 @@ class Session {
       if (env.has_tool_progress() && env.tool_progress().has_started_pgid()) {
         w->job_pgid = env.tool_progress().started_pgid();
       }
-      if (env.has_tool_result()) w->job_pgid = 0;
       v1::HostEnvelope relay = NewEnvelope();
+      if (env.has_tool_result()) {
+        w->job_pgid = 0;
+        // What the command wrote lands before the coordinator hears that it
+        // ended: for the call it was given, by the id we relayed, never by
+        // the worker's word.
+        v1::CommandLanded landed;
+        if (!w->running.empty() && env.tool_result().execution_id() == w->running) {
+          if (Land(w->running, &landed)) *relay.mutable_relay()->mutable_landed() = std::move(landed);
+        } else if (!overlay_root_.empty() && PlainId(w->running)) {
+          RemoveWorkspaceOverlayDirs(JoinPath(overlay_root_, w->running));  // a result for another call: nothing lands
+        }
+        w->running.clear();
+      }
       relay.mutable_relay()->set_worker_id(id);
       relay.mutable_relay()->set_envelope(env.SerializeAsString());
       SendToCoordinator(std::move(relay));
@@ -236,6 +273,9 @@ class Session {
   // group of its own (no pid namespace to end it) is killed.
   void Ended(const Worker& w) {
     transport_->CloseEndpoint(w.endpoint);
+    // A command cut off lands nothing: the coordinator ends its call as
+    // crashed and looks at the whole tree.
+    if (!overlay_root_.empty() && PlainId(w.running)) RemoveWorkspaceOverlayDirs(JoinPath(overlay_root_, w.running));
     if (!w.namespaced && w.job_pgid > 0) KillReportedGroup(w.job_pgid, worker_uid_);
   }
 
@@ -274,6 +314,9 @@ class Session {
         case v1::HostEnvelope::kRelay: {
           v1::Envelope inner;
           if (!inner.ParseFromString(env.relay().envelope())) break;
+          if (inner.has_tool_request()) {
+            if (Worker* w = Find(env.relay().worker_id())) w->running = inner.tool_request().execution_id();
+          }
           Status sent = transport_->Send(env.relay().worker_id(), inner);
           if (!sent.ok()) spdlog::debug("relay to {}: {}", env.relay().worker_id(), sent.message());
           break;
@@ -345,6 +388,42 @@ class Session {
     workers_.clear();
   }
 
+  // Lands the overlay of call id, if its command ran over one (its upper
+  // directory is there: our look, not the worker's word), into the shared
+  // workspace, with the coordinator's rules for what must not land, and
+  // says what landed; false if there was no overlay. The coordinator ran
+  // the call alone among those that write, so nothing of ours changed the
+  // tree meanwhile; what another machine wrote there, no one here could see.
+  bool Land(const std::string& id, v1::CommandLanded* landed) {
+    if (overlay_root_.empty() || !PlainId(id)) return false;
+    const std::string base = JoinPath(overlay_root_, id);
+    if (!IsDirectory(base + "/u")) return false;
+    // Held as the coordinator holds its own: the worker may not have let go yet.
+    StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(ws_.root);
+    CommandLandingRules rules(ws_.root, files.ok() ? &*files : nullptr, base + "/u");
+    std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(ws_.root);
+    OverlayApplyOptions o;
+    o.changed_meanwhile = [](const std::string&) { return false; };
+    o.must_not_land = [&rules](const std::string& rel) { return rules.MustNotLand(rel); };
+    o.ignore = ignore.get();
+    o.image_cap_bytes = 0;  // the coordinator keeps the images; we only land
+    o.discarded_dir = JoinPath(ws_.state_dir, "displaced/" + id);
+    OverlayApplied a = ApplyOverlayUpper(ws_.root, base + "/u", o);
+    std::vector<std::string> paths(a.unchanged.begin(), a.unchanged.end());
+    for (const PathChange& pc : a.changes.changes) paths.push_back(pc.path);
+    for (const auto& [dir, count] : a.changes.ignored) paths.push_back(dir);
+    paths.insert(paths.end(), a.counted_trees.begin(), a.counted_trees.end());
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    landed->set_execution_id(id);
+    for (std::string& p : paths) landed->add_paths(std::move(p));
+    for (const std::string& p : a.discarded) landed->add_discarded(p);
+    for (const std::string& p : a.failed) landed->add_failed(p);
+    RemoveWorkspaceOverlayDirs(base);
+    return true;
+  }
+
   int MaxWorkers() const { return o_.max_workers > 0 ? o_.max_workers : CpuCount(); }
 
   const HostAgentOptions& o_;
@@ -359,9 +438,10 @@ class Session {
   std::function<SpawnOptions(const WorkerSpawn&)> spawn_spec_;
   std::map<pid_t, Worker> workers_;
   bool goodbye_ = false;
-  uint64_t sent_ = 1;      // the Hello
-  uint64_t received_ = 1;  // the Welcome
-  std::string lost_;       // why the connection is as good as lost
+  uint64_t sent_ = 1;         // the Hello
+  uint64_t received_ = 1;     // the Welcome
+  std::string lost_;          // why the connection is as good as lost
+  std::string overlay_root_;  // the commands' upper directories, on this host's disk ("": none)
 };
 
 enum class Answer { kWelcome, kRefused, kRetry, kNone, kStopped };
@@ -426,6 +506,29 @@ int RunHostAgent(const HostAgentOptions& o) {
     std::cerr << "odin host: " << transport.status().message() << "\n";
     return 1;
   }
+  // The commands' overlays: their upper directories on this host's own disk
+  // (an overlay's upper cannot be on a network file system), gone when the
+  // agent is. Without one, commands write into the shared workspace itself,
+  // and the coordinator looks at the whole tree after each.
+  // Held (shared) while the agent lives: an agent killed outright leaves
+  // its directory, which the next one to start removes.
+  const char* tmp = getenv("TMPDIR");
+  if (int swept = SweepUnheldDirs(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "odin-host-overlays-"); swept > 0) {
+    spdlog::info("removed {} overlay directories left by host agents that are gone", swept);
+  }
+  StatusOr<std::string> overlay_root = MakeTempDir("odin-host-overlays");
+  StatusOr<UniqueFd> held = overlay_root.ok() ? LockOverlayDir(*overlay_root, /*exclusive=*/false)
+                                              : StatusOr<UniqueFd>(overlay_root.status());
+  if (!held.ok()) {
+    spdlog::warn("no overlays for commands: {}", held.status().message());
+    if (overlay_root.ok()) RemoveWorkspaceOverlayDirs(*overlay_root);
+  }
+  struct Remove {
+    std::string dir;
+    ~Remove() {
+      if (!dir.empty()) RemoveWorkspaceOverlayDirs(dir);  // through the safe layer, what overlayfs left mode 000 too
+    }
+  } remove{held.ok() ? *overlay_root : ""};
   RealProcessLauncher launcher;
   Duration backoff = milliseconds(200);
   SteadyTime started = RealClock::Get()->Now();
@@ -463,7 +566,8 @@ int RunHostAgent(const HostAgentOptions& o) {
     if (answer == Answer::kWelcome) {
       std::cerr << "odin host: joined " << o.connect << " as " << welcome.host_id() << "\n";
       backoff = milliseconds(200);
-      Session session(o, *ws, config, *probe_policy, coordinator->get(), welcome, transport->get(), &launcher);
+      Session session(o, *ws, config, *probe_policy, coordinator->get(), welcome, transport->get(), &launcher,
+                      remove.dir);
       if (session.Serve()) break;
       if (o.once) {
         std::cerr << "odin host: the session with " << o.connect << " ended; exiting (--once)\n";

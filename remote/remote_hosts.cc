@@ -43,6 +43,21 @@ std::string Shown(const std::string& text) {
 // Messages handled in one Pump: a flood from a host cannot starve the rest
 // of the loop (what is left is read at the next pass, which comes at once).
 constexpr int kMaxMessagesPerPump = 1000;
+// What hosts landed that no call has taken yet (its call ended otherwise).
+constexpr size_t kMaxLanded = 1024;
+
+// A path relative to the workspace that stays inside it: no "", ".", ".."
+// component, not absolute, no NUL.
+bool PlainRelativePath(const std::string& p) {
+  if (p.empty() || p[0] == '/' || p.find('\0') != std::string::npos) return false;
+  for (size_t start = 0; start <= p.size();) {
+    size_t end = std::min(p.find('/', start), p.size());
+    std::string_view part(p.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -325,6 +340,7 @@ void RemoteHosts::HandleMessage(Host* h, const std::string& key, const v1::HostE
     case v1::HostEnvelope::kRelay:
       // Only for its own workers: a host cannot speak for another's.
       if (h->workers.count(env.relay().worker_id()) == 0) break;
+      if (env.relay().has_landed()) TakeLandedFrom(h, env.relay());
       pending_.push_back({env.relay().worker_id(), false, false, env.relay().envelope(), 0, ""});
       break;
     case v1::HostEnvelope::kExited:
@@ -334,6 +350,47 @@ void RemoteHosts::HandleMessage(Host* h, const std::string& key, const v1::HostE
       break;
     default: Lose(h, "protocol violation: unexpected message");
   }
+}
+
+void RemoteHosts::TakeLandedFrom(const Host* h, const v1::WorkerRelay& relay) {
+  // With the result of the call it names, and only paths inside the
+  // workspace; else the coordinator looks at the whole tree as before.
+  const v1::CommandLanded& l = relay.landed();
+  v1::Envelope inner;
+  if (!inner.ParseFromString(relay.envelope()) || !inner.has_tool_result() ||
+      inner.tool_result().execution_id() != l.execution_id()) {
+    spdlog::warn("host {}: what it landed came without the result of its call; ignored", h->name);
+    return;
+  }
+  for (const std::string& p : l.paths()) {
+    if (!PlainRelativePath(p)) {
+      spdlog::warn("host {}: it says it landed \"{}\", not a path in the workspace; the tree is looked at whole",
+                   h->name, Shown(p));
+      return;
+    }
+  }
+  if (landed_.size() >= kMaxLanded) landed_.erase(landed_.begin());
+  Landed& out = landed_[l.execution_id()];
+  out.paths.assign(l.paths().begin(), l.paths().end());
+  std::sort(out.paths.begin(), out.paths.end());
+  for (const std::string& p : l.discarded()) out.discarded.push_back(Shown(p));
+  for (const std::string& p : l.failed()) out.failed.push_back(Shown(p));
+}
+
+std::optional<WorkerHosts::Landed> RemoteHosts::TakeLanded(const std::string& execution_id) {
+  auto it = landed_.find(execution_id);
+  if (it == landed_.end()) return std::nullopt;
+  Landed l = std::move(it->second);
+  landed_.erase(it);
+  // Commands that write on hosts run one at a time: another landing still
+  // here is one whose call had ended before its result came (timed out,
+  // cancelled). What it landed is nobody's record yet, so this call's
+  // answer is "look at the whole tree".
+  if (!landed_.empty()) {
+    landed_.clear();
+    return std::nullopt;
+  }
+  return l;
 }
 
 void RemoteHosts::Pump(std::vector<Event>* events) {

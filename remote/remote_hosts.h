@@ -51,6 +51,7 @@ namespace odin {
 namespace v1 {
 class HostEnvelope;
 class HostHello;
+class WorkerRelay;
 }  // namespace v1
 
 // Starts host agents when calls wait for workers, and gives them back
@@ -104,6 +105,11 @@ class RemoteHosts final : public WorkerHosts {
   void AddWaitFds(std::vector<PollFd>* fds) override;
   bool Pending() override;
   SteadyTime NextTimer() const override;
+  // What the host that ran the call said it landed: only with that call's
+  // result, only paths inside the workspace. nullopt too where another
+  // landing was never taken (its call had ended first): the whole tree is
+  // to be looked at.
+  std::optional<Landed> TakeLanded(const std::string& execution_id) override;
   void Pump(std::vector<Event>* events) override;
 
   bool Takes(WorkerPolicy policy, const std::string& lane) const override;
@@ -176,6 +182,8 @@ class RemoteHosts final : public WorkerHosts {
   void HandleHello(const std::string& peer, const std::string& key, const v1::HostEnvelope& env);
   // Handles one message from a welcomed host.
   void HandleMessage(Host* h, const std::string& key, const v1::HostEnvelope& env);
+  // Keeps what a host says it landed with a result it relays (TakeLanded).
+  void TakeLandedFrom(const Host* h, const v1::WorkerRelay& relay);
   // Why a host's Hello is refused, or "" if it is welcome.
   std::string Judge(const v1::HostHello& hello) const;
   // Sends to a welcomed host, numbering the message; a send that fails
@@ -195,7 +203,8 @@ class RemoteHosts final : public WorkerHosts {
   std::set<std::string> refused_peers_;       // never read again
   std::vector<std::string> refusals_;
   SteadyTime next_heartbeat_{};
-  std::vector<Event> pending_;  // for the next Pump
+  std::vector<Event> pending_;            // for the next Pump
+  std::map<std::string, Landed> landed_;  // by execution id, until the coordinator takes it
   std::unique_ptr<HostLauncher> launcher_;
   Duration idle_ = seconds(300);
   Duration join_timeout_ = seconds(600);

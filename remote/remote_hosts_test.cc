@@ -147,6 +147,56 @@ TEST_F(RemoteHostsTest, AHostRelaysOnlyForItsOwnWorkers) {
   EXPECT_FALSE(events[0].exited);
 }
 
+// What a host says it landed is kept only with the result of the call it
+// names, only as paths inside the workspace, and only while no other
+// landing waits untaken.
+TEST_F(RemoteHostsTest, WhatAHostLandedIsTakenOnlyWithItsCallsResultAndOnlyInsideTheWorkspace) {
+  std::unique_ptr<RemoteHosts> hosts = Listen();
+  std::unique_ptr<ZmqEndpoint> client = Connect(hosts.get(), host_);
+  ASSERT_TRUE(Say(client.get(), Hello()).ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());
+  ASSERT_TRUE(hosts->Spawn("node-7#1", "w_1", "s", WorkerPolicy::kSubagent, "").ok());
+  ASSERT_TRUE(Await(hosts.get(), client.get(), seconds(5)).has_value());  // the spawn
+  auto relay = [&](const std::string& result_of, const std::string& landed_for, std::vector<std::string> paths) {
+    v1::Envelope inner;
+    inner.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+    inner.mutable_tool_result()->set_execution_id(result_of);
+    v1::HostEnvelope env;
+    env.set_protocol_version(v1::HOST_PROTOCOL_VERSION_CURRENT);
+    env.mutable_relay()->set_worker_id("w_1");
+    env.mutable_relay()->set_envelope(inner.SerializeAsString());
+    env.mutable_relay()->mutable_landed()->set_execution_id(landed_for);
+    for (const std::string& p : paths) env.mutable_relay()->mutable_landed()->add_paths(p);
+    env.mutable_relay()->mutable_landed()->add_discarded("d/AGENTS.md\x1b[2J");
+    ASSERT_TRUE(Say(client.get(), env).ok());
+    std::vector<WorkerHosts::Event> events;
+    Await(hosts.get(), client.get(), milliseconds(300), &events);
+    ASSERT_EQ(events.size(), 1u);  // the result itself is relayed all the same
+  };
+  relay("ex_1", "ex_1", {"b.txt", "a/c"});
+  std::optional<WorkerHosts::Landed> l = hosts->TakeLanded("ex_1");
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->paths, (std::vector<std::string>{"a/c", "b.txt"}));
+  ASSERT_EQ(l->discarded.size(), 1u);
+  EXPECT_EQ(l->discarded[0].find('\x1b'), std::string::npos) << "control characters reach the report";
+  EXPECT_FALSE(hosts->TakeLanded("ex_1").has_value()) << "taken once";
+  // Not with its own call's result; a path leaving the workspace.
+  relay("ex_2", "ex_3", {"x"});
+  EXPECT_FALSE(hosts->TakeLanded("ex_3").has_value());
+  for (const char* bad : {"../outside", "/etc/passwd", "a/../../b", "a//b", "", "a/./b"}) {
+    relay("ex_4", "ex_4", {"fine.txt", bad});
+    EXPECT_FALSE(hosts->TakeLanded("ex_4").has_value()) << bad;
+  }
+  // A landing whose call never took it (it had ended): the next is not
+  // enough to go by.
+  relay("ex_5", "ex_5", {"five"});
+  relay("ex_6", "ex_6", {"six"});
+  EXPECT_FALSE(hosts->TakeLanded("ex_6").has_value());
+  EXPECT_FALSE(hosts->TakeLanded("ex_5").has_value());
+  relay("ex_7", "ex_7", {"seven"});
+  EXPECT_TRUE(hosts->TakeLanded("ex_7").has_value());
+}
+
 TEST_F(RemoteHostsTest, AnUnknownKeyGetsNothingThrough) {
   std::unique_ptr<RemoteHosts> hosts = Listen();
   CurveKeyPair stranger = *GenerateCurveKeyPair();

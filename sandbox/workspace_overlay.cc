@@ -269,6 +269,30 @@ int SweepWorkspaceOverlayDirs(const std::string& root) {
   return removed;
 }
 
+int SweepUnheldDirs(const std::string& dir, std::string_view prefix) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  while (dirent* e = readdir(d)) {
+    struct stat st;
+    if (std::string_view(e->d_name).starts_with(prefix) &&
+        fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+        st.st_mtime < time(nullptr) - 60) {  // not one made a moment ago, not yet held
+      names.emplace_back(e->d_name);
+    }
+  }
+  closedir(d);
+  int removed = 0;
+  for (const std::string& name : names) {
+    std::string path = JoinPath(dir, name);
+    if (StatusOr<UniqueFd> lock = LockOverlayDir(path, /*exclusive=*/true); lock.ok()) {
+      RemoveWorkspaceOverlayDirs(path);
+      ++removed;
+    }
+  }
+  return removed;
+}
+
 int DropAllCapabilitiesRaw() {
   for (int cap = 0; cap <= 63; ++cap) {
     if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  // past the kernel's last capability

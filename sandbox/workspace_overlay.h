@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -145,6 +146,11 @@ StatusOr<UniqueFd> LockOverlayDir(const std::string& dir, bool exclusive);
 // no process holds go. A command's directories (named by its execution id)
 // are never touched. Returns how many went.
 int SweepWorkspaceOverlayDirs(const std::string& root);
+// The same for the directories named prefix* in dir that this user owns,
+// older than a minute (one just made is not held yet), and no process
+// holds (LockOverlayDir, shared): a host agent's overlay roots in its
+// $TMPDIR, left by an agent that was killed. Returns how many went.
+int SweepUnheldDirs(const std::string& dir, std::string_view prefix);
 
 // SpawnOptions::before_exec for a plan (arg: const WorkspaceOverlayPlan*).
 // Returns 0, or the errno of the step that failed (the command never runs).

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -459,6 +460,33 @@ TEST_F(WorkspaceOverlayTest, TheSweepRemovesOnlyWhatNoLiveMakerHolds) {
   // Once its maker is gone, so is it.
   EXPECT_EQ(SweepWorkspaceOverlayDirs(root), 1);
   EXPECT_FALSE(PathExists(root + "/next-00000000000000cc"));
+}
+
+// A host agent killed outright leaves its overlay root in $TMPDIR: the
+// next agent removes the ones no live agent holds, older than a minute,
+// and nothing else.
+TEST_F(WorkspaceOverlayTest, AKilledHostAgentsOverlayRootIsSweptByTheNext) {
+  const std::string tmp = root_ + "/tmp";
+  auto make = [&](const std::string& name, bool old) {
+    ASSERT_TRUE(MakeDirs(tmp + "/" + name + "/ex_1/w/work").ok());
+    Write(tmp + "/" + name + "/ex_1/u.txt", "u\n");
+    ASSERT_EQ(chmod((tmp + "/" + name + "/ex_1/w/work").c_str(), 0), 0);  // as the overlay leaves it
+    timeval then[2] = {{time(nullptr) - (old ? 3600 : 0), 0}, {time(nullptr) - (old ? 3600 : 0), 0}};
+    ASSERT_EQ(utimes((tmp + "/" + name).c_str(), then), 0);
+  };
+  make("odin-host-overlays-dead", true);
+  make("odin-host-overlays-live", true);
+  make("odin-host-overlays-new", false);
+  make("someone-elses", true);
+  int held = open((tmp + "/odin-host-overlays-live").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_SH), 0);  // its agent is alive
+  EXPECT_EQ(SweepUnheldDirs(tmp, "odin-host-overlays-"), 1);
+  close(held);
+  EXPECT_FALSE(PathExists(tmp + "/odin-host-overlays-dead"));
+  EXPECT_EQ(Read(tmp + "/odin-host-overlays-live/ex_1/u.txt"), "u\n");
+  EXPECT_EQ(Read(tmp + "/odin-host-overlays-new/ex_1/u.txt"), "u\n");
+  EXPECT_EQ(Read(tmp + "/someone-elses/ex_1/u.txt"), "u\n");
 }
 
 // Security review 3, finding 5: a planted ".odin/overlay/next-*/w ->

@@ -9,7 +9,8 @@ whose first comment does not say why it is long.
     coordinator -> gates, pool, mcp, workspace, ledger, llm, web, index, tools,
                    sandbox, base, ToolHost (planner/tool_host.h); never config,
                    remote or session
-    remote -> pool, config, workspace, base (hosts, host agent, Slurm, keys)
+    remote -> pool, config, workspace, base (hosts, host agent, Slurm, keys),
+              sandbox/workspace_overlay.h (the host agent lands overlays)
     config -> gates, mcp, pool/worker_sandbox.h, workspace, option types
     pool -> sandbox, workspace, base (worker_request.h: what a worker runs;
             never the planner's ToolCall, never the Config)
@@ -96,7 +97,8 @@ ALLOW = {
                "planner/claude_defs.h"],
     # Workers on other machines: the pool's hosts, the host agent (which
     # starts workers as the pool does, from the config it loads).
-    "remote": ["base", "remote", "pool", "config", "workspace"],
+    # It lands its workers' overlays itself, as the coordinator does.
+    "remote": ["base", "remote", "pool", "config", "workspace", "sandbox/workspace_overlay.h"],
     # The coordinator implements the planner's ToolHost, charges the
     # message's budget, and reads the option types the config carries; it
     # never includes the planner loop itself, nor config/, remote/ or

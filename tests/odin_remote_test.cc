@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/sha256.h"
 #include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
@@ -125,6 +126,10 @@ class OdinRemoteTest : public ::testing::Test {
     for (const auto& [k, v] : Env()) o.env.push_back(k + "=" + v);
     o.env.push_back("PATH=" + std::string(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin"));
     o.env.push_back("ODIN_LOG=info");  // what it did, should a test fail
+    // Its commands' overlays: in the test's own directory (an agent killed
+    // outright leaves its own behind).
+    ASSERT_TRUE(MakeDirs(user_.Join("tmp")).ok());
+    o.env.push_back("TMPDIR=" + user_.Join("tmp"));
     o.stderr_fd = fd;
     o.stdout_fd = fd;
     StatusOr<pid_t> pid = Spawn(o);
@@ -133,19 +138,19 @@ class OdinRemoteTest : public ::testing::Test {
     agents_.push_back(*pid);
   }
 
-  // odin -p whose one command (on host 1) runs for 4 s, touching "started"
-  // first and "finished" at its end; returns once it has started.
+  // odin -p whose one command (on host 1) runs for 4 s and touches
+  // "finished" at its end; returns once it has started. (What a command
+  // writes on a host shows in the workspace only once it ends: its
+  // overlay lands then. Its process says it started.)
   void StartLongCommand(pid_t* odin, int* out_fd) {
     WriteConfig(/*remote=*/true, /*wait_hosts=*/1, {"writable"});
     llm_ = std::make_unique<FakeLlm>(
-        json(
-            {{"responses",
-              {Turn({Call("ExecuteCommand", {{"command", "touch started; sleep 4; touch finished"}})}), Text("done")}}})
+        json({{"responses",
+               {Turn({Call("ExecuteCommand", {{"command", "sleep 4.0417; touch finished"}})}), Text("done")}}})
             .dump());
     *odin = StartOdin(ws_.path(), {"-p", "do it", "--output-format", "json", "--mode", "edit"}, out_fd,
                       FakeModelEnv(*llm_, marker_, user_));
-    std::string started = ws_.Join("started");
-    ASSERT_TRUE(WaitUntil([&] { return access(started.c_str(), F_OK) == 0; }, std::chrono::seconds(30)));
+    ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg("sleep 4.0417").empty(); }, std::chrono::seconds(30)));
   }
 
   std::string AgentLog(int i) {
@@ -256,6 +261,65 @@ TEST_F(OdinRemoteTest, ASessionOnTwoHostsGivesTheLedgerALocalOneGives) {
   EXPECT_EQ(changes(ws_).size(), 3u) << ::testing::PrintToString(changes(ws_));  // d, d/y, note.txt
 }
 
+// A writable command on a host runs over an overlay on the host's own disk;
+// the host agent lands it when the command ends, and the coordinator looks
+// at the paths it landed, not at the whole shared tree: a file changed by
+// hand meanwhile is not charged to the command.
+TEST_F(OdinRemoteTest, AHostLandsItsCommandsOverlayAndOnlyThatIsTheCommands) {
+  ASSERT_NO_FATAL_FAILURE(MakeHostNamespace(1));
+  ASSERT_NO_FATAL_FAILURE(StartAgent(1));
+  WriteConfig(/*remote=*/true, /*wait_hosts=*/1, {"writable"});
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("kept.txt"), "before\n").ok());
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand",
+                                 {{"command",
+                                   "echo after > kept.txt && echo new > made.txt && mkdir -p d/e && echo x > d/e/f && "
+                                   "echo steer > d/AGENTS.md && sleep 2.0419"}})}),
+                      Text("done")}}})
+                  .dump());
+  int out_fd = -1;
+  pid_t odin = StartOdin(ws_.path(), {"-p", "do it", "--output-format", "json", "--mode", "edit"}, &out_fd,
+                         FakeModelEnv(llm, marker_, user_));
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg("sleep 2.0419").empty(); }, std::chrono::seconds(30)));
+  // It has written everything by now, into its overlay: the shared
+  // workspace does not have it yet.
+  EXPECT_NE(access(ws_.Join("made.txt").c_str(), F_OK), 0) << "the command wrote into the shared workspace itself";
+  EXPECT_EQ(*ReadFileToString(ws_.Join("kept.txt")), "before\n");
+  // Meanwhile, by hand, beside it.
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("outside.txt"), "by hand\n").ok());
+  std::string out = ReadUntil(out_fd, "\n}");
+  close(out_fd);
+  EXPECT_EQ(Wait(odin), 0);
+  json r = json::parse(out.substr(std::min(out.find('{'), out.size())), nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << out;
+  EXPECT_EQ(r["status"], "done");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("kept.txt")), "after\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("made.txt")), "new\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("d/e/f")), "x\n");
+  // Instructions never land from a command; the call's result says so.
+  EXPECT_NE(access(ws_.Join("d/AGENTS.md").c_str(), F_OK), 0);
+  std::vector<std::string> discarded =
+      Rows(ws_, "SELECT detail_json FROM gate_events WHERE kind = 'protected_path_discarded'");
+  ASSERT_EQ(discarded.size(), 1u) << AgentLog(1);
+  EXPECT_NE(discarded[0].find("d/AGENTS.md"), std::string::npos) << discarded[0];
+  std::vector<std::string> workers = Rows(ws_, "SELECT worker_id FROM execution_starts WHERE tool = 'ExecuteCommand'");
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_NE(workers[0].find("@h1#"), std::string::npos) << workers[0];
+  std::vector<std::string> mine = LedgerRows(ws_.Join(".odin/odin.db"),
+                                             "SELECT substr(m.path, length(?) + 2) || '|' || m.change FROM mutations m "
+                                             "JOIN execution_starts s USING (execution_id) "
+                                             "WHERE s.tool = 'ExecuteCommand' ORDER BY m.path",
+                                             ws_.path());
+  EXPECT_EQ(mine, (std::vector<std::string>{"d|created", "d/e|created", "d/e/f|created", "kept.txt|modified",
+                                            "made.txt|created"}))
+      << ::testing::PrintToString(mine) << "\n"
+      << AgentLog(1);
+  // What landed is hashed here, not taken from the host.
+  std::vector<std::string> after = Rows(ws_, "SELECT after_sha256 FROM mutations WHERE path LIKE '%/made.txt'");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0], Sha256Hex("new\n"));
+}
+
 TEST_F(OdinRemoteTest, AHostThatSeesAnotherWorkspaceIsRefusedAndSaysWhy) {
   ASSERT_NO_FATAL_FAILURE(MakeHostNamespace(1));
   // The host's view of the workspace path is another directory: a mount
@@ -346,15 +410,15 @@ TEST_F(OdinRemoteTest, ALinkCutMidCommandEndsItCrashedAndTheHostComesBack) {
   ASSERT_NO_FATAL_FAILURE(MakeHostNamespace(1));
   ASSERT_NO_FATAL_FAILURE(StartAgent(1));
   WriteConfig(/*remote=*/true, /*wait_hosts=*/1, {"writable"});
-  std::string started = ws_.Join("started"), finished = ws_.Join("finished");
+  std::string finished = ws_.Join("finished");
   FakeLlm llm(json({{"responses",
-                     {Turn({Call("ExecuteCommand", {{"command", "touch started; sleep 4; touch finished"}})}),
+                     {Turn({Call("ExecuteCommand", {{"command", "sleep 4.0418; touch finished"}})}),
                       Turn({Call("ExecuteCommand", {{"command", "sleep 3; echo again > again.txt"}})}), Text("done")}}})
                   .dump());
   int out_fd = -1;
   pid_t odin = StartOdin(ws_.path(), {"-p", "do it", "--output-format", "json", "--mode", "edit"}, &out_fd,
                          FakeModelEnv(llm, marker_, user_));
-  ASSERT_TRUE(WaitUntil([&] { return access(started.c_str(), F_OK) == 0; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg("sleep 4.0418").empty(); }, std::chrono::seconds(30)));
   ASSERT_EQ(Sh({ip_, "link", "set", "oc1", "down"}), "");
   // The host hears nothing for its liveness timeout, kills, and retries.
   ASSERT_TRUE(WaitUntil([&] { return AgentLog(1).find("silent for") != std::string::npos; }, std::chrono::seconds(15)))
