@@ -1,3 +1,8 @@
+// odin host: the agent on another machine (remote/host_agent.h).
+// Long file: a connection's session (its workers, the relays both ways, the
+// overlays it lands) and the reconnecting loop around it are one state
+// machine, read together.
+
 #include "remote/host_agent.h"
 
 #include <fcntl.h>
@@ -8,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <future>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -171,6 +177,7 @@ class Session {
       SteadyTime now = clock->Now();
       Duration wait = std::max(Duration::zero(), std::min(next_heartbeat, coordinator_expiry) - now);
       if (coordinator_->Readable()) wait = Duration::zero();
+      if (!landings_.empty()) wait = std::min(wait, Duration(milliseconds(10)));  // a landing's end is not a wakeup
       Status waited = transport_->Wait(wait, &fds);
       if (!waited.ok()) spdlog::warn("wait: {}", waited.message());
       if (Stopped(o_.stop_fd)) {
@@ -178,6 +185,7 @@ class Session {
         break;
       }
       RelayFromWorkers();
+      FinishLandings(/*wait=*/false);
       // Expired first: after a stall (a paused VM, SIGSTOP), the backlog the
       // coordinator sent long ago must not revive a session it has given up.
       if (clock->Now() >= coordinator_expiry) {
@@ -243,21 +251,21 @@ class Session {
         w->job_pgid = env.tool_progress().started_pgid();
       }
       v1::HostEnvelope relay = NewEnvelope();
-      if (env.has_tool_result()) {
-        w->job_pgid = 0;
-        // What the command wrote lands before the coordinator hears that it
-        // ended: for the call it was given, by the id we relayed, never by
-        // the worker's word.
-        v1::CommandLanded landed;
-        if (!w->running.empty() && env.tool_result().execution_id() == w->running) {
-          if (Land(w->running, &landed)) *relay.mutable_relay()->mutable_landed() = std::move(landed);
-        } else if (!overlay_root_.empty() && PlainId(w->running)) {
-          RemoveWorkspaceOverlayDirs(JoinPath(overlay_root_, w->running));  // a result for another call: nothing lands
-        }
-        w->running.clear();
-      }
       relay.mutable_relay()->set_worker_id(id);
       relay.mutable_relay()->set_envelope(env.SerializeAsString());
+      if (env.has_tool_result()) {
+        w->job_pgid = 0;
+        std::string call = std::move(w->running);
+        w->running.clear();
+        // What the command wrote lands before the coordinator hears that it
+        // ended: for the call it was given, by the id we relayed, never by
+        // the worker's word. The result waits for it; the rest goes on.
+        if (!call.empty() && env.tool_result().execution_id() == call) {
+          if (StartLanding(id, call, &relay)) continue;
+        } else if (!overlay_root_.empty() && PlainId(call)) {
+          RemoveWorkspaceOverlayDirs(JoinPath(overlay_root_, call));  // a result for another call: nothing lands
+        }
+      }
       SendToCoordinator(std::move(relay));
     }
   }
@@ -369,8 +377,9 @@ class Session {
     workers_.erase(it);
   }
 
-  // Every worker and its commands, killed and reaped.
+  // Every worker and its commands, killed and reaped (and what was landing, landed).
   void KillAll() {
+    FinishLandings(/*wait=*/true);
     for (const auto& [pid, w] : workers_) launcher_->SignalGroup(pid, SIGKILL);
     SteadyTime until = RealClock::Get()->Now() + seconds(5);
     while (!workers_.empty() && RealClock::Get()->Now() < until) {
@@ -388,40 +397,78 @@ class Session {
     workers_.clear();
   }
 
-  // Lands the overlay of call id, if its command ran over one (its upper
-  // directory is there: our look, not the worker's word), into the shared
-  // workspace, with the coordinator's rules for what must not land, and
-  // says what landed; false if there was no overlay. The coordinator ran
-  // the call alone among those that write, so nothing of ours changed the
-  // tree meanwhile; what another machine wrote there, no one here could see.
-  bool Land(const std::string& id, v1::CommandLanded* landed) {
-    if (overlay_root_.empty() || !PlainId(id)) return false;
-    const std::string base = JoinPath(overlay_root_, id);
-    if (!IsDirectory(base + "/u")) return false;
+  // A command's overlay landing on a thread of its own (copying a big tree
+  // onto a network file system outlasts the liveness timeout; the relays
+  // and heartbeats go on meanwhile), and the result it holds back.
+  struct Landing {
+    std::string call, base;
+    v1::HostEnvelope result;
+    StatusOr<UniqueFd> lock = UniqueFd();
+    std::optional<WorkspaceFiles> files;
+    std::unique_ptr<CommandLandingRules> rules;
+    std::unique_ptr<GitIgnore> ignore;
+    OverlayApplyOptions options;
+    std::future<OverlayApplied> done;
+  };
+
+  // Starts landing the overlay of call (worker's), if its command ran over
+  // one (its upper directory is there: our look, not the worker's word),
+  // into the shared workspace, with the coordinator's rules for what must
+  // not land; the result goes with what landed once it has (FinishLandings).
+  // False: no overlay to land. The coordinator ran the call alone among
+  // those that write, so nothing of ours changed the tree meanwhile; what
+  // another machine wrote there, no one here could see.
+  bool StartLanding(const std::string& worker, const std::string& call, v1::HostEnvelope* result) {
+    if (overlay_root_.empty() || !PlainId(call)) return false;
+    auto l = std::make_unique<Landing>();
+    l->call = call;
+    l->base = JoinPath(overlay_root_, call);
+    if (!IsDirectory(l->base + "/u")) return false;
+    l->result = std::move(*result);
     // Held as the coordinator holds its own: the worker may not have let go yet.
-    StatusOr<UniqueFd> lock = LockOverlayDir(base, /*exclusive=*/false);
-    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(ws_.root);
-    CommandLandingRules rules(ws_.root, files.ok() ? &*files : nullptr, base + "/u");
-    std::unique_ptr<GitIgnore> ignore = GitIgnore::Open(ws_.root);
-    OverlayApplyOptions o;
+    l->lock = LockOverlayDir(l->base, /*exclusive=*/false);
+    if (StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(ws_.root); files.ok())
+      l->files.emplace(std::move(*files));
+    l->rules = std::make_unique<CommandLandingRules>(ws_.root, l->files ? &*l->files : nullptr, l->base + "/u");
+    l->ignore = GitIgnore::Open(ws_.root);
+    OverlayApplyOptions& o = l->options;
     o.changed_meanwhile = [](const std::string&) { return false; };
-    o.must_not_land = [&rules](const std::string& rel) { return rules.MustNotLand(rel); };
-    o.ignore = ignore.get();
+    o.must_not_land = [rules = l->rules.get()](const std::string& rel) { return rules->MustNotLand(rel); };
+    o.ignore = l->ignore.get();
     o.image_cap_bytes = 0;  // the coordinator keeps the images; we only land
-    o.discarded_dir = JoinPath(ws_.state_dir, "displaced/" + id);
-    OverlayApplied a = ApplyOverlayUpper(ws_.root, base + "/u", o);
-    std::vector<std::string> paths(a.unchanged.begin(), a.unchanged.end());
-    for (const PathChange& pc : a.changes.changes) paths.push_back(pc.path);
-    for (const auto& [dir, count] : a.changes.ignored) paths.push_back(dir);
-    paths.insert(paths.end(), a.counted_trees.begin(), a.counted_trees.end());
-    std::sort(paths.begin(), paths.end());
-    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-    landed->set_execution_id(id);
-    for (std::string& p : paths) landed->add_paths(std::move(p));
-    for (const std::string& p : a.discarded) landed->add_discarded(p);
-    for (const std::string& p : a.failed) landed->add_failed(p);
-    RemoveWorkspaceOverlayDirs(base);
+    o.discarded_dir = JoinPath(ws_.state_dir, "displaced/" + call);
+    Landing* p = l.get();
+    p->done = std::async(std::launch::async,
+                         [p, root = ws_.root] { return ApplyOverlayUpper(root, p->base + "/u", p->options); });
+    landings_[worker] = std::move(l);
     return true;
+  }
+
+  // Sends the results whose overlays have landed (wait: all, once landed),
+  // each with what landed.
+  void FinishLandings(bool wait) {
+    for (auto it = landings_.begin(); it != landings_.end();) {
+      Landing& l = *it->second;
+      if (!wait && l.done.wait_for(Duration::zero()) != std::future_status::ready) {
+        ++it;
+        continue;
+      }
+      OverlayApplied a = l.done.get();
+      std::vector<std::string> paths(a.unchanged.begin(), a.unchanged.end());
+      for (const PathChange& pc : a.changes.changes) paths.push_back(pc.path);
+      for (const auto& [dir, count] : a.changes.ignored) paths.push_back(dir);
+      paths.insert(paths.end(), a.counted_trees.begin(), a.counted_trees.end());
+      std::sort(paths.begin(), paths.end());
+      paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+      v1::CommandLanded* landed = l.result.mutable_relay()->mutable_landed();
+      landed->set_execution_id(l.call);
+      for (std::string& p : paths) landed->add_paths(std::move(p));
+      for (const std::string& p : a.discarded) landed->add_discarded(p);
+      for (const std::string& p : a.failed) landed->add_failed(p);
+      RemoveWorkspaceOverlayDirs(l.base);
+      SendToCoordinator(std::move(l.result));
+      it = landings_.erase(it);
+    }
   }
 
   int MaxWorkers() const { return o_.max_workers > 0 ? o_.max_workers : CpuCount(); }
@@ -442,6 +489,7 @@ class Session {
   uint64_t received_ = 1;     // the Welcome
   std::string lost_;          // why the connection is as good as lost
   std::string overlay_root_;  // the commands' upper directories, on this host's disk ("": none)
+  std::map<std::string, std::unique_ptr<Landing>> landings_;  // by worker id
 };
 
 enum class Answer { kWelcome, kRefused, kRetry, kNone, kStopped };

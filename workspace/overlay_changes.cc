@@ -50,6 +50,15 @@ namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
+// An upper directory (ROOT/ID/u), neither it nor its command's directory
+// (ID) followed if a symlink: the worker that made them could have
+// replaced ID with a link to anywhere its lander can read.
+UniqueFd OpenUpper(const std::string& upper) {
+  UniqueFd parent(open(DirName(upper).c_str(), kDirFlags));
+  if (!parent.valid()) return UniqueFd();
+  return UniqueFd(openat(parent.get(), upper.substr(upper.rfind('/') + 1).c_str(), kDirFlags));
+}
+
 std::string Join(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
 // Deeper than this, nothing is walked (each level is a frame of the
@@ -645,7 +654,7 @@ void ListUpper(int up_fd, int ws_fd, const std::string& rel, GitIgnore* ignore, 
 
 std::vector<std::string> UpperPaths(const std::string& workspace, const std::string& upper, GitIgnore* ignore) {
   std::vector<std::string> out;
-  UniqueFd up(open(upper.c_str(), kDirFlags));
+  UniqueFd up = OpenUpper(upper);
   UniqueFd ws(open(workspace.c_str(), kDirFlags));
   if (up.valid() && ws.valid()) ListUpper(up.get(), ws.get(), "", ignore, &out);
   return out;
@@ -654,7 +663,7 @@ std::vector<std::string> UpperPaths(const std::string& workspace, const std::str
 OverlayApplied ApplyOverlayUpper(const std::string& workspace, const std::string& upper,
                                  const OverlayApplyOptions& options) {
   OverlayApplied out;
-  UniqueFd up(open(upper.c_str(), kDirFlags));
+  UniqueFd up = OpenUpper(upper);
   UniqueFd ws(open(workspace.c_str(), kDirFlags));
   if (!up.valid() || !ws.valid()) {
     out.failed.push_back(std::string(!up.valid() ? "upper directory " + upper : "workspace " + workspace) + ": " +

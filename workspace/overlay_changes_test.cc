@@ -467,6 +467,22 @@ TEST_F(OverlayChangesTest, NothingIsFollowedThroughASymlinkInTheWorkspace) {
   EXPECT_NE(Find(a, "link", ChangeKind::kDeleted), nullptr);
 }
 
+// The worker that made a command's directory (ROOT/ID, holding u) could
+// replace ID with a link to anywhere its lander reads (a secret of the
+// host's): neither ID nor u is followed, and nothing lands.
+TEST_F(OverlayChangesTest, ACommandsDirectoryReplacedByASymlinkLandsNothing) {
+  std::string secret = root_ + "/secret";
+  Write(secret + "/u/key.pem", "private\n");
+  ASSERT_TRUE(MakeDirs(root_ + "/overlay").ok());
+  ASSERT_EQ(symlink(secret.c_str(), (root_ + "/overlay/ex_1").c_str()), 0);
+  OverlayApplied a = ApplyOverlayUpper(ws_, root_ + "/overlay/ex_1/u", {});
+  EXPECT_FALSE(PathExists(ws_ + "/key.pem"));
+  EXPECT_TRUE(a.changes.empty());
+  EXPECT_EQ(a.failed.size(), 1u);
+  EXPECT_TRUE(UpperPaths(ws_, root_ + "/overlay/ex_1/u", nullptr).empty());
+  EXPECT_EQ(Read(secret + "/u/key.pem"), "private\n");
+}
+
 TEST_F(OverlayChangesTest, AWhiteoutInANewDirectoryDoesNotLandAsADevice) {
   Write(upper_ + "/fresh/real.txt", "r\n");
   if (mknod((upper_ + "/fresh/ghost").c_str(), S_IFCHR | 0000, makedev(0, 0)) != 0) {
