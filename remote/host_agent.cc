@@ -149,7 +149,7 @@ class Session {
     PrepareCgroupParent(config.sandbox_limits, sandbox.policy(), &sandbox);
     worker_uid_ = sandbox.run_uid();
     // Commands write into an overlay whose upper directory is on this
-    // host's own disk; the agent lands it (Land). Not where commands run as
+    // host's own disk; the agent lands it (StartLanding). Not where commands run as
     // the workspace's owner while the agent is root (that user cannot reach
     // the agent's directory), as on the coordinator's machine.
     if (worker_uid_ >= 0) overlay_root_.clear();
@@ -560,16 +560,14 @@ int RunHostAgent(const HostAgentOptions& o) {
   // and the coordinator looks at the whole tree after each.
   // Held (shared) while the agent lives: an agent killed outright leaves
   // its directory, which the next one to start removes.
-  const char* tmp = getenv("TMPDIR");
-  if (int swept = SweepUnheldDirs(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "odin-host-overlays-"); swept > 0) {
-    spdlog::info("removed {} overlay directories left by host agents that are gone", swept);
-  }
   StatusOr<std::string> overlay_root = MakeTempDir("odin-host-overlays");
   StatusOr<UniqueFd> held = overlay_root.ok() ? LockOverlayDir(*overlay_root, /*exclusive=*/false)
                                               : StatusOr<UniqueFd>(overlay_root.status());
   if (!held.ok()) {
     spdlog::warn("no overlays for commands: {}", held.status().message());
     if (overlay_root.ok()) RemoveWorkspaceOverlayDirs(*overlay_root);
+  } else if (int swept = SweepUnheldDirs(DirName(*overlay_root), "odin-host-overlays-"); swept > 0) {
+    spdlog::info("removed {} overlay directories left by host agents that are gone", swept);
   }
   struct Remove {
     std::string dir;
