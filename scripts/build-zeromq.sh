@@ -21,37 +21,12 @@ dest="third_party/zeromq"
 if [ -f "$dest/VERSION" ] && [ "$(cat "$dest/VERSION")" = "$version" ] && [ -f "$dest/lib/libzmq.a" ]; then
   exit 0
 fi
-for tool in dpkg-source cmake ninja; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "build-zeromq: $tool is missing (scripts/install-deps.sh installs it)" >&2
-    exit 1
-  fi
-done
-
+. "$(dirname "$0")/lib/debian-source.sh"
+require_build_tools
 rm -rf "$dest.new"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"  # apt downloads as _apt
-# A private source list: the system's apt setup is left as it is.
-cat >"$tmp/src.sources" <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-mkdir -p "$tmp/lists/partial" "$tmp/dl"
-apt=(-o Dir::Etc::sourcelist="$tmp/src.sources" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$tmp/lists"
-  -o Dir::Cache="$tmp/cache" -o Debug::NoLocking=1)
-if ! apt-get "${apt[@]}" -qq update >"$tmp/update.log" 2>&1; then
-  echo "build-zeromq: cannot read Debian's source index: $(grep -m1 -E '^(E|W):' "$tmp/update.log")" >&2
-  exit 1
-fi
-if ! (cd "$tmp/dl" && apt-get "${apt[@]}" -qq source --download-only "zeromq3=$version") >"$tmp/source.log" 2>&1; then
-  echo "build-zeromq: cannot fetch the source of zeromq3 $version: $(grep -m1 '^E:' "$tmp/source.log")" >&2
-  exit 1
-fi
-dpkg-source --no-check -x "$tmp/dl"/zeromq3_*.dsc "$tmp/src" >/dev/null
+fetch_debian_source zeromq3 "$version" "$tmp/src"
 if ! cmp -s "$tmp/src/include/zmq.h" /usr/include/zmq.h; then
   echo "build-zeromq: the source's zmq.h differs from /usr/include/zmq.h" >&2
   exit 1

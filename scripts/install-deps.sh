@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs Odin's build and runtime dependencies from Debian 12 packages, then
 # the language servers Debian does not package, from npm (into build/lsp), and
-# the tree-sitter grammars (npm pack, into third_party/), and a libzmq built
-# from Debian's source without what Odin never uses (into third_party/zeromq).
+# the tree-sitter grammars (npm pack, into third_party/), a libzmq built from
+# Debian's source without what Odin never uses (into third_party/zeromq), and
+# static spdlog and fmt from Debian's source (into third_party/spdlog), which
+# Odin's programs link with the other libraries' static archives.
 # Works as root (no sudo on a fresh machine) or as a user with sudo.
 set -euo pipefail
 
@@ -11,11 +13,13 @@ packages=(
   libgrpc++-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libzmq3-dev cppzmq-dev dpkg-dev
   libsqlite3-dev sqlite3
-  libspdlog-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcurl4-openssl-dev libcli11-dev
   libgtest-dev libgmock-dev
   libseccomp-dev libssl-dev libtree-sitter-dev libgit2-dev
   libdtl-dev libcpp-httplib-dev
   libedit-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libgumbo-dev
+  # Static archives Odin's programs link (cmake/odin_programs.cmake).
+  libncurses-dev libbsd-dev libmd-dev libsodium-dev
   bubblewrap ripgrep tmux
   iproute2 util-linux openssl
   clangd clang-format python3 python3-yaml
@@ -50,3 +54,4 @@ fi
 "$(dirname "$0")/install-language-servers.sh"
 "$(dirname "$0")/fetch-tree-sitter-grammars.sh"
 "$(dirname "$0")/build-zeromq.sh"
+"$(dirname "$0")/build-spdlog.sh"
