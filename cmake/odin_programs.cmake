@@ -1,6 +1,9 @@
 # Odin's programs: odin, odin-sandbox and the workers link their libraries
 # statically, libstdc++ included; only libc (and what odin loads on first
-# use, libcurl) is shared. Every `odin exec -- true` starts three of them
+# use, libcurl) is shared. The network worker keeps libcurl and gumbo
+# shared: they parse what comes from the network, and Debian's security
+# updates reach them without a rebuild (the others' reach Odin at its next
+# build: scripts/setup.sh), and that worker is not on a command's path. Every `odin exec -- true` starts three of them
 # (odin, the launcher, the worker), every agent session more, and each shared
 # library costs a process its mapping, relocations and page faults before
 # main: odin-worker started in 7.1 ms of CPU with its eleven libraries, 3.8
@@ -34,7 +37,6 @@ odin_find_archive(ODIN_A_EDIT libedit.a)
 odin_find_archive(ODIN_A_TINFO libtinfo.a)
 odin_find_archive(ODIN_A_BSD libbsd.a)
 odin_find_archive(ODIN_A_MD libmd.a)
-odin_find_archive(ODIN_A_GUMBO libgumbo.a)
 set(ODIN_SPDLOG_DIR ${CMAKE_SOURCE_DIR}/third_party/spdlog/lib)
 if(NOT EXISTS ${ODIN_SPDLOG_DIR}/libspdlog.a OR NOT EXISTS ${ODIN_SPDLOG_DIR}/libfmt.a)
   message(FATAL_ERROR "third_party/spdlog is missing: run scripts/install-deps.sh (or scripts/build-spdlog.sh)")
@@ -70,7 +72,6 @@ odin_dependency(odin_tree_sitter SHARED PkgConfig::TREESITTER STATIC ${ODIN_A_TR
 odin_dependency(odin_sodium SHARED PkgConfig::SODIUM STATIC ${ODIN_A_SODIUM})
 odin_dependency(odin_cmark SHARED PkgConfig::CMARK STATIC ${ODIN_A_CMARK_EXTENSIONS} ${ODIN_A_CMARK})
 odin_dependency(odin_libedit SHARED PkgConfig::LIBEDIT STATIC ${ODIN_A_EDIT} ${ODIN_A_TINFO} ${ODIN_A_BSD} ${ODIN_A_MD})
-odin_dependency(odin_gumbo SHARED PkgConfig::GUMBO STATIC ${ODIN_A_GUMBO})
 
 # Marks a program to link the static archives above, and libstdc++ and
 # libgcc statically. Their symbols stay out of its dynamic table
