@@ -1,14 +1,16 @@
 # Odin's programs: odin, odin-sandbox and the workers link their libraries
 # statically, libstdc++ included; only libc (and what odin loads on first
-# use, libcurl) is shared. The network worker keeps libcurl and gumbo
-# shared: they parse what comes from the network, and Debian's security
-# updates reach them without a rebuild (the others' reach Odin at its next
-# build: scripts/setup.sh), and that worker is not on a command's path. Every `odin exec -- true` starts three of them
+# use, libcurl) is shared. Every `odin exec -- true` starts three of them
 # (odin, the launcher, the worker), every agent session more, and each shared
 # library costs a process its mapping, relocations and page faults before
 # main: odin-worker started in 7.1 ms of CPU with its eleven libraries, 3.8
 # ms linked this way (docs/performance.md, "Start-up"). Tests, benchmarks and
 # odin-rpc (gRPC, itself shared) keep the shared libraries.
+#
+# The network worker keeps libcurl and gumbo shared: they parse what comes
+# from the network, so Debian's security updates must reach them without a
+# rebuild, and that worker is not on a command's path. The other libraries'
+# updates reach Odin at its next build (scripts/setup.sh).
 #
 # odin_dependency(NAME SHARED targets... [LINK items...] [STATIC archives...])
 # makes NAME an interface library that compiles exactly as the SHARED
