@@ -16,6 +16,7 @@
 #include <optional>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "base/canonical_json.h"
 #include "base/json_input.h"
@@ -92,6 +93,33 @@ std::string Lossy(const std::string& bytes) {
 int Fail(const std::string& message) {
   std::cerr << "odin exec: " << message << "\n";
   return kExecOwnError;
+}
+
+// odin exec's exit status: the command's own, or what ended it.
+int ExitCode(const v1::ToolResult& r, const ExecFlags& f, const std::string& execution_id, bool reader_gone) {
+  switch (r.status()) {
+    case v1::TOOL_STATUS_OK:
+    case v1::TOOL_STATUS_ERROR:
+      if (r.has_exit_code()) {
+        if (r.exit_code() >= 126 && r.has_error() && !f.json) {
+          std::cerr << "odin exec: " << r.error().message() << "\n";
+        }
+        return r.exit_code();
+      }
+      if (!f.json) std::cerr << "odin exec: " << r.error().message() << "\n";
+      return kExecOwnError;
+    case v1::TOOL_STATUS_TIMED_OUT:
+      if (!f.json) {
+        std::cerr << "odin exec: timed out after " << f.timeout_seconds << " s; killed (" << execution_id << ")\n";
+      }
+      return 124;
+    case v1::TOOL_STATUS_CANCELLED:
+      if (reader_gone) return 128 + SIGPIPE;
+      return 128 + (g_signal != 0 ? static_cast<int>(g_signal) : SIGTERM);
+    default:
+      if (!f.json) std::cerr << "odin exec: " << r.error().message() << " (" << execution_id << ")\n";
+      return kExecOwnError;
+  }
 }
 
 }  // namespace
@@ -215,29 +243,16 @@ int RunExec(const GlobalFlags& g, const ExecFlags& f) {
   }
   if (!recorded.ok()) std::cerr << "odin exec: " << recorded.message() << "\n";
 
-  switch (r.status()) {
-    case v1::TOOL_STATUS_OK:
-    case v1::TOOL_STATUS_ERROR:
-      if (r.has_exit_code()) {
-        if (r.exit_code() >= 126 && r.has_error() && !f.json) {
-          std::cerr << "odin exec: " << r.error().message() << "\n";
-        }
-        return r.exit_code();
-      }
-      if (!f.json) std::cerr << "odin exec: " << r.error().message() << "\n";
-      return kExecOwnError;
-    case v1::TOOL_STATUS_TIMED_OUT:
-      if (!f.json) {
-        std::cerr << "odin exec: timed out after " << f.timeout_seconds << " s; killed (" << execution_id << ")\n";
-      }
-      return 124;
-    case v1::TOOL_STATUS_CANCELLED:
-      if (reader_gone) return 128 + SIGPIPE;
-      return 128 + (g_signal != 0 ? static_cast<int>(g_signal) : SIGTERM);
-    default:
-      if (!f.json) std::cerr << "odin exec: " << r.error().message() << " (" << execution_id << ")\n";
-      return kExecOwnError;
+  int code = ExitCode(r, f, execution_id, reader_gone);
+  // The call is over and written out: the process ends without waiting for
+  // its sandbox to be taken down (several milliseconds of every odin exec).
+  if ((*rt)->FinishBeforeExit()) {
+    std::cout.flush();
+    std::cerr.flush();
+    spdlog::default_logger()->flush();
+    _exit(code);
   }
+  return code;
 }
 
 }  // namespace odin

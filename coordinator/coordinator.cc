@@ -94,6 +94,11 @@ Coordinator::~Coordinator() {
   removals_.WaitAll(std::chrono::seconds(30));
 }
 
+void Coordinator::FinishBeforeExit() {
+  StopTracking();
+  removals_.WaitAll(std::chrono::seconds(30));
+}
+
 Status Coordinator::StartWorkers() { return pool_.Start(); }
 
 Status Coordinator::AttachLedger(Ledger* ledger) {

@@ -240,6 +240,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) { pool_.Shutdown(wait, meanwhile); }
   // No more commands will be tracked: a first look under way stops; the watches go.
   void StopTracking();
+  // For a process about to end without destructors (odin exec): tracking
+  // stops and what commands' overlays used is removed. The workers are not
+  // waited for: their launchers have this process's end for their
+  // parent-death signal and take the sandboxes down.
+  void FinishBeforeExit();
   // Edit mode: the first look starts on a thread while the model thinks.
   void ModelRequestStarted(Mode mode) override;
   const std::string& session_id() const override { return session_id_; }

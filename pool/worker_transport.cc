@@ -133,6 +133,8 @@ ZmqWorkerTransport::~ZmqWorkerTransport() {
   RemoveTree(dir_);
 }
 
+void ZmqWorkerTransport::RemoveSocketDir() { RemoveTree(dir_); }
+
 StatusOr<WorkerTransport::WorkerEndpoint> ZmqWorkerTransport::OpenEndpoint(int64_t owner_uid) {
   std::string path = dir_ + "/" + std::to_string(++next_socket_) + ".sock";
   std::string endpoint = "ipc://" + path;

@@ -62,6 +62,9 @@ class ZmqWorkerTransport final : public WorkerTransport {
 
   // The directory holding the sockets.
   const std::string& socket_dir() const { return dir_; }
+  // Removes that directory now, for a process that ends without
+  // destructors; the sockets stay bound until it ends.
+  void RemoveSocketDir();
 
   // Removes the socket directories in tmp_dir whose coordinator is gone
   // (its pid is dead or another process's now). Returns how many.

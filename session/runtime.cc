@@ -134,6 +134,14 @@ Runtime::~Runtime() {
   if (worker_log_fd_ >= 0) close(worker_log_fd_);
 }
 
+bool Runtime::FinishBeforeExit() {
+  if (!coordinator_ || !ledger_ || remote_hosts_) return false;
+  FlushLedger();  // while the overlays' removal goes on
+  coordinator_->FinishBeforeExit();
+  transport_->RemoveSocketDir();
+  return true;
+}
+
 StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags) {
   ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.dir));
   ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, EnvironmentMap()));

@@ -64,6 +64,13 @@ class Runtime {
   void FlushLedger() {
     if (ledger_) ledger_->Flush();
   }
+  // For a process about to end without destructors (odin exec, once its
+  // call is over and written out): what must outlast the process is done
+  // (the ledger on disk, the overlays' directories and the sockets' removed)
+  // and the workers are left to go with it, so the process's exit waits for
+  // no sandbox's teardown. False, having done nothing, where that is not
+  // safe: with remote hosts, which must be told.
+  bool FinishBeforeExit();
 
  private:
   Runtime() = default;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -159,6 +161,33 @@ TEST_P(OdinExecFaultTest, ChildrenThatOutliveTheCommandAreKilled) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "started\n");
   // TearDown checks that neither sleep survived.
+}
+
+// odin exec ends once its call is recorded and written out, without
+// waiting for its sandbox to be taken down (its launcher's parent-death
+// signal does that): whatever must outlast it is done by then.
+TEST_P(OdinExecFaultTest, WhatMustOutliveItIsDoneWhenItEnds) {
+  TempWorkspace tmp;  // TMPDIR: where the workers' sockets are
+  std::vector<std::string> args = {"exec", "--", "sh", "-c", "echo made > made.txt; echo done"};
+  if (!Sandbox().empty()) args.insert(args.begin(), {"--sandbox", Sandbox()});
+  Ran r = RunOdin(ws_.path(), args, Env({{"TMPDIR", tmp.path()}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  // Landed, and recorded as ended (another process reads it at once).
+  StatusOr<std::string> made = ReadFileToString(ws_.Join("made.txt"));
+  EXPECT_TRUE(made.ok() && *made == "made\n");
+  json e = LastExecution();
+  EXPECT_EQ(e["status"], "ok");
+  EXPECT_EQ(e["exit_code"], 0);
+  // Nothing of the call left in the state directory or beside the sockets.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(ws_.Join(".odin/overlay"), ec)) {
+    ADD_FAILURE() << "left in .odin/overlay: " << entry.path();
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.path())) {
+    ADD_FAILURE() << "left in TMPDIR: " << entry.path();
+  }
+  // And the sandbox's processes go with it (TearDown waits a few seconds).
 }
 
 TEST_F(OdinExecTest, GigabyteOfOutputIsCountedAndCappedInTheLedger) {
