@@ -135,7 +135,7 @@ Runtime::~Runtime() {
 }
 
 bool Runtime::FinishBeforeExit() {
-  if (!coordinator_ || !ledger_ || remote_hosts_) return false;
+  if (remote_hosts_) return false;
   FlushLedger();  // while the overlays' removal goes on
   coordinator_->FinishBeforeExit();
   transport_->RemoveSocketDir();

@@ -34,9 +34,9 @@ bool BwrapWorks() {
 class OdinExecTest : public ::testing::Test {
  protected:
   // Runs odin under this fixture's sandbox policy.
-  Ran Odin(std::vector<std::string> args) {
+  Ran Odin(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
     if (!sandbox_.empty()) args.insert(args.begin(), {"--sandbox", sandbox_});
-    Ran r = RunOdin(ws_.path(), args, Env());
+    Ran r = RunOdin(ws_.path(), args, Env(std::move(env)));
     // An unsandboxed run says so on stderr; the tests look past that line.
     const std::string warning = "odin exec: warning: running WITHOUT a sandbox (none: sandbox off by policy)\n";
     if (sandbox_ == "off" && r.err.rfind(warning, 0) == 0) r.err.erase(0, warning.size());
@@ -168,9 +168,7 @@ TEST_P(OdinExecFaultTest, ChildrenThatOutliveTheCommandAreKilled) {
 // signal does that): whatever must outlast it is done by then.
 TEST_P(OdinExecFaultTest, WhatMustOutliveItIsDoneWhenItEnds) {
   TempWorkspace tmp;  // TMPDIR: where the workers' sockets are
-  std::vector<std::string> args = {"exec", "--", "sh", "-c", "echo made > made.txt; echo done"};
-  if (!Sandbox().empty()) args.insert(args.begin(), {"--sandbox", Sandbox()});
-  Ran r = RunOdin(ws_.path(), args, Env({{"TMPDIR", tmp.path()}}));
+  Ran r = Odin({"exec", "--", "sh", "-c", "echo made > made.txt; echo done"}, {{"TMPDIR", tmp.path()}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "done\n");
   // Landed, and recorded as ended (another process reads it at once).

@@ -49,4 +49,3 @@ SRC
   fi
   dpkg-source --no-check -x "$work/dl-$source/${source}_"*.dsc "$dir" >/dev/null
 }
-
