@@ -13,11 +13,19 @@
 #   CPU of odin exec -- true, AFTER / BEFORE            (target <= 0.5)
 # The workspace is a small git repository in a temporary directory beside
 # the build (not under /tmp, whose workspaces cost the sandbox more).
+# With ODIN_BENCH_ORACLES=1 it also installs Codex and Anthropic's sandbox
+# runtime (Claude Code's sandbox, `srt`) from npm, pinned below, into the
+# temporary directory, and times their sandboxed `true` in the same rounds:
+# `codex sandbox -- true` (read-only and workspace-write) and `srt true`
+# (which needs socat and ripgrep; skipped, saying so, without them).
 # Never run in CI.
 #
 #   bench/startup_bench.sh [AFTER_BIN_DIR] [BEFORE_BIN_DIR] [RUNS]
 #   e.g. bench/startup_bench.sh build/bin /path/to/5e3bfff/build/bin 60
 set -euo pipefail
+
+CODEX_VERSION=0.171.0
+SANDBOX_RUNTIME_VERSION=0.0.83
 
 after=$(cd "${1:-$(dirname "$0")/../build/bin}" && pwd)
 before=${2:-}
@@ -32,10 +40,26 @@ git -C "$work/ws" init -q && git -C "$work/ws" add -A && git -C "$work/ws" -c us
 # Each build its own copy: an older build need not read a newer one's ledger.
 cp -a "$work/ws" "$work/ws-before"
 
-python3 - "$work/ws" "$runs" "$after" "$before" <<'PY'
+codex= srt=
+if [ "${ODIN_BENCH_ORACLES:-0}" = 1 ]; then
+  echo "installing @openai/codex@$CODEX_VERSION and @anthropic-ai/sandbox-runtime@$SANDBOX_RUNTIME_VERSION into $work/npm" >&2
+  mkdir -p "$work/npm" "$work/codex-home"
+  (cd "$work/npm" && npm install --silent --no-audit --no-fund \
+    "@openai/codex@$CODEX_VERSION" "@anthropic-ai/sandbox-runtime@$SANDBOX_RUNTIME_VERSION" >&2)
+  codex=$(ls "$work"/npm/node_modules/@openai/codex-linux-*/vendor/*/bin/codex | head -1)
+  export CODEX_HOME="$work/codex-home"
+  if command -v socat >/dev/null && command -v rg >/dev/null; then
+    srt="$work/npm/node_modules/.bin/srt"
+  else
+    echo "srt skipped: it needs socat and ripgrep (apt-get install socat ripgrep)" >&2
+  fi
+fi
+
+python3 - "$work/ws" "$runs" "$after" "$before" "$codex" "$srt" <<'PY'
 import ctypes, os, shutil, statistics, sys, time
 
 ws, runs, after, before = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+codex, srt = sys.argv[5], sys.argv[6]
 bwrap, true = shutil.which("bwrap"), shutil.which("true")
 cg_root = "/sys/fs/cgroup/cpuacct"
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
@@ -110,6 +134,14 @@ for name, bin_dir in builds:
     cases.append((f"odin --version ({name})", [f"{bin_dir}/odin", "--version"]))
     cases.append((f"odin exec -- true ({name})", [f"{bin_dir}/odin", "exec", "--", "true"]))
     cwd[cases[-1][0]] = ws if name == "after" else ws + "-before"
+oracles = []
+if codex:
+    oracles.append(("codex sandbox -- true", [codex, "sandbox", "--", true]))
+    oracles.append(("codex sandbox (workspace-write)",
+                    [codex, "sandbox", "-c", 'sandbox_mode="workspace-write"', "--", true]))
+if srt:
+    oracles.append(("srt true", [srt, true]))
+cases += oracles
 got = {name: ([], []) for name, _ in cases}
 try:
     for i in range(-3, runs):
@@ -133,6 +165,10 @@ for name, _ in builds:
     print(f"{name}: odin --version / bash -c true = {version[0] / med['bash -c true'][0]:.2f}x (target <= 3)")
     print(f"{name}: odin exec -- true / (odin --version + bare bwrap) = "
           f"{execw[0] / (version[0] + med['bare bwrap'][0]):.2f}x (target <= 1.5)")
+for name, _ in oracles:
+    print(f"odin exec -- true (after) / {name} = "
+          f"{med['odin exec -- true (after)'][0] / med[name][0]:.2f}x wall, "
+          f"{med['odin exec -- true (after)'][1] / med[name][1]:.2f}x CPU")
 if before:
     a, b = med["odin exec -- true (after)"][1], med["odin exec -- true (before)"][1]
     print(f"CPU of odin exec -- true, after / before = {a:.2f} / {b:.2f} ms = {a / b:.2f}x (target <= 0.5)")
