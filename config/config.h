@@ -25,7 +25,7 @@
 //           "base_url": "...", "max_retries": 4, "timeout_seconds": 300,
 //           "max_tokens": 8192,
 //           "prices": {"MODEL": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}},
-//   "agent": {"max_turns": 50, "profile": "auto", "subagent_concurrency": 0,
+//   "agent": {"max_turns": 0, "profile": "auto", "subagent_concurrency": 0,
 //             "subagent_timeout_seconds": 600, "subagent_model": "planner"},
 //   "validation": {"enabled": true, "start_timeout_ms": 45000, "file_timeout_ms": 5000,
 //                  "settle_ms": 150, "check_timeout_ms": 30000,
@@ -36,7 +36,7 @@
 //                  "check_commands": {".x": ["prog", "{file}"]}},
 //   "checks": {"build": "make", "lint": "", "tests": "make test",
 //              "timeout_seconds": 120, "retry_cap": 5},
-//   "budgets": {"max_turns": 50, "max_tool_calls": 0, "max_tokens": 0,
+//   "budgets": {"max_turns": 0, "max_tool_calls": 0, "max_tokens": 0,
 //               "max_budget_usd": 0, "max_wall_seconds": 0,
 //               "tool_timeouts": {"ExecuteCommand": 120, "*": 300}},
 //   "stall": {"enabled": true, "repeat": 3, "failures": 3, "messages": 3,
@@ -175,7 +175,7 @@ struct Config {
     double output_per_mtok;
   };
   std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
-  int max_turns = 50;                       // agent.max_turns: model calls per message
+  int max_turns = 0;                        // agent.max_turns: model calls per message (0: no limit)
   std::string profile = "auto";             // agent.profile: fast, auto, safe, strict
   int subagent_concurrency = 0;             // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
   int subagent_timeout_seconds = 600;       // agent.subagent_timeout_seconds: an AgentTool call's deadline

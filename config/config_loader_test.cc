@@ -58,7 +58,7 @@ TEST_F(ConfigLoaderTest, WithoutFilesTheDefaults) {
   EXPECT_EQ(l.trust, WorkspaceTrust::kNoConfig);
   EXPECT_FALSE(l.user_config_found);
   EXPECT_EQ(l.user_config_path, dir_ + "/config/odin/odinconfig.json");
-  EXPECT_EQ(l.config.max_turns, 50);
+  EXPECT_EQ(l.config.max_turns, 0);  // no turn limit unless asked
   EXPECT_TRUE(l.notices.empty());
 }
 

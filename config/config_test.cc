@@ -411,7 +411,7 @@ TEST(ConfigTest, BudgetsStallAndBreakers) {
 TEST(ConfigTest, GuardDefaults) {
   auto c = ParseConfig("{}", "x");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->max_turns, 50);
+  EXPECT_EQ(c->max_turns, 0);
   EXPECT_EQ(c->max_tool_calls, 0);
   EXPECT_EQ(c->tool_timeouts.at("ExecuteCommand"), 120);
   EXPECT_EQ(c->stall.repeat, 3);

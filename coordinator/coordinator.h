@@ -179,7 +179,7 @@ struct ModelAccess {
   PriceTable prices;
   int max_tokens = 0;
   std::string instructions;                  // ODIN.md / AGENTS.md text, handed to each subagent
-  int max_turns = 50;                        // model calls of each subagent
+  int max_turns = 0;                         // model calls of each subagent; 0: no limit
   std::map<std::string, int> tool_timeouts;  // seconds, as AgentOptions::tool_timeouts
   int64_t context_window = 0;                // tokens of the subagents' model; 0: its family's default
   double compact_at = 0.8;

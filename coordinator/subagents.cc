@@ -106,7 +106,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
   if (args.contains("description") && args["description"].is_string()) {
     task.set_description(args["description"].get<std::string>());
   }
-  task.set_max_turns(static_cast<uint32_t>(std::max(model_.max_turns, 1)));
+  task.set_max_turns(static_cast<uint32_t>(std::max(model_.max_turns, 0)));
   task.set_instructions(model_.instructions);
   if (type != nullptr) {
     task.set_agent_type(type->name);
@@ -235,13 +235,15 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
       response.set_input_tokens(static_cast<uint64_t>(r->usage.input_tokens));
       response.set_output_tokens(static_cast<uint64_t>(r->usage.output_tokens));
       response.set_attempts(static_cast<uint32_t>(r->attempts));
-      if (mr_handoff && ledger_ != nullptr) {
-        StatusOr<std::string> facts = HandoffFacts(ledger_, session_id_, s.agent_id, o_.workspace);
-        if (facts.ok()) response.set_handoff_facts(*facts);
-      }
     } else {
       response.mutable_error()->set_code(static_cast<v1::Code>(r.status().code()));
       response.mutable_error()->set_message(r.status().message());
+    }
+    // A handoff's facts come even when its summary failed: the compaction
+    // goes on without the summary.
+    if (mr_handoff && ledger_ != nullptr) {
+      StatusOr<std::string> facts = HandoffFacts(ledger_, session_id_, s.agent_id, o_.workspace);
+      if (facts.ok()) response.set_handoff_facts(*facts);
     }
     if (ledger_ != nullptr) {
       Status st = ledger_->AddLlmCall(rec);

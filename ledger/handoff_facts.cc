@@ -1,5 +1,6 @@
 #include "ledger/handoff_facts.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -26,14 +27,16 @@ StatusOr<std::string> HandoffFacts(Ledger* ledger, const std::string& session_id
     if (r.start.agent_id == agent_id) mine[r.start.execution_id] = &r;
   }
 
-  // Files changed, by path: the last call that changed each.
+  // Files changed, by path: the last call that changed each, in the order
+  // of those last changes.
   ASSIGN_OR_RETURN(std::vector<MutationRecord> mutations, ledger->ListMutations(session_id));
-  std::map<std::string, std::string> changed;  // display path -> "modified by ex_... (Tool)"
-  for (const MutationRecord& m : mutations) {
+  std::map<std::string, std::pair<size_t, std::string>> changed;  // display path -> (order, "modified by ...")
+  for (size_t i = 0; i < mutations.size(); ++i) {
+    const MutationRecord& m = mutations[i];
     if (m.agent_id != agent_id || m.execution_id.empty() || m.change == "ignored") continue;
     auto it = mine.find(m.execution_id);
     std::string tool = it == mine.end() ? m.source : it->second->start.tool;
-    changed[DisplayPath(m.path, workspace)] = m.change + " by " + m.execution_id + " (" + tool + ")";
+    changed[DisplayPath(m.path, workspace)] = {i, m.change + " by " + m.execution_id + " (" + tool + ")"};
   }
 
   // Failed attempts, oldest first.
@@ -58,22 +61,39 @@ StatusOr<std::string> HandoffFacts(Ledger* ledger, const std::string& session_id
                        FirstLine(e.detail_json, 240));
   }
 
+  // Both lists bounded, however long the session: the files the most
+  // recently changed within a third of max_bytes; the first failures (what
+  // was tried first is often what matters) and the newest in the rest.
   std::string out;
   if (!changed.empty()) {
-    out += "Files changed so far (from the ledger):\n";
-    for (const auto& [path, how] : changed) out += "- " + path + ": " + how + "\n";
-  }
-  if (!failures.empty()) {
+    std::vector<std::pair<size_t, std::string>> lines;
+    for (const auto& [path, how] : changed) lines.push_back({how.first, "- " + path + ": " + how.second + "\n"});
+    std::sort(lines.begin(), lines.end());
     std::string list;
     size_t kept = 0;
-    // The newest ones that fit.
-    for (size_t i = failures.size(); i > 0 && list.size() + out.size() + failures[i - 1].size() < max_bytes; --i) {
-      list = "- " + failures[i - 1] + "\n" + list;
-      ++kept;
+    for (size_t i = lines.size(); i > 0 && list.size() + lines[i - 1].second.size() < max_bytes / 3; --i, ++kept) {
+      list = lines[i - 1].second + list;
     }
-    out += "\nFailed attempts (from the ledger; do not repeat them unchanged):\n";
-    if (kept < failures.size()) out += "  (" + std::to_string(failures.size() - kept) + " older ones omitted)\n";
+    out += "Files changed so far (from the ledger):\n";
+    if (kept < lines.size()) {
+      out += "  (" + std::to_string(lines.size() - kept) + " more, changed earlier; memory_query lists them)\n";
+    }
     out += list;
+  }
+  if (!failures.empty()) {
+    constexpr size_t kFirstFailures = 2;
+    std::string first, latest;
+    size_t from = 0;
+    for (; from < failures.size() && from < kFirstFailures; ++from) first += "- " + failures[from] + "\n";
+    size_t latest_from = failures.size();
+    while (latest_from > from &&
+           out.size() + first.size() + latest.size() + failures[latest_from - 1].size() + 4 < max_bytes) {
+      latest = "- " + failures[--latest_from] + "\n" + latest;
+    }
+    out += std::string(out.empty() ? "" : "\n") + "Failed attempts (from the ledger; do not repeat them unchanged):\n";
+    out += first;
+    if (latest_from > from) out += "  (" + std::to_string(latest_from - from) + " more omitted)\n";
+    out += latest;
   }
   return out;
 }

@@ -78,8 +78,11 @@ struct ChatResponse {
   LlmUsage usage;
   int attempts = 1;  // HTTP requests it took
   // With a handoff request through a relay: the ledger's facts of the agent
-  // (ledger/handoff_facts.h), which it cannot read itself.
+  // (ledger/handoff_facts.h), which it cannot read itself; and, when the
+  // model's call failed, why (the facts come all the same, the text is
+  // empty).
   std::string handoff_facts;
+  std::string relay_error;
 };
 
 // USD per million tokens, by model name ("*" for any other).

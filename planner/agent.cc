@@ -231,21 +231,12 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   Current& c = *current_;
   c.llm_call.reset();
   LlmCallRecord rec = AccountModelCall("planner", o_.model, c.llm_started, c.llm_started_wall, response);
-  if (!response.ok() && IsContextOverflow(response.status())) {
-    // Too big for the model: one compaction and one retry, never a loop.
-    if (!c.overflow_retried) {
-      c.overflow_retried = true;
-      c.compacted = true;
-      return StartCompaction("context_error", "", context_.next_estimate, [this] { SendRequest(); });
-    }
-    return Finish("context_exhausted", response.status().WithContext("the conversation does not fit the model's "
-                                                                     "context window even after compaction"));
-  }
+  if (!response.ok() && IsContextOverflow(response.status())) return CompactAfterOverflow(response.status());
   if (!response.ok()) return Finish("error", response.status());
   estimator_.Calibrate(c.request_bytes, rec.input_tokens);
   if (rec.input_tokens > 0) context_.last_input = rec.input_tokens;
   c.compacted = false;
-  c.overflow_retried = false;
+  c.overflow_level = 0;
 
   const ChatResponse& r = *response;
   // Every call gets an id the next request can answer to.

@@ -157,7 +157,7 @@ class AgentObserver {
   // A model request failed and will be made again after retry.delay_ms.
   virtual void OnLlmRetry(const LlmRetry& retry) {}
   // The conversation was compacted: its size before and after, in tokens,
-  // and how (masked, summarized, summary_failed).
+  // and how (masked, summarized, handoff_without_summary).
   virtual void OnCompaction(const std::string& id, int64_t tokens_before, int64_t tokens_after,
                             const std::string& how) {}
   virtual void OnMessageDone(const MessageOutcome& outcome) {}
@@ -287,12 +287,13 @@ class Agent {
     std::string workspace_before;  // the host's workspace digest as the turn's calls began
     std::string nudge;             // a stall nudge waiting for the next request
     // Context: the bytes of the request in flight (calibrates the estimate),
-    // whether this request was compacted already, whether a context-length
-    // error was answered by a compaction and a retry, and a compaction the
-    // model asked for (ContextSummarizer) with its focus.
+    // whether this request was compacted already, how many compactions
+    // context-length errors have asked for since the last answer (each
+    // harder: CompactAfterOverflow), and a compaction the model asked for
+    // (ContextSummarizer) with its focus.
     int64_t request_bytes = 0;
     bool compacted = false;
-    bool overflow_retried = false;
+    int overflow_level = 0;
     std::optional<std::string> compact_focus;
     int stop_blocks = 0;  // times Stop hooks sent the model back to work
     // WebFetch calls whose page the utility model is answering over
@@ -348,8 +349,11 @@ class Agent {
     std::string id;
     std::string trigger;  // threshold, context_error, user, tool
     std::string focus;
+    int level = 0;  // StartCompaction's
     size_t keep_from = 0;
+    size_t mask_to = 0;  // results masked in [0, mask_to): keep_from, or all at level 3
     MaskResult mask;
+    std::string summary_form;  // the utility model's answer's (HandoffSummary::form), if it gave one
     int64_t tokens_before = 0;
     int64_t history_bytes = 0;     // the conversation's, before masking
     std::optional<uint64_t> call;  // the utility model writing the handoff
@@ -420,9 +424,17 @@ class Agent {
   void SendRequest();
   ChatRequest BuildRequest();
   // Compaction (agent_compaction.cc): masks, then, when that is not enough
-  // or a person or the model asked, has the utility model write a handoff.
+  // or a person, the model or a context-length error asked, replaces the
+  // older turns with a handoff (the utility model's summary in it, if it
+  // gave one). level (context-length errors): 1 keeps the last
+  // kRecentTurnsKept turns, 2 the last one, 3 the last one with its results
+  // masked too.
   void StartCompaction(const std::string& trigger, const std::string& focus, int64_t tokens_before,
-                       std::function<void()> then);
+                       std::function<void()> then, int level = 0);
+  // A request the model refused as too long: compacts one level harder and
+  // sends it again if that made the conversation smaller; ends the message
+  // (context_exhausted, with why) once no level does.
+  void CompactAfterOverflow(const Status& why);
   void CompactNowAfterHooks();
   void OnSummary(const StatusOr<ChatResponse>& response);
   void FinishCompaction(const std::string& how, const std::string& handoff, const std::string& llm_call_id,

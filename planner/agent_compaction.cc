@@ -47,13 +47,33 @@ bool Agent::CompactNow(const std::string& focus) {
   return true;
 }
 
+void Agent::CompactAfterOverflow(const Status& why) {
+  Current& c = *current_;
+  c.compacted = true;
+  if (c.overflow_level >= 3) {
+    return Finish("context_exhausted",
+                  why.WithContext("the conversation does not fit the model's context window even after compaction"));
+  }
+  int64_t before = HistoryBytes();
+  StartCompaction(
+      "context_error", "", context_.next_estimate,
+      [this, before, why] {
+        if (!current_) return;
+        // Never the same request twice: only a smaller conversation is sent.
+        if (HistoryBytes() < before) return SendRequest();
+        CompactAfterOverflow(why);
+      },
+      ++c.overflow_level);
+}
+
 void Agent::StartCompaction(const std::string& trigger, const std::string& focus, int64_t tokens_before,
-                            std::function<void()> then) {
+                            std::function<void()> then, int level) {
   compaction_.emplace();
   Compaction& k = *compaction_;
   k.id = NewId("cmp");
   k.trigger = trigger;
   k.focus = focus;
+  k.level = level;
   k.tokens_before = tokens_before;
   k.started = clock_->Now();
   k.started_wall = clock_->WallMillis();
@@ -80,10 +100,13 @@ void Agent::CompactNowAfterHooks() {
   PersistHistory();  // the outputs as the model saw them, before they are masked
   k.history_bytes = HistoryBytes();
   // The recent turns stay verbatim; with fewer kept, more can go.
-  k.keep_from = RecentTurnsStart(history_, kRecentTurnsKept);
-  k.mask = MaskToolResults(&history_, k.keep_from);
+  k.keep_from = RecentTurnsStart(history_, k.level >= 2 ? 1 : kRecentTurnsKept);
+  k.mask_to = k.level >= 3 ? history_.size() : k.keep_from;
+  k.mask = MaskToolResults(&history_, k.mask_to);
   int64_t after = k.tokens_before - estimator_.Tokens(k.mask.bytes_before - k.mask.bytes_after);
-  bool asked = trigger == "user" || trigger == "tool";
+  // Past the threshold, masking may be enough; asked for, or after the
+  // model refused a request as too long, the older turns go.
+  bool asked = trigger != "threshold";
   bool enough = static_cast<double>(after) <= kTargetShare * static_cast<double>(context_.window);
   if (k.keep_from == 0 || (enough && !asked)) return FinishCompaction("masked", "", "", Status::OK());
 
@@ -105,9 +128,12 @@ void Agent::OnSummary(const StatusOr<ChatResponse>& response) {
   Compaction& k = *compaction_;
   k.call.reset();
   LlmCallRecord rec = AccountModelCall("utility", UtilityModel(), k.started, k.started_wall, response);
-  if (!response.ok()) return FinishCompaction("summary_failed", "", rec.id, response.status());
-  StatusOr<HandoffSummary> summary = ParseHandoffSummary(response->text);
-  if (!summary.ok()) return FinishCompaction("summary_failed", "", rec.id, summary.status());
+  // A summary that fails still compacts: the handoff's facts are Odin's.
+  StatusOr<HandoffSummary> summary =
+      !response.ok() ? StatusOr<HandoffSummary>(response.status())
+      : !response->relay_error.empty()
+          ? StatusOr<HandoffSummary>(Status::Unavailable("handoff summary", response->relay_error))
+          : ParseHandoffSummary(response->text);
 
   // The facts come from Odin's own records, not from the summary.
   Handoff h;
@@ -122,17 +148,23 @@ void Agent::OnSummary(const StatusOr<ChatResponse>& response) {
     } else {
       spdlog::warn("handoff facts: {}", facts.status().message());
     }
-  } else {
+  } else if (response.ok()) {
     h.facts = response->handoff_facts;  // a subagent's: the coordinator read them
   }
   for (const FileVerdict& v : host_->Blocking()) {
     h.blocked += (h.blocked.empty() ? "" : "; ") + DisplayPath(v.path, o_.workspace) + " (" +
                  std::string(VerdictName(v.status)) + ", " + v.check_id + ")";
   }
-  h.summary = &*summary;
+  if (summary.ok()) {
+    h.summary = &*summary;
+    k.summary_form = summary->form;
+  } else {
+    h.summary_failure = summary.status().message();
+  }
   std::string handoff = RenderHandoff(h);
   history_ = RebuildHistory(handoff, history_, k.keep_from);
-  FinishCompaction("summarized", handoff, rec.id, Status::OK());
+  FinishCompaction(summary.ok() ? "summarized" : "handoff_without_summary", handoff, rec.id,
+                   summary.ok() ? Status::OK() : summary.status());
 }
 
 void Agent::FinishCompaction(const std::string& how, const std::string& handoff, const std::string& llm_call_id,
@@ -150,7 +182,7 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
   json detail = {{"id", k.id},
                  {"trigger", k.trigger},
                  {"how", how},
-                 {"replaced", {{"from", 0}, {"to", how == "summarized" ? k.keep_from : 0}}},
+                 {"replaced", {{"from", 0}, {"to", handoff.empty() ? 0 : k.keep_from}}},
                  {"masked", k.mask.masked},
                  {"files", std::vector<std::string>(k.mask.files.begin(), k.mask.files.end())},
                  {"tokens_before", k.tokens_before},
@@ -158,13 +190,16 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
                  {"window", context_.window},
                  {"duration_us", std::chrono::duration_cast<microseconds>(clock_->Now() - k.started).count()}};
   if (!k.focus.empty()) detail["focus"] = k.focus;
+  if (k.level > 0) detail["level"] = k.level;
+  if (!k.summary_form.empty()) detail["summary_form"] = k.summary_form;
   if (!handoff.empty()) detail["handoff"] = handoff;
   if (!llm_call_id.empty()) detail["llm_call_id"] = llm_call_id;
   if (!failure.ok()) detail["failure"] = failure.message();
   // The conversation's record: replaying it masks and rebuilds the same way.
   if (ledger_ != nullptr) {
     json entry = {{"keep_from", k.keep_from}, {"how", how}};
-    if (how == "summarized") entry["handoff"] = handoff;
+    if (k.mask_to != k.keep_from) entry["mask_to"] = k.mask_to;
+    if (!handoff.empty()) entry["handoff"] = handoff;
     NoteLedgerWrite(
         ledger_->AddConversation({{NewId("conv"), host_->session_id(), o_.agent_id, "compaction",
                                    entry.dump(-1, ' ', false, json::error_handler_t::replace), clock_->WallMillis()}}));
@@ -174,7 +209,10 @@ void Agent::FinishCompaction(const std::string& how, const std::string& handoff,
   // leave this agent's file cache.
   host_->RecordGateEvent(o_.agent_id, current_ ? current_->message.id : "", "compaction", "",
                          detail.dump(-1, ' ', false, json::error_handler_t::replace));
-  if (!failure.ok()) spdlog::warn("compaction {}: the summary failed ({}); masking alone", k.id, failure.message());
+  if (!failure.ok()) {
+    spdlog::warn("compaction {}: the summary failed ({}); the handoff has Odin's records only", k.id,
+                 failure.message());
+  }
   if (observer_) observer_->OnCompaction(k.id, k.tokens_before, after, how);
   k.then();
 }

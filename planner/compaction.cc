@@ -46,21 +46,53 @@ std::string FileOf(const ToolCallRequest& call) {
   return "";
 }
 
-std::vector<std::string> StringList(const json& j, const char* key, std::string* problem) {
+// A field as text, whatever its type ("" when missing or null).
+std::string LooseText(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  if (j[key].is_string()) return j[key].get<std::string>();
+  return j[key].dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// A field as a list of strings: an array's items as text, a lone value as
+// one item, nothing when missing.
+std::vector<std::string> LooseList(const json& j, const char* key) {
   std::vector<std::string> out;
-  if (!j.contains(key) || !j[key].is_array()) {
-    *problem = std::string("\"") + key + "\" must be an array of strings";
+  if (!j.contains(key) || j[key].is_null()) return out;
+  if (!j[key].is_array()) {
+    if (std::string one = LooseText(j, key); !one.empty()) out.push_back(one);
     return out;
   }
   for (const json& item : j[key]) {
-    if (!item.is_string()) {
-      *problem = std::string("\"") + key + "\" must be an array of strings";
-      return {};
-    }
-    out.push_back(item.get<std::string>());
+    out.push_back(item.is_string() ? item.get<std::string>()
+                                   : item.dump(-1, ' ', false, json::error_handler_t::replace));
   }
   return out;
 }
+
+bool IsStringArray(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_array()) return false;
+  return std::all_of(j[key].begin(), j[key].end(), [](const json& item) { return item.is_string(); });
+}
+
+// A JSON object in text (prose around it, a fence without a language, a
+// trailing remark): from one of the first few '{' to one of the last few
+// '}', the widest that parses. Bounded: a few dozen parses at most.
+json FirstObjectIn(const std::string& text) {
+  constexpr int kTries = 6;
+  int opens = 0;
+  for (size_t open = text.find('{'); open != std::string::npos && opens < kTries;
+       open = text.find('{', open + 1), ++opens) {
+    int closes = 0;
+    for (size_t close = text.rfind('}'); close != std::string::npos && close > open && closes < kTries;
+         close = close == 0 ? std::string::npos : text.rfind('}', close - 1), ++closes) {
+      json j = ParseJson(text.substr(open, close - open + 1));
+      if (j.is_object()) return j;
+    }
+  }
+  return json();
+}
+
+bool Blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 }  // namespace
 
@@ -167,6 +199,7 @@ ChatRequest SummaryRequest(const std::string& model, const std::vector<ChatMessa
 }
 
 StatusOr<HandoffSummary> ParseHandoffSummary(const std::string& text_in) {
+  if (Blank(text_in)) return Status::InvalidArgument("handoff summary", "the utility model's answer is empty");
   std::string text = text_in;
   // A fenced block: what is between the fences.
   if (size_t open = text.find("```"); open != std::string::npos) {
@@ -174,19 +207,38 @@ StatusOr<HandoffSummary> ParseHandoffSummary(const std::string& text_in) {
     size_t close = body == std::string::npos ? std::string::npos : text.find("```", body);
     if (close != std::string::npos) text = text.substr(body + 1, close - body - 1);
   }
-  json j = ParseJson(text);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::InvalidArgument("handoff summary", "the utility model's answer is not a JSON object");
-  }
   HandoffSummary s;
-  std::string problem;
-  s.done = StringList(j, "done", &problem);
-  if (problem.empty()) s.pending = StringList(j, "pending", &problem);
-  if (problem.empty() && (!j.contains("current_state") || !j["current_state"].is_string())) {
-    problem = "\"current_state\" must be a string";
+  json j = ParseJson(text);
+  if (j.is_object() && IsStringArray(j, "done") && IsStringArray(j, "pending") && j.contains("current_state") &&
+      j["current_state"].is_string()) {
+    s.done = LooseList(j, "done");
+    s.pending = LooseList(j, "pending");
+    s.current_state = j["current_state"].get<std::string>();
+    return s;
   }
-  if (!problem.empty()) return Status::InvalidArgument("handoff summary", problem);
-  s.current_state = j["current_state"].get<std::string>();
+  // Loose: the object inside the text, its fields as they come.
+  bool whole = j.is_object();
+  if (!j.is_discarded() && !j.is_object() && !j.is_string()) {
+    return Status::InvalidArgument("handoff summary", "the utility model's answer is JSON but not an object");
+  }
+  if (j.is_string()) return ParseHandoffSummary(j.get<std::string>());  // a JSON string: its text
+  if (!whole) j = FirstObjectIn(text_in);
+  if (j.is_object()) {
+    s.done = LooseList(j, "done");
+    s.pending = LooseList(j, "pending");
+    s.current_state = LooseText(j, "current_state");
+    if (s.current_state.empty()) s.current_state = LooseText(j, "state");
+    if (s.current_state.empty()) s.current_state = LooseText(j, "summary");
+    s.form = "repaired";
+    if (!s.done.empty() || !s.pending.empty() || !s.current_state.empty()) return s;
+    if (whole) {
+      return Status::InvalidArgument("handoff summary", "the utility model's object has no done, pending or state");
+    }
+  }
+  // Prose: a summary all the same, in the model's words.
+  s = HandoffSummary{};
+  s.current_state = text_in;
+  s.form = "prose";
   return s;
 }
 
@@ -208,8 +260,13 @@ std::string RenderHandoff(const Handoff& h) {
   if (!h.todos.empty()) t += "\nTodo list:\n" + h.todos + (h.todos.back() == '\n' ? "" : "\n");
   if (!h.facts.empty()) t += "\n" + h.facts + (h.facts.back() == '\n' ? "" : "\n");
   if (!h.blocked.empty()) t += "\nBlocked: " + h.blocked + "\n";
-  if (h.summary != nullptr) {
-    t += "\nSummary of the replaced turns (written by a model, not a record):\n";
+  if (h.summary == nullptr) {
+    t += "\nNo summary of the replaced turns: the utility model's summary failed" +
+         (h.summary_failure.empty() ? std::string() : " (" + Clip(h.summary_failure, 300) + ")") +
+         ". What is above comes from Odin's records; memory_query reaches the rest.\n";
+  } else {
+    t += std::string("\nSummary of the replaced turns (written by a model, not a record") +
+         (h.summary->form == "prose" ? "; not in the form asked for" : "") + "):\n";
     auto items = [&t](const char* label, const std::vector<std::string>& list) {
       for (size_t i = 0; i < list.size() && i < kSummaryItems; ++i) {
         t += std::string("- ") + label + ": " + Clip(list[i], kSummaryItemBytes) + "\n";

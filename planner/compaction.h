@@ -8,12 +8,16 @@
 //      ledger, where memory_query and `odin show` reach it). The files those
 //      calls read or wrote leave the agent's file cache: the model no longer
 //      sees the bytes, so an edit cannot be based on them.
-//   2. A handoff summary of the older turns replaces them. Its facts come
-//      from Odin, never from the model: the user's requests in their own
-//      words, the todo list, the files changed and the failed attempts from
-//      the ledger, the blocked state. The utility model adds only what was
-//      done, what is pending and the current state, as JSON this file
-//      checks; a malformed answer is a failure, and masking alone stands.
+//   2. A handoff replaces the older turns. Its facts come from Odin, never
+//      from the model: the user's requests in their own words, the todo
+//      list, the files changed and the failed attempts from the ledger, the
+//      blocked state. The utility model adds only what was done, what is
+//      pending and the current state, asked for as JSON; a loose answer is
+//      repaired (the JSON inside prose, a string for a list) or, if it is
+//      prose, kept as the current state. A summary that fails (an error, a
+//      refusal, an empty answer) still compacts: the handoff then says there
+//      is no summary, and the failure is recorded. Compaction cannot fail a
+//      session.
 //
 // The recent turns stay verbatim. These are pure functions over the
 // conversation; the agent loop (agent_compaction.cc) runs them.
@@ -56,6 +60,9 @@ struct HandoffSummary {
   std::vector<std::string> done;
   std::vector<std::string> pending;
   std::string current_state;
+  // How the answer came: "json" (as asked), "repaired" (JSON found in it or
+  // loosely typed), "prose" (the text is the current state).
+  std::string form = "json";
 };
 
 // The request that asks the utility model to summarise `older` (rendered as
@@ -64,9 +71,12 @@ struct HandoffSummary {
 ChatRequest SummaryRequest(const std::string& model, const std::vector<ChatMessage>& older, const std::string& focus,
                            int64_t max_bytes);
 
-// Parses the utility model's answer. InvalidArgument, naming what is wrong,
-// for anything but {"done": [..], "pending": [..], "current_state": ".."}
-// (a ```json fence around it is accepted).
+// Parses the utility model's answer: {"done": [..], "pending": [..],
+// "current_state": ".."}, in a ```json fence or not ("json"); else the first
+// JSON object in the text, its fields loosely typed (a string for a list,
+// a missing field empty: "repaired"); else the text itself, if it says
+// anything, as the current state ("prose"). InvalidArgument only for an
+// answer with nothing in it.
 StatusOr<HandoffSummary> ParseHandoffSummary(const std::string& text);
 
 // Everything a handoff holds.
@@ -78,6 +88,7 @@ struct Handoff {
   std::string facts;                        // from the ledger: files changed, failed attempts
   std::string blocked;                      // the blocked state, if any
   const HandoffSummary* summary = nullptr;  // null: the utility model's part failed
+  std::string summary_failure;              // why, when it did
 };
 
 // The text of the message that stands for the replaced turns.

@@ -128,10 +128,49 @@ TEST(CompactionTest, TheSummaryAnswerIsChecked) {
   StatusOr<HandoffSummary> fenced =
       ParseHandoffSummary("Here it is:\n```json\n{\"done\": [], \"pending\": [], \"current_state\": \"\"}\n```\n");
   EXPECT_TRUE(fenced.ok()) << fenced.status().message();
-  for (const char* bad : {"", "garbage", "[]", R"({"done": "x", "pending": [], "current_state": ""})",
-                          R"({"done": [], "pending": [1], "current_state": ""})", R"({"done": [], "pending": []})"}) {
+  EXPECT_EQ(fenced->form, "json");
+  for (const char* bad : {"", " \n\t", "[]", "42", R"({"foo": 1})", R"({"done": [], "pending": []})"}) {
     EXPECT_EQ(ParseHandoffSummary(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
+}
+
+// Models answer a format request loosely: what can be repaired is, and prose
+// is a summary all the same.
+TEST(CompactionTest, ALooseSummaryIsRepairedOrKeptAsProse) {
+  StatusOr<HandoffSummary> typed = ParseHandoffSummary(R"({"done": "one thing", "pending": [1, "two"]})");
+  ASSERT_TRUE(typed.ok()) << typed.status().message();
+  EXPECT_EQ(typed->form, "repaired");
+  EXPECT_EQ(typed->done, std::vector<std::string>{"one thing"});
+  EXPECT_EQ(typed->pending, (std::vector<std::string>{"1", "two"}));
+  StatusOr<HandoffSummary> inside = ParseHandoffSummary(
+      "Sure! Here is the note: {\"done\": [\"parsed\"], \"pending\": [], \"state\": \"halfway\"} Hope it helps {:}");
+  ASSERT_TRUE(inside.ok()) << inside.status().message();
+  EXPECT_EQ(inside->form, "repaired");
+  EXPECT_EQ(inside->done, std::vector<std::string>{"parsed"});
+  EXPECT_EQ(inside->current_state, "halfway");
+  std::string words = "The agent ran the batch commands; the last one failed with exit 3 and is being retried.";
+  for (const std::string& text : {words, json(words).dump()}) {
+    StatusOr<HandoffSummary> prose = ParseHandoffSummary(text);
+    ASSERT_TRUE(prose.ok()) << prose.status().message();
+    EXPECT_EQ(prose->form, "prose");
+    EXPECT_EQ(prose->current_state, words);
+    EXPECT_TRUE(prose->done.empty());
+  }
+  // Braces everywhere cost a bounded number of parses, and still end in prose.
+  std::string braces;
+  for (int i = 0; i < 20000; ++i) braces += "{ }x";
+  StatusOr<HandoffSummary> many = ParseHandoffSummary(braces);
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many->form, "prose");
+  // In the handoff, prose says it is not in the form asked for.
+  Handoff h;
+  h.compaction_id = "cmp_p";
+  StatusOr<HandoffSummary> prose = ParseHandoffSummary(words);
+  ASSERT_TRUE(prose.ok());
+  h.summary = &*prose;
+  std::string text = RenderHandoff(h);
+  EXPECT_NE(text.find("not in the form asked for"), std::string::npos) << text;
+  EXPECT_NE(text.find(words), std::string::npos) << text;
 }
 
 TEST(CompactionTest, TheSummaryRequestKeepsTheNewestPartWhenItMustCut) {
@@ -165,7 +204,13 @@ TEST(CompactionTest, TheHandoffHoldsTheFactsAndTheRebuiltHistoryIsWellFormed) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   }
   h.summary = nullptr;
-  EXPECT_EQ(RenderHandoff(h).find("Summary of the replaced turns"), std::string::npos);
+  h.summary_failure = "bad request";
+  std::string bare = RenderHandoff(h);
+  EXPECT_EQ(bare.find("Summary of the replaced turns"), std::string::npos);
+  EXPECT_NE(bare.find("No summary of the replaced turns: the utility model's summary failed (bad request)"),
+            std::string::npos)
+      << bare;
+  EXPECT_NE(bare.find("ex_9"), std::string::npos);  // the records stay
 
   std::vector<ChatMessage> history = Conversation(5);
   size_t keep = RecentTurnsStart(history, 3);

@@ -83,8 +83,12 @@ StatusOr<ReplayedConversation> ReplayConversation(const std::vector<Conversation
         return Status::Corruption("entry " + e.id, "a compaction without keep_from");
       }
       size_t keep_from = std::min<size_t>(j["keep_from"].get<size_t>(), out.history.size());
-      (void)MaskToolResults(&out.history, keep_from);
-      if (j.value("how", "") == "summarized") {
+      size_t mask_to = keep_from;
+      if (j.contains("mask_to") && j["mask_to"].is_number_unsigned()) {
+        mask_to = std::min<size_t>(j["mask_to"].get<size_t>(), out.history.size());
+      }
+      (void)MaskToolResults(&out.history, mask_to);
+      if (j.contains("handoff") && j["handoff"].is_string()) {
         out.history = RebuildHistory(j.value("handoff", ""), out.history, keep_from);
       }
       ++out.compactions;

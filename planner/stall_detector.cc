@@ -94,7 +94,9 @@ std::optional<StallDetection> StallDetector::Alternation() {
 std::optional<StallDetection> StallDetector::AddStep(const StallStep& step) {
   message_.clear();
   message_count_ = 0;
-  if (seen_results_.insert(step.call + "\n" + step.result).second) turn_new_result_ = true;
+  // New is what the model had not seen, whatever call brought it: distinct
+  // calls that all return the same nothing are no progress.
+  if (seen_results_.insert(step.result).second) turn_new_result_ = true;
   turn_ids_.push_back(step.execution_id);
   if (!o_.enabled) return std::nullopt;
   steps_.push_back(step);

@@ -18,7 +18,8 @@
 //                     `alternation_steps` steps with the same results;
 //   no_progress       `no_progress_turns` turns in a row with tool calls but
 //                     no change to the workspace and no result not seen
-//                     before.
+//                     before (from any call: distinct calls that return the
+//                     same thing, `true 1`, `true 2`, ..., bring nothing new).
 // Not stalls: a call repeated after the workspace changed (tests re-run after
 // a real edit) is a different step; so is one whose result changes each time
 // (polling something that progresses).

@@ -175,6 +175,19 @@ TEST_F(StallDetectorTest, NoProgressFiresAfterTheConfiguredTurns) {
   EXPECT_EQ(d[0].execution_ids.size(), 3u);
 }
 
+// Without a turn limit this is what ends a session of distinct calls that
+// change nothing and all return the same: each call is new, its result not.
+TEST_F(StallDetectorTest, DistinctCallsReturningTheSameAreNoProgress) {
+  options_.no_progress_turns = 3;
+  detector_ = StallDetector(options_);
+  EXPECT_TRUE(Turn("true a", "empty", "w0").empty());  // the first: new
+  EXPECT_TRUE(Turn("true b", "empty", "w0").empty());
+  EXPECT_TRUE(Turn("true c", "empty", "w0").empty());
+  std::vector<StallDetection> d = Turn("true d", "empty", "w0");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].rule, "no_progress");
+}
+
 TEST_F(StallDetectorTest, AChangedWorkspaceOrANewResultIsProgress) {
   options_.no_progress_turns = 2;
   detector_ = StallDetector(options_);

@@ -214,9 +214,9 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;
   s->runtime_->coordinator().set_model_access(
-      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions,
-       o.budget.turns > 0 ? static_cast<int>(o.budget.turns) : 50, o.tool_timeouts,
-       o.context_window > 0 ? o.context_window : DefaultContextWindow(subagent_model), o.compact_at, o.defs});
+      {s->client_.get(), subagent_model, o.prices, o.max_tokens, o.instructions, static_cast<int>(o.budget.turns),
+       o.tool_timeouts, o.context_window > 0 ? o.context_window : DefaultContextWindow(subagent_model), o.compact_at,
+       o.defs});
   s->agent_ = std::make_unique<Agent>(o, &s->runtime_->coordinator(), s->client_.get(), &s->runtime_->ledger(),
                                       RealClock::Get(), observer);
   // The repository map's index starts filling now, in the background.

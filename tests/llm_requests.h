@@ -76,6 +76,16 @@ inline nlohmann::json Call(const std::string& tool, const nlohmann::json& args) 
 }
 inline nlohmann::json Turn(std::vector<nlohmann::json> calls) { return {{"tool_calls", calls}}; }
 inline nlohmann::json Text(const std::string& text) { return {{"text", text}}; }
+// Letters for n, to tell scripted calls apart: the stall detector blurs
+// digits.
+inline std::string Word(int n) {
+  std::string w;
+  do {
+    w += static_cast<char>('a' + n % 26);
+    n /= 26;
+  } while (n > 0);
+  return w;
+}
 
 // A "by_system" map (fake_llm_server) under which every reviewer passes:
 // the hydrator's one-step qa-proof plan, the critic's PROCEED, the drift

@@ -209,7 +209,7 @@ TEST_F(OdinDaemonTest, AFullSessionWithTheFakeModel) {
   ASSERT_EQ(status.sessions_size(), 1);
   EXPECT_GT(status.sessions(0).workers_size(), 0);
   EXPECT_GT(status.sessions(0).breakers_size(), 0);
-  EXPECT_EQ(status.sessions(0).max_turns(), 50);
+  EXPECT_EQ(status.sessions(0).max_turns(), 0);  // no limit unless asked
   EXPECT_EQ(status.sessions(0).used_llm_calls(), 2);
 
   // odin -p --connect: the same output as odin -p, through the daemon.

@@ -274,6 +274,40 @@ TEST_F(OdinGuardsTest, TurnsWithoutProgressAreNudgedThenStopped) {
   ExpectStalled(r, llm, "no_progress", 6);
 }
 
+// No turn limit unless asked, as Claude Code and Codex: a healthy session of
+// 60 turns, each changing the workspace, runs to its end.
+TEST_F(OdinGuardsTest, ALongHealthySessionHasNoTurnLimit) {
+  std::vector<json> script;
+  for (int i = 0; i < 60; ++i) script.push_back(Cmd("echo " + Word(i) + " > f_" + Word(i) + ".txt"));
+  script.push_back(Text("All sixty files written."));
+  FakeLlm llm(Script(script));
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err << r.dump();
+  EXPECT_EQ(last_.exit_code, 0);
+  EXPECT_EQ(Requests(llm).size(), 61u);
+  EXPECT_EQ(*ReadFileToString(ws_.Join("f_" + Word(59) + ".txt")), Word(59) + "\n");
+  EXPECT_TRUE(GateEvents("stall").empty());
+}
+
+// Without a turn limit the stall detector still ends a session of distinct
+// calls that never change anything: nudged, then stopped, long before the
+// script (or the old default of 50 turns) runs out.
+TEST_F(OdinGuardsTest, DistinctCallsThatChangeNothingStillStopWithoutATurnLimit) {
+  std::vector<json> script;
+  for (int i = 0; i < 200; ++i) script.push_back(Cmd("true " + Word(i)));
+  script.push_back(Text("unreachable"));
+  FakeLlm llm(Script(script));
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "stalled") << last_.err << r.dump();
+  EXPECT_EQ(last_.exit_code, 5);
+  EXPECT_NE(r["error"].get<std::string>().find("no_progress"), std::string::npos) << r["error"];
+  EXPECT_LT(Requests(llm).size(), 30u);
+  std::vector<json> stalls = GateEvents("stall");
+  ASSERT_EQ(stalls.size(), 2u);
+  EXPECT_EQ(stalls[0]["action"], "nudge");
+  EXPECT_EQ(stalls[1]["action"], "stop");
+}
+
 TEST_F(OdinGuardsTest, RerunningTestsAfterARealEditIsNotAStall) {
   Put("check.sh", "echo 'FAIL: expected 3'; exit 1\n");
   auto edit = [](int n) {

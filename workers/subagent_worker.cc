@@ -69,11 +69,18 @@ class RemoteModel final : public LlmClient {
     if (it == pending_.end()) return;  // cancelled
     Callbacks cb = std::move(it->second);
     pending_.erase(it);
+    ChatResponse out;
+    if (r.has_error() && !r.handoff_facts().empty()) {
+      // A handoff whose summary failed: its facts, and why.
+      out.handoff_facts = r.handoff_facts();
+      out.relay_error = r.error().message().empty() ? "the summary call failed" : r.error().message();
+      cb.on_done(out);
+      return;
+    }
     if (r.has_error()) {
       cb.on_done(Status(static_cast<StatusCode>(r.error().code()), r.error().message()));
       return;
     }
-    ChatResponse out;
     out.text = r.text();
     for (const v1::PlannedCall& c : r.tool_calls()) out.tool_calls.push_back({c.id(), c.name(), c.arguments_json()});
     out.truncated = r.truncated();
@@ -266,7 +273,7 @@ class Worker final : public AgentObserver, public WorkerLogic {
     a.instructions = task.instructions();
     a.agent_type = task.agent_type();
     a.agent_prompt = task.agent_prompt();
-    a.budget.turns = task.max_turns() > 0 ? task.max_turns() : 50;  // the rest is the parent's, at the coordinator
+    a.budget.turns = task.max_turns();  // 0: no limit; the rest is the parent's, at the coordinator
     a.stall.enabled = task.stall_enabled();
     if (task.stall_repeat() > 0) a.stall.repeat = static_cast<int>(task.stall_repeat());
     if (task.stall_failures() > 0) a.stall.failures = static_cast<int>(task.stall_failures());
