@@ -198,6 +198,7 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     for (const std::vector<std::string>& list : s.tool_lists) NarrowToolSpecs(list, &req.tools);
   }
   req.handoff = mr.handoff();
+  if (req.handoff) AskForHandoffNoteSchema(&req);
   req.max_tokens = mr.max_tokens() > 0 ? static_cast<int>(mr.max_tokens()) : model_.max_tokens;
   auto handle = std::make_shared<uint64_t>(0);
   SteadyTime started = clock_->Now();

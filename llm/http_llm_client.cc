@@ -1,11 +1,17 @@
 #include "llm/http_llm_client.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 namespace odin {
 
 struct HttpLlmClient::Call {
   HttpRequest request;
+  // With optional fields in it: what it was built from, to build it again
+  // without them if the server refuses them.
+  std::optional<ChatRequest> source;
+  std::string answer_name;  // its answer's forced tool, whose input is the text
   Callbacks callbacks;
   int attempts = 0;
   HttpClient::Id http_id = 0;
@@ -38,8 +44,12 @@ HttpLlmClient::~HttpLlmClient() {
 uint64_t HttpLlmClient::Start(const ChatRequest& request, Callbacks callbacks) {
   uint64_t id = next_id_++;
   auto c = std::make_unique<Call>();
-  c->request = format_->Build(request, endpoint_);
+  bool extras = !extras_refused_ && !request.answer_schema_json.empty();
+  c->request = format_->Build(request, endpoint_, extras);
   c->request.total_timeout = timeout_;
+  if (extras) c->source = request;
+  if (!request.answer_schema_json.empty())
+    c->answer_name = request.answer_name.empty() ? "answer" : request.answer_name;
   c->callbacks = std::move(callbacks);
   calls_[id] = std::move(c);
   Attempt(id);
@@ -104,6 +114,15 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   bool output_seen = !partial.text.empty() || !partial.tool_calls.empty();
   if (http_status == 200 && (c.stream_error.ok() ? c.any_event : output_seen)) {
     ChatResponse response = std::move(partial);
+    if (!c.answer_name.empty() && response.text.empty()) {
+      // The forced tool call of a structured answer: its input is the text.
+      auto call = std::find_if(response.tool_calls.begin(), response.tool_calls.end(),
+                               [&c](const ToolCallRequest& t) { return t.name == c.answer_name; });
+      if (call != response.tool_calls.end()) {
+        response.text = call->arguments_json;
+        response.tool_calls.erase(call);
+      }
+    }
     if (!c.stream_error.ok()) response.truncated = true;
     response.truncated = response.truncated || c.sse->pending();
     response.attempts = c.attempts;
@@ -124,6 +143,18 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
     why = transport;
   } else {
     why = Status::Unavailable(url, "HTTP " + std::to_string(http_status) + ": " + ErrorMessageFromBody(c.error_body));
+  }
+  if (c.source && IsExtraFieldRefusal(http_status, c.error_body)) {
+    // A server without structured output: the prompt asks for the form all
+    // the same. Asked again at once, and never with the field again.
+    spdlog::info("{}: the server refused an optional field; asking again without it", url);
+    extras_refused_ = true;
+    HttpRequest plain = format_->Build(*c.source, endpoint_, false);
+    plain.total_timeout = timeout_;
+    c.request = std::move(plain);
+    c.source.reset();
+    --c.attempts;  // not a failed attempt of the request the server takes
+    return Attempt(id);
   }
   if (IsContextOverflowResponse(http_status, c.error_body)) {
     // Asking again cannot help: the request must shrink (the agent compacts).

@@ -3,7 +3,10 @@
 // with the retry policy, a timeout per request, and clear errors: 401/403
 // name the API key variable, 404 the base URL and model, an unreachable
 // server its URL. A response cut off mid-stream is delivered as what arrived,
-// marked truncated, rather than thrown away.
+// marked truncated, rather than thrown away. Optional fields (the answer's
+// schema) that the server refuses are dropped, and left out of every later
+// request of this client: a local server that does not know them still
+// answers.
 
 #include <map>
 #include <memory>
@@ -44,6 +47,7 @@ class HttpLlmClient final : public LlmClient {
   std::mt19937_64 random_;
   std::map<uint64_t, std::unique_ptr<Call>> calls_;
   uint64_t next_id_ = 1;
+  bool extras_refused_ = false;  // the server refused an optional field once
 };
 
 }  // namespace odin

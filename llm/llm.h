@@ -61,6 +61,13 @@ struct ChatRequest {
   // A utility call that is not a handoff (WebFetch's answer over a page):
   // a subagent's relay asks for no tools and nothing added.
   bool utility = false;
+  // The answer as one JSON object of this JSON Schema, where the provider
+  // can be told so: OpenAI's response_format (json_schema), Anthropic's
+  // forced call of a tool named answer_name, whose input comes back as the
+  // response's text. Optional to the server: one that refuses the field is
+  // asked again without it (HttpLlmClient).
+  std::string answer_schema_json;
+  std::string answer_name;
 };
 
 struct LlmUsage {

@@ -137,7 +137,7 @@ class OpenAiDecoder final : public StreamDecoder {
 
 class OpenAiFormat final : public WireFormat {
  public:
-  HttpRequest Build(const ChatRequest& req, const ProviderEndpoint& ep) const override {
+  HttpRequest Build(const ChatRequest& req, const ProviderEndpoint& ep, bool extras) const override {
     json messages = json::array();
     if (!req.system.empty()) messages.push_back({{"role", "system"}, {"content", req.system}});
     for (const ChatMessage& m : req.messages) {
@@ -177,6 +177,12 @@ class OpenAiFormat final : public WireFormat {
                                    {"description", t.description},
                                    {"parameters", ParseOr(t.input_schema_json, json::object())}}}});
       }
+    }
+    if (extras && !req.answer_schema_json.empty()) {
+      body["response_format"] = {{"type", "json_schema"},
+                                 {"json_schema",
+                                  {{"name", req.answer_name.empty() ? "answer" : req.answer_name},
+                                   {"schema", ParseOr(req.answer_schema_json, json::object())}}}};
     }
     HttpRequest http;
     http.url = ep.base_url + "/chat/completions";
@@ -265,7 +271,7 @@ class AnthropicDecoder final : public StreamDecoder {
 
 class AnthropicFormat final : public WireFormat {
  public:
-  HttpRequest Build(const ChatRequest& req, const ProviderEndpoint& ep) const override {
+  HttpRequest Build(const ChatRequest& req, const ProviderEndpoint& ep, bool extras) const override {
     json messages = json::array();
     // The API wants user and assistant turns to alternate: consecutive user
     // content (tool results, then a new message) becomes one turn.
@@ -315,6 +321,15 @@ class AnthropicFormat final : public WireFormat {
                                  {"input_schema", ParseOr(t.input_schema_json, json::object())}});
       }
     }
+    if (extras && !req.answer_schema_json.empty()) {
+      // Anthropic's structured output: one tool, which the model must call.
+      std::string name = req.answer_name.empty() ? "answer" : req.answer_name;
+      if (!body.contains("tools")) body["tools"] = json::array();
+      body["tools"].push_back({{"name", name},
+                               {"description", "Give your answer as this tool's input."},
+                               {"input_schema", ParseOr(req.answer_schema_json, json::object())}});
+      body["tool_choice"] = {{"type", "tool"}, {"name", name}};
+    }
     HttpRequest http;
     http.url = ep.base_url + "/v1/messages";
     http.headers = {"Content-Type: application/json", "Accept: text/event-stream", "anthropic-version: 2023-06-01"};
@@ -342,6 +357,14 @@ std::string ErrorMessageFromBody(const std::string& body) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   return text;
+}
+
+bool IsExtraFieldRefusal(int http_status, const std::string& body) {
+  if (http_status != 400 && http_status != 422) return false;
+  for (const char* field : {"response_format", "json_schema", "tool_choice"}) {
+    if (body.find(field) != std::string::npos) return true;
+  }
+  return false;
 }
 
 bool IsContextOverflowResponse(int http_status, const std::string& body) {

@@ -36,7 +36,9 @@ class StreamDecoder {
 class WireFormat {
  public:
   virtual ~WireFormat() = default;
-  virtual HttpRequest Build(const ChatRequest& request, const ProviderEndpoint& endpoint) const = 0;
+  // extras: the fields a server may not know (the answer's schema); false
+  // for a server that refused them.
+  virtual HttpRequest Build(const ChatRequest& request, const ProviderEndpoint& endpoint, bool extras) const = 0;
   virtual std::unique_ptr<StreamDecoder> NewDecoder() const = 0;
 };
 
@@ -46,6 +48,11 @@ std::unique_ptr<WireFormat> NewAnthropicFormat();
 // The message in an error response body ({"error": {"message": ...}} in both
 // formats), or the body itself, cut short.
 std::string ErrorMessageFromBody(const std::string& body);
+
+// True iff an error response refuses one of the optional fields Build adds
+// with extras (a 400 or 422 that names it: vLLM, llama.cpp and proxies that
+// do not know response_format, tool_choice, ...).
+bool IsExtraFieldRefusal(int http_status, const std::string& body);
 
 // True iff an error response says the request is larger than the model's
 // context window: OpenAI's code context_length_exceeded (or its "maximum

@@ -32,7 +32,7 @@ ChatResponse Decode(const WireFormat& f, const std::string& sse, std::string* st
 
 TEST(LlmWireTest, OpenAiRequestShape) {
   ProviderEndpoint ep{"openai", "http://h/v1", "k"};
-  HttpRequest h = NewOpenAiFormat()->Build(Conversation(), ep);
+  HttpRequest h = NewOpenAiFormat()->Build(Conversation(), ep, true);
   EXPECT_EQ(h.url, "http://h/v1/chat/completions");
   EXPECT_NE(std::find(h.headers.begin(), h.headers.end(), "Authorization: Bearer k"), h.headers.end());
   json b = json::parse(h.body);
@@ -45,9 +45,40 @@ TEST(LlmWireTest, OpenAiRequestShape) {
   EXPECT_EQ(b["tools"][0]["function"]["name"], "Read");
 }
 
+// The answer's schema: OpenAI's response_format, Anthropic's forced tool
+// call; neither without extras (for a server that refused them).
+TEST(LlmWireTest, TheAnswersSchemaGoesInTheProvidersFormOnlyWithExtras) {
+  ChatRequest r = Conversation();
+  r.tools.clear();
+  r.answer_schema_json = R"({"type":"object","properties":{"done":{"type":"array"}}})";
+  r.answer_name = "handoff_note";
+  json o = json::parse(NewOpenAiFormat()->Build(r, {"openai", "http://h/v1", ""}, true).body);
+  EXPECT_EQ(o["response_format"]["type"], "json_schema");
+  EXPECT_EQ(o["response_format"]["json_schema"]["name"], "handoff_note");
+  EXPECT_EQ(o["response_format"]["json_schema"]["schema"]["properties"]["done"]["type"], "array");
+  EXPECT_FALSE(o.contains("tools"));
+  json a = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}, true).body);
+  ASSERT_EQ(a["tools"].size(), 1u);
+  EXPECT_EQ(a["tools"][0]["name"], "handoff_note");
+  EXPECT_EQ(a["tools"][0]["input_schema"]["type"], "object");
+  EXPECT_EQ(a["tool_choice"], json({{"type", "tool"}, {"name", "handoff_note"}}));
+  json o2 = json::parse(NewOpenAiFormat()->Build(r, {"openai", "http://h/v1", ""}, false).body);
+  EXPECT_FALSE(o2.contains("response_format"));
+  json a2 = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}, false).body);
+  EXPECT_FALSE(a2.contains("tool_choice"));
+  EXPECT_FALSE(a2.contains("tools"));
+  // Refusals that name such a field, and only those, say to drop them.
+  EXPECT_TRUE(
+      IsExtraFieldRefusal(400, R"({"error":{"message":"Unrecognized request argument supplied: response_format"}})"));
+  EXPECT_TRUE(
+      IsExtraFieldRefusal(422, R"({"detail":[{"loc":["body","tool_choice"],"msg":"extra fields not permitted"}]})"));
+  EXPECT_FALSE(IsExtraFieldRefusal(400, R"({"error":{"message":"bad model"}})"));
+  EXPECT_FALSE(IsExtraFieldRefusal(500, R"({"error":{"message":"response_format broke"}})"));
+}
+
 TEST(LlmWireTest, AnthropicRequestShapeMergesConsecutiveUserContent) {
   ProviderEndpoint ep{"anthropic", "http://h", "k"};
-  HttpRequest h = NewAnthropicFormat()->Build(Conversation(), ep);
+  HttpRequest h = NewAnthropicFormat()->Build(Conversation(), ep, true);
   EXPECT_EQ(h.url, "http://h/v1/messages");
   EXPECT_NE(std::find(h.headers.begin(), h.headers.end(), "x-api-key: k"), h.headers.end());
   json b = json::parse(h.body);
@@ -62,7 +93,7 @@ TEST(LlmWireTest, AnthropicRequestShapeMergesConsecutiveUserContent) {
 TEST(LlmWireTest, AnthropicGetsAnObjectForMalformedArguments) {
   ChatRequest r = Conversation();
   r.messages[1].tool_calls[0].arguments_json = "{oops";
-  json b = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}).body);
+  json b = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}, true).body);
   EXPECT_TRUE(b["messages"][1]["content"][1]["input"].is_object());
 }
 
@@ -160,9 +191,9 @@ TEST(LlmWireTest, DeepJsonFromTheModelIsNeverSerialized) {
   std::string deep = std::string(60000, '[') + std::string(60000, ']');
   ChatRequest r = Conversation();
   r.messages[1].tool_calls[0].arguments_json = "{\"command\":" + deep + "}";
-  json a = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}).body);
+  json a = json::parse(NewAnthropicFormat()->Build(r, {"anthropic", "http://h", ""}, true).body);
   EXPECT_EQ(a["messages"][1]["content"][1]["input"], json::object());
-  json o = json::parse(NewOpenAiFormat()->Build(r, {"openai", "http://h", ""}).body);
+  json o = json::parse(NewOpenAiFormat()->Build(r, {"openai", "http://h", ""}, true).body);
   EXPECT_EQ(o["messages"][2]["tool_calls"][0]["function"]["arguments"], r.messages[1].tool_calls[0].arguments_json);
   for (const auto& format : {NewOpenAiFormat(), NewAnthropicFormat()}) {
     auto d = format->NewDecoder();

@@ -6,6 +6,7 @@
 
 #include "base/json_input.h"
 #include "planner/context_window.h"
+#include "planner/tool_specs.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
@@ -195,6 +196,7 @@ ChatRequest SummaryRequest(const std::string& model, const std::vector<ChatMessa
   if (!focus.empty()) ask += "\nThe user asked the note to keep in particular: " + focus + "\n";
   ask += "\nWrite the JSON object now.";
   req.messages.push_back({ChatMessage::Role::kUser, ask, {}, {}});
+  AskForHandoffNoteSchema(&req);
   return req;
 }
 

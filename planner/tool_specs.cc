@@ -202,4 +202,10 @@ ToolSpec PlanUpdateSpec() {
       R"json({"type":"object","properties":{"intent":{"type":"string"},"acceptance_criteria":{"type":"array","items":{"type":"string"}},"steps":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"files":{"type":"array","items":{"type":"string"}},"check":{"type":"string","description":"batch: the command that verifies this step"}},"required":["text"],"additionalProperties":false}},"reason":{"type":"string","description":"Why the plan changes"}},"required":["reason"],"additionalProperties":false})json"};
 }
 
+void AskForHandoffNoteSchema(ChatRequest* req) {
+  req->answer_schema_json =
+      R"json({"type":"object","properties":{"done":{"type":"array","items":{"type":"string"}},"pending":{"type":"array","items":{"type":"string"}},"current_state":{"type":"string"}},"required":["done","pending","current_state"],"additionalProperties":false})json";
+  req->answer_name = "handoff_note";
+}
+
 }  // namespace odin

@@ -31,6 +31,12 @@ void ApplyClaudeDefs(std::vector<ToolSpec>* specs, const ClaudeDefs& defs);
 // plan_update, offered while the reviewers hold the work to a plan.
 ToolSpec PlanUpdateSpec();
 
+// Asks for a compaction's handoff note in the providers' structured-output
+// forms (ChatRequest::answer_schema_json: {"done": [..], "pending": [..],
+// "current_state": ".."}): the summary request does, and a subagent's relay
+// sets it on the summary requests it forwards.
+void AskForHandoffNoteSchema(ChatRequest* req);
+
 // ExecuteCommand's default and largest timeout, in seconds.
 constexpr int kDefaultCommandTimeoutSeconds = 120;
 constexpr int kMaxCommandTimeoutSeconds = 600;

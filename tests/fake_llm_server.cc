@@ -44,6 +44,11 @@
 // list there instead is taken in order (with "repeat" as above), its last
 // entry answering every request after it (reviewers' verdicts in turn).
 //
+// "refuse_fields": ["response_format", ...] answers a request whose body
+// has such a top-level field with a 400 naming it, as OpenAI does for an
+// argument it does not know (and vLLM or llama.cpp for structured output),
+// consuming nothing; the log gets {"n": -1, "refused_field": NAME}.
+//
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
 // ({"n", "answered_ns"}), times from CLOCK_MONOTONIC.
@@ -79,6 +84,7 @@ size_t g_next = 0;
 size_t g_routed = 0;
 std::map<std::string, std::deque<json>> g_agents;           // KEY -> responses left
 int64_t g_context_window = 0;                               // tokens; 0: no limit
+json g_refuse_fields = json::array();                       // top-level fields answered with a 400
 json g_by_system = json::object();                          // TEXT -> response
 std::map<std::string, std::deque<json>> g_by_system_lists;  // TEXT -> responses left (the last stays)
 
@@ -253,6 +259,19 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     res.set_content(error.dump(), "application/json");
     return;
   }
+  for (const json& field : g_refuse_fields) {
+    if (!field.is_string() || !body.is_object() || !body.contains(field.get<std::string>())) continue;
+    Log({{"n", -1}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"refused_field", field}});
+    res.status = 400;
+    res.set_content(json{{"error",
+                          {{"message", "Unrecognized request argument supplied: " + field.get<std::string>()},
+                           {"type", "invalid_request_error"},
+                           {"param", nullptr},
+                           {"code", nullptr}}}}
+                        .dump(),
+                    "application/json");
+    return;
+  }
   std::string system = SystemText(body);
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -399,6 +418,7 @@ int main(int argc, char** argv) {
     }
   }
   g_context_window = script.value("context_window", int64_t{0});
+  if (script.contains("refuse_fields") && script["refuse_fields"].is_array()) g_refuse_fields = script["refuse_fields"];
   if (script.contains("by_system")) g_by_system = script["by_system"];
   for (auto& [text, response] : g_by_system.items()) {
     if (!response.is_array()) continue;

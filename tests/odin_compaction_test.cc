@@ -373,6 +373,79 @@ TEST_P(OdinFailedSummaryTest, TheHandoffReplacesTheOlderTurnsAndTheirReadsMustBe
 INSTANTIATE_TEST_SUITE_P(ProseOrError, OdinFailedSummaryTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Prose" : "Error"; });
 
+// The summary is asked for in the provider's structured-output form: OpenAI's
+// response_format with the note's JSON schema, Anthropic's forced call of a
+// handoff_note tool, whose input is the summary. A server that refuses the
+// field (vLLM, llama.cpp and proxies that do not know it) is asked again at
+// once without it, and never sent it again in the session.
+class OdinStructuredSummaryTest : public OdinCompactionTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(OdinStructuredSummaryTest, TheSummaryIsAskedForInTheProvidersForm) {
+  const std::string kind = GetParam();
+  bool anthropic = kind == "Anthropic";
+  json turns = {Turn({Call("ExecuteCommand", {{"command", "echo one"}})}),
+                Turn({Call("ExecuteCommand", {{"command", "echo two"}})}),
+                Turn({Call("ExecuteCommand", {{"command", "echo three"}})}),
+                Turn({Call("ExecuteCommand", {{"command", "echo four"}})}),
+                Turn({Call("ContextSummarizer", json::object())}),
+                Turn({Call("ExecuteCommand", {{"command", "echo five"}})}),
+                Turn({Call("ExecuteCommand", {{"command", "echo six"}})}),
+                Turn({Call("ExecuteCommand", {{"command", "echo seven"}})}),
+                Turn({Call("ContextSummarizer", json::object())}),
+                Text("Done.")};
+  json summary = anthropic ? Turn({Call("handoff_note", json::parse(kSummary))}) : json{{"text", kSummary}};
+  json script = {{"responses", turns}, {"by_system", {{"handoff note", summary}}}};
+  if (kind == "RefusedField") script["refuse_fields"] = {"response_format"};
+  FakeLlm llm(script.dump());
+  std::map<std::string, std::string> env = Env(llm);
+  std::vector<std::string> args = {"-p", "run the commands", "--output-format", "json"};
+  if (anthropic) {
+    env["ANTHROPIC_BASE_URL"] = llm.AnthropicUrl();
+    env["ANTHROPIC_API_KEY"] = "test-key";
+    args.insert(args.end(), {"--provider", "anthropic"});
+  }
+  last_ = RunOdin(ws_.path(), args, env);
+  json r = json::parse(last_.out, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.how') || '|' || json_extract(detail_json, '$.summary_form') "
+                 "FROM gate_events WHERE kind = 'compaction' ORDER BY seq"),
+            (std::vector<std::string>{"summarized|json", "summarized|json"}));
+  std::vector<json> asked, refused;
+  for (const json& q : RequestsOf(llm)) {
+    if (q.contains("refused_field")) refused.push_back(q);
+    if (q.value("n", int64_t{0}) >= 2000000) asked.push_back(q["body"]);
+  }
+  ASSERT_EQ(asked.size(), 2u);
+  for (size_t i = 0; i < asked.size(); ++i) {
+    SCOPED_TRACE(i);
+    const json& body = asked[i];
+    if (anthropic) {
+      EXPECT_EQ(body["tool_choice"], json({{"type", "tool"}, {"name", "handoff_note"}})) << body.dump();
+      ASSERT_EQ(body["tools"].size(), 1u);
+      EXPECT_EQ(body["tools"][0]["input_schema"]["required"], json({"done", "pending", "current_state"}));
+    } else if (kind == "OpenAi") {
+      EXPECT_EQ(body["response_format"]["type"], "json_schema") << body.dump();
+      EXPECT_EQ(body["response_format"]["json_schema"]["name"], "handoff_note");
+    } else {
+      EXPECT_FALSE(body.contains("response_format")) << "asked again without it, and not sent it again";
+    }
+  }
+  EXPECT_EQ(refused.size(), kind == "RefusedField" ? 1u : 0u);
+  // The summary reached the model, from the tool's input on Anthropic.
+  bool seen = false;
+  for (const json& q : Answered(llm)) {
+    if (q.value("n", int64_t{0}) < 1000000 &&
+        q["body"].dump().find("current state: running batch commands") != std::string::npos) {
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, OdinStructuredSummaryTest, ::testing::Values("OpenAi", "Anthropic", "RefusedField"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
 // Lines Grep showed count as read (the control: the edit lands on them);
 // once that Grep's output is masked, they no longer do.
 TEST_F(OdinCompactionTest, AMaskedGrepLeavesTheFileCacheToo) {
