@@ -490,7 +490,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     const json& l = root["llm"];
     RETURN_IF_ERROR(CheckKeys(l, "llm",
                               {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds",
-                               "max_tokens", "prices", "context_window", "compact_at"},
+                               "max_tokens", "prices", "context_window", "compact_at", "prompt_cache"},
                               origin));
     RETURN_IF_ERROR(Read(l, "llm", "context_window", &c.llm_context_window, origin));
     if (c.llm_context_window != 0 &&
@@ -504,6 +504,10 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
         return Status::InvalidArgument(origin, "llm.compact_at must be a number between 0.1 and 0.95");
       }
       c.llm_compact_at = at.get<double>();
+    }
+    RETURN_IF_ERROR(Read(l, "llm", "prompt_cache", &c.llm_prompt_cache, origin));
+    if (c.llm_prompt_cache != "auto" && c.llm_prompt_cache != "on" && c.llm_prompt_cache != "off") {
+      return Status::InvalidArgument(origin, "llm.prompt_cache must be auto, on or off");
     }
     RETURN_IF_ERROR(Read(l, "llm", "provider", &c.llm_provider, origin));
     RETURN_IF_ERROR(Read(l, "llm", "model", &c.llm_model, origin));

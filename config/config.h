@@ -166,6 +166,9 @@ struct Config {
   // compacted before a request.
   int64_t llm_context_window = 0;
   double llm_compact_at = 0.8;
+  // llm.prompt_cache: send the providers' prompt-cache fields ("auto": to
+  // the official OpenAI and Anthropic endpoints only; "on"; "off").
+  std::string llm_prompt_cache = "auto";
   // context.repo_map: the repository map in the system prompt (unset: on in
   // the strict profile only); context.repo_map_tokens: its budget.
   std::optional<bool> context_repo_map;

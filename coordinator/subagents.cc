@@ -186,8 +186,13 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
   // What the coordinator knows of the subagent goes in from here: its file
   // cache, todo list, and what is left of its parent's budget.
   bool plain = mr.handoff() || mr.utility();  // a summary or an answer over a page: no tools
-  req.system = plain ? mr.system() : mr.system() + PlannerContext(this, s.agent_id, o_.workspace, s.budget);
+  req.system = mr.system();
   for (const v1::ChatTurn& t : mr.messages()) req.messages.push_back(FromTurn(t));
+  if (!plain) {
+    // After the conversation, so what is before stays the same bytes (prompt caching).
+    req.tail = PlannerContext(this, s.agent_id, o_.workspace, s.budget);
+    req.cache_key = session_id_ + "/" + s.agent_id;
+  }
   if (!plain) {
     req.tools = ToolSpecsForMode(mode, /*subagent=*/true);
     if (o_.commands_network && mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);

@@ -44,7 +44,7 @@ HttpLlmClient::~HttpLlmClient() {
 uint64_t HttpLlmClient::Start(const ChatRequest& request, Callbacks callbacks) {
   uint64_t id = next_id_++;
   auto c = std::make_unique<Call>();
-  bool extras = !extras_refused_ && !request.answer_schema_json.empty();
+  bool extras = !extras_refused_ && HasExtraFields(request, endpoint_);
   c->request = format_->Build(request, endpoint_, extras);
   c->request.total_timeout = timeout_;
   if (extras) c->source = request;
@@ -147,7 +147,10 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   if (c.source && IsExtraFieldRefusal(http_status, c.error_body)) {
     // A server without structured output: the prompt asks for the form all
     // the same. Asked again at once, and never with the field again.
-    spdlog::info("{}: the server refused an optional field; asking again without it", url);
+    spdlog::info(
+        "{}: the server refused an optional field (structured output or prompt caching); asking again "
+        "without it",
+        url);
     extras_refused_ = true;
     HttpRequest plain = format_->Build(*c.source, endpoint_, false);
     plain.total_timeout = timeout_;

@@ -68,6 +68,15 @@ struct ChatRequest {
   // asked again without it (HttpLlmClient).
   std::string answer_schema_json;
   std::string answer_name;
+  // Per-turn facts (the file cache, the todo list, the budget left): sent
+  // after the conversation as the last user content, never kept in it, so
+  // that the tools, the system prompt and the conversation before them are
+  // the same bytes from one request to the next (providers' prompt caches
+  // serve a request's longest prefix seen before).
+  std::string tail;
+  // A stable key for the provider's prompt cache (OpenAI's prompt_cache_key):
+  // the session's and agent's ids.
+  std::string cache_key;
 };
 
 struct LlmUsage {

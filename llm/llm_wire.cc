@@ -163,8 +163,10 @@ class OpenAiFormat final : public WireFormat {
           break;
       }
     }
+    if (!req.tail.empty()) messages.push_back({{"role", "user"}, {"content", req.tail}});
     json body = {
         {"model", req.model}, {"messages", messages}, {"stream", true}, {"stream_options", {{"include_usage", true}}}};
+    if (extras && ep.prompt_cache && !req.cache_key.empty()) body["prompt_cache_key"] = req.cache_key;
     // Only when configured: newer OpenAI models refuse max_tokens (they want
     // max_completion_tokens), while most compatible servers take it.
     if (req.max_tokens > 0) body["max_tokens"] = req.max_tokens;
@@ -307,12 +309,22 @@ class AnthropicFormat final : public WireFormat {
           break;
       }
     }
+    // Prompt caching: breakpoints after the tools, the system prompt and the
+    // conversation (before the per-turn tail), so each request reads what
+    // the one before wrote.
+    const bool cache = extras && ep.prompt_cache;
+    const json breakpoint = {{"type", "ephemeral"}};
+    if (cache && !messages.empty()) messages.back()["content"].back()["cache_control"] = breakpoint;
+    if (!req.tail.empty()) add("user", {{"type", "text"}, {"text", req.tail}});
     // Anthropic requires max_tokens.
     json body = {{"model", req.model},
                  {"max_tokens", req.max_tokens > 0 ? req.max_tokens : 8192},
                  {"messages", messages},
                  {"stream", true}};
-    if (!req.system.empty()) body["system"] = req.system;
+    if (!req.system.empty()) {
+      body["system"] = cache ? json::array({{{"type", "text"}, {"text", req.system}, {"cache_control", breakpoint}}})
+                             : json(req.system);
+    }
     if (!req.tools.empty()) {
       body["tools"] = json::array();
       for (const ToolSpec& t : req.tools) {
@@ -320,6 +332,7 @@ class AnthropicFormat final : public WireFormat {
                                  {"description", t.description},
                                  {"input_schema", ParseOr(t.input_schema_json, json::object())}});
       }
+      if (cache) body["tools"].back()["cache_control"] = breakpoint;
     }
     if (extras && !req.answer_schema_json.empty()) {
       // Anthropic's structured output: one tool, which the model must call.
@@ -359,9 +372,15 @@ std::string ErrorMessageFromBody(const std::string& body) {
   return text;
 }
 
+bool HasExtraFields(const ChatRequest& request, const ProviderEndpoint& endpoint) {
+  if (!request.answer_schema_json.empty()) return true;
+  if (!endpoint.prompt_cache) return false;
+  return endpoint.provider == "anthropic" || !request.cache_key.empty();
+}
+
 bool IsExtraFieldRefusal(int http_status, const std::string& body) {
   if (http_status != 400 && http_status != 422) return false;
-  for (const char* field : {"response_format", "json_schema", "tool_choice"}) {
+  for (const char* field : {"response_format", "json_schema", "tool_choice", "cache_control", "prompt_cache_key"}) {
     if (body.find(field) != std::string::npos) return true;
   }
   return false;

@@ -19,6 +19,10 @@ struct ProviderEndpoint {
   std::string provider;  // "openai" or "anthropic"
   std::string base_url;  // OpenAI: includes /v1; Anthropic: does not
   std::string api_key;   // may be empty for local servers
+  // Send the provider's prompt-cache fields (Anthropic's cache_control
+  // breakpoints, OpenAI's prompt_cache_key): on the official endpoints, or
+  // where llm.prompt_cache says so. Optional fields (see WireFormat::Build).
+  bool prompt_cache = false;
 };
 
 class StreamDecoder {
@@ -36,8 +40,8 @@ class StreamDecoder {
 class WireFormat {
  public:
   virtual ~WireFormat() = default;
-  // extras: the fields a server may not know (the answer's schema); false
-  // for a server that refused them.
+  // extras: the fields a server may not know (the answer's schema, the
+  // prompt cache's); false for a server that refused them.
   virtual HttpRequest Build(const ChatRequest& request, const ProviderEndpoint& endpoint, bool extras) const = 0;
   virtual std::unique_ptr<StreamDecoder> NewDecoder() const = 0;
 };
@@ -49,9 +53,12 @@ std::unique_ptr<WireFormat> NewAnthropicFormat();
 // formats), or the body itself, cut short.
 std::string ErrorMessageFromBody(const std::string& body);
 
+// True iff Build would add optional fields to this request with extras.
+bool HasExtraFields(const ChatRequest& request, const ProviderEndpoint& endpoint);
+
 // True iff an error response refuses one of the optional fields Build adds
 // with extras (a 400 or 422 that names it: vLLM, llama.cpp and proxies that
-// do not know response_format, tool_choice, ...).
+// do not know response_format, tool_choice, cache_control, ...).
 bool IsExtraFieldRefusal(int http_status, const std::string& body);
 
 // True iff an error response says the request is larger than the model's

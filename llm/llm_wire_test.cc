@@ -76,6 +76,49 @@ TEST(LlmWireTest, TheAnswersSchemaGoesInTheProvidersFormOnlyWithExtras) {
   EXPECT_FALSE(IsExtraFieldRefusal(500, R"({"error":{"message":"response_format broke"}})"));
 }
 
+// The per-turn facts go after the conversation, and with prompt caching on
+// Anthropic gets breakpoints after the tools, the system prompt and the
+// conversation (not the facts), OpenAI the session's cache key: everything
+// before the facts is the same bytes from one turn to the next.
+TEST(LlmWireTest, TheTailComesLastAndTheCacheFieldsOnlyWhereAsked) {
+  ChatRequest r = Conversation();
+  r.messages.pop_back();  // ends with the tool's result
+  r.tail = "[runtime] budget: 3 turns left";
+  r.cache_key = "ses_1/main";
+  ProviderEndpoint oa{"openai", "http://h/v1", "", true};
+  json o = json::parse(NewOpenAiFormat()->Build(r, oa, true).body);
+  EXPECT_EQ(o["messages"].back(), json({{"role", "user"}, {"content", "[runtime] budget: 3 turns left"}}));
+  EXPECT_EQ(o["messages"][o["messages"].size() - 2]["role"], "tool");
+  EXPECT_EQ(o["prompt_cache_key"], "ses_1/main");
+  ProviderEndpoint an{"anthropic", "http://h", "", true};
+  json a = json::parse(NewAnthropicFormat()->Build(r, an, true).body);
+  EXPECT_EQ(a["system"][0]["text"], "be good");
+  EXPECT_EQ(a["system"][0]["cache_control"]["type"], "ephemeral");
+  EXPECT_EQ(a["tools"].back()["cache_control"]["type"], "ephemeral");
+  const json& last = a["messages"].back()["content"];
+  ASSERT_EQ(last.size(), 2u);  // the tool's result, then the facts
+  EXPECT_EQ(last[0]["type"], "tool_result");
+  EXPECT_EQ(last[0]["cache_control"]["type"], "ephemeral");
+  EXPECT_EQ(last[1]["text"], "[runtime] budget: 3 turns left");
+  EXPECT_FALSE(last[1].contains("cache_control"));
+  // Not asked (an endpoint not known to take them), or refused: none.
+  for (bool extras : {true, false}) {
+    ProviderEndpoint plain_oa{"openai", "http://h/v1", "", !extras};
+    ProviderEndpoint plain_an{"anthropic", "http://h", "", !extras};
+    json o2 = json::parse(NewOpenAiFormat()->Build(r, plain_oa, extras).body);
+    json a2 = json::parse(NewAnthropicFormat()->Build(r, plain_an, extras).body);
+    EXPECT_FALSE(o2.contains("prompt_cache_key"));
+    EXPECT_EQ(a2["system"], "be good");
+    EXPECT_EQ(a2.dump().find("cache_control"), std::string::npos);
+    EXPECT_EQ(o2["messages"].back()["content"], "[runtime] budget: 3 turns left");  // the tail all the same
+  }
+  EXPECT_TRUE(HasExtraFields(r, an));
+  EXPECT_TRUE(HasExtraFields(r, oa));
+  EXPECT_FALSE(HasExtraFields(r, {"openai", "http://h/v1", "", false}));
+  EXPECT_TRUE(
+      IsExtraFieldRefusal(400, R"({"error":{"message":"Unrecognized request argument supplied: prompt_cache_key"}})"));
+}
+
 TEST(LlmWireTest, AnthropicRequestShapeMergesConsecutiveUserContent) {
   ProviderEndpoint ep{"anthropic", "http://h", "k"};
   HttpRequest h = NewAnthropicFormat()->Build(Conversation(), ep, true);

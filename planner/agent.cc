@@ -81,6 +81,7 @@ std::string Agent::SystemPrompt(Mode mode) {
   if (o_.cwd != o_.workspace) p += "\nThe user is in " + DisplayPath(o_.cwd, o_.workspace) + ".\n";
   if (!o_.instructions.empty()) p += "\nProject instructions:\n" + o_.instructions;
   if (o_.repo_map_tokens > 0) {
+    // It changes only when the files it comes from do (prompt caching).
     std::string map = host_->RepoMap(o_.repo_map_tokens);
     if (!map.empty()) {
       p += "\nRepository map (the symbols other files use most, from Odin's symbol index; symbols, references, "
@@ -98,8 +99,11 @@ std::string Agent::SystemPrompt(Mode mode) {
     p += "\nYou are a subagent: another agent gave you this task. Your final answer (without a tool call) goes "
          "back to it, together with the ledger's record of what you did; make it complete and self-contained.\n";
   }
-  p += PlannerContext(host_, o_.agent_id, o_.workspace, current_ ? current_->budget.get() : nullptr);
   return p;
+}
+
+std::string Agent::TurnFacts() {
+  return PlannerContext(host_, o_.agent_id, o_.workspace, current_ ? current_->budget.get() : nullptr);
 }
 
 std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_command,
@@ -180,6 +184,8 @@ ChatRequest Agent::BuildRequest() {
   req.model = o_.model;
   req.system = SystemPrompt(current_->message.mode);
   req.messages = history_;
+  req.tail = TurnFacts();
+  req.cache_key = host_->session_id() + "/" + o_.agent_id;
   req.tools = ToolSpecsForMode(current_->message.mode, o_.subagent);
   if (o_.commands_network && current_->message.mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
   if (o_.profile == Profile::kStrict) AddEvidenceArgument(&req.tools);

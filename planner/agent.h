@@ -242,6 +242,9 @@ class Agent {
 
   // The system prompt for a mode (exposed for tests).
   std::string SystemPrompt(Mode mode);
+  // What changes from turn to turn (the file cache, the todo list, the
+  // budget left), for the request's tail (ChatRequest::tail), "" if nothing.
+  std::string TurnFacts();
 
  private:
   struct Pending {

@@ -51,7 +51,7 @@ int64_t MessageBytes(const ChatMessage& m) {
 }
 
 int64_t RequestBytes(const ChatRequest& request) {
-  int64_t n = static_cast<int64_t>(request.system.size());
+  int64_t n = static_cast<int64_t>(request.system.size() + request.tail.size());
   for (const ChatMessage& m : request.messages) n += MessageBytes(m);
   for (const ToolSpec& t : request.tools) {
     n +=

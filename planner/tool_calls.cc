@@ -297,7 +297,7 @@ std::string PlannerContext(ToolHost* host, const std::string& agent_id, const st
     std::string left = budget->Remaining();
     if (!left.empty()) p += "\nBudget for this request, after this response: " + left + ".\n";
   }
-  return p;
+  return p.empty() ? "" : "[runtime] This turn's state, from Odin:" + p;
 }
 
 // What the stall detector compares of a result: everything the model reads,

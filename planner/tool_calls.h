@@ -29,9 +29,11 @@ std::string CallLabel(const ToolCallRequest& call);
 Duration ToolTimeout(const std::map<std::string, int>& tool_timeouts, const std::string& tool,
                      const std::string& arguments_json);
 
-// What the planner should know of an agent's state, for its system prompt:
-// the files it has read (the file cache), its todo list and what is left of
-// budget (if not null). The coordinator adds it to a subagent's requests.
+// What the planner should know of an agent's state this turn, for the
+// request's tail (ChatRequest::tail, after the conversation, so that the
+// system prompt stays the same bytes): the files it has read (the file
+// cache), its todo list and what is left of budget (if not null); "" when
+// there is nothing. The coordinator adds it to a subagent's requests.
 std::string PlannerContext(ToolHost* host, const std::string& agent_id, const std::string& workspace, Budget* budget);
 
 // Completes the ledger's record of a finished model call (who, when and how

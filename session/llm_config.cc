@@ -38,6 +38,10 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
     while (!url.empty() && url.back() == '/') url.pop_back();
     s.endpoint.base_url = url;
     s.endpoint.api_key = Get(env, prefix + "_API_KEY");
+    // Where the fields are known to be taken, unless config says otherwise:
+    // an unknown one makes some compatible servers refuse the request (then
+    // asked again without it, HttpLlmClient).
+    s.endpoint.prompt_cache = config.llm_prompt_cache == "on" || (config.llm_prompt_cache == "auto" && url == official);
     if (s.endpoint.api_key.empty() && url == official) {
       return Status::FailedPrecondition(
           prefix + "_API_KEY is not set",

@@ -45,9 +45,10 @@
 // entry answering every request after it (reviewers' verdicts in turn).
 //
 // "refuse_fields": ["response_format", ...] answers a request whose body
-// has such a top-level field with a 400 naming it, as OpenAI does for an
-// argument it does not know (and vLLM or llama.cpp for structured output),
-// consuming nothing; the log gets {"n": -1, "refused_field": NAME}.
+// has a field of that name (at any depth: "cache_control" is on blocks)
+// with a 400 naming it, as OpenAI does for an argument it does not know
+// (and vLLM or llama.cpp for structured output), consuming nothing; the log
+// gets {"n": -1, "refused_field": NAME}.
 //
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
@@ -118,7 +119,12 @@ std::optional<json> RouteByAgent(const json& body) {
   for (const json& m : body["messages"]) {
     if (m.value("role", "") == "user" && first.empty()) first = MessageText(m);
   }
-  if (!body["messages"].empty()) last = MessageText(body["messages"].back());
+  // The conversation's last message: not the per-turn facts Odin sends
+  // after it (a user message of their own on OpenAI's wire).
+  for (auto m = body["messages"].rbegin(); m != body["messages"].rend(); ++m) {
+    last = MessageText(*m);
+    if (last.rfind("[runtime] This turn's state, from Odin:", 0) != 0) break;
+  }
   for (auto& [key, queue] : g_agents) {
     if (first.find(key) == std::string::npos) continue;
     while (!queue.empty()) {
@@ -260,7 +266,7 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     return;
   }
   for (const json& field : g_refuse_fields) {
-    if (!field.is_string() || !body.is_object() || !body.contains(field.get<std::string>())) continue;
+    if (!field.is_string() || req.body.find("\"" + field.get<std::string>() + "\":") == std::string::npos) continue;
     Log({{"n", -1}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"refused_field", field}});
     res.status = 400;
     res.set_content(json{{"error",

@@ -34,6 +34,30 @@ inline std::vector<nlohmann::json> ScriptRequestsOf(const FakeLlm& llm) {
   return out;
 }
 
+// How a request's per-turn facts begin (ChatRequest::tail: the file cache,
+// the todo list, the budget), sent after the conversation.
+inline constexpr char kTurnFactsPrefix[] = "[runtime] This turn's state, from Odin:";
+
+// The last message of an OpenAI request's conversation: the one before the
+// per-turn facts, if they came.
+inline const nlohmann::json& LastMessageOf(const nlohmann::json& request) {
+  const nlohmann::json& messages = request["body"]["messages"];
+  const nlohmann::json& last = messages.back();
+  if (messages.size() > 1 && last["role"] == "user" && last["content"].is_string() &&
+      last["content"].get<std::string>().rfind(kTurnFactsPrefix, 0) == 0) {
+    return messages[messages.size() - 2];
+  }
+  return last;
+}
+
+// The per-turn facts of an OpenAI request, or "".
+inline std::string TurnFactsOf(const nlohmann::json& request) {
+  const nlohmann::json& last = request["body"]["messages"].back();
+  if (last["role"] != "user" || !last["content"].is_string()) return "";
+  std::string text = last["content"].get<std::string>();
+  return text.rfind(kTurnFactsPrefix, 0) == 0 ? text : "";
+}
+
 // The tool results in an OpenAI request, in order, as parsed records.
 inline std::vector<nlohmann::json> ToolResultsOf(const nlohmann::json& request) {
   std::vector<nlohmann::json> out;

@@ -94,7 +94,7 @@ TEST_F(OdinAgentTest, PrintFlagBeforeOptionsAndAPipedPromptReachTheModel) {
     EXPECT_TRUE(r["total_cost_usd"].is_number()) << r.dump();
     std::vector<json> requests = Requests(llm);
     ASSERT_EQ(requests.size(), 1u);
-    EXPECT_EQ(requests[0]["body"]["messages"].back()["content"], "what is two and two");
+    EXPECT_EQ(LastMessageOf(requests[0])["content"], "what is two and two");
   }
   {
     FakeLlm llm(R"({"responses":[{"text":"A diff of one line."}]})");
@@ -103,7 +103,7 @@ TEST_F(OdinAgentTest, PrintFlagBeforeOptionsAndAPipedPromptReachTheModel) {
     EXPECT_EQ(last_.exit_code, 0) << last_.err;
     std::vector<json> requests = Requests(llm);
     ASSERT_EQ(requests.size(), 1u);
-    EXPECT_EQ(requests[0]["body"]["messages"].back()["content"], "review this diff\n\n+added line");
+    EXPECT_EQ(LastMessageOf(requests[0])["content"], "review this diff\n\n+added line");
   }
   {
     FakeLlm llm(R"({"responses":[{"text":"Read it."}]})");
@@ -112,7 +112,7 @@ TEST_F(OdinAgentTest, PrintFlagBeforeOptionsAndAPipedPromptReachTheModel) {
     EXPECT_EQ(last_.exit_code, 0) << last_.err;
     std::vector<json> requests = Requests(llm);
     ASSERT_EQ(requests.size(), 1u);
-    EXPECT_EQ(requests[0]["body"]["messages"].back()["content"], "only stdin");
+    EXPECT_EQ(LastMessageOf(requests[0])["content"], "only stdin");
   }
   {
     FakeLlm llm(R"({"responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}}]},
@@ -243,7 +243,7 @@ TEST_F(OdinAgentTest, ReadEditRunDoneOverAnthropic) {
   ASSERT_EQ(requests.size(), 4u);
   EXPECT_EQ(requests[0]["path"], "/v1/messages");
   // Tool results travel back as tool_result blocks answering the tool_use ids.
-  const json& last = requests[3]["body"]["messages"].back();
+  const json& last = LastMessageOf(requests[3]);
   EXPECT_EQ(last["role"], "user");
   EXPECT_EQ(last["content"][0]["type"], "tool_result");
   EXPECT_EQ(last["content"][0]["tool_use_id"], "toolu_0");

@@ -54,7 +54,7 @@ class OdinGuardsTest : public ::testing::Test {
   static std::vector<json> Requests(const FakeLlm& llm) { return RequestsOf(llm); }
   // The runtime's words at the end of a request (a nudge or a refusal), or "".
   static std::string LastUserText(const json& request) {
-    const json& m = request["body"]["messages"].back();
+    const json& m = LastMessageOf(request);
     return m["role"] == "user" && m["content"].is_string() ? m["content"].get<std::string>() : "";
   }
   void Put(const std::string& rel, const std::string& content) {
@@ -132,10 +132,12 @@ TEST_F(OdinGuardsTest, EachTurnShowsTheModelWhatIsLeft) {
   EXPECT_EQ(r["status"], "done") << last_.err;
   std::vector<json> requests = Requests(llm);
   ASSERT_EQ(requests.size(), 2u);
-  std::string system0 = requests[0]["body"]["messages"][0]["content"];
-  std::string system1 = requests[1]["body"]["messages"][0]["content"];
-  EXPECT_NE(system0.find("turns 4 of 5 left, tool calls 9 of 9 left"), std::string::npos) << system0;
-  EXPECT_NE(system1.find("turns 3 of 5 left, tool calls 8 of 9 left"), std::string::npos) << system1;
+  // After the conversation, as its last user content: the system prompt
+  // stays the same bytes from turn to turn.
+  std::string tail0 = TurnFactsOf(requests[0]), tail1 = TurnFactsOf(requests[1]);
+  EXPECT_NE(tail0.find("turns 4 of 5 left, tool calls 9 of 9 left"), std::string::npos) << tail0;
+  EXPECT_NE(tail1.find("turns 3 of 5 left, tool calls 8 of 9 left"), std::string::npos) << tail1;
+  EXPECT_EQ(requests[0]["body"]["messages"][0], requests[1]["body"]["messages"][0]);
 }
 
 TEST_F(OdinGuardsTest, TheToolCallBudgetRefusesTheCallOverIt) {
@@ -219,7 +221,7 @@ TEST_F(OdinGuardsTest, APerToolTimeoutFromTheConfigKillsASlowCommand) {
   EXPECT_EQ(command["status"], "timed_out") << command;
   std::vector<json> requests = Requests(llm);
   ASSERT_EQ(requests.size(), 2u);
-  json result = json::parse(requests[1]["body"]["messages"].back()["content"].get<std::string>());
+  json result = json::parse(LastMessageOf(requests[1])["content"].get<std::string>());
   EXPECT_EQ(result["status"], "timed_out");
 }
 
@@ -252,7 +254,8 @@ TEST_F(OdinGuardsTest, TheSameReplyWhileRefusedIsNudgedThenStopped) {
   // The nudge follows the checks' refusal, in the same request.
   std::vector<json> requests = Requests(llm);
   const json& messages = requests[4]["body"]["messages"];
-  std::string refusal = messages[messages.size() - 2]["content"];
+  size_t nudge = messages.size() - (TurnFactsOf(requests[4]).empty() ? 1 : 2);  // the per-turn facts come last
+  std::string refusal = messages[nudge - 1]["content"];
   EXPECT_NE(refusal.find("1 test failed"), std::string::npos) << refusal;
 }
 
@@ -428,7 +431,7 @@ TEST_F(OdinGuardsTest, ABreakerOpensOnTimeoutsRefusesThenClosesAfterATrial) {
   EXPECT_EQ(refused["duration_us"].get<int64_t>() < 1'000'000, true) << "refused at once";
   EXPECT_EQ(Execution(r["execution_ids"][3])["status"], "ok");
   // The model read the refusal as a ground-truth record.
-  json seen = json::parse(Requests(llm)[3]["body"]["messages"].back()["content"].get<std::string>());
+  json seen = json::parse(LastMessageOf(Requests(llm)[3])["content"].get<std::string>());
   EXPECT_EQ(seen["status"], "rejected");
   std::vector<json> transitions = GateEvents("breaker");
   ASSERT_EQ(transitions.size(), 3u);

@@ -780,7 +780,7 @@ TEST_F(OdinMutationsTest, InteractiveUndoPutsBackTheLastMessageAndTellsTheModel)
   EXPECT_EQ(Wait(pid), 0);
   std::vector<json> requests = RequestsOf(llm);
   ASSERT_EQ(requests.size(), 3u);
-  std::string next = requests[2]["body"]["messages"].back()["content"];
+  std::string next = LastMessageOf(requests[2])["content"];
   EXPECT_NE(next.find("The user undid the changes of their previous message"), std::string::npos) << next;
   EXPECT_NE(next.find("made.txt"), std::string::npos) << next;
   EXPECT_NE(next.find("what now?"), std::string::npos) << next;
@@ -1056,7 +1056,7 @@ TEST_F(NotValidatedTest, WithoutChecksCompletionIsRefused) {
   json record = LastResult(requests[1]);
   EXPECT_EQ(record["validations"].size(), 1u) << record.dump();
   EXPECT_EQ(record["not_validated"], 2) << record.dump();
-  std::string refusal = requests[2]["body"]["messages"].back()["content"];
+  std::string refusal = LastMessageOf(requests[2])["content"];
   EXPECT_NE(refusal.find("2 changed files were not validated"), std::string::npos) << refusal;
 }
 

@@ -103,7 +103,7 @@ class OdinTerminalTest : public ::testing::Test {
   // The user messages the model received, in order.
   static std::vector<std::string> UserMessages(const FakeLlm& llm) {
     std::vector<std::string> out;
-    for (const json& r : RequestsOf(llm)) out.push_back(r["body"]["messages"].back()["content"]);
+    for (const json& r : RequestsOf(llm)) out.push_back(LastMessageOf(r)["content"]);
     return out;
   }
   std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }

@@ -60,7 +60,7 @@ class OdinValidationTest : public ::testing::Test {
   static std::vector<json> Requests(const FakeLlm& llm) { return ScriptRequestsOf(llm); }
   // The newest message of a request: a tool result (parsed) or the runtime's words.
   static json Last(const json& request) {
-    const json& m = request["body"]["messages"].back();
+    const json& m = LastMessageOf(request);
     if (m["role"] == "tool") return json::parse(m["content"].get<std::string>());
     return m;
   }

@@ -195,7 +195,7 @@ TEST_F(OdinWebFetchTest, AnHtmlPageBecomesMarkdownAndTheUtilityModelAnswersOverI
   EXPECT_FALSE(results[0].contains("output")) << "the page itself never reaches the planner";
   std::vector<json> utility = UtilityRequests(llm);
   ASSERT_EQ(utility.size(), 1u);
-  std::string asked = utility[0]["body"]["messages"].back()["content"];
+  std::string asked = LastMessageOf(utility[0])["content"];
   EXPECT_NE(asked.find("# Install"), std::string::npos) << asked;
   EXPECT_NE(asked.find("`make install`"), std::string::npos) << asked;
   EXPECT_NE(asked.find("| debian | apt |"), std::string::npos) << asked;

@@ -53,6 +53,9 @@ class RemoteModel final : public LlmClient {
     mr->set_request_id(id);
     mr->set_system(request.system);
     for (const ChatMessage& m : request.messages) *mr->add_messages() = ToTurn(m);
+    // The subagent's own per-turn facts: the last user content (the
+    // coordinator adds its own after them).
+    if (!request.tail.empty()) *mr->add_messages() = ToTurn({ChatMessage::Role::kUser, request.tail, {}, {}});
     mr->set_max_tokens(static_cast<uint32_t>(std::max(request.max_tokens, 0)));
     mr->set_handoff(request.handoff);
     mr->set_utility(request.utility);
