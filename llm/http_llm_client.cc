@@ -144,9 +144,17 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
   } else {
     why = Status::Unavailable(url, "HTTP " + std::to_string(http_status) + ": " + ErrorMessageFromBody(c.error_body));
   }
+  if (IsContextOverflowResponse(http_status, c.error_body)) {
+    // Asking again cannot help: the request must shrink (the agent compacts).
+    return Fail(id, Status::OutOfRange(endpoint_.provider + " at " + url,
+                                       "the request is larger than the model's context window: HTTP " +
+                                           std::to_string(http_status) + ": " + ErrorMessageFromBody(c.error_body)));
+  }
   if (c.source && IsExtraFieldRefusal(http_status, c.error_body)) {
-    // A server without structured output: the prompt asks for the form all
-    // the same. Asked again at once, and never with the field again.
+    // A server without structured output or prompt caching: the prompt
+    // asks for the form all the same. Asked again at once, and never with
+    // the field again. (After the overflow check: a request too long is
+    // never sent twice.)
     spdlog::info(
         "{}: the server refused an optional field (structured output or prompt caching); asking again "
         "without it",
@@ -158,12 +166,6 @@ void HttpLlmClient::Finished(uint64_t id, const Status& transport, int http_stat
     c.source.reset();
     --c.attempts;  // not a failed attempt of the request the server takes
     return Attempt(id);
-  }
-  if (IsContextOverflowResponse(http_status, c.error_body)) {
-    // Asking again cannot help: the request must shrink (the agent compacts).
-    return Fail(id, Status::OutOfRange(endpoint_.provider + " at " + url,
-                                       "the request is larger than the model's context window: HTTP " +
-                                           std::to_string(http_status) + ": " + ErrorMessageFromBody(c.error_body)));
   }
   bool retryable = !c.stream_error.ok() || IsRetryable(http_status, transport);
   if (retryable && c.attempts <= retry_.max_retries) {

@@ -224,7 +224,10 @@ StatusOr<HandoffSummary> ParseHandoffSummary(const std::string& text_in) {
     return Status::InvalidArgument("handoff summary", "the utility model's answer is JSON but not an object");
   }
   if (j.is_string()) return ParseHandoffSummary(j.get<std::string>());  // a JSON string: its text
-  if (!whole) j = FirstObjectIn(text_in);
+  // No note is this long: a huge answer is not searched (each try parses
+  // up to all of it), only kept, clipped, as prose.
+  constexpr size_t kSearchedBytes = 256 * 1024;
+  if (!whole && text_in.size() <= kSearchedBytes) j = FirstObjectIn(text_in);
   if (j.is_object()) {
     s.done = LooseList(j, "done");
     s.pending = LooseList(j, "pending");

@@ -162,6 +162,12 @@ TEST(CompactionTest, ALooseSummaryIsRepairedOrKeptAsProse) {
   StatusOr<HandoffSummary> many = ParseHandoffSummary(braces);
   ASSERT_TRUE(many.ok());
   EXPECT_EQ(many->form, "prose");
+  // A huge answer is not searched at all, only kept as prose (clipped in the
+  // handoff).
+  std::string huge = "{\"done\": [" + std::string(4 << 20, ' ') + "]} and more {";
+  StatusOr<HandoffSummary> big = ParseHandoffSummary(huge);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->form, "prose");
   // In the handoff, prose says it is not in the form asked for.
   Handoff h;
   h.compaction_id = "cmp_p";
