@@ -69,6 +69,7 @@ struct AgentFlags {
   LlmFlags llm;                        // --provider, --model, --utility-model, --base-url
   std::string resume;                  // -r/--resume SESSION_ID: take that session up again
   bool continue_last = false;          // -c/--continue: the workspace's newest session
+  bool fork_session = false;           // --fork-session: with -r/-c, go on in a copy (session/rewind.h)
   bool init = false;                   // odin init: the message is /init's (writes ODIN.md)
   bool force = false;                  // odin init --force: update an existing ODIN.md
   bool review = false;                 // odin review: the QA verifier on the uncommitted change
@@ -80,6 +81,13 @@ struct UndoFlags {
   bool last = false;         // --last: the newest call that changed files, not undone yet
   bool dry_run = false;      // --dry-run: print the diff, change nothing
   bool force = false;        // --force: over later changes; skip what cannot be undone
+  bool json = false;
+};
+
+struct RewindFlags {
+  std::string message_id;          // --message: back to before this user message
+  bool code_only = false;          // --code-only: the files, not the conversation
+  bool conversation_only = false;  // --conversation-only: the conversation, not the files
   bool json = false;
 };
 
@@ -136,5 +144,8 @@ int RunTrust(const GlobalFlags& g, const TrustFlags& f);
 // Exit 0 when the changes were put back (or, with --dry-run, shown); 1 when
 // refused (a later change, a change that cannot be undone) or on an error.
 int RunUndo(const GlobalFlags& g, const UndoFlags& f);
+// odin rewind and odin sessions fork (session/rewind.h).
+int RunRewind(const GlobalFlags& g, const RewindFlags& f);
+int RunSessionsFork(const GlobalFlags& g, const std::string& id, bool json);
 
 }  // namespace odin

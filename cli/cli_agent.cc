@@ -38,6 +38,7 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   flags.workflow = f.workflow;
   flags.resume = f.resume;
   flags.continue_last = f.continue_last;
+  flags.fork_session = f.fork_session;
   return flags;
 }
 

@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "base/file_util.h"
 #include "base/ids.h"
+#include "base/money.h"
 #include "base/terminal_text.h"
 #include "base/version.h"
 #include "cli/cli.h"
@@ -35,6 +36,7 @@
 #include "cli/line_editor.h"
 #include "cli/terminal_view.h"
 #include "gates/tool_rules.h"
+#include "session/rewind.h"
 #include "workspace/undo.h"
 #include "workspace/workspace.h"
 #include "odin/v1/worker.pb.h"
@@ -79,6 +81,7 @@ const char kHelp[] =
     "  /diff                the whole change of your last message\n"
     "  /resume [ID]         list the workspace's sessions, or take one up\n"
     "  /undo [force]        put back what your last message's calls changed (shown first)\n"
+    "  /rewind [N]          list your messages, or go back to before message N: its files and the conversation\n"
     "  /hooks               the hooks in force and where each comes from\n"
     "  /mcp                 the MCP servers: state, tools, where each comes from\n"
     "  /doctor              the sandbox, tools, language servers and MCP servers\n"
@@ -87,8 +90,8 @@ const char kHelp[] =
 
 // The slash commands, for completion.
 const std::vector<std::string> kCommands = {
-    "/ask",  "/plan", "/edit",   "/model", "/cost",  "/compact", "/workflow", "/review", "/unblock", "/clear",
-    "/init", "/diff", "/resume", "/undo",  "/hooks", "/mcp",     "/doctor",   "/help",   "/quit",    "/exit"};
+    "/ask",  "/plan",   "/edit", "/model",  "/cost",  "/compact", "/workflow", "/review", "/unblock", "/clear", "/init",
+    "/diff", "/resume", "/undo", "/rewind", "/hooks", "/mcp",     "/doctor",   "/help",   "/quit",    "/exit"};
 
 int TerminalWidth() {
   winsize w{};
@@ -130,6 +133,49 @@ void UndoLastMessage(AgentSession& s, bool force, TerminalView& term) {
   term.Line("undone: " + PathsPutBack(plan->steps.size()) + " (recorded as " + *undo + ")");
   s.agent().AddNote("The user undid the changes of their previous message (" + *undo + "): " + paths +
                     " are as they were before it. Read them again before you edit them.");
+}
+
+// /rewind: the session's messages, numbered; /rewind N (or an id) takes the
+// session back to before that one, its files and its conversation
+// (session/rewind.h), or refuses naming what is in the way.
+void RewindToMessage(AgentSession& s, const std::string& arg, TerminalView& term) {
+  if (s.agent().busy()) return term.Line("(busy: cancel the turn first)");
+  Ledger& ledger = s.runtime().ledger();
+  Coordinator& co = s.runtime().coordinator();
+  StatusOr<std::vector<MessageRecord>> all = ledger.ListMessages(co.session_id());
+  if (!all.ok()) return term.Line(all.status().message());
+  std::vector<const MessageRecord*> mine;
+  for (const MessageRecord& m : *all) {
+    if (m.role == "user" && m.agent_id == "main") mine.push_back(&m);
+  }
+  if (arg.empty()) {
+    if (mine.empty()) return term.Line("nothing to rewind: no message yet");
+    for (size_t i = 0; i < mine.size(); ++i) {
+      std::string text = mine[i]->text.substr(0, mine[i]->text.find('\n'));
+      if (text.size() > 60) text = text.substr(0, 57) + "...";
+      term.Line(std::to_string(i + 1) + ". " + VisibleControls(text) + "  (" + mine[i]->id + ")");
+    }
+    return term.Line("(/rewind N takes the session back to before message N: its files and the conversation)");
+  }
+  std::string id = arg;
+  if (arg.find_first_not_of("0123456789") == std::string::npos && arg.size() < 9) {
+    size_t n = std::stoul(arg);
+    if (n < 1 || n > mine.size()) return term.Line("no message " + arg + " (/rewind lists them)");
+    id = mine[n - 1]->id;
+  }
+  StatusOr<RewindOutcome> done = RewindSession(
+      &ledger, s.runtime().workspace().root, {id, co.session_id(), true, true},
+      [&](const std::string& m) { return s.agent().Rewind(m); },
+      [&](const RewindOutcome& o) {
+        co.RecordGateEvent("main", o.message_id, "rewind", o.undo_execution, o.gate_detail_json);
+      },
+      RealClock::Get()->WallMillis());
+  if (!done.ok()) return term.Line(VisibleControls(done.status().message()));
+  for (const std::string& w : done->warnings) term.Line("warning: " + VisibleControls(w));
+  std::string paths;
+  for (const std::string& p : done->paths) paths += (paths.empty() ? "" : ", ") + p;
+  term.Line("rewound to before " + done->message_id + ": " + PathsPutBack(done->paths.size()) +
+            (paths.empty() ? "" : " (" + VisibleControls(paths) + ")") + "; the conversation after it is gone");
 }
 
 std::string Tokens(int64_t n) {
@@ -229,8 +275,7 @@ std::string InteractiveSession::Prompt() {
   const MessageOutcome& t = s_->agent().totals();
   ContextUse c = s_->agent().context();
   int64_t used = c.next_estimate > 0 ? c.next_estimate : c.last_input;
-  char cost[32];
-  snprintf(cost, sizeof cost, "$%.3f", static_cast<double>(t.cost_microusd) / 1e6);
+  std::string cost = t.unpriced_calls > 0 ? "price unknown" : CostText(t.cost_microusd, t.llm_calls, 0, 3);
   std::string status = std::string(kSpinner[spinner_ % 10]) + " " + ModeName(mode_) + " · " + s_->agent().model();
   if (c.window > 0) status += " · ctx " + std::to_string(100 * used / c.window) + "%";
   status += " · " + Tokens(t.usage.input_tokens + t.usage.output_tokens) + " tok · " + cost;
@@ -464,11 +509,14 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     view_.Line("model: " + s_->agent().model());
   } else if (cmd == "/cost") {
     const MessageOutcome& t = s_->agent().totals();
-    char cost[32];
-    snprintf(cost, sizeof cost, "%.4f", static_cast<double>(t.cost_microusd) / 1e6);
-    view_.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) + " tokens in, " +
-               std::to_string(t.usage.output_tokens) + " tokens out, $" + cost +
-               " (prices from odinconfig.json llm.prices)");
+    std::string cached;
+    if (t.usage.cache_read_tokens > 0 || t.usage.cache_write_tokens > 0) {
+      cached = " (" + std::to_string(t.usage.cache_read_tokens) + " read from the prompt cache, " +
+               std::to_string(t.usage.cache_write_tokens) + " written to it)";
+    }
+    view_.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) + " tokens in" +
+               cached + ", " + std::to_string(t.usage.output_tokens) + " tokens out, " +
+               CostText(t.cost_microusd, t.llm_calls, t.unpriced_calls) + " (prices from odinconfig.json llm.prices)");
     view_.Line(ContextLine(s_->agent().context()));
   } else if (cmd == "/workflow") {
     std::optional<Workflow> w = ParseWorkflow(arg == "none" ? "" : arg);
@@ -503,6 +551,8 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     ShowLastDiff();
   } else if (cmd == "/undo") {
     UndoLastMessage(*s_, arg == "force", view_);
+  } else if (cmd == "/rewind") {
+    RewindToMessage(*s_, arg, view_);
   } else if (cmd == "/hooks") {
     view_.Line(VisibleControls(DescribeHooks(co.hooks())));
   } else if (cmd == "/mcp") {

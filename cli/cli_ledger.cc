@@ -213,6 +213,16 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
   if (!ledger.ok()) return Fail("sessions", ledger.status());
   StatusOr<std::vector<SessionRecord>> sessions = (*ledger)->ListSessions();
   if (!sessions.ok()) return Fail("sessions", sessions.status());
+  // Forks name their originals (session/rewind.h).
+  StatusOr<std::vector<GateEvent>> forks = (*ledger)->ListGateEventsOfKind("session_forked", 1 << 30);
+  if (!forks.ok()) return Fail("sessions", forks.status());
+  std::map<std::string, std::string> forked_from;
+  for (const GateEvent& e : *forks) {
+    json d = ParseJson(e.detail_json);
+    if (d.is_object() && d.contains("from_session") && d["from_session"].is_string()) {
+      forked_from[e.session_id] = d["from_session"].get<std::string>();
+    }
+  }
   json out = json::array();
   // Newest first, agent sessions only (odin exec and odin tool have none to resume).
   for (auto it = sessions->rbegin(); it != sessions->rend(); ++it) {
@@ -239,7 +249,12 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
               {"status", status},
               {"calls", calls->size()},
               {"interrupted_calls", interrupted},
-              {"cost_usd", static_cast<double>(usage->cost_microusd) / 1e6}};
+              {"forked_from", forked_from.count(it->id) ? json(forked_from[it->id]) : json()},
+              // null: no call had a price (unknown, not $0)
+              {"cost_usd", usage->llm_calls > 0 && usage->unpriced_calls >= usage->llm_calls
+                               ? json()
+                               : json(static_cast<double>(usage->cost_microusd) / 1e6)},
+              {"unpriced_calls", usage->unpriced_calls}};
     out.push_back(j);
   }
   if (as_json) {
@@ -248,8 +263,11 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
   }
   printf("%-16s  %-19s  %-15s  %5s  %9s  %s\n", "SESSION", "STARTED", "STATUS", "CALLS", "COST", "FIRST PROMPT");
   for (const json& j : out) {
-    char cost[32];
-    snprintf(cost, sizeof cost, "$%.4f", j["cost_usd"].get<double>());
+    char cost[32] = "unknown";
+    if (!j["cost_usd"].is_null()) {
+      snprintf(cost, sizeof cost, j["unpriced_calls"].get<int64_t>() > 0 ? "$%.4f+?" : "$%.4f",
+               j["cost_usd"].get<double>());
+    }
     std::string prompt = j["first_prompt"].get<std::string>();
     if (prompt.size() > 60) prompt = prompt.substr(0, 57) + "...";
     printf("%-16s  %-19s  %-15s  %5lld  %9s  %s\n", Shown(j["id"].get<std::string>()).c_str(),

@@ -19,12 +19,15 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
       ->check(CLI::IsMember({"ask", "plan", "edit"}));
   a->add_option("--model", agent->llm.model, "The planner model");
   a->add_option("--utility-model", agent->llm.utility_model, "The utility model (default: the planner model)");
-  a->add_option("--provider", agent->llm.provider, "openai, anthropic or demo")
-      ->check(CLI::IsMember({"openai", "anthropic", "demo"}));
+  a->add_option("--provider", agent->llm.provider,
+                "openai (Chat Completions), openai-responses (the Responses API), anthropic or demo")
+      ->check(CLI::IsMember({"openai", "openai-responses", "anthropic", "demo"}));
   a->add_option("--base-url", agent->llm.base_url, "The provider's base URL (OpenAI's includes /v1)");
   CLI::Option* resume =
       a->add_option("-r,--resume", agent->resume, "Continue a session of this workspace (odin sessions lists them)");
   a->add_flag("-c,--continue", agent->continue_last, "Continue the workspace's newest session")->excludes(resume);
+  a->add_flag("--fork-session", agent->fork_session,
+              "With -r or -c: go on in a copy of the session under a new id, leaving it as it was");
   a->add_option("--context-window", agent->llm.context_window,
                 "The model's context window in tokens (default: llm.context_window, else the model family's)")
       ->check(CLI::Range(int64_t{1000}, int64_t{100000000}));

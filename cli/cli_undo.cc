@@ -1,5 +1,6 @@
 // odin undo: puts back what calls changed (workspace/undo.h), file tools'
-// writes and commands' changes alike, newest first.
+// writes and commands' changes alike, newest first. odin rewind and odin
+// sessions fork (session/rewind.h), which build on it.
 
 #include <iostream>
 
@@ -8,7 +9,10 @@
 #include "base/clock.h"
 #include "base/secrets.h"
 #include "base/terminal_text.h"
+#include "base/ids.h"
 #include "cli/cli.h"
+#include "session/resume.h"
+#include "session/rewind.h"
 #include "workspace/undo.h"
 #include "workspace/workspace.h"
 #include "ledger/ledger.h"
@@ -17,9 +21,18 @@ namespace odin {
 
 namespace {
 
-int Fail(const Status& s) {
-  std::cerr << "odin undo: " << s.message() << "\n";
+int Fail(const Status& s, const char* what = "undo") {
+  std::cerr << "odin " << what << ": " << VisibleControls(s.message()) << "\n";
   return kError;
+}
+
+// The workspace's ledger, opened to write, after checking that no live
+// odin runs the session of the message (or the session) named.
+StatusOr<std::unique_ptr<Ledger>> LedgerOfIdleSession(const Workspace& ws, const std::string& session_id) {
+  RETURN_IF_ERROR(PickResumableSession(ws.ledger_path, session_id, false).status());
+  Redactor redactor;
+  redactor.AddSecretsFromEnvironment(CurrentEnvironment());
+  return Ledger::Open(ws.ledger_path, std::move(redactor));
 }
 
 }  // namespace
@@ -81,6 +94,77 @@ int RunUndo(const GlobalFlags& g, const UndoFlags& f) {
       for (const std::string& n : plan->not_undoable) std::cout << "  skipped " << VisibleControls(n) << "\n";
     }
     for (const std::string& n : plan->left_alone) std::cout << "  left alone: " << VisibleControls(n) << "\n";
+  }
+  return 0;
+}
+
+int RunRewind(const GlobalFlags& g, const RewindFlags& f) {
+  if (f.code_only && f.conversation_only) {
+    return Fail(Status::InvalidArgument("--code-only and --conversation-only", "give at most one"), "rewind");
+  }
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (!ws.ok()) return Fail(ws.status(), "rewind");
+  StatusOr<std::string> session = [&]() -> StatusOr<std::string> {
+    ASSIGN_OR_RETURN(std::unique_ptr<Ledger> reader, Ledger::OpenReadOnly(ws->ledger_path));
+    ASSIGN_OR_RETURN(MessageRecord m, reader->FindMessage(f.message_id));
+    return m.session_id;
+  }();
+  if (!session.ok()) return Fail(session.status(), "rewind");
+  StatusOr<std::unique_ptr<Ledger>> ledger = LedgerOfIdleSession(*ws, *session);
+  if (!ledger.ok()) return Fail(ledger.status(), "rewind");
+  Ledger* l = ledger->get();
+  int64_t now = RealClock::Get()->WallMillis();
+  RewindRequest request{f.message_id, *session, !f.conversation_only, !f.code_only};
+  StatusOr<RewindOutcome> done = RewindSession(
+      l, ws->root, request,
+      [&](const std::string& id) { return RewindRecordedConversation(l, *session, "main", id, now); },
+      [&](const RewindOutcome& o) {
+        Status s = l->AddGateEvent({NewId("gate"), o.session_id, o.agent_id, o.message_id, "rewind", o.undo_execution,
+                                    o.gate_detail_json, now});
+        if (!s.ok()) std::cerr << "odin rewind: warning: " << s.message() << "\n";
+      },
+      now);
+  if (!done.ok()) return Fail(done.status(), "rewind");
+  for (const std::string& w : done->warnings) std::cerr << "odin rewind: warning: " << VisibleControls(w) << "\n";
+  if (f.json) {
+    nlohmann::json j = {{"message_id", done->message_id},
+                        {"session_id", done->session_id},
+                        {"undo", done->undo_execution},
+                        {"paths", done->paths},
+                        {"calls", done->calls},
+                        {"code", request.code},
+                        {"conversation", request.conversation}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  std::string paths;
+  for (const std::string& p : done->paths) paths += (paths.empty() ? "" : ", ") + VisibleControls(p);
+  std::cout << "rewound session " << done->session_id << " to before message " << done->message_id << ": ";
+  if (request.code) {
+    std::cout << PathsPutBack(done->paths.size()) << (paths.empty() ? "" : " (" + paths + ")")
+              << (done->undo_execution.empty() ? "" : ", recorded as " + done->undo_execution);
+  } else {
+    std::cout << "the files left as they are";
+  }
+  std::cout << (request.conversation
+                    ? "; the conversation goes back too (odin -r " + done->session_id + " takes it up)\n"
+                    : "; the conversation left as it is\n");
+  return 0;
+}
+
+int RunSessionsFork(const GlobalFlags& g, const std::string& id, bool json) {
+  StatusOr<Workspace> ws = FindWorkspace(g.dir);
+  if (!ws.ok()) return Fail(ws.status(), "sessions fork");
+  StatusOr<std::string> session = PickResumableSession(ws->ledger_path, id, false);
+  if (!session.ok()) return Fail(session.status(), "sessions fork");
+  StatusOr<std::unique_ptr<Ledger>> ledger = LedgerOfIdleSession(*ws, *session);
+  if (!ledger.ok()) return Fail(ledger.status(), "sessions fork");
+  StatusOr<std::string> fork = ForkSession(ledger->get(), *session, RealClock::Get()->WallMillis());
+  if (!fork.ok()) return Fail(fork.status(), "sessions fork");
+  if (json) {
+    std::cout << nlohmann::json({{"session_id", *fork}, {"forked_from", *session}}).dump(2) << "\n";
+  } else {
+    std::cout << "forked " << *session << " as " << *fork << " (odin -r " << *fork << " goes on with it)\n";
   }
   return 0;
 }

@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("sessions", "List the workspace's agent sessions, newest first (for --resume)");
   sessions_cmd->fallthrough();
   sessions_cmd->add_flag("--json", sessions_json, "Print JSON");
+  std::string fork_id;
+  CLI::App* fork_cmd = sessions_cmd->add_subcommand(
+      "fork", "Copy a session under a new id (odin -r NEW_ID goes on with it), leaving it as it was");
+  fork_cmd->fallthrough();
+  fork_cmd->add_option("SESSION_ID", fork_id, "The session (id or a unique prefix)")->required();
 
   CLI::App* show_cmd = app.add_subcommand("show", "Show one execution with its artifacts");
   show_cmd->fallthrough();
@@ -165,6 +170,18 @@ int main(int argc, char** argv) {
   undo_cmd->add_flag("--dry-run", undo.dry_run, "Print the diff it would apply; change nothing");
   undo_cmd->add_flag("--force", undo.force, "Overwrite later changes; skip what cannot be undone");
   undo_cmd->add_flag("--json", undo.json, "Print JSON");
+
+  odin::RewindFlags rewind;
+  CLI::App* rewind_cmd = app.add_subcommand(
+      "rewind", "Take a session back to before one of your messages: its files (as odin undo) and its conversation");
+  rewind_cmd->fallthrough();
+  rewind_cmd
+      ->add_option("--message", rewind.message_id,
+                   "The message: its id or a unique prefix (the message_id of -p's JSON result)")
+      ->required();
+  rewind_cmd->add_flag("--code-only", rewind.code_only, "Put the files back; keep the conversation");
+  rewind_cmd->add_flag("--conversation-only", rewind.conversation_only, "Take the conversation back; keep the files");
+  rewind_cmd->add_flag("--json", rewind.json, "Print JSON");
 
   CLI::App* ledger_cmd = app.add_subcommand("ledger", "Ledger maintenance");
   ledger_cmd->require_subcommand(1);
@@ -359,7 +376,9 @@ int main(int argc, char** argv) {
   if (tool_cmd->parsed()) return odin::RunTool(global, tool);
   if (index_cmd->parsed()) return odin::RunIndex(global, index);
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
+  if (fork_cmd->parsed()) return odin::RunSessionsFork(global, fork_id, sessions_json);
   if (sessions_cmd->parsed()) return odin::RunSessions(global, sessions_json);
+  if (rewind_cmd->parsed()) return odin::RunRewind(global, rewind);
   if (show_cmd->parsed()) return odin::RunShow(global, show_id, show_json, show_output);
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
   if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);

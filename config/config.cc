@@ -2,6 +2,7 @@
 // one section after another, reads best as one walk over the document.
 #include "config/config.h"
 
+#include <cmath>
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -522,11 +523,26 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       for (auto it = prices.begin(); it != prices.end(); ++it) {
         const json& p = it.value();
         std::string where = "llm.prices." + it.key();
-        if (!p.is_object() || !p.contains("input_per_mtok") || !p.contains("output_per_mtok") ||
-            !p["input_per_mtok"].is_number() || !p["output_per_mtok"].is_number()) {
-          return Status::InvalidArgument(origin, where + " must be {\"input_per_mtok\": N, \"output_per_mtok\": N}");
+        const char* shape =
+            " must be {\"input_per_mtok\": N, \"output_per_mtok\": N} (and optionally \"cache_read_per_mtok\", "
+            "\"cache_write_per_mtok\"), each a number of USD, 0 or more";
+        if (!p.is_object() || !p.contains("input_per_mtok") || !p.contains("output_per_mtok")) {
+          return Status::InvalidArgument(origin, where + shape);
         }
-        c.llm_prices[it.key()] = {p["input_per_mtok"].get<double>(), p["output_per_mtok"].get<double>()};
+        Config::Price price;
+        for (auto& [key, value] : p.items()) {
+          double* to = key == "input_per_mtok"    ? &price.input_per_mtok
+                       : key == "output_per_mtok" ? &price.output_per_mtok
+                                                  : nullptr;
+          if (key == "cache_read_per_mtok") to = &price.cache_read_per_mtok.emplace();
+          if (key == "cache_write_per_mtok") to = &price.cache_write_per_mtok.emplace();
+          if (to == nullptr) return Status::InvalidArgument(origin, where + ": unknown field " + key + ";" + shape);
+          if (!value.is_number() || value.get<double>() < 0 || !std::isfinite(value.get<double>())) {
+            return Status::InvalidArgument(origin, where + shape);
+          }
+          *to = value.get<double>();
+        }
+        c.llm_prices[it.key()] = price;
       }
     }
   }

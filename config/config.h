@@ -24,7 +24,8 @@
 //   "llm": {"provider": "openai", "model": "...", "utility_model": "...",
 //           "base_url": "...", "max_retries": 4, "timeout_seconds": 300,
 //           "max_tokens": 8192,
-//           "prices": {"MODEL": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}},
+//           "prices": {"MODEL": {"input_per_mtok": 3.0, "output_per_mtok": 15.0,
+//                                "cache_read_per_mtok": 0.3, "cache_write_per_mtok": 3.75}}},
 //   "agent": {"max_turns": 0, "profile": "auto", "subagent_concurrency": 0,
 //             "subagent_timeout_seconds": 600, "subagent_model": "planner"},
 //   "validation": {"enabled": true, "start_timeout_ms": 45000, "file_timeout_ms": 5000,
@@ -174,8 +175,10 @@ struct Config {
   std::optional<bool> context_repo_map;
   int64_t context_repo_map_tokens = 1000;
   struct Price {
-    double input_per_mtok;
-    double output_per_mtok;
+    double input_per_mtok = 0;
+    double output_per_mtok = 0;
+    std::optional<double> cache_read_per_mtok;   // unset: the input price
+    std::optional<double> cache_write_per_mtok;  // unset: the input price
   };
   std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
   int max_turns = 0;                        // agent.max_turns: model calls per message (0: no limit)

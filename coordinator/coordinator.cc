@@ -131,95 +131,16 @@ void Coordinator::RecordGateEvent(const std::string& agent_id, const std::string
                                   const std::string& execution_id, const std::string& detail_json) {
   GateEvent g{NewId("gate"), session_id_, agent_id, message_id, kind, execution_id, detail_json, clock_->WallMillis()};
   AppendGateEvent(g);
-  if (kind == "compaction") ForgetCompactedFiles(agent_id, detail_json);
+  // A compaction's masked calls, and a rewind's taken-back ones, are no
+  // longer in the conversation: what they read leaves the cache.
+  if (kind == "compaction" || kind == "rewind") ForgetCompactedFiles(agent_id, detail_json);
   if (on_gate_event) on_gate_event(g);
-}
-
-namespace {
-
-// The calls whose output a compaction (its gate event's detail) masked.
-std::vector<std::string> MaskedCalls(const json& detail) {
-  std::vector<std::string> ids;
-  if (!detail.is_object()) return ids;
-  for (const json& id : detail.value("masked", json::array())) {
-    if (id.is_string()) ids.push_back(id.get<std::string>());
-  }
-  return ids;
-}
-
-}  // namespace
-
-void Coordinator::ForgetCompactedFiles(const std::string& agent_id, const std::string& detail_json) {
-  // The model no longer sees what the masked calls read or wrote: an edit
-  // based on those bytes must meet the read-before-edit gate again.
-  // Those are the files each masked call put in the cache (its recorded
-  // result says which: Read, Grep's content, a write), and the files the
-  // calls named.
-  json detail = ParseJson(detail_json);
-  if (!detail.is_object()) return;
-  FileCache& cache = *Agent(agent_id).cache;
-  for (const json& f : detail.value("files", json::array())) {
-    if (!f.is_string()) continue;
-    if (StatusOr<std::string> path = ResolvePath(f.get<std::string>(), o_.workspace); path.ok()) {
-      cache.Invalidate(*path);
-    }
-  }
-  if (ledger_ == nullptr) return;
-  for (const std::string& id : MaskedCalls(detail)) {
-    StatusOr<ExecutionRow> row = ledger_->FindExecution(id);
-    if (!row.ok() || !row->end || row->start.agent_id != agent_id) continue;
-    json result = ParseJson(row->end->result_json);
-    if (!result.is_object() || !result.contains("cache") || !result["cache"].is_array()) continue;
-    for (const json& f : result["cache"]) {
-      if (f.is_object() && f.contains("path") && f["path"].is_string()) cache.Invalidate(f["path"].get<std::string>());
-    }
-  }
 }
 
 void Coordinator::AppendGateEvent(const GateEvent& g) {
   if (ledger_ == nullptr) return;
   Status s = ledger_->AddGateEvent(g);
   LogLedgerWriteFailure(s);
-}
-
-Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id) {
-  ledger_ = ledger;
-  RETURN_IF_ERROR(ledger_->FindSession(session_id).status());
-  session_id_ = session_id;
-  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger_->ListSessionExecutions(session_id));
-  // The latest verdict of each file the session changed, so a blocked
-  // session stays blocked.
-  RETURN_IF_ERROR(validation_.Resume(ledger_, session_id, rows));
-  // Calls whose output a compaction masked: the model no longer sees what
-  // they read, so it does not go back into the cache.
-  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger_->ListGateEvents(session_id));
-  std::set<std::string> masked;
-  for (const GateEvent& e : events) {
-    if (e.kind != "compaction") continue;
-    for (std::string& id : MaskedCalls(ParseJson(e.detail_json))) masked.insert(std::move(id));
-  }
-  // Replay what each successful call did to its agent's cache and todos.
-  for (const ExecutionRow& row : rows) {
-    if (!row.end || row.end->status != "ok") continue;
-    AgentState& agent = Agent(row.start.agent_id);
-    if (HandlerOf(row.start.tool) == ToolHandler::kTodoWrite) {
-      Status replayed = agent.todos.Write(ParseJson(row.start.args_json));  // the ledger's record
-      if (!replayed.ok()) spdlog::warn("cannot replay {}: {}", row.start.execution_id, replayed.message());
-      continue;
-    }
-    if (masked.count(row.start.execution_id) != 0) continue;
-    json result = ParseJson(row.end->result_json);
-    if (!result.is_object() || !result.contains("cache")) continue;
-    for (const json& f : result["cache"]) {
-      std::vector<std::pair<uint32_t, uint32_t>> ranges;
-      for (const json& r : f.value("ranges", json::array())) ranges.push_back({r[0], r[1]});
-      std::string path = f.value("path", "");
-      agent.cache->RecordReadRanges(
-          path, f.value("sha256", ""), f.value("size", 0), f.value("total_lines", 0), f.value("mtime_ns", int64_t{0}),
-          f.value("full", false) || f.value("written", false), ranges, f.value("written", false));
-    }
-  }
-  return Status::OK();
 }
 
 v1::ToolRequest& Coordinator::Typed(WorkerRequest& request) {

@@ -256,7 +256,8 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
       if (!st.ok()) spdlog::error("{}", st.message());
     }
     // Subagents count against their parent's budget.
-    if (s.budget != nullptr) s.budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
+    if (s.budget != nullptr)
+      s.budget->ChargeModel(rec.input_tokens + rec.output_tokens, std::max<int64_t>(rec.cost_microusd, 0));
     reply(std::move(response));
   };
   *handle = model_.llm->Start(req, std::move(cb));

@@ -73,8 +73,13 @@ Status ValidationGate::CheckBlocked(const std::string& tool) const {
                 "errors");
 }
 
-Status ValidationGate::Resume(Ledger* ledger, const std::string& session_id, const std::vector<ExecutionRow>& rows) {
-  ASSIGN_OR_RETURN(std::vector<ValidationRecord> validations, ledger->ListValidations(session_id));
+Status ValidationGate::Resume(Ledger* ledger, const std::vector<std::string>& session_ids,
+                              const std::vector<ExecutionRow>& rows) {
+  std::vector<ValidationRecord> validations;
+  for (const std::string& id : session_ids) {
+    ASSIGN_OR_RETURN(std::vector<ValidationRecord> own, ledger->ListValidations(id));
+    validations.insert(validations.end(), own.begin(), own.end());
+  }
   std::map<std::string, const ValidationRecord*> validation_of;  // by lsp_check id
   for (const ValidationRecord& v : validations) validation_of[v.execution_id] = &v;
   std::map<std::string, std::vector<FileVerdict>> history;  // by path

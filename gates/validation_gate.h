@@ -50,10 +50,11 @@ class ValidationGate {
   // refuses an edit-mode call of `tool`; OK otherwise.
   Status CheckBlocked(const std::string& tool) const;
 
-  // Rebuilds the verdicts and the files' original contents from a session's
-  // ledger, in the order things happened (a rollback brings back the verdict
-  // before the check that caused it).
-  Status Resume(Ledger* ledger, const std::string& session_id, const std::vector<ExecutionRow>& rows);
+  // Rebuilds the verdicts and the files' original contents from the records
+  // of sessions (a session, and what a fork of it was copied from), in the
+  // order things happened (a rollback brings back the verdict before the
+  // check that caused it).
+  Status Resume(Ledger* ledger, const std::vector<std::string>& session_ids, const std::vector<ExecutionRow>& rows);
 
   // A write to path succeeded and is about to be validated: remembers the
   // file as it was before the session first changed it (the baseline).

@@ -146,6 +146,7 @@ constexpr std::pair<const char*, const char*> kIndexes[] = {
     {"mutations_execution", "mutations(execution_id)"},
     {"artifacts_sha256", "artifacts(sha256)"},
     {"conversation_session", "conversation(session_id, agent_id)"},
+    {"llm_cache_call", "llm_cache(call_id)"},
 };
 
 Status Ledger::Exec(const std::string& sql) {
@@ -579,12 +580,15 @@ Status Ledger::AddConversation(const std::vector<ConversationEntry>& entries) {
 }
 
 Status Ledger::AddLlmCall(const LlmCallRecord& c) {
-  return Write([&] {
-    return Append("llm_calls", {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id),
-                                Value::Text(c.role), Value::Text(c.provider), Value::Text(c.model),
-                                Value::Int(c.started_at_ms), Value::Int(c.duration_us), Value::Int(c.input_tokens),
-                                Value::Int(c.output_tokens), Value::Int(c.cost_microusd), Value::Text(c.status),
-                                Value::Int(c.attempts), Value::Text(redactor_.Redact(c.error))});
+  return Write([&]() -> Status {
+    RETURN_IF_ERROR(
+        Append("llm_calls",
+               {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id), Value::Text(c.role),
+                Value::Text(c.provider), Value::Text(c.model), Value::Int(c.started_at_ms), Value::Int(c.duration_us),
+                Value::Int(c.input_tokens), Value::Int(c.output_tokens), Value::Int(c.cost_microusd),
+                Value::Text(c.status), Value::Int(c.attempts), Value::Text(redactor_.Redact(c.error))}));
+    if (c.cache_read_tokens == 0 && c.cache_write_tokens == 0) return Status::OK();
+    return Append("llm_cache", {Value::Text(c.id), Value::Int(c.cache_read_tokens), Value::Int(c.cache_write_tokens)});
   });
 }
 

@@ -116,11 +116,13 @@ struct LlmCallRecord {
   std::string model;
   int64_t started_at_ms = 0;
   int64_t duration_us = 0;
-  int64_t input_tokens = 0;
+  int64_t input_tokens = 0;  // all of the request's, the cache's included
   int64_t output_tokens = 0;
-  int64_t cost_microusd = 0;  // millionths of a US dollar
-  std::string status;         // ok, error
-  int64_t attempts = 1;       // HTTP requests it took, retries included
+  int64_t cache_read_tokens = 0;   // of input_tokens: served from the provider's prompt cache
+  int64_t cache_write_tokens = 0;  // of input_tokens: written to it
+  int64_t cost_microusd = 0;       // millionths of a US dollar; -1: the model has no price
+  std::string status;              // ok, error
+  int64_t attempts = 1;            // HTTP requests it took, retries included
   std::string error;
 };
 
@@ -207,7 +209,10 @@ struct SessionUsage {
   int64_t llm_calls = 0;
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
-  int64_t cost_microusd = 0;
+  int64_t cost_microusd = 0;   // of the calls with a price
+  int64_t unpriced_calls = 0;  // calls whose model has no price
+  int64_t cache_read_tokens = 0;
+  int64_t cache_write_tokens = 0;
 };
 
 // A call as the ledger knows it: its start, and its end if recorded.

@@ -47,10 +47,10 @@ struct TableDef {
 // The chained tables, in the order the chain was defined. Adding a column
 // changes hashes: bump kSchemaVersion.
 const std::vector<TableDef>& Tables();
-// 5 added the mutations table, 6 the conversation table. An older ledger
+// 5 added the mutations table, 6 the conversation table, 7 llm_cache. An older ledger
 // is upgraded in place by the first writer (its records and hashes stay as
 // they are); a reader of one sees those tables empty.
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 constexpr int kOldestSchemaVersion = 4;
 bool SupportedSchema(const std::string& version);
 // The CREATE TABLE statement of a chained table (prefix: "" or "TEMP ").

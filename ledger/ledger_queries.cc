@@ -83,10 +83,13 @@ StatusOr<std::vector<GateEvent>> Ledger::ListGateEventsOfKind(const std::string&
 
 StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t since_ms, const std::string& agent_id) {
   Stmt s;
+  // cost_microusd is -1 for a call whose model has no price.
   int rc = sqlite3_prepare_v2(db_,
-                              "SELECT COUNT(*), COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
-                              "COALESCE(SUM(cost_microusd),0) FROM llm_calls WHERE session_id = ? "
-                              "AND started_at_ms >= ? AND (? = '' OR agent_id = ?)",
+                              "SELECT COUNT(*), COALESCE(SUM(l.input_tokens),0), COALESCE(SUM(l.output_tokens),0), "
+                              "COALESCE(SUM(MAX(l.cost_microusd,0)),0), COALESCE(SUM(l.cost_microusd < 0),0), "
+                              "COALESCE(SUM(c.cache_read_tokens),0), COALESCE(SUM(c.cache_write_tokens),0) "
+                              "FROM llm_calls l LEFT JOIN llm_cache c ON c.call_id = l.id WHERE l.session_id = ? "
+                              "AND l.started_at_ms >= ? AND (? = '' OR l.agent_id = ?)",
                               -1, &s.st, nullptr);
   if (rc != SQLITE_OK) return SqliteError("usage", rc);
   sqlite3_bind_text(s.st, 1, session_id.c_str(), -1, SQLITE_TRANSIENT);
@@ -94,8 +97,15 @@ StatusOr<SessionUsage> Ledger::UsageOf(const std::string& session_id, int64_t si
   sqlite3_bind_text(s.st, 3, agent_id.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(s.st, 4, agent_id.c_str(), -1, SQLITE_TRANSIENT);
   if ((rc = sqlite3_step(s.st)) != SQLITE_ROW) return SqliteError("usage", rc);
-  return SessionUsage{sqlite3_column_int64(s.st, 0), sqlite3_column_int64(s.st, 1), sqlite3_column_int64(s.st, 2),
-                      sqlite3_column_int64(s.st, 3)};
+  SessionUsage u;
+  u.llm_calls = sqlite3_column_int64(s.st, 0);
+  u.input_tokens = sqlite3_column_int64(s.st, 1);
+  u.output_tokens = sqlite3_column_int64(s.st, 2);
+  u.cost_microusd = sqlite3_column_int64(s.st, 3);
+  u.unpriced_calls = sqlite3_column_int64(s.st, 4);
+  u.cache_read_tokens = sqlite3_column_int64(s.st, 5);
+  u.cache_write_tokens = sqlite3_column_int64(s.st, 6);
+  return u;
 }
 
 StatusOr<std::vector<ExecutionRow>> Ledger::ListExecutions(int limit) {

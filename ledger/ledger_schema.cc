@@ -131,6 +131,12 @@ const std::vector<TableDef>& Tables() {
         {"kind", "TEXT NOT NULL"},
         {"content_json", "TEXT NOT NULL"},
         {"created_at_ms", "INTEGER NOT NULL"}}},
+      // Of an llm_calls record, the tokens served from the provider's prompt
+      // cache and written to it (when there were any).
+      {"llm_cache",
+       {{"call_id", "TEXT NOT NULL"},
+        {"cache_read_tokens", "INTEGER NOT NULL"},
+        {"cache_write_tokens", "INTEGER NOT NULL"}}},
   };
   return kTables;
 }

@@ -174,18 +174,30 @@ TEST_F(LedgerTest, VerifyPassesOnAnUntouchedLedger) {
 TEST_F(LedgerTest, MessagesAndModelCallsAreChainedAndSummed) {
   auto l = Open();
   ASSERT_TRUE(l->AddMessage({"msg_1", "ses_1", "main", "user", "edit", "fix it", "queued", 1}).ok());
-  LlmCallRecord c{"llm_1", "ses_1", "main", "planner", "openai", "m", 2, 1500, 100, 20, 1234, "ok", 1, ""};
+  LlmCallRecord c{"llm_1", "ses_1", "main", "planner", "openai", "m", 2, 1500, 100, 20, 0, 0, 1234, "ok", 1, ""};
   ASSERT_TRUE(l->AddLlmCall(c).ok());
   c.id = "llm_2";
   c.input_tokens = 50;
+  c.cache_read_tokens = 30;
+  c.cache_write_tokens = 5;
+  ASSERT_TRUE(l->AddLlmCall(c).ok());
+  // A model without a price: its cost is unknown, counted apart, not as 0.
+  c.id = "llm_3";
+  c.cost_microusd = -1;
+  c.cache_read_tokens = 10;
+  c.cache_write_tokens = 0;
   ASSERT_TRUE(l->AddLlmCall(c).ok());
   auto usage = l->UsageOf("ses_1");
   ASSERT_TRUE(usage.ok());
-  EXPECT_EQ(usage->llm_calls, 2);
-  EXPECT_EQ(usage->input_tokens, 150);
-  EXPECT_EQ(usage->output_tokens, 40);
+  EXPECT_EQ(usage->llm_calls, 3);
+  EXPECT_EQ(usage->input_tokens, 200);
+  EXPECT_EQ(usage->output_tokens, 60);
+  EXPECT_EQ(usage->cache_read_tokens, 40);
+  EXPECT_EQ(usage->cache_write_tokens, 5);
   EXPECT_EQ(usage->cost_microusd, 2468);
-  EXPECT_EQ(l->Verify()->records, 3);
+  EXPECT_EQ(usage->unpriced_calls, 1);
+  // Records: the message, three calls, and two calls' cache counts.
+  EXPECT_EQ(l->Verify()->records, 6);
   EXPECT_TRUE(l->Verify()->ok);
 }
 

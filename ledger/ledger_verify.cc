@@ -106,9 +106,9 @@ std::string Ledger::SchemaTampering() {
       }
     }
   }
-  // Version 5 added mutations, 6 conversation.
+  // Version 5 added mutations, 6 conversation, 7 llm_cache.
   auto since = [](const std::string& table) {
-    return table == "conversation" ? 6 : table == "mutations" ? 5 : kOldestSchemaVersion;
+    return table == "llm_cache" ? 7 : table == "conversation" ? 6 : table == "mutations" ? 5 : kOldestSchemaVersion;
   };
   for (const TableDef& t : Tables()) {
     std::string name = t.name;

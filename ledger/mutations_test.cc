@@ -126,7 +126,8 @@ TEST_F(MutationsTest, AVersion4LedgerIsUpgradedInPlaceKeepingItsChain) {
     ASSERT_TRUE(l->AddSession({"ses_1", "agent", "/w", 1}).ok());
   }
   // What a ledger written before mutations and conversations looks like.
-  Sql("DROP TABLE mutations; DROP TABLE conversation; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
+  Sql("DROP TABLE mutations; DROP TABLE conversation; DROP TABLE llm_cache; UPDATE meta SET value = '4' WHERE key = "
+      "'schema_version';");
   {
     // A reader of it sees no mutations and a sound chain, and writes nothing.
     auto ro = Ledger::OpenReadOnly(path_, options_);
@@ -147,7 +148,7 @@ TEST_F(MutationsTest, AVersion4LedgerIsUpgradedInPlaceKeepingItsChain) {
   sqlite3_stmt* st;
   sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "6");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "7");
   sqlite3_finalize(st);
   sqlite3_close(db);
 }

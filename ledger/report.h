@@ -98,9 +98,12 @@ struct Report {
   int64_t tool_calls = 0;  // the model's
   int64_t validations = 0;
   int64_t llm_calls = 0;
-  int64_t input_tokens = 0;
+  int64_t input_tokens = 0;  // the cache's included
   int64_t output_tokens = 0;
-  int64_t cost_microusd = 0;
+  int64_t cache_read_tokens = 0;
+  int64_t cache_write_tokens = 0;
+  int64_t cost_microusd = 0;   // of the calls with a price
+  int64_t unpriced_calls = 0;  // calls whose model has no price
   int64_t wall_ms = 0;
 };
 

@@ -1,13 +1,12 @@
 #pragma once
 // What Odin says to a model and what a model says back, independent of the
-// wire format (OpenAI Chat Completions or Anthropic Messages), and the
+// wire format (OpenAI Chat Completions or Responses, Anthropic Messages), and the
 // interface of a model client.
 //
 // A client is passive like everything in the coordinator loop: Start begins a
 // call, callbacks report the streamed text and the end, and the loop drives
 // it through Tick and the HttpClient it shares.
 
-#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "llm/prices.h"
 
 namespace odin {
 
@@ -40,6 +40,10 @@ struct ChatMessage {
   std::string text;                         // user or assistant text
   std::vector<ToolCallRequest> tool_calls;  // assistant
   std::vector<ToolResultMessage> results;   // tool results
+  // assistant: the reasoning items the model sent with it (OpenAI Responses,
+  // each an opaque JSON object with its encrypted content), given back
+  // before its text and calls in later requests.
+  std::vector<std::string> reasoning;
 };
 
 struct ToolSpec {
@@ -79,11 +83,6 @@ struct ChatRequest {
   std::string cache_key;
 };
 
-struct LlmUsage {
-  int64_t input_tokens = 0;
-  int64_t output_tokens = 0;
-};
-
 struct ChatResponse {
   std::string text;
   std::vector<ToolCallRequest> tool_calls;
@@ -91,6 +90,7 @@ struct ChatResponse {
   // True iff the stream ended without its end marker: the response is cut
   // off, and its tool calls may be incomplete.
   bool truncated = false;
+  std::vector<std::string> reasoning;  // as ChatMessage::reasoning
   LlmUsage usage;
   int attempts = 1;  // HTTP requests it took
   // With a handoff request through a relay: the ledger's facts of the agent
@@ -100,22 +100,6 @@ struct ChatResponse {
   std::string handoff_facts;
   std::string relay_error;
 };
-
-// USD per million tokens, by model name ("*" for any other).
-struct Price {
-  double input_per_mtok = 0;
-  double output_per_mtok = 0;
-};
-using PriceTable = std::map<std::string, Price>;
-// Cost of a call in millionths of a dollar (tokens x USD per million tokens).
-inline int64_t CostMicroUsd(const PriceTable& prices, const std::string& model, const LlmUsage& usage) {
-  auto it = prices.find(model);
-  if (it == prices.end()) it = prices.find("*");
-  if (it == prices.end()) return 0;
-  double cost = static_cast<double>(usage.input_tokens) * it->second.input_per_mtok +
-                static_cast<double>(usage.output_tokens) * it->second.output_per_mtok;
-  return static_cast<int64_t>(std::llround(cost));
-}
 
 // A client reports a request larger than the model's context window as
 // OutOfRange, and no other failure with that code: the agent answers it by

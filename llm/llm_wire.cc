@@ -3,61 +3,14 @@
 #include <algorithm>
 #include <map>
 
-#include <nlohmann/json.hpp>
-
-#include "base/canonical_json.h"
-#include "base/json_input.h"
+#include "llm/wire_json.h"
 
 namespace odin {
 namespace {
 
-using nlohmann::json;
-
-// text as a value, or fallback if it is malformed or nests too deep to copy
-// and serialize (a model's tool arguments go back to it in the next request).
-json ParseOr(const std::string& text, json fallback) {
-  if (JsonTooDeep(text)) return fallback;
-  json j = ParseJson(text);
-  if (j.is_discarded()) return fallback;
-  return j;
-}
-
-// A stream event's data as a value; discarded if malformed. An event nested
-// deeper than kMaxJsonDepth is an error: no real event is, and serializing
-// one (an error object, say) would recurse once per level.
-StatusOr<json> ParseEvent(const SseEvent& e) {
-  if (JsonTooDeep(e.data)) {
-    return Status::Unavailable("malformed stream event",
-                               "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
-  }
-  return ParseJson(e.data);
-}
+using namespace wire;  // NOLINT(build/namespaces): the shared helpers
 
 // ---- OpenAI Chat Completions -------------------------------------------------
-
-// A server's odd JSON (null where a number was expected, an array where an
-// object was) must not throw out of a libcurl callback: the decoders' event
-// handlers run under this guard, which turns it into a stream error.
-template <typename F>
-Status Guarded(const SseEvent& e, F handle) {
-  try {
-    return handle();
-  } catch (const json::exception& ex) {
-    return Status::Unavailable("malformed stream event", std::string(ex.what()) + ": " + e.data.substr(0, 200));
-  }
-}
-
-int64_t Int(const json& object, const char* key, int64_t fallback) {
-  if (!object.is_object()) return fallback;
-  auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-
-std::string Str(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 class OpenAiDecoder final : public StreamDecoder {
  public:
@@ -79,8 +32,13 @@ class OpenAiDecoder final : public StreamDecoder {
       return Status::Unavailable("the model server reported an error", chunk["error"].dump());
     }
     if (chunk.contains("usage") && chunk["usage"].is_object()) {
-      r_.usage.input_tokens = Int(chunk["usage"], "prompt_tokens", r_.usage.input_tokens);
-      r_.usage.output_tokens = Int(chunk["usage"], "completion_tokens", r_.usage.output_tokens);
+      const json& u = chunk["usage"];
+      r_.usage.input_tokens = Int(u, "prompt_tokens", r_.usage.input_tokens);
+      r_.usage.output_tokens = Int(u, "completion_tokens", r_.usage.output_tokens);
+      // Served from the prompt cache (OpenAI; writes are not reported, nor charged).
+      if (u.contains("prompt_tokens_details") && u["prompt_tokens_details"].is_object()) {
+        r_.usage.cache_read_tokens = Int(u["prompt_tokens_details"], "cached_tokens", r_.usage.cache_read_tokens);
+      }
     }
     if (!chunk.contains("choices") || !chunk["choices"].is_array() || chunk["choices"].empty()) return Status::OK();
     const json& choice = chunk["choices"][0];
@@ -205,6 +163,20 @@ class AnthropicDecoder final : public StreamDecoder {
   }
 
  private:
+  // Anthropic's input_tokens leaves out the cached tokens: they are counted
+  // apart, as read from the cache or written to it. message_start has all
+  // of them; message_delta may say them again (the totals so far).
+  void ReadAnthropicUsage(const json& u) {
+    int64_t read = Int(u, "cache_read_input_tokens", r_.usage.cache_read_tokens);
+    int64_t written = Int(u, "cache_creation_input_tokens", r_.usage.cache_write_tokens);
+    int64_t uncached =
+        Int(u, "input_tokens", r_.usage.input_tokens - r_.usage.cache_read_tokens - r_.usage.cache_write_tokens);
+    r_.usage.cache_read_tokens = read;
+    r_.usage.cache_write_tokens = written;
+    r_.usage.input_tokens = uncached + read + written;
+    r_.usage.output_tokens = Int(u, "output_tokens", r_.usage.output_tokens);
+  }
+
   Status Handle(const SseEvent& e, const std::function<void(const std::string&)>& on_text) {
     StatusOr<json> parsed = ParseEvent(e);
     if (!parsed.ok()) return parsed.status();
@@ -218,10 +190,7 @@ class AnthropicDecoder final : public StreamDecoder {
     }
     if (type == "message_start" && msg.contains("message") && msg["message"].is_object() &&
         msg["message"].contains("usage")) {
-      const json& u = msg["message"]["usage"];
-      r_.usage.input_tokens =
-          Int(u, "input_tokens", 0) + Int(u, "cache_creation_input_tokens", 0) + Int(u, "cache_read_input_tokens", 0);
-      r_.usage.output_tokens = Int(u, "output_tokens", 0);
+      ReadAnthropicUsage(msg["message"]["usage"]);
     } else if (type == "content_block_start" && msg.contains("content_block")) {
       const json& b = msg["content_block"];
       int64_t index = Int(msg, "index", 0);
@@ -245,7 +214,7 @@ class AnthropicDecoder final : public StreamDecoder {
         std::string stop = Str(msg["delta"], "stop_reason");
         if (!stop.empty()) r_.stop_reason = stop;
       }
-      if (msg.contains("usage")) r_.usage.output_tokens = Int(msg["usage"], "output_tokens", r_.usage.output_tokens);
+      if (msg.contains("usage")) ReadAnthropicUsage(msg["usage"]);
     } else if (type == "message_stop") {
       done_ = true;
     }

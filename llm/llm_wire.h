@@ -1,6 +1,6 @@
 #pragma once
-// The two wire formats Odin speaks to models: OpenAI Chat Completions and
-// Anthropic Messages, both streamed as server-sent events. A WireFormat turns
+// The wire formats Odin speaks to models: OpenAI Chat Completions, OpenAI
+// Responses and Anthropic Messages, all streamed as server-sent events. A WireFormat turns
 // a ChatRequest into an HTTP request; a StreamDecoder turns the events of one
 // response back into a ChatResponse.
 
@@ -16,7 +16,7 @@
 namespace odin {
 
 struct ProviderEndpoint {
-  std::string provider;  // "openai" or "anthropic"
+  std::string provider;  // "openai", "openai-responses" or "anthropic"
   std::string base_url;  // OpenAI: includes /v1; Anthropic: does not
   std::string api_key;   // may be empty for local servers
   // Send the provider's prompt-cache fields (Anthropic's cache_control
@@ -48,6 +48,8 @@ class WireFormat {
 
 std::unique_ptr<WireFormat> NewOpenAiFormat();
 std::unique_ptr<WireFormat> NewAnthropicFormat();
+// OpenAI's Responses API (responses_wire.cc).
+std::unique_ptr<WireFormat> NewOpenAiResponsesFormat();
 
 // The message in an error response body ({"error": {"message": ...}} in both
 // formats), or the body itself, cut short.

@@ -1,5 +1,7 @@
 #include "llm/llm_wire.h"
 
+#include <cstring>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -197,6 +199,47 @@ TEST(LlmWireTest, AnthropicStreamAssemblesBlocks) {
   EXPECT_FALSE(r.truncated);
 }
 
+// The providers' cache counters, as their APIs send them: OpenAI counts the
+// cached tokens inside prompt_tokens; Anthropic's input_tokens leaves out
+// what was read from or written to the cache. Either way input_tokens is
+// then the whole request's, and the cache fields say how much of it was
+// which.
+TEST(LlmWireTest, CacheReadsAndWritesAreCountedInBothFormats) {
+  ChatResponse o =
+      Decode(*NewOpenAiFormat(),
+             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\n"
+             "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2006,\"completion_tokens\":300,"
+             "\"prompt_tokens_details\":{\"cached_tokens\":1920}}}\n\n"
+             "data: [DONE]\n\n");
+  EXPECT_EQ(o.usage.input_tokens, 2006);
+  EXPECT_EQ(o.usage.cache_read_tokens, 1920);
+  EXPECT_EQ(o.usage.cache_write_tokens, 0);
+  std::string sse =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":21,"
+      "\"cache_creation_input_tokens\":188,\"cache_read_input_tokens\":2000,\"output_tokens\":1}}}\n\n"
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+      "\"usage\":{\"output_tokens\":40}}\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  ChatResponse a = Decode(*NewAnthropicFormat(), sse);
+  EXPECT_EQ(a.usage.input_tokens, 21 + 188 + 2000);
+  EXPECT_EQ(a.usage.cache_read_tokens, 2000);
+  EXPECT_EQ(a.usage.cache_write_tokens, 188);
+  EXPECT_EQ(a.usage.output_tokens, 40);
+}
+
+// A model without a price costs -1 (unknown), never 0; the cache's tokens
+// are priced at their own rates, or at the input price when none is given.
+TEST(LlmWireTest, CacheTokensArePricedAtTheirOwnRates) {
+  LlmUsage u{1'000'000, 100'000, 600'000, 200'000};
+  PriceTable prices = {{"m", {3.0, 15.0, 0.3, 3.75}}, {"plain", {3.0, 15.0, std::nullopt, std::nullopt}}};
+  // 200k uncached x 3 + 600k x 0.3 + 200k x 3.75 + 100k x 15, in micro-dollars.
+  EXPECT_EQ(CostMicroUsd(prices, "m", u), 600'000 + 180'000 + 750'000 + 1'500'000);
+  EXPECT_EQ(CostMicroUsd(prices, "plain", u), 3'000'000 + 1'500'000);
+  EXPECT_EQ(CostMicroUsd(prices, "other", u), -1);
+  prices["*"] = {1.0, 1.0, std::nullopt, std::nullopt};
+  EXPECT_EQ(CostMicroUsd(prices, "other", u), 1'100'000);
+}
+
 TEST(LlmWireTest, OddJsonFromTheServerIsAnErrorNotACrash) {
   auto d = NewAnthropicFormat()->NewDecoder();
   // Nullable counters are fine.
@@ -266,6 +309,142 @@ TEST(LlmWireTest, ContextOverflowIsRecognisedInBothFormats) {
   EXPECT_FALSE(IsContextOverflowResponse(400, R"({"error":{"message":"invalid model","code":"model_not_found"}})"));
   EXPECT_FALSE(IsContextOverflowResponse(429, R"({"error":{"message":"maximum context length"}})"));
   EXPECT_FALSE(IsContextOverflowResponse(400, "not json at all"));
+}
+
+}  // namespace
+}  // namespace odin
+
+namespace odin {
+namespace {
+
+// An SSE event of the Responses API: its type as the event name and in the data.
+std::string ResponsesEvent(const std::string& type, nlohmann::json data) {
+  data["type"] = type;
+  return "event: " + type + "\ndata: " + data.dump() + "\n\n";
+}
+
+// The Responses API's stream as OpenAI sends it for a reasoning model that
+// thinks, says something and calls a function: the reasoning item is kept
+// whole (to give back), the text streams, the call's arguments are the
+// done event's, the usage and its cached tokens are read.
+TEST(LlmWireTest, ResponsesStreamAssemblesReasoningTextCallsAndUsage) {
+  using nlohmann::json;
+  std::string sse =
+      ResponsesEvent("response.created", {{"response", {{"id", "resp_1"}, {"status", "in_progress"}}}}) +
+      ResponsesEvent("response.output_item.added",
+                     {{"output_index", 0}, {"item", {{"type", "reasoning"}, {"id", "rs_1"}}}}) +
+      ResponsesEvent("response.output_item.done", {{"output_index", 0},
+                                                   {"item",
+                                                    {{"type", "reasoning"},
+                                                     {"id", "rs_1"},
+                                                     {"summary", json::array()},
+                                                     {"encrypted_content", "gAAA"},
+                                                     {"status", "completed"}}}}) +
+      ResponsesEvent("response.output_item.added",
+                     {{"output_index", 1}, {"item", {{"type", "message"}, {"id", "m"}}}}) +
+      ResponsesEvent("response.output_text.delta", {{"output_index", 1}, {"delta", "Look"}}) +
+      ResponsesEvent("response.output_text.delta", {{"output_index", 1}, {"delta", "ing."}}) +
+      ResponsesEvent(
+          "response.output_item.added",
+          {{"output_index", 2},
+           {"item",
+            {{"type", "function_call"}, {"id", "fc_1"}, {"call_id", "call_9"}, {"name", "Read"}, {"arguments", ""}}}}) +
+      ResponsesEvent("response.function_call_arguments.delta", {{"output_index", 2}, {"delta", "{\"file_"}}) +
+      ResponsesEvent("response.function_call_arguments.delta", {{"output_index", 2}, {"delta", "path\":\"a\"}"}}) +
+      ResponsesEvent("response.function_call_arguments.done",
+                     {{"output_index", 2}, {"arguments", "{\"file_path\":\"a\"}"}}) +
+      ResponsesEvent(
+          "response.completed",
+          {{"response",
+            {{"status", "completed"},
+             {"usage",
+              {{"input_tokens", 900}, {"input_tokens_details", {{"cached_tokens", 768}}}, {"output_tokens", 40}}}}}});
+  std::string streamed;
+  ChatResponse r = Decode(*NewOpenAiResponsesFormat(), sse, &streamed);
+  EXPECT_EQ(streamed, "Looking.");
+  EXPECT_EQ(r.text, "Looking.");
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].id, "call_9");
+  EXPECT_EQ(r.tool_calls[0].name, "Read");
+  EXPECT_EQ(r.tool_calls[0].arguments_json, R"({"file_path":"a"})");
+  ASSERT_EQ(r.reasoning.size(), 1u);
+  json item = json::parse(r.reasoning[0]);
+  EXPECT_EQ(item["encrypted_content"], "gAAA");
+  EXPECT_EQ(item["id"], "rs_1");
+  EXPECT_FALSE(item.contains("status"));
+  EXPECT_EQ(r.usage.input_tokens, 900);
+  EXPECT_EQ(r.usage.cache_read_tokens, 768);
+  EXPECT_EQ(r.usage.output_tokens, 40);
+  EXPECT_EQ(r.stop_reason, "tool_calls");
+  EXPECT_FALSE(r.truncated);
+}
+
+TEST(LlmWireTest, ResponsesStreamEndsCutShortFailedOrIncomplete) {
+  using nlohmann::json;
+  // No response.completed: cut off.
+  ChatResponse cut = Decode(*NewOpenAiResponsesFormat(),
+                            ResponsesEvent("response.output_text.delta", {{"output_index", 0}, {"delta", "Hi"}}));
+  EXPECT_TRUE(cut.truncated);
+  // Out of output tokens: ended, as Chat Completions' "length".
+  ChatResponse incomplete = Decode(
+      *NewOpenAiResponsesFormat(),
+      ResponsesEvent(
+          "response.incomplete",
+          {{"response", {{"status", "incomplete"}, {"incomplete_details", {{"reason", "max_output_tokens"}}}}}}));
+  EXPECT_FALSE(incomplete.truncated);
+  EXPECT_EQ(incomplete.stop_reason, "length");
+  // A failure is an error naming the server's message.
+  auto d = NewOpenAiResponsesFormat()->NewDecoder();
+  Status failed = d->OnEvent(
+      {"response.failed",
+       ResponsesEvent("response.failed", {{"response", {{"error", {{"code", "server_error"}, {"message", "boom"}}}}}})
+           .substr(strlen("event: response.failed\ndata: "))},
+      nullptr);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("boom"), std::string::npos) << failed.ToString();
+  // Odd JSON is an error, not a crash.
+  EXPECT_TRUE(d->OnEvent({"", R"({"type":"response.output_item.done","item":null})"}, nullptr).ok());
+  EXPECT_TRUE(d->OnEvent({"", R"({"type":"response.completed","response":[1]})"}, nullptr).ok());
+}
+
+// The request: the system prompt as instructions, the conversation as
+// input items (reasoning given back before the calls it led to, results as
+// function_call_output), nothing stored, encrypted reasoning asked for.
+TEST(LlmWireTest, ResponsesRequestCarriesTheConversationAsItems) {
+  using nlohmann::json;
+  ChatRequest req;
+  req.model = "o4-mini";
+  req.system = "be brief";
+  ChatMessage user{ChatMessage::Role::kUser, "hi", {}, {}};
+  ChatMessage assistant{ChatMessage::Role::kAssistant, "reading", {{"call_1", "Read", R"({"file_path":"a"})"}}, {}};
+  assistant.reasoning = {R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"})"};
+  ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {{"call_1", "{\"ok\":true}", false}}};
+  req.messages = {user, assistant, results};
+  req.tools = {{"Read", "read a file", R"({"type":"object"})"}};
+  req.tail = "facts";
+  req.max_tokens = 100;
+  HttpRequest http = NewOpenAiResponsesFormat()->Build(req, {"openai-responses", "https://x/v1", "k", false}, true);
+  EXPECT_EQ(http.url, "https://x/v1/responses");
+  json b = json::parse(http.body);
+  EXPECT_EQ(b["instructions"], "be brief");
+  EXPECT_EQ(b["store"], false);
+  EXPECT_EQ(b["include"], json({"reasoning.encrypted_content"}));
+  EXPECT_EQ(b["max_output_tokens"], 100);
+  EXPECT_FALSE(b.contains("previous_response_id"));
+  ASSERT_EQ(b["input"].size(), 6u) << b["input"].dump();
+  EXPECT_EQ(b["input"][0], json({{"role", "user"}, {"content", "hi"}}));
+  EXPECT_EQ(b["input"][1]["type"], "reasoning");
+  EXPECT_EQ(b["input"][1]["encrypted_content"], "gAAA");
+  EXPECT_EQ(b["input"][2], json({{"role", "assistant"}, {"content", "reading"}}));
+  EXPECT_EQ(
+      b["input"][3],
+      json(
+          {{"type", "function_call"}, {"call_id", "call_1"}, {"name", "Read"}, {"arguments", R"({"file_path":"a"})"}}));
+  EXPECT_EQ(b["input"][4],
+            json({{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", "{\"ok\":true}"}}));
+  EXPECT_EQ(b["input"][5], json({{"role", "user"}, {"content", "facts"}}));
+  EXPECT_EQ(b["tools"][0]["name"], "Read");
+  EXPECT_EQ(b["tools"][0]["type"], "function");
 }
 
 }  // namespace

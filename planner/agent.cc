@@ -111,9 +111,9 @@ std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_comman
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
-  QueueEntry("request",
-             nlohmann::json({{"text", text_in}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   Pending m{NewId("msg"), text, mode, false, slash_command, std::move(tool_list)};
+  QueueEntry("request", nlohmann::json({{"text", text_in}, {"message_id", m.id}})
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (ledger_ != nullptr) {
     NoteLedgerWrite(ledger_->AddMessage(
         {m.id, host_->session_id(), o_.agent_id, "user", ModeName(mode), text, "queued", clock_->WallMillis()}));
@@ -162,6 +162,9 @@ void Agent::StartNext() {
   current_->budget = std::make_unique<Budget>(o_.budget, clock_);
   current_->refusals = RefusalCounter(o_.checks.retry_cap);
   stall_.Reset();
+  // Where the message's turns begin in the ledger's record: what a rewind
+  // to before it takes away.
+  PersistHistory("message_start", json({{"message_id", current_->message.id}}).dump());
   if (observer_) observer_->OnMessageStart(current_->message.id, current_->message.text, current_->message.mode);
   if (current_->message.review) return StartChangeReview();
   if (!host_->HasHooks(HookEvent::kUserPromptSubmit)) return BeginMessage("");
@@ -252,7 +255,9 @@ void Agent::OnModel(const StatusOr<ChatResponse>& response) {
   }
   // An empty reply (no text, no calls) is not kept: the APIs refuse empty
   // assistant turns, and one would poison every later request.
-  if (!r.text.empty() || !calls.empty()) history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}});
+  if (!r.text.empty() || !calls.empty()) {
+    history_.push_back({ChatMessage::Role::kAssistant, r.text, calls, {}, r.reasoning});
+  }
   c.outcome.text = r.text;
   std::optional<std::string> limit = c.budget->Exceeded();
   if (limit && !calls.empty()) {
@@ -523,6 +528,17 @@ void Agent::Tick() {
   if (std::optional<std::string> limit = current_->budget->Exceeded()) StopForBudget(*limit);
 }
 
+// A model call added to a message's (or the session's) totals.
+static void AddModelCall(const LlmCallRecord& call, MessageOutcome* to) {
+  ++to->llm_calls;
+  to->usage.input_tokens += call.input_tokens;
+  to->usage.output_tokens += call.output_tokens;
+  to->usage.cache_read_tokens += call.cache_read_tokens;
+  to->usage.cache_write_tokens += call.cache_write_tokens;
+  if (call.status != "error" && call.cost_microusd < 0) ++to->unpriced_calls;
+  to->cost_microusd += std::max<int64_t>(call.cost_microusd, 0);
+}
+
 LlmCallRecord Agent::AccountModelCall(const std::string& role, const std::string& model, SteadyTime started,
                                       int64_t started_wall, const StatusOr<ChatResponse>& response) {
   LlmCallRecord rec;
@@ -536,17 +552,10 @@ LlmCallRecord Agent::AccountModelCall(const std::string& role, const std::string
   rec.duration_us = std::chrono::duration_cast<microseconds>(clock_->Now() - started).count();
   rec = RecordModelCall(std::move(rec), response, o_.prices);
   if (ledger_ != nullptr) NoteLedgerWrite(ledger_->AddLlmCall(rec));
-  ++totals_.llm_calls;
-  totals_.usage.input_tokens += rec.input_tokens;
-  totals_.usage.output_tokens += rec.output_tokens;
-  totals_.cost_microusd += rec.cost_microusd;
+  AddModelCall(rec, &totals_);
   if (current_) {
-    MessageOutcome& o = current_->outcome;
-    ++o.llm_calls;
-    o.usage.input_tokens += rec.input_tokens;
-    o.usage.output_tokens += rec.output_tokens;
-    o.cost_microusd += rec.cost_microusd;
-    current_->budget->ChargeModel(rec.input_tokens + rec.output_tokens, rec.cost_microusd);
+    AddModelCall(rec, &current_->outcome);
+    current_->budget->ChargeModel(rec.input_tokens + rec.output_tokens, std::max<int64_t>(rec.cost_microusd, 0));
   }
   if (observer_) observer_->OnLlmCall(rec);
   return rec;

@@ -133,7 +133,8 @@ struct MessageOutcome {
   int turns = 0;
   int64_t llm_calls = 0;
   LlmUsage usage;
-  int64_t cost_microusd = 0;
+  int64_t cost_microusd = 0;   // of the calls with a price
+  int64_t unpriced_calls = 0;  // calls whose model has no price (their cost unknown, not 0)
   // The message's budget and what it used.
   BudgetLimits budget_limits;
   BudgetUse budget_used;
@@ -232,6 +233,11 @@ class Agent {
   // (planner/conversation_log.h); a turn a crash cut off is closed with
   // "interrupted" results. Only while idle, before any message.
   Status Restore(const std::vector<ConversationEntry>& entries);
+  // Takes the conversation back to before a message of this agent (its id
+  // or a unique prefix): records a "rewind" entry and replays the ledger's
+  // entries with it. Only while idle. The message's changes to files are
+  // the caller's to undo first (workspace/undo.h).
+  Status Rewind(const std::string& message_id);
   // An entry for the conversation's record (conversation_log.h), written
   // with the next messages.
   void QueueEntry(const std::string& kind, const std::string& content_json) {

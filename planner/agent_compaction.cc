@@ -296,6 +296,28 @@ Status Agent::Restore(const std::vector<ConversationEntry>& entries) {
   return Status::OK();
 }
 
+Status Agent::Rewind(const std::string& message_id) {
+  if (current_ || compaction_ || !queue_.empty()) {
+    return Status::FailedPrecondition("rewind", "the agent is busy: cancel the turn first");
+  }
+  if (ledger_ == nullptr) return Status::FailedPrecondition("rewind", "the conversation is not recorded (no ledger)");
+  PersistHistory();
+  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger_->ListConversation(host_->session_id(), o_.agent_id));
+  RETURN_IF_ERROR(CanRewindTo(entries, message_id));
+  ConversationEntry rewind{
+      NewId("conv"),       host_->session_id(), o_.agent_id, "rewind", json({{"message_id", message_id}}).dump(),
+      clock_->WallMillis()};
+  RETURN_IF_ERROR(ledger_->AddConversation({rewind}));
+  entries.push_back(rewind);
+  ASSIGN_OR_RETURN(ReplayedConversation replayed, ReplayConversation(entries));
+  history_ = std::move(replayed.history);
+  user_requests_ = std::move(replayed.user_requests);
+  context_.compactions = replayed.compactions;
+  persisted_ = history_.size();
+  context_.next_estimate = estimator_.Tokens(HistoryBytes());
+  return Status::OK();
+}
+
 int64_t Agent::HistoryBytes() const {
   int64_t bytes = 0;
   for (const ChatMessage& m : history_) bytes += MessageBytes(m);

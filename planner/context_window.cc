@@ -47,6 +47,7 @@ int64_t MessageBytes(const ChatMessage& m) {
   for (const ToolResultMessage& r : m.results) {
     n += kMessageOverheadBytes + static_cast<int64_t>(r.call_id.size() + r.content.size());
   }
+  for (const std::string& item : m.reasoning) n += kMessageOverheadBytes + static_cast<int64_t>(item.size());
   return n;
 }
 

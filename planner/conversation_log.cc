@@ -1,5 +1,8 @@
 #include "planner/conversation_log.h"
 
+#include <algorithm>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "base/json_input.h"
@@ -28,6 +31,7 @@ std::string ChatMessageJson(const ChatMessage& m) {
     }
     j["tool_calls"] = calls;
   }
+  if (!m.reasoning.empty()) j["reasoning"] = m.reasoning;
   if (!m.results.empty()) {
     json results = json::array();
     for (const ToolResultMessage& r : m.results) {
@@ -48,6 +52,7 @@ StatusOr<ChatMessage> ChatMessageFromJson(const std::string& text) {
       m.tool_calls.push_back(
           {c.at("id").get<std::string>(), c.at("name").get<std::string>(), c.at("arguments").get<std::string>()});
     }
+    for (const json& r : j.value("reasoning", json::array())) m.reasoning.push_back(r.get<std::string>());
     for (const json& r : j.value("results", json::array())) {
       m.results.push_back(
           {r.at("call_id").get<std::string>(), r.at("content").get<std::string>(), r.value("is_error", false)});
@@ -58,9 +63,59 @@ StatusOr<ChatMessage> ChatMessageFromJson(const std::string& text) {
   return m;
 }
 
+namespace {
+
+std::string MessageIdOf(const ConversationEntry& e) {
+  json j = ParseJson(e.content_json);
+  return j.is_object() && j.contains("message_id") && j["message_id"].is_string() ? j["message_id"].get<std::string>()
+                                                                                  : "";
+}
+
+// The entries that stand after the rewinds: a rewind takes away what came
+// from its message's start on, with the requests of the messages it takes.
+StatusOr<std::vector<const ConversationEntry*>> AfterRewinds(const std::vector<ConversationEntry>& entries) {
+  std::vector<const ConversationEntry*> kept;
+  for (const ConversationEntry& e : entries) {
+    if (e.kind != "rewind") {
+      kept.push_back(&e);
+      continue;
+    }
+    std::string to = MessageIdOf(e);
+    auto start = std::find_if(kept.begin(), kept.end(), [&](const ConversationEntry* k) {
+      return k->kind == "message_start" && MessageIdOf(*k) == to;
+    });
+    if (to.empty() || start == kept.end()) {
+      return Status::Corruption("entry " + e.id, "a rewind to a message not in the conversation (" + to + ")");
+    }
+    std::set<std::string> taken;
+    for (auto it = start; it != kept.end(); ++it) {
+      if ((*it)->kind == "message_start") taken.insert(MessageIdOf(**it));
+    }
+    kept.erase(start, kept.end());
+    std::erase_if(kept,
+                  [&](const ConversationEntry* k) { return k->kind == "request" && taken.count(MessageIdOf(*k)); });
+  }
+  return kept;
+}
+
+}  // namespace
+
+Status CanRewindTo(const std::vector<ConversationEntry>& entries, const std::string& message_id) {
+  std::vector<ConversationEntry> with = entries;
+  with.push_back({"conv_check", "", "", "rewind", json({{"message_id", message_id}}).dump(), 0});
+  StatusOr<std::vector<const ConversationEntry*>> kept = AfterRewinds(with);
+  if (kept.ok()) return Status::OK();
+  return Status::FailedPrecondition("rewind", "message " + message_id +
+                                                  " is not in the session's conversation as it stands (rewound "
+                                                  "already, cleared, or recorded before Odin marked where messages "
+                                                  "start)");
+}
+
 StatusOr<ReplayedConversation> ReplayConversation(const std::vector<ConversationEntry>& entries) {
   ReplayedConversation out;
-  for (const ConversationEntry& e : entries) {
+  ASSIGN_OR_RETURN(std::vector<const ConversationEntry*> kept, AfterRewinds(entries));
+  for (const ConversationEntry* entry : kept) {
+    const ConversationEntry& e = *entry;
     auto role = e.kind == "user"           ? ChatMessage::Role::kUser
                 : e.kind == "assistant"    ? ChatMessage::Role::kAssistant
                 : e.kind == "tool_results" ? ChatMessage::Role::kToolResults
@@ -95,7 +150,7 @@ StatusOr<ReplayedConversation> ReplayConversation(const std::vector<Conversation
     } else if (e.kind == "clear") {
       out.history.clear();
     }
-    // "owner" and kinds of later versions change nothing here.
+    // "owner", "message_start" and kinds of later versions change nothing here.
   }
   return out;
 }

@@ -4,10 +4,12 @@
 // compactions that changed it, so a session can be resumed, even after odin
 // died, from exactly what the model last saw.
 //
-// Entries: "request" (what the user sent, verbatim), "user", "assistant",
-// "tool_results" (a ChatMessage), "compaction" ({keep_from, how, handoff}),
-// "clear", and "owner" (the process running the session; see
-// session/resume.h).
+// Entries: "request" (what the user sent, verbatim, with its message_id),
+// "message_start" ({message_id}: a message's turns follow), "user",
+// "assistant", "tool_results" (a ChatMessage), "compaction" ({keep_from,
+// how, handoff}), "clear", "rewind" ({message_id}: the conversation as it
+// was before that message's start; session/rewind.h), and "owner" (the
+// process running the session; see session/resume.h).
 
 #include <string>
 #include <vector>
@@ -31,9 +33,15 @@ struct ReplayedConversation {
 };
 
 // Replays entries in order: messages appended, each compaction's masking
-// and handoff applied again, a clear emptying the history. Corruption,
-// naming the entry, when one cannot be read.
+// and handoff applied again, a clear emptying the history, a rewind taking
+// away what came from its message's start on. Corruption, naming the
+// entry, when one cannot be read.
 StatusOr<ReplayedConversation> ReplayConversation(const std::vector<ConversationEntry>& entries);
+
+// OK if a rewind to the message (its full id) can be added to entries:
+// its start is in the conversation as it stands. FailedPrecondition, saying
+// why not, if not.
+Status CanRewindTo(const std::vector<ConversationEntry>& entries, const std::string& message_id);
 
 // Closes a conversation cut off by a crash so it is well formed again: the
 // tool calls of a last assistant message without results get an

@@ -41,6 +41,8 @@ LlmCallRecord RecordModelCall(LlmCallRecord rec, const StatusOr<ChatResponse>& r
   if (response.ok()) {
     rec.input_tokens = response->usage.input_tokens;
     rec.output_tokens = response->usage.output_tokens;
+    rec.cache_read_tokens = response->usage.cache_read_tokens;
+    rec.cache_write_tokens = response->usage.cache_write_tokens;
     rec.cost_microusd = CostMicroUsd(prices, rec.model, response->usage);
     rec.status = response->truncated ? "truncated" : "ok";
     rec.attempts = response->attempts;

@@ -16,6 +16,7 @@
 #include "llm/http_llm_client.h"
 #include "planner/instructions.h"
 #include "session/resume.h"
+#include "session/rewind.h"
 #include "odin/v1/worker.pb.h"
 #include "base/file_util.h"
 #include "workspace/overlay_changes.h"
@@ -154,8 +155,16 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   }
   s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;
+  if (flags.fork_session && flags.resume.empty() && !flags.continue_last) {
+    return Status::InvalidArgument("--fork-session", "goes with -r SESSION_ID or -c: which session to copy");
+  }
   if (!flags.resume.empty() || flags.continue_last) {
     ASSIGN_OR_RETURN(runtime.resume_session, PickResumableSession(ws.ledger_path, flags.resume, flags.continue_last));
+  }
+  if (flags.fork_session) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Ledger> ledger, Ledger::Open(ws.ledger_path, Redactor()));
+    ASSIGN_OR_RETURN(runtime.resume_session,
+                     ForkSession(ledger.get(), runtime.resume_session, RealClock::Get()->WallMillis()));
   }
   runtime.validate = true;
   runtime.profile = profile_name;
@@ -167,7 +176,10 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();
   } else {
-    auto format = s->llm_.endpoint.provider == "anthropic" ? NewAnthropicFormat() : NewOpenAiFormat();
+    const std::string& provider = s->llm_.endpoint.provider;
+    auto format = provider == "anthropic"          ? NewAnthropicFormat()
+                  : provider == "openai-responses" ? NewOpenAiResponsesFormat()
+                                                   : NewOpenAiFormat();
     s->client_ = std::make_unique<HttpLlmClient>(s->llm_.endpoint, std::move(format), s->http_.get(), RealClock::Get(),
                                                  s->llm_.retry, s->llm_.timeout);
   }

@@ -32,6 +32,9 @@ struct AgentSessionFlags {
   // (--resume), or the newest (--continue).
   std::string resume;
   bool continue_last = false;
+  // With resume or continue_last: take up a copy of that session instead
+  // (session/rewind.h), leaving it as it was.
+  bool fork_session = false;
   // Where the session's notices go (an MCP server ready or failed, a hook's
   // note), one line each; unset: stderr. An interactive terminal prints
   // them above the line being edited, not over it.

@@ -24,13 +24,16 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
     bool openai = !Get(env, "OPENAI_API_KEY").empty() || !Get(env, "OPENAI_BASE_URL").empty();
     provider = anthropic && !openai ? "anthropic" : "openai";
   }
-  if (provider != "openai" && provider != "anthropic" && provider != "demo") {
-    return Status::InvalidArgument("provider '" + provider + "'", "expected openai, anthropic or demo");
+  if (provider != "openai" && provider != "openai-responses" && provider != "anthropic" && provider != "demo") {
+    return Status::InvalidArgument("provider '" + provider + "'",
+                                   "expected openai, openai-responses, anthropic or demo");
   }
   s.endpoint.provider = provider;
   if (provider != "demo") {
-    std::string prefix = provider == "openai" ? "OPENAI" : "ANTHROPIC";
-    std::string official = provider == "openai" ? kOpenAiUrl : kAnthropicUrl;
+    // openai-responses: OpenAI's Responses API, at OpenAI's address and key.
+    const bool openai = provider != "anthropic";
+    std::string prefix = openai ? "OPENAI" : "ANTHROPIC";
+    std::string official = openai ? kOpenAiUrl : kAnthropicUrl;
     std::string url = !flags.base_url.empty()                   ? flags.base_url
                       : !Get(env, prefix + "_BASE_URL").empty() ? Get(env, prefix + "_BASE_URL")
                       : !config.llm_base_url.empty()            ? config.llm_base_url
@@ -49,7 +52,10 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
               "_BASE_URL to a local server; --provider demo runs the scripted demo model, no key needed)");
     }
   }
-  std::string fallback = provider == "openai" ? "gpt-4.1" : provider == "anthropic" ? "claude-sonnet-4-5" : "demo";
+  std::string fallback = provider == "openai"             ? "gpt-4.1"
+                         : provider == "openai-responses" ? "gpt-5"
+                         : provider == "anthropic"        ? "claude-sonnet-4-5"
+                                                          : "demo";
   s.model = !flags.model.empty() ? flags.model : !config.llm_model.empty() ? config.llm_model : fallback;
   s.utility_model = !flags.utility_model.empty()        ? flags.utility_model
                     : !config.llm_utility_model.empty() ? config.llm_utility_model
@@ -57,7 +63,9 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
   s.retry.max_retries = config.llm_max_retries;
   s.timeout = seconds(config.llm_timeout_seconds);
   s.max_tokens = config.llm_max_tokens;
-  for (const auto& [model, p] : config.llm_prices) s.prices[model] = {p.input_per_mtok, p.output_per_mtok};
+  for (const auto& [model, p] : config.llm_prices) {
+    s.prices[model] = {p.input_per_mtok, p.output_per_mtok, p.cache_read_per_mtok, p.cache_write_per_mtok};
+  }
   if (flags.context_window != 0 &&
       (flags.context_window < kMinContextWindow || flags.context_window > kMaxContextWindow)) {
     return Status::InvalidArgument("--context-window", "must be between " + std::to_string(kMinContextWindow) +

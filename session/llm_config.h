@@ -28,7 +28,7 @@ struct LlmFlags {
 };
 
 struct LlmSettings {
-  ProviderEndpoint endpoint;  // endpoint.provider: openai, anthropic or demo
+  ProviderEndpoint endpoint;  // endpoint.provider: openai, openai-responses, anthropic or demo
   std::string model;          // the planner model
   std::string utility_model;  // summaries, extraction, reviewers
   RetryPolicy retry;

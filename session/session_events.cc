@@ -22,11 +22,22 @@ using nlohmann::json;
 
 std::string Json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// Null when no call had a price (unknown, not $0); else the priced calls'.
+json CostUsd(const MessageOutcome& o) {
+  if (o.llm_calls > 0 && o.unpriced_calls >= o.llm_calls) return json();
+  return static_cast<double>(o.cost_microusd) / 1e6;
+}
+
 json UsageJson(const MessageOutcome& o) {
+  // input_tokens counts the cache's tokens too; Claude Code's names for
+  // how many of them were read from the prompt cache and written to it.
   return {{"llm_calls", o.llm_calls},
           {"input_tokens", o.usage.input_tokens},
           {"output_tokens", o.usage.output_tokens},
-          {"cost_usd", static_cast<double>(o.cost_microusd) / 1e6}};
+          {"cache_read_input_tokens", o.usage.cache_read_tokens},
+          {"cache_creation_input_tokens", o.usage.cache_write_tokens},
+          {"cost_usd", CostUsd(o)},
+          {"unpriced_calls", o.unpriced_calls}};
 }
 
 json BudgetJson(const MessageOutcome& o) {
@@ -76,10 +87,11 @@ json OutcomeObject(const MessageOutcome& o, const std::string& session_id, const
             {"is_error", o.status != "done"},
             {"num_turns", o.turns},
             {"duration_ms", ToMillis(o.budget_used.wall)},
-            {"total_cost_usd", static_cast<double>(o.cost_microusd) / 1e6},
+            {"total_cost_usd", CostUsd(o)},
             {"status", o.status},
             {"result", o.status == "error" ? std::string() : o.text},
             {"session_id", session_id},
+            {"message_id", o.message_id},
             {"mode", ModeName(o.mode)},
             {"turns", o.turns},
             {"execution_ids", o.execution_ids},

@@ -1,7 +1,14 @@
 // fake_llm_server: a scriptable model server for tests and benchmarks. It
-// speaks both wire formats Odin uses, streamed as server-sent events:
-// OpenAI Chat Completions (POST /v1/chat/completions) and Anthropic Messages
-// (POST /v1/messages).
+// speaks the wire formats Odin uses, streamed as server-sent events:
+// OpenAI Chat Completions (POST /v1/chat/completions), OpenAI Responses
+// (POST /v1/responses) and Anthropic Messages (POST /v1/messages).
+//
+// Responses: "reasoning": "TEXT" in a scripted answer adds a reasoning item
+// before its text and calls, whose encrypted_content is TEXT (what a model
+// that reasons sends with store: false and include
+// reasoning.encrypted_content; the client must give it back). Routing by
+// agent, "when" and "@last_execution_id" read Chat Completions' messages
+// only; "by_system" reads Responses' instructions too.
 //
 // Usage: fake_llm_server --script FILE [--log FILE]
 // Prints "PORT=<n>" once it listens on 127.0.0.1, then answers each request
@@ -50,6 +57,17 @@
 // (and vLLM or llama.cpp for structured output), consuming nothing; the log
 // gets {"n": -1, "refused_field": NAME}.
 //
+// "prompt_cache": true makes the server a provider with a prompt cache:
+// each request is rendered as the provider reads it (tools, system prompt,
+// messages, each as JSON without cache_control fields), its tokens counted
+// as bytes / 4, and the leading bytes it shares with one of the last 16
+// requests count as read from the cache (bytes / 4 again; no minimum
+// length, no 128-token steps). OpenAI reports them as
+// prompt_tokens_details.cached_tokens, for every request; Anthropic as
+// cache_read_input_tokens, only for requests with a cache_control
+// breakpoint, whose other tokens all count as written to the cache
+// (cache_creation_input_tokens). Scripted "usage" is used as it is.
+//
 // After the script: a plain "(script exhausted)" answer. The log gets one JSON
 // line per request ({"n", "t_ns", "path", "body"}) and one per finished answer
 // ({"n", "answered_ns"}), times from CLOCK_MONOTONIC.
@@ -57,9 +75,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <iostream>
@@ -83,8 +103,10 @@ std::mutex g_mu;
 std::vector<json> g_script;  // expanded: one entry per request
 size_t g_next = 0;
 size_t g_routed = 0;
-std::map<std::string, std::deque<json>> g_agents;           // KEY -> responses left
-int64_t g_context_window = 0;                               // tokens; 0: no limit
+std::map<std::string, std::deque<json>> g_agents;  // KEY -> responses left
+int64_t g_context_window = 0;                      // tokens; 0: no limit
+bool g_prompt_cache = false;
+std::deque<std::string> g_rendered;                         // the last requests as rendered for the prompt cache
 json g_refuse_fields = json::array();                       // top-level fields answered with a 400
 json g_by_system = json::object();                          // TEXT -> response
 std::map<std::string, std::deque<json>> g_by_system_lists;  // TEXT -> responses left (the last stays)
@@ -104,11 +126,48 @@ std::string SystemText(const json& body) {
   if (body.contains("system")) {
     return body["system"].is_string() ? body["system"].get<std::string>() : body["system"].dump();
   }
+  if (body.contains("instructions") && body["instructions"].is_string()) return body["instructions"].get<std::string>();
   if (body.contains("messages") && body["messages"].is_array() && !body["messages"].empty() &&
       body["messages"][0].value("role", "") == "system") {
     return MessageText(body["messages"][0]);
   }
   return "";
+}
+
+// A request as a provider's prompt cache sees it, in the order the model
+// reads it, without the cache_control markers (which move from one block
+// to the next between requests and are not content).
+void StripCacheControl(json* j) {
+  if (j->is_object()) {
+    j->erase("cache_control");
+    for (auto& [k, v] : j->items()) StripCacheControl(&v);
+  } else if (j->is_array()) {
+    for (json& v : *j) StripCacheControl(&v);
+  }
+}
+std::string RenderForCache(json body) {
+  if (!body.is_object()) return "";
+  StripCacheControl(&body);
+  std::string out = body.value("tools", json::array()).dump();
+  if (body.contains("system")) out += body["system"].dump();
+  if (body.contains("instructions")) out += body["instructions"].dump();
+  for (const json& m : body.value("messages", json::array())) out += m.dump();
+  for (const json& m : body.value("input", json::array())) out += m.dump();
+  return out;
+}
+
+// The bytes of rendered that one of the last requests began with too.
+// REQUIRES: g_mu held.
+size_t CachedBytes(const std::string& rendered) {
+  size_t best = 0;
+  for (const std::string& before : g_rendered) {
+    size_t n = 0, end = std::min(before.size(), rendered.size());
+    while (n < end && before[n] == rendered[n]) ++n;
+    best = std::max(best, n);
+  }
+  g_rendered.push_back(rendered);
+  if (g_rendered.size() > 16) g_rendered.pop_front();
+  return best;
 }
 
 // The response for a request from a routed conversation, if it is one.
@@ -189,22 +248,114 @@ std::vector<std::string> OpenAiEvents(const json& r) {
   ev.push_back(Event("", {{"id", "chatcmpl-fake"},
                           {"object", "chat.completion.chunk"},
                           {"choices", json::array()},
-                          {"usage", {{"prompt_tokens", usage["input"]}, {"completion_tokens", usage["output"]}}}}));
+                          {"usage",
+                           {{"prompt_tokens", usage["input"]},
+                            {"completion_tokens", usage["output"]},
+                            {"prompt_tokens_details", {{"cached_tokens", usage.value("cache_read", 0)}}}}}}));
   ev.push_back("data: [DONE]\n\n");
+  return ev;
+}
+
+// OpenAI Responses: each output item added, streamed and done in turn,
+// then response.completed with the whole response and its usage.
+std::vector<std::string> ResponsesEvents(const json& r) {
+  std::vector<std::string> ev;
+  json usage = r.value("usage", json{{"input", 10}, {"output", 5}});
+  json output = json::array();
+  int seq = 0;
+  auto event = [&](const std::string& type, json data) {
+    data["type"] = type;
+    data["sequence_number"] = seq++;
+    ev.push_back(Event(type, data));
+  };
+  event("response.created",
+        {{"response", {{"id", "resp_fake"}, {"status", "in_progress"}, {"output", json::array()}}}});
+  auto item = [&](const json& added, const std::function<void(int)>& stream, const json& done) {
+    int index = static_cast<int>(output.size());
+    event("response.output_item.added", {{"output_index", index}, {"item", added}});
+    stream(index);
+    event("response.output_item.done", {{"output_index", index}, {"item", done}});
+    output.push_back(done);
+  };
+  if (r.contains("reasoning")) {
+    json reasoning = {{"type", "reasoning"},
+                      {"id", "rs_" + std::to_string(seq)},
+                      {"summary", json::array()},
+                      {"encrypted_content", r["reasoning"]}};
+    item(
+        reasoning, [](int) {}, reasoning);
+  }
+  std::string text = r.value("text", "");
+  if (!text.empty()) {
+    std::string id = "msg_" + std::to_string(seq);
+    json message = {{"type", "message"}, {"id", id}, {"role", "assistant"}, {"status", "in_progress"}};
+    item(message,
+         [&](int index) {
+           for (size_t i = 0; i < text.size(); i += 16) {
+             event("response.output_text.delta",
+                   {{"item_id", id}, {"output_index", index}, {"content_index", 0}, {"delta", text.substr(i, 16)}});
+           }
+         },
+         {{"type", "message"},
+          {"id", id},
+          {"role", "assistant"},
+          {"status", "completed"},
+          {"content", {{{"type", "output_text"}, {"text", text}, {"annotations", json::array()}}}}});
+  }
+  const json calls = r.value("tool_calls", json::array());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto [a, b] = ArgumentPieces(calls[i]);
+    std::string id = "fc_" + std::to_string(seq), call_id = calls[i].value("id", "call_" + std::to_string(i));
+    json call = {{"type", "function_call"}, {"id", id}, {"call_id", call_id}, {"name", calls[i]["name"]}};
+    json added = call, done = call;
+    added["arguments"] = "";
+    added["status"] = "in_progress";
+    done["arguments"] = a + b;
+    done["status"] = "completed";
+    item(
+        added,
+        [&](int index) {
+          for (const std::string& piece : {a, b}) {
+            event("response.function_call_arguments.delta",
+                  {{"item_id", id}, {"output_index", index}, {"delta", piece}});
+          }
+          event("response.function_call_arguments.done",
+                {{"item_id", id}, {"output_index", index}, {"arguments", a + b}});
+        },
+        done);
+  }
+  int64_t input = usage["input"].get<int64_t>(), output_tokens = usage["output"].get<int64_t>();
+  event("response.completed", {{"response",
+                                {{"id", "resp_fake"},
+                                 {"status", "completed"},
+                                 {"output", output},
+                                 {"usage",
+                                  {{"input_tokens", input},
+                                   {"input_tokens_details", {{"cached_tokens", usage.value("cache_read", 0)}}},
+                                   {"output_tokens", output_tokens},
+                                   {"output_tokens_details", {{"reasoning_tokens", r.contains("reasoning") ? 3 : 0}}},
+                                   {"total_tokens", input + output_tokens}}}}}});
   return ev;
 }
 
 std::vector<std::string> AnthropicEvents(const json& r) {
   std::vector<std::string> ev;
   json usage = r.value("usage", json{{"input", 10}, {"output", 5}});
-  ev.push_back(Event("message_start", {{"type", "message_start"},
-                                       {"message",
-                                        {{"id", "msg_fake"},
-                                         {"type", "message"},
-                                         {"role", "assistant"},
-                                         {"model", "fake"},
-                                         {"content", json::array()},
-                                         {"usage", {{"input_tokens", usage["input"]}, {"output_tokens", 1}}}}}}));
+  ev.push_back(Event("message_start",
+                     {{"type", "message_start"},
+                      {"message",
+                       {{"id", "msg_fake"},
+                        {"type", "message"},
+                        {"role", "assistant"},
+                        {"model", "fake"},
+                        {"content", json::array()},
+                        // input_tokens: those neither read from the cache nor written to it
+                        {"usage",
+                         {{"input_tokens", usage["input"].get<int64_t>() - usage.value("cache_read", int64_t{0}) -
+                                               usage.value("cache_write", int64_t{0})},
+                          {"cache_read_input_tokens", usage.value("cache_read", 0)},
+                          {"cache_creation_input_tokens", usage.value("cache_write", 0)},
+                          {"output_tokens", 1}}}}}}));
   int index = 0;
   std::string text = r.value("text", "");
   if (!text.empty()) {
@@ -242,7 +393,10 @@ std::vector<std::string> AnthropicEvents(const json& r) {
   return ev;
 }
 
-void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic) {
+enum class Api { kChat, kResponses, kAnthropic };
+
+void Handle(const httplib::Request& req, httplib::Response& res, Api api) {
+  const bool anthropic = api == Api::kAnthropic;
   size_t n;
   json r;
   json body = json::parse(req.body, nullptr, false);
@@ -279,8 +433,18 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     return;
   }
   std::string system = SystemText(body);
+  json cache_usage;
   {
     std::lock_guard<std::mutex> lock(g_mu);
+    if (g_prompt_cache) {
+      std::string rendered = RenderForCache(body);
+      int64_t input = static_cast<int64_t>(rendered.size() / 4);
+      int64_t cached = static_cast<int64_t>(CachedBytes(rendered) / 4);
+      bool breakpoint = req.body.find("\"cache_control\":") != std::string::npos;
+      if (anthropic && !breakpoint) cached = 0;
+      cache_usage = {{"input", input}, {"output", 5}, {"cache_read", cached}};
+      if (anthropic && breakpoint) cache_usage["cache_write"] = input - cached;
+    }
     std::optional<json> by_system;
     for (auto& [text, response] : g_by_system.items()) {
       if (system.find(text) == std::string::npos) continue;
@@ -305,6 +469,7 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     }
   }
   Log({{"n", n}, {"t_ns", MonotonicNs()}, {"path", req.path}, {"body", body.is_discarded() ? json(req.body) : body}});
+  if (!cache_usage.is_null() && !r.contains("usage")) r["usage"] = cache_usage;
   if (g_context_window > 0 && !r.contains("usage")) r["usage"] = {{"input", tokens}, {"output", 5}};
   if (r.contains("delay_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(r["delay_ms"].get<int>()));
   if (r.contains("hold_until")) {
@@ -371,7 +536,9 @@ void Handle(const httplib::Request& req, httplib::Response& res, bool anthropic)
     for (size_t at; (at = text.find("@evidence_id")) != std::string::npos;) text.replace(at, 12, id);
     r["text"] = text;
   }
-  auto events = std::make_shared<std::vector<std::string>>(anthropic ? AnthropicEvents(r) : OpenAiEvents(r));
+  auto events = std::make_shared<std::vector<std::string>>(anthropic                ? AnthropicEvents(r)
+                                                           : api == Api::kResponses ? ResponsesEvents(r)
+                                                                                    : OpenAiEvents(r));
   if (r.value("error_after_text", false)) {
     // The text streams, then the server reports an error and ends the stream.
     std::vector<std::string> cut;
@@ -424,6 +591,7 @@ int main(int argc, char** argv) {
     }
   }
   g_context_window = script.value("context_window", int64_t{0});
+  g_prompt_cache = script.value("prompt_cache", false);
   if (script.contains("refuse_fields") && script["refuse_fields"].is_array()) g_refuse_fields = script["refuse_fields"];
   if (script.contains("by_system")) g_by_system = script["by_system"];
   for (auto& [text, response] : g_by_system.items()) {
@@ -439,8 +607,10 @@ int main(int argc, char** argv) {
   server.set_tcp_nodelay(true);
   // Parallel subagents each hold a kept-alive connection: enough threads.
   server.new_task_queue = [] { return new httplib::ThreadPool(64); };
-  server.Post("/v1/chat/completions", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, false); });
-  server.Post("/v1/messages", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, true); });
+  server.Post("/v1/chat/completions",
+              [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, Api::kChat); });
+  server.Post("/v1/responses", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, Api::kResponses); });
+  server.Post("/v1/messages", [](const httplib::Request& q, httplib::Response& s) { Handle(q, s, Api::kAnthropic); });
   int port = server.bind_to_any_port("127.0.0.1");
   if (port <= 0) {
     std::cerr << "fake_llm_server: cannot listen\n";

@@ -21,6 +21,10 @@ namespace {
 
 using nlohmann::json;
 
+// USD per million tokens: input, output, cache read, cache write.
+const nlohmann::json kPrices = {
+    {"input_per_mtok", 3.0}, {"output_per_mtok", 15.0}, {"cache_read_per_mtok", 0.3}, {"cache_write_per_mtok", 3.75}};
+
 const char kSummary[] = R"({"done": ["read the files"], "pending": ["more"], "current_state": "reading"})";
 
 class OdinPromptCacheTest : public ::testing::TestWithParam<bool> {
@@ -46,10 +50,11 @@ class OdinPromptCacheTest : public ::testing::TestWithParam<bool> {
     }
     return out;
   }
-  json Run(const FakeLlm& llm, const std::vector<std::string>& more = {}) {
+  json Run(const FakeLlm& llm, const std::vector<std::string>& more = {}, bool json_output = true) {
     bool anthropic = GetParam();
     std::map<std::string, std::string> env = FakeModelEnv(llm, marker_, user_);
-    std::vector<std::string> args = {"-p", "read the files one by one", "--output-format", "json"};
+    std::vector<std::string> args = {"-p", "read the files one by one"};
+    if (json_output) args.insert(args.end(), {"--output-format", "json"});
     if (anthropic) {
       env["ANTHROPIC_BASE_URL"] = llm.AnthropicUrl();
       env["ANTHROPIC_API_KEY"] = "test-key";
@@ -73,7 +78,8 @@ class OdinPromptCacheTest : public ::testing::TestWithParam<bool> {
 // (between compactions); the cache fields are there.
 TEST_P(OdinPromptCacheTest, ThePrefixIsTheSameBytesAcrossFiftyTurnsAndACompaction) {
   bool anthropic = GetParam();
-  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"llm", {{"prompt_cache", "on"}}}});
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}},
+              {"llm", {{"prompt_cache", "on"}, {"prices", {{"*", kPrices}}}}}});
   json responses = json::array();
   for (int i = 0; i < 50; ++i) {
     if (i == 25) {
@@ -87,7 +93,9 @@ TEST_P(OdinPromptCacheTest, ThePrefixIsTheSameBytesAcrossFiftyTurnsAndACompactio
     }
   }
   responses.push_back(Text("All read."));
-  FakeLlm llm(json({{"responses", responses}, {"by_system", {{"handoff note", {{"text", kSummary}}}}}}).dump());
+  FakeLlm llm(
+      json({{"responses", responses}, {"by_system", {{"handoff note", {{"text", kSummary}}}}}, {"prompt_cache", true}})
+          .dump());
   json r = Run(llm, {"--max-turns", "60"});
   ASSERT_FALSE(r.is_discarded()) << last_.out << last_.err;
   EXPECT_EQ(r["status"], "done") << last_.err;
@@ -127,6 +135,53 @@ TEST_P(OdinPromptCacheTest, ThePrefixIsTheSameBytesAcrossFiftyTurnsAndACompactio
     ASSERT_GE(last.size(), 2u);
     EXPECT_EQ(last[last.size() - 2]["cache_control"]["type"], "ephemeral");
     EXPECT_NE(last.back()["text"].get<std::string>().find("This turn's state"), std::string::npos);
+  }
+  // The server served most of each request from its cache (it counts the
+  // leading bytes a request shares with an earlier one), and Odin counted
+  // and priced it: in the result and in the ledger's report alike.
+  const json& u = r["usage"];
+  int64_t in = u["input_tokens"], read = u["cache_read_input_tokens"], written = u["cache_creation_input_tokens"];
+  EXPECT_GT(read, in * 7 / 10) << u.dump();
+  if (anthropic) EXPECT_GT(written, 0) << u.dump();
+  if (!anthropic) EXPECT_EQ(written, 0) << u.dump();
+  double expected =
+      (static_cast<double>(in - read - written) * 3.0 + static_cast<double>(read) * 0.3 +
+       static_cast<double>(written) * 3.75 + static_cast<double>(u["output_tokens"].get<int64_t>()) * 15) /
+      1e6;
+  // Each call's cost is rounded to a millionth of a dollar.
+  EXPECT_NEAR(r["total_cost_usd"].get<double>(), expected, 1e-6 * u["llm_calls"].get<double>()) << u.dump();
+  EXPECT_EQ(u["unpriced_calls"], 0);
+  EXPECT_EQ(r["report"]["cache_read_tokens"], read) << r["report"].dump();
+  EXPECT_EQ(r["report"]["cache_write_tokens"], written);
+  EXPECT_NEAR(r["report"]["cost_usd"].get<double>(), r["total_cost_usd"].get<double>(), 1e-9);
+}
+
+// The text report says how much came from the cache and what it cost; with
+// no price for the model, that the price is unknown, never $0.
+TEST_P(OdinPromptCacheTest, TheReportShowsCacheUseAndCostOrThatThePriceIsUnknown) {
+  json responses = {Turn({Call("Read", {{"file_path", "f1.txt"}})}), Turn({Call("Read", {{"file_path", "f2.txt"}})}),
+                    Text("Read.")};
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}},
+              {"llm", {{"prompt_cache", "on"}, {"prices", {{"*", kPrices}}}}}});
+  {
+    FakeLlm llm(json({{"responses", responses}, {"prompt_cache", true}}).dump());
+    Run(llm, {}, /*json_output=*/false);
+    EXPECT_EQ(last_.exit_code, 0) << last_.err;
+    size_t used = last_.out.find("Used: ");
+    ASSERT_NE(used, std::string::npos) << last_.out;
+    std::string line = last_.out.substr(used, last_.out.find('\n', used) - used);
+    EXPECT_NE(line.find(" read from the prompt cache, "), std::string::npos) << line;
+    EXPECT_NE(line.find(", $0.0"), std::string::npos) << line;
+  }
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"llm", {{"prompt_cache", "on"}}}});
+  {
+    FakeLlm llm(json({{"responses", responses}, {"prompt_cache", true}}).dump());
+    Run(llm, {}, /*json_output=*/false);
+    EXPECT_EQ(last_.exit_code, 0) << last_.err;
+    EXPECT_NE(last_.out.find(" out, price unknown, "), std::string::npos) << last_.out;
+    json r = Run(llm, {});
+    EXPECT_TRUE(r["total_cost_usd"].is_null()) << r.dump();
+    EXPECT_TRUE(r["report"]["cost_usd"].is_null()) << r.dump();
   }
 }
 

@@ -155,6 +155,16 @@ StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::str
   return calls;
 }
 
+StatusOr<std::vector<std::string>> CallsSinceMessage(Ledger* ledger, const std::string& message_id) {
+  ASSIGN_OR_RETURN(MessageRecord message, ledger->FindMessage(message_id));
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(message.session_id));
+  std::vector<std::string> calls;
+  for (const ExecutionRow& row : rows) {
+    if (row.start.started_at_ms >= message.created_at_ms) calls.push_back(row.start.execution_id);
+  }
+  return calls;
+}
+
 StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions) {
   ASSIGN_OR_RETURN(WorkspaceFiles ws, WorkspaceFiles::Open(workspace));
   UndoPlan plan;

@@ -1,0 +1,137 @@
+#include "session/rewind.h"
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "base/ids.h"
+#include "base/json_input.h"
+#include "ledger/ledger.h"
+#include "planner/conversation_log.h"
+#include "session/resume.h"
+#include "tools/workspace_path.h"
+#include "workspace/undo.h"
+
+namespace odin {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string Joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : "; ") + s;
+  return out;
+}
+
+}  // namespace
+
+StatusOr<RewindOutcome> RewindSession(Ledger* ledger, const std::string& workspace_root, const RewindRequest& request,
+                                      const std::function<Status(const std::string& message_id)>& conversation_rewind,
+                                      const std::function<void(const RewindOutcome&)>& record_gate_event,
+                                      int64_t now_ms) {
+  if (!request.code && !request.conversation) {
+    return Status::InvalidArgument("rewind", "nothing to rewind: neither the files nor the conversation");
+  }
+  ASSIGN_OR_RETURN(MessageRecord message, ledger->FindMessage(request.message_id));
+  if (message.role != "user") {
+    return Status::InvalidArgument("message " + message.id, "is the agent's answer: rewind to one of your messages");
+  }
+  if (!request.session_id.empty() && message.session_id != request.session_id) {
+    return Status::InvalidArgument("message " + message.id, "is of another session (" + message.session_id + ")");
+  }
+  if (message.agent_id != "main") {
+    return Status::InvalidArgument("message " + message.id, "is a subagent's task: rewind to one of your messages");
+  }
+  RewindOutcome out;
+  out.message_id = message.id;
+  out.session_id = message.session_id;
+  out.agent_id = message.agent_id;
+  // Everything is checked before anything changes.
+  if (request.conversation) {
+    ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries,
+                     ledger->ListConversation(message.session_id, message.agent_id));
+    RETURN_IF_ERROR(CanRewindTo(entries, message.id));
+  }
+  ASSIGN_OR_RETURN(out.calls, CallsSinceMessage(ledger, message.id));
+  if (request.code && !out.calls.empty()) {
+    ASSIGN_OR_RETURN(UndoPlan plan, PlanUndo(ledger, workspace_root, out.calls));
+    std::vector<std::string> refused = plan.conflicts;
+    refused.insert(refused.end(), plan.not_undoable.begin(), plan.not_undoable.end());
+    if (!refused.empty()) {
+      return Status::FailedPrecondition("rewind",
+                                        "nothing was rewound: the files cannot be put back as they were "
+                                        "before message " +
+                                            message.id + ": " + Joined(refused));
+    }
+    out.warnings = plan.warnings;
+    if (!plan.steps.empty()) {
+      ASSIGN_OR_RETURN(out.undo_execution, ApplyUndo(ledger, workspace_root, plan, /*force=*/false, now_ms));
+      for (const UndoStep& step : plan.steps) out.paths.push_back(DisplayPath(step.path, workspace_root));
+    }
+  }
+  if (request.conversation) RETURN_IF_ERROR(conversation_rewind(message.id));
+  // "masked" and "files" as a compaction's: the model no longer sees what
+  // those calls read, and the files put back changed under its cache.
+  out.gate_detail_json = Dump({{"message_id", message.id},
+                               {"code", request.code},
+                               {"conversation", request.conversation},
+                               {"undo", out.undo_execution},
+                               {"masked", request.conversation ? out.calls : std::vector<std::string>{}},
+                               {"files", out.paths}});
+  record_gate_event(out);
+  return out;
+}
+
+Status RewindRecordedConversation(Ledger* ledger, const std::string& session_id, const std::string& agent_id,
+                                  const std::string& message_id, int64_t now_ms) {
+  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(session_id, agent_id));
+  RETURN_IF_ERROR(CanRewindTo(entries, message_id));
+  return ledger->AddConversation(
+      {{NewId("conv"), session_id, agent_id, "rewind", Dump({{"message_id", message_id}}), now_ms}});
+}
+
+StatusOr<std::string> ForkSession(Ledger* ledger, const std::string& session_id, int64_t now_ms) {
+  ASSIGN_OR_RETURN(SessionRecord from, ledger->FindSession(session_id));
+  if (!ResumableKind(from.kind)) {
+    return Status::InvalidArgument("session " + from.id,
+                                   "is an `odin " + from.kind + "` session, not an agent's: nothing to fork");
+  }
+  ASSIGN_OR_RETURN(std::vector<MessageRecord> messages, ledger->ListMessages(from.id));
+  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(from.id, "main"));
+  std::string id = NewId("ses");
+  RETURN_IF_ERROR(ledger->AddSession({id, from.kind, from.workspace, now_ms}));
+  RETURN_IF_ERROR(ledger->AddGateEvent({NewId("gate"), id, "main", "", "session_forked", "",
+                                        Dump({{"from_session", from.id}, {"forked_at_ms", now_ms}}), now_ms}));
+  // The copies get ids of their own (a message id names one message of one
+  // session), and the conversation's entries name the copies.
+  std::map<std::string, std::string> renamed;
+  for (MessageRecord m : messages) {
+    std::string copy = NewId("msg");
+    renamed[m.id] = copy;
+    m.id = copy;
+    m.session_id = id;
+    RETURN_IF_ERROR(ledger->AddMessage(m));
+  }
+  std::vector<ConversationEntry> copies;
+  for (ConversationEntry e : entries) {
+    if (e.kind == "owner") continue;  // the fork's owner is whoever takes it up
+    json content = ParseJson(e.content_json);
+    if (content.is_object() && content.contains("message_id") && content["message_id"].is_string()) {
+      auto it = renamed.find(content["message_id"].get<std::string>());
+      if (it != renamed.end()) {
+        content["message_id"] = it->second;
+        e.content_json = Dump(content);
+      }
+    }
+    e.id = NewId("conv");
+    e.session_id = id;
+    copies.push_back(std::move(e));
+  }
+  RETURN_IF_ERROR(ledger->AddConversation(copies));
+  return id;
+}
+
+}  // namespace odin
