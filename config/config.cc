@@ -2,7 +2,6 @@
 // one section after another, reads best as one walk over the document.
 #include "config/config.h"
 
-#include <cmath>
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -525,7 +524,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
         std::string where = "llm.prices." + it.key();
         const char* shape =
             " must be {\"input_per_mtok\": N, \"output_per_mtok\": N} (and optionally \"cache_read_per_mtok\", "
-            "\"cache_write_per_mtok\"), each a number of USD, 0 or more";
+            "\"cache_write_per_mtok\"), each a number of USD from 0 to 1000000";
         if (!p.is_object() || !p.contains("input_per_mtok") || !p.contains("output_per_mtok")) {
           return Status::InvalidArgument(origin, where + shape);
         }
@@ -537,7 +536,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
           if (key == "cache_read_per_mtok") to = &price.cache_read_per_mtok.emplace();
           if (key == "cache_write_per_mtok") to = &price.cache_write_per_mtok.emplace();
           if (to == nullptr) return Status::InvalidArgument(origin, where + ": unknown field " + key + ";" + shape);
-          if (!value.is_number() || value.get<double>() < 0 || !std::isfinite(value.get<double>())) {
+          if (!value.is_number() || value.get<double>() < 0 || !(value.get<double>() <= 1e6)) {
             return Status::InvalidArgument(origin, where + shape);
           }
           *to = value.get<double>();

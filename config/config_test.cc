@@ -35,6 +35,27 @@ TEST(ConfigTest, ReadsEverySection) {
   EXPECT_EQ(c->output_tail_bytes, 20u);
 }
 
+// Prices: input and output required, the cache's optional; anything else,
+// a negative, a non-number or an absurd price is refused naming the key.
+TEST(ConfigTest, PricesWithAndWithoutCachePrices) {
+  auto c = ParseConfig(R"({"llm":{"prices":{"m":{"input_per_mtok":3,"output_per_mtok":15,"cache_read_per_mtok":0.3,
+                                                   "cache_write_per_mtok":3.75},
+                                             "*":{"input_per_mtok":1,"output_per_mtok":2}}}})",
+                       "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->llm_prices["m"].cache_read_per_mtok, 0.3);
+  EXPECT_EQ(c->llm_prices["m"].cache_write_per_mtok, 3.75);
+  EXPECT_FALSE(c->llm_prices["*"].cache_read_per_mtok.has_value());
+  for (const char* bad :
+       {R"({"input_per_mtok":1})", R"({"input_per_mtok":1,"output_per_mtok":-1})",
+        R"({"input_per_mtok":1,"output_per_mtok":"2"})", R"({"input_per_mtok":1,"output_per_mtok":1e300})",
+        R"({"input_per_mtok":1,"output_per_mtok":1,"cache_per_mtok":1})"}) {
+    auto r = ParseConfig(std::string(R"({"llm":{"prices":{"m":)") + bad + "}}}", "x");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("llm.prices.m"), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(ConfigTest, BeforeImageCaps) {
   auto d = ParseConfig("{}", "f");
   ASSERT_TRUE(d.ok());

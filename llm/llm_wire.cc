@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "base/json_input.h"
 #include "llm/wire_json.h"
 
 namespace odin {

@@ -9,6 +9,8 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "llm/llm_wire.h"
 #include "llm/wire_json.h"
 

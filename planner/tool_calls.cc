@@ -39,11 +39,21 @@ std::string FirstLine(const std::string& text, size_t max) {
 
 LlmCallRecord RecordModelCall(LlmCallRecord rec, const StatusOr<ChatResponse>& response, const PriceTable& prices) {
   if (response.ok()) {
-    rec.input_tokens = response->usage.input_tokens;
-    rec.output_tokens = response->usage.output_tokens;
-    rec.cache_read_tokens = response->usage.cache_read_tokens;
-    rec.cache_write_tokens = response->usage.cache_write_tokens;
-    rec.cost_microusd = CostMicroUsd(prices, rec.model, response->usage);
+    // The server's counts, within reason: never negative, never more than a
+    // trillion (so that no price, at most $1M per million, overflows a cost).
+    auto bounded = [](int64_t n) { return std::clamp<int64_t>(n, 0, 1'000'000'000'000); };
+    LlmUsage usage = response->usage;
+    for (int64_t* n :
+         {&usage.input_tokens, &usage.output_tokens, &usage.cache_read_tokens, &usage.cache_write_tokens}) {
+      *n = bounded(*n);
+    }
+    usage.cache_read_tokens = std::min(usage.cache_read_tokens, usage.input_tokens);
+    usage.cache_write_tokens = std::min(usage.cache_write_tokens, usage.input_tokens - usage.cache_read_tokens);
+    rec.input_tokens = usage.input_tokens;
+    rec.output_tokens = usage.output_tokens;
+    rec.cache_read_tokens = usage.cache_read_tokens;
+    rec.cache_write_tokens = usage.cache_write_tokens;
+    rec.cost_microusd = CostMicroUsd(prices, rec.model, usage);
     rec.status = response->truncated ? "truncated" : "ok";
     rec.attempts = response->attempts;
   } else {
