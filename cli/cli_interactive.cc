@@ -278,7 +278,11 @@ std::string InteractiveSession::Prompt() {
   std::string cost = t.unpriced_calls > 0 ? "price unknown" : CostText(t.cost_microusd, t.llm_calls, 0, 3);
   std::string status = std::string(kSpinner[spinner_ % 10]) + " " + ModeName(mode_) + " · " + s_->agent().model();
   if (c.window > 0) status += " · ctx " + std::to_string(100 * used / c.window) + "%";
-  status += " · " + Tokens(t.usage.input_tokens + t.usage.output_tokens) + " tok · " + cost;
+  status += " · " + Tokens(t.usage.input_tokens + t.usage.output_tokens) + " tok";
+  if (t.usage.cache_read_tokens > 0 && t.usage.input_tokens > 0) {
+    status += " (" + std::to_string(100 * t.usage.cache_read_tokens / t.usage.input_tokens) + "% cached)";
+  }
+  status += " · " + cost;
   if (view_.message_started() != SteadyTime{}) {
     status += " · " + std::to_string(ToMillis(now - view_.message_started()) / 1000) + "s";
   }

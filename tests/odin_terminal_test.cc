@@ -237,6 +237,25 @@ TEST_F(OdinTerminalTest, EscInterruptsACommandAndBangRunsTheUsersOwnCommandSandb
   EXPECT_NE(mutations[0].find("made-by-me"), std::string::npos);
 }
 
+// Issue 51: the status line says how much of the input the provider's
+// prompt cache served, and, with no price for the model in llm.prices,
+// that the price is unknown (never $0.000).
+TEST_F(OdinTerminalTest, TheStatusLineShowsTheCachedShareAndAnUnknownPrice) {
+  FakeLlm llm(R"({"prompt_cache": true,
+                  "responses":[{"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"true"}}]},
+                               {"tool_calls":[{"name":"ExecuteCommand","arguments":{"command":"sleep 3"}}]},
+                               {"text":"slept"}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  t.Type("go");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("% cached) · price unknown · ")) << t.Screen();
+  EXPECT_EQ(t.Screen().find("$0.000"), std::string::npos) << t.Screen();
+  ASSERT_TRUE(t.WaitFor("slept")) << t.Screen();
+  t.Keys({"C-d"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
+}
+
 // Issue 47, item 14: the live status line is plain text on any TERM (no
 // literal "[1m[0m" after it), text typed while busy follows its "› ", and a
 // notice that arrives while the user types (an MCP server that failed)
