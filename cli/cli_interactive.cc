@@ -139,7 +139,8 @@ void UndoLastMessage(AgentSession& s, bool force, TerminalView& term) {
 // session back to before that one, its files and its conversation
 // (session/rewind.h), or refuses naming what is in the way.
 void RewindToMessage(AgentSession& s, const std::string& arg, TerminalView& term) {
-  if (s.agent().busy()) return term.Line("(busy: cancel the turn first)");
+  // Idle as Agent::Rewind needs it, checked before any file changes.
+  if (s.agent().busy() || s.agent().compacting()) return term.Line("(busy: cancel the turn first)");
   Ledger& ledger = s.runtime().ledger();
   Coordinator& co = s.runtime().coordinator();
   StatusOr<std::vector<MessageRecord>> all = ledger.ListMessages(co.session_id());
@@ -168,6 +169,7 @@ void RewindToMessage(AgentSession& s, const std::string& arg, TerminalView& term
       [&](const std::string& m) { return s.agent().Rewind(m); },
       [&](const RewindOutcome& o) {
         co.RecordGateEvent("main", o.message_id, "rewind", o.undo_execution, o.gate_detail_json);
+        return Status::OK();
       },
       RealClock::Get()->WallMillis());
   if (!done.ok()) return term.Line(VisibleControls(done.status().message()));

@@ -119,9 +119,8 @@ int RunRewind(const GlobalFlags& g, const RewindFlags& f) {
       l, ws->root, request,
       [&](const std::string& id) { return RewindRecordedConversation(l, *session, "main", id, now); },
       [&](const RewindOutcome& o) {
-        Status s = l->AddGateEvent({NewId("gate"), o.session_id, o.agent_id, o.message_id, "rewind", o.undo_execution,
-                                    o.gate_detail_json, now});
-        if (!s.ok()) std::cerr << "odin rewind: warning: " << s.message() << "\n";
+        return l->AddGateEvent({NewId("gate"), o.session_id, o.agent_id, o.message_id, "rewind", o.undo_execution,
+                                o.gate_detail_json, now});
       },
       now);
   if (!done.ok()) return Fail(done.status(), "rewind");

@@ -92,15 +92,21 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
   RETURN_IF_ERROR(validation_.Resume(ledger_, lineage, rows));
   // Calls whose output a compaction masked or a rewind took back: the model
   // no longer sees what they read, so it does not go back into the cache.
-  std::set<std::string> masked;
+  // A rewind's are gone from the conversation altogether: their todo
+  // lists too.
+  std::set<std::string> masked, rewound;
   for (const GateEvent& e : events) {
     if (e.kind != "compaction" && e.kind != "rewind") continue;
-    for (std::string& id : MaskedCalls(ParseJson(e.detail_json))) masked.insert(std::move(id));
+    for (std::string& id : MaskedCalls(ParseJson(e.detail_json))) {
+      if (e.kind == "rewind") rewound.insert(id);
+      masked.insert(std::move(id));
+    }
   }
   // Replay what each successful call did to its agent's cache and todos.
   for (const ExecutionRow& row : rows) {
     if (!row.end || row.end->status != "ok") continue;
     AgentState& agent = Agent(row.start.agent_id);
+    if (rewound.count(row.start.execution_id) != 0) continue;
     if (HandlerOf(row.start.tool) == ToolHandler::kTodoWrite) {
       Status replayed = agent.todos.Write(ParseJson(row.start.args_json));  // the ledger's record
       if (!replayed.ok()) spdlog::warn("cannot replay {}: {}", row.start.execution_id, replayed.message());

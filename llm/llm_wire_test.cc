@@ -449,3 +449,46 @@ TEST(LlmWireTest, ResponsesRequestCarriesTheConversationAsItems) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+// A sloppy or hostile Responses server: events without output_index keep
+// their calls apart by item id; an arguments.done without arguments keeps
+// what streamed; a reasoning item without its encrypted content is not kept
+// (given back under store: false, the server would refuse every later
+// request naming it).
+TEST(LlmWireTest, ResponsesStreamFromASloppyServer) {
+  using nlohmann::json;
+  std::string sse =
+      ResponsesEvent("response.output_item.added",
+                     {{"item", {{"type", "function_call"}, {"id", "fc_a"}, {"call_id", "A"}, {"name", "Read"}}}}) +
+      ResponsesEvent("response.output_item.added",
+                     {{"item", {{"type", "function_call"}, {"id", "fc_b"}, {"call_id", "B"}, {"name", "LS"}}}}) +
+      ResponsesEvent("response.function_call_arguments.delta",
+                     {{"item_id", "fc_a"}, {"delta", "{\"file_path\":\"a\"}"}}) +
+      ResponsesEvent("response.function_call_arguments.delta", {{"item_id", "fc_b"}, {"delta", "{\"path\":\".\"}"}}) +
+      ResponsesEvent("response.function_call_arguments.done", {{"item_id", "fc_a"}}) +
+      ResponsesEvent("response.function_call_arguments.done", {{"item_id", "fc_b"}, {"arguments", nullptr}}) +
+      ResponsesEvent("response.output_item.done",
+                     {{"output_index", 7}, {"item", {{"type", "reasoning"}, {"id", "rs_x"}, {"summary", "odd"}}}}) +
+      ResponsesEvent("response.output_item.done",
+                     {{"output_index", 8},
+                      {"item", {{"type", "reasoning"}, {"id", 5}, {"summary", 3}, {"encrypted_content", "gB"}}}}) +
+      ResponsesEvent("response.completed", {{"response", {{"status", "completed"}}}});
+  ChatResponse r = Decode(*NewOpenAiResponsesFormat(), sse);
+  ASSERT_EQ(r.tool_calls.size(), 2u);
+  EXPECT_EQ(r.tool_calls[0].id, "A");
+  EXPECT_EQ(r.tool_calls[0].name, "Read");
+  EXPECT_EQ(r.tool_calls[0].arguments_json, R"({"file_path":"a"})");
+  EXPECT_EQ(r.tool_calls[1].id, "B");
+  EXPECT_EQ(r.tool_calls[1].arguments_json, R"({"path":"."})");
+  ASSERT_EQ(r.reasoning.size(), 1u);
+  json kept = json::parse(r.reasoning[0]);
+  EXPECT_EQ(kept["encrypted_content"], "gB");
+  EXPECT_EQ(kept["summary"], json::array());
+  EXPECT_FALSE(kept.contains("id"));  // not a string: left out
+}
+
+}  // namespace
+}  // namespace odin

@@ -45,7 +45,7 @@ class ResponsesDecoder final : public StreamDecoder {
     if (msg.is_discarded() || !msg.is_object()) return Status::OK();
     std::string type = Str(msg, "type");
     if (type.empty()) type = e.event;
-    int64_t index = Int(msg, "output_index", 0);
+    int64_t index = IndexOf(msg);
     if (type == "error") {
       return Status::Unavailable("the model server reported an error",
                                  Str(msg, "message").empty() ? e.data.substr(0, 300) : Str(msg, "message"));
@@ -67,16 +67,20 @@ class ResponsesDecoder final : public StreamDecoder {
         ToolCallRequest& call = calls_[index];
         if (!Str(item, "call_id").empty()) call.id = Str(item, "call_id");
         if (!Str(item, "name").empty()) call.name = Str(item, "name");
-        if (type == "response.output_item.done" && item.contains("arguments")) {
-          call.arguments_json = Str(item, "arguments");
+        if (type == "response.output_item.done" && item.is_object() && item.contains("arguments") &&
+            item["arguments"].is_string()) {
+          call.arguments_json = item["arguments"].get<std::string>();
         }
-      } else if (kind == "reasoning" && type == "response.output_item.done") {
+      } else if (kind == "reasoning" && type == "response.output_item.done" &&
+                 !Str(item, "encrypted_content").empty()) {
         // Given back as it came (its id, summary and encrypted content),
-        // nothing else of it read.
-        json kept = {{"type", "reasoning"}, {"summary", item.value("summary", json::array())}};
-        for (const char* key : {"id", "encrypted_content"}) {
-          if (item.contains(key)) kept[key] = item[key];
-        }
+        // nothing else of it read. One without its encrypted content is
+        // dropped: with store: false the server has nothing to find it by,
+        // and would refuse every later request that names it.
+        json summary = item.contains("summary") && item["summary"].is_array() ? item["summary"] : json::array();
+        json kept = {
+            {"type", "reasoning"}, {"summary", summary}, {"encrypted_content", Str(item, "encrypted_content")}};
+        if (!Str(item, "id").empty()) kept["id"] = Str(item, "id");
         reasoning_[index] = Dump(kept);
       } else if (kind == "message" && type == "response.output_item.done" && r_.text.empty()) {
         // A server that sends the text only whole, in the item.
@@ -87,7 +91,9 @@ class ResponsesDecoder final : public StreamDecoder {
     } else if (type == "response.function_call_arguments.delta") {
       calls_[index].arguments_json += Str(msg, "delta");
     } else if (type == "response.function_call_arguments.done") {
-      calls_[index].arguments_json = Str(msg, "arguments");
+      if (msg.contains("arguments") && msg["arguments"].is_string()) {
+        calls_[index].arguments_json = msg["arguments"].get<std::string>();
+      }
     } else if (type == "response.completed" || type == "response.incomplete") {
       const json& response = msg.value("response", json::object());
       const json& u = response.is_object() ? response.value("usage", json::object()) : json::object();
@@ -109,7 +115,23 @@ class ResponsesDecoder final : public StreamDecoder {
     return Status::OK();
   }
 
+  // Where an event's item sits in the output: its output_index, else (a
+  // server that leaves it out) a place of its own for each item id, after
+  // the indexed ones, so that two calls are never merged into one.
+  int64_t IndexOf(const json& msg) {
+    if (msg.contains("output_index") && msg["output_index"].is_number_integer()) {
+      return msg["output_index"].get<int64_t>();
+    }
+    std::string id = Str(msg, "item_id");
+    if (id.empty() && msg.contains("item")) id = Str(msg["item"], "id");
+    if (id.empty()) return 0;
+    auto [it, added] = by_item_.emplace(id, kUnindexed + static_cast<int64_t>(by_item_.size()));
+    return it->second;
+  }
+  static constexpr int64_t kUnindexed = int64_t{1} << 40;
+
   ChatResponse r_;
+  std::map<std::string, int64_t> by_item_;    // item id -> its place, for events without an output_index
   std::map<int64_t, ToolCallRequest> calls_;  // by output index
   std::map<int64_t, std::string> reasoning_;  // by output index
   bool done_ = false;

@@ -535,7 +535,7 @@ static void AddModelCall(const LlmCallRecord& call, MessageOutcome* to) {
   to->usage.output_tokens += call.output_tokens;
   to->usage.cache_read_tokens += call.cache_read_tokens;
   to->usage.cache_write_tokens += call.cache_write_tokens;
-  if (call.status != "error" && call.cost_microusd < 0) ++to->unpriced_calls;
+  if (call.cost_microusd < 0) ++to->unpriced_calls;
   to->cost_microusd += std::max<int64_t>(call.cost_microusd, 0);
 }
 

@@ -233,8 +233,8 @@ class Agent {
   // (planner/conversation_log.h); a turn a crash cut off is closed with
   // "interrupted" results. Only while idle, before any message.
   Status Restore(const std::vector<ConversationEntry>& entries);
-  // Takes the conversation back to before a message of this agent (its id
-  // or a unique prefix): records a "rewind" entry and replays the ledger's
+  // Takes the conversation back to before a message of this agent (its full
+  // id): records a "rewind" entry and replays the ledger's
   // entries with it. Only while idle. The message's changes to files are
   // the caller's to undo first (workspace/undo.h).
   Status Rewind(const std::string& message_id);

@@ -315,6 +315,7 @@ Status Agent::Rewind(const std::string& message_id) {
   context_.compactions = replayed.compactions;
   persisted_ = history_.size();
   context_.next_estimate = estimator_.Tokens(HistoryBytes());
+  notes_.clear();  // they told of turns the conversation no longer has
   return Status::OK();
 }
 

@@ -107,8 +107,7 @@ Status CanRewindTo(const std::vector<ConversationEntry>& entries, const std::str
   if (kept.ok()) return Status::OK();
   return Status::FailedPrecondition("rewind", "message " + message_id +
                                                   " is not in the session's conversation as it stands (rewound "
-                                                  "already, cleared, or recorded before Odin marked where messages "
-                                                  "start)");
+                                                  "already, or recorded before Odin marked where messages start)");
 }
 
 StatusOr<ReplayedConversation> ReplayConversation(const std::vector<ConversationEntry>& entries) {

@@ -59,6 +59,7 @@ LlmCallRecord RecordModelCall(LlmCallRecord rec, const StatusOr<ChatResponse>& r
   } else {
     rec.status = "error";
     rec.error = response.status().message();
+    rec.cost_microusd = CostMicroUsd(prices, rec.model, {});  // 0, or -1 (unknown) without a price
   }
   return rec;
 }

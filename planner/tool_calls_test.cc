@@ -35,5 +35,16 @@ TEST(RecordModelCallTest, AbsurdCountsFromAServerAreBounded) {
   EXPECT_EQ(rec.cost_microusd, 1'000'000'000'000'000'000);
 }
 
+// A call that failed used nothing, at a known price; for a model without a
+// price even that is unknown: never counted as a priced $0.
+TEST(RecordModelCallTest, AFailedCallOfAnUnpricedModelHasNoKnownCost) {
+  StatusOr<ChatResponse> failed = Status::Unavailable("model", "overloaded");
+  PriceTable prices = {{"m", {3.0, 15.0, std::nullopt, std::nullopt}}};
+  EXPECT_EQ(RecordModelCall({.model = "m"}, failed, prices).cost_microusd, 0);
+  LlmCallRecord unpriced = RecordModelCall({.model = "other"}, failed, prices);
+  EXPECT_EQ(unpriced.status, "error");
+  EXPECT_EQ(unpriced.cost_microusd, -1);
+}
+
 }  // namespace
 }  // namespace odin

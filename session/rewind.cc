@@ -1,6 +1,9 @@
 #include "session/rewind.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -26,11 +29,41 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// The session a fork was copied from, and when; {"", 0} for one that is not
+// a fork.
+StatusOr<std::pair<std::string, int64_t>> ForkOrigin(Ledger* ledger, const std::string& session_id) {
+  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(session_id));
+  for (const GateEvent& e : events) {
+    json d = e.kind == "session_forked" ? ParseJson(e.detail_json) : json();
+    if (d.is_object() && d.contains("from_session") && d["from_session"].is_string()) {
+      return std::make_pair(d["from_session"].get<std::string>(), d.value("forked_at_ms", int64_t{0}));
+    }
+  }
+  return std::make_pair(std::string(), int64_t{0});
+}
+
+// The calls made since since_ms in the session and, for a fork, in the
+// sessions it was copied from until the copy (a message copied by a fork
+// had its calls there), oldest first.
+StatusOr<std::vector<std::string>> CallsSince(Ledger* ledger, std::string session, int64_t since_ms) {
+  std::vector<std::string> calls;
+  int64_t until = INT64_MAX;
+  for (int depth = 0; depth < 64 && !session.empty(); ++depth) {
+    ASSIGN_OR_RETURN(std::vector<std::string> own, CallsBetween(ledger, session, since_ms, until));
+    calls.insert(calls.begin(), own.begin(), own.end());
+    ASSIGN_OR_RETURN(auto origin, ForkOrigin(ledger, session));
+    if (origin.first.empty() || since_ms > origin.second) break;
+    session = origin.first;
+    until = std::min(until, origin.second);
+  }
+  return calls;
+}
+
 }  // namespace
 
 StatusOr<RewindOutcome> RewindSession(Ledger* ledger, const std::string& workspace_root, const RewindRequest& request,
                                       const std::function<Status(const std::string& message_id)>& conversation_rewind,
-                                      const std::function<void(const RewindOutcome&)>& record_gate_event,
+                                      const std::function<Status(const RewindOutcome&)>& record_gate_event,
                                       int64_t now_ms) {
   if (!request.code && !request.conversation) {
     return Status::InvalidArgument("rewind", "nothing to rewind: neither the files nor the conversation");
@@ -50,12 +83,18 @@ StatusOr<RewindOutcome> RewindSession(Ledger* ledger, const std::string& workspa
   out.session_id = message.session_id;
   out.agent_id = message.agent_id;
   // Everything is checked before anything changes.
-  if (request.conversation) {
-    ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries,
-                     ledger->ListConversation(message.session_id, message.agent_id));
-    RETURN_IF_ERROR(CanRewindTo(entries, message.id));
+  ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries,
+                   ledger->ListConversation(message.session_id, message.agent_id));
+  if (request.conversation) RETURN_IF_ERROR(CanRewindTo(entries, message.id));
+  // From when the message started, not when it was sent: one typed while
+  // another ran waited its turn, and that one's later calls are not its.
+  int64_t since = message.created_at_ms;
+  for (const ConversationEntry& e : entries) {
+    if (e.kind != "message_start") continue;
+    json j = ParseJson(e.content_json);
+    if (j.is_object() && j.value("message_id", json()) == json(message.id)) since = e.created_at_ms;
   }
-  ASSIGN_OR_RETURN(out.calls, CallsSinceMessage(ledger, message.id));
+  ASSIGN_OR_RETURN(out.calls, CallsSince(ledger, message.session_id, since));
   if (request.code && !out.calls.empty()) {
     ASSIGN_OR_RETURN(UndoPlan plan, PlanUndo(ledger, workspace_root, out.calls));
     std::vector<std::string> refused = plan.conflicts;
@@ -72,16 +111,20 @@ StatusOr<RewindOutcome> RewindSession(Ledger* ledger, const std::string& workspa
       for (const UndoStep& step : plan.steps) out.paths.push_back(DisplayPath(step.path, workspace_root));
     }
   }
-  if (request.conversation) RETURN_IF_ERROR(conversation_rewind(message.id));
   // "masked" and "files" as a compaction's: the model no longer sees what
   // those calls read, and the files put back changed under its cache.
+  // Recorded before the conversation goes back: should that fail, the
+  // cache has forgotten reads the conversation still holds (the model reads
+  // again), never the other way round.
   out.gate_detail_json = Dump({{"message_id", message.id},
                                {"code", request.code},
                                {"conversation", request.conversation},
                                {"undo", out.undo_execution},
+                               {"calls", out.calls},
                                {"masked", request.conversation ? out.calls : std::vector<std::string>{}},
                                {"files", out.paths}});
-  record_gate_event(out);
+  RETURN_IF_ERROR(record_gate_event(out));
+  if (request.conversation) RETURN_IF_ERROR(conversation_rewind(message.id));
   return out;
 }
 
@@ -101,8 +144,9 @@ StatusOr<std::string> ForkSession(Ledger* ledger, const std::string& session_id,
   }
   ASSIGN_OR_RETURN(std::vector<MessageRecord> messages, ledger->ListMessages(from.id));
   ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(from.id, "main"));
+  // The session's own record comes last: until it is written, what was
+  // copied belongs to no session anyone lists or resumes.
   std::string id = NewId("ses");
-  RETURN_IF_ERROR(ledger->AddSession({id, from.kind, from.workspace, now_ms}));
   RETURN_IF_ERROR(ledger->AddGateEvent({NewId("gate"), id, "main", "", "session_forked", "",
                                         Dump({{"from_session", from.id}, {"forked_at_ms", now_ms}}), now_ms}));
   // The copies get ids of their own (a message id names one message of one
@@ -131,6 +175,7 @@ StatusOr<std::string> ForkSession(Ledger* ledger, const std::string& session_id,
     copies.push_back(std::move(e));
   }
   RETURN_IF_ERROR(ledger->AddConversation(copies));
+  RETURN_IF_ERROR(ledger->AddSession({id, from.kind, from.workspace, now_ms}));
   return id;
 }
 

@@ -51,14 +51,18 @@ struct RewindOutcome {
   std::string gate_detail_json;       // what the "rewind" gate event records
 };
 
-// Rewinds. conversation_rewind does the conversation's half once the files
-// are back (a live agent's Agent::Rewind, or RewindRecordedConversation);
-// record_gate_event records the gate event (a live coordinator's, so its
-// cache forgets; or the ledger's). Checks everything before changing
-// anything; FailedPrecondition naming the conflicts when the undo refuses.
+// Rewinds. record_gate_event records the gate event once the files are
+// back (a live coordinator's, so its cache forgets; or the ledger's), then
+// conversation_rewind does the conversation's half (a live agent's
+// Agent::Rewind, which the caller has checked is idle, or
+// RewindRecordedConversation). Checks everything before changing anything;
+// FailedPrecondition naming the conflicts when the undo refuses. The calls
+// taken back are those made since the message started, in its session and,
+// for a message a fork copied, in the session it was copied from until
+// the copy.
 StatusOr<RewindOutcome> RewindSession(Ledger* ledger, const std::string& workspace_root, const RewindRequest& request,
                                       const std::function<Status(const std::string& message_id)>& conversation_rewind,
-                                      const std::function<void(const RewindOutcome&)>& record_gate_event,
+                                      const std::function<Status(const RewindOutcome&)>& record_gate_event,
                                       int64_t now_ms);
 
 // The conversation's half for a session no process runs: a "rewind" entry

@@ -279,5 +279,94 @@ TEST_F(OdinRewindTest, InteractiveRewindAndNothingTouchesARunningSession) {
   EXPECT_EQ(seen.find("HOTEL"), std::string::npos) << seen;
 }
 
+// A fork's copy of a message had its calls in the original session: a
+// rewind in the fork takes those back too (the file the message wrote goes,
+// and what it read leaves the fork's file cache, so an edit of it without
+// reading it again is refused).
+TEST_F(OdinRewindTest, ARewindInAForkReachesTheCallsTheOriginalMade) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.txt"), "alpha\n").ok());
+  json read_and_write = Turn(
+      {Call("Read", {{"file_path", "a.txt"}}), Call("WriteFile", {{"file_path", "b.txt"}, {"content", "made\n"}})});
+  json edit = Turn({Call("EditTool", {{"file_path", "a.txt"}, {"old_string", "alpha"}, {"new_string", "omega"}})});
+  FakeLlm llm(json({{"responses", {read_and_write, Text("Read and wrote."), edit, Text("Tried.")}}}).dump());
+  std::string original = Prompt(llm, {"-p", "read a, write b"})["session_id"];
+  ASSERT_EQ(Get("b.txt"), "made\n");
+  Ran forked = Odin(llm, {"sessions", "fork", original, "--json"});
+  ASSERT_EQ(forked.exit_code, 0) << forked.err;
+  std::string fork = json::parse(forked.out)["session_id"];
+  std::vector<std::string> copied = UserMessages(fork);
+  ASSERT_EQ(copied.size(), 1u);
+  Ran rewound = Odin(llm, {"rewind", "--message", copied[0], "--json"});
+  ASSERT_EQ(rewound.exit_code, 0) << rewound.err;
+  EXPECT_EQ(json::parse(rewound.out)["paths"], json({"b.txt"})) << rewound.out;
+  EXPECT_EQ(Get("b.txt"), "(absent)");
+  json after = Prompt(llm, {"-r", fork, "-p", "change alpha to omega"});
+  ASSERT_EQ(after["status"], "done") << last_.err;
+  std::vector<json> results = ToolResultsOf(RequestsOf(llm).back());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["status"], "rejected") << results[0].dump();
+  EXPECT_EQ(Get("a.txt"), "alpha\n");
+}
+
+// A message typed while another ran waited its turn: a rewind to it takes
+// back what it did, not the calls the one before it made after it was typed.
+TEST_F(OdinRewindTest, ARewindStartsWhereTheMessageStartedNotWhereItWasTyped) {
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command", "sleep 2.25"}})}), Write("a.txt", "from the first\n"),
+                      Text("First done."), Text("Second done.")}}})
+                  .dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [&](const std::string& line) {
+    std::string text = line + "\n";
+    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  say("first");
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg("sleep 2.25").empty(); })) << "the command never started";
+  say("second");  // typed while the first runs
+  ReadUntil(out, "Second done.");
+  ASSERT_EQ(Get("a.txt"), "from the first\n");
+  say("/rewind 2");
+  std::string done = ReadUntil(out, "rewound to before");
+  EXPECT_NE(done.find("0 paths put back"), std::string::npos) << done;
+  EXPECT_EQ(Get("a.txt"), "from the first\n");
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+}
+
+// While a compaction runs, /rewind refuses before it touches a file.
+TEST_F(OdinRewindTest, SlashRewindWaitsForACompactionWithoutTouchingFiles) {
+  std::string hold = user_.Join("release");
+  FakeLlm llm(
+      // Enough turns that /compact has older ones to summarise (it keeps three).
+      json({{"responses",
+             {Write("a.txt", "one\n"), Write("b.txt", "two\n"), Write("c.txt", "three\n"), Write("d.txt", "four\n"),
+              Write("e.txt", "five\n"), Text("Wrote JULIET.")}},
+            {"by_system",
+             {{"handoff note",
+               {{"text", R"({"done": ["wrote a"], "pending": [], "current_state": "idle"})"}, {"hold_until", hold}}}}}})
+          .dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [&](const std::string& line) {
+    std::string text = line + "\n";
+    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  say("write a");
+  ReadUntil(out, "Status: done");
+  say("/compact");
+  ReadUntil(out, "compacting the conversation");
+  say("/rewind 1");
+  EXPECT_NE(ReadUntil(out, "(busy").find("(busy: cancel the turn first)"), std::string::npos);
+  EXPECT_EQ(Get("a.txt"), "one\n");
+  ASSERT_TRUE(WriteFileAtomic(hold, "go").ok());
+  close(in);
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(Get("a.txt"), "one\n");
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'rewind'")[0], "0");
+}
+
 }  // namespace
 }  // namespace odin::testing

@@ -155,12 +155,14 @@ StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::str
   return calls;
 }
 
-StatusOr<std::vector<std::string>> CallsSinceMessage(Ledger* ledger, const std::string& message_id) {
-  ASSIGN_OR_RETURN(MessageRecord message, ledger->FindMessage(message_id));
-  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(message.session_id));
+StatusOr<std::vector<std::string>> CallsBetween(Ledger* ledger, const std::string& session_id, int64_t since_ms,
+                                                int64_t until_ms) {
+  ASSIGN_OR_RETURN(std::vector<ExecutionRow> rows, ledger->ListSessionExecutions(session_id));
   std::vector<std::string> calls;
   for (const ExecutionRow& row : rows) {
-    if (row.start.started_at_ms >= message.created_at_ms) calls.push_back(row.start.execution_id);
+    if (row.start.started_at_ms >= since_ms && row.start.started_at_ms <= until_ms) {
+      calls.push_back(row.start.execution_id);
+    }
   }
   return calls;
 }

@@ -58,9 +58,10 @@ StatusOr<std::vector<std::string>> LastChangingCall(Ledger* ledger);
 // The calls of a message (its id or a unique prefix): those its session
 // started between it and the next message of the same agent.
 StatusOr<std::vector<std::string>> CallsOfMessage(Ledger* ledger, const std::string& message_id);
-// The calls of a message (its full id) and of everything its session did
-// after it started (any agent's), oldest first; empty when there are none.
-StatusOr<std::vector<std::string>> CallsSinceMessage(Ledger* ledger, const std::string& message_id);
+// The calls a session started (any agent's) from since_ms through until_ms,
+// oldest first; empty when there are none.
+StatusOr<std::vector<std::string>> CallsBetween(Ledger* ledger, const std::string& session_id, int64_t since_ms,
+                                                int64_t until_ms);
 
 StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const std::vector<std::string>& executions);
 
