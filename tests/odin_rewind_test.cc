@@ -67,10 +67,26 @@ class OdinRewindTest : public ::testing::Test {
     return Turn({Call("WriteFile", {{"file_path", path}, {"content", content}})});
   }
 
+  // An interactive odin on pipes, as a person types into it: Say sends a
+  // line; what it prints is read from out_.
+  void StartPiped(const FakeLlm& llm) { pid_ = StartOdinPiped(ws_.path(), {}, &in_, &out_, Env(llm)); }
+  void Say(const std::string& line) {
+    std::string text = line + "\n";
+    ASSERT_EQ(write(in_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+  // Ends it (its input closed) and returns its exit code.
+  int EndPiped() {
+    close(in_);
+    close(out_);
+    return Wait(pid_);
+  }
+
   TempWorkspace ws_;
   TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
   std::string marker_ = UniqueMarker();
   Ran last_;
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1;
 };
 
 // Three messages: the first writes a.txt, the second changes it and makes
@@ -236,16 +252,11 @@ TEST_F(OdinRewindTest, InteractiveRewindAndNothingTouchesARunningSession) {
                      {Write("a.txt", "one\n"), Text("Wrote GOLF."), Write("b.txt", "two\n"), Text("Wrote HOTEL."),
                       Text("After: INDIA.")}}})
                   .dump());
-  int in = -1, out = -1;
-  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
-  auto say = [&](const std::string& line) {
-    std::string text = line + "\n";
-    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  };
-  say("write a");
-  ReadUntil(out, "Status: done");
-  say("write b");
-  ReadUntil(out, "Status: done");
+  StartPiped(llm);
+  Say("write a");
+  ReadUntil(out_, "Status: done");
+  Say("write b");
+  ReadUntil(out_, "Status: done");
   ASSERT_EQ(Get("b.txt"), "two\n");
   std::string session = Rows("SELECT id FROM sessions ORDER BY seq DESC LIMIT 1")[0];
   std::vector<std::string> messages = UserMessages(session);
@@ -259,20 +270,18 @@ TEST_F(OdinRewindTest, InteractiveRewindAndNothingTouchesARunningSession) {
   EXPECT_NE(rewind.err.find("is still running"), std::string::npos) << rewind.err;
   EXPECT_EQ(Get("b.txt"), "two\n");
 
-  say("/rewind");
-  std::string listed = ReadUntil(out, "/rewind N");
+  Say("/rewind");
+  std::string listed = ReadUntil(out_, "/rewind N");
   EXPECT_NE(listed.find("1. write a"), std::string::npos) << listed;
   EXPECT_NE(listed.find("2. write b"), std::string::npos) << listed;
-  say("/rewind 2");
-  std::string done = ReadUntil(out, "rewound to before");
+  Say("/rewind 2");
+  std::string done = ReadUntil(out_, "rewound to before");
   EXPECT_NE(done.find("b.txt"), std::string::npos) << done;
   EXPECT_EQ(Get("b.txt"), "(absent)");
   EXPECT_EQ(Get("a.txt"), "one\n");
-  say("what now?");
-  ReadUntil(out, "Status: done");
-  close(in);
-  close(out);
-  EXPECT_EQ(Wait(pid), 0);
+  Say("what now?");
+  ReadUntil(out_, "Status: done");
+  EXPECT_EQ(EndPiped(), 0);
   std::string seen = Conversation(RequestsOf(llm).back());
   EXPECT_NE(seen.find("GOLF"), std::string::npos) << seen;
   EXPECT_EQ(seen.find("write b"), std::string::npos) << seen;
@@ -315,24 +324,19 @@ TEST_F(OdinRewindTest, ARewindStartsWhereTheMessageStartedNotWhereItWasTyped) {
                      {Turn({Call("ExecuteCommand", {{"command", "sleep 2.25"}})}), Write("a.txt", "from the first\n"),
                       Text("First done."), Text("Second done.")}}})
                   .dump());
-  int in = -1, out = -1;
-  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
-  auto say = [&](const std::string& line) {
-    std::string text = line + "\n";
-    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  };
-  say("first");
+  StartPiped(llm);
+  Say("first");
   ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg("sleep 2.25").empty(); })) << "the command never started";
-  say("second");  // typed while the first runs
-  ReadUntil(out, "Second done.");
+  Say("second");  // typed while the first runs
+  // Idle again only once its report is out.
+  std::string seen = ReadUntil(out_, "Second done.");
+  if (seen.find("Status: done", seen.find("Second done.")) == std::string::npos) ReadUntil(out_, "Status: done");
   ASSERT_EQ(Get("a.txt"), "from the first\n");
-  say("/rewind 2");
-  std::string done = ReadUntil(out, "rewound to before");
+  Say("/rewind 2");
+  std::string done = ReadUntil(out_, "rewound to before");
   EXPECT_NE(done.find("0 paths put back"), std::string::npos) << done;
   EXPECT_EQ(Get("a.txt"), "from the first\n");
-  close(in);
-  close(out);
-  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(EndPiped(), 0);
 }
 
 // While a compaction runs, /rewind refuses before it touches a file.
@@ -347,23 +351,16 @@ TEST_F(OdinRewindTest, SlashRewindWaitsForACompactionWithoutTouchingFiles) {
              {{"handoff note",
                {{"text", R"({"done": ["wrote a"], "pending": [], "current_state": "idle"})"}, {"hold_until", hold}}}}}})
           .dump());
-  int in = -1, out = -1;
-  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
-  auto say = [&](const std::string& line) {
-    std::string text = line + "\n";
-    ASSERT_EQ(write(in, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  };
-  say("write a");
-  ReadUntil(out, "Status: done");
-  say("/compact");
-  ReadUntil(out, "compacting the conversation");
-  say("/rewind 1");
-  EXPECT_NE(ReadUntil(out, "(busy").find("(busy: cancel the turn first)"), std::string::npos);
+  StartPiped(llm);
+  Say("write a");
+  ReadUntil(out_, "Status: done");
+  Say("/compact");
+  ReadUntil(out_, "compacting the conversation");
+  Say("/rewind 1");
+  EXPECT_NE(ReadUntil(out_, "(busy").find("(busy: cancel the turn first)"), std::string::npos);
   EXPECT_EQ(Get("a.txt"), "one\n");
   ASSERT_TRUE(WriteFileAtomic(hold, "go").ok());
-  close(in);
-  close(out);
-  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(EndPiped(), 0);
   EXPECT_EQ(Get("a.txt"), "one\n");
   EXPECT_EQ(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'rewind'")[0], "0");
 }
