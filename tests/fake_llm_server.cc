@@ -288,13 +288,24 @@ std::vector<std::string> ResponsesEvents(const json& r) {
   std::string text = r.value("text", "");
   if (!text.empty()) {
     std::string id = "msg_" + std::to_string(seq);
-    json message = {{"type", "message"}, {"id", id}, {"role", "assistant"}, {"status", "in_progress"}};
+    // As OpenAI streams a message: the item, its text part, the deltas, the
+    // text and part done (a client such as Codex wants each in turn).
+    json message = {
+        {"type", "message"}, {"id", id}, {"role", "assistant"}, {"status", "in_progress"}, {"content", json::array()}};
     item(message,
          [&](int index) {
+           json at = {{"item_id", id}, {"output_index", index}, {"content_index", 0}};
+           json added = at, delta = at, done = at, part_done = at;
+           added["part"] = {{"type", "output_text"}, {"text", ""}, {"annotations", json::array()}};
+           event("response.content_part.added", added);
            for (size_t i = 0; i < text.size(); i += 16) {
-             event("response.output_text.delta",
-                   {{"item_id", id}, {"output_index", index}, {"content_index", 0}, {"delta", text.substr(i, 16)}});
+             delta["delta"] = text.substr(i, 16);
+             event("response.output_text.delta", delta);
            }
+           done["text"] = text;
+           event("response.output_text.done", done);
+           part_done["part"] = {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}};
+           event("response.content_part.done", part_done);
          },
          {{"type", "message"},
           {"id", id},
