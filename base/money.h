@@ -12,4 +12,11 @@ namespace odin {
 // calls"; with all of them, "price unknown". decimals: after the point.
 std::string CostText(int64_t priced_microusd, int64_t calls, int64_t unpriced_calls, int decimals = 4);
 
+// True when there were calls and none had a price: the total is unknown
+// (null in JSON), not $0.
+inline bool CostUnknown(int64_t calls, int64_t unpriced_calls) { return unpriced_calls > 0 && unpriced_calls >= calls; }
+
+// " (N read from the prompt cache, M written to it)", or "" when neither.
+std::string CacheUseText(int64_t read_tokens, int64_t written_tokens);
+
 }  // namespace odin

@@ -16,3 +16,17 @@ TEST(CostTextTest, UnpricedCallsAreNeverShownAsZero) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+TEST(CostTextTest, CacheUseIsSaidOnlyWhenThereIsSome) {
+  EXPECT_EQ(CacheUseText(0, 0), "");
+  EXPECT_EQ(CacheUseText(9800, 1100), " (9800 read from the prompt cache, 1100 written to it)");
+  EXPECT_FALSE(CostUnknown(0, 0));
+  EXPECT_FALSE(CostUnknown(7, 3));
+  EXPECT_TRUE(CostUnknown(4, 4));
+}
+
+}  // namespace
+}  // namespace odin

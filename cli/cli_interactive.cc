@@ -515,13 +515,9 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     view_.Line("model: " + s_->agent().model());
   } else if (cmd == "/cost") {
     const MessageOutcome& t = s_->agent().totals();
-    std::string cached;
-    if (t.usage.cache_read_tokens > 0 || t.usage.cache_write_tokens > 0) {
-      cached = " (" + std::to_string(t.usage.cache_read_tokens) + " read from the prompt cache, " +
-               std::to_string(t.usage.cache_write_tokens) + " written to it)";
-    }
     view_.Line(std::to_string(t.llm_calls) + " model calls, " + std::to_string(t.usage.input_tokens) + " tokens in" +
-               cached + ", " + std::to_string(t.usage.output_tokens) + " tokens out, " +
+               CacheUseText(t.usage.cache_read_tokens, t.usage.cache_write_tokens) + ", " +
+               std::to_string(t.usage.output_tokens) + " tokens out, " +
                CostText(t.cost_microusd, t.llm_calls, t.unpriced_calls) + " (prices from odinconfig.json llm.prices)");
     view_.Line(ContextLine(s_->agent().context()));
   } else if (cmd == "/workflow") {

@@ -17,8 +17,10 @@
 
 #include "base/file_util.h"
 #include "base/json_input.h"
+#include "base/money.h"
 #include "base/terminal_text.h"
 #include "cli/cli.h"
+#include "ledger/forks.h"
 #include "ledger/ledger.h"
 #include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
@@ -214,14 +216,11 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
   StatusOr<std::vector<SessionRecord>> sessions = (*ledger)->ListSessions();
   if (!sessions.ok()) return Fail("sessions", sessions.status());
   // Forks name their originals (session/rewind.h).
-  StatusOr<std::vector<GateEvent>> forks = (*ledger)->ListGateEventsOfKind("session_forked", 1 << 30);
+  StatusOr<std::vector<GateEvent>> forks = (*ledger)->ListGateEventsOfKind(kForkRecordKind, 1 << 30);
   if (!forks.ok()) return Fail("sessions", forks.status());
   std::map<std::string, std::string> forked_from;
   for (const GateEvent& e : *forks) {
-    json d = ParseJson(e.detail_json);
-    if (d.is_object() && d.contains("from_session") && d["from_session"].is_string()) {
-      forked_from[e.session_id] = d["from_session"].get<std::string>();
-    }
+    if (std::optional<ForkOrigin> origin = ForkOriginIn(e)) forked_from[e.session_id] = origin->session_id;
   }
   json out = json::array();
   // Newest first, agent sessions only (odin exec and odin tool have none to resume).
@@ -251,7 +250,7 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
               {"interrupted_calls", interrupted},
               {"forked_from", forked_from.count(it->id) ? json(forked_from[it->id]) : json()},
               // null: no call had a price (unknown, not $0)
-              {"cost_usd", usage->llm_calls > 0 && usage->unpriced_calls >= usage->llm_calls
+              {"cost_usd", CostUnknown(usage->llm_calls, usage->unpriced_calls)
                                ? json()
                                : json(static_cast<double>(usage->cost_microusd) / 1e6)},
               {"unpriced_calls", usage->unpriced_calls}};

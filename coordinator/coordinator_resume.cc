@@ -12,6 +12,7 @@
 
 #include "base/json_input.h"
 #include "coordinator/coordinator.h"
+#include "ledger/forks.h"
 #include "tools/tool_catalog.h"
 #include "tools/workspace_path.h"
 
@@ -81,10 +82,10 @@ Status Coordinator::ResumeSession(Ledger* ledger, const std::string& session_id)
     events.insert(events.begin(), own_events.begin(), own_events.end());
     id.clear();
     for (const GateEvent& e : own_events) {
-      json d = e.kind == "session_forked" ? ParseJson(e.detail_json) : json();
-      if (!d.is_object() || !d.contains("from_session") || !d["from_session"].is_string()) continue;
-      id = d["from_session"].get<std::string>();
-      until = std::min(until, d.value("forked_at_ms", int64_t{0}));
+      std::optional<ForkOrigin> origin = ForkOriginIn(e);
+      if (!origin) continue;
+      id = origin->session_id;
+      until = std::min(until, origin->at_ms);
     }
   }
   // The latest verdict of each file the session changed, so a blocked

@@ -1,5 +1,7 @@
 #include "ledger/ledger.h"
 
+#include "ledger/forks.h"
+
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -489,6 +491,28 @@ TEST_F(LedgerTest, WithoutAnAnchorDirectoryTheLedgerSaysSo) {
   ASSERT_TRUE(l->AddExecutionStart(Start("ex_a")).ok());
   EXPECT_NE(l->anchor_note().find("not kept"), std::string::npos);
   EXPECT_NE(l->Verify()->anchor.find("not kept"), std::string::npos) << l->Verify()->anchor;
+}
+
+}  // namespace
+}  // namespace odin
+
+namespace odin {
+namespace {
+
+// A fork's first record says what it was copied from; nothing else reads
+// as one.
+TEST(ForkRecordTest, ReadsBackWhatItWrote) {
+  GateEvent e = ForkRecord("ses_fork", {"ses_orig", 1234});
+  EXPECT_EQ(e.session_id, "ses_fork");
+  std::optional<ForkOrigin> o = ForkOriginIn(e);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->session_id, "ses_orig");
+  EXPECT_EQ(o->at_ms, 1234);
+  e.kind = "compaction";
+  EXPECT_FALSE(ForkOriginIn(e).has_value());
+  e.kind = kForkRecordKind;
+  e.detail_json = R"({"from_session": 5})";
+  EXPECT_FALSE(ForkOriginIn(e).has_value());
 }
 
 }  // namespace

@@ -379,17 +379,12 @@ std::string RenderReport(const Report& r) {
     out += "Hooks:\n";
     for (const std::string& h : r.hooks) out += "  " + h + "\n";
   }
-  std::string cached;
-  if (r.cache_read_tokens > 0 || r.cache_write_tokens > 0) {
-    cached = " (" + std::to_string(r.cache_read_tokens) + " read from the prompt cache, " +
-             std::to_string(r.cache_write_tokens) + " written to it)";
-  }
   char seconds[32];
   snprintf(seconds, sizeof seconds, "%.1f s", static_cast<double>(r.wall_ms) / 1000.0);
   out += "Used: " + std::to_string(r.tool_calls) + " tool calls, " + std::to_string(r.validations) + " validations, " +
-         std::to_string(r.llm_calls) + " model calls, " + std::to_string(r.input_tokens) + " tokens in" + cached +
-         ", " + std::to_string(r.output_tokens) + " out, " + CostText(r.cost_microusd, r.llm_calls, r.unpriced_calls) +
-         ", " + seconds + "\n";
+         std::to_string(r.llm_calls) + " model calls, " + std::to_string(r.input_tokens) + " tokens in" +
+         CacheUseText(r.cache_read_tokens, r.cache_write_tokens) + ", " + std::to_string(r.output_tokens) + " out, " +
+         CostText(r.cost_microusd, r.llm_calls, r.unpriced_calls) + ", " + seconds + "\n";
   out += "Status: " + r.status + "\n";
   return out;
 }
@@ -440,33 +435,32 @@ std::string ReportJson(const Report& r) {
   for (const ReportBatchItem& b : r.batch) {
     batch.push_back({{"step", b.step}, {"text", b.text}, {"verdict", b.verdict}, {"why", b.why}});
   }
-  json out = {
-      {"session_id", r.session_id},
-      {"status", r.status},
-      {"profile", r.profile},
-      {"files", files},
-      {"ignored_changes", ignored},
-      {"conflicts", conflicts},
-      {"checks", checks},
-      {"hooks", r.hooks},
-      {"external_changes_unwatched", r.unwatched.empty() ? json() : json(r.unwatched)},
-      {"workflow", r.workflow},
-      {"plan_revision", r.plan_revision >= 0 ? json(r.plan_revision) : json()},
-      {"reviews", reviews},
-      {"batch", batch},
-      {"reflection", r.reflection},
-      {"tool_calls", r.tool_calls},
-      {"validations", r.validations},
-      {"llm_calls", r.llm_calls},
-      {"input_tokens", r.input_tokens},
-      {"output_tokens", r.output_tokens},
-      {"cache_read_tokens", r.cache_read_tokens},
-      {"cache_write_tokens", r.cache_write_tokens},
-      // null when no call had a price; else the priced calls' cost
-      {"cost_usd",
-       r.llm_calls > 0 && r.unpriced_calls >= r.llm_calls ? json() : json(static_cast<double>(r.cost_microusd) / 1e6)},
-      {"unpriced_calls", r.unpriced_calls},
-      {"wall_ms", r.wall_ms}};
+  json out = {{"session_id", r.session_id},
+              {"status", r.status},
+              {"profile", r.profile},
+              {"files", files},
+              {"ignored_changes", ignored},
+              {"conflicts", conflicts},
+              {"checks", checks},
+              {"hooks", r.hooks},
+              {"external_changes_unwatched", r.unwatched.empty() ? json() : json(r.unwatched)},
+              {"workflow", r.workflow},
+              {"plan_revision", r.plan_revision >= 0 ? json(r.plan_revision) : json()},
+              {"reviews", reviews},
+              {"batch", batch},
+              {"reflection", r.reflection},
+              {"tool_calls", r.tool_calls},
+              {"validations", r.validations},
+              {"llm_calls", r.llm_calls},
+              {"input_tokens", r.input_tokens},
+              {"output_tokens", r.output_tokens},
+              {"cache_read_tokens", r.cache_read_tokens},
+              {"cache_write_tokens", r.cache_write_tokens},
+              // null when no call had a price; else the priced calls' cost
+              {"cost_usd",
+               CostUnknown(r.llm_calls, r.unpriced_calls) ? json() : json(static_cast<double>(r.cost_microusd) / 1e6)},
+              {"unpriced_calls", r.unpriced_calls},
+              {"wall_ms", r.wall_ms}};
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "base/ids.h"
 #include "base/json_input.h"
+#include "ledger/forks.h"
 #include "ledger/ledger.h"
 #include "planner/conversation_log.h"
 #include "session/resume.h"
@@ -29,19 +29,6 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
-// The session a fork was copied from, and when; {"", 0} for one that is not
-// a fork.
-StatusOr<std::pair<std::string, int64_t>> ForkOrigin(Ledger* ledger, const std::string& session_id) {
-  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(session_id));
-  for (const GateEvent& e : events) {
-    json d = e.kind == "session_forked" ? ParseJson(e.detail_json) : json();
-    if (d.is_object() && d.contains("from_session") && d["from_session"].is_string()) {
-      return std::make_pair(d["from_session"].get<std::string>(), d.value("forked_at_ms", int64_t{0}));
-    }
-  }
-  return std::make_pair(std::string(), int64_t{0});
-}
-
 // The calls made since since_ms in the session and, for a fork, in the
 // sessions it was copied from until the copy (a message copied by a fork
 // had its calls there), oldest first.
@@ -51,10 +38,14 @@ StatusOr<std::vector<std::string>> CallsSince(Ledger* ledger, std::string sessio
   for (int depth = 0; depth < 64 && !session.empty(); ++depth) {
     ASSIGN_OR_RETURN(std::vector<std::string> own, CallsBetween(ledger, session, since_ms, until));
     calls.insert(calls.begin(), own.begin(), own.end());
-    ASSIGN_OR_RETURN(auto origin, ForkOrigin(ledger, session));
-    if (origin.first.empty() || since_ms > origin.second) break;
-    session = origin.first;
-    until = std::min(until, origin.second);
+    ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(session));
+    std::optional<ForkOrigin> origin;
+    for (const GateEvent& e : events) {
+      if (!origin) origin = ForkOriginIn(e);
+    }
+    if (!origin || since_ms > origin->at_ms) break;
+    session = origin->session_id;
+    until = std::min(until, origin->at_ms);
   }
   return calls;
 }
@@ -147,8 +138,7 @@ StatusOr<std::string> ForkSession(Ledger* ledger, const std::string& session_id,
   // The session's own record comes last: until it is written, what was
   // copied belongs to no session anyone lists or resumes.
   std::string id = NewId("ses");
-  RETURN_IF_ERROR(ledger->AddGateEvent({NewId("gate"), id, "main", "", "session_forked", "",
-                                        Dump({{"from_session", from.id}, {"forked_at_ms", now_ms}}), now_ms}));
+  RETURN_IF_ERROR(ledger->AddGateEvent(ForkRecord(id, {from.id, now_ms})));
   // The copies get ids of their own (a message id names one message of one
   // session), and the conversation's entries name the copies.
   std::map<std::string, std::string> renamed;

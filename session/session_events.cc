@@ -7,6 +7,7 @@
 #include "base/canonical_json.h"
 #include "base/clock.h"
 #include "base/json_input.h"
+#include "base/money.h"
 #include "base/terminal_text.h"
 #include "ledger/ledger.h"
 #include "llm/retry_policy.h"
@@ -24,7 +25,7 @@ std::string Json(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 // Null when no call had a price (unknown, not $0); else the priced calls'.
 json CostUsd(const MessageOutcome& o) {
-  if (o.llm_calls > 0 && o.unpriced_calls >= o.llm_calls) return json();
+  if (CostUnknown(o.llm_calls, o.unpriced_calls)) return json();
   return static_cast<double>(o.cost_microusd) / 1e6;
 }
 
