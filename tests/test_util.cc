@@ -201,10 +201,10 @@ std::vector<std::string> FakeLlm::LogLines() const {
   std::vector<std::string> lines;
   StatusOr<std::string> log = ReadFileToString(dir_ + "/log.jsonl");
   if (!log.ok()) return lines;
+  // Whole lines only: the server may be writing the last one (its stream
+  // flushes in 8 KiB pieces), and half a line is no JSON.
   size_t start = 0;
-  while (start < log->size()) {
-    size_t nl = log->find('\n', start);
-    if (nl == std::string::npos) nl = log->size();
+  for (size_t nl = log->find('\n'); nl != std::string::npos; nl = log->find('\n', start)) {
     if (nl > start) lines.push_back(log->substr(start, nl - start));
     start = nl + 1;
   }
