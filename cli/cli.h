@@ -73,6 +73,9 @@ struct AgentFlags {
   bool init = false;                   // odin init: the message is /init's (writes ODIN.md)
   bool force = false;                  // odin init --force: update an existing ODIN.md
   bool review = false;                 // odin review: the QA verifier on the uncommitted change
+  // --json-schema (--output-schema): a file, or the schema inline; -p only.
+  std::string json_schema;
+  std::vector<std::string> images;  // --image FILE...: attached to the -p message
 };
 
 struct UndoFlags {
@@ -88,6 +91,13 @@ struct RewindFlags {
   std::string message_id;          // --message: back to before this user message
   bool code_only = false;          // --code-only: the files, not the conversation
   bool conversation_only = false;  // --conversation-only: the conversation, not the files
+  bool json = false;
+};
+
+// odin permissions list|remove.
+struct PermissionsFlags {
+  std::string action = "list";  // list, remove
+  std::string key;              // remove: a number from list, or the key
   bool json = false;
 };
 
@@ -141,6 +151,10 @@ int RunHost(const GlobalFlags& g, const HostFlags& f);
 // trusted-only settings (trust.h), or revokes that. Exit 0 unless an error
 // (a malformed config, an unwritable trust store) stops it.
 int RunTrust(const GlobalFlags& g, const TrustFlags& f);
+// odin permissions: the saved approvals (config/approval_store.h), listed,
+// or one removed. Exit 0, or 1 with one line (nothing matched, a store that
+// is not the user's).
+int RunPermissions(const GlobalFlags& g, const PermissionsFlags& f);
 // Exit 0 when the changes were put back (or, with --dry-run, shown); 1 when
 // refused (a later change, a change that cannot be undone) or on an error.
 int RunUndo(const GlobalFlags& g, const UndoFlags& f);

@@ -1,11 +1,19 @@
 // `odin -p PROMPT` and `odin init`: one message, headless, with text, json
 // or stream-json output. The interactive session is cli_interactive.cc.
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "base/clock.h"
 #include "base/file_util.h"
+#include "base/json_schema.h"
+#include "base/terminal_text.h"
+#include "gates/tool_rules.h"
+#include "llm/images.h"
+#include "workspace/host_files.h"
 #include "session/custom_commands.h"
 #include "session/init_prompt.h"
 #include "session/agent_session.h"
@@ -43,6 +51,48 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
 }
 
 std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws) { return TooBroadRefusal(ws, !g.dir.empty()); }
+
+namespace {
+
+// --json-schema's value: the schema inline (it starts with "{"), else a
+// file's, compiled (the keywords Odin applies: base/json_schema.h).
+StatusOr<std::string> LoadAnswerSchema(const std::string& value) {
+  std::string text = value;
+  if (value.find_first_not_of(" \t\r\n") == std::string::npos || value[value.find_first_not_of(" \t\r\n")] != '{') {
+    StatusOr<std::optional<std::string>> file = ReadUserFile(value, 1u << 20);
+    if (!file.ok()) return file.status();
+    if (!*file) return Status::NotFound(value, "no such file (give a schema file, or the schema inline)");
+    text = **file;
+  }
+  ASSIGN_OR_RETURN(JsonSchema schema, JsonSchema::Compile(text));
+  return schema.text();
+}
+
+// An --image FILE (relative to where odin was started, as any program's
+// argument): through the safe file layer when its path, as written, is in
+// the workspace (so no link there leads out of it), else as the user's own
+// file.
+StatusOr<ImageData> LoadImage(const std::string& file, const std::string& root) {
+  char cwd[4096];
+  if (file.empty() || (file[0] != '/' && getcwd(cwd, sizeof cwd) == nullptr)) {
+    return Status::InvalidArgument(file, "cannot tell where it is");
+  }
+  std::string path =
+      std::filesystem::path(file[0] == '/' ? file : std::string(cwd) + "/" + file).lexically_normal().string();
+  StatusOr<std::string> bytes = Status::NotFound(file, "no such file");
+  if (!root.empty() && (path == root || path.rfind(root + "/", 0) == 0)) {
+    ASSIGN_OR_RETURN(WorkspaceFiles layer, WorkspaceFiles::Open(root));
+    bytes = layer.ReadFile(path, kMaxImageBytes + 1);
+  } else {
+    StatusOr<std::optional<std::string>> user = ReadUserFile(path, kMaxImageBytes + 1);
+    if (!user.ok()) return user.status();
+    if (*user) bytes = std::move(**user);
+  }
+  if (!bytes.ok()) return bytes.status();
+  return MakeImage(std::move(*bytes), file);
+}
+
+}  // namespace
 
 int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   Mode mode;
@@ -94,6 +144,35 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       },
       [&] { return started != nullptr ? started->runtime().coordinator().Breakers() : std::vector<BreakerInfo>{}; });
   AgentSessionFlags flags = SessionFlags(g, f, "agent", f.mode, f.approval.empty() ? "deny" : f.approval);
+  if (!f.json_schema.empty()) {
+    if (f.review || f.init) {
+      std::cerr << "odin: --json-schema goes with -p, not odin " << (f.review ? "review" : "init") << "\n";
+      return kUsageError;
+    }
+    StatusOr<std::string> schema = LoadAnswerSchema(f.json_schema);
+    if (!schema.ok()) {
+      std::cerr << "odin: --json-schema: " << VisibleControls(schema.status().message()) << "\n";
+      return kUsageError;
+    }
+    flags.answer_schema = *schema;
+  }
+  std::vector<ImageData> images;
+  if (!f.images.empty() && (f.review || f.init)) {
+    std::cerr << "odin: --image goes with -p\n";
+    return kUsageError;
+  }
+  if (f.images.size() > kMaxImagesPerMessage) {
+    std::cerr << "odin: --image: at most " << kMaxImagesPerMessage << " images a message\n";
+    return kUsageError;
+  }
+  for (const std::string& file : f.images) {
+    StatusOr<ImageData> image = LoadImage(file, ws.ok() ? ws->root : "");
+    if (!image.ok()) {
+      std::cerr << "odin: --image: " << VisibleControls(image.status().message()) << "\n";
+      return kUsageError;
+    }
+    images.push_back(std::move(*image));
+  }
   StatusOr<std::unique_ptr<AgentSession>> session = AgentSession::Start(flags, &recorder);
   if (!session.ok()) {
     std::cerr << "odin: " << session.status().message() << "\n";
@@ -132,8 +211,19 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     }
     for (const std::string& n : expanded->notes) std::cerr << "odin: " << n << "\n";
     s.agent().Send(expanded->text, mode, /*slash_command=*/false, expanded->tool_list);
+  } else if (f.init) {
+    s.agent().Send(prompt, mode, /*slash_command=*/true);
   } else {
-    s.agent().Send(prompt, mode, /*slash_command=*/f.init);
+    // @path attaches a workspace file, an image as an image, as typed
+    // interactively.
+    std::vector<std::string> notes;
+    const std::string& root = s.runtime().workspace().root;
+    const char* home = getenv("HOME");
+    std::string message = AttachFiles(
+        prompt, root, UnreadablePatterns(s.runtime().config().permissions, root, home != nullptr ? home : ""), &notes,
+        &images);
+    for (const std::string& n : notes) std::cerr << "odin: " << VisibleControls(n) << "\n";
+    s.agent().Send(message, mode, /*slash_command=*/false, std::nullopt, std::move(images));
   }
   bool interrupted = false;
   while (!exit_code) {

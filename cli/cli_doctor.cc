@@ -18,6 +18,8 @@
 #include "base/file_util.h"
 #include "base/json_input.h"
 #include "base/secrets.h"
+#include "base/terminal_text.h"
+#include "config/approval_store.h"
 #include "base/subprocess.h"
 #include "base/version.h"
 #include "cli/cli.h"
@@ -516,6 +518,23 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   // must look at the whole tree for them.
   WatchCoverage watch = ProbeWatchCoverage(ws->root);
   bool covered = watch.complete && (watch.limit < 0 || static_cast<int64_t>(watch.directories) < watch.limit);
+  // The user's saved approvals that answer here (odin permissions).
+  json approvals = json::array();
+  std::string approvals_line;
+  if (std::string path = ApprovalStore::DefaultPath(EnvironmentMap()); !path.empty()) {
+    StatusOr<std::vector<SavedApproval>> saved = ApprovalStore(path).List();
+    size_t here = 0;
+    for (const SavedApproval& a : saved.ok() ? *saved : std::vector<SavedApproval>{}) {
+      if (!a.workspace.empty() && a.workspace != ws->root) continue;
+      ++here;
+      approvals.push_back({{"key", a.key}, {"workspace", a.workspace.empty() ? json() : json(a.workspace)}});
+      approvals_line += "\n  " + VisibleControls(DescribeApprovalKey(a.key)) +
+                        (a.workspace.empty() ? " (every workspace)" : " (this workspace)");
+    }
+    approvals_line = (saved.ok() ? std::to_string(here) + " answer here (odin permissions lists and removes them)"
+                                 : "unusable: " + VisibleControls(saved.status().message())) +
+                     approvals_line;
+  }
   if (as_json) {
     json j = {{"version", ODIN_VERSION},
               {"workspace", ws->root},
@@ -542,6 +561,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"remote_workers", remote},
               {"mcp_servers", mcp_json},
               {"waiting_writes", waiting},
+              {"saved_approvals", approvals},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
     for (const Validator& v : validators) {
@@ -595,6 +615,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     printf("  %s\n", mcp.substr(start, end - start).c_str());
     start = end + 1;
   }
+  if (!approvals_line.empty()) printf("saved approvals  %s\n", approvals_line.c_str());
   if (!waiting.empty()) printf("writes of commands cut off\n");
   for (const json& w : waiting) {
     printf("  %s  %s: %s\n", w["execution_id"].get<std::string>().c_str(), w["path"].get<std::string>().c_str(),

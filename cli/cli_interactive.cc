@@ -35,6 +35,7 @@
 #include "cli/diff_view.h"
 #include "cli/line_editor.h"
 #include "cli/terminal_view.h"
+#include "config/approval_store.h"
 #include "gates/tool_rules.h"
 #include "session/rewind.h"
 #include "workspace/undo.h"
@@ -312,7 +313,16 @@ void InteractiveSession::AskNextApproval() {
   const ApprovalRequest& a = approvals_.front();
   view_.Line(view_.Color("33", "⚠ approval needed: `" + VisibleControls(a.command) + "`"));
   view_.Line(view_.Color("33", "  " + VisibleControls(a.reason)));
-  view_.Line(view_.Color("1", "  Allow? [y] once, [a] for this session, [n] no"));
+  if (a.saved_key.empty()) {
+    view_.Line(view_.Color("1", "  Allow? [y] once, [s] for this session, [n] no"));
+  } else {
+    view_.Line(view_.Color("1",
+                           "  Allow? [y] once, [s] for this session, [w] always in this workspace, [A] always, "
+                           "[n] no"));
+    view_.Line(view_.Color("2", "  (always saves exactly " +
+                                    VisibleControls(DescribeApprovalKey(a.saved_key), Layout::kOneLine) +
+                                    ": odin permissions lists and removes it)"));
+  }
   if (editor_) editor_->Redraw();
 }
 
@@ -460,12 +470,20 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   if (!approvals_.empty()) {
     ApprovalRequest a = approvals_.front();
     approvals_.pop_front();
-    ApprovalAnswer answer = line == "y" || line == "yes"      ? ApprovalAnswer::kOnce
-                            : line == "a" || line == "always" ? ApprovalAnswer::kSession
-                                                              : ApprovalAnswer::kDeny;
-    view_.Line(answer == ApprovalAnswer::kOnce      ? "  allowed once"
-               : answer == ApprovalAnswer::kSession ? "  allowed for this session"
-                                                    : "  denied");
+    // "a" was this session's answer before "always" was saved: it stays so.
+    ApprovalAnswer answer = line == "y" || line == "yes"                      ? ApprovalAnswer::kOnce
+                            : line == "s" || line == "a" || line == "session" ? ApprovalAnswer::kSession
+                            : line == "w" || line == "workspace"              ? ApprovalAnswer::kWorkspace
+                            : line == "A" || line == "always"                 ? ApprovalAnswer::kAlways
+                                                                              : ApprovalAnswer::kDeny;
+    if (a.saved_key.empty() && (answer == ApprovalAnswer::kWorkspace || answer == ApprovalAnswer::kAlways)) {
+      answer = ApprovalAnswer::kSession;
+    }
+    view_.Line(answer == ApprovalAnswer::kOnce        ? "  allowed once"
+               : answer == ApprovalAnswer::kSession   ? "  allowed for this session"
+               : answer == ApprovalAnswer::kWorkspace ? "  allowed always in this workspace (saved)"
+               : answer == ApprovalAnswer::kAlways    ? "  allowed always (saved)"
+                                                      : "  denied");
     co.AnswerApproval(a.execution_id, answer);
     AskNextApproval();
     return After::kContinue;
@@ -496,9 +514,10 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   }
   if (line[0] != '/') {
     std::vector<std::string> notes;
-    std::string message = AttachFiles(line, s_->runtime().workspace().root, Unreadable(), &notes);
-    for (const std::string& n : notes) view_.Line(view_.Color("2", "(" + n + ")"));
-    s_->agent().Send(message, mode_);
+    std::vector<ImageData> images;
+    std::string message = AttachFiles(line, s_->runtime().workspace().root, Unreadable(), &notes, &images);
+    for (const std::string& n : notes) view_.Line(view_.Color("2", "(" + VisibleControls(n) + ")"));
+    s_->agent().Send(message, mode_, /*slash_command=*/false, std::nullopt, std::move(images));
     if (s_->agent().queued() > 0) {
       view_.Line(view_.Color("2", "(queued: " + std::to_string(s_->agent().queued()) + " waiting)"));
     }

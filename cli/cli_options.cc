@@ -48,6 +48,11 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_option("--profile", agent->profile,
                 "Checks before completion: fast (none), auto (lint, tests), safe (+ build), strict (+ memory-forced)")
       ->check(CLI::IsMember({"fast", "auto", "safe", "strict"}));
+  a->add_option("--json-schema,--output-schema", agent->json_schema,
+                "With -p: the final answer must be JSON valid against this JSON Schema (a file, or the schema "
+                "inline); it is in the JSON result's structured_output. Exit 9 when it is not");
+  a->add_option("--image", agent->images, "With -p: attach this PNG, JPEG, GIF or WebP image to the message")
+      ->allow_extra_args(false);
   a->add_option("--workflow", agent->workflow,
                 "The workflow every message takes: question, minor-edit, tdd, batch, qa-proof (default: the hydrator "
                 "chooses, in the safe and strict profiles)")

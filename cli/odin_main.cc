@@ -245,6 +245,18 @@ int main(int argc, char** argv) {
   CLI::Option* revoke = trust_cmd->add_flag("--revoke", trust.revoke, "Stop trusting it");
   trust_cmd->add_flag("--show", trust.show, "Only show whether it is trusted and what it sets")->excludes(revoke);
 
+  odin::PermissionsFlags permissions;
+  CLI::App* permissions_cmd =
+      app.add_subcommand("permissions", "Approvals saved by an \"always\" answer: odin permissions list|remove N");
+  permissions_cmd->fallthrough();
+  CLI::App* permissions_list = permissions_cmd->add_subcommand("list", "List them, numbered");
+  CLI::App* permissions_remove = permissions_cmd->add_subcommand("remove", "Revoke one (its number or its key)");
+  permissions_remove->add_option("KEY", permissions.key, "The number odin permissions list shows, or the key")
+      ->required();
+  for (CLI::App* c : {permissions_cmd, permissions_list, permissions_remove}) {
+    c->add_flag("--json", permissions.json, "Print JSON");
+  }
+
   odin::McpFlags mcp;
   CLI::App* mcp_cmd = app.add_subcommand("mcp", "MCP servers: odin mcp add|remove|list|serve");
   mcp_cmd->fallthrough();
@@ -373,6 +385,9 @@ int main(int argc, char** argv) {
     if (agent.prompt.empty()) return UsageError("the prompt is empty", false);
     return odin::RunPrompt(global, agent);
   }
+  if (!agent.json_schema.empty() || !agent.images.empty()) {
+    return UsageError("--json-schema and --image go with -p (interactively, type @path to attach an image)", false);
+  }
   if (tool_cmd->parsed()) return odin::RunTool(global, tool);
   if (index_cmd->parsed()) return odin::RunIndex(global, index);
   if (log_cmd->parsed()) return odin::RunLog(global, log_json, log_limit);
@@ -387,5 +402,9 @@ int main(int argc, char** argv) {
   if (keys_generate->parsed()) return odin::RunKeysGenerate(keys);
   if (host_cmd->parsed()) return odin::RunHost(global, host);
   if (trust_cmd->parsed()) return odin::RunTrust(global, trust);
+  if (permissions_cmd->parsed()) {
+    if (permissions_remove->parsed()) permissions.action = "remove";
+    return odin::RunPermissions(global, permissions);
+  }
   return odin::RunInteractive(global, agent);
 }

@@ -490,7 +490,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     const json& l = root["llm"];
     RETURN_IF_ERROR(CheckKeys(l, "llm",
                               {"provider", "model", "utility_model", "base_url", "max_retries", "timeout_seconds",
-                               "max_tokens", "prices", "context_window", "compact_at", "prompt_cache"},
+                               "max_tokens", "prices", "context_window", "compact_at", "prompt_cache", "vision"},
                               origin));
     RETURN_IF_ERROR(Read(l, "llm", "context_window", &c.llm_context_window, origin));
     if (c.llm_context_window != 0 &&
@@ -516,6 +516,21 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     RETURN_IF_ERROR(Read(l, "llm", "max_retries", &c.llm_max_retries, origin));
     RETURN_IF_ERROR(Read(l, "llm", "timeout_seconds", &c.llm_timeout_seconds, origin));
     RETURN_IF_ERROR(Read(l, "llm", "max_tokens", &c.llm_max_tokens, origin));
+    if (l.contains("vision")) {
+      const json& v = l["vision"];
+      const char* shape = "llm.vision must be true, false or {\"MODEL\": true|false, ...} (\"*\": any model)";
+      if (v.is_boolean()) {
+        c.llm_vision = {{"*", v.get<bool>()}};
+      } else if (v.is_object()) {
+        c.llm_vision.clear();
+        for (const auto& [model, on] : v.items()) {
+          if (!on.is_boolean() || model.empty()) return Status::InvalidArgument(origin, shape);
+          c.llm_vision[model] = on.get<bool>();
+        }
+      } else {
+        return Status::InvalidArgument(origin, shape);
+      }
+    }
     if (l.contains("prices")) {
       const json& prices = l["prices"];
       if (!prices.is_object()) return Status::InvalidArgument(origin, "llm.prices must be an object");

@@ -181,11 +181,15 @@ struct Config {
     std::optional<double> cache_write_per_mtok;  // unset: the input price
   };
   std::map<std::string, Price> llm_prices;  // USD per million tokens, by model ("*": any)
-  int max_turns = 0;                        // agent.max_turns: model calls per message (0: no limit)
-  std::string profile = "auto";             // agent.profile: fast, auto, safe, strict
-  int subagent_concurrency = 0;             // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
-  int subagent_timeout_seconds = 600;       // agent.subagent_timeout_seconds: an AgentTool call's deadline
-  std::string subagent_model = "planner";   // agent.subagent_model: planner or utility
+  // llm.vision: whether a model accepts images, by model ("*": any; true or
+  // false alone: every model). Unset for a model: guessed from its name
+  // (llm/images.h ModelSeesImages).
+  std::map<std::string, bool> llm_vision;
+  int max_turns = 0;                       // agent.max_turns: model calls per message (0: no limit)
+  std::string profile = "auto";            // agent.profile: fast, auto, safe, strict
+  int subagent_concurrency = 0;            // agent.subagent_concurrency: subagents at once; 0 = 2 x cores
+  int subagent_timeout_seconds = 600;      // agent.subagent_timeout_seconds: an AgentTool call's deadline
+  std::string subagent_model = "planner";  // agent.subagent_model: planner or utility
   // reviewers.* (planner/reviewers.h), validation.validate_specs,
   // validate_progress and progress_every, workflows.tdd.test_patterns; and
   // workflows.default, the workflow every message takes ("": the hydrator

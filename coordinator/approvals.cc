@@ -38,6 +38,52 @@ namespace odin {
 
 using nlohmann::json;
 
+namespace {
+
+// The longest command "always" may save: a longer one cannot be read whole
+// in the prompt that offers it.
+constexpr size_t kMaxSavedCommandBytes = 1000;
+
+// What "always" saves for a call: exactly what the user was shown, and only
+// where every reason to ask was a named ask rule (for WebFetch, its host):
+// then the rules read the whole call. Never what no rule could judge (a
+// value known only when it runs, a word that may run a denied program, a
+// git alias), a path outside the workspace (a link may lead elsewhere
+// later), a hook's question, a command run from another directory, one
+// with substitutions, or one that does not fit on a line.
+std::string SavedKeyOf(const ToolCall& call, const ApprovalNeed& need) {
+  if (need.keys.empty()) return "";
+  for (const std::string& k : need.keys) {
+    if (k.rfind("rule:", 0) != 0 && k.rfind("webfetch:", 0) != 0) return "";
+  }
+  json args = ParseJson(call.arguments_json);
+  if (!args.is_object()) return "";
+  if (call.tool == kExecuteCommandTool) {
+    const std::string& what = need.what;
+    if (args.contains("cwd") && !(args["cwd"].is_string() && (args["cwd"] == "" || args["cwd"] == "."))) return "";
+    if (what.empty() || what.size() > kMaxSavedCommandBytes) return "";
+    for (unsigned char ch : what) {
+      if (ch < 0x20 || ch == 0x7f) return "";
+    }
+    for (const char* s : {"$(", "`", "<(", ">(", "${"}) {
+      if (what.find(s) != std::string::npos) return "";
+    }
+    return "command:" + what;
+  }
+  return "call:" + call.tool + " " + args.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::optional<ApprovalAnswer> ParseApprovalAnswer(std::string_view word) {
+  if (word == "once") return ApprovalAnswer::kOnce;
+  if (word == "session") return ApprovalAnswer::kSession;
+  if (word == "workspace") return ApprovalAnswer::kWorkspace;
+  if (word == "always") return ApprovalAnswer::kAlways;
+  if (word == "deny") return ApprovalAnswer::kDeny;
+  return std::nullopt;
+}
+
 Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const ToolCall& call = c.call;
   const std::string& what = need.what;
@@ -45,14 +91,16 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const std::vector<std::string>& keys = need.keys;
   json detail = ParseJson(need.detail_json);
   if (!detail.is_object()) detail = json::object();
+  std::string saved_key = SavedKeyOf(call, need);
   ApprovalGate::Decision decision =
-      approvals_.Decide(keys, static_cast<bool>(on_approval_request) && !call.no_approval);
+      approvals_.Decide(keys, saved_key, static_cast<bool>(on_approval_request) && !call.no_approval);
   if (decision == ApprovalGate::Decision::kAskUser) {
     std::string key;
     for (const std::string& k : keys) key += (key.empty() ? "" : "\n") + k;
     c.approval_key = key;
+    c.approval_saved_key = saved_key;
     *wait = true;
-    on_approval_request({call.execution_id, call.agent_id, what, reason});
+    on_approval_request({call.execution_id, call.agent_id, what, reason, saved_key});
     if (HasHooks(HookEvent::kNotification)) {
       json fields = {{"message", "Odin needs your permission: " + what + " (" + reason + ")"}};
       RunHooks({HookEvent::kNotification, call.agent_id, call.mode, call.execution_id, "",
@@ -87,12 +135,29 @@ bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer
   Call& c = it->second;
   std::string key = std::move(c.approval_key);
   c.approval_key.clear();
-  const char* how = answer == ApprovalAnswer::kOnce      ? "allowed once by the user"
-                    : answer == ApprovalAnswer::kSession ? "allowed for the session by the user"
-                                                         : "denied by the user";
+  std::string saved_key = std::move(c.approval_saved_key);
+  c.approval_saved_key.clear();
+  // The one path for every front end: what may not be saved is allowed for
+  // the session instead, whoever answered "always".
+  bool save = answer == ApprovalAnswer::kWorkspace || answer == ApprovalAnswer::kAlways;
+  if (save && saved_key.empty()) answer = ApprovalAnswer::kSession;
+  const char* how = answer == ApprovalAnswer::kOnce        ? "allowed once by the user"
+                    : answer == ApprovalAnswer::kSession   ? "allowed for the session by the user"
+                    : answer == ApprovalAnswer::kWorkspace ? "allowed always in this workspace by the user"
+                    : answer == ApprovalAnswer::kAlways    ? "allowed always by the user"
+                                                           : "denied by the user";
+  json detail = {{"decision", "ask"}, {"approval", how}, {"key", key}};
+  if (answer == ApprovalAnswer::kWorkspace || answer == ApprovalAnswer::kAlways) {
+    detail["saved_key"] = saved_key;
+    Status saved = on_approval_saved ? on_approval_saved(saved_key, answer == ApprovalAnswer::kAlways)
+                                     : Status::FailedPrecondition("approval", "no store for saved approvals");
+    // Exactly this call from now on (for this session, if the store
+    // failed); never the broader keys a session answer would allow.
+    approvals_.AddSaved({saved_key});
+    if (!saved.ok()) detail["saved"] = "not saved: " + saved.message();
+  }
   RecordGateEvent(c.call.agent_id, "", "approval", execution_id,
-                  json({{"decision", "ask"}, {"approval", how}, {"key", key}})
-                      .dump(-1, ' ', false, json::error_handler_t::replace));
+                  detail.dump(-1, ' ', false, json::error_handler_t::replace));
   if (answer == ApprovalAnswer::kDeny) {
     EndHere(execution_id, v1::TOOL_STATUS_REJECTED,
             Status::PermissionDenied(c.shown_name(), "the user did not approve it"));

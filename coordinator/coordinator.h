@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <set>
 #include <memory>
 #include <string>
@@ -167,9 +168,19 @@ struct ApprovalRequest {
   std::string agent_id;
   std::string command;
   std::string reason;  // why it needs approval: the ask rule, a computed name, ...
+  // What "always" would save: exactly this call ("command:<text>", or
+  // "call:<tool> <canonical arguments>"); "" when it may not be saved (a
+  // command with substitutions), so only once and the session are offered.
+  std::string saved_key;
 };
 
-enum class ApprovalAnswer { kOnce, kSession, kDeny };
+// kWorkspace and kAlways save the call's saved_key (for this workspace, for
+// every one) through on_approval_saved, and allow it for the session too;
+// for a request with no saved_key they are kSession.
+enum class ApprovalAnswer { kOnce, kSession, kWorkspace, kAlways, kDeny };
+// "once", "session", "workspace", "always", "deny" (the gRPC Approve
+// answers); nullopt for another word.
+std::optional<ApprovalAnswer> ParseApprovalAnswer(std::string_view word);
 
 // How the coordinator calls the model for subagents (which have no network):
 // the session's client, model and prices.
@@ -278,6 +289,11 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool AnswerApproval(const std::string& execution_id, ApprovalAnswer answer);
   // With approval "prompt": told of each command that waits for an answer.
   std::function<void(const ApprovalRequest&)> on_approval_request;
+  // Saves an "always" answer (config/approval_store.h): key, and whether
+  // for every workspace. Its failure is recorded; the call runs anyway.
+  std::function<Status(const std::string& key, bool every_workspace)> on_approval_saved;
+  // The user's saved approvals that answer in this session.
+  void AddSavedApprovals(const std::vector<std::string>& keys) { approvals_.AddSaved(keys); }
   // Told of each gate event, after the ledger recorded it.
   std::function<void(const GateEvent&)> on_gate_event;
   // The symbol index (index_calls.cc): brings .odin/index.db up to date
@@ -315,11 +331,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     mutable ToolHandler handler_ = ToolHandler::kUnknown;
     SteadyTime dispatched_at{};
     bool started = false;
-    bool remote = false;       // ran on another host's worker: its changes are looked for in full
-    std::string write_path;    // the file a writing tool holds the lock of
-    std::string output;        // the first artifact_cap bytes of output, in arrival order
-    bool validate = true;      // false for a rollback, which is not validated
-    std::string approval_key;  // waiting for the user: what "for the session" would allow
+    bool remote = false;             // ran on another host's worker: its changes are looked for in full
+    std::string write_path;          // the file a writing tool holds the lock of
+    std::string output;              // the first artifact_cap bytes of output, in arrival order
+    bool validate = true;            // false for a rollback, which is not validated
+    std::string approval_key;        // waiting for the user: what "for the session" would allow
+    std::string approval_saved_key;  // and what "always" would save ("" for none)
     std::unique_ptr<ProtectedSnapshot> protected_before;  // a writable command: the protected files before it
     // odin exec's command, dispatched before its worker said whether it has
     // the overlay: the snapshot is taken if it has not (OnWorkerReady).

@@ -144,9 +144,8 @@ StatusOr<std::pair<std::string, uint64_t>> HostedSession::Send(const std::string
 }
 
 bool HostedSession::Approve(const std::string& execution_id, const std::string& answer) {
-  ApprovalAnswer a = answer == "once"      ? ApprovalAnswer::kOnce
-                     : answer == "session" ? ApprovalAnswer::kSession
-                                           : ApprovalAnswer::kDeny;
+  // Anything but a known answer denies.
+  ApprovalAnswer a = ParseApprovalAnswer(answer).value_or(ApprovalAnswer::kDeny);
   return RunOnLoop<bool>([this, execution_id, a, answer] {
     bool applied = session_->runtime().coordinator().AnswerApproval(execution_id, a);
     if (applied) recorder_->OnApprovalResolved(execution_id, answer);

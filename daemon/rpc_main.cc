@@ -516,7 +516,9 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
           const v1::ApprovalRequested& r = e.approval_requested();
           approvals.push_back(r.execution_id());
           line("⚠ approval needed: `" + VisibleControls(r.what(), Layout::kOneLine) + "`\n  " + r.reason() +
-               "\n  Allow? [y] once, [a] for this session, [n] no: ");
+               (r.saved_key().empty()
+                    ? "\n  Allow? [y] once, [s] for this session, [n] no: "
+                    : "\n  Allow? [y] once, [s] for this session, [w] always in this workspace, [A] always, [n] no: "));
           break;
         }
         case v1::SessionEvent::kApprovalResolved: {
@@ -549,7 +551,11 @@ int Attach(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
       if (!approvals.empty()) waiting = approvals.front();
     }
     if (!waiting.empty()) {
-      std::string answer = input == "y" || input == "yes" ? "once" : input == "a" ? "session" : "deny";
+      std::string answer = input == "y" || input == "yes" ? "once"
+                           : input == "s" || input == "a" ? "session"
+                           : input == "w"                 ? "workspace"
+                           : input == "A"                 ? "always"
+                                                          : "deny";
       v1::ApproveRequest req;
       req.set_session_id(session_id);
       req.set_execution_id(waiting);
@@ -722,6 +728,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!agent.json_schema.empty() || !agent.images.empty()) {
+    std::cerr << "odin: --json-schema and --image are not supported by the daemon yet (odin -p without --connect)\n";
+    return odin::kUsageError;
   }
   if (serve_cmd->parsed()) return odin::Serve(global, agent, serve);
   if (attach_cmd->parsed()) return odin::Attach(global, agent, client);

@@ -178,8 +178,8 @@ grpc::Status CoordinatorServiceImpl::Subscribe(grpc::ServerContext* ctx, const v
 grpc::Status CoordinatorServiceImpl::Approve(grpc::ServerContext* ctx, const v1::ApproveRequest* req,
                                              v1::ApproveResponse* reply) {
   if (grpc::Status a = Authorize(ctx); !a.ok()) return a;
-  if (req->answer() != "once" && req->answer() != "session" && req->answer() != "deny") {
-    return Invalid("answer '" + req->answer() + "' must be once, session or deny");
+  if (!ParseApprovalAnswer(req->answer())) {
+    return Invalid("answer '" + req->answer() + "' must be once, session, workspace, always or deny");
   }
   if (req->execution_id().empty()) return Invalid("execution_id is empty");
   std::shared_ptr<HostedSession> s;

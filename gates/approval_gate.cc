@@ -10,12 +10,14 @@ ApprovalPolicy ParseApprovalPolicy(std::string_view name) {
   return ApprovalPolicy::kDeny;
 }
 
-ApprovalGate::Decision ApprovalGate::Decide(const std::vector<std::string>& keys, bool can_prompt) const {
+ApprovalGate::Decision ApprovalGate::Decide(const std::vector<std::string>& keys, const std::string& saved_key,
+                                            bool can_prompt) const {
   // The user allowed its kind for the session (every reason to ask), or asks
   // now (interactive), or the policy answers (headless).
   bool all_approved = !keys.empty();
   for (const std::string& k : keys) all_approved = all_approved && ApprovedForSession(k);
   if (all_approved) return Decision::kApprovedForSession;
+  if (!saved_key.empty() && saved_.count(saved_key) != 0) return Decision::kApprovedSaved;
   if (policy_ == ApprovalPolicy::kPrompt && can_prompt) return Decision::kAskUser;
   return policy_ == ApprovalPolicy::kAllow ? Decision::kAllowedByPolicy : Decision::kDeniedByPolicy;
 }
@@ -38,6 +40,7 @@ bool ApprovalGate::ApprovedForSession(const std::string& key) const {
 const char* ApprovalDecisionName(ApprovalGate::Decision decision) {
   switch (decision) {
     case ApprovalGate::Decision::kApprovedForSession: return "allowed for the session";
+    case ApprovalGate::Decision::kApprovedSaved: return "allowed by a saved approval";
     case ApprovalGate::Decision::kAskUser: return "asked the user";
     case ApprovalGate::Decision::kAllowedByPolicy: return "allowed by policy";
     case ApprovalGate::Decision::kDeniedByPolicy: return "denied by policy";

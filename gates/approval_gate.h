@@ -3,8 +3,11 @@
 // matched, or a read outside the workspace, runs only with an approval. The
 // user may give one for the call or for the session (every call with the
 // same keys: an ask rule, a command, "read:<dir>" for a directory and what
-// lies below it); without a user (headless) the run's policy answers: allow
-// or deny.
+// lies below it), or always (saved: config/approval_store.h), for exactly
+// the call shown (its saved key: "command:<text>" or "call:<tool> <args>");
+// without a user (headless) a saved approval, else the run's policy answers:
+// allow or deny. Only what the rules left to ask comes here: a deny rule,
+// the mode, the protected paths and the sandbox are never answered by it.
 //
 // This class holds the session's approvals and decides; the coordinator
 // records the decision as a gate event and holds a call that waits for the
@@ -30,6 +33,7 @@ class ApprovalGate {
  public:
   enum class Decision {
     kApprovedForSession,  // the user allowed every key for the session
+    kApprovedSaved,       // the user allowed exactly this call always (a saved approval)
     kAskUser,             // the call waits for the user
     kAllowedByPolicy,
     kDeniedByPolicy,
@@ -39,7 +43,10 @@ class ApprovalGate {
 
   // What happens to a call that needs approval for `keys`. can_prompt:
   // someone listens for approval requests (else prompt answers as deny).
-  Decision Decide(const std::vector<std::string>& keys, bool can_prompt) const;
+  // saved_key: the call's key for saved approvals ("" when it has none).
+  Decision Decide(const std::vector<std::string>& keys, const std::string& saved_key, bool can_prompt) const;
+  // Saved approvals that answer in this session (the user's store).
+  void AddSaved(const std::vector<std::string>& keys) { saved_.insert(keys.begin(), keys.end()); }
   // The user allowed these keys for the rest of the session.
   void ApproveForSession(const std::vector<std::string>& keys);
   // True iff key was approved for the session: itself, or for "read:<dir>",
@@ -49,6 +56,7 @@ class ApprovalGate {
  private:
   ApprovalPolicy policy_;
   std::set<std::string> approved_;
+  std::set<std::string> saved_;
 };
 
 // The gate event's words for a decision ("allowed for the session", ...).

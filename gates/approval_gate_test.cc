@@ -8,25 +8,35 @@ namespace {
 using Decision = ApprovalGate::Decision;
 
 TEST(ApprovalGateTest, HeadlessThePolicyAnswers) {
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kDeny).Decide({"rule:rm"}, false), Decision::kDeniedByPolicy);
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kAllow).Decide({"rule:rm"}, false), Decision::kAllowedByPolicy);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kDeny).Decide({"rule:rm"}, "", false), Decision::kDeniedByPolicy);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kAllow).Decide({"rule:rm"}, "", false), Decision::kAllowedByPolicy);
   // Prompt with nobody to ask: the safe answer.
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt).Decide({"rule:rm"}, false), Decision::kDeniedByPolicy);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt).Decide({"rule:rm"}, "", false), Decision::kDeniedByPolicy);
 }
 
 TEST(ApprovalGateTest, InteractiveTheUserIsAsked) {
-  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt).Decide({"rule:rm"}, true), Decision::kAskUser);
+  EXPECT_EQ(ApprovalGate(ApprovalPolicy::kPrompt).Decide({"rule:rm"}, "", true), Decision::kAskUser);
 }
 
 TEST(ApprovalGateTest, ASessionApprovalCoversEveryKeyItNamesAndNoOther) {
   ApprovalGate gate(ApprovalPolicy::kPrompt);
   gate.ApproveForSession({"rule:rm"});
-  EXPECT_EQ(gate.Decide({"rule:rm"}, true), Decision::kApprovedForSession);
+  EXPECT_EQ(gate.Decide({"rule:rm"}, "", true), Decision::kApprovedForSession);
   // Every reason to ask must have been approved.
-  EXPECT_EQ(gate.Decide({"rule:rm", "path:/etc"}, true), Decision::kAskUser);
-  EXPECT_EQ(gate.Decide({"rule:curl"}, true), Decision::kAskUser);
+  EXPECT_EQ(gate.Decide({"rule:rm", "path:/etc"}, "", true), Decision::kAskUser);
+  EXPECT_EQ(gate.Decide({"rule:curl"}, "", true), Decision::kAskUser);
   // No keys: nothing was approved.
-  EXPECT_EQ(gate.Decide({}, true), Decision::kAskUser);
+  EXPECT_EQ(gate.Decide({}, "", true), Decision::kAskUser);
+}
+
+// A saved approval answers for exactly its call, headless too, and only
+// after the session's own answers.
+TEST(ApprovalGateTest, ASavedApprovalAnswersForExactlyItsCall) {
+  ApprovalGate gate(ApprovalPolicy::kDeny);
+  gate.AddSaved({"command:npm test"});
+  EXPECT_EQ(gate.Decide({"rule:Bash(npm:*)"}, "command:npm test", false), Decision::kApprovedSaved);
+  EXPECT_EQ(gate.Decide({"rule:Bash(npm:*)"}, "command:npm test -- --watch", false), Decision::kDeniedByPolicy);
+  EXPECT_EQ(gate.Decide({"command:npm test"}, "", false), Decision::kDeniedByPolicy);
 }
 
 TEST(ApprovalGateTest, ReadingADirectoryApprovesWhatLiesBelowItOnly) {

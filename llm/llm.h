@@ -34,6 +34,15 @@ struct ToolResultMessage {
   bool is_error = false;
 };
 
+// An image given to the model with a user message: its bytes (checked by
+// their magic: PNG, JPEG, GIF or WebP; llm/images.h), never decoded, and
+// what it is called for the model ("shot.png").
+struct ImageData {
+  std::string media_type;  // image/png, image/jpeg, image/gif, image/webp
+  std::string bytes;
+  std::string label;
+};
+
 struct ChatMessage {
   enum class Role { kUser, kAssistant, kToolResults };
   Role role = Role::kUser;
@@ -44,6 +53,8 @@ struct ChatMessage {
   // each an opaque JSON object with its encrypted content), given back
   // before its text and calls in later requests.
   std::vector<std::string> reasoning;
+  // user: images sent after its text (each provider's image block).
+  std::vector<ImageData> images;
 };
 
 struct ToolSpec {

@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
 #include "base/json_input.h"
+#include "llm/images.h"
 #include "llm/wire_json.h"
 
 namespace odin {
@@ -103,7 +105,18 @@ class OpenAiFormat final : public WireFormat {
     if (!req.system.empty()) messages.push_back({{"role", "system"}, {"content", req.system}});
     for (const ChatMessage& m : req.messages) {
       switch (m.role) {
-        case ChatMessage::Role::kUser: messages.push_back({{"role", "user"}, {"content", m.text}}); break;
+        case ChatMessage::Role::kUser: {
+          if (m.images.empty()) {
+            messages.push_back({{"role", "user"}, {"content", m.text}});
+            break;
+          }
+          json content = json::array({{{"type", "text"}, {"text", m.text}}});
+          for (const ImageData& image : m.images) {
+            content.push_back({{"type", "image_url"}, {"image_url", {{"url", ImageDataUrl(image)}}}});
+          }
+          messages.push_back({{"role", "user"}, {"content", std::move(content)}});
+          break;
+        }
         case ChatMessage::Role::kAssistant: {
           json msg = {{"role", "assistant"}, {"content", m.text.empty() ? json() : json(m.text)}};
           if (!m.tool_calls.empty()) {
@@ -260,6 +273,12 @@ class AnthropicFormat final : public WireFormat {
       switch (m.role) {
         case ChatMessage::Role::kUser:
           add("user", {{"type", "text"}, {"text", m.text.empty() ? "(empty message)" : m.text}});
+          for (const ImageData& image : m.images) {
+            add("user",
+                {{"type", "image"},
+                 {"source",
+                  {{"type", "base64"}, {"media_type", image.media_type}, {"data", Base64Encode(image.bytes)}}}});
+          }
           break;
         case ChatMessage::Role::kAssistant:
           if (!m.text.empty()) add("assistant", {{"type", "text"}, {"text", m.text}});

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm/images.h"
 #include "llm/llm_wire.h"
 #include "llm/wire_json.h"
 
@@ -143,7 +144,18 @@ class ResponsesFormat final : public WireFormat {
     json input = json::array();
     for (const ChatMessage& m : req.messages) {
       switch (m.role) {
-        case ChatMessage::Role::kUser: input.push_back({{"role", "user"}, {"content", m.text}}); break;
+        case ChatMessage::Role::kUser: {
+          if (m.images.empty()) {
+            input.push_back({{"role", "user"}, {"content", m.text}});
+            break;
+          }
+          json content = json::array({{{"type", "input_text"}, {"text", m.text}}});
+          for (const ImageData& image : m.images) {
+            content.push_back({{"type", "input_image"}, {"image_url", ImageDataUrl(image)}});
+          }
+          input.push_back({{"role", "user"}, {"content", std::move(content)}});
+          break;
+        }
         case ChatMessage::Role::kAssistant:
           // The reasoning first: it led to the text and the calls.
           for (const std::string& item : m.reasoning) {

@@ -38,6 +38,10 @@ Agent::Agent(AgentOptions options, ToolHost* host, LlmClient* llm, Ledger* ledge
   totals_.status = "session";
   if (o_.reviews.test_patterns.empty()) o_.reviews.test_patterns = DefaultTestPatterns();
   context_.window = o_.context_window > 0 ? o_.context_window : DefaultContextWindow(o_.model);
+  // The front end compiled it already, and refused it with a usage error.
+  if (!o_.answer_schema.empty()) {
+    if (StatusOr<JsonSchema> schema = JsonSchema::Compile(o_.answer_schema); schema.ok()) answer_schema_ = *schema;
+  }
 }
 
 std::string Agent::SystemPrompt(Mode mode) {
@@ -103,15 +107,24 @@ std::string Agent::SystemPrompt(Mode mode) {
 }
 
 std::string Agent::TurnFacts() {
-  return PlannerContext(host_, o_.agent_id, o_.workspace, current_ ? current_->budget.get() : nullptr);
+  std::string facts = PlannerContext(host_, o_.agent_id, o_.workspace, current_ ? current_->budget.get() : nullptr);
+  if (answer_schema_) {
+    // The same header as PlannerContext's: one shape of tail for every turn.
+    std::string answer =
+        "\nThe user requires your final answer (the text you end with, after any tool calls) to be only a JSON "
+        "value valid against this JSON Schema, with no prose around it and no code fence:\n" +
+        answer_schema_->text() + "\n";
+    facts = facts.empty() ? "[runtime] This turn's state, from Odin:" + answer : facts + answer;
+  }
+  return facts;
 }
 
 std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_command,
-                        std::optional<std::vector<std::string>> tool_list) {
+                        std::optional<std::vector<std::string>> tool_list, std::vector<ImageData> images) {
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
-  Pending m{NewId("msg"), text, mode, false, slash_command, std::move(tool_list)};
+  Pending m{NewId("msg"), text, mode, false, slash_command, std::move(tool_list), std::move(images)};
   QueueEntry("request", nlohmann::json({{"text", text_in}, {"message_id", m.id}})
                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (ledger_ != nullptr) {

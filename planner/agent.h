@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/json_schema.h"
 #include "planner/budget.h"
 #include "planner/checks.h"
 #include "planner/compaction.h"
@@ -117,6 +118,14 @@ struct AgentOptions {
   // the agent reads or writes a file there (planner/instructions.h
   // NestedInstructions).
   bool nested_instructions = false;
+  // --json-schema: the final answer must be JSON valid against this schema
+  // (its text; "" for none). It is sent back to the model once with the
+  // errors; a second invalid answer ends the message as invalid_output.
+  std::string answer_schema;
+  // The planner model accepts images (llm.vision, else guessed from its
+  // name: llm/images.h): images attached to a message are sent as images,
+  // else each is replaced by a note saying the model cannot see it.
+  bool vision = false;
 };
 
 // How one message ended.
@@ -126,7 +135,10 @@ struct MessageOutcome {
   // done, not_converged, budget_exceeded, stalled, error, cancelled, halted
   std::string status;
   std::string text;  // the model's final answer (its own words)
-  Status error;      // when status is error
+  // With AgentOptions::answer_schema: the answer as canonical JSON, valid
+  // against it ("" otherwise).
+  std::string structured_output;
+  Status error;  // when status is error
   std::vector<std::string> execution_ids;
   std::vector<std::string> changed_files;  // relative to the workspace
   std::vector<std::string> not_validated;  // changed files no validator looked at: the checks must vouch for them
@@ -175,8 +187,10 @@ class Agent {
   // tool_list narrows the tools of this message alone (a custom command's
   // allowed-tools): only what it names is offered, and the coordinator's
   // gate refuses the rest.
+  // images go with the text (AgentOptions::vision).
   std::string Send(const std::string& text, Mode mode, bool slash_command = false,
-                   std::optional<std::vector<std::string>> tool_list = std::nullopt);
+                   std::optional<std::vector<std::string>> tool_list = std::nullopt,
+                   std::vector<ImageData> images = {});
   // Queues a review of the workspace's uncommitted change (/review, odin
   // review): the QA verifier judges `git diff HEAD` (run in a read-only
   // sandboxed worker) against the session's requests, and its verdict is
@@ -260,6 +274,7 @@ class Agent {
     bool review = false;  // SendReview's
     bool slash_command = false;
     std::optional<std::vector<std::string>> tool_list;
+    std::vector<ImageData> images;
   };
   struct Current {
     Pending message;
@@ -304,7 +319,8 @@ class Agent {
     bool compacted = false;
     int overflow_level = 0;
     std::optional<std::string> compact_focus;
-    int stop_blocks = 0;  // times Stop hooks sent the model back to work
+    int stop_blocks = 0;     // times Stop hooks sent the model back to work
+    int answer_retries = 0;  // invalid answers sent back (answer_schema)
     // WebFetch calls whose page the utility model is answering over
     // (agent_web.cc): execution id -> the call and the fetch's result.
     struct WebAnswer {
@@ -463,6 +479,10 @@ class Agent {
   void AllToolsDone();
   // The model ended its turn: the convergence gate decides.
   void ClaimCompletion();
+  // With answer_schema: true when the final answer is valid against it (it
+  // is kept as structured_output); else it was sent back to the model, or
+  // the message ended as invalid_output.
+  bool AnswerValid();
   // The gate accepted completion: the Stop hooks may still send the model
   // back to work (at most max_stop_blocks times).
   void AcceptCompletion();
@@ -525,10 +545,11 @@ class Agent {
   ContextUse context_;
   std::vector<std::string> user_requests_;  // every message the user sent, verbatim
   std::optional<Compaction> compaction_;
-  size_t persisted_ = 0;                // history_[0, persisted_) is in the ledger
-  std::string transcript_parent_;       // the transcript's last line's uuid
-  std::set<std::string> nested_given_;  // directories whose CLAUDE.md files were looked at
-  bool persist_due_ = false;            // a request went out: its messages are written at the next Tick
+  std::optional<JsonSchema> answer_schema_;  // AgentOptions::answer_schema, compiled
+  size_t persisted_ = 0;                     // history_[0, persisted_) is in the ledger
+  std::string transcript_parent_;            // the transcript's last line's uuid
+  std::set<std::string> nested_given_;       // directories whose CLAUDE.md files were looked at
+  bool persist_due_ = false;                 // a request went out: its messages are written at the next Tick
   std::vector<std::pair<std::string, std::string>> queued_entries_;  // kind, content
 };
 

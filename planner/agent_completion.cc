@@ -8,8 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/canonical_json.h"
 #include "base/ids.h"
 #include "planner/agent.h"
+#include "planner/run_outcome.h"
 #include "tools/workspace_path.h"
 
 namespace odin {
@@ -22,8 +24,58 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
+namespace {
+
+// The JSON of a final answer: its whole text, or the one fenced block
+// (```json ... ```) that is its whole text, as models often write it.
+std::string AnswerJsonText(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  std::string t = text.substr(begin, end - begin + 1);
+  if (t.rfind("```", 0) != 0 || t.size() < 7 || t.compare(t.size() - 3, 3, "```") != 0) return t;
+  size_t first_line = t.find('\n');
+  if (first_line == std::string::npos || first_line > t.size() - 3) return t;
+  std::string info = t.substr(3, first_line - 3);
+  if (!info.empty() && info != "json" && info != "JSON") return t;
+  std::string inner = t.substr(first_line + 1, t.size() - 3 - first_line - 1);
+  return inner.find("```") == std::string::npos ? inner : t;
+}
+
+}  // namespace
+
+bool Agent::AnswerValid() {
+  Current& c = *current_;
+  std::string answer = AnswerJsonText(c.outcome.text);
+  std::vector<std::string> errors = answer_schema_->Validate(answer, 10);
+  if (errors.empty()) {
+    StatusOr<std::string> canonical = CanonicalizeJson(answer);
+    c.outcome.structured_output = canonical.ok() ? *canonical : answer;
+    RecordGateEvent("output_valid", "", Dump({{"bytes", answer.size()}}));
+    return true;
+  }
+  bool last = c.answer_retries >= 1;
+  RecordGateEvent("output_invalid", "", Dump({{"errors", errors}, {"sent_back", !last}}));
+  if (last) {
+    Finish(RunOutcomeName(RunOutcome::kInvalidOutput),
+           Status::FailedPrecondition("the final answer",
+                                      "is not valid against --json-schema, even after one retry: " + errors.front()));
+    return false;
+  }
+  ++c.answer_retries;
+  std::string text = "[runtime] Your final answer is not valid against the JSON Schema the user requires:\n";
+  for (const std::string& e : errors) text += "- " + e + "\n";
+  text += "Answer again with only the JSON value: no prose around it, no code fence.";
+  history_.push_back({ChatMessage::Role::kUser, text, {}, {}});
+  AskModel();
+  return false;
+}
+
 void Agent::ClaimCompletion() {
   Current& c = *current_;
+  // The answer's form first: the checks judge the work, not its words, and
+  // are not run for an answer that must be written again anyway.
+  if (answer_schema_ && !c.message.review && !AnswerValid()) return;
   if (c.message.mode != Mode::kEdit) return AcceptCompletion();
   // No file may be left with new errors or unverified.
   std::string event;
@@ -176,6 +228,7 @@ void Agent::AcceptCompletion() {
         RecordGateEvent("hook", "",
                         json({{"event", name}, {"decision", "block"}, {"reason", reason}})
                             .dump(-1, ' ', false, json::error_handler_t::replace));
+        c.outcome.structured_output.clear();  // the next answer is judged anew
         history_.push_back({ChatMessage::Role::kUser,
                             std::string("[runtime] A ") + name + " hook asks you to go on: " + reason,
                             {},
@@ -204,6 +257,7 @@ void Agent::Refuse(const Refusal& refusal) {
   // "... exited with 2. The end of its output:": the output is the report's.
   if (!line.empty() && line.back() == ':' && line.rfind(". ") != std::string::npos) line.erase(line.rfind(". ") + 1);
   c.last_refusal = line.size() > 400 ? line.substr(0, 397) + "..." : line;
+  c.outcome.structured_output.clear();  // the next answer is judged anew
   history_.push_back({ChatMessage::Role::kUser, refusal.text, {}, {}});
   AskModel();
 }

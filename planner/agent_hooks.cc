@@ -5,11 +5,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "planner/agent.h"
 
 namespace odin {
 
 using nlohmann::json;
+
+namespace {
+
+// What a model that cannot see an image reads in its place.
+std::string ImageNote(const ImageData& image, const std::string& model) {
+  return "[image " + image.label + " (" + image.media_type + ", " + std::to_string(image.bytes.size()) +
+         " bytes) not shown: the model '" + model +
+         "' does not accept images (llm.vision says which do); ask the user to describe it if you need it]";
+}
+
+}  // namespace
 
 void Agent::RunStartHooks(const std::string& source) {
   starting_ = true;
@@ -55,7 +67,24 @@ void Agent::BeginMessage(const std::string& hook_context) {
     start_context_.clear();
   }
   if (!hook_context.empty()) text += "\n\n[UserPromptSubmit hook context]\n" + hook_context;
-  history_.push_back({ChatMessage::Role::kUser, text, {}, {}});
+  ChatMessage message{ChatMessage::Role::kUser, text, {}, {}};
+  // Images: to a model that sees them, as images; else a note each. The
+  // ledger keeps each one's hash and size, never its bytes.
+  for (const ImageData& image : current_->message.images) {
+    RecordGateEvent("image_attached", "",
+                    nlohmann::json({{"label", image.label},
+                                    {"media_type", image.media_type},
+                                    {"bytes", image.bytes.size()},
+                                    {"sha256", Sha256Hex(image.bytes)},
+                                    {"sent_as", o_.vision ? "image" : "note"}})
+                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (o_.vision) {
+      message.images.push_back(image);
+    } else {
+      message.text += "\n\n" + ImageNote(image, o_.model);
+    }
+  }
+  history_.push_back(std::move(message));
   PrepareMessage();
 }
 

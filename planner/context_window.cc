@@ -48,6 +48,9 @@ int64_t MessageBytes(const ChatMessage& m) {
     n += kMessageOverheadBytes + static_cast<int64_t>(r.call_id.size() + r.content.size());
   }
   for (const std::string& item : m.reasoning) n += kMessageOverheadBytes + static_cast<int64_t>(item.size());
+  // An image costs the model up to about 1,600 tokens whatever its bytes
+  // (both providers scale it down first): counted as that many bytes of text.
+  n += static_cast<int64_t>(m.images.size()) * 1600 * 4;
   return n;
 }
 

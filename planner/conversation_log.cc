@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_input.h"
+#include "base/sha256.h"
 #include "planner/compaction.h"
 
 namespace odin {
@@ -32,6 +33,17 @@ std::string ChatMessageJson(const ChatMessage& m) {
     j["tool_calls"] = calls;
   }
   if (!m.reasoning.empty()) j["reasoning"] = m.reasoning;
+  // An image's hash and size, never its bytes: the ledger is no image store.
+  if (!m.images.empty()) {
+    json images = json::array();
+    for (const ImageData& image : m.images) {
+      images.push_back({{"label", image.label},
+                        {"media_type", image.media_type},
+                        {"sha256", Sha256Hex(image.bytes)},
+                        {"bytes", image.bytes.size()}});
+    }
+    j["images"] = images;
+  }
   if (!m.results.empty()) {
     json results = json::array();
     for (const ToolResultMessage& r : m.results) {
@@ -53,6 +65,13 @@ StatusOr<ChatMessage> ChatMessageFromJson(const std::string& text) {
           {c.at("id").get<std::string>(), c.at("name").get<std::string>(), c.at("arguments").get<std::string>()});
     }
     for (const json& r : j.value("reasoning", json::array())) m.reasoning.push_back(r.get<std::string>());
+    // Images come back as what they were, not as images: their bytes were
+    // never kept.
+    for (const json& image : j.value("images", json::array())) {
+      m.text += "\n\n[image " + image.value("label", std::string("?")) + " (" +
+                image.value("media_type", std::string("?")) + ", " + std::to_string(image.value("bytes", 0)) +
+                " bytes) was attached here; images are not kept across a resume]";
+    }
     for (const json& r : j.value("results", json::array())) {
       m.results.push_back(
           {r.at("call_id").get<std::string>(), r.at("content").get<std::string>(), r.value("is_error", false)});

@@ -7,7 +7,7 @@ namespace {
 constexpr RunOutcome kAll[] = {
     RunOutcome::kDone,   RunOutcome::kNotConverged, RunOutcome::kBudgetExceeded,   RunOutcome::kStalled,
     RunOutcome::kError,  RunOutcome::kCancelled,    RunOutcome::kContextExhausted, RunOutcome::kPromptRefused,
-    RunOutcome::kHalted, RunOutcome::kConflict};
+    RunOutcome::kHalted, RunOutcome::kConflict,     RunOutcome::kInvalidOutput};
 
 }  // namespace
 
@@ -23,6 +23,7 @@ const char* RunOutcomeName(RunOutcome outcome) {
     case RunOutcome::kPromptRefused: return "prompt_refused";
     case RunOutcome::kHalted: return "halted";
     case RunOutcome::kConflict: return "conflict";
+    case RunOutcome::kInvalidOutput: return "invalid_output";
   }
   return "error";
 }
@@ -46,6 +47,7 @@ int ExitCode(RunOutcome outcome) {
     case RunOutcome::kPromptRefused: return kPromptRefusedExit;
     case RunOutcome::kHalted: return kHaltedExit;
     case RunOutcome::kConflict: return kConflictExit;
+    case RunOutcome::kInvalidOutput: return kInvalidOutputExit;
   }
   return kError;
 }

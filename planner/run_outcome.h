@@ -28,10 +28,13 @@ enum class RunOutcome {
   // because another Odin session (or something else) changed the same
   // paths while it ran. The report names the paths and where they are kept.
   kConflict,
+  // With --json-schema: the final answer was not JSON valid against the
+  // schema, even after it was sent back to the model once with the errors.
+  kInvalidOutput,
 };
 
 // "done", "not_converged", "budget_exceeded", "stalled", "error", "cancelled",
-// "context_exhausted", "prompt_refused", "halted", "conflict".
+// "context_exhausted", "prompt_refused", "halted", "conflict", "invalid_output".
 const char* RunOutcomeName(RunOutcome outcome);
 std::optional<RunOutcome> ParseRunOutcome(std::string_view name);
 
@@ -47,6 +50,7 @@ constexpr int kStalled = 5;
 constexpr int kContextExhaustedExit = 6;
 constexpr int kPromptRefusedExit = 7;
 constexpr int kHaltedExit = 8;
+constexpr int kInvalidOutputExit = 9;
 constexpr int kConflictExit = 10;
 constexpr int kCancelledExit = 130;
 

@@ -160,8 +160,9 @@ HOST_PATHS_ONLY = {
     "pool/worker_transport.cc",
     # odin keys generate: the key directory the user names.
     "remote/curve_keys.cc",
-    # The trusted workspaces, in the user's config directory.
-    "config/trust_store.cc",
+    # The stores that decide what runs (the trusted workspaces, the saved
+    # approvals), in the user's config directory.
+    "config/private_store.cc",
     # The daemon's socket and its directory in $XDG_RUNTIME_DIR, and the
     # peer's /proc/PID/status.
     "daemon/unix_listener.cc",

@@ -19,7 +19,9 @@ packages=(
   libdtl-dev libcpp-httplib-dev
   libedit-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libgumbo-dev
   # Static archives Odin's programs link (cmake/odin_programs.cmake).
-  libncurses-dev libbsd-dev libmd-dev libsodium-dev
+  libncurses-dev libbsd-dev libmd-dev libsodium-dev libre2-dev
+  # The official JSON Schema test suite (base/json_schema_test.cc).
+  json-schema-test-suite
   bubblewrap ripgrep tmux
   iproute2 util-linux openssl
   clangd clang-format python3 python3-yaml

@@ -14,6 +14,7 @@
 #include "config/config_loader.h"
 #include "llm/demo_model.h"
 #include "llm/http_llm_client.h"
+#include "llm/images.h"
 #include "planner/instructions.h"
 #include "session/resume.h"
 #include "session/rewind.h"
@@ -222,6 +223,8 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.workflow = *workflow;
   o.defs = loaded.defs;
   o.nested_instructions = loaded.trust == WorkspaceTrust::kTrusted;
+  o.answer_schema = flags.answer_schema;
+  o.vision = ModelSeesImages(o.model, config.llm_vision);
   s->defs_ = loaded.defs;
   // Subagents' model calls go through the session's client, from the coordinator.
   std::string subagent_model = config.subagent_model == "utility" ? s->llm_.utility_model : o.model;

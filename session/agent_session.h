@@ -35,6 +35,9 @@ struct AgentSessionFlags {
   // With resume or continue_last: take up a copy of that session instead
   // (session/rewind.h), leaving it as it was.
   bool fork_session = false;
+  // --json-schema: the schema the final answer must be valid against, as
+  // JSON text, compiled by the caller ("": none).
+  std::string answer_schema;
   // Where the session's notices go (an MCP server ready or failed, a hook's
   // note), one line each; unset: stderr. An interactive terminal prints
   // them above the line being edited, not over it.

@@ -10,6 +10,7 @@
 #include "base/terminal_text.h"
 #include "gates/command_rules.h"
 #include "gates/tool_rules.h"
+#include "llm/images.h"
 #include "odin/v1/worker.pb.h"
 #include "session/agent_session.h"
 #include "session/session_events.h"
@@ -155,7 +156,7 @@ std::string SubstituteArguments(const std::string& body, const std::string& args
 }
 
 std::string AttachFiles(const std::string& text, const std::string& root, const std::vector<std::string>& unreadable,
-                        std::vector<std::string>* notes) {
+                        std::vector<std::string>* notes, std::vector<ImageData>* images) {
   std::string files;
   std::vector<std::string> seen;
   StatusOr<WorkspaceFiles> layer = WorkspaceFiles::Open(root);
@@ -186,9 +187,25 @@ std::string AttachFiles(const std::string& text, const std::string& root, const 
     }
     // Through the safe file layer: a link out of the workspace, a device
     // or a FIFO is not attached.
-    StatusOr<std::string> content = layer.ok() ? layer->ReadFile(*path, kAttachBytes + 1) : layer.status();
+    size_t cap = images != nullptr ? std::max(kAttachBytes, kMaxImageBytes) + 1 : kAttachBytes + 1;
+    StatusOr<std::string> content = layer.ok() ? layer->ReadFile(*path, cap) : layer.status();
     if (!content.ok()) {
       notes->push_back("@" + word + ": not attached (" + content.status().message() + ")");
+      continue;
+    }
+    // An image goes as an image, whatever its name says; never decoded here.
+    if (images != nullptr && ImageMediaType(*content)) {
+      StatusOr<ImageData> image = MakeImage(std::move(*content), shown);
+      if (!image.ok()) {
+        notes->push_back("@" + word + ": not attached (" + image.status().message() + ")");
+      } else if (images->size() >= kMaxImagesPerMessage) {
+        notes->push_back("@" + word + ": not attached (over " + std::to_string(kMaxImagesPerMessage) +
+                         " images in one message)");
+      } else {
+        notes->push_back("attached image " + shown + " (" + image->media_type + ", " +
+                         std::to_string(image->bytes.size()) + " bytes)");
+        images->push_back(std::move(*image));
+      }
       continue;
     }
     if (LooksBinary(*content)) {

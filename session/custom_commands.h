@@ -46,8 +46,10 @@ std::string SubstituteArguments(const std::string& body, const std::string& args
 // message as typed, then the files. What cannot be attached (outside the
 // workspace, Odin's state, a file a Read deny rule covers: unreadable, as
 // tool_rules.h's UnreadablePatterns) is said in *notes, and the @word stays.
+// With images set, a PNG, JPEG, GIF or WebP file (by its bytes) goes there
+// instead (llm/images.h's limits), for the message's images.
 std::string AttachFiles(const std::string& text, const std::string& root, const std::vector<std::string>& unreadable,
-                        std::vector<std::string>* notes);
+                        std::vector<std::string>* notes, std::vector<ImageData>* images = nullptr);
 
 // Custom commands and their descriptions, for /help.
 std::string DescribeCustomCommands(const ClaudeDefs& defs);

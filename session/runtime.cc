@@ -21,6 +21,7 @@
 #include "base/file_util.h"
 #include "base/secrets.h"
 #include "config/sandbox_settings.h"
+#include "config/approval_store.h"
 #include "config/config_loader.h"
 #include "remote/curve_keys.h"
 #include "remote/slurm_launcher.h"
@@ -317,6 +318,21 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   rt->coordinator_ =
       std::make_unique<Coordinator>(std::move(co), RealClock::Get(), &rt->launcher_, rt->transport_.get());
   RETURN_IF_ERROR(rt->coordinator_->StartWorkers());
+  // The user's saved approvals (config/approval_store.h): this workspace's
+  // and every workspace's answer here, whichever front end asks; "always"
+  // answers are saved there. A store that cannot be read answers nothing.
+  if (std::string path = ApprovalStore::DefaultPath(EnvironmentMap()); !path.empty()) {
+    ApprovalStore store(path);
+    StatusOr<std::vector<std::string>> saved = store.KeysFor(ws.root);
+    if (saved.ok()) {
+      rt->coordinator_->AddSavedApprovals(*saved);
+    } else {
+      std::cerr << "odin: saved approvals not read: " << saved.status().message() << "\n";
+    }
+    rt->coordinator_->on_approval_saved = [store, root = ws.root](const std::string& key, bool every_workspace) {
+      return store.Save({key}, every_workspace ? "" : root, RealClock::Get()->WallMillis());
+    };
+  }
   ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
   if (flags.resume_session.empty()) {
     RETURN_IF_ERROR(rt->coordinator_->AttachLedger(rt->ledger_.get()));

@@ -78,6 +78,7 @@ std::string ClaudeSubtype(const MessageOutcome& o) {
   if (o.status == "done") return "success";
   if (o.status == "budget_exceeded" && o.budget_limit == "turns") return "error_max_turns";
   if (o.status == "budget_exceeded" && o.budget_limit == "cost") return "error_max_budget_usd";
+  if (o.status == "invalid_output") return "error_max_structured_output_retries";
   return "error_during_execution";
 }
 
@@ -101,6 +102,11 @@ json OutcomeObject(const MessageOutcome& o, const std::string& session_id, const
             {"budget", BudgetJson(o)},
             {"breakers", BreakersJson(breakers)}};
   if (!o.error.ok()) j["error"] = o.error.message();
+  // --json-schema: the answer as a value (Claude Code's field).
+  if (!o.structured_output.empty() && o.status == "done") {
+    json value = ParseJson(o.structured_output);
+    if (!value.is_discarded()) j["structured_output"] = value;
+  }
   json report = ParseJson(o.report_json);
   if (!report.is_discarded()) j["report"] = report;
   return j;
@@ -238,6 +244,7 @@ void EventRecorder::OnApprovalRequest(const ApprovalRequest& a) {
   r->set_agent_id(a.agent_id);
   r->set_what(a.command);
   r->set_reason(a.reason);
+  r->set_saved_key(a.saved_key);
   Emit(std::move(e));
 }
 

@@ -1,0 +1,72 @@
+#include "llm/images.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/base64.h"
+
+namespace odin {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+std::optional<std::string> ImageMediaType(std::string_view b) {
+  if (StartsWith(b, "\x89PNG\r\n\x1a\n")) return "image/png";
+  if (StartsWith(b, "\xff\xd8\xff")) return "image/jpeg";
+  if (StartsWith(b, "GIF87a") || StartsWith(b, "GIF89a")) return "image/gif";
+  if (b.size() >= 12 && StartsWith(b, "RIFF") && b.substr(8, 4) == "WEBP") return "image/webp";
+  return std::nullopt;
+}
+
+bool HasImageExtension(std::string_view name) {
+  std::string n = Lower(name);
+  for (const char* ext : {".png", ".jpg", ".jpeg", ".gif", ".webp"}) {
+    std::string_view e(ext);
+    if (n.size() > e.size() && n.compare(n.size() - e.size(), e.size(), e) == 0) return true;
+  }
+  return false;
+}
+
+StatusOr<ImageData> MakeImage(std::string bytes, const std::string& label) {
+  if (bytes.size() > kMaxImageBytes) {
+    return Status::InvalidArgument(label, "an image over " + std::to_string(kMaxImageBytes / 1000) +
+                                              " kB, more than the models accept; make it smaller");
+  }
+  std::optional<std::string> type = ImageMediaType(bytes);
+  if (!type) return Status::InvalidArgument(label, "not a PNG, JPEG, GIF or WebP image (by its first bytes)");
+  return ImageData{*type, std::move(bytes), label};
+}
+
+bool ModelSeesImages(const std::string& model, const std::map<std::string, bool>& vision) {
+  if (auto it = vision.find(model); it != vision.end()) return it->second;
+  if (auto it = vision.find("*"); it != vision.end()) return it->second;
+  std::string m = Lower(model);
+  // The provider's prefix ("anthropic/claude-...", "openai/gpt-4o").
+  if (size_t slash = m.rfind('/'); slash != std::string::npos) m = m.substr(slash + 1);
+  for (const char* p : {"o1-mini", "o1-preview", "o3-mini"}) {
+    if (StartsWith(m, p)) return false;
+  }
+  for (const char* p : {"claude-3", "claude-sonnet", "claude-opus", "claude-haiku", "claude-4", "gpt-4o", "gpt-4.1",
+                        "gpt-4-turbo", "gpt-5", "o1", "o3", "o4", "gemini", "chatgpt-4o"}) {
+    if (StartsWith(m, p)) return true;
+  }
+  for (const char* p : {"llava", "-vl", "vision", "gemma3", "pixtral", "minicpm-v", "qwen2.5vl", "moondream"}) {
+    if (m.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string ImageDataUrl(const ImageData& image) {
+  return "data:" + image.media_type + ";base64," + Base64Encode(image.bytes);
+}
+
+}  // namespace odin

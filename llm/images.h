@@ -1,0 +1,41 @@
+#pragma once
+// Images for the model: what counts as one (PNG, JPEG, GIF, WebP, by their
+// magic bytes, never by name and never decoded), how large one may be, and
+// which models accept them.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "llm/llm.h"
+
+namespace odin {
+
+// At most this many bytes an image (5 MB in base64: Anthropic's limit, and
+// under OpenAI's), and this many images a message.
+constexpr size_t kMaxImageBytes = 3'750'000;
+constexpr size_t kMaxImagesPerMessage = 20;
+
+// "image/png", "image/jpeg", "image/gif" or "image/webp" by bytes' magic;
+// nullopt for anything else.
+std::optional<std::string> ImageMediaType(std::string_view bytes);
+
+// Whether name looks like an image file (.png, .jpg, .jpeg, .gif, .webp,
+// any case): the bytes still decide.
+bool HasImageExtension(std::string_view name);
+
+// The image of bytes labelled label, or why not (one line: not an image,
+// too large).
+StatusOr<ImageData> MakeImage(std::string bytes, const std::string& label);
+
+// Whether model accepts images: llm.vision's entry for it, else its "*",
+// else a guess from its name (Claude 3 and later, GPT-4o, GPT-4.1, GPT-5,
+// o1, o3, o4, Gemini, and local models named for vision: llava, *-vl,
+// *vision*, gemma3, pixtral, minicpm-v).
+bool ModelSeesImages(const std::string& model, const std::map<std::string, bool>& vision);
+
+// An image as a data: URL (OpenAI's image_url).
+std::string ImageDataUrl(const ImageData& image);
+
+}  // namespace odin
