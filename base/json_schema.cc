@@ -141,7 +141,7 @@ class Compiler {
             "$recursiveRef",         "$recursiveAnchor", "$vocabulary", "dependencies"};
         return Error(at, "keyword '" + key + "' is " +
                              (kKnownElsewhere.count(key) ? "not supported" : "not a draft 2020-12 keyword Odin knows") +
-                             " (docs/headless.md lists those supported)");
+                             " (docs/commands.md lists those supported)");
       }
     }
     return Status::OK();

@@ -1,6 +1,6 @@
 #pragma once
 // JSON Schema (draft 2020-12), the part `--json-schema` needs: a headless
-// run's final answer checked against the user's schema. docs/headless.md
+// run's final answer checked against the user's schema. docs/commands.md
 // lists the keywords; a schema using any other (unevaluatedProperties,
 // $dynamicRef, a remote $ref, a keyword nobody defined) is refused when it
 // is compiled, so no answer is ever judged by rules Odin does not apply.

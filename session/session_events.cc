@@ -73,7 +73,7 @@ json BreakersJson(const std::vector<BreakerInfo>& breakers) {
   return out;
 }
 
-// Claude Code's result subtype for an outcome (docs/headless.md has the table).
+// Claude Code's result subtype for an outcome (docs/commands.md has the table).
 std::string ClaudeSubtype(const MessageOutcome& o) {
   if (o.status == "done") return "success";
   if (o.status == "budget_exceeded" && o.budget_limit == "turns") return "error_max_turns";

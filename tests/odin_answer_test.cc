@@ -133,6 +133,8 @@ TEST_F(OdinAnswerTest, ASchemaOdinCannotApplyIsAUsageError) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  Ran keyword = Run(llm, {"-p", "x", "--json-schema", R"({"unevaluatedItems": false})"});
+  EXPECT_NE(keyword.err.find("(docs/commands.md lists those supported)"), std::string::npos) << keyword.err;
   EXPECT_TRUE(ScriptRequestsOf(llm).empty());
   Ran interactive = Run(llm, {"--json-schema", "schema.json"});
   EXPECT_EQ(interactive.exit_code, 2) << interactive.err;
