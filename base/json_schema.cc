@@ -336,6 +336,20 @@ class Evaluator {
     return ok;
   }
 
+  // The bounds max_key and min_key set on a count (characters, items,
+  // properties).
+  bool Counted(const json& s, const char* max_key, const char* min_key, size_t n, const std::string& at,
+               const char* noun) {
+    bool ok = true;
+    if (auto it = s.find(max_key); it != s.end() && n > it->get<double>()) {
+      ok = Fail(at, "more than " + Shown(*it) + " " + noun);
+    }
+    if (auto it = s.find(min_key); it != s.end() && n < it->get<double>()) {
+      ok = Fail(at, "fewer than " + Shown(*it) + " " + noun) && ok;
+    }
+    return ok;
+  }
+
   bool Number(const json& s, const json& v, const std::string& at) {
     double x = v.get<double>();
     bool ok = true;
@@ -370,12 +384,7 @@ class Evaluator {
   }
 
   bool String(const json& s, const std::string& v, const std::string& at) {
-    bool ok = true;
-    size_t n = CodePoints(v);
-    if (auto it = s.find("maxLength"); it != s.end() && n > it->get<double>())
-      ok = Fail(at, "longer than " + Shown(*it) + " characters");
-    if (auto it = s.find("minLength"); it != s.end() && n < it->get<double>())
-      ok = Fail(at, "shorter than " + Shown(*it) + " characters") && ok;
+    bool ok = Counted(s, "maxLength", "minLength", CodePoints(v), at, "characters");
     if (auto it = s.find("pattern"); it != s.end()) {
       const std::string& source = it->get_ref<const std::string&>();
       if (!RE2::PartialMatch(v, impl_.Pattern(source))) ok = Fail(at, "does not match the pattern " + Shown(*it)) && ok;
@@ -384,13 +393,7 @@ class Evaluator {
   }
 
   bool Array(const json& s, const json& v, const std::string& at, int depth) {
-    bool ok = true;
-    auto count = [&](const char* key, bool above, const char* words) {
-      if (auto it = s.find(key); it != s.end() && (above ? v.size() > it->get<double>() : v.size() < it->get<double>()))
-        ok = Fail(at, std::string(words) + " " + Shown(*it) + " items") && ok;
-    };
-    count("maxItems", true, "more than");
-    count("minItems", false, "fewer than");
+    bool ok = Counted(s, "maxItems", "minItems", v.size(), at, "items");
     if (auto it = s.find("uniqueItems"); it != s.end() && it->get<bool>()) {
       steps_ += static_cast<int64_t>(v.size() / 2 * v.size());  // the comparisons below
       if (steps_ > kMaxEvaluationSteps) return Abort("the schema is too costly to evaluate against this answer");
@@ -430,13 +433,7 @@ class Evaluator {
   }
 
   bool Object(const json& s, const json& v, const std::string& at, int depth) {
-    bool ok = true;
-    auto count = [&](const char* key, bool above, const char* words) {
-      if (auto it = s.find(key); it != s.end() && (above ? v.size() > it->get<double>() : v.size() < it->get<double>()))
-        ok = Fail(at, std::string(words) + " " + Shown(*it) + " properties") && ok;
-    };
-    count("maxProperties", true, "more than");
-    count("minProperties", false, "fewer than");
+    bool ok = Counted(s, "maxProperties", "minProperties", v.size(), at, "properties");
     if (auto it = s.find("required"); it != s.end()) {
       for (const json& name : *it) {
         if (!v.contains(name.get<std::string>())) ok = Fail(at, "missing required property " + Shown(name)) && ok;

@@ -51,16 +51,17 @@ constexpr size_t kMaxSavedCommandBytes = 1000;
 // git alias), a path outside the workspace (a link may lead elsewhere
 // later), a hook's question, a command run from another directory, one
 // with substitutions, or one that does not fit on a line.
-std::string SavedKeyOf(const ToolCall& call, const ApprovalNeed& need) {
-  if (need.keys.empty()) return "";
+// args: the call's arguments as Submit parsed them (its arguments_json is
+// their canonical text).
+std::string SavedKeyOf(const ToolCall& call, const json* args, const ApprovalNeed& need) {
+  if (need.keys.empty() || args == nullptr || !args->is_object()) return "";
   for (const std::string& k : need.keys) {
     if (k.rfind("rule:", 0) != 0 && k.rfind("webfetch:", 0) != 0) return "";
   }
-  json args = ParseJson(call.arguments_json);
-  if (!args.is_object()) return "";
   if (call.tool == kExecuteCommandTool) {
     const std::string& what = need.what;
-    if (args.contains("cwd") && !(args["cwd"].is_string() && (args["cwd"] == "" || args["cwd"] == "."))) return "";
+    auto cwd = args->find("cwd");
+    if (cwd != args->end() && *cwd != "" && *cwd != ".") return "";
     if (what.empty() || what.size() > kMaxSavedCommandBytes) return "";
     for (unsigned char ch : what) {
       if (ch < 0x20 || ch == 0x7f) return "";
@@ -70,7 +71,7 @@ std::string SavedKeyOf(const ToolCall& call, const ApprovalNeed& need) {
     }
     return "command:" + what;
   }
-  return "call:" + call.tool + " " + args.dump(-1, ' ', false, json::error_handler_t::replace);
+  return "call:" + call.tool + " " + call.arguments_json;
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
   const std::vector<std::string>& keys = need.keys;
   json detail = ParseJson(need.detail_json);
   if (!detail.is_object()) detail = json::object();
-  std::string saved_key = SavedKeyOf(call, need);
+  std::string saved_key = SavedKeyOf(call, c.args.get(), need);
   ApprovalGate::Decision decision =
       approvals_.Decide(keys, saved_key, static_cast<bool>(on_approval_request) && !call.no_approval);
   if (decision == ApprovalGate::Decision::kAskUser) {

@@ -27,15 +27,6 @@ std::optional<std::string> ImageMediaType(std::string_view b) {
   return std::nullopt;
 }
 
-bool HasImageExtension(std::string_view name) {
-  std::string n = Lower(name);
-  for (const char* ext : {".png", ".jpg", ".jpeg", ".gif", ".webp"}) {
-    std::string_view e(ext);
-    if (n.size() > e.size() && n.compare(n.size() - e.size(), e.size(), e) == 0) return true;
-  }
-  return false;
-}
-
 StatusOr<ImageData> MakeImage(std::string bytes, const std::string& label) {
   if (bytes.size() > kMaxImageBytes) {
     return Status::InvalidArgument(label, "an image over " + std::to_string(kMaxImageBytes / 1000) +

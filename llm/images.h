@@ -21,10 +21,6 @@ constexpr size_t kMaxImagesPerMessage = 20;
 // nullopt for anything else.
 std::optional<std::string> ImageMediaType(std::string_view bytes);
 
-// Whether name looks like an image file (.png, .jpg, .jpeg, .gif, .webp,
-// any case): the bytes still decide.
-bool HasImageExtension(std::string_view name);
-
 // The image of bytes labelled label, or why not (one line: not an image,
 // too large).
 StatusOr<ImageData> MakeImage(std::string bytes, const std::string& label);
