@@ -239,6 +239,9 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       s.agent().CancelCurrent();
     }
   }
+  // The result was the last word: what the session's end records (its
+  // background commands' stops) goes to the ledger only.
+  s.runtime().coordinator().on_gate_event = nullptr;
   return *exit_code;
 }
 

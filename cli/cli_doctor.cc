@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -289,6 +290,34 @@ json WaitingWrites(const std::string& state_dir, Ledger* ledger) {
   return out;
 }
 
+// Background commands the ledger shows started and never ended (the newest
+// 64 starts): running in a live session's odin, or gone with an odin that
+// was killed (a background command dies with its odin; a resume records
+// its end as interrupted).
+json BackgroundCommands(Ledger* ledger) {
+  json out = json::array();
+  if (ledger == nullptr) return out;
+  StatusOr<std::vector<GateEvent>> started = ledger->ListGateEventsOfKind("background_started", 64);
+  std::map<std::string, int64_t> owners;  // session -> its running odin's pid (0: none)
+  for (const GateEvent& e : started.ok() ? *started : std::vector<GateEvent>()) {
+    StatusOr<ExecutionRow> row = ledger->FindExecution(e.execution_id);
+    if (!row.ok() || row->start.execution_id != e.execution_id || row->end.has_value()) continue;
+    if (!owners.count(e.session_id)) {
+      StatusOr<std::vector<ConversationEntry>> entries = ledger->ListConversation(e.session_id, "main");
+      owners[e.session_id] = entries.ok() ? RunningOwner(*entries) : 0;
+    }
+    int64_t pid = owners[e.session_id];
+    json d = ParseJson(e.detail_json);
+    out.push_back({{"execution_id", e.execution_id},
+                   {"session_id", e.session_id},
+                   {"command", d.is_object() ? d.value("command", "") : ""},
+                   {"state", pid > 0 ? "running" : "gone"},
+                   {"what", pid > 0 ? "running in odin process " + std::to_string(pid)
+                                    : std::string("went with its odin, which ended without recording its end")}});
+  }
+  return out;
+}
+
 int RunDoctor(const GlobalFlags& g, bool as_json) {
   StatusOr<Workspace> ws = FindWorkspace(g.dir);
   if (!ws.ok()) {
@@ -409,6 +438,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     }
   }
   json waiting = WaitingWrites(ws->state_dir, ledger.ok() ? ledger->get() : nullptr);
+  json background = BackgroundCommands(ledger.ok() ? ledger->get() : nullptr);
   std::string rg = lookup("rg"), clangd = lookup("clangd");
   bool failed = (policy == SandboxPolicy::kRequire && !namespaces) || !config_error.empty();
   // The language servers the validation gate would use, and their check commands.
@@ -561,6 +591,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
               {"remote_workers", remote},
               {"mcp_servers", mcp_json},
               {"waiting_writes", waiting},
+              {"background_commands", background},
               {"saved_approvals", approvals},
               {"language_servers", json::array()}};
     for (const Layer& l : layers) j["layers"].push_back({{"name", l.name}, {"active", l.active}, {"detail", l.detail}});
@@ -620,6 +651,12 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   for (const json& w : waiting) {
     printf("  %s  %s: %s\n", w["execution_id"].get<std::string>().c_str(), w["path"].get<std::string>().c_str(),
            w["what"].get<std::string>().c_str());
+  }
+  if (!background.empty()) printf("background commands\n");
+  for (const json& b : background) {
+    printf("  %s  %s: %s\n", b["execution_id"].get<std::string>().c_str(),
+           VisibleControls(b["command"].get<std::string>().substr(0, 80)).c_str(),
+           b["what"].get<std::string>().c_str());
   }
   if (daemon) {
     if (daemon->exit_code == 0)

@@ -86,13 +86,15 @@ const char kHelp[] =
     "  /hooks               the hooks in force and where each comes from\n"
     "  /mcp                 the MCP servers: state, tools, where each comes from\n"
     "  /doctor              the sandbox, tools, language servers and MCP servers\n"
+    "  /jobs [stop ID]      the background commands, or end one\n"
     "  /help                this help\n"
     "  /quit                leave (also Ctrl-D); Esc or Ctrl-C interrupts the running turn\n";
 
 // The slash commands, for completion.
-const std::vector<std::string> kCommands = {
-    "/ask",  "/plan",   "/edit", "/model",  "/cost",  "/compact", "/workflow", "/review", "/unblock", "/clear", "/init",
-    "/diff", "/resume", "/undo", "/rewind", "/hooks", "/mcp",     "/doctor",   "/help",   "/quit",    "/exit"};
+const std::vector<std::string> kCommands = {"/ask",      "/plan",   "/edit",    "/model", "/cost", "/compact",
+                                            "/workflow", "/review", "/unblock", "/clear", "/init", "/diff",
+                                            "/resume",   "/undo",   "/rewind",  "/hooks", "/mcp",  "/doctor",
+                                            "/help",     "/quit",   "/exit",    "/jobs"};
 
 int TerminalWidth() {
   winsize w{};
@@ -272,7 +274,9 @@ std::string InteractiveSession::Prompt() {
   if (!approvals_.empty()) return esc("1;33", "allow? [y/a/n] ");
   if (init_confirm_) return esc("1;33", "update ODIN.md? [y/N] ");
   if (continuing_) return "… ";
-  if (!Busy()) return esc("1", std::string(ModeName(mode_)) + "> ");
+  size_t jobs = s_->runtime().coordinator().background().Running().size();
+  std::string jobs_text = jobs == 0 ? "" : std::to_string(jobs) + (jobs == 1 ? " job" : " jobs");
+  if (!Busy()) return esc("1", std::string(ModeName(mode_)) + (jobs > 0 ? " (" + jobs_text + ")" : "") + "> ");
   static const char* kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
   SteadyTime now = RealClock::Get()->Now();
   const MessageOutcome& t = s_->agent().totals();
@@ -293,6 +297,7 @@ std::string InteractiveSession::Prompt() {
   std::string running = view_.RunningLine(now);
   if (!running.empty()) status += " · " + running;
   if (s_->agent().queued() > 0) status += " · " + std::to_string(s_->agent().queued()) + " queued";
+  if (jobs > 0) status += " · " + jobs_text;
   // One terminal line, whatever runs.
   size_t max = static_cast<size_t>(std::max(20, TerminalWidth() - 24));
   std::string_view cut = CutAtCharacter(status, max * 3);
@@ -574,6 +579,9 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     UndoLastMessage(*s_, arg == "force", view_);
   } else if (cmd == "/rewind") {
     RewindToMessage(*s_, arg, view_);
+  } else if (cmd == "/jobs") {
+    if (arg.starts_with("stop ")) co.StopBackgroundCommand(arg.substr(5), "/jobs stop");
+    view_.Line(VisibleControls(DescribeBackgroundJobs(co.background(), RealClock::Get()->WallMillis())));
   } else if (cmd == "/hooks") {
     view_.Line(VisibleControls(DescribeHooks(co.hooks())));
   } else if (cmd == "/mcp") {

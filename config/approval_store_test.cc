@@ -60,6 +60,15 @@ TEST_F(ApprovalStoreTest, AStoreOthersCanWriteOrThatIsMalformedIsRefused) {
   ASSERT_EQ(chmod(StorePath().c_str(), 0600), 0);
   ASSERT_TRUE(WriteFileAtomic(StorePath(), R"({"version": 1, "approvals": [{"key": 7}]})").ok());
   EXPECT_EQ(store.KeysFor("/x").status().code(), StatusCode::kCorruption);
+  // Every field's type is checked before any is read (a string where the
+  // time goes threw once).
+  for (const char* bad : {R"({"version": 1, "approvals": [{"key": "command:a", "saved_at_ms": "soon"}]})",
+                          R"({"version": 1, "approvals": [{"key": "command:a", "saved_at_ms": 1.5}]})",
+                          R"({"version": 1, "approvals": [{"key": "command:a", "workspace": 3}]})"}) {
+    ASSERT_TRUE(WriteFileAtomic(StorePath(), bad).ok());
+    EXPECT_EQ(store.KeysFor("/x").status().code(), StatusCode::kCorruption) << bad;
+    EXPECT_EQ(store.List().status().code(), StatusCode::kCorruption) << bad;
+  }
   EXPECT_FALSE(store.Save({""}, "", 1).ok());
 }
 

@@ -324,8 +324,16 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
                                        "llm",       "agent",      "validation",  "checks",          "budgets",
                                        "stall",     "breakers",   "permissions", "AllowedCommands", "ForbiddenCommands",
                                        "hooks",     "mcpServers", "web",         "context",         "reviewers",
-                                       "workflows", "serve"},
+                                       "workflows", "serve",      "commands"},
                             origin));
+  if (root.contains("commands")) {
+    const json& x = root["commands"];
+    RETURN_IF_ERROR(CheckKeys(x, "commands", {"max_background"}, origin));
+    RETURN_IF_ERROR(Read(x, "commands", "max_background", &c.max_background, origin));
+    if (c.max_background < 0 || c.max_background > 16) {
+      return Status::InvalidArgument(origin, "commands.max_background must be between 0 and 16");
+    }
+  }
   if (root.contains("context")) {
     const json& x = root["context"];
     RETURN_IF_ERROR(CheckKeys(x, "context", {"repo_map", "repo_map_tokens"}, origin));

@@ -108,7 +108,10 @@ struct Config {
   // 0: no limit.
   using Limits = SandboxLimits;
   Limits sandbox_limits;
-  int worker_count = 0;    // workers.count: 0 = number of cores
+  int worker_count = 0;  // workers.count: 0 = number of cores
+  // commands.max_background: background commands (run_in_background) at
+  // once; 0 turns them off. A workspace may lower it.
+  int max_background = 4;
   int heartbeat_ms = 500;  // workers.heartbeat_ms
   // workers.idle_seconds: a worker started on a host for waiting calls
   // retires after this long idle; a Slurm host with no workers for as long

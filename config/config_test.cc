@@ -112,6 +112,17 @@ TEST(ConfigTest, WrongTypeIsAnError) {
   EXPECT_FALSE(ParseConfig(R"({"workers":{"count":-1}})", "f").ok());
 }
 
+TEST(ConfigTest, BackgroundCommandsAtOnceAreFourUnlessSaidBetweenZeroAndSixteen) {
+  EXPECT_EQ(Config().max_background, 4);
+  auto c = ParseConfig(R"({"commands":{"max_background":0}})", "f");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->max_background, 0);
+  auto high = ParseConfig(R"({"commands":{"max_background":17}})", "f");
+  ASSERT_FALSE(high.ok());
+  EXPECT_EQ(high.status().message(), "f: commands.max_background must be between 0 and 16");
+  EXPECT_FALSE(ParseConfig(R"({"commands":{"max_jobs":2}})", "f").ok());
+}
+
 TEST(ConfigTest, OntoABasePlainSettingsReplaceAndRulesCombine) {
   auto base = ParseConfig(R"({"permissions":{"deny":["rm"],"ask":["npm"],"allow":["make"]},"ForbiddenCommands":["dd"],
                               "sandbox":{"hide":["/a"],"bwrap":"/opt/bwrap"},"llm":{"model":"m1","max_retries":2},

@@ -76,6 +76,8 @@ const AllowedKey kAllowed[] = {
     // A validation that times out blocks (it never looks clean), so a shorter
     // timeout can only block more. settle_ms is not among them: a shorter
     // settle could take diagnostics for final before they are.
+    {"commands.max_background", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.max_background); }},
     {"validation.start_timeout_ms", Merge::kNotHigher,
      [](const Config& c, const std::string&) { return static_cast<double>(c.validation.start_timeout_ms); }},
     {"validation.file_timeout_ms", Merge::kNotHigher,

@@ -37,7 +37,8 @@ TEST(TrustTest, OnlyTheAllowlistMayBeSetUntrusted) {
                           "sandbox.limits.address_space_mb",
                           "validation.start_timeout_ms",
                           "validation.file_timeout_ms",
-                          "validation.check_timeout_ms"}) {
+                          "validation.check_timeout_ms",
+                          "commands.max_background"}) {
     EXPECT_TRUE(UntrustedMaySet(key)) << key;
   }
   for (const char* key :
@@ -165,6 +166,14 @@ TEST(TrustTest, UntrustedChecksTimeoutAndRetryCapOnlyLower) {
   UntrustedSplit s = SplitUntrusted(R"({"checks":{"timeout_seconds":30,"retry_cap":9}})", base);
   EXPECT_EQ(json::parse(s.applied_json), json::parse(R"({"checks":{"timeout_seconds":30}})"));
   EXPECT_EQ(s.ignored, (Keys{"checks.retry_cap"}));
+}
+
+TEST(TrustTest, AnUntrustedWorkspaceMayOnlyLowerHowManyBackgroundCommandsRun) {
+  Config base;
+  EXPECT_EQ(json::parse(SplitUntrusted(R"({"commands":{"max_background":0}})", base).applied_json),
+            json::parse(R"({"commands":{"max_background":0}})"));
+  UntrustedSplit more = SplitUntrusted(R"({"commands":{"max_background":16}})", base);
+  EXPECT_EQ(more.ignored, (Keys{"commands.max_background"}));
 }
 
 TEST(TrustTest, EverythingElseIsIgnored) {

@@ -69,7 +69,9 @@ std::string Coordinator::ResultJson(const Call& c, const v1::ToolResult& r) cons
     if (r.has_file_written()) cache.push_back(SnapshotJson(r.file_written(), true));
   }
   if (!cache.empty()) out["cache"] = cache;
-  if (c.handler() == ToolHandler::kCommand && c.request.policy == WorkerPolicy::kWritable && o_.commands_network) {
+  if (c.handler() == ToolHandler::kCommand &&
+      (c.request.policy == WorkerPolicy::kWritable || c.request.policy == WorkerPolicy::kBackground) &&
+      o_.commands_network) {
     out["network"] = true;
   }
   // Its writes waited in an overlay and were applied by the coordinator.
@@ -186,7 +188,9 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       // overlay makes the first look before its first command. A command
       // on another machine that wrote into the workspace itself (its host
       // has no overlays): the whole tree, as inotify hears only this one.
-      if (tracker_) changes = tracker_->Rescan(/*full=*/c.remote);
+      // (A background command's end beside a command that writes in place:
+      // what is found now is that one's; the next boundary finds the rest.)
+      if (tracker_ && !(c.background && lane_.WriterRunning())) changes = tracker_->Rescan(/*full=*/c.remote);
       // One let in beside other commands that never ran (refused for want
       // of an overlay, its overlay not made): what changed is not its.
       if (lane_.Shared(c.call.execution_id)) {
@@ -376,6 +380,8 @@ void Coordinator::Deliver(Call& c, const v1::ToolResult& r, const Status& record
     if (r.status() != v1::TOOL_STATUS_OK)
       agent->second.profile.corrected_failure = agent->second.profile.corrected_before;
   }
+  // A background command's end: its caller heard of its start.
+  if (c.background && EndBackground(c, r)) return;
   if (c.handlers.on_done) c.handlers.on_done(r, recorded);
   if (!c.write_path.empty()) {
     // This write's turn on its file is over; the next one's begins.

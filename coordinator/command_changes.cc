@@ -105,7 +105,8 @@ bool Coordinator::TracksChanges(const Call& c) const { return o_.track_changes &
 bool Coordinator::CanWriteWorkspace(const Call& c) const {
   // (A command in the read-only view cannot: the kernel says so.)
   if (c.handler() == ToolHandler::kCommand)
-    return c.request.policy == WorkerPolicy::kWritable && !c.request.read_only_view;
+    return (c.request.policy == WorkerPolicy::kWritable || c.request.policy == WorkerPolicy::kBackground) &&
+           !c.request.read_only_view;
   // A writable MCP server's tools, and, in edit mode, an unsandboxed one's.
   if (c.request.policy == WorkerPolicy::kMcpWritable) return true;
   if (c.request.policy == WorkerPolicy::kMcpHost) {
@@ -153,7 +154,8 @@ void Coordinator::OnWorkerReady(const v1::Hello& hello) {
   // nothing of it).
   bool writer = false;
   for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
-    if (w.id == hello.worker_id()) writer = WritesWorkspace(w.policy);
+    // (A background command's worker has none, on purpose.)
+    if (w.id == hello.worker_id()) writer = WritesWorkspace(w.policy) && w.policy != WorkerPolicy::kBackground;
   }
   auto offers = [&hello](const char* capability) {
     return std::find(hello.capabilities().begin(), hello.capabilities().end(), capability) !=
@@ -213,6 +215,8 @@ std::string Coordinator::WorkspaceDigest() {
 void Coordinator::RecordExternal(const std::string& agent_id, const ChangeSet& external,
                                  std::vector<std::string>* paths) {
   if (external.empty()) return;
+  // While background commands run, what no call changed is theirs.
+  if (RecordBackgroundChanges(external)) return;
   RecordChanges("", agent_id, "external", external, nullptr);
   if (paths == nullptr) return;
   for (const PathChange& pc : external.changes) paths->push_back(JoinPath(o_.workspace, pc.path));
@@ -433,7 +437,9 @@ bool Coordinator::ReadOnlyViewUsable(const Call& c) const {
 }
 
 bool Coordinator::UsesLane(const Call& c) const {
-  return o_.track_changes && (TracksChanges(c) || !c.write_path.empty());
+  // A background command runs beside everything: what it writes is found
+  // at call boundaries (background_commands.cc).
+  return o_.track_changes && !c.background && (TracksChanges(c) || !c.write_path.empty());
 }
 
 bool Coordinator::SharesLane(const Call& c) const {
@@ -722,19 +728,22 @@ void Coordinator::ValidateCommandChanges(Call command, v1::ToolResult result, co
   std::optional<CallMode> mode = hold->command.call.mode;
   command_holds_[id] = std::move(hold);
   // Every check is counted before the first is submitted: one may end at once.
-  for (ChangedFile& f : files) {
-    validation_.NoteChange(f.path, f.existed, f.before ? &*f.before : nullptr);
-    std::string check_id = NewId("ex");
-    Call& check = calls_[check_id];
-    check.call.execution_id = check_id;
-    check.call.tool = kLspCheckTool;
-    check.call.arguments_json = json({{"file_path", DisplayPath(f.path, o_.workspace)}}).dump();
-    check.call.agent_id = agent;
-    check.call.mode = mode;
-    check.call.parent_id = id;
-    check.validates_command = id;
-    SubmitLspCheck(check_id, f.path, std::move(f.content));
-  }
+  for (ChangedFile& f : files) CheckChangedFile(f, agent, mode, id, /*validates_command=*/true);
+}
+
+void Coordinator::CheckChangedFile(ChangedFile& f, const std::string& agent, std::optional<CallMode> mode,
+                                   const std::string& parent, bool validates_command) {
+  validation_.NoteChange(f.path, f.existed, f.before ? &*f.before : nullptr);
+  std::string check_id = NewId("ex");
+  Call& check = calls_[check_id];
+  check.call.execution_id = check_id;
+  check.call.tool = kLspCheckTool;
+  check.call.arguments_json = json({{"file_path", DisplayPath(f.path, o_.workspace)}}).dump();
+  check.call.agent_id = agent;
+  check.call.mode = mode;
+  check.call.parent_id = parent;
+  if (validates_command) check.validates_command = parent;
+  SubmitLspCheck(check_id, f.path, std::move(f.content));
 }
 
 void Coordinator::FinishCommandCheck(const std::string& command_id, const v1::ToolResult& check) {

@@ -177,6 +177,12 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
   // are known (the server's listing ends within its startup timeout).
   // (Arguments that are not JSON are refused below, never held.)
   if (canonical.ok()) c.args = std::move(args);
+  // A background command (background_commands.cc): judged like any other,
+  // run by a worker of its own.
+  if (handler == ToolHandler::kCommand && c.args) {
+    StatusOr<CommandArgs> command = CommandArgsOf(*c.args);
+    c.background = command.ok() && command->background;
+  }
   if (canonical.ok() && mcp_.Wait(c.call.tool, id)) {
     c.mcp_waiting = true;
     return id;
@@ -193,6 +199,12 @@ void Coordinator::Admit(Call& c, const Status& canonical) {
   DetectExternalChanges(tc.agent_id);
 
   if (handler == ToolHandler::kCommand) c.request.limits = o_.command_limits;
+  if (c.background) {
+    if (Status allowed = BackgroundAllowed(c); !allowed.ok()) {
+      return EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
+    }
+    c.request.policy = WorkerPolicy::kBackground;
+  }
   // The gates up to the safeguards, in order, in one step (gates/call_gates.h).
   Budget* run_budget = tc.budget;
   CallGateVerdict gated = RunCallGates(&c.call, handler, canonical, c.args.get(), GateContext(c), &c.request);
@@ -295,6 +307,8 @@ void Coordinator::Proceed(Call& c) {
     }
     case ToolHandler::kIndexQuery: return Index().Wait(id);
     case ToolHandler::kTodoWrite: return RunTodoWrite(id);
+    case ToolHandler::kCommandOutput: return RunCommandOutput(id);
+    case ToolHandler::kStopCommand: return RunStopCommand(id);
     case ToolHandler::kSubagent: {
       Status prepared = PrepareSubagent(c, run_budget);
       if (!prepared.ok()) {
@@ -410,7 +424,13 @@ void Coordinator::DispatchNow(Call& c) {
   c.dispatched_coarse_ns = int64_t{coarse.tv_sec} * 1'000'000'000 + coarse.tv_nsec;
   // A command that may write: the tree before it, and what the protected
   // files hold now.
-  if (TracksChanges(c)) StartTracking(c);
+  // (A background command starting beside a command that writes in place:
+  // what the tracker finds now is that command's, looked at when it ends.)
+  if (TracksChanges(c) && c.background && tracker_ && lane_.WriterRunning()) {
+    c.tracked = true;
+  } else if (TracksChanges(c)) {
+    StartTracking(c);
+  }
   c.start_change = changes_.now();
   if (CanWriteWorkspace(c)) {
     // A command over an overlay of its own writes nothing in the workspace
@@ -422,7 +442,9 @@ void Coordinator::DispatchNow(Call& c) {
     // A command that runs on another machine is landed there by its host
     // agent, which the protected check (by stat) does not take at its
     // word: the snapshot is taken where hosts may run it.
-    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands;
+    // A background command writes in the workspace itself (its worker has
+    // no overlay), found by the tracker (background_commands.cc).
+    const bool overlay = c.handler() == ToolHandler::kCommand && o_.overlay_commands && !c.background;
     if (overlay && capabilities_.overlays()) {
       c.request.needs_overlay = true;
       if (o_.pool.hosts != nullptr) SnapshotProtectedFor(c);
@@ -432,6 +454,7 @@ void Coordinator::DispatchNow(Call& c) {
       SnapshotProtectedFor(c);
     }
   }
+  if (c.background) StartBackground(c);
   pool_.Submit(c.request);
 }
 
@@ -610,6 +633,9 @@ std::vector<FileVerdict> Coordinator::Blocking() const { return validation_.Bloc
 
 void Coordinator::Cancel(const std::string& execution_id, int reason) {
   auto waiting = calls_.find(execution_id);
+  if (waiting != calls_.end() && jobs_.DropWaiter(execution_id)) {
+    return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while it waited"));
+  }
   if (waiting != calls_.end() && waiting->second.hooks_pending) {
     // Its hooks finish on their own; the call ends now.
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while its hooks ran"));
@@ -653,7 +679,13 @@ Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   // The first look starts once there is nothing to do but wait: the model
   // request it was asked for is out, and the look does not delay it.
   if (look_wanted_ && max_wait > Duration::zero()) StartFirstLook();
-  return pool_.Poll(max_wait, extra_fds);
+  // A call waiting for a background command's end ends at its deadline.
+  if (std::optional<SteadyTime> next = jobs_.NextDeadline()) {
+    max_wait = std::clamp(std::chrono::duration_cast<Duration>(*next - clock_->Now()), Duration::zero(), max_wait);
+  }
+  Status polled = pool_.Poll(max_wait, extra_fds);
+  AnswerDueJobWaiters();
+  return polled;
 }
 
 Status Coordinator::OnDispatch(const WorkerRequest& request, const std::string& worker_id) {
@@ -683,6 +715,11 @@ void Coordinator::OnProgress(const v1::ToolProgress& p) {
   auto it = calls_.find(p.execution_id());
   if (it == calls_.end()) return;
   Call& c = it->second;
+  if (c.background && !c.answered && p.event_case() == v1::ToolProgress::kStartedPgid) {
+    return AnswerBackgroundStart(c);
+  }
+  // Once answered, its output is the job's, read with CommandOutput.
+  if (c.answered && p.has_output()) jobs_.Output(c.call.execution_id, p.output().data());
   if (p.has_output() && c.output.size() < o_.artifact_cap_bytes) {
     const std::string& data = p.output().data();
     c.output.append(data, 0, std::min<size_t>(data.size(), o_.artifact_cap_bytes - c.output.size()));

@@ -69,6 +69,7 @@
 #include "planner/stall_detector.h"
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
+#include "coordinator/background_jobs.h"
 #include "coordinator/change_numbers.h"
 #include "coordinator/first_look_thread.h"
 #include "coordinator/index_refresh.h"
@@ -143,6 +144,10 @@ struct CoordinatorOptions {
   // Edit mode's commands reach the network (--network, sandbox.network):
   // each such command's record says "network": true.
   bool commands_network = false;
+  // Background commands (ExecuteCommand with run_in_background) that may
+  // run at once (commands.max_background; 0: none). The pool's
+  // background_size matches it.
+  int max_background = 4;
   // Before-images kept per file and per command (past a cap only the hash
   // is, and the mutation is not undoable).
   int64_t image_cap_bytes = 1 << 20;
@@ -248,7 +253,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // reason: a v1::CancelReason (a budget's end kills as budget_exceeded).
   void Cancel(const std::string& execution_id, int reason = 2 /* CANCEL_REASON_USER */) override;
   Status Poll(Duration max_wait, std::vector<PollFd>* extra_fds = nullptr);
-  void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) { pool_.Shutdown(wait, meanwhile); }
+  void Shutdown(Duration wait, const std::function<void()>& meanwhile = nullptr) {
+    shut_down_ = true;
+    pool_.Shutdown(wait, meanwhile);
+  }
   // No more commands will be tracked: a first look under way stops; the watches go.
   void StopTracking();
   // For a process about to end without destructors (odin exec): tracking
@@ -257,7 +265,22 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // parent-death signal and take the sandboxes down.
   void FinishBeforeExit();
   // Edit mode: the first look starts on a thread while the model thinks.
+  // An ask or plan request stops the background commands first: an edit
+  // mode's process never serves a mode that must not write.
   void ModelRequestStarted(Mode mode) override;
+  // Background commands (background_commands.cc): the ones kept, running
+  // and ended, for /jobs, the status line and odin doctor.
+  const BackgroundJobs& background() const { return jobs_; }
+  // Stops every running background command (why is recorded); each one's
+  // end is recorded when its worker says it ended (Poll).
+  void StopBackgroundCommands(const std::string& why);
+  // Stops one (/jobs stop ID); false if no such command runs.
+  bool StopBackgroundCommand(const std::string& id, const std::string& why);
+  // Stops them and polls until they ended, at most wait: before the session
+  // ends, so that each end is in the ledger.
+  void EndBackgroundCommands(const std::string& why, Duration wait);
+  // The main agent's message was cancelled: its background commands stop.
+  void MessageCancelled(const std::string& agent_id) override;
   const std::string& session_id() const override { return session_id_; }
   WorkerPool& pool() { return pool_; }
   // The files an agent has cached, for the planner's context.
@@ -365,6 +388,12 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
     // this; the gates and the worker read the typed input
     // (request.typed->input(), tools/tool_input.h).
     std::shared_ptr<nlohmann::json> args;
+    // A background command (run_in_background): its caller was answered
+    // once it started (answered); its end is the job's.
+    bool background = false;
+    bool answered = false;
+    // CommandOutput waiting for a job's end, StopCommand for its stop: the job.
+    std::string waits_for_job;
     Call();
     ~Call();
     Call(Call&&) noexcept;
@@ -426,6 +455,20 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void EndHere(const std::string& id, int tool_status, const Status& why, const std::string& text = "",
                int exit_reason = 1 /* EXIT_REASON_NORMAL */);
   void RunTodoWrite(const std::string& id);
+  // Background commands (background_commands.cc).
+  Status BackgroundAllowed(const Call& c) const;
+  void StartBackground(Call& c);
+  void AnswerBackgroundStart(Call& c);
+  // A background command's end came (Deliver): recorded and told to those
+  // who wait; true when its caller was answered already.
+  bool EndBackground(const Call& c, const v1::ToolResult& r);
+  // What the tracker found while background commands run: the newest's.
+  bool RecordBackgroundChanges(const ChangeSet& changes);
+  Status JobCallAllowed(const Call& c, const BackgroundJob* job) const;
+  void RunCommandOutput(const std::string& id);
+  void RunStopCommand(const std::string& id);
+  void AnswerJobWaiter(const std::string& waiter);
+  void AnswerDueJobWaiters();
   void RunMemoryQuery(const std::string& id);
   void RunSkill(const std::string& id);
   // The symbol index (index_calls.cc, index_refresh.h): made on first use;
@@ -600,6 +643,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void ValidateCommandChanges(Call command, v1::ToolResult result, const Status& recorded,
                               std::vector<ChangedFile> files);
   void FinishCommandCheck(const std::string& command_id, const v1::ToolResult& check);
+  // An lsp_check of a file a command changed, under parent (the command);
+  // validates_command: its verdict goes to the command's result.
+  void CheckChangedFile(ChangedFile& f, const std::string& agent, std::optional<CallMode> mode,
+                        const std::string& parent, bool validates_command);
 
   CoordinatorOptions o_;
   Ledger* ledger_ = nullptr;
@@ -638,6 +685,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::vector<std::string> unshown_external_;  // what a later look found, for the next call's result
   BackgroundTasks removals_;                   // of what commands' overlays used; waited for at the end
   WorkerCapabilities capabilities_;            // the overlay and the read-only view, as the writers' Hellos said
+  BackgroundJobs jobs_;                        // the background commands (background_jobs.h)
+  bool shut_down_ = false;                     // the pool was shut down: nothing runs any more
   WritersLane lane_;                           // which writing calls may run now (writers_lane.h)
   ChangeNumbers changes_;                      // every change recorded, numbered (change_numbers.h)
   ChangeDigest digest_;        // the workspace's content as the changes left it (each result carries it)

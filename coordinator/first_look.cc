@@ -36,6 +36,9 @@ std::unique_ptr<ChangeTracker> Coordinator::NewTracker() const {
 
 void Coordinator::ModelRequestStarted(Mode mode) {
   look_wanted_ |= mode == Mode::kEdit && o_.track_changes && o_.session_kind != "exec";
+  // An edit mode's background commands never serve an ask or plan message.
+  if (mode != Mode::kEdit)
+    StopBackgroundCommands(mode == Mode::kAsk ? "an ask message started" : "a plan message started");
 }
 
 void Coordinator::StartFirstLook() {

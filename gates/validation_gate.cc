@@ -30,6 +30,8 @@ bool AllowedWhileBlocked(const std::string& tool) {
     case ToolHandler::kSearch:
     case ToolHandler::kMemoryQuery:
     case ToolHandler::kLspCheck:
+    case ToolHandler::kCommandOutput:
+    case ToolHandler::kStopCommand:
     case ToolHandler::kFileWrite: return true;
     default: return false;
   }

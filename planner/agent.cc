@@ -593,6 +593,7 @@ void Agent::CancelCurrent() {
     return;
   }
   current_->cancelled = true;
+  host_->MessageCancelled(o_.agent_id);
   // Answers over fetched pages are dropped; their ends may close the turn.
   uint64_t generation = generation_;
   AbandonWebAnswers("cancelled");

@@ -184,6 +184,9 @@ class ToolHost {
   // An agent's model request in mode is on its way: the host may start
   // what that mode's tool calls will need while the model thinks.
   virtual void ModelRequestStarted(Mode mode) {}
+  // The agent's message was cancelled (its calls are cancelled one by one
+  // too): what outlives calls, background commands, stops.
+  virtual void MessageCancelled(const std::string& agent_id) {}
   // The repository map (the workspace's most used symbols, within about
   // budget_tokens), "" when the host has none (yet).
   virtual std::string RepoMap(size_t budget_tokens) { return ""; }

@@ -45,6 +45,7 @@ const char* WorkerPolicyName(WorkerPolicy policy) {
     case WorkerPolicy::kMcpReadonly: return "read-only MCP worker";
     case WorkerPolicy::kMcpHost: return "unsandboxed MCP worker";
     case WorkerPolicy::kWeb: return "network worker";
+    case WorkerPolicy::kBackground: return "background command worker";
   }
   return "worker";
 }
@@ -66,7 +67,9 @@ void WorkerPool::EnsureWorkers(const Key& key) {
     if (w.key() == key) return;
   }
   WorkerPolicy policy = key.first;
-  int n = policy == WorkerPolicy::kSubagent ? o_.subagent_size : o_.size;
+  int n = policy == WorkerPolicy::kSubagent     ? o_.subagent_size
+          : policy == WorkerPolicy::kBackground ? o_.background_size
+                                                : o_.size;
   // One lsp host; one worker per MCP server (it holds the server).
   if (policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) n = 1;
   if (policy == WorkerPolicy::kWeb) n = std::min(n, 2);  // fetches are few

@@ -126,6 +126,9 @@ class WorkerHosts {
 struct WorkerPoolOptions {
   int size = 1;           // workers kept running, per sandbox policy in use
   int subagent_size = 4;  // subagent workers: how many subagents run at once
+  // Background commands' workers: how many such commands run at once (each
+  // holds its worker until it ends).
+  int background_size = 4;
   Duration heartbeat_interval = milliseconds(500);
   int liveness = 3;                          // silent intervals before a worker is presumed dead
   Duration start_timeout = seconds(10);      // spawn to Hello

@@ -41,6 +41,11 @@ enum class WorkerPolicy {
   // The network worker (WebFetch): the workspace read-only, the network
   // kept, nothing writable but its private /tmp.
   kWeb,
+  // A background command (ExecuteCommand with run_in_background): a tool
+  // worker of its own per command, the workspace writable with no overlay
+  // (what the command writes is found at call boundaries), so it may run
+  // past the call that started it; never on another host.
+  kBackground,
 };
 inline bool IsMcpPolicy(WorkerPolicy p) {
   return p == WorkerPolicy::kMcpWritable || p == WorkerPolicy::kMcpReadonly || p == WorkerPolicy::kMcpHost;
@@ -51,6 +56,7 @@ inline bool IsMcpPolicy(WorkerPolicy p) {
 inline bool WritesWorkspace(WorkerPolicy p) {
   switch (p) {
     case WorkerPolicy::kWritable:
+    case WorkerPolicy::kBackground:
     case WorkerPolicy::kHookWritable:
     case WorkerPolicy::kHookHost:
     case WorkerPolicy::kMcpWritable:

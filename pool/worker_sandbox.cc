@@ -150,6 +150,11 @@ std::string WorkerSandbox::HostMaskIdentities() const {
   return out;
 }
 
+int WorkerSandbox::NetnsFdFor(WorkerPolicy policy) const {
+  if (commands_network_ || commands_netns_ < 0) return -1;
+  return policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kBackground ? commands_netns_ : -1;
+}
+
 std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path, int secret_fd,
                                                      const std::string& lane) const {
   // The user's own hooks and MCP servers that say "sandbox": false run on
@@ -194,9 +199,14 @@ std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const 
   if ((policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) && !bundled_lsp_.empty()) {
     add({"--readonly", bundled_lsp_});
   }
-  // Only edit mode's tool workers: ask and plan run in read-only workers,
-  // which never have it.
-  if (policy == WorkerPolicy::kWritable && commands_network_) a.push_back("--share-net");
+  // Only edit mode's tool workers and background commands': ask and plan
+  // run in read-only workers, which never have it.
+  if ((policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kBackground) && commands_network_) {
+    a.push_back("--share-net");
+  }
+  // Else they share one network of their own: a server one starts is there
+  // for the next (ask and plan's read-only workers each keep their own).
+  if (int fd = NetnsFdFor(policy); fd >= 0) add({"--join-net", std::to_string(fd)});
   // What a command or a writable hook writes waits in its overlay for the
   // coordinator (sandbox/workspace_overlay.h); only where bubblewrap
   // sandboxes it (odin-sandbox ignores it otherwise).

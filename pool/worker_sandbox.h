@@ -93,6 +93,13 @@ class WorkerSandbox {
   // commands) keep the host's network.
   void set_commands_network(bool on) { commands_network_ = on; }
   bool commands_network() const { return commands_network_; }
+  // Without it: the network namespace edit mode's commands share
+  // (sandbox/shared_network.h), a descriptor the caller keeps open. The
+  // writable tool workers and background commands' workers join it
+  // (--join-net); -1: each sandbox has its own.
+  void set_commands_netns(int fd) { commands_netns_ = fd; }
+  // The descriptor a worker of this policy inherits (-1: none).
+  int NetnsFdFor(WorkerPolicy policy) const;
   // The writable tool and hook workers run each command over the
   // workspace overlay, its upper directory below root
   // (CommandOverlayRoot, made by the caller); "": no overlay.
@@ -119,6 +126,7 @@ class WorkerSandbox {
   bool hooks_network_ = false;            // hooks.network: hooks keep the host's network
   std::vector<std::string> mcp_network_;  // MCP servers that keep the host's network
   bool commands_network_ = false;
+  int commands_netns_ = -1;
   std::string overlay_root_;
   std::string cgroup_parent_;
   SandboxLimits limits_;

@@ -35,7 +35,7 @@ using ::testing::Not;
 
 constexpr WorkerPolicy kAllPolicies[] = {
     WorkerPolicy::kWritable,     WorkerPolicy::kReadonly,     WorkerPolicy::kLspHost, WorkerPolicy::kSubagent,
-    WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly, WorkerPolicy::kWeb};
+    WorkerPolicy::kHookWritable, WorkerPolicy::kHookReadonly, WorkerPolicy::kWeb,     WorkerPolicy::kBackground};
 constexpr WorkerPolicy kReadOnlyPolicies[] = {WorkerPolicy::kReadonly, WorkerPolicy::kLspHost, WorkerPolicy::kSubagent,
                                               WorkerPolicy::kHookReadonly, WorkerPolicy::kWeb};
 
@@ -52,6 +52,7 @@ const char* Name(WorkerPolicy p) {
     case WorkerPolicy::kMcpReadonly: return "read-only mcp";
     case WorkerPolicy::kMcpHost: return "unsandboxed mcp";
     case WorkerPolicy::kWeb: return "network";
+    case WorkerPolicy::kBackground: return "background";
   }
   return "?";
 }
@@ -263,7 +264,7 @@ TEST_F(WorkerSandboxTest, OnlyTheLspHostSeesTheBundledLanguageServers) {
   }
 }
 
-TEST_F(WorkerSandboxTest, NetworkForCommandsReachesOnlyTheWritableToolWorkers) {
+TEST_F(WorkerSandboxTest, NetworkForCommandsReachesOnlyTheWritableToolWorkersAndBackgroundCommands) {
   WorkerSandbox s = Make();
   // The network worker (WebFetch) always has it; MCP servers' entries decide.
   for (WorkerPolicy p : kAllPolicies) {
@@ -275,7 +276,7 @@ TEST_F(WorkerSandboxTest, NetworkForCommandsReachesOnlyTheWritableToolWorkers) {
   for (WorkerPolicy p : kAllPolicies) {
     if (IsMcpPolicy(p)) continue;
     bool shared = ::testing::Value(s.LauncherArgv(p, socket_, 9), Contains("--share-net"));
-    EXPECT_EQ(shared, p == WorkerPolicy::kWritable || p == WorkerPolicy::kWeb)
+    EXPECT_EQ(shared, p == WorkerPolicy::kWritable || p == WorkerPolicy::kBackground || p == WorkerPolicy::kWeb)
         << Name(p) << ": only edit mode's commands get the network";
   }
 }

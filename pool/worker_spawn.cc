@@ -42,6 +42,7 @@ std::function<SpawnOptions(const WorkerSpawn&)> WorkerSpawnSpec(const WorkerSand
       if (server != lane_env.end()) o.env.push_back(server->second);
     }
     o.stderr_fd = log_fd;
+    if (int netns = sandbox.NetnsFdFor(w.policy); netns >= 0) o.keep_fds.push_back(netns);
     // SIGTERM, not SIGKILL: without namespaces the launcher uses it to kill
     // the worker's whole tree before it goes.
     o.parent_death_signal = SIGTERM;

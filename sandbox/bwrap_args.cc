@@ -79,7 +79,8 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
   }
   add({"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"});
   // No network unless asked (hooks.network): a namespace with only lo.
-  if (!o.share_net) add({"--unshare-net"});
+  // Or the commands' shared one, joined before bubblewrap started.
+  if (!o.share_net && !o.net_joined) add({"--unshare-net"});
   // Run by root, bubblewrap keeps every capability unless told otherwise.
   if (inv.privileged) add({"--cap-drop", "ALL"});
   // A worker that would be root cannot map root into its commands' user

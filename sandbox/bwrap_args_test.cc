@@ -201,6 +201,16 @@ TEST(BwrapArgsTest, TheNetworkNamespaceStaysWhenSocketsOfEveryFamilyAreAllowed) 
   EXPECT_LT(IndexOf(a, "--unshare-net"), IndexOf(a, "--"));
 }
 
+TEST(BwrapArgsTest, OnlyAJoinedSharedNetworkReplacesTheSandboxsOwn) {
+  SandboxOptions o = Options();
+  o.join_net_fd = 7;  // given, not yet joined: a network of its own
+  EXPECT_LT(IndexOf(BuildBwrapArgs(o, Inv()), "--unshare-net"), IndexOf(BuildBwrapArgs(o, Inv()), "--"));
+  o.net_joined = true;
+  auto a = BuildBwrapArgs(o, Inv());
+  EXPECT_EQ(IndexOf(a, "--unshare-net"), a.size());
+  EXPECT_LT(IndexOf(a, "--unshare-user"), a.size());  // the rest stays
+}
+
 TEST(BwrapArgsTest, TheHostsServiceSocketsAndKernelLeaksAreOutOfSight) {
   auto a = BuildBwrapArgs(Options(), Inv());
   EXPECT_TRUE(HasTriple(a, "--tmpfs", "/run", "--ro-bind"));

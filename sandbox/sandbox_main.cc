@@ -77,6 +77,7 @@
 #include "sandbox/sandbox_exit_codes.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/shared_network.h"
 #include "sandbox/workspace_overlay.h"
 
 namespace odin {
@@ -378,6 +379,10 @@ int SandboxMain(int argc, char** argv) {
   // 0. Standard fds open, so no pipe of ours lands on 0-2. Not dumpable: a
   //    worker's secret passes through here.
   EnsureStandardFds();
+  // The network edit mode's commands share, made for odin (shared_network.h):
+  // dumpable, or the kernel gives a new user namespace's maps to root and
+  // this user may not write them. It holds no secret.
+  if (argc == 2 && strcmp(argv[1], "--hold-net") == 0) return HoldNetwork();
   prctl(PR_SET_DUMPABLE, 0);
   // 1. Options.
   StatusOr<SandboxOptions> parsed = ParseSandboxOptions(argc, argv);
@@ -395,6 +400,8 @@ int SandboxMain(int argc, char** argv) {
     ApplyUser(*parsed, &as_user);
     DropUnreachable(&*parsed, as_user.groups);
   }
+  // The shared network's descriptor reaches no program: it is joined here.
+  if (parsed->join_net_fd >= 0) fcntl(parsed->join_net_fd, F_SETFD, FD_CLOEXEC);
   const SandboxOptions& o = *parsed;
 
   // 2. No namespaces on purpose.
@@ -459,6 +466,20 @@ int SandboxMain(int argc, char** argv) {
   if (geteuid() == 0 && spawn.uid < 0) {
     if (Status s = MakeHostDevicesReadOnly(); !s.ok()) {
       RunWithoutNamespaces(o, "the host's devices cannot be made read-only for the sandbox: " + s.message());
+    }
+  }
+  // The commands' shared network, joined now: bubblewrap makes none. Where
+  // it cannot be joined, a network of the sandbox's own (said), unless the
+  // sandbox is required.
+  if (o.join_net_fd >= 0) {
+    Status joined = JoinNetwork(o.join_net_fd);
+    close(o.join_net_fd);
+    parsed->join_net_fd = -1;
+    parsed->net_joined = joined.ok();
+    if (!joined.ok()) {
+      fprintf(stderr, "odin-sandbox: %s%s\n", joined.message().c_str(),
+              o.policy == SandboxPolicy::kRequire ? "" : "; this sandbox gets a network of its own");
+      if (o.policy == SandboxPolicy::kRequire) return kSandboxSetupFailedExit;
     }
   }
   BwrapInvocation inv{bwrap,

@@ -68,6 +68,8 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   std::string user;
   app.add_option("--user", user, "UID:GID to run as (when started as root)");
   app.add_option("--pass-fd", o.pass_fds, "Inherited fd the program keeps");
+  app.add_option("--join-net", o.join_net_fd,
+                 "Inherited fd of a network namespace to run in (the commands' shared one)");
   app.add_option("program", o.program, "Program and arguments")->required();
   app.positionals_at_end();
   try {
@@ -88,6 +90,9 @@ StatusOr<SandboxOptions> ParseSandboxOptions(int argc, char** argv) {
   }
   o.seccomp = !no_seccomp;
   if (o.share_net) o.network = true;
+  if (o.share_net && o.join_net_fd >= 0) {
+    return Status::InvalidArgument("odin-sandbox", "--join-net and --share-net: give one network");
+  }
   if (!o.overlay_root.empty() && o.workspace_readonly) {
     return Status::InvalidArgument("odin-sandbox", "--overlay-root: the workspace is read-only");
   }

@@ -66,6 +66,13 @@ struct SandboxOptions {
   // through an overlay whose upper directory is in DIR. Only with bubblewrap,
   // and not with --user (that user may not reach DIR).
   std::string overlay_root;
+  // --join-net FD: an inherited descriptor of the network namespace edit
+  // mode's commands share (sandbox/shared_network.h), joined before
+  // bubblewrap starts, which then makes none of its own; -1: none.
+  int join_net_fd = -1;
+  // Set by odin-sandbox once it joined that namespace: bubblewrap then makes
+  // no network namespace of its own.
+  bool net_joined = false;
   std::vector<std::string> program;  // after --: the program and its arguments
 };
 

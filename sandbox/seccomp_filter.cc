@@ -4,6 +4,7 @@
 
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -169,6 +170,20 @@ StatusOr<scmp_filter_ctx> BuildMainFilter(const SeccompOptions& options) {
   if (options.deny_network) {
     add("socket",
         seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)));
+  } else {
+    // Whatever the network: no packet sockets, and of netlink only the
+    // routing family (getifaddrs reads interfaces with it; changing them
+    // takes a capability no sandbox has). The rest is kernel surface no
+    // command needs.
+    // (The kernel reads the family and protocol as ints: only their low 32
+    // bits are compared, or high bits set would slip past.)
+    add("socket", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                                   SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, AF_PACKET)));
+    for (int protocol = 1; protocol < 32; ++protocol) {  // every netlink family but NETLINK_ROUTE (0)
+      add("socket", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2,
+                                     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, AF_NETLINK),
+                                     SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffff, protocol)));
+    }
   }
   if (!result.ok()) {
     seccomp_release(ctx);

@@ -9,6 +9,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -108,6 +109,23 @@ TEST(SeccompFilterTest, NetworkSocketsFailOnlyWhenTheNetworkIsDenied) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     f += Works("socket(AF_INET)", s);
     if (s >= 0) close(s);
+    s = socket(AF_INET6, SOCK_STREAM, 0);
+    f += Works("socket(AF_INET6)", s);
+    if (s >= 0) close(s);
+    // Interfaces can be read (getifaddrs), nothing else of netlink, and no
+    // packet sockets.
+    s = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+    f += Works("socket(AF_NETLINK, NETLINK_ROUTE)", s);
+    if (s >= 0) close(s);
+    f += Fails("socket(AF_NETLINK, NETLINK_AUDIT)", socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT), EAFNOSUPPORT);
+    f += Fails("socket(AF_NETLINK, NETLINK_SOCK_DIAG)", socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG), EAFNOSUPPORT);
+    f += Fails("socket(AF_PACKET)", socket(AF_PACKET, SOCK_RAW, 0), EAFNOSUPPORT);
+    // High bits the kernel ignores change nothing.
+    f += Fails("socket(AF_NETLINK | 1 << 32)",
+               syscall(SYS_socket, (1L << 32) | AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG), EAFNOSUPPORT);
+    f += Fails("socket(AF_NETLINK, SOCK_DIAG | 1 << 32)",
+               syscall(SYS_socket, AF_NETLINK, SOCK_RAW, (1L << 32) | NETLINK_SOCK_DIAG), EAFNOSUPPORT);
+    f += Fails("socket(AF_PACKET | 1 << 32)", syscall(SYS_socket, (1L << 32) | AF_PACKET, SOCK_RAW, 0), EAFNOSUPPORT);
     // The rest of the filter stays.
     f += Fails("ptrace(TRACEME)", ptrace(PTRACE_TRACEME, 0, nullptr, nullptr), EPERM);
     return f;

@@ -91,6 +91,9 @@ StatusOr<std::string> ApplyInterruptedWrites(Coordinator& coordinator, Ledger& l
 }  // namespace
 
 AgentSession::~AgentSession() {
+  // Background commands end first, each end recorded while those who hear
+  // of it are there.
+  if (runtime_) runtime_->coordinator().EndBackgroundCommands("the session ended", seconds(10));
   // SessionEnd hooks run to their end (each has its timeout) before the
   // workers go.
   if (runtime_ && agent_ && runtime_->coordinator().HasHooks(HookEvent::kSessionEnd)) {

@@ -52,21 +52,28 @@ StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const
     return Status::InvalidArgument("session " + found->id,
                                    "is an `odin " + found->kind + "` session, not an agent's: nothing to resume");
   }
-  // The newest owner: alive (same boot, same process) means running.
   ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(found->id, "main"));
+  if (int64_t pid = RunningOwner(entries); pid > 0 && pid != getpid()) {
+    return Status::FailedPrecondition("session " + found->id, "is still running in odin process " +
+                                                                  std::to_string(pid) + " (end that process first)");
+  }
+  return found->id;
+}
+
+int64_t RunningOwner(const std::vector<ConversationEntry>& entries) {
+  // The newest owner: alive (same boot, same process) means running.
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     if (it->kind != "owner") continue;
     json o = ParseJson(it->content_json);
-    if (!o.is_object()) break;
+    if (!o.is_object()) return 0;
     int64_t pid = o.value("pid", int64_t{0});
-    if (pid > 0 && pid != getpid() && o.value("boot_id", "") == BootId() && !o.value("start_time", "").empty() &&
+    if (pid > 0 && o.value("boot_id", "") == BootId() && !o.value("start_time", "").empty() &&
         ProcessStartTime(pid) == o.value("start_time", "")) {
-      return Status::FailedPrecondition("session " + found->id, "is still running in odin process " +
-                                                                    std::to_string(pid) + " (end that process first)");
+      return pid;
     }
-    break;
+    return 0;
   }
-  return found->id;
+  return 0;
 }
 
 StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std::string& session_id, int64_t now_ms) {

@@ -10,6 +10,7 @@
 // machine lost power) get an `interrupted` end record: appended, never an
 // edit of a row.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const
 // Appends an `interrupted` end for each call of the session that started and
 // never ended. Returns their ids.
 StatusOr<std::vector<std::string>> EndInterruptedCalls(Ledger* ledger, const std::string& session_id, int64_t now_ms);
+
+// The pid of the odin process that owns the session and runs now, as its
+// conversation's newest "owner" entry says (same boot, same process start
+// time: a reused pid is not it); 0 when none does.
+int64_t RunningOwner(const std::vector<ConversationEntry>& entries);
 
 // This process as the owner of a session: the content of an "owner" entry
 // of the conversation's record.

@@ -28,6 +28,7 @@
 #include "pool/worker_sandbox.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox_options.h"
+#include "sandbox/shared_network.h"
 #include "sandbox/workspace_overlay.h"
 #include "workspace/workspace_files.h"
 
@@ -124,6 +125,8 @@ StatusOr<std::unique_ptr<SlurmLauncher>> MakeSlurmLauncher(const Workspace& ws, 
 Runtime::~Runtime() {
   // The ledger's last records reach the disk, and the change tracker's
   // watches are released, while the workers exit.
+  // Background commands end first, each end recorded.
+  if (coordinator_) coordinator_->EndBackgroundCommands("the session ended", seconds(10));
   if (coordinator_) coordinator_->StopTracking();
   if (coordinator_) coordinator_->Shutdown(milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
@@ -137,6 +140,7 @@ Runtime::~Runtime() {
 
 bool Runtime::FinishBeforeExit() {
   if (remote_hosts_) return false;
+  coordinator_->EndBackgroundCommands("the session ended", seconds(10));
   FlushLedger();  // while the overlays' removal goes on
   coordinator_->FinishBeforeExit();
   transport_->RemoveSocketDir();
@@ -240,6 +244,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   if (!sandbox_options.mask_notice.empty()) std::cerr << "odin: " << sandbox_options.mask_notice << "\n";
   WorkerSandbox sandbox = WorkerSandbox::Make(ws, sandbox_options, policy, bin);
   co.commands_network = flags.network || config.sandbox_network;
+  co.max_background = config.max_background;
+  co.pool.background_size = std::max(config.max_background, 1);
   auto web = std::make_shared<v1::WebFetchOptions>();
   for (const std::string& entry : config.web.allow_private) web->add_allow_private(entry);
   web->set_proxy(config.web.proxy);
@@ -249,6 +255,21 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.web_fetch_options = std::move(web);
   co.web_cache_ttl = seconds(60 * config.web.cache_minutes);
   sandbox.set_commands_network(co.commands_network);
+  // Without the host's network, edit mode's commands share one network of
+  // their own, so a background server is there for later commands. Not
+  // for odin exec's one command, nor where nothing is sandboxed.
+  if (!co.commands_network && policy != SandboxPolicy::kOff && flags.session_kind != "exec") {
+    StatusOr<UniqueFd> net = MakeSharedNetwork(JoinPath(bin, "odin-sandbox"));
+    if (net.ok()) {
+      rt->commands_netns_ = std::move(*net);
+      sandbox.set_commands_netns(rt->commands_netns_.get());
+    } else {
+      spdlog::warn(
+          "{}: each command has a network of its own (a server started in the background is not "
+          "reachable from later commands)",
+          net.status().ToString());
+    }
+  }
   // Commands' writes wait in an overlay of their own, read and applied by
   // the coordinator: only while changes are tracked, only where the
   // directory for it can be made, and not where commands run as the

@@ -16,6 +16,7 @@
 
 #include "base/process_launcher.h"
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "config/config.h"
 #include "coordinator/coordinator.h"
 #include "ledger/ledger.h"
@@ -83,6 +84,9 @@ class Runtime {
   std::unique_ptr<RemoteHosts> remote_hosts_;  // workers.remote: the pool's other machines
   std::string remote_listen_;                  // its address, released at destruction
   int worker_log_fd_ = -1;
+  // The network edit mode's commands share (sandbox/shared_network.h):
+  // held while workers may join it.
+  UniqueFd commands_netns_;
   std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
 

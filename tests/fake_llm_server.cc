@@ -500,26 +500,32 @@ void Handle(const httplib::Request& req, httplib::Response& res, Api api) {
   }
   // "@last_execution_id" in a scripted call's arguments becomes the
   // execution id of the newest tool result in the request (OpenAI wire
-  // format), and "@last_execution_id_of:TOOL" that of the newest result of
-  // TOOL: scripts can cite what an earlier call returned.
+  // format), "@last_execution_id_of:TOOL" that of the newest result of
+  // TOOL, and "@first_execution_id_of:TOOL" that of its oldest: scripts can
+  // cite what an earlier call returned.
   if (r.contains("tool_calls") && body.is_object() && body.contains("messages")) {
     std::string last;
-    std::map<std::string, std::string> last_of;
+    std::map<std::string, std::string> last_of, first_of;
     for (const json& m : body["messages"]) {
       if (m.value("role", "") != "tool") continue;
       json result = json::parse(MessageText(m), nullptr, false);
       if (!result.is_object() || !result.contains("execution_id")) continue;
       last = result["execution_id"];
       last_of[result.value("tool", "")] = last;
+      first_of.emplace(result.value("tool", ""), last);
     }
     for (json& call : r["tool_calls"]) {
       if (!call.contains("arguments")) continue;
       std::string args = call["arguments"].dump();
-      const std::string of = "@last_execution_id_of:";
-      for (size_t at; (at = args.find(of)) != std::string::npos;) {
-        size_t end = args.find('"', at);
-        std::string tool = args.substr(at + of.size(), end - at - of.size());
-        args.replace(at, end - at, last_of[tool]);
+      for (const auto& [of, ids] :
+           {std::pair<std::string, const std::map<std::string, std::string>*>{"@last_execution_id_of:", &last_of},
+            {"@first_execution_id_of:", &first_of}}) {
+        for (size_t at; (at = args.find(of)) != std::string::npos;) {
+          size_t end = args.find('"', at);
+          std::string tool = args.substr(at + of.size(), end - at - of.size());
+          auto id = ids->find(tool);
+          args.replace(at, end - at, id == ids->end() ? "" : id->second);
+        }
       }
       for (size_t at; (at = args.find("@last_execution_id")) != std::string::npos;) args.replace(at, 18, last);
       call["arguments"] = json::parse(args);

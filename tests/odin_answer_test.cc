@@ -116,6 +116,24 @@ TEST_F(OdinAnswerTest, AnAnswerFixedOnItsRetryPasses) {
   EXPECT_EQ(json::parse(r.out)["structured_output"]["count"], 1);
 }
 
+// A valid answer the checks then refuse is no result: the run did not end
+// done, so the JSON has no structured_output (a stale one once stayed).
+TEST_F(OdinAnswerTest, AValidAnswerTheChecksRefuseLeavesNoStructuredOutput) {
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", "exit 1"}, {"retry_cap", 1}}}});
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("WriteFile", {{"file_path", "b.txt"}, {"content", "b\n"}})}),
+                      Text("{\"files\": [\"a.txt\"], \"count\": 1}"), Text("{\"files\": [\"a.txt\"], \"count\": 1}"),
+                      Text("{\"files\": [\"a.txt\"], \"count\": 1}")}}})
+                  .dump());
+  Ran r = Run(llm, {"-p", "list the files", "--json-schema", "schema.json", "--output-format", "json"});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  json result = json::parse(r.out);
+  EXPECT_NE(result["status"], "done") << r.out;
+  EXPECT_FALSE(result.contains("structured_output")) << r.out;
+  EXPECT_FALSE(result["report"]["checks"].empty()) << r.out;
+  EXPECT_NE(Rows("SELECT COUNT(*) FROM gate_events WHERE kind = 'output_valid'")[0], "0");
+}
+
 // A schema Odin cannot apply is a usage error before any model is asked.
 TEST_F(OdinAnswerTest, ASchemaOdinCannotApplyIsAUsageError) {
   FakeLlm llm(json({{"responses", {Text("{}")}}}).dump());
@@ -222,6 +240,24 @@ TEST_F(OdinAnswerTest, AModelThatCannotSeeImagesGetsANote) {
   EXPECT_EQ(all.find("image_url"), std::string::npos);
   EXPECT_NE(all.find("[image shot.png (image/png, "), std::string::npos) << all;
   EXPECT_NE(all.find("does not accept images"), std::string::npos) << all;
+}
+
+// --image names a file as the shell does: relative to where odin was
+// started, not to the workspace's root.
+TEST_F(OdinAnswerTest, AnImagePathIsRelativeToWhereOdinStarted) {
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"llm", {{"vision", true}}}});
+  ASSERT_TRUE(MakeDirs(ws_.Join("docs")).ok());
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("docs/shot.png"), Png("IN-DOCS")).ok());
+  FakeLlm llm(json({{"responses", {Text("seen")}}}).dump());
+  std::map<std::string, std::string> env = FakeModelEnv(llm, marker_, user_);
+  Ran r = RunOdin(ws_.Join("docs"), {"-p", "look", "--image", "shot.png"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<json> requests = ScriptRequestsOf(llm);
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_NE(requests[0]["body"].dump().find(Base64Encode(Png("IN-DOCS")).substr(0, 40)), std::string::npos);
+  // The same name from the root is another file: none there.
+  Ran root = RunOdin(ws_.path(), {"-p", "look", "--image", "shot.png"}, env);
+  EXPECT_EQ(root.exit_code, 2) << root.err;
 }
 
 // What is not an image, or is one outside the safe file layer's reach, is

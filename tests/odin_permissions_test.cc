@@ -136,6 +136,41 @@ TEST_F(OdinPermissionsTest, AlwaysSurvivesIntoTheNextSessionUntilRemoved) {
   EXPECT_NE(Approvals().back().find("denied by policy"), std::string::npos) << Approvals().back();
 }
 
+// Where no rule could judge the whole call, "always" is never offered: a
+// command whose program's words come from its input (a deny rule may match
+// them), and a read outside the workspace.
+TEST_F(OdinPermissionsTest, AlwaysIsNotOfferedWhereNoRuleCouldJudgeTheWholeCall) {
+  UserConfig({{"deny", {"git push"}}});
+  TempWorkspace outside;
+  ASSERT_TRUE(WriteFileAtomic(outside.Join("notes.txt"), "outside\n").ok());
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command", "echo push | xargs git"}})}),
+                      Turn({Call("Read", {{"file_path", outside.Join("notes.txt")}})}), Text("done")}}})
+                  .dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [in](const std::string& line) {
+    std::string l = line + "\n";
+    ASSERT_EQ(write(in, l.data(), l.size()), static_cast<ssize_t>(l.size()));
+  };
+  say("go");
+  std::string seen = ReadUntil(out, "[n] no\n");
+  EXPECT_NE(seen.find("xargs git"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("[A] always"), std::string::npos) << "offered always for words known only at run time: " << seen;
+  EXPECT_EQ(seen.find("[w] always"), std::string::npos) << seen;
+  say("n");
+  seen = ReadUntil(out, "[n] no\n");
+  EXPECT_NE(seen.find("notes.txt"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("[A] always"), std::string::npos) << "offered always for a read outside: " << seen;
+  say("A");  // taken as the session
+  seen = ReadUntil(out, "── Odin report");
+  close(in);
+  ReadUntil(out, "(the end)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_FALSE(PathExists(user_.Join("config/odin/approvals.json")));
+}
+
 // A saved approval answers only what the rules left to ask: a deny rule
 // added later refuses the same command, and ask mode still refuses a write.
 TEST_F(OdinPermissionsTest, ASavedApprovalNeverOutranksADenyRuleOrTheMode) {

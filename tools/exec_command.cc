@@ -61,6 +61,12 @@ StatusOr<CommandArgs> CommandArgsOf(const nlohmann::json& args) {
     if (!args["cwd"].is_string()) return Status::InvalidArgument("ExecuteCommand", "\"cwd\" must be a string");
     parsed.cwd = args["cwd"].get<std::string>();
   }
+  if (args.contains("run_in_background")) {
+    if (!args["run_in_background"].is_boolean()) {
+      return Status::InvalidArgument("ExecuteCommand", "\"run_in_background\" must be true or false");
+    }
+    parsed.background = args["run_in_background"].get<bool>();
+  }
   return parsed;
 }
 

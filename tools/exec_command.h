@@ -35,6 +35,11 @@ class ToolResult;
 }
 
 constexpr const char kExecuteCommandTool[] = "ExecuteCommand";
+// A background command's new output and state ({"id", "wait_seconds"?}),
+// and its end ({"id"}): the coordinator answers both
+// (coordinator/background_commands.cc).
+constexpr const char kCommandOutputTool[] = "CommandOutput";
+constexpr const char kStopCommandTool[] = "StopCommand";
 constexpr size_t kHookStdoutCapBytes = 1 << 20;
 constexpr size_t kHookStderrCapBytes = 64 * 1024;
 
@@ -65,9 +70,13 @@ struct CommandArgs {
   std::string script;             // "command": shell text, run by bash -c; empty when argv is given
   std::vector<std::string> argv;  // "argv": the program and its arguments, run directly
   std::string cwd;                // "cwd" as given, relative to the workspace or absolute; "" for none
+  // "run_in_background": the call returns once the command started; the
+  // coordinator keeps it (it never reaches the worker as a flag).
+  bool background = false;
 };
 // Returns InvalidArgument naming the problem (not an object, neither or both
-// of command/argv, an empty command, an argv that is not strings).
+// of command/argv, an empty command, an argv that is not strings, a
+// run_in_background that is not true or false).
 StatusOr<CommandArgs> CommandArgsOf(const nlohmann::json& args);
 
 // What the worker runs: the shell form turned into bash -c, the cwd

@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
 #include "base/secrets.h"
@@ -116,12 +117,21 @@ TEST_F(ExecCommandTest, CwdIsInsideWorkspace) {
 }
 
 TEST_F(ExecCommandTest, MalformedArgumentsAreRejected) {
-  for (const char* bad :
-       {"", "[]", "{}", R"({"command":""})", R"({"argv":[]})", R"({"argv":[1]})", R"({"command":"x","argv":["x"]})"}) {
+  for (const char* bad : {"", "[]", "{}", R"({"command":""})", R"({"argv":[]})", R"({"argv":[1]})",
+                          R"({"command":"x","argv":["x"]})", R"({"command":"x","run_in_background":"yes"})"}) {
     auto spec = ParseExecuteCommandArgs(bad, workspace_);
     ASSERT_FALSE(spec.ok()) << bad;
     EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument) << bad;
   }
+}
+
+TEST_F(ExecCommandTest, RunInBackgroundIsReadAsTrueOrFalse) {
+  StatusOr<CommandArgs> on = CommandArgsOf(nlohmann::json::parse(R"({"command":"x","run_in_background":true})"));
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on->background);
+  StatusOr<CommandArgs> off = CommandArgsOf(nlohmann::json::parse(R"({"command":"x"})"));
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->background);
 }
 
 TEST_F(ExecCommandTest, MissingProgramFailsToStart) {

@@ -29,6 +29,10 @@ constexpr ToolInfo kTools[] = {
     {"outline", ToolClass::kRead, false, ToolHandler::kIndexQuery, nullptr},
     {kLspCheckTool, ToolClass::kRead, false, ToolHandler::kLspCheck, nullptr},
     {kExecuteCommandTool, ToolClass::kExec, false, ToolHandler::kCommand, "Bash"},
+    // A background command's output and its end: its process, never the
+    // workspace (what it writes is its ExecuteCommand's).
+    {kCommandOutputTool, ToolClass::kRead, false, ToolHandler::kCommandOutput, "BashOutput"},
+    {kStopCommandTool, ToolClass::kRead, false, ToolHandler::kStopCommand, "KillShell"},
     {kWriteFileTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "Write", WriteForm::kWhole},
     {kEditTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "Edit", WriteForm::kEdits},
     {kMultiEditTool, ToolClass::kWrite, false, ToolHandler::kFileWrite, "MultiEdit", WriteForm::kEdits},
@@ -146,6 +150,10 @@ std::vector<std::string> ToolsForMode(Mode mode) {
   for (const ToolInfo& t : kTools) {
     // InitTool is offered by /init alone (InitToolSpec).
     if (t.name == std::string_view(kInitTool)) continue;
+    // Background commands start only in edit mode: their tools with them.
+    if ((t.handler == ToolHandler::kCommandOutput || t.handler == ToolHandler::kStopCommand) && mode != Mode::kEdit) {
+      continue;
+    }
     if (!t.writes_files() || mode == Mode::kEdit) out.push_back(t.name);
   }
   return out;

@@ -107,6 +107,8 @@ enum class ToolHandler {
   kPlanUpdate,         // the coordinator checks it; the agent loop revises its plan
   kIndexQuery,         // the coordinator: symbols, references, impact, outline from the symbol index
   kMcp,                // an MCP server's tool (mcp__SERVER__TOOL), in that server's worker
+  kCommandOutput,      // the coordinator: a background command's new output and state
+  kStopCommand,        // the coordinator: ends a background command
   // Odin's own calls, never a model's (no mode offers them; Submit never
   // sees them): a hook's command, a batch for the symbol index, a
   // references question to the lsp host, an MCP server's tool listing.

@@ -48,7 +48,22 @@ TEST(ToolRegistry, OdinsOwnCallsHaveHandlersButNoModeOffersThemAndNoLookupByAMod
   }
 }
 
+TEST(ToolRegistry, BackgroundCommandsToolsAreOfferedInEditModeOnly) {
+  for (const char* tool : {kCommandOutputTool, kStopCommandTool}) {
+    for (Mode m : {Mode::kAsk, Mode::kPlan, Mode::kEdit}) {
+      std::vector<std::string> offered = ToolsForMode(m);
+      EXPECT_EQ(std::find(offered.begin(), offered.end(), tool) != offered.end(), m == Mode::kEdit)
+          << tool << " in " << ModeName(m);
+    }
+    EXPECT_FALSE(FindTool(tool)->writes_files()) << tool;
+  }
+  EXPECT_EQ(HandlerOf(kCommandOutputTool), ToolHandler::kCommandOutput);
+  EXPECT_EQ(HandlerOf(kStopCommandTool), ToolHandler::kStopCommand);
+}
+
 TEST(ToolRegistry, ClaudeCodeNamesAreTheOnesItsHooksMatch) {
+  EXPECT_STREQ(FindTool(kCommandOutputTool)->claude_code_name, "BashOutput");
+  EXPECT_STREQ(FindTool(kStopCommandTool)->claude_code_name, "KillShell");
   EXPECT_STREQ(FindTool(kExecuteCommandTool)->claude_code_name, "Bash");
   EXPECT_STREQ(FindTool(kWriteFileTool)->claude_code_name, "Write");
   EXPECT_STREQ(FindTool(kEditTool)->claude_code_name, "Edit");
