@@ -111,6 +111,11 @@ TEST_F(OdinBackgroundTest, ABackgroundServerAnswersALaterCommandAndItsOutputIsRe
 // of its own, which each sandbox joins first.
 TEST_F(OdinBackgroundTest, AsAnOrdinaryUserTheServerIsThereForLaterCommandsToo) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to run odin as uid 65534 with setpriv";
+  if (system(
+          ("/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/test -x " + BinDir() + "/odin-sandbox")
+              .c_str()) != 0) {
+    GTEST_SKIP() << BinDir() << " is not reachable for uid 65534 (a build in a private directory)";
+  }
   FakeLlm llm(json({{"responses",
                      {Turn({Call("ExecuteCommand", {{"command", kServer}, {"run_in_background", true}})}),
                       Turn({Call("ExecuteCommand", {{"command", Fetch("http://127.0.0.1:8765/hello.txt")}})}),
@@ -299,6 +304,13 @@ TEST_F(OdinBackgroundTest, ABackgroundCommandDiesWithAKilledOdin) {
   close(out);
   EXPECT_TRUE(WaitUntil([&] { return ProcessesWithArg("sleep 299.4173").empty(); }, std::chrono::seconds(10)))
       << "a background command outlived odin";
+  // odin doctor says where it went.
+  Ran doctor = Run(llm, {"doctor", "--json"});
+  json d = json::parse(doctor.out, nullptr, false);
+  ASSERT_FALSE(d.is_discarded()) << doctor.out << doctor.err;
+  ASSERT_EQ(d["background_commands"].size(), 1u) << d["background_commands"].dump();
+  EXPECT_EQ(d["background_commands"][0]["state"], "gone");
+  EXPECT_EQ(d["background_commands"][0]["command"], "exec sleep 299.4173");
   ASSERT_TRUE(WriteFileAtomic(go, "").ok());
   Ran verify = Run(llm, {"ledger", "verify"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;

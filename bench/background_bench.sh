@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Background commands and the network edit mode's commands share, on the
+# user's path: `odin -p` against tests/fake_llm_server, interleaved in one
+# run beside floors measured in the same rounds. Prints medians (ms) and:
+#   session start, shared network / --network (no shared network): what
+#     making the namespace (odin-sandbox --hold-net) adds to a session;
+#   a session whose one call starts a background command (stopped at the
+#     session's end) / one whose one call runs `true`: what the background
+#     worker's start and the stop add;
+#   odin-sandbox --hold-net alone / bash -c true (a supplement).
+# Absolute times swing between days on shared machines: read the ratios.
+# Never run in CI.
+#
+#   bench/background_bench.sh [BIN_DIR] [RUNS]
+set -euo pipefail
+
+bin=$(cd "${1:-$(dirname "$0")/../build/bin}" && pwd)
+runs=${2:-20}
+work=$(mktemp -d -p "$(dirname "$bin")")
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
+mkdir -p "$work/ws" "$XDG_CONFIG_HOME/odin"
+echo '{"checks": {"build": "", "lint": "", "tests": ""}}' > "$XDG_CONFIG_HOME/odin/odinconfig.json"
+git -C "$work/ws" init -q
+
+now_ns() { date +%s%N; }
+# Runs a fresh fake model server on a script, then times `odin -p` against
+# it (the server's start is not timed). Prints milliseconds.
+time_session() {
+  local script=$1; shift
+  echo "$script" > "$work/script.json"
+  "$bin/fake_llm_server" --script "$work/script.json" > "$work/port" 2>/dev/null &
+  local server=$!
+  while ! grep -q PORT= "$work/port" 2>/dev/null; do sleep 0.01; done
+  local port; port=$(sed -n 's/PORT=//p' "$work/port")
+  local start; start=$(now_ns)
+  (cd "$work/ws" && OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=k "$bin/odin" -p go --mode edit \
+    --provider openai "$@" > /dev/null 2>&1) || echo "odin failed" >&2
+  local end; end=$(now_ns)
+  kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
+  echo $(( (end - start) / 1000000 ))
+}
+time_cmd() {
+  local start; start=$(now_ns)
+  "$@" > /dev/null 2>&1 < /dev/null || true
+  local end; end=$(now_ns)
+  echo $(( (end - start) / 1000000 ))
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+text='{"responses": [{"text": "ok"}]}'
+fg='{"responses": [{"tool_calls": [{"name": "ExecuteCommand", "arguments": {"command": "true"}}]}, {"text": "ok"}]}'
+bg='{"responses": [{"tool_calls": [{"name": "ExecuteCommand", "arguments": {"command": "exec sleep 60", "run_in_background": true}}]}, {"text": "ok"}]}'
+: > "$work/shared"; : > "$work/network"; : > "$work/fg"; : > "$work/bg"; : > "$work/hold"; : > "$work/bash"
+for i in $(seq "$runs"); do
+  time_session "$text" >> "$work/shared"
+  time_session "$text" --network >> "$work/network"
+  time_session "$fg" >> "$work/fg"
+  time_session "$bg" >> "$work/bg"
+  time_cmd "$bin/odin-sandbox" --hold-net >> "$work/hold"
+  time_cmd bash -c true >> "$work/bash"
+done
+m() { median < "$work/$1"; }
+printf '%-60s %8s\n' "median of $runs runs, interleaved" "ms"
+printf '%-60s %8s\n' "odin -p, one answer, shared network (default)" "$(m shared)"
+printf '%-60s %8s\n' "odin -p, one answer, --network (no shared network)" "$(m network)"
+printf '%-60s %8s\n' "odin -p, one call: true" "$(m fg)"
+printf '%-60s %8s\n' "odin -p, one call: a background command, stopped at the end" "$(m bg)"
+printf '%-60s %8s\n' "odin-sandbox --hold-net" "$(m hold)"
+printf '%-60s %8s\n' "bash -c true" "$(m bash)"
+awk -v a="$(m shared)" -v b="$(m network)" 'BEGIN {printf "ratio: shared network / --network            %.2fx\n", a / b}'
+awk -v a="$(m bg)" -v b="$(m fg)" 'BEGIN {printf "ratio: background call / foreground true      %.2fx\n", a / b}'
+awk -v a="$(m hold)" -v b="$(m bash)" 'BEGIN {printf "ratio: --hold-net / bash -c true             %.2fx\n", a / b}'
