@@ -55,6 +55,7 @@ constexpr double kMaxWaitSeconds = 300;
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // The job an id names, from {"id": ...} (and wait_seconds, for CommandOutput).
+// waits: wait_seconds may be given (CommandOutput).
 Status JobArgs(const std::string& tool, const json& args, bool waits, std::string* id, double* wait_seconds) {
   if (!args.is_object()) return Status::InvalidArgument(tool, "arguments must be a JSON object");
   for (const auto& [key, value] : args.items()) {
@@ -90,7 +91,7 @@ std::string Seconds(int64_t ms) { return std::to_string(std::max<int64_t>(ms, 0)
 // Whether a command may not change rel (relative to the workspace): a
 // protected name anywhere, or inside a .git, one of git's control files
 // (objects and refs are git's ordinary work).
-bool ProtectedForCommands(const std::string& rel) {
+bool ProtectedForCommands(const std::string& rel, const std::string& workspace) {
   for (size_t at = 0;;) {
     size_t slash = rel.find('/', at);
     std::string_view part(rel.data() + at, (slash == std::string::npos ? rel.size() : slash) - at);
@@ -98,7 +99,7 @@ bool ProtectedForCommands(const std::string& rel) {
     if (slash == std::string::npos) break;
     at = slash + 1;
   }
-  return IsProtectedPath("/w/" + rel, "/w");
+  return IsProtectedPath(JoinPath(workspace, rel), workspace);
 }
 
 }  // namespace
@@ -204,7 +205,7 @@ bool Coordinator::RecordBackgroundChanges(const ChangeSet& found) {
   // it ends, and it is stopped.
   std::string touched;
   for (const PathChange& pc : changes.changes) {
-    if (ProtectedForCommands(pc.path)) touched = pc.path;
+    if (ProtectedForCommands(pc.path, o_.workspace)) touched = pc.path;
   }
   if (!touched.empty()) {
     v1::ToolResult as_if_ended;
@@ -242,59 +243,56 @@ bool Coordinator::RecordBackgroundChanges(const ChangeSet& found) {
   return true;
 }
 
-Status Coordinator::JobCallAllowed(const Call& c, const BackgroundJob* job) const {
-  if (c.call.mode != CallMode::kEdit) {
-    return Status::PermissionDenied(c.call.tool, "background commands are edit mode's; this is " +
-                                                     std::string(CallModeName(*c.call.mode)) + " mode");
-  }
-  // A subagent reaches its own; the main agent every one.
-  if (job != nullptr && c.call.agent_id != o_.agent_id && c.call.agent_id != "main" &&
-      c.call.agent_id != job->agent_id) {
-    return Status::PermissionDenied(c.call.tool, "background command " + job->id + " is another agent's");
-  }
-  return Status::OK();
-}
-
-void Coordinator::RunCommandOutput(const std::string& id) {
-  Call& c = calls_[id];
+const BackgroundJob* Coordinator::JobOfCall(Call& c, double* wait_seconds) {
+  const std::string id = c.call.execution_id;
   std::string job;
-  double wait = 0;
-  if (Status s = JobArgs(c.call.tool, *c.args, /*waits=*/true, &job, &wait); !s.ok()) {
-    return EndHere(id, v1::TOOL_STATUS_ERROR, s);
+  if (Status s = JobArgs(c.call.tool, *c.args, wait_seconds != nullptr, &job, wait_seconds); !s.ok()) {
+    EndHere(id, v1::TOOL_STATUS_ERROR, s);
+    return nullptr;
   }
   const BackgroundJob* j = jobs_.Find(job);
-  if (Status s = JobCallAllowed(c, j); !s.ok()) return EndHere(id, v1::TOOL_STATUS_REJECTED, s);
+  Status allowed;
+  if (c.call.mode != CallMode::kEdit) {
+    allowed = Status::PermissionDenied(c.call.tool, "background commands are edit mode's; this is " +
+                                                        std::string(CallModeName(*c.call.mode)) + " mode");
+  } else if (j != nullptr && c.call.agent_id != o_.agent_id && c.call.agent_id != "main" &&
+             c.call.agent_id != j->agent_id) {
+    // A subagent reaches its own; the main agent every one.
+    allowed = Status::PermissionDenied(c.call.tool, "background command " + job + " is another agent's");
+  }
+  if (!allowed.ok()) {
+    EndHere(id, v1::TOOL_STATUS_REJECTED, allowed);
+    return nullptr;
+  }
   if (j == nullptr) {
     std::string running;
     for (const BackgroundJob* r : jobs_.Running()) running += (running.empty() ? "" : ", ") + r->id;
-    return EndHere(id, v1::TOOL_STATUS_ERROR,
-                   Status::NotFound("background command " + job,
-                                    running.empty() ? "no background command runs in this session"
-                                                    : "not one of this session's; running: " + running));
+    EndHere(id, v1::TOOL_STATUS_ERROR,
+            Status::NotFound("background command " + job, running.empty()
+                                                              ? "no background command runs in this session"
+                                                              : "not one of this session's; running: " + running));
+    return nullptr;
   }
   c.waits_for_job = job;
+  return j;
+}
+
+void Coordinator::RunCommandOutput(const std::string& id) {
+  double wait = 0;
+  const BackgroundJob* j = JobOfCall(calls_[id], &wait);
+  if (j == nullptr) return;
   if (j->running && wait > 0) {
     auto ms = std::chrono::milliseconds(static_cast<int64_t>(wait * 1000));
-    return jobs_.Wait(job, id, clock_->Now() + ms);
+    return jobs_.Wait(j->id, id, clock_->Now() + ms);
   }
   AnswerJobWaiter(id);
 }
 
 void Coordinator::RunStopCommand(const std::string& id) {
-  Call& c = calls_[id];
-  std::string job;
-  double unused = 0;
-  if (Status s = JobArgs(c.call.tool, *c.args, /*waits=*/false, &job, &unused); !s.ok()) {
-    return EndHere(id, v1::TOOL_STATUS_ERROR, s);
-  }
-  const BackgroundJob* j = jobs_.Find(job);
-  if (Status s = JobCallAllowed(c, j); !s.ok()) return EndHere(id, v1::TOOL_STATUS_REJECTED, s);
-  if (j == nullptr) {
-    return EndHere(id, v1::TOOL_STATUS_ERROR,
-                   Status::NotFound("background command " + job, "not one of this session's"));
-  }
-  c.waits_for_job = job;
+  const BackgroundJob* j = JobOfCall(calls_[id], nullptr);
+  if (j == nullptr) return;
   if (!j->running) return AnswerJobWaiter(id);
+  std::string job = j->id;
   jobs_.Wait(job, id, clock_->Now() + kStopWait);
   StopBackgroundCommand(job, "StopCommand");
 }

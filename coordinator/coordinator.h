@@ -464,7 +464,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool EndBackground(const Call& c, const v1::ToolResult& r);
   // What the tracker found while background commands run: the newest's.
   bool RecordBackgroundChanges(const ChangeSet& changes);
-  Status JobCallAllowed(const Call& c, const BackgroundJob* job) const;
+  // The job a CommandOutput or StopCommand call names, in edit mode and the
+  // caller's to reach (its waits_for_job set); else null, the call ended
+  // with why. wait_seconds: CommandOutput's, null for StopCommand.
+  const BackgroundJob* JobOfCall(Call& c, double* wait_seconds);
   void RunCommandOutput(const std::string& id);
   void RunStopCommand(const std::string& id);
   void AnswerJobWaiter(const std::string& waiter);
