@@ -17,7 +17,7 @@ packages=(
   libgtest-dev libgmock-dev
   libseccomp-dev libssl-dev libtree-sitter-dev libgit2-dev
   libdtl-dev libcpp-httplib-dev
-  libedit-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libgumbo-dev
+  libedit-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libgumbo-dev libidn2-dev
   # Static archives Odin's programs link (cmake/odin_programs.cmake).
   libncurses-dev libbsd-dev libmd-dev libsodium-dev libre2-dev
   # The official JSON Schema test suite (base/json_schema_test.cc).
