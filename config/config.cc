@@ -2,6 +2,8 @@
 // one section after another, reads best as one walk over the document.
 #include "config/config.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -13,6 +15,7 @@
 #include "config/config_reading.h"
 #include "tools/tool_catalog.h"
 #include "web/address_policy.h"
+#include "web/network_rules.h"
 
 namespace odin {
 namespace {
@@ -100,6 +103,35 @@ Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::Remo
 }
 
 // reviewers.ROLE: {"enabled", "model", "prompt"} and the role's own keys.
+// sandbox.network as an object: {"allow": [...], "deny": [...], "hosts":
+// {"name": "address"}}; each rule and name checked here, where the error
+// names the file.
+Status ReadNetworkRules(const json& n, const std::string& origin, Config::NetworkRules* out) {
+  RETURN_IF_ERROR(CheckKeys(n, "sandbox.network", {"allow", "deny", "hosts"}, origin));
+  Config::NetworkRules r;
+  r.on = true;
+  if (n.contains("allow")) RETURN_IF_ERROR(ReadStrings(n["allow"], "sandbox.network.allow", &r.allow, origin));
+  if (n.contains("deny")) RETURN_IF_ERROR(ReadStrings(n["deny"], "sandbox.network.deny", &r.deny, origin));
+  StatusOr<NetworkRules> parsed = ParseNetworkRules(r.allow, r.deny);
+  if (!parsed.ok()) return Status::InvalidArgument(origin, parsed.status().message());
+  if (n.contains("hosts")) {
+    const json& h = n["hosts"];
+    if (!h.is_object()) return Status::InvalidArgument(origin, "sandbox.network.hosts must map names to addresses");
+    for (const auto& [name, address] : h.items()) {
+      StatusOr<std::string> host = NormalizeHostName(name);
+      if (!host.ok()) return Status::InvalidArgument(origin, "sandbox.network.hosts: " + host.status().message());
+      in6_addr bytes;
+      if (!address.is_string() || (inet_pton(AF_INET, address.get<std::string>().c_str(), &bytes) != 1 &&
+                                   inet_pton(AF_INET6, address.get<std::string>().c_str(), &bytes) != 1)) {
+        return Status::InvalidArgument(origin, "sandbox.network.hosts: '" + *host + "' must map to an IP address");
+      }
+      r.hosts[*host] = address.get<std::string>();
+    }
+  }
+  *out = std::move(r);
+  return Status::OK();
+}
+
 Status ParseReviewers(const json& r, const std::string& origin, ReviewConfig* out) {
   RETURN_IF_ERROR(CheckKeys(r, "reviewers", {"hydrator", "critic", "drift", "qa", "reflection"}, origin));
   for (auto it = r.begin(); it != r.end(); ++it) {
@@ -374,7 +406,13 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     RETURN_IF_ERROR(Read(s, "sandbox", "require", &c.sandbox_require, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "bwrap", &c.bwrap_path, origin));
     RETURN_IF_ERROR(Read(s, "sandbox", "hide_home", &c.sandbox_hide_home, origin));
-    RETURN_IF_ERROR(Read(s, "sandbox", "network", &c.sandbox_network, origin));
+    if (s.contains("network") && s["network"].is_object()) {
+      RETURN_IF_ERROR(ReadNetworkRules(s["network"], origin, &c.sandbox_network_rules));
+      c.sandbox_network = false;
+    } else if (s.contains("network")) {
+      RETURN_IF_ERROR(Read(s, "sandbox", "network", &c.sandbox_network, origin));
+      c.sandbox_network_rules = Config::NetworkRules();
+    }
     if (s.contains("hide")) {
       // Combined with the base's: what the user hides stays hidden.
       std::vector<std::string> more;

@@ -104,6 +104,17 @@ struct Config {
   // sandbox.network: edit-mode commands reach the network (never ask or
   // plan). Trusted-only: a repository cannot turn it on.
   bool sandbox_network = false;
+  // sandbox.network as {"allow": [...], "deny": [...], "hosts": {...}}:
+  // edit mode's commands reach the hosts the rules allow through the
+  // commands' proxy (web/network_rules.h, workers/net_proxy.h); hosts maps
+  // names to addresses (tests, a local mirror). Trusted-only too.
+  struct NetworkRules {
+    bool on = false;
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
+    std::map<std::string, std::string> hosts;
+  };
+  NetworkRules sandbox_network_rules;
   // sandbox.limits: per worker sandbox (a cgroup) and per command (rlimits);
   // 0: no limit.
   using Limits = SandboxLimits;

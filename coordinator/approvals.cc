@@ -131,6 +131,7 @@ Status Coordinator::AskApproval(Call& c, const ApprovalNeed& need, bool* wait) {
 }
 
 bool Coordinator::AnswerApproval(const std::string& execution_id, ApprovalAnswer answer) {
+  if (AnswerProxyQuestion(execution_id, answer)) return true;
   auto it = calls_.find(execution_id);
   if (it == calls_.end() || it->second.approval_key.empty()) return false;  // answered, or cancelled meanwhile
   Call& c = it->second;

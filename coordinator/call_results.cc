@@ -157,6 +157,7 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
   std::optional<WorkerHosts::Landed> landed;
   if (c.remote && o_.pool.hosts != nullptr && !overlay) landed = o_.pool.hosts->TakeLanded(r.execution_id());
   std::set<std::string> put_back = PutBackProtected(c, r, &amended);  // relative
+  NoteNetwork(c, r, &amended);
   // A command that could write: what it changed, as the tracker sees it
   // (protected paths already put back).
   std::vector<ChangedFile> changed;

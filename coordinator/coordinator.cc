@@ -683,7 +683,14 @@ Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   if (std::optional<SteadyTime> next = jobs_.NextDeadline()) {
     max_wait = std::clamp(std::chrono::duration_cast<Duration>(*next - clock_->Now()), Duration::zero(), max_wait);
   }
-  Status polled = pool_.Poll(max_wait, extra_fds);
+  // The commands' proxy's socket wakes the wait too: a question waits for
+  // the user, a record for the ledger.
+  std::vector<PollFd> own;
+  std::vector<PollFd>* fds = extra_fds != nullptr ? extra_fds : &own;
+  if (o_.commands_proxy_fd >= 0) fds->push_back({o_.commands_proxy_fd});
+  Status polled = pool_.Poll(max_wait, fds);
+  if (o_.commands_proxy_fd >= 0) fds->pop_back();
+  ServiceProxy();
   AnswerDueJobWaiters();
   return polled;
 }

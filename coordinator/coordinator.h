@@ -70,6 +70,7 @@
 #include "workspace/protected_paths.h"
 #include "workspace/workspace_files.h"
 #include "coordinator/background_jobs.h"
+#include "coordinator/network_log.h"
 #include "coordinator/change_numbers.h"
 #include "coordinator/first_look_thread.h"
 #include "coordinator/index_refresh.h"
@@ -144,6 +145,9 @@ struct CoordinatorOptions {
   // Edit mode's commands reach the network (--network, sandbox.network):
   // each such command's record says "network": true.
   bool commands_network = false;
+  // sandbox.network's rules: the control socket of the commands' proxy
+  // (workers/net_proxy.h; the runtime keeps it open), -1 without one.
+  int commands_proxy_fd = -1;
   // Background commands (ExecuteCommand with run_in_background) that may
   // run at once (commands.max_background; 0: none). The pool's
   // background_size matches it.
@@ -611,6 +615,15 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Takes c.protected_before: what the protected files hold before it runs.
   void SnapshotProtectedFor(Call& c);
   std::set<std::string> PutBackProtected(Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
+  // The commands' proxy (commands_network.cc): reads what it said (records,
+  // questions), records what ended, and, at a command's end, its
+  // connections and a note on its result naming each host refused.
+  void ServiceProxy();
+  void NoteNetwork(const Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
+  void RecordNetwork(const std::string& agent_id, const std::vector<NetworkAggregate>& aggregates);
+  void AnswerProxy(uint64_t connection, bool allow);
+  // A proxy question the user answered (AnswerApproval with its id).
+  bool AnswerProxyQuestion(const std::string& id, ApprovalAnswer answer);
   // The writers' lane (writers_lane.h), while changes are tracked: which kind of writer a call is
   // (LaneCaller: a command over an overlay of its own, SharesLane, has what changed after it started
   // as a conflict, changes_).
@@ -689,9 +702,19 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   BackgroundTasks removals_;                   // of what commands' overlays used; waited for at the end
   WorkerCapabilities capabilities_;            // the overlay and the read-only view, as the writers' Hellos said
   BackgroundJobs jobs_;                        // the background commands (background_jobs.h)
-  bool shut_down_ = false;                     // the pool was shut down: nothing runs any more
-  WritersLane lane_;                           // which writing calls may run now (writers_lane.h)
-  ChangeNumbers changes_;                      // every change recorded, numbered (change_numbers.h)
+  NetworkLog network_;                         // the commands' connections (network_log.h)
+  // The proxy's questions waiting for the user: the approval's id -> the
+  // connection, the host:port asked for and the agent.
+  struct ProxyQuestion {
+    uint64_t connection = 0;
+    std::string target;
+    std::string agent_id;
+    std::string execution_id;
+  };
+  std::map<std::string, ProxyQuestion> proxy_questions_;
+  bool shut_down_ = false;     // the pool was shut down: nothing runs any more
+  WritersLane lane_;           // which writing calls may run now (writers_lane.h)
+  ChangeNumbers changes_;      // every change recorded, numbered (change_numbers.h)
   ChangeDigest digest_;        // the workspace's content as the changes left it (each result carries it)
   std::string coverage_lost_;  // the tracker's unwatched() as last said
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id

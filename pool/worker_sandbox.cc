@@ -155,6 +155,20 @@ int WorkerSandbox::NetnsFdFor(WorkerPolicy policy) const {
   return policy == WorkerPolicy::kWritable || policy == WorkerPolicy::kBackground ? commands_netns_ : -1;
 }
 
+std::string ProxyClientOf(const std::string& worker_id) { return "c" + Sha256Hex(worker_id).substr(0, 16); }
+
+std::vector<std::string> WorkerSandbox::ProxyEnvFor(WorkerPolicy policy, const std::string& worker_id) const {
+  if (commands_proxy_port_ <= 0 || NetnsFdFor(policy) < 0) return {};
+  std::string url = "http://" + ProxyClientOf(worker_id) + "@127.0.0.1:" + std::to_string(commands_proxy_port_);
+  std::vector<std::string> env;
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"}) {
+    env.push_back(std::string(name) + "=" + url);
+  }
+  env.push_back("NO_PROXY=localhost,127.0.0.1,::1");
+  env.push_back("no_proxy=localhost,127.0.0.1,::1");
+  return env;
+}
+
 std::vector<std::string> WorkerSandbox::LauncherArgv(WorkerPolicy policy, const std::string& socket_path, int secret_fd,
                                                      const std::string& lane) const {
   // The user's own hooks and MCP servers that say "sandbox": false run on

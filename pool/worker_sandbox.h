@@ -56,6 +56,10 @@ struct WorkerSandboxOptions {
   std::string mask_notice;
 };
 
+// The name a worker's commands give the commands' proxy: derived from its
+// id, which stays out of every sandbox's environment.
+std::string ProxyClientOf(const std::string& worker_id);
+
 class WorkerSandbox {
  public:
   // bin_dir: where odin-sandbox and the workers live.
@@ -100,6 +104,15 @@ class WorkerSandbox {
   void set_commands_netns(int fd) { commands_netns_ = fd; }
   // The descriptor a worker of this policy inherits (-1: none).
   int NetnsFdFor(WorkerPolicy policy) const;
+  // sandbox.network's rules: the commands' proxy listens on
+  // 127.0.0.1:port in that namespace (0: none).
+  void set_commands_proxy_port(int port) { commands_proxy_port_ = port; }
+  // What a worker of this policy adds to its environment, and so its
+  // commands': HTTP_PROXY and the rest naming the proxy, with
+  // ProxyClientOf(the worker's id) as the user (the proxy's records name
+  // whose command asked), and NO_PROXY for loopback; empty without the
+  // proxy.
+  std::vector<std::string> ProxyEnvFor(WorkerPolicy policy, const std::string& worker_id) const;
   // The writable tool and hook workers run each command over the
   // workspace overlay, its upper directory below root
   // (CommandOverlayRoot, made by the caller); "": no overlay.
@@ -127,6 +140,7 @@ class WorkerSandbox {
   std::vector<std::string> mcp_network_;  // MCP servers that keep the host's network
   bool commands_network_ = false;
   int commands_netns_ = -1;
+  int commands_proxy_port_ = 0;
   std::string overlay_root_;
   std::string cgroup_parent_;
   SandboxLimits limits_;

@@ -37,6 +37,7 @@ std::function<SpawnOptions(const WorkerSpawn&)> WorkerSpawnSpec(const WorkerSand
                                  std::to_string(w.credentials_fd), "--workspace", workspace, "--heartbeat-ms",
                                  std::to_string(heartbeat_ms)});
     o.env = worker_env;
+    for (std::string& e : sandbox.ProxyEnvFor(w.policy, w.id)) o.env.push_back(std::move(e));
     if (IsMcpPolicy(w.policy)) {
       auto server = lane_env.find(w.lane);
       if (server != lane_env.end()) o.env.push_back(server->second);

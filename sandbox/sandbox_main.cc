@@ -383,6 +383,11 @@ int SandboxMain(int argc, char** argv) {
   // dumpable, or the kernel gives a new user namespace's maps to root and
   // this user may not write them. It holds no secret.
   if (argc == 2 && strcmp(argv[1], "--hold-net") == 0) return HoldNetwork();
+  if (argc == 4 && strcmp(argv[1], "--hold-net") == 0 && strcmp(argv[2], "--proxy-port") == 0) {
+    int port = atoi(argv[3]);
+    if (port < 1 || port > 65535) return kSandboxUsageExit;
+    return HoldNetwork(port);
+  }
   prctl(PR_SET_DUMPABLE, 0);
   // 1. Options.
   StatusOr<SandboxOptions> parsed = ParseSandboxOptions(argc, argv);

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,14 +52,60 @@ Status MakeNamespace() {
   return Status::OK();
 }
 
+// A message of some bytes and room for one descriptor (SCM_RIGHTS).
+struct OneFdMessage {
+  OneFdMessage(char* data, size_t size) : iov{data, size} {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  OneFdMessage(const OneFdMessage&) = delete;
+  iovec iov;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+};
+
+StatusOr<UniqueFd> ListenOnLoopback(int port) {
+  UniqueFd s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s.valid()) return PosixError("socket", errno);
+  int one = 1;
+  setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return PosixError("bind 127.0.0.1", errno);
+  if (listen(s.get(), 128) != 0) return PosixError("listen", errno);
+  return s;
+}
+
 }  // namespace
 
-int HoldNetwork() {
+int HoldNetwork(int proxy_port) {
   if (Status s = MakeNamespace(); !s.ok()) {
     fprintf(stderr, "odin-sandbox: the commands' network: %s\n", s.message().c_str());
     return kSandboxSetupFailedExit;
   }
-  if (fputs("ready\n", stdout) < 0 || fflush(stdout) != 0) return kSandboxSetupFailedExit;
+  if (proxy_port > 0) {
+    StatusOr<UniqueFd> listener = ListenOnLoopback(proxy_port);
+    if (!listener.ok()) {
+      fprintf(stderr, "odin-sandbox: the commands' proxy: %s\n", listener.status().message().c_str());
+      return kSandboxSetupFailedExit;
+    }
+    char ready[] = "ready\n";
+    OneFdMessage m(ready, 6);
+    msghdr& msg = m.msg;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    int fd = listener->get();
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (sendmsg(STDOUT_FILENO, &msg, MSG_NOSIGNAL) != 6) return kSandboxSetupFailedExit;
+  } else if (fputs("ready\n", stdout) < 0 || fflush(stdout) != 0) {
+    return kSandboxSetupFailedExit;
+  }
   // Until the caller has opened the namespace (it closes our stdin).
   char c;
   while (read(STDIN_FILENO, &c, 1) < 0 && errno == EINTR) {
@@ -66,11 +113,22 @@ int HoldNetwork() {
   return 0;
 }
 
-StatusOr<UniqueFd> MakeSharedNetwork(const std::string& sandbox_binary) {
+StatusOr<SharedNetwork> MakeSharedNetwork(const std::string& sandbox_binary, int proxy_port) {
   ASSIGN_OR_RETURN(Pipe in, MakePipe(O_CLOEXEC));
-  ASSIGN_OR_RETURN(Pipe out, MakePipe(O_CLOEXEC));
+  Pipe out;
+  if (proxy_port > 0) {
+    // A Unix socket: the listener comes back with "ready".
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return PosixError("socketpair", errno);
+    out.read_end = UniqueFd(sv[0]);
+    out.write_end = UniqueFd(sv[1]);
+  } else {
+    ASSIGN_OR_RETURN(out, MakePipe(O_CLOEXEC));
+  }
+  SharedNetwork shared;
   SpawnOptions o;
   o.argv = {sandbox_binary, "--hold-net"};
+  if (proxy_port > 0) o.argv.insert(o.argv.end(), {"--proxy-port", std::to_string(proxy_port)});
   o.env = CurrentEnvironment();
   o.stdin_fd = in.read_end.get();
   o.stdout_fd = out.write_end.get();
@@ -98,7 +156,18 @@ StatusOr<UniqueFd> MakeSharedNetwork(const std::string& sandbox_binary) {
     }
     if (n <= 0) continue;
     char buf[64];
-    ssize_t r = read(out.read_end.get(), buf, sizeof buf);
+    OneFdMessage m(buf, sizeof buf);
+    msghdr& msg = m.msg;
+    ssize_t r = proxy_port > 0 ? recvmsg(out.read_end.get(), &msg, MSG_CMSG_CLOEXEC)
+                               : read(out.read_end.get(), buf, sizeof buf);
+    if (r > 0 && proxy_port > 0) {
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) continue;
+        int fd = -1;
+        memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        shared.proxy_listener = UniqueFd(fd);
+      }
+    }
     if (r <= 0) {
       int status = reap();
       return Status::Unavailable("the commands' network", "odin-sandbox --hold-net " + DescribeWaitStatus(status));
@@ -111,7 +180,11 @@ StatusOr<UniqueFd> MakeSharedNetwork(const std::string& sandbox_binary) {
   reap();
   if (said != "ready\n") return Status::Unavailable("the commands' network", "odin-sandbox --hold-net said " + said);
   if (!ns.valid()) return PosixError("the commands' network namespace", err);
-  return ns;
+  if (proxy_port > 0 && !shared.proxy_listener.valid()) {
+    return Status::Unavailable("the commands' network", "odin-sandbox --hold-net sent no listening socket");
+  }
+  shared.netns = std::move(ns);
+  return shared;
 }
 
 Status JoinNetwork(int fd) {

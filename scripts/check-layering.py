@@ -92,7 +92,7 @@ ALLOW = {
     # The settings and trust: the option types of every part they configure.
     "config": ["base", "config", "gates", "mcp", "sandbox/sandbox_options.h", "pool/worker_sandbox.h",
                "workspace", "tools/tool_catalog.h", "tools/workspace_path.h", "web/address_policy.h",
-               "planner/budget.h", "planner/checks.h", "planner/hooks.h", "planner/reviewers.h",
+               "web/network_rules.h", "planner/budget.h", "planner/checks.h", "planner/hooks.h", "planner/reviewers.h",
                "planner/workflows.h", "planner/stall_detector.h", "planner/tool_calls.h", "planner/instructions.h",
                "planner/claude_defs.h"],
     # Workers on other machines: the pool's hosts, the host agent (which

@@ -257,17 +257,26 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   sandbox.set_commands_network(co.commands_network);
   // Without the host's network, edit mode's commands share one network of
   // their own, so a background server is there for later commands. Not
-  // for odin exec's one command, nor where nothing is sandboxed.
-  if (!co.commands_network && policy != SandboxPolicy::kOff && flags.session_kind != "exec") {
-    StatusOr<UniqueFd> net = MakeSharedNetwork(JoinPath(bin, "odin-sandbox"));
+  // for odin exec's one command (unless its commands need the proxy), nor
+  // where nothing is sandboxed.
+  bool proxied = !co.commands_network && config.sandbox_network_rules.on && policy != SandboxPolicy::kOff;
+  if (config.sandbox_network_rules.on && !co.commands_network && policy == SandboxPolicy::kOff) {
+    std::cerr << "odin: sandbox.network's rules need the sandbox: with sandbox.policy off, commands reach the "
+                 "whole network\n";
+  }
+  UniqueFd proxy_listener;
+  if (!co.commands_network && policy != SandboxPolicy::kOff && (flags.session_kind != "exec" || proxied)) {
+    StatusOr<SharedNetwork> net = MakeSharedNetwork(JoinPath(bin, "odin-sandbox"), proxied ? kCommandsProxyPort : 0);
     if (net.ok()) {
-      rt->commands_netns_ = std::move(*net);
+      rt->commands_netns_ = std::move(net->netns);
+      proxy_listener = std::move(net->proxy_listener);
       sandbox.set_commands_netns(rt->commands_netns_.get());
+      if (proxied) sandbox.set_commands_proxy_port(kCommandsProxyPort);
     } else {
       spdlog::warn(
           "{}: each command has a network of its own (a server started in the background is not "
-          "reachable from later commands)",
-          net.status().ToString());
+          "reachable from later commands{})",
+          net.status().ToString(), proxied ? "; no host sandbox.network allows is reachable" : "");
     }
   }
   // Commands' writes wait in an overlay of their own, read and applied by
@@ -299,6 +308,18 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   };
   co.pool.spawn_spec = WorkerSpawnSpec(sandbox, bin, ws.root, heartbeat_ms, worker_env,
                                        McpWorkerEnvironments(config.mcp_servers), log_fd);
+  // The commands reach the hosts sandbox.network allows through the proxy,
+  // and nothing else (without it, nothing at all).
+  if (proxy_listener.valid()) {
+    StatusOr<std::unique_ptr<CommandsProxy>> proxy =
+        CommandsProxy::Start(sandbox, bin, std::move(proxy_listener), config, worker_env, log_fd);
+    if (proxy.ok()) {
+      rt->commands_proxy_ = std::move(*proxy);
+      co.commands_proxy_fd = rt->commands_proxy_->control_fd();
+    } else {
+      std::cerr << "odin: the commands' network proxy: " << proxy.status().message() << "; commands reach no network\n";
+    }
+  }
   // Masks stay masks: a worker whose masked host files were replaced since
   // it started is retired before its next call.
   if (policy != SandboxPolicy::kOff) co.pool.host_masks = [sandbox] { return sandbox.HostMaskIdentities(); };

@@ -22,6 +22,7 @@
 #include "ledger/ledger.h"
 #include "pool/worker_transport.h"
 #include "remote/remote_hosts.h"
+#include "session/commands_proxy.h"
 #include "pool/worker_sandbox.h"
 #include "pool/worker_spawn.h"
 #include "workspace/workspace.h"
@@ -87,6 +88,8 @@ class Runtime {
   // The network edit mode's commands share (sandbox/shared_network.h):
   // held while workers may join it.
   UniqueFd commands_netns_;
+  // sandbox.network's rules: the commands' proxy (commands_proxy.h).
+  std::unique_ptr<CommandsProxy> commands_proxy_;
   std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
 
