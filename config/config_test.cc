@@ -597,3 +597,35 @@ TEST(ConfigTest, RemoteWorkersAndServe) {
 
 }  // namespace
 }  // namespace odin
+
+namespace odin {
+namespace {
+
+TEST(ConfigTest, SandboxNetworkTakesRulesOrABoolean) {
+  auto rules = ParseConfig(
+      R"({"sandbox":{"network":{"allow":["*.npmjs.org","pypi.org"],"deny":["x.npmjs.org"],
+          "hosts":{"Mirror.Test.":"10.0.0.5","six.test":"::1"}}}})",
+      "odinconfig.json");
+  ASSERT_TRUE(rules.ok()) << rules.status().ToString();
+  EXPECT_TRUE(rules->sandbox_network_rules.on);
+  EXPECT_FALSE(rules->sandbox_network);
+  EXPECT_EQ(rules->sandbox_network_rules.allow, (std::vector<std::string>{"*.npmjs.org", "pypi.org"}));
+  EXPECT_EQ(rules->sandbox_network_rules.hosts.at("mirror.test"), "10.0.0.5");
+  auto on = ParseConfig(R"({"sandbox":{"network":true}})", "odinconfig.json");
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on->sandbox_network);
+  EXPECT_FALSE(on->sandbox_network_rules.on);
+  for (const char* bad :
+       {R"({"sandbox":{"network":{"allow":["10.0.0.1"]}}})", R"({"sandbox":{"network":{"allow":["*"]}}})",
+        R"({"sandbox":{"network":{"allow":"pypi.org"}}})",
+        R"({"sandbox":{"network":{"allow":["pypi.org"],"other":1}}})",
+        R"({"sandbox":{"network":{"hosts":{"a.test":"not-an-ip"}}}})",
+        R"({"sandbox":{"network":{"hosts":{"1.2.3.4":"10.0.0.1"}}}})"}) {
+    auto c = ParseConfig(bad, "odinconfig.json");
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(c.status().ToString().find("odinconfig.json"), std::string::npos) << c.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace odin
