@@ -121,6 +121,7 @@ std::string DescribeApprovalKey(const std::string& key) {
   if (auto v = after("rule:")) return "what the ask rule " + *v + " covers";
   if (auto v = after("read:")) return "reads in " + *v + " and below";
   if (auto v = after("webfetch:")) return "fetches from " + *v;
+  if (auto v = after("network:")) return "commands' connections to " + *v;
   return key;
 }
 

@@ -98,6 +98,7 @@ TEST_F(ApprovalStoreTest, ConcurrentSavesLoseNothing) {
 
 TEST(ApprovalKeyTest, DescribedAsTheUserReadsIt) {
   EXPECT_EQ(DescribeApprovalKey("command:npm test"), "the command `npm test`");
+  EXPECT_EQ(DescribeApprovalKey("network:pypi.org:443"), "commands' connections to pypi.org:443");
   EXPECT_EQ(DescribeApprovalKey("call:Read {\"file_path\":\"/etc/hosts\"}"),
             "the call Read {\"file_path\":\"/etc/hosts\"}, exactly");
 }

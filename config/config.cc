@@ -108,6 +108,9 @@ Status ParseRemoteWorkers(const json& r, const std::string& origin, Config::Remo
 // names the file.
 Status ReadNetworkRules(const json& n, const std::string& origin, Config::NetworkRules* out) {
   RETURN_IF_ERROR(CheckKeys(n, "sandbox.network", {"allow", "deny", "hosts"}, origin));
+  if (n.empty()) {
+    return Status::InvalidArgument(origin, "sandbox.network: {} names no host; false for no network, or allow hosts");
+  }
   Config::NetworkRules r;
   r.on = true;
   if (n.contains("allow")) RETURN_IF_ERROR(ReadStrings(n["allow"], "sandbox.network.allow", &r.allow, origin));

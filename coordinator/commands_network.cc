@@ -24,10 +24,17 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kMaxProxyMessage = 64 * 1024;
+constexpr int kMaxProxyMessagesAtOnce = 256;
+// Questions about hosts waiting for the user at once; past them, refused.
+constexpr size_t kMaxProxyQuestions = 3;
+// Records of one command's connections (one per host and port); past
+// them, one record counts the rest.
+constexpr size_t kMaxNetworkRecords = 50;
 
 }  // namespace
 
 void Coordinator::AnswerProxy(uint64_t connection, bool allow) {
+  if (o_.commands_proxy_fd < 0) return;
   v1::ProxyMessage m;
   m.mutable_decision()->set_connection(connection);
   m.mutable_decision()->set_allow(allow);
@@ -40,14 +47,24 @@ void Coordinator::AnswerProxy(uint64_t connection, bool allow) {
 void Coordinator::ServiceProxy() {
   if (o_.commands_proxy_fd < 0) return;
   std::string buf(kMaxProxyMessage, '\0');
-  for (;;) {
+  // A bounded batch a call: a flood of requests waits for the next Poll
+  // rather than holding the coordinator.
+  for (int handled = 0; handled < kMaxProxyMessagesAtOnce; ++handled) {
     ssize_t n = recv(o_.commands_proxy_fd, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0) break;
+    if (n == 0) {
+      // Gone: commands reach nothing any more (odin keeps the port bound).
+      spdlog::warn("the commands' network proxy ended: commands reach no network for the rest of the session");
+      RecordGateEvent("main", "", "network_proxy_gone", "", "{}");
+      o_.commands_proxy_fd = -1;
+      break;
+    }
     v1::ProxyMessage m;
     if (!m.ParseFromArray(buf.data(), static_cast<int>(n))) continue;
     // Whose command asked: the worker the proxy URL's user names, and what
-    // it runs now (the proxy judges while the command waits).
+    // it runs now (the proxy says so once the rules judged, while the
+    // command waits for its connection).
     auto execution_of = [this](const std::string& client) {
       if (client.empty()) return std::string();
       for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
@@ -60,34 +77,51 @@ void Coordinator::ServiceProxy() {
       network_.Opened(o.connection(), execution_of(o.client()), o.host(), static_cast<int>(o.port()), o.allowed(),
                       o.rule(), o.why(), o.address());
     } else if (m.has_closed()) {
-      network_.Closed(m.closed().connection(), m.closed().bytes_up(), m.closed().bytes_down());
+      const v1::ProxyClosed& c = m.closed();
+      network_.Closed(c.connection(), c.bytes_up(), c.bytes_down(), c.failed());
     } else if (m.has_question()) {
-      const v1::ProxyQuestion& q = m.question();
-      std::string target = q.host() + ":" + std::to_string(q.port());
-      std::string execution = execution_of(q.client());
-      auto call = calls_.find(execution);
-      std::string agent = call == calls_.end() ? "main" : call->second.call.agent_id;
-      // One key per host and port: what "always" saves is exactly what was
-      // shown, and a session answer covers that host:port only.
-      std::string key = "network:" + target;
-      ApprovalGate::Decision d = approvals_.Decide({key}, key, static_cast<bool>(on_approval_request));
-      if (d == ApprovalGate::Decision::kAskUser && !execution.empty() && call != calls_.end() &&
-          !call->second.call.no_approval) {
-        std::string id = NewId("net");
-        proxy_questions_[id] = {q.connection(), target, agent, execution};
-        on_approval_request({id, agent, "connect to " + target,
-                             "the command's network: " + q.host() + " is not in sandbox.network's allow list", key});
-        continue;
-      }
-      bool allow = d == ApprovalGate::Decision::kApprovedForSession || d == ApprovalGate::Decision::kApprovedSaved;
-      RecordGateEvent(
-          agent, "", "approval", execution,
-          json({{"key", key}, {"approval", ApprovalDecisionName(allow ? d : ApprovalGate::Decision::kDeniedByPolicy)}})
-              .dump(-1, ' ', false, json::error_handler_t::replace));
-      AnswerProxy(q.connection(), allow);
+      AskProxyQuestion(m.question().connection(), m.question().host() + ":" + std::to_string(m.question().port()),
+                       execution_of(m.question().client()));
     }
   }
   if (std::vector<NetworkAggregate> late = network_.TakeLate(); !late.empty()) RecordNetwork("main", late);
+}
+
+void Coordinator::AskProxyQuestion(uint64_t connection, const std::string& target, const std::string& execution) {
+  auto call = calls_.find(execution);
+  std::string agent = call == calls_.end() ? "main" : call->second.call.agent_id;
+  // One key per host and port: what "always" saves is exactly what was
+  // shown, and a session answer covers that host:port only.
+  std::string key = "network:" + target;
+  // Asked already: this request waits for the same answer.
+  for (auto& [id, q] : proxy_questions_) {
+    if (q.target == target) {
+      q.connections.push_back(connection);
+      return;
+    }
+  }
+  ApprovalGate::Decision d = approvals_.Decide({key}, key, static_cast<bool>(on_approval_request));
+  bool may_ask = d == ApprovalGate::Decision::kAskUser && call != calls_.end() && !call->second.call.no_approval &&
+                 proxy_questions_.size() < kMaxProxyQuestions;
+  if (may_ask) {
+    std::string id = NewId("net");
+    proxy_questions_[id] = {{connection}, target, agent, execution};
+    size_t colon = target.rfind(':');
+    on_approval_request(
+        {id, agent, "connect to " + target,
+         "the command's network: " + target.substr(0, colon) + " is not in sandbox.network's allow list", key});
+    return;
+  }
+  bool allow = d == ApprovalGate::Decision::kApprovedForSession || d == ApprovalGate::Decision::kApprovedSaved;
+  // A refusal is recorded once a host; every allowance is.
+  if (allow || proxy_refused_.insert(key).second) {
+    const char* how = allow                                   ? ApprovalDecisionName(d)
+                      : d == ApprovalGate::Decision::kAskUser ? "denied: too many questions about the network at once"
+                                                              : "denied by policy";
+    RecordGateEvent(agent, "", "approval", execution,
+                    json({{"key", key}, {"approval", how}}).dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  AnswerProxy(connection, allow);
 }
 
 bool Coordinator::AnswerProxyQuestion(const std::string& id, ApprovalAnswer answer) {
@@ -108,12 +142,24 @@ bool Coordinator::AnswerProxyQuestion(const std::string& id, ApprovalAnswer answ
   detail["approval"] = answer == ApprovalAnswer::kDeny ? "denied by the user" : "allowed by the user";
   RecordGateEvent(q.agent_id, "", "approval", q.execution_id,
                   detail.dump(-1, ' ', false, json::error_handler_t::replace));
-  AnswerProxy(q.connection, answer != ApprovalAnswer::kDeny);
+  if (o_.commands_proxy_fd < 0) return true;
+  for (uint64_t connection : q.connections) AnswerProxy(connection, answer != ApprovalAnswer::kDeny);
   return true;
 }
 
 void Coordinator::RecordNetwork(const std::string& agent_id, const std::vector<NetworkAggregate>& aggregates) {
-  for (const NetworkAggregate& a : aggregates) {
+  for (size_t i = 0; i < aggregates.size(); ++i) {
+    const NetworkAggregate& a = aggregates[i];
+    if (i == kMaxNetworkRecords) {
+      int allowed = 0, refused = 0;
+      for (size_t j = i; j < aggregates.size(); ++j) {
+        allowed += aggregates[j].allowed;
+        refused += aggregates[j].refused;
+      }
+      RecordGateEvent(agent_id, "", "network", a.execution_id,
+                      json({{"more_hosts", aggregates.size() - i}, {"allowed", allowed}, {"refused", refused}}).dump());
+      return;
+    }
     json detail = {{"host", a.host},       {"port", a.port},         {"allowed", a.allowed},
                    {"refused", a.refused}, {"bytes_up", a.bytes_up}, {"bytes_down", a.bytes_down},
                    {"rule", a.rule}};
@@ -129,6 +175,15 @@ void Coordinator::NoteNetwork(const Call& c, const v1::ToolResult& r, std::optio
   // The proxy said what it refused before it answered the command, so a
   // refusal is here before the command's end is.
   ServiceProxy();
+  // Its questions no one answered go with it: refused.
+  for (auto it = proxy_questions_.begin(); it != proxy_questions_.end();) {
+    if (it->second.execution_id != r.execution_id()) {
+      ++it;
+      continue;
+    }
+    for (uint64_t connection : it->second.connections) AnswerProxy(connection, false);
+    it = proxy_questions_.erase(it);
+  }
   std::vector<NetworkAggregate> mine = network_.TakeEnded(r.execution_id());
   if (mine.empty()) return;
   RecordNetwork(c.call.agent_id, mine);

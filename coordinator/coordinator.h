@@ -622,6 +622,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void NoteNetwork(const Call& c, const v1::ToolResult& r, std::optional<v1::ToolResult>* amended);
   void RecordNetwork(const std::string& agent_id, const std::vector<NetworkAggregate>& aggregates);
   void AnswerProxy(uint64_t connection, bool allow);
+  // A host no rule names: asked of the user (one question a host, a few at
+  // once), else allowed by an earlier answer or refused.
+  void AskProxyQuestion(uint64_t connection, const std::string& target, const std::string& execution);
   // A proxy question the user answered (AnswerApproval with its id).
   bool AnswerProxyQuestion(const std::string& id, ApprovalAnswer answer);
   // The writers' lane (writers_lane.h), while changes are tracked: which kind of writer a call is
@@ -706,17 +709,18 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The proxy's questions waiting for the user: the approval's id -> the
   // connection, the host:port asked for and the agent.
   struct ProxyQuestion {
-    uint64_t connection = 0;
+    std::vector<uint64_t> connections;  // every request for it while it waits
     std::string target;
     std::string agent_id;
     std::string execution_id;
   };
   std::map<std::string, ProxyQuestion> proxy_questions_;
-  bool shut_down_ = false;     // the pool was shut down: nothing runs any more
-  WritersLane lane_;           // which writing calls may run now (writers_lane.h)
-  ChangeNumbers changes_;      // every change recorded, numbered (change_numbers.h)
-  ChangeDigest digest_;        // the workspace's content as the changes left it (each result carries it)
-  std::string coverage_lost_;  // the tracker's unwatched() as last said
+  std::set<std::string> proxy_refused_;  // keys refused without asking: recorded once
+  bool shut_down_ = false;               // the pool was shut down: nothing runs any more
+  WritersLane lane_;                     // which writing calls may run now (writers_lane.h)
+  ChangeNumbers changes_;                // every change recorded, numbered (change_numbers.h)
+  ChangeDigest digest_;                  // the workspace's content as the changes left it (each result carries it)
+  std::string coverage_lost_;            // the tracker's unwatched() as last said
   std::map<std::string, std::unique_ptr<CommandHold>> command_holds_;  // by command execution id
   ValidationGate validation_;                                          // the files' verdicts, and the blocked state
   uint64_t event_seq_ = 0;

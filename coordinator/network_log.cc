@@ -20,7 +20,7 @@ void NetworkLog::Opened(uint64_t connection, const std::string& execution_id, co
   if (allowed) open_[connection] = {execution_id, host + ":" + std::to_string(port)};
 }
 
-void NetworkLog::Closed(uint64_t connection, uint64_t bytes_up, uint64_t bytes_down) {
+void NetworkLog::Closed(uint64_t connection, uint64_t bytes_up, uint64_t bytes_down, const std::string& failed) {
   auto it = open_.find(connection);
   if (it == open_.end()) return;
   Open o = it->second;
@@ -29,6 +29,11 @@ void NetworkLog::Closed(uint64_t connection, uint64_t bytes_up, uint64_t bytes_d
   NetworkAggregate& a = At(o.execution_id, o.key.substr(0, colon), std::stoi(o.key.substr(colon + 1)));
   a.bytes_up += bytes_up;
   a.bytes_down += bytes_down;
+  if (!failed.empty()) {
+    a.allowed -= 1;
+    a.refused += 1;
+    a.why = failed;
+  }
 }
 
 std::vector<NetworkAggregate> NetworkLog::TakeEnded(const std::string& execution_id) {
@@ -64,11 +69,18 @@ std::vector<NetworkAggregate> NetworkLog::TakeLate() {
   return out;
 }
 
-std::vector<std::string> NetworkLog::Refusals(const std::vector<NetworkAggregate>& aggregates) {
+std::vector<std::string> NetworkLog::Refusals(const std::vector<NetworkAggregate>& aggregates, size_t max_lines) {
   std::vector<std::string> out;
+  size_t more = 0;
   for (const NetworkAggregate& a : aggregates) {
-    if (a.refused > 0) out.push_back(a.host + ":" + std::to_string(a.port) + " (" + a.why + ")");
+    if (a.refused == 0) continue;
+    if (out.size() < max_lines) {
+      out.push_back(a.host + ":" + std::to_string(a.port) + " (" + a.why + ")");
+    } else {
+      ++more;
+    }
   }
+  if (more > 0) out.push_back("and " + std::to_string(more) + " more hosts");
   return out;
 }
 

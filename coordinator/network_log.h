@@ -35,7 +35,9 @@ class NetworkLog {
   // A connection's fate, as the proxy said.
   void Opened(uint64_t connection, const std::string& execution_id, const std::string& host, int port, bool allowed,
               const std::string& rule, const std::string& why, const std::string& address);
-  void Closed(uint64_t connection, uint64_t bytes_up, uint64_t bytes_down);
+  // failed: why the connection an allowed request needed was not made
+  // ("" when it was): it then counts as refused.
+  void Closed(uint64_t connection, uint64_t bytes_up, uint64_t bytes_down, const std::string& failed = "");
   // The execution's aggregates, removed; it is over: later bytes of its
   // connections are late.
   std::vector<NetworkAggregate> TakeEnded(const std::string& execution_id);
@@ -43,7 +45,8 @@ class NetworkLog {
   std::vector<NetworkAggregate> TakeLate();
   // Lines for a command's result, one per host refused:
   // "evil.test:80 (evil.test:80 is not in sandbox.network's allow list)".
-  static std::vector<std::string> Refusals(const std::vector<NetworkAggregate>& aggregates);
+  // At most max_lines, then "and N more hosts".
+  static std::vector<std::string> Refusals(const std::vector<NetworkAggregate>& aggregates, size_t max_lines = 10);
 
  private:
   struct Open {
@@ -54,7 +57,7 @@ class NetworkLog {
 
   // execution id -> host:port -> aggregate.
   std::map<std::string, std::map<std::string, NetworkAggregate>> live_;
-  std::map<uint64_t, Open> open_;  // connected, not yet closed
+  std::map<uint64_t, Open> open_;  // allowed, not yet closed
   std::map<std::string, bool> ended_;
 };
 

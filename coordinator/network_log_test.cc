@@ -45,5 +45,24 @@ TEST(NetworkLogTest, UnattributedConnectionsAreLateAtOnce) {
   EXPECT_EQ(log.TakeLate().size(), 1u);
 }
 
+TEST(NetworkLogTest, AConnectionThatFailsCountsAsRefused) {
+  NetworkLog log;
+  log.Opened(1, "ex_a", "pypi.org", 443, true, "pypi.org", "", "");
+  log.Closed(1, 0, 0, "10.0.0.1:443 is private, not a public address");
+  std::vector<NetworkAggregate> a = log.TakeEnded("ex_a");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].allowed, 0);
+  EXPECT_EQ(a[0].refused, 1);
+  EXPECT_EQ(a[0].why, "10.0.0.1:443 is private, not a public address");
+}
+
+TEST(NetworkLogTest, RefusalsAreCut) {
+  std::vector<NetworkAggregate> many;
+  for (int i = 0; i < 25; ++i) many.push_back({"ex", "h" + std::to_string(i) + ".test", 443, 0, 1, 0, 0, "", "no", ""});
+  std::vector<std::string> lines = NetworkLog::Refusals(many);
+  ASSERT_EQ(lines.size(), 11u);
+  EXPECT_EQ(lines.back(), "and 15 more hosts");
+}
+
 }  // namespace
 }  // namespace odin

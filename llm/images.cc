@@ -19,14 +19,6 @@ bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0
 
 }  // namespace
 
-std::optional<std::string> ImageMediaType(std::string_view b) {
-  if (StartsWith(b, "\x89PNG\r\n\x1a\n")) return "image/png";
-  if (StartsWith(b, "\xff\xd8\xff")) return "image/jpeg";
-  if (StartsWith(b, "GIF87a") || StartsWith(b, "GIF89a")) return "image/gif";
-  if (b.size() >= 12 && StartsWith(b, "RIFF") && b.substr(8, 4) == "WEBP") return "image/webp";
-  return std::nullopt;
-}
-
 StatusOr<ImageData> MakeImage(std::string bytes, const std::string& label) {
   if (bytes.size() > kMaxImageBytes) {
     return Status::InvalidArgument(label, "an image over " + std::to_string(kMaxImageBytes / 1000) +
@@ -58,6 +50,12 @@ bool ModelSeesImages(const std::string& model, const std::map<std::string, bool>
 
 std::string ImageDataUrl(const ImageData& image) {
   return "data:" + image.media_type + ";base64," + Base64Encode(image.bytes);
+}
+
+std::string ToolImagesIntro(const std::vector<ImageData>& images) {
+  std::string text = "[odin] The images the Read calls above returned:";
+  for (size_t i = 0; i < images.size(); ++i) text += (i == 0 ? " " : ", ") + images[i].label;
+  return text;
 }
 
 }  // namespace odin

@@ -7,19 +7,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/image_type.h"
 #include "llm/llm.h"
 
 namespace odin {
-
-// At most this many bytes an image (5 MB in base64: Anthropic's limit, and
-// under OpenAI's), and this many images a message.
-constexpr size_t kMaxImageBytes = 3'750'000;
-constexpr size_t kMaxImagesPerMessage = 20;
-
-// "image/png", "image/jpeg", "image/gif" or "image/webp" by bytes' magic;
-// nullopt for anything else.
-std::optional<std::string> ImageMediaType(std::string_view bytes);
 
 // The image of bytes labelled label, or why not (one line: not an image,
 // too large).
@@ -33,5 +26,10 @@ bool ModelSeesImages(const std::string& model, const std::map<std::string, bool>
 
 // An image as a data: URL (OpenAI's image_url).
 std::string ImageDataUrl(const ImageData& image);
+
+// The text before the images a turn's Read calls returned, which follow
+// its tool results (each provider's image block, in a user message):
+// "[odin] The images the Read calls above returned: a.png, b.png".
+std::string ToolImagesIntro(const std::vector<ImageData>& images);
 
 }  // namespace odin

@@ -130,11 +130,19 @@ class OpenAiFormat final : public WireFormat {
           messages.push_back(msg);
           break;
         }
-        case ChatMessage::Role::kToolResults:
+        case ChatMessage::Role::kToolResults: {
           for (const ToolResultMessage& r : m.results) {
             messages.push_back({{"role", "tool"}, {"tool_call_id", r.call_id}, {"content", r.content}});
           }
+          if (m.images.empty()) break;
+          // A tool message holds text only: the images follow as the user's.
+          json content = json::array({{{"type", "text"}, {"text", ToolImagesIntro(m.images)}}});
+          for (const ImageData& image : m.images) {
+            content.push_back({{"type", "image_url"}, {"image_url", {{"url", ImageDataUrl(image)}}}});
+          }
+          messages.push_back({{"role", "user"}, {"content", std::move(content)}});
           break;
+        }
       }
     }
     if (!req.tail.empty()) messages.push_back({{"role", "user"}, {"content", req.tail}});
@@ -269,16 +277,18 @@ class AnthropicFormat final : public WireFormat {
         messages.push_back({{"role", role}, {"content", json::array({std::move(block)})}});
       }
     };
+    auto add_images = [&add](const std::vector<ImageData>& images) {
+      for (const ImageData& image : images) {
+        add("user",
+            {{"type", "image"},
+             {"source", {{"type", "base64"}, {"media_type", image.media_type}, {"data", Base64Encode(image.bytes)}}}});
+      }
+    };
     for (const ChatMessage& m : req.messages) {
       switch (m.role) {
         case ChatMessage::Role::kUser:
           add("user", {{"type", "text"}, {"text", m.text.empty() ? "(empty message)" : m.text}});
-          for (const ImageData& image : m.images) {
-            add("user",
-                {{"type", "image"},
-                 {"source",
-                  {{"type", "base64"}, {"media_type", image.media_type}, {"data", Base64Encode(image.bytes)}}}});
-          }
+          add_images(m.images);
           break;
         case ChatMessage::Role::kAssistant:
           if (!m.text.empty()) add("assistant", {{"type", "text"}, {"text", m.text}});
@@ -297,6 +307,9 @@ class AnthropicFormat final : public WireFormat {
                          {"content", r.content},
                          {"is_error", r.is_error}});
           }
+          // After every tool_result block of the message, as the API wants.
+          if (!m.images.empty()) add("user", {{"type", "text"}, {"text", ToolImagesIntro(m.images)}});
+          add_images(m.images);
           break;
       }
     }

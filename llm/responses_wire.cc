@@ -168,11 +168,18 @@ class ResponsesFormat final : public WireFormat {
                 {{"type", "function_call"}, {"call_id", c.id}, {"name", c.name}, {"arguments", c.arguments_json}});
           }
           break;
-        case ChatMessage::Role::kToolResults:
+        case ChatMessage::Role::kToolResults: {
           for (const ToolResultMessage& r : m.results) {
             input.push_back({{"type", "function_call_output"}, {"call_id", r.call_id}, {"output", r.content}});
           }
+          if (m.images.empty()) break;
+          json content = json::array({{{"type", "input_text"}, {"text", ToolImagesIntro(m.images)}}});
+          for (const ImageData& image : m.images) {
+            content.push_back({{"type", "input_image"}, {"image_url", ImageDataUrl(image)}});
+          }
+          input.push_back({{"role", "user"}, {"content", std::move(content)}});
           break;
+        }
       }
     }
     if (!req.tail.empty()) input.push_back({{"role", "user"}, {"content", req.tail}});

@@ -385,6 +385,9 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
   c.results[index] = ToolResultMessage{
       c.calls[index].id, record != nullptr ? *record : GroundTruthRecord(execution_id, tool, r, o_.workspace),
       r.status() != v1::TOOL_STATUS_OK};
+  if (handler == ToolHandler::kFileRead && r.status() == v1::TOOL_STATUS_OK && record == nullptr) {
+    AttachReadImage(index, r);
+  }
   if (o_.nested_instructions && r.status() == v1::TOOL_STATUS_OK &&
       (handler == ToolHandler::kFileRead || IsWriteTool(tool))) {
     AddNestedInstructions(tool, c.calls[index].arguments_json, &*c.results[index]);
@@ -415,6 +418,8 @@ void Agent::AllToolsDone() {
   Current& c = *current_;
   ChatMessage results{ChatMessage::Role::kToolResults, "", {}, {}};
   for (auto& r : c.results) results.results.push_back(std::move(*r));
+  results.images = std::move(c.images);
+  c.images.clear();
   history_.push_back(std::move(results));
   c.results.clear();
   c.calls.clear();

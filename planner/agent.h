@@ -284,7 +284,8 @@ class Agent {
     int64_t llm_started_wall = 0;
     std::vector<ToolCallRequest> calls;                     // the tool calls of the last response
     std::vector<std::optional<ToolResultMessage>> results;  // in the model's order
-    std::map<std::string, size_t> running;                  // execution id -> index
+    std::vector<ImageData> images;          // what Read calls of images returned, sent after the results
+    std::map<std::string, size_t> running;  // execution id -> index
     bool cancelled = false;
     int64_t started_wall_ms = 0;
     SteadyTime started{};
@@ -470,6 +471,11 @@ class Agent {
   // WebFetch's answer).
   void OnToolDone(size_t index, const std::string& execution_id, const std::string& tool, const v1::ToolResult& result,
                   const std::string* record = nullptr);
+  // A Read of an image (agent_images.cc): for a model that sees images,
+  // the bytes the worker read, read again through the safe file layer and
+  // checked against the worker's hash, go after the turn's results; else
+  // the result says the model cannot see it.
+  void AttachReadImage(size_t index, const v1::ToolResult& result);
   // WebFetch (agent_web.cc): the utility model answers the prompt over the
   // page (true: the result waits for it); abandoned when the turn stops.
   bool StartWebAnswer(size_t index, const std::string& execution_id, const v1::ToolResult& result);

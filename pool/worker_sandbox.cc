@@ -159,7 +159,9 @@ std::string ProxyClientOf(const std::string& worker_id) { return "c" + Sha256Hex
 
 std::vector<std::string> WorkerSandbox::ProxyEnvFor(WorkerPolicy policy, const std::string& worker_id) const {
   if (commands_proxy_port_ <= 0 || NetnsFdFor(policy) < 0) return {};
-  std::string url = "http://" + ProxyClientOf(worker_id) + "@127.0.0.1:" + std::to_string(commands_proxy_port_);
+  // A password too: some clients (Python's urllib) send credentials only
+  // with both.
+  std::string url = "http://" + ProxyClientOf(worker_id) + ":odin@127.0.0.1:" + std::to_string(commands_proxy_port_);
   std::vector<std::string> env;
   for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"}) {
     env.push_back(std::string(name) + "=" + url);

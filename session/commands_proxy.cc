@@ -36,6 +36,12 @@ StatusOr<std::unique_ptr<CommandsProxy>> CommandsProxy::Start(const WorkerSandbo
   std::string listen_fd = std::to_string(listener.get()), control_fd = std::to_string(theirs.get());
   SpawnOptions o;
   o.argv = sandbox.LauncherArgv(WorkerPolicy::kWeb);
+  // Not the commands' process limit (a workspace may lower it; a thread
+  // counts as a process): the proxy bounds its own connections' threads.
+  for (size_t i = 0; i + 1 < o.argv.size(); ++i) {
+    if (o.argv[i] == "--pids-max")
+      o.argv.erase(o.argv.begin() + static_cast<long>(i), o.argv.begin() + static_cast<long>(i) + 2);
+  }
   // LauncherArgv ends with "--": the two descriptors go before it.
   o.argv.insert(o.argv.end() - 1, {"--pass-fd", listen_fd, "--pass-fd", control_fd});
   o.argv.insert(o.argv.end(), {JoinPath(bin, "odin-net-proxy"), "--listen-fd", listen_fd, "--control-fd", control_fd});
@@ -47,6 +53,7 @@ StatusOr<std::unique_ptr<CommandsProxy>> CommandsProxy::Start(const WorkerSandbo
   std::unique_ptr<CommandsProxy> p(new CommandsProxy());
   p->pid_ = pid;
   p->control_ = std::move(ours);
+  p->listener_ = std::move(listener);
   v1::ProxyMessage m;
   v1::ProxyPolicy* policy = m.mutable_policy();
   for (const std::string& a : config.sandbox_network_rules.allow) policy->add_allow(a);
@@ -57,6 +64,7 @@ StatusOr<std::unique_ptr<CommandsProxy>> CommandsProxy::Start(const WorkerSandbo
   // refuses it.
   policy->set_ask(true);
   std::string bytes = m.SerializeAsString();
+  if (bytes.size() > 60 * 1024) return Status::InvalidArgument("sandbox.network", "its rules are over 60 KiB");
   if (send(p->control_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
     return PosixError("the commands' proxy: its policy", errno);
   }

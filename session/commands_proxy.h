@@ -34,6 +34,10 @@ class CommandsProxy {
  private:
   CommandsProxy() = default;
   UniqueFd control_;
+  // Kept while the session lasts: should the proxy die, the port stays
+  // bound (connections wait and time out) rather than free for a command
+  // to listen on and pose as the proxy.
+  UniqueFd listener_;
   pid_t pid_ = -1;
 };
 

@@ -226,6 +226,69 @@ TEST_P(OdinImagesTest, ImagesReachAModelThatSeesThemInItsProvidersFormat) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, OdinImagesTest, ::testing::Values("openai", "anthropic", "openai-responses"));
 
+// A Read of an image: the model that sees images gets it after the turn's
+// results, in its provider's format; the result says so; the ledger has
+// its hash and size, never its bytes.
+TEST_P(OdinImagesTest, AReadImageFollowsTheToolResults) {
+  const std::string provider = GetParam();
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"llm", {{"vision", true}}}});
+  const std::string shot = Png("READ-PIXELS-5b1e");
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("shot.png"), shot).ok());
+  FakeLlm llm(
+      json({{"responses", {Turn({Call("Read", {{"file_path", "shot.png"}})}), Text("It shows pixels.")}}}).dump());
+  Ran r = Run(llm, {"-p", "look at shot.png", "--provider", provider});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<json> requests = ScriptRequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  const json& body = requests[1]["body"];
+  std::string all = body.dump();
+  EXPECT_NE(all.find("sent: it follows the tool results as an image"), std::string::npos) << all;
+  // The images' part: a user message's content, after the results.
+  json parts;
+  for (const json& m : provider == "openai-responses" ? body["input"] : body["messages"]) {
+    if (m.value("role", "") != "user" || !m["content"].is_array()) continue;
+    for (size_t i = 0; i < m["content"].size(); ++i) {
+      if (m["content"][i].value("text", "").find("[odin] The images the Read calls above returned: shot.png") == 0) {
+        parts = json(std::vector<json>(m["content"].begin() + static_cast<long>(i), m["content"].end()));
+        if (provider == "anthropic") EXPECT_EQ(m["content"][0]["type"], "tool_result") << m.dump();
+      }
+    }
+  }
+  ASSERT_TRUE(parts.is_array() && parts.size() >= 2) << all;
+  const json& image = parts[1];
+  std::string data = Base64Encode(shot);
+  if (provider == "anthropic") {
+    EXPECT_EQ(image["type"], "image");
+    EXPECT_EQ(image["source"]["media_type"], "image/png");
+    EXPECT_EQ(image["source"]["data"], data);
+  } else if (provider == "openai") {
+    EXPECT_EQ(image["image_url"]["url"], "data:image/png;base64," + data);
+  } else {
+    EXPECT_EQ(image["type"], "input_image");
+    EXPECT_EQ(image["image_url"], "data:image/png;base64," + data);
+  }
+  EXPECT_NE(Rows("SELECT result_json FROM execution_ends").front().find(Sha256Hex(shot)), std::string::npos);
+  StatusOr<std::string> db = ReadFileToString(ws_.Join(".odin/odin.db"));
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(db->find("READ-PIXELS-5b1e"), std::string::npos);
+}
+
+// A model that cannot see images is told so in the Read's result.
+TEST_F(OdinAnswerTest, AReadImageIsANoteForAModelThatCannotSeeImages) {
+  UserConfig({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"llm", {{"vision", {{"*", false}}}}}});
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("shot.png"), Png("PIXELS")).ok());
+  FakeLlm llm(
+      json({{"responses", {Turn({Call("Read", {{"file_path", "shot.png"}})}), Text("I cannot see it.")}}}).dump());
+  Ran r = Run(llm, {"-p", "look at shot.png"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<json> requests = ScriptRequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::string all = requests[1]["body"]["messages"].dump();
+  EXPECT_EQ(all.find("image_url"), std::string::npos) << all;
+  EXPECT_NE(all.find("shot.png is an image: image/png"), std::string::npos) << all;
+  EXPECT_NE(all.find("not sent: the model in use cannot see images"), std::string::npos) << all;
+}
+
 // A model that cannot see images gets a note in each one's place, and is
 // never sent an image block.
 TEST_F(OdinAnswerTest, AModelThatCannotSeeImagesGetsANote) {

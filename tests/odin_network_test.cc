@@ -3,6 +3,8 @@
 // server. Names are mapped to a server of the test on 127.0.0.1 through the
 // user's config (sandbox.network.hosts, web.allow_private).
 
+#include <unistd.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -141,17 +143,68 @@ TEST_F(OdinNetworkTest, AnUntrustedWorkspaceCannotAllowHosts) {
   EXPECT_EQ(Rows("SELECT count(*) FROM gate_events WHERE kind = 'network'"), std::vector<std::string>{"0"});
 }
 
+// Interactively, a host no rule names is asked once; "always" is saved as
+// network:HOST:PORT, answers the next session headless, and is listed and
+// removed by odin permissions.
+TEST_F(OdinNetworkTest, AnUnknownHostIsAskedAndAlwaysIsSavedUntilRemoved) {
+  WriteConfig(user_.Join("config/odin/odinconfig.json"), NetworkConfig());
+  std::string fetch = Curl("http://" + Target("other.test") + "/hello");
+  FakeLlm first(json({{"responses",
+                       {Turn({Call("ExecuteCommand", {{"command", fetch}})}),
+                        Turn({Call("ExecuteCommand", {{"command", fetch}})}), Text("done")}}})
+                    .dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, FakeModelEnv(first, marker_, user_));
+  auto say = [in](const std::string& line) {
+    std::string l = line + "\n";
+    ASSERT_EQ(write(in, l.data(), l.size()), static_cast<ssize_t>(l.size()));
+  };
+  say("fetch it twice");
+  std::string seen = ReadUntil(out, "odin permissions lists and removes it)\n");
+  EXPECT_NE(seen.find("connect to " + Target("other.test")), std::string::npos) << seen;
+  EXPECT_NE(seen.find("not in sandbox.network's allow list"), std::string::npos) << seen;
+  say("A");
+  seen = ReadUntil(out, "── Odin report");
+  // Asked once: the second fetch went through on the saved answer.
+  EXPECT_EQ(seen.find("connect to " + Target("other.test")), std::string::npos) << seen;
+  close(in);
+  ReadUntil(out, "(the end)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_EQ(site_.hits(), 2);
+  std::string store = *ReadFileToString(user_.Join("config/odin/approvals.json"));
+  EXPECT_NE(store.find("\"network:" + Target("other.test") + "\""), std::string::npos) << store;
+
+  // Headless: the saved answer lets it through; removed, it is refused.
+  FakeLlm second(json({{"responses", {Turn({Call("ExecuteCommand", {{"command", fetch}})}), Text("done")}}}).dump());
+  ASSERT_EQ(Run(second, {"-p", "again"}).exit_code, 0);
+  EXPECT_EQ(site_.hits(), 3);
+  Ran list = RunOdin(ws_.path(), {"permissions", "list"}, FakeModelEnv(second, marker_, user_));
+  EXPECT_NE(list.out.find("1. commands' connections to " + Target("other.test")), std::string::npos) << list.out;
+  ASSERT_EQ(RunOdin(ws_.path(), {"permissions", "remove", "1"}, FakeModelEnv(second, marker_, user_)).exit_code, 0);
+  FakeLlm third(json({{"responses", {Turn({Call("ExecuteCommand", {{"command", fetch}})}), Text("done")}}}).dump());
+  ASSERT_EQ(Run(third, {"-p", "once more"}).exit_code, 0);
+  EXPECT_EQ(site_.hits(), 3);
+  std::vector<json> requests = ScriptRequestsOf(third);
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_NE(ToolResultsOf(requests[1])[0].dump().find("the network proxy refused: " + Target("other.test")),
+            std::string::npos);
+}
+
 // odin exec's one command gets the proxy too.
 TEST_F(OdinNetworkTest, OdinExecReachesAllowedNamesOnly) {
   WriteConfig(user_.Join("config/odin/odinconfig.json"), NetworkConfig());
   FakeLlm llm(json({{"responses", json::array()}}).dump());
   Ran r = Run(llm, {"exec", "--", "sh", "-c",
                     Curl("http://" + Target("allowed.test") + "/hello") + "; " +
-                        Curl("http://" + Target("other.test") + "/hello")});
+                        Curl("http://" + Target("other.test") + "/hello") + "; " +
+                        Curl("-x http://127.0.0.1:3128 http://" + Target("allowed.test") + "/hello")});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("hello-through-proxy-41"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.out.find("odin: " + Target("other.test") + " is not in sandbox.network's allow list"), std::string::npos)
       << r.out << r.err;
+  // A request that does not say whose command asks is no command's.
+  EXPECT_NE(r.out.find("odin: use the proxy as HTTP_PROXY names it"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(site_.hits(), 1);
 }
 

@@ -4,6 +4,7 @@
 // permissions`, and never outranks a deny rule or the mode; a command with
 // substitutions is never offered "always".
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -164,6 +165,41 @@ TEST_F(OdinPermissionsTest, AlwaysIsNotOfferedWhereNoRuleCouldJudgeTheWholeCall)
   EXPECT_EQ(seen.find("[A] always"), std::string::npos) << "offered always for a read outside: " << seen;
   say("A");  // taken as the session
   seen = ReadUntil(out, "── Odin report");
+  close(in);
+  ReadUntil(out, "(the end)");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0);
+  EXPECT_FALSE(PathExists(user_.Join("config/odin/approvals.json")));
+}
+
+// A hook's "ask" is the hook's question, judged by no rule: "always" is
+// never offered for it.
+TEST_F(OdinPermissionsTest, AHooksAskIsNeverOfferedAlways) {
+  std::string script = user_.Join("ask.sh");
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\": "
+                              "{\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"ask\", "
+                              "\"permissionDecisionReason\": \"the hook wants a look\"}}'\n")
+                  .ok());
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  json hooks = {{"PreToolUse", {{{"matcher", "*"}, {"hooks", {{{"type", "command"}, {"command", script}}}}}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"),
+                              json({{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"hooks", hooks}}).dump())
+                  .ok());
+  FakeLlm llm(json({{"responses", {Turn({Call("ExecuteCommand", {{"command", "true"}})}), Text("done")}}}).dump());
+  int in = -1, out = -1;
+  pid_t pid = StartOdinPiped(ws_.path(), {}, &in, &out, Env(llm));
+  auto say = [in](const std::string& line) {
+    std::string l = line + "\n";
+    ASSERT_EQ(write(in, l.data(), l.size()), static_cast<ssize_t>(l.size()));
+  };
+  say("go");
+  std::string seen = ReadUntil(out, "[n] no\n");
+  EXPECT_NE(seen.find("the hook wants a look"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("[A] always"), std::string::npos) << "offered always for a hook's question: " << seen;
+  EXPECT_EQ(seen.find("[w] always"), std::string::npos) << seen;
+  say("A");  // taken as the session
+  ReadUntil(out, "── Odin report");
   close(in);
   ReadUntil(out, "(the end)");
   close(out);

@@ -1,10 +1,12 @@
 #include "tools/file_tools.h"
 
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/image_type.h"
 #include "base/sha256.h"
 #include "odin/v1/worker.pb.h"
 #include "tools/edit_apply.h"
@@ -51,6 +53,19 @@ std::string RunRead(const v1::ToolRequest& req, const std::string& ws, v1::ToolR
                                                                           "sandbox.hide)")));
   }
   const std::string& content = (*file)->content();
+  // An image: its type, size and hash. The model's side sends it to a
+  // model that sees images (planner/agent_images.cc), after checking these
+  // bytes' hash; its contents are not text for a result.
+  if (std::optional<std::string> type = ImageMediaType(content)) {
+    v1::FileSnapshot* snap = r->add_files_read();
+    Snapshot(*path, content, (*file)->stat(), snap);
+    snap->set_full(false);
+    r->set_status(v1::TOOL_STATUS_OK);
+    r->set_exit_reason(v1::EXIT_REASON_NORMAL);
+    r->set_output_json(
+        json({{"file", shown}, {"image", *type}, {"sha256", snap->sha256()}, {"size", content.size()}}).dump());
+    return "(" + shown + " is an image: " + *type + ", " + std::to_string(content.size()) + " bytes)\n";
+  }
   if (LooksBinary(content)) {
     return Fail(r, Status::InvalidArgument("Read", shown + " is a binary file (" + std::to_string(content.size()) +
                                                        " bytes); its contents are not shown"));

@@ -104,8 +104,9 @@ StatusOr<NetworkRules> ParseNetworkRules(const std::vector<std::string>& allow, 
   return rules;
 }
 
-bool RuleMatches(const NetworkRule& rule, const std::string& host, int port) {
-  if (rule.port != 0 ? port != rule.port : (port != 80 && port != 443)) return false;
+bool RuleMatches(const NetworkRule& rule, const std::string& host, int port, RuleUse use) {
+  if (rule.port != 0 && port != rule.port) return false;
+  if (rule.port == 0 && use == RuleUse::kAllow && port != 80 && port != 443) return false;
   if (!rule.wildcard) return host == rule.host;
   // "*.x.com" covers "a.x.com" and "a.b.x.com"; never "x.com" or "ax.com".
   return host.size() > rule.host.size() + 1 &&
@@ -123,7 +124,7 @@ NetworkVerdict JudgeHost(const NetworkRules& rules, const std::string& host, int
   }
   std::string target = *name + ":" + std::to_string(port);
   for (const NetworkRule& r : rules.deny) {
-    if (RuleMatches(r, *name, port)) {
+    if (RuleMatches(r, *name, port, RuleUse::kDeny)) {
       v.kind = NetworkVerdict::kDenied;
       v.rule = r.text;
       v.why = target + " is denied by sandbox.network's rule '" + r.text + "'";

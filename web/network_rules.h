@@ -7,8 +7,8 @@
 // (web/address_policy.h).
 //
 // A rule is a host name, or "*." and a domain (any name below it, never the
-// domain itself), with an optional ":port". Without a port it covers 80 and
-// 443. IP addresses are never rules and never pass: a command names the
+// domain itself), with an optional ":port". Without a port an allow rule
+// covers 80 and 443, a deny rule every port. IP addresses are never rules and never pass: a command names the
 // host it wants, and the rules judge names only.
 //
 // Pure functions; thread-safe.
@@ -55,8 +55,10 @@ struct NetworkRules {
 // Parses sandbox.network's lists.
 StatusOr<NetworkRules> ParseNetworkRules(const std::vector<std::string>& allow, const std::vector<std::string>& deny);
 
-// Whether rule covers host (normalised) and port.
-bool RuleMatches(const NetworkRule& rule, const std::string& host, int port);
+// Whether rule covers host (normalised) and port. An allow rule without a
+// port covers 80 and 443; a deny rule without one, every port.
+enum class RuleUse { kAllow, kDeny };
+bool RuleMatches(const NetworkRule& rule, const std::string& host, int port, RuleUse use = RuleUse::kAllow);
 
 struct NetworkVerdict {
   enum Kind { kAllowed, kDenied, kUnknown };

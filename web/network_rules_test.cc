@@ -75,6 +75,10 @@ TEST(NetworkRulesTest, DenyOutranksAllowAndAddressesNeverPass) {
   EXPECT_NE(v.why.find("secret.example.com:443"), std::string::npos);
   EXPECT_EQ(JudgeHost(rules, "127.0.0.1", 80).kind, NetworkVerdict::kDenied);
   EXPECT_EQ(JudgeHost(rules, "::ffff:127.0.0.1", 443).kind, NetworkVerdict::kDenied);
+  // A deny rule without a port covers every port, even one an allow rule names.
+  NetworkRules ported = Rules({"*.example.com:2222"}, {"secret.example.com"});
+  EXPECT_EQ(JudgeHost(ported, "secret.example.com", 2222).kind, NetworkVerdict::kDenied);
+  EXPECT_EQ(JudgeHost(ported, "open.example.com", 2222).kind, NetworkVerdict::kAllowed);
   NetworkVerdict unknown = JudgeHost(rules, "evil.test", 80);
   EXPECT_EQ(unknown.kind, NetworkVerdict::kUnknown);
   EXPECT_EQ(unknown.why, "evil.test:80 is not in sandbox.network's allow list");

@@ -93,6 +93,8 @@ StatusOr<ProxyRequest> ParseProxyRequest(std::string_view head) {
   for (size_t at = 0; at + 2 < head.size();) {
     size_t end = head.find("\r\n", at);
     lines.push_back(head.substr(at, end - at));
+    // A bare CR or LF ends a line for some servers and not for others.
+    if (lines.back().find_first_of("\r\n") != std::string_view::npos) return bad("a bare CR or LF in a line");
     at = end + 2;
   }
   if (lines.empty()) return bad("no request line");
@@ -138,9 +140,15 @@ StatusOr<ProxyRequest> ParseProxyRequest(std::string_view head) {
       continue;
     }
     if (IEquals(name, "Proxy-Connection") || IEquals(name, "Connection") || IEquals(name, "Keep-Alive")) continue;
+    // The server is told the host the rules judged, never another.
+    if (IEquals(name, "Host")) continue;
     if (!r.tunnel) forwarded += std::string(h) + "\r\n";
   }
-  if (!r.tunnel) r.forward_head = forwarded + "Connection: close\r\n\r\n";
+  if (!r.tunnel) {
+    std::string host = r.host.find(':') != std::string::npos ? "[" + r.host + "]" : r.host;
+    r.forward_head = forwarded + "Host: " + host + (r.port == 80 ? "" : ":" + std::to_string(r.port)) +
+                     "\r\nConnection: close\r\n\r\n";
+  }
   return r;
 }
 

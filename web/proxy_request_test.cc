@@ -32,11 +32,15 @@ TEST(ProxyRequestTest, PlainRequestsAreForwardedInOriginForm) {
   EXPECT_EQ(r->host, "Allowed.test");
   EXPECT_EQ(r->port, 8080);
   EXPECT_EQ(r->forward_head,
-            "GET /a/b?q=1 HTTP/1.1\r\nHost: allowed.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+            "GET /a/b?q=1 HTTP/1.1\r\nAccept: */*\r\nHost: Allowed.test:8080\r\nConnection: close\r\n\r\n");
+  // The Host header is the URL's, whatever the client said.
+  StatusOr<ProxyRequest> other = ParseProxyRequest("GET http://allowed.test/ HTTP/1.1\r\nHost: other.example\r\n\r\n");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->forward_head, "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n");
   StatusOr<ProxyRequest> bare = ParseProxyRequest("GET http://x.com HTTP/1.0\r\n\r\n");
   ASSERT_TRUE(bare.ok());
   EXPECT_EQ(bare->port, 80);
-  EXPECT_EQ(bare->forward_head, "GET / HTTP/1.0\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(bare->forward_head, "GET / HTTP/1.0\r\nHost: x.com\r\nConnection: close\r\n\r\n");
 }
 
 TEST(ProxyRequestTest, WhatIsNotAProxyRequestIsRefused) {

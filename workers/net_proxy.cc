@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,6 +41,9 @@ constexpr int kConnectTimeoutMs = 10'000;
 constexpr int kIdleTimeoutMs = 30 * 60'000;
 constexpr auto kQuestionTimeout = std::chrono::minutes(5);
 constexpr size_t kMaxControlMessage = 64 * 1024;
+// One worker's commands may hold this many connections at once: a command
+// that pins connections leaves the others some.
+constexpr int kMaxPerClient = 64;
 
 struct Policy {
   NetworkRules rules;
@@ -72,6 +76,7 @@ class Proxy {
   std::mutex mu_;
   std::condition_variable answered_;
   std::map<uint64_t, std::optional<bool>> questions_;  // guarded by mu_
+  std::map<std::string, int> per_client_;              // guarded by mu_
   std::atomic<int> active_{0};
 };
 
@@ -277,12 +282,33 @@ void Proxy::Serve(UniqueFd client, uint64_t id) {
     pollfd p{client.get(), POLLIN, 0};
     if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) return;
     ssize_t n = recv(client.get(), buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return;
     head.append(buf, static_cast<size_t>(n));
   }
   StatusOr<ProxyRequest> req = ParseProxyRequest(std::string_view(head).substr(0, end));
   if (!req.ok()) return Reply(client.get(), 400, "Bad Request", req.status().message());
+  // Whose command asks, from the proxy URL odin gave its worker: a request
+  // that does not say is no command's, and is refused.
+  if (req->client.empty()) {
+    return Reply(client.get(), 407, "Proxy Authentication Required",
+                 "use the proxy as HTTP_PROXY names it (its user name says whose command asks)");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (per_client_[req->client] >= kMaxPerClient) {
+      return Reply(client.get(), 503, "Service Unavailable", "over 64 connections of one worker's commands at once");
+    }
+    ++per_client_[req->client];
+  }
+  struct Release {
+    Proxy* p;
+    std::string client;
+    ~Release() {
+      std::lock_guard<std::mutex> lock(p->mu_);
+      if (--p->per_client_[client] == 0) p->per_client_.erase(client);
+    }
+  } release{this, req->client};
   StatusOr<std::string> ascii = IdnToAscii(req->host);
   std::string host = ascii.ok() ? *ascii : req->host;
   NetworkVerdict v = JudgeHost(policy_.rules, host, req->port);
@@ -301,13 +327,18 @@ void Proxy::Serve(UniqueFd client, uint64_t id) {
     Opened(id, req->client, host, req->port, false, v.rule, v.why);
     return Reply(client.get(), 403, "Forbidden", v.why);
   }
+  // Told before the connect (which may take seconds): odin attributes it
+  // to the command that runs now.
+  Opened(id, req->client, host, req->port, true, v.rule, "");
   std::string why, address;
   UniqueFd server = Connect(host, req->port, &why, &address);
+  v1::ProxyMessage m;
+  m.mutable_closed()->set_connection(id);
   if (!server.valid()) {
-    Opened(id, req->client, host, req->port, false, v.rule, why);
+    m.mutable_closed()->set_failed(why);
+    Send(m);
     return Reply(client.get(), 502, "Bad Gateway", why);
   }
-  Opened(id, req->client, host, req->port, true, v.rule, "", address);
   uint64_t up = 0, down = 0;
   std::string rest = head.substr(end);
   bool sent = req->tunnel ? SendAll(client.get(), "HTTP/1.1 200 Connection established\r\n\r\n", 39)
@@ -318,8 +349,6 @@ void Proxy::Serve(UniqueFd client, uint64_t id) {
     up += rest.size();
   }
   if (sent) Relay(client.get(), server.get(), &up, &down);
-  v1::ProxyMessage m;
-  m.mutable_closed()->set_connection(id);
   m.mutable_closed()->set_bytes_up(up);
   m.mutable_closed()->set_bytes_down(down);
   Send(m);
@@ -335,10 +364,11 @@ int Proxy::Run() {
     pollfd p[2] = {{listen_fd_, POLLIN, 0}, {control_fd_, POLLIN, 0}};
     int n = poll(p, 2, -1);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return 1;
+    if (n < 0) _exit(1);  // connections' threads use this object: they go too
     if (p[1].revents != 0) ReadControl();
     if (p[0].revents == 0) continue;
-    UniqueFd c(accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC));
+    // Non-blocking: every wait on a client has a deadline (SendAll's poll).
+    UniqueFd c(accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!c.valid()) continue;
     if (active_.load() >= kMaxProxyConnections) {
       Reply(c.get(), 503, "Service Unavailable", "too many connections through the proxy at once");
@@ -346,10 +376,18 @@ int Proxy::Run() {
     }
     ++active_;
     uint64_t id = next_id++;
-    std::thread([this, fd = std::move(c), id]() mutable {
-      Serve(std::move(fd), id);
+    auto owned = std::make_shared<UniqueFd>(std::move(c));
+    try {
+      std::thread([this, owned, id] {
+        Serve(std::move(*owned), id);
+        --active_;
+      }).detach();
+    } catch (const std::system_error&) {
+      // No thread to be had (the sandbox's process limit): this one is
+      // turned away, the proxy goes on.
       --active_;
-    }).detach();
+      Reply(owned->get(), 503, "Service Unavailable", "the proxy has no thread for another connection");
+    }
   }
 }
 
