@@ -27,6 +27,8 @@ constexpr size_t kMaxProxyMessage = 64 * 1024;
 constexpr int kMaxProxyMessagesAtOnce = 256;
 // Questions about hosts waiting for the user at once; past them, refused.
 constexpr size_t kMaxProxyQuestions = 3;
+// How long the proxy waits for an answer (workers/net_proxy.cc).
+constexpr Duration kProxyQuestionLife = std::chrono::minutes(5);
 // Records of one command's connections (one per host and port); past
 // them, one record counts the rest.
 constexpr size_t kMaxNetworkRecords = 50;
@@ -74,8 +76,13 @@ void Coordinator::ServiceProxy() {
     };
     if (m.has_opened()) {
       const v1::ProxyOpened& o = m.opened();
-      network_.Opened(o.connection(), execution_of(o.client()), o.host(), static_cast<int>(o.port()), o.allowed(),
-                      o.rule(), o.why(), o.address());
+      std::string execution = execution_of(o.client());
+      if (auto asked = proxy_asked_by_.find(o.connection()); asked != proxy_asked_by_.end()) {
+        execution = asked->second;
+        proxy_asked_by_.erase(asked);
+      }
+      network_.Opened(o.connection(), execution, o.host(), static_cast<int>(o.port()), o.allowed(), o.rule(), o.why(),
+                      o.address());
     } else if (m.has_closed()) {
       const v1::ProxyClosed& c = m.closed();
       network_.Closed(c.connection(), c.bytes_up(), c.bytes_down(), c.failed());
@@ -85,6 +92,28 @@ void Coordinator::ServiceProxy() {
     }
   }
   if (std::vector<NetworkAggregate> late = network_.TakeLate(); !late.empty()) RecordNetwork("main", late);
+  // The proxy stopped waiting for these (it refused them): so does odin.
+  for (auto it = proxy_questions_.begin(); it != proxy_questions_.end();) {
+    it = clock_->Now() - it->second.asked > kProxyQuestionLife ? proxy_questions_.erase(it) : std::next(it);
+  }
+  TellProxyClients();
+}
+
+void Coordinator::TellProxyClients() {
+  if (o_.commands_proxy_fd < 0) return;
+  std::set<std::string> now;
+  for (const WorkerPool::WorkerInfo& w : pool_.workers()) {
+    if (w.policy == WorkerPolicy::kWritable || w.policy == WorkerPolicy::kBackground) now.insert(ProxyClientOf(w.id));
+  }
+  if (now == proxy_clients_) return;
+  v1::ProxyMessage m;
+  for (const std::string& c : now) m.mutable_clients()->add_client(c);
+  std::string bytes = m.SerializeAsString();
+  if (send(o_.commands_proxy_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+    spdlog::warn("the commands' proxy: cannot tell it the workers: {}", strerror(errno));
+    return;
+  }
+  proxy_clients_ = std::move(now);
 }
 
 void Coordinator::AskProxyQuestion(uint64_t connection, const std::string& target, const std::string& execution) {
@@ -93,19 +122,19 @@ void Coordinator::AskProxyQuestion(uint64_t connection, const std::string& targe
   // One key per host and port: what "always" saves is exactly what was
   // shown, and a session answer covers that host:port only.
   std::string key = "network:" + target;
-  // Asked already: this request waits for the same answer.
+  ApprovalGate::Decision d = approvals_.Decide({key}, key, static_cast<bool>(on_approval_request));
+  bool may_ask = d == ApprovalGate::Decision::kAskUser && call != calls_.end() && !call->second.call.no_approval;
+  if (!execution.empty()) proxy_asked_by_[connection] = execution;
+  // Asked already for this command: this request waits for the same answer.
   for (auto& [id, q] : proxy_questions_) {
-    if (q.target == target) {
+    if (may_ask && q.target == target && q.execution_id == execution) {
       q.connections.push_back(connection);
       return;
     }
   }
-  ApprovalGate::Decision d = approvals_.Decide({key}, key, static_cast<bool>(on_approval_request));
-  bool may_ask = d == ApprovalGate::Decision::kAskUser && call != calls_.end() && !call->second.call.no_approval &&
-                 proxy_questions_.size() < kMaxProxyQuestions;
-  if (may_ask) {
+  if (may_ask && proxy_questions_.size() < kMaxProxyQuestions) {
     std::string id = NewId("net");
-    proxy_questions_[id] = {{connection}, target, agent, execution};
+    proxy_questions_[id] = {{connection}, target, agent, execution, clock_->Now()};
     size_t colon = target.rfind(':');
     on_approval_request(
         {id, agent, "connect to " + target,
@@ -115,9 +144,9 @@ void Coordinator::AskProxyQuestion(uint64_t connection, const std::string& targe
   bool allow = d == ApprovalGate::Decision::kApprovedForSession || d == ApprovalGate::Decision::kApprovedSaved;
   // A refusal is recorded once a host; every allowance is.
   if (allow || proxy_refused_.insert(key).second) {
-    const char* how = allow                                   ? ApprovalDecisionName(d)
-                      : d == ApprovalGate::Decision::kAskUser ? "denied: too many questions about the network at once"
-                                                              : "denied by policy";
+    const char* how = allow     ? ApprovalDecisionName(d)
+                      : may_ask ? "denied: too many questions about the network at once"
+                                : "denied by policy";
     RecordGateEvent(agent, "", "approval", execution,
                     json({{"key", key}, {"approval", how}}).dump(-1, ' ', false, json::error_handler_t::replace));
   }

@@ -625,6 +625,8 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // A host no rule names: asked of the user (one question a host, a few at
   // once), else allowed by an earlier answer or refused.
   void AskProxyQuestion(uint64_t connection, const std::string& target, const std::string& execution);
+  // Tells the proxy the command workers' names when they changed.
+  void TellProxyClients();
   // A proxy question the user answered (AnswerApproval with its id).
   bool AnswerProxyQuestion(const std::string& id, ApprovalAnswer answer);
   // The writers' lane (writers_lane.h), while changes are tracked: which kind of writer a call is
@@ -709,13 +711,18 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // The proxy's questions waiting for the user: the approval's id -> the
   // connection, the host:port asked for and the agent.
   struct ProxyQuestion {
-    std::vector<uint64_t> connections;  // every request for it while it waits
+    std::vector<uint64_t> connections;  // every request of its command for it while it waits
     std::string target;
     std::string agent_id;
     std::string execution_id;
+    SteadyTime asked{};
   };
   std::map<std::string, ProxyQuestion> proxy_questions_;
   std::set<std::string> proxy_refused_;  // keys refused without asking: recorded once
+  // The command a connection asked about was the question's: its record
+  // is that command's, whatever its worker runs by then.
+  std::map<uint64_t, std::string> proxy_asked_by_;
+  std::set<std::string> proxy_clients_;  // the command workers' proxy names the proxy was last told
   bool shut_down_ = false;               // the pool was shut down: nothing runs any more
   WritersLane lane_;                     // which writing calls may run now (writers_lane.h)
   ChangeNumbers changes_;                // every change recorded, numbered (change_numbers.h)

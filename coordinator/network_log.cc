@@ -26,11 +26,15 @@ void NetworkLog::Closed(uint64_t connection, uint64_t bytes_up, uint64_t bytes_d
   Open o = it->second;
   open_.erase(it);
   size_t colon = o.key.rfind(':');
+  // Whether its allowance is still here to take back (else it was recorded
+  // with its command, and the failure is recorded on its own).
+  auto live = live_.find(o.execution_id);
+  bool counted = live != live_.end() && live->second.count(o.key) != 0 && live->second.at(o.key).allowed > 0;
   NetworkAggregate& a = At(o.execution_id, o.key.substr(0, colon), std::stoi(o.key.substr(colon + 1)));
   a.bytes_up += bytes_up;
   a.bytes_down += bytes_down;
   if (!failed.empty()) {
-    a.allowed -= 1;
+    if (counted) a.allowed -= 1;
     a.refused += 1;
     a.why = failed;
   }

@@ -64,5 +64,18 @@ TEST(NetworkLogTest, RefusalsAreCut) {
   EXPECT_EQ(lines.back(), "and 15 more hosts");
 }
 
+TEST(NetworkLogTest, AFailureAfterItsCommandEndedIsARefusalOfItsOwn) {
+  NetworkLog log;
+  log.Opened(1, "ex_a", "slow.test", 443, true, "slow.test", "", "");
+  std::vector<NetworkAggregate> ended = log.TakeEnded("ex_a");
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].allowed, 1);
+  log.Closed(1, 0, 0, "no answer in 10 s");
+  std::vector<NetworkAggregate> late = log.TakeLate();
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].allowed, 0);
+  EXPECT_EQ(late[0].refused, 1);
+}
+
 }  // namespace
 }  // namespace odin

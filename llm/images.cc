@@ -54,7 +54,14 @@ std::string ImageDataUrl(const ImageData& image) {
 
 std::string ToolImagesIntro(const std::vector<ImageData>& images) {
   std::string text = "[odin] The images the Read calls above returned:";
-  for (size_t i = 0; i < images.size(); ++i) text += (i == 0 ? " " : ", ") + images[i].label;
+  // A file's name is the repository's words: quoted, no control character.
+  for (size_t i = 0; i < images.size(); ++i) {
+    std::string label;
+    for (char ch : images[i].label.substr(0, 200)) {
+      label += static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == '"' ? '?' : ch;
+    }
+    text += (i == 0 ? " \"" : ", \"") + label + "\"";
+  }
   return text;
 }
 

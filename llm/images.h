@@ -29,7 +29,8 @@ std::string ImageDataUrl(const ImageData& image);
 
 // The text before the images a turn's Read calls returned, which follow
 // its tool results (each provider's image block, in a user message):
-// "[odin] The images the Read calls above returned: a.png, b.png".
+// "[odin] The images the Read calls above returned: "a.png", "b.png""
+// (names quoted, control characters and quotes as '?').
 std::string ToolImagesIntro(const std::vector<ImageData>& images);
 
 }  // namespace odin

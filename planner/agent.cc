@@ -421,6 +421,7 @@ void Agent::AllToolsDone() {
   results.images = std::move(c.images);
   c.images.clear();
   history_.push_back(std::move(results));
+  DropOldToolImages(&history_);
   c.results.clear();
   c.calls.clear();
   if (c.cancelled) return Finish("cancelled");

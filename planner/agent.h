@@ -128,6 +128,13 @@ struct AgentOptions {
   bool vision = false;
 };
 
+// The most bytes of images Read calls returned that requests carry: what
+// the turn's Read calls send, and what older turns keep (the newest first;
+// older ones are dropped from the history, their results' notes stay).
+// Under every provider's request limit in base64.
+constexpr size_t kMaxToolImageBytes = 15'000'000;
+void DropOldToolImages(std::vector<ChatMessage>* history);
+
 // How one message ended.
 struct MessageOutcome {
   std::string message_id;

@@ -15,6 +15,21 @@ namespace odin {
 
 using nlohmann::json;
 
+void DropOldToolImages(std::vector<ChatMessage>* history) {
+  size_t kept = 0;
+  for (auto m = history->rbegin(); m != history->rend(); ++m) {
+    if (m->role != ChatMessage::Role::kToolResults) continue;
+    for (auto image = m->images.begin(); image != m->images.end();) {
+      if (kept + image->bytes.size() > kMaxToolImageBytes) {
+        image = m->images.erase(image);
+      } else {
+        kept += image->bytes.size();
+        ++image;
+      }
+    }
+  }
+}
+
 void Agent::AttachReadImage(size_t index, const v1::ToolResult& r) {
   json out = ParseJson(r.output_json());
   if (!out.is_object() || !out.contains("image") || r.files_read_size() != 1) return;
@@ -33,6 +48,11 @@ void Agent::AttachReadImage(size_t index, const v1::ToolResult& r) {
   if (rel.empty()) return note("not sent: only images inside the workspace are sent");
   if (c.images.size() >= kMaxImagesPerMessage) {
     return note("not sent: over " + std::to_string(kMaxImagesPerMessage) + " images in one turn");
+  }
+  size_t turn_bytes = snap.size_bytes();
+  for (const ImageData& image : c.images) turn_bytes += image.bytes.size();
+  if (turn_bytes > kMaxToolImageBytes) {
+    return note("not sent: the turn's images are over " + std::to_string(kMaxToolImageBytes / 1'000'000) + " MB");
   }
   if (snap.size_bytes() > kMaxImageBytes) {
     return note("not sent: over " + std::to_string(kMaxImageBytes / 1000) + " kB, more than the models accept");

@@ -119,6 +119,8 @@ MaskResult MaskToolResults(std::vector<ChatMessage>* history, size_t end) {
     ChatMessage& m = (*history)[i];
     out.bytes_before += MessageBytes(m);
     if (m.role == ChatMessage::Role::kToolResults) {
+      // Images Read calls returned go with their results' outputs.
+      m.images.clear();
       // The calls these answer: the assistant message before.
       const ChatMessage* calls =
           i > 0 && (*history)[i - 1].role == ChatMessage::Role::kAssistant ? &(*history)[i - 1] : nullptr;

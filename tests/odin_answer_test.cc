@@ -248,7 +248,8 @@ TEST_P(OdinImagesTest, AReadImageFollowsTheToolResults) {
   for (const json& m : provider == "openai-responses" ? body["input"] : body["messages"]) {
     if (m.value("role", "") != "user" || !m["content"].is_array()) continue;
     for (size_t i = 0; i < m["content"].size(); ++i) {
-      if (m["content"][i].value("text", "").find("[odin] The images the Read calls above returned: shot.png") == 0) {
+      if (m["content"][i].value("text", "").find("[odin] The images the Read calls above returned: \"shot.png\"") ==
+          0) {
         parts = json(std::vector<json>(m["content"].begin() + static_cast<long>(i), m["content"].end()));
         if (provider == "anthropic") EXPECT_EQ(m["content"][0]["type"], "tool_result") << m.dump();
       }

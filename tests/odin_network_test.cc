@@ -198,13 +198,17 @@ TEST_F(OdinNetworkTest, OdinExecReachesAllowedNamesOnly) {
   Ran r = Run(llm, {"exec", "--", "sh", "-c",
                     Curl("http://" + Target("allowed.test") + "/hello") + "; " +
                         Curl("http://" + Target("other.test") + "/hello") + "; " +
-                        Curl("-x http://127.0.0.1:3128 http://" + Target("allowed.test") + "/hello")});
+                        Curl("-x http://127.0.0.1:3128 http://" + Target("allowed.test") + "/hello") + "; " +
+                        Curl("-x http://made-up:x@127.0.0.1:3128 http://" + Target("allowed.test") + "/hello")});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("hello-through-proxy-41"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.out.find("odin: " + Target("other.test") + " is not in sandbox.network's allow list"), std::string::npos)
       << r.out << r.err;
   // A request that does not say whose command asks is no command's.
   EXPECT_NE(r.out.find("odin: use the proxy as HTTP_PROXY names it"), std::string::npos) << r.out << r.err;
+  // Nor is one naming no worker of the session.
+  EXPECT_NE(r.out.find("odin: the proxy's user names none of this session's command workers"), std::string::npos)
+      << r.out << r.err;
   EXPECT_EQ(site_.hits(), 1);
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -77,6 +78,8 @@ class Proxy {
   std::condition_variable answered_;
   std::map<uint64_t, std::optional<bool>> questions_;  // guarded by mu_
   std::map<std::string, int> per_client_;              // guarded by mu_
+  std::set<std::string> clients_;                      // guarded by mu_: the session's command workers'
+  std::condition_variable clients_changed_;
   std::atomic<int> active_{0};
 };
 
@@ -185,7 +188,14 @@ void Proxy::ReadControl() {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) _exit(0);  // odin is gone: so are we, connections and all
     v1::ProxyMessage m;
-    if (!m.ParseFromArray(buf.data(), static_cast<int>(n)) || !m.has_decision()) continue;
+    if (!m.ParseFromArray(buf.data(), static_cast<int>(n))) continue;
+    if (m.has_clients()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      clients_ = {m.clients().client().begin(), m.clients().client().end()};
+      clients_changed_.notify_all();
+      continue;
+    }
+    if (!m.has_decision()) continue;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = questions_.find(m.decision().connection());
     if (it != questions_.end()) it->second = m.decision().allow();
@@ -295,7 +305,14 @@ void Proxy::Serve(UniqueFd client, uint64_t id) {
                  "use the proxy as HTTP_PROXY names it (its user name says whose command asks)");
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    // Only the session's command workers' names (a worker that just
+    // started may be told of a moment after its command asks).
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!clients_changed_.wait_for(lock, std::chrono::seconds(1), [&] { return clients_.count(req->client) != 0; })) {
+      lock.unlock();
+      return Reply(client.get(), 407, "Proxy Authentication Required",
+                   "the proxy's user names none of this session's command workers");
+    }
     if (per_client_[req->client] >= kMaxPerClient) {
       return Reply(client.get(), 503, "Service Unavailable", "over 64 connections of one worker's commands at once");
     }
