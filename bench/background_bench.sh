@@ -13,6 +13,7 @@
 #
 #   bench/background_bench.sh [BIN_DIR] [RUNS]
 set -euo pipefail
+source "$(dirname "$0")/bench_lib.sh"
 
 bin=$(cd "${1:-$(dirname "$0")/../build/bin}" && pwd)
 runs=${2:-20}
@@ -23,7 +24,6 @@ mkdir -p "$work/ws" "$XDG_CONFIG_HOME/odin"
 echo '{"checks": {"build": "", "lint": "", "tests": ""}}' > "$XDG_CONFIG_HOME/odin/odinconfig.json"
 git -C "$work/ws" init -q
 
-now_ns() { date +%s%N; }
 # Runs a fresh fake model server on a script, then times `odin -p` against
 # it (the server's start is not timed). Prints milliseconds.
 time_session() {
@@ -40,13 +40,6 @@ time_session() {
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
   echo $(( (end - start) / 1000000 ))
 }
-time_cmd() {
-  local start; start=$(now_ns)
-  "$@" > /dev/null 2>&1 < /dev/null || true
-  local end; end=$(now_ns)
-  echo $(( (end - start) / 1000000 ))
-}
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 text='{"responses": [{"text": "ok"}]}'
 fg='{"responses": [{"tool_calls": [{"name": "ExecuteCommand", "arguments": {"command": "true"}}]}, {"text": "ok"}]}'
@@ -60,7 +53,7 @@ for i in $(seq "$runs"); do
   time_cmd "$bin/odin-sandbox" --hold-net >> "$work/hold"
   time_cmd bash -c true >> "$work/bash"
 done
-m() { median < "$work/$1"; }
+m() { median_of < "$work/$1"; }
 printf '%-60s %8s\n' "median of $runs runs, interleaved" "ms"
 printf '%-60s %8s\n' "odin -p, one answer, shared network (default)" "$(m shared)"
 printf '%-60s %8s\n' "odin -p, one answer, --network (no shared network)" "$(m network)"

@@ -1,5 +1,7 @@
-# Shared by the shell benchmarks (source it): median CMD... prints the
-# median, in ms, of $rounds runs of the command, its output discarded.
+# Shared by the shell benchmarks (source it).
+#
+# median CMD...: the median, in ms, of $rounds runs of the command, its
+# output discarded.
 median() {
   local t=()
   for _ in $(seq "$rounds"); do
@@ -11,3 +13,15 @@ median() {
   done
   printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
 }
+
+# For benchmarks that interleave their rounds: time_cmd CMD... prints one
+# run's milliseconds (a failure is said on stderr), and median_of prints
+# the median of the numbers on its stdin, one a line.
+now_ns() { date +%s%N; }
+time_cmd() {
+  local start; start=$(now_ns)
+  "$@" > /dev/null 2>&1 < /dev/null || echo "failed: $*" >&2
+  local end; end=$(now_ns)
+  echo $(( (end - start) / 1000000 ))
+}
+median_of() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

@@ -12,6 +12,7 @@
 #
 #   bench/network_bench.sh [BIN_DIR] [RUNS]
 set -euo pipefail
+source "$(dirname "$0")/bench_lib.sh"
 
 bin=$(cd "${1:-$(dirname "$0")/../build/bin}" && pwd)
 runs=${2:-15}
@@ -30,15 +31,7 @@ cat > "$work/rules/odin/odinconfig.json" <<JSON
 JSON
 fetches() { local url=$1; printf 'for i in $(seq 20); do curl -sf %s > /dev/null || exit 1; done' "$url"; }
 
-now_ns() { date +%s%N; }
-time_cmd() {
-  local start; start=$(now_ns)
-  "$@" > /dev/null 2>&1 < /dev/null || echo "failed: $*" >&2
-  local end; end=$(now_ns)
-  echo $(( (end - start) / 1000000 ))
-}
 in_ws() { (cd "$work/ws" && XDG_CONFIG_HOME="$work/$1" XDG_STATE_HOME="$work/state" "${@:2}"); }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 proxied=$(fetches "http://allowed.test:$port/hello")
 direct=$(fetches "http://127.0.0.1:$port/hello")
@@ -51,7 +44,7 @@ for i in $(seq "$runs"); do
   time_cmd bash -c "$direct" >> "$work/curl"
   time_cmd bash -c true >> "$work/bash"
 done
-m() { median < "$work/$1"; }
+m() { median_of < "$work/$1"; }
 printf '%-62s %8s\n' "median of $runs runs, interleaved" "ms"
 printf '%-62s %8s\n' "odin exec, 20 curl fetches through the proxy (rules)" "$(m proxy)"
 printf '%-62s %8s\n' "odin --network exec, the same 20 fetches direct" "$(m network)"

@@ -124,6 +124,11 @@ int RunMcp(const GlobalFlags& g, const McpFlags& f);
 // odin mcp serve: an MCP server on stdio until stdin ends; 0, or 1 when it
 // cannot start (one line on stderr).
 int RunMcpServe(const GlobalFlags& g, const std::string& mode, const std::string& approval);
+// odin acp: an Agent Client Protocol agent on stdio until stdin ends
+// (cli_acp.cc); the model and budget flags are f's, --mode the sessions'
+// first mode. 0, or 1 when the client stopped reading or sent a line over
+// 64 MiB (one line on stderr).
+int RunAcp(const GlobalFlags& g, const AgentFlags& f);
 
 int RunExec(const GlobalFlags& g, const ExecFlags& f);
 // odin -p: exit 0 when the agent finished the message (the convergence gate

@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "ledger/forks.h"
 #include "ledger/ledger.h"
+#include "session/resume.h"
 #include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
 
@@ -223,9 +224,10 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
     if (std::optional<ForkOrigin> origin = ForkOriginIn(e)) forked_from[e.session_id] = origin->session_id;
   }
   json out = json::array();
-  // Newest first, agent sessions only (odin exec and odin tool have none to resume).
+  // Newest first: agent sessions, and the MCP clients' (odin exec and
+  // odin tool have no conversation to show).
   for (auto it = sessions->rbegin(); it != sessions->rend(); ++it) {
-    if (it->kind != "agent" && it->kind != "interactive" && it->kind != "daemon") continue;
+    if (!ResumableKind(it->kind) && it->kind != "mcp") continue;
     StatusOr<std::vector<MessageRecord>> messages = (*ledger)->ListMessages(it->id);
     StatusOr<std::vector<ExecutionRow>> calls = (*ledger)->ListSessionExecutions(it->id);
     StatusOr<SessionUsage> usage = (*ledger)->UsageOf(it->id);
@@ -243,6 +245,7 @@ int RunSessions(const GlobalFlags& g, bool as_json) {
     for (const ExecutionRow& r : *calls) interrupted += r.end && r.end->status == "interrupted" ? 1 : 0;
     json j = {{"id", it->id},
               {"kind", it->kind},
+              {"resumable", ResumableKind(it->kind)},
               {"started_at_ms", it->created_at_ms},
               {"first_prompt", prompt},
               {"status", status},

@@ -282,6 +282,10 @@ int main(int argc, char** argv) {
   mcp_serve->add_option("--approval", serve_approval, "A call that needs approval: deny (default) or allow")
       ->check(CLI::IsMember({"deny", "allow"}));
 
+  CLI::App* acp_cmd = app.add_subcommand(
+      "acp", "Be an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains IDEs, Neovim, Emacs)");
+  acp_cmd->fallthrough();
+
   // -p or --print followed by an option, or last: a flag (see below).
   bool print_flag = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -362,6 +366,11 @@ int main(int argc, char** argv) {
   if (mcp_serve->parsed()) {
     if (saw_separator) return UsageError("unexpected '--'", false);
     return odin::RunMcpServe(global, serve_mode, serve_approval);
+  }
+  if (acp_cmd->parsed()) {
+    if (saw_separator) return UsageError("unexpected '--'", false);
+    if (print_given) return UsageError("odin acp takes its messages from the editor; -p does not go with it", false);
+    return odin::RunAcp(global, agent);
   }
   if (mcp_cmd->parsed()) {
     mcp.action = mcp_add->parsed() ? "add" : mcp_remove->parsed() ? "remove" : "list";

@@ -49,6 +49,7 @@
 #include "workspace/workspace.h"
 #include "daemon/service.h"
 #include "daemon/socket_location.h"
+#include "daemon/standard_services.h"
 #include "daemon/unix_listener.h"
 #include "workspace/host_files.h"
 #include "workspace/workspace_files.h"
@@ -231,7 +232,9 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   int port = 0;
   if (!listener) builder.AddListeningPort(listen, credentials, &port);
   builder.RegisterService(&service);
+  AddStandardServices(&builder, o.token);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  grpc::EnableDefaultHealthCheckService(false);  // for no other server of ours
   if (!server || (!listener && port == 0)) return fail("cannot listen on " + listen);
   if (!listener && listen.size() > 2 && listen.substr(listen.size() - 2) == ":0") {
     listen = listen.substr(0, listen.size() - 1) + std::to_string(port);
@@ -391,6 +394,7 @@ v1::CreateSessionRequest SessionRequest(const AgentFlags& a, const std::string& 
   req.set_model(a.llm.model);
   req.set_approval(approval);
   req.set_profile(a.profile);
+  req.set_workflow(a.workflow);
   req.set_max_turns(a.max_turns);
   req.set_max_tool_calls(a.max_tool_calls);
   req.set_max_tokens(a.max_tokens);
@@ -441,6 +445,7 @@ int Prompt(const GlobalFlags& g, const AgentFlags& a, ClientFlags c) {
   req.set_session_id(session_id);
   req.set_text(a.prompt);
   req.set_mode(c.session.empty() ? "" : a.mode);
+  req.set_workflow(c.session.empty() ? "" : a.workflow);
   std::unique_ptr<grpc::ClientReader<v1::SessionEvent>> reader = client.stub().Send(ctx.get(), req);
   v1::SessionEvent e;
   std::optional<int> exit_code;

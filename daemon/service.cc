@@ -1,5 +1,7 @@
 #include "daemon/service.h"
 
+#include "daemon/standard_services.h"
+
 #include <unistd.h>
 
 #include "base/file_util.h"
@@ -35,6 +37,12 @@ grpc::Status ToGrpc(const Status& s) {
 }
 
 grpc::Status Invalid(const std::string& what) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, what); }
+
+// NOT_FOUND unless the ledger has a session of that id.
+grpc::Status InLedger(Ledger* ledger, const std::string& session_id) {
+  if (ledger->FindSession(session_id).ok()) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::NOT_FOUND, "no session '" + session_id + "' in the ledger");
+}
 
 void FillExecution(const ExecutionRow& row, bool with_output, v1::Execution* e) {
   e->set_execution_id(row.start.execution_id);
@@ -88,14 +96,7 @@ void CoordinatorServiceImpl::CloseSessions() {
 }
 
 grpc::Status CoordinatorServiceImpl::Authorize(grpc::ServerContext* ctx) const {
-  if (o_.token.empty()) return grpc::Status::OK;
-  auto it = ctx->client_metadata().find("authorization");
-  std::string given = it == ctx->client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
-  std::string expected = "Bearer " + o_.token;
-  // Compared in constant time.
-  unsigned diff = given.size() ^ expected.size();
-  for (size_t i = 0; i < expected.size(); ++i) diff |= (i < given.size() ? given[i] : 0) ^ expected[i];
-  if (diff != 0) {
+  if (!BearerMatches(ctx->client_metadata(), o_.token)) {
     return grpc::Status(
         grpc::StatusCode::UNAUTHENTICATED,
         "this daemon needs \"authorization: Bearer TOKEN\" (odin --token, ODIN_TOKEN, or .odin/daemon.token)");
@@ -136,6 +137,7 @@ grpc::Status CoordinatorServiceImpl::CreateSession(grpc::ServerContext* ctx, con
   flags.runtime.mode = ModeName(mode);
   if (!req->model().empty()) flags.llm.model = req->model();
   if (!req->profile().empty()) flags.profile = req->profile();
+  if (!req->workflow().empty()) flags.workflow = req->workflow();
   if (req->max_turns() > 0) flags.max_turns = req->max_turns();
   if (req->max_tool_calls() > 0) flags.max_tool_calls = req->max_tool_calls();
   if (req->max_tokens() > 0) flags.max_tokens = req->max_tokens();
@@ -156,7 +158,7 @@ grpc::Status CoordinatorServiceImpl::Send(grpc::ServerContext* ctx, const v1::Se
   if (grpc::Status a = Authorize(ctx); !a.ok()) return a;
   std::shared_ptr<HostedSession> s;
   if (grpc::Status f = Find(req->session_id(), &s); !f.ok()) return f;
-  StatusOr<std::pair<std::string, uint64_t>> sent = s->Send(req->text(), req->mode());
+  StatusOr<std::pair<std::string, uint64_t>> sent = s->Send(req->text(), req->mode(), req->workflow());
   if (!sent.ok()) return ToGrpc(sent.status());
   const std::string id = sent->first;
   // What happens in the session while this message is the one worked on.
@@ -170,6 +172,12 @@ grpc::Status CoordinatorServiceImpl::Subscribe(grpc::ServerContext* ctx, const v
   if (grpc::Status a = Authorize(ctx); !a.ok()) return a;
   std::shared_ptr<HostedSession> s;
   if (grpc::Status f = Find(req->session_id(), &s); !f.ok()) return f;
+  // Past the end is no point to wait at: seqs have no gaps.
+  if (uint64_t last = s->Info().last_seq(); req->after_seq() > last) {
+    return grpc::Status(
+        grpc::StatusCode::OUT_OF_RANGE,
+        "after_seq " + std::to_string(req->after_seq()) + " is past the session's last event, " + std::to_string(last));
+  }
   return StreamEvents(
       ctx, s.get(), req->after_seq(), writer, [](const v1::SessionEvent&) { return true; },
       [](const v1::SessionEvent&) { return false; });
@@ -216,6 +224,9 @@ grpc::Status CoordinatorServiceImpl::ListExecutions(grpc::ServerContext* ctx, co
   StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(o_.ledger_path);
   if (!ledger.ok()) return ToGrpc(ledger.status());
   int limit = req->limit() == 0 ? 20 : req->limit();
+  if (!req->session_id().empty()) {
+    if (grpc::Status known = InLedger(ledger->get(), req->session_id()); !known.ok()) return known;
+  }
   StatusOr<std::vector<ExecutionRow>> rows = req->session_id().empty()
                                                  ? (*ledger)->ListExecutions(limit)
                                                  : (*ledger)->ListSessionExecutions(req->session_id());
@@ -248,9 +259,7 @@ grpc::Status CoordinatorServiceImpl::QueryMemory(grpc::ServerContext* ctx, const
   if (req->session_id().empty()) return Invalid("session_id is empty");
   StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(o_.ledger_path);
   if (!ledger.ok()) return ToGrpc(ledger.status());
-  if (!(*ledger)->FindSession(req->session_id()).ok()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no session '" + req->session_id() + "' in the ledger");
-  }
+  if (grpc::Status known = InLedger(ledger->get(), req->session_id()); !known.ok()) return known;
   StatusOr<std::string> answer = RunMemoryQuery(ledger->get(), req->session_id(), o_.workspace,
                                                 req->arguments_json().empty() ? "{}" : req->arguments_json());
   if (!answer.ok()) return ToGrpc(answer.status());

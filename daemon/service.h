@@ -8,7 +8,7 @@
 #include <string>
 
 #include "session/agent_session.h"
-#include "daemon/hosted_session.h"
+#include "session/hosted_session.h"
 #include "odin/v1/coordinator.grpc.pb.h"
 
 namespace odin {

@@ -17,7 +17,9 @@ using nlohmann::json;
 
 namespace {}  // namespace
 
-bool ResumableKind(const std::string& kind) { return kind == "agent" || kind == "interactive" || kind == "daemon"; }
+bool ResumableKind(const std::string& kind) {
+  return kind == "agent" || kind == "interactive" || kind == "daemon" || kind == "acp";
+}
 
 StatusOr<std::string> PickResumableSession(const std::string& ledger_path, const std::string& id, bool newest) {
   if (!ExistsBelow(DirName(ledger_path), ledger_path.substr(ledger_path.rfind('/') + 1))) {

@@ -23,6 +23,10 @@ using nlohmann::json;
 
 std::string Json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// What a ToolCallFinished carries of a call's changes, at most.
+constexpr size_t kMaxEventDiffBytes = 256u << 10;
+constexpr int kMaxEventChangedPaths = 100;
+
 // Null when no call had a price (unknown, not $0); else the priced calls'.
 json CostUsd(const MessageOutcome& o) {
   if (CostUnknown(o.llm_calls, o.unpriced_calls)) return json();
@@ -183,6 +187,16 @@ void EventRecorder::OnToolEnd(const std::string& execution_id, const std::string
   if (r.has_verdict()) {
     f->set_validation(r.verdict().status());
     f->set_new_diagnostics(r.verdict().summary());
+  }
+  if (r.has_file_written() && IsValidUtf8(r.file_written().path())) {
+    f->add_changed_paths(r.file_written().path());
+    f->set_sha256_after(r.file_written().sha256());
+    f->set_created(r.sha256_before().empty());
+    if (r.diff().size() <= kMaxEventDiffBytes) f->set_diff(r.diff());
+  }
+  for (const v1::FileChange& c : r.changes()) {
+    if (f->changed_paths_size() >= kMaxEventChangedPaths) break;
+    if (IsValidUtf8(c.path())) f->add_changed_paths(c.path());
   }
   Emit(std::move(e));
 }

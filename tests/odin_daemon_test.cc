@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
+#include "base/secrets.h"
 #include "base/subprocess.h"
 #include "odin/v1/coordinator.grpc.pb.h"
 #include "tests/test_util.h"
@@ -295,16 +296,19 @@ TEST_F(OdinDaemonTest, AnApprovalRoundTrip) {
   EXPECT_EQ(asked, (std::vector<std::string>{"touch approved", "touch refused"}));
   EXPECT_TRUE(PathExists(ws_.Join("approved")));
   EXPECT_FALSE(PathExists(ws_.Join("refused")));
-  std::vector<std::string> decisions, statuses;
+  // One order whatever the answer: the request, its answer, the gate's
+  // record of it, then what the call came to.
+  std::vector<std::string> order;
   for (const v1::SessionEvent& ev : events) {
-    if (ev.has_approval_resolved()) decisions.push_back(ev.approval_resolved().answer());
+    if (ev.has_approval_requested()) order.push_back("asked");
+    if (ev.has_approval_resolved()) order.push_back(ev.approval_resolved().answer());
     if (ev.has_gate_event() && ev.gate_event().kind() == "approval") {
-      decisions.push_back(json::parse(ev.gate_event().detail_json())["approval"]);
+      order.push_back(json::parse(ev.gate_event().detail_json())["approval"]);
     }
-    if (ev.has_tool_call_finished()) statuses.push_back(ev.tool_call_finished().status());
+    if (ev.has_tool_call_finished()) order.push_back(ev.tool_call_finished().status());
   }
-  EXPECT_EQ(decisions, (std::vector<std::string>{"allowed once by the user", "once", "denied by the user", "deny"}));
-  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "rejected"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"asked", "once", "allowed once by the user", "ok", "asked", "deny",
+                                             "denied by the user", "rejected"}));
   ASSERT_TRUE(events.back().has_message_finished());
   EXPECT_EQ(events.back().message_finished().status(), "done");
 }
@@ -537,6 +541,57 @@ TEST_F(OdinDaemonTest, BeyondLoopbackClientsSpeakTlsAndVerifyTheDaemon) {
   unlink(config.c_str());
 }
 
+// A workflow named by the client reaches the session: --workflow over
+// --connect, and a bad name is refused.
+TEST_F(OdinDaemonTest, TheClientsWorkflowIsTheSessions) {
+  Serve({{"responses", {Text("answered")}}});
+  v1::CreateSessionRequest bad;
+  bad.set_workflow("yolo");
+  v1::SessionInfo info;
+  grpc::Status refused = stub_->CreateSession(Context().get(), bad, &info);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("workflow 'yolo'"), std::string::npos) << refused.error_message();
+  Ran ran = RunOdin(ws_.path(), {"-p", "what is this?", "--connect", address_, "--workflow", "question"}, Env());
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  bool told = false;
+  for (const std::string& line : llm_->LogLines())
+    told = told || line.find("question: answer only") != std::string::npos;
+  EXPECT_TRUE(told) << "the model was not given the question workflow's rules";
+}
+
+// grpcurl's and a Kubernetes probe's way in: the standard health service
+// (open) and server reflection (behind the token, as every call), driven by
+// npm's generic clients, which know no .proto of Odin's.
+TEST_F(OdinDaemonTest, GenericClientsUseHealthAndReflection) {
+  std::string modules = BinDir() + "/../lsp/node_modules";
+  if (!PathExists(modules + "/grpc-js-reflection-client") || !PathExists(modules + "/grpc-health-check")) {
+    GTEST_SKIP() << "the generic gRPC clients are not installed (scripts/install-language-servers.sh installs them)";
+  }
+  Serve({{"responses", {Text("hello")}}}, {"--listen", "127.0.0.1:0"});
+  std::string token = *ReadFileToString(ws_.Join(".odin/daemon.token"));
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  SpawnOptions so;
+  so.argv = {"node", std::string(ODIN_SOURCE_DIR) + "/tests/grpc/generic_client.mjs", modules, address_, token};
+  so.env = CurrentEnvironment();
+  StatusOr<CommandOutput> ran = RunCommand(so);
+  ASSERT_TRUE(ran.ok()) << ran.status().message();
+  size_t at = ran->output.find("RESULT ");
+  json seen = at == std::string::npos ? json() : json::parse(ran->output.substr(at + 7), nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << ran->output;
+  EXPECT_EQ(seen["health"]["ok"], "SERVING") << seen["health"];
+  // Reflection without the token (or with a wrong one) learns nothing.
+  EXPECT_FALSE(seen["servicesWithoutToken"].contains("ok")) << seen["servicesWithoutToken"];
+  EXPECT_FALSE(seen["servicesWrongToken"].contains("ok")) << seen["servicesWrongToken"];
+  ASSERT_TRUE(seen["services"].contains("ok")) << seen["services"];
+  std::vector<std::string> services = seen["services"]["ok"];
+  EXPECT_TRUE(std::count(services.begin(), services.end(), "odin.v1.CoordinatorService")) << seen["services"];
+  EXPECT_TRUE(std::count(services.begin(), services.end(), "grpc.health.v1.Health")) << seen["services"];
+  // A call built from reflection's descriptors works, and needs the token.
+  EXPECT_TRUE(seen["listSessions"].contains("ok")) << seen.dump();
+  EXPECT_EQ(seen["listSessionsWithoutToken"]["code"], static_cast<int>(grpc::StatusCode::UNAUTHENTICATED))
+      << seen["listSessionsWithoutToken"];
+}
+
 TEST_F(OdinDaemonTest, OverTcpATokenIsRequired) {
   Serve({{"responses", {Text("hello")}}}, {"--listen", "127.0.0.1:0"});
   ASSERT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
@@ -597,6 +652,28 @@ TEST_F(OdinDaemonTest, BadInputGetsClearErrors) {
   get.set_execution_id("ex_nope");
   v1::Execution execution;
   EXPECT_EQ(stub_->GetExecution(Context().get(), get, &execution).error_code(), grpc::StatusCode::NOT_FOUND);
+  // An unknown session's executions are NOT_FOUND, as its memory is.
+  v1::ListExecutionsRequest list;
+  list.set_session_id("ses_nope");
+  v1::ListExecutionsResponse executions;
+  grpc::Status listed = stub_->ListExecutions(Context().get(), list, &executions);
+  EXPECT_EQ(listed.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(listed.error_message().find("no session 'ses_nope'"), std::string::npos) << listed.error_message();
+  v1::QueryMemoryRequest memory;
+  memory.set_session_id("ses_nope");
+  v1::QueryMemoryResponse remembered;
+  EXPECT_EQ(stub_->QueryMemory(Context().get(), memory, &remembered).error_code(), grpc::StatusCode::NOT_FOUND);
+  // Subscribing past the last event is answered at once, not waited on.
+  v1::SubscribeRequest past;
+  past.set_session_id(session);
+  past.set_after_seq(1000000);
+  auto ctx3 = Context();
+  auto beyond = stub_->Subscribe(ctx3.get(), past);
+  EXPECT_FALSE(beyond->Read(&e));
+  grpc::Status out_of_range = beyond->Finish();
+  EXPECT_EQ(out_of_range.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_NE(out_of_range.error_message().find("past the session's last event"), std::string::npos)
+      << out_of_range.error_message();
 
   // A second daemon on the workspace is refused, naming the first one's socket.
   Ran second = RunOdin(ws_.path(), {"serve"}, Env());

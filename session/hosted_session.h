@@ -6,7 +6,8 @@
 // are kept in order, numbered from 1, so any number of clients can follow
 // them and a client that comes back can pick up where it left off.
 //
-// Nothing here knows of gRPC: the service is a thin adapter over this.
+// Nothing here knows of a protocol: the daemon's gRPC service
+// (daemon/service.cc) and odin acp (cli/cli_acp.cc) are adapters over it.
 
 #include <condition_variable>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,24 +28,34 @@ namespace odin {
 
 class HostedSession {
  public:
+  // Called on the session's thread with each event before anyone else
+  // sees it, while the session waits: what a front end must do before the
+  // session goes on (odin acp: the editor's copy of a file written).
+  using EventHook = std::function<void(const v1::SessionEvent&)>;
+
   // Starts the session (a missing API key or a bad config fails here) and its
   // thread. default_mode is the mode of messages sent without one.
   static StatusOr<std::unique_ptr<HostedSession>> Start(const AgentSessionFlags& flags, Mode default_mode,
-                                                        std::string approval);
+                                                        std::string approval, EventHook hook = nullptr);
   // Cancels what runs, stops the thread and the session's workers.
   ~HostedSession();
 
   const std::string& id() const { return id_; }
 
-  // Queues a message (mode "" is the session's default). Returns its id and
-  // the seq of the last event before it, or FailedPrecondition if the
-  // session ended.
-  StatusOr<std::pair<std::string, uint64_t>> Send(const std::string& text, const std::string& mode);
+  // Queues a message (mode "" is the session's default; workflow, if not
+  // "", is this message's and the later ones'). Returns its id and the seq
+  // of the last event before it, InvalidArgument for an unknown mode or
+  // workflow, or FailedPrecondition if the session ended.
+  StatusOr<std::pair<std::string, uint64_t>> Send(const std::string& text, const std::string& mode,
+                                                  const std::string& workflow = "");
   // Answers an approval request ("once", "session" or "deny"); false if
   // nothing waits under that id.
   bool Approve(const std::string& execution_id, const std::string& answer);
   // Cancels the message being worked on; false if there is none.
   bool Cancel();
+  // Something the model must know before the next message (Agent::AddNote).
+  // Never waits.
+  void AddNote(std::string text);
 
   v1::SessionInfo Info();
   v1::SessionStatus Report();
@@ -66,6 +78,8 @@ class HostedSession {
   Mode default_mode_ = Mode::kEdit;
   int64_t created_at_ms_ = 0;
   std::unique_ptr<EventRecorder> recorder_;
+  EventHook hook_;
+  std::set<std::string> asked_;            // approvals asked and not answered (the thread's)
   std::unique_ptr<AgentSession> session_;  // touched only on the thread
   int wake_fd_ = -1;                       // eventfd: work was posted
   std::thread thread_;

@@ -1,4 +1,4 @@
-#include "daemon/hosted_session.h"
+#include "session/hosted_session.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -6,13 +6,15 @@
 #include <cerrno>
 
 #include "base/clock.h"
+#include "planner/workflows.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
 
 StatusOr<std::unique_ptr<HostedSession>> HostedSession::Start(const AgentSessionFlags& flags, Mode default_mode,
-                                                              std::string approval) {
+                                                              std::string approval, EventHook hook) {
   std::unique_ptr<HostedSession> h(new HostedSession());
+  h->hook_ = std::move(hook);
   h->default_mode_ = default_mode;
   h->created_at_ms_ = RealClock::Get()->WallMillis();
   HostedSession* self = h.get();
@@ -116,6 +118,10 @@ T HostedSession::RunOnLoop(std::function<T()> task) {
 }
 
 void HostedSession::Publish(v1::SessionEvent e) {
+  // Only ever on the session's thread (or Start's, before it runs).
+  if (e.has_approval_requested()) asked_.insert(e.approval_requested().execution_id());
+  if (e.has_tool_call_finished()) asked_.erase(e.tool_call_finished().execution_id());
+  if (hook_) hook_(e);
   {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back(std::move(e));
@@ -123,17 +129,25 @@ void HostedSession::Publish(v1::SessionEvent e) {
   changed_.notify_all();
 }
 
-StatusOr<std::pair<std::string, uint64_t>> HostedSession::Send(const std::string& text, const std::string& mode_name) {
+StatusOr<std::pair<std::string, uint64_t>> HostedSession::Send(const std::string& text, const std::string& mode_name,
+                                                               const std::string& workflow_name) {
   Mode mode = default_mode_;
   if (!mode_name.empty() && !ParseMode(mode_name, &mode)) {
     return Status::InvalidArgument("mode '" + mode_name + "'", "must be ask, plan or edit");
+  }
+  std::optional<Workflow> workflow = ParseWorkflow(workflow_name);
+  if (!workflow) {
+    return Status::InvalidArgument("workflow '" + workflow_name + "'",
+                                   std::string("must be one of ") + WorkflowNames());
   }
   if (text.empty()) return Status::InvalidArgument("text", "the message is empty");
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ended_) return Status::FailedPrecondition("session " + id_, "has ended");
   }
-  return RunOnLoop<std::pair<std::string, uint64_t>>([this, text, mode] {
+  bool set_workflow = !workflow_name.empty();
+  return RunOnLoop<std::pair<std::string, uint64_t>>([this, text, mode, set_workflow, workflow] {
+    if (set_workflow) session_->agent().set_workflow(*workflow);
     uint64_t before;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -147,9 +161,12 @@ bool HostedSession::Approve(const std::string& execution_id, const std::string& 
   // Anything but a known answer denies.
   ApprovalAnswer a = ParseApprovalAnswer(answer).value_or(ApprovalAnswer::kDeny);
   return RunOnLoop<bool>([this, execution_id, a, answer] {
-    bool applied = session_->runtime().coordinator().AnswerApproval(execution_id, a);
-    if (applied) recorder_->OnApprovalResolved(execution_id, answer);
-    return applied;
+    // The answer's event goes first, so every client sees one order: the
+    // request, its answer, then what the call came to (a denied call ends
+    // inside AnswerApproval).
+    if (asked_.erase(execution_id) == 0) return session_->runtime().coordinator().AnswerApproval(execution_id, a);
+    recorder_->OnApprovalResolved(execution_id, answer);
+    return session_->runtime().coordinator().AnswerApproval(execution_id, a);
   });
 }
 
@@ -159,6 +176,10 @@ bool HostedSession::Cancel() {
     session_->agent().CancelCurrent();
     return true;
   });
+}
+
+void HostedSession::AddNote(std::string text) {
+  Post([this, text = std::move(text)] { session_->agent().AddNote(text); });
 }
 
 v1::SessionInfo HostedSession::Info() {
