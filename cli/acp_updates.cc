@@ -88,6 +88,69 @@ json PlanOf(const json& args) {
 
 }  // namespace
 
+std::string AcpModes(Mode current) {
+  json modes = json::array();
+  for (Mode m : {Mode::kAsk, Mode::kPlan, Mode::kEdit}) {
+    const char* name = m == Mode::kAsk ? "Ask: reads only" : m == Mode::kPlan ? "Plan: reads, then a plan" : "Edit";
+    modes.push_back({{"id", ModeName(m)}, {"name", name}});
+  }
+  return Dump({{"currentModeId", ModeName(current)}, {"availableModes", modes}});
+}
+
+StatusOr<std::string> AcpPromptText(const json& blocks) {
+  if (!blocks.is_array()) return Status::InvalidArgument("prompt", "must be an array of content blocks");
+  std::string text;
+  for (const json& b : blocks) {
+    std::string type = Text(b, "type");
+    if (type == "text") {
+      text += Text(b, "text");
+    } else if (type == "resource_link") {
+      std::string uri = Text(b, "uri");
+      text += (uri.rfind("file://", 0) == 0 ? uri.substr(7) : uri);
+    } else if (type == "resource" && b.contains("resource") && b["resource"].is_object()) {
+      const json& r = b["resource"];
+      std::string uri = Text(r, "uri");
+      if (uri.rfind("file://", 0) == 0) uri = uri.substr(7);
+      if (r.contains("text")) {
+        text += "\n\n<context name=\"" + uri + "\">\n" + Text(r, "text") + "\n</context>\n";
+      } else {
+        text += uri;
+      }
+    } else {
+      return Status::InvalidArgument("prompt", "content of type '" + type + "' is not taken (text and resources are)");
+    }
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Status::InvalidArgument("prompt", "the message is empty");
+  }
+  return text;
+}
+
+std::vector<std::string> AcpReplayUpdates(const std::vector<ChatMessage>& history) {
+  std::vector<std::string> out;
+  for (const ChatMessage& m : history) {
+    if (m.role == ChatMessage::Role::kUser && !m.text.empty()) {
+      out.push_back(Dump(Chunk("user_message_chunk", m.text)));
+    } else if (m.role == ChatMessage::Role::kAssistant) {
+      if (!m.text.empty()) out.push_back(Dump(Chunk("agent_message_chunk", m.text)));
+      for (const ToolCallRequest& c : m.tool_calls) {
+        out.push_back(Dump({{"sessionUpdate", "tool_call"},
+                            {"toolCallId", c.id},
+                            {"title", c.name},
+                            {"kind", KindOf(c.name)},
+                            {"status", "completed"}}));
+      }
+    } else if (m.role == ChatMessage::Role::kToolResults) {
+      for (const ToolResultMessage& r : m.results) {
+        out.push_back(Dump({{"sessionUpdate", "tool_call_update"},
+                            {"toolCallId", r.call_id},
+                            {"status", r.is_error ? "failed" : "completed"}}));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<AcpHunk> HunksOfDiff(const std::string& diff) {
   std::vector<AcpHunk> hunks;
   bool new_file = false;

@@ -14,7 +14,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/status.h"
+#include "llm/llm.h"
 #include "odin/v1/coordinator.pb.h"
+#include "tools/tool_catalog.h"
 
 namespace odin {
 
@@ -42,6 +47,21 @@ std::string AcpApprovalAnswer(const std::string& option_id);
 // cancelled is "cancelled", a spent budget "max_turn_requests", the rest
 // "end_turn" (the status itself goes in the response's _meta).
 std::string AcpStopReason(const std::string& status);
+
+// The session's modes as ACP's SessionModeState (JSON text): ask, plan and
+// edit, current the one named.
+std::string AcpModes(Mode current);
+
+// The message a prompt's content blocks make: text as written; a file the
+// editor links, by its path; an embedded resource's text (an editor's
+// buffer, as the user sees it) quoted with its name. InvalidArgument for
+// anything else (images, audio) or an empty message.
+StatusOr<std::string> AcpPromptText(const nlohmann::json& blocks);
+
+// session/load's replay of a conversation (as the model last saw it): the
+// user's and the model's words as chunks, each call as a tool call and its
+// end, by name and status (JSON texts of `update` objects).
+std::vector<std::string> AcpReplayUpdates(const std::vector<ChatMessage>& history);
 
 // The old and new text of each hunk of a unified diff of one file, for
 // ACP's "diff" content (whole files are never sent; a hunk is its lines

@@ -117,6 +117,36 @@ TEST(AcpUpdatesTest, PermissionsOfferAlwaysOnlyWhereAnApprovalMayBeSaved) {
   EXPECT_EQ(AcpApprovalAnswer("anything"), "deny");
 }
 
+TEST(AcpUpdatesTest, APromptIsItsTextAndTheEditorsResources) {
+  StatusOr<std::string> text = AcpPromptText(json::parse(R"([
+      {"type":"text","text":"fix "},
+      {"type":"resource_link","uri":"file:///ws/a.py","name":"a.py"},
+      {"type":"resource","resource":{"uri":"file:///ws/b.py","text":"x = 1 # unsaved"}}])"));
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_EQ(*text, "fix /ws/a.py\n\n<context name=\"/ws/b.py\">\nx = 1 # unsaved\n</context>\n");
+  EXPECT_FALSE(AcpPromptText(json::parse(R"([{"type":"image","data":"AAAA","mimeType":"image/png"}])")).ok());
+  EXPECT_FALSE(AcpPromptText(json::parse(R"([{"type":"text","text":"  "}])")).ok());
+  EXPECT_FALSE(AcpPromptText(json::parse(R"({"type":"text"})")).ok());
+  // Fields of the wrong type are no crash.
+  EXPECT_FALSE(AcpPromptText(json::parse(R"([{"type":3}, 7, null])")).ok());
+}
+
+TEST(AcpUpdatesTest, AReplayIsTheConversationsWordsAndCalls) {
+  std::vector<ChatMessage> history(3);
+  history[0].text = "fix it";
+  history[1].role = ChatMessage::Role::kAssistant;
+  history[1].text = "looking";
+  history[1].tool_calls.push_back({"call_1", "Read", "{}"});
+  history[2].role = ChatMessage::Role::kToolResults;
+  history[2].results.push_back({"call_1", "{}", true});
+  std::vector<json> out = Parsed(AcpReplayUpdates(history));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0]["sessionUpdate"], "user_message_chunk");
+  EXPECT_EQ(out[1]["content"]["text"], "looking");
+  EXPECT_EQ(out[2]["kind"], "read");
+  EXPECT_EQ(out[3]["status"], "failed");
+}
+
 TEST(AcpUpdatesTest, StopReasons) {
   EXPECT_EQ(AcpStopReason("done"), "end_turn");
   EXPECT_EQ(AcpStopReason("not_converged"), "end_turn");

@@ -68,47 +68,6 @@ std::string Text(const json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-json ModesJson(Mode current) {
-  json modes = json::array();
-  for (Mode m : {Mode::kAsk, Mode::kPlan, Mode::kEdit}) {
-    const char* name = m == Mode::kAsk ? "Ask: reads only" : m == Mode::kPlan ? "Plan: reads, then a plan" : "Edit";
-    modes.push_back({{"id", ModeName(m)}, {"name", name}});
-  }
-  return {{"currentModeId", ModeName(current)}, {"availableModes", modes}};
-}
-
-// The text of a prompt's content blocks: text as written; a file the editor
-// links by name, by its path; an embedded resource's text (an editor's
-// buffer, as the user sees it) quoted with its name.
-StatusOr<std::string> PromptText(const json& blocks) {
-  if (!blocks.is_array()) return Status::InvalidArgument("prompt", "must be an array of content blocks");
-  std::string text;
-  for (const json& b : blocks) {
-    std::string type = Text(b, "type");
-    if (type == "text") {
-      text += Text(b, "text");
-    } else if (type == "resource_link") {
-      std::string uri = Text(b, "uri");
-      text += (uri.rfind("file://", 0) == 0 ? uri.substr(7) : uri);
-    } else if (type == "resource" && b.contains("resource") && b["resource"].is_object()) {
-      const json& r = b["resource"];
-      std::string uri = Text(r, "uri");
-      if (uri.rfind("file://", 0) == 0) uri = uri.substr(7);
-      if (r.contains("text")) {
-        text += "\n\n<context name=\"" + uri + "\">\n" + Text(r, "text") + "\n</context>\n";
-      } else {
-        text += uri;
-      }
-    } else {
-      return Status::InvalidArgument("prompt", "content of type '" + type + "' is not taken (text and resources are)");
-    }
-  }
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Status::InvalidArgument("prompt", "the message is empty");
-  }
-  return text;
-}
-
 // One ACP session: an agent session of Odin's and the thread that turns its
 // events into what the editor hears.
 struct AcpSession {
@@ -307,7 +266,7 @@ class AcpServer {
       std::lock_guard<std::mutex> lock(sessions_mu_);
       sessions_[raw->id] = std::move(s);
     }
-    json result = {{"modes", ModesJson(raw->mode)}};
+    json result = {{"modes", ParseJson(AcpModes(raw->mode))}};
     if (!load) result["sessionId"] = raw->id;
     Reply(id, result);
   }
@@ -321,35 +280,13 @@ class AcpServer {
     if (!entries.ok()) return;
     StatusOr<ReplayedConversation> replayed = ReplayConversation(*entries);
     if (!replayed.ok()) return;
-    auto chunk = [](const char* kind, const std::string& text) {
-      return json{{"sessionUpdate", kind}, {"content", {{"type", "text"}, {"text", text}}}};
-    };
-    for (const ChatMessage& m : replayed->history) {
-      if (m.role == ChatMessage::Role::kUser && !m.text.empty()) {
-        Update(s.id, chunk("user_message_chunk", m.text));
-      } else if (m.role == ChatMessage::Role::kAssistant) {
-        if (!m.text.empty()) Update(s.id, chunk("agent_message_chunk", m.text));
-        for (const ToolCallRequest& c : m.tool_calls) {
-          Update(s.id, {{"sessionUpdate", "tool_call"},
-                        {"toolCallId", c.id},
-                        {"title", c.name},
-                        {"kind", "other"},
-                        {"status", "completed"}});
-        }
-      } else if (m.role == ChatMessage::Role::kToolResults) {
-        for (const ToolResultMessage& r : m.results) {
-          Update(s.id, {{"sessionUpdate", "tool_call_update"},
-                        {"toolCallId", r.call_id},
-                        {"status", r.is_error ? "failed" : "completed"}});
-        }
-      }
-    }
+    for (const std::string& u : AcpReplayUpdates(replayed->history)) Update(s.id, ParseJson(u));
   }
 
   void Prompt(const json& id, const json& params) {
     AcpSession* s = Find(Text(params, "sessionId"));
     if (s == nullptr) return Error(id, -32602, "no session '" + Text(params, "sessionId") + "'");
-    StatusOr<std::string> text = PromptText(params.contains("prompt") ? params["prompt"] : json());
+    StatusOr<std::string> text = AcpPromptText(params.contains("prompt") ? params["prompt"] : json());
     if (!text.ok()) return Error(id, -32602, text.status().message());
     StatusOr<std::pair<std::string, uint64_t>> sent = s->hosted->Send(*text, ModeName(s->mode));
     if (!sent.ok()) return Error(id, -32603, sent.status().message());
@@ -600,6 +537,7 @@ int RunAcp(const GlobalFlags& g, const AgentFlags& f) {
       }
     }
     server.StopAll();
+    if (std::string why = out.failed(); code == 0 && !why.empty()) code = fail(why + ": its sessions were cancelled");
   }
   return code;
 }

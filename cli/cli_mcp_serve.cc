@@ -8,8 +8,11 @@
 // would read (status, output, the validation verdict), and a call that
 // failed, was refused or left a file with errors is an isError result.
 //
-// stdout carries only the protocol; notices go to stderr. The session ends
-// when stdin does.
+// stdout carries only the protocol, written by a thread of its own
+// (cli/stdio_lines.h): a client that stops reading stalls nothing, and past
+// 64 MiB waiting the calls are cancelled and the server ends. Notices go to
+// stderr. The session ends when stdin does. The JSON-RPC edges (ids,
+// batches per revision) are answered as docs/hooks-and-mcp.md's table says.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,16 +20,19 @@
 #include <cerrno>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "workspace/workspace.h"
+#include "base/clock.h"
 #include "base/ids.h"
 #include "base/json_input.h"
 #include "base/version.h"
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
+#include "cli/stdio_lines.h"
 #include "session/runtime.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/tool_calls.h"
@@ -47,6 +53,35 @@ std::string Text(const json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// What every tool's structuredContent is: the ground-truth record
+// (planner/tool_calls.h's GroundTruthRecord).
+const json& RecordSchema() {
+  static const json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"execution_id", {{"type", "string"}}},
+        {"tool", {{"type", "string"}}},
+        {"status",
+         {{"type", "string"}, {"enum", {"ok", "error", "rejected", "timed_out", "crashed", "cancelled", "unknown"}}}},
+        {"authority", {{"type", "string"}}},
+        {"summary", {{"type", "string"}}},
+        {"exit_code", {{"type", "integer"}}},
+        {"output", {{"type", "string"}}},
+        {"diff", {{"type", "string"}}},
+        {"validation", {{"type", "object"}}},
+        {"validations", {{"type", "array"}}},
+        {"changes", {{"type", "array"}}}}},
+      {"required", {"execution_id", "tool", "status", "authority", "summary"}}};
+  return schema;
+}
+
+// Whether a request id is one MCP takes: a string or an integer.
+bool ValidId(const json& id) { return id.is_string() || id.is_number_integer(); }
+
+// What may wait for a client that reads slowly before the session is
+// cancelled.
+constexpr size_t kMaxQueuedOutput = 64u << 20;
+
 const std::set<std::string>& ServedTools() {
   static const std::set<std::string> tools = {"Read",      "LS",          "Glob",          "Grep",
                                               "WriteFile", "EditTool",    "MultiEditTool", "ExecuteCommand",
@@ -56,7 +91,8 @@ const std::set<std::string>& ServedTools() {
 
 class Server {
  public:
-  Server(Runtime* rt, Mode mode) : rt_(rt), coord_(rt->coordinator()), mode_(mode), workspace_(rt->workspace().root) {}
+  Server(Runtime* rt, Mode mode, StdoutLines* out)
+      : rt_(rt), coord_(rt->coordinator()), mode_(mode), workspace_(rt->workspace().root), out_(out) {}
 
   // Handles one line from the client.
   void HandleLine(const std::string& line) {
@@ -64,14 +100,70 @@ class Server {
     // dumped or compared (security review 3, finding 8: 300,000 levels of
     // arguments crashed the server).
     StatusOr<json> parsed = ParseJsonOrError(line, "message");
-    if (!parsed.ok() || !parsed->is_object()) {
-      std::string why = parsed.ok() ? "parse error: not a JSON object" : "parse error: " + parsed.status().message();
-      return Send({{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32700}, {"message", why}}}});
+    if (!parsed.ok()) return Error(nullptr, -32700, "parse error: " + parsed.status().message());
+    if (parsed->is_array()) return HandleBatch(std::move(*parsed));
+    if (!parsed->is_object()) return Error(nullptr, -32600, "invalid request: not a JSON-RPC message object");
+    HandleMessage(std::move(*parsed));
+  }
+
+  bool idle() const { return running_.empty(); }
+  void CancelAll() {
+    // Copied first: a call may end inside Cancel, and its end erases its entry.
+    std::vector<std::string> executions;
+    for (const auto& [key, execution] : running_) executions.push_back(execution);
+    for (const std::string& execution : executions) coord_.Cancel(execution);
+  }
+
+ private:
+  // A batch (2025-03-26 only): its answers, sent as one array once every
+  // request of it is answered.
+  struct Batch {
+    size_t waiting = 0;
+    json answers = json::array();
+  };
+
+  void HandleBatch(json batch) {
+    if (version_ != "2025-03-26") {
+      return Error(nullptr, -32600,
+                   version_.empty() ? "invalid request: a batch before initialize"
+                                    : "invalid request: batches are not part of MCP " + version_);
     }
-    json m = std::move(*parsed);
+    if (batch.empty()) return Error(nullptr, -32600, "invalid request: an empty batch");
+    int number = ++batches_made_;
+    Batch& b = batches_[number];
+    // Its requests are counted before any is handled: one may be answered at once.
+    for (const json& m : batch) {
+      bool notification = m.is_object() && !m.contains("id") && m.contains("method");
+      if (!notification) ++b.waiting;
+    }
+    if (b.waiting == 0) {
+      batches_.erase(number);
+      for (json& m : batch) HandleMessage(std::move(m));
+      return;
+    }
+    for (json& m : batch) {
+      current_batch_ = number;
+      if (!m.is_object()) {
+        Error(nullptr, -32600, "invalid request: not a JSON-RPC message object");
+      } else if (Text(m, "method") == "initialize") {
+        Error(m.contains("id") ? m["id"] : json(), -32600, "invalid request: initialize may not be batched");
+      } else {
+        HandleMessage(std::move(m));
+      }
+    }
+    current_batch_ = 0;
+  }
+
+  void HandleMessage(json m) {
     std::string method = Text(m, "method");
-    bool request = m.contains("id") && (m["id"].is_number_integer() || m["id"].is_string());
     json params = m.contains("params") && m["params"].is_object() ? m["params"] : json::object();
+    if (m.contains("id") && !ValidId(m["id"])) {
+      // A number that is not an integer is still an id to answer under.
+      json id = m["id"].is_number() ? m["id"] : json();
+      return Error(id, -32600, "invalid request: an id must be a string or an integer");
+    }
+    bool request = m.contains("id");
+    if (request && method.empty()) return Answered(m);
     if (!request) {
       if (method == "notifications/cancelled" && params.contains("requestId")) {
         // The call stops; its request gets no answer (the client gave up on it).
@@ -85,13 +177,17 @@ class Server {
       }
       return;  // notifications/initialized, answers to nothing we asked
     }
-    const json& id = m["id"];
+    const json id = m["id"];
+    if (running_.count(Dump(id)) != 0) {
+      return Error(id, -32600, "invalid request: request " + Dump(id) + " is in flight already");
+    }
     if (method == "initialize") {
       std::string asked = Text(params, "protocolVersion");
       std::string version = kMcpProtocolVersions[0];
       for (const char* v : kMcpProtocolVersions) {
         if (asked == v) version = v;
       }
+      version_ = version;
       return Reply(id, {{"protocolVersion", version},
                         {"capabilities", {{"tools", {{"listChanged", false}}}}},
                         {"serverInfo", {{"name", "odin"}, {"version", ODIN_VERSION}}},
@@ -103,18 +199,12 @@ class Server {
     if (method == "ping") return Reply(id, json::object());
     if (method == "tools/list") return Reply(id, {{"tools", Tools()}});
     if (method == "tools/call") return Call(id, params);
-    Send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32601}, {"message", "method not found: " + method}}}});
+    Error(id, -32601, "method not found: " + method);
   }
 
-  bool idle() const { return running_.empty(); }
-  void CancelAll() {
-    // Copied first: a call may end inside Cancel, and its end erases its entry.
-    std::vector<std::string> executions;
-    for (const auto& [key, execution] : running_) executions.push_back(execution);
-    for (const std::string& execution : executions) coord_.Cancel(execution);
-  }
+  // An answer to a request of ours: none are asked yet, so it is dropped.
+  void Answered(const json&) {}
 
- private:
   json Tools() const {
     json out = json::array();
     bool read_only_mode = mode_ != Mode::kEdit;
@@ -125,13 +215,18 @@ class Server {
       // In ask and plan the sandbox keeps commands from changing the
       // workspace: they read, as the mode says.
       bool read_only = reads || read_only_mode;
-      out.push_back({{"name", spec.name},
-                     {"description", spec.description},
-                     {"inputSchema", ParseJson(spec.input_schema_json)},
-                     {"annotations",
-                      {{"readOnlyHint", read_only},
-                       {"destructiveHint", !read_only && HandlerOf(spec.name) == ToolHandler::kCommand},
-                       {"openWorldHint", false}}}});
+      // A write replaces what was there, and a command may remove files:
+      // anything that is not read-only may destroy.
+      json tool = {{"name", spec.name},
+                   {"description", spec.description},
+                   {"inputSchema", ParseJson(spec.input_schema_json)},
+                   {"annotations",
+                    {{"readOnlyHint", read_only},
+                     {"destructiveHint", !read_only},
+                     {"idempotentHint", read_only},
+                     {"openWorldHint", false}}}};
+      if (StructuredResults()) tool["outputSchema"] = RecordSchema();
+      out.push_back(tool);
     }
     return out;
   }
@@ -156,37 +251,93 @@ class Server {
     std::string key = Dump(id);
     CallHandlers handlers;
     std::string execution = call.execution_id;
+    // The client asked for progress: a command's output, counted as it
+    // comes, at most every quarter second.
+    const json* meta = params.contains("_meta") && params["_meta"].is_object() ? &params["_meta"] : nullptr;
+    if (meta != nullptr && meta->contains("progressToken") && ValidId((*meta)["progressToken"])) {
+      auto progress = std::make_shared<std::pair<uint64_t, SteadyTime>>(0, SteadyTime{});
+      handlers.on_progress = [this, token = (*meta)["progressToken"], progress](const v1::ToolProgress& p) {
+        if (!p.has_output()) return;
+        progress->first += p.output().data().size();
+        SteadyTime now = RealClock::Get()->Now();
+        if (now - progress->second < milliseconds(250)) return;
+        progress->second = now;
+        Send({{"jsonrpc", "2.0"},
+              {"method", "notifications/progress"},
+              {"params",
+               {{"progressToken", token},
+                {"progress", progress->first},
+                {"message", std::to_string(progress->first) + " bytes of output"}}}});
+      };
+    }
     handlers.on_done = [this, id, key, name, execution](const v1::ToolResult& r, const Status&) {
       running_.erase(key);
-      if (cancelled_.erase(key) != 0) return;
+      if (cancelled_.erase(key) != 0) return Unanswered(key);
       std::string record = GroundTruthRecord(execution, name, r, workspace_);
       bool blocking = r.has_verdict() && (r.verdict().status() == "errors" || r.verdict().status() == "timed_out");
       for (const v1::ValidationVerdict& v : r.command_verdicts()) {
         blocking = blocking || v.status() == "errors" || v.status() == "timed_out";
       }
-      Reply(id, {{"content", {{{"type", "text"}, {"text", record}}}},
-                 {"isError", r.status() != v1::TOOL_STATUS_OK || blocking}});
+      json result = {{"content", {{{"type", "text"}, {"text", record}}}},
+                     {"isError", r.status() != v1::TOOL_STATUS_OK || blocking}};
+      if (StructuredResults()) result["structuredContent"] = ParseJson(record);
+      Reply(id, result);
     };
     running_[key] = execution;
+    if (current_batch_ != 0) batch_of_[key] = current_batch_;
     coord_.Submit(std::move(call), std::move(handlers));
   }
 
-  void Reply(const json& id, const json& result) { Send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}); }
-  void Send(const json& message) {
-    std::string line = Dump(message) + "\n";
-    std::cout << line << std::flush;
+  // structuredContent and outputSchema are 2025-06-18's.
+  bool StructuredResults() const { return version_ == "2025-06-18"; }
+
+  void Reply(const json& id, const json& result) { Answer(id, {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}); }
+  void Error(const json& id, int code, const std::string& message) {
+    Answer(id, {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
   }
+  // An answer goes out alone, or with its batch's once they are all in.
+  void Answer(const json& id, json message) {
+    std::string key = Dump(id);
+    int batch = current_batch_;
+    if (auto it = batch_of_.find(key); batch == 0 && !id.is_null() && it != batch_of_.end()) {
+      batch = it->second;
+      batch_of_.erase(it);
+    }
+    auto b = batches_.find(batch);
+    if (b == batches_.end()) return Send(message);
+    b->second.answers.push_back(std::move(message));
+    if (--b->second.waiting > 0) return;
+    Send(b->second.answers);
+    batches_.erase(b);
+  }
+  // A batch's request that gets no answer (the client cancelled it).
+  void Unanswered(const std::string& key) {
+    auto it = batch_of_.find(key);
+    if (it == batch_of_.end()) return;
+    auto b = batches_.find(it->second);
+    batch_of_.erase(it);
+    if (b == batches_.end() || --b->second.waiting > 0) return;
+    if (!b->second.answers.empty()) Send(b->second.answers);
+    batches_.erase(b);
+  }
+  void Send(const json& message) { out_->Write(Dump(message)); }
 
   Runtime* rt_;
   Coordinator& coord_;
   Mode mode_;
   std::string workspace_;
+  StdoutLines* out_;
+  std::string version_;                         // the revision initialize agreed on
   std::map<std::string, std::string> running_;  // request id (as JSON) -> execution id
   std::set<std::string> cancelled_;             // request ids the client cancelled
+  std::map<int, Batch> batches_;
+  std::map<std::string, int> batch_of_;  // a running call's request id -> its batch
+  int batches_made_ = 0;
+  int current_batch_ = 0;  // the batch being read, while it is
 };
 
 // Reads requests until stdin ends and every call has ended.
-int Serve(Coordinator& coord, Server& server) {
+int Serve(Coordinator& coord, Server& server, StdoutLines& out) {
   auto fail = [](const std::string& message) {
     std::cerr << "odin mcp serve: " << message << "\n";
     return kError;
@@ -195,12 +346,19 @@ int Serve(Coordinator& coord, Server& server) {
   fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
   std::string in;
   bool open = true;
+  bool stalled = false;  // the client stopped reading: what runs is cancelled
   while (open || !server.idle()) {
-    std::vector<PollFd> fds;
+    std::vector<PollFd> fds = {{out.wake_fd(), true, false}};
     if (open) fds.push_back({STDIN_FILENO, true, false});
     Status polled = coord.Poll(seconds(1), &fds);
     if (!polled.ok()) return fail(polled.message());
-    if (!open || !fds[0].readable) continue;
+    if (!stalled && !out.failed().empty()) {
+      stalled = true;
+      open = false;
+      std::cerr << "odin mcp serve: " << out.failed() << ": its calls are cancelled\n";
+      server.CancelAll();
+    }
+    if (!open || !fds[1].readable) continue;
     char buf[64 * 1024];
     for (;;) {
       ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
@@ -224,7 +382,9 @@ int Serve(Coordinator& coord, Server& server) {
     }
     if (in.size() > McpClient::kMaxLineBytes) return fail("a message longer than 64 MiB");
   }
-  return 0;
+  // The bound may have been passed by the last lines read.
+  if (!stalled && !out.failed().empty()) return fail(out.failed() + ": its calls were cancelled");
+  return stalled ? kError : 0;
 }
 
 }  // namespace
@@ -259,8 +419,9 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
       std::cerr << "odin mcp serve: warning: running WITHOUT a sandbox (" << hello.sandbox().description() << ")\n";
     }
   };
-  Server server(rt->get(), mode);
-  int code = Serve(coord, server);
+  StdoutLines out(STDOUT_FILENO, kMaxQueuedOutput);
+  Server server(rt->get(), mode, &out);
+  int code = Serve(coord, server, out);
   // The calls still running end while the server that hears of them is whole.
   rt->reset();
   return code;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <set>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -619,6 +621,132 @@ TEST_F(OdinMcpServersTest, McpServeRefusesBadFlagsAndAnswersGarbageWithAnError) 
   close(out);
   EXPECT_EQ(Wait(pid), 0);
   EXPECT_FALSE(PathExists(ws_.Join("x")));
+}
+
+// The MCP TypeScript SDK's own client drives odin mcp serve
+// (tests/mcp/mcp_serve_client.mjs): honest annotations, an outputSchema per
+// tool that the SDK checks each structuredContent against, the verdict in
+// it, and progress notifications while a command prints.
+TEST_F(OdinMcpServersTest, TheSdksClientGetsStructuredResultsAndProgress) {
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.py"), "def one() -> int:\n    return 1\n").ok());
+  FakeLlm llm(R"({"responses":[]})");
+  SpawnOptions so;
+  so.argv = {"node", std::string(ODIN_SOURCE_DIR) + "/tests/mcp/mcp_serve_client.mjs",
+             BinDir() + "/../lsp/node_modules", BinDir() + "/odin", ws_.path()};
+  so.env = CurrentEnvironment();
+  for (const auto& [k, v] : FakeModelEnv(llm, marker_, user_)) so.env.push_back(k + "=" + v);
+  StatusOr<CommandOutput> ran = RunCommand(so);
+  ASSERT_TRUE(ran.ok()) << ran.status().message();
+  size_t at = ran->output.find("RESULT ");
+  json seen = at == std::string::npos ? json() : json::parse(ran->output.substr(at + 7), nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << ran->output;
+  ASSERT_FALSE(seen.contains("failure")) << seen["failure"].get<std::string>();
+  for (const char* tool : {"WriteFile", "EditTool", "ExecuteCommand"}) {
+    EXPECT_EQ(seen["tools"][tool]["annotations"]["readOnlyHint"], false) << tool;
+    EXPECT_EQ(seen["tools"][tool]["annotations"]["destructiveHint"], true) << tool;
+  }
+  EXPECT_EQ(seen["tools"]["Read"]["annotations"]["readOnlyHint"], true);
+  for (const auto& [name, tool] : seen["tools"].items()) EXPECT_EQ(tool["outputSchema"], true) << name;
+  EXPECT_EQ(seen["read"]["structured"]["status"], "ok") << seen["read"];
+  EXPECT_NE(seen["read"]["structured"]["output"].get<std::string>().find("return 1"), std::string::npos);
+  EXPECT_EQ(seen["edit"]["structured"]["status"], "ok") << seen["edit"];
+  EXPECT_FALSE(seen["edit"]["structured"]["validation"]["status"].get<std::string>().empty()) << seen["edit"];
+  EXPECT_EQ(seen["command"]["status"], "ok");
+  ASSERT_GE(seen["progress"].size(), 2u) << seen["progress"];
+  for (size_t i = 1; i < seen["progress"].size(); ++i) {
+    EXPECT_GT(seen["progress"][i]["progress"], seen["progress"][i - 1]["progress"]);
+  }
+}
+
+// The JSON-RPC edges odin mcp serve answers per the revision agreed
+// (docs/hooks-and-mcp.md's table): a duplicate id in flight, an id that is
+// no integer, batches on 2025-03-26 and not on 2025-06-18.
+TEST_F(OdinMcpServersTest, McpServeAnswersTheJsonRpcEdgesPerRevision) {
+  FakeLlm llm(R"({"responses":[]})");
+  auto session = [&](const std::string& version, const std::string& rest, const std::string& until) {
+    int in, out;
+    pid_t pid = StartOdinPiped(ws_.path(), {"mcp", "serve"}, &in, &out, FakeModelEnv(llm, marker_, user_));
+    std::string lines = R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":")" + version +
+                        "\"}}\n" + rest + R"({"jsonrpc":"2.0","id":"end","method":"ping"})" + "\n";
+    EXPECT_EQ(write(in, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+    std::string seen = ReadUntil(out, until);
+    close(in);
+    close(out);
+    EXPECT_EQ(Wait(pid), 0);
+    return seen;
+  };
+  // Two requests under one id while the first runs: the second is refused.
+  std::string dup = session("2025-06-18",
+                            R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ExecuteCommand",)"
+                            R"("arguments":{"command":"sleep 1; echo first"}}})"
+                            "\n"
+                            R"({"jsonrpc":"2.0","id":7,"method":"ping"})"
+                            "\n"
+                            R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})"
+                            "\n"
+                            R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})"
+                            "\n"
+                            R"([{"jsonrpc":"2.0","id":8,"method":"ping"}])"
+                            "\n",
+                            R"("id":7,"jsonrpc":"2.0","result")");
+  EXPECT_NE(dup.find(R"("id":7,"jsonrpc":"2.0")"), std::string::npos) << dup;
+  EXPECT_NE(dup.find("is in flight already"), std::string::npos) << dup;
+  EXPECT_NE(
+      dup.find(
+          R"({"error":{"code":-32600,"message":"invalid request: an id must be a string or an integer"},"id":1.5)"),
+      std::string::npos)
+      << dup;
+  EXPECT_NE(dup.find(R"("id":null)"), std::string::npos) << dup;
+  EXPECT_NE(dup.find("batches are not part of MCP 2025-06-18"), std::string::npos) << dup;
+  // 2025-03-26 takes a batch, answered as one array once all of it is.
+  std::string batch = session("2025-03-26",
+                              R"([{"jsonrpc":"2.0","id":1,"method":"ping"},)"
+                              R"({"jsonrpc":"2.0","method":"notifications/initialized"},)"
+                              R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read",)"
+                              R"("arguments":{"file_path":"nothing-here"}}},)"
+                              R"({"jsonrpc":"2.0","id":3,"method":"nope"}])"
+                              "\n"
+                              "[]\n",
+                              "}]\n");
+  size_t array = batch.find("[{");
+  ASSERT_NE(array, std::string::npos) << batch;
+  json answers = json::parse(batch.substr(array, batch.find('\n', array) - array), nullptr, false);
+  ASSERT_TRUE(answers.is_array()) << batch;
+  std::set<json> ids;
+  for (const json& a : answers) ids.insert(a["id"]);
+  EXPECT_EQ(ids, (std::set<json>{1, 2, 3})) << answers;
+  EXPECT_NE(batch.find("an empty batch"), std::string::npos) << batch;
+}
+
+// A client that sends and never reads: odin mcp serve does not stall on
+// it; past the bound its calls are cancelled and it ends, saying why.
+TEST_F(OdinMcpServersTest, McpServeEndsRatherThanStallOnAClientThatStopsReading) {
+  FakeLlm llm(R"({"responses":[]})");
+  int in, out;
+  pid_t pid = StartOdinPiped(ws_.path(), {"mcp", "serve"}, &in, &out, FakeModelEnv(llm, marker_, user_));
+  std::string lines = R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})"
+                      "\n";
+  // Each tools/list answer is some 10 KB: 64 MiB of them is past the bound.
+  for (int i = 1; i <= 9000; ++i) {
+    lines += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"tools/list"})" + "\n";
+  }
+  // Its end may come while we still write: a closed pipe, not a signal.
+  struct sigaction ignore {
+  }, before{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &before);
+  size_t done = 0;
+  while (done < lines.size()) {
+    ssize_t n = write(in, lines.data() + done, lines.size() - done);
+    if (n <= 0) break;  // it ended, as it should, before reading everything
+    done += static_cast<size_t>(n);
+  }
+  close(in);
+  sigaction(SIGPIPE, &before, nullptr);
+  // It ends without anyone reading its output.
+  int code = Wait(pid);
+  close(out);
+  EXPECT_EQ(code, 1);
 }
 
 }  // namespace
