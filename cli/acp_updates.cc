@@ -1,5 +1,7 @@
 #include "cli/acp_updates.h"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "base/json_input.h"
@@ -53,15 +55,17 @@ std::string Absolute(const std::string& root, const std::string& path) {
   return root + (root.size() > 1 ? "/" : "") + path;
 }
 
-// Where a call's file is, absolute, if it names one.
+// Where a call's file is, absolute, if it names one in the workspace: an
+// editor that follows the agent opens it, before any gate has judged the
+// call, so a path the model names elsewhere is not shown.
 json Locations(const std::string& root, const json& args) {
   json out = json::array();
   for (const char* key : {"file_path", "path"}) {
     std::string v = Text(args, key);
-    if (!v.empty()) {
-      out.push_back({{"path", Absolute(root, v)}});
-      break;
-    }
+    if (v.empty()) continue;
+    std::string abs = std::filesystem::path(Absolute(root, v)).lexically_normal().string();
+    if (abs == root || abs.rfind(root + "/", 0) == 0) out.push_back({{"path", abs}});
+    break;
   }
   return out;
 }

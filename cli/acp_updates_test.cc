@@ -51,6 +51,9 @@ TEST(AcpUpdatesTest, ACallIsAToolCallWithItsKindAndAbsoluteLocation) {
   EXPECT_EQ(out[0]["title"], "Read src/a.cc");
   EXPECT_EQ(out[0]["status"], "in_progress");
   EXPECT_EQ(out[0]["locations"][0]["path"], "/ws/src/a.cc");
+  // A path outside the workspace is no location an editor should open.
+  EXPECT_TRUE(Parsed(updates.Of(Started("ex6", "Read", {{"file_path", "../etc/passwd"}})))[0]["locations"].empty());
+  EXPECT_TRUE(Parsed(updates.Of(Started("ex7", "Read", {{"file_path", "/etc/passwd"}})))[0]["locations"].empty());
   EXPECT_EQ(Parsed(updates.Of(Started("ex2", "ExecuteCommand", {{"command", "make"}})))[0]["kind"], "execute");
   EXPECT_EQ(Parsed(updates.Of(Started("ex3", "MultiEditTool", {{"file_path", "/abs"}})))[0]["kind"], "edit");
   EXPECT_EQ(Parsed(updates.Of(Started("ex4", "mcp__s__t", json::object())))[0]["kind"], "other");

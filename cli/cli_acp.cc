@@ -6,10 +6,12 @@
 // session's events (cli/acp_updates.h); its approvals become
 // session/request_permission, answered by the editor's user.
 //
-// Odin never runs a command in the client's terminal, and never reads or
-// writes files through the client around its gates: its workers do the
-// work, and the editor sees the result (docs/acp.md says what it uses of
-// the client's file system, and why).
+// Odin never runs a command in the client's terminal, and never has the
+// client write a file: the editor would resolve the path later, outside any
+// sandbox, where a link put there meanwhile leads anywhere (review of
+// 008df18, finding 1). Its workers do the work; the editor sees the files
+// change on disk. fs/read_text_file is asked only to tell the model of an
+// editor's unsaved changes (docs/acp.md).
 //
 // Threads: this one reads stdin and answers; each session has its own loop
 // (HostedSession's) and an event reader here, which sends its updates.
@@ -74,40 +76,42 @@ struct AcpSession {
   std::string id;
   std::string root;
   Mode mode = Mode::kEdit;  // of the next prompt
-  std::unique_ptr<HostedSession> hosted;
+  // Shared with the callbacks of its requests to the editor, which may run
+  // on the stdin thread after it stopped (they hold it weakly).
+  std::shared_ptr<HostedSession> hosted;
   std::thread reader;
   std::atomic<bool> stop{false};
-  // The hook's own (the session's thread): the file each running call names.
+  // The reader thread's own: the file each running Read names.
   std::map<std::string, std::string> call_files;
 };
 
-// The requests of ours a session's thread waits on, by id: the stdin
-// thread hands their answers over at once (StdinLines' route).
+// The requests of ours that wait for the client's answer, by id: the
+// stdin thread hands each answer to its callback at once (StdinLines'
+// route), or null when the client is gone.
 class Awaited {
  public:
-  // Null at once when the client is gone.
-  std::future<json> Expect(int64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::promise<json>& p = waiting_[id];
-    std::future<json> f = p.get_future();
-    if (closed_) {
-      p.set_value(json());
-      waiting_.erase(id);
+  using Callback = std::function<void(const json& answer)>;
+  void Expect(int64_t id, Callback done) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!closed_) {
+        waiting_[id] = std::move(done);
+        return;
+      }
     }
-    return f;
+    done(json());
   }
-  // The client is gone: whoever waits stops now.
+  // The client is gone: whoever waits hears so now.
   void CloseAll() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    for (auto& [id, p] : waiting_) p.set_value(json());
-    waiting_.clear();
+    std::map<int64_t, Callback> waiting;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+      waiting.swap(waiting_);
+    }
+    for (auto& [id, done] : waiting) done(json());
   }
-  void Forget(int64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    waiting_.erase(id);
-  }
-  // True if line answers a request someone waits on (and hands it over).
+  // True if line answers a request that waits (and hands it over).
   bool Deliver(const std::string& line) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -117,17 +121,21 @@ class Awaited {
     if (!m.ok() || !m->is_object() || m->contains("method") || !m->contains("id") || !(*m)["id"].is_number_integer()) {
       return false;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = waiting_.find((*m)["id"].get<int64_t>());
-    if (it == waiting_.end()) return false;
-    it->second.set_value(std::move(*m));
-    waiting_.erase(it);
+    Callback done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = waiting_.find((*m)["id"].get<int64_t>());
+      if (it == waiting_.end()) return false;
+      done = std::move(it->second);
+      waiting_.erase(it);
+    }
+    done(*m);
     return true;
   }
 
  private:
   std::mutex mu_;
-  std::map<int64_t, std::promise<json>> waiting_;
+  std::map<int64_t, Callback> waiting_;
   bool closed_ = false;
 };
 
@@ -148,6 +156,10 @@ class AcpServer {
     json m = std::move(*parsed);
     std::string method = Text(m, "method");
     bool has_id = m.contains("id") && (m["id"].is_number_integer() || m["id"].is_string());
+    if (!method.empty() && m.contains("id") && !has_id) {
+      // A request under an id no answer can carry: refused, not dropped.
+      return Error(m["id"].is_number() ? m["id"] : json(), -32600, "an id must be a string or an integer");
+    }
     if (method.empty()) {
       if (has_id) return Answered(m);  // the client's answer to a permission request
       return;
@@ -216,7 +228,6 @@ class AcpServer {
     if (caps != nullptr && caps->is_object() && caps->contains("fs") && (*caps)["fs"].is_object()) {
       const json& fs = (*caps)["fs"];
       client_reads_ = fs.contains("readTextFile") && fs["readTextFile"] == true;
-      client_writes_ = fs.contains("writeTextFile") && fs["writeTextFile"] == true;
     }
     int asked = params.contains("protocolVersion") && params["protocolVersion"].is_number_integer()
                     ? params["protocolVersion"].get<int>()
@@ -241,6 +252,11 @@ class AcpServer {
     std::string resume = load ? Text(params, "sessionId") : "";
     if (load && resume.empty()) return Error(id, -32602, "sessionId is missing");
     if (load && Find(resume) != nullptr) return Error(id, -32602, "session '" + resume + "' is open already");
+    if (load && !InLedger(ws->ledger_path, resume)) {
+      // Exact ids only: a prefix (which odin -r takes) could name a session
+      // this process has open under its full id.
+      return Error(id, -32002, "no session '" + resume + "' in this workspace's ledger (odin sessions lists them)");
+    }
     if (params.contains("mcpServers") && params["mcpServers"].is_array() && !params["mcpServers"].empty()) {
       std::cerr << "odin acp: the editor's MCP servers are not started: Odin's come from odinconfig.json and "
                    ".mcp.json (odin mcp list)\n";
@@ -255,8 +271,7 @@ class AcpServer {
     AcpSession* raw = s.get();
     raw->root = ws->root;
     raw->mode = mode_;
-    StatusOr<std::unique_ptr<HostedSession>> started = HostedSession::Start(
-        flags, Mode::kEdit, "prompt", [this, raw](const v1::SessionEvent& e) { BeforeEvent(raw, e); });
+    StatusOr<std::unique_ptr<HostedSession>> started = HostedSession::Start(flags, Mode::kEdit, "prompt");
     if (!started.ok()) return Error(id, load ? -32002 : -32603, started.status().message());
     raw->hosted = std::move(*started);
     raw->id = raw->hosted->id();
@@ -269,6 +284,11 @@ class AcpServer {
     json result = {{"modes", ParseJson(AcpModes(raw->mode))}};
     if (!load) result["sessionId"] = raw->id;
     Reply(id, result);
+  }
+
+  static bool InLedger(const std::string& ledger_path, const std::string& session_id) {
+    StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::OpenReadOnly(ledger_path);
+    return ledger.ok() && (*ledger)->FindSession(session_id).ok();
   }
 
   // session/load: the conversation so far, as the model last saw it, sent
@@ -296,7 +316,7 @@ class AcpServer {
       Reply(id, done->second);
       finished_.erase(done);
     } else {
-      prompts_[sent->first] = id;
+      prompts_[sent->first] = {s->id, id};
     }
   }
 
@@ -342,6 +362,7 @@ class AcpServer {
   void ReadEvents(AcpSession* s) {
     AcpUpdates updates(s->root);
     uint64_t seq = 0;
+    std::string why_ended = "its workers could not be kept";
     while (!s->stop) {
       bool ended = false;
       std::vector<v1::SessionEvent> events = s->hosted->EventsAfter(seq, milliseconds(300), &ended);
@@ -350,8 +371,10 @@ class AcpServer {
         for (const std::string& u : updates.Of(e)) Update(s->id, ParseJson(u));
         if (e.has_approval_requested()) AskPermission(*s, e.approval_requested());
         if (e.has_message_finished()) Finished(e.message_id(), e.message_finished());
+        if (e.has_session_ended()) why_ended = e.session_ended().reason();
+        if (client_reads_) CompareReads(s, e);
       }
-      if (ended) return;
+      if (ended) return Ended(*s, why_ended);
     }
   }
 
@@ -384,35 +407,41 @@ class AcpServer {
       finished_[message_id] = result;  // Prompt has not registered it yet
       return;
     }
-    Reply(it->second, result);
+    Reply(it->second.second, result);
     prompts_.erase(it);
   }
 
-  // On the session's thread, before anyone hears of e, while the session
-  // waits: the client's file system, where it offers it, after the
-  // coordinator's work is done.
-  void BeforeEvent(AcpSession* s, const v1::SessionEvent& e) {
-    if (e.has_tool_call_started()) {
+  // The session ended on its own: its prompts get an answer all the same.
+  void Ended(const AcpSession& s, const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = prompts_.begin(); it != prompts_.end();) {
+      if (it->second.first != s.id) {
+        ++it;
+        continue;
+      }
+      Error(it->second.second, -32603, "the session ended: " + why);
+      it = prompts_.erase(it);
+    }
+  }
+
+  // A Read that ended well, of a file in the workspace that is no protected
+  // path: its file is compared with the editor's buffer of it.
+  void CompareReads(AcpSession* s, const v1::SessionEvent& e) {
+    if (e.has_tool_call_started() && HandlerOf(e.tool_call_started().tool()) == ToolHandler::kFileRead) {
       json args = ParseJson(e.tool_call_started().arguments_json());
       std::string file = args.is_object() ? Text(args, "file_path") : "";
       if (!file.empty()) s->call_files[e.tool_call_started().execution_id()] = file;
       return;
     }
     if (!e.has_tool_call_finished()) return;
-    const v1::ToolCallFinished& f = e.tool_call_finished();
-    auto named = s->call_files.find(f.execution_id());
-    std::string file = named == s->call_files.end() ? "" : named->second;
-    if (named != s->call_files.end()) s->call_files.erase(named);
-    if (f.status() != "ok") return;
-    ToolHandler handler = HandlerOf(f.tool());
-    if (!f.changed_paths().empty()) file = f.changed_paths(0);
-    std::string rel = RelativeInside(s->root, file);
-    if (rel.empty() || IsProtectedPath(s->root + "/" + rel, s->root)) return;
-    if (client_writes_ && (handler == ToolHandler::kFileWrite || handler == ToolHandler::kEditSymbol)) {
-      WriteThrough(*s, rel, f.sha256_after());
-    } else if (client_reads_ && handler == ToolHandler::kFileRead) {
-      CompareBuffer(*s, rel);
+    auto named = s->call_files.find(e.tool_call_finished().execution_id());
+    if (named == s->call_files.end()) return;
+    std::string rel = RelativeInside(s->root, named->second);
+    s->call_files.erase(named);
+    if (e.tool_call_finished().status() != "ok" || rel.empty() || IsProtectedPath(s->root + "/" + rel, s->root)) {
+      return;
     }
+    CompareBuffer(s, rel);
   }
 
   // path relative to root if it is inside it, else "".
@@ -423,61 +452,51 @@ class AcpServer {
     return abs.substr(root.size() + 1);
   }
 
-  // Asks the client, and waits for its answer up to a deadline; null when
-  // none came (or an error did).
-  json AskClient(const std::string& method, const json& params, std::chrono::seconds deadline) {
-    int64_t request = NextRequestId();
-    std::future<json> answer = awaited_.Expect(request);
-    Send({{"jsonrpc", "2.0"}, {"id", request}, {"method", method}, {"params", params}});
-    if (answer.wait_for(deadline) != std::future_status::ready) {
-      awaited_.Forget(request);
-      return json();
+  // What a comparison of texts ignores: a byte order mark and CRLF line
+  // ends, which editors normalise in their buffers.
+  static std::string Normalized(std::string text) {
+    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
+      out += text[i];
     }
-    json m = answer.get();
-    return m.is_object() && m.contains("result") ? m["result"] : json();
+    return out;
   }
 
-  // A file the coordinator wrote, validated and recorded, handed to the
-  // editor as that content, so its buffer and undo history have it; then
-  // checked on disk. Only when the file is still what was validated.
-  void WriteThrough(const AcpSession& s, const std::string& rel, const std::string& sha256) {
-    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(s.root);
-    if (!files.ok() || sha256.empty()) return;
-    // No link on the way: the editor writes where the path leads.
-    StatusOr<std::string> content = files->ReadFile(rel, kMaxEditorFileBytes, WorkspaceFiles::Links::kNone);
-    if (!content.ok() || Sha256Hex(*content) != sha256 || !IsValidUtf8(*content)) return;
-    json answer =
-        AskClient("fs/write_text_file", {{"sessionId", s.id}, {"path", s.root + "/" + rel}, {"content", *content}},
-                  std::chrono::seconds(10));
-    StatusOr<std::string> after = files->ReadFile(rel, kMaxEditorFileBytes);
-    if (answer.is_null() || !after.ok() || Sha256Hex(*after) != sha256) {
-      // What the editor did is a change of the user's: the coordinator
-      // records it as an external mutation at the next call's boundary.
-      Update(s.id, {{"sessionUpdate", "agent_message_chunk"},
-                    {"content",
-                     {{"type", "text"},
-                      {"text", "\n[odin] the editor's write of " + rel +
-                                   " left it other than what Odin validated; Odin records it as a change of "
-                                   "yours\n"}}}});
-    }
-  }
-
-  // A file the model read, compared with the editor's buffer of it: unsaved
-  // changes there are something the model must know it did not see.
-  void CompareBuffer(AcpSession& s, const std::string& rel) {
-    // The file on disk first, with no link on the way: the editor is asked
-    // only of what Odin itself may read there.
-    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(s.root);
+  // Asks the editor for its buffer of rel, without waiting: the answer is
+  // compared on the stdin thread with the file as it was when asked. The
+  // editor is asked only of a regular file Odin itself may read there (no
+  // link on the way), and its answer counts only if no link took the
+  // file's place meanwhile; unsaved changes are something the model must
+  // know it did not see (before its next message). The buffer itself never
+  // reaches the model.
+  void CompareBuffer(AcpSession* s, const std::string& rel) {
+    StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(s->root);
     if (!files.ok()) return;
     StatusOr<std::string> disk = files->ReadFile(rel, kMaxEditorFileBytes, WorkspaceFiles::Links::kNone);
     if (!disk.ok()) return;
-    json answer =
-        AskClient("fs/read_text_file", {{"sessionId", s.id}, {"path", s.root + "/" + rel}}, std::chrono::seconds(5));
-    if (!answer.is_object() || !answer.contains("content") || !answer["content"].is_string()) return;
-    if (*disk == answer["content"].get<std::string>()) return;
-    s.hosted->AddNote("The user's editor holds unsaved changes to " + rel +
+    int64_t request = NextRequestId();
+    std::weak_ptr<HostedSession> session = s->hosted;
+    std::string root = s->root;
+    awaited_.Expect(request, [session, root, rel, saved = Normalized(std::move(*disk))](const json& m) {
+      if (!m.is_object() || !m.contains("result") || !m["result"].is_object()) return;
+      const json& result = m["result"];
+      if (!result.contains("content") || !result["content"].is_string()) return;
+      StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root);
+      if (!files.ok() || !files->Look(rel).is_file()) return;
+      if (saved == Normalized(result["content"].get<std::string>())) return;
+      std::shared_ptr<HostedSession> hosted = session.lock();
+      if (!hosted) return;
+      hosted->AddNote("The user's editor holds unsaved changes to " + rel +
                       " that are not on disk: what Read returned is the file as saved. If those changes matter, "
                       "ask the user to save the file.");
+    });
+    Send({{"jsonrpc", "2.0"},
+          {"id", request},
+          {"method", "fs/read_text_file"},
+          {"params", {{"sessionId", s->id}, {"path", s->root + "/" + rel}}}});
   }
 
   static constexpr uint64_t kMaxEditorFileBytes = 10u << 20;
@@ -486,14 +505,14 @@ class AcpServer {
   Mode mode_;  // a new session's first
   StdoutLines* out_;
   Awaited awaited_;
-  std::atomic<bool> client_reads_{false};   // the client offers fs/read_text_file
-  std::atomic<bool> client_writes_{false};  // ... and fs/write_text_file
+  std::atomic<bool> client_reads_{false};  // the client offers fs/read_text_file
 
   std::mutex sessions_mu_;
   std::map<std::string, std::unique_ptr<AcpSession>> sessions_;
 
-  std::mutex mu_;                         // guards what follows
-  std::map<std::string, json> prompts_;   // message id -> the session/prompt request's id
+  std::mutex mu_;  // guards what follows
+  // message id -> its session and the session/prompt request's id
+  std::map<std::string, std::pair<std::string, json>> prompts_;
   std::map<std::string, json> finished_;  // message id -> its answer, before Prompt registered it
   std::map<int64_t, Asked> asked_;        // our permission requests' ids -> what they ask about
   int64_t next_request_ = 0;

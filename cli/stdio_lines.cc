@@ -15,8 +15,10 @@ namespace odin {
 StdoutLines::StdoutLines(int fd, size_t max_bytes) : fd_(fd), max_bytes_(max_bytes) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Non-blocking, so the destructor's deadline holds on a client that reads
-  // nothing.
-  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  // nothing; the file's flags are put back at the end (it may be a
+  // terminal's, or shared with stderr).
+  flags_ = fcntl(fd_, F_GETFL);
+  fcntl(fd_, F_SETFL, flags_ | O_NONBLOCK);
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -27,6 +29,7 @@ StdoutLines::~StdoutLines() {
   }
   changed_.notify_all();
   thread_.join();
+  if (flags_ >= 0) fcntl(fd_, F_SETFL, flags_);
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
@@ -112,13 +115,15 @@ void StdoutLines::Run() {
 StdinLines::StdinLines(int fd, size_t max_line_bytes, std::function<bool(const std::string&)> route)
     : fd_(fd), max_line_bytes_(max_line_bytes), route_(std::move(route)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  flags_ = fcntl(fd_, F_GETFL);
+  fcntl(fd_, F_SETFL, flags_ | O_NONBLOCK);
   thread_ = std::thread([this] { Run(); });
 }
 
 StdinLines::~StdinLines() {
   stopping_ = true;
   thread_.join();
+  if (flags_ >= 0) fcntl(fd_, F_SETFL, flags_);
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 

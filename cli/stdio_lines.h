@@ -43,6 +43,7 @@ class StdoutLines {
 
   int fd_;
   size_t max_bytes_;
+  int flags_ = -1;  // fd_'s, as they were
   int wake_fd_ = -1;
   mutable std::mutex mu_;
   std::condition_variable changed_;
@@ -78,6 +79,7 @@ class StdinLines {
   int fd_;
   size_t max_line_bytes_;
   std::function<bool(const std::string&)> route_;
+  int flags_ = -1;  // fd_'s, as they were
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

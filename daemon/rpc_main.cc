@@ -234,7 +234,6 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   builder.RegisterService(&service);
   AddStandardServices(&builder, o.token);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  grpc::EnableDefaultHealthCheckService(false);  // for no other server of ours
   if (!server || (!listener && port == 0)) return fail("cannot listen on " + listen);
   if (!listener && listen.size() > 2 && listen.substr(listen.size() - 2) == ":0") {
     listen = listen.substr(0, listen.size() - 1) + std::to_string(port);
@@ -245,6 +244,7 @@ int Serve(const GlobalFlags& g, const AgentFlags& a, const ServeFlags& f) {
   std::thread accepting;
   if (listener) {
     grpc::ServerBuilder refusing_builder;
+    WithoutStandardServices(&refusing_builder);
     refusing_builder.RegisterCallbackGenericService(&refused);
     refusing = refusing_builder.BuildAndStart();
     if (!refusing) return fail("cannot start the server that refuses other users");

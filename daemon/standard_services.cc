@@ -1,5 +1,6 @@
 #include "daemon/standard_services.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -53,15 +54,25 @@ class TokenCheckFactory final : public gx::ServerInterceptorFactoryInterface {
   std::string token_;
 };
 
-// Reflection for this builder alone (the plugin's global registration
-// would give it to every server of the process, the one that refuses other
-// users included).
+// Reflection on a builder or not: libgrpc++_reflection registers its plugin
+// for every builder of the process when it loads, the server that refuses
+// other users included (review of 008df18, finding 4). The option takes
+// that plugin away, and puts one back where reflection belongs.
 class ReflectionOption final : public grpc::ServerBuilderOption {
  public:
+  explicit ReflectionOption(bool on) : on_(on) {}
   void UpdateArguments(grpc::ChannelArguments*) override {}
   void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
-    plugins->push_back(std::make_unique<grpc::reflection::ProtoServerReflectionPlugin>());
+    std::string name = grpc::reflection::ProtoServerReflectionPlugin().name();
+    plugins->erase(
+        std::remove_if(plugins->begin(), plugins->end(),
+                       [&](const std::unique_ptr<grpc::ServerBuilderPlugin>& p) { return p->name() == name; }),
+        plugins->end());
+    if (on_) plugins->push_back(std::make_unique<grpc::reflection::ProtoServerReflectionPlugin>());
   }
+
+ private:
+  bool on_;
 };
 
 // The service's descriptors, into the pool reflection answers from: the
@@ -98,10 +109,15 @@ void AddStandardServices(grpc::ServerBuilder* builder, const std::string& token)
   // server built after (grpc's switch is the process's).
   grpc::EnableDefaultHealthCheckService(true);
   RegisterServiceDescriptors();
-  builder->SetOption(std::make_unique<ReflectionOption>());
+  builder->SetOption(std::make_unique<ReflectionOption>(true));
   std::vector<std::unique_ptr<gx::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(std::make_unique<TokenCheckFactory>(token));
   builder->experimental().SetInterceptorCreators(std::move(creators));
+}
+
+void WithoutStandardServices(grpc::ServerBuilder* builder) {
+  grpc::EnableDefaultHealthCheckService(false);
+  builder->SetOption(std::make_unique<ReflectionOption>(false));
 }
 
 }  // namespace odin

@@ -22,8 +22,11 @@ namespace odin {
 // checked when it connected).
 bool BearerMatches(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const std::string& token);
 
-// Adds health, reflection and the token check to builder, and to no other:
-// before its BuildAndStart.
+// Adds health, reflection and the token check to builder: before its
+// BuildAndStart.
 void AddStandardServices(grpc::ServerBuilder* builder, const std::string& token);
+// Neither on builder (the server that refuses other users): before its
+// BuildAndStart, after the other's.
+void WithoutStandardServices(grpc::ServerBuilder* builder);
 
 }  // namespace odin

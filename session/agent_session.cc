@@ -265,10 +265,12 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     }
   }
   // The owner goes to the ledger with the conversation's first entries, so
-  // the first model request does not wait for a write of its own; an
-  // interactive session, which may sit idle, writes it now.
+  // the first model request does not wait for a write of its own; a session
+  // that may sit idle (interactive, an editor's, the daemon's) writes it
+  // now, or another process could take it up meanwhile.
   s->agent_->QueueEntry("owner", SessionOwnerJson());
-  if (flags.runtime.session_kind == "interactive") s->agent_->Flush();
+  const std::string& kind = flags.runtime.session_kind;
+  if (kind == "interactive" || kind == "acp" || kind == "daemon") s->agent_->Flush();
   Coordinator& coordinator = s->runtime_->coordinator();
   std::function<void(const std::string&)> notice = flags.notice;
   if (!notice) notice = [](const std::string& line) { std::cerr << line << "\n"; };

@@ -12,9 +12,8 @@
 namespace odin {
 
 StatusOr<std::unique_ptr<HostedSession>> HostedSession::Start(const AgentSessionFlags& flags, Mode default_mode,
-                                                              std::string approval, EventHook hook) {
+                                                              std::string approval) {
   std::unique_ptr<HostedSession> h(new HostedSession());
-  h->hook_ = std::move(hook);
   h->default_mode_ = default_mode;
   h->created_at_ms_ = RealClock::Get()->WallMillis();
   HostedSession* self = h.get();
@@ -119,9 +118,16 @@ T HostedSession::RunOnLoop(std::function<T()> task) {
 
 void HostedSession::Publish(v1::SessionEvent e) {
   // Only ever on the session's thread (or Start's, before it runs).
-  if (e.has_approval_requested()) asked_.insert(e.approval_requested().execution_id());
-  if (e.has_tool_call_finished()) asked_.erase(e.tool_call_finished().execution_id());
-  if (hook_) hook_(e);
+  // An approval of anything but a started call (a subagent's, a commands'
+  // network question) has no end here to come before.
+  if (e.has_tool_call_started()) started_.insert(e.tool_call_started().execution_id());
+  if (e.has_approval_requested() && started_.count(e.approval_requested().execution_id()) != 0) {
+    asked_.insert(e.approval_requested().execution_id());
+  }
+  if (e.has_tool_call_finished()) {
+    started_.erase(e.tool_call_finished().execution_id());
+    asked_.erase(e.tool_call_finished().execution_id());
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back(std::move(e));
@@ -164,7 +170,11 @@ bool HostedSession::Approve(const std::string& execution_id, const std::string& 
     // The answer's event goes first, so every client sees one order: the
     // request, its answer, then what the call came to (a denied call ends
     // inside AnswerApproval).
-    if (asked_.erase(execution_id) == 0) return session_->runtime().coordinator().AnswerApproval(execution_id, a);
+    if (asked_.erase(execution_id) == 0) {
+      bool applied = session_->runtime().coordinator().AnswerApproval(execution_id, a);
+      if (applied) recorder_->OnApprovalResolved(execution_id, answer);
+      return applied;
+    }
     recorder_->OnApprovalResolved(execution_id, answer);
     return session_->runtime().coordinator().AnswerApproval(execution_id, a);
   });

@@ -28,15 +28,10 @@ namespace odin {
 
 class HostedSession {
  public:
-  // Called on the session's thread with each event before anyone else
-  // sees it, while the session waits: what a front end must do before the
-  // session goes on (odin acp: the editor's copy of a file written).
-  using EventHook = std::function<void(const v1::SessionEvent&)>;
-
   // Starts the session (a missing API key or a bad config fails here) and its
   // thread. default_mode is the mode of messages sent without one.
   static StatusOr<std::unique_ptr<HostedSession>> Start(const AgentSessionFlags& flags, Mode default_mode,
-                                                        std::string approval, EventHook hook = nullptr);
+                                                        std::string approval);
   // Cancels what runs, stops the thread and the session's workers.
   ~HostedSession();
 
@@ -78,8 +73,10 @@ class HostedSession {
   Mode default_mode_ = Mode::kEdit;
   int64_t created_at_ms_ = 0;
   std::unique_ptr<EventRecorder> recorder_;
-  EventHook hook_;
-  std::set<std::string> asked_;            // approvals asked and not answered (the thread's)
+  // The thread's own: calls whose end will be published (started, not
+  // ended), and of those, the ones asking for approval.
+  std::set<std::string> started_;
+  std::set<std::string> asked_;
   std::unique_ptr<AgentSession> session_;  // touched only on the thread
   int wake_fd_ = -1;                       // eventfd: work was posted
   std::thread thread_;

@@ -123,14 +123,12 @@ TEST_F(OdinAcpTest, AnEditorReadsEditsAsksIsCancelledAndLoadsTheSessionAgain) {
   EXPECT_NE(diff["newText"].get<std::string>().find("return 2"), std::string::npos) << diff;
   // The validation verdict arrives with it.
   EXPECT_FALSE(edit_end["rawOutput"].value("validation", "").empty()) << edit_end;
-  // The editor was handed exactly what was validated; it saved more (its
-  // formatter), which it is told of and the ledger records as the user's.
-  ASSERT_EQ(seen["fsWrites"].size(), 1u) << seen["fsWrites"];
-  EXPECT_EQ(seen["fsWrites"][0]["path"], ws_.Join("a.py"));
-  EXPECT_EQ(seen["fsWrites"][0]["content"], "def one() -> int:\n    return 2\n");
-  EXPECT_EQ(*ReadFileToString(ws_.Join("a.py")), "def one() -> int:\n    return 2\n# formatted on save\n");
-  EXPECT_NE(Texts(Updates(seen, "first", "agent_message_chunk")).find("the editor's write of a.py left it other"),
-            std::string::npos);
+  // Odin never has the editor write: the file is the worker's write.
+  EXPECT_FALSE(seen.contains("fsWrites")) << seen["fsWrites"];
+  EXPECT_EQ(*ReadFileToString(ws_.Join("a.py")), "def one() -> int:\n    return 2\n");
+  // A session open here is not loaded again, by its id or a prefix of it.
+  EXPECT_NE(seen["errors"].value("loadOpen", "").find("is open already"), std::string::npos) << seen["errors"];
+  EXPECT_NE(seen["errors"].value("loadPrefix", "").find("no session"), std::string::npos) << seen["errors"];
   // The read was compared with the editor's buffer, which held unsaved
   // changes: the model hears so before its next message.
   EXPECT_EQ(seen["fsReads"], json::array({ws_.Join("a.py")}));
@@ -169,11 +167,9 @@ TEST_F(OdinAcpTest, AnEditorReadsEditsAsksIsCancelledAndLoadsTheSessionAgain) {
   // One session in the ledger, of kind acp, with the edit's mutation.
   std::string db = ws_.Join(".odin/odin.db");
   EXPECT_EQ(LedgerRows(db, "SELECT kind FROM sessions"), (std::vector<std::string>{"acp"}));
-  EXPECT_EQ(LedgerRows(db,
-                       "SELECT substr(path, length(?) + 2) || '|' || change FROM mutations WHERE source = "
-                       "'external'",
-                       ws_.path()),
-            (std::vector<std::string>{"a.py|modified"}));
+  EXPECT_EQ(
+      LedgerRows(db, "SELECT substr(path, length(?) + 2) || '|' || source FROM mutations ORDER BY rowid", ws_.path()),
+      (std::vector<std::string>{"a.py|file_tool", "approved|command"}));
   EXPECT_EQ(LedgerRows(db,
                        "SELECT s.tool, e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) "
                        "WHERE s.tool = 'ExecuteCommand' ORDER BY s.rowid"),

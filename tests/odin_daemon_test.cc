@@ -812,6 +812,28 @@ TEST_F(OdinDaemonTest, AClientInAnotherPidNamespaceIsRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("runs in another pid namespace"), std::string::npos) << r.err;
   EXPECT_EQ(SessionCount(*stub_), 0u);
+  // Nor do generic clients learn anything there: the server that refuses
+  // them offers no reflection or health (libgrpc++_reflection registers its
+  // plugin for every server of the process).
+  std::string modules = BinDir() + "/../lsp/node_modules";
+  if (!PathExists(modules + "/grpc-js-reflection-client")) return;
+  SpawnOptions so;
+  so.argv = {"/usr/bin/unshare",
+             "--pid",
+             "--fork",
+             "node",
+             std::string(ODIN_SOURCE_DIR) + "/tests/grpc/generic_client.mjs",
+             modules,
+             address_,
+             ""};
+  so.env = CurrentEnvironment();
+  StatusOr<CommandOutput> ran = RunCommand(so);
+  ASSERT_TRUE(ran.ok()) << ran.status().message();
+  size_t at = ran->output.find("RESULT ");
+  json seen = at == std::string::npos ? json() : json::parse(ran->output.substr(at + 7), nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << ran->output;
+  EXPECT_FALSE(seen["health"].contains("ok")) << seen["health"];
+  EXPECT_FALSE(seen["services"].contains("ok")) << seen["services"];
 }
 
 }  // namespace

@@ -61,10 +61,9 @@ class Editor {
     const disk = fs.readFileSync(params.path, "utf8");
     return { content: params.path.endsWith("/a.py") ? "# unsaved\n" + disk : disk };
   }
-  // The editor saves what it is given, formatted on save.
+  // Odin never asks the editor to write; if it did, this would be seen.
   async writeTextFile(params) {
     (seen.fsWrites ??= []).push({ path: params.path, content: params.content });
-    fs.writeFileSync(params.path, params.content + "# formatted on save\n");
     return {};
   }
 }
@@ -92,6 +91,12 @@ async function sessionScenario() {
   const session = await conn.newSession({ cwd: workspace, mcpServers: [] });
   seen.sessionId = session.sessionId;
   seen.modes = session.modes;
+  // A session open in this process cannot be loaded again in it, by its id
+  // or by a prefix of it.
+  seen.errors.loadOpen = await errorOf(
+    conn.loadSession({ sessionId: session.sessionId, cwd: workspace, mcpServers: [] }));
+  seen.errors.loadPrefix = await errorOf(
+    conn.loadSession({ sessionId: session.sessionId.slice(0, 9), cwd: workspace, mcpServers: [] }));
 
   editor.answers = ["allow_once", "reject_once"];
   const first = await conn.prompt({ sessionId: session.sessionId, prompt: [{ type: "text", text: "fix a.py" }] });
