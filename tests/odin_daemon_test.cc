@@ -570,14 +570,12 @@ TEST_F(OdinDaemonTest, GenericClientsUseHealthAndReflection) {
   Serve({{"responses", {Text("hello")}}}, {"--listen", "127.0.0.1:0"});
   std::string token = *ReadFileToString(ws_.Join(".odin/daemon.token"));
   while (!token.empty() && token.back() == '\n') token.pop_back();
-  SpawnOptions so;
-  so.argv = {"node", std::string(ODIN_SOURCE_DIR) + "/tests/grpc/generic_client.mjs", modules, address_, token};
-  so.env = CurrentEnvironment();
-  StatusOr<CommandOutput> ran = RunCommand(so);
-  ASSERT_TRUE(ran.ok()) << ran.status().message();
-  size_t at = ran->output.find("RESULT ");
-  json seen = at == std::string::npos ? json() : json::parse(ran->output.substr(at + 7), nullptr, false);
-  ASSERT_TRUE(seen.is_object()) << ran->output;
+  std::string output;
+  json seen = json::parse(RunClientScript({"node", std::string(ODIN_SOURCE_DIR) + "/tests/grpc/generic_client.mjs",
+                                           modules, address_, token},
+                                          {}, &output),
+                          nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << output;
   EXPECT_EQ(seen["health"]["ok"], "SERVING") << seen["health"];
   // Reflection without the token (or with a wrong one) learns nothing.
   EXPECT_FALSE(seen["servicesWithoutToken"].contains("ok")) << seen["servicesWithoutToken"];
@@ -817,21 +815,13 @@ TEST_F(OdinDaemonTest, AClientInAnotherPidNamespaceIsRefused) {
   // plugin for every server of the process).
   std::string modules = BinDir() + "/../lsp/node_modules";
   if (!PathExists(modules + "/grpc-js-reflection-client")) return;
-  SpawnOptions so;
-  so.argv = {"/usr/bin/unshare",
-             "--pid",
-             "--fork",
-             "node",
-             std::string(ODIN_SOURCE_DIR) + "/tests/grpc/generic_client.mjs",
-             modules,
-             address_,
-             ""};
-  so.env = CurrentEnvironment();
-  StatusOr<CommandOutput> ran = RunCommand(so);
-  ASSERT_TRUE(ran.ok()) << ran.status().message();
-  size_t at = ran->output.find("RESULT ");
-  json seen = at == std::string::npos ? json() : json::parse(ran->output.substr(at + 7), nullptr, false);
-  ASSERT_TRUE(seen.is_object()) << ran->output;
+  std::string output;
+  json seen = json::parse(
+      RunClientScript({"/usr/bin/unshare", "--pid", "--fork", "node",
+                       std::string(ODIN_SOURCE_DIR) + "/tests/grpc/generic_client.mjs", modules, address_, ""},
+                      {}, &output),
+      nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << output;
   EXPECT_FALSE(seen["health"].contains("ok")) << seen["health"];
   EXPECT_FALSE(seen["services"].contains("ok")) << seen["services"];
 }

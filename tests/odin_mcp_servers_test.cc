@@ -630,16 +630,12 @@ TEST_F(OdinMcpServersTest, McpServeRefusesBadFlagsAndAnswersGarbageWithAnError) 
 TEST_F(OdinMcpServersTest, TheSdksClientGetsStructuredResultsAndProgress) {
   ASSERT_TRUE(WriteFileAtomic(ws_.Join("a.py"), "def one() -> int:\n    return 1\n").ok());
   FakeLlm llm(R"({"responses":[]})");
-  SpawnOptions so;
-  so.argv = {"node", std::string(ODIN_SOURCE_DIR) + "/tests/mcp/mcp_serve_client.mjs",
-             BinDir() + "/../lsp/node_modules", BinDir() + "/odin", ws_.path()};
-  so.env = CurrentEnvironment();
-  for (const auto& [k, v] : FakeModelEnv(llm, marker_, user_)) so.env.push_back(k + "=" + v);
-  StatusOr<CommandOutput> ran = RunCommand(so);
-  ASSERT_TRUE(ran.ok()) << ran.status().message();
-  size_t at = ran->output.find("RESULT ");
-  json seen = at == std::string::npos ? json() : json::parse(ran->output.substr(at + 7), nullptr, false);
-  ASSERT_TRUE(seen.is_object()) << ran->output;
+  std::string output;
+  json seen = json::parse(RunClientScript({"node", std::string(ODIN_SOURCE_DIR) + "/tests/mcp/mcp_serve_client.mjs",
+                                           BinDir() + "/../lsp/node_modules", BinDir() + "/odin", ws_.path()},
+                                          FakeModelEnv(llm, marker_, user_), &output),
+                          nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << output;
   ASSERT_FALSE(seen.contains("failure")) << seen["failure"].get<std::string>();
   for (const char* tool : {"WriteFile", "EditTool", "ExecuteCommand"}) {
     EXPECT_EQ(seen["tools"][tool]["annotations"]["readOnlyHint"], false) << tool;

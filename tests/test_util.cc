@@ -289,4 +289,19 @@ void MakeOdinStateDir(const std::string& workspace) {
   if (!ws.ok() || !PrepareStateDir(*ws).ok()) std::abort();
 }
 
+std::string RunClientScript(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                            std::string* output) {
+  SpawnOptions so;
+  so.argv = argv;
+  so.env = CurrentEnvironment();
+  for (const auto& [k, v] : env) so.env.push_back(k + "=" + v);
+  StatusOr<CommandOutput> ran = RunCommand(so);
+  std::string all = ran.ok() ? ran->output : ran.status().message();
+  if (output != nullptr) *output = all;
+  size_t at = all.find("RESULT ");
+  if (at == std::string::npos) return "";
+  size_t end = all.find('\n', at);
+  return all.substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7);
+}
+
 }  // namespace odin::testing

@@ -105,6 +105,13 @@ std::vector<pid_t> ProcessesWithArg(const std::string& text, const std::string& 
 // not Odin's, and odin keeps its state elsewhere.
 void MakeOdinStateDir(const std::string& workspace);
 
+// Runs a client script to completion (argv: node SCRIPT ARGS..., perhaps
+// behind a wrapper), with this process's environment and env on top, and
+// returns what it printed after "RESULT " on a line of its own (its
+// findings, as JSON); "" if nothing, with all it printed in *output.
+std::string RunClientScript(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+                            std::string* output = nullptr);
+
 // A unique marker for this test run (to find leaked processes by).
 std::string UniqueMarker();
 
