@@ -13,11 +13,12 @@
 // change on disk. fs/read_text_file is asked only to tell the model of an
 // editor's unsaved changes (docs/acp.md).
 //
-// Threads: this one reads stdin and answers; each session has its own loop
-// (HostedSession's) and an event reader here, which sends its updates.
-// stdout is written by StdoutLines' thread, so a client that stops reading
-// stalls nothing: past its bound the sessions are cancelled and odin acp
-// ends.
+// Threads: StdinLines' reads stdin, handing the editor's answers to
+// fs/read_text_file straight to their callbacks; this one handles the rest
+// of what arrives; each session has its own loop (HostedSession's) and an
+// event reader here, which sends its updates. stdout is written by
+// StdoutLines' thread, so a client that stops reading stalls nothing: past
+// its bound the sessions are cancelled and odin acp ends.
 
 #include <fcntl.h>
 #include <poll.h>
