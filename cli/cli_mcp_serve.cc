@@ -131,10 +131,10 @@ class Server {
     if (batch.empty()) return Error(nullptr, -32600, "invalid request: an empty batch");
     int number = ++batches_made_;
     Batch& b = batches_[number];
-    // Its requests are counted before any is handled: one may be answered at once.
+    // What gets an answer is counted before any is handled (one may be
+    // answered at once), by the rule HandleMessage answers by.
     for (const json& m : batch) {
-      bool notification = m.is_object() && !m.contains("id") && m.contains("method");
-      if (!notification) ++b.waiting;
+      if (GetsAnAnswer(m)) ++b.waiting;
     }
     if (b.waiting == 0) {
       batches_.erase(number);
@@ -145,8 +145,9 @@ class Server {
       current_batch_ = number;
       if (!m.is_object()) {
         Error(nullptr, -32600, "invalid request: not a JSON-RPC message object");
-      } else if (Text(m, "method") == "initialize") {
-        Error(m.contains("id") ? m["id"] : json(), -32600, "invalid request: initialize may not be batched");
+      } else if (m.contains("id") && Text(m, "method") == "initialize") {
+        Error(ValidId(m["id"]) || m["id"].is_number() ? m["id"] : json(), -32600,
+              "invalid request: initialize may not be batched");
       } else {
         HandleMessage(std::move(m));
       }
@@ -154,16 +155,34 @@ class Server {
     current_batch_ = 0;
   }
 
+  // Whether a message gets an answer: a request (a method and an id) does,
+  // and so does anything malformed; a notification (a method, no id) and a
+  // response (an id, no method) do not. HandleMessage answers by this.
+  static bool GetsAnAnswer(const json& m) {
+    if (!m.is_object()) return true;
+    bool has_method = m.contains("method"), has_id = m.contains("id");
+    if (has_method && !m["method"].is_string()) return true;
+    if (!has_method) return !has_id;
+    return has_id;
+  }
+
   void HandleMessage(json m) {
+    if (m.contains("method") && !m["method"].is_string()) {
+      return Error(m.contains("id") && (ValidId(m["id"]) || m["id"].is_number()) ? m["id"] : json(), -32600,
+                   "invalid request: the method must be a string");
+    }
+    if (!m.contains("method") && !m.contains("id")) {
+      return Error(nullptr, -32600, "invalid request: neither a request nor a response");
+    }
     std::string method = Text(m, "method");
     json params = m.contains("params") && m["params"].is_object() ? m["params"] : json::object();
-    if (m.contains("id") && !ValidId(m["id"])) {
+    if (!method.empty() && m.contains("id") && !ValidId(m["id"])) {
       // A number that is not an integer is still an id to answer under.
       json id = m["id"].is_number() ? m["id"] : json();
       return Error(id, -32600, "invalid request: an id must be a string or an integer");
     }
     bool request = m.contains("id");
-    if (request && method.empty()) return Answered(m);
+    if (request && !m.contains("method")) return Answered(m);
     if (!request) {
       if (method == "notifications/cancelled" && params.contains("requestId")) {
         // The call stops; its request gets no answer (the client gave up on it).
@@ -182,6 +201,9 @@ class Server {
       return Error(id, -32600, "invalid request: request " + Dump(id) + " is in flight already");
     }
     if (method == "initialize") {
+      // The revision holds for the session: the client has the tools as
+      // that one lists them.
+      if (!version_.empty()) return Error(id, -32600, "invalid request: the session is initialized already");
       std::string asked = Text(params, "protocolVersion");
       std::string version = kMcpProtocolVersions[0];
       for (const char* v : kMcpProtocolVersions) {
@@ -223,7 +245,7 @@ class Server {
                    {"annotations",
                     {{"readOnlyHint", read_only},
                      {"destructiveHint", !read_only},
-                     {"idempotentHint", read_only},
+                     {"idempotentHint", reads},
                      {"openWorldHint", false}}}};
       if (StructuredResults()) tool["outputSchema"] = RecordSchema();
       out.push_back(tool);
@@ -234,10 +256,7 @@ class Server {
   void Call(const json& id, const json& params) {
     std::string name = Text(params, "name");
     json args = params.contains("arguments") ? params["arguments"] : json::object();
-    if (ServedTools().count(name) == 0) {
-      return Send(
-          {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32602}, {"message", "unknown tool: " + name}}}});
-    }
+    if (ServedTools().count(name) == 0) return Error(id, -32602, "unknown tool: " + name);
     ToolCall call;
     call.execution_id = NewId("ex");
     call.tool = name;
@@ -270,9 +289,12 @@ class Server {
                 {"message", std::to_string(progress->first) + " bytes of output"}}}});
       };
     }
-    handlers.on_done = [this, id, key, name, execution](const v1::ToolResult& r, const Status&) {
+    // Its batch, if any, is the one it came in (never found by its id: a
+    // later request may reuse that).
+    int batch = current_batch_;
+    handlers.on_done = [this, id, key, name, execution, batch](const v1::ToolResult& r, const Status&) {
       running_.erase(key);
-      if (cancelled_.erase(key) != 0) return Unanswered(key);
+      if (cancelled_.erase(key) != 0) return Unanswered(batch);
       std::string record = GroundTruthRecord(execution, name, r, workspace_);
       bool blocking = r.has_verdict() && (r.verdict().status() == "errors" || r.verdict().status() == "timed_out");
       for (const v1::ValidationVerdict& v : r.command_verdicts()) {
@@ -281,10 +303,9 @@ class Server {
       json result = {{"content", {{{"type", "text"}, {"text", record}}}},
                      {"isError", r.status() != v1::TOOL_STATUS_OK || blocking}};
       if (StructuredResults()) result["structuredContent"] = ParseJson(record);
-      Reply(id, result);
+      Deliver(batch, {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
     };
     running_[key] = execution;
-    if (current_batch_ != 0) batch_of_[key] = current_batch_;
     coord_.Submit(std::move(call), std::move(handlers));
   }
 
@@ -295,14 +316,10 @@ class Server {
   void Error(const json& id, int code, const std::string& message) {
     Answer(id, {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
   }
+  // An answer made now goes with the batch being read, if any.
+  void Answer(const json&, json message) { Deliver(current_batch_, std::move(message)); }
   // An answer goes out alone, or with its batch's once they are all in.
-  void Answer(const json& id, json message) {
-    std::string key = Dump(id);
-    int batch = current_batch_;
-    if (auto it = batch_of_.find(key); batch == 0 && !id.is_null() && it != batch_of_.end()) {
-      batch = it->second;
-      batch_of_.erase(it);
-    }
+  void Deliver(int batch, json message) {
     auto b = batches_.find(batch);
     if (b == batches_.end()) return Send(message);
     b->second.answers.push_back(std::move(message));
@@ -311,11 +328,8 @@ class Server {
     batches_.erase(b);
   }
   // A batch's request that gets no answer (the client cancelled it).
-  void Unanswered(const std::string& key) {
-    auto it = batch_of_.find(key);
-    if (it == batch_of_.end()) return;
-    auto b = batches_.find(it->second);
-    batch_of_.erase(it);
+  void Unanswered(int batch) {
+    auto b = batches_.find(batch);
     if (b == batches_.end() || --b->second.waiting > 0) return;
     if (!b->second.answers.empty()) Send(b->second.answers);
     batches_.erase(b);
@@ -331,7 +345,6 @@ class Server {
   std::map<std::string, std::string> running_;  // request id (as JSON) -> execution id
   std::set<std::string> cancelled_;             // request ids the client cancelled
   std::map<int, Batch> batches_;
-  std::map<std::string, int> batch_of_;  // a running call's request id -> its batch
   int batches_made_ = 0;
   int current_batch_ = 0;  // the batch being read, while it is
 };
@@ -348,7 +361,10 @@ int Serve(Coordinator& coord, Server& server, StdoutLines& out) {
   bool open = true;
   bool stalled = false;  // the client stopped reading: what runs is cancelled
   while (open || !server.idle()) {
-    std::vector<PollFd> fds = {{out.wake_fd(), true, false}};
+    // The lines' failure is heard once; after it, its fd would only wake
+    // the loop for nothing.
+    std::vector<PollFd> fds;
+    if (!stalled) fds.push_back({out.wake_fd(), true, false});
     if (open) fds.push_back({STDIN_FILENO, true, false});
     Status polled = coord.Poll(seconds(1), &fds);
     if (!polled.ok()) return fail(polled.message());
@@ -358,7 +374,7 @@ int Serve(Coordinator& coord, Server& server, StdoutLines& out) {
       std::cerr << "odin mcp serve: " << out.failed() << ": its calls are cancelled\n";
       server.CancelAll();
     }
-    if (!open || !fds[1].readable) continue;
+    if (!open || !fds.back().readable) continue;
     char buf[64 * 1024];
     for (;;) {
       ssize_t n = read(STDIN_FILENO, buf, sizeof buf);

@@ -712,6 +712,35 @@ TEST_F(OdinMcpServersTest, McpServeAnswersTheJsonRpcEdgesPerRevision) {
   for (const json& a : answers) ids.insert(a["id"]);
   EXPECT_EQ(ids, (std::set<json>{1, 2, 3})) << answers;
   EXPECT_NE(batch.find("an empty batch"), std::string::npos) << batch;
+  // Each member is answered by one rule: a refused tool, a malformed member
+  // are; a response and a notification are not; a batch's answer is never
+  // found by an id a later request reuses; initialize comes once.
+  std::string members =
+      session("2025-03-26",
+              R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Nope"}},)"
+              R"({"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":9,"result":{}},)"
+              R"({"jsonrpc":"2.0","method":"initialize"},{"jsonrpc":"2.0","id":4,"method":5},{"jsonrpc":"2.0"}])"
+              "\n"
+              R"([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ExecuteCommand",)"
+              R"("arguments":{"command":"sleep 1"}}}])"
+              "\n"
+              R"({"jsonrpc":"2.0","id":7,"method":"ping"})"
+              "\n"
+              R"({"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})"
+              "\n",
+              R"([{"id":7,)");
+  size_t first = members.find("[{");
+  ASSERT_NE(first, std::string::npos) << members;
+  json answers1 = json::parse(members.substr(first, members.find('\n', first) - first), nullptr, false);
+  ASSERT_TRUE(answers1.is_array()) << members;
+  std::vector<json> ids1;
+  for (const json& a : answers1) ids1.push_back(a["id"]);
+  EXPECT_EQ(ids1, (std::vector<json>{1, 2, 4, nullptr})) << answers1;
+  EXPECT_NE(
+      members.find(R"({"error":{"code":-32600,"message":"invalid request: request 7 is in flight already"},"id":7,)"),
+      std::string::npos)
+      << members;
+  EXPECT_NE(members.find("the session is initialized already"), std::string::npos) << members;
 }
 
 // A client that sends and never reads: odin mcp serve does not stall on
