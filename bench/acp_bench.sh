@@ -19,12 +19,7 @@ source "$(dirname "$0")/bench_lib.sh"
 bin=$(cd "${1:-$(dirname "$0")/../build/bin}" && pwd)
 runs=${2:-7}
 prompts=${3:-10}
-work=$(mktemp -d -p "$(dirname "$bin")")
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
-mkdir -p "$work/ws" "$XDG_CONFIG_HOME/odin"
-echo '{"checks": {"build": "", "lint": "", "tests": ""}}' > "$XDG_CONFIG_HOME/odin/odinconfig.json"
-git -C "$work/ws" init -q
+session_workspace
 
 # The model answers every message with a command, then words: once for the
 # acp session, once for the odin -p runs, from one server a round.

@@ -17,12 +17,7 @@ source "$(dirname "$0")/bench_lib.sh"
 
 bin=$(cd "${1:-$(dirname "$0")/../build/bin}" && pwd)
 runs=${2:-20}
-work=$(mktemp -d -p "$(dirname "$bin")")
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
-mkdir -p "$work/ws" "$XDG_CONFIG_HOME/odin"
-echo '{"checks": {"build": "", "lint": "", "tests": ""}}' > "$XDG_CONFIG_HOME/odin/odinconfig.json"
-git -C "$work/ws" init -q
+session_workspace
 
 # Runs a fresh fake model server on a script, then times `odin -p` against
 # it (the server's start is not timed). Prints milliseconds.

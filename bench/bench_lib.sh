@@ -25,3 +25,16 @@ time_cmd() {
   echo $(( (end - start) / 1000000 ))
 }
 median_of() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# For the benches of agent sessions: sets work (a temporary directory beside
+# BIN_DIR, removed at exit with any server left running), the user's config
+# and state inside it (no checks configured), and an empty git workspace,
+# $work/ws. Needs bin.
+session_workspace() {
+  work=$(mktemp -d -p "$(dirname "$bin")")
+  trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+  export XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
+  mkdir -p "$work/ws" "$XDG_CONFIG_HOME/odin"
+  echo '{"checks": {"build": "", "lint": "", "tests": ""}}' > "$XDG_CONFIG_HOME/odin/odinconfig.json"
+  git -C "$work/ws" init -q
+}

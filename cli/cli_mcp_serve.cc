@@ -312,12 +312,13 @@ class Server {
   // structuredContent and outputSchema are 2025-06-18's.
   bool StructuredResults() const { return version_ == "2025-06-18"; }
 
-  void Reply(const json& id, const json& result) { Answer(id, {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}); }
-  void Error(const json& id, int code, const std::string& message) {
-    Answer(id, {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+  // Answers made now go with the batch being read, if any.
+  void Reply(const json& id, const json& result) {
+    Deliver(current_batch_, {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
   }
-  // An answer made now goes with the batch being read, if any.
-  void Answer(const json&, json message) { Deliver(current_batch_, std::move(message)); }
+  void Error(const json& id, int code, const std::string& message) {
+    Deliver(current_batch_, {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+  }
   // An answer goes out alone, or with its batch's once they are all in.
   void Deliver(int batch, json message) {
     auto b = batches_.find(batch);

@@ -170,13 +170,11 @@ bool HostedSession::Approve(const std::string& execution_id, const std::string& 
     // The answer's event goes first, so every client sees one order: the
     // request, its answer, then what the call came to (a denied call ends
     // inside AnswerApproval).
-    if (asked_.erase(execution_id) == 0) {
-      bool applied = session_->runtime().coordinator().AnswerApproval(execution_id, a);
-      if (applied) recorder_->OnApprovalResolved(execution_id, answer);
-      return applied;
-    }
-    recorder_->OnApprovalResolved(execution_id, answer);
-    return session_->runtime().coordinator().AnswerApproval(execution_id, a);
+    bool waits = asked_.erase(execution_id) != 0;
+    if (waits) recorder_->OnApprovalResolved(execution_id, answer);
+    bool applied = session_->runtime().coordinator().AnswerApproval(execution_id, a);
+    if (!waits && applied) recorder_->OnApprovalResolved(execution_id, answer);
+    return applied;
   });
 }
 
