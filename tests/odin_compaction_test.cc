@@ -59,10 +59,12 @@ class OdinCompactionTest : public ::testing::Test {
     }
     return "";
   }
+  // The requests the server answered: a refusal (of its size or of a field)
+  // is logged with no body.
   static std::vector<json> Answered(const FakeLlm& llm) {
     std::vector<json> out;
     for (const json& r : RequestsOf(llm)) {
-      if (!r.contains("refused_tokens")) out.push_back(r);
+      if (r.contains("body")) out.push_back(r);
     }
     return out;
   }
