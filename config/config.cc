@@ -248,7 +248,7 @@ Status ParseValidation(const json& v, const std::string& origin, ValidationOptio
 }
 
 // mcpServers: NAME -> {"command", "args", "env"} or {"type": "http", "url",
-// "headers"}, plus "writable", "network", "sandbox". A file's servers join
+// "headers"}, plus "writable", "network", "sandbox", "roots". A file's servers join
 // the base's; one named like a base's replaces it.
 Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::string, McpServerSpec>* out) {
   if (!m.is_object()) return Status::InvalidArgument(origin, "mcpServers must be an object");
@@ -266,7 +266,7 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
     const json& e = it.value();
     RETURN_IF_ERROR(CheckKeys(e, at,
                               {"type", "command", "args", "env", "url", "headers", "writable", "network", "sandbox",
-                               "timeout", "startup_timeout"},
+                               "roots", "timeout", "startup_timeout"},
                               origin));
     McpServerSpec spec;
     spec.name = name;
@@ -301,6 +301,7 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
     RETURN_IF_ERROR(Read(e, at, "writable", &spec.writable, origin));
     RETURN_IF_ERROR(Read(e, at, "network", &spec.network, origin));
     RETURN_IF_ERROR(Read(e, at, "sandbox", &spec.sandbox, origin));
+    RETURN_IF_ERROR(Read(e, at, "roots", &spec.roots, origin));
     for (auto [key, into] : {std::pair<const char*, int*>{"timeout", &spec.timeout_seconds},
                              {"startup_timeout", &spec.startup_timeout_seconds}}) {
       RETURN_IF_ERROR(Read(e, at, key, into, origin));

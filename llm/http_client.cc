@@ -2,8 +2,10 @@
 
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <type_traits>
 
@@ -254,6 +256,29 @@ size_t HttpClient::AddWatchFds(std::vector<PollFd>* fds) const {
 }
 
 std::optional<SteadyTime> HttpClient::NextTimer() const { return timer_; }
+
+bool HttpClient::RunUntil(const std::function<bool()>& done, SteadyTime deadline) {
+  while (!done()) {
+    SteadyTime now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    std::vector<PollFd> fds;
+    size_t n = AddWatchFds(&fds);
+    SteadyTime wake = std::min(deadline, timer_.value_or(deadline));
+    std::vector<pollfd> p;
+    for (const PollFd& f : fds) {
+      p.push_back({f.fd, static_cast<short>((f.want_read ? POLLIN : 0) | (f.want_write ? POLLOUT : 0)), 0});
+    }
+    // Rounded up: woken before its timer, the client would do nothing.
+    int64_t ms = std::max<int64_t>(0, ToMillis(wake - now) + 1);
+    if (poll(p.data(), p.size(), static_cast<int>(ms)) < 0 && errno != EINTR) return false;
+    for (size_t i = 0; i < n; ++i) {
+      fds[i].readable = (p[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+      fds[i].writable = (p[i].revents & (POLLOUT | POLLERR)) != 0;
+    }
+    Process(fds, 0, n);
+  }
+  return true;
+}
 
 void HttpClient::Process(const std::vector<PollFd>& fds, size_t first, size_t count) {
   if (curl_ == nullptr) {

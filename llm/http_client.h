@@ -69,6 +69,11 @@ class HttpClient {
   // Drives the transfers: fds[first .. first+count) are the ones AddWatchFds
   // added, with their readiness filled in by the poll. Callbacks run here.
   void Process(const std::vector<PollFd>& fds, size_t first, size_t count);
+  // Blocks, driving only this client's transfers, until done() holds
+  // (checked after each turn) or deadline passes; done()'s last answer. For
+  // a process with nothing else to wait on (a login, a session's last
+  // request).
+  bool RunUntil(const std::function<bool()>& done, SteadyTime deadline);
 
  private:
   struct CurlApi;

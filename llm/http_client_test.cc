@@ -7,7 +7,6 @@
 #include "llm/http_client.h"
 
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -119,28 +118,7 @@ class HttpClientTest : public ::testing::Test {
 
   // Runs the client until `until` holds; false if that takes ten seconds.
   bool Drive(const std::function<bool()>& until) {
-    SteadyTime deadline = RealClock::Get()->Now() + seconds(10);
-    while (!until()) {
-      SteadyTime now = RealClock::Get()->Now();
-      if (now >= deadline) return false;
-      std::vector<PollFd> fds;
-      size_t n = client_->AddWatchFds(&fds);
-      SteadyTime wake = deadline;
-      if (std::optional<SteadyTime> t = client_->NextTimer()) wake = std::min(wake, *t);
-      std::vector<pollfd> p;
-      for (const PollFd& f : fds) {
-        p.push_back({f.fd, static_cast<short>((f.want_read ? POLLIN : 0) | (f.want_write ? POLLOUT : 0)), 0});
-      }
-      // Rounded up: woken before its timer, the client would do nothing.
-      int64_t ms = std::max<int64_t>(0, ToMillis(wake - now) + 1);
-      poll(p.data(), p.size(), static_cast<int>(ms));
-      for (size_t i = 0; i < n; ++i) {
-        fds[i].readable = (p[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-        fds[i].writable = (p[i].revents & (POLLOUT | POLLERR)) != 0;
-      }
-      client_->Process(fds, 0, n);
-    }
-    return true;
+    return client_->RunUntil(until, RealClock::Get()->Now() + seconds(10));
   }
 
   httplib::Server server_;

@@ -16,6 +16,7 @@ void SseParser::Feed(std::string_view bytes) {
 
 void SseParser::Line(std::string_view line) {
   if (line.empty()) {
+    current_.id = last_id_;
     if (has_data_ || !current_.event.empty()) on_event_(current_);
     current_ = SseEvent();
     has_data_ = false;
@@ -32,6 +33,8 @@ void SseParser::Line(std::string_view line) {
     has_data_ = true;
   } else if (field == "event") {
     current_.event = std::string(value);
+  } else if (field == "id" && value.find('\0') == std::string_view::npos) {
+    last_id_ = std::string(value);
   }
 }
 

@@ -12,6 +12,7 @@ namespace odin {
 struct SseEvent {
   std::string event;  // "" if the server named none
   std::string data;   // data lines joined with "\n"
+  std::string id;     // the last event id the stream set ("id:"), kept across events
 };
 
 class SseParser {
@@ -26,6 +27,7 @@ class SseParser {
   std::function<void(const SseEvent&)> on_event_;
   std::string line_;
   SseEvent current_;
+  std::string last_id_;
   bool has_data_ = false;
 };
 

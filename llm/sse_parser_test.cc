@@ -29,6 +29,16 @@ TEST(SseParserTest, PiecesOfAnySizeAndCrlf) {
   EXPECT_EQ(e[0].data, "xy");
 }
 
+// The last event id is the stream's, kept until another sets it (what a
+// reconnection sends as Last-Event-ID).
+TEST(SseParserTest, TheLastEventIdIsKeptAcrossEvents) {
+  auto e = Parse({"id: 7\ndata: a\n\ndata: b\n\nid: 9\ndata: c\n\n"});
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].id, "7");
+  EXPECT_EQ(e[1].id, "7");
+  EXPECT_EQ(e[2].id, "9");
+}
+
 TEST(SseParserTest, AnUnfinishedEventIsPending) {
   bool pending = false;
   auto e = Parse({"data: {\"half\":"}, &pending);

@@ -73,12 +73,15 @@ void McpClient::Fail(const std::string& why) {
 void McpClient::Start() {
   uint64_t id = next_id_++;
   pending_[id] = Pending::kInitialize;
+  json capabilities = json::object();
+  // The workspace never changes in a session: no roots list_changed.
+  if (!roots_.empty()) capabilities["roots"] = {{"listChanged", false}};
   Send(Dump({{"jsonrpc", "2.0"},
              {"id", id},
              {"method", "initialize"},
              {"params",
               {{"protocolVersion", kMcpProtocolVersions[0]},
-               {"capabilities", json::object()},
+               {"capabilities", capabilities},
                {"clientInfo", {{"name", client_name_}, {"version", client_version_}}}}}}));
 }
 
@@ -137,6 +140,10 @@ void McpClient::HandleMessage(const std::string& message) {
     json reply = {{"jsonrpc", "2.0"}, {"id", m["id"]}};
     if (method == "ping") {
       reply["result"] = json::object();
+    } else if (method == "roots/list" && !roots_.empty()) {
+      json roots = json::array();
+      for (const McpRoot& r : roots_) roots.push_back({{"uri", r.uri}, {"name", r.name}});
+      reply["result"] = {{"roots", roots}};
     } else {
       reply["error"] = {{"code", -32601}, {"message", "method not found: " + method}};
     }

@@ -10,8 +10,10 @@
 // that answers 2025-03-26 or 2024-11-05), notifications/initialized, then
 // tools/list (following nextCursor) until the tools are known. Then tool
 // calls, each with a progress token; Cancel sends notifications/cancelled.
-// The server's own requests get answers: ping an empty result, anything
-// else "method not found" (Odin offers no sampling, roots or elicitation).
+// The server's own requests get answers: ping an empty result, roots/list
+// the roots offered (the workspace; the capability is declared only when
+// there are roots), anything else "method not found" (Odin offers no
+// sampling).
 //
 // What a server sends is untrusted: every field is checked, and a message
 // that is not what the protocol says is an error of the session (Failed),
@@ -46,6 +48,12 @@ struct McpTool {
   bool destructive = true;        // annotations.destructiveHint (the protocol's default: true)
 };
 
+// A root the client offers (roots/list): a file:// URI and a name.
+struct McpRoot {
+  std::string uri;
+  std::string name;
+};
+
 // A tool call's answer.
 struct McpCallResult {
   bool is_error = false;        // the tool's own error (isError), or the session's
@@ -70,6 +78,9 @@ class McpClient {
 
   McpClient(std::string client_name, std::string client_version, Callbacks callbacks);
 
+  // The roots to answer roots/list with; before Start (none: the client
+  // declares no roots capability).
+  void OfferRoots(std::vector<McpRoot> roots) { roots_ = std::move(roots); }
   // Queues initialize.
   void Start();
   // Takes what the server wrote: complete lines are handled, a partial one
@@ -113,6 +124,7 @@ class McpClient {
   std::string server_name_;
   std::vector<McpTool> tools_;
   std::vector<McpTool> listing_;  // tools of the tools/list pages so far
+  std::vector<McpRoot> roots_;
 };
 
 }  // namespace odin

@@ -196,6 +196,28 @@ TEST_F(McpClientTest, TheServersRequestsAreAnswered) {
   EXPECT_EQ(sent[1]["error"]["code"], -32601);
 }
 
+// Roots are declared only when offered, and roots/list answers them; with
+// none, roots/list is a method the client does not have.
+TEST_F(McpClientTest, RootsAreDeclaredAndListedOnlyWhenOffered) {
+  for (bool offered : {false, true}) {
+    SCOPED_TRACE(offered);
+    McpClient client("odin", "1.0", {});
+    if (offered) client.OfferRoots({{"file:///w/my%20project", "my project"}});
+    client.Start();
+    json init = json::parse(client.TakeOutput());
+    EXPECT_EQ(init["params"]["capabilities"].contains("roots"), offered) << init.dump();
+    client.Feed(R"({"jsonrpc":"2.0","id":"r","method":"roots/list","params":{}})"
+                "\n");
+    json answer = json::parse(client.TakeOutput());
+    EXPECT_EQ(answer["id"], "r");
+    if (offered) {
+      EXPECT_EQ(answer["result"], json({{"roots", {{{"uri", "file:///w/my%20project"}, {"name", "my project"}}}}}));
+    } else {
+      EXPECT_EQ(answer["error"]["code"], -32601);
+    }
+  }
+}
+
 TEST_F(McpClientTest, GarbageFailsTheSessionAndEndsCallsInFlight) {
   Handshake(kTools);
   Sent();

@@ -7,8 +7,9 @@
 namespace odin {
 
 std::string McpWorkerEnvironment(const McpServerSpec& spec) {
-  nlohmann::json j = {{"name", spec.name}, {"command", spec.command}, {"args", spec.args},        {"env", spec.env},
-                      {"url", spec.url},   {"headers", spec.headers}, {"writable", spec.writable}};
+  nlohmann::json j = {{"name", spec.name},         {"command", spec.command}, {"args", spec.args},
+                      {"env", spec.env},           {"url", spec.url},         {"headers", spec.headers},
+                      {"writable", spec.writable}, {"roots", spec.roots}};
   return std::string(kMcpServerEnv) + "=" + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

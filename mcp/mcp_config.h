@@ -9,7 +9,8 @@
 // "headers": {...}}); Odin's own keys say what its sandbox allows:
 // "writable" (the workspace, else read-only), "network", and, in the
 // user's own config only, "sandbox": false; "timeout" and "startup_timeout"
-// in seconds. ${VAR} and ${VAR:-default} in
+// in seconds; "roots": false keeps the workspace's path from the server
+// (roots/list). ${VAR} and ${VAR:-default} in
 // command, args, env, url and headers are expanded from the environment
 // when the config is loaded.
 
@@ -30,6 +31,7 @@ struct McpServerSpec {
   bool writable = false;
   bool network = false;
   bool sandbox = true;
+  bool roots = true;                 // the workspace offered as the session's root
   int timeout_seconds = 120;         // a tool call's deadline ("timeout")
   int startup_timeout_seconds = 60;  // start, initialize and list the tools ("startup_timeout")
   std::string source;                // the file that configured it

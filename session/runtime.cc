@@ -128,7 +128,12 @@ Runtime::~Runtime() {
   // Background commands end first, each end recorded.
   if (coordinator_) coordinator_->EndBackgroundCommands("the session ended", seconds(10));
   if (coordinator_) coordinator_->StopTracking();
-  if (coordinator_) coordinator_->Shutdown(milliseconds(200), [this] { FlushLedger(); });
+  // An MCP worker with an HTTP session ends it (DELETE, at most 1 s) before
+  // it exits: it gets the time, which an exit that comes sooner does not use.
+  bool http_mcp = std::any_of(config_.mcp_servers.begin(), config_.mcp_servers.end(),
+                              [](const auto& s) { return s.second.transport == McpServerSpec::Transport::kHttp; });
+  if (coordinator_)
+    coordinator_->Shutdown(http_mcp ? milliseconds(1500) : milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
   remote_hosts_.reset();
   if (!remote_listen_.empty()) {

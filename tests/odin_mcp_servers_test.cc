@@ -4,10 +4,7 @@
 // and a scripted server for the faults the reference servers cannot show
 // (a crash, a server that never answers initialize, a call that hangs).
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +18,7 @@
 #include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
+#include "tests/mcp_fixture.h"
 #include "tests/test_util.h"
 
 namespace odin::testing {
@@ -28,89 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-// A scripted MCP server (stdio, one JSON message per line). argv[2] is what
-// it does: "ok" answers; "crash" exits when a tool is called; "silent"
-// never answers initialize; "hang" never answers a call; "late" writes
-// late.txt in its cwd (the workspace) 200 ms after answering a call. With
-// argv[3], it appends every message it reads to that file.
-constexpr char kScriptedServer[] = R"JS(
-const fs = require('fs');
-const mode = process.argv[2];
-const log = process.argv[3];
-let buf = '';
-function send(m) { process.stdout.write(JSON.stringify(m) + '\n'); }
-process.stdin.on('data', (d) => {
-  buf += d;
-  let nl;
-  while ((nl = buf.indexOf('\n')) >= 0) {
-    const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
-    if (!line.trim()) continue;
-    const m = JSON.parse(line);
-    if (log) { try { fs.appendFileSync(log, line + '\n'); } catch (e) {} }
-    if (m.method === 'initialize') {
-      if (mode === 'silent') continue;
-      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: '2025-03-26', capabilities: {tools: {}},
-            serverInfo: {name: 'scripted', version: '1'}}});
-    } else if (m.method === 'tools/list') {
-      send({jsonrpc: '2.0', id: m.id, result: {tools: [
-        {name: 'work', description: 'does work', inputSchema: {type: 'object', properties: {n: {type: 'number'}}},
-         annotations: {readOnlyHint: true}}]}});
-    } else if (m.method === 'tools/call') {
-      if (mode === 'crash') { process.stderr.write('scripted: giving up\n'); process.exit(3); }
-      if (mode === 'hang') continue;
-      send({jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: 'worked ' + m.params.arguments.n}]}});
-      if (mode === 'late') setTimeout(() => fs.writeFileSync('late.txt', 'written after the call\n'), 200);
-    }
-  }
-});
-)JS";
-
-class OdinMcpServersTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    everything_ = BinDir() + "/../lsp/node_modules/.bin/mcp-server-everything";
-    filesystem_ = BinDir() + "/../lsp/node_modules/.bin/mcp-server-filesystem";
-    if (!PathExists(everything_) || !PathExists(filesystem_)) {
-      GTEST_SKIP() << "the MCP reference servers are not installed (scripts/install-language-servers.sh installs them)";
-    }
-    // The scripted server lives in the workspace: the sandbox shows it.
-    ASSERT_TRUE(WriteFileAtomic(ws_.Join("scripted.js"), kScriptedServer).ok());
-  }
-  void TearDown() override {
-    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
-  }
-  void UserConfig(const json& config) {
-    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
-    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
-  }
-  json Everything() const { return {{"command", everything_}}; }
-  json Scripted(const std::string& mode, json extra = json::object()) const {
-    json j = {{"command", "node"}, {"args", {ws_.Join("scripted.js"), mode}}};
-    j.update(extra);
-    return j;
-  }
-  json Prompt(const FakeLlm& llm, std::vector<std::string> more = {}) {
-    std::vector<std::string> args = {"-p", "do the task", "--output-format", "json"};
-    args.insert(args.end(), more.begin(), more.end());
-    last_ = RunOdin(ws_.path(), args, FakeModelEnv(llm, marker_, user_));
-    json j = json::parse(last_.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "stdout: " << last_.out << "\nstderr: " << last_.err;
-    return j;
-  }
-  std::vector<std::string> Rows(const std::string& sql) { return LedgerRows(ws_.Join(".odin/odin.db"), sql); }
-  // "tool|status" of every execution, in order.
-  std::vector<std::string> Calls() {
-    return Rows(
-        "SELECT s.tool, e.status FROM execution_starts s JOIN execution_ends e USING (execution_id) "
-        "ORDER BY s.rowid");
-  }
-
-  std::string everything_, filesystem_;
-  TempWorkspace ws_;
-  TempWorkspace user_;
-  std::string marker_ = UniqueMarker();
-  Ran last_;
-};
+class OdinMcpServersTest : public McpFixture {};
 
 // The server starts in the background; its tools reach the model with their
 // schemas; a call runs in the server's own worker, its result marked as
@@ -411,7 +327,7 @@ TEST_F(OdinMcpServersTest, ServersAreListedWithStateAndToolsAndTheListingIsNotTh
   line = "/mcp\n";
   ASSERT_EQ(write(in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
   std::string seen = ReadUntil(out, "edit mode only");
-  EXPECT_NE(seen.find("everything  stdio  ready  13 tools: echo"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("everything  stdio  ready  14 tools: echo"), std::string::npos) << seen;
   EXPECT_NE(seen.find("toggle-simulated-logging*"), std::string::npos) << seen;
   EXPECT_NE(seen.find("mute  stdio  "), std::string::npos) << seen;
   close(in);
@@ -464,51 +380,12 @@ TEST_F(OdinMcpServersTest, SubagentsAndHooksMeetMcpToolsByName) {
   EXPECT_NE(echo.dump().find("no echo today"), std::string::npos) << echo.dump();
 }
 
-// A port nobody listens on now.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-bool Listening(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
-}
-
 // server-everything over streamable HTTP: the session, a call with its
 // progress streamed as SSE, and the Authorization header from ${VAR}.
 TEST_F(OdinMcpServersTest, AStreamableHttpServerIsListedAndCalled) {
-  int port = FreePort();
-  ASSERT_GT(port, 0);
-  // server-everything's HTTP transport uses the global webcrypto, which
-  // Debian 12's Node 18 does not define: a preload gives it, on any Node.
-  ASSERT_TRUE(WriteFileAtomic(user_.Join("webcrypto.cjs"),
-                              "if (!globalThis.crypto) globalThis.crypto = require('crypto').webcrypto;\n")
-                  .ok());
-  SpawnOptions so;
-  so.argv = {"node", "--require", user_.Join("webcrypto.cjs"), everything_, "streamableHttp"};
-  so.env = CurrentEnvironment();
-  so.env.push_back("PORT=" + std::to_string(port));
-  StatusOr<pid_t> server = Spawn(so);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  for (int i = 0; i < 200 && !Listening(port); ++i) usleep(50 * 1000);
-  ASSERT_TRUE(Listening(port));
+  int port = 0;
+  pid_t server = StartEverythingHttp(&port);
+  ASSERT_GT(server, 0);
   UserConfig({{"mcpServers",
                {{"remote",
                  {{"type", "http"},
@@ -520,10 +397,7 @@ TEST_F(OdinMcpServersTest, AStreamableHttpServerIsListedAndCalled) {
     {"text":"Done."}]})");
   last_ =
       RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "stream-json"}, FakeModelEnv(llm, marker_, user_));
-  kill(-*server, SIGKILL);
-  kill(*server, SIGKILL);
-  int status = 0;
-  WaitPid(*server, &status, 0);
+  StopServer(server);
   std::vector<json> requests = RequestsOf(llm);
   ASSERT_EQ(requests.size(), 3u) << last_.out << last_.err;
   json echo = ToolResultsOf(requests[1]).back();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "base/version.h"
 #include "llm/http_client.h"
 #include "llm/sse_parser.h"
+#include "tools/lsp_client.h"  // PathToUri
 #include "tools/text_file.h"
 
 namespace odin {
@@ -180,7 +182,10 @@ class HttpRun final : public McpServerRun {
     first_ = fds->size();
     count_ = http_.AddWatchFds(fds);
   }
-  SteadyTime NextTimer() const override { return http_.NextTimer().value_or(SteadyTime::max()); }
+  SteadyTime NextTimer() const override {
+    SteadyTime t = http_.NextTimer().value_or(SteadyTime::max());
+    return WantsStream() ? std::min(t, stream_retry_at_) : t;
+  }
   void OnPolled(const std::vector<PollFd>& fds) override {
     if (first_ + count_ <= fds.size()) http_.Process(fds, first_, count_);
     count_ = 0;
@@ -189,6 +194,24 @@ class HttpRun final : public McpServerRun {
     if (dead()) return;
     if (count_ == 0) http_.Process({}, 0, 0);  // timers
     Post();
+    if (WantsStream() && Now() >= stream_retry_at_) OpenServerStream();
+  }
+  // The session's end: the server's stream closed and the session deleted
+  // (DELETE with its id; a server may answer 405, which is as good), waiting
+  // at most `wait` for the answer.
+  void End(Duration wait) override {
+    if (stream_) http_.Cancel(*stream_);
+    stream_.reset();
+    stream_retry_at_ = SteadyTime::max();
+    if (session_.empty() || dead()) return;
+    HttpRequest req = Request("DELETE");
+    req.total_timeout = wait;
+    bool done = false;
+    HttpClient::Callbacks cb;
+    cb.on_done = [&done](const Status&, int) { done = true; };
+    http_.Start(std::move(req), std::move(cb));
+    http_.RunUntil([&done] { return done; }, Now() + wait);
+    session_.clear();
   }
   void Abandon(uint64_t call) override {
     auto it = call_transfers_.find(call);
@@ -222,17 +245,10 @@ class HttpRun final : public McpServerRun {
       uint64_t call = request && m.value("method", json()) == "tools/call" && m["id"].is_number_unsigned()
                           ? m["id"].get<uint64_t>()
                           : 0;
-      HttpRequest req;
-      req.url = spec_.url;
+      HttpRequest req = Request("POST");
       req.body = message;
-      req.headers = spec_.headers;
       req.headers.push_back("Content-Type: application/json");
       req.headers.push_back("Accept: application/json, text/event-stream");
-      if (!session_.empty()) req.headers.push_back("Mcp-Session-Id: " + session_);
-      if (!client_.protocol_version().empty()) {
-        req.headers.push_back("MCP-Protocol-Version: " + client_.protocol_version());
-      }
-      req.total_timeout = seconds(24 * 3600);  // a call's deadline is the coordinator's
       auto stream = std::make_shared<Stream>();
       HttpClient::Callbacks cb;
       cb.on_head = [this, stream, request](const HttpResponseHead& head) {
@@ -271,6 +287,56 @@ class HttpRun final : public McpServerRun {
       if (call != 0) call_transfers_[call] = transfer;
     }
   }
+  // A request to the endpoint with the session's headers.
+  HttpRequest Request(const std::string& method) const {
+    HttpRequest req;
+    req.method = method;
+    req.url = spec_.url;
+    req.headers = spec_.headers;
+    if (!session_.empty()) req.headers.push_back("Mcp-Session-Id: " + session_);
+    if (!client_.protocol_version().empty()) {
+      req.headers.push_back("MCP-Protocol-Version: " + client_.protocol_version());
+    }
+    req.total_timeout = seconds(24 * 3600);  // a call's deadline is the coordinator's
+    return req;
+  }
+
+  // The server's own stream (GET): what it sends unrelated to a request of
+  // ours (roots/list, list_changed) comes only on it. Opened once initialize
+  // is answered; a 405 or any other refusal means the server offers none,
+  // and it is not asked again. A stream that ends is opened again, resuming
+  // after its last event (Last-Event-ID), 1 s later, doubling to 30 s.
+  void OpenServerStream() {
+    stream_retry_at_ = SteadyTime::max();
+    HttpRequest req = Request("GET");
+    req.headers.push_back("Accept: text/event-stream");
+    if (!last_event_id_.empty()) req.headers.push_back("Last-Event-ID: " + last_event_id_);
+    auto sse = std::make_shared<std::unique_ptr<SseParser>>();
+    SteadyTime opened = Now();
+    HttpClient::Callbacks cb;
+    cb.on_head = [this, sse](const HttpResponseHead& head) {
+      auto type = head.headers.find("content-type");
+      if (head.status != 200 || type == head.headers.end() || type->second.rfind("text/event-stream", 0) != 0) return;
+      *sse = std::make_unique<SseParser>([this](const SseEvent& e) {
+        if (!e.id.empty()) last_event_id_ = e.id.substr(0, 1024);
+        if (!e.data.empty()) Handle(e.data);
+      });
+    };
+    cb.on_body = [sse](std::string_view data) {
+      if (*sse) (*sse)->Feed(data);
+    };
+    cb.on_done = [this, sse, opened](const Status& s, int http_status) {
+      stream_.reset();
+      if (s.ok() && http_status != 200) return;  // 405: none offered; any other refusal the same
+      if (Now() - opened > seconds(30)) stream_backoff_ = seconds(1);
+      stream_retry_at_ = Now() + stream_backoff_;
+      stream_backoff_ = std::min<Duration>(stream_backoff_ * 2, seconds(30));
+    };
+    stream_ = http_.Start(std::move(req), std::move(cb));
+  }
+  bool WantsStream() const { return !dead() && !stream_ && !client_.protocol_version().empty(); }
+  static SteadyTime Now() { return std::chrono::steady_clock::now(); }
+
   void Handle(const std::string& message) {
     client_.HandleMessage(message);
     if (client_.failed()) Die("it broke the protocol");
@@ -287,6 +353,10 @@ class HttpRun final : public McpServerRun {
   std::deque<std::string> queue_;  // messages not sent yet
   int in_flight_notifications_ = 0;
   std::map<uint64_t, HttpClient::Id> call_transfers_;  // a tool call's POST
+  std::optional<HttpClient::Id> stream_;               // the server's stream (GET), while open
+  SteadyTime stream_retry_at_{};                       // when to open it (again): at once, later, or never (max)
+  Duration stream_backoff_ = seconds(1);
+  std::string last_event_id_;
 };
 
 }  // namespace
@@ -303,6 +373,7 @@ StatusOr<McpServerDescription> McpServerFromEnvironment() {
   McpServerDescription s;
   s.name = j["name"];
   s.writable = j.value("writable", false);
+  s.roots = j.value("roots", true);
   if (http) {
     s.url = j["url"];
     const json headers = j.value("headers", json::object());
@@ -330,15 +401,20 @@ StatusOr<McpServerDescription> McpServerFromEnvironment() {
 McpServerRun::McpServerRun(const std::string& name, McpClient::Callbacks callbacks)
     : client_("odin", ODIN_VERSION, std::move(callbacks)), name_(name) {}
 
-StatusOr<std::unique_ptr<McpServerRun>> McpServerRun::Start(const McpServerDescription& server, const std::string& cwd,
+StatusOr<std::unique_ptr<McpServerRun>> McpServerRun::Start(const McpServerDescription& server,
+                                                            const std::string& workspace,
                                                             McpClient::Callbacks callbacks) {
+  std::vector<McpRoot> roots;
+  if (server.roots) roots.push_back({PathToUri(workspace), workspace.substr(workspace.rfind('/') + 1)});
   if (!server.url.empty()) {
     auto http = std::make_unique<HttpRun>(server, std::move(callbacks));
+    http->client().OfferRoots(std::move(roots));
     http->Start();
     return std::unique_ptr<McpServerRun>(std::move(http));
   }
   auto stdio = std::make_unique<StdioRun>(server.name, std::move(callbacks));
-  RETURN_IF_ERROR(stdio->Start(server, cwd));
+  stdio->client().OfferRoots(std::move(roots));
+  RETURN_IF_ERROR(stdio->Start(server, workspace));
   return std::unique_ptr<McpServerRun>(std::move(stdio));
 }
 

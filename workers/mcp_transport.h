@@ -22,6 +22,7 @@ namespace odin {
 struct McpServerDescription {
   std::string name;
   bool writable = false;          // held stopped between calls
+  bool roots = true;              // the workspace offered as the root
   std::vector<std::string> argv;  // stdio
   std::vector<std::string> env;
   std::string url;                   // streamable HTTP
@@ -37,8 +38,9 @@ class McpServerRun {
   virtual ~McpServerRun() = default;
 
   // A run that has started (for stdio, the process; for HTTP, initialize
-  // queued), or why it could not. cwd: a stdio server's working directory.
-  static StatusOr<std::unique_ptr<McpServerRun>> Start(const McpServerDescription& server, const std::string& cwd,
+  // queued), or why it could not. workspace: a stdio server's working
+  // directory, and the root offered to any server that may know it.
+  static StatusOr<std::unique_ptr<McpServerRun>> Start(const McpServerDescription& server, const std::string& workspace,
                                                        McpClient::Callbacks callbacks);
 
   McpClient& client() { return client_; }
@@ -52,6 +54,10 @@ class McpServerRun {
   virtual void Service() = 0;
   // The call was cancelled: whatever still carries its answer may go.
   virtual void Abandon(uint64_t call) {}
+  // The session's end, at most `wait` of it: for HTTP, the DELETE that
+  // tells the server (its streams closed first); a stdio server is killed
+  // by the run's destruction.
+  virtual void End(Duration wait) {}
   // Stops a local server's processes between calls, and lets them go on.
   virtual void Pause() {}
   virtual void Resume() {}

@@ -51,6 +51,7 @@ class Worker : public WorkerLogic {
   }
   void Service() override;
   void Stop() override {
+    if (server_) server_->End(seconds(1));
     server_.reset();
     KillAllDescendants();  // what the server left running (we are their subreaper)
   }
