@@ -19,6 +19,8 @@ TEST(StdioLinesTest, AClientThatStopsReadingFailsTheLinesInsteadOfStallingTheWri
   {
     StdoutLines out(p[1], 1 << 20);
     EXPECT_TRUE(out.Write("{\"first\":1}"));
+    // Written before the rest is queued: once failed, what waits is dropped.
+    ASSERT_TRUE(Readable(p[0], 5000));
     std::string line(64 << 10, 'x');
     bool refused = false;
     // Nobody reads: the pipe fills, then the queue; Write never blocks.

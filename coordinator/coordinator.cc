@@ -183,7 +183,7 @@ std::string Coordinator::Submit(ToolCall call, CallHandlers handlers) {
     StatusOr<CommandArgs> command = CommandArgsOf(*c.args);
     c.background = command.ok() && command->background;
   }
-  if (canonical.ok() && mcp_.Wait(c.call.tool, id)) {
+  if (canonical.ok() && mcp_.Wait(McpServers::ServerOf(c.call.tool, c.args.get()), id)) {
     c.mcp_waiting = true;
     return id;
   }
@@ -309,6 +309,12 @@ void Coordinator::Proceed(Call& c) {
     case ToolHandler::kTodoWrite: return RunTodoWrite(id);
     case ToolHandler::kCommandOutput: return RunCommandOutput(id);
     case ToolHandler::kStopCommand: return RunStopCommand(id);
+    case ToolHandler::kMcpResources: {
+      std::string server = c.args && c.args->is_object() ? c.args->value("server", "") : "";
+      StatusOr<std::string> listed = mcp_.registry().DescribeResources(server);
+      if (!listed.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, listed.status().WithContext(tc.tool));
+      return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *listed);
+    }
     case ToolHandler::kSubagent: {
       Status prepared = PrepareSubagent(c, run_budget);
       if (!prepared.ok()) {
@@ -335,6 +341,7 @@ void Coordinator::Proceed(Call& c) {
     case ToolHandler::kSearch:
     case ToolHandler::kCommand:
     case ToolHandler::kMcp:
+    case ToolHandler::kMcpResource:
     case ToolHandler::kUnknown:
     case ToolHandler::kHook:
     case ToolHandler::kIndexParse:
@@ -549,42 +556,6 @@ bool Coordinator::CommandWithinList(const std::vector<std::string>& list, const 
       .empty();
 }
 
-McpServers::Port Coordinator::McpPort() {
-  McpServers::Port port;
-  port.list = [this](const std::string& id, const std::string& arguments_json, WorkerPolicy policy,
-                     const std::string& lane, Duration timeout, std::function<void(const v1::ToolResult&)> done) {
-    Call& c = calls_[id];
-    c.call.execution_id = id;
-    c.call.tool = kMcpListToolsTool;
-    c.call.arguments_json = arguments_json;
-    c.call.timeout = timeout;
-    c.call.agent_id = o_.agent_id;
-    c.call.mode = o_.mode;
-    c.request.policy = policy;
-    c.request.lane = lane;
-    c.call.internal = true;
-    c.handlers.on_done = [done = std::move(done)](const v1::ToolResult& r, const Status&) { done(r); };
-    Dispatch(c);
-  };
-  port.resume = [this](const std::string& id) {
-    auto c = calls_.find(id);
-    if (c == calls_.end()) return;
-    // Judged now, its arguments as Submit parsed them.
-    c->second.mcp_waiting = false;
-    Admit(c->second, Status::OK());
-  };
-  port.news = [this](const McpRegistry::Server& s) {
-    if (on_mcp_server) on_mcp_server(s);
-  };
-  return port;
-}
-
-std::vector<ToolSpec> Coordinator::ExtraToolSpecs(Mode mode) const {
-  std::vector<ToolSpec> specs = mcp_.registry().Specs(mode);
-  if (init_active_ && mode == Mode::kEdit) specs.push_back(InitToolSpec());
-  return specs;
-}
-
 CallGateContext Coordinator::GateContext(Call& c) {
   CallGateContext g;
   g.track_changes = o_.track_changes;
@@ -596,9 +567,19 @@ CallGateContext Coordinator::GateContext(Call& c) {
   g.mcp_mode = [this](const std::string& tool, Mode mode) { return mcp_.registry().CheckMode(tool, mode); };
   g.prepare_mcp = [this, &c] {
     // An MCP server's tool has no typed input: its arguments, checked at
-    // Submit, pass through to the server as canonical JSON text.
+    // Submit, pass through to the server as canonical JSON text. A
+    // resource's read goes to the server it names, if that one has any.
     Typed(c.request).set_arguments_json(c.call.arguments_json);
-    StatusOr<McpServers::Route> route = mcp_.RouteOf(c.call.tool, c.call.mode.value_or(o_.mode));
+    std::string server = McpServers::ServerOf(c.call.tool, c.args.get());
+    if (c.handler() == ToolHandler::kMcpResource) {
+      const json* uri = c.args && c.args->is_object() && c.args->contains("uri") ? &(*c.args)["uri"] : nullptr;
+      if (server.empty() || uri == nullptr || !uri->is_string() || uri->get<std::string>().empty() ||
+          uri->get<std::string>().size() > 4096) {
+        return Status::InvalidArgument(kReadMcpResourceTool, "needs a server and a uri (4096 bytes at most)");
+      }
+      RETURN_IF_ERROR(mcp_.registry().CheckResources(server));
+    }
+    StatusOr<McpServers::Route> route = mcp_.RouteOf(server, c.call.mode.value_or(o_.mode));
     if (!route.ok()) return route.status();
     c.request.policy = route->policy;
     c.request.lane = route->lane;
@@ -641,7 +622,7 @@ void Coordinator::Cancel(const std::string& execution_id, int reason) {
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED, Status::Cancelled("cancelled while its hooks ran"));
   }
   if (waiting != calls_.end() && waiting->second.mcp_waiting) {
-    mcp_.Forget(waiting->second.call.tool, execution_id);
+    mcp_.Forget(McpServers::ServerOf(waiting->second.call.tool, waiting->second.args.get()), execution_id);
     return EndHere(execution_id, v1::TOOL_STATUS_CANCELLED,
                    Status::Cancelled("cancelled while its MCP server was starting"));
   }

@@ -240,6 +240,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // join ExtraToolSpecs as they become known. REQUIRES: a ledger attached.
   void StartMcpServers() { mcp_.Start(); }
   std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const override;
+  // What changed in the MCP servers' listings since the agent last heard
+  // (the main agent's; once), for its conversation.
+  std::string TakeMcpNews(const std::string& agent_id) override;
   void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const override;
   bool CommandWithinList(const std::vector<std::string>& list, const std::string& command) const override;
   const McpRegistry& mcp() const { return mcp_.registry(); }
@@ -424,6 +427,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void OnWorkerReady(const v1::Hello& hello) override;
   void OnWorkerRefused(const std::string& peer, const std::string& reason) override;
   bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id, const v1::Envelope& env) override;
+  void OnMcpListing(const std::string& lane, const std::string& output_json) override;
 
   // A running subagent (subagents.cc), by its AgentTool execution.
   struct Subagent {
@@ -736,6 +740,7 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
   McpServers mcp_;
+  std::string mcp_news_;                 // for the main agent's conversation (TakeMcpNews)
   BreakerBank breakers_;                 // gate 7
   bool init_active_ = false;             // /init is running: InitTool may write ODIN.md
   MutationHolds holds_;                  // the reviewers' and workflows', by agent

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -49,38 +50,104 @@ void McpServers::Listed(const std::string& name, const v1::ToolResult& r) {
   spdlog::info("MCP server {}: {} {}", name, McpRegistry::StateName(s->state), s->error);
   // A start cut short by the session's end is no news to anyone.
   if (r.status() != v1::TOOL_STATUS_CANCELLED) port_.news(*s);
-  auto it = waiting_.find(name);
-  if (it == waiting_.end()) return;
-  std::vector<std::string> ids = std::move(it->second);
-  waiting_.erase(it);
+  std::vector<std::string> ids;
+  if (auto it = waiting_.find(name); it != waiting_.end()) {
+    ids = std::move(it->second);
+    waiting_.erase(it);
+  }
+  // What waits for every server goes on once none is starting.
+  bool starting = std::any_of(registry_.servers().begin(), registry_.servers().end(),
+                              [](const auto& s) { return s.state == McpRegistry::State::kStarting; });
+  if (auto it = waiting_.find(kEveryServer); !starting && it != waiting_.end()) {
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+    waiting_.erase(it);
+  }
   for (const std::string& id : ids) port_.resume(id);
 }
 
-bool McpServers::Wait(const std::string& tool, const std::string& execution_id) {
+std::string McpServers::ServerOf(const std::string& tool, const nlohmann::json* args) {
   std::string server, name;
-  if (!McpRegistry::SplitName(tool, &server, &name)) return false;
+  if (McpRegistry::SplitName(tool, &server, &name)) return server;
+  bool resources = tool == kReadMcpResourceTool || tool == kListMcpResourcesTool;
+  if (resources && args != nullptr && args->is_object() && args->contains("server") && (*args)["server"].is_string()) {
+    return (*args)["server"];
+  }
+  return tool == kListMcpResourcesTool ? kEveryServer : "";
+}
+
+bool McpServers::Wait(const std::string& server, const std::string& execution_id) {
+  if (server == kEveryServer) {
+    bool starting = std::any_of(registry_.servers().begin(), registry_.servers().end(), [](const auto& s) {
+      return s.state == McpRegistry::State::kStarting && !s.start_execution.empty();
+    });
+    if (starting) waiting_[server].push_back(execution_id);
+    return starting;
+  }
   McpRegistry::Server* s = registry_.FindServer(server);
   if (s == nullptr || s->state != McpRegistry::State::kStarting || s->start_execution.empty()) return false;
   waiting_[server].push_back(execution_id);
   return true;
 }
 
-void McpServers::Forget(const std::string& tool, const std::string& execution_id) {
-  std::string server, name;
-  McpRegistry::SplitName(tool, &server, &name);
+void McpServers::Forget(const std::string& server, const std::string& execution_id) {
   auto it = waiting_.find(server);
   if (it == waiting_.end()) return;
   std::erase(it->second, execution_id);
 }
 
-StatusOr<McpServers::Route> McpServers::RouteOf(const std::string& tool, CallMode mode) const {
-  std::string server, name;
-  McpRegistry::SplitName(tool, &server, &name);
+namespace {
+
+// "+a +b -c", five names of each at most.
+std::string Difference(const std::set<std::string>& before, const std::set<std::string>& after) {
+  std::string out;
+  auto add = [&out](const std::set<std::string>& from, const std::set<std::string>& not_in, const char* sign) {
+    size_t n = 0, more = 0;
+    for (const std::string& x : from) {
+      if (not_in.count(x)) continue;
+      if (n++ < 5) {
+        out += (out.empty() ? "" : " ") + std::string(sign) + x.substr(0, 200);
+      } else {
+        ++more;
+      }
+    }
+    if (more > 0) out += " (" + std::string(sign) + std::to_string(more) + " more)";
+  };
+  add(after, before, "+");
+  add(before, after, "-");
+  return out;
+}
+
+}  // namespace
+
+std::string McpServers::Relisted(const std::string& server, const std::string& output_json) {
+  McpRegistry::Server* s = registry_.FindServer(server);
+  // The first listing is the start's (McpListTools); a failed server stays so.
+  if (s == nullptr || s->state != McpRegistry::State::kReady) return "";
+  auto names = [s] {
+    std::set<std::string> tools, resources;
+    for (const McpToolInfo& t : s->tools) tools.insert(t.name);
+    for (const McpResource& r : s->resources) resources.insert(r.uri);
+    for (const McpResourceTemplate& t : s->resource_templates) resources.insert(t.uri_template);
+    return std::make_pair(tools, resources);
+  };
+  auto before = names();
+  Status listed = registry_.OnListed(server, output_json);
+  if (!listed.ok()) spdlog::warn("{}", listed.message());
+  auto after = names();
+  std::string tools = Difference(before.first, after.first);
+  std::string resources = Difference(before.second, after.second);
+  std::string change = tools.empty() ? "" : "tools " + tools;
+  if (!resources.empty()) change += (change.empty() ? "" : "; ") + std::string("resources ") + resources;
+  if (!change.empty()) spdlog::info("MCP server {} changed: {}", server, change);
+  return change;
+}
+
+StatusOr<McpServers::Route> McpServers::RouteOf(const std::string& server, CallMode mode) const {
   const McpRegistry::Server* s = nullptr;
   for (const McpRegistry::Server& each : registry_.servers()) {
     if (each.spec.name == server) s = &each;
   }
-  if (s == nullptr) return Status::NotFound("unknown tool '" + tool + "'");
+  if (s == nullptr) return Status::NotFound("no MCP server is named '" + server + "'");
   return Route{PolicyOf(s->spec, mode), server, seconds(s->spec.timeout_seconds)};
 }
 

@@ -2,15 +2,18 @@
 // The session's MCP servers, from the coordinator's side: each stdio server
 // is started (and its tools listed) by an McpListTools execution in an MCP
 // worker of its own, in the background at session start; a call of
-// mcp__SERVER__TOOL waits while its server is starting, then goes to that
-// server's worker after gate 1 (McpRegistry::CheckMode) and every other
-// gate any call meets. The executions and the calls themselves are the
+// mcp__SERVER__TOOL (or ReadMcpResource of SERVER's) waits while its server
+// is starting, then goes to that server's worker after gate 1
+// (McpRegistry::CheckMode; CheckResources for a read) and every other gate
+// any call meets. The executions and the calls themselves are the
 // coordinator's, reached through the port.
 
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -42,21 +45,31 @@ class McpServers {
 
   // Starts every server (each McpListTools in the background).
   void Start();
-  // Holds a call of a starting server's tool (true) until the server has
-  // listed its tools (Port::resume).
-  bool Wait(const std::string& tool, const std::string& execution_id);
+  // The server a call goes to (or waits for): mcp__SERVER__TOOL's, the one
+  // a ReadMcpResource or ListMcpResources names, kEveryServer for a
+  // ListMcpResources that names none; "" for any other call.
+  static constexpr char kEveryServer[] = "*";
+  static std::string ServerOf(const std::string& tool, const nlohmann::json* args);
+  // Holds a call for a starting server (true) until the server has listed
+  // its tools (Port::resume); for kEveryServer, until none is starting.
+  bool Wait(const std::string& server, const std::string& execution_id);
   // A call that waited, cancelled: it will not be resumed.
-  void Forget(const std::string& tool, const std::string& execution_id);
+  void Forget(const std::string& server, const std::string& execution_id);
 
-  // Where an MCP tool's call runs in mode: its worker's policy, its lane
+  // Where a call to server runs in mode: its worker's policy, its lane
   // (the server), its default timeout.
   struct Route {
     WorkerPolicy policy;
     std::string lane;
     Duration timeout;
   };
-  StatusOr<Route> RouteOf(const std::string& tool, CallMode mode) const;
+  StatusOr<Route> RouteOf(const std::string& server, CallMode mode) const;
   static WorkerPolicy PolicyOf(const McpServerSpec& spec, CallMode mode);
+
+  // A ready server listed anew (its list changed): the registry takes the
+  // listing; returns what changed, for the model ("tools +a -b; resources
+  // +demo://x"), "" if nothing did.
+  std::string Relisted(const std::string& server, const std::string& output_json);
 
   const McpRegistry& registry() const { return registry_; }
 

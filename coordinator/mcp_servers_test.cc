@@ -66,37 +66,51 @@ TEST_F(McpServersTest, EachServerIsListedInAWorkerOfItsOwnAndItsCallsWaitUntilTh
   EXPECT_EQ(json::parse(listings_[0].arguments)["server"], "fs");
   EXPECT_EQ(mcp.registry().servers()[0].start_execution, listings_[0].id);
 
-  EXPECT_TRUE(mcp.Wait("mcp__fs__read", "ex_1"));
-  EXPECT_TRUE(mcp.Wait("mcp__fs__write", "ex_2"));
-  EXPECT_TRUE(mcp.Wait("mcp__web__get", "ex_3"));
-  EXPECT_FALSE(mcp.Wait("mcp__nobody__x", "ex_4"));  // the gates refuse it
-  EXPECT_FALSE(mcp.Wait("Read", "ex_5"));
-  mcp.Forget("mcp__fs__write", "ex_2");  // cancelled while it waited
+  EXPECT_TRUE(mcp.Wait("fs", "ex_1"));
+  EXPECT_TRUE(mcp.Wait("fs", "ex_2"));
+  EXPECT_TRUE(mcp.Wait("web", "ex_3"));
+  EXPECT_FALSE(mcp.Wait("nobody", "ex_4"));  // the gates refuse it
+  EXPECT_FALSE(mcp.Wait("", "ex_5"));        // no server's call
+  EXPECT_TRUE(mcp.Wait(McpServers::kEveryServer, "ex_all"));
+  mcp.Forget("fs", "ex_2");  // cancelled while it waited
 
   listings_[0].done(Listed({"read", "write"}));
   EXPECT_EQ(resumed_, std::vector<std::string>{"ex_1"});
   EXPECT_EQ(news_, std::vector<std::string>{"fs:ready"});
-  EXPECT_FALSE(mcp.Wait("mcp__fs__read", "ex_6"));  // listed: judged at once
+  EXPECT_FALSE(mcp.Wait("fs", "ex_6"));  // listed: judged at once
 
   v1::ToolResult timed_out;
   timed_out.set_status(v1::TOOL_STATUS_TIMED_OUT);
   listings_[1].done(timed_out);
-  EXPECT_EQ(resumed_, (std::vector<std::string>{"ex_1", "ex_3"}));  // to be refused by the gates
+  // ex_3 to be refused by the gates; ex_all once no server is starting.
+  EXPECT_EQ(resumed_, (std::vector<std::string>{"ex_1", "ex_3", "ex_all"}));
   EXPECT_NE(mcp.registry().servers()[1].error.find("did not start and list its tools in time"), std::string::npos)
       << mcp.registry().servers()[1].error;
 }
 
 TEST_F(McpServersTest, ACallsRouteIsItsServersWorkerAndTimeout) {
   McpServers mcp = Make({Spec("fs", /*writable=*/true), Spec("host", false, /*sandbox=*/false)});
-  StatusOr<McpServers::Route> edit = mcp.RouteOf("mcp__fs__write", CallMode::kEdit);
+  StatusOr<McpServers::Route> edit = mcp.RouteOf("fs", CallMode::kEdit);
   ASSERT_TRUE(edit.ok()) << edit.status().ToString();
   EXPECT_EQ(edit->policy, WorkerPolicy::kMcpWritable);
   EXPECT_EQ(edit->lane, "fs");
   EXPECT_EQ(edit->timeout, seconds(30));
   // A writable server's tools read only in ask mode.
-  EXPECT_EQ(mcp.RouteOf("mcp__fs__write", CallMode::kAsk)->policy, WorkerPolicy::kMcpReadonly);
-  EXPECT_EQ(mcp.RouteOf("mcp__host__x", CallMode::kEdit)->policy, WorkerPolicy::kMcpHost);
-  EXPECT_EQ(mcp.RouteOf("mcp__nobody__x", CallMode::kEdit).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(mcp.RouteOf("fs", CallMode::kAsk)->policy, WorkerPolicy::kMcpReadonly);
+  EXPECT_EQ(mcp.RouteOf("host", CallMode::kEdit)->policy, WorkerPolicy::kMcpHost);
+  EXPECT_EQ(mcp.RouteOf("nobody", CallMode::kEdit).status().code(), StatusCode::kNotFound);
+}
+
+// A call's server: the tool's prefix, or the server a resource read names.
+TEST_F(McpServersTest, ACallsServerIsItsToolsOrTheOneItsReadNames) {
+  nlohmann::json read = {{"server", "docs"}, {"uri", "demo://x"}};
+  EXPECT_EQ(McpServers::ServerOf("mcp__fs__write", nullptr), "fs");
+  EXPECT_EQ(McpServers::ServerOf(kReadMcpResourceTool, &read), "docs");
+  nlohmann::json unnamed = {{"uri", "demo://x"}};
+  EXPECT_EQ(McpServers::ServerOf(kReadMcpResourceTool, &unnamed), "");
+  EXPECT_EQ(McpServers::ServerOf("Read", &read), "");
+  EXPECT_EQ(McpServers::ServerOf(kListMcpResourcesTool, &read), "docs");
+  EXPECT_EQ(McpServers::ServerOf(kListMcpResourcesTool, &unnamed), McpServers::kEveryServer);
 }
 
 }  // namespace

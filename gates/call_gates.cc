@@ -117,7 +117,7 @@ CallGateVerdict RunCallGates(ToolCall* call, ToolHandler handler, const Status& 
     if (!request->typed) request->typed = std::make_shared<v1::ToolRequest>();
     *request->typed->mutable_input() = std::move(*typed);
   }
-  if (handler == ToolHandler::kMcp) {
+  if (handler == ToolHandler::kMcp || handler == ToolHandler::kMcpResource) {
     Status prepared = o.prepare_mcp();
     if (!prepared.ok()) return refuse(prepared);
   }

@@ -1,6 +1,8 @@
 #include "mcp/mcp_client.h"
 
 #include <nlohmann/json.hpp>
+#include "base/base64.h"
+#include "base/canonical_json.h"  // IsValidUtf8
 #include "base/json_input.h"
 
 namespace odin {
@@ -43,6 +45,34 @@ std::string ContentText(const json& content) {
   return out;
 }
 
+// A resources/read answer as text: each part in a <resource> element, a
+// blob of text in UTF-8 decoded, any other blob described.
+std::string ResourceText(const json& contents) {
+  std::string out;
+  if (!contents.is_array()) return out;
+  for (const json& c : contents) {
+    if (!c.is_object()) continue;
+    std::string uri = Str(c, "uri"), mime = Str(c, "mimeType");
+    std::string body;
+    if (c.contains("text")) {
+      body = Str(c, "text");
+    } else {
+      std::optional<std::string> bytes = Base64Decode(Str(c, "blob"));
+      bool text = mime.rfind("text/", 0) == 0 || mime == "application/json" || mime.empty();
+      if (bytes && text && IsValidUtf8(*bytes) && bytes->find('\0') == std::string::npos) {
+        body = *bytes;
+      } else {
+        body = "[blob " + (mime.empty() ? std::string("of unknown type") : mime) + ", " +
+               (bytes ? std::to_string(bytes->size()) + " bytes" : std::string("not valid base64")) + "]";
+      }
+    }
+    out += (out.empty() ? "" : "\n") + std::string("<resource uri=") + Dump(uri) +
+           (mime.empty() ? "" : " mimeType=" + Dump(mime)) + ">\n" + body +
+           (body.empty() || body.back() == '\n' ? "" : "\n") + "</resource>";
+  }
+  return out;
+}
+
 }  // namespace
 
 McpClient::McpClient(std::string client_name, std::string client_version, Callbacks callbacks)
@@ -64,7 +94,7 @@ void McpClient::Fail(const std::string& why) {
   std::map<uint64_t, Pending> pending;
   pending.swap(pending_);
   for (auto [id, kind] : pending) {
-    if (kind == Pending::kToolCall && cb_.on_result)
+    if ((kind == Pending::kToolCall || kind == Pending::kResourceRead) && cb_.on_result)
       cb_.on_result(id, {true, "", "", "the MCP session failed: " + why});
   }
   if (cb_.on_failed) cb_.on_failed(why);
@@ -85,12 +115,109 @@ void McpClient::Start() {
                {"clientInfo", {{"name", client_name_}, {"version", client_version_}}}}}}));
 }
 
-void McpClient::ListTools(const std::string& cursor) {
+void McpClient::List(Pending kind, const std::string& cursor) {
+  if (cursor.empty()) pages_[kind] = 0;
+  ++pages_[kind];
   uint64_t id = next_id_++;
-  pending_[id] = Pending::kToolsList;
+  pending_[id] = kind;
   json params = json::object();
   if (!cursor.empty()) params["cursor"] = cursor;
-  Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"}, {"params", params}}));
+  const char* method = kind == Pending::kToolsList       ? "tools/list"
+                       : kind == Pending::kResourcesList ? "resources/list"
+                                                         : "resources/templates/list";
+  Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}));
+}
+
+void McpClient::Listed(Pending kind) {
+  if (kind == Pending::kToolsList) {
+    tools_ = std::move(listing_);
+    listing_.clear();
+  } else if (kind == Pending::kResourcesList) {
+    resources_ = std::move(resources_listing_);
+    resources_listing_.clear();
+  } else {
+    templates_ = std::move(templates_listing_);
+    templates_listing_.clear();
+  }
+  pages_.erase(kind);
+  // The session's first listing goes on to the next kind; a later one (a
+  // list_changed) is news at once.
+  if (!ready_ && offers_resources_ && kind == Pending::kToolsList) return List(Pending::kResourcesList, "");
+  if (!ready_ && offers_resources_ && kind == Pending::kResourcesList) return List(Pending::kTemplatesList, "");
+  bool first = !ready_;
+  ready_ = true;
+  if (first && cb_.on_ready) cb_.on_ready();
+  // What changed while a listing was under way (or before the first was
+  // done) is listed once more.
+  for (Pending again : {Pending::kToolsList, Pending::kResourcesList}) {
+    if (listing_again_[again] && !pages_.count(again)) {
+      listing_again_[again] = false;
+      ListChanged(again);
+    }
+  }
+  // Listings that overlap (a server that says its tools and its resources
+  // changed) make one piece of news, once all are in.
+  if (!first && pages_.empty() && cb_.on_listing_changed) cb_.on_listing_changed();
+}
+
+void McpClient::ListChanged(Pending kind) {
+  if (kind == Pending::kResourcesList && !offers_resources_) return;
+  if (!ready_ || pages_.count(kind)) {
+    listing_again_[kind] = true;
+    return;
+  }
+  if (relists_ >= kMaxRelists) return;  // a server that never stops changing is not followed for ever
+  ++relists_;
+  List(kind, "");
+}
+
+void McpClient::OnListPage(Pending kind, const json& result) {
+  const char* field = kind == Pending::kToolsList       ? "tools"
+                      : kind == Pending::kResourcesList ? "resources"
+                                                        : "resourceTemplates";
+  if (!result.contains(field) || !result[field].is_array()) {
+    // A server's tools are its session; its resources are extra.
+    if (kind == Pending::kToolsList) return Fail(std::string("tools/list: no ") + field + " array");
+    return Listed(kind);
+  }
+  for (const json& t : result[field]) {
+    if (!t.is_object()) continue;
+    if (kind == Pending::kToolsList) {
+      if (Str(t, "name").empty()) return Fail("tools/list: a tool without a name");
+      if (listing_.size() >= kMaxItems) break;
+      McpTool tool;
+      tool.name = Str(t, "name");
+      tool.description = Str(t, "description");
+      tool.input_schema_json =
+          t.contains("inputSchema") && t["inputSchema"].is_object() ? Dump(t["inputSchema"]) : R"({"type":"object"})";
+      if (t.contains("annotations") && t["annotations"].is_object()) {
+        const json& a = t["annotations"];
+        if (a.contains("readOnlyHint") && a["readOnlyHint"].is_boolean()) tool.read_only = a["readOnlyHint"];
+        if (a.contains("destructiveHint") && a["destructiveHint"].is_boolean()) {
+          tool.destructive = a["destructiveHint"];
+        }
+      }
+      listing_.push_back(std::move(tool));
+    } else if (kind == Pending::kResourcesList) {
+      if (Str(t, "uri").empty() || resources_listing_.size() >= kMaxItems) continue;
+      McpResource r{Str(t, "uri"), Str(t, "name"), Str(t, "description"), Str(t, "mimeType")};
+      if (t.contains("size") && t["size"].is_number_integer()) r.size = t["size"].get<int64_t>();
+      resources_listing_.push_back(std::move(r));
+    } else {
+      if (Str(t, "uriTemplate").empty() || templates_listing_.size() >= kMaxItems) continue;
+      templates_listing_.push_back({Str(t, "uriTemplate"), Str(t, "name"), Str(t, "description"), Str(t, "mimeType")});
+    }
+  }
+  std::string cursor = Str(result, "nextCursor");
+  if (!cursor.empty() && pages_[kind] < kMaxPages) return List(kind, cursor);
+  Listed(kind);
+}
+
+uint64_t McpClient::ReadResource(const std::string& uri) {
+  uint64_t id = next_id_++;
+  pending_[id] = Pending::kResourceRead;
+  Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", "resources/read"}, {"params", {{"uri", uri}}}}));
+  return id;
 }
 
 uint64_t McpClient::CallTool(const std::string& name, const std::string& arguments_json) {
@@ -110,7 +237,9 @@ uint64_t McpClient::CallTool(const std::string& name, const std::string& argumen
 }
 
 void McpClient::Cancel(uint64_t call, const std::string& reason) {
-  if (pending_.erase(call) == 0) return;
+  auto it = pending_.find(call);
+  if (it == pending_.end() || (it->second != Pending::kToolCall && it->second != Pending::kResourceRead)) return;
+  pending_.erase(it);
   Send(Dump({{"jsonrpc", "2.0"},
              {"method", "notifications/cancelled"},
              {"params", {{"requestId", call}, {"reason", reason}}}}));
@@ -160,8 +289,10 @@ void McpClient::HandleMessage(const std::string& message) {
       double progress = p.contains("progress") && p["progress"].is_number() ? p["progress"].get<double>() : 0;
       double total = p.contains("total") && p["total"].is_number() ? p["total"].get<double>() : 0;
       cb_.on_progress(call, progress, total, Str(p, "message"));
-    } else if (method == "notifications/tools/list_changed" && ready_) {
-      ListTools("");
+    } else if (method == "notifications/tools/list_changed") {
+      ListChanged(Pending::kToolsList);
+    } else if (method == "notifications/resources/list_changed") {
+      ListChanged(Pending::kResourcesList);
     }
     return;  // others (logging, resources) are not used
   }
@@ -197,37 +328,21 @@ void McpClient::OnResponse(uint64_t id, const json& m) {
       if (result.contains("serverInfo") && result["serverInfo"].is_object()) {
         server_name_ = Str(result["serverInfo"], "name");
       }
+      offers_resources_ = result.contains("capabilities") && result["capabilities"].is_object() &&
+                          result["capabilities"].contains("resources");
       Send(Dump({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
       listing_.clear();
-      return ListTools("");
+      return List(Pending::kToolsList, "");
     }
-    case Pending::kToolsList: {
-      if (is_error) return Fail("tools/list: " + error);
-      if (!result.contains("tools") || !result["tools"].is_array()) return Fail("tools/list: no tools array");
-      for (const json& t : result["tools"]) {
-        if (!t.is_object() || Str(t, "name").empty()) return Fail("tools/list: a tool without a name");
-        McpTool tool;
-        tool.name = Str(t, "name");
-        tool.description = Str(t, "description");
-        tool.input_schema_json =
-            t.contains("inputSchema") && t["inputSchema"].is_object() ? Dump(t["inputSchema"]) : R"({"type":"object"})";
-        if (t.contains("annotations") && t["annotations"].is_object()) {
-          const json& a = t["annotations"];
-          if (a.contains("readOnlyHint") && a["readOnlyHint"].is_boolean()) tool.read_only = a["readOnlyHint"];
-          if (a.contains("destructiveHint") && a["destructiveHint"].is_boolean()) {
-            tool.destructive = a["destructiveHint"];
-          }
-        }
-        listing_.push_back(std::move(tool));
-      }
-      std::string cursor = Str(result, "nextCursor");
-      if (!cursor.empty() && listing_.size() < 10000) return ListTools(cursor);
-      tools_ = std::move(listing_);
-      listing_.clear();
-      ready_ = true;
-      if (cb_.on_ready) cb_.on_ready();
-      return;
-    }
+    case Pending::kToolsList:
+    case Pending::kResourcesList:
+    case Pending::kTemplatesList:
+      // A refused resources listing leaves that kind empty; tools are the
+      // session.
+      if (is_error && kind == Pending::kToolsList) return Fail("tools/list: " + error);
+      if (is_error) return Listed(kind);
+      return OnListPage(kind, result);
+    case Pending::kResourceRead:
     case Pending::kToolCall: {
       McpCallResult r;
       if (is_error) {
@@ -235,7 +350,8 @@ void McpClient::OnResponse(uint64_t id, const json& m) {
         r.error = error;
       } else {
         r.is_error = result.contains("isError") && result["isError"].is_boolean() && result["isError"].get<bool>();
-        r.text = ContentText(result.value("content", json::array()));
+        r.text = kind == Pending::kResourceRead ? ResourceText(result.value("contents", json::array()))
+                                                : ContentText(result.value("content", json::array()));
         if (result.contains("structuredContent")) r.structured_json = Dump(result["structuredContent"]);
       }
       if (cb_.on_result) cb_.on_result(id, r);

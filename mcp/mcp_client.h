@@ -8,8 +8,11 @@
 //
 // The session: initialize (protocol revision 2025-06-18, accepting a server
 // that answers 2025-03-26 or 2024-11-05), notifications/initialized, then
-// tools/list (following nextCursor) until the tools are known. Then tool
-// calls, each with a progress token; Cancel sends notifications/cancelled.
+// tools/list, and for a server that declares resources resources/list and
+// resources/templates/list (each following nextCursor, for at most
+// kMaxPages pages and kMaxItems items), until all are known. Then tool
+// calls, each with a progress token, and resource reads; Cancel sends
+// notifications/cancelled.
 // The server's own requests get answers: ping an empty result, roots/list
 // the roots offered (the workspace; the capability is declared only when
 // there are roots), anything else "method not found" (Odin offers no
@@ -54,6 +57,21 @@ struct McpRoot {
   std::string name;
 };
 
+// A resource a server lists, and a template of resources it can read.
+struct McpResource {
+  std::string uri;
+  std::string name;
+  std::string description;
+  std::string mime_type;
+  int64_t size = -1;  // bytes, -1 if not said
+};
+struct McpResourceTemplate {
+  std::string uri_template;
+  std::string name;
+  std::string description;
+  std::string mime_type;
+};
+
 // A tool call's answer.
 struct McpCallResult {
   bool is_error = false;        // the tool's own error (isError), or the session's
@@ -65,7 +83,8 @@ struct McpCallResult {
 class McpClient {
  public:
   struct Callbacks {
-    // The tools are known (after initialize and every tools/list page).
+    // The tools (and resources) are known: after initialize and the first
+    // listing's pages.
     std::function<void()> on_ready;
     // A call's progress (notifications/progress): progress, total (0 when
     // unknown) and the message.
@@ -74,6 +93,9 @@ class McpClient {
     // The session failed (a malformed message, an unsupported revision, an
     // error answer to initialize); nothing more will happen.
     std::function<void(const std::string& why)> on_failed;
+    // A later listing, after the server said its list changed (coalesced:
+    // notifications during a listing make one more), is in.
+    std::function<void()> on_listing_changed;
   };
 
   McpClient(std::string client_name, std::string client_version, Callbacks callbacks);
@@ -93,6 +115,10 @@ class McpClient {
 
   // Queues tools/call; returns its id. REQUIRES: ready().
   uint64_t CallTool(const std::string& name, const std::string& arguments_json);
+  // Queues resources/read; returns its id, answered like a call: the
+  // contents as text, each part in a <resource> element (a blob of text in
+  // UTF-8 decoded, any other blob described). REQUIRES: ready().
+  uint64_t ReadResource(const std::string& uri);
   // notifications/cancelled for a call in flight; its result will not be
   // delivered.
   void Cancel(uint64_t call, const std::string& reason);
@@ -102,15 +128,28 @@ class McpClient {
   const std::string& protocol_version() const { return protocol_version_; }
   const std::string& server_name() const { return server_name_; }
   const std::vector<McpTool>& tools() const { return tools_; }
+  // Whether the server declared resources, and what it listed.
+  bool offers_resources() const { return offers_resources_; }
+  const std::vector<McpResource>& resources() const { return resources_; }
+  const std::vector<McpResourceTemplate>& resource_templates() const { return templates_; }
 
   static constexpr size_t kMaxLineBytes = 64u << 20;
+  // A listing's bounds: a server that pages on for ever is cut off here.
+  static constexpr int kMaxPages = 100;
+  static constexpr size_t kMaxItems = 10000;
+  static constexpr int kMaxRelists = 100;
 
  private:
-  enum class Pending { kInitialize, kToolsList, kToolCall };
+  enum class Pending { kInitialize, kToolsList, kResourcesList, kTemplatesList, kToolCall, kResourceRead };
   void Send(const std::string& json_line);
   void Fail(const std::string& why);
   void OnResponse(uint64_t id, const nlohmann::json& message);
-  void ListTools(const std::string& cursor);
+  void List(Pending kind, const std::string& cursor);
+  // The next listing after kind's last page, or ready.
+  void Listed(Pending kind);
+  void OnListPage(Pending kind, const nlohmann::json& result);
+  // A notifications/*/list_changed for kind.
+  void ListChanged(Pending kind);
 
   std::string client_name_, client_version_;
   Callbacks cb_;
@@ -124,6 +163,12 @@ class McpClient {
   std::string server_name_;
   std::vector<McpTool> tools_;
   std::vector<McpTool> listing_;  // tools of the tools/list pages so far
+  bool offers_resources_ = false;
+  std::vector<McpResource> resources_, resources_listing_;
+  std::vector<McpResourceTemplate> templates_, templates_listing_;
+  std::map<Pending, int> pages_;           // of each listing under way
+  std::map<Pending, bool> listing_again_;  // a list_changed came during that kind's listing
+  int relists_ = 0;                        // followed list_changed notifications, kMaxRelists at most
   std::vector<McpRoot> roots_;
 };
 

@@ -218,6 +218,150 @@ TEST_F(McpClientTest, RootsAreDeclaredAndListedOnlyWhenOffered) {
   }
 }
 
+// A server that declares resources: after the tools, its resources and
+// templates are listed (pages followed) before the session is ready; a read
+// answers as text, a blob of text decoded, any other blob described.
+TEST_F(McpClientTest, ResourcesAreListedThenReadAsText) {
+  client_.Start();
+  std::vector<json> sent = Sent();
+  Answer(sent[0]["id"], {{"protocolVersion", "2025-06-18"},
+                         {"capabilities", {{"tools", json::object()}, {"resources", {{"listChanged", true}}}}}});
+  sent = Sent();
+  ASSERT_EQ(sent.size(), 2u);
+  Answer(sent[1]["id"], {{"tools", kTools}});
+  EXPECT_EQ(ready_, 0);
+  sent = Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0]["method"], "resources/list");
+  Answer(sent[0]["id"], {{"resources", {{{"uri", "demo://a"}, {"name", "a"}, {"mimeType", "text/plain"}, {"size", 5}}}},
+                         {"nextCursor", "2"}});
+  sent = Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0]["params"]["cursor"], "2");
+  Answer(sent[0]["id"], {{"resources", {{{"uri", "demo://b"}}, {{"name", "no uri"}}}}});
+  sent = Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0]["method"], "resources/templates/list");
+  Answer(sent[0]["id"], {{"resourceTemplates", {{{"uriTemplate", "demo://t/{id}"}, {"name", "t"}}}}});
+  ASSERT_EQ(ready_, 1);
+  ASSERT_EQ(client_.resources().size(), 2u);
+  EXPECT_EQ(client_.resources()[0].size, 5);
+  EXPECT_EQ(client_.resources()[1].uri, "demo://b");
+  ASSERT_EQ(client_.resource_templates().size(), 1u);
+  EXPECT_EQ(client_.resource_templates()[0].uri_template, "demo://t/{id}");
+
+  uint64_t read = client_.ReadResource("demo://a");
+  sent = Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0]["method"], "resources/read");
+  EXPECT_EQ(sent[0]["params"]["uri"], "demo://a");
+  Answer(read, {{"contents",
+                 {{{"uri", "demo://a"}, {"mimeType", "text/plain"}, {"text", "hello"}},
+                  {{"uri", "demo://b"}, {"mimeType", "text/plain"}, {"blob", "aGk="}},
+                  {{"uri", "demo://c"}, {"mimeType", "image/png"}, {"blob", "iVBORw=="}}}}});
+  ASSERT_EQ(results_.count(read), 1u);
+  EXPECT_EQ(results_[read].text,
+            "<resource uri=\"demo://a\" mimeType=\"text/plain\">\nhello\n</resource>\n"
+            "<resource uri=\"demo://b\" mimeType=\"text/plain\">\nhi\n</resource>\n"
+            "<resource uri=\"demo://c\" mimeType=\"image/png\">\n[blob image/png, 4 bytes]\n</resource>");
+}
+
+// A server without resources is never asked for them; one that refuses the
+// listing has none, and its session goes on.
+TEST_F(McpClientTest, NoResourcesDeclaredOrRefusedMeansNone) {
+  Handshake(kTools);
+  EXPECT_EQ(ready_, 1);
+  EXPECT_FALSE(client_.offers_resources());
+  for (const json& m : Sent()) EXPECT_NE(m.value("method", ""), "resources/list");
+
+  McpClient refused("odin", "1.0", {});
+  refused.Start();
+  json init = json::parse(refused.TakeOutput());
+  refused.Feed(
+      json({{"jsonrpc", "2.0"},
+            {"id", init["id"]},
+            {"result", {{"protocolVersion", "2025-06-18"}, {"capabilities", {{"resources", json::object()}}}}}})
+          .dump() +
+      "\n");
+  std::string out = refused.TakeOutput();
+  json list = json::parse(out.substr(out.find('\n') + 1));
+  refused.Feed(json({{"jsonrpc", "2.0"}, {"id", list["id"]}, {"result", {{"tools", json::array()}}}}).dump() + "\n");
+  json resources = json::parse(refused.TakeOutput());
+  refused.Feed(
+      json({{"jsonrpc", "2.0"}, {"id", resources["id"]}, {"error", {{"code", -32601}, {"message", "no"}}}}).dump() +
+      "\n");
+  json templates = json::parse(refused.TakeOutput());
+  EXPECT_EQ(templates["method"], "resources/templates/list");
+  refused.Feed(json({{"jsonrpc", "2.0"}, {"id", templates["id"]}, {"result", json::object()}}).dump() + "\n");
+  EXPECT_TRUE(refused.ready());
+  EXPECT_FALSE(refused.failed());
+  EXPECT_TRUE(refused.resources().empty());
+}
+
+// list_changed: one listing at a time, notifications during it make one
+// more, and each later listing is news; a server that never stops is
+// followed a hundred times, then no more.
+TEST_F(McpClientTest, ListChangedIsCoalescedAndBounded) {
+  int changed = 0;
+  McpClient::Callbacks cb;
+  cb.on_listing_changed = [&changed] { ++changed; };
+  McpClient client("odin", "1.0", cb);
+  client.Start();
+  auto answer = [&client](const json& request, const json& result) {
+    client.Feed(json({{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}}).dump() + "\n");
+  };
+  auto sent = [&client] {
+    std::vector<json> out;
+    std::string text = client.TakeOutput();
+    for (size_t start = 0, nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+      out.push_back(json::parse(text.substr(start, nl - start)));
+    }
+    return out;
+  };
+  answer(sent()[0], {{"protocolVersion", "2025-06-18"}, {"capabilities", {{"tools", {{"listChanged", true}}}}}});
+  answer(sent()[1], {{"tools", kTools}});
+  ASSERT_TRUE(client.ready());
+  const std::string note = R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"
+                           "\n";
+  for (int i = 0; i < 50; ++i) client.Feed(note);
+  std::vector<json> lists = sent();
+  ASSERT_EQ(lists.size(), 1u) << "one listing for fifty notifications";
+  answer(lists[0], {{"tools", kTools}});
+  EXPECT_EQ(changed, 0) << "not news while another listing is under way";
+  lists = sent();
+  ASSERT_EQ(lists.size(), 1u) << "one more for those that came during it";
+  answer(lists[0], {{"tools", kTools}});
+  EXPECT_EQ(changed, 1);
+  EXPECT_TRUE(sent().empty());
+  int listings = 2;
+  for (int i = 0; i < 200; ++i) {
+    client.Feed(note);
+    for (const json& l : sent()) {
+      ++listings;
+      answer(l, {{"tools", kTools}});
+    }
+  }
+  EXPECT_EQ(listings, McpClient::kMaxRelists);
+  EXPECT_EQ(changed, McpClient::kMaxRelists - 1);
+}
+
+// A listing that pages for ever is cut off at kMaxPages.
+TEST_F(McpClientTest, AListingThatNeverEndsIsCutOff) {
+  client_.Start();
+  Answer(Sent()[0]["id"], {{"protocolVersion", "2025-06-18"}, {"capabilities", {{"tools", json::object()}}}});
+  std::vector<json> sent = Sent();
+  int pages = 0;
+  json last = sent[1];
+  while (!client_.ready() && pages < 1000) {
+    ++pages;
+    Answer(last["id"], {{"tools", json::array()}, {"nextCursor", "more"}});
+    sent = Sent();
+    if (!sent.empty()) last = sent[0];
+  }
+  EXPECT_TRUE(client_.ready());
+  EXPECT_EQ(pages, McpClient::kMaxPages);
+}
+
 TEST_F(McpClientTest, GarbageFailsTheSessionAndEndsCallsInFlight) {
   Handshake(kTools);
   Sent();

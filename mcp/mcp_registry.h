@@ -6,6 +6,11 @@
 // all of them. A server's state: starting (its worker is starting it and
 // listing its tools), ready, or failed (why).
 //
+// A server's resources (and templates of them) are offered through two
+// tools of Odin's, in every mode (a read is a read): ListMcpResources,
+// answered from the listing here, and ReadMcpResource, which the server's
+// worker runs. They are offered only while some ready server has any.
+//
 // Thread-safety: none; the coordinator's loop owns it.
 
 #include <optional>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "mcp/mcp_client.h"  // McpResource
 #include "mcp/mcp_config.h"
 #include "llm/llm.h"
 #include "tools/tool_catalog.h"
@@ -39,6 +45,9 @@ class McpRegistry {
     std::string protocol_version;
     std::string start_execution;  // the McpListTools execution
     std::vector<McpToolInfo> tools;
+    bool offers_resources = false;
+    std::vector<McpResource> resources;
+    std::vector<McpResourceTemplate> resource_templates;
   };
 
   McpRegistry() = default;
@@ -57,8 +66,15 @@ class McpRegistry {
   // Gate 1 for an MCP tool: NotFound (no such server or tool, with the
   // server's state), or PermissionDenied (not allowed in mode).
   Status CheckMode(const std::string& full_name, Mode mode) const;
-  // The tools offered in mode, for the model.
+  // The tools offered in mode, for the model (ListMcpResources and
+  // ReadMcpResource among them while some server has resources).
   std::vector<ToolSpec> Specs(Mode mode) const;
+  // Whether ReadMcpResource may go to server: NotFound with why not (no
+  // such server, failed, starting, offers no resources).
+  Status CheckResources(const std::string& server) const;
+  // ListMcpResources' answer: the resources and templates of server, or of
+  // every server ("").
+  StatusOr<std::string> DescribeResources(const std::string& server) const;
 
   // A server's worker listed its tools (McpListTools' output_json).
   Status OnListed(const std::string& server, const std::string& output_json);

@@ -121,6 +121,7 @@ std::string Agent::TurnFacts() {
 
 std::string Agent::Send(const std::string& text_in, Mode mode, bool slash_command,
                         std::optional<std::vector<std::string>> tool_list, std::vector<ImageData> images) {
+  if (std::string news = host_->TakeMcpNews(o_.agent_id); !news.empty()) AddNote(news);
   std::string text = notes_.empty() ? text_in : "[runtime] " + notes_ + "\n\n" + text_in;
   notes_.clear();
   user_requests_.push_back(text_in);
@@ -392,6 +393,7 @@ void Agent::OnToolDone(size_t index, const std::string& execution_id, const std:
       (handler == ToolHandler::kFileRead || IsWriteTool(tool))) {
     AddNestedInstructions(tool, c.calls[index].arguments_json, &*c.results[index]);
   }
+  AddMcpNews(&*c.results[index]);
   c.steps[index] = StallStepOf(c.calls[index], execution_id, r);
   c.steps[index]->at = clock_->Now();
   if (handler == ToolHandler::kContextSummarizer && r.status() == v1::TOOL_STATUS_OK) {

@@ -508,6 +508,9 @@ class Agent {
   // The CLAUDE.md files of the directories a Read or write reached, not
   // given yet, added to its result (the conversation's tail).
   void AddNestedInstructions(const std::string& tool, const std::string& arguments_json, ToolResultMessage* result);
+  // What changed in the MCP servers' listings since the model last heard,
+  // added to a tool result (field mcp_news), once.
+  void AddMcpNews(ToolResultMessage* result);
   void RunNextCheck();
   void OnCheckDone(const std::string& execution_id, const v1::ToolResult& result);
   // Tells the model why completion was refused and goes on, unless this

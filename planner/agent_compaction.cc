@@ -281,6 +281,15 @@ void Agent::AddNestedInstructions(const std::string& tool, const std::string& ar
   result->content = record.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+void Agent::AddMcpNews(ToolResultMessage* result) {
+  std::string news = host_->TakeMcpNews(o_.agent_id);
+  if (news.empty()) return;
+  json record = ParseJson(result->content);
+  if (!record.is_object()) return AddNote(news);  // the next message carries it
+  record["mcp_news"] = "[runtime] " + news;
+  result->content = record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 Status Agent::Restore(const std::vector<ConversationEntry>& entries) {
   if (current_ || compaction_ || !history_.empty()) {
     return Status::FailedPrecondition("resume", "the agent has a conversation already");

@@ -153,6 +153,9 @@ class ToolHost {
   // Tools known only at run time (MCP servers'), offered in mode besides
   // Odin's own.
   virtual std::vector<ToolSpec> ExtraToolSpecs(Mode mode) const { return {}; }
+  // News for agent_id's conversation of what changed in the MCP servers'
+  // listings (their words, untrusted), each once; "" if none.
+  virtual std::string TakeMcpNews(const std::string& agent_id) { return ""; }
   // Leaves out of specs the tools a tool list (ToolCall::tool_lists) does
   // not name; the gate refuses them anyway.
   virtual void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const {}

@@ -298,6 +298,14 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       Finish(w, env.tool_result(), being_killed);
       break;
     }
+    case v1::Envelope::kMcpListing:
+      // Unasked, whatever it holds; only an MCP worker has a listing, of the
+      // one server its lane names.
+      if (!IsMcpPolicy(w->policy) || !w->said_hello || w->lane.empty()) {
+        return KillWorker(w, "protocol violation: an MCP listing from a worker that serves no MCP server");
+      }
+      if (!shutting_down_) listener_->OnMcpListing(w->lane, env.mcp_listing().output_json());
+      break;
     default:
       // A subagent's requests: only while it holds its task. Once the task
       // is being cancelled, late requests are dropped.

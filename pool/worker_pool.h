@@ -183,6 +183,9 @@ class WorkerPool {
                                  const v1::Envelope& env) {
       return false;
     }
+    // An MCP worker's server, on lane, listed its tools and resources anew
+    // (McpListTools' output_json).
+    virtual void OnMcpListing(const std::string& lane, const std::string& output_json) {}
   };
 
   WorkerPool(WorkerPoolOptions options, Clock* clock, ProcessLauncher* launcher, WorkerTransport* transport,

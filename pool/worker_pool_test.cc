@@ -37,6 +37,10 @@ class RecordingListener : public WorkerPool::Listener {
     refused.push_back(peer + ": " + reason);
   }
   std::vector<std::string> refused;
+  void OnMcpListing(const std::string& lane, const std::string& output_json) override {
+    listings.push_back(lane + " " + output_json);
+  }
+  std::vector<std::string> listings;
 
   Status dispatch_status;
   std::vector<std::pair<std::string, std::string>> dispatched;
@@ -682,6 +686,34 @@ TEST_F(WorkerPoolTest, EachMcpServerHasAWorkerOfItsOwnThatTakesOnlyItsCalls) {
   ASSERT_EQ(listener_.results.size(), before + 1);
   EXPECT_EQ(listener_.results.back().execution_id(), "ex_c");
   EXPECT_EQ(listener_.results.back().status(), v1::TOOL_STATUS_CRASHED);
+}
+
+// An MCP worker tells of its server's new listing unasked, between calls
+// too; from any other worker such a message is a protocol violation.
+TEST_F(WorkerPoolTest, OnlyAnMcpWorkerMayTellOfANewListing) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  WorkerRequest a = Call("ex_a");
+  a.tool = "mcp__alpha__x";
+  a.policy = WorkerPolicy::kMcpReadonly;
+  a.lane = "alpha";
+  pool_->Submit(a);
+  SayHello(101);
+  ASSERT_EQ(WorkerOf("ex_a"), 101);
+  SayResult(101, "ex_a", 0);
+  auto listing = [this](pid_t pid) {
+    v1::Envelope e = NewEnvelope();
+    e.mutable_mcp_listing()->set_output_json("{\"tools\":[]}");
+    transport_.inbox.push_back({IdOf(pid), e});
+    Poll();
+  };
+  listing(101);  // idle: it holds no call
+  EXPECT_EQ(listener_.listings, std::vector<std::string>{"alpha {\"tools\":[]}"});
+  EXPECT_EQ(launcher_.SignalsTo(101, SIGTERM), 0);
+  listing(100);  // a tool worker
+  EXPECT_EQ(listener_.listings.size(), 1u);
+  EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
 }
 
 TEST_F(WorkerPoolTest, AnLspHostThatCannotStartFailsOnlyItsOwnCalls) {

@@ -56,14 +56,21 @@ inline bool Listening(int port) {
 // A scripted MCP server (stdio, one JSON message per line). argv[2] is what
 // it does: "ok" answers; "crash" exits when a tool is called; "silent"
 // never answers initialize; "hang" never answers a call; "late" writes
-// late.txt in its cwd (the workspace) 200 ms after answering a call. With
-// argv[3], it appends every message it reads to that file.
+// late.txt in its cwd (the workspace) 200 ms after answering a call;
+// "changing" declares resources (none at first) and a tool grow, which
+// swaps its tool work for late and adds resource mem://late, says both
+// lists changed, and answers only once both are listed again. With argv[3],
+// it appends every message it reads to that file.
 constexpr char kScriptedServer[] = R"JS(
 const fs = require('fs');
 const mode = process.argv[2];
 const log = process.argv[3];
 let buf = '';
+let changed = false, pending = null, relisted = 0;
 function send(m) { process.stdout.write(JSON.stringify(m) + '\n'); }
+function relist() { if (pending && ++relisted === 2) { send(pending); pending = null; } }
+const tool = (name) => ({name, description: name, inputSchema: {type: 'object', properties: {n: {type: 'number'}}},
+                         annotations: {readOnlyHint: true}});
 process.stdin.on('data', (d) => {
   buf += d;
   let nl;
@@ -74,12 +81,28 @@ process.stdin.on('data', (d) => {
     if (log) { try { fs.appendFileSync(log, line + '\n'); } catch (e) {} }
     if (m.method === 'initialize') {
       if (mode === 'silent') continue;
-      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: '2025-03-26', capabilities: {tools: {}},
+      const capabilities = mode === 'changing' ? {tools: {listChanged: true}, resources: {listChanged: true}}
+                                               : {tools: {}};
+      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: '2025-03-26', capabilities,
             serverInfo: {name: 'scripted', version: '1'}}});
     } else if (m.method === 'tools/list') {
-      send({jsonrpc: '2.0', id: m.id, result: {tools: [
-        {name: 'work', description: 'does work', inputSchema: {type: 'object', properties: {n: {type: 'number'}}},
-         annotations: {readOnlyHint: true}}]}});
+      const tools = mode !== 'changing' ? [tool('work')] : changed ? [tool('grow'), tool('late')]
+                                                                   : [tool('work'), tool('grow')];
+      send({jsonrpc: '2.0', id: m.id, result: {tools}});
+      relist();
+    } else if (m.method === 'resources/list') {
+      send({jsonrpc: '2.0', id: m.id, result: {resources: changed ? [{uri: 'mem://late', name: 'late'}] : []}});
+      relist();
+    } else if (m.method === 'resources/templates/list') {
+      send({jsonrpc: '2.0', id: m.id, result: {resourceTemplates: []}});
+    } else if (m.method === 'resources/read') {
+      send({jsonrpc: '2.0', id: m.id, result: {contents: [{uri: m.params.uri, mimeType: 'text/plain',
+            text: 'the late resource'}]}});
+    } else if (m.method === 'tools/call' && m.params.name === 'grow') {
+      changed = true;
+      pending = {jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: 'grown'}]}};
+      send({jsonrpc: '2.0', method: 'notifications/tools/list_changed'});
+      send({jsonrpc: '2.0', method: 'notifications/resources/list_changed'});
     } else if (m.method === 'tools/call') {
       if (mode === 'crash') { process.stderr.write('scripted: giving up\n'); process.exit(3); }
       if (mode === 'hang') continue;

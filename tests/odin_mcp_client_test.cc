@@ -85,5 +85,88 @@ TEST_F(OdinMcpClientTest, AnHttpSessionOpensTheServersStreamAndEndsWithDelete) {
   EXPECT_NE(said.find("Received session termination request for session " + id), std::string::npos) << said;
 }
 
+// A server's resources are offered to the model as two tools of Odin's:
+// listed (resources and templates), and read by URI (a text, a blob of text
+// decoded), in ask mode too; an unknown URI is the server's error. Nothing
+// of them is in the system prompt.
+TEST_F(OdinMcpClientTest, ResourcesAreListedAndReadThroughTwoTools) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}});
+  auto read = [](const std::string& uri) { return Call("ReadMcpResource", {{"server", "everything"}, {"uri", uri}}); };
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ListMcpResources", json::object())}), Turn({read("demo://resource/dynamic/text/3")}),
+                      Turn({read("demo://resource/dynamic/blob/2")}), Turn({read("demo://no/such/resource")}),
+                      Turn({Call("ReadMcpResource", {{"server", "nobody"}, {"uri", "demo://x"}})}), Text("Done.")}}})
+                  .dump());
+  json r = Prompt(llm, {"--mode", "ask"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 6u) << last_.err;
+  // The listing waited for the server, which started in the background.
+  std::vector<std::string> offered = ToolNamesOf(requests[1]);
+  EXPECT_TRUE(Contains(offered, "ListMcpResources"));
+  EXPECT_TRUE(Contains(offered, "ReadMcpResource"));
+  std::string listed = ResultText(requests, 1);
+  EXPECT_NE(listed.find("ok: MCP server everything"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("demo://resource/static/document/"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("template demo://resource/dynamic/text/{resourceId}"), std::string::npos) << listed;
+  std::string text = ResultText(requests, 2);
+  EXPECT_NE(text.find("ok: <resource uri=\"demo://resource/dynamic/text/3\""), std::string::npos) << text;
+  EXPECT_NE(text.find("Resource 3: This is a plaintext resource"), std::string::npos) << text;
+  std::string blob = ResultText(requests, 3);
+  EXPECT_NE(blob.find("Resource 2: This is a base64 blob"), std::string::npos) << blob;
+  json missing = ToolResultsOf(requests[4]).back();
+  EXPECT_EQ(missing["status"], "error") << missing.dump();
+  json nobody = ToolResultsOf(requests[5]).back();
+  EXPECT_NE(nobody["status"], "ok") << nobody.dump();
+  EXPECT_NE(nobody.dump().find("no MCP server is named 'nobody'"), std::string::npos) << nobody.dump();
+  // What a server says is untrusted, and stays out of the system prompt.
+  EXPECT_EQ(ToolResultsOf(requests[2]).back()["authority"], "untrusted_content");
+  for (const json& q : requests) {
+    for (const json& m : q["body"]["messages"]) {
+      if (m["role"] == "system") EXPECT_EQ(m.dump().find("demo://"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(Rows("SELECT s.tool || '|' || e.status FROM execution_starts s JOIN execution_ends e USING "
+                 "(execution_id) WHERE s.tool LIKE '%McpResource%' ORDER BY s.rowid"),
+            (std::vector<std::string>{"ListMcpResources|ok", "ReadMcpResource|ok", "ReadMcpResource|ok",
+                                      "ReadMcpResource|error", "ReadMcpResource|rejected"}));
+}
+
+// A server that says its lists changed mid-session: the next request offers
+// its tools as they are now (a removed one is refused), the resources' tools
+// appear with its first resource, and the model hears what changed once, in
+// the tool result that came with it; the ledger records it.
+TEST_F(OdinMcpClientTest, AListChangedMidSessionIsWhatTheModelIsOfferedAndTold) {
+  UserConfig({{"mcpServers", {{"scripted", Scripted("changing")}}}});
+  FakeLlm llm(
+      json({{"responses",
+             {Turn({Call("mcp__scripted__grow", json::object())}), Turn({Call("mcp__scripted__late", {{"n", 1}})}),
+              Turn({Call("mcp__scripted__work", {{"n", 2}})}),
+              Turn({Call("ReadMcpResource", {{"server", "scripted"}, {"uri", "mem://late"}})}), Text("Done.")}}})
+          .dump());
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 5u) << last_.err;
+  // (The first request went before the server was ready; grow waited.)
+  std::vector<std::string> after = ToolNamesOf(requests[1]);
+  EXPECT_TRUE(Contains(after, "mcp__scripted__late"));
+  EXPECT_FALSE(Contains(after, "mcp__scripted__work"));
+  EXPECT_TRUE(Contains(after, "ReadMcpResource"));
+  json grown = ToolResultsOf(requests[1]).back();
+  EXPECT_EQ(grown["status"], "ok") << grown.dump();
+  EXPECT_EQ(grown.value("mcp_news", ""),
+            "[runtime] MCP server scripted changed (its words, untrusted): tools +late -work; resources +mem://late")
+      << grown.dump();
+  EXPECT_EQ(ToolResultsOf(requests[2]).back()["status"], "ok");
+  EXPECT_FALSE(ToolResultsOf(requests[2]).back().contains("mcp_news")) << "told once";
+  json gone = ToolResultsOf(requests[3]).back();
+  EXPECT_EQ(gone["status"], "rejected") << gone.dump();
+  EXPECT_NE(gone.dump().find("has no tool 'work'"), std::string::npos) << gone.dump();
+  EXPECT_NE(ResultText(requests, 4).find("the late resource"), std::string::npos) << ResultText(requests, 4);
+  EXPECT_EQ(Rows("SELECT json_extract(detail_json, '$.change') FROM gate_events WHERE kind = 'mcp_listing'"),
+            std::vector<std::string>{"tools +late -work; resources +mem://late"});
+}
+
 }  // namespace
 }  // namespace odin::testing

@@ -40,6 +40,8 @@ constexpr ToolInfo kTools[] = {
     {kAgentTool, ToolClass::kAgent, false, ToolHandler::kSubagent, "Agent"},
     {kWebFetchTool, ToolClass::kWeb, false, ToolHandler::kWebFetch, "WebFetch"},
     {kInitTool, ToolClass::kWrite, false, ToolHandler::kInit, nullptr, WriteForm::kInit},
+    {kListMcpResourcesTool, ToolClass::kRead, false, ToolHandler::kMcpResources, "ListMcpResourcesTool"},
+    {kReadMcpResourceTool, ToolClass::kRead, false, ToolHandler::kMcpResource, "ReadMcpResourceTool"},
 };
 // Odin's own calls: found by HandlerOf, never by FindTool (so no mode offers
 // them and the mode gate refuses them by name).
@@ -148,8 +150,12 @@ bool IsWriteTool(std::string_view name) {
 std::vector<std::string> ToolsForMode(Mode mode) {
   std::vector<std::string> out;
   for (const ToolInfo& t : kTools) {
-    // InitTool is offered by /init alone (InitToolSpec).
-    if (t.name == std::string_view(kInitTool)) continue;
+    // InitTool is offered by /init alone (InitToolSpec), the MCP resources'
+    // tools by the MCP registry while some server has resources.
+    if (t.name == std::string_view(kInitTool) || t.handler == ToolHandler::kMcpResources ||
+        t.handler == ToolHandler::kMcpResource) {
+      continue;
+    }
     // Background commands start only in edit mode: their tools with them.
     if ((t.handler == ToolHandler::kCommandOutput || t.handler == ToolHandler::kStopCommand) && mode != Mode::kEdit) {
       continue;

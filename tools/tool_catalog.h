@@ -42,8 +42,15 @@ StatusOr<std::string> ContextSummarizerFocusOf(const nlohmann::json& args);
 constexpr char kHookTool[] = "Hook";
 // What an MCP worker is asked first: start the server and list its tools
 // (output_json: {"server", "server_info", "protocol_version", "tools":
-// [{"name", "description", "input_schema", "read_only", "destructive"}]}).
+// [{"name", "description", "input_schema", "read_only", "destructive"}],
+// "offers_resources", "resources": [{"uri", "name", "description",
+// "mime_type", "size"?}], "resource_templates": [{"uri_template", ...}]}).
 constexpr char kMcpListToolsTool[] = "McpListTools";
+// An MCP server's resources, offered (mcp/mcp_registry.h) while some server
+// has any: the listing the coordinator keeps ({"server"?}), and a read,
+// which the server's worker runs ({"server", "uri"}).
+constexpr char kListMcpResourcesTool[] = "ListMcpResources";
+constexpr char kReadMcpResourceTool[] = "ReadMcpResource";
 
 // What a tool may do: the gates judge a call by its class.
 enum class ToolClass {
@@ -107,6 +114,8 @@ enum class ToolHandler {
   kPlanUpdate,         // the coordinator checks it; the agent loop revises its plan
   kIndexQuery,         // the coordinator: symbols, references, impact, outline from the symbol index
   kMcp,                // an MCP server's tool (mcp__SERVER__TOOL), in that server's worker
+  kMcpResources,       // the coordinator: the MCP servers' resources, as listed
+  kMcpResource,        // ReadMcpResource: in the named server's worker, as its tools are
   kCommandOutput,      // the coordinator: a background command's new output and state
   kStopCommand,        // the coordinator: ends a background command
   // Odin's own calls, never a model's (no mode offers them; Submit never

@@ -35,6 +35,40 @@ constexpr size_t kStructuredBytes = 64 * 1024;
 // it at most this often (and always of the last step).
 constexpr Duration kProgressEvery = milliseconds(100);
 
+// What the server lists (McpListTools' output_json, and an McpListing's).
+json ListingJson(const std::string& server, const McpClient& c) {
+  json tools = json::array(), resources = json::array(), templates = json::array();
+  for (const McpTool& t : c.tools()) {
+    json schema = ParseJson(t.input_schema_json);
+    tools.push_back({{"name", t.name},
+                     {"description", t.description.substr(0, kDescriptionBytes)},
+                     {"input_schema", schema.is_object() ? schema : json{{"type", "object"}}},
+                     {"read_only", t.read_only},
+                     {"destructive", t.destructive}});
+  }
+  for (const McpResource& r : c.resources()) {
+    json one = {{"uri", r.uri},
+                {"name", r.name},
+                {"description", r.description.substr(0, kDescriptionBytes)},
+                {"mime_type", r.mime_type}};
+    if (r.size >= 0) one["size"] = r.size;
+    resources.push_back(std::move(one));
+  }
+  for (const McpResourceTemplate& t : c.resource_templates()) {
+    templates.push_back({{"uri_template", t.uri_template},
+                         {"name", t.name},
+                         {"description", t.description.substr(0, kDescriptionBytes)},
+                         {"mime_type", t.mime_type}});
+  }
+  return {{"server", server},
+          {"server_info", c.server_name()},
+          {"protocol_version", c.protocol_version()},
+          {"tools", tools},
+          {"offers_resources", c.offers_resources()},
+          {"resources", resources},
+          {"resource_templates", templates}};
+}
+
 class Worker : public WorkerLogic {
  public:
   Worker(const WorkerOptions& o, Clock* clock, StatusOr<McpServerDescription> spec)
@@ -60,6 +94,7 @@ class Worker : public WorkerLogic {
   struct Job {
     v1::ToolRequest req;
     bool list = false;                // McpListTools
+    std::optional<std::string> read;  // ReadMcpResource: the resource's URI
     std::optional<uint64_t> call_id;  // tools/call sent
     SteadyTime started{};
     SteadyTime last_progress{};  // progress relayed at most every kProgressEvery
@@ -116,7 +151,17 @@ void Worker::Start(const v1::ToolRequest& req) {
   if (!spec_.ok()) return Finish(v1::TOOL_STATUS_ERROR, spec_.status());
   std::string prefix = std::string(kMcpToolPrefix) + spec_->name + "__";
   job_->list = req.tool() == kMcpListToolsTool;
-  if (!job_->list && (req.tool().rfind(prefix, 0) != 0 || req.tool().size() == prefix.size())) {
+  if (req.tool() == kReadMcpResourceTool) {
+    // The coordinator routed it here by its server; what is not this
+    // server's, or has no URI, is not run.
+    json args = ParseJson(req.arguments_json());
+    if (!args.is_object() || args.value("server", json()) != spec_->name || !args.contains("uri") ||
+        !args["uri"].is_string()) {
+      return Finish(v1::TOOL_STATUS_ERROR,
+                    Status::InvalidArgument("the MCP worker of " + spec_->name + " does not read that resource"));
+    }
+    job_->read = args["uri"].get<std::string>();
+  } else if (!job_->list && (req.tool().rfind(prefix, 0) != 0 || req.tool().size() == prefix.size())) {
     return Finish(v1::TOOL_STATUS_ERROR,
                   Status::InvalidArgument("the MCP worker of " + spec_->name + " does not run " + req.tool()));
   }
@@ -145,6 +190,12 @@ bool Worker::EnsureServer() {
     p->mutable_mcp_progress()->set_total(total);
     // A proto string must be UTF-8: a cut may fall inside a character.
     p->mutable_mcp_progress()->set_message(ToDisplayText(message.substr(0, 1024)));
+    channel_->Queue(std::move(env));
+  };
+  cb.on_listing_changed = [this] {
+    // Told unasked: the coordinator offers what the server lists now.
+    v1::Envelope env;
+    env.mutable_mcp_listing()->set_output_json(Dump(ListingJson(spec_->name, server_->client())));
     channel_->Queue(std::move(env));
   };
   cb.on_result = [this](uint64_t call, const McpCallResult& r) {
@@ -185,29 +236,24 @@ void Worker::Advance() {
   Job& j = *job_;
   if (j.list) {
     const McpClient& c = server_->client();
-    json tools = json::array();
     std::string names;
-    for (const McpTool& t : c.tools()) {
-      json schema = ParseJson(t.input_schema_json);
-      tools.push_back({{"name", t.name},
-                       {"description", t.description.substr(0, kDescriptionBytes)},
-                       {"input_schema", schema.is_object() ? schema : json{{"type", "object"}}},
-                       {"read_only", t.read_only},
-                       {"destructive", t.destructive}});
-      names += (names.empty() ? "" : ", ") + t.name;
-    }
+    for (const McpTool& t : c.tools()) names += (names.empty() ? "" : ", ") + t.name;
     v1::ToolResult result;
     result.set_status(v1::TOOL_STATUS_OK);
     result.set_exit_reason(v1::EXIT_REASON_NORMAL);
-    result.set_output_json(Dump({{"server", spec_->name},
-                                 {"server_info", c.server_name()},
-                                 {"protocol_version", c.protocol_version()},
-                                 {"tools", tools}}));
-    return FinishText("MCP server " + spec_->name + " (protocol " + c.protocol_version() + "): " +
-                          std::to_string(c.tools().size()) + " tools" + (names.empty() ? "" : ": " + names) + "\n",
-                      std::move(result));
+    result.set_output_json(Dump(ListingJson(spec_->name, c)));
+    std::string text = "MCP server " + spec_->name + " (protocol " + c.protocol_version() +
+                       "): " + std::to_string(c.tools().size()) + " tools" + (names.empty() ? "" : ": " + names);
+    if (c.offers_resources()) {
+      text += "; " + std::to_string(c.resources().size()) + " resources, " +
+              std::to_string(c.resource_templates().size()) + " templates";
+    }
+    return FinishText(text + "\n", std::move(result));
   }
-  if (!j.call_id) {
+  if (!j.call_id && j.read) {
+    j.call_id = server_->client().ReadResource(*j.read);
+    server_->Service();
+  } else if (!j.call_id) {
     std::string tool = j.req.tool().substr(std::string(kMcpToolPrefix).size() + spec_->name.size() + 2);
     j.call_id = server_->client().CallTool(tool, j.req.arguments_json());
     server_->Service();
@@ -282,7 +328,7 @@ int RunMcpWorker(const WorkerOptions& options, Clock* clock) {
   StatusOr<McpServerDescription> spec = McpServerFromEnvironment();
   if (!spec.ok()) spdlog::error("{}", spec.status().message());
   Worker worker(options, clock, std::move(spec));
-  WorkerHello hello{v1::WORKER_KIND_MCP, {kMcpListToolsTool}};
+  WorkerHello hello{v1::WORKER_KIND_MCP, {kMcpListToolsTool, kReadMcpResourceTool}};
   return RunWorkerLoop(options, hello, clock, &worker);
 }
 
