@@ -198,13 +198,13 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     s.runtime().coordinator().set_init_active(true);
     prompt = InitPrompt(s.runtime().workspace().root, s.runtime().config().checks);
   }
-  std::string args;
-  const ClaudeDef* custom = f.init || f.review ? nullptr : FindCustomCommand(s.defs(), prompt, &args);
+  std::optional<SlashCommand> custom = f.init || f.review ? std::nullopt : FindSlashCommand(s, prompt);
   if (f.review) {
     s.agent().SendReview();
-  } else if (custom != nullptr) {
-    // odin -p "/review-pr 12": the custom command's message.
-    StatusOr<ExpandedCommand> expanded = ExpandCustomCommand(s, *custom, args, mode);
+  } else if (custom) {
+    // odin -p "/review-pr 12": the custom command's message (or an MCP
+    // server's prompt's).
+    StatusOr<ExpandedCommand> expanded = ExpandSlashCommand(s, *custom, mode);
     if (!expanded.ok()) {
       std::cerr << "odin: " << expanded.status().message() << "\n";
       return kError;

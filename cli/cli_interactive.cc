@@ -235,7 +235,7 @@ class InteractiveSession {
   bool CancelUserCommands(const char* key);
   // A custom command (.claude/commands): expanded, its !`commands` run,
   // then sent with its allowed-tools.
-  void RunCustomCommand(const ClaudeDef& def, const std::string& args);
+  void RunCustomCommand(const SlashCommand& command);
   // What Read deny rules cover: @path attaches none of it.
   std::vector<std::string> Unreadable();
   void StartInit();
@@ -442,9 +442,9 @@ std::vector<std::string> InteractiveSession::Unreadable() {
                             home != nullptr ? home : "");
 }
 
-void InteractiveSession::RunCustomCommand(const ClaudeDef& def, const std::string& args) {
-  view_.Line(view_.Color("2", "(/" + def.name + " from " + VisibleControls(def.source) + ")"));
-  StatusOr<ExpandedCommand> expanded = ExpandCustomCommand(*s_, def, args, mode_);
+void InteractiveSession::RunCustomCommand(const SlashCommand& command) {
+  view_.Line(view_.Color("2", "(" + VisibleControls(command.origin) + ")"));
+  StatusOr<ExpandedCommand> expanded = ExpandSlashCommand(*s_, command, mode_);
   if (!expanded.ok()) return view_.Line(view_.Color("31", VisibleControls(expanded.status().message())));
   for (const std::string& n : expanded->notes) view_.Line(view_.Color("2", "(" + n + ")"));
   s_->agent().Send(expanded->text, mode_, /*slash_command=*/false, expanded->tool_list);
@@ -609,12 +609,11 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   } else if (cmd == "/clear") {
     view_.Line(s_->agent().ClearHistory() ? "conversation cleared" : "(busy: cancel the turn first)");
   } else if (cmd == "/help") {
-    std::string custom = DescribeCustomCommands(s_->defs());
-    view_.Line(kHelp + (custom.empty() ? "" : "Custom commands (.claude/commands, ~/.claude/commands):\n" + custom));
+    view_.Line(kHelp + DescribeSlashCommands(*s_));
   } else if (cmd == "/quit" || cmd == "/exit") {
     return After::kQuit;
-  } else if (std::string args; const ClaudeDef* def = FindCustomCommand(s_->defs(), line, &args)) {
-    RunCustomCommand(*def, args);
+  } else if (std::optional<SlashCommand> command = FindSlashCommand(*s_, line)) {
+    RunCustomCommand(*command);
   } else {
     view_.Line("unknown command " + VisibleControls(cmd) + " (/help lists them)");
   }

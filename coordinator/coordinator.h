@@ -243,6 +243,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // What changed in the MCP servers' listings since the agent last heard
   // (the main agent's; once), for its conversation.
   std::string TakeMcpNews(const std::string& agent_id) override;
+  // Gets an MCP server's prompt (McpGetPrompt in its worker, the user's
+  // call, recorded); done hears the result. REQUIRES: the server is ready.
+  void GetMcpPrompt(const std::string& server, const std::string& name, const std::string& arguments_json,
+                    std::function<void(const v1::ToolResult&)> done);
   void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const override;
   bool CommandWithinList(const std::vector<std::string>& list, const std::string& command) const override;
   const McpRegistry& mcp() const { return mcp_.registry(); }

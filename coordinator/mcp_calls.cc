@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/ids.h"
+#include "base/json_input.h"
+
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/tool_specs.h"
@@ -47,6 +50,27 @@ std::vector<ToolSpec> Coordinator::ExtraToolSpecs(Mode mode) const {
   std::vector<ToolSpec> specs = mcp_.registry().Specs(mode);
   if (init_active_ && mode == Mode::kEdit) specs.push_back(InitToolSpec());
   return specs;
+}
+
+void Coordinator::GetMcpPrompt(const std::string& server, const std::string& name, const std::string& arguments_json,
+                               std::function<void(const v1::ToolResult&)> done) {
+  std::string id = NewId("ex");
+  Call& c = calls_[id];
+  c.call.execution_id = id;
+  c.call.tool = kMcpGetPromptTool;
+  c.call.arguments_json = json({{"server", server}, {"name", name}, {"arguments", ParseJson(arguments_json)}})
+                              .dump(-1, ' ', false, json::error_handler_t::replace);
+  c.call.agent_id = "user";  // the user's slash command
+  c.call.mode = o_.mode;
+  c.call.internal = true;
+  c.handlers.on_done = [done = std::move(done)](const v1::ToolResult& r, const Status&) { done(r); };
+  StatusOr<McpServers::Route> route = mcp_.RouteOf(server, o_.mode);
+  if (!route.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, route.status());
+  c.call.timeout = route->timeout;
+  c.request.policy = route->policy;
+  c.request.lane = route->lane;
+  Typed(c.request).set_arguments_json(c.call.arguments_json);  // for the worker, as an MCP tool's
+  Dispatch(c);
 }
 
 void Coordinator::OnMcpListing(const std::string& lane, const std::string& output_json) {

@@ -73,6 +73,23 @@ std::string ResourceText(const json& contents) {
   return out;
 }
 
+// A prompts/get answer as text: the messages in order, an assistant's turn
+// marked, content as a tool's (an embedded resource as a read shows it).
+std::string PromptText(const json& messages) {
+  std::string out;
+  if (!messages.is_array()) return out;
+  for (const json& m : messages) {
+    if (!m.is_object() || !m.contains("content") || !m["content"].is_object()) continue;
+    const json& c = m["content"];
+    std::string part = Str(c, "type") == "resource" && c.contains("resource")
+                           ? ResourceText(json::array({c["resource"]}))
+                           : ContentText(json::array({c}));
+    if (Str(m, "role") == "assistant") part = "[the prompt's assistant turn]\n" + part;
+    out += (out.empty() ? "" : "\n\n") + part;
+  }
+  return out;
+}
+
 }  // namespace
 
 McpClient::McpClient(std::string client_name, std::string client_version, Callbacks callbacks)
@@ -94,8 +111,7 @@ void McpClient::Fail(const std::string& why) {
   std::map<uint64_t, Pending> pending;
   pending.swap(pending_);
   for (auto [id, kind] : pending) {
-    if ((kind == Pending::kToolCall || kind == Pending::kResourceRead) && cb_.on_result)
-      cb_.on_result(id, {true, "", "", "the MCP session failed: " + why});
+    if (IsCall(kind) && cb_.on_result) cb_.on_result(id, {true, "", "", "the MCP session failed: " + why});
   }
   if (cb_.on_failed) cb_.on_failed(why);
 }
@@ -124,6 +140,7 @@ void McpClient::List(Pending kind, const std::string& cursor) {
   if (!cursor.empty()) params["cursor"] = cursor;
   const char* method = kind == Pending::kToolsList       ? "tools/list"
                        : kind == Pending::kResourcesList ? "resources/list"
+                       : kind == Pending::kPromptsList   ? "prompts/list"
                                                          : "resources/templates/list";
   Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}));
 }
@@ -135,21 +152,27 @@ void McpClient::Listed(Pending kind) {
   } else if (kind == Pending::kResourcesList) {
     resources_ = std::move(resources_listing_);
     resources_listing_.clear();
-  } else {
+  } else if (kind == Pending::kTemplatesList) {
     templates_ = std::move(templates_listing_);
     templates_listing_.clear();
+  } else {
+    prompts_ = std::move(prompts_listing_);
+    prompts_listing_.clear();
   }
   pages_.erase(kind);
   // The session's first listing goes on to the next kind; a later one (a
   // list_changed) is news at once.
-  if (!ready_ && offers_resources_ && kind == Pending::kToolsList) return List(Pending::kResourcesList, "");
-  if (!ready_ && offers_resources_ && kind == Pending::kResourcesList) return List(Pending::kTemplatesList, "");
+  if (!ready_) {
+    if (kind == Pending::kToolsList && offers_resources_) return List(Pending::kResourcesList, "");
+    if (kind == Pending::kResourcesList) return List(Pending::kTemplatesList, "");
+    if (kind != Pending::kPromptsList && offers_prompts_) return List(Pending::kPromptsList, "");
+  }
   bool first = !ready_;
   ready_ = true;
   if (first && cb_.on_ready) cb_.on_ready();
   // What changed while a listing was under way (or before the first was
   // done) is listed once more.
-  for (Pending again : {Pending::kToolsList, Pending::kResourcesList}) {
+  for (Pending again : {Pending::kToolsList, Pending::kResourcesList, Pending::kPromptsList}) {
     if (listing_again_[again] && !pages_.count(again)) {
       listing_again_[again] = false;
       ListChanged(again);
@@ -161,7 +184,9 @@ void McpClient::Listed(Pending kind) {
 }
 
 void McpClient::ListChanged(Pending kind) {
-  if (kind == Pending::kResourcesList && !offers_resources_) return;
+  if ((kind == Pending::kResourcesList && !offers_resources_) || (kind == Pending::kPromptsList && !offers_prompts_)) {
+    return;
+  }
   if (!ready_ || pages_.count(kind)) {
     listing_again_[kind] = true;
     return;
@@ -174,6 +199,7 @@ void McpClient::ListChanged(Pending kind) {
 void McpClient::OnListPage(Pending kind, const json& result) {
   const char* field = kind == Pending::kToolsList       ? "tools"
                       : kind == Pending::kResourcesList ? "resources"
+                      : kind == Pending::kPromptsList   ? "prompts"
                                                         : "resourceTemplates";
   if (!result.contains(field) || !result[field].is_array()) {
     // A server's tools are its session; its resources are extra.
@@ -203,6 +229,18 @@ void McpClient::OnListPage(Pending kind, const json& result) {
       McpResource r{Str(t, "uri"), Str(t, "name"), Str(t, "description"), Str(t, "mimeType")};
       if (t.contains("size") && t["size"].is_number_integer()) r.size = t["size"].get<int64_t>();
       resources_listing_.push_back(std::move(r));
+    } else if (kind == Pending::kPromptsList) {
+      if (Str(t, "name").empty() || prompts_listing_.size() >= kMaxItems) continue;
+      McpPrompt prompt{Str(t, "name"), Str(t, "description"), {}};
+      if (t.contains("arguments") && t["arguments"].is_array()) {
+        for (const json& a : t["arguments"]) {
+          if (!a.is_object() || Str(a, "name").empty()) continue;
+          prompt.arguments.push_back(
+              {Str(a, "name"), Str(a, "description"),
+               a.contains("required") && a["required"].is_boolean() && a["required"].get<bool>()});
+        }
+      }
+      prompts_listing_.push_back(std::move(prompt));
     } else {
       if (Str(t, "uriTemplate").empty() || templates_listing_.size() >= kMaxItems) continue;
       templates_listing_.push_back({Str(t, "uriTemplate"), Str(t, "name"), Str(t, "description"), Str(t, "mimeType")});
@@ -217,6 +255,18 @@ uint64_t McpClient::ReadResource(const std::string& uri) {
   uint64_t id = next_id_++;
   pending_[id] = Pending::kResourceRead;
   Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"method", "resources/read"}, {"params", {{"uri", uri}}}}));
+  return id;
+}
+
+uint64_t McpClient::GetPrompt(const std::string& name, const std::string& arguments_json) {
+  uint64_t id = next_id_++;
+  pending_[id] = Pending::kPromptGet;
+  json arguments = ParseJson(arguments_json);
+  if (!arguments.is_object()) arguments = json::object();
+  Send(Dump({{"jsonrpc", "2.0"},
+             {"id", id},
+             {"method", "prompts/get"},
+             {"params", {{"name", name}, {"arguments", arguments}}}}));
   return id;
 }
 
@@ -238,7 +288,7 @@ uint64_t McpClient::CallTool(const std::string& name, const std::string& argumen
 
 void McpClient::Cancel(uint64_t call, const std::string& reason) {
   auto it = pending_.find(call);
-  if (it == pending_.end() || (it->second != Pending::kToolCall && it->second != Pending::kResourceRead)) return;
+  if (it == pending_.end() || !IsCall(it->second)) return;
   pending_.erase(it);
   Send(Dump({{"jsonrpc", "2.0"},
              {"method", "notifications/cancelled"},
@@ -293,6 +343,8 @@ void McpClient::HandleMessage(const std::string& message) {
       ListChanged(Pending::kToolsList);
     } else if (method == "notifications/resources/list_changed") {
       ListChanged(Pending::kResourcesList);
+    } else if (method == "notifications/prompts/list_changed") {
+      ListChanged(Pending::kPromptsList);
     }
     return;  // others (logging, resources) are not used
   }
@@ -328,8 +380,9 @@ void McpClient::OnResponse(uint64_t id, const json& m) {
       if (result.contains("serverInfo") && result["serverInfo"].is_object()) {
         server_name_ = Str(result["serverInfo"], "name");
       }
-      offers_resources_ = result.contains("capabilities") && result["capabilities"].is_object() &&
-                          result["capabilities"].contains("resources");
+      bool caps = result.contains("capabilities") && result["capabilities"].is_object();
+      offers_resources_ = caps && result["capabilities"].contains("resources");
+      offers_prompts_ = caps && result["capabilities"].contains("prompts");
       Send(Dump({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
       listing_.clear();
       return List(Pending::kToolsList, "");
@@ -337,12 +390,14 @@ void McpClient::OnResponse(uint64_t id, const json& m) {
     case Pending::kToolsList:
     case Pending::kResourcesList:
     case Pending::kTemplatesList:
+    case Pending::kPromptsList:
       // A refused resources listing leaves that kind empty; tools are the
       // session.
       if (is_error && kind == Pending::kToolsList) return Fail("tools/list: " + error);
       if (is_error) return Listed(kind);
       return OnListPage(kind, result);
     case Pending::kResourceRead:
+    case Pending::kPromptGet:
     case Pending::kToolCall: {
       McpCallResult r;
       if (is_error) {
@@ -351,6 +406,7 @@ void McpClient::OnResponse(uint64_t id, const json& m) {
       } else {
         r.is_error = result.contains("isError") && result["isError"].is_boolean() && result["isError"].get<bool>();
         r.text = kind == Pending::kResourceRead ? ResourceText(result.value("contents", json::array()))
+                 : kind == Pending::kPromptGet  ? PromptText(result.value("messages", json::array()))
                                                 : ContentText(result.value("content", json::array()));
         if (result.contains("structuredContent")) r.structured_json = Dump(result["structuredContent"]);
       }

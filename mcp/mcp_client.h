@@ -72,6 +72,18 @@ struct McpResourceTemplate {
   std::string mime_type;
 };
 
+// A prompt a server lists, and its arguments.
+struct McpPromptArgument {
+  std::string name;
+  std::string description;
+  bool required = false;
+};
+struct McpPrompt {
+  std::string name;
+  std::string description;
+  std::vector<McpPromptArgument> arguments;
+};
+
 // A tool call's answer.
 struct McpCallResult {
   bool is_error = false;        // the tool's own error (isError), or the session's
@@ -119,6 +131,11 @@ class McpClient {
   // contents as text, each part in a <resource> element (a blob of text in
   // UTF-8 decoded, any other blob described). REQUIRES: ready().
   uint64_t ReadResource(const std::string& uri);
+  // Queues prompts/get with the arguments (a JSON object of strings);
+  // returns its id, answered like a call: the prompt's messages as text
+  // (an assistant's turn marked, an embedded resource as a read shows it).
+  // REQUIRES: ready().
+  uint64_t GetPrompt(const std::string& name, const std::string& arguments_json);
   // notifications/cancelled for a call in flight; its result will not be
   // delivered.
   void Cancel(uint64_t call, const std::string& reason);
@@ -132,6 +149,8 @@ class McpClient {
   bool offers_resources() const { return offers_resources_; }
   const std::vector<McpResource>& resources() const { return resources_; }
   const std::vector<McpResourceTemplate>& resource_templates() const { return templates_; }
+  bool offers_prompts() const { return offers_prompts_; }
+  const std::vector<McpPrompt>& prompts() const { return prompts_; }
 
   static constexpr size_t kMaxLineBytes = 64u << 20;
   // A listing's bounds: a server that pages on for ever is cut off here.
@@ -140,7 +159,20 @@ class McpClient {
   static constexpr int kMaxRelists = 100;
 
  private:
-  enum class Pending { kInitialize, kToolsList, kResourcesList, kTemplatesList, kToolCall, kResourceRead };
+  enum class Pending {
+    kInitialize,
+    kToolsList,
+    kResourcesList,
+    kTemplatesList,
+    kPromptsList,
+    kToolCall,
+    kResourceRead,
+    kPromptGet
+  };
+  // A call's kind: answered through on_result.
+  static bool IsCall(Pending kind) {
+    return kind == Pending::kToolCall || kind == Pending::kResourceRead || kind == Pending::kPromptGet;
+  }
   void Send(const std::string& json_line);
   void Fail(const std::string& why);
   void OnResponse(uint64_t id, const nlohmann::json& message);
@@ -166,6 +198,8 @@ class McpClient {
   bool offers_resources_ = false;
   std::vector<McpResource> resources_, resources_listing_;
   std::vector<McpResourceTemplate> templates_, templates_listing_;
+  bool offers_prompts_ = false;
+  std::vector<McpPrompt> prompts_, prompts_listing_;
   std::map<Pending, int> pages_;           // of each listing under way
   std::map<Pending, bool> listing_again_;  // a list_changed came during that kind's listing
   int relists_ = 0;                        // followed list_changed notifications, kMaxRelists at most

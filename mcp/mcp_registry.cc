@@ -212,6 +212,25 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
     s->resource_templates.push_back({Shown(r, "uri_template", kMaxUriBytes), Shown(r, "name", 256),
                                      Shown(r, "description", kMaxDescriptionBytes), Shown(r, "mime_type", 128)});
   }
+  s->prompts.clear();
+  for (const json& p : j.value("prompts", json::array())) {
+    if (!p.is_object() || !p.contains("name") || !p["name"].is_string()) continue;
+    McpPrompt prompt{p["name"], Shown(p, "description", kMaxDescriptionBytes), {}};
+    // Typed as /mcp__SERVER__PROMPT: a name a line can hold and a tool's
+    // rules would take.
+    if (!ValidToolName(std::string(kMcpToolPrefix) + server + "__" + prompt.name) ||
+        s->prompts.size() >= kMaxToolsPerServer) {
+      ++skipped;
+      continue;
+    }
+    for (const json& a : p.value("arguments", json::array())) {
+      if (!a.is_object() || Shown(a, "name", 65).empty() || prompt.arguments.size() >= 32) continue;
+      std::string name = Shown(a, "name", 65);
+      if (name.size() > 64 || name.find_first_of(" =\"'") != std::string::npos) continue;
+      prompt.arguments.push_back({name, Shown(a, "description", 512), a.value("required", false)});
+    }
+    s->prompts.push_back(std::move(prompt));
+  }
   s->protocol_version = j.value("protocol_version", "");
   s->state = State::kReady;
   std::vector<std::string> notes;

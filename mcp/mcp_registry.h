@@ -48,6 +48,7 @@ class McpRegistry {
     bool offers_resources = false;
     std::vector<McpResource> resources;
     std::vector<McpResourceTemplate> resource_templates;
+    std::vector<McpPrompt> prompts;  // slash commands /mcp__SERVER__PROMPT (session/mcp_prompts.h)
   };
 
   McpRegistry() = default;

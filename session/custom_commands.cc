@@ -284,6 +284,34 @@ StatusOr<ExpandedCommand> ExpandCustomCommand(AgentSession& session, const Claud
   return out;
 }
 
+std::optional<SlashCommand> FindSlashCommand(AgentSession& session, const std::string& line) {
+  SlashCommand c;
+  if ((c.def = FindCustomCommand(session.defs(), line, &c.args)) != nullptr) {
+    c.origin = "/" + c.def->name + " from " + c.def->source;
+    return c;
+  }
+  c.mcp_prompt = ParseMcpPromptLine(session.runtime().coordinator().mcp(), line);
+  if (!c.mcp_prompt) return std::nullopt;
+  c.args = c.mcp_prompt->args;
+  c.origin = "/" + std::string(kMcpToolPrefix) + c.mcp_prompt->server + "__" + c.mcp_prompt->prompt +
+             ", a prompt of MCP server " + c.mcp_prompt->server;
+  return c;
+}
+
+StatusOr<ExpandedCommand> ExpandSlashCommand(AgentSession& session, const SlashCommand& command, Mode mode) {
+  if (command.def != nullptr) return ExpandCustomCommand(session, *command.def, command.args, mode);
+  ExpandedCommand out;
+  ASSIGN_OR_RETURN(out.text, ExpandMcpPrompt(session, *command.mcp_prompt));
+  return out;
+}
+
+std::string DescribeSlashCommands(AgentSession& session) {
+  std::string custom = DescribeCustomCommands(session.defs());
+  std::string prompts = DescribeMcpPrompts(session.runtime().coordinator().mcp());
+  return (custom.empty() ? "" : "Custom commands (.claude/commands, ~/.claude/commands):\n" + custom) +
+         (prompts.empty() ? "" : "MCP prompts (their servers' words):\n" + prompts);
+}
+
 std::string DescribeCustomCommands(const ClaudeDefs& defs) {
   std::string out;
   for (const ClaudeDef& d : defs.commands) {

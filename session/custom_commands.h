@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "planner/agent.h"
 #include "planner/claude_defs.h"
+#include "session/mcp_prompts.h"
 
 namespace odin {
 
@@ -53,5 +54,19 @@ std::string AttachFiles(const std::string& text, const std::string& root, const 
 
 // Custom commands and their descriptions, for /help.
 std::string DescribeCustomCommands(const ClaudeDefs& defs);
+
+// A slash command that is not a built-in: a custom command (or skill), else
+// an MCP server's prompt; what a line names, in that order.
+struct SlashCommand {
+  const ClaudeDef* def = nullptr;           // a custom command's
+  std::optional<McpPromptLine> mcp_prompt;  // else an MCP prompt's
+  std::string args;
+  std::string origin;  // for the user: "/NAME from SOURCE"
+};
+std::optional<SlashCommand> FindSlashCommand(AgentSession& session, const std::string& line);
+// Its message, as ExpandCustomCommand or ExpandMcpPrompt makes it.
+StatusOr<ExpandedCommand> ExpandSlashCommand(AgentSession& session, const SlashCommand& command, Mode mode);
+// /help's sections for them: custom commands, MCP prompts; "" if none.
+std::string DescribeSlashCommands(AgentSession& session);
 
 }  // namespace odin

@@ -168,5 +168,47 @@ TEST_F(OdinMcpClientTest, AListChangedMidSessionIsWhatTheModelIsOfferedAndTold) 
             std::vector<std::string>{"tools +late -work; resources +mem://late"});
 }
 
+// A server's prompts are slash commands, /mcp__SERVER__PROMPT, in odin -p
+// as interactively: the arguments by name or in order, the message the
+// prompt makes (an embedded resource in it), fetched as Odin's own call
+// and recorded. A missing required argument or an unknown prompt is one
+// line and no message; a custom command of the same name comes first.
+TEST_F(OdinMcpClientTest, PromptsAreSlashCommands) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}});
+  auto first_message = [this](const std::string& line) {
+    FakeLlm llm(json({{"responses", {Text("Done.")}}}).dump());
+    last_ = RunOdin(ws_.path(), {"-p", line, "--output-format", "json"}, FakeModelEnv(llm, marker_, user_));
+    std::vector<json> requests = RequestsOf(llm);
+    return requests.empty() ? std::string() : requests[0]["body"]["messages"].dump();
+  };
+  EXPECT_NE(first_message("/mcp__everything__args-prompt Paris").find("What's weather in Paris?"), std::string::npos)
+      << last_.err;
+  EXPECT_EQ(last_.exit_code, 0) << last_.err;
+  EXPECT_NE(first_message("/mcp__everything__args-prompt state=Rhone city=Lyon").find("What's weather in Lyon, Rhone?"),
+            std::string::npos)
+      << last_.err;
+  std::string resource = first_message("/mcp__everything__resource-prompt Text 2");
+  EXPECT_NE(resource.find("This prompt includes the Text resource with id: 2"), std::string::npos) << last_.err;
+  EXPECT_NE(resource.find("Resource 2: This is a plaintext resource"), std::string::npos) << resource;
+  EXPECT_EQ(Rows("SELECT COUNT(*) FROM execution_starts s JOIN execution_ends e USING (execution_id) WHERE s.tool = "
+                 "'McpGetPrompt' AND e.status = 'ok' AND s.agent_id = 'user'"),
+            std::vector<std::string>{"3"});
+
+  EXPECT_EQ(first_message("/mcp__everything__args-prompt"), "") << "nothing sent";
+  EXPECT_NE(last_.exit_code, 0);
+  EXPECT_NE(last_.err.find("/mcp__everything__args-prompt: missing city (required); nothing was sent"),
+            std::string::npos)
+      << last_.err;
+  EXPECT_EQ(first_message("/mcp__everything__no-such-prompt"), "");
+  EXPECT_NE(last_.err.find("MCP server everything has no prompt 'no-such-prompt'"), std::string::npos) << last_.err;
+
+  ASSERT_TRUE(MakeDirs(user_.Join("claude/commands")).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(user_.Join("claude/commands/mcp__everything__simple-prompt.md"), "the custom one\n").ok());
+  std::string custom = first_message("/mcp__everything__simple-prompt");
+  EXPECT_NE(custom.find("the custom one"), std::string::npos) << custom << last_.err;
+  EXPECT_EQ(custom.find("This is a simple prompt"), std::string::npos) << custom;
+}
+
 }  // namespace
 }  // namespace odin::testing

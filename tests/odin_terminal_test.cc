@@ -394,5 +394,36 @@ TEST_F(OdinTerminalTest, AUsersCustomCommandCompletesIsListedAndRuns) {
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
 }
 
+// An MCP server's prompt typed interactively: listed by /help, run with
+// its argument, the message it makes sent.
+TEST_F(OdinTerminalTest, AnMcpServersPromptIsASlashCommand) {
+  std::string everything = BinDir() + "/../lsp/node_modules/.bin/mcp-server-everything";
+  if (!PathExists(everything)) {
+    GTEST_SKIP() << "the MCP reference servers are not installed (scripts/install-language-servers.sh installs them)";
+  }
+  ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"),
+                              json({{"mcpServers", {{"everything", {{"command", everything}}}}}}).dump())
+                  .ok());
+  FakeLlm llm(R"({"responses":[{"text":"Sunny."}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  t.Type("/mcp__everything__args-prompt Oslo");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Sunny.")) << t.Screen();
+  EXPECT_NE(t.Screen().find("(/mcp__everything__args-prompt, a prompt of MCP server everything)"), std::string::npos)
+      << t.Screen();
+  std::vector<std::string> messages = UserMessages(llm);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("What's weather in Oslo?"), std::string::npos) << messages[0];
+  t.Type("/help");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("MCP prompts (their servers' words):")) << t.Screen();
+  EXPECT_NE(t.Screen().find("/mcp__everything__args-prompt city [state]"), std::string::npos) << t.Screen();
+  t.Type("/quit");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
+}
+
 }  // namespace
 }  // namespace odin::testing

@@ -50,6 +50,7 @@ constexpr ToolInfo kInternalTools[] = {
     {kIndexParseTool, ToolClass::kRead, false, ToolHandler::kIndexParse, nullptr},
     {kLspReferencesTool, ToolClass::kRead, false, ToolHandler::kLspReferences, nullptr},
     {kMcpListToolsTool, ToolClass::kRead, false, ToolHandler::kMcpList, nullptr},
+    {kMcpGetPromptTool, ToolClass::kRead, false, ToolHandler::kMcpList, nullptr},
 };
 // What an MCP tool is: what its server does is its own (ToolClass kRead
 // here; the MCP registry and the server's "writable" decide where it runs).

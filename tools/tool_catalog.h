@@ -46,6 +46,11 @@ constexpr char kHookTool[] = "Hook";
 // "offers_resources", "resources": [{"uri", "name", "description",
 // "mime_type", "size"?}], "resource_templates": [{"uri_template", ...}]}).
 constexpr char kMcpListToolsTool[] = "McpListTools";
+// The message an MCP server's prompt makes, for its slash command
+// (session/mcp_prompts.h): Odin's own call, like McpListTools, in the
+// server's worker ({"server", "name", "arguments": {NAME: VALUE}};
+// output_json {"server", "is_error", "text"}).
+constexpr char kMcpGetPromptTool[] = "McpGetPrompt";
 // An MCP server's resources, offered (mcp/mcp_registry.h) while some server
 // has any: the listing the coordinator keeps ({"server"?}), and a read,
 // which the server's worker runs ({"server", "uri"}).
@@ -124,7 +129,7 @@ enum class ToolHandler {
   kHook,
   kIndexParse,
   kLspReferences,
-  kMcpList,
+  kMcpList,  // McpListTools, McpGetPrompt
 };
 
 // How a writing tool says what it writes: the read-before-edit gate's

@@ -31,6 +31,7 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 constexpr size_t kDescriptionBytes = 2048;
 constexpr size_t kStructuredBytes = 64 * 1024;
+constexpr size_t kPromptBytes = 256 * 1024;
 // A server may send progress as often as it likes; the coordinator hears of
 // it at most this often (and always of the last step).
 constexpr Duration kProgressEvery = milliseconds(100);
@@ -60,13 +61,23 @@ json ListingJson(const std::string& server, const McpClient& c) {
                          {"description", t.description.substr(0, kDescriptionBytes)},
                          {"mime_type", t.mime_type}});
   }
+  json prompts = json::array();
+  for (const McpPrompt& p : c.prompts()) {
+    json arguments = json::array();
+    for (const McpPromptArgument& a : p.arguments) {
+      arguments.push_back({{"name", a.name}, {"description", a.description.substr(0, 512)}, {"required", a.required}});
+    }
+    prompts.push_back(
+        {{"name", p.name}, {"description", p.description.substr(0, kDescriptionBytes)}, {"arguments", arguments}});
+  }
   return {{"server", server},
           {"server_info", c.server_name()},
           {"protocol_version", c.protocol_version()},
           {"tools", tools},
           {"offers_resources", c.offers_resources()},
           {"resources", resources},
-          {"resource_templates", templates}};
+          {"resource_templates", templates},
+          {"prompts", prompts}};
 }
 
 class Worker : public WorkerLogic {
@@ -93,9 +104,11 @@ class Worker : public WorkerLogic {
  private:
   struct Job {
     v1::ToolRequest req;
-    bool list = false;                // McpListTools
-    std::optional<std::string> read;  // ReadMcpResource: the resource's URI
-    std::optional<uint64_t> call_id;  // tools/call sent
+    bool list = false;                  // McpListTools
+    std::optional<std::string> read;    // ReadMcpResource: the resource's URI
+    std::optional<std::string> prompt;  // McpGetPrompt: the prompt's name
+    std::string prompt_arguments;       // and its arguments, a JSON object
+    std::optional<uint64_t> call_id;    // tools/call sent
     SteadyTime started{};
     SteadyTime last_progress{};  // progress relayed at most every kProgressEvery
   };
@@ -151,16 +164,20 @@ void Worker::Start(const v1::ToolRequest& req) {
   if (!spec_.ok()) return Finish(v1::TOOL_STATUS_ERROR, spec_.status());
   std::string prefix = std::string(kMcpToolPrefix) + spec_->name + "__";
   job_->list = req.tool() == kMcpListToolsTool;
-  if (req.tool() == kReadMcpResourceTool) {
+  if (req.tool() == kReadMcpResourceTool || req.tool() == kMcpGetPromptTool) {
     // The coordinator routed it here by its server; what is not this
-    // server's, or has no URI, is not run.
+    // server's, or names no resource or prompt, is not run.
+    bool read = req.tool() == kReadMcpResourceTool;
     json args = ParseJson(req.arguments_json());
-    if (!args.is_object() || args.value("server", json()) != spec_->name || !args.contains("uri") ||
-        !args["uri"].is_string()) {
-      return Finish(v1::TOOL_STATUS_ERROR,
-                    Status::InvalidArgument("the MCP worker of " + spec_->name + " does not read that resource"));
+    const char* key = read ? "uri" : "name";
+    if (!args.is_object() || args.value("server", json()) != spec_->name || !args.contains(key) ||
+        !args[key].is_string()) {
+      return Finish(v1::TOOL_STATUS_ERROR, Status::InvalidArgument("the MCP worker of " + spec_->name +
+                                                                   " is not asked for one of its server's " +
+                                                                   (read ? "resources" : "prompts")));
     }
-    job_->read = args["uri"].get<std::string>();
+    (read ? job_->read : job_->prompt) = args[key].get<std::string>();
+    if (!read) job_->prompt_arguments = Dump(args.value("arguments", json::object()));
   } else if (!job_->list && (req.tool().rfind(prefix, 0) != 0 || req.tool().size() == prefix.size())) {
     return Finish(v1::TOOL_STATUS_ERROR,
                   Status::InvalidArgument("the MCP worker of " + spec_->name + " does not run " + req.tool()));
@@ -204,6 +221,8 @@ bool Worker::EnsureServer() {
     std::string text = r.text;
     if (!r.error.empty()) text += (text.empty() ? "" : "\n") + r.error;
     json out = {{"server", spec_->name}, {"is_error", r.is_error}};
+    // A prompt's text is the message it makes: whole, in the result.
+    if (job_->prompt) out["text"] = text.substr(0, kPromptBytes);
     if (!r.structured_json.empty() && r.structured_json.size() <= kStructuredBytes) {
       out["structured_content"] = ParseJson(r.structured_json);
     }
@@ -250,7 +269,10 @@ void Worker::Advance() {
     }
     return FinishText(text + "\n", std::move(result));
   }
-  if (!j.call_id && j.read) {
+  if (!j.call_id && j.prompt) {
+    j.call_id = server_->client().GetPrompt(*j.prompt, j.prompt_arguments);
+    server_->Service();
+  } else if (!j.call_id && j.read) {
     j.call_id = server_->client().ReadResource(*j.read);
     server_->Service();
   } else if (!j.call_id) {
@@ -328,7 +350,7 @@ int RunMcpWorker(const WorkerOptions& options, Clock* clock) {
   StatusOr<McpServerDescription> spec = McpServerFromEnvironment();
   if (!spec.ok()) spdlog::error("{}", spec.status().message());
   Worker worker(options, clock, std::move(spec));
-  WorkerHello hello{v1::WORKER_KIND_MCP, {kMcpListToolsTool, kReadMcpResourceTool}};
+  WorkerHello hello{v1::WORKER_KIND_MCP, {kMcpListToolsTool, kReadMcpResourceTool, kMcpGetPromptTool}};
   return RunWorkerLoop(options, hello, clock, &worker);
 }
 
