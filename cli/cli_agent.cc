@@ -206,7 +206,7 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
     // server's prompt's).
     StatusOr<ExpandedCommand> expanded = ExpandSlashCommand(s, *custom, mode);
     if (!expanded.ok()) {
-      std::cerr << "odin: " << expanded.status().message() << "\n";
+      std::cerr << "odin: " << VisibleControls(expanded.status().message()) << "\n";
       return kError;
     }
     for (const std::string& n : expanded->notes) std::cerr << "odin: " << n << "\n";

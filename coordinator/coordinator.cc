@@ -310,8 +310,14 @@ void Coordinator::Proceed(Call& c) {
     case ToolHandler::kCommandOutput: return RunCommandOutput(id);
     case ToolHandler::kStopCommand: return RunStopCommand(id);
     case ToolHandler::kMcpResources: {
-      std::string server = c.args && c.args->is_object() ? c.args->value("server", "") : "";
-      StatusOr<std::string> listed = mcp_.registry().DescribeResources(server);
+      // The model's arguments: "server" is optional, and a string.
+      const json* given = c.args && c.args->is_object() && c.args->contains("server") ? &(*c.args)["server"] : nullptr;
+      if (given != nullptr && !given->is_null() && !given->is_string()) {
+        return EndHere(id, v1::TOOL_STATUS_ERROR, Status::InvalidArgument(tc.tool, "server must be a string"));
+      }
+      std::string server = given != nullptr && given->is_string() ? given->get<std::string>() : "";
+      StatusOr<std::string> listed =
+          mcp_.registry().DescribeResources(server, [this](const std::string& s) { return McpServerDenied(s); });
       if (!listed.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, listed.status().WithContext(tc.tool));
       return EndHere(id, v1::TOOL_STATUS_OK, Status::OK(), *listed);
     }
@@ -577,7 +583,8 @@ CallGateContext Coordinator::GateContext(Call& c) {
           uri->get<std::string>().size() > 4096) {
         return Status::InvalidArgument(kReadMcpResourceTool, "needs a server and a uri (4096 bytes at most)");
       }
-      RETURN_IF_ERROR(mcp_.registry().CheckResources(server));
+      std::optional<Mode> mode = AgentModeOf(c.call.mode.value_or(o_.mode));
+      RETURN_IF_ERROR(mcp_.registry().CheckResources(server, mode.value_or(Mode::kEdit)));
     }
     StatusOr<McpServers::Route> route = mcp_.RouteOf(server, c.call.mode.value_or(o_.mode));
     if (!route.ok()) return route.status();

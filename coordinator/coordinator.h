@@ -92,6 +92,7 @@
 namespace odin {
 
 namespace v1 {
+class McpQuestion;
 class WebFetchOptions;
 }  // namespace v1
 
@@ -246,7 +247,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // Gets an MCP server's prompt (McpGetPrompt in its worker, the user's
   // call, recorded); done hears the result. REQUIRES: the server is ready.
   void GetMcpPrompt(const std::string& server, const std::string& name, const std::string& arguments_json,
-                    std::function<void(const v1::ToolResult&)> done);
+                    CallMode mode, std::function<void(const v1::ToolResult&)> done);
+  // Whether the rules deny every tool of server (mcp__SERVER, mcp__*): its
+  // resources and prompts are denied with them.
+  bool McpServerDenied(const std::string& server) const;
   void NarrowToolSpecs(const std::vector<std::string>& list, std::vector<ToolSpec>* specs) const override;
   bool CommandWithinList(const std::vector<std::string>& list, const std::string& command) const override;
   const McpRegistry& mcp() const { return mcp_.registry(); }
@@ -432,6 +436,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   void OnWorkerRefused(const std::string& peer, const std::string& reason) override;
   bool OnWorkerMessage(const std::string& worker_id, const std::string& execution_id, const v1::Envelope& env) override;
   void OnMcpListing(const std::string& lane, const std::string& output_json) override;
+  // An MCP server's elicitation during execution_id, its worker's call;
+  // false if that worker has no business asking.
+  bool OnMcpQuestion(const std::string& execution_id, const v1::McpQuestion& question);
 
   // A running subagent (subagents.cc), by its AgentTool execution.
   struct Subagent {

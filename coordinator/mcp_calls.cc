@@ -10,11 +10,16 @@
 #include "coordinator/coordinator.h"
 #include "odin/v1/worker.pb.h"
 #include "planner/tool_specs.h"
+#include "gates/tool_rules.h"
 #include "tools/tool_catalog.h"
 
 namespace odin {
 
 using nlohmann::json;
+
+namespace {
+constexpr char kMoreNews[] = "(more MCP servers' changes: /mcp lists what they offer now)";
+}  // namespace
 
 McpServers::Port Coordinator::McpPort() {
   McpServers::Port port;
@@ -47,13 +52,14 @@ McpServers::Port Coordinator::McpPort() {
 }
 
 std::vector<ToolSpec> Coordinator::ExtraToolSpecs(Mode mode) const {
-  std::vector<ToolSpec> specs = mcp_.registry().Specs(mode);
+  std::vector<ToolSpec> specs =
+      mcp_.registry().Specs(mode, [this](const std::string& s) { return McpServerDenied(s); });
   if (init_active_ && mode == Mode::kEdit) specs.push_back(InitToolSpec());
   return specs;
 }
 
 void Coordinator::GetMcpPrompt(const std::string& server, const std::string& name, const std::string& arguments_json,
-                               std::function<void(const v1::ToolResult&)> done) {
+                               CallMode mode, std::function<void(const v1::ToolResult&)> done) {
   std::string id = NewId("ex");
   Call& c = calls_[id];
   c.call.execution_id = id;
@@ -61,10 +67,16 @@ void Coordinator::GetMcpPrompt(const std::string& server, const std::string& nam
   c.call.arguments_json = json({{"server", server}, {"name", name}, {"arguments", ParseJson(arguments_json)}})
                               .dump(-1, ' ', false, json::error_handler_t::replace);
   c.call.agent_id = "user";  // the user's slash command
-  c.call.mode = o_.mode;
+  c.call.mode = mode;
   c.call.internal = true;
   c.handlers.on_done = [done = std::move(done)](const v1::ToolResult& r, const Status&) { done(r); };
-  StatusOr<McpServers::Route> route = mcp_.RouteOf(server, o_.mode);
+  // A rule that denies the server's tools denies its prompts: the same
+  // server, asked by the same session.
+  RuleVerdict rule = JudgeToolName(std::string(kMcpToolPrefix) + server + "__" + name, o_.command_rules);
+  if (rule.decision == RuleDecision::kDeny) {
+    return EndHere(id, v1::TOOL_STATUS_REJECTED, Status::PermissionDenied(rule.reason + " (permissions.deny)"));
+  }
+  StatusOr<McpServers::Route> route = mcp_.RouteOf(server, mode);
   if (!route.ok()) return EndHere(id, v1::TOOL_STATUS_ERROR, route.status());
   c.call.timeout = route->timeout;
   c.request.policy = route->policy;
@@ -73,14 +85,58 @@ void Coordinator::GetMcpPrompt(const std::string& server, const std::string& nam
   Dispatch(c);
 }
 
+bool Coordinator::McpServerDenied(const std::string& server) const {
+  // The server as a whole: mcp__SERVER__ matches mcp__SERVER, mcp__SERVER__*
+  // and mcp__*, never a rule on one of its tools.
+  return JudgeToolName(std::string(kMcpToolPrefix) + server + "__", o_.command_rules).decision == RuleDecision::kDeny;
+}
+
 void Coordinator::OnMcpListing(const std::string& lane, const std::string& output_json) {
   std::string change = mcp_.Relisted(lane, output_json);
   if (change.empty()) return;
   // The model hears of it once, in its conversation (never the system
-  // prompt); the ledger keeps what changed.
-  mcp_news_ += (mcp_news_.empty() ? "" : "\n") + ("MCP server " + lane + " changed (its words, untrusted): " + change);
+  // prompt), and of a few KiB of it at most; the ledger keeps what changed.
+  constexpr size_t kNewsBytes = 4096;
+  std::string line = "MCP server " + lane + " changed (its words, untrusted): " + change;
+  if (mcp_news_.size() + line.size() < kNewsBytes) {
+    mcp_news_ += (mcp_news_.empty() ? "" : "\n") + line;
+  } else if (mcp_news_.find(kMoreNews) == std::string::npos) {
+    mcp_news_ += std::string("\n") + kMoreNews;
+  }
   RecordGateEvent(o_.agent_id, "", "mcp_listing", "",
                   json({{"server", lane}, {"change", change}}).dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+bool Coordinator::OnMcpQuestion(const std::string& execution_id, const v1::McpQuestion& question) {
+  auto c = calls_.find(execution_id);
+  if (question.execution_id() != execution_id || c == calls_.end() || !IsMcpPolicy(c->second.request.policy)) {
+    return false;
+  }
+  // Nobody here can answer a server's form yet: declined, and recorded
+  // (the question's words and its fields' names; never any value).
+  json schema = ParseJson(question.requested_schema_json());
+  json fields = json::array();
+  if (schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
+    for (auto it = schema["properties"].begin(); it != schema["properties"].end() && fields.size() < 20; ++it) {
+      fields.push_back(it.key().substr(0, 64));
+    }
+  }
+  std::string server = c->second.request.lane;
+  RecordGateEvent(c->second.call.agent_id, "", "elicitation", execution_id,
+                  json({{"server", server},
+                        {"message", question.message().substr(0, 500)},
+                        {"fields", fields},
+                        {"action", "decline"},
+                        {"answered_by", "headless"}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  v1::Envelope env;
+  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  v1::McpAnswer* a = env.mutable_mcp_answer();
+  a->set_execution_id(execution_id);
+  a->set_question_id(question.question_id());
+  a->set_action("decline");
+  pool_.SendToHolder(execution_id, env);
+  return true;
 }
 
 std::string Coordinator::TakeMcpNews(const std::string& agent_id) {

@@ -133,6 +133,7 @@ Status Coordinator::PrepareSubagent(Call& c, Budget* budget) {
 
 bool Coordinator::OnWorkerMessage(const std::string& worker_id, const std::string& execution_id,
                                   const v1::Envelope& env) {
+  if (env.has_mcp_question()) return OnMcpQuestion(execution_id, env.mcp_question());
   auto it = subagents_.find(execution_id);
   if (it == subagents_.end()) return false;
   Subagent& s = it->second;
@@ -198,7 +199,9 @@ void Coordinator::HandleModelRequest(const std::string& execution_id, const v1::
     if (o_.commands_network && mode == Mode::kEdit) NoteCommandsHaveNetwork(&req.tools);
     if (o_.grounded_edits) AddEvidenceArgument(&req.tools);
     // MCP servers' tools, as the subagent's mode allows them.
-    for (ToolSpec& extra : mcp_.registry().Specs(mode)) req.tools.push_back(std::move(extra));
+    for (ToolSpec& extra : mcp_.registry().Specs(mode, [this](const std::string& s) { return McpServerDenied(s); })) {
+      req.tools.push_back(std::move(extra));
+    }
     ApplyClaudeDefs(&req.tools, model_.defs);
     for (const std::vector<std::string>& list : s.tool_lists) NarrowToolSpecs(list, &req.tools);
   }

@@ -75,6 +75,19 @@ void JudgeFetch(const ToolCall& call, WorkerRequest* request, const SafeguardCon
 void JudgeMcpTool(const ToolCall& call, const SafeguardContext& o, SafeguardVerdict* out) {
   // permissions name MCP tools as Claude Code does (mcp__SERVER, mcp__SERVER__TOOL).
   RuleVerdict v = JudgeToolName(call.tool, *o.rules);
+  if (call.tool == kReadMcpResourceTool) {
+    // A resource is its server's: a rule on the whole server (mcp__SERVER,
+    // mcp__SERVER__*, mcp__*) covers it too, the stricter rule winning.
+    json args = ParseJson(call.arguments_json);
+    std::string server = args.is_object() && args.contains("server") && args["server"].is_string()
+                             ? args["server"].get<std::string>()
+                             : "";
+    RuleVerdict of_server = JudgeToolName(std::string(kMcpToolPrefix) + server + "__", *o.rules);
+    auto rank = [](const RuleVerdict& r) {
+      return r.decision == RuleDecision::kDeny ? 3 : r.decision == RuleDecision::kAsk ? 2 : r.rule.empty() ? 0 : 1;
+    };
+    if (rank(of_server) > rank(v)) v = of_server;
+  }
   if (v.decision == RuleDecision::kAllow) return;
   json detail = {{"decision", RuleDecisionName(v.decision)}, {"rule", v.rule}, {"tool", call.tool}};
   if (v.decision == RuleDecision::kDeny) {

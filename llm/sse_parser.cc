@@ -3,6 +3,17 @@
 namespace odin {
 
 void SseParser::Feed(std::string_view bytes) {
+  if (overflowed_) return;
+  if (line_.size() + current_.data.size() + bytes.size() > kMaxEventBytes) {
+    // (A piece that only might cross it is looked at closely.)
+    size_t nl = bytes.rfind('\n');
+    if (nl == std::string_view::npos || line_.size() + current_.data.size() + nl > kMaxEventBytes) {
+      overflowed_ = true;
+      line_.clear();
+      current_ = SseEvent();
+      return;
+    }
+  }
   for (char c : bytes) {
     if (c == '\n') {
       if (!line_.empty() && line_.back() == '\r') line_.pop_back();

@@ -21,6 +21,10 @@ class SseParser {
   void Feed(std::string_view bytes);
   // True iff bytes of an unfinished event are pending (a cut-off stream).
   bool pending() const { return !line_.empty() || !current_.data.empty() || !current_.event.empty(); }
+  // An event (or a line) grew past kMaxEventBytes: it and all that follows
+  // are dropped.
+  bool overflowed() const { return overflowed_; }
+  static constexpr size_t kMaxEventBytes = 64u << 20;
 
  private:
   void Line(std::string_view line);
@@ -29,6 +33,7 @@ class SseParser {
   SseEvent current_;
   std::string last_id_;
   bool has_data_ = false;
+  bool overflowed_ = false;
 };
 
 }  // namespace odin

@@ -39,6 +39,20 @@ TEST(SseParserTest, TheLastEventIdIsKeptAcrossEvents) {
   EXPECT_EQ(e[2].id, "9");
 }
 
+// A line that never ends stops the parser rather than growing for ever.
+TEST(SseParserTest, AnEventPastTheBoundIsDroppedWithWhatFollows) {
+  std::vector<SseEvent> events;
+  SseParser p([&events](const SseEvent& e) { events.push_back(e); });
+  p.Feed("data: small\n\n");
+  std::string piece(1 << 20, 'x');
+  p.Feed("data: ");
+  for (size_t fed = 0; fed <= SseParser::kMaxEventBytes && !p.overflowed(); fed += piece.size()) p.Feed(piece);
+  EXPECT_TRUE(p.overflowed());
+  p.Feed("\n\ndata: later\n\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].data, "small");
+}
+
 TEST(SseParserTest, AnUnfinishedEventIsPending) {
   bool pending = false;
   auto e = Parse({"data: {\"half\":"}, &pending);

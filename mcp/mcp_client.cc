@@ -122,6 +122,9 @@ void McpClient::Start() {
   json capabilities = json::object();
   // The workspace never changes in a session: no roots list_changed.
   if (!roots_.empty()) capabilities["roots"] = {{"listChanged", false}};
+  // Asked of the user where someone can answer, declined where nobody can
+  // (the coordinator decides, and records it).
+  capabilities["elicitation"] = json::object();
   Send(Dump({{"jsonrpc", "2.0"},
              {"id", id},
              {"method", "initialize"},
@@ -286,6 +289,13 @@ uint64_t McpClient::CallTool(const std::string& name, const std::string& argumen
   return id;
 }
 
+void McpClient::AnswerRequest(const std::string& request_id_json, const std::string& result_json) {
+  json id = ParseJson(request_id_json);
+  json result = ParseJson(result_json);
+  if (!(id.is_number_integer() || id.is_string()) || !result.is_object() || failed_) return;
+  Send(Dump({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}));
+}
+
 void McpClient::Cancel(uint64_t call, const std::string& reason) {
   auto it = pending_.find(call);
   if (it == pending_.end() || !IsCall(it->second)) return;
@@ -319,6 +329,15 @@ void McpClient::HandleMessage(const std::string& message) {
     json reply = {{"jsonrpc", "2.0"}, {"id", m["id"]}};
     if (method == "ping") {
       reply["result"] = json::object();
+    } else if (method == "elicitation/create") {
+      const json params = m.value("params", json::object());
+      if (!params.is_object() || !params.contains("requestedSchema") || !params["requestedSchema"].is_object()) {
+        reply["error"] = {{"code", -32602}, {"message", "elicitation/create needs a requestedSchema object"}};
+      } else if (!cb_.on_elicitation) {
+        reply["result"] = {{"action", "decline"}};
+      } else {
+        return cb_.on_elicitation(Dump(m["id"]), Str(params, "message"), Dump(params["requestedSchema"]));
+      }
     } else if (method == "roots/list" && !roots_.empty()) {
       json roots = json::array();
       for (const McpRoot& r : roots_) roots.push_back({{"uri", r.uri}, {"name", r.name}});

@@ -105,6 +105,11 @@ class McpClient {
     // The session failed (a malformed message, an unsupported revision, an
     // error answer to initialize); nothing more will happen.
     std::function<void(const std::string& why)> on_failed;
+    // The server asks the user something (elicitation/create): answer with
+    // AnswerRequest(request_id_json, ...). Unset: the client declines.
+    std::function<void(const std::string& request_id_json, const std::string& message,
+                       const std::string& requested_schema_json)>
+        on_elicitation;
     // A later listing, after the server said its list changed (coalesced:
     // notifications during a listing make one more), is in.
     std::function<void()> on_listing_changed;
@@ -136,6 +141,9 @@ class McpClient {
   // (an assistant's turn marked, an embedded resource as a read shows it).
   // REQUIRES: ready().
   uint64_t GetPrompt(const std::string& name, const std::string& arguments_json);
+  // Answers a request of the server's (its id as on_elicitation gave it)
+  // with result, a JSON object.
+  void AnswerRequest(const std::string& request_id_json, const std::string& result_json);
   // notifications/cancelled for a call in flight; its result will not be
   // delivered.
   void Cancel(uint64_t call, const std::string& reason);

@@ -118,10 +118,11 @@ Status McpRegistry::CheckMode(const std::string& full_name, Mode mode) const {
   return Status::NotFound("unknown tool '" + full_name + "'", "no MCP server is named '" + server + "'");
 }
 
-std::vector<ToolSpec> McpRegistry::Specs(Mode mode) const {
+std::vector<ToolSpec> McpRegistry::Specs(Mode mode, const Hidden& hidden) const {
   std::vector<ToolSpec> out;
   std::string with;  // the servers with resources
   for (const Server& s : servers_) {
+    if (hidden && hidden(s.spec.name)) continue;
     if (s.state == State::kReady && (!s.resources.empty() || !s.resource_templates.empty())) {
       with += (with.empty() ? "" : ", ") + s.spec.name;
     }
@@ -172,6 +173,10 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
       continue;
     }
     info.description = t.value("description", "").substr(0, kMaxDescriptionBytes);
+    if (t.value("input_schema_too_large", false)) {
+      ++too_big;
+      continue;
+    }
     json schema = t.contains("input_schema") && t["input_schema"].is_object() ? t["input_schema"] : json::object();
     if (!schema.contains("type")) schema["type"] = "object";
     info.input_schema_json = schema.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -248,7 +253,7 @@ Status McpRegistry::OnListed(const std::string& server, const std::string& outpu
   return Status::OK();
 }
 
-Status McpRegistry::CheckResources(const std::string& server) const {
+Status McpRegistry::CheckResources(const std::string& server, Mode mode) const {
   for (const Server& s : servers_) {
     if (s.spec.name != server) continue;
     if (s.state == State::kFailed) return Status::NotFound("MCP server " + server + " failed: " + s.error);
@@ -256,19 +261,27 @@ Status McpRegistry::CheckResources(const std::string& server) const {
       return Status::NotFound("MCP server " + server + " is still starting; its resources are not known yet");
     }
     if (!s.offers_resources) return Status::NotFound("MCP server " + server + " offers no resources");
+    if (s.spec.writable && mode != Mode::kEdit) {
+      return Status::PermissionDenied(kReadMcpResourceTool, std::string("not allowed in ") + ModeName(mode) +
+                                                                " mode: MCP server " + server + " is writable");
+    }
     return Status::OK();
   }
   return Status::NotFound("no MCP server is named '" + server + "'");
 }
 
-StatusOr<std::string> McpRegistry::DescribeResources(const std::string& server) const {
+StatusOr<std::string> McpRegistry::DescribeResources(const std::string& server, const Hidden& hidden) const {
   std::string out;
   bool found = false;
   for (const Server& s : servers_) {
     if (!server.empty() && s.spec.name != server) continue;
     found = true;
+    if (hidden && hidden(s.spec.name)) {
+      if (!server.empty()) return Status::PermissionDenied("MCP server " + server, "is denied by the rules");
+      continue;
+    }
     if (s.state != State::kReady) {
-      if (!server.empty()) RETURN_IF_ERROR(CheckResources(server));
+      if (!server.empty()) RETURN_IF_ERROR(CheckResources(server, Mode::kEdit));
       continue;
     }
     if (s.resources.empty() && s.resource_templates.empty()) {

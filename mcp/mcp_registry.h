@@ -13,6 +13,7 @@
 //
 // Thread-safety: none; the coordinator's loop owns it.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,13 +70,17 @@ class McpRegistry {
   Status CheckMode(const std::string& full_name, Mode mode) const;
   // The tools offered in mode, for the model (ListMcpResources and
   // ReadMcpResource among them while some server has resources).
-  std::vector<ToolSpec> Specs(Mode mode) const;
-  // Whether ReadMcpResource may go to server: NotFound with why not (no
-  // such server, failed, starting, offers no resources).
-  Status CheckResources(const std::string& server) const;
+  // hidden: servers whose resources are not shown (the rules deny them).
+  using Hidden = std::function<bool(const std::string& server)>;
+  std::vector<ToolSpec> Specs(Mode mode, const Hidden& hidden = nullptr) const;
+  // Whether ReadMcpResource may go to server in mode: NotFound with why not
+  // (no such server, failed, starting, offers no resources);
+  // PermissionDenied in ask and plan modes for a writable server, whose
+  // process may write while it runs (as its tools that are not read-only).
+  Status CheckResources(const std::string& server, Mode mode) const;
   // ListMcpResources' answer: the resources and templates of server, or of
-  // every server ("").
-  StatusOr<std::string> DescribeResources(const std::string& server) const;
+  // every server ("") not hidden.
+  StatusOr<std::string> DescribeResources(const std::string& server, const Hidden& hidden = nullptr) const;
 
   // A server's worker listed its tools (McpListTools' output_json).
   Status OnListed(const std::string& server, const std::string& output_json);

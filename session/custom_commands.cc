@@ -301,7 +301,7 @@ std::optional<SlashCommand> FindSlashCommand(AgentSession& session, const std::s
 StatusOr<ExpandedCommand> ExpandSlashCommand(AgentSession& session, const SlashCommand& command, Mode mode) {
   if (command.def != nullptr) return ExpandCustomCommand(session, *command.def, command.args, mode);
   ExpandedCommand out;
-  ASSIGN_OR_RETURN(out.text, ExpandMcpPrompt(session, *command.mcp_prompt));
+  ASSIGN_OR_RETURN(out.text, ExpandMcpPrompt(session, *command.mcp_prompt, mode));
   return out;
 }
 

@@ -68,7 +68,7 @@ StatusOr<std::map<std::string, std::string>> McpPromptArguments(const McpPrompt&
   return out;
 }
 
-StatusOr<std::string> ExpandMcpPrompt(AgentSession& session, const McpPromptLine& line) {
+StatusOr<std::string> ExpandMcpPrompt(AgentSession& session, const McpPromptLine& line, Mode mode) {
   Coordinator& co = session.runtime().coordinator();
   const std::string shown = std::string("/") + kMcpToolPrefix + line.server + "__" + line.prompt;
   const McpRegistry::Server* s = ServerNamed(co.mcp(), line.server);
@@ -94,9 +94,11 @@ StatusOr<std::string> ExpandMcpPrompt(AgentSession& session, const McpPromptLine
   StatusOr<std::map<std::string, std::string>> args = McpPromptArguments(*prompt, line.args);
   if (!args.ok()) return Status::InvalidArgument(shown, args.status().message() + "; nothing was sent");
   auto result = std::make_shared<std::optional<v1::ToolResult>>();
+  // In the user's mode: in ask mode a writable server's prompt is fetched
+  // where it cannot write.
   co.GetMcpPrompt(line.server, line.prompt,
                   nlohmann::json(*args).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  [result](const v1::ToolResult& r) { *result = r; });
+                  CallModeOf(mode), [result](const v1::ToolResult& r) { *result = r; });
   // The call's own deadline (the server's timeout) ends it.
   while (!*result) RETURN_IF_ERROR(session.Poll(std::chrono::milliseconds(100)));
   const v1::ToolResult& r = **result;

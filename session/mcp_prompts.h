@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "mcp/mcp_registry.h"
+#include "planner/tool_host.h"  // Mode
 
 namespace odin {
 
@@ -38,7 +39,7 @@ StatusOr<std::map<std::string, std::string>> McpPromptArguments(const McpPrompt&
 // The message: waits for the server while it starts (its startup timeout at
 // most), then gets the prompt. Runs the session's loop meanwhile. An error
 // is one line naming the command; nothing is sent then.
-StatusOr<std::string> ExpandMcpPrompt(AgentSession& session, const McpPromptLine& line);
+StatusOr<std::string> ExpandMcpPrompt(AgentSession& session, const McpPromptLine& line, Mode mode);
 
 // The servers' prompts with their arguments and descriptions, for /help; ""
 // if none.

@@ -210,5 +210,71 @@ TEST_F(OdinMcpClientTest, PromptsAreSlashCommands) {
   EXPECT_EQ(custom.find("This is a simple prompt"), std::string::npos) << custom;
 }
 
+// A server that asks the user something mid-call (elicitation) where
+// nobody can answer (odin -p) is declined, and the ledger records the
+// question: the server, its words, the fields it asked for.
+TEST_F(OdinMcpClientTest, AnElicitationNobodyCanAnswerIsDeclinedAndRecorded) {
+  UserConfig({{"mcpServers", {{"everything", Everything()}}}});
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("mcp__everything__trigger-elicitation-request", json::object())}), Text("Done.")}}})
+                  .dump());
+  json r = Prompt(llm);
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u) << last_.err;
+  std::string text = ResultText(requests, 1);
+  EXPECT_NE(text.find("User declined to provide the requested information"), std::string::npos) << text;
+  std::vector<std::string> asked = Rows(
+      "SELECT json_extract(detail_json, '$.server') || '|' || json_extract(detail_json, '$.action') || '|' || "
+      "json_extract(detail_json, '$.answered_by') || '|' || json_extract(detail_json, '$.message') || '|' || "
+      "(SELECT group_concat(value) FROM json_each(detail_json, '$.fields')) FROM gate_events WHERE kind = "
+      "'elicitation'");
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].rfind("everything|decline|headless|Please provide inputs for the following fields:|", 0), 0u)
+      << asked[0];
+  EXPECT_NE(asked[0].find(",check,"), std::string::npos) << asked[0];
+  EXPECT_NE(asked[0].find(",name,"), std::string::npos) << asked[0];
+}
+
+// The rules and modes that hold for a server's tools hold for its
+// resources: a rule denying the server denies reading them (and hides them
+// from the listing), ask mode reads nothing of a writable server, and a
+// model's odd arguments get an error, never a crash.
+TEST_F(OdinMcpClientTest, ResourcesMeetTheServersRulesAndModes) {
+  json writable = Everything();
+  writable["writable"] = true;
+  UserConfig({{"mcpServers", {{"everything", Everything()}, {"vault", Everything()}, {"rw", writable}}},
+              {"permissions", {{"deny", {"mcp__vault"}}}}});
+  auto read = [](const std::string& server) {
+    return Call("ReadMcpResource", {{"server", server}, {"uri", "demo://resource/dynamic/text/1"}});
+  };
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ListMcpResources", {{"server", nullptr}})}),
+                      Turn({Call("ListMcpResources", {{"server", 1}})}), Turn({read("vault")}), Turn({read("rw")}),
+                      Turn({read("everything")}), Text("Done.")}}})
+                  .dump());
+  json r = Prompt(llm, {"--mode", "ask"});
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 6u) << last_.err;
+  std::string listed = ResultText(requests, 1);
+  EXPECT_NE(listed.find("MCP server everything"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("MCP server vault"), std::string::npos) << listed;
+  for (const json& t : requests[1]["body"]["tools"]) {
+    if (t["function"]["name"] == "ListMcpResources") {
+      EXPECT_EQ(t["function"]["description"].get<std::string>().find("vault"), std::string::npos) << t.dump();
+    }
+  }
+  EXPECT_NE(ResultText(requests, 2).find("error: "), std::string::npos) << ResultText(requests, 2);
+  EXPECT_NE(ResultText(requests, 2).find("server must be a string"), std::string::npos) << ResultText(requests, 2);
+  json denied = ToolResultsOf(requests[3]).back();
+  EXPECT_EQ(denied["status"], "rejected") << denied.dump();
+  EXPECT_NE(denied.dump().find("rule 'mcp__vault'"), std::string::npos) << denied.dump();
+  json ask = ToolResultsOf(requests[4]).back();
+  EXPECT_EQ(ask["status"], "rejected") << ask.dump();
+  EXPECT_NE(ask.dump().find("MCP server rw is writable"), std::string::npos) << ask.dump();
+  EXPECT_EQ(ToolResultsOf(requests[5]).back()["status"], "ok");
+}
+
 }  // namespace
 }  // namespace odin::testing

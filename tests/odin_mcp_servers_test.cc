@@ -327,7 +327,7 @@ TEST_F(OdinMcpServersTest, ServersAreListedWithStateAndToolsAndTheListingIsNotTh
   line = "/mcp\n";
   ASSERT_EQ(write(in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
   std::string seen = ReadUntil(out, "edit mode only");
-  EXPECT_NE(seen.find("everything  stdio  ready  14 tools: echo"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("everything  stdio  ready  15 tools: echo"), std::string::npos) << seen;
   EXPECT_NE(seen.find("toggle-simulated-logging*"), std::string::npos) << seen;
   EXPECT_NE(seen.find("mute  stdio  "), std::string::npos) << seen;
   close(in);

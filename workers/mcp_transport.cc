@@ -263,9 +263,10 @@ class HttpRun final : public McpServerRun {
           });
         }
       };
-      cb.on_body = [stream](std::string_view data) {
+      cb.on_body = [this, stream](std::string_view data) {
         if (stream->sse) {
           stream->sse->Feed(data);
+          if (stream->sse->overflowed()) Die("sent an event longer than 64 MiB");
         } else if (stream->body.size() < McpClient::kMaxLineBytes) {
           stream->body.append(data);
         }
@@ -322,8 +323,10 @@ class HttpRun final : public McpServerRun {
         if (!e.data.empty()) Handle(e.data);
       });
     };
-    cb.on_body = [sse](std::string_view data) {
-      if (*sse) (*sse)->Feed(data);
+    cb.on_body = [this, sse](std::string_view data) {
+      if (!*sse) return;
+      (*sse)->Feed(data);
+      if ((*sse)->overflowed()) Die("sent an event longer than 64 MiB on its stream");
     };
     cb.on_done = [this, sse, opened](const Status& s, int http_status) {
       stream_.reset();

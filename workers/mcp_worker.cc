@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
+#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -32,43 +33,61 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 constexpr size_t kDescriptionBytes = 2048;
 constexpr size_t kStructuredBytes = 64 * 1024;
 constexpr size_t kPromptBytes = 256 * 1024;
+constexpr size_t kSchemaBytes = 16 * 1024;  // an elicitation's form
 // A server may send progress as often as it likes; the coordinator hears of
 // it at most this often (and always of the last step).
 constexpr Duration kProgressEvery = milliseconds(100);
 
-// What the server lists (McpListTools' output_json, and an McpListing's).
+// What the server lists (McpListTools' output_json, and an McpListing's),
+// bounded a little past what the registry keeps (mcp/mcp_registry.cc), so it
+// still sees what it skips: a listing is a few MiB at most, whatever the
+// server sent.
 json ListingJson(const std::string& server, const McpClient& c) {
+  constexpr size_t kItems = 200, kResources = 1100, kTemplates = 110, kUri = 4097, kName = 256, kMime = 128;
+  constexpr size_t kSchema = 32 * 1024;
   json tools = json::array(), resources = json::array(), templates = json::array();
   for (const McpTool& t : c.tools()) {
-    json schema = ParseJson(t.input_schema_json);
-    tools.push_back({{"name", t.name},
-                     {"description", t.description.substr(0, kDescriptionBytes)},
-                     {"input_schema", schema.is_object() ? schema : json{{"type", "object"}}},
-                     {"read_only", t.read_only},
-                     {"destructive", t.destructive}});
+    if (tools.size() >= kItems) break;
+    json one = {{"name", t.name.substr(0, kName)},
+                {"description", t.description.substr(0, kDescriptionBytes)},
+                {"read_only", t.read_only},
+                {"destructive", t.destructive}};
+    if (t.input_schema_json.size() > kSchema) {
+      one["input_schema_too_large"] = true;
+    } else {
+      json schema = ParseJson(t.input_schema_json);
+      one["input_schema"] = schema.is_object() ? schema : json{{"type", "object"}};
+    }
+    tools.push_back(std::move(one));
   }
   for (const McpResource& r : c.resources()) {
-    json one = {{"uri", r.uri},
-                {"name", r.name},
+    if (resources.size() >= kResources) break;
+    json one = {{"uri", r.uri.substr(0, kUri)},
+                {"name", r.name.substr(0, kName)},
                 {"description", r.description.substr(0, kDescriptionBytes)},
-                {"mime_type", r.mime_type}};
+                {"mime_type", r.mime_type.substr(0, kMime)}};
     if (r.size >= 0) one["size"] = r.size;
     resources.push_back(std::move(one));
   }
   for (const McpResourceTemplate& t : c.resource_templates()) {
-    templates.push_back({{"uri_template", t.uri_template},
-                         {"name", t.name},
+    if (templates.size() >= kTemplates) break;
+    templates.push_back({{"uri_template", t.uri_template.substr(0, kUri)},
+                         {"name", t.name.substr(0, kName)},
                          {"description", t.description.substr(0, kDescriptionBytes)},
-                         {"mime_type", t.mime_type}});
+                         {"mime_type", t.mime_type.substr(0, kMime)}});
   }
   json prompts = json::array();
   for (const McpPrompt& p : c.prompts()) {
+    if (prompts.size() >= kItems) break;
     json arguments = json::array();
     for (const McpPromptArgument& a : p.arguments) {
-      arguments.push_back({{"name", a.name}, {"description", a.description.substr(0, 512)}, {"required", a.required}});
+      if (arguments.size() >= 33) break;
+      arguments.push_back(
+          {{"name", a.name.substr(0, 65)}, {"description", a.description.substr(0, 512)}, {"required", a.required}});
     }
-    prompts.push_back(
-        {{"name", p.name}, {"description", p.description.substr(0, kDescriptionBytes)}, {"arguments", arguments}});
+    prompts.push_back({{"name", p.name.substr(0, kName)},
+                       {"description", p.description.substr(0, kDescriptionBytes)},
+                       {"arguments", arguments}});
   }
   return {{"server", server},
           {"server_info", c.server_name()},
@@ -128,11 +147,29 @@ class Worker : public WorkerLogic {
   int deaths_ = 0;
   std::string given_up_;  // why the server is not started again
   std::optional<Job> job_;
+  std::map<std::string, std::string> questions_;  // the coordinator's question id -> the server's request id
+  uint64_t asked_ = 0;
+  bool listed_ = false;  // a server of this worker's has listed once
 };
 
 void Worker::Handle(const v1::Envelope& env) {
   switch (env.body_case()) {
     case v1::Envelope::kToolRequest: Start(env.tool_request()); break;
+    case v1::Envelope::kMcpAnswer: {
+      // The user's answer (or the coordinator's decline) to its server's
+      // question, if it still waits.
+      auto it = questions_.find(env.mcp_answer().question_id());
+      if (it == questions_.end() || !server_ || server_->dead()) break;
+      const v1::McpAnswer& a = env.mcp_answer();
+      std::string action = a.action() == "accept" || a.action() == "decline" ? a.action() : "cancel";
+      json result = {{"action", action}};
+      json content = ParseJson(a.content_json());
+      if (action == "accept" && content.is_object()) result["content"] = content;
+      server_->client().AnswerRequest(it->second, Dump(result));
+      questions_.erase(it);
+      server_->Service();
+      break;
+    }
     case v1::Envelope::kCancel: {
       if (!job_ || env.cancel().execution_id() != job_->req.execution_id()) break;
       bool timeout = env.cancel().reason() == v1::CANCEL_REASON_TIMEOUT;
@@ -207,6 +244,33 @@ bool Worker::EnsureServer() {
     p->mutable_mcp_progress()->set_total(total);
     // A proto string must be UTF-8: a cut may fall inside a character.
     p->mutable_mcp_progress()->set_message(ToDisplayText(message.substr(0, 1024)));
+    channel_->Queue(std::move(env));
+  };
+  cb.on_ready = [this] {
+    // A server started again (after a crash, or an HTTP session the server
+    // ended) may list other things: the coordinator hears of it as of a
+    // change. (The first start's listing is McpListTools' result.)
+    if (listed_) {
+      v1::Envelope env;
+      env.mutable_mcp_listing()->set_output_json(Dump(ListingJson(spec_->name, server_->client())));
+      channel_->Queue(std::move(env));
+    }
+    listed_ = true;
+  };
+  cb.on_elicitation = [this](const std::string& id, const std::string& message, const std::string& schema) {
+    // Asked during the call this worker holds; with none, or past the
+    // bounds, nobody is asked.
+    if (!job_ || !job_->call_id || schema.size() > kSchemaBytes || questions_.size() >= 4) {
+      return server_->client().AnswerRequest(id, R"({"action":"decline"})");
+    }
+    std::string question = std::to_string(++asked_);
+    questions_[question] = id;
+    v1::Envelope env;
+    v1::McpQuestion* q = env.mutable_mcp_question();
+    q->set_execution_id(job_->req.execution_id());
+    q->set_question_id(question);
+    q->set_message(ToDisplayText(message.substr(0, 2048)));
+    q->set_requested_schema_json(schema);
     channel_->Queue(std::move(env));
   };
   cb.on_listing_changed = [this] {
@@ -334,6 +398,11 @@ void Worker::FinishText(const std::string& text, v1::ToolResult result) {
   result.set_output_tail(capture.tail());
   result.set_output_total_bytes(capture.total());
   job_.reset();
+  // Questions of the call that ended are answered for it: nobody will.
+  for (const auto& [question, id] : questions_) {
+    if (server_ && !server_->dead()) server_->client().AnswerRequest(id, R"({"action":"cancel"})");
+  }
+  questions_.clear();
   channel_->QueueResult(std::move(result));
   channel_->Flush();
   // A writable server may change the workspace only while one of its calls
