@@ -13,6 +13,18 @@
 
 namespace odin {
 
+namespace {
+
+// Whether a server is being started (its listing will come): what a call for
+// every server waits for, and what ends that wait.
+bool AnyStarting(const McpRegistry& registry) {
+  return std::any_of(registry.servers().begin(), registry.servers().end(), [](const McpRegistry::Server& s) {
+    return s.state == McpRegistry::State::kStarting && !s.start_execution.empty();
+  });
+}
+
+}  // namespace
+
 McpServers::McpServers(std::vector<McpServerSpec> specs, CallMode session_mode, Port port)
     : registry_(std::move(specs)), session_mode_(session_mode), port_(std::move(port)) {}
 
@@ -56,9 +68,7 @@ void McpServers::Listed(const std::string& name, const v1::ToolResult& r) {
     waiting_.erase(it);
   }
   // What waits for every server goes on once none is starting.
-  bool starting = std::any_of(registry_.servers().begin(), registry_.servers().end(),
-                              [](const auto& s) { return s.state == McpRegistry::State::kStarting; });
-  if (auto it = waiting_.find(kEveryServer); !starting && it != waiting_.end()) {
+  if (auto it = waiting_.find(kEveryServer); !AnyStarting(registry_) && it != waiting_.end()) {
     ids.insert(ids.end(), it->second.begin(), it->second.end());
     waiting_.erase(it);
   }
@@ -77,11 +87,9 @@ std::string McpServers::ServerOf(const std::string& tool, const nlohmann::json* 
 
 bool McpServers::Wait(const std::string& server, const std::string& execution_id) {
   if (server == kEveryServer) {
-    bool starting = std::any_of(registry_.servers().begin(), registry_.servers().end(), [](const auto& s) {
-      return s.state == McpRegistry::State::kStarting && !s.start_execution.empty();
-    });
-    if (starting) waiting_[server].push_back(execution_id);
-    return starting;
+    if (!AnyStarting(registry_)) return false;
+    waiting_[server].push_back(execution_id);
+    return true;
   }
   McpRegistry::Server* s = registry_.FindServer(server);
   if (s == nullptr || s->state != McpRegistry::State::kStarting || s->start_execution.empty()) return false;

@@ -138,6 +138,12 @@ class Worker : public WorkerLogic {
   void Finish(v1::ToolStatus status, const Status& why, int exit_reason = v1::EXIT_REASON_NORMAL);
   void FinishText(const std::string& text, v1::ToolResult result);
   void OnServerDeath();
+  // Tells the coordinator, unasked, what the server lists now.
+  void SendListing() {
+    v1::Envelope env;
+    env.mutable_mcp_listing()->set_output_json(Dump(ListingJson(spec_->name, server_->client())));
+    channel_->Queue(std::move(env));
+  }
 
   const WorkerOptions& o_;
   Clock* clock_;
@@ -250,11 +256,7 @@ bool Worker::EnsureServer() {
     // A server started again (after a crash, or an HTTP session the server
     // ended) may list other things: the coordinator hears of it as of a
     // change. (The first start's listing is McpListTools' result.)
-    if (listed_) {
-      v1::Envelope env;
-      env.mutable_mcp_listing()->set_output_json(Dump(ListingJson(spec_->name, server_->client())));
-      channel_->Queue(std::move(env));
-    }
+    if (listed_) SendListing();
     listed_ = true;
   };
   cb.on_elicitation = [this](const std::string& id, const std::string& message, const std::string& schema) {
@@ -273,12 +275,7 @@ bool Worker::EnsureServer() {
     q->set_requested_schema_json(schema);
     channel_->Queue(std::move(env));
   };
-  cb.on_listing_changed = [this] {
-    // Told unasked: the coordinator offers what the server lists now.
-    v1::Envelope env;
-    env.mutable_mcp_listing()->set_output_json(Dump(ListingJson(spec_->name, server_->client())));
-    channel_->Queue(std::move(env));
-  };
+  cb.on_listing_changed = [this] { SendListing(); };
   cb.on_result = [this](uint64_t call, const McpCallResult& r) {
     if (!job_ || job_->call_id != call) return;
     v1::ToolResult result;
