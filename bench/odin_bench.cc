@@ -426,6 +426,18 @@ StatusOr<pid_t> StartFakeModel(const std::string& dir, std::string* url) {
   return *pid;
 }
 
+// The user's config of the bench's sessions (XDG_CONFIG_HOME): `settings`
+// with the stall detector's no_progress_turns raised. A measured session is
+// twenty silent commands in a row, which is what that rule exists to stop.
+// Every session gets a config of the bench's own, never the user's.
+std::string g_config_home;
+
+bool WriteUserConfig(const std::string& config_home, nlohmann::json settings = nlohmann::json::object()) {
+  settings["stall"]["no_progress_turns"] = 1000;
+  return MakeDirs(config_home + "/odin").ok() &&
+         WriteFileAtomic(config_home + "/odin/odinconfig.json", settings.dump()).ok();
+}
+
 SessionFigures AgentSessionOnce(const std::string& ws, const std::string& url, const std::string& log_path,
                                 const std::vector<std::string>& extra_args = {}) {
   SessionFigures f;
@@ -662,16 +674,13 @@ bool HookFigures(int sessions) {
                                     : R"({"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": "true"}]}],
                                   "PostToolUse": [{"matcher": "Bash", "hooks": [{"command": "true"}]}]})";
     std::string dir_for_kind = *config + "/" + kinds[kind];
-    if (!MakeDirs(dir_for_kind + "/odin").ok() ||
-        !WriteFileAtomic(dir_for_kind + "/odin/odinconfig.json", std::string(R"({"hooks": )") + hooks + "}").ok()) {
-      return false;
-    }
+    if (!WriteUserConfig(dir_for_kind, {{"hooks", nlohmann::json::parse(hooks)}})) return false;
     setenv("XDG_CONFIG_HOME", dir_for_kind.c_str(), 1);
     SessionFigures f = TwentyCommandSession();
     if (!f.ok) return false;
     gaps[kind].insert(gaps[kind].end(), f.gaps_ms.begin(), f.gaps_ms.end());
   }
-  unsetenv("XDG_CONFIG_HOME");
+  setenv("XDG_CONFIG_HOME", g_config_home.c_str(), 1);
   RemoveTree(*config);
   Stats none = Summarize(gaps[0]), pre = Summarize(gaps[1]), both = Summarize(gaps[2]);
   Print("per call, no hooks", none, 0);
@@ -747,12 +756,7 @@ bool McpFigures(int sessions) {
         R"({"tool_calls":[{"name":"mcp__everything__get-sum","arguments":{"a":1,"b":)" + std::to_string(c) + "}}]},";
   }
   calls += R"({"text":"done"}]})";
-  if (!MakeDirs(*config + "/odin").ok() ||
-      !WriteFileAtomic(*config + "/odin/odinconfig.json",
-                       nlohmann::json({{"mcpServers", {{"everything", {{"command", server}}}}}}).dump())
-           .ok()) {
-    return false;
-  }
+  if (!WriteUserConfig(*config, {{"mcpServers", {{"everything", {{"command", server}}}}}})) return false;
   std::vector<double> gaps[2], direct;
   for (int i = 0; i < 2 * sessions; ++i) {
     bool mcp = i % 2 == 1;
@@ -765,7 +769,7 @@ bool McpFigures(int sessions) {
     if (!model.ok()) return false;
     if (mcp) setenv("XDG_CONFIG_HOME", config->c_str(), 1);
     SessionFigures f = AgentSessionOnce(*dir + "/ws", url, *dir + "/log.jsonl");
-    unsetenv("XDG_CONFIG_HOME");
+    setenv("XDG_CONFIG_HOME", g_config_home.c_str(), 1);
     kill(*model, SIGKILL);
     int status;
     waitpid(*model, &status, 0);
@@ -822,9 +826,7 @@ bool ReviewerFigures(int sessions) {
                                                      {"failed_and_fixed", nlohmann::json::array()},
                                                      {"open_risks", nlohmann::json::array()}})}}}};
   StatusOr<std::string> config = odin::bench::BenchTempDir("odin-bench-reviewers");
-  if (!config.ok() || !MakeDirs(*config + "/odin").ok() ||
-      !WriteFileAtomic(*config + "/odin/odinconfig.json", R"({"checks": {"build": "", "lint": "", "tests": ""}})")
-           .ok()) {
+  if (!config.ok() || !WriteUserConfig(*config, {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}})) {
     return false;
   }
   const char* profiles[] = {"auto", "safe", "strict"};
@@ -838,7 +840,10 @@ bool ReviewerFigures(int sessions) {
     std::string url;
     StatusOr<pid_t> pid = StartFakeModel(*dir, &url);
     if (!pid.ok()) return false;
-    std::vector<std::string> env = CurrentEnvironment();
+    std::vector<std::string> env;
+    for (const std::string& e : CurrentEnvironment()) {
+      if (e.rfind("XDG_CONFIG_HOME=", 0) != 0) env.push_back(e);
+    }
     env.push_back("OPENAI_BASE_URL=" + url);
     env.push_back("OPENAI_API_KEY=bench");
     env.push_back("XDG_CONFIG_HOME=" + *config);
@@ -1265,12 +1270,12 @@ bool SubagentFigures(int subagents, int commands) {
     }
     std::string script =
         R"({"responses":[{"tool_calls":[)" + spawn + R"(]},{"text":"all done"}],"agents":{)" + agents + "}}";
-    std::string config = R"({"workers":{"count":)" + std::to_string(workers) + R"(},"agent":{"subagent_concurrency":)" +
-                         std::to_string(subagents) + R"(},"checks":{"build":"","lint":"","tests":""}})";
+    nlohmann::json config = {{"workers", {{"count", workers}}},
+                             {"agent", {{"subagent_concurrency", subagents}}},
+                             {"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}};
     // The user's config (XDG_CONFIG_HOME below): workers and subagent
     // settings are not an untrusted workspace's to make.
-    if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !MakeDirs(*dir + "/config/odin").ok() ||
-        !WriteFileAtomic(*dir + "/config/odin/odinconfig.json", config).ok()) {
+    if (!WriteFileAtomic(*dir + "/script.json", script).ok() || !WriteUserConfig(*dir + "/config", config)) {
       return false;
     }
     std::string url;
@@ -1335,6 +1340,9 @@ int Main(int argc, char** argv) {
   StatusOr<std::string> user_dir = odin::bench::BenchTempDir("odin-bench-state");
   if (!user_dir.ok()) return 1;
   setenv("XDG_STATE_HOME", user_dir->c_str(), 1);
+  g_config_home = *user_dir + "/config";
+  if (!WriteUserConfig(g_config_home)) return 1;
+  setenv("XDG_CONFIG_HOME", g_config_home.c_str(), 1);
   struct utsname u;
   uname(&u);
   setvbuf(stdout, nullptr, _IOLBF, 0);

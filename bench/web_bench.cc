@@ -77,6 +77,7 @@ bool WebFigures(int calls, void (*print)(const char*, const Stats&, double)) {
                 .ok();
   std::vector<double> odin_ms, direct_ms, convert_ms;
   if (ok) {
+    std::string config_home = getenv("XDG_CONFIG_HOME") ? getenv("XDG_CONFIG_HOME") : "";
     setenv("XDG_CONFIG_HOME", config->c_str(), 1);
     RuntimeFlags flags;
     flags.dir = *ws;
@@ -84,7 +85,11 @@ bool WebFigures(int calls, void (*print)(const char*, const Stats&, double)) {
     flags.session_kind = "bench";
     flags.mode = "ask";
     StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(flags);
-    unsetenv("XDG_CONFIG_HOME");
+    if (config_home.empty()) {
+      unsetenv("XDG_CONFIG_HOME");
+    } else {
+      setenv("XDG_CONFIG_HOME", config_home.c_str(), 1);
+    }
     ok = rt.ok();
     FetchOptions direct;
     direct.allow_private.push_back({"127.0.0.1", port});
