@@ -11,6 +11,8 @@
 
 namespace odin {
 
+struct McpServerSpec;
+
 struct GlobalFlags {
   std::string dir;       // -C DIR
   std::string sandbox;   // --sandbox auto|require|off
@@ -108,7 +110,7 @@ struct TrustFlags {
 
 // odin mcp add|remove|list.
 struct McpFlags {
-  std::string action;  // add, remove, list
+  std::string action;  // add, remove, list, login, logout
   std::string name;
   std::vector<std::string> command;  // add: after "--" (an http server: its URL)
   std::string transport = "stdio";
@@ -118,9 +120,18 @@ struct McpFlags {
   bool network = false;
   bool no_sandbox = false;
   bool json = false;
+  // login
+  bool no_browser = false;
+  int timeout_seconds = 300;
+  int callback_port = 0;  // 0: the last login's, else any free one
 };
 // Exit 0 on success, 1 on an error (one line naming it; the file is untouched).
 int RunMcp(const GlobalFlags& g, const McpFlags& f);
+// odin mcp login|logout NAME (cli_mcp_login.cc): the same exits.
+int RunMcpLogin(const GlobalFlags& g, const McpFlags& f);
+int RunMcpLogout(const GlobalFlags& g, const McpFlags& f);
+// "oauth: logged in (expires in 41 min)" for a server with a stored token, else "".
+std::string DescribeMcpLogin(const McpServerSpec& spec);
 // odin mcp serve: an MCP server on stdio until stdin ends; 0, or 1 when it
 // cannot start (one line on stderr).
 int RunMcpServe(const GlobalFlags& g, const std::string& mode, const std::string& approval);

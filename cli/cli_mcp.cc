@@ -77,9 +77,12 @@ int RunMcp(const GlobalFlags& g, const McpFlags& f) {
                        {"network", s.network},
                        {"sandbox", s.sandbox},
                        {"source", s.source},
-                       {"trusted", true}});
+                       {"trusted", true},
+                       {"oauth", DescribeMcpLogin(s)}});
       } else {
-        printf("%s  %s  [%s]\n", name.c_str(), Describe(s).c_str(), s.source.c_str());
+        std::string login = DescribeMcpLogin(s);
+        printf("%s  %s  [%s]%s\n", name.c_str(), Describe(s).c_str(), s.source.c_str(),
+               login.empty() ? "" : ("  " + login).c_str());
       }
     }
     for (const std::string& key : loaded->ignored) {

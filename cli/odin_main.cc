@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
   }
 
   odin::McpFlags mcp;
-  CLI::App* mcp_cmd = app.add_subcommand("mcp", "MCP servers: odin mcp add|remove|list|serve");
+  CLI::App* mcp_cmd = app.add_subcommand("mcp", "MCP servers: odin mcp add|remove|list|login|logout|serve");
   mcp_cmd->fallthrough();
   mcp_cmd->require_subcommand(1);
   CLI::App* mcp_add = mcp_cmd->add_subcommand(
@@ -274,6 +274,17 @@ int main(int argc, char** argv) {
   mcp_remove->add_option("NAME", mcp.name, "The server's name")->required();
   CLI::App* mcp_list = mcp_cmd->add_subcommand("list", "The servers in force, and where each comes from");
   mcp_list->add_flag("--json", mcp.json, "Print JSON");
+  CLI::App* mcp_login =
+      mcp_cmd->add_subcommand("login", "Log in to an HTTP server (OAuth): the token is kept in your state directory");
+  mcp_login->add_option("NAME", mcp.name, "The server's name")->required();
+  mcp_login->add_flag("--no-browser", mcp.no_browser, "Print the URL only; open no browser");
+  mcp_login->add_option("--timeout", mcp.timeout_seconds, "Seconds to wait for the login (default 300)")
+      ->check(CLI::Range(1, 3600));
+  mcp_login->add_option("--callback-port", mcp.callback_port, "The redirect listener's port on 127.0.0.1")
+      ->check(CLI::Range(1, 65535));
+  CLI::App* mcp_logout =
+      mcp_cmd->add_subcommand("logout", "Remove (and revoke) the tokens of an HTTP server: NAME or its URL");
+  mcp_logout->add_option("NAME", mcp.name, "The server's name, or its URL")->required();
   std::string serve_mode = "ask", serve_approval = "deny";
   CLI::App* mcp_serve =
       mcp_cmd->add_subcommand("serve", "Be an MCP server on stdio: Odin's gated, sandboxed, validated tools");
@@ -371,6 +382,10 @@ int main(int argc, char** argv) {
     if (saw_separator) return UsageError("unexpected '--'", false);
     if (print_given) return UsageError("odin acp takes its messages from the editor; -p does not go with it", false);
     return odin::RunAcp(global, agent);
+  }
+  if (mcp_login->parsed() || mcp_logout->parsed()) {
+    if (saw_separator) return UsageError("unexpected '--'", false);
+    return mcp_login->parsed() ? odin::RunMcpLogin(global, mcp) : odin::RunMcpLogout(global, mcp);
   }
   if (mcp_cmd->parsed()) {
     mcp.action = mcp_add->parsed() ? "add" : mcp_remove->parsed() ? "remove" : "list";

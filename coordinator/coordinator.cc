@@ -468,6 +468,12 @@ void Coordinator::DispatchNow(Call& c) {
     }
   }
   if (c.background) StartBackground(c);
+  // An HTTP MCP server's worker gets the user's token with every request
+  // (the worker keeps the latest; a refreshed one replaces it).
+  if (IsMcpPolicy(c.request.policy) && o_.mcp_authorizer != nullptr) {
+    std::string header = o_.mcp_authorizer->Header(c.request.lane);
+    if (!header.empty()) Typed(c.request).set_mcp_authorization(header);
+  }
   pool_.Submit(c.request);
 }
 
@@ -671,6 +677,9 @@ Status Coordinator::Poll(Duration max_wait, std::vector<PollFd>* extra_fds) {
   if (std::optional<SteadyTime> next = jobs_.NextDeadline()) {
     max_wait = std::clamp(std::chrono::duration_cast<Duration>(*next - clock_->Now()), Duration::zero(), max_wait);
   }
+  // A token's refresh ends on a thread of its own: looked for often.
+  if (o_.mcp_authorizer != nullptr && o_.mcp_authorizer->Poll())
+    max_wait = std::min<Duration>(max_wait, milliseconds(20));
   // The commands' proxy's socket wakes the wait too: a question waits for
   // the user, a record for the ledger.
   std::vector<PollFd> own;

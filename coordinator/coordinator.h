@@ -161,8 +161,10 @@ struct CoordinatorOptions {
   // told of.
   HooksConfig hooks;
   std::string transcript_dir;  // the transcript is <dir>/<session id>.jsonl
-  // MCP servers (mcp_servers.h), started by StartMcpServers.
+  // MCP servers (mcp_servers.h), started by StartMcpServers, and their
+  // OAuth tokens (null: none; it outlives the coordinator).
   std::vector<McpServerSpec> mcp_servers;
+  McpAuthorizer* mcp_authorizer = nullptr;
   // WebFetch (web_fetch_calls.cc): the options every fetch gets (the
   // user's web.*; null: the defaults), and how long a URL's page is kept
   // (0: never).

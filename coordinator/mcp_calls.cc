@@ -112,6 +112,28 @@ bool Coordinator::OnMcpQuestion(const std::string& execution_id, const v1::McpQu
   if (question.execution_id() != execution_id || c == calls_.end() || !IsMcpPolicy(c->second.request.policy)) {
     return false;
   }
+  std::string server = c->second.request.lane;
+  if (question.needs_authorization()) {
+    // The server refused the token (or the lack of one): a refreshed one,
+    // or "" (the worker then fails the call, naming `odin mcp login`).
+    auto answer = [this, execution_id, server, id = question.question_id()](std::string header) {
+      RecordGateEvent(o_.agent_id, "", "mcp_authorization", execution_id,
+                      json({{"server", server}, {"refreshed", !header.empty()}}).dump());
+      v1::Envelope env;
+      env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+      v1::McpAnswer* a = env.mutable_mcp_answer();
+      a->set_execution_id(execution_id);
+      a->set_question_id(id);
+      a->set_authorization(header);
+      pool_.SendToHolder(execution_id, env);
+    };
+    if (o_.mcp_authorizer == nullptr) {
+      answer("");
+    } else {
+      o_.mcp_authorizer->Refresh(server, answer);
+    }
+    return true;
+  }
   // Nobody here can answer a server's form yet: declined, and recorded
   // (the question's words and its fields' names; never any value).
   json schema = ParseJson(question.requested_schema_json());
@@ -121,7 +143,6 @@ bool Coordinator::OnMcpQuestion(const std::string& execution_id, const v1::McpQu
       fields.push_back(it.key().substr(0, 64));
     }
   }
-  std::string server = c->second.request.lane;
   RecordGateEvent(c->second.call.agent_id, "", "elicitation", execution_id,
                   json({{"server", server},
                         {"message", question.message().substr(0, 500)},

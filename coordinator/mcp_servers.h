@@ -26,6 +26,21 @@ namespace v1 {
 class ToolResult;
 }  // namespace v1
 
+// OAuth tokens of HTTP MCP servers (session/mcp_tokens.h implements it):
+// what a server's worker is given, and a new one when the server refused
+// it. Called on the coordinator's thread; Refresh's done runs from Poll.
+class McpAuthorizer {
+ public:
+  virtual ~McpAuthorizer() = default;
+  // The Authorization header's value for server's requests, "" for none.
+  virtual std::string Header(const std::string& server) = 0;
+  // After server answered 401: done gets a new value, or "" when there is
+  // none (no token stored, or its refresh failed).
+  virtual void Refresh(const std::string& server, std::function<void(std::string header)> done) = 0;
+  // Runs the done of the refreshes that ended; true while one is under way.
+  virtual bool Poll() = 0;
+};
+
 class McpServers {
  public:
   struct Port {

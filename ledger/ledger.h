@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/secrets.h"
@@ -280,6 +281,9 @@ class Ledger {
   // about to close may call it earlier, while other work (workers exiting)
   // overlaps the wait.
   void Flush();
+  // A secret learnt after Open (a refreshed OAuth token): redacted from
+  // every record written from now on. Same thread as the records.
+  void AddSecret(std::string name, std::string value) { redactor_.AddSecret(std::move(name), std::move(value)); }
 
   Status AddSession(const SessionRecord& session);
   Status AddExecutionStart(const ExecutionStart& start);

@@ -107,8 +107,8 @@ bool IsB64Token(std::string_view s) {
   size_t eq = s.find_first_of('=');
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~' ||
-              c == '+' || c == '/';
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' ||
+              c == '/';
     if (!ok && !(c == '=' && i >= eq)) return false;
   }
   return eq == std::string_view::npos || s.find_first_not_of('=', eq) == std::string_view::npos;
@@ -136,9 +136,7 @@ std::string OAuthUrl::Origin() const {
 }
 
 StatusOr<OAuthUrl> ParseOAuthUrl(std::string_view url) {
-  auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("the URL " + Words(url) + " " + why);
-  };
+  auto bad = [&](const std::string& why) { return Status::InvalidArgument("the URL " + Words(url) + " " + why); };
   if (url.size() > kMaxUrl) return Status::InvalidArgument("a URL longer than 2048 bytes");
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f || c == '\\') {
@@ -315,7 +313,8 @@ StatusOr<AuthorizationServer> ParseAuthorizationServer(std::string_view body, st
   as.revocation_endpoint = Member(j, "revocation_endpoint");
   RETURN_IF_ERROR(CheckEndpoint(as.authorization_endpoint, "authorization_endpoint"));
   RETURN_IF_ERROR(CheckEndpoint(as.token_endpoint, "token_endpoint"));
-  if (!as.registration_endpoint.empty()) RETURN_IF_ERROR(CheckEndpoint(as.registration_endpoint, "registration_endpoint"));
+  if (!as.registration_endpoint.empty())
+    RETURN_IF_ERROR(CheckEndpoint(as.registration_endpoint, "registration_endpoint"));
   if (!as.revocation_endpoint.empty()) RETURN_IF_ERROR(CheckEndpoint(as.revocation_endpoint, "revocation_endpoint"));
   as.scopes = Strings(j, "scopes_supported");
   return as;
@@ -366,13 +365,10 @@ std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& f
 }
 
 std::string AuthorizationUrl(const AuthorizationServer& as, const AuthorizationRequest& r) {
-  std::vector<std::pair<std::string, std::string>> q = {{"response_type", "code"},
-                                                        {"client_id", r.client_id},
-                                                        {"redirect_uri", r.redirect_uri},
-                                                        {"code_challenge", r.challenge},
-                                                        {"code_challenge_method", "S256"},
-                                                        {"state", r.state},
-                                                        {"resource", r.resource}};
+  std::vector<std::pair<std::string, std::string>> q = {
+      {"response_type", "code"},       {"client_id", r.client_id},        {"redirect_uri", r.redirect_uri},
+      {"code_challenge", r.challenge}, {"code_challenge_method", "S256"}, {"state", r.state},
+      {"resource", r.resource}};
   if (!r.scope.empty()) q.emplace_back("scope", r.scope);
   const std::string& e = as.authorization_endpoint;
   return e + (e.find('?') == std::string::npos ? "?" : "&") + FormEncode(q);
@@ -402,12 +398,10 @@ StatusOr<OAuthClient> ParseRegistration(std::string_view body, int http_status) 
 
 std::string AuthorizationCodeForm(const OAuthClient& client, std::string_view code, std::string_view redirect_uri,
                                   std::string_view verifier, std::string_view resource) {
-  std::vector<std::pair<std::string, std::string>> f = {{"grant_type", "authorization_code"},
-                                                        {"code", std::string(code)},
-                                                        {"redirect_uri", std::string(redirect_uri)},
-                                                        {"client_id", client.client_id},
-                                                        {"code_verifier", std::string(verifier)},
-                                                        {"resource", std::string(resource)}};
+  std::vector<std::pair<std::string, std::string>> f = {
+      {"grant_type", "authorization_code"},        {"code", std::string(code)},
+      {"redirect_uri", std::string(redirect_uri)}, {"client_id", client.client_id},
+      {"code_verifier", std::string(verifier)},    {"resource", std::string(resource)}};
   if (!client.client_secret.empty()) f.emplace_back("client_secret", client.client_secret);
   return FormEncode(f);
 }

@@ -7,7 +7,8 @@ namespace {
 
 TEST(McpOAuthTest, PkceChallengeIsRfc7636sExample) {
   // RFC 7636, Appendix B.
-  EXPECT_EQ(PkceChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+  EXPECT_EQ(PkceChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
   std::string v = NewPkceVerifier();
   EXPECT_EQ(v.size(), 64u);
   EXPECT_NE(v, NewPkceVerifier());
@@ -88,17 +89,18 @@ TEST(McpOAuthTest, TheProtectedResourceMustBeTheServer) {
                   .ok());
   // Another server's metadata, a prefix that is not a path segment, no
   // authorization server, an http one: refused.
-  EXPECT_FALSE(ParseProtectedResource(
-                   R"({"resource":"https://evil.example/v1/mcp","authorization_servers":["https://a.example"]})", server)
-                   .ok());
+  EXPECT_FALSE(
+      ParseProtectedResource(
+          R"({"resource":"https://evil.example/v1/mcp","authorization_servers":["https://a.example"]})", server)
+          .ok());
   EXPECT_FALSE(ParseProtectedResource(
                    R"({"resource":"https://mcp.example.com/v","authorization_servers":["https://a.example"]})", server)
                    .ok());
   EXPECT_FALSE(ParseProtectedResource(R"({"resource":"https://mcp.example.com/v1/mcp"})", server).ok());
-  EXPECT_FALSE(ParseProtectedResource(
-                   R"({"resource":"https://mcp.example.com/v1/mcp","authorization_servers":["http://a.example"]})",
-                   server)
-                   .ok());
+  EXPECT_FALSE(
+      ParseProtectedResource(
+          R"({"resource":"https://mcp.example.com/v1/mcp","authorization_servers":["http://a.example"]})", server)
+          .ok());
   EXPECT_FALSE(ParseProtectedResource("[]", server).ok());
 }
 

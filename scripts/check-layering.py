@@ -74,9 +74,10 @@ ALLOW = {
     "ledger": ["base", "tools", "ledger", "workspace/workspace_files.h", "workspace/host_files.h"],
     "planner": ["base", "tools", "ledger", "llm/llm.h", "planner", "workspace"],
     # odin-mcp-worker's streamable HTTP transport uses the HTTP client and
-    # SSE parser the model clients use (never the model clients).
+    # SSE parser the model clients use (never the model clients), and reads
+    # an OAuth challenge as mcp/mcp_oauth.h does.
     "workers": ["base", "tools", "sandbox", "workers", "planner", "web", "index", "llm/llm.h", "llm/http_client.h",
-                "llm/sse_parser.h", "mcp/mcp_client.h"],
+                "llm/sse_parser.h", "mcp/mcp_client.h", "mcp/mcp_oauth.h"],
     # The gates (DESIGN §3) and the file cache they read: rules over a call
     # and the workspace's files, knowing nothing of who puts them in order
     # (as Codex keeps its execpolicy crate).

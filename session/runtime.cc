@@ -20,6 +20,7 @@
 
 #include "base/file_util.h"
 #include "base/secrets.h"
+#include "config/mcp_token_store.h"
 #include "config/sandbox_settings.h"
 #include "config/approval_store.h"
 #include "config/config_loader.h"
@@ -205,6 +206,9 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     }
   }
   std::vector<std::string> worker_env = ScrubEnvironment(env);
+  // The HTTP servers' OAuth tokens (`odin mcp login`): handed to their
+  // workers with each request, never recorded (the ledger learns each one).
+  rt->mcp_tokens_ = std::make_unique<McpTokens>(McpTokenStore(McpTokenStore::DefaultPath()), config.mcp_servers);
 
   std::optional<CallMode> parsed_mode = ParseCallMode(flags.mode);
   if (!parsed_mode) return Status::InvalidArgument("mode " + flags.mode, "must be ask, plan, edit or exec");
@@ -236,6 +240,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   co.track_changes = flags.track_changes;
   co.hooks = config.hooks;
   for (const auto& [name, spec] : config.mcp_servers) co.mcp_servers.push_back(spec);
+  co.mcp_authorizer = rt->mcp_tokens_.get();
   if (!config.hooks.empty()) co.transcript_dir = HookTranscriptDir(ws);
   co.pool.subagent_size = config.subagent_concurrency > 0 ? config.subagent_concurrency : 2 * CpuCount();
   co.subagent_timeout = seconds(config.subagent_timeout_seconds);
@@ -381,6 +386,9 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     };
   }
   ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
+  rt->mcp_tokens_->set_on_secret([ledger = rt->ledger_.get()](const std::string& name, const std::string& value) {
+    ledger->AddSecret(name, value);
+  });
   if (flags.resume_session.empty()) {
     RETURN_IF_ERROR(rt->coordinator_->AttachLedger(rt->ledger_.get()));
   } else {

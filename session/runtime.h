@@ -23,6 +23,7 @@
 #include "pool/worker_transport.h"
 #include "remote/remote_hosts.h"
 #include "session/commands_proxy.h"
+#include "session/mcp_tokens.h"
 #include "pool/worker_sandbox.h"
 #include "pool/worker_spawn.h"
 #include "workspace/workspace.h"
@@ -90,6 +91,7 @@ class Runtime {
   UniqueFd commands_netns_;
   // sandbox.network's rules: the commands' proxy (commands_proxy.h).
   std::unique_ptr<CommandsProxy> commands_proxy_;
+  std::unique_ptr<McpTokens> mcp_tokens_;     // outlives the coordinator, which asks it
   std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
 

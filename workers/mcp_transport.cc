@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <strings.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <deque>
@@ -20,6 +22,7 @@
 #include "base/version.h"
 #include "llm/http_client.h"
 #include "llm/sse_parser.h"
+#include "mcp/mcp_oauth.h"
 #include "tools/lsp_client.h"  // PathToUri
 #include "tools/text_file.h"
 
@@ -172,7 +175,13 @@ class StdioRun final : public McpServerRun {
 class HttpRun final : public McpServerRun {
  public:
   HttpRun(const McpServerDescription& spec, McpClient::Callbacks callbacks)
-      : McpServerRun(spec.name, std::move(callbacks)), spec_(spec) {}
+      : McpServerRun(spec.name, std::move(callbacks)), spec_(spec), authorization_(spec.authorization) {
+    // An entry with an Authorization header of its own is never given a
+    // token: a 401 is then the server's last word.
+    for (const std::string& h : spec_.headers) {
+      if (h.size() >= 14 && strncasecmp(h.c_str(), "authorization:", 14) == 0) own_authorization_ = true;
+    }
+  }
 
   void Start() {
     client_.Start();
@@ -213,6 +222,21 @@ class HttpRun final : public McpServerRun {
     http_.RunUntil([&done] { return done; }, Now() + wait);
     session_.clear();
   }
+  bool WantsAuthorization() const override { return !dead() && !refused_.empty(); }
+  void SetAuthorization(const std::string& header) override {
+    if (dead() || header == authorization_) {
+      // The same token again: if it was refused, there is no other.
+      if (!refused_.empty()) DieForLogin();
+      return;
+    }
+    authorization_ = header;
+    if (refused_.empty()) return;
+    if (header.empty()) return DieForLogin();
+    // The refused messages go again, first and in their order.
+    queue_.insert(queue_.begin(), refused_.begin(), refused_.end());
+    refused_.clear();
+    Post();
+  }
   void Abandon(uint64_t call) override {
     auto it = call_transfers_.find(call);
     if (it == call_transfers_.end()) return;
@@ -223,9 +247,17 @@ class HttpRun final : public McpServerRun {
  private:
   struct Stream {
     std::string content_type;
+    std::string www_authenticate;
     std::string body;
     std::unique_ptr<SseParser> sse;
   };
+  // What the user must do, as the one line every front end shows
+  // ("odin: MCP server NAME failed: needs authorization: ...").
+  void DieForLogin(const std::string& what = "authorization") {
+    if (dead()) return;
+    death_ = "needs " + what + ": run `odin mcp login " + name_ + "`";
+    needs_login_ = true;
+  }
 
   // Sends what the client queued, in order. A notification or an answer
   // (202 Accepted, no body) is sent alone: what follows waits for its
@@ -236,7 +268,8 @@ class HttpRun final : public McpServerRun {
     for (size_t nl; (nl = out.find('\n')) != std::string::npos; out.erase(0, nl + 1)) {
       queue_.push_back(out.substr(0, nl));
     }
-    while (!dead() && !queue_.empty() && in_flight_notifications_ == 0) {
+    // While a token is asked for, nothing more goes (it would be refused).
+    while (!dead() && !queue_.empty() && in_flight_notifications_ == 0 && refused_.empty()) {
       std::string message = std::move(queue_.front());
       queue_.pop_front();
       json m = ParseJson(message);
@@ -246,7 +279,7 @@ class HttpRun final : public McpServerRun {
                           ? m["id"].get<uint64_t>()
                           : 0;
       HttpRequest req = Request("POST");
-      req.body = message;
+      req.body = message;  // copied: a refused message is sent again
       req.headers.push_back("Content-Type: application/json");
       req.headers.push_back("Accept: application/json, text/event-stream");
       auto stream = std::make_shared<Stream>();
@@ -257,6 +290,9 @@ class HttpRun final : public McpServerRun {
         if (id != head.headers.end() && session_.empty()) session_ = id->second;
         auto type = head.headers.find("content-type");
         stream->content_type = type == head.headers.end() ? "" : type->second;
+        auto challenge = head.headers.find("www-authenticate");
+        if (challenge != head.headers.end()) stream->www_authenticate = challenge->second.substr(0, 8192);
+        if (head.status >= 400) return;
         if (stream->content_type.rfind("text/event-stream", 0) == 0) {
           stream->sse = std::make_unique<SseParser>([this](const SseEvent& e) {
             if (!e.data.empty()) Handle(e.data);
@@ -271,9 +307,18 @@ class HttpRun final : public McpServerRun {
           stream->body.append(data);
         }
       };
-      cb.on_done = [this, stream, call](const Status& s, int http_status) {
+      cb.on_done = [this, stream, call, message](const Status& s, int http_status) {
         if (call != 0) call_transfers_.erase(call);
         if (!s.ok()) return Die("cannot be reached: " + s.message());
+        // Not processed: it waits for a token (the worker asks the
+        // coordinator), unless the entry brings its own authorization.
+        if (http_status == 401 && !own_authorization_ && ParseWwwAuthenticate(stream->www_authenticate).bearer) {
+          refused_.push_back(message);
+          return;
+        }
+        if (http_status == 403 && ParseWwwAuthenticate(stream->www_authenticate).error == "insufficient_scope") {
+          return DieForLogin("more scope");
+        }
         // 404 with a session: the server ended it; the worker starts afresh.
         if (http_status == 404 && !session_.empty()) return Die("ended the session (HTTP 404)");
         if (http_status >= 400) {
@@ -294,6 +339,7 @@ class HttpRun final : public McpServerRun {
     req.method = method;
     req.url = spec_.url;
     req.headers = spec_.headers;
+    if (!authorization_.empty() && !own_authorization_) req.headers.push_back("Authorization: " + authorization_);
     if (!session_.empty()) req.headers.push_back("Mcp-Session-Id: " + session_);
     if (!client_.protocol_version().empty()) {
       req.headers.push_back("MCP-Protocol-Version: " + client_.protocol_version());
@@ -351,6 +397,9 @@ class HttpRun final : public McpServerRun {
 
   McpServerDescription spec_;
   HttpClient http_;
+  std::string authorization_;         // the token's header value, "" for none
+  bool own_authorization_ = false;    // the entry's headers hold one
+  std::vector<std::string> refused_;  // messages a 401 refused, waiting for a token
   std::string session_;
   size_t first_ = 0, count_ = 0;
   std::deque<std::string> queue_;  // messages not sent yet

@@ -27,6 +27,9 @@ struct McpServerDescription {
   std::vector<std::string> env;
   std::string url;                   // streamable HTTP
   std::vector<std::string> headers;  // "Name: value"
+  // The user's OAuth token's header value ("Bearer ..."), from the
+  // coordinator's request (never the environment); "" for none.
+  std::string authorization;
 };
 
 // The server described in the environment (kMcpServerEnv); stdio servers get
@@ -61,12 +64,20 @@ class McpServerRun {
   // Stops a local server's processes between calls, and lets them go on.
   virtual void Pause() {}
   virtual void Resume() {}
+  // OAuth (HTTP): the server refused the token (401) and the refused
+  // messages wait; SetAuthorization gives the next token ("" for none: the
+  // run dies, needing `odin mcp login`), and the waiting messages go again.
+  virtual bool WantsAuthorization() const { return false; }
+  // Whether it died for want of a token (not a crash).
+  bool needs_login() const { return needs_login_; }
+  virtual void SetAuthorization(const std::string& header) {}
 
  protected:
   McpServerRun(const std::string& name, McpClient::Callbacks callbacks);
   McpClient client_;
   std::string name_;
   std::string death_;
+  bool needs_login_ = false;
 };
 
 }  // namespace odin

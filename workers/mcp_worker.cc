@@ -132,6 +132,8 @@ class Worker : public WorkerLogic {
     SteadyTime last_progress{};  // progress relayed at most every kProgressEvery
   };
   void Start(const v1::ToolRequest& req);
+  // The server refused our token: the coordinator is asked for another.
+  void AskForToken();
   // Starts the server if there is none; false (and the job failed) if it cannot.
   bool EnsureServer();
   void Advance();
@@ -155,13 +157,21 @@ class Worker : public WorkerLogic {
   std::optional<Job> job_;
   std::map<std::string, std::string> questions_;  // the coordinator's question id -> the server's request id
   uint64_t asked_ = 0;
-  bool listed_ = false;  // a server of this worker's has listed once
+  std::string token_question_;  // the question for a token, while one is out
+  bool listed_ = false;         // a server of this worker's has listed once
 };
 
 void Worker::Handle(const v1::Envelope& env) {
   switch (env.body_case()) {
     case v1::Envelope::kToolRequest: Start(env.tool_request()); break;
     case v1::Envelope::kMcpAnswer: {
+      if (!token_question_.empty() && env.mcp_answer().question_id() == token_question_) {
+        // The coordinator's token after the server refused ours.
+        token_question_.clear();
+        if (server_ && !server_->dead()) server_->SetAuthorization(env.mcp_answer().authorization());
+        Service();
+        break;
+      }
       // The user's answer (or the coordinator's decline) to its server's
       // question, if it still waits.
       auto it = questions_.find(env.mcp_answer().question_id());
@@ -225,9 +235,13 @@ void Worker::Start(const v1::ToolRequest& req) {
     return Finish(v1::TOOL_STATUS_ERROR,
                   Status::InvalidArgument("the MCP worker of " + spec_->name + " does not run " + req.tool()));
   }
+  // The user's token for an HTTP server, as the coordinator has it now
+  // (refreshed, perhaps): for the server's next start, and its requests.
+  spec_->authorization = req.mcp_authorization();
+  if (server_ && !server_->dead() && token_question_.empty()) server_->SetAuthorization(req.mcp_authorization());
   if (!EnsureServer()) return;
   server_->Resume();
-  Advance();
+  Service();
 }
 
 bool Worker::EnsureServer() {
@@ -347,13 +361,35 @@ void Worker::Service() {
   if (!server_) return;
   server_->Service();
   if (server_->dead()) return OnServerDeath();
+  AskForToken();
   Advance();
   if (server_ && server_->dead()) OnServerDeath();
 }
 
+void Worker::AskForToken() {
+  // Asked during a job (the question is the job's execution's); with none,
+  // the refused messages wait for the next job's token.
+  if (!server_->WantsAuthorization() || !job_ || !token_question_.empty()) return;
+  token_question_ = "token-" + std::to_string(++asked_);
+  v1::Envelope env;
+  v1::McpQuestion* q = env.mutable_mcp_question();
+  q->set_execution_id(job_->req.execution_id());
+  q->set_question_id(token_question_);
+  q->set_needs_authorization(true);
+  channel_->Queue(std::move(env));
+}
+
 void Worker::OnServerDeath() {
   std::string why = server_->death();
+  bool login = server_->needs_login();
   server_.reset();
+  token_question_.clear();
+  if (login) {
+    // Not a crash: the next call starts it again, with the token the
+    // coordinator has then (the user may have logged in meanwhile).
+    if (job_) Finish(v1::TOOL_STATUS_ERROR, Status::PermissionDenied(why));
+    return;
+  }
   ++deaths_;
   spdlog::warn("{}", why);
   if (deaths_ >= 2) given_up_ = why + " (it died twice; not started again)";
