@@ -3,8 +3,11 @@
 // (Read, LS, Glob, Grep, WriteFile, EditTool, MultiEditTool, ExecuteCommand,
 // lsp_check, memory_query) and runs every call through the coordinator as an
 // agent's call: the gates (mode, read-before-edit, blocked state, command
-// rules, approval by policy), the sandbox, validation and the ledger of the
-// served workspace. A call's answer is the record the agent's own model
+// rules, approvals), the sandbox, validation and the ledger of the served
+// workspace. A call that needs the user's approval is asked of the client
+// (elicitation/create, a form with one choice: once, for the session, or
+// deny) when the client declares elicitation and --approval is ask (the
+// default); otherwise --approval (or deny) answers it. A call's answer is the record the agent's own model
 // would read (status, output, the validation verdict), and a call that
 // failed, was refused or left a file with errors is an isError result.
 //
@@ -91,8 +94,9 @@ const std::set<std::string>& ServedTools() {
 
 class Server {
  public:
-  Server(Runtime* rt, Mode mode, StdoutLines* out)
-      : rt_(rt), coord_(rt->coordinator()), mode_(mode), workspace_(rt->workspace().root), out_(out) {}
+  // ask: approvals are asked of a client that can be asked (else denied).
+  Server(Runtime* rt, Mode mode, bool ask, StdoutLines* out)
+      : rt_(rt), coord_(rt->coordinator()), mode_(mode), ask_(ask), workspace_(rt->workspace().root), out_(out) {}
 
   // Handles one line from the client.
   void HandleLine(const std::string& line) {
@@ -210,6 +214,13 @@ class Server {
         if (asked == v) version = v;
       }
       version_ = version;
+      // A client that takes a form (elicitation: {} or {"form": {}}) is asked
+      // for approvals; only from now on, so never before it could answer.
+      const json caps = params.value("capabilities", json::object());
+      const json elicitation = caps.is_object() ? caps.value("elicitation", json()) : json();
+      if (ask_ && elicitation.is_object() && (elicitation.empty() || elicitation.contains("form"))) {
+        coord_.on_approval_request = [this](const ApprovalRequest& r) { AskClient(r); };
+      }
       return Reply(id, {{"protocolVersion", version},
                         {"capabilities", {{"tools", {{"listChanged", false}}}}},
                         {"serverInfo", {{"name", "odin"}, {"version", ODIN_VERSION}}},
@@ -224,8 +235,56 @@ class Server {
     Error(id, -32601, "method not found: " + method);
   }
 
-  // An answer to a request of ours: none are asked yet, so it is dropped.
-  void Answered(const json&) {}
+  // An approval asked of the client (elicitation/create).
+  void AskClient(const ApprovalRequest& r) {
+    std::string id = "odin-approval-" + std::to_string(++asked_);
+    asked_for_[Dump(id)] = r.execution_id;
+    asking_[r.execution_id] = id;
+    std::string message = "Odin asks to run " + r.command + " (" + r.reason + ")";
+    json schema = {{"type", "object"},
+                   {"properties",
+                    {{"decision",
+                      {{"type", "string"},
+                       {"title", "Allow it?"},
+                       {"enum", {"once", "session", "deny"}},
+                       {"enumNames", {"Allow once", "Allow for this session", "Deny"}}}}}},
+                   {"required", {"decision"}}};
+    Send({{"jsonrpc", "2.0"},
+          {"id", id},
+          {"method", "elicitation/create"},
+          {"params", {{"message", message}, {"requestedSchema", schema}}}});
+  }
+
+  // An answer to a request of ours: an approval's (anything but an
+  // accepted "once" or "session" denies); any other is dropped.
+  void Answered(const json& m) {
+    auto it = asked_for_.find(Dump(m["id"]));
+    if (it == asked_for_.end()) return;
+    std::string execution = it->second;
+    asked_for_.erase(it);
+    asking_.erase(execution);
+    ApprovalAnswer answer = ApprovalAnswer::kDeny;
+    const json result = m.value("result", json());
+    if (result.is_object() && Text(result, "action") == "accept" && result.contains("content") &&
+        result["content"].is_object()) {
+      std::string decision = Text(result["content"], "decision");
+      if (decision == "once") answer = ApprovalAnswer::kOnce;
+      if (decision == "session") answer = ApprovalAnswer::kSession;
+    }
+    coord_.AnswerApproval(execution, answer);
+  }
+
+  // A call that ended while its approval was asked: the client's form is
+  // withdrawn.
+  void Withdraw(const std::string& execution) {
+    auto it = asking_.find(execution);
+    if (it == asking_.end()) return;
+    asked_for_.erase(Dump(it->second));
+    Send({{"jsonrpc", "2.0"},
+          {"method", "notifications/cancelled"},
+          {"params", {{"requestId", it->second}, {"reason", "the call ended"}}}});
+    asking_.erase(it);
+  }
 
   json Tools() const {
     json out = json::array();
@@ -294,6 +353,7 @@ class Server {
     int batch = current_batch_;
     handlers.on_done = [this, id, key, name, execution, batch](const v1::ToolResult& r, const Status&) {
       running_.erase(key);
+      Withdraw(execution);
       if (cancelled_.erase(key) != 0) return Unanswered(batch);
       std::string record = GroundTruthRecord(execution, name, r, workspace_);
       bool blocking = r.has_verdict() && (r.verdict().status() == "errors" || r.verdict().status() == "timed_out");
@@ -340,11 +400,15 @@ class Server {
   Runtime* rt_;
   Coordinator& coord_;
   Mode mode_;
+  bool ask_;
   std::string workspace_;
   StdoutLines* out_;
-  std::string version_;                         // the revision initialize agreed on
-  std::map<std::string, std::string> running_;  // request id (as JSON) -> execution id
-  std::set<std::string> cancelled_;             // request ids the client cancelled
+  uint64_t asked_ = 0;
+  std::map<std::string, std::string> asked_for_;  // our request id (as JSON) -> the execution it asks for
+  std::map<std::string, std::string> asking_;     // execution -> our request id
+  std::string version_;                           // the revision initialize agreed on
+  std::map<std::string, std::string> running_;    // request id (as JSON) -> execution id
+  std::set<std::string> cancelled_;               // request ids the client cancelled
   std::map<int, Batch> batches_;
   int batches_made_ = 0;
   int current_batch_ = 0;  // the batch being read, while it is
@@ -377,6 +441,7 @@ int Serve(Coordinator& coord, Server& server, StdoutLines& out) {
     }
     if (!open || !fds.back().readable) continue;
     char buf[64 * 1024];
+    bool ended = false;
     for (;;) {
       ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
       if (n > 0) {
@@ -384,11 +449,7 @@ int Serve(Coordinator& coord, Server& server, StdoutLines& out) {
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
-      if (n == 0) {
-        // The client is gone: what still runs is cancelled.
-        open = false;
-        server.CancelAll();
-      }
+      ended = n == 0;
       break;
     }
     for (size_t nl; (nl = in.find('\n')) != std::string::npos;) {
@@ -398,6 +459,12 @@ int Serve(Coordinator& coord, Server& server, StdoutLines& out) {
       if (line.find_first_not_of(" \t") != std::string::npos) server.HandleLine(line);
     }
     if (in.size() > McpClient::kMaxLineBytes) return fail("a message longer than 64 MiB");
+    if (ended) {
+      // The client is gone (its last lines read first): what still runs,
+      // or waits for its answer, is cancelled.
+      open = false;
+      server.CancelAll();
+    }
   }
   // The bound may have been passed by the last lines read.
   if (!stalled && !out.failed().empty()) return fail(out.failed() + ": its calls were cancelled");
@@ -413,7 +480,9 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
   };
   Mode mode;
   if (!ParseMode(mode_name, &mode)) return fail("unknown mode '" + mode_name + "' (ask, plan or edit)");
-  if (approval != "deny" && approval != "allow") return fail("approval '" + approval + "' must be deny or allow");
+  if (approval != "ask" && approval != "deny" && approval != "allow") {
+    return fail("approval '" + approval + "' must be ask, deny or allow");
+  }
   if (StatusOr<Workspace> ws = FindWorkspace(g.dir); ws.ok()) {
     if (std::string refused = TooBroadRefusal(g, *ws); !refused.empty()) {
       std::cerr << "odin mcp serve: " << refused << "\n";
@@ -427,7 +496,9 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
   rf.session_kind = "mcp";
   rf.mode = mode_name;
   rf.validate = true;
-  rf.approval = approval;
+  // ask: the coordinator waits for an answer where a client can give one
+  // (Server sets on_approval_request then); with none, it denies.
+  rf.approval = approval == "ask" ? "prompt" : approval;
   StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Start(rf);
   if (!rt.ok()) return fail(rt.status().message());
   Coordinator& coord = (*rt)->coordinator();
@@ -437,7 +508,7 @@ int RunMcpServe(const GlobalFlags& g, const std::string& mode_name, const std::s
     }
   };
   StdoutLines out(STDOUT_FILENO, kMaxQueuedOutput);
-  Server server(rt->get(), mode, &out);
+  Server server(rt->get(), mode, approval == "ask", &out);
   int code = Serve(coord, server, out);
   // The calls still running end while the server that hears of them is whole.
   rt->reset();

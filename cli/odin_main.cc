@@ -285,13 +285,15 @@ int main(int argc, char** argv) {
   CLI::App* mcp_logout =
       mcp_cmd->add_subcommand("logout", "Remove (and revoke) the tokens of an HTTP server: NAME or its URL");
   mcp_logout->add_option("NAME", mcp.name, "The server's name, or its URL")->required();
-  std::string serve_mode = "ask", serve_approval = "deny";
+  std::string serve_mode = "ask", serve_approval = "ask";
   CLI::App* mcp_serve =
       mcp_cmd->add_subcommand("serve", "Be an MCP server on stdio: Odin's gated, sandboxed, validated tools");
   mcp_serve->add_option("--mode", serve_mode, "ask, plan or edit (default ask)")
       ->check(CLI::IsMember({"ask", "plan", "edit"}));
-  mcp_serve->add_option("--approval", serve_approval, "A call that needs approval: deny (default) or allow")
-      ->check(CLI::IsMember({"deny", "allow"}));
+  mcp_serve
+      ->add_option("--approval", serve_approval,
+                   "A call that needs approval: ask the client (default; denied if it cannot be asked), deny or allow")
+      ->check(CLI::IsMember({"ask", "deny", "allow"}));
 
   CLI::App* acp_cmd = app.add_subcommand(
       "acp", "Be an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains IDEs, Neovim, Emacs)");

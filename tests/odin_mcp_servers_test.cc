@@ -528,6 +528,34 @@ TEST_F(OdinMcpServersTest, TheSdksClientGetsStructuredResultsAndProgress) {
   }
 }
 
+// A call that needs approval is asked of a client that declares
+// elicitation (the SDK's client, tests/mcp/mcp_serve_elicit.mjs): allowed
+// once, it runs; declined, it is refused and nothing runs. The answers are
+// in the ledger.
+TEST_F(OdinMcpServersTest, ApprovalsAreAskedOfAClientThatTakesForms) {
+  UserConfig({{"permissions", {{"ask", {"touch *"}}}}});
+  FakeLlm llm(R"({"responses":[]})");
+  std::string output;
+  json seen = json::parse(RunClientScript({"node", std::string(ODIN_SOURCE_DIR) + "/tests/mcp/mcp_serve_elicit.mjs",
+                                           BinDir() + "/../lsp/node_modules", BinDir() + "/odin", ws_.path()},
+                                          FakeModelEnv(llm, marker_, user_), &output),
+                          nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << output;
+  ASSERT_FALSE(seen.contains("failure")) << seen["failure"].get<std::string>();
+  ASSERT_EQ(seen["asked"].size(), 2u) << seen.dump();
+  EXPECT_NE(seen["asked"][0]["message"].get<std::string>().find("touch approved.txt"), std::string::npos)
+      << seen["asked"][0];
+  EXPECT_EQ(seen["asked"][0]["schema"]["properties"]["decision"]["enum"], json({"once", "session", "deny"}));
+  EXPECT_EQ(seen["first"]["status"], "ok") << seen["first"];
+  EXPECT_EQ(seen["second"]["status"], "rejected") << seen["second"];
+  EXPECT_EQ(seen["second"]["isError"], true);
+  EXPECT_TRUE(PathExists(ws_.Join("approved.txt")));
+  EXPECT_FALSE(PathExists(ws_.Join("denied.txt")));
+  std::vector<std::string> answers =
+      Rows("SELECT json_extract(detail_json, '$.approval') FROM gate_events WHERE kind = 'approval' ORDER BY seq");
+  EXPECT_EQ(answers, (std::vector<std::string>{"allowed once by the user", "denied by the user"}));
+}
+
 // The JSON-RPC edges odin mcp serve answers per the revision agreed
 // (docs/hooks-and-mcp.md's table): a duplicate id in flight, an id that is
 // no integer, batches on 2025-03-26 and not on 2025-06-18.

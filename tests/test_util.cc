@@ -293,7 +293,10 @@ std::string RunClientScript(const std::vector<std::string>& argv, const std::map
                             std::string* output) {
   SpawnOptions so;
   so.argv = argv;
-  so.env = CurrentEnvironment();
+  // env's values replace ours (getenv finds the first of a name).
+  for (const std::string& e : CurrentEnvironment()) {
+    if (env.count(e.substr(0, e.find('='))) == 0) so.env.push_back(e);
+  }
   for (const auto& [k, v] : env) so.env.push_back(k + "=" + v);
   StatusOr<CommandOutput> ran = RunCommand(so);
   std::string all = ran.ok() ? ran->output : ran.status().message();
