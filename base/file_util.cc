@@ -109,6 +109,11 @@ std::string OdinStateDir() {
   return "";
 }
 
+std::string OdinAuthDir() {
+  std::string state = OdinStateDir();
+  return state.empty() ? "" : JoinPath(state, "auth");
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   std::string tmp = path + ".odin-tmp-XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);

@@ -28,6 +28,10 @@ Status WriteAll(int fd, std::string_view contents, const std::string& what);
 // $HOME/.local/state/odin (relative values are ignored, as the XDG
 // specification says); "" when neither names one.
 std::string OdinStateDir();
+// Where Odin keeps the user's credentials (MCP servers' OAuth tokens):
+// OdinStateDir()/auth, which no sandbox sees; "" when there is no state
+// directory.
+std::string OdinAuthDir();
 // mkdir -p with the given mode for created directories.
 Status MakeDirs(const std::string& path, int mode = 0755);
 bool IsDirectory(const std::string& path);

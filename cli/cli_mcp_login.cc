@@ -110,6 +110,9 @@ int RunMcpLogin(const GlobalFlags& g, const McpFlags& f) {
     if (Status s = store.PutClient(d->server.issuer, redirect, client); !s.ok()) return Fail(s.message());
   }
 
+  // Whom the user is about to trust, before the browser opens.
+  std::string scope = d->scope.empty() ? "" : " (scope: " + d->scope + ")";
+  printf("authorization server: %s%s\n", d->server.issuer.c_str(), scope.c_str());
   std::string verifier = NewPkceVerifier(), state = RandomHex(16);
   std::string url = AuthorizationUrl(d->server, {.client_id = client.client_id,
                                                  .redirect_uri = redirect,

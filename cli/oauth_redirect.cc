@@ -4,7 +4,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,14 +27,17 @@ void Answer(int fd, int status, const std::string& text) {
   (void)!send(fd, out.data(), out.size(), MSG_NOSIGNAL);
 }
 
-// The request line's target ("/callback?..."), "" when the head is not a GET.
-std::string TargetOf(int fd) {
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+// The request line's target ("/callback?..."), "" when the head is not a
+// GET or has not come whole by until (a connection that sends slowly holds
+// the listener 5 s at most).
+std::string TargetOf(int fd, SteadyTime until) {
   std::string head;
   char buf[1024];
   while (head.size() < kMaxHead && head.find("\r\n\r\n") == std::string::npos) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    int64_t ms = ToMillis(until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (ms <= 0 || poll(&p, 1, static_cast<int>(ms)) <= 0) break;
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n <= 0) break;
     head.append(buf, static_cast<size_t>(n));
   }
@@ -78,7 +80,8 @@ StatusOr<std::string> OAuthRedirectListener::Wait(const std::string& state, Stea
     if (ready <= 0) continue;
     UniqueFd conn(accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn.valid()) continue;
-    OAuthCallback cb = ParseOAuthCallback(TargetOf(conn.get()), "/callback");
+    SteadyTime until = std::min(deadline, std::chrono::steady_clock::now() + seconds(5));
+    OAuthCallback cb = ParseOAuthCallback(TargetOf(conn.get(), until), "/callback");
     if (!cb.path_matches) {
       Answer(conn.get(), 404, "Not found.");
       ++stray;

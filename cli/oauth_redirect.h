@@ -3,9 +3,10 @@
 // its redirect: http://127.0.0.1:PORT/callback. It waits for the request
 // that carries the login's state and its code, and answers the browser a
 // short page. Anything else gets an error page and the wait goes on, so a
-// forged request (a wrong state, another path) cannot end the login; after
-// 20 of them, or at the deadline, it gives up. Only 127.0.0.1 is bound; a
-// request's head is read up to 8 KiB, within 5 s.
+// forged request (a wrong state, another path) is refused and the login
+// goes on; after 20 of them, or at the deadline, it gives up. Only
+// 127.0.0.1 is bound; a request's head is read up to 8 KiB, within 5 s (a
+// connection that sends slowly holds the listener no longer).
 
 #include <string>
 

@@ -80,7 +80,7 @@ Status Write(const std::string& path, const json& store) {
 
 }  // namespace
 
-std::string McpTokenStore::DefaultPath() { return JoinPath(OdinStateDir(), "mcp-auth.json"); }
+std::string McpTokenStore::DefaultPath() { return JoinPath(OdinAuthDir(), "mcp-auth.json"); }
 
 StatusOr<std::vector<McpTokenEntry>> McpTokenStore::List() const {
   ASSIGN_OR_RETURN(json store, ReadStore(path_));
@@ -100,7 +100,7 @@ StatusOr<std::vector<McpTokenEntry>> McpTokenStore::Find(const std::string& reso
 
 Status McpTokenStore::Put(const McpTokenEntry& entry) const {
   PrivateStoreLock lock;
-  RETURN_IF_ERROR(lock.Acquire(path_));
+  RETURN_IF_ERROR(lock.Acquire(path_, lock_timeout_));
   ASSIGN_OR_RETURN(json store, ReadStore(path_));
   store["tokens"][Key(entry.resource, entry.issuer)] = ToJson(entry);
   return Write(path_, store);
@@ -109,7 +109,7 @@ Status McpTokenStore::Put(const McpTokenEntry& entry) const {
 Status McpTokenStore::Update(const std::string& resource, const std::string& issuer,
                              const std::function<StatusOr<bool>(McpTokenEntry*)>& change) const {
   PrivateStoreLock lock;
-  RETURN_IF_ERROR(lock.Acquire(path_));
+  RETURN_IF_ERROR(lock.Acquire(path_, lock_timeout_));
   ASSIGN_OR_RETURN(json store, ReadStore(path_));
   auto it = store["tokens"].find(Key(resource, issuer));
   if (it == store["tokens"].end()) return Status::NotFound(resource, "no token is stored for it");
@@ -122,7 +122,7 @@ Status McpTokenStore::Update(const std::string& resource, const std::string& iss
 
 StatusOr<std::vector<McpTokenEntry>> McpTokenStore::Remove(const std::string& resource) const {
   PrivateStoreLock lock;
-  RETURN_IF_ERROR(lock.Acquire(path_));
+  RETURN_IF_ERROR(lock.Acquire(path_, lock_timeout_));
   ASSIGN_OR_RETURN(json store, ReadStore(path_));
   std::vector<McpTokenEntry> removed;
   json kept = json::object();
@@ -151,7 +151,7 @@ StatusOr<std::optional<OAuthClient>> McpTokenStore::FindClient(const std::string
 Status McpTokenStore::PutClient(const std::string& issuer, const std::string& redirect_uri,
                                 const OAuthClient& client) const {
   PrivateStoreLock lock;
-  RETURN_IF_ERROR(lock.Acquire(path_));
+  RETURN_IF_ERROR(lock.Acquire(path_, lock_timeout_));
   ASSIGN_OR_RETURN(json store, ReadStore(path_));
   json c = {{"client_id", client.client_id}};
   if (!client.client_secret.empty()) c["client_secret"] = client.client_secret;

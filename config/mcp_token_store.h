@@ -1,7 +1,8 @@
 #pragma once
 // The OAuth tokens of HTTP MCP servers (`odin mcp login`), in the user's
-// state directory, never a workspace: $XDG_STATE_HOME/odin/mcp-auth.json,
-// default ~/.local/state/odin/mcp-auth.json (0600, its directory 0700;
+// state directory, never a workspace: $XDG_STATE_HOME/odin/auth/mcp-auth.json,
+// default ~/.local/state/odin/auth/mcp-auth.json, a directory no sandbox
+// sees (base/file_util.h OdinAuthDir) (0600, its directory 0700;
 // locked, replaced atomically and read only when it is the user's own:
 // config/private_store.h).
 //
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "mcp/mcp_oauth.h"
 
@@ -43,7 +45,8 @@ struct McpTokenEntry {
 
 class McpTokenStore {
  public:
-  explicit McpTokenStore(std::string path) : path_(std::move(path)) {}
+  explicit McpTokenStore(std::string path, Duration lock_timeout = Duration::max())
+      : path_(std::move(path)), lock_timeout_(lock_timeout) {}
   // mcp-auth.json in Odin's state directory.
   static std::string DefaultPath();
   const std::string& path() const { return path_; }
@@ -68,6 +71,7 @@ class McpTokenStore {
 
  private:
   std::string path_;
+  Duration lock_timeout_;  // how long a change waits for another odin's
 };
 
 }  // namespace odin

@@ -34,13 +34,24 @@ PrivateStoreLock::~PrivateStoreLock() {
   if (fd_ >= 0) close(fd_);  // releases the lock
 }
 
-Status PrivateStoreLock::Acquire(const std::string& store_path) {
+Status PrivateStoreLock::Acquire(const std::string& store_path, Duration timeout) {
   RETURN_IF_ERROR(MakeDirs(DirName(store_path), 0700));
   std::string lock = store_path + ".lock";
   fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd_ < 0) return PosixError(lock, errno);
-  while (flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) return PosixError(lock, errno);
+  if (timeout == Duration::max()) {
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) return PosixError(lock, errno);
+    }
+    return Status::OK();
+  }
+  SteadyTime deadline = std::chrono::steady_clock::now() + timeout;
+  while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return PosixError(lock, errno);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::DeadlineExceeded(lock, "another odin holds it");
+    }
+    usleep(20 * 1000);
   }
   return Status::OK();
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
 #include "base/status.h"
 
 namespace odin {
@@ -28,7 +29,8 @@ class PrivateStoreLock {
   PrivateStoreLock(const PrivateStoreLock&) = delete;
   PrivateStoreLock& operator=(const PrivateStoreLock&) = delete;
   ~PrivateStoreLock();
-  Status Acquire(const std::string& store_path);
+  // Waits at most timeout for the lock (DeadlineExceeded past it).
+  Status Acquire(const std::string& store_path, Duration timeout = Duration::max());
 
  private:
   int fd_ = -1;

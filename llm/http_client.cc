@@ -176,7 +176,9 @@ size_t HttpClient::OnHeader(char* data, size_t size, size_t n, void* p) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    t->head.headers[name] = std::string(value);
+    // A header given twice (two WWW-Authenticate challenges) is one list.
+    std::string& held = t->head.headers[name];
+    held = held.empty() ? std::string(value) : held + ", " + std::string(value);
   }
   return size * n;
 }

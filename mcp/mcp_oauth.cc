@@ -84,13 +84,19 @@ std::string Member(const json& j, const char* name, size_t max = kMaxUrl) {
   return s.size() <= max ? s : "";
 }
 
+bool IsPrintableWord(std::string_view s, size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
 std::vector<std::string> Strings(const json& j, const char* name, size_t max_items = 64) {
   std::vector<std::string> out;
   auto it = j.find(name);
   if (it == j.end() || !it->is_array()) return out;
   for (const json& v : *it) {
     if (out.size() >= max_items) break;
-    if (v.is_string() && v.get_ref<const std::string&>().size() <= 256) out.push_back(v);
+    // Printable words only: what a server names may be shown to the user.
+    if (v.is_string() && IsPrintableWord(v.get_ref<const std::string&>(), 256)) out.push_back(v);
   }
   return out;
 }
@@ -112,11 +118,6 @@ bool IsB64Token(std::string_view s) {
     if (!ok && !(c == '=' && i >= eq)) return false;
   }
   return eq == std::string_view::npos || s.find_first_not_of('=', eq) == std::string_view::npos;
-}
-
-bool IsPrintableWord(std::string_view s, size_t max) {
-  if (s.empty() || s.size() > max) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
 // An OAuth error answer (RFC 6749 §5.2) as one line.
@@ -189,8 +190,10 @@ StatusOr<OAuthUrl> ParseOAuthUrl(std::string_view url) {
 
 StatusOr<std::string> CanonicalResource(std::string_view url) {
   ASSIGN_OR_RETURN(OAuthUrl u, ParseOAuthUrl(url));
+  // No query: a query often carries a secret, and the resource indicator
+  // goes to the authorization server.
   std::string path = u.path == "/" ? "" : WithoutTrailingSlash(u.path);
-  return u.Origin() + path + (u.query.empty() ? "" : "?" + u.query);
+  return u.Origin() + path;
 }
 
 Status CheckEndpoint(std::string_view url, std::string_view what) {
@@ -241,7 +244,7 @@ BearerChallenge ParseWwwAuthenticate(std::string_view header) {
     if (!in_bearer) continue;
     std::string key = Lower(name);
     if (key == "resource_metadata") out.resource_metadata = value;
-    if (key == "scope") out.scope = value;
+    if (key == "scope") out.scope = Words(value);
     if (key == "error") out.error = Words(value);
   }
   return out;

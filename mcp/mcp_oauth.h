@@ -36,8 +36,8 @@ StatusOr<OAuthUrl> ParseOAuthUrl(std::string_view url);
 
 // The canonical form of an MCP server's URL: its resource indicator (RFC
 // 8707) and the token store's key. Lower-case scheme and host, the default
-// port dropped, no fragment, no trailing '/' (but a bare origin), dot
-// segments removed; the query kept.
+// port dropped, no query or fragment (a query often carries a secret), no
+// trailing '/', dot segments removed.
 StatusOr<std::string> CanonicalResource(std::string_view url);
 
 // Whether an endpoint may be used: https, or http to a loopback host

@@ -19,7 +19,7 @@ TEST(McpOAuthTest, TheCanonicalResourceIsOneSpellingOfTheServer) {
   EXPECT_EQ(*CanonicalResource("HTTPS://MCP.Example.com:443/mcp/"), "https://mcp.example.com/mcp");
   EXPECT_EQ(*CanonicalResource("http://localhost:8080/a/./b/../mcp#frag"), "http://localhost:8080/a/mcp");
   EXPECT_EQ(*CanonicalResource("https://mcp.example.com/"), "https://mcp.example.com");
-  EXPECT_EQ(*CanonicalResource("https://mcp.example.com/mcp?tenant=1"), "https://mcp.example.com/mcp?tenant=1");
+  EXPECT_EQ(*CanonicalResource("https://mcp.example.com/mcp?key=secret"), "https://mcp.example.com/mcp");
   EXPECT_EQ(*CanonicalResource("http://[::1]:3000/mcp"), "http://[::1]:3000/mcp");
   // http and https are two servers.
   EXPECT_NE(*CanonicalResource("http://mcp.example.com/mcp"), *CanonicalResource("https://mcp.example.com/mcp"));

@@ -120,8 +120,15 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const WorkerSandboxOption
       if (UserPathExists(p)) AddUnique(&s.masked_, p);
     }
   }
-  // No sandbox sees Odin's state: the ledger, the daemon's files, tokens.
+  // No sandbox sees Odin's state: the ledger, the daemon's files, tokens;
+  // nor the user's credentials (MCP servers' OAuth tokens), wherever the
+  // state directory lies (~/.local is visible where ~/.local/bin is on the
+  // PATH). The directory is masked, not the file, which is replaced by a
+  // rename at each change: made now, so there is something to mask.
   AddUnique(&s.masked_, ws.state_dir);
+  if (std::string auth = OdinAuthDir(); !auth.empty() && MakeUserDirs(auth, 0700).ok()) {
+    AddUnique(&s.masked_, auth);
+  }
   s.hook_binds_ = config.hook_scripts;
   s.hooks_network_ = config.hooks_network;
   s.mcp_network_ = config.mcp_network;

@@ -203,6 +203,27 @@ TEST_F(WorkerSandboxTest, OdinsStateShowsEmptyAndReadOnlyInEveryPolicy) {
   }
 }
 
+// The user's credentials (MCP servers' OAuth tokens, base/file_util.h
+// OdinAuthDir) show empty to every policy, even where the state directory
+// lies in a toolchain directory the sandbox shows (~/.local, for
+// ~/.local/bin on the PATH).
+TEST_F(WorkerSandboxTest, TheUsersCredentialsShowEmptyInEveryPolicy) {
+  ScopedEnv home("HOME", home_);
+  ScopedEnv state("XDG_STATE_HOME", home_ + "/.local/state");
+  ScopedEnv path("PATH", home_ + "/.local/bin:/usr/bin:/bin");
+  ASSERT_TRUE(MakeDirs(home_ + "/.local/bin").ok());
+  WorkerSandbox s = Make();
+  std::string auth = home_ + "/.local/state/odin/auth";
+  EXPECT_TRUE(IsDirectory(auth));  // made, so there is something to mask
+  for (WorkerPolicy p : kAllPolicies) {
+    std::vector<std::string> launcher = s.LauncherArgv(p, socket_, 9);
+    EXPECT_TRUE(HasPair(launcher, "--readonly", home_ + "/.local")) << Name(p);
+    EXPECT_TRUE(HasPair(launcher, "--mask", auth)) << Name(p);
+    std::vector<std::string> bwrap = Bwrap(launcher);
+    EXPECT_LT(IndexOfTriple(bwrap, "--tmpfs", auth, "--remount-ro"), bwrap.size()) << Name(p);
+  }
+}
+
 TEST_F(WorkerSandboxTest, AWorkerSeesItsOwnSocketReadOnlyAndNoOther) {
   WorkerSandbox s = Make();
   std::string other = top_ + "/sockets/2.sock";

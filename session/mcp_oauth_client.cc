@@ -89,6 +89,9 @@ StatusOr<AuthorizationServer> FetchAuthorizationServer(const std::string& issuer
 StatusOr<McpOAuthDiscovery> DiscoverMcpOAuth(const std::string& url, const std::vector<std::string>& headers,
                                              const std::string& issuer, Duration timeout) {
   McpOAuthDiscovery d;
+  // A token goes only where it cannot be read on the way: https, or http
+  // to this machine (the default endpoints share the server's origin).
+  RETURN_IF_ERROR(CheckEndpoint(url, "the server's URL"));
   ASSIGN_OR_RETURN(d.resource, CanonicalResource(url));
   ASSIGN_OR_RETURN(OAuthUrl server, ParseOAuthUrl(url));
   HttpRequest init;

@@ -31,6 +31,8 @@ McpTokens::McpTokens(McpTokenStore store, const std::map<std::string, McpServerS
     : store_(std::move(store)) {
   for (const auto& [name, spec] : servers) {
     if (spec.transport != McpServerSpec::Transport::kHttp || HasOwnAuthorization(spec)) continue;
+    // Never over plain http to another machine.
+    if (!CheckEndpoint(spec.url, "url").ok()) continue;
     StatusOr<std::string> resource = CanonicalResource(spec.url);
     if (!resource.ok()) continue;
     Server& s = servers_[name];

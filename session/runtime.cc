@@ -208,7 +208,10 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   std::vector<std::string> worker_env = ScrubEnvironment(env);
   // The HTTP servers' OAuth tokens (`odin mcp login`): handed to their
   // workers with each request, never recorded (the ledger learns each one).
-  rt->mcp_tokens_ = std::make_unique<McpTokens>(McpTokenStore(McpTokenStore::DefaultPath()), config.mcp_servers);
+  // (A refresh waits at most 10 s for another odin's: a session's end
+  // waits for its refreshes.)
+  rt->mcp_tokens_ =
+      std::make_unique<McpTokens>(McpTokenStore(McpTokenStore::DefaultPath(), seconds(10)), config.mcp_servers);
 
   std::optional<CallMode> parsed_mode = ParseCallMode(flags.mode);
   if (!parsed_mode) return Status::InvalidArgument("mode " + flags.mode, "must be ask, plan, edit or exec");

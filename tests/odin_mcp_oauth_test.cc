@@ -106,7 +106,7 @@ class OdinMcpOAuthTest : public McpFixture {
     for (const auto& [k, v] : env) e[k] = v;
     return RunOdin(ws_.path(), args, e);
   }
-  std::string StorePath() const { return user_.Join("state/odin/mcp-auth.json"); }
+  std::string StorePath() const { return user_.Join("state/odin/auth/mcp-auth.json"); }
   json Store() const {
     StatusOr<std::string> text = ReadFileToString(StorePath());
     return text.ok() ? json::parse(*text, nullptr, false) : json();
@@ -158,7 +158,7 @@ TEST_F(OdinMcpOAuthTest, ALoginsTokenReachesTheServerAndNothingElse) {
   struct stat st;
   ASSERT_EQ(stat(StorePath().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  ASSERT_EQ(stat(user_.Join("state/odin").c_str(), &st), 0);
+  ASSERT_EQ(stat(user_.Join("state/odin/auth").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   json store = Store();
   ASSERT_TRUE(store["tokens"].contains(Key())) << store.dump();
@@ -174,6 +174,28 @@ TEST_F(OdinMcpOAuthTest, ALoginsTokenReachesTheServerAndNothingElse) {
   json r = CallWhoami();
   EXPECT_EQ(r["status"], "done") << last_.err;
   EXPECT_NE(WhoamiResult().find("ok: authorized as "), std::string::npos) << WhoamiResult() << last_.err;
+
+  // No command sees the store, even where the state directory is in sight
+  // (here: in the workspace itself).
+  std::map<std::string, std::string> in_sight = Env();
+  in_sight["XDG_STATE_HOME"] = ws_.Join("state");
+  ASSERT_EQ(RunOdin(ws_.path(), {"mcp", "login", "remote", "--timeout", "30"}, in_sight).exit_code, 0);
+  FakeLlm reader(
+      json({{"responses",
+             {Turn({Call("ExecuteCommand", {{"command", "cat state/odin/auth/mcp-auth.json; ls -a state/odin/auth"}})}),
+              Text("Done.")}}})
+          .dump());
+  std::map<std::string, std::string> env = FakeModelEnv(reader, marker_, user_);
+  env["XDG_STATE_HOME"] = ws_.Join("state");
+  Ran read = RunOdin(ws_.path(), {"-p", "read it", "--output-format", "json", "--mode", "edit"}, env);
+  std::vector<json> seen = RequestsOf(reader);
+  ASSERT_EQ(seen.size(), 2u) << read.err;
+  std::string output = ToolResultsOf(seen[1]).back().value("output", "");
+  EXPECT_NE(output.find("No such file"), std::string::npos) << output;
+  StatusOr<std::string> stored = ReadFileToString(ws_.Join("state/odin/auth/mcp-auth.json"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(output.find("access_token"), std::string::npos) << output;
+
   for (const std::string& secret : {token, refresh}) {
     for (const std::string& file :
          {ws_.Join(".odin/odin.db"), ws_.Join(".odin/odin.db-wal"), ws_.Join(".odin/worker.log")}) {
@@ -229,6 +251,22 @@ TEST_F(OdinMcpOAuthTest, WithoutATokenARunSaysToLogInOnce) {
   EXPECT_TRUE(Store()["tokens"].empty());
   r = CallWhoami();
   EXPECT_EQ(CountOccurrences(last_.err, line), 1) << last_.err;
+}
+
+// A server that refuses every token (here: each has expired when issued)
+// gets one refresh, and the message once more; refused again, the session
+// says to log in, and does not go round refreshing.
+TEST_F(OdinMcpOAuthTest, AServerThatRefusesEveryTokenGetsOneRefresh) {
+  StartServer(/*lifetime=*/-1);  // each token expired when issued
+  UserConfig({{"mcpServers", {{"remote", Remote()}}}});
+  ASSERT_EQ(Login().exit_code, 0);
+  json r = CallWhoami();
+  EXPECT_EQ(r["status"], "done") << last_.err;
+  EXPECT_NE(last_.err.find("odin: MCP server remote failed: needs authorization: run `odin mcp login remote`\n"),
+            std::string::npos)
+      << last_.err;
+  EXPECT_EQ(Events("refresh").size(), 1u);
+  EXPECT_TRUE(Events("call").empty());
 }
 
 // A token is the server URL's, not its name's: a trusted workspace whose

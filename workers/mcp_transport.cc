@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -223,6 +224,7 @@ class HttpRun final : public McpServerRun {
     session_.clear();
   }
   bool WantsAuthorization() const override { return !dead() && !refused_.empty(); }
+  const std::string& authorization() const override { return authorization_; }
   void SetAuthorization(const std::string& header) override {
     if (dead() || header == authorization_) {
       // The same token again: if it was refused, there is no other.
@@ -230,14 +232,25 @@ class HttpRun final : public McpServerRun {
       return;
     }
     authorization_ = header;
+    // The server's stream, refused for want of a token, is opened again.
+    if (stream_wants_token_) {
+      stream_wants_token_ = false;
+      stream_retry_at_ = Now();
+    }
     if (refused_.empty()) return;
     if (header.empty()) return DieForLogin();
-    // The refused messages go again, first and in their order.
-    queue_.insert(queue_.begin(), refused_.begin(), refused_.end());
+    // The refused messages go again, first and in their order; each only
+    // once (a server that refuses the new token too needs a login).
+    for (auto it = refused_.rbegin(); it != refused_.rend(); ++it) {
+      resent_.insert(it->second);
+      queue_.push_front(it->second);
+    }
     refused_.clear();
     Post();
   }
   void Abandon(uint64_t call) override {
+    // A refused request of the call is not sent again.
+    std::erase_if(refused_, [call](const std::pair<uint64_t, std::string>& r) { return r.first == call; });
     auto it = call_transfers_.find(call);
     if (it == call_transfers_.end()) return;
     http_.Cancel(it->second);
@@ -275,9 +288,8 @@ class HttpRun final : public McpServerRun {
       json m = ParseJson(message);
       bool request = m.is_object() && m.contains("id") && m.contains("method");
       if (!request) ++in_flight_notifications_;
-      uint64_t call = request && m.value("method", json()) == "tools/call" && m["id"].is_number_unsigned()
-                          ? m["id"].get<uint64_t>()
-                          : 0;
+      uint64_t id = request && m["id"].is_number_unsigned() ? m["id"].get<uint64_t>() : 0;
+      uint64_t call = m.is_object() && m.value("method", json()) == "tools/call" ? id : 0;
       HttpRequest req = Request("POST");
       req.body = message;  // copied: a refused message is sent again
       req.headers.push_back("Content-Type: application/json");
@@ -307,13 +319,16 @@ class HttpRun final : public McpServerRun {
           stream->body.append(data);
         }
       };
-      cb.on_done = [this, stream, call, message](const Status& s, int http_status) {
+      cb.on_done = [this, stream, call, id, message](const Status& s, int http_status) {
         if (call != 0) call_transfers_.erase(call);
         if (!s.ok()) return Die("cannot be reached: " + s.message());
+        bool resent = resent_.erase(message) != 0;
         // Not processed: it waits for a token (the worker asks the
-        // coordinator), unless the entry brings its own authorization.
+        // coordinator), unless the entry brings its own authorization; a
+        // message refused again with a new token needs a login.
         if (http_status == 401 && !own_authorization_ && ParseWwwAuthenticate(stream->www_authenticate).bearer) {
-          refused_.push_back(message);
+          if (resent) return DieForLogin();
+          refused_.emplace_back(id, message);
           return;
         }
         if (http_status == 403 && ParseWwwAuthenticate(stream->www_authenticate).error == "insufficient_scope") {
@@ -322,7 +337,12 @@ class HttpRun final : public McpServerRun {
         // 404 with a session: the server ended it; the worker starts afresh.
         if (http_status == 404 && !session_.empty()) return Die("ended the session (HTTP 404)");
         if (http_status >= 400) {
+          // A server (or a proxy) may echo the request: never the token.
           std::string body = stream->body.substr(0, 300);
+          std::string token = authorization_.substr(authorization_.find(' ') + 1);
+          for (size_t at; token.size() >= 8 && (at = body.find(token)) != std::string::npos;) {
+            body.replace(at, token.size(), "[REDACTED]");
+          }
           return Die("answered HTTP " + std::to_string(http_status) + (body.empty() ? "" : ": " + body));
         }
         if (!stream->sse && !stream->body.empty() && stream->content_type.rfind("application/json", 0) == 0) {
@@ -376,6 +396,11 @@ class HttpRun final : public McpServerRun {
     };
     cb.on_done = [this, sse, opened](const Status& s, int http_status) {
       stream_.reset();
+      // Refused for want of a token: opened again once there is a new one.
+      if (s.ok() && http_status == 401 && !own_authorization_) {
+        stream_wants_token_ = true;
+        return;
+      }
       if (s.ok() && http_status != 200) return;  // 405: none offered; any other refusal the same
       if (Now() - opened > seconds(30)) stream_backoff_ = seconds(1);
       stream_retry_at_ = Now() + stream_backoff_;
@@ -397,9 +422,13 @@ class HttpRun final : public McpServerRun {
 
   McpServerDescription spec_;
   HttpClient http_;
-  std::string authorization_;         // the token's header value, "" for none
-  bool own_authorization_ = false;    // the entry's headers hold one
-  std::vector<std::string> refused_;  // messages a 401 refused, waiting for a token
+  std::string authorization_;       // the token's header value, "" for none
+  bool own_authorization_ = false;  // the entry's headers hold one
+  // Messages a 401 refused (with their request id, 0 for none), waiting for
+  // a token; those sent again with a new one.
+  std::vector<std::pair<uint64_t, std::string>> refused_;
+  std::set<std::string> resent_;
+  bool stream_wants_token_ = false;  // the server's stream was refused with a 401
   std::string session_;
   size_t first_ = 0, count_ = 0;
   std::deque<std::string> queue_;  // messages not sent yet

@@ -68,6 +68,11 @@ class McpServerRun {
   // messages wait; SetAuthorization gives the next token ("" for none: the
   // run dies, needing `odin mcp login`), and the waiting messages go again.
   virtual bool WantsAuthorization() const { return false; }
+  // The token's header value it sends now ("" for none).
+  virtual const std::string& authorization() const {
+    static const std::string none;
+    return none;
+  }
   // Whether it died for want of a token (not a crash).
   bool needs_login() const { return needs_login_; }
   virtual void SetAuthorization(const std::string& header) {}

@@ -237,8 +237,14 @@ void Worker::Start(const v1::ToolRequest& req) {
   }
   // The user's token for an HTTP server, as the coordinator has it now
   // (refreshed, perhaps): for the server's next start, and its requests.
+  // A server waiting for a token takes this one only if it is new; else
+  // this job asks the coordinator again (AskForToken: the job that asked
+  // before may have ended, and its answer with it).
   spec_->authorization = req.mcp_authorization();
-  if (server_ && !server_->dead() && token_question_.empty()) server_->SetAuthorization(req.mcp_authorization());
+  if (server_ && !server_->dead() && token_question_.empty() &&
+      (!server_->WantsAuthorization() || req.mcp_authorization() != server_->authorization())) {
+    server_->SetAuthorization(req.mcp_authorization());
+  }
   if (!EnsureServer()) return;
   server_->Resume();
   Service();
@@ -431,6 +437,9 @@ void Worker::FinishText(const std::string& text, v1::ToolResult result) {
   result.set_output_tail(capture.tail());
   result.set_output_total_bytes(capture.total());
   job_.reset();
+  // A token asked for by the call that ended: the coordinator's answer goes
+  // to that call, which is gone. The next job asks again.
+  token_question_.clear();
   // Questions of the call that ended are answered for it: nobody will.
   for (const auto& [question, id] : questions_) {
     if (server_ && !server_->dead()) server_->client().AnswerRequest(id, R"({"action":"cancel"})");
