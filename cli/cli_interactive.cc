@@ -34,6 +34,7 @@
 #include "cli/cli_agent_internal.h"
 #include "cli/diff_view.h"
 #include "cli/line_editor.h"
+#include "cli/pending_questions.h"
 #include "cli/terminal_view.h"
 #include "config/approval_store.h"
 #include "gates/tool_rules.h"
@@ -222,7 +223,7 @@ class InteractiveSession {
     return s_->agent().busy() || s_->agent().compacting() || s_->agent().queued() > 0 || user_commands_ > 0;
   }
   std::string Prompt();
-  void AskNextApproval();
+  bool Asking() const { return questions_ && !questions_->empty(); }
   // One turn of the loop: the session's fds, signals, stdin (into *buffer,
   // or the editor), the status. Returns false when the session must end
   // (*exit_code set).
@@ -250,7 +251,7 @@ class InteractiveSession {
   std::unique_ptr<LineEditor> editor_;
   TerminalView view_;
   std::unique_ptr<AgentSession> s_;
-  std::deque<ApprovalRequest> approvals_;
+  std::unique_ptr<PendingQuestions> questions_;  // approvals and MCP forms, asked in turn
   bool input_open_ = true;
   bool init_confirm_ = false;  // "ODIN.md exists: update it?" waits for its answer
   bool continuing_ = false;    // a line ended in a backslash
@@ -271,7 +272,7 @@ std::string InteractiveSession::Prompt() {
   auto esc = [this](const char* code, const std::string& text) {
     return view_.color() ? "\1" + std::string("\033[") + code + "m\1" + text + "\1\033[0m\1" : text;
   };
-  if (!approvals_.empty()) return esc("1;33", "allow? [y/a/n] ");
+  if (Asking()) return esc("1;33", questions_->Prompt());
   if (init_confirm_) return esc("1;33", "update ODIN.md? [y/N] ");
   if (continuing_) return "… ";
   size_t jobs = s_->runtime().coordinator().background().Running().size();
@@ -313,24 +314,6 @@ std::string InteractiveSession::Prompt() {
   return shown + " › ";
 }
 
-void InteractiveSession::AskNextApproval() {
-  if (approvals_.empty()) return;
-  const ApprovalRequest& a = approvals_.front();
-  view_.Line(view_.Color("33", "⚠ approval needed: `" + VisibleControls(a.command) + "`"));
-  view_.Line(view_.Color("33", "  " + VisibleControls(a.reason)));
-  if (a.saved_key.empty()) {
-    view_.Line(view_.Color("1", "  Allow? [y] once, [s] for this session, [n] no"));
-  } else {
-    view_.Line(view_.Color("1",
-                           "  Allow? [y] once, [s] for this session, [w] always in this workspace, [A] always, "
-                           "[n] no"));
-    view_.Line(view_.Color("2", "  (always saves exactly " +
-                                    VisibleControls(DescribeApprovalKey(a.saved_key), Layout::kOneLine) +
-                                    ": odin permissions lists and removes it)"));
-  }
-  if (editor_) editor_->Redraw();
-}
-
 void InteractiveSession::OnSignal(int sig) {
   if (sig != SIGINT) {
     exit_code_ = 128 + sig;
@@ -341,7 +324,7 @@ void InteractiveSession::OnSignal(int sig) {
     // The user's own command was what ran.
   } else if (s_->agent().busy() || s_->agent().compacting()) {
     view_.Line(view_.Color("33", "^C: cancelling the current turn"));
-    approvals_.clear();  // their calls end as cancelled
+    if (questions_) questions_->Clear();  // their calls end as cancelled
     s_->agent().CancelCurrent();
   } else if (now - last_interrupt_ < seconds(2)) {
     view_.Line("");
@@ -472,25 +455,8 @@ After InteractiveSession::HandleLine(const std::string& raw) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   prompt_due_ = true;
   Coordinator& co = s_->runtime().coordinator();
-  if (!approvals_.empty()) {
-    ApprovalRequest a = approvals_.front();
-    approvals_.pop_front();
-    // "a" was this session's answer before "always" was saved: it stays so.
-    ApprovalAnswer answer = line == "y" || line == "yes"                      ? ApprovalAnswer::kOnce
-                            : line == "s" || line == "a" || line == "session" ? ApprovalAnswer::kSession
-                            : line == "w" || line == "workspace"              ? ApprovalAnswer::kWorkspace
-                            : line == "A" || line == "always"                 ? ApprovalAnswer::kAlways
-                                                                              : ApprovalAnswer::kDeny;
-    if (a.saved_key.empty() && (answer == ApprovalAnswer::kWorkspace || answer == ApprovalAnswer::kAlways)) {
-      answer = ApprovalAnswer::kSession;
-    }
-    view_.Line(answer == ApprovalAnswer::kOnce        ? "  allowed once"
-               : answer == ApprovalAnswer::kSession   ? "  allowed for this session"
-               : answer == ApprovalAnswer::kWorkspace ? "  allowed always in this workspace (saved)"
-               : answer == ApprovalAnswer::kAlways    ? "  allowed always (saved)"
-                                                      : "  denied");
-    co.AnswerApproval(a.execution_id, answer);
-    AskNextApproval();
+  if (Asking()) {
+    questions_->Answer(line);
     return After::kContinue;
   }
   if (init_confirm_) {
@@ -635,20 +601,20 @@ int InteractiveSession::RunWithEditor() {
     if (CancelUserCommands("Esc")) return;
     if (!s_->agent().busy() && !s_->agent().compacting()) return;
     view_.Line(view_.Color("33", "Esc: cancelling the current turn"));
-    approvals_.clear();
+    if (questions_) questions_->Clear();
     s_->agent().CancelCurrent();
   };
   editor_ = std::make_unique<LineEditor>(std::move(eo));
   std::string message;
   std::string line;
   while (!exit_code_ && editor_->ReadLine(&line)) {
-    if (approvals_.empty() && !init_confirm_ && !line.empty() && line.back() == '\\') {
+    if (!Asking() && !init_confirm_ && !line.empty() && line.back() == '\\') {
       // A trailing backslash: the message goes on.
       message += line.substr(0, line.size() - 1) + "\n";
       continuing_ = true;
       continue;
     }
-    bool answer = !approvals_.empty() || init_confirm_;
+    bool answer = Asking() || init_confirm_;
     message += line;
     continuing_ = false;
     std::string whole = std::move(message);
@@ -667,10 +633,7 @@ int InteractiveSession::RunWithEditor() {
   input_open_ = false;
   std::string unused_buffer;
   while (!exit_code_) {
-    while (!approvals_.empty()) {
-      s_->runtime().coordinator().AnswerApproval(approvals_.front().execution_id, ApprovalAnswer::kDeny);
-      approvals_.pop_front();
-    }
+    if (questions_) questions_->Refuse();
     if (!Busy()) break;
     Pump(milliseconds(500), &unused_buffer);
   }
@@ -690,10 +653,7 @@ int InteractiveSession::RunWithLines(std::string* buffer_io) {
     if (view_.TakeMessageEnded()) prompt_due_ = true;
     if (!input_open_ && buffer.empty()) {
       // Nobody is left to answer: what waits for approval is denied.
-      while (!approvals_.empty()) {
-        s_->runtime().coordinator().AnswerApproval(approvals_.front().execution_id, ApprovalAnswer::kDeny);
-        approvals_.pop_front();
-      }
+      if (questions_) questions_->Refuse();
     }
     size_t nl;
     while ((nl = buffer.find('\n')) != std::string::npos || (!input_open_ && !buffer.empty())) {
@@ -732,14 +692,17 @@ int InteractiveSession::Run(std::string* buffer_io, std::string* resume_next) {
     std::cerr << "odin: " << sp.message() << "\n";
     return kError;
   }
-  s_->runtime().coordinator().on_approval_request = [this](const ApprovalRequest& a) {
-    if (!input_open_) {
-      // Nobody is left to answer.
-      s_->runtime().coordinator().AnswerApproval(a.execution_id, ApprovalAnswer::kDeny);
-      return;
-    }
-    approvals_.push_back(a);
-    if (approvals_.size() == 1) AskNextApproval();
+  Coordinator& co = s_->runtime().coordinator();
+  questions_ = std::make_unique<PendingQuestions>(&view_, &co, [this] {
+    if (editor_) editor_->Redraw();
+  });
+  co.on_approval_request = [this, &co](const ApprovalRequest& a) {
+    if (!input_open_) return (void)co.AnswerApproval(a.execution_id, ApprovalAnswer::kDeny);  // nobody to answer
+    questions_->AddApproval(a);
+  };
+  co.on_mcp_question = [this, &co](const McpQuestionRequest& q) {
+    if (!input_open_) return (void)co.AnswerMcpQuestion(q.execution_id, q.question_id, "cancel", "");
+    questions_->AddMcpQuestion(q);
   };
   // Non-blocking reads of a stdin the shell shares: put its flags back on the
   // way out, however we leave.

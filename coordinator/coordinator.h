@@ -186,6 +186,15 @@ struct ApprovalRequest {
   std::string saved_key;
 };
 
+// An MCP server's form (elicitation/create) during one of its calls.
+struct McpQuestionRequest {
+  std::string execution_id;
+  std::string question_id;
+  std::string server;
+  std::string message;      // the server's words
+  std::string schema_json;  // its requestedSchema
+};
+
 // kWorkspace and kAlways save the call's saved_key (for this workspace, for
 // every one) through on_approval_saved, and allow it for the session too;
 // for a request with no saved_key they are kSession.
@@ -329,6 +338,13 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   bool AnswerApproval(const std::string& execution_id, ApprovalAnswer answer);
   // With approval "prompt": told of each command that waits for an answer.
   std::function<void(const ApprovalRequest&)> on_approval_request;
+  // Set by a front end that can ask the user: an MCP server's form, asked
+  // while its call's deadline is held. Unset: every form is declined.
+  std::function<void(const McpQuestionRequest&)> on_mcp_question;
+  // The user's answer: "accept" (content_json: the values), "decline" or
+  // "cancel". False when nothing waits under those ids.
+  bool AnswerMcpQuestion(const std::string& execution_id, const std::string& question_id, const std::string& action,
+                         const std::string& content_json);
   // Saves an "always" answer (config/approval_store.h): key, and whether
   // for every workspace. Its failure is recorded; the call runs anyway.
   std::function<Status(const std::string& key, bool every_workspace)> on_approval_saved;
@@ -441,6 +457,10 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   // An MCP server's elicitation during execution_id, its worker's call;
   // false if that worker has no business asking.
   bool OnMcpQuestion(const std::string& execution_id, const v1::McpQuestion& question);
+  // Sends a form's answer to the server's worker, recorded (recorded: the
+  // question's words and fields; answered_by "user" or "headless").
+  void AnswerMcpQuestionAs(const std::string& execution_id, const std::string& question_id, const std::string& recorded,
+                           const std::string& action, const std::string& content_json, const char* answered_by);
 
   // A running subagent (subagents.cc), by its AgentTool execution.
   struct Subagent {
@@ -753,7 +773,9 @@ class Coordinator final : public ToolHost, private WorkerPool::Listener {
   std::map<std::string, Subagent> subagents_;          // by AgentTool execution id
   std::map<std::string, std::string> subagent_calls_;  // a subagent's call -> its AgentTool execution
   McpServers mcp_;
-  std::string mcp_news_;                 // for the main agent's conversation (TakeMcpNews)
+  std::string mcp_news_;  // for the main agent's conversation (TakeMcpNews)
+  // MCP forms asked of the user: (execution, question) -> server, field names.
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> mcp_questions_;
   BreakerBank breakers_;                 // gate 7
   bool init_active_ = false;             // /init is running: InitTool may write ODIN.md
   MutationHolds holds_;                  // the reviewers' and workflows', by agent

@@ -134,8 +134,7 @@ bool Coordinator::OnMcpQuestion(const std::string& execution_id, const v1::McpQu
     }
     return true;
   }
-  // Nobody here can answer a server's form yet: declined, and recorded
-  // (the question's words and its fields' names; never any value).
+  // The question's words and its fields' names are recorded; never a value.
   json schema = ParseJson(question.requested_schema_json());
   json fields = json::array();
   if (schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
@@ -143,21 +142,52 @@ bool Coordinator::OnMcpQuestion(const std::string& execution_id, const v1::McpQu
       fields.push_back(it.key().substr(0, 64));
     }
   }
-  RecordGateEvent(c->second.call.agent_id, "", "elicitation", execution_id,
-                  json({{"server", server},
-                        {"message", question.message().substr(0, 500)},
-                        {"fields", fields},
-                        {"action", "decline"},
-                        {"answered_by", "headless"}})
-                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  std::string recorded = json({{"server", server}, {"message", question.message().substr(0, 500)}, {"fields", fields}})
+                             .dump(-1, ' ', false, json::error_handler_t::replace);
+  if (on_mcp_question) {
+    // Asked of the user, the call's deadline held meanwhile.
+    mcp_questions_[{execution_id, question.question_id()}] = {server, recorded};
+    pool_.HoldDeadline(execution_id, true);
+    on_mcp_question(
+        {execution_id, question.question_id(), server, question.message(), question.requested_schema_json()});
+    return true;
+  }
+  // Nobody here can answer it: declined.
+  AnswerMcpQuestionAs(execution_id, question.question_id(), recorded, "decline", "", "headless");
+  return true;
+}
+
+bool Coordinator::AnswerMcpQuestion(const std::string& execution_id, const std::string& question_id,
+                                    const std::string& action, const std::string& content_json) {
+  auto it = mcp_questions_.find({execution_id, question_id});
+  if (it == mcp_questions_.end()) return false;
+  std::string recorded = it->second.second;
+  mcp_questions_.erase(it);
+  if (calls_.count(execution_id) == 0) return false;  // the call ended meanwhile
+  pool_.HoldDeadline(execution_id, false);
+  AnswerMcpQuestionAs(execution_id, question_id, recorded, action, content_json, "user");
+  return true;
+}
+
+void Coordinator::AnswerMcpQuestionAs(const std::string& execution_id, const std::string& question_id,
+                                      const std::string& recorded, const std::string& action,
+                                      const std::string& content_json, const char* answered_by) {
+  auto c = calls_.find(execution_id);
+  json detail = ParseJson(recorded);
+  if (!detail.is_object()) detail = json::object();
+  std::string how = action == "accept" || action == "decline" ? action : "cancel";
+  detail["action"] = how;
+  detail["answered_by"] = answered_by;
+  RecordGateEvent(c == calls_.end() ? o_.agent_id : c->second.call.agent_id, "", "elicitation", execution_id,
+                  detail.dump(-1, ' ', false, json::error_handler_t::replace));
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   v1::McpAnswer* a = env.mutable_mcp_answer();
   a->set_execution_id(execution_id);
-  a->set_question_id(question.question_id());
-  a->set_action("decline");
+  a->set_question_id(question_id);
+  a->set_action(how);
+  if (how == "accept") a->set_content_json(content_json);
   pool_.SendToHolder(execution_id, env);
-  return true;
 }
 
 std::string Coordinator::TakeMcpNews(const std::string& agent_id) {

@@ -162,6 +162,20 @@ void WorkerPool::Cancel(const std::string& execution_id, int reason) {
   }
 }
 
+void WorkerPool::HoldDeadline(const std::string& execution_id, bool hold) {
+  for (auto& [pid, w] : workers_) {
+    if (!w.job || w.job->call.execution_id != execution_id) continue;
+    Job& j = *w.job;
+    SteadyTime now = clock_->Now();
+    if (hold && j.holds++ == 0 && j.deadline) {
+      j.left_when_held = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*j.deadline - now));
+      j.deadline = SteadyTime::max();
+    } else if (!hold && j.holds > 0 && --j.holds == 0 && j.deadline) {
+      j.deadline = now + j.left_when_held;
+    }
+  }
+}
+
 void WorkerPool::SendCancel(Worker* w, int reason) {
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);

@@ -200,6 +200,10 @@ class WorkerPool {
   void Submit(WorkerRequest call);
   // Stops a queued or running call; it ends as CANCELLED (or per reason).
   void Cancel(const std::string& execution_id, int cancel_reason);
+  // A running call's deadline stops (hold) while the user is asked
+  // something for it, and goes on from where it stopped (release); holds
+  // nest.
+  void HoldDeadline(const std::string& execution_id, bool hold);
   // One turn of the loop: waits at most max_wait for a message, a worker exit,
   // a timer or one of the caller's extra fds (whose readable flags it sets),
   // then handles everything that is due.
@@ -239,6 +243,8 @@ class WorkerPool {
   struct Job {
     WorkerRequest call;
     std::optional<SteadyTime> deadline;
+    int holds = 0;              // HoldDeadline: the deadline is stopped while > 0
+    Duration left_when_held{};  // what was left of it then
     JobPhase phase = JobPhase::kRunning;
     SteadyTime phase_at{};
     int cancel_reason = 0;  // v1::CancelReason once cancelled

@@ -425,5 +425,66 @@ TEST_F(OdinTerminalTest, AnMcpServersPromptIsASlashCommand) {
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
 }
 
+// An MCP server's form (server-everything's trigger-elicitation-request:
+// thirteen fields, one required) is asked field by field; the user's
+// answers reach the server, and the ledger records the question and the
+// answer's kind, never a value. The call's deadline (2 s here) stops while
+// the user takes longer.
+TEST_F(OdinTerminalTest, AnMcpServersFormIsAskedFieldByField) {
+  std::string everything = BinDir() + "/../lsp/node_modules/.bin/mcp-server-everything";
+  if (!PathExists(everything)) {
+    GTEST_SKIP() << "the MCP reference servers are not installed (scripts/install-language-servers.sh installs them)";
+  }
+  ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(user_.Join("config/odin/odinconfig.json"),
+                      json({{"mcpServers", {{"everything", {{"command", everything}, {"timeout", 2}}}}}}).dump())
+          .ok());
+  FakeLlm llm(R"({"responses":[{"tool_calls":[{"name":"mcp__everything__trigger-elicitation-request","arguments":{}}]},
+                               {"text":"Thanks."}]})");
+  Tmux t(tmp_.path(), ws_.path(), Env(llm));
+  ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
+  t.Type("ask me");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("MCP server everything asks (its words): Please provide inputs")) << t.Screen();
+  // The required field first, then the others by name.
+  ASSERT_TRUE(t.WaitFor("String — Your full, legal name")) << t.Screen();
+  t.Keys({"Enter"});  // required: asked again
+  ASSERT_TRUE(t.WaitFor("String is required")) << t.Screen();
+  t.Type("Ada Lovelace");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("String with date format — Your date of birth [date] (optional)")) << t.Screen();
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Boolean — Agree to the terms and conditions [y/n] (optional)")) << t.Screen();
+  t.Type("y");
+  t.Keys({"Enter"});
+  for (int field = 0; field < 10; ++field) {  // the rest: their defaults, or none
+    t.Keys({"Enter"});
+    usleep(150 * 1000);
+  }
+  ASSERT_TRUE(t.WaitFor("Send it to everything? [y] send")) << t.Screen();
+  sleep(3);  // past the call's own deadline
+  t.Type("y");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Thanks.")) << t.Screen();
+  std::vector<json> requests = RequestsOf(llm);
+  ASSERT_EQ(requests.size(), 2u);
+  std::string result = ToolResultsOf(requests[1]).back().value("output", "");
+  EXPECT_NE(result.find("- Name: Ada Lovelace"), std::string::npos) << result;
+  EXPECT_NE(result.find("- Agreed to terms: true"), std::string::npos) << result;
+  EXPECT_NE(result.find("- Favorite Integer: 42"), std::string::npos) << result;
+  t.Type("/quit");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
+  std::vector<std::string> events =
+      LedgerRows(ws_.Join(".odin/odin.db"), "SELECT detail_json FROM gate_events WHERE kind = 'elicitation'");
+  ASSERT_EQ(events.size(), 1u);
+  json e = json::parse(events[0]);
+  EXPECT_EQ(e["action"], "accept");
+  EXPECT_EQ(e["answered_by"], "user");
+  EXPECT_EQ(e["fields"].size(), 13u);
+  EXPECT_EQ(events[0].find("Ada"), std::string::npos) << events[0];
+}
+
 }  // namespace
 }  // namespace odin::testing
