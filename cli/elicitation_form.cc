@@ -128,6 +128,7 @@ std::string ElicitationForm::Question() const {
 }
 
 Status ElicitationForm::Answer(std::string_view line) {
+  if (done()) return Status::FailedPrecondition("every field is answered");
   const Field& f = fields_[at_];
   std::string text(line.substr(0, kMaxText + 1));
   json value;
@@ -179,7 +180,10 @@ Status ElicitationForm::Answer(std::string_view line) {
     double d = std::strtod(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0' || !std::isfinite(d)) return Status::InvalidArgument("not a number");
     if (f.type == "integer" && d != std::floor(d)) return Status::InvalidArgument("not a whole number");
-    if (d < f.minimum || d > f.maximum) return Status::InvalidArgument("out of its range");
+    // Past 2^53 a number is no longer exact (and past 2^63 no integer).
+    if (d < f.minimum || d > f.maximum || std::fabs(d) > 9007199254740992.0) {
+      return Status::InvalidArgument("out of its range");
+    }
     value = f.type == "integer" ? json(static_cast<int64_t>(d)) : json(d);
   } else {
     if (text.size() < f.min_length || text.size() > f.max_length) {

@@ -20,6 +20,7 @@ class ElicitationForm {
   // more than 20 fields).
   static StatusOr<ElicitationForm> Parse(std::string_view schema_json);
 
+  // A form of no fields (a plain "proceed?") is done at once.
   bool done() const { return at_ >= fields_.size(); }
   size_t size() const { return fields_.size(); }
   // The field being asked, as one line: "name: what it is [choices]
@@ -27,7 +28,8 @@ class ElicitationForm {
   std::string Question() const;
   // Takes the answer to the field being asked: a value of its type, or an
   // empty line for its default (or, when it is optional, none). An error
-  // (one line naming the problem) leaves the field asked.
+  // (one line naming the problem) leaves the field asked. An error when
+  // done().
   Status Answer(std::string_view line);
   // The answers, as the JSON object elicitation's content is.
   std::string ContentJson() const;

@@ -68,6 +68,19 @@ TEST(ElicitationFormTest, AnOptionalFieldLeftEmptyIsLeftOut) {
   EXPECT_EQ(form->ContentJson(), "{}");
 }
 
+// A form of no fields is MCP's plain "proceed?": nothing to ask, and an
+// answer to it is refused rather than read past the end.
+TEST(ElicitationFormTest, AFormOfNoFieldsIsDoneAtOnce) {
+  StatusOr<ElicitationForm> form = ElicitationForm::Parse(R"({"type":"object","properties":{}})");
+  ASSERT_TRUE(form.ok());
+  EXPECT_TRUE(form->done());
+  EXPECT_FALSE(form->Answer("y").ok());
+  EXPECT_EQ(form->ContentJson(), "{}");
+  StatusOr<ElicitationForm> big = ElicitationForm::Parse(R"({"type":"object","properties":{"n":{"type":"integer"}}})");
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->Answer("1e19").message(), "out of its range");
+}
+
 TEST(ElicitationFormTest, AFormThatCannotBeAskedIsRefused) {
   for (const char* bad : {R"({"type":"object","properties":{"where":{"type":"object"}}})",
                           R"({"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}})",

@@ -11,9 +11,17 @@ void PendingQuestions::AddApproval(const ApprovalRequest& a) {
 }
 
 void PendingQuestions::AddMcpQuestion(const McpQuestionRequest& q) {
-  Form f{q, std::nullopt, false};
   StatusOr<ElicitationForm> parsed = ElicitationForm::Parse(q.schema_json);
-  if (parsed.ok()) f.form = std::move(*parsed);
+  if (!parsed.ok()) {
+    // Shown, and declined at once: nothing waits for a key.
+    view_->Line(view_->Color("2", "MCP server " + q.server + " sent a form Odin cannot ask (" +
+                                      VisibleControls(parsed.status().message(), Layout::kOneLine) + "): declined"));
+    co_->AnswerMcpQuestion(q.execution_id, q.question_id, "decline", "");
+    if (redraw_) redraw_();
+    return;
+  }
+  Form f{q, std::move(*parsed), false};
+  f.confirming = f.form->done();  // no fields: only "send it?"
   questions_.push_back(std::move(f));
   if (questions_.size() == 1) AskNext();
 }
@@ -24,7 +32,6 @@ std::string PendingQuestions::Prompt() const {
     return a->saved_key.empty() ? "allow? [y/s/n] " : "allow? [y/s/w/A/n] ";
   }
   const Form& f = std::get<Form>(questions_.front());
-  if (!f.form) return "the form cannot be asked: [n] decline ";
   return f.confirming ? "send it? [y] send, [n] decline, [c] cancel " : "answer (/decline, /cancel): ";
 }
 
@@ -45,11 +52,12 @@ void PendingQuestions::AskNext() {
     }
   } else {
     const Form& f = std::get<Form>(questions_.front());
-    // The server's words, as its words: never as Odin's.
-    view_->Line(view_->Color("33", "⚠ MCP server " + f.request.server +
-                                       " asks (its words): " + VisibleControls(f.request.message.substr(0, 2000))));
-    if (!f.form) {
-      view_->Line(view_->Color("2", "  (its form holds fields Odin cannot ask: it will be declined)"));
+    // The server's words, as its words, on one line (its newlines cannot
+    // push this header away) and never in an approval's colours.
+    view_->Line(view_->Color("36", "? MCP server " + f.request.server + " asks (its words): ") +
+                VisibleControls(CutAtCharacter(f.request.message, 2000), Layout::kOneLine));
+    if (f.confirming) {
+      view_->Line(view_->Color("1", "  Send it to " + f.request.server + "? [y] send, [n] decline, [c] cancel"));
     } else {
       view_->Line(view_->Color("2", "  " + std::to_string(f.form->size()) +
                                         " field(s); an empty line takes the default; /decline or /cancel to refuse"));
@@ -61,6 +69,17 @@ void PendingQuestions::AskNext() {
 
 void PendingQuestions::AskField(const Form& f) {
   if (!f.form->done()) view_->Line(view_->Color("1", "  " + VisibleControls(f.form->Question(), Layout::kOneLine)));
+}
+
+void PendingQuestions::Clear() {
+  // The approvals' calls end with the turn; a form is answered "cancel",
+  // so its call's deadline runs again and the answer is recorded.
+  for (auto& q : questions_) {
+    if (const Form* f = std::get_if<Form>(&q)) {
+      co_->AnswerMcpQuestion(f->request.execution_id, f->request.question_id, "cancel", "");
+    }
+  }
+  questions_.clear();
 }
 
 void PendingQuestions::Answer(const std::string& line) {
@@ -106,7 +125,7 @@ bool PendingQuestions::AnswerForm(Form& f, const std::string& line) {
     return true;
   };
   if (line == "/cancel" || (f.confirming && line == "c")) return finish("cancel", "", "  cancelled");
-  if (!f.form || line == "/decline" || (f.confirming && line != "y" && line != "yes")) {
+  if (line == "/decline" || (f.confirming && line != "y" && line != "yes")) {
     return finish("decline", "", "  declined");
   }
   if (f.confirming) return finish("accept", f.form->ContentJson(), "  sent");

@@ -31,14 +31,15 @@ class PendingQuestions {
   void Answer(const std::string& line);
   // Nobody will answer: approvals denied, forms cancelled.
   void Refuse();
-  // The turn was cancelled: their calls end, nothing to answer.
-  void Clear() { questions_.clear(); }
+  // The turn was cancelled: approvals are dropped (their calls end), forms
+  // answered "cancel".
+  void Clear();
 
  private:
   struct Form {
     McpQuestionRequest request;
-    std::optional<ElicitationForm> form;  // null: a form that cannot be asked
-    bool confirming = false;              // every field answered: "send?"
+    std::optional<ElicitationForm> form;
+    bool confirming = false;  // every field answered: "send?"
   };
   void AskNext();
   void AskField(const Form& f);

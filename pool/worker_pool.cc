@@ -168,8 +168,9 @@ void WorkerPool::HoldDeadline(const std::string& execution_id, bool hold) {
     Job& j = *w.job;
     SteadyTime now = clock_->Now();
     if (hold && j.holds++ == 0 && j.deadline) {
+      // Held for ten minutes at most: a question nobody answers still ends.
       j.left_when_held = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*j.deadline - now));
-      j.deadline = SteadyTime::max();
+      j.deadline = now + j.left_when_held + kMaxDeadlineHold;
     } else if (!hold && j.holds > 0 && --j.holds == 0 && j.deadline) {
       j.deadline = now + j.left_when_held;
     }

@@ -201,8 +201,9 @@ class WorkerPool {
   // Stops a queued or running call; it ends as CANCELLED (or per reason).
   void Cancel(const std::string& execution_id, int cancel_reason);
   // A running call's deadline stops (hold) while the user is asked
-  // something for it, and goes on from where it stopped (release); holds
-  // nest.
+  // something for it, for ten minutes at most, and goes on from where it
+  // stopped (release); holds nest.
+  static constexpr Duration kMaxDeadlineHold = std::chrono::minutes(10);
   void HoldDeadline(const std::string& execution_id, bool hold);
   // One turn of the loop: waits at most max_wait for a message, a worker exit,
   // a timer or one of the caller's extra fds (whose readable flags it sets),
