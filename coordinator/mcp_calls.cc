@@ -19,6 +19,16 @@ using nlohmann::json;
 
 namespace {
 constexpr char kMoreNews[] = "(more MCP servers' changes: /mcp lists what they offer now)";
+
+// An answer to an MCP worker's question, for the worker that holds its call
+// (nobody, once the call has ended).
+v1::McpAnswer* NewAnswer(v1::Envelope* env, const std::string& execution_id, const std::string& question_id) {
+  env->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
+  v1::McpAnswer* a = env->mutable_mcp_answer();
+  a->set_execution_id(execution_id);
+  a->set_question_id(question_id);
+  return a;
+}
 }  // namespace
 
 McpServers::Port Coordinator::McpPort() {
@@ -120,11 +130,7 @@ bool Coordinator::OnMcpQuestion(const std::string& execution_id, const v1::McpQu
       RecordGateEvent(o_.agent_id, "", "mcp_authorization", execution_id,
                       json({{"server", server}, {"refreshed", !header.empty()}}).dump());
       v1::Envelope env;
-      env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-      v1::McpAnswer* a = env.mutable_mcp_answer();
-      a->set_execution_id(execution_id);
-      a->set_question_id(id);
-      a->set_authorization(header);
+      NewAnswer(&env, execution_id, id)->set_authorization(header);
       pool_.SendToHolder(execution_id, env);
     };
     if (o_.mcp_authorizer == nullptr) {
@@ -181,10 +187,7 @@ void Coordinator::AnswerMcpQuestionAs(const std::string& execution_id, const std
   RecordGateEvent(c == calls_.end() ? o_.agent_id : c->second.call.agent_id, "", "elicitation", execution_id,
                   detail.dump(-1, ' ', false, json::error_handler_t::replace));
   v1::Envelope env;
-  env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  v1::McpAnswer* a = env.mutable_mcp_answer();
-  a->set_execution_id(execution_id);
-  a->set_question_id(question_id);
+  v1::McpAnswer* a = NewAnswer(&env, execution_id, question_id);
   a->set_action(how);
   if (how == "accept") a->set_content_json(content_json);
   pool_.SendToHolder(execution_id, env);
