@@ -223,7 +223,7 @@ v1::SessionStatus HostedSession::Report() {
       ws->set_execution_id(w.execution_id);
       ws->set_host(w.host);
     }
-    if (RemoteHosts* hosts = session_->runtime().remote_hosts()) {
+    if (SharedHosts* hosts = session_->runtime().remote_hosts()) {
       for (const RemoteHosts::HostInfo& h : hosts->hosts()) {
         v1::RemoteHostStatus* hs = s.add_hosts();
         hs->set_id(h.id);

@@ -35,16 +35,6 @@
 
 namespace odin {
 
-namespace {
-std::mutex g_listeners_mu;
-std::set<std::string> g_listeners;  // workers.remote.listen addresses this process holds
-}  // namespace
-
-bool ListenerTaken(const std::string& listen) {
-  std::lock_guard<std::mutex> lock(g_listeners_mu);
-  return g_listeners.count(listen) > 0;
-}
-
 StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
                                                       bool commands_network, Duration heartbeat, int liveness) {
   const Config::RemoteWorkers& r = config.remote;
@@ -75,8 +65,6 @@ StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const
   o.liveness = liveness;
   StatusOr<std::unique_ptr<RemoteHosts>> hosts = RemoteHosts::Listen(std::move(o), RealClock::Get());
   if (!hosts.ok()) return hosts.status().WithContext("workers.remote: cannot listen on " + r.listen);
-  std::lock_guard<std::mutex> lock(g_listeners_mu);
-  g_listeners.insert(r.listen);
   return hosts;
 }
 
@@ -137,10 +125,6 @@ Runtime::~Runtime() {
     coordinator_->Shutdown(http_mcp ? milliseconds(1500) : milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
   remote_hosts_.reset();
-  if (!remote_listen_.empty()) {
-    std::lock_guard<std::mutex> lock(g_listeners_mu);
-    g_listeners.erase(remote_listen_);
-  }
   if (worker_log_fd_ >= 0) close(worker_log_fd_);
 }
 
@@ -337,33 +321,35 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // it started is retired before its next call.
   if (policy != SandboxPolicy::kOff) co.pool.host_masks = [sandbox] { return sandbox.HostMaskIdentities(); };
 
-  if (config.remote.launcher != "off" && ListenerTaken(config.remote.listen)) {
-    // odin serve: another session of this process holds the hosts.
-    spdlog::warn("workers.remote: {} is held by another session of this daemon; this session's workers run here",
-                 config.remote.listen);
-  } else if (config.remote.launcher != "off") {
-    StatusOr<std::unique_ptr<RemoteHosts>> hosts =
-        ListenForHosts(ws, config, policy, co.commands_network, co.pool.heartbeat_interval, co.pool.liveness);
+  if (config.remote.launcher != "off") {
+    // The hosts of this process (odin serve's sessions share them), made
+    // by the first session that asks: listening, Slurm's launcher, the
+    // wait for the first hosts.
+    auto make = [&]() -> StatusOr<std::unique_ptr<RemoteHosts>> {
+      ASSIGN_OR_RETURN(
+          std::unique_ptr<RemoteHosts> hosts,
+          ListenForHosts(ws, config, policy, co.commands_network, co.pool.heartbeat_interval, co.pool.liveness));
+      if (config.remote.launcher == "slurm") {
+        ASSIGN_OR_RETURN(std::unique_ptr<SlurmLauncher> slurm, MakeSlurmLauncher(ws, config, bin, hosts->endpoint()));
+        hosts->set_launcher(std::move(slurm), seconds(std::max(1, config.idle_seconds)));
+      }
+      if (config.remote.wait_hosts > 0) {
+        Status joined =
+            hosts->WaitForHosts(static_cast<size_t>(config.remote.wait_hosts), seconds(config.remote.wait_seconds));
+        if (!joined.ok()) std::cerr << "odin: " << joined.message() << "; going on with the hosts there are\n";
+      }
+      return hosts;
+    };
+    StatusOr<std::unique_ptr<SharedHosts>> hosts = SharedHosts::Lease(config.remote.listen, ws.root, make);
     if (!hosts.ok() && hosts.status().code() != StatusCode::kAlreadyExists) return hosts.status();
     if (hosts.ok()) {
       rt->remote_hosts_ = std::move(*hosts);
-      rt->remote_listen_ = config.remote.listen;
       co.pool.hosts = rt->remote_hosts_.get();
       co.pool.surplus_idle = seconds(std::max(1, config.idle_seconds));
-      if (config.remote.launcher == "slurm") {
-        ASSIGN_OR_RETURN(std::unique_ptr<SlurmLauncher> slurm,
-                         MakeSlurmLauncher(ws, config, bin, rt->remote_hosts_->endpoint()));
-        rt->remote_hosts_->set_launcher(std::move(slurm), seconds(std::max(1, config.idle_seconds)));
-      }
     } else {
       // Another odin holds the port (odin serve, while odin exec runs in the
       // same workspace): this one's workers run here.
       std::cerr << "odin: " << hosts.status().message() << "; this session's workers run on this machine\n";
-    }
-    if (rt->remote_hosts_ && config.remote.wait_hosts > 0) {
-      Status joined = rt->remote_hosts_->WaitForHosts(static_cast<size_t>(config.remote.wait_hosts),
-                                                      seconds(config.remote.wait_seconds));
-      if (!joined.ok()) std::cerr << "odin: " << joined.message() << "; going on with the hosts there are\n";
     }
   }
 

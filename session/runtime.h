@@ -22,6 +22,7 @@
 #include "ledger/ledger.h"
 #include "pool/worker_transport.h"
 #include "remote/remote_hosts.h"
+#include "remote/shared_hosts.h"
 #include "session/commands_proxy.h"
 #include "session/mcp_tokens.h"
 #include "pool/worker_sandbox.h"
@@ -60,8 +61,9 @@ class Runtime {
   const Config& config() const { return config_; }
   Coordinator& coordinator() { return *coordinator_; }
   Ledger& ledger() { return *ledger_; }
-  // The hosts of workers.remote; null when it is off.
-  RemoteHosts* remote_hosts() { return remote_hosts_.get(); }
+  // The hosts of workers.remote (this process's, shared by its sessions);
+  // null when it is off.
+  SharedHosts* remote_hosts() { return remote_hosts_.get(); }
   // Ledger::Flush, if the ledger is open (a failed Start may not have got
   // that far).
   void FlushLedger() {
@@ -83,8 +85,7 @@ class Runtime {
   RealProcessLauncher launcher_;
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<ZmqWorkerTransport> transport_;
-  std::unique_ptr<RemoteHosts> remote_hosts_;  // workers.remote: the pool's other machines
-  std::string remote_listen_;                  // its address, released at destruction
+  std::unique_ptr<SharedHosts> remote_hosts_;  // workers.remote: the pool's other machines
   int worker_log_fd_ = -1;
   // The network edit mode's commands share (sandbox/shared_network.h):
   // held while workers may join it.
@@ -99,9 +100,5 @@ class Runtime {
 // after making sure the workspace has the token hosts read.
 StatusOr<std::unique_ptr<RemoteHosts>> ListenForHosts(const Workspace& ws, const Config& config, SandboxPolicy policy,
                                                       bool commands_network, Duration heartbeat, int liveness);
-
-// Whether a Runtime of this process listens for hosts at this address
-// already (odin serve's first session holds them; the others run locally).
-bool ListenerTaken(const std::string& listen);
 
 }  // namespace odin

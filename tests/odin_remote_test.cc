@@ -154,6 +154,20 @@ class OdinRemoteTest : public ::testing::Test {
     ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithArg("sleep 4.0417").empty(); }, std::chrono::seconds(30)));
   }
 
+  // odin serve, with the model env (its runtime dir added); returns once
+  // it says where it listens.
+  void StartDaemon(std::map<std::string, std::string>* env, pid_t* daemon, std::string* listen) {
+    (*env)["XDG_RUNTIME_DIR"] = user_.Join("run");
+    ASSERT_TRUE(MakeDirs(user_.Join("run")).ok());
+    int out_fd = -1;
+    *daemon = StartOdin(ws_.path(), {"serve"}, &out_fd, *env);
+    close(out_fd);
+    ASSERT_TRUE(WaitUntil([&] { return access(ws_.Join(".odin/daemon.json").c_str(), F_OK) == 0; }));
+    json info = json::parse(*ReadFileToString(ws_.Join(".odin/daemon.json")), nullptr, false);
+    ASSERT_TRUE(info.is_object() && info["listen"].is_string());
+    *listen = info["listen"].get<std::string>();
+  }
+
   std::string AgentLog(int i) {
     StatusOr<std::string> log = ReadFileToString(user_.Join("host" + std::to_string(i) + ".log"));
     return log.ok() ? *log : "";
@@ -510,15 +524,10 @@ TEST_F(OdinRemoteTest, TheDaemonsStatusListsItsHostsAndTheirWorkers) {
   WriteConfig(/*remote=*/true, /*wait_hosts=*/1, {"writable", "readonly"});
   FakeLlm llm(json({{"responses", {Turn({Call("ExecuteCommand", {{"command", "echo hi"}})}), Text("done")}}}).dump());
   std::map<std::string, std::string> env = FakeModelEnv(llm, marker_, user_);
-  env["XDG_RUNTIME_DIR"] = user_.Join("run");
-  ASSERT_TRUE(MakeDirs(user_.Join("run")).ok());
-  int out_fd = -1;
-  pid_t daemon = StartOdin(ws_.path(), {"serve"}, &out_fd, env);
-  close(out_fd);
-  ASSERT_TRUE(WaitUntil([&] { return access(ws_.Join(".odin/daemon.json").c_str(), F_OK) == 0; }));
-  json info = json::parse(*ReadFileToString(ws_.Join(".odin/daemon.json")), nullptr, false);
-  ASSERT_TRUE(info.is_object());
-  Ran run = RunOdin(ws_.path(), {"-p", "do it", "--connect", info["listen"].get<std::string>()}, env);
+  pid_t daemon = 0;
+  std::string listen;
+  ASSERT_NO_FATAL_FAILURE(StartDaemon(&env, &daemon, &listen));
+  Ran run = RunOdin(ws_.path(), {"-p", "do it", "--connect", listen}, env);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   json status;
   bool listed = WaitUntil(
@@ -541,6 +550,47 @@ TEST_F(OdinRemoteTest, TheDaemonsStatusListsItsHostsAndTheirWorkers) {
   for (const json& w : status["sessions"][0]["workers"])
     remote_worker |= w["host"].get<std::string>().rfind("h1#", 0) == 0;
   EXPECT_TRUE(remote_worker) << status.dump();
+}
+
+// The daemon's sessions share its hosts: each session's commands run on
+// host h1, in workers of that session's own (a worker serves one session).
+TEST_F(OdinRemoteTest, TheDaemonsSessionsShareItsHostsAndNotTheirWorkers) {
+  ASSERT_NO_FATAL_FAILURE(MakeHostNamespace(1));
+  ASSERT_NO_FATAL_FAILURE(StartAgent(1));
+  WriteConfig(/*remote=*/true, /*wait_hosts=*/1, {"writable", "readonly"});
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command", "echo one"}})}), Text("done"),
+                      Turn({Call("ExecuteCommand", {{"command", "echo two"}})}), Text("done")}}})
+                  .dump());
+  std::map<std::string, std::string> env = FakeModelEnv(llm, marker_, user_);
+  pid_t daemon = 0;
+  std::string listen;
+  ASSERT_NO_FATAL_FAILURE(StartDaemon(&env, &daemon, &listen));
+  // Two sessions, the first still open while the second runs.
+  Ran first = RunOdin(ws_.path(), {"-p", "first", "--connect", listen}, env);
+  Ran second = RunOdin(ws_.path(), {"-p", "second", "--connect", listen}, env);
+  kill(daemon, SIGTERM);
+  EXPECT_EQ(Wait(daemon), 0);
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  std::vector<std::string> commands =
+      Rows(ws_,
+           "SELECT session_id || '|' || worker_id FROM execution_starts WHERE tool = 'ExecuteCommand' "
+           "ORDER BY rowid");
+  ASSERT_EQ(commands.size(), 2u) << ::testing::PrintToString(commands);
+  std::string session[2], worker[2];
+  for (int i = 0; i < 2; ++i) {
+    session[i] = commands[i].substr(0, commands[i].find('|'));
+    worker[i] = commands[i].substr(commands[i].find('|') + 1);
+    EXPECT_NE(worker[i].find("@h1#"), std::string::npos) << commands[i] << "\n" << AgentLog(1);
+  }
+  EXPECT_NE(session[0], session[1]);
+  EXPECT_NE(worker[0], worker[1]);
+  // The host joined once: the second session did not listen anew.
+  size_t joins = 0;
+  std::string log = AgentLog(1);
+  for (size_t at = 0; (at = log.find("joined", at)) != std::string::npos; ++at) ++joins;
+  EXPECT_EQ(joins, 1u) << log;
 }
 
 }  // namespace
