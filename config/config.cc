@@ -266,7 +266,7 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
     const json& e = it.value();
     RETURN_IF_ERROR(CheckKeys(e, at,
                               {"type", "command", "args", "env", "url", "headers", "writable", "network", "sandbox",
-                               "roots", "timeout", "startup_timeout"},
+                               "roots", "timeout", "startup_timeout", "concurrency"},
                               origin));
     McpServerSpec spec;
     spec.name = name;
@@ -308,6 +308,10 @@ Status ParseMcpServers(const json& m, const std::string& origin, std::map<std::s
       if (*into < 1 || *into > 3600) {
         return Status::InvalidArgument(origin, at + "." + key + " must be 1 to 3600 seconds");
       }
+    }
+    RETURN_IF_ERROR(Read(e, at, "concurrency", &spec.concurrency, origin));
+    if (spec.concurrency < 1 || spec.concurrency > 16) {
+      return Status::InvalidArgument(origin, at + ".concurrency must be 1 to 16 calls");
     }
     (*out)[name] = std::move(spec);
   }

@@ -463,7 +463,9 @@ TEST(ConfigTest, BadGuardSettingsAreErrorsNamingThem) {
            {R"({"budgets":{"max_budget_usd":1e13}})", "budgets.max_budget_usd"},
            {R"({"stall":{"alternation_steps":100}})", "stall"},
            {R"({"stall":{"repeat":1}})", "stall"},
-           {R"({"breakers":{"cooldown_seconds":0}})", "breakers"}}) {
+           {R"({"breakers":{"cooldown_seconds":0}})", "breakers"},
+           {R"({"mcpServers":{"a":{"command":"x","concurrency":0}}})", "mcpServers.a.concurrency must be 1 to 16"},
+           {R"({"mcpServers":{"a":{"command":"x","concurrency":17}}})", "mcpServers.a.concurrency must be 1 to 16"}}) {
     auto c = ParseConfig(text, "odinconfig.json");
     ASSERT_FALSE(c.ok()) << text;
     EXPECT_NE(c.status().message().find(needle), std::string::npos) << c.status().message();

@@ -596,6 +596,7 @@ CallGateContext Coordinator::GateContext(Call& c) {
     if (!route.ok()) return route.status();
     c.request.policy = route->policy;
     c.request.lane = route->lane;
+    c.request.lane_concurrency = route->concurrency;
     if (c.call.timeout == Duration::zero()) c.call.timeout = route->timeout;
     return Status::OK();
   };

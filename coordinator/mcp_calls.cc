@@ -91,6 +91,7 @@ void Coordinator::GetMcpPrompt(const std::string& server, const std::string& nam
   c.call.timeout = route->timeout;
   c.request.policy = route->policy;
   c.request.lane = route->lane;
+  c.request.lane_concurrency = route->concurrency;
   Typed(c.request).set_arguments_json(c.call.arguments_json);  // for the worker, as an MCP tool's
   Dispatch(c);
 }

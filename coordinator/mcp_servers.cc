@@ -156,7 +156,8 @@ StatusOr<McpServers::Route> McpServers::RouteOf(const std::string& server, CallM
     if (each.spec.name == server) s = &each;
   }
   if (s == nullptr) return Status::NotFound("no MCP server is named '" + server + "'");
-  return Route{PolicyOf(s->spec, mode), server, seconds(s->spec.timeout_seconds)};
+  WorkerPolicy policy = PolicyOf(s->spec, mode);
+  return Route{policy, server, seconds(s->spec.timeout_seconds), WritesWorkspace(policy) ? 1 : s->spec.concurrency};
 }
 
 }  // namespace odin

@@ -72,11 +72,13 @@ class McpServers {
   void Forget(const std::string& server, const std::string& execution_id);
 
   // Where a call to server runs in mode: its worker's policy, its lane
-  // (the server), its default timeout.
+  // (the server), its default timeout, how many of its calls run at once
+  // (one for a worker that may write the workspace).
   struct Route {
     WorkerPolicy policy;
     std::string lane;
     Duration timeout;
+    int concurrency = 1;
   };
   StatusOr<Route> RouteOf(const std::string& server, CallMode mode) const;
   static WorkerPolicy PolicyOf(const McpServerSpec& spec, CallMode mode);

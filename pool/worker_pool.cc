@@ -156,16 +156,16 @@ void WorkerPool::Cancel(const std::string& execution_id, int reason) {
     return;
   }
   for (auto& [pid, w] : workers_) {
-    if (w.job && w.job->call.execution_id == execution_id && w.job->phase == JobPhase::kRunning) {
-      SendCancel(&w, reason);
-    }
+    auto job = w.jobs.find(execution_id);
+    if (job != w.jobs.end() && job->second.phase == JobPhase::kRunning) SendCancel(&w, &job->second, reason);
   }
 }
 
 void WorkerPool::HoldDeadline(const std::string& execution_id, bool hold) {
   for (auto& [pid, w] : workers_) {
-    if (!w.job || w.job->call.execution_id != execution_id) continue;
-    Job& j = *w.job;
+    auto job = w.jobs.find(execution_id);
+    if (job == w.jobs.end()) continue;
+    Job& j = job->second;
     SteadyTime now = clock_->Now();
     if (hold && j.holds++ == 0 && j.deadline) {
       // Held for ten minutes at most: a question nobody answers still ends.
@@ -177,22 +177,22 @@ void WorkerPool::HoldDeadline(const std::string& execution_id, bool hold) {
   }
 }
 
-void WorkerPool::SendCancel(Worker* w, int reason) {
+void WorkerPool::SendCancel(Worker* w, Job* job, int reason) {
   v1::Envelope env;
   env.set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
-  env.mutable_cancel()->set_execution_id(w->job->call.execution_id);
+  env.mutable_cancel()->set_execution_id(job->call.execution_id);
   env.mutable_cancel()->set_reason(static_cast<v1::CancelReason>(reason));
   env.mutable_cancel()->set_kill_grace_ms(static_cast<uint32_t>(ToMillis(o_.command_kill_grace)));
   Status s = SendTo(*w, env);
   if (!s.ok()) spdlog::warn("cancel to {}: {}", w->id, s.message());
-  w->job->phase = JobPhase::kCancelSent;
-  w->job->phase_at = clock_->Now();
-  w->job->cancel_reason = reason;
+  job->phase = JobPhase::kCancelSent;
+  job->phase_at = clock_->Now();
+  job->cancel_reason = reason;
 }
 
 size_t WorkerPool::pending() const {
   size_t n = queue_.size();
-  for (const auto& [pid, w] : workers_) n += w.job.has_value();
+  for (const auto& [pid, w] : workers_) n += w.jobs.size();
   return n;
 }
 
@@ -219,10 +219,12 @@ void WorkerPool::Fail(const WorkerRequest& call, int tool_status, int code, cons
 }
 
 void WorkerPool::Finish(Worker* w, const v1::ToolResult& result, bool kill_worker) {
-  w->job.reset();
-  w->job_pgid = 0;
-  w->state = WorkerState::kIdle;
-  w->idle_since = clock_->Now();
+  w->jobs.erase(result.execution_id());
+  if (w->jobs.empty()) {
+    w->job_pgid = 0;
+    w->state = WorkerState::kIdle;
+    w->idle_since = clock_->Now();
+  }
   // Settled before the listener hears of it: the listener may submit more work
   // at once, which must not go to a worker on its way out.
   if (kill_worker) KillWorker(w, "did not stop its call in time");
@@ -297,19 +299,20 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       break;
     case v1::Envelope::kHeartbeat: break;
     case v1::Envelope::kToolProgress:
-      if (!w->job || env.tool_progress().execution_id() != w->job->call.execution_id) {
+      if (w->jobs.count(env.tool_progress().execution_id()) == 0) {
         return KillWorker(w, "protocol violation: progress for a request it does not hold");
       }
       if (env.tool_progress().has_started_pgid()) w->job_pgid = env.tool_progress().started_pgid();
       listener_->OnProgress(env.tool_progress());
       break;
     case v1::Envelope::kToolResult: {
-      if (!w->job || env.tool_result().execution_id() != w->job->call.execution_id) {
+      auto job = w->jobs.find(env.tool_result().execution_id());
+      if (job == w->jobs.end()) {
         return KillWorker(w, "protocol violation: result for a request it does not hold");
       }
       // A result can cross our SIGTERM: keep it, but finish the kill rather
       // than hand the worker new work.
-      bool being_killed = w->job->phase == JobPhase::kTermSent || w->job->phase == JobPhase::kKillSent;
+      bool being_killed = job->second.phase == JobPhase::kTermSent || job->second.phase == JobPhase::kKillSent;
       Finish(w, env.tool_result(), being_killed);
       break;
     }
@@ -321,19 +324,26 @@ void WorkerPool::HandleMessage(const std::string& worker_id, const v1::Envelope&
       }
       if (!shutting_down_) listener_->OnMcpListing(w->lane, env.mcp_listing().output_json());
       break;
-    default:
-      // A subagent's requests: only while it holds its task. Once the task
-      // is being cancelled, late requests are dropped.
-      if (shutting_down_ || (w->job && w->job->phase != JobPhase::kRunning)) return;
-      if (!w->job || !listener_->OnWorkerMessage(w->id, w->job->call.execution_id, env)) {
+    default: {
+      // A subagent's requests, an MCP server's questions: only while it
+      // holds the call they are for (a worker that holds several names it).
+      // Once the call is being cancelled, late requests are dropped.
+      Job* job = w->only_job();
+      if (env.body_case() == v1::Envelope::kMcpQuestion) {
+        auto held = w->jobs.find(env.mcp_question().execution_id());
+        job = held == w->jobs.end() ? nullptr : &held->second;
+      }
+      if (shutting_down_ || (job != nullptr && job->phase != JobPhase::kRunning)) return;
+      if (job == nullptr || !listener_->OnWorkerMessage(w->id, job->call.execution_id, env)) {
         KillWorker(w, "protocol violation: unexpected message");
       }
+    }
   }
 }
 
 bool WorkerPool::SendToHolder(const std::string& execution_id, const v1::Envelope& env) {
   for (auto& [pid, w] : workers_) {
-    if (w.job && w.job->call.execution_id == execution_id && w.state != WorkerState::kStopping) {
+    if (w.jobs.count(execution_id) != 0 && w.state != WorkerState::kStopping) {
       Status s = SendTo(w, env);
       if (!s.ok()) spdlog::warn("to {}: {}", w.id, s.message());
       return s.ok();
@@ -352,9 +362,8 @@ void WorkerPool::HandleExit(pid_t pid, int wait_status, const std::string& reaso
   if (!w.host.empty()) how += " on host " + w.host;
   spdlog::debug("worker {} {}", w.id, how);
 
-  if (w.job) {
-    const Job& job = *w.job;
-    if (!w.namespaced && w.job_pgid > 0 && w.host.empty()) launcher_->KillOrphanedGroup(w.job_pgid);
+  if (!w.namespaced && w.job_pgid > 0 && w.host.empty()) launcher_->KillOrphanedGroup(w.job_pgid);
+  for (const auto& [execution_id, job] : w.jobs) {
     if (shutting_down_) {
       Fail(job.call, v1::TOOL_STATUS_CANCELLED, v1::CODE_CANCELLED, "the coordinator shut down while the call ran",
            std::nullopt, v1::EXIT_REASON_KILLED);
@@ -443,27 +452,30 @@ void WorkerPool::CheckTimers() {
                          : "stopped heartbeating for " + std::to_string(o_.liveness) + " intervals");
       continue;
     }
-    if (!w.job || w.state == WorkerState::kStopping) continue;
-    Job& job = *w.job;
-    switch (job.phase) {
-      case JobPhase::kRunning:
-        if (job.deadline && now >= *job.deadline) SendCancel(&w, v1::CANCEL_REASON_TIMEOUT);
-        break;
-      case JobPhase::kCancelSent:
-        if (now >= job.phase_at + o_.cancel_grace) {
-          Signal(w, SIGTERM);
-          job.phase = JobPhase::kTermSent;
-          job.phase_at = now;
-        }
-        break;
-      case JobPhase::kTermSent:
-        if (now >= job.phase_at + o_.term_grace) {
-          Signal(w, SIGKILL);
-          job.phase = JobPhase::kKillSent;
-          job.phase_at = now;
-        }
-        break;
-      case JobPhase::kKillSent: break;
+    if (w.state == WorkerState::kStopping) continue;
+    // A call that outlives its cancellation takes its worker down, and with
+    // it the worker's other calls (they end as crashed when it is reaped).
+    for (auto& [execution_id, job] : w.jobs) {
+      switch (job.phase) {
+        case JobPhase::kRunning:
+          if (job.deadline && now >= *job.deadline) SendCancel(&w, &job, v1::CANCEL_REASON_TIMEOUT);
+          break;
+        case JobPhase::kCancelSent:
+          if (now >= job.phase_at + o_.cancel_grace) {
+            Signal(w, SIGTERM);
+            job.phase = JobPhase::kTermSent;
+            job.phase_at = now;
+          }
+          break;
+        case JobPhase::kTermSent:
+          if (now >= job.phase_at + o_.term_grace) {
+            Signal(w, SIGKILL);
+            job.phase = JobPhase::kKillSent;
+            job.phase_at = now;
+          }
+          break;
+        case JobPhase::kKillSent: break;
+      }
     }
   }
   SendDueHeartbeats();
@@ -486,17 +498,26 @@ void WorkerPool::SendDueHeartbeats() {
 
 void WorkerPool::Dispatch() {
   std::optional<std::string> masks_now;  // asked once, when a call would go
+  // A pass gives each worker one call; a worker that takes several (an MCP
+  // server's) is offered more in another pass, as long as calls go.
+  for (bool more = true; more && !queue_.empty();) {
+    more = false;
+    DispatchPass(&masks_now, &more);
+  }
+}
+
+void WorkerPool::DispatchPass(std::optional<std::string>* masks_now, bool* more) {
   for (auto& [pid, w] : workers_) {
     if (queue_.empty()) return;
-    if (w.state != WorkerState::kIdle) continue;
+    if (w.state != WorkerState::kIdle && w.state != WorkerState::kBusy) continue;
     // The oldest call of this worker's policy and lane; calls of others
     // wait for their own workers without holding these up.
     auto next = std::find_if(queue_.begin(), queue_.end(),
                              [&w](const WorkerRequest& c) { return c.policy == w.policy && c.lane == w.lane; });
-    if (next == queue_.end()) continue;
+    if (next == queue_.end() || !HasRoomFor(w, *next)) continue;
     if (o_.host_masks && w.host.empty()) {
-      if (!masks_now) masks_now = o_.host_masks();
-      if (*masks_now != w.host_masks) {
+      if (!*masks_now) *masks_now = o_.host_masks();
+      if (**masks_now != w.host_masks) {
         // Its replacement masks the files as they are now; the call waits
         // for it.
         KillWorker(&w, "a file its sandbox masks was replaced or made on the host since it started");
@@ -550,12 +571,21 @@ void WorkerPool::Dispatch() {
     Job job;
     job.call = std::move(call);
     if (job.call.timeout > Duration::zero()) job.deadline = clock_->Now() + job.call.timeout;
-    w.job = std::move(job);
+    std::string execution_id = job.call.execution_id;
+    w.jobs.emplace(execution_id, std::move(job));
     w.state = WorkerState::kBusy;
+    *more = *more || (IsMcpPolicy(w.policy) && !WritesWorkspace(w.policy));
     // A worker we cannot reach is as good as dead; its call ends as crashed
     // when it is reaped.
     if (!sent.ok()) KillWorker(&w, "cannot send to it: " + sent.message());
   }
+}
+
+bool WorkerPool::HasRoomFor(const Worker& w, const WorkerRequest& call) const {
+  if (w.state == WorkerState::kIdle) return true;
+  if (w.state != WorkerState::kBusy || !IsMcpPolicy(w.policy) || WritesWorkspace(w.policy)) return false;
+  if (w.jobs.size() >= static_cast<size_t>(std::clamp(call.lane_concurrency, 1, kMaxLaneConcurrency))) return false;
+  return std::all_of(w.jobs.begin(), w.jobs.end(), [](const auto& j) { return j.second.phase == JobPhase::kRunning; });
 }
 
 SteadyTime WorkerPool::NextTimer() const {
@@ -566,15 +596,16 @@ SteadyTime WorkerPool::NextTimer() const {
     if (w.kill_at) t = std::min(t, *w.kill_at);
     if (w.remote_kill_deadline) t = std::min(t, *w.remote_kill_deadline);
     if (w.surplus && w.state == WorkerState::kIdle) t = std::min(t, w.idle_since + o_.surplus_idle);
-    if (!w.job || w.state == WorkerState::kStopping) continue;  // CheckTimers skips them too
-    const Job& job = *w.job;
-    switch (job.phase) {
-      case JobPhase::kRunning:
-        if (job.deadline) t = std::min(t, *job.deadline);
-        break;
-      case JobPhase::kCancelSent: t = std::min(t, job.phase_at + o_.cancel_grace); break;
-      case JobPhase::kTermSent: t = std::min(t, job.phase_at + o_.term_grace); break;
-      case JobPhase::kKillSent: break;
+    if (w.state == WorkerState::kStopping) continue;  // CheckTimers skips them too
+    for (const auto& [execution_id, job] : w.jobs) {
+      switch (job.phase) {
+        case JobPhase::kRunning:
+          if (job.deadline) t = std::min(t, *job.deadline);
+          break;
+        case JobPhase::kCancelSent: t = std::min(t, job.phase_at + o_.cancel_grace); break;
+        case JobPhase::kTermSent: t = std::min(t, job.phase_at + o_.term_grace); break;
+        case JobPhase::kKillSent: break;
+      }
     }
   }
   return t;
@@ -709,7 +740,8 @@ void WorkerPool::PumpHosts() {
 std::vector<WorkerPool::WorkerInfo> WorkerPool::workers() const {
   std::vector<WorkerInfo> out;
   for (const auto& [pid, w] : workers_) {
-    out.push_back({w.id, w.pid, w.state, w.sandbox, w.job ? w.job->call.execution_id : "", w.policy, w.lane, w.host});
+    out.push_back({w.id, w.pid, w.state, w.sandbox, w.jobs.empty() ? "" : w.jobs.begin()->first, w.policy, w.lane,
+                   w.host, w.jobs.size()});
   }
   return out;
 }

@@ -9,7 +9,9 @@
 //
 // It spawns workers through a ProcessLauncher (which runs odin-sandbox),
 // waits for each one's Hello, dispatches queued tool calls to idle workers one
-// at a time, and relays their progress and results to a Listener. It keeps
+// at a time (an MCP server's worker that only reads takes up to its lane's
+// concurrency at once), and relays their progress and results to a
+// Listener. It keeps
 // every promise a caller relies on:
 //   - every submitted call ends in exactly one OnResult, whatever happens;
 //   - a worker silent for `liveness` heartbeat intervals is killed (SIGTERM to
@@ -194,6 +196,9 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
+  // The most calls an MCP server's worker is given at once.
+  static constexpr int kMaxLaneConcurrency = 16;
+
   // Spawns the workers. They become usable as their Hellos arrive in Poll().
   Status Start();
   // Queues a call; it runs on the next idle worker.
@@ -231,11 +236,12 @@ class WorkerPool {
     std::string id;
     pid_t pid;
     WorkerState state;
-    std::string sandbox;  // from Hello
-    std::string execution_id;
+    std::string sandbox;       // from Hello
+    std::string execution_id;  // the call it holds (the first, if it holds several)
     WorkerPolicy policy;
     std::string lane;
     std::string host;  // "" on this machine
+    size_t calls = 0;  // how many calls it holds
   };
   std::vector<WorkerInfo> workers() const;
 
@@ -272,7 +278,12 @@ class WorkerPool {
     SteadyTime idle_since{};  // when it last became idle
     bool said_hello = false;  // false: a death counts as a failure to start
     std::string host_masks;   // WorkerPoolOptions::host_masks at its spawn (this machine's workers)
-    std::optional<Job> job;
+    // The calls it holds, by execution id: one, but for an MCP server that
+    // takes several at once (WorkerRequest::lane_concurrency).
+    std::map<std::string, Job> jobs;
+    // Its one call, if it holds exactly one (a tool, hook or subagent
+    // worker's).
+    Job* only_job() { return jobs.size() == 1 ? &jobs.begin()->second : nullptr; }
   };
 
   // Workers are keyed by policy and lane.
@@ -294,10 +305,16 @@ class WorkerPool {
   void KillWorker(Worker* w, const std::string& reason);
   void CheckTimers();
   void Dispatch();
-  void SendCancel(Worker* w, int reason);
+  // One pass over the workers; *more is set when another might take more.
+  void DispatchPass(std::optional<std::string>* masks_now, bool* more);
+  void SendCancel(Worker* w, Job* job, int reason);
+  // Whether w may take call now: idle, or an MCP server's worker with room
+  // for one more of its calls, none of which is being stopped.
+  bool HasRoomFor(const Worker& w, const WorkerRequest& call) const;
   void Fail(const WorkerRequest& call, int tool_status, int code, const std::string& message,
             std::optional<int> exit_code = std::nullopt, int exit_reason = 0);
-  // Ends w's call with result; if kill_worker, w is stopped rather than idle.
+  // Ends w's call of result's execution id with result; if kill_worker, w
+  // is stopped rather than idle.
   void Finish(Worker* w, const v1::ToolResult& result, bool kill_worker = false);
   Worker* FindById(const std::string& id);
   SteadyTime NextTimer() const;

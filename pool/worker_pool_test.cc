@@ -716,6 +716,59 @@ TEST_F(WorkerPoolTest, OnlyAnMcpWorkerMayTellOfANewListing) {
   EXPECT_EQ(launcher_.SignalsTo(100, SIGTERM), 1);
 }
 
+// An MCP server's worker that only reads takes up to its lane's
+// concurrency of calls at once, each with its own deadline and result; one
+// that may write the workspace takes one at a time whatever the call says.
+TEST_F(WorkerPoolTest, AnMcpWorkerThatOnlyReadsTakesItsLanesConcurrencyOfCallsAtOnce) {
+  options_.size = 1;
+  StartPool();
+  SayHello(100);
+  auto call = [this](const std::string& id, WorkerPolicy policy, const std::string& lane, Duration timeout) {
+    WorkerRequest c = Call(id, timeout);
+    c.tool = "mcp__" + lane + "__x";
+    c.policy = policy;
+    c.lane = lane;
+    c.lane_concurrency = 2;
+    return c;
+  };
+  pool_->Submit(call("ex_a", WorkerPolicy::kMcpReadonly, "alpha", seconds(5)));
+  pool_->Submit(call("ex_b", WorkerPolicy::kMcpReadonly, "alpha", seconds(30)));
+  pool_->Submit(call("ex_c", WorkerPolicy::kMcpReadonly, "alpha", Duration::zero()));
+  SayHello(101);
+  std::string alpha = IdOf(101);
+  EXPECT_EQ(transport_.Count(alpha, v1::Envelope::kToolRequest), 2);  // a and b; c waits for room
+  EXPECT_EQ(pool_->pending(), 3u);
+  // a's deadline passes: only a is cancelled.
+  clock_.Advance(seconds(5));
+  SayHeartbeat(101);
+  ASSERT_EQ(transport_.Count(alpha, v1::Envelope::kCancel), 1);
+  EXPECT_EQ(transport_.LastOf(alpha, v1::Envelope::kCancel).cancel().execution_id(), "ex_a");
+  // While a is being cancelled the worker takes no more.
+  SayResult(101, "ex_b", 0);
+  EXPECT_EQ(transport_.Count(alpha, v1::Envelope::kToolRequest), 2);
+  SayResult(101, "ex_a", 1);
+  EXPECT_EQ(transport_.Count(alpha, v1::Envelope::kToolRequest), 3);
+  ASSERT_EQ(listener_.results.size(), 2u);
+  EXPECT_EQ(listener_.results[0].execution_id(), "ex_b");
+  EXPECT_EQ(listener_.results[1].execution_id(), "ex_a");
+  // A result for a call it does not hold is still a protocol violation.
+  SayResult(101, "ex_b", 0);
+  EXPECT_EQ(launcher_.SignalsTo(101, SIGTERM), 1);
+
+  // A writable server's worker: one call at a time.
+  pool_->Submit(call("ex_w1", WorkerPolicy::kMcpWritable, "beta", Duration::zero()));
+  pool_->Submit(call("ex_w2", WorkerPolicy::kMcpWritable, "beta", Duration::zero()));
+  pid_t beta = 0;
+  for (const auto& w : pool_->workers()) {
+    if (w.lane == "beta") beta = w.pid;
+  }
+  ASSERT_NE(beta, 0);
+  SayHello(beta);
+  EXPECT_EQ(transport_.Count(IdOf(beta), v1::Envelope::kToolRequest), 1);
+  SayResult(beta, "ex_w1", 0);
+  EXPECT_EQ(transport_.Count(IdOf(beta), v1::Envelope::kToolRequest), 2);
+}
+
 TEST_F(WorkerPoolTest, AnLspHostThatCannotStartFailsOnlyItsOwnCalls) {
   options_.size = 1;
   options_.max_start_failures = 2;

@@ -95,6 +95,10 @@ struct WorkerRequest {
   WorkerPolicy policy = WorkerPolicy::kWritable;
   // For an MCP worker: the server (its workers are this server's alone).
   std::string lane;
+  // For an MCP worker: how many of its server's calls its worker runs at
+  // once (1: one at a time; the coordinator says 1 for a server that may
+  // write, whose changes are told apart call by call).
+  int lane_concurrency = 1;
   SpawnLimits limits;
   // The typed request: the arguments' typed input (parsed once at Submit,
   // tools/tool_input.h), and lsp_check's ValidationInput, lsp_references'

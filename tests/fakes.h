@@ -101,6 +101,13 @@ class FakeTransport : public WorkerTransport {
     for (const auto& [to, env] : sent) n += to == id && env.body_case() == body;
     return n;
   }
+  // The last message of this kind sent to id (an empty one if none was).
+  v1::Envelope LastOf(const std::string& id, v1::Envelope::BodyCase body) const {
+    for (auto it = sent.rbegin(); it != sent.rend(); ++it) {
+      if (it->first == id && it->second.body_case() == body) return it->second;
+    }
+    return {};
+  }
 
   std::vector<std::pair<std::string, v1::Envelope>> sent;
   std::deque<std::pair<std::string, v1::Envelope>> inbox;

@@ -29,16 +29,6 @@ int CountOccurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  for (size_t start = 0, nl; start < text.size(); start = nl + 1) {
-    nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    lines.push_back(text.substr(start, nl - start));
-  }
-  return lines;
-}
-
 // The browser: follows the authorization URL (the server redirects at
 // once to Odin's listener). With "forge", first sends the listener a
 // redirect with a wrong state, and writes its answer's status to FILE.

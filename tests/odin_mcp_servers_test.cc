@@ -125,6 +125,54 @@ TEST_F(OdinMcpServersTest, ProgressIsStreamedAndATimeoutCancelsTheCall) {
   EXPECT_NE(log->find("notifications/cancelled"), std::string::npos) << *log;
 }
 
+// Two calls of one turn to a server that only reads run at once: each
+// one's progress arrives before either ends. A server configured with
+// "concurrency": 1 gets them one after the other.
+TEST_F(OdinMcpServersTest, CallsToAServerRunAtOnceUnlessItsConcurrencyIsOne) {
+  json serial = Everything();
+  serial["concurrency"] = 1;
+  UserConfig({{"mcpServers", {{"everything", Everything()}, {"serial", serial}}}});
+  json op = {{"duration", 2}, {"steps", 2}};
+  json script = {{"responses",
+                  {Turn({Call("mcp__everything__trigger-long-running-operation", op),
+                         Call("mcp__everything__trigger-long-running-operation", op)}),
+                   Turn({Call("mcp__serial__trigger-long-running-operation", op),
+                         Call("mcp__serial__trigger-long-running-operation", op)}),
+                   Text("Done.")}}};
+  FakeLlm llm(script.dump());
+  last_ =
+      RunOdin(ws_.path(), {"-p", "do the task", "--output-format", "stream-json"}, FakeModelEnv(llm, marker_, user_));
+  // Per server, in the order the events came: "progress ID" and "end ID".
+  std::map<std::string, std::vector<std::string>> events;
+  std::map<std::string, std::string> server_of;
+  for (const std::string& line : SplitLines(last_.out)) {
+    json e = json::parse(line, nullptr, false);
+    if (!e.is_object()) continue;
+    std::string type = e.value("type", ""), id = e.value("execution_id", "");
+    if (type == "tool_call_start" && e.value("tool", "").find("trigger-long") != std::string::npos) {
+      server_of[id] = e["tool"].get<std::string>().substr(5, e["tool"].get<std::string>().find("__", 5) - 5);
+    }
+    if (server_of.count(id) == 0) continue;
+    if (type == "tool_progress") events[server_of[id]].push_back("progress " + id);
+    if (type == "tool_call_end") {
+      EXPECT_EQ(e["status"], "ok") << line;
+      events[server_of[id]].push_back("end " + id);
+    }
+  }
+  // The calls each made progress before the first of them ended.
+  auto progressed_before_first_end = [&](const std::string& server) {
+    std::set<std::string> progressed;
+    for (const std::string& e : events[server]) {
+      if (e.rfind("end ", 0) == 0) break;
+      progressed.insert(e.substr(9));
+    }
+    return progressed.size();
+  };
+  ASSERT_EQ(server_of.size(), 4u) << last_.out << last_.err;
+  EXPECT_EQ(progressed_before_first_end("everything"), 2u) << json(events["everything"]).dump();
+  EXPECT_EQ(progressed_before_first_end("serial"), 1u) << json(events["serial"]).dump();
+}
+
 // A result larger than the model's share is capped like command output;
 // the whole of it is an artifact in the ledger.
 TEST_F(OdinMcpServersTest, ALargeResultIsCappedAndKeptAsAnArtifact) {

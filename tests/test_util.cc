@@ -282,6 +282,16 @@ std::vector<pid_t> ProcessesWithArg(const std::string& text, const std::string& 
   return found;
 }
 
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0, nl; start < text.size(); start = nl + 1) {
+    nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+  }
+  return lines;
+}
+
 std::string UniqueMarker() { return NewId("mark"); }
 
 void MakeOdinStateDir(const std::string& workspace) {

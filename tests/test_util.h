@@ -115,4 +115,7 @@ std::string RunClientScript(const std::vector<std::string>& argv, const std::map
 // A unique marker for this test run (to find leaked processes by).
 std::string UniqueMarker();
 
+// text's lines, without their newlines.
+std::vector<std::string> SplitLines(const std::string& text);
+
 }  // namespace odin::testing

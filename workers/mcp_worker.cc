@@ -134,11 +134,32 @@ class Worker : public WorkerLogic {
   void Start(const v1::ToolRequest& req);
   // The server refused our token: the coordinator is asked for another.
   void AskForToken();
-  // Starts the server if there is none; false (and the job failed) if it cannot.
+  // Starts the server if there is none; false (and the jobs failed) if it
+  // cannot.
   bool EnsureServer();
+  // Sends each job's request once the server is ready (a listing ends).
   void Advance();
-  void Finish(v1::ToolStatus status, const Status& why, int exit_reason = v1::EXIT_REASON_NORMAL);
-  void FinishText(const std::string& text, v1::ToolResult result);
+  void Advance(Job& j);
+  void Finish(const std::string& id, v1::ToolStatus status, const Status& why,
+              int exit_reason = v1::EXIT_REASON_NORMAL);
+  void FinishAll(v1::ToolStatus status, const Status& why, int exit_reason = v1::EXIT_REASON_NORMAL);
+  void FinishText(const std::string& id, const std::string& text, v1::ToolResult result);
+  // The job whose server request is call, if one is.
+  Job* JobOfCall(uint64_t call) {
+    for (auto& [id, j] : jobs_) {
+      if (j.call_id == call) return &j;
+    }
+    return nullptr;
+  }
+  // The job a server's question is taken to be for: the oldest sent to the
+  // server (MCP does not say which request a question is for on stdio).
+  Job* OldestCall() {
+    Job* oldest = nullptr;
+    for (auto& [id, j] : jobs_) {
+      if (j.call_id && (oldest == nullptr || *j.call_id < *oldest->call_id)) oldest = &j;
+    }
+    return oldest;
+  }
   void OnServerDeath();
   // Tells the coordinator, unasked, what the server lists now.
   void SendListing() {
@@ -154,10 +175,18 @@ class Worker : public WorkerLogic {
   std::unique_ptr<McpServerRun> server_;
   int deaths_ = 0;
   std::string given_up_;  // why the server is not started again
-  std::optional<Job> job_;
-  std::map<std::string, std::string> questions_;  // the coordinator's question id -> the server's request id
+  // The calls it holds, by execution id: several at once where the
+  // coordinator sends several (a server that only reads), one for a
+  // writable server.
+  std::map<std::string, Job> jobs_;
+  struct Question {
+    std::string request_id;    // the server's
+    std::string execution_id;  // the call it was asked for
+  };
+  std::map<std::string, Question> questions_;  // by the coordinator's question id
   uint64_t asked_ = 0;
   std::string token_question_;  // the question for a token, while one is out
+  std::string token_job_;       // the call it was asked for
   bool listed_ = false;         // a server of this worker's has listed once
 };
 
@@ -181,21 +210,23 @@ void Worker::Handle(const v1::Envelope& env) {
       json result = {{"action", action}};
       json content = ParseJson(a.content_json());
       if (action == "accept" && content.is_object()) result["content"] = content;
-      server_->client().AnswerRequest(it->second, Dump(result));
+      server_->client().AnswerRequest(it->second.request_id, Dump(result));
       questions_.erase(it);
       server_->Service();
       break;
     }
     case v1::Envelope::kCancel: {
-      if (!job_ || env.cancel().execution_id() != job_->req.execution_id()) break;
+      auto job = jobs_.find(env.cancel().execution_id());
+      if (job == jobs_.end()) break;
+      Job& j = job->second;
       bool timeout = env.cancel().reason() == v1::CANCEL_REASON_TIMEOUT;
-      if (job_->call_id && server_ && !server_->dead()) {
-        server_->client().Cancel(*job_->call_id, timeout ? "timed out" : "cancelled");
-        server_->Abandon(*job_->call_id);
+      if (j.call_id && server_ && !server_->dead()) {
+        server_->client().Cancel(*j.call_id, timeout ? "timed out" : "cancelled");
+        server_->Abandon(*j.call_id);
         server_->Service();
       }
-      std::string what = job_->list ? "starting MCP server " + spec_->name : job_->req.tool();
-      Finish(timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
+      std::string what = j.list ? "starting MCP server " + spec_->name : j.req.tool();
+      Finish(job->first, timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
              timeout ? Status::DeadlineExceeded(what, "out of time") : Status::Cancelled(what + " cancelled"),
              timeout ? v1::EXIT_REASON_TIMEOUT : v1::EXIT_REASON_KILLED);
       break;
@@ -205,18 +236,22 @@ void Worker::Handle(const v1::Envelope& env) {
 }
 
 void Worker::Start(const v1::ToolRequest& req) {
-  if (job_) {
+  // The pool sends a writable server one call at a time, another at most
+  // kMaxCalls; past that, or an id it holds already, is refused.
+  constexpr size_t kMaxCalls = 16;
+  const std::string& id = req.execution_id();
+  if (jobs_.count(id) != 0 || jobs_.size() >= kMaxCalls || (!jobs_.empty() && (!spec_.ok() || spec_->writable))) {
     v1::ToolResult r;
-    r.set_execution_id(req.execution_id());
+    r.set_execution_id(id);
     FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("MCP worker " + o_.worker_id, "is busy"));
     return channel_->QueueResult(std::move(r));
   }
-  job_.emplace();
-  job_->req = req;
-  job_->started = clock_->Now();
-  if (!spec_.ok()) return Finish(v1::TOOL_STATUS_ERROR, spec_.status());
+  Job& j = jobs_[id];
+  j.req = req;
+  j.started = clock_->Now();
+  if (!spec_.ok()) return Finish(id, v1::TOOL_STATUS_ERROR, spec_.status());
   std::string prefix = std::string(kMcpToolPrefix) + spec_->name + "__";
-  job_->list = req.tool() == kMcpListToolsTool;
+  j.list = req.tool() == kMcpListToolsTool;
   if (req.tool() == kReadMcpResourceTool || req.tool() == kMcpGetPromptTool) {
     // The coordinator routed it here by its server; what is not this
     // server's, or names no resource or prompt, is not run.
@@ -225,14 +260,15 @@ void Worker::Start(const v1::ToolRequest& req) {
     const char* key = read ? "uri" : "name";
     if (!args.is_object() || args.value("server", json()) != spec_->name || !args.contains(key) ||
         !args[key].is_string()) {
-      return Finish(v1::TOOL_STATUS_ERROR, Status::InvalidArgument("the MCP worker of " + spec_->name +
-                                                                   " is not asked for one of its server's " +
-                                                                   (read ? "resources" : "prompts")));
+      return Finish(
+          id, v1::TOOL_STATUS_ERROR,
+          Status::InvalidArgument("the MCP worker of " + spec_->name + " is not asked for one of its server's " +
+                                  (read ? "resources" : "prompts")));
     }
-    (read ? job_->read : job_->prompt) = args[key].get<std::string>();
-    if (!read) job_->prompt_arguments = Dump(args.value("arguments", json::object()));
-  } else if (!job_->list && (req.tool().rfind(prefix, 0) != 0 || req.tool().size() == prefix.size())) {
-    return Finish(v1::TOOL_STATUS_ERROR,
+    (read ? j.read : j.prompt) = args[key].get<std::string>();
+    if (!read) j.prompt_arguments = Dump(args.value("arguments", json::object()));
+  } else if (!j.list && (req.tool().rfind(prefix, 0) != 0 || req.tool().size() == prefix.size())) {
+    return Finish(id, v1::TOOL_STATUS_ERROR,
                   Status::InvalidArgument("the MCP worker of " + spec_->name + " does not run " + req.tool()));
   }
   // The user's token for an HTTP server, as the coordinator has it now
@@ -253,19 +289,20 @@ void Worker::Start(const v1::ToolRequest& req) {
 bool Worker::EnsureServer() {
   if (server_ && !server_->dead()) return true;
   if (!given_up_.empty()) {
-    Finish(v1::TOOL_STATUS_CRASHED, Status::Unavailable(given_up_), v1::EXIT_REASON_CRASHED);
+    FinishAll(v1::TOOL_STATUS_CRASHED, Status::Unavailable(given_up_), v1::EXIT_REASON_CRASHED);
     return false;
   }
   McpClient::Callbacks cb;
   cb.on_progress = [this](uint64_t call, double progress, double total, const std::string& message) {
-    if (!job_ || job_->call_id != call) return;
+    Job* j = JobOfCall(call);
+    if (j == nullptr) return;
     SteadyTime now = clock_->Now();
     bool last = total > 0 && progress >= total;
-    if (!last && now - job_->last_progress < kProgressEvery) return;
-    job_->last_progress = now;
+    if (!last && now - j->last_progress < kProgressEvery) return;
+    j->last_progress = now;
     v1::Envelope env;
     v1::ToolProgress* p = env.mutable_tool_progress();
-    p->set_execution_id(job_->req.execution_id());
+    p->set_execution_id(j->req.execution_id());
     p->mutable_mcp_progress()->set_progress(progress);
     p->mutable_mcp_progress()->set_total(total);
     // A proto string must be UTF-8: a cut may fall inside a character.
@@ -280,16 +317,17 @@ bool Worker::EnsureServer() {
     listed_ = true;
   };
   cb.on_elicitation = [this](const std::string& id, const std::string& message, const std::string& schema) {
-    // Asked during the call this worker holds; with none, or past the
-    // bounds, nobody is asked.
-    if (!job_ || !job_->call_id || schema.size() > kSchemaBytes || questions_.size() >= 4) {
+    // Asked during a call this worker holds (the oldest, if several run);
+    // with none, or past the bounds, nobody is asked.
+    Job* j = OldestCall();
+    if (j == nullptr || schema.size() > kSchemaBytes || questions_.size() >= 4) {
       return server_->client().AnswerRequest(id, R"({"action":"decline"})");
     }
     std::string question = std::to_string(++asked_);
-    questions_[question] = id;
+    questions_[question] = {id, j->req.execution_id()};
     v1::Envelope env;
     v1::McpQuestion* q = env.mutable_mcp_question();
-    q->set_execution_id(job_->req.execution_id());
+    q->set_execution_id(j->req.execution_id());
     q->set_question_id(question);
     q->set_message(ToDisplayText(message.substr(0, 2048)));
     q->set_requested_schema_json(schema);
@@ -297,13 +335,14 @@ bool Worker::EnsureServer() {
   };
   cb.on_listing_changed = [this] { SendListing(); };
   cb.on_result = [this](uint64_t call, const McpCallResult& r) {
-    if (!job_ || job_->call_id != call) return;
+    Job* j = JobOfCall(call);
+    if (j == nullptr) return;
     v1::ToolResult result;
     std::string text = r.text;
     if (!r.error.empty()) text += (text.empty() ? "" : "\n") + r.error;
     json out = {{"server", spec_->name}, {"is_error", r.is_error}};
     // A prompt's text is the message it makes: whole, in the result.
-    if (job_->prompt) out["text"] = text.substr(0, kPromptBytes);
+    if (j->prompt) out["text"] = text.substr(0, kPromptBytes);
     if (!r.structured_json.empty() && r.structured_json.size() <= kStructuredBytes) {
       out["structured_content"] = ParseJson(r.structured_json);
     }
@@ -317,7 +356,7 @@ bool Worker::EnsureServer() {
     }
     result.set_exit_reason(v1::EXIT_REASON_NORMAL);
     deaths_ = 0;  // it answered: a later death may be restarted again
-    FinishText(text, std::move(result));
+    FinishText(j->req.execution_id(), text, std::move(result));
   };
   StatusOr<std::unique_ptr<McpServerRun>> run = McpServerRun::Start(*spec_, o_.workspace, std::move(cb));
   Status started = run.status();
@@ -325,15 +364,23 @@ bool Worker::EnsureServer() {
   if (!started.ok()) {
     server_.reset();
     given_up_ = "MCP server " + spec_->name + " cannot start: " + started.message();
-    Finish(v1::TOOL_STATUS_ERROR, Status::Unavailable(given_up_));
+    FinishAll(v1::TOOL_STATUS_ERROR, Status::Unavailable(given_up_));
     return false;
   }
   return true;
 }
 
 void Worker::Advance() {
-  if (!job_ || !server_ || server_->dead() || !server_->client().ready()) return;
-  Job& j = *job_;
+  if (!server_ || server_->dead() || !server_->client().ready()) return;
+  std::vector<std::string> ids;  // a listing's job ends here, out of the map
+  for (const auto& [id, j] : jobs_) ids.push_back(id);
+  for (const std::string& id : ids) {
+    auto j = jobs_.find(id);
+    if (j != jobs_.end()) Advance(j->second);
+  }
+}
+
+void Worker::Advance(Job& j) {
   if (j.list) {
     const McpClient& c = server_->client();
     std::string names;
@@ -348,7 +395,7 @@ void Worker::Advance() {
       text += "; " + std::to_string(c.resources().size()) + " resources, " +
               std::to_string(c.resource_templates().size()) + " templates";
     }
-    return FinishText(text + "\n", std::move(result));
+    return FinishText(j.req.execution_id(), text + "\n", std::move(result));
   }
   if (!j.call_id && j.prompt) {
     j.call_id = server_->client().GetPrompt(*j.prompt, j.prompt_arguments);
@@ -375,11 +422,12 @@ void Worker::Service() {
 void Worker::AskForToken() {
   // Asked during a job (the question is the job's execution's); with none,
   // the refused messages wait for the next job's token.
-  if (!server_->WantsAuthorization() || !job_ || !token_question_.empty()) return;
+  if (!server_->WantsAuthorization() || jobs_.empty() || !token_question_.empty()) return;
   token_question_ = "token-" + std::to_string(++asked_);
+  token_job_ = jobs_.begin()->first;
   v1::Envelope env;
   v1::McpQuestion* q = env.mutable_mcp_question();
-  q->set_execution_id(job_->req.execution_id());
+  q->set_execution_id(token_job_);
   q->set_question_id(token_question_);
   q->set_needs_authorization(true);
   channel_->Queue(std::move(env));
@@ -393,31 +441,38 @@ void Worker::OnServerDeath() {
   if (login) {
     // Not a crash: the next call starts it again, with the token the
     // coordinator has then (the user may have logged in meanwhile).
-    if (job_) Finish(v1::TOOL_STATUS_ERROR, Status::PermissionDenied(why));
+    FinishAll(v1::TOOL_STATUS_ERROR, Status::PermissionDenied(why));
     return;
   }
   ++deaths_;
   spdlog::warn("{}", why);
   if (deaths_ >= 2) given_up_ = why + " (it died twice; not started again)";
-  if (job_) Finish(v1::TOOL_STATUS_CRASHED, Status::Unavailable(why), v1::EXIT_REASON_CRASHED);
+  FinishAll(v1::TOOL_STATUS_CRASHED, Status::Unavailable(why), v1::EXIT_REASON_CRASHED);
   // Started again once, at once: the next call finds it ready.
   if (given_up_.empty() && EnsureServer() && spec_->writable) server_->Pause();
 }
 
-void Worker::Finish(v1::ToolStatus status, const Status& why, int exit_reason) {
+void Worker::Finish(const std::string& id, v1::ToolStatus status, const Status& why, int exit_reason) {
   v1::ToolResult r;
   std::string text = FailResult(&r, status, why);
   r.set_exit_reason(static_cast<v1::ExitReason>(exit_reason));
   if (spec_.ok()) r.set_output_json(Dump({{"server", spec_->name}, {"is_error", true}}));
-  FinishText(text, std::move(r));
+  FinishText(id, text, std::move(r));
 }
 
-void Worker::FinishText(const std::string& text, v1::ToolResult result) {
-  if (!job_) return;
-  const v1::ToolRequest& req = job_->req;
+void Worker::FinishAll(v1::ToolStatus status, const Status& why, int exit_reason) {
+  std::vector<std::string> ids;
+  for (const auto& [id, j] : jobs_) ids.push_back(id);
+  for (const std::string& id : ids) Finish(id, status, why, exit_reason);
+}
+
+void Worker::FinishText(const std::string& id, const std::string& text, v1::ToolResult result) {
+  auto job = jobs_.find(id);
+  if (job == jobs_.end()) return;
+  const v1::ToolRequest& req = job->second.req;
   result.set_execution_id(req.execution_id());
   result.set_duration_us(
-      static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - job_->started).count()));
+      static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(clock_->Now() - job->second.started).count()));
   // Streamed (up to the request's limit), so the coordinator keeps the whole
   // text as an artifact; head and tail are what the model sees.
   OutputCapture capture(req.output_head_bytes(), req.output_tail_bytes());
@@ -436,22 +491,26 @@ void Worker::FinishText(const std::string& text, v1::ToolResult result) {
   result.set_output_head(capture.head());
   result.set_output_tail(capture.tail());
   result.set_output_total_bytes(capture.total());
-  job_.reset();
+  jobs_.erase(job);
   // A token asked for by the call that ended: the coordinator's answer goes
-  // to that call, which is gone. The next job asks again.
-  token_question_.clear();
+  // to that call, which is gone. Another job asks again (Service).
+  if (token_job_ == id) token_question_.clear();
   // Questions of the call that ended are answered for it: nobody will.
-  for (const auto& [question, id] : questions_) {
-    if (server_ && !server_->dead()) server_->client().AnswerRequest(id, R"({"action":"cancel"})");
+  for (auto q = questions_.begin(); q != questions_.end();) {
+    if (q->second.execution_id != id) {
+      ++q;
+      continue;
+    }
+    if (server_ && !server_->dead()) server_->client().AnswerRequest(q->second.request_id, R"({"action":"cancel"})");
+    q = questions_.erase(q);
   }
-  questions_.clear();
   channel_->QueueResult(std::move(result));
   channel_->Flush();
   // A writable server may change the workspace only while one of its calls
   // runs (the coordinator tracks and checks each call's changes): between
   // calls its processes are stopped. (What is queued for it, a
   // cancellation, it reads when its next call resumes it.)
-  if (spec_.ok() && spec_->writable && server_) server_->Pause();
+  if (spec_.ok() && spec_->writable && server_ && jobs_.empty()) server_->Pause();
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #pragma once
 // McpWorker: what an MCP worker does in the shared worker loop
 // (workers/worker_loop.h). It hosts one stdio MCP server, inside the
-// worker's sandbox, and runs calls of its tools one at a time.
+// worker's sandbox, and runs calls of its tools: several at once, as the
+// pool sends them (a server that only reads), or one at a time (a writable
+// server, stopped between its calls).
 //
 // The server to run comes in the environment (ODIN_MCP_SERVER, a JSON object
 // with name, command, args and env), never in argv. The first request starts
@@ -12,7 +14,7 @@
 // tail capped like command output). Cancel sends notifications/cancelled and
 // ends the call at once (TIMED_OUT for a deadline).
 //
-// A server that exits or breaks the protocol ends the call in flight as
+// A server that exits or breaks the protocol ends the calls in flight as
 // CRASHED with its exit status and the tail of its stderr, and is started
 // again once; after a second death its calls fail without starting it.
 // However the loop ends, the server's process group is killed.
