@@ -157,7 +157,10 @@ StatusOr<McpServers::Route> McpServers::RouteOf(const std::string& server, CallM
   }
   if (s == nullptr) return Status::NotFound("no MCP server is named '" + server + "'");
   WorkerPolicy policy = PolicyOf(s->spec, mode);
-  return Route{policy, server, seconds(s->spec.timeout_seconds), WritesWorkspace(policy) ? 1 : s->spec.concurrency};
+  // A writable server runs one call at a time in every mode: its worker
+  // stops it between calls.
+  bool serial = WritesWorkspace(policy) || s->spec.writable;
+  return Route{policy, server, seconds(s->spec.timeout_seconds), serial ? 1 : s->spec.concurrency};
 }
 
 }  // namespace odin

@@ -36,8 +36,8 @@ struct McpServerSpec {
   int startup_timeout_seconds = 60;  // start, initialize and list the tools ("startup_timeout")
   // Calls sent to it at once ("concurrency", 1 to 16): MCP lets a client
   // send requests before earlier ones are answered; a server that cannot
-  // take that says 1. A server that may write runs one call at a time
-  // whatever this says (its changes are told apart call by call).
+  // take that says 1. A writable server runs one call at a time whatever
+  // this says (its changes are told apart call by call).
   int concurrency = 4;
   std::string source;  // the file that configured it
   bool from_workspace = false;

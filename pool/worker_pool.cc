@@ -519,8 +519,9 @@ void WorkerPool::DispatchPass(std::optional<std::string>* masks_now, bool* more)
       if (!*masks_now) *masks_now = o_.host_masks();
       if (**masks_now != w.host_masks) {
         // Its replacement masks the files as they are now; the call waits
-        // for it.
-        KillWorker(&w, "a file its sandbox masks was replaced or made on the host since it started");
+        // for it (for the calls a busy worker holds to end first).
+        if (w.jobs.empty())
+          KillWorker(&w, "a file its sandbox masks was replaced or made on the host since it started");
         continue;
       }
     }

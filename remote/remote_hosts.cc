@@ -369,7 +369,11 @@ void RemoteHosts::TakeLandedFrom(const Host* h, const v1::WorkerRelay& relay) {
       return;
     }
   }
-  if (landed_.size() >= kMaxLanded) landed_.erase(landed_.begin());
+  if (landed_.size() >= kMaxLanded) {
+    landed_by_.erase(landed_.begin()->first);
+    landed_.erase(landed_.begin());
+  }
+  landed_by_[l.execution_id()] = relay.worker_id();
   Landed& out = landed_[l.execution_id()];
   out.paths.assign(l.paths().begin(), l.paths().end());
   std::sort(out.paths.begin(), out.paths.end());
@@ -377,19 +381,29 @@ void RemoteHosts::TakeLandedFrom(const Host* h, const v1::WorkerRelay& relay) {
   for (const std::string& p : l.failed()) out.failed.push_back(Shown(p));
 }
 
-std::optional<WorkerHosts::Landed> RemoteHosts::TakeLanded(const std::string& execution_id) {
+std::optional<WorkerHosts::Landed> RemoteHosts::TakeLanded(const std::string& execution_id,
+                                                           const std::function<bool(const std::string&)>& mine) {
   auto it = landed_.find(execution_id);
   if (it == landed_.end()) return std::nullopt;
   Landed l = std::move(it->second);
   landed_.erase(it);
-  // Commands that write on hosts run one at a time: another landing still
-  // here is one whose call had ended before its result came (timed out,
-  // cancelled). What it landed is nobody's record yet, so this call's
-  // answer is "look at the whole tree".
-  if (!landed_.empty()) {
-    landed_.clear();
-    return std::nullopt;
+  landed_by_.erase(execution_id);
+  // One pool's commands that write on hosts run one at a time: another
+  // landing of its workers still here is one whose call had ended before
+  // its result came (timed out, cancelled). What it landed is nobody's
+  // record yet, so this call's answer is "look at the whole tree".
+  // (Another session's landings, odin serve's, are that session's.)
+  bool stale = false;
+  for (auto by = landed_by_.begin(); by != landed_by_.end();) {
+    if (!mine(by->second)) {
+      ++by;
+      continue;
+    }
+    stale = true;
+    landed_.erase(by->first);
+    by = landed_by_.erase(by);
   }
+  if (stale) return std::nullopt;
   return l;
 }
 

@@ -109,7 +109,13 @@ class RemoteHosts final : public WorkerHosts {
   // result, only paths inside the workspace. nullopt too where another
   // landing was never taken (its call had ended first): the whole tree is
   // to be looked at.
-  std::optional<Landed> TakeLanded(const std::string& execution_id) override;
+  std::optional<Landed> TakeLanded(const std::string& execution_id) override {
+    return TakeLanded(execution_id, [](const std::string&) { return true; });
+  }
+  // The same, where only the landings of workers that are mine (by worker
+  // id) tell of a stale landing: the pool of one session among several.
+  std::optional<Landed> TakeLanded(const std::string& execution_id,
+                                   const std::function<bool(const std::string& worker_id)>& mine);
   void Pump(std::vector<Event>* events) override;
 
   bool Takes(WorkerPolicy policy, const std::string& lane) const override;
@@ -203,8 +209,9 @@ class RemoteHosts final : public WorkerHosts {
   std::set<std::string> refused_peers_;       // never read again
   std::vector<std::string> refusals_;
   SteadyTime next_heartbeat_{};
-  std::vector<Event> pending_;            // for the next Pump
-  std::map<std::string, Landed> landed_;  // by execution id, until the coordinator takes it
+  std::vector<Event> pending_;                    // for the next Pump
+  std::map<std::string, Landed> landed_;          // by execution id, until the coordinator takes it
+  std::map<std::string, std::string> landed_by_;  // execution id -> the worker that relayed it
   std::unique_ptr<HostLauncher> launcher_;
   Duration idle_ = seconds(300);
   Duration join_timeout_ = seconds(600);

@@ -11,7 +11,7 @@
 namespace odin {
 
 struct SharedHosts::Hub {
-  std::string workspace;
+  std::string identity;
   mutable std::mutex mu;
   std::unique_ptr<RemoteHosts> hosts;
   std::set<SharedHosts*> leases;
@@ -34,15 +34,17 @@ void Wake(int fd) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<SharedHosts>> SharedHosts::Lease(const std::string& listen, const std::string& workspace,
+StatusOr<std::unique_ptr<SharedHosts>> SharedHosts::Lease(const std::string& listen, const std::string& identity,
                                                           const Make& make) {
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) return PosixError("eventfd", errno);
   UniqueFd wake(fd);
   std::lock_guard<std::mutex> registry(g_hubs_mu);
   std::shared_ptr<Hub> hub = g_hubs[listen].lock();
-  if (hub && hub->workspace != workspace) {
-    return Status::AlreadyExists("workers.remote: " + listen, "held by a session of another workspace");
+  if (hub && hub->identity != identity) {
+    return Status::AlreadyExists("workers.remote: " + listen,
+                                 "held by a session of this process with other settings (workspace, sandbox, "
+                                 "workers.remote)");
   }
   if (!hub) {
     StatusOr<std::unique_ptr<RemoteHosts>> made = make();
@@ -51,7 +53,7 @@ StatusOr<std::unique_ptr<SharedHosts>> SharedHosts::Lease(const std::string& lis
       return made.status();
     }
     hub = std::make_shared<Hub>();
-    hub->workspace = workspace;
+    hub->identity = identity;
     hub->hosts = std::move(*made);
     g_hubs[listen] = hub;
   }
@@ -169,7 +171,11 @@ void SharedHosts::Pump(std::vector<Event>* events) {
 
 std::optional<WorkerHosts::Landed> SharedHosts::TakeLanded(const std::string& execution_id) {
   std::lock_guard<std::mutex> lock(hub_->mu);
-  return hub_->hosts->TakeLanded(execution_id);
+  // Another session's landing never counts as this one's stale one.
+  return hub_->hosts->TakeLanded(execution_id, [this](const std::string& worker_id) {
+    auto owner = hub_->owner.find(worker_id);
+    return owner != hub_->owner.end() && owner->second == this;
+  });
 }
 
 std::vector<RemoteHosts::HostInfo> SharedHosts::hosts() const {

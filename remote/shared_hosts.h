@@ -35,9 +35,11 @@ class SharedHosts final : public WorkerHosts {
   // A lease on this process's hosts listening at `listen`: the ones a
   // session made already, or the ones make makes now (called under the
   // registry's lock, so a second session waits for the first's hosts
-  // rather than listen beside them). AlreadyExists when the hosts there
-  // serve another workspace.
-  static StatusOr<std::unique_ptr<SharedHosts>> Lease(const std::string& listen, const std::string& workspace,
+  // rather than listen beside them). identity: what they are made for (the
+  // workspace, the sandbox policy, workers.remote's settings); a session
+  // whose identity differs gets AlreadyExists rather than hosts made under
+  // other rules.
+  static StatusOr<std::unique_ptr<SharedHosts>> Lease(const std::string& listen, const std::string& identity,
                                                       const Make& make);
   ~SharedHosts() override;
   SharedHosts(const SharedHosts&) = delete;

@@ -85,8 +85,11 @@ StatusOr<std::string> SlurmLauncher::Launch() {
     bool job = e.compare(0, 6, "SLURM_") == 0 && e.compare(0, 11, "SLURM_CONF=") != 0;
     if (!job) spawn.env.push_back(std::move(e));
   }
-  // srun ends with us (and the job with it: the agent's --once).
-  spawn.parent_death_signal = SIGTERM;
+  // No parent-death signal: it would come when the thread that launched
+  // srun ends, and in odin serve that is whichever session's thread pumped
+  // the shared hosts (remote/shared_hosts.h), not the process. srun ends
+  // with its agent (--once: the agent exits once its coordinator is lost),
+  // and the launcher releases every host it still has when it goes.
   std::string log = JoinPath(o_.log_dir, name + ".log");
   // In Odin's state directory: through the safe file layer.
   StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(o_.log_dir);

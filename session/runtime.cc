@@ -340,7 +340,16 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
       }
       return hosts;
     };
-    StatusOr<std::unique_ptr<SharedHosts>> hosts = SharedHosts::Lease(config.remote.listen, ws.root, make);
+    // Shared only by sessions that would have made the same hosts.
+    const Config::RemoteWorkers& r = config.remote;
+    std::string identity = ws.root + "\n" + SandboxPolicyName(policy) + (co.commands_network ? " network" : "") + "\n" +
+                           r.launcher + " " + r.keys + " " + std::to_string(co.pool.heartbeat_interval.count()) + " " +
+                           std::to_string(co.pool.liveness) + " " + std::to_string(config.idle_seconds);
+    for (const std::string& k : r.kinds) identity += " " + k;
+    identity += "\n" + r.slurm.partition + " " + std::to_string(r.slurm.cpus) + " " +
+                std::to_string(r.slurm.memory_mb) + " " + r.slurm.time + " " + std::to_string(r.slurm.max_hosts) + " " +
+                r.slurm.connect;
+    StatusOr<std::unique_ptr<SharedHosts>> hosts = SharedHosts::Lease(r.listen, identity, make);
     if (!hosts.ok() && hosts.status().code() != StatusCode::kAlreadyExists) return hosts.status();
     if (hosts.ok()) {
       rt->remote_hosts_ = std::move(*hosts);

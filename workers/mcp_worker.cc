@@ -143,7 +143,8 @@ class Worker : public WorkerLogic {
   void Finish(const std::string& id, v1::ToolStatus status, const Status& why,
               int exit_reason = v1::EXIT_REASON_NORMAL);
   void FinishAll(v1::ToolStatus status, const Status& why, int exit_reason = v1::EXIT_REASON_NORMAL);
-  void FinishText(const std::string& id, const std::string& text, v1::ToolResult result);
+  // id is a copy: the job it names, and its strings, go here.
+  void FinishText(std::string id, const std::string& text, v1::ToolResult result);
   // The job whose server request is call, if one is.
   Job* JobOfCall(uint64_t call) {
     for (auto& [id, j] : jobs_) {
@@ -212,7 +213,7 @@ void Worker::Handle(const v1::Envelope& env) {
       if (action == "accept" && content.is_object()) result["content"] = content;
       server_->client().AnswerRequest(it->second.request_id, Dump(result));
       questions_.erase(it);
-      server_->Service();
+      Service();  // (a death it finds ends the calls in flight)
       break;
     }
     case v1::Envelope::kCancel: {
@@ -223,12 +224,12 @@ void Worker::Handle(const v1::Envelope& env) {
       if (j.call_id && server_ && !server_->dead()) {
         server_->client().Cancel(*j.call_id, timeout ? "timed out" : "cancelled");
         server_->Abandon(*j.call_id);
-        server_->Service();
       }
       std::string what = j.list ? "starting MCP server " + spec_->name : j.req.tool();
       Finish(job->first, timeout ? v1::TOOL_STATUS_TIMED_OUT : v1::TOOL_STATUS_CANCELLED,
              timeout ? Status::DeadlineExceeded(what, "out of time") : Status::Cancelled(what + " cancelled"),
              timeout ? v1::EXIT_REASON_TIMEOUT : v1::EXIT_REASON_KILLED);
+      Service();  // the cancellation goes out; a death it finds ends the other calls
       break;
     }
     default: break;
@@ -246,6 +247,9 @@ void Worker::Start(const v1::ToolRequest& req) {
     FailResult(&r, v1::TOOL_STATUS_ERROR, Status::FailedPrecondition("MCP worker " + o_.worker_id, "is busy"));
     return channel_->QueueResult(std::move(r));
   }
+  // A death noticed where nothing handled it ends the calls of that server
+  // (their request ids are its) before this one starts another.
+  if (server_ && server_->dead()) OnServerDeath();
   Job& j = jobs_[id];
   j.req = req;
   j.started = clock_->Now();
@@ -466,7 +470,7 @@ void Worker::FinishAll(v1::ToolStatus status, const Status& why, int exit_reason
   for (const std::string& id : ids) Finish(id, status, why, exit_reason);
 }
 
-void Worker::FinishText(const std::string& id, const std::string& text, v1::ToolResult result) {
+void Worker::FinishText(std::string id, const std::string& text, v1::ToolResult result) {
   auto job = jobs_.find(id);
   if (job == jobs_.end()) return;
   const v1::ToolRequest& req = job->second.req;
