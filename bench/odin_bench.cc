@@ -36,16 +36,21 @@
 //      the 20 x ExecuteCommand session, and the same calls spoken to the
 //      server directly over its stdio, without Odin (what the protocol and
 //      the server cost by themselves).
+//  16. Telemetry (issue 53): the per-call time of the 20-call session with
+//      OpenTelemetry off, exporting to a collector that answers, and to one
+//      that never answers, alternating; and each one's time to exit.
 //   7. The guards' own cost per turn: the stall detector per step, and the
 //      workspace digest's update by a command's change set of 100 files
 //      (it replaced a walk of the tree after each command, issue 50).
 //
 // Usage: odin_bench [--calls N] [--starts N] [--tree FILES] [--runs N] [--edits N] [--sessions N] [--hooks N]
 // [--validations N] [--guards 0|1] [--subagents N] [--daemon N] [--ledger N] [--long 0|1] [--mcp N] [--web N] [--index
-// LINES] [--index-queries N]. Runs in a fresh temporary workspace, with XDG_STATE_HOME in a temporary directory too
-// (ledger anchors; $TMPDIR decides the file system). Never asserts: it prints.
+// LINES] [--index-queries N] [--telemetry N]. Runs in a fresh temporary workspace, with XDG_STATE_HOME in a temporary
+// directory too (ledger anchors; $TMPDIR decides the file system). Never asserts: it prints.
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -61,8 +66,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
@@ -793,6 +800,65 @@ bool McpFigures(int sessions) {
   return true;
 }
 
+// Section 16: what OpenTelemetry costs a session: the same 20-call session
+// with telemetry off, exporting to a collector that answers at once, and to
+// one that never answers (it listens, but never accepts), alternating.
+// Exports go every 100 ms, so several happen during each session.
+bool TelemetryFigures(int sessions) {
+  printf("telemetry (the same 20 x ExecuteCommand true session; %d sessions each, alternating)\n", sessions);
+  httplib::Server live;
+  live.Post(R"(/v1/.*)", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  int live_port = live.bind_to_any_port("127.0.0.1");
+  std::thread live_thread([&live] { live.listen_after_bind(); });
+  UniqueFd dead(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  bool listening = dead.get() >= 0 && bind(dead.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                   listen(dead.get(), 128) == 0 &&
+                   getsockname(dead.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  const char* kinds[] = {"off", "collector", "dead collector"};
+  std::string urls[] = {"", "http://127.0.0.1:" + std::to_string(live_port),
+                        "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))};
+  std::vector<double> gaps[3], exits[3];
+  bool ok = listening && live_port > 0;
+  for (int i = 0; ok && i < 3 * sessions; ++i) {
+    int kind = i % 3;
+    if (kind == 0) {
+      unsetenv("ODIN_TELEMETRY");
+    } else {
+      setenv("ODIN_TELEMETRY", "1", 1);
+      setenv("OTEL_EXPORTER_OTLP_ENDPOINT", urls[kind].c_str(), 1);
+      setenv("OTEL_BSP_SCHEDULE_DELAY", "100", 1);
+      setenv("OTEL_METRIC_EXPORT_INTERVAL", "100", 1);
+    }
+    SessionFigures f = TwentyCommandSession();
+    ok = f.ok;
+    gaps[kind].insert(gaps[kind].end(), f.gaps_ms.begin(), f.gaps_ms.end());
+    if (f.answer_to_exit_ms >= 0) exits[kind].push_back(f.answer_to_exit_ms);
+  }
+  for (const char* v :
+       {"ODIN_TELEMETRY", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_METRIC_EXPORT_INTERVAL"}) {
+    unsetenv(v);
+  }
+  live.stop();
+  live_thread.join();
+  if (!ok) return false;
+  Stats off = Summarize(gaps[0]), on = Summarize(gaps[1]), stuck = Summarize(gaps[2]);
+  Print("per call, telemetry off", off, 0);
+  Print("per call, exporting to a collector", on, 0);
+  Print("per call, exporting to one that never answers", stuck, 0);
+  printf("  %-44s %.2fx, %.2fx of off (medians)\n", "per call with telemetry", on.median_ms / off.median_ms,
+         stuck.median_ms / off.median_ms);
+  for (int k = 0; k < 3; ++k) {
+    if (exits[k].empty()) continue;
+    std::string what = std::string("final answer to exit, ") + kinds[k];
+    Print(what.c_str(), Summarize(exits[k]), 0);
+  }
+  return true;
+}
+
 // Section 13: what the reviewers add to a message: the same 10-write message
 // in the auto profile (no reviewers), safe (hydrator, critic, QA verifier)
 // and strict (all five, checks off). The fake model answers every reviewer
@@ -1314,7 +1380,7 @@ int Main(int argc, char** argv) {
   bench::StartTempCleaner();
   int calls = 500, starts = 40, tree = 50000, runs = 15, edits = 300, sessions = 10, validations = 30, guards = 1,
       subagents = 8, daemon = 5, ledger = 2000, long_sessions = 1, hooks = 5, mcp = 5, web = 30, index = 1000000,
-      index_queries = 200, reviewers = 5;
+      index_queries = 200, reviewers = 5, telemetry = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--starts") == 0) starts = atoi(argv[i + 1]);
@@ -1334,6 +1400,7 @@ int Main(int argc, char** argv) {
     if (strcmp(argv[i], "--index") == 0) index = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--index-queries") == 0) index_queries = atoi(argv[i + 1]);
     if (strcmp(argv[i], "--reviewers") == 0) reviewers = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--telemetry") == 0) telemetry = atoi(argv[i + 1]);
   }
   // Ledger anchors (and daemon sockets, without a runtime directory) of the
   // bench's throwaway workspaces go to a directory of its own.
@@ -1427,6 +1494,7 @@ int Main(int argc, char** argv) {
   if (hooks > 0 && !HookFigures(hooks)) return 1;
   if (reviewers > 0 && !ReviewerFigures(reviewers)) return 1;
   if (mcp > 0 && !McpFigures(mcp)) return 1;
+  if (telemetry > 0 && !TelemetryFigures(telemetry)) return 1;
   if (web > 0 && !bench::WebFigures(web, &Print)) return 1;
   if (index > 0 && !bench::IndexFigures(index, index_queries, &Print)) return 1;
   RemoveTree(*user_dir);

@@ -364,8 +364,13 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
                                        "llm",       "agent",      "validation",  "checks",          "budgets",
                                        "stall",     "breakers",   "permissions", "AllowedCommands", "ForbiddenCommands",
                                        "hooks",     "mcpServers", "web",         "context",         "reviewers",
-                                       "workflows", "serve",      "commands"},
+                                       "workflows", "serve",      "commands",    "telemetry"},
                             origin));
+  if (root.contains("telemetry")) {
+    const json& x = root["telemetry"];
+    RETURN_IF_ERROR(CheckKeys(x, "telemetry", {"enabled"}, origin));
+    RETURN_IF_ERROR(Read(x, "telemetry", "enabled", &c.telemetry_enabled, origin));
+  }
   if (root.contains("commands")) {
     const json& x = root["commands"];
     RETURN_IF_ERROR(CheckKeys(x, "commands", {"max_background"}, origin));

@@ -48,7 +48,8 @@
 //                 "critic": {..., "max_rounds": 2},
 //                 "drift": {..., "every": 10, "probability": 0.15, "seed": 7},
 //                 "qa": {...}, "reflection": {...}},
-//   "workflows": {"default": "tdd", "tdd": {"test_patterns": ["tests/*"]}}
+//   "workflows": {"default": "tdd", "tdd": {"test_patterns": ["tests/*"]}},
+//   "telemetry": {"enabled": false}  (the user's config only: telemetry/telemetry_settings.h)
 // }
 // "permissions": {"deny": ["rm", "git push"], "ask": ["npm install*"], "allow": ["make"]}
 // "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
@@ -91,6 +92,9 @@
 namespace odin {
 
 struct Config {
+  // telemetry.enabled: OpenTelemetry export, opted into in the user's own
+  // config (a workspace's says nothing: config_loader.cc keeps the user's).
+  bool telemetry_enabled = false;
   bool sandbox_require = false;           // sandbox.require: fail instead of running unsandboxed
   std::string bwrap_path;                 // sandbox.bwrap: "" searches PATH
   bool sandbox_hide_home = true;          // sandbox.hide_home: HOME and /root show empty

@@ -241,6 +241,14 @@ StatusOr<LoadedConfig> LoadConfig(const Workspace& ws, const std::map<std::strin
     return ExpandMcpServers(std::move(l), env);
   }
   std::string workspace_json = text.value_or("{}");
+  // Telemetry leaves the machine: only the user's own config turns it on,
+  // never a repository's, trusted or not.
+  if (nlohmann::json parsed = ParseJson(workspace_json); parsed.is_object() && parsed.contains("telemetry")) {
+    parsed.erase("telemetry");
+    workspace_json = parsed.dump();
+    l.notices.push_back("ignoring telemetry in " + ws.config_path +
+                        ": only your own config (or ODIN_TELEMETRY=1) turns telemetry on");
+  }
   // Every key is checked, whether it will apply or not: Claude Code's files
   // first, odinconfig.json over them.
   Config whole = user;

@@ -509,24 +509,28 @@ Status Ledger::Write(const std::function<Status()>& body) {
 }
 
 Status Ledger::AddSession(const SessionRecord& r) {
-  return Write([&] {
+  Status written = Write([&] {
     return Append("sessions",
                   {Value::Text(r.id), Value::Text(r.kind), Value::Text(r.workspace), Value::Int(r.created_at_ms)});
   });
+  if (written.ok() && observer_ != nullptr) observer_->OnSession(r);
+  return written;
 }
 
 Status Ledger::AddExecutionStart(const ExecutionStart& r) {
-  return Write([&] {
+  Status written = Write([&] {
     return Append("execution_starts",
                   {Value::Text(r.execution_id), Value::Text(r.session_id), Value::Text(r.agent_id), Value::Text(r.tool),
                    Value::Text(redactor_.Redact(r.args_json)), Value::Text(r.mode), Value::Text(r.worker_id),
                    Value::Int(r.started_at_ms), Value::Text(r.parent_id)});
   });
+  if (written.ok() && observer_ != nullptr) observer_->OnExecutionStart(r);
+  return written;
 }
 
 Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> artifacts,
                                const ValidationRecord* validation, const std::vector<DiagnosticRecord>& diagnostics) {
-  return Write([&]() -> Status {
+  Status written = Write([&]() -> Status {
     for (const DiagnosticRecord& d : diagnostics) {
       RETURN_IF_ERROR(Append(
           "diagnostics", {Value::Text(d.execution_id), Value::Text(d.path), Value::Int(d.line), Value::Int(d.column),
@@ -557,14 +561,18 @@ Status Ledger::AddExecutionEnd(const ExecutionEnd& r, std::vector<Artifact> arti
          Value::Int(r.output_bytes), Value::Text(redactor_.Redact(r.error)),
          Value::Text(redactor_.Redact(r.result_json))});
   });
+  if (written.ok() && observer_ != nullptr) observer_->OnExecutionEnd(r, validation);
+  return written;
 }
 
 Status Ledger::AddMessage(const MessageRecord& m) {
-  return Write([&] {
+  Status written = Write([&] {
     return Append("messages", {Value::Text(m.id), Value::Text(m.session_id), Value::Text(m.agent_id),
                                Value::Text(m.role), Value::Text(m.mode), Value::Text(redactor_.Redact(m.text)),
                                Value::Text(m.status), Value::Int(m.created_at_ms)});
   });
+  if (written.ok() && observer_ != nullptr) observer_->OnMessage(m);
+  return written;
 }
 
 Status Ledger::AddConversation(const std::vector<ConversationEntry>& entries) {
@@ -580,7 +588,7 @@ Status Ledger::AddConversation(const std::vector<ConversationEntry>& entries) {
 }
 
 Status Ledger::AddLlmCall(const LlmCallRecord& c) {
-  return Write([&]() -> Status {
+  Status written = Write([&]() -> Status {
     RETURN_IF_ERROR(
         Append("llm_calls",
                {Value::Text(c.id), Value::Text(c.session_id), Value::Text(c.agent_id), Value::Text(c.role),
@@ -590,14 +598,18 @@ Status Ledger::AddLlmCall(const LlmCallRecord& c) {
     if (c.cache_read_tokens == 0 && c.cache_write_tokens == 0) return Status::OK();
     return Append("llm_cache", {Value::Text(c.id), Value::Int(c.cache_read_tokens), Value::Int(c.cache_write_tokens)});
   });
+  if (written.ok() && observer_ != nullptr) observer_->OnLlmCall(c);
+  return written;
 }
 
 Status Ledger::AddGateEvent(const GateEvent& g) {
-  return Write([&] {
+  Status written = Write([&] {
     return Append("gate_events", {Value::Text(g.id), Value::Text(g.session_id), Value::Text(g.agent_id),
                                   Value::Text(g.message_id), Value::Text(g.kind), Value::Text(g.execution_id),
                                   Value::Text(redactor_.Redact(g.detail_json)), Value::Int(g.created_at_ms)});
   });
+  if (written.ok() && observer_ != nullptr) observer_->OnGateEvent(g);
+  return written;
 }
 
 Status Ledger::AddMutations(std::vector<MutationRecord> mutations, const std::vector<BeforeImage>& images) {

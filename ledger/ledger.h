@@ -250,6 +250,21 @@ struct LedgerResetReport {
   std::string anchor_path;
 };
 
+// Told of each record as it is committed (after its transaction, never
+// for one that failed), unredacted: an observer takes from it only what it
+// may pass on (telemetry/: ids, names, statuses, counts). Called on the
+// ledger's thread; it must not block.
+class LedgerObserver {
+ public:
+  virtual ~LedgerObserver() = default;
+  virtual void OnSession(const SessionRecord& session) {}
+  virtual void OnExecutionStart(const ExecutionStart& start) {}
+  virtual void OnExecutionEnd(const ExecutionEnd& end, const ValidationRecord* validation) {}
+  virtual void OnMessage(const MessageRecord& message) {}
+  virtual void OnLlmCall(const LlmCallRecord& call) {}
+  virtual void OnGateEvent(const GateEvent& event) {}
+};
+
 class Ledger {
  public:
   // Opens (creating if needed) the ledger at path (absolute) for appending.
@@ -284,6 +299,10 @@ class Ledger {
   // A secret learnt after Open (a refreshed OAuth token): redacted from
   // every record written from now on. Same thread as the records.
   void AddSecret(std::string name, std::string value) { redactor_.AddSecret(std::move(name), std::move(value)); }
+
+  // The observer of the records written from now on (null: none). Not
+  // owned; it outlives the ledger or is unset first.
+  void set_observer(LedgerObserver* observer) { observer_ = observer; }
 
   Status AddSession(const SessionRecord& session);
   Status AddExecutionStart(const ExecutionStart& start);
@@ -400,6 +419,7 @@ class Ledger {
   std::string schema_repaired_;  // what Init found changed in the schema, and put right
   bool writer_ = false;          // opened by Open: its WAL is flushed on close
   bool unflushed_ = false;       // committed since the last Flush
+  LedgerObserver* observer_ = nullptr;
 };
 
 // A write the ledger refused (a full disk, a read-only file): logged as an

@@ -115,8 +115,11 @@ ALLOW = {
         # Custom agents and skills (AgentTool's subagent types, the Skill tool).
         "planner/claude_defs.h",
     ],
+    # OpenTelemetry: the ledger's records as spans and metrics, sent over
+    # the HTTP client the model clients use.
+    "telemetry": ["base", "ledger", "telemetry", "llm/http_client.h", "tools/tool_catalog.h"],
     "session": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session",
-                "gates", "pool", "mcp", "config", "remote",
+                "gates", "pool", "mcp", "config", "remote", "telemetry",
                 "workspace"],
     "cli": ["base", "index", "tools", "sandbox", "llm", "ledger", "planner", "coordinator", "session", "cli",
             "gates", "pool", "mcp", "config", "remote",
@@ -186,6 +189,9 @@ def is_test(path):
 def allowed(folder, included):
     if included.startswith("odin/"):
         return not included.endswith(".grpc.pb.h") or folder == "daemon"
+    # OTLP's generated messages: telemetry/ alone encodes them.
+    if included.startswith("opentelemetry/"):
+        return folder == "telemetry"
     for rule in ALLOW[folder]:
         if included == rule or included.startswith(rule + "/"):
             return True

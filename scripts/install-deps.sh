@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Odin's build and runtime dependencies from Debian 12 packages, then
 # the language servers Debian does not package, from npm (into build/lsp), and
-# the tree-sitter grammars (npm pack, into third_party/), a libzmq built from
+# the tree-sitter grammars and the OpenTelemetry protocol's .proto files (npm
+# pack, into third_party/), a libzmq built from
 # Debian's source without what Odin never uses (into third_party/zeromq), and
 # static spdlog and fmt from Debian's source (into third_party/spdlog), which
 # Odin's programs link with the other libraries' static archives.
@@ -55,5 +56,6 @@ fi
 
 "$(dirname "$0")/install-language-servers.sh"
 "$(dirname "$0")/fetch-tree-sitter-grammars.sh"
+"$(dirname "$0")/fetch-otlp-protos.sh"
 "$(dirname "$0")/build-zeromq.sh"
 "$(dirname "$0")/build-spdlog.sh"

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/file_util.h"
+#include "base/version.h"
 #include "base/secrets.h"
 #include "config/mcp_token_store.h"
 #include "config/sandbox_settings.h"
@@ -31,6 +32,7 @@
 #include "sandbox/sandbox_options.h"
 #include "sandbox/shared_network.h"
 #include "sandbox/workspace_overlay.h"
+#include "telemetry/telemetry_settings.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
@@ -124,12 +126,37 @@ Runtime::~Runtime() {
   if (coordinator_)
     coordinator_->Shutdown(http_mcp ? milliseconds(1500) : milliseconds(200), [this] { FlushLedger(); });
   coordinator_.reset();
+  // The spans still open end now, and what is queued goes to the collector
+  // (a wait of at most OtlpExporter::kShutdownWait).
+  if (ledger_) ledger_->set_observer(nullptr);
+  telemetry_.reset();
+  telemetry_exporter_.reset();
   remote_hosts_.reset();
   if (worker_log_fd_ >= 0) close(worker_log_fd_);
 }
 
+void Runtime::StartTelemetry(const Config& config) {
+  StatusOr<TelemetrySettings> settings = ReadTelemetrySettings(config.telemetry_enabled, EnvironmentMap());
+  if (!settings.ok()) {
+    std::cerr << "odin: telemetry is off: " << settings.status().message() << "\n";
+    return;
+  }
+  if (!settings->enabled) return;
+  spdlog::info("telemetry on ({}): traces to {}, metrics to {}", settings->because,
+               settings->traces_url.empty() ? "nowhere" : settings->traces_url,
+               settings->metrics_url.empty() ? "nowhere" : settings->metrics_url);
+  TelemetryResource resource;
+  resource.service_name = settings->service_name;
+  resource.service_version = ODIN_VERSION;
+  for (const auto& [k, v] : settings->resource_attributes) resource.attributes.push_back({k, v});
+  telemetry_exporter_ = std::make_unique<OtlpExporter>(std::move(*settings), std::move(resource));
+  telemetry_ = std::make_unique<LedgerTelemetry>(telemetry_exporter_.get());
+  ledger_->set_observer(telemetry_.get());
+}
+
 bool Runtime::FinishBeforeExit() {
-  if (remote_hosts_) return false;
+  // Telemetry must be sent, and remote hosts told: that takes the destructors.
+  if (remote_hosts_ || telemetry_) return false;
   coordinator_->EndBackgroundCommands("the session ended", seconds(10));
   FlushLedger();  // while the overlays' removal goes on
   coordinator_->FinishBeforeExit();
@@ -384,6 +411,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     };
   }
   ASSIGN_OR_RETURN(rt->ledger_, Ledger::Open(ws.ledger_path, std::move(redactor)));
+  rt->StartTelemetry(config);
   rt->mcp_tokens_->set_on_secret([ledger = rt->ledger_.get()](const std::string& name, const std::string& value) {
     ledger->AddSecret(name, value);
   });

@@ -25,6 +25,8 @@
 #include "remote/shared_hosts.h"
 #include "session/commands_proxy.h"
 #include "session/mcp_tokens.h"
+#include "telemetry/ledger_telemetry.h"
+#include "telemetry/otlp_exporter.h"
 #include "pool/worker_sandbox.h"
 #include "pool/worker_spawn.h"
 #include "workspace/workspace.h"
@@ -92,6 +94,11 @@ class Runtime {
   UniqueFd commands_netns_;
   // sandbox.network's rules: the commands' proxy (commands_proxy.h).
   std::unique_ptr<CommandsProxy> commands_proxy_;
+  // OpenTelemetry (telemetry/), when the user opted in: the ledger's
+  // observer and the exporter it feeds, gone before the ledger.
+  std::unique_ptr<OtlpExporter> telemetry_exporter_;
+  std::unique_ptr<LedgerTelemetry> telemetry_;
+  void StartTelemetry(const Config& config);
   std::unique_ptr<McpTokens> mcp_tokens_;     // outlives the coordinator, which asks it
   std::unique_ptr<Coordinator> coordinator_;  // destroyed before the ledger it records in
 };
