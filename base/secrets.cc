@@ -135,7 +135,8 @@ bool IsSecretName(std::string_view name) {
     if (n == w) return true;
     if (EndsWith(n, std::string("_") + std::string(w))) return true;
   }
-  return false;
+  // An OpenTelemetry collector's headers carry its API key.
+  return n.rfind("OTEL_EXPORTER_OTLP", 0) == 0 && EndsWith(n, "_HEADERS");
 }
 
 std::vector<std::string> ScrubEnvironment(const std::vector<std::string>& env) {

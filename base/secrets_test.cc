@@ -8,6 +8,9 @@ namespace {
 TEST(SecretsTest, SecretNamesFollowConvention) {
   EXPECT_TRUE(IsSecretName("OPENAI_API_KEY"));
   EXPECT_TRUE(IsSecretName("GITHUB_TOKEN"));
+  EXPECT_TRUE(IsSecretName("OTEL_EXPORTER_OTLP_HEADERS"));  // a collector's API key
+  EXPECT_TRUE(IsSecretName("OTEL_EXPORTER_OTLP_TRACES_HEADERS"));
+  EXPECT_FALSE(IsSecretName("OTEL_EXPORTER_OTLP_ENDPOINT"));
   EXPECT_TRUE(IsSecretName("aws_secret"));
   EXPECT_TRUE(IsSecretName("DB_PASSWORD"));
   EXPECT_TRUE(IsSecretName("TOKEN"));

@@ -219,6 +219,7 @@ HttpClient::Id HttpClient::Start(HttpRequest request, Callbacks callbacks) {
   curl_->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(ToMillis(t->request.connect_timeout)));
   curl_->easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(ToMillis(t->request.total_timeout)));
   curl_->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  if (t->request.quick_exit) curl_->easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
   curl_->easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
   curl_->easy_setopt(e, CURLOPT_HEADERFUNCTION, &HttpClient::OnHeader);
   curl_->easy_setopt(e, CURLOPT_HEADERDATA, t.get());

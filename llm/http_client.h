@@ -31,6 +31,10 @@ struct HttpRequest {
   std::string body;
   Duration connect_timeout = seconds(10);
   Duration total_timeout = seconds(300);
+  // Dropped at once when cancelled or when the client goes, even in the
+  // middle of a name lookup (CURLOPT_QUICK_EXIT): for a request nobody
+  // waits for at exit (telemetry).
+  bool quick_exit = false;
 };
 
 struct HttpResponseHead {

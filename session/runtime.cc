@@ -142,9 +142,12 @@ void Runtime::StartTelemetry(const Config& config) {
     return;
   }
   if (!settings->enabled) return;
-  spdlog::info("telemetry on ({}): traces to {}, metrics to {}", settings->because,
-               settings->traces_url.empty() ? "nowhere" : settings->traces_url,
-               settings->metrics_url.empty() ? "nowhere" : settings->metrics_url);
+  // (A URL with a password is not logged.)
+  auto shown = [](const std::string& url) {
+    return url.empty() ? std::string("nowhere") : HasUrlPassword(url) ? std::string("a URL with a password") : url;
+  };
+  spdlog::info("telemetry on ({}): traces to {}, metrics to {}", settings->because, shown(settings->traces_url),
+               shown(settings->metrics_url));
   TelemetryResource resource;
   resource.service_name = settings->service_name;
   resource.service_version = ODIN_VERSION;

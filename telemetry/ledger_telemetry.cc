@@ -46,12 +46,14 @@ std::string Plain(const std::string& s, size_t max, const std::string& what) {
   return s;
 }
 
-// Odin's own tool names; an MCP tool's if it is a plain one; else "other"
-// (a name the model made up is its words, not a tool).
-std::string ToolName(const std::string& tool) {
+// Odin's own tool names; an MCP tool's once it ran (gate 1 rejects a name
+// no server has before anything runs) and if it is a plain one; else
+// "other" (a name the model made up is its words, not a tool: it could
+// spell out a secret).
+std::string ToolName(const std::string& tool, bool ran) {
   if (FindTool(tool) != nullptr) return tool;
-  if (tool.rfind(kMcpToolPrefix, 0) == 0) return Plain(tool, 128, "mcp__other");
-  return "other";
+  if (ran && tool.rfind(kMcpToolPrefix, 0) == 0) return Plain(tool, 128, "mcp__other");
+  return tool.rfind(kMcpToolPrefix, 0) == 0 ? "mcp__other" : "other";
 }
 
 // Statuses, modes, kinds: short plain words.
@@ -64,13 +66,17 @@ bool Failed(const std::string& status) { return status != "ok" && status != "cle
 LedgerTelemetry::~LedgerTelemetry() {
   int64_t now = NowMs();
   for (auto& [id, open] : executions_) {
+    open.span.attributes.push_back({"odin.tool.name", ToolName(open.tool, false)});
     open.span.attributes.push_back({"odin.unfinished", true});
+    open.span.end_unix_ns = std::max(open.span.start_unix_ns, Ns(now));
     sink_->Emit(std::move(open.span));
   }
-  for (auto& [key, open] : messages_) {
-    open.span.end_unix_ns = Ns(now);
-    open.span.attributes.push_back({"odin.unfinished", true});
-    sink_->Emit(std::move(open.span));
+  for (auto& [key, queue] : messages_) {
+    for (Open& open : queue) {
+      open.span.end_unix_ns = std::max(open.span.start_unix_ns, Ns(now));
+      open.span.attributes.push_back({"odin.unfinished", true});
+      sink_->Emit(std::move(open.span));
+    }
   }
   for (auto& [id, open] : sessions_) {
     open.span.end_unix_ns = Ns(now);
@@ -95,9 +101,21 @@ LedgerTelemetry::Open& LedgerTelemetry::SessionSpan(const std::string& session_i
 const TelemetrySpan& LedgerTelemetry::ParentOf(const std::string& session_id, const std::string& agent_id,
                                                int64_t at_ms) {
   Open& session = SessionSpan(session_id, at_ms);
-  if (auto m = messages_.find(session_id + '\n' + agent_id); m != messages_.end()) return m->second.span;
+  if (auto m = messages_.find(session_id + '\n' + agent_id); m != messages_.end() && !m->second.empty()) {
+    return m->second.front().span;
+  }
   if (auto a = agent_call_.find(agent_id); a != agent_call_.end()) {
     if (auto e = executions_.find(a->second); e != executions_.end()) return e->second.span;
+  }
+  // A subagent heard of before its first call (its first model call): the
+  // session's one running subagent call, if there is exactly one.
+  if (agent_id != "main" && agent_id != "user") {
+    const TelemetrySpan* only = nullptr;
+    int running = 0;
+    for (const auto& [id, e] : executions_) {
+      if (e.tool == "AgentTool" && e.span.trace_id == session.span.trace_id && ++running == 1) only = &e.span;
+    }
+    if (running == 1) return *only;
   }
   return session.span;
 }
@@ -110,31 +128,35 @@ void LedgerTelemetry::OnSession(const SessionRecord& r) {
 
 void LedgerTelemetry::OnMessage(const MessageRecord& m) {
   std::string key = m.session_id + '\n' + m.agent_id;
+  std::deque<Open>& queue = messages_[key];
   if (m.role == "user") {
-    const TelemetrySpan& parent = ParentOf(m.session_id, m.agent_id, m.created_at_ms);
+    // Recorded when sent: a message sent while another runs waits behind it
+    // (its span starts when the one before it ends), under the same parent.
     Open open;
+    const TelemetrySpan& parent =
+        queue.empty() ? ParentOf(m.session_id, m.agent_id, m.created_at_ms) : SessionSpan(m.session_id, 0).span;
     open.span.trace_id = parent.trace_id;
     open.span.span_id = NewSpanId();
-    // A message of the main agent goes under the session, not under the
-    // message before it.
-    open.span.parent_span_id = messages_.count(key) ? SessionSpan(m.session_id, 0).span.span_id : parent.span_id;
+    open.span.parent_span_id = queue.empty() ? parent.span_id : queue.front().span.parent_span_id;
     open.span.name = "odin.message";
     open.span.start_unix_ns = Ns(m.created_at_ms);
     open.span.attributes = {{"odin.message.id", Plain(m.id, 64, "other")},
                             {"odin.agent.id", Plain(m.agent_id, 64, "other")},
                             {"odin.mode", Word(m.mode)}};
-    auto old = messages_.find(key);
-    if (old != messages_.end()) {
-      End(std::move(old->second), m.created_at_ms);
-      messages_.erase(old);
-    }
-    messages_[key] = std::move(open);
+    if (queue.size() < 64) queue.push_back(std::move(open));
     return;
   }
-  auto it = messages_.find(key);
-  if (it == messages_.end()) return;
-  Open open = std::move(it->second);
-  messages_.erase(it);
+  if (queue.empty()) {
+    messages_.erase(key);
+    return;
+  }
+  Open open = std::move(queue.front());
+  queue.pop_front();
+  if (!queue.empty()) {
+    queue.front().span.start_unix_ns = std::max(queue.front().span.start_unix_ns, Ns(m.created_at_ms));
+  } else {
+    messages_.erase(key);
+  }
   open.span.attributes.push_back({"odin.message.status", Word(m.status)});
   open.span.error = m.status == "error";
   End(std::move(open), m.created_at_ms);
@@ -187,7 +209,7 @@ void LedgerTelemetry::OnExecutionStart(const ExecutionStart& r) {
   }
   if (parent == nullptr) parent = &ParentOf(r.session_id, r.agent_id, r.started_at_ms);
   Open open;
-  open.tool = ToolName(r.tool);
+  open.tool = r.tool;
   open.span.trace_id = parent->trace_id;
   open.span.span_id = NewSpanId();
   open.span.parent_span_id = parent->span_id;
@@ -196,8 +218,7 @@ void LedgerTelemetry::OnExecutionStart(const ExecutionStart& r) {
                                               : "odin.tool_call";
   open.span.start_unix_ns = Ns(r.started_at_ms);
   open.span.end_unix_ns = open.span.start_unix_ns;
-  open.span.attributes = {{"odin.tool.name", open.tool},
-                          {"odin.execution.id", Plain(r.execution_id, 64, "other")},
+  open.span.attributes = {{"odin.execution.id", Plain(r.execution_id, 64, "other")},
                           {"odin.agent.id", Plain(r.agent_id, 64, "other")},
                           {"odin.mode", Word(r.mode)}};
   executions_[r.execution_id] = std::move(open);
@@ -209,6 +230,8 @@ void LedgerTelemetry::OnExecutionEnd(const ExecutionEnd& r, const ValidationReco
   Open open = std::move(it->second);
   executions_.erase(it);
   std::string status = Word(r.status);
+  std::string tool = ToolName(open.tool, status != "rejected");
+  open.span.attributes.push_back({"odin.tool.name", tool});
   open.span.attributes.push_back({"odin.tool.status", status});
   if (r.exit_code) open.span.attributes.push_back({"odin.exit_code", static_cast<int64_t>(*r.exit_code)});
   if (v != nullptr) {
@@ -218,8 +241,8 @@ void LedgerTelemetry::OnExecutionEnd(const ExecutionEnd& r, const ValidationReco
     sink_->Measure(kValidations, {{"status", Word(v->status)}}, 1);
   }
   open.span.error = Failed(r.status);
-  sink_->Measure(kToolCalls, {{"tool", open.tool}, {"status", status}}, 1);
-  sink_->Measure(kToolDuration, {{"tool", open.tool}}, static_cast<double>(r.duration_us) / 1000);
+  sink_->Measure(kToolCalls, {{"tool", tool}, {"status", status}}, 1);
+  sink_->Measure(kToolDuration, {{"tool", tool}}, static_cast<double>(r.duration_us) / 1000);
   if (open.tool == "AgentTool") {
     for (auto a = agent_call_.begin(); a != agent_call_.end();) {
       a = a->second == r.execution_id ? agent_call_.erase(a) : std::next(a);

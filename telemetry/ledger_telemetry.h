@@ -38,7 +38,7 @@ class LedgerTelemetry final : public LedgerObserver {
  private:
   struct Open {
     TelemetrySpan span;
-    std::string tool;
+    std::string tool;  // as recorded; named for telemetry only at its end (ToolName)
   };
   // The session's span, made on its first record.
   Open& SessionSpan(const std::string& session_id, int64_t at_ms);
@@ -48,8 +48,10 @@ class LedgerTelemetry final : public LedgerObserver {
   void End(Open open, int64_t end_ms);
 
   TelemetrySink* sink_;
-  std::map<std::string, Open> sessions_;           // by session id
-  std::map<std::string, Open> messages_;           // by session id + agent id
+  std::map<std::string, Open> sessions_;  // by session id
+  // By session id + agent id: the message running first, then the ones
+  // queued behind it (each starts when the one before it ends).
+  std::map<std::string, std::deque<Open>> messages_;
   std::map<std::string, Open> executions_;         // open, by execution id
   std::map<std::string, std::string> agent_call_;  // a subagent's agent id -> its AgentTool execution id
   // Ended executions' spans, for calls that name them as parent (bounded).

@@ -1,5 +1,7 @@
 #include "telemetry/ledger_telemetry.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace odin {
@@ -64,6 +66,12 @@ TEST(LedgerTelemetryTest, ASessionIsOneTraceOfNestedSpansWithoutItsWords) {
     t.OnExecutionEnd({"ex_a", "ok", std::nullopt, "normal", 1040, 9000, "", "", 0, "", ""}, nullptr);
     t.OnExecutionStart({"ex_x", "ses_1", "main", "made_up_" + secret, "{}", "edit", "", 1041, ""});
     t.OnExecutionEnd({"ex_x", "rejected", std::nullopt, "normal", 1041, 0, "", "", 0, secret, ""}, nullptr);
+    // A name no MCP server has, made up to spell a secret: refused, never sent.
+    t.OnExecutionStart({"ex_m", "ses_1", "main", "mcp__x__" + secret, "{}", "edit", "", 1042, ""});
+    t.OnExecutionEnd({"ex_m", "rejected", std::nullopt, "normal", 1042, 0, "", "", 0, "", ""}, nullptr);
+    // An MCP tool that ran keeps its name.
+    t.OnExecutionStart({"ex_e", "ses_1", "main", "mcp__everything__echo", "{}", "edit", "w_5", 1043, ""});
+    t.OnExecutionEnd({"ex_e", "ok", std::nullopt, "normal", 1044, 10, "", "", 0, "", ""}, nullptr);
     t.OnMessage({"msg_2", "ses_1", "main", "assistant", "edit", "done " + secret, "done", 1050});
   }
   const TelemetrySpan* session = rec.Named("odin.session");
@@ -99,9 +107,44 @@ TEST(LedgerTelemetryTest, ASessionIsOneTraceOfNestedSpansWithoutItsWords) {
   EXPECT_NE(Text(validation->attributes).find("odin.validation.validator=clangd"), std::string::npos);
   EXPECT_DOUBLE_EQ(rec.measures["odin.token.usage"], 132);
   EXPECT_DOUBLE_EQ(rec.measures["odin.cost.usage"], 0.0015);
-  EXPECT_DOUBLE_EQ(rec.measures["odin.tool.calls"], 5);
+  EXPECT_DOUBLE_EQ(rec.measures["odin.tool.calls"], 7);
+  EXPECT_TRUE(std::find(rec.values.begin(), rec.values.end(), "mcp__everything__echo") != rec.values.end());
+  EXPECT_TRUE(std::find(rec.values.begin(), rec.values.end(), "mcp__other") != rec.values.end());
   EXPECT_DOUBLE_EQ(rec.measures["odin.validation.count"], 1);
   for (const std::string& v : rec.values) EXPECT_EQ(v.find(secret), std::string::npos) << v;
+}
+
+// A message sent while another runs waits behind it: the first's calls go
+// under the first, its span starts when the first ends. A subagent's model
+// call before its first tool call goes under its AgentTool call.
+TEST(LedgerTelemetryTest, AQueuedMessageStartsWhenTheOneBeforeItEnds) {
+  Recorder rec;
+  {
+    LedgerTelemetry t(&rec);
+    t.OnMessage({"msg_1", "ses_1", "main", "user", "edit", "", "queued", 1000});
+    t.OnMessage({"msg_2", "ses_1", "main", "user", "edit", "", "queued", 1005});
+    t.OnExecutionStart({"ex_a", "ses_1", "main", "AgentTool", "{}", "edit", "w_1", 1010, ""});
+    t.OnLlmCall({"llm_1", "ses_1", "sub_9", "planner", "openai", "m", 1011, 1000, 1, 1, 0, 0, 0, "ok", 1, ""});
+    t.OnExecutionEnd({"ex_a", "ok", std::nullopt, "normal", 1020, 10, "", "", 0, "", ""}, nullptr);
+    t.OnMessage({"msg_3", "ses_1", "main", "assistant", "edit", "", "done", 1030});
+    t.OnMessage({"msg_4", "ses_1", "main", "assistant", "edit", "", "done", 1050});
+  }
+  std::map<std::string, const TelemetrySpan*> by_id;
+  for (const TelemetrySpan& s : rec.spans) {
+    std::string text = Text(s.attributes);
+    size_t at = text.find("odin.message.id=");
+    if (at != std::string::npos) by_id[text.substr(at + 16, 5)] = &s;
+  }
+  ASSERT_TRUE(by_id.count("msg_1") && by_id.count("msg_2"));
+  EXPECT_EQ(by_id["msg_1"]->end_unix_ns, 1030 * 1000000LL);
+  EXPECT_EQ(by_id["msg_2"]->start_unix_ns, 1030 * 1000000LL);
+  EXPECT_EQ(by_id["msg_2"]->end_unix_ns, 1050 * 1000000LL);
+  EXPECT_EQ(by_id["msg_2"]->parent_span_id, by_id["msg_1"]->parent_span_id);
+  const TelemetrySpan* subagent = rec.Named("odin.subagent");
+  const TelemetrySpan* model = rec.Named("odin.model_call");
+  ASSERT_TRUE(subagent && model);
+  EXPECT_EQ(subagent->parent_span_id, by_id["msg_1"]->span_id);
+  EXPECT_EQ(model->parent_span_id, subagent->span_id);
 }
 
 }  // namespace

@@ -86,9 +86,14 @@ void TelemetryAggregator::Add(const TelemetryInstrument& instrument, const Telem
   std::lock_guard<std::mutex> lock(mu_);
   auto& [kind, points] =
       metrics_.try_emplace(instrument.name, instrument, std::map<std::string, TelemetryMetric::Point>{}).first->second;
-  auto [it, fresh] = points.try_emplace(KeyOf(attributes));
+  // Bounded: past kMaxPoints sets of attributes, new ones count together.
+  constexpr size_t kMaxPoints = 1000;
+  std::string key = KeyOf(attributes);
+  const TelemetryAttributes overflow = {{"odin.overflow", true}};
+  bool over = points.size() >= kMaxPoints && points.count(key) == 0;
+  auto [it, fresh] = points.try_emplace(over ? KeyOf(overflow) : key);
   TelemetryMetric::Point& p = it->second;
-  if (fresh) p.attributes = attributes;
+  if (fresh) p.attributes = over ? overflow : attributes;
   switch (instrument.kind) {
     case TelemetryInstrument::Kind::kIntSum: p.int_value += static_cast<int64_t>(value); break;
     case TelemetryInstrument::Kind::kDoubleSum: p.double_value += value; break;

@@ -99,6 +99,7 @@ void OtlpExporter::Run() {
       req.body = std::move(body);
       req.connect_timeout = std::min<Duration>(timeout, seconds(5));
       req.total_timeout = timeout;
+      req.quick_exit = true;  // a hung name lookup never holds the exit
       HttpClient::Callbacks cb;
       cb.on_done = [this, &in_flight, &spans_in_flight, spans](const Status& st, int status) {
         --in_flight;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <string_view>
 
 namespace odin {
 namespace {
@@ -50,8 +51,17 @@ StatusOr<Pairs> ParsePairs(const std::string& name, const std::string& text) {
     std::string key = eq == std::string::npos ? "" : Trim(item.substr(0, eq));
     if (key.empty()) return Status::InvalidArgument(name, "must be key=value pairs separated by commas");
     std::string value = PercentDecode(Trim(item.substr(eq + 1)));
-    for (char c : key + value) {
-      if (c == '\r' || c == '\n' || c == '\0') return Status::InvalidArgument(name, "holds a control character");
+    for (char c : value) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        return Status::InvalidArgument(name, "holds a control character");
+      }
+    }
+    // A header's or attribute's name: an HTTP token.
+    for (char c : key) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
+        return Status::InvalidArgument(name, "holds a name that is not a plain token");
+      }
     }
     out.emplace_back(key, value);
   }
@@ -137,6 +147,8 @@ StatusOr<TelemetrySettings> ReadTelemetrySettings(bool config_enabled, const std
   }
   if (!Get(env, "OTEL_SERVICE_NAME").empty()) s.service_name = Get(env, "OTEL_SERVICE_NAME");
   ASSIGN_OR_RETURN(s.resource_attributes, ParsePairs("OTEL_RESOURCE_ATTRIBUTES", Get(env, "OTEL_RESOURCE_ATTRIBUTES")));
+  // Both signals off: nothing to send, nothing started.
+  if (s.traces_url.empty() && s.metrics_url.empty()) s.enabled = false;
   ASSIGN_OR_RETURN(s.span_delay, Millis(env, "OTEL_BSP_SCHEDULE_DELAY", seconds(5)));
   ASSIGN_OR_RETURN(s.metric_interval, Millis(env, "OTEL_METRIC_EXPORT_INTERVAL", seconds(60)));
   return s;

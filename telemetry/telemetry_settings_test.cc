@@ -50,12 +50,19 @@ TEST(TelemetrySettingsTest, WhatItCannotUseIsAnErrorNamingTheVariable) {
                                                         {"OTEL_EXPORTER_OTLP_TIMEOUT", "soon"},
                                                         {"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},
                                                         {"OTEL_EXPORTER_OTLP_HEADERS", "a=b%0d%0aX-Injected: 1"},
-                                                        {"OTEL_TRACES_EXPORTER", "zipkin"}}) {
+                                                        {"OTEL_TRACES_EXPORTER", "zipkin"},
+                                                        {"OTEL_EXPORTER_OTLP_HEADERS", "x y=1"},
+                                                        {"OTEL_EXPORTER_OTLP_HEADERS", "a=b\x01"}}) {
     StatusOr<TelemetrySettings> s = ReadTelemetrySettings(false, {{"ODIN_TELEMETRY", "1"}, {name, value}});
     ASSERT_FALSE(s.ok()) << name << "=" << value;
     EXPECT_NE(s.status().message().find(name), std::string::npos) << s.status().message();
   }
   EXPECT_FALSE(ReadTelemetrySettings(false, {{"ODIN_TELEMETRY", "yes"}}).ok());
+  // Both signals off: nothing to start.
+  StatusOr<TelemetrySettings> none = ReadTelemetrySettings(
+      false, {{"ODIN_TELEMETRY", "1"}, {"OTEL_TRACES_EXPORTER", "none"}, {"OTEL_METRICS_EXPORTER", "none"}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->enabled);
 }
 
 }  // namespace

@@ -4,6 +4,11 @@
 // arrive; no secret, prompt, argument, path or output does; telemetry is
 // off unless the user opts in.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -15,6 +20,7 @@
 #include "base/file_util.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
+#include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
 #include "tests/test_util.h"
 
@@ -207,6 +213,32 @@ TEST_F(OdinTelemetryTest, OnlyTheUsersOptInTurnsItOn) {
   r = Session({{"ODIN_TELEMETRY", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(collector_.spans().empty());
+}
+
+// A collector that never answers (it listens, but never accepts) leaves
+// the session its result: every call runs and is recorded, and odin exits
+// (the exporter gives the last export up; bench section 16 has the times).
+TEST_F(OdinTelemetryTest, ACollectorThatNeverAnswersLeavesTheSessionItsResult) {
+  int dead = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(dead, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(dead, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(dead, 16), 0);
+  ASSERT_EQ(getsockname(dead, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  Ran r = Session({{"ODIN_TELEMETRY", "1"},
+                   {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))}});
+  close(dead);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<std::string> out = ReadFileToString(ws_.Join("out.txt"));
+  EXPECT_TRUE(out.ok() && out->find(secret_) != std::string::npos);
+  std::vector<std::string> calls = LedgerRows(ws_.Join(".odin/odin.db"),
+                                              "SELECT s.tool || '|' || e.status FROM execution_starts s JOIN "
+                                              "execution_ends e USING (execution_id) ORDER BY s.rowid");
+  EXPECT_TRUE(Contains(calls, "Read|ok") && Contains(calls, "ExecuteCommand|ok") && Contains(calls, "WriteFile|ok"))
+      << ::testing::PrintToString(calls);
 }
 
 // A setting it cannot use says so in one line and the session runs.
