@@ -34,6 +34,9 @@ int CountOccurrences(const std::string& text, const std::string& what) {
 // redirect with a wrong state, and writes its answer's status to FILE.
 constexpr char kBrowser[] = R"JS(#!/usr/bin/env node
 const fs = require('fs');
+// As browsers do, whichever of localhost's addresses answers: Node 18's
+// fetch tries only the first (::1 first where /etc/hosts lists it).
+require('dns').setDefaultResultOrder('ipv4first');
 const url = process.argv[2];
 (async () => {
   if (process.env.FORGE_LOG) {

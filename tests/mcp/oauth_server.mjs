@@ -75,7 +75,13 @@ const provider = new Provider();
 
 const auth = express();
 auth.use(mcpAuthRouter({ provider, issuerUrl: authUrl, scopesSupported: ["mcp:tools"] }));
-auth.listen(parseInt(authPort, 10), "127.0.0.1");
+// localhost is 127.0.0.1 and, where /etc/hosts says so (a pristine
+// Debian), ::1 too: a client may try either first.
+const listenLocal = (app, port) => {
+  app.listen(port, "127.0.0.1");
+  app.listen(port, "::1").on("error", () => {});  // no IPv6 here: 127.0.0.1 alone
+};
+listenLocal(auth, parseInt(authPort, 10));
 
 const app = createMcpExpressApp();
 app.use(mcpAuthMetadataRouter({
@@ -102,4 +108,4 @@ app.all("/other", (req, res) => {
   log({ event: "other", authorization: req.headers.authorization ?? null });
   res.set("WWW-Authenticate", `Bearer error="invalid_token"`).status(401).json({ error: "invalid_token" });
 });
-app.listen(parseInt(mcpPort, 10), "127.0.0.1");
+listenLocal(app, parseInt(mcpPort, 10));
