@@ -78,6 +78,7 @@ struct AgentFlags {
   // --json-schema (--output-schema): a file, or the schema inline; -p only.
   std::string json_schema;
   std::vector<std::string> images;  // --image FILE...: attached to the -p message
+  bool isolated = false;            // --isolated: in a view of its own (workspace/isolated_views.h)
 };
 
 struct UndoFlags {
@@ -86,6 +87,13 @@ struct UndoFlags {
   bool last = false;         // --last: the newest call that changed files, not undone yet
   bool dry_run = false;      // --dry-run: print the diff, change nothing
   bool force = false;        // --force: over later changes; skip what cannot be undone
+  bool json = false;
+};
+
+// odin diff|apply|discard SESSION (cli_views.cc).
+struct ViewFlags {
+  std::string action;   // diff, apply, discard
+  std::string session;  // the isolated session's id or a unique prefix
   bool json = false;
 };
 
@@ -174,6 +182,7 @@ int RunPermissions(const GlobalFlags& g, const PermissionsFlags& f);
 // Exit 0 when the changes were put back (or, with --dry-run, shown); 1 when
 // refused (a later change, a change that cannot be undone) or on an error.
 int RunUndo(const GlobalFlags& g, const UndoFlags& f);
+int RunView(const GlobalFlags& g, const ViewFlags& f);
 // odin rewind and odin sessions fork (session/rewind.h).
 int RunRewind(const GlobalFlags& g, const RewindFlags& f);
 int RunSessionsFork(const GlobalFlags& g, const std::string& id, bool json);

@@ -47,6 +47,7 @@ AgentSessionFlags SessionFlags(const GlobalFlags& g, const AgentFlags& f, const 
   flags.resume = f.resume;
   flags.continue_last = f.continue_last;
   flags.fork_session = f.fork_session;
+  flags.isolated = f.isolated;
   return flags;
 }
 

@@ -30,6 +30,7 @@
 #include "config/config_loader.h"
 #include "gates/validators.h"
 #include "workspace/overlay_changes.h"
+#include "cli/cli_views.h"
 #include "remote/curve_keys.h"
 #include "session/runtime.h"
 #include "ledger/ledger.h"
@@ -439,6 +440,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
   }
   json waiting = WaitingWrites(ws->state_dir, ledger.ok() ? ledger->get() : nullptr);
   json background = BackgroundCommands(ledger.ok() ? ledger->get() : nullptr);
+  json views = IsolatedViews(*ws, ledger.ok() ? ledger->get() : nullptr);
   std::string rg = lookup("rg"), clangd = lookup("clangd");
   bool failed = (policy == SandboxPolicy::kRequire && !namespaces) || !config_error.empty();
   // The language servers the validation gate would use, and their check commands.
@@ -599,6 +601,7 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
       j["language_servers"].push_back(
           {{"name", v.name}, {"program", v.program}, {"extensions", v.extensions}, {"fallback", v.fallback}});
     }
+    j["isolated_views"] = {{"max_view_mb", config->isolation_max_view_mb}, {"views", views}};
     if (daemon) {
       json d = ParseJson(daemon->output);
       j["daemon"] = daemon->exit_code == 0 && !d.is_discarded() ? d : json({{"error", daemon->output}});
@@ -657,6 +660,16 @@ int RunDoctor(const GlobalFlags& g, bool as_json) {
     printf("  %s  %s: %s\n", b["execution_id"].get<std::string>().c_str(),
            VisibleControls(b["command"].get<std::string>().substr(0, 80)).c_str(),
            b["what"].get<std::string>().c_str());
+  }
+  if (!views.empty())
+    printf("isolated views (each at most %lld MB)\n", static_cast<long long>(config->isolation_max_view_mb));
+  for (const json& v : views) {
+    int64_t bytes = v["bytes"].get<int64_t>();
+    std::string session = v["session_id"].get<std::string>();
+    printf("  %s  %s  %s  %s\n", session.empty() ? "(no session)" : session.c_str(),
+           v["view"].get<std::string>().c_str(),
+           bytes < 0 ? "size unknown" : (std::to_string((bytes + (1 << 20) - 1) >> 20) + " MB").c_str(),
+           v["state"].get<std::string>().c_str());
   }
   if (daemon) {
     if (daemon->exit_code == 0)

@@ -28,6 +28,9 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_flag("-c,--continue", agent->continue_last, "Continue the workspace's newest session")->excludes(resume);
   a->add_flag("--fork-session", agent->fork_session,
               "With -r or -c: go on in a copy of the session under a new id, leaving it as it was");
+  a->add_flag("--isolated", agent->isolated,
+              "Work in a copy of the workspace; odin diff, apply or discard SESSION afterwards")
+      ->excludes(resume);
   a->add_option("--context-window", agent->llm.context_window,
                 "The model's context window in tokens (default: llm.context_window, else the model family's)")
       ->check(CLI::Range(int64_t{1000}, int64_t{100000000}));

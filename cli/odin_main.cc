@@ -171,6 +171,18 @@ int main(int argc, char** argv) {
   undo_cmd->add_flag("--force", undo.force, "Overwrite later changes; skip what cannot be undone");
   undo_cmd->add_flag("--json", undo.json, "Print JSON");
 
+  odin::ViewFlags view;
+  std::vector<std::pair<CLI::App*, const char*>> view_cmds;
+  for (auto [name, what] : {std::pair{"diff", "Show what an isolated session changed (its view against the workspace)"},
+                            std::pair{"apply", "Land an isolated session's changes in the workspace, all or nothing"},
+                            std::pair{"discard", "Drop an isolated session's view and its changes"}}) {
+    CLI::App* cmd = app.add_subcommand(name, what);
+    cmd->fallthrough();
+    cmd->add_option("SESSION", view.session, "The isolated session's id or a unique prefix")->required();
+    cmd->add_flag("--json", view.json, "Print JSON");
+    view_cmds.push_back({cmd, name});
+  }
+
   odin::RewindFlags rewind;
   CLI::App* rewind_cmd = app.add_subcommand(
       "rewind", "Take a session back to before one of your messages: its files (as odin undo) and its conversation");
@@ -424,6 +436,12 @@ int main(int argc, char** argv) {
   if (verify_cmd->parsed()) return odin::RunLedgerVerify(global, verify_json);
   if (reset_cmd->parsed()) return odin::RunLedgerReset(global, reset_json);
   if (undo_cmd->parsed()) return odin::RunUndo(global, undo);
+  for (auto [cmd, name] : view_cmds) {
+    if (cmd->parsed()) {
+      view.action = name;
+      return odin::RunView(global, view);
+    }
+  }
   if (doctor_cmd->parsed()) return odin::RunDoctor(global, doctor_json);
   if (keys_generate->parsed()) return odin::RunKeysGenerate(keys);
   if (host_cmd->parsed()) return odin::RunHost(global, host);

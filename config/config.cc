@@ -364,7 +364,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
                                        "llm",       "agent",      "validation",  "checks",          "budgets",
                                        "stall",     "breakers",   "permissions", "AllowedCommands", "ForbiddenCommands",
                                        "hooks",     "mcpServers", "web",         "context",         "reviewers",
-                                       "workflows", "serve",      "commands",    "telemetry"},
+                                       "workflows", "serve",      "commands",    "telemetry",       "isolation"},
                             origin));
   if (root.contains("telemetry")) {
     const json& x = root["telemetry"];
@@ -377,6 +377,14 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
     RETURN_IF_ERROR(Read(x, "commands", "max_background", &c.max_background, origin));
     if (c.max_background < 0 || c.max_background > 16) {
       return Status::InvalidArgument(origin, "commands.max_background must be between 0 and 16");
+    }
+  }
+  if (root.contains("isolation")) {
+    const json& x = root["isolation"];
+    RETURN_IF_ERROR(CheckKeys(x, "isolation", {"max_view_mb"}, origin));
+    RETURN_IF_ERROR(Read(x, "isolation", "max_view_mb", &c.isolation_max_view_mb, origin));
+    if (c.isolation_max_view_mb < 1 || c.isolation_max_view_mb > (int64_t{1} << 30)) {
+      return Status::InvalidArgument(origin, "isolation.max_view_mb must be from 1 to 1073741824");
     }
   }
   if (root.contains("context")) {

@@ -127,6 +127,9 @@ struct Config {
   // commands.max_background: background commands (run_in_background) at
   // once; 0 turns them off. A workspace may lower it.
   int max_background = 4;
+  // isolation.max_view_mb: the most a view of an isolated session (a copy
+  // of the workspace, workspace/isolated_views.h) may take, in MB.
+  int64_t isolation_max_view_mb = 8192;
   int heartbeat_ms = 500;  // workers.heartbeat_ms
   // workers.idle_seconds: a worker started on a host for waiting calls
   // retires after this long idle; a Slurm host with no workers for as long

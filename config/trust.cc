@@ -78,6 +78,8 @@ const AllowedKey kAllowed[] = {
     // settle could take diagnostics for final before they are.
     {"commands.max_background", Merge::kNotHigher,
      [](const Config& c, const std::string&) { return static_cast<double>(c.max_background); }},
+    {"isolation.max_view_mb", Merge::kNotHigher,
+     [](const Config& c, const std::string&) { return static_cast<double>(c.isolation_max_view_mb); }},
     {"validation.start_timeout_ms", Merge::kNotHigher,
      [](const Config& c, const std::string&) { return static_cast<double>(c.validation.start_timeout_ms); }},
     {"validation.file_timeout_ms", Merge::kNotHigher,

@@ -176,8 +176,11 @@ void JudgeOutsideRead(const ToolCall& call, WorkerRequest* request, const Safegu
   StatusOr<std::string> inside = ResolveWorkspacePath(given, o.workspace);
   if (inside.ok()) {
     std::string state = o.workspace + "/.odin";
-    if (*inside == state || inside->starts_with(state + "/") || *inside == o.state_dir ||
-        inside->starts_with(o.state_dir + "/")) {
+    // (An isolated session's workspace is a view inside the state
+    // directory: what is inside it is the session's.)
+    bool in_state =
+        !PathIsBelow(o.workspace, o.state_dir) && (*inside == o.state_dir || inside->starts_with(o.state_dir + "/"));
+    if (*inside == state || inside->starts_with(state + "/") || in_state) {
       out->status = Status::PermissionDenied(given,
                                              "Odin's state directory (the ledger, sockets, tokens) is not open to "
                                              "the tools; memory_query reads the ledger");

@@ -1,5 +1,7 @@
 #include "sandbox/bwrap_args.h"
 
+#include <algorithm>
+
 #include "base/file_util.h"
 #include "sandbox/workspace_overlay.h"
 
@@ -38,9 +40,20 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
       add({"--tmpfs", p});
     }
   }
+  // A mask above the workspace (an isolated session's view lies in Odin's
+  // state, which is masked) comes before its bind, which would be covered
+  // otherwise, and is made read-only after it.
+  std::vector<std::string> masks_above;
+  for (const std::string& p : o.masked_paths) {
+    if (PathIsBelow(o.workspace, p) && IsDirectory(p)) {
+      add({"--perms", "0555", "--tmpfs", p});
+      masks_above.push_back(p);
+    }
+  }
   // Binds come after /tmp, so a workspace under /tmp is mounted over the
   // private tmpfs rather than hidden by it.
   add({o.workspace_readonly ? "--ro-bind" : "--bind", o.workspace, o.workspace});
+  for (const std::string& p : masks_above) add({"--remount-ro", p});
   for (const std::string& p : o.writable_paths) add({"--bind", p, p});
   for (const std::string& p : o.readonly_paths) add({"--ro-bind-try", p, p});
   // The worker's socket, alone in an empty directory made read-only: a
@@ -71,6 +84,7 @@ std::vector<std::string> BuildBwrapArgs(const SandboxOptions& o, const BwrapInvo
     if (PathIsBelow(p, o.workspace)) masked.push_back(p);  // empty, and read-only like the masks
   }
   for (const std::string& p : masked) {
+    if (std::find(masks_above.begin(), masks_above.end(), p) != masks_above.end()) continue;
     if (IsDirectory(p)) {
       add({"--perms", "0555", "--tmpfs", p, "--remount-ro", p});
     } else if (PathExists(p)) {

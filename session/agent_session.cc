@@ -20,6 +20,7 @@
 #include "session/rewind.h"
 #include "odin/v1/worker.pb.h"
 #include "base/file_util.h"
+#include "workspace/isolated_views.h"
 #include "workspace/overlay_changes.h"
 #include "workspace/workspace_files.h"
 #include "tools/exec_command.h"
@@ -162,8 +163,38 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (flags.fork_session && flags.resume.empty() && !flags.continue_last) {
     return Status::InvalidArgument("--fork-session", "goes with -r SESSION_ID or -c: which session to copy");
   }
+  if (flags.isolated && (!flags.resume.empty() || flags.continue_last)) {
+    return Status::InvalidArgument("--isolated", "starts a session; one resumed runs where it ran before");
+  }
   if (!flags.resume.empty() || flags.continue_last) {
     ASSIGN_OR_RETURN(runtime.resume_session, PickResumableSession(ws.ledger_path, flags.resume, flags.continue_last));
+  }
+  // An isolated session works in a view of its own; one taken up again, in
+  // the view it ran in.
+  std::string new_view;
+  if (!runtime.resume_session.empty()) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Ledger> ledger, Ledger::Open(ws.ledger_path, Redactor()));
+    StatusOr<SessionView> ran = FindSessionView(ledger.get(), ws.state_dir, runtime.resume_session);
+    if (ran.ok() && ran->session_id == runtime.resume_session) {
+      if (!ran->applied.empty() || ran->discarded || !ran->tree_exists) {
+        return Status::FailedPrecondition("session " + ran->session_id,
+                                          "ran in a view that was " +
+                                              std::string(!ran->applied.empty() ? "applied" : "discarded") +
+                                              ": it cannot be taken up again");
+      }
+      if (flags.fork_session) {
+        return Status::InvalidArgument(
+            "--fork-session",
+            "session " + ran->session_id + " ran in a view: it cannot be copied (apply or discard it)");
+      }
+      ws = ViewWorkspace(ws, ran->view);
+    }
+  }
+  if (flags.isolated && ws.view.empty()) {
+    RETURN_IF_ERROR(PrepareStateDir(ws));
+    ASSIGN_OR_RETURN(View view, MakeView(ws, static_cast<uint64_t>(config.isolation_max_view_mb) << 20));
+    ws = ViewWorkspace(ws, view);
+    new_view = view.id;
   }
   if (flags.fork_session) {
     ASSIGN_OR_RETURN(std::unique_ptr<Ledger> ledger, Ledger::Open(ws.ledger_path, Redactor()));
@@ -176,7 +207,17 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   // request waits for it, the workers are needed only after the first
   // answer, and their start would slow the loading down on a busy machine.
   s->http_ = std::make_unique<HttpClient>();
-  ASSIGN_OR_RETURN(s->runtime_, Runtime::Start(runtime, ws, config));
+  StatusOr<std::unique_ptr<Runtime>> started = Runtime::Start(runtime, ws, config);
+  if (!started.ok() && !new_view.empty()) {
+    if (StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(ws.state_dir); state.ok()) {
+      (void)state->RemoveTree("views/" + new_view);
+    }
+  }
+  ASSIGN_OR_RETURN(s->runtime_, std::move(started));
+  if (!new_view.empty()) {
+    s->runtime_->coordinator().RecordGateEvent("main", "", kIsolatedViewEvent, "",
+                                               nlohmann::json({{"view", new_view}, {"workspace", ws.view_of}}).dump());
+  }
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();
   } else {

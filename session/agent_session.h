@@ -35,6 +35,10 @@ struct AgentSessionFlags {
   // With resume or continue_last: take up a copy of that session instead
   // (session/rewind.h), leaving it as it was.
   bool fork_session = false;
+  // --isolated: the session works in a view of its own, a copy of the
+  // workspace (workspace/isolated_views.h); its changes land only when the
+  // user applies them. A resumed session that ran in a view runs in it again.
+  bool isolated = false;
   // --json-schema: the schema the final answer must be valid against, as
   // JSON text, compiled by the caller ("": none).
   std::string answer_schema;

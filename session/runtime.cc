@@ -403,13 +403,15 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // answers are saved there. A store that cannot be read answers nothing.
   if (std::string path = ApprovalStore::DefaultPath(EnvironmentMap()); !path.empty()) {
     ApprovalStore store(path);
-    StatusOr<std::vector<std::string>> saved = store.KeysFor(ws.root);
+    // An isolated session's are its workspace's.
+    const std::string& root = ws.view_of.empty() ? ws.root : ws.view_of;
+    StatusOr<std::vector<std::string>> saved = store.KeysFor(root);
     if (saved.ok()) {
       rt->coordinator_->AddSavedApprovals(*saved);
     } else {
       std::cerr << "odin: saved approvals not read: " << saved.status().message() << "\n";
     }
-    rt->coordinator_->on_approval_saved = [store, root = ws.root](const std::string& key, bool every_workspace) {
+    rt->coordinator_->on_approval_saved = [store, root](const std::string& key, bool every_workspace) {
       return store.Save({key}, every_workspace ? "" : root, RealClock::Get()->WallMillis());
     };
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -46,37 +47,9 @@ StatusOr<std::set<std::string>> UndoneCalls(Ledger* ledger) {
   return undone;
 }
 
-// What is at path now.
-struct Now {
-  bool exists = false;
-  bool is_file = false, is_link = false, is_dir = false;
-  std::string content;  // a file's
-  std::string sha256;
-  std::string link_target;
-};
+using Now = PathNow;
 
-// Read through the safe file layer: nothing followed on the way or at the
-// end (a directory on the way that is a symlink now: nothing is there).
-Now Look(const WorkspaceFiles& ws, const std::string& path) {
-  Now n;
-  FileEntry e = ws.Look(path);
-  if (!e.exists()) return n;
-  n.exists = true;
-  n.is_file = e.is_file();
-  n.is_link = e.is_link();
-  n.is_dir = e.is_dir();
-  if (n.is_file) {
-    StatusOr<std::string> content = ws.ReadFile(path, kMaxUndoneBytes, WorkspaceFiles::Links::kNone);
-    if (content.ok()) {
-      n.content = std::move(*content);
-      n.sha256 = Sha256Hex(n.content);
-    }
-  } else if (n.is_link) {
-    StatusOr<std::string> target = ws.ReadLink(path);
-    if (target.ok()) n.link_target = *target;
-  }
-  return n;
-}
+Now Look(const WorkspaceFiles& ws, const std::string& path) { return LookNow(ws, path); }
 
 // Whether what is at path now is what the newest change left.
 std::string Differs(const Now& now, const MutationRecord& last) {
@@ -122,6 +95,28 @@ void HeadMoves(Ledger* ledger, const std::string& workspace, const std::vector<s
 }
 
 }  // namespace
+
+PathNow LookNow(const WorkspaceFiles& files, const std::string& path) {
+  PathNow n;
+  FileEntry e = files.Look(path);
+  if (!e.exists()) return n;
+  n.exists = true;
+  n.is_file = e.is_file();
+  n.is_link = e.is_link();
+  n.is_dir = e.is_dir();
+  n.mode = e.mode & 07777;
+  if (n.is_file) {
+    StatusOr<std::string> content = files.ReadFile(path, kMaxUndoneBytes, WorkspaceFiles::Links::kNone);
+    if (content.ok()) {
+      n.content = std::move(*content);
+      n.sha256 = Sha256Hex(n.content);
+    }
+  } else if (n.is_link) {
+    StatusOr<std::string> target = files.ReadLink(path);
+    if (target.ok()) n.link_target = *target;
+  }
+  return n;
+}
 
 StatusOr<std::vector<std::string>> LastChangingCall(Ledger* ledger) {
   ASSIGN_OR_RETURN(std::set<std::string> undone, UndoneCalls(ledger));
@@ -311,17 +306,24 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
     for (const std::string& n : plan.not_undoable) why += "\n  cannot undo " + n;
     return Status::FailedPrecondition("undo", "nothing was changed; --force overrides:" + why);
   }
+  return ApplySteps(
+      ledger, workspace, plan.steps,
+      {"undo", kUndoTool, json({{"undo", plan.executions}, {"force", force}}).dump(), "undo", PathsPutBack}, now_ms);
+}
+
+StatusOr<std::string> ApplySteps(Ledger* ledger, const std::string& workspace, const std::vector<UndoStep>& steps,
+                                 const StepsRecord& record, int64_t now_ms, std::string* execution_id) {
   ASSIGN_OR_RETURN(WorkspaceFiles ws, WorkspaceFiles::Open(workspace, WorkspaceFiles::Ownership::kParents));
   std::string session = NewId("ses");
   std::string id = NewId("ex");
-  RETURN_IF_ERROR(ledger->AddSession({session, "undo", workspace, now_ms}));
+  if (execution_id != nullptr) *execution_id = id;
+  RETURN_IF_ERROR(ledger->AddSession({session, record.session_kind, workspace, now_ms}));
   RETURN_IF_ERROR(
-      ledger->AddExecutionStart({id, session, "user", kUndoTool,
-                                 json({{"undo", plan.executions}, {"force", force}}).dump(), "edit", "", now_ms, ""}));
+      ledger->AddExecutionStart({id, session, "user", record.tool, record.args_json, "edit", "", now_ms, ""}));
   // Directories first (shallowest first), then files and links, then the
   // directories the calls created (deepest first, if empty now).
   std::vector<const UndoStep*> order;
-  for (const UndoStep& s : plan.steps) order.push_back(&s);
+  for (const UndoStep& s : steps) order.push_back(&s);
   auto rank = [](const UndoStep* s) {
     return s->action == UndoStep::Action::kMakeDirectory ? 0 : s->action == UndoStep::Action::kRemoveDirectory ? 2 : 1;
   };
@@ -344,9 +346,19 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
     m.session_id = session;
     m.agent_id = "user";
     m.execution_id = id;
-    m.source = "undo";
+    m.source = record.source;
     m.path = s->path;
     m.created_at_ms = now_ms;
+    if (s->landed) {
+      // Recorded as the first try would have: before is the base.
+      now = Now();
+      now.exists = s->base_exists;
+      now.is_file = s->base_content.has_value();
+      if (s->base_content) {
+        now.content = *s->base_content;
+        now.sha256 = Sha256Hex(now.content);
+      }
+    }
     if (now.exists) {
       m.before_size = static_cast<int64_t>(now.content.size());
       if (now.is_file) {
@@ -357,13 +369,17 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
     }
     m.undoable = !now.exists || now.is_file || now.is_dir || now.is_link;
     Status done;
+    // A landed step's write is skipped, its record made as for any.
+    auto act = [&](const std::function<Status()>& write) {
+      if (!s->landed) done = write();
+    };
     switch (s->action) {
       case UndoStep::Action::kWriteFile:
-        if (now.is_dir) {
+        if (now.is_dir && !s->landed) {
           done = Status::FailedPrecondition(s->path, "a directory is there now");
           break;
         }
-        done = ws.WriteFile(s->path, s->content, static_cast<mode_t>(s->mode & 07777));
+        act([&] { return ws.WriteFile(s->path, s->content, static_cast<mode_t>(s->mode & 07777)); });
         m.change = now.exists ? "modified" : "created";
         m.file_type = "file";
         m.after_sha256 = Sha256Hex(s->content);
@@ -371,24 +387,26 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
         m.after_mode = s->mode;
         break;
       case UndoStep::Action::kSymlink:
-        done = now.is_dir ? Status::FailedPrecondition(s->path, "a directory is there now")
-                          : ws.Symlink(s->link_target, s->path);
+        act([&] {
+          return now.is_dir ? Status::FailedPrecondition(s->path, "a directory is there now")
+                            : ws.Symlink(s->link_target, s->path);
+        });
         m.change = now.exists ? "modified" : "created";
         m.file_type = "symlink";
         m.link_target = s->link_target;
         break;
       case UndoStep::Action::kMakeDirectory:
-        if (!now.is_dir) done = ws.MakeDirs(s->path, static_cast<mode_t>(s->mode & 07777));
+        if (!now.is_dir) act([&] { return ws.MakeDirs(s->path, static_cast<mode_t>(s->mode & 07777)); });
         m.change = "created";
         m.file_type = "directory";
         break;
       case UndoStep::Action::kRemove:
-        if (now.exists && !now.is_dir) done = ws.Remove(s->path);
+        if (now.exists && !now.is_dir) act([&] { return ws.Remove(s->path); });
         m.change = "deleted";
         m.file_type = now.is_link ? "symlink" : "file";
         break;
       case UndoStep::Action::kRemoveDirectory:
-        if (now.is_dir) done = ws.RemoveDirectory(s->path);
+        if (now.is_dir) act([&] { return ws.RemoveDirectory(s->path); });
         m.change = "deleted";
         m.file_type = "directory";
         break;
@@ -410,14 +428,15 @@ StatusOr<std::string> ApplyUndo(Ledger* ledger, const std::string& workspace, co
   end.status = failed.empty() ? "ok" : "error";
   end.exit_reason = "normal";
   end.finished_at_ms = now_ms;
-  std::string text = PathsPutBack(plan.steps.size() - failed.size());
+  std::string text = record.done_text(steps.size() - failed.size());
   for (const std::string& f : failed) text += "\nfailed: " + f;
   end.output_head = text;
   end.output_bytes = static_cast<int64_t>(text.size());
-  if (!failed.empty()) end.error = "some paths could not be put back";
+  if (!failed.empty())
+    end.error = "some paths could not be " + std::string(record.source == "undo" ? "put back" : "written");
   RETURN_IF_ERROR(ledger->AddExecutionEnd(end, {}));
   RETURN_IF_ERROR(recorded);
-  if (!failed.empty()) return Status::IOError("undo " + id, text);
+  if (!failed.empty()) return Status::IOError(record.source + " " + id, text);
   return id;
 }
 

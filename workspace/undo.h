@@ -26,6 +26,20 @@
 
 namespace odin {
 
+class WorkspaceFiles;
+
+// What is at a path now, read through the safe file layer with nothing
+// followed on the way or at the end (a file's content up to 1 GiB).
+struct PathNow {
+  bool exists = false;
+  bool is_file = false, is_link = false, is_dir = false;
+  std::string content;  // a file's
+  std::string sha256;
+  std::string link_target;
+  int64_t mode = -1;  // permission bits
+};
+PathNow LookNow(const WorkspaceFiles& files, const std::string& path);
+
 struct UndoStep {
   enum class Action { kWriteFile, kSymlink, kMakeDirectory, kRemove, kRemoveDirectory };
   std::string path;  // absolute
@@ -38,6 +52,12 @@ struct UndoStep {
   bool conflict = false;  // changed since the calls: refused unless forced
   std::string why;        // the conflict, or why it cannot be undone
   bool undoable = true;
+  // Already as the step leaves it (an apply taken up after a crash): not
+  // written again, recorded with what was there before the first try
+  // (base_exists, and a file's base_content when the ledger kept it).
+  bool landed = false;
+  bool base_exists = false;
+  std::optional<std::string> base_content;
 };
 
 struct UndoPlan {
@@ -70,6 +90,25 @@ std::string PathsPutBack(size_t n);
 
 // A unified diff of each step (now -> after the undo), for --dry-run.
 std::string RenderUndo(const UndoPlan& plan, const std::string& workspace);
+
+// How ApplySteps records what it did: a session of session_kind, one
+// execution of tool with args_json, mutations of source; done_text says
+// how many paths landed ("3 paths put back").
+struct StepsRecord {
+  std::string session_kind;
+  std::string tool;
+  std::string args_json;
+  std::string source;
+  std::string (*done_text)(size_t) = nullptr;
+};
+// Applies steps in a safe order (directories first, shallowest first; files
+// and links; the directories to remove, deepest first), each checked again
+// through the safe file layer as it is applied, and records them with
+// before-images of what they replaced. Returns the execution's id; IOError
+// naming what failed (what did land is recorded, under *execution_id when
+// given).
+StatusOr<std::string> ApplySteps(Ledger* ledger, const std::string& workspace, const std::vector<UndoStep>& steps,
+                                 const StepsRecord& record, int64_t now_ms, std::string* execution_id = nullptr);
 
 // Applies the plan and records it. With force, conflicts are overwritten and
 // what cannot be undone is skipped; without, either refuses it all (nothing

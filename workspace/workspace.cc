@@ -148,6 +148,8 @@ std::string TooBroadRefusal(const Workspace& ws, bool named) {
 }
 
 Status PrepareStateDir(const Workspace& ws) {
+  // A view's state is its workspace's, prepared before the view was made.
+  if (!ws.view.empty()) return Status::OK();
   bool in_workspace = ws.state_dir == JoinPath(ws.root, ".odin");
   if (in_workspace && !ws.state_elsewhere.empty()) {
     return Status::FailedPrecondition(ws.state_elsewhere,

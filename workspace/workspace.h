@@ -28,6 +28,11 @@ struct Workspace {
   // Why root/.odin is not Odin's state, when it is not ("" when it is, or
   // will be once made): one line for the user, said by PrepareStateDir.
   std::string state_elsewhere;
+  // An isolated session's (workspace/isolated_views.h): the view's id, and
+  // the workspace it was copied from, whose state_dir and ledger it keeps;
+  // root is then the view's tree. Both "" otherwise.
+  std::string view;
+  std::string view_of;
 };
 
 // The file in .odin that says Odin made it for this workspace.

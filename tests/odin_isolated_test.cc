@@ -1,0 +1,261 @@
+// Isolated sessions end to end, through the real odin: `odin -p --isolated`
+// works in a view of its own (a copy of the workspace frozen when it
+// starts), the workspace stays as it was until `odin apply` lands the
+// session's change set, all or nothing, refusing where the workspace
+// changed under it; `odin discard` drops the view; a session killed
+// mid-call leaves its view for doctor, apply and discard.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "tests/ledger_rows.h"
+#include "tests/llm_requests.h"
+#include "tests/test_util.h"
+
+namespace odin::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFailed = 1;  // odin's exit code for an error (planner/run_outcome.h)
+
+// The names in a directory, none when it is absent.
+std::vector<std::string> Names(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) out.push_back(e.path().filename().string());
+  return out;
+}
+
+class OdinIsolatedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(MakeDirs(ws_.Join(".git")).ok());
+    ASSERT_TRUE(MakeDirs(user_.Join("config/odin")).ok());
+    json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}};
+    ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+    for (const char* name : {"a.txt", "b.txt", "c.txt"}) Put(name, std::string(1, name[0]) + "\n");
+  }
+  void TearDown() override {
+    EXPECT_TRUE(ProcessesLeftWithEnv("ODIN_TEST_MARK", marker_).empty()) << "processes left behind";
+  }
+  std::map<std::string, std::string> Env(const FakeLlm& llm) { return FakeModelEnv(llm, marker_, user_); }
+  json Prompt(const FakeLlm& llm, std::vector<std::string> args) {
+    args.insert(args.end(), {"--output-format", "json"});
+    last_ = RunOdin(ws_.path(), args, Env(llm));
+    json j = json::parse(last_.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << last_.out << last_.err;
+    return j;
+  }
+  Ran Odin(const std::vector<std::string>& args) { return RunOdin(ws_.path(), args, {{"ODIN_TEST_MARK", marker_}}); }
+  void Put(const std::string& rel, const std::string& content) {
+    ASSERT_TRUE(WriteFileAtomic(ws_.Join(rel), content).ok());
+  }
+  std::string Get(const std::string& rel) {
+    StatusOr<std::string> s = ReadFileToString(ws_.Join(rel));
+    return s.ok() ? *s : "(absent)";
+  }
+  // Every file of the workspace but Odin's state, with its content's hash.
+  std::map<std::string, std::string> Hashes() {
+    std::map<std::string, std::string> out;
+    namespace fs = std::filesystem;
+    for (auto it = fs::recursive_directory_iterator(ws_.path()); it != fs::recursive_directory_iterator(); ++it) {
+      std::string rel = fs::relative(it->path(), ws_.path()).string();
+      if (rel == ".odin") {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file()) out[rel] = Sha256Hex(Get(rel));
+    }
+    return out;
+  }
+  // A Read, then the write (read-before-edit).
+  static json Read(const std::string& path) { return Turn({Call("Read", {{"file_path", path}})}); }
+  static json Write(const std::string& path, const std::string& content) {
+    return Turn({Call("WriteFile", {{"file_path", path}, {"content", content}})});
+  }
+  static json Command(const std::string& command) { return Turn({Call("ExecuteCommand", {{"command", command}})}); }
+
+  TempWorkspace ws_;
+  TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
+  std::string marker_ = UniqueMarker();
+  Ran last_;
+};
+
+// A session's write and command change its view only; the user's edits made
+// meanwhile are not seen by it (its base was frozen at its start); apply
+// lands exactly the session's change set, keeps the user's edits to files it
+// did not touch, records one undoable execution and removes the view.
+TEST_F(OdinIsolatedTest, TheWorkspaceStaysAsItWasUntilApplyLandsTheChangeSet) {
+  FakeLlm llm(json({{"responses",
+                     {Read("a.txt"), Write("a.txt", "A\n"), Text("Wrote a."),
+                      Command("cat b.txt > seen.txt && echo new > n.txt"), Text("Ran it.")}}})
+                  .dump());
+  std::map<std::string, std::string> before = Hashes();
+  json first = Prompt(llm, {"-p", "write a", "--isolated"});
+  ASSERT_EQ(first["status"], "done") << last_.err;
+  std::string session = first["session_id"];
+  EXPECT_EQ(Hashes(), before) << "the workspace changed during an isolated session";
+  // The user edits two files the session has not touched.
+  Put("b.txt", "B by the user\n");
+  Put("c.txt", "C by the user\n");
+  before = Hashes();
+  json second = Prompt(llm, {"-c", "-p", "run it"});
+  ASSERT_EQ(second["status"], "done") << last_.err;
+  EXPECT_EQ(second["session_id"], session);
+  EXPECT_EQ(Hashes(), before) << "the workspace changed during an isolated session";
+
+  Ran diff = Odin({"diff", session.substr(0, 10)});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_NE(diff.out.find("modify a.txt"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("+A"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("create n.txt"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("create seen.txt"), std::string::npos) << diff.out;
+  EXPECT_EQ(Get("a.txt"), "a\n");
+
+  Ran applied = Odin({"apply", session, "--json"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  json a = json::parse(applied.out, nullptr, false);
+  ASSERT_TRUE(a.is_object()) << applied.out;
+  EXPECT_EQ(a["paths"], 3);
+  EXPECT_EQ(Get("a.txt"), "A\n");
+  EXPECT_EQ(Get("seen.txt"), "b\n") << "the session saw the user's edit made after it started";
+  EXPECT_EQ(Get("n.txt"), "new\n");
+  EXPECT_EQ(Get("b.txt"), "B by the user\n");
+  EXPECT_EQ(Get("c.txt"), "C by the user\n");
+  EXPECT_TRUE(Names(ws_.Join(".odin/views")).empty()) << "an applied view stays";
+  // The view's files existed only under .odin: nothing else came along.
+  std::map<std::string, std::string> now = Hashes();
+  EXPECT_EQ(now.size(), before.size() + 2);
+  EXPECT_EQ(Odin({"apply", session}).exit_code, kFailed) << "applied twice";
+  // One execution puts it all back.
+  Ran undone = Odin({"undo", a["execution_id"]});
+  ASSERT_EQ(undone.exit_code, 0) << undone.err;
+  EXPECT_EQ(Get("a.txt"), "a\n");
+  EXPECT_EQ(Get("n.txt"), "(absent)");
+  EXPECT_EQ(Get("seen.txt"), "(absent)");
+  EXPECT_EQ(Get("b.txt"), "B by the user\n");
+  Ran verify = Odin({"ledger", "verify"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+// The user changes a file the session also changed: apply refuses, naming
+// it, and writes nothing, not even the other paths.
+TEST_F(OdinIsolatedTest, ApplyRefusesWhereTheWorkspaceChangedUnderTheSession) {
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("Read", {{"file_path", "a.txt"}}), Call("Read", {{"file_path", "b.txt"}})}),
+                      Turn({Call("WriteFile", {{"file_path", "a.txt"}, {"content", "A\n"}}),
+                            Call("WriteFile", {{"file_path", "b.txt"}, {"content", "B\n"}})}),
+                      Text("Wrote both.")}}})
+                  .dump());
+  json done = Prompt(llm, {"-p", "write", "--isolated"});
+  ASSERT_EQ(done["status"], "done") << last_.err;
+  std::string session = done["session_id"];
+  Put("a.txt", "a by the user\n");
+  Ran applied = Odin({"apply", session});
+  EXPECT_EQ(applied.exit_code, kFailed);
+  EXPECT_NE(applied.err.find("a.txt: changed in the workspace since the session started"), std::string::npos)
+      << applied.err;
+  EXPECT_EQ(applied.err.find("b.txt"), std::string::npos) << applied.err;
+  EXPECT_EQ(Get("a.txt"), "a by the user\n");
+  EXPECT_EQ(Get("b.txt"), "b\n") << "a refused apply landed part of the change set";
+  // Still there to look at, or drop.
+  EXPECT_EQ(Odin({"diff", session}).exit_code, 0);
+  Ran dropped = Odin({"discard", session});
+  EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_EQ(Odin({"apply", session}).exit_code, kFailed) << "a discarded view applied";
+}
+
+// Two isolated sessions at once, each writing the same file: each view holds
+// only its own change; the second apply is refused with the conflict named;
+// discard leaves nothing behind.
+TEST_F(OdinIsolatedTest, TwoSessionsAtOnceSeeOnlyTheirOwnChanges) {
+  FakeLlm one(
+      json({{"responses", {Command("echo one > a.txt && sleep 1 && cat a.txt > mine.txt"), Text("One.")}}}).dump());
+  FakeLlm two(
+      json({{"responses", {Command("echo two > a.txt && sleep 1 && cat a.txt > mine.txt"), Text("Two.")}}}).dump());
+  int out1 = -1, out2 = -1;
+  pid_t p1 = StartOdin(ws_.path(), {"-p", "one", "--isolated", "--output-format", "json"}, &out1, Env(one));
+  pid_t p2 = StartOdin(ws_.path(), {"-p", "two", "--isolated", "--output-format", "json"}, &out2, Env(two));
+  std::string r1 = ReadUntil(out1, "\n}"), r2 = ReadUntil(out2, "\n}");
+  ASSERT_EQ(Wait(p1), 0) << r1;
+  ASSERT_EQ(Wait(p2), 0) << r2;
+  close(out1);
+  close(out2);
+  json j1 = json::parse(r1, nullptr, false), j2 = json::parse(r2, nullptr, false);
+  ASSERT_TRUE(j1.is_object() && j2.is_object()) << r1 << r2;
+  std::string s1 = j1["session_id"], s2 = j2["session_id"];
+  ASSERT_NE(s1, s2);
+  EXPECT_EQ(Get("a.txt"), "a\n");
+  Ran d1 = Odin({"diff", s1}), d2 = Odin({"diff", s2});
+  EXPECT_NE(d1.out.find("+one"), std::string::npos) << d1.out;
+  EXPECT_EQ(d1.out.find("two"), std::string::npos) << d1.out;
+  EXPECT_NE(d2.out.find("+two"), std::string::npos) << d2.out;
+  EXPECT_EQ(d2.out.find("one"), std::string::npos) << d2.out;
+
+  Ran first = Odin({"apply", s1});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(Get("a.txt"), "one\n");
+  EXPECT_EQ(Get("mine.txt"), "one\n");
+  Ran second = Odin({"apply", s2});
+  EXPECT_EQ(second.exit_code, kFailed);
+  EXPECT_NE(second.err.find("a.txt: changed in the workspace"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("mine.txt: changed in the workspace"), std::string::npos) << second.err;
+  EXPECT_EQ(Get("a.txt"), "one\n");
+  Ran dropped = Odin({"discard", s2});
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_TRUE(Names(ws_.Join(".odin/views")).empty()) << "discard left a view behind";
+  json doctor = json::parse(Odin({"doctor", "--json"}).out, nullptr, false);
+  ASSERT_TRUE(doctor.is_object());
+  EXPECT_TRUE(doctor["isolated_views"]["views"].empty()) << doctor["isolated_views"].dump();
+}
+
+// odin killed (SIGKILL) while a command of an isolated session runs: the
+// view survives, doctor lists it, apply lands what the session did, and the
+// ledger verifies.
+TEST_F(OdinIsolatedTest, AViewOutlivesAKilledSession) {
+  FakeLlm llm(
+      json({{"responses", {Read("a.txt"), Write("a.txt", "A\n"), Command("touch started && sleep 60"), Text("never")}}})
+          .dump());
+  int out = -1;
+  pid_t pid = StartOdin(ws_.path(), {"-p", "work", "--isolated"}, &out, Env(llm));
+  std::string views = ws_.Join(".odin/views");
+  std::string started;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::vector<std::string> ids = Names(views);
+        if (ids.empty()) return false;
+        started = views + "/" + ids.front() + "/tree/started";
+        return PathExists(started) || !ProcessesWithArg("sleep 60").empty();
+      },
+      std::chrono::seconds(60)));
+  kill(pid, SIGKILL);
+  Wait(pid);
+  close(out);
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg("sleep 60").empty(); }, std::chrono::seconds(20)));
+  EXPECT_EQ(Get("a.txt"), "a\n");
+  json doctor = json::parse(Odin({"doctor", "--json"}).out, nullptr, false);
+  ASSERT_TRUE(doctor.is_object());
+  const json& listed = doctor["isolated_views"]["views"];
+  ASSERT_EQ(listed.size(), 1u) << doctor["isolated_views"].dump();
+  EXPECT_EQ(listed[0]["state"], "ended") << listed.dump();
+  EXPECT_GT(listed[0]["bytes"].get<int64_t>(), 0);
+  std::string session = listed[0]["session_id"];
+  Ran applied = Odin({"apply", session});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(Get("a.txt"), "A\n");
+  Ran verify = Odin({"ledger", "verify"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+}  // namespace
+}  // namespace odin::testing
