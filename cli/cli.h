@@ -79,6 +79,7 @@ struct AgentFlags {
   std::string json_schema;
   std::vector<std::string> images;  // --image FILE...: attached to the -p message
   bool isolated = false;            // --isolated: in a view of its own (workspace/isolated_views.h)
+  int attempts = 0;                 // --attempts N: that many at once (cli_attempts.cc); 0: attempts.count
 };
 
 struct UndoFlags {

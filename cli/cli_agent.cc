@@ -10,7 +10,9 @@
 #include "base/clock.h"
 #include "base/file_util.h"
 #include "base/json_schema.h"
+#include "base/secrets.h"
 #include "base/terminal_text.h"
+#include "config/config_loader.h"
 #include "gates/tool_rules.h"
 #include "llm/images.h"
 #include "workspace/host_files.h"
@@ -130,6 +132,22 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
                    "what still holds)\n";
       return kUsageError;
     }
+  }
+  // Several attempts at once (--attempts, else attempts.count).
+  if (ws.ok() && !f.review && !f.init && f.attempts != 1) {
+    StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+    int attempts = f.attempts > 0 ? f.attempts : loaded.ok() ? loaded->config.attempts : 1;
+    if (attempts > 1) {
+      if (!loaded.ok()) {
+        std::cerr << "odin: " << VisibleControls(loaded.status().message()) << "\n";
+        return kError;
+      }
+      PrintConfigNotices(*loaded);
+      return RunAttempts(g, f, *ws, loaded->config, attempts);
+    }
+  } else if (f.attempts > 1) {
+    std::cerr << "odin: --attempts goes with -p\n";
+    return kUsageError;
   }
   // The events are printed as they happen; the session id and the breakers
   // are known once the session started.

@@ -26,4 +26,7 @@ int SignalPipeFd();
 std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws);
 std::vector<int> DrainSignals();
 
+// odin -p --attempts N (cli_attempts.cc), n > 1: its exit code.
+int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, const Config& config, int n);
+
 }  // namespace odin

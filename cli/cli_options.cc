@@ -31,6 +31,11 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_flag("--isolated", agent->isolated,
               "Work in a copy of the workspace; odin diff, apply or discard SESSION afterwards")
       ->excludes(resume);
+  a->add_option("--attempts", agent->attempts,
+                "With -p: N agents try the message at once, each in an isolated view; Odin lands the one whose checks "
+                "pass with the smallest change")
+      ->check(CLI::Range(1, 16))
+      ->excludes(resume);
   a->add_option("--context-window", agent->llm.context_window,
                 "The model's context window in tokens (default: llm.context_window, else the model family's)")
       ->check(CLI::Range(int64_t{1000}, int64_t{100000000}));

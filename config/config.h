@@ -130,6 +130,16 @@ struct Config {
   // isolation.max_view_mb: the most a view of an isolated session (a copy
   // of the workspace, workspace/isolated_views.h) may take, in MB.
   int64_t isolation_max_view_mb = 8192;
+  // attempts.count: how many agents try each -p message at once, each in an
+  // isolated view (--attempts N overrides it); attempts.variants: what sets
+  // them apart, taken in turn (attempt K gets variant (K-1) mod their
+  // number): a model, and a hint added to the message.
+  int attempts = 1;
+  struct AttemptVariant {
+    std::string model;  // "": the session's
+    std::string hint;
+  };
+  std::vector<AttemptVariant> attempt_variants;
   int heartbeat_ms = 500;  // workers.heartbeat_ms
   // workers.idle_seconds: a worker started on a host for waiting calls
   // retires after this long idle; a Slurm host with no workers for as long
@@ -249,6 +259,8 @@ struct Config {
 // Bounds of llm.context_window and --context-window, in tokens.
 constexpr int64_t kMinContextWindow = 1000;
 constexpr int64_t kMaxContextWindow = 100'000'000;
+// Bound of attempts.count and --attempts.
+constexpr int kMaxAttempts = 16;
 
 // Parses config text onto base (by default the defaults); `origin` names the
 // file in errors, with the key: "<origin>: unknown key 'sandbox.requir'".

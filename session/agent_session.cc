@@ -158,6 +158,12 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
                                    "for model '" +
                                        s->llm_.model + "' (nor \"*\"), so the cost cannot be counted");
   }
+  if (flags.budget_share > 1) {
+    int64_t n = flags.budget_share;
+    if (budget.tokens > 0) budget.tokens = std::max<int64_t>(1, budget.tokens / n);
+    if (budget.tool_calls > 0) budget.tool_calls = std::max<int64_t>(1, budget.tool_calls / n);
+    if (budget.cost_microusd > 0) budget.cost_microusd = std::max<int64_t>(1, budget.cost_microusd / n);
+  }
   s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;
   if (flags.fork_session && flags.resume.empty() && !flags.continue_last) {

@@ -39,6 +39,9 @@ struct AgentSessionFlags {
   // workspace (workspace/isolated_views.h); its changes land only when the
   // user applies them. A resumed session that ran in a view runs in it again.
   bool isolated = false;
+  // An attempt's (session/attempts.h): the budget's tokens, cost and tool
+  // calls are divided among this many.
+  int budget_share = 1;
   // --json-schema: the schema the final answer must be valid against, as
   // JSON text, compiled by the caller ("": none).
   std::string answer_schema;

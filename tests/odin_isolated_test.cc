@@ -1,9 +1,12 @@
-// Isolated sessions end to end, through the real odin: `odin -p --isolated`
+// Isolated sessions and parallel attempts end to end, through the real
+// odin: `odin -p --isolated`
 // works in a view of its own (a copy of the workspace frozen when it
 // starts), the workspace stays as it was until `odin apply` lands the
 // session's change set, all or nothing, refusing where the workspace
 // changed under it; `odin discard` drops the view; a session killed
-// mid-call leaves its view for doctor, apply and discard.
+// mid-call leaves its view for doctor, apply and discard. `odin -p
+// --attempts N` runs N isolated sessions at once and lands the one whose
+// checks pass with the smallest change.
 
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +20,7 @@
 
 #include "base/file_util.h"
 #include "base/sha256.h"
+#include "base/subprocess.h"
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
 #include "tests/test_util.h"
@@ -255,6 +259,128 @@ TEST_F(OdinIsolatedTest, AViewOutlivesAKilledSession) {
   EXPECT_EQ(Get("a.txt"), "A\n");
   Ran verify = Odin({"ledger", "verify"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+using OdinAttemptsTest = OdinIsolatedTest;
+
+// A project whose tests fail while a file under src/ says BROKEN, in git.
+void MakeProject(const TempWorkspace& ws, const TempWorkspace& user) {
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", "! grep -rq BROKEN src"}, {"retry_cap", 1}}}};
+  ASSERT_TRUE(WriteFileAtomic(user.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  ASSERT_TRUE(MakeDirs(ws.Join("src")).ok());
+  ASSERT_TRUE(WriteFileAtomic(ws.Join("src/main.c"), "int main(void) { return 0; }\n").ok());
+  SpawnOptions o;
+  o.cwd = ws.path();
+  o.env = {"PATH=/usr/bin:/bin",   "HOME=" + ws.path(),    "GIT_AUTHOR_NAME=t",
+           "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"};
+  RemoveTree(ws.Join(".git"));
+  for (std::vector<std::string> argv :
+       {std::vector<std::string>{"git", "init", "-q"}, std::vector<std::string>{"git", "add", "-A"},
+        std::vector<std::string>{"git", "commit", "-qm", "start"}}) {
+    o.argv = argv;
+    StatusOr<CommandOutput> ran = RunCommand(o);
+    ASSERT_TRUE(ran.ok() && ran->exit_code == 0) << argv[1] << ": " << (ran.ok() ? ran->output : "");
+  }
+}
+
+// The requests of attempt k of n (their first message names it).
+int RequestsOfAttempt(const FakeLlm& llm, int k, int n) {
+  std::string key = "attempt " + std::to_string(k) + " of " + std::to_string(n);
+  int count = 0;
+  for (const json& r : RequestsOf(llm)) count += r.dump().find(key) != std::string::npos ? 1 : 0;
+  return count;
+}
+
+// Attempt 1 breaks the tests, attempt 2 passes with three files, attempt 3
+// with one: attempt 3 lands; until then the workspace (every file, git's
+// index) is as it was; the report gives all three verdicts.
+TEST_F(OdinAttemptsTest, TheSmallestChangeWhoseChecksPassLands) {
+  MakeProject(ws_, user_);
+  std::string hold = user_.Join("release");
+  FakeLlm llm(json({{"responses", json::array()},
+                    {"agents",
+                     {{"attempt 1 of 3", {Write("src/x.c", "BROKEN\n"), Text("Done."), Text("Done.")}},
+                      {"attempt 2 of 3",
+                       {Turn({Call("WriteFile", {{"file_path", "src/x.c"}, {"content", "int x;\n"}}),
+                              Call("WriteFile", {{"file_path", "src/y.c"}, {"content", "int y;\n"}}),
+                              Call("WriteFile", {{"file_path", "src/z.c"}, {"content", "int z;\n"}})}),
+                        Text("Done.")}},
+                      {"attempt 3 of 3", {Write("src/x.c", "int x;\n"), {{"text", "Done."}, {"hold_until", hold}}}}}}})
+                  .dump());
+  std::map<std::string, std::string> before = Hashes();
+  ASSERT_NE(before.count(".git/index"), 0u);
+  int out = -1;
+  pid_t pid = StartOdin(ws_.path(), {"-p", "add x", "--attempts", "3", "--output-format", "json"}, &out, Env(llm));
+  // Attempt 3 waits for its last answer: everything has run but its end.
+  ASSERT_TRUE(WaitUntil([&] { return RequestsOfAttempt(llm, 3, 3) >= 2; }, std::chrono::seconds(120)));
+  EXPECT_EQ(Hashes(), before) << "the workspace changed before an attempt landed";
+  ASSERT_TRUE(WriteFileAtomic(hold, "").ok());
+  std::string text = ReadUntil(out, "\n}");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0) << text;
+  json r = json::parse(text, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << text;
+  ASSERT_EQ(r["attempts"].size(), 3u) << text;
+  const json& a = r["attempts"];
+  EXPECT_FALSE(a[0]["passes"]) << a[0].dump();
+  EXPECT_NE(a[0]["why"].get<std::string>().find("not_converged"), std::string::npos) << a[0].dump();
+  EXPECT_TRUE(a[1]["passes"]) << a[1].dump();
+  EXPECT_EQ(a[1]["files"], 3);
+  EXPECT_TRUE(a[2]["passes"]) << a[2].dump();
+  EXPECT_EQ(a[2]["files"], 1);
+  EXPECT_EQ(r["winner"], 3);
+  EXPECT_EQ(Get("src/x.c"), "int x;\n");
+  EXPECT_EQ(Get("src/y.c"), "(absent)");
+  EXPECT_EQ(Get("src/z.c"), "(absent)");
+  // The losers stay to be looked at.
+  Ran diff = Odin({"diff", a[1]["session_id"]});
+  EXPECT_NE(diff.out.find("create src/y.c"), std::string::npos) << diff.out << diff.err;
+  // Each attempt's record holds the verdicts.
+  std::vector<std::string> judged =
+      LedgerRows(ws_.Join(".odin/odin.db"), "SELECT session_id FROM gate_events WHERE kind = 'attempts_judged'");
+  EXPECT_EQ(judged.size(), 3u);
+}
+
+// No attempt passes: nothing lands, exit 3, every verdict says why.
+TEST_F(OdinAttemptsTest, WhenNoAttemptPassesNothingLands) {
+  MakeProject(ws_, user_);
+  FakeLlm llm(json({{"responses", json::array()},
+                    {"agents",
+                     {{"attempt 1 of 2", {Write("src/x.c", "BROKEN 1\n"), Text("Done."), Text("Done.")}},
+                      {"attempt 2 of 2", {Write("src/y.c", "BROKEN 2\n"), Text("Done."), Text("Done.")}}}}})
+                  .dump());
+  std::map<std::string, std::string> before = Hashes();
+  json r = Prompt(llm, {"-p", "add x", "--attempts", "2"});
+  EXPECT_EQ(last_.exit_code, 3) << last_.out << last_.err;
+  EXPECT_TRUE(r["winner"].is_null()) << r.dump();
+  ASSERT_EQ(r["attempts"].size(), 2u);
+  for (const json& a : r["attempts"]) EXPECT_FALSE(a["passes"]) << a.dump();
+  EXPECT_EQ(Hashes(), before);
+}
+
+// An attempt that makes the tests pass by deleting or skipping them cannot
+// win, however small.
+TEST_F(OdinAttemptsTest, AnAttemptThatWeakensTestsCannotWin) {
+  MakeProject(ws_, user_);
+  ASSERT_TRUE(MakeDirs(ws_.Join("tests")).ok());
+  Put("tests/test_x.py", "def test_x():\n    assert x() == 1\n    assert y() == 2\n");
+  FakeLlm llm(json({{"responses", json::array()},
+                    {"agents",
+                     {{"attempt 1 of 2",
+                       {Read("tests/test_x.py"), Write("tests/test_x.py", "def test_x():\n    assert x() == 1\n"),
+                        Text("Done.")}},
+                      {"attempt 2 of 2",
+                       {Turn({Call("WriteFile", {{"file_path", "src/x.c"}, {"content", "int x;\n"}}),
+                              Call("WriteFile", {{"file_path", "src/y.c"}, {"content", "int y;\n"}})}),
+                        Text("Done.")}}}}})
+                  .dump());
+  json r = Prompt(llm, {"-p", "fix", "--attempts", "2"});
+  EXPECT_EQ(last_.exit_code, 0) << last_.out << last_.err;
+  ASSERT_EQ(r["attempts"].size(), 2u) << r.dump();
+  EXPECT_FALSE(r["attempts"][0]["passes"]) << r.dump();
+  EXPECT_NE(r["attempts"][0]["why"].get<std::string>().find("assertion"), std::string::npos) << r.dump();
+  EXPECT_EQ(r["winner"], 2);
+  EXPECT_EQ(Get("tests/test_x.py"), "def test_x():\n    assert x() == 1\n    assert y() == 2\n");
 }
 
 }  // namespace
