@@ -364,7 +364,8 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
                                        "llm",       "agent",      "validation",  "checks",          "budgets",
                                        "stall",     "breakers",   "permissions", "AllowedCommands", "ForbiddenCommands",
                                        "hooks",     "mcpServers", "web",         "context",         "reviewers",
-                                       "workflows", "serve",      "commands",    "telemetry",       "isolation"},
+                                       "workflows", "serve",      "commands",    "telemetry",       "isolation",
+                                       "attempts"},
                             origin));
   if (root.contains("telemetry")) {
     const json& x = root["telemetry"];

@@ -176,6 +176,14 @@ TEST(TrustTest, AnUntrustedWorkspaceMayOnlyLowerHowManyBackgroundCommandsRun) {
   EXPECT_EQ(more.ignored, (Keys{"commands.max_background"}));
 }
 
+TEST(TrustTest, AnUntrustedWorkspaceMayOnlyShrinkAViewAndNeverAskForAttempts) {
+  Config base;
+  EXPECT_EQ(json::parse(SplitUntrusted(R"({"isolation":{"max_view_mb":10}})", base).applied_json),
+            json::parse(R"({"isolation":{"max_view_mb":10}})"));
+  UntrustedSplit more = SplitUntrusted(R"({"isolation":{"max_view_mb":99999},"attempts":{"count":16}})", base);
+  EXPECT_EQ(more.ignored, (Keys{"attempts.count", "isolation.max_view_mb"}));
+}
+
 TEST(TrustTest, EverythingElseIsIgnored) {
   UntrustedSplit s = SplitUntrusted(
       R"({"sandbox":{"bwrap":"/proc/self/cwd/evil.sh","require":false,"hide_home":false,"hide":["/x"]},

@@ -264,8 +264,9 @@ TEST_F(OdinIsolatedTest, AViewOutlivesAKilledSession) {
 using OdinAttemptsTest = OdinIsolatedTest;
 
 // A project whose tests fail while a file under src/ says BROKEN, in git.
-void MakeProject(const TempWorkspace& ws, const TempWorkspace& user) {
-  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", "! grep -rq BROKEN src"}, {"retry_cap", 1}}}};
+void MakeProject(const TempWorkspace& ws, const TempWorkspace& user, int attempts = 1) {
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", "! grep -rq BROKEN src"}, {"retry_cap", 1}}},
+                 {"attempts", {{"count", attempts}}}};
   ASSERT_TRUE(WriteFileAtomic(user.Join("config/odin/odinconfig.json"), config.dump()).ok());
   ASSERT_TRUE(MakeDirs(ws.Join("src")).ok());
   ASSERT_TRUE(WriteFileAtomic(ws.Join("src/main.c"), "int main(void) { return 0; }\n").ok());
@@ -341,16 +342,17 @@ TEST_F(OdinAttemptsTest, TheSmallestChangeWhoseChecksPassLands) {
   EXPECT_EQ(judged.size(), 3u);
 }
 
-// No attempt passes: nothing lands, exit 3, every verdict says why.
+// No attempt passes: nothing lands, exit 3, every verdict says why. (The
+// user's config asks for two attempts.)
 TEST_F(OdinAttemptsTest, WhenNoAttemptPassesNothingLands) {
-  MakeProject(ws_, user_);
+  MakeProject(ws_, user_, 2);
   FakeLlm llm(json({{"responses", json::array()},
                     {"agents",
                      {{"attempt 1 of 2", {Write("src/x.c", "BROKEN 1\n"), Text("Done."), Text("Done.")}},
                       {"attempt 2 of 2", {Write("src/y.c", "BROKEN 2\n"), Text("Done."), Text("Done.")}}}}})
                   .dump());
   std::map<std::string, std::string> before = Hashes();
-  json r = Prompt(llm, {"-p", "add x", "--attempts", "2"});
+  json r = Prompt(llm, {"-p", "add x"});
   EXPECT_EQ(last_.exit_code, 3) << last_.out << last_.err;
   EXPECT_TRUE(r["winner"].is_null()) << r.dump();
   ASSERT_EQ(r["attempts"].size(), 2u);
