@@ -261,6 +261,9 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
   // The result was the last word: what the session's end records (its
   // background commands' stops) goes to the ledger only.
   s.runtime().coordinator().on_gate_event = nullptr;
+  if (!s.runtime().workspace().view.empty()) {
+    std::cerr << "odin: isolated session " << session_id << ": odin diff, apply or discard it\n";
+  }
   return *exit_code;
 }
 

@@ -136,6 +136,11 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
     std::cerr << "odin: " << ledger.status().message() << "\n";
     return kError;
   }
+  StatusOr<UniqueFd> lock = LockApplies(ws.state_dir);
+  if (!lock.ok()) {
+    std::cerr << "odin: " << lock.status().message() << "\n";
+    return kError;
+  }
   std::vector<UndoPlan> plans(outcomes.size());
   std::vector<SessionView> views(outcomes.size());
   for (size_t i = 0; i < outcomes.size(); ++i) {

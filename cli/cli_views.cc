@@ -107,6 +107,8 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
                             "session " + sv->session_id,
                             sv->discarded ? "was discarded" : "was applied already (" + sv->applied + ")"));
   }
+  StatusOr<UniqueFd> lock = action == "apply" ? LockApplies(ws->state_dir) : StatusOr<UniqueFd>(UniqueFd());
+  if (!lock.ok()) return Fail(action, lock.status());
   StatusOr<UndoPlan> plan = PlanViewApply(ledger->get(), *sv, ws->root);
   if (!plan.ok()) return Fail(action, plan.status());
   if (action == "diff") {

@@ -351,7 +351,11 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // it started is retired before its next call.
   if (policy != SandboxPolicy::kOff) co.pool.host_masks = [sandbox] { return sandbox.HostMaskIdentities(); };
 
-  if (config.remote.launcher != "off") {
+  if (config.remote.launcher != "off" && !ws.view.empty()) {
+    // Hosts serve the workspace's own path, not a view's.
+    std::cerr << "odin: an isolated session's workers run on this machine (workers.remote serves the workspace "
+                 "itself, not its views)\n";
+  } else if (config.remote.launcher != "off") {
     // The hosts of this process (odin serve's sessions share them), made
     // by the first session that asks: listening, Slurm's launcher, the
     // wait for the first hosts.

@@ -174,6 +174,17 @@ TEST_F(OdinIsolatedTest, ApplyRefusesWhereTheWorkspaceChangedUnderTheSession) {
   EXPECT_EQ(Get("b.txt"), "b\n") << "a refused apply landed part of the change set";
   // Still there to look at, or drop.
   EXPECT_EQ(Odin({"diff", session}).exit_code, 0);
+  // The user puts a.txt back; the view's b.txt is changed behind the
+  // ledger's back: what lands is only what the session's record says.
+  Put("a.txt", "a\n");
+  std::vector<std::string> views = Names(ws_.Join(".odin/views"));
+  ASSERT_EQ(views.size(), 1u);
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join(".odin/views/" + views[0] + "/tree/b.txt"), "planted\n").ok());
+  Ran planted = Odin({"apply", session});
+  EXPECT_EQ(planted.exit_code, kFailed);
+  EXPECT_NE(planted.err.find("b.txt: the view's copy is not what the session left"), std::string::npos) << planted.err;
+  EXPECT_EQ(Get("a.txt"), "a\n");
+  EXPECT_EQ(Get("b.txt"), "b\n");
   Ran dropped = Odin({"discard", session});
   EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
   EXPECT_EQ(Odin({"apply", session}).exit_code, kFailed) << "a discarded view applied";
@@ -259,6 +270,21 @@ TEST_F(OdinIsolatedTest, AViewOutlivesAKilledSession) {
   EXPECT_EQ(Get("a.txt"), "A\n");
   Ran verify = Odin({"ledger", "verify"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+// A workspace larger than isolation.max_view_mb is refused before anything
+// is copied, in one line, and leaves no view.
+TEST_F(OdinIsolatedTest, AWorkspaceLargerThanAViewMayBeIsRefused) {
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}}, {"isolation", {{"max_view_mb", 1}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  Put("big.bin", std::string(2 << 20, 'x'));
+  FakeLlm llm(json({{"responses", {Text("never")}}}).dump());
+  Ran r = RunOdin(ws_.path(), {"-p", "go", "--isolated"}, Env(llm));
+  EXPECT_EQ(r.exit_code, kFailed);
+  EXPECT_NE(r.err.find("more than an isolated view may take (isolation.max_view_mb: 1 MB)"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(Names(ws_.Join(".odin/views")).empty());
+  EXPECT_TRUE(ScriptRequestsOf(llm).empty()) << "the model was asked";
 }
 
 using OdinAttemptsTest = OdinIsolatedTest;

@@ -1,6 +1,9 @@
 #include "workspace/isolated_views.h"
 
+#include <sys/file.h>
 #include <sys/statvfs.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <map>
@@ -235,6 +238,15 @@ StatusOr<SessionView> FindSessionView(Ledger* ledger, const std::string& state_d
                             "is not an isolated session of this workspace's ledger (odin doctor lists them)");
   }
   return std::move(found.front());
+}
+
+StatusOr<UniqueFd> LockApplies(const std::string& state_dir) {
+  ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(state_dir));
+  ASSIGN_OR_RETURN(UniqueFd fd, state.OpenAppend("apply.lock", 0600));
+  while (flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return PosixError(JoinPath(state_dir, "apply.lock"), errno);
+  }
+  return fd;
 }
 
 StatusOr<UndoPlan> PlanViewApply(Ledger* ledger, const SessionView& sv, const std::string& workspace) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "ledger/ledger.h"
 #include "workspace/undo.h"
 #include "workspace/workspace.h"
@@ -75,6 +76,11 @@ StatusOr<std::vector<SessionView>> ListSessionViews(Ledger* ledger, const std::s
 // The one whose session id is id or starts with it. NotFound names a
 // session that did not run in a view.
 StatusOr<SessionView> FindSessionView(Ledger* ledger, const std::string& state_dir, const std::string& id);
+
+// Held from the plan of an apply to its end: one apply at a time per
+// workspace, so two sessions' applies of the same path cannot both find it
+// as they started from.
+StatusOr<UniqueFd> LockApplies(const std::string& state_dir);
 
 // What applying the session's change set to workspace would do: a step per
 // path whose final state differs from its first, with conflicts (the
