@@ -57,14 +57,9 @@ four+="}}"
 # it (the server's start is not timed) under /usr/bin/time for its peak RSS.
 # Prints "ms rss_kb".
 time_session() {
-  local script=$1; shift
-  echo "$script" > "$work/script.json"
-  "$bin/fake_llm_server" --script "$work/script.json" > "$work/port" 2>/dev/null &
-  local server=$!
-  while ! grep -q PORT= "$work/port" 2>/dev/null; do sleep 0.01; done
-  local port; port=$(sed -n 's/PORT=//p' "$work/port")
+  serve_script "$1"; shift
   local start; start=$(now_ns)
-  (cd "$work/ws" && OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=k /usr/bin/time -f '%M' \
+  (cd "$work/ws" && OPENAI_BASE_URL="$url" OPENAI_API_KEY=k /usr/bin/time -f '%M' \
     -o "$work/rss" "$bin/odin" -p go --provider openai "$@" > "$work/out" 2>&1) || echo "odin failed: $(tail -3 "$work/out")" >&2
   local end; end=$(now_ns)
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true

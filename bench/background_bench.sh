@@ -22,14 +22,9 @@ session_workspace
 # Runs a fresh fake model server on a script, then times `odin -p` against
 # it (the server's start is not timed). Prints milliseconds.
 time_session() {
-  local script=$1; shift
-  echo "$script" > "$work/script.json"
-  "$bin/fake_llm_server" --script "$work/script.json" > "$work/port" 2>/dev/null &
-  local server=$!
-  while ! grep -q PORT= "$work/port" 2>/dev/null; do sleep 0.01; done
-  local port; port=$(sed -n 's/PORT=//p' "$work/port")
+  serve_script "$1"; shift
   local start; start=$(now_ns)
-  (cd "$work/ws" && OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=k "$bin/odin" -p go --mode edit \
+  (cd "$work/ws" && OPENAI_BASE_URL="$url" OPENAI_API_KEY=k "$bin/odin" -p go --mode edit \
     --provider openai "$@" > /dev/null 2>&1) || echo "odin failed" >&2
   local end; end=$(now_ns)
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true

@@ -38,3 +38,15 @@ session_workspace() {
   echo '{"checks": {"build": "", "lint": "", "tests": ""}}' > "$XDG_CONFIG_HOME/odin/odinconfig.json"
   git -C "$work/ws" init -q
 }
+
+# serve_script SCRIPT: a fresh tests/fake_llm_server answering SCRIPT (its
+# JSON text, written to $work/script.json); sets server (its pid) and url
+# (its OpenAI base URL). Needs bin and work.
+serve_script() {
+  echo "$1" > "$work/script.json"
+  rm -f "$work/port"
+  "$bin/fake_llm_server" --script "$work/script.json" > "$work/port" 2>/dev/null &
+  server=$!
+  while ! grep -q PORT= "$work/port" 2>/dev/null; do sleep 0.01; done
+  url="http://127.0.0.1:$(sed -n 's/PORT=//p' "$work/port")/v1"
+}
