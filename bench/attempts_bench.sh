@@ -50,7 +50,7 @@ calls() {
 }
 one="{\"responses\": [$(calls)]}"
 four="{\"responses\": [], \"agents\": {"
-for k in 1 2 3 4; do four+="\"attempt $k of 4\": [$(calls)]$([ $k -lt 4 ] && echo ,)"; done
+for k in 1 2 3 4; do four+="\"attempt $k of 4\": [$(calls)]$([ "$k" -lt 4 ] && echo , || true)"; done
 four+="}}"
 
 # Runs a fresh fake model server on a script, then times `odin -p` against
@@ -60,9 +60,13 @@ time_session() {
   serve_script "$1"; shift
   local start; start=$(now_ns)
   (cd "$work/ws" && OPENAI_BASE_URL="$url" OPENAI_API_KEY=k /usr/bin/time -f '%M' \
-    -o "$work/rss" "$bin/odin" -p go --provider openai "$@" > "$work/out" 2>&1) || echo "odin failed: $(tail -3 "$work/out")" >&2
+    -o "$work/rss" "$bin/odin" -p go --provider openai --output-format json "$@" > "$work/out" 2>&1) ||
+    echo "odin failed: $(tail -3 "$work/out")" >&2
+  # Each attempt made its 20 calls (the JSON results say how many).
+  grep -q '"tool_calls": *20' "$work/out" || echo "not 20 calls: $(head -c 300 "$work/out")" >&2
   local end; end=$(now_ns)
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
+  [ -z "${BENCH_VERBOSE:-}" ] || echo "$* $(( (end - start) / 1000000 )) ms" >&2
   echo "$(( (end - start) / 1000000 )) $(tail -1 "$work/rss")"
 }
 

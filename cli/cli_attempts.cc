@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -64,9 +65,15 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
     return kError;
   }
 
-  // Started one after another (each copies the workspace), then all at work.
-  std::vector<std::unique_ptr<HostedSession>> sessions;
-  std::vector<AttemptOutcome> outcomes(static_cast<size_t>(n));
+  if (Status prepared = PrepareStateDir(ws); !prepared.ok()) {
+    std::cerr << "odin: " << VisibleControls(prepared.message()) << "\n";
+    return kError;
+  }
+  // Started side by side: each copies the workspace into its view, which
+  // on a file system that cannot clone is most of an attempt's start.
+  std::vector<StatusOr<std::unique_ptr<HostedSession>>> started;
+  for (int k = 0; k < n; ++k) started.emplace_back(Status::Internal("attempt", "not started"));
+  std::vector<std::thread> starters;
   for (int k = 1; k <= n; ++k) {
     AgentSessionFlags flags = SessionFlags(g, f, "agent", f.mode, approval);
     flags.isolated = true;
@@ -80,15 +87,24 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
       hint = v.hint;
     }
     flags.notice = [k](const std::string& line) { std::cerr << "attempt " << k << ": " << line << "\n"; };
-    StatusOr<std::unique_ptr<HostedSession>> started = HostedSession::Start(flags, Mode::kEdit, approval);
-    if (!started.ok()) {
-      std::cerr << "odin: attempt " << k << " did not start: " << VisibleControls(started.status().message()) << "\n";
+    starters.emplace_back([&started, k, n, flags, hint, approval] {
+      StatusOr<std::unique_ptr<HostedSession>>& slot = started[static_cast<size_t>(k - 1)];
+      slot = HostedSession::Start(flags, Mode::kEdit, approval);
+      if (slot.ok()) (*slot)->AddNote(AttemptNote(k, n, hint));
+    });
+  }
+  for (std::thread& t : starters) t.join();
+  std::vector<std::unique_ptr<HostedSession>> sessions;
+  std::vector<AttemptOutcome> outcomes(static_cast<size_t>(n));
+  for (int k = 1; k <= n; ++k) {
+    StatusOr<std::unique_ptr<HostedSession>>& slot = started[static_cast<size_t>(k - 1)];
+    if (!slot.ok()) {
+      std::cerr << "odin: attempt " << k << " did not start: " << VisibleControls(slot.status().message()) << "\n";
       return kError;  // the started ones end with their sessions
     }
-    (*started)->AddNote(AttemptNote(k, n, hint));
     outcomes[static_cast<size_t>(k - 1)].number = k;
-    outcomes[static_cast<size_t>(k - 1)].session_id = (*started)->id();
-    sessions.push_back(std::move(*started));
+    outcomes[static_cast<size_t>(k - 1)].session_id = (*slot)->id();
+    sessions.push_back(std::move(*slot));
   }
   for (auto& s : sessions) {
     StatusOr<std::pair<std::string, uint64_t>> sent = s->Send(f.prompt, "edit");

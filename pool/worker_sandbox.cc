@@ -112,6 +112,13 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const WorkerSandboxOption
       if (PathIsBelow(rustup_home, h)) AddUnique(&s.toolchains_, rustup_home);
     }
   }
+  // An isolated session's view reads its workspace's git objects (git's
+  // alternates, workspace/isolated_views.h): visible, read-only, even
+  // where the workspace lies in a hidden directory.
+  if (!ws.view_of.empty()) {
+    std::string objects = JoinPath(ws.view_of, ".git/objects");
+    if (UserPathExists(objects)) AddUnique(&s.toolchains_, objects);
+  }
   // Credentials that live in toolchain directories stay hidden.
   for (const std::string& top : s.toolchains_) {
     for (const char* secret :

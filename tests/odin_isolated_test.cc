@@ -411,5 +411,29 @@ TEST_F(OdinAttemptsTest, AnAttemptThatWeakensTestsCannotWin) {
   EXPECT_EQ(Get("tests/test_x.py"), "def test_x():\n    assert x() == 1\n    assert y() == 2\n");
 }
 
+// A view shares the workspace's git objects (alternates) rather than
+// copying them: git in the session reads history and sees its own change.
+TEST_F(OdinAttemptsTest, GitInAViewReadsTheWorkspacesHistory) {
+  MakeProject(ws_, user_);
+  FakeLlm llm(json({{"responses",
+                     {Command("echo 'int y;' >> src/main.c && git show HEAD:src/main.c > shown.txt && git status "
+                              "--short src > status.txt"),
+                      Text("Done.")}}})
+                  .dump());
+  json r = Prompt(llm, {"-p", "look", "--isolated"});
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::vector<std::string> views = Names(ws_.Join(".odin/views"));
+  ASSERT_EQ(views.size(), 1u);
+  std::string objects = ws_.Join(".odin/views/" + views[0] + "/tree/.git/objects");
+  StatusOr<std::string> alternates = ReadFileToString(objects + "/info/alternates");
+  EXPECT_TRUE(alternates.ok() && *alternates == ws_.Join(".git/objects") + "\n");
+  std::vector<std::string> own = Names(objects);
+  EXPECT_EQ(own.size(), 2u) << "the view copied git's objects";  // info, pack
+  Ran applied = Odin({"apply", r["session_id"]});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(Get("shown.txt"), "int main(void) { return 0; }\n");
+  EXPECT_EQ(Get("status.txt"), " M src/main.c\n");
+}
+
 }  // namespace
 }  // namespace odin::testing

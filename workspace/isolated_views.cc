@@ -141,14 +141,46 @@ int64_t DiskBytes(const std::string& path) {
   return std::strtoll(du->output.c_str(), nullptr, 10);
 }
 
+namespace {
+
+// The apparent bytes of path, "du -s -b", with these --exclude patterns.
+StatusOr<uint64_t> ApparentBytes(const std::string& path, const std::vector<std::string>& excludes) {
+  std::vector<std::string> argv = {"du", "-s", "-b"};
+  for (const std::string& e : excludes) argv.push_back("--exclude=" + e);
+  argv.insert(argv.end(), {"--", path});
+  StatusOr<CommandOutput> du = RunTool(argv);
+  if (!du.ok()) return du.status().WithContext("cannot measure " + path);
+  if (du->exit_code != 0) return Status::IOError("du " + path, FirstLine(du->output));
+  return std::strtoull(du->output.c_str(), nullptr, 10);
+}
+
+// cp -a --reflink=auto of each of names (below from) into into/.
+Status CopyInto(const std::string& from, const std::vector<std::string>& names, const std::string& into) {
+  if (names.empty()) return Status::OK();
+  std::vector<std::string> argv = {"cp", "-a", "--reflink=auto", "--"};
+  for (const std::string& name : names) argv.push_back(JoinPath(from, name));
+  argv.push_back(into + "/");
+  StatusOr<CommandOutput> cp = RunTool(argv);
+  if (!cp.ok()) return cp.status();
+  if (cp->exit_code != 0 && !OnlyVanished(*cp)) return Status::IOError("cp", FirstLine(cp->output));
+  return Status::OK();
+}
+
+}  // namespace
+
 StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   ASSIGN_OR_RETURN(WorkspaceFiles root, WorkspaceFiles::Open(ws.root));
   ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(ws.state_dir));
+  // git's objects are never changed in place: the view reads the
+  // workspace's through git's alternates (as git worktree and clone
+  // --shared do) and keeps only the objects its session makes.
+  bool share_objects = root.Look(".git").is_dir() && root.Look(".git/objects").is_dir();
   // The bound first: nothing is copied of a workspace that would not fit.
-  StatusOr<CommandOutput> du = RunTool({"du", "-s", "-b", "--exclude=.odin", "--", ws.root});
-  if (!du.ok()) return du.status().WithContext("cannot measure the workspace");
-  if (du->exit_code != 0) return Status::IOError("du " + ws.root, FirstLine(du->output));
-  uint64_t bytes = std::strtoull(du->output.c_str(), nullptr, 10);
+  // (du matches a pattern against the path as it walks, from ws.root: one
+  // with glob characters in it counts the objects too, never fewer.)
+  std::vector<std::string> excludes = {".odin"};
+  if (share_objects) excludes.push_back(JoinPath(ws.root, ".git/objects"));
+  ASSIGN_OR_RETURN(uint64_t bytes, ApparentBytes(ws.root, excludes));
   if (bytes > max_bytes) {
     return Status::ResourceExhausted(ws.root, "is " + std::to_string(bytes >> 20) +
                                                   " MB, more than an isolated view may take (isolation.max_view_mb: " +
@@ -163,25 +195,29 @@ StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   std::string rel = "views/" + v.id;
   RETURN_IF_ERROR(state.MakeDirs("views", 0700));
   RETURN_IF_ERROR(state.MakeDirs(rel + "/tree", 0700));
-  // Every entry but Odin's state, copied as it is: links as links (never
-  // followed), modes, times, hard links within it kept.
-  ASSIGN_OR_RETURN(std::vector<std::string> names, root.List(""));
-  std::vector<std::string> argv = {"cp", "-a", "--reflink=auto", "--"};
-  for (const std::string& name : names) {
-    // Odin's state, and another odin's making of it.
-    if (name == ".odin" || name.rfind(".odin-new-", 0) == 0) continue;
-    argv.push_back(JoinPath(ws.root, name));
-  }
-  argv.push_back(v.tree + "/");
-  if (argv.size() > 5) {
-    StatusOr<CommandOutput> cp = RunTool(argv);
-    Status copied = !cp.ok()                                   ? cp.status()
-                    : cp->exit_code != 0 && !OnlyVanished(*cp) ? Status::IOError("cp", FirstLine(cp->output))
-                                                               : Status::OK();
-    if (!copied.ok()) {
-      (void)state.RemoveTree(rel);
-      return copied.WithContext("cannot copy the workspace into a view");
+  // Every entry but Odin's state (and another odin's making of it), copied
+  // as it is: links as links (never followed), modes, times, hard links
+  // within it kept.
+  auto copy = [&]() -> Status {
+    ASSIGN_OR_RETURN(std::vector<std::string> names, root.List(""));
+    std::vector<std::string> top;
+    for (const std::string& name : names) {
+      if (name == ".odin" || name.rfind(".odin-new-", 0) == 0 || (share_objects && name == ".git")) continue;
+      top.push_back(name);
     }
+    RETURN_IF_ERROR(CopyInto(ws.root, top, v.tree));
+    if (!share_objects) return Status::OK();
+    ASSIGN_OR_RETURN(std::vector<std::string> git, root.List(".git"));
+    git.erase(std::remove(git.begin(), git.end(), "objects"), git.end());
+    ASSIGN_OR_RETURN(WorkspaceFiles tree, WorkspaceFiles::Open(v.tree));
+    RETURN_IF_ERROR(tree.MakeDirs(".git/objects/info", 0755));
+    RETURN_IF_ERROR(tree.MakeDirs(".git/objects/pack", 0755));
+    RETURN_IF_ERROR(CopyInto(JoinPath(ws.root, ".git"), git, JoinPath(v.tree, ".git")));
+    return tree.WriteFile(".git/objects/info/alternates", JoinPath(ws.root, ".git/objects") + "\n", 0644);
+  };
+  if (Status copied = copy(); !copied.ok()) {
+    (void)state.RemoveTree(rel);
+    return copied.WithContext("cannot copy the workspace into a view");
   }
   return v;
 }

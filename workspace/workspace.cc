@@ -162,7 +162,9 @@ Status PrepareStateDir(const Workspace& ws) {
     // started together never see it without its marker.
     ASSIGN_OR_RETURN(WorkspaceFiles root, WorkspaceFiles::Open(ws.root));
     if (!root.Look(".odin").exists()) {
-      std::string tmp = ".odin-new-" + std::to_string(getpid());
+      // (Of this process and thread: threads of one odin make it at once,
+      // parallel attempts.)
+      std::string tmp = ".odin-new-" + std::to_string(getpid()) + "-" + std::to_string(gettid());
       Status made = root.MakeDirs(tmp, 0700);
       if (made.ok()) made = root.Chmod(tmp, 0700);  // whatever the umask said
       if (made.ok()) made = root.WriteFile(tmp + "/.gitignore", "*\n", 0600);
