@@ -1,5 +1,7 @@
 #include "sandbox/bwrap_args.h"
 
+#include <algorithm>
+
 #include "base/file_util.h"
 
 #include <gmock/gmock.h>
@@ -26,7 +28,7 @@ size_t IndexOf(const std::vector<std::string>& args, const std::string& token) {
 SandboxOptions Options() {
   SandboxOptions o;
   o.workspace = "/tmp/ws";
-  o.masked_paths = {"/tmp"};  // a directory that exists: the state directory's stand-in
+  o.masked_paths = {"/usr/share"};  // a directory that exists: the state directory's stand-in
   o.readonly_paths = {"/tmp/ws/.git/config"};
   o.socket_path = "/tmp/odin-sock/1.sock";
   o.writable_paths = {"/tmp/ws/.git"};
@@ -45,6 +47,26 @@ size_t IndexOfTriple(const std::vector<std::string>& args, const std::string& fl
   return args.size();
 }
 
+// An isolated session's workspace is a view inside Odin's state, which is
+// masked: the mask comes first, the view is bound into it, and the mask is
+// made read-only only after (else it would cover the view, or refuse the
+// bind's mount point).
+TEST(BwrapArgsTest, AMaskAboveTheWorkspaceComesBeforeItsBind) {
+  SandboxOptions o = Options();
+  o.masked_paths = {"/tmp"};
+  auto a = BuildBwrapArgs(o, Inv());
+  size_t mask = IndexOfTriple(a, "0555", "--tmpfs", "/tmp");
+  size_t ws = IndexOfTriple(a, "--bind", "/tmp/ws", "/tmp/ws");
+  ASSERT_LT(mask, a.size());
+  ASSERT_LT(ws, a.size());
+  EXPECT_LT(mask, ws);
+  size_t ro = ws;
+  while (ro < a.size() && !(a[ro] == "--remount-ro" && ro + 1 < a.size() && a[ro + 1] == "/tmp")) ++ro;
+  EXPECT_LT(ro, a.size()) << "the mask is never made read-only";
+  EXPECT_EQ(std::count(a.begin(), a.end(), "/tmp") - std::count(a.begin(), a.begin() + 1, "/tmp"), 3)
+      << "the mask is made twice (the private /tmp, the mask and its remount)";
+}
+
 TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableProtectedPathsReadOnlyStateMasked) {
   auto a = BuildBwrapArgs(Options(), Inv());
   EXPECT_EQ(a[0], "/usr/bin/bwrap");
@@ -54,7 +76,7 @@ TEST(BwrapArgsTest, RootReadOnlyWorkspaceWritableProtectedPathsReadOnlyStateMask
   size_t git = IndexOfTriple(a, "--bind", "/tmp/ws/.git", "/tmp/ws/.git");
   size_t config = IndexOfTriple(a, "--ro-bind-try", "/tmp/ws/.git/config", "/tmp/ws/.git/config");
   size_t socket = IndexOfTriple(a, "--ro-bind", "/tmp/odin-sock/1.sock", "/tmp/odin-sock/1.sock");
-  size_t mask = IndexOfTriple(a, "--tmpfs", "/tmp", "--remount-ro");
+  size_t mask = IndexOfTriple(a, "--tmpfs", "/usr/share", "--remount-ro");
   for (size_t i : {tmp, ws, git, config, socket, mask}) ASSERT_LT(i, a.size());
   // Later mounts win: the workspace over the private /tmp, .git bound onto
   // itself inside it, its control files read-only on top, the masks last
