@@ -176,7 +176,8 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
   std::string landed;
   int code = winner < 0 ? kNotConverged : 0;
   std::string apply_error;
-  if (winner >= 0) {
+  bool nothing_to_land = winner >= 0 && plans[static_cast<size_t>(winner)].steps.empty();
+  if (winner >= 0 && !nothing_to_land) {
     size_t w = static_cast<size_t>(winner);
     StatusOr<std::string> applied =
         ApplyView(ledger->get(), views[w], ws.root, plans[w], RealClock::Get()->WallMillis());
@@ -214,7 +215,10 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
     std::cout << "attempt " << o.number << "  " << o.session_id << "  " << VisibleControls(o.why)
               << (static_cast<int>(i) == winner ? "  <- landed" : "") << "\n";
   }
-  if (winner >= 0 && landed.empty()) {
+  if (nothing_to_land) {
+    std::cout << "attempt " << outcomes[static_cast<size_t>(winner)].number
+              << " passes and changed nothing that lands: nothing to apply\n";
+  } else if (winner >= 0 && landed.empty()) {
     std::cout << "the winner did not land: " << VisibleControls(apply_error) << "\n";
   } else if (winner >= 0) {
     const AttemptOutcome& w = outcomes[static_cast<size_t>(winner)];

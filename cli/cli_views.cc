@@ -79,6 +79,10 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
   StatusOr<std::unique_ptr<Ledger>> ledger =
       action == "diff" ? Ledger::OpenReadOnly(ws->ledger_path) : Ledger::Open(ws->ledger_path, std::move(redactor));
   if (!ledger.ok()) return Fail(action, ledger.status());
+  // Apply and discard hold the lock from before they look at the session
+  // to their end: what they saw still holds when they act.
+  StatusOr<UniqueFd> lock = action == "diff" ? StatusOr<UniqueFd>(UniqueFd()) : LockApplies(ws->state_dir);
+  if (!lock.ok()) return Fail(action, lock.status());
   StatusOr<SessionView> sv = FindSessionView(ledger->get(), ws->state_dir, f.session);
   if (!sv.ok()) return Fail(action, sv.status());
   if (action != "diff") {
@@ -107,8 +111,6 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
                             "session " + sv->session_id,
                             sv->discarded ? "was discarded" : "was applied already (" + sv->applied + ")"));
   }
-  StatusOr<UniqueFd> lock = action == "apply" ? LockApplies(ws->state_dir) : StatusOr<UniqueFd>(UniqueFd());
-  if (!lock.ok()) return Fail(action, lock.status());
   StatusOr<UndoPlan> plan = PlanViewApply(ledger->get(), *sv, ws->root);
   if (!plan.ok()) return Fail(action, plan.status());
   if (action == "diff") {

@@ -148,10 +148,19 @@ bool Coordinator::OnWorkerMessage(const std::string& worker_id, const std::strin
       if (subagent_calls_.count(id->second) != 0) Cancel(id->second, env.cancel().reason());
       return true;
     }
-    case v1::Envelope::kGateEvent:
-      RecordGateEvent(s.agent_id, "", env.gate_event().kind(), env.gate_event().execution_id(),
-                      env.gate_event().detail_json());
+    case v1::Envelope::kGateEvent: {
+      // Never the records the coordinator alone writes of a session: which
+      // view it works in, what became of it, the attempts' verdicts.
+      const std::string& kind = env.gate_event().kind();
+      if (kind == "isolated_view" || kind == "view_applied" || kind == "view_discarded" || kind == "attempts_judged" ||
+          kind == "session_forked") {
+        spdlog::warn("subagent worker {} sent a gate event of kind {}, which only the coordinator records", worker_id,
+                     kind);
+        return false;
+      }
+      RecordGateEvent(s.agent_id, "", kind, env.gate_event().execution_id(), env.gate_event().detail_json());
       return true;
+    }
     default: spdlog::warn("subagent worker {} sent an unexpected message", worker_id); return false;
   }
 }

@@ -189,6 +189,14 @@ void JudgeOutsideRead(const ToolCall& call, WorkerRequest* request, const Safegu
   }
   StatusOr<std::string> where = ResolvePath(given, o.workspace);
   if (!where.ok()) return;  // the tool says what is wrong with it
+  // Outside the workspace too (an isolated session's view lies inside the
+  // state directory, so ../../odin.db leads out of it and into the ledger).
+  if (!o.state_dir.empty() && (*where == o.state_dir || where->starts_with(o.state_dir + "/"))) {
+    out->status = Status::PermissionDenied(given,
+                                           "Odin's state directory (the ledger, sockets, tokens) is not open to "
+                                           "the tools; memory_query reads the ledger");
+    return;
+  }
   std::string reason =
       call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") + " reads outside the workspace";
   // For the session: reading in that directory, and below it.

@@ -14,6 +14,7 @@
 #include "workspace/protected_paths.h"
 #include "pool/worker_pool.h"
 #include "workspace/host_files.h"
+#include "workspace/workspace_files.h"
 
 namespace odin {
 
@@ -112,12 +113,26 @@ WorkerSandbox WorkerSandbox::Make(const Workspace& ws, const WorkerSandboxOption
       if (PathIsBelow(rustup_home, h)) AddUnique(&s.toolchains_, rustup_home);
     }
   }
-  // An isolated session's view reads its workspace's git objects (git's
-  // alternates, workspace/isolated_views.h): visible, read-only, even
-  // where the workspace lies in a hidden directory.
+  // An isolated session sees its view, never the workspace it was copied
+  // from (whose secrets its masks and the user's hidden paths name there,
+  // not in the view): hidden, but for its git objects, which the view reads
+  // through git's alternates (workspace/isolated_views.h), read-only; only
+  // where .git and its objects are directories of their own (a link there
+  // could name anything). What the user hides or masks in the workspace is
+  // hidden or masked in the view too.
   if (!ws.view_of.empty()) {
-    std::string objects = JoinPath(ws.view_of, ".git/objects");
-    if (UserPathExists(objects)) AddUnique(&s.toolchains_, objects);
+    for (std::vector<std::string>* paths : {&s.hidden_, &s.masked_}) {
+      std::vector<std::string> mapped;
+      for (const std::string& p : *paths) {
+        if (p == ws.view_of || PathIsBelow(p, ws.view_of)) mapped.push_back(ws.root + p.substr(ws.view_of.size()));
+      }
+      for (const std::string& p : mapped) AddUnique(paths, p);
+    }
+    AddUnique(&s.hidden_, ws.view_of);
+    StatusOr<WorkspaceFiles> real = WorkspaceFiles::Open(ws.view_of);
+    if (real.ok() && real->Look(".git").is_dir() && real->Look(".git/objects").is_dir()) {
+      AddUnique(&s.toolchains_, JoinPath(ws.view_of, ".git/objects"));
+    }
   }
   // Credentials that live in toolchain directories stay hidden.
   for (const std::string& top : s.toolchains_) {

@@ -20,6 +20,7 @@
 #include "session/rewind.h"
 #include "odin/v1/worker.pb.h"
 #include "base/file_util.h"
+#include "base/ids.h"
 #include "workspace/isolated_views.h"
 #include "workspace/overlay_changes.h"
 #include "workspace/workspace_files.h"
@@ -181,7 +182,12 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (!runtime.resume_session.empty()) {
     ASSIGN_OR_RETURN(std::unique_ptr<Ledger> ledger, Ledger::Open(ws.ledger_path, Redactor()));
     StatusOr<SessionView> ran = FindSessionView(ledger.get(), ws.state_dir, runtime.resume_session);
-    if (ran.ok() && ran->session_id == runtime.resume_session) {
+    // Fails closed: a session whose view cannot be told must not run here.
+    if (!ran.ok() && ran.status().code() != StatusCode::kNotFound) return ran.status();
+    if (ran.ok() && ran->session_id != runtime.resume_session) {
+      return Status::FailedPrecondition("session " + runtime.resume_session, "its view record is ambiguous");
+    }
+    if (ran.ok()) {
       if (!ran->applied.empty() || ran->discarded || !ran->tree_exists) {
         return Status::FailedPrecondition("session " + ran->session_id,
                                           "ran in a view that was " +
@@ -221,8 +227,10 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   }
   ASSIGN_OR_RETURN(s->runtime_, std::move(started));
   if (!new_view.empty()) {
-    s->runtime_->coordinator().RecordGateEvent("main", "", kIsolatedViewEvent, "",
-                                               nlohmann::json({{"view", new_view}, {"workspace", ws.view_of}}).dump());
+    // Written before the session can do anything, or it does not start.
+    RETURN_IF_ERROR(s->runtime_->ledger().AddGateEvent(
+        {NewId("gate"), s->runtime_->coordinator().session_id(), "main", "", kIsolatedViewEvent, "",
+         nlohmann::json({{"view", new_view}, {"workspace", ws.view_of}}).dump(), RealClock::Get()->WallMillis()}));
   }
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();

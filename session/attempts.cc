@@ -81,6 +81,7 @@ void JudgeAttempt(Ledger* ledger, const UndoPlan& plan, const std::string& works
                   const std::vector<std::string>& test_patterns, AttemptOutcome* o) {
   o->lines = 0;
   o->files = 0;
+  o->empty = plan.steps.empty();
   for (const UndoStep& s : plan.steps) {
     std::string before = s.landed ? s.base_content.value_or("") : s.current;
     bool existed = s.landed ? s.base_exists : s.current_exists;
@@ -144,8 +145,8 @@ int PickAttempt(const std::vector<AttemptOutcome>& outcomes) {
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const AttemptOutcome& o = outcomes[i];
     if (!o.passes) continue;
-    if (best < 0 || std::tie(o.lines, o.files, o.number) <
-                        std::tie(outcomes[best].lines, outcomes[best].files, outcomes[best].number)) {
+    const AttemptOutcome& b = best < 0 ? o : outcomes[static_cast<size_t>(best)];
+    if (best < 0 || std::tie(o.empty, o.lines, o.files, o.number) < std::tie(b.empty, b.lines, b.files, b.number)) {
       best = static_cast<int>(i);
     }
   }

@@ -10,7 +10,8 @@
 // new errors, its change set would apply to the workspace as it is now (no
 // conflict), and it neither deletes, skips nor weakens tests. Among those
 // that pass the smallest change wins: fewest lines changed, then fewest
-// files, then the lowest attempt number.
+// files, then the lowest attempt number; one whose change set is empty (it
+// changed nothing, or only what git ignores) only when no other passes.
 
 #include <cstdint>
 #include <string>
@@ -30,6 +31,7 @@ struct AttemptOutcome {
   // Filled by JudgeAttempt:
   int64_t lines = 0;  // lines added plus removed
   int64_t files = 0;  // files (and links) created, changed or deleted
+  bool empty = true;  // nothing of it would land (what git ignores never does)
   bool passes = false;
   std::string why;  // what it broke, or why it passes
 };

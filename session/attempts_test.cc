@@ -48,6 +48,7 @@ TEST(PickAttempt, TheSmallestPassingChangeThenFewerFilesThenTheFirst) {
     o.passes = passes;
     o.lines = lines;
     o.files = files;
+    o.empty = lines == 0 && files == 0;
     return o;
   };
   EXPECT_EQ(PickAttempt({}), -1);
@@ -55,6 +56,11 @@ TEST(PickAttempt, TheSmallestPassingChangeThenFewerFilesThenTheFirst) {
   EXPECT_EQ(PickAttempt({outcome(1, false, 1, 1), outcome(2, true, 9, 3), outcome(3, true, 2, 1)}), 2);
   EXPECT_EQ(PickAttempt({outcome(1, true, 4, 2), outcome(2, true, 4, 1)}), 1);
   EXPECT_EQ(PickAttempt({outcome(1, true, 4, 1), outcome(2, true, 4, 1)}), 0);
+  // Nothing that lands (only what git ignores) wins only alone.
+  AttemptOutcome nothing = outcome(1, true, 0, 0);
+  nothing.empty = true;
+  EXPECT_EQ(PickAttempt({nothing, outcome(2, true, 9, 3)}), 1);
+  EXPECT_EQ(PickAttempt({nothing, outcome(2, false, 1, 1)}), 0);
 }
 
 }  // namespace

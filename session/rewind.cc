@@ -1,5 +1,7 @@
 #include "session/rewind.h"
 
+#include "workspace/isolated_views.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -132,6 +134,14 @@ StatusOr<std::string> ForkSession(Ledger* ledger, const std::string& session_id,
   if (!ResumableKind(from.kind)) {
     return Status::InvalidArgument("session " + from.id,
                                    "is an `odin " + from.kind + "` session, not an agent's: nothing to fork");
+  }
+  // A copy would run in the workspace itself, not in the view.
+  ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(from.id));
+  for (const GateEvent& e : events) {
+    if (e.kind == kIsolatedViewEvent) {
+      return Status::InvalidArgument("session " + from.id,
+                                     "ran in an isolated view: it cannot be copied (odin apply or discard it)");
+    }
   }
   ASSIGN_OR_RETURN(std::vector<MessageRecord> messages, ledger->ListMessages(from.id));
   ASSIGN_OR_RETURN(std::vector<ConversationEntry> entries, ledger->ListConversation(from.id, "main"));

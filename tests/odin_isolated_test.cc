@@ -287,6 +287,46 @@ TEST_F(OdinIsolatedTest, AWorkspaceLargerThanAViewMayBeIsRefused) {
   EXPECT_TRUE(ScriptRequestsOf(llm).empty()) << "the model was asked";
 }
 
+// What the view was copied from stays out of reach: a command cannot read
+// the workspace itself (its secrets may be hidden or masked only there), a
+// Read cannot leave the view for Odin's state (the ledger is three levels
+// up from it), and the session cannot be copied out of its view.
+TEST_F(OdinIsolatedTest, TheSessionReachesNeitherTheWorkspaceNorOdinsState) {
+  Put("secret.txt", "TOPSECRET\n");
+  std::string real = ws_.Join("secret.txt");
+  FakeLlm llm(json({{"responses",
+                     {Command("cat " + real + " > got.txt 2>&1; cat secret.txt > mine.txt"), Read("../../../odin.db"),
+                      Text("Done.")}}})
+                  .dump());
+  json r = Prompt(llm, {"-p", "look", "--isolated"});
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::string session = r["session_id"];
+  std::vector<std::string> ends =
+      LedgerRows(ws_.Join(".odin/odin.db"), "SELECT status || ' ' || error FROM execution_ends ORDER BY seq");
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_NE(ends[1].find("Odin's state directory"), std::string::npos) << ends[1];
+  Ran applied = Odin({"apply", session});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(Get("mine.txt"), "TOPSECRET\n") << "the view's own copy is the session's";
+  EXPECT_EQ(Get("got.txt").find("TOPSECRET"), std::string::npos) << Get("got.txt");
+  Ran fork = Odin({"sessions", "fork", session});
+  EXPECT_NE(fork.exit_code, 0);
+  EXPECT_NE(fork.err.find("ran in an isolated view"), std::string::npos) << fork.err;
+}
+
+// Root in another user's workspace runs commands as that user, who could
+// not reach a view in root's state: refused in one line, nothing made.
+TEST_F(OdinIsolatedTest, RootInAnotherUsersWorkspaceIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: a workspace of another user";
+  ASSERT_EQ(chown(ws_.path().c_str(), 4321, 4321), 0);
+  FakeLlm llm(json({{"responses", {Text("never")}}}).dump());
+  Ran r = RunOdin(ws_.path(), {"-p", "go", "--isolated"}, Env(llm));
+  EXPECT_EQ(r.exit_code, kFailed);
+  EXPECT_NE(r.err.find("isolated sessions need odin run as the workspace's owner"), std::string::npos) << r.err;
+  EXPECT_TRUE(Names(ws_.Join(".odin/views")).empty());
+  ASSERT_EQ(chown(ws_.path().c_str(), 0, 0), 0);
+}
+
 using OdinAttemptsTest = OdinIsolatedTest;
 
 // A project whose tests fail while a file under src/ says BROKEN, in git.
@@ -352,7 +392,14 @@ TEST_F(OdinAttemptsTest, TheSmallestChangeWhoseChecksPassLands) {
   EXPECT_FALSE(a[0]["passes"]) << a[0].dump();
   EXPECT_NE(a[0]["why"].get<std::string>().find("not_converged"), std::string::npos) << a[0].dump();
   EXPECT_TRUE(a[1]["passes"]) << a[1].dump();
-  EXPECT_EQ(a[1]["files"], 3);
+  EXPECT_EQ(a[1]["files"], 3)
+      << a[1].dump() << "\n"
+      << ::testing::PrintToString(
+             LedgerRows(ws_.Join(".odin/odin.db"),
+                        "SELECT e.tool || ' ' || e.args_json || ' -> ' || coalesce(x.status, '') || ' ' || "
+                        "coalesce(x.error, '') FROM execution_starts e LEFT JOIN execution_ends x ON "
+                        "x.execution_id = e.execution_id WHERE e.session_id = ?",
+                        a[1]["session_id"].get<std::string>()));
   EXPECT_TRUE(a[2]["passes"]) << a[2].dump();
   EXPECT_EQ(a[2]["files"], 1);
   EXPECT_EQ(r["winner"], 3);

@@ -1,12 +1,15 @@
 #include "workspace/isolated_views.h"
 
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/statvfs.h>
 
 #include <cerrno>
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -51,7 +54,9 @@ bool OnlyVanished(const CommandOutput& cp) {
     size_t end = cp.output.find('\n', start);
     if (end == std::string::npos) end = cp.output.size();
     std::string line = cp.output.substr(start, end - start);
-    if (!line.empty() && line.find("No such file or directory") == std::string::npos) return false;
+    bool vanished = line.rfind("cp: cannot stat '", 0) == 0 && line.size() > 28 &&
+                    line.compare(line.size() - 28, 28, "': No such file or directory") == 0;
+    if (!line.empty() && !vanished) return false;
     start = end + 1;
   }
   return true;
@@ -171,6 +176,14 @@ Status CopyInto(const std::string& from, const std::vector<std::string>& names, 
 StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   ASSIGN_OR_RETURN(WorkspaceFiles root, WorkspaceFiles::Open(ws.root));
   ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(ws.state_dir));
+  // Root on another user's workspace runs commands as that user, who could
+  // not reach a view in root's state.
+  struct stat owner;
+  if (geteuid() == 0 && fstat(root.root_fd(), &owner) == 0 && owner.st_uid != 0) {
+    return Status::FailedPrecondition(ws.root, "belongs to uid " + std::to_string(owner.st_uid) +
+                                                   " and odin runs as root: isolated sessions need odin run as "
+                                                   "the workspace's owner");
+  }
   // git's objects are never changed in place: the view reads the
   // workspace's through git's alternates (as git worktree and clone
   // --shared do) and keeps only the objects its session makes.
@@ -178,7 +191,7 @@ StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   // The bound first: nothing is copied of a workspace that would not fit.
   // (du matches a pattern against the path as it walks, from ws.root: one
   // with glob characters in it counts the objects too, never fewer.)
-  std::vector<std::string> excludes = {".odin"};
+  std::vector<std::string> excludes = {JoinPath(ws.root, ".odin")};
   if (share_objects) excludes.push_back(JoinPath(ws.root, ".git/objects"));
   ASSIGN_OR_RETURN(uint64_t bytes, ApparentBytes(ws.root, excludes));
   if (bytes > max_bytes) {
@@ -186,11 +199,28 @@ StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
                                                   " MB, more than an isolated view may take (isolation.max_view_mb: " +
                                                   std::to_string(max_bytes >> 20) + " MB)");
   }
-  struct statvfs fs;
-  if (statvfs(ws.state_dir.c_str(), &fs) == 0 && static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < bytes) {
-    return Status::ResourceExhausted(
-        ws.state_dir, "has less free space than the workspace's " + std::to_string(bytes >> 20) + " MB a view copies");
+  // The space free, less what views this process is copying will take
+  // (parallel attempts check it at once).
+  static std::mutex reserve_mu;
+  static uint64_t reserved = 0;
+  {
+    std::lock_guard<std::mutex> lock(reserve_mu);
+    struct statvfs fs;
+    if (statvfs(ws.state_dir.c_str(), &fs) == 0 &&
+        static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < bytes + reserved) {
+      return Status::ResourceExhausted(ws.state_dir, "has less free space than the workspace's " +
+                                                         std::to_string(bytes >> 20) + " MB a view copies" +
+                                                         (reserved > 0 ? " (beside the views being made)" : ""));
+    }
+    reserved += bytes;
   }
+  struct Unreserve {
+    uint64_t bytes;
+    ~Unreserve() {
+      std::lock_guard<std::mutex> lock(reserve_mu);
+      reserved -= bytes;
+    }
+  } unreserve{bytes};
   View v = ViewNamed(ws.state_dir, NewId("view"));
   std::string rel = "views/" + v.id;
   RETURN_IF_ERROR(state.MakeDirs("views", 0700));
