@@ -327,6 +327,31 @@ TEST_F(OdinIsolatedTest, RootInAnotherUsersWorkspaceIsRefused) {
   ASSERT_EQ(chown(ws_.path().c_str(), 0, 0), 0);
 }
 
+// An apply cut off half-way (one path landed, the other not) is finished by
+// the next: the landed path is recorded with what was there before the
+// first try, so one undo puts both back.
+TEST_F(OdinIsolatedTest, AnApplyCutOffHalfWayIsFinishedByTheNext) {
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("Read", {{"file_path", "a.txt"}}), Call("Read", {{"file_path", "b.txt"}})}),
+                      Turn({Call("WriteFile", {{"file_path", "a.txt"}, {"content", "A\n"}}),
+                            Call("WriteFile", {{"file_path", "b.txt"}, {"content", "B\n"}})}),
+                      Text("Wrote both.")}}})
+                  .dump());
+  json done = Prompt(llm, {"-p", "write", "--isolated"});
+  ASSERT_EQ(done["status"], "done") << last_.err;
+  Put("a.txt", "A\n");  // as the first try left it
+  Ran applied = Odin({"apply", done["session_id"], "--json"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(Get("a.txt"), "A\n");
+  EXPECT_EQ(Get("b.txt"), "B\n");
+  json a = json::parse(applied.out, nullptr, false);
+  ASSERT_TRUE(a.is_object()) << applied.out;
+  Ran undone = Odin({"undo", a["execution_id"]});
+  ASSERT_EQ(undone.exit_code, 0) << undone.err;
+  EXPECT_EQ(Get("a.txt"), "a\n");
+  EXPECT_EQ(Get("b.txt"), "b\n");
+}
+
 using OdinAttemptsTest = OdinIsolatedTest;
 
 // A project whose tests fail while a file under src/ says BROKEN, in git.
