@@ -133,22 +133,28 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       return kUsageError;
     }
   }
-  // Several attempts at once (--attempts, else attempts.count).
-  if (ws.ok() && !f.review && !f.init && f.attempts != 1) {
-    StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
-    int attempts = f.attempts > 0 ? f.attempts : loaded.ok() ? loaded->config.attempts : 1;
-    if (attempts > 1) {
-      if (!loaded.ok()) {
-        std::cerr << "odin: " << VisibleControls(loaded.status().message()) << "\n";
-        return kError;
-      }
+  // The config, read once for the session (which would read it again) and
+  // for how many attempts (--attempts, else attempts.count). One that does
+  // not load is the session's to report.
+  std::shared_ptr<const LoadedConfig> config;
+  if (ws.ok()) {
+    if (StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap()); loaded.ok()) {
       PrintConfigNotices(*loaded);
-      return RunAttempts(g, f, *ws, loaded->config, attempts);
+      config = std::make_shared<const LoadedConfig>(std::move(*loaded));
     }
-  } else if (f.attempts > 1) {
+  }
+  int attempts = f.attempts > 0 ? f.attempts : config ? config->config.attempts : 1;
+  if (attempts > 1 && (f.review || f.init)) {
     std::cerr << "odin: --attempts goes with -p\n";
     return kUsageError;
   }
+  if (attempts > 1 && !config) {
+    std::cerr << "odin: "
+              << VisibleControls((ws.ok() ? LoadConfig(*ws, EnvironmentMap()).status() : ws.status()).message())
+              << "\n";
+    return kError;
+  }
+  if (attempts > 1) return RunAttempts(g, f, *ws, config, attempts);
   // The events are printed as they happen; the session id and the breakers
   // are known once the session started.
   AgentSession* started = nullptr;
@@ -163,6 +169,7 @@ int RunPrompt(const GlobalFlags& g, const AgentFlags& f) {
       },
       [&] { return started != nullptr ? started->runtime().coordinator().Breakers() : std::vector<BreakerInfo>{}; });
   AgentSessionFlags flags = SessionFlags(g, f, "agent", f.mode, f.approval.empty() ? "deny" : f.approval);
+  flags.config = config;
   if (!f.json_schema.empty()) {
     if (f.review || f.init) {
       std::cerr << "odin: --json-schema goes with -p, not odin " << (f.review ? "review" : "init") << "\n";

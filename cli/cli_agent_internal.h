@@ -27,6 +27,7 @@ std::string TooBroadRefusal(const GlobalFlags& g, const Workspace& ws);
 std::vector<int> DrainSignals();
 
 // odin -p --attempts N (cli_attempts.cc), n > 1: its exit code.
-int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, const Config& config, int n);
+int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
+                std::shared_ptr<const LoadedConfig> loaded, int n);
 
 }  // namespace odin

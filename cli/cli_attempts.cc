@@ -17,7 +17,7 @@
 #include "base/terminal_text.h"
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
-#include "config/config.h"
+#include "config/config_loader.h"
 #include "ledger/ledger.h"
 #include "pool/worker_spawn.h"
 #include "session/attempts.h"
@@ -49,7 +49,9 @@ json OutcomeJson(const AttemptOutcome& o) {
 
 }  // namespace
 
-int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, const Config& config, int n) {
+int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
+                std::shared_ptr<const LoadedConfig> loaded, int n) {
+  const Config& config = loaded->config;
   auto refuse = [](const std::string& why) {
     std::cerr << "odin: --attempts: " << why << "\n";
     return kUsageError;
@@ -76,6 +78,7 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
   std::vector<std::thread> starters;
   for (int k = 1; k <= n; ++k) {
     AgentSessionFlags flags = SessionFlags(g, f, "agent", f.mode, approval);
+    flags.config = loaded;  // read once, its notices said once
     flags.isolated = true;
     flags.budget_share = n;
     flags.runtime.workers = std::max(1, CpuCount() / n);
@@ -180,12 +183,9 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws, 
   if (winner >= 0 && !nothing_to_land) {
     size_t w = static_cast<size_t>(winner);
     StatusOr<std::string> applied =
-        ApplyView(ledger->get(), views[w], ws.root, plans[w], RealClock::Get()->WallMillis());
+        ApplyView(ledger->get(), ws.state_dir, views[w], ws.root, plans[w], RealClock::Get()->WallMillis());
     if (applied.ok()) {
       landed = *applied;
-      if (StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(ws.state_dir); state.ok()) {
-        (void)state->RemoveTree("views/" + views[w].view.id);
-      }
     } else {
       apply_error = applied.status().message();
       code = kError;

@@ -128,12 +128,8 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
     }
     return 0;
   }
-  StatusOr<std::string> applied = ApplyView(ledger->get(), *sv, ws->root, *plan, now);
+  StatusOr<std::string> applied = ApplyView(ledger->get(), ws->state_dir, *sv, ws->root, *plan, now);
   if (!applied.ok()) return Fail(action, applied.status());
-  // Landed: the view has served, and goes (the ledger keeps what it changed).
-  if (StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(ws->state_dir); state.ok()) {
-    (void)state->RemoveTree("views/" + sv->view.id);
-  }
   size_t n = plan->steps.size();
   if (f.json) {
     std::cout << nlohmann::json({{"session_id", sv->session_id}, {"execution_id", *applied}, {"paths", n}}).dump()

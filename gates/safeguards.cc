@@ -174,29 +174,20 @@ void JudgeOutsideRead(const ToolCall& call, WorkerRequest* request, const Safegu
   std::string given = request->typed ? ReadPathOf(request->typed->input()) : "";
   if (given.empty()) return;
   StatusOr<std::string> inside = ResolveWorkspacePath(given, o.workspace);
-  if (inside.ok()) {
-    std::string state = o.workspace + "/.odin";
-    // (An isolated session's workspace is a view inside the state
-    // directory: what is inside it is the session's.)
-    bool in_state =
-        !PathIsBelow(o.workspace, o.state_dir) && (*inside == o.state_dir || inside->starts_with(o.state_dir + "/"));
-    if (*inside == state || inside->starts_with(state + "/") || in_state) {
-      out->status = Status::PermissionDenied(given,
-                                             "Odin's state directory (the ledger, sockets, tokens) is not open to "
-                                             "the tools; memory_query reads the ledger");
-    }
-    return;
-  }
-  StatusOr<std::string> where = ResolvePath(given, o.workspace);
+  StatusOr<std::string> where = inside.ok() ? inside : ResolvePath(given, o.workspace);
   if (!where.ok()) return;  // the tool says what is wrong with it
-  // Outside the workspace too (an isolated session's view lies inside the
-  // state directory, so ../../odin.db leads out of it and into the ledger).
-  if (!o.state_dir.empty() && (*where == o.state_dir || where->starts_with(o.state_dir + "/"))) {
+  // Odin's state, wherever the path led: the workspace's .odin, and the
+  // state directory but for an isolated session's own view, which lies in
+  // it (../../../odin.db leads from a view into the ledger).
+  auto under = [&](const std::string& dir) { return !dir.empty() && (*where == dir || PathIsBelow(*where, dir)); };
+  bool own_view = inside.ok() && PathIsBelow(o.workspace, o.state_dir);
+  if (under(o.workspace + "/.odin") || (under(o.state_dir) && !own_view)) {
     out->status = Status::PermissionDenied(given,
                                            "Odin's state directory (the ledger, sockets, tokens) is not open to "
                                            "the tools; memory_query reads the ledger");
     return;
   }
+  if (inside.ok()) return;
   std::string reason =
       call.tool + " of " + given + (*where != given ? " (" + *where + ")" : "") + " reads outside the workspace";
   // For the session: reading in that directory, and below it.

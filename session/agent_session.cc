@@ -126,8 +126,13 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   std::unique_ptr<AgentSession> s(new AgentSession());
   ASSIGN_OR_RETURN(Workspace ws, FindWorkspace(flags.runtime.dir));
   std::map<std::string, std::string> env = EnvironmentMap();
-  ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ws, env));
-  PrintConfigNotices(loaded);
+  std::shared_ptr<const LoadedConfig> given = flags.config;
+  if (!given) {
+    ASSIGN_OR_RETURN(LoadedConfig own, LoadConfig(ws, env));
+    PrintConfigNotices(own);
+    given = std::make_shared<const LoadedConfig>(std::move(own));
+  }
+  const LoadedConfig& loaded = *given;
   const Config& config = loaded.config;
   ASSIGN_OR_RETURN(s->llm_, ResolveLlm(flags.llm, config, env));
 
@@ -220,11 +225,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   // answer, and their start would slow the loading down on a busy machine.
   s->http_ = std::make_unique<HttpClient>();
   StatusOr<std::unique_ptr<Runtime>> started = Runtime::Start(runtime, ws, config);
-  if (!started.ok() && !new_view.empty()) {
-    if (StatusOr<WorkspaceFiles> state = WorkspaceFiles::Open(ws.state_dir); state.ok()) {
-      (void)state->RemoveTree("views/" + new_view);
-    }
-  }
+  if (!started.ok() && !new_view.empty()) (void)RemoveView(ws.state_dir, new_view);
   ASSIGN_OR_RETURN(s->runtime_, std::move(started));
   if (!new_view.empty()) {
     // Written before the session can do anything, or it does not start.

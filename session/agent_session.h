@@ -15,6 +15,8 @@
 
 namespace odin {
 
+struct LoadedConfig;
+
 struct AgentSessionFlags {
   RuntimeFlags runtime;
   LlmFlags llm;
@@ -42,6 +44,10 @@ struct AgentSessionFlags {
   // An attempt's (session/attempts.h): the budget's tokens, cost and tool
   // calls are divided among this many.
   int budget_share = 1;
+  // The workspace's config, loaded already by the caller (odin -p reads
+  // attempts.count from it), its notices said: not loaded again. Null: Start
+  // loads it.
+  std::shared_ptr<const LoadedConfig> config;
   // --json-schema: the schema the final answer must be valid against, as
   // JSON text, compiled by the caller ("": none).
   std::string answer_schema;

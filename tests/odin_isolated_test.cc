@@ -87,6 +87,13 @@ class OdinIsolatedTest : public ::testing::Test {
   static json Write(const std::string& path, const std::string& content) {
     return Turn({Call("WriteFile", {{"file_path", path}, {"content", content}})});
   }
+  // a.txt and b.txt read, then written as A and B in one turn.
+  static json WriteBoth() {
+    return {Turn({Call("Read", {{"file_path", "a.txt"}}), Call("Read", {{"file_path", "b.txt"}})}),
+            Turn({Call("WriteFile", {{"file_path", "a.txt"}, {"content", "A\n"}}),
+                  Call("WriteFile", {{"file_path", "b.txt"}, {"content", "B\n"}})}),
+            Text("Wrote both.")};
+  }
   static json Command(const std::string& command) { return Turn({Call("ExecuteCommand", {{"command", command}})}); }
 
   TempWorkspace ws_;
@@ -155,12 +162,7 @@ TEST_F(OdinIsolatedTest, TheWorkspaceStaysAsItWasUntilApplyLandsTheChangeSet) {
 // The user changes a file the session also changed: apply refuses, naming
 // it, and writes nothing, not even the other paths.
 TEST_F(OdinIsolatedTest, ApplyRefusesWhereTheWorkspaceChangedUnderTheSession) {
-  FakeLlm llm(json({{"responses",
-                     {Turn({Call("Read", {{"file_path", "a.txt"}}), Call("Read", {{"file_path", "b.txt"}})}),
-                      Turn({Call("WriteFile", {{"file_path", "a.txt"}, {"content", "A\n"}}),
-                            Call("WriteFile", {{"file_path", "b.txt"}, {"content", "B\n"}})}),
-                      Text("Wrote both.")}}})
-                  .dump());
+  FakeLlm llm(json({{"responses", WriteBoth()}}).dump());
   json done = Prompt(llm, {"-p", "write", "--isolated"});
   ASSERT_EQ(done["status"], "done") << last_.err;
   std::string session = done["session_id"];
@@ -331,12 +333,7 @@ TEST_F(OdinIsolatedTest, RootInAnotherUsersWorkspaceIsRefused) {
 // the next: the landed path is recorded with what was there before the
 // first try, so one undo puts both back.
 TEST_F(OdinIsolatedTest, AnApplyCutOffHalfWayIsFinishedByTheNext) {
-  FakeLlm llm(json({{"responses",
-                     {Turn({Call("Read", {{"file_path", "a.txt"}}), Call("Read", {{"file_path", "b.txt"}})}),
-                      Turn({Call("WriteFile", {{"file_path", "a.txt"}, {"content", "A\n"}}),
-                            Call("WriteFile", {{"file_path", "b.txt"}, {"content", "B\n"}})}),
-                      Text("Wrote both.")}}})
-                  .dump());
+  FakeLlm llm(json({{"responses", WriteBoth()}}).dump());
   json done = Prompt(llm, {"-p", "write", "--isolated"});
   ASSERT_EQ(done["status"], "done") << last_.err;
   Put("a.txt", "A\n");  // as the first try left it

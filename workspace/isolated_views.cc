@@ -67,10 +67,6 @@ std::string FirstLine(const std::string& text) {
   return line.empty() ? "(no output)" : line;
 }
 
-using Entry = PathNow;
-
-Entry LookAt(const WorkspaceFiles& files, const std::string& rel) { return LookNow(files, rel); }
-
 // One end of a path's changes: what was there before the first, or after
 // the last.
 struct State {
@@ -111,7 +107,7 @@ bool SameState(const State& a, const State& b) {
 
 // Whether what is there now is the state s ("" when it is), else how it
 // differs. A file whose hash was not recorded is taken by its type.
-std::string Matches(const Entry& now, const State& s) {
+std::string Matches(const PathNow& now, const State& s) {
   if (!s.exists) return now.exists ? "it exists" : "";
   if (!now.exists) return "it is gone";
   if (s.type == "file") {
@@ -140,17 +136,13 @@ View ViewNamed(const std::string& state_dir, const std::string& id) {
   return v;
 }
 
-int64_t DiskBytes(const std::string& path) {
-  StatusOr<CommandOutput> du = RunTool({"du", "-s", "-B1", "--", path});
-  if (!du.ok() || du->exit_code != 0) return -1;
-  return std::strtoll(du->output.c_str(), nullptr, 10);
-}
-
 namespace {
 
 // The apparent bytes of path, "du -s -b", with these --exclude patterns.
-StatusOr<uint64_t> ApparentBytes(const std::string& path, const std::vector<std::string>& excludes) {
-  std::vector<std::string> argv = {"du", "-s", "-b"};
+// What du says path takes: its files' sizes (apparent) or the blocks they
+// hold, without what matches excludes.
+StatusOr<uint64_t> Du(const std::string& path, bool apparent, const std::vector<std::string>& excludes = {}) {
+  std::vector<std::string> argv = {"du", "-s", apparent ? "-b" : "-B1"};
   for (const std::string& e : excludes) argv.push_back("--exclude=" + e);
   argv.insert(argv.end(), {"--", path});
   StatusOr<CommandOutput> du = RunTool(argv);
@@ -173,6 +165,11 @@ Status CopyInto(const std::string& from, const std::vector<std::string>& names, 
 
 }  // namespace
 
+int64_t DiskBytes(const std::string& path) {
+  StatusOr<uint64_t> bytes = Du(path, /*apparent=*/false);
+  return bytes.ok() ? static_cast<int64_t>(*bytes) : -1;
+}
+
 StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   ASSIGN_OR_RETURN(WorkspaceFiles root, WorkspaceFiles::Open(ws.root));
   ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(ws.state_dir));
@@ -193,7 +190,7 @@ StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   // with glob characters in it counts the objects too, never fewer.)
   std::vector<std::string> excludes = {JoinPath(ws.root, ".odin")};
   if (share_objects) excludes.push_back(JoinPath(ws.root, ".git/objects"));
-  ASSIGN_OR_RETURN(uint64_t bytes, ApparentBytes(ws.root, excludes));
+  ASSIGN_OR_RETURN(uint64_t bytes, Du(ws.root, /*apparent=*/true, excludes));
   if (bytes > max_bytes) {
     return Status::ResourceExhausted(ws.root, "is " + std::to_string(bytes >> 20) +
                                                   " MB, more than an isolated view may take (isolation.max_view_mb: " +
@@ -346,13 +343,13 @@ StatusOr<UndoPlan> PlanViewApply(Ledger* ledger, const SessionView& sv, const st
       continue;
     }
     // The view must hold what the ledger says the session left.
-    Entry view = LookAt(tree, rel);
+    PathNow view = LookNow(tree, rel);
     if (std::string differs = Matches(view, final); !differs.empty()) {
       plan.not_undoable.push_back(rel + ": the view's copy is not what the session left (" + differs +
                                   "): changed outside the session's record");
       continue;
     }
-    Entry now = LookAt(dest, rel);
+    PathNow now = LookNow(dest, rel);
     UndoStep step;
     step.path = target;
     step.current_exists = now.exists;
@@ -420,8 +417,8 @@ std::string RenderViewDiff(const UndoPlan& plan, const std::string& workspace) {
   return out;
 }
 
-StatusOr<std::string> ApplyView(Ledger* ledger, const SessionView& sv, const std::string& workspace,
-                                const UndoPlan& plan, int64_t now_ms) {
+StatusOr<std::string> ApplyView(Ledger* ledger, const std::string& state_dir, const SessionView& sv,
+                                const std::string& workspace, const UndoPlan& plan, int64_t now_ms) {
   if (!sv.applied.empty()) {
     return Status::FailedPrecondition("session " + sv.session_id, "was applied already (" + sv.applied + ")");
   }
@@ -450,12 +447,17 @@ StatusOr<std::string> ApplyView(Ledger* ledger, const SessionView& sv, const std
   }
   RETURN_IF_ERROR(ledger->AddGateEvent({NewId("gate"), sv.session_id, "user", "", kViewAppliedEvent, *applied,
                                         json({{"view", sv.view.id}}).dump(), now_ms}));
+  (void)RemoveView(state_dir, sv.view.id);
   return *applied;
 }
 
-Status DiscardView(Ledger* ledger, const std::string& state_dir, const SessionView& sv, int64_t now_ms) {
+Status RemoveView(const std::string& state_dir, const std::string& id) {
   ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(state_dir));
-  RETURN_IF_ERROR(state.RemoveTree("views/" + sv.view.id));
+  return state.RemoveTree("views/" + id);
+}
+
+Status DiscardView(Ledger* ledger, const std::string& state_dir, const SessionView& sv, int64_t now_ms) {
+  RETURN_IF_ERROR(RemoveView(state_dir, sv.view.id));
   if (sv.discarded) return Status::OK();
   return ledger->AddGateEvent(
       {NewId("gate"), sv.session_id, "user", "", kViewDiscardedEvent, "", json({{"view", sv.view.id}}).dump(), now_ms});

@@ -94,10 +94,14 @@ std::string RenderViewDiff(const UndoPlan& plan, const std::string& workspace);
 
 // Lands the plan (refused, nothing written, when it has conflicts or
 // anything that cannot be applied) as one execution ("ApplyView") of a
-// session of its own, undoable as one (odin undo), and records the apply in
-// the view's session. Returns the execution's id.
-StatusOr<std::string> ApplyView(Ledger* ledger, const SessionView& sv, const std::string& workspace,
-                                const UndoPlan& plan, int64_t now_ms);
+// session of its own, undoable as one (odin undo), records the apply in the
+// view's session and removes the view (the ledger keeps what it changed).
+// Returns the execution's id.
+StatusOr<std::string> ApplyView(Ledger* ledger, const std::string& state_dir, const SessionView& sv,
+                                const std::string& workspace, const UndoPlan& plan, int64_t now_ms);
+
+// Removes a view's directory (absent is fine).
+Status RemoveView(const std::string& state_dir, const std::string& id);
 
 // Removes the view's directory and records the discard.
 Status DiscardView(Ledger* ledger, const std::string& state_dir, const SessionView& sv, int64_t now_ms);

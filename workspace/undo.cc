@@ -47,12 +47,8 @@ StatusOr<std::set<std::string>> UndoneCalls(Ledger* ledger) {
   return undone;
 }
 
-using Now = PathNow;
-
-Now Look(const WorkspaceFiles& ws, const std::string& path) { return LookNow(ws, path); }
-
 // Whether what is at path now is what the newest change left.
-std::string Differs(const Now& now, const MutationRecord& last) {
+std::string Differs(const PathNow& now, const MutationRecord& last) {
   if (last.change == "deleted") return now.exists ? "it was created again since" : "";
   if (!now.exists) return "it was deleted since";
   if (last.file_type == "file") {
@@ -227,7 +223,7 @@ StatusOr<UndoPlan> PlanUndo(Ledger* ledger, const std::string& workspace, const 
       plan.not_undoable.push_back(shown + ": " + protected_reason);
       continue;
     }
-    Now now = Look(ws, path);
+    PathNow now = LookNow(ws, path);
     step.current_exists = now.exists;
     step.current = now.content;
     std::string differs = Differs(now, last);
@@ -340,7 +336,7 @@ StatusOr<std::string> ApplySteps(Ledger* ledger, const std::string& workspace, c
   // "remove x/authorized_keys"), and nothing is written, removed or made
   // through one.
   for (const UndoStep* s : order) {
-    Now now = Look(ws, s->path);
+    PathNow now = LookNow(ws, s->path);
     MutationRecord m;
     m.id = NewId("mut");
     m.session_id = session;
@@ -351,7 +347,7 @@ StatusOr<std::string> ApplySteps(Ledger* ledger, const std::string& workspace, c
     m.created_at_ms = now_ms;
     if (s->landed) {
       // Recorded as the first try would have: before is the base.
-      now = Now();
+      now = PathNow();
       now.exists = s->base_exists;
       now.is_file = s->base_content.has_value();
       if (s->base_content) {
