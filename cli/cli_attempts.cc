@@ -22,6 +22,7 @@
 #include "pool/worker_spawn.h"
 #include "session/attempts.h"
 #include "session/hosted_session.h"
+#include "session/view_recheck.h"
 #include "workspace/isolated_views.h"
 #include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
@@ -175,7 +176,27 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
     plans[i] = std::move(*plan);
     JudgeAttempt(ledger->get(), plans[i], ws.root, config.reviews.test_patterns, &o);
   }
+  // The winner is judged again against the workspace as it is now (the
+  // user may have changed it while the attempts ran); one that fails there
+  // loses, and the next is judged.
   int winner = PickAttempt(outcomes);
+  while (winner >= 0 && !plans[static_cast<size_t>(winner)].steps.empty()) {
+    size_t w = static_cast<size_t>(winner);
+    StatusOr<ViewRecheck> recheck = RecheckView(ledger->get(), ws, config, views[w]);
+    if (recheck.ok() && recheck->passed) {
+      StatusOr<UndoPlan> again = PlanViewApply(ledger->get(), views[w], ws.root);
+      if (again.ok() && again->conflicts.empty() && again->not_undoable.empty()) {
+        plans[w] = std::move(*again);
+        break;
+      }
+      recheck = again.ok() ? StatusOr<ViewRecheck>(Status::FailedPrecondition("its change set", "no longer applies"))
+                           : StatusOr<ViewRecheck>(again.status());
+    }
+    outcomes[w].passes = false;
+    outcomes[w].why = "passes in its view, but not against the workspace as it is now: " +
+                      (recheck.ok() ? recheck->why : recheck.status().message());
+    winner = PickAttempt(outcomes);
+  }
   std::string landed;
   int code = winner < 0 ? kNotConverged : 0;
   std::string apply_error;

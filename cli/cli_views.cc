@@ -11,8 +11,10 @@
 #include "base/secrets.h"
 #include "base/terminal_text.h"
 #include "cli/cli.h"
+#include "config/config_loader.h"
 #include "ledger/ledger.h"
 #include "session/resume.h"
+#include "session/view_recheck.h"
 #include "workspace/isolated_views.h"
 #include "workspace/workspace.h"
 #include "workspace/workspace_files.h"
@@ -128,13 +130,36 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
     }
     return 0;
   }
+  // Refused before anything else runs: conflicts, protected paths.
+  if (!plan->conflicts.empty() || !plan->not_undoable.empty()) {
+    return Fail(action, ApplyView(ledger->get(), ws->state_dir, *sv, ws->root, *plan, now).status());
+  }
+  // Judged against the workspace as it is now, then planned again: a check
+  // may have changed the view.
+  StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+  if (!loaded.ok()) return Fail(action, loaded.status());
+  StatusOr<ViewRecheck> recheck = RecheckView(ledger->get(), *ws, loaded->config, *sv);
+  if (!recheck.ok()) return Fail(action, recheck.status());
+  if (!recheck->passed) {
+    return Fail(action, Status::FailedPrecondition(
+                            "session " + sv->session_id,
+                            "re-validated against the workspace as it is now: " + recheck->why + "; nothing landed"));
+  }
+  plan = PlanViewApply(ledger->get(), *sv, ws->root);
+  if (!plan.ok()) return Fail(action, plan.status());
   StatusOr<std::string> applied = ApplyView(ledger->get(), ws->state_dir, *sv, ws->root, *plan, now);
   if (!applied.ok()) return Fail(action, applied.status());
   size_t n = plan->steps.size();
   if (f.json) {
-    std::cout << nlohmann::json({{"session_id", sv->session_id}, {"execution_id", *applied}, {"paths", n}}).dump()
+    std::cout << nlohmann::json({{"session_id", sv->session_id},
+                                 {"execution_id", *applied},
+                                 {"paths", n},
+                                 {"recheck", recheck->why},
+                                 {"drift", recheck->drift.size()}})
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
+    if (!recheck->drift.empty()) std::cout << "re-validated: " << VisibleControls(recheck->why) << "\n";
     std::cout << n << (n == 1 ? " path" : " paths") << " landed from session " << sv->session_id << " (" << *applied
               << "; odin undo " << *applied << " puts them back)\n";
   }

@@ -480,6 +480,88 @@ TEST_F(OdinAttemptsTest, AnAttemptThatWeakensTestsCannotWin) {
   EXPECT_EQ(Get("tests/test_x.py"), "def test_x():\n    assert x() == 1\n    assert y() == 2\n");
 }
 
+// Apply judges the change set against the workspace as it is then: a file
+// the user added meanwhile (no conflict: the session never touched it)
+// makes the tests fail once brought into the view, so nothing lands; once
+// the user takes it away again, the next apply brings that into the view
+// too, the tests pass, and the change set lands.
+TEST_F(OdinAttemptsTest, ApplyReValidatesAgainstTheWorkspaceAsItIsNow) {
+  MakeProject(ws_, user_);
+  FakeLlm llm(json({{"responses", {Write("src/x.c", "int x;\n"), Text("Done.")}}}).dump());
+  json r = Prompt(llm, {"-p", "add x", "--isolated"});
+  ASSERT_EQ(r["status"], "done") << last_.err;
+  std::string session = r["session_id"];
+  Put("src/user.c", "BROKEN by the user\n");
+  // Under the user's config, which says what the tests are.
+  Ran refused = RunOdin(ws_.path(), {"apply", session}, Env(llm));
+  EXPECT_EQ(refused.exit_code, kFailed) << refused.out;
+  EXPECT_NE(refused.err.find("re-validated against the workspace as it is now: 1 path changed in the workspace "
+                             "since the session started (src/user.c), and with them the tests check fails"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Get("src/x.c"), "(absent)") << "a change set that fails with the workspace as it is landed";
+  EXPECT_EQ(Get("src/user.c"), "BROKEN by the user\n");
+  ASSERT_TRUE(std::filesystem::remove(ws_.Join("src/user.c")));
+  Ran applied = RunOdin(ws_.path(), {"apply", session, "--json"}, Env(llm));
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  json a = json::parse(applied.out, nullptr, false);
+  ASSERT_TRUE(a.is_object()) << applied.out;
+  EXPECT_EQ(a["drift"], 1) << applied.out;
+  EXPECT_EQ(Get("src/x.c"), "int x;\n");
+  EXPECT_EQ(Get("src/user.c"), "(absent)");
+  std::vector<std::string> rechecks =
+      LedgerRows(ws_.Join(".odin/odin.db"),
+                 "SELECT json_extract(detail_json, '$.passed') FROM gate_events WHERE kind = "
+                 "'view_rechecked' AND session_id = ? ORDER BY seq",
+                 session);
+  EXPECT_EQ(rechecks, (std::vector<std::string>{"0", "1"}));
+  Ran verify = Odin({"ledger", "verify"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+// Attempts are re-validated as they land: the user adds a file while they
+// run, with which the smallest change fails the tests; the next one, which
+// passes with it, lands instead, and the report says why the first lost.
+TEST_F(OdinAttemptsTest, AWinnerThatFailsWithTheWorkspaceAsItIsNowLosesToTheNext) {
+  MakeProject(ws_, user_);
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", "sh check.sh"}, {"retry_cap", 1}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  // With src/user.c there, src/y.c must be there too.
+  Put("check.sh", "! grep -rq BROKEN src && { [ ! -e src/user.c ] || [ -e src/y.c ]; }\n");
+  std::string hold = user_.Join("release");
+  json last = {{"text", "Done."}, {"hold_until", hold}};
+  FakeLlm llm(json({{"responses", json::array()},
+                    {"agents",
+                     {{"attempt 1 of 2", {Write("src/x.c", "int x;\n"), last}},
+                      {"attempt 2 of 2",
+                       {Turn({Call("WriteFile", {{"file_path", "src/x.c"}, {"content", "int x;\n"}}),
+                              Call("WriteFile", {{"file_path", "src/y.c"}, {"content", "int y;\n"}})}),
+                        last}}}}})
+                  .dump());
+  int out = -1;
+  pid_t pid = StartOdin(ws_.path(), {"-p", "add x", "--attempts", "2", "--output-format", "json"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return RequestsOfAttempt(llm, 1, 2) >= 2 && RequestsOfAttempt(llm, 2, 2) >= 2; },
+                        std::chrono::seconds(120)));
+  Put("src/user.c", "int user;\n");
+  ASSERT_TRUE(WriteFileAtomic(hold, "").ok());
+  std::string text = ReadUntil(out, "\n}");
+  close(out);
+  EXPECT_EQ(Wait(pid), 0) << text;
+  json r = json::parse(text, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << text;
+  ASSERT_EQ(r["attempts"].size(), 2u) << text;
+  EXPECT_FALSE(r["attempts"][0]["passes"]) << text;
+  EXPECT_NE(r["attempts"][0]["why"].get<std::string>().find(
+                "not against the workspace as it is now: 1 path changed in the workspace since the session "
+                "started (src/user.c), and with them the tests check fails"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(r["winner"], 2) << text;
+  EXPECT_EQ(Get("src/x.c"), "int x;\n");
+  EXPECT_EQ(Get("src/y.c"), "int y;\n");
+  EXPECT_EQ(Get("src/user.c"), "int user;\n");
+}
+
 // A view shares the workspace's git objects (alternates) rather than
 // copying them: git in the session reads history and sees its own change.
 TEST_F(OdinAttemptsTest, GitInAViewReadsTheWorkspacesHistory) {
