@@ -183,6 +183,15 @@ void Coordinator::OnResult(const v1::ToolResult& r) {
       // hashes and before-images are ours); the protected paths were
       // checked by stat above.
       if (tracker_) changes = tracker_->LookAtPaths(landed->paths);
+      // What a file it replaced held, nobody here saw go: the host's hash
+      // of it, where we knew none.
+      for (PathChange& pc : changes.changes) {
+        auto before = landed->before_sha256.find(pc.path);
+        if (before != landed->before_sha256.end() && pc.before && pc.before->type == EntryType::kFile &&
+            pc.before->sha256.empty()) {
+          pc.before->sha256 = before->second;
+        }
+      }
     } else {
       // No tracker: odin exec over the overlay whose command never ran
       // (its worker ended before its Hello), since a worker without the

@@ -121,6 +121,9 @@ class WorkerHosts {
     std::vector<std::string> paths;      // sorted
     std::vector<std::string> discarded;  // must not land: kept in the state directory's displaced/<id>
     std::vector<std::string> failed;     // could not be applied, with why
+    // What a replaced or removed regular file held, as the host hashed it
+    // (path -> hex SHA-256): for paths the coordinator knew no hash of.
+    std::map<std::string, std::string> before_sha256;
   };
   virtual std::optional<Landed> TakeLanded(const std::string& execution_id) { return std::nullopt; }
 };

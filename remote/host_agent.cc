@@ -34,6 +34,7 @@
 #include "sandbox/workspace_overlay.h"
 #include "workspace/command_landing.h"
 #include "workspace/git_ignore.h"
+#include "workspace/isolated_views.h"
 #include "workspace/overlay_changes.h"
 #include "workspace/workspace_files.h"
 #include "pool/worker_spawn.h"
@@ -142,21 +143,10 @@ class Session {
     // for less: the stricter sandbox policy, and network for commands only
     // where both allow it.
     StatusOr<SandboxPolicy> asked = ParseSandboxPolicy(welcome.sandbox_policy());
-    SandboxPolicy policy = asked.ok() && Strictness(*asked) > Strictness(own_policy) ? *asked : own_policy;
-    if (!asked.ok()) policy = SandboxPolicy::kRequire;
-    WorkerSandbox sandbox = WorkerSandbox::Make(ws, WorkerSandboxSettings(config, ws), policy, ExecutableDir());
-    sandbox.set_commands_network(welcome.commands_network() && config.sandbox_network);
-    PrepareCgroupParent(config.sandbox_limits, sandbox.policy(), &sandbox);
-    worker_uid_ = sandbox.run_uid();
-    // Commands write into an overlay whose upper directory is on this
-    // host's own disk; the agent lands it (StartLanding). Not where commands run as
-    // the workspace's owner while the agent is root (that user cannot reach
-    // the agent's directory), as on the coordinator's machine.
-    if (worker_uid_ >= 0) overlay_root_.clear();
-    if (!overlay_root_.empty()) sandbox.set_overlay_root(overlay_root_);
-    spawn_spec_ = WorkerSpawnSpec(sandbox, ExecutableDir(), ws.root, static_cast<int>(ToMillis(heartbeat_)),
-                                  ScrubEnvironment(CurrentEnvironment()), McpWorkerEnvironments(config.mcp_servers),
-                                  STDERR_FILENO);
+    policy_ = asked.ok() && Strictness(*asked) > Strictness(own_policy) ? *asked : own_policy;
+    if (!asked.ok()) policy_ = SandboxPolicy::kRequire;
+    commands_network_ = welcome.commands_network() && config.sandbox_network;
+    spawn_spec_ = SpawnSpecFor(ws);
   }
 
   // Serves until the coordinator is lost (returns false) or we are stopped
@@ -224,6 +214,7 @@ class Session {
     bool namespaced = true;  // from its Hello
     pid_t job_pgid = 0;      // its command's group, as it reported it (without namespaces)
     std::string running;     // the execution id of the call relayed to it, until its result
+    std::string root;        // its workspace: the workspace's, or a view's tree
   };
 
   // Numbers the message; one that cannot be sent (the queue to the
@@ -268,6 +259,36 @@ class Session {
       }
       SendToCoordinator(std::move(relay));
     }
+  }
+
+  // How this host starts a worker whose workspace is w (the workspace, or
+  // one of its views).
+  std::function<SpawnOptions(const WorkerSpawn&)> SpawnSpecFor(const Workspace& w) {
+    WorkerSandbox sandbox = WorkerSandbox::Make(w, WorkerSandboxSettings(config_, w), policy_, ExecutableDir());
+    sandbox.set_commands_network(commands_network_);
+    PrepareCgroupParent(config_.sandbox_limits, sandbox.policy(), &sandbox);
+    worker_uid_ = sandbox.run_uid();
+    // Commands write into an overlay whose upper directory is on this
+    // host's own disk; the agent lands it (StartLanding). Not where commands run as
+    // the workspace's owner while the agent is root (that user cannot reach
+    // the agent's directory), as on the coordinator's machine.
+    if (worker_uid_ >= 0) overlay_root_.clear();
+    if (!overlay_root_.empty()) sandbox.set_overlay_root(overlay_root_);
+    return WorkerSpawnSpec(sandbox, ExecutableDir(), w.root, static_cast<int>(ToMillis(heartbeat_)),
+                           ScrubEnvironment(CurrentEnvironment()), McpWorkerEnvironments(config_.mcp_servers),
+                           STDERR_FILENO);
+  }
+
+  // An isolated session's view of this host's workspace, by the id the
+  // coordinator gave: only a view under the workspace's own state
+  // directory, there now. Its spawn spec is made once.
+  StatusOr<const std::pair<Workspace, std::function<SpawnOptions(const WorkerSpawn&)>>*> ViewSpec(
+      const std::string& id) {
+    auto it = views_.find(id);
+    if (it != views_.end()) return &it->second;
+    ASSIGN_OR_RETURN(Workspace w, ExistingViewWorkspace(ws_, id));
+    auto spec = SpawnSpecFor(w);
+    return &(views_[id] = {std::move(w), std::move(spec)});
   }
 
   Worker* Find(const std::string& id) {
@@ -355,15 +376,25 @@ class Session {
     if (policy != WorkerPolicy::kWritable && policy != WorkerPolicy::kReadonly && policy != WorkerPolicy::kSubagent) {
       return exited("that kind of worker never runs on a host");
     }
+    const std::function<SpawnOptions(const WorkerSpawn&)>* spec = &spawn_spec_;
+    std::string root = ws_.root;
+    if (!s.view().empty()) {
+      auto view = ViewSpec(s.view());
+      if (!view.ok()) return exited(view.status().message());
+      spec = &(*view)->second;
+      root = (*view)->first.root;
+    }
     StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(worker_uid_);
     if (!endpoint.ok()) return exited(endpoint.status().message());
     StatusOr<pid_t> pid = LaunchWorker(
-        launcher_, spawn_spec_, {s.worker_id(), policy, "", endpoint->endpoint, endpoint->socket_path}, s.secret());
+        launcher_, *spec, {s.worker_id(), policy, "", endpoint->endpoint, endpoint->socket_path}, s.secret());
     if (!pid.ok()) {
       transport_->CloseEndpoint(endpoint->endpoint);
       return exited(pid.status().message());
     }
-    workers_[*pid] = Worker{s.worker_id(), endpoint->endpoint, *pid};
+    Worker w{s.worker_id(), endpoint->endpoint, *pid};
+    w.root = std::move(root);
+    workers_[*pid] = std::move(w);
   }
 
   void OnExit(pid_t pid, int wait_status) {
@@ -420,6 +451,9 @@ class Session {
   // another machine wrote there, no one here could see.
   bool StartLanding(const std::string& worker, const std::string& call, v1::HostEnvelope* result) {
     if (overlay_root_.empty() || !PlainId(call)) return false;
+    Worker* w = Find(worker);
+    if (w == nullptr) return false;
+    const std::string root = w->root;  // the workspace, or the view it works in
     auto l = std::make_unique<Landing>();
     l->call = call;
     l->base = JoinPath(overlay_root_, call);
@@ -427,10 +461,9 @@ class Session {
     l->result = std::move(*result);
     // Held as the coordinator holds its own: the worker may not have let go yet.
     l->lock = LockOverlayDir(l->base, /*exclusive=*/false);
-    if (StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(ws_.root); files.ok())
-      l->files.emplace(std::move(*files));
-    l->rules = std::make_unique<CommandLandingRules>(ws_.root, l->files ? &*l->files : nullptr, l->base + "/u");
-    l->ignore = GitIgnore::Open(ws_.root);
+    if (StatusOr<WorkspaceFiles> files = WorkspaceFiles::Open(root); files.ok()) l->files.emplace(std::move(*files));
+    l->rules = std::make_unique<CommandLandingRules>(root, l->files ? &*l->files : nullptr, l->base + "/u");
+    l->ignore = GitIgnore::Open(root);
     OverlayApplyOptions& o = l->options;
     o.changed_meanwhile = [](const std::string&) { return false; };
     o.must_not_land = [rules = l->rules.get()](const std::string& rel) { return rules->MustNotLand(rel); };
@@ -438,8 +471,7 @@ class Session {
     o.image_cap_bytes = 0;  // the coordinator keeps the images; we only land
     o.discarded_dir = JoinPath(ws_.state_dir, "displaced/" + call);
     Landing* p = l.get();
-    p->done = std::async(std::launch::async,
-                         [p, root = ws_.root] { return ApplyOverlayUpper(root, p->base + "/u", p->options); });
+    p->done = std::async(std::launch::async, [p, root] { return ApplyOverlayUpper(root, p->base + "/u", p->options); });
     landings_[worker] = std::move(l);
     return true;
   }
@@ -465,6 +497,11 @@ class Session {
       for (std::string& p : paths) landed->add_paths(std::move(p));
       for (const std::string& p : a.discarded) landed->add_discarded(p);
       for (const std::string& p : a.failed) landed->add_failed(p);
+      for (const PathChange& pc : a.changes.changes) {
+        if (pc.before && pc.before->type == EntryType::kFile && !pc.before->sha256.empty()) {
+          (*landed->mutable_before_sha256())[pc.path] = pc.before->sha256;
+        }
+      }
       RemoveWorkspaceOverlayDirs(l.base);
       SendToCoordinator(std::move(l.result));
       it = landings_.erase(it);
@@ -482,7 +519,11 @@ class Session {
   Duration heartbeat_ = milliseconds(500);
   uint32_t liveness_ = 3;
   int64_t worker_uid_ = -1;
+  SandboxPolicy policy_ = SandboxPolicy::kRequire;
+  bool commands_network_ = false;
   std::function<SpawnOptions(const WorkerSpawn&)> spawn_spec_;
+  // Isolated sessions' views (SpawnWorker.view): each its workspace and spec.
+  std::map<std::string, std::pair<Workspace, std::function<SpawnOptions(const WorkerSpawn&)>>> views_;
   std::map<pid_t, Worker> workers_;
   bool goodbye_ = false;
   uint64_t sent_ = 1;         // the Hello

@@ -1,3 +1,6 @@
+// Long file: the coordinator's side of the host protocol in one place (the
+// listener and its keys, each host's life, the workers it runs, relays and
+// what hosts landed), which share one state under one lock-free loop.
 #include "remote/remote_hosts.h"
 
 #include <fcntl.h>
@@ -226,6 +229,11 @@ RemoteHosts::Host* RemoteHosts::FindLive(const std::string& host_id) {
 
 Status RemoteHosts::Spawn(const std::string& host, const std::string& worker_id, const std::string& secret,
                           WorkerPolicy policy, const std::string& lane) {
+  return SpawnIn(host, worker_id, secret, policy, lane, "");
+}
+
+Status RemoteHosts::SpawnIn(const std::string& host, const std::string& worker_id, const std::string& secret,
+                            WorkerPolicy policy, const std::string& lane, const std::string& view) {
   Host* h = FindLive(host);
   if (h == nullptr) return Status::NotFound("host " + host, "not connected");
   v1::HostEnvelope env = NewEnvelope();
@@ -234,6 +242,7 @@ Status RemoteHosts::Spawn(const std::string& host, const std::string& worker_id,
   s->set_secret(secret);
   s->set_policy(static_cast<uint32_t>(policy));
   s->set_lane(lane);
+  s->set_view(view);
   RETURN_IF_ERROR(SendTo(h, std::move(env)));
   h->workers.insert(worker_id);
   return Status::OK();
@@ -379,6 +388,11 @@ void RemoteHosts::TakeLandedFrom(const Host* h, const v1::WorkerRelay& relay) {
   std::sort(out.paths.begin(), out.paths.end());
   for (const std::string& p : l.discarded()) out.discarded.push_back(Shown(p));
   for (const std::string& p : l.failed()) out.failed.push_back(Shown(p));
+  for (const auto& [path, sha] : l.before_sha256()) {
+    if (sha.size() == 64 &&
+        std::all_of(sha.begin(), sha.end(), [](char c) { return std::isxdigit(c) && !std::isupper(c); }))
+      out.before_sha256[path] = sha;
+  }
 }
 
 std::optional<WorkerHosts::Landed> RemoteHosts::TakeLanded(const std::string& execution_id,

@@ -98,6 +98,10 @@ class RemoteHosts final : public WorkerHosts {
   std::string Place(WorkerPolicy policy, const std::string& lane, bool surplus) override;
   Status Spawn(const std::string& host, const std::string& worker_id, const std::string& secret, WorkerPolicy policy,
                const std::string& lane) override;
+  // The same for an isolated session's worker: the host runs it in view
+  // (an id, checked there against its own workspace's views).
+  Status SpawnIn(const std::string& host, const std::string& worker_id, const std::string& secret, WorkerPolicy policy,
+                 const std::string& lane, const std::string& view);
   Status Send(const std::string& host, const std::string& worker_id, const v1::Envelope& env) override;
   void Signal(const std::string& host, const std::string& worker_id, int signal) override;
   void StartFailed(const std::string& host, const std::string& how) override;

@@ -35,7 +35,7 @@ void Wake(int fd) {
 }  // namespace
 
 StatusOr<std::unique_ptr<SharedHosts>> SharedHosts::Lease(const std::string& listen, const std::string& identity,
-                                                          const Make& make) {
+                                                          const Make& make, const std::string& view) {
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) return PosixError("eventfd", errno);
   UniqueFd wake(fd);
@@ -57,13 +57,14 @@ StatusOr<std::unique_ptr<SharedHosts>> SharedHosts::Lease(const std::string& lis
     hub->hosts = std::move(*made);
     g_hubs[listen] = hub;
   }
-  std::unique_ptr<SharedHosts> lease(new SharedHosts(hub, std::move(wake)));
+  std::unique_ptr<SharedHosts> lease(new SharedHosts(hub, std::move(wake), view));
   std::lock_guard<std::mutex> lock(hub->mu);
   hub->leases.insert(lease.get());
   return lease;
 }
 
-SharedHosts::SharedHosts(std::shared_ptr<Hub> hub, UniqueFd wake) : hub_(std::move(hub)), wake_(std::move(wake)) {}
+SharedHosts::SharedHosts(std::shared_ptr<Hub> hub, UniqueFd wake, std::string view)
+    : hub_(std::move(hub)), view_(std::move(view)), wake_(std::move(wake)) {}
 
 SharedHosts::~SharedHosts() {
   {
@@ -91,7 +92,7 @@ std::string SharedHosts::Place(WorkerPolicy policy, const std::string& lane, boo
 Status SharedHosts::Spawn(const std::string& host, const std::string& worker_id, const std::string& secret,
                           WorkerPolicy policy, const std::string& lane) {
   std::lock_guard<std::mutex> lock(hub_->mu);
-  Status spawned = hub_->hosts->Spawn(host, worker_id, secret, policy, lane);
+  Status spawned = hub_->hosts->SpawnIn(host, worker_id, secret, policy, lane, view_);
   if (spawned.ok()) hub_->owner[worker_id] = this;
   return spawned;
 }

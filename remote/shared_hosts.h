@@ -39,8 +39,10 @@ class SharedHosts final : public WorkerHosts {
   // workspace, the sandbox policy, workers.remote's settings); a session
   // whose identity differs gets AlreadyExists rather than hosts made under
   // other rules.
+  // view: the lease of an isolated session, whose workers run in its view
+  // (RemoteHosts::SpawnIn); "" for the workspace's.
   static StatusOr<std::unique_ptr<SharedHosts>> Lease(const std::string& listen, const std::string& identity,
-                                                      const Make& make);
+                                                      const Make& make, const std::string& view = "");
   ~SharedHosts() override;
   SharedHosts(const SharedHosts&) = delete;
   SharedHosts& operator=(const SharedHosts&) = delete;
@@ -69,9 +71,10 @@ class SharedHosts final : public WorkerHosts {
   struct Hub;  // the hosts and who owns each worker (shared_hosts.cc)
 
  private:
-  SharedHosts(std::shared_ptr<Hub> hub, UniqueFd wake);
+  SharedHosts(std::shared_ptr<Hub> hub, UniqueFd wake, std::string view);
 
   std::shared_ptr<Hub> hub_;
+  std::string view_;
   UniqueFd wake_;  // an eventfd: another lease's pump left events for this one
   // Events for this lease's workers that another lease pumped, and this
   // lease's demand: under the hub's lock.

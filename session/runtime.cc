@@ -33,6 +33,7 @@
 #include "sandbox/shared_network.h"
 #include "sandbox/workspace_overlay.h"
 #include "telemetry/telemetry_settings.h"
+#include "workspace/isolated_views.h"
 #include "workspace/workspace_files.h"
 
 namespace odin {
@@ -351,20 +352,20 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
   // it started is retired before its next call.
   if (policy != SandboxPolicy::kOff) co.pool.host_masks = [sandbox] { return sandbox.HostMaskIdentities(); };
 
-  if (config.remote.launcher != "off" && !ws.view.empty()) {
-    // Hosts serve the workspace's own path, not a view's.
-    std::cerr << "odin: an isolated session's workers run on this machine (workers.remote serves the workspace "
-                 "itself, not its views)\n";
-  } else if (config.remote.launcher != "off") {
+  if (config.remote.launcher != "off") {
+    // An isolated session's hosts are the workspace's: they serve its
+    // path, and run this session's workers in its view (SpawnWorker.view).
+    const Workspace hosts_ws = ViewedWorkspace(ws);
     // The hosts of this process (odin serve's sessions share them), made
     // by the first session that asks: listening, Slurm's launcher, the
     // wait for the first hosts.
     auto make = [&]() -> StatusOr<std::unique_ptr<RemoteHosts>> {
       ASSIGN_OR_RETURN(
           std::unique_ptr<RemoteHosts> hosts,
-          ListenForHosts(ws, config, policy, co.commands_network, co.pool.heartbeat_interval, co.pool.liveness));
+          ListenForHosts(hosts_ws, config, policy, co.commands_network, co.pool.heartbeat_interval, co.pool.liveness));
       if (config.remote.launcher == "slurm") {
-        ASSIGN_OR_RETURN(std::unique_ptr<SlurmLauncher> slurm, MakeSlurmLauncher(ws, config, bin, hosts->endpoint()));
+        ASSIGN_OR_RETURN(std::unique_ptr<SlurmLauncher> slurm,
+                         MakeSlurmLauncher(hosts_ws, config, bin, hosts->endpoint()));
         hosts->set_launcher(std::move(slurm), seconds(std::max(1, config.idle_seconds)));
       }
       if (config.remote.wait_hosts > 0) {
@@ -376,14 +377,14 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
     };
     // Shared only by sessions that would have made the same hosts.
     const Config::RemoteWorkers& r = config.remote;
-    std::string identity = ws.root + "\n" + SandboxPolicyName(policy) + (co.commands_network ? " network" : "") + "\n" +
-                           r.launcher + " " + r.keys + " " + std::to_string(co.pool.heartbeat_interval.count()) + " " +
-                           std::to_string(co.pool.liveness) + " " + std::to_string(config.idle_seconds);
+    std::string identity = hosts_ws.root + "\n" + SandboxPolicyName(policy) + (co.commands_network ? " network" : "") +
+                           "\n" + r.launcher + " " + r.keys + " " + std::to_string(co.pool.heartbeat_interval.count()) +
+                           " " + std::to_string(co.pool.liveness) + " " + std::to_string(config.idle_seconds);
     for (const std::string& k : r.kinds) identity += " " + k;
     identity += "\n" + r.slurm.partition + " " + std::to_string(r.slurm.cpus) + " " +
                 std::to_string(r.slurm.memory_mb) + " " + r.slurm.time + " " + std::to_string(r.slurm.max_hosts) + " " +
                 r.slurm.connect;
-    StatusOr<std::unique_ptr<SharedHosts>> hosts = SharedHosts::Lease(r.listen, identity, make);
+    StatusOr<std::unique_ptr<SharedHosts>> hosts = SharedHosts::Lease(r.listen, identity, make, ws.view);
     if (!hosts.ok() && hosts.status().code() != StatusCode::kAlreadyExists) return hosts.status();
     if (hosts.ok()) {
       rt->remote_hosts_ = std::move(*hosts);

@@ -335,6 +335,39 @@ TEST_F(OdinRemoteTest, AHostLandsItsCommandsOverlayAndOnlyThatIsTheCommands) {
   EXPECT_EQ(after[0], Sha256Hex("new\n"));
 }
 
+// An isolated session's workers run on the workspace's hosts too, in its
+// view: the host is told the view (by id, checked against its own
+// workspace's views) and lands the command's overlay there; the workspace
+// stays as it was until odin apply.
+TEST_F(OdinRemoteTest, AnIsolatedSessionsCommandsRunOnAHostInItsView) {
+  ASSERT_NO_FATAL_FAILURE(MakeHostNamespace(1));
+  ASSERT_NO_FATAL_FAILURE(StartAgent(1));
+  WriteConfig(/*remote=*/true, /*wait_hosts=*/1, {"writable"});
+  ASSERT_TRUE(WriteFileAtomic(ws_.Join("kept.txt"), "before\n").ok());
+  FakeLlm llm(json({{"responses",
+                     {Turn({Call("ExecuteCommand", {{"command", "echo after > kept.txt && echo new > made.txt"}})}),
+                      Text("done")}}})
+                  .dump());
+  std::map<std::string, std::string> env = FakeModelEnv(llm, marker_, user_);
+  last_ = RunOdin(ws_.path(), {"-p", "do it", "--output-format", "json", "--isolated"}, env);
+  json r = json::parse(last_.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << last_.out << last_.err;
+  ASSERT_EQ(r["status"], "done") << last_.err << AgentLog(1);
+  EXPECT_EQ(last_.err.find("run on this machine"), std::string::npos) << last_.err;
+  std::vector<std::string> workers = Rows(ws_, "SELECT worker_id FROM execution_starts WHERE tool = 'ExecuteCommand'");
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_NE(workers[0].find("@h1#"), std::string::npos) << workers[0];
+  EXPECT_EQ(*ReadFileToString(ws_.Join("kept.txt")), "before\n") << "the host wrote into the workspace itself";
+  EXPECT_NE(access(ws_.Join("made.txt").c_str(), F_OK), 0) << "the host wrote into the workspace itself";
+  std::vector<std::string> made = Rows(ws_, "SELECT path FROM mutations WHERE path LIKE '%/made.txt'");
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_NE(made[0].find("/.odin/views/view_"), std::string::npos) << made[0];
+  Ran applied = RunOdin(ws_.path(), {"apply", r["session_id"]}, env);
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(*ReadFileToString(ws_.Join("kept.txt")), "after\n");
+  EXPECT_EQ(*ReadFileToString(ws_.Join("made.txt")), "new\n");
+}
+
 TEST_F(OdinRemoteTest, AHostThatSeesAnotherWorkspaceIsRefusedAndSaysWhy) {
   ASSERT_NO_FATAL_FAILURE(MakeHostNamespace(1));
   // The host's view of the workspace path is another directory: a mount

@@ -249,6 +249,25 @@ StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes) {
   return v;
 }
 
+StatusOr<Workspace> ExistingViewWorkspace(const Workspace& ws, const std::string& id) {
+  if (!ValidViewId(id)) return Status::InvalidArgument("view " + id, "is not a view's name");
+  ASSIGN_OR_RETURN(WorkspaceFiles state, WorkspaceFiles::Open(ws.state_dir));
+  if (!state.Look("views/" + id + "/tree").is_dir()) {
+    return Status::NotFound("view " + id, "is not in this workspace's " + ws.state_dir);
+  }
+  return ViewWorkspace(ws, ViewNamed(ws.state_dir, id));
+}
+
+Workspace ViewedWorkspace(const Workspace& ws) {
+  if (ws.view.empty()) return ws;
+  Workspace w = ws;
+  w.root = ws.view_of;
+  w.cwd = ws.view_of + ws.cwd.substr(std::min(ws.cwd.size(), ws.root.size()));
+  w.view.clear();
+  w.view_of.clear();
+  return w;
+}
+
 Workspace ViewWorkspace(const Workspace& ws, const View& v) {
   Workspace w = ws;
   w.root = v.tree;

@@ -54,6 +54,15 @@ StatusOr<View> MakeView(const Workspace& ws, uint64_t max_bytes);
 // directory, ledger and config still ws's.
 Workspace ViewWorkspace(const Workspace& ws, const View& v);
 
+// ws as a session in the view named id sees it, for a host agent given the
+// id by a coordinator: refused unless id is a view's name and its tree is
+// a directory under ws's own state directory now (no symlink on the way).
+StatusOr<Workspace> ExistingViewWorkspace(const Workspace& ws, const std::string& id);
+
+// The workspace a view's session (ViewWorkspace) was copied from: ws itself
+// when it is no view's.
+Workspace ViewedWorkspace(const Workspace& ws);
+
 // The bytes a tree takes on disk (du), -1 when it cannot be told.
 int64_t DiskBytes(const std::string& path);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "base/file_util.h"
+#include "workspace/isolated_views.h"
 
 namespace odin {
 namespace {
@@ -90,6 +91,30 @@ TEST_F(WorkspaceTest, AShippedStateDirIsNotUsedEvenWithAMarkerCopiedFromElsewher
   ASSERT_TRUE(MakeDirs(dir_ + "/linked").ok());
   ASSERT_EQ(symlink("/tmp", (dir_ + "/linked/.odin").c_str()), 0);
   EXPECT_NE(FindWorkspace(dir_ + "/linked")->state_elsewhere.find("is a symlink"), std::string::npos);
+}
+
+// A host agent is named a view by id: only a view's name, whose tree is a
+// directory under the workspace's own state directory now, is taken.
+TEST_F(WorkspaceTest, AHostTakesOnlyAViewOfItsOwnWorkspace) {
+  ASSERT_TRUE(MakeDirs(dir_ + "/repo/.git").ok());
+  StatusOr<Workspace> ws = FindWorkspace(dir_ + "/repo");
+  ASSERT_TRUE(ws.ok());
+  ASSERT_TRUE(MakeDirs(ws->state_dir + "/views/view_abc/tree").ok());
+  StatusOr<Workspace> view = ExistingViewWorkspace(*ws, "view_abc");
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_EQ(view->root, ws->state_dir + "/views/view_abc/tree");
+  EXPECT_EQ(view->view_of, ws->root);
+  EXPECT_EQ(ViewedWorkspace(*view).root, ws->root);
+  EXPECT_EQ(ViewedWorkspace(*view).view, "");
+  for (const char* bad : {"", "view_", "../views/view_abc", "view_abc/../../x", "/tmp", "view_a/b", "other"}) {
+    EXPECT_EQ(ExistingViewWorkspace(*ws, bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ExistingViewWorkspace(*ws, "view_gone").status().code(), StatusCode::kNotFound);
+  // A view whose tree is a symlink (to anywhere) is no view.
+  ASSERT_TRUE(MakeDirs(dir_ + "/elsewhere").ok());
+  ASSERT_TRUE(MakeDirs(ws->state_dir + "/views/view_link").ok());
+  ASSERT_EQ(symlink((dir_ + "/elsewhere").c_str(), (ws->state_dir + "/views/view_link/tree").c_str()), 0);
+  EXPECT_EQ(ExistingViewWorkspace(*ws, "view_link").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
