@@ -1,6 +1,6 @@
 // Long file: the coordinator's side of the host protocol in one place (the
 // listener and its keys, each host's life, the workers it runs, relays and
-// what hosts landed), which share one state under one lock-free loop.
+// what hosts landed), which share the hosts' state.
 #include "remote/remote_hosts.h"
 
 #include <fcntl.h>
