@@ -83,6 +83,10 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
     flags.isolated = true;
     flags.budget_share = n;
     flags.runtime.workers = std::max(1, CpuCount() / n);
+    // A core each here; the attempts beyond them, on workers.remote's hosts
+    // where there are any (Slurm's, asked for).
+    int local = config.attempts_local > 0 ? config.attempts_local : std::max(1, CpuCount());
+    flags.runtime.hosts_first = config.remote.launcher != "off" && k > local;
     std::string hint;
     if (!config.attempt_variants.empty()) {
       const Config::AttemptVariant& v =

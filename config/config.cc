@@ -380,37 +380,7 @@ StatusOr<Config> ParseConfig(const std::string& text, const std::string& origin,
       return Status::InvalidArgument(origin, "commands.max_background must be between 0 and 16");
     }
   }
-  if (root.contains("attempts")) {
-    const json& x = root["attempts"];
-    RETURN_IF_ERROR(CheckKeys(x, "attempts", {"count", "variants"}, origin));
-    RETURN_IF_ERROR(Read(x, "attempts", "count", &c.attempts, origin));
-    if (c.attempts < 1 || c.attempts > kMaxAttempts) {
-      return Status::InvalidArgument(origin, "attempts.count must be from 1 to " + std::to_string(kMaxAttempts));
-    }
-    if (x.contains("variants")) {
-      const json& list = x["variants"];
-      if (!list.is_array() || list.size() > static_cast<size_t>(kMaxAttempts)) {
-        return Status::InvalidArgument(
-            origin, "attempts.variants must be a list of at most " + std::to_string(kMaxAttempts) + " objects");
-      }
-      c.attempt_variants.clear();
-      for (const json& v : list) {
-        RETURN_IF_ERROR(CheckKeys(v, "attempts.variants[]", {"model", "hint"}, origin));
-        Config::AttemptVariant variant;
-        RETURN_IF_ERROR(Read(v, "attempts.variants[]", "model", &variant.model, origin));
-        RETURN_IF_ERROR(Read(v, "attempts.variants[]", "hint", &variant.hint, origin));
-        c.attempt_variants.push_back(std::move(variant));
-      }
-    }
-  }
-  if (root.contains("isolation")) {
-    const json& x = root["isolation"];
-    RETURN_IF_ERROR(CheckKeys(x, "isolation", {"max_view_mb"}, origin));
-    RETURN_IF_ERROR(Read(x, "isolation", "max_view_mb", &c.isolation_max_view_mb, origin));
-    if (c.isolation_max_view_mb < 1 || c.isolation_max_view_mb > (int64_t{1} << 30)) {
-      return Status::InvalidArgument(origin, "isolation.max_view_mb must be from 1 to 1073741824");
-    }
-  }
+  RETURN_IF_ERROR(config_reading::ParseAttempts(root, origin, &c));
   if (root.contains("context")) {
     const json& x = root["context"];
     RETURN_IF_ERROR(CheckKeys(x, "context", {"repo_map", "repo_map_tokens"}, origin));

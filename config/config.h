@@ -140,6 +140,10 @@ struct Config {
     std::string hint;
   };
   std::vector<AttemptVariant> attempt_variants;
+  // attempts.local: how many attempts run their workers on this machine
+  // when workers.remote has hosts (0: one per core); the others' work goes
+  // to the hosts (a Slurm launch where configured).
+  int attempts_local = 0;
   int heartbeat_ms = 500;  // workers.heartbeat_ms
   // workers.idle_seconds: a worker started on a host for waiting calls
   // retires after this long idle; a Slurm host with no workers for as long

@@ -156,4 +156,41 @@ Status ParseHooks(const json& h, const std::string& origin, HooksConfig* o) {
   return Status::OK();
 }
 
+Status ParseAttempts(const json& root, const std::string& origin, Config* c) {
+  if (root.contains("attempts")) {
+    const json& x = root["attempts"];
+    RETURN_IF_ERROR(CheckKeys(x, "attempts", {"count", "variants", "local"}, origin));
+    RETURN_IF_ERROR(Read(x, "attempts", "count", &c->attempts, origin));
+    RETURN_IF_ERROR(Read(x, "attempts", "local", &c->attempts_local, origin));
+    if (c->attempts < 1 || c->attempts > kMaxAttempts || c->attempts_local < 0 || c->attempts_local > kMaxAttempts) {
+      return Status::InvalidArgument(
+          origin, "attempts.count must be from 1 to " + std::to_string(kMaxAttempts) + ", attempts.local from 0");
+    }
+    if (x.contains("variants")) {
+      const json& list = x["variants"];
+      if (!list.is_array() || list.size() > static_cast<size_t>(kMaxAttempts)) {
+        return Status::InvalidArgument(
+            origin, "attempts.variants must be a list of at most " + std::to_string(kMaxAttempts) + " objects");
+      }
+      c->attempt_variants.clear();
+      for (const json& v : list) {
+        RETURN_IF_ERROR(CheckKeys(v, "attempts.variants[]", {"model", "hint"}, origin));
+        Config::AttemptVariant variant;
+        RETURN_IF_ERROR(Read(v, "attempts.variants[]", "model", &variant.model, origin));
+        RETURN_IF_ERROR(Read(v, "attempts.variants[]", "hint", &variant.hint, origin));
+        c->attempt_variants.push_back(std::move(variant));
+      }
+    }
+  }
+  if (root.contains("isolation")) {
+    const json& x = root["isolation"];
+    RETURN_IF_ERROR(CheckKeys(x, "isolation", {"max_view_mb"}, origin));
+    RETURN_IF_ERROR(Read(x, "isolation", "max_view_mb", &c->isolation_max_view_mb, origin));
+    if (c->isolation_max_view_mb < 1 || c->isolation_max_view_mb > (int64_t{1} << 30)) {
+      return Status::InvalidArgument(origin, "isolation.max_view_mb must be from 1 to 1073741824");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace odin::config_reading

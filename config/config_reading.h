@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "config/config.h"
 #include "planner/hooks.h"
 
 namespace odin::config_reading {
@@ -27,5 +28,8 @@ Status CheckKeys(const nlohmann::json& section, const std::string& path, std::in
 // "command", "command": "...", "timeout": 60, "sandbox": true, "if": "Bash(git *)"}]}],
 // plus max_stop_blocks and network. A file's hooks join the base's.
 Status ParseHooks(const nlohmann::json& h, const std::string& origin, HooksConfig* o);
+
+// attempts (count, local, variants) and isolation (max_view_mb), into *c.
+Status ParseAttempts(const nlohmann::json& root, const std::string& origin, Config* c);
 
 }  // namespace odin::config_reading

@@ -70,6 +70,8 @@ void WorkerPool::EnsureWorkers(const Key& key) {
   int n = policy == WorkerPolicy::kSubagent     ? o_.subagent_size
           : policy == WorkerPolicy::kBackground ? o_.background_size
                                                 : o_.size;
+  // Its work belongs on hosts: they come for calls that wait.
+  if (o_.hosts_first > Duration::zero() && o_.hosts != nullptr && o_.hosts->Takes(policy, key.second)) n = 0;
   // One lsp host; one worker per MCP server (it holds the server).
   if (policy == WorkerPolicy::kLspHost || IsMcpPolicy(policy)) n = 1;
   if (policy == WorkerPolicy::kWeb) n = std::min(n, 2);  // fetches are few
@@ -419,6 +421,28 @@ void WorkerPool::GrowOnHosts() {
     if (coming < n) demand += n - coming;
   }
   o_.hosts->SetDemand(demand);
+  if (o_.hosts_first == Duration::zero()) return;
+  // A pool whose work belongs on hosts: calls that wait with no worker of
+  // theirs anywhere get one of the pool's own once they have waited long
+  // enough (no host came).
+  SteadyTime now = clock_->Now();
+  for (auto it = waiting_since_.begin(); it != waiting_since_.end();) {
+    it = waiting.count(it->first) ? std::next(it) : waiting_since_.erase(it);
+  }
+  for (const auto& [key, n] : waiting) {
+    bool any = false;
+    for (const auto& [pid, w] : workers_) any = any || (w.key() == key && w.state != WorkerState::kStopping);
+    if (any) {
+      waiting_since_.erase(key);
+      continue;
+    }
+    SteadyTime since = waiting_since_.emplace(key, now).first->second;
+    if (now - since < o_.hosts_first) continue;
+    spdlog::info("no host came for a {} in {} ms: starting one of this session's own", WorkerPolicyName(key.first),
+                 ToMillis(now - since));
+    waiting_since_.erase(key);
+    (void)SpawnWorker(key);
+  }
 }
 
 void WorkerPool::CheckTimers() {

@@ -157,6 +157,13 @@ struct WorkerPoolOptions {
   // room (beyond size); such a worker retires once idle for surplus_idle.
   WorkerHosts* hosts = nullptr;
   Duration surplus_idle = seconds(300);
+  // Nonzero: this pool's work belongs on hosts (an attempt beyond this
+  // machine's share). Its own workers of kinds hosts take are not started
+  // here: its calls wait for them as calls that wait get workers on hosts
+  // (a Slurm launch included). A call that has waited this long with none
+  // starting for it gets a worker of the pool's own after all (a static
+  // host with room, else here).
+  Duration hosts_first = Duration::zero();
   // What the host's files the workers' sandboxes mask are now
   // (WorkerSandbox::HostMaskIdentities). A worker of this machine started
   // when it said one thing is retired before it takes a call once it says
@@ -330,6 +337,7 @@ class WorkerPool {
   Listener* listener_;
   std::map<pid_t, Worker> workers_;
   std::deque<WorkerRequest> queue_;
+  std::map<Key, SteadyTime> waiting_since_;  // hosts_first: since when calls of a key wait with no worker
   SteadyTime next_heartbeat_{};
   std::map<Key, int> start_failures_;
   std::set<std::string> refused_peers_;  // recorded once each (bounded)

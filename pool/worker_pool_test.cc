@@ -988,4 +988,51 @@ TEST_F(RemoteWorkerPoolTest, CallsThatWaitGetWorkersOnHostsWhichRetireWhenIdle) 
 }
 
 }  // namespace
+// A pool whose work belongs on hosts (an attempt beyond this machine's
+// share) starts no worker of its own for kinds hosts take: its call waits
+// and is demand for a host; when none comes within hosts_first, one of its
+// own starts here after all.
+TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsWaitsForOneAndThenStartsItsOwn) {
+  options_.size = 1;
+  options_.hosts = &hosts_;
+  options_.hosts_first = seconds(30);
+  hosts_.full = true;  // no host yet: a launcher's is on its way
+  StartPool();
+  EXPECT_TRUE(launcher_.launched.empty()) << "a worker started here";
+  EXPECT_TRUE(hosts_.spawned.empty());
+  pool_->Submit(Call("ex_1"));
+  Poll();
+  EXPECT_EQ(hosts_.demand, 1u) << "the call is demand for a host";
+  EXPECT_TRUE(launcher_.launched.empty());
+  clock_.Advance(seconds(29));
+  Poll();
+  EXPECT_TRUE(launcher_.launched.empty()) << "gave up on the hosts too soon";
+  clock_.Advance(seconds(1));
+  Poll();
+  ASSERT_EQ(launcher_.launched.size(), 1u) << "no worker of its own after hosts_first";
+  SayHello(100);
+  Poll();
+  EXPECT_EQ(WorkerOf("ex_1"), 100);
+}
+
+// ... and a host that comes in time takes the call.
+TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsTakesTheHostThatComes) {
+  options_.size = 1;
+  options_.hosts = &hosts_;
+  options_.hosts_first = seconds(30);
+  hosts_.full = true;
+  StartPool();
+  pool_->Submit(Call("ex_1"));
+  Poll();
+  hosts_.full = false;  // a host joined
+  Poll();
+  ASSERT_EQ(hosts_.spawned.size(), 1u);
+  SayHelloThroughHost(hosts_.spawned[0]);
+  clock_.Advance(seconds(40));
+  Poll();
+  EXPECT_TRUE(launcher_.launched.empty()) << "started one here with a host's on its way";
+  ASSERT_EQ(listener_.dispatched.size(), 1u);
+  EXPECT_EQ(listener_.dispatched[0].second, hosts_.spawned[0]);
+}
+
 }  // namespace odin

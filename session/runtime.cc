@@ -390,6 +390,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Start(const RuntimeFlags& flags, con
       rt->remote_hosts_ = std::move(*hosts);
       co.pool.hosts = rt->remote_hosts_.get();
       co.pool.surplus_idle = seconds(std::max(1, config.idle_seconds));
+      if (flags.hosts_first) co.pool.hosts_first = seconds(std::max(1, config.remote.wait_seconds));
     } else {
       // Another odin holds the port (odin serve, while odin exec runs in the
       // same workspace): this one's workers run here.

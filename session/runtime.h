@@ -46,6 +46,10 @@ struct RuntimeFlags {
   bool track_changes = true;      // false only for benchmarks of what tracking costs
   bool start_mcp = false;         // start the MCP servers (agent sessions)
   bool network = false;           // --network: edit-mode commands reach the network
+  // Its work belongs on workers.remote's hosts (an attempt beyond this
+  // machine's share): WorkerPoolOptions::hosts_first, after
+  // workers.remote.wait_seconds.
+  bool hosts_first = false;
 };
 
 class Runtime {

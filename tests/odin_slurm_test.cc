@@ -271,5 +271,48 @@ TEST_F(OdinSlurmTest, AJobSlurmKillsEndsItsCallAndANewHostTakesTheNext) {
   EXPECT_EQ(ends[3].find(first + "#"), std::string::npos) << "the same host again: " << ends[3];
 }
 
+// Parallel attempts spread over this machine and Slurm's hosts: with two
+// attempts' share here (attempts.local), the other two ask for hosts, Slurm
+// starts one for each, and each runs its commands there, in its own view.
+// The ledger's worker ids say where; the winner lands as ever.
+TEST_F(OdinSlurmTest, AttemptsBeyondThisMachinesShareRunOnSlurmsHosts) {
+  WriteConfig();
+  json config = json::parse(*ReadFileToString(user_.Join("config/odin/odinconfig.json")));
+  config["workers"]["remote"]["kinds"] = {"writable"};
+  config["workers"]["remote"]["wait_seconds"] = 120;
+  config["workers"]["idle_seconds"] = 30;
+  config["attempts"] = {{"local", 2}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  json agents = json::object();
+  for (int k = 1; k <= 4; ++k) {
+    std::string n = std::to_string(k);
+    agents["attempt " + n + " of 4"] = {
+        Turn({Call("ExecuteCommand", {{"command", "echo " + n + " > out.txt && echo where-" + n}})}), Text("done")};
+  }
+  FakeLlm llm(json({{"responses", json::array()}, {"agents", agents}}).dump());
+  Ran r = RunOdin(ws_.path(), {"-p", "go", "--attempts", "4", "--output-format", "json"}, Env(llm));
+  json out = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(out["attempts"].size(), 4u) << r.out;
+  std::vector<std::string> hosts;
+  for (const json& a : out["attempts"]) {
+    std::vector<std::string> workers = LedgerRows(ws_.Join(".odin/odin.db"),
+                                                  "SELECT worker_id FROM execution_starts WHERE tool = "
+                                                  "'ExecuteCommand' AND session_id = ?",
+                                                  a["session_id"].get<std::string>());
+    ASSERT_EQ(workers.size(), 1u) << a.dump() << "\n" << r.err;
+    hosts.push_back(workers[0].find('@') == std::string::npos ? "" : workers[0].substr(workers[0].find('@')));
+  }
+  EXPECT_EQ(hosts[0], "") << "attempt 1 left this machine";
+  EXPECT_EQ(hosts[1], "") << "attempt 2 left this machine";
+  EXPECT_EQ(hosts[2].rfind("@slurm-", 0), 0u) << hosts[2] << "\n" << r.err;
+  EXPECT_EQ(hosts[3].rfind("@slurm-", 0), 0u) << hosts[3] << "\n" << r.err;
+  EXPECT_NE(hosts[2].substr(0, hosts[2].find('#')), hosts[3].substr(0, hosts[3].find('#')))
+      << "both on one host: " << hosts[2] << " " << hosts[3];
+  EXPECT_EQ(out["winner"], 1) << r.out;
+  EXPECT_EQ(*ReadFileToString(ws_.Join("out.txt")), "1\n");
+}
+
 }  // namespace
 }  // namespace odin::testing
