@@ -136,8 +136,9 @@ void JudgeAttempt(Ledger* ledger, const UndoPlan& plan, const std::string& works
     return;
   }
   o->passes = true;
-  o->why = "passes: its checks passed with no new errors; " + std::to_string(o->lines) + " lines in " +
-           std::to_string(o->files) + (o->files == 1 ? " file" : " files");
+  o->why = "passes: its checks passed with no new errors; " + std::to_string(o->lines) +
+           (o->lines == 1 ? " line in " : " lines in ") + std::to_string(o->files) +
+           (o->files == 1 ? " file" : " files");
 }
 
 int PickAttempt(const std::vector<AttemptOutcome>& outcomes) {
