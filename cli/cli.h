@@ -96,6 +96,7 @@ struct ViewFlags {
   std::string action;   // diff, apply, discard
   std::string session;  // the isolated session's id or a unique prefix
   bool json = false;
+  bool no_recheck = false;  // apply: land without running the checks on the workspace as it is now
 };
 
 struct RewindFlags {

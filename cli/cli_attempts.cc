@@ -186,7 +186,11 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
   int winner = PickAttempt(outcomes);
   while (winner >= 0 && !plans[static_cast<size_t>(winner)].steps.empty()) {
     size_t w = static_cast<size_t>(winner);
-    StatusOr<ViewRecheck> recheck = RecheckView(ledger->get(), ws, config, views[w]);
+    StatusOr<ViewRecheck> recheck =
+        RecheckView(ledger->get(), ws, config, views[w], plans[w], [&](const std::string& line) {
+          std::cerr << "odin: attempt " << outcomes[w].number
+                    << ": re-validating on the workspace as it is now: " << VisibleControls(line) << "\n";
+        });
     if (recheck.ok() && recheck->passed) {
       StatusOr<UndoPlan> again = PlanViewApply(ledger->get(), views[w], ws.root);
       if (again.ok() && again->conflicts.empty() && again->not_undoable.empty()) {

@@ -134,11 +134,19 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
   if (!plan->conflicts.empty() || !plan->not_undoable.empty()) {
     return Fail(action, ApplyView(ledger->get(), ws->state_dir, *sv, ws->root, *plan, now).status());
   }
-  // Judged against the workspace as it is now, then planned again: a check
-  // may have changed the view.
-  StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
-  if (!loaded.ok()) return Fail(action, loaded.status());
-  StatusOr<ViewRecheck> recheck = RecheckView(ledger->get(), *ws, loaded->config, *sv);
+  // Judged against the workspace as it is now, then planned again: the
+  // workspace may have changed while the checks ran.
+  StatusOr<ViewRecheck> recheck = ViewRecheck();
+  if (f.no_recheck) {
+    recheck->why = "not re-validated (--no-recheck)";
+    std::cerr << "odin apply: " << recheck->why << "\n";
+  } else {
+    StatusOr<LoadedConfig> loaded = LoadConfig(*ws, EnvironmentMap());
+    if (!loaded.ok()) return Fail(action, loaded.status());
+    recheck = RecheckView(ledger->get(), *ws, loaded->config, *sv, *plan, [](const std::string& line) {
+      std::cerr << "odin apply: re-validating on the workspace as it is now: " << VisibleControls(line) << "\n";
+    });
+  }
   if (!recheck.ok()) return Fail(action, recheck.status());
   if (!recheck->passed) {
     return Fail(action, Status::FailedPrecondition(
@@ -159,7 +167,7 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
-    if (!recheck->drift.empty()) std::cout << "re-validated: " << VisibleControls(recheck->why) << "\n";
+    if (!recheck->checks.empty()) std::cout << "re-validated: " << VisibleControls(recheck->why) << "\n";
     std::cout << n << (n == 1 ? " path" : " paths") << " landed from session " << sv->session_id << " (" << *applied
               << "; odin undo " << *applied << " puts them back)\n";
   }

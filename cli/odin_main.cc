@@ -180,6 +180,10 @@ int main(int argc, char** argv) {
     cmd->fallthrough();
     cmd->add_option("SESSION", view.session, "The isolated session's id or a unique prefix")->required();
     cmd->add_flag("--json", view.json, "Print JSON");
+    if (std::string(name) == "apply") {
+      cmd->add_flag("--no-recheck", view.no_recheck,
+                    "Land without running the checks on the workspace as it is now with the change");
+    }
     view_cmds.push_back({cmd, name});
   }
 

@@ -146,7 +146,12 @@ class Session {
     policy_ = asked.ok() && Strictness(*asked) > Strictness(own_policy) ? *asked : own_policy;
     if (!asked.ok()) policy_ = SandboxPolicy::kRequire;
     commands_network_ = welcome.commands_network() && config.sandbox_network;
-    spawn_spec_ = SpawnSpecFor(ws);
+    spawn_spec_ = SpawnSpecFor(ws, &worker_uid_);
+    // Commands write into an overlay whose upper directory is on this
+    // host's own disk; the agent lands it (StartLanding). Not where commands run as
+    // the workspace's owner while the agent is root (that user cannot reach
+    // the agent's directory), as on the coordinator's machine.
+    if (worker_uid_ >= 0) overlay_root_.clear();
   }
 
   // Serves until the coordinator is lost (returns false) or we are stopped
@@ -263,17 +268,13 @@ class Session {
 
   // How this host starts a worker whose workspace is w (the workspace, or
   // one of its views).
-  std::function<SpawnOptions(const WorkerSpawn&)> SpawnSpecFor(const Workspace& w) {
+  // *uid: whom its workers run as (-1: as we do).
+  std::function<SpawnOptions(const WorkerSpawn&)> SpawnSpecFor(const Workspace& w, int64_t* uid) {
     WorkerSandbox sandbox = WorkerSandbox::Make(w, WorkerSandboxSettings(config_, w), policy_, ExecutableDir());
     sandbox.set_commands_network(commands_network_);
     PrepareCgroupParent(config_.sandbox_limits, sandbox.policy(), &sandbox);
-    worker_uid_ = sandbox.run_uid();
-    // Commands write into an overlay whose upper directory is on this
-    // host's own disk; the agent lands it (StartLanding). Not where commands run as
-    // the workspace's owner while the agent is root (that user cannot reach
-    // the agent's directory), as on the coordinator's machine.
-    if (worker_uid_ >= 0) overlay_root_.clear();
-    if (!overlay_root_.empty()) sandbox.set_overlay_root(overlay_root_);
+    *uid = sandbox.run_uid();
+    if (*uid < 0 && !overlay_root_.empty()) sandbox.set_overlay_root(overlay_root_);
     return WorkerSpawnSpec(sandbox, ExecutableDir(), w.root, static_cast<int>(ToMillis(heartbeat_)),
                            ScrubEnvironment(CurrentEnvironment()), McpWorkerEnvironments(config_.mcp_servers),
                            STDERR_FILENO);
@@ -287,7 +288,10 @@ class Session {
     auto it = views_.find(id);
     if (it != views_.end()) return &it->second;
     ASSIGN_OR_RETURN(Workspace w, ExistingViewWorkspace(ws_, id));
-    auto spec = SpawnSpecFor(w);
+    int64_t uid = -1;
+    auto spec = SpawnSpecFor(w, &uid);
+    // Its workers' sockets and overlays are made for the workspace's.
+    if (uid != worker_uid_) return Status::FailedPrecondition("view " + id, "its workers would run as another user");
     return &(views_[id] = {std::move(w), std::move(spec)});
   }
 

@@ -389,9 +389,9 @@ void RemoteHosts::TakeLandedFrom(const Host* h, const v1::WorkerRelay& relay) {
   for (const std::string& p : l.discarded()) out.discarded.push_back(Shown(p));
   for (const std::string& p : l.failed()) out.failed.push_back(Shown(p));
   for (const auto& [path, sha] : l.before_sha256()) {
-    if (sha.size() == 64 &&
-        std::all_of(sha.begin(), sha.end(), [](char c) { return std::isxdigit(c) && !std::isupper(c); }))
-      out.before_sha256[path] = sha;
+    bool hex = sha.size() == 64 && std::all_of(sha.begin(), sha.end(),
+                                               [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    if (hex && std::binary_search(out.paths.begin(), out.paths.end(), path)) out.before_sha256[path] = sha;
   }
 }
 

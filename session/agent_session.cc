@@ -229,9 +229,14 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   ASSIGN_OR_RETURN(s->runtime_, std::move(started));
   if (!new_view.empty()) {
     // Written before the session can do anything, or it does not start.
-    RETURN_IF_ERROR(s->runtime_->ledger().AddGateEvent(
-        {NewId("gate"), s->runtime_->coordinator().session_id(), "main", "", kIsolatedViewEvent, "",
-         nlohmann::json({{"view", new_view}, {"workspace", ws.view_of}}).dump(), RealClock::Get()->WallMillis()}));
+    RETURN_IF_ERROR(s->runtime_->ledger().AddGateEvent({NewId("gate"), s->runtime_->coordinator().session_id(), "main",
+                                                        "", kIsolatedViewEvent, "",
+                                                        nlohmann::json({{"view", new_view},
+                                                                        {"workspace", ws.view_of},
+                                                                        {"network", runtime.network},
+                                                                        {"sandbox", runtime.sandbox}})
+                                                            .dump(),
+                                                        RealClock::Get()->WallMillis()}));
   }
   if (s->llm_.endpoint.provider == "demo") {
     s->client_ = std::make_unique<DemoModel>();

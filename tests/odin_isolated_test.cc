@@ -482,9 +482,8 @@ TEST_F(OdinAttemptsTest, AnAttemptThatWeakensTestsCannotWin) {
 
 // Apply judges the change set against the workspace as it is then: a file
 // the user added meanwhile (no conflict: the session never touched it)
-// makes the tests fail once brought into the view, so nothing lands; once
-// the user takes it away again, the next apply brings that into the view
-// too, the tests pass, and the change set lands.
+// makes the tests fail on the workspace with the change, so nothing lands;
+// once the user takes it away again, the tests pass, and it lands.
 TEST_F(OdinAttemptsTest, ApplyReValidatesAgainstTheWorkspaceAsItIsNow) {
   MakeProject(ws_, user_);
   FakeLlm llm(json({{"responses", {Write("src/x.c", "int x;\n"), Text("Done.")}}}).dump());
@@ -495,8 +494,11 @@ TEST_F(OdinAttemptsTest, ApplyReValidatesAgainstTheWorkspaceAsItIsNow) {
   // Under the user's config, which says what the tests are.
   Ran refused = RunOdin(ws_.path(), {"apply", session}, Env(llm));
   EXPECT_EQ(refused.exit_code, kFailed) << refused.out;
-  EXPECT_NE(refused.err.find("re-validated against the workspace as it is now: 1 path changed in the workspace "
-                             "since the session started (src/user.c), and with them the tests check fails"),
+  EXPECT_NE(refused.err.find("re-validated against the workspace as it is now: with 1 path changed in the "
+                             "workspace since the session started (src/user.c), the tests check fails"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("re-validating on the workspace as it is now: tests: ! grep -rq BROKEN src"),
             std::string::npos)
       << refused.err;
   EXPECT_EQ(Get("src/x.c"), "(absent)") << "a change set that fails with the workspace as it is landed";
@@ -506,7 +508,7 @@ TEST_F(OdinAttemptsTest, ApplyReValidatesAgainstTheWorkspaceAsItIsNow) {
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
   json a = json::parse(applied.out, nullptr, false);
   ASSERT_TRUE(a.is_object()) << applied.out;
-  EXPECT_EQ(a["drift"], 1) << applied.out;
+  EXPECT_EQ(a["drift"], 0) << applied.out;
   EXPECT_EQ(Get("src/x.c"), "int x;\n");
   EXPECT_EQ(Get("src/user.c"), "(absent)");
   std::vector<std::string> rechecks =
@@ -517,6 +519,33 @@ TEST_F(OdinAttemptsTest, ApplyReValidatesAgainstTheWorkspaceAsItIsNow) {
   EXPECT_EQ(rechecks, (std::vector<std::string>{"0", "1"}));
   Ran verify = Odin({"ledger", "verify"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+// What the view holds beyond the change set never lands, so it is not what
+// apply judges: the session makes its own checks pass with a file git
+// ignores (build/ok), which stays behind in its view; on the workspace as
+// it is now with the change, the tests fail, and apply refuses.
+TEST_F(OdinAttemptsTest, ApplyJudgesWhatLandsNotWhatTheViewHolds) {
+  MakeProject(ws_, user_);
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", "sh check.sh"}, {"retry_cap", 1}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  Put("check.sh", "test -f build/ok || ! grep -rq BROKEN src\n");
+  Put(".gitignore", "build/\n");
+  FakeLlm llm(json({{"responses",
+                     {Write("src/notes.txt", "BROKEN\n"), Command("mkdir -p build && touch build/ok"), Text("Done.")}}})
+                  .dump());
+  json r = Prompt(llm, {"-p", "add x", "--isolated"});
+  ASSERT_EQ(r["status"], "done") << last_.err << "\nthe session's own checks should pass in its view";
+  Ran refused = RunOdin(ws_.path(), {"apply", r["session_id"]}, Env(llm));
+  EXPECT_EQ(refused.exit_code, kFailed) << refused.out;
+  EXPECT_NE(refused.err.find("the tests check fails"), std::string::npos) << refused.err;
+  EXPECT_EQ(Get("src/notes.txt"), "(absent)");
+  EXPECT_EQ(Get("build/ok"), "(absent)");
+  // The user may land it anyway, knowingly.
+  Ran forced = RunOdin(ws_.path(), {"apply", r["session_id"], "--no-recheck"}, Env(llm));
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(Get("src/notes.txt"), "BROKEN\n");
+  EXPECT_EQ(Get("build/ok"), "(absent)");
 }
 
 // Attempts are re-validated as they land: the user adds a file while they
@@ -552,8 +581,8 @@ TEST_F(OdinAttemptsTest, AWinnerThatFailsWithTheWorkspaceAsItIsNowLosesToTheNext
   ASSERT_EQ(r["attempts"].size(), 2u) << text;
   EXPECT_FALSE(r["attempts"][0]["passes"]) << text;
   EXPECT_NE(r["attempts"][0]["why"].get<std::string>().find(
-                "not against the workspace as it is now: 1 path changed in the workspace since the session "
-                "started (src/user.c), and with them the tests check fails"),
+                "not against the workspace as it is now: with 1 path changed in the workspace since the session "
+                "started (src/user.c), the tests check fails"),
             std::string::npos)
       << text;
   EXPECT_EQ(r["winner"], 2) << text;

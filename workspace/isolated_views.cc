@@ -296,6 +296,8 @@ StatusOr<std::vector<SessionView>> ListSessionViews(Ledger* ledger, const std::s
     sv.session_id = it->session_id;
     sv.view = ViewNamed(state_dir, d.value("view", ""));
     sv.workspace = d.value("workspace", "");
+    sv.network = d.value("network", false);
+    sv.sandbox = d.value("sandbox", "");
     sv.created_at_ms = it->created_at_ms;
     ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(sv.session_id));
     for (const GateEvent& e : events) {
@@ -468,6 +470,36 @@ StatusOr<std::string> ApplyView(Ledger* ledger, const std::string& state_dir, co
                                         json({{"view", sv.view.id}}).dump(), now_ms}));
   (void)RemoveView(state_dir, sv.view.id);
   return *applied;
+}
+
+Status LandPlanIn(const std::string& tree, const std::string& workspace, const UndoPlan& plan) {
+  ASSIGN_OR_RETURN(WorkspaceFiles to, WorkspaceFiles::Open(tree));
+  for (const UndoStep& step : plan.steps) {
+    if (!PathIsBelow(step.path, workspace))
+      return Status::Internal("apply's checks", step.path + " is not below " + workspace);
+    std::string rel = step.path.substr(workspace.size() + 1);
+    FileEntry there = to.Look(rel);
+    if (std::string parent = DirName(rel); parent != ".") RETURN_IF_ERROR(to.MakeDirs(parent));
+    switch (step.action) {
+      case UndoStep::Action::kWriteFile:
+        if (there.is_dir()) RETURN_IF_ERROR(to.RemoveTree(rel));
+        RETURN_IF_ERROR(to.WriteFile(rel, step.content, static_cast<mode_t>(step.mode)));
+        break;
+      case UndoStep::Action::kSymlink:
+        if (there.exists()) RETURN_IF_ERROR(there.is_dir() ? to.RemoveTree(rel) : to.Remove(rel));
+        RETURN_IF_ERROR(to.Symlink(step.link_target, rel));
+        break;
+      case UndoStep::Action::kMakeDirectory:
+        if (there.exists() && !there.is_dir()) RETURN_IF_ERROR(to.Remove(rel));
+        RETURN_IF_ERROR(to.MakeDirs(rel, static_cast<mode_t>(step.mode)));
+        break;
+      case UndoStep::Action::kRemove:
+      case UndoStep::Action::kRemoveDirectory:
+        if (there.exists()) RETURN_IF_ERROR(there.is_dir() ? to.RemoveTree(rel) : to.Remove(rel));
+        break;
+    }
+  }
+  return Status::OK();
 }
 
 Status RemoveView(const std::string& state_dir, const std::string& id) {

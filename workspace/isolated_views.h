@@ -74,6 +74,9 @@ struct SessionView {
   std::string session_id;
   View view;
   std::string workspace;  // the workspace it was copied from
+  // How its commands ran (--network, --sandbox), for apply's checks.
+  bool network = false;
+  std::string sandbox;
   int64_t created_at_ms = 0;
   std::string applied;  // the apply's execution id, "" if not applied
   bool discarded = false;
@@ -108,6 +111,11 @@ std::string RenderViewDiff(const UndoPlan& plan, const std::string& workspace);
 // Returns the execution's id.
 StatusOr<std::string> ApplyView(Ledger* ledger, const std::string& state_dir, const SessionView& sv,
                                 const std::string& workspace, const UndoPlan& plan, int64_t now_ms);
+
+// Writes the plan's steps (PlanViewApply's, for workspace) into another
+// tree instead, through the safe file layer: apply's scratch copy of the
+// workspace as it is now, where its checks run on what landing would make.
+Status LandPlanIn(const std::string& tree, const std::string& workspace, const UndoPlan& plan);
 
 // Removes a view's directory (absent is fine).
 Status RemoveView(const std::string& state_dir, const std::string& id);

@@ -1,21 +1,14 @@
 #pragma once
 // What changed in the workspace, outside an isolated session's change set,
-// since its view was copied (docs/attempts.md, "Applying"): the drift an
-// apply re-validates against.
-//
-// The session's change set lands on the workspace as it is now, not on the
-// base its checks ran on. Where nothing else changed, the two are the same
-// and what the session's checks judged is what lands. Where the user (or
-// another apply) changed other files meanwhile, apply brings those changes
-// into the view, so that the view is the workspace as it is now plus the
-// session's change, and runs the checks there before landing anything
-// (session/view_recheck.h).
+// since its view was copied (docs/attempts.md, "Apply"): what apply tells
+// the user it re-validated the change set with.
 //
 // The walk compares the two trees entry by entry (type, size, permission
-// bits, a symlink's target; a file whose time differs, by its bytes), leaving
-// out .odin, .git, Odin's own temporary names, every path the session changed
-// (its ledger records, ignored ones included), and what git ignores (build
-// output: the view's own).
+// bits, a symlink's target; a file whose time differs, by its bytes' hash),
+// leaving out .odin, .git, Odin's own temporary names, every path the
+// session changed (its ledger records), and what git ignores (build
+// output: the view's own). It informs; the re-validation itself runs on a
+// fresh copy of the workspace (session/view_recheck.h), never on the view.
 
 #include <string>
 #include <vector>
@@ -35,9 +28,5 @@ struct ViewDrift {
 
 // The workspace's drift from session sv's view.
 StatusOr<ViewDrift> FindViewDrift(Ledger* ledger, const SessionView& sv, const std::string& workspace);
-
-// Makes the view hold what the workspace holds at each drifted path, through
-// the safe file layer on both sides (no symlink followed on either).
-Status BringDriftIntoView(const SessionView& sv, const std::string& workspace, const ViewDrift& drift);
 
 }  // namespace odin

@@ -1,3 +1,6 @@
+// Long file: the safe file layer is one chokepoint on purpose: every
+// host-side read and write of the workspace, each the same descent with no
+// symlink followed, kept where one review sees them all.
 #include "workspace/workspace_files.h"
 
 #include <dirent.h>
@@ -292,6 +295,12 @@ StatusOr<UniqueFd> WorkspaceFiles::OpenForRead(const std::string& rel) const {
     dirs.push_back(std::move(next));
   }
   return Refused(rel, "it resolves to a directory");
+}
+
+FileEntry WorkspaceFiles::LookAt(int dir_fd, const std::string& name) {
+  struct stat st;
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") return FileEntry();
+  return fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? EntryOf(st) : FileEntry();
 }
 
 FileEntry WorkspaceFiles::Look(std::string_view path) const {

@@ -98,6 +98,9 @@ class WorkspaceFiles {
   // directory on its way is a symlink (by the rule writes go by, nothing
   // is there).
   FileEntry Look(std::string_view rel) const;
+  // What is at name in the directory dir_fd (an OpenDirectory fd), not
+  // following it: a walk's look, one fstatat however deep.
+  static FileEntry LookAt(int dir_fd, const std::string& name);
   // Whether a read follows symlinks: relative ones that stay beneath the
   // root (instructions: CLAUDE.md -> AGENTS.md), or none at all (what the
   // entry itself holds: a snapshot, a before-image).
