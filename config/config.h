@@ -144,6 +144,13 @@ struct Config {
   // when workers.remote has hosts (0: one per core); the others' work goes
   // to the hosts (a Slurm launch where configured).
   int attempts_local = 0;
+  // attempts.budget: each attempt's own limits, where set (0: its share,
+  // the message's budgets.* divided by the attempts' number).
+  struct AttemptBudget {
+    int64_t max_tool_calls = 0;
+    int64_t max_tokens = 0;
+    double max_budget_usd = 0;
+  } attempt_budget;
   int heartbeat_ms = 500;  // workers.heartbeat_ms
   // workers.idle_seconds: a worker started on a host for waiting calls
   // retires after this long idle; a Slurm host with no workers for as long

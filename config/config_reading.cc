@@ -159,7 +159,20 @@ Status ParseHooks(const json& h, const std::string& origin, HooksConfig* o) {
 Status ParseAttempts(const json& root, const std::string& origin, Config* c) {
   if (root.contains("attempts")) {
     const json& x = root["attempts"];
-    RETURN_IF_ERROR(CheckKeys(x, "attempts", {"count", "variants", "local"}, origin));
+    RETURN_IF_ERROR(CheckKeys(x, "attempts", {"count", "variants", "local", "budget"}, origin));
+    if (x.contains("budget")) {
+      const json& b = x["budget"];
+      RETURN_IF_ERROR(CheckKeys(b, "attempts.budget", {"max_tool_calls", "max_tokens", "max_budget_usd"}, origin));
+      RETURN_IF_ERROR(Read(b, "attempts.budget", "max_tool_calls", &c->attempt_budget.max_tool_calls, origin));
+      RETURN_IF_ERROR(Read(b, "attempts.budget", "max_tokens", &c->attempt_budget.max_tokens, origin));
+      if (b.contains("max_budget_usd")) {
+        if (!b["max_budget_usd"].is_number() || b["max_budget_usd"].get<double>() < 0 ||
+            b["max_budget_usd"].get<double>() > 1e6) {
+          return Status::InvalidArgument(origin, "attempts.budget.max_budget_usd must be a number from 0 to 1000000");
+        }
+        c->attempt_budget.max_budget_usd = b["max_budget_usd"].get<double>();
+      }
+    }
     RETURN_IF_ERROR(Read(x, "attempts", "count", &c->attempts, origin));
     RETURN_IF_ERROR(Read(x, "attempts", "local", &c->attempts_local, origin));
     if (c->attempts < 1 || c->attempts > kMaxAttempts || c->attempts_local < 0 || c->attempts_local > kMaxAttempts) {

@@ -165,10 +165,15 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
                                        s->llm_.model + "' (nor \"*\"), so the cost cannot be counted");
   }
   if (flags.budget_share > 1) {
+    // An attempt's: attempts.budget where set, else its share of the message's.
     int64_t n = flags.budget_share;
+    const Config::AttemptBudget& own = config.attempt_budget;
     if (budget.tokens > 0) budget.tokens = std::max<int64_t>(1, budget.tokens / n);
     if (budget.tool_calls > 0) budget.tool_calls = std::max<int64_t>(1, budget.tool_calls / n);
     if (budget.cost_microusd > 0) budget.cost_microusd = std::max<int64_t>(1, budget.cost_microusd / n);
+    if (own.max_tokens > 0) budget.tokens = own.max_tokens;
+    if (own.max_tool_calls > 0) budget.tool_calls = own.max_tool_calls;
+    if (own.max_budget_usd > 0) budget.cost_microusd = static_cast<int64_t>(std::llround(own.max_budget_usd * 1e6));
   }
   s->budget_ = budget;
   RuntimeFlags runtime = flags.runtime;

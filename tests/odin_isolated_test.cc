@@ -548,6 +548,30 @@ TEST_F(OdinAttemptsTest, ApplyJudgesWhatLandsNotWhatTheViewHolds) {
   EXPECT_EQ(Get("build/ok"), "(absent)");
 }
 
+// attempts.budget gives each attempt limits of its own: one tool call each
+// here, so the attempt that needs two stops (budget_exceeded) and cannot
+// win; the one that needs one lands.
+TEST_F(OdinAttemptsTest, EachAttemptHasTheBudgetAttemptsBudgetGivesIt) {
+  MakeProject(ws_, user_);
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}},
+                 {"budgets", {{"max_tool_calls", 100}}},
+                 {"attempts", {{"budget", {{"max_tool_calls", 1}}}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  FakeLlm llm(json({{"responses", json::array()},
+                    {"agents",
+                     {{"attempt 1 of 2",
+                       {Write("src/x.c", "int x;\n"), Write("src/y.c", "int y;\n"), Text("Done."), Text("Done.")}},
+                      {"attempt 2 of 2", {Write("src/x.c", "int x;\n"), Text("Done.")}}}}})
+                  .dump());
+  json r = Prompt(llm, {"-p", "add x", "--attempts", "2"});
+  EXPECT_EQ(last_.exit_code, 0) << last_.out << last_.err;
+  ASSERT_EQ(r["attempts"].size(), 2u) << r.dump();
+  EXPECT_EQ(r["attempts"][0]["status"], "budget_exceeded") << r.dump();
+  EXPECT_FALSE(r["attempts"][0]["passes"]) << r.dump();
+  EXPECT_EQ(r["winner"], 2) << r.dump();
+  EXPECT_EQ(Get("src/y.c"), "(absent)");
+}
+
 // Attempts are re-validated as they land: the user adds a file while they
 // run, with which the smallest change fails the tests; the next one, which
 // passes with it, lands instead, and the report says why the first lost.
