@@ -92,6 +92,7 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
       const Config::AttemptVariant& v =
           config.attempt_variants[static_cast<size_t>(k - 1) % config.attempt_variants.size()];
       if (!v.model.empty()) flags.llm.model = v.model;
+      flags.llm.temperature = v.temperature;
       hint = v.hint;
     }
     flags.notice = [k](const std::string& line) { std::cerr << "attempt " << k << ": " << line << "\n"; };

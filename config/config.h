@@ -136,7 +136,8 @@ struct Config {
   // number): a model, and a hint added to the message.
   int attempts = 1;
   struct AttemptVariant {
-    std::string model;  // "": the session's
+    std::string model;        // "": the session's
+    double temperature = -1;  // below 0: the provider's default
     std::string hint;
   };
   std::vector<AttemptVariant> attempt_variants;

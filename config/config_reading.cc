@@ -187,8 +187,15 @@ Status ParseAttempts(const json& root, const std::string& origin, Config* c) {
       }
       c->attempt_variants.clear();
       for (const json& v : list) {
-        RETURN_IF_ERROR(CheckKeys(v, "attempts.variants[]", {"model", "hint"}, origin));
+        RETURN_IF_ERROR(CheckKeys(v, "attempts.variants[]", {"model", "hint", "temperature"}, origin));
         Config::AttemptVariant variant;
+        if (v.contains("temperature")) {
+          if (!v["temperature"].is_number() || v["temperature"].get<double>() < 0 ||
+              v["temperature"].get<double>() > 2) {
+            return Status::InvalidArgument(origin, "attempts.variants[].temperature must be a number from 0 to 2");
+          }
+          variant.temperature = v["temperature"].get<double>();
+        }
         RETURN_IF_ERROR(Read(v, "attempts.variants[]", "model", &variant.model, origin));
         RETURN_IF_ERROR(Read(v, "attempts.variants[]", "hint", &variant.hint, origin));
         c->attempt_variants.push_back(std::move(variant));

@@ -127,7 +127,7 @@ TEST(ConfigTest, AttemptsAndIsolationAreBounded) {
   EXPECT_EQ(Config().attempts, 1);
   EXPECT_EQ(Config().isolation_max_view_mb, 8192);
   auto c = ParseConfig(
-      R"({"attempts":{"count":3,"local":1,"budget":{"max_tool_calls":7,"max_budget_usd":0.5},"variants":[{"model":"m2"},{"hint":"try the small fix"}]},"isolation":{"max_view_mb":100}})",
+      R"({"attempts":{"count":3,"local":1,"budget":{"max_tool_calls":7,"max_budget_usd":0.5},"variants":[{"model":"m2","temperature":0.7},{"hint":"try the small fix"}]},"isolation":{"max_view_mb":100}})",
       "f");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->attempts, 3);
@@ -138,12 +138,13 @@ TEST(ConfigTest, AttemptsAndIsolationAreBounded) {
   ASSERT_EQ(c->attempt_variants.size(), 2u);
   EXPECT_EQ(c->attempt_variants[0].model, "m2");
   EXPECT_EQ(c->attempt_variants[1].hint, "try the small fix");
+  EXPECT_EQ(c->attempt_variants[0].temperature, 0.7);
+  EXPECT_LT(c->attempt_variants[1].temperature, 0);
   EXPECT_EQ(c->isolation_max_view_mb, 100);
   for (const char* bad :
-       {R"({"attempts":{"count":0}})", R"({"attempts":{"count":17}})",
-        R"({"attempts":{"variants":[{"temperature":1}]}})", R"({"attempts":{"variants":{}}})",
-        R"({"isolation":{"max_view_mb":0}})", R"({"isolation":{"max_mb":1}})", R"({"attempts":{"local":-1}})",
-        R"({"attempts":{"local":17}})", R"({"attempts":{"budget":{"max_turns":1}}})",
+       {R"({"attempts":{"count":0}})", R"({"attempts":{"count":17}})", R"({"attempts":{"variants":[{"temp":1}]}})",
+        R"({"attempts":{"variants":{}}})", R"({"isolation":{"max_view_mb":0}})", R"({"isolation":{"max_mb":1}})",
+        R"({"attempts":{"local":-1}})", R"({"attempts":{"local":17}})", R"({"attempts":{"budget":{"max_turns":1}}})",
         R"({"attempts":{"budget":{"max_budget_usd":-1}}})"}) {
     EXPECT_FALSE(ParseConfig(bad, "f").ok()) << bad;
   }

@@ -68,7 +68,8 @@ struct ChatRequest {
   std::string system;
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;
-  int max_tokens = 0;  // 0: the provider's default
+  int max_tokens = 0;       // 0: the provider's default
+  double temperature = -1;  // sampling temperature; below 0: the provider's default
   // A compaction's summary request (planner/compaction.h). Direct clients
   // ignore it; a subagent's relay asks the coordinator for the handoff's
   // facts with it.

@@ -152,6 +152,7 @@ class OpenAiFormat final : public WireFormat {
     // Only when configured: newer OpenAI models refuse max_tokens (they want
     // max_completion_tokens), while most compatible servers take it.
     if (req.max_tokens > 0) body["max_tokens"] = req.max_tokens;
+    if (req.temperature >= 0) body["temperature"] = req.temperature;
     if (!req.tools.empty()) {
       body["tools"] = json::array();
       for (const ToolSpec& t : req.tools) {
@@ -325,6 +326,7 @@ class AnthropicFormat final : public WireFormat {
                  {"max_tokens", req.max_tokens > 0 ? req.max_tokens : 8192},
                  {"messages", messages},
                  {"stream", true}};
+    if (req.temperature >= 0) body["temperature"] = req.temperature;
     if (!req.system.empty()) {
       body["system"] = cache ? json::array({{{"type", "text"}, {"text", req.system}, {"cache_control", breakpoint}}})
                              : json(req.system);

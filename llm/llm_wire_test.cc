@@ -47,6 +47,24 @@ TEST(LlmWireTest, OpenAiRequestShape) {
   EXPECT_EQ(b["tools"][0]["function"]["name"], "Read");
 }
 
+// A temperature (an attempt's variant) goes in every provider's body; none
+// set, none sent (the provider's default).
+TEST(LlmWireTest, ATemperatureIsSentOnlyWhenSet) {
+  ProviderEndpoint ep{"openai", "http://h/v1", "k"};
+  std::vector<std::unique_ptr<WireFormat>> formats;
+  formats.push_back(NewOpenAiFormat());
+  formats.push_back(NewAnthropicFormat());
+  formats.push_back(NewOpenAiResponsesFormat());
+  for (const auto& f : formats) {
+    ChatRequest r = Conversation();
+    EXPECT_FALSE(json::parse(f->Build(r, ep, true).body).contains("temperature"));
+    r.temperature = 0.7;
+    EXPECT_EQ(json::parse(f->Build(r, ep, true).body)["temperature"], 0.7);
+    r.temperature = 0;
+    EXPECT_EQ(json::parse(f->Build(r, ep, true).body)["temperature"], 0);
+  }
+}
+
 // The answer's schema: OpenAI's response_format, Anthropic's forced tool
 // call; neither without extras (for a server that refused them).
 TEST(LlmWireTest, TheAnswersSchemaGoesInTheProvidersFormOnlyWithExtras) {

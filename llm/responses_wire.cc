@@ -190,6 +190,7 @@ class ResponsesFormat final : public WireFormat {
                  {"include", json::array({"reasoning.encrypted_content"})}};
     if (!req.system.empty()) body["instructions"] = req.system;
     if (req.max_tokens > 0) body["max_output_tokens"] = req.max_tokens;
+    if (req.temperature >= 0) body["temperature"] = req.temperature;
     if (extras && ep.prompt_cache && !req.cache_key.empty()) body["prompt_cache_key"] = req.cache_key;
     if (!req.tools.empty()) {
       body["tools"] = json::array();

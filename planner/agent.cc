@@ -212,6 +212,7 @@ ChatRequest Agent::BuildRequest() {
   ApplyClaudeDefs(&req.tools, o_.defs);
   if (current_->message.tool_list) host_->NarrowToolSpecs(*current_->message.tool_list, &req.tools);
   req.max_tokens = o_.max_tokens;
+  req.temperature = o_.temperature;
   return req;
 }
 

@@ -77,7 +77,8 @@ struct AgentOptions {
   // except for ExecuteCommand, whose default is then 120 s). ExecuteCommand's
   // is the default when the model gives no timeout_seconds.
   std::map<std::string, int> tool_timeouts;
-  int max_tokens = 0;  // per model response; 0: the provider's default
+  int max_tokens = 0;       // per model response; 0: the provider's default
+  double temperature = -1;  // the planner's sampling temperature; below 0: the provider's default
   PriceTable prices;
   Profile profile = Profile::kAuto;  // which backpressure checks run
   // context.repo_map: the repository map's budget in tokens in the system

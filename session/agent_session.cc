@@ -275,6 +275,7 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   o.stall = config.stall;
   o.tool_timeouts = config.tool_timeouts;
   o.max_tokens = s->llm_.max_tokens;
+  o.temperature = s->llm_.temperature;
   o.prices = s->llm_.prices;
   o.profile = profile;
   if (config.context_repo_map.value_or(profile == Profile::kStrict)) {

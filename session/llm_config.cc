@@ -63,6 +63,7 @@ StatusOr<LlmSettings> ResolveLlm(const LlmFlags& flags, const Config& config,
   s.retry.max_retries = config.llm_max_retries;
   s.timeout = seconds(config.llm_timeout_seconds);
   s.max_tokens = config.llm_max_tokens;
+  s.temperature = flags.temperature;
   for (const auto& [model, p] : config.llm_prices) {
     s.prices[model] = {p.input_per_mtok, p.output_per_mtok, p.cache_read_per_mtok, p.cache_write_per_mtok};
   }

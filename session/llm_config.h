@@ -25,6 +25,7 @@ struct LlmFlags {
   std::string utility_model;   // --utility-model
   std::string base_url;        // --base-url
   int64_t context_window = 0;  // --context-window TOKENS; 0: the config's, else the model family's
+  double temperature = -1;     // the planner's (an attempt's variant); below 0: the provider's default
 };
 
 struct LlmSettings {
@@ -33,7 +34,8 @@ struct LlmSettings {
   std::string utility_model;  // summaries, extraction, reviewers
   RetryPolicy retry;
   Duration timeout = seconds(300);
-  int max_tokens = 0;  // 0: the provider's default
+  int max_tokens = 0;       // 0: the provider's default
+  double temperature = -1;  // the planner's; below 0: the provider's default
   PriceTable prices;
   int64_t context_window = 0;  // tokens; 0: the model family's default
   double compact_at = 0.8;     // the share of the window past which the conversation is compacted

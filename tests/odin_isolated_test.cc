@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -570,6 +571,32 @@ TEST_F(OdinAttemptsTest, EachAttemptHasTheBudgetAttemptsBudgetGivesIt) {
   EXPECT_FALSE(r["attempts"][0]["passes"]) << r.dump();
   EXPECT_EQ(r["winner"], 2) << r.dump();
   EXPECT_EQ(Get("src/y.c"), "(absent)");
+}
+
+// attempts.variants sets each attempt's model temperature: it reaches the
+// model's requests, attempt by attempt.
+TEST_F(OdinAttemptsTest, EachVariantsTemperatureReachesItsAttemptsRequests) {
+  MakeProject(ws_, user_);
+  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", ""}}},
+                 {"attempts", {{"variants", {{{"temperature", 0.25}}, {{"temperature", 1.5}}}}}}};
+  ASSERT_TRUE(WriteFileAtomic(user_.Join("config/odin/odinconfig.json"), config.dump()).ok());
+  FakeLlm llm(json({{"responses", json::array()},
+                    {"agents",
+                     {{"attempt 1 of 2", {Write("src/x.c", "int x;\n"), Text("Done.")}},
+                      {"attempt 2 of 2", {Write("src/x.c", "int x;\n"), Text("Done.")}}}}})
+                  .dump());
+  Prompt(llm, {"-p", "add x", "--attempts", "2"});
+  EXPECT_EQ(last_.exit_code, 0) << last_.err;
+  std::map<int, std::set<double>> seen;
+  for (const json& r : RequestsOf(llm)) {
+    for (int k : {1, 2}) {
+      if (r.dump().find("attempt " + std::to_string(k) + " of 2") == std::string::npos) continue;
+      const json& body = r["body"];
+      seen[k].insert(body.contains("temperature") ? body["temperature"].get<double>() : -1);
+    }
+  }
+  EXPECT_EQ(seen[1], (std::set<double>{0.25}));
+  EXPECT_EQ(seen[2], (std::set<double>{1.5}));
 }
 
 // Attempts are re-validated as they land: the user adds a file while they
