@@ -143,6 +143,7 @@ void WorkerPool::Submit(WorkerRequest call) {
          v1::EXIT_REASON_SANDBOX_SETUP_FAILED);
     return;
   }
+  call.queued_at = clock_->Now();
   queue_.push_back(std::move(call));
   Dispatch();
 }
@@ -422,25 +423,25 @@ void WorkerPool::GrowOnHosts() {
   }
   o_.hosts->SetDemand(demand);
   if (o_.hosts_first == Duration::zero()) return;
-  // A pool whose work belongs on hosts: calls that wait with no worker of
-  // theirs anywhere get one of the pool's own once they have waited long
-  // enough (no host came).
+  // A pool whose work belongs on hosts: a call that has waited hosts_first
+  // gets a worker of the pool's own (a static host with room, else here),
+  // whatever is on its way from hosts that have not come through in time.
   SteadyTime now = clock_->Now();
-  for (auto it = waiting_since_.begin(); it != waiting_since_.end();) {
-    it = waiting.count(it->first) ? std::next(it) : waiting_since_.erase(it);
+  std::map<Key, SteadyTime> oldest;
+  for (const WorkerRequest& c : queue_) {
+    Key key{c.policy, c.lane};
+    if (!o_.hosts->Takes(c.policy, c.lane) || !health(c.policy, c.lane).ok()) continue;
+    auto [it, first] = oldest.emplace(key, c.queued_at);
+    if (!first) it->second = std::min(it->second, c.queued_at);
   }
-  for (const auto& [key, n] : waiting) {
-    bool any = false;
-    for (const auto& [pid, w] : workers_) any = any || (w.key() == key && w.state != WorkerState::kStopping);
-    if (any) {
-      waiting_since_.erase(key);
-      continue;
-    }
-    SteadyTime since = waiting_since_.emplace(key, now).first->second;
+  for (const auto& [key, since] : oldest) {
     if (now - since < o_.hosts_first) continue;
+    bool own = false;
+    for (const auto& [pid, w] : workers_)
+      own = own || (w.key() == key && !w.surplus && w.state != WorkerState::kStopping);
+    if (own) continue;
     spdlog::info("no host came for a {} in {} ms: starting one of this session's own", WorkerPolicyName(key.first),
                  ToMillis(now - since));
-    waiting_since_.erase(key);
     (void)SpawnWorker(key);
   }
 }
@@ -616,6 +617,13 @@ bool WorkerPool::HasRoomFor(const Worker& w, const WorkerRequest& call) const {
 SteadyTime WorkerPool::NextTimer() const {
   SteadyTime t = next_heartbeat_;
   if (o_.hosts != nullptr) t = std::min(t, o_.hosts->NextTimer());
+  if (o_.hosts_first > Duration::zero()) {
+    // GrowOnHosts' fallback, when it falls due (not again once past: no spin).
+    SteadyTime now = clock_->Now();
+    for (const WorkerRequest& c : queue_) {
+      if (c.queued_at + o_.hosts_first > now) t = std::min(t, c.queued_at + o_.hosts_first);
+    }
+  }
   for (const auto& [pid, w] : workers_) {
     if (w.state != WorkerState::kStopping) t = std::min(t, w.expiry);
     if (w.kill_at) t = std::min(t, *w.kill_at);

@@ -337,7 +337,6 @@ class WorkerPool {
   Listener* listener_;
   std::map<pid_t, Worker> workers_;
   std::deque<WorkerRequest> queue_;
-  std::map<Key, SteadyTime> waiting_since_;  // hosts_first: since when calls of a key wait with no worker
   SteadyTime next_heartbeat_{};
   std::map<Key, int> start_failures_;
   std::set<std::string> refused_peers_;  // recorded once each (bounded)

@@ -1015,6 +1015,27 @@ TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsWaitsForOneAndThenStart
   EXPECT_EQ(WorkerOf("ex_1"), 100);
 }
 
+// ... also when a host's worker is on its way but never comes through.
+TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsDoesNotWaitForeverOnAHostsWorker) {
+  options_.size = 1;
+  options_.hosts = &hosts_;
+  options_.hosts_first = seconds(30);
+  StartPool();
+  pool_->Submit(Call("ex_1"));
+  Poll();
+  ASSERT_EQ(hosts_.spawned.size(), 1u) << "no worker asked of the host";
+  hosts_.full = true;          // and no room for another
+  clock_.Advance(seconds(9));  // under start_timeout: still on its way, silent
+  Poll();
+  EXPECT_TRUE(launcher_.launched.empty());
+  clock_.Advance(seconds(21));
+  Poll();
+  ASSERT_EQ(launcher_.launched.size(), 1u) << "the call still waits on the host";
+  SayHello(100);
+  Poll();
+  EXPECT_EQ(WorkerOf("ex_1"), 100);
+}
+
 // ... and a host that comes in time takes the call.
 TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsTakesTheHostThatComes) {
   options_.size = 1;

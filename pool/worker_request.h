@@ -115,6 +115,8 @@ struct WorkerRequest {
   // For a reading tool: the path outside the workspace the user approved.
   std::string approved_outside_path;
   FileExpectation expect;
+  // Set by the pool when it takes the call (WorkerPoolOptions::hosts_first).
+  SteadyTime queued_at{};
 };
 
 }  // namespace odin
