@@ -192,18 +192,19 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
           std::cerr << "odin: attempt " << outcomes[w].number
                     << ": re-validating on the workspace as it is now: " << VisibleControls(line) << "\n";
         });
+    std::string lost = recheck.ok() ? recheck->why : recheck.status().message();
     if (recheck.ok() && recheck->passed) {
+      // Planned again: the workspace may have changed while the checks ran.
       StatusOr<UndoPlan> again = PlanViewApply(ledger->get(), views[w], ws.root);
-      if (again.ok() && again->conflicts.empty() && again->not_undoable.empty()) {
+      Status refused = again.ok() ? PlanRefusal(*again) : again.status();
+      if (refused.ok()) {
         plans[w] = std::move(*again);
         break;
       }
-      recheck = again.ok() ? StatusOr<ViewRecheck>(Status::FailedPrecondition("its change set", "no longer applies"))
-                           : StatusOr<ViewRecheck>(again.status());
+      lost = refused.message();
     }
     outcomes[w].passes = false;
-    outcomes[w].why = "passes in its view, but not against the workspace as it is now: " +
-                      (recheck.ok() ? recheck->why : recheck.status().message());
+    outcomes[w].why = "passes in its view, but not against the workspace as it is now: " + lost;
     winner = PickAttempt(outcomes);
   }
   std::string landed;

@@ -131,9 +131,7 @@ int RunView(const GlobalFlags& g, const ViewFlags& f) {
     return 0;
   }
   // Refused before anything else runs: conflicts, protected paths.
-  if (!plan->conflicts.empty() || !plan->not_undoable.empty()) {
-    return Fail(action, ApplyView(ledger->get(), ws->state_dir, *sv, ws->root, *plan, now).status());
-  }
+  if (Status refused = PlanRefusal(*plan); !refused.ok()) return Fail(action, refused);
   // Judged against the workspace as it is now, then planned again: the
   // workspace may have changed while the checks ran.
   StatusOr<ViewRecheck> recheck = ViewRecheck();

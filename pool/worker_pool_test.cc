@@ -865,6 +865,22 @@ class RemoteWorkerPoolTest : public WorkerPoolTest {
     hosts_.events.push_back({id, false, false, hello.SerializeAsString(), 0, ""});
   }
 
+  // A pool whose work belongs on hosts, who come for calls that wait up
+  // to 30 s.
+  void StartHostsFirstPool() {
+    options_.size = 1;
+    options_.hosts = &hosts_;
+    options_.hosts_first = seconds(30);
+    StartPool();
+  }
+
+  // The call gets the worker started here (pid 100) once it says Hello.
+  void ExpectTheLocalWorkerTakes(const std::string& execution_id) {
+    SayHello(100);
+    Poll();
+    EXPECT_EQ(WorkerOf(execution_id), 100);
+  }
+
   FakeHosts hosts_;
   std::string id_;
 };
@@ -993,11 +1009,8 @@ TEST_F(RemoteWorkerPoolTest, CallsThatWaitGetWorkersOnHostsWhichRetireWhenIdle) 
 // and is demand for a host; when none comes within hosts_first, one of its
 // own starts here after all.
 TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsWaitsForOneAndThenStartsItsOwn) {
-  options_.size = 1;
-  options_.hosts = &hosts_;
-  options_.hosts_first = seconds(30);
   hosts_.full = true;  // no host yet: a launcher's is on its way
-  StartPool();
+  StartHostsFirstPool();
   EXPECT_TRUE(launcher_.launched.empty()) << "a worker started here";
   EXPECT_TRUE(hosts_.spawned.empty());
   pool_->Submit(Call("ex_1"));
@@ -1010,17 +1023,12 @@ TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsWaitsForOneAndThenStart
   clock_.Advance(seconds(1));
   Poll();
   ASSERT_EQ(launcher_.launched.size(), 1u) << "no worker of its own after hosts_first";
-  SayHello(100);
-  Poll();
-  EXPECT_EQ(WorkerOf("ex_1"), 100);
+  ExpectTheLocalWorkerTakes("ex_1");
 }
 
 // ... also when a host's worker is on its way but never comes through.
 TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsDoesNotWaitForeverOnAHostsWorker) {
-  options_.size = 1;
-  options_.hosts = &hosts_;
-  options_.hosts_first = seconds(30);
-  StartPool();
+  StartHostsFirstPool();
   pool_->Submit(Call("ex_1"));
   Poll();
   ASSERT_EQ(hosts_.spawned.size(), 1u) << "no worker asked of the host";
@@ -1031,18 +1039,13 @@ TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsDoesNotWaitForeverOnAHo
   clock_.Advance(seconds(21));
   Poll();
   ASSERT_EQ(launcher_.launched.size(), 1u) << "the call still waits on the host";
-  SayHello(100);
-  Poll();
-  EXPECT_EQ(WorkerOf("ex_1"), 100);
+  ExpectTheLocalWorkerTakes("ex_1");
 }
 
 // ... and a host that comes in time takes the call.
 TEST_F(RemoteWorkerPoolTest, APoolWhoseWorkBelongsOnHostsTakesTheHostThatComes) {
-  options_.size = 1;
-  options_.hosts = &hosts_;
-  options_.hosts_first = seconds(30);
   hosts_.full = true;
-  StartPool();
+  StartHostsFirstPool();
   pool_->Submit(Call("ex_1"));
   Poll();
   hosts_.full = false;  // a host joined

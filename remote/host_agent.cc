@@ -212,6 +212,13 @@ class Session {
   }
 
  private:
+  // An isolated session's view the host runs workers in: its tree, and how
+  // a worker starts there.
+  struct ViewSpawn {
+    std::string root;
+    std::function<SpawnOptions(const WorkerSpawn&)> spec;
+  };
+
   struct Worker {
     std::string id;
     std::string endpoint;
@@ -283,8 +290,7 @@ class Session {
   // An isolated session's view of this host's workspace, by the id the
   // coordinator gave: only a view under the workspace's own state
   // directory, there now. Its spawn spec is made once.
-  StatusOr<const std::pair<Workspace, std::function<SpawnOptions(const WorkerSpawn&)>>*> ViewSpec(
-      const std::string& id) {
+  StatusOr<const ViewSpawn*> ViewSpec(const std::string& id) {
     auto it = views_.find(id);
     if (it != views_.end()) return &it->second;
     ASSIGN_OR_RETURN(Workspace w, ExistingViewWorkspace(ws_, id));
@@ -292,7 +298,7 @@ class Session {
     auto spec = SpawnSpecFor(w, &uid);
     // Its workers' sockets and overlays are made for the workspace's.
     if (uid != worker_uid_) return Status::FailedPrecondition("view " + id, "its workers would run as another user");
-    return &(views_[id] = {std::move(w), std::move(spec)});
+    return &(views_[id] = ViewSpawn{std::move(w.root), std::move(spec)});
   }
 
   Worker* Find(const std::string& id) {
@@ -385,8 +391,8 @@ class Session {
     if (!s.view().empty()) {
       auto view = ViewSpec(s.view());
       if (!view.ok()) return exited(view.status().message());
-      spec = &(*view)->second;
-      root = (*view)->first.root;
+      spec = &(*view)->spec;
+      root = (*view)->root;
     }
     StatusOr<WorkerTransport::WorkerEndpoint> endpoint = transport_->OpenEndpoint(worker_uid_);
     if (!endpoint.ok()) return exited(endpoint.status().message());
@@ -526,8 +532,8 @@ class Session {
   SandboxPolicy policy_ = SandboxPolicy::kRequire;
   bool commands_network_ = false;
   std::function<SpawnOptions(const WorkerSpawn&)> spawn_spec_;
-  // Isolated sessions' views (SpawnWorker.view): each its workspace and spec.
-  std::map<std::string, std::pair<Workspace, std::function<SpawnOptions(const WorkerSpawn&)>>> views_;
+  // Isolated sessions' views (SpawnWorker.view): by id.
+  std::map<std::string, ViewSpawn> views_;
   std::map<pid_t, Worker> workers_;
   bool goodbye_ = false;
   uint64_t sent_ = 1;         // the Hello

@@ -96,6 +96,15 @@ class OdinIsolatedTest : public ::testing::Test {
             Text("Wrote both.")};
   }
   static json Command(const std::string& command) { return Turn({Call("ExecuteCommand", {{"command", command}})}); }
+  // Lets a script held at hold go on, and returns what odin (pid, its
+  // stdout on out) reported once it ended; it must end with 0.
+  static std::string ReleaseAndReport(pid_t pid, int out, const std::string& hold) {
+    EXPECT_TRUE(WriteFileAtomic(hold, "").ok());
+    std::string text = ReadUntil(out, "\n}");
+    close(out);
+    EXPECT_EQ(Wait(pid), 0) << text;
+    return text;
+  }
 
   TempWorkspace ws_;
   TempWorkspace user_;  // XDG_CONFIG_HOME and XDG_STATE_HOME
@@ -404,10 +413,7 @@ TEST_F(OdinAttemptsTest, TheSmallestChangeWhoseChecksPassLands) {
   // Attempt 3 waits for its last answer: everything has run but its end.
   ASSERT_TRUE(WaitUntil([&] { return RequestsOfAttempt(llm, 3, 3) >= 2; }, std::chrono::seconds(120)));
   EXPECT_EQ(Hashes(), before) << "the workspace changed before an attempt landed";
-  ASSERT_TRUE(WriteFileAtomic(hold, "").ok());
-  std::string text = ReadUntil(out, "\n}");
-  close(out);
-  EXPECT_EQ(Wait(pid), 0) << text;
+  std::string text = ReleaseAndReport(pid, out, hold);
   json r = json::parse(text, nullptr, false);
   ASSERT_TRUE(r.is_object()) << text;
   ASSERT_EQ(r["attempts"].size(), 3u) << text;
@@ -623,10 +629,7 @@ TEST_F(OdinAttemptsTest, AWinnerThatFailsWithTheWorkspaceAsItIsNowLosesToTheNext
   ASSERT_TRUE(WaitUntil([&] { return RequestsOfAttempt(llm, 1, 2) >= 2 && RequestsOfAttempt(llm, 2, 2) >= 2; },
                         std::chrono::seconds(120)));
   Put("src/user.c", "int user;\n");
-  ASSERT_TRUE(WriteFileAtomic(hold, "").ok());
-  std::string text = ReadUntil(out, "\n}");
-  close(out);
-  EXPECT_EQ(Wait(pid), 0) << text;
+  std::string text = ReleaseAndReport(pid, out, hold);
   json r = json::parse(text, nullptr, false);
   ASSERT_TRUE(r.is_object()) << text;
   ASSERT_EQ(r["attempts"].size(), 2u) << text;

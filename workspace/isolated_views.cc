@@ -438,18 +438,21 @@ std::string RenderViewDiff(const UndoPlan& plan, const std::string& workspace) {
   return out;
 }
 
+Status PlanRefusal(const UndoPlan& plan) {
+  if (plan.conflicts.empty() && plan.not_undoable.empty()) return Status::OK();
+  std::string why;
+  for (const std::string& c : plan.conflicts) why += "\n  " + c;
+  for (const std::string& n : plan.not_undoable) why += "\n  cannot apply " + n;
+  return Status::FailedPrecondition("apply", "nothing was changed:" + why);
+}
+
 StatusOr<std::string> ApplyView(Ledger* ledger, const std::string& state_dir, const SessionView& sv,
                                 const std::string& workspace, const UndoPlan& plan, int64_t now_ms) {
   if (!sv.applied.empty()) {
     return Status::FailedPrecondition("session " + sv.session_id, "was applied already (" + sv.applied + ")");
   }
   if (sv.discarded) return Status::FailedPrecondition("session " + sv.session_id, "was discarded");
-  if (!plan.conflicts.empty() || !plan.not_undoable.empty()) {
-    std::string why;
-    for (const std::string& c : plan.conflicts) why += "\n  " + c;
-    for (const std::string& n : plan.not_undoable) why += "\n  cannot apply " + n;
-    return Status::FailedPrecondition("apply", "nothing was changed:" + why);
-  }
+  RETURN_IF_ERROR(PlanRefusal(plan));
   if (plan.steps.empty()) return Status::NotFound("session " + sv.session_id, "changed nothing to apply");
   json args = {{"session", sv.session_id}, {"view", sv.view.id}};
   std::string id;

