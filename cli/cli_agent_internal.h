@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "cli/cli.h"
 #include "session/agent_session.h"
+#include "session/attempt_run.h"
 
 namespace odin {
 
@@ -29,5 +30,9 @@ std::vector<int> DrainSignals();
 // odin -p --attempts N (cli_attempts.cc), n > 1: its exit code.
 int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
                 std::shared_ptr<const LoadedConfig> loaded, int n);
+// One line on what landed of the attempts, or why nothing did; undo is how
+// the user puts it back ("odin undo ", "/undo ").
+std::string LandingSummary(const std::vector<AttemptOutcome>& outcomes, const AttemptLanding& landing,
+                           const std::string& undo);
 
 }  // namespace odin
