@@ -20,6 +20,8 @@ std::string ProcessStartTime(int64_t pid) {
   size_t close = stat->rfind(')');
   if (close == std::string::npos) return "";
   size_t pos = close + 2;
+  // A zombie (Z) or a dead task (X) has ended, whoever has yet to reap it.
+  if (pos >= stat->size() || (*stat)[pos] == 'Z' || (*stat)[pos] == 'X') return "";
   for (int field = 3; field < 22 && pos != std::string::npos; ++field) {
     pos = stat->find(' ', pos);
     if (pos != std::string::npos) ++pos;

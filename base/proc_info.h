@@ -10,7 +10,8 @@ namespace odin {
 std::string BootId();
 
 // The start time of pid (field 22 of /proc/PID/stat, in clock ticks since
-// boot), "" if there is no such process. With the pid it names a process
+// boot), "" if there is no such process or it has ended (a zombie, not yet
+// reaped by its parent). With the pid it names a process
 // for good: a pid comes back, a pid with its start time does not.
 std::string ProcessStartTime(int64_t pid);
 

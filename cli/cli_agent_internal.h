@@ -30,9 +30,7 @@ std::vector<int> DrainSignals();
 // odin -p --attempts N (cli_attempts.cc), n > 1: its exit code.
 int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
                 std::shared_ptr<const LoadedConfig> loaded, int n);
-// One line on what landed of the attempts, or why nothing did; undo is how
-// the user puts it back ("odin undo ", "/undo ").
-std::string LandingSummary(const std::vector<AttemptOutcome>& outcomes, const AttemptLanding& landing,
-                           const std::string& undo);
+// One line on what Odin landed of the attempts, or why nothing did.
+std::string LandingSummary(const std::vector<AttemptOutcome>& outcomes, const AttemptLanding& landing);
 
 }  // namespace odin

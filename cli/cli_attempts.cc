@@ -83,13 +83,12 @@ int RunAttempts(const GlobalFlags& g, const AgentFlags& f, const Workspace& ws,
     std::cout << "attempt " << o.number << "  " << o.session_id << "  " << VisibleControls(o.why)
               << (static_cast<int>(i) == winner && !landing.execution_id.empty() ? "  <- landed" : "") << "\n";
   }
-  std::cout << LandingSummary(outcomes, landing, "odin undo ") << "\n";
+  std::cout << LandingSummary(outcomes, landing) << "\n";
   if (n > 1) std::cout << "the others stay: odin diff SESSION shows one, odin discard SESSION drops it\n";
   return code;
 }
 
-std::string LandingSummary(const std::vector<AttemptOutcome>& outcomes, const AttemptLanding& landing,
-                           const std::string& undo) {
+std::string LandingSummary(const std::vector<AttemptOutcome>& outcomes, const AttemptLanding& landing) {
   int winner = landing.winner;
   if (winner < 0) return "no attempt passes: nothing landed";
   const AttemptOutcome& w = outcomes[static_cast<size_t>(winner)];
@@ -103,7 +102,7 @@ std::string LandingSummary(const std::vector<AttemptOutcome>& outcomes, const At
   return "landed attempt " + std::to_string(w.number) + " (" + landing.execution_id + "): " +
          (passing == 1 ? "the only one that passes"
                        : "the smallest change of the " + std::to_string(passing) + " that pass") +
-         "; " + undo + landing.execution_id + " puts it back";
+         "; odin undo " + landing.execution_id + " puts it back";
 }
 
 }  // namespace odin

@@ -33,6 +33,8 @@
 #include "cli/cli.h"
 #include "cli/cli_agent_internal.h"
 #include "cli/diff_view.h"
+#include "cli/interactive_attempts.h"
+#include "cli/interactive_history.h"
 #include "cli/line_editor.h"
 #include "cli/pending_questions.h"
 #include "cli/terminal_view.h"
@@ -84,6 +86,8 @@ const char kHelp[] =
     "  /resume [ID]         list the workspace's sessions, or take one up\n"
     "  /undo [force]        put back what your last message's calls changed (shown first)\n"
     "  /rewind [N]          list your messages, or go back to before message N: its files and the conversation\n"
+    "  /isolate             go on in an isolated view: the workspace stays as it is until odin apply SESSION\n"
+    "  /attempts N MESSAGE  N agents try the message at once, each in an isolated view; you choose which lands\n"
     "  /hooks               the hooks in force and where each comes from\n"
     "  /mcp                 the MCP servers: state, tools, where each comes from\n"
     "  /doctor              the sandbox, tools, language servers and MCP servers\n"
@@ -92,96 +96,15 @@ const char kHelp[] =
     "  /quit                leave (also Ctrl-D); Esc or Ctrl-C interrupts the running turn\n";
 
 // The slash commands, for completion.
-const std::vector<std::string> kCommands = {"/ask",      "/plan",   "/edit",    "/model", "/cost", "/compact",
-                                            "/workflow", "/review", "/unblock", "/clear", "/init", "/diff",
-                                            "/resume",   "/undo",   "/rewind",  "/hooks", "/mcp",  "/doctor",
-                                            "/help",     "/quit",   "/exit",    "/jobs"};
+const std::vector<std::string> kCommands = {"/ask",      "/plan",   "/edit",    "/model", "/cost",    "/compact",
+                                            "/workflow", "/review", "/unblock", "/clear", "/init",    "/diff",
+                                            "/resume",   "/undo",   "/rewind",  "/hooks", "/mcp",     "/doctor",
+                                            "/help",     "/quit",   "/exit",    "/jobs",  "/isolate", "/attempts"};
 
 int TerminalWidth() {
   winsize w{};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 20) return w.ws_col;
   return 80;
-}
-
-// The user's last message of the main agent in this session ("" if none).
-std::string LastUserMessage(AgentSession& s) {
-  StatusOr<std::vector<MessageRecord>> messages =
-      s.runtime().ledger().ListMessages(s.runtime().coordinator().session_id());
-  std::string last;
-  if (messages.ok()) {
-    for (const MessageRecord& m : *messages) {
-      if (m.role == "user" && m.agent_id == "main") last = m.id;
-    }
-  }
-  return last;
-}
-
-// /undo: what the calls of the session's last message changed, shown, then
-// put back (odin undo --message); the model hears of it with the next
-// message.
-void UndoLastMessage(AgentSession& s, bool force, TerminalView& term) {
-  if (s.agent().busy()) return term.Line("(busy: cancel the turn first)");
-  Ledger& ledger = s.runtime().ledger();
-  std::string last = LastUserMessage(s);
-  if (last.empty()) return term.Line("nothing to undo: no message yet");
-  const std::string& root = s.runtime().workspace().root;
-  StatusOr<std::vector<std::string>> calls = CallsOfMessage(&ledger, last);
-  StatusOr<UndoPlan> plan = calls.ok() ? PlanUndo(&ledger, root, *calls) : StatusOr<UndoPlan>(calls.status());
-  if (!plan.ok()) return term.Line("nothing to undo: " + plan.status().message());
-  term.Line(VisibleControls(RenderUndo(*plan, root)));
-  for (const std::string& w : plan->warnings) term.Line("warning: " + w);
-  StatusOr<std::string> undo = ApplyUndo(&ledger, root, *plan, force, RealClock::Get()->WallMillis());
-  if (!undo.ok()) return term.Line(undo.status().message() + " (/undo force overrides)");
-  std::string paths;
-  for (const UndoStep& step : plan->steps) paths += (paths.empty() ? "" : ", ") + DisplayPath(step.path, root);
-  term.Line("undone: " + PathsPutBack(plan->steps.size()) + " (recorded as " + *undo + ")");
-  s.agent().AddNote("The user undid the changes of their previous message (" + *undo + "): " + paths +
-                    " are as they were before it. Read them again before you edit them.");
-}
-
-// /rewind: the session's messages, numbered; /rewind N (or an id) takes the
-// session back to before that one, its files and its conversation
-// (session/rewind.h), or refuses naming what is in the way.
-void RewindToMessage(AgentSession& s, const std::string& arg, TerminalView& term) {
-  // Idle as Agent::Rewind needs it, checked before any file changes.
-  if (s.agent().busy() || s.agent().compacting()) return term.Line("(busy: cancel the turn first)");
-  Ledger& ledger = s.runtime().ledger();
-  Coordinator& co = s.runtime().coordinator();
-  StatusOr<std::vector<MessageRecord>> all = ledger.ListMessages(co.session_id());
-  if (!all.ok()) return term.Line(all.status().message());
-  std::vector<const MessageRecord*> mine;
-  for (const MessageRecord& m : *all) {
-    if (m.role == "user" && m.agent_id == "main") mine.push_back(&m);
-  }
-  if (arg.empty()) {
-    if (mine.empty()) return term.Line("nothing to rewind: no message yet");
-    for (size_t i = 0; i < mine.size(); ++i) {
-      std::string text = mine[i]->text.substr(0, mine[i]->text.find('\n'));
-      if (text.size() > 60) text = text.substr(0, 57) + "...";
-      term.Line(std::to_string(i + 1) + ". " + VisibleControls(text) + "  (" + mine[i]->id + ")");
-    }
-    return term.Line("(/rewind N takes the session back to before message N: its files and the conversation)");
-  }
-  std::string id = arg;
-  if (arg.find_first_not_of("0123456789") == std::string::npos && arg.size() < 9) {
-    size_t n = std::stoul(arg);
-    if (n < 1 || n > mine.size()) return term.Line("no message " + arg + " (/rewind lists them)");
-    id = mine[n - 1]->id;
-  }
-  StatusOr<RewindOutcome> done = RewindSession(
-      &ledger, s.runtime().workspace().root, {id, co.session_id(), true, true},
-      [&](const std::string& m) { return s.agent().Rewind(m); },
-      [&](const RewindOutcome& o) {
-        co.RecordGateEvent("main", o.message_id, "rewind", o.undo_execution, o.gate_detail_json);
-        return Status::OK();
-      },
-      RealClock::Get()->WallMillis());
-  if (!done.ok()) return term.Line(VisibleControls(done.status().message()));
-  for (const std::string& w : done->warnings) term.Line("warning: " + VisibleControls(w));
-  std::string paths;
-  for (const std::string& p : done->paths) paths += (paths.empty() ? "" : ", ") + p;
-  term.Line("rewound to before " + done->message_id + ": " + PathsPutBack(done->paths.size()) +
-            (paths.empty() ? "" : " (" + VisibleControls(paths) + ")") + "; the conversation after it is gone");
 }
 
 std::string Tokens(int64_t n) {
@@ -197,7 +120,14 @@ std::string Tokens(int64_t n) {
 }
 
 // What a line the user typed leads to.
-enum class After { kContinue, kQuit, kResume };
+enum class After { kContinue, kQuit, kResume, kIsolate };
+
+// What the interactive loop does next when a session ends: take up another
+// (resume), or go on in a copy of this one in a view (isolate).
+struct NextSession {
+  std::string resume;
+  bool isolate = false;
+};
 
 class InteractiveSession {
  public:
@@ -209,7 +139,7 @@ class InteractiveSession {
         view_({isatty(STDOUT_FILENO) != 0, UseColor(isatty(STDOUT_FILENO) != 0), TerminalWidth(), ""},
               [this](const std::string& text) { Print(text); }) {}
 
-  int Run(std::string* buffer_io, std::string* resume_next);
+  int Run(std::string* buffer_io, NextSession* next);
 
  private:
   void Print(const std::string& text) {
@@ -220,7 +150,8 @@ class InteractiveSession {
     }
   }
   bool Busy() {
-    return s_->agent().busy() || s_->agent().compacting() || s_->agent().queued() > 0 || user_commands_ > 0;
+    return s_->agent().busy() || s_->agent().compacting() || s_->agent().queued() > 0 || user_commands_ > 0 ||
+           attempts_.active();
   }
   std::string Prompt();
   bool Asking() const { return questions_ && !questions_->empty(); }
@@ -242,6 +173,8 @@ class InteractiveSession {
   void StartInit();
   void ShowLastDiff();
   int RunWithEditor();
+  // Where the loop goes after a /resume or /isolate: 0.
+  int Next(After after);
   int RunWithLines(std::string* buffer_io);
 
   const GlobalFlags& g_;
@@ -258,12 +191,14 @@ class InteractiveSession {
   SteadyTime last_interrupt_{};
   SteadyTime last_status_{};
   std::optional<int> exit_code_;
-  std::string* resume_next_ = nullptr;
+  NextSession* next_ = nullptr;
   std::string resume_id_;
   int spinner_ = 0;
   int user_commands_ = 0;                   // !commands running
   std::set<std::string> user_command_ids_;  // their execution ids, for Esc and Ctrl-C
   bool prompt_due_ = true;                  // pipe mode: show "mode> " when a tty reads
+  // /attempts: last, so that it ends first, while the view still prints.
+  InteractiveAttempts attempts_{[this](const std::string& line) { view_.Line(line); }};
 };
 
 std::string InteractiveSession::Prompt() {
@@ -274,6 +209,7 @@ std::string InteractiveSession::Prompt() {
   };
   if (Asking()) return esc("1;33", questions_->Prompt());
   if (init_confirm_) return esc("1;33", "update ODIN.md? [y/N] ");
+  if (attempts_.choosing()) return esc("1;33", attempts_.Prompt());
   if (continuing_) return "… ";
   size_t jobs = s_->runtime().coordinator().background().Running().size();
   std::string jobs_text = jobs == 0 ? "" : std::to_string(jobs) + (jobs == 1 ? " job" : " jobs");
@@ -298,6 +234,7 @@ std::string InteractiveSession::Prompt() {
   std::string running = view_.RunningLine(now);
   if (!running.empty()) status += " · " + running;
   if (s_->agent().queued() > 0) status += " · " + std::to_string(s_->agent().queued()) + " queued";
+  if (attempts_.active()) status += " · " + attempts_.Status();
   if (jobs > 0) status += " · " + jobs_text;
   // One terminal line, whatever runs.
   size_t max = static_cast<size_t>(std::max(20, TerminalWidth() - 24));
@@ -326,6 +263,8 @@ void InteractiveSession::OnSignal(int sig) {
     view_.Line(view_.Color("33", "^C: cancelling the current turn"));
     if (questions_) questions_->Clear();  // their calls end as cancelled
     s_->agent().CancelCurrent();
+  } else if (attempts_.Cancel()) {
+    // The attempts were what ran.
   } else if (now - last_interrupt_ < seconds(2)) {
     view_.Line("");
     exit_code_ = 0;
@@ -337,7 +276,7 @@ void InteractiveSession::OnSignal(int sig) {
 }
 
 bool InteractiveSession::Pump(Duration wait, std::string* buffer) {
-  std::vector<PollFd> extra = {{SignalPipeFd()}};
+  std::vector<PollFd> extra = {{SignalPipeFd()}, {attempts_.wake_fd()}};
   if (input_open_) extra.push_back({STDIN_FILENO});
   Status st = s_->Poll(wait, &extra);
   if (!st.ok()) {
@@ -346,6 +285,12 @@ bool InteractiveSession::Pump(Duration wait, std::string* buffer) {
     return false;
   }
   for (int sig : DrainSignals()) OnSignal(sig);
+  if (extra[1].readable) {
+    // What landed of the attempts, the model hears with the next message.
+    if (std::string note = attempts_.Pump(); !note.empty()) s_->agent().AddNote(note);
+    prompt_due_ = true;
+    if (editor_) editor_->Redraw();
+  }
   if (exit_code_) return false;
   SteadyTime now = RealClock::Get()->Now();
   if (editor_ && (view_.TakeMessageEnded() || (Busy() && now - last_status_ >= milliseconds(500)))) {
@@ -459,6 +404,10 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     questions_->Answer(line);
     return After::kContinue;
   }
+  if (attempts_.choosing()) {
+    attempts_.Answer(line);
+    return After::kContinue;
+  }
   if (init_confirm_) {
     init_confirm_ = false;
     if (line == "y" || line == "yes") {
@@ -539,6 +488,25 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     } else {
       StartInit();
     }
+  } else if (cmd == "/attempts") {
+    if (s_->agent().busy() || s_->agent().compacting() || s_->agent().queued() > 0 || user_commands_ > 0) {
+      view_.Line("(busy: /attempts waits until the agent is idle)");
+    } else if (mode_ != Mode::kEdit) {
+      view_.Line("attempts change files: /edit first");
+    } else {
+      attempts_.Start(g_, f_, *s_, arg);
+    }
+  } else if (cmd == "/isolate") {
+    if (!s_->runtime().workspace().view.empty()) {
+      view_.Line("this session works in an isolated view already: odin apply " + co.session_id() +
+                 " lands it once you leave");
+    } else if (Busy()) {
+      view_.Line("(busy: /isolate waits until the agent and the attempts are idle)");
+    } else if (!co.background().Running().empty()) {
+      view_.Line("background commands run in the workspace: /jobs stop them first");
+    } else {
+      return After::kIsolate;
+    }
   } else if (cmd == "/diff") {
     ShowLastDiff();
   } else if (cmd == "/undo") {
@@ -599,7 +567,10 @@ int InteractiveSession::RunWithEditor() {
   };
   eo.on_escape = [this] {
     if (CancelUserCommands("Esc")) return;
-    if (!s_->agent().busy() && !s_->agent().compacting()) return;
+    if (!s_->agent().busy() && !s_->agent().compacting()) {
+      attempts_.Cancel();
+      return;
+    }
     view_.Line(view_.Color("33", "Esc: cancelling the current turn"));
     if (questions_) questions_->Clear();
     s_->agent().CancelCurrent();
@@ -608,13 +579,13 @@ int InteractiveSession::RunWithEditor() {
   std::string message;
   std::string line;
   while (!exit_code_ && editor_->ReadLine(&line)) {
-    if (!Asking() && !init_confirm_ && !line.empty() && line.back() == '\\') {
+    if (!Asking() && !init_confirm_ && !attempts_.choosing() && !line.empty() && line.back() == '\\') {
       // A trailing backslash: the message goes on.
       message += line.substr(0, line.size() - 1) + "\n";
       continuing_ = true;
       continue;
     }
-    bool answer = Asking() || init_confirm_;
+    bool answer = Asking() || init_confirm_ || attempts_.choosing();
     message += line;
     continuing_ = false;
     std::string whole = std::move(message);
@@ -622,10 +593,7 @@ int InteractiveSession::RunWithEditor() {
     if (!answer && !whole.empty()) editor_->Remember(whole);
     After after = HandleLine(whole);
     if (after == After::kQuit) return 0;
-    if (after == After::kResume) {
-      *resume_next_ = resume_id_;
-      return 0;
-    }
+    if (after == After::kResume || after == After::kIsolate) return Next(after);
   }
   if (exit_code_) return *exit_code_;
   // Ctrl-D: what is queued finishes; what waits for an answer is denied.
@@ -634,6 +602,7 @@ int InteractiveSession::RunWithEditor() {
   std::string unused_buffer;
   while (!exit_code_) {
     if (questions_) questions_->Refuse();
+    if (attempts_.choosing()) attempts_.Answer("n");  // nobody to choose: none lands
     if (!Busy()) break;
     Pump(milliseconds(500), &unused_buffer);
   }
@@ -652,27 +621,42 @@ int InteractiveSession::RunWithLines(std::string* buffer_io) {
     if (!Pump(milliseconds(500), &buffer)) return exit_code_.value_or(kError);
     if (view_.TakeMessageEnded()) prompt_due_ = true;
     if (!input_open_ && buffer.empty()) {
-      // Nobody is left to answer: what waits for approval is denied.
+      // Nobody is left to answer: what waits for approval is denied, and
+      // no attempt lands.
       if (questions_) questions_->Refuse();
+      if (attempts_.choosing()) attempts_.Answer("n");
     }
     size_t nl;
-    while ((nl = buffer.find('\n')) != std::string::npos || (!input_open_ && !buffer.empty())) {
+    // Piped lines after /attempts wait for its question (or its end): a
+    // script's next line is its answer, not a message to the session.
+    auto held = [this] { return attempts_.active() && !attempts_.choosing(); };
+    while (!held() && ((nl = buffer.find('\n')) != std::string::npos || (!input_open_ && !buffer.empty()))) {
       std::string line = nl == std::string::npos ? buffer : buffer.substr(0, nl);
       buffer.erase(0, nl == std::string::npos ? buffer.size() : nl + 1);
       After after = HandleLine(line);
       if (after == After::kQuit) return 0;
-      if (after == After::kResume) {
-        *resume_next_ = resume_id_;
+      if (after == After::kResume || after == After::kIsolate) {
         *buffer_io = std::move(buffer);
-        return 0;
+        return Next(after);
       }
     }
   }
   return 0;
 }
 
-int InteractiveSession::Run(std::string* buffer_io, std::string* resume_next) {
-  resume_next_ = resume_next;
+int InteractiveSession::Next(After after) {
+  if (after == After::kResume) {
+    next_->resume = resume_id_;
+    return 0;
+  }
+  // /isolate: this conversation goes on in a copy of the session, in a view.
+  next_->isolate = true;
+  if (!LastUserMessage(*s_).empty()) next_->resume = s_->runtime().coordinator().session_id();
+  return 0;
+}
+
+int InteractiveSession::Run(std::string* buffer_io, NextSession* next) {
+  next_ = next;
   // The workers of an interactive session serve messages of every mode; the
   // mode gate keeps ask and plan from writing.
   AgentSessionFlags flags = SessionFlags(g_, f_, "interactive", "edit", f_.approval.empty() ? "prompt" : f_.approval);
@@ -718,9 +702,19 @@ int InteractiveSession::Run(std::string* buffer_io, std::string* resume_next) {
   view_.Line("odin " ODIN_VERSION " · " + llm.endpoint.provider + " " + llm.model + " · " +
              s_->runtime().workspace().root + " · session " + s_->runtime().coordinator().session_id() +
              (s_->runtime().coordinator().commands_network() ? " · commands have network" : ""));
+  bool isolated = !s_->runtime().workspace().view.empty();
+  if (isolated) {
+    view_.Line(
+        "isolated: this session works in a view of the workspace; the workspace stays as it is until odin "
+        "apply " +
+        s_->runtime().coordinator().session_id());
+  }
   if (llm.endpoint.provider == "demo") view_.Line("(the demo model gives scripted answers; it is not an LLM)");
   view_.Line("Type /help for commands.");
   int rc = tty_ ? RunWithEditor() : RunWithLines(buffer_io);
+  if (isolated && !next_->isolate) {
+    view_.Line("isolated session " + s_->runtime().coordinator().session_id() + ": odin diff, apply or discard it");
+  }
   editor_.reset();
   return rc;
 }
@@ -745,15 +739,17 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f_in) {
   }
   std::string buffer;
   for (;;) {
-    std::string next;
+    NextSession next;
     int rc;
     {
       InteractiveSession session(g, f, mode);
       rc = session.Run(&buffer, &next);
     }
-    if (next.empty()) return rc;
-    f.resume = next;
+    if (next.resume.empty() && !next.isolate) return rc;
+    f.resume = next.resume;
     f.continue_last = false;
+    f.fork_session = next.isolate && !next.resume.empty();
+    f.isolated = next.isolate;
   }
 }
 

@@ -29,8 +29,8 @@ void AddAgentOptions(CLI::App* a, AgentFlags* agent) {
   a->add_flag("--fork-session", agent->fork_session,
               "With -r or -c: go on in a copy of the session under a new id, leaving it as it was");
   a->add_flag("--isolated", agent->isolated,
-              "Work in a copy of the workspace; odin diff, apply or discard SESSION afterwards")
-      ->excludes(resume);
+              "Work in a copy of the workspace; odin diff, apply or discard SESSION afterwards (with -r or -c: "
+              "and --fork-session: a copy of that session)");
   a->add_option("--attempts", agent->attempts,
                 "With -p: N agents try the message at once, each in an isolated view; Odin lands the one whose checks "
                 "pass with the smallest change")

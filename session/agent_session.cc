@@ -180,8 +180,10 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
   if (flags.fork_session && flags.resume.empty() && !flags.continue_last) {
     return Status::InvalidArgument("--fork-session", "goes with -r SESSION_ID or -c: which session to copy");
   }
-  if (flags.isolated && (!flags.resume.empty() || flags.continue_last)) {
-    return Status::InvalidArgument("--isolated", "starts a session; one resumed runs where it ran before");
+  if (flags.isolated && (!flags.resume.empty() || flags.continue_last) && !flags.fork_session) {
+    return Status::InvalidArgument("--isolated",
+                                   "starts a session (or, with --fork-session, a copy of one); one resumed runs where "
+                                   "it ran before");
   }
   if (!flags.resume.empty() || flags.continue_last) {
     ASSIGN_OR_RETURN(runtime.resume_session, PickResumableSession(ws.ledger_path, flags.resume, flags.continue_last));

@@ -39,7 +39,8 @@ struct AgentSessionFlags {
   bool fork_session = false;
   // --isolated: the session works in a view of its own, a copy of the
   // workspace (workspace/isolated_views.h); its changes land only when the
-  // user applies them. A resumed session that ran in a view runs in it again.
+  // user applies them. A resumed session that ran in a view runs in it again;
+  // with fork_session, the copy of a session goes on in a new view.
   bool isolated = false;
   // An attempt's (session/attempts.h): the budget's tokens, cost and tool
   // calls are divided among this many.

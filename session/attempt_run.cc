@@ -12,6 +12,7 @@
 #include "pool/worker_spawn.h"
 #include "session/hosted_session.h"
 #include "session/view_recheck.h"
+#include "tools/workspace_path.h"
 #include "workspace/isolated_views.h"
 
 namespace odin {
@@ -104,11 +105,14 @@ void AttemptRun::Loop() {
       tasks_.erase(tasks_.begin());
     }
     task();
+    bool idle;
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_ = !tasks_.empty();
+      idle = !busy_;
     }
     changed_.notify_all();
+    if (idle && spec_.idle) spec_.idle();
   }
 }
 
@@ -256,7 +260,11 @@ void AttemptRun::LandOnThread(std::optional<int> chosen) {
   // Each candidate is planned and re-validated against the workspace as it
   // is now (the user may have changed it since the judging); one that fails
   // loses, and (Odin choosing) the next is taken.
-  int winner = chosen.has_value() ? (outcomes_[static_cast<size_t>(*chosen)].passes ? *chosen : -1) : Recommended();
+  int winner =
+      !chosen.has_value() ? Recommended()
+      : *chosen >= 0 && *chosen < static_cast<int>(outcomes_.size()) && outcomes_[static_cast<size_t>(*chosen)].passes
+          ? *chosen
+          : -1;
   UndoPlan plan;
   SessionView view;
   while (winner >= 0) {
@@ -297,6 +305,7 @@ void AttemptRun::LandOnThread(std::optional<int> chosen) {
         ApplyView(ledger, spec_.ws.state_dir, view, spec_.ws.root, plan, RealClock::Get()->WallMillis());
     if (applied.ok()) {
       landing_.execution_id = *applied;
+      for (const UndoStep& step : plan.steps) landing_.paths.push_back(DisplayPath(step.path, spec_.ws.root));
     } else {
       landing_.error = applied.status().message();
     }

@@ -36,14 +36,17 @@ struct AttemptsSpec {
   // Hears what happens, one line at a time (an attempt's end, its notices,
   // each re-validation command), from any of the run's threads.
   std::function<void(const std::string&)> say;
+  // Called on the run's thread each time it goes idle (Wait would be true).
+  std::function<void()> idle;
 };
 
 // What became of Land.
 struct AttemptLanding {
-  int winner = -1;               // index into outcomes; -1: none landed
-  std::string execution_id;      // the apply's, "" when nothing landed
-  bool nothing_to_land = false;  // the winner passes and changed nothing that lands
-  std::string error;             // the winner's apply failed
+  int winner = -1;                 // index into outcomes; -1: none landed
+  std::string execution_id;        // the apply's, "" when nothing landed
+  bool nothing_to_land = false;    // the winner passes and changed nothing that lands
+  std::string error;               // the winner's apply failed
+  std::vector<std::string> paths;  // what landed, relative to the workspace
 };
 
 class AttemptRun {
@@ -68,9 +71,10 @@ class AttemptRun {
   int Recommended() const;
 
   // Lands, on the thread (Wait tells when it is done): the attempt at index
-  // chosen, or (nullopt) the best that passes, the next when one fails its
-  // re-validation. A chosen one that fails it lands nothing. Then records
-  // the verdicts in every attempt's session, with who chose.
+  // chosen (-1: none), or (nullopt) the best that passes, the next when one
+  // fails its re-validation. A chosen one that fails it, or does not pass,
+  // lands nothing. Then records the verdicts in every attempt's session,
+  // with who chose.
   void Land(std::optional<int> chosen);
   const AttemptLanding& landing() const { return landing_; }
   // The verdicts and the landing as one record: what the ledger keeps and

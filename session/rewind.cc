@@ -33,7 +33,7 @@ std::string Joined(const std::vector<std::string>& items) {
 
 // The calls made since since_ms in the session and, for a fork, in the
 // sessions it was copied from until the copy (a message copied by a fork
-// had its calls there), oldest first.
+// had its calls there; not for a fork in a view), oldest first.
 StatusOr<std::vector<std::string>> CallsSince(Ledger* ledger, std::string session, int64_t since_ms) {
   std::vector<std::string> calls;
   int64_t until = INT64_MAX;
@@ -42,10 +42,14 @@ StatusOr<std::vector<std::string>> CallsSince(Ledger* ledger, std::string sessio
     calls.insert(calls.begin(), own.begin(), own.end());
     ASSIGN_OR_RETURN(std::vector<GateEvent> events, ledger->ListGateEvents(session));
     std::optional<ForkOrigin> origin;
+    bool in_view = false;
     for (const GateEvent& e : events) {
       if (!origin) origin = ForkOriginIn(e);
+      in_view = in_view || e.kind == kIsolatedViewEvent;
     }
-    if (!origin || since_ms > origin->at_ms) break;
+    // A fork isolated in a view works on a copy made at the fork: what the
+    // session it was copied from did is the view's base, not its change.
+    if (!origin || in_view || since_ms > origin->at_ms) break;
     session = origin->session_id;
     until = std::min(until, origin->at_ms);
   }

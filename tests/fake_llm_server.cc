@@ -30,7 +30,9 @@
 // Requests of subagents running in parallel arrive in no fixed order, so a
 // script may also route by conversation: "agents" maps a KEY to a list of
 // responses for requests whose first user message contains KEY (the
-// subagent's prompt), taken in order; such requests never use "responses".
+// subagent's prompt), or failing that a later one (a copy of a
+// conversation given a task of its own: an attempt), taken in order; such
+// requests never use "responses".
 // An entry {"when": "TEXT", "then": [...]} is replaced by its "then" list if
 // the request's last message contains TEXT, and dropped if not:
 //
@@ -175,8 +177,14 @@ size_t CachedBytes(const std::string& rendered) {
 std::optional<json> RouteByAgent(const json& body) {
   if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) return std::nullopt;
   std::string first, last;
+  std::vector<std::string> later;  // the other user messages, in order
   for (const json& m : body["messages"]) {
-    if (m.value("role", "") == "user" && first.empty()) first = MessageText(m);
+    if (m.value("role", "") != "user") continue;
+    if (first.empty()) {
+      first = MessageText(m);
+    } else {
+      later.push_back(MessageText(m));
+    }
   }
   // The conversation's last message: not the per-turn facts Odin sends
   // after it (a user message of their own on OpenAI's wire).
@@ -184,8 +192,29 @@ std::optional<json> RouteByAgent(const json& body) {
     last = MessageText(*m);
     if (last.rfind("[runtime] This turn's state, from Odin:", 0) != 0) break;
   }
+  // By the first user message; else (a copy of a conversation given a new
+  // task: an attempt forked from a session) by the first later one that
+  // names a key.
+  std::deque<json>* queue_of = nullptr;
+  std::string routed;
   for (auto& [key, queue] : g_agents) {
-    if (first.find(key) == std::string::npos) continue;
+    if (first.find(key) != std::string::npos) {
+      queue_of = &queue;
+      routed = key;
+      break;
+    }
+  }
+  for (size_t i = 0; queue_of == nullptr && i < later.size(); ++i) {
+    for (auto& [key, queue] : g_agents) {
+      if (later[i].find(key) == std::string::npos) continue;
+      queue_of = &queue;
+      routed = key;
+      break;
+    }
+  }
+  if (queue_of != nullptr) {
+    const std::string& key = routed;
+    std::deque<json>& queue = *queue_of;
     while (!queue.empty()) {
       json r = queue.front();
       queue.pop_front();

@@ -25,6 +25,7 @@
 #include "tests/ledger_rows.h"
 #include "tests/llm_requests.h"
 #include "tests/test_util.h"
+#include "tests/checks_project.h"
 
 namespace odin::testing {
 namespace {
@@ -70,19 +71,7 @@ class OdinIsolatedTest : public ::testing::Test {
     return s.ok() ? *s : "(absent)";
   }
   // Every file of the workspace but Odin's state, with its content's hash.
-  std::map<std::string, std::string> Hashes() {
-    std::map<std::string, std::string> out;
-    namespace fs = std::filesystem;
-    for (auto it = fs::recursive_directory_iterator(ws_.path()); it != fs::recursive_directory_iterator(); ++it) {
-      std::string rel = fs::relative(it->path(), ws_.path()).string();
-      if (rel == ".odin") {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (it->is_regular_file()) out[rel] = Sha256Hex(Get(rel));
-    }
-    return out;
-  }
+  std::map<std::string, std::string> Hashes() { return TreeHashes(ws_.path()); }
   // A Read, then the write (read-before-edit).
   static json Read(const std::string& path) { return Turn({Call("Read", {{"file_path", path}})}); }
   static json Write(const std::string& path, const std::string& content) {
@@ -361,27 +350,6 @@ TEST_F(OdinIsolatedTest, AnApplyCutOffHalfWayIsFinishedByTheNext) {
 
 using OdinAttemptsTest = OdinIsolatedTest;
 
-// A project whose tests fail while a file under src/ says BROKEN, in git.
-void MakeProject(const TempWorkspace& ws, const TempWorkspace& user, int attempts = 1) {
-  json config = {{"checks", {{"build", ""}, {"lint", ""}, {"tests", "! grep -rq BROKEN src"}, {"retry_cap", 1}}},
-                 {"attempts", {{"count", attempts}}}};
-  ASSERT_TRUE(WriteFileAtomic(user.Join("config/odin/odinconfig.json"), config.dump()).ok());
-  ASSERT_TRUE(MakeDirs(ws.Join("src")).ok());
-  ASSERT_TRUE(WriteFileAtomic(ws.Join("src/main.c"), "int main(void) { return 0; }\n").ok());
-  SpawnOptions o;
-  o.cwd = ws.path();
-  o.env = {"PATH=/usr/bin:/bin",   "HOME=" + ws.path(),    "GIT_AUTHOR_NAME=t",
-           "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"};
-  RemoveTree(ws.Join(".git"));
-  for (std::vector<std::string> argv :
-       {std::vector<std::string>{"git", "init", "-q"}, std::vector<std::string>{"git", "add", "-A"},
-        std::vector<std::string>{"git", "commit", "-qm", "start"}}) {
-    o.argv = argv;
-    StatusOr<CommandOutput> ran = RunCommand(o);
-    ASSERT_TRUE(ran.ok() && ran->exit_code == 0) << argv[1] << ": " << (ran.ok() ? ran->output : "");
-  }
-}
-
 // The requests of attempt k of n (their first message names it).
 int RequestsOfAttempt(const FakeLlm& llm, int k, int n) {
   std::string key = "attempt " + std::to_string(k) + " of " + std::to_string(n);
@@ -396,16 +364,7 @@ int RequestsOfAttempt(const FakeLlm& llm, int k, int n) {
 TEST_F(OdinAttemptsTest, TheSmallestChangeWhoseChecksPassLands) {
   MakeProject(ws_, user_);
   std::string hold = user_.Join("release");
-  FakeLlm llm(json({{"responses", json::array()},
-                    {"agents",
-                     {{"attempt 1 of 3", {Write("src/x.c", "BROKEN\n"), Text("Done."), Text("Done.")}},
-                      {"attempt 2 of 3",
-                       {Turn({Call("WriteFile", {{"file_path", "src/x.c"}, {"content", "int x;\n"}}),
-                              Call("WriteFile", {{"file_path", "src/y.c"}, {"content", "int y;\n"}}),
-                              Call("WriteFile", {{"file_path", "src/z.c"}, {"content", "int z;\n"}})}),
-                        Text("Done.")}},
-                      {"attempt 3 of 3", {Write("src/x.c", "int x;\n"), {{"text", "Done."}, {"hold_until", hold}}}}}}})
-                  .dump());
+  FakeLlm llm(ThreeAttemptsScript(json::array(), {{"text", "Done."}, {"hold_until", hold}}).dump());
   std::map<std::string, std::string> before = Hashes();
   ASSERT_NE(before.count(".git/index"), 0u);
   int out = -1;
