@@ -19,6 +19,7 @@
 #include <deque>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -119,6 +120,17 @@ std::string Tokens(int64_t n) {
   return buf;
 }
 
+// What may be typed while /attempts is at work: what only shows something,
+// and leaving. The rest waits (the session must not change the workspace
+// or the conversation the attempts were copied from, nor run while one
+// lands).
+bool AllowedDuringAttempts(const std::string& line) {
+  static const std::set<std::string> kShowing = {
+      "", "/help", "/cost", "/hooks", "/mcp", "/doctor", "/jobs", "/quit", "/exit", "/attempts",
+  };
+  return kShowing.count(line) != 0;
+}
+
 // What a line the user typed leads to.
 enum class After { kContinue, kQuit, kResume, kIsolate };
 
@@ -127,6 +139,7 @@ enum class After { kContinue, kQuit, kResume, kIsolate };
 struct NextSession {
   std::string resume;
   bool isolate = false;
+  std::string model;  // /isolate: as /model left it
 };
 
 class InteractiveSession {
@@ -140,6 +153,8 @@ class InteractiveSession {
               [this](const std::string& text) { Print(text); }) {}
 
   int Run(std::string* buffer_io, NextSession* next);
+  // Its session started (Run got past AgentSession::Start).
+  bool started() const { return s_ != nullptr; }
 
  private:
   void Print(const std::string& text) {
@@ -417,6 +432,10 @@ After InteractiveSession::HandleLine(const std::string& raw) {
     }
     return After::kContinue;
   }
+  if (attempts_.active() && !AllowedDuringAttempts(line)) {
+    view_.Line("(the attempts are at work: that waits until they end; Esc stops them)");
+    return After::kContinue;
+  }
   if (line.empty()) return After::kContinue;
   if (!IsValidUtf8(line)) {
     view_.Line("(that line is not valid UTF-8; not sent)");
@@ -651,6 +670,7 @@ int InteractiveSession::Next(After after) {
   }
   // /isolate: this conversation goes on in a copy of the session, in a view.
   next_->isolate = true;
+  next_->model = s_->agent().model();
   if (!LastUserMessage(*s_).empty()) next_->resume = s_->runtime().coordinator().session_id();
   return 0;
 }
@@ -738,14 +758,30 @@ int RunInteractive(const GlobalFlags& g, const AgentFlags& f_in) {
     if (!std::getline(std::cin, answer) || (answer != "y" && answer != "Y" && answer != "yes")) return kUsageError;
   }
   std::string buffer;
+  std::optional<std::string> isolated_from;  // the session /isolate left
   for (;;) {
     NextSession next;
     int rc;
+    bool started;
     {
       InteractiveSession session(g, f, mode);
       rc = session.Run(&buffer, &next);
+      started = session.started();
+    }
+    if (!started && isolated_from) {
+      // The view could not be made (too large, no space): back where it was.
+      std::cerr << "odin: /isolate did not start; going on in the workspace\n";
+      f.resume = *isolated_from;
+      f.fork_session = f.isolated = false;
+      isolated_from.reset();
+      continue;
     }
     if (next.resume.empty() && !next.isolate) return rc;
+    isolated_from.reset();
+    if (next.isolate) {
+      isolated_from = next.resume;
+      if (!next.model.empty()) f.llm.model = next.model;
+    }
     f.resume = next.resume;
     f.continue_last = false;
     f.fork_session = next.isolate && !next.resume.empty();

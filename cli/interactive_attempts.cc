@@ -33,8 +33,18 @@ InteractiveAttempts::InteractiveAttempts(std::function<void(const std::string&)>
     : line_(std::move(line)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 InteractiveAttempts::~InteractiveAttempts() {
-  if (run_ != nullptr && !judged_)
-    line_("the attempts stop; their sessions stay: odin diff SESSION, odin discard SESSION");
+  if (run_ == nullptr) return;
+  if (landing_) line_("leaving: the landing stops unless its re-validation has ended");
+  run_->Stop();
+  while (!run_->Wait(seconds(1))) {
+  }
+  const AttemptLanding& landing = run_->landing();
+  if (landing_ && !landing.execution_id.empty()) {
+    line_("attempt " + std::to_string(run_->outcomes()[static_cast<size_t>(landing.winner)].number) + " landed (" +
+          landing.execution_id + "); odin undo " + landing.execution_id + " puts it back");
+  } else {
+    line_("nothing landed; the attempts' sessions stay: odin diff SESSION, odin discard SESSION");
+  }
   run_.reset();
 }
 
@@ -54,6 +64,9 @@ void InteractiveAttempts::Wake() {
 void InteractiveAttempts::Start(const GlobalFlags& g, const AgentFlags& f, AgentSession& s, const std::string& arg) {
   if (run_ != nullptr) return line_("attempts are at work already (Esc stops them)");
   const Workspace& ws = s.runtime().workspace();
+  if (!s.runtime().coordinator().background().Running().empty()) {
+    return line_("background commands run in the workspace: /jobs stop them first");
+  }
   if (!ws.view.empty()) {
     return line_(
         "this session works in an isolated view: attempts start from the workspace itself (leave, then "
@@ -85,6 +98,7 @@ void InteractiveAttempts::Start(const GlobalFlags& g, const AgentFlags& f, Agent
   spec.base.continue_last = false;
   spec.base.fork_session = fork;
   spec.base.config = std::make_shared<const LoadedConfig>(std::move(*loaded));
+  spec.base.llm.model = s.agent().model();  // as /model left it
   spec.approval = approval;
   spec.n = n;
   spec.message = message;
@@ -93,7 +107,6 @@ void InteractiveAttempts::Start(const GlobalFlags& g, const AgentFlags& f, Agent
   spec.idle = [this] { Wake(); };
   n_ = n;
   message_ = message;
-  ended_ = 0;
   judged_ = choosing_ = landing_ = false;
   line_(std::to_string(n) + " attempts at this message, each in an isolated view" +
         (fork ? " with this conversation" : "") + "; the workspace does not change until you choose one" +
@@ -109,10 +122,7 @@ std::string InteractiveAttempts::Pump() {
     std::lock_guard<std::mutex> lock(mu_);
     said.swap(said_);
   }
-  for (const std::string& l : said) {
-    if (l.starts_with("attempt ") && l.find(") ended ") != std::string::npos) ++ended_;
-    line_(VisibleControls(l));
-  }
+  for (const std::string& l : said) line_(VisibleControls(l));
   if (run_ == nullptr || choosing_ || !run_->Wait(Duration::zero())) return "";
   if (landing_) {
     landing_ = false;
@@ -239,7 +249,7 @@ std::string InteractiveAttempts::Prompt() const {
 std::string InteractiveAttempts::Status() const {
   if (run_ == nullptr) return "";
   if (landing_) return "landing an attempt";
-  return "attempts: " + std::to_string(ended_) + " of " + std::to_string(n_) + " ended";
+  return "attempts: " + std::to_string(run_->Ended()) + " of " + std::to_string(n_) + " ended";
 }
 
 }  // namespace odin

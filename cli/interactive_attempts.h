@@ -60,7 +60,6 @@ class InteractiveAttempts {
   UniqueFd wake_;
   std::mutex mu_;
   std::vector<std::string> said_;  // lines from the run's threads, not shown yet
-  int ended_ = 0;                  // attempts that ended, from those lines
   std::unique_ptr<AttemptRun> run_;
   int n_ = 0;
   std::string message_;

@@ -221,9 +221,16 @@ StatusOr<std::unique_ptr<AgentSession>> AgentSession::Start(const AgentSessionFl
     new_view = view.id;
   }
   if (flags.fork_session) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Ledger> ledger, Ledger::Open(ws.ledger_path, Redactor()));
-    ASSIGN_OR_RETURN(runtime.resume_session,
-                     ForkSession(ledger.get(), runtime.resume_session, RealClock::Get()->WallMillis()));
+    StatusOr<std::unique_ptr<Ledger>> ledger = Ledger::Open(ws.ledger_path, Redactor());
+    StatusOr<std::string> fork =
+        ledger.ok() ? ForkSession(ledger->get(), runtime.resume_session, RealClock::Get()->WallMillis())
+                    : StatusOr<std::string>(ledger.status());
+    if (!fork.ok()) {
+      // A view made for the copy is no session's yet: it goes.
+      if (!new_view.empty()) (void)RemoveView(ws.state_dir, new_view);
+      return fork.status();
+    }
+    runtime.resume_session = *fork;
   }
   runtime.validate = true;
   runtime.profile = profile_name;

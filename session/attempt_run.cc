@@ -76,12 +76,7 @@ std::unique_ptr<AttemptRun> AttemptRun::Start(AttemptsSpec spec) {
 }
 
 AttemptRun::~AttemptRun() {
-  Cancel();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
+  Stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -100,7 +95,13 @@ void AttemptRun::Loop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       changed_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
+      if (stopping_ || tasks_.empty()) {
+        // Left: what was asked and not begun (a landing) never runs.
+        tasks_.clear();
+        busy_ = false;
+        changed_.notify_all();
+        return;
+      }
       task = std::move(tasks_.front());
       tasks_.erase(tasks_.begin());
     }
@@ -122,13 +123,25 @@ bool AttemptRun::Wait(Duration wait) {
 }
 
 void AttemptRun::Cancel() {
-  std::vector<std::shared_ptr<HostedSession>> sessions;
+  // Under the lock: the run's thread must hold the last reference to each
+  // session, so that each has ended (its ledger written) before the judging.
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  for (const auto& s : sessions_) s->Cancel();
+}
+
+void AttemptRun::Stop() {
+  Cancel();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    cancelled_ = true;
-    sessions = sessions_;
+    stopping_ = true;
   }
-  for (const auto& s : sessions) s->Cancel();
+  changed_.notify_all();
+}
+
+bool AttemptRun::Stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
 }
 
 int AttemptRun::Recommended() const { return PickAttempt(outcomes_); }
@@ -165,6 +178,20 @@ void AttemptRun::RunAndJudge() {
     outcomes_[static_cast<size_t>(k - 1)].session_id = (*slot)->id();
     sessions.push_back(std::move(*slot));
   }
+  {
+    // Cancelled while they started: none is sent the message, and each is
+    // judged as it is (not done).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_ || stopping_) {
+      for (AttemptOutcome& o : outcomes_) {
+        o.status = "cancelled";
+        o.exit_code = 1;
+      }
+      error_ = Status::Cancelled("attempts", "stopped before they were sent the message");
+      return;
+    }
+    sessions_ = sessions;
+  }
   for (auto& s : sessions) {
     StatusOr<std::pair<std::string, uint64_t>> sent = s->Send(spec.message, "edit");
     if (!sent.ok()) {
@@ -172,24 +199,17 @@ void AttemptRun::RunAndJudge() {
       return;
     }
   }
-  bool cancelled;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    sessions_ = sessions;
-    cancelled = cancelled_;
-  }
-  if (cancelled) {
-    for (auto& s : sessions) s->Cancel();
+    if (cancelled_) {
+      for (auto& s : sessions_) s->Cancel();
+    }
   }
   spec.say(std::to_string(n) + " attempts at work (isolated views; odin diff SESSION shows each)");
   std::vector<uint64_t> seen(sessions.size(), 0);
   size_t finished = 0;
   while (finished < sessions.size()) {
-    {
-      // Left (a second signal): their sessions end with this.
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-    }
+    if (Stopping()) return;  // left: their sessions end with this
     for (size_t i = 0; i < sessions.size(); ++i) {
       AttemptOutcome& o = outcomes_[i];
       if (!o.status.empty()) continue;
@@ -199,12 +219,14 @@ void AttemptRun::RunAndJudge() {
         if (!e.has_message_finished()) continue;
         o.status = e.message_finished().status();
         o.exit_code = e.message_finished().exit_code();
+        ++ended_;
         spec.say("attempt " + std::to_string(o.number) + " (" + o.session_id + ") ended " + o.status);
         ++finished;
       }
       if (ended && o.status.empty()) {
         o.status = "error";
         o.exit_code = 1;
+        ++ended_;
         ++finished;
       }
     }
@@ -300,7 +322,9 @@ void AttemptRun::LandOnThread(std::optional<int> chosen) {
     winner = chosen.has_value() ? -1 : Recommended();
   }
   landing_.winner = winner;
-  if (winner >= 0 && !landing_.nothing_to_land) {
+  if (winner >= 0 && !landing_.nothing_to_land && Stopping()) {
+    landing_.error = "stopped before it landed";
+  } else if (winner >= 0 && !landing_.nothing_to_land) {
     StatusOr<std::string> applied =
         ApplyView(ledger, spec_.ws.state_dir, view, spec_.ws.root, plan, RealClock::Get()->WallMillis());
     if (applied.ok()) {

@@ -8,6 +8,7 @@
 // chooses. Either way every attempt's session records the verdicts
 // (attempts_judged), and the others stay for odin diff and discard.
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -54,11 +55,17 @@ class AttemptRun {
   // Starts the attempts' thread: it starts their sessions side by side,
   // sends the message, waits for every one to end, then judges them.
   static std::unique_ptr<AttemptRun> Start(AttemptsSpec spec);
-  // Cancels what still runs and waits for the thread.
+  // Stops and waits for the thread.
   ~AttemptRun();
 
   // Cancels every attempt's message (their sessions end cancelled).
   void Cancel();
+  // Cancels, and the run leaves: the attempts are not judged, and a landing
+  // not begun, or not yet past its re-validation, lands nothing (an apply
+  // under way ends). Wait then tells when the thread is done.
+  void Stop();
+  // Attempts that have ended so far.
+  int Ended() const { return ended_; }
   // True once the thread is idle: the attempts judged (or failed to run),
   // or a Land done. Waits up to `wait` for it.
   bool Wait(Duration wait);
@@ -87,6 +94,7 @@ class AttemptRun {
   void LandOnThread(std::optional<int> chosen);
   void Post(std::function<void()> task);  // runs it on the thread
   void Loop();
+  bool Stopping();
 
   AttemptsSpec spec_;
   std::vector<AttemptOutcome> outcomes_;
@@ -100,6 +108,7 @@ class AttemptRun {
   bool busy_ = true;
   bool stopping_ = false;
   bool cancelled_ = false;
+  std::atomic<int> ended_{0};
   std::vector<std::shared_ptr<class HostedSession>> sessions_;  // while they run
   std::thread thread_;
 };

@@ -33,7 +33,8 @@ std::string Joined(const std::vector<std::string>& items) {
 
 // The calls made since since_ms in the session and, for a fork, in the
 // sessions it was copied from until the copy (a message copied by a fork
-// had its calls there; not for a fork in a view), oldest first.
+// had its calls there), oldest first. Refused for a message copied into a
+// fork that works in a view.
 StatusOr<std::vector<std::string>> CallsSince(Ledger* ledger, std::string session, int64_t since_ms) {
   std::vector<std::string> calls;
   int64_t until = INT64_MAX;
@@ -47,9 +48,16 @@ StatusOr<std::vector<std::string>> CallsSince(Ledger* ledger, std::string sessio
       if (!origin) origin = ForkOriginIn(e);
       in_view = in_view || e.kind == kIsolatedViewEvent;
     }
+    if (!origin || since_ms > origin->at_ms) break;
     // A fork isolated in a view works on a copy made at the fork: what the
-    // session it was copied from did is the view's base, not its change.
-    if (!origin || in_view || since_ms > origin->at_ms) break;
+    // session it was copied from did is the view's base, not its change,
+    // and cannot be taken back there.
+    if (in_view) {
+      return Status::FailedPrecondition(
+          "rewind", "that message was copied from session " + origin->session_id +
+                        " before this session's view was made: the view starts after it; rewind to a message "
+                        "sent in this session");
+    }
     session = origin->session_id;
     until = std::min(until, origin->at_ms);
   }

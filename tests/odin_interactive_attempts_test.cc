@@ -128,8 +128,9 @@ TEST_F(OdinInteractiveAttemptsTest, TheUserChoosesWhichAttemptLandsAndTheSession
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20))) << t.Screen();
 }
 
-// Esc while the attempts work stops them: each ends cancelled, none passes,
-// nothing lands, and the terminal is the user's again.
+// While the attempts work the session takes no message; Esc stops them:
+// each ends cancelled, none passes, nothing lands, and the terminal is the
+// user's again.
 TEST_F(OdinInteractiveAttemptsTest, EscStopsTheAttemptsAndNothingLands) {
   MakeProject(ws_, user_);
   std::string hold = user_.Join("never");
@@ -151,6 +152,11 @@ TEST_F(OdinInteractiveAttemptsTest, EscStopsTheAttemptsAndNothingLands) {
       std::chrono::seconds(120)))
       << t.Screen();
   ASSERT_TRUE(t.WaitFor("attempts: 0 of 2 ended")) << t.Screen();
+  // While they work, the session takes no message (the attempts are copies
+  // of its conversation and workspace).
+  t.Type("do something else");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("(the attempts are at work: that waits until they end; Esc stops them)")) << t.Screen();
   t.Keys({"Escape"});
   ASSERT_TRUE(t.WaitFor("stopping the attempts")) << t.Screen();
   ASSERT_TRUE(t.WaitFor("no attempt passes: nothing landed", std::chrono::seconds(60))) << t.Screen();
@@ -158,6 +164,7 @@ TEST_F(OdinInteractiveAttemptsTest, EscStopsTheAttemptsAndNothingLands) {
   t.Type("hello");
   t.Keys({"Enter"});
   ASSERT_TRUE(t.WaitFor("Still here.")) << t.Screen();
+  EXPECT_TRUE(RequestsWith(llm, "do something else").empty()) << "a message reached the model during the attempts";
   t.Type("/quit");
   t.Keys({"Enter"});
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20))) << t.Screen();
@@ -209,6 +216,10 @@ TEST_F(OdinInteractiveAttemptsTest, IsolateTakesTheConversationIntoAView) {
   std::vector<json> asked = RequestsWith(llm, "write a");
   ASSERT_FALSE(asked.empty());
   EXPECT_NE(asked[0].dump().find("remember the word heron"), std::string::npos) << "the conversation was lost";
+  // The copied message is before the view: no rewind reaches it.
+  t.Type("/rewind 1");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("before this session's view was made")) << t.Screen();
   t.Type("/quit");
   t.Keys({"Enter"});
   ASSERT_TRUE(t.WaitFor("odin diff, apply or discard it")) << t.Screen();
