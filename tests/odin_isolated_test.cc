@@ -350,6 +350,40 @@ TEST_F(OdinIsolatedTest, AnApplyCutOffHalfWayIsFinishedByTheNext) {
 
 using OdinAttemptsTest = OdinIsolatedTest;
 
+// odin killed (SIGKILL) while two attempts' commands run: doctor lists both
+// views, one applies and the other is discarded afterwards, and the ledger
+// verifies.
+TEST_F(OdinAttemptsTest, AKilledAttemptsRunLeavesEachViewToApplyOrDiscard) {
+  MakeProject(ws_, user_);
+  // A duration no other test's command has: the processes are told apart.
+  json attempt = {Write("src/x.c", "int x;\n"), Command("sleep 60.0417"), Text("never")};
+  FakeLlm llm(
+      json({{"responses", json::array()}, {"agents", {{"attempt 1 of 2", attempt}, {"attempt 2 of 2", attempt}}}})
+          .dump());
+  std::map<std::string, std::string> before = Hashes();
+  int out = -1;
+  pid_t pid = StartOdin(ws_.path(), {"-p", "add x", "--attempts", "2"}, &out, Env(llm));
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg("sleep 60.0417").size() >= 2; }, std::chrono::seconds(120)));
+  kill(pid, SIGKILL);
+  Wait(pid);
+  close(out);
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArg("sleep 60.0417").empty(); }, std::chrono::seconds(20)));
+  EXPECT_EQ(Hashes(), before);
+  json doctor = json::parse(Odin({"doctor", "--json"}).out, nullptr, false);
+  ASSERT_TRUE(doctor.is_object());
+  const json& listed = doctor["isolated_views"]["views"];
+  ASSERT_EQ(listed.size(), 2u) << doctor["isolated_views"].dump();
+  for (const json& v : listed) EXPECT_EQ(v["state"], "ended") << listed.dump();
+  Ran applied = Odin({"apply", listed[0]["session_id"]});
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  EXPECT_EQ(Get("src/x.c"), "int x;\n");
+  Ran discarded = Odin({"discard", listed[1]["session_id"]});
+  ASSERT_EQ(discarded.exit_code, 0) << discarded.out << discarded.err;
+  EXPECT_TRUE(Names(ws_.Join(".odin/views")).empty());
+  Ran verify = Odin({"ledger", "verify"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
 // The requests of attempt k of n (their first message names it).
 int RequestsOfAttempt(const FakeLlm& llm, int k, int n) {
   std::string key = "attempt " + std::to_string(k) + " of " + std::to_string(n);
