@@ -107,7 +107,7 @@ void InteractiveAttempts::Start(const GlobalFlags& g, const AgentFlags& f, Agent
   spec.idle = [this] { Wake(); };
   n_ = n;
   message_ = message;
-  judged_ = choosing_ = landing_ = false;
+  choosing_ = landing_ = false;
   line_(std::to_string(n) + " attempts at this message, each in an isolated view" +
         (fork ? " with this conversation" : "") + "; the workspace does not change until you choose one" +
         (approval == "deny" ? " (nobody is asked during attempts: what needs approval is denied)" : ""));
@@ -128,7 +128,6 @@ std::string InteractiveAttempts::Pump() {
     landing_ = false;
     return Landed();
   }
-  judged_ = true;
   if (!run_->error().ok()) {
     line_("the attempts could not run: " + VisibleControls(run_->error().message()));
     run_.reset();
@@ -235,7 +234,7 @@ bool InteractiveAttempts::Cancel() {
     Answer("n");
     return true;
   }
-  if (judged_) return false;  // landing: its re-validation runs to its end
+  if (landing_) return false;  // its re-validation runs to its end
   line_("stopping the attempts (each is judged as it ends)");
   run_->Cancel();
   return true;

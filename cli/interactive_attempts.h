@@ -63,7 +63,6 @@ class InteractiveAttempts {
   std::unique_ptr<AttemptRun> run_;
   int n_ = 0;
   std::string message_;
-  bool judged_ = false;
   bool choosing_ = false;
   bool landing_ = false;
   int chosen_ = -1;  // the index the user chose, -1: none

@@ -23,6 +23,7 @@ namespace {
 using config_reading::CheckKeys;
 using config_reading::ParseHooks;
 using config_reading::Read;
+using config_reading::ReadNumber;
 using nlohmann::json;
 
 constexpr uint32_t kMaxTimeoutMs = 3600 * 1000;
@@ -150,13 +151,7 @@ Status ParseReviewers(const json& r, const std::string& origin, ReviewConfig* ou
       case ReviewRole::kDrift:
         RETURN_IF_ERROR(CheckKeys(s, path, {"enabled", "model", "prompt", "every", "probability", "seed"}, origin));
         RETURN_IF_ERROR(Read(s, path, "every", &out->drift_every, origin));
-        if (s.contains("probability")) {
-          if (!s["probability"].is_number() || s["probability"].get<double>() < 0 ||
-              s["probability"].get<double>() > 1) {
-            return Status::InvalidArgument(origin, path + ".probability must be a number from 0 to 1");
-          }
-          out->drift_probability = s["probability"].get<double>();
-        }
+        RETURN_IF_ERROR(ReadNumber(s, path, "probability", 0, 1, &out->drift_probability, origin));
         if (s.contains("seed")) {
           uint64_t seed = 0;
           RETURN_IF_ERROR(Read(s, path, "seed", &seed, origin));
@@ -329,13 +324,7 @@ Status ParseBudgets(const json& b, const std::string& origin, Config* c) {
   if (c->max_wall_seconds > kMaxWallSeconds) {
     return Status::InvalidArgument(origin, "budgets.max_wall_seconds is at most 2592000 (30 days)");
   }
-  if (b.contains("max_budget_usd")) {
-    if (!b["max_budget_usd"].is_number() || b["max_budget_usd"].get<double>() < 0 ||
-        b["max_budget_usd"].get<double>() > kMaxBudgetUsd) {
-      return Status::InvalidArgument(origin, "budgets.max_budget_usd must be a number from 0 to 1000000");
-    }
-    c->max_budget_usd = b["max_budget_usd"].get<double>();
-  }
+  RETURN_IF_ERROR(ReadNumber(b, "budgets", "max_budget_usd", 0, kMaxBudgetUsd, &c->max_budget_usd, origin));
   if (b.contains("tool_timeouts")) {
     const json& t = b["tool_timeouts"];
     if (!t.is_object()) return Status::InvalidArgument(origin, "budgets.tool_timeouts must be an object");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -70,6 +71,19 @@ Status Read(const nlohmann::json& section, const std::string& path, const char* 
     }
   }
   *out = it->get<T>();
+  return Status::OK();
+}
+
+Status ReadNumber(const json& section, const std::string& path, const char* key, double lo, double hi, double* out,
+                  const std::string& origin) {
+  auto it = section.find(key);
+  if (it == section.end()) return Status::OK();
+  if (!it->is_number() || it->get<double>() < lo || it->get<double>() > hi) {
+    char range[64];
+    snprintf(range, sizeof range, "%.15g to %.15g", lo, hi);
+    return Status::InvalidArgument(origin, path + "." + key + " must be a number from " + range);
+  }
+  *out = it->get<double>();
   return Status::OK();
 }
 
@@ -165,13 +179,8 @@ Status ParseAttempts(const json& root, const std::string& origin, Config* c) {
       RETURN_IF_ERROR(CheckKeys(b, "attempts.budget", {"max_tool_calls", "max_tokens", "max_budget_usd"}, origin));
       RETURN_IF_ERROR(Read(b, "attempts.budget", "max_tool_calls", &c->attempt_budget.max_tool_calls, origin));
       RETURN_IF_ERROR(Read(b, "attempts.budget", "max_tokens", &c->attempt_budget.max_tokens, origin));
-      if (b.contains("max_budget_usd")) {
-        if (!b["max_budget_usd"].is_number() || b["max_budget_usd"].get<double>() < 0 ||
-            b["max_budget_usd"].get<double>() > 1e6) {
-          return Status::InvalidArgument(origin, "attempts.budget.max_budget_usd must be a number from 0 to 1000000");
-        }
-        c->attempt_budget.max_budget_usd = b["max_budget_usd"].get<double>();
-      }
+      RETURN_IF_ERROR(
+          ReadNumber(b, "attempts.budget", "max_budget_usd", 0, 1e6, &c->attempt_budget.max_budget_usd, origin));
     }
     RETURN_IF_ERROR(Read(x, "attempts", "count", &c->attempts, origin));
     RETURN_IF_ERROR(Read(x, "attempts", "local", &c->attempts_local, origin));
@@ -189,13 +198,7 @@ Status ParseAttempts(const json& root, const std::string& origin, Config* c) {
       for (const json& v : list) {
         RETURN_IF_ERROR(CheckKeys(v, "attempts.variants[]", {"model", "hint", "temperature"}, origin));
         Config::AttemptVariant variant;
-        if (v.contains("temperature")) {
-          if (!v["temperature"].is_number() || v["temperature"].get<double>() < 0 ||
-              v["temperature"].get<double>() > 2) {
-            return Status::InvalidArgument(origin, "attempts.variants[].temperature must be a number from 0 to 2");
-          }
-          variant.temperature = v["temperature"].get<double>();
-        }
+        RETURN_IF_ERROR(ReadNumber(v, "attempts.variants[]", "temperature", 0, 2, &variant.temperature, origin));
         RETURN_IF_ERROR(Read(v, "attempts.variants[]", "model", &variant.model, origin));
         RETURN_IF_ERROR(Read(v, "attempts.variants[]", "hint", &variant.hint, origin));
         c->attempt_variants.push_back(std::move(variant));

@@ -20,6 +20,10 @@ namespace odin::config_reading {
 template <typename T>
 Status Read(const nlohmann::json& section, const std::string& path, const char* key, T* out, const std::string& origin);
 
+// Reads section.key into *out if present: a number from lo to hi.
+Status ReadNumber(const nlohmann::json& section, const std::string& path, const char* key, double lo, double hi,
+                  double* out, const std::string& origin);
+
 // Refuses a key of section not in allowed, naming the nearest one.
 Status CheckKeys(const nlohmann::json& section, const std::string& path, std::initializer_list<const char*> allowed,
                  const std::string& origin);

@@ -148,6 +148,17 @@ TEST(ConfigTest, AttemptsAndIsolationAreBounded) {
         R"({"attempts":{"budget":{"max_budget_usd":-1}}})"}) {
     EXPECT_FALSE(ParseConfig(bad, "f").ok()) << bad;
   }
+  // A number out of its range: one line naming the key and the range.
+  auto hot = ParseConfig(R"({"attempts":{"variants":[{"temperature":2.5}]}})", "f");
+  ASSERT_FALSE(hot.ok());
+  EXPECT_NE(hot.status().message().find("attempts.variants[].temperature must be a number from 0 to 2"),
+            std::string::npos)
+      << hot.status().message();
+  auto rich = ParseConfig(R"({"budgets":{"max_budget_usd":"5"}})", "f");
+  ASSERT_FALSE(rich.ok());
+  EXPECT_NE(rich.status().message().find("budgets.max_budget_usd must be a number from 0 to 1000000"),
+            std::string::npos)
+      << rich.status().message();
 }
 
 TEST(ConfigTest, OntoABasePlainSettingsReplaceAndRulesCombine) {

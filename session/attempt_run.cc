@@ -70,8 +70,7 @@ StatusOr<std::unique_ptr<Ledger>> OpenLedger(const Workspace& ws) {
 std::unique_ptr<AttemptRun> AttemptRun::Start(AttemptsSpec spec) {
   std::unique_ptr<AttemptRun> run(new AttemptRun());
   run->spec_ = std::move(spec);
-  run->Post([r = run.get()] { r->RunAndJudge(); });
-  run->thread_ = std::thread([r = run.get()] { r->Loop(); });
+  run->RunPhase([r = run.get()] { r->RunAndJudge(); });
   return run;
 }
 
@@ -80,41 +79,21 @@ AttemptRun::~AttemptRun() {
   if (thread_.joinable()) thread_.join();
 }
 
-void AttemptRun::Post(std::function<void()> task) {
+void AttemptRun::RunPhase(std::function<void()> phase) {
+  if (thread_.joinable()) thread_.join();  // the last phase's, idle
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tasks_.push_back(std::move(task));
     busy_ = true;
   }
-  changed_.notify_all();
-}
-
-void AttemptRun::Loop() {
-  for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (stopping_ || tasks_.empty()) {
-        // Left: what was asked and not begun (a landing) never runs.
-        tasks_.clear();
-        busy_ = false;
-        changed_.notify_all();
-        return;
-      }
-      task = std::move(tasks_.front());
-      tasks_.erase(tasks_.begin());
-    }
-    task();
-    bool idle;
+  thread_ = std::thread([this, phase = std::move(phase)] {
+    if (!Stopping()) phase();  // stopped: a landing not begun never runs
     {
       std::lock_guard<std::mutex> lock(mu_);
-      busy_ = !tasks_.empty();
-      idle = !busy_;
+      busy_ = false;
     }
     changed_.notify_all();
-    if (idle && spec_.idle) spec_.idle();
-  }
+    if (spec_.idle) spec_.idle();
+  });
 }
 
 bool AttemptRun::Wait(Duration wait) {
@@ -207,8 +186,7 @@ void AttemptRun::RunAndJudge() {
   }
   spec.say(std::to_string(n) + " attempts at work (isolated views; odin diff SESSION shows each)");
   std::vector<uint64_t> seen(sessions.size(), 0);
-  size_t finished = 0;
-  while (finished < sessions.size()) {
+  while (ended_ < n) {
     if (Stopping()) return;  // left: their sessions end with this
     for (size_t i = 0; i < sessions.size(); ++i) {
       AttemptOutcome& o = outcomes_[i];
@@ -221,13 +199,11 @@ void AttemptRun::RunAndJudge() {
         o.exit_code = e.message_finished().exit_code();
         ++ended_;
         spec.say("attempt " + std::to_string(o.number) + " (" + o.session_id + ") ended " + o.status);
-        ++finished;
       }
       if (ended && o.status.empty()) {
         o.status = "error";
         o.exit_code = 1;
         ++ended_;
-        ++finished;
       }
     }
   }
@@ -261,7 +237,7 @@ void AttemptRun::RunAndJudge() {
 }
 
 void AttemptRun::Land(std::optional<int> chosen) {
-  Post([this, chosen] { LandOnThread(chosen); });
+  RunPhase([this, chosen] { LandOnThread(chosen); });
 }
 
 void AttemptRun::LandOnThread(std::optional<int> chosen) {

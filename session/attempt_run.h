@@ -77,7 +77,8 @@ class AttemptRun {
   // The attempt Odin would land now (PickAttempt), -1 when none passes.
   int Recommended() const;
 
-  // Lands, on the thread (Wait tells when it is done): the attempt at index
+  // Lands, on a thread (Wait tells when it is done; called only once Wait
+  // is true): the attempt at index
   // chosen (-1: none), or (nullopt) the best that passes, the next when one
   // fails its re-validation. A chosen one that fails it, or does not pass,
   // lands nothing. Then records the verdicts in every attempt's session,
@@ -92,8 +93,9 @@ class AttemptRun {
   AttemptRun() = default;
   void RunAndJudge();
   void LandOnThread(std::optional<int> chosen);
-  void Post(std::function<void()> task);  // runs it on the thread
-  void Loop();
+  // Runs phase on a thread of its own once the last one's is done (Wait
+  // true); Wait is false until it ends.
+  void RunPhase(std::function<void()> phase);
   bool Stopping();
 
   AttemptsSpec spec_;
@@ -104,7 +106,6 @@ class AttemptRun {
 
   std::mutex mu_;
   std::condition_variable changed_;
-  std::vector<std::function<void()>> tasks_;
   bool busy_ = true;
   bool stopping_ = false;
   bool cancelled_ = false;

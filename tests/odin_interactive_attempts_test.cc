@@ -79,12 +79,10 @@ TEST_F(OdinInteractiveAttemptsTest, TheUserChoosesWhichAttemptLandsAndTheSession
   FakeLlm llm(ThreeAttemptsScript({Text("Hello there."), Text("Noted the landing.")}).dump());
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("remember the word heron");
-  t.Keys({"Enter"});
+  t.TypeLine("remember the word heron");
   ASSERT_TRUE(t.WaitFor("Hello there.")) << t.Screen();
   std::map<std::string, std::string> before = Hashes();
-  t.Type("/attempts 3 add x");
-  t.Keys({"Enter"});
+  t.TypeLine("/attempts 3 add x");
   ASSERT_TRUE(t.WaitFor("Land which?", std::chrono::seconds(120))) << t.Screen();
   std::string screen = t.Screen();
   EXPECT_NE(screen.find("land attempt [3]?"), std::string::npos) << screen;
@@ -95,12 +93,10 @@ TEST_F(OdinInteractiveAttemptsTest, TheUserChoosesWhichAttemptLandsAndTheSession
   EXPECT_NE(screen.find("Land which? 2 or 3 (Enter: 3)"), std::string::npos) << screen;
   EXPECT_EQ(Hashes(), before) << "the workspace changed before the user chose";
   // Attempt 1 does not pass: it cannot be chosen.
-  t.Type("1");
-  t.Keys({"Enter"});
+  t.TypeLine("1");
   ASSERT_TRUE(t.WaitFor("attempt 1 does not pass")) << t.Screen();
   EXPECT_EQ(Hashes(), before);
-  t.Type("2");
-  t.Keys({"Enter"});
+  t.TypeLine("2");
   ASSERT_TRUE(t.WaitFor("landed attempt 2 (ex_", std::chrono::seconds(60))) << t.Screen();
   EXPECT_TRUE(t.WaitFor("), your choice; odin undo ex_")) << t.Screen();
   EXPECT_EQ(Get("src/x.c"), "int x;\n");
@@ -117,14 +113,12 @@ TEST_F(OdinInteractiveAttemptsTest, TheUserChoosesWhichAttemptLandsAndTheSession
     ASSERT_FALSE(asked.empty()) << k;
     EXPECT_NE(asked[0].dump().find("remember the word heron"), std::string::npos) << asked[0].dump();
   }
-  t.Type("what now");
-  t.Keys({"Enter"});
+  t.TypeLine("what now");
   ASSERT_TRUE(t.WaitFor("Noted the landing.")) << t.Screen();
   std::vector<json> told = RequestsWith(llm, "Attempt 2's change landed in the workspace");
   ASSERT_EQ(told.size(), 1u) << t.Screen();
   EXPECT_NE(told[0].dump().find("src/y.c"), std::string::npos) << told[0].dump();
-  t.Type("/quit");
-  t.Keys({"Enter"});
+  t.TypeLine("/quit");
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20))) << t.Screen();
 }
 
@@ -143,8 +137,7 @@ TEST_F(OdinInteractiveAttemptsTest, EscStopsTheAttemptsAndNothingLands) {
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
   std::map<std::string, std::string> before = Hashes();
-  t.Type("/attempts 2 add x");
-  t.Keys({"Enter"});
+  t.TypeLine("/attempts 2 add x");
   ASSERT_TRUE(WaitUntil(
       [&] {
         return RequestsWith(llm, "attempt 2 of 2").size() >= 2 && RequestsWith(llm, "attempt 1 of 2").size() >= 2;
@@ -154,19 +147,16 @@ TEST_F(OdinInteractiveAttemptsTest, EscStopsTheAttemptsAndNothingLands) {
   ASSERT_TRUE(t.WaitFor("attempts: 0 of 2 ended")) << t.Screen();
   // While they work, the session takes no message (the attempts are copies
   // of its conversation and workspace).
-  t.Type("do something else");
-  t.Keys({"Enter"});
+  t.TypeLine("do something else");
   ASSERT_TRUE(t.WaitFor("(the attempts are at work: that waits until they end; Esc stops them)")) << t.Screen();
   t.Keys({"Escape"});
   ASSERT_TRUE(t.WaitFor("stopping the attempts")) << t.Screen();
   ASSERT_TRUE(t.WaitFor("no attempt passes: nothing landed", std::chrono::seconds(60))) << t.Screen();
   EXPECT_EQ(Hashes(), before);
-  t.Type("hello");
-  t.Keys({"Enter"});
+  t.TypeLine("hello");
   ASSERT_TRUE(t.WaitFor("Still here.")) << t.Screen();
   EXPECT_TRUE(RequestsWith(llm, "do something else").empty()) << "a message reached the model during the attempts";
-  t.Type("/quit");
-  t.Keys({"Enter"});
+  t.TypeLine("/quit");
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20))) << t.Screen();
 }
 
@@ -203,25 +193,20 @@ TEST_F(OdinInteractiveAttemptsTest, IsolateTakesTheConversationIntoAView) {
           .dump());
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("remember the word heron");
-  t.Keys({"Enter"});
+  t.TypeLine("remember the word heron");
   ASSERT_TRUE(t.WaitFor("Hi.")) << t.Screen();
-  t.Type("/isolate");
-  t.Keys({"Enter"});
+  t.TypeLine("/isolate");
   ASSERT_TRUE(t.WaitFor("isolated: this session works in a view")) << t.Screen();
-  t.Type("write a");
-  t.Keys({"Enter"});
+  t.TypeLine("write a");
   ASSERT_TRUE(t.WaitFor("Wrote a.")) << t.Screen();
   EXPECT_EQ(Get("a.txt"), "a\n") << "an isolated session wrote the workspace";
   std::vector<json> asked = RequestsWith(llm, "write a");
   ASSERT_FALSE(asked.empty());
   EXPECT_NE(asked[0].dump().find("remember the word heron"), std::string::npos) << "the conversation was lost";
   // The copied message is before the view: no rewind reaches it.
-  t.Type("/rewind 1");
-  t.Keys({"Enter"});
+  t.TypeLine("/rewind 1");
   ASSERT_TRUE(t.WaitFor("before this session's view was made")) << t.Screen();
-  t.Type("/quit");
-  t.Keys({"Enter"});
+  t.TypeLine("/quit");
   ASSERT_TRUE(t.WaitFor("odin diff, apply or discard it")) << t.Screen();
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20))) << t.Screen();
   std::vector<std::string> isolated = Rows("SELECT session_id FROM gate_events WHERE kind = 'isolated_view'");

@@ -79,10 +79,8 @@ TEST_F(OdinTerminalTest, LineEditingCompletionPasteAndHistoryAcrossSessions) {
     ASSERT_TRUE(t.WaitFor("[pasted 3 lines #1]")) << t.Screen();
     t.Keys({"Enter"});
     ASSERT_TRUE(t.WaitFor("Noted three.")) << t.Screen();
-    t.Type("first part \\");
-    t.Keys({"Enter"});
-    t.Type("second part");
-    t.Keys({"Enter"});
+    t.TypeLine("first part \\");
+    t.TypeLine("second part");
     ASSERT_TRUE(t.WaitFor("Noted four.")) << t.Screen();
     t.Keys({"C-d"});
     ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
@@ -125,8 +123,7 @@ TEST_F(OdinTerminalTest, DiffsAndMarkdownAreRenderedAndNoColorTurnsColourOff) {
     ASSERT_EQ(unlink(ws_.Join("notes.txt").c_str()) == 0 || errno == ENOENT, true);
     Tmux t(tmp_.path(), ws_.path(), Env(llm, {{"NO_COLOR", no_color ? "1" : ""}}));
     ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-    t.Type("write the notes");
-    t.Keys({"Enter"});
+    t.TypeLine("write the notes");
     ASSERT_TRUE(t.WaitFor("Status: done")) << t.Screen();
     std::string screen = t.Screen();
     EXPECT_NE(screen.find("+alpha"), std::string::npos) << screen;
@@ -150,14 +147,12 @@ TEST_F(OdinTerminalTest, EscInterruptsACommandAndBangRunsTheUsersOwnCommandSandb
                               {"text":"never"}]})");
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("wait a minute");
-  t.Keys({"Enter"});
+  t.TypeLine("wait a minute");
   ASSERT_TRUE(t.WaitFor("ExecuteCommand 1s")) << t.Screen();  // the status line names it
   t.Keys({"Escape"});
   ASSERT_TRUE(t.WaitFor("Esc: cancelling the current turn")) << t.Screen();
   ASSERT_TRUE(t.WaitFor("(cancelled")) << t.Screen();
-  t.Type("!touch made-by-me && (test -e .odin/odin.db && echo ledger-visible || echo ledger-hidden)");
-  t.Keys({"Enter"});
+  t.TypeLine("!touch made-by-me && (test -e .odin/odin.db && echo ledger-visible || echo ledger-hidden)");
   ASSERT_TRUE(t.WaitFor("exit code 0: ledger-hidden")) << t.Screen();
   t.Keys({"C-d"});
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
@@ -184,8 +179,7 @@ TEST_F(OdinTerminalTest, TheStatusLineShowsTheCachedShareAndAnUnknownPrice) {
                                {"text":"slept"}]})");
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("go");
-  t.Keys({"Enter"});
+  t.TypeLine("go");
   ASSERT_TRUE(t.WaitFor("% cached) · price unknown · ")) << t.Screen();
   EXPECT_EQ(t.Screen().find("$0.000"), std::string::npos) << t.Screen();
   ASSERT_TRUE(t.WaitFor("slept")) << t.Screen();
@@ -217,8 +211,7 @@ TEST_F(OdinTerminalTest, TheStatusLineIsCleanAndNoticesPrintAboveTheLineBeingEdi
     EXPECT_EQ(screen.rfind('\n', notice) + 1, notice) << "the notice is not on a line of its own:\n" << screen;
     t.Keys({"C-u"});
     if (std::string(term) == "dumb") break;  // the first model turn is the xterm's
-    t.Type("sleep please");
-    t.Keys({"Enter"});
+    t.TypeLine("sleep please");
     ASSERT_TRUE(t.WaitFor("ExecuteCommand 1s")) << t.Screen();
     t.Type("typed while busy");
     ASSERT_TRUE(t.WaitFor("typed while busy")) << t.Screen();
@@ -241,14 +234,12 @@ TEST_F(OdinTerminalTest, EscAndCtrlCStopTheUsersOwnCommand) {
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
   // What it prints is not what was typed: the wait is for the command's own
   // output, not the echo of the line.
-  t.Type("!echo one-$((40+2)) && sleep 60");
-  t.Keys({"Enter"});
+  t.TypeLine("!echo one-$((40+2)) && sleep 60");
   ASSERT_TRUE(t.WaitFor("one-42")) << t.Screen();
   t.Keys({"Escape"});
   ASSERT_TRUE(t.WaitFor("Esc: stopping your command")) << t.Screen();
   ASSERT_TRUE(t.WaitFor("cancelled", std::chrono::seconds(10))) << t.Screen();
-  t.Type("!echo two-$((40+3)) && sleep 60");
-  t.Keys({"Enter"});
+  t.TypeLine("!echo two-$((40+3)) && sleep 60");
   ASSERT_TRUE(t.WaitFor("two-43")) << t.Screen();
   t.Keys({"C-c"});
   ASSERT_TRUE(t.WaitFor("^C: stopping your command")) << t.Screen();
@@ -274,11 +265,9 @@ TEST_F(OdinTerminalTest, InitAsksBeforeChangingAnExistingOdinMd) {
   FakeLlm llm(R"({"responses":[{"text":"should not be asked"}]})");
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("/init");
-  t.Keys({"Enter"});
+  t.TypeLine("/init");
   ASSERT_TRUE(t.WaitFor("Update it? [y] yes, [n] no")) << t.Screen();
-  t.Type("n");
-  t.Keys({"Enter"});
+  t.TypeLine("n");
   ASSERT_TRUE(t.WaitFor("ODIN.md left as it is")) << t.Screen();
   t.Keys({"C-d"});
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); })) << t.Screen();
@@ -316,18 +305,15 @@ TEST_F(OdinTerminalTest, AUsersCustomCommandCompletesIsListedAndRuns) {
   t.Type("/gr");
   t.Keys({"Tab"});
   ASSERT_TRUE(t.WaitFor("edit> /greet")) << t.Screen();
-  t.Type(" Ann");
-  t.Keys({"Enter"});
+  t.TypeLine(" Ann");
   ASSERT_TRUE(t.WaitFor("Greeted.")) << t.Screen();
   std::vector<std::string> messages = UserMessages(llm);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_NE(messages[0].find("Greet Ann warmly-3b7c."), std::string::npos) << messages[0];
-  t.Type("/help");
-  t.Keys({"Enter"});
+  t.TypeLine("/help");
   ASSERT_TRUE(t.WaitFor("Say hello (user)")) << t.Screen();
   EXPECT_NE(t.Screen().find("/greet [name]"), std::string::npos) << t.Screen();
-  t.Type("/quit");
-  t.Keys({"Enter"});
+  t.TypeLine("/quit");
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
 }
 
@@ -345,20 +331,17 @@ TEST_F(OdinTerminalTest, AnMcpServersPromptIsASlashCommand) {
   FakeLlm llm(R"({"responses":[{"text":"Sunny."}]})");
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("/mcp__everything__args-prompt Oslo");
-  t.Keys({"Enter"});
+  t.TypeLine("/mcp__everything__args-prompt Oslo");
   ASSERT_TRUE(t.WaitFor("Sunny.")) << t.Screen();
   EXPECT_NE(t.Screen().find("(/mcp__everything__args-prompt, a prompt of MCP server everything)"), std::string::npos)
       << t.Screen();
   std::vector<std::string> messages = UserMessages(llm);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_NE(messages[0].find("What's weather in Oslo?"), std::string::npos) << messages[0];
-  t.Type("/help");
-  t.Keys({"Enter"});
+  t.TypeLine("/help");
   ASSERT_TRUE(t.WaitFor("MCP prompts (their servers' words):")) << t.Screen();
   EXPECT_NE(t.Screen().find("/mcp__everything__args-prompt city [state]"), std::string::npos) << t.Screen();
-  t.Type("/quit");
-  t.Keys({"Enter"});
+  t.TypeLine("/quit");
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
 }
 
@@ -381,28 +364,24 @@ TEST_F(OdinTerminalTest, AnMcpServersFormIsAskedFieldByField) {
                                {"text":"Thanks."}]})");
   Tmux t(tmp_.path(), ws_.path(), Env(llm));
   ASSERT_TRUE(t.WaitFor("edit>")) << t.Screen();
-  t.Type("ask me");
-  t.Keys({"Enter"});
+  t.TypeLine("ask me");
   ASSERT_TRUE(t.WaitFor("MCP server everything asks (its words): Please provide inputs")) << t.Screen();
   // The required field first, then the others by name.
   ASSERT_TRUE(t.WaitFor("String — Your full, legal name")) << t.Screen();
   t.Keys({"Enter"});  // required: asked again
   ASSERT_TRUE(t.WaitFor("String is required")) << t.Screen();
-  t.Type("Ada Lovelace");
-  t.Keys({"Enter"});
+  t.TypeLine("Ada Lovelace");
   ASSERT_TRUE(t.WaitFor("String with date format — Your date of birth [date] (optional)")) << t.Screen();
   t.Keys({"Enter"});
   ASSERT_TRUE(t.WaitFor("Boolean — Agree to the terms and conditions [y/n] (optional)")) << t.Screen();
-  t.Type("y");
-  t.Keys({"Enter"});
+  t.TypeLine("y");
   for (int field = 0; field < 10; ++field) {  // the rest: their defaults, or none
     t.Keys({"Enter"});
     usleep(150 * 1000);
   }
   ASSERT_TRUE(t.WaitFor("Send it to everything? [y] send")) << t.Screen();
   sleep(3);  // past the call's own deadline
-  t.Type("y");
-  t.Keys({"Enter"});
+  t.TypeLine("y");
   ASSERT_TRUE(t.WaitFor("Thanks.")) << t.Screen();
   std::vector<json> requests = RequestsOf(llm);
   ASSERT_EQ(requests.size(), 2u);
@@ -410,8 +389,7 @@ TEST_F(OdinTerminalTest, AnMcpServersFormIsAskedFieldByField) {
   EXPECT_NE(result.find("- Name: Ada Lovelace"), std::string::npos) << result;
   EXPECT_NE(result.find("- Agreed to terms: true"), std::string::npos) << result;
   EXPECT_NE(result.find("- Favorite Integer: 42"), std::string::npos) << result;
-  t.Type("/quit");
-  t.Keys({"Enter"});
+  t.TypeLine("/quit");
   ASSERT_TRUE(WaitUntil([&] { return !t.Alive(); }, std::chrono::seconds(20)));
   std::vector<std::string> events =
       LedgerRows(ws_.Join(".odin/odin.db"), "SELECT detail_json FROM gate_events WHERE kind = 'elicitation'");

@@ -39,6 +39,11 @@ class Tmux {
   }
   // Types text literally.
   void Type(const std::string& text) { Run({"send-keys", "-t", "0", "-l", text}); }
+  // Types a line literally and presses Enter.
+  void TypeLine(const std::string& text) {
+    Type(text);
+    Keys({"Enter"});
+  }
   // Pastes text as a terminal does when the application asked for
   // bracketed paste.
   void Paste(const std::string& text, const std::string& dir) {
